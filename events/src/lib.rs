@@ -1,0 +1,344 @@
+//! The racing feed contract as types: the envelope every feeder publishes, the five event
+//! bodies, the subject each event goes to, and every validation rule of
+//! `shared/spec/feed-contract.md`. Serde only: no I/O, so a feeder written in Rust can
+//! depend on this crate alone.
+
+mod validate;
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use uuid::Uuid;
+
+pub use validate::{is_calendar_date, is_horse_no, ValidationError};
+
+/// Largest payload a feeder may publish, in bytes (feed contract, Transport).
+pub const MAX_PAYLOAD_BYTES: usize = 1024 * 1024;
+
+/// Every subject of the feed starts with this token.
+pub const SUBJECT_ROOT: &str = "racing";
+
+/// The subject filter of the whole feed, as the stream is configured.
+pub const ALL_SUBJECTS: &str = "racing.>";
+
+/// The subject filter of the odds events alone.
+pub const ODDS_SUBJECTS: &str = "racing.odds.>";
+
+/// One event as it travels on the wire: identity, type, source time and body.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Envelope {
+    /// Chosen by the feeder; makes publishing idempotent (`Nats-Msg-Id`).
+    pub event_id: Uuid,
+    /// RFC 3339 time of the fact at its source, as the feeder wrote it.
+    pub occurred_at: String,
+    /// The fact itself.
+    pub event: Event,
+}
+
+/// The facts feeders publish, named in the past tense.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// A whole horse profile; replaces the previous one.
+    HorseProfileUpdated(HorseProfile),
+    /// A race card; replaces that race's card.
+    RaceCardDeclared(RaceCard),
+    /// A runner withdrawn from a declared race.
+    RunnerScratched(RunnerScratched),
+    /// A whole race result; an amendment is published again, whole.
+    RaceResultPublished(RaceResult),
+    /// New win odds for some runners of a race.
+    OddsUpdated(OddsUpdated),
+}
+
+/// A horse profile, exactly the fields of interface.md 2.1.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HorseProfile {
+    /// Brand number, e.g. `E271`.
+    pub horse_no: String,
+    /// Registered name.
+    pub horse_name: String,
+    /// Short country code, e.g. `NZ`.
+    pub country_of_origin: String,
+    /// Coat colour, e.g. `Bay`.
+    pub colour: String,
+    /// e.g. `Gelding`.
+    pub sex: String,
+    /// Years.
+    pub age: i64,
+    /// Current trainer.
+    pub trainer: String,
+    /// Current owner.
+    pub owner: String,
+    /// Career prize money in whole Hong Kong dollars.
+    pub total_stakes: i64,
+    /// Career starts.
+    pub starts: i64,
+    /// Career wins.
+    pub wins: i64,
+    /// Career placings.
+    pub places: i64,
+}
+
+/// A declared race: race details and its runners (interface.md 2.4).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RaceCard {
+    /// Meeting date, `YYYY-MM-DD`.
+    pub date: String,
+    /// Racecourse, e.g. `Sha Tin`.
+    pub venue: String,
+    /// 1 to 99.
+    pub race_number: i64,
+    /// e.g. `THE SHA TIN TROPHY`.
+    pub race_name: String,
+    /// Metres.
+    pub distance: i64,
+    /// Race class, carried as a string (`Class 4`, `Group 1`, `Griffin`).
+    pub class: String,
+    /// Declared runners.
+    pub runners: Vec<CardRunner>,
+}
+
+/// A declared runner of a race card.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CardRunner {
+    /// Brand number.
+    pub horse_no: String,
+    /// Registered name.
+    pub horse_name: String,
+    /// Declared jockey.
+    pub jockey: String,
+    /// Trainer.
+    pub trainer: String,
+    /// Barrier draw, 1 to 99.
+    pub draw: i64,
+    /// Weight carried, pounds.
+    pub weight: i64,
+}
+
+/// A runner withdrawn from a race card.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunnerScratched {
+    /// Meeting date.
+    pub date: String,
+    /// Race within the meeting.
+    pub race_number: i64,
+    /// The withdrawn horse.
+    pub horse_no: String,
+}
+
+/// The official result of one race (interface.md 2.3 and the feed contract's rules).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RaceResult {
+    /// Meeting date.
+    pub date: String,
+    /// Racecourse.
+    pub venue: String,
+    /// Race within the meeting.
+    pub race_number: i64,
+    /// Race name.
+    pub race_name: String,
+    /// Metres.
+    pub distance: i64,
+    /// Track condition, e.g. `GOOD TO FIRM`.
+    pub going: String,
+    /// Every runner, placed or not.
+    pub runners: Vec<ResultRunner>,
+}
+
+/// One runner of a race result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResultRunner {
+    /// Placing from 1; shared in a dead heat; `null` for no placing.
+    #[serde(default)]
+    pub position: Option<i64>,
+    /// Brand number.
+    pub horse_no: String,
+    /// Registered name.
+    pub horse_name: String,
+    /// Jockey who rode.
+    pub jockey: String,
+    /// Trainer.
+    pub trainer: String,
+    /// `m:ss.cc`, or `null` where there is none.
+    #[serde(default)]
+    pub finish_time: Option<String>,
+    /// Final decimal win odds, or `null`.
+    #[serde(default)]
+    pub win_odds: Option<f64>,
+    /// `true` when the position is shared.
+    #[serde(default)]
+    pub dead_heat: bool,
+    /// `null` for a normal finisher, otherwise the official code (`PU`, `WV-A`, ...).
+    #[serde(default)]
+    pub status: Option<String>,
+}
+
+/// New win odds for some runners of a race; unlisted runners keep their last price.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OddsUpdated {
+    /// Meeting date.
+    pub date: String,
+    /// Race within the meeting.
+    pub race_number: i64,
+    /// The prices that changed.
+    pub odds: Vec<RunnerOdds>,
+}
+
+/// A runner's current decimal win odds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunnerOdds {
+    /// Brand number.
+    pub horse_no: String,
+    /// Decimal odds, stake included; at least 1.0.
+    pub win_odds: f64,
+}
+
+impl Event {
+    /// The `type` name of the envelope.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Event::HorseProfileUpdated(_) => "HorseProfileUpdated",
+            Event::RaceCardDeclared(_) => "RaceCardDeclared",
+            Event::RunnerScratched(_) => "RunnerScratched",
+            Event::RaceResultPublished(_) => "RaceResultPublished",
+            Event::OddsUpdated(_) => "OddsUpdated",
+        }
+    }
+
+    /// The subject this event must be published on; its tokens repeat the payload.
+    pub fn subject(&self) -> String {
+        match self {
+            Event::HorseProfileUpdated(p) => format!("{SUBJECT_ROOT}.horses.{}", p.horse_no),
+            Event::RaceCardDeclared(c) => race_subject("cards", &c.date, c.race_number),
+            Event::RunnerScratched(s) => race_subject("cards", &s.date, s.race_number),
+            Event::RaceResultPublished(r) => race_subject("results", &r.date, r.race_number),
+            Event::OddsUpdated(o) => race_subject("odds", &o.date, o.race_number),
+        }
+    }
+
+    /// Checks every rule of the feed contract's Validation that the body alone decides.
+    pub fn validate(&self) -> Result<(), ValidationError> {
+        validate::event(self)
+    }
+}
+
+fn race_subject(kind: &str, date: &str, race_number: i64) -> String {
+    format!("{SUBJECT_ROOT}.{kind}.{date}.{race_number}")
+}
+
+/// The envelope as it is parsed first: the body is kept raw until the type is known,
+/// so that a body error names the field that is wrong.
+#[derive(Deserialize)]
+struct RawEnvelope<'a> {
+    event_id: String,
+    #[serde(rename = "type")]
+    kind: String,
+    occurred_at: String,
+    #[serde(borrow)]
+    data: &'a RawValue,
+}
+
+#[derive(Serialize)]
+struct WireEnvelope<'a, T: Serialize> {
+    event_id: &'a Uuid,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    occurred_at: &'a str,
+    data: &'a T,
+}
+
+impl Envelope {
+    /// Wraps an event with a fresh random `event_id` and the given source time.
+    pub fn new(event: Event, occurred_at: impl Into<String>) -> Self {
+        Envelope {
+            event_id: Uuid::new_v4(),
+            occurred_at: occurred_at.into(),
+            event,
+        }
+    }
+
+    /// The subject to publish on.
+    pub fn subject(&self) -> String {
+        self.event.subject()
+    }
+
+    /// The JSON payload of the wire format.
+    pub fn to_json(&self) -> String {
+        fn wire<T: Serialize>(e: &Envelope, data: &T) -> String {
+            let wire = WireEnvelope {
+                event_id: &e.event_id,
+                kind: e.event.type_name(),
+                occurred_at: &e.occurred_at,
+                data,
+            };
+            // Serialising plain structs of strings and numbers cannot fail.
+            serde_json::to_string(&wire).unwrap_or_default()
+        }
+        match &self.event {
+            Event::HorseProfileUpdated(d) => wire(self, d),
+            Event::RaceCardDeclared(d) => wire(self, d),
+            Event::RunnerScratched(d) => wire(self, d),
+            Event::RaceResultPublished(d) => wire(self, d),
+            Event::OddsUpdated(d) => wire(self, d),
+        }
+    }
+
+    /// Parses and validates a payload without looking at its subject: what a feeder
+    /// checks before it publishes.
+    pub fn parse(payload: &[u8]) -> Result<Envelope, ValidationError> {
+        if payload.len() > MAX_PAYLOAD_BYTES {
+            return Err(ValidationError::TooLarge(payload.len()));
+        }
+        let raw: RawEnvelope<'_> =
+            serde_json::from_slice(payload).map_err(|e| ValidationError::Json(e.to_string()))?;
+        let event_id = Uuid::parse_str(&raw.event_id)
+            .map_err(|_| ValidationError::field("event_id", "is not a UUID"))?;
+        if raw.occurred_at.parse::<jiff::Timestamp>().is_err() {
+            return Err(ValidationError::field(
+                "occurred_at",
+                "is not an RFC 3339 timestamp",
+            ));
+        }
+        fn body<'a, T: Deserialize<'a>>(raw: &'a RawValue) -> Result<T, ValidationError> {
+            serde_json::from_str(raw.get()).map_err(|e| ValidationError::Data(e.to_string()))
+        }
+        let event = match raw.kind.as_str() {
+            "HorseProfileUpdated" => Event::HorseProfileUpdated(body(raw.data)?),
+            "RaceCardDeclared" => Event::RaceCardDeclared(body(raw.data)?),
+            "RunnerScratched" => Event::RunnerScratched(body(raw.data)?),
+            "RaceResultPublished" => Event::RaceResultPublished(body(raw.data)?),
+            "OddsUpdated" => Event::OddsUpdated(body(raw.data)?),
+            other => return Err(ValidationError::UnknownType(truncate(other, 64))),
+        };
+        event.validate()?;
+        Ok(Envelope {
+            event_id,
+            occurred_at: raw.occurred_at,
+            event,
+        })
+    }
+
+    /// Parses and validates a message as it came off the stream: the payload and the
+    /// subject it was published on, which must be the event's own subject.
+    pub fn decode(subject: &str, payload: &[u8]) -> Result<Envelope, ValidationError> {
+        let envelope = Envelope::parse(payload)?;
+        let expected = envelope.subject();
+        if subject != expected {
+            return Err(ValidationError::Subject {
+                got: truncate(subject, 128),
+                expected,
+            });
+        }
+        Ok(envelope)
+    }
+}
+
+/// Cuts outside text that is echoed into a reason, so that a dead letter stays small.
+fn truncate(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,171 @@
+//! Decoding and validation against the feed contract, rule by rule.
+
+use super::*;
+
+const ID: &str = "7f1c0e4e-5d8a-4f0e-9a57-3a1f4f6f2b10";
+
+fn result_json(runners: &str) -> String {
+    format!(
+        r#"{{"event_id":"{ID}","type":"RaceResultPublished","occurred_at":"2026-11-21T13:05:41Z",
+        "data":{{"date":"2026-11-21","venue":"Sha Tin","race_number":3,"race_name":"TEST HANDICAP",
+        "distance":1200,"going":"GOOD","runners":[{runners}]}}}}"#
+    )
+}
+
+fn runner(pos: &str, horse: &str, extra: &str) -> String {
+    format!(
+        r#"{{"position":{pos},"horse_no":"{horse}","horse_name":"N {horse}","jockey":"J","trainer":"T",
+        "finish_time":"1:09.45","win_odds":3.5{extra}}}"#
+    )
+}
+
+fn reason(subject: &str, payload: &str) -> String {
+    match Envelope::decode(subject, payload.as_bytes()) {
+        Ok(_) => "accepted".into(),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn a_valid_result_round_trips_through_the_wire_format() {
+    let json = result_json(&format!(
+        "{},{}",
+        runner("1", "E271", ""),
+        runner("null", "CA206", r#","status":"PU""#).replace("\"1:09.45\"", "null")
+    ));
+    let env = Envelope::decode("racing.results.2026-11-21.3", json.as_bytes()).expect("valid");
+    assert_eq!(env.event_id.to_string(), ID);
+    let again = Envelope::decode(&env.subject(), env.to_json().as_bytes()).expect("round trip");
+    assert_eq!(again, env);
+}
+
+#[test]
+fn unknown_fields_are_ignored() {
+    let json = result_json(&runner("1", "E271", r#","rating":88"#)).replace(
+        r#""going":"GOOD""#,
+        r#""going":"GOOD","prize":{"hkd":1000}"#,
+    );
+    assert_eq!(reason("racing.results.2026-11-21.3", &json), "accepted");
+}
+
+#[test]
+fn dead_heats_must_be_flagged_on_every_sharer() {
+    let both = format!(
+        "{},{}",
+        runner("1", "A1", r#","dead_heat":true"#),
+        runner("1", "A2", r#","dead_heat":true"#)
+    );
+    assert_eq!(
+        reason("racing.results.2026-11-21.3", &result_json(&both)),
+        "accepted"
+    );
+    let unflagged = format!("{},{}", runner("1", "A1", ""), runner("1", "A2", ""));
+    assert!(
+        reason("racing.results.2026-11-21.3", &result_json(&unflagged))
+            .contains("shares its position")
+    );
+    let lonely = runner("1", "A1", r#","dead_heat":true"#);
+    assert!(reason("racing.results.2026-11-21.3", &result_json(&lonely))
+        .contains("no other runner shares"));
+}
+
+#[test]
+fn each_rule_of_the_contract_is_enforced_with_a_reason() {
+    let s = "racing.results.2026-11-21.3";
+    let cases = [
+        (result_json(&runner("1", "-bad", "")), "runners[0].horse_no"),
+        (
+            result_json(&runner("1", "E1", "")).replace("1:09.45", "1:60.00"),
+            "finish_time",
+        ),
+        (
+            result_json(&runner("1", "E1", "")).replace("3.5", "0.9"),
+            "win_odds",
+        ),
+        (
+            result_json(&runner("1", "E1", r#","status":"pu""#)),
+            "status",
+        ),
+        (result_json(&runner("null", "E1", "")), "position is null"),
+        (
+            result_json(&format!("{0},{0}", runner("1", "E1", ""))),
+            "more than once",
+        ),
+        (result_json("").replace("1200", "99"), "distance"),
+        (result_json("").replace("\"Sha Tin\"", "7"), "data:"),
+        (
+            result_json("").replace("RaceResultPublished", "RaceAbandoned"),
+            "unknown event type",
+        ),
+        (result_json("").replace(ID, "not-a-uuid"), "event_id"),
+        (
+            result_json("").replace("2026-11-21T13:05:41Z", "yesterday"),
+            "occurred_at",
+        ),
+        ("[1,2]".to_string(), "envelope"),
+        ("{\"event_id\":".to_string(), "envelope"),
+    ];
+    for (json, expect) in cases {
+        let got = reason(s, &json);
+        assert!(got.contains(expect), "expected `{expect}` in `{got}`");
+    }
+}
+
+#[test]
+fn the_subject_must_repeat_the_payload() {
+    let json = result_json(&runner("1", "E1", ""));
+    assert!(reason("racing.results.2026-11-21.4", &json)
+        .contains("expected `racing.results.2026-11-21.3`"));
+    assert!(reason("racing.cards.2026-11-21.3", &json).contains("does not match"));
+}
+
+#[test]
+fn impossible_dates_are_refused() {
+    for d in [
+        "2026-02-29",
+        "2026-13-01",
+        "2026-00-10",
+        "2026-1-01",
+        "26-01-01",
+        "2026-04-31",
+        "２０２６-01-01",
+    ] {
+        assert!(!is_calendar_date(d), "{d}");
+    }
+    for d in ["2024-02-29", "2000-02-29", "2026-12-31"] {
+        assert!(is_calendar_date(d), "{d}");
+    }
+    assert!(!is_calendar_date("1900-02-29"));
+}
+
+#[test]
+fn profile_counts_are_consistent() {
+    let json = format!(
+        r#"{{"event_id":"{ID}","type":"HorseProfileUpdated","occurred_at":"2026-11-21T00:00:00+08:00",
+        "data":{{"horse_no":"E271","horse_name":"GOLDEN SIXTY","country_of_origin":"AUS","colour":"Bay",
+        "sex":"Gelding","age":8,"trainer":"F C Lor","owner":"Stanley Chan","total_stakes":100,
+        "starts":10,"wins":11,"places":3}}}}"#
+    );
+    assert!(reason("racing.horses.E271", &json).contains("wins is more than starts"));
+    assert_eq!(
+        reason(
+            "racing.horses.E271",
+            &json.replace("\"wins\":11", "\"wins\":9")
+        ),
+        "accepted"
+    );
+}
+
+#[test]
+fn oversized_payloads_are_refused_before_parsing() {
+    let big = "x".repeat(MAX_PAYLOAD_BYTES + 1);
+    assert!(reason("racing.horses.E1", &big).contains("over the 1 MiB limit"));
+}
+
+#[test]
+fn horse_numbers_are_safe_subject_tokens() {
+    assert!(is_horse_no("E271") && is_horse_no("CA206") && is_horse_no("x_1-2"));
+    for bad in ["", "_E1", "E.1", "E 1", "E>", &"A".repeat(33)] {
+        assert!(!is_horse_no(bad), "{bad}");
+    }
+}

@@ -1,0 +1,314 @@
+//! The rules of the feed contract's Validation section, one function a rule, so that the
+//! HTTP layer can reuse the same date and horse-number checks for its paths.
+
+use std::collections::HashSet;
+
+use crate::{CardRunner, Event, HorseProfile, OddsUpdated, RaceCard, RaceResult, ResultRunner};
+
+/// Why an event was refused. The `Display` text is the dead letter's reason.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ValidationError {
+    /// The payload is over the 1 MiB limit; the feeder must split or trim it.
+    #[error("payload of {0} bytes is over the 1 MiB limit")]
+    TooLarge(usize),
+    /// Not a JSON object with the envelope's fields; the feeder's encoder is broken.
+    #[error("envelope: {0}")]
+    Json(String),
+    /// The envelope's `type` is none of the contract's; maybe a newer feeder.
+    #[error("unknown event type `{0}`")]
+    UnknownType(String),
+    /// The body does not have the fields and types its event type requires.
+    #[error("data: {0}")]
+    Data(String),
+    /// A field is present with the right type but a value outside the contract.
+    #[error("{field} {problem}")]
+    Field {
+        /// Path of the field, e.g. `runners[3].draw`.
+        field: String,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// The subject does not repeat the payload's values.
+    #[error("subject `{got}` does not match the event, expected `{expected}`")]
+    Subject {
+        /// The subject the message came on.
+        got: String,
+        /// The subject the event belongs on.
+        expected: String,
+    },
+}
+
+impl ValidationError {
+    pub(crate) fn field(field: impl Into<String>, problem: impl Into<String>) -> Self {
+        ValidationError::Field {
+            field: field.into(),
+            problem: problem.into(),
+        }
+    }
+}
+
+type Check = Result<(), ValidationError>;
+
+/// Whether `s` is a real calendar date written `YYYY-MM-DD` (years 1000 to 9999).
+pub fn is_calendar_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return false;
+    }
+    let digits = |r: std::ops::Range<usize>| -> Option<u32> {
+        b[r].iter().try_fold(0u32, |acc, c| {
+            c.is_ascii_digit().then(|| acc * 10 + u32::from(c - b'0'))
+        })
+    };
+    let (Some(y), Some(m), Some(d)) = (digits(0..4), digits(5..7), digits(8..10)) else {
+        return false;
+    };
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let days = match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return false,
+    };
+    y >= 1000 && (1..=days).contains(&d)
+}
+
+/// Whether `s` is a horse number: 1 to 32 of `A-Z a-z 0-9 _ -`, starting with a letter
+/// or digit, so that it is always a safe subject token.
+pub fn is_horse_no(s: &str) -> bool {
+    let b = s.as_bytes();
+    (1..=32).contains(&b.len())
+        && b[0].is_ascii_alphanumeric()
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'-')
+}
+
+fn date(field: &str, v: &str) -> Check {
+    if is_calendar_date(v) {
+        Ok(())
+    } else {
+        Err(ValidationError::field(
+            field,
+            "is not a real calendar date written YYYY-MM-DD",
+        ))
+    }
+}
+
+fn horse_no(field: &str, v: &str) -> Check {
+    if is_horse_no(v) {
+        Ok(())
+    } else {
+        Err(ValidationError::field(
+            field,
+            "must be 1 to 32 of A-Z a-z 0-9 _ -, starting with a letter or digit",
+        ))
+    }
+}
+
+fn range(field: &str, v: i64, lo: i64, hi: i64) -> Check {
+    if (lo..=hi).contains(&v) {
+        Ok(())
+    } else {
+        Err(ValidationError::field(
+            field,
+            format!("must be from {lo} to {hi}, got {v}"),
+        ))
+    }
+}
+
+fn not_negative(field: &str, v: i64) -> Check {
+    range(field, v, 0, i64::MAX)
+}
+
+fn text(field: &str, v: &str) -> Check {
+    if v.trim().is_empty() {
+        Err(ValidationError::field(field, "must not be empty"))
+    } else {
+        Ok(())
+    }
+}
+
+fn odds(field: &str, v: f64) -> Check {
+    if v.is_finite() && v >= 1.0 {
+        Ok(())
+    } else {
+        Err(ValidationError::field(
+            field,
+            "must be finite decimal odds of at least 1.0",
+        ))
+    }
+}
+
+/// `m:ss.cc`: minutes of one or more digits, seconds below 60, hundredths.
+fn finish_time(field: &str, v: &str) -> Check {
+    let ok = v.split_once(':').is_some_and(|(m, rest)| {
+        let b = rest.as_bytes();
+        !m.is_empty()
+            && m.len() <= 3
+            && m.bytes().all(|c| c.is_ascii_digit())
+            && b.len() == 5
+            && b[2] == b'.'
+            && [0, 1, 3, 4].iter().all(|&i| b[i].is_ascii_digit())
+            && b[0] < b'6'
+    });
+    if ok {
+        Ok(())
+    } else {
+        Err(ValidationError::field(
+            field,
+            "must be m:ss.cc with seconds below 60",
+        ))
+    }
+}
+
+/// Official codes are upper case, up to 8 characters, such as `PU` or `WV-A`.
+fn status(field: &str, v: &str) -> Check {
+    let b = v.as_bytes();
+    let ok = (1..=8).contains(&b.len())
+        && b[0].is_ascii_uppercase()
+        && b.iter()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == b'-');
+    if ok {
+        Ok(())
+    } else {
+        Err(ValidationError::field(
+            field,
+            "must be an upper-case code of up to 8 characters",
+        ))
+    }
+}
+
+fn unique_horses<'a>(field: &str, horses: impl Iterator<Item = &'a str>) -> Check {
+    let mut seen = HashSet::new();
+    for h in horses {
+        if !seen.insert(h) {
+            return Err(ValidationError::field(
+                field,
+                format!("lists horse {h} more than once"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn event(e: &Event) -> Check {
+    match e {
+        Event::HorseProfileUpdated(p) => profile(p),
+        Event::RaceCardDeclared(c) => card(c),
+        Event::RunnerScratched(s) => {
+            date("date", &s.date)?;
+            range("race_number", s.race_number, 1, 99)?;
+            horse_no("horse_no", &s.horse_no)
+        }
+        Event::RaceResultPublished(r) => result(r),
+        Event::OddsUpdated(o) => odds_updated(o),
+    }
+}
+
+fn profile(p: &HorseProfile) -> Check {
+    horse_no("horse_no", &p.horse_no)?;
+    text("horse_name", &p.horse_name)?;
+    range("age", p.age, 0, 40)?;
+    not_negative("starts", p.starts)?;
+    not_negative("wins", p.wins)?;
+    not_negative("places", p.places)?;
+    not_negative("total_stakes", p.total_stakes)?;
+    if p.wins > p.starts {
+        return Err(ValidationError::field("wins", "is more than starts"));
+    }
+    if p.places > p.starts {
+        return Err(ValidationError::field("places", "is more than starts"));
+    }
+    Ok(())
+}
+
+fn card(c: &RaceCard) -> Check {
+    date("date", &c.date)?;
+    text("venue", &c.venue)?;
+    range("race_number", c.race_number, 1, 99)?;
+    range("distance", c.distance, 100, 10_000)?;
+    for (i, r) in c.runners.iter().enumerate() {
+        card_runner(i, r)?;
+    }
+    unique_horses("runners", c.runners.iter().map(|r| r.horse_no.as_str()))
+}
+
+fn card_runner(i: usize, r: &CardRunner) -> Check {
+    let f = |name: &str| format!("runners[{i}].{name}");
+    horse_no(&f("horse_no"), &r.horse_no)?;
+    text(&f("horse_name"), &r.horse_name)?;
+    range(&f("draw"), r.draw, 1, 99)?;
+    range(&f("weight"), r.weight, 50, 200)
+}
+
+fn result(r: &RaceResult) -> Check {
+    date("date", &r.date)?;
+    text("venue", &r.venue)?;
+    range("race_number", r.race_number, 1, 99)?;
+    range("distance", r.distance, 100, 10_000)?;
+    for (i, runner) in r.runners.iter().enumerate() {
+        result_runner(i, runner)?;
+    }
+    unique_horses("runners", r.runners.iter().map(|r| r.horse_no.as_str()))?;
+    dead_heats(&r.runners)
+}
+
+fn result_runner(i: usize, r: &ResultRunner) -> Check {
+    let f = |name: &str| format!("runners[{i}].{name}");
+    horse_no(&f("horse_no"), &r.horse_no)?;
+    text(&f("horse_name"), &r.horse_name)?;
+    if let Some(p) = r.position {
+        range(&f("position"), p, 1, 99)?;
+    }
+    if let Some(t) = &r.finish_time {
+        finish_time(&f("finish_time"), t)?;
+    }
+    if let Some(o) = r.win_odds {
+        odds(&f("win_odds"), o)?;
+    }
+    match &r.status {
+        Some(s) => status(&f("status"), s),
+        None if r.position.is_none() => Err(ValidationError::field(
+            f("position"),
+            "is null for a runner with no status; a normal finisher has a placing",
+        )),
+        None => Ok(()),
+    }
+}
+
+/// A shared position is a dead heat, and a dead heat is a shared position.
+fn dead_heats(runners: &[ResultRunner]) -> Check {
+    for (i, r) in runners.iter().enumerate() {
+        let shared = r.position.is_some()
+            && runners
+                .iter()
+                .enumerate()
+                .any(|(j, o)| j != i && o.position == r.position);
+        if shared != r.dead_heat {
+            let problem = if shared {
+                "shares its position but dead_heat is not true"
+            } else {
+                "has dead_heat true but no other runner shares its position"
+            };
+            return Err(ValidationError::field(format!("runners[{i}]"), problem));
+        }
+    }
+    Ok(())
+}
+
+fn odds_updated(o: &OddsUpdated) -> Check {
+    date("date", &o.date)?;
+    range("race_number", o.race_number, 1, 99)?;
+    if o.odds.is_empty() {
+        return Err(ValidationError::field(
+            "odds",
+            "must list at least one runner",
+        ));
+    }
+    for (i, r) in o.odds.iter().enumerate() {
+        horse_no(&format!("odds[{i}].horse_no"), &r.horse_no)?;
+        odds(&format!("odds[{i}].win_odds"), r.win_odds)?;
+    }
+    unique_horses("odds", o.odds.iter().map(|r| r.horse_no.as_str()))
+}
