@@ -1,1 +1,28 @@
-//! stub
+//! Read models of the racing service: pure folds from feed events to the documents the API
+//! serves, and the sled store that holds them with the stream sequence they reached.
+
+mod docs;
+mod fold;
+mod keys;
+mod store;
+
+pub use docs::{FormDoc, FormEntry, StoredFormEntry};
+pub use fold::{Fold, Outcome, RaceOdds, State};
+pub use keys::DocKey;
+pub use store::{Batch, BatchStats, DeadLetter, MemState, Store};
+
+/// Why the store could not do what was asked.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// sled failed (disk full, I/O error). The batch did not commit; the caller should stop
+    /// projecting and retry from the checkpoint, or report the store unusable.
+    #[error("store: {0}")]
+    Sled(#[from] sled::Error),
+    /// A record could not be decoded: the store is damaged or from an incompatible
+    /// version. Rebuild the read models from the log.
+    #[error("store record damaged: {0}")]
+    Corrupt(String),
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,326 @@
+//! The documents the API serves, as they are rendered once into the read models. The field
+//! order and presence are the contract (interface.md 2.1 to 2.4 and api-contract.md); the
+//! handlers send these bytes as they are.
+
+use racing_events::{CardRunner, RaceCard, RaceResult, ResultRunner};
+use serde::{Deserialize, Serialize};
+
+/// One race of a horse's form, as stored and served (interface.md 2.2 plus `status` and
+/// `dead_heat`, api-contract.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FormEntry {
+    /// Meeting date.
+    pub date: String,
+    /// Racecourse.
+    pub venue: String,
+    /// Race within the meeting.
+    pub race_number: i64,
+    /// Metres.
+    pub distance: i64,
+    /// Placing, `null` for none.
+    pub position: Option<i64>,
+    /// `m:ss.cc` or `null`.
+    pub finish_time: Option<String>,
+    /// Decimal odds or `null`.
+    pub win_odds: Option<f64>,
+    /// Jockey who rode.
+    pub jockey: String,
+    /// Official code for a non-finisher or withdrawal, `null` otherwise.
+    pub status: Option<String>,
+    /// Whether the position is shared.
+    pub dead_heat: bool,
+}
+
+/// A form entry as kept in the horse's form source: with the horse's name as that result
+/// gave it, which names the horse when it has no profile.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredFormEntry {
+    /// The served entry.
+    pub entry: FormEntry,
+    /// The result's name for the horse.
+    pub name: String,
+}
+
+impl FormEntry {
+    /// The entry a result gives one of its runners.
+    pub fn from_result(r: &RaceResult, runner: &ResultRunner) -> Self {
+        FormEntry {
+            date: r.date.clone(),
+            venue: r.venue.clone(),
+            race_number: r.race_number,
+            distance: r.distance,
+            position: runner.position,
+            finish_time: runner.finish_time.clone(),
+            win_odds: runner.win_odds,
+            jockey: runner.jockey.clone(),
+            status: runner.status.clone(),
+            dead_heat: runner.dead_heat,
+        }
+    }
+
+    /// Newest first: date, then race number, descending; venue breaks a tie so the order
+    /// never depends on arrival.
+    pub fn newest_first(a: &FormEntry, b: &FormEntry) -> std::cmp::Ordering {
+        (&b.date, b.race_number, &b.venue).cmp(&(&a.date, a.race_number, &a.venue))
+    }
+}
+
+/// A horse's form document, framed so that `limit` cuts it without parsing JSON.
+///
+/// Stored layout: `u32` entry count `n`, then `n` little-endian `u32` offsets where each
+/// entry ends in the JSON, then the JSON `{"horse_no":..,"horse_name":..,"form":[e1,e2,..]}`.
+pub struct FormDoc;
+
+impl FormDoc {
+    /// Renders the stored bytes of a form document.
+    pub fn render(horse_no: &str, horse_name: &str, entries: &[StoredFormEntry]) -> Vec<u8> {
+        #[derive(Serialize)]
+        struct Head<'a> {
+            horse_no: &'a str,
+            horse_name: &'a str,
+        }
+        let mut json = serde_json::to_vec(&Head {
+            horse_no,
+            horse_name,
+        })
+        .unwrap_or_default();
+        json.pop(); // the closing brace; the form array follows
+        json.extend_from_slice(b",\"form\":[");
+        let mut ends = Vec::with_capacity(entries.len());
+        for (i, e) in entries.iter().enumerate() {
+            if i > 0 {
+                json.push(b',');
+            }
+            // A FormEntry is strings and finite numbers: serialising it cannot fail.
+            json.extend(serde_json::to_vec(&e.entry).unwrap_or_default());
+            ends.push(json.len() as u32);
+        }
+        json.extend_from_slice(b"]}");
+        let mut out = Vec::with_capacity(4 + 4 * ends.len() + json.len());
+        out.extend_from_slice(&(ends.len() as u32).to_le_bytes());
+        for e in &ends {
+            out.extend_from_slice(&e.to_le_bytes());
+        }
+        out.extend(json);
+        out
+    }
+
+    /// The JSON to send: the whole document, or only the newest `limit` entries.
+    /// `None` when the stored bytes are not a form document.
+    pub fn body(stored: &[u8], limit: Option<usize>) -> Option<Vec<u8>> {
+        let n = u32::from_le_bytes(stored.get(..4)?.try_into().ok()?) as usize;
+        let json = stored.get(4 + 4 * n..)?;
+        let cut = match limit {
+            Some(l) if l < n => {
+                let at = 4 + 4 * (l.checked_sub(1)?);
+                u32::from_le_bytes(stored.get(at..at + 4)?.try_into().ok()?) as usize
+            }
+            _ => return Some(json.to_vec()),
+        };
+        let mut out = Vec::with_capacity(cut + 2);
+        out.extend_from_slice(json.get(..cut)?);
+        out.extend_from_slice(b"]}");
+        Some(out)
+    }
+}
+
+/// Everything of a date's meetings that a date document needs.
+pub(crate) struct Meeting<T> {
+    pub venue: String,
+    pub races: Vec<T>,
+}
+
+#[derive(Serialize)]
+struct DayDoc<'a, R> {
+    date: &'a str,
+    venue: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    meetings: Option<&'a [String]>,
+    races: &'a [R],
+}
+
+#[derive(Serialize)]
+struct ResultRace<'a> {
+    race_number: i64,
+    race_name: &'a str,
+    distance: i64,
+    going: &'a str,
+    runners: Vec<ResultRunnerDoc<'a>>,
+}
+
+#[derive(Serialize)]
+struct SingleRace<'a> {
+    date: &'a str,
+    venue: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    meetings: Option<&'a [String]>,
+    #[serde(flatten)]
+    race: &'a ResultRace<'a>,
+}
+
+#[derive(Serialize)]
+struct ResultRunnerDoc<'a> {
+    position: Option<i64>,
+    horse_no: &'a str,
+    horse_name: &'a str,
+    jockey: &'a str,
+    trainer: &'a str,
+    finish_time: Option<&'a str>,
+    win_odds: Option<f64>,
+    status: Option<&'a str>,
+    dead_heat: bool,
+}
+
+#[derive(Serialize)]
+struct CardRace<'a> {
+    race_number: i64,
+    race_name: &'a str,
+    distance: i64,
+    class: &'a str,
+    runners: Vec<&'a CardRunner>,
+}
+
+fn to_json<T: Serialize>(v: &T) -> Vec<u8> {
+    // The documents are strings, integers and finite floats: serialising cannot fail.
+    serde_json::to_vec(v).unwrap_or_default()
+}
+
+fn result_race(r: &RaceResult) -> ResultRace<'_> {
+    let mut runners: Vec<&ResultRunner> = r.runners.iter().collect();
+    // Placed runners by position, then the rest as the feed listed them (stable sort).
+    runners.sort_by_key(|x| x.position.unwrap_or(i64::MAX));
+    ResultRace {
+        race_number: r.race_number,
+        race_name: &r.race_name,
+        distance: r.distance,
+        going: &r.going,
+        runners: runners
+            .into_iter()
+            .map(|x| ResultRunnerDoc {
+                position: x.position,
+                horse_no: &x.horse_no,
+                horse_name: &x.horse_name,
+                jockey: &x.jockey,
+                trainer: &x.trainer,
+                finish_time: x.finish_time.as_deref(),
+                win_odds: x.win_odds,
+                status: x.status.as_deref(),
+                dead_heat: x.dead_heat,
+            })
+            .collect(),
+    }
+}
+
+/// The documents of one date, each with the key it is stored under.
+pub(crate) struct Rendered {
+    /// `(venue or None for the day's main meeting, bytes)`.
+    pub days: Vec<(Option<String>, Vec<u8>)>,
+    /// `(race number, venue or None, bytes)`.
+    pub races: Vec<(u8, Option<String>, Vec<u8>)>,
+}
+
+/// The meeting that answers when no venue is asked for: the most races, then the first
+/// venue in alphabetical order, so the choice never depends on arrival order.
+fn main_meeting<T>(meetings: &[Meeting<T>]) -> usize {
+    let mut best = 0;
+    for (i, m) in meetings.iter().enumerate() {
+        if m.races.len() > meetings[best].races.len() {
+            best = i;
+        }
+    }
+    best
+}
+
+fn venues<T>(meetings: &[Meeting<T>]) -> Option<Vec<String>> {
+    (meetings.len() > 1).then(|| meetings.iter().map(|m| m.venue.clone()).collect())
+}
+
+/// Renders the results documents of a date. `meetings` are in venue order, races in
+/// ascending race number.
+pub(crate) fn render_results(date: &str, meetings: &[Meeting<RaceResult>]) -> Rendered {
+    let listed = venues(meetings);
+    let main = main_meeting(meetings);
+    let mut out = Rendered {
+        days: Vec::new(),
+        races: Vec::new(),
+    };
+    for (i, m) in meetings.iter().enumerate() {
+        let races: Vec<ResultRace<'_>> = m.races.iter().map(result_race).collect();
+        let day = to_json(&DayDoc {
+            date,
+            venue: &m.venue,
+            meetings: listed.as_deref(),
+            races: &races,
+        });
+        for race in &races {
+            let single = to_json(&SingleRace {
+                date,
+                venue: &m.venue,
+                meetings: listed.as_deref(),
+                race,
+            });
+            let n = race.race_number as u8;
+            if i == main
+                || !meetings[main]
+                    .races
+                    .iter()
+                    .any(|r| r.race_number == race.race_number)
+            {
+                out.races.push((n, None, single.clone()));
+            }
+            out.races.push((n, Some(m.venue.clone()), single));
+        }
+        if i == main {
+            out.days.push((None, day.clone()));
+        }
+        out.days.push((Some(m.venue.clone()), day));
+    }
+    out
+}
+
+/// Renders the race-card documents of a date, without the scratched runners.
+pub(crate) fn render_cards(
+    date: &str,
+    meetings: &[Meeting<RaceCard>],
+    scratched: impl Fn(&RaceCard, &str) -> bool,
+) -> Rendered {
+    let listed = venues(meetings);
+    let main = main_meeting(meetings);
+    let mut out = Rendered {
+        days: Vec::new(),
+        races: Vec::new(),
+    };
+    for (i, m) in meetings.iter().enumerate() {
+        let races: Vec<CardRace<'_>> = m
+            .races
+            .iter()
+            .map(|c| CardRace {
+                race_number: c.race_number,
+                race_name: &c.race_name,
+                distance: c.distance,
+                class: &c.class,
+                runners: c
+                    .runners
+                    .iter()
+                    .filter(|r| !scratched(c, &r.horse_no))
+                    .collect(),
+            })
+            .collect();
+        let day = to_json(&DayDoc {
+            date,
+            venue: &m.venue,
+            meetings: listed.as_deref(),
+            races: &races,
+        });
+        if i == main {
+            out.days.push((None, day.clone()));
+        }
+        out.days.push((Some(m.venue.clone()), day));
+    }
+    out
+}
+
+/// Renders a horse profile document: the fields of interface.md 2.1, in that order.
+pub(crate) fn render_profile(p: &racing_events::HorseProfile) -> Vec<u8> {
+    to_json(p)
+}

@@ -1,0 +1,150 @@
+//! The key space of the read-model tree. Everything lives in one sled tree so that a batch
+//! of changes and the checkpoint commit with a single atomic `apply_batch`.
+//!
+//! Keys are `kind \0 part \0 part ...`. Dates, race numbers and horse numbers are validated
+//! and hold no `\0`; a venue is free text, so it is always the last part, which keeps every
+//! key unambiguous for the exact look-ups made here (no scan splits a key).
+
+const SEP: u8 = 0;
+
+fn key(parts: &[&[u8]]) -> Vec<u8> {
+    let mut k = Vec::with_capacity(parts.iter().map(|p| p.len() + 1).sum());
+    for (i, p) in parts.iter().enumerate() {
+        if i > 0 {
+            k.push(SEP);
+        }
+        k.extend_from_slice(p);
+    }
+    k
+}
+
+/// Race numbers are at most 99; two digits keep races of a day in key order.
+fn race(n: u8) -> [u8; 2] {
+    [b'0' + n / 10, b'0' + n % 10]
+}
+
+/// The last stream sequence whose effects are in the tree.
+pub const CHECKPOINT: &[u8] = b"meta\0checkpoint";
+
+/// Prefix of the dead-letter records, ordered by stream sequence.
+pub const DEAD_PREFIX: &[u8] = b"dead\0";
+
+/// Marks an applied `event_id`, at any age.
+pub fn seen(event_id: &uuid::Uuid) -> Vec<u8> {
+    key(&[b"seen", event_id.as_bytes()])
+}
+
+/// A dead letter, by the sequence of the message that was refused.
+pub fn dead(seq: u64) -> Vec<u8> {
+    key(&[b"dead", &seq.to_be_bytes()])
+}
+
+/// A declared race card as the feed gave it.
+pub fn card(date: &str, race_number: u8, venue: &str) -> Vec<u8> {
+    key(&[
+        b"card",
+        date.as_bytes(),
+        &race(race_number),
+        venue.as_bytes(),
+    ])
+}
+
+/// The runners scratched from race `race_number` of `date`, at any venue.
+pub fn scratched(date: &str, race_number: u8) -> Vec<u8> {
+    key(&[b"scr", date.as_bytes(), &race(race_number)])
+}
+
+/// A race result as the feed last gave it.
+pub fn result(date: &str, race_number: u8, venue: &str) -> Vec<u8> {
+    key(&[
+        b"res",
+        date.as_bytes(),
+        &race(race_number),
+        venue.as_bytes(),
+    ])
+}
+
+/// Which venues have cards and results on a date, and which races each.
+pub fn day(date: &str) -> Vec<u8> {
+    key(&[b"day", date.as_bytes()])
+}
+
+/// A horse's profile as the feed last gave it.
+pub fn profile(horse_no: &str) -> Vec<u8> {
+    key(&[b"hprof", horse_no.as_bytes()])
+}
+
+/// A horse's form entries, newest first.
+pub fn form(horse_no: &str) -> Vec<u8> {
+    key(&[b"hform", horse_no.as_bytes()])
+}
+
+/// A served document, ready to send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DocKey<'a> {
+    /// Horse profile (interface.md 2.1).
+    Profile(&'a str),
+    /// Horse form, framed so a `limit` can cut it without parsing (see `FormDoc`).
+    Form(&'a str),
+    /// All results of a date: one venue's, or the day's main meeting.
+    Results {
+        /// `YYYY-MM-DD`.
+        date: &'a str,
+        /// `None` for the meeting with the most races.
+        venue: Option<&'a str>,
+    },
+    /// One race result.
+    Race {
+        /// `YYYY-MM-DD`.
+        date: &'a str,
+        /// 1 to 99.
+        race_number: u8,
+        /// `None` for the day's main meeting.
+        venue: Option<&'a str>,
+    },
+    /// The race card of a date.
+    Card {
+        /// `YYYY-MM-DD`.
+        date: &'a str,
+        /// `None` for the meeting with the most races.
+        venue: Option<&'a str>,
+    },
+}
+
+impl DocKey<'_> {
+    /// The tree key of the document.
+    pub fn key(&self) -> Vec<u8> {
+        match self {
+            DocKey::Profile(h) => key(&[b"doc", b"profile", h.as_bytes()]),
+            DocKey::Form(h) => key(&[b"doc", b"form", h.as_bytes()]),
+            DocKey::Results { date, venue: v } => key(&[
+                b"doc",
+                b"results",
+                date.as_bytes(),
+                v.unwrap_or("").as_bytes(),
+            ]),
+            DocKey::Race {
+                date,
+                race_number,
+                venue: v,
+            } => key(&[
+                b"doc",
+                b"race",
+                date.as_bytes(),
+                &race(*race_number),
+                v.unwrap_or("").as_bytes(),
+            ]),
+            DocKey::Card { date, venue: v } => key(&[
+                b"doc",
+                b"cards",
+                date.as_bytes(),
+                v.unwrap_or("").as_bytes(),
+            ]),
+        }
+    }
+}
+
+/// The current odds of a race.
+pub fn odds(date: &str, race_number: u8) -> Vec<u8> {
+    key(&[b"odds", date.as_bytes(), &race(race_number)])
+}

@@ -1,0 +1,271 @@
+//! The sled store around the folds: one tree holds every read model and the checkpoint, so
+//! a batch of changes and the stream sequence it reached commit in one atomic
+//! `apply_batch`. A restart resumes after the checkpoint, and nothing is applied twice.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use racing_events::Envelope;
+use serde::{Deserialize, Serialize};
+
+use crate::fold::{Fold, Outcome, RaceOdds, State};
+use crate::keys::{self, DocKey};
+use crate::StoreError;
+
+/// Version of the key layout and record formats; a store of another version is rebuilt.
+const SCHEMA: &[u8] = b"1";
+const SCHEMA_KEY: &[u8] = b"meta\0schema";
+
+/// How much of a refused payload a dead letter keeps for inspection; the whole message
+/// stays in the stream at its sequence.
+const EXCERPT_CHARS: usize = 512;
+
+/// An event that was refused, with why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeadLetter {
+    /// Stream sequence of the message.
+    pub seq: u64,
+    /// Subject it was published on.
+    pub subject: String,
+    /// The rule it broke.
+    pub reason: String,
+    /// The start of the payload, lossily decoded.
+    pub excerpt: String,
+}
+
+/// The read models on disk.
+#[derive(Clone)]
+pub struct Store {
+    db: sled::Db,
+    tree: sled::Tree,
+}
+
+impl Store {
+    /// Opens (or creates) the store in `dir`.
+    pub fn open(dir: &Path) -> Result<Store, StoreError> {
+        let db = sled::Config::new()
+            .path(dir)
+            .cache_capacity(256 * 1024 * 1024)
+            .open()?;
+        let tree = db.open_tree("read_models")?;
+        match tree.get(SCHEMA_KEY)? {
+            Some(v) if v.as_ref() != SCHEMA => {
+                return Err(StoreError::Corrupt(format!(
+                    "schema {} where {} is expected",
+                    String::from_utf8_lossy(&v),
+                    String::from_utf8_lossy(SCHEMA)
+                )))
+            }
+            Some(_) => {}
+            None => {
+                tree.insert(SCHEMA_KEY, SCHEMA)?;
+            }
+        }
+        Ok(Store { db, tree })
+    }
+
+    /// The last stream sequence whose effects are stored; 0 for an empty store.
+    pub fn checkpoint(&self) -> Result<u64, StoreError> {
+        Ok(self
+            .tree
+            .get(keys::CHECKPOINT)?
+            .map(|v| decode_u64(&v))
+            .transpose()?
+            .unwrap_or(0))
+    }
+
+    /// A served document, as stored.
+    pub fn doc(&self, key: DocKey<'_>) -> Result<Option<sled::IVec>, StoreError> {
+        Ok(self.tree.get(key.key())?)
+    }
+
+    /// The current odds of a race.
+    pub fn odds(&self, date: &str, race_number: u8) -> Result<Option<RaceOdds>, StoreError> {
+        self.tree
+            .get(keys::odds(date, race_number))?
+            .map(|v| serde_json::from_slice(&v).map_err(|e| StoreError::Corrupt(e.to_string())))
+            .transpose()
+    }
+
+    /// Dead letters from sequence `from` on, oldest first, at most `limit`.
+    pub fn dead_letters(&self, from: u64, limit: usize) -> Result<Vec<DeadLetter>, StoreError> {
+        let start = keys::dead(from);
+        let mut out = Vec::new();
+        for item in self.tree.range(start..).take(limit) {
+            let (k, v) = item?;
+            if !k.starts_with(keys::DEAD_PREFIX) {
+                break;
+            }
+            out.push(serde_json::from_slice(&v).map_err(|e| StoreError::Corrupt(e.to_string()))?);
+        }
+        Ok(out)
+    }
+
+    /// Starts a batch of changes on top of the committed state.
+    pub fn batch(&self) -> Result<Batch<'_>, StoreError> {
+        Ok(Batch {
+            tree: &self.tree,
+            checkpoint: self.checkpoint()?,
+            writes: BTreeMap::new(),
+            fold: Fold::default(),
+            stats: BatchStats::default(),
+        })
+    }
+
+    /// Writes everything committed so far to disk.
+    pub async fn flush(&self) -> Result<(), StoreError> {
+        self.db.flush_async().await?;
+        Ok(())
+    }
+}
+
+fn decode_u64(v: &[u8]) -> Result<u64, StoreError> {
+    v.try_into()
+        .map(u64::from_be_bytes)
+        .map_err(|_| StoreError::Corrupt("checkpoint is not 8 bytes".into()))
+}
+
+/// What a committed batch did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct BatchStats {
+    /// Events whose effects were applied.
+    pub applied: u64,
+    /// Events ignored because their `event_id` was applied before.
+    pub duplicates: u64,
+    /// Messages at or below the checkpoint, delivered again and skipped.
+    pub replayed: u64,
+    /// Messages refused and recorded as dead letters.
+    pub dead_letters: u64,
+    /// The checkpoint after the commit.
+    pub checkpoint: u64,
+}
+
+/// Changes in progress: reads see the batch's own writes, and nothing reaches the tree
+/// until [`Batch::commit`] writes it all, with the new checkpoint, atomically.
+pub struct Batch<'a> {
+    tree: &'a sled::Tree,
+    checkpoint: u64,
+    writes: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+    fold: Fold,
+    stats: BatchStats,
+}
+
+impl State for Batch<'_> {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        match self.writes.get(key) {
+            Some(v) => Ok(v.clone()),
+            None => Ok(self.tree.get(key)?.map(|v| v.to_vec())),
+        }
+    }
+
+    fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
+        self.writes.insert(key, Some(value));
+    }
+
+    fn delete(&mut self, key: Vec<u8>) {
+        self.writes.insert(key, None);
+    }
+}
+
+impl Batch<'_> {
+    /// Whether message `seq` is already in the store (a redelivery to skip).
+    fn stale(&mut self, seq: u64) -> bool {
+        if seq <= self.checkpoint {
+            self.stats.replayed += 1;
+            return true;
+        }
+        self.checkpoint = seq;
+        false
+    }
+
+    /// Folds in a valid event that came at stream sequence `seq`.
+    pub fn apply(&mut self, seq: u64, env: &Envelope) -> Result<Option<Outcome>, StoreError> {
+        if self.stale(seq) {
+            return Ok(None);
+        }
+        let mut fold = std::mem::take(&mut self.fold);
+        let result = fold.apply(self, seq, env);
+        self.fold = fold;
+        let outcome = result?;
+        match outcome {
+            Outcome::Applied => self.stats.applied += 1,
+            Outcome::Duplicate => self.stats.duplicates += 1,
+        }
+        Ok(Some(outcome))
+    }
+
+    /// Records a refused message; nothing of it is applied.
+    pub fn dead_letter(&mut self, seq: u64, subject: &str, reason: &str, payload: &[u8]) {
+        if self.stale(seq) {
+            return;
+        }
+        let letter = DeadLetter {
+            seq,
+            subject: subject.chars().take(256).collect(),
+            reason: reason.to_owned(),
+            excerpt: String::from_utf8_lossy(payload)
+                .chars()
+                .take(EXCERPT_CHARS)
+                .collect(),
+        };
+        self.put(
+            keys::dead(seq),
+            serde_json::to_vec(&letter).unwrap_or_default(),
+        );
+        self.stats.dead_letters += 1;
+    }
+
+    /// Messages taken into the batch so far (applied, duplicate or refused).
+    pub fn len(&self) -> u64 {
+        self.stats.applied + self.stats.duplicates + self.stats.dead_letters
+    }
+
+    /// Whether the batch has taken no message.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Renders the touched documents and commits every change with the new checkpoint in
+    /// one atomic write.
+    pub fn commit(mut self) -> Result<BatchStats, StoreError> {
+        let mut fold = std::mem::take(&mut self.fold);
+        fold.render(&mut self)?;
+        let mut batch = sled::Batch::default();
+        for (k, v) in std::mem::take(&mut self.writes) {
+            match v {
+                Some(v) => batch.insert(k, v),
+                None => batch.remove(k),
+            }
+        }
+        batch.insert(keys::CHECKPOINT, &self.checkpoint.to_be_bytes());
+        self.tree.apply_batch(batch)?;
+        self.stats.checkpoint = self.checkpoint;
+        Ok(self.stats)
+    }
+}
+
+/// An in-memory [`State`] for folding without a disk: unit tests, and checks that compare
+/// a store with a clean replay.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct MemState(pub BTreeMap<Vec<u8>, Vec<u8>>);
+
+impl State for MemState {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.0.get(key).cloned())
+    }
+
+    fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
+        self.0.insert(key, value);
+    }
+
+    fn delete(&mut self, key: Vec<u8>) {
+        self.0.remove(key.as_slice());
+    }
+}
+
+impl MemState {
+    /// A served document, as the fold left it.
+    pub fn doc(&self, key: DocKey<'_>) -> Option<&[u8]> {
+        self.0.get(&key.key()).map(Vec::as_slice)
+    }
+}
