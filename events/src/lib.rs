@@ -3,6 +3,8 @@
 //! `shared/spec/feed-contract.md`. Serde only: no I/O, so a feeder written in Rust can
 //! depend on this crate alone.
 
+#[cfg(any(test, feature = "samples"))]
+pub mod samples;
 mod validate;
 
 use serde::{Deserialize, Serialize};

@@ -1,83 +1,14 @@
 //! The folds as pure functions: given these events, the documents are these. No NATS, no
 //! disk; one test at the end runs the same events through a sled store.
 
+use racing_events::samples::{card, odds, profile, result, runner, scratch};
 use racing_events::*;
 use serde_json::{json, Value};
 
 use crate::*;
 
 fn env(event: Event) -> Envelope {
-    Envelope::new(event, "2026-11-21T12:00:00Z")
-}
-
-fn profile(horse_no: &str, name: &str) -> Event {
-    Event::HorseProfileUpdated(HorseProfile {
-        horse_no: horse_no.into(),
-        horse_name: name.into(),
-        country_of_origin: "NZ".into(),
-        colour: "Bay".into(),
-        sex: "Gelding".into(),
-        age: 5,
-        trainer: "J Size".into(),
-        owner: "The Syndicate".into(),
-        total_stakes: 1_250_000,
-        starts: 10,
-        wins: 2,
-        places: 3,
-    })
-}
-
-fn runner(pos: Option<i64>, horse_no: &str) -> ResultRunner {
-    ResultRunner {
-        position: pos,
-        horse_no: horse_no.into(),
-        horse_name: format!("NAME {horse_no}"),
-        jockey: "Z Purton".into(),
-        trainer: "J Size".into(),
-        finish_time: pos.map(|p| format!("1:09.{:02}", 40 + p)),
-        win_odds: Some(4.5),
-        dead_heat: false,
-        status: if pos.is_none() {
-            Some("PU".into())
-        } else {
-            None
-        },
-    }
-}
-
-fn result(date: &str, venue: &str, race: i64, runners: Vec<ResultRunner>) -> Event {
-    Event::RaceResultPublished(RaceResult {
-        date: date.into(),
-        venue: venue.into(),
-        race_number: race,
-        race_name: format!("RACE {race} HANDICAP"),
-        distance: 1200,
-        going: "GOOD".into(),
-        runners,
-    })
-}
-
-fn card(date: &str, venue: &str, race: i64, horses: &[&str]) -> Event {
-    Event::RaceCardDeclared(RaceCard {
-        date: date.into(),
-        venue: venue.into(),
-        race_number: race,
-        race_name: format!("RACE {race} HANDICAP"),
-        distance: 1650,
-        class: "Class 4".into(),
-        runners: horses
-            .iter()
-            .enumerate()
-            .map(|(i, h)| CardRunner {
-                horse_no: (*h).into(),
-                horse_name: format!("NAME {h}"),
-                jockey: "H Bowman".into(),
-                trainer: "C S Shum".into(),
-                draw: i as i64 + 1,
-                weight: 126,
-            })
-            .collect(),
-    })
+    samples::envelope(event)
 }
 
 /// Folds the events, one batch each, and returns the state.
@@ -291,18 +222,11 @@ fn dead_heats_share_a_position_and_non_finishers_come_last() {
 
 #[test]
 fn scratchings_remove_runners_whether_they_come_before_or_after_the_card() {
-    let scratch = |h: &str| {
-        env(Event::RunnerScratched(RunnerScratched {
-            date: "2026-11-21".into(),
-            race_number: 1,
-            horse_no: h.into(),
-        }))
-    };
     let s = fold_each([
-        scratch("A1"),
+        env(scratch("2026-11-21", 1, "A1")),
         env(card("2026-11-21", "Sha Tin", 2, &["D4"])),
         env(card("2026-11-21", "Sha Tin", 1, &["A1", "B2", "C3"])),
-        scratch("C3"),
+        env(scratch("2026-11-21", 1, "C3")),
     ]);
     let c = doc(
         &s,
@@ -417,26 +341,17 @@ fn a_date_with_two_meetings_answers_with_the_larger_and_lists_both() {
 
 #[test]
 fn odds_keep_the_last_price_of_runners_not_listed() {
-    let odds = |list: &[(&str, f64)]| {
-        env(Event::OddsUpdated(OddsUpdated {
-            date: "2026-11-21".into(),
-            race_number: 3,
-            odds: list
-                .iter()
-                .map(|(h, o)| RunnerOdds {
-                    horse_no: (*h).into(),
-                    win_odds: *o,
-                })
-                .collect(),
-        }))
-    };
-    let s = fold_each([odds(&[("A1", 3.5), ("B2", 8.0)]), odds(&[("A1", 3.2)])]);
+    let s = fold_each([
+        env(odds("2026-11-21", 3, &[("A1", 3.5), ("B2", 8.0)])),
+        env(odds("2026-11-21", 3, &[("A1", 3.2)])),
+    ]);
     let dir = tempdir();
     let store = Store::open(dir.path()).expect("open");
     let mut b = store.batch().expect("batch");
-    b.apply(1, &odds(&[("A1", 3.5), ("B2", 8.0)]))
+    b.apply(1, &env(odds("2026-11-21", 3, &[("A1", 3.5), ("B2", 8.0)])))
         .expect("apply");
-    b.apply(2, &odds(&[("A1", 3.2)])).expect("apply");
+    b.apply(2, &env(odds("2026-11-21", 3, &[("A1", 3.2)])))
+        .expect("apply");
     b.commit().expect("commit");
     let race = store.odds("2026-11-21", 3).expect("read").expect("odds");
     assert_eq!(race.seq, 2);

@@ -1,0 +1,107 @@
+//! Small, valid events for tests of this crate's users (feature `samples`): one builder a
+//! event type, with plausible defaults for everything a test does not care about.
+
+use crate::*;
+
+/// Wraps an event with a fresh id.
+pub fn envelope(event: Event) -> Envelope {
+    Envelope::new(event, "2026-11-21T12:00:00Z")
+}
+
+/// A whole profile of a five-year-old gelding with ten starts.
+pub fn profile(horse_no: &str, name: &str) -> Event {
+    Event::HorseProfileUpdated(HorseProfile {
+        horse_no: horse_no.into(),
+        horse_name: name.into(),
+        country_of_origin: "NZ".into(),
+        colour: "Bay".into(),
+        sex: "Gelding".into(),
+        age: 5,
+        trainer: "J Size".into(),
+        owner: "The Syndicate".into(),
+        total_stakes: 1_250_000,
+        starts: 10,
+        wins: 2,
+        places: 3,
+    })
+}
+
+/// A result runner named `NAME {horse_no}`; with no position it pulled up (`PU`).
+pub fn runner(position: Option<i64>, horse_no: &str) -> ResultRunner {
+    ResultRunner {
+        position,
+        horse_no: horse_no.into(),
+        horse_name: format!("NAME {horse_no}"),
+        jockey: "Z Purton".into(),
+        trainer: "J Size".into(),
+        finish_time: position.map(|p| format!("1:09.{:02}", 40 + p)),
+        win_odds: Some(4.5),
+        dead_heat: false,
+        status: if position.is_none() {
+            Some("PU".into())
+        } else {
+            None
+        },
+    }
+}
+
+/// A 1200 m result on good ground.
+pub fn result(date: &str, venue: &str, race: i64, runners: Vec<ResultRunner>) -> Event {
+    Event::RaceResultPublished(RaceResult {
+        date: date.into(),
+        venue: venue.into(),
+        race_number: race,
+        race_name: format!("RACE {race} HANDICAP"),
+        distance: 1200,
+        going: "GOOD".into(),
+        runners,
+    })
+}
+
+/// A Class 4 card over 1650 m, draws in the order given.
+pub fn card(date: &str, venue: &str, race: i64, horses: &[&str]) -> Event {
+    Event::RaceCardDeclared(RaceCard {
+        date: date.into(),
+        venue: venue.into(),
+        race_number: race,
+        race_name: format!("RACE {race} HANDICAP"),
+        distance: 1650,
+        class: "Class 4".into(),
+        runners: horses
+            .iter()
+            .enumerate()
+            .map(|(i, h)| CardRunner {
+                horse_no: (*h).into(),
+                horse_name: format!("NAME {h}"),
+                jockey: "H Bowman".into(),
+                trainer: "C S Shum".into(),
+                draw: i as i64 + 1,
+                weight: 126,
+            })
+            .collect(),
+    })
+}
+
+/// A runner withdrawn from a race.
+pub fn scratch(date: &str, race: i64, horse_no: &str) -> Event {
+    Event::RunnerScratched(RunnerScratched {
+        date: date.into(),
+        race_number: race,
+        horse_no: horse_no.into(),
+    })
+}
+
+/// New prices for some runners.
+pub fn odds(date: &str, race: i64, prices: &[(&str, f64)]) -> Event {
+    Event::OddsUpdated(OddsUpdated {
+        date: date.into(),
+        race_number: race,
+        odds: prices
+            .iter()
+            .map(|(h, o)| RunnerOdds {
+                horse_no: (*h).into(),
+                win_odds: *o,
+            })
+            .collect(),
+    })
+}
