@@ -1,1 +1,210 @@
-fn main() {}
+//! `racing`: the command line of the racing data service. `serve` runs the API and its
+//! projector, `publish` is a feeder for NDJSON files, `demo` writes the demo season.
+
+use std::io::{BufReader, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::{Args, Parser, Subcommand};
+use racing::config::{Config, ServeArgs};
+use racing::{publish, Application};
+use tokio_util::sync::CancellationToken;
+
+#[derive(Parser)]
+#[command(name = "racing", version, about = "Horse racing data service")]
+struct Cli {
+    /// Log filter (tracing's EnvFilter syntax), e.g. `info` or `racing=debug`.
+    #[arg(long, global = true, env = "RACING_LOG", default_value = "info")]
+    log: String,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the API and the projector.
+    Serve(ServeArgs),
+    /// Publish an NDJSON file of event envelopes to the stream (a feeder).
+    Publish(PublishArgs),
+    /// Write the demo season as NDJSON, ready for `racing publish`.
+    Demo(DemoArgs),
+}
+
+#[derive(Args)]
+struct PublishArgs {
+    /// NDJSON file, one envelope a line; `-` reads standard input.
+    file: PathBuf,
+    /// NATS server to publish to.
+    #[arg(long, env = "RACING_NATS_URL", default_value = "nats://127.0.0.1:4222")]
+    nats_url: String,
+    /// JetStream stream that must hold the events.
+    #[arg(long, env = "RACING_STREAM", default_value = "RACING")]
+    stream: String,
+}
+
+#[derive(Args)]
+struct DemoArgs {
+    /// Seed; the same seed and day give the same events.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// The day of the season's last meeting, YYYY-MM-DD; default today in Hong Kong.
+    #[arg(long)]
+    today: Option<String>,
+    /// Where to write; default standard output.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let filter = tracing_subscriber::EnvFilter::try_new(&cli.log)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("racing: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Serve(args) => serve(args).await,
+            Command::Publish(args) => publish_file(args).await,
+            Command::Demo(args) => demo(args),
+        }
+    });
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("racing: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    let config = Config::try_from(args)?;
+    let app = Application::build(config).await?;
+    let addr = app.addr();
+    let host = if addr.ip().is_unspecified() {
+        format!("127.0.0.1:{}", addr.port())
+    } else {
+        addr.to_string()
+    };
+    println!("racing is serving");
+    println!("  API:        http://{host}/api/v1/");
+    println!("  NATS:       {}", app.nats_url());
+    if let Some(key) = app.demo_key() {
+        println!("  demo key:   {key}");
+        println!("  try:        curl -H 'X-API-Key: {key}' http://{host}/api/v1/racecards/today");
+    }
+    let _ = std::io::stdout().flush();
+
+    let shutdown = CancellationToken::new();
+    let signal = shutdown.clone();
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        tracing::info!("shutting down");
+        signal.cancel();
+    });
+    app.run(shutdown).await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// SIGINT or SIGTERM.
+async fn wait_for_signal() {
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term => {}
+    }
+}
+
+async fn publish_file(args: PublishArgs) -> anyhow::Result<ExitCode> {
+    let client = racing::nats::connect(&args.nats_url).await?;
+    let js = async_nats::jetstream::new(client);
+    js.get_stream(&args.stream).await.with_context(|| {
+        format!(
+            "stream {} not found at {}: start `racing serve` first, it creates the stream",
+            args.stream, args.nats_url
+        )
+    })?;
+    let (reader, size): (Box<dyn std::io::BufRead>, u64) = if args.file.as_os_str() == "-" {
+        (Box::new(BufReader::new(std::io::stdin())), 0)
+    } else {
+        let f = std::fs::File::open(&args.file)
+            .with_context(|| format!("opening {}", args.file.display()))?;
+        let size = f.metadata().map(|m| m.len()).unwrap_or(0);
+        (Box::new(BufReader::new(f)), size)
+    };
+    let bar = indicatif::ProgressBar::new(size);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} ({eta})",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let counts =
+        publish::publish_payloads(&js, publish::ndjson_lines(reader), |n| bar.inc(n + 1)).await?;
+    bar.finish_and_clear();
+    println!(
+        "published {}, duplicate {}, rejected {}",
+        counts.published, counts.duplicate, counts.rejected
+    );
+    for (line, reason) in &counts.reasons {
+        println!("  line {line}: {reason}");
+    }
+    if counts.rejected > counts.reasons.len() as u64 {
+        println!(
+            "  ... and {} more",
+            counts.rejected - counts.reasons.len() as u64
+        );
+    }
+    // A feeder's script must notice refused events.
+    Ok(if counts.rejected > 0 {
+        ExitCode::from(3)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
+    let today = match args.today {
+        Some(d) if racing_events::is_calendar_date(&d) => d.parse::<jiff::civil::Date>()?,
+        Some(d) => anyhow::bail!("--today `{d}` is not a YYYY-MM-DD calendar date"),
+        None => {
+            let hk = jiff::tz::TimeZone::get("Asia/Hong_Kong")?;
+            jiff::Timestamp::now().to_zoned(hk).date()
+        }
+    };
+    let feed = racing::demo::season(args.seed, today);
+    let mut out: Box<dyn Write> = match &args.out {
+        Some(path) => Box::new(std::io::BufWriter::new(
+            std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?,
+        )),
+        None => Box::new(std::io::BufWriter::new(std::io::stdout())),
+    };
+    for e in &feed.events {
+        writeln!(out, "{}", e.to_json())?;
+    }
+    out.flush()?;
+    eprintln!(
+        "{} events: {} meetings, {} horses, the last on {today}",
+        feed.events.len(),
+        feed.meetings,
+        feed.horses
+    );
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,190 @@
+//! The whole service as one value: built from a [`Config`] (binding its port, connecting
+//! to NATS, opening the store), then run until a shutdown signal. Tests build it on port 0
+//! and read the port back.
+
+use std::net::SocketAddr;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use async_nats::jetstream;
+use racing_projections::Store;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use crate::apikeys::ApiKeys;
+use crate::config::Config;
+use crate::http::{self, AppState};
+use crate::nats::{self, LocalNats};
+use crate::projector::{Progress, Projector};
+
+/// How long in-flight requests get to finish at shutdown.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// A built service, bound and connected, not yet serving.
+pub struct Application {
+    listener: tokio::net::TcpListener,
+    addr: SocketAddr,
+    state: AppState,
+    js: jetstream::Context,
+    config: Config,
+    local_nats: Option<LocalNats>,
+    nats_url: String,
+    demo_key: Option<String>,
+    progress: watch::Sender<Progress>,
+}
+
+impl Application {
+    /// Starts a local nats-server if no URL is configured, connects, creates or updates
+    /// the stream, opens the read models and binds the API's port.
+    pub async fn build(config: Config) -> anyhow::Result<Application> {
+        std::fs::create_dir_all(&config.data_dir)
+            .with_context(|| format!("creating data directory {}", config.data_dir.display()))?;
+        let (local_nats, nats_url) = match &config.nats_url {
+            Some(url) => (None, url.clone()),
+            None => {
+                let dir = config.data_dir.join("nats");
+                let local = LocalNats::start(&config.nats_server, &dir, Some(4222)).await?;
+                let url = local.url();
+                (Some(local), url)
+            }
+        };
+        let client = nats::connect(&nats_url).await?;
+        let js = jetstream::new(client);
+        nats::ensure_stream(&js, &config.stream, config.duplicate_window).await?;
+
+        let store_dir = config.data_dir.join("read-models");
+        let store = Store::open(&store_dir)
+            .with_context(|| format!("opening the read models in {}", store_dir.display()))?;
+
+        let demo_key = config.demo.map(|_| ApiKeys::generate());
+        let keys = ApiKeys::new(
+            config
+                .api_keys
+                .iter()
+                .map(String::as_str)
+                .chain(demo_key.as_deref()),
+        );
+        if config.api_keys.is_empty() && demo_key.is_none() {
+            tracing::warn!("no API key configured (RACING_API_KEYS): every request will get 401");
+        }
+        let listener = tokio::net::TcpListener::bind(config.listen)
+            .await
+            .with_context(|| format!("binding {}", config.listen))?;
+        let addr = listener.local_addr()?;
+        let state = AppState {
+            store,
+            keys: Arc::new(keys),
+            timezone: config.timezone.clone(),
+            timezone_name: config.timezone_name.as_str().into(),
+            ready: Arc::new(AtomicBool::new(false)),
+        };
+        Ok(Application {
+            listener,
+            addr,
+            state,
+            js,
+            config,
+            local_nats,
+            nats_url,
+            demo_key,
+            progress: watch::channel(Progress::default()).0,
+        })
+    }
+
+    /// The address the API listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The NATS server the service uses.
+    pub fn nats_url(&self) -> &str {
+        &self.nats_url
+    }
+
+    /// The key printed in demo mode.
+    pub fn demo_key(&self) -> Option<&str> {
+        self.demo_key.as_deref()
+    }
+
+    /// The read models (to inspect dead letters, in tests and tools).
+    pub fn store(&self) -> racing_projections::Store {
+        self.state.store.clone()
+    }
+
+    /// Follows the projector's progress.
+    pub fn progress(&self) -> watch::Receiver<Progress> {
+        self.progress.subscribe()
+    }
+
+    /// Serves the API and runs the projector until `shutdown` is cancelled, then lets
+    /// requests in flight finish, commits what was projected and stops a local NATS.
+    pub async fn run(self, shutdown: CancellationToken) -> anyhow::Result<()> {
+        let projector = Projector {
+            store: self.state.store.clone(),
+            js: self.js.clone(),
+            stream: self.config.stream.clone(),
+            progress: self.progress.clone(),
+            ready: self.state.ready.clone(),
+        };
+        let projector = tokio::spawn(projector.run(shutdown.child_token()));
+
+        if let Some(seed) = self.config.demo {
+            let js = self.js.clone();
+            let config = self.config.clone();
+            tokio::spawn(async move {
+                if let Err(e) = seed_demo(&js, &config, seed).await {
+                    tracing::error!(error = format!("{e:#}"), "publishing demo data");
+                }
+            });
+        }
+
+        let app = http::router(self.state.clone());
+        let stop = shutdown.clone();
+        let server = axum::serve(self.listener, app).with_graceful_shutdown(async move {
+            stop.cancelled().await;
+        });
+        let served = tokio::spawn(async move { server.await });
+
+        shutdown.cancelled().await;
+        match tokio::time::timeout(SHUTDOWN_GRACE, served).await {
+            Ok(Ok(Ok(()))) => {}
+            Ok(Ok(Err(e))) => tracing::error!(error = %e, "HTTP server"),
+            Ok(Err(e)) => tracing::error!(error = %e, "HTTP server task"),
+            Err(_) => tracing::warn!("requests still in flight after {SHUTDOWN_GRACE:?}; stopping"),
+        }
+        if let Err(e) = projector.await {
+            tracing::error!(error = %e, "projector task");
+        }
+        if let Some(local) = self.local_nats {
+            local.stop(Duration::from_secs(5)).await;
+        }
+        Ok(())
+    }
+}
+
+/// Publishes the demo season into an empty stream; a stream that already holds events
+/// is left alone, so a restart does not publish the season twice.
+async fn seed_demo(js: &jetstream::Context, config: &Config, seed: u64) -> anyhow::Result<()> {
+    let mut stream = js.get_stream(&config.stream).await?;
+    if stream.info().await?.state.messages > 0 {
+        tracing::info!("stream already holds events; demo data not published again");
+        return Ok(());
+    }
+    let today = jiff::Timestamp::now()
+        .to_zoned(config.timezone.clone())
+        .date();
+    let feed = crate::demo::season(seed, today);
+    let counts = crate::publish::publish_events(js, &feed.events).await?;
+    tracing::info!(
+        published = counts.published,
+        duplicate = counts.duplicate,
+        rejected = counts.rejected,
+        meetings = feed.meetings,
+        horses = feed.horses,
+        %today,
+        "demo season published"
+    );
+    Ok(())
+}

@@ -1,0 +1,123 @@
+//! The service's settings: each one a command-line flag with an environment variable
+//! (api-contract.md, Configuration), parsed by clap into [`Config`].
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+
+/// Flags of `racing serve`; every one also reads its environment variable.
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// NATS server to use; unset: start a local nats-server with its store under the data
+    /// directory, and stop it on exit.
+    #[arg(long, env = "RACING_NATS_URL")]
+    pub nats_url: Option<String>,
+    /// Where the read models (and a local nats-server's store) live.
+    #[arg(long, env = "RACING_DATA_DIR", default_value = "./data")]
+    pub data_dir: PathBuf,
+    /// Address of the API.
+    #[arg(long, env = "RACING_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    /// Comma-separated API keys accepted besides managed ones.
+    #[arg(
+        long,
+        env = "RACING_API_KEYS",
+        value_delimiter = ',',
+        hide_env_values = true
+    )]
+    pub api_keys: Vec<String>,
+    /// IANA time zone that defines "today".
+    #[arg(long, env = "RACING_TIMEZONE", default_value = "Asia/Hong_Kong")]
+    pub timezone: String,
+    /// JetStream stream name.
+    #[arg(long, env = "RACING_STREAM", default_value = "RACING")]
+    pub stream: String,
+    /// JetStream duplicate window, in seconds.
+    #[arg(long, env = "RACING_DUPLICATE_WINDOW_SECS", default_value_t = 120)]
+    pub duplicate_window_secs: u64,
+    /// Publish a generated season of demo data (with a meeting today) if the stream is
+    /// empty, and print a demo API key.
+    #[arg(long, env = "RACING_DEMO")]
+    pub demo: bool,
+    /// Seed of the demo data; the same seed and day give the same data.
+    #[arg(long, env = "RACING_DEMO_SEED", default_value_t = 42)]
+    pub demo_seed: u64,
+    /// The nats-server program started when no NATS URL is given.
+    #[arg(long, env = "RACING_NATS_SERVER", default_value = "nats-server")]
+    pub nats_server: String,
+}
+
+/// The service's settings, checked.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// `None`: run a local nats-server.
+    pub nats_url: Option<String>,
+    /// Read models and local NATS store.
+    pub data_dir: PathBuf,
+    /// API address; port 0 picks a free port (tests).
+    pub listen: SocketAddr,
+    /// Keys accepted besides managed ones.
+    pub api_keys: Vec<String>,
+    /// The zone that defines "today".
+    pub timezone: jiff::tz::TimeZone,
+    /// Its IANA name, for messages.
+    pub timezone_name: String,
+    /// JetStream stream name.
+    pub stream: String,
+    /// JetStream duplicate window.
+    pub duplicate_window: Duration,
+    /// Seed the stream with demo data and print a demo key.
+    pub demo: Option<u64>,
+    /// Program for the local nats-server.
+    pub nats_server: String,
+}
+
+impl TryFrom<ServeArgs> for Config {
+    type Error = anyhow::Error;
+
+    fn try_from(a: ServeArgs) -> anyhow::Result<Config> {
+        let timezone = jiff::tz::TimeZone::get(&a.timezone)
+            .map_err(|e| anyhow::anyhow!("RACING_TIMEZONE `{}`: {e}", a.timezone))?;
+        if a.stream.is_empty() || a.stream.contains(['.', ' ', '*', '>', '\t']) {
+            anyhow::bail!("RACING_STREAM `{}` is not a valid stream name", a.stream);
+        }
+        Ok(Config {
+            nats_url: a.nats_url.filter(|u| !u.trim().is_empty()),
+            data_dir: a.data_dir,
+            listen: a.listen,
+            api_keys: a
+                .api_keys
+                .into_iter()
+                .map(|k| k.trim().to_owned())
+                .filter(|k| !k.is_empty())
+                .collect(),
+            timezone,
+            timezone_name: a.timezone,
+            stream: a.stream,
+            duplicate_window: Duration::from_secs(a.duplicate_window_secs.max(1)),
+            demo: a.demo.then_some(a.demo_seed),
+            nats_server: a.nats_server,
+        })
+    }
+}
+
+impl Config {
+    /// Defaults for a service on `data_dir` against `nats_url`, listening on a free
+    /// loopback port: what tests and embedders start from.
+    pub fn new(data_dir: impl Into<PathBuf>, nats_url: Option<String>) -> Config {
+        Config {
+            nats_url,
+            data_dir: data_dir.into(),
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            api_keys: Vec::new(),
+            timezone: jiff::tz::TimeZone::get("Asia/Hong_Kong").unwrap_or(jiff::tz::TimeZone::UTC),
+            timezone_name: "Asia/Hong_Kong".into(),
+            stream: "RACING".into(),
+            duplicate_window: Duration::from_secs(120),
+            demo: None,
+            nats_server: "nats-server".into(),
+        }
+    }
+}

@@ -1,0 +1,1692 @@
+//! Deterministic demo data: one Hong Kong-style racing season as feed events, so that the
+//! service can be shown and exercised without a real feeder.
+
+use std::cmp::Reverse;
+
+use jiff::civil::{Date, Weekday};
+use racing_events::{
+    CardRunner, Envelope, Event, HorseProfile, OddsUpdated, RaceCard, RaceResult, ResultRunner,
+    RunnerOdds, RunnerScratched,
+};
+use rand::seq::{index, SliceRandom};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// A generated demo feed: events in the order a feeder would publish them.
+#[derive(Debug, Clone)]
+pub struct DemoFeed {
+    /// Profiles first, then each meeting in date order: cards, scratchings, then results
+    /// (past meetings) or opening odds (today's meeting).
+    pub events: Vec<Envelope>,
+    /// The date of the last meeting, `YYYY-MM-DD`: declared, not yet run.
+    pub today: String,
+    /// How many meetings the season holds, today's included.
+    pub meetings: usize,
+    /// How many horses have a profile.
+    pub horses: usize,
+}
+
+/// Generates one season ending with a meeting declared for `today`.
+pub fn season(seed: u64, today: Date) -> DemoFeed {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let horses = make_horses(&mut rng);
+    let plans = plan_meetings(&mut rng, today);
+    let past_races = plans.iter().rev().skip(1).map(|m| m.races.len()).sum();
+    let mut incidents = plan_incidents(&mut rng, past_races).into_iter();
+    let mut generator = Generator {
+        rng,
+        horses,
+        events: Vec::new(),
+    };
+    let last = plans.len() - 1;
+    for (index, plan) in plans.iter().enumerate() {
+        if index == last {
+            generator.today_meeting(index, plan);
+        } else {
+            generator.past_meeting(index, plan, &mut incidents);
+        }
+    }
+    let racing = std::mem::take(&mut generator.events);
+    generator.publish_profiles(today);
+    generator.events.extend(racing);
+    DemoFeed {
+        events: generator.events,
+        today: today.to_string(),
+        meetings: plans.len(),
+        horses: generator.horses.len(),
+    }
+}
+
+/// About one season: HK runs 88 meetings from September to July.
+const MEETINGS: usize = 80;
+/// Somewhat fewer than HK's ~1,350 horses in training, so each still runs 7-8 times.
+const HORSES: usize = 1_200;
+/// A horse sits out this many meetings after running: HK horses race every 2-4 weeks.
+const REST_MEETINGS: usize = 3;
+/// Handicap weights in pounds, as in HK: the top-rated runner carries the most.
+const TOP_WEIGHT: i64 = 133;
+const BOTTOM_WEIGHT: i64 = 113;
+/// The HK prize split for 1st to 5th, in thousandths of the purse.
+const PRIZE_SHARES: [i64; 5] = [570, 220, 115, 60, 35];
+/// The pool kept by the totalisator, so decimal odds pay back less than fair.
+const PAYOUT_RATE: f64 = 0.825;
+
+const TRAINERS: &[&str] = &[
+    "F C Lor",
+    "J Size",
+    "C S Shum",
+    "P F Yiu",
+    "K W Lui",
+    "A S Cruz",
+    "C Fownes",
+    "D J Hall",
+    "D Eustace",
+    "J Richards",
+    "K L Man",
+    "C H Yip",
+    "P C Ng",
+    "D A Hayes",
+    "M Newnham",
+    "W Y So",
+    "Y S Tsui",
+    "K H Ting",
+    "T P Yung",
+    "W K Mo",
+];
+
+/// Jockeys with how much riding they get; the busiest are the best, as in HK.
+const JOCKEYS: &[(&str, u32)] = &[
+    ("Z Purton", 12),
+    ("J Moreira", 11),
+    ("H Bowman", 10),
+    ("K Teetan", 8),
+    ("A Atzeni", 8),
+    ("L Ferraris", 7),
+    ("A Badel", 7),
+    ("J McDonald", 7),
+    ("B Avdulla", 6),
+    ("L Hewitson", 6),
+    ("C Y Ho", 6),
+    ("M Chadwick", 5),
+    ("K C Leung", 5),
+    ("A Hamelin", 5),
+    ("H T Mo", 4),
+    ("E C W Wong", 4),
+    ("M L Yeung", 4),
+    ("Y L Chung", 4),
+    ("K De Melo", 4),
+    ("R Kingscote", 4),
+    ("A Pouchin", 3),
+    ("C L Chau", 3),
+    ("H Bentley", 3),
+    ("M F Poon", 3),
+    ("B Thompson", 3),
+];
+
+const NAME_FIRST: &[&str] = &[
+    "GOLDEN",
+    "ROMANTIC",
+    "LUCKY",
+    "HAPPY",
+    "CALIFORNIA",
+    "JADE",
+    "MIGHTY",
+    "SUPER",
+    "SILVER",
+    "FLYING",
+    "SMART",
+    "BRILLIANT",
+    "CIRCUIT",
+    "WINNING",
+    "HARBOUR",
+    "NOBLE",
+    "ROYAL",
+    "SPEEDY",
+    "AMAZING",
+    "BRAVE",
+    "DASHING",
+    "ETERNAL",
+    "FIERY",
+    "GALLANT",
+    "GLORIOUS",
+    "GRAND",
+    "IMPERIAL",
+    "JOYFUL",
+    "LIGHTNING",
+    "MAGIC",
+    "MERRY",
+    "ORIENTAL",
+    "PRIME",
+    "RAPID",
+    "RED",
+    "SACRED",
+    "SKY",
+    "SOLAR",
+    "SUNNY",
+    "TALENTED",
+    "TOP",
+    "UNIVERSAL",
+    "VIVA",
+    "WONDER",
+    "YOUNG",
+    "ZEN",
+    "STORM",
+    "BEAUTY",
+    "DRAGON",
+    "FORTUNE",
+];
+
+const NAME_SECOND: &[&str] = &[
+    "SIXTY", "WARRIOR", "STAR", "PHOENIX", "LEGEND", "HERO", "SPIRIT", "GLORY", "TIGER", "EMPEROR",
+    "KNIGHT", "DELIGHT", "MISSION", "VOYAGE", "RUNNER", "ARROW", "COMET", "EXPRESS", "CHAMPION",
+    "TREASURE", "WISDOM", "MOMENT", "JOY", "POWER", "RAINBOW", "THUNDER", "VICTORY", "SUNRISE",
+    "DESTINY", "MASTER", "GENERAL", "PRINCE", "WIND", "JET", "FLAME", "BLOSSOM", "HARMONY", "GEM",
+    "PEARL", "RUBY", "ACE", "BOSS", "CHARM", "DREAM", "EAGLE", "FALCON", "DRAGON", "FORTUNE",
+    "BEAUTY", "STORM",
+];
+
+const COUNTRIES: &[(&str, u32)] = &[
+    ("AUS", 40),
+    ("NZ", 25),
+    ("IRE", 12),
+    ("GB", 9),
+    ("FR", 4),
+    ("USA", 3),
+    ("GER", 2),
+    ("SAF", 2),
+    ("JPN", 2),
+    ("ARG", 1),
+];
+
+const COLOURS: &[(&str, u32)] = &[
+    ("Bay", 45),
+    ("Brown", 24),
+    ("Chestnut", 20),
+    ("Grey", 6),
+    ("Dark Bay or Brown", 4),
+    ("Black", 1),
+];
+
+const AGES: &[(i64, u32)] = &[
+    (3, 5),
+    (4, 15),
+    (5, 22),
+    (6, 22),
+    (7, 17),
+    (8, 10),
+    (9, 6),
+    (10, 3),
+];
+
+/// Horses' classes by share of the population, best first (HK: Class 1 is the top).
+const HORSE_CLASSES: &[(u8, u32)] = &[(1, 6), (2, 12), (3, 25), (4, 32), (5, 25)];
+
+const SURNAMES: &[&str] = &[
+    "Chan", "Wong", "Lee", "Cheung", "Lau", "Ho", "Ng", "Leung", "Lam", "Tsang", "Kwok", "Yip",
+    "Tang", "Fung", "Chow", "Li", "Lo", "Yeung", "Siu", "Mak",
+];
+const GIVEN_NAMES: &[&str] = &[
+    "Ka Chun",
+    "Wai Man",
+    "Chi Keung",
+    "Siu Ming",
+    "Kwok Wing",
+    "Tak Sing",
+    "Man Kit",
+    "Yiu Fai",
+    "Hon Kwan",
+    "Chun Wah",
+    "Wing Hong",
+    "Kin Man",
+];
+const SYNDICATE_WORDS: &[&str] = &[
+    "Lucky",
+    "Golden",
+    "Happy",
+    "Fortune",
+    "Jade",
+    "Dragon",
+    "Harbour",
+    "Victoria",
+    "Pearl",
+    "Phoenix",
+    "Evergreen",
+    "Rising",
+];
+const SYNDICATE_KINDS: &[&str] = &["Syndicate", "Partnership", "Racing Syndicate", "Stable"];
+
+/// HK names a meeting's races after one theme: streets, flowers, islands and so on.
+const THEMES: &[&[&str]] = &[
+    &[
+        "CHATER",
+        "PEDDER",
+        "ICE HOUSE",
+        "WYNDHAM",
+        "ARBUTHNOT",
+        "LOCKHART",
+        "HENNESSY",
+        "GLOUCESTER",
+        "NATHAN",
+        "SALISBURY",
+        "CAINE",
+        "DES VOEUX",
+    ],
+    &[
+        "TAI PO",
+        "SAI KUNG",
+        "TSUEN WAN",
+        "TUEN MUN",
+        "YUEN LONG",
+        "KWAI CHUNG",
+        "SHEUNG WAN",
+        "WAN CHAI",
+        "CAUSEWAY BAY",
+        "MONG KOK",
+        "YAU MA TEI",
+        "FANLING",
+    ],
+    &[
+        "AZALEA",
+        "BEGONIA",
+        "CAMELLIA",
+        "CHRYSANTHEMUM",
+        "DAFFODIL",
+        "GARDENIA",
+        "HIBISCUS",
+        "JASMINE",
+        "LOTUS",
+        "MAGNOLIA",
+        "ORCHID",
+        "PEONY",
+    ],
+    &[
+        "LANTAU",
+        "LAMMA",
+        "CHEUNG CHAU",
+        "PENG CHAU",
+        "PO TOI",
+        "TUNG LUNG",
+        "TSING YI",
+        "MA WAN",
+        "KAU YI CHAU",
+        "HEI LING CHAU",
+        "GREEN ISLAND",
+        "STONECUTTERS",
+    ],
+    &[
+        "TAI MO SHAN",
+        "LION ROCK",
+        "KOWLOON PEAK",
+        "SHARP PEAK",
+        "LANTAU PEAK",
+        "SUNSET PEAK",
+        "VICTORIA PEAK",
+        "MOUNT PARKER",
+        "JARDINE'S LOOKOUT",
+        "ROBIN'S NEST",
+        "PAT SIN LENG",
+        "MA ON SHAN",
+    ],
+    &[
+        "EGRET",
+        "KINGFISHER",
+        "MAGPIE",
+        "ORIOLE",
+        "BULBUL",
+        "HERON",
+        "SANDPIPER",
+        "SPOONBILL",
+        "WHITE-EYE",
+        "SUNBIRD",
+        "DRONGO",
+        "KITE",
+    ],
+    &[
+        "ORION",
+        "PEGASUS",
+        "ANDROMEDA",
+        "CASSIOPEIA",
+        "PERSEUS",
+        "AQUARIUS",
+        "CAPRICORN",
+        "SAGITTARIUS",
+        "SCORPIO",
+        "LIBRA",
+        "VIRGO",
+        "GEMINI",
+    ],
+];
+
+/// HK's pattern races: name, group and distance. Each is run at most once a season.
+const PATTERN_RACES: &[(&str, u8, i64)] = &[
+    ("THE HONG KONG GOLD CUP", 1, 2000),
+    ("THE STEWARDS' CUP", 1, 1600),
+    ("THE CENTENARY SPRINT CUP", 1, 1000),
+    ("THE QUEEN'S SILVER JUBILEE CUP", 1, 1400),
+    ("THE CHAMPIONS MILE", 1, 1600),
+    ("THE CHAIRMAN'S SPRINT PRIZE", 1, 1200),
+    ("THE QUEEN ELIZABETH II CUP", 1, 2000),
+    ("THE CHAMPIONS & CHATER CUP", 1, 2400),
+    ("THE HONG KONG CUP", 1, 2000),
+    ("THE HONG KONG MILE", 1, 1600),
+    ("THE HONG KONG SPRINT", 1, 1200),
+    ("THE HONG KONG VASE", 1, 2400),
+    ("THE JOCKEY CLUB CUP", 2, 2000),
+    ("THE JOCKEY CLUB MILE", 2, 1600),
+    ("THE JOCKEY CLUB SPRINT", 2, 1200),
+    ("THE PREMIER BOWL", 2, 1200),
+    ("THE SHA TIN TROPHY", 2, 1600),
+    ("THE PREMIER CUP", 2, 1800),
+    ("THE CHAIRMAN'S TROPHY", 2, 1600),
+    ("THE NATIONAL DAY CUP", 3, 1000),
+    ("THE CELEBRATION CUP", 3, 1400),
+    ("THE CHINESE CLUB CHALLENGE CUP", 3, 1400),
+    ("THE CENTENARY VASE", 3, 1800),
+    ("THE BAUHINIA SPRINT TROPHY", 3, 1000),
+    ("THE LUNAR NEW YEAR CUP", 3, 1800),
+    ("THE QUEEN MOTHER MEMORIAL CUP", 3, 2400),
+];
+
+const SHA_TIN_TURF: &[(i64, u32)] = &[
+    (1000, 8),
+    (1200, 26),
+    (1400, 20),
+    (1600, 20),
+    (1800, 12),
+    (2000, 9),
+    (2200, 3),
+    (2400, 2),
+];
+const SHA_TIN_ALL_WEATHER: &[(i64, u32)] = &[(1200, 45), (1650, 40), (1800, 15)];
+const HAPPY_VALLEY: &[(i64, u32)] = &[(1000, 10), (1200, 40), (1650, 35), (1800, 10), (2200, 5)];
+const GRIFFIN_DISTANCES: &[(i64, u32)] = &[(1000, 30), (1200, 70)];
+
+const TURF_GOING: &[(&str, u32)] = &[
+    ("GOOD TO FIRM", 25),
+    ("GOOD", 45),
+    ("GOOD TO YIELDING", 17),
+    ("YIELDING", 9),
+    ("SOFT", 4),
+];
+
+const NON_FINISHES: &[(&str, u32)] = &[("PU", 35), ("UR", 20), ("FE", 10), ("DNF", 35)];
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Venue {
+    ShaTin,
+    HappyValley,
+}
+
+impl Venue {
+    fn name(self) -> &'static str {
+        match self {
+            Venue::ShaTin => "Sha Tin",
+            Venue::HappyValley => "Happy Valley",
+        }
+    }
+
+    /// Happy Valley's tight track takes at most 12 runners; Sha Tin takes 14.
+    fn max_field(self) -> usize {
+        match self {
+            Venue::ShaTin => 14,
+            Venue::HappyValley => 12,
+        }
+    }
+}
+
+/// What kind of race it is, which decides its class, field and prize.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Kind {
+    /// A rated handicap of Class 1 (best) to 5.
+    Handicap(u8),
+    /// A pattern race of Group 1 (best) to 3, at set weights.
+    Group(u8),
+    /// A race for unraced newcomers, at set weights.
+    Griffin,
+}
+
+impl Kind {
+    fn class(self) -> String {
+        match self {
+            Kind::Handicap(c) => format!("Class {c}"),
+            Kind::Group(g) => format!("Group {g}"),
+            Kind::Griffin => "Griffin".to_owned(),
+        }
+    }
+
+    /// The purse in whole HK dollars.
+    fn prize(self) -> i64 {
+        match self {
+            Kind::Group(1) => 14_000_000,
+            Kind::Group(2) => 5_400_000,
+            Kind::Group(_) => 4_000_000,
+            Kind::Handicap(1) => 3_200_000,
+            Kind::Handicap(2) => 2_200_000,
+            Kind::Handicap(3) => 1_500_000,
+            Kind::Handicap(4) => 1_100_000,
+            Kind::Handicap(_) => 875_000,
+            Kind::Griffin => 800_000,
+        }
+    }
+
+    /// Better horses run faster: seconds gained or lost per 1000 m against Class 3.
+    fn pace(self) -> f64 {
+        match self {
+            Kind::Group(1) => -0.8,
+            Kind::Group(2) => -0.6,
+            Kind::Group(_) => -0.5,
+            Kind::Handicap(1) => -0.4,
+            Kind::Handicap(2) => -0.2,
+            Kind::Handicap(3) => 0.0,
+            Kind::Handicap(4) => 0.2,
+            Kind::Handicap(_) => 0.4,
+            Kind::Griffin => 0.5,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct RacePlan {
+    number: i64,
+    /// The theme word of a handicap or griffin, or a pattern race's whole name.
+    label: String,
+    kind: Kind,
+    distance: i64,
+    all_weather: bool,
+}
+
+impl RacePlan {
+    fn name(&self) -> String {
+        match self.kind {
+            Kind::Handicap(_) => format!("{} HANDICAP", self.label),
+            Kind::Group(_) => self.label.clone(),
+            Kind::Griffin => format!("{} GRIFFIN PLATE", self.label),
+        }
+    }
+}
+
+#[derive(Debug)]
+struct MeetingPlan {
+    date: Date,
+    venue: Venue,
+    /// Wednesday meetings race under lights.
+    evening: bool,
+    turf_going: &'static str,
+    all_weather_going: &'static str,
+    races: Vec<RacePlan>,
+}
+
+impl MeetingPlan {
+    fn going(&self, race: &RacePlan) -> &'static str {
+        if race.all_weather {
+            self.all_weather_going
+        } else {
+            self.turf_going
+        }
+    }
+
+    /// Minutes after midnight, HK time, at which a race jumps.
+    fn post_time(&self, race_number: i64) -> i64 {
+        if self.evening {
+            18 * 60 + 45 + (race_number - 1) * 30
+        } else {
+            13 * 60 + (race_number - 1) * 35
+        }
+    }
+}
+
+/// What goes wrong in one past race, chosen up front so that every season has some.
+#[derive(Debug, Clone, Copy, Default)]
+struct Incident {
+    dead_heat: bool,
+    non_finisher: bool,
+    late_withdrawal: bool,
+}
+
+#[derive(Debug)]
+struct Horse {
+    no: String,
+    name: String,
+    country: &'static str,
+    colour: &'static str,
+    sex: &'static str,
+    age: i64,
+    trainer: &'static str,
+    owner: String,
+    /// The handicapper's rating, which places the horse in a class and moves with results.
+    rating: i64,
+    /// Ability the rating has not caught: what makes a horse well or badly handicapped.
+    edge: f64,
+    /// The first meeting the horse can run at: some newcomers join during the season.
+    arrival: usize,
+    last_meeting: Option<usize>,
+    starts: i64,
+    wins: i64,
+    places: i64,
+    stakes: i64,
+}
+
+impl Horse {
+    /// HK's rating bands: Class 1 is 100 and up, each class below spans 20 points.
+    fn class(&self) -> u8 {
+        match self.rating {
+            100.. => 1,
+            80..=99 => 2,
+            60..=79 => 3,
+            40..=59 => 4,
+            _ => 5,
+        }
+    }
+
+    fn rested(&self, meeting: usize) -> bool {
+        self.last_meeting
+            .is_none_or(|last| meeting - last > REST_MEETINGS)
+    }
+
+    fn available(&self, meeting: usize) -> bool {
+        meeting >= self.arrival
+    }
+
+    fn griffin(&self) -> bool {
+        self.starts == 0 && self.age <= 4
+    }
+
+    /// How well the horse suits a race: 0 fits, 1 is a class away, 2 is a poor fit.
+    fn fit(&self, kind: Kind) -> u8 {
+        match kind {
+            // Newcomers wait for a griffin race if there is one.
+            Kind::Handicap(_) if self.griffin() => 2,
+            Kind::Handicap(c) => self.class().abs_diff(c).min(2),
+            Kind::Group(_) => self.class().saturating_sub(1).min(2),
+            Kind::Griffin if self.griffin() => 0,
+            Kind::Griffin => 2,
+        }
+    }
+
+    fn profile(&self) -> HorseProfile {
+        HorseProfile {
+            horse_no: self.no.clone(),
+            horse_name: self.name.clone(),
+            country_of_origin: self.country.to_owned(),
+            colour: self.colour.to_owned(),
+            sex: self.sex.to_owned(),
+            age: self.age,
+            trainer: self.trainer.to_owned(),
+            owner: self.owner.clone(),
+            total_stakes: self.stakes,
+            starts: self.starts,
+            wins: self.wins,
+            places: self.places,
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Runner {
+    horse: usize,
+    /// Index into `JOCKEYS`.
+    jockey: usize,
+    draw: i64,
+    weight: i64,
+}
+
+#[derive(Debug)]
+struct Race {
+    plan: RacePlan,
+    runners: Vec<Runner>,
+}
+
+/// One horse's part in a race, as its career record counts it.
+struct Start {
+    horse: usize,
+    position: Option<i64>,
+    stakes: i64,
+    field: usize,
+}
+
+/// The one RNG and the state that the season builds up: horses' records and the events.
+struct Generator {
+    rng: ChaCha8Rng,
+    horses: Vec<Horse>,
+    events: Vec<Envelope>,
+}
+
+impl Generator {
+    fn push(&mut self, event: Event, occurred_at: String) {
+        let mut bytes = [0u8; 16];
+        self.rng.fill(&mut bytes);
+        self.events.push(Envelope {
+            event_id: uuid::Builder::from_random_bytes(bytes).into_uuid(),
+            occurred_at,
+            event,
+        });
+    }
+
+    fn publish_profiles(&mut self, today: Date) {
+        let profiles: Vec<HorseProfile> = self.horses.iter().map(Horse::profile).collect();
+        for profile in profiles {
+            self.push(
+                Event::HorseProfileUpdated(profile),
+                hk_time(today, 7 * 60, 0),
+            );
+        }
+    }
+
+    fn past_meeting(
+        &mut self,
+        index: usize,
+        plan: &MeetingPlan,
+        incidents: &mut impl Iterator<Item = Incident>,
+    ) {
+        let races = self.declare(index, plan);
+        let count = usize::from(self.rng.random_bool(0.25));
+        let scratched = self.scratch(plan.date, &races, count);
+        for race in &races {
+            let out: Vec<usize> = scratched_from(&scratched, race);
+            let incident = incidents.next().unwrap_or_default();
+            let (result, starts) = self.run(plan, race, &out, incident);
+            self.record(&starts);
+            let at = hk_time(
+                plan.date,
+                plan.post_time(race.plan.number) + 3,
+                self.rng.random_range(0..60),
+            );
+            self.push(Event::RaceResultPublished(result), at);
+        }
+    }
+
+    fn today_meeting(&mut self, index: usize, plan: &MeetingPlan) {
+        let races = self.declare(index, plan);
+        let count = self.rng.random_range(1..=2);
+        let scratched = self.scratch(plan.date, &races, count);
+        for race in &races {
+            let out = scratched_from(&scratched, race);
+            let starters: Vec<&Runner> = race
+                .runners
+                .iter()
+                .filter(|r| !out.contains(&r.horse))
+                .collect();
+            let (_, market) = self.form(plan, &race.plan, &starters);
+            let odds = starters
+                .iter()
+                .zip(prices(&market))
+                .map(|(r, win_odds)| RunnerOdds {
+                    horse_no: self.horses[r.horse].no.clone(),
+                    win_odds,
+                })
+                .collect();
+            let event = Event::OddsUpdated(OddsUpdated {
+                date: plan.date.to_string(),
+                race_number: race.plan.number,
+                odds,
+            });
+            self.push(event, hk_time(plan.date, 9 * 60 + race.plan.number, 0));
+        }
+    }
+
+    /// Picks every race's field and publishes the cards, two days ahead as HK declares.
+    fn declare(&mut self, meeting: usize, plan: &MeetingPlan) -> Vec<Race> {
+        let mut taken = vec![false; self.horses.len()];
+        let mut races = Vec::with_capacity(plan.races.len());
+        for race in &plan.races {
+            let mut race = race.clone();
+            let newcomers = self
+                .horses
+                .iter()
+                .zip(&taken)
+                .filter(|(h, t)| !**t && h.available(meeting) && h.griffin())
+                .count();
+            if race.kind == Kind::Griffin && newcomers < 8 {
+                race.kind = Kind::Handicap(5);
+            }
+            let size = field_size(&mut self.rng, plan.venue, race.kind);
+            let field = self.pick_field(meeting, &taken, race.kind, size);
+            for &h in &field {
+                taken[h] = true;
+                self.horses[h].last_meeting = Some(meeting);
+            }
+            let race = Race {
+                runners: self.saddle(race.kind, field),
+                plan: race,
+            };
+            let card = self.card(plan, &race);
+            let at = hk_time(days_before(plan.date, 2), 10 * 60 + 30, race.plan.number);
+            self.push(Event::RaceCardDeclared(card), at);
+            races.push(race);
+        }
+        races
+    }
+
+    /// The best-suited free horses, rested ones first, in a random order within each tier.
+    fn pick_field(
+        &mut self,
+        meeting: usize,
+        taken: &[bool],
+        kind: Kind,
+        size: usize,
+    ) -> Vec<usize> {
+        let mut ranked: Vec<(u8, u32, usize)> = Vec::with_capacity(self.horses.len());
+        for (i, horse) in self.horses.iter().enumerate() {
+            if !taken[i] && horse.available(meeting) {
+                let tier = horse.fit(kind) * 2 + u8::from(!horse.rested(meeting));
+                ranked.push((tier, self.rng.random(), i));
+            }
+        }
+        ranked.sort_unstable();
+        ranked.into_iter().take(size).map(|(_, _, i)| i).collect()
+    }
+
+    /// Gives each horse of a field its jockey, draw and weight, top weight first as a
+    /// card lists them.
+    fn saddle(&mut self, kind: Kind, mut field: Vec<usize>) -> Vec<Runner> {
+        field.sort_by_key(|&h| Reverse(self.horses[h].rating));
+        let top = field.first().map_or(0, |&h| self.horses[h].rating);
+        let mut draws: Vec<i64> = (1..=field.len() as i64).collect();
+        draws.shuffle(&mut self.rng);
+        let jockeys = self.book_jockeys(&field);
+        field
+            .iter()
+            .zip(draws)
+            .zip(jockeys)
+            .map(|((&horse, draw), jockey)| Runner {
+                horse,
+                jockey,
+                draw,
+                weight: weight(kind, &self.horses[horse], top),
+            })
+            .collect()
+    }
+
+    /// Distinct jockeys for a field, the busiest riding the most fancied horses, as HK
+    /// stables book the top riders for their best chances.
+    fn book_jockeys(&mut self, field: &[usize]) -> Vec<usize> {
+        // Weighted sampling without replacement: the largest u^(1/w) keys win.
+        let mut keyed: Vec<(f64, usize)> = JOCKEYS
+            .iter()
+            .enumerate()
+            .map(|(j, &(_, w))| (self.rng.random::<f64>().powf(1.0 / f64::from(w)), j))
+            .collect();
+        keyed.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let mut booked: Vec<usize> = keyed.iter().take(field.len()).map(|&(_, j)| j).collect();
+        booked.sort_by_key(|&j| Reverse(JOCKEYS[j].1));
+        let mut fancied: Vec<(f64, usize)> = field
+            .iter()
+            .enumerate()
+            .map(|(i, &h)| {
+                let horse = &self.horses[h];
+                let view = horse.rating as f64 * 0.04 + horse.edge + normal(&mut self.rng);
+                (view, i)
+            })
+            .collect();
+        fancied.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let mut jockeys = vec![0; field.len()];
+        for ((_, i), j) in fancied.into_iter().zip(booked) {
+            jockeys[i] = j;
+        }
+        jockeys
+    }
+
+    fn card(&self, plan: &MeetingPlan, race: &Race) -> RaceCard {
+        RaceCard {
+            date: plan.date.to_string(),
+            venue: plan.venue.name().to_owned(),
+            race_number: race.plan.number,
+            race_name: race.plan.name(),
+            distance: race.plan.distance,
+            class: race.plan.kind.class(),
+            runners: race
+                .runners
+                .iter()
+                .map(|r| {
+                    let horse = &self.horses[r.horse];
+                    CardRunner {
+                        horse_no: horse.no.clone(),
+                        horse_name: horse.name.clone(),
+                        jockey: JOCKEYS[r.jockey].0.to_owned(),
+                        trainer: horse.trainer.to_owned(),
+                        draw: r.draw,
+                        weight: r.weight,
+                    }
+                })
+                .collect(),
+        }
+    }
+
+    /// Withdraws `count` declared runners the day before the meeting.
+    fn scratch(&mut self, date: Date, races: &[Race], count: usize) -> Vec<(i64, usize)> {
+        let mut scratched = Vec::new();
+        while scratched.len() < count {
+            let race = &races[self.rng.random_range(0..races.len())];
+            let runner = &race.runners[self.rng.random_range(0..race.runners.len())];
+            let pick = (race.plan.number, runner.horse);
+            if scratched.contains(&pick) {
+                continue;
+            }
+            scratched.push(pick);
+            let event = Event::RunnerScratched(RunnerScratched {
+                date: date.to_string(),
+                race_number: race.plan.number,
+                horse_no: self.horses[runner.horse].no.clone(),
+            });
+            let minutes = self.rng.random_range(9 * 60..18 * 60);
+            let at = hk_time(days_before(date, 1), minutes, self.rng.random_range(0..60));
+            self.push(event, at);
+        }
+        scratched
+    }
+
+    /// Each starter's true chance for the day and the market's view of it, as log-weights.
+    fn form(
+        &mut self,
+        plan: &MeetingPlan,
+        race: &RacePlan,
+        starters: &[&Runner],
+    ) -> (Vec<f64>, Vec<f64>) {
+        // Handicap weights cancel most of the gap in ratings; set weights cancel none.
+        let per_point = match race.kind {
+            Kind::Handicap(_) => 0.03,
+            Kind::Group(_) | Kind::Griffin => 0.08,
+        };
+        // A wide draw costs ground on Happy Valley's tight turns and in Sha Tin sprints.
+        let per_draw = if plan.venue == Venue::HappyValley || race.distance <= 1400 {
+            0.03
+        } else {
+            0.01
+        };
+        let mean = starters
+            .iter()
+            .map(|r| self.horses[r.horse].rating as f64)
+            .sum::<f64>()
+            / starters.len() as f64;
+        starters
+            .iter()
+            .map(|r| {
+                let horse = &self.horses[r.horse];
+                let base =
+                    per_point * (horse.rating as f64 - mean) + horse.edge + jockey_skill(r.jockey)
+                        - per_draw * (r.draw - 1) as f64;
+                let truth = base + 0.4 * normal(&mut self.rng);
+                let market = base + 0.3 * normal(&mut self.rng);
+                (truth, market)
+            })
+            .unzip()
+    }
+
+    /// Runs a race: who was withdrawn, the finishing order, times, prices and prize money.
+    fn run(
+        &mut self,
+        plan: &MeetingPlan,
+        race: &Race,
+        scratched: &[usize],
+        incident: Incident,
+    ) -> (RaceResult, Vec<Start>) {
+        let (mut starters, gone): (Vec<&Runner>, Vec<&Runner>) = race
+            .runners
+            .iter()
+            .partition(|r| !scratched.contains(&r.horse));
+        // A runner scratched beforehand shows as a vet's withdrawal, a late one as WX.
+        let mut withdrawn: Vec<(&Runner, &str)> = gone.into_iter().map(|r| (r, "WV")).collect();
+        if incident.late_withdrawal && starters.len() > 6 {
+            let i = self.rng.random_range(0..starters.len());
+            withdrawn.push((starters.remove(i), "WX"));
+        }
+        let (truth, market) = self.form(plan, &race.plan, &starters);
+        let odds = prices(&market);
+        let mut order = finishing_order(&mut self.rng, &truth);
+        let fallen = incident
+            .non_finisher
+            .then(|| order.remove(self.rng.random_range(1..order.len())));
+        let tie = incident
+            .dead_heat
+            .then(|| self.rng.random_range(0..(order.len() - 1).min(3)));
+        let winner = winning_time(&mut self.rng, &race.plan, plan.going(&race.plan));
+        let placings = placings(&mut self.rng, &order, tie, winner, race.plan.kind.prize());
+        let mut runners = Vec::with_capacity(race.runners.len());
+        let mut starts = Vec::with_capacity(starters.len());
+        for p in placings {
+            runners.push(ResultRunner {
+                position: Some(p.position),
+                finish_time: Some(finish_time(p.time)),
+                win_odds: Some(odds[p.starter]),
+                dead_heat: p.dead_heat,
+                ..self.result_runner(starters[p.starter])
+            });
+            starts.push(Start {
+                horse: starters[p.starter].horse,
+                position: Some(p.position),
+                stakes: p.stakes,
+                field: starters.len(),
+            });
+        }
+        if let Some(s) = fallen {
+            runners.push(ResultRunner {
+                win_odds: Some(odds[s]),
+                status: Some(weighted(&mut self.rng, NON_FINISHES).to_owned()),
+                ..self.result_runner(starters[s])
+            });
+            starts.push(Start {
+                horse: starters[s].horse,
+                position: None,
+                stakes: 0,
+                field: starters.len(),
+            });
+        }
+        for (runner, code) in withdrawn {
+            runners.push(ResultRunner {
+                status: Some(code.to_owned()),
+                ..self.result_runner(runner)
+            });
+        }
+        let result = RaceResult {
+            date: plan.date.to_string(),
+            venue: plan.venue.name().to_owned(),
+            race_number: race.plan.number,
+            race_name: race.plan.name(),
+            distance: race.plan.distance,
+            going: plan.going(&race.plan).to_owned(),
+            runners,
+        };
+        (result, starts)
+    }
+
+    /// A result line with no placing, time or price yet.
+    fn result_runner(&self, runner: &Runner) -> ResultRunner {
+        let horse = &self.horses[runner.horse];
+        ResultRunner {
+            position: None,
+            horse_no: horse.no.clone(),
+            horse_name: horse.name.clone(),
+            jockey: JOCKEYS[runner.jockey].0.to_owned(),
+            trainer: horse.trainer.to_owned(),
+            finish_time: None,
+            win_odds: None,
+            dead_heat: false,
+            status: None,
+        }
+    }
+
+    /// Adds a race to the runners' records, and moves ratings as a handicapper would.
+    fn record(&mut self, starts: &[Start]) {
+        for start in starts {
+            let horse = &mut self.horses[start.horse];
+            horse.starts += 1;
+            horse.stakes += start.stakes;
+            match start.position {
+                Some(1) => {
+                    horse.wins += 1;
+                    horse.rating += 6;
+                }
+                Some(2 | 3) => {
+                    horse.places += 1;
+                    horse.rating += 2;
+                }
+                Some(p) if p as usize > start.field / 2 => horse.rating -= 2,
+                _ => {}
+            }
+            horse.rating = horse.rating.clamp(0, 140);
+        }
+    }
+}
+
+/// One finisher's line: which starter, its placing, time in hundredths and prize money.
+struct Placing {
+    starter: usize,
+    position: i64,
+    time: i64,
+    dead_heat: bool,
+    stakes: i64,
+}
+
+/// Places the finishers in `order`; with a `tie` at index t, the runners at t and t + 1
+/// share the placing, the time and the two prizes, and the next placing is skipped.
+fn placings(
+    rng: &mut ChaCha8Rng,
+    order: &[usize],
+    tie: Option<usize>,
+    winning_time: i64,
+    purse: i64,
+) -> Vec<Placing> {
+    let mut time = winning_time;
+    let mut lines = Vec::with_capacity(order.len());
+    for (place, &starter) in order.iter().enumerate() {
+        let second_of_tie = tie.is_some_and(|t| place == t + 1);
+        let dead_heat = second_of_tie || tie == Some(place);
+        if place > 0 && !second_of_tie {
+            time += margin(rng, place);
+        }
+        let stakes = match tie {
+            Some(t) if dead_heat => (share(purse, t) + share(purse, t + 1)) / 2,
+            _ => share(purse, place),
+        };
+        lines.push(Placing {
+            starter,
+            position: (if second_of_tie { place } else { place + 1 }) as i64,
+            time,
+            dead_heat,
+            stakes,
+        });
+    }
+    lines
+}
+
+fn scratched_from(scratched: &[(i64, usize)], race: &Race) -> Vec<usize> {
+    scratched
+        .iter()
+        .filter(|(number, _)| *number == race.plan.number)
+        .map(|&(_, horse)| horse)
+        .collect()
+}
+
+/// Meeting dates going back from `today` on HK's pattern: Wednesday nights, and a
+/// Sunday or now and then a Saturday, with no racing in the summer break.
+fn meeting_days(rng: &mut ChaCha8Rng, today: Date) -> Vec<Date> {
+    let mut days = vec![today];
+    let mut date = today;
+    let mut saturday_instead = false;
+    while days.len() < MEETINGS {
+        date = date
+            .yesterday()
+            .expect("a season back from a four-digit year stays in range");
+        if off_season(date) {
+            continue;
+        }
+        let races = match date.weekday() {
+            Weekday::Wednesday => true,
+            // Walking backwards, a weekend's Sunday comes first and decides for it.
+            Weekday::Sunday => {
+                saturday_instead = rng.random_bool(0.2);
+                !saturday_instead
+            }
+            Weekday::Saturday => saturday_instead,
+            _ => false,
+        };
+        if races {
+            days.push(date);
+        }
+    }
+    days.reverse();
+    days
+}
+
+/// HK's season runs from early September to mid-July.
+fn off_season(date: Date) -> bool {
+    matches!((date.month(), date.day()), (7, 17..) | (8, _) | (9, ..=6))
+}
+
+fn plan_meetings(rng: &mut ChaCha8Rng, today: Date) -> Vec<MeetingPlan> {
+    let mut pattern: Vec<(&str, u8, i64)> = PATTERN_RACES.to_vec();
+    pattern.shuffle(rng);
+    meeting_days(rng, today)
+        .into_iter()
+        .map(|date| plan_meeting(rng, date, &mut pattern))
+        .collect()
+}
+
+fn plan_meeting(
+    rng: &mut ChaCha8Rng,
+    date: Date,
+    pattern: &mut Vec<(&str, u8, i64)>,
+) -> MeetingPlan {
+    let evening = date.weekday() == Weekday::Wednesday;
+    let happy_valley = if evening { 0.85 } else { 0.1 };
+    let venue = if rng.random_bool(happy_valley) {
+        Venue::HappyValley
+    } else {
+        Venue::ShaTin
+    };
+    let count: usize = if evening {
+        weighted(rng, &[(9, 85), (8, 15)])
+    } else {
+        weighted(rng, &[(10, 55), (11, 45)])
+    };
+    let mut labels: Vec<&str> = THEMES[rng.random_range(0..THEMES.len())].to_vec();
+    labels.shuffle(rng);
+    // Pattern races are run at Sha Tin by day, as the last race but one.
+    let group_slot = (venue == Venue::ShaTin && !evening && rng.random_bool(0.5))
+        .then_some(count - 2)
+        .filter(|_| !pattern.is_empty());
+    let griffin_slot = rng.random_bool(0.25).then_some(0);
+    let races = (0..count)
+        .zip(labels)
+        .map(|(slot, label)| {
+            let number = slot as i64 + 1;
+            if group_slot == Some(slot) {
+                if let Some((name, group, distance)) = pattern.pop() {
+                    return race_plan(number, name, Kind::Group(group), distance, false);
+                }
+            }
+            if griffin_slot == Some(slot) {
+                let distance = weighted(rng, GRIFFIN_DISTANCES);
+                return race_plan(number, label, Kind::Griffin, distance, false);
+            }
+            handicap_plan(rng, venue, number, label)
+        })
+        .collect();
+    let turf_going = weighted(rng, TURF_GOING);
+    MeetingPlan {
+        date,
+        venue,
+        evening,
+        turf_going,
+        all_weather_going: all_weather_going(rng, turf_going),
+        races,
+    }
+}
+
+fn race_plan(number: i64, label: &str, kind: Kind, distance: i64, all_weather: bool) -> RacePlan {
+    RacePlan {
+        number,
+        label: label.to_owned(),
+        kind,
+        distance,
+        all_weather,
+    }
+}
+
+fn handicap_plan(rng: &mut ChaCha8Rng, venue: Venue, number: i64, label: &str) -> RacePlan {
+    let all_weather = venue == Venue::ShaTin && rng.random_bool(0.12);
+    // The all-weather track stages the lower classes; Happy Valley rarely sees Class 1.
+    let class = match (venue, all_weather) {
+        (_, true) => weighted(rng, &[(3, 30), (4, 40), (5, 30)]),
+        (Venue::HappyValley, false) => weighted(rng, &[(1, 2), (2, 8), (3, 30), (4, 35), (5, 25)]),
+        (Venue::ShaTin, false) => weighted(rng, &[(1, 8), (2, 14), (3, 26), (4, 30), (5, 22)]),
+    };
+    let distances = match (venue, all_weather) {
+        (Venue::HappyValley, _) => HAPPY_VALLEY,
+        (Venue::ShaTin, true) => SHA_TIN_ALL_WEATHER,
+        (Venue::ShaTin, false) => SHA_TIN_TURF,
+    };
+    let distance = weighted(rng, distances);
+    race_plan(number, label, Kind::Handicap(class), distance, all_weather)
+}
+
+/// The all-weather track drains fast, so it only turns wet when the turf is soft.
+fn all_weather_going(rng: &mut ChaCha8Rng, turf: &str) -> &'static str {
+    match turf {
+        "GOOD TO YIELDING" => "WET FAST",
+        "YIELDING" | "SOFT" => "WET SLOW",
+        _ => weighted(rng, &[("GOOD", 85), ("WET FAST", 15)]),
+    }
+}
+
+/// Picks the past races that get a dead heat, a faller and a late withdrawal.
+fn plan_incidents(rng: &mut ChaCha8Rng, races: usize) -> Vec<Incident> {
+    let mut plan = vec![Incident::default(); races];
+    let dead_heats = rng.random_range(3..=5).min(races);
+    for i in index::sample(rng, races, dead_heats) {
+        plan[i].dead_heat = true;
+    }
+    let non_finishers = rng.random_range(8..=14).min(races);
+    for i in index::sample(rng, races, non_finishers) {
+        plan[i].non_finisher = true;
+    }
+    let withdrawals = rng.random_range(3..=6).min(races);
+    for i in index::sample(rng, races, withdrawals) {
+        plan[i].late_withdrawal = true;
+    }
+    plan
+}
+
+fn field_size(rng: &mut ChaCha8Rng, venue: Venue, kind: Kind) -> usize {
+    let size = match kind {
+        Kind::Handicap(_) => weighted(
+            rng,
+            &[
+                (14, 50),
+                (13, 10),
+                (12, 18),
+                (11, 8),
+                (10, 7),
+                (9, 4),
+                (8, 3),
+            ],
+        ),
+        Kind::Group(_) => rng.random_range(8..=14),
+        Kind::Griffin => rng.random_range(8..=12),
+    };
+    size.min(venue.max_field())
+}
+
+fn weight(kind: Kind, horse: &Horse, top_rating: i64) -> i64 {
+    let allowance = if horse.sex == "Mare" { 4 } else { 0 };
+    match kind {
+        Kind::Handicap(_) => {
+            (TOP_WEIGHT - (top_rating - horse.rating)).clamp(BOTTOM_WEIGHT, TOP_WEIGHT)
+        }
+        Kind::Group(_) => 126 - allowance,
+        Kind::Griffin => 123 - allowance,
+    }
+}
+
+fn jockey_skill(jockey: usize) -> f64 {
+    (f64::from(JOCKEYS[jockey].1) - 5.0) * 0.05
+}
+
+/// Decimal odds from log-weights: the fair price less the totalisator's take, in HK's
+/// range of 1.4 (say) to 99, to one decimal.
+fn prices(market: &[f64]) -> Vec<f64> {
+    let top = market.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let weights: Vec<f64> = market.iter().map(|m| (m - top).exp()).collect();
+    let total: f64 = weights.iter().sum();
+    weights
+        .iter()
+        .map(|w| ((PAYOUT_RATE * total / w).clamp(1.4, 99.0) * 10.0).round() / 10.0)
+        .collect()
+}
+
+/// Adding Gumbel noise to log-weights and sorting gives each runner a chance of winning
+/// in proportion to its weight (a Plackett-Luce race), so favourites win most often.
+fn finishing_order(rng: &mut ChaCha8Rng, truth: &[f64]) -> Vec<usize> {
+    let mut run: Vec<(f64, usize)> = truth
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let u: f64 = rng.random_range(f64::MIN_POSITIVE..1.0);
+            (t - (-u.ln()).ln(), i)
+        })
+        .collect();
+    run.sort_by(|a, b| b.0.total_cmp(&a.0));
+    run.into_iter().map(|(_, i)| i).collect()
+}
+
+/// The winner's time in hundredths: par for the trip, adjusted for class and ground.
+fn winning_time(rng: &mut ChaCha8Rng, race: &RacePlan, going: &str) -> i64 {
+    let par = match race.distance {
+        1000 => 57.0,
+        1200 => 70.0,
+        1400 => 82.6,
+        1600 => 95.0,
+        1650 => 100.0,
+        1800 => 108.8,
+        2000 => 122.0,
+        2200 => 135.0,
+        2400 => 148.5,
+        other => other as f64 * 0.061,
+    };
+    let km = race.distance as f64 / 1000.0;
+    let ground = match going {
+        "GOOD TO FIRM" | "WET FAST" => 0.996,
+        "GOOD TO YIELDING" => 1.006,
+        "YIELDING" | "WET SLOW" => 1.012,
+        "SOFT" => 1.025,
+        _ => 1.0,
+    };
+    let pace = rng.random_range(-0.4..0.4) * km;
+    (((par + race.kind.pace() * km) * ground + pace) * 100.0).round() as i64
+}
+
+/// Hundredths between one finisher and the next: close up front, strung out behind.
+fn margin(rng: &mut ChaCha8Rng, place: usize) -> i64 {
+    let close = rng.random_range(1..=16);
+    if place >= 5 {
+        close + rng.random_range(0..=18)
+    } else {
+        close
+    }
+}
+
+fn share(purse: i64, place: usize) -> i64 {
+    PRIZE_SHARES.get(place).map_or(0, |s| purse * s / 1000)
+}
+
+/// `m:ss.cc` from hundredths of a second.
+fn finish_time(hundredths: i64) -> String {
+    format!(
+        "{}:{:02}.{:02}",
+        hundredths / 6000,
+        hundredths / 100 % 60,
+        hundredths % 100
+    )
+}
+
+/// An RFC 3339 time in Hong Kong, which keeps UTC+8 all year.
+fn hk_time(date: Date, minutes: i64, seconds: i64) -> String {
+    format!(
+        "{date}T{:02}:{:02}:{seconds:02}+08:00",
+        minutes / 60,
+        minutes % 60
+    )
+}
+
+fn days_before(date: Date, days: i64) -> Date {
+    date.checked_sub(jiff::Span::new().days(days))
+        .expect("a few days back from a four-digit year stays in range")
+}
+
+fn make_horses(rng: &mut ChaCha8Rng) -> Vec<Horse> {
+    // Every two-word combination once, shuffled, so names are unique without retries.
+    let mut names: Vec<String> = NAME_FIRST
+        .iter()
+        .flat_map(|a| NAME_SECOND.iter().map(move |b| (a, b)))
+        .filter(|(a, b)| a != b)
+        .map(|(a, b)| format!("{a} {b}"))
+        .collect();
+    names.shuffle(rng);
+    let mut brands = std::collections::BTreeSet::new();
+    let mut horses: Vec<Horse> = names
+        .into_iter()
+        .take(HORSES)
+        .map(|name| {
+            let age = weighted(rng, AGES);
+            let mut no = brand(rng, age);
+            while !brands.insert(no.clone()) {
+                no = brand(rng, age);
+            }
+            make_horse(rng, no, name, age)
+        })
+        .collect();
+    horses.sort_by(|a, b| a.no.cmp(&b.no));
+    horses
+}
+
+fn make_horse(rng: &mut ChaCha8Rng, no: String, name: String, age: i64) -> Horse {
+    let class = weighted(rng, HORSE_CLASSES);
+    let rating = match class {
+        1 => rng.random_range(100..=125),
+        2 => rng.random_range(80..=99),
+        3 => rng.random_range(60..=79),
+        4 => rng.random_range(40..=59),
+        _ => rng.random_range(15..=39),
+    };
+    let sex = match rng.random_range(0..100) {
+        0..86 => "Gelding",
+        86..89 => "Rig",
+        89..93 => "Mare",
+        _ if age <= 3 => "Colt",
+        _ => "Horse",
+    };
+    Horse {
+        no,
+        name,
+        country: weighted(rng, COUNTRIES),
+        colour: weighted(rng, COLOURS),
+        sex,
+        age,
+        trainer: TRAINERS[rng.random_range(0..TRAINERS.len())],
+        owner: owner(rng),
+        rating,
+        edge: normal(rng),
+        // Most young horses are imported during the season and debut in a griffin race.
+        arrival: if age <= 4 && rng.random_bool(0.6) {
+            rng.random_range(1..MEETINGS)
+        } else {
+            0
+        },
+        last_meeting: None,
+        starts: 0,
+        wins: 0,
+        places: 0,
+        stakes: 0,
+    }
+}
+
+/// An HK brand: the import season's letter (HK skips F and I) and three digits, with
+/// a second letter for some seasons' later imports, e.g. `E271` or `CA206`.
+fn brand(rng: &mut ChaCha8Rng, age: i64) -> String {
+    const SEASONS: [char; 9] = ['K', 'J', 'H', 'G', 'E', 'D', 'C', 'B', 'A'];
+    let season = usize::try_from(age - 3).unwrap_or(0) + rng.random_range(0..=1);
+    let letter = SEASONS[season.min(SEASONS.len() - 1)];
+    let number = rng.random_range(1..=499);
+    if rng.random_bool(0.15) {
+        let second = ['A', 'B'][rng.random_range(0..2)];
+        format!("{letter}{second}{number:03}")
+    } else {
+        format!("{letter}{number:03}")
+    }
+}
+
+fn owner(rng: &mut ChaCha8Rng) -> String {
+    let surname = SURNAMES[rng.random_range(0..SURNAMES.len())];
+    let given = GIVEN_NAMES[rng.random_range(0..GIVEN_NAMES.len())];
+    match rng.random_range(0..100) {
+        0..35 => format!("Mr {surname} {given}"),
+        35..55 => format!("Mr & Mrs {surname} {given}"),
+        55..85 => {
+            let word = SYNDICATE_WORDS[rng.random_range(0..SYNDICATE_WORDS.len())];
+            let kind = SYNDICATE_KINDS[rng.random_range(0..SYNDICATE_KINDS.len())];
+            format!("The {word} {kind}")
+        }
+        _ => format!("{surname} Family Syndicate"),
+    }
+}
+
+/// Picks from a table of (item, weight); the tables here are constant and non-empty.
+fn weighted<T: Copy>(rng: &mut ChaCha8Rng, table: &[(T, u32)]) -> T {
+    let total: u32 = table.iter().map(|&(_, w)| w).sum();
+    let mut roll = rng.random_range(0..total);
+    for &(item, w) in table {
+        if roll < w {
+            return item;
+        }
+        roll -= w;
+    }
+    unreachable!("the roll is below the sum of the weights")
+}
+
+/// A standard normal draw (Box-Muller), so that no distribution crate is needed.
+fn normal(rng: &mut ChaCha8Rng) -> f64 {
+    let u: f64 = rng.random_range(f64::MIN_POSITIVE..1.0);
+    let v: f64 = rng.random();
+    (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+    use std::sync::OnceLock;
+
+    use super::*;
+
+    const TODAY: &str = "2026-11-21";
+
+    fn today() -> Date {
+        Date::constant(2026, 11, 21)
+    }
+
+    /// One season shared by the tests that only read it: generating is the slow part.
+    fn feed() -> &'static DemoFeed {
+        static FEED: OnceLock<DemoFeed> = OnceLock::new();
+        FEED.get_or_init(|| season(42, today()))
+    }
+
+    fn results() -> impl Iterator<Item = &'static RaceResult> {
+        feed().events.iter().filter_map(|e| match &e.event {
+            Event::RaceResultPublished(r) => Some(r),
+            _ => None,
+        })
+    }
+
+    fn cards() -> impl Iterator<Item = &'static RaceCard> {
+        feed().events.iter().filter_map(|e| match &e.event {
+            Event::RaceCardDeclared(c) => Some(c),
+            _ => None,
+        })
+    }
+
+    fn withdrawn(r: &ResultRunner) -> bool {
+        r.status
+            .as_deref()
+            .is_some_and(|s| s.starts_with("WV") || s.starts_with("WX"))
+    }
+
+    #[test]
+    fn every_event_passes_the_feed_contract() {
+        for env in &feed().events {
+            assert_eq!(env.event.validate(), Ok(()), "{}", env.to_json());
+            let parsed = Envelope::decode(&env.subject(), env.to_json().as_bytes());
+            assert!(parsed.is_ok(), "{parsed:?} for {}", env.to_json());
+        }
+    }
+
+    #[test]
+    fn every_horse_number_is_a_valid_unique_brand() {
+        let mut seen = BTreeSet::new();
+        for env in &feed().events {
+            if let Event::HorseProfileUpdated(p) = &env.event {
+                assert!(racing_events::is_horse_no(&p.horse_no), "{}", p.horse_no);
+                let (letters, digits) = p.horse_no.split_at(p.horse_no.len() - 3);
+                assert!((1..=2).contains(&letters.len()), "{}", p.horse_no);
+                assert!(letters.bytes().all(|b| b.is_ascii_uppercase()));
+                assert!(digits.bytes().all(|b| b.is_ascii_digit()));
+                assert!(seen.insert(p.horse_no.clone()), "{} twice", p.horse_no);
+            }
+        }
+    }
+
+    #[test]
+    fn same_seed_and_day_give_the_same_feed() {
+        let json = |f: &DemoFeed| f.events.iter().map(Envelope::to_json).collect::<Vec<_>>();
+        assert_eq!(json(&season(42, today())), json(feed()));
+        assert_ne!(json(&season(43, today())), json(feed()));
+    }
+
+    #[test]
+    fn a_season_has_enough_meetings_and_horses() {
+        let feed = feed();
+        assert!(feed.meetings >= 75, "{} meetings", feed.meetings);
+        assert!(feed.horses >= 1000, "{} horses", feed.horses);
+        let dates: BTreeSet<&str> = cards().map(|c| c.date.as_str()).collect();
+        assert_eq!(dates.len(), feed.meetings);
+        let profiles = feed
+            .events
+            .iter()
+            .filter(|e| matches!(e.event, Event::HorseProfileUpdated(_)))
+            .count();
+        assert_eq!(profiles, feed.horses);
+    }
+
+    #[test]
+    fn profiles_are_published_before_anything_else() {
+        let first_other = feed()
+            .events
+            .iter()
+            .position(|e| !matches!(e.event, Event::HorseProfileUpdated(_)));
+        assert_eq!(first_other, Some(feed().horses));
+    }
+
+    #[test]
+    fn the_last_meeting_is_today_with_cards_odds_and_no_results() {
+        let last = cards().map(|c| c.date.as_str()).max();
+        assert_eq!(last, Some(TODAY));
+        assert_eq!(feed().today, TODAY);
+        let races = cards().filter(|c| c.date == TODAY).count();
+        assert!((8..=11).contains(&races), "{races} races today");
+        assert_eq!(results().filter(|r| r.date == TODAY).count(), 0);
+        let odds = feed()
+            .events
+            .iter()
+            .filter(|e| matches!(&e.event, Event::OddsUpdated(o) if o.date == TODAY))
+            .count();
+        assert_eq!(odds, races);
+        let scratched = feed()
+            .events
+            .iter()
+            .filter(|e| matches!(&e.event, Event::RunnerScratched(s) if s.date == TODAY))
+            .count();
+        assert!(
+            (1..=2).contains(&scratched),
+            "{scratched} scratchings today"
+        );
+    }
+
+    #[test]
+    fn every_past_race_has_a_result() {
+        let declared: BTreeSet<(&str, i64)> = cards()
+            .filter(|c| c.date != TODAY)
+            .map(|c| (c.date.as_str(), c.race_number))
+            .collect();
+        let run: BTreeSet<(&str, i64)> = results()
+            .map(|r| (r.date.as_str(), r.race_number))
+            .collect();
+        assert_eq!(declared, run);
+    }
+
+    #[test]
+    fn the_season_has_dead_heats_non_finishers_and_withdrawals() {
+        let runners = || results().flat_map(|r| &r.runners);
+        assert!(runners().any(|r| r.dead_heat));
+        assert!(runners().any(|r| {
+            r.position.is_none() && !withdrawn(r) && r.win_odds.is_some() && r.finish_time.is_none()
+        }));
+        assert!(runners().any(|r| withdrawn(r) && r.win_odds.is_none() && r.finish_time.is_none()));
+    }
+
+    #[test]
+    fn positions_follow_finish_times_and_dead_heats_skip_a_place() {
+        for race in results() {
+            let placed: Vec<&ResultRunner> = race
+                .runners
+                .iter()
+                .filter(|r| r.position.is_some())
+                .collect();
+            for (i, pair) in placed.windows(2).enumerate() {
+                let (a, b) = (pair[0], pair[1]);
+                if b.dead_heat && b.position == a.position {
+                    assert_eq!(a.finish_time, b.finish_time);
+                } else {
+                    assert_eq!(b.position, Some(i as i64 + 2), "{race:?}");
+                    assert!(a.finish_time < b.finish_time, "{race:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_horse_runs_at_most_once_a_meeting() {
+        let mut by_day: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+        for card in cards() {
+            let day = by_day.entry(card.date.as_str()).or_default();
+            for runner in &card.runners {
+                assert!(
+                    day.insert(&runner.horse_no),
+                    "{} twice on {}",
+                    runner.horse_no,
+                    card.date
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_scratched_runner_is_withdrawn_in_its_result() {
+        for env in &feed().events {
+            let Event::RunnerScratched(s) = &env.event else {
+                continue;
+            };
+            let Some(result) =
+                results().find(|r| r.date == s.date && r.race_number == s.race_number)
+            else {
+                assert_eq!(s.date, TODAY);
+                continue;
+            };
+            let runner = result.runners.iter().find(|r| r.horse_no == s.horse_no);
+            assert_eq!(runner.and_then(|r| r.status.as_deref()), Some("WV"));
+        }
+    }
+
+    #[test]
+    fn profiles_count_the_starts_wins_and_places_of_the_results() {
+        let mut counted: BTreeMap<&str, (i64, i64, i64)> = BTreeMap::new();
+        for runner in results().flat_map(|r| &r.runners).filter(|r| !withdrawn(r)) {
+            let tally = counted.entry(runner.horse_no.as_str()).or_default();
+            tally.0 += 1;
+            tally.1 += i64::from(runner.position == Some(1));
+            tally.2 += i64::from(matches!(runner.position, Some(2 | 3)));
+        }
+        for env in &feed().events {
+            if let Event::HorseProfileUpdated(p) = &env.event {
+                let tally = counted
+                    .get(p.horse_no.as_str())
+                    .copied()
+                    .unwrap_or_default();
+                assert_eq!((p.starts, p.wins, p.places), tally, "{}", p.horse_no);
+                if p.starts == 0 {
+                    assert_eq!(p.total_stakes, 0, "{}", p.horse_no);
+                }
+                if p.wins > 0 {
+                    assert!(p.total_stakes > 0, "{}", p.horse_no);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,89 @@
+//! The one error type of the HTTP API. Every error answers `{"error": CODE, "message": TEXT}`
+//! (api-contract.md); 5xx details go to the log, never to the client.
+
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+
+/// The exact message of interface.md section 5.
+pub const UNAUTHORIZED_MESSAGE: &str = "Invalid or missing API key";
+
+/// Everything a request can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// 400 `bad_request`: a malformed date, race number or query parameter; the message
+    /// says which.
+    #[error("{0}")]
+    BadRequest(String),
+    /// 401 `unauthorized`: a missing or wrong key, whatever the path.
+    #[error("{UNAUTHORIZED_MESSAGE}")]
+    Unauthorized,
+    /// 404 `not_found`: nothing under that name; the message says what was looked for.
+    #[error("{0}")]
+    NotFound(String),
+    /// 405 `method_not_allowed`: the API is read-only.
+    #[error("only GET and HEAD are allowed")]
+    MethodNotAllowed,
+    /// 503 `unavailable`: the read models are not built yet.
+    #[error("{0}")]
+    Unavailable(String),
+    /// 500 `internal`: a bug or a store failure, logged with its details.
+    #[error("internal error")]
+    Internal(#[source] anyhow::Error),
+}
+
+impl ApiError {
+    fn status_and_code(&self) -> (StatusCode, &'static str) {
+        match self {
+            ApiError::BadRequest(_) => (StatusCode::BAD_REQUEST, "bad_request"),
+            ApiError::Unauthorized => (StatusCode::UNAUTHORIZED, "unauthorized"),
+            ApiError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
+            ApiError::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed"),
+            ApiError::Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
+            ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+        }
+    }
+}
+
+impl From<racing_projections::StoreError> for ApiError {
+    fn from(e: racing_projections::StoreError) -> Self {
+        ApiError::Internal(e.into())
+    }
+}
+
+#[derive(Serialize)]
+struct Body<'a> {
+    error: &'a str,
+    message: &'a str,
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        if let ApiError::Internal(e) = &self {
+            tracing::error!(error = format!("{e:#}"), "internal error");
+        }
+        let (status, code) = self.status_and_code();
+        let message = self.to_string();
+        let body = serde_json::to_vec(&Body {
+            error: code,
+            message: &message,
+        })
+        .unwrap_or_default();
+        let mut response = (status, body).into_response();
+        let headers = response.headers_mut();
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        match self {
+            ApiError::MethodNotAllowed => {
+                headers.insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+            }
+            ApiError::Unavailable(_) => {
+                headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            }
+            _ => {}
+        }
+        response
+    }
+}

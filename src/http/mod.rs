@@ -1,0 +1,318 @@
+//! The read API: the six endpoints of interface.md with the rules of api-contract.md. The
+//! key is checked before routing; each handler validates its path and query, then answers
+//! with one stored document, sent as it is.
+
+mod error;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use axum::extract::rejection::PathRejection;
+use axum::extract::{FromRequestParts, Path, RawQuery, Request, State};
+use axum::http::request::Parts;
+use axum::http::{header, HeaderValue};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use bytes::Bytes;
+use racing_events::{is_calendar_date, is_horse_no};
+use racing_projections::{DocKey, FormDoc, Store};
+
+pub use error::{ApiError, UNAUTHORIZED_MESSAGE};
+
+use crate::apikeys::ApiKeys;
+
+/// The header that carries the key (case-insensitive, as every HTTP header name).
+pub const API_KEY_HEADER: &str = "x-api-key";
+
+/// Largest `limit` on a form request.
+const MAX_FORM_LIMIT: usize = 1000;
+
+/// What the handlers share.
+#[derive(Clone)]
+pub struct AppState {
+    /// The read models.
+    pub store: Store,
+    /// Accepted keys.
+    pub keys: Arc<ApiKeys>,
+    /// The zone of "today".
+    pub timezone: jiff::tz::TimeZone,
+    /// Its IANA name.
+    pub timezone_name: Arc<str>,
+    /// Whether the projector has caught up once.
+    pub ready: Arc<AtomicBool>,
+}
+
+/// The API as a router, for the server and for handler tests.
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/api/v1/horses/{horse_no}", get(horse_profile))
+        .route("/api/v1/horses/{horse_no}/form", get(horse_form))
+        .route("/api/v1/results/{date}", get(results_by_date))
+        .route("/api/v1/results/{date}/{race_number}", get(race_result))
+        .route("/api/v1/racecards/today", get(racecard_today))
+        .route("/api/v1/racecards/{date}", get(racecard_by_date))
+        .fallback(|| async { ApiError::NotFound("no such path".into()) })
+        .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
+        .layer(middleware::from_fn_with_state(state.clone(), require_key))
+        .with_state(state)
+}
+
+/// Refuses any request without a valid key before it reaches a route, so that nothing
+/// about the data, not even which paths exist, leaks to someone without a key.
+async fn require_key(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let key = request
+        .headers()
+        .get(API_KEY_HEADER)
+        .and_then(|v| v.to_str().ok());
+    if !state.keys.accepts(key) {
+        return ApiError::Unauthorized.into_response();
+    }
+    next.run(request).await
+}
+
+/// The query parameters of a request, each allowed at most once.
+struct Query(HashMap<String, String>);
+
+impl Query {
+    fn parse(raw: Option<String>, allowed: &[&str]) -> Result<Query, ApiError> {
+        let mut params = HashMap::new();
+        for (name, value) in form_urlencoded::parse(raw.unwrap_or_default().as_bytes()) {
+            if !allowed.contains(&name.as_ref()) {
+                let hint = if allowed.is_empty() {
+                    "this endpoint takes no query parameters".to_owned()
+                } else {
+                    format!("allowed: {}", allowed.join(", "))
+                };
+                return Err(ApiError::BadRequest(format!(
+                    "unknown query parameter `{}` ({hint})",
+                    clip(&name)
+                )));
+            }
+            if params
+                .insert(name.to_string(), value.into_owned())
+                .is_some()
+            {
+                return Err(ApiError::BadRequest(format!(
+                    "query parameter `{}` is given more than once",
+                    clip(&name)
+                )));
+            }
+        }
+        Ok(Query(params))
+    }
+}
+
+/// Echoes at most 64 characters of client input in a message.
+fn clip(s: &str) -> String {
+    match s.char_indices().nth(64) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_owned(),
+    }
+}
+
+fn path_error(e: PathRejection) -> ApiError {
+    ApiError::BadRequest(format!("malformed path: {}", e.body_text()))
+}
+
+fn date(s: &str) -> Result<&str, ApiError> {
+    if is_calendar_date(s) {
+        Ok(s)
+    } else {
+        Err(ApiError::BadRequest(format!(
+            "date `{}` is not a real calendar date written YYYY-MM-DD",
+            clip(s)
+        )))
+    }
+}
+
+fn race_number(s: &str) -> Result<u8, ApiError> {
+    match s.parse::<u8>() {
+        Ok(n @ 1..=99) if s.bytes().all(|b| b.is_ascii_digit()) => Ok(n),
+        _ => Err(ApiError::BadRequest(format!(
+            "race number `{}` is not an integer from 1 to 99",
+            clip(s)
+        ))),
+    }
+}
+
+fn horse_no(s: &str) -> Result<&str, ApiError> {
+    if is_horse_no(s) {
+        Ok(s)
+    } else {
+        Err(ApiError::BadRequest(format!(
+            "horse number `{}` must be 1 to 32 of A-Z a-z 0-9 _ -, starting with a letter or digit",
+            clip(s)
+        )))
+    }
+}
+
+fn at(venue: Option<&str>) -> String {
+    venue
+        .map(|v| format!(" at {}", clip(v)))
+        .unwrap_or_default()
+}
+
+/// Reads one stored document; `Ok(None)` when there is none.
+fn stored(state: &AppState, key: DocKey<'_>) -> Result<Option<sled::IVec>, ApiError> {
+    if !state.ready.load(Ordering::Relaxed) {
+        return Err(ApiError::Unavailable(
+            "the read models are still being built from the log; retry shortly".into(),
+        ));
+    }
+    Ok(state.store.doc(key)?)
+}
+
+fn json(body: Bytes) -> Response {
+    let mut response = body.into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+fn document(
+    state: &AppState,
+    key: DocKey<'_>,
+    missing: impl FnOnce() -> String,
+) -> Result<Response, ApiError> {
+    match stored(state, key)? {
+        Some(bytes) => Ok(json(Bytes::from_owner(bytes))),
+        None => Err(ApiError::NotFound(missing())),
+    }
+}
+
+async fn horse_profile(
+    State(state): State<AppState>,
+    path: Result<Path<String>, PathRejection>,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, ApiError> {
+    let Path(h) = path.map_err(path_error)?;
+    let h = horse_no(&h)?;
+    Query::parse(raw, &[])?;
+    document(&state, DocKey::Profile(h), || format!("no horse {h}"))
+}
+
+async fn horse_form(
+    State(state): State<AppState>,
+    path: Result<Path<String>, PathRejection>,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, ApiError> {
+    let Path(h) = path.map_err(path_error)?;
+    let h = horse_no(&h)?;
+    let query = Query::parse(raw, &["limit"])?;
+    let limit = match query.0.get("limit") {
+        None => None,
+        Some(l) => match l.parse::<usize>() {
+            Ok(n @ 1..=MAX_FORM_LIMIT) if l.bytes().all(|b| b.is_ascii_digit()) => Some(n),
+            _ => {
+                return Err(ApiError::BadRequest(format!(
+                    "limit `{}` is not an integer from 1 to {MAX_FORM_LIMIT}",
+                    clip(l)
+                )))
+            }
+        },
+    };
+    let Some(stored) = stored(&state, DocKey::Form(h))? else {
+        return Err(ApiError::NotFound(format!("no horse {h}")));
+    };
+    let body = FormDoc::body(&stored, limit)
+        .ok_or_else(|| ApiError::Internal(anyhow::anyhow!("form document of {h} is damaged")))?;
+    Ok(json(Bytes::from(body)))
+}
+
+async fn results_by_date(
+    State(state): State<AppState>,
+    Day(d): Day,
+    Venue(venue): Venue,
+) -> Result<Response, ApiError> {
+    let venue = venue.as_deref();
+    document(&state, DocKey::Results { date: &d, venue }, || {
+        format!("no results for {d}{}", at(venue))
+    })
+}
+
+async fn race_result(
+    State(state): State<AppState>,
+    path: Result<Path<(String, String)>, PathRejection>,
+    Venue(venue): Venue,
+) -> Result<Response, ApiError> {
+    let Path((d, n)) = path.map_err(path_error)?;
+    let d = date(&d)?;
+    let n = race_number(&n)?;
+    let venue = venue.as_deref();
+    let key = DocKey::Race {
+        date: d,
+        race_number: n,
+        venue,
+    };
+    document(&state, key, || {
+        format!("no result for race {n} on {d}{}", at(venue))
+    })
+}
+
+async fn racecard_today(
+    State(state): State<AppState>,
+    Venue(venue): Venue,
+) -> Result<Response, ApiError> {
+    let venue = venue.as_deref();
+    let today = jiff::Timestamp::now()
+        .to_zoned(state.timezone.clone())
+        .date()
+        .to_string();
+    let key = DocKey::Card {
+        date: &today,
+        venue,
+    };
+    document(&state, key, || {
+        let zone = &state.timezone_name;
+        format!("no meeting today ({today} in {zone}){}", at(venue))
+    })
+}
+
+async fn racecard_by_date(
+    State(state): State<AppState>,
+    Day(d): Day,
+    Venue(venue): Venue,
+) -> Result<Response, ApiError> {
+    let venue = venue.as_deref();
+    document(&state, DocKey::Card { date: &d, venue }, || {
+        format!("no race card for {d}{}", at(venue))
+    })
+}
+
+/// The `{date}` of a one-parameter path, checked to be a real calendar date.
+struct Day(String);
+
+impl<S: Send + Sync> FromRequestParts<S> for Day {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let Path(d) = Path::<String>::from_request_parts(parts, state)
+            .await
+            .map_err(path_error)?;
+        date(&d)?;
+        Ok(Day(d))
+    }
+}
+
+/// The query of the date endpoints: only `venue`, a meeting's racecourse on a date with
+/// more than one.
+struct Venue(Option<String>);
+
+impl<S: Send + Sync> FromRequestParts<S> for Venue {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        let mut query = Query::parse(parts.uri.query().map(str::to_owned), &["venue"])?;
+        match query.0.remove("venue") {
+            Some(v) if v.trim().is_empty() => Err(ApiError::BadRequest(
+                "query parameter `venue` is empty".into(),
+            )),
+            v => Ok(Venue(v)),
+        }
+    }
+}

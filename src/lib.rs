@@ -1,0 +1,15 @@
+//! The racing service: configuration, NATS wiring, the projector task, the HTTP API, the
+//! feeder and the demo data. `main.rs` is only the command line around this library, so
+//! that tests drive the very same code.
+
+pub mod apikeys;
+pub mod app;
+pub mod config;
+pub mod demo;
+pub mod http;
+pub mod nats;
+pub mod projector;
+pub mod publish;
+
+pub use app::Application;
+pub use config::Config;

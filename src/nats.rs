@@ -1,0 +1,177 @@
+//! NATS wiring: connecting, creating or updating the stream of the feed contract, and
+//! running a local nats-server when no NATS URL is configured.
+
+use std::net::{SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use anyhow::{bail, Context as _};
+use async_nats::jetstream::{self, stream};
+use racing_events::{ALL_SUBJECTS, MAX_PAYLOAD_BYTES};
+use tokio::process::{Child, Command};
+
+/// Connects to NATS, retrying for a while so that a service started together with its
+/// broker (compose, the demo script) does not fail on a race.
+pub async fn connect(url: &str) -> anyhow::Result<async_nats::Client> {
+    let mut last = None;
+    for attempt in 0..40 {
+        match async_nats::ConnectOptions::new()
+            .name("racing")
+            .retry_on_initial_connect()
+            .connection_timeout(Duration::from_secs(2))
+            .connect(url)
+            .await
+        {
+            Ok(client) => return Ok(client),
+            Err(e) => {
+                tracing::warn!(attempt, error = %e, "NATS not reachable yet");
+                last = Some(e);
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+        }
+    }
+    Err(last
+        .map(anyhow::Error::from)
+        .unwrap_or_else(|| anyhow::anyhow!("no attempt")))
+    .with_context(|| format!("connecting to NATS at {url}"))
+}
+
+/// The stream settings of the feed contract: every `racing.>` subject, file storage, kept
+/// forever, deduplicated inside `duplicate_window`.
+pub fn stream_config(name: &str, duplicate_window: Duration) -> stream::Config {
+    stream::Config {
+        name: name.to_owned(),
+        description: Some("Racing feed: the source of truth of every read model".into()),
+        subjects: vec![ALL_SUBJECTS.to_owned()],
+        storage: stream::StorageType::File,
+        retention: stream::RetentionPolicy::Limits,
+        duplicate_window,
+        max_message_size: i32::try_from(MAX_PAYLOAD_BYTES).unwrap_or(i32::MAX),
+        ..Default::default()
+    }
+}
+
+/// Creates the stream, or brings the settings of an existing one up to date.
+pub async fn ensure_stream(
+    js: &jetstream::Context,
+    name: &str,
+    duplicate_window: Duration,
+) -> anyhow::Result<stream::Info> {
+    js.create_or_update_stream(stream_config(name, duplicate_window))
+        .await
+        .with_context(|| format!("creating or updating stream {name}"))
+}
+
+/// A nats-server child process with JetStream, listening on loopback; stopped on drop.
+pub struct LocalNats {
+    child: Child,
+    addr: SocketAddr,
+    store_dir: PathBuf,
+}
+
+impl LocalNats {
+    /// Starts nats-server with its store in `store_dir`, on `port` if given and free,
+    /// else on a free port, and waits until it accepts connections.
+    pub async fn start(program: &str, store_dir: &Path, port: Option<u16>) -> anyhow::Result<Self> {
+        std::fs::create_dir_all(store_dir)
+            .with_context(|| format!("creating {}", store_dir.display()))?;
+        let mut last_error = None;
+        for attempt in 0..5 {
+            let port = match port.filter(|_| attempt == 0) {
+                Some(p) if port_is_free(p) => p,
+                _ => free_port()?,
+            };
+            match Self::spawn(program, store_dir, port).await {
+                Ok(nats) => return Ok(nats),
+                Err(e) => last_error = Some(e),
+            }
+        }
+        Err(last_error.unwrap_or_else(|| anyhow::anyhow!("nats-server did not start")))
+    }
+
+    async fn spawn(program: &str, store_dir: &Path, port: u16) -> anyhow::Result<Self> {
+        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        // A payload may be 1 MiB (feed contract) and NATS counts headers in max_payload,
+        // so the limit is raised above the 1 MB default, as nats.conf does.
+        let conf = store_dir.join("nats-server.conf");
+        std::fs::write(&conf, "max_payload: 2MB\n")
+            .with_context(|| format!("writing {}", conf.display()))?;
+        let mut child = Command::new(program)
+            .arg("-c")
+            .arg(&conf)
+            .args(["-a", "127.0.0.1", "-p", &port.to_string(), "-js", "-sd"])
+            .arg(store_dir)
+            .arg("-l")
+            .arg(store_dir.join("nats-server.log"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .with_context(|| {
+                format!("starting `{program}`; install it (apt-get install nats-server) or set RACING_NATS_URL")
+            })?;
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(status) = child.try_wait()? {
+                bail!("nats-server exited at start-up with {status} (port {port} in use?)");
+            }
+            if tokio::net::TcpStream::connect(addr).await.is_ok() {
+                return Ok(LocalNats {
+                    child,
+                    addr,
+                    store_dir: store_dir.to_owned(),
+                });
+            }
+            if tokio::time::Instant::now() > deadline {
+                bail!("nats-server did not accept connections on {addr} within 10 s");
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// The client URL, `nats://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("nats://{}", self.addr)
+    }
+
+    /// The port it listens on.
+    pub fn port(&self) -> u16 {
+        self.addr.port()
+    }
+
+    /// Where its JetStream store is.
+    pub fn store_dir(&self) -> &Path {
+        &self.store_dir
+    }
+
+    /// Asks the server to shut down cleanly (SIGTERM) and waits up to `grace` for it,
+    /// then kills it.
+    pub async fn stop(mut self, grace: Duration) {
+        if let Some(pid) = self.child.id().and_then(|p| i32::try_from(p).ok()) {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGTERM,
+            );
+            if tokio::time::timeout(grace, self.child.wait()).await.is_ok() {
+                return;
+            }
+        }
+        let _ = self.child.kill().await;
+    }
+
+    /// Kills the server at once, as a crash would (for fault tests).
+    pub async fn kill(mut self) {
+        let _ = self.child.kill().await;
+    }
+}
+
+fn port_is_free(port: u16) -> bool {
+    TcpListener::bind(("127.0.0.1", port)).is_ok()
+}
+
+/// A port that was free a moment ago on loopback.
+pub fn free_port() -> anyhow::Result<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}

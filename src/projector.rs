@@ -1,0 +1,164 @@
+//! The projector: reads the stream from the message after the checkpoint, folds each event
+//! into the read models, and commits every batch with the sequence it reached. Batches are
+//! large while replaying and small when live: a batch closes when it is full or a few
+//! milliseconds after its first message.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_nats::jetstream::{self, consumer};
+use futures::StreamExt;
+use racing_events::Envelope;
+use racing_projections::{BatchStats, Store};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+/// Most messages in one batch.
+const MAX_BATCH: usize = 4096;
+/// Longest a live message waits for others to share its commit.
+const BATCH_WINDOW: Duration = Duration::from_millis(5);
+/// Pause before re-creating the consumer after an error.
+const RETRY_DELAY: Duration = Duration::from_millis(500);
+
+/// What the projector has reached, for readiness and tests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Progress {
+    /// Last stream sequence committed to the store.
+    pub checkpoint: u64,
+    /// Whether the projector has caught up with the stream at least once since start.
+    pub caught_up: bool,
+    /// Events applied since start.
+    pub applied: u64,
+    /// Events ignored as duplicates since start.
+    pub duplicates: u64,
+    /// Messages recorded as dead letters since start.
+    pub dead_letters: u64,
+}
+
+/// The projector's handle on shared state.
+pub struct Projector {
+    /// The read models.
+    pub store: Store,
+    /// JetStream context.
+    pub js: jetstream::Context,
+    /// Stream name.
+    pub stream: String,
+    /// Published after every commit.
+    pub progress: watch::Sender<Progress>,
+    /// Set once caught up; the API answers 503 until then.
+    pub ready: Arc<AtomicBool>,
+}
+
+impl Projector {
+    /// Runs until `shutdown`; re-creates its consumer from the checkpoint after any error,
+    /// so that a message is never skipped and never applied twice.
+    pub async fn run(self, shutdown: CancellationToken) {
+        // A store already at the stream's end is ready at once, before any message.
+        if let Ok(mut s) = self.js.get_stream(&self.stream).await {
+            if let (Ok(info), Ok(cp)) = (s.info().await, self.store.checkpoint()) {
+                if cp >= info.state.last_sequence {
+                    self.mark_caught_up(cp);
+                }
+            }
+        }
+        while !shutdown.is_cancelled() {
+            match self.consume(&shutdown).await {
+                Ok(()) => break,
+                Err(e) => {
+                    tracing::warn!(error = %e, "projector interrupted; resuming from checkpoint");
+                    tokio::select! {
+                        _ = tokio::time::sleep(RETRY_DELAY) => {}
+                        _ = shutdown.cancelled() => break,
+                    }
+                }
+            }
+        }
+        if let Err(e) = self.store.flush().await {
+            tracing::error!(error = %e, "flushing the read models at shutdown");
+        }
+    }
+
+    fn mark_caught_up(&self, checkpoint: u64) {
+        if !self.ready.swap(true, Ordering::SeqCst) {
+            tracing::info!(checkpoint, "projector caught up; API ready");
+        }
+        self.progress.send_modify(|p| {
+            p.checkpoint = p.checkpoint.max(checkpoint);
+            p.caught_up = true;
+        });
+    }
+
+    async fn consume(&self, shutdown: &CancellationToken) -> anyhow::Result<()> {
+        let start = self.store.checkpoint()? + 1;
+        let stream = self.js.get_stream(&self.stream).await?;
+        let consumer = stream
+            .create_consumer(consumer::pull::OrderedConfig {
+                deliver_policy: consumer::DeliverPolicy::ByStartSequence {
+                    start_sequence: start,
+                },
+                ..Default::default()
+            })
+            .await?;
+        let mut messages = consumer.messages().await?;
+        tracing::info!(from = start, stream = %self.stream, "projecting");
+        loop {
+            let first = tokio::select! {
+                m = messages.next() => m,
+                _ = shutdown.cancelled() => return Ok(()),
+            };
+            let Some(first) = first else {
+                anyhow::bail!("message stream ended");
+            };
+            let mut batch = vec![first?];
+            let deadline = tokio::time::Instant::now() + BATCH_WINDOW;
+            while batch.len() < MAX_BATCH {
+                match tokio::time::timeout_at(deadline, messages.next()).await {
+                    Ok(Some(m)) => batch.push(m?),
+                    Ok(None) => anyhow::bail!("message stream ended"),
+                    Err(_) => break,
+                }
+            }
+            let (stats, pending) = self.commit(&batch)?;
+            tracing::debug!(?stats, pending, "batch committed");
+            self.progress.send_modify(|p| {
+                p.checkpoint = stats.checkpoint;
+                p.applied += stats.applied;
+                p.duplicates += stats.duplicates;
+                p.dead_letters += stats.dead_letters;
+            });
+            if pending == 0 {
+                self.mark_caught_up(stats.checkpoint);
+            }
+        }
+    }
+
+    /// Folds a batch of messages and commits it; returns what it did and how many
+    /// messages the stream still holds after it.
+    fn commit(&self, messages: &[jetstream::Message]) -> anyhow::Result<(BatchStats, u64)> {
+        let mut batch = self.store.batch()?;
+        let mut pending = 0;
+        for m in messages {
+            let info = m
+                .info()
+                .map_err(|e| anyhow::anyhow!("message metadata: {e}"))?;
+            pending = info.pending;
+            let subject = m.subject.as_str();
+            match Envelope::decode(subject, &m.payload) {
+                Ok(env) => {
+                    batch.apply(info.stream_sequence, &env)?;
+                }
+                Err(reason) => {
+                    tracing::warn!(seq = info.stream_sequence, subject, %reason, "dead letter");
+                    batch.dead_letter(
+                        info.stream_sequence,
+                        subject,
+                        &reason.to_string(),
+                        &m.payload,
+                    );
+                }
+            }
+        }
+        Ok((batch.commit()?, pending))
+    }
+}

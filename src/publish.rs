@@ -1,0 +1,151 @@
+//! A feeder: publishes events to the stream with `Nats-Msg-Id` set to their `event_id`,
+//! keeping many publishes in flight and counting what JetStream stored, what it
+//! recognised as a duplicate, and what was refused.
+
+use std::io::BufRead;
+
+use async_nats::jetstream::{self, context::PublishAckFuture};
+use async_nats::HeaderMap;
+use futures::stream::{FuturesOrdered, StreamExt};
+use racing_events::Envelope;
+
+/// Publishes in flight at once: enough to fill the link, bounded so memory is too.
+const IN_FLIGHT: usize = 512;
+
+/// Most refusal reasons kept for the report.
+const MAX_REASONS: usize = 20;
+
+/// What a run of the feeder did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Counts {
+    /// Stored as new events.
+    pub published: u64,
+    /// Recognised by JetStream as already stored inside the duplicate window.
+    pub duplicate: u64,
+    /// Refused: by the feed contract's validation here, or by the server.
+    pub rejected: u64,
+    /// The first refusals: `(line or item number, reason)`.
+    pub reasons: Vec<(u64, String)>,
+}
+
+impl Counts {
+    fn reject(&mut self, item: u64, reason: String) {
+        self.rejected += 1;
+        if self.reasons.len() < MAX_REASONS {
+            self.reasons.push((item, reason));
+        }
+    }
+}
+
+/// Publishes one message with its event id as `Nats-Msg-Id`.
+async fn send(
+    js: &jetstream::Context,
+    env: &Envelope,
+    payload: bytes::Bytes,
+) -> Result<PublishAckFuture, async_nats::jetstream::context::PublishError> {
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        async_nats::header::NATS_MESSAGE_ID,
+        env.event_id.to_string().as_str(),
+    );
+    js.publish_with_headers(env.subject(), headers, payload)
+        .await
+}
+
+/// Publishes raw payloads, each validated against the feed contract first; `tick` is
+/// called after each item with the bytes it had.
+pub async fn publish_payloads<I>(
+    js: &jetstream::Context,
+    items: I,
+    mut tick: impl FnMut(u64),
+) -> anyhow::Result<Counts>
+where
+    I: IntoIterator<Item = std::io::Result<(u64, Vec<u8>)>>,
+{
+    let mut counts = Counts::default();
+    let mut in_flight = FuturesOrdered::new();
+    for item in items {
+        let (number, payload) = item?;
+        let size = payload.len() as u64;
+        match Envelope::parse(&payload) {
+            Err(reason) => counts.reject(number, reason.to_string()),
+            Ok(env) => match send(js, &env, payload.into()).await {
+                Ok(ack) => in_flight.push_back(async move { (number, ack.await) }),
+                Err(e) => counts.reject(number, format!("server refused: {e}")),
+            },
+        }
+        while in_flight.len() >= IN_FLIGHT {
+            if let Some(done) = in_flight.next().await {
+                settle(&mut counts, done);
+            }
+        }
+        tick(size);
+    }
+    while let Some(done) = in_flight.next().await {
+        settle(&mut counts, done);
+    }
+    Ok(counts)
+}
+
+type Ack = Result<jetstream::publish::PublishAck, async_nats::jetstream::context::PublishError>;
+
+fn settle(counts: &mut Counts, (number, ack): (u64, Ack)) {
+    match ack {
+        Ok(a) if a.duplicate => counts.duplicate += 1,
+        Ok(_) => counts.published += 1,
+        Err(e) => counts.reject(number, format!("server refused: {e}")),
+    }
+}
+
+/// Publishes generated events (the demo feed).
+pub async fn publish_events(
+    js: &jetstream::Context,
+    events: &[Envelope],
+) -> anyhow::Result<Counts> {
+    // Collected first: a lazy iterator's closure held across awaits would make the future
+    // too general to spawn.
+    let items: Vec<std::io::Result<(u64, Vec<u8>)>> = events
+        .iter()
+        .zip(1..)
+        .map(|(e, number)| Ok((number, e.to_json().into_bytes())))
+        .collect();
+    publish_payloads(js, items, |_| {}).await
+}
+
+/// The non-blank lines of an NDJSON reader, numbered from 1.
+pub fn ndjson_lines(reader: impl BufRead) -> impl Iterator<Item = std::io::Result<(u64, Vec<u8>)>> {
+    reader
+        .split(b'\n')
+        .enumerate()
+        .filter_map(|(i, line)| match line {
+            Ok(mut l) => {
+                if l.last() == Some(&b'\r') {
+                    l.pop();
+                }
+                (!l.iter().all(u8::is_ascii_whitespace)).then_some(Ok((i as u64 + 1, l)))
+            }
+            Err(e) => Some(Err(e)),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_readme_example_is_accepted_and_blank_lines_are_skipped() {
+        let readme = include_str!("../README.md");
+        let lines: Vec<_> = ndjson_lines(readme.as_bytes())
+            .filter_map(Result::ok)
+            .filter(|(_, l)| l.starts_with(b"{\"event_id\""))
+            .collect();
+        assert!(!lines.is_empty(), "README has an NDJSON example");
+        for (n, line) in lines {
+            Envelope::parse(&line).unwrap_or_else(|e| panic!("README line {n}: {e}"));
+        }
+        let numbered: Vec<u64> = ndjson_lines(&b"a\n\n  \r\nb\r\n"[..])
+            .map(|l| l.map(|(n, _)| n).unwrap_or_default())
+            .collect();
+        assert_eq!(numbered, [1, 4]);
+    }
+}

@@ -1,0 +1,6 @@
+//! Integration tests of the whole service: one binary, each test with its own nats-server,
+//! port and data directory. Nothing is mocked: real NATS, real sled, real HTTP.
+
+mod api;
+mod projector;
+mod support;

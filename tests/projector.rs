@@ -1,0 +1,145 @@
+//! The projector against a real stream: duplicates, dead letters, and restarts.
+
+use racing_events::samples::{envelope, profile, result, runner};
+use reqwest::StatusCode;
+use tempfile::TempDir;
+
+use crate::support::{App, Nats};
+
+#[tokio::test]
+async fn a_duplicate_event_id_is_ignored_even_outside_the_duplicate_window() {
+    let nats = Nats::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let mut app = App::start(&nats, dir.path()).await;
+    let original = envelope(profile("E271", "GOLDEN SIXTY"));
+    let mut replayed = envelope(profile("E271", "SOMETHING ELSE"));
+    replayed.event_id = original.event_id;
+    nats.publish(&[original]).await;
+    // Another Nats-Msg-Id, as a feeder re-sending days later: JetStream stores it again.
+    let last = nats
+        .publish_raw(
+            &replayed.subject(),
+            replayed.to_json().as_bytes(),
+            Some("other-id"),
+        )
+        .await;
+    assert_eq!(last, 2, "the stream holds both copies");
+    let progress = app.projected(last).await;
+    assert_eq!((progress.applied, progress.duplicates), (1, 1));
+    assert_eq!(
+        app.get("/api/v1/horses/E271").await.1["horse_name"],
+        "GOLDEN SIXTY"
+    );
+}
+
+#[tokio::test]
+async fn bad_events_become_dead_letters_and_good_ones_after_them_still_apply() {
+    let nats = Nats::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let mut app = App::start(&nats, dir.path()).await;
+    let good = envelope(profile("E271", "GOLDEN SIXTY"));
+    let bad_values = result("2026-02-30", "Sha Tin", 1, vec![runner(Some(1), "A1")]);
+    let bad: Vec<(String, Vec<u8>, &str)> = vec![
+        ("racing.horses.X".into(), b"not json".to_vec(), "envelope"),
+        (
+            "racing.horses.E271".into(),
+            good.to_json()
+                .replace("E271\",\"horse_name", "E271\",\"horse_nam")
+                .into_bytes(),
+            "missing field",
+        ),
+        (
+            "racing.results.2026-02-30.1".into(),
+            envelope(bad_values).to_json().into_bytes(),
+            "calendar date",
+        ),
+        (
+            "racing.horses.OTHER".into(),
+            good.to_json().into_bytes(),
+            "does not match",
+        ),
+        (
+            "racing.odds.2026-11-21.1".into(),
+            good.to_json().into_bytes(),
+            "does not match",
+        ),
+        (
+            "racing.horses.E271".into(),
+            good.to_json()
+                .replace("HorseProfileUpdated", "HorseSold")
+                .into_bytes(),
+            "unknown event type",
+        ),
+    ];
+    let mut first_bad = 0;
+    for (subject, payload, _) in &bad {
+        let seq = nats.publish_raw(subject, payload, None).await;
+        if first_bad == 0 {
+            first_bad = seq;
+        }
+    }
+    let last = nats.publish(&[good]).await;
+    let progress = app.projected(last).await;
+    assert_eq!(
+        (progress.applied, progress.dead_letters),
+        (1, bad.len() as u64)
+    );
+    assert_eq!(app.get("/api/v1/horses/E271").await.0, StatusCode::OK);
+    let letters = app.store.dead_letters(0, 100).expect("dead letters");
+    assert_eq!(letters.len(), bad.len());
+    for (letter, (subject, _, reason)) in letters.iter().zip(&bad) {
+        assert_eq!(&letter.subject, subject);
+        assert!(
+            letter.reason.contains(reason),
+            "{} lacks {reason}",
+            letter.reason
+        );
+    }
+    assert_eq!(letters[0].seq, first_bad);
+    // Nothing of the bad result was applied, not even in part.
+    assert_eq!(
+        app.get("/api/v1/horses/A1/form").await.0,
+        StatusCode::NOT_FOUND
+    );
+}
+
+#[tokio::test]
+async fn a_restart_resumes_after_the_checkpoint_and_applies_nothing_twice() {
+    let nats = Nats::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let mut app = App::start(&nats, dir.path()).await;
+    let before: Vec<_> = (1..=20)
+        .map(|i| envelope(profile(&format!("H{i:03}"), "BEFORE")))
+        .collect();
+    let last = nats.publish(&before).await;
+    assert_eq!(app.projected(last).await.applied, 20);
+    app.stop().await;
+
+    // Published while the service is down.
+    let after: Vec<_> = (1..=5)
+        .map(|i| {
+            envelope(result(
+                &format!("2026-11-0{i}"),
+                "Sha Tin",
+                1,
+                vec![runner(Some(1), "H001")],
+            ))
+        })
+        .collect();
+    let last = nats.publish(&after).await;
+
+    let mut app = App::start(&nats, dir.path()).await;
+    let progress = app.projected(last).await;
+    assert_eq!(progress.checkpoint, last);
+    assert_eq!(
+        (progress.applied, progress.duplicates),
+        (5, 0),
+        "only the new events"
+    );
+    let (_, form) = app.get("/api/v1/horses/H001/form").await;
+    assert_eq!(form["form"].as_array().map(Vec::len), Some(5));
+    assert_eq!(
+        app.get("/api/v1/horses/H020").await.1["horse_name"],
+        "BEFORE"
+    );
+}

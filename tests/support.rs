@@ -1,0 +1,172 @@
+//! Test harness: each test gets its own nats-server on a free port with a temporary
+//! store, and its own service on a free port with a temporary data directory. Everything
+//! is stopped when the test's values drop.
+
+use std::path::Path;
+use std::time::Duration;
+
+use async_nats::jetstream;
+use racing::config::Config;
+use racing::nats::LocalNats;
+use racing::projector::Progress;
+use racing::Application;
+use racing_events::Envelope;
+use reqwest::StatusCode;
+use serde_json::Value;
+use tempfile::TempDir;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+/// The key every test service accepts.
+pub const KEY: &str = "test-key-0123456789";
+
+/// How long a test waits for the projector before it fails.
+const WAIT: Duration = Duration::from_secs(20);
+
+/// A nats-server of a test's own.
+pub struct Nats {
+    pub server: Option<LocalNats>,
+    pub js: jetstream::Context,
+    _dir: TempDir,
+}
+
+impl Nats {
+    /// Starts nats-server with JetStream on a free loopback port.
+    pub async fn start() -> Nats {
+        let dir = TempDir::new().expect("temp dir");
+        let server = LocalNats::start("nats-server", dir.path(), None)
+            .await
+            .expect("nats-server starts (apt-get install nats-server)");
+        let client = async_nats::connect(server.url()).await.expect("connect");
+        Nats {
+            server: Some(server),
+            js: jetstream::new(client),
+            _dir: dir,
+        }
+    }
+
+    /// The client URL.
+    pub fn url(&self) -> String {
+        self.server.as_ref().expect("running").url()
+    }
+
+    /// Publishes raw bytes on `subject`, with `msg_id` as `Nats-Msg-Id` if given, and
+    /// returns the stream sequence.
+    pub async fn publish_raw(&self, subject: &str, payload: &[u8], msg_id: Option<&str>) -> u64 {
+        let mut headers = async_nats::HeaderMap::new();
+        if let Some(id) = msg_id {
+            headers.insert(async_nats::header::NATS_MESSAGE_ID, id);
+        }
+        self.js
+            .publish_with_headers(subject.to_owned(), headers, payload.to_vec().into())
+            .await
+            .expect("publish")
+            .await
+            .expect("ack")
+            .sequence
+    }
+
+    /// Publishes events as a feeder does; returns the last sequence.
+    pub async fn publish(&self, events: &[Envelope]) -> u64 {
+        let mut last = 0;
+        for e in events {
+            let id = e.event_id.to_string();
+            last = self
+                .publish_raw(&e.subject(), e.to_json().as_bytes(), Some(&id))
+                .await;
+        }
+        last
+    }
+}
+
+/// A running service of a test's own.
+pub struct App {
+    pub base: String,
+    pub store: racing_projections::Store,
+    pub progress: watch::Receiver<Progress>,
+    pub client: reqwest::Client,
+    shutdown: CancellationToken,
+    task: Option<tokio::task::JoinHandle<anyhow::Result<()>>>,
+}
+
+impl App {
+    /// Starts the service against `nats`, with its read models in `data_dir`.
+    pub async fn start(nats: &Nats, data_dir: &Path) -> App {
+        Self::start_with(nats, data_dir, |_| {}).await
+    }
+
+    /// Same, after `adjust` changes the configuration.
+    pub async fn start_with(nats: &Nats, data_dir: &Path, adjust: impl FnOnce(&mut Config)) -> App {
+        let mut config = Config::new(data_dir, Some(nats.url()));
+        config.api_keys = vec![KEY.to_owned()];
+        adjust(&mut config);
+        let app = Application::build(config).await.expect("service builds");
+        let base = format!("http://{}", app.addr());
+        let store = app.store();
+        let progress = app.progress();
+        let shutdown = CancellationToken::new();
+        let task = tokio::spawn(app.run(shutdown.clone()));
+        App {
+            base,
+            store,
+            progress,
+            client: reqwest::Client::new(),
+            shutdown,
+            task: Some(task),
+        }
+    }
+
+    /// Waits until the projector has caught up and committed stream sequence `seq`.
+    pub async fn projected(&mut self, seq: u64) -> Progress {
+        let reached = |p: &Progress| p.caught_up && p.checkpoint >= seq;
+        let p = tokio::time::timeout(WAIT, self.progress.wait_for(reached))
+            .await
+            .unwrap_or_else(|_| panic!("projector did not reach {seq} in {WAIT:?}"))
+            .expect("projector alive");
+        *p
+    }
+
+    /// Stops the service as SIGTERM would, and waits for it.
+    pub async fn stop(mut self) {
+        self.shutdown.cancel();
+        if let Some(task) = self.task.take() {
+            tokio::time::timeout(WAIT, task)
+                .await
+                .expect("service stops in time")
+                .expect("service task")
+                .expect("service ran cleanly");
+        }
+    }
+
+    /// GET with the test key; returns the status and the JSON body.
+    pub async fn get(&self, path: &str) -> (StatusCode, Value) {
+        self.get_with(path, Some(KEY)).await
+    }
+
+    /// GET with the given key (or none).
+    pub async fn get_with(&self, path: &str, key: Option<&str>) -> (StatusCode, Value) {
+        let mut req = self.client.get(format!("{}{path}", self.base));
+        if let Some(k) = key {
+            req = req.header("X-API-Key", k);
+        }
+        let res = req.send().await.expect("request");
+        let status = res.status();
+        let ct = res
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        let body = res.bytes().await.expect("body");
+        assert_eq!(ct, "application/json", "{path}: content type");
+        let json = serde_json::from_slice(&body)
+            .unwrap_or_else(|e| panic!("{path}: body is not JSON ({e}): {body:?}"));
+        (status, json)
+    }
+}
+
+impl Drop for App {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
