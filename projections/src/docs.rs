@@ -324,3 +324,34 @@ pub(crate) fn render_cards(
 pub(crate) fn render_profile(p: &racing_events::HorseProfile) -> Vec<u8> {
     to_json(p)
 }
+
+/// Renders the current odds of a race: `{date, race_number, seq, odds: [{horse_no,
+/// win_odds}]}`, runners in horse-number order. The WebSocket's `snapshot` is this
+/// document with a `type` in front.
+pub(crate) fn render_odds(date: &str, race_number: u8, race: &crate::fold::RaceOdds) -> Vec<u8> {
+    #[derive(Serialize)]
+    struct Runner<'a> {
+        horse_no: &'a str,
+        win_odds: f64,
+    }
+    #[derive(Serialize)]
+    struct Doc<'a> {
+        date: &'a str,
+        race_number: u8,
+        seq: u64,
+        odds: Vec<Runner<'a>>,
+    }
+    to_json(&Doc {
+        date,
+        race_number,
+        seq: race.seq,
+        odds: race
+            .runners
+            .iter()
+            .map(|(h, (o, _))| Runner {
+                horse_no: h,
+                win_odds: *o,
+            })
+            .collect(),
+    })
+}

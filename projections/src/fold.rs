@@ -58,6 +58,7 @@ pub struct Fold {
     result_days: BTreeSet<String>,
     card_days: BTreeSet<String>,
     forms: BTreeSet<String>,
+    odds: BTreeSet<(String, u8)>,
 }
 
 fn read<T: DeserializeOwned>(s: &impl State, key: &[u8]) -> Result<Option<T>, StoreError> {
@@ -103,7 +104,10 @@ impl Fold {
                 self.card_days.insert(x.date.clone());
             }
             Event::RaceResultPublished(r) => self.result(s, r)?,
-            Event::OddsUpdated(o) => odds(s, seq, o)?,
+            Event::OddsUpdated(o) => {
+                odds(s, seq, o)?;
+                self.odds.insert((o.date.clone(), race_no(o.race_number)));
+            }
         }
         Ok(Outcome::Applied)
     }
@@ -243,6 +247,19 @@ impl Fold {
                 s.put(key.key(), bytes);
             }
         }
+        for (date, race_number) in std::mem::take(&mut self.odds) {
+            if let Some(race) = read::<RaceOdds>(s, &keys::odds(&date, race_number))? {
+                let doc = docs::render_odds(&date, race_number, &race);
+                s.put(
+                    DocKey::Odds {
+                        date: &date,
+                        race_number,
+                    }
+                    .key(),
+                    doc,
+                );
+            }
+        }
         for horse in std::mem::take(&mut self.forms) {
             let entries: Vec<StoredFormEntry> = read(s, &keys::form(&horse))?.unwrap_or_default();
             let profile: Option<HorseProfile> = read(s, &keys::profile(&horse))?;
@@ -272,5 +289,13 @@ fn odds(s: &mut impl State, seq: u64, o: &OddsUpdated) -> Result<(), StoreError>
         race.runners.insert(r.horse_no.clone(), (r.win_odds, seq));
     }
     write(s, key, &race);
+    let latest = match s.get(keys::ODDS_SEQ)? {
+        Some(v) => v.as_slice().try_into().map(u64::from_be_bytes).unwrap_or(0),
+        None => 0,
+    };
+    s.put(
+        keys::ODDS_SEQ.to_vec(),
+        latest.max(seq).to_be_bytes().to_vec(),
+    );
     Ok(())
 }

@@ -26,6 +26,12 @@ fn race(n: u8) -> [u8; 2] {
 /// The last stream sequence whose effects are in the tree.
 pub const CHECKPOINT: &[u8] = b"meta\0checkpoint";
 
+/// The stream sequence of the latest `OddsUpdated` applied.
+pub const ODDS_SEQ: &[u8] = b"meta\0odds_seq";
+
+/// Prefix of the current-odds records.
+pub const ODDS_PREFIX: &[u8] = b"odds\0";
+
 /// Prefix of the dead-letter records, ordered by stream sequence.
 pub const DEAD_PREFIX: &[u8] = b"dead\0";
 
@@ -79,6 +85,14 @@ pub fn form(horse_no: &str) -> Vec<u8> {
     key(&[b"hform", horse_no.as_bytes()])
 }
 
+/// The date and race number of a current-odds record's key.
+pub fn parse_odds(key: &[u8]) -> Option<(&str, u8)> {
+    let rest = key.strip_prefix(ODDS_PREFIX)?;
+    let (date, race_number) = (rest.get(..10)?, rest.get(11..)?);
+    let n = std::str::from_utf8(race_number).ok()?.parse().ok()?;
+    Some((std::str::from_utf8(date).ok()?, n))
+}
+
 /// A served document, ready to send.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DocKey<'a> {
@@ -101,6 +115,13 @@ pub enum DocKey<'a> {
         race_number: u8,
         /// `None` for the day's main meeting.
         venue: Option<&'a str>,
+    },
+    /// The current odds of a race.
+    Odds {
+        /// `YYYY-MM-DD`.
+        date: &'a str,
+        /// 1 to 99.
+        race_number: u8,
     },
     /// The race card of a date.
     Card {
@@ -134,6 +155,9 @@ impl DocKey<'_> {
                 &race(*race_number),
                 v.unwrap_or("").as_bytes(),
             ]),
+            DocKey::Odds { date, race_number } => {
+                key(&[b"doc", b"odds", date.as_bytes(), &race(*race_number)])
+            }
             DocKey::Card { date, venue: v } => key(&[
                 b"doc",
                 b"cards",
@@ -144,7 +168,7 @@ impl DocKey<'_> {
     }
 }
 
-/// The current odds of a race.
+/// The current odds of a race; a date's races share the prefix `odds \0 date \0`.
 pub fn odds(date: &str, race_number: u8) -> Vec<u8> {
     key(&[b"odds", date.as_bytes(), &race(race_number)])
 }

@@ -64,14 +64,18 @@ impl Store {
         Ok(Store { db, tree })
     }
 
-    /// The last stream sequence whose effects are stored; 0 for an empty store.
-    pub fn checkpoint(&self) -> Result<u64, StoreError> {
+    fn read_u64(&self, key: &[u8]) -> Result<u64, StoreError> {
         Ok(self
             .tree
-            .get(keys::CHECKPOINT)?
+            .get(key)?
             .map(|v| decode_u64(&v))
             .transpose()?
             .unwrap_or(0))
+    }
+
+    /// The last stream sequence whose effects are stored; 0 for an empty store.
+    pub fn checkpoint(&self) -> Result<u64, StoreError> {
+        self.read_u64(keys::CHECKPOINT)
     }
 
     /// A served document, as stored.
@@ -85,6 +89,39 @@ impl Store {
             .get(keys::odds(date, race_number))?
             .map(|v| serde_json::from_slice(&v).map_err(|e| StoreError::Corrupt(e.to_string())))
             .transpose()
+    }
+
+    /// The stream sequence of the latest odds update in the store; 0 for none.
+    pub fn latest_odds_seq(&self) -> Result<u64, StoreError> {
+        self.read_u64(keys::ODDS_SEQ)
+    }
+
+    /// The races (of `date`, or of every date) whose odds changed after stream sequence
+    /// `after`, as `(date, race_number)` in date and race order.
+    pub fn odds_changed_since(
+        &self,
+        date: Option<&str>,
+        after: u64,
+    ) -> Result<Vec<(String, u8)>, StoreError> {
+        let mut prefix = keys::ODDS_PREFIX.to_vec();
+        if let Some(d) = date {
+            prefix.extend_from_slice(d.as_bytes());
+            prefix.push(0);
+        }
+        let mut out = Vec::new();
+        for item in self.tree.scan_prefix(&prefix) {
+            let (k, v) = item?;
+            let race: RaceOdds =
+                serde_json::from_slice(&v).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+            if race.seq <= after {
+                continue;
+            }
+            let Some((d, n)) = keys::parse_odds(&k) else {
+                return Err(StoreError::Corrupt("odds record key".into()));
+            };
+            out.push((d.to_owned(), n));
+        }
+        Ok(out)
     }
 
     /// Dead letters from sequence `from` on, oldest first, at most `limit`.
@@ -122,7 +159,7 @@ impl Store {
 fn decode_u64(v: &[u8]) -> Result<u64, StoreError> {
     v.try_into()
         .map(u64::from_be_bytes)
-        .map_err(|_| StoreError::Corrupt("checkpoint is not 8 bytes".into()))
+        .map_err(|_| StoreError::Corrupt("a sequence record is not 8 bytes".into()))
 }
 
 /// What a committed batch did.

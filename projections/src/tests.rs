@@ -439,3 +439,44 @@ fn the_store_commits_batches_with_their_checkpoint_and_skips_redeliveries() {
     assert_eq!(dead[0].seq, 2);
     assert_eq!(dead[0].excerpt, "not json");
 }
+
+#[test]
+fn the_odds_document_is_the_snapshot_and_changes_are_found_by_sequence() {
+    let dir = tempdir();
+    let store = Store::open(dir.path()).expect("open");
+    let mut b = store.batch().expect("batch");
+    b.apply(1, &env(odds("2026-11-21", 2, &[("B2", 8.0), ("A1", 3.5)])))
+        .expect("apply");
+    b.apply(2, &env(odds("2026-11-22", 1, &[("C3", 2.0)])))
+        .expect("apply");
+    b.apply(3, &env(odds("2026-11-21", 2, &[("A1", 3.1)])))
+        .expect("apply");
+    b.apply(4, &env(profile("E271", "NOT ODDS")))
+        .expect("apply");
+    b.commit().expect("commit");
+    let doc = store
+        .doc(DocKey::Odds {
+            date: "2026-11-21",
+            race_number: 2,
+        })
+        .expect("read")
+        .expect("doc");
+    assert_eq!(
+        std::str::from_utf8(&doc).expect("utf8"),
+        r#"{"date":"2026-11-21","race_number":2,"seq":3,"odds":[{"horse_no":"A1","win_odds":3.1},{"horse_no":"B2","win_odds":8.0}]}"#
+    );
+    assert_eq!(store.latest_odds_seq().expect("seq"), 3);
+    let all = store.odds_changed_since(None, 0).expect("scan");
+    assert_eq!(
+        all,
+        [("2026-11-21".to_owned(), 2), ("2026-11-22".to_owned(), 1)]
+    );
+    assert_eq!(
+        store.odds_changed_since(None, 2).expect("scan"),
+        [("2026-11-21".to_owned(), 2)]
+    );
+    assert!(store
+        .odds_changed_since(Some("2026-11-22"), 2)
+        .expect("scan")
+        .is_empty());
+}
