@@ -2,6 +2,7 @@
 //! service can be shown and exercised without a real feeder.
 
 use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet};
 
 use jiff::civil::{Date, Weekday};
 use racing_events::{
@@ -54,6 +55,286 @@ pub fn season(seed: u64, today: Date) -> DemoFeed {
         today: today.to_string(),
         meetings: plans.len(),
         horses: generator.horses.len(),
+    }
+}
+
+/// Live simulation of today's meeting: drifting win odds for each race, then its result.
+///
+/// It starts from what `feed` declared for its `today` and draws everything else from its
+/// own seed, so that one seed replays the same afternoon. Races are addressed by index
+/// from 0 in race-number order; an index past the last race means the last race.
+#[derive(Debug, Clone)]
+pub struct Simulator {
+    rng: ChaCha8Rng,
+    date: String,
+    races: Vec<LiveRace>,
+}
+
+/// One of today's races as the simulation holds it.
+#[derive(Debug, Clone)]
+struct LiveRace {
+    card: RaceCard,
+    /// The card's runners still in the race, with their prices.
+    starters: Vec<Starter>,
+    /// Indices into the card's runners of those scratched, which the result lists as WV.
+    scratched: Vec<usize>,
+    /// Rebuilt from the card, for the helpers that time a race.
+    plan: RacePlan,
+    going: &'static str,
+}
+
+/// A starter's prices in tenths, as the tote board shows them to one decimal.
+#[derive(Debug, Clone, Copy)]
+struct Starter {
+    /// Index into the card's runners.
+    runner: usize,
+    opening: i64,
+    price: i64,
+}
+
+/// The live simulation's price board, in tenths: 1.1 to 199.0.
+const MIN_PRICE: i64 = 11;
+const MAX_PRICE: i64 = 1_990;
+/// Spread of one price move in log terms: a few percent either way.
+const DRIFT: f64 = 0.04;
+/// Share of its distance from the opening price that a price gives back on each move, so
+/// that a demo left running for hours keeps a believable market rather than wandering
+/// the whole field out to the limits.
+const REVERSION: f64 = 0.02;
+/// The most prices one update moves.
+const MAX_MOVES: usize = 4;
+
+impl Simulator {
+    /// Today's races of `feed` (cards minus scratched runners, opening prices from its
+    /// `OddsUpdated` events), in race-number order. `seed` drives the drift, the going and
+    /// the results.
+    ///
+    /// Events are applied in order as the projections would: a card replaces the race's
+    /// card and its scratchings, a price replaces that runner's price. A starter with no
+    /// price opens as if every starter had the same chance. A day with no cards is a
+    /// simulator with no races.
+    pub fn new(feed: &DemoFeed, seed: u64) -> Simulator {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        // The feed does not publish the going, so the day's weather is the simulator's own.
+        let ground = Ground::draw(&mut rng);
+        let mut cards: BTreeMap<i64, (RaceCard, BTreeSet<String>)> = BTreeMap::new();
+        let mut opening: BTreeMap<(i64, String), f64> = BTreeMap::new();
+        for env in &feed.events {
+            match &env.event {
+                Event::RaceCardDeclared(c) if c.date == feed.today => {
+                    cards.insert(c.race_number, (c.clone(), BTreeSet::new()));
+                }
+                Event::RunnerScratched(s) if s.date == feed.today => {
+                    if let Some((_, out)) = cards.get_mut(&s.race_number) {
+                        out.insert(s.horse_no.clone());
+                    }
+                }
+                Event::OddsUpdated(o) if o.date == feed.today => {
+                    for r in &o.odds {
+                        opening.insert((o.race_number, r.horse_no.clone()), r.win_odds);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let races = cards
+            .into_values()
+            .map(|(card, out)| LiveRace::new(card, &out, &opening, ground))
+            .collect();
+        Simulator {
+            rng,
+            date: feed.today.clone(),
+            races,
+        }
+    }
+
+    /// How many races today has: the bound of the `race` index of `tick` and `result`.
+    pub fn races(&self) -> usize {
+        self.races.len()
+    }
+
+    /// The next price movement of race `race` (index from 0; past the last race, the last
+    /// race): an `OddsUpdated` envelope for today's date and that race number listing the
+    /// 1 to 4 runners whose price changed, each once, in card order, with a fresh
+    /// deterministic `event_id` and `occurred_at` = `now`, an RFC 3339 timestamp that the
+    /// caller vouches for.
+    ///
+    /// `None` when today has no races, or the race has no runner left to price (an
+    /// `OddsUpdated` must list at least one).
+    pub fn tick(&mut self, race: usize, now: &str) -> Option<Envelope> {
+        let index = self.index(race)?;
+        let live = &mut self.races[index];
+        if live.starters.is_empty() {
+            return None;
+        }
+        let count = self
+            .rng
+            .random_range(1..=MAX_MOVES)
+            .min(live.starters.len());
+        let mut moved = index::sample(&mut self.rng, live.starters.len(), count).into_vec();
+        moved.sort_unstable();
+        let odds = moved
+            .into_iter()
+            .map(|i| {
+                let starter = &mut live.starters[i];
+                starter.price = drift(&mut self.rng, starter.price, starter.opening);
+                RunnerOdds {
+                    horse_no: live.card.runners[starter.runner].horse_no.clone(),
+                    win_odds: decimal(starter.price),
+                }
+            })
+            .collect();
+        let event = Event::OddsUpdated(OddsUpdated {
+            date: self.date.clone(),
+            race_number: live.card.race_number,
+            odds,
+        });
+        Some(envelope(&mut self.rng, event, now.to_owned()))
+    }
+
+    /// The race's official result from the current prices (index as for `tick`): a
+    /// `RaceResultPublished` envelope with every starter placed 1..n in an order drawn
+    /// with win chances in proportion to 1/odds, times for the trip and going, and
+    /// `win_odds` the final prices; then every scratched runner as withdrawn (`WV`, with
+    /// no position, time or price). Venue, race name and distance come from the card,
+    /// `occurred_at` is `now`.
+    ///
+    /// Each call runs the race again from the same prices: the caller decides when a race
+    /// is over. `None` when today has no races.
+    pub fn result(&mut self, race: usize, now: &str) -> Option<Envelope> {
+        let index = self.index(race)?;
+        let live = &self.races[index];
+        // A runner's log-weight is -ln(odds), so its chance to win goes as 1/odds.
+        let strength: Vec<f64> = live
+            .starters
+            .iter()
+            .map(|s| -decimal(s.price).ln())
+            .collect();
+        let order = finishing_order(&mut self.rng, &strength);
+        let winner = winning_time(&mut self.rng, &live.plan, live.going);
+        let lines = placings(&mut self.rng, &order, None, winner, live.plan.kind.prize());
+        let runners = &live.card.runners;
+        let finishers = lines.into_iter().map(|p| {
+            let starter = live.starters[p.starter];
+            ResultRunner {
+                position: Some(p.position),
+                finish_time: Some(finish_time(p.time)),
+                win_odds: Some(decimal(starter.price)),
+                dead_heat: p.dead_heat,
+                ..unplaced(&runners[starter.runner])
+            }
+        });
+        let withdrawn = live.scratched.iter().map(|&i| ResultRunner {
+            status: Some("WV".to_owned()),
+            ..unplaced(&runners[i])
+        });
+        let result = RaceResult {
+            date: self.date.clone(),
+            venue: live.card.venue.clone(),
+            race_number: live.card.race_number,
+            race_name: live.card.race_name.clone(),
+            distance: live.card.distance,
+            going: live.going.to_owned(),
+            runners: finishers.chain(withdrawn).collect(),
+        };
+        let event = Event::RaceResultPublished(result);
+        Some(envelope(&mut self.rng, event, now.to_owned()))
+    }
+
+    /// The index of race `race`, or of the last race past the end, so always in bounds;
+    /// `None` on a day without races.
+    fn index(&self, race: usize) -> Option<usize> {
+        let last = self.races.len().checked_sub(1)?;
+        Some(race.min(last))
+    }
+}
+
+impl LiveRace {
+    fn new(
+        card: RaceCard,
+        out: &BTreeSet<String>,
+        opening: &BTreeMap<(i64, String), f64>,
+        ground: Ground,
+    ) -> LiveRace {
+        let (scratched, running): (Vec<usize>, Vec<usize>) =
+            (0..card.runners.len()).partition(|&i| out.contains(&card.runners[i].horse_no));
+        let level = PAYOUT_RATE * running.len() as f64;
+        let starters = running
+            .into_iter()
+            .map(|runner| {
+                let key = (card.race_number, card.runners[runner].horse_no.clone());
+                let price = tenths(opening.get(&key).copied().unwrap_or(level));
+                Starter {
+                    runner,
+                    opening: price,
+                    price,
+                }
+            })
+            .collect();
+        // Cards do not say which track a race is on; a trip that Sha Tin's turf does not
+        // stage (1650 m) can only be the all-weather.
+        let all_weather = card.venue == Venue::ShaTin.name()
+            && !SHA_TIN_TURF.iter().any(|&(d, _)| d == card.distance);
+        // Only pace and distance matter for timing; an unknown class runs at Class 3 pace.
+        let kind = Kind::parse(&card.class).unwrap_or(Kind::Handicap(3));
+        let plan = race_plan(
+            card.race_number,
+            &card.race_name,
+            kind,
+            card.distance,
+            all_weather,
+        );
+        LiveRace {
+            going: ground.going(&plan),
+            card,
+            starters,
+            scratched,
+            plan,
+        }
+    }
+}
+
+/// A result line for a card runner, with no placing, time or price yet.
+fn unplaced(runner: &CardRunner) -> ResultRunner {
+    ResultRunner {
+        position: None,
+        horse_no: runner.horse_no.clone(),
+        horse_name: runner.horse_name.clone(),
+        jockey: runner.jockey.clone(),
+        trainer: runner.trainer.clone(),
+        finish_time: None,
+        win_odds: None,
+        dead_heat: false,
+        status: None,
+    }
+}
+
+/// Decimal odds on the simulator's board, in tenths.
+fn tenths(odds: f64) -> i64 {
+    // `as` saturates, and maps NaN to 0, so the clamp bounds every input.
+    ((odds * 10.0).round() as i64).clamp(MIN_PRICE, MAX_PRICE)
+}
+
+fn decimal(tenths: i64) -> f64 {
+    tenths as f64 / 10.0
+}
+
+/// One move of a price in tenths: a multiplicative step of a few percent, pulled gently
+/// back toward the opening price.
+fn drift(rng: &mut ChaCha8Rng, price: i64, opening: i64) -> i64 {
+    let pull = -REVERSION * (price as f64 / opening as f64).ln();
+    let step = pull + DRIFT * normal(rng);
+    let moved = tenths(decimal(price) * step.exp());
+    if moved != price {
+        return moved;
+    }
+    // An update lists only prices that changed: too small a step still moves one tenth,
+    // back off the limit if it would cross it.
+    let nudge = if step < 0.0 { -1 } else { 1 };
+    if (MIN_PRICE..=MAX_PRICE).contains(&(price + nudge)) {
+        price + nudge
+    } else {
+        price - nudge
     }
 }
 
@@ -454,6 +735,20 @@ impl Kind {
         }
     }
 
+    /// Reads back what `class` writes on a card; `None` for any other class.
+    fn parse(class: &str) -> Option<Kind> {
+        if class == "Griffin" {
+            return Some(Kind::Griffin);
+        }
+        let (word, number) = class.split_once(' ')?;
+        let number = number.parse().ok()?;
+        match word {
+            "Class" => Some(Kind::Handicap(number)),
+            "Group" => Some(Kind::Group(number)),
+            _ => None,
+        }
+    }
+
     /// The purse in whole HK dollars.
     fn prize(self) -> i64 {
         match self {
@@ -511,18 +806,13 @@ struct MeetingPlan {
     venue: Venue,
     /// Wednesday meetings race under lights.
     evening: bool,
-    turf_going: &'static str,
-    all_weather_going: &'static str,
+    ground: Ground,
     races: Vec<RacePlan>,
 }
 
 impl MeetingPlan {
     fn going(&self, race: &RacePlan) -> &'static str {
-        if race.all_weather {
-            self.all_weather_going
-        } else {
-            self.turf_going
-        }
+        self.ground.going(race)
     }
 
     /// Minutes after midnight, HK time, at which a race jumps.
@@ -531,6 +821,32 @@ impl MeetingPlan {
             18 * 60 + 45 + (race_number - 1) * 30
         } else {
             13 * 60 + (race_number - 1) * 35
+        }
+    }
+}
+
+/// A meeting's going on each of its tracks.
+#[derive(Debug, Clone, Copy)]
+struct Ground {
+    turf: &'static str,
+    all_weather: &'static str,
+}
+
+impl Ground {
+    /// The day's weather: the turf's going, and the all-weather's to match it.
+    fn draw(rng: &mut ChaCha8Rng) -> Ground {
+        let turf = weighted(rng, TURF_GOING);
+        Ground {
+            turf,
+            all_weather: all_weather_going(rng, turf),
+        }
+    }
+
+    fn going(&self, race: &RacePlan) -> &'static str {
+        if race.all_weather {
+            self.all_weather
+        } else {
+            self.turf
         }
     }
 }
@@ -653,13 +969,8 @@ struct Generator {
 
 impl Generator {
     fn push(&mut self, event: Event, occurred_at: String) {
-        let mut bytes = [0u8; 16];
-        self.rng.fill(&mut bytes);
-        self.events.push(Envelope {
-            event_id: uuid::Builder::from_random_bytes(bytes).into_uuid(),
-            occurred_at,
-            event,
-        });
+        let envelope = envelope(&mut self.rng, event, occurred_at);
+        self.events.push(envelope);
     }
 
     fn publish_profiles(&mut self, today: Date) {
@@ -1162,13 +1473,11 @@ fn plan_meeting(
             handicap_plan(rng, venue, number, label)
         })
         .collect();
-    let turf_going = weighted(rng, TURF_GOING);
     MeetingPlan {
         date,
         venue,
         evening,
-        turf_going,
-        all_weather_going: all_weather_going(rng, turf_going),
+        ground: Ground::draw(rng),
         races,
     }
 }
@@ -1322,6 +1631,17 @@ fn margin(rng: &mut ChaCha8Rng, place: usize) -> i64 {
         close + rng.random_range(0..=18)
     } else {
         close
+    }
+}
+
+/// Wraps an event with an event id drawn from `rng`, so that one seed gives the same ids.
+fn envelope(rng: &mut ChaCha8Rng, event: Event, occurred_at: String) -> Envelope {
+    let mut bytes = [0u8; 16];
+    rng.fill(&mut bytes);
+    Envelope {
+        event_id: uuid::Builder::from_random_bytes(bytes).into_uuid(),
+        occurred_at,
+        event,
     }
 }
 
@@ -1688,5 +2008,298 @@ mod tests {
                 }
             }
         }
+    }
+
+    const NOW: &str = "2026-11-21T12:30:00+08:00";
+
+    fn simulator(seed: u64) -> Simulator {
+        Simulator::new(feed(), seed)
+    }
+
+    fn today_card(number: i64) -> &'static RaceCard {
+        cards()
+            .filter(|c| c.date == TODAY && c.race_number == number)
+            .last()
+            .expect("the simulator only reports races declared today")
+    }
+
+    fn scratched_today() -> BTreeSet<(i64, &'static str)> {
+        feed()
+            .events
+            .iter()
+            .filter_map(|e| match &e.event {
+                Event::RunnerScratched(s) if s.date == TODAY => {
+                    Some((s.race_number, s.horse_no.as_str()))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn opening_odds() -> BTreeMap<(i64, &'static str), f64> {
+        feed()
+            .events
+            .iter()
+            .filter_map(|e| match &e.event {
+                Event::OddsUpdated(o) if o.date == TODAY => Some(o),
+                _ => None,
+            })
+            .flat_map(|o| {
+                o.odds
+                    .iter()
+                    .map(move |r| ((o.race_number, r.horse_no.as_str()), r.win_odds))
+            })
+            .collect()
+    }
+
+    fn assert_contract(env: &Envelope) {
+        assert_eq!(env.event.validate(), Ok(()), "{}", env.to_json());
+        let parsed = Envelope::decode(&env.subject(), env.to_json().as_bytes());
+        assert_eq!(parsed.as_ref(), Ok(env), "{}", env.to_json());
+    }
+
+    fn odds_of(env: &Envelope) -> &OddsUpdated {
+        match &env.event {
+            Event::OddsUpdated(o) => o,
+            other => panic!("expected OddsUpdated, got {other:?}"),
+        }
+    }
+
+    fn result_of(env: &Envelope) -> &RaceResult {
+        match &env.event {
+            Event::RaceResultPublished(r) => r,
+            other => panic!("expected RaceResultPublished, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_simulator_runs_todays_races_in_race_number_order() {
+        let mut sim = simulator(1);
+        let races = cards().filter(|c| c.date == TODAY).count();
+        assert_eq!(sim.races(), races);
+        for race in 0..sim.races() {
+            let tick = sim.tick(race, NOW).expect("today has races");
+            assert_eq!(odds_of(&tick).race_number, race as i64 + 1);
+            assert_eq!(odds_of(&tick).date, TODAY);
+            assert_eq!(tick.occurred_at, NOW);
+        }
+    }
+
+    #[test]
+    fn simulated_odds_and_results_pass_the_feed_contract() {
+        let mut sim = simulator(1);
+        let mut ids = BTreeSet::new();
+        for race in 0..sim.races() {
+            for _ in 0..20 {
+                let tick = sim.tick(race, NOW).expect("today has races");
+                assert_contract(&tick);
+                assert!(ids.insert(tick.event_id));
+            }
+            let result = sim.result(race, NOW).expect("today has races");
+            assert_contract(&result);
+            assert!(ids.insert(result.event_id));
+        }
+    }
+
+    #[test]
+    fn the_same_seed_replays_the_same_afternoon() {
+        let afternoon = |seed| {
+            let mut sim = simulator(seed);
+            let mut json = Vec::new();
+            for race in 0..sim.races() {
+                for _ in 0..5 {
+                    json.extend(sim.tick(race, NOW).map(|e| e.to_json()));
+                }
+                json.extend(sim.result(race, NOW).map(|e| e.to_json()));
+            }
+            json
+        };
+        assert_eq!(afternoon(1), afternoon(1));
+        assert_ne!(afternoon(1), afternoon(2));
+    }
+
+    #[test]
+    fn ticks_move_one_to_four_prices_within_the_board_limits() {
+        let opening = opening_odds();
+        let mut sim = simulator(3);
+        for race in 0..sim.races() {
+            let number = race as i64 + 1;
+            let mut board: BTreeMap<&str, f64> = opening
+                .iter()
+                .filter(|((n, _), _)| *n == number)
+                .map(|(&(_, horse), &odds)| (horse, odds))
+                .collect();
+            for _ in 0..500 {
+                let tick = sim.tick(race, NOW).expect("today has races");
+                let odds = &odds_of(&tick).odds;
+                assert!((1..=4).contains(&odds.len()), "{}", tick.to_json());
+                let listed: BTreeSet<&str> = odds.iter().map(|r| r.horse_no.as_str()).collect();
+                assert_eq!(listed.len(), odds.len(), "{}", tick.to_json());
+                for r in odds {
+                    let price = r.win_odds;
+                    assert!((1.1..=199.0).contains(&price), "{price}");
+                    assert_eq!((price * 10.0).round() / 10.0, price);
+                    let last = board.get_mut(r.horse_no.as_str());
+                    let last = last.expect("only a priced starter moves");
+                    assert_ne!(*last, price, "{} listed unchanged", r.horse_no);
+                    // A few percent a move, or the one-tenth step a small price needs.
+                    let ratio = price / *last;
+                    assert!(
+                        (0.8..1.25).contains(&ratio) || (price - *last).abs() < 0.15,
+                        "{} from {last} to {price}",
+                        r.horse_no
+                    );
+                    *last = price;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_result_places_every_starter_once_and_withdraws_the_scratched() {
+        let scratched = scratched_today();
+        let mut sim = simulator(4);
+        for race in 0..sim.races() {
+            for _ in 0..10 {
+                sim.tick(race, NOW);
+            }
+            let env = sim.result(race, NOW).expect("today has races");
+            let result = result_of(&env);
+            let card = today_card(result.race_number);
+            assert_eq!(result.venue, card.venue);
+            assert_eq!(result.race_name, card.race_name);
+            assert_eq!(result.distance, card.distance);
+            assert!(
+                TURF_GOING.iter().any(|&(g, _)| g == result.going)
+                    || ["GOOD", "WET FAST", "WET SLOW"].contains(&result.going.as_str())
+            );
+            let listed: Vec<&str> = result.runners.iter().map(|r| r.horse_no.as_str()).collect();
+            let declared: BTreeSet<&str> =
+                card.runners.iter().map(|r| r.horse_no.as_str()).collect();
+            assert_eq!(listed.iter().copied().collect::<BTreeSet<_>>(), declared);
+            assert_eq!(listed.len(), declared.len());
+            let (out, placed): (Vec<&ResultRunner>, Vec<&ResultRunner>) = result
+                .runners
+                .iter()
+                .partition(|r| scratched.contains(&(result.race_number, r.horse_no.as_str())));
+            let positions: Vec<Option<i64>> = placed.iter().map(|r| r.position).collect();
+            let expected: Vec<Option<i64>> = (1..=placed.len() as i64).map(Some).collect();
+            assert_eq!(positions, expected);
+            for pair in placed.windows(2) {
+                assert!(
+                    pair[0].finish_time < pair[1].finish_time,
+                    "{}",
+                    env.to_json()
+                );
+            }
+            assert!(placed
+                .iter()
+                .all(|r| r.status.is_none() && r.win_odds.is_some()));
+            for r in out {
+                assert_eq!(r.status.as_deref(), Some("WV"));
+                assert_eq!(
+                    (r.position, &r.finish_time, r.win_odds),
+                    (None, &None, None)
+                );
+            }
+        }
+        assert!(!scratched.is_empty());
+    }
+
+    #[test]
+    fn an_unmoved_race_finishes_at_its_opening_prices() {
+        let opening = opening_odds();
+        let mut sim = simulator(5);
+        let env = sim.result(0, NOW).expect("today has races");
+        let result = result_of(&env);
+        for r in result.runners.iter().filter(|r| r.status.is_none()) {
+            let key = (result.race_number, r.horse_no.as_str());
+            assert_eq!(r.win_odds, opening.get(&key).copied(), "{}", r.horse_no);
+        }
+    }
+
+    #[test]
+    fn a_winning_time_suits_the_trip() {
+        let mut sim = simulator(6);
+        for race in 0..sim.races() {
+            let env = sim.result(race, NOW).expect("today has races");
+            let result = result_of(&env);
+            let time = result.runners[0].finish_time.as_deref().unwrap_or_default();
+            let (minutes, seconds) = time.split_once(':').unwrap_or_default();
+            let seconds = minutes.parse::<f64>().unwrap_or_default() * 60.0
+                + seconds.parse::<f64>().unwrap_or_default();
+            // HK's fastest and slowest pars run from about 56 to 63 seconds a kilometre.
+            let per_km = seconds / (result.distance as f64 / 1000.0);
+            assert!(
+                (54.0..66.0).contains(&per_km),
+                "{time} for {}",
+                result.distance
+            );
+        }
+    }
+
+    #[test]
+    fn short_prices_win_in_proportion_to_their_chance() {
+        let mut sim = simulator(7);
+        let runs = 2_000;
+        let mut wins: BTreeMap<String, usize> = BTreeMap::new();
+        let mut chance: BTreeMap<String, f64> = BTreeMap::new();
+        for _ in 0..runs {
+            let env = sim.result(0, NOW).expect("today has races");
+            let result = result_of(&env);
+            for r in &result.runners {
+                if let Some(odds) = r.win_odds {
+                    *chance.entry(r.horse_no.clone()).or_default() = 1.0 / odds;
+                }
+            }
+            *wins.entry(result.runners[0].horse_no.clone()).or_default() += 1;
+        }
+        let book: f64 = chance.values().sum();
+        for (horse, c) in &chance {
+            let expected = c / book;
+            let seen = wins.get(horse).copied().unwrap_or(0) as f64 / runs as f64;
+            assert!(
+                (seen - expected).abs() < 0.04,
+                "{horse}: {seen} won, {expected} expected"
+            );
+        }
+    }
+
+    #[test]
+    fn a_race_index_past_the_end_means_the_last_race() {
+        let mut sim = simulator(8);
+        let last = sim.races() as i64;
+        let tick = sim.tick(99, NOW).expect("today has races");
+        assert_eq!(odds_of(&tick).race_number, last);
+        let result = sim.result(usize::MAX, NOW).expect("today has races");
+        assert_eq!(result_of(&result).race_number, last);
+    }
+
+    #[test]
+    fn a_day_without_races_simulates_nothing() {
+        let empty = DemoFeed {
+            events: Vec::new(),
+            today: TODAY.to_owned(),
+            meetings: 0,
+            horses: 0,
+        };
+        let mut sim = Simulator::new(&empty, 1);
+        assert_eq!(sim.races(), 0);
+        assert_eq!(sim.tick(0, NOW), None);
+        assert_eq!(sim.result(0, NOW), None);
+        // A feed whose cards are all for other days has no races today either.
+        let past = DemoFeed {
+            today: "2026-11-22".to_owned(),
+            ..feed().clone()
+        };
+        assert_eq!(Simulator::new(&past, 1).races(), 0);
+    }
+
+    #[test]
+    fn a_card_class_reads_back_as_its_kind() {
+        for kind in [Kind::Handicap(4), Kind::Group(1), Kind::Griffin] {
+            assert_eq!(Kind::parse(&kind.class()), Some(kind));
+        }
+        assert_eq!(Kind::parse("Restricted Race"), None);
     }
 }
