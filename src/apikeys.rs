@@ -4,6 +4,10 @@
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
+/// Which accepted key a request carried, for per-key limits; never the key itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct KeyId(pub usize);
+
 /// The keys a request may carry.
 #[derive(Debug, Default)]
 pub struct ApiKeys {
@@ -22,17 +26,25 @@ impl ApiKeys {
         }
     }
 
-    /// Whether `key` is one of them. Every stored hash is compared, whatever matches, so
-    /// the time taken does not tell which key or how much of it matched.
+    /// Which of them `key` is, if any. Every stored hash is compared, whatever matches,
+    /// so the time taken does not tell which key or how much of it matched.
+    pub fn identify(&self, key: Option<&str>) -> Option<KeyId> {
+        let presented = hash(key?);
+        let mut found = subtle::CtOption::new(0u64, subtle::Choice::from(0));
+        for (i, h) in self.hashes.iter().enumerate() {
+            let candidate = subtle::CtOption::new(i as u64, h.ct_eq(&presented));
+            found = subtle::ConditionallySelectable::conditional_select(
+                &found,
+                &candidate,
+                candidate.is_some(),
+            );
+        }
+        Option::<u64>::from(found).map(|i| KeyId(i as usize))
+    }
+
+    /// Whether `key` is one of them.
     pub fn accepts(&self, key: Option<&str>) -> bool {
-        let Some(key) = key else { return false };
-        let presented = hash(key);
-        self.hashes
-            .iter()
-            .fold(subtle::Choice::from(0), |found, h| {
-                found | h.ct_eq(&presented)
-            })
-            .into()
+        self.identify(key).is_some()
     }
 
     /// A fresh random key for demo mode: 128 bits from the OS, hex, with a visible prefix.
@@ -53,5 +65,6 @@ mod tests {
             assert!(!keys.accepts(bad), "{bad:?}");
         }
         assert!(!ApiKeys::default().accepts(Some("")));
+        assert_eq!(keys.identify(Some("beta")), Some(KeyId(1)));
     }
 }

@@ -15,7 +15,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::apikeys::ApiKeys;
 use crate::config::Config;
-use crate::http::{self, AppState};
+use crate::http::{self, AppState, ConnectionSlots};
+use crate::live::{OddsHub, SessionContext};
 use crate::nats::{self, LocalNats};
 use crate::projector::{Progress, Projector};
 
@@ -73,12 +74,23 @@ impl Application {
             .await
             .with_context(|| format!("binding {}", config.listen))?;
         let addr = listener.local_addr()?;
+        let hub = Arc::new(OddsHub::new(config.odds_buffer, store.latest_odds_seq()?));
         let state = AppState {
+            live: SessionContext {
+                hub,
+                store: store.clone(),
+                js: js.clone(),
+                stream: config.stream.clone(),
+                limits: config.ws_limits.clone(),
+            },
             store,
             keys: Arc::new(keys),
             timezone: config.timezone.clone(),
             timezone_name: config.timezone_name.as_str().into(),
             ready: Arc::new(AtomicBool::new(false)),
+            slots: ConnectionSlots::new(config.ws_max_connections_per_key),
+            sessions: tokio_util::task::TaskTracker::new(),
+            shutdown: CancellationToken::new(),
         };
         Ok(Application {
             listener,
@@ -119,23 +131,27 @@ impl Application {
     }
 
     /// Serves the API and runs the projector until `shutdown` is cancelled, then lets
-    /// requests in flight finish, commits what was projected and stops a local NATS.
-    pub async fn run(self, shutdown: CancellationToken) -> anyhow::Result<()> {
+    /// requests in flight finish, closes WebSockets with 1001, commits what was projected
+    /// and stops a local NATS.
+    pub async fn run(mut self, shutdown: CancellationToken) -> anyhow::Result<()> {
+        self.state.shutdown = shutdown.clone();
         let projector = Projector {
             store: self.state.store.clone(),
             js: self.js.clone(),
             stream: self.config.stream.clone(),
             progress: self.progress.clone(),
             ready: self.state.ready.clone(),
+            hub: self.state.live.hub.clone(),
         };
         let projector = tokio::spawn(projector.run(shutdown.child_token()));
 
         if let Some(seed) = self.config.demo {
             let js = self.js.clone();
             let config = self.config.clone();
+            let stop = shutdown.clone();
             tokio::spawn(async move {
-                if let Err(e) = seed_demo(&js, &config, seed).await {
-                    tracing::error!(error = format!("{e:#}"), "publishing demo data");
+                if let Err(e) = run_demo(&js, &config, seed, stop).await {
+                    tracing::error!(error = format!("{e:#}"), "demo feed");
                 }
             });
         }
@@ -154,6 +170,14 @@ impl Application {
             Ok(Err(e)) => tracing::error!(error = %e, "HTTP server task"),
             Err(_) => tracing::warn!("requests still in flight after {SHUTDOWN_GRACE:?}; stopping"),
         }
+        // Sessions see the same signal and close with 1001; give them the grace to do so.
+        self.state.sessions.close();
+        if tokio::time::timeout(SHUTDOWN_GRACE, self.state.sessions.wait())
+            .await
+            .is_err()
+        {
+            tracing::warn!("live odds sessions still open after {SHUTDOWN_GRACE:?}; stopping");
+        }
         if let Err(e) = projector.await {
             tracing::error!(error = %e, "projector task");
         }
@@ -164,9 +188,15 @@ impl Application {
     }
 }
 
-/// Publishes the demo season into an empty stream; a stream that already holds events
-/// is left alone, so a restart does not publish the season twice.
-async fn seed_demo(js: &jetstream::Context, config: &Config, seed: u64) -> anyhow::Result<()> {
+/// Publishes the demo season into an empty stream, then runs today's meeting live: a
+/// price move every second, and each race's result after `demo_race_secs` of trading. A
+/// stream that already holds events is left alone, so a restart publishes nothing twice.
+async fn run_demo(
+    js: &jetstream::Context,
+    config: &Config,
+    seed: u64,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
     let mut stream = js.get_stream(&config.stream).await?;
     if stream.info().await?.state.messages > 0 {
         tracing::info!("stream already holds events; demo data not published again");
@@ -186,5 +216,24 @@ async fn seed_demo(js: &jetstream::Context, config: &Config, seed: u64) -> anyho
         %today,
         "demo season published"
     );
+    let mut simulator = crate::demo::Simulator::new(&feed, seed);
+    for race in 0..simulator.races() {
+        for _ in 0..config.demo_race_secs {
+            tokio::select! {
+                _ = shutdown.cancelled() => return Ok(()),
+                _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+            }
+            let now = jiff::Timestamp::now().to_string();
+            if let Some(update) = simulator.tick(race, &now) {
+                crate::publish::publish_events(js, &[update]).await?;
+            }
+        }
+        let now = jiff::Timestamp::now().to_string();
+        if let Some(result) = simulator.result(race, &now) {
+            crate::publish::publish_events(js, &[result]).await?;
+            tracing::info!(race = race + 1, "demo race run; result published");
+        }
+    }
+    tracing::info!("all of today's demo races are run");
     Ok(())
 }

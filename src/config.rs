@@ -44,9 +44,29 @@ pub struct ServeArgs {
     /// Seed of the demo data; the same seed and day give the same data.
     #[arg(long, env = "RACING_DEMO_SEED", default_value_t = 42)]
     pub demo_seed: u64,
+    /// In demo mode, seconds of live odds before each of today's races is run and its
+    /// result published.
+    #[arg(long, env = "RACING_DEMO_RACE_SECS", default_value_t = 120)]
+    pub demo_race_secs: u64,
     /// The nats-server program started when no NATS URL is given.
     #[arg(long, env = "RACING_NATS_SERVER", default_value = "nats-server")]
     pub nats_server: String,
+    /// Quiet milliseconds after which a live odds connection gets a heartbeat.
+    #[arg(long, env = "RACING_WS_HEARTBEAT_MS", default_value_t = 5000)]
+    pub ws_heartbeat_ms: u64,
+    /// Most open live odds connections per API key.
+    #[arg(long, env = "RACING_WS_MAX_CONNECTIONS_PER_KEY", default_value_t = 100)]
+    pub ws_max_connections_per_key: usize,
+    /// Most subscriptions on one live odds connection.
+    #[arg(long, env = "RACING_WS_MAX_SUBSCRIPTIONS", default_value_t = 256)]
+    pub ws_max_subscriptions: usize,
+    /// Largest frame a live odds client may send, bytes.
+    #[arg(long, env = "RACING_WS_MAX_FRAME_BYTES", default_value_t = 4096)]
+    pub ws_max_frame_bytes: usize,
+    /// Odds updates a live client may fall behind before its pending updates are replaced
+    /// by fresh snapshots.
+    #[arg(long, env = "RACING_ODDS_BUFFER", default_value_t = 4096)]
+    pub odds_buffer: usize,
 }
 
 /// The service's settings, checked.
@@ -72,6 +92,14 @@ pub struct Config {
     pub demo: Option<u64>,
     /// Program for the local nats-server.
     pub nats_server: String,
+    /// Limits of each live odds session.
+    pub ws_limits: crate::live::Limits,
+    /// Most open live odds connections per key.
+    pub ws_max_connections_per_key: usize,
+    /// Capacity of the live odds ring, in updates.
+    pub odds_buffer: usize,
+    /// In demo mode, seconds of odds movement before each of today's races is run.
+    pub demo_race_secs: u64,
 }
 
 impl TryFrom<ServeArgs> for Config {
@@ -99,6 +127,15 @@ impl TryFrom<ServeArgs> for Config {
             duplicate_window: Duration::from_secs(a.duplicate_window_secs.max(1)),
             demo: a.demo.then_some(a.demo_seed),
             nats_server: a.nats_server,
+            ws_limits: crate::live::Limits {
+                heartbeat: Duration::from_millis(a.ws_heartbeat_ms.max(100)),
+                max_subscriptions: a.ws_max_subscriptions.max(1),
+                max_frame_bytes: a.ws_max_frame_bytes.max(256),
+                ..Default::default()
+            },
+            ws_max_connections_per_key: a.ws_max_connections_per_key,
+            odds_buffer: a.odds_buffer.max(16),
+            demo_race_secs: a.demo_race_secs.max(5),
         })
     }
 }
@@ -118,6 +155,10 @@ impl Config {
             duplicate_window: Duration::from_secs(120),
             demo: None,
             nats_server: "nats-server".into(),
+            ws_limits: crate::live::Limits::default(),
+            ws_max_connections_per_key: 100,
+            odds_buffer: 4096,
+            demo_race_secs: 120,
         }
     }
 }

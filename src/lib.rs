@@ -7,6 +7,7 @@ pub mod app;
 pub mod config;
 pub mod demo;
 pub mod http;
+pub mod live;
 pub mod nats;
 pub mod projector;
 pub mod publish;

@@ -98,10 +98,12 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     };
     println!("racing is serving");
     println!("  API:        http://{host}/api/v1/");
+    println!("  live odds:  ws://{host}/ws/live/odds?api_key=KEY");
     println!("  NATS:       {}", app.nats_url());
     if let Some(key) = app.demo_key() {
         println!("  demo key:   {key}");
         println!("  try:        curl -H 'X-API-Key: {key}' http://{host}/api/v1/racecards/today");
+        println!("              websocat 'ws://{host}/ws/live/odds?api_key={key}'");
     }
     let _ = std::io::stdout().flush();
 

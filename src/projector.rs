@@ -9,10 +9,12 @@ use std::time::Duration;
 
 use async_nats::jetstream::{self, consumer};
 use futures::StreamExt;
-use racing_events::Envelope;
-use racing_projections::{BatchStats, Store};
+use racing_events::{Envelope, Event};
+use racing_projections::{BatchStats, Outcome, Store};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
+
+use crate::live::{odds_frame, OddsDelta, OddsHub};
 
 /// Most messages in one batch.
 const MAX_BATCH: usize = 4096;
@@ -48,6 +50,8 @@ pub struct Projector {
     pub progress: watch::Sender<Progress>,
     /// Set once caught up; the API answers 503 until then.
     pub ready: Arc<AtomicBool>,
+    /// Where applied odds updates go live, after their batch commits.
+    pub hub: Arc<OddsHub>,
 }
 
 impl Projector {
@@ -133,32 +137,44 @@ impl Projector {
         }
     }
 
-    /// Folds a batch of messages and commits it; returns what it did and how many
-    /// messages the stream still holds after it.
+    /// Folds a batch of messages and commits it, then hands its odds updates to the live
+    /// sessions; returns what it did and how many messages the stream still holds.
     fn commit(&self, messages: &[jetstream::Message]) -> anyhow::Result<(BatchStats, u64)> {
         let mut batch = self.store.batch()?;
         let mut pending = 0;
+        let mut live = Vec::new();
         for m in messages {
             let info = m
                 .info()
                 .map_err(|e| anyhow::anyhow!("message metadata: {e}"))?;
             pending = info.pending;
+            let seq = info.stream_sequence;
             let subject = m.subject.as_str();
             match Envelope::decode(subject, &m.payload) {
                 Ok(env) => {
-                    batch.apply(info.stream_sequence, &env)?;
+                    let outcome = batch.apply(seq, &env)?;
+                    if let (Some(Outcome::Applied), Event::OddsUpdated(o)) = (outcome, &env.event) {
+                        let published =
+                            crate::live::published_at(info.published.unix_timestamp_nanos());
+                        let race_number = u8::try_from(o.race_number).unwrap_or(0);
+                        live.push(OddsDelta {
+                            frame: odds_frame(&o.date, race_number, seq, &published, &o.odds),
+                            date: o.date.clone(),
+                            race_number,
+                            seq,
+                        });
+                    }
                 }
                 Err(reason) => {
-                    tracing::warn!(seq = info.stream_sequence, subject, %reason, "dead letter");
-                    batch.dead_letter(
-                        info.stream_sequence,
-                        subject,
-                        &reason.to_string(),
-                        &m.payload,
-                    );
+                    tracing::warn!(seq, subject, %reason, "dead letter");
+                    batch.dead_letter(seq, subject, &reason.to_string(), &m.payload);
                 }
             }
         }
-        Ok((batch.commit()?, pending))
+        let stats = batch.commit()?;
+        for delta in live {
+            self.hub.publish(delta);
+        }
+        Ok((stats, pending))
     }
 }

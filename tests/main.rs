@@ -2,5 +2,6 @@
 //! port and data directory. Nothing is mocked: real NATS, real sled, real HTTP.
 
 mod api;
+mod live;
 mod projector;
 mod support;

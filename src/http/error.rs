@@ -24,6 +24,9 @@ pub enum ApiError {
     /// 405 `method_not_allowed`: the API is read-only.
     #[error("only GET and HEAD are allowed")]
     MethodNotAllowed,
+    /// 429 `rate_limited`: too much for this key; `Retry-After` says when to come back.
+    #[error("{0}")]
+    RateLimited(String),
     /// 503 `unavailable`: the read models are not built yet.
     #[error("{0}")]
     Unavailable(String),
@@ -39,6 +42,7 @@ impl ApiError {
             ApiError::Unauthorized => (StatusCode::UNAUTHORIZED, "unauthorized"),
             ApiError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
             ApiError::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed"),
+            ApiError::RateLimited(_) => (StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
             ApiError::Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
             ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         }
@@ -81,6 +85,9 @@ impl IntoResponse for ApiError {
             }
             ApiError::Unavailable(_) => {
                 headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            }
+            ApiError::RateLimited(_) => {
+                headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
             }
             _ => {}
         }

@@ -3,6 +3,7 @@
 //! with one stored document, sent as it is.
 
 mod error;
+mod live;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -21,11 +22,16 @@ use racing_events::{is_calendar_date, is_horse_no};
 use racing_projections::{DocKey, FormDoc, Store};
 
 pub use error::{ApiError, UNAUTHORIZED_MESSAGE};
+pub use live::ConnectionSlots;
 
 use crate::apikeys::ApiKeys;
+use crate::live::SessionContext;
 
 /// The header that carries the key (case-insensitive, as every HTTP header name).
 pub const API_KEY_HEADER: &str = "x-api-key";
+
+/// The live odds WebSocket; the only path that also takes the key as `?api_key=`.
+pub const ODDS_SOCKET_PATH: &str = "/ws/live/odds";
 
 /// Largest `limit` on a form request.
 const MAX_FORM_LIMIT: usize = 1000;
@@ -43,6 +49,14 @@ pub struct AppState {
     pub timezone_name: Arc<str>,
     /// Whether the projector has caught up once.
     pub ready: Arc<AtomicBool>,
+    /// What live odds sessions share.
+    pub live: SessionContext,
+    /// Open WebSocket connections per key.
+    pub slots: Arc<ConnectionSlots>,
+    /// Every live odds session, so that shutdown can wait for their close frames.
+    pub sessions: tokio_util::task::TaskTracker,
+    /// The one shutdown signal.
+    pub shutdown: tokio_util::sync::CancellationToken,
 }
 
 /// The API as a router, for the server and for handler tests.
@@ -54,6 +68,8 @@ pub fn router(state: AppState) -> Router {
         .route("/api/v1/results/{date}/{race_number}", get(race_result))
         .route("/api/v1/racecards/today", get(racecard_today))
         .route("/api/v1/racecards/{date}", get(racecard_by_date))
+        .route("/api/v1/odds/{date}/{race_number}", get(live::race_odds))
+        .route(ODDS_SOCKET_PATH, get(live::odds_socket))
         .fallback(|| async { ApiError::NotFound("no such path".into()) })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .layer(middleware::from_fn_with_state(state.clone(), require_key))
@@ -61,23 +77,36 @@ pub fn router(state: AppState) -> Router {
 }
 
 /// Refuses any request without a valid key before it reaches a route, so that nothing
-/// about the data, not even which paths exist, leaks to someone without a key.
-async fn require_key(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let key = request
+/// about the data, not even which paths exist, leaks to someone without a key. The key's
+/// identity (never the key) goes on to the handlers for per-key limits.
+async fn require_key(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+    let header = request
         .headers()
         .get(API_KEY_HEADER)
         .and_then(|v| v.to_str().ok());
-    if !state.keys.accepts(key) {
+    let id = match header {
+        Some(_) => state.keys.identify(header),
+        None if request.uri().path() == ODDS_SOCKET_PATH => {
+            let query = request.uri().query().unwrap_or_default();
+            let key = form_urlencoded::parse(query.as_bytes())
+                .find(|(name, _)| name == "api_key")
+                .map(|(_, value)| value);
+            state.keys.identify(key.as_deref())
+        }
+        None => None,
+    };
+    let Some(id) = id else {
         return ApiError::Unauthorized.into_response();
-    }
+    };
+    request.extensions_mut().insert(id);
     next.run(request).await
 }
 
 /// The query parameters of a request, each allowed at most once.
-struct Query(HashMap<String, String>);
+pub(crate) struct Query(HashMap<String, String>);
 
 impl Query {
-    fn parse(raw: Option<String>, allowed: &[&str]) -> Result<Query, ApiError> {
+    pub(crate) fn parse(raw: Option<String>, allowed: &[&str]) -> Result<Query, ApiError> {
         let mut params = HashMap::new();
         for (name, value) in form_urlencoded::parse(raw.unwrap_or_default().as_bytes()) {
             if !allowed.contains(&name.as_ref()) {
@@ -174,7 +203,7 @@ fn json(body: Bytes) -> Response {
     response
 }
 
-fn document(
+pub(crate) fn document(
     state: &AppState,
     key: DocKey<'_>,
     missing: impl FnOnce() -> String,
@@ -237,15 +266,12 @@ async fn results_by_date(
 
 async fn race_result(
     State(state): State<AppState>,
-    path: Result<Path<(String, String)>, PathRejection>,
+    RacePath(d, n): RacePath,
     Venue(venue): Venue,
 ) -> Result<Response, ApiError> {
-    let Path((d, n)) = path.map_err(path_error)?;
-    let d = date(&d)?;
-    let n = race_number(&n)?;
     let venue = venue.as_deref();
     let key = DocKey::Race {
-        date: d,
+        date: &d,
         race_number: n,
         venue,
     };
@@ -296,6 +322,22 @@ impl<S: Send + Sync> FromRequestParts<S> for Day {
             .map_err(path_error)?;
         date(&d)?;
         Ok(Day(d))
+    }
+}
+
+/// The `{date}/{race_number}` of a race path, both checked.
+pub(crate) struct RacePath(pub String, pub u8);
+
+impl<S: Send + Sync> FromRequestParts<S> for RacePath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let Path((d, n)) = Path::<(String, String)>::from_request_parts(parts, state)
+            .await
+            .map_err(path_error)?;
+        date(&d)?;
+        let n = race_number(&n)?;
+        Ok(RacePath(d, n))
     }
 }
 

@@ -1,0 +1,113 @@
+//! The live odds endpoints: the WebSocket `/ws/live/odds`, with a cap on connections per
+//! key, and `GET /api/v1/odds/{date}/{race_number}` for clients that poll.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use axum::extract::ws::{WebSocket, WebSocketUpgrade};
+use axum::extract::{RawQuery, State};
+use axum::response::Response;
+use axum::Extension;
+use futures::StreamExt;
+use racing_projections::DocKey;
+
+use super::{document, ApiError, AppState, Query, RacePath};
+use crate::apikeys::KeyId;
+use crate::live::run_session;
+
+/// Largest WebSocket message the protocol layer reads at all; the session answers
+/// anything over its own, smaller limit with an `error` frame and stays open.
+const PROTOCOL_MAX_MESSAGE: usize = 64 * 1024;
+
+/// Open WebSocket connections per key, capped.
+pub struct ConnectionSlots {
+    open: Mutex<HashMap<KeyId, usize>>,
+    max_per_key: usize,
+}
+
+/// One open connection; the slot frees when it drops.
+pub struct Slot {
+    slots: Arc<ConnectionSlots>,
+    key: KeyId,
+}
+
+impl ConnectionSlots {
+    /// At most `max_per_key` connections for each key.
+    pub fn new(max_per_key: usize) -> Arc<ConnectionSlots> {
+        Arc::new(ConnectionSlots {
+            open: Mutex::new(HashMap::new()),
+            max_per_key,
+        })
+    }
+
+    fn take(self: &Arc<Self>, key: KeyId) -> Option<Slot> {
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        let n = open.entry(key).or_default();
+        if *n >= self.max_per_key {
+            return None;
+        }
+        *n += 1;
+        Some(Slot {
+            slots: self.clone(),
+            key,
+        })
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut open = self.slots.open.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(n) = open.get_mut(&self.key) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                open.remove(&self.key);
+            }
+        }
+    }
+}
+
+/// Upgrades to the live odds protocol; the key was checked before routing.
+pub(super) async fn odds_socket(
+    State(state): State<AppState>,
+    Extension(key): Extension<KeyId>,
+    RawQuery(raw): RawQuery,
+    upgrade: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
+) -> Result<Response, ApiError> {
+    Query::parse(raw, &["api_key"])?;
+    let upgrade = upgrade.map_err(|e| {
+        ApiError::BadRequest(format!("this is a WebSocket endpoint: {}", e.body_text()))
+    })?;
+    let Some(slot) = state.slots.take(key) else {
+        return Err(ApiError::RateLimited(format!(
+            "at most {} live odds connections per key",
+            state.slots.max_per_key
+        )));
+    };
+    let context = state.live.clone();
+    let shutdown = state.shutdown.clone();
+    let sessions = state.sessions.clone();
+    Ok(upgrade
+        .max_message_size(PROTOCOL_MAX_MESSAGE)
+        .max_frame_size(PROTOCOL_MAX_MESSAGE)
+        .on_upgrade(move |socket: WebSocket| {
+            sessions.track_future(async move {
+                let (sink, stream) = socket.split();
+                run_session(sink, stream, context, shutdown).await;
+                drop(slot);
+            })
+        }))
+}
+
+/// The current odds of a race, as a `snapshot` carries them.
+pub(super) async fn race_odds(
+    State(state): State<AppState>,
+    RacePath(d, n): RacePath,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, ApiError> {
+    Query::parse(raw, &[])?;
+    let key = DocKey::Odds {
+        date: &d,
+        race_number: n,
+    };
+    document(&state, key, || format!("no odds for race {n} on {d}"))
+}

@@ -1,0 +1,657 @@
+//! One WebSocket session of the live odds protocol, written against a `Sink` and a
+//! `Stream` of messages so that it runs over an axum socket in the service and over
+//! channels in unit tests.
+//!
+//! Guarantees on a connection: `odds` frames come in strictly increasing `seq`; a race's
+//! `snapshot` comes before any delta for it, and no delta at or below a snapshot's `seq`
+//! follows it; a `since` replay hands over to live updates with no gap and no duplicate.
+
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::fmt::Display;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_nats::jetstream::{self, consumer};
+use axum::extract::ws::{Message, Utf8Bytes};
+use futures::{Sink, Stream, StreamExt};
+use racing_events::{is_calendar_date, Envelope, Event};
+use racing_projections::{DocKey, Store};
+use serde::{Deserialize, Serialize};
+use tokio::sync::broadcast::error::{RecvError, TryRecvError};
+use tokio::sync::broadcast::Receiver;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::outbox::{self, Outbox, Pending};
+use super::{frame, odds_frame, OddsDelta, OddsHub, CLOSE_GOING_AWAY, CLOSE_POLICY};
+
+/// The limits of a session; all configurable.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Largest inbound frame, bytes.
+    pub max_frame_bytes: usize,
+    /// Most subscriptions on one connection.
+    pub max_subscriptions: usize,
+    /// Quiet time after which a heartbeat is sent.
+    pub heartbeat: Duration,
+    /// How long live updates wait on a new connection for its first message, so that a
+    /// client resuming with `subscribe` + `since` gets its replay with nothing before it.
+    pub resume_window: Duration,
+    /// Longest one frame may take to go out before the client counts as stalled.
+    pub send_timeout: Duration,
+    /// Frames waiting to go out to one client; while this many wait, it takes no more
+    /// live updates from the shared ring.
+    pub max_pending: usize,
+    /// Conflations allowed within `conflation_window` before the client is closed.
+    pub max_conflations: usize,
+    /// See `max_conflations`.
+    pub conflation_window: Duration,
+    /// Most updates one `since` replays; further back gets a snapshot instead.
+    pub max_replay: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_frame_bytes: 4096,
+            max_subscriptions: 256,
+            heartbeat: Duration::from_secs(5),
+            resume_window: Duration::from_millis(250),
+            send_timeout: Duration::from_secs(10),
+            max_pending: 64,
+            max_conflations: 3,
+            conflation_window: Duration::from_secs(60),
+            max_replay: 100_000,
+        }
+    }
+}
+
+/// What every session shares.
+#[derive(Clone)]
+pub struct SessionContext {
+    /// The fan-out of live updates.
+    pub hub: Arc<OddsHub>,
+    /// The read models, for snapshots.
+    pub store: Store,
+    /// JetStream, for `since` replays.
+    pub js: jetstream::Context,
+    /// Stream name.
+    pub stream: String,
+    /// Limits.
+    pub limits: Limits,
+}
+
+/// Why a session ends.
+enum End {
+    /// The client closed or the connection broke; nothing more to send.
+    Gone,
+    /// Close with this code and reason.
+    Close(u16, &'static str),
+}
+
+/// A subscription target: a race, or a whole meeting (`None`).
+type Target = (String, Option<u8>);
+
+/// What a connection follows: per date, the whole meeting (`None`) and/or some races.
+/// Keyed by date so that the per-delta look-ups borrow the delta's date.
+#[derive(Default)]
+struct Targets(std::collections::BTreeMap<String, BTreeSet<Option<u8>>>);
+
+impl Targets {
+    fn follows(&self, date: &str, race_number: u8) -> bool {
+        self.0
+            .get(date)
+            .is_some_and(|set| set.contains(&None) || set.contains(&Some(race_number)))
+    }
+
+    fn contains(&self, t: &Target) -> bool {
+        self.0.get(&t.0).is_some_and(|set| set.contains(&t.1))
+    }
+
+    fn len(&self) -> usize {
+        self.0.values().map(BTreeSet::len).sum()
+    }
+
+    fn insert(&mut self, t: &Target) {
+        self.0.entry(t.0.clone()).or_default().insert(t.1);
+    }
+
+    fn remove(&mut self, t: &Target) -> bool {
+        let Some(set) = self.0.get_mut(&t.0) else {
+            return false;
+        };
+        let removed = set.remove(&t.1);
+        if set.is_empty() {
+            self.0.remove(&t.0);
+        }
+        removed
+    }
+}
+
+/// Per target, the sequence at or below which deltas are already covered by a snapshot
+/// or a replay, and must not be sent again.
+#[derive(Default)]
+struct Floors(HashMap<String, HashMap<Option<u8>, u64>>);
+
+impl Floors {
+    /// The floor that applies to a delta of this race: its own or its meeting's.
+    fn of(&self, date: &str, race_number: u8) -> u64 {
+        self.0.get(date).map_or(0, |m| {
+            let race = m.get(&Some(race_number)).copied().unwrap_or(0);
+            race.max(m.get(&None).copied().unwrap_or(0))
+        })
+    }
+
+    fn set(&mut self, t: &Target, seq: u64) {
+        self.0.entry(t.0.clone()).or_default().insert(t.1, seq);
+    }
+
+    fn raise(&mut self, t: &Target, seq: u64) {
+        let floor = self
+            .0
+            .entry(t.0.clone())
+            .or_default()
+            .entry(t.1)
+            .or_default();
+        *floor = (*floor).max(seq);
+    }
+
+    fn remove(&mut self, t: &Target) {
+        if let Some(m) = self.0.get_mut(&t.0) {
+            m.remove(&t.1);
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
+enum ClientMessage {
+    Subscribe {
+        date: String,
+        #[serde(default)]
+        race_number: Option<i64>,
+        #[serde(default)]
+        since: Option<u64>,
+    },
+    Unsubscribe {
+        date: String,
+        #[serde(default)]
+        race_number: Option<i64>,
+    },
+    Ping,
+}
+
+#[derive(Serialize)]
+struct ErrorFrame<'a> {
+    r#type: &'static str,
+    error: &'a str,
+    message: &'a str,
+}
+
+#[derive(Serialize)]
+struct SeqFrame {
+    r#type: &'static str,
+    seq: u64,
+}
+
+struct Session<'a> {
+    ctx: &'a SessionContext,
+    outbox: &'a Outbox,
+    rx: Receiver<Arc<OddsDelta>>,
+    /// `None`: every race (until the first subscribe).
+    targets: Option<Targets>,
+    floors: Floors,
+    /// The `seq` of the last `odds` frame sent (or conflated away).
+    last_odds: u64,
+    last_sent_at: Instant,
+    conflations: VecDeque<Instant>,
+}
+
+/// Runs one session until the client leaves, breaks a limit, or `shutdown` (close 1001).
+pub async fn run_session<Si, St, E>(
+    sink: Si,
+    mut stream: St,
+    ctx: SessionContext,
+    shutdown: CancellationToken,
+) where
+    Si: Sink<Message> + Unpin,
+    Si::Error: Display,
+    St: Stream<Item = Result<Message, E>> + Unpin,
+{
+    let outbox = Outbox::default();
+    let (latest, rx) = ctx.hub.join();
+    let mut session = Session {
+        ctx: &ctx,
+        outbox: &outbox,
+        rx,
+        targets: None,
+        floors: Floors::default(),
+        last_odds: 0,
+        last_sent_at: Instant::now(),
+        conflations: VecDeque::new(),
+    };
+    let decide = async {
+        session.welcome(latest);
+        match session.serve(&mut stream, &shutdown).await {
+            End::Close(code, reason) => outbox.close(code, reason),
+            End::Gone => outbox.stop(),
+        }
+    };
+    tokio::join!(
+        decide,
+        outbox::write(sink, &outbox, ctx.limits.send_timeout)
+    );
+}
+
+impl Session<'_> {
+    fn welcome(&mut self, latest: u64) {
+        #[derive(Serialize)]
+        struct Welcome {
+            r#type: &'static str,
+            seq: u64,
+            heartbeat_ms: u128,
+        }
+        self.send(frame(&Welcome {
+            r#type: "welcome",
+            seq: latest,
+            heartbeat_ms: self.ctx.limits.heartbeat.as_millis(),
+        }));
+    }
+
+    async fn serve<St, E>(&mut self, stream: &mut St, shutdown: &CancellationToken) -> End
+    where
+        St: Stream<Item = Result<Message, E>> + Unpin,
+    {
+        let resume_until = Instant::now() + self.ctx.limits.resume_window;
+        let mut live = false;
+        loop {
+            let heartbeat_at = self.last_sent_at + self.ctx.limits.heartbeat;
+            let room = self.outbox.len() < self.ctx.limits.max_pending;
+            let step = tokio::select! {
+                biased;
+                _ = shutdown.cancelled() => Err(End::Close(CLOSE_GOING_AWAY, "server shutting down")),
+                _ = self.outbox.done.cancelled() => Err(End::Gone),
+                incoming = stream.next() => match incoming {
+                    Some(Ok(message)) => {
+                        live = true;
+                        self.on_client(message).await
+                    }
+                    Some(Err(_)) | None => Err(End::Gone),
+                },
+                _ = self.outbox.room.notified(), if !room => Ok(()),
+                delta = self.rx.recv(), if live && room => match delta {
+                    Ok(delta) => self.deliver(&delta),
+                    Err(RecvError::Lagged(_)) => {
+                        // Skip what is waiting in the ring: fresh snapshots cover it.
+                        self.rx = self.rx.resubscribe();
+                        self.conflate()
+                    }
+                    Err(RecvError::Closed) => Err(End::Close(CLOSE_GOING_AWAY, "server shutting down")),
+                },
+                _ = tokio::time::sleep_until(resume_until), if !live => {
+                    live = true;
+                    Ok(())
+                }
+                _ = tokio::time::sleep_until(heartbeat_at) => {
+                    let seq = self.ctx.hub.latest();
+                    self.send(frame(&SeqFrame { r#type: "heartbeat", seq }));
+                    Ok(())
+                }
+            };
+            if let Err(end) = step {
+                return end;
+            }
+        }
+    }
+
+    /// Queues a frame that is not an odds delta (never conflated away).
+    fn send(&mut self, text: Utf8Bytes) {
+        self.outbox.push(Pending { text, race: None });
+        self.last_sent_at = Instant::now();
+    }
+
+    /// Queues an odds delta.
+    fn send_delta(&mut self, seq: u64, text: Utf8Bytes, date: &str, race_number: u8) {
+        self.outbox.push(Pending {
+            text,
+            race: Some((date.to_owned(), race_number)),
+        });
+        self.last_odds = seq;
+        self.last_sent_at = Instant::now();
+    }
+
+    /// Waits until the outbox has room, so that a replay cannot pile up in memory.
+    async fn make_room(&self) -> Result<(), End> {
+        while self.outbox.len() >= self.ctx.limits.max_pending {
+            tokio::select! {
+                _ = self.outbox.room.notified() => {}
+                _ = self.outbox.done.cancelled() => return Err(End::Gone),
+            }
+        }
+        Ok(())
+    }
+
+    fn error(&mut self, error: &str, message: &str) -> Result<(), End> {
+        self.send(frame(&ErrorFrame {
+            r#type: "error",
+            error,
+            message,
+        }));
+        Ok(())
+    }
+
+    fn wants(&self, date: &str, race_number: u8, seq: u64) -> bool {
+        let followed = self
+            .targets
+            .as_ref()
+            .is_none_or(|t| t.follows(date, race_number));
+        followed && seq > self.floors.of(date, race_number)
+    }
+
+    /// Sends a live delta if the connection follows its race and has not had it.
+    fn deliver(&mut self, delta: &OddsDelta) -> Result<(), End> {
+        if delta.seq <= self.last_odds || !self.wants(&delta.date, delta.race_number, delta.seq) {
+            return Ok(());
+        }
+        self.send_delta(
+            delta.seq,
+            delta.frame.clone(),
+            &delta.date,
+            delta.race_number,
+        );
+        Ok(())
+    }
+
+    async fn on_client(&mut self, message: Message) -> Result<(), End> {
+        let text = match message {
+            Message::Text(t) => t,
+            Message::Binary(_) => return self.error("bad_request", "frames must be JSON text"),
+            Message::Close(_) => return Err(End::Gone),
+            // The protocol layer answers pings itself.
+            Message::Ping(_) | Message::Pong(_) => return Ok(()),
+        };
+        if text.len() > self.ctx.limits.max_frame_bytes {
+            let message = format!(
+                "frames are limited to {} bytes",
+                self.ctx.limits.max_frame_bytes
+            );
+            return self.error("frame_too_large", &message);
+        }
+        match serde_json::from_str::<ClientMessage>(&text) {
+            Err(e) => self.error("bad_request", &e.to_string()),
+            Ok(ClientMessage::Ping) => {
+                self.send(frame(&PongFrame { r#type: "pong" }));
+                Ok(())
+            }
+            Ok(ClientMessage::Subscribe {
+                date,
+                race_number,
+                since,
+            }) => match target(date, race_number) {
+                Ok(t) => self.subscribe(t, since).await,
+                Err(message) => self.error("bad_request", &message),
+            },
+            Ok(ClientMessage::Unsubscribe { date, race_number }) => match target(date, race_number)
+            {
+                Ok(t) => self.unsubscribe(t),
+                Err(message) => self.error("bad_request", &message),
+            },
+        }
+    }
+
+    async fn subscribe(&mut self, t: Target, since: Option<u64>) -> Result<(), End> {
+        let targets = self.targets.get_or_insert_with(Targets::default);
+        if !targets.contains(&t) && targets.len() >= self.ctx.limits.max_subscriptions {
+            let message = format!(
+                "at most {} subscriptions on one connection",
+                self.ctx.limits.max_subscriptions
+            );
+            return self.error("too_many_subscriptions", &message);
+        }
+        targets.insert(&t);
+        match since {
+            // A replay can go out in order only if nothing newer went out before it.
+            Some(since) if since >= self.last_odds => self.replay(t, since).await,
+            _ => self.snapshots(&t),
+        }
+    }
+
+    fn unsubscribe(&mut self, t: Target) -> Result<(), End> {
+        let removed = self.targets.as_mut().is_some_and(|set| set.remove(&t));
+        if removed {
+            self.floors.remove(&t);
+            return Ok(());
+        }
+        let message = match &self.targets {
+            None => "the connection follows every race until its first subscribe".to_owned(),
+            Some(_) => format!("not subscribed to {}", describe(&t)),
+        };
+        self.error("not_subscribed", &message)
+    }
+
+    /// Sends the current odds of the target's race, or of each race of its meeting that
+    /// has odds.
+    fn snapshots(&mut self, t: &Target) -> Result<(), End> {
+        let races = match t.1 {
+            Some(n) => vec![n],
+            None => self
+                .ctx
+                .store
+                .odds_changed_since(Some(&t.0), 0)
+                .map_err(internal)?
+                .into_iter()
+                .map(|(_, n)| n)
+                .collect(),
+        };
+        for n in races {
+            self.snapshot(&t.0, n)?;
+        }
+        Ok(())
+    }
+
+    fn snapshot(&mut self, date: &str, race_number: u8) -> Result<(), End> {
+        #[derive(Deserialize)]
+        struct Seq {
+            seq: u64,
+        }
+        let doc = self
+            .ctx
+            .store
+            .doc(DocKey::Odds { date, race_number })
+            .map_err(internal)?;
+        let (seq, text) = match doc {
+            Some(doc) => {
+                let seq = serde_json::from_slice::<Seq>(&doc).map_err(internal)?.seq;
+                // The stored document is `{"date":...}`: the frame is the same with a type.
+                let body = std::str::from_utf8(doc.get(1..).unwrap_or_default()).map_err(internal)?;
+                (seq, format!("{{\"type\":\"snapshot\",{body}"))
+            }
+            None => (
+                0,
+                format!("{{\"type\":\"snapshot\",\"date\":\"{date}\",\"race_number\":{race_number},\"seq\":0,\"odds\":[]}}"),
+            ),
+        };
+        self.floors
+            .raise(&(date.to_owned(), Some(race_number)), seq);
+        self.send(text.into());
+        Ok(())
+    }
+
+    /// Replays the target's updates after `since` from the stream, merged in sequence
+    /// with whatever live updates are waiting, then goes on live.
+    async fn replay(&mut self, t: Target, since: u64) -> Result<(), End> {
+        // Every update up to `upto` has already been handed to this session's receiver:
+        // the hub sends under the same lock that `latest` reads.
+        let upto = self.ctx.hub.latest();
+        self.floors.set(&t, upto.max(since));
+        let replayed = match self.read_stream(&t, since, upto).await {
+            Ok(Some(frames)) => frames,
+            Ok(None) => {
+                self.floors.set(&t, since);
+                return self.snapshots(&t);
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "odds replay failed; sending a snapshot");
+                self.floors.set(&t, since);
+                return self.snapshots(&t);
+            }
+        };
+        let mut waiting = Vec::new();
+        loop {
+            match self.rx.try_recv() {
+                Ok(delta) => waiting.push(delta),
+                Err(TryRecvError::Empty) | Err(TryRecvError::Closed) => break,
+                Err(TryRecvError::Lagged(_)) => {
+                    self.rx = self.rx.resubscribe();
+                    return self.conflate();
+                }
+            }
+        }
+        let mut replayed = replayed.into_iter().peekable();
+        let mut waiting = waiting.into_iter().peekable();
+        loop {
+            let take_replay = match (replayed.peek(), waiting.peek()) {
+                (Some((a, _, _)), Some(b)) => *a < b.seq,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (None, None) => return Ok(()),
+            };
+            self.make_room().await?;
+            if take_replay {
+                if let Some((seq, race_number, text)) = replayed.next() {
+                    if seq > self.last_odds {
+                        self.send_delta(seq, text, &t.0, race_number);
+                    }
+                }
+            } else if let Some(delta) = waiting.next() {
+                self.deliver(&delta)?;
+            }
+        }
+    }
+
+    /// The target's odds frames in `(since, upto]`, read from the stream; `None` when
+    /// there are more than a replay may hold.
+    async fn read_stream(
+        &self,
+        t: &Target,
+        since: u64,
+        upto: u64,
+    ) -> anyhow::Result<Option<Vec<(u64, u8, Utf8Bytes)>>> {
+        if since >= upto {
+            return Ok(Some(Vec::new()));
+        }
+        let filter = match t.1 {
+            Some(n) => format!("racing.odds.{}.{n}", t.0),
+            None => format!("racing.odds.{}.*", t.0),
+        };
+        let stream = self.ctx.js.get_stream(&self.ctx.stream).await?;
+        let consumer = stream
+            .create_consumer(consumer::pull::OrderedConfig {
+                filter_subject: filter,
+                deliver_policy: consumer::DeliverPolicy::ByStartSequence {
+                    start_sequence: since + 1,
+                },
+                ..Default::default()
+            })
+            .await?;
+        if consumer.cached_info().num_pending > self.ctx.limits.max_replay {
+            return Ok(None);
+        }
+        if consumer.cached_info().num_pending == 0 {
+            return Ok(Some(Vec::new()));
+        }
+        let mut messages = consumer.messages().await?;
+        let mut frames = Vec::new();
+        let deadline = Instant::now() + self.ctx.limits.send_timeout;
+        while let Some(message) = tokio::time::timeout_at(deadline, messages.next()).await? {
+            let message = message?;
+            let info = message.info().map_err(|e| anyhow::anyhow!("{e}"))?;
+            let seq = info.stream_sequence;
+            if seq > upto {
+                break;
+            }
+            // Refused events were never live either: a replay skips them too.
+            if let Ok(Envelope {
+                event: Event::OddsUpdated(o),
+                ..
+            }) = Envelope::decode(message.subject.as_str(), &message.payload)
+            {
+                let published = published_at(info.published.unix_timestamp_nanos());
+                let race = u8::try_from(o.race_number).unwrap_or(0);
+                frames.push((
+                    seq,
+                    race,
+                    odds_frame(&o.date, race, seq, &published, &o.odds),
+                ));
+            }
+            if seq >= upto || info.pending == 0 {
+                break;
+            }
+        }
+        Ok(Some(frames))
+    }
+
+    /// The client fell so far behind that it lost its place in the ring: its pending
+    /// deltas, and the updates it missed, are replaced by one fresh snapshot for each race
+    /// they were for. A client that needs this too often is closed.
+    fn conflate(&mut self) -> Result<(), End> {
+        let now = Instant::now();
+        let window = self.ctx.limits.conflation_window;
+        self.conflations.retain(|t| now.duration_since(*t) < window);
+        self.conflations.push_back(now);
+        if self.conflations.len() > self.ctx.limits.max_conflations {
+            return Err(End::Close(
+                CLOSE_POLICY,
+                "too slow: fell behind the odds stream repeatedly",
+            ));
+        }
+        let mut races = self.outbox.take_deltas();
+        races.extend(
+            self.ctx
+                .store
+                .odds_changed_since(None, self.last_odds)
+                .map_err(internal)?,
+        );
+        for (date, n) in races {
+            if self.targets.as_ref().is_none_or(|t| t.follows(&date, n)) {
+                self.snapshot(&date, n)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[derive(Serialize)]
+struct PongFrame {
+    r#type: &'static str,
+}
+
+fn internal(e: impl Display) -> End {
+    tracing::error!(error = %e, "odds session");
+    End::Close(1011, "internal error")
+}
+
+fn target(date: String, race_number: Option<i64>) -> Result<Target, String> {
+    if !is_calendar_date(&date) {
+        return Err("date must be a real calendar date written YYYY-MM-DD".into());
+    }
+    match race_number {
+        None => Ok((date, None)),
+        Some(n @ 1..=99) => Ok((date, Some(n as u8))),
+        Some(_) => Err("race_number must be an integer from 1 to 99".into()),
+    }
+}
+
+fn describe(t: &Target) -> String {
+    match t.1 {
+        Some(n) => format!("race {n} on {}", t.0),
+        None => format!("the meeting on {}", t.0),
+    }
+}
+
+/// RFC 3339 text of a JetStream publish time.
+pub fn published_at(unix_nanos: i128) -> String {
+    jiff::Timestamp::from_nanosecond(unix_nanos)
+        .map(|t| t.to_string())
+        .unwrap_or_default()
+}

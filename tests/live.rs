@@ -1,0 +1,538 @@
+//! The live odds WebSocket end to end, with a real WebSocket client against a service
+//! projecting a real JetStream stream.
+
+use std::time::Duration;
+
+use futures::{SinkExt, StreamExt};
+use racing_events::samples::{envelope, odds};
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+use tempfile::TempDir;
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+use crate::support::{App, Nats, KEY};
+
+const DAY: &str = "2026-11-21";
+
+/// How long a test waits for a frame before it fails.
+const WAIT: Duration = Duration::from_secs(10);
+
+type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+struct Client {
+    socket: Socket,
+}
+
+impl Client {
+    async fn connect(app: &App) -> Client {
+        let url = format!(
+            "{}/ws/live/odds?api_key={KEY}",
+            app.base.replace("http", "ws")
+        );
+        let (socket, _) = tokio_tungstenite::connect_async(url)
+            .await
+            .expect("upgrade");
+        let mut client = Client { socket };
+        assert_eq!(client.next().await["type"], "welcome");
+        client
+    }
+
+    /// The next text frame as JSON.
+    async fn next(&mut self) -> Value {
+        loop {
+            let frame = tokio::time::timeout(WAIT, self.socket.next())
+                .await
+                .expect("a frame in time")
+                .expect("connection open")
+                .expect("frame");
+            match frame {
+                Message::Text(t) => return serde_json::from_str(&t).expect("JSON frame"),
+                Message::Ping(_) | Message::Pong(_) => continue,
+                other => panic!("unexpected frame {other:?}"),
+            }
+        }
+    }
+
+    /// The next frame that is not a heartbeat.
+    async fn next_message(&mut self) -> Value {
+        loop {
+            let v = self.next().await;
+            if v["type"] != "heartbeat" {
+                return v;
+            }
+        }
+    }
+
+    async fn send(&mut self, v: Value) {
+        self.socket
+            .send(Message::Text(v.to_string().into()))
+            .await
+            .expect("send");
+    }
+
+    /// Round-trips a ping: everything the server queued before the pong has arrived.
+    async fn barrier(&mut self) -> Vec<Value> {
+        self.send(json!({"type": "ping"})).await;
+        let mut before = Vec::new();
+        loop {
+            let v = self.next_message().await;
+            if v["type"] == "pong" {
+                return before;
+            }
+            before.push(v);
+        }
+    }
+}
+
+fn odds_seqs(frames: &[Value]) -> Vec<u64> {
+    frames
+        .iter()
+        .filter(|f| f["type"] == "odds")
+        .map(|f| f["seq"].as_u64().unwrap_or_default())
+        .collect()
+}
+
+async fn service(adjust: impl FnOnce(&mut racing::Config)) -> (Nats, App, TempDir) {
+    let nats = Nats::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let mut app = App::start_with(&nats, dir.path(), adjust).await;
+    app.projected(0).await;
+    (nats, app, dir)
+}
+
+async fn publish_odds(nats: &Nats, app: &mut App, race: i64, prices: &[(&str, f64)]) -> u64 {
+    let seq = nats.publish(&[envelope(odds(DAY, race, prices))]).await;
+    app.projected(seq).await;
+    seq
+}
+
+#[tokio::test]
+async fn live_odds_refuse_a_missing_or_wrong_key_without_upgrading() {
+    let (_nats, app, _dir) = service(|_| {}).await;
+    let ws = app.base.replace("http", "ws");
+    for url in [
+        format!("{ws}/ws/live/odds"),
+        format!("{ws}/ws/live/odds?api_key=wrong"),
+        format!("{ws}/ws/live/odds?api_key="),
+    ] {
+        match tokio_tungstenite::connect_async(&url).await {
+            Err(tokio_tungstenite::tungstenite::Error::Http(response)) => {
+                assert_eq!(
+                    response.status(),
+                    StatusCode::UNAUTHORIZED.as_u16(),
+                    "{url}"
+                );
+                let body = response.body().clone().unwrap_or_default();
+                assert_eq!(
+                    String::from_utf8_lossy(&body),
+                    r#"{"error":"unauthorized","message":"Invalid or missing API key"}"#
+                );
+            }
+            other => panic!("{url}: expected a 401, got {other:?}"),
+        }
+    }
+    // The header works as well as the query parameter.
+    let mut request = format!("{ws}/ws/live/odds")
+        .into_client_request()
+        .expect("request");
+    request
+        .headers_mut()
+        .insert("X-API-Key", KEY.parse().expect("header"));
+    let (mut socket, _) = tokio_tungstenite::connect_async(request)
+        .await
+        .expect("upgrade");
+    let welcome = socket.next().await.expect("frame").expect("frame");
+    let welcome: Value = serde_json::from_str(welcome.to_text().expect("text")).expect("json");
+    assert_eq!(welcome["type"], "welcome");
+    assert!(welcome["heartbeat_ms"].as_u64().is_some());
+}
+
+#[tokio::test]
+async fn a_subscriber_gets_a_snapshot_then_deltas_in_order() {
+    let (nats, mut app, _dir) = service(|_| {}).await;
+    let first = publish_odds(&nats, &mut app, 1, &[("A1", 3.5), ("B2", 8.0)]).await;
+
+    let mut client = Client::connect(&app).await;
+    client
+        .send(json!({"type": "subscribe", "date": DAY, "race_number": 1}))
+        .await;
+    let snapshot = client.next_message().await;
+    assert_eq!(
+        snapshot,
+        json!({"type": "snapshot", "date": DAY, "race_number": 1, "seq": first,
+               "odds": [{"horse_no": "A1", "win_odds": 3.5}, {"horse_no": "B2", "win_odds": 8.0}]})
+    );
+    let second = publish_odds(&nats, &mut app, 1, &[("A1", 3.2)]).await;
+    let delta = client.next_message().await;
+    assert_eq!(delta["type"], "odds");
+    assert_eq!(delta["seq"], second);
+    assert_eq!(delta["odds"], json!([{"horse_no": "A1", "win_odds": 3.2}]));
+    assert!(delta["published_at"]
+        .as_str()
+        .is_some_and(|t| t.parse::<jiff::Timestamp>().is_ok()));
+
+    // The same current odds over HTTP, for clients that poll.
+    let (status, body) = app.get(&format!("/api/v1/odds/{DAY}/1")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        body,
+        json!({"date": DAY, "race_number": 1, "seq": second,
+               "odds": [{"horse_no": "A1", "win_odds": 3.2}, {"horse_no": "B2", "win_odds": 8.0}]})
+    );
+    assert_eq!(
+        app.get(&format!("/api/v1/odds/{DAY}/2")).await.0,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        app.get(&format!("/api/v1/odds/{DAY}/0")).await.0,
+        StatusCode::BAD_REQUEST
+    );
+}
+
+#[tokio::test]
+async fn subscriptions_filter_what_a_connection_receives() {
+    let (nats, mut app, _dir) = service(|_| {}).await;
+    let mut everything = Client::connect(&app).await;
+    let mut one_race = Client::connect(&app).await;
+    one_race
+        .send(json!({"type": "subscribe", "date": DAY, "race_number": 1}))
+        .await;
+    let empty = one_race.next_message().await;
+    assert_eq!(
+        (empty["type"].as_str(), empty["seq"].as_u64()),
+        (Some("snapshot"), Some(0))
+    );
+    one_race
+        .send(json!({"type": "subscribe", "date": DAY, "race_number": 3}))
+        .await;
+    assert_eq!(one_race.next_message().await["type"], "snapshot");
+
+    let r2 = publish_odds(&nats, &mut app, 2, &[("B1", 5.0)]).await;
+    let r1 = publish_odds(&nats, &mut app, 1, &[("A1", 4.0)]).await;
+    assert_eq!(everything.next_message().await["seq"], r2);
+    assert_eq!(everything.next_message().await["seq"], r1);
+    let got = one_race.next_message().await;
+    assert_eq!(
+        (got["seq"].as_u64(), got["race_number"].as_u64()),
+        (Some(r1), Some(1))
+    );
+
+    // After unsubscribing race 1, a race-1 update is skipped and the race-3 one after it
+    // is the next frame.
+    one_race
+        .send(json!({"type": "unsubscribe", "date": DAY, "race_number": 1}))
+        .await;
+    assert!(one_race.barrier().await.is_empty());
+    publish_odds(&nats, &mut app, 1, &[("A1", 4.4)]).await;
+    let r3 = publish_odds(&nats, &mut app, 3, &[("C1", 9.0)]).await;
+    let got = one_race.next_message().await;
+    assert_eq!(
+        (got["seq"].as_u64(), got["race_number"].as_u64()),
+        (Some(r3), Some(3))
+    );
+
+    // A meeting subscription follows every race of the day.
+    let mut meeting = Client::connect(&app).await;
+    meeting
+        .send(json!({"type": "subscribe", "date": DAY}))
+        .await;
+    let snapshots: Vec<Value> = vec![
+        meeting.next_message().await,
+        meeting.next_message().await,
+        meeting.next_message().await,
+    ];
+    let races: Vec<&Value> = snapshots.iter().map(|s| &s["race_number"]).collect();
+    assert_eq!(races, [&json!(1), &json!(2), &json!(3)]);
+    let r2b = publish_odds(&nats, &mut app, 2, &[("B1", 4.8)]).await;
+    assert_eq!(meeting.next_message().await["seq"], r2b);
+}
+
+#[tokio::test]
+async fn a_resumed_connection_replays_what_it_missed_with_no_gap_or_duplicate() {
+    let (nats, mut app, _dir) = service(|_| {}).await;
+    publish_odds(&nats, &mut app, 1, &[("A1", 3.0)]).await;
+    let mut client = Client::connect(&app).await;
+    client
+        .send(json!({"type": "subscribe", "date": DAY, "race_number": 1}))
+        .await;
+    assert_eq!(client.next_message().await["type"], "snapshot");
+    let d1 = publish_odds(&nats, &mut app, 1, &[("A1", 3.1)]).await;
+    assert_eq!(client.next_message().await["seq"], d1);
+    drop(client);
+
+    // Missed while away: two for race 1, one for race 2.
+    let d2 = publish_odds(&nats, &mut app, 1, &[("A1", 3.2)]).await;
+    publish_odds(&nats, &mut app, 2, &[("B1", 7.0)]).await;
+    let d3 = publish_odds(&nats, &mut app, 1, &[("A1", 3.3)]).await;
+
+    let mut client = Client::connect(&app).await;
+    client
+        .send(json!({"type": "subscribe", "date": DAY, "race_number": 1, "since": d1}))
+        .await;
+    // Published while the replay may be under way: it must come once, after the replay.
+    let d4 = nats
+        .publish(&[envelope(odds(DAY, 1, &[("A1", 3.4)]))])
+        .await;
+    let mut seqs = Vec::new();
+    while seqs.last() != Some(&d4) {
+        let frame = client.next_message().await;
+        assert_eq!(frame["type"], "odds", "{frame}");
+        seqs.push(frame["seq"].as_u64().unwrap_or_default());
+    }
+    assert_eq!(seqs, [d2, d3, d4]);
+    let d5 = publish_odds(&nats, &mut app, 1, &[("A1", 3.5)]).await;
+    assert_eq!(odds_seqs(&[client.next_message().await]), [d5]);
+}
+
+#[tokio::test]
+async fn bad_frames_get_an_error_and_the_connection_stays_open() {
+    let (_nats, app, _dir) = service(|c| c.ws_limits.max_subscriptions = 2).await;
+    let mut client = Client::connect(&app).await;
+    let cases = [
+        (Message::Text("not json".into()), "bad_request"),
+        (Message::Text(r#"{"type":"dance"}"#.into()), "bad_request"),
+        (
+            Message::Text(r#"{"type":"subscribe","date":"2026-02-30"}"#.into()),
+            "bad_request",
+        ),
+        (
+            Message::Text(r#"{"type":"subscribe","date":"2026-11-21","race_number":0}"#.into()),
+            "bad_request",
+        ),
+        (
+            Message::Text(r#"{"type":"subscribe","date":"2026-11-21","race_number":"1"}"#.into()),
+            "bad_request",
+        ),
+        (
+            Message::Text(r#"{"type":"unsubscribe","date":"2026-11-21"}"#.into()),
+            "not_subscribed",
+        ),
+        (Message::Binary(vec![1, 2, 3].into()), "bad_request"),
+        (
+            Message::Text(format!(r#"{{"type":"ping","pad":"{}"}}"#, "x".repeat(5000)).into()),
+            "frame_too_large",
+        ),
+    ];
+    for (frame, code) in cases {
+        client.socket.send(frame.clone()).await.expect("send");
+        let reply = client.next_message().await;
+        assert_eq!(reply["type"], "error", "{frame:?}");
+        assert_eq!(reply["error"], code, "{frame:?}: {reply}");
+        assert!(reply["message"].as_str().is_some_and(|m| !m.is_empty()));
+    }
+    for race in [1, 2] {
+        client
+            .send(json!({"type": "subscribe", "date": DAY, "race_number": race}))
+            .await;
+        assert_eq!(client.next_message().await["type"], "snapshot");
+    }
+    client
+        .send(json!({"type": "subscribe", "date": DAY, "race_number": 3}))
+        .await;
+    assert_eq!(
+        client.next_message().await["error"],
+        "too_many_subscriptions"
+    );
+    assert!(
+        client.barrier().await.is_empty(),
+        "still open, nothing else sent"
+    );
+}
+
+#[tokio::test]
+async fn heartbeats_fill_silence_and_connections_per_key_are_capped() {
+    let (_nats, app, _dir) = service(|c| {
+        c.ws_limits.heartbeat = Duration::from_millis(200);
+        c.ws_max_connections_per_key = 2;
+    })
+    .await;
+    let mut first = Client::connect(&app).await;
+    let heartbeat = first.next().await;
+    assert_eq!(heartbeat, json!({"type": "heartbeat", "seq": 0}));
+    let _second = Client::connect(&app).await;
+    let url = format!(
+        "{}/ws/live/odds?api_key={KEY}",
+        app.base.replace("http", "ws")
+    );
+    match tokio_tungstenite::connect_async(&url).await {
+        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => {
+            assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS.as_u16());
+            assert!(response.headers().contains_key("retry-after"));
+        }
+        other => panic!("expected 429, got {other:?}"),
+    }
+    drop(first);
+    // The slot frees when the connection ends.
+    tokio::time::timeout(WAIT, async {
+        loop {
+            if tokio_tungstenite::connect_async(&url).await.is_ok() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("a slot frees after a disconnect");
+}
+
+#[tokio::test]
+async fn shutdown_closes_every_socket_with_1001() {
+    let (_nats, app, _dir) = service(|_| {}).await;
+    let mut client = Client::connect(&app).await;
+    let stopping = tokio::spawn(app.stop());
+    let close = loop {
+        match tokio::time::timeout(WAIT, client.socket.next())
+            .await
+            .expect("in time")
+        {
+            Some(Ok(Message::Close(frame))) => break frame,
+            Some(Ok(_)) => continue,
+            other => panic!("expected a close frame, got {other:?}"),
+        }
+    };
+    assert_eq!(close.map(|f| f.code), Some(CloseCode::Away));
+    stopping.await.expect("stopped");
+}
+
+#[tokio::test]
+async fn two_hundred_clients_each_receive_every_update_in_order() {
+    let (nats, mut app, _dir) = service(|c| c.ws_max_connections_per_key = 250).await;
+    let mut clients = Vec::new();
+    for _ in 0..200 {
+        clients.push(Client::connect(&app).await);
+    }
+    let mut published = Vec::new();
+    for i in 0..50 {
+        let race = i % 5 + 1;
+        let price = 2.0 + f64::from(i) / 10.0;
+        published.push(
+            nats.publish(&[envelope(odds(DAY, race.into(), &[("A1", price)]))])
+                .await,
+        );
+    }
+    app.projected(*published.last().expect("published")).await;
+    let expected = published.clone();
+    let readers = clients.into_iter().map(|mut c| {
+        let expected = expected.clone();
+        tokio::spawn(async move {
+            let mut got = Vec::new();
+            while got.len() < expected.len() {
+                got.extend(odds_seqs(&[c.next_message().await]));
+            }
+            assert_eq!(got, expected);
+        })
+    });
+    for r in futures::future::join_all(readers).await {
+        r.expect("every client got every update in order");
+    }
+}
+
+/// Publishes `n` updates of a large race in small bursts (each well under the ring), so
+/// that only a slow reader can fall behind; returns their sequences.
+async fn publish_big_odds(nats: &Nats, app: &mut App, n: u32, runners: &[String]) -> Vec<u64> {
+    let mut published = Vec::new();
+    for i in 0..n {
+        let price = 5.0 + f64::from(i % 100) / 10.0;
+        let prices: Vec<(&str, f64)> = runners.iter().map(|h| (h.as_str(), price)).collect();
+        published.push(nats.publish(&[envelope(odds(DAY, 1, &prices))]).await);
+        if i % 10 == 9 {
+            app.projected(*published.last().unwrap_or(&0)).await;
+        }
+    }
+    published
+}
+
+/// Reads odds sequences until it has `n` of them.
+fn read_concurrently(mut client: Client, n: usize) -> tokio::task::JoinHandle<(Client, Vec<u64>)> {
+    tokio::spawn(async move {
+        let mut got = Vec::new();
+        while got.len() < n {
+            got.extend(odds_seqs(&[client.next_message().await]));
+        }
+        (client, got)
+    })
+}
+
+#[tokio::test]
+async fn a_slow_client_is_conflated_then_closed_while_a_fast_one_keeps_every_update() {
+    let (nats, mut app, _dir) = service(|c| {
+        c.odds_buffer = 128;
+        c.ws_limits.max_pending = 4;
+        c.ws_limits.max_conflations = 1;
+    })
+    .await;
+    // A slow reader: a tiny receive buffer, and long pauses.
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket.set_recv_buffer_size(4096).expect("rcvbuf");
+    let addr = app
+        .base
+        .trim_start_matches("http://")
+        .parse()
+        .expect("addr");
+    let stream = socket.connect(addr).await.expect("connect");
+    let url = format!("ws://{addr}/ws/live/odds?api_key={KEY}");
+    let (mut slow, _) = tokio_tungstenite::client_async(url, MaybeTlsStream::Plain(stream))
+        .await
+        .expect("upgrade");
+    let mut frame_types = Vec::new();
+    let next_slow = async |slow: &mut Socket| -> Result<String, Option<(CloseCode, String)>> {
+        match tokio::time::timeout(WAIT, slow.next())
+            .await
+            .expect("a frame in time")
+        {
+            Some(Ok(Message::Text(t))) => {
+                let v: Value = serde_json::from_str(&t).expect("json");
+                Ok(v["type"].as_str().unwrap_or_default().to_owned())
+            }
+            Some(Ok(Message::Close(frame))) => Err(frame.map(|f| (f.code, f.reason.to_string()))),
+            other => panic!("expected frames then a close, got {other:?}"),
+        }
+    };
+    assert_eq!(next_slow(&mut slow).await, Ok("welcome".to_owned()));
+
+    // Large frames (about 40 KB) fill the slow client's socket buffers quickly.
+    let runners: Vec<String> = (0..1000).map(|i| format!("H{i:04}")).collect();
+    let mut fast_got = Vec::new();
+    let mut fast = Client::connect(&app).await;
+    for _phase in 0..2 {
+        // The slow client reads nothing while 300 updates go out: it loses its place.
+        let reader = read_concurrently(fast, 300);
+        let published = publish_big_odds(&nats, &mut app, 300, &runners).await;
+        let (client, got) = reader.await.expect("fast reader");
+        assert_eq!(got, published, "the fast client keeps every update");
+        fast = client;
+        fast_got.extend(got);
+        // Then it reads until its turn comes again: the first time round it is
+        // conflated (a snapshot replaces what it missed), the second time closed.
+        loop {
+            match next_slow(&mut slow).await {
+                Ok(kind) => {
+                    let done = kind == "snapshot";
+                    frame_types.push(kind);
+                    if done {
+                        break;
+                    }
+                }
+                Err(code) => {
+                    let (code, reason) = code.expect("a close frame");
+                    assert_eq!(code, CloseCode::Policy, "closed as too slow");
+                    assert!(reason.contains("fell behind"), "{reason}");
+                    assert!(
+                        frame_types.iter().any(|k| k == "snapshot"),
+                        "conflated first"
+                    );
+                    assert!(frame_types.iter().filter(|k| *k == "odds").count() < fast_got.len());
+                    return;
+                }
+            }
+        }
+    }
+    panic!(
+        "the slow client was never closed: {} frames",
+        frame_types.len()
+    );
+}
