@@ -11,7 +11,8 @@ use axum::Extension;
 use futures::StreamExt;
 use racing_projections::DocKey;
 
-use super::{document, ApiError, AppState, Query, RacePath};
+use super::input::Query;
+use super::{document, ApiError, AppState, RacePath};
 use crate::apikeys::KeyId;
 use crate::live::run_session;
 

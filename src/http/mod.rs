@@ -3,9 +3,9 @@
 //! with one stored document, sent as it is.
 
 mod error;
+pub mod input;
 mod live;
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -18,7 +18,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use bytes::Bytes;
-use racing_events::{is_calendar_date, is_horse_no};
 use racing_projections::{DocKey, FormDoc, Store};
 
 pub use error::{ApiError, UNAUTHORIZED_MESSAGE};
@@ -26,15 +25,13 @@ pub use live::ConnectionSlots;
 
 use crate::apikeys::ApiKeys;
 use crate::live::SessionContext;
+use input::{clip, date, horse_no, race_number, Query};
 
 /// The header that carries the key (case-insensitive, as every HTTP header name).
 pub const API_KEY_HEADER: &str = "x-api-key";
 
 /// The live odds WebSocket; the only path that also takes the key as `?api_key=`.
 pub const ODDS_SOCKET_PATH: &str = "/ws/live/odds";
-
-/// Largest `limit` on a form request.
-const MAX_FORM_LIMIT: usize = 1000;
 
 /// What the handlers share.
 #[derive(Clone)]
@@ -102,80 +99,8 @@ async fn require_key(State(state): State<AppState>, mut request: Request, next: 
     next.run(request).await
 }
 
-/// The query parameters of a request, each allowed at most once.
-pub(crate) struct Query(HashMap<String, String>);
-
-impl Query {
-    pub(crate) fn parse(raw: Option<String>, allowed: &[&str]) -> Result<Query, ApiError> {
-        let mut params = HashMap::new();
-        for (name, value) in form_urlencoded::parse(raw.unwrap_or_default().as_bytes()) {
-            if !allowed.contains(&name.as_ref()) {
-                let hint = if allowed.is_empty() {
-                    "this endpoint takes no query parameters".to_owned()
-                } else {
-                    format!("allowed: {}", allowed.join(", "))
-                };
-                return Err(ApiError::BadRequest(format!(
-                    "unknown query parameter `{}` ({hint})",
-                    clip(&name)
-                )));
-            }
-            if params
-                .insert(name.to_string(), value.into_owned())
-                .is_some()
-            {
-                return Err(ApiError::BadRequest(format!(
-                    "query parameter `{}` is given more than once",
-                    clip(&name)
-                )));
-            }
-        }
-        Ok(Query(params))
-    }
-}
-
-/// Echoes at most 64 characters of client input in a message.
-fn clip(s: &str) -> String {
-    match s.char_indices().nth(64) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_owned(),
-    }
-}
-
 fn path_error(e: PathRejection) -> ApiError {
     ApiError::BadRequest(format!("malformed path: {}", e.body_text()))
-}
-
-fn date(s: &str) -> Result<&str, ApiError> {
-    if is_calendar_date(s) {
-        Ok(s)
-    } else {
-        Err(ApiError::BadRequest(format!(
-            "date `{}` is not a real calendar date written YYYY-MM-DD",
-            clip(s)
-        )))
-    }
-}
-
-fn race_number(s: &str) -> Result<u8, ApiError> {
-    match s.parse::<u8>() {
-        Ok(n @ 1..=99) if s.bytes().all(|b| b.is_ascii_digit()) => Ok(n),
-        _ => Err(ApiError::BadRequest(format!(
-            "race number `{}` is not an integer from 1 to 99",
-            clip(s)
-        ))),
-    }
-}
-
-fn horse_no(s: &str) -> Result<&str, ApiError> {
-    if is_horse_no(s) {
-        Ok(s)
-    } else {
-        Err(ApiError::BadRequest(format!(
-            "horse number `{}` must be 1 to 32 of A-Z a-z 0-9 _ -, starting with a letter or digit",
-            clip(s)
-        )))
-    }
 }
 
 fn at(venue: Option<&str>) -> String {
@@ -233,18 +158,11 @@ async fn horse_form(
     let Path(h) = path.map_err(path_error)?;
     let h = horse_no(&h)?;
     let query = Query::parse(raw, &["limit"])?;
-    let limit = match query.0.get("limit") {
-        None => None,
-        Some(l) => match l.parse::<usize>() {
-            Ok(n @ 1..=MAX_FORM_LIMIT) if l.bytes().all(|b| b.is_ascii_digit()) => Some(n),
-            _ => {
-                return Err(ApiError::BadRequest(format!(
-                    "limit `{}` is not an integer from 1 to {MAX_FORM_LIMIT}",
-                    clip(l)
-                )))
-            }
-        },
-    };
+    let limit = query
+        .0
+        .get("limit")
+        .map(|l| input::form_limit(l))
+        .transpose()?;
     let Some(stored) = stored(&state, DocKey::Form(h))? else {
         return Err(ApiError::NotFound(format!("no horse {h}")));
     };
