@@ -13,9 +13,10 @@ use racing_projections::Store;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use crate::apikeys::ApiKeys;
 use crate::config::Config;
-use crate::http::{self, AppState, ConnectionSlots};
+use crate::http::{self, AppState, ConnectionSlots, RateLimits};
+use crate::keys::registry::Registry;
+use crate::keys::{self, KeyRing};
 use crate::live::{OddsHub, SessionContext};
 use crate::nats::{self, LocalNats};
 use crate::projector::{Progress, Projector};
@@ -34,6 +35,9 @@ pub struct Application {
     nats_url: String,
     demo_key: Option<String>,
     progress: watch::Sender<Progress>,
+    /// Stops the background tasks started by `build` if the application is dropped
+    /// without being run.
+    _stop_on_drop: tokio_util::sync::DropGuard,
 }
 
 impl Application {
@@ -59,17 +63,20 @@ impl Application {
         let store = Store::open(&store_dir)
             .with_context(|| format!("opening the read models in {}", store_dir.display()))?;
 
-        let demo_key = config.demo.map(|_| ApiKeys::generate());
-        let keys = ApiKeys::new(
+        let shutdown = CancellationToken::new();
+        let demo_key = config.demo.map(|_| keys::generate_demo());
+        let keys = Arc::new(KeyRing::new(
             config
                 .api_keys
                 .iter()
                 .map(String::as_str)
                 .chain(demo_key.as_deref()),
-        );
-        if config.api_keys.is_empty() && demo_key.is_none() {
-            tracing::warn!("no API key configured (RACING_API_KEYS): every request will get 401");
-        }
+        ));
+        Registry::open(&js, &config.stream)
+            .await?
+            .follow(keys.clone(), shutdown.clone())
+            .await?;
+        let state_shutdown = shutdown.clone();
         let listener = tokio::net::TcpListener::bind(config.listen)
             .await
             .with_context(|| format!("binding {}", config.listen))?;
@@ -84,13 +91,14 @@ impl Application {
                 limits: config.ws_limits.clone(),
             },
             store,
-            keys: Arc::new(keys),
+            keys,
+            limits: RateLimits::new(config.request_limits),
             timezone: config.timezone.clone(),
             timezone_name: config.timezone_name.as_str().into(),
             ready: Arc::new(AtomicBool::new(false)),
             slots: ConnectionSlots::new(config.ws_max_connections_per_key),
             sessions: tokio_util::task::TaskTracker::new(),
-            shutdown: CancellationToken::new(),
+            shutdown,
         };
         Ok(Application {
             listener,
@@ -102,6 +110,7 @@ impl Application {
             nats_url,
             demo_key,
             progress: watch::channel(Progress::default()).0,
+            _stop_on_drop: state_shutdown.drop_guard(),
         })
     }
 
@@ -133,8 +142,14 @@ impl Application {
     /// Serves the API and runs the projector until `shutdown` is cancelled, then lets
     /// requests in flight finish, closes WebSockets with 1001, commits what was projected
     /// and stops a local NATS.
-    pub async fn run(mut self, shutdown: CancellationToken) -> anyhow::Result<()> {
-        self.state.shutdown = shutdown.clone();
+    pub async fn run(self, stop: CancellationToken) -> anyhow::Result<()> {
+        // One signal for every task: the caller's stop, or the end of this run.
+        let shutdown = self.state.shutdown.clone();
+        let on_stop = shutdown.clone();
+        tokio::spawn(async move {
+            stop.cancelled().await;
+            on_stop.cancel();
+        });
         let projector = Projector {
             store: self.state.store.clone(),
             js: self.js.clone(),

@@ -63,6 +63,18 @@ pub struct ServeArgs {
     /// Largest frame a live odds client may send, bytes.
     #[arg(long, env = "RACING_WS_MAX_FRAME_BYTES", default_value_t = 4096)]
     pub ws_max_frame_bytes: usize,
+    /// Sustained requests per second per key (a key may set its own).
+    #[arg(long, env = "RACING_RATE_LIMIT_PER_SEC", default_value_t = 50)]
+    pub rate_limit_per_sec: u32,
+    /// Requests per key allowed in a burst (a key may set its own).
+    #[arg(long, env = "RACING_RATE_LIMIT_BURST", default_value_t = 100)]
+    pub rate_limit_burst: u32,
+    /// Longest a request may take, in milliseconds, before a 503.
+    #[arg(long, env = "RACING_REQUEST_TIMEOUT_MS", default_value_t = 10_000)]
+    pub request_timeout_ms: u64,
+    /// Most requests in flight at once; past it, 503.
+    #[arg(long, env = "RACING_MAX_IN_FLIGHT", default_value_t = 1024)]
+    pub max_in_flight: usize,
     /// Odds updates a live client may fall behind before its pending updates are replaced
     /// by fresh snapshots.
     #[arg(long, env = "RACING_ODDS_BUFFER", default_value_t = 4096)]
@@ -100,6 +112,8 @@ pub struct Config {
     pub odds_buffer: usize,
     /// In demo mode, seconds of odds movement before each of today's races is run.
     pub demo_race_secs: u64,
+    /// Per-key rates and request bounds.
+    pub request_limits: crate::http::RequestLimits,
 }
 
 impl TryFrom<ServeArgs> for Config {
@@ -136,6 +150,12 @@ impl TryFrom<ServeArgs> for Config {
             ws_max_connections_per_key: a.ws_max_connections_per_key,
             odds_buffer: a.odds_buffer.max(16),
             demo_race_secs: a.demo_race_secs.max(5),
+            request_limits: crate::http::RequestLimits {
+                rate_per_sec: a.rate_limit_per_sec.max(1),
+                burst: a.rate_limit_burst.max(1),
+                timeout: Duration::from_millis(a.request_timeout_ms.max(1)),
+                max_in_flight: a.max_in_flight.max(1),
+            },
         })
     }
 }
@@ -159,6 +179,7 @@ impl Config {
             ws_max_connections_per_key: 100,
             odds_buffer: 4096,
             demo_race_secs: 120,
+            request_limits: crate::http::RequestLimits::default(),
         }
     }
 }

@@ -2,11 +2,11 @@
 //! feeder and the demo data. `main.rs` is only the command line around this library, so
 //! that tests drive the very same code.
 
-pub mod apikeys;
 pub mod app;
 pub mod config;
 pub mod demo;
 pub mod http;
+pub mod keys;
 pub mod live;
 pub mod nats;
 pub mod projector;

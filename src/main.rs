@@ -29,6 +29,55 @@ enum Command {
     Publish(PublishArgs),
     /// Write the demo season as NDJSON, ready for `racing publish`.
     Demo(DemoArgs),
+    /// Issue, list, rotate and revoke API keys (shared by every replica through NATS).
+    Keys(KeysArgs),
+}
+
+#[derive(Args)]
+struct KeysArgs {
+    /// NATS server holding the key registry.
+    #[arg(long, env = "RACING_NATS_URL", default_value = "nats://127.0.0.1:4222")]
+    nats_url: String,
+    /// JetStream stream whose keys these are (the bucket is `{stream}_KEYS`).
+    #[arg(long, env = "RACING_STREAM", default_value = "RACING")]
+    stream: String,
+    #[command(subcommand)]
+    action: KeysAction,
+}
+
+#[derive(Subcommand)]
+enum KeysAction {
+    /// Issue a key; it is printed once and never stored.
+    Create {
+        /// Who the key is for.
+        #[arg(long)]
+        name: String,
+        /// Its own sustained requests per second.
+        #[arg(long)]
+        rate: Option<u32>,
+        /// Its own burst.
+        #[arg(long)]
+        burst: Option<u32>,
+        /// Its own cap on open live odds connections.
+        #[arg(long)]
+        max_connections: Option<usize>,
+    },
+    /// List keys: prefix, name, created, state, last use. Never the keys.
+    List,
+    /// Revoke a key at once, on every replica.
+    Revoke {
+        /// The key's prefix, e.g. `rk_3f9a2b1c`.
+        id: String,
+    },
+    /// Issue a new key for the same subscriber; the old one keeps working for the grace
+    /// period, then expires.
+    Rotate {
+        /// The key's prefix, e.g. `rk_3f9a2b1c`.
+        id: String,
+        /// Hours the old key stays valid.
+        #[arg(long, default_value_t = 24)]
+        grace_hours: u64,
+    },
 }
 
 #[derive(Args)]
@@ -76,6 +125,7 @@ fn main() -> ExitCode {
             Command::Serve(args) => serve(args).await,
             Command::Publish(args) => publish_file(args).await,
             Command::Demo(args) => demo(args),
+            Command::Keys(args) => keys(args).await,
         }
     });
     match result {
@@ -208,5 +258,68 @@ fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
         feed.meetings,
         feed.horses
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn keys(args: KeysArgs) -> anyhow::Result<ExitCode> {
+    use racing::keys::{registry::Registry, KeyLimits};
+    let client = racing::nats::connect(&args.nats_url).await?;
+    let js = async_nats::jetstream::new(client);
+    let registry = Registry::open(&js, &args.stream).await?;
+    match args.action {
+        KeysAction::Create {
+            name,
+            rate,
+            burst,
+            max_connections,
+        } => {
+            let limits = KeyLimits {
+                rate_per_sec: rate,
+                burst,
+                max_connections,
+            };
+            let (key, record) = registry.create(&name, limits).await?;
+            println!("{key}");
+            eprintln!(
+                "key {} for {} created; this is the only time it is shown",
+                record.prefix(),
+                record.name
+            );
+        }
+        KeysAction::List => {
+            let now = jiff::Timestamp::now();
+            println!(
+                "{:<13} {:<24} {:<22} {:<40} LAST USED",
+                "PREFIX", "NAME", "CREATED", "STATE"
+            );
+            for (record, used) in registry.list().await? {
+                let created = record.created_at.get(..19).unwrap_or(&record.created_at);
+                println!(
+                    "{:<13} {:<24} {:<22} {:<40} {}",
+                    record.prefix(),
+                    record.name,
+                    created,
+                    record.state(now),
+                    used.as_deref().unwrap_or("-")
+                );
+            }
+        }
+        KeysAction::Revoke { id } => {
+            let record = registry.revoke(&id).await?;
+            println!("{} ({}) revoked", record.prefix(), record.name);
+        }
+        KeysAction::Rotate { id, grace_hours } => {
+            let grace = std::time::Duration::from_secs(grace_hours.saturating_mul(3600));
+            let (key, new, old) = registry.rotate(&id, grace).await?;
+            println!("{key}");
+            eprintln!(
+                "new key {} for {}; the old key {} works until {}",
+                new.prefix(),
+                new.name,
+                old.prefix(),
+                old.expires_at.as_deref().unwrap_or("-")
+            );
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -2,6 +2,7 @@
 //! port and data directory. Nothing is mocked: real NATS, real sled, real HTTP.
 
 mod api;
+mod keys;
 mod live;
 mod projector;
 mod support;

@@ -24,9 +24,18 @@ pub enum ApiError {
     /// 405 `method_not_allowed`: the API is read-only.
     #[error("only GET and HEAD are allowed")]
     MethodNotAllowed,
+    /// 413 `body_not_accepted`: the API is read-only and reads no request body.
+    #[error("the API takes no request body")]
+    BodyNotAccepted,
+    /// 414 `uri_too_long`: the request target is over the limit.
+    #[error("the request target is over {0} bytes")]
+    UriTooLong(usize),
     /// 429 `rate_limited`: too much for this key; `Retry-After` says when to come back.
     #[error("{0}")]
     RateLimited(String),
+    /// 431 `headers_too_large`: too many header fields, or too many header bytes.
+    #[error("at most {0} header fields and {1} header bytes are accepted")]
+    HeadersTooLarge(usize, usize),
     /// 503 `unavailable`: the read models are not built yet.
     #[error("{0}")]
     Unavailable(String),
@@ -42,7 +51,13 @@ impl ApiError {
             ApiError::Unauthorized => (StatusCode::UNAUTHORIZED, "unauthorized"),
             ApiError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
             ApiError::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed"),
+            ApiError::BodyNotAccepted => (StatusCode::PAYLOAD_TOO_LARGE, "body_not_accepted"),
+            ApiError::UriTooLong(_) => (StatusCode::URI_TOO_LONG, "uri_too_long"),
             ApiError::RateLimited(_) => (StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
+            ApiError::HeadersTooLarge(..) => (
+                StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+                "headers_too_large",
+            ),
             ApiError::Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
             ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         }

@@ -13,7 +13,7 @@ use racing_projections::DocKey;
 
 use super::input::Query;
 use super::{document, ApiError, AppState, RacePath};
-use crate::apikeys::KeyId;
+use crate::keys::{Identity, KeyId};
 use crate::live::run_session;
 
 /// Largest WebSocket message the protocol layer reads at all; the session answers
@@ -41,10 +41,10 @@ impl ConnectionSlots {
         })
     }
 
-    fn take(self: &Arc<Self>, key: KeyId) -> Option<Slot> {
+    fn take(self: &Arc<Self>, key: KeyId, max: usize) -> Option<Slot> {
         let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
         let n = open.entry(key).or_default();
-        if *n >= self.max_per_key {
+        if *n >= max {
             return None;
         }
         *n += 1;
@@ -70,7 +70,7 @@ impl Drop for Slot {
 /// Upgrades to the live odds protocol; the key was checked before routing.
 pub(super) async fn odds_socket(
     State(state): State<AppState>,
-    Extension(key): Extension<KeyId>,
+    Extension(who): Extension<Identity>,
     RawQuery(raw): RawQuery,
     upgrade: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
 ) -> Result<Response, ApiError> {
@@ -78,10 +78,13 @@ pub(super) async fn odds_socket(
     let upgrade = upgrade.map_err(|e| {
         ApiError::BadRequest(format!("this is a WebSocket endpoint: {}", e.body_text()))
     })?;
-    let Some(slot) = state.slots.take(key) else {
+    let max = who
+        .limits
+        .max_connections
+        .unwrap_or(state.slots.max_per_key);
+    let Some(slot) = state.slots.take(who.id, max) else {
         return Err(ApiError::RateLimited(format!(
-            "at most {} live odds connections per key",
-            state.slots.max_per_key
+            "at most {max} live odds connections for this key"
         )));
     };
     let context = state.live.clone();

@@ -4,6 +4,7 @@
 
 mod error;
 pub mod input;
+mod limits;
 mod live;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,11 +20,14 @@ use axum::routing::get;
 use axum::Router;
 use bytes::Bytes;
 use racing_projections::{DocKey, FormDoc, Store};
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::trace::TraceLayer;
 
 pub use error::{ApiError, UNAUTHORIZED_MESSAGE};
+pub use limits::{RateLimits, RequestLimits};
 pub use live::ConnectionSlots;
 
-use crate::apikeys::ApiKeys;
+use crate::keys::KeyRing;
 use crate::live::SessionContext;
 use input::{clip, date, horse_no, race_number, Query};
 
@@ -38,8 +42,10 @@ pub const ODDS_SOCKET_PATH: &str = "/ws/live/odds";
 pub struct AppState {
     /// The read models.
     pub store: Store,
-    /// Accepted keys.
-    pub keys: Arc<ApiKeys>,
+    /// Accepted keys, kept in step with the registry.
+    pub keys: Arc<KeyRing>,
+    /// Per-key rates and request bounds.
+    pub limits: Arc<RateLimits>,
     /// The zone of "today".
     pub timezone: jiff::tz::TimeZone,
     /// Its IANA name.
@@ -69,8 +75,34 @@ pub fn router(state: AppState) -> Router {
         .route(ODDS_SOCKET_PATH, get(live::odds_socket))
         .fallback(|| async { ApiError::NotFound("no such path".into()) })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
+        // Layers run outermost last-added: ids and tracing, then size checks, load
+        // bounds, the key, the body check, and the key's rate.
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            limits::rate_limit,
+        ))
+        .layer(middleware::from_fn(limits::reject_body))
         .layer(middleware::from_fn_with_state(state.clone(), require_key))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            limits::bound_work,
+        ))
+        .layer(middleware::from_fn(limits::reject_oversized))
+        .layer(PropagateRequestIdLayer::x_request_id())
+        .layer(TraceLayer::new_for_http().make_span_with(request_span))
+        .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
         .with_state(state)
+}
+
+/// The span of a request: method, path and request id. Never the query, which may hold
+/// the WebSocket's `api_key`, and never a header value.
+fn request_span(request: &axum::http::Request<axum::body::Body>) -> tracing::Span {
+    let id = request
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    tracing::info_span!("request", method = %request.method(), path = %request.uri().path(), id)
 }
 
 /// Refuses any request without a valid key before it reaches a route, so that nothing
@@ -95,6 +127,7 @@ async fn require_key(State(state): State<AppState>, mut request: Request, next: 
     let Some(id) = id else {
         return ApiError::Unauthorized.into_response();
     };
+    // The key is no longer needed past this point; only its identity travels on.
     request.extensions_mut().insert(id);
     next.run(request).await
 }

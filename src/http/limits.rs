@@ -1,0 +1,214 @@
+//! Limits on what a client may ask of the service: requests per key (a token bucket,
+//! GCRA from `governor`), and hostile input: request-line and header sizes, request
+//! bodies, time per request and requests in flight.
+//!
+//! The `RateLimit` and `RateLimit-Policy` headers follow the IETF httpapi draft
+//! `draft-ietf-httpapi-ratelimit-headers-08` (one policy, named "default": `q` requests per
+//! `w` seconds; `r` remaining, `t` seconds until the quota is back).
+
+use std::collections::HashMap;
+use std::num::NonZeroU32;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderName, HeaderValue};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use governor::clock::{Clock, DefaultClock};
+use governor::middleware::StateInformationMiddleware;
+use governor::state::{InMemoryState, NotKeyed};
+use governor::{Quota, RateLimiter};
+use tokio::sync::Semaphore;
+
+use super::{ApiError, AppState};
+use crate::keys::{Identity, KeyId};
+
+/// Longest request target (path and query) accepted, bytes.
+pub const MAX_URI_BYTES: usize = 2048;
+/// Most header bytes (names and values) accepted.
+pub const MAX_HEADER_BYTES: usize = 16 * 1024;
+/// Most header fields accepted.
+pub const MAX_HEADERS: usize = 64;
+
+/// The service's request limits.
+#[derive(Debug, Clone, Copy)]
+pub struct RequestLimits {
+    /// Sustained requests per second per key, unless the key sets its own.
+    pub rate_per_sec: u32,
+    /// Burst per key, unless the key sets its own.
+    pub burst: u32,
+    /// Longest a request may take.
+    pub timeout: Duration,
+    /// Most requests in flight at once, all keys together.
+    pub max_in_flight: usize,
+}
+
+impl Default for RequestLimits {
+    fn default() -> Self {
+        RequestLimits {
+            rate_per_sec: 50,
+            burst: 100,
+            timeout: Duration::from_secs(10),
+            max_in_flight: 1024,
+        }
+    }
+}
+
+type Limiter = RateLimiter<NotKeyed, InMemoryState, DefaultClock, StateInformationMiddleware>;
+
+/// One token bucket per key, each with the key's own quota or the default.
+pub struct RateLimits {
+    defaults: RequestLimits,
+    buckets: RwLock<HashMap<KeyId, (Quota, Arc<Limiter>)>>,
+    clock: DefaultClock,
+    in_flight: Arc<Semaphore>,
+}
+
+impl RateLimits {
+    /// Limits with these defaults.
+    pub fn new(defaults: RequestLimits) -> Arc<RateLimits> {
+        Arc::new(RateLimits {
+            defaults,
+            buckets: RwLock::new(HashMap::new()),
+            clock: DefaultClock::default(),
+            in_flight: Arc::new(Semaphore::new(defaults.max_in_flight.max(1))),
+        })
+    }
+
+    fn quota(&self, who: &Identity) -> (Quota, u32, u32) {
+        let rate = who
+            .limits
+            .rate_per_sec
+            .unwrap_or(self.defaults.rate_per_sec)
+            .max(1);
+        let burst = who.limits.burst.unwrap_or(self.defaults.burst).max(1);
+        let quota = Quota::per_second(NonZeroU32::new(rate).unwrap_or(NonZeroU32::MIN))
+            .allow_burst(NonZeroU32::new(burst).unwrap_or(NonZeroU32::MIN));
+        (quota, rate, burst)
+    }
+
+    fn bucket(&self, id: KeyId, quota: Quota) -> Arc<Limiter> {
+        if let Some((q, l)) = self
+            .buckets
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&id)
+        {
+            if *q == quota {
+                return l.clone();
+            }
+        }
+        let limiter =
+            Arc::new(RateLimiter::direct(quota).with_middleware::<StateInformationMiddleware>());
+        self.buckets
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id, (quota, limiter.clone()));
+        limiter
+    }
+
+    /// Takes a token for `who`: the headers to send either way, and whether to refuse.
+    fn take(&self, who: &Identity) -> (Vec<(HeaderName, HeaderValue)>, Option<u64>) {
+        let (quota, rate, burst) = self.quota(who);
+        let window = burst.div_ceil(rate);
+        let policy = format!("\"default\";q={burst};w={window}");
+        let (remaining, reset, refused) = match self.bucket(who.id, quota).check() {
+            Ok(state) => {
+                let remaining = state.remaining_burst_capacity();
+                let used = burst.saturating_sub(remaining);
+                (remaining, used.div_ceil(rate), None)
+            }
+            Err(not_until) => {
+                let wait = not_until.wait_time_from(self.clock.now());
+                let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+                (0, window, Some(secs.max(1)))
+            }
+        };
+        let limit = format!("\"default\";r={remaining};t={reset}");
+        let headers = [("ratelimit-policy", policy), ("ratelimit", limit)]
+            .into_iter()
+            .filter_map(|(n, v)| {
+                Some((HeaderName::from_static(n), HeaderValue::from_str(&v).ok()?))
+            })
+            .collect();
+        (headers, refused)
+    }
+}
+
+/// Refuses a key over its rate with 429, `Retry-After` and the RateLimit headers; every
+/// other answer carries the RateLimit headers too.
+pub(super) async fn rate_limit(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let Some(who) = request.extensions().get::<Identity>().copied() else {
+        return next.run(request).await;
+    };
+    let (headers, refused) = state.limits.take(&who);
+    let mut response = match refused {
+        Some(retry_after) => {
+            let mut r = ApiError::RateLimited(format!(
+                "too many requests for this key; retry in {retry_after} s"
+            ))
+            .into_response();
+            if let Ok(v) = HeaderValue::from_str(&retry_after.to_string()) {
+                r.headers_mut().insert(header::RETRY_AFTER, v);
+            }
+            r
+        }
+        None => next.run(request).await,
+    };
+    response.headers_mut().extend(headers);
+    response
+}
+
+/// Refuses oversized request lines and headers before anything else reads them.
+pub(super) async fn reject_oversized(request: Request, next: Next) -> Response {
+    let target = request
+        .uri()
+        .path_and_query()
+        .map_or(0, |p| p.as_str().len());
+    if target > MAX_URI_BYTES {
+        return ApiError::UriTooLong(MAX_URI_BYTES).into_response();
+    }
+    let headers = request.headers();
+    let bytes: usize = headers
+        .iter()
+        .map(|(n, v)| n.as_str().len() + v.len())
+        .sum();
+    if headers.len() > MAX_HEADERS || bytes > MAX_HEADER_BYTES {
+        return ApiError::HeadersTooLarge(MAX_HEADERS, MAX_HEADER_BYTES).into_response();
+    }
+    next.run(request).await
+}
+
+/// The API is read-only: a request that carries a body is refused, unread.
+pub(super) async fn reject_body(request: Request, next: Next) -> Response {
+    let headers = request.headers();
+    let length = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.trim() != "0");
+    if length.unwrap_or(false) || headers.contains_key(header::TRANSFER_ENCODING) {
+        return ApiError::BodyNotAccepted.into_response();
+    }
+    next.run(request).await
+}
+
+/// Sheds load past the in-flight limit (503) and bounds the time of each request (503).
+pub(super) async fn bound_work(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let Ok(_permit) = state.limits.in_flight.clone().try_acquire_owned() else {
+        return ApiError::Unavailable("the service is at capacity; retry shortly".into())
+            .into_response();
+    };
+    match tokio::time::timeout(state.limits.defaults.timeout, next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => ApiError::Unavailable("the request took too long".into()).into_response(),
+    }
+}
