@@ -507,3 +507,99 @@ async fn a_date_with_two_meetings_lists_them_and_takes_a_venue() {
     let (status, _) = app.get(&format!("/api/v1/results/{DAY}?venue=")).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
 }
+
+#[tokio::test]
+async fn documents_carry_a_strong_etag_and_unchanged_ones_answer_304() {
+    let (nats, mut app, _dir) = service_with(&meeting()).await;
+    let url = format!("{}/api/v1/results/{DAY}", app.base);
+    let first = app
+        .client
+        .get(&url)
+        .header("X-API-Key", KEY)
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(first.status(), StatusCode::OK);
+    assert_eq!(first.headers()["cache-control"], "private, no-cache");
+    let etag = first.headers()["etag"].to_str().expect("ascii").to_owned();
+    assert!(
+        etag.starts_with('"') && !etag.starts_with("W/"),
+        "strong: {etag}"
+    );
+
+    let again = app
+        .client
+        .get(&url)
+        .header("X-API-Key", KEY)
+        .header("If-None-Match", &etag)
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(again.status(), StatusCode::NOT_MODIFIED);
+    assert_eq!(again.headers()["etag"], etag.as_str());
+    assert!(again.bytes().await.expect("body").is_empty());
+
+    // An amendment changes the document, so the old tag no longer matches.
+    let amended = result(
+        DAY,
+        "Happy Valley",
+        2,
+        vec![runner(Some(1), "E271"), runner(Some(2), "H101")],
+    );
+    let last = nats.publish(&[envelope(amended)]).await;
+    app.projected(last).await;
+    let changed = app
+        .client
+        .get(&url)
+        .header("X-API-Key", KEY)
+        .header("If-None-Match", &etag)
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(changed.status(), StatusCode::OK);
+    assert_ne!(changed.headers()["etag"], etag.as_str());
+
+    // Errors are not cached, and a wrong key still gets the 401 whatever the tag.
+    let missing = app
+        .client
+        .get(format!("{}/api/v1/horses/NOPE", app.base))
+        .header("X-API-Key", KEY)
+        .send()
+        .await
+        .expect("request");
+    assert!(missing.headers().get("etag").is_none());
+    let (status, _) = app
+        .get_with(&format!("/api/v1/results/{DAY}"), Some("wrong"))
+        .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn gzip_and_brotli_are_served_when_asked_with_their_own_etags() {
+    let (_nats, app, _dir) = service_with(&meeting()).await;
+    let url = format!("{}/api/v1/results/{DAY}", app.base);
+    let mut tags = Vec::new();
+    for encoding in ["identity", "gzip", "br"] {
+        let res = app
+            .client
+            .get(&url)
+            .header("X-API-Key", KEY)
+            .header("Accept-Encoding", encoding)
+            .send()
+            .await
+            .expect("request");
+        assert_eq!(res.status(), StatusCode::OK);
+        let got = res
+            .headers()
+            .get("content-encoding")
+            .map(|v| v.to_str().unwrap_or_default().to_owned());
+        assert_eq!(
+            got.as_deref(),
+            (encoding != "identity").then_some(encoding),
+            "{encoding}"
+        );
+        tags.push(res.headers()["etag"].to_str().expect("ascii").to_owned());
+    }
+    tags.dedup();
+    assert_eq!(tags.len(), 3, "each encoding is its own representation");
+}

@@ -463,6 +463,8 @@ async fn a_slow_client_is_conflated_then_closed_while_a_fast_one_keeps_every_upd
         c.odds_buffer = 128;
         c.ws_limits.max_pending = 4;
         c.ws_limits.max_conflations = 1;
+        // Only falling behind the ring may close it here, however slow the machine.
+        c.ws_limits.send_timeout = Duration::from_secs(120);
     })
     .await;
     // A slow reader: a tiny receive buffer, and long pauses.

@@ -99,6 +99,9 @@ impl App {
     pub async fn start_with(nats: &Nats, data_dir: &Path, adjust: impl FnOnce(&mut Config)) -> App {
         let mut config = Config::new(data_dir, Some(nats.url()));
         config.api_keys = vec![KEY.to_owned()];
+        // Tests make bursts of requests with one key; the rate-limit tests set their own.
+        config.request_limits.rate_per_sec = 100_000;
+        config.request_limits.burst = 100_000;
         adjust(&mut config);
         let app = Application::build(config).await.expect("service builds");
         let base = format!("http://{}", app.addr());

@@ -184,8 +184,15 @@ pub(super) async fn reject_oversized(request: Request, next: Next) -> Response {
     next.run(request).await
 }
 
-/// The API is read-only: a request that carries a body is refused, unread.
+/// The API is read-only: a GET or HEAD that carries a body is refused, unread. (Other
+/// methods go on to routing, which answers them 405.)
 pub(super) async fn reject_body(request: Request, next: Next) -> Response {
+    if !matches!(
+        *request.method(),
+        axum::http::Method::GET | axum::http::Method::HEAD
+    ) {
+        return next.run(request).await;
+    }
     let headers = request.headers();
     let length = headers
         .get(header::CONTENT_LENGTH)

@@ -2,6 +2,7 @@
 //! key is checked before routing; each handler validates its path and query, then answers
 //! with one stored document, sent as it is.
 
+mod cache;
 mod error;
 pub mod input;
 mod limits;
@@ -76,7 +77,10 @@ pub fn router(state: AppState) -> Router {
         .fallback(|| async { ApiError::NotFound("no such path".into()) })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         // Layers run outermost last-added: ids and tracing, then size checks, load
-        // bounds, the key, the body check, and the key's rate.
+        // bounds, the key, the body check, the key's rate, then conditional GETs over the
+        // (possibly compressed) body, so that each encoding has its own strong ETag.
+        .layer(tower_http::compression::CompressionLayer::new())
+        .layer(middleware::from_fn(cache::conditional))
         .layer(middleware::from_fn_with_state(
             state.clone(),
             limits::rate_limit,
