@@ -28,6 +28,9 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 pub struct Application {
     listener: tokio::net::TcpListener,
     addr: SocketAddr,
+    admin_listener: tokio::net::TcpListener,
+    admin_addr: SocketAddr,
+    client: async_nats::Client,
     state: AppState,
     js: jetstream::Context,
     config: Config,
@@ -55,8 +58,9 @@ impl Application {
                 (Some(local), url)
             }
         };
+        crate::admin::metrics();
         let client = nats::connect(&nats_url).await?;
-        let js = jetstream::new(client);
+        let js = jetstream::new(client.clone());
         nats::ensure_stream(&js, &config.stream, config.duplicate_window).await?;
 
         let store_dir = config.data_dir.join("read-models");
@@ -81,6 +85,10 @@ impl Application {
             .await
             .with_context(|| format!("binding {}", config.listen))?;
         let addr = listener.local_addr()?;
+        let admin_listener = tokio::net::TcpListener::bind(config.admin_listen)
+            .await
+            .with_context(|| format!("binding the admin listener {}", config.admin_listen))?;
+        let admin_addr = admin_listener.local_addr()?;
         let hub = Arc::new(OddsHub::new(config.odds_buffer, store.latest_odds_seq()?));
         let state = AppState {
             live: SessionContext {
@@ -103,6 +111,9 @@ impl Application {
         Ok(Application {
             listener,
             addr,
+            admin_listener,
+            admin_addr,
+            client,
             state,
             js,
             config,
@@ -117,6 +128,11 @@ impl Application {
     /// The address the API listens on.
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// The address of the admin listener.
+    pub fn admin_addr(&self) -> SocketAddr {
+        self.admin_addr
     }
 
     /// The NATS server the service uses.
@@ -171,6 +187,19 @@ impl Application {
             });
         }
 
+        let admin = crate::admin::router(crate::admin::AdminState {
+            store: self.state.store.clone(),
+            client: self.client.clone(),
+            js: self.js.clone(),
+            stream: self.config.stream.clone(),
+            progress: self.progress.subscribe(),
+            ready: self.state.ready.clone(),
+        });
+        let admin_stop = shutdown.clone();
+        let admin_server = axum::serve(self.admin_listener, admin)
+            .with_graceful_shutdown(async move { admin_stop.cancelled().await });
+        let admin_served = tokio::spawn(async move { admin_server.await });
+
         let app = http::router(self.state.clone());
         let stop = shutdown.clone();
         let server = axum::serve(self.listener, app).with_graceful_shutdown(async move {
@@ -192,6 +221,9 @@ impl Application {
             .is_err()
         {
             tracing::warn!("live odds sessions still open after {SHUTDOWN_GRACE:?}; stopping");
+        }
+        if let Ok(Err(e)) = admin_served.await {
+            tracing::error!(error = %e, "admin listener");
         }
         if let Err(e) = projector.await {
             tracing::error!(error = %e, "projector task");

@@ -20,6 +20,9 @@ pub struct ServeArgs {
     /// Address of the API.
     #[arg(long, env = "RACING_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
+    /// Address of the admin listener (health, readiness, metrics, status).
+    #[arg(long, env = "RACING_ADMIN_LISTEN", default_value = "127.0.0.1:9090")]
+    pub admin_listen: SocketAddr,
     /// Comma-separated API keys accepted besides managed ones.
     #[arg(
         long,
@@ -90,6 +93,8 @@ pub struct Config {
     pub data_dir: PathBuf,
     /// API address; port 0 picks a free port (tests).
     pub listen: SocketAddr,
+    /// Admin address; port 0 picks a free port.
+    pub admin_listen: SocketAddr,
     /// Keys accepted besides managed ones.
     pub api_keys: Vec<String>,
     /// The zone that defines "today".
@@ -129,6 +134,7 @@ impl TryFrom<ServeArgs> for Config {
             nats_url: a.nats_url.filter(|u| !u.trim().is_empty()),
             data_dir: a.data_dir,
             listen: a.listen,
+            admin_listen: a.admin_listen,
             api_keys: a
                 .api_keys
                 .into_iter()
@@ -168,6 +174,7 @@ impl Config {
             nats_url,
             data_dir: data_dir.into(),
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            admin_listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             api_keys: Vec::new(),
             timezone: jiff::tz::TimeZone::get("Asia/Hong_Kong").unwrap_or(jiff::tz::TimeZone::UTC),
             timezone_name: "Asia/Hong_Kong".into(),

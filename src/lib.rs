@@ -2,6 +2,7 @@
 //! feeder and the demo data. `main.rs` is only the command line around this library, so
 //! that tests drive the very same code.
 
+pub mod admin;
 pub mod app;
 pub mod config;
 pub mod demo;

@@ -17,6 +17,9 @@ struct Cli {
     /// Log filter (tracing's EnvFilter syntax), e.g. `info` or `racing=debug`.
     #[arg(long, global = true, env = "RACING_LOG", default_value = "info")]
     log: String,
+    /// Log lines as `human` text or `json` objects (one per line).
+    #[arg(long, global = true, env = "RACING_LOG_FORMAT", default_value = "human", value_parser = ["human", "json"])]
+    log_format: String,
     #[command(subcommand)]
     command: Command,
 }
@@ -31,6 +34,36 @@ enum Command {
     Demo(DemoArgs),
     /// Issue, list, rotate and revoke API keys (shared by every replica through NATS).
     Keys(KeysArgs),
+    /// Where a running service stands: stream, checkpoint, lag, readiness.
+    Status(AdminArgs),
+    /// List refused events of a running service, or show one in full.
+    DeadLetters(DeadLetterArgs),
+}
+
+#[derive(Args)]
+struct AdminArgs {
+    /// The service's admin listener.
+    #[arg(
+        long,
+        env = "RACING_ADMIN_URL",
+        default_value = "http://127.0.0.1:9090"
+    )]
+    admin_url: String,
+}
+
+#[derive(Args)]
+struct DeadLetterArgs {
+    #[command(flatten)]
+    admin: AdminArgs,
+    /// First stream sequence to list.
+    #[arg(long, default_value_t = 0)]
+    from: u64,
+    /// Most to list.
+    #[arg(long, default_value_t = 50)]
+    limit: usize,
+    /// Show this one dead letter in full (its payload's start included).
+    #[arg(long)]
+    seq: Option<u64>,
 }
 
 #[derive(Args)]
@@ -109,10 +142,14 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let filter = tracing_subscriber::EnvFilter::try_new(&cli.log)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    tracing_subscriber::fmt()
+    let logs = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .init();
+        .with_writer(std::io::stderr);
+    if cli.log_format == "json" {
+        logs.json().init();
+    } else {
+        logs.init();
+    }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {
@@ -126,6 +163,8 @@ fn main() -> ExitCode {
             Command::Publish(args) => publish_file(args).await,
             Command::Demo(args) => demo(args),
             Command::Keys(args) => keys(args).await,
+            Command::Status(args) => status(args).await,
+            Command::DeadLetters(args) => dead_letters(args).await,
         }
     });
     match result {
@@ -146,16 +185,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     } else {
         addr.to_string()
     };
-    println!("racing is serving");
-    println!("  API:        http://{host}/api/v1/");
-    println!("  live odds:  ws://{host}/ws/live/odds?api_key=KEY");
-    println!("  NATS:       {}", app.nats_url());
-    if let Some(key) = app.demo_key() {
-        println!("  demo key:   {key}");
-        println!("  try:        curl -H 'X-API-Key: {key}' http://{host}/api/v1/racecards/today");
-        println!("              websocat 'ws://{host}/ws/live/odds?api_key={key}'");
-    }
-    let _ = std::io::stdout().flush();
+    println_lossy(&banner(&app, &host));
 
     let shutdown = CancellationToken::new();
     let signal = shutdown.clone();
@@ -166,6 +196,38 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     });
     app.run(shutdown).await?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// What `serve` prints on start: where everything is, and in demo mode a working key.
+fn banner(app: &Application, host: &str) -> String {
+    let mut lines = vec![
+        "racing is serving".to_owned(),
+        format!("  API:        http://{host}/api/v1/"),
+        format!("  live odds:  ws://{host}/ws/live/odds?api_key=KEY"),
+        format!("  NATS:       {}", app.nats_url()),
+        format!(
+            "  admin:      http://{}/readyz  /metrics  /status",
+            app.admin_addr()
+        ),
+    ];
+    if let Some(key) = app.demo_key() {
+        lines.push(format!("  demo key:   {key}"));
+        lines.push(format!(
+            "  try:        curl -H 'X-API-Key: {key}' http://{host}/api/v1/racecards/today"
+        ));
+        lines.push(format!(
+            "              websocat 'ws://{host}/ws/live/odds?api_key={key}'"
+        ));
+    }
+    lines.join("\n")
+}
+
+/// Prints a line, ignoring a closed or broken stdout: losing the banner must not stop
+/// the service (`println!` would panic).
+fn println_lossy(text: &str) {
+    let mut out = std::io::stdout();
+    let _ = writeln!(out, "{text}");
+    let _ = out.flush();
 }
 
 /// SIGINT or SIGTERM.
@@ -319,6 +381,73 @@ async fn keys(args: KeysArgs) -> anyhow::Result<ExitCode> {
                 old.prefix(),
                 old.expires_at.as_deref().unwrap_or("-")
             );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn admin_get<T: serde::de::DeserializeOwned>(
+    admin: &AdminArgs,
+    path: &str,
+) -> anyhow::Result<T> {
+    let url = format!("{}{path}", admin.admin_url.trim_end_matches('/'));
+    let response = reqwest::get(&url)
+        .await
+        .with_context(|| format!("reaching the service's admin listener at {url}"))?;
+    Ok(response.json().await?)
+}
+
+async fn status(args: AdminArgs) -> anyhow::Result<ExitCode> {
+    let s: racing::admin::Status = admin_get(&args, "/status").await?;
+    let opt = |v: Option<u64>| v.map_or("?".to_owned(), |v| v.to_string());
+    println!("stream:        {}", s.stream);
+    println!(
+        "nats:          {}",
+        if s.nats_connected {
+            "connected"
+        } else {
+            "NOT CONNECTED"
+        }
+    );
+    println!("stream end:    {}", opt(s.stream_last_seq));
+    println!("checkpoint:    {}", s.checkpoint);
+    println!("lag:           {} events", opt(s.lag));
+    println!(
+        "since start:   {} applied, {} duplicates, {} dead letters",
+        s.applied, s.duplicates, s.dead_letters
+    );
+    match &s.reason {
+        None => println!("ready:         yes"),
+        Some(reason) => println!("ready:         no ({reason})"),
+    }
+    Ok(if s.ready {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    })
+}
+
+async fn dead_letters(args: DeadLetterArgs) -> anyhow::Result<ExitCode> {
+    let (from, limit) = match args.seq {
+        Some(seq) => (seq, 1),
+        None => (args.from, args.limit),
+    };
+    let letters: Vec<racing_projections::DeadLetter> = admin_get(
+        &args.admin,
+        &format!("/dead-letters?from={from}&limit={limit}"),
+    )
+    .await?;
+    match args.seq {
+        Some(seq) => match letters.into_iter().find(|l| l.seq == seq) {
+            Some(l) => println!("{}", serde_json::to_string_pretty(&l)?),
+            None => anyhow::bail!("no dead letter at sequence {seq}"),
+        },
+        None => {
+            println!("{:>10}  {:<40}  REASON", "SEQ", "SUBJECT");
+            for l in &letters {
+                println!("{:>10}  {:<40}  {}", l.seq, l.subject, l.reason);
+            }
+            eprintln!("{} dead letters from sequence {from}", letters.len());
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -72,36 +72,36 @@ pub struct LocalNats {
 
 impl LocalNats {
     /// Starts nats-server with its store in `store_dir`, on `port` if given and free,
-    /// else on a free port, and waits until it accepts connections.
+    /// else on a port the server picks itself (so that servers started side by side never
+    /// race for one), and waits until it accepts connections.
     pub async fn start(program: &str, store_dir: &Path, port: Option<u16>) -> anyhow::Result<Self> {
         std::fs::create_dir_all(store_dir)
             .with_context(|| format!("creating {}", store_dir.display()))?;
-        let mut last_error = None;
-        for attempt in 0..5 {
-            let port = match port.filter(|_| attempt == 0) {
-                Some(p) if port_is_free(p) => p,
-                _ => free_port()?,
-            };
-            match Self::spawn(program, store_dir, port).await {
-                Ok(nats) => return Ok(nats),
-                Err(e) => last_error = Some(e),
-            }
+        let port = port.filter(|p| port_is_free(*p));
+        match Self::spawn(program, store_dir, port).await {
+            // The requested port was taken between the check and the start.
+            Err(_) if port.is_some() => Self::spawn(program, store_dir, None).await,
+            other => other,
         }
-        Err(last_error.unwrap_or_else(|| anyhow::anyhow!("nats-server did not start")))
     }
 
-    async fn spawn(program: &str, store_dir: &Path, port: u16) -> anyhow::Result<Self> {
-        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    async fn spawn(program: &str, store_dir: &Path, port: Option<u16>) -> anyhow::Result<Self> {
         // A payload may be 1 MiB (feed contract) and NATS counts headers in max_payload,
         // so the limit is raised above the 1 MB default, as nats.conf does.
         let conf = store_dir.join("nats-server.conf");
         std::fs::write(&conf, "max_payload: 2MB\n")
             .with_context(|| format!("writing {}", conf.display()))?;
+        let ports_dir = store_dir.join("ports");
+        let _ = std::fs::remove_dir_all(&ports_dir);
+        std::fs::create_dir_all(&ports_dir)?;
+        let port_arg = port.map_or_else(|| "-1".to_owned(), |p| p.to_string());
         let mut child = Command::new(program)
             .arg("-c")
             .arg(&conf)
-            .args(["-a", "127.0.0.1", "-p", &port.to_string(), "-js", "-sd"])
+            .args(["-a", "127.0.0.1", "-p", &port_arg, "-js", "-sd"])
             .arg(store_dir)
+            .arg("--ports_file_dir")
+            .arg(&ports_dir)
             .arg("-l")
             .arg(store_dir.join("nats-server.log"))
             .stdin(Stdio::null())
@@ -115,17 +115,20 @@ impl LocalNats {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
         loop {
             if let Some(status) = child.try_wait()? {
-                bail!("nats-server exited at start-up with {status} (port {port} in use?)");
+                bail!("nats-server exited at start-up with {status} (port {port_arg} in use?)");
             }
-            if tokio::net::TcpStream::connect(addr).await.is_ok() {
-                return Ok(LocalNats {
-                    child,
-                    addr,
-                    store_dir: store_dir.to_owned(),
-                });
+            // The server writes its ports file once it listens.
+            if let Some(addr) = listening_on(&ports_dir) {
+                if tokio::net::TcpStream::connect(addr).await.is_ok() {
+                    return Ok(LocalNats {
+                        child,
+                        addr,
+                        store_dir: store_dir.to_owned(),
+                    });
+                }
             }
             if tokio::time::Instant::now() > deadline {
-                bail!("nats-server did not accept connections on {addr} within 10 s");
+                bail!("nats-server did not accept connections within 10 s");
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
@@ -165,6 +168,20 @@ impl LocalNats {
     pub async fn kill(mut self) {
         let _ = self.child.kill().await;
     }
+}
+
+/// The client address in the ports file nats-server writes (`{"nats":["nats://h:p"]}`).
+fn listening_on(ports_dir: &Path) -> Option<SocketAddr> {
+    #[derive(serde::Deserialize)]
+    struct Ports {
+        nats: Vec<String>,
+    }
+    let file = std::fs::read_dir(ports_dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .find(|e| e.path().extension().is_some_and(|x| x == "ports"))?;
+    let ports: Ports = serde_json::from_slice(&std::fs::read(file.path()).ok()?).ok()?;
+    ports.nats.first()?.strip_prefix("nats://")?.parse().ok()
 }
 
 fn port_is_free(port: u16) -> bool {

@@ -172,6 +172,9 @@ impl Projector {
             }
         }
         let stats = batch.commit()?;
+        metrics::counter!("racing_events_applied_total").increment(stats.applied);
+        metrics::counter!("racing_events_duplicate_total").increment(stats.duplicates);
+        metrics::counter!("racing_dead_letters_total").increment(stats.dead_letters);
         for delta in live {
             self.hub.publish(delta);
         }

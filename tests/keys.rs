@@ -140,15 +140,16 @@ impl Process {
             .spawn()
             .expect("racing serve starts");
         let stdout = child.stdout.take().expect("stdout");
-        let base = BufReader::new(stdout)
-            .lines()
-            .map_while(Result::ok)
+        let mut lines = BufReader::new(stdout).lines().map_while(Result::ok);
+        let base = lines
             .find_map(|l| {
                 l.trim()
                     .strip_prefix("API:")
                     .map(|u| u.trim().trim_end_matches("/api/v1/").to_owned())
             })
             .expect("the service prints its address");
+        // Keep reading, as a terminal would.
+        std::thread::spawn(move || lines.for_each(drop));
         Process {
             child,
             base,

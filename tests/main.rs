@@ -1,6 +1,7 @@
 //! Integration tests of the whole service: one binary, each test with its own nats-server,
 //! port and data directory. Nothing is mocked: real NATS, real sled, real HTTP.
 
+mod admin;
 mod api;
 mod keys;
 mod live;

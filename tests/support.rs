@@ -82,6 +82,8 @@ impl Nats {
 /// A running service of a test's own.
 pub struct App {
     pub base: String,
+    /// The admin listener, `http://127.0.0.1:PORT`.
+    pub admin: String,
     pub store: racing_projections::Store,
     pub progress: watch::Receiver<Progress>,
     pub client: reqwest::Client,
@@ -105,12 +107,14 @@ impl App {
         adjust(&mut config);
         let app = Application::build(config).await.expect("service builds");
         let base = format!("http://{}", app.addr());
+        let admin = format!("http://{}", app.admin_addr());
         let store = app.store();
         let progress = app.progress();
         let shutdown = CancellationToken::new();
         let task = tokio::spawn(app.run(shutdown.clone()));
         App {
             base,
+            admin,
             store,
             progress,
             client: reqwest::Client::new(),
@@ -171,5 +175,16 @@ impl App {
 impl Drop for App {
     fn drop(&mut self) {
         self.shutdown.cancel();
+    }
+}
+
+impl Nats {
+    /// Kills the server at once, as a crash would, keeping its store; returns the port
+    /// it listened on.
+    pub async fn kill_server(&mut self) -> u16 {
+        let server = self.server.take().expect("running");
+        let port = server.port();
+        server.kill().await;
+        port
     }
 }

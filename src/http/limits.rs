@@ -149,6 +149,7 @@ pub(super) async fn rate_limit(
     let (headers, refused) = state.limits.take(&who);
     let mut response = match refused {
         Some(retry_after) => {
+            metrics::counter!("racing_rate_limited_total").increment(1);
             let mut r = ApiError::RateLimited(format!(
                 "too many requests for this key; retry in {retry_after} s"
             ))

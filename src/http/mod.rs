@@ -74,6 +74,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/v1/racecards/{date}", get(racecard_by_date))
         .route("/api/v1/odds/{date}/{race_number}", get(live::race_odds))
         .route(ODDS_SOCKET_PATH, get(live::odds_socket))
+        .route_layer(middleware::from_fn(crate::admin::track_requests))
         .fallback(|| async { ApiError::NotFound("no such path".into()) })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         // Layers run outermost last-added: ids and tracing, then size checks, load

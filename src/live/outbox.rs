@@ -122,7 +122,7 @@ where
         match outbox.next().await {
             Next::Frame(text) => {
                 match tokio::time::timeout(send_timeout, sink.send(Message::Text(text))).await {
-                    Ok(Ok(())) => {}
+                    Ok(Ok(())) => metrics::counter!("racing_ws_messages_sent_total").increment(1),
                     Ok(Err(_)) => break,
                     Err(_) => {
                         let reason = "too slow: a frame could not be sent in time";

@@ -219,6 +219,8 @@ pub async fn run_session<Si, St, E>(
     St: Stream<Item = Result<Message, E>> + Unpin,
 {
     let outbox = Outbox::default();
+    let connections = metrics::gauge!("racing_ws_connections");
+    connections.increment(1.0);
     let (latest, rx) = ctx.hub.join();
     let mut session = Session {
         ctx: &ctx,
@@ -241,6 +243,7 @@ pub async fn run_session<Si, St, E>(
         decide,
         outbox::write(sink, &outbox, ctx.limits.send_timeout)
     );
+    connections.decrement(1.0);
 }
 
 impl Session<'_> {

@@ -1,0 +1,219 @@
+//! The admin listener, on its own address (loopback by default) so that probes and scrapes
+//! never share the API's port or its keys: `/healthz` (alive), `/readyz` (NATS reachable
+//! and the projector caught up within [`READY_MAX_LAG`]), `/metrics` (Prometheus), and the
+//! JSON the operations commands read (`/status`, `/dead-letters`).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+use async_nats::jetstream;
+use axum::extract::{MatchedPath, Query, Request, State};
+use axum::http::{header, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use racing_projections::{DeadLetter, Store};
+use serde::{Deserialize, Serialize};
+use tokio::sync::watch;
+
+use crate::projector::Progress;
+
+/// The projector counts as caught up while it is at most this many events behind the
+/// stream (and has reached the stream's end once since start).
+pub const READY_MAX_LAG: u64 = 1000;
+
+/// The process's metrics recorder, installed once whatever the number of services in
+/// the process (tests run several).
+pub fn metrics() -> &'static PrometheusHandle {
+    static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+    HANDLE.get_or_init(|| {
+        let latency = [
+            0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0,
+        ];
+        let builder = PrometheusBuilder::new()
+            .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), &latency)
+            .unwrap_or_else(|_| PrometheusBuilder::new());
+        match builder.install_recorder() {
+            Ok(handle) => handle,
+            // Another recorder is installed: keep one of ours for rendering anyway.
+            Err(_) => PrometheusBuilder::new().build_recorder().handle(),
+        }
+    })
+}
+
+/// Counts every API request by route and status, with its latency.
+pub async fn track_requests(request: Request, next: Next) -> Response {
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|p| p.as_str().to_owned())
+        .unwrap_or_else(|| "unmatched".to_owned());
+    let started = Instant::now();
+    let response = next.run(request).await;
+    let status = response.status().as_u16().to_string();
+    metrics::counter!("racing_http_requests_total", "route" => route.clone(), "status" => status)
+        .increment(1);
+    metrics::histogram!("racing_http_request_duration_seconds", "route" => route)
+        .record(started.elapsed().as_secs_f64());
+    response
+}
+
+/// What the admin endpoints read.
+#[derive(Clone)]
+pub struct AdminState {
+    /// The read models.
+    pub store: Store,
+    /// The NATS client, for its connection state.
+    pub client: async_nats::Client,
+    /// JetStream, for the stream's end.
+    pub js: jetstream::Context,
+    /// Stream name.
+    pub stream: String,
+    /// The projector's progress.
+    pub progress: watch::Receiver<Progress>,
+    /// Whether the projector has caught up once.
+    pub ready: Arc<AtomicBool>,
+}
+
+/// The admin routes.
+pub fn router(state: AdminState) -> Router {
+    Router::new()
+        .route(
+            "/healthz",
+            get(|| async { Json(serde_json::json!({"status": "alive"})) }),
+        )
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(scrape))
+        .route("/status", get(status))
+        .route("/dead-letters", get(dead_letters))
+        .with_state(state)
+}
+
+/// Where the service stands: what `racing status` prints and `/readyz` decides on.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Status {
+    /// Stream name.
+    pub stream: String,
+    /// Whether the NATS connection is up.
+    pub nats_connected: bool,
+    /// The stream's last sequence, if NATS answered.
+    pub stream_last_seq: Option<u64>,
+    /// The last sequence committed to the read models.
+    pub checkpoint: u64,
+    /// Events the read models are behind the stream, if known.
+    pub lag: Option<u64>,
+    /// Events applied, duplicates ignored and dead letters recorded since start.
+    pub applied: u64,
+    /// See `applied`.
+    pub duplicates: u64,
+    /// See `applied`.
+    pub dead_letters: u64,
+    /// Whether the service is ready, and if not, why.
+    pub ready: bool,
+    /// Why it is not ready.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+async fn current(state: &AdminState) -> Status {
+    let progress = *state.progress.borrow();
+    let checkpoint = state.store.checkpoint().unwrap_or(progress.checkpoint);
+    let nats_connected =
+        state.client.connection_state() == async_nats::connection::State::Connected;
+    let stream_last_seq = if nats_connected {
+        let info = async {
+            let mut stream = state.js.get_stream(&state.stream).await.ok()?;
+            stream.info().await.ok().map(|i| i.state.last_sequence)
+        };
+        tokio::time::timeout(std::time::Duration::from_secs(2), info)
+            .await
+            .ok()
+            .flatten()
+    } else {
+        None
+    };
+    let lag = stream_last_seq.map(|last| last.saturating_sub(checkpoint));
+    let reason = if !nats_connected {
+        Some("NATS is not reachable".to_owned())
+    } else if stream_last_seq.is_none() {
+        Some(format!("stream {} did not answer", state.stream))
+    } else if !state.ready.load(Ordering::Relaxed) {
+        Some("the read models are still being built from the log".to_owned())
+    } else if lag.is_some_and(|l| l > READY_MAX_LAG) {
+        Some(format!(
+            "the projector is {} events behind (limit {READY_MAX_LAG})",
+            lag.unwrap_or(0)
+        ))
+    } else {
+        None
+    };
+    if let Some(lag) = lag {
+        metrics::gauge!("racing_projector_lag_events").set(lag as f64);
+    }
+    metrics::gauge!("racing_projector_checkpoint").set(checkpoint as f64);
+    Status {
+        stream: state.stream.clone(),
+        nats_connected,
+        stream_last_seq,
+        checkpoint,
+        lag,
+        applied: progress.applied,
+        duplicates: progress.duplicates,
+        dead_letters: progress.dead_letters,
+        ready: reason.is_none(),
+        reason,
+    }
+}
+
+async fn readyz(State(state): State<AdminState>) -> Response {
+    let status = current(&state).await;
+    let code = if status.ready {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    (code, Json(status)).into_response()
+}
+
+async fn status(State(state): State<AdminState>) -> Json<Status> {
+    Json(current(&state).await)
+}
+
+async fn scrape(State(state): State<AdminState>) -> Response {
+    // Refreshes the projector gauges.
+    current(&state).await;
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        metrics().render(),
+    )
+        .into_response()
+}
+
+#[derive(Deserialize)]
+struct Page {
+    #[serde(default)]
+    from: u64,
+    #[serde(default = "default_limit")]
+    limit: usize,
+}
+
+fn default_limit() -> usize {
+    100
+}
+
+async fn dead_letters(State(state): State<AdminState>, Query(page): Query<Page>) -> Response {
+    match state.store.dead_letters(page.from, page.limit.min(10_000)) {
+        Ok(letters) => Json::<Vec<DeadLetter>>(letters).into_response(),
+        Err(e) => {
+            tracing::error!(error = %e, "reading dead letters");
+            (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                Json(serde_json::json!({"error": "internal"})),
+            )
+                .into_response()
+        }
+    }
+}

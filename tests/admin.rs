@@ -1,0 +1,85 @@
+//! The admin listener: health, readiness, metrics and the JSON the operations commands read.
+
+use racing_events::samples::{envelope, profile};
+use reqwest::StatusCode;
+use serde_json::Value;
+use tempfile::TempDir;
+
+use crate::support::{App, Nats, KEY};
+
+async fn get(url: String) -> (StatusCode, String) {
+    let res = reqwest::get(&url).await.expect("request");
+    (res.status(), res.text().await.expect("body"))
+}
+
+#[tokio::test]
+async fn health_readiness_status_and_metrics_answer_on_the_admin_listener() {
+    let mut nats = Nats::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let mut app = App::start(&nats, dir.path()).await;
+    let good = envelope(profile("E271", "GOLDEN SIXTY"));
+    nats.publish(&[good]).await;
+    let last = nats.publish_raw("racing.horses.X", b"not json", None).await;
+    app.projected(last).await;
+
+    let (status, body) = get(format!("{}/healthz", app.admin)).await;
+    assert_eq!(
+        (status, body.as_str()),
+        (StatusCode::OK, r#"{"status":"alive"}"#)
+    );
+
+    let (status, body) = get(format!("{}/readyz", app.admin)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let ready: Value = serde_json::from_str(&body).expect("json");
+    assert_eq!(ready["checkpoint"], last);
+    assert_eq!(ready["lag"], 0);
+    assert_eq!(ready["nats_connected"], true);
+
+    // The admin listener takes no key, and the API's port has no admin routes.
+    assert_eq!(
+        app.get_with("/healthz", Some(KEY)).await.0,
+        StatusCode::NOT_FOUND
+    );
+
+    let (_, body) = get(format!("{}/dead-letters", app.admin)).await;
+    let letters: Value = serde_json::from_str(&body).expect("json");
+    assert_eq!(letters[0]["seq"], last);
+    assert_eq!(letters[0]["subject"], "racing.horses.X");
+
+    assert_eq!(app.get("/api/v1/horses/E271").await.0, StatusCode::OK);
+    let (status, metrics) = get(format!("{}/metrics", app.admin)).await;
+    assert_eq!(status, StatusCode::OK);
+    for expected in [
+        r#"racing_http_requests_total{route="/api/v1/horses/{horse_no}",status="200"}"#,
+        "racing_http_request_duration_seconds_bucket",
+        "racing_events_applied_total",
+        "racing_dead_letters_total",
+        "racing_projector_lag_events",
+    ] {
+        assert!(metrics.contains(expected), "metrics lack {expected}");
+    }
+
+    // With NATS gone, the service is alive but not ready, and says why.
+    nats.kill_server().await;
+    let reason = tokio::time::timeout(std::time::Duration::from_secs(20), async {
+        loop {
+            let (status, body) = get(format!("{}/readyz", app.admin)).await;
+            if status == StatusCode::SERVICE_UNAVAILABLE {
+                return body;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("readyz turns 503 when NATS goes");
+    assert!(reason.contains("NATS"), "{reason}");
+    assert_eq!(
+        get(format!("{}/healthz", app.admin)).await.0,
+        StatusCode::OK
+    );
+    assert_eq!(
+        app.get("/api/v1/horses/E271").await.0,
+        StatusCode::OK,
+        "reads go on from sled"
+    );
+}
