@@ -61,11 +61,18 @@ impl Application {
         crate::admin::metrics();
         let client = nats::connect(&nats_url).await?;
         let js = jetstream::new(client.clone());
-        nats::ensure_stream(&js, &config.stream, config.duplicate_window).await?;
+        let stream_info = nats::ensure_replicated_stream(
+            &js,
+            &config.stream,
+            config.duplicate_window,
+            config.stream_replicas,
+        )
+        .await?;
 
-        let store_dir = config.data_dir.join("read-models");
-        let store = Store::open(&store_dir)
-            .with_context(|| format!("opening the read models in {}", store_dir.display()))?;
+        let store = open_store(
+            &config.data_dir.join("read-models"),
+            stream_info.state.last_sequence,
+        )?;
 
         let shutdown = CancellationToken::new();
         let demo_key = config.demo.map(|_| keys::generate_demo());
@@ -233,6 +240,34 @@ impl Application {
         }
         Ok(())
     }
+}
+
+/// Opens the read models, or, when they are damaged or belong to another incarnation of
+/// the stream (a checkpoint past the stream's end), moves them aside and starts an empty
+/// store that the projector rebuilds from the log: a clear log line instead of a crash
+/// loop. The damaged copy is kept for inspection.
+fn open_store(dir: &std::path::Path, stream_last_seq: u64) -> anyhow::Result<Store> {
+    let problem = match Store::open(dir) {
+        Ok(store) => match store.checkpoint() {
+            Ok(cp) if cp <= stream_last_seq => return Ok(store),
+            Ok(cp) => format!("its checkpoint {cp} is past the stream's end {stream_last_seq}"),
+            Err(e) => e.to_string(),
+        },
+        Err(e) => e.to_string(),
+    };
+    let aside = dir.with_file_name(format!(
+        "read-models.damaged-{}",
+        jiff::Timestamp::now().as_second()
+    ));
+    tracing::error!(
+        store = %dir.display(),
+        moved_to = %aside.display(),
+        problem,
+        "read models unusable; rebuilding them from the log"
+    );
+    std::fs::rename(dir, &aside)
+        .with_context(|| format!("moving the damaged read models to {}", aside.display()))?;
+    Store::open(dir).with_context(|| format!("creating fresh read models in {}", dir.display()))
 }
 
 /// Publishes the demo season into an empty stream, then runs today's meeting live: a

@@ -39,8 +39,9 @@ pub async fn connect(url: &str) -> anyhow::Result<async_nats::Client> {
 
 /// The stream settings of the feed contract: every `racing.>` subject, file storage, kept
 /// forever, deduplicated inside `duplicate_window`.
-pub fn stream_config(name: &str, duplicate_window: Duration) -> stream::Config {
+pub fn stream_config(name: &str, duplicate_window: Duration, replicas: usize) -> stream::Config {
     stream::Config {
+        num_replicas: replicas.max(1),
         name: name.to_owned(),
         description: Some("Racing feed: the source of truth of every read model".into()),
         subjects: vec![ALL_SUBJECTS.to_owned()],
@@ -58,7 +59,17 @@ pub async fn ensure_stream(
     name: &str,
     duplicate_window: Duration,
 ) -> anyhow::Result<stream::Info> {
-    js.create_or_update_stream(stream_config(name, duplicate_window))
+    ensure_replicated_stream(js, name, duplicate_window, 1).await
+}
+
+/// [`ensure_stream`] with `replicas` copies of the stream in a JetStream cluster.
+pub async fn ensure_replicated_stream(
+    js: &jetstream::Context,
+    name: &str,
+    duplicate_window: Duration,
+    replicas: usize,
+) -> anyhow::Result<stream::Info> {
+    js.create_or_update_stream(stream_config(name, duplicate_window, replicas))
         .await
         .with_context(|| format!("creating or updating stream {name}"))
 }

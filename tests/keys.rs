@@ -133,6 +133,7 @@ impl Process {
             .env("RACING_NATS_URL", nats_url)
             .env("RACING_DATA_DIR", dir.path().join("data"))
             .env("RACING_LISTEN", "127.0.0.1:0")
+            .env("RACING_ADMIN_LISTEN", "127.0.0.1:0")
             .env("RACING_LOG", "debug")
             .env_remove("RACING_API_KEYS")
             .stdout(Stdio::piped())

@@ -143,3 +143,39 @@ async fn a_restart_resumes_after_the_checkpoint_and_applies_nothing_twice() {
         "BEFORE"
     );
 }
+
+#[tokio::test]
+async fn a_damaged_store_is_moved_aside_and_rebuilt_from_the_log() {
+    let nats = Nats::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let mut app = App::start(&nats, dir.path()).await;
+    let events: Vec<_> = (1..=30)
+        .map(|i| envelope(profile(&format!("H{i:03}"), "KEPT")))
+        .collect();
+    let last = nats.publish(&events).await;
+    app.projected(last).await;
+    app.stop().await;
+
+    // Overwrite every file of the sled directory with garbage.
+    let store = dir.path().join("read-models");
+    for entry in std::fs::read_dir(&store).expect("store dir") {
+        let path = entry.expect("entry").path();
+        if path.is_file() {
+            std::fs::write(&path, b"\x00garbage\xff").expect("damage");
+        }
+    }
+
+    let mut app = App::start(&nats, dir.path()).await;
+    let progress = app.projected(last).await;
+    assert_eq!(progress.applied, 30, "rebuilt from the log");
+    assert_eq!(app.get("/api/v1/horses/H030").await.1["horse_name"], "KEPT");
+    let aside = std::fs::read_dir(dir.path())
+        .expect("data dir")
+        .filter_map(Result::ok)
+        .any(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("read-models.damaged-")
+        });
+    assert!(aside, "the damaged copy is kept for inspection");
+}
