@@ -12,15 +12,21 @@ use racing_events::{ALL_SUBJECTS, MAX_PAYLOAD_BYTES};
 use tokio::process::{Child, Command};
 
 /// Connects to NATS, retrying for a while so that a service started together with its
-/// broker (compose, the demo script) does not fail on a race.
+/// broker (compose, the demo script) does not fail on a race. `url` may list several
+/// servers of a cluster, comma-separated; the client fails over between them.
 pub async fn connect(url: &str) -> anyhow::Result<async_nats::Client> {
+    let servers: Vec<&str> = url
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
     let mut last = None;
     for attempt in 0..40 {
         match async_nats::ConnectOptions::new()
             .name("racing")
             .retry_on_initial_connect()
             .connection_timeout(Duration::from_secs(2))
-            .connect(url)
+            .connect(servers.as_slice())
             .await
         {
             Ok(client) => return Ok(client),
@@ -69,9 +75,23 @@ pub async fn ensure_replicated_stream(
     duplicate_window: Duration,
     replicas: usize,
 ) -> anyhow::Result<stream::Info> {
-    js.create_or_update_stream(stream_config(name, duplicate_window, replicas))
-        .await
-        .with_context(|| format!("creating or updating stream {name}"))
+    // A cluster that has just started answers only once it has elected its JetStream
+    // leader: keep asking for a while before giving up.
+    let config = stream_config(name, duplicate_window, replicas);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        match js.create_or_update_stream(config.clone()).await {
+            Ok(info) => return Ok(info),
+            Err(e) if tokio::time::Instant::now() < deadline => {
+                tracing::warn!(error = %e, stream = name, "JetStream not ready yet");
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            Err(e) => {
+                return Err(anyhow::Error::from(e))
+                    .with_context(|| format!("creating or updating stream {name}"))
+            }
+        }
+    }
 }
 
 /// A nats-server child process with JetStream, listening on loopback; stopped on drop.

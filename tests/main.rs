@@ -3,6 +3,7 @@
 
 mod admin;
 mod api;
+mod cluster;
 mod keys;
 mod live;
 mod projector;

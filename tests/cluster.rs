@@ -1,0 +1,83 @@
+//! The scaled-out topology of `scripts/cluster`: three NATS nodes in a JetStream cluster,
+//! a three-replica stream, two service replicas that each project the log on their own.
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use tempfile::TempDir;
+
+/// Stops the script (and so every process it started) when the test ends.
+struct Script(std::process::Child);
+
+impl Drop for Script {
+    fn drop(&mut self) {
+        if let Ok(pid) = i32::try_from(self.0.id()) {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGTERM,
+            );
+        }
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test]
+async fn the_cluster_script_starts_three_nodes_and_two_replicas_that_agree() {
+    let dir = TempDir::new().expect("temp dir");
+    // A base port unlikely to collide with other tests (they use ports the OS picks).
+    let base = 20_000 + (std::process::id() % 400) as u16 * 100;
+    let script = Script(
+        Command::new(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/cluster"))
+            .args(["--base", &base.to_string(), "--data"])
+            .arg(dir.path())
+            .args(["--bin", env!("CARGO_BIN_EXE_racing")])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("scripts/cluster starts"),
+    );
+    let client = reqwest::Client::new();
+    let replicas = [base + 21, base + 22];
+    let ready = async |admin: u16| {
+        let url = format!("http://127.0.0.1:{admin}/readyz");
+        client
+            .get(url)
+            .send()
+            .await
+            .is_ok_and(|r| r.status() == StatusCode::OK)
+    };
+    tokio::time::timeout(Duration::from_secs(90), async {
+        while !(ready(base + 31).await && ready(base + 32).await) {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    })
+    .await
+    .expect("both replicas ready within 90 s");
+
+    // Both replicas hold the same read models, built each on its own from the log.
+    let today = async |port: u16| {
+        let url = format!("http://127.0.0.1:{port}/api/v1/racecards/today");
+        let res = client
+            .get(url)
+            .header("X-API-Key", "cluster-key")
+            .send()
+            .await
+            .expect("request");
+        (res.status(), res.headers().get("etag").cloned())
+    };
+    // The first replica publishes the demo season once both are up; wait for it.
+    tokio::time::timeout(Duration::from_secs(60), async {
+        while today(replicas[0]).await.0 != StatusCode::OK
+            || today(replicas[1]).await.0 != StatusCode::OK
+        {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    })
+    .await
+    .expect("today's card on both replicas");
+    let (a, b) = (today(replicas[0]).await, today(replicas[1]).await);
+    assert!(a.1.is_some());
+    assert_eq!(a, b, "the same document, byte for byte");
+    drop(script);
+}
