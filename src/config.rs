@@ -37,9 +37,10 @@ pub struct ServeArgs {
     /// JetStream stream name.
     #[arg(long, env = "RACING_STREAM", default_value = "RACING")]
     pub stream: String,
-    /// Replicas of the stream in a JetStream cluster (1 on a single server).
-    #[arg(long, env = "RACING_STREAM_REPLICAS", default_value_t = 1)]
-    pub stream_replicas: usize,
+    /// Replicas of the stream in a JetStream cluster; unset keeps an existing stream's
+    /// (1 for a new one).
+    #[arg(long, env = "RACING_STREAM_REPLICAS")]
+    pub stream_replicas: Option<usize>,
     /// JetStream duplicate window, in seconds.
     #[arg(long, env = "RACING_DUPLICATE_WINDOW_SECS", default_value_t = 120)]
     pub duplicate_window_secs: u64,
@@ -108,8 +109,8 @@ pub struct Config {
     pub stream: String,
     /// JetStream duplicate window.
     pub duplicate_window: Duration,
-    /// Stream replicas.
-    pub stream_replicas: usize,
+    /// Stream replicas; `None` keeps an existing stream's.
+    pub stream_replicas: Option<usize>,
     /// Seed the stream with demo data and print a demo key.
     pub demo: Option<u64>,
     /// Program for the local nats-server.
@@ -150,7 +151,7 @@ impl TryFrom<ServeArgs> for Config {
             timezone_name: a.timezone,
             stream: a.stream,
             duplicate_window: Duration::from_secs(a.duplicate_window_secs.max(1)),
-            stream_replicas: a.stream_replicas.clamp(1, 5),
+            stream_replicas: a.stream_replicas.map(|r| r.clamp(1, 5)),
             demo: a.demo.then_some(a.demo_seed),
             nats_server: a.nats_server,
             ws_limits: crate::live::Limits {
@@ -186,7 +187,7 @@ impl Config {
             timezone_name: "Asia/Hong_Kong".into(),
             stream: "RACING".into(),
             duplicate_window: Duration::from_secs(120),
-            stream_replicas: 1,
+            stream_replicas: None,
             demo: None,
             nats_server: "nats-server".into(),
             ws_limits: crate::live::Limits::default(),

@@ -11,6 +11,9 @@ use async_nats::jetstream::{self, stream};
 use racing_events::{ALL_SUBJECTS, MAX_PAYLOAD_BYTES};
 use tokio::process::{Child, Command};
 
+/// Bytes of headers a message may carry on top of its payload.
+const HEADER_ALLOWANCE: usize = 4096;
+
 /// Connects to NATS, retrying for a while so that a service started together with its
 /// broker (compose, the demo script) does not fail on a race. `url` may list several
 /// servers of a cluster, comma-separated; the client fails over between them.
@@ -54,7 +57,9 @@ pub fn stream_config(name: &str, duplicate_window: Duration, replicas: usize) ->
         storage: stream::StorageType::File,
         retention: stream::RetentionPolicy::Limits,
         duplicate_window,
-        max_message_size: i32::try_from(MAX_PAYLOAD_BYTES).unwrap_or(i32::MAX),
+        // JetStream counts headers (Nats-Msg-Id) in the message size: leave room for them
+        // on top of a contract-sized payload.
+        max_message_size: i32::try_from(MAX_PAYLOAD_BYTES + HEADER_ALLOWANCE).unwrap_or(i32::MAX),
         ..Default::default()
     }
 }
@@ -65,16 +70,24 @@ pub async fn ensure_stream(
     name: &str,
     duplicate_window: Duration,
 ) -> anyhow::Result<stream::Info> {
-    ensure_replicated_stream(js, name, duplicate_window, 1).await
+    ensure_replicated_stream(js, name, duplicate_window, None).await
 }
 
-/// [`ensure_stream`] with `replicas` copies of the stream in a JetStream cluster.
+/// [`ensure_stream`] with `replicas` copies of the stream in a JetStream cluster; `None`
+/// keeps the replicas of an existing stream (an operator may have set them), or 1.
 pub async fn ensure_replicated_stream(
     js: &jetstream::Context,
     name: &str,
     duplicate_window: Duration,
-    replicas: usize,
+    replicas: Option<usize>,
 ) -> anyhow::Result<stream::Info> {
+    let replicas = match replicas {
+        Some(r) => r,
+        None => match js.get_stream(name).await {
+            Ok(mut existing) => existing.info().await.map_or(1, |i| i.config.num_replicas),
+            Err(_) => 1,
+        },
+    };
     // A cluster that has just started answers only once it has elected its JetStream
     // leader: keep asking for a while before giving up.
     let config = stream_config(name, duplicate_window, replicas);

@@ -22,6 +22,9 @@ const MAX_BATCH: usize = 4096;
 const BATCH_WINDOW: Duration = Duration::from_millis(5);
 /// Pause before re-creating the consumer after an error.
 const RETRY_DELAY: Duration = Duration::from_millis(500);
+/// Quiet time after which the projector checks that its consumer is not stuck behind a
+/// stream that has moved on (as after the stream leader's node died).
+const STALL_CHECK: Duration = Duration::from_secs(5);
 
 /// What the projector has reached, for readiness and tests.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -108,7 +111,13 @@ impl Projector {
         tracing::info!(from = start, stream = %self.stream, "projecting");
         loop {
             let first = tokio::select! {
-                m = messages.next() => m,
+                m = tokio::time::timeout(STALL_CHECK, messages.next()) => match m {
+                    Ok(m) => m,
+                    Err(_) => {
+                        self.check_not_stalled().await?;
+                        continue;
+                    }
+                },
                 _ = shutdown.cancelled() => return Ok(()),
             };
             let Some(first) = first else {
@@ -135,6 +144,26 @@ impl Projector {
                 self.mark_caught_up(stats.checkpoint);
             }
         }
+    }
+
+    /// After a quiet spell: an error (so the consumer is re-created from the checkpoint)
+    /// if the stream holds messages past the checkpoint that the consumer has not
+    /// delivered.
+    async fn check_not_stalled(&self) -> anyhow::Result<()> {
+        let Ok(mut stream) = self.js.get_stream(&self.stream).await else {
+            return Ok(()); // NATS unreachable: the client reconnects by itself.
+        };
+        let Ok(info) = stream.info().await else {
+            return Ok(());
+        };
+        let checkpoint = self.store.checkpoint()?;
+        if info.state.last_sequence > checkpoint {
+            anyhow::bail!(
+                "consumer delivered nothing for {STALL_CHECK:?} while the stream is at {} and the read models at {checkpoint}",
+                info.state.last_sequence
+            );
+        }
+        Ok(())
     }
 
     /// Folds a batch of messages and commits it, then hands its odds updates to the live

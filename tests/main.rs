@@ -7,4 +7,5 @@ mod cluster;
 mod keys;
 mod live;
 mod projector;
+mod reliability;
 mod support;

@@ -179,12 +179,37 @@ impl Drop for App {
 }
 
 impl Nats {
-    /// Kills the server at once, as a crash would, keeping its store; returns the port
-    /// it listened on.
+    /// Kills the server at once, as a crash would, keeping its store for
+    /// [`Nats::restart_server`]; returns the port it listened on.
     pub async fn kill_server(&mut self) -> u16 {
         let server = self.server.take().expect("running");
         let port = server.port();
         server.kill().await;
         port
+    }
+
+    /// Starts the server again on `port` with the same store, as an operator bringing a
+    /// crashed broker back would, so that clients reconnect to the URL they know.
+    pub async fn restart_server(&mut self, port: u16) {
+        let deadline = tokio::time::Instant::now() + WAIT;
+        loop {
+            match LocalNats::start("nats-server", self._dir.path(), Some(port)).await {
+                Ok(server) if server.port() == port => {
+                    self.server = Some(server);
+                    return;
+                }
+                // The port was not free yet, so another was taken: try again.
+                Ok(elsewhere) => elsewhere.kill().await,
+                Err(e) => assert!(
+                    tokio::time::Instant::now() < deadline,
+                    "nats-server does not restart: {e:#}"
+                ),
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "port {port} not free again within {WAIT:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
 }

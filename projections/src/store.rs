@@ -154,6 +154,24 @@ impl Store {
         self.db.flush_async().await?;
         Ok(())
     }
+
+    /// Every served document as `(key, bytes)`, in key order: what clients can read, for
+    /// comparing two stores (one that crashed, one replayed cleanly) document by document.
+    /// Stop at the first error: over a damaged store sled may yield it again and again.
+    pub fn documents(&self) -> impl Iterator<Item = Result<(sled::IVec, sled::IVec), StoreError>> {
+        // Every `DocKey` starts with its `doc` part and the key separator.
+        self.tree
+            .scan_prefix(b"doc\0")
+            .map(|item| item.map_err(StoreError::from))
+    }
+
+    /// Every record of the read models (documents, the folds' own state, dead letters,
+    /// checkpoints) as `(key, bytes)`, in key order: for checks that two stores hold the
+    /// same state, not only the same documents. Stop at the first error, as for
+    /// [`Store::documents`].
+    pub fn records(&self) -> impl Iterator<Item = Result<(sled::IVec, sled::IVec), StoreError>> {
+        self.tree.iter().map(|item| item.map_err(StoreError::from))
+    }
 }
 
 fn decode_u64(v: &[u8]) -> Result<u64, StoreError> {

@@ -1,0 +1,143 @@
+//! A three-node JetStream cluster on loopback, each node a nats-server child process of
+//! the test with its own store, killed on drop.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use async_nats::jetstream;
+use futures::TryStreamExt;
+use tempfile::TempDir;
+use tokio::process::{Child, Command};
+use tokio::time::Instant;
+
+/// How long the cluster gets to form and elect its JetStream leader.
+const FORM: Duration = Duration::from_secs(30);
+
+/// One node of the cluster.
+struct Node {
+    child: Child,
+    name: String,
+    port: u16,
+}
+
+/// A JetStream cluster of nats-server processes on loopback.
+pub struct Cluster {
+    nodes: Vec<Option<Node>>,
+    _dir: TempDir,
+}
+
+impl Cluster {
+    /// Starts `size` nodes that route to each other, and waits until JetStream answers
+    /// through each of them (a meta leader is elected).
+    pub async fn start(size: usize) -> Cluster {
+        let dir = TempDir::new().expect("temp dir");
+        // Held together until the nodes start, so that no two of them get the same port.
+        let listeners: Vec<std::net::TcpListener> = (0..2 * size)
+            .map(|_| std::net::TcpListener::bind("127.0.0.1:0").expect("a free port"))
+            .collect();
+        let port = |i: usize| listeners[i].local_addr().expect("address").port();
+        let ports: Vec<(u16, u16)> = (0..size).map(|i| (port(2 * i), port(2 * i + 1))).collect();
+        drop(listeners);
+        let routes = ports
+            .iter()
+            .map(|(_, cluster)| format!("nats://127.0.0.1:{cluster}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        let nodes = ports
+            .iter()
+            .enumerate()
+            .map(|(i, (port, cluster))| Some(spawn(dir.path(), i, *port, *cluster, &routes)))
+            .collect();
+        let cluster = Cluster { nodes, _dir: dir };
+        for i in 0..size {
+            cluster.jetstream_ready(i).await;
+        }
+        cluster
+    }
+
+    /// The client URL of node `i`.
+    pub fn url(&self, i: usize) -> String {
+        format!("nats://127.0.0.1:{}", self.node(i).port)
+    }
+
+    /// The client URLs of the nodes still running.
+    pub fn urls(&self) -> Vec<String> {
+        (0..self.nodes.len())
+            .filter(|i| self.nodes[*i].is_some())
+            .map(|i| self.url(i))
+            .collect()
+    }
+
+    /// The index of the node named `name`.
+    pub fn index_of(&self, name: &str) -> usize {
+        self.nodes
+            .iter()
+            .position(|n| n.as_ref().is_some_and(|n| n.name == name))
+            .unwrap_or_else(|| panic!("no running node {name}"))
+    }
+
+    /// Kills node `i` at once, as a crash would.
+    pub async fn kill(&mut self, i: usize) {
+        let mut node = self.nodes[i].take().expect("running");
+        node.child.kill().await.expect("kill");
+    }
+
+    fn node(&self, i: usize) -> &Node {
+        self.nodes[i].as_ref().expect("running")
+    }
+
+    /// Waits until JetStream answers API requests through node `i`.
+    async fn jetstream_ready(&self, i: usize) {
+        let deadline = Instant::now() + FORM;
+        loop {
+            if let Ok(client) = async_nats::connect(self.url(i)).await {
+                // Listing streams needs the meta leader: an answer (none yet) means ready.
+                let js = jetstream::new(client);
+                if js.stream_names().try_next().await.is_ok() {
+                    return;
+                }
+            }
+            if Instant::now() > deadline {
+                let log = std::fs::read_to_string(
+                    self._dir.path().join(format!("node-{i}/nats-server.log")),
+                )
+                .unwrap_or_default();
+                let tail: Vec<&str> = log.lines().rev().take(30).collect();
+                panic!(
+                    "JetStream not available through node {i} in {FORM:?}; its log ends:\n{}",
+                    tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+}
+
+fn spawn(dir: &Path, i: usize, port: u16, cluster: u16, routes: &str) -> Node {
+    let name = format!("node-{i}");
+    let store = dir.join(&name);
+    std::fs::create_dir_all(&store).expect("store dir");
+    // As nats.conf: a 1 MiB payload plus headers must fit.
+    let conf = store.join("nats-server.conf");
+    std::fs::write(&conf, "max_payload: 2MB\n").expect("conf");
+    let child = Command::new("nats-server")
+        .arg("-c")
+        .arg(&conf)
+        .args(["-a", "127.0.0.1", "-p", &port.to_string()])
+        .args(["--server_name", &name, "--cluster_name", "racing"])
+        .args(["--cluster", &format!("nats://127.0.0.1:{cluster}")])
+        .args(["--routes", routes])
+        .arg("-js")
+        .arg("-sd")
+        .arg(&store)
+        .arg("-l")
+        .arg(store.join("nats-server.log"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("nats-server starts (apt-get install nats-server)");
+    Node { child, name, port }
+}
