@@ -6,6 +6,7 @@ mod api;
 mod cluster;
 mod keys;
 mod live;
+mod openapi;
 mod projector;
 mod reliability;
 mod support;

@@ -68,6 +68,30 @@ impl Drop for Slot {
 }
 
 /// Upgrades to the live odds protocol; the key was checked before routing.
+#[utoipa::path(
+    get,
+    path = "/ws/live/odds",
+    tag = "odds",
+    summary = "Live odds (WebSocket)",
+    description = super::openapi::ODDS_SOCKET_DOC,
+    params(
+        ("Connection" = String, Header, description = "`Upgrade`."),
+        ("Upgrade" = String, Header, description = "`websocket`."),
+        ("Sec-WebSocket-Version" = String, Header, description = "`13`."),
+        ("Sec-WebSocket-Key" = String, Header,
+            description = "16 random bytes in base64, as RFC 6455 asks."),
+    ),
+    responses(
+        (status = 101, description = "Switching Protocols: the connection now speaks the live \
+            odds protocol described above."),
+        (status = 400, description = "`bad_request`: not a WebSocket upgrade request, or a \
+            query parameter other than `api_key`.", body = super::openapi::ErrorBody),
+        (status = 429, description = "`rate_limited`: too many open live odds connections for \
+            the key, or over the key's request rate (upgrades count as requests).",
+            body = super::openapi::ErrorBody),
+    ),
+    security(("api_key" = []), ("api_key_query" = []))
+)]
 pub(super) async fn odds_socket(
     State(state): State<AppState>,
     Extension(who): Extension<Identity>,
@@ -103,6 +127,29 @@ pub(super) async fn odds_socket(
 }
 
 /// The current odds of a race, as a `snapshot` carries them.
+#[utoipa::path(
+    get,
+    path = "/api/v1/odds/{date}/{race_number}",
+    tag = "odds",
+    summary = "Current win odds of a race",
+    description = "The current win odds of a race, for clients that poll: every runner with a \
+        price, in horse-number order, and `seq`, the stream sequence of the race's latest odds \
+        update (a WebSocket `subscribe` with `since` resumes from it). Takes no query \
+        parameters.",
+    params(
+        ("date" = super::openapi::Date, Path, description = super::openapi::DATE_DOC),
+        ("race_number" = super::openapi::RaceNumber, Path,
+            description = super::openapi::RACE_NUMBER_DOC),
+    ),
+    responses(
+        (status = 200, description = "The race's current odds.", body = super::openapi::RaceOdds),
+        (status = 400, description = "`bad_request`: a date that is not a real `YYYY-MM-DD`, a \
+            race number not from 1 to 99, or a query parameter.",
+            body = super::openapi::ErrorBody),
+        (status = 404, description = "`not_found`: no odds for the race.",
+            body = super::openapi::ErrorBody),
+    )
+)]
 pub(super) async fn race_odds(
     State(state): State<AppState>,
     RacePath(d, n): RacePath,

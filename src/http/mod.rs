@@ -7,6 +7,7 @@ mod error;
 pub mod input;
 mod limits;
 mod live;
+mod openapi;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -74,6 +75,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/v1/racecards/{date}", get(racecard_by_date))
         .route("/api/v1/odds/{date}/{race_number}", get(live::race_odds))
         .route(ODDS_SOCKET_PATH, get(live::odds_socket))
+        .merge(openapi::routes())
         .route_layer(middleware::from_fn(crate::admin::track_requests))
         .fallback(|| async { ApiError::NotFound("no such path".into()) })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
@@ -177,6 +179,23 @@ pub(crate) fn document(
     }
 }
 
+/// The profile of a horse.
+#[utoipa::path(
+    get,
+    path = "/api/v1/horses/{horse_no}",
+    tag = "horses",
+    summary = "Get horse profile",
+    description = "The profile of a horse by its brand number: the fields of interface.md 2.1. \
+        Takes no query parameters.",
+    params(("horse_no" = openapi::HorseNo, Path, description = openapi::HORSE_NO_DOC)),
+    responses(
+        (status = 200, description = "The horse's profile.", body = openapi::Profile),
+        (status = 400, description = "`bad_request`: a malformed horse number, or a query \
+            parameter.", body = openapi::ErrorBody),
+        (status = 404, description = "`not_found`: no profile for that horse number.",
+            body = openapi::ErrorBody),
+    )
+)]
 async fn horse_profile(
     State(state): State<AppState>,
     path: Result<Path<String>, PathRejection>,
@@ -188,6 +207,28 @@ async fn horse_profile(
     document(&state, DocKey::Profile(h), || format!("no horse {h}"))
 }
 
+/// The form of a horse, optionally cut to the newest `limit` entries.
+#[utoipa::path(
+    get,
+    path = "/api/v1/horses/{horse_no}/form",
+    tag = "horses",
+    summary = "Get horse form",
+    description = "Every recorded race of the horse, newest first (date, then race number, \
+        descending); `limit` keeps the newest N. A horse has form as soon as it appears in a \
+        result, even without a profile; its `horse_name` then comes from its latest result.",
+    params(
+        ("horse_no" = openapi::HorseNo, Path, description = openapi::HORSE_NO_DOC),
+        ("limit" = Option<openapi::FormLimit>, Query, description = openapi::LIMIT_DOC),
+    ),
+    responses(
+        (status = 200, description = "The horse's form.", body = openapi::Form),
+        (status = 400, description = "`bad_request`: a malformed horse number, a `limit` that \
+            is not an integer from 1 to 1000, or another query parameter.",
+            body = openapi::ErrorBody),
+        (status = 404, description = "`not_found`: a horse that appears in no result and has \
+            no profile.", body = openapi::ErrorBody),
+    )
+)]
 async fn horse_form(
     State(state): State<AppState>,
     path: Result<Path<String>, PathRejection>,
@@ -209,6 +250,26 @@ async fn horse_form(
     Ok(json(Bytes::from(body)))
 }
 
+/// All results of a date.
+#[utoipa::path(
+    get,
+    path = "/api/v1/results/{date}",
+    tag = "results",
+    summary = "List results by date",
+    description = "All races of the date (or of the `venue`'s meeting), ascending race number; \
+        in each, placed runners by position, then the rest as the feed listed them.",
+    params(
+        ("date" = openapi::Date, Path, description = openapi::DATE_DOC),
+        ("venue" = Option<openapi::Venue>, Query, description = openapi::VENUE_DOC),
+    ),
+    responses(
+        (status = 200, description = "The results of the date.", body = openapi::ResultsByDate),
+        (status = 400, description = "`bad_request`: a date that is not a real `YYYY-MM-DD`, \
+            an empty `venue`, or another query parameter.", body = openapi::ErrorBody),
+        (status = 404, description = "`not_found`: no results for the date (or venue).",
+            body = openapi::ErrorBody),
+    )
+)]
 async fn results_by_date(
     State(state): State<AppState>,
     Day(d): Day,
@@ -220,6 +281,28 @@ async fn results_by_date(
     })
 }
 
+/// The result of one race.
+#[utoipa::path(
+    get,
+    path = "/api/v1/results/{date}/{race_number}",
+    tag = "results",
+    summary = "Get single race result",
+    description = "The result of one race: `{date, venue, race_number, race_name, distance, \
+        going, runners}`, runners placed by position, then the rest.",
+    params(
+        ("date" = openapi::Date, Path, description = openapi::DATE_DOC),
+        ("race_number" = openapi::RaceNumber, Path, description = openapi::RACE_NUMBER_DOC),
+        ("venue" = Option<openapi::Venue>, Query, description = openapi::VENUE_DOC),
+    ),
+    responses(
+        (status = 200, description = "The race's result.", body = openapi::RaceResult),
+        (status = 400, description = "`bad_request`: a date that is not a real `YYYY-MM-DD`, \
+            a race number not from 1 to 99, an empty `venue`, or another query parameter.",
+            body = openapi::ErrorBody),
+        (status = 404, description = "`not_found`: no such race on that date (or venue).",
+            body = openapi::ErrorBody),
+    )
+)]
 async fn race_result(
     State(state): State<AppState>,
     RacePath(d, n): RacePath,
@@ -236,6 +319,24 @@ async fn race_result(
     })
 }
 
+/// Today's race card.
+#[utoipa::path(
+    get,
+    path = "/api/v1/racecards/today",
+    tag = "racecards",
+    summary = "Today's race card",
+    description = "The card of today's meeting, where today is the calendar date in the \
+        service's time zone (`RACING_TIMEZONE`, by default `Asia/Hong_Kong`); the `date` field \
+        says which day that was. Scratched runners are removed.",
+    params(("venue" = Option<openapi::Venue>, Query, description = openapi::VENUE_DOC)),
+    responses(
+        (status = 200, description = "Today's race card.", body = openapi::RaceCard),
+        (status = 400, description = "`bad_request`: an empty `venue`, or another query \
+            parameter.", body = openapi::ErrorBody),
+        (status = 404, description = "`not_found`: no meeting today (or none at the venue); \
+            the message names the date.", body = openapi::ErrorBody),
+    )
+)]
 async fn racecard_today(
     State(state): State<AppState>,
     Venue(venue): Venue,
@@ -255,6 +356,25 @@ async fn racecard_today(
     })
 }
 
+/// The race card of a date.
+#[utoipa::path(
+    get,
+    path = "/api/v1/racecards/{date}",
+    tag = "racecards",
+    summary = "Race card by date",
+    description = "The card of the date, ascending race number, scratched runners removed.",
+    params(
+        ("date" = openapi::Date, Path, description = openapi::DATE_DOC),
+        ("venue" = Option<openapi::Venue>, Query, description = openapi::VENUE_DOC),
+    ),
+    responses(
+        (status = 200, description = "The race card of the date.", body = openapi::RaceCard),
+        (status = 400, description = "`bad_request`: a date that is not a real `YYYY-MM-DD`, \
+            an empty `venue`, or another query parameter.", body = openapi::ErrorBody),
+        (status = 404, description = "`not_found`: no race card for the date (or venue).",
+            body = openapi::ErrorBody),
+    )
+)]
 async fn racecard_by_date(
     State(state): State<AppState>,
     Day(d): Day,

@@ -1,0 +1,964 @@
+//! The OpenAPI 3.1 description of the API, generated from the code: the handlers'
+//! `#[utoipa::path]` attributes, and the schema types below. The served documents are
+//! rendered from private borrowed structs of `racing_projections`, so the types here mirror
+//! them field by field, and a test checks rendered documents of every kind against the
+//! generated schemas so that the two cannot drift apart. The description is served as
+//! JSON at `/api/v1/openapi.json` and as a self-contained HTML page at `/api/v1/docs`
+//! (see `html`), each rendered once, behind the key like every other `/api/v1` path.
+
+mod html;
+
+use std::sync::LazyLock;
+
+use axum::extract::RawQuery;
+use axum::http::{header, HeaderValue};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use bytes::Bytes;
+use serde_json::json;
+use utoipa::openapi::header::HeaderBuilder;
+use utoipa::openapi::path::{Operation, ParameterBuilder, ParameterIn};
+use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, SchemaFormat, Type};
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
+use utoipa::openapi::{
+    Components, ContentBuilder, Ref, RefOr, Required, Response as ApiResponse, ResponseBuilder,
+    Schema,
+};
+use utoipa::{Modify, OpenApi, PartialSchema, ToSchema};
+
+use super::input::{Query, MAX_FORM_LIMIT};
+use super::{ApiError, AppState, ODDS_SOCKET_PATH, UNAUTHORIZED_MESSAGE};
+
+/// Where the OpenAPI document is served.
+pub const OPENAPI_PATH: &str = "/api/v1/openapi.json";
+/// Where the HTML reference is served.
+pub const DOCS_PATH: &str = "/api/v1/docs";
+
+/// Name of the security scheme of the `X-API-Key` header.
+const KEY_HEADER_SCHEME: &str = "api_key";
+/// Name of the security scheme of the WebSocket's `?api_key=`.
+const KEY_QUERY_SCHEME: &str = "api_key_query";
+
+/// The description, built once from the code.
+pub static SPEC: LazyLock<utoipa::openapi::OpenApi> = LazyLock::new(ApiDoc::openapi);
+
+/// The description as served: serialised once.
+static SPEC_JSON: LazyLock<Bytes> =
+    LazyLock::new(|| Bytes::from(serde_json::to_vec(&*SPEC).unwrap_or_default()));
+
+/// The HTML reference as served: rendered once.
+static DOCS_HTML: LazyLock<Bytes> = LazyLock::new(|| Bytes::from(html::render(&SPEC)));
+
+/// The routes of the description and the reference; both are rendered here, at start-up,
+/// so that a request never pays for it and a broken description shows at once.
+pub(super) fn routes() -> Router<AppState> {
+    LazyLock::force(&SPEC_JSON);
+    LazyLock::force(&DOCS_HTML);
+    Router::new()
+        .route(OPENAPI_PATH, get(openapi_json))
+        .route(DOCS_PATH, get(docs_page))
+}
+
+/// The OpenAPI 3.1 document of this API: every endpoint, its parameters and responses,
+/// the document schemas, the error body and the key scheme.
+#[utoipa::path(
+    get,
+    path = "/api/v1/openapi.json",
+    tag = "reference",
+    summary = "This OpenAPI 3.1 document",
+    description = "The description of every endpoint, generated from the service's code. \
+        Takes no query parameters.",
+    responses(
+        (status = 200, description = "The OpenAPI 3.1 document.", body = Object),
+        (status = 400, description = "A query parameter (there are none).", body = ErrorBody),
+    )
+)]
+pub(super) async fn openapi_json(RawQuery(raw): RawQuery) -> Result<Response, ApiError> {
+    Query::parse(raw, &[])?;
+    Ok(with_type(SPEC_JSON.clone(), "application/json"))
+}
+
+/// The same description as a readable page, with no external script, style or font.
+#[utoipa::path(
+    get,
+    path = "/api/v1/docs",
+    tag = "reference",
+    summary = "This reference as an HTML page",
+    description = "A self-contained page (no script, no external style or font) rendered \
+        from this OpenAPI document. Takes no query parameters.",
+    responses(
+        (status = 200, description = "The HTML page.", body = String, content_type = "text/html"),
+        (status = 400, description = "A query parameter (there are none).", body = ErrorBody),
+    )
+)]
+pub(super) async fn docs_page(RawQuery(raw): RawQuery) -> Result<Response, ApiError> {
+    Query::parse(raw, &[])?;
+    Ok(with_type(DOCS_HTML.clone(), "text/html; charset=utf-8"))
+}
+
+fn with_type(body: Bytes, content_type: &'static str) -> Response {
+    let mut response = body.into_response();
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
+}
+
+const API_DESCRIPTION: &str = "A read-only JSON API over horse racing data: horse \
+profiles and form, results by date and by race, race cards for today and by date, the \
+current odds of a race, and a live odds WebSocket.
+
+Every request carries an API key in the `X-API-Key` header (the WebSocket also takes it \
+as the query parameter `api_key`). A missing or wrong key gets 401 on any path and any \
+method, before routing, so nothing about the data leaks without one.
+
+Only `GET` (and `HEAD`, which answers the same headers without a body) is allowed; any \
+other method gets 405 with `Allow: GET, HEAD`, and a request with a body gets 413 unread.
+
+Every error answers `{\"error\": CODE, \"message\": TEXT}`; see the `ErrorBody` schema for \
+the codes.
+
+Units: `distance` in metres, `weight` in pounds, `total_stakes` in whole Hong Kong \
+dollars, `win_odds` decimal (stake included, so at least 1.0), `finish_time` as `m:ss.cc` \
+(minutes, seconds, hundredths). Dates are `YYYY-MM-DD`.
+
+Documents may gain fields within v1 (additive changes only): ignore fields you do not \
+know. Each successful answer carries a strong `ETag` and `Cache-Control: private, \
+no-cache`; send the tag back in `If-None-Match` to get 304 while the document is unchanged.
+
+Rate limits: each key has a token bucket; every answer past the key check carries \
+`RateLimit` and `RateLimit-Policy` (IETF draft-ietf-httpapi-ratelimit-headers-08); over \
+the limit, 429 with `Retry-After` in seconds.";
+
+/// The whole description, assembled from the handlers below and the modifiers.
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "racing: horse racing data API",
+        description = API_DESCRIPTION,
+        license(name = "MIT", identifier = "MIT"),
+    ),
+    paths(
+        super::horse_profile,
+        super::horse_form,
+        super::results_by_date,
+        super::race_result,
+        super::racecard_today,
+        super::racecard_by_date,
+        super::live::race_odds,
+        super::live::odds_socket,
+        openapi_json,
+        docs_page,
+    ),
+    components(schemas(
+        Profile,
+        Form,
+        FormEntry,
+        ResultsByDate,
+        RaceResult,
+        ResultRace,
+        ResultRunner,
+        RaceCard,
+        CardRace,
+        CardRunner,
+        RaceOdds,
+        RunnerOdds,
+        ErrorBody,
+        ErrorCode,
+        Date,
+        RaceNumber,
+        HorseNo,
+        FormLimit,
+        Venue,
+    )),
+    security(("api_key" = [])),
+    tags(
+        (name = "horses", description = "Horse profiles and form."),
+        (name = "results", description = "Race results by date and by race."),
+        (name = "racecards", description = "Race cards: declared runners, scratchings removed."),
+        (name = "odds", description = "Current and live win odds."),
+        (name = "reference", description = "This description, as JSON and as a page."),
+    ),
+    modifiers(&Common),
+)]
+struct ApiDoc;
+
+// ---- Parameters: each rule once, as the checks of `input.rs` apply it. ----
+
+/// Pattern of a `{date}`: `YYYY-MM-DD` with a month and day that can exist; the check
+/// (`input::date`) also wants a real calendar date from year 1000 on (no 30 February).
+pub const DATE_PATTERN: &str = r"^[1-9][0-9]{3}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$";
+/// Pattern of a `{horse_no}`, as `racing_events::is_horse_no` checks it.
+pub const HORSE_NO_PATTERN: &str = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$";
+/// Pattern of `?venue=`: anything with a character that is not white space.
+pub const VENUE_PATTERN: &str = r"\S";
+/// Largest race number.
+pub const MAX_RACE_NUMBER: u8 = 99;
+
+/// A meeting date, `YYYY-MM-DD`, a real calendar date.
+pub struct Date;
+
+impl PartialSchema for Date {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Date)))
+            .pattern(Some(DATE_PATTERN))
+            .description(Some(
+                "A real calendar date written `YYYY-MM-DD` (year 1000 or later); anything \
+                 else is a 400.",
+            ))
+            .examples([json!("2026-11-18")])
+            .into()
+    }
+}
+impl ToSchema for Date {}
+
+/// A race number within a meeting, 1 to 99.
+pub struct RaceNumber;
+
+impl PartialSchema for RaceNumber {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::Integer)
+            .minimum(Some(1))
+            .maximum(Some(MAX_RACE_NUMBER))
+            .description(Some(
+                "Race number within the meeting: an integer from 1 to 99 written in \
+                 digits; anything else is a 400.",
+            ))
+            .examples([json!(1)])
+            .into()
+    }
+}
+impl ToSchema for RaceNumber {}
+
+/// A horse's brand number.
+pub struct HorseNo;
+
+impl PartialSchema for HorseNo {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some(HORSE_NO_PATTERN))
+            .min_length(Some(1))
+            .max_length(Some(32))
+            .description(Some(
+                "Horse (brand) number: 1 to 32 of `A-Z a-z 0-9 _ -`, starting with a letter \
+                 or digit; anything else is a 400.",
+            ))
+            .examples([json!("E271")])
+            .into()
+    }
+}
+impl ToSchema for HorseNo {}
+
+/// The `limit` of a form request.
+pub struct FormLimit;
+
+impl PartialSchema for FormLimit {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::Integer)
+            .minimum(Some(1))
+            .maximum(Some(MAX_FORM_LIMIT as u64))
+            .description(Some(
+                "Keep only the newest N entries: an integer from 1 to 1000 written in \
+                 digits; anything else is a 400.",
+            ))
+            .examples([json!(5)])
+            .into()
+    }
+}
+impl ToSchema for FormLimit {}
+
+/// The `venue` of the date endpoints.
+pub struct Venue;
+
+impl PartialSchema for Venue {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some(VENUE_PATTERN))
+            .min_length(Some(1))
+            .description(Some(
+                "Racecourse of the meeting, e.g. `Sha Tin` or `Happy Valley`; empty or \
+                 blank is a 400.",
+            ))
+            .examples([json!("Happy Valley")])
+            .into()
+    }
+}
+impl ToSchema for Venue {}
+
+/// Description of `{horse_no}`.
+pub const HORSE_NO_DOC: &str = "The horse's brand number, e.g. `E271`.";
+/// Description of `{date}`.
+pub const DATE_DOC: &str = "Meeting date, `YYYY-MM-DD`.";
+/// Description of `{race_number}`.
+pub const RACE_NUMBER_DOC: &str = "Race number within the meeting, 1 to 99.";
+/// Description of `?venue=`.
+pub const VENUE_DOC: &str = "For a date with more than one meeting: the racecourse whose \
+    meeting to answer with. Without it such a date answers with the meeting that has the \
+    most races (ties: alphabetical) and lists every venue in `meetings`.";
+/// Description of `?limit=`.
+pub const LIMIT_DOC: &str = "Keep only the newest N entries, 1 to 1000.";
+
+/// The protocol of `/ws/live/odds`, for its operation's description.
+pub const ODDS_SOCKET_DOC: &str = "A WebSocket upgrade (`GET` with `Connection: Upgrade`, \
+`Upgrade: websocket`); any other request is a 400. The key goes in `X-API-Key` or as the \
+query parameter `api_key` (the only query parameter taken); a missing or wrong key gets the \
+401 and no upgrade. Too many open connections for the key (100 by default) is a 429.
+
+All frames are JSON text with a `type`. On connect the server sends \
+`{\"type\":\"welcome\",\"seq\":S,\"heartbeat_ms\":H}` (S: the latest odds sequence) and the \
+connection starts subscribed to every race.
+
+Client messages:
+
+- `{\"type\":\"subscribe\",\"date\":D,\"race_number\":N}`: `race_number` optional (the whole \
+meeting). The first subscribe replaces the starting everything-subscription; later ones \
+add. Without `since` it is answered by a `snapshot` of each race it names; with \
+`\"since\": SEQ` it replays every odds update after SEQ for what it names, then goes on live, \
+with no gap and no duplicate.
+- `{\"type\":\"unsubscribe\",\"date\":D,\"race_number\":N}`: the same fields.
+- `{\"type\":\"ping\"}`: answered by `{\"type\":\"pong\"}`.
+
+Server messages:
+
+- `snapshot {date, race_number, seq, odds: [{horse_no, win_odds}]}`: the `RaceOdds` \
+document with a `type` in front; before any delta for that race.
+- `odds {date, race_number, seq, published_at, odds}`: one per odds update; `seq` is its \
+stream sequence, strictly increasing on a connection; `odds` lists only the changed prices.
+- `heartbeat {seq}` after `heartbeat_ms` without other traffic.
+- `error {error, message}` for a bad client message (`bad_request`, `frame_too_large`, \
+`too_many_subscriptions`, `not_subscribed`); the connection stays open.
+
+Limits: client frames up to 4 KiB, 256 subscriptions per connection. A client that falls \
+behind has its pending deltas replaced by one fresh `snapshot` per race (conflation); one \
+that needs this more than 3 times in 60 s, or takes no frame for 10 s, is closed with 1008. \
+Shutdown closes every socket with 1001.";
+
+// ---- Shared responses and headers, added to every operation. ----
+
+/// Fills in what every operation shares: the key schemes, the error responses any request
+/// can meet, the `If-None-Match` parameter and the caching and rate-limit headers.
+struct Common;
+
+/// `(status, component name, description, example message)` of the responses any
+/// operation can give, whatever its path.
+const COMMON_ERRORS: [(&str, &str, &str, &str); 9] = [
+    (
+        "400",
+        "BadRequest",
+        "`bad_request`: a malformed path segment, or an unknown, repeated or bad query \
+         parameter; the message says which.",
+        "unknown query parameter `page` (this endpoint takes no query parameters)",
+    ),
+    (
+        "401",
+        "Unauthorized",
+        "`unauthorized`: a missing or wrong key, on any path and any method, checked \
+         before routing. Always exactly this body.",
+        UNAUTHORIZED_MESSAGE,
+    ),
+    (
+        "405",
+        "MethodNotAllowed",
+        "`method_not_allowed`: any method but GET and HEAD on this path (`Allow: GET, \
+         HEAD`). Listed on the GET operation because OpenAPI has no place for the answers \
+         to undeclared methods.",
+        "only GET and HEAD are allowed",
+    ),
+    (
+        "413",
+        "BodyNotAccepted",
+        "`body_not_accepted`: the request has a body; the API is read-only and reads none.",
+        "the API takes no request body",
+    ),
+    (
+        "414",
+        "UriTooLong",
+        "`uri_too_long`: the request target (path and query) is over 2,048 bytes.",
+        "the request target is over 2048 bytes",
+    ),
+    (
+        "429",
+        "RateLimited",
+        "`rate_limited`: over the key's request rate (come back after `Retry-After` \
+         seconds), or, on the WebSocket, too many open connections for the key.",
+        "too many requests for this key; retry in 1 s",
+    ),
+    (
+        "431",
+        "HeadersTooLarge",
+        "`headers_too_large`: more than 64 header fields or 16 KiB of headers.",
+        "at most 64 header fields and 16384 header bytes are accepted",
+    ),
+    (
+        "500",
+        "Internal",
+        "`internal`: a bug; the details are in the service's log only.",
+        "internal error",
+    ),
+    (
+        "503",
+        "Unavailable",
+        "`unavailable`: the read models are still being built at start-up, the service is \
+         at its in-flight limit, or the request took over the time limit. `Retry-After: 1`.",
+        "the read models are still being built from the log; retry shortly",
+    ),
+];
+
+fn string_schema() -> RefOr<Schema> {
+    ObjectBuilder::new().schema_type(Type::String).into()
+}
+
+fn integer_schema() -> RefOr<Schema> {
+    ObjectBuilder::new()
+        .schema_type(Type::Integer)
+        .minimum(Some(0))
+        .into()
+}
+
+fn response_header(schema: RefOr<Schema>, description: &str) -> utoipa::openapi::header::Header {
+    HeaderBuilder::new()
+        .schema(schema)
+        .description(Some(description))
+        .build()
+}
+
+fn etag() -> utoipa::openapi::header::Header {
+    response_header(
+        string_schema(),
+        "Strong validator of the body (a quoted 128-bit hash). Send it back in \
+         `If-None-Match` to get 304 while the document is unchanged.",
+    )
+}
+
+fn cache_control() -> utoipa::openapi::header::Header {
+    response_header(
+        string_schema(),
+        "`private, no-cache`: keep a copy, but revalidate before each use (results can be \
+         amended at any time).",
+    )
+}
+
+fn rate_limit_headers() -> [(&'static str, utoipa::openapi::header::Header); 2] {
+    [
+        (
+            "RateLimit",
+            response_header(
+                string_schema(),
+                "What is left of the key's quota: `\"default\";r=REMAINING;t=SECONDS` until \
+                 it is full again (draft-ietf-httpapi-ratelimit-headers-08).",
+            ),
+        ),
+        (
+            "RateLimit-Policy",
+            response_header(
+                string_schema(),
+                "The key's quota: `\"default\";q=BURST;w=WINDOW` (BURST requests per WINDOW \
+                 seconds).",
+            ),
+        ),
+    ]
+}
+
+fn retry_after(description: &str) -> utoipa::openapi::header::Header {
+    response_header(integer_schema(), description)
+}
+
+fn error_response(code_and_when: &str, message: &str, status: &str) -> ApiResponse {
+    let code = match status {
+        "400" => "bad_request",
+        "401" => "unauthorized",
+        "404" => "not_found",
+        "405" => "method_not_allowed",
+        "413" => "body_not_accepted",
+        "414" => "uri_too_long",
+        "429" => "rate_limited",
+        "431" => "headers_too_large",
+        "500" => "internal",
+        _ => "unavailable",
+    };
+    let mut response = ResponseBuilder::new().description(code_and_when).content(
+        "application/json",
+        ContentBuilder::new()
+            .schema(Some(Ref::from_schema_name("ErrorBody")))
+            .example(Some(json!({"error": code, "message": message})))
+            .build(),
+    );
+    match status {
+        "405" => {
+            response = response.header("Allow", response_header(string_schema(), "`GET, HEAD`"));
+            for (name, h) in rate_limit_headers() {
+                response = response.header(name, h);
+            }
+        }
+        "429" => {
+            response = response.header(
+                "Retry-After",
+                retry_after("Seconds until a request will be accepted again."),
+            );
+            for (name, h) in rate_limit_headers() {
+                response = response.header(name, h);
+            }
+        }
+        "503" => {
+            response = response.header("Retry-After", retry_after("`1`: retry in a second."));
+        }
+        _ => {}
+    }
+    response.build()
+}
+
+fn not_modified() -> ApiResponse {
+    let mut response = ResponseBuilder::new()
+        .description(
+            "Not modified: the `If-None-Match` of the request matches the current `ETag` \
+             (or is `*`). No body.",
+        )
+        .header("ETag", etag())
+        .header("Cache-Control", cache_control());
+    for (name, h) in rate_limit_headers() {
+        response = response.header(name, h);
+    }
+    response.build()
+}
+
+impl Modify for Common {
+    fn modify(&self, api: &mut utoipa::openapi::OpenApi) {
+        let components = api.components.get_or_insert_with(Components::new);
+        components.security_schemes.insert(
+            KEY_HEADER_SCHEME.into(),
+            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
+                "X-API-Key",
+                "The key sent to a subscriber by e-mail. Keep it out of version control \
+                 and browser code. The header name is case-insensitive.",
+            ))),
+        );
+        components.security_schemes.insert(
+            KEY_QUERY_SCHEME.into(),
+            SecurityScheme::ApiKey(ApiKey::Query(ApiKeyValue::with_description(
+                "api_key",
+                "The key as a query parameter: only on the live odds WebSocket, for clients \
+                 that cannot set headers on the upgrade request. Never logged.",
+            ))),
+        );
+        for (status, name, when, message) in COMMON_ERRORS {
+            components
+                .responses
+                .insert(name.into(), error_response(when, message, status).into());
+        }
+        components
+            .responses
+            .insert("NotModified".into(), not_modified().into());
+
+        for (path, item) in api.paths.paths.iter_mut() {
+            let socket = path == ODDS_SOCKET_PATH;
+            for op in [&mut item.get].into_iter().flatten() {
+                complete(op, socket);
+            }
+        }
+    }
+}
+
+/// Adds to one operation what every operation shares.
+fn complete(op: &mut Operation, socket: bool) {
+    let responses = &mut op.responses.responses;
+    for (status, response) in responses.iter_mut() {
+        let RefOr::T(response) = response else {
+            continue;
+        };
+        if status.starts_with('2') && !socket {
+            response.headers.insert("ETag".into(), etag());
+            response
+                .headers
+                .insert("Cache-Control".into(), cache_control());
+        }
+        if !status.starts_with('1') {
+            for (name, h) in rate_limit_headers() {
+                response.headers.insert(name.into(), h);
+            }
+        }
+    }
+    if !socket {
+        responses.insert(
+            "304".into(),
+            Ref::new("#/components/responses/NotModified").into(),
+        );
+        op.parameters.get_or_insert_with(Vec::new).push(
+            ParameterBuilder::new()
+                .name("If-None-Match")
+                .parameter_in(ParameterIn::Header)
+                .required(Required::False)
+                .description(Some(
+                    "The `ETag` of a copy the client holds: 304 with no body while it is \
+                     still current.",
+                ))
+                .schema(Some(string_schema()))
+                .build(),
+        );
+    }
+    for (status, name, ..) in COMMON_ERRORS {
+        responses
+            .entry(status.into())
+            .or_insert_with(|| Ref::new(format!("#/components/responses/{name}")).into());
+    }
+}
+
+// ---- The documents, field by field as `racing_projections` renders them. ----
+//
+// These types exist only to be described; the service never builds them.
+
+/// A horse's profile (interface.md 2.1), exactly these fields in this order.
+#[derive(ToSchema)]
+#[schema(examples(json!({
+    "horse_no": "E271", "horse_name": "GOLDEN SIXTY", "country_of_origin": "AUS",
+    "colour": "Bay", "sex": "Gelding", "age": 9, "trainer": "F C Lor",
+    "owner": "Stewart Leung", "total_stakes": 150218500, "starts": 32, "wins": 27,
+    "places": 2
+})))]
+#[allow(dead_code)]
+pub struct Profile {
+    /// Brand number, the same value as in the path.
+    horse_no: String,
+    /// Registered name.
+    horse_name: String,
+    /// Short country code, e.g. `NZ`, `AUS`, `IRE`.
+    country_of_origin: String,
+    /// Coat colour, e.g. `Bay`, `Chestnut`.
+    colour: String,
+    /// e.g. `Gelding`, `Horse`, `Mare`.
+    sex: String,
+    /// Age in years.
+    age: i64,
+    /// Current trainer.
+    trainer: String,
+    /// Current owner.
+    owner: String,
+    /// Career prize money in whole Hong Kong dollars (HK$).
+    total_stakes: i64,
+    /// Career starts.
+    starts: i64,
+    /// Career wins.
+    wins: i64,
+    /// Career placings.
+    places: i64,
+}
+
+/// A horse's form (interface.md 2.2): every recorded race, newest first (date, then race
+/// number, descending).
+#[derive(ToSchema)]
+#[schema(examples(json!({
+    "horse_no": "E271", "horse_name": "GOLDEN SIXTY",
+    "form": [{
+        "date": "2026-11-18", "venue": "Happy Valley", "race_number": 1, "distance": 1200,
+        "position": 1, "finish_time": "1:09.45", "win_odds": 3.5, "jockey": "Z Purton",
+        "status": null, "dead_heat": true
+    }]
+})))]
+#[allow(dead_code)]
+pub struct Form {
+    /// Brand number.
+    horse_no: String,
+    /// Registered name: the profile's, or for a horse without a profile its latest
+    /// result's.
+    horse_name: String,
+    /// The horse's races, newest first; `limit` keeps the newest N.
+    form: Vec<FormEntry>,
+}
+
+/// One race of a horse's form (interface.md 2.2, plus `status` and `dead_heat`).
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct FormEntry {
+    /// Meeting date, `YYYY-MM-DD`.
+    #[schema(format = Date)]
+    date: String,
+    /// Racecourse, e.g. `Sha Tin`.
+    venue: String,
+    /// Race within the meeting, 1 to 99.
+    #[schema(minimum = 1, maximum = 99)]
+    race_number: i64,
+    /// Race distance in metres.
+    distance: i64,
+    /// Finishing position from 1 (shared in a dead heat); `null` for no placing.
+    #[schema(required = true, minimum = 1)]
+    position: Option<i64>,
+    /// Finishing time, `m:ss.cc` (minutes, seconds, hundredths); `null` where there is
+    /// none.
+    #[schema(required = true)]
+    finish_time: Option<String>,
+    /// Final decimal win odds, stake included (at least 1.0); `null` where there are none.
+    #[schema(required = true, minimum = 1)]
+    win_odds: Option<f64>,
+    /// Jockey who rode.
+    jockey: String,
+    /// `null` for a normal finisher, otherwise the official code of a non-finisher or
+    /// withdrawal, e.g. `PU` (pulled up), `WV-A`.
+    #[schema(required = true)]
+    status: Option<String>,
+    /// Whether the position is shared with another runner.
+    dead_heat: bool,
+}
+
+/// All results of a date (interface.md 2.3): races in ascending race number.
+#[derive(ToSchema)]
+#[schema(examples(json!({
+    "date": "2026-11-18", "venue": "Happy Valley",
+    "races": [{
+        "race_number": 1, "race_name": "KITE HANDICAP", "distance": 1200, "going": "GOOD",
+        "runners": [
+            {"position": 1, "horse_no": "E271", "horse_name": "GOLDEN SIXTY",
+             "jockey": "Z Purton", "trainer": "F C Lor", "finish_time": "1:09.45",
+             "win_odds": 3.5, "status": null, "dead_heat": true},
+            {"position": null, "horse_no": "H123", "horse_name": "LUCKY STAR",
+             "jockey": "K Teetan", "trainer": "J Size", "finish_time": null,
+             "win_odds": 45.0, "status": "PU", "dead_heat": false}
+        ]
+    }]
+})))]
+#[allow(dead_code)]
+pub struct ResultsByDate {
+    /// Meeting date, `YYYY-MM-DD`.
+    #[schema(format = Date)]
+    date: String,
+    /// Racecourse of this meeting.
+    venue: String,
+    /// Only on a date with more than one meeting: every venue of the day, so a client
+    /// can ask for the others with `?venue=`.
+    #[schema(required = false)]
+    meetings: Vec<String>,
+    /// The meeting's races, ascending race number.
+    races: Vec<ResultRace>,
+}
+
+/// One race of the results of a date.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct ResultRace {
+    /// Race within the meeting, 1 to 99.
+    #[schema(minimum = 1, maximum = 99)]
+    race_number: i64,
+    /// e.g. `KITE HANDICAP`.
+    race_name: String,
+    /// Race distance in metres.
+    distance: i64,
+    /// Track condition, e.g. `GOOD`, `GOOD TO FIRM`.
+    going: String,
+    /// Placed runners by position, then the rest as the feed listed them.
+    runners: Vec<ResultRunner>,
+}
+
+/// The result of one race: the race result of interface.md 2.3 with the meeting's date
+/// and venue.
+#[derive(ToSchema)]
+#[schema(examples(json!({
+    "date": "2026-11-18", "venue": "Happy Valley", "race_number": 1,
+    "race_name": "KITE HANDICAP", "distance": 1200, "going": "GOOD",
+    "runners": [
+        {"position": 1, "horse_no": "E271", "horse_name": "GOLDEN SIXTY",
+         "jockey": "Z Purton", "trainer": "F C Lor", "finish_time": "1:09.45",
+         "win_odds": 3.5, "status": null, "dead_heat": true},
+        {"position": 1, "horse_no": "CA206", "horse_name": "ROMANTIC WARRIOR",
+         "jockey": "J McDonald", "trainer": "C S Shum", "finish_time": "1:09.45",
+         "win_odds": 2.1, "status": null, "dead_heat": true}
+    ]
+})))]
+#[allow(dead_code)]
+pub struct RaceResult {
+    /// Meeting date, `YYYY-MM-DD`.
+    #[schema(format = Date)]
+    date: String,
+    /// Racecourse.
+    venue: String,
+    /// Only on a date with more than one meeting: every venue of the day.
+    #[schema(required = false)]
+    meetings: Vec<String>,
+    /// Race within the meeting, 1 to 99.
+    #[schema(minimum = 1, maximum = 99)]
+    race_number: i64,
+    /// Race name.
+    race_name: String,
+    /// Race distance in metres.
+    distance: i64,
+    /// Track condition.
+    going: String,
+    /// Placed runners by position, then the rest as the feed listed them.
+    runners: Vec<ResultRunner>,
+}
+
+/// One runner of a race result (interface.md 2.3, plus `status` and `dead_heat`).
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct ResultRunner {
+    /// Finishing position from 1 (shared in a dead heat); `null` for no placing.
+    #[schema(required = true, minimum = 1)]
+    position: Option<i64>,
+    /// Brand number.
+    horse_no: String,
+    /// Registered name.
+    horse_name: String,
+    /// Jockey who rode.
+    jockey: String,
+    /// Trainer.
+    trainer: String,
+    /// Finishing time, `m:ss.cc`; `null` where there is none.
+    #[schema(required = true)]
+    finish_time: Option<String>,
+    /// Final decimal win odds, stake included; `null` where there are none.
+    #[schema(required = true, minimum = 1)]
+    win_odds: Option<f64>,
+    /// `null` for a normal finisher, otherwise the official code (`PU`, `WV-A`, ...).
+    #[schema(required = true)]
+    status: Option<String>,
+    /// Whether the position is shared with another runner.
+    dead_heat: bool,
+}
+
+/// The race card of a date (interface.md 2.4): races in ascending race number,
+/// scratched runners removed.
+#[derive(ToSchema)]
+#[schema(examples(json!({
+    "date": "2026-11-21", "venue": "Sha Tin",
+    "races": [{
+        "race_number": 1, "race_name": "THE SHA TIN TROPHY", "distance": 1600,
+        "class": "Group 3",
+        "runners": [
+            {"horse_no": "E271", "horse_name": "GOLDEN SIXTY", "jockey": "Z Purton",
+             "trainer": "F C Lor", "draw": 4, "weight": 133},
+            {"horse_no": "CA206", "horse_name": "ROMANTIC WARRIOR",
+             "jockey": "J McDonald", "trainer": "C S Shum", "draw": 7, "weight": 126}
+        ]
+    }]
+})))]
+#[allow(dead_code)]
+pub struct RaceCard {
+    /// Meeting date, `YYYY-MM-DD`; for `/racecards/today`, the day it is in the service's
+    /// time zone.
+    #[schema(format = Date)]
+    date: String,
+    /// Racecourse.
+    venue: String,
+    /// Only on a date with more than one meeting: every venue of the day.
+    #[schema(required = false)]
+    meetings: Vec<String>,
+    /// The meeting's races, ascending race number.
+    races: Vec<CardRace>,
+}
+
+/// One race of a race card.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct CardRace {
+    /// Race within the meeting, 1 to 99.
+    #[schema(minimum = 1, maximum = 99)]
+    race_number: i64,
+    /// Race name.
+    race_name: String,
+    /// Race distance in metres.
+    distance: i64,
+    /// Race class, carried as a string (`Class 4`, `Group 1`, `Griffin`).
+    class: String,
+    /// Declared runners, scratched ones removed.
+    runners: Vec<CardRunner>,
+}
+
+/// A declared runner of a race card (interface.md 2.4).
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct CardRunner {
+    /// Brand number.
+    horse_no: String,
+    /// Registered name.
+    horse_name: String,
+    /// Declared jockey.
+    jockey: String,
+    /// Trainer.
+    trainer: String,
+    /// Barrier draw, 1 to 99.
+    #[schema(minimum = 1, maximum = 99)]
+    draw: i64,
+    /// Weight carried, in pounds.
+    weight: i64,
+}
+
+/// The current win odds of a race; the WebSocket's `snapshot` is this document with a
+/// `type` in front.
+#[derive(ToSchema)]
+#[schema(examples(json!({
+    "date": "2026-11-21", "race_number": 1, "seq": 2770,
+    "odds": [{"horse_no": "CA206", "win_odds": 2.1}, {"horse_no": "E271", "win_odds": 3.5}]
+})))]
+#[allow(dead_code)]
+pub struct RaceOdds {
+    /// Meeting date, `YYYY-MM-DD`.
+    #[schema(format = Date)]
+    date: String,
+    /// Race within the meeting, 1 to 99.
+    #[schema(minimum = 1, maximum = 99)]
+    race_number: u8,
+    /// Stream sequence of the latest odds update of the race: resume the WebSocket from
+    /// here with `since`.
+    seq: u64,
+    /// Every runner with a price, in horse-number order.
+    odds: Vec<RunnerOdds>,
+}
+
+/// A runner's current win odds.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct RunnerOdds {
+    /// Brand number.
+    horse_no: String,
+    /// Decimal odds, stake included (at least 1.0): a winning 1-dollar bet returns this.
+    #[schema(minimum = 1)]
+    win_odds: f64,
+}
+
+/// The body of every error.
+#[derive(ToSchema)]
+#[schema(examples(json!({"error": "not_found", "message": "no horse E999"})))]
+#[allow(dead_code)]
+pub struct ErrorBody {
+    /// What went wrong, as a stable code.
+    error: ErrorCode,
+    /// For people: says which input was wrong or what was looked for; echoes at most 64
+    /// characters of client input and never internal details.
+    message: String,
+}
+
+/// The error codes: `bad_request` (400), `unauthorized` (401), `not_found` (404),
+/// `method_not_allowed` (405), `body_not_accepted` (413), `uri_too_long` (414),
+/// `rate_limited` (429), `headers_too_large` (431), `internal` (500), `unavailable` (503).
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[allow(dead_code)]
+pub enum ErrorCode {
+    /// 400.
+    BadRequest,
+    /// 401.
+    Unauthorized,
+    /// 404.
+    NotFound,
+    /// 405.
+    MethodNotAllowed,
+    /// 413.
+    BodyNotAccepted,
+    /// 414.
+    UriTooLong,
+    /// 429.
+    RateLimited,
+    /// 431.
+    HeadersTooLarge,
+    /// 500.
+    Internal,
+    /// 503.
+    Unavailable,
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,401 @@
+//! The description against the code: documents of every kind, rendered by the real folds
+//! from sample events, must validate against the generated schemas, field for field; every
+//! error the API can give must match its documented response.
+
+use std::collections::BTreeSet;
+
+use axum::response::IntoResponse;
+use racing_events::samples::{card, envelope, odds, profile, result, runner, scratch};
+use racing_events::{is_calendar_date, Envelope};
+use racing_projections::{DocKey, Fold, FormDoc, MemState};
+use serde_json::Value;
+
+use super::*;
+use crate::http::limits::{MAX_HEADERS, MAX_HEADER_BYTES, MAX_URI_BYTES};
+
+fn spec() -> Value {
+    serde_json::to_value(&*SPEC).expect("the description serialises")
+}
+
+/// Folds the events, one batch each, as the projector would.
+fn fold(events: Vec<Envelope>) -> MemState {
+    let mut s = MemState::default();
+    for (i, e) in events.iter().enumerate() {
+        let mut f = Fold::default();
+        f.apply(&mut s, i as u64 + 1, e).expect("apply");
+        f.render(&mut s).expect("render");
+    }
+    s
+}
+
+fn doc(s: &MemState, key: DocKey<'_>) -> Value {
+    let bytes = s.doc(key).unwrap_or_else(|| panic!("no document {key:?}"));
+    let bytes = match key {
+        DocKey::Form(_) => FormDoc::body(bytes, None).expect("framed"),
+        _ => bytes.to_vec(),
+    };
+    serde_json::from_slice(&bytes).expect("json")
+}
+
+/// Checks `v` against `schema` strictly: on top of what the schema says, a property the
+/// schema does not name is an error, so a field added to a document without its schema
+/// fails here. Records each `Schema.property` seen (and `=null` when it was null).
+struct Validator<'a> {
+    spec: &'a Value,
+    seen: BTreeSet<String>,
+}
+
+impl<'a> Validator<'a> {
+    fn component(&self, reference: &str) -> (String, &'a Value) {
+        let name = reference
+            .strip_prefix("#/components/schemas/")
+            .unwrap_or_else(|| panic!("unexpected $ref {reference}"));
+        let spec: &'a Value = self.spec;
+        let schema = &spec["components"]["schemas"][name];
+        assert!(schema.is_object(), "no schema {name}");
+        (name.to_owned(), schema)
+    }
+
+    fn check(&mut self, owner: &str, schema: &Value, v: &Value, at: &str) -> Result<(), String> {
+        if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
+            let (name, schema) = self.component(r);
+            return self.check(&name, schema, v, at);
+        }
+        if let Some(options) = schema.get("oneOf").and_then(Value::as_array) {
+            let matching = options
+                .iter()
+                .filter(|o| self.check(owner, o, v, at).is_ok())
+                .count();
+            return (matching == 1)
+                .then_some(())
+                .ok_or(format!("{at}: {matching} of oneOf match"));
+        }
+        let types: Vec<&str> = match &schema["type"] {
+            Value::String(t) => vec![t.as_str()],
+            Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
+            _ => return Err(format!("{at}: schema without a type: {schema}")),
+        };
+        let actual = match v {
+            Value::Null => "null",
+            Value::Bool(_) => "boolean",
+            Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+            Value::Number(_) => "number",
+            Value::String(_) => "string",
+            Value::Array(_) => "array",
+            Value::Object(_) => "object",
+        };
+        let fits = types.contains(&actual) || (actual == "integer" && types.contains(&"number"));
+        if !fits {
+            return Err(format!("{at}: {v} is {actual}, schema says {types:?}"));
+        }
+        if let (Some(n), Some(lo)) = (v.as_f64(), schema["minimum"].as_f64()) {
+            if n < lo {
+                return Err(format!("{at}: {n} below minimum {lo}"));
+            }
+        }
+        if let (Some(n), Some(hi)) = (v.as_f64(), schema["maximum"].as_f64()) {
+            if n > hi {
+                return Err(format!("{at}: {n} above maximum {hi}"));
+            }
+        }
+        if let Some(values) = schema["enum"].as_array() {
+            if !values.contains(v) {
+                return Err(format!("{at}: {v} not in {values:?}"));
+            }
+        }
+        if schema["format"] == "date" {
+            if let Some(s) = v.as_str() {
+                if !is_calendar_date(s) {
+                    return Err(format!("{at}: {s} is not a date"));
+                }
+            }
+        }
+        match v {
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    self.check(owner, &schema["items"], item, &format!("{at}[{i}]"))?;
+                }
+            }
+            Value::Object(fields) => {
+                let properties = schema["properties"]
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default();
+                for required in schema["required"].as_array().into_iter().flatten() {
+                    let name = required.as_str().unwrap_or_default();
+                    if !fields.contains_key(name) {
+                        return Err(format!("{at}: required `{name}` missing"));
+                    }
+                }
+                for (name, value) in fields {
+                    let Some(property) = properties.get(name) else {
+                        return Err(format!("{at}: `{name}` is not in the {owner} schema"));
+                    };
+                    self.seen.insert(format!("{owner}.{name}"));
+                    if value.is_null() {
+                        self.seen.insert(format!("{owner}.{name}=null"));
+                    }
+                    self.check(owner, property, value, &format!("{at}.{name}"))?;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+/// Two meetings on one date (so `meetings` appears), a dead heat, a runner pulled up, a
+/// scratching, a profile, odds: every field of every document kind, and every nullable
+/// field both null and not.
+fn season() -> MemState {
+    let day = "2026-11-18";
+    let mut first = runner(Some(1), "E271");
+    let mut second = runner(Some(1), "CA206");
+    first.dead_heat = true;
+    second.dead_heat = true;
+    let mut odds_less = runner(None, "H123");
+    odds_less.win_odds = None;
+    fold(
+        [
+            profile("E271", "GOLDEN SIXTY"),
+            result(day, "Happy Valley", 1, vec![first, second, odds_less]),
+            result(day, "Happy Valley", 2, vec![runner(Some(2), "E271")]),
+            result(day, "Sha Tin", 1, vec![runner(Some(3), "K101")]),
+            result("2026-11-15", "Sha Tin", 5, vec![runner(Some(4), "E271")]),
+            card("2026-11-21", "Sha Tin", 1, &["E271", "CA206", "H123"]),
+            card("2026-11-21", "Sha Tin", 2, &["K101"]),
+            card("2026-11-21", "Happy Valley", 1, &["B143"]),
+            scratch("2026-11-21", 1, "H123"),
+            card("2026-11-22", "Sha Tin", 1, &["E271"]),
+            odds("2026-11-21", 1, &[("E271", 3.5), ("CA206", 2.1)]),
+        ]
+        .into_iter()
+        .map(envelope)
+        .collect(),
+    )
+}
+
+#[test]
+fn rendered_documents_of_every_kind_validate_against_their_schemas() {
+    let spec = spec();
+    let s = season();
+    let day = "2026-11-18";
+    let cases = [
+        ("Profile", DocKey::Profile("E271")),
+        ("Form", DocKey::Form("E271")),
+        ("Form", DocKey::Form("H123")),
+        (
+            "ResultsByDate",
+            DocKey::Results {
+                date: day,
+                venue: None,
+            },
+        ),
+        (
+            "ResultsByDate",
+            DocKey::Results {
+                date: "2026-11-15",
+                venue: None,
+            },
+        ),
+        (
+            "ResultsByDate",
+            DocKey::Results {
+                date: day,
+                venue: Some("Sha Tin"),
+            },
+        ),
+        (
+            "RaceResult",
+            DocKey::Race {
+                date: day,
+                race_number: 1,
+                venue: None,
+            },
+        ),
+        (
+            "RaceResult",
+            DocKey::Race {
+                date: "2026-11-15",
+                race_number: 5,
+                venue: None,
+            },
+        ),
+        (
+            "RaceCard",
+            DocKey::Card {
+                date: "2026-11-21",
+                venue: None,
+            },
+        ),
+        (
+            "RaceCard",
+            DocKey::Card {
+                date: "2026-11-22",
+                venue: None,
+            },
+        ),
+        (
+            "RaceOdds",
+            DocKey::Odds {
+                date: "2026-11-21",
+                race_number: 1,
+            },
+        ),
+    ];
+    let mut validator = Validator {
+        spec: &spec,
+        seen: BTreeSet::new(),
+    };
+    for (name, key) in cases {
+        let reference = format!("#/components/schemas/{name}");
+        let (owner, schema) = validator.component(&reference);
+        let v = doc(&s, key);
+        if let Err(e) = validator.check(&owner, schema, &v, &format!("{key:?}")) {
+            panic!("{name} does not match the document: {e}\n{v:#}");
+        }
+    }
+    // Every property of every document schema was met, and every nullable one also null:
+    // a field the documents lost would leave its schema property unmet.
+    let schemas = spec["components"]["schemas"].as_object().expect("schemas");
+    for (name, schema) in schemas {
+        let Some(properties) = schema["properties"].as_object() else {
+            continue;
+        };
+        if name == "ErrorBody" {
+            continue;
+        }
+        for (field, property) in properties {
+            let key = format!("{name}.{field}");
+            assert!(validator.seen.contains(&key), "{key} never met");
+            let nullable = property["type"]
+                .as_array()
+                .is_some_and(|t| t.contains(&Value::from("null")));
+            if nullable {
+                assert!(
+                    validator.seen.contains(&format!("{key}=null")),
+                    "{key} never null"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn every_error_matches_its_documented_response_and_the_error_schema() {
+    let spec = spec();
+    let errors = [
+        ApiError::BadRequest("date `x` is not a real calendar date".into()),
+        ApiError::Unauthorized,
+        ApiError::NotFound("no horse E999".into()),
+        ApiError::MethodNotAllowed,
+        ApiError::BodyNotAccepted,
+        ApiError::UriTooLong(MAX_URI_BYTES),
+        ApiError::RateLimited("too many requests for this key; retry in 1 s".into()),
+        ApiError::HeadersTooLarge(MAX_HEADERS, MAX_HEADER_BYTES),
+        ApiError::Internal(anyhow::anyhow!("a bug")),
+        ApiError::Unavailable("the read models are still being built".into()),
+    ];
+    let codes = spec["components"]["schemas"]["ErrorCode"]["enum"]
+        .as_array()
+        .expect("codes")
+        .clone();
+    assert_eq!(codes.len(), errors.len(), "one code per ApiError variant");
+    for e in errors {
+        let message = e.to_string();
+        let response = e.into_response();
+        let status = response.status().as_str().to_owned();
+        let body = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime")
+            .block_on(axum::body::to_bytes(response.into_body(), 1 << 16))
+            .expect("body");
+        let body: Value = serde_json::from_slice(&body).expect("json");
+        let mut validator = Validator {
+            spec: &spec,
+            seen: BTreeSet::new(),
+        };
+        let (owner, schema) = validator.component("#/components/schemas/ErrorBody");
+        validator
+            .check(&owner, schema, &body, &status)
+            .unwrap_or_else(|e| panic!("{e}"));
+        // The documented example of this status carries the same code.
+        let documented = error_response("", "", &status);
+        let example =
+            serde_json::to_value(&documented.content["application/json"].example).expect("example");
+        assert_eq!(example["error"], body["error"], "{status}");
+        // Where the message is fixed, the shared response shows it exactly.
+        if let Some((.., shown)) = COMMON_ERRORS.iter().find(|(s, ..)| *s == status) {
+            if matches!(
+                status.as_str(),
+                "401" | "405" | "413" | "414" | "431" | "500"
+            ) {
+                assert_eq!(*shown, message, "{status}");
+            }
+        }
+    }
+}
+
+#[test]
+fn every_operation_documents_the_key_errors_and_caching() {
+    let spec = spec();
+    assert!(spec["openapi"]
+        .as_str()
+        .expect("version")
+        .starts_with("3.1"));
+    let paths = spec["paths"].as_object().expect("paths");
+    assert_eq!(paths.len(), 10, "{:?}", paths.keys());
+    for (path, item) in paths {
+        let op = &item["get"];
+        let responses = op["responses"].as_object().expect("responses");
+        for status in [
+            "400", "401", "405", "413", "414", "429", "431", "500", "503",
+        ] {
+            assert!(responses.contains_key(status), "{path}: no {status}");
+        }
+        if path == ODDS_SOCKET_PATH {
+            assert!(responses.contains_key("101"), "{path}");
+            assert_eq!(op["security"].as_array().map(Vec::len), Some(2), "{path}");
+        } else {
+            assert!(responses.contains_key("200"), "{path}");
+            assert!(responses.contains_key("304"), "{path}");
+            let headers = responses["200"]["headers"].as_object().expect("headers");
+            for h in ["ETag", "Cache-Control", "RateLimit", "RateLimit-Policy"] {
+                assert!(headers.contains_key(h), "{path}: 200 without {h}");
+            }
+        }
+    }
+    let limit = &spec["components"]["schemas"]["FormLimit"];
+    assert_eq!(limit["maximum"], MAX_FORM_LIMIT as u64);
+    let schemes = &spec["components"]["securitySchemes"];
+    assert_eq!(schemes[KEY_HEADER_SCHEME]["name"], "X-API-Key");
+    assert_eq!(schemes[KEY_HEADER_SCHEME]["in"], "header");
+    assert_eq!(schemes[KEY_QUERY_SCHEME]["name"], "api_key");
+    let rate = &spec["components"]["responses"]["RateLimited"]["headers"];
+    for h in ["Retry-After", "RateLimit", "RateLimit-Policy"] {
+        assert!(rate[h].is_object(), "429 without {h}");
+    }
+}
+
+#[test]
+fn docs_page_lists_every_path_and_schema_and_loads_nothing_from_outside() {
+    let page = std::str::from_utf8(&DOCS_HTML).expect("utf-8").to_owned();
+    let spec = spec();
+    for path in spec["paths"].as_object().expect("paths").keys() {
+        assert!(page.contains(&format!("<code>{path}</code>")), "{path}");
+    }
+    for name in spec["components"]["schemas"]
+        .as_object()
+        .expect("schemas")
+        .keys()
+    {
+        assert!(page.contains(&format!("id=\"schema-{name}\"")), "{name}");
+    }
+    assert!(!page.contains("<script"));
+    for attr in ["src=\"", "href=\"", "url("] {
+        for scheme in ["http:", "https:", "//"] {
+            assert!(!page.contains(&format!("{attr}{scheme}")), "{attr}{scheme}");
+        }
+    }
+    assert!(page.contains("X-API-Key"));
+}

@@ -1,0 +1,111 @@
+//! The OpenAPI document and the HTML reference as the service serves them: behind the key
+//! like every `/api/v1` path, OpenAPI 3.1, and describing exactly the routes there are.
+
+use std::collections::BTreeSet;
+
+use reqwest::StatusCode;
+use serde_json::Value;
+use tempfile::TempDir;
+
+use crate::support::{App, Nats, KEY};
+
+/// Every route of `racing::http::router`.
+const ROUTES: [&str; 10] = [
+    "/api/v1/horses/{horse_no}",
+    "/api/v1/horses/{horse_no}/form",
+    "/api/v1/results/{date}",
+    "/api/v1/results/{date}/{race_number}",
+    "/api/v1/racecards/today",
+    "/api/v1/racecards/{date}",
+    "/api/v1/odds/{date}/{race_number}",
+    "/ws/live/odds",
+    "/api/v1/openapi.json",
+    "/api/v1/docs",
+];
+
+async fn service() -> (Nats, App, TempDir) {
+    let nats = Nats::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let app = App::start(&nats, dir.path()).await;
+    (nats, app, dir)
+}
+
+/// GET with the test key: status, content type and body.
+async fn fetch(app: &App, path: &str) -> (StatusCode, String, String) {
+    let res = app
+        .client
+        .get(format!("{}{path}", app.base))
+        .header("X-API-Key", KEY)
+        .send()
+        .await
+        .expect("request");
+    let status = res.status();
+    let content_type = res
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    (status, content_type, res.text().await.expect("body"))
+}
+
+#[tokio::test]
+async fn openapi_document_needs_the_key_is_3_1_and_describes_every_route() {
+    let (_nats, app, _dir) = service().await;
+    let (status, body) = app.get_with("/api/v1/openapi.json", None).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_eq!(body["error"], "unauthorized");
+
+    let (status, spec) = app.get("/api/v1/openapi.json").await;
+    assert_eq!(status, StatusCode::OK);
+    let version = spec["openapi"].as_str().expect("openapi version");
+    assert!(version.starts_with("3.1"), "{version}");
+    let described: BTreeSet<&str> = spec["paths"]
+        .as_object()
+        .expect("paths")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(described, ROUTES.into_iter().collect::<BTreeSet<_>>());
+
+    // And every described path is routed: with example parameters, none meets the
+    // router's fallback.
+    for path in &described {
+        let concrete = path
+            .replace("{horse_no}", "E271")
+            .replace("{date}", "2026-11-18")
+            .replace("{race_number}", "1");
+        let (status, _, body) = fetch(&app, &concrete).await;
+        let body: Value = serde_json::from_str(&body).unwrap_or_default();
+        assert_ne!(body["message"], "no such path", "{path} ({status})");
+    }
+    let schemes = &spec["components"]["securitySchemes"];
+    assert_eq!(schemes["api_key"]["in"], "header");
+    assert_eq!(schemes["api_key"]["name"], "X-API-Key");
+}
+
+#[tokio::test]
+async fn docs_page_needs_the_key_and_is_self_contained_html() {
+    let (_nats, app, _dir) = service().await;
+    let (status, body) = app.get_with("/api/v1/docs", None).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_eq!(body["error"], "unauthorized");
+
+    let (status, content_type, page) = fetch(&app, "/api/v1/docs").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(content_type.starts_with("text/html"), "{content_type}");
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    for path in ROUTES {
+        assert!(page.contains(path), "the page does not list {path}");
+    }
+    let lower = page.to_ascii_lowercase();
+    assert!(!lower.contains("<script"), "a script");
+    for attr in ["src=", "href=", "url("] {
+        for quote in ["\"", "'", ""] {
+            for scheme in ["http://", "https://", "//"] {
+                let outside = format!("{attr}{quote}{scheme}");
+                assert!(!lower.contains(&outside), "loads {outside}…");
+            }
+        }
+    }
+}
