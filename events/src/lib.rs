@@ -290,8 +290,8 @@ impl Envelope {
         if payload.len() > MAX_PAYLOAD_BYTES {
             return Err(ValidationError::TooLarge(payload.len()));
         }
-        let raw: RawEnvelope<'_> =
-            serde_json::from_slice(payload).map_err(|e| ValidationError::Json(e.to_string()))?;
+        let raw: RawEnvelope<'_> = serde_json::from_slice(payload)
+            .map_err(|e| ValidationError::Json(truncate(&e.to_string(), MAX_REASON_CHARS)))?;
         let event_id = Uuid::parse_str(&raw.event_id)
             .map_err(|_| ValidationError::field("event_id", "is not a UUID"))?;
         if raw.occurred_at.parse::<jiff::Timestamp>().is_err() {
@@ -301,7 +301,8 @@ impl Envelope {
             ));
         }
         fn body<'a, T: Deserialize<'a>>(raw: &'a RawValue) -> Result<T, ValidationError> {
-            serde_json::from_str(raw.get()).map_err(|e| ValidationError::Data(e.to_string()))
+            serde_json::from_str(raw.get())
+                .map_err(|e| ValidationError::Data(truncate(&e.to_string(), MAX_REASON_CHARS)))
         }
         let event = match raw.kind.as_str() {
             "HorseProfileUpdated" => Event::HorseProfileUpdated(body(raw.data)?),
@@ -333,6 +334,10 @@ impl Envelope {
         Ok(envelope)
     }
 }
+
+/// serde quotes the offending value whole (a megabyte string where a number belongs):
+/// its messages are cut to this many characters.
+const MAX_REASON_CHARS: usize = 256;
 
 /// Cuts outside text that is echoed into a reason, so that a dead letter stays small.
 fn truncate(s: &str, max: usize) -> String {

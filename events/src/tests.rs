@@ -169,3 +169,37 @@ fn horse_numbers_are_safe_subject_tokens() {
         assert!(!is_horse_no(bad), "{bad}");
     }
 }
+
+#[test]
+fn prices_survive_a_round_trip_exactly() {
+    // Without serde_json's float_roundtrip these came back as a neighbouring double.
+    for price in ["1.0666666666666667", "5e44", "12.1", "3.3000000000000003"] {
+        let json = result_json(&runner("1", "E1", "").replace("3.5", price));
+        let envelope = Envelope::decode("racing.results.2026-11-21.3", json.as_bytes())
+            .expect("a valid result");
+        let Event::RaceResultPublished(result) = &envelope.event else {
+            panic!("a result")
+        };
+        let expected: f64 = price.parse().expect("a float literal");
+        assert_eq!(result.runners[0].win_odds, Some(expected), "{price}");
+    }
+}
+
+#[test]
+fn reasons_quote_outside_text_only_in_part() {
+    let huge = "9".repeat(200_000);
+    let json = result_json(&runner("1", "E1", "")).replace("1200", &format!("\"{huge}\""));
+    let why = reason("racing.results.2026-11-21.3", &json);
+    assert!(
+        why.chars().count() <= 512,
+        "{} characters",
+        why.chars().count()
+    );
+    let broken = format!("{{\"event_id\":\"{huge}");
+    assert!(
+        reason("racing.results.2026-11-21.3", &broken)
+            .chars()
+            .count()
+            <= 512
+    );
+}
