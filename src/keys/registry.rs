@@ -30,19 +30,22 @@ pub struct Registry {
     usage: kv::Store,
 }
 
+/// How long opening a bucket keeps trying: a cluster that has just started, or has just
+/// created the bucket's stream, may answer "stream not found" for a moment.
+const OPEN_PATIENCE: Duration = Duration::from_secs(60);
+
 /// Opens a bucket, creating it if it is missing. The backing stream is created here
 /// with the settings of a key-value bucket (`KV_<name>` on `$KV.<name>.>`, latest values
 /// kept per key, rollups allowed, direct gets) rather than through `create_key_value`,
 /// whose request the Debian nats-server 2.9 answers in a form this client cannot read.
+/// The bucket has as many replicas as the event stream, so keys survive what it survives.
 async fn bucket(
     js: &jetstream::Context,
     name: &str,
     description: &str,
     history: i64,
+    replicas: usize,
 ) -> anyhow::Result<kv::Store> {
-    if let Ok(store) = js.get_key_value(name).await {
-        return Ok(store);
-    }
     let config = jetstream::stream::Config {
         name: format!("KV_{name}"),
         description: Some(description.to_owned()),
@@ -53,24 +56,41 @@ async fn bucket(
         deny_delete: true,
         allow_direct: true,
         storage: jetstream::stream::StorageType::File,
+        num_replicas: replicas,
         ..Default::default()
     };
-    // Another process may create it at the same moment: opening is what counts.
-    let created = js.create_stream(config).await;
-    js.get_key_value(name).await.map_err(|open| match created {
-        Err(create) => anyhow::anyhow!("creating key-value bucket {name}: {create}"),
-        Ok(_) => anyhow::anyhow!("opening key-value bucket {name}: {open}"),
-    })
+    let deadline = tokio::time::Instant::now() + OPEN_PATIENCE;
+    loop {
+        let opened = js.get_key_value(name).await;
+        let error = match opened {
+            Ok(store) => return Ok(store),
+            // Another process may create it at the same moment: opening is what counts.
+            Err(open) => match js.create_stream(config.clone()).await {
+                Ok(_) => anyhow::anyhow!("opening key-value bucket {name}: {open}"),
+                Err(create) => anyhow::anyhow!("creating key-value bucket {name}: {create}"),
+            },
+        };
+        if tokio::time::Instant::now() >= deadline {
+            return Err(error);
+        }
+        tracing::warn!(error = %error, "key-value bucket not ready yet");
+        tokio::time::sleep(RETRY).await;
+    }
 }
 
 impl Registry {
     /// Opens (creating if needed) the buckets `{stream}_KEYS` and `{stream}_KEY_USAGE`.
     pub async fn open(js: &jetstream::Context, stream: &str) -> anyhow::Result<Registry> {
+        let replicas = match js.get_stream(stream).await {
+            Ok(mut events) => events.info().await.map_or(1, |i| i.config.num_replicas),
+            Err(_) => 1,
+        };
         let keys = bucket(
             js,
             &format!("{stream}_KEYS"),
             "API key records (hashes, never keys)",
             10,
+            replicas,
         )
         .await?;
         let usage = bucket(
@@ -78,6 +98,7 @@ impl Registry {
             &format!("{stream}_KEY_USAGE"),
             "Last use of each API key",
             1,
+            replicas,
         )
         .await?;
         Ok(Registry { keys, usage })
