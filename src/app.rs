@@ -247,13 +247,22 @@ impl Application {
 /// store that the projector rebuilds from the log: a clear log line instead of a crash
 /// loop. The damaged copy is kept for inspection.
 fn open_store(dir: &std::path::Path, stream_last_seq: u64) -> anyhow::Result<Store> {
-    let problem = match Store::open(dir) {
-        Ok(store) => match store.checkpoint() {
-            Ok(cp) if cp <= stream_last_seq => return Ok(store),
-            Ok(cp) => format!("its checkpoint {cp} is past the stream's end {stream_last_seq}"),
-            Err(e) => e.to_string(),
-        },
-        Err(e) => e.to_string(),
+    // sled opens some damaged stores (a lost blob, a zeroed page) and fails only on
+    // reading the records concerned, and panics on others: read every record once, and
+    // treat a panic like any other failure to open.
+    let opened = std::panic::catch_unwind(|| {
+        let store = Store::open(dir)?;
+        let checkpoint = store.checkpoint()?;
+        store.verify()?;
+        Ok::<_, racing_projections::StoreError>((store, checkpoint))
+    });
+    let problem = match opened {
+        Ok(Ok((store, cp))) if cp <= stream_last_seq => return Ok(store),
+        Ok(Ok((_, cp))) => {
+            format!("its checkpoint {cp} is past the stream's end {stream_last_seq}")
+        }
+        Ok(Err(e)) => e.to_string(),
+        Err(_) => "sled panicked opening it".to_owned(),
     };
     let aside = dir.with_file_name(format!(
         "read-models.damaged-{}",

@@ -172,6 +172,22 @@ impl Store {
     pub fn records(&self) -> impl Iterator<Item = Result<(sled::IVec, sled::IVec), StoreError>> {
         self.tree.iter().map(|item| item.map_err(StoreError::from))
     }
+
+    /// Reads every record once and decodes the sequence records: a check at start-up
+    /// that the store is whole, since sled opens some damaged stores (a lost blob, a
+    /// zeroed page) and fails only on reading the records concerned. Returns how many
+    /// records there are; one pass over the store.
+    pub fn verify(&self) -> Result<u64, StoreError> {
+        let mut count = 0;
+        for item in self.tree.iter() {
+            let (key, value) = item?;
+            if key.as_ref() == keys::CHECKPOINT || key.as_ref() == keys::ODDS_SEQ {
+                decode_u64(&value)?;
+            }
+            count += 1;
+        }
+        Ok(count)
+    }
 }
 
 fn decode_u64(v: &[u8]) -> Result<u64, StoreError> {

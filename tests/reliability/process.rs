@@ -187,13 +187,14 @@ impl Service {
     }
 
     /// Kills the process at once (SIGKILL), as a crash or the OOM killer would, and waits
-    /// until it is gone.
-    pub async fn kill(mut self) {
+    /// until it is gone; how it ended (by this signal, unless it had exited by itself).
+    pub async fn kill(&mut self) -> ExitStatus {
+        // A process that has exited but not been reaped still takes the signal.
         self.signal(Signal::SIGKILL);
         tokio::time::timeout(WAIT, self.child.wait())
             .await
             .expect("a killed process ends")
-            .expect("wait");
+            .expect("wait")
     }
 
     /// Waits up to `within` for the process to exit; `None` if it is still running.
