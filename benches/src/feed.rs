@@ -1,0 +1,318 @@
+//! The log the benchmark replays: demo seasons with different seeds, each one a year
+//! (52 weeks) before the next, and in each meeting the price movements of every race
+//! before its result, so that the mix is a feed's: mostly odds, then profiles, cards,
+//! scratchings and results. Generated once and published into a nats-server whose
+//! store is kept under `target/`, so that later runs start at once.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{ensure, Context as _};
+use async_nats::jetstream;
+use jiff::civil::Date;
+use jiff::{SignedDuration, Span};
+use racing::demo::{DemoFeed, Simulator};
+use racing_events::{Envelope, Event};
+use serde::{Deserialize, Serialize};
+
+use crate::Scale;
+
+/// The stream the service reads (its default).
+pub const STREAM: &str = "RACING";
+/// The zone that defines the service's "today" (its default).
+pub const ZONE: &str = "Asia/Hong_Kong";
+/// Seed of the most recent season; older seasons count up from it.
+const SEASON_SEED: u64 = 42;
+/// Seeds of the simulated trading, apart from the seasons' so that no two generators
+/// share a random stream (event ids come from it).
+const TRADING_SEED: u64 = 1_000_000;
+/// Seed of the live odds the benchmark publishes for today.
+pub const LIVE_SEED: u64 = 9_000_000;
+/// Seconds between two price moves of one meeting in the generated log.
+const TICK_SECS: i64 = 5;
+/// Bumped when the generator changes, so that a cached log is not reused.
+const VERSION: u32 = 1;
+
+/// What the benchmark needs to know about the log it generated.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LogInfo {
+    /// Events in the log.
+    pub events: u64,
+    /// Bytes of their payloads.
+    pub bytes: u64,
+    /// Events per `type`.
+    pub mix: BTreeMap<String, u64>,
+    /// The day of the newest season's last meeting: today in Hong Kong when generated.
+    pub today: String,
+    /// The horse with the most runs (the profile and form endpoints ask for it).
+    pub top_horse: String,
+    /// Its runs.
+    pub top_runs: u64,
+    /// The date of a meeting with the most races, all run (the results endpoint).
+    pub meeting_date: String,
+    /// Its races.
+    pub meeting_races: u64,
+}
+
+/// A log ready to serve: the nats-server store that holds it and what it holds.
+pub struct Log {
+    /// The nats-server store directory.
+    pub nats_dir: PathBuf,
+    /// What it holds.
+    pub info: LogInfo,
+}
+
+/// The cached log of this scale and day, generating and publishing it if there is none.
+pub async fn ensure(
+    work: &Path,
+    scale: &Scale,
+    today: Date,
+    nats_server: &str,
+) -> anyhow::Result<Log> {
+    let name = format!(
+        "log-{}-{}x{}-{today}-v{VERSION}",
+        scale.name, scale.seasons, scale.ticks_per_race
+    );
+    let data = work.join("data");
+    let dir = data.join(&name);
+    let marker = dir.join("log.json");
+    let nats_dir = dir.join("nats");
+    if let Some(info) = std::fs::read(&marker)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<LogInfo>(&b).ok())
+    {
+        eprintln!(
+            "bench: reusing the log in {} ({} events)",
+            dir.display(),
+            info.events
+        );
+        return Ok(Log { nats_dir, info });
+    }
+    // Older logs of this scale (another day, another version) are of no more use.
+    if let Ok(entries) = std::fs::read_dir(&data) {
+        let prefix = format!("log-{}-", scale.name);
+        for e in entries.flatten() {
+            let n = e.file_name().to_string_lossy().into_owned();
+            if n.starts_with(&prefix) && n != name {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+
+    eprintln!(
+        "bench: generating and publishing the log ({} seasons, {} price moves per race) into {}",
+        scale.seasons,
+        scale.ticks_per_race,
+        dir.display()
+    );
+    let nats = racing::nats::LocalNats::start(nats_server, &nats_dir, None).await?;
+    let js = jetstream::new(racing::nats::connect(&nats.url()).await?);
+    racing::nats::ensure_stream(&js, STREAM, Duration::from_secs(120)).await?;
+    let mut tally = Tally::default();
+    let started = Instant::now();
+    // Oldest season first, so that the log reads forward in time.
+    for s in (0..scale.seasons).rev() {
+        let events = season_events(s, today, scale.ticks_per_race)?;
+        tally.add(&events)?;
+        let counts = racing::publish::publish_events(&js, &events).await?;
+        ensure!(
+            counts.rejected == 0 && counts.duplicate == 0,
+            "season {s}: {} rejected, {} duplicate: {:?}",
+            counts.rejected,
+            counts.duplicate,
+            counts.reasons
+        );
+        let secs = started.elapsed().as_secs_f64();
+        eprintln!(
+            "bench:   season {:>2}: {} events; {} in {secs:.0} s ({:.0} events/s)",
+            scale.seasons - s,
+            events.len(),
+            tally.events,
+            tally.events as f64 / secs.max(1e-9)
+        );
+    }
+    let mut stream = js.get_stream(STREAM).await?;
+    let state = stream.info().await?.state.clone();
+    ensure!(
+        state.messages == tally.events,
+        "the stream holds {} messages, {} were published",
+        state.messages,
+        tally.events
+    );
+    let info = tally.finish(today);
+    std::fs::write(&marker, serde_json::to_vec_pretty(&info)?)?;
+    nats.stop(Duration::from_secs(10)).await;
+    Ok(Log { nats_dir, info })
+}
+
+/// Today in the service's zone.
+pub fn today() -> anyhow::Result<Date> {
+    let zone = jiff::tz::TimeZone::get(ZONE)?;
+    Ok(jiff::Timestamp::now().to_zoned(zone).date())
+}
+
+/// Season `s` (0: the newest, ending today; each older one 52 weeks earlier, so that
+/// meetings keep their weekdays), with the trading of every meeting.
+fn season_events(s: u64, today: Date, ticks: usize) -> anyhow::Result<Vec<Envelope>> {
+    let weeks = i64::try_from(52 * s)?;
+    let last_day = today.checked_sub(Span::new().weeks(weeks))?;
+    let feed = racing::demo::season(SEASON_SEED + s, last_day);
+    // What the simulator needs of each meeting: its cards, scratchings and opening odds.
+    let mut declared: HashMap<String, Vec<Envelope>> = HashMap::new();
+    for env in &feed.events {
+        let date = match &env.event {
+            Event::RaceCardDeclared(c) => &c.date,
+            Event::RunnerScratched(x) => &x.date,
+            Event::OddsUpdated(o) => &o.date,
+            _ => continue,
+        };
+        declared.entry(date.clone()).or_default().push(env.clone());
+    }
+    let seed = |meeting: u64| TRADING_SEED + s * 1_000 + meeting;
+    let mut out = Vec::with_capacity(feed.events.len() + 800 * ticks);
+    let mut traded = HashSet::new();
+    let mut meeting = 0;
+    let today_events = declared.remove(&feed.today).unwrap_or_default();
+    for env in feed.events {
+        if let Event::RaceResultPublished(r) = &env.event {
+            // A meeting trades between its cards and its first result.
+            if traded.insert(r.date.clone()) {
+                let cards = declared.remove(&r.date).unwrap_or_default();
+                out.extend(trading(&r.date, cards, seed(meeting), ticks, false)?);
+                meeting += 1;
+            }
+        }
+        out.push(env);
+    }
+    // The season's last meeting trades too; in older seasons it is also run.
+    out.extend(trading(
+        &feed.today,
+        today_events,
+        seed(meeting),
+        ticks,
+        s > 0,
+    )?);
+    Ok(out)
+}
+
+/// `ticks` price moves of every race of the meeting on `date`, races taking turns, then
+/// (if `run`) each race's result.
+fn trading(
+    date: &str,
+    declared: Vec<Envelope>,
+    seed: u64,
+    ticks: usize,
+    run: bool,
+) -> anyhow::Result<Vec<Envelope>> {
+    let feed = DemoFeed {
+        events: declared,
+        today: date.to_owned(),
+        meetings: 1,
+        horses: 0,
+    };
+    let mut sim = Simulator::new(&feed, seed);
+    let zone = jiff::tz::TimeZone::get(ZONE)?;
+    let open = date
+        .parse::<Date>()?
+        .at(11, 0, 0, 0)
+        .to_zoned(zone)?
+        .timestamp();
+    let mut k = 0i64;
+    let mut at = || {
+        k += 1;
+        open.checked_add(SignedDuration::from_secs(k * TICK_SECS))
+            .unwrap_or(open)
+            .to_string()
+    };
+    let mut out = Vec::with_capacity(ticks * sim.races() + sim.races());
+    for _ in 0..ticks {
+        for race in 0..sim.races() {
+            out.extend(sim.tick(race, &at()));
+        }
+    }
+    if run {
+        for race in 0..sim.races() {
+            out.extend(sim.result(race, &at()));
+        }
+    }
+    Ok(out)
+}
+
+/// The live odds the benchmark publishes: `count` price moves of today's races, taking
+/// turns. They stay in the log, like any feed's, so each run gives them fresh event ids:
+/// the service ignores an event id it has applied before.
+pub fn live_odds(today: &str, count: usize) -> anyhow::Result<Vec<Envelope>> {
+    let feed = racing::demo::season(SEASON_SEED, today.parse()?);
+    let mut sim = Simulator::new(&feed, LIVE_SEED);
+    ensure!(sim.races() > 0, "no races today in the demo season");
+    let now = jiff::Timestamp::now().to_string();
+    Ok((0..count)
+        .filter_map(|i| sim.tick(i % sim.races(), &now))
+        .map(|e| Envelope {
+            event_id: uuid::Uuid::new_v4(),
+            ..e
+        })
+        .collect())
+}
+
+/// Counts of the generated log.
+#[derive(Default)]
+struct Tally {
+    events: u64,
+    bytes: u64,
+    mix: BTreeMap<String, u64>,
+    ids: HashSet<uuid::Uuid>,
+    runs: HashMap<String, u64>,
+    races_by_date: HashMap<String, u64>,
+}
+
+impl Tally {
+    fn add(&mut self, events: &[Envelope]) -> anyhow::Result<()> {
+        for env in events {
+            ensure!(
+                self.ids.insert(env.event_id),
+                "event id {} generated twice",
+                env.event_id
+            );
+            self.events += 1;
+            self.bytes += env.to_json().len() as u64;
+            *self
+                .mix
+                .entry(env.event.type_name().to_owned())
+                .or_default() += 1;
+            if let Event::RaceResultPublished(r) = &env.event {
+                *self.races_by_date.entry(r.date.clone()).or_default() += 1;
+                for runner in &r.runners {
+                    *self.runs.entry(runner.horse_no.clone()).or_default() += 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self, today: Date) -> LogInfo {
+        let (top_horse, top_runs) = self
+            .runs
+            .into_iter()
+            .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
+            .unwrap_or_default();
+        let (meeting_date, meeting_races) = self
+            .races_by_date
+            .into_iter()
+            .max_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(&b.0)))
+            .unwrap_or_default();
+        LogInfo {
+            events: self.events,
+            bytes: self.bytes,
+            mix: self.mix,
+            today: today.to_string(),
+            top_horse,
+            top_runs,
+            meeting_date,
+            meeting_races,
+        }
+    }
+}

@@ -1,0 +1,279 @@
+//! HTTP reads: the service against a bare axum server that answers the very same bytes
+//! from a `HashMap`, both under `wrk` on loopback, in alternating runs.
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, ensure, Context as _};
+use axum::http::{header, StatusCode, Uri};
+use axum::response::IntoResponse;
+use bytes::Bytes;
+use serde::Serialize;
+use tokio::process::Command;
+
+use crate::feed::LogInfo;
+use crate::service::{Service, Target, KEY_HEADER};
+use crate::Scale;
+
+/// One `wrk` run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Sample {
+    /// Requests per second.
+    pub rps: f64,
+    /// Median latency, ms.
+    pub p50_ms: f64,
+    /// 99th percentile latency, ms.
+    pub p99_ms: f64,
+}
+
+/// An endpoint's runs against both servers.
+#[derive(Debug, Clone, Serialize)]
+pub struct EndpointResult {
+    /// Short name.
+    pub name: &'static str,
+    /// Path and query asked.
+    pub path: String,
+    /// Bytes of the answer's body.
+    pub body_bytes: usize,
+    /// Runs against the service.
+    pub service: Vec<Sample>,
+    /// Runs against the bare server.
+    pub bare: Vec<Sample>,
+}
+
+/// Runs the HTTP part against a service on `store` (caught up).
+pub async fn run(
+    scale: &Scale,
+    target: &Target,
+    store: &Path,
+    log: &LogInfo,
+    work: &Path,
+) -> anyhow::Result<Vec<EndpointResult>> {
+    let client = reqwest::Client::new();
+    let mut service = Service::start(target, store, "http").await?;
+    service
+        .wait_ok(
+            &client,
+            "/api/v1/racecards/today",
+            Duration::from_millis(20),
+            Duration::from_secs(3600),
+        )
+        .await?;
+    let endpoints: [(&'static str, String); 4] = [
+        ("profile", format!("/api/v1/horses/{}", log.top_horse)),
+        ("form", format!("/api/v1/horses/{}/form", log.top_horse)),
+        ("results", format!("/api/v1/results/{}", log.meeting_date)),
+        ("card today", "/api/v1/racecards/today".to_owned()),
+    ];
+    // The bodies the service sends, to be served by the bare server.
+    let mut docs = BTreeMap::new();
+    for (_, path) in &endpoints {
+        let r = client
+            .get(service.url(path))
+            .header(KEY_HEADER, &target.key)
+            .send()
+            .await?;
+        ensure!(r.status() == 200, "GET {path}: {}", r.status());
+        docs.insert(path.clone(), r.text().await?);
+    }
+    std::fs::create_dir_all(work)?;
+    let docs_file = work.join("docs.json");
+    std::fs::write(&docs_file, serde_json::to_vec(&docs)?)?;
+    let script = work.join("key.lua");
+    // The same request to both servers: the bare one ignores the key.
+    std::fs::write(
+        &script,
+        format!("wrk.headers[\"{KEY_HEADER}\"] = \"{}\"\n", target.key),
+    )?;
+
+    let bare_port = racing::nats::free_port()?;
+    let _bare = Command::new(std::env::current_exe()?)
+        .args([
+            "bare",
+            "--listen",
+            &format!("127.0.0.1:{bare_port}"),
+            "--docs",
+        ])
+        .arg(&docs_file)
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()?;
+    let bare_url = |path: &str| format!("http://127.0.0.1:{bare_port}{path}");
+    for (path, body) in &docs {
+        let mut tries = 0;
+        let got = loop {
+            match client.get(bare_url(path)).send().await {
+                Ok(r) => break r.text().await?,
+                Err(_) if tries < 250 => {
+                    tries += 1;
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                Err(e) => return Err(e).context("the bare server does not answer"),
+            }
+        };
+        ensure!(
+            &got == body,
+            "the bare server answers other bytes for {path}"
+        );
+    }
+
+    let mut results: Vec<EndpointResult> = endpoints
+        .iter()
+        .map(|(name, path)| EndpointResult {
+            name,
+            path: path.clone(),
+            body_bytes: docs.get(path).map_or(0, String::len),
+            service: Vec::new(),
+            bare: Vec::new(),
+        })
+        .collect();
+    let warm = scale.http_secs.min(2);
+    for r in &results {
+        wrk(&service.url(&r.path), scale.connections, warm, &script).await?;
+        wrk(&bare_url(&r.path), scale.connections, warm, &script).await?;
+    }
+    for round in 0..scale.http_rounds {
+        for r in &mut results {
+            // Alternate which goes first, so that a drift of the machine hits both alike.
+            let order = if round % 2 == 0 {
+                [true, false]
+            } else {
+                [false, true]
+            };
+            for is_service in order {
+                let url = if is_service {
+                    service.url(&r.path)
+                } else {
+                    bare_url(&r.path)
+                };
+                let sample = wrk(&url, scale.connections, scale.http_secs, &script).await?;
+                eprintln!(
+                    "bench:   http {:<10} round {} {:<7} {:>9.0} req/s  p50 {:.2} ms  p99 {:.2} ms",
+                    r.name,
+                    round + 1,
+                    if is_service { "service" } else { "bare" },
+                    sample.rps,
+                    sample.p50_ms,
+                    sample.p99_ms
+                );
+                if is_service {
+                    r.service.push(sample);
+                } else {
+                    r.bare.push(sample);
+                }
+            }
+        }
+    }
+    service.stop().await?;
+    Ok(results)
+}
+
+/// One `wrk` run: two threads (the machine's cores), `connections` connections, the key
+/// header from `script`, latency percentiles on. Any non-2xx answer or socket error fails
+/// the benchmark: it would measure something else.
+async fn wrk(url: &str, connections: usize, secs: u64, script: &Path) -> anyhow::Result<Sample> {
+    let out = Command::new("wrk")
+        .args([
+            "-t2".to_owned(),
+            format!("-c{connections}"),
+            format!("-d{secs}s"),
+            "--timeout".to_owned(),
+            "5s".to_owned(),
+            "--latency".to_owned(),
+            "-s".to_owned(),
+        ])
+        .arg(script)
+        .arg(url)
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .context("running wrk (apt-get install wrk)")?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    ensure!(out.status.success(), "wrk {url}: {}\n{text}", out.status);
+    parse_wrk(&text).with_context(|| format!("wrk {url}:\n{text}"))
+}
+
+fn parse_wrk(text: &str) -> anyhow::Result<Sample> {
+    let mut rps = None;
+    let mut p50 = None;
+    let mut p99 = None;
+    for line in text.lines().map(str::trim) {
+        let mut words = line.split_whitespace();
+        match (words.next(), words.next()) {
+            (Some("Requests/sec:"), Some(v)) => rps = Some(v.parse::<f64>()?),
+            (Some("50%"), Some(v)) => p50 = Some(duration_ms(v)?),
+            (Some("99%"), Some(v)) => p99 = Some(duration_ms(v)?),
+            (Some("Non-2xx"), _) => bail!("answers other than 2xx: {line}"),
+            (Some("Socket"), Some("errors:")) => bail!("{line}"),
+            _ => {}
+        }
+    }
+    Ok(Sample {
+        rps: rps.context("no Requests/sec")?,
+        p50_ms: p50.context("no 50% latency")?,
+        p99_ms: p99.context("no 99% latency")?,
+    })
+}
+
+/// A wrk duration (`812.00us`, `1.23ms`, `2.01s`, `1.00m`) in milliseconds.
+fn duration_ms(v: &str) -> anyhow::Result<f64> {
+    let split = v
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .context("a duration without unit")?;
+    let (n, unit) = v.split_at(split);
+    let n: f64 = n.parse()?;
+    Ok(match unit {
+        "us" => n / 1000.0,
+        "ms" => n,
+        "s" => n * 1000.0,
+        "m" => n * 60_000.0,
+        "h" => n * 3_600_000.0,
+        other => bail!("unknown unit {other}"),
+    })
+}
+
+/// The baseline: a minimal axum server answering each path (and query) of `docs` (a JSON
+/// map to bodies) with those bytes, as `application/json`; 404 for anything else. The
+/// same runtime as the service's (tokio's default, one worker per core).
+pub fn bare(listen: SocketAddr, docs: PathBuf) -> anyhow::Result<()> {
+    let docs: HashMap<String, String> = serde_json::from_slice(&std::fs::read(&docs)?)?;
+    let docs: Arc<HashMap<String, Bytes>> =
+        Arc::new(docs.into_iter().map(|(k, v)| (k, Bytes::from(v))).collect());
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(async move {
+        let app = axum::Router::new().fallback(move |uri: Uri| {
+            let docs = docs.clone();
+            async move {
+                let key = uri.path_and_query().map_or("/", |p| p.as_str());
+                match docs.get(key) {
+                    Some(body) => {
+                        ([(header::CONTENT_TYPE, "application/json")], body.clone()).into_response()
+                    }
+                    None => StatusCode::NOT_FOUND.into_response(),
+                }
+            }
+        });
+        let listener = tokio::net::TcpListener::bind(listen).await?;
+        axum::serve(listener, app).await?;
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrk_output_is_read() {
+        let text = "Running 5s test @ http://127.0.0.1:1/\n  2 threads and 64 connections\n  Latency Distribution\n     50%  812.00us\n     75%    1.20ms\n     90%    2.00ms\n     99%    4.51ms\n  123 requests in 5.00s, 1.00MB read\nRequests/sec:  24691.20\nTransfer/sec:    246.91MB\n";
+        let s = parse_wrk(text).expect("parsed");
+        assert_eq!(s.rps, 24691.2);
+        assert!((s.p50_ms - 0.812).abs() < 1e-9);
+        assert!((s.p99_ms - 4.51).abs() < 1e-9);
+        assert!(parse_wrk(&format!("{text}  Non-2xx or 3xx responses: 3\n")).is_err());
+    }
+}

@@ -1,0 +1,276 @@
+//! `racing-bench`: the benchmark of the racing service (BENCHMARKS.md), run by
+//! `scripts/bench`. Each part measures the service side by side with a baseline that does
+//! the least the same job can be done with, in alternating runs on the same machine, and
+//! reports medians and their ratios: on a shared machine the ratio is what holds.
+
+mod feed;
+mod http;
+mod live;
+mod replay;
+mod report;
+mod service;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::{Parser, Subcommand, ValueEnum};
+use serde::Serialize;
+
+#[derive(Parser)]
+#[command(name = "racing-bench", about = "Benchmark of the racing service")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the benchmark and print the table.
+    Run(RunArgs),
+    /// The baseline HTTP server: answers the documents of a JSON file from memory.
+    Bare {
+        /// Address to listen on.
+        #[arg(long)]
+        listen: SocketAddr,
+        /// JSON object: path and query to body.
+        #[arg(long)]
+        docs: PathBuf,
+    },
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// The `racing` binary under test.
+    #[arg(long)]
+    racing: PathBuf,
+    /// Every part at a very small scale, to check that the benchmark runs.
+    #[arg(long, env = "BENCH_TINY")]
+    tiny: bool,
+    /// Where the cached log, the read models, the logs and the results go.
+    #[arg(long, default_value = "target/bench")]
+    work: PathBuf,
+    /// The nats-server program.
+    #[arg(long, default_value = "nats-server")]
+    nats_server: String,
+    /// Only these parts (default: all).
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<Part>,
+}
+
+/// The parts of the benchmark, in the order they run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Part {
+    /// Replay of the whole log into empty read models, against a raw consumer.
+    Replay,
+    /// Start-up on caught-up read models.
+    Startup,
+    /// HTTP reads against a bare server.
+    Http,
+    /// Resident memory per idle WebSocket.
+    Memory,
+    /// Live odds latency and throughput.
+    Live,
+}
+
+/// How big each part is.
+#[derive(Debug, Clone, Serialize)]
+pub struct Scale {
+    /// `full` or `tiny`.
+    pub name: &'static str,
+    /// Demo seasons in the log.
+    pub seasons: u64,
+    /// Price moves of each race before its result.
+    pub ticks_per_race: usize,
+    /// `wrk` runs per endpoint and server.
+    pub http_rounds: usize,
+    /// Seconds of each.
+    pub http_secs: u64,
+    /// Their connections.
+    pub connections: usize,
+    /// Replays per side.
+    pub replay_rounds: usize,
+    /// Start-ups on caught-up read models.
+    pub startup_rounds: usize,
+    /// Live odds clients.
+    pub live_clients: usize,
+    /// Updates published per second.
+    pub live_rate: u64,
+    /// For this long.
+    pub live_secs: u64,
+    /// Idle connections for the memory figure.
+    pub idle_connections: usize,
+}
+
+impl Scale {
+    /// What BENCHMARKS.md reports: a log of over a million events (40 seasons of 2,768
+    /// events, each of their 763 races with 30 price moves), 64 connections, 1,000 live
+    /// clients at 200 updates/s, 10,000 idle connections.
+    const FULL: Scale = Scale {
+        name: "full",
+        seasons: 40,
+        ticks_per_race: 30,
+        http_rounds: 5,
+        http_secs: 5,
+        connections: 64,
+        replay_rounds: 3,
+        startup_rounds: 5,
+        live_clients: 1_000,
+        live_rate: 200,
+        live_secs: 15,
+        idle_connections: 10_000,
+    };
+
+    /// Every part, in seconds: for CI.
+    const TINY: Scale = Scale {
+        name: "tiny",
+        seasons: 1,
+        ticks_per_race: 2,
+        http_rounds: 1,
+        http_secs: 1,
+        connections: 64,
+        replay_rounds: 1,
+        startup_rounds: 1,
+        live_clients: 20,
+        live_rate: 50,
+        live_secs: 2,
+        idle_connections: 200,
+    };
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Bare { listen, docs } => http::bare(listen, docs),
+        Command::Run(args) => tokio::runtime::Runtime::new()
+            .map_err(anyhow::Error::from)
+            .and_then(|rt| rt.block_on(run(args))),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("racing-bench: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(args: RunArgs) -> anyhow::Result<()> {
+    let scale = if args.tiny { Scale::TINY } else { Scale::FULL };
+    let parts = if args.only.is_empty() {
+        vec![
+            Part::Replay,
+            Part::Startup,
+            Part::Http,
+            Part::Memory,
+            Part::Live,
+        ]
+    } else {
+        args.only.clone()
+    };
+    let work = std::path::absolute(&args.work)?;
+    let racing = std::path::absolute(&args.racing)?;
+    let today = feed::today()?;
+    let log = feed::ensure(&work, &scale, today, &args.nats_server).await?;
+    let nats = racing::nats::LocalNats::start(&args.nats_server, &log.nats_dir, None).await?;
+    let run_dir = work.join(format!("run-{}", scale.name));
+    let store = run_dir.join("store");
+    // The binary as built now: a rebuild during the run must not change what is measured.
+    std::fs::create_dir_all(&run_dir)?;
+    let under_test = run_dir.join("racing");
+    let _ = std::fs::remove_file(&under_test);
+    std::fs::copy(&racing, &under_test).with_context(|| format!("copying {}", racing.display()))?;
+    let target = service::Target {
+        racing: under_test,
+        nats_url: nats.url(),
+        key: format!("bench_{}", uuid::Uuid::new_v4().simple()),
+        logs: run_dir.join("logs"),
+    };
+    let mut report = report::Report {
+        at: jiff::Timestamp::now()
+            .round(jiff::Unit::Second)?
+            .to_string(),
+        revision: revision(),
+        machine: report::Machine::here(),
+        scale: scale.clone(),
+        log: log.info.clone(),
+        http: None,
+        replay: None,
+        startup: None,
+        memory: None,
+        live: None,
+    };
+    eprint!("{}", report.header());
+    for part in [
+        Part::Replay,
+        Part::Startup,
+        Part::Http,
+        Part::Memory,
+        Part::Live,
+    ] {
+        if !parts.contains(&part) {
+            continue;
+        }
+        eprintln!("bench: {part:?}");
+        match part {
+            Part::Replay => report.replay = Some(replay::replay(&scale, &target, &store).await?),
+            Part::Startup => report.startup = Some(replay::startup(&scale, &target, &store).await?),
+            Part::Http => {
+                report.http = Some(http::run(&scale, &target, &store, &log.info, &run_dir).await?)
+            }
+            Part::Memory => report.memory = Some(live::idle_memory(&scale, &target, &store).await?),
+            Part::Live => report.live = Some(live::odds(&scale, &target, &store, &log.info).await?),
+        }
+    }
+    nats.stop(Duration::from_secs(10)).await;
+
+    let table = report.table();
+    std::fs::write(
+        run_dir.join("results.json"),
+        serde_json::to_vec_pretty(&report)?,
+    )?;
+    std::fs::write(
+        run_dir.join("results.md"),
+        format!("{}\n{table}", report.header()),
+    )?;
+    println!();
+    print!("{}", report.header());
+    println!();
+    print!("{table}");
+    let failures = report.failures();
+    println!();
+    if failures.is_empty() {
+        println!("every goal met");
+    } else {
+        println!("goals not met: {}", failures.join("; "));
+    }
+    if args.tiny {
+        println!("(tiny scale: a check that the benchmark runs; its figures mean nothing)");
+    }
+    println!("raw figures: {}", run_dir.join("results.json").display());
+    Ok(())
+}
+
+/// The commit the service was built from, and whether the work tree differed from it.
+fn revision() -> String {
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+    };
+    match (
+        git(&["rev-parse", "--short", "HEAD"]),
+        git(&["status", "--porcelain", "--untracked-files=no"]),
+    ) {
+        (Some(head), Some(changes)) if !changes.is_empty() => {
+            format!("{head} with uncommitted changes")
+        }
+        (Some(head), _) => head,
+        (None, _) => "unknown".into(),
+    }
+}

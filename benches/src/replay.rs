@@ -1,0 +1,186 @@
+//! Projection: the service replaying the whole log into empty read models, against an
+//! ordered consumer that only reads the same stream and drops each message; then the
+//! service's start-up on read models already caught up.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::{ensure, Context as _};
+use async_nats::jetstream::{self, consumer};
+use futures::StreamExt;
+use serde::Serialize;
+
+use crate::feed::STREAM;
+use crate::service::{Service, Target};
+use crate::Scale;
+
+/// The path asked to see the service ready: any document answers 503 until the
+/// projector has caught up once.
+const PROBE: &str = "/api/v1/racecards/today";
+
+/// Replay runs of both sides.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReplayResult {
+    /// Messages in the stream.
+    pub events: u64,
+    /// Seconds the raw consumer took to read them all, per run.
+    pub raw_secs: Vec<f64>,
+    /// Seconds from the service's start to its first 200 on empty read models, per run.
+    pub service_secs: Vec<f64>,
+}
+
+/// Start-up runs on caught-up read models.
+#[derive(Debug, Clone, Serialize)]
+pub struct StartupResult {
+    /// Messages the read models hold.
+    pub events: u64,
+    /// Seconds from process start to the first 200, per run.
+    pub secs: Vec<f64>,
+}
+
+/// Replays the stream into fresh read models at `store` (left caught up for the other
+/// parts), alternating with the raw consumer.
+pub async fn replay(scale: &Scale, target: &Target, store: &Path) -> anyhow::Result<ReplayResult> {
+    let js = jetstream::new(racing::nats::connect(&target.nats_url).await?);
+    let state = js.get_stream(STREAM).await?.info().await?.state.clone();
+    let (events, last) = (state.messages, state.last_sequence);
+    let client = reqwest::Client::new();
+    let mut result = ReplayResult {
+        events,
+        raw_secs: Vec::new(),
+        service_secs: Vec::new(),
+    };
+    for round in 0..scale.replay_rounds {
+        let order = if round % 2 == 0 {
+            [true, false]
+        } else {
+            [false, true]
+        };
+        for raw in order {
+            if raw {
+                let (count, took) = raw_consume(&js, last).await?;
+                ensure!(
+                    count == events,
+                    "the raw consumer read {count} of {events} messages"
+                );
+                eprintln!(
+                    "bench:   replay round {} raw     {:.2} s  {:>9.0} events/s",
+                    round + 1,
+                    took.as_secs_f64(),
+                    events as f64 / took.as_secs_f64()
+                );
+                result.raw_secs.push(took.as_secs_f64());
+            } else {
+                let _ = std::fs::remove_dir_all(store);
+                let mut service = Service::start(target, store, "replay").await?;
+                let took = service
+                    .wait_ok(
+                        &client,
+                        PROBE,
+                        Duration::from_millis(10),
+                        Duration::from_secs(3600),
+                    )
+                    .await?;
+                service.stop().await?;
+                eprintln!(
+                    "bench:   replay round {} service {:.2} s  {:>9.0} events/s",
+                    round + 1,
+                    took.as_secs_f64(),
+                    events as f64 / took.as_secs_f64()
+                );
+                result.service_secs.push(took.as_secs_f64());
+            }
+        }
+    }
+    check_store(store, last)?;
+    Ok(result)
+}
+
+/// Reads the whole stream with an ordered pull consumer, as the projector does, and
+/// drops each message: the count and the time from consumer creation to the last.
+async fn raw_consume(js: &jetstream::Context, last: u64) -> anyhow::Result<(u64, Duration)> {
+    let started = Instant::now();
+    let stream = js.get_stream(STREAM).await?;
+    let consumer = stream
+        .create_consumer(consumer::pull::OrderedConfig {
+            deliver_policy: consumer::DeliverPolicy::All,
+            ..Default::default()
+        })
+        .await?;
+    let mut messages = consumer.messages().await?;
+    let mut count = 0u64;
+    let mut bytes = 0usize;
+    while let Some(m) = tokio::time::timeout(Duration::from_secs(60), messages.next())
+        .await
+        .context("the raw consumer got nothing for 60 s")?
+    {
+        let m = m?;
+        count += 1;
+        bytes += m.payload.len();
+        let info = m
+            .info()
+            .map_err(|e| anyhow::anyhow!("message metadata: {e}"))?;
+        if info.stream_sequence >= last || info.pending == 0 {
+            break;
+        }
+    }
+    let took = started.elapsed();
+    std::hint::black_box(bytes);
+    Ok((count, took))
+}
+
+/// The read models reached the end of the stream, and no event became a dead letter.
+fn check_store(store: &Path, last: u64) -> anyhow::Result<()> {
+    let models = racing_projections::Store::open(&store.join("read-models"))?;
+    let checkpoint = models.checkpoint()?;
+    ensure!(
+        checkpoint == last,
+        "the read models stopped at {checkpoint} of {last}"
+    );
+    let dead = models.dead_letters(0, 3)?;
+    ensure!(dead.is_empty(), "dead letters in the replay: {dead:?}");
+    Ok(())
+}
+
+/// Starts the service on the caught-up `store` `scale.startup_rounds` times: time to the
+/// first 200.
+pub async fn startup(
+    scale: &Scale,
+    target: &Target,
+    store: &Path,
+) -> anyhow::Result<StartupResult> {
+    let js = jetstream::new(racing::nats::connect(&target.nats_url).await?);
+    let events = js.get_stream(STREAM).await?.info().await?.state.messages;
+    let client = reqwest::Client::new();
+    // A first start catches up whatever the store lacks (a store from an earlier run).
+    let mut service = Service::start(target, store, "startup").await?;
+    service
+        .wait_ok(
+            &client,
+            PROBE,
+            Duration::from_millis(10),
+            Duration::from_secs(3600),
+        )
+        .await?;
+    service.stop().await?;
+    let mut secs = Vec::new();
+    for round in 0..scale.startup_rounds {
+        let mut service = Service::start(target, store, "startup").await?;
+        let took = service
+            .wait_ok(
+                &client,
+                PROBE,
+                Duration::from_millis(2),
+                Duration::from_secs(120),
+            )
+            .await?;
+        service.stop().await?;
+        eprintln!(
+            "bench:   start-up round {} {:.3} s to the first 200",
+            round + 1,
+            took.as_secs_f64()
+        );
+        secs.push(took.as_secs_f64());
+    }
+    Ok(StartupResult { events, secs })
+}

@@ -1,0 +1,342 @@
+//! The results: one table of medians, ratios and goals (the one BENCHMARKS.md shows),
+//! printed and written with every run's raw figures as JSON.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::feed::LogInfo;
+use crate::http::{EndpointResult, Sample};
+use crate::live::{LiveResult, MemoryResult};
+use crate::replay::{ReplayResult, StartupResult};
+use crate::Scale;
+
+/// HTTP reads: at least this share of the bare server's requests/s.
+pub const HTTP_RATIO: f64 = 0.9;
+/// HTTP reads: p99 under this, ms.
+pub const HTTP_P99_MS: f64 = 5.0;
+/// Replay: at least this share of the raw consumer's events/s.
+pub const REPLAY_RATIO: f64 = 0.5;
+/// Start-up to ready on a caught-up store, under this, seconds.
+pub const STARTUP_SECS: f64 = 1.0;
+/// Live odds publish-to-client p99 under this, ms.
+pub const LIVE_P99_MS: f64 = 25.0;
+/// Resident memory per idle connection under this, bytes.
+pub const IDLE_BYTES: f64 = 20.0 * 1024.0;
+
+/// The machine the figures come from.
+#[derive(Debug, Clone, Serialize)]
+pub struct Machine {
+    /// Cores the process may use.
+    pub cores: usize,
+    /// Total memory, GiB.
+    pub memory_gib: f64,
+    /// `model name` of the first CPU.
+    pub cpu: String,
+    /// Kernel release.
+    pub kernel: String,
+}
+
+impl Machine {
+    /// This machine.
+    pub fn here() -> Machine {
+        let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+        let kib: f64 = meminfo
+            .lines()
+            .find_map(|l| l.strip_prefix("MemTotal:"))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0.0);
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        Machine {
+            cores: std::thread::available_parallelism().map_or(0, |n| n.get()),
+            memory_gib: kib / 1024.0 / 1024.0,
+            cpu: cpuinfo
+                .lines()
+                .find_map(|l| l.strip_prefix("model name"))
+                .map(|v| v.trim_start_matches([' ', '\t', ':']).to_owned())
+                .unwrap_or_default(),
+            kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
+                .unwrap_or_default()
+                .trim()
+                .to_owned(),
+        }
+    }
+}
+
+/// Everything one run measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// When (UTC).
+    pub at: String,
+    /// The service's commit.
+    pub revision: String,
+    /// Where.
+    pub machine: Machine,
+    /// At what scale.
+    pub scale: Scale,
+    /// The generated log.
+    pub log: LogInfo,
+    /// HTTP reads.
+    pub http: Option<Vec<EndpointResult>>,
+    /// Replay.
+    pub replay: Option<ReplayResult>,
+    /// Start-up.
+    pub startup: Option<StartupResult>,
+    /// Idle connection memory.
+    pub memory: Option<MemoryResult>,
+    /// Live odds.
+    pub live: Option<LiveResult>,
+}
+
+/// The median (the mean of the middle two for an even count); NaN for none.
+pub fn median(values: impl IntoIterator<Item = f64>) -> f64 {
+    let mut v: Vec<f64> = values.into_iter().collect();
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn verdict(pass: bool) -> &'static str {
+    if pass {
+        "PASS"
+    } else {
+        "FAIL"
+    }
+}
+
+/// `12,345`.
+fn thousands(n: f64) -> String {
+    if !n.is_finite() {
+        return "-".into();
+    }
+    let digits = format!("{:.0}", n.abs());
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if n < 0.0 {
+        out.insert(0, '-');
+    }
+    out
+}
+
+impl Report {
+    /// The goals that failed, by name.
+    pub fn failures(&self) -> Vec<String> {
+        let mut part = String::new();
+        let mut failed = Vec::new();
+        for r in self.rows() {
+            if !r[0].is_empty() {
+                part.clone_from(&r[0]);
+            }
+            if r[6] == "FAIL" {
+                failed.push(format!("{part}: {}", r[5]));
+            }
+        }
+        failed
+    }
+
+    /// Rows of the table: part, measure, racing, baseline, ratio, goal, verdict.
+    fn rows(&self) -> Vec<[String; 7]> {
+        let mut rows = Vec::new();
+        if let Some(http) = &self.http {
+            for e in http {
+                let med = |s: &[Sample], f: fn(&Sample) -> f64| median(s.iter().map(f));
+                let (rps_s, rps_b) = (med(&e.service, |s| s.rps), med(&e.bare, |s| s.rps));
+                let (p50_s, p50_b) = (med(&e.service, |s| s.p50_ms), med(&e.bare, |s| s.p50_ms));
+                let (p99_s, p99_b) = (med(&e.service, |s| s.p99_ms), med(&e.bare, |s| s.p99_ms));
+                let ratio = rps_s / rps_b;
+                rows.push([
+                    format!("HTTP {} ({} B)", e.name, thousands(e.body_bytes as f64)),
+                    format!("requests/s, median of {}", e.service.len()),
+                    thousands(rps_s),
+                    thousands(rps_b),
+                    format!("{ratio:.2}"),
+                    format!("≥ {HTTP_RATIO:.2} × bare"),
+                    verdict(ratio >= HTTP_RATIO).into(),
+                ]);
+                rows.push([
+                    String::new(),
+                    format!("p50 / p99 ms, {} connections", self.scale.connections),
+                    format!("{p50_s:.2} / {p99_s:.2}"),
+                    format!("{p50_b:.2} / {p99_b:.2}"),
+                    format!("{:.2}", p99_s / p99_b),
+                    format!("p99 < {HTTP_P99_MS} ms"),
+                    verdict(p99_s < HTTP_P99_MS).into(),
+                ]);
+            }
+        }
+        if let Some(r) = &self.replay {
+            let (svc, raw) = (
+                median(r.service_secs.iter().copied()),
+                median(r.raw_secs.iter().copied()),
+            );
+            let n = r.events as f64;
+            let ratio = raw / svc;
+            rows.push([
+                format!("Replay ({} events)", thousands(n)),
+                format!("events/s, median of {}", r.service_secs.len()),
+                thousands(n / svc),
+                thousands(n / raw),
+                format!("{ratio:.2}"),
+                format!("≥ {REPLAY_RATIO:.2} × raw consumer"),
+                verdict(ratio >= REPLAY_RATIO).into(),
+            ]);
+            rows.push([
+                String::new(),
+                "seconds, start to caught up".into(),
+                format!("{svc:.1}"),
+                format!("{raw:.1}"),
+                String::new(),
+                String::new(),
+                String::new(),
+            ]);
+        }
+        if let Some(s) = &self.startup {
+            let med = median(s.secs.iter().copied());
+            let max = s.secs.iter().copied().fold(f64::NAN, f64::max);
+            rows.push([
+                format!("Start-up ({} events projected)", thousands(s.events as f64)),
+                format!("start to first 200, median of {} (max)", s.secs.len()),
+                format!("{med:.3} s ({max:.3})"),
+                String::new(),
+                String::new(),
+                format!("< {STARTUP_SECS} s"),
+                verdict(med < STARTUP_SECS).into(),
+            ]);
+        }
+        if let Some(l) = &self.live {
+            rows.push([
+                format!(
+                    "Live odds ({} clients × {}/s, {} updates)",
+                    thousands(l.clients as f64),
+                    l.rate,
+                    thousands(l.published as f64)
+                ),
+                "publish to client p50 / p99 / max ms".into(),
+                format!("{:.2} / {:.2} / {:.1}", l.p50_ms, l.p99_ms, l.max_ms),
+                String::new(),
+                String::new(),
+                format!("p99 < {LIVE_P99_MS} ms"),
+                verdict(l.p99_ms < LIVE_P99_MS && l.received == l.expected).into(),
+            ]);
+            rows.push([
+                String::new(),
+                "odds frames delivered/s (received of expected)".into(),
+                format!(
+                    "{} ({} of {})",
+                    thousands(l.delivered_per_sec),
+                    thousands(l.received as f64),
+                    thousands(l.expected as f64)
+                ),
+                format!("{} offered", thousands((l.clients as u64 * l.rate) as f64)),
+                format!(
+                    "{:.2}",
+                    l.delivered_per_sec / (l.clients as u64 * l.rate) as f64
+                ),
+                String::new(),
+                String::new(),
+            ]);
+        }
+        if let Some(l) = &self.live {
+            rows.push([
+                String::new(),
+                "CPU while publishing, % of a core".into(),
+                format!("{:.0} (service)", l.service_cpu_pct),
+                format!("{:.0} (clients)", l.clients_cpu_pct),
+                String::new(),
+                format!(
+                    "machine {:.0} of {}",
+                    l.machine_cpu_pct,
+                    100 * self.machine.cores
+                ),
+                String::new(),
+            ]);
+        }
+        if let Some(m) = &self.memory {
+            rows.push([
+                format!("Idle connections ({})", thousands(m.connections as f64)),
+                "service RSS per connection".into(),
+                format!(
+                    "{:.1} KiB ({} → {} MiB)",
+                    m.per_connection_bytes / 1024.0,
+                    m.rss_before_kib / 1024,
+                    m.rss_after_kib / 1024
+                ),
+                String::new(),
+                String::new(),
+                format!("< {} KiB", IDLE_BYTES / 1024.0),
+                verdict(m.per_connection_bytes < IDLE_BYTES).into(),
+            ]);
+        }
+        rows
+    }
+
+    /// The table, in Markdown.
+    pub fn table(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "| part | measure | racing | baseline | ratio | goal | |"
+        );
+        let _ = writeln!(out, "|---|---|---:|---:|---:|---|---|");
+        for r in self.rows() {
+            let _ = writeln!(out, "| {} |", r.join(" | "));
+        }
+        out
+    }
+
+    /// Where the figures come from, in a few lines.
+    pub fn header(&self) -> String {
+        let m = &self.machine;
+        let l = &self.log;
+        let mix: Vec<String> = l
+            .mix
+            .iter()
+            .map(|(k, v)| format!("{k} {}", thousands(*v as f64)))
+            .collect();
+        format!(
+            "racing benchmark ({} scale), {}, service at {}\nmachine: {} cores, {:.1} GiB, {}, Linux {}\nlog: {} events generated ({} MiB): {}\n\
+             top horse {} ({} runs), full meeting {} ({} races), today {}\n",
+            self.scale.name,
+            self.at,
+            self.revision,
+            m.cores,
+            m.memory_gib,
+            m.cpu,
+            m.kernel,
+            thousands(l.events as f64),
+            l.bytes / (1024 * 1024),
+            mix.join(", "),
+            l.top_horse,
+            l.top_runs,
+            l.meeting_date,
+            l.meeting_races,
+            l.today
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn medians_and_thousands() {
+        assert_eq!(median([3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median([4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert!(median([]).is_nan());
+        assert_eq!(thousands(1_234_567.4), "1,234,567");
+        assert_eq!(thousands(999.0), "999");
+    }
+}

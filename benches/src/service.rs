@@ -1,0 +1,200 @@
+//! The service under test, as it runs in production: the `racing serve` binary in its own
+//! process, against the benchmark's nats-server, with a key and limits high enough that
+//! the benchmark measures the work per request rather than the refusals.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context as _};
+use tokio::process::{Child, Command};
+
+/// The header of the API key.
+pub const KEY_HEADER: &str = "X-API-Key";
+
+/// How to start the service.
+#[derive(Clone)]
+pub struct Target {
+    /// The `racing` binary.
+    pub racing: PathBuf,
+    /// The benchmark's nats-server.
+    pub nats_url: String,
+    /// The one key the service accepts.
+    pub key: String,
+    /// Where each run's log goes.
+    pub logs: PathBuf,
+}
+
+/// A running `racing serve`; killed if dropped without [`Service::stop`].
+pub struct Service {
+    child: Child,
+    pid: u32,
+    port: u16,
+    started: Instant,
+    key: String,
+    log: PathBuf,
+}
+
+impl Service {
+    /// Starts the service on `data_dir` (its read models) and a free loopback port; the
+    /// clock of [`Service::wait_ok`] starts now.
+    pub async fn start(target: &Target, data_dir: &Path, label: &str) -> anyhow::Result<Service> {
+        let port = racing::nats::free_port()?;
+        std::fs::create_dir_all(&target.logs)?;
+        let log = target.logs.join(format!("{label}.log"));
+        let stderr = std::fs::File::create(&log)?;
+        let mut command = Command::new(&target.racing);
+        // Only the settings below: none of the caller's RACING_* variables.
+        for (name, _) in std::env::vars_os() {
+            if name.to_string_lossy().starts_with("RACING_") {
+                command.env_remove(name);
+            }
+        }
+        command
+            .arg("serve")
+            .env("RACING_NATS_URL", &target.nats_url)
+            .env("RACING_DATA_DIR", data_dir)
+            .env("RACING_LISTEN", format!("127.0.0.1:{port}"))
+            // Any free port: the default one may be taken by another service.
+            .env("RACING_ADMIN_LISTEN", "127.0.0.1:0")
+            .env("RACING_API_KEYS", &target.key)
+            .env("RACING_LOG", "warn")
+            .env("RACING_RATE_LIMIT_PER_SEC", "100000000")
+            .env("RACING_RATE_LIMIT_BURST", "100000000")
+            .env("RACING_WS_MAX_CONNECTIONS_PER_KEY", "20000")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(stderr)
+            .kill_on_drop(true);
+        let started = Instant::now();
+        let child = command
+            .spawn()
+            .with_context(|| format!("starting {}", target.racing.display()))?;
+        let pid = child.id().context("the service exited at once")?;
+        Ok(Service {
+            child,
+            pid,
+            port,
+            started,
+            key: target.key.clone(),
+            log,
+        })
+    }
+
+    /// `http://127.0.0.1:PORT` + `path`.
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    /// The port the API listens on.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Asks for `path` every `poll` until the first 200 (connection refused while the
+    /// process starts, 503 while the read models are built) and returns the time from
+    /// [`Service::start`] to that answer. Fails on any other status, if the process
+    /// exits, or after `limit`.
+    pub async fn wait_ok(
+        &mut self,
+        client: &reqwest::Client,
+        path: &str,
+        poll: Duration,
+        limit: Duration,
+    ) -> anyhow::Result<Duration> {
+        let url = self.url(path);
+        loop {
+            if let Some(status) = self.child.try_wait()? {
+                bail!(
+                    "the service exited with {status} before answering; see {}",
+                    self.log.display()
+                );
+            }
+            if let Ok(r) = client.get(&url).header(KEY_HEADER, &self.key).send().await {
+                let at = self.started.elapsed();
+                match r.status().as_u16() {
+                    200 => return Ok(at),
+                    503 => {}
+                    other => bail!("GET {path}: {other} while waiting for the service"),
+                }
+            }
+            if self.started.elapsed() > limit {
+                bail!(
+                    "GET {path}: no 200 within {limit:?}; see {}",
+                    self.log.display()
+                );
+            }
+            tokio::time::sleep(poll).await;
+        }
+    }
+
+    /// CPU time the process has used, in clock ticks (user and system).
+    pub fn cpu_ticks(&self) -> anyhow::Result<u64> {
+        cpu_ticks(&format!("/proc/{}/stat", self.pid))
+    }
+
+    /// Resident memory of the process, KiB (`VmRSS`).
+    pub fn rss_kib(&self) -> anyhow::Result<u64> {
+        rss_kib(self.pid)
+    }
+
+    /// SIGTERM, then waits for the service to commit its read models and exit (up to a
+    /// minute; then it is killed).
+    pub async fn stop(mut self) -> anyhow::Result<()> {
+        let pid = nix::unistd::Pid::from_raw(i32::try_from(self.pid)?);
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+        match tokio::time::timeout(Duration::from_secs(60), self.child.wait()).await {
+            Ok(status) => {
+                let status = status?;
+                if !status.success() {
+                    eprintln!(
+                        "bench: the service exited with {status}; see {}",
+                        self.log.display()
+                    );
+                }
+            }
+            Err(_) => {
+                eprintln!("bench: the service did not stop within 60 s; killing it");
+                let _ = self.child.kill().await;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Resident memory of a process, KiB.
+pub fn rss_kib(pid: u32) -> anyhow::Result<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .context("no VmRSS in /proc/PID/status")
+}
+
+/// User and system CPU time of a process, in clock ticks, from its `/proc/.../stat`.
+pub fn cpu_ticks(stat: &str) -> anyhow::Result<u64> {
+    let text = std::fs::read_to_string(stat)?;
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let rest = text.rsplit_once(')').context("no command in stat")?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let field =
+        |i: usize| -> anyhow::Result<u64> { Ok(fields.get(i).context("short stat")?.parse()?) };
+    // utime and stime are fields 14 and 15 of stat, 12 and 13 after the name.
+    Ok(field(11)? + field(12)?)
+}
+
+/// Busy and total CPU time of the whole machine, in clock ticks, from `/proc/stat`.
+pub fn machine_ticks() -> anyhow::Result<(u64, u64)> {
+    let text = std::fs::read_to_string("/proc/stat")?;
+    let line = text.lines().next().context("empty /proc/stat")?;
+    let v: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|f| f.parse().ok())
+        .collect();
+    let total: u64 = v.iter().take(8).sum();
+    // idle and iowait are the 4th and 5th.
+    let idle = v.get(3).copied().unwrap_or(0) + v.get(4).copied().unwrap_or(0);
+    Ok((total - idle, total))
+}
