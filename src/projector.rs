@@ -148,19 +148,21 @@ impl Projector {
 
     /// After a quiet spell: an error (so the consumer is re-created from the checkpoint)
     /// if the stream holds messages past the checkpoint that the consumer has not
-    /// delivered.
+    /// delivered, or if the stream's end cannot be read: after its leader's node died, a
+    /// stream may answer nothing for a while, and a consumer from before may never
+    /// deliver again.
     async fn check_not_stalled(&self) -> anyhow::Result<()> {
-        let Ok(mut stream) = self.js.get_stream(&self.stream).await else {
-            return Ok(()); // NATS unreachable: the client reconnects by itself.
-        };
-        let Ok(info) = stream.info().await else {
-            return Ok(());
-        };
+        let last = tokio::time::timeout(STALL_CHECK, async {
+            let mut stream = self.js.get_stream(&self.stream).await?;
+            anyhow::Ok(stream.info().await?.state.last_sequence)
+        })
+        .await
+        .map_err(|_| anyhow::anyhow!("the stream's end could not be read within {STALL_CHECK:?}"))?
+        .map_err(|e| anyhow::anyhow!("the stream's end could not be read: {e}"))?;
         let checkpoint = self.store.checkpoint()?;
-        if info.state.last_sequence > checkpoint {
+        if last > checkpoint {
             anyhow::bail!(
-                "consumer delivered nothing for {STALL_CHECK:?} while the stream is at {} and the read models at {checkpoint}",
-                info.state.last_sequence
+                "consumer delivered nothing for {STALL_CHECK:?} while the stream is at {last} and the read models at {checkpoint}"
             );
         }
         Ok(())
