@@ -14,7 +14,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
-use crate::http::{self, AppState, ConnectionSlots, RateLimits};
+use crate::http::{self, AppState, ConnectionSlots, RateLimits, Shared};
 use crate::keys::registry::Registry;
 use crate::keys::{self, KeyRing};
 use crate::live::{OddsHub, SessionContext};
@@ -97,7 +97,7 @@ impl Application {
             .with_context(|| format!("binding the admin listener {}", config.admin_listen))?;
         let admin_addr = admin_listener.local_addr()?;
         let hub = Arc::new(OddsHub::new(config.odds_buffer, store.latest_odds_seq()?));
-        let state = AppState {
+        let state = AppState::new(Shared {
             live: SessionContext {
                 hub,
                 store: store.clone(),
@@ -114,7 +114,7 @@ impl Application {
             slots: ConnectionSlots::new(config.ws_max_connections_per_key),
             sessions: tokio_util::task::TaskTracker::new(),
             shutdown,
-        };
+        });
         Ok(Application {
             listener,
             addr,

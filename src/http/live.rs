@@ -20,6 +20,12 @@ use crate::live::run_session;
 /// anything over its own, smaller limit with an `error` frame and stays open.
 const PROTOCOL_MAX_MESSAGE: usize = 64 * 1024;
 
+/// Bytes read from a socket at once. tungstenite zero-fills its read buffer up to this
+/// size before every read (128 KiB by default), which made every idle connection hold
+/// 128 KiB resident; client frames are at most a few KiB, and longer ones still arrive
+/// whole, read in several turns.
+const READ_BUFFER: usize = 4 * 1024;
+
 /// Open WebSocket connections per key, capped.
 pub struct ConnectionSlots {
     open: Mutex<HashMap<KeyId, usize>>,
@@ -115,6 +121,7 @@ pub(super) async fn odds_socket(
     let shutdown = state.shutdown.clone();
     let sessions = state.sessions.clone();
     Ok(upgrade
+        .read_buffer_size(READ_BUFFER)
         .max_message_size(PROTOCOL_MAX_MESSAGE)
         .max_frame_size(PROTOCOL_MAX_MESSAGE)
         .on_upgrade(move |socket: WebSocket| {

@@ -39,9 +39,28 @@ pub const API_KEY_HEADER: &str = "x-api-key";
 /// The live odds WebSocket; the only path that also takes the key as `?api_key=`.
 pub const ODDS_SOCKET_PATH: &str = "/ws/live/odds";
 
-/// What the handlers share.
+/// What the handlers share. Every middleware and handler takes its own clone for each
+/// request, so it is one `Arc`: a clone is one atomic increment.
 #[derive(Clone)]
-pub struct AppState {
+pub struct AppState(Arc<Shared>);
+
+impl AppState {
+    /// Shares `shared` with every request.
+    pub fn new(shared: Shared) -> AppState {
+        AppState(Arc::new(shared))
+    }
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}
+
+/// The fields of [`AppState`].
+pub struct Shared {
     /// The read models.
     pub store: Store,
     /// Accepted keys, kept in step with the registry.
@@ -66,7 +85,7 @@ pub struct AppState {
 
 /// The API as a router, for the server and for handler tests.
 pub fn router(state: AppState) -> Router {
-    Router::new()
+    let routes = Router::new()
         .route("/api/v1/horses/{horse_no}", get(horse_profile))
         .route("/api/v1/horses/{horse_no}/form", get(horse_form))
         .route("/api/v1/results/{date}", get(results_by_date))
@@ -79,26 +98,25 @@ pub fn router(state: AppState) -> Router {
         .route_layer(middleware::from_fn(crate::admin::track_requests))
         .fallback(|| async { ApiError::NotFound("no such path".into()) })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
-        // Layers run outermost last-added: ids and tracing, then size checks, load
-        // bounds, the key, the body check, the key's rate, then conditional GETs over the
-        // (possibly compressed) body, so that each encoding has its own strong ETag.
-        .layer(tower_http::compression::CompressionLayer::new())
-        .layer(middleware::from_fn(cache::conditional))
-        .layer(middleware::from_fn_with_state(
-            state.clone(),
-            limits::rate_limit,
-        ))
-        .layer(middleware::from_fn(limits::reject_body))
-        .layer(middleware::from_fn_with_state(state.clone(), require_key))
-        .layer(middleware::from_fn_with_state(
-            state.clone(),
-            limits::bound_work,
-        ))
-        .layer(middleware::from_fn(limits::reject_oversized))
-        .layer(PropagateRequestIdLayer::x_request_id())
-        .layer(TraceLayer::new_for_http().make_span_with(request_span))
+        .with_state(state.clone());
+    // The layers wrap the router once rather than each route (as `Router::layer` does),
+    // so that a request clones one service stack, not one boxed service per layer. They
+    // run top to bottom: ids and tracing, then size checks, load bounds, the key, the
+    // body check, the key's rate, then conditional GETs over the (possibly compressed)
+    // body, so that each encoding has its own strong ETag.
+    let stack = tower::ServiceBuilder::new()
         .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
-        .with_state(state)
+        .layer(TraceLayer::new_for_http().make_span_with(request_span))
+        .layer(PropagateRequestIdLayer::x_request_id())
+        .layer(middleware::from_fn(limits::reject_oversized))
+        .layer(middleware::from_fn_with_state(state.clone(), limits::bound_work))
+        .layer(middleware::from_fn_with_state(state.clone(), require_key))
+        .layer(middleware::from_fn(limits::reject_body))
+        .layer(middleware::from_fn_with_state(state, limits::rate_limit))
+        .layer(middleware::from_fn(cache::conditional))
+        .layer(tower_http::compression::CompressionLayer::new())
+        .service(routes);
+    Router::new().fallback_service(stack)
 }
 
 /// The span of a request: method, path and request id. Never the query, which may hold

@@ -90,6 +90,18 @@ impl Outbox {
         self.ready.notify_one();
     }
 
+    /// The next waiting frame, if any, unless a close or stop is pending (those go first).
+    fn try_frame(&self) -> Option<Utf8Bytes> {
+        let mut state = self.state();
+        if state.close.is_some() || state.stop {
+            return None;
+        }
+        let p = state.frames.pop_front()?;
+        drop(state);
+        self.room.notify_one();
+        Some(p.text)
+    }
+
     async fn next(&self) -> Next {
         loop {
             {
@@ -121,7 +133,16 @@ where
     loop {
         match outbox.next().await {
             Next::Frame(text) => {
-                match tokio::time::timeout(send_timeout, sink.send(Message::Text(text))).await {
+                // Every frame waiting now goes out in one write: a client that falls
+                // behind costs fewer system calls, not more.
+                let batch = async {
+                    sink.feed(Message::Text(text)).await?;
+                    while let Some(more) = outbox.try_frame() {
+                        sink.feed(Message::Text(more)).await?;
+                    }
+                    sink.flush().await
+                };
+                match tokio::time::timeout(send_timeout, batch).await {
                     Ok(Ok(())) => metrics::counter!("racing_ws_messages_sent_total").increment(1),
                     Ok(Err(_)) => break,
                     Err(_) => {
