@@ -1,7 +1,7 @@
 //! The admin listener, on its own address (loopback by default) so that probes and scrapes
 //! never share the API's port or its keys: `/healthz` (alive), `/readyz` (NATS reachable
 //! and the projector caught up within [`READY_MAX_LAG`]), `/metrics` (Prometheus), and the
-//! JSON the operations commands read (`/status`, `/dead-letters`).
+//! JSON the operations commands read and drive (`/status`, `/dead-letters`, `/rebuild`).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -15,11 +15,13 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
-use racing_projections::{DeadLetter, Store};
+use racing_projections::DeadLetter;
 use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 
 use crate::projector::Progress;
+use crate::read_models::ReadModels;
+use crate::rebuild::Rebuilder;
 
 /// The projector counts as caught up while it is at most this many events behind the
 /// stream (and has reached the stream's end once since start).
@@ -65,7 +67,9 @@ pub async fn track_requests(request: Request, next: Next) -> Response {
 #[derive(Clone)]
 pub struct AdminState {
     /// The read models.
-    pub store: Store,
+    pub read_models: Arc<ReadModels>,
+    /// Rebuilds them (`POST /rebuild`).
+    pub rebuilder: Arc<Rebuilder>,
     /// The NATS client, for its connection state.
     pub client: async_nats::Client,
     /// JetStream, for the stream's end.
@@ -89,6 +93,7 @@ pub fn router(state: AdminState) -> Router {
         .route("/metrics", get(scrape))
         .route("/status", get(status))
         .route("/dead-letters", get(dead_letters))
+        .route("/rebuild", get(rebuild_status).post(start_rebuild))
         .with_state(state)
 }
 
@@ -120,7 +125,11 @@ pub struct Status {
 
 async fn current(state: &AdminState) -> Status {
     let progress = *state.progress.borrow();
-    let checkpoint = state.store.checkpoint().unwrap_or(progress.checkpoint);
+    let checkpoint = state
+        .read_models
+        .load()
+        .checkpoint()
+        .unwrap_or(progress.checkpoint);
     let nats_connected =
         state.client.connection_state() == async_nats::connection::State::Connected;
     let stream_last_seq = if nats_connected {
@@ -192,6 +201,19 @@ async fn scrape(State(state): State<AdminState>) -> Response {
         .into_response()
 }
 
+/// The current or last rebuild.
+async fn rebuild_status(State(state): State<AdminState>) -> Json<crate::rebuild::Status> {
+    Json(state.rebuilder.status())
+}
+
+/// Starts a rebuild: 202 with its status, or 409 with the status of the one under way.
+async fn start_rebuild(State(state): State<AdminState>) -> Response {
+    match state.rebuilder.start() {
+        Ok(status) => (StatusCode::ACCEPTED, Json(status)).into_response(),
+        Err(running) => (StatusCode::CONFLICT, Json(running)).into_response(),
+    }
+}
+
 #[derive(Deserialize)]
 struct Page {
     #[serde(default)]
@@ -205,7 +227,11 @@ fn default_limit() -> usize {
 }
 
 async fn dead_letters(State(state): State<AdminState>, Query(page): Query<Page>) -> Response {
-    match state.store.dead_letters(page.from, page.limit.min(10_000)) {
+    match state
+        .read_models
+        .load()
+        .dead_letters(page.from, page.limit.min(10_000))
+    {
         Ok(letters) => Json::<Vec<DeadLetter>>(letters).into_response(),
         Err(e) => {
             tracing::error!(error = %e, "reading dead letters");

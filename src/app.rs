@@ -20,6 +20,8 @@ use crate::keys::{self, KeyRing};
 use crate::live::{OddsHub, SessionContext};
 use crate::nats::{self, LocalNats};
 use crate::projector::{Progress, Projector};
+use crate::read_models::{self, ReadModels};
+use crate::rebuild::Rebuilder;
 
 /// How long in-flight requests get to finish at shutdown.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
@@ -69,10 +71,9 @@ impl Application {
         )
         .await?;
 
-        let store = open_store(
-            &config.data_dir.join("read-models"),
-            stream_info.state.last_sequence,
-        )?;
+        let store_dir = read_models::active_dir(&config.data_dir)?;
+        let store = open_store(&store_dir, stream_info.state.last_sequence)?;
+        read_models::remove_stale(&config.data_dir, &store_dir);
 
         let shutdown = CancellationToken::new();
         let demo_key = config.demo.map(|_| keys::generate_demo());
@@ -97,15 +98,16 @@ impl Application {
             .with_context(|| format!("binding the admin listener {}", config.admin_listen))?;
         let admin_addr = admin_listener.local_addr()?;
         let hub = Arc::new(OddsHub::new(config.odds_buffer, store.latest_odds_seq()?));
+        let read_models = ReadModels::new(store, &config.data_dir);
         let state = AppState::new(Shared {
             live: SessionContext {
                 hub,
-                store: store.clone(),
+                read_models: read_models.clone(),
                 js: js.clone(),
                 stream: config.stream.clone(),
                 limits: config.ws_limits.clone(),
             },
-            store,
+            read_models,
             keys,
             limits: RateLimits::new(config.request_limits),
             timezone: config.timezone.clone(),
@@ -154,7 +156,12 @@ impl Application {
 
     /// The read models (to inspect dead letters, in tests and tools).
     pub fn store(&self) -> racing_projections::Store {
-        self.state.store.clone()
+        Store::clone(&self.state.read_models.load())
+    }
+
+    /// The read models in use, which a rebuild replaces.
+    pub fn read_models(&self) -> Arc<ReadModels> {
+        self.state.read_models.clone()
     }
 
     /// Follows the projector's progress.
@@ -174,7 +181,7 @@ impl Application {
             on_stop.cancel();
         });
         let projector = Projector {
-            store: self.state.store.clone(),
+            read_models: self.state.read_models.clone(),
             js: self.js.clone(),
             stream: self.config.stream.clone(),
             progress: self.progress.clone(),
@@ -194,8 +201,15 @@ impl Application {
             });
         }
 
+        let rebuilder = Rebuilder::new(
+            self.state.read_models.clone(),
+            self.js.clone(),
+            self.config.stream.clone(),
+            shutdown.clone(),
+        );
         let admin = crate::admin::router(crate::admin::AdminState {
-            store: self.state.store.clone(),
+            read_models: self.state.read_models.clone(),
+            rebuilder: Arc::new(rebuilder),
             client: self.client.clone(),
             js: self.js.clone(),
             stream: self.config.stream.clone(),

@@ -12,6 +12,8 @@ pub mod live;
 pub mod nats;
 pub mod projector;
 pub mod publish;
+pub mod read_models;
+pub mod rebuild;
 
 pub use app::Application;
 pub use config::Config;

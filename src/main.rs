@@ -40,6 +40,9 @@ enum Command {
     Status(AdminArgs),
     /// List refused events of a running service, or show one in full.
     DeadLetters(DeadLetterArgs),
+    /// Rebuild every read model of a running service from the log into a fresh store and
+    /// swap it in; the API answers from the store in use until the swap.
+    Rebuild(AdminArgs),
 }
 
 #[derive(Args)]
@@ -167,6 +170,7 @@ fn main() -> ExitCode {
             Command::Keys(args) => keys(args).await,
             Command::Status(args) => status(args).await,
             Command::DeadLetters(args) => dead_letters(args).await,
+            Command::Rebuild(args) => rebuild(args).await,
         }
     });
     match result {
@@ -453,4 +457,56 @@ async fn dead_letters(args: DeadLetterArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Starts a rebuild (or follows the one under way) and draws its progress until it ends.
+async fn rebuild(args: AdminArgs) -> anyhow::Result<ExitCode> {
+    use racing::rebuild::{State, Status};
+    let base = args.admin_url.trim_end_matches('/');
+    let client = reqwest::Client::new();
+    let response = client
+        .post(format!("{base}/rebuild"))
+        .send()
+        .await
+        .with_context(|| format!("reaching the service's admin listener at {base}"))?;
+    match response.status().as_u16() {
+        202 => eprintln!("rebuild started"),
+        409 => eprintln!("a rebuild is already under way; following it"),
+        code => anyhow::bail!("the service refused the rebuild: HTTP {code}"),
+    }
+    let bar = indicatif::ProgressBar::new(0);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} events ({per_sec}, {eta})",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let status = loop {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        let status: Status = admin_get(&args, "/rebuild").await?;
+        bar.set_length(status.stream_last_seq.max(status.checkpoint));
+        bar.set_position(status.checkpoint);
+        if status.state != State::Running {
+            break status;
+        }
+    };
+    bar.finish_and_clear();
+    match status.state {
+        State::Done => {
+            println!(
+                "rebuilt: {} messages folded, checkpoint {}, now serving from {}",
+                status.folded,
+                status.checkpoint,
+                status.directory.as_deref().unwrap_or("?")
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        _ => {
+            eprintln!(
+                "rebuild failed: {}; the service kept its read models",
+                status.error.as_deref().unwrap_or("no reason given")
+            );
+            Ok(ExitCode::FAILURE)
+        }
+    }
 }

@@ -15,6 +15,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::live::{odds_frame, OddsDelta, OddsHub};
+use crate::read_models::ReadModels;
 
 /// Most messages in one batch.
 const MAX_BATCH: usize = 4096;
@@ -44,7 +45,7 @@ pub struct Progress {
 /// The projector's handle on shared state.
 pub struct Projector {
     /// The read models.
-    pub store: Store,
+    pub read_models: Arc<ReadModels>,
     /// JetStream context.
     pub js: jetstream::Context,
     /// Stream name.
@@ -63,7 +64,7 @@ impl Projector {
     pub async fn run(self, shutdown: CancellationToken) {
         // A store already at the stream's end is ready at once, before any message.
         if let Ok(mut s) = self.js.get_stream(&self.stream).await {
-            if let (Ok(info), Ok(cp)) = (s.info().await, self.store.checkpoint()) {
+            if let (Ok(info), Ok(cp)) = (s.info().await, self.read_models.load().checkpoint()) {
                 if cp >= info.state.last_sequence {
                     self.mark_caught_up(cp);
                 }
@@ -81,7 +82,7 @@ impl Projector {
                 }
             }
         }
-        if let Err(e) = self.store.flush().await {
+        if let Err(e) = self.read_models.load_full().flush().await {
             tracing::error!(error = %e, "flushing the read models at shutdown");
         }
     }
@@ -97,7 +98,7 @@ impl Projector {
     }
 
     async fn consume(&self, shutdown: &CancellationToken) -> anyhow::Result<()> {
-        let start = self.store.checkpoint()? + 1;
+        let start = self.read_models.load().checkpoint()? + 1;
         let stream = self.js.get_stream(&self.stream).await?;
         let consumer = stream
             .create_consumer(consumer::pull::OrderedConfig {
@@ -132,7 +133,7 @@ impl Projector {
                     Err(_) => break,
                 }
             }
-            let (stats, pending) = self.commit(&batch)?;
+            let (stats, pending) = self.commit(&batch).await?;
             tracing::debug!(?stats, pending, "batch committed");
             self.progress.send_modify(|p| {
                 p.checkpoint = stats.checkpoint;
@@ -159,7 +160,7 @@ impl Projector {
         .await
         .map_err(|_| anyhow::anyhow!("the stream's end could not be read within {STALL_CHECK:?}"))?
         .map_err(|e| anyhow::anyhow!("the stream's end could not be read: {e}"))?;
-        let checkpoint = self.store.checkpoint()?;
+        let checkpoint = self.read_models.load().checkpoint()?;
         if last > checkpoint {
             anyhow::bail!(
                 "consumer delivered nothing for {STALL_CHECK:?} while the stream is at {last} and the read models at {checkpoint}"
@@ -168,47 +169,79 @@ impl Projector {
         Ok(())
     }
 
-    /// Folds a batch of messages and commits it, then hands its odds updates to the live
-    /// sessions; returns what it did and how many messages the stream still holds.
-    fn commit(&self, messages: &[jetstream::Message]) -> anyhow::Result<(BatchStats, u64)> {
-        let mut batch = self.store.batch()?;
-        let mut pending = 0;
-        let mut live = Vec::new();
-        for m in messages {
-            let info = m
-                .info()
-                .map_err(|e| anyhow::anyhow!("message metadata: {e}"))?;
-            pending = info.pending;
-            let seq = info.stream_sequence;
-            let subject = m.subject.as_str();
-            match Envelope::decode(subject, &m.payload) {
-                Ok(env) => {
-                    let outcome = batch.apply(seq, &env)?;
-                    if let (Some(Outcome::Applied), Event::OddsUpdated(o)) = (outcome, &env.event) {
-                        let published =
-                            crate::live::published_at(info.published.unix_timestamp_nanos());
-                        let race_number = u8::try_from(o.race_number).unwrap_or(0);
-                        live.push(OddsDelta {
-                            frame: odds_frame(&o.date, race_number, seq, &published, &o.odds),
-                            date: o.date.clone(),
-                            race_number,
-                            seq,
-                        });
-                    }
-                }
-                Err(reason) => {
-                    tracing::warn!(seq, subject, %reason, "dead letter");
-                    batch.dead_letter(seq, subject, &reason.to_string(), &m.payload);
-                }
-            }
-        }
-        let stats = batch.commit()?;
+    /// Folds a batch of messages and commits it to the store in use, then hands its odds
+    /// updates to the live sessions; returns what it did and how many messages the stream
+    /// still holds. No rebuild swaps the store while it runs.
+    async fn commit(&self, messages: &[jetstream::Message]) -> anyhow::Result<(BatchStats, u64)> {
+        let folded = {
+            let _no_swap = self.read_models.lock_commits().await;
+            fold_messages(&self.read_models.load(), messages, true)?
+        };
+        let stats = folded.stats;
         metrics::counter!("racing_events_applied_total").increment(stats.applied);
         metrics::counter!("racing_events_duplicate_total").increment(stats.duplicates);
         metrics::counter!("racing_dead_letters_total").increment(stats.dead_letters);
-        for delta in live {
+        for delta in folded.live {
             self.hub.publish(delta);
         }
-        Ok((stats, pending))
+        Ok((stats, folded.pending))
     }
+}
+
+/// What [`fold_messages`] did.
+pub struct Folded {
+    /// Counts and the checkpoint reached.
+    pub stats: BatchStats,
+    /// Messages the stream held past the last one, when it was delivered.
+    pub pending: u64,
+    /// The odds updates applied, ready to go live.
+    pub live: Vec<OddsDelta>,
+}
+
+/// Folds `messages` into `store` and commits them with the checkpoint they reach, in one
+/// batch. Refused events become dead letters (logged if `log_dead_letters`).
+pub fn fold_messages(
+    store: &Store,
+    messages: &[jetstream::Message],
+    log_dead_letters: bool,
+) -> anyhow::Result<Folded> {
+    let mut batch = store.batch()?;
+    let mut pending = 0;
+    let mut live = Vec::new();
+    for m in messages {
+        let info = m
+            .info()
+            .map_err(|e| anyhow::anyhow!("message metadata: {e}"))?;
+        pending = info.pending;
+        let seq = info.stream_sequence;
+        let subject = m.subject.as_str();
+        match Envelope::decode(subject, &m.payload) {
+            Ok(env) => {
+                let outcome = batch.apply(seq, &env)?;
+                if let (Some(Outcome::Applied), Event::OddsUpdated(o)) = (outcome, &env.event) {
+                    let published =
+                        crate::live::published_at(info.published.unix_timestamp_nanos());
+                    let race_number = u8::try_from(o.race_number).unwrap_or(0);
+                    live.push(OddsDelta {
+                        frame: odds_frame(&o.date, race_number, seq, &published, &o.odds),
+                        date: o.date.clone(),
+                        race_number,
+                        seq,
+                    });
+                }
+            }
+            Err(reason) => {
+                if log_dead_letters {
+                    tracing::warn!(seq, subject, %reason, "dead letter");
+                }
+                batch.dead_letter(seq, subject, &reason.to_string(), &m.payload);
+            }
+        }
+    }
+    let stats = batch.commit()?;
+    Ok(Folded {
+        stats,
+        pending,
+        live,
+    })
 }

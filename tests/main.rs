@@ -8,5 +8,6 @@ mod keys;
 mod live;
 mod openapi;
 mod projector;
+mod rebuild;
 mod reliability;
 mod support;

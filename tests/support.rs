@@ -84,7 +84,9 @@ pub struct App {
     pub base: String,
     /// The admin listener, `http://127.0.0.1:PORT`.
     pub admin: String,
+    /// The read models at start; `read_models` follows a rebuild.
     pub store: racing_projections::Store,
+    pub read_models: std::sync::Arc<racing::read_models::ReadModels>,
     pub progress: watch::Receiver<Progress>,
     pub client: reqwest::Client,
     shutdown: CancellationToken,
@@ -109,6 +111,7 @@ impl App {
         let base = format!("http://{}", app.addr());
         let admin = format!("http://{}", app.admin_addr());
         let store = app.store();
+        let read_models = app.read_models();
         let progress = app.progress();
         let shutdown = CancellationToken::new();
         let task = tokio::spawn(app.run(shutdown.clone()));
@@ -116,6 +119,7 @@ impl App {
             base,
             admin,
             store,
+            read_models,
             progress,
             client: reqwest::Client::new(),
             shutdown,

@@ -21,7 +21,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use bytes::Bytes;
-use racing_projections::{DocKey, FormDoc, Store};
+use racing_projections::{DocKey, FormDoc};
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 
@@ -31,6 +31,7 @@ pub use live::ConnectionSlots;
 
 use crate::keys::KeyRing;
 use crate::live::SessionContext;
+use crate::read_models::ReadModels;
 use input::{clip, date, horse_no, race_number, Query};
 
 /// The header that carries the key (case-insensitive, as every HTTP header name).
@@ -62,7 +63,7 @@ impl std::ops::Deref for AppState {
 /// The fields of [`AppState`].
 pub struct Shared {
     /// The read models.
-    pub store: Store,
+    pub read_models: Arc<ReadModels>,
     /// Accepted keys, kept in step with the registry.
     pub keys: Arc<KeyRing>,
     /// Per-key rates and request bounds.
@@ -109,7 +110,10 @@ pub fn router(state: AppState) -> Router {
         .layer(TraceLayer::new_for_http().make_span_with(request_span))
         .layer(PropagateRequestIdLayer::x_request_id())
         .layer(middleware::from_fn(limits::reject_oversized))
-        .layer(middleware::from_fn_with_state(state.clone(), limits::bound_work))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            limits::bound_work,
+        ))
         .layer(middleware::from_fn_with_state(state.clone(), require_key))
         .layer(middleware::from_fn(limits::reject_body))
         .layer(middleware::from_fn_with_state(state, limits::rate_limit))
@@ -174,7 +178,7 @@ fn stored(state: &AppState, key: DocKey<'_>) -> Result<Option<sled::IVec>, ApiEr
             "the read models are still being built from the log; retry shortly".into(),
         ));
     }
-    Ok(state.store.doc(key)?)
+    Ok(state.read_models.load().doc(key)?)
 }
 
 fn json(body: Bytes) -> Response {

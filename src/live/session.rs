@@ -15,12 +15,14 @@ use async_nats::jetstream::{self, consumer};
 use axum::extract::ws::{Message, Utf8Bytes};
 use futures::{Sink, Stream, StreamExt};
 use racing_events::{is_calendar_date, Envelope, Event};
-use racing_projections::{DocKey, Store};
+use racing_projections::DocKey;
 use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 use tokio::sync::broadcast::Receiver;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+
+use crate::read_models::ReadModels;
 
 use super::outbox::{self, Outbox, Pending};
 use super::{frame, odds_frame, OddsDelta, OddsHub, CLOSE_GOING_AWAY, CLOSE_POLICY};
@@ -72,7 +74,7 @@ pub struct SessionContext {
     /// The fan-out of live updates.
     pub hub: Arc<OddsHub>,
     /// The read models, for snapshots.
-    pub store: Store,
+    pub read_models: Arc<ReadModels>,
     /// JetStream, for `since` replays.
     pub js: jetstream::Context,
     /// Stream name.
@@ -439,7 +441,8 @@ impl Session<'_> {
             Some(n) => vec![n],
             None => self
                 .ctx
-                .store
+                .read_models
+                .load()
                 .odds_changed_since(Some(&t.0), 0)
                 .map_err(internal)?
                 .into_iter()
@@ -459,7 +462,8 @@ impl Session<'_> {
         }
         let doc = self
             .ctx
-            .store
+            .read_models
+            .load()
             .doc(DocKey::Odds { date, race_number })
             .map_err(internal)?;
         let (seq, text) = match doc {
@@ -611,7 +615,8 @@ impl Session<'_> {
         let mut races = self.outbox.take_deltas();
         races.extend(
             self.ctx
-                .store
+                .read_models
+                .load()
                 .odds_changed_since(None, self.last_odds)
                 .map_err(internal)?,
         );

@@ -1,0 +1,190 @@
+//! The read models in use, and where they live on disk. Every reader (handlers, live
+//! sessions, the admin listener) and the projector go through [`ReadModels`], so that a
+//! rebuild (`racing rebuild`) can build a fresh store beside the one in use and swap it in
+//! at once, while the API keeps answering from the old one until then.
+//!
+//! On disk, `DATA_DIR/read-models.active` names the directory in use (`read-models` until
+//! the first rebuild, then `read-models.gen-<unix ms>`); it is replaced atomically after a
+//! rebuilt store is flushed and before it is swapped in. A directory of another
+//! generation left by a crash is removed at start-up.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use arc_swap::ArcSwap;
+use racing_projections::Store;
+
+/// The file naming the directory in use.
+const POINTER: &str = "read-models.active";
+/// The directory in use before any rebuild.
+const FIRST: &str = "read-models";
+/// The prefix of rebuilt directories.
+const GENERATION: &str = "read-models.gen-";
+
+/// The store in use, swapped whole by a rebuild.
+pub struct ReadModels {
+    current: ArcSwap<Store>,
+    /// Held by the projector from the start of a batch to its commit, and by a rebuild
+    /// from the moment it catches up with the projector until its store is swapped in:
+    /// no batch is ever committed to a store that is being replaced.
+    commit: tokio::sync::Mutex<()>,
+    data_dir: PathBuf,
+}
+
+impl ReadModels {
+    /// Shares `store`, which lives in `data_dir`.
+    pub fn new(store: Store, data_dir: &Path) -> Arc<ReadModels> {
+        Arc::new(ReadModels {
+            current: ArcSwap::from_pointee(store),
+            commit: tokio::sync::Mutex::new(()),
+            data_dir: data_dir.to_owned(),
+        })
+    }
+
+    /// The store in use now; hold it for one request or one batch, not longer.
+    pub fn load(&self) -> arc_swap::Guard<Arc<Store>> {
+        self.current.load()
+    }
+
+    /// The store in use now, to keep across an `.await`.
+    pub fn load_full(&self) -> Arc<Store> {
+        self.current.load_full()
+    }
+
+    /// Waits until no batch or swap is under way, and keeps it so until dropped.
+    pub async fn lock_commits(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.commit.lock().await
+    }
+
+    /// The data directory.
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    /// Makes `store`, in `dir` under the data directory, the one in use: records it in
+    /// the pointer file, then swaps it in. The caller holds [`ReadModels::lock_commits`]
+    /// and has flushed `store`. Returns the store it replaces.
+    pub fn swap(&self, store: Store, dir: &Path) -> anyhow::Result<Arc<Store>> {
+        let name = dir
+            .file_name()
+            .and_then(|n| n.to_str())
+            .filter(|_| dir.parent() == Some(self.data_dir.as_path()))
+            .with_context(|| format!("{} is not in the data directory", dir.display()))?;
+        write_pointer(&self.data_dir, name)?;
+        Ok(self.current.swap(Arc::new(store)))
+    }
+}
+
+/// The directory of the store in use under `data_dir`: the one the pointer file names, or
+/// `read-models`.
+pub fn active_dir(data_dir: &Path) -> anyhow::Result<PathBuf> {
+    let pointer = data_dir.join(POINTER);
+    let name = match std::fs::read_to_string(&pointer) {
+        Ok(text) => text.trim().to_owned(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(data_dir.join(FIRST)),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", pointer.display())),
+    };
+    if !is_store_name(&name) {
+        anyhow::bail!(
+            "{} names {name:?}, not a read-models directory",
+            pointer.display()
+        );
+    }
+    Ok(data_dir.join(name))
+}
+
+/// A fresh directory for a rebuilt store under `data_dir`.
+pub fn new_generation(data_dir: &Path) -> PathBuf {
+    let ms = jiff::Timestamp::now().as_millisecond();
+    data_dir.join(format!("{GENERATION}{ms}"))
+}
+
+/// Removes the store directories under `data_dir` other than `active`: a rebuild that a
+/// crash interrupted, or the store a finished rebuild replaced. Moved-aside damaged
+/// stores (`read-models.damaged-*`) are kept for inspection.
+pub fn remove_stale(data_dir: &Path, active: &Path) {
+    let Ok(entries) = std::fs::read_dir(data_dir) else {
+        return;
+    };
+    for entry in entries.filter_map(Result::ok) {
+        let path = entry.path();
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if path != active && is_store_name(name) && path.is_dir() {
+            match std::fs::remove_dir_all(&path) {
+                Ok(()) => tracing::info!(store = %path.display(), "removed a stale store"),
+                Err(e) => {
+                    tracing::warn!(store = %path.display(), error = %e, "removing a stale store");
+                }
+            }
+        }
+    }
+}
+
+fn is_store_name(name: &str) -> bool {
+    name == FIRST
+        || name
+            .strip_prefix(GENERATION)
+            .is_some_and(|ms| !ms.is_empty() && ms.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Replaces the pointer file atomically: a new file, synced, renamed over the old one,
+/// and the directory synced, so that a crash leaves the old name or the new, never none.
+fn write_pointer(data_dir: &Path, name: &str) -> anyhow::Result<()> {
+    let pointer = data_dir.join(POINTER);
+    let temporary = data_dir.join(format!("{POINTER}.tmp"));
+    let mut file = std::fs::File::create(&temporary)
+        .with_context(|| format!("creating {}", temporary.display()))?;
+    writeln!(file, "{name}")?;
+    file.sync_all()?;
+    std::fs::rename(&temporary, &pointer)
+        .with_context(|| format!("replacing {}", pointer.display()))?;
+    std::fs::File::open(data_dir)?.sync_all()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pointer_names_the_store_in_use_and_stale_ones_go() {
+        let data = tempfile::tempdir().expect("temp dir");
+        let data = data.path();
+        assert_eq!(active_dir(data).expect("default"), data.join("read-models"));
+
+        let first = data.join("read-models");
+        let next = new_generation(data);
+        let damaged = data.join("read-models.damaged-1");
+        for dir in [&first, &next, &damaged] {
+            std::fs::create_dir_all(dir).expect("mkdir");
+        }
+        write_pointer(
+            data,
+            next.file_name().and_then(|n| n.to_str()).expect("name"),
+        )
+        .expect("pointer");
+        assert_eq!(active_dir(data).expect("pointer"), next);
+
+        remove_stale(data, &next);
+        assert!(!first.exists(), "the replaced store is removed");
+        assert!(next.exists() && damaged.exists());
+    }
+
+    #[test]
+    fn a_pointer_outside_the_data_directory_is_refused() {
+        let data = tempfile::tempdir().expect("temp dir");
+        for name in [
+            "../etc",
+            "/tmp",
+            "read-models.gen-",
+            "read-models.gen-1/..",
+            "x",
+        ] {
+            std::fs::write(data.path().join(POINTER), name).expect("write");
+            assert!(active_dir(data.path()).is_err(), "{name}");
+        }
+    }
+}

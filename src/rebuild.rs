@@ -1,0 +1,293 @@
+//! Rebuilding every read model from the log into a fresh store, then swapping it in,
+//! while the API answers from the store in use (`racing rebuild`, `POST /rebuild` on the
+//! admin listener).
+//!
+//! The rebuild reads the stream from its first message with a consumer of its own and
+//! folds it into a new directory, never past the projector's checkpoint, so that every
+//! odds update still goes live exactly once, from the projector. Once it reaches a
+//! message the projector has not committed (or the stream's end), it takes the commit
+//! lock, which holds the projector between batches, folds up to the projector's
+//! checkpoint, flushes, records the new directory in the pointer file and swaps the
+//! stores. The projector then goes on from the same checkpoint in the new store, and the
+//! old directory is removed.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use async_nats::jetstream::{self, consumer};
+use futures::StreamExt;
+use racing_projections::Store;
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+use crate::projector::fold_messages;
+use crate::read_models::{self, ReadModels};
+
+/// Most messages folded in one batch.
+const MAX_BATCH: usize = 4096;
+/// Longest a batch waits for more messages after its first.
+const BATCH_WINDOW: Duration = Duration::from_millis(50);
+/// How long the rebuild waits for more messages before it treats the stream as read.
+const IDLE: Duration = Duration::from_millis(250);
+/// Longest the projector may be held while the rebuild folds its last messages.
+const HOLD_LIMIT: Duration = Duration::from_secs(30);
+
+/// Where a rebuild stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    /// None has run since start.
+    #[default]
+    Idle,
+    /// Folding the log into a fresh store.
+    Running,
+    /// Swapped in.
+    Done,
+    /// Stopped with an error; the store in use was kept.
+    Failed,
+}
+
+/// A rebuild's progress, as `GET /rebuild` shows it and `racing rebuild` draws it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Status {
+    /// Where it stands.
+    pub state: State,
+    /// When it started (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
+    /// When it ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<String>,
+    /// The stream sequence the fresh store has reached.
+    pub checkpoint: u64,
+    /// The stream's last sequence when the rebuild last looked.
+    pub stream_last_seq: u64,
+    /// Messages folded so far.
+    pub folded: u64,
+    /// The directory being built, or swapped in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub directory: Option<String>,
+    /// Why it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Runs at most one rebuild at a time, and keeps the last one's status.
+pub struct Rebuilder {
+    read_models: Arc<ReadModels>,
+    js: jetstream::Context,
+    stream: String,
+    shutdown: CancellationToken,
+    status: Arc<Mutex<Status>>,
+}
+
+impl Rebuilder {
+    /// A rebuilder of `read_models` from `stream`; a rebuild under way stops on `shutdown`.
+    pub fn new(
+        read_models: Arc<ReadModels>,
+        js: jetstream::Context,
+        stream: String,
+        shutdown: CancellationToken,
+    ) -> Rebuilder {
+        Rebuilder {
+            read_models,
+            js,
+            stream,
+            shutdown,
+            status: Arc::default(),
+        }
+    }
+
+    /// The current or last rebuild's status.
+    pub fn status(&self) -> Status {
+        lock(&self.status).clone()
+    }
+
+    /// Starts a rebuild in the background; `Err` with the status of the one under way if
+    /// there is one.
+    pub fn start(&self) -> Result<Status, Box<Status>> {
+        let started = {
+            let mut status = lock(&self.status);
+            if status.state == State::Running {
+                return Err(Box::new(status.clone()));
+            }
+            *status = Status {
+                state: State::Running,
+                started_at: Some(jiff::Timestamp::now().to_string()),
+                ..Status::default()
+            };
+            status.clone()
+        };
+        let run = Run {
+            read_models: self.read_models.clone(),
+            js: self.js.clone(),
+            stream: self.stream.clone(),
+            status: self.status.clone(),
+        };
+        let shutdown = self.shutdown.clone();
+        let status = self.status.clone();
+        tokio::spawn(async move {
+            let dir = read_models::new_generation(run.read_models.data_dir());
+            let outcome = tokio::select! {
+                r = run.run(&dir) => r,
+                _ = shutdown.cancelled() => Err(anyhow::anyhow!("the service is shutting down")),
+            };
+            let mut status = lock(&status);
+            status.finished_at = Some(jiff::Timestamp::now().to_string());
+            match outcome {
+                Ok(()) => {
+                    status.state = State::Done;
+                    tracing::info!(
+                        checkpoint = status.checkpoint,
+                        folded = status.folded,
+                        store = %dir.display(),
+                        "rebuilt read models swapped in"
+                    );
+                }
+                Err(e) => {
+                    status.state = State::Failed;
+                    status.error = Some(format!("{e:#}"));
+                    tracing::error!(
+                        error = format!("{e:#}"),
+                        "rebuild failed; the store in use is kept"
+                    );
+                    if dir.exists() {
+                        if let Err(e) = std::fs::remove_dir_all(&dir) {
+                            tracing::warn!(store = %dir.display(), error = %e, "removing a failed rebuild");
+                        }
+                    }
+                }
+            }
+        });
+        Ok(started)
+    }
+}
+
+fn lock(status: &Mutex<Status>) -> std::sync::MutexGuard<'_, Status> {
+    status
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// One rebuild.
+struct Run {
+    read_models: Arc<ReadModels>,
+    js: jetstream::Context,
+    stream: String,
+    status: Arc<Mutex<Status>>,
+}
+
+impl Run {
+    async fn run(&self, dir: &std::path::Path) -> anyhow::Result<()> {
+        lock(&self.status).directory = Some(dir.display().to_string());
+        tracing::info!(store = %dir.display(), "rebuilding the read models from the log");
+        let fresh = Store::open(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let mut stream = self.js.get_stream(&self.stream).await?;
+        lock(&self.status).stream_last_seq = stream.info().await?.state.last_sequence;
+        let consumer = stream
+            .create_consumer(consumer::pull::OrderedConfig {
+                deliver_policy: consumer::DeliverPolicy::All,
+                ..Default::default()
+            })
+            .await?;
+        let mut messages = consumer.messages().await?;
+
+        // Up to the projector's checkpoint, with the projector running.
+        let mut waiting = loop {
+            let batch = next_batch(&mut messages).await?;
+            let live = self.read_models.load().checkpoint()?;
+            let (now, later): (Vec<_>, Vec<_>) =
+                batch.into_iter().partition(|m| sequence(m) <= live);
+            let idle = now.is_empty() && later.is_empty();
+            self.fold(&fresh, now).await?;
+            // A message the projector has not committed yet, or nothing more for a moment
+            // with the fresh store level with the projector.
+            if !later.is_empty() || (idle && fresh.checkpoint()? >= live) {
+                break later;
+            }
+        };
+
+        // The rest with the projector held between batches: up to exactly its checkpoint.
+        let _held = self.read_models.lock_commits().await;
+        let target = self.read_models.load().checkpoint()?;
+        let deadline = tokio::time::Instant::now() + HOLD_LIMIT;
+        let mut past_target = false;
+        loop {
+            let (now, later): (Vec<_>, Vec<_>) =
+                waiting.into_iter().partition(|m| sequence(m) <= target);
+            self.fold(&fresh, now).await?;
+            past_target |= !later.is_empty();
+            if past_target || fresh.checkpoint()? >= target {
+                break;
+            }
+            waiting = tokio::time::timeout_at(deadline, next_batch(&mut messages))
+                .await
+                .map_err(|_| {
+                    anyhow::anyhow!("the log did not reach the projector's checkpoint {target} within {HOLD_LIMIT:?}")
+                })??;
+            if waiting.is_empty() {
+                // Nothing left in the stream: whatever was deleted below the target is gone.
+                break;
+            }
+        }
+        fresh.flush().await?;
+        let old = self.read_models.swap(fresh, dir)?;
+        drop(_held);
+        let old_dir = self.read_models.data_dir().to_owned();
+        // The old store's directory goes once nothing reads from it any more; until then
+        // a request in flight may still hold it.
+        tokio::task::spawn_blocking(move || {
+            drop(old);
+            if let Ok(active) = read_models::active_dir(&old_dir) {
+                read_models::remove_stale(&old_dir, &active);
+            }
+        });
+        Ok(())
+    }
+
+    /// Folds `messages` into `fresh` on a blocking thread, so that a long rebuild never
+    /// holds one of the runtime's workers that serve requests.
+    async fn fold(&self, fresh: &Store, messages: Vec<jetstream::Message>) -> anyhow::Result<()> {
+        if messages.is_empty() {
+            return Ok(());
+        }
+        let count = messages.len() as u64;
+        let store = fresh.clone();
+        let folded =
+            tokio::task::spawn_blocking(move || fold_messages(&store, &messages, false)).await??;
+        let mut status = lock(&self.status);
+        status.checkpoint = folded.stats.checkpoint;
+        status.folded += count;
+        status.stream_last_seq = status
+            .stream_last_seq
+            .max(folded.stats.checkpoint + folded.pending);
+        Ok(())
+    }
+}
+
+fn sequence(m: &jetstream::Message) -> u64 {
+    m.info().map_or(u64::MAX, |i| i.stream_sequence)
+}
+
+/// The next messages: those that arrive within [`BATCH_WINDOW`] of the first (at most
+/// [`MAX_BATCH`]); none if the stream has nothing more for [`IDLE`].
+async fn next_batch(
+    messages: &mut consumer::pull::Ordered,
+) -> anyhow::Result<Vec<jetstream::Message>> {
+    let first = match tokio::time::timeout(IDLE, messages.next()).await {
+        Ok(Some(m)) => m?,
+        Ok(None) => anyhow::bail!("message stream ended"),
+        Err(_) => return Ok(Vec::new()),
+    };
+    let mut batch = vec![first];
+    let deadline = tokio::time::Instant::now() + BATCH_WINDOW;
+    while batch.len() < MAX_BATCH {
+        match tokio::time::timeout_at(deadline, messages.next()).await {
+            Ok(Some(m)) => batch.push(m?),
+            Ok(None) => anyhow::bail!("message stream ended"),
+            Err(_) => break,
+        }
+    }
+    Ok(batch)
+}

@@ -1,0 +1,232 @@
+//! `racing rebuild`: every read model rebuilt from the log into a fresh store and swapped
+//! in while the API answers and the feed goes on, with nothing lost, nothing applied
+//! twice, and the new store the one a restart opens.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use racing_events::samples::{envelope, profile};
+use reqwest::StatusCode;
+use tempfile::TempDir;
+use tokio::process::Command;
+
+use crate::support::{App, Nats, KEY};
+
+/// Every served document of the store in use, by key.
+fn documents(app: &App) -> BTreeMap<Vec<u8>, Vec<u8>> {
+    app.read_models
+        .load()
+        .documents()
+        .map(|item| {
+            let (k, v) = item.expect("readable");
+            (k.to_vec(), v.to_vec())
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_rebuild_swaps_in_a_fresh_store_while_the_api_answers() {
+    let nats = Nats::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let mut app = App::start(&nats, dir.path()).await;
+
+    // A season, a refused event and a duplicate, so that the rebuild has documents,
+    // dead letters and seen ids to reproduce.
+    let today = jiff::Zoned::now().date();
+    let season = racing::demo::season(7, today);
+    nats.publish(&season.events).await;
+    nats.publish_raw("racing.horses.X", b"not json", None).await;
+    let first = &season.events[0];
+    let last = nats
+        .publish_raw(&first.subject(), first.to_json().as_bytes(), None)
+        .await;
+    app.projected(last).await;
+    let before = documents(&app);
+    let letters_before = app.store.dead_letters(0, 100).expect("dead letters");
+    assert!(before.len() > 1000 && letters_before.len() == 1);
+    let probes: Vec<(String, bytes::Bytes)> = {
+        let horse = season.events.iter().find_map(|e| match &e.event {
+            racing_events::Event::HorseProfileUpdated(p) => Some(p.horse_no.clone()),
+            _ => None,
+        });
+        let horse = horse.expect("a horse");
+        let mut probes = Vec::new();
+        for path in [
+            format!("/api/v1/horses/{horse}"),
+            format!("/api/v1/horses/{horse}/form"),
+            "/api/v1/racecards/today".to_owned(),
+        ] {
+            let res = app
+                .client
+                .get(format!("{}{path}", app.base))
+                .header("X-API-Key", KEY)
+                .send()
+                .await
+                .expect("request");
+            assert_eq!(res.status(), StatusCode::OK, "{path}");
+            probes.push((path, res.bytes().await.expect("body")));
+        }
+        probes
+    };
+
+    // Readers that check every answer, and a feeder of new horses, both running through
+    // the rebuild.
+    let stop = tokio_util::sync::CancellationToken::new();
+    let mut readers = Vec::new();
+    for (path, expected) in probes {
+        let (client, url, stop) = (
+            app.client.clone(),
+            format!("{}{path}", app.base),
+            stop.clone(),
+        );
+        readers.push(tokio::spawn(async move {
+            let mut answers = 0u32;
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+            while !stop.is_cancelled() && tokio::time::Instant::now() < deadline {
+                let res = client
+                    .get(&url)
+                    .header("X-API-Key", KEY)
+                    .send()
+                    .await
+                    .expect("the service answers");
+                assert_eq!(res.status(), StatusCode::OK, "{url} during the rebuild");
+                assert_eq!(res.bytes().await.expect("body"), expected, "{url}");
+                answers += 1;
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            answers
+        }));
+    }
+    let feeder = {
+        let nats_url = nats.url();
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            let client = async_nats::connect(nats_url).await.expect("connect");
+            let js = async_nats::jetstream::new(client);
+            let mut fed = Vec::new();
+            for i in 0..10_000 {
+                if stop.is_cancelled() {
+                    break;
+                }
+                let horse = format!("R{i:04}");
+                let event = envelope(profile(&horse, "REBUILT"));
+                let ack = js
+                    .publish(event.subject(), event.to_json().into())
+                    .await
+                    .expect("publish")
+                    .await
+                    .expect("ack");
+                fed.push((horse, ack.sequence));
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            fed
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let cli = Command::new(env!("CARGO_BIN_EXE_racing"))
+        .args(["rebuild", "--admin-url", &app.admin])
+        .env_remove("RACING_ADMIN_URL")
+        .output();
+    let cli = tokio::time::timeout(Duration::from_secs(60), cli)
+        .await
+        .expect("the rebuild ends in time")
+        .expect("racing rebuild runs");
+    let stdout = String::from_utf8_lossy(&cli.stdout);
+    assert!(
+        cli.status.success() && stdout.contains("rebuilt:"),
+        "racing rebuild: {}\n{stdout}\n{}",
+        cli.status,
+        String::from_utf8_lossy(&cli.stderr)
+    );
+
+    // A little more feed into the new store, then everything stops.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    stop.cancel();
+    for reader in readers {
+        assert!(reader.await.expect("reader") > 0, "each reader read");
+    }
+    let fed = feeder.await.expect("feeder");
+    let fed_last = fed.last().map_or(last, |(_, seq)| *seq);
+    app.projected(fed_last).await;
+
+    // The old store's documents are all in the new one, unchanged, with every horse fed
+    // meanwhile, and the same dead letters.
+    let after = documents(&app);
+    for (key, bytes) in &before {
+        assert_eq!(
+            after.get(key),
+            Some(bytes),
+            "{}",
+            String::from_utf8_lossy(key)
+        );
+    }
+    for (horse, seq) in &fed {
+        let (status, body) = app.get(&format!("/api/v1/horses/{horse}")).await;
+        assert_eq!(
+            status,
+            StatusCode::OK,
+            "{horse} (sequence {seq}) after the rebuild"
+        );
+        assert_eq!(body["horse_name"], "REBUILT");
+    }
+    // And nothing else: each new document is one of a horse fed meanwhile.
+    let fed_horses: std::collections::HashSet<&[u8]> =
+        fed.iter().map(|(h, _)| h.as_bytes()).collect();
+    for key in after.keys().filter(|k| !before.contains_key(*k)) {
+        let horse = key.rsplit(|b| *b == 0).next().unwrap_or_default();
+        assert!(
+            fed_horses.contains(horse),
+            "{}",
+            String::from_utf8_lossy(key)
+        );
+    }
+    let letters_after = app
+        .read_models
+        .load()
+        .dead_letters(0, 100)
+        .expect("dead letters");
+    assert_eq!(letters_after, letters_before);
+
+    let status: serde_json::Value = reqwest::get(format!("{}/rebuild", app.admin))
+        .await
+        .expect("status")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(status["state"], "done", "{status}");
+    let active = std::fs::read_to_string(dir.path().join("read-models.active")).expect("pointer");
+    assert!(active.trim().starts_with("read-models.gen-"), "{active}");
+    assert_eq!(
+        status["directory"],
+        dir.path().join(active.trim()).display().to_string()
+    );
+
+    // The replaced store's directory goes; a restart opens the new store where it was.
+    let gone = async {
+        while dir.path().join("read-models").exists() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), gone)
+        .await
+        .expect("the replaced store is removed");
+    app.stop().await;
+    let mut again = App::start(&nats, dir.path()).await;
+    let progress = again.projected(fed_last).await;
+    assert_eq!(progress.applied, 0, "nothing replayed after the restart");
+    let reopened = documents(&again);
+    let extra: Vec<_> = reopened
+        .keys()
+        .filter(|k| !after.contains_key(*k))
+        .take(5)
+        .map(|k| String::from_utf8_lossy(k).into_owned())
+        .collect();
+    assert!(
+        extra.is_empty(),
+        "{} more documents, such as {extra:?}",
+        reopened.len() - after.len()
+    );
+    assert_eq!(reopened, after);
+    again.stop().await;
+}
