@@ -149,6 +149,10 @@ async fn current(state: &AdminState) -> Status {
         Some("NATS is not reachable".to_owned())
     } else if stream_last_seq.is_none() {
         Some(format!("stream {} did not answer", state.stream))
+    } else if let Some(problem) = state.rebuilder.repairing() {
+        Some(format!(
+            "the read models are damaged ({problem}); rebuilding them from the log"
+        ))
     } else if !state.ready.load(Ordering::Relaxed) {
         Some("the read models are still being built from the log".to_owned())
     } else if lag.is_some_and(|l| l > READY_MAX_LAG) {

@@ -201,15 +201,16 @@ impl Application {
             });
         }
 
-        let rebuilder = Rebuilder::new(
+        let rebuilder = Arc::new(Rebuilder::new(
             self.state.read_models.clone(),
             self.js.clone(),
             self.config.stream.clone(),
             shutdown.clone(),
-        );
+        ));
+        verify_in_background(self.state.read_models.load_full(), rebuilder.clone());
         let admin = crate::admin::router(crate::admin::AdminState {
             read_models: self.state.read_models.clone(),
-            rebuilder: Arc::new(rebuilder),
+            rebuilder,
             client: self.client.clone(),
             js: self.js.clone(),
             stream: self.config.stream.clone(),
@@ -261,13 +262,12 @@ impl Application {
 /// store that the projector rebuilds from the log: a clear log line instead of a crash
 /// loop. The damaged copy is kept for inspection.
 fn open_store(dir: &std::path::Path, stream_last_seq: u64) -> anyhow::Result<Store> {
-    // sled opens some damaged stores (a lost blob, a zeroed page) and fails only on
-    // reading the records concerned, and panics on others: read every record once, and
-    // treat a panic like any other failure to open.
+    // sled panics opening some damaged stores: that is a failure to open like any
+    // other. (Others open and fail only on reading the records concerned: the check of
+    // every record runs after start-up, in `verify_in_background`.)
     let opened = std::panic::catch_unwind(|| {
         let store = Store::open(dir)?;
         let checkpoint = store.checkpoint()?;
-        store.verify()?;
         Ok::<_, racing_projections::StoreError>((store, checkpoint))
     });
     let problem = match opened {
@@ -291,6 +291,39 @@ fn open_store(dir: &std::path::Path, stream_last_seq: u64) -> anyhow::Result<Sto
     std::fs::rename(dir, &aside)
         .with_context(|| format!("moving the damaged read models to {}", aside.display()))?;
     Store::open(dir).with_context(|| format!("creating fresh read models in {}", dir.display()))
+}
+
+/// Reads every record of the store in use once, on a blocking thread while the service
+/// runs: sled opens some damaged stores (a lost blob, a zeroed or garbage page) and fails,
+/// or panics, only on reading the records concerned. Such a store is rebuilt from the log
+/// and swapped out (then kept aside for inspection); `/readyz` says so meanwhile. Reading
+/// a large store takes seconds, which start-up does not wait for.
+fn verify_in_background(store: Arc<Store>, rebuilder: Arc<Rebuilder>) {
+    tokio::spawn(async move {
+        let read = tokio::task::spawn_blocking(move || {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| store.verify()))
+        })
+        .await;
+        let problem = match read {
+            Ok(Ok(Ok(records))) => {
+                tracing::info!(records, "read models verified");
+                return;
+            }
+            Ok(Ok(Err(e))) => e.to_string(),
+            Ok(Err(_)) => "sled panicked reading it".to_owned(),
+            Err(e) => format!("the check did not finish: {e}"),
+        };
+        tracing::error!(
+            problem,
+            "read models damaged; rebuilding them from the log, then moving them aside to read-models.damaged-<time>"
+        );
+        if let Err(running) = rebuilder.repair(problem) {
+            tracing::warn!(
+                started_at = running.started_at.as_deref().unwrap_or("?"),
+                "a rebuild was already under way; it replaces the damaged store"
+            );
+        }
+    });
 }
 
 /// Publishes the demo season into an empty stream, then runs today's meeting live: a

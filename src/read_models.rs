@@ -65,15 +65,16 @@ impl ReadModels {
 
     /// Makes `store`, in `dir` under the data directory, the one in use: records it in
     /// the pointer file, then swaps it in. The caller holds [`ReadModels::lock_commits`]
-    /// and has flushed `store`. Returns the store it replaces.
-    pub fn swap(&self, store: Store, dir: &Path) -> anyhow::Result<Arc<Store>> {
+    /// and has flushed `store`. Returns the store it replaces, and its directory.
+    pub fn swap(&self, store: Store, dir: &Path) -> anyhow::Result<(Arc<Store>, PathBuf)> {
         let name = dir
             .file_name()
             .and_then(|n| n.to_str())
             .filter(|_| dir.parent() == Some(self.data_dir.as_path()))
             .with_context(|| format!("{} is not in the data directory", dir.display()))?;
+        let old_dir = active_dir(&self.data_dir)?;
         write_pointer(&self.data_dir, name)?;
-        Ok(self.current.swap(Arc::new(store)))
+        Ok((self.current.swap(Arc::new(store)), old_dir))
     }
 }
 

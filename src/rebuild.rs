@@ -71,6 +71,10 @@ pub struct Status {
     /// Why it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What was found wrong with the store in use, when the rebuild repairs it: the
+    /// replaced store is then moved aside for inspection rather than removed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repair: Option<String>,
 }
 
 /// Runs at most one rebuild at a time, and keeps the last one's status.
@@ -104,9 +108,28 @@ impl Rebuilder {
         lock(&self.status).clone()
     }
 
+    /// What is wrong with the store in use, while a rebuild repairs it.
+    pub fn repairing(&self) -> Option<String> {
+        let status = lock(&self.status);
+        match status.state {
+            State::Running => status.repair.clone(),
+            _ => None,
+        }
+    }
+
+    /// Starts a rebuild that replaces a damaged store in use (`problem` says what is
+    /// wrong with it), which is then kept aside as `read-models.damaged-<time>`.
+    pub fn repair(&self, problem: String) -> Result<Status, Box<Status>> {
+        self.begin(Some(problem))
+    }
+
     /// Starts a rebuild in the background; `Err` with the status of the one under way if
     /// there is one.
     pub fn start(&self) -> Result<Status, Box<Status>> {
+        self.begin(None)
+    }
+
+    fn begin(&self, repair: Option<String>) -> Result<Status, Box<Status>> {
         let started = {
             let mut status = lock(&self.status);
             if status.state == State::Running {
@@ -115,11 +138,13 @@ impl Rebuilder {
             *status = Status {
                 state: State::Running,
                 started_at: Some(jiff::Timestamp::now().to_string()),
+                repair: repair.clone(),
                 ..Status::default()
             };
             status.clone()
         };
         let run = Run {
+            repair: repair.is_some(),
             read_models: self.read_models.clone(),
             js: self.js.clone(),
             stream: self.stream.clone(),
@@ -172,6 +197,8 @@ fn lock(status: &Mutex<Status>) -> std::sync::MutexGuard<'_, Status> {
 
 /// One rebuild.
 struct Run {
+    /// Whether the store replaced is damaged, and so kept aside.
+    repair: bool,
     read_models: Arc<ReadModels>,
     js: jetstream::Context,
     stream: String,
@@ -194,6 +221,7 @@ impl Run {
         let mut messages = consumer.messages().await?;
 
         // Up to the projector's checkpoint, with the projector running.
+        let mut quiet_since = None;
         let mut waiting = loop {
             let batch = next_batch(&mut messages).await?;
             let live = self.read_models.load().checkpoint()?;
@@ -205,6 +233,16 @@ impl Run {
             // with the fresh store level with the projector.
             if !later.is_empty() || (idle && fresh.checkpoint()? >= live) {
                 break later;
+            }
+            // Behind the projector with nothing delivered: a consumer that has stalled
+            // (as after a stream leader's loss) ends the rebuild rather than hanging it.
+            let quiet = *quiet_since.get_or_insert_with(tokio::time::Instant::now);
+            if !idle {
+                quiet_since = None;
+            } else if quiet.elapsed() > HOLD_LIMIT {
+                anyhow::bail!(
+                    "the log delivered nothing for {HOLD_LIMIT:?} below the projector's checkpoint {live}"
+                );
             }
         };
 
@@ -232,15 +270,32 @@ impl Run {
             }
         }
         fresh.flush().await?;
-        let old = self.read_models.swap(fresh, dir)?;
+        let (old, old_dir) = self.read_models.swap(fresh, dir)?;
         drop(_held);
-        let old_dir = self.read_models.data_dir().to_owned();
-        // The old store's directory goes once nothing reads from it any more; until then
-        // a request in flight may still hold it.
+        let data_dir = self.read_models.data_dir().to_owned();
+        let repair = self.repair;
+        // The old store's directory goes (or is moved aside, if damaged) once this task
+        // lets go of it; a request in flight may still read from it, as open files.
         tokio::task::spawn_blocking(move || {
             drop(old);
-            if let Ok(active) = read_models::active_dir(&old_dir) {
-                read_models::remove_stale(&old_dir, &active);
+            if repair {
+                let aside = data_dir.join(format!(
+                    "read-models.damaged-{}",
+                    jiff::Timestamp::now().as_second()
+                ));
+                match std::fs::rename(&old_dir, &aside) {
+                    Ok(()) => tracing::error!(
+                        moved_to = %aside.display(),
+                        "damaged read models replaced by rebuilt ones and moved aside"
+                    ),
+                    Err(e) => tracing::error!(
+                        store = %old_dir.display(),
+                        error = %e,
+                        "moving the damaged read models aside"
+                    ),
+                }
+            } else if let Ok(active) = read_models::active_dir(&data_dir) {
+                read_models::remove_stale(&data_dir, &active);
             }
         });
         Ok(())

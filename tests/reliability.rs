@@ -846,7 +846,8 @@ fn copy_dir(from: &Path, to: &Path) {
 
 /// The served documents of a stopped service's store, with its checkpoint.
 fn stored_documents(data_dir: &Path) -> (u64, BTreeMap<Vec<u8>, Vec<u8>>) {
-    let store = Store::open(&data_dir.join("read-models")).expect("store");
+    let dir = racing::read_models::active_dir(data_dir).expect("the store in use");
+    let store = Store::open(&dir).expect("store");
     let docs = store
         .documents()
         .map(|r| r.map(|(k, v)| (k.to_vec(), v.to_vec())))
@@ -968,8 +969,9 @@ impl Projected {
     }
 }
 
-/// Starts the service on `data_dir`, waits until it is ready and serves `probe`, then
-/// stops it with SIGTERM; returns its log.
+/// Starts the service on `data_dir`, waits until it serves `probe`, has checked every
+/// record of its store, and `/readyz` says it is ready (so a damaged store found by that
+/// check has been rebuilt), then stops it with SIGTERM; returns its log.
 async fn run_to_completion(
     nats: &Nats,
     data_dir: &Path,
@@ -979,6 +981,23 @@ async fn run_to_completion(
 ) -> String {
     let mut service = Service::spawn(&nats.url(), data_dir, log);
     let base = service.ready(client, probe).await;
+    let admin = service.admin().await.expect("the admin listener");
+    let deadline = tokio::time::Instant::now() + process::WAIT;
+    loop {
+        let log = service.log_text();
+        let checked = log.contains("read models verified") || log.contains("read models damaged");
+        let ready = client.get(format!("{admin}/readyz")).send().await;
+        if checked && ready.is_ok_and(|r| r.status().is_success()) {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "not ready in {:?}; log:\n{}",
+            process::WAIT,
+            service.log_tail()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let (status, _) = process::get(client, &base, probe).await.expect("probe");
     assert_eq!(
         status.as_u16(),
