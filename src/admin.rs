@@ -3,8 +3,9 @@
 //! and the projector caught up within [`READY_MAX_LAG`]), `/metrics` (Prometheus), and the
 //! JSON the operations commands read and drive (`/status`, `/dead-letters`, `/rebuild`).
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, RwLock};
 use std::time::Instant;
 
 use async_nats::jetstream;
@@ -48,19 +49,49 @@ pub fn metrics() -> &'static PrometheusHandle {
 
 /// Counts every API request by route and status, with its latency.
 pub async fn track_requests(request: Request, next: Next) -> Response {
-    let route = request
-        .extensions()
-        .get::<MatchedPath>()
-        .map(|p| p.as_str().to_owned())
-        .unwrap_or_else(|| "unmatched".to_owned());
+    let route = request.extensions().get::<MatchedPath>().cloned();
     let started = Instant::now();
     let response = next.run(request).await;
-    let status = response.status().as_u16().to_string();
-    metrics::counter!("racing_http_requests_total", "route" => route.clone(), "status" => status)
-        .increment(1);
-    metrics::histogram!("racing_http_request_duration_seconds", "route" => route)
-        .record(started.elapsed().as_secs_f64());
+    let route = route.as_ref().map_or("unmatched", MatchedPath::as_str);
+    let (requests, latency) = route_metrics(route, response.status().as_u16());
+    requests.increment(1);
+    latency.record(started.elapsed().as_secs_f64());
     response
+}
+
+/// The request counter of a route and status, and the route's latency histogram,
+/// registered once each: registering labels on every request cost allocations and a
+/// registry lookup per metric.
+fn route_metrics(route: &str, status: u16) -> (metrics::Counter, metrics::Histogram) {
+    type Routes = HashMap<String, (metrics::Histogram, HashMap<u16, metrics::Counter>)>;
+    static ROUTES: OnceLock<RwLock<Routes>> = OnceLock::new();
+    let routes = ROUTES.get_or_init(RwLock::default);
+    if let Some((latency, by_status)) = routes
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .get(route)
+    {
+        if let Some(requests) = by_status.get(&status) {
+            return (requests.clone(), latency.clone());
+        }
+    }
+    let mut routes = routes
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let (latency, by_status) = routes.entry(route.to_owned()).or_insert_with(|| {
+        let latency = metrics::histogram!(
+            "racing_http_request_duration_seconds", "route" => route.to_owned()
+        );
+        (latency, HashMap::new())
+    });
+    let requests = by_status.entry(status).or_insert_with(|| {
+        metrics::counter!(
+            "racing_http_requests_total",
+            "route" => route.to_owned(),
+            "status" => status.to_string()
+        )
+    });
+    (requests.clone(), latency.clone())
 }
 
 /// What the admin endpoints read.

@@ -7,19 +7,26 @@ use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 
 /// What every document answer carries.
 pub const CACHE_CONTROL: &str = "private, no-cache";
-
-/// The largest body this layer tags; documents are far smaller, so a larger body (there
-/// is none today) is passed through untagged rather than buffered.
-const MAX_TAGGED: usize = 16 * 1024 * 1024;
 
 /// The strong validator of a body: its 128-bit xxh3, quoted.
 pub fn etag(body: &[u8]) -> HeaderValue {
     let tag = format!("\"{:032x}\"", xxhash_rust::xxh3::xxh3_128(body));
     HeaderValue::from_str(&tag).unwrap_or_else(|_| HeaderValue::from_static("\"\""))
+}
+
+/// Marks a document answer: its strong `ETag` (of the uncompressed body) and the
+/// `Cache-Control` of every document.
+pub fn tag(response: &mut Response, body: &[u8]) {
+    let headers = response.headers_mut();
+    headers.insert(header::ETAG, etag(body));
+    headers.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static(CACHE_CONTROL),
+    );
 }
 
 /// Whether an `If-None-Match` value matches `tag` (weak comparison, as RFC 9110 asks
@@ -32,39 +39,47 @@ fn matches(if_none_match: &str, tag: &str) -> bool {
             .any(|t| t == tag)
 }
 
-/// Tags successful GET and HEAD answers and turns a matching `If-None-Match` into a 304.
+/// Around compression: gives a compressed answer a strong `ETag` of its own (the
+/// document's, with the coding appended inside the quotes, as each coding is its own
+/// representation and compresses the same bytes the same way), and turns a GET or HEAD
+/// whose `If-None-Match` matches into a 304 without a body. The handlers tag the
+/// documents they serve, so nothing here reads or hashes a body.
 pub(super) async fn conditional(request: Request, next: Next) -> Response {
     let cacheable = matches!(*request.method(), Method::GET | Method::HEAD);
-    let if_none_match = request
-        .headers()
-        .get(header::IF_NONE_MATCH)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    let response = next.run(request).await;
+    let if_none_match = request.headers().get(header::IF_NONE_MATCH).cloned();
+    let mut response = next.run(request).await;
     if !cacheable || response.status() != StatusCode::OK {
         return response;
     }
-    let (mut parts, body) = response.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, MAX_TAGGED).await else {
-        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    let headers = response.headers_mut();
+    let Some(tag) = headers.get(header::ETAG).and_then(|t| t.to_str().ok()) else {
+        return response;
     };
-    let tag = etag(&bytes);
-    parts.headers.insert(
-        header::CACHE_CONTROL,
-        HeaderValue::from_static(CACHE_CONTROL),
-    );
-    let fresh = if_none_match
-        .as_deref()
-        .zip(tag.to_str().ok())
-        .is_some_and(|(inm, t)| matches(inm, t));
-    parts.headers.insert(header::ETAG, tag);
-    if fresh {
-        parts.status = StatusCode::NOT_MODIFIED;
-        parts.headers.remove(header::CONTENT_TYPE);
-        parts.headers.remove(header::CONTENT_LENGTH);
-        return Response::from_parts(parts, Body::empty());
+    if let Some(coding) = headers
+        .get(header::CONTENT_ENCODING)
+        .and_then(|c| c.to_str().ok())
+    {
+        let coded = format!("{}-{coding}\"", tag.trim_end_matches('"'));
+        if let Ok(coded) = HeaderValue::from_str(&coded) {
+            headers.insert(header::ETAG, coded);
+        }
     }
-    Response::from_parts(parts, Body::from(bytes))
+    let fresh = match (if_none_match, headers.get(header::ETAG)) {
+        (Some(inm), Some(tag)) => inm
+            .to_str()
+            .ok()
+            .zip(tag.to_str().ok())
+            .is_some_and(|(inm, tag)| matches(inm, tag)),
+        _ => false,
+    };
+    if !fresh {
+        return response;
+    }
+    let (mut parts, _) = response.into_parts();
+    parts.status = StatusCode::NOT_MODIFIED;
+    parts.headers.remove(header::CONTENT_TYPE);
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, Body::empty())
 }
 
 #[cfg(test)]

@@ -98,10 +98,11 @@ pub(super) async fn docs_page(RawQuery(raw): RawQuery) -> Result<Response, ApiEr
 }
 
 fn with_type(body: Bytes, content_type: &'static str) -> Response {
-    let mut response = body.into_response();
+    let mut response = body.clone().into_response();
     response
         .headers_mut()
         .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    super::cache::tag(&mut response, &body);
     response
 }
 
