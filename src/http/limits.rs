@@ -57,10 +57,19 @@ impl Default for RequestLimits {
 
 type Limiter = RateLimiter<NotKeyed, InMemoryState, DefaultClock, StateInformationMiddleware>;
 
+/// A key's token bucket, with its quota and the `RateLimit-Policy` value that describes
+/// it, made once rather than on every request.
+#[derive(Clone)]
+struct Bucket {
+    quota: Quota,
+    limiter: Arc<Limiter>,
+    policy: HeaderValue,
+}
+
 /// One token bucket per key, each with the key's own quota or the default.
 pub struct RateLimits {
     defaults: RequestLimits,
-    buckets: RwLock<HashMap<KeyId, (Quota, Arc<Limiter>)>>,
+    buckets: RwLock<HashMap<KeyId, Bucket>>,
     clock: DefaultClock,
     in_flight: Arc<Semaphore>,
 }
@@ -88,32 +97,40 @@ impl RateLimits {
         (quota, rate, burst)
     }
 
-    fn bucket(&self, id: KeyId, quota: Quota) -> Arc<Limiter> {
-        if let Some((q, l)) = self
+    fn bucket(&self, id: KeyId, quota: Quota, policy: impl FnOnce() -> String) -> Bucket {
+        if let Some(bucket) = self
             .buckets
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .get(&id)
         {
-            if *q == quota {
-                return l.clone();
+            if bucket.quota == quota {
+                return bucket.clone();
             }
         }
-        let limiter =
-            Arc::new(RateLimiter::direct(quota).with_middleware::<StateInformationMiddleware>());
+        let bucket = Bucket {
+            quota,
+            limiter: Arc::new(
+                RateLimiter::direct(quota).with_middleware::<StateInformationMiddleware>(),
+            ),
+            policy: HeaderValue::from_str(&policy())
+                .unwrap_or_else(|_| HeaderValue::from_static("\"default\"")),
+        };
         self.buckets
             .write()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(id, (quota, limiter.clone()));
-        limiter
+            .insert(id, bucket.clone());
+        bucket
     }
 
     /// Takes a token for `who`: the headers to send either way, and whether to refuse.
     fn take(&self, who: &Identity) -> (Vec<(HeaderName, HeaderValue)>, Option<u64>) {
         let (quota, rate, burst) = self.quota(who);
         let window = burst.div_ceil(rate);
-        let policy = format!("\"default\";q={burst};w={window}");
-        let (remaining, reset, refused) = match self.bucket(who.id, quota).check() {
+        let bucket = self.bucket(who.id, quota, || {
+            format!("\"default\";q={burst};w={window}")
+        });
+        let (remaining, reset, refused) = match bucket.limiter.check() {
             Ok(state) => {
                 let remaining = state.remaining_burst_capacity();
                 let used = burst.saturating_sub(remaining);
@@ -125,13 +142,11 @@ impl RateLimits {
                 (0, window, Some(secs.max(1)))
             }
         };
+        let mut headers = vec![(HeaderName::from_static("ratelimit-policy"), bucket.policy)];
         let limit = format!("\"default\";r={remaining};t={reset}");
-        let headers = [("ratelimit-policy", policy), ("ratelimit", limit)]
-            .into_iter()
-            .filter_map(|(n, v)| {
-                Some((HeaderName::from_static(n), HeaderValue::from_str(&v).ok()?))
-            })
-            .collect();
+        if let Ok(limit) = HeaderValue::from_str(&limit) {
+            headers.push((HeaderName::from_static("ratelimit"), limit));
+        }
         (headers, refused)
     }
 }
