@@ -1,7 +1,9 @@
 //! The projector: reads the stream from the message after the checkpoint, folds each event
 //! into the read models, and commits every batch with the sequence it reached. Batches are
 //! large while replaying and small when live: a batch closes when it is full or a few
-//! milliseconds after its first message.
+//! milliseconds after its first message. While the projector is far behind the stream
+//! (replaying the log at start-up), batches are much larger, so each document a batch
+//! touches is rendered and written far fewer times.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -9,8 +11,8 @@ use std::time::Duration;
 
 use async_nats::jetstream::{self, consumer};
 use futures::StreamExt;
-use racing_events::{Envelope, Event};
-use racing_projections::{BatchStats, Outcome, Store};
+use racing_events::{Envelope, Event, RunnerOdds};
+use racing_projections::{Batch, BatchStats, Outcome, Store};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
@@ -21,6 +23,14 @@ use crate::read_models::ReadModels;
 const MAX_BATCH: usize = 4096;
 /// Longest a live message waits for others to share its commit.
 const BATCH_WINDOW: Duration = Duration::from_millis(5);
+/// Most messages in one batch while catching up: a batch that starts with more than
+/// `MAX_BATCH` messages still to read. It closes early when it reaches the stream's end.
+const CATCH_UP_BATCH: usize = 65_536;
+/// Longest a batch stays open while catching up.
+const CATCH_UP_WINDOW: Duration = Duration::from_secs(1);
+/// Messages decoded ahead of the fold: decoding goes on, on another thread, while a batch
+/// is folded and committed.
+const DECODED_AHEAD: usize = 32_768;
 /// Pause before re-creating the consumer after an error.
 const RETRY_DELAY: Duration = Duration::from_millis(500);
 /// Quiet time after which the projector checks that its consumer is not stuck behind a
@@ -109,10 +119,20 @@ impl Projector {
             })
             .await?;
         let mut messages = consumer.messages().await?;
+        let (ahead, mut decoded) = tokio::sync::mpsc::channel(DECODED_AHEAD);
+        let _decoder = tokio_util::task::AbortOnDropHandle::new(tokio::spawn(async move {
+            while let Some(m) = messages.next().await {
+                let d = m.map_err(anyhow::Error::from).and_then(decode);
+                let failed = d.is_err();
+                if ahead.send(d).await.is_err() || failed {
+                    break;
+                }
+            }
+        }));
         tracing::info!(from = start, stream = %self.stream, "projecting");
         loop {
             let first = tokio::select! {
-                m = tokio::time::timeout(STALL_CHECK, messages.next()) => match m {
+                m = tokio::time::timeout(STALL_CHECK, decoded.recv()) => match m {
                     Ok(m) => m,
                     Err(_) => {
                         self.check_not_stalled().await?;
@@ -124,16 +144,31 @@ impl Projector {
             let Some(first) = first else {
                 anyhow::bail!("message stream ended");
             };
-            let mut batch = vec![first?];
-            let deadline = tokio::time::Instant::now() + BATCH_WINDOW;
-            while batch.len() < MAX_BATCH {
-                match tokio::time::timeout_at(deadline, messages.next()).await {
-                    Ok(Some(m)) => batch.push(m?),
+            // No rebuild swaps the store from the start of a batch to its commit.
+            let _no_swap = self.read_models.lock_commits().await;
+            let store = self.read_models.load_full();
+            let mut batch = Taken::new(&store, true)?;
+            batch.take(first?)?;
+            // Far behind the stream: a large batch, closed at the stream's end; live: a
+            // prompt one.
+            let catching_up = batch.pending > MAX_BATCH as u64;
+            let (limit, window) = if catching_up {
+                (CATCH_UP_BATCH, CATCH_UP_WINDOW)
+            } else {
+                (MAX_BATCH, BATCH_WINDOW)
+            };
+            let deadline = tokio::time::Instant::now() + window;
+            let mut taken = 1;
+            while taken < limit && !(catching_up && batch.pending == 0) {
+                match tokio::time::timeout_at(deadline, decoded.recv()).await {
+                    Ok(Some(m)) => batch.take(m?)?,
                     Ok(None) => anyhow::bail!("message stream ended"),
                     Err(_) => break,
                 }
+                taken += 1;
             }
-            let (stats, pending) = self.commit(&batch).await?;
+            let pending = batch.pending;
+            let stats = self.commit(batch)?;
             tracing::debug!(?stats, pending, "batch committed");
             self.progress.send_modify(|p| {
                 p.checkpoint = stats.checkpoint;
@@ -169,79 +204,131 @@ impl Projector {
         Ok(())
     }
 
-    /// Folds a batch of messages and commits it to the store in use, then hands its odds
-    /// updates to the live sessions; returns what it did and how many messages the stream
-    /// still holds. No rebuild swaps the store while it runs.
-    async fn commit(&self, messages: &[jetstream::Message]) -> anyhow::Result<(BatchStats, u64)> {
-        let folded = {
-            let _no_swap = self.read_models.lock_commits().await;
-            fold_messages(&self.read_models.load(), messages, true)?
-        };
-        let stats = folded.stats;
+    /// Commits a batch, then hands its odds updates to the live sessions.
+    fn commit(&self, taken: Taken<'_>) -> anyhow::Result<BatchStats> {
+        let stats = taken.batch.commit()?;
         metrics::counter!("racing_events_applied_total").increment(stats.applied);
         metrics::counter!("racing_events_duplicate_total").increment(stats.duplicates);
         metrics::counter!("racing_dead_letters_total").increment(stats.dead_letters);
-        for delta in folded.live {
-            self.hub.publish(delta);
+        for update in taken.live {
+            self.hub.publish_with(update.seq, || OddsDelta {
+                frame: odds_frame(
+                    &update.date,
+                    update.race_number,
+                    update.seq,
+                    &crate::live::published_at(update.published),
+                    &update.odds,
+                ),
+                date: update.date,
+                race_number: update.race_number,
+                seq: update.seq,
+            });
         }
-        Ok((stats, folded.pending))
+        Ok(stats)
     }
 }
 
-/// What [`fold_messages`] did.
-pub struct Folded {
-    /// Counts and the checkpoint reached.
-    pub stats: BatchStats,
-    /// Messages the stream held past the last one, when it was delivered.
-    pub pending: u64,
-    /// The odds updates applied, ready to go live.
-    pub live: Vec<OddsDelta>,
+/// An applied odds update, waiting for its batch to commit.
+struct LiveUpdate {
+    date: String,
+    race_number: u8,
+    seq: u64,
+    /// When JetStream stored it, in nanoseconds since the epoch.
+    published: i128,
+    odds: Vec<RunnerOdds>,
 }
 
-/// Folds `messages` into `store` and commits them with the checkpoint they reach, in one
-/// batch. Refused events become dead letters (logged if `log_dead_letters`).
-pub fn fold_messages(
-    store: &Store,
-    messages: &[jetstream::Message],
+/// A batch in progress: messages are folded in as they arrive, and nothing of them is
+/// visible until it commits.
+struct Taken<'a> {
+    batch: Batch<'a>,
+    /// The odds updates applied, to go live after the commit.
+    live: Vec<LiveUpdate>,
+    /// Messages the stream held past the last one taken.
+    pending: u64,
+    /// Whether refused events are logged (a rebuild refuses them again, quietly).
     log_dead_letters: bool,
-) -> anyhow::Result<Folded> {
-    let mut batch = store.batch()?;
-    let mut pending = 0;
-    let mut live = Vec::new();
-    for m in messages {
-        let info = m
-            .info()
-            .map_err(|e| anyhow::anyhow!("message metadata: {e}"))?;
-        pending = info.pending;
-        let seq = info.stream_sequence;
-        let subject = m.subject.as_str();
-        match Envelope::decode(subject, &m.payload) {
+}
+
+impl<'a> Taken<'a> {
+    fn new(store: &'a Store, log_dead_letters: bool) -> anyhow::Result<Taken<'a>> {
+        Ok(Taken {
+            batch: store.batch()?,
+            live: Vec::new(),
+            pending: 0,
+            log_dead_letters,
+        })
+    }
+
+    /// Folds one message in, or records it as a dead letter.
+    fn take(&mut self, m: Decoded) -> anyhow::Result<()> {
+        self.pending = m.pending;
+        let seq = m.seq;
+        match m.envelope {
             Ok(env) => {
-                let outcome = batch.apply(seq, &env)?;
-                if let (Some(Outcome::Applied), Event::OddsUpdated(o)) = (outcome, &env.event) {
-                    let published =
-                        crate::live::published_at(info.published.unix_timestamp_nanos());
-                    let race_number = u8::try_from(o.race_number).unwrap_or(0);
-                    live.push(OddsDelta {
-                        frame: odds_frame(&o.date, race_number, seq, &published, &o.odds),
-                        date: o.date.clone(),
-                        race_number,
+                let outcome = self.batch.apply(seq, &env)?;
+                if let (Some(Outcome::Applied), Event::OddsUpdated(o)) = (outcome, env.event) {
+                    self.live.push(LiveUpdate {
+                        race_number: u8::try_from(o.race_number).unwrap_or(0),
+                        date: o.date,
                         seq,
+                        published: m.published,
+                        odds: o.odds,
                     });
                 }
             }
-            Err(reason) => {
-                if log_dead_letters {
+            Err((reason, payload)) => {
+                let subject = m.subject.as_str();
+                if self.log_dead_letters {
                     tracing::warn!(seq, subject, %reason, "dead letter");
                 }
-                batch.dead_letter(seq, subject, &reason.to_string(), &m.payload);
+                self.batch.dead_letter(seq, subject, &reason, &payload);
             }
         }
+        Ok(())
     }
-    let stats = batch.commit()?;
-    Ok(Folded {
-        stats,
+}
+
+/// A message off the stream, decoded.
+struct Decoded {
+    seq: u64,
+    /// Messages the stream held past this one.
+    pending: u64,
+    /// When JetStream stored it, in nanoseconds since the epoch.
+    published: i128,
+    subject: async_nats::Subject,
+    /// The event, or why it was refused and the payload to keep in the dead letter.
+    envelope: Result<Envelope, (String, bytes::Bytes)>,
+}
+
+fn decode(m: jetstream::Message) -> anyhow::Result<Decoded> {
+    let info = m
+        .info()
+        .map_err(|e| anyhow::anyhow!("message metadata: {e}"))?;
+    let (seq, pending) = (info.stream_sequence, info.pending);
+    let published = info.published.unix_timestamp_nanos();
+    let envelope = Envelope::decode(m.subject.as_str(), &m.payload)
+        .map_err(|reason| (reason.to_string(), m.payload.clone()));
+    Ok(Decoded {
+        seq,
         pending,
-        live,
+        published,
+        subject: m.message.subject,
+        envelope,
     })
+}
+
+/// Folds `messages` into `store` and commits them with the checkpoint they reach, in one
+/// batch, as the projector does but with no odds going live (for a rebuild). Returns what
+/// it did and how many messages the stream held past the last one.
+pub fn fold_messages(
+    store: &Store,
+    messages: Vec<jetstream::Message>,
+) -> anyhow::Result<(BatchStats, u64)> {
+    let mut batch = Taken::new(store, false)?;
+    for m in messages {
+        batch.take(decode(m)?)?;
+    }
+    let pending = batch.pending;
+    Ok((batch.batch.commit()?, pending))
 }

@@ -24,10 +24,11 @@ use tokio_util::sync::CancellationToken;
 use crate::projector::fold_messages;
 use crate::read_models::{self, ReadModels};
 
-/// Most messages folded in one batch.
-const MAX_BATCH: usize = 4096;
-/// Longest a batch waits for more messages after its first.
-const BATCH_WINDOW: Duration = Duration::from_millis(50);
+/// Most messages folded in one batch, and how long a batch waits for more after its
+/// first: large while the rebuild is behind (each document a batch touches is rendered
+/// once per batch), small while it holds the projector.
+const CATCH_UP: (usize, Duration) = (65_536, Duration::from_secs(1));
+const HOLDING: (usize, Duration) = (4096, Duration::from_millis(50));
 /// How long the rebuild waits for more messages before it treats the stream as read.
 const IDLE: Duration = Duration::from_millis(250);
 /// Longest the projector may be held while the rebuild folds its last messages.
@@ -223,7 +224,7 @@ impl Run {
         // Up to the projector's checkpoint, with the projector running.
         let mut quiet_since = None;
         let mut waiting = loop {
-            let batch = next_batch(&mut messages).await?;
+            let batch = next_batch(&mut messages, CATCH_UP).await?;
             let live = self.read_models.load().checkpoint()?;
             let (now, later): (Vec<_>, Vec<_>) =
                 batch.into_iter().partition(|m| sequence(m) <= live);
@@ -259,7 +260,7 @@ impl Run {
             if past_target || fresh.checkpoint()? >= target {
                 break;
             }
-            waiting = tokio::time::timeout_at(deadline, next_batch(&mut messages))
+            waiting = tokio::time::timeout_at(deadline, next_batch(&mut messages, HOLDING))
                 .await
                 .map_err(|_| {
                     anyhow::anyhow!("the log did not reach the projector's checkpoint {target} within {HOLD_LIMIT:?}")
@@ -309,14 +310,12 @@ impl Run {
         }
         let count = messages.len() as u64;
         let store = fresh.clone();
-        let folded =
-            tokio::task::spawn_blocking(move || fold_messages(&store, &messages, false)).await??;
+        let (stats, pending) =
+            tokio::task::spawn_blocking(move || fold_messages(&store, messages)).await??;
         let mut status = lock(&self.status);
-        status.checkpoint = folded.stats.checkpoint;
+        status.checkpoint = stats.checkpoint;
         status.folded += count;
-        status.stream_last_seq = status
-            .stream_last_seq
-            .max(folded.stats.checkpoint + folded.pending);
+        status.stream_last_seq = status.stream_last_seq.max(stats.checkpoint + pending);
         Ok(())
     }
 }
@@ -325,10 +324,11 @@ fn sequence(m: &jetstream::Message) -> u64 {
     m.info().map_or(u64::MAX, |i| i.stream_sequence)
 }
 
-/// The next messages: those that arrive within [`BATCH_WINDOW`] of the first (at most
-/// [`MAX_BATCH`]); none if the stream has nothing more for [`IDLE`].
+/// The next messages: those that arrive within `window` of the first (at most `limit`);
+/// none if the stream has nothing more for [`IDLE`].
 async fn next_batch(
     messages: &mut consumer::pull::Ordered,
+    (limit, window): (usize, Duration),
 ) -> anyhow::Result<Vec<jetstream::Message>> {
     let first = match tokio::time::timeout(IDLE, messages.next()).await {
         Ok(Some(m)) => m?,
@@ -336,8 +336,8 @@ async fn next_batch(
         Err(_) => return Ok(Vec::new()),
     };
     let mut batch = vec![first];
-    let deadline = tokio::time::Instant::now() + BATCH_WINDOW;
-    while batch.len() < MAX_BATCH {
+    let deadline = tokio::time::Instant::now() + window;
+    while batch.len() < limit {
         match tokio::time::timeout_at(deadline, messages.next()).await {
             Ok(Some(m)) => batch.push(m?),
             Ok(None) => anyhow::bail!("message stream ended"),

@@ -160,15 +160,22 @@ impl<'a> Model<'a> {
 
     /// What a store at this point holds besides its checkpoint, schema and dead letters.
     fn records(&self) -> &BTreeMap<Vec<u8>, Vec<u8>> {
-        &self.state.0
+        &self.state.records
+    }
+
+    /// The `event_id`s applied up to this point.
+    fn seen(&self) -> &std::collections::HashSet<u128> {
+        &self.state.seen
     }
 }
 
 /// The records of a store that the fold writes: without the store's own bookkeeping
-/// (`meta/checkpoint`, `meta/schema`) and dead letters, which are checked separately.
+/// (`meta/checkpoint`, `meta/schema`, the applied event ids, kept a record per batch),
+/// and dead letters, which are checked separately.
 fn folded(mut records: BTreeMap<Vec<u8>, Vec<u8>>) -> BTreeMap<Vec<u8>, Vec<u8>> {
     records.retain(|k, _| {
         !k.starts_with(b"dead\0")
+            && !k.starts_with(b"seen\0")
             && k.as_slice() != b"meta\0checkpoint"
             && k.as_slice() != b"meta\0schema"
     });
@@ -285,6 +292,10 @@ async fn a_service_killed_at_random_moments_converges_to_a_clean_replay() {
             ("the store", &folded(records(&store))),
             ("a replay to the checkpoint", model.records()),
         );
+        assert!(
+            &store.applied_event_ids().expect("event ids") == model.seen(),
+            "{kill}: the store remembers other event ids than a replay to {now} applies"
+        );
         let dead: BTreeSet<u64> = store
             .dead_letters(0, usize::MAX)
             .expect("dead letters")
@@ -342,11 +353,21 @@ async fn a_service_killed_at_random_moments_converges_to_a_clean_replay() {
         ("the crashed store", &crashed_docs),
         ("a clean replay", &documents(&clean.store)),
     );
-    // And the folds' own state, which later events build on.
+    // And the folds' own state, which later events build on, with the dead letters; the
+    // applied event ids are kept a record per batch, so they are compared as sets.
+    let without_seen = |mut records: BTreeMap<Vec<u8>, Vec<u8>>| {
+        records.retain(|k, _| !k.starts_with(b"seen\0"));
+        records
+    };
     assert_same(
         "every record after the crashes",
-        ("the crashed store", &records(&crashed_store)),
-        ("a clean replay", &records(&clean.store)),
+        ("the crashed store", &without_seen(records(&crashed_store))),
+        ("a clean replay", &without_seen(records(&clean.store))),
+    );
+    assert!(
+        crashed_store.applied_event_ids().expect("event ids")
+            == clean.store.applied_event_ids().expect("event ids"),
+        "the crashed store remembers other event ids than a clean replay"
     );
     clean.stop().await;
 }
@@ -501,6 +522,10 @@ async fn a_thousand_invalid_events_are_dead_letters_and_every_valid_one_applies(
         "after the bad feed",
         ("the store", &folded(records(&app.store))),
         ("the valid events alone", model.records()),
+    );
+    assert!(
+        &app.store.applied_event_ids().expect("event ids") == model.seen(),
+        "the store remembers other event ids than the valid events alone"
     );
     app.stop().await;
 }
@@ -1045,13 +1070,19 @@ fn blobs(read_models: &Path) -> Vec<PathBuf> {
 
 /// Overwrites 64 KiB in the middle of sled's log with `byte`, or random bytes for `None`.
 fn overwrite_middle(read_models: &Path, byte: Option<u8>) {
+    overwrite_at(read_models, 1, 2, byte);
+}
+
+/// Overwrites 64 KiB of the sled log at `part / parts` of its length, on a page
+/// boundary, with `byte` or random bytes.
+fn overwrite_at(read_models: &Path, part: u64, parts: u64, byte: Option<u8>) {
     use std::io::{Seek, SeekFrom, Write};
     let mut db = std::fs::OpenOptions::new()
         .write(true)
         .open(read_models.join("db"))
         .expect("db");
     let size = db.metadata().expect("size").len();
-    db.seek(SeekFrom::Start(size / 2 / 4096 * 4096))
+    db.seek(SeekFrom::Start(size * part / parts / 4096 * 4096))
         .expect("seek");
     let mut rng = ChaCha8Rng::seed_from_u64(1);
     let bytes: Vec<u8> = (0..64 * 1024)
@@ -1153,7 +1184,13 @@ async fn a_store_with_unreadable_records_is_rebuilt_from_the_log() {
         small.detected_and_rebuilt(name, &dir).await;
     }
     let large = Projected::large().await;
-    let dir = large.damaged("zeroes in a large log", |d| overwrite_middle(d, Some(0)));
+    // Where live records lie in a large log depends on how often each was rewritten:
+    // zeroes at seven places through it, so that some land on live records.
+    let dir = large.damaged("zeroes in a large log", |d| {
+        for eighth in 1..8 {
+            overwrite_at(d, eighth, 8, Some(0));
+        }
+    });
     large
         .detected_and_rebuilt("zeroes in a large log", &dir)
         .await;

@@ -31,16 +31,6 @@ pub struct FormEntry {
     pub dead_heat: bool,
 }
 
-/// A form entry as kept in the horse's form source: with the horse's name as that result
-/// gave it, which names the horse when it has no profile.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StoredFormEntry {
-    /// The served entry.
-    pub entry: FormEntry,
-    /// The result's name for the horse.
-    pub name: String,
-}
-
 impl FormEntry {
     /// The entry a result gives one of its runners.
     pub fn from_result(r: &RaceResult, runner: &ResultRunner) -> Self {
@@ -58,10 +48,10 @@ impl FormEntry {
         }
     }
 
-    /// Newest first: date, then race number, descending; venue breaks a tie so the order
-    /// never depends on arrival.
-    pub fn newest_first(a: &FormEntry, b: &FormEntry) -> std::cmp::Ordering {
-        (&b.date, b.race_number, &b.venue).cmp(&(&a.date, a.race_number, &a.venue))
+    /// The entry's JSON, as served.
+    pub(crate) fn json(&self) -> Vec<u8> {
+        // A FormEntry is strings and finite numbers: serialising it cannot fail.
+        serde_json::to_vec(self).unwrap_or_default()
     }
 }
 
@@ -72,8 +62,12 @@ impl FormEntry {
 pub struct FormDoc;
 
 impl FormDoc {
-    /// Renders the stored bytes of a form document.
-    pub fn render(horse_no: &str, horse_name: &str, entries: &[StoredFormEntry]) -> Vec<u8> {
+    /// Renders the stored bytes of a form document from its entries' JSON, newest first.
+    pub fn render<'a>(
+        horse_no: &str,
+        horse_name: &str,
+        entries: impl ExactSizeIterator<Item = &'a [u8]>,
+    ) -> Vec<u8> {
         #[derive(Serialize)]
         struct Head<'a> {
             horse_no: &'a str,
@@ -87,12 +81,11 @@ impl FormDoc {
         json.pop(); // the closing brace; the form array follows
         json.extend_from_slice(b",\"form\":[");
         let mut ends = Vec::with_capacity(entries.len());
-        for (i, e) in entries.iter().enumerate() {
+        for (i, e) in entries.enumerate() {
             if i > 0 {
                 json.push(b',');
             }
-            // A FormEntry is strings and finite numbers: serialising it cannot fail.
-            json.extend(serde_json::to_vec(&e.entry).unwrap_or_default());
+            json.extend_from_slice(e);
             ends.push(json.len() as u32);
         }
         json.extend_from_slice(b"]}");

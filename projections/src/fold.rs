@@ -12,7 +12,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use racing_events::{Envelope, Event, HorseProfile, OddsUpdated, RaceCard, RaceResult};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
-use crate::docs::{self, FormDoc, FormEntry, Meeting, StoredFormEntry};
+use crate::docs::{self, FormEntry, Meeting};
+use crate::form::FormSource;
 use crate::keys::{self, DocKey};
 use crate::StoreError;
 
@@ -24,6 +25,8 @@ pub trait State {
     fn put(&mut self, key: Vec<u8>, value: Vec<u8>);
     /// Removes `key`.
     fn delete(&mut self, key: Vec<u8>);
+    /// Remembers `event_id` as applied; `false` if it was applied before, at any age.
+    fn first_seen(&mut self, event_id: u128) -> Result<bool, StoreError>;
 }
 
 /// What became of one event.
@@ -53,12 +56,17 @@ pub struct RaceOdds {
 }
 
 /// The documents an in-progress batch has touched and must render before it commits.
+///
+/// The forms of the horses and the current odds of the races it touched are held decoded
+/// until then: a batch of thousands of price moves and results reads and writes each
+/// race's odds and each horse's form once, not once an event.
 #[derive(Debug, Default)]
 pub struct Fold {
     result_days: BTreeSet<String>,
     card_days: BTreeSet<String>,
-    forms: BTreeSet<String>,
-    odds: BTreeSet<(String, u8)>,
+    forms: BTreeMap<String, FormSource>,
+    odds: BTreeMap<String, BTreeMap<u8, RaceOdds>>,
+    odds_seq: Option<u64>,
 }
 
 fn read<T: DeserializeOwned>(s: &impl State, key: &[u8]) -> Result<Option<T>, StoreError> {
@@ -75,6 +83,12 @@ fn write<T: Serialize>(s: &mut impl State, key: Vec<u8>, value: &T) {
     s.put(key, serde_json::to_vec(value).unwrap_or_default());
 }
 
+/// The name of a horse, read from its profile document.
+#[derive(Deserialize)]
+struct Named {
+    horse_name: String,
+}
+
 /// Race numbers are validated to 1..=99 before an event reaches a fold.
 fn race_no(n: i64) -> u8 {
     n.clamp(0, 99) as u8
@@ -88,13 +102,11 @@ impl Fold {
         seq: u64,
         env: &Envelope,
     ) -> Result<Outcome, StoreError> {
-        let seen = keys::seen(&env.event_id);
-        if s.get(&seen)?.is_some() {
+        if !s.first_seen(env.event_id.as_u128())? {
             return Ok(Outcome::Duplicate);
         }
-        s.put(seen, seq.to_be_bytes().to_vec());
         match &env.event {
-            Event::HorseProfileUpdated(p) => self.profile(s, p),
+            Event::HorseProfileUpdated(p) => self.profile(s, p)?,
             Event::RaceCardDeclared(c) => self.card(s, c)?,
             Event::RunnerScratched(x) => {
                 let key = keys::scratched(&x.date, race_no(x.race_number));
@@ -104,19 +116,30 @@ impl Fold {
                 self.card_days.insert(x.date.clone());
             }
             Event::RaceResultPublished(r) => self.result(s, r)?,
-            Event::OddsUpdated(o) => {
-                odds(s, seq, o)?;
-                self.odds.insert((o.date.clone(), race_no(o.race_number)));
-            }
+            Event::OddsUpdated(o) => self.odds(s, seq, o)?,
         }
         Ok(Outcome::Applied)
     }
 
-    fn profile(&mut self, s: &mut impl State, p: &HorseProfile) {
-        write(s, keys::profile(&p.horse_no), p);
+    fn profile(&mut self, s: &mut impl State, p: &HorseProfile) -> Result<(), StoreError> {
+        // The document is the profile as the feed gave it: no other record is kept.
         s.put(DocKey::Profile(&p.horse_no).key(), docs::render_profile(p));
         // The profile's name heads the form document.
-        self.forms.insert(p.horse_no.clone());
+        self.form(s, &p.horse_no)?;
+        Ok(())
+    }
+
+    /// The form of `horse`, loaded into the batch on first use.
+    fn form(&mut self, s: &impl State, horse: &str) -> Result<&mut FormSource, StoreError> {
+        Ok(match self.forms.entry(horse.to_owned()) {
+            std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::btree_map::Entry::Vacant(e) => {
+                e.insert(match s.get(&keys::form(horse))? {
+                    Some(record) => FormSource::decode(record)?,
+                    None => FormSource::default(),
+                })
+            }
+        })
     }
 
     fn card(&mut self, s: &mut impl State, c: &RaceCard) -> Result<(), StoreError> {
@@ -152,29 +175,38 @@ impl Fold {
             horses.extend(old.runners.iter().map(|x| x.horse_no.as_str()));
         }
         for horse in horses {
-            let fkey = keys::form(horse);
-            let mut entries: Vec<StoredFormEntry> = read(s, &fkey)?.unwrap_or_default();
-            entries.retain(|e| {
-                !(e.entry.date == r.date
-                    && e.entry.venue == r.venue
-                    && e.entry.race_number == r.race_number)
-            });
-            if let Some(runner) = r.runners.iter().find(|x| x.horse_no == horse) {
-                let entry = StoredFormEntry {
-                    entry: FormEntry::from_result(r, runner),
-                    name: runner.horse_name.clone(),
-                };
-                let at = entries
-                    .partition_point(|e| FormEntry::newest_first(&e.entry, &entry.entry).is_lt());
-                entries.insert(at, entry);
-            }
-            if entries.is_empty() {
-                s.delete(fkey);
-            } else {
-                write(s, fkey, &entries);
-            }
-            self.forms.insert(horse.to_owned());
+            let runner = r.runners.iter().find(|x| x.horse_no == horse);
+            let json = runner.map(|x| FormEntry::from_result(r, x).json());
+            let entry = runner
+                .zip(json.as_deref())
+                .map(|(x, j)| (x.horse_name.as_str(), j));
+            self.form(s, horse)?.replace(&r.date, n, &r.venue, entry);
         }
+        Ok(())
+    }
+
+    fn odds(&mut self, s: &impl State, seq: u64, o: &OddsUpdated) -> Result<(), StoreError> {
+        let n = race_no(o.race_number);
+        if !self.odds.get(&o.date).is_some_and(|d| d.contains_key(&n)) {
+            let stored = read(s, &keys::odds(&o.date, n))?.unwrap_or_default();
+            self.odds
+                .entry(o.date.clone())
+                .or_default()
+                .insert(n, stored);
+        }
+        let Some(race) = self.odds.get_mut(&o.date).and_then(|d| d.get_mut(&n)) else {
+            return Ok(()); // just inserted
+        };
+        race.seq = seq;
+        for r in &o.odds {
+            match race.runners.get_mut(&r.horse_no) {
+                Some(price) => *price = (r.win_odds, seq),
+                None => {
+                    race.runners.insert(r.horse_no.clone(), (r.win_odds, seq));
+                }
+            }
+        }
+        self.odds_seq = Some(self.odds_seq.unwrap_or(0).max(seq));
         Ok(())
     }
 
@@ -247,55 +279,43 @@ impl Fold {
                 s.put(key.key(), bytes);
             }
         }
-        for (date, race_number) in std::mem::take(&mut self.odds) {
-            if let Some(race) = read::<RaceOdds>(s, &keys::odds(&date, race_number))? {
-                let doc = docs::render_odds(&date, race_number, &race);
-                s.put(
-                    DocKey::Odds {
-                        date: &date,
-                        race_number,
-                    }
-                    .key(),
-                    doc,
-                );
-            }
+        let odds = std::mem::take(&mut self.odds);
+        for ((date, race_number), race) in odds
+            .iter()
+            .flat_map(|(date, races)| races.iter().map(move |(n, race)| ((date, *n), race)))
+        {
+            let doc = docs::render_odds(date, race_number, race);
+            s.put(DocKey::Odds { date, race_number }.key(), doc);
+            write(s, keys::odds(date, race_number), race);
         }
-        for horse in std::mem::take(&mut self.forms) {
-            let entries: Vec<StoredFormEntry> = read(s, &keys::form(&horse))?.unwrap_or_default();
-            let profile: Option<HorseProfile> = read(s, &keys::profile(&horse))?;
-            let name = match (&profile, entries.first()) {
-                (Some(p), _) => p.horse_name.clone(),
-                (None, Some(newest)) => newest.name.clone(),
+        if let Some(seq) = self.odds_seq.take() {
+            let latest = match s.get(keys::ODDS_SEQ)? {
+                Some(v) => v.as_slice().try_into().map(u64::from_be_bytes).unwrap_or(0),
+                None => 0,
+            };
+            s.put(
+                keys::ODDS_SEQ.to_vec(),
+                latest.max(seq).to_be_bytes().to_vec(),
+            );
+        }
+        for (horse, form) in std::mem::take(&mut self.forms) {
+            let profile: Option<Named> = read(s, &DocKey::Profile(&horse).key())?;
+            let name = match profile.map(|p| p.horse_name).or_else(|| form.newest_name()) {
+                Some(name) => name,
                 // Appears nowhere any more (an amendment removed its only race).
-                (None, None) => {
+                None => {
+                    s.delete(keys::form(&horse));
                     s.delete(DocKey::Form(&horse).key());
                     continue;
                 }
             };
-            s.put(
-                DocKey::Form(&horse).key(),
-                FormDoc::render(&horse, &name, &entries),
-            );
+            if form.is_empty() {
+                s.delete(keys::form(&horse));
+            } else if form.changed() {
+                s.put(keys::form(&horse), form.encode());
+            }
+            s.put(DocKey::Form(&horse).key(), form.render(&horse, &name));
         }
         Ok(())
     }
-}
-
-fn odds(s: &mut impl State, seq: u64, o: &OddsUpdated) -> Result<(), StoreError> {
-    let key = keys::odds(&o.date, race_no(o.race_number));
-    let mut race: RaceOdds = read(s, &key)?.unwrap_or_default();
-    race.seq = seq;
-    for r in &o.odds {
-        race.runners.insert(r.horse_no.clone(), (r.win_odds, seq));
-    }
-    write(s, key, &race);
-    let latest = match s.get(keys::ODDS_SEQ)? {
-        Some(v) => v.as_slice().try_into().map(u64::from_be_bytes).unwrap_or(0),
-        None => 0,
-    };
-    s.put(
-        keys::ODDS_SEQ.to_vec(),
-        latest.max(seq).to_be_bytes().to_vec(),
-    );
-    Ok(())
 }

@@ -35,9 +35,14 @@ pub const ODDS_PREFIX: &[u8] = b"odds\0";
 /// Prefix of the dead-letter records, ordered by stream sequence.
 pub const DEAD_PREFIX: &[u8] = b"dead\0";
 
-/// Marks an applied `event_id`, at any age.
-pub fn seen(event_id: &uuid::Uuid) -> Vec<u8> {
-    key(&[b"seen", event_id.as_bytes()])
+/// Prefix of the records of applied `event_id`s.
+pub const SEEN_PREFIX: &[u8] = b"seen\0";
+
+/// The `event_id`s a committed batch applied, 16 bytes each, under the checkpoint it
+/// committed: one record per batch instead of one per event, so that remembering ids at
+/// any age costs one sequential write per batch and loading them all one short scan.
+pub fn seen(checkpoint: u64) -> Vec<u8> {
+    key(&[b"seen", &checkpoint.to_be_bytes()])
 }
 
 /// A dead letter, by the sequence of the message that was refused.
@@ -75,14 +80,9 @@ pub fn day(date: &str) -> Vec<u8> {
     key(&[b"day", date.as_bytes()])
 }
 
-/// A horse's profile as the feed last gave it.
-pub fn profile(horse_no: &str) -> Vec<u8> {
-    key(&[b"hprof", horse_no.as_bytes()])
-}
-
-/// A horse's form entries, newest first.
+/// A horse's form: every race it ran, newest first, rendered (see `form.rs`).
 pub fn form(horse_no: &str) -> Vec<u8> {
-    key(&[b"hform", horse_no.as_bytes()])
+    key(&[b"form", horse_no.as_bytes()])
 }
 
 /// The date and race number of a current-odds record's key.

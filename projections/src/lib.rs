@@ -3,10 +3,11 @@
 
 mod docs;
 mod fold;
+mod form;
 mod keys;
 mod store;
 
-pub use docs::{FormDoc, FormEntry, StoredFormEntry};
+pub use docs::{FormDoc, FormEntry};
 pub use fold::{Fold, Outcome, RaceOdds, State};
 pub use keys::DocKey;
 pub use store::{Batch, BatchStats, DeadLetter, MemState, Store};

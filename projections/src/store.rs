@@ -2,8 +2,9 @@
 //! a batch of changes and the stream sequence it reached commit in one atomic
 //! `apply_batch`. A restart resumes after the checkpoint, and nothing is applied twice.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 
 use racing_events::Envelope;
 use serde::{Deserialize, Serialize};
@@ -13,7 +14,8 @@ use crate::keys::{self, DocKey};
 use crate::StoreError;
 
 /// Version of the key layout and record formats; a store of another version is rebuilt.
-const SCHEMA: &[u8] = b"1";
+/// 2: a record per horse's form, per batch's applied `event_id`s; no profile record.
+const SCHEMA: &[u8] = b"2";
 const SCHEMA_KEY: &[u8] = b"meta\0schema";
 
 /// How much of a refused payload a dead letter keeps for inspection; the whole message
@@ -38,6 +40,9 @@ pub struct DeadLetter {
 pub struct Store {
     db: sled::Db,
     tree: sled::Tree,
+    /// Every `event_id` applied, loaded from the tree by the first batch: a duplicate is
+    /// found in memory instead of by a tree look-up per event.
+    seen: Arc<Mutex<Option<HashSet<u128>>>>,
 }
 
 impl Store {
@@ -61,7 +66,11 @@ impl Store {
                 tree.insert(SCHEMA_KEY, SCHEMA)?;
             }
         }
-        Ok(Store { db, tree })
+        Ok(Store {
+            db,
+            tree,
+            seen: Arc::default(),
+        })
     }
 
     fn read_u64(&self, key: &[u8]) -> Result<u64, StoreError> {
@@ -138,12 +147,44 @@ impl Store {
         Ok(out)
     }
 
+    /// Every `event_id` applied so far, read from the tree.
+    pub fn applied_event_ids(&self) -> Result<HashSet<u128>, StoreError> {
+        let mut ids = HashSet::new();
+        for item in self.tree.scan_prefix(keys::SEEN_PREFIX) {
+            let (_, v) = item?;
+            if v.len() % 16 != 0 {
+                return Err(StoreError::Corrupt(
+                    "a record of applied event ids is not a whole number of ids".into(),
+                ));
+            }
+            ids.reserve(v.len() / 16);
+            for id in v.chunks_exact(16) {
+                let mut bytes = [0; 16];
+                bytes.copy_from_slice(id);
+                ids.insert(u128::from_be_bytes(bytes));
+            }
+        }
+        Ok(ids)
+    }
+
+    /// The applied `event_id`s, loading them on first use.
+    fn seen(&self) -> Result<std::sync::MutexGuard<'_, Option<HashSet<u128>>>, StoreError> {
+        let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        if seen.is_none() {
+            *seen = Some(self.applied_event_ids()?);
+        }
+        Ok(seen)
+    }
+
     /// Starts a batch of changes on top of the committed state.
     pub fn batch(&self) -> Result<Batch<'_>, StoreError> {
+        drop(self.seen()?);
         Ok(Batch {
-            tree: &self.tree,
+            store: self,
             checkpoint: self.checkpoint()?,
             writes: BTreeMap::new(),
+            new_ids: Vec::new(),
+            new_id_set: HashSet::new(),
             fold: Fold::default(),
             stats: BatchStats::default(),
         })
@@ -214,9 +255,13 @@ pub struct BatchStats {
 /// Changes in progress: reads see the batch's own writes, and nothing reaches the tree
 /// until [`Batch::commit`] writes it all, with the new checkpoint, atomically.
 pub struct Batch<'a> {
-    tree: &'a sled::Tree,
+    store: &'a Store,
     checkpoint: u64,
     writes: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+    /// The `event_id`s this batch applied, in order, and as a set; they join the store's
+    /// set only once the batch has committed.
+    new_ids: Vec<u128>,
+    new_id_set: HashSet<u128>,
     fold: Fold,
     stats: BatchStats,
 }
@@ -225,7 +270,7 @@ impl State for Batch<'_> {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         match self.writes.get(key) {
             Some(v) => Ok(v.clone()),
-            None => Ok(self.tree.get(key)?.map(|v| v.to_vec())),
+            None => Ok(self.store.tree.get(key)?.map(|v| v.to_vec())),
         }
     }
 
@@ -235,6 +280,21 @@ impl State for Batch<'_> {
 
     fn delete(&mut self, key: Vec<u8>) {
         self.writes.insert(key, None);
+    }
+
+    fn first_seen(&mut self, event_id: u128) -> Result<bool, StoreError> {
+        if self.new_id_set.contains(&event_id)
+            || self
+                .store
+                .seen()?
+                .as_ref()
+                .is_some_and(|s| s.contains(&event_id))
+        {
+            return Ok(false);
+        }
+        self.new_id_set.insert(event_id);
+        self.new_ids.push(event_id);
+        Ok(true)
     }
 }
 
@@ -308,8 +368,19 @@ impl Batch<'_> {
                 None => batch.remove(k),
             }
         }
+        if !self.new_ids.is_empty() {
+            let ids: Vec<u8> = self
+                .new_ids
+                .iter()
+                .flat_map(|id| id.to_be_bytes())
+                .collect();
+            batch.insert(keys::seen(self.checkpoint), ids);
+        }
         batch.insert(keys::CHECKPOINT, &self.checkpoint.to_be_bytes());
-        self.tree.apply_batch(batch)?;
+        self.store.tree.apply_batch(batch)?;
+        if let Some(seen) = self.store.seen()?.as_mut() {
+            seen.extend(self.new_ids.iter().copied());
+        }
         self.stats.checkpoint = self.checkpoint;
         Ok(self.stats)
     }
@@ -318,25 +389,34 @@ impl Batch<'_> {
 /// An in-memory [`State`] for folding without a disk: unit tests, and checks that compare
 /// a store with a clean replay.
 #[derive(Debug, Default, Clone, PartialEq)]
-pub struct MemState(pub BTreeMap<Vec<u8>, Vec<u8>>);
+pub struct MemState {
+    /// The records the fold wrote, as a store holds them.
+    pub records: BTreeMap<Vec<u8>, Vec<u8>>,
+    /// The `event_id`s applied (a store keeps them in a record per batch).
+    pub seen: HashSet<u128>,
+}
 
 impl State for MemState {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-        Ok(self.0.get(key).cloned())
+        Ok(self.records.get(key).cloned())
     }
 
     fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
-        self.0.insert(key, value);
+        self.records.insert(key, value);
     }
 
     fn delete(&mut self, key: Vec<u8>) {
-        self.0.remove(key.as_slice());
+        self.records.remove(key.as_slice());
+    }
+
+    fn first_seen(&mut self, event_id: u128) -> Result<bool, StoreError> {
+        Ok(self.seen.insert(event_id))
     }
 }
 
 impl MemState {
     /// A served document, as the fold left it.
     pub fn doc(&self, key: DocKey<'_>) -> Option<&[u8]> {
-        self.0.get(&key.key()).map(Vec::as_slice)
+        self.records.get(&key.key()).map(Vec::as_slice)
     }
 }

@@ -358,10 +358,11 @@ fn odds_keep_the_last_price_of_runners_not_listed() {
     assert_eq!(race.runners["A1"], (3.2, 2));
     assert_eq!(race.runners["B2"], (8.0, 1));
     // The pure fold and the store agree.
-    let folded =
-        s.0.iter()
-            .find(|(k, _)| k.starts_with(b"odds"))
-            .expect("odds record");
+    let folded = s
+        .records
+        .iter()
+        .find(|(k, _)| k.starts_with(b"odds"))
+        .expect("odds record");
     let folded: RaceOdds = serde_json::from_slice(folded.1).expect("json");
     assert_eq!(folded, race);
 }
@@ -479,4 +480,92 @@ fn the_odds_document_is_the_snapshot_and_changes_are_found_by_sequence() {
         .odds_changed_since(Some("2026-11-22"), 2)
         .expect("scan")
         .is_empty());
+}
+
+#[test]
+fn applied_event_ids_outlive_batches_and_restarts_but_not_a_dropped_batch() {
+    let dir = tempdir();
+    let first = env(profile("E271", "GOLDEN SIXTY"));
+    let dropped = env(profile("B1", "BEAUTY ONE"));
+    {
+        let store = Store::open(dir.path()).expect("open");
+        let mut b = store.batch().expect("batch");
+        b.apply(1, &first).expect("apply");
+        b.commit().expect("commit");
+        let mut b = store.batch().expect("batch");
+        assert_eq!(b.apply(2, &dropped).expect("apply"), Some(Outcome::Applied));
+        drop(b);
+        let mut b = store.batch().expect("batch");
+        assert_eq!(b.apply(2, &first).expect("apply"), Some(Outcome::Duplicate));
+        assert_eq!(b.apply(3, &dropped).expect("apply"), Some(Outcome::Applied));
+        assert_eq!(
+            b.apply(4, &dropped).expect("apply"),
+            Some(Outcome::Duplicate)
+        );
+        b.commit().expect("commit");
+    }
+    let store = Store::open(dir.path()).expect("reopen");
+    let ids = store.applied_event_ids().expect("ids");
+    assert_eq!(ids.len(), 2);
+    let mut b = store.batch().expect("batch");
+    assert_eq!(b.apply(5, &first).expect("apply"), Some(Outcome::Duplicate));
+    assert_eq!(
+        b.apply(6, &dropped).expect("apply"),
+        Some(Outcome::Duplicate)
+    );
+}
+
+#[test]
+fn an_amendment_in_a_later_batch_leaves_no_stale_form_in_the_store() {
+    let dir = tempdir();
+    let store = Store::open(dir.path()).expect("open");
+    let mut b = store.batch().expect("batch");
+    b.apply(
+        1,
+        &env(result(
+            "2026-11-01",
+            "Sha Tin",
+            1,
+            vec![runner(Some(1), "A1"), runner(Some(2), "B2")],
+        )),
+    )
+    .expect("apply");
+    b.apply(
+        2,
+        &env(result(
+            "2026-10-01",
+            "Sha Tin",
+            1,
+            vec![runner(Some(3), "B2")],
+        )),
+    )
+    .expect("apply");
+    b.commit().expect("commit");
+    let mut b = store.batch().expect("batch");
+    b.apply(
+        3,
+        &env(result(
+            "2026-11-01",
+            "Sha Tin",
+            1,
+            vec![runner(Some(1), "B2"), runner(Some(2), "C3")],
+        )),
+    )
+    .expect("apply");
+    b.commit().expect("commit");
+    let form = |h: &str| -> Option<Value> {
+        store.doc(DocKey::Form(h)).expect("read").map(|d| {
+            serde_json::from_slice(&FormDoc::body(&d, None).expect("framed")).expect("json")
+        })
+    };
+    assert!(form("A1").is_none(), "A1 ran in no race any more");
+    let b2 = form("B2").expect("B2");
+    let positions: Vec<i64> = b2["form"]
+        .as_array()
+        .expect("form")
+        .iter()
+        .map(|e| e["position"].as_i64().unwrap_or_default())
+        .collect();
+    assert_eq!(positions, [1, 3]);
+    assert_eq!(form("C3").expect("C3")["form"][0]["position"], 2);
 }

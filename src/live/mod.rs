@@ -87,10 +87,18 @@ impl OddsHub {
 
     /// Sends an update to every session.
     pub fn publish(&self, delta: OddsDelta) {
+        self.publish_with(delta.seq, || delta);
+    }
+
+    /// Sends the update `delta` builds to every session. With no session listening it
+    /// only records the sequence: replaying the log builds no frame that nobody reads.
+    /// (A session joins under the same lock, so it never misses an update sent after.)
+    pub fn publish_with(&self, seq: u64, delta: impl FnOnce() -> OddsDelta) {
         let mut latest = self.latest.lock().unwrap_or_else(|p| p.into_inner());
-        *latest = (*latest).max(delta.seq);
-        // No session listening is not an error.
-        let _ = self.tx.send(Arc::new(delta));
+        *latest = (*latest).max(seq);
+        if self.tx.receiver_count() > 0 {
+            let _ = self.tx.send(Arc::new(delta()));
+        }
     }
 
     /// Joins the fan-out: the latest sequence published and a receiver of every update
