@@ -11,6 +11,12 @@ use racing::config::{Config, ServeArgs};
 use racing::{publish, Application};
 use tokio_util::sync::CancellationToken;
 
+/// mimalloc instead of the system allocator: replay allocates and frees millions of
+/// small buffers (decoded events, records, documents), where glibc's malloc spent a fifth
+/// of the projector's time.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(name = "racing", version, about = "Horse racing data service")]
 struct Cli {
