@@ -20,14 +20,14 @@ use crate::live::{odds_frame, OddsDelta, OddsHub};
 use crate::read_models::ReadModels;
 
 /// Most messages in one batch.
-const MAX_BATCH: usize = 4096;
+pub(crate) const MAX_BATCH: usize = 4096;
 /// Longest a live message waits for others to share its commit.
 const BATCH_WINDOW: Duration = Duration::from_millis(5);
 /// Most messages in one batch while catching up: a batch that starts with more than
 /// `MAX_BATCH` messages still to read. It closes early when it reaches the stream's end.
-const CATCH_UP_BATCH: usize = 65_536;
+pub(crate) const CATCH_UP_BATCH: usize = 65_536;
 /// Longest a batch stays open while catching up.
-const CATCH_UP_WINDOW: Duration = Duration::from_secs(1);
+pub(crate) const CATCH_UP_WINDOW: Duration = Duration::from_secs(1);
 /// Messages decoded ahead of the fold: decoding goes on, on another thread, while a batch
 /// is folded and committed.
 const DECODED_AHEAD: usize = 32_768;

@@ -21,14 +21,14 @@ use racing_projections::Store;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use crate::projector::fold_messages;
+use crate::projector::{fold_messages, CATCH_UP_BATCH, CATCH_UP_WINDOW, MAX_BATCH};
 use crate::read_models::{self, ReadModels};
 
 /// Most messages folded in one batch, and how long a batch waits for more after its
 /// first: large while the rebuild is behind (each document a batch touches is rendered
 /// once per batch), small while it holds the projector.
-const CATCH_UP: (usize, Duration) = (65_536, Duration::from_secs(1));
-const HOLDING: (usize, Duration) = (4096, Duration::from_millis(50));
+const CATCH_UP: (usize, Duration) = (CATCH_UP_BATCH, CATCH_UP_WINDOW);
+const HOLDING: (usize, Duration) = (MAX_BATCH, Duration::from_millis(50));
 /// How long the rebuild waits for more messages before it treats the stream as read.
 const IDLE: Duration = Duration::from_millis(250);
 /// Longest the projector may be held while the rebuild folds its last messages.

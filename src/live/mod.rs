@@ -85,11 +85,6 @@ impl OddsHub {
         }
     }
 
-    /// Sends an update to every session.
-    pub fn publish(&self, delta: OddsDelta) {
-        self.publish_with(delta.seq, || delta);
-    }
-
     /// Sends the update `delta` builds to every session. With no session listening it
     /// only records the sequence: replaying the log builds no frame that nobody reads.
     /// (A session joins under the same lock, so it never misses an update sent after.)
