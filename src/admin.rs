@@ -62,7 +62,7 @@ pub async fn track_requests(request: Request, next: Next) -> Response {
 /// The request counter of a route and status, and the route's latency histogram,
 /// registered once each: registering labels on every request cost allocations and a
 /// registry lookup per metric.
-fn route_metrics(route: &str, status: u16) -> (metrics::Counter, metrics::Histogram) {
+pub(crate) fn route_metrics(route: &str, status: u16) -> (metrics::Counter, metrics::Histogram) {
     type Routes = HashMap<String, (metrics::Histogram, HashMap<u16, metrics::Counter>)>;
     static ROUTES: OnceLock<RwLock<Routes>> = OnceLock::new();
     let routes = ROUTES.get_or_init(RwLock::default);

@@ -222,7 +222,9 @@ impl Application {
             .with_graceful_shutdown(async move { admin_stop.cancelled().await });
         let admin_served = tokio::spawn(async move { admin_server.await });
 
-        let app = http::router(self.state.clone());
+        let app = axum::ServiceExt::<axum::extract::Request>::into_make_service(http::api(
+            self.state.clone(),
+        ));
         let stop = shutdown.clone();
         let server = axum::serve(self.listener, app).with_graceful_shutdown(async move {
             stop.cancelled().await;

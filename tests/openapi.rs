@@ -9,7 +9,7 @@ use tempfile::TempDir;
 
 use crate::support::{App, Nats, KEY};
 
-/// Every route of `racing::http::router`.
+/// Every route of `racing::http::api`.
 const ROUTES: [&str; 10] = [
     "/api/v1/horses/{horse_no}",
     "/api/v1/horses/{horse_no}/form",

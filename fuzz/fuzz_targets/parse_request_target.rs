@@ -1,7 +1,8 @@
-//! Fuzzes the checks of a request line: the input is a UTF-8 `path?query`. Every path
-//! segment, percent-decoded as the router decodes it, goes through every segment check
-//! of `racing::http::input`, and the query through `Query::parse` with the allowed lists
-//! the endpoints use. No input may panic; a value that passes must be in range; an error
+//! Fuzzes the checks of a request line: the input is a UTF-8 `path?query`. The path goes
+//! through the document route match of `racing::http::route`; every path segment,
+//! percent-decoded by `route::param` as the handlers decode it, goes through every segment
+//! check of `racing::http::input`, and the query through `Query::parse` with the allowed
+//! lists the endpoints use. No input may panic; a value that passes must be in range; an error
 //! must be a short 400 that echoes at most 64 characters of what the client sent.
 
 #![no_main]
@@ -9,8 +10,8 @@
 use std::collections::HashMap;
 
 use libfuzzer_sys::fuzz_target;
-use percent_encoding::percent_decode_str;
 use racing::http::input::{self, Query, MAX_FORM_LIMIT};
+use racing::http::route;
 use racing::http::ApiError;
 
 /// Characters of client input an error message may repeat (what `clip` keeps).
@@ -31,10 +32,17 @@ fuzz_target!(|data: &[u8]| {
         Some((path, query)) => (path, Some(query)),
         None => (target, None),
     };
+    if let Some(matched) = route::route(path) {
+        assert!(
+            path.starts_with("/api/v1/") && !path.ends_with('/'),
+            "{path:?} matched {matched:?}"
+        );
+    }
     for raw in path.split('/') {
-        // The router refuses a segment that does not decode to UTF-8 before any check.
-        if let Ok(segment) = percent_decode_str(raw).decode_utf8() {
-            segment_checks(&segment);
+        // A segment that does not decode to UTF-8 is refused before any check.
+        match route::param(raw, "segment") {
+            Ok(segment) => segment_checks(&segment),
+            Err(e) => bad_request_without_echo(&e),
         }
     }
     for allowed in ALLOWED {
@@ -140,6 +148,12 @@ fn bad_request(e: &ApiError, echoed: &str) {
         rest.starts_with(close),
         "message {message:?} echoes more than {ECHO_CHARS} characters of {echoed:?}"
     );
+}
+
+/// A short 400 that repeats nothing the client sent.
+fn bad_request_without_echo(e: &ApiError) {
+    assert!(matches!(e, ApiError::BadRequest(_)), "not a 400: {e:?}");
+    assert!(e.to_string().len() <= MAX_MESSAGE_BYTES);
 }
 
 /// The first [`ECHO_CHARS`] characters of `s`.

@@ -2,6 +2,8 @@
 //! order and presence are the contract (interface.md 2.1 to 2.4 and api-contract.md); the
 //! handlers send these bytes as they are.
 
+use std::borrow::Cow;
+
 use racing_events::{CardRunner, RaceCard, RaceResult, ResultRunner};
 use serde::{Deserialize, Serialize};
 
@@ -98,9 +100,9 @@ impl FormDoc {
         out
     }
 
-    /// The JSON to send: the whole document, or only the newest `limit` entries.
-    /// `None` when the stored bytes are not a form document.
-    pub fn body(stored: &[u8], limit: Option<usize>) -> Option<Vec<u8>> {
+    /// The JSON to send: the whole document (borrowed: it is the stored record's tail), or
+    /// only the newest `limit` entries. `None` when the stored bytes are not a form document.
+    pub fn body(stored: &[u8], limit: Option<usize>) -> Option<Cow<'_, [u8]>> {
         let n = u32::from_le_bytes(stored.get(..4)?.try_into().ok()?) as usize;
         let json = stored.get(4 + 4 * n..)?;
         let cut = match limit {
@@ -108,12 +110,12 @@ impl FormDoc {
                 let at = 4 + 4 * (l.checked_sub(1)?);
                 u32::from_le_bytes(stored.get(at..at + 4)?.try_into().ok()?) as usize
             }
-            _ => return Some(json.to_vec()),
+            _ => return Some(Cow::Borrowed(json)),
         };
         let mut out = Vec::with_capacity(cut + 2);
         out.extend_from_slice(json.get(..cut)?);
         out.extend_from_slice(b"]}");
-        Some(out)
+        Some(Cow::Owned(out))
     }
 }
 

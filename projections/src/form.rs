@@ -232,7 +232,8 @@ mod tests {
             [(1, "{2}".into()), (7, "{4}".into()), (2, "{5}".into())]
         );
         assert_eq!(again.newest_name().as_deref(), Some("B"));
-        let json = FormDoc::body(&again.render("E271", "NAME"), None).expect("framed");
+        let rendered = again.render("E271", "NAME");
+        let json = FormDoc::body(&rendered, None).expect("framed");
         assert_eq!(
             String::from_utf8_lossy(&json),
             r#"{"horse_no":"E271","horse_name":"NAME","form":[{2},{4},{5}]}"#

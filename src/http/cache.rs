@@ -4,9 +4,7 @@
 //! every use: a 304 costs one sled read and no body, and an amendment is never served stale.
 
 use axum::body::Body;
-use axum::extract::Request;
-use axum::http::{header, HeaderValue, Method, StatusCode};
-use axum::middleware::Next;
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::Response;
 
 /// What every document answer carries.
@@ -39,16 +37,13 @@ fn matches(if_none_match: &str, tag: &str) -> bool {
             .any(|t| t == tag)
 }
 
-/// Around compression: gives a compressed answer a strong `ETag` of its own (the
+/// After compression: gives a compressed answer a strong `ETag` of its own (the
 /// document's, with the coding appended inside the quotes, as each coding is its own
-/// representation and compresses the same bytes the same way), and turns a GET or HEAD
-/// whose `If-None-Match` matches into a 304 without a body. The handlers tag the
-/// documents they serve, so nothing here reads or hashes a body.
-pub(super) async fn conditional(request: Request, next: Next) -> Response {
-    let cacheable = matches!(*request.method(), Method::GET | Method::HEAD);
-    let if_none_match = request.headers().get(header::IF_NONE_MATCH).cloned();
-    let mut response = next.run(request).await;
-    if !cacheable || response.status() != StatusCode::OK {
+/// representation and compresses the same bytes the same way), and turns a 200 whose tag
+/// the client's `If-None-Match` (of a GET or HEAD) matches into a 304 without a body. The
+/// handlers tag the documents they serve, so nothing here reads or hashes a body.
+pub(super) fn revalidate(mut response: Response, if_none_match: Option<&HeaderValue>) -> Response {
+    if response.status() != StatusCode::OK {
         return response;
     }
     let headers = response.headers_mut();

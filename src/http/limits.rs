@@ -11,17 +11,16 @@ use std::num::NonZeroU32;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{header, HeaderName, HeaderValue};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use governor::clock::{Clock, DefaultClock};
 use governor::middleware::StateInformationMiddleware;
 use governor::state::{InMemoryState, NotKeyed};
 use governor::{Quota, RateLimiter};
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use super::{ApiError, AppState};
+use super::ApiError;
 use crate::keys::{Identity, KeyId};
 
 /// Longest request target (path and query) accepted, bytes.
@@ -123,8 +122,20 @@ impl RateLimits {
         bucket
     }
 
-    /// Takes a token for `who`: the headers to send either way, and whether to refuse.
-    fn take(&self, who: &Identity) -> (Vec<(HeaderName, HeaderValue)>, Option<u64>) {
+    /// A place among the requests in flight, held until the answer is made; `None` when
+    /// the service is at capacity (a 503 sheds the load).
+    pub(super) fn admit(&self) -> Option<OwnedSemaphorePermit> {
+        self.in_flight.clone().try_acquire_owned().ok()
+    }
+
+    /// The longest a request may take.
+    pub(super) fn timeout(&self) -> Duration {
+        self.defaults.timeout
+    }
+
+    /// Takes a token for `who`: the headers to send either way, and, to refuse, the
+    /// seconds until the next token.
+    pub(super) fn take(&self, who: &Identity) -> (Vec<(HeaderName, HeaderValue)>, Option<u64>) {
         let (quota, rate, burst) = self.quota(who);
         let window = burst.div_ceil(rate);
         let bucket = self.bucket(who.id, quota, || {
@@ -151,87 +162,51 @@ impl RateLimits {
     }
 }
 
-/// Refuses a key over its rate with 429, `Retry-After` and the RateLimit headers; every
-/// other answer carries the RateLimit headers too.
-pub(super) async fn rate_limit(
-    State(state): State<AppState>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let Some(who) = request.extensions().get::<Identity>().copied() else {
-        return next.run(request).await;
-    };
-    let (headers, refused) = state.limits.take(&who);
-    let mut response = match refused {
-        Some(retry_after) => {
-            metrics::counter!("racing_rate_limited_total").increment(1);
-            let mut r = ApiError::RateLimited(format!(
-                "too many requests for this key; retry in {retry_after} s"
-            ))
-            .into_response();
-            if let Ok(v) = HeaderValue::from_str(&retry_after.to_string()) {
-                r.headers_mut().insert(header::RETRY_AFTER, v);
-            }
-            r
-        }
-        None => next.run(request).await,
-    };
-    response.headers_mut().extend(headers);
+/// The 429 of a key over its rate: `Retry-After` in whole seconds. (The RateLimit headers
+/// go on every answer, this one included.)
+pub(super) fn refusal(retry_after: u64) -> Response {
+    metrics::counter!("racing_rate_limited_total").increment(1);
+    let mut response = ApiError::RateLimited(format!(
+        "too many requests for this key; retry in {retry_after} s"
+    ))
+    .into_response();
+    if let Ok(v) = HeaderValue::from_str(&retry_after.to_string()) {
+        response.headers_mut().insert(header::RETRY_AFTER, v);
+    }
     response
 }
 
-/// Refuses oversized request lines and headers before anything else reads them.
-pub(super) async fn reject_oversized(request: Request, next: Next) -> Response {
+/// An oversized request line or header block, refused before anything else reads them.
+pub(super) fn oversized(request: &Request) -> Option<ApiError> {
     let target = request
         .uri()
         .path_and_query()
         .map_or(0, |p| p.as_str().len());
     if target > MAX_URI_BYTES {
-        return ApiError::UriTooLong(MAX_URI_BYTES).into_response();
+        return Some(ApiError::UriTooLong(MAX_URI_BYTES));
     }
     let headers = request.headers();
     let bytes: usize = headers
         .iter()
         .map(|(n, v)| n.as_str().len() + v.len())
         .sum();
-    if headers.len() > MAX_HEADERS || bytes > MAX_HEADER_BYTES {
-        return ApiError::HeadersTooLarge(MAX_HEADERS, MAX_HEADER_BYTES).into_response();
-    }
-    next.run(request).await
+    (headers.len() > MAX_HEADERS || bytes > MAX_HEADER_BYTES)
+        .then_some(ApiError::HeadersTooLarge(MAX_HEADERS, MAX_HEADER_BYTES))
 }
 
-/// The API is read-only: a GET or HEAD that carries a body is refused, unread. (Other
-/// methods go on to routing, which answers them 405.)
-pub(super) async fn reject_body(request: Request, next: Next) -> Response {
+/// Whether a GET or HEAD carries a body: the API is read-only, and such a request is
+/// refused, unread. (Other methods go on to routing, which answers them 405.)
+pub(super) fn carries_body(request: &Request) -> bool {
     if !matches!(
         *request.method(),
         axum::http::Method::GET | axum::http::Method::HEAD
     ) {
-        return next.run(request).await;
+        return false;
     }
     let headers = request.headers();
     let length = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .map(|v| v.trim() != "0");
-    if length.unwrap_or(false) || headers.contains_key(header::TRANSFER_ENCODING) {
-        return ApiError::BodyNotAccepted.into_response();
-    }
-    next.run(request).await
-}
-
-/// Sheds load past the in-flight limit (503) and bounds the time of each request (503).
-pub(super) async fn bound_work(
-    State(state): State<AppState>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let Ok(_permit) = state.limits.in_flight.clone().try_acquire_owned() else {
-        return ApiError::Unavailable("the service is at capacity; retry shortly".into())
-            .into_response();
-    };
-    match tokio::time::timeout(state.limits.defaults.timeout, next.run(request)).await {
-        Ok(response) => response,
-        Err(_) => ApiError::Unavailable("the request took too long".into()).into_response(),
-    }
+    length.unwrap_or(false) || headers.contains_key(header::TRANSFER_ENCODING)
 }

@@ -12,7 +12,7 @@ use futures::StreamExt;
 use racing_projections::DocKey;
 
 use super::input::Query;
-use super::{document, ApiError, AppState, RacePath};
+use super::{document, race, ApiError, AppState};
 use crate::keys::{Identity, KeyId};
 use crate::live::run_session;
 
@@ -157,15 +157,17 @@ pub(super) async fn odds_socket(
             body = super::openapi::ErrorBody),
     )
 )]
-pub(super) async fn race_odds(
-    State(state): State<AppState>,
-    RacePath(d, n): RacePath,
-    RawQuery(raw): RawQuery,
+pub(super) fn race_odds(
+    state: &AppState,
+    d: &str,
+    n: &str,
+    query: Option<&str>,
 ) -> Result<Response, ApiError> {
-    Query::parse(raw, &[])?;
+    let (d, n) = race(d, n)?;
+    Query::parse(query.map(str::to_owned), &[])?;
     let key = DocKey::Odds {
         date: &d,
         race_number: n,
     };
-    document(&state, key, || format!("no odds for race {n} on {d}"))
+    document(state, key, || format!("no odds for race {n} on {d}"))
 }

@@ -8,33 +8,34 @@ pub mod input;
 mod limits;
 mod live;
 mod openapi;
+mod pipeline;
+pub mod route;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use axum::extract::rejection::PathRejection;
-use axum::extract::{FromRequestParts, Path, RawQuery, Request, State};
-use axum::http::request::Parts;
-use axum::http::{header, HeaderValue};
-use axum::middleware::{self, Next};
+use std::borrow::Cow;
+use std::time::Instant;
+
+use axum::extract::Request;
+use axum::http::{header, HeaderValue, Method};
+use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use bytes::Bytes;
 use racing_projections::{DocKey, FormDoc};
-use tower_http::request_id::{
-    MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer,
-};
-use tower_http::trace::TraceLayer;
 
 pub use error::{ApiError, UNAUTHORIZED_MESSAGE};
 pub use limits::{RateLimits, RequestLimits};
 pub use live::ConnectionSlots;
+pub use pipeline::Api;
 
 use crate::keys::KeyRing;
 use crate::live::SessionContext;
 use crate::read_models::ReadModels;
 use input::{clip, date, horse_no, race_number, Query};
+use route::{param, Route};
 
 /// The header that carries the key (case-insensitive, as every HTTP header name).
 pub const API_KEY_HEADER: &str = "x-api-key";
@@ -86,104 +87,47 @@ pub struct Shared {
     pub shutdown: tokio_util::sync::CancellationToken,
 }
 
-/// The API as a router, for the server and for handler tests.
-pub fn router(state: AppState) -> Router {
-    let routes = Router::new()
-        .route("/api/v1/horses/{horse_no}", get(horse_profile))
-        .route("/api/v1/horses/{horse_no}/form", get(horse_form))
-        .route("/api/v1/results/{date}", get(results_by_date))
-        .route("/api/v1/results/{date}/{race_number}", get(race_result))
-        .route("/api/v1/racecards/today", get(racecard_today))
-        .route("/api/v1/racecards/{date}", get(racecard_by_date))
-        .route("/api/v1/odds/{date}/{race_number}", get(live::race_odds))
+/// The API as one service, for the server and for handler tests: the request pipeline
+/// (`pipeline.rs`: ids, tracing, limits, the key, the rate, conditional GETs and
+/// compression) in front of the documents, and the axum router for every other path.
+pub fn api(state: AppState) -> Api {
+    let others = Router::new()
         .route(ODDS_SOCKET_PATH, get(live::odds_socket))
         .merge(openapi::routes())
         .route_layer(middleware::from_fn(crate::admin::track_requests))
         .fallback(|| async { ApiError::NotFound("no such path".into()) })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .with_state(state.clone());
-    // The layers wrap the router once rather than each route (as `Router::layer` does),
-    // so that a request clones one service stack, not one boxed service per layer. They
-    // run top to bottom: ids and tracing, then size checks, load bounds, the key, the
-    // body check, the key's rate, then conditional GETs over the (possibly compressed)
-    // body, so that each encoding has its own strong ETag.
-    let stack = tower::ServiceBuilder::new()
-        .layer(SetRequestIdLayer::x_request_id(RequestIds))
-        .layer(TraceLayer::new_for_http().make_span_with(request_span))
-        .layer(PropagateRequestIdLayer::x_request_id())
-        .layer(middleware::from_fn(limits::reject_oversized))
-        .layer(middleware::from_fn_with_state(
-            state.clone(),
-            limits::bound_work,
-        ))
-        .layer(middleware::from_fn_with_state(state.clone(), require_key))
-        .layer(middleware::from_fn(limits::reject_body))
-        .layer(middleware::from_fn_with_state(state, limits::rate_limit))
-        .layer(middleware::from_fn(cache::conditional))
-        .layer(tower_http::compression::CompressionLayer::new())
-        .service(routes);
-    Router::new().fallback_service(stack)
+    Api::new(state, others)
 }
 
-/// The span of a request: method, path and request id. Never the query, which may hold
-/// the WebSocket's `api_key`, and never a header value.
-/// Request ids: a random prefix chosen once per process, then a counter. Unique within
-/// the process and unlikely to repeat across processes, for the cost of an atomic
-/// increment (a v4 UUID asked the kernel for randomness on every request: 1.7% of the
-/// service's CPU under load).
-#[derive(Clone, Copy)]
-struct RequestIds;
-
-impl MakeRequestId for RequestIds {
-    fn make_request_id<B>(&mut self, _: &axum::http::Request<B>) -> Option<RequestId> {
-        static PREFIX: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let prefix = *PREFIX.get_or_init(rand::random);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        HeaderValue::from_str(&format!("{prefix:016x}-{n:012x}"))
-            .ok()
-            .map(RequestId::new)
-    }
-}
-
-fn request_span(request: &axum::http::Request<axum::body::Body>) -> tracing::Span {
-    let id = request
-        .headers()
-        .get("x-request-id")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default();
-    tracing::info_span!("request", method = %request.method(), path = %request.uri().path(), id)
-}
-
-/// Refuses any request without a valid key before it reaches a route, so that nothing
-/// about the data, not even which paths exist, leaks to someone without a key. The key's
-/// identity (never the key) goes on to the handlers for per-key limits.
-async fn require_key(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
-    let header = request
-        .headers()
-        .get(API_KEY_HEADER)
-        .and_then(|v| v.to_str().ok());
-    let id = match header {
-        Some(_) => state.keys.identify(header),
-        None if request.uri().path() == ODDS_SOCKET_PATH => {
-            let query = request.uri().query().unwrap_or_default();
-            let key = form_urlencoded::parse(query.as_bytes())
-                .find(|(name, _)| name == "api_key")
-                .map(|(_, value)| value);
-            state.keys.identify(key.as_deref())
+/// The answer to a request for a document, counted in the route metrics; `None` when the
+/// path is not a document's. Every handler reads the store and returns, without waiting
+/// on anything.
+fn answer(state: &AppState, request: &Request) -> Option<Response> {
+    let uri = request.uri();
+    let route = route::route(uri.path())?;
+    let started = Instant::now();
+    let query = uri.query();
+    let answered = if matches!(*request.method(), Method::GET | Method::HEAD) {
+        match route {
+            Route::Profile(h) => horse_profile(state, h, query),
+            Route::Form(h) => horse_form(state, h, query),
+            Route::Results(d) => results_by_date(state, d, query),
+            Route::Race(d, n) => race_result(state, d, n, query),
+            Route::CardToday => racecard_today(state, query),
+            Route::Card(d) => racecard_by_date(state, d, query),
+            Route::Odds(d, n) => live::race_odds(state, d, n, query),
         }
-        None => None,
+    } else {
+        Err(ApiError::MethodNotAllowed)
     };
-    let Some(id) = id else {
-        return ApiError::Unauthorized.into_response();
-    };
-    // The key is no longer needed past this point; only its identity travels on.
-    request.extensions_mut().insert(id);
-    next.run(request).await
-}
-
-fn path_error(e: PathRejection) -> ApiError {
-    ApiError::BadRequest(format!("malformed path: {}", e.body_text()))
+    let response = answered.unwrap_or_else(IntoResponse::into_response);
+    let (requests, latency) =
+        crate::admin::route_metrics(route.template(), response.status().as_u16());
+    requests.increment(1);
+    latency.record(started.elapsed().as_secs_f64());
+    Some(response)
 }
 
 fn at(venue: Option<&str>) -> String {
@@ -241,15 +185,11 @@ pub(crate) fn document(
             body = openapi::ErrorBody),
     )
 )]
-async fn horse_profile(
-    State(state): State<AppState>,
-    path: Result<Path<String>, PathRejection>,
-    RawQuery(raw): RawQuery,
-) -> Result<Response, ApiError> {
-    let Path(h) = path.map_err(path_error)?;
+fn horse_profile(state: &AppState, h: &str, query: Option<&str>) -> Result<Response, ApiError> {
+    let h = param(h, "horse_no")?;
     let h = horse_no(&h)?;
-    Query::parse(raw, &[])?;
-    document(&state, DocKey::Profile(h), || format!("no horse {h}"))
+    Query::parse(query.map(str::to_owned), &[])?;
+    document(state, DocKey::Profile(h), || format!("no horse {h}"))
 }
 
 /// The form of a horse, optionally cut to the newest `limit` entries.
@@ -274,25 +214,33 @@ async fn horse_profile(
             no profile.", body = openapi::ErrorBody),
     )
 )]
-async fn horse_form(
-    State(state): State<AppState>,
-    path: Result<Path<String>, PathRejection>,
-    RawQuery(raw): RawQuery,
-) -> Result<Response, ApiError> {
-    let Path(h) = path.map_err(path_error)?;
+fn horse_form(state: &AppState, h: &str, query: Option<&str>) -> Result<Response, ApiError> {
+    let h = param(h, "horse_no")?;
     let h = horse_no(&h)?;
-    let query = Query::parse(raw, &["limit"])?;
+    let query = Query::parse(query.map(str::to_owned), &["limit"])?;
     let limit = query
         .0
         .get("limit")
         .map(|l| input::form_limit(l))
         .transpose()?;
-    let Some(stored) = stored(&state, DocKey::Form(h))? else {
+    let Some(stored) = stored(state, DocKey::Form(h))? else {
         return Err(ApiError::NotFound(format!("no horse {h}")));
     };
-    let body = FormDoc::body(&stored, limit)
-        .ok_or_else(|| ApiError::Internal(anyhow::anyhow!("form document of {h} is damaged")))?;
-    Ok(json(Bytes::from(body)))
+    let body = match FormDoc::body(&stored, limit) {
+        // The whole document is the stored record's tail: sent from the store's own
+        // buffer, not copied.
+        Some(Cow::Borrowed(whole)) => {
+            let at = stored.len() - whole.len();
+            Bytes::from_owner(stored).slice(at..)
+        }
+        Some(Cow::Owned(cut)) => Bytes::from(cut),
+        None => {
+            return Err(ApiError::Internal(anyhow::anyhow!(
+                "form document of {h} is damaged"
+            )))
+        }
+    };
+    Ok(json(body))
 }
 
 /// All results of a date.
@@ -315,13 +263,11 @@ async fn horse_form(
             body = openapi::ErrorBody),
     )
 )]
-async fn results_by_date(
-    State(state): State<AppState>,
-    Day(d): Day,
-    Venue(venue): Venue,
-) -> Result<Response, ApiError> {
+fn results_by_date(state: &AppState, d: &str, query: Option<&str>) -> Result<Response, ApiError> {
+    let d = day(d)?;
+    let venue = venue(query)?;
     let venue = venue.as_deref();
-    document(&state, DocKey::Results { date: &d, venue }, || {
+    document(state, DocKey::Results { date: &d, venue }, || {
         format!("no results for {d}{}", at(venue))
     })
 }
@@ -348,18 +294,21 @@ async fn results_by_date(
             body = openapi::ErrorBody),
     )
 )]
-async fn race_result(
-    State(state): State<AppState>,
-    RacePath(d, n): RacePath,
-    Venue(venue): Venue,
+fn race_result(
+    state: &AppState,
+    d: &str,
+    n: &str,
+    query: Option<&str>,
 ) -> Result<Response, ApiError> {
+    let (d, n) = race(d, n)?;
+    let venue = venue(query)?;
     let venue = venue.as_deref();
     let key = DocKey::Race {
         date: &d,
         race_number: n,
         venue,
     };
-    document(&state, key, || {
+    document(state, key, || {
         format!("no result for race {n} on {d}{}", at(venue))
     })
 }
@@ -382,10 +331,8 @@ async fn race_result(
             the message names the date.", body = openapi::ErrorBody),
     )
 )]
-async fn racecard_today(
-    State(state): State<AppState>,
-    Venue(venue): Venue,
-) -> Result<Response, ApiError> {
+fn racecard_today(state: &AppState, query: Option<&str>) -> Result<Response, ApiError> {
+    let venue = venue(query)?;
     let venue = venue.as_deref();
     let today = jiff::Timestamp::now()
         .to_zoned(state.timezone.clone())
@@ -395,7 +342,7 @@ async fn racecard_today(
         date: &today,
         venue,
     };
-    document(&state, key, || {
+    document(state, key, || {
         let zone = &state.timezone_name;
         format!("no meeting today ({today} in {zone}){}", at(venue))
     })
@@ -420,62 +367,37 @@ async fn racecard_today(
             body = openapi::ErrorBody),
     )
 )]
-async fn racecard_by_date(
-    State(state): State<AppState>,
-    Day(d): Day,
-    Venue(venue): Venue,
-) -> Result<Response, ApiError> {
+fn racecard_by_date(state: &AppState, d: &str, query: Option<&str>) -> Result<Response, ApiError> {
+    let d = day(d)?;
+    let venue = venue(query)?;
     let venue = venue.as_deref();
-    document(&state, DocKey::Card { date: &d, venue }, || {
+    document(state, DocKey::Card { date: &d, venue }, || {
         format!("no race card for {d}{}", at(venue))
     })
 }
 
-/// The `{date}` of a one-parameter path, checked to be a real calendar date.
-struct Day(String);
-
-impl<S: Send + Sync> FromRequestParts<S> for Day {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
-        let Path(d) = Path::<String>::from_request_parts(parts, state)
-            .await
-            .map_err(path_error)?;
-        date(&d)?;
-        Ok(Day(d))
-    }
+/// The `{date}` of a path, decoded and checked to be a real calendar date.
+fn day(raw: &str) -> Result<Cow<'_, str>, ApiError> {
+    let d = param(raw, "date")?;
+    date(&d)?;
+    Ok(d)
 }
 
-/// The `{date}/{race_number}` of a race path, both checked.
-pub(crate) struct RacePath(pub String, pub u8);
-
-impl<S: Send + Sync> FromRequestParts<S> for RacePath {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
-        let Path((d, n)) = Path::<(String, String)>::from_request_parts(parts, state)
-            .await
-            .map_err(path_error)?;
-        date(&d)?;
-        let n = race_number(&n)?;
-        Ok(RacePath(d, n))
-    }
+/// The `{date}/{race_number}` of a race path, both decoded and checked.
+pub(crate) fn race<'a>(d: &'a str, n: &str) -> Result<(Cow<'a, str>, u8), ApiError> {
+    let d = day(d)?;
+    let n = race_number(&param(n, "race_number")?)?;
+    Ok((d, n))
 }
 
 /// The query of the date endpoints: only `venue`, a meeting's racecourse on a date with
 /// more than one.
-struct Venue(Option<String>);
-
-impl<S: Send + Sync> FromRequestParts<S> for Venue {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
-        let mut query = Query::parse(parts.uri.query().map(str::to_owned), &["venue"])?;
-        match query.0.remove("venue") {
-            Some(v) if v.trim().is_empty() => Err(ApiError::BadRequest(
-                "query parameter `venue` is empty".into(),
-            )),
-            v => Ok(Venue(v)),
-        }
+fn venue(query: Option<&str>) -> Result<Option<String>, ApiError> {
+    let mut query = Query::parse(query.map(str::to_owned), &["venue"])?;
+    match query.0.remove("venue") {
+        Some(v) if v.trim().is_empty() => Err(ApiError::BadRequest(
+            "query parameter `venue` is empty".into(),
+        )),
+        v => Ok(v),
     }
 }

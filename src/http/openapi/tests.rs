@@ -32,7 +32,7 @@ fn doc(s: &MemState, key: DocKey<'_>) -> Value {
     let bytes = s.doc(key).unwrap_or_else(|| panic!("no document {key:?}"));
     let bytes = match key {
         DocKey::Form(_) => FormDoc::body(bytes, None).expect("framed"),
-        _ => bytes.to_vec(),
+        _ => bytes.into(),
     };
     serde_json::from_slice(&bytes).expect("json")
 }

@@ -1,0 +1,269 @@
+//! Everything the service does to every request, as one service: a request id and a
+//! span, the size checks, the in-flight bound, the key, the body check, the key's rate,
+//! then the answer, its conditional GET and, when the client asks, compression.
+//!
+//! This was ten tower layers, each with its own future, body wrapper and state clone per
+//! request; together with the router they cost more CPU per request than hyper and the
+//! kernel's loopback did (BENCHMARKS.md). A read of a document now runs from the key check
+//! to its answer within one call, on the request's first poll, with no future allocated;
+//! only what may wait (the WebSocket upgrade, the OpenAPI pages, compression) is boxed and
+//! bounded by the request timeout.
+
+use std::convert::Infallible;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::header::{ACCEPT_ENCODING, IF_NONE_MATCH, VARY};
+use axum::http::{HeaderName, HeaderValue, Method};
+use axum::response::{IntoResponse, Response};
+use axum::Router;
+use futures::future::{BoxFuture, Either, FutureExt, Ready};
+use tower::Service;
+use tower_http::compression::Compression;
+use tracing::Instrument;
+
+use super::{answer, cache, limits, ApiError, AppState, API_KEY_HEADER, ODDS_SOCKET_PATH};
+use crate::keys::Identity;
+
+/// The request id header, taken from the client when it sends one.
+const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// The whole HTTP API as one service: what [`super::api`] makes and the server runs.
+#[derive(Clone)]
+pub struct Api {
+    state: AppState,
+    plain: Answers,
+    compressed: Compression<Answers>,
+}
+
+/// The documents, then the router for every other path.
+#[derive(Clone)]
+struct Answers {
+    state: AppState,
+    router: Router,
+}
+
+impl Api {
+    /// The pipeline in front of `router`, which answers every path that is not a
+    /// document's.
+    pub(super) fn new(state: AppState, router: Router) -> Api {
+        let plain = Answers {
+            state: state.clone(),
+            router,
+        };
+        Api {
+            state,
+            compressed: Compression::new(plain.clone()),
+            plain,
+        }
+    }
+
+    /// The checks every request passes before its answer, in order: sizes, load, key,
+    /// body, rate. The refusal to send otherwise (a whole response: it is sent as it is).
+    #[allow(clippy::result_large_err)]
+    fn admit(&self, request: &Request) -> Result<Admission, Response> {
+        if let Some(e) = limits::oversized(request) {
+            return Err(e.into_response());
+        }
+        let Some(permit) = self.state.limits.admit() else {
+            return Err(
+                ApiError::Unavailable("the service is at capacity; retry shortly".into())
+                    .into_response(),
+            );
+        };
+        let Some(who) = identify(&self.state, request) else {
+            return Err(ApiError::Unauthorized.into_response());
+        };
+        if limits::carries_body(request) {
+            return Err(ApiError::BodyNotAccepted.into_response());
+        }
+        let (rate, refused) = self.state.limits.take(&who);
+        if let Some(retry_after) = refused {
+            let mut response = limits::refusal(retry_after);
+            response.headers_mut().extend(rate);
+            return Err(response);
+        }
+        Ok(Admission { permit, who, rate })
+    }
+}
+
+/// What an admitted request carries to its answer.
+struct Admission {
+    /// Its place among the requests in flight, held until the answer is made.
+    permit: tokio::sync::OwnedSemaphorePermit,
+    /// Whose key it came with.
+    who: Identity,
+    /// The key's RateLimit headers, for the answer.
+    rate: Vec<(HeaderName, HeaderValue)>,
+}
+
+impl Service<Request> for Api {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Either<
+        Ready<Result<Response, Infallible>>,
+        BoxFuture<'static, Result<Response, Infallible>>,
+    >;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, mut request: Request) -> Self::Future {
+        let started = Instant::now();
+        let id = request_id(&request);
+        let span = request_span(&request, &id);
+        let (admission, if_none_match, coded) = {
+            let _entered = span.enter();
+            let admission = match self.admit(&request) {
+                Ok(admission) => admission,
+                Err(refusal) => return done(finish(refusal, id, started)),
+            };
+            let if_none_match = matches!(*request.method(), Method::GET | Method::HEAD)
+                .then(|| request.headers().get(IF_NONE_MATCH).cloned())
+                .flatten();
+            let coded = request.headers().contains_key(ACCEPT_ENCODING);
+            if !coded {
+                if let Some(response) = answer(&self.state, &request) {
+                    let response = conclude(response, admission.rate, if_none_match, true);
+                    return done(finish(response, id, started));
+                }
+            }
+            (admission, if_none_match, coded)
+        };
+        let Admission { permit, who, rate } = admission;
+        // The handlers behind the router (the WebSocket's) need to know whose key it is.
+        request.extensions_mut().insert(who);
+        let answering = if coded {
+            Either::Left(
+                self.compressed
+                    .call(request)
+                    .map(|r| r.map(|r| r.map(Body::new))),
+            )
+        } else {
+            Either::Right(self.plain.call(request))
+        };
+        let timeout = self.state.limits.timeout();
+        Either::Right(
+            async move {
+                let response = match tokio::time::timeout(timeout, answering).await {
+                    Ok(Ok(response)) => response,
+                    Ok(Err(never)) => match never {},
+                    Err(_) => {
+                        ApiError::Unavailable("the request took too long".into()).into_response()
+                    }
+                };
+                drop(permit);
+                let response = conclude(response, rate, if_none_match, !coded);
+                Ok(finish(response, id, started))
+            }
+            .instrument(span)
+            .boxed(),
+        )
+    }
+}
+
+impl Service<Request> for Answers {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Either<Ready<Result<Response, Infallible>>, <Router as Service<Request>>::Future>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        match answer(&self.state, &request) {
+            Some(response) => Either::Left(futures::future::ready(Ok(response))),
+            None => Either::Right(self.router.call(request)),
+        }
+    }
+}
+
+fn done(response: Response) -> <Api as Service<Request>>::Future {
+    Either::Left(futures::future::ready(Ok(response)))
+}
+
+/// The answer of an admitted request as sent: a 304 if the client holds it, the key's
+/// RateLimit headers, and `Vary` where compression did not add it (`plain`), since every
+/// answer may be compressed for a client that asks.
+fn conclude(
+    response: Response,
+    rate: Vec<(HeaderName, HeaderValue)>,
+    if_none_match: Option<HeaderValue>,
+    plain: bool,
+) -> Response {
+    let mut response = cache::revalidate(response, if_none_match.as_ref());
+    let headers = response.headers_mut();
+    headers.extend(rate);
+    if plain {
+        headers.append(VARY, HeaderValue::from_static("accept-encoding"));
+    }
+    response
+}
+
+/// Every answer: its request id, and a log line of its status and time (an error for a
+/// 5xx, as the tower trace layer did).
+fn finish(mut response: Response, id: HeaderValue, started: Instant) -> Response {
+    response.headers_mut().insert(REQUEST_ID, id);
+    let status = response.status();
+    let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
+    if status.is_server_error() {
+        tracing::error!(status = status.as_u16(), latency_ms, "response failed");
+    } else {
+        tracing::debug!(
+            status = status.as_u16(),
+            latency_ms,
+            "finished processing request"
+        );
+    }
+    response
+}
+
+/// The key's identity; `None` refuses the request before routing, so that nothing about
+/// the data, not even which paths exist, leaks to someone without a key. The WebSocket
+/// alone may carry its key as `?api_key=` (browsers cannot set its headers).
+fn identify(state: &AppState, request: &Request) -> Option<Identity> {
+    let header = request
+        .headers()
+        .get(API_KEY_HEADER)
+        .and_then(|v| v.to_str().ok());
+    match header {
+        Some(_) => state.keys.identify(header),
+        None if request.uri().path() == ODDS_SOCKET_PATH => {
+            let query = request.uri().query().unwrap_or_default();
+            let key = form_urlencoded::parse(query.as_bytes())
+                .find(|(name, _)| name == "api_key")
+                .map(|(_, value)| value);
+            state.keys.identify(key.as_deref())
+        }
+        None => None,
+    }
+}
+
+/// The client's request id if it sent one, else a random prefix chosen once per process
+/// and a counter: unique within the process and unlikely to repeat across processes, for
+/// the cost of an atomic increment (a v4 UUID asked the kernel for randomness on every
+/// request: 1.7% of the service's CPU under load).
+fn request_id(request: &Request) -> HeaderValue {
+    if let Some(id) = request.headers().get(REQUEST_ID) {
+        return id.clone();
+    }
+    static PREFIX: OnceLock<u64> = OnceLock::new();
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let prefix = *PREFIX.get_or_init(rand::random);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    HeaderValue::from_str(&format!("{prefix:016x}-{n:012x}"))
+        .unwrap_or_else(|_| HeaderValue::from_static("-"))
+}
+
+/// The span of a request: method, path and request id. Never the query, which may hold
+/// the WebSocket's `api_key`, and never a header value.
+fn request_span(request: &Request, id: &HeaderValue) -> tracing::Span {
+    let id = id.to_str().unwrap_or_default();
+    tracing::info_span!("request", method = %request.method(), path = %request.uri().path(), id)
+}
