@@ -7,6 +7,100 @@ use std::borrow::Cow;
 use racing_events::{CardRunner, RaceCard, RaceResult, ResultRunner};
 use serde::{Deserialize, Serialize};
 
+/// Bytes of the strong `ETag` that heads every stored document.
+pub const ETAG_LEN: usize = 34;
+
+/// The strong `ETag` of the bytes `sent` as the header carries it: their 128-bit xxh3 in
+/// hex, quoted. Stored ahead of each document when it is rendered, so that a GET sends
+/// it without hashing the body again.
+pub fn etag(sent: &[u8]) -> [u8; ETAG_LEN] {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let hash = xxhash_rust::xxh3::xxh3_128(sent).to_be_bytes();
+    let mut tag = [b'"'; ETAG_LEN];
+    for (i, byte) in hash.iter().enumerate() {
+        tag[1 + 2 * i] = HEX[usize::from(byte >> 4)];
+        tag[2 + 2 * i] = HEX[usize::from(byte & 0xf)];
+    }
+    tag
+}
+
+#[cfg(test)]
+mod etag_tests {
+    use super::*;
+
+    #[test]
+    fn an_etag_is_the_quoted_hex_of_the_bodys_xxh3_128() {
+        let body = br#"{"horse_no":"E271"}"#;
+        let expected = format!("\"{:032x}\"", xxhash_rust::xxh3::xxh3_128(body));
+        assert_eq!(etag(body).as_slice(), expected.as_bytes());
+        assert_ne!(etag(b"{}"), etag(b"[]"));
+    }
+
+    #[test]
+    fn a_sealed_form_is_tagged_by_the_json_it_sends() {
+        let record = FormDoc::render("E271", "NAME", [&b"{}"[..], b"{}"].into_iter());
+        let stored = seal(true, &record);
+        let json = FormDoc::body(&record, None).expect("framed");
+        assert_eq!(&stored[..ETAG_LEN], etag(&json).as_slice());
+        assert_eq!(unseal(&stored), record.as_slice());
+        let doc = Doc::new(stored.into()).expect("tagged");
+        assert_eq!(&*doc, record.as_slice());
+        assert_eq!(doc.etag(), etag(&json).as_slice());
+    }
+}
+
+/// A stored document as read: its `ETag` and its bytes, sharing the store's buffer.
+/// Dereferences to the bytes (for a form, the framed record of [`FormDoc`]).
+#[derive(Debug, Clone)]
+pub struct Doc {
+    stored: sled::IVec,
+}
+
+impl Doc {
+    /// The stored value, checked to hold an `ETag`; `None` when it is too short to.
+    pub(crate) fn new(stored: sled::IVec) -> Option<Doc> {
+        (stored.len() >= ETAG_LEN).then_some(Doc { stored })
+    }
+
+    /// The `ETag` of the whole document, quoted.
+    pub fn etag(&self) -> &[u8] {
+        &self.stored[..ETAG_LEN]
+    }
+
+    /// The stored value whole: the `ETag` in its first [`ETAG_LEN`] bytes, then the
+    /// document, for sending both from the store's own buffer.
+    pub fn into_stored(self) -> sled::IVec {
+        self.stored
+    }
+}
+
+impl std::ops::Deref for Doc {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        &self.stored[ETAG_LEN..]
+    }
+}
+
+/// A document's stored value: the `ETag` of what a GET of it sends, then `doc` (which,
+/// for a form, is the framed record, and a GET sends its JSON).
+pub(crate) fn seal(form: bool, doc: &[u8]) -> Vec<u8> {
+    let sent = if form {
+        FormDoc::body(doc, None).unwrap_or_default()
+    } else {
+        Cow::Borrowed(doc)
+    };
+    let mut stored = Vec::with_capacity(ETAG_LEN + doc.len());
+    stored.extend_from_slice(&etag(&sent));
+    stored.extend_from_slice(doc);
+    stored
+}
+
+/// The document of a stored value (the bytes after its `ETag`).
+pub(crate) fn unseal(stored: &[u8]) -> &[u8] {
+    stored.get(ETAG_LEN..).unwrap_or_default()
+}
+
 /// One race of a horse's form, as stored and served (interface.md 2.2 plus `status` and
 /// `dead_heat`, api-contract.md).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

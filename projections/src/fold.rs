@@ -78,6 +78,23 @@ fn read<T: DeserializeOwned>(s: &impl State, key: &[u8]) -> Result<Option<T>, St
     }
 }
 
+/// Reads a document's JSON (past its `ETag`).
+fn read_doc<T: DeserializeOwned>(s: &impl State, key: DocKey<'_>) -> Result<Option<T>, StoreError> {
+    let key = key.key();
+    match s.get(&key)? {
+        Some(stored) => serde_json::from_slice(docs::unseal(&stored))
+            .map(Some)
+            .map_err(|e| StoreError::Corrupt(format!("{}: {e}", String::from_utf8_lossy(&key)))),
+        None => Ok(None),
+    }
+}
+
+/// Stores a document with its `ETag`, made once here rather than on every GET.
+fn put_doc(s: &mut impl State, key: DocKey<'_>, doc: &[u8]) {
+    let form = matches!(key, DocKey::Form(_));
+    s.put(key.key(), docs::seal(form, doc));
+}
+
 fn write<T: Serialize>(s: &mut impl State, key: Vec<u8>, value: &T) {
     // Source records are plain data: serialising them cannot fail.
     s.put(key, serde_json::to_vec(value).unwrap_or_default());
@@ -123,7 +140,7 @@ impl Fold {
 
     fn profile(&mut self, s: &mut impl State, p: &HorseProfile) -> Result<(), StoreError> {
         // The document is the profile as the feed gave it: no other record is kept.
-        s.put(DocKey::Profile(&p.horse_no).key(), docs::render_profile(p));
+        put_doc(s, DocKey::Profile(&p.horse_no), &docs::render_profile(p));
         // The profile's name heads the form document.
         self.form(s, &p.horse_no)?;
         Ok(())
@@ -233,7 +250,7 @@ impl Fold {
                     date: &date,
                     venue: venue.as_deref(),
                 };
-                s.put(key.key(), bytes);
+                put_doc(s, key, &bytes);
             }
             for (race_number, venue, bytes) in rendered.races {
                 let key = DocKey::Race {
@@ -241,7 +258,7 @@ impl Fold {
                     race_number,
                     venue: venue.as_deref(),
                 };
-                s.put(key.key(), bytes);
+                put_doc(s, key, &bytes);
             }
         }
         for date in std::mem::take(&mut self.card_days) {
@@ -276,7 +293,7 @@ impl Fold {
                     date: &date,
                     venue: venue.as_deref(),
                 };
-                s.put(key.key(), bytes);
+                put_doc(s, key, &bytes);
             }
         }
         let odds = std::mem::take(&mut self.odds);
@@ -285,7 +302,7 @@ impl Fold {
             .flat_map(|(date, races)| races.iter().map(move |(n, race)| ((date, *n), race)))
         {
             let doc = docs::render_odds(date, race_number, race);
-            s.put(DocKey::Odds { date, race_number }.key(), doc);
+            put_doc(s, DocKey::Odds { date, race_number }, &doc);
             write(s, keys::odds(date, race_number), race);
         }
         if let Some(seq) = self.odds_seq.take() {
@@ -299,7 +316,7 @@ impl Fold {
             );
         }
         for (horse, form) in std::mem::take(&mut self.forms) {
-            let profile: Option<Named> = read(s, &DocKey::Profile(&horse).key())?;
+            let profile: Option<Named> = read_doc(s, DocKey::Profile(&horse))?;
             let name = match profile.map(|p| p.horse_name).or_else(|| form.newest_name()) {
                 Some(name) => name,
                 // Appears nowhere any more (an amendment removed its only race).
@@ -314,7 +331,7 @@ impl Fold {
             } else if form.changed() {
                 s.put(keys::form(&horse), form.encode());
             }
-            s.put(DocKey::Form(&horse).key(), form.render(&horse, &name));
+            put_doc(s, DocKey::Form(&horse), &form.render(&horse, &name));
         }
         Ok(())
     }

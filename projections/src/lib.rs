@@ -7,7 +7,7 @@ mod form;
 mod keys;
 mod store;
 
-pub use docs::{FormDoc, FormEntry};
+pub use docs::{etag, Doc, FormDoc, FormEntry, ETAG_LEN};
 pub use fold::{Fold, Outcome, RaceOdds, State};
 pub use keys::DocKey;
 pub use store::{Batch, BatchStats, DeadLetter, MemState, Store};

@@ -9,13 +9,15 @@ use std::sync::{Arc, Mutex};
 use racing_events::Envelope;
 use serde::{Deserialize, Serialize};
 
+use crate::docs::Doc;
 use crate::fold::{Fold, Outcome, RaceOdds, State};
 use crate::keys::{self, DocKey};
 use crate::StoreError;
 
 /// Version of the key layout and record formats; a store of another version is rebuilt.
 /// 2: a record per horse's form, per batch's applied `event_id`s; no profile record.
-const SCHEMA: &[u8] = b"2";
+/// 3: every document headed by its `ETag`.
+const SCHEMA: &[u8] = b"3";
 const SCHEMA_KEY: &[u8] = b"meta\0schema";
 
 /// How much of a refused payload a dead letter keeps for inspection; the whole message
@@ -88,8 +90,13 @@ impl Store {
     }
 
     /// A served document, as stored.
-    pub fn doc(&self, key: DocKey<'_>) -> Result<Option<sled::IVec>, StoreError> {
-        Ok(self.tree.get(key.key())?)
+    pub fn doc(&self, key: DocKey<'_>) -> Result<Option<Doc>, StoreError> {
+        let Some(stored) = self.tree.get(key.key())? else {
+            return Ok(None);
+        };
+        Doc::new(stored)
+            .map(Some)
+            .ok_or_else(|| StoreError::Corrupt(format!("document {key:?} has no ETag")))
     }
 
     /// The current odds of a race.
@@ -415,8 +422,8 @@ impl State for MemState {
 }
 
 impl MemState {
-    /// A served document, as the fold left it.
+    /// A served document, as the fold left it (without its `ETag`).
     pub fn doc(&self, key: DocKey<'_>) -> Option<&[u8]> {
-        self.records.get(&key.key()).map(Vec::as_slice)
+        self.records.get(&key.key()).map(|v| crate::docs::unseal(v))
     }
 }

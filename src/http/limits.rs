@@ -12,7 +12,7 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use axum::extract::Request;
-use axum::http::{header, HeaderName, HeaderValue};
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use governor::clock::{Clock, DefaultClock};
 use governor::middleware::StateInformationMiddleware;
@@ -135,7 +135,7 @@ impl RateLimits {
 
     /// Takes a token for `who`: the headers to send either way, and, to refuse, the
     /// seconds until the next token.
-    pub(super) fn take(&self, who: &Identity) -> (Vec<(HeaderName, HeaderValue)>, Option<u64>) {
+    pub(super) fn take(&self, who: &Identity) -> (RateHeaders, Option<u64>) {
         let (quota, rate, burst) = self.quota(who);
         let window = burst.div_ceil(rate);
         let bucket = self.bucket(who.id, quota, || {
@@ -153,12 +153,28 @@ impl RateLimits {
                 (0, window, Some(secs.max(1)))
             }
         };
-        let mut headers = vec![(HeaderName::from_static("ratelimit-policy"), bucket.policy)];
-        let limit = format!("\"default\";r={remaining};t={reset}");
-        if let Ok(limit) = HeaderValue::from_str(&limit) {
-            headers.push((HeaderName::from_static("ratelimit"), limit));
-        }
+        let limit = super::formatted(format_args!("\"default\";r={remaining};t={reset}"));
+        let headers = RateHeaders {
+            policy: bucket.policy,
+            limit,
+        };
         (headers, refused)
+    }
+}
+
+/// The RateLimit headers of an answer: the key's policy, and where it stands.
+pub(super) struct RateHeaders {
+    policy: HeaderValue,
+    limit: Option<HeaderValue>,
+}
+
+impl RateHeaders {
+    /// Adds them to an answer's headers.
+    pub(super) fn add_to(self, headers: &mut HeaderMap) {
+        headers.insert(HeaderName::from_static("ratelimit-policy"), self.policy);
+        if let Some(limit) = self.limit {
+            headers.insert(HeaderName::from_static("ratelimit"), limit);
+        }
     }
 }
 

@@ -24,7 +24,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use bytes::Bytes;
-use racing_projections::{DocKey, FormDoc};
+use racing_projections::{etag, Doc, DocKey, FormDoc, ETAG_LEN};
 
 pub use error::{ApiError, UNAUTHORIZED_MESSAGE};
 pub use limits::{RateLimits, RequestLimits};
@@ -137,7 +137,7 @@ fn at(venue: Option<&str>) -> String {
 }
 
 /// Reads one stored document; `Ok(None)` when there is none.
-fn stored(state: &AppState, key: DocKey<'_>) -> Result<Option<sled::IVec>, ApiError> {
+fn stored(state: &AppState, key: DocKey<'_>) -> Result<Option<Doc>, ApiError> {
     if !state.ready.load(Ordering::Relaxed) {
         return Err(ApiError::Unavailable(
             "the read models are still being built from the log; retry shortly".into(),
@@ -146,15 +146,41 @@ fn stored(state: &AppState, key: DocKey<'_>) -> Result<Option<sled::IVec>, ApiEr
     Ok(state.read_models.load().doc(key)?)
 }
 
-/// A document answer: JSON, with its `ETag` and `Cache-Control`.
-fn json(body: Bytes) -> Response {
-    let mut response = body.clone().into_response();
-    response.headers_mut().insert(
+/// A document answer: JSON, with its `ETag` and `Cache-Control`. Its header map is made
+/// with room for every header the answer will carry, so that it is allocated once.
+fn json(body: Bytes, etag: HeaderValue) -> Response {
+    let mut response = Response::new(axum::body::Body::from(body));
+    let headers = response.headers_mut();
+    headers.reserve(ANSWER_HEADERS);
+    headers.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
-    cache::tag(&mut response, &body);
+    cache::tag(&mut response, etag);
     response
+}
+
+/// Headers of a document answer: type, ETag, cache control, the two RateLimit headers,
+/// Vary and the request id (hyper writes the length and date itself).
+const ANSWER_HEADERS: usize = 7;
+
+/// A header value formatted on the stack: its own bytes are its only allocation. `None`
+/// for a value over 64 bytes or not valid in a header.
+fn formatted(args: std::fmt::Arguments<'_>) -> Option<HeaderValue> {
+    let mut buf = [0u8; 64];
+    let mut cursor = std::io::Cursor::new(&mut buf[..]);
+    std::io::Write::write_fmt(&mut cursor, args).ok()?;
+    let len = usize::try_from(cursor.position()).ok()?;
+    HeaderValue::from_bytes(buf.get(..len)?).ok()
+}
+
+/// The answer of a whole stored document: its body and its `ETag`, both sent from the
+/// store's own buffer.
+fn whole(doc: Doc) -> Result<Response, ApiError> {
+    let stored = Bytes::from_owner(doc.into_stored());
+    let etag = HeaderValue::from_maybe_shared(stored.slice(..ETAG_LEN))
+        .map_err(|_| ApiError::Internal(anyhow::anyhow!("a stored ETag is not a header value")))?;
+    Ok(json(stored.slice(ETAG_LEN..), etag))
 }
 
 pub(crate) fn document(
@@ -163,7 +189,7 @@ pub(crate) fn document(
     missing: impl FnOnce() -> String,
 ) -> Result<Response, ApiError> {
     match stored(state, key)? {
-        Some(bytes) => Ok(json(Bytes::from_owner(bytes))),
+        Some(doc) => whole(doc),
         None => Err(ApiError::NotFound(missing())),
     }
 }
@@ -223,24 +249,25 @@ fn horse_form(state: &AppState, h: &str, query: Option<&str>) -> Result<Response
         .get("limit")
         .map(|l| input::form_limit(l))
         .transpose()?;
-    let Some(stored) = stored(state, DocKey::Form(h))? else {
+    let Some(doc) = stored(state, DocKey::Form(h))? else {
         return Err(ApiError::NotFound(format!("no horse {h}")));
     };
-    let body = match FormDoc::body(&stored, limit) {
-        // The whole document is the stored record's tail: sent from the store's own
-        // buffer, not copied.
-        Some(Cow::Borrowed(whole)) => {
-            let at = stored.len() - whole.len();
-            Bytes::from_owner(stored).slice(at..)
+    let damaged = || ApiError::Internal(anyhow::anyhow!("form document of {h} is damaged"));
+    match FormDoc::body(&doc, limit).ok_or_else(damaged)? {
+        // The whole document is the stored value's tail: sent from the store's own buffer,
+        // with the stored ETag.
+        Cow::Borrowed(all) => {
+            let at = all.len();
+            let stored = Bytes::from_owner(doc.into_stored());
+            let etag =
+                HeaderValue::from_maybe_shared(stored.slice(..ETAG_LEN)).map_err(|_| damaged())?;
+            Ok(json(stored.slice(stored.len() - at..), etag))
         }
-        Some(Cow::Owned(cut)) => Bytes::from(cut),
-        None => {
-            return Err(ApiError::Internal(anyhow::anyhow!(
-                "form document of {h} is damaged"
-            )))
+        Cow::Owned(cut) => {
+            let etag = HeaderValue::from_bytes(&etag(&cut)).map_err(|_| damaged())?;
+            Ok(json(Bytes::from(cut), etag))
         }
-    };
-    Ok(json(body))
+    }
 }
 
 /// All results of a date.
@@ -399,5 +426,24 @@ fn venue(query: Option<&str>) -> Result<Option<String>, ApiError> {
             "query parameter `venue` is empty".into(),
         )),
         v => Ok(v),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_formatted_header_value_is_exact_or_refused() {
+        let v = formatted(format_args!("\"default\";r={};t={}", 41, 2)).expect("fits");
+        assert_eq!(v, "\"default\";r=41;t=2");
+        assert!(
+            formatted(format_args!("{:065}", 0)).is_none(),
+            "over 64 bytes"
+        );
+        assert!(
+            formatted(format_args!("a\nb")).is_none(),
+            "not a header value"
+        );
     }
 }

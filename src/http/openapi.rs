@@ -102,7 +102,10 @@ fn with_type(body: Bytes, content_type: &'static str) -> Response {
     response
         .headers_mut()
         .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
-    super::cache::tag(&mut response, &body);
+    let etag = racing_projections::etag(&body);
+    if let Ok(etag) = HeaderValue::from_bytes(&etag) {
+        super::cache::tag(&mut response, etag);
+    }
     response
 }
 

@@ -26,7 +26,10 @@ use tower::Service;
 use tower_http::compression::Compression;
 use tracing::Instrument;
 
-use super::{answer, cache, limits, ApiError, AppState, API_KEY_HEADER, ODDS_SOCKET_PATH};
+use super::limits::RateHeaders;
+use super::{
+    answer, cache, formatted, limits, ApiError, AppState, API_KEY_HEADER, ODDS_SOCKET_PATH,
+};
 use crate::keys::Identity;
 
 /// The request id header, taken from the client when it sends one.
@@ -84,7 +87,7 @@ impl Api {
         let (rate, refused) = self.state.limits.take(&who);
         if let Some(retry_after) = refused {
             let mut response = limits::refusal(retry_after);
-            response.headers_mut().extend(rate);
+            rate.add_to(response.headers_mut());
             return Err(response);
         }
         Ok(Admission { permit, who, rate })
@@ -98,7 +101,7 @@ struct Admission {
     /// Whose key it came with.
     who: Identity,
     /// The key's RateLimit headers, for the answer.
-    rate: Vec<(HeaderName, HeaderValue)>,
+    rate: RateHeaders,
 }
 
 impl Service<Request> for Api {
@@ -193,13 +196,13 @@ fn done(response: Response) -> <Api as Service<Request>>::Future {
 /// answer may be compressed for a client that asks.
 fn conclude(
     response: Response,
-    rate: Vec<(HeaderName, HeaderValue)>,
+    rate: RateHeaders,
     if_none_match: Option<HeaderValue>,
     plain: bool,
 ) -> Response {
     let mut response = cache::revalidate(response, if_none_match.as_ref());
     let headers = response.headers_mut();
-    headers.extend(rate);
+    rate.add_to(headers);
     if plain {
         headers.append(VARY, HeaderValue::from_static("accept-encoding"));
     }
@@ -257,8 +260,8 @@ fn request_id(request: &Request) -> HeaderValue {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let prefix = *PREFIX.get_or_init(rand::random);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    HeaderValue::from_str(&format!("{prefix:016x}-{n:012x}"))
-        .unwrap_or_else(|_| HeaderValue::from_static("-"))
+    formatted(format_args!("{prefix:016x}-{n:012x}"))
+        .unwrap_or_else(|| HeaderValue::from_static("-"))
 }
 
 /// The span of a request: method, path and request id. Never the query, which may hold
