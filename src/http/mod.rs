@@ -12,7 +12,7 @@ mod pipeline;
 pub mod route;
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use std::borrow::Cow;
 use std::time::Instant;
@@ -101,13 +101,12 @@ pub fn api(state: AppState) -> Api {
     Api::new(state, others)
 }
 
-/// The answer to a request for a document, counted in the route metrics; `None` when the
-/// path is not a document's. Every handler reads the store and returns, without waiting
-/// on anything.
-fn answer(state: &AppState, request: &Request) -> Option<Response> {
+/// The answer to a request for a document, counted in the route metrics with its time
+/// since `started`; `None` when the path is not a document's. Every handler reads the
+/// store and returns, without waiting on anything.
+fn answer(state: &AppState, request: &Request, started: Instant) -> Option<Response> {
     let uri = request.uri();
     let route = route::route(uri.path())?;
-    let started = Instant::now();
     let query = uri.query();
     let answered = if matches!(*request.method(), Method::GET | Method::HEAD) {
         match route {
@@ -123,8 +122,20 @@ fn answer(state: &AppState, request: &Request) -> Option<Response> {
         Err(ApiError::MethodNotAllowed)
     };
     let response = answered.unwrap_or_else(IntoResponse::into_response);
-    let (requests, latency) =
-        crate::admin::route_metrics(route.template(), response.status().as_u16());
+    let status = response.status().as_u16();
+    // The 200s of each route have their handles at hand; other answers look theirs up.
+    static OK: [OnceLock<(metrics::Counter, metrics::Histogram)>; Route::COUNT] =
+        [const { OnceLock::new() }; Route::COUNT];
+    let looked_up;
+    let (requests, latency) = match OK.get(route.index()) {
+        Some(ok) if status == 200 => {
+            ok.get_or_init(|| crate::admin::route_metrics(route.template(), status))
+        }
+        _ => {
+            looked_up = crate::admin::route_metrics(route.template(), status);
+            &looked_up
+        }
+    };
     requests.increment(1);
     latency.record(started.elapsed().as_secs_f64());
     Some(response)

@@ -11,7 +11,7 @@
 
 use std::convert::Infallible;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 use std::time::Instant;
 
@@ -36,8 +36,11 @@ use crate::keys::Identity;
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 /// The whole HTTP API as one service: what [`super::api`] makes and the server runs.
+/// The server clones it for every request, so it is one `Arc`.
 #[derive(Clone)]
-pub struct Api {
+pub struct Api(Arc<Parts>);
+
+struct Parts {
     state: AppState,
     plain: Answers,
     compressed: Compression<Answers>,
@@ -58,33 +61,34 @@ impl Api {
             state: state.clone(),
             router,
         };
-        Api {
+        Api(Arc::new(Parts {
             state,
             compressed: Compression::new(plain.clone()),
             plain,
-        }
+        }))
     }
 
     /// The checks every request passes before its answer, in order: sizes, load, key,
     /// body, rate. The refusal to send otherwise (a whole response: it is sent as it is).
     #[allow(clippy::result_large_err)]
     fn admit(&self, request: &Request) -> Result<Admission, Response> {
+        let state = &self.0.state;
         if let Some(e) = limits::oversized(request) {
             return Err(e.into_response());
         }
-        let Some(permit) = self.state.limits.admit() else {
+        let Some(permit) = state.limits.admit() else {
             return Err(
                 ApiError::Unavailable("the service is at capacity; retry shortly".into())
                     .into_response(),
             );
         };
-        let Some(who) = identify(&self.state, request) else {
+        let Some(who) = identify(state, request) else {
             return Err(ApiError::Unauthorized.into_response());
         };
         if limits::carries_body(request) {
             return Err(ApiError::BodyNotAccepted.into_response());
         }
-        let (rate, refused) = self.state.limits.take(&who);
+        let (rate, refused) = state.limits.take(&who);
         if let Some(retry_after) = refused {
             let mut response = limits::refusal(retry_after);
             rate.add_to(response.headers_mut());
@@ -131,7 +135,7 @@ impl Service<Request> for Api {
                 .flatten();
             let coded = request.headers().contains_key(ACCEPT_ENCODING);
             if !coded {
-                if let Some(response) = answer(&self.state, &request) {
+                if let Some(response) = answer(&self.0.state, &request, started) {
                     let response = conclude(response, admission.rate, if_none_match, true);
                     return done(finish(response, id, started));
                 }
@@ -143,14 +147,16 @@ impl Service<Request> for Api {
         request.extensions_mut().insert(who);
         let answering = if coded {
             Either::Left(
-                self.compressed
+                self.0
+                    .compressed
+                    .clone()
                     .call(request)
                     .map(|r| r.map(|r| r.map(Body::new))),
             )
         } else {
-            Either::Right(self.plain.call(request))
+            Either::Right(self.0.plain.clone().call(request))
         };
-        let timeout = self.state.limits.timeout();
+        let timeout = self.0.state.limits.timeout();
         Either::Right(
             async move {
                 let response = match tokio::time::timeout(timeout, answering).await {
@@ -180,7 +186,7 @@ impl Service<Request> for Answers {
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
-        match answer(&self.state, &request) {
+        match answer(&self.state, &request, Instant::now()) {
             Some(response) => Either::Left(futures::future::ready(Ok(response))),
             None => Either::Right(self.router.call(request)),
         }
@@ -213,14 +219,15 @@ fn conclude(
 /// 5xx, as the tower trace layer did).
 fn finish(mut response: Response, id: HeaderValue, started: Instant) -> Response {
     response.headers_mut().insert(REQUEST_ID, id);
-    let status = response.status();
-    let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
-    if status.is_server_error() {
-        tracing::error!(status = status.as_u16(), latency_ms, "response failed");
+    let status = response.status().as_u16();
+    // The time is read only when the line is written.
+    let latency_ms = || started.elapsed().as_secs_f64() * 1000.0;
+    if response.status().is_server_error() {
+        tracing::error!(status, latency_ms = latency_ms(), "response failed");
     } else {
         tracing::debug!(
-            status = status.as_u16(),
-            latency_ms,
+            status,
+            latency_ms = latency_ms(),
             "finished processing request"
         );
     }

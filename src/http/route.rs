@@ -30,6 +30,22 @@ pub enum Route<'a> {
 }
 
 impl Route<'_> {
+    /// How many document routes there are.
+    pub const COUNT: usize = 7;
+
+    /// The route's place among the [`Route::COUNT`], for tables indexed by route.
+    pub fn index(&self) -> usize {
+        match self {
+            Route::Profile(_) => 0,
+            Route::Form(_) => 1,
+            Route::Results(_) => 2,
+            Route::Race(..) => 3,
+            Route::CardToday => 4,
+            Route::Card(_) => 5,
+            Route::Odds(..) => 6,
+        }
+    }
+
     /// The path template, as the OpenAPI document and the route metrics name it.
     pub fn template(&self) -> &'static str {
         match self {
