@@ -219,7 +219,7 @@ impl Projector {
                     &crate::live::published_at(update.published),
                     &update.odds,
                 ),
-                date: update.date,
+                date: update.date.into(),
                 race_number: update.race_number,
                 seq: update.seq,
             });

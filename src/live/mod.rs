@@ -25,8 +25,8 @@ pub const CLOSE_GOING_AWAY: u16 = 1001;
 /// One odds update as every session receives it.
 #[derive(Debug)]
 pub struct OddsDelta {
-    /// Meeting date.
-    pub date: String,
+    /// Meeting date, shared by every frame queued for the update.
+    pub date: Arc<str>,
     /// Race within the meeting.
     pub race_number: u8,
     /// JetStream stream sequence of the `OddsUpdated` event.

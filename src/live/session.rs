@@ -13,7 +13,8 @@ use std::time::Duration;
 
 use async_nats::jetstream::{self, consumer};
 use axum::extract::ws::{Message, Utf8Bytes};
-use futures::{Sink, Stream, StreamExt};
+use futures::stream::FuturesUnordered;
+use futures::{FutureExt, Sink, Stream, StreamExt};
 use racing_events::{is_calendar_date, Envelope, Event};
 use racing_projections::DocKey;
 use serde::{Deserialize, Serialize};
@@ -234,17 +235,48 @@ pub async fn run_session<Si, St, E>(
         last_sent_at: Instant::now(),
         conflations: VecDeque::new(),
     };
+    // The client's frames, read by a part of their own: reading the socket (a lock on
+    // its read half and a zeroed buffer per attempt) happens only when it is readable,
+    // not each time an update wakes the session. The channel holds one frame, so a
+    // client that sends faster than the session answers waits in its own TCP window.
+    let (client_tx, mut client_rx) = tokio::sync::mpsc::channel(1);
+    let read = async move {
+        while let Some(item) = stream.next().await {
+            let message = item.ok();
+            let gone = message.is_none();
+            if client_tx.send(message).await.is_err() || gone {
+                break;
+            }
+        }
+    };
     let decide = async {
         session.welcome(latest);
-        match session.serve(&mut stream, &shutdown).await {
+        match session.serve(&mut client_rx, &shutdown).await {
             End::Close(code, reason) => outbox.close(code, reason),
             End::Gone => outbox.stop(),
         }
     };
-    tokio::join!(
-        decide,
-        outbox::write(sink, &outbox, ctx.limits.send_timeout)
-    );
+    let write = outbox::write(sink, &outbox, ctx.limits.send_timeout);
+    // Each part is polled only when it is woken (as a `join!` would poll all three on
+    // every wake): an update wakes the session, the session's frame wakes the writer.
+    // Each is `true` if its end ends the connection.
+    let mut parts: FuturesUnordered<_> = [
+        decide.map(|()| true).left_future().left_future(),
+        write.map(|()| true).right_future().left_future(),
+        read.map(|()| false).right_future(),
+    ]
+    .into_iter()
+    .collect();
+    // The session and the writer end the connection; the reader may still be waiting on
+    // a quiet client, and is dropped with the rest.
+    let mut left = 2;
+    while let Some(ends) = parts.next().await {
+        left -= usize::from(ends);
+        if left == 0 {
+            break;
+        }
+    }
+    drop(parts);
     connections.decrement(1.0);
 }
 
@@ -263,25 +295,34 @@ impl Session<'_> {
         }));
     }
 
-    async fn serve<St, E>(&mut self, stream: &mut St, shutdown: &CancellationToken) -> End
-    where
-        St: Stream<Item = Result<Message, E>> + Unpin,
-    {
-        let resume_until = Instant::now() + self.ctx.limits.resume_window;
+    async fn serve(
+        &mut self,
+        client: &mut tokio::sync::mpsc::Receiver<Option<Message>>,
+        shutdown: &CancellationToken,
+    ) -> End {
+        let beat = self.ctx.limits.heartbeat;
+        // Both timers are armed once, not once per loop: a timer made per delta was a
+        // timer-wheel insert and removal per frame per client.
+        let resume = tokio::time::sleep_until(Instant::now() + self.ctx.limits.resume_window);
+        let heartbeat = tokio::time::sleep_until(self.last_sent_at + beat);
+        // The same for the two ends: a cancellation future made per loop took the token's
+        // lock to register.
+        let outbox = self.outbox;
+        let (stopping, gone) = (shutdown.cancelled(), outbox.done.cancelled());
+        tokio::pin!(resume, heartbeat, stopping, gone);
         let mut live = false;
         loop {
-            let heartbeat_at = self.last_sent_at + self.ctx.limits.heartbeat;
             let room = self.outbox.len() < self.ctx.limits.max_pending;
             let step = tokio::select! {
                 biased;
-                _ = shutdown.cancelled() => Err(End::Close(CLOSE_GOING_AWAY, "server shutting down")),
-                _ = self.outbox.done.cancelled() => Err(End::Gone),
-                incoming = stream.next() => match incoming {
-                    Some(Ok(message)) => {
+                _ = &mut stopping => Err(End::Close(CLOSE_GOING_AWAY, "server shutting down")),
+                _ = &mut gone => Err(End::Gone),
+                incoming = client.recv() => match incoming {
+                    Some(Some(message)) => {
                         live = true;
                         self.on_client(message).await
                     }
-                    Some(Err(_)) | None => Err(End::Gone),
+                    Some(None) | None => Err(End::Gone),
                 },
                 _ = self.outbox.room.notified(), if !room => Ok(()),
                 delta = self.rx.recv(), if live && room => match delta {
@@ -293,13 +334,17 @@ impl Session<'_> {
                     }
                     Err(RecvError::Closed) => Err(End::Close(CLOSE_GOING_AWAY, "server shutting down")),
                 },
-                _ = tokio::time::sleep_until(resume_until), if !live => {
+                _ = &mut resume, if !live => {
                     live = true;
                     Ok(())
                 }
-                _ = tokio::time::sleep_until(heartbeat_at) => {
-                    let seq = self.ctx.hub.latest();
-                    self.send(frame(&SeqFrame { r#type: "heartbeat", seq }));
+                _ = &mut heartbeat => {
+                    // Frames sent since the timer was armed put the heartbeat off.
+                    if Instant::now() >= self.last_sent_at + beat {
+                        let seq = self.ctx.hub.latest();
+                        self.send(frame(&SeqFrame { r#type: "heartbeat", seq }));
+                    }
+                    heartbeat.as_mut().reset(self.last_sent_at + beat);
                     Ok(())
                 }
             };
@@ -316,10 +361,10 @@ impl Session<'_> {
     }
 
     /// Queues an odds delta.
-    fn send_delta(&mut self, seq: u64, text: Utf8Bytes, date: &str, race_number: u8) {
+    fn send_delta(&mut self, seq: u64, text: Utf8Bytes, date: Arc<str>, race_number: u8) {
         self.outbox.push(Pending {
             text,
-            race: Some((date.to_owned(), race_number)),
+            race: Some((date, race_number)),
         });
         self.last_odds = seq;
         self.last_sent_at = Instant::now();
@@ -361,7 +406,7 @@ impl Session<'_> {
         self.send_delta(
             delta.seq,
             delta.frame.clone(),
-            &delta.date,
+            delta.date.clone(),
             delta.race_number,
         );
         Ok(())
@@ -514,6 +559,7 @@ impl Session<'_> {
                 }
             }
         }
+        let date: Arc<str> = t.0.as_str().into();
         let mut replayed = replayed.into_iter().peekable();
         let mut waiting = waiting.into_iter().peekable();
         loop {
@@ -527,7 +573,7 @@ impl Session<'_> {
             if take_replay {
                 if let Some((seq, race_number, text)) = replayed.next() {
                     if seq > self.last_odds {
-                        self.send_delta(seq, text, &t.0, race_number);
+                        self.send_delta(seq, text, date.clone(), race_number);
                     }
                 }
             } else if let Some(delta) = waiting.next() {
