@@ -206,7 +206,12 @@ impl Projector {
 
     /// Commits a batch, then hands its odds updates to the live sessions.
     fn commit(&self, taken: Taken<'_>) -> anyhow::Result<BatchStats> {
-        let stats = taken.batch.commit()?;
+        let mut changed = Vec::new();
+        let stats = taken
+            .batch
+            .commit_noting(|key| changed.push(key.to_vec()))?;
+        // Before the updates go live: a client told of a change never reads the old document.
+        self.read_models.forget(&changed);
         metrics::counter!("racing_events_applied_total").increment(stats.applied);
         metrics::counter!("racing_events_duplicate_total").increment(stats.duplicates);
         metrics::counter!("racing_dead_letters_total").increment(stats.dead_letters);

@@ -133,6 +133,9 @@ pub enum DocKey<'a> {
 }
 
 impl DocKey<'_> {
+    /// What every document's key starts with.
+    pub const PREFIX: &'static [u8] = b"doc\0";
+
     /// The tree key of the document.
     pub fn key(&self) -> Vec<u8> {
         match self {

@@ -91,12 +91,20 @@ impl Store {
 
     /// A served document, as stored.
     pub fn doc(&self, key: DocKey<'_>) -> Result<Option<Doc>, StoreError> {
-        let Some(stored) = self.tree.get(key.key())? else {
+        self.doc_by_key(&key.key())
+    }
+
+    /// A served document by its tree key ([`DocKey::key`]).
+    pub fn doc_by_key(&self, key: &[u8]) -> Result<Option<Doc>, StoreError> {
+        let Some(stored) = self.tree.get(key)? else {
             return Ok(None);
         };
-        Doc::new(stored)
-            .map(Some)
-            .ok_or_else(|| StoreError::Corrupt(format!("document {key:?} has no ETag")))
+        Doc::new(stored).map(Some).ok_or_else(|| {
+            StoreError::Corrupt(format!(
+                "document {} has no ETag",
+                String::from_utf8_lossy(key)
+            ))
+        })
     }
 
     /// The current odds of a race.
@@ -209,7 +217,7 @@ impl Store {
     pub fn documents(&self) -> impl Iterator<Item = Result<(sled::IVec, sled::IVec), StoreError>> {
         // Every `DocKey` starts with its `doc` part and the key separator.
         self.tree
-            .scan_prefix(b"doc\0")
+            .scan_prefix(DocKey::PREFIX)
             .map(|item| item.map_err(StoreError::from))
     }
 
@@ -365,11 +373,23 @@ impl Batch<'_> {
 
     /// Renders the touched documents and commits every change with the new checkpoint in
     /// one atomic write.
-    pub fn commit(mut self) -> Result<BatchStats, StoreError> {
+    pub fn commit(self) -> Result<BatchStats, StoreError> {
+        self.commit_noting(|_| {})
+    }
+
+    /// [`Batch::commit`], calling `changed` with the key of each document the batch
+    /// writes or removes (before the write), for caches of documents to forget.
+    pub fn commit_noting(
+        mut self,
+        mut changed: impl FnMut(&[u8]),
+    ) -> Result<BatchStats, StoreError> {
         let mut fold = std::mem::take(&mut self.fold);
         fold.render(&mut self)?;
         let mut batch = sled::Batch::default();
         for (k, v) in std::mem::take(&mut self.writes) {
+            if k.starts_with(DocKey::PREFIX) {
+                changed(&k);
+            }
             match v {
                 Some(v) => batch.insert(k, v),
                 None => batch.remove(k),

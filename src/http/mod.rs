@@ -154,7 +154,7 @@ fn stored(state: &AppState, key: DocKey<'_>) -> Result<Option<Doc>, ApiError> {
             "the read models are still being built from the log; retry shortly".into(),
         ));
     }
-    Ok(state.read_models.load().doc(key)?)
+    Ok(state.read_models.doc(key)?)
 }
 
 /// A document answer: JSON, with its `ETag` and `Cache-Control`. Its header map is made
