@@ -262,7 +262,8 @@ impl Application {
 /// Opens the read models, or, when they are damaged or belong to another incarnation of
 /// the stream (a checkpoint past the stream's end), moves them aside and starts an empty
 /// store that the projector rebuilds from the log: a clear log line instead of a crash
-/// loop. The damaged copy is kept for inspection.
+/// loop. The damaged copy is kept for inspection. Read models of an older version's
+/// layout are removed and rebuilt the same way, with a warning.
 fn open_store(dir: &std::path::Path, stream_last_seq: u64) -> anyhow::Result<Store> {
     // sled panics opening some damaged stores: that is a failure to open like any
     // other. (Others open and fail only on reading the records concerned: the check of
@@ -274,6 +275,18 @@ fn open_store(dir: &std::path::Path, stream_last_seq: u64) -> anyhow::Result<Sto
     });
     let problem = match opened {
         Ok(Ok((store, cp))) if cp <= stream_last_seq => return Ok(store),
+        Ok(Err(racing_projections::StoreError::OlderSchema(found))) => {
+            // An upgrade, not damage: the log rebuilds them in this version's layout.
+            tracing::warn!(
+                store = %dir.display(),
+                schema = found,
+                "read models of an older version; removing them and rebuilding from the log"
+            );
+            std::fs::remove_dir_all(dir)
+                .with_context(|| format!("removing the old read models in {}", dir.display()))?;
+            return Store::open(dir)
+                .with_context(|| format!("creating fresh read models in {}", dir.display()));
+        }
         Ok(Ok((_, cp))) => {
             format!("its checkpoint {cp} is past the stream's end {stream_last_seq}")
         }

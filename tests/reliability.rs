@@ -1137,8 +1137,8 @@ async fn a_damaged_store_is_rebuilt_from_the_log() {
     // Damage the store itself reports: detected, moved aside, rebuilt.
     let detected: Vec<(&str, Damage)> = vec![
         (
-            "another schema",
-            Box::new(|d: &Path| tamper(d, b"meta\0schema", b"0")),
+            "an unknown schema",
+            Box::new(|d: &Path| tamper(d, b"meta\0schema", b"x")),
         ),
         (
             "an undecodable checkpoint",
@@ -1153,6 +1153,24 @@ async fn a_damaged_store_is_rebuilt_from_the_log() {
         let dir = original.damaged(name, damage);
         original.detected_and_rebuilt(name, &dir).await;
     }
+    // Read models of an older version's layout: not damage, rebuilt and not kept.
+    let dir = original.damaged("an older schema", |d: &Path| {
+        tamper(d, b"meta\0schema", b"1")
+    });
+    let log = original.rebuilt("an older schema", &dir).await;
+    assert!(
+        log.contains("read models of an older version") && !log.contains("unusable"),
+        "an older schema: a warning, not the error of damage; log:\n{log}"
+    );
+    let aside = std::fs::read_dir(&dir)
+        .expect("data dir")
+        .filter_map(Result::ok)
+        .any(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("read-models.damaged-")
+        });
+    assert!(!aside, "an older schema: nothing kept aside");
 }
 
 #[tokio::test]

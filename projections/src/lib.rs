@@ -23,6 +23,11 @@ pub enum StoreError {
     /// version. Rebuild the read models from the log.
     #[error("store record damaged: {0}")]
     Corrupt(String),
+    /// The store was written by an older version of this crate, in an older layout (its
+    /// schema version is given). Nothing is damaged: discard it and rebuild the read
+    /// models from the log.
+    #[error("read models of schema {0}, older than this version's")]
+    OlderSchema(u32),
 }
 
 #[cfg(test)]

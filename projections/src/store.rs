@@ -57,11 +57,22 @@ impl Store {
         let tree = db.open_tree("read_models")?;
         match tree.get(SCHEMA_KEY)? {
             Some(v) if v.as_ref() != SCHEMA => {
-                return Err(StoreError::Corrupt(format!(
-                    "schema {} where {} is expected",
-                    String::from_utf8_lossy(&v),
-                    String::from_utf8_lossy(SCHEMA)
-                )))
+                let found = std::str::from_utf8(&v)
+                    .ok()
+                    .and_then(|v| v.parse::<u32>().ok());
+                let current = std::str::from_utf8(SCHEMA)
+                    .ok()
+                    .and_then(|v| v.parse().ok());
+                return Err(match (found, current) {
+                    (Some(found), Some(current)) if found < current => {
+                        StoreError::OlderSchema(found)
+                    }
+                    _ => StoreError::Corrupt(format!(
+                        "schema {} where {} is expected",
+                        String::from_utf8_lossy(&v),
+                        String::from_utf8_lossy(SCHEMA)
+                    )),
+                });
             }
             Some(_) => {}
             None => {
