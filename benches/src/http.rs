@@ -63,6 +63,7 @@ pub async fn run(
             Duration::from_secs(3600),
         )
         .await?;
+    service.wait_idle(Duration::from_secs(120)).await?;
     let endpoints: [(&'static str, String); 4] = [
         ("profile", format!("/api/v1/horses/{}", log.top_horse)),
         ("form", format!("/api/v1/horses/{}/form", log.top_horse)),

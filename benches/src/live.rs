@@ -101,6 +101,7 @@ pub async fn idle_memory(
             Duration::from_secs(3600),
         )
         .await?;
+    service.wait_idle(Duration::from_secs(120)).await?;
     // One connection first, so that what every connection shares is counted in before.
     let url = socket_url(&service, &target.key);
     let (warm, _) =
@@ -202,6 +203,7 @@ pub async fn odds(
             Duration::from_secs(3600),
         )
         .await?;
+    service.wait_idle(Duration::from_secs(120)).await?;
     let url = socket_url(&service, &target.key);
     let subscribe = format!("{{\"type\":\"subscribe\",\"date\":\"{}\"}}", log.today);
 

@@ -112,7 +112,7 @@ impl Scale {
         name: "full",
         seasons: 40,
         ticks_per_race: 30,
-        http_rounds: 5,
+        http_rounds: 7,
         http_secs: 5,
         connections: 64,
         replay_rounds: 3,

@@ -128,6 +128,26 @@ impl Service {
         }
     }
 
+    /// Waits until the service is idle: under 5% of a core over a second (after start-up
+    /// it reads its whole store once in the background, and a measurement must not share
+    /// the machine with that). Gives up, saying so, after `limit`.
+    pub async fn wait_idle(&self, limit: Duration) -> anyhow::Result<()> {
+        // Clock ticks are 1/100 s on Linux (USER_HZ).
+        let ticks_per_sec = 100;
+        let deadline = Instant::now() + limit;
+        loop {
+            let before = self.cpu_ticks()?;
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            if (self.cpu_ticks()? - before) * 100 < 5 * ticks_per_sec {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                eprintln!("bench: the service was still busy after {limit:?}; measuring anyway");
+                return Ok(());
+            }
+        }
+    }
+
     /// CPU time the process has used, in clock ticks (user and system).
     pub fn cpu_ticks(&self) -> anyhow::Result<u64> {
         cpu_ticks(&format!("/proc/{}/stat", self.pid))
