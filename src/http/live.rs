@@ -20,11 +20,11 @@ use crate::live::run_session;
 /// anything over its own, smaller limit with an `error` frame and stays open.
 const PROTOCOL_MAX_MESSAGE: usize = 64 * 1024;
 
-/// Bytes read from a socket at once. tungstenite zero-fills its read buffer up to this
-/// size before every read (128 KiB by default), which made every idle connection hold
-/// 128 KiB resident; client frames are at most a few KiB, and longer ones still arrive
-/// whole, read in several turns.
-const READ_BUFFER: usize = 4 * 1024;
+/// Bytes read from a socket at once. tungstenite keeps a read buffer of this size for
+/// every connection (128 KiB by default, which every idle connection held resident);
+/// client frames are a few hundred bytes, and longer ones still arrive whole, read in
+/// several turns.
+const READ_BUFFER: usize = 1024;
 
 /// Open WebSocket connections per key, capped.
 pub struct ConnectionSlots {

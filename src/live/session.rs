@@ -328,7 +328,10 @@ impl Session<'_> {
                 incoming = client.next() => match incoming {
                     Some(Some(message)) => {
                         live = true;
-                        self.on_client(message).await
+                        // Boxed: answering a frame may replay from the stream, whose
+                        // futures are kilobytes that an idle session would otherwise
+                        // hold inline for its whole life.
+                        Box::pin(self.on_client(message)).await
                     }
                     Some(None) | None => Err(End::Gone),
                 },
