@@ -20,6 +20,8 @@ const DAY: &str = "2026-11-21";
 
 /// How long a test waits for a frame before it fails.
 const WAIT: Duration = Duration::from_secs(10);
+/// The longest a whole run of updates may take to reach a client that keeps up.
+const WAIT_ALL: Duration = Duration::from_secs(60);
 
 type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
@@ -447,11 +449,24 @@ async fn publish_big_odds(nats: &Nats, app: &mut App, n: u32, runners: &[String]
 }
 
 /// Reads odds sequences until it has `n` of them.
+/// Reads `n` odds updates on another task. Fails, rather than waiting forever on
+/// heartbeats, if they have not all come within [`WAIT_ALL`], saying what came instead.
 fn read_concurrently(mut client: Client, n: usize) -> tokio::task::JoinHandle<(Client, Vec<u64>)> {
     tokio::spawn(async move {
+        let deadline = tokio::time::Instant::now() + WAIT_ALL;
         let mut got = Vec::new();
+        let mut others = Vec::new();
         while got.len() < n {
-            got.extend(odds_seqs(&[client.next_message().await]));
+            let Ok(frame) = tokio::time::timeout_at(deadline, client.next_message()).await else {
+                panic!(
+                    "{} of {n} odds updates within {WAIT_ALL:?}; other frames: {others:?}",
+                    got.len()
+                );
+            };
+            match frame["seq"].as_u64() {
+                Some(seq) if frame["type"] == "odds" => got.push(seq),
+                _ => others.push(frame["type"].to_string()),
+            }
         }
         (client, got)
     })
@@ -510,7 +525,12 @@ async fn a_slow_client_is_conflated_then_closed_while_a_fast_one_keeps_every_upd
         fast_got.extend(got);
         // Then it reads until its turn comes again: the first time round it is
         // conflated (a snapshot replaces what it missed), the second time closed.
+        let deadline = tokio::time::Instant::now() + WAIT_ALL;
         loop {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the slow client was neither conflated nor closed within {WAIT_ALL:?}: {frame_types:?}"
+            );
             match next_slow(&mut slow).await {
                 Ok(kind) => {
                     let done = kind == "snapshot";
