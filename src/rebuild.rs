@@ -33,6 +33,9 @@ const HOLDING: (usize, Duration) = (MAX_BATCH, Duration::from_millis(50));
 const IDLE: Duration = Duration::from_millis(250);
 /// Longest the projector may be held while the rebuild folds its last messages.
 const HOLD_LIMIT: Duration = Duration::from_secs(30);
+/// How long the rebuild's consumer may deliver nothing below the projector's checkpoint
+/// before it is made again.
+const STALL: Duration = Duration::from_secs(3);
 
 /// Where a rebuild stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -207,22 +210,31 @@ struct Run {
 }
 
 impl Run {
+    /// An ordered consumer of the stream from the message after `fresh`'s checkpoint.
+    async fn messages_after(&self, fresh: &Store) -> anyhow::Result<consumer::pull::Ordered> {
+        let stream = self.js.get_stream(&self.stream).await?;
+        let consumer = stream
+            .create_consumer(consumer::pull::OrderedConfig {
+                deliver_policy: consumer::DeliverPolicy::ByStartSequence {
+                    start_sequence: fresh.checkpoint()? + 1,
+                },
+                ..Default::default()
+            })
+            .await?;
+        Ok(consumer.messages().await?)
+    }
+
     async fn run(&self, dir: &std::path::Path) -> anyhow::Result<()> {
         lock(&self.status).directory = Some(dir.display().to_string());
         tracing::info!(store = %dir.display(), "rebuilding the read models from the log");
         let fresh = Store::open(dir).with_context(|| format!("creating {}", dir.display()))?;
         let mut stream = self.js.get_stream(&self.stream).await?;
         lock(&self.status).stream_last_seq = stream.info().await?.state.last_sequence;
-        let consumer = stream
-            .create_consumer(consumer::pull::OrderedConfig {
-                deliver_policy: consumer::DeliverPolicy::All,
-                ..Default::default()
-            })
-            .await?;
-        let mut messages = consumer.messages().await?;
+        let mut messages = self.messages_after(&fresh).await?;
 
         // Up to the projector's checkpoint, with the projector running.
         let mut quiet_since = None;
+        let mut stalls = 0;
         let mut waiting = loop {
             let batch = next_batch(&mut messages, CATCH_UP).await?;
             let live = self.read_models.load().checkpoint()?;
@@ -236,14 +248,25 @@ impl Run {
                 break later;
             }
             // Behind the projector with nothing delivered: a consumer that has stalled
-            // (as after a stream leader's loss) ends the rebuild rather than hanging it.
+            // (as after a stream leader's loss, or under load) is made again from the
+            // fresh store's checkpoint, and one that stays stalled ends the rebuild
+            // rather than hanging it.
             let quiet = *quiet_since.get_or_insert_with(tokio::time::Instant::now);
             if !idle {
                 quiet_since = None;
+                stalls = 0;
             } else if quiet.elapsed() > HOLD_LIMIT {
                 anyhow::bail!(
                     "the log delivered nothing for {HOLD_LIMIT:?} below the projector's checkpoint {live}"
                 );
+            } else if quiet.elapsed() > STALL * (stalls + 1) {
+                stalls += 1;
+                tracing::warn!(
+                    checkpoint = fresh.checkpoint()?,
+                    live,
+                    "the rebuild's consumer delivers nothing below the projector's checkpoint; making it again"
+                );
+                messages = self.messages_after(&fresh).await?;
             }
         };
 
