@@ -109,16 +109,26 @@ impl Projector {
 
     async fn consume(&self, shutdown: &CancellationToken) -> anyhow::Result<()> {
         let start = self.read_models.load().checkpoint()? + 1;
-        let stream = self.js.get_stream(&self.stream).await?;
-        let consumer = stream
-            .create_consumer(consumer::pull::OrderedConfig {
-                deliver_policy: consumer::DeliverPolicy::ByStartSequence {
-                    start_sequence: start,
-                },
-                ..Default::default()
-            })
-            .await?;
-        let mut messages = consumer.messages().await?;
+        // Bounded as a whole: during a stream leader's election each of these requests
+        // may go unanswered until the client's 10 s request timeout, and three in a row
+        // kept the projector silent for half a minute; a retry a few seconds later finds
+        // the new leader.
+        let made = tokio::time::timeout(STALL_CHECK, async {
+            let stream = self.js.get_stream(&self.stream).await?;
+            let consumer = stream
+                .create_consumer(consumer::pull::OrderedConfig {
+                    deliver_policy: consumer::DeliverPolicy::ByStartSequence {
+                        start_sequence: start,
+                    },
+                    ..Default::default()
+                })
+                .await?;
+            anyhow::Ok(consumer.messages().await?)
+        })
+        .await;
+        let mut messages = made.map_err(|_| {
+            anyhow::anyhow!("the consumer could not be made within {STALL_CHECK:?}")
+        })??;
         let (ahead, mut decoded) = tokio::sync::mpsc::channel(DECODED_AHEAD);
         let _decoder = tokio_util::task::AbortOnDropHandle::new(tokio::spawn(async move {
             while let Some(m) = messages.next().await {
