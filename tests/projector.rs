@@ -4,7 +4,7 @@ use racing_events::samples::{envelope, profile, result, runner};
 use reqwest::StatusCode;
 use tempfile::TempDir;
 
-use crate::support::{App, Nats};
+use crate::support::{damaged_copy_kept, App, Nats};
 
 #[tokio::test]
 async fn a_duplicate_event_id_is_ignored_even_outside_the_duplicate_window() {
@@ -169,13 +169,8 @@ async fn a_damaged_store_is_moved_aside_and_rebuilt_from_the_log() {
     let progress = app.projected(last).await;
     assert_eq!(progress.applied, 30, "rebuilt from the log");
     assert_eq!(app.get("/api/v1/horses/H030").await.1["horse_name"], "KEPT");
-    let aside = std::fs::read_dir(dir.path())
-        .expect("data dir")
-        .filter_map(Result::ok)
-        .any(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .starts_with("read-models.damaged-")
-        });
-    assert!(aside, "the damaged copy is kept for inspection");
+    assert!(
+        damaged_copy_kept(dir.path()),
+        "the damaged copy is kept for inspection"
+    );
 }

@@ -19,7 +19,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use tempfile::TempDir;
 
-use crate::support::{App, Nats};
+use crate::support::{damaged_copy_kept, App, Nats};
 use feed::Message;
 use process::Service;
 
@@ -982,15 +982,10 @@ impl Projected {
             log.contains("rebuilding") && log.contains("read-models.damaged-"),
             "{name}: a clear log line; log:\n{log}"
         );
-        let aside = std::fs::read_dir(dir)
-            .expect("data dir")
-            .filter_map(Result::ok)
-            .any(|e| {
-                e.file_name()
-                    .to_string_lossy()
-                    .starts_with("read-models.damaged-")
-            });
-        assert!(aside, "{name}: the damaged store kept aside for inspection");
+        assert!(
+            damaged_copy_kept(dir),
+            "{name}: the damaged store kept aside for inspection"
+        );
     }
 }
 
@@ -1167,15 +1162,10 @@ async fn a_damaged_store_is_rebuilt_from_the_log() {
         log.contains("read models of an older version") && !log.contains("unusable"),
         "an older schema: a warning, not the error of damage; log:\n{log}"
     );
-    let aside = std::fs::read_dir(&dir)
-        .expect("data dir")
-        .filter_map(Result::ok)
-        .any(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .starts_with("read-models.damaged-")
-        });
-    assert!(!aside, "an older schema: nothing kept aside");
+    assert!(
+        !damaged_copy_kept(&dir),
+        "an older schema: nothing kept aside"
+    );
 }
 
 #[tokio::test]

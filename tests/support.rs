@@ -217,3 +217,16 @@ impl Nats {
         }
     }
 }
+
+/// Whether a damaged store was moved aside in `data_dir` (`read-models.damaged-*`) and
+/// kept for inspection.
+pub fn damaged_copy_kept(data_dir: &Path) -> bool {
+    std::fs::read_dir(data_dir)
+        .expect("data dir")
+        .filter_map(Result::ok)
+        .any(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("read-models.damaged-")
+        })
+}
