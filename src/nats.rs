@@ -7,7 +7,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use anyhow::{bail, Context as _};
-use async_nats::jetstream::{self, stream};
+use async_nats::jetstream::{self, consumer, stream};
 use racing_events::{ALL_SUBJECTS, MAX_PAYLOAD_BYTES};
 use tokio::process::{Child, Command};
 
@@ -62,6 +62,26 @@ pub fn stream_config(name: &str, duplicate_window: Duration, replicas: usize) ->
         max_message_size: i32::try_from(MAX_PAYLOAD_BYTES + HEADER_ALLOWANCE).unwrap_or(i32::MAX),
         ..Default::default()
     }
+}
+
+/// Every message of `stream` from sequence `start` on, in order, through an ordered pull
+/// consumer of its own: how the projector and a rebuild read the log.
+pub async fn messages_from(
+    js: &jetstream::Context,
+    stream: &str,
+    start: u64,
+) -> anyhow::Result<consumer::pull::Ordered> {
+    let consumer = js
+        .get_stream(stream)
+        .await?
+        .create_consumer(consumer::pull::OrderedConfig {
+            deliver_policy: consumer::DeliverPolicy::ByStartSequence {
+                start_sequence: start,
+            },
+            ..Default::default()
+        })
+        .await?;
+    Ok(consumer.messages().await?)
 }
 
 /// Creates the stream, or brings the settings of an existing one up to date.

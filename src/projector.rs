@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_nats::jetstream::{self, consumer};
+use async_nats::jetstream;
 use futures::StreamExt;
 use racing_events::{Envelope, Event, RunnerOdds};
 use racing_projections::{Batch, BatchStats, Outcome, Store};
@@ -113,18 +113,10 @@ impl Projector {
         // may go unanswered until the client's 10 s request timeout, and three in a row
         // kept the projector silent for half a minute; a retry a few seconds later finds
         // the new leader.
-        let made = tokio::time::timeout(STALL_CHECK, async {
-            let stream = self.js.get_stream(&self.stream).await?;
-            let consumer = stream
-                .create_consumer(consumer::pull::OrderedConfig {
-                    deliver_policy: consumer::DeliverPolicy::ByStartSequence {
-                        start_sequence: start,
-                    },
-                    ..Default::default()
-                })
-                .await?;
-            anyhow::Ok(consumer.messages().await?)
-        })
+        let made = tokio::time::timeout(
+            STALL_CHECK,
+            crate::nats::messages_from(&self.js, &self.stream, start),
+        )
         .await;
         let mut messages = made.map_err(|_| {
             anyhow::anyhow!("the consumer could not be made within {STALL_CHECK:?}")

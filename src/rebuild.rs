@@ -212,16 +212,7 @@ struct Run {
 impl Run {
     /// An ordered consumer of the stream from the message after `fresh`'s checkpoint.
     async fn messages_after(&self, fresh: &Store) -> anyhow::Result<consumer::pull::Ordered> {
-        let stream = self.js.get_stream(&self.stream).await?;
-        let consumer = stream
-            .create_consumer(consumer::pull::OrderedConfig {
-                deliver_policy: consumer::DeliverPolicy::ByStartSequence {
-                    start_sequence: fresh.checkpoint()? + 1,
-                },
-                ..Default::default()
-            })
-            .await?;
-        Ok(consumer.messages().await?)
+        crate::nats::messages_from(&self.js, &self.stream, fresh.checkpoint()? + 1).await
     }
 
     async fn run(&self, dir: &std::path::Path) -> anyhow::Result<()> {
