@@ -65,10 +65,18 @@ async fn bucket(
         let error = match opened {
             Ok(store) => return Ok(store),
             // Another process may create it at the same moment: opening is what counts.
-            Err(open) => match js.create_stream(config.clone()).await {
-                Ok(_) => anyhow::anyhow!("opening key-value bucket {name}: {open}"),
-                Err(create) => anyhow::anyhow!("creating key-value bucket {name}: {create}"),
-            },
+            Err(open) => {
+                match js.create_stream(config.clone()).await {
+                    // Made just now (a first start): open it at once rather than warn and wait.
+                    Ok(_) => match js.get_key_value(name).await {
+                        Ok(store) => return Ok(store),
+                        Err(reopen) => {
+                            anyhow::anyhow!("opening key-value bucket {name}: {open}; after creating it: {reopen}")
+                        }
+                    },
+                    Err(create) => anyhow::anyhow!("creating key-value bucket {name}: {create}"),
+                }
+            }
         };
         if tokio::time::Instant::now() >= deadline {
             return Err(error);
