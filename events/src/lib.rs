@@ -7,7 +7,12 @@
 pub mod samples;
 mod validate;
 
-use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{MapAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::value::RawValue;
 use uuid::Uuid;
 
@@ -96,6 +101,7 @@ pub struct RaceCard {
     /// Race class, carried as a string (`Class 4`, `Group 1`, `Griffin`).
     pub class: String,
     /// Declared runners.
+    #[serde(deserialize_with = "objects")]
     pub runners: Vec<CardRunner>,
 }
 
@@ -143,6 +149,7 @@ pub struct RaceResult {
     /// Track condition, e.g. `GOOD TO FIRM`.
     pub going: String,
     /// Every runner, placed or not.
+    #[serde(deserialize_with = "objects")]
     pub runners: Vec<ResultRunner>,
 }
 
@@ -150,7 +157,7 @@ pub struct RaceResult {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResultRunner {
     /// Placing from 1; shared in a dead heat; `null` for no placing.
-    #[serde(default)]
+    #[serde(deserialize_with = "nullable")]
     pub position: Option<i64>,
     /// Brand number.
     pub horse_no: String,
@@ -161,16 +168,16 @@ pub struct ResultRunner {
     /// Trainer.
     pub trainer: String,
     /// `m:ss.cc`, or `null` where there is none.
-    #[serde(default)]
+    #[serde(deserialize_with = "nullable")]
     pub finish_time: Option<String>,
     /// Final decimal win odds, or `null`.
-    #[serde(default)]
+    #[serde(deserialize_with = "nullable")]
     pub win_odds: Option<f64>,
     /// `true` when the position is shared.
     #[serde(default)]
     pub dead_heat: bool,
     /// `null` for a normal finisher, otherwise the official code (`PU`, `WV-A`, ...).
-    #[serde(default)]
+    #[serde(deserialize_with = "nullable")]
     pub status: Option<String>,
 }
 
@@ -182,6 +189,7 @@ pub struct OddsUpdated {
     /// Race within the meeting.
     pub race_number: i64,
     /// The prices that changed.
+    #[serde(deserialize_with = "objects")]
     pub odds: Vec<RunnerOdds>,
 }
 
@@ -290,18 +298,14 @@ impl Envelope {
         if payload.len() > MAX_PAYLOAD_BYTES {
             return Err(ValidationError::TooLarge(payload.len()));
         }
-        let raw: RawEnvelope<'_> = serde_json::from_slice(payload)
+        let Object(raw): Object<RawEnvelope<'_>> = serde_json::from_slice(payload)
             .map_err(|e| ValidationError::Json(truncate(&e.to_string(), MAX_REASON_CHARS)))?;
         let event_id = Uuid::parse_str(&raw.event_id)
             .map_err(|_| ValidationError::field("event_id", "is not a UUID"))?;
-        if raw.occurred_at.parse::<jiff::Timestamp>().is_err() {
-            return Err(ValidationError::field(
-                "occurred_at",
-                "is not an RFC 3339 timestamp",
-            ));
-        }
+        validate::occurred_at(&raw.occurred_at)?;
         fn body<'a, T: Deserialize<'a>>(raw: &'a RawValue) -> Result<T, ValidationError> {
             serde_json::from_str(raw.get())
+                .map(|Object(body)| body)
                 .map_err(|e| ValidationError::Data(truncate(&e.to_string(), MAX_REASON_CHARS)))
         }
         let event = match raw.kind.as_str() {
@@ -333,6 +337,39 @@ impl Envelope {
         }
         Ok(envelope)
     }
+}
+
+/// A JSON object and nothing else. serde's derived structs also accept an array of their
+/// fields in order (`["E271", "GOLDEN SIXTY", ...]`), which the contract does not: a
+/// feeder that sends one has a broken encoder, and the positions would be guesses.
+struct Object<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Fields<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for Fields<T> {
+            type Value = T;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+                T::deserialize(MapAccessDeserializer::new(map))
+            }
+        }
+        d.deserialize_map(Fields(PhantomData)).map(Object)
+    }
+}
+
+/// A list of JSON objects (`runners`, `odds`), each refused if it is an array.
+fn objects<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Vec<T>, D::Error> {
+    let list = Vec::<Object<T>>::deserialize(d)?;
+    Ok(list.into_iter().map(|Object(item)| item).collect())
+}
+
+/// A field that must be present but may be `null`: serde would read an absent `Option`
+/// as `None`, and the contract makes only `dead_heat` optional.
+fn nullable<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
+    Option::deserialize(d)
 }
 
 /// serde quotes the offending value whole (a megabyte string where a number belongs):

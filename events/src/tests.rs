@@ -12,10 +12,16 @@ fn result_json(runners: &str) -> String {
     )
 }
 
+/// A result runner; `status` is `null` unless `extra` gives one.
 fn runner(pos: &str, horse: &str, extra: &str) -> String {
+    let status = if extra.contains("\"status\"") {
+        ""
+    } else {
+        r#","status":null"#
+    };
     format!(
         r#"{{"position":{pos},"horse_no":"{horse}","horse_name":"N {horse}","jockey":"J","trainer":"T",
-        "finish_time":"1:09.45","win_odds":3.5{extra}}}"#
+        "finish_time":"1:09.45","win_odds":3.5{status}{extra}}}"#
     )
 }
 
@@ -202,4 +208,93 @@ fn reasons_quote_outside_text_only_in_part() {
             .count()
             <= 512
     );
+}
+
+#[test]
+fn only_objects_are_read_as_objects() {
+    // Well-typed arrays that serde would otherwise read by position.
+    let s = "racing.results.2026-11-21.3";
+    let good = result_json(&runner("1", "E1", ""));
+    assert_eq!(reason(s, &good), "accepted");
+    let envelope = format!(
+        r#"["{ID}","RaceResultPublished","2026-11-21T13:05:41Z",{}]"#,
+        &good[good.find(r#""data":"#).map_or(0, |i| i + 7)..good.len() - 1]
+    );
+    assert!(
+        reason(s, &envelope).contains("envelope: invalid type: sequence, expected a JSON object")
+    );
+    let data = good.replace(
+        r#"{"date":"2026-11-21","venue":"Sha Tin","race_number":3,"race_name":"TEST HANDICAP",
+        "distance":1200,"going":"GOOD","runners":"#,
+        r#"["2026-11-21","Sha Tin",3,"TEST HANDICAP",1200,"GOOD","#,
+    );
+    assert!(data.ends_with("]}}"), "{data}");
+    let data = format!("{}]]}}", &data[..data.len() - 3]);
+    assert!(reason(s, &data).contains("data: invalid type: sequence, expected a JSON object"));
+    let listed = result_json(r#"[1,"E1","N E1","J","T","1:09.45",3.5,false,null]"#);
+    assert!(reason(s, &listed).contains("data: invalid type: sequence, expected a JSON object"));
+    let odds = format!(
+        r#"{{"event_id":"{ID}","type":"OddsUpdated","occurred_at":"2026-11-21T13:05:41Z",
+        "data":{{"date":"2026-11-21","race_number":3,"odds":[["E1",3.5]]}}}}"#
+    );
+    assert!(reason("racing.odds.2026-11-21.3", &odds).contains("expected a JSON object"));
+    let fixed = odds.replace(r#"["E1",3.5]"#, r#"{"horse_no":"E1","win_odds":3.5}"#);
+    assert_eq!(reason("racing.odds.2026-11-21.3", &fixed), "accepted");
+}
+
+#[test]
+fn a_result_runner_may_leave_out_dead_heat_only() {
+    let s = "racing.results.2026-11-21.3";
+    let full = runner("1", "E1", "");
+    assert_eq!(reason(s, &result_json(&full)), "accepted");
+    for field in [
+        r#""position":1,"#,
+        r#""finish_time":"1:09.45","#,
+        r#","status":null"#,
+    ] {
+        let json = result_json(&full.replace(field, ""));
+        assert!(
+            reason(s, &json).contains("missing field"),
+            "without {field}: {json}"
+        );
+    }
+    let no_odds = full.replace(r#","win_odds":3.5"#, "");
+    assert!(reason(s, &result_json(&no_odds)).contains("missing field `win_odds`"));
+    let nulls = runner("null", "E1", r#","status":"PU""#)
+        .replace(r#""1:09.45""#, "null")
+        .replace("3.5", "null");
+    assert_eq!(reason(s, &result_json(&nulls)), "accepted");
+}
+
+#[test]
+fn occurred_at_is_rfc_3339_and_nothing_looser() {
+    let s = "racing.results.2026-11-21.3";
+    let at = |t: &str| reason(s, &result_json("").replace("2026-11-21T13:05:41Z", t));
+    for good in [
+        "2026-11-21T13:05:41Z",
+        "2026-11-21t13:05:41z",
+        "2026-11-21T13:05:41.123456789Z",
+        "2026-11-21T21:05:41+08:00",
+        "2026-11-21T08:05:41-05:00",
+    ] {
+        assert_eq!(at(good), "accepted", "{good}");
+    }
+    for bad in [
+        "2026-11-21T13:05Z",
+        "2026-11-21 13:05:41Z",
+        "2026-11-21T13Z",
+        "20261121T130541Z",
+        "2026-11-21T13:05:41+0800",
+        "2026-11-21T13:05:41+08:00[Asia/Hong_Kong]",
+        "2026-11-21T13:05:41",
+        "2026-11-21T13:05:41.Z",
+        "2026-02-30T13:05:41Z",
+        "2026-11-21T25:05:41Z",
+    ] {
+        assert!(
+            at(bad).contains("occurred_at is not an RFC 3339"),
+            "{bad}: {}",
+            at(bad)
+        );
+    }
 }

@@ -84,6 +84,49 @@ pub fn is_horse_no(s: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'-')
 }
 
+/// `occurred_at`: an RFC 3339 timestamp, `YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM|-HH:MM)`,
+/// and a real moment. The shape is checked here because the parser underneath also
+/// reads other ISO 8601 and Temporal forms (`20310305T120000Z`, `...+08:00[Asia/Hong_Kong]`).
+pub(crate) fn occurred_at(v: &str) -> Check {
+    let b = v.as_bytes();
+    let digits =
+        |r: std::ops::Range<usize>| b.get(r).is_some_and(|d| d.iter().all(u8::is_ascii_digit));
+    let at = |i: usize, c: &[u8]| b.get(i).is_some_and(|x| c.contains(x));
+    let mut ok = digits(0..4)
+        && at(4, b"-")
+        && digits(5..7)
+        && at(7, b"-")
+        && digits(8..10)
+        && at(10, b"Tt")
+        && digits(11..13)
+        && at(13, b":")
+        && digits(14..16)
+        && at(16, b":")
+        && digits(17..19);
+    let mut i = 19;
+    if ok && at(i, b".") {
+        let fraction = b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+        ok = fraction > 0;
+        i += 1 + fraction;
+    }
+    ok = ok
+        && match b.get(i) {
+            Some(b'Z' | b'z') => b.len() == i + 1,
+            Some(b'+' | b'-') => {
+                b.len() == i + 6 && digits(i + 1..i + 3) && at(i + 3, b":") && digits(i + 4..i + 6)
+            }
+            _ => false,
+        };
+    if ok && v.parse::<jiff::Timestamp>().is_ok() {
+        Ok(())
+    } else {
+        Err(ValidationError::field(
+            "occurred_at",
+            "is not an RFC 3339 timestamp such as 2026-11-21T13:05:41Z",
+        ))
+    }
+}
+
 fn date(field: &str, v: &str) -> Check {
     if is_calendar_date(v) {
         Ok(())
