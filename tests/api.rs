@@ -172,7 +172,7 @@ async fn form_lists_newest_race_first_and_honours_limit() {
     let (_, limited) = app.get("/api/v1/horses/E271/form?limit=1").await;
     assert_eq!(limited["form"].as_array().map(Vec::len), Some(1));
     assert_eq!(limited["form"][0]["race_number"], 2);
-    for bad in ["0", "1001", "x", "-1", "1.5", ""] {
+    for bad in ["0", "1001", "x", "-1", "1.5", "", "01"] {
         let (status, body) = app
             .get(&format!("/api/v1/horses/E271/form?limit={bad}"))
             .await;
@@ -295,7 +295,7 @@ async fn malformed_dates_and_race_numbers_are_bad_requests() {
             );
         }
     }
-    for n in ["0", "100", "x", "-1", "1.0", "+1", "1e1"] {
+    for n in ["0", "100", "x", "-1", "1.0", "+1", "1e1", "01", "001"] {
         let (status, body) = app.get(&format!("/api/v1/results/{DAY}/{n}")).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "race {n}");
         assert!(body["message"]

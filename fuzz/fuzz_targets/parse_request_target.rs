@@ -60,7 +60,10 @@ fn segment_checks(s: &str) {
         Err(e) => bad_request(&e, s),
     }
     match input::race_number(s) {
-        Ok(n) => assert!((1..=99).contains(&n) && s.bytes().all(|b| b.is_ascii_digit())),
+        Ok(n) => assert!(
+            (1..=99).contains(&n) && s == n.to_string(),
+            "race number {s:?}"
+        ),
         Err(e) => bad_request(&e, s),
     }
     match input::horse_no(s) {
@@ -73,7 +76,7 @@ fn segment_checks(s: &str) {
 
 fn limit_checks(s: &str) {
     match input::form_limit(s) {
-        Ok(n) => assert!((1..=MAX_FORM_LIMIT).contains(&n)),
+        Ok(n) => assert!((1..=MAX_FORM_LIMIT).contains(&n) && s == n.to_string()),
         Err(e) => bad_request(&e, s),
     }
 }

@@ -64,12 +64,19 @@ pub fn date(s: &str) -> Result<&str, ApiError> {
     }
 }
 
-/// A `{race_number}` segment: digits only, 1 to 99.
+/// Whether `s` is a whole number written as one is printed: digits, no sign and no
+/// leading zero. So each race and each limit has one URL, as each date has, and a cache
+/// never holds `/3` and `/03` apart.
+fn canonical_digits(s: &str) -> bool {
+    !s.starts_with('0') && !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// A `{race_number}` segment: 1 to 99, written without sign or leading zero.
 pub fn race_number(s: &str) -> Result<u8, ApiError> {
     match s.parse::<u8>() {
-        Ok(n @ 1..=99) if s.bytes().all(|b| b.is_ascii_digit()) => Ok(n),
+        Ok(n @ 1..=99) if canonical_digits(s) => Ok(n),
         _ => Err(ApiError::BadRequest(format!(
-            "race number `{}` is not an integer from 1 to 99",
+            "race number `{}` is not an integer from 1 to 99 (digits, no leading zero)",
             clip(s)
         ))),
     }
@@ -87,12 +94,12 @@ pub fn horse_no(s: &str) -> Result<&str, ApiError> {
     }
 }
 
-/// The `limit` of a form request: an integer from 1 to [`MAX_FORM_LIMIT`].
+/// The `limit` of a form request: 1 to [`MAX_FORM_LIMIT`], without sign or leading zero.
 pub fn form_limit(l: &str) -> Result<usize, ApiError> {
     match l.parse::<usize>() {
-        Ok(n @ 1..=MAX_FORM_LIMIT) if l.bytes().all(|b| b.is_ascii_digit()) => Ok(n),
+        Ok(n @ 1..=MAX_FORM_LIMIT) if canonical_digits(l) => Ok(n),
         _ => Err(ApiError::BadRequest(format!(
-            "limit `{}` is not an integer from 1 to {MAX_FORM_LIMIT}",
+            "limit `{}` is not an integer from 1 to {MAX_FORM_LIMIT} (digits, no leading zero)",
             clip(l)
         ))),
     }
