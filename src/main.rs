@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use racing::config::{Config, ServeArgs};
 use racing::{publish, Application};
 use tokio_util::sync::CancellationToken;
@@ -150,7 +150,13 @@ struct DemoArgs {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let command = Cli::command();
+    let settings = settings_help(&command);
+    let cli = command
+        .after_help(settings)
+        .try_get_matches()
+        .and_then(|matches| Cli::from_arg_matches(&matches))
+        .unwrap_or_else(|e| e.exit());
     let filter = tracing_subscriber::EnvFilter::try_new(&cli.log)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let logs = tracing_subscriber::fmt()
@@ -186,6 +192,45 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Every setting that has an environment variable, for `racing --help`: the flags live
+/// on the commands that take them, and an operator looking for a variable should not
+/// have to guess which command's help lists it.
+fn settings_help(root: &clap::Command) -> String {
+    let mut settings: std::collections::BTreeMap<String, (String, Vec<&str>, String)> =
+        std::collections::BTreeMap::new();
+    let commands = std::iter::once(root).chain(root.get_subcommands());
+    for command in commands {
+        for arg in command.get_arguments() {
+            let (Some(env), Some(long)) = (arg.get_env(), arg.get_long()) else {
+                continue;
+            };
+            let entry = settings
+                .entry(env.to_string_lossy().into_owned())
+                .or_insert_with(|| {
+                    let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+                    (format!("--{long}"), Vec::new(), help)
+                });
+            if !std::ptr::eq(command, root) {
+                entry.1.push(command.get_name());
+            }
+        }
+    }
+    let width = settings.keys().map(String::len).max().unwrap_or(0);
+    let mut text = String::from(
+        "Settings: each is a flag of the commands named, or its environment variable;\n\
+         `racing COMMAND --help` gives the defaults.\n",
+    );
+    for (env, (flag, commands, help)) in &settings {
+        let which = if commands.is_empty() {
+            "all".to_owned()
+        } else {
+            commands.join(", ")
+        };
+        text.push_str(&format!("  {env:width$}  {flag} ({which}): {help}\n"));
+    }
+    text
 }
 
 async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
@@ -514,5 +559,27 @@ async fn rebuild(args: AdminArgs) -> anyhow::Result<ExitCode> {
             );
             Ok(ExitCode::FAILURE)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn top_level_help_lists_every_setting_of_the_contract() {
+        let help = settings_help(&Cli::command());
+        for env in [
+            "RACING_NATS_URL",
+            "RACING_DATA_DIR",
+            "RACING_LISTEN",
+            "RACING_API_KEYS",
+            "RACING_TIMEZONE",
+            "RACING_STREAM ",
+            "RACING_LOG ",
+        ] {
+            assert!(help.contains(env), "{env} missing from:\n{help}");
+        }
+        assert!(help.contains("--nats-url (serve, publish, keys)"), "{help}");
     }
 }
