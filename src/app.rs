@@ -39,6 +39,9 @@ pub struct Application {
     local_nats: Option<LocalNats>,
     nats_url: String,
     demo_key: Option<String>,
+    /// Today's demo meeting, run live once the service runs (demo mode, new stream).
+    demo: Option<crate::demo::Simulator>,
+    demo_example: Option<crate::demo::Example>,
     progress: watch::Sender<Progress>,
     /// Stops the background tasks started by `build` if the application is dropped
     /// without being run.
@@ -74,6 +77,18 @@ impl Application {
         let store_dir = read_models::active_dir(&config.data_dir)?;
         let store = open_store(&store_dir, stream_info.state.last_sequence)?;
         read_models::remove_stale(&config.data_dir, &store_dir);
+
+        // The demo season goes into the log before the projector starts, so that the
+        // API is not "ready" on an empty log and then answers 404s for a moment. (After
+        // the store is checked against the stream's end as it was.)
+        let demo = match config.demo {
+            Some(seed) => publish_demo_season(&js, &config, seed).await?,
+            None => None,
+        };
+        let demo_example = demo.as_ref().and_then(crate::demo::DemoFeed::example);
+        let demo = demo
+            .zip(config.demo)
+            .map(|(feed, seed)| crate::demo::Simulator::new(&feed, seed));
 
         let shutdown = CancellationToken::new();
         let demo_key = config.demo.map(|_| keys::generate_demo());
@@ -129,6 +144,8 @@ impl Application {
             local_nats,
             nats_url,
             demo_key,
+            demo,
+            demo_example,
             progress: watch::channel(Progress::default()).0,
             _stop_on_drop: state_shutdown.drop_guard(),
         })
@@ -147,6 +164,11 @@ impl Application {
     /// The NATS server the service uses.
     pub fn nats_url(&self) -> &str {
         &self.nats_url
+    }
+
+    /// In demo mode with a season just published: a race and a horse to try.
+    pub fn demo_example(&self) -> Option<&crate::demo::Example> {
+        self.demo_example.as_ref()
     }
 
     /// The key printed in demo mode.
@@ -190,12 +212,12 @@ impl Application {
         };
         let projector = tokio::spawn(projector.run(shutdown.child_token()));
 
-        if let Some(seed) = self.config.demo {
+        if let Some(simulator) = self.demo {
             let js = self.js.clone();
-            let config = self.config.clone();
+            let race_secs = self.config.demo_race_secs;
             let stop = shutdown.clone();
             tokio::spawn(async move {
-                if let Err(e) = run_demo(&js, &config, seed, stop).await {
+                if let Err(e) = run_demo(&js, simulator, race_secs, stop).await {
                     tracing::error!(error = format!("{e:#}"), "demo feed");
                 }
             });
@@ -341,19 +363,17 @@ fn verify_in_background(store: Arc<Store>, rebuilder: Arc<Rebuilder>) {
     });
 }
 
-/// Publishes the demo season into an empty stream, then runs today's meeting live: a
-/// price move every second, and each race's result after `demo_race_secs` of trading. A
-/// stream that already holds events is left alone, so a restart publishes nothing twice.
-async fn run_demo(
+/// Publishes the demo season into an empty stream and returns it. A stream that already
+/// holds events is left alone (`None`), so a restart publishes nothing twice.
+async fn publish_demo_season(
     js: &jetstream::Context,
     config: &Config,
     seed: u64,
-    shutdown: CancellationToken,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Option<crate::demo::DemoFeed>> {
     let mut stream = js.get_stream(&config.stream).await?;
     if stream.info().await?.state.messages > 0 {
         tracing::info!("stream already holds events; demo data not published again");
-        return Ok(());
+        return Ok(None);
     }
     let today = jiff::Timestamp::now()
         .to_zoned(config.timezone.clone())
@@ -369,9 +389,19 @@ async fn run_demo(
         %today,
         "demo season published"
     );
-    let mut simulator = crate::demo::Simulator::new(&feed, seed);
+    Ok(Some(feed))
+}
+
+/// Runs today's demo meeting live: a price move every second, and each race's result
+/// after `race_secs` of trading.
+async fn run_demo(
+    js: &jetstream::Context,
+    mut simulator: crate::demo::Simulator,
+    race_secs: u64,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
     for race in 0..simulator.races() {
-        for _ in 0..config.demo_race_secs {
+        for _ in 0..race_secs {
             tokio::select! {
                 _ = shutdown.cancelled() => return Ok(()),
                 _ = tokio::time::sleep(Duration::from_secs(1)) => {}

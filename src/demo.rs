@@ -27,6 +27,37 @@ pub struct DemoFeed {
     pub horses: usize,
 }
 
+/// A race of the feed's last run meeting, for the start-up banner's examples: the demo's
+/// dates move with the day it is run on, so fixed dates in a README would not answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Example {
+    /// The meeting's date, `YYYY-MM-DD`.
+    pub date: String,
+    /// Its last race.
+    pub race_number: i64,
+    /// That race's winner (a horse with a profile and form).
+    pub horse_no: String,
+}
+
+impl DemoFeed {
+    /// The last race with a result, and its winner.
+    pub fn example(&self) -> Option<Example> {
+        self.events.iter().rev().find_map(|e| match &e.event {
+            Event::RaceResultPublished(r) => Some(Example {
+                date: r.date.clone(),
+                race_number: r.race_number,
+                horse_no: r
+                    .runners
+                    .iter()
+                    .find(|x| x.position == Some(1))?
+                    .horse_no
+                    .clone(),
+            }),
+            _ => None,
+        })
+    }
+}
+
 /// Generates one season ending with a meeting declared for `today`.
 pub fn season(seed: u64, today: Date) -> DemoFeed {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -1851,6 +1882,31 @@ mod tests {
                 assert!(seen.insert(p.horse_no.clone()), "{} twice", p.horse_no);
             }
         }
+    }
+
+    #[test]
+    fn the_example_is_the_last_race_run_and_its_winner() {
+        let example = feed().example().expect("a past result");
+        assert!(example.date.as_str() < TODAY, "{example:?}");
+        let last = feed()
+            .events
+            .iter()
+            .rev()
+            .find_map(|e| match &e.event {
+                Event::RaceResultPublished(r) => Some(r),
+                _ => None,
+            })
+            .expect("a result");
+        assert_eq!(
+            (&last.date, last.race_number),
+            (&example.date, example.race_number)
+        );
+        let winner = last.runners.iter().find(|r| r.horse_no == example.horse_no);
+        assert_eq!(winner.and_then(|r| r.position), Some(1));
+        let profiled = feed().events.iter().any(
+            |e| matches!(&e.event, Event::HorseProfileUpdated(p) if p.horse_no == example.horse_no),
+        );
+        assert!(profiled, "{example:?}");
     }
 
     #[test]

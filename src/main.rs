@@ -270,8 +270,13 @@ fn banner(app: &Application, host: &str) -> String {
     if let Some(key) = app.demo_key() {
         lines.push(format!("  demo key:   {key}"));
         lines.push(format!(
-            "  try:        curl -H 'X-API-Key: {key}' http://{host}/api/v1/racecards/today"
+            "  try:        curl -H 'X-API-Key: {key}' 'http://{host}/api/v1/racecards/today'"
         ));
+        if let Some(e) = app.demo_example() {
+            let curl = format!("              curl -H 'X-API-Key: {key}' 'http://{host}/api/v1");
+            lines.push(format!("{curl}/results/{}/{}'", e.date, e.race_number));
+            lines.push(format!("{curl}/horses/{}/form?limit=5'", e.horse_no));
+        }
         lines.push(format!(
             "              websocat 'ws://{host}/ws/live/odds?api_key={key}'"
         ));
