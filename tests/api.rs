@@ -603,3 +603,75 @@ async fn gzip_and_brotli_are_served_when_asked_with_their_own_etags() {
     tags.dedup();
     assert_eq!(tags.len(), 3, "each encoding is its own representation");
 }
+
+/// Until the projector has caught up with the log once, documents are 503 with
+/// `Retry-After` (the key still comes first); then they are served. Here the broker is
+/// gone between start-up and the first fold, so the wait is as long as the test makes it.
+#[tokio::test]
+async fn documents_are_503_until_the_read_models_are_built() {
+    let mut nats = Nats::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let built = App::build(&nats, dir.path(), |_| {}).await;
+    let last = nats.publish(&meeting()).await;
+    let port = nats.kill_server().await;
+    let mut app = App::run(built);
+    for path in ["/api/v1/horses/E271", "/api/v1/results/2026-11-18/1"] {
+        let res = app
+            .client
+            .get(format!("{}{path}", app.base))
+            .header("X-API-Key", KEY)
+            .send()
+            .await
+            .expect("request");
+        assert_eq!(res.status(), StatusCode::SERVICE_UNAVAILABLE, "{path}");
+        assert_eq!(res.headers()["retry-after"], "1");
+        let body: Value = res.json().await.expect("JSON");
+        assert_eq!(body["error"], "unavailable");
+        assert!(
+            body["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("being built"),
+            "{body}"
+        );
+    }
+    let (status, _) = app.get_with("/api/v1/horses/E271", None).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    nats.restart_server(port).await;
+    app.projected(last).await;
+    let (status, body) = app.get("/api/v1/horses/E271").await;
+    assert_eq!(
+        (status, &body["horse_name"]),
+        (StatusCode::OK, &json!("GOLDEN SIXTY"))
+    );
+}
+
+/// A stored document the service cannot read is a 500 whose body says nothing of why
+/// (the log has it); the other documents are served as before.
+#[tokio::test]
+async fn a_document_that_cannot_be_read_is_a_500_without_details() {
+    let (nats, app, dir) = service_with(&meeting()).await;
+    app.stop().await;
+    let store = racing::read_models::active_dir(dir.path()).expect("store dir");
+    {
+        let db = sled::open(&store).expect("store opens");
+        let docs = db.open_tree("read_models").expect("tree");
+        let key = racing_projections::DocKey::Profile("E271").key();
+        assert!(
+            docs.get(&key).expect("read").is_some(),
+            "the profile is stored"
+        );
+        docs.insert(key, &b"{}"[..]).expect("overwrite");
+        db.flush().expect("flush");
+    }
+    let mut app = App::start(&nats, dir.path()).await;
+    app.projected(0).await;
+    let (status, body) = app.get("/api/v1/horses/E271").await;
+    assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+    assert_eq!(
+        body,
+        json!({"error": "internal", "message": "internal error"})
+    );
+    let (status, _) = app.get("/api/v1/horses/E271/form").await;
+    assert_eq!(status, StatusCode::OK);
+}

@@ -101,13 +101,27 @@ impl App {
 
     /// Same, after `adjust` changes the configuration.
     pub async fn start_with(nats: &Nats, data_dir: &Path, adjust: impl FnOnce(&mut Config)) -> App {
+        App::run(App::build(nats, data_dir, adjust).await)
+    }
+
+    /// The service built (connected, stream made, store opened, ports bound) but not yet
+    /// running, for a test that changes the world in between.
+    pub async fn build(
+        nats: &Nats,
+        data_dir: &Path,
+        adjust: impl FnOnce(&mut Config),
+    ) -> Application {
         let mut config = Config::new(data_dir, Some(nats.url()));
         config.api_keys = vec![KEY.to_owned()];
         // Tests make bursts of requests with one key; the rate-limit tests set their own.
         config.request_limits.rate_per_sec = 100_000;
         config.request_limits.burst = 100_000;
         adjust(&mut config);
-        let app = Application::build(config).await.expect("service builds");
+        Application::build(config).await.expect("service builds")
+    }
+
+    /// Runs a service made by [`App::build`].
+    pub fn run(app: Application) -> App {
         let base = format!("http://{}", app.addr());
         let admin = format!("http://{}", app.admin_addr());
         let store = app.store();
