@@ -298,3 +298,113 @@ fn occurred_at_is_rfc_3339_and_nothing_looser() {
         );
     }
 }
+
+#[test]
+fn every_range_of_the_contract_holds_at_both_ends() {
+    use crate::samples::{card, profile, result, runner};
+    let refused = |e: &Event, field: &str| match e.validate() {
+        Err(why) => why.to_string().contains(field),
+        Ok(()) => false,
+    };
+    type Set = fn(&mut Event, i64);
+    let cases: [(&str, Set, i64, i64); 7] = [
+        (
+            "race_number",
+            |e, v| {
+                if let Event::RaceCardDeclared(c) = e {
+                    c.race_number = v;
+                }
+            },
+            1,
+            99,
+        ),
+        (
+            "distance",
+            |e, v| {
+                if let Event::RaceCardDeclared(c) = e {
+                    c.distance = v;
+                }
+            },
+            100,
+            10_000,
+        ),
+        (
+            "draw",
+            |e, v| {
+                if let Event::RaceCardDeclared(c) = e {
+                    c.runners[0].draw = v;
+                }
+            },
+            1,
+            99,
+        ),
+        (
+            "weight",
+            |e, v| {
+                if let Event::RaceCardDeclared(c) = e {
+                    c.runners[0].weight = v;
+                }
+            },
+            50,
+            200,
+        ),
+        (
+            "age",
+            |e, v| {
+                if let Event::HorseProfileUpdated(p) = e {
+                    p.age = v;
+                }
+            },
+            0,
+            40,
+        ),
+        (
+            "total_stakes",
+            |e, v| {
+                if let Event::HorseProfileUpdated(p) = e {
+                    p.total_stakes = v;
+                }
+            },
+            0,
+            i64::MAX,
+        ),
+        (
+            "position",
+            |e, v| {
+                if let Event::RaceResultPublished(r) = e {
+                    r.runners[0].position = Some(v);
+                }
+            },
+            1,
+            99,
+        ),
+    ];
+    for (field, set, lo, hi) in cases {
+        let base = match field {
+            "age" | "total_stakes" => profile("E271", "GOLDEN SIXTY"),
+            "position" => result("2026-11-21", "Sha Tin", 3, vec![runner(Some(1), "E1")]),
+            _ => card("2026-11-21", "Sha Tin", 3, &["E1", "E2"]),
+        };
+        for (value, ok) in [
+            (lo - 1, false),
+            (lo, true),
+            (hi, true),
+            (hi.wrapping_add(1), false),
+        ] {
+            if value == i64::MIN {
+                continue; // i64::MAX + 1 wrapped: there is no value above the top.
+            }
+            let mut event = base.clone();
+            set(&mut event, value);
+            if ok {
+                assert_eq!(event.validate(), Ok(()), "{field} = {value}");
+            } else {
+                assert!(
+                    refused(&event, field),
+                    "{field} = {value}: {:?}",
+                    event.validate()
+                );
+            }
+        }
+    }
+}
