@@ -586,6 +586,83 @@ async fn read_head(socket: &mut tokio::net::TcpStream) -> (usize, Vec<u8>) {
     }
 }
 
+/// With no `RACING_NATS_URL`, `racing serve` runs a nats-server of its own, with its
+/// store under the data directory, makes the stream of the feed contract there (file
+/// storage, `racing.>`, kept forever, a two-minute duplicate window), serves what a
+/// feeder publishes to it, and stops it on exit.
+#[tokio::test]
+async fn serve_without_a_nats_url_runs_its_own_server_and_stops_it_on_exit() {
+    use async_nats::jetstream::stream::{DiscardPolicy, RetentionPolicy, StorageType};
+    use racing_events::samples::profile;
+
+    let work = TempDir::new().expect("temp dir");
+    let data = work.path().join("data");
+    let client = reqwest::Client::new();
+    let mut service = Service::spawn("", &data, &work.path().join("racing.log"));
+    let base = service.ready(&client, "/api/v1/horses/E271").await;
+    let url = service.nats().await;
+    assert!(
+        data.join("nats").join("jetstream").is_dir(),
+        "the server's store is under the data directory; log:\n{}",
+        service.log_tail()
+    );
+
+    let nats = async_nats::connect(&url).await.expect("its server answers");
+    let js = async_nats::jetstream::new(nats);
+    let mut stream = js.get_stream(STREAM).await.expect("the stream was made");
+    let config = stream.info().await.expect("stream info").config.clone();
+    assert_eq!(config.subjects, ["racing.>"]);
+    assert_eq!(config.storage, StorageType::File);
+    assert_eq!(config.retention, RetentionPolicy::Limits);
+    assert_eq!(config.discard, DiscardPolicy::Old);
+    assert_eq!(
+        (config.max_age, config.max_messages, config.max_bytes),
+        (Duration::ZERO, -1, -1),
+        "kept forever"
+    );
+    assert_eq!(config.duplicate_window, DUPLICATE_WINDOW);
+
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    let event = feed::envelope(&mut rng, profile("E271", "GOLDEN SIXTY"));
+    feed::publish(&js, &Message::event(&event))
+        .await
+        .expect("stored");
+    let deadline = tokio::time::Instant::now() + process::WAIT;
+    loop {
+        let res = client
+            .get(format!("{base}/api/v1/horses/E271"))
+            .header("X-API-Key", crate::support::KEY)
+            .send()
+            .await
+            .expect("request");
+        if res.status() == reqwest::StatusCode::OK {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the profile was not served"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    service.signal(Signal::SIGTERM);
+    let status = service.exited(Duration::from_secs(15)).await;
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "exits cleanly on SIGTERM ({status:?}); log:\n{}",
+        service.log_tail()
+    );
+    let addr = url.trim_start_matches("nats://").to_owned();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while tokio::net::TcpStream::connect(&addr).await.is_ok() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "its nats-server at {addr} still answers after the service exited"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 #[tokio::test]
 async fn sigterm_finishes_requests_closes_sockets_and_exits_in_time() {
     use racing_events::samples::{odds, profile, result, runner};

@@ -29,6 +29,7 @@ pub const WAIT: Duration = Duration::from_secs(30);
 struct Banner {
     api: Option<String>,
     admin: Option<String>,
+    nats: Option<String>,
 }
 
 /// A `racing serve` process of a test's own, killed if the test drops it.
@@ -47,7 +48,8 @@ impl Service {
         Self::spawn_with(nats_url, data_dir, log, &[])
     }
 
-    /// Same, with more environment variables set.
+    /// Same, with more environment variables set. An empty `nats_url` leaves
+    /// `RACING_NATS_URL` unset, so the service runs a nats-server of its own.
     pub fn spawn_with(
         nats_url: &str,
         data_dir: &Path,
@@ -59,12 +61,16 @@ impl Service {
             .append(true)
             .open(log)
             .expect("log file");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_racing"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_racing"));
+        if nats_url.is_empty() {
+            command.env_remove("RACING_NATS_URL");
+        } else {
+            command.env("RACING_NATS_URL", nats_url);
+        }
+        let mut child = command
             .arg("serve")
-            .env("RACING_NATS_URL", nats_url)
             .env("RACING_DATA_DIR", data_dir)
             .env("RACING_LISTEN", "127.0.0.1:0")
-            .env("RACING_ADMIN_LISTEN", "127.0.0.1:0")
             .env("RACING_ADMIN_LISTEN", "127.0.0.1:0")
             .env("RACING_API_KEYS", KEY)
             .env("RACING_LOG", "info")
@@ -99,6 +105,9 @@ impl Service {
                 if let Some(rest) = line.strip_prefix("API:") {
                     let api = rest.trim().trim_end_matches("/api/v1/").to_owned();
                     tx.send_modify(|b| b.api = Some(api));
+                } else if let Some(rest) = line.strip_prefix("NATS:") {
+                    let nats = rest.trim().to_owned();
+                    tx.send_modify(|b| b.nats = Some(nats));
                 } else if let Some(rest) = line.strip_prefix("admin:") {
                     let admin = rest.split_whitespace().next().unwrap_or_default();
                     let admin = admin.trim_end_matches("/readyz").to_owned();
@@ -130,6 +139,17 @@ impl Service {
             }
             Err(_) => panic!("racing did not bind in {WAIT:?}; log:\n{}", self.log_tail()),
         }
+    }
+
+    /// The NATS URL the process printed (its own server's, when it runs one).
+    pub async fn nats(&mut self) -> String {
+        self.base().await;
+        let printed = self.banner.wait_for(|b| b.nats.is_some());
+        let url = match tokio::time::timeout(Duration::from_secs(2), printed).await {
+            Ok(Ok(b)) => b.nats.clone(),
+            _ => None,
+        };
+        url.unwrap_or_else(|| panic!("racing printed no NATS URL; log:\n{}", self.log_tail()))
     }
 
     /// The admin listener's base URL, if the process printed one.
