@@ -39,8 +39,8 @@ pub struct Application {
     local_nats: Option<LocalNats>,
     nats_url: String,
     demo_key: Option<String>,
-    /// Today's demo meeting, run live once the service runs (demo mode, new stream).
-    demo: Option<crate::demo::Simulator>,
+    /// The demo's meetings, run live once the service runs (demo mode, new stream).
+    demo: Option<LiveDemo>,
     demo_example: Option<crate::demo::Example>,
     progress: watch::Sender<Progress>,
     /// Stops the background tasks started by `build` if the application is dropped
@@ -85,10 +85,14 @@ impl Application {
             Some(seed) => publish_demo_season(&js, &config, seed).await?,
             None => None,
         };
-        let demo_example = demo.as_ref().and_then(crate::demo::DemoFeed::example);
+        let demo_example = demo.as_ref().and_then(|(feed, _)| feed.example());
         let demo = demo
             .zip(config.demo)
-            .map(|(feed, seed)| crate::demo::Simulator::new(&feed, seed));
+            .map(|((feed, calendar), seed)| LiveDemo {
+                simulator: crate::demo::Simulator::new(&feed, seed),
+                calendar,
+                seed,
+            });
 
         let shutdown = CancellationToken::new();
         let demo_key = config.demo.map(|_| keys::generate_demo());
@@ -212,12 +216,12 @@ impl Application {
         };
         let projector = tokio::spawn(projector.run(shutdown.child_token()));
 
-        if let Some(simulator) = self.demo {
+        if let Some(demo) = self.demo {
             let js = self.js.clone();
             let race_secs = self.config.demo_race_secs;
             let stop = shutdown.clone();
             tokio::spawn(async move {
-                if let Err(e) = run_demo(&js, simulator, race_secs, stop).await {
+                if let Err(e) = run_demo(&js, demo, race_secs, stop).await {
                     tracing::error!(error = format!("{e:#}"), "demo feed");
                 }
             });
@@ -363,13 +367,14 @@ fn verify_in_background(store: Arc<Store>, rebuilder: Arc<Rebuilder>) {
     });
 }
 
-/// Publishes the demo season into an empty stream and returns it. A stream that already
-/// holds events is left alone (`None`), so a restart publishes nothing twice.
+/// Publishes the demo season into an empty stream and returns it, with the calendar that
+/// declares the meetings after today's. A stream that already holds events is left alone
+/// (`None`), so a restart publishes nothing twice.
 async fn publish_demo_season(
     js: &jetstream::Context,
     config: &Config,
     seed: u64,
-) -> anyhow::Result<Option<crate::demo::DemoFeed>> {
+) -> anyhow::Result<Option<(crate::demo::DemoFeed, crate::demo::Calendar)>> {
     let mut stream = js.get_stream(&config.stream).await?;
     if stream.info().await?.state.messages > 0 {
         tracing::info!("stream already holds events; demo data not published again");
@@ -378,7 +383,7 @@ async fn publish_demo_season(
     let today = jiff::Timestamp::now()
         .to_zoned(config.timezone.clone())
         .date();
-    let feed = crate::demo::season(seed, today);
+    let (feed, calendar) = crate::demo::season_and_calendar(seed, today);
     let counts = crate::publish::publish_events(js, &feed.events).await?;
     tracing::info!(
         published = counts.published,
@@ -389,16 +394,61 @@ async fn publish_demo_season(
         %today,
         "demo season published"
     );
-    Ok(Some(feed))
+    Ok(Some((feed, calendar)))
 }
 
-/// Runs today's demo meeting live: a price move every second, and each race's result
-/// after `race_secs` of trading.
+/// The demo run live: the meeting being run, and the calendar of the ones after it.
+struct LiveDemo {
+    simulator: crate::demo::Simulator,
+    calendar: crate::demo::Calendar,
+    /// The demo's seed, which drives every meeting's simulation.
+    seed: u64,
+}
+
+/// Runs the demo's meetings live, one after another, until shutdown: today's first, then
+/// the next racing day's, declared (cards, scratchings, opening odds) as soon as the one
+/// before is run, and so on, so that odds are always moving somewhere.
 async fn run_demo(
     js: &jetstream::Context,
-    mut simulator: crate::demo::Simulator,
+    mut demo: LiveDemo,
     race_secs: u64,
     shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    let mut meeting = format!("today's demo meeting ({})", demo.simulator.date());
+    loop {
+        run_meeting(js, &mut demo.simulator, race_secs, &shutdown).await?;
+        if shutdown.is_cancelled() {
+            return Ok(());
+        }
+        let Some(next) = demo.calendar.next_meeting() else {
+            tracing::info!("{meeting} is run; the demo's calendar has no later date");
+            return Ok(());
+        };
+        tracing::info!(
+            "{meeting} is run; declaring the next meeting, {}",
+            next.today
+        );
+        let counts = crate::publish::publish_events(js, &next.events).await?;
+        if counts.rejected > 0 {
+            let reasons = format!("{:?}", counts.reasons);
+            tracing::warn!(
+                rejected = counts.rejected,
+                reasons,
+                "demo meeting declared in part"
+            );
+        }
+        demo.simulator = crate::demo::Simulator::new(&next, demo.seed);
+        meeting = format!("the demo meeting of {}", next.today);
+    }
+}
+
+/// Runs one demo meeting live: a price move of the current race every second, and each
+/// race's result after `race_secs` of trading. Returns early on shutdown.
+async fn run_meeting(
+    js: &jetstream::Context,
+    simulator: &mut crate::demo::Simulator,
+    race_secs: u64,
+    shutdown: &CancellationToken,
 ) -> anyhow::Result<()> {
     for race in 0..simulator.races() {
         for _ in 0..race_secs {
@@ -414,9 +464,9 @@ async fn run_demo(
         let now = jiff::Timestamp::now().to_string();
         if let Some(result) = simulator.result(race, &now) {
             crate::publish::publish_events(js, &[result]).await?;
-            tracing::info!(race = race + 1, "demo race run; result published");
+            let date = simulator.date();
+            tracing::info!(date, race = race + 1, "demo race run; result published");
         }
     }
-    tracing::info!("all of today's demo races are run");
     Ok(())
 }

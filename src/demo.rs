@@ -16,12 +16,14 @@ use rand_chacha::ChaCha8Rng;
 /// A generated demo feed: events in the order a feeder would publish them.
 #[derive(Debug, Clone)]
 pub struct DemoFeed {
-    /// Profiles first, then each meeting in date order: cards, scratchings, then results
-    /// (past meetings) or opening odds (today's meeting).
+    /// Of a season: profiles first, then each meeting in date order: cards, scratchings,
+    /// then results (past meetings) or opening odds (today's meeting). Of a meeting that
+    /// [`Calendar::next_meeting`] declares: that meeting's cards, scratchings and opening
+    /// odds.
     pub events: Vec<Envelope>,
     /// The date of the last meeting, `YYYY-MM-DD`: declared, not yet run.
     pub today: String,
-    /// How many meetings the season holds, today's included.
+    /// How many meetings the demo has declared, today's included.
     pub meetings: usize,
     /// How many horses have a profile.
     pub horses: usize,
@@ -60,9 +62,18 @@ impl DemoFeed {
 
 /// Generates one season ending with a meeting declared for `today`.
 pub fn season(seed: u64, today: Date) -> DemoFeed {
+    season_and_calendar(seed, today).0
+}
+
+/// The season of `season`, and the calendar that goes on from it: the meetings after
+/// today's, declared one at a time from the same horses, so that a demo can run for as
+/// long as it is left running.
+pub fn season_and_calendar(seed: u64, today: Date) -> (DemoFeed, Calendar) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let horses = make_horses(&mut rng);
-    let plans = plan_meetings(&mut rng, today);
+    let mut pattern: Vec<(&str, u8, i64)> = PATTERN_RACES.to_vec();
+    pattern.shuffle(&mut rng);
+    let plans = plan_meetings(&mut rng, today, &mut pattern);
     let past_races = plans.iter().rev().skip(1).map(|m| m.races.len()).sum();
     let mut incidents = plan_incidents(&mut rng, past_races).into_iter();
     let mut generator = Generator {
@@ -73,7 +84,7 @@ pub fn season(seed: u64, today: Date) -> DemoFeed {
     let last = plans.len() - 1;
     for (index, plan) in plans.iter().enumerate() {
         if index == last {
-            generator.today_meeting(index, plan);
+            generator.live_meeting(index, plan);
         } else {
             generator.past_meeting(index, plan, &mut incidents);
         }
@@ -81,11 +92,55 @@ pub fn season(seed: u64, today: Date) -> DemoFeed {
     let racing = std::mem::take(&mut generator.events);
     generator.publish_profiles(today);
     generator.events.extend(racing);
-    DemoFeed {
-        events: generator.events,
+    let feed = DemoFeed {
+        events: std::mem::take(&mut generator.events),
         today: today.to_string(),
         meetings: plans.len(),
         horses: generator.horses.len(),
+    };
+    let calendar = Calendar {
+        generator,
+        pattern,
+        meetings: plans.len(),
+        date: today,
+    };
+    (feed, calendar)
+}
+
+/// The demo's racing after its season: the horses as the season left them (every one
+/// with a profile), the pattern races not yet run, and the last meeting declared.
+pub struct Calendar {
+    generator: Generator,
+    pattern: Vec<(&'static str, u8, i64)>,
+    /// How many meetings are declared; the next one's index.
+    meetings: usize,
+    /// The last meeting's date.
+    date: Date,
+}
+
+impl Calendar {
+    /// Declares the meeting of the next racing day after the last meeting, as HK races:
+    /// a Wednesday evening (most often at Happy Valley), or one day of a weekend (most
+    /// often Sunday at Sha Tin), outside the summer break. Its fields are drawn from the
+    /// season's rested horses, as the season's meetings were. The feed holds its cards,
+    /// its scratchings and its opening odds, with `today` its date, ready for
+    /// [`Simulator::new`].
+    ///
+    /// The calendar goes on from one seed's season the same way every time. `None` only
+    /// past the year 9999.
+    pub fn next_meeting(&mut self) -> Option<DemoFeed> {
+        let generator = &mut self.generator;
+        let date = next_meeting_day(&mut generator.rng, self.date)?;
+        let plan = plan_meeting(&mut generator.rng, date, &mut self.pattern);
+        generator.live_meeting(self.meetings, &plan);
+        self.meetings += 1;
+        self.date = date;
+        Some(DemoFeed {
+            events: std::mem::take(&mut generator.events),
+            today: date.to_string(),
+            meetings: self.meetings,
+            horses: generator.horses.len(),
+        })
     }
 }
 
@@ -146,6 +201,11 @@ impl Simulator {
     /// simulator with no races.
     pub fn new(feed: &DemoFeed, seed: u64) -> Simulator {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        // A stream of its own for each date (its digits), apart from the season's (0):
+        // the same seed drives every meeting of a demo, and no meeting's event ids may
+        // repeat another's, nor the season's.
+        let date = feed.today.bytes().filter(u8::is_ascii_digit);
+        rng.set_stream(date.fold(0, |n, d| n * 10 + u64::from(d - b'0')));
         // The feed does not publish the going, so the day's weather is the simulator's own.
         let ground = Ground::draw(&mut rng);
         let mut cards: BTreeMap<i64, (RaceCard, BTreeSet<String>)> = BTreeMap::new();
@@ -182,6 +242,11 @@ impl Simulator {
     /// How many races today has: the bound of the `race` index of `tick` and `result`.
     pub fn races(&self) -> usize {
         self.races.len()
+    }
+
+    /// The date of the meeting it runs, `YYYY-MM-DD`: the feed's `today`.
+    pub fn date(&self) -> &str {
+        &self.date
     }
 
     /// The next price movement of race `race` (index from 0; past the last race, the last
@@ -1037,7 +1102,9 @@ impl Generator {
         }
     }
 
-    fn today_meeting(&mut self, index: usize, plan: &MeetingPlan) {
+    /// Declares a meeting to be run live (today's, or one the calendar declares after
+    /// it): cards, a scratching or two, and each race's opening odds.
+    fn live_meeting(&mut self, index: usize, plan: &MeetingPlan) {
         let races = self.declare(index, plan);
         let count = self.rng.random_range(1..=2);
         let scratched = self.scratch(plan.date, &races, count);
@@ -1419,8 +1486,7 @@ fn scratched_from(scratched: &[(i64, usize)], race: &Race) -> Vec<usize> {
         .collect()
 }
 
-/// Meeting dates going back from `today` on HK's pattern: Wednesday nights, and a
-/// Sunday or now and then a Saturday, with no racing in the summer break.
+/// Meeting dates going back from `today` on HK's pattern (`races_on`).
 fn meeting_days(rng: &mut ChaCha8Rng, today: Date) -> Vec<Date> {
     let mut days = vec![today];
     let mut date = today;
@@ -1429,20 +1495,11 @@ fn meeting_days(rng: &mut ChaCha8Rng, today: Date) -> Vec<Date> {
         date = date
             .yesterday()
             .expect("a season back from a four-digit year stays in range");
-        if off_season(date) {
-            continue;
+        // Walking backwards, a weekend's Sunday comes first and decides for it.
+        if date.weekday() == Weekday::Sunday && !off_season(date) {
+            saturday_instead = rng.random_bool(0.2);
         }
-        let races = match date.weekday() {
-            Weekday::Wednesday => true,
-            // Walking backwards, a weekend's Sunday comes first and decides for it.
-            Weekday::Sunday => {
-                saturday_instead = rng.random_bool(0.2);
-                !saturday_instead
-            }
-            Weekday::Saturday => saturday_instead,
-            _ => false,
-        };
-        if races {
+        if races_on(date, saturday_instead) {
             days.push(date);
         }
     }
@@ -1450,17 +1507,50 @@ fn meeting_days(rng: &mut ChaCha8Rng, today: Date) -> Vec<Date> {
     days
 }
 
+/// The first racing day after `after` (a meeting's date) on HK's pattern (`races_on`);
+/// `None` past the year 9999.
+fn next_meeting_day(rng: &mut ChaCha8Rng, after: Date) -> Option<Date> {
+    // A weekend races once: after a Saturday meeting, its Sunday does not.
+    let mut saturday_instead = after.weekday() == Weekday::Saturday;
+    let mut date = after;
+    loop {
+        date = date.tomorrow().ok()?;
+        // Walking forwards, a weekend's Saturday comes first and decides for it.
+        if date.weekday() == Weekday::Saturday {
+            saturday_instead = !off_season(date) && rng.random_bool(0.2);
+        }
+        if races_on(date, saturday_instead) {
+            return Some(date);
+        }
+    }
+}
+
+/// Whether HK races on `date`: Wednesday nights, and a Sunday or now and then a Saturday
+/// (`saturday_instead`, decided once a weekend), with no racing in the summer break.
+fn races_on(date: Date, saturday_instead: bool) -> bool {
+    !off_season(date)
+        && match date.weekday() {
+            Weekday::Wednesday => true,
+            Weekday::Sunday => !saturday_instead,
+            Weekday::Saturday => saturday_instead,
+            _ => false,
+        }
+}
+
 /// HK's season runs from early September to mid-July.
 fn off_season(date: Date) -> bool {
     matches!((date.month(), date.day()), (7, 17..) | (8, _) | (9, ..=6))
 }
 
-fn plan_meetings(rng: &mut ChaCha8Rng, today: Date) -> Vec<MeetingPlan> {
-    let mut pattern: Vec<(&str, u8, i64)> = PATTERN_RACES.to_vec();
-    pattern.shuffle(rng);
+/// The season's meetings up to `today`'s, drawing their pattern races from `pattern`.
+fn plan_meetings(
+    rng: &mut ChaCha8Rng,
+    today: Date,
+    pattern: &mut Vec<(&'static str, u8, i64)>,
+) -> Vec<MeetingPlan> {
     meeting_days(rng, today)
         .into_iter()
-        .map(|date| plan_meeting(rng, date, &mut pattern))
+        .map(|date| plan_meeting(rng, date, pattern))
         .collect()
 }
 
@@ -2357,5 +2447,131 @@ mod tests {
             assert_eq!(Kind::parse(&kind.class()), Some(kind));
         }
         assert_eq!(Kind::parse("Restricted Race"), None);
+    }
+
+    /// A month and more of meetings after today's, from one seed's calendar.
+    fn calendar(seed: u64) -> Vec<DemoFeed> {
+        let (_, mut calendar) = season_and_calendar(seed, today());
+        (0..16)
+            .map(|_| calendar.next_meeting().expect("dates stay in range"))
+            .collect()
+    }
+
+    #[test]
+    fn the_calendar_declares_later_meetings_on_racing_days_that_run_live() {
+        let next = calendar(42);
+        let profiled: BTreeSet<&str> = feed()
+            .events
+            .iter()
+            .filter_map(|e| match &e.event {
+                Event::HorseProfileUpdated(p) => Some(p.horse_no.as_str()),
+                _ => None,
+            })
+            .collect();
+        let mut ids: BTreeSet<uuid::Uuid> = feed().events.iter().map(|e| e.event_id).collect();
+        let mut last = today();
+        let mut weekdays = BTreeSet::new();
+        for (n, meeting) in next.iter().enumerate() {
+            let date: Date = meeting.today.parse().expect("a calendar date");
+            assert!(date > last, "{date} after {last}");
+            let weekday = date.weekday();
+            let racing_day = [Weekday::Wednesday, Weekday::Saturday, Weekday::Sunday];
+            assert!(racing_day.contains(&weekday) && !off_season(date), "{date}");
+            // One meeting a weekend: never the Sunday after a Saturday meeting.
+            assert!(weekday != Weekday::Sunday || last.tomorrow().ok() != Some(date));
+            weekdays.insert(weekday.to_monday_one_offset());
+            assert_eq!(meeting.meetings, feed().meetings + n + 1);
+            assert_eq!(meeting.horses, feed().horses);
+            for env in &meeting.events {
+                assert_contract(env);
+                assert!(ids.insert(env.event_id), "{} twice", env.event_id);
+            }
+            let cards: Vec<&RaceCard> = meeting
+                .events
+                .iter()
+                .filter_map(|e| match &e.event {
+                    Event::RaceCardDeclared(c) => Some(c),
+                    _ => None,
+                })
+                .collect();
+            assert!((8..=11).contains(&cards.len()), "{} races", cards.len());
+            let mut runners = BTreeSet::new();
+            for card in &cards {
+                assert_eq!(card.date, meeting.today);
+                for r in &card.runners {
+                    assert!(profiled.contains(r.horse_no.as_str()), "{}", r.horse_no);
+                    assert!(runners.insert(&r.horse_no), "{} twice", r.horse_no);
+                }
+            }
+            assert!(!meeting
+                .events
+                .iter()
+                .any(|e| matches!(e.event, Event::RaceResultPublished(_))));
+            last = date;
+        }
+        // Wednesday evenings and weekend days, a month and more of them.
+        assert!(weekdays.contains(&3), "{weekdays:?}");
+        assert!(
+            weekdays.contains(&6) || weekdays.contains(&7),
+            "{weekdays:?}"
+        );
+        // Every meeting runs live with the demo's one seed, today's too, and no odds or
+        // result repeats another meeting's event id.
+        for meeting in std::iter::once(feed()).chain(&next) {
+            let mut sim = Simulator::new(meeting, 42);
+            assert_eq!(sim.date(), meeting.today);
+            assert!(sim.races() >= 8);
+            for race in 0..sim.races() {
+                for _ in 0..3 {
+                    let tick = sim.tick(race, NOW).expect("the meeting has races");
+                    assert_eq!(odds_of(&tick).date, meeting.today);
+                    assert_contract(&tick);
+                    assert!(ids.insert(tick.event_id), "{} twice", tick.event_id);
+                }
+                let result = sim.result(race, NOW).expect("the meeting has races");
+                assert_contract(&result);
+                assert!(ids.insert(result.event_id), "{} twice", result.event_id);
+            }
+        }
+    }
+
+    #[test]
+    fn the_same_seed_declares_the_same_meetings() {
+        let json = |meetings: &[DemoFeed]| {
+            let events = meetings.iter().flat_map(|m| &m.events);
+            events.map(Envelope::to_json).collect::<Vec<_>>()
+        };
+        let next = calendar(42);
+        assert_eq!(json(&calendar(42)), json(&next));
+        assert_ne!(json(&calendar(43)), json(&next));
+    }
+
+    #[test]
+    fn the_next_meeting_day_skips_the_summer_break_and_the_weekends_other_day() {
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let mut next = |after| next_meeting_day(&mut rng, after).expect("in range");
+        // The season's last Wednesday; the next racing is in September.
+        let resumed = next(Date::constant(2027, 7, 14));
+        assert!(resumed > Date::constant(2027, 9, 6), "{resumed}");
+        assert!(!off_season(resumed));
+        // After a Saturday meeting, the Wednesday; after a Tuesday, the Wednesday.
+        assert_eq!(
+            next(Date::constant(2026, 11, 21)),
+            Date::constant(2026, 11, 25)
+        );
+        assert_eq!(
+            next(Date::constant(2026, 11, 24)),
+            Date::constant(2026, 11, 25)
+        );
+        // After a Wednesday, that weekend's Saturday or Sunday.
+        let weekend = next(Date::constant(2026, 11, 25));
+        assert!(
+            [Date::constant(2026, 11, 28), Date::constant(2026, 11, 29)].contains(&weekend),
+            "{weekend}"
+        );
+        assert_eq!(
+            next_meeting_day(&mut ChaCha8Rng::seed_from_u64(1), Date::MAX),
+            None
+        );
     }
 }
