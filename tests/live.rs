@@ -107,7 +107,11 @@ async fn service(adjust: impl FnOnce(&mut racing::Config)) -> (Nats, App, TempDi
 }
 
 async fn publish_odds(nats: &Nats, app: &mut App, race: i64, prices: &[(&str, f64)]) -> u64 {
-    let seq = nats.publish(&[envelope(odds(DAY, race, prices))]).await;
+    publish_odds_event(nats, app, &envelope(odds(DAY, race, prices))).await
+}
+
+async fn publish_odds_event(nats: &Nats, app: &mut App, event: &racing_events::Envelope) -> u64 {
+    let seq = nats.publish(std::slice::from_ref(event)).await;
     app.projected(seq).await;
     seq
 }
@@ -288,6 +292,59 @@ async fn a_resumed_connection_replays_what_it_missed_with_no_gap_or_duplicate() 
     assert_eq!(seqs, [d2, d3, d4]);
     let d5 = publish_odds(&nats, &mut app, 1, &[("A1", 3.5)]).await;
     assert_eq!(odds_seqs(&[client.next_message().await]), [d5]);
+}
+
+/// A replay sends what went live and nothing else: not an update the projector ignored as
+/// a duplicate (same `event_id`, published again under another `Nats-Msg-Id`), and not an
+/// update at or below the `seq` of a snapshot the connection already had. A `since` past
+/// the latest update (a stream started afresh) is answered with a snapshot, not silence.
+#[tokio::test]
+async fn a_replay_sends_only_what_went_live_and_what_no_snapshot_covered() {
+    let (nats, mut app, _dir) = service(|_| {}).await;
+    let first = envelope(odds(DAY, 1, &[("A1", 3.0)]));
+    let a = publish_odds_event(&nats, &mut app, &first).await;
+    let b = publish_odds(&nats, &mut app, 1, &[("A1", 4.0)]).await;
+    let again = nats
+        .publish_raw(
+            &first.subject(),
+            first.to_json().as_bytes(),
+            Some("another-msg-id"),
+        )
+        .await;
+    app.projected(again).await;
+    publish_odds(&nats, &mut app, 2, &[("B1", 7.0)]).await;
+    let r2 = publish_odds(&nats, &mut app, 2, &[("B1", 6.5)]).await;
+
+    let mut client = Client::connect(&app).await;
+    client
+        .send(json!({"type": "subscribe", "date": DAY, "race_number": 2}))
+        .await;
+    let snapshot = client.next_message().await;
+    assert_eq!(
+        (&snapshot["type"], &snapshot["seq"]),
+        (&json!("snapshot"), &json!(r2))
+    );
+    client
+        .send(json!({"type": "subscribe", "date": DAY, "since": a - 1}))
+        .await;
+    let frames = client.barrier().await;
+    assert_eq!(odds_seqs(&frames), [a, b], "{frames:?}");
+    assert_eq!(frames.len(), 2, "{frames:?}");
+
+    let mut client = Client::connect(&app).await;
+    client
+        .send(json!({"type": "subscribe", "date": DAY, "race_number": 1, "since": r2 + 100}))
+        .await;
+    let snapshot = client.next_message().await;
+    assert_eq!(snapshot["type"], "snapshot", "{snapshot}");
+    assert_eq!(
+        snapshot["seq"], b,
+        "the duplicate changed nothing: {snapshot}"
+    );
+    assert_eq!(
+        snapshot["odds"],
+        json!([{"horse_no": "A1", "win_odds": 4.0}])
+    );
 }
 
 #[tokio::test]

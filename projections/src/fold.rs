@@ -120,6 +120,9 @@ impl Fold {
         env: &Envelope,
     ) -> Result<Outcome, StoreError> {
         if !s.first_seen(env.event_id.as_u128())? {
+            if matches!(env.event, Event::OddsUpdated(_)) {
+                s.put(keys::ignored_odds(seq), Vec::new());
+            }
             return Ok(Outcome::Duplicate);
         }
         match &env.event {

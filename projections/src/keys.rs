@@ -35,6 +35,15 @@ pub const ODDS_PREFIX: &[u8] = b"odds\0";
 /// Prefix of the dead-letter records, ordered by stream sequence.
 pub const DEAD_PREFIX: &[u8] = b"dead\0";
 
+/// Prefix of the records of `OddsUpdated` messages ignored as duplicates.
+pub const IGNORED_ODDS_PREFIX: &[u8] = b"ignored_odds\0";
+
+/// An `OddsUpdated` message that the fold ignored as a duplicate, by its sequence: a
+/// replay of the odds from the stream skips it, as the live updates did.
+pub fn ignored_odds(seq: u64) -> Vec<u8> {
+    key(&[b"ignored_odds", &seq.to_be_bytes()])
+}
+
 /// Prefix of the records of applied `event_id`s.
 pub const SEEN_PREFIX: &[u8] = b"seen\0";
 

@@ -118,6 +118,24 @@ impl Store {
         })
     }
 
+    /// The sequences in `(after, upto]` of `OddsUpdated` messages ignored as duplicates.
+    pub fn ignored_odds(&self, after: u64, upto: u64) -> Result<HashSet<u64>, StoreError> {
+        if after >= upto {
+            return Ok(HashSet::new());
+        }
+        let range = keys::ignored_odds(after + 1)..=keys::ignored_odds(upto);
+        self.tree
+            .range(range)
+            .map(|item| {
+                let (key, _) = item?;
+                let seq = key
+                    .get(keys::IGNORED_ODDS_PREFIX.len()..)
+                    .unwrap_or_default();
+                decode_u64(seq)
+            })
+            .collect()
+    }
+
     /// The current odds of a race.
     pub fn odds(&self, date: &str, race_number: u8) -> Result<Option<RaceOdds>, StoreError> {
         self.tree

@@ -471,8 +471,12 @@ impl Session<'_> {
         }
         targets.insert(&t);
         match since {
-            // A replay can go out in order only if nothing newer went out before it.
-            Some(since) if since >= self.last_odds => self.replay(t, since).await,
+            // A replay can go out in order only if nothing newer went out before it, and
+            // a `since` past the latest update (from another stream, or a later run of
+            // it) names nothing this stream can replay.
+            Some(since) if since >= self.last_odds && since <= self.ctx.hub.latest() => {
+                self.replay(t, since).await
+            }
             _ => self.snapshots(&t),
         }
     }
@@ -546,6 +550,16 @@ impl Session<'_> {
         // Every update up to `upto` has already been handed to this session's receiver:
         // the hub sends under the same lock that `latest` reads.
         let upto = self.ctx.hub.latest();
+        // What a snapshot already covered stays covered: an earlier `subscribe` to one of
+        // the meeting's races sent its odds as of some `seq`, and nothing at or below it
+        // may follow.
+        let covered = Floors(
+            self.floors
+                .0
+                .get(&t.0)
+                .map(|m| HashMap::from([(t.0.clone(), m.clone())]))
+                .unwrap_or_default(),
+        );
         self.floors.set(&t, upto.max(since));
         let replayed = match self.read_stream(&t, since, upto).await {
             Ok(Some(frames)) => frames,
@@ -583,7 +597,7 @@ impl Session<'_> {
             self.make_room().await?;
             if take_replay {
                 if let Some((seq, race_number, text)) = replayed.next() {
-                    if seq > self.last_odds {
+                    if seq > self.last_odds && seq > covered.of(&t.0, race_number) {
                         self.send_delta(seq, text, date.clone(), race_number);
                     }
                 }
@@ -624,6 +638,8 @@ impl Session<'_> {
         if consumer.cached_info().num_pending == 0 {
             return Ok(Some(Vec::new()));
         }
+        // Updates the projector ignored as duplicates never went live: skipped here too.
+        let ignored = self.ctx.read_models.load().ignored_odds(since, upto)?;
         let mut messages = consumer.messages().await?;
         let mut frames = Vec::new();
         let deadline = Instant::now() + self.ctx.limits.send_timeout;
@@ -635,10 +651,15 @@ impl Session<'_> {
                 break;
             }
             // Refused events were never live either: a replay skips them too.
-            if let Ok(Envelope {
+            let event = if ignored.contains(&seq) {
+                None
+            } else {
+                Envelope::decode(message.subject.as_str(), &message.payload).ok()
+            };
+            if let Some(Envelope {
                 event: Event::OddsUpdated(o),
                 ..
-            }) = Envelope::decode(message.subject.as_str(), &message.payload)
+            }) = event
             {
                 let published = published_at(info.published.unix_timestamp_nanos());
                 let race = u8::try_from(o.race_number).unwrap_or(0);
