@@ -157,7 +157,9 @@ impl TryFrom<ServeArgs> for Config {
             ws_limits: crate::live::Limits {
                 heartbeat: Duration::from_millis(a.ws_heartbeat_ms.max(100)),
                 max_subscriptions: a.ws_max_subscriptions.max(1),
-                max_frame_bytes: a.ws_max_frame_bytes.max(256),
+                max_frame_bytes: a
+                    .ws_max_frame_bytes
+                    .clamp(256, crate::live::MAX_FRAME_BYTES),
                 ..Default::default()
             },
             ws_max_connections_per_key: a.ws_max_connections_per_key,

@@ -347,6 +347,33 @@ async fn a_replay_sends_only_what_went_live_and_what_no_snapshot_covered() {
     );
 }
 
+/// A frame over the protocol layer's 64 KiB is not read: the connection is closed with
+/// 1009 and a reason, not dropped.
+#[tokio::test]
+async fn a_frame_over_64_kib_is_closed_with_1009() {
+    let (_nats, app, _dir) = service(|_| {}).await;
+    let mut client = Client::connect(&app).await;
+    let huge = format!(r#"{{"type":"ping","pad":"{}"}}"#, "x".repeat(70_000));
+    client
+        .socket
+        .send(Message::Text(huge.into()))
+        .await
+        .expect("send");
+    let close = loop {
+        match tokio::time::timeout(WAIT, client.socket.next())
+            .await
+            .expect("in time")
+        {
+            Some(Ok(Message::Close(frame))) => break frame,
+            Some(Ok(_)) => continue,
+            other => panic!("expected a close frame, got {other:?}"),
+        }
+    };
+    let close = close.expect("a close code");
+    assert_eq!(close.code, CloseCode::Size);
+    assert!(close.reason.contains("64 KiB"), "{}", close.reason);
+}
+
 #[tokio::test]
 async fn bad_frames_get_an_error_and_the_connection_stays_open() {
     let (_nats, app, _dir) = service(|c| c.ws_limits.max_subscriptions = 2).await;

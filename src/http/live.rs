@@ -16,10 +16,6 @@ use super::{document, race, ApiError, AppState};
 use crate::keys::{Identity, KeyId};
 use crate::live::run_session;
 
-/// Largest WebSocket message the protocol layer reads at all; the session answers
-/// anything over its own, smaller limit with an `error` frame and stays open.
-const PROTOCOL_MAX_MESSAGE: usize = 64 * 1024;
-
 /// Bytes read from a socket at once. tungstenite keeps a read buffer of this size for
 /// every connection (128 KiB by default, which every idle connection held resident);
 /// client frames are a few hundred bytes, and longer ones still arrive whole, read in
@@ -122,8 +118,8 @@ pub(super) async fn odds_socket(
     let sessions = state.sessions.clone();
     Ok(upgrade
         .read_buffer_size(READ_BUFFER)
-        .max_message_size(PROTOCOL_MAX_MESSAGE)
-        .max_frame_size(PROTOCOL_MAX_MESSAGE)
+        .max_message_size(crate::live::MAX_FRAME_BYTES)
+        .max_frame_size(crate::live::MAX_FRAME_BYTES)
         .on_upgrade(move |socket: WebSocket| {
             sessions.track_future(async move {
                 let (sink, stream) = socket.split();

@@ -21,6 +21,15 @@ pub use session::{published_at, run_session, Limits, SessionContext};
 pub const CLOSE_POLICY: u16 = 1008;
 /// WebSocket close code for "going away": the server is shutting down.
 pub const CLOSE_GOING_AWAY: u16 = 1001;
+/// WebSocket close code for a protocol error: a frame that cannot be read.
+pub const CLOSE_PROTOCOL: u16 = 1002;
+/// WebSocket close code for a message too big to process.
+pub const CLOSE_TOO_BIG: u16 = 1009;
+
+/// Largest client frame the protocol layer reads at all; the session answers anything
+/// over its own limit (at most this) with an `error` frame and stays open, and anything
+/// over this with close 1009.
+pub const MAX_FRAME_BYTES: usize = 64 * 1024;
 
 /// One odds update as every session receives it.
 #[derive(Debug)]

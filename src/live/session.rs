@@ -26,7 +26,10 @@ use tokio_util::sync::CancellationToken;
 use crate::read_models::ReadModels;
 
 use super::outbox::{self, Outbox, Pending};
-use super::{frame, odds_frame, OddsDelta, OddsHub, CLOSE_GOING_AWAY, CLOSE_POLICY};
+use super::{
+    frame, odds_frame, OddsDelta, OddsHub, CLOSE_GOING_AWAY, CLOSE_POLICY, CLOSE_PROTOCOL,
+    CLOSE_TOO_BIG,
+};
 
 /// The limits of a session; all configurable.
 #[derive(Debug, Clone)]
@@ -220,6 +223,7 @@ pub async fn run_session<Si, St, E>(
     Si: Sink<Message> + Unpin,
     Si::Error: Display,
     St: Stream<Item = Result<Message, E>> + Unpin,
+    E: Display,
 {
     let outbox = Outbox::default();
     let connections = metrics::gauge!("racing_ws_connections");
@@ -244,13 +248,9 @@ pub async fn run_session<Si, St, E>(
     let (mut client_tx, mut client_rx) = futures::channel::mpsc::channel(0);
     let read = async move {
         while let Some(item) = stream.next().await {
-            let message = item.ok();
-            let gone = message.is_none();
-            if futures::SinkExt::send(&mut client_tx, message)
-                .await
-                .is_err()
-                || gone
-            {
+            let broken = item.is_err();
+            let item = item.map_err(|e| e.to_string());
+            if futures::SinkExt::send(&mut client_tx, item).await.is_err() || broken {
                 break;
             }
         }
@@ -305,7 +305,7 @@ impl Session<'_> {
 
     async fn serve(
         &mut self,
-        client: &mut futures::channel::mpsc::Receiver<Option<Message>>,
+        client: &mut futures::channel::mpsc::Receiver<Result<Message, String>>,
         shutdown: &CancellationToken,
     ) -> End {
         let beat = self.ctx.limits.heartbeat;
@@ -325,15 +325,18 @@ impl Session<'_> {
                 biased;
                 _ = &mut stopping => Err(End::Close(CLOSE_GOING_AWAY, "server shutting down")),
                 _ = &mut gone => Err(End::Gone),
-                incoming = client.next() => match incoming {
-                    Some(Some(message)) => {
+                // Only while there is room for the answer: a client that sends and does
+                // not read waits in its own TCP window, not in this server's memory.
+                incoming = client.next(), if room => match incoming {
+                    Some(Ok(message)) => {
                         live = true;
                         // Boxed: answering a frame may replay from the stream, whose
                         // futures are kilobytes that an idle session would otherwise
                         // hold inline for its whole life.
                         Box::pin(self.on_client(message)).await
                     }
-                    Some(None) | None => Err(End::Gone),
+                    Some(Err(error)) => Err(broken(&error)),
+                    None => Err(End::Gone),
                 },
                 _ = self.outbox.room.notified(), if !room => Ok(()),
                 delta = self.rx.recv(), if live && room => match delta {
@@ -350,8 +353,9 @@ impl Session<'_> {
                     Ok(())
                 }
                 _ = &mut heartbeat => {
-                    // Frames sent since the timer was armed put the heartbeat off.
-                    if Instant::now() >= self.last_sent_at + beat {
+                    // Frames sent since the timer was armed put the heartbeat off, and so
+                    // do deltas waiting for room: its `seq` would be ahead of them.
+                    if room && Instant::now() >= self.last_sent_at + beat {
                         let seq = self.ctx.hub.latest();
                         self.send(frame(&SeqFrame { r#type: "heartbeat", seq }));
                     }
@@ -712,6 +716,18 @@ struct PongFrame {
     r#type: &'static str,
 }
 
+/// How a connection whose client side broke is closed: a frame over the protocol layer's
+/// limit with 1009 (the client may still read it), anything else with 1002.
+fn broken(error: &str) -> End {
+    tracing::debug!(error, "live odds client frame unreadable");
+    // tungstenite's words for a frame over `max_message_size` / `max_frame_size`.
+    if error.contains("too long") {
+        End::Close(CLOSE_TOO_BIG, "frame over the 64 KiB limit")
+    } else {
+        End::Close(CLOSE_PROTOCOL, "unreadable frame")
+    }
+}
+
 fn internal(e: impl Display) -> End {
     tracing::error!(error = %e, "odds session");
     End::Close(1011, "internal error")
@@ -740,4 +756,56 @@ pub fn published_at(unix_nanos: i128) -> String {
     jiff::Timestamp::from_nanosecond(unix_nanos)
         .map(|t| t.to_string())
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+    use crate::nats::LocalNats;
+
+    /// A client that sends frame after frame and reads nothing: once the answers that
+    /// wait for it fill its outbox, its frames are no longer read, so what it costs the
+    /// server stays bounded however much it sends.
+    #[tokio::test]
+    async fn a_client_that_never_reads_is_not_read_without_end() {
+        let dir = tempfile::TempDir::new().expect("temp dir");
+        let nats = LocalNats::start("nats-server", &dir.path().join("nats"), None)
+            .await
+            .expect("nats-server starts");
+        let js = jetstream::new(async_nats::connect(nats.url()).await.expect("connect"));
+        let store =
+            racing_projections::Store::open(&dir.path().join("read-models")).expect("store opens");
+        let limits = Limits {
+            send_timeout: Duration::from_secs(600),
+            ..Limits::default()
+        };
+        let max_pending = limits.max_pending;
+        let ctx = SessionContext {
+            hub: Arc::new(OddsHub::new(64, 0)),
+            read_models: ReadModels::new(store, dir.path()),
+            js,
+            stream: "RACING".into(),
+            limits,
+        };
+        let pulled = Arc::new(AtomicUsize::new(0));
+        let counter = pulled.clone();
+        let frames = futures::stream::iter(0..100_000).map(move |_| {
+            counter.fetch_add(1, Ordering::Relaxed);
+            Ok::<_, std::convert::Infallible>(Message::Text(r#"{"type":"ping"}"#.into()))
+        });
+        // A socket whose peer reads nothing: the first frame fills it.
+        let (sink, _unread) = futures::channel::mpsc::channel::<Message>(0);
+        let shutdown = CancellationToken::new();
+        let session = run_session(sink, frames, ctx, shutdown.clone());
+        let ended = tokio::time::timeout(Duration::from_millis(500), session).await;
+        assert!(ended.is_err(), "the session waits for the client");
+        let pulled = pulled.load(Ordering::Relaxed);
+        assert!(
+            pulled <= max_pending + 4,
+            "{pulled} frames read with {max_pending} answers allowed to wait"
+        );
+        nats.kill().await;
+    }
 }
