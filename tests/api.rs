@@ -637,6 +637,20 @@ async fn documents_are_503_until_the_read_models_are_built() {
     }
     let (status, _) = app.get_with("/api/v1/horses/E271", None).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
+    // Live odds too: a session would be handed the log's history as live updates.
+    let ws = format!(
+        "{}/ws/live/odds?api_key={KEY}",
+        app.base.replace("http", "ws")
+    );
+    match tokio_tungstenite::connect_async(ws).await {
+        Err(tokio_tungstenite::tungstenite::Error::Http(res)) => {
+            assert_eq!(res.status(), StatusCode::SERVICE_UNAVAILABLE);
+        }
+        other => panic!(
+            "expected a 503 and no upgrade, got {:?}",
+            other.map(|(_, r)| r)
+        ),
+    }
     nats.restart_server(port).await;
     app.projected(last).await;
     let (status, body) = app.get("/api/v1/horses/E271").await;

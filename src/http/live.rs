@@ -91,6 +91,9 @@ impl Drop for Slot {
         (status = 429, description = "`rate_limited`: too many open live odds connections for \
             the key, or over the key's request rate (upgrades count as requests).",
             body = super::openapi::ErrorBody),
+        (status = 503, description = "`unavailable`: the read models are still being built \
+            from the log at start-up; `Retry-After` says when to try again.",
+            body = super::openapi::ErrorBody),
     ),
     security(("api_key" = []), ("api_key_query" = []))
 )]
@@ -101,6 +104,9 @@ pub(super) async fn odds_socket(
     upgrade: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
 ) -> Result<Response, ApiError> {
     Query::parse(raw, &["api_key"])?;
+    // While the log is being replayed, a session would be sent history as live updates,
+    // faster than any client takes them.
+    super::built(&state)?;
     let upgrade = upgrade.map_err(|e| {
         ApiError::BadRequest(format!("this is a WebSocket endpoint: {}", e.body_text()))
     })?;

@@ -147,13 +147,20 @@ fn at(venue: Option<&str>) -> String {
         .unwrap_or_default()
 }
 
+/// A 503 until the projector has caught up with the log once.
+fn built(state: &AppState) -> Result<(), ApiError> {
+    if state.ready.load(Ordering::Relaxed) {
+        Ok(())
+    } else {
+        Err(ApiError::Unavailable(
+            "the read models are still being built from the log; retry shortly".into(),
+        ))
+    }
+}
+
 /// Reads one stored document; `Ok(None)` when there is none.
 fn stored(state: &AppState, key: DocKey<'_>) -> Result<Option<Doc>, ApiError> {
-    if !state.ready.load(Ordering::Relaxed) {
-        return Err(ApiError::Unavailable(
-            "the read models are still being built from the log; retry shortly".into(),
-        ));
-    }
+    built(state)?;
     Ok(state.read_models.doc(key)?)
 }
 
