@@ -663,6 +663,48 @@ async fn serve_without_a_nats_url_runs_its_own_server_and_stops_it_on_exit() {
     }
 }
 
+/// Keys never reach the log, even at debug level: not from the header, not from the
+/// WebSocket's `api_key` query parameter, not when they are wrong.
+#[tokio::test]
+async fn no_key_reaches_the_log_even_at_debug_level() {
+    const WRONG: &str = "wrong-key-4e1f9a0c7d";
+    let nats = Nats::start().await;
+    let work = TempDir::new().expect("temp dir");
+    let client = reqwest::Client::new();
+    let mut service = Service::spawn_with(
+        &nats.url(),
+        &work.path().join("data"),
+        &work.path().join("racing.log"),
+        &[("RACING_LOG", "debug")],
+    );
+    let base = service.ready(&client, "/api/v1/horses/E271").await;
+    for key in [crate::support::KEY, WRONG] {
+        let res = client
+            .get(format!("{base}/api/v1/horses/E271?api_key={key}"))
+            .header("X-API-Key", key)
+            .send()
+            .await
+            .expect("request");
+        assert!(res.status().is_client_error(), "{key}: {}", res.status());
+    }
+    let mut live = process::LiveClient::connect(&base).await;
+    live.send(serde_json::json!({"type": "ping"})).await;
+    assert_eq!(live.next_json().await["type"], "pong");
+    let wrong = format!(
+        "{}/ws/live/odds?api_key={WRONG}",
+        base.replace("http", "ws")
+    );
+    assert!(tokio_tungstenite::connect_async(wrong).await.is_err());
+    drop(live);
+    service.signal(Signal::SIGTERM);
+    assert!(service.exited(Duration::from_secs(15)).await.is_some());
+    let log = service.log_text();
+    assert!(log.contains("DEBUG"), "the log is at debug level");
+    for key in [crate::support::KEY, WRONG] {
+        assert!(!log.contains(key), "{key} is in the log:\n{log}");
+    }
+}
+
 #[tokio::test]
 async fn sigterm_finishes_requests_closes_sockets_and_exits_in_time() {
     use racing_events::samples::{odds, profile, result, runner};
