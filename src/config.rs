@@ -51,8 +51,8 @@ pub struct ServeArgs {
     /// Seed of the demo data; the same seed and day give the same data.
     #[arg(long, env = "RACING_DEMO_SEED", default_value_t = 42)]
     pub demo_seed: u64,
-    /// In demo mode, seconds of live odds before each of today's races is run and its
-    /// result published.
+    /// In demo mode, seconds of live odds before each demo race is run and its result
+    /// published (today's races, then those of each next meeting the demo declares).
     #[arg(long, env = "RACING_DEMO_RACE_SECS", default_value_t = 120)]
     pub demo_race_secs: u64,
     /// The nats-server program started when no NATS URL is given.
@@ -67,7 +67,7 @@ pub struct ServeArgs {
     /// Most subscriptions on one live odds connection.
     #[arg(long, env = "RACING_WS_MAX_SUBSCRIPTIONS", default_value_t = 256)]
     pub ws_max_subscriptions: usize,
-    /// Largest frame a live odds client may send, bytes.
+    /// Largest frame a live odds client may send, bytes (at most 65536).
     #[arg(long, env = "RACING_WS_MAX_FRAME_BYTES", default_value_t = 4096)]
     pub ws_max_frame_bytes: usize,
     /// Sustained requests per second per key (a key may set its own).
@@ -121,7 +121,7 @@ pub struct Config {
     pub ws_max_connections_per_key: usize,
     /// Capacity of the live odds ring, in updates.
     pub odds_buffer: usize,
-    /// In demo mode, seconds of odds movement before each of today's races is run.
+    /// In demo mode, seconds of odds movement before each demo race is run.
     pub demo_race_secs: u64,
     /// Per-key rates and request bounds.
     pub request_limits: crate::http::RequestLimits,

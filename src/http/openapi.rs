@@ -313,7 +313,8 @@ pub const LIMIT_DOC: &str = "Keep only the newest N entries, 1 to 1000.";
 pub const ODDS_SOCKET_DOC: &str = "A WebSocket upgrade (`GET` with `Connection: Upgrade`, \
 `Upgrade: websocket`); any other request is a 400. The key goes in `X-API-Key` or as the \
 query parameter `api_key` (the only query parameter taken); a missing or wrong key gets the \
-401 and no upgrade. Too many open connections for the key (100 by default) is a 429.
+401 and no upgrade. Too many open connections for the key (100 by default) is a 429; an \
+upgrade while the read models are still being built at start-up is a 503.
 
 All frames are JSON text with a `type`. On connect the server sends \
 `{\"type\":\"welcome\",\"seq\":S,\"heartbeat_ms\":H}` (S: the latest odds sequence) and the \
@@ -325,7 +326,10 @@ Client messages:
 meeting). The first subscribe replaces the starting everything-subscription; later ones \
 add. Without `since` it is answered by a `snapshot` of each race it names; with \
 `\"since\": SEQ` it replays every odds update after SEQ for what it names, then goes on live, \
-with no gap and no duplicate.
+with no gap and no duplicate. Live updates wait up to 250 ms after connecting for the first \
+client message, so send a resume at once: a `since` older than an `odds` frame already sent \
+on the connection, past the latest update, or more than 100,000 updates back is answered \
+with a `snapshot` instead.
 - `{\"type\":\"unsubscribe\",\"date\":D,\"race_number\":N}`: the same fields.
 - `{\"type\":\"ping\"}`: answered by `{\"type\":\"pong\"}`.
 
@@ -339,10 +343,11 @@ stream sequence, strictly increasing on a connection; `odds` lists only the chan
 - `error {error, message}` for a bad client message (`bad_request`, `frame_too_large`, \
 `too_many_subscriptions`, `not_subscribed`); the connection stays open.
 
-Limits: client frames up to 4 KiB, 256 subscriptions per connection. A client that falls \
-behind has its pending deltas replaced by one fresh `snapshot` per race (conflation); one \
-that needs this more than 3 times in 60 s, or takes no frame for 10 s, is closed with 1008. \
-Shutdown closes every socket with 1001.";
+Limits: client frames up to 4 KiB (a frame over 64 KiB closes the connection with 1009), \
+256 subscriptions per connection. A client that falls behind has its pending deltas replaced \
+by one fresh `snapshot` per race (conflation); one that needs this more than 3 times in 60 s \
+is closed with 1008, as is one whose socket takes no frame for 10 s. Shutdown closes every \
+socket with 1001.";
 
 // ---- Shared responses and headers, added to every operation. ----
 
