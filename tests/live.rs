@@ -642,3 +642,59 @@ async fn a_slow_client_is_conflated_then_closed_while_a_fast_one_keeps_every_upd
         frame_types.len()
     );
 }
+
+/// A client whose socket takes nothing for the send timeout is let go: the server ends
+/// the connection (its close frame cannot reach a client that reads nothing), which frees
+/// the key's one connection slot, and what the client then reads ends.
+#[tokio::test]
+async fn a_client_that_takes_nothing_is_let_go_after_the_send_timeout() {
+    let (nats, mut app, _dir) = service(|c| {
+        c.ws_limits.send_timeout = Duration::from_secs(1);
+        c.ws_limits.max_pending = 4;
+        c.ws_max_connections_per_key = 1;
+    })
+    .await;
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket.set_recv_buffer_size(4096).expect("rcvbuf");
+    let addr = app
+        .base
+        .trim_start_matches("http://")
+        .parse()
+        .expect("addr");
+    let stream = socket.connect(addr).await.expect("connect");
+    let url = format!("ws://{addr}/ws/live/odds?api_key={KEY}");
+    let (mut stalled, _) = tokio_tungstenite::client_async(&url, MaybeTlsStream::Plain(stream))
+        .await
+        .expect("upgrade");
+    // Whether the key's one slot is taken: a second connection is refused with 429.
+    let taken = async || match tokio_tungstenite::connect_async(&url).await {
+        Err(tokio_tungstenite::tungstenite::Error::Http(res)) => {
+            assert_eq!(res.status(), StatusCode::TOO_MANY_REQUESTS);
+            true
+        }
+        Err(e) => panic!("upgrade: {e}"),
+        Ok(_) => false,
+    };
+    assert!(taken().await);
+    // About 40 KB a frame: a few fill the stalled client's buffers.
+    let runners: Vec<String> = (0..1000).map(|i| format!("H{i:04}")).collect();
+    publish_big_odds(&nats, &mut app, 100, &runners).await;
+    let deadline = tokio::time::Instant::now() + WAIT_ALL;
+    while taken().await {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the stalled connection is still open after {WAIT_ALL:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // What was in flight can still be read; then the connection is over.
+    let ended = tokio::time::timeout(WAIT_ALL, async {
+        while let Some(Ok(frame)) = stalled.next().await {
+            if matches!(frame, Message::Close(_)) {
+                break;
+            }
+        }
+    })
+    .await;
+    assert!(ended.is_ok(), "the client's connection did not end");
+}
