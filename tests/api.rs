@@ -616,13 +616,7 @@ async fn documents_are_503_until_the_read_models_are_built() {
     let port = nats.kill_server().await;
     let mut app = App::run(built);
     for path in ["/api/v1/horses/E271", "/api/v1/results/2026-11-18/1"] {
-        let res = app
-            .client
-            .get(format!("{}{path}", app.base))
-            .header("X-API-Key", KEY)
-            .send()
-            .await
-            .expect("request");
+        let res = app.response(path).await;
         assert_eq!(res.status(), StatusCode::SERVICE_UNAVAILABLE, "{path}");
         assert_eq!(res.headers()["retry-after"], "1");
         let body: Value = res.json().await.expect("JSON");

@@ -519,6 +519,24 @@ async fn two_hundred_clients_each_receive_every_update_in_order() {
 
 /// Publishes `n` updates of a large race in small bursts (each well under the ring), so
 /// that only a slow reader can fall behind; returns their sequences.
+/// A live odds connection whose socket has a 4 KiB receive buffer, so that a client
+/// that reads slowly or not at all holds the server back soon.
+async fn small_buffered(app: &App) -> Socket {
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket.set_recv_buffer_size(4096).expect("rcvbuf");
+    let addr = app
+        .base
+        .trim_start_matches("http://")
+        .parse()
+        .expect("addr");
+    let stream = socket.connect(addr).await.expect("connect");
+    let url = format!("ws://{addr}/ws/live/odds?api_key={KEY}");
+    let (socket, _) = tokio_tungstenite::client_async(url, MaybeTlsStream::Plain(stream))
+        .await
+        .expect("upgrade");
+    socket
+}
+
 async fn publish_big_odds(nats: &Nats, app: &mut App, n: u32, runners: &[String]) -> Vec<u64> {
     let mut published = Vec::new();
     for i in 0..n {
@@ -567,18 +585,7 @@ async fn a_slow_client_is_conflated_then_closed_while_a_fast_one_keeps_every_upd
     })
     .await;
     // A slow reader: a tiny receive buffer, and long pauses.
-    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
-    socket.set_recv_buffer_size(4096).expect("rcvbuf");
-    let addr = app
-        .base
-        .trim_start_matches("http://")
-        .parse()
-        .expect("addr");
-    let stream = socket.connect(addr).await.expect("connect");
-    let url = format!("ws://{addr}/ws/live/odds?api_key={KEY}");
-    let (mut slow, _) = tokio_tungstenite::client_async(url, MaybeTlsStream::Plain(stream))
-        .await
-        .expect("upgrade");
+    let mut slow = small_buffered(&app).await;
     let mut frame_types = Vec::new();
     let next_slow = async |slow: &mut Socket| -> Result<String, Option<(CloseCode, String)>> {
         match tokio::time::timeout(WAIT, slow.next())
@@ -654,18 +661,11 @@ async fn a_client_that_takes_nothing_is_let_go_after_the_send_timeout() {
         c.ws_max_connections_per_key = 1;
     })
     .await;
-    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
-    socket.set_recv_buffer_size(4096).expect("rcvbuf");
-    let addr = app
-        .base
-        .trim_start_matches("http://")
-        .parse()
-        .expect("addr");
-    let stream = socket.connect(addr).await.expect("connect");
-    let url = format!("ws://{addr}/ws/live/odds?api_key={KEY}");
-    let (mut stalled, _) = tokio_tungstenite::client_async(&url, MaybeTlsStream::Plain(stream))
-        .await
-        .expect("upgrade");
+    let mut stalled = small_buffered(&app).await;
+    let url = format!(
+        "{}/ws/live/odds?api_key={KEY}",
+        app.base.replace("http", "ws")
+    );
     // Whether the key's one slot is taken: a second connection is refused with 429.
     let taken = async || match tokio_tungstenite::connect_async(&url).await {
         Err(tokio_tungstenite::tungstenite::Error::Http(res)) => {

@@ -7,7 +7,7 @@ use reqwest::StatusCode;
 use serde_json::Value;
 use tempfile::TempDir;
 
-use crate::support::{App, Nats, KEY};
+use crate::support::{App, Nats};
 
 /// Every route of `racing::http::api`.
 const ROUTES: [&str; 10] = [
@@ -32,13 +32,7 @@ async fn service() -> (Nats, App, TempDir) {
 
 /// GET with the test key: status, content type and body.
 async fn fetch(app: &App, path: &str) -> (StatusCode, String, String) {
-    let res = app
-        .client
-        .get(format!("{}{path}", app.base))
-        .header("X-API-Key", KEY)
-        .send()
-        .await
-        .expect("request");
+    let res = app.response(path).await;
     let status = res.status();
     let content_type = res
         .headers()

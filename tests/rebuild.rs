@@ -56,13 +56,7 @@ async fn a_rebuild_swaps_in_a_fresh_store_while_the_api_answers() {
             format!("/api/v1/horses/{horse}/form"),
             "/api/v1/racecards/today".to_owned(),
         ] {
-            let res = app
-                .client
-                .get(format!("{}{path}", app.base))
-                .header("X-API-Key", KEY)
-                .send()
-                .await
-                .expect("request");
+            let res = app.response(&path).await;
             assert_eq!(res.status(), StatusCode::OK, "{path}");
             probes.push((path, res.bytes().await.expect("body")));
         }

@@ -168,13 +168,22 @@ impl App {
         self.get_with(path, Some(KEY)).await
     }
 
-    /// GET with the given key (or none).
-    pub async fn get_with(&self, path: &str, key: Option<&str>) -> (StatusCode, Value) {
+    /// The response to a GET with the test key, as it came.
+    pub async fn response(&self, path: &str) -> reqwest::Response {
+        self.response_with(path, Some(KEY)).await
+    }
+
+    async fn response_with(&self, path: &str, key: Option<&str>) -> reqwest::Response {
         let mut req = self.client.get(format!("{}{path}", self.base));
         if let Some(k) = key {
             req = req.header("X-API-Key", k);
         }
-        let res = req.send().await.expect("request");
+        req.send().await.expect("request")
+    }
+
+    /// GET with the given key (or none).
+    pub async fn get_with(&self, path: &str, key: Option<&str>) -> (StatusCode, Value) {
+        let res = self.response_with(path, key).await;
         let status = res.status();
         let ct = res
             .headers()
