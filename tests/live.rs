@@ -11,6 +11,7 @@ use tempfile::TempDir;
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
@@ -74,6 +75,20 @@ impl Client {
             .send(Message::Text(v.to_string().into()))
             .await
             .expect("send");
+    }
+
+    /// Reads until the server's close frame, skipping what comes before it.
+    async fn close_frame(&mut self) -> Option<CloseFrame> {
+        loop {
+            match tokio::time::timeout(WAIT, self.socket.next())
+                .await
+                .expect("in time")
+            {
+                Some(Ok(Message::Close(frame))) => return frame,
+                Some(Ok(_)) => continue,
+                other => panic!("expected a close frame, got {other:?}"),
+            }
+        }
     }
 
     /// Round-trips a ping: everything the server queued before the pong has arrived.
@@ -359,16 +374,7 @@ async fn a_frame_over_64_kib_is_closed_with_1009() {
         .send(Message::Text(huge.into()))
         .await
         .expect("send");
-    let close = loop {
-        match tokio::time::timeout(WAIT, client.socket.next())
-            .await
-            .expect("in time")
-        {
-            Some(Ok(Message::Close(frame))) => break frame,
-            Some(Ok(_)) => continue,
-            other => panic!("expected a close frame, got {other:?}"),
-        }
-    };
+    let close = client.close_frame().await;
     let close = close.expect("a close code");
     assert_eq!(close.code, CloseCode::Size);
     assert!(close.reason.contains("64 KiB"), "{}", close.reason);
@@ -470,16 +476,7 @@ async fn shutdown_closes_every_socket_with_1001() {
     let (_nats, app, _dir) = service(|_| {}).await;
     let mut client = Client::connect(&app).await;
     let stopping = tokio::spawn(app.stop());
-    let close = loop {
-        match tokio::time::timeout(WAIT, client.socket.next())
-            .await
-            .expect("in time")
-        {
-            Some(Ok(Message::Close(frame))) => break frame,
-            Some(Ok(_)) => continue,
-            other => panic!("expected a close frame, got {other:?}"),
-        }
-    };
+    let close = client.close_frame().await;
     assert_eq!(close.map(|f| f.code), Some(CloseCode::Away));
     stopping.await.expect("stopped");
 }
