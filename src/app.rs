@@ -26,6 +26,9 @@ use crate::rebuild::Rebuilder;
 /// How long in-flight requests get to finish at shutdown.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
+/// How long start-up keeps trying to publish the demo season.
+const DEMO_PATIENCE: Duration = Duration::from_secs(60);
+
 /// A built service, bound and connected, not yet serving.
 pub struct Application {
     listener: tokio::net::TcpListener,
@@ -384,7 +387,23 @@ async fn publish_demo_season(
         .to_zoned(config.timezone.clone())
         .date();
     let (feed, calendar) = crate::demo::season_and_calendar(seed, today);
-    let counts = crate::publish::publish_events(js, &feed.events).await?;
+    // A cluster that has just formed may time out some acknowledgements. Publishing the
+    // season again is safe (each event keeps its id, so JetStream and the projector drop
+    // what already went in), and a demo without its season is no demo.
+    let deadline = tokio::time::Instant::now() + DEMO_PATIENCE;
+    let counts = loop {
+        match crate::publish::publish_events(js, &feed.events).await {
+            Ok(counts) => break counts,
+            Err(e) if tokio::time::Instant::now() < deadline => {
+                tracing::warn!(
+                    error = format!("{e:#}"),
+                    "demo season not published yet; again"
+                );
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            Err(e) => return Err(e.context("publishing the demo season")),
+        }
+    };
     tracing::info!(
         published = counts.published,
         duplicate = counts.duplicate,
