@@ -18,7 +18,7 @@ use crate::http::{self, AppState, ConnectionSlots, RateLimits, Shared};
 use crate::keys::registry::Registry;
 use crate::keys::{self, KeyRing};
 use crate::live::{OddsHub, SessionContext};
-use crate::nats::{self, LocalNats};
+use crate::nats::{self, LocalNats, Role};
 use crate::projector::{Progress, Projector};
 use crate::read_models::{self, ReadModels};
 use crate::rebuild::Rebuilder;
@@ -57,17 +57,29 @@ impl Application {
     pub async fn build(config: Config) -> anyhow::Result<Application> {
         std::fs::create_dir_all(&config.data_dir)
             .with_context(|| format!("creating data directory {}", config.data_dir.display()))?;
-        let (local_nats, nats_url) = match &config.nats_url {
-            Some(url) => (None, url.clone()),
+        // Without a NATS URL the service runs its own server, with credentials of its
+        // own for itself, a feeder and a keys admin under the data directory.
+        let (local_nats, nats_url, service_auth, feeder_auth) = match &config.nats_url {
+            Some(url) => (
+                None,
+                url.clone(),
+                config.nats_auth.clone(),
+                config.demo_feeder.clone(),
+            ),
             None => {
+                let credentials =
+                    nats::Credentials::ensure(&config.credentials_dir(), &config.stream)?;
                 let dir = config.data_dir.join("nats");
-                let local = LocalNats::start(&config.nats_server, &dir, Some(4222)).await?;
+                let local =
+                    LocalNats::start(&config.nats_server, &dir, Some(4222), &credentials).await?;
                 let url = local.url();
-                (Some(local), url)
+                let service = local.auth(Role::Service)?;
+                let feeder = local.auth(Role::Feeder)?;
+                (Some(local), url, service, Some(feeder))
             }
         };
         crate::admin::metrics();
-        let client = nats::connect(&nats_url).await?;
+        let client = nats::connect(&nats_url, &service_auth, Role::Service).await?;
         let js = jetstream::new(client.clone());
         let stream_info = nats::ensure_replicated_stream(
             &js,
@@ -84,17 +96,33 @@ impl Application {
         // The demo season goes into the log before the projector starts, so that the
         // API is not "ready" on an empty log and then answers 404s for a moment. (After
         // the store is checked against the stream's end as it was.)
-        let demo = match config.demo {
-            Some(seed) => publish_demo_season(&js, &config, seed).await?,
-            None => None,
+        // The demo publishes as a feeder: the service's own user may not.
+        let demo_js = match (&config.demo, feeder_auth) {
+            (Some(_), Some(feeder)) => Some(jetstream::new(
+                nats::connect(&nats_url, &feeder, Role::Feeder).await?,
+            )),
+            (Some(_), None) => {
+                tracing::warn!(
+                    "demo mode without RACING_DEMO_NATS_NKEY: the demo publishes as the service, \
+                     which a NATS server with roles refuses"
+                );
+                Some(js.clone())
+            }
+            (None, _) => None,
+        };
+        let demo = match (config.demo, &demo_js) {
+            (Some(seed), Some(feeder)) => publish_demo_season(&js, feeder, &config, seed).await?,
+            _ => None,
         };
         let demo_example = demo.as_ref().and_then(|(feed, _)| feed.example());
         let demo = demo
             .zip(config.demo)
-            .map(|((feed, calendar), seed)| LiveDemo {
+            .zip(demo_js)
+            .map(|(((feed, calendar), seed), feeder)| LiveDemo {
                 simulator: crate::demo::Simulator::new(&feed, seed),
                 calendar,
                 seed,
+                feeder,
             });
 
         let shutdown = CancellationToken::new();
@@ -149,7 +177,7 @@ impl Application {
             js,
             config,
             local_nats,
-            nats_url,
+            nats_url: nats::redact(&nats_url),
             demo_key,
             demo,
             demo_example,
@@ -220,11 +248,10 @@ impl Application {
         let projector = tokio::spawn(projector.run(shutdown.child_token()));
 
         if let Some(demo) = self.demo {
-            let js = self.js.clone();
             let race_secs = self.config.demo_race_secs;
             let stop = shutdown.clone();
             tokio::spawn(async move {
-                if let Err(e) = run_demo(&js, demo, race_secs, stop).await {
+                if let Err(e) = run_demo(demo, race_secs, stop).await {
                     tracing::error!(error = format!("{e:#}"), "demo feed");
                 }
             });
@@ -370,11 +397,12 @@ fn verify_in_background(store: Arc<Store>, rebuilder: Arc<Rebuilder>) {
     });
 }
 
-/// Publishes the demo season into an empty stream and returns it, with the calendar that
-/// declares the meetings after today's. A stream that already holds events is left alone
-/// (`None`), so a restart publishes nothing twice.
+/// Publishes the demo season into an empty stream (through `feeder`) and returns it, with
+/// the calendar that declares the meetings after today's. A stream that already holds
+/// events is left alone (`None`), so a restart publishes nothing twice.
 async fn publish_demo_season(
     js: &jetstream::Context,
+    feeder: &jetstream::Context,
     config: &Config,
     seed: u64,
 ) -> anyhow::Result<Option<(crate::demo::DemoFeed, crate::demo::Calendar)>> {
@@ -392,7 +420,7 @@ async fn publish_demo_season(
     // what already went in), and a demo without its season is no demo.
     let deadline = tokio::time::Instant::now() + DEMO_PATIENCE;
     let counts = loop {
-        match crate::publish::publish_events(js, &feed.events).await {
+        match crate::publish::publish_events(feeder, &feed.events).await {
             Ok(counts) => break counts,
             Err(e) if tokio::time::Instant::now() < deadline => {
                 tracing::warn!(
@@ -422,17 +450,19 @@ struct LiveDemo {
     calendar: crate::demo::Calendar,
     /// The demo's seed, which drives every meeting's simulation.
     seed: u64,
+    /// Where the demo publishes, as a feeder.
+    feeder: jetstream::Context,
 }
 
 /// Runs the demo's meetings live, one after another, until shutdown: today's first, then
 /// the next racing day's, declared (cards, scratchings, opening odds) as soon as the one
 /// before is run, and so on, so that odds are always moving somewhere.
 async fn run_demo(
-    js: &jetstream::Context,
     mut demo: LiveDemo,
     race_secs: u64,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
+    let js = &demo.feeder.clone();
     let mut meeting = format!("today's demo meeting ({})", demo.simulator.date());
     loop {
         run_meeting(js, &mut demo.simulator, race_secs, &shutdown).await?;

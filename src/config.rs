@@ -14,6 +14,14 @@ pub struct ServeArgs {
     /// directory, and stop it on exit.
     #[arg(long, env = "RACING_NATS_URL")]
     pub nats_url: Option<String>,
+    /// Credentials and TLS of the service's NATS user (the `service` role).
+    #[command(flatten)]
+    pub nats: crate::nats::NatsArgs,
+    /// In demo mode against a NATS server of its own (RACING_NATS_URL set): the nkey seed
+    /// file of a feeder, which publishes the demo's events (the service's own user may
+    /// not). Unset with a local server: its own feeder.
+    #[arg(long, env = "RACING_DEMO_NATS_NKEY")]
+    pub demo_nats_nkey: Option<PathBuf>,
     /// Where the read models (and a local nats-server's store) live.
     #[arg(long, env = "RACING_DATA_DIR", default_value = "./data")]
     pub data_dir: PathBuf,
@@ -93,6 +101,11 @@ pub struct ServeArgs {
 pub struct Config {
     /// `None`: run a local nats-server.
     pub nats_url: Option<String>,
+    /// How the service proves who it is to NATS (given `nats_url`).
+    pub nats_auth: crate::nats::ClientAuth,
+    /// In demo mode with `nats_url`: the feeder that publishes the demo's events; `None`
+    /// publishes with the service's own credentials (a server without permissions).
+    pub demo_feeder: Option<crate::nats::ClientAuth>,
     /// Read models and local NATS store.
     pub data_dir: PathBuf,
     /// API address; port 0 picks a free port (tests).
@@ -136,8 +149,25 @@ impl TryFrom<ServeArgs> for Config {
         if a.stream.is_empty() || a.stream.contains(['.', ' ', '*', '>', '\t']) {
             anyhow::bail!("RACING_STREAM `{}` is not a valid stream name", a.stream);
         }
+        // The demo's feeder: its own nkey, over the service's TLS settings.
+        let demo_feeder = a
+            .demo_nats_nkey
+            .map(|path| {
+                crate::nats::ClientAuth::try_from(crate::nats::NatsArgs {
+                    nats_nkey: Some(path),
+                    nats_creds: None,
+                    nats_user: None,
+                    nats_password: None,
+                    nats_token: None,
+                    ..a.nats.clone()
+                })
+            })
+            .transpose()?;
+        let nats_auth = crate::nats::ClientAuth::try_from(a.nats)?;
         Ok(Config {
             nats_url: a.nats_url.filter(|u| !u.trim().is_empty()),
+            nats_auth,
+            demo_feeder,
             data_dir: a.data_dir,
             listen: a.listen,
             admin_listen: a.admin_listen,
@@ -176,11 +206,18 @@ impl TryFrom<ServeArgs> for Config {
 }
 
 impl Config {
+    /// Where the embedded NATS server's credentials are: one nkey seed per user.
+    pub fn credentials_dir(&self) -> PathBuf {
+        credentials_dir(&self.data_dir)
+    }
+
     /// Defaults for a service on `data_dir` against `nats_url`, listening on a free
     /// loopback port: what tests and embedders start from.
     pub fn new(data_dir: impl Into<PathBuf>, nats_url: Option<String>) -> Config {
         Config {
             nats_url,
+            nats_auth: crate::nats::ClientAuth::default(),
+            demo_feeder: None,
             data_dir: data_dir.into(),
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             admin_listen: SocketAddr::from(([127, 0, 0, 1], 0)),
@@ -199,4 +236,10 @@ impl Config {
             request_limits: crate::http::RequestLimits::default(),
         }
     }
+}
+
+/// The credentials directory under a data directory, where `racing serve` without a NATS
+/// URL keeps the seeds of its users and `racing publish` and `racing keys` find them.
+pub fn credentials_dir(data_dir: &std::path::Path) -> PathBuf {
+    data_dir.join("credentials")
 }

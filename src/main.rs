@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use racing::config::{Config, ServeArgs};
+use racing::nats::{ClientAuth, Credentials, NatsArgs, Role};
 use racing::{publish, Application};
 use tokio_util::sync::CancellationToken;
 
@@ -42,6 +43,9 @@ enum Command {
     Demo(DemoArgs),
     /// Issue, list, rotate and revoke API keys (shared by every replica through NATS).
     Keys(KeysArgs),
+    /// Make and manage the NATS users of a deployment: one nkey per service, feeder and
+    /// keys admin, and the `auth.conf` that NATS servers include.
+    Credentials(CredentialsArgs),
     /// Where a running service stands: stream, checkpoint, lag, readiness.
     Status(AdminArgs),
     /// List refused events of a running service, or show one in full.
@@ -77,16 +81,96 @@ struct DeadLetterArgs {
     seq: Option<u64>,
 }
 
+/// Where a command that talks to NATS finds it, and how it proves who it is.
+#[derive(Args)]
+struct NatsTarget {
+    /// NATS server; unset: the one `racing serve` runs under the data directory, else
+    /// nats://127.0.0.1:4222.
+    #[arg(long, global = true, env = "RACING_NATS_URL")]
+    nats_url: Option<String>,
+    /// JetStream stream of the service.
+    #[arg(long, global = true, env = "RACING_STREAM", default_value = "RACING")]
+    stream: String,
+    /// Data directory of a `racing serve` that runs its own NATS: with no credential
+    /// given, its own users' credentials (and its server's address) are used.
+    #[arg(long, global = true, env = "RACING_DATA_DIR", default_value = "./data")]
+    data_dir: PathBuf,
+    #[command(flatten)]
+    nats: NatsArgs,
+}
+
+impl NatsTarget {
+    /// Connects as `role`: with the credentials given, or, with none, those the local
+    /// server of the data directory made for its own `role` user.
+    async fn connect(self, role: Role) -> anyhow::Result<(async_nats::Client, String)> {
+        let mut auth = ClientAuth::try_from(self.nats)?;
+        let mut url = self.nats_url.filter(|u| !u.trim().is_empty());
+        let own = racing::config::credentials_dir(&self.data_dir);
+        if !auth.is_set() && own.is_dir() {
+            let credentials = Credentials::open(&own, &self.stream)?;
+            auth = ClientAuth::from_credentials(&credentials, role)?;
+            if url.is_none() {
+                url = racing::nats::local::listening_on(&self.data_dir.join("nats").join("ports"))
+                    .map(|addr| format!("nats://{addr}"));
+            }
+        }
+        let url = url.unwrap_or_else(|| "nats://127.0.0.1:4222".to_owned());
+        let client = racing::nats::connect(&url, &auth, role).await?;
+        Ok((client, racing::nats::redact(&url)))
+    }
+}
+
 #[derive(Args)]
 struct KeysArgs {
-    /// NATS server holding the key registry.
-    #[arg(long, env = "RACING_NATS_URL", default_value = "nats://127.0.0.1:4222")]
-    nats_url: String,
-    /// JetStream stream whose keys these are (the bucket is `{stream}_KEYS`).
+    /// NATS holding the key registry (the buckets are `{stream}_KEYS` and
+    /// `{stream}_KEY_USAGE`), as a user of the `keys-admin` role.
+    #[command(flatten)]
+    target: NatsTarget,
+    #[command(subcommand)]
+    action: KeysAction,
+}
+
+#[derive(Args)]
+struct CredentialsArgs {
+    /// The credentials directory; default `$RACING_DATA_DIR/credentials`, the one
+    /// `racing serve` without a NATS URL uses.
+    #[arg(long, env = "RACING_CREDENTIALS_DIR")]
+    dir: Option<PathBuf>,
+    /// Where the default credentials directory is.
+    #[arg(long, env = "RACING_DATA_DIR", default_value = "./data")]
+    data_dir: PathBuf,
+    /// The stream the service uses: permissions name it and its key buckets.
     #[arg(long, env = "RACING_STREAM", default_value = "RACING")]
     stream: String,
     #[command(subcommand)]
-    action: KeysAction,
+    action: CredentialsAction,
+}
+
+#[derive(Subcommand)]
+enum CredentialsAction {
+    /// Make the directory with a service, a feeder and a keys-admin user and a route
+    /// password, keeping any already there, and write `auth.conf`.
+    Init,
+    /// List the users: name, role, public key. Never a seed.
+    List,
+    /// Add a user of a role, e.g. a feeder per upstream source (`feeder-NAME`).
+    Add {
+        /// `service`, `feeder` or `keys-admin`.
+        #[arg(long, value_parser = ["service", "feeder", "keys-admin"])]
+        role: String,
+        /// The user's name after the role's, e.g. `hkjc` for `feeder-hkjc`.
+        name: String,
+    },
+    /// Give a user a new seed; its old seed is refused once the servers reload.
+    Rotate {
+        /// The user, e.g. `feeder-hkjc`.
+        user: String,
+    },
+    /// Remove a user; refused once the servers reload.
+    Remove {
+        /// The user, e.g. `feeder-hkjc`.
+        user: String,
+    },
 }
 
 #[derive(Subcommand)]
@@ -128,12 +212,9 @@ enum KeysAction {
 struct PublishArgs {
     /// NDJSON file, one envelope a line; `-` reads standard input.
     file: PathBuf,
-    /// NATS server to publish to.
-    #[arg(long, env = "RACING_NATS_URL", default_value = "nats://127.0.0.1:4222")]
-    nats_url: String,
-    /// JetStream stream that must hold the events.
-    #[arg(long, env = "RACING_STREAM", default_value = "RACING")]
-    stream: String,
+    /// NATS to publish to, as a user of the `feeder` role.
+    #[command(flatten)]
+    target: NatsTarget,
 }
 
 #[derive(Args)]
@@ -180,6 +261,7 @@ fn main() -> ExitCode {
             Command::Publish(args) => publish_file(args).await,
             Command::Demo(args) => demo(args),
             Command::Keys(args) => keys(args).await,
+            Command::Credentials(args) => credentials(args),
             Command::Status(args) => status(args).await,
             Command::DeadLetters(args) => dead_letters(args).await,
             Command::Rebuild(args) => rebuild(args).await,
@@ -309,14 +391,10 @@ async fn wait_for_signal() {
 }
 
 async fn publish_file(args: PublishArgs) -> anyhow::Result<ExitCode> {
-    let client = racing::nats::connect(&args.nats_url).await?;
+    // A feeder may not look at the stream: a missing one shows as "no responders" on the
+    // first publish, which `publish` explains.
+    let (client, _) = args.target.connect(Role::Feeder).await?;
     let js = async_nats::jetstream::new(client);
-    js.get_stream(&args.stream).await.with_context(|| {
-        format!(
-            "stream {} not found at {}: start `racing serve` first, it creates the stream",
-            args.stream, args.nats_url
-        )
-    })?;
     let (reader, size): (Box<dyn std::io::BufRead>, u64) = if args.file.as_os_str() == "-" {
         (Box::new(BufReader::new(std::io::stdin())), 0)
     } else {
@@ -387,9 +465,12 @@ fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
 
 async fn keys(args: KeysArgs) -> anyhow::Result<ExitCode> {
     use racing::keys::{registry::Registry, KeyLimits};
-    let client = racing::nats::connect(&args.nats_url).await?;
+    let stream = args.target.stream.clone();
+    let (client, url) = args.target.connect(Role::KeysAdmin).await?;
     let js = async_nats::jetstream::new(client);
-    let registry = Registry::open(&js, &args.stream).await?;
+    let registry = Registry::connect(&js, &stream)
+        .await
+        .with_context(|| format!("the key registry of {stream} at {url}"))?;
     match args.action {
         KeysAction::Create {
             name,
@@ -446,6 +527,55 @@ async fn keys(args: KeysArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn credentials(args: CredentialsArgs) -> anyhow::Result<ExitCode> {
+    let dir = args
+        .dir
+        .unwrap_or_else(|| racing::config::credentials_dir(&args.data_dir));
+    let open = || Credentials::open(&dir, &args.stream);
+    let reload = "auth.conf rewritten; reload the NATS servers that include it \
+                  (`nats-server --signal reload`, or SIGHUP)";
+    match args.action {
+        CredentialsAction::Init => {
+            let credentials = Credentials::ensure(&dir, &args.stream)?;
+            list_users(&credentials);
+            eprintln!(
+                "credentials in {}: give each seed file to its user only; NATS servers include {}",
+                dir.display(),
+                dir.join(racing::nats::auth::AUTH_CONF).display()
+            );
+        }
+        CredentialsAction::List => list_users(&open()?),
+        CredentialsAction::Add { role, name } => {
+            let role = Role::ALL
+                .into_iter()
+                .find(|r| r.name() == role)
+                .with_context(|| format!("no role {role}"))?;
+            let mut credentials = open()?;
+            let user = credentials.add(role, &name)?.name.clone();
+            println!("{}", credentials.seed_file(&user).display());
+            eprintln!("{user} added; {reload}");
+        }
+        CredentialsAction::Rotate { user } => {
+            let mut credentials = open()?;
+            credentials.rotate(&user)?;
+            println!("{}", credentials.seed_file(&user).display());
+            eprintln!("{user} has a new seed; {reload}");
+        }
+        CredentialsAction::Remove { user } => {
+            open()?.remove(&user)?;
+            eprintln!("{user} removed; {reload}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn list_users(credentials: &Credentials) {
+    println!("{:<24} {:<11} PUBLIC KEY", "USER", "ROLE");
+    for user in credentials.users() {
+        println!("{:<24} {:<11} {}", user.name, user.role, user.public_key());
+    }
 }
 
 async fn admin_get<T: serde::de::DeserializeOwned>(
@@ -586,5 +716,21 @@ mod tests {
             assert!(help.contains(env), "{env} missing from:\n{help}");
         }
         assert!(help.contains("--nats-url (serve, publish, keys)"), "{help}");
+        for env in [
+            "RACING_NATS_CREDS",
+            "RACING_NATS_NKEY",
+            "RACING_NATS_USER",
+            "RACING_NATS_PASSWORD",
+            "RACING_NATS_TOKEN",
+            "RACING_NATS_CA",
+            "RACING_NATS_CERT",
+            "RACING_NATS_KEY",
+        ] {
+            let line = help
+                .lines()
+                .find(|l| l.trim_start().starts_with(&format!("{env} ")))
+                .unwrap_or_else(|| panic!("{env} missing from:\n{help}"));
+            assert!(line.contains("(serve, publish, keys)"), "{line}");
+        }
     }
 }

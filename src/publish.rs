@@ -71,7 +71,7 @@ where
             Err(reason) => counts.reject(number, reason.to_string()),
             Ok(env) => match send(js, &env, payload.into()).await {
                 Ok(ack) => in_flight.push_back(async move { (number, ack.await) }),
-                Err(e) => counts.reject(number, format!("server refused: {e}")),
+                Err(e) => counts.reject(number, refused(&e)),
             },
         }
         while in_flight.len() >= IN_FLIGHT {
@@ -93,7 +93,22 @@ fn settle(counts: &mut Counts, (number, ack): (u64, Ack)) {
     match ack {
         Ok(a) if a.duplicate => counts.duplicate += 1,
         Ok(_) => counts.published += 1,
-        Err(e) => counts.reject(number, format!("server refused: {e}")),
+        Err(e) => counts.reject(number, refused(&e)),
+    }
+}
+
+/// Why the server did not take an event, in words a feeder can act on. (A feeder may not
+/// look the stream up first, so a missing stream shows here.)
+fn refused(e: &async_nats::jetstream::context::PublishError) -> String {
+    use async_nats::jetstream::context::PublishErrorKind;
+    match e.kind() {
+        PublishErrorKind::StreamNotFound => {
+            "server refused: no stream takes this subject; start `racing serve` first, it creates the stream".to_owned()
+        }
+        PublishErrorKind::TimedOut => {
+            "no acknowledgement in time: is this user allowed to publish it (feeder role)?".to_owned()
+        }
+        _ => format!("server refused: {e}"),
     }
 }
 

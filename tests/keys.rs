@@ -28,7 +28,9 @@ const PATHS: [&str; 8] = [
 ];
 
 async fn registry(nats: &Nats) -> Registry {
-    Registry::open(&nats.js, "RACING").await.expect("registry")
+    Registry::open(&nats.service, "RACING")
+        .await
+        .expect("registry")
 }
 
 /// Status and body of a GET with `key` in the header.
@@ -116,7 +118,7 @@ async fn every_key_state_is_checked_on_every_endpoint_and_the_websocket() {
     }
 }
 
-/// The real binary, serving on a free port against `nats_url`.
+/// The real binary, serving on a free port against `nats`.
 struct Process {
     child: Child,
     base: String,
@@ -125,12 +127,13 @@ struct Process {
 }
 
 impl Process {
-    fn start(nats_url: &str) -> Process {
+    fn start(nats: &crate::support::Broker) -> Process {
         let dir = TempDir::new().expect("temp dir");
         let log = dir.path().join("stderr.log");
         let mut child = Command::new(env!("CARGO_BIN_EXE_racing"))
             .arg("serve")
-            .env("RACING_NATS_URL", nats_url)
+            .env("RACING_NATS_URL", &nats.url)
+            .env("RACING_NATS_NKEY", &nats.nkey)
             .env("RACING_DATA_DIR", dir.path().join("data"))
             .env("RACING_LISTEN", "127.0.0.1:0")
             .env("RACING_ADMIN_LISTEN", "127.0.0.1:0")
@@ -172,7 +175,7 @@ async fn key_changes_reach_two_running_replicas_within_two_seconds() {
     let nats = Nats::start().await;
     let dir = TempDir::new().expect("temp dir");
     let app = App::start(&nats, dir.path()).await;
-    let other = Process::start(&nats.url());
+    let other = Process::start(&nats.broker());
     let client = reqwest::Client::new();
     let status = async |base: &str, key: &str| {
         client

@@ -94,10 +94,9 @@ async fn a_rebuild_swaps_in_a_fresh_store_while_the_api_answers() {
         }));
     }
     let feeder = {
-        let nats_url = nats.url();
+        let client = nats.connect(racing::nats::Role::Feeder).await;
         let stop = stop.clone();
         tokio::spawn(async move {
-            let client = async_nats::connect(nats_url).await.expect("connect");
             let js = async_nats::jetstream::new(client);
             let mut fed = Vec::new();
             for i in 0..10_000 {

@@ -22,6 +22,7 @@ use tempfile::TempDir;
 use crate::support::{damaged_copy_kept, App, Nats};
 use feed::Message;
 use process::Service;
+use racing::nats::Role;
 
 /// The stream every test uses, as the service names it by default.
 const STREAM: &str = "RACING";
@@ -197,7 +198,7 @@ fn probe_horse(log: &[Message]) -> String {
 /// Publishes a whole log into a fresh stream, every message stored at the sequence after
 /// the one before.
 async fn publish_log(nats: &Nats, log: &[Message]) -> u64 {
-    racing::nats::ensure_stream(&nats.js, STREAM, DUPLICATE_WINDOW)
+    racing::nats::ensure_stream(&nats.service, STREAM, DUPLICATE_WINDOW)
         .await
         .expect("stream");
     let acks = feed::publish_all(&nats.js, log).await;
@@ -266,7 +267,7 @@ async fn a_service_killed_at_random_moments_converges_to_a_clean_replay() {
         } else {
             rng.random_range(300..=300 + replay_ms)
         };
-        let mut service = Service::spawn(&nats.url(), &crashed, &service_log);
+        let mut service = Service::spawn(Some(&nats.broker()), &crashed, &service_log);
         // The moment of the crash; nothing waits on the service here.
         tokio::time::sleep(Duration::from_millis(delay)).await;
         let ended = service.kill().await;
@@ -323,7 +324,7 @@ async fn a_service_killed_at_random_moments_converges_to_a_clean_replay() {
     // Once more, to the end, and a clean stop.
     let client = reqwest::Client::new();
     let probe = format!("/api/v1/horses/{}", probe_horse(&log.messages));
-    let mut service = Service::spawn(&nats.url(), &crashed, &service_log);
+    let mut service = Service::spawn(Some(&nats.broker()), &crashed, &service_log);
     service.ready(&client, &probe).await;
     service.signal(Signal::SIGTERM);
     let status = service.exited(Duration::from_secs(15)).await;
@@ -587,9 +588,10 @@ async fn read_head(socket: &mut tokio::net::TcpStream) -> (usize, Vec<u8>) {
 }
 
 /// With no `RACING_NATS_URL`, `racing serve` runs a nats-server of its own, with its
-/// store under the data directory, makes the stream of the feed contract there (file
-/// storage, `racing.>`, kept forever, a two-minute duplicate window), serves what a
-/// feeder publishes to it, and stops it on exit.
+/// store under the data directory and users of its own (no anonymous client), makes the
+/// stream of the feed contract there (file storage, `racing.>`, kept forever, a
+/// two-minute duplicate window), serves what `racing publish` publishes to it with the
+/// feeder's credentials it finds there, and stops it on exit.
 #[tokio::test]
 async fn serve_without_a_nats_url_runs_its_own_server_and_stops_it_on_exit() {
     use async_nats::jetstream::stream::{DiscardPolicy, RetentionPolicy, StorageType};
@@ -598,7 +600,7 @@ async fn serve_without_a_nats_url_runs_its_own_server_and_stops_it_on_exit() {
     let work = TempDir::new().expect("temp dir");
     let data = work.path().join("data");
     let client = reqwest::Client::new();
-    let mut service = Service::spawn("", &data, &work.path().join("racing.log"));
+    let mut service = Service::spawn(None, &data, &work.path().join("racing.log"));
     let base = service.ready(&client, "/api/v1/horses/E271").await;
     let url = service.nats().await;
     assert!(
@@ -607,7 +609,27 @@ async fn serve_without_a_nats_url_runs_its_own_server_and_stops_it_on_exit() {
         service.log_tail()
     );
 
-    let nats = async_nats::connect(&url).await.expect("its server answers");
+    // No anonymous client: only the users it made, kept owner-only under the data
+    // directory.
+    assert!(
+        async_nats::connect(&url).await.is_err(),
+        "an anonymous client is refused"
+    );
+    let own = data.join("credentials");
+    let mode = |p: &Path| {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::metadata(p).expect("there").permissions().mode() & 0o777
+    };
+    assert_eq!(mode(&own), 0o700, "the credentials directory is owner-only");
+    for user in ["service", "feeder", "keys-admin"] {
+        assert_eq!(mode(&own.join(format!("{user}.nk"))), 0o600, "{user}.nk");
+    }
+    let credentials = racing::nats::Credentials::open(&own, STREAM).expect("credentials");
+    let auth = racing::nats::ClientAuth::from_credentials(&credentials, Role::Service)
+        .expect("a service user");
+    let nats = racing::nats::connect(&url, &auth, Role::Service)
+        .await
+        .expect("its server answers the service");
     let js = async_nats::jetstream::new(nats);
     let mut stream = js.get_stream(STREAM).await.expect("the stream was made");
     let config = stream.info().await.expect("stream info").config.clone();
@@ -622,16 +644,38 @@ async fn serve_without_a_nats_url_runs_its_own_server_and_stops_it_on_exit() {
     );
     assert_eq!(config.duplicate_window, DUPLICATE_WINDOW);
 
+    // `racing publish` and `racing keys`, pointed at the data directory alone, find the
+    // server and their users' credentials there.
     let mut rng = ChaCha8Rng::seed_from_u64(11);
     let event = feed::envelope(&mut rng, profile("E271", "GOLDEN SIXTY"));
-    feed::publish(&js, &Message::event(&event))
-        .await
-        .expect("stored");
+    let file = work.path().join("events.ndjson");
+    std::fs::write(&file, format!("{}\n", event.to_json())).expect("events file");
+    let racing = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_racing"))
+            .args(args)
+            .arg("--data-dir")
+            .arg(&data)
+            .env_remove("RACING_NATS_URL")
+            .env("RACING_LOG", "warn")
+            .output()
+            .expect("racing runs");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "racing {args:?}: {text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        text
+    };
+    let published = racing(&["publish", file.to_str().expect("a path")]);
+    assert!(published.starts_with("published 1,"), "{published}");
+    let key = racing(&["keys", "create", "--name", "local"]);
+    let key = key.trim();
     let deadline = tokio::time::Instant::now() + process::WAIT;
     loop {
         let res = client
             .get(format!("{base}/api/v1/horses/E271"))
-            .header("X-API-Key", crate::support::KEY)
+            .header("X-API-Key", key)
             .send()
             .await
             .expect("request");
@@ -640,7 +684,7 @@ async fn serve_without_a_nats_url_runs_its_own_server_and_stops_it_on_exit() {
         }
         assert!(
             tokio::time::Instant::now() < deadline,
-            "the profile was not served"
+            "the profile was not served with the new key"
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -672,7 +716,7 @@ async fn no_key_reaches_the_log_even_at_debug_level() {
     let work = TempDir::new().expect("temp dir");
     let client = reqwest::Client::new();
     let mut service = Service::spawn_with(
-        &nats.url(),
+        Some(&nats.broker()),
         &work.path().join("data"),
         &work.path().join("racing.log"),
         &[("RACING_LOG", "debug")],
@@ -711,7 +755,7 @@ async fn sigterm_finishes_requests_closes_sockets_and_exits_in_time() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     let nats = Nats::start().await;
-    racing::nats::ensure_stream(&nats.js, STREAM, DUPLICATE_WINDOW)
+    racing::nats::ensure_stream(&nats.service, STREAM, DUPLICATE_WINDOW)
         .await
         .expect("stream");
     let mut rng = ChaCha8Rng::seed_from_u64(3);
@@ -738,7 +782,7 @@ async fn sigterm_finishes_requests_closes_sockets_and_exits_in_time() {
     let data = work.path().join("data");
     let log_path = work.path().join("racing.log");
     let client = reqwest::Client::new();
-    let mut service = Service::spawn(&nats.url(), &data, &log_path);
+    let mut service = Service::spawn(Some(&nats.broker()), &data, &log_path);
     let base = service.ready(&client, "/api/v1/horses/E271").await;
 
     // A live client, following race 1, sees an update go live.
@@ -818,7 +862,7 @@ async fn sigterm_finishes_requests_closes_sockets_and_exits_in_time() {
     let store = Store::open(&data.join("read-models")).expect("store");
     assert_eq!(store.checkpoint().expect("checkpoint"), last);
     drop(store);
-    let mut service = Service::spawn(&nats.url(), &data, &log_path);
+    let mut service = Service::spawn(Some(&nats.broker()), &data, &log_path);
     let base = service.ready(&client, "/api/v1/horses/E271").await;
     let (status, odds) = process::get(&client, &base, &format!("/api/v1/odds/{day}/1"))
         .await
@@ -1118,7 +1162,7 @@ async fn run_to_completion(
     client: &reqwest::Client,
     probe: &str,
 ) -> String {
-    let mut service = Service::spawn(&nats.url(), data_dir, log);
+    let mut service = Service::spawn(Some(&nats.broker()), data_dir, log);
     let base = service.ready(client, probe).await;
     let admin = service.admin().await.expect("the admin listener");
     let deadline = tokio::time::Instant::now() + process::WAIT;
@@ -1432,8 +1476,7 @@ async fn diagnosis(
 /// before any service starts.
 async fn clustered_stream() -> (cluster::Cluster, async_nats::jetstream::Context) {
     let cluster = cluster::Cluster::start(3).await;
-    let client = async_nats::connect(cluster.urls()).await.expect("connect");
-    let js = async_nats::jetstream::new(client);
+    let js = async_nats::jetstream::new(cluster.connect(Role::Service).await);
     js.create_stream(racing::nats::stream_config(STREAM, DUPLICATE_WINDOW, 3))
         .await
         .expect("a stream of three replicas");
@@ -1456,7 +1499,7 @@ async fn a_service_without_the_replicas_setting_keeps_the_replicas_an_operator_s
     let work = TempDir::new().expect("temp dir");
     let (cluster, js) = clustered_stream().await;
     let mut service = Service::spawn(
-        &cluster.urls().join(","),
+        Some(&cluster.broker(&cluster.urls().join(","))),
         &work.path().join("data"),
         &work.path().join("racing.log"),
     );
@@ -1494,7 +1537,7 @@ async fn lose_a_node(victim: Victim) {
         Victim::Leader => cluster.url(cluster.index_of(&leader)),
     };
     let mut service = Service::spawn_with(
-        &url,
+        Some(&cluster.broker(&url)),
         &work.path().join("data"),
         &work.path().join("racing.log"),
         &[("RACING_STREAM_REPLICAS", "3")],

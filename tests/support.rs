@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use async_nats::jetstream;
 use racing::config::Config;
-use racing::nats::LocalNats;
+use racing::nats::{ClientAuth, Credentials, LocalNats, Role};
 use racing::projector::Progress;
 use racing::Application;
 use racing_events::Envelope;
@@ -23,10 +23,15 @@ pub const KEY: &str = "test-key-0123456789";
 /// How long a test waits for the projector before it fails.
 const WAIT: Duration = Duration::from_secs(20);
 
-/// A nats-server of a test's own.
+/// A nats-server of a test's own, with authentication on: a service, a feeder and a keys
+/// admin user, as `racing serve` makes for its own server.
 pub struct Nats {
     pub server: Option<LocalNats>,
+    /// JetStream as a feeder: what tests publish events with.
     pub js: jetstream::Context,
+    /// JetStream as the service: what makes the stream and the key buckets.
+    pub service: jetstream::Context,
+    credentials: Credentials,
     _dir: TempDir,
 }
 
@@ -34,13 +39,18 @@ impl Nats {
     /// Starts nats-server with JetStream on a free loopback port.
     pub async fn start() -> Nats {
         let dir = TempDir::new().expect("temp dir");
-        let server = LocalNats::start("nats-server", dir.path(), None)
+        let credentials =
+            Credentials::ensure(&dir.path().join("credentials"), "RACING").expect("credentials");
+        let server = LocalNats::start("nats-server", dir.path(), None, &credentials)
             .await
             .expect("nats-server starts (apt-get install nats-server)");
-        let client = async_nats::connect(server.url()).await.expect("connect");
+        let js = jetstream::new(server.connect(Role::Feeder).await.expect("connect"));
+        let service = jetstream::new(server.connect(Role::Service).await.expect("connect"));
         Nats {
             server: Some(server),
-            js: jetstream::new(client),
+            js,
+            service,
+            credentials,
             _dir: dir,
         }
     }
@@ -48,6 +58,31 @@ impl Nats {
     /// The client URL.
     pub fn url(&self) -> String {
         self.server.as_ref().expect("running").url()
+    }
+
+    /// The credentials of this server's first user of `role`.
+    pub fn auth(&self, role: Role) -> ClientAuth {
+        ClientAuth::from_credentials(&self.credentials, role).expect("a user of the role")
+    }
+
+    /// The directory of this server's users' seeds.
+    pub fn credentials_dir(&self) -> std::path::PathBuf {
+        self._dir.path().join("credentials")
+    }
+
+    /// Where a `racing serve` process finds this server, as the service.
+    pub fn broker(&self) -> Broker {
+        Broker {
+            url: self.url(),
+            nkey: self.credentials.seed_file("service"),
+        }
+    }
+
+    /// A fresh client of this server as `role`.
+    pub async fn connect(&self, role: Role) -> async_nats::Client {
+        racing::nats::connect(&self.url(), &self.auth(role), role)
+            .await
+            .expect("connect")
     }
 
     /// Publishes raw bytes on `subject`, with `msg_id` as `Nats-Msg-Id` if given, and
@@ -77,6 +112,12 @@ impl Nats {
         }
         last
     }
+}
+
+/// Where a `racing serve` process finds NATS: its URL and the service's nkey seed file.
+pub struct Broker {
+    pub url: String,
+    pub nkey: std::path::PathBuf,
 }
 
 /// A running service of a test's own.
@@ -112,6 +153,8 @@ impl App {
         adjust: impl FnOnce(&mut Config),
     ) -> Application {
         let mut config = Config::new(data_dir, Some(nats.url()));
+        config.nats_auth = nats.auth(Role::Service);
+        config.demo_feeder = Some(nats.auth(Role::Feeder));
         config.api_keys = vec![KEY.to_owned()];
         // Tests make bursts of requests with one key; the rate-limit tests set their own.
         config.request_limits.rate_per_sec = 100_000;
@@ -220,7 +263,13 @@ impl Nats {
     pub async fn restart_server(&mut self, port: u16) {
         let deadline = tokio::time::Instant::now() + WAIT;
         loop {
-            match LocalNats::start("nats-server", self._dir.path(), Some(port)).await {
+            let started = LocalNats::start(
+                "nats-server",
+                self._dir.path(),
+                Some(port),
+                &self.credentials,
+            );
+            match started.await {
                 Ok(server) if server.port() == port => {
                     self.server = Some(server);
                     return;

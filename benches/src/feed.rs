@@ -13,6 +13,7 @@ use async_nats::jetstream;
 use jiff::civil::Date;
 use jiff::{SignedDuration, Span};
 use racing::demo::{DemoFeed, Simulator};
+use racing::nats::{Credentials, Role};
 use racing_events::{Envelope, Event};
 use serde::{Deserialize, Serialize};
 
@@ -108,9 +109,11 @@ pub async fn ensure(
         scale.ticks_per_race,
         dir.display()
     );
-    let nats = racing::nats::LocalNats::start(nats_server, &nats_dir, None).await?;
-    let js = jetstream::new(racing::nats::connect(&nats.url()).await?);
-    racing::nats::ensure_stream(&js, STREAM, Duration::from_secs(120)).await?;
+    let credentials = credentials(&nats_dir)?;
+    let nats = racing::nats::LocalNats::start(nats_server, &nats_dir, None, &credentials).await?;
+    let service = jetstream::new(nats.connect(Role::Service).await?);
+    racing::nats::ensure_stream(&service, STREAM, Duration::from_secs(120)).await?;
+    let js = jetstream::new(nats.connect(Role::Feeder).await?);
     let mut tally = Tally::default();
     let started = Instant::now();
     // Oldest season first, so that the log reads forward in time.
@@ -315,4 +318,9 @@ impl Tally {
             meeting_races,
         }
     }
+}
+
+/// The users of the benchmark's nats-server, kept with its store.
+pub fn credentials(nats_dir: &Path) -> anyhow::Result<Credentials> {
+    Credentials::ensure(&nats_dir.join("credentials"), STREAM)
 }

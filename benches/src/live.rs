@@ -290,7 +290,7 @@ pub async fn odds(
 
     // The publisher has a thread and a runtime of its own, so that the clients' work
     // does not delay its clock.
-    let nats_url = target.nats_url.clone();
+    let target = target.clone();
     let rate = scale.live_rate;
     let cpu_from = (
         service.cpu_ticks()?,
@@ -302,7 +302,7 @@ pub async fn odds(
         tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?
-            .block_on(publish_paced(&nats_url, updates, rate))
+            .block_on(publish_paced(&target, updates, rate))
     })
     .await??;
     let ticks = |from: u64, to: u64| {
@@ -406,11 +406,11 @@ fn seq_of(frame: &str) -> Option<u64> {
 /// its event id as `Nats-Msg-Id`; returns each one's stream sequence and the instant it
 /// was handed to the client.
 async fn publish_paced(
-    nats_url: &str,
+    target: &crate::service::Target,
     updates: Vec<racing_events::Envelope>,
     rate: u64,
 ) -> anyhow::Result<Vec<(u64, Instant)>> {
-    let js = jetstream::new(racing::nats::connect(nats_url).await?);
+    let js = jetstream::new(target.connect(racing::nats::Role::Feeder).await?);
     let messages: Vec<(String, String, bytes::Bytes)> = updates
         .iter()
         .map(|e| (e.subject(), e.event_id.to_string(), e.to_json().into()))

@@ -174,7 +174,9 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
     let racing = std::path::absolute(&args.racing)?;
     let today = feed::today()?;
     let log = feed::ensure(&work, &scale, today, &args.nats_server).await?;
-    let nats = racing::nats::LocalNats::start(&args.nats_server, &log.nats_dir, None).await?;
+    let credentials = feed::credentials(&log.nats_dir)?;
+    let nats = racing::nats::LocalNats::start(&args.nats_server, &log.nats_dir, None, &credentials)
+        .await?;
     let run_dir = work.join(format!("run-{}", scale.name));
     let store = run_dir.join("store");
     // The binary as built now: a rebuild during the run must not change what is measured.
@@ -185,6 +187,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
     let target = service::Target {
         racing: under_test,
         nats_url: nats.url(),
+        credentials,
         key: format!("bench_{}", uuid::Uuid::new_v4().simple()),
         logs: run_dir.join("logs"),
     };

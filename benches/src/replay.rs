@@ -41,7 +41,7 @@ pub struct StartupResult {
 /// Replays the stream into fresh read models at `store` (left caught up for the other
 /// parts), alternating with the raw consumer.
 pub async fn replay(scale: &Scale, target: &Target, store: &Path) -> anyhow::Result<ReplayResult> {
-    let js = jetstream::new(racing::nats::connect(&target.nats_url).await?);
+    let js = jetstream::new(target.connect(racing::nats::Role::Service).await?);
     let state = js.get_stream(STREAM).await?.info().await?.state.clone();
     let (events, last) = (state.messages, state.last_sequence);
     let client = reqwest::Client::new();
@@ -149,7 +149,7 @@ pub async fn startup(
     target: &Target,
     store: &Path,
 ) -> anyhow::Result<StartupResult> {
-    let js = jetstream::new(racing::nats::connect(&target.nats_url).await?);
+    let js = jetstream::new(target.connect(racing::nats::Role::Service).await?);
     let events = js.get_stream(STREAM).await?.info().await?.state.messages;
     let client = reqwest::Client::new();
     // A first start catches up whatever the store lacks (a store from an earlier run).

@@ -19,6 +19,8 @@ pub struct Target {
     pub racing: PathBuf,
     /// The benchmark's nats-server.
     pub nats_url: String,
+    /// Its users.
+    pub credentials: racing::nats::Credentials,
     /// The one key the service accepts.
     pub key: String,
     /// Where each run's log goes.
@@ -53,6 +55,7 @@ impl Service {
         command
             .arg("serve")
             .env("RACING_NATS_URL", &target.nats_url)
+            .env("RACING_NATS_NKEY", target.credentials.seed_file("service"))
             .env("RACING_DATA_DIR", data_dir)
             .env("RACING_LISTEN", format!("127.0.0.1:{port}"))
             // Any free port: the default one may be taken by another service.
@@ -217,4 +220,12 @@ pub fn machine_ticks() -> anyhow::Result<(u64, u64)> {
     // idle and iowait are the 4th and 5th.
     let idle = v.get(3).copied().unwrap_or(0) + v.get(4).copied().unwrap_or(0);
     Ok((total - idle, total))
+}
+
+impl Target {
+    /// A client of the benchmark's nats-server as `role`.
+    pub async fn connect(&self, role: racing::nats::Role) -> anyhow::Result<async_nats::Client> {
+        let auth = racing::nats::ClientAuth::from_credentials(&self.credentials, role)?;
+        racing::nats::connect(&self.nats_url, &auth, role).await
+    }
 }

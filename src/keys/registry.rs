@@ -112,6 +112,20 @@ impl Registry {
         Ok(Registry { keys, usage })
     }
 
+    /// Opens the buckets of an existing registry without creating anything: what
+    /// `racing keys` does, as a keys admin that may use the buckets but not make them.
+    pub async fn connect(js: &jetstream::Context, stream: &str) -> anyhow::Result<Registry> {
+        let open = |name: String| async move {
+            js.get_key_value(&name).await.with_context(|| {
+                format!("opening key-value bucket {name}; `racing serve` creates it on start")
+            })
+        };
+        Ok(Registry {
+            keys: open(format!("{stream}_KEYS")).await?,
+            usage: open(format!("{stream}_KEY_USAGE")).await?,
+        })
+    }
+
     async fn put(&self, record: &KeyRecord) -> anyhow::Result<()> {
         let bytes = serde_json::to_vec(record)?;
         self.keys.put(&record.id, bytes.into()).await?;

@@ -771,10 +771,17 @@ mod tests {
     #[tokio::test]
     async fn a_client_that_never_reads_is_not_read_without_end() {
         let dir = tempfile::TempDir::new().expect("temp dir");
-        let nats = LocalNats::start("nats-server", &dir.path().join("nats"), None)
+        let credentials =
+            crate::nats::Credentials::ensure(&dir.path().join("credentials"), "RACING")
+                .expect("credentials");
+        let nats = LocalNats::start("nats-server", &dir.path().join("nats"), None, &credentials)
             .await
             .expect("nats-server starts");
-        let js = jetstream::new(async_nats::connect(nats.url()).await.expect("connect"));
+        let js = jetstream::new(
+            nats.connect(crate::nats::Role::Service)
+                .await
+                .expect("connect"),
+        );
         let store =
             racing_projections::Store::open(&dir.path().join("read-models")).expect("store opens");
         let limits = Limits {

@@ -1,12 +1,13 @@
 //! A three-node JetStream cluster on loopback, each node a nats-server child process of
-//! the test with its own store, killed on drop.
+//! the test with its own store, killed on drop; authentication on, as in every
+//! deployment: the users of one credentials directory, and routes with a password.
 
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
 use async_nats::jetstream;
-use futures::TryStreamExt;
+use racing::nats::{ClientAuth, Credentials, Role};
 use tempfile::TempDir;
 use tokio::process::{Child, Command};
 use tokio::time::Instant;
@@ -24,6 +25,7 @@ struct Node {
 /// A JetStream cluster of nats-server processes on loopback.
 pub struct Cluster {
     nodes: Vec<Option<Node>>,
+    credentials: Credentials,
     _dir: TempDir,
 }
 
@@ -32,6 +34,9 @@ impl Cluster {
     /// through each of them (a meta leader is elected).
     pub async fn start(size: usize) -> Cluster {
         let dir = TempDir::new().expect("temp dir");
+        let credentials =
+            Credentials::ensure(&dir.path().join("credentials"), "RACING").expect("credentials");
+        let route = credentials.route_password().expect("route password");
         // Held together until the nodes start, so that no two of them get the same port.
         let listeners: Vec<std::net::TcpListener> = (0..2 * size)
             .map(|_| std::net::TcpListener::bind("127.0.0.1:0").expect("a free port"))
@@ -41,15 +46,22 @@ impl Cluster {
         drop(listeners);
         let routes = ports
             .iter()
-            .map(|(_, cluster)| format!("nats://127.0.0.1:{cluster}"))
+            .map(|(_, cluster)| format!("nats://route:{route}@127.0.0.1:{cluster}"))
             .collect::<Vec<_>>()
             .join(",");
         let nodes = ports
             .iter()
             .enumerate()
-            .map(|(i, (port, cluster))| Some(spawn(dir.path(), i, *port, *cluster, &routes)))
+            .map(|(i, (port, cluster))| {
+                let listen = format!("nats://route:{route}@127.0.0.1:{cluster}");
+                Some(spawn(dir.path(), &credentials, i, *port, &listen, &routes))
+            })
             .collect();
-        let cluster = Cluster { nodes, _dir: dir };
+        let cluster = Cluster {
+            nodes,
+            credentials,
+            _dir: dir,
+        };
         for i in 0..size {
             cluster.jetstream_ready(i).await;
         }
@@ -67,6 +79,22 @@ impl Cluster {
             .filter(|i| self.nodes[*i].is_some())
             .map(|i| self.url(i))
             .collect()
+    }
+
+    /// Where a `racing serve` process finds the cluster at `url`, as the service.
+    pub fn broker(&self, url: &str) -> crate::support::Broker {
+        crate::support::Broker {
+            url: url.to_owned(),
+            nkey: self.credentials.seed_file("service"),
+        }
+    }
+
+    /// A client of the running nodes as `role`.
+    pub async fn connect(&self, role: Role) -> async_nats::Client {
+        let auth = ClientAuth::from_credentials(&self.credentials, role).expect("a user");
+        racing::nats::connect(&self.urls().join(","), &auth, role)
+            .await
+            .expect("connect")
     }
 
     /// The index of the node named `name`.
@@ -91,10 +119,17 @@ impl Cluster {
     async fn jetstream_ready(&self, i: usize) {
         let deadline = Instant::now() + FORM;
         loop {
-            if let Ok(client) = async_nats::connect(self.url(i)).await {
-                // Listing streams needs the meta leader: an answer (none yet) means ready.
+            // One attempt at this node alone, as the service.
+            let client = async_nats::ConnectOptions::with_nkey(auth_seed(&self.credentials))
+                .custom_inbox_prefix(Role::Service.inbox_prefix())
+                .connect(self.url(i))
+                .await;
+            if let Ok(client) = client {
+                // Looking a stream up needs the meta leader: an answer ("not found", as
+                // none was made yet) means ready; a time-out does not.
                 let js = jetstream::new(client);
-                if js.stream_names().try_next().await.is_ok() {
+                let answer = js.get_stream("RACING").await.map_err(|e| e.to_string());
+                if answer.is_ok() || answer.is_err_and(|e| e.contains("not found")) {
                     return;
                 }
             }
@@ -114,19 +149,35 @@ impl Cluster {
     }
 }
 
-fn spawn(dir: &Path, i: usize, port: u16, cluster: u16, routes: &str) -> Node {
+fn auth_seed(credentials: &Credentials) -> String {
+    credentials
+        .first(Role::Service)
+        .expect("a service user")
+        .seed()
+        .to_owned()
+}
+
+fn spawn(
+    dir: &Path,
+    credentials: &Credentials,
+    i: usize,
+    port: u16,
+    cluster: &str,
+    routes: &str,
+) -> Node {
     let name = format!("node-{i}");
     let store = dir.join(&name);
     std::fs::create_dir_all(&store).expect("store dir");
-    // As nats.conf: a 1 MiB payload plus headers must fit.
+    // As nats.conf: a 1 MiB payload plus headers must fit; only the users may connect.
     let conf = store.join("nats-server.conf");
-    std::fs::write(&conf, "max_payload: 2MB\n").expect("conf");
+    let text = format!("max_payload: 2MB\n{}", credentials.authorization());
+    std::fs::write(&conf, text).expect("conf");
     let child = Command::new("nats-server")
         .arg("-c")
         .arg(&conf)
         .args(["-a", "127.0.0.1", "-p", &port.to_string()])
         .args(["--server_name", &name, "--cluster_name", "racing"])
-        .args(["--cluster", &format!("nats://127.0.0.1:{cluster}")])
+        .args(["--cluster", cluster])
         .args(["--routes", routes])
         .arg("-js")
         .arg("-sd")

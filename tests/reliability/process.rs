@@ -19,7 +19,7 @@ use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
-use crate::support::KEY;
+use crate::support::{Broker, KEY};
 
 /// How long a test waits for the binary to start, be ready, or send a frame.
 pub const WAIT: Duration = Duration::from_secs(30);
@@ -44,14 +44,14 @@ pub struct Service {
 impl Service {
     /// Starts `racing serve` against `nats_url` with its read models under `data_dir`,
     /// on a free loopback port, accepting [`KEY`]; its log goes to `log`.
-    pub fn spawn(nats_url: &str, data_dir: &Path, log: &Path) -> Service {
-        Self::spawn_with(nats_url, data_dir, log, &[])
+    pub fn spawn(nats: Option<&Broker>, data_dir: &Path, log: &Path) -> Service {
+        Self::spawn_with(nats, data_dir, log, &[])
     }
 
-    /// Same, with more environment variables set. An empty `nats_url` leaves
-    /// `RACING_NATS_URL` unset, so the service runs a nats-server of its own.
+    /// Same, with more environment variables set. No broker leaves `RACING_NATS_URL`
+    /// unset, so the service runs a nats-server of its own.
     pub fn spawn_with(
-        nats_url: &str,
+        nats: Option<&Broker>,
         data_dir: &Path,
         log: &Path,
         env: &[(&str, &str)],
@@ -62,11 +62,12 @@ impl Service {
             .open(log)
             .expect("log file");
         let mut command = Command::new(env!("CARGO_BIN_EXE_racing"));
-        if nats_url.is_empty() {
-            command.env_remove("RACING_NATS_URL");
-        } else {
-            command.env("RACING_NATS_URL", nats_url);
-        }
+        match nats {
+            None => command.env_remove("RACING_NATS_URL"),
+            Some(broker) => command
+                .env("RACING_NATS_URL", &broker.url)
+                .env("RACING_NATS_NKEY", &broker.nkey),
+        };
         let mut child = command
             .arg("serve")
             .env("RACING_DATA_DIR", data_dir)

@@ -1,0 +1,476 @@
+//! Who may do what on NATS: the roles of a deployment, the subjects each may publish and
+//! subscribe to, and the credentials directory that holds one nkey per user.
+//!
+//! Users are nkeys (ed25519 key pairs): the server's configuration holds only public keys,
+//! and a client proves it holds the seed by signing the server's nonce, so neither a
+//! leaked server config nor a captured connection gives anyone a credential. Roles are
+//! per-user permissions in one account, which the Debian nats-server 2.9 reads from a
+//! plain config file: no operator, JWT resolver or account server to run.
+//!
+//! A credentials directory holds `<user>.nk` files (the seed, owner-only) whose name says
+//! the role (`service`, `feeder`, `keys-admin`, optionally `-<name>` after it), the
+//! cluster's route password, and `auth.conf`, the `authorization` block rendered from the
+//! seeds present: adding, rotating or removing a user is changing a file and re-rendering.
+
+use std::fmt;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context as _};
+
+/// What a NATS user of the deployment is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// `racing serve`: makes and updates its stream, makes consumers to read the log,
+    /// reads and writes the key buckets it owns. Publishes no event.
+    Service,
+    /// An upstream feeder: publishes events under `racing.>` and reads the
+    /// acknowledgements; nothing else.
+    Feeder,
+    /// `racing keys`: the key buckets, nothing else.
+    KeysAdmin,
+}
+
+impl Role {
+    /// Every role, in the order `auth.conf` lists them.
+    pub const ALL: [Role; 3] = [Role::Service, Role::Feeder, Role::KeysAdmin];
+
+    /// The name of the role, which starts the file name of its users' seeds.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Service => "service",
+            Role::Feeder => "feeder",
+            Role::KeysAdmin => "keys-admin",
+        }
+    }
+
+    /// The prefix of the reply subjects a client of this role makes (its requests'
+    /// answers and its consumers' deliveries). Each role may subscribe only under its
+    /// own, so no user reads another role's answers; NATS clients default to `_INBOX`,
+    /// which nobody may subscribe to here.
+    pub fn inbox_prefix(self) -> &'static str {
+        match self {
+            Role::Service => "_INBOX_RACING_SERVICE",
+            Role::Feeder => "_INBOX_RACING_FEEDER",
+            Role::KeysAdmin => "_INBOX_RACING_KEYS",
+        }
+    }
+
+    /// The role a seed file's name gives: `feeder.nk`, `feeder-hkjc.nk`, ...
+    pub fn of_user(user: &str) -> Option<Role> {
+        Role::ALL.into_iter().find(|r| {
+            user == r.name()
+                || user
+                    .strip_prefix(r.name())
+                    .is_some_and(|rest| rest.starts_with('-') && rest.len() > 1)
+        })
+    }
+
+    /// What a user of this role may publish and subscribe to, for the stream `stream`.
+    pub fn permissions(self, stream: &str) -> Permissions {
+        let api = "$JS.API";
+        let keys = [format!("{stream}_KEYS"), format!("{stream}_KEY_USAGE")];
+        // Reading a stream and following a key-value bucket: information, consumers
+        // (made, asked for more, looked up, removed), direct gets, flow control.
+        let read = |stream: &str| {
+            vec![
+                format!("{api}.STREAM.INFO.{stream}"),
+                format!("{api}.STREAM.MSG.GET.{stream}"),
+                format!("{api}.DIRECT.GET.{stream}"),
+                format!("{api}.DIRECT.GET.{stream}.>"),
+                format!("{api}.CONSUMER.CREATE.{stream}"),
+                format!("{api}.CONSUMER.CREATE.{stream}.>"),
+                format!("{api}.CONSUMER.DURABLE.CREATE.{stream}.>"),
+                format!("{api}.CONSUMER.MSG.NEXT.{stream}.>"),
+                format!("{api}.CONSUMER.INFO.{stream}.>"),
+                format!("{api}.CONSUMER.DELETE.{stream}.>"),
+                format!("$JS.FC.{stream}.>"),
+            ]
+        };
+        let bucket = |name: &str, create: bool| {
+            let mut subjects = read(&format!("KV_{name}"));
+            subjects.push(format!("$KV.{name}.>"));
+            if create {
+                subjects.push(format!("{api}.STREAM.CREATE.KV_{name}"));
+                subjects.push(format!("{api}.STREAM.UPDATE.KV_{name}"));
+            }
+            subjects
+        };
+        let publish = match self {
+            Role::Service => {
+                let mut p = vec![
+                    format!("{api}.INFO"),
+                    format!("{api}.STREAM.CREATE.{stream}"),
+                    format!("{api}.STREAM.UPDATE.{stream}"),
+                ];
+                p.extend(read(stream));
+                for name in keys.iter().cloned().chain([format!("{stream}_REPLICAS")]) {
+                    p.extend(bucket(&name, true));
+                }
+                p
+            }
+            Role::Feeder => vec![racing_events::ALL_SUBJECTS.to_owned()],
+            Role::KeysAdmin => {
+                let mut p = vec![format!("{api}.INFO")];
+                for name in &keys {
+                    p.extend(bucket(name, false));
+                }
+                p
+            }
+        };
+        Permissions {
+            publish,
+            subscribe: vec![format!("{}.>", self.inbox_prefix())],
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The subjects a user may publish to and subscribe to; everything else is refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Permissions {
+    /// Subjects it may publish to.
+    pub publish: Vec<String>,
+    /// Subjects it may subscribe to.
+    pub subscribe: Vec<String>,
+}
+
+/// One user of the credentials directory.
+#[derive(Clone)]
+pub struct User {
+    /// The file name without `.nk`: `service`, `feeder-hkjc`, ...
+    pub name: String,
+    /// What it may do.
+    pub role: Role,
+    seed: String,
+    public_key: String,
+}
+
+impl User {
+    /// The nkey seed: the user's private key.
+    pub fn seed(&self) -> &str {
+        &self.seed
+    }
+
+    /// The public key the server knows the user by.
+    pub fn public_key(&self) -> &str {
+        &self.public_key
+    }
+}
+
+impl fmt::Debug for User {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("User")
+            .field("name", &self.name)
+            .field("role", &self.role)
+            .field("public_key", &self.public_key)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A credentials directory: the users of a deployment and the cluster's route password.
+#[derive(Debug, Clone)]
+pub struct Credentials {
+    dir: PathBuf,
+    stream: String,
+    users: Vec<User>,
+}
+
+/// File name of the server's `authorization` block in a credentials directory.
+pub const AUTH_CONF: &str = "auth.conf";
+/// File name of the cluster's route password in a credentials directory.
+pub const ROUTE_PASSWORD: &str = "route.password";
+
+impl Credentials {
+    /// Opens the credentials directory `dir` for the stream `stream`, making it (owner
+    /// only) and a seed for each role that has no user yet, and the route password if
+    /// missing; then renders `auth.conf`. Seeds already there are kept.
+    pub fn ensure(dir: &Path, stream: &str) -> anyhow::Result<Credentials> {
+        make_private_dir(dir)?;
+        for role in Role::ALL {
+            let path = dir.join(format!("{}.nk", role.name()));
+            if !path.exists() {
+                write_secret(&path, &new_seed()?)?;
+            }
+        }
+        let route = dir.join(ROUTE_PASSWORD);
+        if !route.exists() {
+            write_secret(&route, &format!("{:032x}", rand::random::<u128>()))?;
+        }
+        let credentials = Credentials::open(dir, stream)?;
+        credentials.render()?;
+        Ok(credentials)
+    }
+
+    /// Reads the users of an existing credentials directory.
+    pub fn open(dir: &Path, stream: &str) -> anyhow::Result<Credentials> {
+        let mut users = Vec::new();
+        let entries =
+            std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))?;
+        for entry in entries {
+            let path = entry?.path();
+            let Some(name) = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_suffix(".nk"))
+            else {
+                continue;
+            };
+            let Some(role) = Role::of_user(name) else {
+                tracing::warn!(file = %path.display(), "seed file of no known role ignored");
+                continue;
+            };
+            let seed = read_seed(&path)?;
+            let public_key = nkeys::KeyPair::from_seed(&seed)
+                .map_err(|e| anyhow::anyhow!("{}: not an nkey seed ({e})", path.display()))?
+                .public_key();
+            users.push(User {
+                name: name.to_owned(),
+                role,
+                seed,
+                public_key,
+            });
+        }
+        users.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(Credentials {
+            dir: dir.to_owned(),
+            stream: stream.to_owned(),
+            users,
+        })
+    }
+
+    /// Where the credentials are.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Every user, by name.
+    pub fn users(&self) -> &[User] {
+        &self.users
+    }
+
+    /// The user named `name`.
+    pub fn user(&self, name: &str) -> Option<&User> {
+        self.users.iter().find(|u| u.name == name)
+    }
+
+    /// The seed file of the user named `name`.
+    pub fn seed_file(&self, name: &str) -> PathBuf {
+        self.dir.join(format!("{name}.nk"))
+    }
+
+    /// The first user of `role`: the one the embedded server's own commands use.
+    pub fn first(&self, role: Role) -> anyhow::Result<&User> {
+        self.user(role.name())
+            .or_else(|| self.users.iter().find(|u| u.role == role))
+            .with_context(|| format!("no {role} user in {}", self.dir.display()))
+    }
+
+    /// The cluster's route password.
+    pub fn route_password(&self) -> anyhow::Result<String> {
+        read_seed(&self.dir.join(ROUTE_PASSWORD))
+    }
+
+    /// Adds a user (`<role>-<name>`) with a fresh seed; fails if it exists.
+    pub fn add(&mut self, role: Role, name: &str) -> anyhow::Result<&User> {
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            bail!("a user name is letters, digits, `-` and `_`; `{name}` is not");
+        }
+        let user = format!("{}-{name}", role.name());
+        let path = self.seed_file(&user);
+        if path.exists() {
+            bail!("{user} exists already; rotate it instead");
+        }
+        write_secret(&path, &new_seed()?)?;
+        self.reload(&user)
+    }
+
+    /// Gives the user `name` a fresh seed: the old one is refused once the server has
+    /// reloaded `auth.conf`.
+    pub fn rotate(&mut self, name: &str) -> anyhow::Result<&User> {
+        let path = self.seed_file(name);
+        if !path.exists() {
+            bail!("no user {name} in {}", self.dir.display());
+        }
+        write_secret(&path, &new_seed()?)?;
+        self.reload(name)
+    }
+
+    /// Removes the user `name`.
+    pub fn remove(&mut self, name: &str) -> anyhow::Result<()> {
+        let path = self.seed_file(name);
+        std::fs::remove_file(&path).with_context(|| format!("removing {}", path.display()))?;
+        *self = Credentials::open(&self.dir, &self.stream)?;
+        self.render()
+    }
+
+    fn reload(&mut self, name: &str) -> anyhow::Result<&User> {
+        *self = Credentials::open(&self.dir, &self.stream)?;
+        self.render()?;
+        self.user(name)
+            .with_context(|| format!("{name} vanished from {}", self.dir.display()))
+    }
+
+    /// The server's `authorization` block for these users.
+    pub fn authorization(&self) -> String {
+        let list = |subjects: &[String]| {
+            subjects
+                .iter()
+                .map(|s| format!("\"{s}\""))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut text = String::from(
+            "# Written by `racing credentials`: one nkey user per seed file beside it.\n\
+             # Only public keys are here; the seeds stay with their users.\n\
+             authorization {\n  users = [\n",
+        );
+        for user in &self.users {
+            let p = user.role.permissions(&self.stream);
+            text.push_str(&format!(
+                "    # {} ({})\n    {{ nkey: \"{}\", permissions: {{\n        publish: {{ allow: [{}] }}\n        subscribe: {{ allow: [{}] }}\n    }} }}\n",
+                user.name,
+                user.role,
+                user.public_key,
+                list(&p.publish),
+                list(&p.subscribe),
+            ));
+        }
+        text.push_str("  ]\n}\n");
+        text
+    }
+
+    /// Writes `auth.conf`, the block a server's configuration includes.
+    pub fn render(&self) -> anyhow::Result<()> {
+        let path = self.dir.join(AUTH_CONF);
+        let tmp = self.dir.join(format!("{AUTH_CONF}.tmp"));
+        std::fs::write(&tmp, self.authorization())
+            .with_context(|| format!("writing {}", tmp.display()))?;
+        std::fs::rename(&tmp, &path).with_context(|| format!("writing {}", path.display()))
+    }
+}
+
+fn new_seed() -> anyhow::Result<String> {
+    nkeys::KeyPair::new_user()
+        .seed()
+        .map_err(|e| anyhow::anyhow!("making an nkey: {e}"))
+}
+
+/// Reads a secret file: its first non-empty line, trimmed (a seed or a password).
+pub fn read_seed(path: &Path) -> anyhow::Result<String> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading the secret in {}", path.display()))?;
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_owned)
+        .with_context(|| format!("{} is empty", path.display()))
+}
+
+fn make_private_dir(dir: &Path) -> anyhow::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .with_context(|| format!("creating {}", dir.display()))?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+        .with_context(|| format!("making {} owner-only", dir.display()))
+}
+
+/// Writes a secret readable by its owner only, replacing any file there.
+fn write_secret(path: &Path, secret: &str) -> anyhow::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let tmp = path.with_extension("tmp");
+    let _ = std::fs::remove_file(&tmp);
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&tmp)
+        .with_context(|| format!("creating {}", tmp.display()))?;
+    file.write_all(format!("{secret}\n").as_bytes())?;
+    file.sync_all()?;
+    std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_seed_file_name_gives_its_role() {
+        assert_eq!(Role::of_user("service"), Some(Role::Service));
+        assert_eq!(Role::of_user("feeder-hkjc"), Some(Role::Feeder));
+        assert_eq!(Role::of_user("keys-admin"), Some(Role::KeysAdmin));
+        assert_eq!(Role::of_user("keys-admin-ops"), Some(Role::KeysAdmin));
+        for none in ["feeder-", "feeders", "admin", "", "servicex"] {
+            assert_eq!(Role::of_user(none), None, "{none}");
+        }
+    }
+
+    #[test]
+    fn a_feeder_may_publish_events_and_read_its_answers_only() {
+        let p = Role::Feeder.permissions("RACING");
+        assert_eq!(p.publish, ["racing.>"]);
+        assert_eq!(p.subscribe, ["_INBOX_RACING_FEEDER.>"]);
+        let keys = Role::KeysAdmin.permissions("RACING");
+        assert!(keys.publish.iter().all(|s| s == "$JS.API.INFO"
+            || s.contains("KV_RACING_KEYS")
+            || s.contains("KV_RACING_KEY_USAGE")
+            || s.starts_with("$KV.RACING_KEY")));
+        let service = Role::Service.permissions("RACING");
+        for never in ["racing.>", "$JS.API.STREAM.DELETE.RACING", "$JS.API.>", ">"] {
+            assert!(!service.publish.iter().any(|s| s == never), "{never}");
+        }
+    }
+
+    #[test]
+    fn a_credentials_directory_is_owner_only_and_keeps_its_seeds() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::TempDir::new().expect("temp dir");
+        let path = dir.path().join("credentials");
+        let first = Credentials::ensure(&path, "RACING").expect("made");
+        let mode = |p: &Path| std::fs::metadata(p).expect("there").permissions().mode() & 0o777;
+        assert_eq!(mode(&path), 0o700);
+        assert_eq!(mode(&path.join("feeder.nk")), 0o600);
+        assert_eq!(mode(&path.join(ROUTE_PASSWORD)), 0o600);
+        let again = Credentials::ensure(&path, "RACING").expect("opened");
+        let keys = |c: &Credentials| {
+            c.users()
+                .iter()
+                .map(|u| u.public_key().to_owned())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(keys(&first), keys(&again));
+        let conf = std::fs::read_to_string(path.join(AUTH_CONF)).expect("rendered");
+        for user in again.users() {
+            assert!(conf.contains(user.public_key()));
+            assert!(
+                !conf.contains(user.seed()),
+                "no seed in the server's config"
+            );
+        }
+
+        let mut c = again;
+        let added = c.add(Role::Feeder, "hkjc").expect("added").clone();
+        assert_eq!(added.name, "feeder-hkjc");
+        assert!(c.add(Role::Feeder, "hkjc").is_err(), "no overwrite");
+        assert!(c.add(Role::Feeder, "a b").is_err());
+        let rotated = c.rotate("feeder-hkjc").expect("rotated").clone();
+        assert_ne!(added.public_key(), rotated.public_key());
+        let conf = std::fs::read_to_string(path.join(AUTH_CONF)).expect("rendered");
+        assert!(conf.contains(rotated.public_key()) && !conf.contains(added.public_key()));
+        c.remove("feeder-hkjc").expect("removed");
+        assert!(c.user("feeder-hkjc").is_none());
+    }
+}

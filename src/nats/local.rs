@@ -1,0 +1,218 @@
+//! A nats-server child process for the embedded default and for tests: JetStream,
+//! loopback only, authentication always on (the users of a credentials directory), TLS
+//! when asked.
+
+use std::net::{SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use anyhow::{bail, Context as _};
+use tokio::process::{Child, Command};
+
+use super::auth::{Credentials, Role};
+use super::client::{self, ClientAuth};
+
+/// TLS for a local server: its certificate and key, and the CA it checks client
+/// certificates against (then every client must present one).
+#[derive(Debug, Clone)]
+pub struct ServerTls {
+    /// Server certificate, PEM.
+    pub cert: PathBuf,
+    /// Its private key, PEM.
+    pub key: PathBuf,
+    /// CA of client certificates; `None`: clients are not asked for one.
+    pub verify_clients: Option<PathBuf>,
+}
+
+/// A nats-server child process with JetStream, listening on loopback; stopped on drop.
+pub struct LocalNats {
+    child: Child,
+    addr: SocketAddr,
+    store_dir: PathBuf,
+    credentials: Credentials,
+    tls: bool,
+}
+
+impl LocalNats {
+    /// Starts nats-server with its store in `store_dir`, on `port` if given and free,
+    /// else on a port the server picks itself (so that servers started side by side never
+    /// race for one), and waits until it accepts connections. Only the users of
+    /// `credentials` may connect, each with its role's permissions.
+    pub async fn start(
+        program: &str,
+        store_dir: &Path,
+        port: Option<u16>,
+        credentials: &Credentials,
+    ) -> anyhow::Result<Self> {
+        Self::start_with(program, store_dir, port, credentials, None).await
+    }
+
+    /// [`LocalNats::start`], speaking TLS only when `tls` is given.
+    pub async fn start_with(
+        program: &str,
+        store_dir: &Path,
+        port: Option<u16>,
+        credentials: &Credentials,
+        tls: Option<&ServerTls>,
+    ) -> anyhow::Result<Self> {
+        std::fs::create_dir_all(store_dir)
+            .with_context(|| format!("creating {}", store_dir.display()))?;
+        // A payload may be 1 MiB (feed contract) and NATS counts headers in max_payload,
+        // so the limit is raised above the 1 MB default, as nats.conf does.
+        let mut conf = String::from("max_payload: 2MB\n");
+        conf.push_str(&credentials.authorization());
+        if let Some(tls) = tls {
+            let quoted = |p: &Path| format!("\"{}\"", p.display());
+            conf.push_str(&format!(
+                "tls {{\n  cert_file: {}\n  key_file: {}\n",
+                quoted(&tls.cert),
+                quoted(&tls.key)
+            ));
+            if let Some(ca) = &tls.verify_clients {
+                conf.push_str(&format!("  ca_file: {}\n  verify: true\n", quoted(ca)));
+            }
+            conf.push_str("}\n");
+        }
+        let path = store_dir.join("nats-server.conf");
+        std::fs::write(&path, conf).with_context(|| format!("writing {}", path.display()))?;
+        let port = port.filter(|p| port_is_free(*p));
+        let spawn = |port| Self::spawn(program, store_dir, port, credentials, tls.is_some());
+        match spawn(port).await {
+            // The requested port was taken between the check and the start.
+            Err(_) if port.is_some() => spawn(None).await,
+            other => other,
+        }
+    }
+
+    async fn spawn(
+        program: &str,
+        store_dir: &Path,
+        port: Option<u16>,
+        credentials: &Credentials,
+        tls: bool,
+    ) -> anyhow::Result<Self> {
+        let conf = store_dir.join("nats-server.conf");
+        let ports_dir = store_dir.join("ports");
+        let _ = std::fs::remove_dir_all(&ports_dir);
+        std::fs::create_dir_all(&ports_dir)?;
+        let port_arg = port.map_or_else(|| "-1".to_owned(), |p| p.to_string());
+        let mut child = Command::new(program)
+            .arg("-c")
+            .arg(&conf)
+            .args(["-a", "127.0.0.1", "-p", &port_arg, "-js", "-sd"])
+            .arg(store_dir)
+            .arg("--ports_file_dir")
+            .arg(&ports_dir)
+            .arg("-l")
+            .arg(store_dir.join("nats-server.log"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .with_context(|| {
+                format!("starting `{program}`; install it (apt-get install nats-server) or set RACING_NATS_URL")
+            })?;
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(status) = child.try_wait()? {
+                bail!("nats-server exited at start-up with {status} (port {port_arg} in use?)");
+            }
+            // The server writes its ports file once it listens.
+            if let Some(addr) = listening_on(&ports_dir) {
+                if tokio::net::TcpStream::connect(addr).await.is_ok() {
+                    return Ok(LocalNats {
+                        child,
+                        addr,
+                        store_dir: store_dir.to_owned(),
+                        credentials: credentials.clone(),
+                        tls,
+                    });
+                }
+            }
+            if tokio::time::Instant::now() > deadline {
+                bail!("nats-server did not accept connections within 10 s");
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// The client URL, `nats://127.0.0.1:PORT` (`tls://` with TLS).
+    pub fn url(&self) -> String {
+        let scheme = if self.tls { "tls" } else { "nats" };
+        format!("{scheme}://{}", self.addr)
+    }
+
+    /// The users that may connect.
+    pub fn credentials(&self) -> &Credentials {
+        &self.credentials
+    }
+
+    /// The credentials of the first user of `role`.
+    pub fn auth(&self, role: Role) -> anyhow::Result<ClientAuth> {
+        ClientAuth::from_credentials(&self.credentials, role)
+    }
+
+    /// Connects as the first user of `role`.
+    pub async fn connect(&self, role: Role) -> anyhow::Result<async_nats::Client> {
+        client::connect(&self.url(), &self.auth(role)?, role).await
+    }
+
+    /// The port it listens on.
+    pub fn port(&self) -> u16 {
+        self.addr.port()
+    }
+
+    /// Where its JetStream store is.
+    pub fn store_dir(&self) -> &Path {
+        &self.store_dir
+    }
+
+    /// Asks the server to shut down cleanly (SIGTERM) and waits up to `grace` for it,
+    /// then kills it.
+    pub async fn stop(mut self, grace: Duration) {
+        if let Some(pid) = self.child.id().and_then(|p| i32::try_from(p).ok()) {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGTERM,
+            );
+            if tokio::time::timeout(grace, self.child.wait()).await.is_ok() {
+                return;
+            }
+        }
+        let _ = self.child.kill().await;
+    }
+
+    /// Kills the server at once, as a crash would (for fault tests).
+    pub async fn kill(mut self) {
+        let _ = self.child.kill().await;
+    }
+}
+
+/// The client address in the ports file nats-server writes (`{"nats":["nats://h:p"]}`).
+pub fn listening_on(ports_dir: &Path) -> Option<SocketAddr> {
+    #[derive(serde::Deserialize)]
+    struct Ports {
+        nats: Vec<String>,
+    }
+    let file = std::fs::read_dir(ports_dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .find(|e| e.path().extension().is_some_and(|x| x == "ports"))?;
+    let ports: Ports = serde_json::from_slice(&std::fs::read(file.path()).ok()?).ok()?;
+    let url = ports.nats.first()?;
+    url.strip_prefix("nats://")
+        .or_else(|| url.strip_prefix("tls://"))?
+        .parse()
+        .ok()
+}
+
+fn port_is_free(port: u16) -> bool {
+    TcpListener::bind(("127.0.0.1", port)).is_ok()
+}
+
+/// A port that was free a moment ago on loopback.
+pub fn free_port() -> anyhow::Result<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}

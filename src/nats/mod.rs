@@ -1,0 +1,101 @@
+//! NATS wiring: who may do what ([`auth`]), connecting with credentials ([`client`]),
+//! creating or updating the stream of the feed contract, and running a local nats-server
+//! when no NATS URL is configured ([`local`]).
+
+pub mod auth;
+pub mod client;
+pub mod local;
+
+use std::time::Duration;
+
+use anyhow::Context as _;
+use async_nats::jetstream::{self, consumer, stream};
+use racing_events::{ALL_SUBJECTS, MAX_PAYLOAD_BYTES};
+
+pub use auth::{Credentials, Role};
+pub use client::{connect, redact, ClientAuth, NatsArgs};
+pub use local::{free_port, LocalNats, ServerTls};
+
+/// Bytes of headers a message may carry on top of its payload.
+const HEADER_ALLOWANCE: usize = 4096;
+
+/// The stream settings of the feed contract: every `racing.>` subject, file storage, kept
+/// forever, deduplicated inside `duplicate_window`.
+pub fn stream_config(name: &str, duplicate_window: Duration, replicas: usize) -> stream::Config {
+    stream::Config {
+        num_replicas: replicas.max(1),
+        name: name.to_owned(),
+        description: Some("Racing feed: the source of truth of every read model".into()),
+        subjects: vec![ALL_SUBJECTS.to_owned()],
+        storage: stream::StorageType::File,
+        retention: stream::RetentionPolicy::Limits,
+        duplicate_window,
+        // JetStream counts headers (Nats-Msg-Id) in the message size: leave room for them
+        // on top of a contract-sized payload.
+        max_message_size: i32::try_from(MAX_PAYLOAD_BYTES + HEADER_ALLOWANCE).unwrap_or(i32::MAX),
+        ..Default::default()
+    }
+}
+
+/// Every message of `stream` from sequence `start` on, in order, through an ordered pull
+/// consumer of its own: how the projector and a rebuild read the log.
+pub async fn messages_from(
+    js: &jetstream::Context,
+    stream: &str,
+    start: u64,
+) -> anyhow::Result<consumer::pull::Ordered> {
+    let consumer = js
+        .get_stream(stream)
+        .await?
+        .create_consumer(consumer::pull::OrderedConfig {
+            deliver_policy: consumer::DeliverPolicy::ByStartSequence {
+                start_sequence: start,
+            },
+            ..Default::default()
+        })
+        .await?;
+    Ok(consumer.messages().await?)
+}
+
+/// Creates the stream, or brings the settings of an existing one up to date.
+pub async fn ensure_stream(
+    js: &jetstream::Context,
+    name: &str,
+    duplicate_window: Duration,
+) -> anyhow::Result<stream::Info> {
+    ensure_replicated_stream(js, name, duplicate_window, None).await
+}
+
+/// [`ensure_stream`] with `replicas` copies of the stream in a JetStream cluster; `None`
+/// keeps the replicas of an existing stream (an operator may have set them), or 1.
+pub async fn ensure_replicated_stream(
+    js: &jetstream::Context,
+    name: &str,
+    duplicate_window: Duration,
+    replicas: Option<usize>,
+) -> anyhow::Result<stream::Info> {
+    let replicas = match replicas {
+        Some(r) => r,
+        None => match js.get_stream(name).await {
+            Ok(mut existing) => existing.info().await.map_or(1, |i| i.config.num_replicas),
+            Err(_) => 1,
+        },
+    };
+    // A cluster that has just started answers only once it has elected its JetStream
+    // leader: keep asking for a while before giving up.
+    let config = stream_config(name, duplicate_window, replicas);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        match js.create_or_update_stream(config.clone()).await {
+            Ok(info) => return Ok(info),
+            Err(e) if tokio::time::Instant::now() < deadline => {
+                tracing::warn!(error = %e, stream = name, "JetStream not ready yet");
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            Err(e) => {
+                return Err(anyhow::Error::from(e))
+                    .with_context(|| format!("creating or updating stream {name}"))
+            }
+        }
+    }
+}
