@@ -1,5 +1,6 @@
-//! The scaled-out topology of `scripts/cluster`: three NATS nodes in a JetStream cluster,
-//! a three-replica stream, two service replicas that each project the log on their own.
+//! The scaled-out topology of `scripts/cluster`: three NATS nodes in a JetStream cluster
+//! with authentication on, a three-replica stream, two service replicas that each project
+//! the log on their own.
 
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -79,5 +80,56 @@ async fn the_cluster_script_starts_three_nodes_and_two_replicas_that_agree() {
     let (a, b) = (today(replicas[0]).await, today(replicas[1]).await);
     assert!(a.1.is_some());
     assert_eq!(a, b, "the same document, byte for byte");
+
+    // Authentication is on: an anonymous client is refused on every node, so it can
+    // neither publish into the log, nor touch the key bucket, nor read the stream.
+    for node in 1..=3 {
+        let url = format!("nats://127.0.0.1:{}", base + node);
+        let anonymous = async_nats::ConnectOptions::new()
+            .connect(url.as_str())
+            .await
+            .map(|_| ());
+        assert_eq!(
+            anonymous
+                .expect_err("an anonymous client is refused")
+                .kind(),
+            async_nats::ConnectErrorKind::AuthorizationViolation,
+            "{url}"
+        );
+    }
+    // The keys admin issues a key with its own user, and both replicas take it.
+    let urls = (1..=3)
+        .map(|n| format!("nats://127.0.0.1:{}", base + n))
+        .collect::<Vec<_>>()
+        .join(",");
+    let out = Command::new(env!("CARGO_BIN_EXE_racing"))
+        .args(["keys", "--nats-url", &urls, "--nats-nkey"])
+        .arg(dir.path().join("credentials/keys-admin.nk"))
+        .args(["create", "--name", "cluster test"])
+        .env("RACING_LOG", "warn")
+        .output()
+        .expect("racing keys runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let key = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    tokio::time::timeout(Duration::from_secs(10), async {
+        for port in replicas {
+            let url = format!("http://127.0.0.1:{port}/api/v1/racecards/today");
+            while client
+                .get(&url)
+                .header("X-API-Key", &key)
+                .send()
+                .await
+                .map_or(true, |r| r.status() != StatusCode::OK)
+            {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    })
+    .await
+    .expect("the new key works on both replicas");
     drop(script);
 }
