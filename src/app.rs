@@ -41,6 +41,8 @@ pub struct Application {
     config: Config,
     local_nats: Option<LocalNats>,
     nats_url: String,
+    /// With a local server: the directory of its users' credentials.
+    nats_credentials: Option<std::path::PathBuf>,
     demo_key: Option<String>,
     /// The demo's meetings, run live once the service runs (demo mode, new stream).
     demo: Option<LiveDemo>,
@@ -176,6 +178,9 @@ impl Application {
             state,
             js,
             config,
+            nats_credentials: local_nats
+                .as_ref()
+                .map(|local| local.credentials().dir().to_owned()),
             local_nats,
             nats_url: nats::redact(&nats_url),
             demo_key,
@@ -199,6 +204,11 @@ impl Application {
     /// The NATS server the service uses.
     pub fn nats_url(&self) -> &str {
         &self.nats_url
+    }
+
+    /// With a local nats-server: where its users' credentials are.
+    pub fn nats_credentials(&self) -> Option<&std::path::Path> {
+        self.nats_credentials.as_deref()
     }
 
     /// In demo mode with a season just published: a race and a horse to try.

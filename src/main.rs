@@ -344,11 +344,18 @@ fn banner(app: &Application, host: &str) -> String {
         format!("  API:        http://{host}/api/v1/"),
         format!("  live odds:  ws://{host}/ws/live/odds?api_key=KEY"),
         format!("  NATS:       {}", app.nats_url()),
-        format!(
-            "  admin:      http://{}/readyz  /metrics  /status",
-            app.admin_addr()
-        ),
     ];
+    if let Some(dir) = app.nats_credentials() {
+        lines.push(format!(
+            "  NATS users: {} (racing publish and racing keys with --data-dir {} use them)",
+            dir.display(),
+            dir.parent().unwrap_or(dir).display()
+        ));
+    }
+    lines.extend([format!(
+        "  admin:      http://{}/readyz  /metrics  /status",
+        app.admin_addr()
+    )]);
     if let Some(key) = app.demo_key() {
         lines.push(format!("  demo key:   {key}"));
         lines.push(format!(
