@@ -1557,8 +1557,10 @@ async fn lose_a_node(victim: Victim) {
         })
         .collect();
     let (progress, mut fed) = tokio::sync::watch::channel(0);
+    // Fed as a feeder: the service's user may not publish events.
+    let feeder_js = async_nats::jetstream::new(cluster.connect(Role::Feeder).await);
     let feeder = tokio::spawn(feed_with_acks(
-        js.clone(),
+        feeder_js,
         messages,
         Duration::from_secs(20),
         progress,
