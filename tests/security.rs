@@ -163,7 +163,8 @@ async fn a_client_without_credentials_or_with_unknown_ones_is_refused() {
 
 #[tokio::test]
 async fn a_feeder_publishes_events_and_is_refused_everything_else() {
-    let nats = Nats::start().await;
+    let mut nats = Nats::start().await;
+    nats.violations_expected = true;
     let dir = TempDir::new().expect("temp dir");
     let mut app = App::start(&nats, dir.path()).await;
     let credentials = Credentials::open(&nats.credentials_dir(), "RACING").expect("users");

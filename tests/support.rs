@@ -32,6 +32,9 @@ pub struct Nats {
     /// JetStream as the service: what makes the stream and the key buckets.
     pub service: jetstream::Context,
     credentials: Credentials,
+    /// Set by a test that tries what a role may not do; otherwise a "Permissions
+    /// Violation" in the server's log fails the test when it ends.
+    pub violations_expected: bool,
     _dir: TempDir,
 }
 
@@ -51,6 +54,7 @@ impl Nats {
             js,
             service,
             credentials,
+            violations_expected: false,
             _dir: dir,
         }
     }
@@ -245,6 +249,30 @@ impl App {
 impl Drop for App {
     fn drop(&mut self) {
         self.shutdown.cancel();
+    }
+}
+
+/// Every test with a server of its own also checks that nobody (the service, `racing
+/// keys`, the test's feeder) was refused anything: a role missing a permission the code
+/// needs shows here even where the code only logs the failure.
+impl Drop for Nats {
+    fn drop(&mut self) {
+        if self.violations_expected || std::thread::panicking() {
+            return;
+        }
+        let log =
+            std::fs::read_to_string(self._dir.path().join("nats-server.log")).unwrap_or_default();
+        let refused: Vec<&str> = log
+            .lines()
+            // nats-server logs "Publish Violation" or "Subscription Violation".
+            .filter(|l| l.contains(" Violation - "))
+            .take(5)
+            .collect();
+        assert!(
+            refused.is_empty(),
+            "the server refused a client something:\n{}",
+            refused.join("\n")
+        );
     }
 }
 
