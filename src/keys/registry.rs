@@ -230,6 +230,7 @@ impl Registry {
             self.clone()
                 .keep_following(watch, ring.clone(), shutdown.clone()),
         );
+        tokio::spawn(ring.clone().expire(shutdown.clone()));
         tokio::spawn(self.flush_usage(ring, shutdown));
         Ok(())
     }
