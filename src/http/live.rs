@@ -1,8 +1,7 @@
 //! The live odds endpoints: the WebSocket `/ws/live/odds`, with a cap on connections per
 //! key, and `GET /api/v1/odds/{date}/{race_number}` for clients that poll.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use axum::extract::ws::{WebSocket, WebSocketUpgrade};
 use axum::extract::{RawQuery, State};
@@ -13,6 +12,7 @@ use racing_projections::DocKey;
 
 use super::input::Query;
 use super::{document, race, ApiError, AppState};
+use crate::keys::replicas::Replicas;
 use crate::keys::{Identity, KeyId};
 use crate::live::run_session;
 
@@ -22,50 +22,43 @@ use crate::live::run_session;
 /// several turns.
 const READ_BUFFER: usize = 1024;
 
-/// Open WebSocket connections per key, capped.
+/// Open WebSocket connections per key, capped across every replica.
 pub struct ConnectionSlots {
-    open: Mutex<HashMap<KeyId, usize>>,
+    replicas: Arc<Replicas>,
     max_per_key: usize,
 }
 
 /// One open connection; the slot frees when it drops.
 pub struct Slot {
-    slots: Arc<ConnectionSlots>,
+    replicas: Arc<Replicas>,
     key: KeyId,
+    /// When it opened, its place among the key's connections.
+    opened: u64,
 }
 
 impl ConnectionSlots {
-    /// At most `max_per_key` connections for each key.
-    pub fn new(max_per_key: usize) -> Arc<ConnectionSlots> {
+    /// At most `max_per_key` connections for each key (unless the key sets its own), on
+    /// all `replicas` together.
+    pub fn new(max_per_key: usize, replicas: Arc<Replicas>) -> Arc<ConnectionSlots> {
         Arc::new(ConnectionSlots {
-            open: Mutex::new(HashMap::new()),
+            replicas,
             max_per_key,
         })
     }
 
-    fn take(self: &Arc<Self>, key: KeyId, max: usize) -> Option<Slot> {
-        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
-        let n = open.entry(key).or_default();
-        if *n >= max {
-            return None;
-        }
-        *n += 1;
+    fn take(&self, key: KeyId, max: usize) -> Option<Slot> {
+        let opened = self.replicas.open(key, max)?;
         Some(Slot {
-            slots: self.clone(),
+            replicas: self.replicas.clone(),
             key,
+            opened,
         })
     }
 }
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        let mut open = self.slots.open.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(n) = open.get_mut(&self.key) {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                open.remove(&self.key);
-            }
-        }
+        self.replicas.close(self.key, self.opened);
     }
 }
 

@@ -6,6 +6,7 @@
 //! every replica follows (see [`registry`]).
 
 pub mod registry;
+pub mod replicas;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
