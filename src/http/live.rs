@@ -13,14 +13,17 @@ use racing_projections::DocKey;
 use super::input::Query;
 use super::{document, race, ApiError, AppState};
 use crate::keys::replicas::Replicas;
-use crate::keys::{Identity, KeyId};
-use crate::live::run_session;
+use crate::keys::{Identity, KeyId, Standing};
+use crate::live::{run_session, CLOSE_POLICY};
 
 /// Bytes read from a socket at once. tungstenite keeps a read buffer of this size for
 /// every connection (128 KiB by default, which every idle connection held resident);
 /// client frames are a few hundred bytes, and longer ones still arrive whole, read in
 /// several turns.
 const READ_BUFFER: usize = 1024;
+
+/// Why a connection beyond a lowered cap is closed.
+const CAP_LOWERED: &str = "connection limit of the API key lowered";
 
 /// Open WebSocket connections per key, capped across every replica.
 pub struct ConnectionSlots {
@@ -59,6 +62,32 @@ impl ConnectionSlots {
 impl Drop for Slot {
     fn drop(&mut self) {
         self.replicas.close(self.key, self.opened);
+    }
+}
+
+/// Follows the key of an open connection: resolves, with the close code and reason, when
+/// the key is revoked, expires or is removed, or when its cap is lowered below the
+/// connections open and this one is among the newest beyond it. Holds the connection's
+/// slot, which frees when the session ends.
+async fn key_ends(
+    mut standing: tokio::sync::watch::Receiver<Standing>,
+    slot: Slot,
+    default_max: usize,
+) -> (u16, &'static str) {
+    loop {
+        let now = *standing.borrow_and_update();
+        match now {
+            Standing::Valid(limits) => {
+                let max = limits.max_connections.unwrap_or(default_max);
+                if slot.replicas.older(slot.key, slot.opened) >= max {
+                    return (CLOSE_POLICY, CAP_LOWERED);
+                }
+            }
+            ended => return (CLOSE_POLICY, ended.ended().unwrap_or("API key ended")),
+        }
+        if standing.changed().await.is_err() {
+            return (CLOSE_POLICY, Standing::Removed.ended().unwrap_or_default());
+        }
     }
 }
 
@@ -103,6 +132,8 @@ pub(super) async fn odds_socket(
     let upgrade = upgrade.map_err(|e| {
         ApiError::BadRequest(format!("this is a WebSocket endpoint: {}", e.body_text()))
     })?;
+    // The key may have gone since the request was identified.
+    let standing = state.keys.standing(who.id).ok_or(ApiError::Unauthorized)?;
     let max = who
         .limits
         .max_connections
@@ -112,6 +143,7 @@ pub(super) async fn odds_socket(
             "at most {max} live odds connections for this key"
         )));
     };
+    let ended = key_ends(standing, slot, state.slots.max_per_key);
     let context = state.live.clone();
     let shutdown = state.shutdown.clone();
     let sessions = state.sessions.clone();
@@ -122,8 +154,7 @@ pub(super) async fn odds_socket(
         .on_upgrade(move |socket: WebSocket| {
             sessions.track_future(async move {
                 let (sink, stream) = socket.split();
-                run_session(sink, stream, context, shutdown).await;
-                drop(slot);
+                run_session(sink, stream, context, shutdown, ended).await;
             })
         }))
 }
