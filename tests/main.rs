@@ -10,4 +10,5 @@ mod openapi;
 mod projector;
 mod rebuild;
 mod reliability;
+mod sessions;
 mod support;
