@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::Config;
 use crate::http::{self, AppState, ConnectionSlots, RateLimits, Shared};
 use crate::keys::registry::Registry;
+use crate::keys::replicas::Replicas;
 use crate::keys::{self, KeyRing};
 use crate::live::{OddsHub, SessionContext};
 use crate::nats::{self, LocalNats, Role};
@@ -140,6 +141,7 @@ impl Application {
             .await?
             .follow(keys.clone(), shutdown.clone())
             .await?;
+        let replicas = Replicas::start(&js, &config.stream, shutdown.clone()).await?;
         let state_shutdown = shutdown.clone();
         let listener = tokio::net::TcpListener::bind(config.listen)
             .await
@@ -161,11 +163,11 @@ impl Application {
             },
             read_models,
             keys,
-            limits: RateLimits::new(config.request_limits),
+            limits: RateLimits::new(config.request_limits, replicas.clone()),
             timezone: config.timezone.clone(),
             timezone_name: config.timezone_name.as_str().into(),
             ready: Arc::new(AtomicBool::new(false)),
-            slots: ConnectionSlots::new(config.ws_max_connections_per_key),
+            slots: ConnectionSlots::new(config.ws_max_connections_per_key, replicas),
             sessions: tokio_util::task::TaskTracker::new(),
             shutdown,
         });

@@ -191,7 +191,11 @@ enum KeysAction {
         max_connections: Option<usize>,
     },
     /// List keys: prefix, name, created, state, last use. Never the keys.
-    List,
+    List {
+        /// Revoked and expired keys too (their records stay, for audit).
+        #[arg(long)]
+        all: bool,
+    },
     /// Revoke a key at once, on every replica.
     Revoke {
         /// The key's prefix, e.g. `rk_3f9a2b1c`.
@@ -498,13 +502,13 @@ async fn keys(args: KeysArgs) -> anyhow::Result<ExitCode> {
                 record.name
             );
         }
-        KeysAction::List => {
+        KeysAction::List { all } => {
             let now = jiff::Timestamp::now();
             println!(
                 "{:<13} {:<24} {:<22} {:<40} LAST USED",
                 "PREFIX", "NAME", "CREATED", "STATE"
             );
-            for (record, used) in registry.list().await? {
+            for (record, used) in registry.list(all).await? {
                 let created = record.created_at.get(..19).unwrap_or(&record.created_at);
                 println!(
                     "{:<13} {:<24} {:<22} {:<40} {}",

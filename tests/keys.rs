@@ -27,7 +27,7 @@ const PATHS: [&str; 8] = [
     "/api/v1/nowhere",
 ];
 
-async fn registry(nats: &Nats) -> Registry {
+pub(crate) async fn registry(nats: &Nats) -> Registry {
     Registry::open(&nats.service, "RACING")
         .await
         .expect("registry")
@@ -54,7 +54,11 @@ async fn upgrades(base: &str, key: &str) -> Result<(), u16> {
 }
 
 /// Polls `check` until it holds; returns how long it took, or panics after `limit`.
-async fn within(limit: Duration, what: &str, mut check: impl AsyncFnMut() -> bool) -> Duration {
+pub(crate) async fn within(
+    limit: Duration,
+    what: &str,
+    mut check: impl AsyncFnMut() -> bool,
+) -> Duration {
     let start = Instant::now();
     while !check().await {
         assert!(start.elapsed() < limit, "{what} took over {limit:?}");

@@ -26,22 +26,28 @@ const WAIT_ALL: Duration = Duration::from_secs(60);
 
 type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
-struct Client {
+/// A live odds client.
+pub(crate) struct Client {
     socket: Socket,
 }
 
 impl Client {
     async fn connect(app: &App) -> Client {
-        let url = format!(
-            "{}/ws/live/odds?api_key={KEY}",
-            app.base.replace("http", "ws")
-        );
-        let (socket, _) = tokio_tungstenite::connect_async(url)
-            .await
-            .expect("upgrade");
+        Client::try_connect(&app.base, KEY).await.expect("upgrade")
+    }
+
+    /// Connects to the service at `base` with `key` and reads the welcome; the status
+    /// of the refusal if it does not upgrade.
+    pub(crate) async fn try_connect(base: &str, key: &str) -> Result<Client, u16> {
+        let url = format!("{}/ws/live/odds?api_key={key}", base.replace("http", "ws"));
+        let socket = match tokio_tungstenite::connect_async(url).await {
+            Ok((socket, _)) => socket,
+            Err(tokio_tungstenite::tungstenite::Error::Http(r)) => return Err(r.status().as_u16()),
+            Err(e) => panic!("websocket: {e}"),
+        };
         let mut client = Client { socket };
         assert_eq!(client.next().await["type"], "welcome");
-        client
+        Ok(client)
     }
 
     /// The next text frame as JSON.
@@ -78,7 +84,7 @@ impl Client {
     }
 
     /// Reads until the server's close frame, skipping what comes before it.
-    async fn close_frame(&mut self) -> Option<CloseFrame> {
+    pub(crate) async fn close_frame(&mut self) -> Option<CloseFrame> {
         loop {
             match tokio::time::timeout(WAIT, self.socket.next())
                 .await
@@ -92,7 +98,7 @@ impl Client {
     }
 
     /// Round-trips a ping: everything the server queued before the pong has arrived.
-    async fn barrier(&mut self) -> Vec<Value> {
+    pub(crate) async fn barrier(&mut self) -> Vec<Value> {
         self.send(json!({"type": "ping"})).await;
         let mut before = Vec::new();
         loop {

@@ -11,4 +11,5 @@ mod projector;
 mod rebuild;
 mod reliability;
 mod security;
+mod sessions;
 mod support;

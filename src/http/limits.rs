@@ -21,6 +21,7 @@ use governor::{Quota, RateLimiter};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::ApiError;
+use crate::keys::replicas::Replicas;
 use crate::keys::{Identity, KeyId};
 
 /// Longest request target (path and query) accepted, bytes.
@@ -65,32 +66,39 @@ struct Bucket {
     policy: HeaderValue,
 }
 
-/// One token bucket per key, each with the key's own quota or the default.
+/// One token bucket per key, each with this replica's share of the key's own quota or
+/// the default.
 pub struct RateLimits {
     defaults: RequestLimits,
+    replicas: Arc<Replicas>,
     buckets: RwLock<HashMap<KeyId, Bucket>>,
     clock: DefaultClock,
     in_flight: Arc<Semaphore>,
 }
 
 impl RateLimits {
-    /// Limits with these defaults.
-    pub fn new(defaults: RequestLimits) -> Arc<RateLimits> {
+    /// Limits with these defaults, each key given its share among `replicas`.
+    pub fn new(defaults: RequestLimits, replicas: Arc<Replicas>) -> Arc<RateLimits> {
         Arc::new(RateLimits {
             defaults,
+            replicas,
             buckets: RwLock::new(HashMap::new()),
             clock: DefaultClock::default(),
             in_flight: Arc::new(Semaphore::new(defaults.max_in_flight.max(1))),
         })
     }
 
+    /// The key's quota here: its share of its plan. A new share (a replica joined or
+    /// left) or a new plan (the key's limits changed) is a new quota, which replaces the
+    /// key's bucket on its next request.
     fn quota(&self, who: &Identity) -> (Quota, u32, u32) {
         let rate = who
             .limits
             .rate_per_sec
-            .unwrap_or(self.defaults.rate_per_sec)
-            .max(1);
-        let burst = who.limits.burst.unwrap_or(self.defaults.burst).max(1);
+            .unwrap_or(self.defaults.rate_per_sec);
+        let rate = self.replicas.share(rate);
+        let burst = who.limits.burst.unwrap_or(self.defaults.burst);
+        let burst = self.replicas.share(burst);
         let quota = Quota::per_second(NonZeroU32::new(rate).unwrap_or(NonZeroU32::MIN))
             .allow_burst(NonZeroU32::new(burst).unwrap_or(NonZeroU32::MIN));
         (quota, rate, burst)

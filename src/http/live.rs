@@ -1,8 +1,7 @@
 //! The live odds endpoints: the WebSocket `/ws/live/odds`, with a cap on connections per
 //! key, and `GET /api/v1/odds/{date}/{race_number}` for clients that poll.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use axum::extract::ws::{WebSocket, WebSocketUpgrade};
 use axum::extract::{RawQuery, State};
@@ -13,8 +12,9 @@ use racing_projections::DocKey;
 
 use super::input::Query;
 use super::{document, race, ApiError, AppState};
-use crate::keys::{Identity, KeyId};
-use crate::live::run_session;
+use crate::keys::replicas::Replicas;
+use crate::keys::{Identity, KeyId, Standing};
+use crate::live::{run_session, CLOSE_POLICY};
 
 /// Bytes read from a socket at once. tungstenite keeps a read buffer of this size for
 /// every connection (128 KiB by default, which every idle connection held resident);
@@ -22,49 +22,71 @@ use crate::live::run_session;
 /// several turns.
 const READ_BUFFER: usize = 1024;
 
-/// Open WebSocket connections per key, capped.
+/// Why a connection beyond a lowered cap is closed.
+const CAP_LOWERED: &str = "connection limit of the API key lowered";
+
+/// Open WebSocket connections per key, capped across every replica.
 pub struct ConnectionSlots {
-    open: Mutex<HashMap<KeyId, usize>>,
+    replicas: Arc<Replicas>,
     max_per_key: usize,
 }
 
 /// One open connection; the slot frees when it drops.
 pub struct Slot {
-    slots: Arc<ConnectionSlots>,
+    replicas: Arc<Replicas>,
     key: KeyId,
+    /// When it opened, its place among the key's connections.
+    opened: u64,
 }
 
 impl ConnectionSlots {
-    /// At most `max_per_key` connections for each key.
-    pub fn new(max_per_key: usize) -> Arc<ConnectionSlots> {
+    /// At most `max_per_key` connections for each key (unless the key sets its own), on
+    /// all `replicas` together.
+    pub fn new(max_per_key: usize, replicas: Arc<Replicas>) -> Arc<ConnectionSlots> {
         Arc::new(ConnectionSlots {
-            open: Mutex::new(HashMap::new()),
+            replicas,
             max_per_key,
         })
     }
 
-    fn take(self: &Arc<Self>, key: KeyId, max: usize) -> Option<Slot> {
-        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
-        let n = open.entry(key).or_default();
-        if *n >= max {
-            return None;
-        }
-        *n += 1;
+    fn take(&self, key: KeyId, max: usize) -> Option<Slot> {
+        let opened = self.replicas.open(key, max)?;
         Some(Slot {
-            slots: self.clone(),
+            replicas: self.replicas.clone(),
             key,
+            opened,
         })
     }
 }
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        let mut open = self.slots.open.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(n) = open.get_mut(&self.key) {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                open.remove(&self.key);
+        self.replicas.close(self.key, self.opened);
+    }
+}
+
+/// Follows the key of an open connection: resolves, with the close code and reason, when
+/// the key is revoked, expires or is removed, or when its cap is lowered below the
+/// connections open and this one is among the newest beyond it. Holds the connection's
+/// slot, which frees when the session ends.
+async fn key_ends(
+    mut standing: tokio::sync::watch::Receiver<Standing>,
+    slot: Slot,
+    default_max: usize,
+) -> (u16, &'static str) {
+    loop {
+        let now = *standing.borrow_and_update();
+        match now {
+            Standing::Valid(limits) => {
+                let max = limits.max_connections.unwrap_or(default_max);
+                if slot.replicas.older(slot.key, slot.opened) >= max {
+                    return (CLOSE_POLICY, CAP_LOWERED);
+                }
             }
+            ended => return (CLOSE_POLICY, ended.ended().unwrap_or("API key ended")),
+        }
+        if standing.changed().await.is_err() {
+            return (CLOSE_POLICY, Standing::Removed.ended().unwrap_or_default());
         }
     }
 }
@@ -110,6 +132,8 @@ pub(super) async fn odds_socket(
     let upgrade = upgrade.map_err(|e| {
         ApiError::BadRequest(format!("this is a WebSocket endpoint: {}", e.body_text()))
     })?;
+    // The key may have gone since the request was identified.
+    let standing = state.keys.standing(who.id).ok_or(ApiError::Unauthorized)?;
     let max = who
         .limits
         .max_connections
@@ -119,6 +143,7 @@ pub(super) async fn odds_socket(
             "at most {max} live odds connections for this key"
         )));
     };
+    let ended = key_ends(standing, slot, state.slots.max_per_key);
     let context = state.live.clone();
     let shutdown = state.shutdown.clone();
     let sessions = state.sessions.clone();
@@ -129,8 +154,7 @@ pub(super) async fn odds_socket(
         .on_upgrade(move |socket: WebSocket| {
             sessions.track_future(async move {
                 let (sink, stream) = socket.split();
-                run_session(sink, stream, context, shutdown).await;
-                drop(slot);
+                run_session(sink, stream, context, shutdown, ended).await;
             })
         }))
 }

@@ -346,8 +346,11 @@ stream sequence, strictly increasing on a connection; `odds` lists only the chan
 Limits: client frames up to 4 KiB (a frame over 64 KiB closes the connection with 1009), \
 256 subscriptions per connection. A client that falls behind has its pending deltas replaced \
 by one fresh `snapshot` per race (conflation); one that needs this more than 3 times in 60 s \
-is closed with 1008, as is one whose socket takes no frame for 10 s. Shutdown closes every \
-socket with 1001.";
+is closed with 1008, as is one whose socket takes no frame for 10 s. A connection whose key \
+is revoked or expires is closed with 1008 within 2 s, with the reason `API key revoked` or \
+`API key expired`; when a key's connection cap is lowered below the connections open, the \
+newest beyond it are closed with 1008 (`connection limit of the API key lowered`). Shutdown \
+closes every socket with 1001.";
 
 // ---- Shared responses and headers, added to every operation. ----
 

@@ -1,18 +1,22 @@
-//! API keys as the service holds them: SHA-256 hashes only, compared in constant time, so a
-//! key is neither kept in plain text nor guessable from response timing.
+//! API keys as the service holds them: SHA-256 hashes only, found by hash, so a key is
+//! neither kept in plain text nor guessable from response timing.
 //!
 //! Two kinds live in one [`KeyRing`]: keys from configuration (`RACING_API_KEYS`, the demo
 //! key) and managed keys, issued by `racing keys` into a JetStream key-value bucket that
 //! every replica follows (see [`registry`]).
 
 pub mod registry;
+pub mod replicas;
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use subtle::{ConditionallySelectable, ConstantTimeEq};
+use tokio::sync::{watch, Notify};
+use tokio_util::sync::CancellationToken;
 
 /// The stable identity of a key for per-key limits and usage: the first 8 bytes of its
 /// hash, the same on every replica. Never the key itself.
@@ -133,77 +137,141 @@ pub struct Identity {
     pub limits: KeyLimits,
 }
 
+/// Where a key stands, as the open sessions of the key follow it (see
+/// [`KeyRing::standing`]): they close when it is no longer `Valid`, and look at its
+/// limits again when they change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Standing {
+    /// Accepted, with these limits.
+    Valid(KeyLimits),
+    /// Revoked.
+    Revoked,
+    /// Past the end of its grace period.
+    Expired,
+    /// Its record was deleted from the registry.
+    Removed,
+}
+
+impl Standing {
+    /// Why a session of a key that stands so is closed; `None` while it is valid.
+    pub fn ended(&self) -> Option<&'static str> {
+        match self {
+            Standing::Valid(_) => None,
+            Standing::Revoked => Some("API key revoked"),
+            Standing::Expired => Some("API key expired"),
+            Standing::Removed => Some("API key removed"),
+        }
+    }
+}
+
 struct Entry {
-    hash: [u8; 32],
     /// `Some` for a managed key: its record id.
     managed: Option<String>,
-    revoked: bool,
     expires_at: Option<jiff::Timestamp>,
     limits: KeyLimits,
     /// Unix seconds of the last accepted request; 0 for never.
     last_used: AtomicI64,
+    /// Followed by the key's open sessions.
+    standing: watch::Sender<Standing>,
 }
 
 impl Entry {
-    fn id(&self) -> KeyId {
-        let mut first = [0u8; 8];
-        first.copy_from_slice(&self.hash[..8]);
-        KeyId(u64::from_be_bytes(first))
+    fn new(
+        managed: Option<String>,
+        expires_at: Option<jiff::Timestamp>,
+        limits: KeyLimits,
+    ) -> Self {
+        Entry {
+            managed,
+            expires_at,
+            limits,
+            last_used: AtomicI64::new(0),
+            standing: watch::channel(Standing::Valid(limits)).0,
+        }
+    }
+}
+
+fn key_id(hash: &[u8; 32]) -> KeyId {
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&hash[..8]);
+    KeyId(u64::from_be_bytes(first))
+}
+
+/// The keys valid now, by hash, and the managed ones by record id.
+#[derive(Default)]
+struct Keys {
+    by_hash: HashMap<[u8; 32], Entry>,
+    managed: HashMap<String, [u8; 32]>,
+    /// Last use of managed keys that left the ring since the last [`KeyRing::used_since`],
+    /// so that a revoked key's last requests are still recorded.
+    retired: Vec<(String, i64)>,
+}
+
+impl Keys {
+    /// Takes a managed key out of the ring, telling its sessions why.
+    fn retire(&mut self, id: &str, standing: Standing) {
+        let Some(hash) = self.managed.remove(id) else {
+            return;
+        };
+        if let Some(entry) = self.by_hash.remove(&hash) {
+            entry.standing.send_replace(standing);
+            let used = entry.last_used.load(Ordering::Relaxed);
+            if used > 0 {
+                self.retired.push((id.to_owned(), used));
+            }
+        }
     }
 }
 
 /// The keys a request may carry, shared by every handler and kept in step with the
-/// registry.
+/// registry. Only keys valid now are held: a revoked or expired key leaves the ring (its
+/// record stays in the registry), and its open sessions are told (see [`Standing`]).
 #[derive(Default)]
 pub struct KeyRing {
-    entries: RwLock<Vec<Entry>>,
+    keys: RwLock<Keys>,
+    /// Woken when an expiry is set or changed, for [`KeyRing::expire`].
+    expiries: Notify,
 }
 
 impl KeyRing {
     /// A ring of configured keys.
     pub fn new<'a>(keys: impl IntoIterator<Item = &'a str>) -> Self {
-        let entries = keys
+        let by_hash = keys
             .into_iter()
-            .map(|k| Entry {
-                hash: hash(k),
-                managed: None,
-                revoked: false,
-                expires_at: None,
-                limits: KeyLimits::default(),
-                last_used: AtomicI64::new(0),
-            })
+            .map(|k| (hash(k), Entry::new(None, None, KeyLimits::default())))
             .collect();
         KeyRing {
-            entries: RwLock::new(entries),
+            keys: RwLock::new(Keys {
+                by_hash,
+                ..Keys::default()
+            }),
+            expiries: Notify::new(),
         }
     }
 
-    fn read(&self) -> std::sync::RwLockReadGuard<'_, Vec<Entry>> {
-        self.entries.read().unwrap_or_else(|p| p.into_inner())
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Keys> {
+        self.keys.read().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Vec<Entry>> {
-        self.entries.write().unwrap_or_else(|p| p.into_inner())
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Keys> {
+        self.keys.write().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Whose key `key` is, if it is valid now. Every stored hash is compared, whatever
-    /// matches, so the time taken does not tell which key or how much of it matched; a
-    /// missing, unknown, revoked or expired key all give `None`.
+    /// Whose key `key` is, if it is valid now; a missing, unknown, revoked or expired key
+    /// all give `None`.
+    ///
+    /// The key is found by its SHA-256 in a hash map, not by comparing it with each key
+    /// held: the time the look-up takes depends only on the hash of what was presented,
+    /// and since SHA-256 is one-way, a caller cannot choose keys whose hashes come near a
+    /// held one, so timing tells nothing about the keys held (which constant-time
+    /// compares were for).
     pub fn identify(&self, key: Option<&str>) -> Option<Identity> {
         let presented = hash(key?);
-        let entries = self.read();
-        let mut found = subtle::CtOption::new(0u64, subtle::Choice::from(0));
-        for (i, e) in entries.iter().enumerate() {
-            let candidate = subtle::CtOption::new(i as u64, e.hash.ct_eq(&presented));
-            found = ConditionallySelectable::conditional_select(
-                &found,
-                &candidate,
-                candidate.is_some(),
-            );
-        }
-        let entry = entries.get(usize::try_from(Option::<u64>::from(found)?).ok()?)?;
+        let keys = self.read();
+        let entry = keys.by_hash.get(&presented)?;
         let now = jiff::Timestamp::now();
-        if entry.revoked || entry.expires_at.is_some_and(|t| t <= now) {
+        // Between its expiry and the sweep of [`KeyRing::expire`].
+        if entry.expires_at.is_some_and(|t| t <= now) {
             return None;
         }
         // Written once a second at most: a store on every request made the line that
@@ -213,7 +281,7 @@ impl KeyRing {
             entry.last_used.store(second, Ordering::Relaxed);
         }
         Some(Identity {
-            id: entry.id(),
+            id: key_id(&presented),
             limits: entry.limits,
         })
     }
@@ -223,7 +291,18 @@ impl KeyRing {
         self.identify(key).is_some()
     }
 
-    /// Adds or replaces a managed key from its record.
+    /// Follows where the key `id` stands, for a session of it; `None` if it is no longer
+    /// held. (A walk over the keys held: this runs once per WebSocket upgrade, not per
+    /// request.)
+    pub fn standing(&self, id: KeyId) -> Option<watch::Receiver<Standing>> {
+        self.read()
+            .by_hash
+            .iter()
+            .find(|(hash, _)| key_id(hash) == id)
+            .map(|(_, e)| e.standing.subscribe())
+    }
+
+    /// Adds, changes or (once revoked or expired) drops a managed key from its record.
     pub fn upsert(&self, record: &KeyRecord) {
         let Some(hash) = unhex(&record.hash) else {
             tracing::warn!(key = %record.prefix(), "key record with a malformed hash ignored");
@@ -235,45 +314,92 @@ impl KeyRing {
             // An unreadable expiry fails closed.
             Some(Err(_)) => Some(jiff::Timestamp::UNIX_EPOCH),
         };
-        let entry = Entry {
-            hash,
-            managed: Some(record.id.clone()),
-            revoked: record.revoked_at.is_some(),
-            expires_at,
-            limits: record.limits,
-            last_used: AtomicI64::new(0),
-        };
-        let mut entries = self.write();
-        match entries
-            .iter_mut()
-            .find(|e| e.managed.as_deref() == Some(record.id.as_str()))
-        {
-            Some(e) => {
-                entry
-                    .last_used
-                    .store(e.last_used.load(Ordering::Relaxed), Ordering::Relaxed);
-                *e = entry;
-            }
-            None => entries.push(entry),
+        let mut keys = self.write();
+        if record.revoked_at.is_some() {
+            keys.retire(&record.id, Standing::Revoked);
+            return;
+        }
+        if expires_at.is_some_and(|t| t <= jiff::Timestamp::now()) {
+            keys.retire(&record.id, Standing::Expired);
+            return;
+        }
+        if keys.managed.get(&record.id).is_some_and(|h| *h != hash) {
+            keys.retire(&record.id, Standing::Removed);
+        }
+        if !keys.by_hash.contains_key(&hash) {
+            keys.managed.insert(record.id.clone(), hash);
+        }
+        let entry = keys
+            .by_hash
+            .entry(hash)
+            .or_insert_with(|| Entry::new(Some(record.id.clone()), None, record.limits));
+        let expiry_changed = entry.expires_at != expires_at;
+        entry.expires_at = expires_at;
+        entry.limits = record.limits;
+        let standing = Standing::Valid(record.limits);
+        entry.standing.send_if_modified(|s| {
+            let changed = *s != standing;
+            *s = standing;
+            changed
+        });
+        drop(keys);
+        if expiry_changed {
+            self.expiries.notify_one();
         }
     }
 
-    /// Forgets a managed key.
+    /// Forgets a managed key whose record was deleted.
     pub fn remove(&self, id: &str) {
-        self.write().retain(|e| e.managed.as_deref() != Some(id));
+        self.write().retire(id, Standing::Removed);
     }
 
-    /// Managed keys used since `since` (unix seconds): `(record id, last use)`.
+    /// Drops the keys whose grace period has ended by `now`, telling their sessions;
+    /// returns the next expiry of a key still held.
+    fn expire_due(&self, now: jiff::Timestamp) -> Option<jiff::Timestamp> {
+        let mut keys = self.write();
+        let due: Vec<String> = keys
+            .by_hash
+            .values()
+            .filter(|e| e.expires_at.is_some_and(|t| t <= now))
+            .filter_map(|e| e.managed.clone())
+            .collect();
+        for id in due {
+            keys.retire(&id, Standing::Expired);
+        }
+        keys.by_hash.values().filter_map(|e| e.expires_at).min()
+    }
+
+    /// Ends keys at the end of their grace periods until `shutdown`: no registry event
+    /// fires then, and a session must not outlive its key. A rotation that sets or
+    /// shortens an expiry wakes it to look again.
+    pub async fn expire(self: Arc<Self>, shutdown: CancellationToken) {
+        loop {
+            let next = self.expire_due(jiff::Timestamp::now());
+            let wait = next.map(|t| {
+                let left = t.duration_since(jiff::Timestamp::now());
+                Duration::try_from(left).unwrap_or(Duration::ZERO)
+            });
+            tokio::select! {
+                _ = shutdown.cancelled() => return,
+                _ = self.expiries.notified() => {}
+                _ = tokio::time::sleep(wait.unwrap_or(Duration::MAX)), if wait.is_some() => {}
+            }
+        }
+    }
+
+    /// Managed keys used since `since` (unix seconds): `(record id, last use)`, those
+    /// that left the ring since the last call included.
     pub fn used_since(&self, since: i64) -> Vec<(String, i64)> {
-        self.read()
-            .iter()
-            .filter_map(|e| {
-                let t = e.last_used.load(Ordering::Relaxed);
-                (t > since)
-                    .then(|| e.managed.clone().map(|id| (id, t)))
-                    .flatten()
-            })
-            .collect()
+        let mut keys = self.write();
+        let mut used = std::mem::take(&mut keys.retired);
+        used.retain(|(_, t)| *t > since);
+        used.extend(keys.by_hash.values().filter_map(|e| {
+            let t = e.last_used.load(Ordering::Relaxed);
+            (t > since)
+                .then(|| e.managed.clone().map(|id| (id, t)))
+                .flatten()
+        }));
+        used
     }
 }
 
@@ -323,5 +449,53 @@ mod tests {
         assert!(!ring.accepts(Some(&key)), "revoked");
         ring.remove(&record.id);
         assert!(!ring.accepts(Some(&key)));
+    }
+
+    #[test]
+    fn sessions_hear_of_a_change_of_limits_and_of_revocation() {
+        let now = jiff::Timestamp::now();
+        let (key, mut record) = generate("acme", KeyLimits::default(), now);
+        let ring = KeyRing::default();
+        ring.upsert(&record);
+        let id = ring.identify(Some(&key)).map(|i| i.id).expect("held");
+        let mut standing = ring.standing(id).expect("held");
+        assert_eq!(
+            *standing.borrow_and_update(),
+            Standing::Valid(KeyLimits::default())
+        );
+
+        ring.upsert(&record);
+        assert!(!standing.has_changed().unwrap_or(true), "nothing changed");
+        record.limits.max_connections = Some(1);
+        ring.upsert(&record);
+        assert_eq!(
+            *standing.borrow_and_update(),
+            Standing::Valid(record.limits)
+        );
+
+        record.revoked_at = Some(now.to_string());
+        ring.upsert(&record);
+        assert_eq!(*standing.borrow_and_update(), Standing::Revoked);
+        assert!(ring.standing(id).is_none() && ring.read().managed.is_empty());
+        assert!(!ring.accepts(Some(&key)));
+    }
+
+    #[test]
+    fn an_expired_key_leaves_the_ring_and_its_last_use_is_kept() {
+        let now = jiff::Timestamp::now();
+        let (key, mut record) = generate("acme", KeyLimits::default(), now);
+        let ring = KeyRing::default();
+        let later = now + jiff::SignedDuration::from_secs(60);
+        record.expires_at = Some(later.to_string());
+        ring.upsert(&record);
+        assert!(ring.accepts(Some(&key)));
+        let id = ring.identify(Some(&key)).map(|i| i.id).expect("held");
+        let standing = ring.standing(id).expect("held");
+        assert_eq!(ring.expire_due(now), Some(later), "the next expiry");
+        assert_eq!(ring.expire_due(later), None, "none left");
+        assert_eq!(*standing.borrow(), Standing::Expired);
+        assert!(ring.read().by_hash.is_empty());
+        assert_eq!(ring.used_since(0).len(), 1, "its last use is still written");
+        assert!(ring.used_since(0).is_empty(), "once");
     }
 }

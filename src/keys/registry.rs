@@ -39,11 +39,13 @@ const OPEN_PATIENCE: Duration = Duration::from_secs(60);
 /// kept per key, rollups allowed, direct gets) rather than through `create_key_value`,
 /// whose request the Debian nats-server 2.9 answers in a form this client cannot read.
 /// The bucket has as many replicas as the event stream, so keys survive what it survives.
-async fn bucket(
+/// `max_age` ends each value that long after it was written (zero: never).
+pub(super) async fn bucket(
     js: &jetstream::Context,
     name: &str,
     description: &str,
     history: i64,
+    max_age: Duration,
     replicas: usize,
 ) -> anyhow::Result<kv::Store> {
     let config = jetstream::stream::Config {
@@ -51,6 +53,7 @@ async fn bucket(
         description: Some(description.to_owned()),
         subjects: vec![format!("$KV.{name}.>")],
         max_messages_per_subject: history,
+        max_age,
         discard: jetstream::stream::DiscardPolicy::New,
         allow_rollup: true,
         deny_delete: true,
@@ -86,18 +89,29 @@ async fn bucket(
     }
 }
 
+/// The replicas of the event stream `stream` (1 if it cannot be read), which the buckets
+/// beside it take too.
+pub(super) async fn stream_replicas(js: &jetstream::Context, stream: &str) -> usize {
+    match js.get_stream(stream).await {
+        Ok(mut events) => events.info().await.map_or(1, |i| i.config.num_replicas),
+        Err(_) => 1,
+    }
+}
+
+/// How many ids a new key draws before giving up: a collision of 32-bit ids is rare
+/// (about one in 43,000 at 10,000 keys), several in a row mean something else is wrong.
+const ID_DRAWS: usize = 8;
+
 impl Registry {
     /// Opens (creating if needed) the buckets `{stream}_KEYS` and `{stream}_KEY_USAGE`.
     pub async fn open(js: &jetstream::Context, stream: &str) -> anyhow::Result<Registry> {
-        let replicas = match js.get_stream(stream).await {
-            Ok(mut events) => events.info().await.map_or(1, |i| i.config.num_replicas),
-            Err(_) => 1,
-        };
+        let replicas = stream_replicas(js, stream).await;
         let keys = bucket(
             js,
             &format!("{stream}_KEYS"),
             "API key records (hashes, never keys)",
             10,
+            Duration::ZERO,
             replicas,
         )
         .await?;
@@ -106,6 +120,7 @@ impl Registry {
             &format!("{stream}_KEY_USAGE"),
             "Last use of each API key",
             1,
+            Duration::ZERO,
             replicas,
         )
         .await?;
@@ -126,9 +141,14 @@ impl Registry {
         })
     }
 
-    async fn put(&self, record: &KeyRecord) -> anyhow::Result<()> {
+    /// Writes a changed record over the revision it was read at: a change made meanwhile
+    /// (a revocation while a rotation was under way) is never overwritten.
+    async fn update(&self, record: &KeyRecord, revision: u64) -> anyhow::Result<()> {
         let bytes = serde_json::to_vec(record)?;
-        self.keys.put(&record.id, bytes.into()).await?;
+        self.keys
+            .update(&record.id, bytes.into(), revision)
+            .await
+            .with_context(|| format!("{} changed meanwhile; try again", record.prefix()))?;
         Ok(())
     }
 
@@ -138,25 +158,65 @@ impl Registry {
         name: &str,
         limits: KeyLimits,
     ) -> anyhow::Result<(String, KeyRecord)> {
+        self.create_with(name, limits, generate).await
+    }
+
+    /// Issues a key drawn by `draw` (as [`generate`] does), written only if no record has
+    /// its id: on a collision another is drawn, so an existing key is never overwritten.
+    /// (`draw` is a parameter so that the collision can be tested.)
+    pub async fn create_with(
+        &self,
+        name: &str,
+        limits: KeyLimits,
+        mut draw: impl FnMut(&str, KeyLimits, jiff::Timestamp) -> (String, KeyRecord),
+    ) -> anyhow::Result<(String, KeyRecord)> {
         if name.trim().is_empty() {
             bail!("a key needs a name");
         }
-        let (key, record) = generate(name, limits, jiff::Timestamp::now());
-        self.put(&record).await?;
-        Ok((key, record))
+        for _ in 0..ID_DRAWS {
+            let (key, record) = draw(name, limits, jiff::Timestamp::now());
+            let bytes = serde_json::to_vec(&record)?;
+            match self.keys.create(&record.id, bytes.into()).await {
+                Ok(_) => return Ok((key, record)),
+                Err(e) if e.kind() == kv::CreateErrorKind::AlreadyExists => {
+                    tracing::info!(key = %record.prefix(), "key id taken; drawing another");
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        bail!("{ID_DRAWS} key ids drawn were all taken")
+    }
+
+    /// One record and its revision, by id (`rk_` prefix optional).
+    async fn entry(&self, id: &str) -> anyhow::Result<(KeyRecord, u64)> {
+        let id = id.trim().trim_start_matches(super::PREFIX);
+        match self.keys.entry(id).await? {
+            Some(entry) if entry.operation == kv::Operation::Put => {
+                Ok((serde_json::from_slice(&entry.value)?, entry.revision))
+            }
+            _ => bail!("no key rk_{id}"),
+        }
     }
 
     /// One record, by id (`rk_` prefix optional).
     pub async fn get(&self, id: &str) -> anyhow::Result<KeyRecord> {
-        let id = id.trim().trim_start_matches(super::PREFIX);
-        match self.keys.get(id).await? {
-            Some(bytes) => Ok(serde_json::from_slice(&bytes)?),
-            None => bail!("no key rk_{id}"),
-        }
+        Ok(self.entry(id).await?.0)
     }
 
-    /// Every record, with its last use where known.
-    pub async fn list(&self) -> anyhow::Result<Vec<(KeyRecord, Option<String>)>> {
+    /// Sets a key's own limits; its open sessions and its rate follow at once, on every
+    /// replica.
+    pub async fn set_limits(&self, id: &str, limits: KeyLimits) -> anyhow::Result<KeyRecord> {
+        let (mut record, revision) = self.entry(id).await?;
+        record.limits = limits;
+        self.update(&record, revision).await?;
+        Ok(record)
+    }
+
+    /// The records of the keys valid now (those in a grace period included), or with
+    /// `all` every record, revoked and expired ones too; each with its last use where
+    /// known.
+    pub async fn list(&self, all: bool) -> anyhow::Result<Vec<(KeyRecord, Option<String>)>> {
+        let now = jiff::Timestamp::now();
         let mut ids: Vec<String> = match self.keys.keys().await {
             Ok(keys) => keys.filter_map(|k| async { k.ok() }).collect().await,
             Err(e) => return Err(e.into()),
@@ -168,6 +228,9 @@ impl Registry {
                 continue;
             };
             let record: KeyRecord = serde_json::from_slice(&bytes)?;
+            if !all && matches!(record.state(now).as_str(), "revoked" | "expired") {
+                continue;
+            }
             let used = self
                 .usage
                 .get(&id)
@@ -180,10 +243,10 @@ impl Registry {
 
     /// Revokes a key at once, on every replica.
     pub async fn revoke(&self, id: &str) -> anyhow::Result<KeyRecord> {
-        let mut record = self.get(id).await?;
+        let (mut record, revision) = self.entry(id).await?;
         if record.revoked_at.is_none() {
             record.revoked_at = Some(jiff::Timestamp::now().to_string());
-            self.put(&record).await?;
+            self.update(&record, revision).await?;
         }
         Ok(record)
     }
@@ -195,7 +258,7 @@ impl Registry {
         id: &str,
         grace: Duration,
     ) -> anyhow::Result<(String, KeyRecord, KeyRecord)> {
-        let mut old = self.get(id).await?;
+        let (mut old, revision) = self.entry(id).await?;
         if old.revoked_at.is_some() {
             bail!("{} is revoked; create a new key instead", old.prefix());
         }
@@ -209,7 +272,7 @@ impl Registry {
             .as_deref()
             .and_then(|t| t.parse::<jiff::Timestamp>().ok());
         old.expires_at = Some(earlier.map_or(until, |e| e.min(until)).to_string());
-        self.put(&old).await?;
+        self.update(&old, revision).await?;
         Ok((key, new, old))
     }
 
@@ -221,66 +284,21 @@ impl Registry {
         shutdown: CancellationToken,
     ) -> anyhow::Result<()> {
         let mut watch = self.keys.watch_with_history(">").await?;
-        let loaded = self.keys.status().await?.values();
-        let mut seen = 0;
-        while seen < loaded {
-            let entry = tokio::time::timeout(Duration::from_secs(5), watch.next())
-                .await
-                .context("loading the key registry")?;
-            match entry {
-                Some(Ok(entry)) => {
-                    apply(&ring, &entry);
-                    seen += 1;
-                    if entry.delta == 0 {
-                        break;
-                    }
-                }
-                Some(Err(e)) => return Err(e.into()),
-                None => break,
-            }
-        }
+        let seen = load(&self.keys, &mut watch, |entry| apply(&ring, entry))
+            .await
+            .context("loading the key registry")?;
         tracing::info!(keys = seen, "key registry loaded");
-        tokio::spawn(
-            self.clone()
-                .keep_following(watch, ring.clone(), shutdown.clone()),
-        );
+        let following = ring.clone();
+        tokio::spawn(keep_watching(
+            self.keys.clone(),
+            watch,
+            "key registry",
+            shutdown.clone(),
+            move |entry| apply(&following, entry),
+        ));
+        tokio::spawn(ring.clone().expire(shutdown.clone()));
         tokio::spawn(self.flush_usage(ring, shutdown));
         Ok(())
-    }
-
-    async fn keep_following(
-        self,
-        mut watch: kv::Watch,
-        ring: Arc<KeyRing>,
-        shutdown: CancellationToken,
-    ) {
-        loop {
-            tokio::select! {
-                _ = shutdown.cancelled() => return,
-                entry = watch.next() => match entry {
-                    Some(Ok(entry)) => apply(&ring, &entry),
-                    Some(Err(e)) => tracing::warn!(error = %e, "key registry watch"),
-                    None => {
-                        // The watch ended (NATS gone): keep the keys we have and watch
-                        // again; the history brings back whatever changed meanwhile.
-                        tracing::warn!("key registry watch ended; keeping the last keys seen");
-                        loop {
-                            tokio::select! {
-                                _ = shutdown.cancelled() => return,
-                                _ = tokio::time::sleep(RETRY) => {}
-                            }
-                            match self.keys.watch_with_history(">").await {
-                                Ok(w) => {
-                                    watch = w;
-                                    break;
-                                }
-                                Err(e) => tracing::debug!(error = %e, "re-watching the key registry"),
-                            }
-                        }
-                    }
-                },
-            }
-        }
     }
 
     async fn flush_usage(self, ring: Arc<KeyRing>, shutdown: CancellationToken) {
@@ -299,6 +317,68 @@ impl Registry {
                     tracing::debug!(error = %e, "recording key use");
                 }
             }
+        }
+    }
+}
+
+/// Hands `apply` the current values of `store` from `watch`, a watch with history just
+/// made; returns how many there were.
+pub(super) async fn load(
+    store: &kv::Store,
+    watch: &mut kv::Watch,
+    mut apply: impl FnMut(&kv::Entry),
+) -> anyhow::Result<u64> {
+    let loaded = store.status().await?.values();
+    let mut seen = 0;
+    while seen < loaded {
+        match tokio::time::timeout(Duration::from_secs(5), watch.next()).await? {
+            Some(Ok(entry)) => {
+                apply(&entry);
+                seen += 1;
+                if entry.delta == 0 {
+                    break;
+                }
+            }
+            Some(Err(e)) => return Err(e.into()),
+            None => break,
+        }
+    }
+    Ok(seen)
+}
+
+/// Hands `apply` each change of `store` until `shutdown`. When the watch ends (NATS
+/// gone), what was applied stands and the bucket is watched again; the history brings
+/// back whatever changed meanwhile.
+pub(super) async fn keep_watching(
+    store: kv::Store,
+    mut watch: kv::Watch,
+    what: &'static str,
+    shutdown: CancellationToken,
+    mut apply: impl FnMut(&kv::Entry),
+) {
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            entry = watch.next() => match entry {
+                Some(Ok(entry)) => apply(&entry),
+                Some(Err(e)) => tracing::warn!(error = %e, "{what} watch"),
+                None => {
+                    tracing::warn!("{what} watch ended; keeping the last values seen");
+                    loop {
+                        tokio::select! {
+                            _ = shutdown.cancelled() => return,
+                            _ = tokio::time::sleep(RETRY) => {}
+                        }
+                        match store.watch_with_history(">").await {
+                            Ok(w) => {
+                                watch = w;
+                                break;
+                            }
+                            Err(e) => tracing::debug!(error = %e, "re-watching the {what}"),
+                        }
+                    }
+                }
+            },
         }
     }
 }

@@ -17,7 +17,8 @@ use tokio::sync::broadcast;
 
 pub use session::{published_at, run_session, Limits, SessionContext};
 
-/// WebSocket close code for a policy violation (RFC 6455): a client too slow to follow.
+/// WebSocket close code for a policy violation (RFC 6455): a client too slow to follow, or
+/// whose key is no longer good for the connection (revoked, expired, over a lowered cap).
 pub const CLOSE_POLICY: u16 = 1008;
 /// WebSocket close code for "going away": the server is shutting down.
 pub const CLOSE_GOING_AWAY: u16 = 1001;

@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::fmt::Display;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -213,12 +214,15 @@ struct Session<'a> {
     conflations: VecDeque<Instant>,
 }
 
-/// Runs one session until the client leaves, breaks a limit, or `shutdown` (close 1001).
+/// Runs one session until the client leaves, breaks a limit, `shutdown` (close 1001), or
+/// `ended` resolves with a close code and reason (the key of the connection is no longer
+/// good for it).
 pub async fn run_session<Si, St, E>(
     sink: Si,
     mut stream: St,
     ctx: SessionContext,
     shutdown: CancellationToken,
+    ended: impl Future<Output = (u16, &'static str)>,
 ) where
     Si: Sink<Message> + Unpin,
     Si::Error: Display,
@@ -256,8 +260,10 @@ pub async fn run_session<Si, St, E>(
         }
     };
     let decide = async {
+        // Pinned once here, as the other ends are in `serve`.
+        let ended = std::pin::pin!(ended);
         session.welcome(latest);
-        match session.serve(&mut client_rx, &shutdown).await {
+        match session.serve(&mut client_rx, &shutdown, ended).await {
             End::Close(code, reason) => outbox.close(code, reason),
             End::Gone => outbox.stop(),
         }
@@ -307,6 +313,7 @@ impl Session<'_> {
         &mut self,
         client: &mut futures::channel::mpsc::Receiver<Result<Message, String>>,
         shutdown: &CancellationToken,
+        mut ended: std::pin::Pin<&mut impl Future<Output = (u16, &'static str)>>,
     ) -> End {
         let beat = self.ctx.limits.heartbeat;
         // Both timers are armed once, not once per loop: a timer made per delta was a
@@ -325,6 +332,7 @@ impl Session<'_> {
                 biased;
                 _ = &mut stopping => Err(End::Close(CLOSE_GOING_AWAY, "server shutting down")),
                 _ = &mut gone => Err(End::Gone),
+                (code, reason) = &mut ended => Err(End::Close(code, reason)),
                 // Only while there is room for the answer: a client that sends and does
                 // not read waits in its own TCP window, not in this server's memory.
                 incoming = client.next(), if room => match incoming {
@@ -805,7 +813,7 @@ mod tests {
         // A socket whose peer reads nothing: the first frame fills it.
         let (sink, _unread) = futures::channel::mpsc::channel::<Message>(0);
         let shutdown = CancellationToken::new();
-        let session = run_session(sink, frames, ctx, shutdown.clone());
+        let session = run_session(sink, frames, ctx, shutdown.clone(), std::future::pending());
         let ended = tokio::time::timeout(Duration::from_millis(500), session).await;
         assert!(ended.is_err(), "the session waits for the client");
         let pulled = pulled.load(Ordering::Relaxed);
