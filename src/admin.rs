@@ -111,6 +111,8 @@ pub struct AdminState {
     pub progress: watch::Receiver<Progress>,
     /// Whether the projector has caught up once.
     pub ready: Arc<AtomicBool>,
+    /// Subscribers' mail, for its queue and failures.
+    pub mailer: Arc<crate::subscribe::mail::Mailer>,
 }
 
 /// The admin routes.
@@ -152,6 +154,9 @@ pub struct Status {
     /// Why it is not ready.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Subscribers' mail: waiting, sent, failures.
+    #[serde(default)]
+    pub mail: crate::subscribe::mail::MailStatus,
 }
 
 async fn current(state: &AdminState) -> Status {
@@ -209,6 +214,7 @@ async fn current(state: &AdminState) -> Status {
         dead_letters: progress.dead_letters,
         ready: reason.is_none(),
         reason,
+        mail: state.mailer.status(),
     }
 }
 

@@ -137,8 +137,9 @@ impl Application {
                 .map(String::as_str)
                 .chain(demo_key.as_deref()),
         ));
-        Registry::open(&js, &config.stream)
-            .await?
+        let registry = Registry::open(&js, &config.stream).await?;
+        registry
+            .clone()
             .follow(keys.clone(), shutdown.clone())
             .await?;
         let replicas = Replicas::start(&js, &config.stream, shutdown.clone()).await?;
@@ -151,6 +152,7 @@ impl Application {
             .await
             .with_context(|| format!("binding the admin listener {}", config.admin_listen))?;
         let admin_addr = admin_listener.local_addr()?;
+        let signup = open_signup(&config, &js, registry, addr).await?;
         let hub = Arc::new(OddsHub::new(config.odds_buffer, store.latest_odds_seq()?));
         let read_models = ReadModels::new(store, &config.data_dir);
         let state = AppState::new(Shared {
@@ -169,6 +171,7 @@ impl Application {
             ready: Arc::new(AtomicBool::new(false)),
             slots: ConnectionSlots::new(config.ws_max_connections_per_key, replicas),
             sessions: tokio_util::task::TaskTracker::new(),
+            signup,
             shutdown,
         });
         Ok(Application {
@@ -206,6 +209,11 @@ impl Application {
     /// The NATS server the service uses.
     pub fn nats_url(&self) -> &str {
         &self.nats_url
+    }
+
+    /// Without SMTP: where subscribers' mail is written.
+    pub fn mail_outbox(&self) -> Option<&std::path::Path> {
+        self.state.signup.mailer().outbox()
     }
 
     /// With a local nats-server: where its users' credentials are.
@@ -269,6 +277,10 @@ impl Application {
             });
         }
 
+        let mailer = self.state.signup.mailer().clone();
+        let mail_stop = shutdown.clone();
+        tokio::spawn(async move { mailer.run(mail_stop).await });
+
         let rebuilder = Arc::new(Rebuilder::new(
             self.state.read_models.clone(),
             self.js.clone(),
@@ -284,15 +296,17 @@ impl Application {
             stream: self.config.stream.clone(),
             progress: self.progress.subscribe(),
             ready: self.state.ready.clone(),
+            mailer: self.state.signup.mailer().clone(),
         });
         let admin_stop = shutdown.clone();
         let admin_server = axum::serve(self.admin_listener, admin)
             .with_graceful_shutdown(async move { admin_stop.cancelled().await });
         let admin_served = tokio::spawn(async move { admin_server.await });
 
-        let app = axum::ServiceExt::<axum::extract::Request>::into_make_service(http::api(
-            self.state.clone(),
-        ));
+        // The client's address, for the per-client limits of the subscription forms.
+        let app = axum::ServiceExt::<axum::extract::Request>::into_make_service_with_connect_info::<
+            SocketAddr,
+        >(http::api(self.state.clone()));
         let stop = shutdown.clone();
         let server = axum::serve(self.listener, app).with_graceful_shutdown(async move {
             stop.cancelled().await;
@@ -325,6 +339,34 @@ impl Application {
         }
         Ok(())
     }
+}
+
+/// The pricing page's flow: its buckets in NATS, its mail (SMTP, or an outbox under the
+/// data directory), and links that name `addr` unless a public URL is configured.
+async fn open_signup(
+    config: &Config,
+    js: &jetstream::Context,
+    registry: Registry,
+    addr: SocketAddr,
+) -> anyhow::Result<Arc<crate::subscribe::Signup>> {
+    let mut settings = config.signup.clone();
+    if settings.public_url.is_empty() {
+        let host = if addr.ip().is_unspecified() {
+            SocketAddr::from(([127, 0, 0, 1], addr.port()))
+        } else {
+            addr
+        };
+        settings.public_url = format!("http://{host}");
+    }
+    let mailer = Arc::new(crate::subscribe::mail::Mailer::new(
+        settings.smtp_url.as_deref(),
+        &settings.mail_from,
+        &config.data_dir,
+    )?);
+    let store = crate::subscribe::store::Store::open(js, &config.stream).await?;
+    Ok(Arc::new(
+        crate::subscribe::Signup::new(settings, store, registry, mailer).await?,
+    ))
 }
 
 /// Opens the read models, or, when they are damaged or belong to another incarnation of

@@ -94,6 +94,41 @@ pub struct ServeArgs {
     /// by fresh snapshots.
     #[arg(long, env = "RACING_ODDS_BUFFER", default_value_t = 4096)]
     pub odds_buffer: usize,
+    /// TOML file of the plans on the pricing page (`[[plan]]` tables); unset: a free trial
+    /// and two plans sold by contact.
+    #[arg(long, env = "RACING_PLANS")]
+    pub plans: Option<PathBuf>,
+    /// SMTP server for subscribers' mail: `smtp://host:port`, `smtp://host?tls=required`
+    /// (STARTTLS), `smtps://user:pass@host` (TLS); unset: mail is written to
+    /// `$RACING_DATA_DIR/mail/outbox`.
+    #[arg(long, env = "RACING_SMTP_URL", hide_env_values = true)]
+    pub smtp_url: Option<String>,
+    /// The sender of subscribers' mail.
+    #[arg(
+        long,
+        env = "RACING_MAIL_FROM",
+        default_value = "racing data <keys@racing.invalid>"
+    )]
+    pub mail_from: String,
+    /// The site's address as subscribers reach it, for the links in their mail; unset:
+    /// `http://` and the API's address.
+    #[arg(long, env = "RACING_PUBLIC_URL")]
+    pub public_url: Option<String>,
+    /// Hours a link in a subscription mail may be followed.
+    #[arg(long, env = "RACING_LINK_TTL_HOURS", default_value_t = 24)]
+    pub link_ttl_hours: u64,
+    /// Most keys one subscriber address may hold (one per plan).
+    #[arg(long, env = "RACING_MAX_KEYS_PER_ADDRESS", default_value_t = 3)]
+    pub max_keys_per_address: usize,
+    /// Hours a replaced key that is not compromised keeps working.
+    #[arg(long, env = "RACING_REPLACED_KEY_GRACE_HOURS", default_value_t = 24)]
+    pub replaced_key_grace_hours: u64,
+    /// Form posts (subscribe, replace) per client address per hour.
+    #[arg(long, env = "RACING_FORM_POSTS_PER_HOUR", default_value_t = 20)]
+    pub form_posts_per_hour: u32,
+    /// Subscription mails per e-mail address per hour.
+    #[arg(long, env = "RACING_MAILS_PER_ADDRESS_PER_HOUR", default_value_t = 5)]
+    pub mails_per_address_per_hour: u32,
 }
 
 /// The service's settings, checked.
@@ -138,6 +173,8 @@ pub struct Config {
     pub demo_race_secs: u64,
     /// Per-key rates and request bounds.
     pub request_limits: crate::http::RequestLimits,
+    /// The pricing page and its flow; `public_url` empty: the API's address.
+    pub signup: crate::subscribe::Settings,
 }
 
 impl TryFrom<ServeArgs> for Config {
@@ -164,6 +201,22 @@ impl TryFrom<ServeArgs> for Config {
             })
             .transpose()?;
         let nats_auth = crate::nats::ClientAuth::try_from(a.nats)?;
+        let plans = match &a.plans {
+            Some(path) => crate::subscribe::plans::Plans::load(path)?,
+            None => crate::subscribe::plans::Plans::default(),
+        };
+        let hours = |h: u64| Duration::from_secs(h.saturating_mul(3600));
+        let signup = crate::subscribe::Settings {
+            plans,
+            smtp_url: a.smtp_url.filter(|u| !u.trim().is_empty()),
+            mail_from: a.mail_from,
+            public_url: a.public_url.unwrap_or_default(),
+            link_ttl: hours(a.link_ttl_hours.max(1)),
+            max_keys_per_address: a.max_keys_per_address.max(1),
+            grace: hours(a.replaced_key_grace_hours),
+            posts_per_client_hour: a.form_posts_per_hour,
+            mails_per_address_hour: a.mails_per_address_per_hour,
+        };
         Ok(Config {
             nats_url: a.nats_url.filter(|u| !u.trim().is_empty()),
             nats_auth,
@@ -201,6 +254,7 @@ impl TryFrom<ServeArgs> for Config {
                 timeout: Duration::from_millis(a.request_timeout_ms.max(1)),
                 max_in_flight: a.max_in_flight.max(1),
             },
+            signup,
         })
     }
 }
@@ -234,6 +288,17 @@ impl Config {
             odds_buffer: 4096,
             demo_race_secs: 120,
             request_limits: crate::http::RequestLimits::default(),
+            signup: crate::subscribe::Settings {
+                plans: crate::subscribe::plans::Plans::default(),
+                smtp_url: None,
+                mail_from: "racing data <keys@racing.invalid>".into(),
+                public_url: String::new(),
+                link_ttl: Duration::from_secs(24 * 3600),
+                max_keys_per_address: 3,
+                grace: Duration::from_secs(24 * 3600),
+                posts_per_client_hour: 20,
+                mails_per_address_hour: 5,
+            },
         }
     }
 }

@@ -6,6 +6,7 @@ pub mod admin;
 pub mod app;
 pub mod config;
 pub mod demo;
+pub mod files;
 pub mod http;
 pub mod keys;
 pub mod live;
@@ -14,6 +15,7 @@ pub mod projector;
 pub mod publish;
 pub mod read_models;
 pub mod rebuild;
+pub mod subscribe;
 
 pub use app::Application;
 pub use config::Config;

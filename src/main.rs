@@ -346,9 +346,16 @@ fn banner(app: &Application, host: &str) -> String {
     let mut lines = vec![
         "racing is serving".to_owned(),
         format!("  API:        http://{host}/api/v1/"),
+        format!("  pricing:    http://{host}/  (subscribe for a key)"),
         format!("  live odds:  ws://{host}/ws/live/odds?api_key=KEY"),
         format!("  NATS:       {}", app.nats_url()),
     ];
+    if let Some(outbox) = app.mail_outbox() {
+        lines.push(format!(
+            "  mail:       {} (no SMTP set: subscribers' mail is written here)",
+            outbox.display()
+        ));
+    }
     if let Some(dir) = app.nats_credentials() {
         lines.push(format!(
             "  NATS users: {} (racing publish and racing keys with --data-dir {} use them)",
@@ -505,15 +512,17 @@ async fn keys(args: KeysArgs) -> anyhow::Result<ExitCode> {
         KeysAction::List { all } => {
             let now = jiff::Timestamp::now();
             println!(
-                "{:<13} {:<24} {:<22} {:<40} LAST USED",
-                "PREFIX", "NAME", "CREATED", "STATE"
+                "{:<12} {:<24} {:<11} {:<28} {:<20} {:<28} LAST USED",
+                "PREFIX", "NAME", "PLAN", "SUBSCRIBER", "CREATED", "STATE"
             );
             for (record, used) in registry.list(all).await? {
                 let created = record.created_at.get(..19).unwrap_or(&record.created_at);
                 println!(
-                    "{:<13} {:<24} {:<22} {:<40} {}",
+                    "{:<12} {:<24} {:<11} {:<28} {:<20} {:<28} {}",
                     record.prefix(),
                     record.name,
+                    record.plan.as_deref().unwrap_or("-"),
+                    record.subscriber.as_deref().unwrap_or("-"),
                     created,
                     record.state(now),
                     used.as_deref().unwrap_or("-")

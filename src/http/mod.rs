@@ -83,6 +83,8 @@ pub struct Shared {
     pub slots: Arc<ConnectionSlots>,
     /// Every live odds session, so that shutdown can wait for their close frames.
     pub sessions: tokio_util::task::TaskTracker,
+    /// The pricing page and the subscription flow.
+    pub signup: Arc<crate::subscribe::Signup>,
     /// The one shutdown signal.
     pub shutdown: tokio_util::sync::CancellationToken,
 }
@@ -98,7 +100,9 @@ pub fn api(state: AppState) -> Api {
         .fallback(|| async { ApiError::NotFound("no such path".into()) })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .with_state(state.clone());
-    Api::new(state, others)
+    let public = crate::subscribe::routes(state.signup.clone())
+        .route_layer(middleware::from_fn(crate::admin::track_requests));
+    Api::new(state, others, public)
 }
 
 /// The answer to a request for a document, counted in the route metrics with its time

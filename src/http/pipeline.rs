@@ -43,6 +43,8 @@ struct Parts {
     state: AppState,
     plain: Answers,
     compressed: Compression<Answers>,
+    /// The pricing page and its forms: no key.
+    public: Router,
 }
 
 /// The documents, then the router for every other path.
@@ -55,7 +57,7 @@ struct Answers {
 impl Api {
     /// The pipeline in front of `router`, which answers every path that is not a
     /// document's.
-    pub(super) fn new(state: AppState, router: Router) -> Api {
+    pub(super) fn new(state: AppState, router: Router, public: Router) -> Api {
         let plain = Answers {
             state: state.clone(),
             router,
@@ -64,6 +66,7 @@ impl Api {
             state,
             compressed: Compression::new(plain.clone()),
             plain,
+            public,
         }))
     }
 
@@ -123,6 +126,9 @@ impl Service<Request> for Api {
         let started = Instant::now();
         let id = request_id(&request);
         let span = request_span(&request, &id);
+        if crate::subscribe::is_public(request.uri().path()) {
+            return self.public(request, id, span, started);
+        }
         let (admission, if_none_match, coded) = {
             let _entered = span.enter();
             let admission = match self.admit(&request) {
@@ -158,14 +164,7 @@ impl Service<Request> for Api {
         let timeout = self.0.state.limits.timeout();
         Either::Right(
             async move {
-                let response = match tokio::time::timeout(timeout, answering).await {
-                    Ok(Ok(response)) => response,
-                    Ok(Err(never)) => match never {},
-                    Err(_) => {
-                        ApiError::Unavailable("the request took too long".into()).into_response()
-                    }
-                };
-                drop(permit);
+                let response = bounded(answering, timeout, permit).await;
                 let response = conclude(response, rate, if_none_match, !coded);
                 Ok(finish(response, id, started))
             }
@@ -173,6 +172,56 @@ impl Service<Request> for Api {
             .boxed(),
         )
     }
+}
+
+impl Api {
+    /// A page of the pricing site: the size checks and the in-flight bound, no key; its
+    /// own limits per client and address are the flow's.
+    fn public(
+        &self,
+        request: Request,
+        id: HeaderValue,
+        span: tracing::Span,
+        started: Instant,
+    ) -> <Api as Service<Request>>::Future {
+        let state = &self.0.state;
+        if let Some(e) = limits::oversized(&request) {
+            return done(finish(e.into_response(), id, started));
+        }
+        let Some(permit) = state.limits.admit() else {
+            let busy = ApiError::Unavailable("the service is at capacity; retry shortly".into());
+            return done(finish(busy.into_response(), id, started));
+        };
+        let answering = self.0.public.clone().call(request);
+        let timeout = state.limits.timeout();
+        Either::Right(
+            async move {
+                Ok(finish(
+                    bounded(answering, timeout, permit).await,
+                    id,
+                    started,
+                ))
+            }
+            .instrument(span)
+            .boxed(),
+        )
+    }
+}
+
+/// The answer of `answering`, or a 503 once `timeout` has passed; the place among the
+/// requests in flight is held until then.
+async fn bounded(
+    answering: impl std::future::Future<Output = Result<Response, Infallible>>,
+    timeout: std::time::Duration,
+    permit: tokio::sync::OwnedSemaphorePermit,
+) -> Response {
+    let response = match tokio::time::timeout(timeout, answering).await {
+        Ok(Ok(response)) => response,
+        Ok(Err(never)) => match never {},
+        Err(_) => ApiError::Unavailable("the request took too long".into()).into_response(),
+    };
+    drop(permit);
+    response
 }
 
 impl Service<Request> for Answers {

@@ -57,6 +57,12 @@ pub struct KeyRecord {
     /// Per-key limits.
     #[serde(default)]
     pub limits: KeyLimits,
+    /// For a key a subscriber got on the pricing page: the address it was sent to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subscriber: Option<String>,
+    /// For a subscriber's key: the plan's id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<String>,
 }
 
 impl KeyRecord {
@@ -119,6 +125,8 @@ pub fn generate(name: &str, limits: KeyLimits, now: jiff::Timestamp) -> (String,
         revoked_at: None,
         expires_at: None,
         limits,
+        subscriber: None,
+        plan: None,
     };
     (key, record)
 }

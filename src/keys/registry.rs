@@ -40,7 +40,7 @@ const OPEN_PATIENCE: Duration = Duration::from_secs(60);
 /// whose request the Debian nats-server 2.9 answers in a form this client cannot read.
 /// The bucket has as many replicas as the event stream, so keys survive what it survives.
 /// `max_age` ends each value that long after it was written (zero: never).
-pub(super) async fn bucket(
+pub(crate) async fn bucket(
     js: &jetstream::Context,
     name: &str,
     description: &str,
@@ -91,7 +91,7 @@ pub(super) async fn bucket(
 
 /// The replicas of the event stream `stream` (1 if it cannot be read), which the buckets
 /// beside it take too.
-pub(super) async fn stream_replicas(js: &jetstream::Context, stream: &str) -> usize {
+pub(crate) async fn stream_replicas(js: &jetstream::Context, stream: &str) -> usize {
     match js.get_stream(stream).await {
         Ok(mut events) => events.info().await.map_or(1, |i| i.config.num_replicas),
         Err(_) => 1,
@@ -159,6 +159,46 @@ impl Registry {
         limits: KeyLimits,
     ) -> anyhow::Result<(String, KeyRecord)> {
         self.create_with(name, limits, generate).await
+    }
+
+    /// Issues a key of a subscriber's `plan`, recording the address it goes to.
+    pub async fn create_for(
+        &self,
+        name: &str,
+        limits: KeyLimits,
+        subscriber: &str,
+        plan: &str,
+    ) -> anyhow::Result<(String, KeyRecord)> {
+        self.create_with(name, limits, |name, limits, now| {
+            let (key, mut record) = generate(name, limits, now);
+            record.subscriber = Some(subscriber.to_owned());
+            record.plan = Some(plan.to_owned());
+            (key, record)
+        })
+        .await
+    }
+
+    /// Issues a key like `old`: its name, limits, subscriber and plan.
+    async fn create_like(&self, old: &KeyRecord) -> anyhow::Result<(String, KeyRecord)> {
+        match (&old.subscriber, &old.plan) {
+            (Some(subscriber), Some(plan)) => {
+                self.create_for(&old.name, old.limits, subscriber, plan)
+                    .await
+            }
+            _ => self.create(&old.name, old.limits).await,
+        }
+    }
+
+    /// Replaces a key that someone else may hold: a new one like it now, and the old one
+    /// revoked at once (its open sessions closed on every replica).
+    pub async fn replace_compromised(
+        &self,
+        id: &str,
+    ) -> anyhow::Result<(String, KeyRecord, KeyRecord)> {
+        let (old, _) = self.entry(id).await?;
+        let (key, new) = self.create_like(&old).await?;
+        let old = self.revoke(&old.id).await?;
+        Ok((key, new, old))
     }
 
     /// Issues a key drawn by `draw` (as [`generate`] does), written only if no record has
@@ -251,7 +291,7 @@ impl Registry {
         Ok(record)
     }
 
-    /// Issues a new key with the same name and limits, and lets the old one work for
+    /// Issues a new key with the same name, limits and subscriber, and lets the old one work for
     /// `grace` more before it expires.
     pub async fn rotate(
         &self,
@@ -262,7 +302,7 @@ impl Registry {
         if old.revoked_at.is_some() {
             bail!("{} is revoked; create a new key instead", old.prefix());
         }
-        let (key, new) = self.create(&old.name, old.limits).await?;
+        let (key, new) = self.create_like(&old).await?;
         let now = jiff::Timestamp::now();
         let grace = jiff::SignedDuration::try_from(grace).unwrap_or(jiff::SignedDuration::ZERO);
         let until = now.checked_add(grace).unwrap_or(now);

@@ -13,7 +13,6 @@
 //! seeds present: adding, rotating or removing a user is changing a file and re-rendering.
 
 use std::fmt;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context as _};
@@ -104,7 +103,9 @@ impl Role {
                     format!("{api}.STREAM.UPDATE.{stream}"),
                 ];
                 p.extend(read(stream));
-                for name in keys.iter().cloned().chain([format!("{stream}_REPLICAS")]) {
+                let others =
+                    ["REPLICAS", "SUBSCRIBERS", "SIGNUPS"].map(|b| format!("{stream}_{b}"));
+                for name in keys.iter().cloned().chain(others) {
                     p.extend(bucket(&name, true));
                 }
                 p
@@ -195,12 +196,15 @@ impl Credentials {
         for role in Role::ALL {
             let path = dir.join(format!("{}.nk", role.name()));
             if !path.exists() {
-                write_secret(&path, &new_seed()?)?;
+                crate::files::write_private(&path, format!("{}\n", new_seed()?).as_bytes())?;
             }
         }
         let route = dir.join(ROUTE_PASSWORD);
         if !route.exists() {
-            write_secret(&route, &format!("{:032x}", rand::random::<u128>()))?;
+            crate::files::write_private(
+                &route,
+                format!("{:032x}\n", rand::random::<u128>()).as_bytes(),
+            )?;
         }
         let credentials = Credentials::open(dir, stream)?;
         credentials.render()?;
@@ -290,7 +294,7 @@ impl Credentials {
         if path.exists() {
             bail!("{user} exists already; rotate it instead");
         }
-        write_secret(&path, &new_seed()?)?;
+        crate::files::write_private(&path, format!("{}\n", new_seed()?).as_bytes())?;
         self.reload(&user)
     }
 
@@ -301,7 +305,7 @@ impl Credentials {
         if !path.exists() {
             bail!("no user {name} in {}", self.dir.display());
         }
-        write_secret(&path, &new_seed()?)?;
+        crate::files::write_private(&path, format!("{}\n", new_seed()?).as_bytes())?;
         self.reload(name)
     }
 
@@ -385,22 +389,6 @@ fn make_private_dir(dir: &Path) -> anyhow::Result<()> {
         .with_context(|| format!("creating {}", dir.display()))?;
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
         .with_context(|| format!("making {} owner-only", dir.display()))
-}
-
-/// Writes a secret readable by its owner only, replacing any file there.
-fn write_secret(path: &Path, secret: &str) -> anyhow::Result<()> {
-    use std::os::unix::fs::OpenOptionsExt as _;
-    let tmp = path.with_extension("tmp");
-    let _ = std::fs::remove_file(&tmp);
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&tmp)
-        .with_context(|| format!("creating {}", tmp.display()))?;
-    file.write_all(format!("{secret}\n").as_bytes())?;
-    file.sync_all()?;
-    std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
 }
 
 #[cfg(test)]

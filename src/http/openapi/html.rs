@@ -5,6 +5,8 @@
 use std::fmt::Write;
 
 use serde_json::Value;
+
+use crate::subscribe::pages::esc;
 use utoipa::openapi::path::{Operation, Parameter};
 use utoipa::openapi::security::{ApiKey, SecurityScheme};
 use utoipa::openapi::{OpenApi, RefOr, Required, Response, Schema};
@@ -448,21 +450,6 @@ fn inline(text: &str) -> String {
             let _ = write!(out, "<code>{}</code>", esc(part));
         } else {
             out.push_str(&esc(part));
-        }
-    }
-    out
-}
-
-fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
         }
     }
     out

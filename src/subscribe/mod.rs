@@ -1,0 +1,666 @@
+//! Subscribing on the pricing page (interface.md, section 5): the plans and the forms at
+//! `/` and `/pricing`, with no key; double opt-in by e-mail, after which the key is sent
+//! to the confirmed address; and self-service replacement of a lost or compromised key.
+//!
+//! Keys are made through the key registry, so every replica accepts them at once;
+//! subscriber records and the single-use links live in NATS beside them ([`store`]).
+//! A key appears only in the message that carries it: never in a page, a URL or a log.
+
+pub mod csrf;
+pub mod mail;
+pub mod pages;
+pub mod plans;
+pub mod store;
+
+use std::net::{IpAddr, SocketAddr};
+use std::num::NonZeroU32;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Query, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::get;
+use axum::{Form, Router};
+use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
+use serde::Deserialize;
+
+use crate::keys::registry::Registry;
+use csrf::{Csrf, Refusal};
+use mail::Mailer;
+use plans::Plans;
+use store::{LinkError, Pending, Store, Subscriber, Subscription};
+
+/// Where the links in messages lead: a page with one button, which posts back here.
+/// Short, so that a link fits a line of a plain-text message.
+const CONFIRM: &str = "/confirm";
+
+/// Largest form body read, bytes.
+const MAX_FORM_BYTES: usize = 8 * 1024;
+/// Longest name or company kept, characters.
+const MAX_NAME_CHARS: usize = 100;
+
+/// How the subscription pages behave.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The plans on offer.
+    pub plans: Plans,
+    /// `None`: mail goes to an outbox under the data directory.
+    pub smtp_url: Option<String>,
+    /// The sender of every message.
+    pub mail_from: String,
+    /// The base of the links in messages, e.g. `https://racing.example.com`.
+    pub public_url: String,
+    /// How long a link in a message may be followed.
+    pub link_ttl: Duration,
+    /// Most keys one address may hold (one per plan).
+    pub max_keys_per_address: usize,
+    /// How long a replaced key keeps working when not compromised.
+    pub grace: Duration,
+    /// Form posts per client address per hour.
+    pub posts_per_client_hour: u32,
+    /// Messages per e-mail address per hour.
+    pub mails_per_address_hour: u32,
+}
+
+/// The subscription flow, shared by its handlers.
+pub struct Signup {
+    settings: Settings,
+    store: Store,
+    registry: Registry,
+    mailer: Arc<Mailer>,
+    csrf: Csrf,
+    by_client: DefaultKeyedRateLimiter<IpAddr>,
+    by_address: DefaultKeyedRateLimiter<String>,
+}
+
+impl Signup {
+    /// The flow over `store` and `registry`, sending with `mailer`.
+    pub async fn new(
+        settings: Settings,
+        store: Store,
+        registry: Registry,
+        mailer: Arc<Mailer>,
+    ) -> anyhow::Result<Signup> {
+        let csrf = Csrf::new(store.form_secret().await?);
+        let per_hour = |n: u32| {
+            let n = NonZeroU32::new(n.max(1)).unwrap_or(NonZeroU32::MIN);
+            Quota::per_hour(n).allow_burst(n)
+        };
+        Ok(Signup {
+            by_client: RateLimiter::keyed(per_hour(settings.posts_per_client_hour)),
+            by_address: RateLimiter::keyed(per_hour(settings.mails_per_address_hour)),
+            settings,
+            store,
+            registry,
+            mailer,
+            csrf,
+        })
+    }
+
+    /// The mailer (its status, its outbox).
+    pub fn mailer(&self) -> &Arc<Mailer> {
+        &self.mailer
+    }
+
+    fn link(&self, token: &str) -> String {
+        format!(
+            "{}{CONFIRM}?t={token}",
+            self.settings.public_url.trim_end_matches('/')
+        )
+    }
+
+    fn hours(&self) -> u64 {
+        self.settings.link_ttl.as_secs().div_ceil(3600)
+    }
+}
+
+/// The public pages: paths the API pipeline hands over without a key.
+pub fn routes(signup: Arc<Signup>) -> Router {
+    Router::new()
+        .route("/", get(pricing))
+        .route("/pricing", get(pricing))
+        .route("/subscribe", axum::routing::post(subscribe))
+        .route("/keys/replace", axum::routing::post(replace))
+        .route(CONFIRM, get(link_page).post(follow))
+        .layer(DefaultBodyLimit::max(MAX_FORM_BYTES))
+        .with_state(signup)
+}
+
+/// Whether `path` is one of the public pages.
+pub fn is_public(path: &str) -> bool {
+    matches!(
+        path,
+        "/" | "/pricing" | "/subscribe" | "/keys/replace" | CONFIRM
+    )
+}
+
+/// An HTML answer.
+fn html(status: StatusCode, body: String) -> Response {
+    let mut response = (status, Html(body)).into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    // Nothing may frame the forms, and the pages load nothing from elsewhere.
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+        ),
+    );
+    response
+}
+
+fn problem(status: StatusCode, title: &str, text: &str) -> Response {
+    html(status, pages::message(title, text))
+}
+
+/// The 429 page: when to come back.
+fn too_many(wait: Duration) -> Response {
+    let minutes = wait.as_secs().div_ceil(60).max(1);
+    let mut response = problem(
+        StatusCode::TOO_MANY_REQUESTS,
+        "Too many requests",
+        &format!("Please come back in {minutes} minutes."),
+    );
+    if let Ok(v) = HeaderValue::from_str(&wait.as_secs().max(1).to_string()) {
+        response.headers_mut().insert(header::RETRY_AFTER, v);
+    }
+    response
+}
+
+fn limited<K: std::hash::Hash + Eq + Clone>(
+    limiter: &DefaultKeyedRateLimiter<K>,
+    key: &K,
+) -> Option<Response> {
+    use governor::clock::{Clock, DefaultClock};
+    limiter
+        .check_key(key)
+        .err()
+        .map(|not_until| too_many(not_until.wait_time_from(DefaultClock::default().now())))
+}
+
+/// The form cookie of a request, if any.
+fn cookie(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(name, _)| *name == csrf::COOKIE)
+        .map(|(_, value)| value.to_owned())
+        .filter(|v| v.len() == 32 && v.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// A page with a form: the cookie the request carried, or a fresh one set with it, and
+/// the token of that cookie.
+fn with_form(signup: &Signup, headers: &HeaderMap, make: impl FnOnce(&str) -> String) -> Response {
+    let (value, fresh) = match cookie(headers) {
+        Some(v) => (v, false),
+        None => (Csrf::cookie(), true),
+    };
+    let token = signup
+        .csrf
+        .token(&value, jiff::Timestamp::now().as_second());
+    let mut response = html(StatusCode::OK, make(&token));
+    if fresh {
+        let set = format!(
+            "{}={value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=7200",
+            csrf::COOKIE
+        );
+        if let Ok(v) = HeaderValue::from_str(&set) {
+            response.headers_mut().insert(header::SET_COOKIE, v);
+        }
+    }
+    response
+}
+
+/// A post's form token checked against its cookie: the page that refuses it, if it does
+/// not hold.
+fn forged(signup: &Signup, headers: &HeaderMap, token: Option<&str>) -> Option<Response> {
+    let now = jiff::Timestamp::now().as_second();
+    match signup.csrf.check(cookie(headers).as_deref(), token, now) {
+        Ok(()) => None,
+        Err(Refusal::Missing) => Some(problem(
+            StatusCode::FORBIDDEN,
+            "This form cannot be accepted",
+            "It did not come from this site's page, or your browser refused its cookie. \
+             Open the page again and resend it.",
+        )),
+        Err(Refusal::Stale) => Some(problem(
+            StatusCode::FORBIDDEN,
+            "This form has expired",
+            "It was open for more than two hours. Open the page again and resend it.",
+        )),
+    }
+}
+
+fn internal(e: anyhow::Error) -> Response {
+    tracing::error!(error = format!("{e:#}"), "subscription flow");
+    problem(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "Something went wrong",
+        "Nothing was changed. Please try again in a few minutes.",
+    )
+}
+
+async fn pricing(State(signup): State<Arc<Signup>>, headers: HeaderMap) -> Response {
+    with_form(&signup, &headers, |token| {
+        pages::pricing(&signup.settings.plans, token, "/api/v1/docs")
+    })
+}
+
+#[derive(Deserialize)]
+struct SubscribeForm {
+    csrf: Option<String>,
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    email: String,
+    #[serde(default)]
+    plan: String,
+    terms: Option<String>,
+}
+
+async fn subscribe(
+    State(signup): State<Arc<Signup>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    Form(form): Form<SubscribeForm>,
+) -> Response {
+    if let Some(page) = forged(&signup, &headers, form.csrf.as_deref()) {
+        return page;
+    }
+    if let Some(page) = limited(&signup.by_client, &peer.ip()) {
+        return page;
+    }
+    let bad = |text: &str| problem(StatusCode::BAD_REQUEST, "Please check the form", text);
+    let name = form.name.trim();
+    if name.is_empty()
+        || name.chars().count() > MAX_NAME_CHARS
+        || name.chars().any(char::is_control)
+    {
+        return bad("A name or company of 1 to 100 characters is needed.");
+    }
+    let email = match store::check_address(&form.email) {
+        Ok(e) => e,
+        Err(_) => return bad("That is not an e-mail address."),
+    };
+    let Some(plan) = signup
+        .settings
+        .plans
+        .get(&form.plan)
+        .filter(|p| p.self_service)
+    else {
+        return bad("Choose one of the plans on the page.");
+    };
+    if form.terms.as_deref() != Some("yes") {
+        return bad("The terms of use must be accepted to subscribe.");
+    }
+    if let Some(page) = limited(&signup.by_address, &email) {
+        return page;
+    }
+    let pending = Pending::Subscribe {
+        email: email.clone(),
+        name: name.to_owned(),
+        plan: plan.id.clone(),
+    };
+    let token = match signup.store.issue(pending, signup.settings.link_ttl).await {
+        Ok(t) => t,
+        Err(e) => return internal(e),
+    };
+    let body = format!(
+        "Hello {name},\n\nto confirm your subscription to the {} plan of the racing data \
+         service, open this link within {} hours and press the button:\n\n{}\n\n\
+         If you did not ask for this, ignore this message: nothing happens without it.\n",
+        plan.name,
+        signup.hours(),
+        signup.link(&token)
+    );
+    if let Err(e) = signup
+        .mailer
+        .send(&email, "Confirm your racing data subscription", body)
+    {
+        return internal(e);
+    }
+    html(
+        StatusCode::OK,
+        pages::message(
+            "Check your e-mail",
+            &format!(
+                "We sent a link to {email} to confirm the address. Your key comes in the \
+                 next message once you have followed it, within {} hours.",
+                signup.hours()
+            ),
+        ),
+    )
+}
+
+#[derive(Deserialize)]
+struct LinkQuery {
+    t: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct LinkForm {
+    csrf: Option<String>,
+    #[serde(default)]
+    token: String,
+}
+
+fn link_problem(error: LinkError) -> Response {
+    match error {
+        LinkError::Unknown => problem(
+            StatusCode::GONE,
+            "This link cannot be used",
+            "It was used already, or it was never sent. Each link works once.",
+        ),
+        LinkError::Expired => problem(
+            StatusCode::GONE,
+            "This link has expired",
+            "Send the form again for a fresh link.",
+        ),
+    }
+}
+
+/// The page behind a link: what it will do, and a button to do it (a mail scanner that
+/// fetches the link uses nothing up).
+async fn link_page(
+    State(signup): State<Arc<Signup>>,
+    headers: HeaderMap,
+    Query(query): Query<LinkQuery>,
+) -> Response {
+    let token = query.t.unwrap_or_default();
+    let pending = match signup.store.peek(&token).await {
+        Err(e) => return internal(e),
+        Ok(Err(e)) => return link_problem(e),
+        Ok(Ok(pending)) => pending,
+    };
+    let (title, text) = match &pending {
+        Pending::Subscribe { email, plan, .. } => (
+            "Confirm subscription",
+            format!(
+                "Confirm {email} for the {} plan; your key is sent to that address.",
+                signup
+                    .settings
+                    .plans
+                    .get(plan)
+                    .map_or(plan.as_str(), |p| p.name.as_str())
+            ),
+        ),
+        Pending::Replace {
+            email,
+            compromised: true,
+        } => (
+            "Replace my key",
+            format!("New keys for {email}; the current ones stop working at once."),
+        ),
+        Pending::Replace { email, .. } => (
+            "Replace my key",
+            format!("New keys for {email}; the current ones keep working for a while."),
+        ),
+    };
+    with_form(&signup, &headers, |csrf| {
+        pages::confirm(title, &text, CONFIRM, &token, csrf)
+    })
+}
+
+/// Follows a link: once, whichever replica answers.
+async fn follow(
+    State(signup): State<Arc<Signup>>,
+    headers: HeaderMap,
+    Form(form): Form<LinkForm>,
+) -> Response {
+    if let Some(page) = forged(&signup, &headers, form.csrf.as_deref()) {
+        return page;
+    }
+    let pending = match signup.store.consume(&form.token).await {
+        Err(e) => return internal(e),
+        Ok(Err(e)) => return link_problem(e),
+        Ok(Ok(p)) => p,
+    };
+    let done = match pending {
+        Pending::Subscribe { email, name, plan } => {
+            subscribe_confirmed(&signup, &email, &name, &plan)
+                .await
+                .map(|text| ("Subscribed", text))
+        }
+        Pending::Replace { email, compromised } => replace_confirmed(&signup, &email, compromised)
+            .await
+            .map(|text| ("Keys replaced", text)),
+    };
+    match done {
+        Ok((title, text)) => html(StatusCode::OK, pages::message(title, &text)),
+        Err(e) => internal(e),
+    }
+}
+
+/// Makes the key of a confirmed subscription and mails it; the text of the page.
+async fn subscribe_confirmed(
+    signup: &Signup,
+    email: &str,
+    name: &str,
+    plan_id: &str,
+) -> anyhow::Result<String> {
+    let plan = signup
+        .settings
+        .plans
+        .get(plan_id)
+        .ok_or_else(|| anyhow::anyhow!("plan {plan_id} is no longer offered"))?;
+    // Two tries: another replica may write the same record in between.
+    for _ in 0..2 {
+        let existing = signup.store.subscriber(email).await?;
+        if let Some((record, _)) = &existing {
+            if let Some(held) = store::holds(record, plan_id) {
+                let body = format!(
+                    "Hello {},\n\nyou already hold a key of the {} plan (it starts with \
+                     rk_{}), so no second key was made. If it is lost or someone else may \
+                     have it, use the \"Lost or compromised key\" form at {}/ for a new \
+                     one.\n",
+                    record.name,
+                    plan.name,
+                    held.key_id,
+                    signup.settings.public_url.trim_end_matches('/')
+                );
+                signup
+                    .mailer
+                    .send(email, "Your racing data subscription", body)?;
+                return Ok(format!(
+                    "{email} already holds a key of the {} plan; we sent a reminder of \
+                     how to replace it.",
+                    plan.name
+                ));
+            }
+            if record.subscriptions.len() >= signup.settings.max_keys_per_address {
+                return Ok(format!(
+                    "{email} holds {} keys already, the most one address may hold.",
+                    record.subscriptions.len()
+                ));
+            }
+        }
+        let (key, key_record) = signup
+            .registry
+            .create_for(name, plan.limits(), email, plan_id)
+            .await?;
+        let subscription = Subscription {
+            plan: plan_id.to_owned(),
+            key_id: key_record.id.clone(),
+            confirmed_at: jiff::Timestamp::now().to_string(),
+            replaced_at: None,
+        };
+        let (mut record, revision) = match existing {
+            Some((record, revision)) => (record, Some(revision)),
+            None => (
+                Subscriber {
+                    email: email.to_owned(),
+                    name: name.to_owned(),
+                    subscriptions: Vec::new(),
+                },
+                None,
+            ),
+        };
+        record.subscriptions.push(subscription);
+        if let Err(e) = signup.store.save(&record, revision).await {
+            // Written meanwhile elsewhere: this key is not recorded, so it goes.
+            tracing::warn!(error = %e, key = %key_record.prefix(), "subscriber record changed meanwhile; again");
+            signup.registry.revoke(&key_record.id).await?;
+            continue;
+        }
+        let body = format!(
+            "Hello {name},\n\nyour API key for the {} plan of the racing data service:\n\n\
+             {key}\n\nSend it with every request in the X-API-Key header, for example:\n\n\
+             curl -H 'X-API-Key: {key}' \\\n  {}/api/v1/racecards/today\n\n\
+             It allows {} requests a second (bursts of {}) and {} live odds connections. \
+             Keep it secret; if it is lost or someone else may have it, replace it with the \
+             form at {}/.\n",
+            plan.name,
+            signup.settings.public_url.trim_end_matches('/'),
+            plan.rate_per_sec,
+            plan.burst,
+            plan.live_connections,
+            signup.settings.public_url.trim_end_matches('/'),
+        );
+        signup
+            .mailer
+            .send(email, "Your racing data API key", body)?;
+        tracing::info!(key = %key_record.prefix(), plan = plan_id, "subscription confirmed");
+        return Ok(format!(
+            "Your key of the {} plan has been sent to {email}.",
+            plan.name
+        ));
+    }
+    anyhow::bail!("the subscriber record kept changing")
+}
+
+#[derive(Deserialize)]
+struct ReplaceForm {
+    csrf: Option<String>,
+    #[serde(default)]
+    email: String,
+    compromised: Option<String>,
+}
+
+async fn replace(
+    State(signup): State<Arc<Signup>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    Form(form): Form<ReplaceForm>,
+) -> Response {
+    if let Some(page) = forged(&signup, &headers, form.csrf.as_deref()) {
+        return page;
+    }
+    if let Some(page) = limited(&signup.by_client, &peer.ip()) {
+        return page;
+    }
+    let Ok(email) = store::check_address(&form.email) else {
+        return problem(
+            StatusCode::BAD_REQUEST,
+            "Please check the form",
+            "That is not an e-mail address.",
+        );
+    };
+    if let Some(page) = limited(&signup.by_address, &email) {
+        return page;
+    }
+    let compromised = form.compromised.as_deref() == Some("yes");
+    // The page is the same whether or not the address subscribed: it tells nobody who
+    // does.
+    let answer = html(
+        StatusCode::OK,
+        pages::message(
+            "Check your e-mail",
+            &format!(
+                "If {email} holds a key, we sent it a link to replace it, valid for {} hours.",
+                signup.hours()
+            ),
+        ),
+    );
+    match signup.store.subscriber(&email).await {
+        Err(e) => internal(e),
+        Ok(None) => answer,
+        Ok(Some((record, _))) => {
+            let pending = Pending::Replace {
+                email: email.clone(),
+                compromised,
+            };
+            let token = match signup.store.issue(pending, signup.settings.link_ttl).await {
+                Ok(t) => t,
+                Err(e) => return internal(e),
+            };
+            let what = if compromised {
+                "Your current keys stop working as soon as you do."
+            } else {
+                "Your current keys keep working for a day after that, so you can deploy the new ones first."
+            };
+            let body = format!(
+                "Hello {},\n\nto replace your racing data API keys, open this link within \
+                 {} hours and press the button:\n\n{}\n\n{what}\n\nIf you did not ask for \
+                 this, ignore this message: nothing changes without it.\n",
+                record.name,
+                signup.hours(),
+                signup.link(&token)
+            );
+            match signup
+                .mailer
+                .send(&email, "Replace your racing data API key", body)
+            {
+                Ok(()) => answer,
+                Err(e) => internal(e),
+            }
+        }
+    }
+}
+
+/// Rotates every key of `email`, revoking the old ones at once if `compromised`, and
+/// mails the new ones; the text of the page.
+async fn replace_confirmed(
+    signup: &Signup,
+    email: &str,
+    compromised: bool,
+) -> anyhow::Result<String> {
+    let Some((mut record, revision)) = signup.store.subscriber(email).await? else {
+        return Ok(format!("{email} holds no key."));
+    };
+    let grace = signup.settings.grace;
+    let now = jiff::Timestamp::now().to_string();
+    let mut lines = Vec::new();
+    for subscription in &mut record.subscriptions {
+        let (key, new, old) = if compromised {
+            signup
+                .registry
+                .replace_compromised(&subscription.key_id)
+                .await?
+        } else {
+            signup.registry.rotate(&subscription.key_id, grace).await?
+        };
+        let plan = signup
+            .settings
+            .plans
+            .get(&subscription.plan)
+            .map_or(subscription.plan.clone(), |p| p.name.clone());
+        lines.push(format!("{plan} plan: {key}"));
+        subscription.key_id = new.id.clone();
+        subscription.replaced_at = Some(now.clone());
+        tracing::info!(old = %old.prefix(), new = %new.prefix(), compromised, "key replaced");
+    }
+    signup.store.save(&record, Some(revision)).await?;
+    let fate = if compromised {
+        "Your old keys were revoked: they no longer work, and open live odds connections \
+         made with them were closed."
+            .to_owned()
+    } else {
+        format!(
+            "Your old keys keep working for {} hours, then stop.",
+            signup.settings.grace.as_secs() / 3600
+        )
+    };
+    let body = format!(
+        "Hello {},\n\nyour new racing data API keys:\n\n{}\n\n{fate}\n",
+        record.name,
+        lines.join("\n")
+    );
+    signup
+        .mailer
+        .send(email, "Your new racing data API key", body)?;
+    Ok(format!("New keys have been sent to {email}. {fate}"))
+}

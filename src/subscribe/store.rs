@@ -1,0 +1,287 @@
+//! What the subscription flow keeps in NATS, beside the keys, so that every replica shares
+//! it: one record per subscriber address in `{stream}_SUBSCRIBERS` (who, which plans,
+//! when, the prefix of each key), and the single-use links waiting to be followed in
+//! `{stream}_SIGNUPS`, which JetStream forgets after a week.
+
+use std::time::Duration;
+
+use anyhow::{bail, Context as _};
+use async_nats::jetstream::{self, kv};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// How long JetStream keeps a link record, whatever its own expiry.
+const SIGNUP_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// A subscriber: an address and the plans it holds a key of.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Subscriber {
+    /// The address, as confirmed.
+    pub email: String,
+    /// The name or company given.
+    pub name: String,
+    /// One per plan subscribed.
+    pub subscriptions: Vec<Subscription>,
+}
+
+/// One confirmed subscription.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Subscription {
+    /// The plan's id.
+    pub plan: String,
+    /// The id of its current key (`rk_` + this is the prefix).
+    pub key_id: String,
+    /// RFC 3339: when it was confirmed.
+    pub confirmed_at: String,
+    /// RFC 3339: when its key was last replaced, if ever.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replaced_at: Option<String>,
+}
+
+/// What following a link does.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Pending {
+    /// Confirms a subscription: a key of `plan` for `email`.
+    Subscribe {
+        /// The address to confirm.
+        email: String,
+        /// The name or company given.
+        name: String,
+        /// The plan asked for.
+        plan: String,
+    },
+    /// Replaces every key of `email`; the old ones are revoked at once if `compromised`.
+    Replace {
+        /// The subscriber's address.
+        email: String,
+        /// Whether the subscriber said the key is compromised.
+        compromised: bool,
+    },
+}
+
+#[derive(Serialize, Deserialize)]
+struct PendingRecord {
+    #[serde(flatten)]
+    pending: Pending,
+    /// RFC 3339.
+    expires_at: String,
+}
+
+/// Why a link was not followed.
+#[derive(Debug, PartialEq, Eq)]
+pub enum LinkError {
+    /// Never issued, or already used.
+    Unknown,
+    /// Issued, but past its expiry.
+    Expired,
+}
+
+/// The subscription buckets of a stream.
+#[derive(Clone)]
+pub struct Store {
+    subscribers: kv::Store,
+    signups: kv::Store,
+}
+
+impl Store {
+    /// Opens (creating if needed) `{stream}_SUBSCRIBERS` and `{stream}_SIGNUPS`.
+    pub async fn open(js: &jetstream::Context, stream: &str) -> anyhow::Result<Store> {
+        let replicas = crate::keys::registry::stream_replicas(js, stream).await;
+        let subscribers = crate::keys::registry::bucket(
+            js,
+            &format!("{stream}_SUBSCRIBERS"),
+            "Subscribers: address, name, plans, key prefixes",
+            5,
+            Duration::ZERO,
+            replicas,
+        )
+        .await?;
+        let signups = crate::keys::registry::bucket(
+            js,
+            &format!("{stream}_SIGNUPS"),
+            "Single-use links of the subscription forms",
+            1,
+            SIGNUP_RETENTION,
+            replicas,
+        )
+        .await?;
+        Ok(Store {
+            subscribers,
+            signups,
+        })
+    }
+
+    /// The secret every replica signs its forms' tokens with: made by the first replica
+    /// that asks (create-if-absent), read by the others.
+    pub async fn form_secret(&self) -> anyhow::Result<[u8; 32]> {
+        let fresh: [u8; 32] = rand::random();
+        let key = "secret.forms";
+        // Another replica may make it at the same moment: reading is what counts.
+        let _ = self.subscribers.create(key, hex(&fresh).into()).await;
+        let stored = self
+            .subscribers
+            .get(key)
+            .await?
+            .context("the form secret vanished")?;
+        let text = std::str::from_utf8(&stored).context("an unreadable form secret")?;
+        let mut secret = [0u8; 32];
+        for (i, byte) in secret.iter_mut().enumerate() {
+            *byte = text
+                .get(2 * i..2 * i + 2)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+                .context("an unreadable form secret")?;
+        }
+        Ok(secret)
+    }
+
+    /// The record of `email`, with its revision for [`Store::save`].
+    pub async fn subscriber(&self, email: &str) -> anyhow::Result<Option<(Subscriber, u64)>> {
+        match self.subscribers.entry(address_key(email)).await? {
+            Some(entry) if entry.operation == kv::Operation::Put => {
+                let record = serde_json::from_slice(&entry.value)
+                    .context("an unreadable subscriber record")?;
+                Ok(Some((record, entry.revision)))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Writes `record`: created if `revision` is `None`, else only if it is still at
+    /// `revision` (another replica may have changed it meanwhile: then an error).
+    pub async fn save(&self, record: &Subscriber, revision: Option<u64>) -> anyhow::Result<()> {
+        let key = address_key(&record.email);
+        let bytes = serde_json::to_vec(record)?.into();
+        match revision {
+            None => self.subscribers.create(&key, bytes).await.map(|_| ())?,
+            Some(r) => self.subscribers.update(&key, bytes, r).await.map(|_| ())?,
+        }
+        Ok(())
+    }
+
+    /// Records a link to follow within `ttl`; returns its token, which only the e-mail
+    /// carries (the bucket holds its hash).
+    pub async fn issue(&self, pending: Pending, ttl: Duration) -> anyhow::Result<String> {
+        let token = format!("{:032x}", rand::random::<u128>());
+        let expires = jiff::Timestamp::now()
+            + jiff::SignedDuration::try_from(ttl).unwrap_or(jiff::SignedDuration::ZERO);
+        let record = PendingRecord {
+            pending,
+            expires_at: expires.to_string(),
+        };
+        self.signups
+            .create(token_key(&token), serde_json::to_vec(&record)?.into())
+            .await
+            .context("recording the link")?;
+        Ok(token)
+    }
+
+    /// What the link of `token` is for, without using it.
+    pub async fn peek(&self, token: &str) -> anyhow::Result<Result<Pending, LinkError>> {
+        Ok(self.lookup(token).await?.map(|(pending, _)| pending))
+    }
+
+    /// Uses the link of `token`: once only, on whichever replica, and before it expires.
+    pub async fn consume(&self, token: &str) -> anyhow::Result<Result<Pending, LinkError>> {
+        let (pending, revision) = match self.lookup(token).await? {
+            Ok(found) => found,
+            Err(e) => return Ok(Err(e)),
+        };
+        // Deleting at the revision read: of two replicas following the same link at
+        // once, one deletes it and the other is refused.
+        match self
+            .signups
+            .delete_expect_revision(token_key(token), Some(revision))
+            .await
+        {
+            Ok(()) => Ok(Ok(pending)),
+            Err(_) => Ok(Err(LinkError::Unknown)),
+        }
+    }
+
+    async fn lookup(&self, token: &str) -> anyhow::Result<Result<(Pending, u64), LinkError>> {
+        if token.len() != 32 || !token.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Ok(Err(LinkError::Unknown));
+        }
+        let Some(entry) = self.signups.entry(token_key(token)).await? else {
+            return Ok(Err(LinkError::Unknown));
+        };
+        if entry.operation != kv::Operation::Put {
+            return Ok(Err(LinkError::Unknown));
+        }
+        let record: PendingRecord =
+            serde_json::from_slice(&entry.value).context("an unreadable link record")?;
+        let expired = record
+            .expires_at
+            .parse::<jiff::Timestamp>()
+            .map_or(true, |t| t <= jiff::Timestamp::now());
+        if expired {
+            return Ok(Err(LinkError::Expired));
+        }
+        Ok(Ok((record.pending, entry.revision)))
+    }
+}
+
+/// An address as compared: trimmed and lower-cased.
+pub fn normalise(email: &str) -> String {
+    email.trim().to_lowercase()
+}
+
+/// A subscriber's record name: a hash of the address, so no address is a bucket key.
+fn address_key(email: &str) -> String {
+    format!(
+        "a.{}",
+        hex(&Sha256::digest(normalise(email).as_bytes())[..16])
+    )
+}
+
+fn token_key(token: &str) -> String {
+    format!("t.{}", hex(&Sha256::digest(token.as_bytes())[..16]))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A subscriber record that holds a plan at most once.
+pub fn holds<'a>(subscriber: &'a Subscriber, plan: &str) -> Option<&'a Subscription> {
+    subscriber.subscriptions.iter().find(|s| s.plan == plan)
+}
+
+/// Checks an address as the form gives it: one `@`, no spaces or controls, 3 to 254
+/// characters.
+pub fn check_address(email: &str) -> anyhow::Result<String> {
+    let email = normalise(email);
+    let ok = (3..=254).contains(&email.len())
+        && email.matches('@').count() == 1
+        && !email.starts_with('@')
+        && !email.ends_with('@')
+        && !email
+            .chars()
+            .any(|c| c.is_whitespace() || c.is_control() || c == '<' || c == '>')
+        && email.parse::<lettre::Address>().is_ok();
+    if !ok {
+        bail!("that is not an e-mail address");
+    }
+    Ok(email)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_are_checked_and_compared_lower_case() {
+        assert_eq!(
+            check_address(" Ann@Example.COM ").expect("an address"),
+            "ann@example.com"
+        );
+        for bad in [
+            "", "ann", "@x", "a@", "a b@c.d", "a@@b", "<a@b.c>", "a@b\n.c",
+        ] {
+            assert!(check_address(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(address_key("A@b.c"), address_key("a@B.C "));
+        assert_ne!(token_key("a"), token_key("b"));
+    }
+}
