@@ -628,6 +628,20 @@ async fn status(args: AdminArgs) -> anyhow::Result<ExitCode> {
         "since start:   {} applied, {} duplicates, {} dead letters",
         s.applied, s.duplicates, s.dead_letters
     );
+    let mail = &s.mail;
+    match &mail.outbox {
+        Some(outbox) => println!("mail:          {} written to {outbox}", mail.sent),
+        None => println!(
+            "mail:          {} sent, {} waiting, {} failed attempts{}",
+            mail.sent,
+            mail.queued,
+            mail.failed_attempts,
+            mail.last_error
+                .as_deref()
+                .map(|e| format!(" (last: {e})"))
+                .unwrap_or_default()
+        ),
+    }
     match &s.reason {
         None => println!("ready:         yes"),
         Some(reason) => println!("ready:         no ({reason})"),

@@ -12,4 +12,5 @@ mod rebuild;
 mod reliability;
 mod security;
 mod sessions;
+mod subscribe;
 mod support;

@@ -1,0 +1,453 @@
+//! Subscribing on the pricing page with a real SMTP server on loopback (aiosmtpd, from
+//! Debian's python3-aiosmtpd, writing what it receives to a Maildir): the whole double
+//! opt-in, the key working, and each way the flow refuses.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use tempfile::TempDir;
+
+use crate::support::{App, Nats};
+
+/// A real SMTP server of a test's own; stopped on drop.
+pub struct Smtp {
+    child: tokio::process::Child,
+    pub port: u16,
+    maildir: PathBuf,
+    _dir: TempDir,
+}
+
+impl Smtp {
+    pub async fn start() -> Smtp {
+        let dir = TempDir::new().expect("temp dir");
+        let maildir = dir.path().join("Maildir");
+        let port = racing::nats::free_port().expect("a free port");
+        // Debian's python3 has the package; a python3 of one's own first on the PATH may not.
+        let python = if Path::new("/usr/bin/python3").exists() {
+            "/usr/bin/python3"
+        } else {
+            "python3"
+        };
+        let child = tokio::process::Command::new(python)
+            .args(["-m", "aiosmtpd", "-n", "-l"])
+            .arg(format!("127.0.0.1:{port}"))
+            .args(["-c", "aiosmtpd.handlers.Mailbox"])
+            .arg(&maildir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("aiosmtpd starts (apt-get install python3-aiosmtpd)");
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_err()
+        {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "aiosmtpd listens within 10 s"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Smtp {
+            child,
+            port,
+            maildir,
+            _dir: dir,
+        }
+    }
+
+    /// The messages received so far, oldest first.
+    pub fn messages(&self) -> Vec<String> {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(self.maildir.join("new"))
+            .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
+            .unwrap_or_default();
+        files.sort_by_key(|f| std::fs::metadata(f).and_then(|m| m.modified()).ok());
+        files
+            .iter()
+            .filter_map(|f| std::fs::read_to_string(f).ok())
+            .collect()
+    }
+
+    /// Waits for message number `n` (1-based) to arrive, and returns it.
+    pub async fn message(&self, n: usize) -> String {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(m) = self.messages().into_iter().nth(n - 1) {
+                return m;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "message {n} did not arrive; {} did",
+                self.messages().len()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+impl Drop for Smtp {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+    }
+}
+
+/// The link of a message.
+pub fn link_in(message: &str) -> String {
+    message
+        .split_whitespace()
+        .find(|w| w.contains("/confirm?t="))
+        .unwrap_or_else(|| panic!("no link in:\n{message}"))
+        .to_owned()
+}
+
+/// The key of a message.
+pub fn key_in(message: &str) -> String {
+    message
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| c == '\'' || c == '\\'))
+        .find(|w| w.starts_with("rk_") && w.len() == 44)
+        .unwrap_or_else(|| panic!("no key in:\n{message}"))
+        .to_owned()
+}
+
+/// A browser's part, by hand: the form cookie, and the token of the last page.
+struct Visitor {
+    client: reqwest::Client,
+    base: String,
+    cookie: Option<String>,
+    csrf: String,
+}
+
+impl Visitor {
+    fn new(app: &App) -> Visitor {
+        Visitor {
+            client: reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .expect("client"),
+            base: app.base.clone(),
+            cookie: None,
+            csrf: String::new(),
+        }
+    }
+
+    /// GETs a page, keeping its cookie and form token; returns status and body.
+    async fn open(&mut self, url: &str) -> (StatusCode, String) {
+        let mut req = self.client.get(url);
+        if let Some(c) = &self.cookie {
+            req = req.header("Cookie", c);
+        }
+        let res = req.send().await.expect("page");
+        if let Some(set) = res.headers().get("set-cookie") {
+            let set = set.to_str().expect("ascii");
+            self.cookie = set.split(';').next().map(str::to_owned);
+        }
+        let status = res.status();
+        let body = res.text().await.expect("body");
+        if let Some(token) = hidden(&body, "csrf") {
+            self.csrf = token;
+        }
+        (status, body)
+    }
+
+    /// POSTs a form to `path` with the form token; returns status and body.
+    async fn post(&self, path: &str, fields: &[(&str, &str)]) -> (StatusCode, String) {
+        let mut form: Vec<(&str, &str)> = vec![("csrf", &self.csrf)];
+        form.extend_from_slice(fields);
+        self.post_raw(path, &form).await
+    }
+
+    async fn post_raw(&self, path: &str, form: &[(&str, &str)]) -> (StatusCode, String) {
+        let mut req = self.client.post(format!("{}{path}", self.base)).form(form);
+        if let Some(c) = &self.cookie {
+            req = req.header("Cookie", c);
+        }
+        let res = req.send().await.expect("post");
+        (res.status(), res.text().await.expect("body"))
+    }
+
+    /// Opens the link of `message` and presses its button.
+    async fn follow(&mut self, message: &str) -> (StatusCode, String) {
+        let (status, page) = self.open(&link_in(message)).await;
+        assert_eq!(status, StatusCode::OK, "{page}");
+        let token = hidden(&page, "token").expect("the link's token in the page");
+        self.post("/confirm", &[("token", &token)]).await
+    }
+
+    async fn subscribe(&mut self, email: &str, plan: &str) -> (StatusCode, String) {
+        let (status, _) = self.open(&format!("{}/", self.base)).await;
+        assert_eq!(status, StatusCode::OK);
+        self.post(
+            "/subscribe",
+            &[
+                ("name", "Ann Lee"),
+                ("email", email),
+                ("plan", plan),
+                ("terms", "yes"),
+            ],
+        )
+        .await
+    }
+}
+
+/// The value of the hidden field `name` of a page.
+fn hidden(page: &str, name: &str) -> Option<String> {
+    let marker = format!("name=\"{name}\" value=\"");
+    let start = page.find(&marker)? + marker.len();
+    let end = page[start..].find('"')? + start;
+    Some(page[start..end].to_owned())
+}
+
+async fn api(app: &App, key: &str) -> StatusCode {
+    app.client
+        .get(format!("{}/api/v1/racecards/today", app.base))
+        .header("X-API-Key", key)
+        .send()
+        .await
+        .expect("request")
+        .status()
+}
+
+/// Polls until `key` gets `status` from the API (the registry reaches the ring within
+/// moments); fails after 5 s.
+async fn api_becomes(app: &App, key: &str, status: StatusCode) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let now = api(app, key).await;
+        if now == status {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the key got {now}, not {status}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+async fn start(
+    nats: &Nats,
+    dir: &Path,
+    smtp: &Smtp,
+    adjust: impl FnOnce(&mut racing::Config),
+) -> App {
+    let port = smtp.port;
+    App::start_with(nats, dir, move |c| {
+        c.signup.smtp_url = Some(format!("smtp://127.0.0.1:{port}"));
+        adjust(c);
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_subscriber_gets_a_key_by_mail_and_replaces_it() {
+    let nats = Nats::start().await;
+    let smtp = Smtp::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let mut app = start(&nats, dir.path(), &smtp, |_| {}).await;
+    // Today's card, so that the new key has something to read.
+    let hong_kong = jiff::tz::TimeZone::get("Asia/Hong_Kong").expect("a zone");
+    let today = jiff::Timestamp::now()
+        .to_zoned(hong_kong)
+        .date()
+        .to_string();
+    let card = racing_events::samples::card(&today, "Sha Tin", 1, &["A001", "A002"]);
+    let seq = nats
+        .publish(&[racing_events::samples::envelope(card)])
+        .await;
+    app.projected(seq).await;
+    let mut ann = Visitor::new(&app);
+
+    let (status, page) = ann.subscribe("Ann@Example.com", "trial").await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    assert!(page.contains("Check your e-mail"), "{page}");
+    let confirmation = smtp.message(1).await;
+    assert!(
+        confirmation.contains("To: ann@example.com"),
+        "{confirmation}"
+    );
+    assert!(
+        !confirmation.contains("rk_"),
+        "no key before the address is confirmed"
+    );
+
+    let (status, page) = ann.follow(&confirmation).await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    assert!(!page.contains("rk_"), "the key is in no page");
+    let key = key_in(&smtp.message(2).await);
+    api_becomes(&app, &key, StatusCode::OK).await;
+
+    // The link works once.
+    let (status, page) = ann.open(&link_in(&confirmation)).await;
+    assert_eq!(status, StatusCode::GONE, "a used link: {page}");
+
+    // A second subscription to the plan makes no second key: a reminder instead.
+    ann.subscribe("ann@example.com", "trial").await;
+    let (status, _) = ann.follow(&smtp.message(3).await).await;
+    assert_eq!(status, StatusCode::OK);
+    let reminder = smtp.message(4).await;
+    assert!(reminder.contains("already hold a key"), "{reminder}");
+    assert!(
+        reminder.contains(&key[..11]) && !reminder.contains(&key),
+        "{reminder}"
+    );
+
+    // Replaced, not compromised: the old key keeps working, the new one works too.
+    let (status, _) = ann
+        .post("/keys/replace", &[("email", "ann@example.com")])
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, _) = ann.follow(&smtp.message(5).await).await;
+    assert_eq!(status, StatusCode::OK);
+    let second = key_in(&smtp.message(6).await);
+    assert_ne!(second, key);
+    api_becomes(&app, &second, StatusCode::OK).await;
+    assert_eq!(
+        api(&app, &key).await,
+        StatusCode::OK,
+        "inside its grace period"
+    );
+
+    // Compromised: the key in use stops at once.
+    let (status, _) = ann
+        .post(
+            "/keys/replace",
+            &[("email", "ann@example.com"), ("compromised", "yes")],
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, _) = ann.follow(&smtp.message(7).await).await;
+    assert_eq!(status, StatusCode::OK);
+    let third = key_in(&smtp.message(8).await);
+    api_becomes(&app, &third, StatusCode::OK).await;
+    api_becomes(&app, &second, StatusCode::UNAUTHORIZED).await;
+
+    // An address that never subscribed gets the same page and no mail.
+    let (status, page) = ann
+        .post("/keys/replace", &[("email", "nobody@example.com")])
+        .await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(smtp.messages().len(), 8);
+}
+
+#[tokio::test]
+async fn forms_without_their_token_links_used_or_expired_and_floods_are_refused() {
+    let nats = Nats::start().await;
+    let smtp = Smtp::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let app = start(&nats, dir.path(), &smtp, |c| {
+        c.signup.link_ttl = Duration::from_secs(1);
+        c.signup.posts_per_client_hour = 4;
+    })
+    .await;
+    let mut bob = Visitor::new(&app);
+    bob.open(&format!("{}/pricing", app.base)).await;
+    let fields = [
+        ("name", "Bob"),
+        ("email", "bob@example.com"),
+        ("plan", "trial"),
+        ("terms", "yes"),
+    ];
+
+    // No token, a token of another cookie, a token too old.
+    let (status, page) = bob.post_raw("/subscribe", &fields).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{page}");
+    let mut stranger = Visitor::new(&app);
+    stranger.csrf = bob.csrf.clone();
+    stranger.cookie = Some(format!("racing_form={}", "0".repeat(32)));
+    assert_eq!(
+        stranger.post("/subscribe", &fields).await.0,
+        StatusCode::FORBIDDEN
+    );
+    let secret = {
+        let kv = nats
+            .service
+            .get_key_value("RACING_SUBSCRIBERS")
+            .await
+            .expect("the bucket");
+        let hex = kv
+            .get("secret.forms")
+            .await
+            .expect("read")
+            .expect("a secret");
+        let hex = std::str::from_utf8(&hex).expect("text").to_owned();
+        let mut secret = [0u8; 32];
+        for (i, b) in secret.iter_mut().enumerate() {
+            *b = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).expect("hex");
+        }
+        secret
+    };
+    let cookie = bob
+        .cookie
+        .clone()
+        .expect("a cookie")
+        .trim_start_matches("racing_form=")
+        .to_owned();
+    let old = racing::subscribe::csrf::Csrf::new(secret)
+        .token(&cookie, jiff::Timestamp::now().as_second() - 3 * 3600);
+    let mut form: Vec<(&str, &str)> = vec![("csrf", &old)];
+    form.extend_from_slice(&fields);
+    let (status, page) = bob.post_raw("/subscribe", &form).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert!(page.contains("expired"), "{page}");
+    assert!(
+        smtp.messages().is_empty(),
+        "nothing sent for a refused form"
+    );
+
+    // Bad fields: a clear page, nothing sent.
+    let (status, page) = bob
+        .post(
+            "/subscribe",
+            &[
+                ("name", "Bob"),
+                ("email", "not an address"),
+                ("plan", "trial"),
+                ("terms", "yes"),
+            ],
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(page.contains("not an e-mail address"), "{page}");
+
+    // A link past its expiry, and one that was never sent.
+    let (status, _) = bob.post("/subscribe", &fields).await;
+    assert_eq!(status, StatusCode::OK);
+    let confirmation = smtp.message(1).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let (status, page) = bob.open(&link_in(&confirmation)).await;
+    assert_eq!(status, StatusCode::GONE);
+    assert!(page.contains("expired"), "{page}");
+    let (status, _) = bob
+        .open(&format!("{}/confirm?t={}", app.base, "f".repeat(32)))
+        .await;
+    assert_eq!(status, StatusCode::GONE);
+
+    // Posts from one client past its hourly limit: 429 and when to come back.
+    let mut last = StatusCode::OK;
+    let mut retry = None;
+    for _ in 0..4 {
+        let res = bob
+            .client
+            .post(format!("{}/keys/replace", app.base))
+            .header("Cookie", bob.cookie.clone().expect("cookie"))
+            .form(&[("csrf", bob.csrf.as_str()), ("email", "bob@example.com")])
+            .send()
+            .await
+            .expect("post");
+        last = res.status();
+        retry = res.headers().get("retry-after").cloned();
+        if last == StatusCode::TOO_MANY_REQUESTS {
+            let page = res.text().await.expect("body");
+            assert!(page.contains("come back in"), "{page}");
+            break;
+        }
+    }
+    assert_eq!(last, StatusCode::TOO_MANY_REQUESTS);
+    assert!(retry.is_some(), "Retry-After");
+}
