@@ -286,6 +286,15 @@ impl Run {
         }
         fresh.flush().await?;
         let (old, old_dir) = self.read_models.swap(fresh, dir)?;
+        // The old store's last writes are made durable now, while the projector is still
+        // held and so nothing in the process writes to sled. Otherwise the flush that sled
+        // makes when the store's last handle drops (a request in flight, the background
+        // check) waits under sled's process-wide lock, and a projector commit queued for
+        // that lock meanwhile deadlocks the process (sled 0.34; seen in the test suite,
+        // where two tests' stores share the process).
+        if let Err(e) = old.flush().await {
+            tracing::warn!(error = %e, "flushing the replaced read models");
+        }
         drop(_held);
         let data_dir = self.read_models.data_dir().to_owned();
         let repair = self.repair;
