@@ -62,7 +62,8 @@ async fn every_path_needs_the_key_before_routing() {
         "/api/v1/racecards/2026-11-18",
         "/api/v1/results/not-a-date",
         "/api/v1/nowhere",
-        "/",
+        "/nowhere",
+        "/pricing/",
     ];
     for path in paths {
         for key in [None, Some("wrong"), Some(""), Some("test-key-012345678")] {

@@ -3,6 +3,7 @@
 
 mod admin;
 mod api;
+mod browser;
 mod cluster;
 mod keys;
 mod live;

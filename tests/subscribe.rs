@@ -262,6 +262,21 @@ async fn a_subscriber_gets_a_key_by_mail_and_replaces_it() {
     app.projected(seq).await;
     let mut ann = Visitor::new(&app);
 
+    // The pricing page needs no key, and neither do its forms.
+    for path in ["/", "/pricing"] {
+        let res = app
+            .client
+            .get(format!("{}{path}", app.base))
+            .send()
+            .await
+            .expect("page");
+        assert_eq!(res.status(), StatusCode::OK, "{path}");
+        assert!(res.headers()["content-type"]
+            .to_str()
+            .expect("ascii")
+            .starts_with("text/html"));
+    }
+
     let (status, page) = ann.subscribe("Ann@Example.com", "trial").await;
     assert_eq!(status, StatusCode::OK, "{page}");
     assert!(page.contains("Check your e-mail"), "{page}");

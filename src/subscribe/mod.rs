@@ -173,6 +173,11 @@ fn limited<K: std::hash::Hash + Eq + Clone>(
     key: &K,
 ) -> Option<Response> {
     use governor::clock::{Clock, DefaultClock};
+    // Keys whose limit has filled up again are forgotten, so a flood of distinct
+    // addresses does not grow the map for ever.
+    if limiter.len() > 10_000 {
+        limiter.retain_recent();
+    }
     limiter
         .check_key(key)
         .err()

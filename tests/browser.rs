@@ -1,0 +1,179 @@
+//! The pricing page as a person uses it: a real headless Chromium, driven through
+//! WebDriver (chromedriver, from Debian's chromium-driver), fills in the form and follows
+//! the mailed link; a real SMTP server carries the mail; the key works on the API.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use fantoccini::{ClientBuilder, Locator};
+use reqwest::StatusCode;
+use tempfile::TempDir;
+
+use crate::subscribe::{key_in, link_in, Smtp};
+use crate::support::{App, Nats};
+
+/// A chromedriver of a test's own on a free loopback port; stopped on drop.
+struct Driver {
+    _child: tokio::process::Child,
+    url: String,
+}
+
+impl Driver {
+    async fn start() -> Driver {
+        let port = racing::nats::free_port().expect("a free port");
+        let child = tokio::process::Command::new("chromedriver")
+            .arg(format!("--port={port}"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("chromedriver starts (apt-get install chromium chromium-driver)");
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        while tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_err()
+        {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "chromedriver listens within 20 s"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Driver {
+            _child: child,
+            url: format!("http://127.0.0.1:{port}"),
+        }
+    }
+
+    async fn browser(&self) -> fantoccini::Client {
+        let mut capabilities = serde_json::Map::new();
+        capabilities.insert(
+            "goog:chromeOptions".into(),
+            serde_json::json!({
+                "args": ["--headless=new", "--no-sandbox", "--disable-gpu",
+                         "--disable-dev-shm-usage", "--window-size=412,915"]
+            }),
+        );
+        ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+            .capabilities(capabilities)
+            .connect(&self.url)
+            .await
+            .expect("a headless Chromium session")
+    }
+}
+
+/// Waits until the page's text holds `text`.
+async fn shows(browser: &fantoccini::Client, text: &str) -> String {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        let body = browser
+            .find(Locator::Css("body"))
+            .await
+            .expect("a body")
+            .text()
+            .await
+            .expect("its text");
+        if body.contains(text) {
+            return body;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the page never said {text:?}; it says:\n{body}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_person_subscribes_in_a_browser_and_calls_the_api_with_the_mailed_key() {
+    let nats = Nats::start().await;
+    let smtp = Smtp::start().await;
+    let driver = Driver::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let smtp_port = smtp.port;
+    let mut app = App::start_with(&nats, dir.path(), move |c| {
+        c.signup.smtp_url = Some(format!("smtp://127.0.0.1:{smtp_port}"));
+    })
+    .await;
+    let hong_kong = jiff::tz::TimeZone::get("Asia/Hong_Kong").expect("a zone");
+    let today = jiff::Timestamp::now()
+        .to_zoned(hong_kong)
+        .date()
+        .to_string();
+    let card = racing_events::samples::card(&today, "Sha Tin", 1, &["B001", "B002"]);
+    let seq = nats
+        .publish(&[racing_events::samples::envelope(card)])
+        .await;
+    app.projected(seq).await;
+
+    let browser = driver.browser().await;
+    browser
+        .goto(&format!("{}/", app.base))
+        .await
+        .expect("the page");
+    shows(&browser, "Plans").await;
+    let field = |css: &'static str| browser.find(Locator::Css(css));
+    field("#name")
+        .await
+        .expect("a name field")
+        .send_keys("Carol Chan Analytics")
+        .await
+        .expect("typed");
+    field("#email")
+        .await
+        .expect("an e-mail field")
+        .send_keys("carol@example.com")
+        .await
+        .expect("typed");
+    field("#terms")
+        .await
+        .expect("the terms")
+        .click()
+        .await
+        .expect("ticked");
+    field("form[action='/subscribe'] button")
+        .await
+        .expect("the button")
+        .click()
+        .await
+        .expect("pressed");
+    shows(&browser, "Check your e-mail").await;
+
+    let confirmation = smtp.message(1).await;
+    browser
+        .goto(&link_in(&confirmation))
+        .await
+        .expect("the link");
+    shows(&browser, "Confirm subscription").await;
+    field("form[action='/confirm'] button")
+        .await
+        .expect("the button")
+        .click()
+        .await
+        .expect("pressed");
+    let page = shows(&browser, "has been sent to carol@example.com").await;
+    let key = key_in(&smtp.message(2).await);
+    assert!(!page.contains(&key), "the key is in no page");
+    browser.close().await.expect("the browser closes");
+
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let status = app
+            .client
+            .get(format!("{}/api/v1/racecards/today", app.base))
+            .header("X-API-Key", &key)
+            .send()
+            .await
+            .expect("request")
+            .status();
+        if status == StatusCode::OK {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the mailed key got {status}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
