@@ -21,9 +21,10 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[derive(Parser)]
 #[command(name = "racing", version, about = "Horse racing data service")]
 struct Cli {
-    /// Log filter (tracing's EnvFilter syntax), e.g. `info` or `racing=debug`.
-    #[arg(long, global = true, env = "RACING_LOG", default_value = "info")]
-    log: String,
+    /// Log filter (tracing's EnvFilter syntax), e.g. `info` or `racing=debug`; default
+    /// `info` for `serve`, `warn` for the other commands (their result is on stdout).
+    #[arg(long, global = true, env = "RACING_LOG")]
+    log: Option<String>,
     /// Log lines as `human` text or `json` objects (one per line).
     #[arg(long, global = true, env = "RACING_LOG_FORMAT", default_value = "human", value_parser = ["human", "json"])]
     log_format: String,
@@ -242,10 +243,17 @@ fn main() -> ExitCode {
         .try_get_matches()
         .and_then(|matches| Cli::from_arg_matches(&matches))
         .unwrap_or_else(|e| e.exit());
-    let filter = tracing_subscriber::EnvFilter::try_new(&cli.log)
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let quiet = if matches!(cli.command, Command::Serve(_)) {
+        "info"
+    } else {
+        "warn"
+    };
+    let filter = tracing_subscriber::EnvFilter::try_new(cli.log.as_deref().unwrap_or(quiet))
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(quiet));
+    // Colour codes only for a person at a terminal, never in a file or a pipe.
     let logs = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr);
     if cli.log_format == "json" {
         logs.json().init();
@@ -328,7 +336,24 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     } else {
         addr.to_string()
     };
-    println_lossy(&banner(&app, &host));
+    // The banner once the API answers: the read models caught up with the log (before
+    // that, documents are 503s) and the server taking requests.
+    let text = banner(&app, &host);
+    let mut progress = app.progress();
+    let home = format!("http://{host}/");
+    tokio::spawn(async move {
+        if progress.wait_for(|p| p.caught_up).await.is_err() {
+            return;
+        }
+        let client = reqwest::Client::new();
+        for _ in 0..200 {
+            if client.get(&home).send().await.is_ok() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        println_lossy(&text);
+    });
 
     let shutdown = CancellationToken::new();
     let signal = shutdown.clone();
@@ -502,11 +527,12 @@ async fn keys(args: KeysArgs) -> anyhow::Result<ExitCode> {
                 max_connections,
             };
             let (key, record) = registry.create(&name, limits).await?;
+            // The key alone, even with stderr joined to stdout: a script takes it as it is.
             println!("{key}");
-            eprintln!(
-                "key {} for {} created; this is the only time it is shown",
-                record.prefix(),
-                record.name
+            tracing::info!(
+                key = %record.prefix(),
+                name = %record.name,
+                "key created; this is the only time it is shown"
             );
         }
         KeysAction::List { all } => {
@@ -537,12 +563,12 @@ async fn keys(args: KeysArgs) -> anyhow::Result<ExitCode> {
             let grace = std::time::Duration::from_secs(grace_hours.saturating_mul(3600));
             let (key, new, old) = registry.rotate(&id, grace).await?;
             println!("{key}");
-            eprintln!(
-                "new key {} for {}; the old key {} works until {}",
-                new.prefix(),
-                new.name,
-                old.prefix(),
-                old.expires_at.as_deref().unwrap_or("-")
+            tracing::info!(
+                new = %new.prefix(),
+                name = %new.name,
+                old = %old.prefix(),
+                until = old.expires_at.as_deref().unwrap_or("-"),
+                "key rotated; the old key works until then"
             );
         }
     }

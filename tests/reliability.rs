@@ -656,21 +656,24 @@ async fn serve_without_a_nats_url_runs_its_own_server_and_stops_it_on_exit() {
             .arg("--data-dir")
             .arg(&data)
             .env_remove("RACING_NATS_URL")
-            .env("RACING_LOG", "warn")
+            .env_remove("RACING_LOG")
             .output()
             .expect("racing runs");
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        assert!(
-            out.status.success(),
-            "racing {args:?}: {text}{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let log = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "racing {args:?}: {text}{log}");
+        // Quiet by default: no log line (async-nats's INFO ones included) and no colour.
+        assert!(log.is_empty(), "racing {args:?} wrote to stderr: {log}");
         text
     };
     let published = racing(&["publish", file.to_str().expect("a path")]);
     assert!(published.starts_with("published 1,"), "{published}");
     let key = racing(&["keys", "create", "--name", "local"]);
     let key = key.trim();
+    assert!(
+        key.starts_with("rk_") && !key.contains(char::is_whitespace),
+        "the key alone on stdout: {key:?}"
+    );
     let deadline = tokio::time::Instant::now() + process::WAIT;
     loop {
         let res = client
