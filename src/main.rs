@@ -372,6 +372,7 @@ fn banner(app: &Application, host: &str) -> String {
         "racing is serving".to_owned(),
         format!("  API:        http://{host}/api/v1/"),
         format!("  pricing:    http://{host}/  (subscribe for a key)"),
+        format!("  docs:       http://{host}/docs  (no key needed)"),
         format!("  live odds:  ws://{host}/ws/live/odds?api_key=KEY"),
         format!("  NATS:       {}", app.nats_url()),
     ];

@@ -103,3 +103,28 @@ async fn docs_page_needs_the_key_and_is_self_contained_html() {
         }
     }
 }
+
+#[tokio::test]
+async fn the_same_docs_and_description_are_public_and_their_link_works() {
+    let (_nats, app, _dir) = service().await;
+    let keyed = fetch(&app, "/api/v1/docs").await.2;
+    let public = |path: &'static str| {
+        let client = app.client.clone();
+        let url = format!("{}{path}", app.base);
+        async move {
+            let res = client.get(url).send().await.expect("request");
+            let status = res.status();
+            (status, res.text().await.expect("body"))
+        }
+    };
+    let (status, page) = public("/docs").await;
+    assert_eq!(status, StatusCode::OK, "no key needed");
+    assert_eq!(page, keyed, "the same page");
+    // Its link to the description is relative: from /docs it leads to /openapi.json,
+    // which answers without a key too.
+    assert!(page.contains("href=\"openapi.json\""));
+    let (status, spec) = public("/openapi.json").await;
+    assert_eq!(status, StatusCode::OK);
+    let spec: serde_json::Value = serde_json::from_str(&spec).expect("JSON");
+    assert_eq!(spec["openapi"], "3.1.0");
+}

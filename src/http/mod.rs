@@ -101,8 +101,14 @@ pub fn api(state: AppState) -> Api {
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .with_state(state.clone());
     let public = crate::subscribe::routes(state.signup.clone())
+        .merge(openapi::public_routes())
         .route_layer(middleware::from_fn(crate::admin::track_requests));
     Api::new(state, others, public)
+}
+
+/// Whether `path` is answered without a key: the pricing site and the public reference.
+pub(crate) fn is_public(path: &str) -> bool {
+    crate::subscribe::is_public(path) || openapi::PUBLIC_PATHS.contains(&path)
 }
 
 /// The answer to a request for a document, counted in the route metrics with its time

@@ -34,6 +34,8 @@ use super::{ApiError, AppState, ODDS_SOCKET_PATH, UNAUTHORIZED_MESSAGE};
 pub const OPENAPI_PATH: &str = "/api/v1/openapi.json";
 /// Where the HTML reference is served.
 pub const DOCS_PATH: &str = "/api/v1/docs";
+/// The same two without a key: they hold no data, and a browser sends none.
+pub const PUBLIC_PATHS: [&str; 2] = ["/docs", "/openapi.json"];
 
 /// Name of the security scheme of the `X-API-Key` header.
 const KEY_HEADER_SCHEME: &str = "api_key";
@@ -58,6 +60,14 @@ pub(super) fn routes() -> Router<AppState> {
     Router::new()
         .route(OPENAPI_PATH, get(openapi_json))
         .route(DOCS_PATH, get(docs_page))
+}
+
+/// The description and the reference at [`PUBLIC_PATHS`], for a browser with no key;
+/// the reference's link to the description is relative, so it works from either place.
+pub(super) fn public_routes() -> Router {
+    Router::new()
+        .route(PUBLIC_PATHS[0], get(docs_page))
+        .route(PUBLIC_PATHS[1], get(openapi_json))
 }
 
 /// The OpenAPI 3.1 document of this API: every endpoint, its parameters and responses,

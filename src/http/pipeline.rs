@@ -126,7 +126,7 @@ impl Service<Request> for Api {
         let started = Instant::now();
         let id = request_id(&request);
         let span = request_span(&request, &id);
-        if crate::subscribe::is_public(request.uri().path()) {
+        if super::is_public(request.uri().path()) {
             return self.public(request, id, span, started);
         }
         let (admission, if_none_match, coded) = {

@@ -251,7 +251,7 @@ fn internal(e: anyhow::Error) -> Response {
 
 async fn pricing(State(signup): State<Arc<Signup>>, headers: HeaderMap) -> Response {
     with_form(&signup, &headers, |token| {
-        pages::pricing(&signup.settings.plans, token, "/api/v1/docs")
+        pages::pricing(&signup.settings.plans, token, "/docs")
     })
 }
 
