@@ -47,10 +47,20 @@ async fn health_readiness_status_and_metrics_answer_on_the_admin_listener() {
     assert_eq!(letters[0]["subject"], "racing.horses.X");
 
     assert_eq!(app.get("/api/v1/horses/E271").await.0, StatusCode::OK);
+    // Refusals before any route ran, and paths no route takes, are counted as well.
+    assert_eq!(
+        app.get_with("/api/v1/horses/E271", Some("a-wrong-key"))
+            .await
+            .0,
+        StatusCode::UNAUTHORIZED
+    );
+    assert_eq!(app.get("/api/v1/nowhere").await.0, StatusCode::NOT_FOUND);
     let (status, metrics) = get(format!("{}/metrics", app.admin)).await;
     assert_eq!(status, StatusCode::OK);
     for expected in [
         r#"racing_http_requests_total{route="/api/v1/horses/{horse_no}",status="200"}"#,
+        r#"racing_http_requests_total{route="/api/v1/horses/{horse_no}",status="401"}"#,
+        r#"racing_http_requests_total{route="unmatched",status="404"}"#,
         "racing_http_request_duration_seconds_bucket",
         "racing_events_applied_total",
         "racing_dead_letters_total",

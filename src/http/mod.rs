@@ -97,13 +97,22 @@ pub fn api(state: AppState) -> Api {
         .route(ODDS_SOCKET_PATH, get(live::odds_socket))
         .merge(openapi::routes())
         .route_layer(middleware::from_fn(crate::admin::track_requests))
-        .fallback(|| async { ApiError::NotFound("no such path".into()) })
-        .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
+        // Answers of no route are counted too, as `unmatched`: a scan of paths shows.
+        .fallback(|| async { unmatched(ApiError::NotFound("no such path".into())) })
+        .method_not_allowed_fallback(|| async { unmatched(ApiError::MethodNotAllowed) })
         .with_state(state.clone());
     let public = crate::subscribe::routes(state.signup.clone())
         .merge(openapi::public_routes())
         .route_layer(middleware::from_fn(crate::admin::track_requests));
     Api::new(state, others, public)
+}
+
+/// `error` as answered where no route applies, counted under the route `unmatched`.
+fn unmatched(error: ApiError) -> axum::response::Response {
+    let response = error.into_response();
+    let (requests, _) = crate::admin::route_metrics("unmatched", response.status().as_u16());
+    requests.increment(1);
+    response
 }
 
 /// Whether `path` is answered without a key: the pricing site and the public reference.

@@ -133,7 +133,10 @@ impl Service<Request> for Api {
             let _entered = span.enter();
             let admission = match self.admit(&request) {
                 Ok(admission) => admission,
-                Err(refusal) => return done(finish(refusal, id, started)),
+                Err(refusal) => {
+                    count_refusal(&request, &refusal, started);
+                    return done(finish(refusal, id, started));
+                }
             };
             let if_none_match = matches!(*request.method(), Method::GET | Method::HEAD)
                 .then(|| request.headers().get(IF_NONE_MATCH).cloned())
@@ -186,11 +189,15 @@ impl Api {
     ) -> <Api as Service<Request>>::Future {
         let state = &self.0.state;
         if let Some(e) = limits::oversized(&request) {
-            return done(finish(e.into_response(), id, started));
+            let refusal = e.into_response();
+            count_refusal(&request, &refusal, started);
+            return done(finish(refusal, id, started));
         }
         let Some(permit) = state.limits.admit() else {
-            let busy = ApiError::Unavailable("the service is at capacity; retry shortly".into());
-            return done(finish(busy.into_response(), id, started));
+            let busy = ApiError::Unavailable("the service is at capacity; retry shortly".into())
+                .into_response();
+            count_refusal(&request, &busy, started);
+            return done(finish(busy, id, started));
         };
         let answering = self.0.public.clone().call(request);
         let timeout = state.limits.timeout();
@@ -239,6 +246,16 @@ impl Service<Request> for Answers {
             None => Either::Right(self.router.call(request)),
         }
     }
+}
+
+/// Counts an answer made before any route ran (401, 413, 414, 429, 431, 503) in the
+/// route metrics, so that an operator sees a flood of bad keys: under the document's
+/// template where the path is one, else `unmatched`.
+fn count_refusal(request: &Request, refusal: &Response, started: Instant) {
+    let route = super::route::route(request.uri().path()).map_or("unmatched", |r| r.template());
+    let (requests, latency) = crate::admin::route_metrics(route, refusal.status().as_u16());
+    requests.increment(1);
+    latency.record(started.elapsed().as_secs_f64());
 }
 
 fn done(response: Response) -> <Api as Service<Request>>::Future {
