@@ -42,6 +42,8 @@ pub struct Application {
     config: Config,
     local_nats: Option<LocalNats>,
     nats_url: String,
+    /// The demo feeder's own connection, if it has one.
+    demo_client: Option<async_nats::Client>,
     /// With a local server: the directory of its users' credentials.
     nats_credentials: Option<std::path::PathBuf>,
     demo_key: Option<String>,
@@ -100,10 +102,12 @@ impl Application {
         // API is not "ready" on an empty log and then answers 404s for a moment. (After
         // the store is checked against the stream's end as it was.)
         // The demo publishes as a feeder: the service's own user may not.
-        let demo_js = match (&config.demo, feeder_auth) {
-            (Some(_), Some(feeder)) => Some(jetstream::new(
-                nats::connect(&nats_url, &feeder, Role::Feeder).await?,
-            )),
+        let demo_client = match (&config.demo, feeder_auth) {
+            (Some(_), Some(feeder)) => Some(nats::connect(&nats_url, &feeder, Role::Feeder).await?),
+            _ => None,
+        };
+        let demo_js = match (&config.demo, &demo_client) {
+            (Some(_), Some(feeder)) => Some(jetstream::new(feeder.clone())),
             (Some(_), None) => {
                 tracing::warn!(
                     "demo mode without RACING_DEMO_NATS_NKEY: the demo publishes as the service, \
@@ -188,6 +192,7 @@ impl Application {
                 .map(|local| local.credentials().dir().to_owned()),
             local_nats,
             nats_url: nats::redact(&nats_url),
+            demo_client,
             demo_key,
             demo,
             demo_example,
@@ -335,6 +340,12 @@ impl Application {
             tracing::error!(error = %e, "projector task");
         }
         if let Some(local) = self.local_nats {
+            // Our own connections close first: a server stopped under them makes each
+            // log an IO error on what is a clean stop.
+            let _ = tokio::time::timeout(Duration::from_secs(2), self.client.drain()).await;
+            if let Some(demo) = &self.demo_client {
+                let _ = tokio::time::timeout(Duration::from_secs(2), demo.drain()).await;
+            }
             local.stop(Duration::from_secs(5)).await;
         }
         Ok(())
@@ -431,7 +442,10 @@ fn verify_in_background(store: Arc<Store>, rebuilder: Arc<Rebuilder>) {
         .await;
         let problem = match read {
             Ok(Ok(Ok(records))) => {
-                tracing::info!(records, "read models verified");
+                tracing::info!(
+                    records,
+                    "read models verified: every record of the store reads back whole"
+                );
                 return;
             }
             Ok(Ok(Err(e))) => e.to_string(),

@@ -103,11 +103,13 @@ pub fn median(values: impl IntoIterator<Item = f64>) -> f64 {
     }
 }
 
-fn verdict(pass: bool) -> &'static str {
-    if pass {
-        "PASS"
-    } else {
-        "FAIL"
+/// Whether a goal is met: `PASS` or `FAIL`, or `-` at the tiny scale, whose figures
+/// judge nothing.
+fn verdict(judged: bool, pass: bool) -> &'static str {
+    match (judged, pass) {
+        (false, _) => "-",
+        (true, true) => "PASS",
+        (true, false) => "FAIL",
     }
 }
 
@@ -148,6 +150,7 @@ impl Report {
 
     /// Rows of the table: part, measure, racing, baseline, ratio, goal, verdict.
     fn rows(&self) -> Vec<[String; 7]> {
+        let judged = self.scale.name != "tiny";
         let mut rows = Vec::new();
         if let Some(http) = &self.http {
             for e in http {
@@ -169,7 +172,7 @@ impl Report {
                     thousands(rps_b),
                     format!("{ratio:.2}"),
                     format!("≥ {HTTP_RATIO:.2} × bare"),
-                    verdict(ratio >= HTTP_RATIO).into(),
+                    verdict(judged, ratio >= HTTP_RATIO).into(),
                 ]);
                 rows.push([
                     String::new(),
@@ -178,7 +181,7 @@ impl Report {
                     format!("{p50_b:.2} / {p99_b:.2}"),
                     format!("{:.2}", p99_s / p99_b),
                     format!("p99 < {HTTP_P99_MS} ms"),
-                    verdict(p99_s < HTTP_P99_MS).into(),
+                    verdict(judged, p99_s < HTTP_P99_MS).into(),
                 ]);
             }
         }
@@ -196,7 +199,7 @@ impl Report {
                 thousands(n / raw),
                 format!("{ratio:.2}"),
                 format!("≥ {REPLAY_RATIO:.2} × raw consumer"),
-                verdict(ratio >= REPLAY_RATIO).into(),
+                verdict(judged, ratio >= REPLAY_RATIO).into(),
             ]);
             rows.push([
                 String::new(),
@@ -218,7 +221,7 @@ impl Report {
                 String::new(),
                 String::new(),
                 format!("< {STARTUP_SECS} s"),
-                verdict(med < STARTUP_SECS).into(),
+                verdict(judged, med < STARTUP_SECS).into(),
             ]);
         }
         if let Some(l) = &self.live {
@@ -234,7 +237,7 @@ impl Report {
                 String::new(),
                 String::new(),
                 format!("p99 < {LIVE_P99_MS} ms"),
-                verdict(l.p99_ms < LIVE_P99_MS && l.received == l.expected).into(),
+                verdict(judged, l.p99_ms < LIVE_P99_MS && l.received == l.expected).into(),
             ]);
             rows.push([
                 String::new(),
@@ -282,7 +285,7 @@ impl Report {
                 String::new(),
                 String::new(),
                 format!("< {} KiB", IDLE_BYTES / 1024.0),
-                verdict(m.per_connection_bytes < IDLE_BYTES).into(),
+                verdict(judged, m.per_connection_bytes < IDLE_BYTES).into(),
             ]);
         }
         rows
