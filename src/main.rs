@@ -402,6 +402,11 @@ fn banner(app: &Application, host: &str) -> String {
             let curl = format!("              curl -H 'X-API-Key: {key}' 'http://{host}/api/v1");
             lines.push(format!("{curl}/results/{}/{}'", e.date, e.race_number));
             lines.push(format!("{curl}/horses/{}/form?limit=5'", e.horse_no));
+            // The README's examples use these, so they answer on any day.
+            lines.push(format!(
+                "  shell:      export KEY={key} DAY={} RACE={} HORSE={}",
+                e.date, e.race_number, e.horse_no
+            ));
         }
         lines.push(format!(
             "              websocat 'ws://{host}/ws/live/odds?api_key={key}'"
