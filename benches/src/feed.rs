@@ -137,7 +137,7 @@ pub async fn ensure(
             tally.events as f64 / secs.max(1e-9)
         );
     }
-    let mut stream = js.get_stream(STREAM).await?;
+    let mut stream = service.get_stream(STREAM).await?;
     let state = stream.info().await?.state.clone();
     ensure!(
         state.messages == tally.events,
