@@ -21,9 +21,13 @@ pub struct Smtp {
 
 impl Smtp {
     pub async fn start() -> Smtp {
+        Smtp::start_on(racing::nats::free_port().expect("a free port")).await
+    }
+
+    /// Starts it on `port`.
+    pub async fn start_on(port: u16) -> Smtp {
         let dir = TempDir::new().expect("temp dir");
         let maildir = dir.path().join("Maildir");
-        let port = racing::nats::free_port().expect("a free port");
         // Debian's python3 has the package; a python3 of one's own first on the PATH may not.
         let python = if Path::new("/usr/bin/python3").exists() {
             "/usr/bin/python3"
@@ -465,4 +469,65 @@ async fn forms_without_their_token_links_used_or_expired_and_floods_are_refused(
     }
     assert_eq!(last, StatusCode::TOO_MANY_REQUESTS);
     assert!(retry.is_some(), "Retry-After");
+}
+
+#[tokio::test]
+async fn mail_the_smtp_server_does_not_take_waits_and_goes_once_it_does() {
+    let nats = Nats::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    // Nothing listens there yet.
+    let port = racing::nats::free_port().expect("a free port");
+    let app = App::start_with(&nats, dir.path(), move |c| {
+        c.signup.smtp_url = Some(format!("smtp://127.0.0.1:{port}"));
+    })
+    .await;
+    let mut dan = Visitor::new(&app);
+    let (status, page) = dan.subscribe("dan@example.com", "trial").await;
+    assert_eq!(status, StatusCode::OK, "the form is taken: {page}");
+
+    let mail = || {
+        let client = app.client.clone();
+        let url = format!("{}/status", app.admin);
+        async move {
+            let status: serde_json::Value = client
+                .get(url)
+                .send()
+                .await
+                .expect("status")
+                .json()
+                .await
+                .expect("JSON");
+            status["mail"].clone()
+        }
+    };
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let m = mail().await;
+        if m["failed_attempts"].as_u64() >= Some(1) && m["queued"] == 1 {
+            assert!(m["last_error"].is_string(), "{m}");
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no failure shown: {m}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    // The server comes; the message waiting goes, within the backoff.
+    let smtp = Smtp::start_on(port).await;
+    let confirmation = smtp.message(1).await;
+    assert!(
+        confirmation.contains("To: dan@example.com"),
+        "{confirmation}"
+    );
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let m = mail().await;
+        if m["queued"] == 0 && m["sent"] == 1 {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "still queued: {m}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
