@@ -16,6 +16,7 @@ pub mod publish;
 pub mod read_models;
 pub mod rebuild;
 pub mod subscribe;
+pub mod watch;
 
 pub use app::Application;
 pub use config::Config;

@@ -54,6 +54,8 @@ enum Command {
     /// Rebuild every read model of a running service from the log into a fresh store and
     /// swap it in; the API answers from the store in use until the swap.
     Rebuild(AdminArgs),
+    /// Watch a race's prices move, live, in the terminal (one line per update in a pipe).
+    Watch(racing::watch::WatchArgs),
 }
 
 #[derive(Args)]
@@ -277,6 +279,7 @@ fn main() -> ExitCode {
             Command::Status(args) => status(args).await,
             Command::DeadLetters(args) => dead_letters(args).await,
             Command::Rebuild(args) => rebuild(args).await,
+            Command::Watch(args) => racing::watch::run(args).await.map(|()| ExitCode::SUCCESS),
         }
     });
     match result {
@@ -409,7 +412,7 @@ fn banner(app: &Application, host: &str) -> String {
             ));
         }
         lines.push(format!(
-            "              websocat 'ws://{host}/ws/live/odds?api_key={key}'"
+            "              racing watch --url http://{host} --key {key}"
         ));
     }
     lines.join("\n")

@@ -15,3 +15,4 @@ mod security;
 mod sessions;
 mod subscribe;
 mod support;
+mod watch;
