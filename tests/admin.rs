@@ -93,3 +93,73 @@ async fn health_readiness_status_and_metrics_answer_on_the_admin_listener() {
         "reads go on from sled"
     );
 }
+
+/// The metric names a Grafana expression asks for.
+fn metric_names(expr: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut rest = expr;
+    while let Some(start) = rest.find("racing_") {
+        let tail = &rest[start..];
+        let end = tail
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(tail.len());
+        names.push(tail[..end].to_owned());
+        rest = &tail[end..];
+    }
+    names
+}
+
+/// The dashboard shipped for Grafana asks only for metrics the service exports: each is
+/// made to appear (a document, a bad key, a refusal for rate, a duplicate, a dead letter,
+/// a live odds connection), then every name of every panel is found in `/metrics`.
+#[tokio::test]
+async fn the_grafana_dashboard_asks_only_for_metrics_that_exist() {
+    let nats = Nats::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let mut app = App::start_with(&nats, dir.path(), |c| {
+        c.request_limits.rate_per_sec = 1;
+        c.request_limits.burst = 1;
+    })
+    .await;
+    let event = envelope(profile("E271", "GOLDEN SIXTY"));
+    nats.publish(std::slice::from_ref(&event)).await;
+    // The same event id again, past JetStream's window of ids: the projector's duplicate.
+    nats.publish_raw(&event.subject(), event.to_json().as_bytes(), None)
+        .await;
+    let last = nats.publish_raw("racing.horses.X", b"not json", None).await;
+    app.projected(last).await;
+    app.get("/api/v1/horses/E271").await;
+    app.get("/api/v1/horses/E271").await;
+    app.get_with("/api/v1/horses/E271", Some("a-wrong-key")).await;
+    let url = format!("{}/ws/live/odds?api_key={KEY}", app.base.replace("http", "ws"));
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    let (mut socket, _) = tokio_tungstenite::connect_async(url)
+        .await
+        .expect("a live connection");
+    futures::StreamExt::next(&mut socket).await;
+
+    let (_, metrics) = get(format!("{}/metrics", app.admin)).await;
+    let dashboard: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/docs/monitoring/grafana/dashboards/racing.json"
+        ))
+        .expect("the dashboard"),
+    )
+    .expect("JSON");
+    let mut asked = 0;
+    for panel in dashboard["panels"].as_array().expect("panels") {
+        for target in panel["targets"].as_array().expect("targets") {
+            let expr = target["expr"].as_str().expect("an expression");
+            for name in metric_names(expr) {
+                asked += 1;
+                assert!(
+                    metrics.lines().any(|l| l.starts_with(&name)),
+                    "panel {:?} asks for {name}, which /metrics lacks",
+                    panel["title"]
+                );
+            }
+        }
+    }
+    assert!(asked >= 10, "the dashboard asks for {asked} metrics");
+}
