@@ -130,8 +130,12 @@ async fn the_grafana_dashboard_asks_only_for_metrics_that_exist() {
     app.projected(last).await;
     app.get("/api/v1/horses/E271").await;
     app.get("/api/v1/horses/E271").await;
-    app.get_with("/api/v1/horses/E271", Some("a-wrong-key")).await;
-    let url = format!("{}/ws/live/odds?api_key={KEY}", app.base.replace("http", "ws"));
+    app.get_with("/api/v1/horses/E271", Some("a-wrong-key"))
+        .await;
+    let url = format!(
+        "{}/ws/live/odds?api_key={KEY}",
+        app.base.replace("http", "ws")
+    );
     tokio::time::sleep(std::time::Duration::from_secs(1)).await;
     let (mut socket, _) = tokio_tungstenite::connect_async(url)
         .await

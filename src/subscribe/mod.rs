@@ -629,14 +629,22 @@ async fn replace_confirmed(
     let grace = signup.settings.grace;
     let now = jiff::Timestamp::now().to_string();
     let mut lines = Vec::new();
+    let mut failed = None;
     for subscription in &mut record.subscriptions {
-        let (key, new, old) = if compromised {
+        let replaced = if compromised {
             signup
                 .registry
                 .replace_compromised(&subscription.key_id)
-                .await?
+                .await
         } else {
-            signup.registry.rotate(&subscription.key_id, grace).await?
+            signup.registry.rotate(&subscription.key_id, grace).await
+        };
+        let (key, new, old) = match replaced {
+            Ok(replaced) => replaced,
+            Err(e) => {
+                failed = Some(e);
+                break;
+            }
         };
         let plan = signup
             .settings
@@ -648,7 +656,9 @@ async fn replace_confirmed(
         subscription.replaced_at = Some(now.clone());
         tracing::info!(old = %old.prefix(), new = %new.prefix(), compromised, "key replaced");
     }
-    signup.store.save(&record, Some(revision)).await?;
+    if lines.is_empty() {
+        return Err(failed.unwrap_or_else(|| anyhow::anyhow!("{email} holds no key")));
+    }
     let fate = if compromised {
         "Your old keys were revoked: they no longer work, and open live odds connections \
          made with them were closed."
@@ -659,6 +669,8 @@ async fn replace_confirmed(
             signup.settings.grace.as_secs() / 3600
         )
     };
+    // The new keys go out first, whatever follows: a subscriber whose old key was just
+    // revoked must not be left without one.
     let body = format!(
         "Hello {},\n\nyour new racing data API keys:\n\n{}\n\n{fate}\n",
         record.name,
@@ -667,5 +679,17 @@ async fn replace_confirmed(
     signup
         .mailer
         .send(email, "Your new racing data API key", body)?;
-    Ok(format!("New keys have been sent to {email}. {fate}"))
+    signup.store.save(&record, Some(revision)).await?;
+    match failed {
+        None => Ok(format!("New keys have been sent to {email}. {fate}")),
+        Some(e) => {
+            tracing::error!(error = format!("{e:#}"), "replacing a subscriber's keys");
+            Ok(format!(
+                "{} of {} keys were replaced and sent to {email}; the others could not be \
+                 now. Please try again in a few minutes.",
+                lines.len(),
+                record.subscriptions.len()
+            ))
+        }
+    }
 }
