@@ -101,21 +101,9 @@ impl Application {
         // The demo season goes into the log before the projector starts, so that the
         // API is not "ready" on an empty log and then answers 404s for a moment. (After
         // the store is checked against the stream's end as it was.)
-        // The demo publishes as a feeder: the service's own user may not.
-        let demo_client = match (&config.demo, feeder_auth) {
-            (Some(_), Some(feeder)) => Some(nats::connect(&nats_url, &feeder, Role::Feeder).await?),
-            _ => None,
-        };
-        let demo_js = match (&config.demo, &demo_client) {
-            (Some(_), Some(feeder)) => Some(jetstream::new(feeder.clone())),
-            (Some(_), None) => {
-                tracing::warn!(
-                    "demo mode without RACING_DEMO_NATS_NKEY: the demo publishes as the service, \
-                     which a NATS server with roles refuses"
-                );
-                Some(js.clone())
-            }
-            (None, _) => None,
+        let (demo_client, demo_js) = match config.demo {
+            Some(_) => demo_feeder(&nats_url, feeder_auth, &js).await?,
+            None => (None, None),
         };
         let demo = match (config.demo, &demo_js) {
             (Some(seed), Some(feeder)) => publish_demo_season(&js, feeder, &config, seed).await?,
@@ -349,6 +337,30 @@ impl Application {
             local.stop(Duration::from_secs(5)).await;
         }
         Ok(())
+    }
+}
+
+/// Where the demo publishes: as a feeder, since the service's own user may not; with no
+/// feeder's credentials (a server of one's own with no roles), as the service. The
+/// feeder's connection is returned too, to be closed at a clean stop.
+async fn demo_feeder(
+    nats_url: &str,
+    feeder: Option<nats::ClientAuth>,
+    service: &jetstream::Context,
+) -> anyhow::Result<(Option<async_nats::Client>, Option<jetstream::Context>)> {
+    match feeder {
+        Some(feeder) => {
+            let client = nats::connect(nats_url, &feeder, Role::Feeder).await?;
+            let js = jetstream::new(client.clone());
+            Ok((Some(client), Some(js)))
+        }
+        None => {
+            tracing::warn!(
+                "demo mode without RACING_DEMO_NATS_NKEY: the demo publishes as the service, \
+                 which a NATS server with roles refuses"
+            );
+            Ok((None, Some(service.clone())))
+        }
     }
 }
 

@@ -112,32 +112,30 @@ impl ClientAuth {
         }
     }
 
+    /// The client options that present these credentials and check TLS as asked.
     async fn options(&self) -> anyhow::Result<async_nats::ConnectOptions> {
-        {
-            let mut options = async_nats::ConnectOptions::new();
-            options = match &self.secret {
-                Secret::None => options,
-                Secret::CredsFile(path) => {
-                    options.credentials_file(path).await.with_context(|| {
-                        format!("reading the NATS credentials file {}", path.display())
-                    })?
-                }
-                Secret::Nkey(seed) => options.nkey(seed.clone()),
-                Secret::UserPassword(user, password) => {
-                    options.user_and_password(user.clone(), password.clone())
-                }
-                Secret::Token(token) => options.token(token.clone()),
-            };
-            if let Some(ca) = &self.ca {
-                options = options.add_root_certificates(ca.clone()).require_tls(true);
+        let mut options = async_nats::ConnectOptions::new();
+        options = match &self.secret {
+            Secret::None => options,
+            Secret::CredsFile(path) => options
+                .credentials_file(path)
+                .await
+                .with_context(|| format!("reading the NATS credentials file {}", path.display()))?,
+            Secret::Nkey(seed) => options.nkey(seed.clone()),
+            Secret::UserPassword(user, password) => {
+                options.user_and_password(user.clone(), password.clone())
             }
-            if let Some((cert, key)) = &self.client_cert {
-                options = options
-                    .add_client_certificate(cert.clone(), key.clone())
-                    .require_tls(true);
-            }
-            Ok(options)
+            Secret::Token(token) => options.token(token.clone()),
+        };
+        if let Some(ca) = &self.ca {
+            options = options.add_root_certificates(ca.clone()).require_tls(true);
         }
+        if let Some((cert, key)) = &self.client_cert {
+            options = options
+                .add_client_certificate(cert.clone(), key.clone())
+                .require_tls(true);
+        }
+        Ok(options)
     }
 }
 
