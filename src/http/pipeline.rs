@@ -43,7 +43,7 @@ struct Parts {
     state: AppState,
     plain: Answers,
     compressed: Compression<Answers>,
-    /// The pricing page and its forms: no key.
+    /// The pricing site and the public docs: no key.
     public: Router,
 }
 
@@ -178,8 +178,8 @@ impl Service<Request> for Api {
 }
 
 impl Api {
-    /// A page of the pricing site: the size checks and the in-flight bound, no key; its
-    /// own limits per client and address are the flow's.
+    /// A public page (the pricing site, the docs): the size checks and the in-flight bound,
+    /// no key; the forms have their own limits per client and address.
     fn public(
         &self,
         request: Request,
