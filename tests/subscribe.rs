@@ -531,3 +531,36 @@ async fn mail_the_smtp_server_does_not_take_waits_and_goes_once_it_does() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+#[tokio::test]
+async fn mails_to_one_address_are_limited_whoever_asks() {
+    let nats = Nats::start().await;
+    let smtp = Smtp::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let app = start(&nats, dir.path(), &smtp, |c| {
+        c.signup.mails_per_address_hour = 2;
+    })
+    .await;
+    // Two visitors (two cookies), one address: the third mail to it is refused.
+    let mut first = Visitor::new(&app);
+    let mut second = Visitor::new(&app);
+    assert_eq!(
+        first.subscribe("eve@example.com", "trial").await.0,
+        StatusCode::OK
+    );
+    assert_eq!(
+        second.subscribe("eve@example.com", "trial").await.0,
+        StatusCode::OK
+    );
+    let (status, page) = first.subscribe("EVE@example.com", "trial").await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{page}");
+    assert!(page.contains("come back in"), "{page}");
+    // Another address is not held back by it.
+    assert_eq!(
+        second.subscribe("fay@example.com", "trial").await.0,
+        StatusCode::OK
+    );
+    smtp.message(3).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(smtp.messages().len(), 3, "no mail for the refused form");
+}
