@@ -126,10 +126,7 @@ async fn publish(js: &jetstream::Context, event: &racing_events::Envelope) -> u6
 }
 
 fn hex_sha256(text: &str) -> String {
-    racing::keys::hash(text)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    racing::keys::hex(&racing::keys::hash(text))
 }
 
 #[tokio::test]

@@ -394,12 +394,7 @@ async fn forms_without_their_token_links_used_or_expired_and_floods_are_refused(
             .await
             .expect("read")
             .expect("a secret");
-        let hex = std::str::from_utf8(&hex).expect("text").to_owned();
-        let mut secret = [0u8; 32];
-        for (i, b) in secret.iter_mut().enumerate() {
-            *b = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).expect("hex");
-        }
-        secret
+        racing::keys::unhex(std::str::from_utf8(&hex).expect("text")).expect("64 hex digits")
     };
     let cookie = bob
         .cookie

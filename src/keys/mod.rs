@@ -97,11 +97,13 @@ pub fn hash(key: &str) -> [u8; 32] {
     Sha256::digest(key.as_bytes()).into()
 }
 
-fn hex(bytes: &[u8]) -> String {
+/// Bytes as lower-case hex, as key records and the form secret store them.
+pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn unhex(s: &str) -> Option<[u8; 32]> {
+/// 32 bytes back from 64 hex digits; `None` for anything else.
+pub fn unhex(s: &str) -> Option<[u8; 32]> {
     let mut out = [0u8; 32];
     if s.len() != 64 {
         return None;

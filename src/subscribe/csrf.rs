@@ -48,11 +48,7 @@ impl Csrf {
         mac.update(cookie.as_bytes());
         mac.update(b".");
         mac.update(at.to_string().as_bytes());
-        mac.finalize()
-            .into_bytes()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        crate::keys::hex(&mac.finalize().into_bytes())
     }
 
     /// Whether `token` was made for `cookie` within the last two hours of `now`.

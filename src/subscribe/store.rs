@@ -10,6 +10,8 @@ use async_nats::jetstream::{self, kv};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::keys::{hex, unhex};
+
 /// How long JetStream keeps a link record, whatever its own expiry.
 const SIGNUP_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
 
@@ -124,15 +126,10 @@ impl Store {
             .get(key)
             .await?
             .context("the form secret vanished")?;
-        let text = std::str::from_utf8(&stored).context("an unreadable form secret")?;
-        let mut secret = [0u8; 32];
-        for (i, byte) in secret.iter_mut().enumerate() {
-            *byte = text
-                .get(2 * i..2 * i + 2)
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-                .context("an unreadable form secret")?;
-        }
-        Ok(secret)
+        std::str::from_utf8(&stored)
+            .ok()
+            .and_then(unhex)
+            .context("an unreadable form secret")
     }
 
     /// The record of `email`, with its revision for [`Store::save`].
@@ -237,10 +234,6 @@ fn address_key(email: &str) -> String {
 
 fn token_key(token: &str) -> String {
     format!("t.{}", hex(&Sha256::digest(token.as_bytes())[..16]))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// A subscriber record that holds a plan at most once.
