@@ -240,6 +240,17 @@ fn forged(signup: &Signup, headers: &HeaderMap, token: Option<&str>) -> Option<R
     }
 }
 
+/// What a form post that asks for mail passes first: its token, then the client's hourly
+/// limit. The page that refuses it, if either fails.
+fn refused_post(
+    signup: &Signup,
+    headers: &HeaderMap,
+    csrf: Option<&str>,
+    peer: SocketAddr,
+) -> Option<Response> {
+    forged(signup, headers, csrf).or_else(|| limited(&signup.by_client, &peer.ip()))
+}
+
 fn internal(e: anyhow::Error) -> Response {
     tracing::error!(error = format!("{e:#}"), "subscription flow");
     problem(
@@ -273,10 +284,7 @@ async fn subscribe(
     headers: HeaderMap,
     Form(form): Form<SubscribeForm>,
 ) -> Response {
-    if let Some(page) = forged(&signup, &headers, form.csrf.as_deref()) {
-        return page;
-    }
-    if let Some(page) = limited(&signup.by_client, &peer.ip()) {
+    if let Some(page) = refused_post(&signup, &headers, form.csrf.as_deref(), peer) {
         return page;
     }
     let bad = |text: &str| problem(StatusCode::BAD_REQUEST, "Please check the form", text);
@@ -551,10 +559,7 @@ async fn replace(
     headers: HeaderMap,
     Form(form): Form<ReplaceForm>,
 ) -> Response {
-    if let Some(page) = forged(&signup, &headers, form.csrf.as_deref()) {
-        return page;
-    }
-    if let Some(page) = limited(&signup.by_client, &peer.ip()) {
+    if let Some(page) = refused_post(&signup, &headers, form.csrf.as_deref(), peer) {
         return page;
     }
     let Ok(email) = store::check_address(&form.email) else {
