@@ -9,7 +9,7 @@ use fantoccini::{ClientBuilder, Locator};
 use reqwest::StatusCode;
 use tempfile::TempDir;
 
-use crate::subscribe::{key_in, link_in, Smtp};
+use crate::subscribe::{api_becomes, key_in, link_in, todays_card, Smtp};
 use crate::support::{App, Nats};
 
 /// A chromedriver of a test's own on a free loopback port; stopped on drop.
@@ -29,17 +29,7 @@ impl Driver {
             .kill_on_drop(true)
             .spawn()
             .expect("chromedriver starts (apt-get install chromium chromium-driver)");
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-        while tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_err()
-        {
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "chromedriver listens within 20 s"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        crate::support::listening(port, "chromedriver", Duration::from_secs(20)).await;
         Driver {
             _child: child,
             url: format!("http://127.0.0.1:{port}"),
@@ -96,16 +86,7 @@ async fn a_person_subscribes_in_a_browser_and_calls_the_api_with_the_mailed_key(
         c.signup.smtp_url = Some(format!("smtp://127.0.0.1:{smtp_port}"));
     })
     .await;
-    let hong_kong = jiff::tz::TimeZone::get("Asia/Hong_Kong").expect("a zone");
-    let today = jiff::Timestamp::now()
-        .to_zoned(hong_kong)
-        .date()
-        .to_string();
-    let card = racing_events::samples::card(&today, "Sha Tin", 1, &["B001", "B002"]);
-    let seq = nats
-        .publish(&[racing_events::samples::envelope(card)])
-        .await;
-    app.projected(seq).await;
+    todays_card(&nats, &mut app).await;
 
     let browser = driver.browser().await;
     browser
@@ -157,23 +138,5 @@ async fn a_person_subscribes_in_a_browser_and_calls_the_api_with_the_mailed_key(
     assert!(!page.contains(&key), "the key is in no page");
     browser.close().await.expect("the browser closes");
 
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-    loop {
-        let status = app
-            .client
-            .get(format!("{}/api/v1/racecards/today", app.base))
-            .header("X-API-Key", &key)
-            .send()
-            .await
-            .expect("request")
-            .status();
-        if status == StatusCode::OK {
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the mailed key got {status}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    api_becomes(&app, &key, StatusCode::OK).await;
 }

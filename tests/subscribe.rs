@@ -45,17 +45,7 @@ impl Smtp {
             .kill_on_drop(true)
             .spawn()
             .expect("aiosmtpd starts (apt-get install python3-aiosmtpd)");
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-        while tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_err()
-        {
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "aiosmtpd listens within 10 s"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        crate::support::listening(port, "aiosmtpd", Duration::from_secs(10)).await;
         Smtp {
             child,
             port,
@@ -216,9 +206,24 @@ async fn api(app: &App, key: &str) -> StatusCode {
         .status()
 }
 
+/// Publishes a card for today in Hong Kong (the service's "today"), so that a new key
+/// has something to read at `/api/v1/racecards/today`, and waits until it is served.
+pub async fn todays_card(nats: &Nats, app: &mut App) {
+    let hong_kong = jiff::tz::TimeZone::get("Asia/Hong_Kong").expect("a zone");
+    let today = jiff::Timestamp::now()
+        .to_zoned(hong_kong)
+        .date()
+        .to_string();
+    let card = racing_events::samples::card(&today, "Sha Tin", 1, &["A001", "A002"]);
+    let seq = nats
+        .publish(&[racing_events::samples::envelope(card)])
+        .await;
+    app.projected(seq).await;
+}
+
 /// Polls until `key` gets `status` from the API (the registry reaches the ring within
 /// moments); fails after 5 s.
-async fn api_becomes(app: &App, key: &str, status: StatusCode) {
+pub async fn api_becomes(app: &App, key: &str, status: StatusCode) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
     loop {
         let now = api(app, key).await;
@@ -253,17 +258,7 @@ async fn a_subscriber_gets_a_key_by_mail_and_replaces_it() {
     let smtp = Smtp::start().await;
     let dir = TempDir::new().expect("temp dir");
     let mut app = start(&nats, dir.path(), &smtp, |_| {}).await;
-    // Today's card, so that the new key has something to read.
-    let hong_kong = jiff::tz::TimeZone::get("Asia/Hong_Kong").expect("a zone");
-    let today = jiff::Timestamp::now()
-        .to_zoned(hong_kong)
-        .date()
-        .to_string();
-    let card = racing_events::samples::card(&today, "Sha Tin", 1, &["A001", "A002"]);
-    let seq = nats
-        .publish(&[racing_events::samples::envelope(card)])
-        .await;
-    app.projected(seq).await;
+    todays_card(&nats, &mut app).await;
     let mut ann = Visitor::new(&app);
 
     // The pricing page needs no key, and neither do its forms.

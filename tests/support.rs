@@ -318,6 +318,22 @@ impl Nats {
     }
 }
 
+/// Waits until something accepts connections on loopback `port` (a server a test just
+/// started, named `what` in the failure), for at most `within`.
+pub async fn listening(port: u16, what: &str, within: Duration) {
+    let deadline = tokio::time::Instant::now() + within;
+    while tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .is_err()
+    {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{what} listens within {within:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// Whether a damaged store was moved aside in `data_dir` (`read-models.damaged-*`) and
 /// kept for inspection.
 pub fn damaged_copy_kept(data_dir: &Path) -> bool {
