@@ -113,6 +113,8 @@ pub struct AdminState {
     pub ready: Arc<AtomicBool>,
     /// Subscribers' mail, for its queue and failures.
     pub mailer: Arc<crate::subscribe::mail::Mailer>,
+    /// The supervised tasks, for their restarts.
+    pub tasks: Arc<crate::supervise::Tasks>,
 }
 
 /// The admin routes.
@@ -157,6 +159,9 @@ pub struct Status {
     /// Subscribers' mail: waiting, sent, failures.
     #[serde(default)]
     pub mail: crate::subscribe::mail::MailStatus,
+    /// The supervised tasks (projector, mailer): restarts and last failure.
+    #[serde(default)]
+    pub tasks: std::collections::BTreeMap<String, crate::supervise::TaskState>,
 }
 
 async fn current(state: &AdminState) -> Status {
@@ -185,6 +190,8 @@ async fn current(state: &AdminState) -> Status {
         Some("NATS is not reachable".to_owned())
     } else if stream_last_seq.is_none() {
         Some(format!("stream {} did not answer", state.stream))
+    } else if let Some((task, failure)) = state.tasks.restarting() {
+        Some(format!("the {task} failed ({failure}); starting it again"))
     } else if let Some(problem) = state.rebuilder.repairing() {
         Some(format!(
             "the read models are damaged ({problem}); rebuilding them from the log"
@@ -215,6 +222,12 @@ async fn current(state: &AdminState) -> Status {
         ready: reason.is_none(),
         reason,
         mail: state.mailer.status(),
+        tasks: state
+            .tasks
+            .states()
+            .into_iter()
+            .map(|(name, s)| (name.to_owned(), s))
+            .collect(),
     }
 }
 

@@ -14,6 +14,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
+use crate::faults::Faults;
 use crate::http::{self, AppState, ConnectionSlots, RateLimits, Shared};
 use crate::keys::registry::Registry;
 use crate::keys::replicas::Replicas;
@@ -23,6 +24,7 @@ use crate::nats::{self, LocalNats, Role};
 use crate::projector::{Progress, Projector};
 use crate::read_models::{self, ReadModels};
 use crate::rebuild::Rebuilder;
+use crate::supervise::{self, Tasks};
 
 /// How long in-flight requests get to finish at shutdown.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
@@ -51,6 +53,10 @@ pub struct Application {
     demo: Option<LiveDemo>,
     demo_example: Option<crate::demo::Example>,
     progress: watch::Sender<Progress>,
+    /// Faults a test injects; none unless it does.
+    faults: Arc<Faults>,
+    /// The supervised tasks' restarts, and why the service stopped itself if it did.
+    tasks: Arc<Tasks>,
     /// Stops the background tasks started by `build` if the application is dropped
     /// without being run.
     _stop_on_drop: tokio_util::sync::DropGuard,
@@ -185,6 +191,8 @@ impl Application {
             demo,
             demo_example,
             progress: watch::channel(Progress::default()).0,
+            faults: Arc::default(),
+            tasks: Arc::default(),
             _stop_on_drop: state_shutdown.drop_guard(),
         })
     }
@@ -239,6 +247,11 @@ impl Application {
         self.progress.subscribe()
     }
 
+    /// The faults a test may inject into this service once it runs.
+    pub fn faults(&self) -> Arc<Faults> {
+        self.faults.clone()
+    }
+
     /// Serves the API and runs the projector until `shutdown` is cancelled, then lets
     /// requests in flight finish, closes WebSockets with 1001, commits what was projected
     /// and stops a local NATS.
@@ -250,15 +263,42 @@ impl Application {
             stop.cancelled().await;
             on_stop.cancel();
         });
-        let projector = Projector {
-            read_models: self.state.read_models.clone(),
-            js: self.js.clone(),
-            stream: self.config.stream.clone(),
-            progress: self.progress.clone(),
-            ready: self.state.ready.clone(),
-            hub: self.state.live.hub.clone(),
+        // The projector, started again after a panic or an error (see `supervise`).
+        let projector = {
+            let (read_models, js, stream) = (
+                self.state.read_models.clone(),
+                self.js.clone(),
+                self.config.stream.clone(),
+            );
+            let (progress, ready, hub, faults) = (
+                self.progress.clone(),
+                self.state.ready.clone(),
+                self.state.live.hub.clone(),
+                self.faults.clone(),
+            );
+            let stop = shutdown.clone();
+            supervise::spawn(
+                "projector",
+                self.tasks.clone(),
+                shutdown.clone(),
+                move || {
+                    let projector = Projector {
+                        read_models: read_models.clone(),
+                        js: js.clone(),
+                        stream: stream.clone(),
+                        progress: progress.clone(),
+                        ready: ready.clone(),
+                        hub: hub.clone(),
+                        faults: faults.clone(),
+                    };
+                    let stop = stop.child_token();
+                    async move {
+                        projector.run(stop).await;
+                        Ok(())
+                    }
+                },
+            )
         };
-        let projector = tokio::spawn(projector.run(shutdown.child_token()));
 
         if let Some(demo) = self.demo {
             let race_secs = self.config.demo_race_secs;
@@ -272,13 +312,20 @@ impl Application {
 
         let mailer = self.state.signup.mailer().clone();
         let mail_stop = shutdown.clone();
-        tokio::spawn(async move { mailer.run(mail_stop).await });
+        supervise::spawn("mailer", self.tasks.clone(), shutdown.clone(), move || {
+            let (mailer, stop) = (mailer.clone(), mail_stop.clone());
+            async move {
+                mailer.run(stop).await;
+                Ok(())
+            }
+        });
 
         let rebuilder = Arc::new(Rebuilder::new(
             self.state.read_models.clone(),
             self.js.clone(),
             self.config.stream.clone(),
             shutdown.clone(),
+            self.faults.clone(),
         ));
         verify_in_background(self.state.read_models.load_full(), rebuilder.clone());
         let admin = crate::admin::router(crate::admin::AdminState {
@@ -290,6 +337,7 @@ impl Application {
             progress: self.progress.subscribe(),
             ready: self.state.ready.clone(),
             mailer: self.state.signup.mailer().clone(),
+            tasks: self.tasks.clone(),
         });
         let admin_stop = shutdown.clone();
         let admin_server = axum::serve(self.admin_listener, admin)
@@ -336,7 +384,10 @@ impl Application {
             }
             local.stop(Duration::from_secs(5)).await;
         }
-        Ok(())
+        match self.tasks.fatal() {
+            Some(reason) => Err(anyhow::anyhow!(reason)),
+            None => Ok(()),
+        }
     }
 }
 

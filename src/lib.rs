@@ -6,6 +6,7 @@ pub mod admin;
 pub mod app;
 pub mod config;
 pub mod demo;
+pub mod faults;
 pub mod files;
 pub mod http;
 pub mod keys;
@@ -16,6 +17,7 @@ pub mod publish;
 pub mod read_models;
 pub mod rebuild;
 pub mod subscribe;
+pub mod supervise;
 pub mod watch;
 
 pub use app::Application;

@@ -677,6 +677,24 @@ async fn status(args: AdminArgs) -> anyhow::Result<ExitCode> {
                 .unwrap_or_default()
         ),
     }
+    for (name, task) in &s.tasks {
+        if task.restarts > 0 || task.restarting {
+            println!(
+                "{:<15}{} restarts{}{}",
+                format!("{name}:"),
+                task.restarts,
+                if task.restarting {
+                    ", restarting now"
+                } else {
+                    ""
+                },
+                task.last_failure
+                    .as_deref()
+                    .map(|f| format!(" (last failure: {f})"))
+                    .unwrap_or_default()
+            );
+        }
+    }
     match &s.reason {
         None => println!("ready:         yes"),
         Some(reason) => println!("ready:         no ({reason})"),

@@ -16,6 +16,7 @@ use racing_projections::{Batch, BatchStats, Outcome, Store};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use crate::faults::Faults;
 use crate::live::{odds_frame, OddsDelta, OddsHub};
 use crate::read_models::ReadModels;
 
@@ -66,6 +67,8 @@ pub struct Projector {
     pub ready: Arc<AtomicBool>,
     /// Where applied odds updates go live, after their batch commits.
     pub hub: Arc<OddsHub>,
+    /// Faults a test injects.
+    pub faults: Arc<Faults>,
 }
 
 impl Projector {
@@ -146,6 +149,7 @@ impl Projector {
             let Some(first) = first else {
                 anyhow::bail!("message stream ended");
             };
+            self.faults.projector_batch();
             // No rebuild swaps the store from the start of a batch to its commit.
             let _no_swap = self.read_models.lock_commits().await;
             let store = self.read_models.load_full();

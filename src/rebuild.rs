@@ -6,10 +6,16 @@
 //! folds it into a new directory, never past the projector's checkpoint, so that every
 //! odds update still goes live exactly once, from the projector. Once it reaches a
 //! message the projector has not committed (or the stream's end), it takes the commit
-//! lock, which holds the projector between batches, folds up to the projector's
+//! lock, which holds the projector between batches, folds up to exactly the projector's
 //! checkpoint, flushes, records the new directory in the pointer file and swaps the
 //! stores. The projector then goes on from the same checkpoint in the new store, and the
 //! old directory is removed.
+//!
+//! A consumer that delivers nothing is never taken for the stream's end: below the
+//! projector's checkpoint the stream itself is asked what it holds there. If it holds a
+//! message, the consumer has stalled and is made again; only sequences the stream no
+//! longer holds (deleted) are skipped; and a rebuild that cannot reach the checkpoint
+//! within [`HOLD_LIMIT`] fails and keeps the store in use.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -21,6 +27,7 @@ use racing_projections::Store;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
+use crate::faults::Faults;
 use crate::projector::{fold_messages, CATCH_UP_BATCH, CATCH_UP_WINDOW, MAX_BATCH};
 use crate::read_models::{self, ReadModels};
 
@@ -29,7 +36,7 @@ use crate::read_models::{self, ReadModels};
 /// once per batch), small while it holds the projector.
 const CATCH_UP: (usize, Duration) = (CATCH_UP_BATCH, CATCH_UP_WINDOW);
 const HOLDING: (usize, Duration) = (MAX_BATCH, Duration::from_millis(50));
-/// How long the rebuild waits for more messages before it treats the stream as read.
+/// How long the rebuild waits for more messages before it asks the stream what is left.
 const IDLE: Duration = Duration::from_millis(250);
 /// Longest the projector may be held while the rebuild folds its last messages.
 const HOLD_LIMIT: Duration = Duration::from_secs(30);
@@ -88,6 +95,7 @@ pub struct Rebuilder {
     stream: String,
     shutdown: CancellationToken,
     status: Arc<Mutex<Status>>,
+    faults: Arc<Faults>,
 }
 
 impl Rebuilder {
@@ -97,6 +105,7 @@ impl Rebuilder {
         js: jetstream::Context,
         stream: String,
         shutdown: CancellationToken,
+        faults: Arc<Faults>,
     ) -> Rebuilder {
         Rebuilder {
             read_models,
@@ -104,6 +113,7 @@ impl Rebuilder {
             stream,
             shutdown,
             status: Arc::default(),
+            faults,
         }
     }
 
@@ -153,6 +163,7 @@ impl Rebuilder {
             js: self.js.clone(),
             stream: self.stream.clone(),
             status: self.status.clone(),
+            faults: self.faults.clone(),
         };
         let shutdown = self.shutdown.clone();
         let status = self.status.clone();
@@ -207,6 +218,15 @@ struct Run {
     js: jetstream::Context,
     stream: String,
     status: Arc<Mutex<Status>>,
+    faults: Arc<Faults>,
+}
+
+/// What the stream holds between the fresh store's checkpoint and a target.
+enum Below {
+    /// A message at this sequence, which the consumer has not delivered.
+    Stored(u64),
+    /// Nothing: every sequence up to the target was deleted from the stream.
+    Deleted,
 }
 
 impl Run {
@@ -238,15 +258,21 @@ impl Run {
             if !later.is_empty() || (idle && fresh.checkpoint()? >= live) {
                 break later;
             }
-            // Behind the projector with nothing delivered: a consumer that has stalled
-            // (as after a stream leader's loss, or under load) is made again from the
-            // fresh store's checkpoint, and one that stays stalled ends the rebuild
-            // rather than hanging it.
-            let quiet = *quiet_since.get_or_insert_with(tokio::time::Instant::now);
             if !idle {
                 quiet_since = None;
                 stalls = 0;
-            } else if quiet.elapsed() > HOLD_LIMIT {
+                continue;
+            }
+            // Behind the projector with nothing delivered: the rest may have been deleted
+            // from the stream (then the hold below skips it), or the consumer has stalled
+            // (as after a stream leader's loss, or under load): it is made again from the
+            // fresh store's checkpoint, and one that stays stalled ends the rebuild
+            // rather than hanging it.
+            if let Below::Deleted = self.below(&fresh, live).await? {
+                break later;
+            }
+            let quiet = *quiet_since.get_or_insert_with(tokio::time::Instant::now);
+            if quiet.elapsed() > HOLD_LIMIT {
                 anyhow::bail!(
                     "the log delivered nothing for {HOLD_LIMIT:?} below the projector's checkpoint {live}"
                 );
@@ -262,26 +288,56 @@ impl Run {
         };
 
         // The rest with the projector held between batches: up to exactly its checkpoint.
+        self.faults.rebuild_before_hold().await;
         let _held = self.read_models.lock_commits().await;
         let target = self.read_models.load().checkpoint()?;
         let deadline = tokio::time::Instant::now() + HOLD_LIMIT;
-        let mut past_target = false;
         loop {
             let (now, later): (Vec<_>, Vec<_>) =
                 waiting.into_iter().partition(|m| sequence(m) <= target);
             self.fold(&fresh, now).await?;
-            past_target |= !later.is_empty();
-            if past_target || fresh.checkpoint()? >= target {
+            let reached = fresh.checkpoint()?;
+            if reached >= target {
                 break;
             }
-            waiting = tokio::time::timeout_at(deadline, next_batch(&mut messages, HOLDING))
-                .await
-                .map_err(|_| {
-                    anyhow::anyhow!("the log did not reach the projector's checkpoint {target} within {HOLD_LIMIT:?}")
-                })??;
-            if waiting.is_empty() {
-                // Nothing left in the stream: whatever was deleted below the target is gone.
-                break;
+            let delivered = !later.is_empty();
+            waiting = Vec::new();
+            if !delivered {
+                waiting = tokio::time::timeout_at(deadline, self.next_held(&mut messages))
+                    .await
+                    .map_err(|_| {
+                        anyhow::anyhow!("the log did not reach the projector's checkpoint {target} within {HOLD_LIMIT:?}")
+                    })??;
+                if !waiting.is_empty() {
+                    continue;
+                }
+            }
+            // Short of the target with nothing more delivered below it, or with a message
+            // past it: the stream says whether the rest is deleted or still to come.
+            match self.below(&fresh, target).await? {
+                Below::Deleted => {
+                    tracing::info!(
+                        from = reached + 1,
+                        to = target,
+                        "the stream no longer holds these sequences; the rebuild skips them"
+                    );
+                    fresh.skip_to(target)?;
+                    break;
+                }
+                Below::Stored(seq) => {
+                    if tokio::time::Instant::now() >= deadline {
+                        anyhow::bail!(
+                            "the log did not deliver message {seq} below the projector's checkpoint {target} within {HOLD_LIMIT:?}"
+                        );
+                    }
+                    tracing::warn!(
+                        checkpoint = reached,
+                        target,
+                        stored = seq,
+                        "the rebuild's consumer stalled below the projector's checkpoint; making it again"
+                    );
+                    messages = self.messages_after(&fresh).await?;
+                }
             }
         }
         fresh.flush().await?;
@@ -323,6 +379,42 @@ impl Run {
             }
         });
         Ok(())
+    }
+
+    /// The next messages while holding the projector (none, as from a stalled consumer,
+    /// while a test's fault says so).
+    async fn next_held(
+        &self,
+        messages: &mut consumer::pull::Ordered,
+    ) -> anyhow::Result<Vec<jetstream::Message>> {
+        if self.faults.rebuild_read_stalls() {
+            tokio::time::sleep(IDLE).await;
+            return Ok(Vec::new());
+        }
+        next_batch(messages, HOLDING).await
+    }
+
+    /// What the stream holds after `fresh`'s checkpoint, up to `target`: the first
+    /// message there, or nothing (deleted).
+    async fn below(&self, fresh: &Store, target: u64) -> anyhow::Result<Below> {
+        use async_nats::jetstream::stream::RawMessageErrorKind as Kind;
+        let from = fresh.checkpoint()? + 1;
+        let stream = self.js.get_stream(&self.stream).await?;
+        let next = stream
+            .raw_message_builder()
+            .sequence(from)
+            .next_by_subject(racing_events::ALL_SUBJECTS)
+            .send()
+            .await;
+        match next {
+            Ok(m) if m.sequence <= target => Ok(Below::Stored(m.sequence)),
+            Ok(_) => Ok(Below::Deleted),
+            Err(e) if e.kind() == Kind::NoMessageFound => Ok(Below::Deleted),
+            Err(e) => Err(anyhow::Error::from(e).context(format!(
+                "asking stream {} for its message at {from} or after",
+                self.stream
+            ))),
+        }
     }
 
     /// Folds `messages` into `fresh` on a blocking thread, so that a long rebuild never

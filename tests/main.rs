@@ -14,5 +14,6 @@ mod reliability;
 mod security;
 mod sessions;
 mod subscribe;
+mod supervision;
 mod support;
 mod watch;

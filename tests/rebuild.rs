@@ -183,12 +183,7 @@ async fn a_rebuild_swaps_in_a_fresh_store_while_the_api_answers() {
         .expect("dead letters");
     assert_eq!(letters_after, letters_before);
 
-    let status: serde_json::Value = reqwest::get(format!("{}/rebuild", app.admin))
-        .await
-        .expect("status")
-        .json()
-        .await
-        .expect("json");
+    let status = rebuild_ended(&app).await;
     assert_eq!(status["state"], "done", "{status}");
     let active = std::fs::read_to_string(dir.path().join("read-models.active")).expect("pointer");
     assert!(active.trim().starts_with("read-models.gen-"), "{active}");
@@ -224,4 +219,74 @@ async fn a_rebuild_swaps_in_a_fresh_store_while_the_api_answers() {
     );
     assert_eq!(reopened, after);
     again.stop().await;
+}
+
+/// Publishes a profile for each of `horses`; returns the last sequence.
+async fn publish_horses(nats: &Nats, horses: impl Iterator<Item = String>) -> u64 {
+    let events: Vec<_> = horses.map(|h| envelope(profile(&h, "HELD"))).collect();
+    nats.publish(&events).await
+}
+
+/// The state of the last rebuild, once it is no longer running.
+async fn rebuild_ended(app: &App) -> serde_json::Value {
+    let ended = async {
+        loop {
+            let status: serde_json::Value = reqwest::get(format!("{}/rebuild", app.admin))
+                .await
+                .expect("status")
+                .json()
+                .await
+                .expect("json");
+            if status["state"] != "running" {
+                return status;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(90), ended)
+        .await
+        .expect("the rebuild ends")
+}
+
+#[tokio::test]
+async fn a_rebuild_whose_consumer_stalls_while_holding_swaps_in_nothing_short_of_the_projector() {
+    let nats = Nats::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let mut app = App::start(&nats, dir.path()).await;
+    let first = publish_horses(&nats, (0..50).map(|i| format!("S{i:03}"))).await;
+    app.projected(first).await;
+
+    // The rebuild catches up with the projector and stops before holding it; meanwhile
+    // the projector commits fifty more horses. Then, holding it, the rebuild's consumer
+    // delivers nothing for a while, as one paused by load does.
+    let (reached, release) = app.faults.pause_rebuild_before_hold();
+    app.faults.stall_rebuild_while_holding(4);
+    let started = app
+        .client
+        .post(format!("{}/rebuild", app.admin))
+        .send()
+        .await
+        .expect("rebuild");
+    assert_eq!(started.status(), StatusCode::ACCEPTED);
+    tokio::time::timeout(Duration::from_secs(60), reached)
+        .await
+        .expect("the rebuild catches up")
+        .expect("the fault's gate");
+    let last = publish_horses(&nats, (50..100).map(|i| format!("S{i:03}"))).await;
+    app.projected(last).await;
+    let _ = release.send(());
+
+    let status = rebuild_ended(&app).await;
+    assert_eq!(status["state"], "done", "{status}");
+    let store = app.read_models.load_full();
+    assert_eq!(store.checkpoint().expect("checkpoint"), last);
+    for i in 0..100 {
+        let (code, body) = app.get(&format!("/api/v1/horses/S{i:03}")).await;
+        assert_eq!(
+            code,
+            StatusCode::OK,
+            "horse S{i:03} after the rebuild: {body}"
+        );
+    }
+    app.stop().await;
 }

@@ -134,6 +134,8 @@ pub struct App {
     pub read_models: std::sync::Arc<racing::read_models::ReadModels>,
     pub progress: watch::Receiver<Progress>,
     pub client: reqwest::Client,
+    /// Faults to inject into the running service.
+    pub faults: std::sync::Arc<racing::faults::Faults>,
     shutdown: CancellationToken,
     task: Option<tokio::task::JoinHandle<anyhow::Result<()>>>,
 }
@@ -174,6 +176,7 @@ impl App {
         let store = app.store();
         let read_models = app.read_models();
         let progress = app.progress();
+        let faults = app.faults();
         let shutdown = CancellationToken::new();
         let task = tokio::spawn(app.run(shutdown.clone()));
         App {
@@ -183,6 +186,7 @@ impl App {
             read_models,
             progress,
             client: reqwest::Client::new(),
+            faults,
             shutdown,
             task: Some(task),
         }

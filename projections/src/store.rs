@@ -220,6 +220,17 @@ impl Store {
         Ok(seen)
     }
 
+    /// Moves the checkpoint up to `seq`, applying nothing: for sequences the stream no
+    /// longer holds (deleted), so that the store stands where the stream says it does.
+    pub fn skip_to(&self, seq: u64) -> Result<(), StoreError> {
+        let mut batch = self.batch()?;
+        if seq > batch.checkpoint {
+            batch.checkpoint = seq;
+            batch.commit()?;
+        }
+        Ok(())
+    }
+
     /// Starts a batch of changes on top of the committed state.
     pub fn batch(&self) -> Result<Batch<'_>, StoreError> {
         drop(self.seen()?);

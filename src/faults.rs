@@ -1,0 +1,78 @@
+//! Faults a test injects into a running service, to see it recover: a rebuild whose
+//! consumer stalls while it holds the projector, a projector that panics. Nothing in the
+//! service arms them; each costs an atomic read where it would strike.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Mutex;
+
+use tokio::sync::oneshot;
+
+/// The faults armed in one service; see [`crate::app::Application::faults`].
+#[derive(Debug, Default)]
+pub struct Faults {
+    before_hold: Mutex<Option<Gate>>,
+    stalls_while_holding: AtomicU32,
+    projector_panics: AtomicU32,
+}
+
+/// A point where a task tells the test it has arrived and waits until the test lets it go.
+#[derive(Debug)]
+struct Gate {
+    arrived: oneshot::Sender<()>,
+    go: oneshot::Receiver<()>,
+}
+
+impl Faults {
+    /// Makes the next rebuild stop once it has caught up with the projector, before it
+    /// holds it: the first channel says it has stopped there, and it goes on when the
+    /// second is sent to (or dropped).
+    pub fn pause_rebuild_before_hold(&self) -> (oneshot::Receiver<()>, oneshot::Sender<()>) {
+        let (arrived, reached) = oneshot::channel();
+        let (release, go) = oneshot::channel();
+        *lock(&self.before_hold) = Some(Gate { arrived, go });
+        (reached, release)
+    }
+
+    /// Makes the next `reads` reads of a rebuild's consumer while it holds the projector
+    /// deliver nothing, as a consumer paused by load or a stream leader's election does.
+    pub fn stall_rebuild_while_holding(&self, reads: u32) {
+        self.stalls_while_holding.store(reads, Ordering::SeqCst);
+    }
+
+    /// Makes the projector panic at its next `times` batches.
+    pub fn panic_projector(&self, times: u32) {
+        self.projector_panics.store(times, Ordering::SeqCst);
+    }
+
+    /// Where a rebuild is about to hold the projector.
+    pub(crate) async fn rebuild_before_hold(&self) {
+        let gate = lock(&self.before_hold).take();
+        if let Some(gate) = gate {
+            let _ = gate.arrived.send(());
+            let _ = gate.go.await;
+        }
+    }
+
+    /// Whether this read of a rebuild's consumer, while holding, delivers nothing.
+    pub(crate) fn rebuild_read_stalls(&self) -> bool {
+        take_one(&self.stalls_while_holding)
+    }
+
+    /// Panics if a projector panic is armed.
+    pub(crate) fn projector_batch(&self) {
+        if take_one(&self.projector_panics) {
+            panic!("a panic injected into the projector (test fault)");
+        }
+    }
+}
+
+/// Takes one from an armed count; `false` when there is none.
+fn take_one(count: &AtomicU32) -> bool {
+    count
+        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+        .is_ok()
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}

@@ -1,0 +1,155 @@
+//! The service's long-lived tasks, kept running. A task that panics (sled panics on some
+//! damaged pages) or returns an error is started again after a pause that grows with each
+//! failure, with jitter, and `/readyz` says so meanwhile. One that fails
+//! [`FAILURES_TO_EXIT`] times within [`FAILURE_WINDOW`] is not mended by restarting it:
+//! the service then stops and its process exits non-zero, for its supervisor (compose's
+//! restart policy, `scripts/cluster`, systemd) to start it afresh.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use backon::{BackoffBuilder, ExponentialBuilder};
+use serde::{Deserialize, Serialize};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// Failures of one task within [`FAILURE_WINDOW`] that end the process.
+pub const FAILURES_TO_EXIT: usize = 5;
+/// The window over which failures count.
+pub const FAILURE_WINDOW: Duration = Duration::from_secs(600);
+
+/// The pauses between restarts: from half a second, doubling to 30 s, with jitter.
+fn restart_pauses() -> impl Iterator<Item = Duration> {
+    ExponentialBuilder::new()
+        .with_min_delay(Duration::from_millis(500))
+        .with_max_delay(Duration::from_secs(30))
+        .with_jitter()
+        .without_max_times()
+        .build()
+}
+
+/// What is known of the supervised tasks, for `/readyz`, `/status` and the exit code.
+#[derive(Debug, Default)]
+pub struct Tasks {
+    state: Mutex<BTreeMap<&'static str, TaskState>>,
+    /// Why the service stopped itself, if it did.
+    fatal: Mutex<Option<String>>,
+}
+
+/// One task's record.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskState {
+    /// Times it has been started again since the service started.
+    pub restarts: u32,
+    /// Whether it is waiting to be started again now.
+    pub restarting: bool,
+    /// Its last failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_failure: Option<String>,
+}
+
+impl Tasks {
+    /// Every task's record, by name.
+    pub fn states(&self) -> BTreeMap<&'static str, TaskState> {
+        lock(&self.state).clone()
+    }
+
+    /// A task waiting to be started again, and why it failed; `None` if all run.
+    pub fn restarting(&self) -> Option<(&'static str, String)> {
+        lock(&self.state)
+            .iter()
+            .find(|(_, s)| s.restarting)
+            .map(|(name, s)| (*name, s.last_failure.clone().unwrap_or_default()))
+    }
+
+    /// Why the service stopped itself; `None` for a stop it was asked for.
+    pub fn fatal(&self) -> Option<String> {
+        lock(&self.fatal).clone()
+    }
+
+    fn update(&self, name: &'static str, change: impl FnOnce(&mut TaskState)) {
+        change(lock(&self.state).entry(name).or_default());
+    }
+}
+
+/// Runs the task `make` returns, and again each time it fails, until it ends cleanly or
+/// `shutdown` (which a task failing too often cancels, with the reason in `tasks`).
+pub fn spawn<F, Fut>(
+    name: &'static str,
+    tasks: Arc<Tasks>,
+    shutdown: CancellationToken,
+    mut make: F,
+) -> tokio::task::JoinHandle<()>
+where
+    F: FnMut() -> Fut + Send + 'static,
+    Fut: Future<Output = anyhow::Result<()>> + Send + 'static,
+{
+    tasks.update(name, |_| {});
+    tokio::spawn(async move {
+        let mut pauses = restart_pauses();
+        let mut failures = VecDeque::new();
+        loop {
+            let failure = match tokio::spawn(make()).await {
+                Ok(Ok(())) => return,
+                Ok(Err(e)) => format!("{e:#}"),
+                Err(e) if e.is_panic() => format!("panicked: {}", panic_message(e.into_panic())),
+                Err(_) => return,
+            };
+            if shutdown.is_cancelled() {
+                return;
+            }
+            let now = Instant::now();
+            failures.push_back(now);
+            while failures
+                .front()
+                .is_some_and(|t| now.duration_since(*t) > FAILURE_WINDOW)
+            {
+                failures.pop_front();
+            }
+            if failures.len() >= FAILURES_TO_EXIT {
+                let reason = format!(
+                    "the {name} failed {} times within {FAILURE_WINDOW:?}, last: {failure}",
+                    failures.len()
+                );
+                tracing::error!(
+                    task = name,
+                    "{reason}; stopping the service for its supervisor to restart it"
+                );
+                *lock(&tasks.fatal) = Some(reason);
+                tasks.update(name, |s| s.last_failure = Some(failure));
+                shutdown.cancel();
+                return;
+            }
+            let pause = pauses.next().unwrap_or(Duration::from_secs(30));
+            tracing::error!(task = name, failure, ?pause, "task failed; restarting it");
+            tasks.update(name, |s| {
+                s.restarting = true;
+                s.last_failure = Some(failure);
+            });
+            tokio::select! {
+                _ = tokio::time::sleep(pause) => {}
+                _ = shutdown.cancelled() => return,
+            }
+            tasks.update(name, |s| {
+                s.restarting = false;
+                s.restarts += 1;
+            });
+            tracing::warn!(task = name, "task started again");
+        }
+    })
+}
+
+/// The message a panic was raised with.
+fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".to_owned())
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
