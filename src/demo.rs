@@ -282,6 +282,7 @@ impl Simulator {
             .collect();
         let event = Event::OddsUpdated(OddsUpdated {
             date: self.date.clone(),
+            venue: None,
             race_number: live.card.race_number,
             odds,
         });
@@ -1126,6 +1127,7 @@ impl Generator {
                 .collect();
             let event = Event::OddsUpdated(OddsUpdated {
                 date: plan.date.to_string(),
+                venue: None,
                 race_number: race.plan.number,
                 odds,
             });
@@ -1274,6 +1276,7 @@ impl Generator {
             scratched.push(pick);
             let event = Event::RunnerScratched(RunnerScratched {
                 date: date.to_string(),
+                venue: None,
                 race_number: race.plan.number,
                 horse_no: self.horses[runner.horse].no.clone(),
             });

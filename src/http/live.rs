@@ -194,6 +194,7 @@ pub(super) fn race_odds(
     let key = DocKey::Odds {
         date: &d,
         race_number: n,
+        venue: None,
     };
     document(state, key, || format!("no odds for race {n} on {d}"))
 }

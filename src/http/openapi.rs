@@ -912,7 +912,7 @@ pub struct CardRunner {
 /// `type` in front.
 #[derive(ToSchema)]
 #[schema(examples(json!({
-    "date": "2026-11-21", "race_number": 1, "seq": 2770,
+    "date": "2026-11-21", "venue": "Sha Tin", "race_number": 1, "seq": 2770,
     "odds": [{"horse_no": "CA206", "win_odds": 2.1}, {"horse_no": "E271", "win_odds": 3.5}]
 })))]
 #[allow(dead_code)]
@@ -920,6 +920,15 @@ pub struct RaceOdds {
     /// Meeting date, `YYYY-MM-DD`.
     #[schema(format = Date)]
     date: String,
+    /// Racecourse whose race this is: the odds given for it and those given without a
+    /// venue (for the race of that number at every venue), each runner at its latest
+    /// price. `null` while no venue of the race is known (no card, result or odds naming
+    /// one): the odds given without a venue.
+    #[schema(required = true)]
+    venue: Option<String>,
+    /// Only on a date with more than one meeting: every venue of the day.
+    #[schema(required = false)]
+    meetings: Vec<String>,
     /// Race within the meeting, 1 to 99.
     #[schema(minimum = 1, maximum = 99)]
     race_number: u8,

@@ -536,7 +536,11 @@ impl Session<'_> {
             .ctx
             .read_models
             .load()
-            .doc(DocKey::Odds { date, race_number })
+            .doc(DocKey::Odds {
+                date,
+                race_number,
+                venue: None,
+            })
             .map_err(internal)?;
         let (seq, text) = match doc {
             Some(doc) => {
