@@ -345,10 +345,13 @@ with a `snapshot` instead.
 
 Server messages:
 
-- `snapshot {date, race_number, seq, odds: [{horse_no, win_odds}]}`: the `RaceOdds` \
-document with a `type` in front; before any delta for that race.
-- `odds {date, race_number, seq, published_at, odds}`: one per odds update; `seq` is its \
-stream sequence, strictly increasing on a connection; `odds` lists only the changed prices.
+- `snapshot {date, venue, race_number, seq, odds: [{horse_no, win_odds}]}`: the `RaceOdds` \
+document with a `type` in front, one for each venue that runs the race (`venue` null where \
+none is known yet); before any delta for that race.
+- `odds {date, venue, race_number, seq, published_at, odds}`: one per odds update; `seq` is \
+its stream sequence, strictly increasing on a connection; `odds` lists only the changed \
+prices; `venue` is the update's, null for one a feeder gave without a venue, which is for \
+the race of that number at every venue of the date.
 - `heartbeat {seq}` after `heartbeat_ms` without other traffic.
 - `error {error, message}` for a bad client message (`bad_request`, `frame_too_large`, \
 `too_many_subscriptions`, `not_subscribed`); the connection stays open.
