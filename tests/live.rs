@@ -67,7 +67,7 @@ impl Client {
     }
 
     /// The next frame that is not a heartbeat.
-    async fn next_message(&mut self) -> Value {
+    pub(crate) async fn next_message(&mut self) -> Value {
         loop {
             let v = self.next().await;
             if v["type"] != "heartbeat" {
@@ -76,7 +76,7 @@ impl Client {
         }
     }
 
-    async fn send(&mut self, v: Value) {
+    pub(crate) async fn send(&mut self, v: Value) {
         self.socket
             .send(Message::Text(v.to_string().into()))
             .await
