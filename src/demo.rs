@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use jiff::civil::{Date, Weekday};
 use racing_events::{
-    CardRunner, Envelope, Event, HorseProfile, OddsUpdated, RaceCard, RaceResult, ResultRunner,
-    RunnerOdds, RunnerScratched,
+    CardRunner, Envelope, Event, HorseProfile, OddsUpdated, RaceCard, RaceResult, RaceRetracted,
+    ResultRunner, RunnerOdds, RunnerScratched,
 };
 use rand::seq::{index, SliceRandom};
 use rand::{Rng, SeedableRng};
@@ -17,9 +17,11 @@ use rand_chacha::ChaCha8Rng;
 #[derive(Debug, Clone)]
 pub struct DemoFeed {
     /// Of a season: profiles first, then each meeting in date order: cards, scratchings,
-    /// then results (past meetings) or opening odds (today's meeting). Of a meeting that
-    /// [`Calendar::next_meeting`] declares: that meeting's cards, scratchings and opening
-    /// odds.
+    /// then results (past meetings) or opening odds (today's meeting). The last meeting
+    /// run shows a feeder's correction: its first result is published under the other
+    /// racecourse, retracted there (`RaceRetracted`), then published right. Of a meeting
+    /// that [`Calendar::next_meeting`] declares: that meeting's cards, scratchings and
+    /// opening odds. Odds and scratchings name their venue.
     pub events: Vec<Envelope>,
     /// The date of the last meeting, `YYYY-MM-DD`: declared, not yet run.
     pub today: String,
@@ -89,7 +91,10 @@ pub fn season_and_calendar(seed: u64, today: Date) -> (DemoFeed, Calendar) {
             generator.past_meeting(index, plan, &mut incidents);
         }
     }
-    let racing = std::mem::take(&mut generator.events);
+    let mut racing = std::mem::take(&mut generator.events);
+    if let Some(last_run) = plans.len().checked_sub(2).and_then(|i| plans.get(i)) {
+        misfile_first_result(seed, &mut racing, last_run);
+    }
     generator.publish_profiles(today);
     generator.events.extend(racing);
     let feed = DemoFeed {
@@ -105,6 +110,47 @@ pub fn season_and_calendar(seed: u64, today: Date) -> (DemoFeed, Calendar) {
         date: today,
     };
     (feed, calendar)
+}
+
+/// Publishes the first result of `meeting` under the other racecourse first and retracts
+/// it there, as a feeder that corrects a slip does, just before the right one. Its event
+/// ids come from a stream of their own, so the rest of the season is what it would be
+/// without it.
+fn misfile_first_result(seed: u64, events: &mut Vec<Envelope>, meeting: &MeetingPlan) {
+    let date = meeting.date.to_string();
+    let Some(at) = events
+        .iter()
+        .position(|e| matches!(&e.event, Event::RaceResultPublished(r) if r.date == date))
+    else {
+        return;
+    };
+    let Event::RaceResultPublished(right) = &events[at].event else {
+        return;
+    };
+    let other = match meeting.venue {
+        Venue::ShaTin => Venue::HappyValley,
+        Venue::HappyValley => Venue::ShaTin,
+    };
+    let wrong = RaceResult {
+        venue: other.name().to_owned(),
+        ..right.clone()
+    };
+    let retracted = RaceRetracted {
+        date: wrong.date.clone(),
+        venue: wrong.venue.clone(),
+        race_number: wrong.race_number,
+        reason: format!("published under {} in error", wrong.venue),
+    };
+    let occurred_at = events[at].occurred_at.clone();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    // The season's stream is 0 and the simulator's are dates' digits.
+    rng.set_stream(1);
+    let slip = [
+        Event::RaceResultPublished(wrong),
+        Event::RaceRetracted(retracted),
+    ]
+    .map(|e| envelope(&mut rng, e, occurred_at.clone()));
+    events.splice(at..at, slip);
 }
 
 /// The demo's racing after its season: the horses as the season left them (every one
@@ -216,8 +262,10 @@ impl Simulator {
                     cards.insert(c.race_number, (c.clone(), BTreeSet::new()));
                 }
                 Event::RunnerScratched(s) if s.date == feed.today => {
-                    if let Some((_, out)) = cards.get_mut(&s.race_number) {
-                        out.insert(s.horse_no.clone());
+                    if let Some((card, out)) = cards.get_mut(&s.race_number) {
+                        if s.venue.as_deref().is_none_or(|v| v == card.venue) {
+                            out.insert(s.horse_no.clone());
+                        }
                     }
                 }
                 Event::OddsUpdated(o) if o.date == feed.today => {
@@ -282,6 +330,7 @@ impl Simulator {
             .collect();
         let event = Event::OddsUpdated(OddsUpdated {
             date: self.date.clone(),
+            venue: Some(live.card.venue.clone()),
             race_number: live.card.race_number,
             odds,
         });
@@ -1087,7 +1136,7 @@ impl Generator {
     ) {
         let races = self.declare(index, plan);
         let count = usize::from(self.rng.random_bool(0.25));
-        let scratched = self.scratch(plan.date, &races, count);
+        let scratched = self.scratch(plan, &races, count);
         for race in &races {
             let out: Vec<usize> = scratched_from(&scratched, race);
             let incident = incidents.next().unwrap_or_default();
@@ -1107,7 +1156,7 @@ impl Generator {
     fn live_meeting(&mut self, index: usize, plan: &MeetingPlan) {
         let races = self.declare(index, plan);
         let count = self.rng.random_range(1..=2);
-        let scratched = self.scratch(plan.date, &races, count);
+        let scratched = self.scratch(plan, &races, count);
         for race in &races {
             let out = scratched_from(&scratched, race);
             let starters: Vec<&Runner> = race
@@ -1126,6 +1175,7 @@ impl Generator {
                 .collect();
             let event = Event::OddsUpdated(OddsUpdated {
                 date: plan.date.to_string(),
+                venue: Some(plan.venue.name().to_owned()),
                 race_number: race.plan.number,
                 odds,
             });
@@ -1262,7 +1312,8 @@ impl Generator {
     }
 
     /// Withdraws `count` declared runners the day before the meeting.
-    fn scratch(&mut self, date: Date, races: &[Race], count: usize) -> Vec<(i64, usize)> {
+    fn scratch(&mut self, plan: &MeetingPlan, races: &[Race], count: usize) -> Vec<(i64, usize)> {
+        let date = plan.date;
         let mut scratched = Vec::new();
         while scratched.len() < count {
             let race = &races[self.rng.random_range(0..races.len())];
@@ -1274,6 +1325,7 @@ impl Generator {
             scratched.push(pick);
             let event = Event::RunnerScratched(RunnerScratched {
                 date: date.to_string(),
+                venue: Some(plan.venue.name().to_owned()),
                 race_number: race.plan.number,
                 horse_no: self.horses[runner.horse].no.clone(),
             });
@@ -1930,11 +1982,26 @@ mod tests {
         FEED.get_or_init(|| season(42, today()))
     }
 
+    /// The results that stand: not the one published under the wrong venue and retracted.
     fn results() -> impl Iterator<Item = &'static RaceResult> {
-        feed().events.iter().filter_map(|e| match &e.event {
-            Event::RaceResultPublished(r) => Some(r),
-            _ => None,
-        })
+        let retracted: BTreeSet<(&str, &str, i64)> = feed()
+            .events
+            .iter()
+            .filter_map(|e| match &e.event {
+                Event::RaceRetracted(r) => Some((r.date.as_str(), r.venue.as_str(), r.race_number)),
+                _ => None,
+            })
+            .collect();
+        feed()
+            .events
+            .iter()
+            .filter_map(|e| match &e.event {
+                Event::RaceResultPublished(r) => Some(r),
+                _ => None,
+            })
+            .filter(move |r| {
+                !retracted.contains(&(r.date.as_str(), r.venue.as_str(), r.race_number))
+            })
     }
 
     fn cards() -> impl Iterator<Item = &'static RaceCard> {
@@ -2053,6 +2120,80 @@ mod tests {
             (1..=2).contains(&scratched),
             "{scratched} scratchings today"
         );
+    }
+
+    #[test]
+    fn the_last_meeting_run_corrects_a_result_published_under_the_wrong_venue() {
+        let events = &feed().events;
+        let retractions: Vec<usize> = events
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| matches!(e.event, Event::RaceRetracted(_)))
+            .map(|(i, _)| i)
+            .collect();
+        let [at] = retractions[..] else {
+            panic!("{} retractions", retractions.len())
+        };
+        let (
+            Event::RaceResultPublished(wrong),
+            Event::RaceRetracted(r),
+            Event::RaceResultPublished(right),
+        ) = (
+            &events[at - 1].event,
+            &events[at].event,
+            &events[at + 1].event,
+        )
+        else {
+            panic!("a misfiled result, its retraction and the right result in a row")
+        };
+        assert_eq!(
+            (&wrong.date, &wrong.venue, wrong.race_number),
+            (&r.date, &r.venue, r.race_number)
+        );
+        assert_eq!((&right.date, right.race_number), (&r.date, r.race_number));
+        assert_ne!(right.venue, wrong.venue);
+        assert_eq!(right.runners, wrong.runners);
+        let card = cards()
+            .find(|c| c.date == right.date && c.race_number == right.race_number)
+            .expect("declared");
+        assert_eq!(card.venue, right.venue);
+        let last_run = results().map(|r| r.date.as_str()).max();
+        assert_eq!(last_run, Some(r.date.as_str()));
+        // The slip's ids are its own: the season around it is unchanged by it.
+        let without: Vec<&Envelope> = events
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != at && *i != at - 1)
+            .map(|(_, e)| e)
+            .collect();
+        let ids: BTreeSet<_> = without.iter().map(|e| e.event_id).collect();
+        assert_eq!(ids.len(), without.len());
+        assert!(!ids.contains(&events[at].event_id));
+    }
+
+    #[test]
+    fn odds_and_scratchings_name_the_venue_of_their_race() {
+        let venue_of: BTreeMap<(&str, i64), &str> = cards()
+            .map(|c| ((c.date.as_str(), c.race_number), c.venue.as_str()))
+            .collect();
+        let mut sim = simulator(7);
+        let ticked: Vec<Envelope> = (0..sim.races()).filter_map(|r| sim.tick(r, NOW)).collect();
+        let mut named = 0;
+        for env in feed().events.iter().chain(&ticked) {
+            let (date, race, venue) = match &env.event {
+                Event::OddsUpdated(o) => (&o.date, o.race_number, &o.venue),
+                Event::RunnerScratched(s) => (&s.date, s.race_number, &s.venue),
+                _ => continue,
+            };
+            assert_eq!(
+                venue.as_deref(),
+                venue_of.get(&(date.as_str(), race)).copied(),
+                "{}",
+                env.to_json()
+            );
+            named += 1;
+        }
+        assert!(named > ticked.len(), "{named} odds and scratchings");
     }
 
     #[test]

@@ -225,6 +225,7 @@ impl Projector {
             self.hub.publish_with(update.seq, || OddsDelta {
                 frame: odds_frame(
                     &update.date,
+                    update.venue.as_deref(),
                     update.race_number,
                     update.seq,
                     &crate::live::published_at(update.published),
@@ -242,6 +243,7 @@ impl Projector {
 /// An applied odds update, waiting for its batch to commit.
 struct LiveUpdate {
     date: String,
+    venue: Option<String>,
     race_number: u8,
     seq: u64,
     /// When JetStream stored it, in nanoseconds since the epoch.
@@ -282,6 +284,7 @@ impl<'a> Taken<'a> {
                     self.live.push(LiveUpdate {
                         race_number: u8::try_from(o.race_number).unwrap_or(0),
                         date: o.date,
+                        venue: o.venue,
                         seq,
                         published: m.published,
                         odds: o.odds,

@@ -67,7 +67,7 @@ impl Client {
     }
 
     /// The next frame that is not a heartbeat.
-    async fn next_message(&mut self) -> Value {
+    pub(crate) async fn next_message(&mut self) -> Value {
         loop {
             let v = self.next().await;
             if v["type"] != "heartbeat" {
@@ -76,7 +76,7 @@ impl Client {
         }
     }
 
-    async fn send(&mut self, v: Value) {
+    pub(crate) async fn send(&mut self, v: Value) {
         self.socket
             .send(Message::Text(v.to_string().into()))
             .await
@@ -190,7 +190,7 @@ async fn a_subscriber_gets_a_snapshot_then_deltas_in_order() {
     let snapshot = client.next_message().await;
     assert_eq!(
         snapshot,
-        json!({"type": "snapshot", "date": DAY, "race_number": 1, "seq": first,
+        json!({"type": "snapshot", "date": DAY, "venue": null, "race_number": 1, "seq": first,
                "odds": [{"horse_no": "A1", "win_odds": 3.5}, {"horse_no": "B2", "win_odds": 8.0}]})
     );
     let second = publish_odds(&nats, &mut app, 1, &[("A1", 3.2)]).await;
@@ -207,7 +207,7 @@ async fn a_subscriber_gets_a_snapshot_then_deltas_in_order() {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(
         body,
-        json!({"date": DAY, "race_number": 1, "seq": second,
+        json!({"date": DAY, "venue": null, "race_number": 1, "seq": second,
                "odds": [{"horse_no": "A1", "win_odds": 3.2}, {"horse_no": "B2", "win_odds": 8.0}]})
     );
     assert_eq!(

@@ -5,6 +5,7 @@ mod admin;
 mod api;
 mod browser;
 mod cluster;
+mod corrections;
 mod keys;
 mod live;
 mod openapi;

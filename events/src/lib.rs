@@ -1,4 +1,4 @@
-//! The racing feed contract as types: the envelope every feeder publishes, the five event
+//! The racing feed contract as types: the envelope every feeder publishes, the six event
 //! bodies, the subject each event goes to, and every validation rule of
 //! `shared/spec/feed-contract.md`. Serde only: no I/O, so a feeder written in Rust can
 //! depend on this crate alone.
@@ -54,6 +54,8 @@ pub enum Event {
     RaceResultPublished(RaceResult),
     /// New win odds for some runners of a race.
     OddsUpdated(OddsUpdated),
+    /// A venue's race withdrawn from every read model: card, result and form entries.
+    RaceRetracted(RaceRetracted),
 }
 
 /// A horse profile, exactly the fields of interface.md 2.1.
@@ -127,6 +129,10 @@ pub struct CardRunner {
 pub struct RunnerScratched {
     /// Meeting date.
     pub date: String,
+    /// The racecourse whose race it is; without it (a v1 feeder), the race of that number
+    /// at every venue of the date.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub venue: Option<String>,
     /// Race within the meeting.
     pub race_number: i64,
     /// The withdrawn horse.
@@ -186,11 +192,30 @@ pub struct ResultRunner {
 pub struct OddsUpdated {
     /// Meeting date.
     pub date: String,
+    /// The racecourse whose race it is; without it (a v1 feeder), the race of that number
+    /// at every venue of the date.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub venue: Option<String>,
     /// Race within the meeting.
     pub race_number: i64,
     /// The prices that changed.
     #[serde(deserialize_with = "objects")]
     pub odds: Vec<RunnerOdds>,
+}
+
+/// A race that should never have been published at this venue (a wrong date, number or
+/// venue, or a race declared void): its card and result leave every read model. Its odds
+/// events stay in the log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RaceRetracted {
+    /// Meeting date.
+    pub date: String,
+    /// Racecourse of the race withdrawn; another venue's race of that number stays.
+    pub venue: String,
+    /// Race within the meeting.
+    pub race_number: i64,
+    /// Why, for people: 1 to 200 characters.
+    pub reason: String,
 }
 
 /// A runner's current decimal win odds.
@@ -211,6 +236,7 @@ impl Event {
             Event::RunnerScratched(_) => "RunnerScratched",
             Event::RaceResultPublished(_) => "RaceResultPublished",
             Event::OddsUpdated(_) => "OddsUpdated",
+            Event::RaceRetracted(_) => "RaceRetracted",
         }
     }
 
@@ -222,6 +248,7 @@ impl Event {
             Event::RunnerScratched(s) => race_subject("cards", &s.date, s.race_number),
             Event::RaceResultPublished(r) => race_subject("results", &r.date, r.race_number),
             Event::OddsUpdated(o) => race_subject("odds", &o.date, o.race_number),
+            Event::RaceRetracted(r) => race_subject("results", &r.date, r.race_number),
         }
     }
 
@@ -289,6 +316,7 @@ impl Envelope {
             Event::RunnerScratched(d) => wire(self, d),
             Event::RaceResultPublished(d) => wire(self, d),
             Event::OddsUpdated(d) => wire(self, d),
+            Event::RaceRetracted(d) => wire(self, d),
         }
     }
 
@@ -314,6 +342,7 @@ impl Envelope {
             "RunnerScratched" => Event::RunnerScratched(body(raw.data)?),
             "RaceResultPublished" => Event::RaceResultPublished(body(raw.data)?),
             "OddsUpdated" => Event::OddsUpdated(body(raw.data)?),
+            "RaceRetracted" => Event::RaceRetracted(body(raw.data)?),
             other => return Err(ValidationError::UnknownType(truncate(other, 64))),
         };
         event.validate()?;

@@ -82,19 +82,41 @@ pub fn card(date: &str, venue: &str, race: i64, horses: &[&str]) -> Event {
     })
 }
 
-/// A runner withdrawn from a race.
+/// A runner withdrawn from race `race` at every venue of the date (no `venue`, as a v1
+/// feeder sends it).
 pub fn scratch(date: &str, race: i64, horse_no: &str) -> Event {
+    scratched(date, None, race, horse_no)
+}
+
+/// A runner withdrawn from one venue's race.
+pub fn scratch_at(date: &str, venue: &str, race: i64, horse_no: &str) -> Event {
+    scratched(date, Some(venue), race, horse_no)
+}
+
+fn scratched(date: &str, venue: Option<&str>, race: i64, horse_no: &str) -> Event {
     Event::RunnerScratched(RunnerScratched {
         date: date.into(),
+        venue: venue.map(Into::into),
         race_number: race,
         horse_no: horse_no.into(),
     })
 }
 
-/// New prices for some runners.
+/// New prices for some runners of race `race` at every venue of the date (no `venue`, as
+/// a v1 feeder sends them).
 pub fn odds(date: &str, race: i64, prices: &[(&str, f64)]) -> Event {
+    priced(date, None, race, prices)
+}
+
+/// New prices for some runners of one venue's race.
+pub fn odds_at(date: &str, venue: &str, race: i64, prices: &[(&str, f64)]) -> Event {
+    priced(date, Some(venue), race, prices)
+}
+
+fn priced(date: &str, venue: Option<&str>, race: i64, prices: &[(&str, f64)]) -> Event {
     Event::OddsUpdated(OddsUpdated {
         date: date.into(),
+        venue: venue.map(Into::into),
         race_number: race,
         odds: prices
             .iter()
@@ -103,5 +125,15 @@ pub fn odds(date: &str, race: i64, prices: &[(&str, f64)]) -> Event {
                 win_odds: *o,
             })
             .collect(),
+    })
+}
+
+/// One venue's race withdrawn from the read models.
+pub fn retraction(date: &str, venue: &str, race: i64, reason: &str) -> Event {
+    Event::RaceRetracted(RaceRetracted {
+        date: date.into(),
+        venue: venue.into(),
+        race_number: race,
+        reason: reason.into(),
     })
 }

@@ -354,3 +354,125 @@ fn every_range_of_the_contract_holds_at_both_ends() {
         }
     }
 }
+
+fn retraction_json(venue: &str, reason: &str) -> String {
+    format!(
+        r#"{{"event_id":"{ID}","type":"RaceRetracted","occurred_at":"2026-11-21T13:05:41Z",
+        "data":{{"date":"2026-11-21","venue":{venue},"race_number":3,"reason":{reason}}}}}"#
+    )
+}
+
+#[test]
+fn a_retraction_goes_on_the_results_subject_and_round_trips() {
+    let json = retraction_json(r#""Sha Tin""#, r#""published under the wrong venue""#);
+    let env = Envelope::decode("racing.results.2026-11-21.3", json.as_bytes()).expect("valid");
+    let Event::RaceRetracted(r) = &env.event else {
+        panic!("a retraction, got {:?}", env.event)
+    };
+    assert_eq!(
+        (r.venue.as_str(), r.race_number, r.reason.as_str()),
+        ("Sha Tin", 3, "published under the wrong venue")
+    );
+    assert_eq!(env.event.type_name(), "RaceRetracted");
+    let again = Envelope::decode(&env.subject(), env.to_json().as_bytes()).expect("round trip");
+    assert_eq!(again, env);
+    assert!(reason("racing.cards.2026-11-21.3", &json).contains("does not match"));
+    assert!(reason("racing.results.2026-11-21.4", &json).contains("does not match"));
+}
+
+#[test]
+fn a_retraction_names_its_venue_and_a_reason_of_1_to_200_characters() {
+    let s = "racing.results.2026-11-21.3";
+    let quoted = |text: &str| format!("\"{text}\"");
+    // Characters, not bytes: 200 two-byte letters are within the rule.
+    for ok in ["x".to_owned(), "é".repeat(200), "a".repeat(200)] {
+        let json = retraction_json(r#""Sha Tin""#, &quoted(&ok));
+        assert_eq!(reason(s, &json), "accepted", "{} characters", ok.len());
+    }
+    let cases = [
+        (
+            retraction_json(r#""Sha Tin""#, r#""""#),
+            "reason must not be empty",
+        ),
+        (
+            retraction_json(r#""Sha Tin""#, r#""   ""#),
+            "reason must not be empty",
+        ),
+        (
+            retraction_json(r#""Sha Tin""#, &quoted(&"é".repeat(201))),
+            "reason must be 1 to 200 characters, got 201",
+        ),
+        (retraction_json(r#""Sha Tin""#, "null"), "data:"),
+        (
+            retraction_json(r#""Sha Tin""#, r#""x""#).replace(r#","reason":"x""#, ""),
+            "missing field `reason`",
+        ),
+        (
+            retraction_json(r#""""#, r#""x""#),
+            "venue must not be empty",
+        ),
+        (
+            retraction_json(r#""Sha Tin""#, r#""x""#).replace(r#","venue":"Sha Tin""#, ""),
+            "missing field `venue`",
+        ),
+        (
+            retraction_json(r#""Sha Tin""#, r#""x""#).replace("2026-11-21\",", "2026-02-30\","),
+            "date",
+        ),
+    ];
+    for (json, expect) in cases {
+        let got = reason(s, &json);
+        assert!(got.contains(expect), "expected `{expect}` in `{got}`");
+    }
+    let mut zero = samples::retraction("2026-11-21", "Sha Tin", 3, "void");
+    if let Event::RaceRetracted(r) = &mut zero {
+        r.race_number = 0;
+    }
+    assert!(zero
+        .validate()
+        .is_err_and(|e| e.to_string().contains("race_number")));
+}
+
+#[test]
+fn odds_and_scratchings_may_name_a_venue_which_is_then_checked() {
+    let odds = |venue: &str| {
+        format!(
+            r#"{{"event_id":"{ID}","type":"OddsUpdated","occurred_at":"2026-11-21T13:05:41Z",
+            "data":{{"date":"2026-11-21",{venue}"race_number":3,"odds":[{{"horse_no":"E1","win_odds":3.5}}]}}}}"#
+        )
+    };
+    let scratch = |venue: &str| {
+        format!(
+            r#"{{"event_id":"{ID}","type":"RunnerScratched","occurred_at":"2026-11-21T13:05:41Z",
+            "data":{{"date":"2026-11-21",{venue}"race_number":3,"horse_no":"E1"}}}}"#
+        )
+    };
+    let venue_of = |subject: &str, json: &str| match Envelope::decode(subject, json.as_bytes())
+        .map(|e| e.event)
+    {
+        Ok(Event::OddsUpdated(o)) => o.venue,
+        Ok(Event::RunnerScratched(s)) => s.venue,
+        other => panic!("{other:?}"),
+    };
+    for (subject, event) in [
+        ("racing.odds.2026-11-21.3", &odds as &dyn Fn(&str) -> String),
+        ("racing.cards.2026-11-21.3", &scratch),
+    ] {
+        // A v1 feeder names none; `null` is the same as leaving it out.
+        assert_eq!(venue_of(subject, &event("")), None);
+        assert_eq!(venue_of(subject, &event(r#""venue":null,"#)), None);
+        assert_eq!(
+            venue_of(subject, &event(r#""venue":"Happy Valley","#)).as_deref(),
+            Some("Happy Valley")
+        );
+        assert!(reason(subject, &event(r#""venue":"","#)).contains("venue must not be empty"));
+        assert!(reason(subject, &event(r#""venue":" ","#)).contains("venue must not be empty"));
+        assert!(reason(subject, &event(r#""venue":7,"#)).contains("data:"));
+    }
+    // Without a venue the wire format is a v1 event's, byte for byte.
+    let v1 = Envelope::decode("racing.odds.2026-11-21.3", odds("").as_bytes()).expect("valid");
+    assert!(!v1.to_json().contains("venue"), "{}", v1.to_json());
+    let at = samples::envelope(samples::odds_at("2026-11-21", "Sha Tin", 3, &[("E1", 2.0)]));
+    let again = Envelope::decode(&at.subject(), at.to_json().as_bytes()).expect("round trip");
+    assert_eq!(again, at);
+}

@@ -3,7 +3,9 @@
 
 use std::collections::HashSet;
 
-use crate::{CardRunner, Event, HorseProfile, OddsUpdated, RaceCard, RaceResult, ResultRunner};
+use crate::{
+    CardRunner, Event, HorseProfile, OddsUpdated, RaceCard, RaceResult, RaceRetracted, ResultRunner,
+};
 
 /// Why an event was refused. The `Display` text is the dead letter's reason.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -172,6 +174,25 @@ fn text(field: &str, v: &str) -> Check {
     }
 }
 
+/// Free text of `lo` to `hi` characters (Unicode scalar values), not only white space.
+fn text_of(field: &str, v: &str, lo: usize, hi: usize) -> Check {
+    text(field, v)?;
+    let n = v.chars().count();
+    if (lo..=hi).contains(&n) {
+        Ok(())
+    } else {
+        Err(ValidationError::field(
+            field,
+            format!("must be {lo} to {hi} characters, got {n}"),
+        ))
+    }
+}
+
+/// An optional `venue` (v1.1), checked as every other venue when it is given.
+fn optional_venue(v: Option<&str>) -> Check {
+    v.map_or(Ok(()), |v| text("venue", v))
+}
+
 fn odds(field: &str, v: f64) -> Check {
     if v.is_finite() && v >= 1.0 {
         Ok(())
@@ -241,12 +262,21 @@ pub(crate) fn event(e: &Event) -> Check {
         Event::RaceCardDeclared(c) => card(c),
         Event::RunnerScratched(s) => {
             date("date", &s.date)?;
+            optional_venue(s.venue.as_deref())?;
             range("race_number", s.race_number, 1, 99)?;
             horse_no("horse_no", &s.horse_no)
         }
         Event::RaceResultPublished(r) => result(r),
         Event::OddsUpdated(o) => odds_updated(o),
+        Event::RaceRetracted(r) => retracted(r),
     }
+}
+
+fn retracted(r: &RaceRetracted) -> Check {
+    date("date", &r.date)?;
+    text("venue", &r.venue)?;
+    range("race_number", r.race_number, 1, 99)?;
+    text_of("reason", &r.reason, 1, 200)
 }
 
 fn profile(p: &HorseProfile) -> Check {
@@ -342,6 +372,7 @@ fn dead_heats(runners: &[ResultRunner]) -> Check {
 
 fn odds_updated(o: &OddsUpdated) -> Check {
     date("date", &o.date)?;
+    optional_venue(o.venue.as_deref())?;
     range("race_number", o.race_number, 1, 99)?;
     if o.odds.is_empty() {
         return Err(ValidationError::field(

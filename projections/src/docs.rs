@@ -310,7 +310,7 @@ pub(crate) struct Rendered {
 
 /// The meeting that answers when no venue is asked for: the most races, then the first
 /// venue in alphabetical order, so the choice never depends on arrival order.
-fn main_meeting<T>(meetings: &[Meeting<T>]) -> usize {
+pub(crate) fn main_meeting<T>(meetings: &[Meeting<T>]) -> usize {
     let mut best = 0;
     for (i, m) in meetings.iter().enumerate() {
         if m.races.len() > meetings[best].races.len() {
@@ -320,7 +320,8 @@ fn main_meeting<T>(meetings: &[Meeting<T>]) -> usize {
     best
 }
 
-fn venues<T>(meetings: &[Meeting<T>]) -> Option<Vec<String>> {
+/// Every venue of the day, on a date with more than one meeting: the `meetings` field.
+pub(crate) fn venues<T>(meetings: &[Meeting<T>]) -> Option<Vec<String>> {
     (meetings.len() > 1).then(|| meetings.iter().map(|m| m.venue.clone()).collect())
 }
 
@@ -414,10 +415,17 @@ pub(crate) fn render_profile(p: &racing_events::HorseProfile) -> Vec<u8> {
     to_json(p)
 }
 
-/// Renders the current odds of a race: `{date, race_number, seq, odds: [{horse_no,
-/// win_odds}]}`, runners in horse-number order. The WebSocket's `snapshot` is this
-/// document with a `type` in front.
-pub(crate) fn render_odds(date: &str, race_number: u8, race: &crate::fold::RaceOdds) -> Vec<u8> {
+/// Renders the current odds of a race at `venue` (`None` where no venue of the race is
+/// known): `{date, venue, meetings?, race_number, seq, odds: [{horse_no, win_odds}]}`,
+/// runners in horse-number order. The WebSocket's `snapshot` is this document with a
+/// `type` in front.
+pub(crate) fn render_odds(
+    date: &str,
+    venue: Option<&str>,
+    meetings: Option<&[String]>,
+    race_number: u8,
+    race: &crate::fold::RaceOdds,
+) -> Vec<u8> {
     #[derive(Serialize)]
     struct Runner<'a> {
         horse_no: &'a str,
@@ -426,12 +434,17 @@ pub(crate) fn render_odds(date: &str, race_number: u8, race: &crate::fold::RaceO
     #[derive(Serialize)]
     struct Doc<'a> {
         date: &'a str,
+        venue: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        meetings: Option<&'a [String]>,
         race_number: u8,
         seq: u64,
         odds: Vec<Runner<'a>>,
     }
     to_json(&Doc {
         date,
+        venue,
+        meetings,
         race_number,
         seq: race.seq,
         odds: race

@@ -5,11 +5,20 @@
 //! Applying an event updates the source records (the feed's facts, keyed for look-up) and
 //! marks which documents they touch; [`Fold::render`] then renders each touched document
 //! once, however many events of the batch touched it. That keeps replay fast and makes an
-//! amendment rewrite every document it affects, leaving nothing stale.
+//! amendment rewrite every document it affects, leaving nothing stale. A retraction also
+//! names the documents it may have left with nothing to show; those that no render writes
+//! again are removed.
+//!
+//! Odds and scratchings are kept as given: for one venue's race, or without a venue (a v1
+//! feeder) for the race of that number at every venue of the date. The odds of a venue's
+//! race are both merged, each runner at its latest price.
 
+use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, BTreeSet};
 
-use racing_events::{Envelope, Event, HorseProfile, OddsUpdated, RaceCard, RaceResult};
+use racing_events::{
+    Envelope, Event, HorseProfile, OddsUpdated, RaceCard, RaceResult, RaceRetracted,
+};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
 use crate::docs::{self, FormEntry, Meeting};
@@ -38,15 +47,76 @@ pub enum Outcome {
     Duplicate,
 }
 
-/// Which venues of a date have cards and results, and which races each.
+/// Which venues of a date have cards, results and odds, and which races each.
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct Day {
     cards: BTreeMap<String, BTreeSet<u8>>,
     results: BTreeMap<String, BTreeSet<u8>>,
+    /// Races with odds given for one venue, by venue.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    odds: BTreeMap<String, BTreeSet<u8>>,
+    /// Races with odds given without a venue, for every venue of the date.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    odds_any: BTreeSet<u8>,
 }
 
-/// The current odds of a race: the latest price of each runner and the stream sequence
-/// that set it.
+impl Day {
+    fn read(s: &impl State, date: &str) -> Result<Day, StoreError> {
+        Ok(read(s, &keys::day(date))?.unwrap_or_default())
+    }
+
+    fn write(&self, s: &mut impl State, date: &str) {
+        let empty = self.cards.is_empty()
+            && self.results.is_empty()
+            && self.odds.is_empty()
+            && self.odds_any.is_empty();
+        if empty {
+            s.delete(keys::day(date));
+        } else {
+            write(s, keys::day(date), self);
+        }
+    }
+
+    /// Every venue of the day with each race it has a card, a result or odds of, in venue
+    /// order: the meetings the odds documents name.
+    fn meetings(&self) -> Vec<Meeting<u8>> {
+        let mut all: BTreeMap<&str, BTreeSet<u8>> = BTreeMap::new();
+        for by_venue in [&self.cards, &self.results, &self.odds] {
+            for (venue, races) in by_venue {
+                all.entry(venue).or_default().extend(races);
+            }
+        }
+        all.into_iter()
+            .map(|(venue, races)| Meeting {
+                venue: venue.to_owned(),
+                races: races.into_iter().collect(),
+            })
+            .collect()
+    }
+
+    /// The races with odds, given for a venue or for all.
+    fn odds_races(&self) -> BTreeSet<u8> {
+        let mut races = self.odds_any.clone();
+        races.extend(self.odds.values().flatten());
+        races
+    }
+}
+
+/// Removes race `n` from `venue`'s races, and the venue once it has none; whether it was
+/// there.
+fn take(by_venue: &mut BTreeMap<String, BTreeSet<u8>>, venue: &str, n: u8) -> bool {
+    let Some(races) = by_venue.get_mut(venue) else {
+        return false;
+    };
+    let taken = races.remove(&n);
+    if races.is_empty() {
+        by_venue.remove(venue);
+    }
+    taken
+}
+
+/// The current odds of a race (as given for one venue, as given for every venue, or the
+/// two merged): the latest price of each runner and the stream sequence that set it.
 #[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RaceOdds {
     /// Sequence of the latest `OddsUpdated` folded in.
@@ -64,10 +134,20 @@ pub struct RaceOdds {
 pub struct Fold {
     result_days: BTreeSet<String>,
     card_days: BTreeSet<String>,
+    /// Dates whose venues or races changed: every odds document of theirs is rendered
+    /// again (their `meetings`, and which venue answers without one).
+    odds_days: BTreeSet<String>,
     forms: BTreeMap<String, FormSource>,
-    odds: BTreeMap<String, BTreeMap<u8, RaceOdds>>,
+    /// By date, then race and venue (`None`: given for every venue).
+    odds: BTreeMap<String, RacesOdds>,
     odds_seq: Option<u64>,
+    /// Documents a retraction may have left with nothing to show: removed at render
+    /// unless rendered again.
+    stale: BTreeSet<Vec<u8>>,
 }
+
+/// The odds of a date's races as given, by race and venue (`None`: for every venue).
+type RacesOdds = BTreeMap<(u8, Option<String>), RaceOdds>;
 
 fn read<T: DeserializeOwned>(s: &impl State, key: &[u8]) -> Result<Option<T>, StoreError> {
     match s.get(key)? {
@@ -129,7 +209,7 @@ impl Fold {
             Event::HorseProfileUpdated(p) => self.profile(s, p)?,
             Event::RaceCardDeclared(c) => self.card(s, c)?,
             Event::RunnerScratched(x) => {
-                let key = keys::scratched(&x.date, race_no(x.race_number));
+                let key = keys::scratched(&x.date, race_no(x.race_number), x.venue.as_deref());
                 let mut set: BTreeSet<String> = read(s, &key)?.unwrap_or_default();
                 set.insert(x.horse_no.clone());
                 write(s, key, &set);
@@ -137,6 +217,7 @@ impl Fold {
             }
             Event::RaceResultPublished(r) => self.result(s, r)?,
             Event::OddsUpdated(o) => self.odds(s, seq, o)?,
+            Event::RaceRetracted(r) => self.retract(s, r)?,
         }
         Ok(Outcome::Applied)
     }
@@ -152,26 +233,25 @@ impl Fold {
     /// The form of `horse`, loaded into the batch on first use.
     fn form(&mut self, s: &impl State, horse: &str) -> Result<&mut FormSource, StoreError> {
         Ok(match self.forms.entry(horse.to_owned()) {
-            std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
-            std::collections::btree_map::Entry::Vacant(e) => {
-                e.insert(match s.get(&keys::form(horse))? {
-                    Some(record) => FormSource::decode(record)?,
-                    None => FormSource::default(),
-                })
-            }
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => e.insert(match s.get(&keys::form(horse))? {
+                Some(record) => FormSource::decode(record)?,
+                None => FormSource::default(),
+            }),
         })
     }
 
     fn card(&mut self, s: &mut impl State, c: &RaceCard) -> Result<(), StoreError> {
         write(s, keys::card(&c.date, race_no(c.race_number), &c.venue), c);
-        let mut day: Day = read(s, &keys::day(&c.date))?.unwrap_or_default();
+        let mut day = Day::read(s, &c.date)?;
         if day
             .cards
             .entry(c.venue.clone())
             .or_default()
             .insert(race_no(c.race_number))
         {
-            write(s, keys::day(&c.date), &day);
+            day.write(s, &c.date);
+            self.odds_days.insert(c.date.clone());
         }
         self.card_days.insert(c.date.clone());
         Ok(())
@@ -182,9 +262,10 @@ impl Fold {
         let key = keys::result(&r.date, n, &r.venue);
         let old: Option<RaceResult> = read(s, &key)?;
         write(s, key, r);
-        let mut day: Day = read(s, &keys::day(&r.date))?.unwrap_or_default();
+        let mut day = Day::read(s, &r.date)?;
         if day.results.entry(r.venue.clone()).or_default().insert(n) {
-            write(s, keys::day(&r.date), &day);
+            day.write(s, &r.date);
+            self.odds_days.insert(r.date.clone());
         }
         self.result_days.insert(r.date.clone());
 
@@ -205,17 +286,29 @@ impl Fold {
         Ok(())
     }
 
-    fn odds(&mut self, s: &impl State, seq: u64, o: &OddsUpdated) -> Result<(), StoreError> {
+    fn odds(&mut self, s: &mut impl State, seq: u64, o: &OddsUpdated) -> Result<(), StoreError> {
         let n = race_no(o.race_number);
-        if !self.odds.get(&o.date).is_some_and(|d| d.contains_key(&n)) {
-            let stored = read(s, &keys::odds(&o.date, n))?.unwrap_or_default();
-            self.odds
-                .entry(o.date.clone())
-                .or_default()
-                .insert(n, stored);
-        }
-        let Some(race) = self.odds.get_mut(&o.date).and_then(|d| d.get_mut(&n)) else {
-            return Ok(()); // just inserted
+        let races = self.odds.entry(o.date.clone()).or_default();
+        let race = match races.entry((n, o.venue.clone())) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => {
+                let stored = read(s, &keys::odds(&o.date, n, o.venue.as_deref()))?;
+                if stored.is_none() {
+                    // The first odds of this race (and venue): the day learns of them.
+                    let mut day = Day::read(s, &o.date)?;
+                    let added = match &o.venue {
+                        Some(v) => day.odds.entry(v.clone()).or_default().insert(n),
+                        None => day.odds_any.insert(n),
+                    };
+                    if added {
+                        day.write(s, &o.date);
+                        if o.venue.is_some() {
+                            self.odds_days.insert(o.date.clone());
+                        }
+                    }
+                }
+                e.insert(stored.unwrap_or_default())
+            }
         };
         race.seq = seq;
         for r in &o.odds {
@@ -230,10 +323,81 @@ impl Fold {
         Ok(())
     }
 
+    /// Removes everything of one venue's race: its card and the scratchings given for it,
+    /// its result and every runner's form entry of it, and the odds given for it. Odds and
+    /// scratchings given without a venue are about the race of that number at every venue
+    /// and stay. A race with nothing stored changes nothing.
+    fn retract(&mut self, s: &mut impl State, r: &RaceRetracted) -> Result<(), StoreError> {
+        let n = race_no(r.race_number);
+        let (date, venue) = (r.date.as_str(), r.venue.as_str());
+        let mut day = Day::read(s, date)?;
+
+        let scratched = keys::scratched(date, n, Some(venue));
+        if s.get(&scratched)?.is_some() {
+            s.delete(scratched);
+        }
+        let card = take(&mut day.cards, venue, n);
+        if card {
+            s.delete(keys::card(date, n, venue));
+            self.card_days.insert(date.to_owned());
+            for v in [Some(venue), None] {
+                self.stale.insert(DocKey::Card { date, venue: v }.key());
+            }
+        }
+
+        let key = keys::result(date, n, venue);
+        if let Some(old) = read::<RaceResult>(s, &key)? {
+            s.delete(key);
+            for runner in &old.runners {
+                self.form(s, &runner.horse_no)?
+                    .replace(date, n, venue, None);
+            }
+        }
+        let result = take(&mut day.results, venue, n);
+        if result {
+            self.result_days.insert(date.to_owned());
+            for v in [Some(venue), None] {
+                self.stale.insert(DocKey::Results { date, venue: v }.key());
+                let race = DocKey::Race {
+                    date,
+                    race_number: n,
+                    venue: v,
+                };
+                self.stale.insert(race.key());
+            }
+        }
+
+        if let Some(races) = self.odds.get_mut(date) {
+            races.remove(&(n, Some(venue.to_owned())));
+        }
+        let key = keys::odds(date, n, Some(venue));
+        if s.get(&key)?.is_some() {
+            s.delete(key);
+        }
+        let odds = take(&mut day.odds, venue, n);
+
+        if card || result || odds {
+            day.write(s, date);
+            self.odds_days.insert(date.to_owned());
+            for v in [Some(venue), None] {
+                let key = DocKey::Odds {
+                    date,
+                    race_number: n,
+                    venue: v,
+                };
+                self.stale.insert(key.key());
+            }
+        }
+        Ok(())
+    }
+
     /// Renders every document touched since the last render.
     pub fn render<S: State>(&mut self, s: &mut S) -> Result<(), StoreError> {
+        let mut out = Rendering {
+            stale: std::mem::take(&mut self.stale),
+        };
         for date in std::mem::take(&mut self.result_days) {
-            let day: Day = read(s, &keys::day(&date))?.unwrap_or_default();
+            let day = Day::read(s, &date)?;
             let mut meetings = Vec::with_capacity(day.results.len());
             for (venue, races) in &day.results {
                 let mut list = Vec::with_capacity(races.len());
@@ -253,7 +417,7 @@ impl Fold {
                     date: &date,
                     venue: venue.as_deref(),
                 };
-                put_doc(s, key, &bytes);
+                out.put(s, key, &bytes);
             }
             for (race_number, venue, bytes) in rendered.races {
                 let key = DocKey::Race {
@@ -261,22 +425,26 @@ impl Fold {
                     race_number,
                     venue: venue.as_deref(),
                 };
-                put_doc(s, key, &bytes);
+                out.put(s, key, &bytes);
             }
         }
         for date in std::mem::take(&mut self.card_days) {
-            let day: Day = read(s, &keys::day(&date))?.unwrap_or_default();
+            let day = Day::read(s, &date)?;
             let mut meetings = Vec::with_capacity(day.cards.len());
-            let mut scratched: BTreeMap<i64, BTreeSet<String>> = BTreeMap::new();
+            // Per race and venue: the scratchings given for it and those given for every
+            // venue's race of that number.
+            let mut scratched: BTreeMap<(i64, &str), BTreeSet<String>> = BTreeMap::new();
             for (venue, races) in &day.cards {
                 let mut list = Vec::with_capacity(races.len());
                 for &n in races {
                     if let Some(c) = read::<RaceCard>(s, &keys::card(&date, n, venue))? {
-                        if let std::collections::btree_map::Entry::Vacant(slot) =
-                            scratched.entry(c.race_number)
-                        {
-                            slot.insert(read(s, &keys::scratched(&date, n))?.unwrap_or_default());
-                        }
+                        let mut gone: BTreeSet<String> =
+                            read(s, &keys::scratched(&date, n, None))?.unwrap_or_default();
+                        gone.extend(
+                            read::<BTreeSet<String>>(s, &keys::scratched(&date, n, Some(venue)))?
+                                .unwrap_or_default(),
+                        );
+                        scratched.insert((c.race_number, venue.as_str()), gone);
                         list.push(c);
                     }
                 }
@@ -287,7 +455,7 @@ impl Fold {
             }
             let is_scratched = |c: &RaceCard, horse: &str| {
                 scratched
-                    .get(&c.race_number)
+                    .get(&(c.race_number, c.venue.as_str()))
                     .is_some_and(|set| set.contains(horse))
             };
             let rendered = docs::render_cards(&date, &meetings, is_scratched);
@@ -296,18 +464,10 @@ impl Fold {
                     date: &date,
                     venue: venue.as_deref(),
                 };
-                put_doc(s, key, &bytes);
+                out.put(s, key, &bytes);
             }
         }
-        let odds = std::mem::take(&mut self.odds);
-        for ((date, race_number), race) in odds
-            .iter()
-            .flat_map(|(date, races)| races.iter().map(move |(n, race)| ((date, *n), race)))
-        {
-            let doc = docs::render_odds(date, race_number, race);
-            put_doc(s, DocKey::Odds { date, race_number }, &doc);
-            write(s, keys::odds(date, race_number), race);
-        }
+        self.render_odds(s, &mut out)?;
         if let Some(seq) = self.odds_seq.take() {
             let latest = match s.get(keys::ODDS_SEQ)? {
                 Some(v) => v.as_slice().try_into().map(u64::from_be_bytes).unwrap_or(0),
@@ -336,6 +496,129 @@ impl Fold {
             }
             put_doc(s, DocKey::Form(&horse), &form.render(&horse, &name));
         }
+        for key in out.stale {
+            s.delete(key);
+        }
         Ok(())
     }
+
+    /// Stores the odds given in the batch, then renders the odds documents of the races
+    /// they are for, and every odds document of the dates whose venues changed.
+    ///
+    /// A venue's race has a document where anything is known of it (a card, a result or
+    /// odds of its own) and there are odds for it: its own merged with those given for
+    /// every venue. The race without a venue is the day's main meeting's (the venue with
+    /// the most races, ties alphabetical) where that one runs it, else the first venue's
+    /// that does; where no venue of the race is known, it is the odds given for every
+    /// venue, with `venue` null.
+    fn render_odds(&mut self, s: &mut impl State, out: &mut Rendering) -> Result<(), StoreError> {
+        let touched = std::mem::take(&mut self.odds);
+        let whole_days = std::mem::take(&mut self.odds_days);
+        for (date, races) in &touched {
+            for ((n, venue), race) in races {
+                write(s, keys::odds(date, *n, venue.as_deref()), race);
+            }
+        }
+        let none = RacesOdds::new();
+        let dates: BTreeSet<&String> = touched.keys().chain(&whole_days).collect();
+        for date in dates {
+            let given = touched.get(date).unwrap_or(&none);
+            let day = Day::read(s, date)?;
+            let races = if whole_days.contains(date) {
+                day.odds_races()
+            } else {
+                given.keys().map(|(n, _)| *n).collect()
+            };
+            let meetings = day.meetings();
+            let listed = docs::venues(&meetings);
+            let main = meetings
+                .get(docs::main_meeting(&meetings))
+                .map(|m| m.venue.as_str());
+            for n in races {
+                let every = odds_given(s, given, date, n, None)?;
+                let mut unnamed: Option<Vec<u8>> = None;
+                for m in meetings.iter().filter(|m| m.races.contains(&n)) {
+                    let venue = Some(m.venue.as_str());
+                    let own = odds_given(s, given, date, n, venue)?;
+                    let Some(view) = merged(every.as_ref(), own.as_ref()) else {
+                        continue;
+                    };
+                    let doc = docs::render_odds(date, venue, listed.as_deref(), n, &view);
+                    let key = DocKey::Odds {
+                        date,
+                        race_number: n,
+                        venue,
+                    };
+                    out.put(s, key, &doc);
+                    if unnamed.is_none() || venue == main {
+                        unnamed = Some(doc);
+                    }
+                }
+                // No venue of the race is known: the odds given for every venue, if any.
+                let unnamed = unnamed.or_else(|| {
+                    every
+                        .as_ref()
+                        .map(|race| docs::render_odds(date, None, listed.as_deref(), n, race))
+                });
+                if let Some(doc) = unnamed {
+                    let key = DocKey::Odds {
+                        date,
+                        race_number: n,
+                        venue: None,
+                    };
+                    out.put(s, key, &doc);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Writes the documents of a render, and keeps the keys a retraction named that no render
+/// has written again: those are removed once everything is rendered.
+struct Rendering {
+    stale: BTreeSet<Vec<u8>>,
+}
+
+impl Rendering {
+    fn put(&mut self, s: &mut impl State, key: DocKey<'_>, doc: &[u8]) {
+        if !self.stale.is_empty() {
+            self.stale.remove(&key.key());
+        }
+        put_doc(s, key, doc);
+    }
+}
+
+/// The odds given for race `n` of `date` at `venue` (or for every venue): from the batch,
+/// else from the store.
+fn odds_given(
+    s: &impl State,
+    given: &RacesOdds,
+    date: &str,
+    n: u8,
+    venue: Option<&str>,
+) -> Result<Option<RaceOdds>, StoreError> {
+    match given.get(&(n, venue.map(str::to_owned))) {
+        Some(race) => Ok(Some(race.clone())),
+        None => read(s, &keys::odds(date, n, venue)),
+    }
+}
+
+/// The odds of a venue's race: those given for it, and those given for every venue, each
+/// runner at its latest price.
+fn merged(every: Option<&RaceOdds>, own: Option<&RaceOdds>) -> Option<RaceOdds> {
+    let (base, over) = match (every, own) {
+        (None, None) => return None,
+        (Some(one), None) | (None, Some(one)) => return Some(one.clone()),
+        (Some(every), Some(own)) => (every, own),
+    };
+    let mut view = base.clone();
+    view.seq = base.seq.max(over.seq);
+    for (horse, &(price, seq)) in &over.runners {
+        let slot = view.runners.entry(horse.clone()).or_insert((price, seq));
+        if seq > slot.1 {
+            *slot = (price, seq);
+        }
+    }
+    Some(view)
 }

@@ -3,7 +3,7 @@
 //!
 //! Keys are `kind \0 part \0 part ...`. Dates, race numbers and horse numbers are validated
 //! and hold no `\0`; a venue is free text, so it is always the last part, which keeps every
-//! key unambiguous for the exact look-ups made here (no scan splits a key).
+//! key unambiguous: a scan of a date's or a race's keys reads the venue as the rest.
 
 const SEP: u8 = 0;
 
@@ -69,9 +69,19 @@ pub fn card(date: &str, race_number: u8, venue: &str) -> Vec<u8> {
     ])
 }
 
-/// The runners scratched from race `race_number` of `date`, at any venue.
-pub fn scratched(date: &str, race_number: u8) -> Vec<u8> {
-    key(&[b"scr", date.as_bytes(), &race(race_number)])
+/// The runners scratched from race `race_number` of `date`: at `venue`, or (`None`, as a
+/// v1 feeder names no venue) at every venue of the date.
+pub fn scratched(date: &str, race_number: u8, venue: Option<&str>) -> Vec<u8> {
+    scoped(b"scr", date, race_number, venue)
+}
+
+/// `kind \0 date \0 race`, then `\0 venue` for one venue's race. The two never collide:
+/// a venue is never empty.
+fn scoped(kind: &[u8], date: &str, race_number: u8, venue: Option<&str>) -> Vec<u8> {
+    match venue {
+        Some(v) => key(&[kind, date.as_bytes(), &race(race_number), v.as_bytes()]),
+        None => key(&[kind, date.as_bytes(), &race(race_number)]),
+    }
 }
 
 /// A race result as the feed last gave it.
@@ -94,12 +104,18 @@ pub fn form(horse_no: &str) -> Vec<u8> {
     key(&[b"form", horse_no.as_bytes()])
 }
 
-/// The date and race number of a current-odds record's key.
-pub fn parse_odds(key: &[u8]) -> Option<(&str, u8)> {
+/// The date, race number and venue (`None`: odds given for every venue) of a
+/// current-odds record's key.
+pub fn parse_odds(key: &[u8]) -> Option<(&str, u8, Option<&str>)> {
     let rest = key.strip_prefix(ODDS_PREFIX)?;
-    let (date, race_number) = (rest.get(..10)?, rest.get(11..)?);
+    let (date, race_number) = (rest.get(..10)?, rest.get(11..13)?);
     let n = std::str::from_utf8(race_number).ok()?.parse().ok()?;
-    Some((std::str::from_utf8(date).ok()?, n))
+    let venue = match rest.get(13..)? {
+        [] => None,
+        [SEP, venue @ ..] => Some(std::str::from_utf8(venue).ok()?),
+        _ => return None,
+    };
+    Some((std::str::from_utf8(date).ok()?, n, venue))
 }
 
 /// A served document, ready to send.
@@ -131,6 +147,9 @@ pub enum DocKey<'a> {
         date: &'a str,
         /// 1 to 99.
         race_number: u8,
+        /// `None` for the race at the day's main meeting, or where no venue of the race
+        /// is known.
+        venue: Option<&'a str>,
     },
     /// The race card of a date.
     Card {
@@ -167,9 +186,17 @@ impl DocKey<'_> {
                 &race(*race_number),
                 v.unwrap_or("").as_bytes(),
             ]),
-            DocKey::Odds { date, race_number } => {
-                key(&[b"doc", b"odds", date.as_bytes(), &race(*race_number)])
-            }
+            DocKey::Odds {
+                date,
+                race_number,
+                venue: v,
+            } => key(&[
+                b"doc",
+                b"odds",
+                date.as_bytes(),
+                &race(*race_number),
+                v.unwrap_or("").as_bytes(),
+            ]),
             DocKey::Card { date, venue: v } => key(&[
                 b"doc",
                 b"cards",
@@ -180,7 +207,9 @@ impl DocKey<'_> {
     }
 }
 
-/// The current odds of a race; a date's races share the prefix `odds \0 date \0`.
-pub fn odds(date: &str, race_number: u8) -> Vec<u8> {
-    key(&[b"odds", date.as_bytes(), &race(race_number)])
+/// The current odds given for a race: for one venue's race, or (`None`) without a venue,
+/// for the race of that number at every venue. A date's races share the prefix
+/// `odds \0 date \0`, and a race's records follow one another.
+pub fn odds(date: &str, race_number: u8, venue: Option<&str>) -> Vec<u8> {
+    scoped(b"odds", date, race_number, venue)
 }

@@ -17,7 +17,8 @@ use crate::StoreError;
 /// Version of the key layout and record formats; a store of another version is rebuilt.
 /// 2: a record per horse's form, per batch's applied `event_id`s; no profile record.
 /// 3: every document headed by its `ETag`.
-const SCHEMA: &[u8] = b"3";
+/// 4: odds and scratchings per venue where given; odds documents per venue, with `venue`.
+const SCHEMA: &[u8] = b"4";
 const SCHEMA_KEY: &[u8] = b"meta\0schema";
 
 /// How much of a refused payload a dead letter keeps for inspection; the whole message
@@ -136,12 +137,51 @@ impl Store {
             .collect()
     }
 
-    /// The current odds of a race.
-    pub fn odds(&self, date: &str, race_number: u8) -> Result<Option<RaceOdds>, StoreError> {
+    /// The current odds given for a race: for one venue's race, or (`None`) those given
+    /// without a venue, for the race of that number at every venue.
+    pub fn odds(
+        &self,
+        date: &str,
+        race_number: u8,
+        venue: Option<&str>,
+    ) -> Result<Option<RaceOdds>, StoreError> {
         self.tree
-            .get(keys::odds(date, race_number))?
+            .get(keys::odds(date, race_number, venue))?
             .map(|v| serde_json::from_slice(&v).map_err(|e| StoreError::Corrupt(e.to_string())))
             .transpose()
+    }
+
+    /// The odds documents of a race, as a `snapshot` sends them: one for each venue of
+    /// the race with odds, or, where no venue of it is known, the one without a venue
+    /// (`venue` null). Empty when the race has no odds.
+    pub fn odds_docs(&self, date: &str, race_number: u8) -> Result<Vec<Doc>, StoreError> {
+        let unnamed = DocKey::Odds {
+            date,
+            race_number,
+            venue: None,
+        }
+        .key();
+        // Every venue's key is the unnamed one's with the venue after it.
+        let mut venues = Vec::new();
+        let mut only = None;
+        for item in self.tree.scan_prefix(&unnamed) {
+            let (key, stored) = item?;
+            let doc = Doc::new(stored).ok_or_else(|| {
+                StoreError::Corrupt(format!(
+                    "document {} has no ETag",
+                    String::from_utf8_lossy(&key)
+                ))
+            })?;
+            if key.len() == unnamed.len() {
+                only = Some(doc);
+            } else {
+                venues.push(doc);
+            }
+        }
+        if venues.is_empty() {
+            venues.extend(only);
+        }
+        Ok(venues)
     }
 
     /// The stream sequence of the latest odds update in the store; 0 for none.
@@ -150,7 +190,7 @@ impl Store {
     }
 
     /// The races (of `date`, or of every date) whose odds changed after stream sequence
-    /// `after`, as `(date, race_number)` in date and race order.
+    /// `after`, at any venue, as `(date, race_number)` in date and race order.
     pub fn odds_changed_since(
         &self,
         date: Option<&str>,
@@ -161,7 +201,7 @@ impl Store {
             prefix.extend_from_slice(d.as_bytes());
             prefix.push(0);
         }
-        let mut out = Vec::new();
+        let mut out: Vec<(String, u8)> = Vec::new();
         for item in self.tree.scan_prefix(&prefix) {
             let (k, v) = item?;
             let race: RaceOdds =
@@ -169,10 +209,16 @@ impl Store {
             if race.seq <= after {
                 continue;
             }
-            let Some((d, n)) = keys::parse_odds(&k) else {
+            let Some((d, n, _)) = keys::parse_odds(&k) else {
                 return Err(StoreError::Corrupt("odds record key".into()));
             };
-            out.push((d.to_owned(), n));
+            // A race's records (for every venue, for each venue) follow one another.
+            if out
+                .last()
+                .is_none_or(|(date, race)| (date.as_str(), *race) != (d, n))
+            {
+                out.push((d.to_owned(), n));
+            }
         }
         Ok(out)
     }

@@ -1,7 +1,9 @@
 //! The folds as pure functions: given these events, the documents are these. No NATS, no
 //! disk; one test at the end runs the same events through a sled store.
 
-use racing_events::samples::{card, odds, profile, result, runner, scratch};
+use racing_events::samples::{
+    card, odds, odds_at, profile, result, retraction, runner, scratch, scratch_at,
+};
 use racing_events::*;
 use serde_json::{json, Value};
 
@@ -353,7 +355,10 @@ fn odds_keep_the_last_price_of_runners_not_listed() {
     b.apply(2, &env(odds("2026-11-21", 3, &[("A1", 3.2)])))
         .expect("apply");
     b.commit().expect("commit");
-    let race = store.odds("2026-11-21", 3).expect("read").expect("odds");
+    let race = store
+        .odds("2026-11-21", 3, None)
+        .expect("read")
+        .expect("odds");
     assert_eq!(race.seq, 2);
     assert_eq!(race.runners["A1"], (3.2, 2));
     assert_eq!(race.runners["B2"], (8.0, 1));
@@ -459,12 +464,13 @@ fn the_odds_document_is_the_snapshot_and_changes_are_found_by_sequence() {
         .doc(DocKey::Odds {
             date: "2026-11-21",
             race_number: 2,
+            venue: None,
         })
         .expect("read")
         .expect("doc");
     assert_eq!(
         std::str::from_utf8(&doc).expect("utf8"),
-        r#"{"date":"2026-11-21","race_number":2,"seq":3,"odds":[{"horse_no":"A1","win_odds":3.1},{"horse_no":"B2","win_odds":8.0}]}"#
+        r#"{"date":"2026-11-21","venue":null,"race_number":2,"seq":3,"odds":[{"horse_no":"A1","win_odds":3.1},{"horse_no":"B2","win_odds":8.0}]}"#
     );
     assert_eq!(store.latest_odds_seq().expect("seq"), 3);
     let all = store.odds_changed_since(None, 0).expect("scan");
@@ -568,4 +574,363 @@ fn an_amendment_in_a_later_batch_leaves_no_stale_form_in_the_store() {
         .collect();
     assert_eq!(positions, [1, 3]);
     assert_eq!(form("C3").expect("C3")["form"][0]["position"], 2);
+}
+
+const DAY: &str = "2026-11-25";
+const ST: &str = "Sha Tin";
+const HV: &str = "Happy Valley";
+
+fn race_doc(s: &MemState, race_number: u8, venue: Option<&str>) -> Option<Value> {
+    let key = DocKey::Race {
+        date: DAY,
+        race_number,
+        venue,
+    };
+    s.doc(key).map(|_| doc(s, key))
+}
+
+fn races_of(v: &Value) -> Vec<i64> {
+    v["races"]
+        .as_array()
+        .expect("races")
+        .iter()
+        .map(|r| r["race_number"].as_i64().unwrap_or_default())
+        .collect()
+}
+
+fn form_races(s: &MemState, horse: &str) -> Option<Vec<(String, i64, String)>> {
+    s.doc(DocKey::Form(horse))?;
+    let form = doc(s, DocKey::Form(horse));
+    Some(
+        form["form"]
+            .as_array()
+            .expect("form")
+            .iter()
+            .map(|e| {
+                (
+                    e["date"].as_str().unwrap_or_default().to_owned(),
+                    e["race_number"].as_i64().unwrap_or_default(),
+                    e["venue"].as_str().unwrap_or_default().to_owned(),
+                )
+            })
+            .collect(),
+    )
+}
+
+/// Race 3 run at both venues of `DAY` (A1 and B2 at Sha Tin, C3 at Happy Valley), Sha
+/// Tin's race 4, an older run of A1, and odds and a scratching given for Sha Tin's race 3.
+fn two_meetings() -> Vec<Envelope> {
+    [
+        result("2026-11-01", ST, 1, vec![runner(Some(2), "A1")]),
+        card(DAY, ST, 3, &["A1", "B2", "X9"]),
+        card(DAY, HV, 3, &["C3"]),
+        card(DAY, ST, 4, &["E5"]),
+        scratch_at(DAY, ST, 3, "X9"),
+        odds_at(DAY, ST, 3, &[("A1", 2.5)]),
+        odds_at(DAY, HV, 3, &[("C3", 4.0)]),
+        result(
+            DAY,
+            ST,
+            3,
+            vec![runner(Some(1), "A1"), runner(Some(2), "B2")],
+        ),
+        result(DAY, HV, 3, vec![runner(Some(1), "C3")]),
+        result(DAY, ST, 4, vec![runner(Some(1), "E5")]),
+    ]
+    .into_iter()
+    .map(env)
+    .collect()
+}
+
+#[test]
+fn a_retraction_removes_that_venues_card_result_race_and_form_entries_only() {
+    let mut events = two_meetings();
+    events.push(env(retraction(
+        DAY,
+        ST,
+        3,
+        "published under the wrong venue",
+    )));
+    let s = fold_each(events);
+
+    // The day's results and card keep Sha Tin's race 4 and Happy Valley's race 3.
+    let results = |venue| doc(&s, DocKey::Results { date: DAY, venue });
+    assert_eq!(races_of(&results(Some(ST))), [4]);
+    assert_eq!(races_of(&results(Some(HV))), [3]);
+    assert_eq!(results(None)["meetings"], json!([HV, ST]));
+    let cards = |venue| doc(&s, DocKey::Card { date: DAY, venue });
+    assert_eq!(races_of(&cards(Some(ST))), [4]);
+    assert_eq!(races_of(&cards(Some(HV))), [3]);
+
+    // The single race: gone at Sha Tin; without a venue, Happy Valley's.
+    assert!(race_doc(&s, 3, Some(ST)).is_none());
+    let race = race_doc(&s, 3, None).expect("Happy Valley's race 3");
+    assert_eq!(
+        (race["venue"].as_str(), horses(&race, "runners")),
+        (Some(HV), vec!["C3".to_owned()])
+    );
+    assert!(race_doc(&s, 3, Some(HV)).is_some());
+    assert!(race_doc(&s, 4, Some(ST)).is_some());
+
+    // Form: A1 keeps its older run, B2 ran nowhere else and has no profile, C3 is untouched.
+    assert_eq!(
+        form_races(&s, "A1"),
+        Some(vec![("2026-11-01".to_owned(), 1, ST.to_owned())])
+    );
+    assert_eq!(form_races(&s, "B2"), None);
+    assert_eq!(
+        form_races(&s, "C3"),
+        Some(vec![(DAY.to_owned(), 3, HV.to_owned())])
+    );
+
+    // The odds given for Sha Tin's race 3 went with it; Happy Valley's stay.
+    let odds = |venue| {
+        s.doc(DocKey::Odds {
+            date: DAY,
+            race_number: 3,
+            venue,
+        })
+        .map(|_| {
+            doc(
+                &s,
+                DocKey::Odds {
+                    date: DAY,
+                    race_number: 3,
+                    venue,
+                },
+            )
+        })
+    };
+    assert!(odds(Some(ST)).is_none());
+    assert_eq!(
+        odds(Some(HV)).expect("HV odds")["odds"],
+        json!([{"horse_no": "C3", "win_odds": 4.0}])
+    );
+    assert_eq!(odds(None).expect("odds without venue")["venue"], HV);
+}
+
+#[test]
+fn a_retracted_race_published_again_appears_again_without_its_old_scratchings() {
+    let mut events = two_meetings();
+    events.push(env(retraction(DAY, ST, 3, "void race")));
+    events.push(env(card(DAY, ST, 3, &["A1", "B2", "X9"])));
+    events.push(env(result(DAY, ST, 3, vec![runner(Some(3), "B2")])));
+    let s = fold_each(events);
+    let cards = doc(
+        &s,
+        DocKey::Card {
+            date: DAY,
+            venue: Some(ST),
+        },
+    );
+    assert_eq!(races_of(&cards), [3, 4]);
+    // X9's scratching was for the race withdrawn: the new card's X9 runs.
+    assert_eq!(horses(&cards["races"][0], "runners"), ["A1", "B2", "X9"]);
+    let race = race_doc(&s, 3, Some(ST)).expect("race 3 at Sha Tin again");
+    assert_eq!(horses(&race, "runners"), ["B2"]);
+    assert_eq!(
+        form_races(&s, "B2"),
+        Some(vec![(DAY.to_owned(), 3, ST.to_owned())])
+    );
+    assert_eq!(form_races(&s, "A1").map(|f| f.len()), Some(1));
+}
+
+#[test]
+fn retracting_a_dates_only_race_leaves_nothing_behind() {
+    let s = fold_each([
+        env(card(DAY, ST, 1, &["A1", "B2"])),
+        env(scratch_at(DAY, ST, 1, "B2")),
+        env(odds_at(DAY, ST, 1, &[("A1", 3.0)])),
+        env(result(DAY, ST, 1, vec![runner(Some(1), "A1")])),
+        env(retraction(DAY, ST, 1, "wrong date")),
+    ]);
+    let left: Vec<String> = s
+        .records
+        .keys()
+        .map(|k| String::from_utf8_lossy(k).replace('\0', "/"))
+        .collect();
+    // Only the latest odds sequence: the odds events were applied, and stay in the log.
+    assert_eq!(left, ["meta/odds_seq"]);
+}
+
+#[test]
+fn a_retraction_of_a_race_with_nothing_stored_changes_nothing() {
+    let events = two_meetings();
+    let before = fold_each(events.clone());
+    let mut after = before.clone();
+    let mut f = Fold::default();
+    for (seq, e) in [
+        retraction(DAY, ST, 7, "no such race"),
+        retraction(DAY, "Kranji", 3, "no such venue"),
+        retraction("2026-11-26", ST, 3, "no such day"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let outcome = f
+            .apply(&mut after, 100 + seq as u64, &env(e))
+            .expect("apply");
+        assert_eq!(outcome, Outcome::Applied);
+    }
+    f.render(&mut after).expect("render");
+    assert_eq!(after.records, before.records);
+
+    // Retracting twice is retracting once.
+    let mut once = events.clone();
+    once.push(env(retraction(DAY, HV, 3, "void")));
+    let mut twice = once.clone();
+    twice.push(env(retraction(DAY, HV, 3, "void, again")));
+    assert_eq!(fold_each(once).records, fold_each(twice).records);
+}
+
+#[test]
+fn a_retraction_in_the_batch_of_its_race_leaves_what_separate_batches_leave() {
+    let mut events = two_meetings();
+    events.push(env(retraction(DAY, ST, 3, "void")));
+    events.push(env(odds_at(DAY, ST, 3, &[("A1", 9.0)])));
+    let separate = fold_each(events.clone());
+    let mut together = MemState::default();
+    let mut f = Fold::default();
+    for (i, e) in events.iter().enumerate() {
+        f.apply(&mut together, i as u64 + 1, e).expect("apply");
+    }
+    f.render(&mut together).expect("render");
+    assert_eq!(together.records, separate.records);
+}
+
+fn odds_doc(s: &MemState, race_number: u8, venue: Option<&str>) -> Value {
+    doc(
+        s,
+        DocKey::Odds {
+            date: DAY,
+            race_number,
+            venue,
+        },
+    )
+}
+
+#[test]
+fn odds_given_for_a_venue_are_that_venues_race_only() {
+    let s = fold_each([
+        env(card(DAY, ST, 3, &["A1"])),
+        env(card(DAY, ST, 4, &["E5"])),
+        env(card(DAY, HV, 3, &["C3"])),
+        env(odds_at(DAY, ST, 3, &[("A1", 2.5)])),
+        env(odds_at(DAY, HV, 3, &[("C3", 4.0)])),
+    ]);
+    assert_eq!(
+        odds_doc(&s, 3, Some(ST)),
+        json!({"date": DAY, "venue": ST, "meetings": [HV, ST], "race_number": 3, "seq": 4,
+               "odds": [{"horse_no": "A1", "win_odds": 2.5}]})
+    );
+    assert_eq!(
+        odds_doc(&s, 3, Some(HV)),
+        json!({"date": DAY, "venue": HV, "meetings": [HV, ST], "race_number": 3, "seq": 5,
+               "odds": [{"horse_no": "C3", "win_odds": 4.0}]})
+    );
+    // Without a venue: the day's main meeting (Sha Tin, two races).
+    assert_eq!(odds_doc(&s, 3, None), odds_doc(&s, 3, Some(ST)));
+}
+
+#[test]
+fn odds_without_a_venue_are_for_that_race_at_every_venue_whatever_the_order() {
+    // A v1 feeder's prices for race 3, on a date with two meetings that both run a race 3.
+    let events = [
+        odds(DAY, 3, &[("A1", 3.0), ("C3", 6.0)]),
+        card(DAY, ST, 3, &["A1"]),
+        card(DAY, HV, 3, &["C3"]),
+        odds_at(DAY, HV, 3, &[("C3", 5.0)]),
+        odds(DAY, 3, &[("A1", 2.8)]),
+    ];
+    let s = fold_each(events.iter().cloned().map(env));
+    let prices = |venue| odds_doc(&s, 3, venue)["odds"].clone();
+    // Each runner at its latest price for the venue: C3's Happy Valley price is newer
+    // than the price given for every venue, A1's newest price was given for every venue.
+    assert_eq!(
+        prices(Some(HV)),
+        json!([{"horse_no": "A1", "win_odds": 2.8}, {"horse_no": "C3", "win_odds": 5.0}])
+    );
+    assert_eq!(
+        prices(Some(ST)),
+        json!([{"horse_no": "A1", "win_odds": 2.8}, {"horse_no": "C3", "win_odds": 6.0}])
+    );
+    assert_eq!(odds_doc(&s, 3, Some(ST))["seq"], 5);
+    assert_eq!(odds_doc(&s, 3, Some(HV))["seq"], 5);
+    // Before any card, the same prices were the race's without a venue.
+    let early = fold_each([env(events[0].clone())]);
+    assert_eq!(
+        odds_doc(&early, 3, None),
+        json!({"date": DAY, "venue": null, "race_number": 3, "seq": 1,
+               "odds": [{"horse_no": "A1", "win_odds": 3.0}, {"horse_no": "C3", "win_odds": 6.0}]})
+    );
+    // The cards first or last, the documents are the same.
+    let cards_first = fold_each([1, 2, 0, 3, 4].map(|i| env(events[i].clone())));
+    for venue in [Some(ST), Some(HV), None] {
+        let mut first = odds_doc(&cards_first, 3, venue);
+        let mut last = odds_doc(&s, 3, venue);
+        // The sequence is the fold's position, which the reordering moved.
+        first["seq"] = Value::Null;
+        last["seq"] = Value::Null;
+        assert_eq!(first, last, "{venue:?}");
+    }
+}
+
+#[test]
+fn a_scratching_for_a_venue_leaves_the_other_venues_race_alone() {
+    let s = fold_each([
+        env(card(DAY, ST, 3, &["A1", "B2", "Z9"])),
+        env(card(DAY, HV, 3, &["A1", "B2", "Z9"])),
+        env(scratch_at(DAY, HV, 3, "B2")),
+        // A v1 scratching: race 3 at every venue.
+        env(scratch(DAY, 3, "Z9")),
+    ]);
+    let runners = |venue| {
+        let card = doc(&s, DocKey::Card { date: DAY, venue });
+        horses(&card["races"][0], "runners")
+    };
+    assert_eq!(runners(Some(ST)), ["A1", "B2"]);
+    assert_eq!(runners(Some(HV)), ["A1"]);
+}
+
+#[test]
+fn the_odds_of_a_race_are_one_document_a_venue_and_changes_are_found_once_a_race() {
+    let dir = tempdir();
+    let store = Store::open(dir.path()).expect("open");
+    let mut b = store.batch().expect("batch");
+    for (seq, e) in [
+        odds(DAY, 2, &[("A1", 3.5)]),
+        card(DAY, ST, 3, &["A1"]),
+        card(DAY, HV, 3, &["C3"]),
+        odds_at(DAY, HV, 3, &[("C3", 4.0)]),
+        odds_at(DAY, ST, 3, &[("A1", 2.0)]),
+        odds(DAY, 3, &[("B2", 9.0)]),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        b.apply(seq as u64 + 1, &env(e)).expect("apply");
+    }
+    b.commit().expect("commit");
+    let venues = |n| -> Vec<Value> {
+        store
+            .odds_docs(DAY, n)
+            .expect("read")
+            .iter()
+            .map(|d| serde_json::from_slice::<Value>(d).expect("json")["venue"].clone())
+            .collect()
+    };
+    assert_eq!(venues(2), [Value::Null]);
+    assert_eq!(venues(3), [json!(HV), json!(ST)]);
+    assert!(venues(4).is_empty());
+    assert_eq!(
+        store.odds_changed_since(Some(DAY), 0).expect("scan"),
+        [(DAY.to_owned(), 2), (DAY.to_owned(), 3)]
+    );
+    assert_eq!(
+        store.odds_changed_since(None, 5).expect("scan"),
+        [(DAY.to_owned(), 3)]
+    );
+    let st = store.odds(DAY, 3, Some(ST)).expect("read").expect("odds");
+    assert_eq!(st.runners["A1"], (2.0, 5));
+    assert!(!st.runners.contains_key("B2"), "given for every venue");
 }

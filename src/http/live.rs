@@ -167,20 +167,23 @@ pub(super) async fn odds_socket(
     summary = "Current win odds of a race",
     description = "The current win odds of a race, for clients that poll: every runner with a \
         price, in horse-number order, and `seq`, the stream sequence of the race's latest odds \
-        update (a WebSocket `subscribe` with `since` resumes from it). Takes no query \
-        parameters.",
+        update (a WebSocket `subscribe` with `since` resumes from it). A venue's race has \
+        the odds given for it and those a feeder gave without a venue (for the race of that \
+        number at every venue), each runner at its latest price; `venue` is null where no \
+        venue of the race is known yet.",
     params(
         ("date" = super::openapi::Date, Path, description = super::openapi::DATE_DOC),
         ("race_number" = super::openapi::RaceNumber, Path,
             description = super::openapi::RACE_NUMBER_DOC),
+        ("venue" = Option<super::openapi::Venue>, Query, description = super::openapi::VENUE_DOC),
     ),
     responses(
         (status = 200, description = "The race's current odds.", body = super::openapi::RaceOdds),
         (status = 400, description = "`bad_request`: a date that is not a real `YYYY-MM-DD`, a \
-            race number not from 1 to 99, or a query parameter.",
+            race number not from 1 to 99, an empty `venue`, or another query parameter.",
             body = super::openapi::ErrorBody),
-        (status = 404, description = "`not_found`: no odds for the race.",
-            body = super::openapi::ErrorBody),
+        (status = 404, description = "`not_found`: no odds for the race (or for the race at \
+            the venue).", body = super::openapi::ErrorBody),
     )
 )]
 pub(super) fn race_odds(
@@ -190,10 +193,14 @@ pub(super) fn race_odds(
     query: Option<&str>,
 ) -> Result<Response, ApiError> {
     let (d, n) = race(d, n)?;
-    Query::parse(query.map(str::to_owned), &[])?;
+    let venue = super::venue(query)?;
+    let venue = venue.as_deref();
     let key = DocKey::Odds {
         date: &d,
         race_number: n,
+        venue,
     };
-    document(state, key, || format!("no odds for race {n} on {d}"))
+    document(state, key, || {
+        format!("no odds for race {n} on {d}{}", super::at(venue))
+    })
 }

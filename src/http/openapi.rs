@@ -345,10 +345,13 @@ with a `snapshot` instead.
 
 Server messages:
 
-- `snapshot {date, race_number, seq, odds: [{horse_no, win_odds}]}`: the `RaceOdds` \
-document with a `type` in front; before any delta for that race.
-- `odds {date, race_number, seq, published_at, odds}`: one per odds update; `seq` is its \
-stream sequence, strictly increasing on a connection; `odds` lists only the changed prices.
+- `snapshot {date, venue, race_number, seq, odds: [{horse_no, win_odds}]}`: the `RaceOdds` \
+document with a `type` in front, one for each venue that runs the race (`venue` null where \
+none is known yet); before any delta for that race.
+- `odds {date, venue, race_number, seq, published_at, odds}`: one per odds update; `seq` is \
+its stream sequence, strictly increasing on a connection; `odds` lists only the changed \
+prices; `venue` is the update's, null for one a feeder gave without a venue, which is for \
+the race of that number at every venue of the date.
 - `heartbeat {seq}` after `heartbeat_ms` without other traffic.
 - `error {error, message}` for a bad client message (`bad_request`, `frame_too_large`, \
 `too_many_subscriptions`, `not_subscribed`); the connection stays open.
@@ -912,7 +915,7 @@ pub struct CardRunner {
 /// `type` in front.
 #[derive(ToSchema)]
 #[schema(examples(json!({
-    "date": "2026-11-21", "race_number": 1, "seq": 2770,
+    "date": "2026-11-21", "venue": "Sha Tin", "race_number": 1, "seq": 2770,
     "odds": [{"horse_no": "CA206", "win_odds": 2.1}, {"horse_no": "E271", "win_odds": 3.5}]
 })))]
 #[allow(dead_code)]
@@ -920,6 +923,15 @@ pub struct RaceOdds {
     /// Meeting date, `YYYY-MM-DD`.
     #[schema(format = Date)]
     date: String,
+    /// Racecourse whose race this is: the odds given for it and those given without a
+    /// venue (for the race of that number at every venue), each runner at its latest
+    /// price. `null` while no venue of the race is known (no card, result or odds naming
+    /// one): the odds given without a venue.
+    #[schema(required = true)]
+    venue: Option<String>,
+    /// Only on a date with more than one meeting: every venue of the day.
+    #[schema(required = false)]
+    meetings: Vec<String>,
     /// Race within the meeting, 1 to 99.
     #[schema(minimum = 1, maximum = 99)]
     race_number: u8,

@@ -45,9 +45,11 @@ pub struct OddsDelta {
     pub frame: Utf8Bytes,
 }
 
-/// The `odds` frame of an `OddsUpdated` event.
+/// The `odds` frame of an `OddsUpdated` event. `venue` is the event's: `None` (null in
+/// the frame) for odds given for the race of that number at every venue of the date.
 pub fn odds_frame(
     date: &str,
+    venue: Option<&str>,
     race_number: u8,
     seq: u64,
     published_at: &str,
@@ -57,6 +59,7 @@ pub fn odds_frame(
     struct Frame<'a> {
         r#type: &'static str,
         date: &'a str,
+        venue: Option<&'a str>,
         race_number: u8,
         seq: u64,
         published_at: &'a str,
@@ -65,6 +68,7 @@ pub fn odds_frame(
     frame(&Frame {
         r#type: "odds",
         date,
+        venue,
         race_number,
         seq,
         published_at,

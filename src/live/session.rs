@@ -17,7 +17,6 @@ use axum::extract::ws::{Message, Utf8Bytes};
 use futures::stream::FuturesUnordered;
 use futures::{FutureExt, Sink, Stream, StreamExt};
 use racing_events::{is_calendar_date, Envelope, Event};
-use racing_projections::DocKey;
 use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 use tokio::sync::broadcast::Receiver;
@@ -527,32 +526,33 @@ impl Session<'_> {
         Ok(())
     }
 
+    /// Sends the current odds of a race: a `snapshot` for each venue that runs it (one
+    /// with `venue` null where none is known), or an empty one.
     fn snapshot(&mut self, date: &str, race_number: u8) -> Result<(), End> {
         #[derive(Deserialize)]
         struct Seq {
             seq: u64,
         }
-        let doc = self
+        let docs = self
             .ctx
             .read_models
             .load()
-            .doc(DocKey::Odds { date, race_number })
+            .odds_docs(date, race_number)
             .map_err(internal)?;
-        let (seq, text) = match doc {
-            Some(doc) => {
-                let seq = serde_json::from_slice::<Seq>(&doc).map_err(internal)?.seq;
-                // The stored document is `{"date":...}`: the frame is the same with a type.
-                let body = std::str::from_utf8(doc.get(1..).unwrap_or_default()).map_err(internal)?;
-                (seq, format!("{{\"type\":\"snapshot\",{body}"))
-            }
-            None => (
-                0,
-                format!("{{\"type\":\"snapshot\",\"date\":\"{date}\",\"race_number\":{race_number},\"seq\":0,\"odds\":[]}}"),
-            ),
-        };
-        self.floors
-            .raise(&(date.to_owned(), Some(race_number)), seq);
-        self.send(text.into());
+        if docs.is_empty() {
+            self.send(
+                format!("{{\"type\":\"snapshot\",\"date\":\"{date}\",\"venue\":null,\"race_number\":{race_number},\"seq\":0,\"odds\":[]}}")
+                    .into(),
+            );
+        }
+        for doc in docs {
+            let seq = serde_json::from_slice::<Seq>(&doc).map_err(internal)?.seq;
+            // The stored document is `{"date":...}`: the frame is the same with a type.
+            let body = std::str::from_utf8(doc.get(1..).unwrap_or_default()).map_err(internal)?;
+            self.floors
+                .raise(&(date.to_owned(), Some(race_number)), seq);
+            self.send(format!("{{\"type\":\"snapshot\",{body}").into());
+        }
         Ok(())
     }
 
@@ -678,7 +678,7 @@ impl Session<'_> {
                 frames.push((
                     seq,
                     race,
-                    odds_frame(&o.date, race, seq, &published, &o.odds),
+                    odds_frame(&o.date, o.venue.as_deref(), race, seq, &published, &o.odds),
                 ));
             }
             if seq >= upto || info.pending == 0 {

@@ -218,9 +218,20 @@ pub fn invalid(rng: &mut ChaCha8Rng, e: &Envelope, k: usize) -> (Message, Option
         }
         // Body fields missing or of the wrong type.
         12 => {
+            // Any field but an optional one: odds and scratchings may leave out `venue`.
+            let optional = |key: &str| {
+                key == "venue"
+                    && matches!(e.event, Event::OddsUpdated(_) | Event::RunnerScratched(_))
+            };
             let field = v["data"]
                 .as_object()
-                .and_then(|o| o.keys().nth(k % o.len().max(1)).cloned())
+                .map(|o| {
+                    o.keys()
+                        .filter(|key| !optional(key))
+                        .cloned()
+                        .collect::<Vec<_>>()
+                })
+                .and_then(|keys| keys.get(k % keys.len().max(1)).cloned())
                 .unwrap_or_default();
             v["data"].as_object_mut().map(|o| o.remove(&field));
             mutated(&v, subject, Some("data"))
@@ -295,6 +306,7 @@ fn with_date(e: &mut Event, date: &str) -> &'static str {
         Event::RunnerScratched(s) => s.date = date.into(),
         Event::RaceResultPublished(r) => r.date = date.into(),
         Event::OddsUpdated(o) => o.date = date.into(),
+        Event::RaceRetracted(r) => r.date = date.into(),
         Event::HorseProfileUpdated(p) => {
             p.age = 41;
             return "age";
@@ -309,6 +321,7 @@ fn with_race_number(e: &mut Event, n: i64) -> &'static str {
         Event::RunnerScratched(s) => s.race_number = n,
         Event::RaceResultPublished(r) => r.race_number = n,
         Event::OddsUpdated(o) => o.race_number = n,
+        Event::RaceRetracted(r) => r.race_number = n,
         // A profile has no race: an impossible record instead.
         Event::HorseProfileUpdated(p) => {
             p.wins = p.starts + 1;
@@ -325,6 +338,11 @@ fn with_horse_no(e: &mut Event, h: &str) -> &'static str {
         Event::RaceResultPublished(r) => r.runners.iter_mut().for_each(|r| r.horse_no = h.into()),
         Event::OddsUpdated(o) => o.odds.iter_mut().for_each(|r| r.horse_no = h.into()),
         Event::HorseProfileUpdated(p) => p.horse_no = h.into(),
+        // A retraction names no horse: a reason with nothing in it instead.
+        Event::RaceRetracted(r) => {
+            r.reason = " ".into();
+            return "reason";
+        }
     }
     "horse_no"
 }
@@ -348,6 +366,10 @@ fn with_bad_number(e: &mut Event) -> &'static str {
         Event::RunnerScratched(s) => {
             s.race_number = 0;
             "race_number"
+        }
+        Event::RaceRetracted(r) => {
+            r.reason = "x".repeat(201);
+            "reason"
         }
         Event::HorseProfileUpdated(p) => {
             p.total_stakes = -1;
@@ -373,6 +395,10 @@ fn with_duplicate_runner(e: &mut Event) -> &'static str {
         Event::RunnerScratched(s) => {
             s.date = "2026-04-31".into();
             return "calendar date";
+        }
+        Event::RaceRetracted(r) => {
+            r.venue = String::new();
+            return "venue";
         }
         Event::HorseProfileUpdated(p) => {
             p.places = p.starts + 1;
@@ -491,5 +517,12 @@ pub fn document_path(e: &Envelope) -> String {
         ),
         Event::OddsUpdated(o) => format!("/api/v1/odds/{}/{}", o.date, o.race_number),
         Event::RunnerScratched(s) => format!("/api/v1/racecards/{}", s.date),
+        // Leaves nothing behind: the path of what it removed.
+        Event::RaceRetracted(r) => format!(
+            "/api/v1/results/{}/{}?venue={}",
+            r.date,
+            r.race_number,
+            venue(&r.venue)
+        ),
     }
 }

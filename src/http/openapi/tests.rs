@@ -5,7 +5,9 @@
 use std::collections::BTreeSet;
 
 use axum::response::IntoResponse;
-use racing_events::samples::{card, envelope, odds, profile, result, runner, scratch};
+use racing_events::samples::{
+    card, envelope, odds, odds_at, profile, result, retraction, runner, scratch,
+};
 use racing_events::{is_calendar_date, Envelope};
 use racing_projections::{DocKey, Fold, FormDoc, MemState};
 use serde_json::Value;
@@ -145,8 +147,9 @@ impl<'a> Validator<'a> {
 }
 
 /// Two meetings on one date (so `meetings` appears), a dead heat, a runner pulled up, a
-/// scratching, a profile, odds: every field of every document kind, and every nullable
-/// field both null and not.
+/// scratching, a profile, odds for a venue, for every venue and for a race no venue of
+/// which is known, a retracted race: every field of every document kind, and every
+/// nullable field both null and not.
 fn season() -> MemState {
     let day = "2026-11-18";
     let mut first = runner(Some(1), "E271");
@@ -168,6 +171,20 @@ fn season() -> MemState {
             scratch("2026-11-21", 1, "H123"),
             card("2026-11-22", "Sha Tin", 1, &["E271"]),
             odds("2026-11-21", 1, &[("E271", 3.5), ("CA206", 2.1)]),
+            odds_at("2026-11-21", "Happy Valley", 1, &[("B143", 6.0)]),
+            odds("2026-11-25", 2, &[("K101", 4.2)]),
+            result(
+                "2026-11-15",
+                "Happy Valley",
+                5,
+                vec![runner(Some(1), "K101")],
+            ),
+            retraction(
+                "2026-11-15",
+                "Happy Valley",
+                5,
+                "published under the wrong venue",
+            ),
         ]
         .into_iter()
         .map(envelope)
@@ -240,6 +257,23 @@ fn rendered_documents_of_every_kind_validate_against_their_schemas() {
             DocKey::Odds {
                 date: "2026-11-21",
                 race_number: 1,
+                venue: None,
+            },
+        ),
+        (
+            "RaceOdds",
+            DocKey::Odds {
+                date: "2026-11-21",
+                race_number: 1,
+                venue: Some("Happy Valley"),
+            },
+        ),
+        (
+            "RaceOdds",
+            DocKey::Odds {
+                date: "2026-11-25",
+                race_number: 2,
+                venue: None,
             },
         ),
     ];
