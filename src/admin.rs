@@ -115,6 +115,8 @@ pub struct AdminState {
     pub mailer: Arc<crate::subscribe::mail::Mailer>,
     /// The supervised tasks, for their restarts.
     pub tasks: Arc<crate::supervise::Tasks>,
+    /// Why the read models were rebuilt at start-up, if they were.
+    pub store_note: Option<String>,
 }
 
 /// The admin routes.
@@ -162,6 +164,12 @@ pub struct Status {
     /// The supervised tasks (projector, mailer): restarts and last failure.
     #[serde(default)]
     pub tasks: std::collections::BTreeMap<String, crate::supervise::TaskState>,
+    /// The stream the read models are built from: its name and creation time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub built_from: Option<String>,
+    /// Why the read models were rebuilt at start-up (another stream's, damaged, older).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store_note: Option<String>,
 }
 
 async fn current(state: &AdminState) -> Status {
@@ -222,6 +230,8 @@ async fn current(state: &AdminState) -> Status {
         ready: reason.is_none(),
         reason,
         mail: state.mailer.status(),
+        built_from: state.read_models.load().stream().ok().flatten(),
+        store_note: state.store_note.clone(),
         tasks: state
             .tasks
             .states()

@@ -57,6 +57,8 @@ pub struct Application {
     faults: Arc<Faults>,
     /// The supervised tasks' restarts, and why the service stopped itself if it did.
     tasks: Arc<Tasks>,
+    /// Why the read models were rebuilt at start-up, if they were.
+    store_note: Option<String>,
     /// Stops the background tasks started by `build` if the application is dropped
     /// without being run.
     _stop_on_drop: tokio_util::sync::DropGuard,
@@ -101,7 +103,7 @@ impl Application {
         .await?;
 
         let store_dir = read_models::active_dir(&config.data_dir)?;
-        let store = open_store(&store_dir, stream_info.state.last_sequence)?;
+        let (store, store_note) = open_store(&store_dir, &stream_info)?;
         read_models::remove_stale(&config.data_dir, &store_dir);
 
         // The demo season goes into the log before the projector starts, so that the
@@ -193,6 +195,7 @@ impl Application {
             progress: watch::channel(Progress::default()).0,
             faults: Arc::default(),
             tasks: Arc::default(),
+            store_note,
             _stop_on_drop: state_shutdown.drop_guard(),
         })
     }
@@ -292,10 +295,7 @@ impl Application {
                         faults: faults.clone(),
                     };
                     let stop = stop.child_token();
-                    async move {
-                        projector.run(stop).await;
-                        Ok(())
-                    }
+                    async move { projector.run(stop).await }
                 },
             )
         };
@@ -338,6 +338,7 @@ impl Application {
             ready: self.state.ready.clone(),
             mailer: self.state.signup.mailer().clone(),
             tasks: self.tasks.clone(),
+            store_note: self.store_note.clone(),
         });
         let admin_stop = shutdown.clone();
         let admin_server = axum::serve(self.admin_listener, admin)
@@ -443,37 +444,63 @@ async fn open_signup(
     ))
 }
 
-/// Opens the read models, or, when they are damaged or belong to another incarnation of
-/// the stream (a checkpoint past the stream's end), moves them aside and starts an empty
-/// store that the projector rebuilds from the log: a clear log line instead of a crash
-/// loop. The damaged copy is kept for inspection. Read models of an older version's
-/// layout are removed and rebuilt the same way, with a warning.
-fn open_store(dir: &std::path::Path, stream_last_seq: u64) -> anyhow::Result<Store> {
+/// Opens the read models, or, when they are damaged, starts an empty store that the
+/// projector rebuilds from the log: a clear log line instead of a crash loop (the damaged
+/// copy is moved aside for inspection). Read models of an older version's layout, or
+/// built from another stream than this one (re-created: NATS's volumes wiped, a new
+/// cluster), are removed and rebuilt the same way, with a log line that says why; the
+/// reason is returned too, for `racing status`. The store records the stream it is built
+/// from.
+fn open_store(
+    dir: &std::path::Path,
+    stream: &jetstream::stream::Info,
+) -> anyhow::Result<(Store, Option<String>)> {
+    let identity = nats::stream_identity(stream);
+    let last = stream.state.last_sequence;
+    let fresh = |dir: &std::path::Path| {
+        let store = Store::open(dir)
+            .with_context(|| format!("creating fresh read models in {}", dir.display()))?;
+        store.set_stream(&identity)?;
+        anyhow::Ok(store)
+    };
     // sled panics opening some damaged stores: that is a failure to open like any
     // other. (Others open and fail only on reading the records concerned: the check of
     // every record runs after start-up, in `verify_in_background`.)
     let opened = std::panic::catch_unwind(|| {
         let store = Store::open(dir)?;
         let checkpoint = store.checkpoint()?;
-        Ok::<_, racing_projections::StoreError>((store, checkpoint))
+        let built_from = store.stream()?;
+        Ok::<_, racing_projections::StoreError>((store, checkpoint, built_from))
     });
+    let replaced = |why: String| -> anyhow::Result<(Store, Option<String>)> {
+        tracing::warn!(store = %dir.display(), "{why}; removing them and rebuilding from the log");
+        std::fs::remove_dir_all(dir)
+            .with_context(|| format!("removing the read models in {}", dir.display()))?;
+        Ok((
+            fresh(dir)?,
+            Some(format!("rebuilt from the log at start-up: {why}")),
+        ))
+    };
     let problem = match opened {
-        Ok(Ok((store, cp))) if cp <= stream_last_seq => return Ok(store),
+        Ok(Ok((_, _, Some(from)))) if from != identity => {
+            return replaced(format!(
+                "the read models were built from stream {from}, and the stream is now {identity} (made again)"
+            ));
+        }
+        Ok(Ok((store, cp, built_from))) if cp <= last => {
+            if built_from.is_none() {
+                // A store from before streams were recorded, or an empty one.
+                store.set_stream(&identity)?;
+            }
+            return Ok((store, None));
+        }
         Ok(Err(racing_projections::StoreError::OlderSchema(found))) => {
             // An upgrade, not damage: the log rebuilds them in this version's layout.
-            tracing::warn!(
-                store = %dir.display(),
-                schema = found,
-                "read models of an older version; removing them and rebuilding from the log"
-            );
-            std::fs::remove_dir_all(dir)
-                .with_context(|| format!("removing the old read models in {}", dir.display()))?;
-            return Store::open(dir)
-                .with_context(|| format!("creating fresh read models in {}", dir.display()));
+            return replaced(format!(
+                "the read models are of an older version (schema {found})"
+            ));
         }
-        Ok(Ok((_, cp))) => {
-            format!("its checkpoint {cp} is past the stream's end {stream_last_seq}")
-        }
+        Ok(Ok((_, cp, _))) => format!("its checkpoint {cp} is past the stream's end {last}"),
         Ok(Err(e)) => e.to_string(),
         Err(_) => "sled panicked opening it".to_owned(),
     };
@@ -489,7 +516,12 @@ fn open_store(dir: &std::path::Path, stream_last_seq: u64) -> anyhow::Result<Sto
     );
     std::fs::rename(dir, &aside)
         .with_context(|| format!("moving the damaged read models to {}", aside.display()))?;
-    Store::open(dir).with_context(|| format!("creating fresh read models in {}", dir.display()))
+    Ok((
+        fresh(dir)?,
+        Some(format!(
+            "rebuilt from the log at start-up: the read models were damaged ({problem})"
+        )),
+    ))
 }
 
 /// Reads every record of the store in use once, on a blocking thread while the service

@@ -657,6 +657,12 @@ async fn status(args: AdminArgs) -> anyhow::Result<ExitCode> {
         }
     );
     println!("stream end:    {}", opt(s.stream_last_seq));
+    if let Some(from) = &s.built_from {
+        println!("built from:    {from}");
+    }
+    if let Some(note) = &s.store_note {
+        println!("read models:   {note}");
+    }
     println!("checkpoint:    {}", s.checkpoint);
     println!("lag:           {} events", opt(s.lag));
     println!(

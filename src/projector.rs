@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 use crate::faults::Faults;
 use crate::live::{odds_frame, OddsDelta, OddsHub};
 use crate::read_models::ReadModels;
+use crate::supervise::Fatal;
 
 /// Most messages in one batch.
 pub(crate) const MAX_BATCH: usize = 4096;
@@ -73,8 +74,9 @@ pub struct Projector {
 
 impl Projector {
     /// Runs until `shutdown`; re-creates its consumer from the checkpoint after any error,
-    /// so that a message is never skipped and never applied twice.
-    pub async fn run(self, shutdown: CancellationToken) {
+    /// so that a message is never skipped and never applied twice. Ends with a
+    /// [`Fatal`] error if the stream is no longer the one the read models were built from.
+    pub async fn run(self, shutdown: CancellationToken) -> anyhow::Result<()> {
         // A store already at the stream's end is ready at once, before any message.
         if let Ok(mut s) = self.js.get_stream(&self.stream).await {
             if let (Ok(info), Ok(cp)) = (s.info().await, self.read_models.load().checkpoint()) {
@@ -86,6 +88,7 @@ impl Projector {
         while !shutdown.is_cancelled() {
             match self.consume(&shutdown).await {
                 Ok(()) => break,
+                Err(e) if e.is::<Fatal>() => return Err(e),
                 Err(e) => {
                     tracing::warn!(error = %e, "projector interrupted; resuming from checkpoint");
                     tokio::select! {
@@ -98,6 +101,25 @@ impl Projector {
         if let Err(e) = self.read_models.load_full().flush().await {
             tracing::error!(error = %e, "flushing the read models at shutdown");
         }
+        Ok(())
+    }
+
+    /// A [`Fatal`] error if the stream is not the one the read models were built from (it
+    /// was made again since): its sequences count other messages than the checkpoint.
+    async fn check_same_stream(&self) -> anyhow::Result<()> {
+        let Some(built_from) = self.read_models.load().stream()? else {
+            return Ok(());
+        };
+        let mut stream = self.js.get_stream(&self.stream).await?;
+        let now = crate::nats::stream_identity(stream.info().await?);
+        if now != built_from {
+            return Err(Fatal(format!(
+                "the stream is now {now}, made again since the read models were built from {built_from}; \
+                 a restart rebuilds them from the new log"
+            ))
+            .into());
+        }
+        Ok(())
     }
 
     fn mark_caught_up(&self, checkpoint: u64) {
@@ -116,10 +138,10 @@ impl Projector {
         // may go unanswered until the client's 10 s request timeout, and three in a row
         // kept the projector silent for half a minute; a retry a few seconds later finds
         // the new leader.
-        let made = tokio::time::timeout(
-            STALL_CHECK,
-            crate::nats::messages_from(&self.js, &self.stream, start),
-        )
+        let made = tokio::time::timeout(STALL_CHECK, async {
+            self.check_same_stream().await?;
+            crate::nats::messages_from(&self.js, &self.stream, start).await
+        })
         .await;
         let mut messages = made.map_err(|_| {
             anyhow::anyhow!("the consumer could not be made within {STALL_CHECK:?}")

@@ -240,7 +240,9 @@ impl Run {
         tracing::info!(store = %dir.display(), "rebuilding the read models from the log");
         let fresh = Store::open(dir).with_context(|| format!("creating {}", dir.display()))?;
         let mut stream = self.js.get_stream(&self.stream).await?;
-        lock(&self.status).stream_last_seq = stream.info().await?.state.last_sequence;
+        let info = stream.info().await?;
+        fresh.set_stream(&crate::nats::stream_identity(info))?;
+        lock(&self.status).stream_last_seq = info.state.last_sequence;
         let mut messages = self.messages_after(&fresh).await?;
 
         // Up to the projector's checkpoint, with the projector running.

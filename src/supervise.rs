@@ -3,7 +3,8 @@
 //! failure, with jitter, and `/readyz` says so meanwhile. One that fails
 //! [`FAILURES_TO_EXIT`] times within [`FAILURE_WINDOW`] is not mended by restarting it:
 //! the service then stops and its process exits non-zero, for its supervisor (compose's
-//! restart policy, `scripts/cluster`, systemd) to start it afresh.
+//! restart policy, `scripts/cluster`, systemd) to start it afresh; so does a [`Fatal`]
+//! failure at once.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
@@ -19,6 +20,12 @@ use tokio_util::sync::CancellationToken;
 pub const FAILURES_TO_EXIT: usize = 5;
 /// The window over which failures count.
 pub const FAILURE_WINDOW: Duration = Duration::from_secs(600);
+
+/// A failure that starting the task again cannot mend: the service stops at once, with
+/// this as its reason.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Fatal(pub String);
 
 /// The pauses between restarts: from half a second, doubling to 30 s, with jitter.
 fn restart_pauses() -> impl Iterator<Item = Duration> {
@@ -91,13 +98,25 @@ where
         let mut pauses = restart_pauses();
         let mut failures = VecDeque::new();
         loop {
-            let failure = match tokio::spawn(make()).await {
+            let (failure, fatal) = match tokio::spawn(make()).await {
                 Ok(Ok(())) => return,
-                Ok(Err(e)) => format!("{e:#}"),
-                Err(e) if e.is_panic() => format!("panicked: {}", panic_message(e.into_panic())),
+                Ok(Err(e)) => (format!("{e:#}"), e.is::<Fatal>()),
+                Err(e) if e.is_panic() => (
+                    format!("panicked: {}", panic_message(e.into_panic())),
+                    false,
+                ),
                 Err(_) => return,
             };
             if shutdown.is_cancelled() {
+                return;
+            }
+            if fatal {
+                tracing::error!(
+                    task = name,
+                    "{failure}; stopping the service for its supervisor to restart it"
+                );
+                *lock(&tasks.fatal) = Some(failure);
+                shutdown.cancel();
                 return;
             }
             let now = Instant::now();

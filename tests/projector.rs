@@ -174,3 +174,57 @@ async fn a_damaged_store_is_moved_aside_and_rebuilt_from_the_log() {
         "the damaged copy is kept for inspection"
     );
 }
+
+#[tokio::test]
+async fn read_models_of_a_stream_made_again_are_rebuilt_from_the_new_log() {
+    let dir = TempDir::new().expect("temp dir");
+    // The first stream: three horses, projected, then that NATS is gone for good.
+    {
+        let old = Nats::start().await;
+        let mut app = App::start(&old, dir.path()).await;
+        let events: Vec<_> = ["OLD1", "OLD2", "OLD3"]
+            .iter()
+            .map(|h| envelope(profile(h, "OLD STREAM")))
+            .collect();
+        let last = old.publish(&events).await;
+        app.projected(last).await;
+        app.stop().await;
+    }
+    // A new NATS (its volumes wiped), where feeders have published more than the old
+    // checkpoint before the service comes back with its store.
+    let new = Nats::start().await;
+    racing::nats::ensure_stream(&new.service, "RACING", std::time::Duration::from_secs(120))
+        .await
+        .expect("stream");
+    let events: Vec<_> = (1..=5)
+        .map(|i| envelope(profile(&format!("NEW{i}"), "NEW STREAM")))
+        .collect();
+    let last = new.publish(&events).await;
+    let mut app = App::start(&new, dir.path()).await;
+    app.projected(last).await;
+    for i in 1..=5 {
+        let (status, body) = app.get(&format!("/api/v1/horses/NEW{i}")).await;
+        assert_eq!(status, StatusCode::OK, "NEW{i}: {body}");
+    }
+    let (status, _) = app.get("/api/v1/horses/OLD1").await;
+    assert_eq!(
+        status,
+        StatusCode::NOT_FOUND,
+        "a horse the new log never held"
+    );
+    let status: serde_json::Value = reqwest::get(format!("{}/status", app.admin))
+        .await
+        .expect("status")
+        .json()
+        .await
+        .expect("json");
+    let note = status["store_note"].as_str().unwrap_or_default();
+    assert!(note.contains("made again"), "{status}");
+    assert!(
+        status["built_from"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("RACING created ")),
+        "{status}"
+    );
+    app.stop().await;
+}

@@ -171,13 +171,14 @@ impl<'a> Model<'a> {
 }
 
 /// The records of a store that the fold writes: without the store's own bookkeeping
-/// (`meta/checkpoint`, `meta/schema`, the applied event ids, kept a record per batch),
+/// (`meta/checkpoint`, `meta/schema`, `meta/stream`, the applied event ids, kept a record per batch),
 /// and dead letters, which are checked separately.
 fn folded(mut records: BTreeMap<Vec<u8>, Vec<u8>>) -> BTreeMap<Vec<u8>, Vec<u8>> {
     records.retain(|k, _| {
         !k.starts_with(b"dead\0")
             && !k.starts_with(b"seen\0")
             && k.as_slice() != b"meta\0checkpoint"
+            && k.as_slice() != b"meta\0stream"
             && k.as_slice() != b"meta\0schema"
     });
     records

@@ -26,6 +26,9 @@ fn race(n: u8) -> [u8; 2] {
 /// The last stream sequence whose effects are in the tree.
 pub const CHECKPOINT: &[u8] = b"meta\0checkpoint";
 
+/// Which stream the read models were built from: its name and when it was created.
+pub const STREAM: &[u8] = b"meta\0stream";
+
 /// The stream sequence of the latest `OddsUpdated` applied.
 pub const ODDS_SEQ: &[u8] = b"meta\0odds_seq";
 

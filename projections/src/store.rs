@@ -101,6 +101,24 @@ impl Store {
         self.read_u64(keys::CHECKPOINT)
     }
 
+    /// The stream the read models were built from, as [`Store::set_stream`] recorded it.
+    pub fn stream(&self) -> Result<Option<String>, StoreError> {
+        self.tree
+            .get(keys::STREAM)?
+            .map(|v| {
+                String::from_utf8(v.to_vec())
+                    .map_err(|_| StoreError::Corrupt("the stream's identity".into()))
+            })
+            .transpose()
+    }
+
+    /// Records the stream the read models are built from (its name and creation time):
+    /// a checkpoint means something only in the stream it counts messages of.
+    pub fn set_stream(&self, identity: &str) -> Result<(), StoreError> {
+        self.tree.insert(keys::STREAM, identity.as_bytes())?;
+        Ok(())
+    }
+
     /// A served document, as stored.
     pub fn doc(&self, key: DocKey<'_>) -> Result<Option<Doc>, StoreError> {
         self.doc_by_key(&key.key())

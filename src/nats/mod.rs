@@ -37,6 +37,18 @@ pub fn stream_config(name: &str, duplicate_window: Duration, replicas: usize) ->
     }
 }
 
+/// Which incarnation of a stream `info` describes: its name and when it was created. A
+/// stream made again under the same name (NATS's volumes wiped, a new cluster) numbers
+/// its messages from 1 again, so read models built from the one before must not be kept.
+pub fn stream_identity(info: &stream::Info) -> String {
+    let created = jiff::Timestamp::from_nanosecond(info.created.unix_timestamp_nanos())
+        .map_or_else(
+            |_| info.created.unix_timestamp_nanos().to_string(),
+            |t| t.to_string(),
+        );
+    format!("{} created {created}", info.config.name)
+}
+
 /// Every message of `stream` from sequence `start` on, in order, through an ordered pull
 /// consumer of its own: how the projector and a rebuild read the log.
 pub async fn messages_from(
