@@ -5,6 +5,7 @@
 
 mod feed;
 mod http;
+mod ids;
 mod live;
 mod replay;
 mod report;
@@ -18,6 +19,10 @@ use std::time::Duration;
 use anyhow::Context as _;
 use clap::{Parser, Subcommand, ValueEnum};
 use serde::Serialize;
+
+/// The service's allocator: the applied-ids part folds in this process's children.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[derive(Parser)]
 #[command(name = "racing-bench", about = "Benchmark of the racing service")]
@@ -38,6 +43,19 @@ enum Command {
         /// JSON object: path and query to body.
         #[arg(long)]
         docs: PathBuf,
+    },
+    /// One side of the applied-ids part, in a process of its own (run by `run`).
+    #[command(hide = true)]
+    FoldIds {
+        /// The store.
+        #[arg(long)]
+        store: PathBuf,
+        /// Distinct ids to fold into a fresh store.
+        #[arg(long, default_value_t = 0)]
+        events: u64,
+        /// Open the store again and fold one batch instead.
+        #[arg(long)]
+        reopen: bool,
     },
 }
 
@@ -73,6 +91,8 @@ enum Part {
     Memory,
     /// Live odds latency and throughput.
     Live,
+    /// The store folding a log of many distinct event ids, and opening it again.
+    Ids,
 }
 
 /// How big each part is.
@@ -102,12 +122,14 @@ pub struct Scale {
     pub live_secs: u64,
     /// Idle connections for the memory figure.
     pub idle_connections: usize,
+    /// Distinct event ids folded by the applied-ids part.
+    pub distinct_ids: u64,
 }
 
 impl Scale {
     /// What BENCHMARKS.md reports: a log of over a million events (40 seasons of 2,768
     /// events, each of their 763 races with 30 price moves), 64 connections, 1,000 live
-    /// clients at 200 updates/s, 10,000 idle connections.
+    /// clients at 200 updates/s, 10,000 idle connections, 10 M distinct event ids.
     const FULL: Scale = Scale {
         name: "full",
         seasons: 40,
@@ -121,6 +143,7 @@ impl Scale {
         live_rate: 200,
         live_secs: 15,
         idle_connections: 10_000,
+        distinct_ids: 10_000_000,
     };
 
     /// Every part, in seconds: for CI.
@@ -137,6 +160,7 @@ impl Scale {
         live_rate: 50,
         live_secs: 2,
         idle_connections: 200,
+        distinct_ids: 20_000,
     };
 }
 
@@ -144,6 +168,11 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Bare { listen, docs } => http::bare(listen, docs),
+        Command::FoldIds {
+            store,
+            events,
+            reopen,
+        } => ids::child(&store, events, reopen),
         Command::Run(args) => tokio::runtime::Runtime::new()
             .map_err(anyhow::Error::from)
             .and_then(|rt| rt.block_on(run(args))),
@@ -166,6 +195,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
             Part::Http,
             Part::Memory,
             Part::Live,
+            Part::Ids,
         ]
     } else {
         args.only.clone()
@@ -204,6 +234,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         startup: None,
         memory: None,
         live: None,
+        ids: None,
     };
     eprint!("{}", report.header());
     for part in [
@@ -212,6 +243,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         Part::Http,
         Part::Memory,
         Part::Live,
+        Part::Ids,
     ] {
         if !parts.contains(&part) {
             continue;
@@ -225,6 +257,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
             }
             Part::Memory => report.memory = Some(live::idle_memory(&scale, &target, &store).await?),
             Part::Live => report.live = Some(live::odds(&scale, &target, &store, &log.info).await?),
+            Part::Ids => report.ids = Some(ids::run(&scale, &run_dir)?),
         }
     }
     nats.stop(Duration::from_secs(10)).await;

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::feed::LogInfo;
 use crate::http::{EndpointResult, Sample};
+use crate::ids::IdsResult;
 use crate::live::{LiveResult, MemoryResult};
 use crate::replay::{ReplayResult, StartupResult};
 use crate::Scale;
@@ -23,6 +24,9 @@ pub const STARTUP_SECS: f64 = 1.0;
 pub const LIVE_P99_MS: f64 = 25.0;
 /// Resident memory per idle connection under this, bytes.
 pub const IDLE_BYTES: f64 = 20.0 * 1024.0;
+/// Peak resident memory folding the applied-ids log, under this, MiB: bounded whatever
+/// the number of ids (sled's cache of 256 MiB, the filter's 16 MiB, one batch).
+pub const IDS_PEAK_MIB: u64 = 512;
 
 /// The machine the figures come from.
 #[derive(Debug, Clone, Serialize)]
@@ -86,6 +90,8 @@ pub struct Report {
     pub memory: Option<MemoryResult>,
     /// Live odds.
     pub live: Option<LiveResult>,
+    /// Applied event ids at scale.
+    pub ids: Option<IdsResult>,
 }
 
 /// The median (the mean of the middle two for an even count); NaN for none.
@@ -286,6 +292,30 @@ impl Report {
                 String::new(),
                 format!("< {} KiB", IDLE_BYTES / 1024.0),
                 verdict(judged, m.per_connection_bytes < IDLE_BYTES).into(),
+            ]);
+        }
+        if let Some(i) = &self.ids {
+            rows.push([
+                format!("Applied ids ({} distinct)", thousands(i.events as f64)),
+                "store fold events/s; peak RSS".into(),
+                format!(
+                    "{} /s; {} MiB",
+                    thousands(i.events as f64 / i.fold_secs),
+                    i.fold_peak_rss_kib / 1024
+                ),
+                String::new(),
+                String::new(),
+                format!("peak < {IDS_PEAK_MIB} MiB"),
+                verdict(judged, i.fold_peak_rss_kib / 1024 < IDS_PEAK_MIB).into(),
+            ]);
+            rows.push([
+                String::new(),
+                "reopened: to first batch; RSS".into(),
+                format!("{:.3} s; {} MiB", i.reopen_secs, i.reopen_rss_kib / 1024),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
             ]);
         }
         rows

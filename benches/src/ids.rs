@@ -1,0 +1,156 @@
+//! Applied event ids at scale: the store folding a log of many distinct `event_id`s, as
+//! the projector does while catching up (batches of 65,536), then opened again as at a
+//! restart. Each side runs in a process of its own, so that its resident memory is its
+//! own: the figures are the fold's rate, the peak resident memory, and the restart's time
+//! to its first batch with the memory it then holds.
+//!
+//! No NATS: the messages are made in memory, so what is measured is the store and its
+//! duplicate detection alone (the replay part measures the whole path from the stream).
+
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{ensure, Context as _};
+use racing_events::{samples, Envelope};
+use racing_projections::{Outcome, Store};
+use serde::{Deserialize, Serialize};
+
+use crate::Scale;
+
+/// Messages per batch: the projector's while catching up.
+const BATCH: u64 = 65_536;
+
+/// What the two processes measured.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct IdsResult {
+    /// Distinct ids folded.
+    pub events: u64,
+    /// Seconds the fold took.
+    pub fold_secs: f64,
+    /// Peak resident memory of the folding process, KiB (`VmHWM`).
+    pub fold_peak_rss_kib: u64,
+    /// Seconds from opening the store again to its first batch folded and committed.
+    pub reopen_secs: f64,
+    /// Resident memory of the reopening process after that batch, KiB.
+    pub reopen_rss_kib: u64,
+}
+
+/// One child's figures, as it prints them.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ChildFigures {
+    /// Seconds of the measured work.
+    pub secs: f64,
+    /// `VmHWM`, KiB.
+    pub peak_rss_kib: u64,
+    /// `VmRSS` at the end, KiB.
+    pub rss_kib: u64,
+}
+
+/// Runs both sides in child processes of this benchmark, on a fresh store under `work`,
+/// which is removed afterwards (at 10 M ids it holds gigabytes).
+pub fn run(scale: &Scale, work: &Path) -> anyhow::Result<IdsResult> {
+    let store = work.join("ids-store");
+    let _ = std::fs::remove_dir_all(&store);
+    let exe = std::env::current_exe()?;
+    let child = |args: &[&str]| -> anyhow::Result<ChildFigures> {
+        let out = std::process::Command::new(&exe)
+            .arg("fold-ids")
+            .arg("--store")
+            .arg(&store)
+            .args(args)
+            .output()
+            .context("running the fold-ids child")?;
+        ensure!(
+            out.status.success(),
+            "fold-ids failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Ok(serde_json::from_slice(&out.stdout)?)
+    };
+    let events = scale.distinct_ids;
+    let fold = child(&["--events", &events.to_string()]);
+    let reopen = fold.as_ref().ok().map(|_| child(&["--reopen"]));
+    let _ = std::fs::remove_dir_all(&store);
+    let (fold, reopen) = (fold?, reopen.context("no reopen")??);
+    let result = IdsResult {
+        events,
+        fold_secs: fold.secs,
+        fold_peak_rss_kib: fold.peak_rss_kib,
+        reopen_secs: reopen.secs,
+        reopen_rss_kib: reopen.rss_kib,
+    };
+    eprintln!(
+        "bench:   ids {} folded in {:.1} s ({:.0} events/s), peak RSS {} MiB; reopened to a first batch in {:.3} s, RSS {} MiB",
+        events,
+        result.fold_secs,
+        events as f64 / result.fold_secs,
+        result.fold_peak_rss_kib / 1024,
+        result.reopen_secs,
+        result.reopen_rss_kib / 1024
+    );
+    Ok(result)
+}
+
+/// The child: folds `events` distinct ids into a fresh store at `store`, or (`reopen`)
+/// opens it and folds one batch of a duplicate and a new id; prints its figures as JSON.
+pub fn child(store: &Path, events: u64, reopen: bool) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let s = Store::open(store)?;
+    if reopen {
+        let next = s.checkpoint()? + 1;
+        let mut batch = s.batch()?;
+        ensure!(
+            batch.apply(next, &event(0))? == Some(Outcome::Duplicate),
+            "the first id was applied again after the restart"
+        );
+        ensure!(
+            batch.apply(next + 1, &event(u64::MAX))? == Some(Outcome::Applied),
+            "a new id was taken for a duplicate"
+        );
+        batch.commit()?;
+    } else {
+        let mut n = 0;
+        while n < events {
+            let mut batch = s.batch()?;
+            for i in n..events.min(n + BATCH) {
+                ensure!(
+                    batch.apply(i + 1, &event(i))? == Some(Outcome::Applied),
+                    "id {i} taken for a duplicate"
+                );
+            }
+            batch.commit()?;
+            n += BATCH;
+        }
+        // What a crash would leave unflushed is on disk before the clock stops.
+        futures::executor::block_on(s.flush())?;
+    }
+    let secs = started.elapsed().as_secs_f64();
+    let figures = ChildFigures {
+        secs,
+        peak_rss_kib: status_kib("VmHWM:")?,
+        rss_kib: status_kib("VmRSS:")?,
+    };
+    println!("{}", serde_json::to_string(&figures)?);
+    Ok(())
+}
+
+/// The `i`th event: an odds move of one of ten races under an id of its own, spread over
+/// the id space as random ids are.
+fn event(i: u64) -> Envelope {
+    let race = i64::try_from(i % 10).unwrap_or(0) + 1;
+    let price = 2.0 + (i % 50) as f64 / 10.0;
+    let mut e = samples::envelope(samples::odds("2026-11-22", race, &[("A1", price)]));
+    e.event_id = uuid::Uuid::from_u128(
+        u128::from(i).wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835),
+    );
+    e
+}
+
+/// A figure of this process from `/proc/self/status`, KiB.
+fn status_kib(field: &str) -> anyhow::Result<u64> {
+    std::fs::read_to_string("/proc/self/status")?
+        .lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .with_context(|| format!("no {field} in /proc/self/status"))
+}
