@@ -496,9 +496,7 @@ fn open_store(
         }
         Ok(Err(racing_projections::StoreError::OlderSchema(found))) => {
             // An upgrade, not damage: the log rebuilds them in this version's layout.
-            return replaced(format!(
-                "the read models are of an older version (schema {found})"
-            ));
+            return replaced(format!("read models of an older version (schema {found})"));
         }
         Ok(Ok((_, cp, _))) => format!("its checkpoint {cp} is past the stream's end {last}"),
         Ok(Err(e)) => e.to_string(),
