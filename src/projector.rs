@@ -243,22 +243,52 @@ impl Projector {
         metrics::counter!("racing_events_applied_total").increment(stats.applied);
         metrics::counter!("racing_events_duplicate_total").increment(stats.duplicates);
         metrics::counter!("racing_dead_letters_total").increment(stats.dead_letters);
-        for update in taken.live {
-            self.hub.publish_with(update.seq, || OddsDelta {
-                frame: odds_frame(
-                    &update.date,
-                    update.venue.as_deref(),
-                    update.race_number,
-                    update.seq,
-                    &crate::live::published_at(update.published),
-                    &update.odds,
-                ),
-                date: update.date.into(),
-                race_number: update.race_number,
-                seq: update.seq,
-            });
-        }
+        self.go_live(taken.live);
         Ok(stats)
+    }
+}
+
+impl Projector {
+    /// Hands a committed batch's odds updates to the live sessions: one by one, or, when
+    /// there are more than the ring carries well (catching up after an outage), as one
+    /// catch-up that sends each session the races they changed as they now stand.
+    fn go_live(&self, updates: Vec<LiveUpdate>) {
+        if self.hub.is_burst(updates.len()) {
+            let changes: Vec<(&str, u8, u64)> = updates
+                .iter()
+                .map(|u| (u.date.as_str(), u.race_number, u.seq))
+                .collect();
+            let store = self.read_models.load();
+            self.hub.publish_caught_up(&changes, |races| {
+                races
+                    .iter()
+                    .filter_map(|(date, n)| match crate::live::race_snapshot(&store, date, *n) {
+                        Ok(snapshot) => Some(snapshot),
+                        Err(e) => {
+                            tracing::error!(error = %e, date = %date, race = n, "odds snapshot after a catch-up");
+                            None
+                        }
+                    })
+                    .collect()
+            });
+            return;
+        }
+        for update in updates {
+            self.hub
+                .publish_with(&update.date, update.race_number, update.seq, || OddsDelta {
+                    frame: odds_frame(
+                        &update.date,
+                        update.venue.as_deref(),
+                        update.race_number,
+                        update.seq,
+                        &crate::live::published_at(update.published),
+                        &update.odds,
+                    ),
+                    date: update.date.as_str().into(),
+                    race_number: update.race_number,
+                    seq: update.seq,
+                });
+        }
     }
 }
 

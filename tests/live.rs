@@ -701,3 +701,114 @@ async fn a_client_that_takes_nothing_is_let_go_after_the_send_timeout() {
     .await;
     assert!(ended.is_ok(), "the client's connection did not end");
 }
+
+/// What one client of [`catch_ups_after_outages_close_no_client_that_keeps_reading`]
+/// has seen: per race, the highest `seq` of an odds or snapshot frame, and how it ended.
+#[derive(Debug, Default)]
+struct Seen {
+    latest: std::collections::HashMap<i64, u64>,
+    snapshots: usize,
+    closed: Option<String>,
+}
+
+/// Reads every frame as fast as it comes, recording what it saw in `seen`.
+fn follow(
+    mut client: Client,
+    seen: std::sync::Arc<std::sync::Mutex<Seen>>,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        while let Some(frame) = client.socket.next().await {
+            let mut seen = seen.lock().expect("lock");
+            match frame {
+                Ok(Message::Text(t)) => {
+                    let v: Value = serde_json::from_str(&t).expect("JSON frame");
+                    let (Some(race), Some(seq)) = (v["race_number"].as_i64(), v["seq"].as_u64())
+                    else {
+                        continue;
+                    };
+                    if v["type"] == "snapshot" {
+                        seen.snapshots += 1;
+                    }
+                    let latest = seen.latest.entry(race).or_default();
+                    *latest = (*latest).max(seq);
+                }
+                Ok(Message::Close(frame)) => {
+                    seen.closed = Some(format!("{frame:?}"));
+                    return;
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    seen.closed = Some(e.to_string());
+                    return;
+                }
+            }
+        }
+    })
+}
+
+/// After an outage the projector catches up on a backlog far larger than the ring at
+/// once. That is the server's doing, not the clients': ten clients that read as fast as
+/// they can go through five such catch-ups within the conflation window (three are
+/// allowed to a client that falls behind by itself) and none is closed; each reaches
+/// every race's latest price.
+#[tokio::test]
+async fn catch_ups_after_outages_close_no_client_that_keeps_reading() {
+    let (nats, mut app, _dir) = service(|c| c.odds_buffer = 256).await;
+    let seen: Vec<_> = (0..10)
+        .map(|_| std::sync::Arc::new(std::sync::Mutex::new(Seen::default())))
+        .collect();
+    let mut readers = Vec::new();
+    for s in &seen {
+        readers.push(follow(Client::connect(&app).await, s.clone()));
+    }
+    let races = [1, 2, 3, 4];
+    for outage in 0..5 {
+        // The projector is held (as a paused or partitioned service is) while 2,000
+        // updates arrive, eight times the ring.
+        let held = app.read_models.lock_commits().await;
+        let mut last = std::collections::HashMap::new();
+        for i in 0..2000 {
+            let race = races[i % races.len()];
+            let price = 2.0 + f64::from(u32::try_from(i).unwrap_or(0) % 50) / 10.0;
+            let seq = nats
+                .publish(&[envelope(odds(DAY, race, &[("A001", price)]))])
+                .await;
+            last.insert(race, seq);
+        }
+        drop(held);
+        app.projected(*last.values().max().unwrap_or(&0)).await;
+        let deadline = tokio::time::Instant::now() + WAIT_ALL;
+        loop {
+            let behind: Vec<String> = seen
+                .iter()
+                .enumerate()
+                .filter_map(|(n, s)| {
+                    let s = s.lock().expect("lock");
+                    if let Some(why) = &s.closed {
+                        panic!("client {n} was closed after outage {outage}: {why}");
+                    }
+                    let caught_up = last
+                        .iter()
+                        .all(|(race, seq)| s.latest.get(race).is_some_and(|l| l >= seq));
+                    (!caught_up).then(|| format!("client {n}: {:?}", s.latest))
+                })
+                .collect();
+            if behind.is_empty() {
+                break;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "after outage {outage}, not at the latest prices {last:?} within {WAIT_ALL:?}: {behind:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    for s in &seen {
+        let s = s.lock().expect("lock");
+        assert!(s.closed.is_none(), "{:?}", s.closed);
+        assert!(s.snapshots >= 5, "a snapshot per catch-up at least: {s:?}");
+    }
+    for r in readers {
+        r.abort();
+    }
+}

@@ -27,8 +27,8 @@ use crate::read_models::ReadModels;
 
 use super::outbox::{self, Outbox, Pending};
 use super::{
-    frame, odds_frame, OddsDelta, OddsHub, CLOSE_GOING_AWAY, CLOSE_POLICY, CLOSE_PROTOCOL,
-    CLOSE_TOO_BIG,
+    frame, odds_frame, race_snapshot, CaughtUp, OddsDelta, OddsHub, RaceSnapshot, Relay,
+    CLOSE_GOING_AWAY, CLOSE_POLICY, CLOSE_PROTOCOL, CLOSE_TOO_BIG,
 };
 
 /// The limits of a session; all configurable.
@@ -48,7 +48,9 @@ pub struct Limits {
     /// Frames waiting to go out to one client; while this many wait, it takes no more
     /// live updates from the shared ring.
     pub max_pending: usize,
-    /// Conflations allowed within `conflation_window` before the client is closed.
+    /// Conflations allowed within `conflation_window` before the client is closed; only
+    /// those the client caused count (it held the session back by not reading), never a
+    /// catch-up of the server's.
     pub max_conflations: usize,
     /// See `max_conflations`.
     pub conflation_window: Duration,
@@ -203,12 +205,20 @@ struct SeqFrame {
 struct Session<'a> {
     ctx: &'a SessionContext,
     outbox: &'a Outbox,
-    rx: Receiver<Arc<OddsDelta>>,
+    rx: Receiver<Arc<Relay>>,
     /// `None`: every race (until the first subscribe).
     targets: Option<Targets>,
     floors: Floors,
     /// The `seq` of the last `odds` frame sent (or conflated away).
     last_odds: u64,
+    /// Everything at or below this is in what the connection was sent or is covered by
+    /// a snapshot: the latest sequence when it joined, then each catch-up's and
+    /// conflation's. A conflation re-sends only the races changed after it.
+    covered: u64,
+    /// Whether the session has waited for room in the outbox (the client not reading)
+    /// since it last took an update from the ring: a place lost in the ring then is the
+    /// client's doing; one lost while it kept taking is the server's.
+    held_back: bool,
     last_sent_at: Instant,
     conflations: VecDeque<Instant>,
 }
@@ -239,6 +249,8 @@ pub async fn run_session<Si, St, E>(
         targets: None,
         floors: Floors::default(),
         last_odds: 0,
+        covered: latest,
+        held_back: false,
         last_sent_at: Instant::now(),
         conflations: VecDeque::new(),
     };
@@ -327,6 +339,7 @@ impl Session<'_> {
         let mut live = false;
         loop {
             let room = self.outbox.len() < self.ctx.limits.max_pending;
+            self.held_back |= !room;
             let step = tokio::select! {
                 biased;
                 _ = &mut stopping => Err(End::Close(CLOSE_GOING_AWAY, "server shutting down")),
@@ -346,12 +359,16 @@ impl Session<'_> {
                     None => Err(End::Gone),
                 },
                 _ = self.outbox.room.notified(), if !room => Ok(()),
-                delta = self.rx.recv(), if live && room => match delta {
-                    Ok(delta) => self.deliver(&delta),
+                relayed = self.rx.recv(), if live && room => match relayed {
+                    Ok(relayed) => {
+                        self.held_back = false;
+                        self.relay(&relayed)
+                    }
                     Err(RecvError::Lagged(_)) => {
                         // Skip what is waiting in the ring: fresh snapshots cover it.
                         self.rx = self.rx.resubscribe();
-                        self.conflate()
+                        let counted = std::mem::take(&mut self.held_back);
+                        self.conflate(counted)
                     }
                     Err(RecvError::Closed) => Err(End::Close(CLOSE_GOING_AWAY, "server shutting down")),
                 },
@@ -418,6 +435,17 @@ impl Session<'_> {
             .as_ref()
             .is_none_or(|t| t.follows(date, race_number));
         followed && seq > self.floors.of(date, race_number)
+    }
+
+    /// Passes on what the hub relayed.
+    fn relay(&mut self, relayed: &Relay) -> Result<(), End> {
+        match relayed {
+            Relay::Delta(delta) => self.deliver(delta),
+            Relay::CaughtUp(caught_up) => {
+                self.caught_up(caught_up);
+                Ok(())
+            }
+        }
     }
 
     /// Sends a live delta if the connection follows its race and has not had it.
@@ -529,31 +557,33 @@ impl Session<'_> {
     /// Sends the current odds of a race: a `snapshot` for each venue that runs it (one
     /// with `venue` null where none is known), or an empty one.
     fn snapshot(&mut self, date: &str, race_number: u8) -> Result<(), End> {
-        #[derive(Deserialize)]
-        struct Seq {
-            seq: u64,
-        }
-        let docs = self
-            .ctx
-            .read_models
-            .load()
-            .odds_docs(date, race_number)
-            .map_err(internal)?;
-        if docs.is_empty() {
-            self.send(
-                format!("{{\"type\":\"snapshot\",\"date\":\"{date}\",\"venue\":null,\"race_number\":{race_number},\"seq\":0,\"odds\":[]}}")
-                    .into(),
-            );
-        }
-        for doc in docs {
-            let seq = serde_json::from_slice::<Seq>(&doc).map_err(internal)?.seq;
-            // The stored document is `{"date":...}`: the frame is the same with a type.
-            let body = std::str::from_utf8(doc.get(1..).unwrap_or_default()).map_err(internal)?;
-            self.floors
-                .raise(&(date.to_owned(), Some(race_number)), seq);
-            self.send(format!("{{\"type\":\"snapshot\",{body}").into());
-        }
+        let snapshot =
+            race_snapshot(&self.ctx.read_models.load(), date, race_number).map_err(internal)?;
+        self.send_snapshot(&snapshot);
         Ok(())
+    }
+
+    /// Queues a race's snapshot frames; no delta at or below them follows.
+    fn send_snapshot(&mut self, snapshot: &RaceSnapshot) {
+        self.floors.raise(
+            &(snapshot.date.to_string(), Some(snapshot.race_number)),
+            snapshot.seq,
+        );
+        for frame in &snapshot.frames {
+            self.send(frame.clone());
+        }
+    }
+
+    /// The server caught up on many updates at once: the races they changed that this
+    /// connection follows, as they now stand, in place of each update. Not a conflation
+    /// of the client's: it counts against nothing.
+    fn caught_up(&mut self, caught_up: &CaughtUp) {
+        for race in &caught_up.races {
+            if self.wants(&race.date, race.race_number, race.seq) {
+                self.send_snapshot(race);
+            }
+        }
+        self.covered = self.covered.max(caught_up.upto);
     }
 
     /// Replays the target's updates after `since` from the stream, merged in sequence
@@ -588,11 +618,12 @@ impl Session<'_> {
         let mut waiting = Vec::new();
         loop {
             match self.rx.try_recv() {
-                Ok(delta) => waiting.push(delta),
+                Ok(relayed) => waiting.push(relayed),
                 Err(TryRecvError::Empty) | Err(TryRecvError::Closed) => break,
                 Err(TryRecvError::Lagged(_)) => {
+                    // Not the client's doing: it has been sent nothing since.
                     self.rx = self.rx.resubscribe();
-                    return self.conflate();
+                    return self.conflate(false);
                 }
             }
         }
@@ -601,7 +632,7 @@ impl Session<'_> {
         let mut waiting = waiting.into_iter().peekable();
         loop {
             let take_replay = match (replayed.peek(), waiting.peek()) {
-                (Some((a, _, _)), Some(b)) => *a < b.seq,
+                (Some((a, _, _)), Some(b)) => *a < b.seq(),
                 (Some(_), None) => true,
                 (None, Some(_)) => false,
                 (None, None) => return Ok(()),
@@ -613,8 +644,8 @@ impl Session<'_> {
                         self.send_delta(seq, text, date.clone(), race_number);
                     }
                 }
-            } else if let Some(delta) = waiting.next() {
-                self.deliver(&delta)?;
+            } else if let Some(relayed) = waiting.next() {
+                self.relay(&relayed)?;
             }
         }
     }
@@ -688,27 +719,33 @@ impl Session<'_> {
         Ok(Some(frames))
     }
 
-    /// The client fell so far behind that it lost its place in the ring: its pending
-    /// deltas, and the updates it missed, are replaced by one fresh snapshot for each race
-    /// they were for. A client that needs this too often is closed.
-    fn conflate(&mut self) -> Result<(), End> {
-        let now = Instant::now();
-        let window = self.ctx.limits.conflation_window;
-        self.conflations.retain(|t| now.duration_since(*t) < window);
-        self.conflations.push_back(now);
-        if self.conflations.len() > self.ctx.limits.max_conflations {
-            return Err(End::Close(
-                CLOSE_POLICY,
-                "too slow: fell behind the odds stream repeatedly",
-            ));
+    /// The session lost its place in the ring: its pending deltas, and the updates it
+    /// missed, are replaced by one fresh snapshot for each race they were for (the races
+    /// the hub knows changed since the connection was last covered, not every race). A
+    /// client that causes this too often (`counted`: it held the session back by not
+    /// reading) is closed.
+    fn conflate(&mut self, counted: bool) -> Result<(), End> {
+        if counted {
+            let now = Instant::now();
+            let window = self.ctx.limits.conflation_window;
+            self.conflations.retain(|t| now.duration_since(*t) < window);
+            self.conflations.push_back(now);
+            if self.conflations.len() > self.ctx.limits.max_conflations {
+                return Err(End::Close(
+                    CLOSE_POLICY,
+                    "too slow: fell behind the odds stream repeatedly",
+                ));
+            }
         }
         let mut races = self.outbox.take_deltas();
+        let horizon = self.covered.max(self.last_odds);
+        self.covered = self.ctx.hub.latest();
         races.extend(
             self.ctx
-                .read_models
-                .load()
-                .odds_changed_since(None, self.last_odds)
-                .map_err(internal)?,
+                .hub
+                .races_changed_since(horizon)
+                .into_iter()
+                .map(|(date, n)| (date.to_string(), n)),
         );
         for (date, n) in races {
             if self.targets.as_ref().is_none_or(|t| t.follows(&date, n)) {
@@ -773,37 +810,57 @@ mod tests {
     use super::*;
     use crate::nats::LocalNats;
 
+    /// A session's surroundings: a nats-server and a store of its own, and a hub whose
+    /// ring holds `ring` updates.
+    struct Fixture {
+        ctx: SessionContext,
+        nats: LocalNats,
+        _dir: tempfile::TempDir,
+    }
+
+    impl Fixture {
+        async fn new(ring: usize, limits: Limits) -> Fixture {
+            let dir = tempfile::TempDir::new().expect("temp dir");
+            let credentials =
+                crate::nats::Credentials::ensure(&dir.path().join("credentials"), "RACING")
+                    .expect("credentials");
+            let nats =
+                LocalNats::start("nats-server", &dir.path().join("nats"), None, &credentials)
+                    .await
+                    .expect("nats-server starts");
+            let js = jetstream::new(
+                nats.connect(crate::nats::Role::Service)
+                    .await
+                    .expect("connect"),
+            );
+            let store = racing_projections::Store::open(&dir.path().join("read-models"))
+                .expect("store opens");
+            let ctx = SessionContext {
+                hub: Arc::new(OddsHub::new(ring, 0)),
+                read_models: ReadModels::new(store, dir.path()),
+                js,
+                stream: "RACING".into(),
+                limits,
+            };
+            Fixture {
+                ctx,
+                nats,
+                _dir: dir,
+            }
+        }
+    }
+
     /// A client that sends frame after frame and reads nothing: once the answers that
     /// wait for it fill its outbox, its frames are no longer read, so what it costs the
     /// server stays bounded however much it sends.
     #[tokio::test]
     async fn a_client_that_never_reads_is_not_read_without_end() {
-        let dir = tempfile::TempDir::new().expect("temp dir");
-        let credentials =
-            crate::nats::Credentials::ensure(&dir.path().join("credentials"), "RACING")
-                .expect("credentials");
-        let nats = LocalNats::start("nats-server", &dir.path().join("nats"), None, &credentials)
-            .await
-            .expect("nats-server starts");
-        let js = jetstream::new(
-            nats.connect(crate::nats::Role::Service)
-                .await
-                .expect("connect"),
-        );
-        let store =
-            racing_projections::Store::open(&dir.path().join("read-models")).expect("store opens");
         let limits = Limits {
             send_timeout: Duration::from_secs(600),
             ..Limits::default()
         };
         let max_pending = limits.max_pending;
-        let ctx = SessionContext {
-            hub: Arc::new(OddsHub::new(64, 0)),
-            read_models: ReadModels::new(store, dir.path()),
-            js,
-            stream: "RACING".into(),
-            limits,
-        };
+        let Fixture { ctx, nats, _dir } = Fixture::new(64, limits).await;
         let pulled = Arc::new(AtomicUsize::new(0));
         let counter = pulled.clone();
         let frames = futures::stream::iter(0..100_000).map(move |_| {
@@ -821,6 +878,112 @@ mod tests {
             pulled <= max_pending + 4,
             "{pulled} frames read with {max_pending} answers allowed to wait"
         );
+        nats.kill().await;
+    }
+
+    /// Publishes `n` updates of one race at once, faster than any session takes them
+    /// from a small ring.
+    fn burst(hub: &OddsHub, from: u64, n: u64) -> u64 {
+        for seq in from..from + n {
+            hub.publish_with("2026-11-21", 1, seq, || OddsDelta {
+                date: "2026-11-21".into(),
+                race_number: 1,
+                seq,
+                frame: format!("{{\"type\":\"odds\",\"seq\":{seq}}}").into(),
+            });
+        }
+        from + n
+    }
+
+    /// A session that loses its place in the ring while it keeps taking from it (the
+    /// server published faster than it was scheduled) is conflated, and that does not
+    /// count against its client; one whose client does not read is held back, and its
+    /// conflations count until it is closed.
+    #[tokio::test]
+    async fn only_a_conflation_the_client_caused_counts_against_it() {
+        let limits = Limits {
+            resume_window: Duration::ZERO,
+            max_pending: 4,
+            max_conflations: 2,
+            ..Limits::default()
+        };
+        let Fixture { ctx, nats, _dir } = Fixture::new(8, limits).await;
+        let hub = ctx.hub.clone();
+        // A client that reads every frame at once.
+        let (sink, mut read) = futures::channel::mpsc::unbounded::<Message>();
+        let frames = futures::stream::pending::<Result<Message, std::convert::Infallible>>();
+        let shutdown = CancellationToken::new();
+        let session = tokio::spawn(run_session(
+            sink,
+            frames,
+            ctx.clone(),
+            shutdown.clone(),
+            std::future::pending(),
+        ));
+        let welcome = read.next().await.expect("a welcome");
+        assert!(matches!(&welcome, Message::Text(t) if t.contains("welcome")));
+        let mut seq = 1;
+        let mut snapshots = 0;
+        for _ in 0..6 {
+            // Five times the ring at once: its place is lost before it can take any.
+            seq = burst(&hub, seq, 40);
+            let deadline = Instant::now() + Duration::from_secs(10);
+            loop {
+                let frame = tokio::time::timeout_at(deadline, read.next())
+                    .await
+                    .expect("a snapshot after the burst")
+                    .expect("connection open");
+                match frame {
+                    Message::Text(t) if t.contains("\"snapshot\"") => {
+                        snapshots += 1;
+                        break;
+                    }
+                    Message::Close(c) => panic!("closed: {c:?}"),
+                    _ => {}
+                }
+            }
+        }
+        assert_eq!(snapshots, 6);
+        assert!(
+            !session.is_finished(),
+            "a client that reads is never closed"
+        );
+
+        // A client that reads slower than updates come, one at a time: its session waits
+        // for room, and loses its place meanwhile.
+        let (sink, mut slow) = futures::channel::mpsc::channel::<Message>(0);
+        let frames = futures::stream::pending::<Result<Message, std::convert::Infallible>>();
+        let held = tokio::spawn(run_session(
+            sink,
+            frames,
+            ctx.clone(),
+            shutdown.clone(),
+            std::future::pending(),
+        ));
+        let welcome = slow.next().await.expect("a welcome");
+        assert!(matches!(&welcome, Message::Text(t) if t.contains("welcome")));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let close = 'read: loop {
+            assert!(
+                Instant::now() < deadline,
+                "the slow client was never closed"
+            );
+            for _ in 0..10 {
+                seq = burst(&hub, seq, 1);
+                tokio::task::yield_now().await;
+            }
+            match slow.next().await {
+                Some(Message::Close(c)) => break 'read c,
+                Some(_) => {}
+                None => panic!("the connection ended without a close frame"),
+            }
+        };
+        let close = close.expect("a close frame with a reason");
+        assert_eq!(close.code, CLOSE_POLICY);
+        assert!(close.reason.contains("fell behind"), "{}", close.reason);
+        let _ = held.await;
+        shutdown.cancel();
+        let _ = session.await;
         nats.kill().await;
     }
 }
