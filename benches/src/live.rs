@@ -21,7 +21,7 @@ use crate::service::{Service, Target};
 use crate::Scale;
 
 /// Connections opened at once.
-const CONNECTING: usize = 200;
+pub(crate) const CONNECTING: usize = 200;
 
 /// What the live odds run measured.
 #[derive(Debug, Clone, Serialize)]
@@ -72,7 +72,7 @@ pub struct MemoryResult {
     pub per_connection_bytes: f64,
 }
 
-fn socket_url(service: &Service, key: &str) -> String {
+pub(crate) fn socket_url(service: &Service, key: &str) -> String {
     format!(
         "ws://127.0.0.1:{}/ws/live/odds?api_key={key}",
         service.port()
@@ -80,7 +80,7 @@ fn socket_url(service: &Service, key: &str) -> String {
 }
 
 /// Small buffers: ten thousand clients in the benchmark's own process.
-fn client_config() -> WebSocketConfig {
+pub(crate) fn client_config() -> WebSocketConfig {
     WebSocketConfig::default().read_buffer_size(8 * 1024)
 }
 
@@ -393,7 +393,7 @@ pub async fn odds(
 }
 
 /// The `seq` of an `odds` frame, read without parsing the rest.
-fn seq_of(frame: &str) -> Option<u64> {
+pub(crate) fn seq_of(frame: &str) -> Option<u64> {
     let at = frame.find("\"seq\":")? + 6;
     let digits = &frame[at..];
     let end = digits

@@ -3,6 +3,7 @@
 //! the least the same job can be done with, in alternating runs on the same machine, and
 //! reports medians and their ratios: on a shared machine the ratio is what holds.
 
+mod catchup;
 mod feed;
 mod http;
 mod ids;
@@ -91,6 +92,8 @@ enum Part {
     Memory,
     /// Live odds latency and throughput.
     Live,
+    /// Live clients through a catch-up after an outage.
+    Catchup,
     /// The store folding a log of many distinct event ids, and opening it again.
     Ids,
 }
@@ -120,6 +123,8 @@ pub struct Scale {
     pub live_rate: u64,
     /// For this long.
     pub live_secs: u64,
+    /// An outage's length, in seconds of updates at `live_rate`, for the catch-up part.
+    pub outage_secs: u64,
     /// Idle connections for the memory figure.
     pub idle_connections: usize,
     /// Distinct event ids folded by the applied-ids part.
@@ -129,7 +134,8 @@ pub struct Scale {
 impl Scale {
     /// What BENCHMARKS.md reports: a log of over a million events (40 seasons of 2,768
     /// events, each of their 763 races with 30 price moves), 64 connections, 1,000 live
-    /// clients at 200 updates/s, 10,000 idle connections, 10 M distinct event ids.
+    /// clients at 200 updates/s, a catch-up after a 10-minute outage, 10,000 idle
+    /// connections, 10 M distinct event ids.
     const FULL: Scale = Scale {
         name: "full",
         seasons: 40,
@@ -142,6 +148,7 @@ impl Scale {
         live_clients: 1_000,
         live_rate: 200,
         live_secs: 15,
+        outage_secs: 600,
         idle_connections: 10_000,
         distinct_ids: 10_000_000,
     };
@@ -159,6 +166,7 @@ impl Scale {
         live_clients: 20,
         live_rate: 50,
         live_secs: 2,
+        outage_secs: 4,
         idle_connections: 200,
         distinct_ids: 20_000,
     };
@@ -195,6 +203,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
             Part::Http,
             Part::Memory,
             Part::Live,
+            Part::Catchup,
             Part::Ids,
         ]
     } else {
@@ -234,6 +243,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         startup: None,
         memory: None,
         live: None,
+        catchup: None,
         ids: None,
     };
     eprint!("{}", report.header());
@@ -243,6 +253,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         Part::Http,
         Part::Memory,
         Part::Live,
+        Part::Catchup,
         Part::Ids,
     ] {
         if !parts.contains(&part) {
@@ -257,6 +268,9 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
             }
             Part::Memory => report.memory = Some(live::idle_memory(&scale, &target, &store).await?),
             Part::Live => report.live = Some(live::odds(&scale, &target, &store, &log.info).await?),
+            Part::Catchup => {
+                report.catchup = Some(catchup::run(&scale, &target, &store, &log.info).await?)
+            }
             Part::Ids => report.ids = Some(ids::run(&scale, &run_dir)?),
         }
     }

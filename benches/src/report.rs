@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use crate::catchup::CatchupResult;
 use crate::feed::LogInfo;
 use crate::http::{EndpointResult, Sample};
 use crate::ids::IdsResult;
@@ -90,6 +91,8 @@ pub struct Report {
     pub memory: Option<MemoryResult>,
     /// Live odds.
     pub live: Option<LiveResult>,
+    /// Live clients through a catch-up after an outage.
+    pub catchup: Option<CatchupResult>,
     /// Applied event ids at scale.
     pub ids: Option<IdsResult>,
 }
@@ -275,6 +278,40 @@ impl Report {
                     l.machine_cpu_pct,
                     100 * self.machine.cores
                 ),
+                String::new(),
+            ]);
+        }
+        if let Some(c) = &self.catchup {
+            rows.push([
+                format!(
+                    "Catch-up ({} clients, {} updates: {} s at the live rate)",
+                    thousands(c.clients as f64),
+                    thousands(c.updates as f64),
+                    c.outage_secs
+                ),
+                "clients closed; at the latest prices, resume to p50 / max s".into(),
+                format!(
+                    "{} closed; {} at latest, {:.2} / {:.2} s",
+                    c.closed, c.caught_up, c.p50_secs, c.max_secs
+                ),
+                String::new(),
+                String::new(),
+                "none closed".into(),
+                verdict(judged, c.closed == 0 && c.caught_up == c.clients).into(),
+            ]);
+            rows.push([
+                String::new(),
+                "frames after resuming: odds, snapshots; service RSS before, peak".into(),
+                format!(
+                    "{}, {}; {} → {} MiB",
+                    thousands(c.odds_frames as f64),
+                    thousands(c.snapshot_frames as f64),
+                    c.service_rss_before_kib / 1024,
+                    c.service_peak_rss_kib / 1024
+                ),
+                String::new(),
+                String::new(),
+                String::new(),
                 String::new(),
             ]);
         }

@@ -161,6 +161,26 @@ impl Service {
         rss_kib(self.pid)
     }
 
+    /// Peak resident memory of the process so far, KiB (`VmHWM`).
+    pub fn peak_rss_kib(&self) -> anyhow::Result<u64> {
+        status_kib(self.pid, "VmHWM:")
+    }
+
+    /// Pauses the process (SIGSTOP), as a machine that stalls or a partition would.
+    pub fn pause(&self) -> anyhow::Result<()> {
+        self.signal(nix::sys::signal::Signal::SIGSTOP)
+    }
+
+    /// Lets a paused process go on (SIGCONT).
+    pub fn resume(&self) -> anyhow::Result<()> {
+        self.signal(nix::sys::signal::Signal::SIGCONT)
+    }
+
+    fn signal(&self, signal: nix::sys::signal::Signal) -> anyhow::Result<()> {
+        let pid = nix::unistd::Pid::from_raw(i32::try_from(self.pid)?);
+        nix::sys::signal::kill(pid, signal).with_context(|| format!("sending {signal}"))
+    }
+
     /// SIGTERM, then waits for the service to commit its read models and exit (up to a
     /// minute; then it is killed).
     pub async fn stop(mut self) -> anyhow::Result<()> {
@@ -187,12 +207,17 @@ impl Service {
 
 /// Resident memory of a process, KiB.
 pub fn rss_kib(pid: u32) -> anyhow::Result<u64> {
+    status_kib(pid, "VmRSS:")
+}
+
+/// A memory figure of `/proc/PID/status`, KiB.
+fn status_kib(pid: u32, field: &str) -> anyhow::Result<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .find_map(|l| l.strip_prefix(field))
         .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .context("no VmRSS in /proc/PID/status")
+        .with_context(|| format!("no {field} in /proc/PID/status"))
 }
 
 /// User and system CPU time of a process, in clock ticks, from its `/proc/.../stat`.
