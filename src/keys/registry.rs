@@ -404,10 +404,11 @@ pub(super) async fn keep_watching(
                 Some(Err(e)) => tracing::warn!(error = %e, "{what} watch"),
                 None => {
                     tracing::warn!("{what} watch ended; keeping the last values seen");
+                    let mut pauses = crate::retry::Pauses::nats();
                     loop {
                         tokio::select! {
                             _ = shutdown.cancelled() => return,
-                            _ = tokio::time::sleep(RETRY) => {}
+                            _ = tokio::time::sleep(pauses.next_pause()) => {}
                         }
                         match store.watch_with_history(">").await {
                             Ok(w) => {
