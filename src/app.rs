@@ -29,9 +29,6 @@ use crate::supervise::{self, Tasks};
 /// How long in-flight requests get to finish at shutdown.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
-/// How long start-up keeps trying to publish the demo season.
-const DEMO_PATIENCE: Duration = Duration::from_secs(60);
-
 /// A built service, bound and connected, not yet serving.
 pub struct Application {
     listener: tokio::net::TcpListener,
@@ -92,15 +89,30 @@ impl Application {
             }
         };
         crate::admin::metrics();
-        let client = nats::connect(&nats_url, &service_auth, Role::Service).await?;
-        let js = jetstream::new(client.clone());
-        let stream_info = nats::ensure_replicated_stream(
-            &js,
-            &config.stream,
-            config.duplicate_window,
-            config.stream_replicas,
+        // Each step waits for NATS up to `nats_patience`, and ends at once with what
+        // waiting does not mend (see `Connection`).
+        let service = nats::Connection::open(
+            &nats_url,
+            &service_auth,
+            Role::Service,
+            config.nats_patience,
         )
         .await?;
+        let client = service.client.clone();
+        let js = service.jetstream();
+        let stream_info = service
+            .ready(
+                &format!("creating or updating stream {}", config.stream),
+                || {
+                    nats::ensure_replicated_stream(
+                        &js,
+                        &config.stream,
+                        config.duplicate_window,
+                        config.stream_replicas,
+                    )
+                },
+            )
+            .await?;
 
         let store_dir = read_models::active_dir(&config.data_dir)?;
         let (store, store_note) = open_store(&store_dir, &stream_info)?;
@@ -109,24 +121,26 @@ impl Application {
         // The demo season goes into the log before the projector starts, so that the
         // API is not "ready" on an empty log and then answers 404s for a moment. (After
         // the store is checked against the stream's end as it was.)
-        let (demo_client, demo_js) = match config.demo {
-            Some(_) => demo_feeder(&nats_url, feeder_auth, &js).await?,
-            None => (None, None),
+        let demo_feeder = match config.demo {
+            Some(_) => demo_feeder(&nats_url, feeder_auth, config.nats_patience).await?,
+            None => None,
         };
-        let demo = match (config.demo, &demo_js) {
-            (Some(seed), Some(feeder)) => publish_demo_season(&js, feeder, &config, seed).await?,
-            _ => None,
+        // The demo publishes as its feeder, or as the service (see `demo_feeder`).
+        let feeder = demo_feeder.as_ref().unwrap_or(&service);
+        let demo = match config.demo {
+            Some(seed) => publish_demo_season(&js, feeder, &config, seed).await?,
+            None => None,
         };
         let demo_example = demo.as_ref().and_then(|(feed, _)| feed.example());
         let demo = demo
             .zip(config.demo)
-            .zip(demo_js)
-            .map(|(((feed, calendar), seed), feeder)| LiveDemo {
+            .map(|((feed, calendar), seed)| LiveDemo {
                 simulator: crate::demo::Simulator::new(&feed, seed),
                 calendar,
                 seed,
-                feeder,
+                feeder: feeder.jetstream(),
             });
+        let demo_client = demo_feeder.map(|feeder| feeder.client);
 
         let shutdown = CancellationToken::new();
         let demo_key = config.demo.map(|_| keys::generate_demo());
@@ -137,12 +151,21 @@ impl Application {
                 .map(String::as_str)
                 .chain(demo_key.as_deref()),
         ));
-        let registry = Registry::open(&js, &config.stream).await?;
-        registry
-            .clone()
-            .follow(keys.clone(), shutdown.clone())
+        let registry = service
+            .ready("opening the key registry", || {
+                Registry::open(&js, &config.stream)
+            })
             .await?;
-        let replicas = Replicas::start(&js, &config.stream, shutdown.clone()).await?;
+        service
+            .ready("loading the key registry", || {
+                registry.clone().follow(keys.clone(), shutdown.clone())
+            })
+            .await?;
+        let replicas = service
+            .ready("joining the replicas", || {
+                Replicas::start(&js, &config.stream, shutdown.clone())
+            })
+            .await?;
         let state_shutdown = shutdown.clone();
         let listener = tokio::net::TcpListener::bind(config.listen)
             .await
@@ -152,7 +175,7 @@ impl Application {
             .await
             .with_context(|| format!("binding the admin listener {}", config.admin_listen))?;
         let admin_addr = admin_listener.local_addr()?;
-        let signup = open_signup(&config, &js, registry, addr).await?;
+        let signup = open_signup(&config, &service, registry, addr).await?;
         let hub = Arc::new(OddsHub::new(config.odds_buffer, store.latest_odds_seq()?));
         let read_models = ReadModels::new(store, &config.data_dir);
         let state = AppState::new(Shared {
@@ -392,26 +415,23 @@ impl Application {
     }
 }
 
-/// Where the demo publishes: as a feeder, since the service's own user may not; with no
-/// feeder's credentials (a server of one's own with no roles), as the service. The
-/// feeder's connection is returned too, to be closed at a clean stop.
+/// The demo's own feeder connection, given a feeder's credentials; without (a server of
+/// one's own with no roles), `None`: the demo publishes as the service.
 async fn demo_feeder(
     nats_url: &str,
     feeder: Option<nats::ClientAuth>,
-    service: &jetstream::Context,
-) -> anyhow::Result<(Option<async_nats::Client>, Option<jetstream::Context>)> {
+    patience: Duration,
+) -> anyhow::Result<Option<nats::Connection>> {
     match feeder {
-        Some(feeder) => {
-            let client = nats::connect(nats_url, &feeder, Role::Feeder).await?;
-            let js = jetstream::new(client.clone());
-            Ok((Some(client), Some(js)))
-        }
+        Some(feeder) => Ok(Some(
+            nats::Connection::open(nats_url, &feeder, Role::Feeder, patience).await?,
+        )),
         None => {
             tracing::warn!(
                 "demo mode without RACING_DEMO_NATS_NKEY: the demo publishes as the service, \
                  which a NATS server with roles refuses"
             );
-            Ok((None, Some(service.clone())))
+            Ok(None)
         }
     }
 }
@@ -420,7 +440,7 @@ async fn demo_feeder(
 /// data directory), and links that name `addr` unless a public URL is configured.
 async fn open_signup(
     config: &Config,
-    js: &jetstream::Context,
+    service: &nats::Connection,
     registry: Registry,
     addr: SocketAddr,
 ) -> anyhow::Result<Arc<crate::subscribe::Signup>> {
@@ -438,7 +458,12 @@ async fn open_signup(
         &settings.mail_from,
         &config.data_dir,
     )?);
-    let store = crate::subscribe::store::Store::open(js, &config.stream).await?;
+    let js = service.jetstream();
+    let store = service
+        .ready("opening the subscription buckets", || {
+            crate::subscribe::store::Store::open(&js, &config.stream)
+        })
+        .await?;
     Ok(Arc::new(
         crate::subscribe::Signup::new(settings, store, registry, mailer).await?,
     ))
@@ -563,7 +588,7 @@ fn verify_in_background(store: Arc<Store>, rebuilder: Arc<Rebuilder>) {
 /// events is left alone (`None`), so a restart publishes nothing twice.
 async fn publish_demo_season(
     js: &jetstream::Context,
-    feeder: &jetstream::Context,
+    feeder: &nats::Connection,
     config: &Config,
     seed: u64,
 ) -> anyhow::Result<Option<(crate::demo::DemoFeed, crate::demo::Calendar)>> {
@@ -579,20 +604,12 @@ async fn publish_demo_season(
     // A cluster that has just formed may time out some acknowledgements. Publishing the
     // season again is safe (each event keeps its id, so JetStream and the projector drop
     // what already went in), and a demo without its season is no demo.
-    let deadline = tokio::time::Instant::now() + DEMO_PATIENCE;
-    let counts = loop {
-        match crate::publish::publish_events(feeder, &feed.events).await {
-            Ok(counts) => break counts,
-            Err(e) if tokio::time::Instant::now() < deadline => {
-                tracing::warn!(
-                    error = format!("{e:#}"),
-                    "demo season not published yet; again"
-                );
-                tokio::time::sleep(Duration::from_millis(500)).await;
-            }
-            Err(e) => return Err(e.context("publishing the demo season")),
-        }
-    };
+    let publisher = feeder.jetstream();
+    let counts = feeder
+        .ready("publishing the demo season", || {
+            crate::publish::publish_events(&publisher, &feed.events)
+        })
+        .await?;
     tracing::info!(
         published = counts.published,
         duplicate = counts.duplicate,

@@ -22,6 +22,12 @@ pub struct ServeArgs {
     /// not). Unset with a local server: its own feeder.
     #[arg(long, env = "RACING_DEMO_NATS_NKEY")]
     pub demo_nats_nkey: Option<PathBuf>,
+    /// How long each step of start-up keeps trying NATS (nothing answering yet, JetStream
+    /// still electing its leader) before the service gives up, in seconds. What waiting
+    /// does not mend (a server that is not NATS, credentials or permissions refused,
+    /// JetStream off) ends start-up at once.
+    #[arg(long, env = "RACING_NATS_PATIENCE_SECS", default_value_t = crate::retry::PATIENCE.as_secs())]
+    pub nats_patience_secs: u64,
     /// Where the read models (and a local nats-server's store) live.
     #[arg(long, env = "RACING_DATA_DIR", default_value = "./data")]
     pub data_dir: PathBuf,
@@ -141,6 +147,8 @@ pub struct Config {
     /// In demo mode with `nats_url`: the feeder that publishes the demo's events; `None`
     /// publishes with the service's own credentials (a server without permissions).
     pub demo_feeder: Option<crate::nats::ClientAuth>,
+    /// How long each step of start-up keeps trying NATS before giving up.
+    pub nats_patience: Duration,
     /// Read models and local NATS store.
     pub data_dir: PathBuf,
     /// API address; port 0 picks a free port (tests).
@@ -221,6 +229,7 @@ impl TryFrom<ServeArgs> for Config {
             nats_url: a.nats_url.filter(|u| !u.trim().is_empty()),
             nats_auth,
             demo_feeder,
+            nats_patience: Duration::from_secs(a.nats_patience_secs),
             data_dir: a.data_dir,
             listen: a.listen,
             admin_listen: a.admin_listen,
@@ -272,6 +281,7 @@ impl Config {
             nats_url,
             nats_auth: crate::nats::ClientAuth::default(),
             demo_feeder: None,
+            nats_patience: crate::retry::PATIENCE,
             data_dir: data_dir.into(),
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             admin_listen: SocketAddr::from(([127, 0, 0, 1], 0)),

@@ -16,6 +16,7 @@ pub mod projector;
 pub mod publish;
 pub mod read_models;
 pub mod rebuild;
+pub mod retry;
 pub mod subscribe;
 pub mod supervise;
 pub mod watch;

@@ -33,8 +33,6 @@ pub(crate) const CATCH_UP_WINDOW: Duration = Duration::from_secs(1);
 /// Messages decoded ahead of the fold: decoding goes on, on another thread, while a batch
 /// is folded and committed.
 const DECODED_AHEAD: usize = 32_768;
-/// Pause before re-creating the consumer after an error.
-const RETRY_DELAY: Duration = Duration::from_millis(500);
 /// Quiet time after which the projector checks that its consumer is not stuck behind a
 /// stream that has moved on (as after the stream leader's node died).
 const STALL_CHECK: Duration = Duration::from_secs(5);
@@ -74,8 +72,10 @@ pub struct Projector {
 
 impl Projector {
     /// Runs until `shutdown`; re-creates its consumer from the checkpoint after any error,
-    /// so that a message is never skipped and never applied twice. Ends with a
-    /// [`Fatal`] error if the stream is no longer the one the read models were built from.
+    /// so that a message is never skipped and never applied twice, after a pause that
+    /// grows while errors follow one another ([`crate::retry::Pauses::nats`]) and starts
+    /// again from the shortest once a consumer has worked. Ends with a [`Fatal`] error if
+    /// the stream is no longer the one the read models were built from.
     pub async fn run(self, shutdown: CancellationToken) -> anyhow::Result<()> {
         // A store already at the stream's end is ready at once, before any message.
         if let Ok(mut s) = self.js.get_stream(&self.stream).await {
@@ -85,14 +85,24 @@ impl Projector {
                 }
             }
         }
+        let mut pauses = crate::retry::Pauses::nats();
         while !shutdown.is_cancelled() {
+            let began = tokio::time::Instant::now();
+            let committed = self.progress.borrow().checkpoint;
             match self.consume(&shutdown).await {
                 Ok(()) => break,
                 Err(e) if e.is::<Fatal>() => return Err(e),
                 Err(e) => {
-                    tracing::warn!(error = %e, "projector interrupted; resuming from checkpoint");
+                    // A consumer that committed a batch, or ran past a stall check, worked.
+                    if self.progress.borrow().checkpoint > committed
+                        || began.elapsed() > STALL_CHECK
+                    {
+                        pauses.reset();
+                    }
+                    let pause = pauses.next_pause();
+                    tracing::warn!(error = %e, ?pause, "projector interrupted; resuming from checkpoint");
                     tokio::select! {
-                        _ = tokio::time::sleep(RETRY_DELAY) => {}
+                        _ = tokio::time::sleep(pause) => {}
                         _ = shutdown.cancelled() => break,
                     }
                 }

@@ -11,30 +11,27 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use backon::{BackoffBuilder, ExponentialBuilder};
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+
+use crate::retry::Pauses;
 
 /// Failures of one task within [`FAILURE_WINDOW`] that end the process.
 pub const FAILURES_TO_EXIT: usize = 5;
 /// The window over which failures count.
 pub const FAILURE_WINDOW: Duration = Duration::from_secs(600);
 
-/// A failure that starting the task again cannot mend: the service stops at once, with
-/// this as its reason.
+/// A failure that trying again cannot mend: a supervised task that fails so stops the
+/// service at once, with this as its reason, and a start-up step
+/// ([`crate::retry::patiently`]) ends at once.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct Fatal(pub String);
 
 /// The pauses between restarts: from half a second, doubling to 30 s, with jitter.
-fn restart_pauses() -> impl Iterator<Item = Duration> {
-    ExponentialBuilder::new()
-        .with_min_delay(Duration::from_millis(500))
-        .with_max_delay(Duration::from_secs(30))
-        .with_jitter()
-        .without_max_times()
-        .build()
+fn restart_pauses() -> Pauses {
+    Pauses::new(Duration::from_millis(500), Duration::from_secs(30))
 }
 
 /// What is known of the supervised tasks, for `/readyz`, `/status` and the exit code.
@@ -141,7 +138,7 @@ where
                 shutdown.cancel();
                 return;
             }
-            let pause = pauses.next().unwrap_or(Duration::from_secs(30));
+            let pause = pauses.next_pause();
             tracing::error!(task = name, failure, ?pause, "task failed; restarting it");
             tasks.update(name, |s| {
                 s.restarting = true;

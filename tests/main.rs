@@ -14,6 +14,7 @@ mod rebuild;
 mod reliability;
 mod security;
 mod sessions;
+mod startup;
 mod subscribe;
 mod supervision;
 mod support;

@@ -6,7 +6,7 @@
 
 mod cluster;
 mod feed;
-mod process;
+pub(crate) mod process;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -20,8 +20,6 @@ use super::{generate, KeyLimits, KeyRecord, KeyRing};
 
 /// How often each replica writes last-use times.
 const USAGE_FLUSH: Duration = Duration::from_secs(5);
-/// Pause before re-watching after the watch broke.
-const RETRY: Duration = Duration::from_millis(500);
 
 /// The buckets of a stream's keys.
 #[derive(Clone)]
@@ -30,16 +28,15 @@ pub struct Registry {
     usage: kv::Store,
 }
 
-/// How long opening a bucket keeps trying: a cluster that has just started, or has just
-/// created the bucket's stream, may answer "stream not found" for a moment.
-const OPEN_PATIENCE: Duration = Duration::from_secs(60);
-
 /// Opens a bucket, creating it if it is missing. The backing stream is created here
 /// with the settings of a key-value bucket (`KV_<name>` on `$KV.<name>.>`, latest values
 /// kept per key, rollups allowed, direct gets) rather than through `create_key_value`,
 /// whose request the Debian nats-server 2.9 answers in a form this client cannot read.
 /// The bucket has as many replicas as the event stream, so keys survive what it survives.
-/// `max_age` ends each value that long after it was written (zero: never).
+/// `max_age` ends each value that long after it was written (zero: never). One attempt:
+/// start-up asks again through [`crate::nats::Connection::ready`], as a cluster that has
+/// just started, or has just made the bucket's stream, may answer "stream not found" for
+/// a moment.
 pub(crate) async fn bucket(
     js: &jetstream::Context,
     name: &str,
@@ -62,31 +59,17 @@ pub(crate) async fn bucket(
         num_replicas: replicas,
         ..Default::default()
     };
-    let deadline = tokio::time::Instant::now() + OPEN_PATIENCE;
-    loop {
-        let opened = js.get_key_value(name).await;
-        let error = match opened {
-            Ok(store) => return Ok(store),
-            // Another process may create it at the same moment: opening is what counts.
-            Err(open) => {
-                match js.create_stream(config.clone()).await {
-                    // Made just now (a first start): open it at once rather than warn and wait.
-                    Ok(_) => match js.get_key_value(name).await {
-                        Ok(store) => return Ok(store),
-                        Err(reopen) => {
-                            anyhow::anyhow!("opening key-value bucket {name}: {open}; after creating it: {reopen}")
-                        }
-                    },
-                    Err(create) => anyhow::anyhow!("creating key-value bucket {name}: {create}"),
-                }
-            }
-        };
-        if tokio::time::Instant::now() >= deadline {
-            return Err(error);
-        }
-        tracing::warn!(error = %error, "key-value bucket not ready yet");
-        tokio::time::sleep(RETRY).await;
+    if let Ok(store) = js.get_key_value(name).await {
+        return Ok(store);
     }
+    let created = js.create_stream(config).await;
+    // Another process may create it at the same moment: opening is what counts.
+    js.get_key_value(name).await.map_err(|open| match created {
+        Err(e) => crate::nats::stream_failure(e, &format!("KV_{name}")),
+        Ok(_) => {
+            anyhow::Error::from(open).context(format!("opening key-value bucket {name} just made"))
+        }
+    })
 }
 
 /// The replicas of the event stream `stream` (1 if it cannot be read), which the buckets
@@ -404,10 +387,11 @@ pub(super) async fn keep_watching(
                 Some(Err(e)) => tracing::warn!(error = %e, "{what} watch"),
                 None => {
                     tracing::warn!("{what} watch ended; keeping the last values seen");
+                    let mut pauses = crate::retry::Pauses::nats();
                     loop {
                         tokio::select! {
                             _ = shutdown.cancelled() => return,
-                            _ = tokio::time::sleep(RETRY) => {}
+                            _ = tokio::time::sleep(pauses.next_pause()) => {}
                         }
                         match store.watch_with_history(">").await {
                             Ok(w) => {

@@ -3,13 +3,18 @@
 //! them as one role of the deployment.
 
 use std::fmt;
+use std::future::Future;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context as _};
+use async_nats::jetstream;
 use clap::Args;
+use tokio::sync::watch;
 
 use super::auth::{self, Credentials, Role};
+use crate::supervise::Fatal;
 
 /// How a command proves who it is to NATS, and how it checks NATS in turn. At most one
 /// of the credentials; none for a server without authentication.
@@ -218,54 +223,217 @@ pub fn redact(url: &str) -> String {
         .join(",")
 }
 
-/// Connects to NATS as a user of `role`, retrying for a while so that a service started
-/// together with its broker (compose, the demo script) does not fail on a race. `url` may
-/// list several servers of a cluster, comma-separated; the client fails over between
-/// them. Refused credentials and TLS failures end at once: retrying does not mend them.
+/// How long a connection attempt may take: the TCP connection and NATS's greeting.
+const CONNECTION_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Connects to NATS as a user of `role`, with [`crate::retry::PATIENCE`]; see
+/// [`Connection::open`].
 pub async fn connect(
     url: &str,
     auth: &ClientAuth,
     role: Role,
 ) -> anyhow::Result<async_nats::Client> {
-    use async_nats::ConnectErrorKind as Kind;
-    let servers: Vec<&str> = url
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .collect();
-    let shown = redact(url);
-    let mut last = None;
-    for attempt in 0..40 {
-        let options = auth
-            .options()
-            .await?
-            .name(format!("racing-{role}"))
-            .custom_inbox_prefix(role.inbox_prefix())
-            .connection_timeout(Duration::from_secs(2))
-            // Reconnect for ever once connected: a replica outlives a NATS restart.
-            .max_reconnects(None);
-        match options.connect(servers.as_slice()).await {
-            Ok(client) => return Ok(client),
-            Err(e) => match e.kind() {
-                Kind::AuthorizationViolation | Kind::Authentication => bail!(
-                    "NATS at {shown} refused the {role}'s credentials ({}: {})",
-                    auth.method(),
-                    e.kind()
-                ),
-                Kind::Tls => bail!("TLS with NATS at {shown} failed: {e}"),
-                Kind::ServerParse => bail!("NATS URL `{shown}`: {e}"),
-                _ => {
-                    tracing::warn!(attempt, error = %e, "NATS not reachable yet");
-                    last = Some(e);
-                    tokio::time::sleep(Duration::from_millis(250)).await;
-                }
+    Ok(Connection::open(url, auth, role, crate::retry::PATIENCE)
+        .await?
+        .client)
+}
+
+/// A connection to NATS as one role, which hears the permissions violations its server
+/// reports: a step the server does not permit this user fails at once, saying so, rather
+/// than waiting for answers that never come.
+pub struct Connection {
+    /// The client.
+    pub client: async_nats::Client,
+    /// The last permissions violation the server reported.
+    refused: watch::Receiver<Option<String>>,
+    /// The URL, without credentials, for messages.
+    shown: String,
+    role: Role,
+    /// The kind of credential, for messages.
+    method: &'static str,
+    patience: Duration,
+}
+
+impl Connection {
+    /// Connects to NATS as a user of `role`. `url` may list several servers of a
+    /// cluster, comma-separated; the client fails over between them, and reconnects for
+    /// ever once connected. Nothing answering yet (connection refused, no greeting) is
+    /// tried again for up to `patience`, so that a service started together with its
+    /// broker does not fail on a race: the first failure is logged at once, naming the
+    /// URL and what is wrong. What retrying does not mend ends at once: a URL that is
+    /// not a NATS URL, host names none of which resolves, a server that is not NATS,
+    /// credentials refused, TLS failing.
+    pub async fn open(
+        url: &str,
+        auth: &ClientAuth,
+        role: Role,
+        patience: Duration,
+    ) -> anyhow::Result<Connection> {
+        let shown = redact(url);
+        let servers = servers(url, &shown).await?;
+        let (tx, refused) = watch::channel(None);
+        let tx = Arc::new(tx);
+        let client = crate::retry::patiently(
+            &format!("connecting to NATS as the {role}"),
+            patience,
+            || async {
+                let tx = tx.clone();
+                let options = auth
+                    .options()
+                    .await
+                    .map_err(|e| Fatal(format!("{e:#}")))?
+                    .name(format!("racing-{role}"))
+                    .custom_inbox_prefix(role.inbox_prefix())
+                    .connection_timeout(CONNECTION_TIMEOUT)
+                    // Reconnect for ever once connected: a replica outlives a NATS restart.
+                    .max_reconnects(None)
+                    .event_callback(move |event| {
+                        let tx = tx.clone();
+                        async move { heard(event, role, &tx) }
+                    });
+                options
+                    .connect(servers.as_slice())
+                    .await
+                    .map_err(|e| connect_failure(&e, &shown, auth, role))
             },
+        )
+        .await?;
+        Ok(Connection {
+            client,
+            refused,
+            shown,
+            role,
+            method: auth.method(),
+            patience,
+        })
+    }
+
+    /// JetStream through this connection.
+    pub fn jetstream(&self) -> jetstream::Context {
+        jetstream::new(self.client.clone())
+    }
+
+    /// Runs `attempt` as [`crate::retry::patiently`] does, with this connection's
+    /// patience, and ends it at once with an error naming the role, its credential and
+    /// what was refused if the server reports a permissions violation meanwhile.
+    pub async fn ready<T, Fut>(&self, what: &str, attempt: impl FnMut() -> Fut) -> anyhow::Result<T>
+    where
+        Fut: Future<Output = anyhow::Result<T>>,
+    {
+        let mut refused = self.refused.clone();
+        refused.mark_unchanged();
+        tokio::select! {
+            done = crate::retry::patiently(what, self.patience, attempt) => done,
+            Ok(()) = refused.changed() => {
+                let why = refused.borrow().clone().unwrap_or_default();
+                let (shown, role, method) = (&self.shown, self.role, self.method);
+                Err(Fatal(format!(
+                    "{what}: NATS at {shown} does not permit the {role} ({method}) this: {why} \
+                     (README, Security: what each role may do)"
+                ))
+                .into())
+            }
         }
     }
-    Err(last
-        .map(anyhow::Error::from)
-        .unwrap_or_else(|| anyhow::anyhow!("no attempt")))
-    .with_context(|| format!("connecting to NATS at {shown}"))
+}
+
+/// What the client hears from the server besides answers: a permissions violation is
+/// handed to [`Connection::ready`], and the first is logged as a warning (the client logs
+/// every server error at info level; a refused burst of publishes is one per message).
+fn heard(event: async_nats::Event, role: Role, refused: &watch::Sender<Option<String>>) {
+    if let async_nats::Event::ServerError(async_nats::ServerError::Other(e)) = event {
+        if e.to_ascii_lowercase().contains("permissions violation") {
+            if refused.borrow().is_none() {
+                tracing::warn!(%role, "NATS refused the {role} something: {e}");
+            }
+            refused.send_replace(Some(e));
+        }
+    }
+}
+
+/// The servers of `url`, each checked to be a NATS URL; at least one must resolve.
+async fn servers(url: &str, shown: &str) -> anyhow::Result<Vec<async_nats::ServerAddr>> {
+    let mut servers = Vec::new();
+    for server in url.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let parsed = server.parse::<async_nats::ServerAddr>().map_err(|e| {
+            Fatal(format!(
+                "`{}` in the NATS URL `{shown}` is not a NATS URL: {e}",
+                redact(server)
+            ))
+        })?;
+        servers.push(parsed);
+    }
+    if servers.is_empty() {
+        return Err(Fatal(format!("the NATS URL `{shown}` names no server")).into());
+    }
+    let mut unresolved = Vec::new();
+    for server in &servers {
+        if let Err(e) = server.socket_addrs().await {
+            unresolved.push(format!("cannot resolve {} ({e})", server.host()));
+        }
+    }
+    if unresolved.len() == servers.len() {
+        return Err(Fatal(format!("NATS at {shown}: {}", unresolved.join("; "))).into());
+    }
+    if !unresolved.is_empty() {
+        tracing::warn!(
+            "NATS at {shown}: {}; trying the others",
+            unresolved.join("; ")
+        );
+    }
+    Ok(servers)
+}
+
+/// A failed connection attempt as an error for [`crate::retry::patiently`]: [`Fatal`]
+/// where trying again does not mend it.
+fn connect_failure(
+    e: &async_nats::ConnectError,
+    shown: &str,
+    auth: &ClientAuth,
+    role: Role,
+) -> anyhow::Error {
+    use async_nats::ConnectErrorKind as Kind;
+    let io = std::error::Error::source(e).and_then(|s| s.downcast_ref::<std::io::Error>());
+    let text = e.to_string();
+    match e.kind() {
+        Kind::AuthorizationViolation | Kind::Authentication => Fatal(format!(
+            "NATS at {shown} refused the {role}'s credentials ({}: {})",
+            auth.method(),
+            e.kind()
+        ))
+        .into(),
+        Kind::Tls => Fatal(format!("TLS with NATS at {shown} failed: {e}")).into(),
+        Kind::ServerParse => Fatal(format!("NATS URL `{shown}`: {e}")).into(),
+        Kind::Io if io.is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused) => {
+            anyhow::anyhow!("nothing answers at {shown} (connection refused)")
+        }
+        // What a server sends first is not NATS's greeting: an HTTP server, a database.
+        Kind::Io
+            if io.is_some_and(|io| {
+                matches!(
+                    io.kind(),
+                    std::io::ErrorKind::InvalidInput | std::io::ErrorKind::InvalidData
+                )
+            }) || text.contains("expected INFO, got") =>
+        {
+            let said = text
+                .split_once("invalid server operation: ")
+                .map_or(text.as_str(), |(_, op)| op)
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .trim_matches(['\'', ' ']);
+            Fatal(format!(
+                "{shown} is not a NATS server: it answered `{said}`; check the host and port"
+            ))
+            .into()
+        }
+        Kind::TimedOut => anyhow::anyhow!(
+            "no NATS server at {shown} answered within {CONNECTION_TIMEOUT:?} \
+             (a firewall dropping packets, or a server that is not NATS)"
+        ),
+        _ => anyhow::anyhow!("NATS at {shown}: {e}"),
+    }
 }
 
 #[cfg(test)]

@@ -8,13 +8,14 @@ pub mod local;
 
 use std::time::Duration;
 
-use anyhow::Context as _;
 use async_nats::jetstream::{self, consumer, stream};
 use racing_events::{ALL_SUBJECTS, MAX_PAYLOAD_BYTES};
 
 pub use auth::{Credentials, Role};
-pub use client::{connect, redact, ClientAuth, NatsArgs};
+pub use client::{connect, redact, ClientAuth, Connection, NatsArgs};
 pub use local::{free_port, LocalNats, ServerTls};
+
+use crate::supervise::Fatal;
 
 /// Bytes of headers a message may carry on top of its payload.
 const HEADER_ALLOWANCE: usize = 4096;
@@ -69,7 +70,9 @@ pub async fn messages_from(
     Ok(consumer.messages().await?)
 }
 
-/// Creates the stream, or brings the settings of an existing one up to date.
+/// Creates the stream, or brings the settings of an existing one up to date: one
+/// attempt, whose failure says whether asking again may help (see [`stream_failure`]);
+/// start-up asks again through [`Connection::ready`].
 pub async fn ensure_stream(
     js: &jetstream::Context,
     name: &str,
@@ -93,21 +96,55 @@ pub async fn ensure_replicated_stream(
             Err(_) => 1,
         },
     };
-    // A cluster that has just started answers only once it has elected its JetStream
-    // leader: keep asking for a while before giving up.
-    let config = stream_config(name, duplicate_window, replicas);
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        match js.create_or_update_stream(config.clone()).await {
-            Ok(info) => return Ok(info),
-            Err(e) if tokio::time::Instant::now() < deadline => {
-                tracing::warn!(error = %e, stream = name, "JetStream not ready yet");
-                tokio::time::sleep(Duration::from_millis(500)).await;
-            }
-            Err(e) => {
-                return Err(anyhow::Error::from(e))
-                    .with_context(|| format!("creating or updating stream {name}"))
-            }
+    js.create_or_update_stream(stream_config(name, duplicate_window, replicas))
+        .await
+        .map_err(|e| stream_failure(e, name))
+}
+
+/// A failure to make or update stream `name`, as an error for [`crate::retry::patiently`]:
+/// [`Fatal`] where asking again does not help (JetStream off, settings refused); otherwise
+/// (no answer in time, a cluster still electing its leader) an error to try again after.
+pub fn stream_failure(e: jetstream::context::CreateStreamError, name: &str) -> anyhow::Error {
+    use jetstream::context::CreateStreamErrorKind as Kind;
+    match e.kind() {
+        Kind::JetStreamUnavailable => Fatal(
+            "JetStream is not enabled on this NATS server (nothing answers its API); \
+             run nats-server with JetStream (`-js`, or the `jetstream` block of nats.conf)"
+                .to_owned(),
+        )
+        .into(),
+        Kind::JetStream(api) if refusal_stands(api.error_code()) => {
+            Fatal(format!("NATS refuses stream {name}: {api}")).into()
         }
+        Kind::EmptyStreamName | Kind::InvalidStreamName | Kind::DomainAndExternalSet => {
+            Fatal(format!("stream {name}: {e}")).into()
+        }
+        _ => anyhow::Error::from(e).context(format!("creating or updating stream {name}")),
     }
+}
+
+/// Whether a JetStream API error stands however often it is asked again: JetStream off
+/// for the account, settings the server refuses, limits reached. Not those of a cluster
+/// that is starting or electing a leader (unavailable, no peers, insufficient resources
+/// while nodes join), which pass.
+fn refusal_stands(code: jetstream::ErrorCode) -> bool {
+    use jetstream::ErrorCode as C;
+    [
+        C::JETSTREAM_NOT_ENABLED,
+        C::JETSTREAM_NOT_ENABLED_FOR_ACCOUNT,
+        C::BAD_REQUEST,
+        C::INVALID_JSON,
+        C::STREAM_INVALID_CONFIG,
+        C::STREAM_REPLICAS_NOT_SUPPORTED,
+        C::STREAM_REPLICAS_NOT_UPDATABLE,
+        C::STREAM_SUBJECT_OVERLAP,
+        C::STREAM_NAME_EXIST,
+        C::STREAM_MAX_BYTES_REQUIRED,
+        C::STREAM_MAX_STREAM_BYTES_EXCEEDED,
+        C::MAXIMUM_STREAMS_LIMIT,
+        C::ACCOUNT_RESOURCES_EXCEEDED,
+        C::STORAGE_RESOURCES_EXCEEDED,
+        C::MEMORY_RESOURCES_EXCEEDED,
+    ]
+    .contains(&code)
 }

@@ -14,7 +14,8 @@ use lettre::{AsyncSmtpTransport, AsyncTransport as _, Message, Tokio1Executor};
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-/// Longest wait between two attempts at the oldest message.
+/// First and longest waits between two attempts at the oldest message (before jitter).
+const FIRST_BACKOFF: Duration = Duration::from_secs(1);
 const MAX_BACKOFF: Duration = Duration::from_secs(300);
 
 /// Where mail goes.
@@ -174,13 +175,14 @@ impl Mailer {
     }
 
     /// Hands spooled messages to the SMTP server, oldest first, until `shutdown`; a
-    /// failure is retried with a backoff that doubles up to 5 minutes. Messages spooled
-    /// before a restart go out after it. Returns at once without SMTP.
+    /// failure is retried after a pause that doubles up to 5 minutes, with jitter, and
+    /// starts again from a second after a message goes. Messages spooled before a restart
+    /// go out after it. Returns at once without SMTP.
     pub async fn run(&self, shutdown: CancellationToken) {
         let Transport::Smtp { smtp, spool } = &self.transport else {
             return;
         };
-        let mut backoff = Duration::from_secs(1);
+        let mut pauses = crate::retry::Pauses::new(FIRST_BACKOFF, MAX_BACKOFF);
         loop {
             let mut waiting = spooled(spool);
             waiting.sort();
@@ -194,7 +196,7 @@ impl Mailer {
                         let mut status = self.lock();
                         status.sent += 1;
                         status.last_error = None;
-                        backoff = Duration::from_secs(1);
+                        pauses.reset();
                     }
                     Err(e) => {
                         let error = format!("{e:#}");
@@ -208,9 +210,7 @@ impl Mailer {
                 }
             }
             let pause = if failed {
-                let pause = backoff;
-                backoff = (backoff * 2).min(MAX_BACKOFF);
-                pause
+                pauses.next_pause()
             } else {
                 Duration::from_secs(60)
             };
