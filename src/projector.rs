@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 use crate::faults::Faults;
 use crate::live::{odds_frame, OddsDelta, OddsHub};
 use crate::read_models::ReadModels;
-use crate::supervise::Fatal;
+use crate::retry::Fatal;
 
 /// Most messages in one batch.
 pub(crate) const MAX_BATCH: usize = 4096;

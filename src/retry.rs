@@ -9,7 +9,12 @@ use std::time::Duration;
 use backon::{BackoffBuilder, ExponentialBuilder};
 use tokio::time::Instant;
 
-use crate::supervise::Fatal;
+/// A failure that trying again cannot mend: a start-up step ([`patiently`]) ends at
+/// once, and a supervised task ([`crate::supervise`]) that fails so stops the service at
+/// once, with this as its reason.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Fatal(pub String);
 
 /// The first pause after a failure to reach NATS: short, so that a service started a
 /// moment before its broker is not held up.

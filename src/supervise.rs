@@ -15,19 +15,12 @@ use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::retry::Pauses;
+use crate::retry::{Fatal, Pauses};
 
 /// Failures of one task within [`FAILURE_WINDOW`] that end the process.
 pub const FAILURES_TO_EXIT: usize = 5;
 /// The window over which failures count.
 pub const FAILURE_WINDOW: Duration = Duration::from_secs(600);
-
-/// A failure that trying again cannot mend: a supervised task that fails so stops the
-/// service at once, with this as its reason, and a start-up step
-/// ([`crate::retry::patiently`]) ends at once.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct Fatal(pub String);
 
 /// The pauses between restarts: from half a second, doubling to 30 s, with jitter.
 fn restart_pauses() -> Pauses {

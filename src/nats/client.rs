@@ -14,7 +14,7 @@ use clap::Args;
 use tokio::sync::watch;
 
 use super::auth::{self, Credentials, Role};
-use crate::supervise::Fatal;
+use crate::retry::Fatal;
 
 /// How a command proves who it is to NATS, and how it checks NATS in turn. At most one
 /// of the credentials; none for a server without authentication.

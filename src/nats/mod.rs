@@ -15,7 +15,7 @@ pub use auth::{Credentials, Role};
 pub use client::{connect, redact, ClientAuth, Connection, NatsArgs};
 pub use local::{free_port, LocalNats, ServerTls};
 
-use crate::supervise::Fatal;
+use crate::retry::Fatal;
 
 /// Bytes of headers a message may carry on top of its payload.
 const HEADER_ALLOWANCE: usize = 4096;
