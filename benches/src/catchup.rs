@@ -267,7 +267,11 @@ async fn publish_all(
     target: &Target,
     updates: Vec<racing_events::Envelope>,
 ) -> anyhow::Result<(u64, u64)> {
-    let js = jetstream::new(target.connect(racing::nats::Role::Feeder).await?);
+    // Acknowledgements are slow to come while the machine is loaded with a thousand
+    // clients: a feeder's patience, not the default 5 s.
+    let js = jetstream::context::ContextBuilder::new()
+        .timeout(Duration::from_secs(60))
+        .build(target.connect(racing::nats::Role::Feeder).await?);
     let mut acks = futures::stream::FuturesOrdered::new();
     let mut last = 0;
     let mut sent = 0;
@@ -283,7 +287,7 @@ async fn publish_all(
                 .into_future(),
         );
         // A bounded number of acknowledgements in flight.
-        while acks.len() >= 1024 {
+        while acks.len() >= 256 {
             if let Some(ack) = acks.next().await {
                 last = last.max(ack?.sequence);
                 sent += 1;
