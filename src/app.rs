@@ -182,8 +182,6 @@ impl Application {
             live: SessionContext {
                 hub,
                 read_models: read_models.clone(),
-                js: js.clone(),
-                stream: config.stream.clone(),
                 limits: config.ws_limits.clone(),
             },
             read_models,

@@ -84,6 +84,13 @@ pub struct ServeArgs {
     /// Largest frame a live odds client may send, bytes (at most 65536).
     #[arg(long, env = "RACING_WS_MAX_FRAME_BYTES", default_value_t = 4096)]
     pub ws_max_frame_bytes: usize,
+    /// Messages a live odds client may send a second, on average; more get an `error`
+    /// frame (`rate_limited`) and are not acted on.
+    #[arg(long, env = "RACING_WS_MESSAGES_PER_SEC", default_value_t = 20)]
+    pub ws_messages_per_sec: u32,
+    /// Messages a live odds client may send at once.
+    #[arg(long, env = "RACING_WS_MESSAGE_BURST", default_value_t = 300)]
+    pub ws_message_burst: u32,
     /// Sustained requests per second per key (a key may set its own).
     #[arg(long, env = "RACING_RATE_LIMIT_PER_SEC", default_value_t = 50)]
     pub rate_limit_per_sec: u32,
@@ -252,6 +259,8 @@ impl TryFrom<ServeArgs> for Config {
                 max_frame_bytes: a
                     .ws_max_frame_bytes
                     .clamp(256, crate::live::MAX_FRAME_BYTES),
+                messages_per_sec: a.ws_messages_per_sec.max(1),
+                message_burst: a.ws_message_burst.max(1),
                 ..Default::default()
             },
             ws_max_connections_per_key: a.ws_max_connections_per_key,

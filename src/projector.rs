@@ -291,7 +291,7 @@ impl Projector {
                         update.venue.as_deref(),
                         update.race_number,
                         update.seq,
-                        &crate::live::published_at(update.published),
+                        &racing_projections::published_at(update.published),
                         &update.odds,
                     ),
                     date: update.date.as_str().into(),
@@ -341,7 +341,7 @@ impl<'a> Taken<'a> {
         let seq = m.seq;
         match m.envelope {
             Ok(env) => {
-                let outcome = self.batch.apply(seq, &env)?;
+                let outcome = self.batch.apply(seq, m.published, &env)?;
                 if let (Some(Outcome::Applied), Event::OddsUpdated(o)) = (outcome, env.event) {
                     self.live.push(LiveUpdate {
                         race_number: u8::try_from(o.race_number).unwrap_or(0),

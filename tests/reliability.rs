@@ -121,6 +121,8 @@ fn assert_same(
 /// same fold the projector runs: the model a store at checkpoint `n` must equal.
 struct Model<'a> {
     log: &'a [Message],
+    /// When JetStream stored each message, as the projector reads it.
+    published: Vec<i128>,
     state: MemState,
     fold: Fold,
     reached: u64,
@@ -128,10 +130,12 @@ struct Model<'a> {
 }
 
 impl<'a> Model<'a> {
-    /// Message `i` of `log` is at stream sequence `i + 1`.
-    fn new(log: &'a [Message]) -> Self {
+    /// Message `i` of `log` is at stream sequence `i + 1`, stored at `published[i]`.
+    fn new(log: &'a [Message], published: Vec<i128>) -> Self {
+        assert_eq!(log.len(), published.len(), "a time for each message");
         Model {
             log,
+            published,
             state: MemState::default(),
             fold: Fold::default(),
             reached: 0,
@@ -147,7 +151,7 @@ impl<'a> Model<'a> {
             match Envelope::decode(&m.subject, &m.payload) {
                 Ok(env) => {
                     self.fold
-                        .apply(&mut self.state, s, &env)
+                        .apply(&mut self.state, s, self.published[(s - 1) as usize], &env)
                         .expect("fold in memory");
                 }
                 Err(_) => {
@@ -249,7 +253,7 @@ async fn a_service_killed_at_random_moments_converges_to_a_clean_replay() {
     let crashed = work.path().join("crashed");
     let service_log = work.path().join("crashed.log");
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut model = Model::new(&log.messages);
+    let mut model = Model::new(&log.messages, nats.published_times(STREAM, last).await);
     let mut history = Vec::new();
     let mut checkpoint = 0;
     // First `kills` crashes 5 to 300 ms after start: while it opens the store, connects
@@ -514,7 +518,8 @@ async fn a_thousand_invalid_events_are_dead_letters_and_every_valid_one_applies(
     }
     // And nothing else: the read models are what the valid events alone fold to.
     let in_order: Vec<Message> = stored.iter().map(|(_, m, _)| (*m).clone()).collect();
-    let mut model = Model::new(&in_order);
+    let times = nats.published_times(STREAM, in_order.len() as u64).await;
+    let mut model = Model::new(&in_order, times);
     model.advance_to(last);
     assert_eq!(
         model.dead_letters,

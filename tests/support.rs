@@ -105,6 +105,28 @@ impl Nats {
             .sequence
     }
 
+    /// When JetStream stored each of the first `last` messages of `stream` (nanoseconds
+    /// since the epoch, message `seq` at index `seq - 1`): what an odds move keeps, for a
+    /// test that folds the same log itself.
+    pub async fn published_times(&self, stream: &str, last: u64) -> Vec<i128> {
+        use futures::StreamExt;
+        let mut messages = racing::nats::messages_from(&self.service, stream, 1)
+            .await
+            .expect("a consumer of the stream");
+        let mut times = Vec::new();
+        while (times.len() as u64) < last {
+            let m = tokio::time::timeout(WAIT, messages.next())
+                .await
+                .expect("the stream's messages in time")
+                .expect("a message")
+                .expect("a message");
+            let info = m.info().expect("message metadata");
+            assert_eq!(info.stream_sequence, times.len() as u64 + 1, "in order");
+            times.push(info.published.unix_timestamp_nanos());
+        }
+        times
+    }
+
     /// Publishes events as a feeder does; returns the last sequence.
     pub async fn publish(&self, events: &[Envelope]) -> u64 {
         let mut last = 0;

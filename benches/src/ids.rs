@@ -100,11 +100,11 @@ pub fn child(store: &Path, events: u64, reopen: bool) -> anyhow::Result<()> {
         let next = s.checkpoint()? + 1;
         let mut batch = s.batch()?;
         ensure!(
-            batch.apply(next, &event(0))? == Some(Outcome::Duplicate),
+            batch.apply(next, 0, &event(0))? == Some(Outcome::Duplicate),
             "the first id was applied again after the restart"
         );
         ensure!(
-            batch.apply(next + 1, &event(u64::MAX))? == Some(Outcome::Applied),
+            batch.apply(next + 1, 0, &event(u64::MAX))? == Some(Outcome::Applied),
             "a new id was taken for a duplicate"
         );
         batch.commit()?;
@@ -114,7 +114,7 @@ pub fn child(store: &Path, events: u64, reopen: bool) -> anyhow::Result<()> {
             let mut batch = s.batch()?;
             for i in n..events.min(n + BATCH) {
                 ensure!(
-                    batch.apply(i + 1, &event(i))? == Some(Outcome::Applied),
+                    batch.apply(i + 1, 0, &event(i))? == Some(Outcome::Applied),
                     "id {i} taken for a duplicate"
                 );
             }

@@ -415,6 +415,45 @@ pub(crate) fn render_profile(p: &racing_events::HorseProfile) -> Vec<u8> {
     to_json(p)
 }
 
+/// Renders one applied `OddsUpdated` as the odds journal keeps it: `{date, venue,
+/// race_number, seq, published_at, odds}`, the runners as the feed gave them. A live
+/// `odds` frame is this with its `type` first, so what a replay reads from the journal is
+/// byte for byte what went live.
+pub fn render_odds_move(
+    date: &str,
+    venue: Option<&str>,
+    race_number: u8,
+    seq: u64,
+    published_at: &str,
+    odds: &[racing_events::RunnerOdds],
+) -> Vec<u8> {
+    #[derive(Serialize)]
+    struct Move<'a> {
+        date: &'a str,
+        venue: Option<&'a str>,
+        race_number: u8,
+        seq: u64,
+        published_at: &'a str,
+        odds: &'a [racing_events::RunnerOdds],
+    }
+    to_json(&Move {
+        date,
+        venue,
+        race_number,
+        seq,
+        published_at,
+        odds,
+    })
+}
+
+/// RFC 3339 text of the time JetStream stored a message, in nanoseconds since the epoch:
+/// an odds move's `published_at`.
+pub fn published_at(unix_nanos: i128) -> String {
+    jiff::Timestamp::from_nanosecond(unix_nanos)
+        .map(|t| t.to_string())
+        .unwrap_or_default()
+}
+
 /// Renders the current odds of a race at `venue` (`None` where no venue of the race is
 /// known): `{date, venue, meetings?, race_number, seq, odds: [{horse_no, win_odds}]}`,
 /// runners in horse-number order. The WebSocket's `snapshot` is this document with a

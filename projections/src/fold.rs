@@ -192,17 +192,16 @@ fn race_no(n: i64) -> u8 {
 }
 
 impl Fold {
-    /// Folds one valid event in. `seq` is its stream sequence.
+    /// Folds one valid event in. `seq` is its stream sequence, `published` when JetStream
+    /// stored it (nanoseconds since the epoch), which an odds move keeps.
     pub fn apply<S: State>(
         &mut self,
         s: &mut S,
         seq: u64,
+        published: i128,
         env: &Envelope,
     ) -> Result<Outcome, StoreError> {
         if !s.first_seen(env.event_id.as_u128())? {
-            if matches!(env.event, Event::OddsUpdated(_)) {
-                s.put(keys::ignored_odds(seq), Vec::new());
-            }
             return Ok(Outcome::Duplicate);
         }
         match &env.event {
@@ -216,7 +215,7 @@ impl Fold {
                 self.card_days.insert(x.date.clone());
             }
             Event::RaceResultPublished(r) => self.result(s, r)?,
-            Event::OddsUpdated(o) => self.odds(s, seq, o)?,
+            Event::OddsUpdated(o) => self.odds(s, seq, published, o)?,
             Event::RaceRetracted(r) => self.retract(s, r)?,
         }
         Ok(Outcome::Applied)
@@ -286,8 +285,26 @@ impl Fold {
         Ok(())
     }
 
-    fn odds(&mut self, s: &mut impl State, seq: u64, o: &OddsUpdated) -> Result<(), StoreError> {
+    fn odds(
+        &mut self,
+        s: &mut impl State,
+        seq: u64,
+        published: i128,
+        o: &OddsUpdated,
+    ) -> Result<(), StoreError> {
         let n = race_no(o.race_number);
+        // The journal keeps every move as it went live; a retraction leaves it there.
+        s.put(
+            keys::odds_move(&o.date, seq, n),
+            docs::render_odds_move(
+                &o.date,
+                o.venue.as_deref(),
+                n,
+                seq,
+                &docs::published_at(published),
+                &o.odds,
+            ),
+        );
         let races = self.odds.entry(o.date.clone()).or_default();
         let race = match races.entry((n, o.venue.clone())) {
             Entry::Occupied(e) => e.into_mut(),

@@ -7,10 +7,10 @@ mod form;
 mod keys;
 mod store;
 
-pub use docs::{etag, Doc, FormDoc, FormEntry, ETAG_LEN};
+pub use docs::{etag, published_at, render_odds_move, Doc, FormDoc, FormEntry, ETAG_LEN};
 pub use fold::{Fold, Outcome, RaceOdds, State};
 pub use keys::DocKey;
-pub use store::{Batch, BatchStats, DeadLetter, MemState, Store};
+pub use store::{Batch, BatchStats, DeadLetter, MemState, OddsMove, Store};
 
 /// Why the store could not do what was asked.
 #[derive(Debug, thiserror::Error)]

@@ -18,7 +18,8 @@ use crate::StoreError;
 /// 2: a record per horse's form, per batch's applied `event_id`s; no profile record.
 /// 3: every document headed by its `ETag`.
 /// 4: odds and scratchings per venue where given; odds documents per venue, with `venue`.
-const SCHEMA: &[u8] = b"4";
+/// 5: the odds journal (every applied `OddsUpdated`); no records of ignored odds.
+const SCHEMA: &[u8] = b"5";
 const SCHEMA_KEY: &[u8] = b"meta\0schema";
 
 /// How much of a refused payload a dead letter keeps for inspection; the whole message
@@ -137,22 +138,59 @@ impl Store {
         })
     }
 
-    /// The sequences in `(after, upto]` of `OddsUpdated` messages ignored as duplicates.
-    pub fn ignored_odds(&self, after: u64, upto: u64) -> Result<HashSet<u64>, StoreError> {
-        if after >= upto {
-            return Ok(HashSet::new());
+    /// Up to `limit` moves of the odds journal of `date` after stream sequence `after`, in
+    /// the order they went live: every move of the date, or (`race`) of one race number.
+    pub fn odds_moves(
+        &self,
+        date: &str,
+        after: u64,
+        race: Option<u8>,
+        limit: usize,
+    ) -> Result<Vec<OddsMove>, StoreError> {
+        let mut out = Vec::new();
+        let from = keys::odds_moves_after(date, after);
+        for item in self.tree.range(from..) {
+            if out.len() >= limit {
+                break;
+            }
+            let (key, body) = item?;
+            if !key.starts_with(&keys::odds_moves_of(date)) {
+                break;
+            }
+            let (seq, race_number) = keys::parse_odds_move(&key)
+                .ok_or_else(|| StoreError::Corrupt("odds journal key".into()))?;
+            if race.is_none_or(|n| n == race_number) {
+                out.push(OddsMove {
+                    seq,
+                    race_number,
+                    body,
+                });
+            }
         }
-        let range = keys::ignored_odds(after + 1)..=keys::ignored_odds(upto);
-        self.tree
-            .range(range)
-            .map(|item| {
-                let (key, _) = item?;
-                let seq = key
-                    .get(keys::IGNORED_ODDS_PREFIX.len()..)
-                    .unwrap_or_default();
-                decode_u64(seq)
-            })
-            .collect()
+        Ok(out)
+    }
+
+    /// How many moves of `date` (of `race` only, if given) the journal holds after `after`,
+    /// counting no further than `cap`.
+    pub fn count_odds_moves(
+        &self,
+        date: &str,
+        after: u64,
+        race: Option<u8>,
+        cap: u64,
+    ) -> Result<u64, StoreError> {
+        let prefix = keys::odds_moves_of(date);
+        let mut count = 0;
+        for item in self.tree.range(keys::odds_moves_after(date, after)..) {
+            let (key, _) = item?;
+            if !key.starts_with(&prefix) || count >= cap {
+                break;
+            }
+            let (_, race_number) = keys::parse_odds_move(&key)
+                .ok_or_else(|| StoreError::Corrupt("odds journal key".into()))?;
+            count += u64::from(race.is_none_or(|n| n == race_number));
+        }
+        Ok(count)
     }
 
     /// The current odds given for a race: for one venue's race, or (`None`) those given
@@ -356,6 +394,18 @@ fn decode_u64(v: &[u8]) -> Result<u64, StoreError> {
         .map_err(|_| StoreError::Corrupt("a sequence record is not 8 bytes".into()))
 }
 
+/// One applied odds update, as the odds journal keeps it.
+#[derive(Debug, Clone)]
+pub struct OddsMove {
+    /// Its stream sequence.
+    pub seq: u64,
+    /// Its race.
+    pub race_number: u8,
+    /// `{date, venue, race_number, seq, published_at, odds}`, as it went live (see
+    /// [`crate::render_odds_move`]).
+    pub body: sled::IVec,
+}
+
 /// What a committed batch did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct BatchStats {
@@ -428,13 +478,19 @@ impl Batch<'_> {
         false
     }
 
-    /// Folds in a valid event that came at stream sequence `seq`.
-    pub fn apply(&mut self, seq: u64, env: &Envelope) -> Result<Option<Outcome>, StoreError> {
+    /// Folds in a valid event that came at stream sequence `seq`, stored by JetStream at
+    /// `published` (nanoseconds since the epoch).
+    pub fn apply(
+        &mut self,
+        seq: u64,
+        published: i128,
+        env: &Envelope,
+    ) -> Result<Option<Outcome>, StoreError> {
         if self.stale(seq) {
             return Ok(None);
         }
         let mut fold = std::mem::take(&mut self.fold);
-        let result = fold.apply(self, seq, env);
+        let result = fold.apply(self, seq, published, env);
         self.fold = fold;
         let outcome = result?;
         match outcome {

@@ -18,7 +18,7 @@ fn fold_each(events: impl IntoIterator<Item = Envelope>) -> MemState {
     let mut s = MemState::default();
     for (i, e) in events.into_iter().enumerate() {
         let mut f = Fold::default();
-        f.apply(&mut s, i as u64 + 1, &e).expect("apply");
+        f.apply(&mut s, i as u64 + 1, 0, &e).expect("apply");
         f.render(&mut s).expect("render");
     }
     s
@@ -145,7 +145,7 @@ fn a_horse_known_only_from_results_takes_its_name_from_the_latest_result() {
     // Once a profile arrives, its name wins.
     let mut s = s;
     let mut f = Fold::default();
-    f.apply(&mut s, 10, &env(profile("E271", "GOLDEN SIXTY")))
+    f.apply(&mut s, 10, 0, &env(profile("E271", "GOLDEN SIXTY")))
         .expect("apply");
     f.render(&mut s).expect("render");
     assert_eq!(doc(&s, DocKey::Form("E271"))["horse_name"], "GOLDEN SIXTY");
@@ -261,13 +261,16 @@ fn a_duplicate_event_id_is_ignored_at_any_age() {
     again.event_id = first.event_id;
     let mut s = MemState::default();
     let mut f = Fold::default();
-    assert_eq!(f.apply(&mut s, 1, &first).expect("apply"), Outcome::Applied);
+    assert_eq!(
+        f.apply(&mut s, 1, 0, &first).expect("apply"),
+        Outcome::Applied
+    );
     for seq in 2..50 {
-        f.apply(&mut s, seq, &env(profile(&format!("H{seq}"), "FILLER")))
+        f.apply(&mut s, seq, 0, &env(profile(&format!("H{seq}"), "FILLER")))
             .expect("apply");
     }
     assert_eq!(
-        f.apply(&mut s, 50, &again).expect("apply"),
+        f.apply(&mut s, 50, 0, &again).expect("apply"),
         Outcome::Duplicate
     );
     f.render(&mut s).expect("render");
@@ -350,9 +353,13 @@ fn odds_keep_the_last_price_of_runners_not_listed() {
     let dir = tempdir();
     let store = Store::open(dir.path()).expect("open");
     let mut b = store.batch().expect("batch");
-    b.apply(1, &env(odds("2026-11-21", 3, &[("A1", 3.5), ("B2", 8.0)])))
-        .expect("apply");
-    b.apply(2, &env(odds("2026-11-21", 3, &[("A1", 3.2)])))
+    b.apply(
+        1,
+        0,
+        &env(odds("2026-11-21", 3, &[("A1", 3.5), ("B2", 8.0)])),
+    )
+    .expect("apply");
+    b.apply(2, 0, &env(odds("2026-11-21", 3, &[("A1", 3.2)])))
         .expect("apply");
     b.commit().expect("commit");
     let race = store
@@ -399,7 +406,7 @@ fn the_store_commits_batches_with_their_checkpoint_and_skips_redeliveries() {
     assert_eq!(store.checkpoint().expect("checkpoint"), 0);
 
     let mut b = store.batch().expect("batch");
-    b.apply(1, &env(profile("E271", "GOLDEN SIXTY")))
+    b.apply(1, 0, &env(profile("E271", "GOLDEN SIXTY")))
         .expect("apply");
     b.dead_letter(
         2,
@@ -415,7 +422,7 @@ fn the_store_commits_batches_with_their_checkpoint_and_skips_redeliveries() {
 
     // A batch that is dropped without commit leaves nothing behind.
     let mut b = store.batch().expect("batch");
-    b.apply(3, &env(profile("B1", "UNCOMMITTED")))
+    b.apply(3, 0, &env(profile("B1", "UNCOMMITTED")))
         .expect("apply");
     drop(b);
     assert!(store.doc(DocKey::Profile("B1")).expect("read").is_none());
@@ -424,10 +431,11 @@ fn the_store_commits_batches_with_their_checkpoint_and_skips_redeliveries() {
     // Messages at or below the checkpoint are skipped, not applied twice.
     let mut b = store.batch().expect("batch");
     assert_eq!(
-        b.apply(1, &env(profile("E271", "CHANGED"))).expect("apply"),
+        b.apply(1, 0, &env(profile("E271", "CHANGED")))
+            .expect("apply"),
         None
     );
-    b.apply(3, &env(profile("B1", "BEAUTY ONE")))
+    b.apply(3, 0, &env(profile("B1", "BEAUTY ONE")))
         .expect("apply");
     let stats = b.commit().expect("commit");
     assert_eq!((stats.applied, stats.replayed, stats.checkpoint), (1, 1, 3));
@@ -451,13 +459,17 @@ fn the_odds_document_is_the_snapshot_and_changes_are_found_by_sequence() {
     let dir = tempdir();
     let store = Store::open(dir.path()).expect("open");
     let mut b = store.batch().expect("batch");
-    b.apply(1, &env(odds("2026-11-21", 2, &[("B2", 8.0), ("A1", 3.5)])))
+    b.apply(
+        1,
+        0,
+        &env(odds("2026-11-21", 2, &[("B2", 8.0), ("A1", 3.5)])),
+    )
+    .expect("apply");
+    b.apply(2, 0, &env(odds("2026-11-22", 1, &[("C3", 2.0)])))
         .expect("apply");
-    b.apply(2, &env(odds("2026-11-22", 1, &[("C3", 2.0)])))
+    b.apply(3, 0, &env(odds("2026-11-21", 2, &[("A1", 3.1)])))
         .expect("apply");
-    b.apply(3, &env(odds("2026-11-21", 2, &[("A1", 3.1)])))
-        .expect("apply");
-    b.apply(4, &env(profile("E271", "NOT ODDS")))
+    b.apply(4, 0, &env(profile("E271", "NOT ODDS")))
         .expect("apply");
     b.commit().expect("commit");
     let doc = store
@@ -496,16 +508,25 @@ fn applied_event_ids_outlive_batches_and_restarts_but_not_a_dropped_batch() {
     {
         let store = Store::open(dir.path()).expect("open");
         let mut b = store.batch().expect("batch");
-        b.apply(1, &first).expect("apply");
+        b.apply(1, 0, &first).expect("apply");
         b.commit().expect("commit");
         let mut b = store.batch().expect("batch");
-        assert_eq!(b.apply(2, &dropped).expect("apply"), Some(Outcome::Applied));
+        assert_eq!(
+            b.apply(2, 0, &dropped).expect("apply"),
+            Some(Outcome::Applied)
+        );
         drop(b);
         let mut b = store.batch().expect("batch");
-        assert_eq!(b.apply(2, &first).expect("apply"), Some(Outcome::Duplicate));
-        assert_eq!(b.apply(3, &dropped).expect("apply"), Some(Outcome::Applied));
         assert_eq!(
-            b.apply(4, &dropped).expect("apply"),
+            b.apply(2, 0, &first).expect("apply"),
+            Some(Outcome::Duplicate)
+        );
+        assert_eq!(
+            b.apply(3, 0, &dropped).expect("apply"),
+            Some(Outcome::Applied)
+        );
+        assert_eq!(
+            b.apply(4, 0, &dropped).expect("apply"),
             Some(Outcome::Duplicate)
         );
         b.commit().expect("commit");
@@ -514,9 +535,12 @@ fn applied_event_ids_outlive_batches_and_restarts_but_not_a_dropped_batch() {
     let ids = store.applied_event_ids().expect("ids");
     assert_eq!(ids.len(), 2);
     let mut b = store.batch().expect("batch");
-    assert_eq!(b.apply(5, &first).expect("apply"), Some(Outcome::Duplicate));
     assert_eq!(
-        b.apply(6, &dropped).expect("apply"),
+        b.apply(5, 0, &first).expect("apply"),
+        Some(Outcome::Duplicate)
+    );
+    assert_eq!(
+        b.apply(6, 0, &dropped).expect("apply"),
         Some(Outcome::Duplicate)
     );
 }
@@ -528,6 +552,7 @@ fn an_amendment_in_a_later_batch_leaves_no_stale_form_in_the_store() {
     let mut b = store.batch().expect("batch");
     b.apply(
         1,
+        0,
         &env(result(
             "2026-11-01",
             "Sha Tin",
@@ -538,6 +563,7 @@ fn an_amendment_in_a_later_batch_leaves_no_stale_form_in_the_store() {
     .expect("apply");
     b.apply(
         2,
+        0,
         &env(result(
             "2026-10-01",
             "Sha Tin",
@@ -550,6 +576,7 @@ fn an_amendment_in_a_later_batch_leaves_no_stale_form_in_the_store() {
     let mut b = store.batch().expect("batch");
     b.apply(
         3,
+        0,
         &env(result(
             "2026-11-01",
             "Sha Tin",
@@ -747,10 +774,18 @@ fn retracting_a_dates_only_race_leaves_nothing_behind() {
     let left: Vec<String> = s
         .records
         .keys()
+        .filter(|k| !k.starts_with(b"oj\0"))
         .map(|k| String::from_utf8_lossy(k).replace('\0', "/"))
         .collect();
-    // Only the latest odds sequence: the odds events were applied, and stay in the log.
+    // Only the latest odds sequence: the odds events were applied, and stay in the log's
+    // history, the odds journal (one move, at sequence 3).
     assert_eq!(left, ["meta/odds_seq"]);
+    let journal: Vec<&Vec<u8>> = s
+        .records
+        .keys()
+        .filter(|k| k.starts_with(b"oj\0"))
+        .collect();
+    assert_eq!(journal, [&crate::keys::odds_move(DAY, 3, 1)]);
 }
 
 #[test]
@@ -768,7 +803,7 @@ fn a_retraction_of_a_race_with_nothing_stored_changes_nothing() {
     .enumerate()
     {
         let outcome = f
-            .apply(&mut after, 100 + seq as u64, &env(e))
+            .apply(&mut after, 100 + seq as u64, 0, &env(e))
             .expect("apply");
         assert_eq!(outcome, Outcome::Applied);
     }
@@ -792,7 +827,7 @@ fn a_retraction_in_the_batch_of_its_race_leaves_what_separate_batches_leave() {
     let mut together = MemState::default();
     let mut f = Fold::default();
     for (i, e) in events.iter().enumerate() {
-        f.apply(&mut together, i as u64 + 1, e).expect("apply");
+        f.apply(&mut together, i as u64 + 1, 0, e).expect("apply");
     }
     f.render(&mut together).expect("render");
     assert_eq!(together.records, separate.records);
@@ -908,7 +943,7 @@ fn the_odds_of_a_race_are_one_document_a_venue_and_changes_are_found_once_a_race
     .into_iter()
     .enumerate()
     {
-        b.apply(seq as u64 + 1, &env(e)).expect("apply");
+        b.apply(seq as u64 + 1, 0, &env(e)).expect("apply");
     }
     b.commit().expect("commit");
     let venues = |n| -> Vec<Value> {
@@ -933,4 +968,96 @@ fn the_odds_of_a_race_are_one_document_a_venue_and_changes_are_found_once_a_race
     let st = store.odds(DAY, 3, Some(ST)).expect("read").expect("odds");
     assert_eq!(st.runners["A1"], (2.0, 5));
     assert!(!st.runners.contains_key("B2"), "given for every venue");
+}
+
+#[test]
+fn the_odds_journal_keeps_every_applied_move_in_order_and_no_duplicate() {
+    let dir = tempdir();
+    let store = Store::open(dir.path()).expect("open");
+    let first = env(odds("2026-11-21", 2, &[("B2", 8.0), ("A1", 3.5)]));
+    // 2026-11-21T12:00:00Z, as JetStream would have stamped it.
+    let noon: i128 = 1_795_262_400_000_000_000;
+    let mut b = store.batch().expect("batch");
+    b.apply(1, noon, &first).expect("apply");
+    b.apply(
+        2,
+        noon + 1_000_000_000,
+        &env(odds_at("2026-11-21", "Sha Tin", 3, &[("C3", 2.0)])),
+    )
+    .expect("apply");
+    b.apply(3, noon, &first).expect("apply");
+    b.apply(4, noon, &env(profile("E271", "NOT ODDS")))
+        .expect("apply");
+    b.apply(5, noon, &env(odds("2026-11-22", 1, &[("D4", 5.0)])))
+        .expect("apply");
+    b.commit().expect("commit");
+    let mut b = store.batch().expect("batch");
+    b.apply(6, noon, &env(odds("2026-11-21", 2, &[("A1", 3.1)])))
+        .expect("apply");
+    // A retraction takes the race out of the read models; its moves stay in the journal.
+    b.apply(
+        7,
+        noon,
+        &env(retraction("2026-11-21", "Sha Tin", 3, "wrong venue")),
+    )
+    .expect("apply");
+    b.commit().expect("commit");
+
+    let moves = store
+        .odds_moves("2026-11-21", 0, None, 100)
+        .expect("journal");
+    let seqs: Vec<(u64, u8)> = moves.iter().map(|m| (m.seq, m.race_number)).collect();
+    assert_eq!(
+        seqs,
+        [(1, 2), (2, 3), (6, 2)],
+        "the duplicate at 3 is not a move"
+    );
+    assert_eq!(
+        std::str::from_utf8(&moves[0].body).expect("utf8"),
+        r#"{"date":"2026-11-21","venue":null,"race_number":2,"seq":1,"published_at":"2026-11-21T12:00:00Z","odds":[{"horse_no":"B2","win_odds":8.0},{"horse_no":"A1","win_odds":3.5}]}"#
+    );
+    let second: Value = serde_json::from_slice(&moves[1].body).expect("json");
+    assert_eq!(second["venue"], "Sha Tin");
+    assert_eq!(second["published_at"], "2026-11-21T12:00:01Z");
+
+    let race_2: Vec<u64> = store
+        .odds_moves("2026-11-21", 1, Some(2), 100)
+        .expect("journal")
+        .iter()
+        .map(|m| m.seq)
+        .collect();
+    assert_eq!(race_2, [6], "after 1, race 2 only");
+    assert_eq!(
+        store
+            .odds_moves("2026-11-21", 0, None, 2)
+            .expect("journal")
+            .len(),
+        2
+    );
+    assert_eq!(
+        store
+            .count_odds_moves("2026-11-21", 0, None, 100)
+            .expect("count"),
+        3
+    );
+    assert_eq!(
+        store
+            .count_odds_moves("2026-11-21", 0, Some(2), 100)
+            .expect("count"),
+        2
+    );
+    assert_eq!(
+        store
+            .count_odds_moves("2026-11-21", 0, None, 1)
+            .expect("count"),
+        1
+    );
+    assert_eq!(
+        store
+            .odds_moves("2026-11-22", 0, None, 100)
+            .expect("journal")
+            .len(),
+        1,
+        "each date its own"
+    );
 }

@@ -16,7 +16,7 @@ use racing_events::RunnerOdds;
 use serde::Serialize;
 use tokio::sync::broadcast;
 
-pub use session::{published_at, run_session, Limits, SessionContext};
+pub use session::{run_session, Limits, SessionContext};
 
 /// WebSocket close code for a policy violation (RFC 6455): a client too slow to follow, or
 /// whose key is no longer good for the connection (revoked, expired, over a lowered cap).
@@ -46,8 +46,10 @@ pub struct OddsDelta {
     pub frame: Utf8Bytes,
 }
 
-/// The `odds` frame of an `OddsUpdated` event. `venue` is the event's: `None` (null in
-/// the frame) for odds given for the race of that number at every venue of the date.
+/// The `odds` frame of an `OddsUpdated` event: its odds move (as the journal keeps it,
+/// [`racing_projections::render_odds_move`]) with its `type` first. `venue` is the
+/// event's: `None` (null in the frame) for odds given for the race of that number at
+/// every venue of the date.
 pub fn odds_frame(
     date: &str,
     venue: Option<&str>,
@@ -56,25 +58,15 @@ pub fn odds_frame(
     published_at: &str,
     odds: &[RunnerOdds],
 ) -> Utf8Bytes {
-    #[derive(Serialize)]
-    struct Frame<'a> {
-        r#type: &'static str,
-        date: &'a str,
-        venue: Option<&'a str>,
-        race_number: u8,
-        seq: u64,
-        published_at: &'a str,
-        odds: &'a [RunnerOdds],
-    }
-    frame(&Frame {
-        r#type: "odds",
-        date,
-        venue,
-        race_number,
-        seq,
-        published_at,
-        odds,
-    })
+    let body =
+        racing_projections::render_odds_move(date, venue, race_number, seq, published_at, odds);
+    odds_frame_of(&body).unwrap_or_default()
+}
+
+/// The `odds` frame of an odds move read from the journal: the same bytes as went live.
+pub fn odds_frame_of(body: &[u8]) -> Result<Utf8Bytes, std::str::Utf8Error> {
+    let rest = std::str::from_utf8(body.get(1..).unwrap_or_default())?;
+    Ok(format!("{{\"type\":\"odds\",{rest}").into())
 }
 
 /// Serialises a server message; they are plain structs of strings and numbers.

@@ -24,7 +24,7 @@ fn fold(events: Vec<Envelope>) -> MemState {
     let mut s = MemState::default();
     for (i, e) in events.iter().enumerate() {
         let mut f = Fold::default();
-        f.apply(&mut s, i as u64 + 1, e).expect("apply");
+        f.apply(&mut s, i as u64 + 1, 0, e).expect("apply");
         f.render(&mut s).expect("render");
     }
     s

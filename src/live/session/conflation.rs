@@ -1,0 +1,60 @@
+//! Falling behind: a session that lost its place in the shared ring, or a catch-up of
+//! the server's, is sent fresh snapshots of the races that changed instead of every
+//! update it missed. Only what the client caused counts against it.
+
+use std::sync::Arc;
+
+use tokio::time::Instant;
+
+use super::{End, Session};
+use crate::live::{CaughtUp, CLOSE_POLICY};
+
+impl Session<'_> {
+    /// The server caught up on many updates at once: the races they changed that this
+    /// connection follows, as they now stand, in place of each update. Not a conflation
+    /// of the client's: it counts against nothing.
+    pub(super) fn caught_up(&mut self, caught_up: &CaughtUp) {
+        for race in &caught_up.races {
+            if self.wants(&race.date, race.race_number, race.seq) {
+                self.send_snapshot(race);
+            }
+        }
+        self.covered = self.covered.max(caught_up.upto);
+    }
+
+    /// The session lost its place in the ring: its pending deltas, and the updates it
+    /// missed, are replaced by one fresh snapshot for each race they were for (the races
+    /// the hub knows changed since the connection was last covered, not every race). A
+    /// client that causes this too often (`counted`: it held the session back by not
+    /// reading) is closed.
+    pub(super) fn conflate(&mut self, counted: bool) -> Result<(), End> {
+        if counted {
+            let now = Instant::now();
+            let window = self.ctx.limits.conflation_window;
+            self.conflations.retain(|t| now.duration_since(*t) < window);
+            self.conflations.push_back(now);
+            if self.conflations.len() > self.ctx.limits.max_conflations {
+                return Err(End::Close(
+                    CLOSE_POLICY,
+                    "too slow: fell behind the odds stream repeatedly",
+                ));
+            }
+        }
+        let mut races = self.outbox.take_deltas();
+        let horizon = self.covered.max(self.last_odds);
+        self.covered = self.ctx.hub.latest();
+        races.extend(
+            self.ctx
+                .hub
+                .races_changed_since(horizon)
+                .into_iter()
+                .map(|(date, n): (Arc<str>, u8)| (date.to_string(), n)),
+        );
+        for (date, n) in races {
+            if self.targets.as_ref().is_none_or(|t| t.follows(&date, n)) {
+                self.snapshot(&date, n)?;
+            }
+        }
+        Ok(())
+    }
+}

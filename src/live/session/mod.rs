@@ -1,0 +1,374 @@
+//! One WebSocket session of the live odds protocol, written against a `Sink` and a
+//! `Stream` of messages so that it runs over an axum socket in the service and over
+//! channels in unit tests. Its rooms: the protocol's messages (`protocol`), what a
+//! connection follows and the snapshots that start it (`subscriptions`), `since` replays
+//! from the odds journal (`replay`), and falling behind (`conflation`). It reads the read
+//! models and the hub, never the log.
+//!
+//! Guarantees on a connection: `odds` frames come in strictly increasing `seq`; a race's
+//! `snapshot` comes before any delta for it, and no delta at or below a snapshot's `seq`
+//! follows it; a `since` replay hands over to live updates with no gap and no duplicate.
+
+mod conflation;
+mod protocol;
+mod replay;
+mod subscriptions;
+#[cfg(test)]
+mod tests;
+
+use std::collections::VecDeque;
+use std::fmt::Display;
+use std::future::Future;
+use std::num::NonZeroU32;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::ws::{Message, Utf8Bytes};
+use futures::stream::FuturesUnordered;
+use futures::{FutureExt, Sink, Stream, StreamExt};
+use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
+use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::broadcast::Receiver;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::read_models::ReadModels;
+
+use super::outbox::{self, Outbox, Pending};
+use super::{frame, OddsDelta, OddsHub, Relay, CLOSE_GOING_AWAY};
+use protocol::{broken, SeqFrame};
+use subscriptions::{Floors, Targets};
+
+/// The limits of a session; all configurable.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Largest inbound frame, bytes.
+    pub max_frame_bytes: usize,
+    /// Most subscriptions on one connection.
+    pub max_subscriptions: usize,
+    /// Quiet time after which a heartbeat is sent.
+    pub heartbeat: Duration,
+    /// How long live updates wait on a new connection for its first message, so that a
+    /// client resuming with `subscribe` + `since` gets its replay with nothing before it.
+    pub resume_window: Duration,
+    /// Longest one frame may take to go out before the client counts as stalled.
+    pub send_timeout: Duration,
+    /// Frames waiting to go out to one client; while this many wait, it takes no more
+    /// live updates from the shared ring.
+    pub max_pending: usize,
+    /// Conflations allowed within `conflation_window` before the client is closed; only
+    /// those the client caused count (it held the session back by not reading), never a
+    /// catch-up of the server's.
+    pub max_conflations: usize,
+    /// See `max_conflations`.
+    pub conflation_window: Duration,
+    /// Most updates one `since` replays; further back gets a snapshot instead.
+    pub max_replay: u64,
+    /// Client messages a connection may send a second, on average; one over the rate is
+    /// answered with an `error` frame (`rate_limited`) and not acted on.
+    pub messages_per_sec: u32,
+    /// Client messages it may send at once: enough to subscribe to every target it may
+    /// hold in one go.
+    pub message_burst: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_frame_bytes: 4096,
+            max_subscriptions: 256,
+            heartbeat: Duration::from_secs(5),
+            resume_window: Duration::from_millis(250),
+            send_timeout: Duration::from_secs(10),
+            max_pending: 64,
+            max_conflations: 3,
+            conflation_window: Duration::from_secs(60),
+            max_replay: 100_000,
+            messages_per_sec: 20,
+            message_burst: 300,
+        }
+    }
+}
+
+/// What every session shares.
+#[derive(Clone)]
+pub struct SessionContext {
+    /// The fan-out of live updates.
+    pub hub: Arc<OddsHub>,
+    /// The read models: snapshots, and the odds journal for `since` replays.
+    pub read_models: Arc<ReadModels>,
+    /// Limits.
+    pub limits: Limits,
+}
+
+/// Why a session ends.
+#[derive(Debug)]
+enum End {
+    /// The client closed or the connection broke; nothing more to send.
+    Gone,
+    /// Close with this code and reason.
+    Close(u16, &'static str),
+}
+
+struct Session<'a> {
+    ctx: &'a SessionContext,
+    outbox: &'a Outbox,
+    rx: Receiver<Arc<Relay>>,
+    /// `None`: every race (until the first subscribe).
+    targets: Option<Targets>,
+    floors: Floors,
+    /// The `seq` of the last `odds` frame sent (or conflated away).
+    last_odds: u64,
+    /// Everything at or below this is in what the connection was sent or is covered by
+    /// a snapshot: the latest sequence when it joined, then each catch-up's and
+    /// conflation's. A conflation re-sends only the races changed after it.
+    covered: u64,
+    /// Whether the session has waited for room in the outbox (the client not reading)
+    /// since it last took an update from the ring: a place lost in the ring then is the
+    /// client's doing; one lost while it kept taking is the server's.
+    held_back: bool,
+    last_sent_at: Instant,
+    conflations: VecDeque<Instant>,
+    /// The client's messages, against `messages_per_sec` and `message_burst`.
+    messages: DefaultDirectRateLimiter,
+}
+
+/// Runs one session until the client leaves, breaks a limit, `shutdown` (close 1001), or
+/// `ended` resolves with a close code and reason (the key of the connection is no longer
+/// good for it).
+pub async fn run_session<Si, St, E>(
+    sink: Si,
+    mut stream: St,
+    ctx: SessionContext,
+    shutdown: CancellationToken,
+    ended: impl Future<Output = (u16, &'static str)>,
+) where
+    Si: Sink<Message> + Unpin,
+    Si::Error: Display,
+    St: Stream<Item = Result<Message, E>> + Unpin,
+    E: Display,
+{
+    let outbox = Outbox::default();
+    let connections = metrics::gauge!("racing_ws_connections");
+    connections.increment(1.0);
+    let (latest, rx) = ctx.hub.join();
+    let mut session = Session::new(&ctx, &outbox, latest, rx);
+    // The client's frames, read by a part of their own: reading the socket (a lock on
+    // its read half and a zeroed buffer per attempt) happens only when it is readable,
+    // not each time an update wakes the session. The channel holds one frame, so a
+    // client that sends faster than the session answers waits in its own TCP window.
+    // (A futures channel: it allocates per frame, where tokio's allocates a block of
+    // 32 slots up front, 1.3 KiB per idle connection.)
+    let (mut client_tx, mut client_rx) = futures::channel::mpsc::channel(0);
+    let read = async move {
+        while let Some(item) = stream.next().await {
+            let broken = item.is_err();
+            let item = item.map_err(|e| e.to_string());
+            if futures::SinkExt::send(&mut client_tx, item).await.is_err() || broken {
+                break;
+            }
+        }
+    };
+    let decide = async {
+        // Pinned once here, as the other ends are in `serve`.
+        let ended = std::pin::pin!(ended);
+        session.welcome(latest);
+        match session.serve(&mut client_rx, &shutdown, ended).await {
+            End::Close(code, reason) => outbox.close(code, reason),
+            End::Gone => outbox.stop(),
+        }
+    };
+    let write = outbox::write(sink, &outbox, ctx.limits.send_timeout);
+    // Each part is polled only when it is woken (as a `join!` would poll all three on
+    // every wake): an update wakes the session, the session's frame wakes the writer.
+    // Each is `true` if its end ends the connection. Each is boxed at its own size: the
+    // set's slots are as large as its largest part, and three slots the size of the
+    // session would triple an idle connection's memory.
+    let mut parts: FuturesUnordered<_> = [
+        Box::pin(decide.map(|()| true)).left_future().left_future(),
+        Box::pin(write.map(|()| true)).right_future().left_future(),
+        Box::pin(read.map(|()| false)).right_future(),
+    ]
+    .into_iter()
+    .collect();
+    // The session and the writer end the connection; the reader may still be waiting on
+    // a quiet client, and is dropped with the rest.
+    let mut left = 2;
+    while let Some(ends) = parts.next().await {
+        left -= usize::from(ends);
+        if left == 0 {
+            break;
+        }
+    }
+    drop(parts);
+    connections.decrement(1.0);
+}
+
+impl<'a> Session<'a> {
+    /// A session that joined the hub at `latest`, with `rx` its place in the ring.
+    fn new(
+        ctx: &'a SessionContext,
+        outbox: &'a Outbox,
+        latest: u64,
+        rx: Receiver<Arc<Relay>>,
+    ) -> Session<'a> {
+        Session {
+            ctx,
+            outbox,
+            rx,
+            targets: None,
+            floors: Floors::default(),
+            last_odds: 0,
+            covered: latest,
+            held_back: false,
+            last_sent_at: Instant::now(),
+            conflations: VecDeque::new(),
+            messages: RateLimiter::direct(message_quota(&ctx.limits)),
+        }
+    }
+
+    async fn serve(
+        &mut self,
+        client: &mut futures::channel::mpsc::Receiver<Result<Message, String>>,
+        shutdown: &CancellationToken,
+        mut ended: std::pin::Pin<&mut impl Future<Output = (u16, &'static str)>>,
+    ) -> End {
+        let beat = self.ctx.limits.heartbeat;
+        // Both timers are armed once, not once per loop: a timer made per delta was a
+        // timer-wheel insert and removal per frame per client.
+        let resume = tokio::time::sleep_until(Instant::now() + self.ctx.limits.resume_window);
+        let heartbeat = tokio::time::sleep_until(self.last_sent_at + beat);
+        // The same for the two ends: a cancellation future made per loop took the token's
+        // lock to register.
+        let outbox = self.outbox;
+        let (stopping, gone) = (shutdown.cancelled(), outbox.done.cancelled());
+        tokio::pin!(resume, heartbeat, stopping, gone);
+        let mut live = false;
+        loop {
+            let room = self.outbox.len() < self.ctx.limits.max_pending;
+            self.held_back |= !room;
+            let step = tokio::select! {
+                biased;
+                _ = &mut stopping => Err(End::Close(CLOSE_GOING_AWAY, "server shutting down")),
+                _ = &mut gone => Err(End::Gone),
+                (code, reason) = &mut ended => Err(End::Close(code, reason)),
+                // Only while there is room for the answer: a client that sends and does
+                // not read waits in its own TCP window, not in this server's memory.
+                incoming = client.next(), if room => match incoming {
+                    Some(Ok(message)) => {
+                        live = true;
+                        // Boxed: answering a frame may replay from the stream, whose
+                        // futures are kilobytes that an idle session would otherwise
+                        // hold inline for its whole life.
+                        Box::pin(self.on_client(message)).await
+                    }
+                    Some(Err(error)) => Err(broken(&error)),
+                    None => Err(End::Gone),
+                },
+                _ = self.outbox.room.notified(), if !room => Ok(()),
+                relayed = self.rx.recv(), if live && room => match relayed {
+                    Ok(relayed) => {
+                        self.held_back = false;
+                        self.relay(&relayed)
+                    }
+                    Err(RecvError::Lagged(_)) => {
+                        // Skip what is waiting in the ring: fresh snapshots cover it.
+                        self.rx = self.rx.resubscribe();
+                        let counted = std::mem::take(&mut self.held_back);
+                        self.conflate(counted)
+                    }
+                    Err(RecvError::Closed) => Err(End::Close(CLOSE_GOING_AWAY, "server shutting down")),
+                },
+                _ = &mut resume, if !live => {
+                    live = true;
+                    Ok(())
+                }
+                _ = &mut heartbeat => {
+                    // Frames sent since the timer was armed put the heartbeat off, and so
+                    // do deltas waiting for room: its `seq` would be ahead of them.
+                    if room && Instant::now() >= self.last_sent_at + beat {
+                        let seq = self.ctx.hub.latest();
+                        self.send(frame(&SeqFrame { r#type: "heartbeat", seq }));
+                    }
+                    heartbeat.as_mut().reset(self.last_sent_at + beat);
+                    Ok(())
+                }
+            };
+            if let Err(end) = step {
+                return end;
+            }
+        }
+    }
+
+    /// Queues a frame that is not an odds delta (never conflated away).
+    fn send(&mut self, text: Utf8Bytes) {
+        self.outbox.push(Pending { text, race: None });
+        self.last_sent_at = Instant::now();
+    }
+
+    /// Queues an odds delta.
+    fn send_delta(&mut self, seq: u64, text: Utf8Bytes, date: Arc<str>, race_number: u8) {
+        self.outbox.push(Pending {
+            text,
+            race: Some((date, race_number)),
+        });
+        self.last_odds = seq;
+        self.last_sent_at = Instant::now();
+    }
+
+    /// Waits until the outbox has room, so that a replay cannot pile up in memory.
+    async fn make_room(&self) -> Result<(), End> {
+        while self.outbox.len() >= self.ctx.limits.max_pending {
+            tokio::select! {
+                _ = self.outbox.room.notified() => {}
+                _ = self.outbox.done.cancelled() => return Err(End::Gone),
+            }
+        }
+        Ok(())
+    }
+
+    fn wants(&self, date: &str, race_number: u8, seq: u64) -> bool {
+        let followed = self
+            .targets
+            .as_ref()
+            .is_none_or(|t| t.follows(date, race_number));
+        followed && seq > self.floors.of(date, race_number)
+    }
+
+    /// Passes on what the hub relayed.
+    fn relay(&mut self, relayed: &Relay) -> Result<(), End> {
+        match relayed {
+            Relay::Delta(delta) => self.deliver(delta),
+            Relay::CaughtUp(caught_up) => {
+                self.caught_up(caught_up);
+                Ok(())
+            }
+        }
+    }
+
+    /// Sends a live delta if the connection follows its race and has not had it.
+    fn deliver(&mut self, delta: &OddsDelta) -> Result<(), End> {
+        if delta.seq <= self.last_odds || !self.wants(&delta.date, delta.race_number, delta.seq) {
+            return Ok(());
+        }
+        self.send_delta(
+            delta.seq,
+            delta.frame.clone(),
+            delta.date.clone(),
+            delta.race_number,
+        );
+        Ok(())
+    }
+}
+
+fn internal(e: impl Display) -> End {
+    tracing::error!(error = %e, "odds session");
+    End::Close(1011, "internal error")
+}
+
+/// The quota of a connection's messages.
+fn message_quota(limits: &Limits) -> Quota {
+    let rate = NonZeroU32::new(limits.messages_per_sec).unwrap_or(NonZeroU32::MIN);
+    let burst = NonZeroU32::new(limits.message_burst).unwrap_or(rate);
+    Quota::per_second(rate).allow_burst(burst)
+}

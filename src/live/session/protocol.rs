@@ -1,0 +1,145 @@
+//! The protocol's messages: what a client may send, how it is read (size, rate, shape)
+//! and answered, and the frames of the server's own that are not odds.
+
+use axum::extract::ws::Message;
+use racing_events::is_calendar_date;
+use serde::{Deserialize, Serialize};
+
+use super::subscriptions::Target;
+use super::{End, Session};
+use crate::live::{frame, CLOSE_PROTOCOL, CLOSE_TOO_BIG};
+
+/// A client's message.
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
+enum ClientMessage {
+    Subscribe {
+        date: String,
+        #[serde(default)]
+        race_number: Option<i64>,
+        #[serde(default)]
+        since: Option<u64>,
+    },
+    Unsubscribe {
+        date: String,
+        #[serde(default)]
+        race_number: Option<i64>,
+    },
+    Ping,
+}
+
+#[derive(Serialize)]
+struct ErrorFrame<'a> {
+    r#type: &'static str,
+    error: &'a str,
+    message: &'a str,
+}
+
+/// A frame of a type and a sequence only: `heartbeat`.
+#[derive(Serialize)]
+pub(super) struct SeqFrame {
+    pub r#type: &'static str,
+    pub seq: u64,
+}
+
+#[derive(Serialize)]
+struct PongFrame {
+    r#type: &'static str,
+}
+
+#[derive(Serialize)]
+struct Welcome {
+    r#type: &'static str,
+    seq: u64,
+    heartbeat_ms: u128,
+}
+
+impl Session<'_> {
+    /// The first frame of a connection: the latest sequence and the heartbeat interval.
+    pub(super) fn welcome(&mut self, latest: u64) {
+        self.send(frame(&Welcome {
+            r#type: "welcome",
+            seq: latest,
+            heartbeat_ms: self.ctx.limits.heartbeat.as_millis(),
+        }));
+    }
+
+    /// An `error` frame; the connection stays open.
+    pub(super) fn error(&mut self, error: &str, message: &str) -> Result<(), End> {
+        self.send(frame(&ErrorFrame {
+            r#type: "error",
+            error,
+            message,
+        }));
+        Ok(())
+    }
+
+    /// Answers one frame of the client's.
+    pub(super) async fn on_client(&mut self, message: Message) -> Result<(), End> {
+        let text = match message {
+            Message::Text(t) => t,
+            Message::Binary(_) => return self.error("bad_request", "frames must be JSON text"),
+            Message::Close(_) => return Err(End::Gone),
+            // The protocol layer answers pings itself.
+            Message::Ping(_) | Message::Pong(_) => return Ok(()),
+        };
+        if self.messages.check().is_err() {
+            let limits = &self.ctx.limits;
+            let message = format!(
+                "at most {} messages a second (bursts of {}) on one connection; this one was not acted on",
+                limits.messages_per_sec, limits.message_burst
+            );
+            return self.error("rate_limited", &message);
+        }
+        if text.len() > self.ctx.limits.max_frame_bytes {
+            let message = format!(
+                "frames are limited to {} bytes",
+                self.ctx.limits.max_frame_bytes
+            );
+            return self.error("frame_too_large", &message);
+        }
+        match serde_json::from_str::<ClientMessage>(&text) {
+            Err(e) => self.error("bad_request", &e.to_string()),
+            Ok(ClientMessage::Ping) => {
+                self.send(frame(&PongFrame { r#type: "pong" }));
+                Ok(())
+            }
+            Ok(ClientMessage::Subscribe {
+                date,
+                race_number,
+                since,
+            }) => match target(date, race_number) {
+                Ok(t) => self.subscribe(t, since).await,
+                Err(message) => self.error("bad_request", &message),
+            },
+            Ok(ClientMessage::Unsubscribe { date, race_number }) => match target(date, race_number)
+            {
+                Ok(t) => self.unsubscribe(t),
+                Err(message) => self.error("bad_request", &message),
+            },
+        }
+    }
+}
+
+/// How a connection whose client side broke is closed: a frame over the protocol layer's
+/// limit with 1009 (the client may still read it), anything else with 1002.
+pub(super) fn broken(error: &str) -> End {
+    tracing::debug!(error, "live odds client frame unreadable");
+    // tungstenite's words for a frame over `max_message_size` / `max_frame_size`.
+    if error.contains("too long") {
+        End::Close(CLOSE_TOO_BIG, "frame over the 64 KiB limit")
+    } else {
+        End::Close(CLOSE_PROTOCOL, "unreadable frame")
+    }
+}
+
+fn target(date: String, race_number: Option<i64>) -> Result<Target, String> {
+    if !is_calendar_date(&date) {
+        return Err("date must be a real calendar date written YYYY-MM-DD".into());
+    }
+    match race_number {
+        None => Ok((date, None)),
+        Some(n @ 1..=99) => Ok((date, Some(n as u8))),
+        Some(_) => Err("race_number must be an integer from 1 to 99".into()),
+    }
+}

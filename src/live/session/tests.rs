@@ -1,0 +1,327 @@
+//! The session over channels: what it reads, what it counts against a client.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::ws::Message;
+use futures::StreamExt;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::outbox::{self, Outbox};
+use super::*;
+use crate::live::{OddsDelta, OddsHub, CLOSE_POLICY};
+
+/// A session's surroundings: a store of its own, and a hub whose ring holds `ring`
+/// updates.
+struct Fixture {
+    ctx: SessionContext,
+    _dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new(ring: usize, limits: Limits) -> Fixture {
+        let dir = tempfile::TempDir::new().expect("temp dir");
+        let store =
+            racing_projections::Store::open(&dir.path().join("read-models")).expect("store opens");
+        let ctx = SessionContext {
+            hub: Arc::new(OddsHub::new(ring, 0)),
+            read_models: ReadModels::new(store, dir.path()),
+            limits,
+        };
+        Fixture { ctx, _dir: dir }
+    }
+}
+
+/// A client that sends frame after frame and reads nothing: once the answers that
+/// wait for it fill its outbox, its frames are no longer read, so what it costs the
+/// server stays bounded however much it sends.
+#[tokio::test]
+async fn a_client_that_never_reads_is_not_read_without_end() {
+    let limits = Limits {
+        send_timeout: Duration::from_secs(600),
+        ..Limits::default()
+    };
+    let max_pending = limits.max_pending;
+    let Fixture { ctx, _dir } = Fixture::new(64, limits);
+    let pulled = Arc::new(AtomicUsize::new(0));
+    let counter = pulled.clone();
+    let frames = futures::stream::iter(0..100_000).map(move |_| {
+        counter.fetch_add(1, Ordering::Relaxed);
+        Ok::<_, std::convert::Infallible>(Message::Text(r#"{"type":"ping"}"#.into()))
+    });
+    // A socket whose peer reads nothing: the first frame fills it.
+    let (sink, _unread) = futures::channel::mpsc::channel::<Message>(0);
+    let shutdown = CancellationToken::new();
+    let session = run_session(sink, frames, ctx, shutdown.clone(), std::future::pending());
+    let ended = tokio::time::timeout(Duration::from_millis(500), session).await;
+    assert!(ended.is_err(), "the session waits for the client");
+    let pulled = pulled.load(Ordering::Relaxed);
+    assert!(
+        pulled <= max_pending + 4,
+        "{pulled} frames read with {max_pending} answers allowed to wait"
+    );
+}
+
+/// Publishes `n` updates of one race at once, faster than any session takes them
+/// from a small ring.
+fn burst(hub: &OddsHub, from: u64, n: u64) -> u64 {
+    for seq in from..from + n {
+        hub.publish_with("2026-11-21", 1, seq, || OddsDelta {
+            date: "2026-11-21".into(),
+            race_number: 1,
+            seq,
+            frame: format!("{{\"type\":\"odds\",\"seq\":{seq}}}").into(),
+        });
+    }
+    from + n
+}
+
+/// A session that loses its place in the ring while it keeps taking from it (the
+/// server published faster than it was scheduled) is conflated, and that does not
+/// count against its client; one whose client does not read is held back, and its
+/// conflations count until it is closed.
+#[tokio::test]
+async fn only_a_conflation_the_client_caused_counts_against_it() {
+    let limits = Limits {
+        resume_window: Duration::ZERO,
+        max_pending: 4,
+        max_conflations: 2,
+        ..Limits::default()
+    };
+    let Fixture { ctx, _dir } = Fixture::new(8, limits);
+    let hub = ctx.hub.clone();
+    // A client that reads every frame at once.
+    let (sink, mut read) = futures::channel::mpsc::unbounded::<Message>();
+    let frames = futures::stream::pending::<Result<Message, std::convert::Infallible>>();
+    let shutdown = CancellationToken::new();
+    let session = tokio::spawn(run_session(
+        sink,
+        frames,
+        ctx.clone(),
+        shutdown.clone(),
+        std::future::pending(),
+    ));
+    let welcome = read.next().await.expect("a welcome");
+    assert!(matches!(&welcome, Message::Text(t) if t.contains("welcome")));
+    let mut seq = 1;
+    let mut snapshots = 0;
+    for _ in 0..6 {
+        // Five times the ring at once: its place is lost before it can take any.
+        seq = burst(&hub, seq, 40);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let frame = tokio::time::timeout_at(deadline, read.next())
+                .await
+                .expect("a snapshot after the burst")
+                .expect("connection open");
+            match frame {
+                Message::Text(t) if t.contains("\"snapshot\"") => {
+                    snapshots += 1;
+                    break;
+                }
+                Message::Close(c) => panic!("closed: {c:?}"),
+                _ => {}
+            }
+        }
+    }
+    assert_eq!(snapshots, 6);
+    assert!(
+        !session.is_finished(),
+        "a client that reads is never closed"
+    );
+
+    // A client that reads slower than updates come, one at a time: its session waits
+    // for room, and loses its place meanwhile.
+    let (sink, mut slow) = futures::channel::mpsc::channel::<Message>(0);
+    let frames = futures::stream::pending::<Result<Message, std::convert::Infallible>>();
+    let held = tokio::spawn(run_session(
+        sink,
+        frames,
+        ctx.clone(),
+        shutdown.clone(),
+        std::future::pending(),
+    ));
+    let welcome = slow.next().await.expect("a welcome");
+    assert!(matches!(&welcome, Message::Text(t) if t.contains("welcome")));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let close = 'read: loop {
+        assert!(
+            Instant::now() < deadline,
+            "the slow client was never closed"
+        );
+        for _ in 0..10 {
+            seq = burst(&hub, seq, 1);
+            tokio::task::yield_now().await;
+        }
+        match slow.next().await {
+            Some(Message::Close(c)) => break 'read c,
+            Some(_) => {}
+            None => panic!("the connection ended without a close frame"),
+        }
+    };
+    let close = close.expect("a close frame with a reason");
+    assert_eq!(close.code, CLOSE_POLICY);
+    assert!(close.reason.contains("fell behind"), "{}", close.reason);
+    let _ = held.await;
+    shutdown.cancel();
+    let _ = session.await;
+}
+
+/// Commits odds moves of race 1 of `DAY` at sequences `seqs` to the fixture's store.
+fn commit_moves(ctx: &SessionContext, seqs: impl IntoIterator<Item = u64>) {
+    use racing_events::samples::{envelope, odds};
+    let store = ctx.read_models.load();
+    let mut batch = store.batch().expect("batch");
+    for seq in seqs {
+        let price = 2.0 + (seq % 50) as f64 / 10.0;
+        batch
+            .apply(seq, 0, &envelope(odds(DAY, 1, &[("A001", price)])))
+            .expect("apply");
+    }
+    batch.commit().expect("commit");
+}
+
+const DAY: &str = "2026-11-21";
+
+/// The `seq` of each `odds` frame among `frames`.
+fn odds_seqs(frames: &[Message]) -> Vec<u64> {
+    frames
+        .iter()
+        .filter_map(|m| match m {
+            Message::Text(t) if t.starts_with(r#"{"type":"odds""#) => {
+                let v: serde_json::Value = serde_json::from_str(t).expect("json");
+                v["seq"].as_u64()
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// A `since` replay reads the journal a little at a time as the client takes frames: with
+/// nobody reading, it stops with the outbox full and nothing more in hand; live updates
+/// that come meanwhile follow it in sequence, each once.
+#[tokio::test]
+async fn a_replay_waits_at_the_outbox_and_hands_over_to_live_in_sequence() {
+    let limits = Limits::default();
+    let max_pending = limits.max_pending;
+    let Fixture { ctx, _dir } = Fixture::new(4096, limits);
+    commit_moves(&ctx, 1..=2000);
+    for seq in 1..=2000 {
+        ctx.hub
+            .publish_with(DAY, 1, seq, || unreachable!("no session yet"));
+    }
+    let outbox = Outbox::default();
+    let (latest, rx) = ctx.hub.join();
+    assert_eq!(latest, 2000);
+    let mut session = Session::new(&ctx, &outbox, latest, rx);
+    let mut replay = Box::pin(session.subscribe((DAY.to_owned(), Some(1)), Some(0)));
+    assert!(
+        tokio::time::timeout(Duration::from_millis(200), replay.as_mut())
+            .await
+            .is_err(),
+        "with nobody reading, the replay waits"
+    );
+    assert!(
+        outbox.len() <= max_pending,
+        "{} frames wait, at most {max_pending} may",
+        outbox.len()
+    );
+    // Ten more updates are committed and go live while the replay waits.
+    commit_moves(&ctx, 2001..=2010);
+    for seq in 2001..=2010 {
+        ctx.hub.publish_with(DAY, 1, seq, || OddsDelta {
+            date: DAY.into(),
+            race_number: 1,
+            seq,
+            frame: format!(r#"{{"type":"odds","seq":{seq}}}"#).into(),
+        });
+    }
+    let (sink, read) = futures::channel::mpsc::unbounded::<Message>();
+    // Boxed, so that dropping it drops the sink, which ends what the client reads.
+    let mut writer = Box::pin(outbox::write(sink, &outbox, Duration::from_secs(10)));
+    tokio::select! {
+        ended = replay => assert!(ended.is_ok(), "the replay ends well"),
+        () = &mut writer => panic!("the writer stopped"),
+    }
+    // What the replay left of the ring goes out as the session serves.
+    while let Ok(relayed) = session.rx.try_recv() {
+        session.relay(&relayed).expect("relay");
+    }
+    let drained = async {
+        while outbox.len() > 0 {
+            tokio::task::yield_now().await;
+        }
+    };
+    tokio::select! {
+        () = drained => {}
+        () = &mut writer => panic!("the writer stopped"),
+    }
+    drop(writer);
+    drop(session);
+    let frames: Vec<Message> = read.collect().await;
+    let seqs = odds_seqs(&frames);
+    let expected: Vec<u64> = (1..=2010).collect();
+    let first_wrong = seqs.iter().zip(&expected).position(|(a, b)| a != b);
+    assert!(
+        seqs == expected,
+        "{} odds frames where every update once in order makes 2,010; first out of place at {first_wrong:?}",
+        seqs.len()
+    );
+}
+
+/// Client messages beyond the connection's rate get an `error` frame each and are not
+/// acted on; the connection stays open.
+#[tokio::test]
+async fn client_messages_over_the_rate_are_refused_with_an_error_frame() {
+    let limits = Limits {
+        messages_per_sec: 1,
+        message_burst: 5,
+        resume_window: Duration::ZERO,
+        ..Limits::default()
+    };
+    let Fixture { ctx, _dir } = Fixture::new(64, limits);
+    let pings = futures::stream::iter(0..10)
+        .map(|_| Ok::<_, std::convert::Infallible>(Message::Text(r#"{"type":"ping"}"#.into())))
+        .chain(futures::stream::pending());
+    let (sink, mut read) = futures::channel::mpsc::unbounded::<Message>();
+    let shutdown = CancellationToken::new();
+    let session = tokio::spawn(run_session(
+        sink,
+        pings,
+        ctx.clone(),
+        shutdown.clone(),
+        std::future::pending(),
+    ));
+    let mut kinds = Vec::new();
+    while kinds.len() < 11 {
+        let frame = tokio::time::timeout(Duration::from_secs(5), read.next())
+            .await
+            .expect("a frame in time")
+            .expect("open");
+        if let Message::Text(t) = frame {
+            let v: serde_json::Value = serde_json::from_str(&t).expect("json");
+            let kind = match v["type"].as_str() {
+                Some("error") => format!("error:{}", v["error"].as_str().unwrap_or_default()),
+                other => other.unwrap_or_default().to_owned(),
+            };
+            kinds.push(kind);
+        }
+    }
+    assert_eq!(kinds[0], "welcome");
+    assert_eq!(
+        kinds.iter().filter(|k| *k == "pong").count(),
+        5,
+        "{kinds:?}"
+    );
+    assert_eq!(
+        kinds.iter().filter(|k| *k == "error:rate_limited").count(),
+        5,
+        "{kinds:?}"
+    );
+    assert!(!session.is_finished(), "the connection stays open");
+    shutdown.cancel();
+    let _ = session.await;
+}
