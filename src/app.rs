@@ -48,7 +48,7 @@ pub struct Application {
     demo_key: Option<String>,
     /// The demo's meetings, run live once the service runs (demo mode, new stream).
     demo: Option<LiveDemo>,
-    demo_example: Option<crate::demo::Example>,
+    demo_example: Option<racing_demo::Example>,
     progress: watch::Sender<Progress>,
     /// Faults a test injects; none unless it does.
     faults: Arc<Faults>,
@@ -135,7 +135,7 @@ impl Application {
         let demo = demo
             .zip(config.demo)
             .map(|((feed, calendar), seed)| LiveDemo {
-                simulator: crate::demo::Simulator::new(&feed, seed),
+                simulator: racing_demo::Simulator::new(&feed, seed),
                 calendar,
                 seed,
                 feeder: feeder.jetstream(),
@@ -249,7 +249,7 @@ impl Application {
     }
 
     /// In demo mode with a season just published: a race and a horse to try.
-    pub fn demo_example(&self) -> Option<&crate::demo::Example> {
+    pub fn demo_example(&self) -> Option<&racing_demo::Example> {
         self.demo_example.as_ref()
     }
 
@@ -591,7 +591,7 @@ async fn publish_demo_season(
     feeder: &nats::Connection,
     config: &Config,
     seed: u64,
-) -> anyhow::Result<Option<(crate::demo::DemoFeed, crate::demo::Calendar)>> {
+) -> anyhow::Result<Option<(racing_demo::DemoFeed, racing_demo::Calendar)>> {
     let mut stream = js.get_stream(&config.stream).await?;
     if stream.info().await?.state.messages > 0 {
         tracing::info!("stream already holds events; demo data not published again");
@@ -600,7 +600,7 @@ async fn publish_demo_season(
     let today = jiff::Timestamp::now()
         .to_zoned(config.timezone.clone())
         .date();
-    let (feed, calendar) = crate::demo::season_and_calendar(seed, today);
+    let (feed, calendar) = racing_demo::season_and_calendar(seed, today);
     // A cluster that has just formed may time out some acknowledgements. Publishing the
     // season again is safe (each event keeps its id, so JetStream and the projector drop
     // what already went in), and a demo without its season is no demo.
@@ -624,8 +624,8 @@ async fn publish_demo_season(
 
 /// The demo run live: the meeting being run, and the calendar of the ones after it.
 struct LiveDemo {
-    simulator: crate::demo::Simulator,
-    calendar: crate::demo::Calendar,
+    simulator: racing_demo::Simulator,
+    calendar: racing_demo::Calendar,
     /// The demo's seed, which drives every meeting's simulation.
     seed: u64,
     /// Where the demo publishes, as a feeder.
@@ -664,7 +664,7 @@ async fn run_demo(
                 "demo meeting declared in part"
             );
         }
-        demo.simulator = crate::demo::Simulator::new(&next, demo.seed);
+        demo.simulator = racing_demo::Simulator::new(&next, demo.seed);
         meeting = format!("the demo meeting of {}", next.today);
     }
 }
@@ -673,7 +673,7 @@ async fn run_demo(
 /// race's result after `race_secs` of trading. Returns early on shutdown.
 async fn run_meeting(
     js: &jetstream::Context,
-    simulator: &mut crate::demo::Simulator,
+    simulator: &mut racing_demo::Simulator,
     race_secs: u64,
     shutdown: &CancellationToken,
 ) -> anyhow::Result<()> {
