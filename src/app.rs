@@ -46,8 +46,9 @@ pub struct Application {
     /// With a local server: the directory of its users' credentials.
     nats_credentials: Option<std::path::PathBuf>,
     demo_key: Option<String>,
-    /// The demo's meetings, run live once the service runs (demo mode, new stream).
-    demo: Option<LiveDemo>,
+    /// The demo's meetings, run live once the service runs (demo mode, new stream), and
+    /// where it publishes them as a feeder.
+    demo: Option<(racing_demo::LiveDemo, crate::publish::Feeder)>,
     demo_example: Option<racing_demo::Example>,
     progress: watch::Sender<Progress>,
     /// Faults a test injects; none unless it does.
@@ -132,14 +133,10 @@ impl Application {
             None => None,
         };
         let demo_example = demo.as_ref().and_then(|(feed, _)| feed.example());
-        let demo = demo
-            .zip(config.demo)
-            .map(|((feed, calendar), seed)| LiveDemo {
-                simulator: racing_demo::Simulator::new(&feed, seed),
-                calendar,
-                seed,
-                feeder: feeder.jetstream(),
-            });
+        let demo = demo.map(|(feed, calendar)| {
+            let live = racing_demo::LiveDemo::new(&feed, calendar);
+            (live, crate::publish::Feeder(feeder.jetstream()))
+        });
         let demo_client = demo_feeder.map(|feeder| feeder.client);
 
         let shutdown = CancellationToken::new();
@@ -323,11 +320,11 @@ impl Application {
             )
         };
 
-        if let Some(demo) = self.demo {
+        if let Some((demo, mut feeder)) = self.demo {
             let race_secs = self.config.demo_race_secs;
-            let stop = shutdown.clone();
+            let stop = shutdown.clone().cancelled_owned();
             tokio::spawn(async move {
-                if let Err(e) = run_demo(demo, race_secs, stop).await {
+                if let Err(e) = demo.run(&mut feeder, race_secs, stop).await {
                     tracing::error!(error = format!("{e:#}"), "demo feed");
                 }
             });
@@ -620,80 +617,4 @@ async fn publish_demo_season(
         "demo season published"
     );
     Ok(Some((feed, calendar)))
-}
-
-/// The demo run live: the meeting being run, and the calendar of the ones after it.
-struct LiveDemo {
-    simulator: racing_demo::Simulator,
-    calendar: racing_demo::Calendar,
-    /// The demo's seed, which drives every meeting's simulation.
-    seed: u64,
-    /// Where the demo publishes, as a feeder.
-    feeder: jetstream::Context,
-}
-
-/// Runs the demo's meetings live, one after another, until shutdown: today's first, then
-/// the next racing day's, declared (cards, scratchings, opening odds) as soon as the one
-/// before is run, and so on, so that odds are always moving somewhere.
-async fn run_demo(
-    mut demo: LiveDemo,
-    race_secs: u64,
-    shutdown: CancellationToken,
-) -> anyhow::Result<()> {
-    let js = &demo.feeder.clone();
-    let mut meeting = format!("today's demo meeting ({})", demo.simulator.date());
-    loop {
-        run_meeting(js, &mut demo.simulator, race_secs, &shutdown).await?;
-        if shutdown.is_cancelled() {
-            return Ok(());
-        }
-        let Some(next) = demo.calendar.next_meeting() else {
-            tracing::info!("{meeting} is run; the demo's calendar has no later date");
-            return Ok(());
-        };
-        tracing::info!(
-            "{meeting} is run; declaring the next meeting, {}",
-            next.today
-        );
-        let counts = crate::publish::publish_events(js, &next.events).await?;
-        if counts.rejected > 0 {
-            let reasons = format!("{:?}", counts.reasons);
-            tracing::warn!(
-                rejected = counts.rejected,
-                reasons,
-                "demo meeting declared in part"
-            );
-        }
-        demo.simulator = racing_demo::Simulator::new(&next, demo.seed);
-        meeting = format!("the demo meeting of {}", next.today);
-    }
-}
-
-/// Runs one demo meeting live: a price move of the current race every second, and each
-/// race's result after `race_secs` of trading. Returns early on shutdown.
-async fn run_meeting(
-    js: &jetstream::Context,
-    simulator: &mut racing_demo::Simulator,
-    race_secs: u64,
-    shutdown: &CancellationToken,
-) -> anyhow::Result<()> {
-    for race in 0..simulator.races() {
-        for _ in 0..race_secs {
-            tokio::select! {
-                _ = shutdown.cancelled() => return Ok(()),
-                _ = tokio::time::sleep(Duration::from_secs(1)) => {}
-            }
-            let now = jiff::Timestamp::now().to_string();
-            if let Some(update) = simulator.tick(race, &now) {
-                crate::publish::publish_events(js, &[update]).await?;
-            }
-        }
-        let now = jiff::Timestamp::now().to_string();
-        if let Some(result) = simulator.result(race, &now) {
-            crate::publish::publish_events(js, &[result]).await?;
-            let date = simulator.date();
-            tracing::info!(date, race = race + 1, "demo race run; result published");
-        }
-    }
-    Ok(())
 }

@@ -17,6 +17,8 @@ use crate::DemoFeed;
 /// The demo's racing after its season: the horses as the season left them (every one
 /// with a profile), the pattern races not yet run, and the last meeting declared.
 pub struct Calendar {
+    /// The season's seed, which drives every meeting's simulation too.
+    seed: u64,
     generator: Generator,
     pattern: Vec<(&'static str, u8, i64)>,
     /// How many meetings are declared; the next one's index.
@@ -29,17 +31,24 @@ impl Calendar {
     /// What [`season_and_calendar`](crate::season_and_calendar) made it from, with the
     /// season's horses and its last meeting's date.
     pub(crate) fn new(
+        seed: u64,
         generator: Generator,
         pattern: Vec<(&'static str, u8, i64)>,
         meetings: usize,
         date: Date,
     ) -> Calendar {
         Calendar {
+            seed,
             generator,
             pattern,
             meetings,
             date,
         }
+    }
+
+    /// The seed of the season it goes on from.
+    pub(crate) fn seed(&self) -> u64 {
+        self.seed
     }
 
     /// Declares the meeting of the next racing day after the last meeting, as HK races:

@@ -2,12 +2,13 @@
 //! and a day, the calendar of the meetings after it, and a simulator that runs a meeting
 //! live, so that the service can be shown and exercised without a real feeder. A feeder
 //! like any other, it depends on `racing-events` alone: `racing serve --demo` runs it
-//! live, and `racing demo` writes its season as NDJSON.
+//! live (see [`LiveDemo`]), and `racing demo` writes its season as NDJSON.
 
 mod calendar;
 mod draw;
 mod generator;
 mod horses;
+mod live;
 mod races;
 mod running;
 mod simulator;
@@ -21,6 +22,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 pub use calendar::Calendar;
+pub use live::{LiveDemo, Publish, Refused};
 pub use simulator::Simulator;
 
 use calendar::{plan_incidents, plan_meetings, MeetingPlan, PATTERN_RACES};
@@ -119,7 +121,7 @@ pub fn season_and_calendar(seed: u64, today: Date) -> (DemoFeed, Calendar) {
         meetings: plans.len(),
         horses: generator.horses.len(),
     };
-    let calendar = Calendar::new(generator, pattern, plans.len(), today);
+    let calendar = Calendar::new(seed, generator, pattern, plans.len(), today);
     (feed, calendar)
 }
 

@@ -1,6 +1,7 @@
 //! The demo's unit tests: one season read by many tests, and what they share to read it.
 
 mod calendar;
+mod live;
 mod season;
 mod simulator;
 
