@@ -46,9 +46,10 @@ pub struct Application {
     /// With a local server: the directory of its users' credentials.
     nats_credentials: Option<std::path::PathBuf>,
     demo_key: Option<String>,
-    /// The demo's meetings, run live once the service runs (demo mode, new stream).
-    demo: Option<LiveDemo>,
-    demo_example: Option<crate::demo::Example>,
+    /// The demo's meetings, run live once the service runs (demo mode, new stream), and
+    /// where it publishes them as a feeder.
+    demo: Option<(racing_demo::LiveDemo, crate::publish::Feeder)>,
+    demo_example: Option<racing_demo::Example>,
     progress: watch::Sender<Progress>,
     /// Faults a test injects; none unless it does.
     faults: Arc<Faults>,
@@ -132,14 +133,10 @@ impl Application {
             None => None,
         };
         let demo_example = demo.as_ref().and_then(|(feed, _)| feed.example());
-        let demo = demo
-            .zip(config.demo)
-            .map(|((feed, calendar), seed)| LiveDemo {
-                simulator: crate::demo::Simulator::new(&feed, seed),
-                calendar,
-                seed,
-                feeder: feeder.jetstream(),
-            });
+        let demo = demo.map(|(feed, calendar)| {
+            let live = racing_demo::LiveDemo::new(&feed, calendar);
+            (live, crate::publish::Feeder(feeder.jetstream()))
+        });
         let demo_client = demo_feeder.map(|feeder| feeder.client);
 
         let shutdown = CancellationToken::new();
@@ -247,7 +244,7 @@ impl Application {
     }
 
     /// In demo mode with a season just published: a race and a horse to try.
-    pub fn demo_example(&self) -> Option<&crate::demo::Example> {
+    pub fn demo_example(&self) -> Option<&racing_demo::Example> {
         self.demo_example.as_ref()
     }
 
@@ -321,11 +318,11 @@ impl Application {
             )
         };
 
-        if let Some(demo) = self.demo {
+        if let Some((demo, mut feeder)) = self.demo {
             let race_secs = self.config.demo_race_secs;
-            let stop = shutdown.clone();
+            let stop = shutdown.clone().cancelled_owned();
             tokio::spawn(async move {
-                if let Err(e) = run_demo(demo, race_secs, stop).await {
+                if let Err(e) = demo.run(&mut feeder, race_secs, stop).await {
                     tracing::error!(error = format!("{e:#}"), "demo feed");
                 }
             });
@@ -589,7 +586,7 @@ async fn publish_demo_season(
     feeder: &nats::Connection,
     config: &Config,
     seed: u64,
-) -> anyhow::Result<Option<(crate::demo::DemoFeed, crate::demo::Calendar)>> {
+) -> anyhow::Result<Option<(racing_demo::DemoFeed, racing_demo::Calendar)>> {
     let mut stream = js.get_stream(&config.stream).await?;
     if stream.info().await?.state.messages > 0 {
         tracing::info!("stream already holds events; demo data not published again");
@@ -598,7 +595,7 @@ async fn publish_demo_season(
     let today = jiff::Timestamp::now()
         .to_zoned(config.timezone.clone())
         .date();
-    let (feed, calendar) = crate::demo::season_and_calendar(seed, today);
+    let (feed, calendar) = racing_demo::season_and_calendar(seed, today);
     // A cluster that has just formed may time out some acknowledgements. Publishing the
     // season again is safe (each event keeps its id, so JetStream and the projector drop
     // what already went in), and a demo without its season is no demo.
@@ -618,80 +615,4 @@ async fn publish_demo_season(
         "demo season published"
     );
     Ok(Some((feed, calendar)))
-}
-
-/// The demo run live: the meeting being run, and the calendar of the ones after it.
-struct LiveDemo {
-    simulator: crate::demo::Simulator,
-    calendar: crate::demo::Calendar,
-    /// The demo's seed, which drives every meeting's simulation.
-    seed: u64,
-    /// Where the demo publishes, as a feeder.
-    feeder: jetstream::Context,
-}
-
-/// Runs the demo's meetings live, one after another, until shutdown: today's first, then
-/// the next racing day's, declared (cards, scratchings, opening odds) as soon as the one
-/// before is run, and so on, so that odds are always moving somewhere.
-async fn run_demo(
-    mut demo: LiveDemo,
-    race_secs: u64,
-    shutdown: CancellationToken,
-) -> anyhow::Result<()> {
-    let js = &demo.feeder.clone();
-    let mut meeting = format!("today's demo meeting ({})", demo.simulator.date());
-    loop {
-        run_meeting(js, &mut demo.simulator, race_secs, &shutdown).await?;
-        if shutdown.is_cancelled() {
-            return Ok(());
-        }
-        let Some(next) = demo.calendar.next_meeting() else {
-            tracing::info!("{meeting} is run; the demo's calendar has no later date");
-            return Ok(());
-        };
-        tracing::info!(
-            "{meeting} is run; declaring the next meeting, {}",
-            next.today
-        );
-        let counts = crate::publish::publish_events(js, &next.events).await?;
-        if counts.rejected > 0 {
-            let reasons = format!("{:?}", counts.reasons);
-            tracing::warn!(
-                rejected = counts.rejected,
-                reasons,
-                "demo meeting declared in part"
-            );
-        }
-        demo.simulator = crate::demo::Simulator::new(&next, demo.seed);
-        meeting = format!("the demo meeting of {}", next.today);
-    }
-}
-
-/// Runs one demo meeting live: a price move of the current race every second, and each
-/// race's result after `race_secs` of trading. Returns early on shutdown.
-async fn run_meeting(
-    js: &jetstream::Context,
-    simulator: &mut crate::demo::Simulator,
-    race_secs: u64,
-    shutdown: &CancellationToken,
-) -> anyhow::Result<()> {
-    for race in 0..simulator.races() {
-        for _ in 0..race_secs {
-            tokio::select! {
-                _ = shutdown.cancelled() => return Ok(()),
-                _ = tokio::time::sleep(Duration::from_secs(1)) => {}
-            }
-            let now = jiff::Timestamp::now().to_string();
-            if let Some(update) = simulator.tick(race, &now) {
-                crate::publish::publish_events(js, &[update]).await?;
-            }
-        }
-        let now = jiff::Timestamp::now().to_string();
-        if let Some(result) = simulator.result(race, &now) {
-            crate::publish::publish_events(js, &[result]).await?;
-            let date = simulator.date();
-            tracing::info!(date, race = race + 1, "demo race run; result published");
-        }
-    }
-    Ok(())
 }

@@ -1,11 +1,10 @@
-//! The racing service: configuration, NATS wiring, the projector task, the HTTP API, the
-//! feeder and the demo data. `main.rs` is only the command line around this library, so
-//! that tests drive the very same code.
+//! The racing service: configuration, NATS wiring, the projector task, the HTTP API and
+//! the feeder (the demo is a feeder of its own, `racing-demo`). `main.rs` is only the
+//! command line around this library, so that tests drive the very same code.
 
 pub mod admin;
 pub mod app;
 pub mod config;
-pub mod demo;
 pub mod faults;
 pub mod files;
 pub mod http;

@@ -495,7 +495,7 @@ fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
             jiff::Timestamp::now().to_zoned(hk).date()
         }
     };
-    let feed = racing::demo::season(args.seed, today);
+    let feed = racing_demo::season(args.seed, today);
     let mut out: Box<dyn Write> = match &args.out {
         Some(path) => Box::new(std::io::BufWriter::new(
             std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?,

@@ -127,6 +127,23 @@ pub async fn publish_events(
     publish_payloads(js, items, |_| {}).await
 }
 
+/// The stream as the demo feeder sees it: what [`racing_demo::LiveDemo`] publishes through,
+/// as [`publish_events`] does; refused events are the run's to report, and only what
+/// ends publishing (NATS gone) ends it.
+pub struct Feeder(pub jetstream::Context);
+
+impl racing_demo::Publish for Feeder {
+    type Error = anyhow::Error;
+
+    async fn publish(&mut self, events: &[Envelope]) -> anyhow::Result<racing_demo::Refused> {
+        let counts = publish_events(&self.0, events).await?;
+        Ok(racing_demo::Refused {
+            count: counts.rejected,
+            reasons: counts.reasons,
+        })
+    }
+}
+
 /// The non-blank lines of an NDJSON reader, numbered from 1.
 pub fn ndjson_lines(reader: impl BufRead) -> impl Iterator<Item = std::io::Result<(u64, Vec<u8>)>> {
     reader

@@ -35,7 +35,7 @@ async fn a_rebuild_swaps_in_a_fresh_store_while_the_api_answers() {
     // The service's "today" is Hong Kong's, which is not the machine's after 16:00 UTC.
     let hong_kong = jiff::tz::TimeZone::get("Asia/Hong_Kong").expect("a zone");
     let today = jiff::Timestamp::now().to_zoned(hong_kong).date();
-    let season = racing::demo::season(7, today);
+    let season = racing_demo::season(7, today);
     nats.publish(&season.events).await;
     nats.publish_raw("racing.horses.X", b"not json", None).await;
     let first = &season.events[0];

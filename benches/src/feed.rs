@@ -12,8 +12,8 @@ use anyhow::{ensure, Context as _};
 use async_nats::jetstream;
 use jiff::civil::Date;
 use jiff::{SignedDuration, Span};
-use racing::demo::{DemoFeed, Simulator};
 use racing::nats::{Credentials, Role};
+use racing_demo::{DemoFeed, Simulator};
 use racing_events::{Envelope, Event};
 use serde::{Deserialize, Serialize};
 
@@ -162,7 +162,7 @@ pub fn today() -> anyhow::Result<Date> {
 fn season_events(s: u64, today: Date, ticks: usize) -> anyhow::Result<Vec<Envelope>> {
     let weeks = i64::try_from(52 * s)?;
     let last_day = today.checked_sub(Span::new().weeks(weeks))?;
-    let feed = racing::demo::season(SEASON_SEED + s, last_day);
+    let feed = racing_demo::season(SEASON_SEED + s, last_day);
     // What the simulator needs of each meeting: its cards, scratchings and opening odds.
     let mut declared: HashMap<String, Vec<Envelope>> = HashMap::new();
     for env in &feed.events {
@@ -248,7 +248,7 @@ fn trading(
 /// turns. They stay in the log, like any feed's, so each run gives them fresh event ids:
 /// the service ignores an event id it has applied before.
 pub fn live_odds(today: &str, count: usize) -> anyhow::Result<Vec<Envelope>> {
-    let feed = racing::demo::season(SEASON_SEED, today.parse()?);
+    let feed = racing_demo::season(SEASON_SEED, today.parse()?);
     let mut sim = Simulator::new(&feed, LIVE_SEED);
     ensure!(sim.races() > 0, "no races today in the demo season");
     let now = jiff::Timestamp::now().to_string();

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use async_nats::jetstream::{self, context::PublishAckFuture};
 use futures::stream::{FuturesOrdered, StreamExt};
-use racing::demo::{season, Simulator};
+use racing_demo::{season, Simulator};
 use racing_events::{Envelope, Event, RaceResult};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -1,0 +1,129 @@
+//! The demo run live, as a feeder runs: today's meeting raced (a price move a second, then
+//! each result), then the next racing day's declared and raced, and so on until told to
+//! stop. Where the events go is the feeder's to say: anything that can [`Publish`].
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::Poll;
+use std::time::Duration;
+
+use racing_events::Envelope;
+
+use crate::{Calendar, DemoFeed, Simulator};
+
+/// Where a feeder's events go: the service's stream in demo mode, a test's `Vec`.
+pub trait Publish {
+    /// A failure that ends the run (the destination is gone), unlike an event refused.
+    type Error;
+
+    /// Publishes `events` in order, and says which of them the destination refused.
+    fn publish(
+        &mut self,
+        events: &[Envelope],
+    ) -> impl Future<Output = Result<Refused, Self::Error>> + Send;
+}
+
+/// The events of one batch that the destination refused, the run going on.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Refused {
+    /// How many it refused.
+    pub count: u64,
+    /// The first refusals: `(place in the batch from 1, reason)`.
+    pub reasons: Vec<(u64, String)>,
+}
+
+/// The demo run live: the meeting being run, and the calendar of the ones after it.
+pub struct LiveDemo {
+    simulator: Simulator,
+    calendar: Calendar,
+}
+
+impl LiveDemo {
+    /// The demo from `season`'s meeting of today on, with `calendar`: the two that
+    /// [`season_and_calendar`](crate::season_and_calendar) gave. The calendar's seed drives
+    /// every meeting's simulation.
+    pub fn new(season: &DemoFeed, calendar: Calendar) -> LiveDemo {
+        LiveDemo {
+            simulator: Simulator::new(season, calendar.seed()),
+            calendar,
+        }
+    }
+
+    /// Runs the demo's meetings live through `publisher`, one after another, until
+    /// `shutdown` completes: today's first, then the next racing day's, declared (cards,
+    /// scratchings, opening odds) as soon as the one before is run, and so on, so that
+    /// odds are always moving somewhere. Each race trades for `race_secs`, a price move a
+    /// second, then its result is published.
+    ///
+    /// Ends with the calendar (past the year 9999), or with the first error of
+    /// `publisher`; refused events are logged and the run goes on.
+    pub async fn run<P: Publish>(
+        mut self,
+        publisher: &mut P,
+        race_secs: u64,
+        shutdown: impl Future<Output = ()>,
+    ) -> Result<(), P::Error> {
+        let mut shutdown = std::pin::pin!(shutdown);
+        let mut meeting = format!("today's demo meeting ({})", self.simulator.date());
+        loop {
+            let run = run_meeting(publisher, &mut self.simulator, race_secs, &mut shutdown);
+            if !run.await? || stopped(&mut shutdown).await {
+                return Ok(());
+            }
+            let Some(next) = self.calendar.next_meeting() else {
+                tracing::info!("{meeting} is run; the demo's calendar has no later date");
+                return Ok(());
+            };
+            tracing::info!(
+                "{meeting} is run; declaring the next meeting, {}",
+                next.today
+            );
+            let refused = publisher.publish(&next.events).await?;
+            if refused.count > 0 {
+                let reasons = format!("{:?}", refused.reasons);
+                tracing::warn!(
+                    rejected = refused.count,
+                    reasons,
+                    "demo meeting declared in part"
+                );
+            }
+            self.simulator = Simulator::new(&next, self.calendar.seed());
+            meeting = format!("the demo meeting of {}", next.today);
+        }
+    }
+}
+
+/// Runs one meeting live: a price move of the current race every second, and each race's
+/// result after `race_secs` of trading. `false` when `shutdown` came first.
+async fn run_meeting<P: Publish, F: Future<Output = ()>>(
+    publisher: &mut P,
+    simulator: &mut Simulator,
+    race_secs: u64,
+    shutdown: &mut Pin<&mut F>,
+) -> Result<bool, P::Error> {
+    for race in 0..simulator.races() {
+        for _ in 0..race_secs {
+            tokio::select! {
+                () = shutdown.as_mut() => return Ok(false),
+                () = tokio::time::sleep(Duration::from_secs(1)) => {}
+            }
+            let now = jiff::Timestamp::now().to_string();
+            if let Some(update) = simulator.tick(race, &now) {
+                publisher.publish(&[update]).await?;
+            }
+        }
+        let now = jiff::Timestamp::now().to_string();
+        if let Some(result) = simulator.result(race, &now) {
+            publisher.publish(&[result]).await?;
+            let date = simulator.date();
+            tracing::info!(date, race = race + 1, "demo race run; result published");
+        }
+    }
+    Ok(true)
+}
+
+/// Whether `shutdown` has completed, without waiting for it: a meeting's last result may
+/// be published after it did. (Not polled again once it has.)
+async fn stopped<F: Future<Output = ()>>(shutdown: &mut Pin<&mut F>) -> bool {
+    std::future::poll_fn(|cx| Poll::Ready(shutdown.as_mut().poll(cx).is_ready())).await
+}

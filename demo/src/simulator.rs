@@ -1,0 +1,308 @@
+//! The live simulation of one meeting: drifting win odds for each race, then its result.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use racing_events::{
+    CardRunner, Envelope, Event, OddsUpdated, RaceCard, RaceResult, ResultRunner, RunnerOdds,
+};
+use rand::seq::index;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::draw::{envelope, normal};
+use crate::races::{race_plan, Ground, Kind, RacePlan, Venue, SHA_TIN_TURF};
+use crate::running::{finish_time, finishing_order, placings, winning_time, PAYOUT_RATE};
+use crate::DemoFeed;
+
+/// Live simulation of today's meeting: drifting win odds for each race, then its result.
+///
+/// It starts from what `feed` declared for its `today` and draws everything else from its
+/// own seed, so that one seed replays the same afternoon. Races are addressed by index
+/// from 0 in race-number order; an index past the last race means the last race.
+#[derive(Debug, Clone)]
+pub struct Simulator {
+    rng: ChaCha8Rng,
+    date: String,
+    races: Vec<LiveRace>,
+}
+
+/// One of today's races as the simulation holds it.
+#[derive(Debug, Clone)]
+struct LiveRace {
+    card: RaceCard,
+    /// The card's runners still in the race, with their prices.
+    starters: Vec<Starter>,
+    /// Indices into the card's runners of those scratched, which the result lists as WV.
+    scratched: Vec<usize>,
+    /// Rebuilt from the card, for the helpers that time a race.
+    plan: RacePlan,
+    going: &'static str,
+}
+
+/// A starter's prices in tenths, as the tote board shows them to one decimal.
+#[derive(Debug, Clone, Copy)]
+struct Starter {
+    /// Index into the card's runners.
+    runner: usize,
+    opening: i64,
+    price: i64,
+}
+
+/// The live simulation's price board, in tenths: 1.1 to 199.0.
+const MIN_PRICE: i64 = 11;
+const MAX_PRICE: i64 = 1_990;
+/// Spread of one price move in log terms: a few percent either way.
+const DRIFT: f64 = 0.04;
+/// Share of its distance from the opening price that a price gives back on each move, so
+/// that a demo left running for hours keeps a believable market rather than wandering
+/// the whole field out to the limits.
+const REVERSION: f64 = 0.02;
+/// The most prices one update moves.
+const MAX_MOVES: usize = 4;
+
+impl Simulator {
+    /// Today's races of `feed` (cards minus scratched runners, opening prices from its
+    /// `OddsUpdated` events), in race-number order. `seed` drives the drift, the going and
+    /// the results.
+    ///
+    /// Events are applied in order as the projections would: a card replaces the race's
+    /// card and its scratchings, a price replaces that runner's price. A starter with no
+    /// price opens as if every starter had the same chance. A day with no cards is a
+    /// simulator with no races.
+    pub fn new(feed: &DemoFeed, seed: u64) -> Simulator {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        // A stream of its own for each date (its digits), apart from the season's (0):
+        // the same seed drives every meeting of a demo, and no meeting's event ids may
+        // repeat another's, nor the season's.
+        let date = feed.today.bytes().filter(u8::is_ascii_digit);
+        rng.set_stream(date.fold(0, |n, d| n * 10 + u64::from(d - b'0')));
+        // The feed does not publish the going, so the day's weather is the simulator's own.
+        let ground = Ground::draw(&mut rng);
+        let mut cards: BTreeMap<i64, (RaceCard, BTreeSet<String>)> = BTreeMap::new();
+        let mut opening: BTreeMap<(i64, String), f64> = BTreeMap::new();
+        for env in &feed.events {
+            match &env.event {
+                Event::RaceCardDeclared(c) if c.date == feed.today => {
+                    cards.insert(c.race_number, (c.clone(), BTreeSet::new()));
+                }
+                Event::RunnerScratched(s) if s.date == feed.today => {
+                    if let Some((card, out)) = cards.get_mut(&s.race_number) {
+                        if s.venue.as_deref().is_none_or(|v| v == card.venue) {
+                            out.insert(s.horse_no.clone());
+                        }
+                    }
+                }
+                Event::OddsUpdated(o) if o.date == feed.today => {
+                    for r in &o.odds {
+                        opening.insert((o.race_number, r.horse_no.clone()), r.win_odds);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let races = cards
+            .into_values()
+            .map(|(card, out)| LiveRace::new(card, &out, &opening, ground))
+            .collect();
+        Simulator {
+            rng,
+            date: feed.today.clone(),
+            races,
+        }
+    }
+
+    /// How many races today has: the bound of the `race` index of `tick` and `result`.
+    pub fn races(&self) -> usize {
+        self.races.len()
+    }
+
+    /// The date of the meeting it runs, `YYYY-MM-DD`: the feed's `today`.
+    pub fn date(&self) -> &str {
+        &self.date
+    }
+
+    /// The next price movement of race `race` (index from 0; past the last race, the last
+    /// race): an `OddsUpdated` envelope for today's date and that race number listing the
+    /// 1 to 4 runners whose price changed, each once, in card order, with a fresh
+    /// deterministic `event_id` and `occurred_at` = `now`, an RFC 3339 timestamp that the
+    /// caller vouches for.
+    ///
+    /// `None` when today has no races, or the race has no runner left to price (an
+    /// `OddsUpdated` must list at least one).
+    pub fn tick(&mut self, race: usize, now: &str) -> Option<Envelope> {
+        let index = self.index(race)?;
+        let live = &mut self.races[index];
+        if live.starters.is_empty() {
+            return None;
+        }
+        let count = self
+            .rng
+            .random_range(1..=MAX_MOVES)
+            .min(live.starters.len());
+        let mut moved = index::sample(&mut self.rng, live.starters.len(), count).into_vec();
+        moved.sort_unstable();
+        let odds = moved
+            .into_iter()
+            .map(|i| {
+                let starter = &mut live.starters[i];
+                starter.price = drift(&mut self.rng, starter.price, starter.opening);
+                RunnerOdds {
+                    horse_no: live.card.runners[starter.runner].horse_no.clone(),
+                    win_odds: decimal(starter.price),
+                }
+            })
+            .collect();
+        let event = Event::OddsUpdated(OddsUpdated {
+            date: self.date.clone(),
+            venue: Some(live.card.venue.clone()),
+            race_number: live.card.race_number,
+            odds,
+        });
+        Some(envelope(&mut self.rng, event, now.to_owned()))
+    }
+
+    /// The race's official result from the current prices (index as for `tick`): a
+    /// `RaceResultPublished` envelope with every starter placed 1..n in an order drawn
+    /// with win chances in proportion to 1/odds, times for the trip and going, and
+    /// `win_odds` the final prices; then every scratched runner as withdrawn (`WV`, with
+    /// no position, time or price). Venue, race name and distance come from the card,
+    /// `occurred_at` is `now`.
+    ///
+    /// Each call runs the race again from the same prices: the caller decides when a race
+    /// is over. `None` when today has no races.
+    pub fn result(&mut self, race: usize, now: &str) -> Option<Envelope> {
+        let index = self.index(race)?;
+        let live = &self.races[index];
+        // A runner's log-weight is -ln(odds), so its chance to win goes as 1/odds.
+        let strength: Vec<f64> = live
+            .starters
+            .iter()
+            .map(|s| -decimal(s.price).ln())
+            .collect();
+        let order = finishing_order(&mut self.rng, &strength);
+        let winner = winning_time(&mut self.rng, &live.plan, live.going);
+        let lines = placings(&mut self.rng, &order, None, winner, live.plan.kind.prize());
+        let runners = &live.card.runners;
+        let finishers = lines.into_iter().map(|p| {
+            let starter = live.starters[p.starter];
+            ResultRunner {
+                position: Some(p.position),
+                finish_time: Some(finish_time(p.time)),
+                win_odds: Some(decimal(starter.price)),
+                dead_heat: p.dead_heat,
+                ..unplaced(&runners[starter.runner])
+            }
+        });
+        let withdrawn = live.scratched.iter().map(|&i| ResultRunner {
+            status: Some("WV".to_owned()),
+            ..unplaced(&runners[i])
+        });
+        let result = RaceResult {
+            date: self.date.clone(),
+            venue: live.card.venue.clone(),
+            race_number: live.card.race_number,
+            race_name: live.card.race_name.clone(),
+            distance: live.card.distance,
+            going: live.going.to_owned(),
+            runners: finishers.chain(withdrawn).collect(),
+        };
+        let event = Event::RaceResultPublished(result);
+        Some(envelope(&mut self.rng, event, now.to_owned()))
+    }
+
+    /// The index of race `race`, or of the last race past the end, so always in bounds;
+    /// `None` on a day without races.
+    fn index(&self, race: usize) -> Option<usize> {
+        let last = self.races.len().checked_sub(1)?;
+        Some(race.min(last))
+    }
+}
+
+impl LiveRace {
+    fn new(
+        card: RaceCard,
+        out: &BTreeSet<String>,
+        opening: &BTreeMap<(i64, String), f64>,
+        ground: Ground,
+    ) -> LiveRace {
+        let (scratched, running): (Vec<usize>, Vec<usize>) =
+            (0..card.runners.len()).partition(|&i| out.contains(&card.runners[i].horse_no));
+        let level = PAYOUT_RATE * running.len() as f64;
+        let starters = running
+            .into_iter()
+            .map(|runner| {
+                let key = (card.race_number, card.runners[runner].horse_no.clone());
+                let price = tenths(opening.get(&key).copied().unwrap_or(level));
+                Starter {
+                    runner,
+                    opening: price,
+                    price,
+                }
+            })
+            .collect();
+        // Cards do not say which track a race is on; a trip that Sha Tin's turf does not
+        // stage (1650 m) can only be the all-weather.
+        let all_weather = card.venue == Venue::ShaTin.name()
+            && !SHA_TIN_TURF.iter().any(|&(d, _)| d == card.distance);
+        // Only pace and distance matter for timing; an unknown class runs at Class 3 pace.
+        let kind = Kind::parse(&card.class).unwrap_or(Kind::Handicap(3));
+        let plan = race_plan(
+            card.race_number,
+            &card.race_name,
+            kind,
+            card.distance,
+            all_weather,
+        );
+        LiveRace {
+            going: ground.going(&plan),
+            card,
+            starters,
+            scratched,
+            plan,
+        }
+    }
+}
+
+/// A result line for a card runner, with no placing, time or price yet.
+fn unplaced(runner: &CardRunner) -> ResultRunner {
+    ResultRunner {
+        position: None,
+        horse_no: runner.horse_no.clone(),
+        horse_name: runner.horse_name.clone(),
+        jockey: runner.jockey.clone(),
+        trainer: runner.trainer.clone(),
+        finish_time: None,
+        win_odds: None,
+        dead_heat: false,
+        status: None,
+    }
+}
+
+/// Decimal odds on the simulator's board, in tenths.
+fn tenths(odds: f64) -> i64 {
+    // `as` saturates, and maps NaN to 0, so the clamp bounds every input.
+    ((odds * 10.0).round() as i64).clamp(MIN_PRICE, MAX_PRICE)
+}
+
+fn decimal(tenths: i64) -> f64 {
+    tenths as f64 / 10.0
+}
+
+/// One move of a price in tenths: a multiplicative step of a few percent, pulled gently
+/// back toward the opening price.
+fn drift(rng: &mut ChaCha8Rng, price: i64, opening: i64) -> i64 {
+    let pull = -REVERSION * (price as f64 / opening as f64).ln();
+    let step = pull + DRIFT * normal(rng);
+    let moved = tenths(decimal(price) * step.exp());
+    if moved != price {
+        return moved;
+    }
+    // An update lists only prices that changed: too small a step still moves one tenth,
+    // back off the limit if it would cross it.
+    let nudge = if step < 0.0 { -1 } else { 1 };
+    if (MIN_PRICE..=MAX_PRICE).contains(&(price + nudge)) {
+        price + nudge
+    } else {
+        price - nudge
+    }
+}

@@ -1,0 +1,91 @@
+//! The demo run live through a destination of the test's own, on a paused clock.
+
+use std::time::Duration;
+
+use crate::{LiveDemo, Publish, Refused};
+
+use super::*;
+
+/// A destination that keeps each batch it is given, up to `limit` batches: past it, the
+/// run ends with an error, so that a run that would not stop ends all the same.
+struct Kept {
+    batches: Vec<Vec<Envelope>>,
+    limit: usize,
+}
+
+/// A run that went on past the batches a test expected.
+#[derive(Debug, PartialEq)]
+struct TooMany;
+
+impl Publish for Kept {
+    type Error = TooMany;
+
+    async fn publish(&mut self, events: &[Envelope]) -> Result<Refused, TooMany> {
+        if self.batches.len() == self.limit {
+            return Err(TooMany);
+        }
+        self.batches.push(events.to_vec());
+        Ok(Refused::default())
+    }
+}
+
+fn kept(limit: usize) -> Kept {
+    Kept {
+        batches: Vec::new(),
+        limit,
+    }
+}
+
+/// What a batch says, apart from the time it was published at.
+fn facts(events: &[Envelope]) -> Vec<(uuid::Uuid, Event)> {
+    events
+        .iter()
+        .map(|e| (e.event_id, e.event.clone()))
+        .collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_live_demo_races_todays_meeting_then_declares_and_races_the_next() {
+    let (season, calendar) = season_and_calendar(42, today());
+    let race_secs = 3;
+    // Today's races take `race_secs` each; stop half a second after the next meeting's
+    // first price move.
+    let races = Simulator::new(&season, 42).races();
+    let stop = Duration::from_millis((races as u64 * race_secs + 1) * 1000 + 500);
+    let mut kept = kept(1_000);
+    let run = LiveDemo::new(&season, calendar).run(&mut kept, race_secs, tokio::time::sleep(stop));
+    assert_eq!(run.await, Ok(()));
+
+    let mut expected = Vec::new();
+    let mut sim = Simulator::new(&season, 42);
+    for race in 0..races {
+        for _ in 0..race_secs {
+            expected.extend(sim.tick(race, NOW).map(|e| vec![e]));
+        }
+        expected.extend(sim.result(race, NOW).map(|e| vec![e]));
+    }
+    let (_, mut calendar) = season_and_calendar(42, today());
+    let next = calendar.next_meeting().expect("dates stay in range");
+    expected.push(next.events.clone());
+    let first_move = Simulator::new(&next, 42).tick(0, NOW);
+    expected.push(vec![first_move.expect("the next meeting has races")]);
+
+    let seen: Vec<_> = kept.batches.iter().map(|b| facts(b)).collect();
+    let expected: Vec<_> = expected.iter().map(|b| facts(b)).collect();
+    assert_eq!(seen.len(), races * (race_secs as usize + 1) + 2);
+    assert_eq!(seen, expected);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_live_demo_told_to_stop_ends_with_the_meeting_it_runs() {
+    let (season, calendar) = season_and_calendar(42, today());
+    let races = Simulator::new(&season, 42).races();
+    // With no trading, nothing waits: the meeting's results go out at once, and the stop
+    // is seen after them, before the next meeting is declared.
+    let mut kept = kept(races + 1);
+    let run = LiveDemo::new(&season, calendar).run(&mut kept, 0, std::future::ready(()));
+    assert_eq!(run.await, Ok(()));
+    assert_eq!(kept.batches.len(), races);
+    let mut results = kept.batches.iter().flatten();
+    assert!(results.all(|e| matches!(e.event, Event::RaceResultPublished(_))));
+}

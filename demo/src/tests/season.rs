@@ -1,0 +1,282 @@
+//! The season as generated: the feed contract, its horses, its meetings and results.
+
+use super::*;
+
+#[test]
+fn every_event_passes_the_feed_contract() {
+    for env in &feed().events {
+        assert_eq!(env.event.validate(), Ok(()), "{}", env.to_json());
+        let parsed = Envelope::decode(&env.subject(), env.to_json().as_bytes());
+        assert!(parsed.is_ok(), "{parsed:?} for {}", env.to_json());
+    }
+}
+
+#[test]
+fn every_horse_number_is_a_valid_unique_brand() {
+    let mut seen = BTreeSet::new();
+    for env in &feed().events {
+        if let Event::HorseProfileUpdated(p) = &env.event {
+            assert!(racing_events::is_horse_no(&p.horse_no), "{}", p.horse_no);
+            let (letters, digits) = p.horse_no.split_at(p.horse_no.len() - 3);
+            assert!((1..=2).contains(&letters.len()), "{}", p.horse_no);
+            assert!(letters.bytes().all(|b| b.is_ascii_uppercase()));
+            assert!(digits.bytes().all(|b| b.is_ascii_digit()));
+            assert!(seen.insert(p.horse_no.clone()), "{} twice", p.horse_no);
+        }
+    }
+}
+
+#[test]
+fn the_example_is_the_last_race_run_and_its_winner() {
+    let example = feed().example().expect("a past result");
+    assert!(example.date.as_str() < TODAY, "{example:?}");
+    let last = feed()
+        .events
+        .iter()
+        .rev()
+        .find_map(|e| match &e.event {
+            Event::RaceResultPublished(r) => Some(r),
+            _ => None,
+        })
+        .expect("a result");
+    assert_eq!(
+        (&last.date, last.race_number),
+        (&example.date, example.race_number)
+    );
+    let winner = last.runners.iter().find(|r| r.horse_no == example.horse_no);
+    assert_eq!(winner.and_then(|r| r.position), Some(1));
+    let profiled = feed().events.iter().any(
+        |e| matches!(&e.event, Event::HorseProfileUpdated(p) if p.horse_no == example.horse_no),
+    );
+    assert!(profiled, "{example:?}");
+}
+
+#[test]
+fn same_seed_and_day_give_the_same_feed() {
+    let json = |f: &DemoFeed| f.events.iter().map(Envelope::to_json).collect::<Vec<_>>();
+    assert_eq!(json(&season(42, today())), json(feed()));
+    assert_ne!(json(&season(43, today())), json(feed()));
+}
+
+#[test]
+fn a_season_has_enough_meetings_and_horses() {
+    let feed = feed();
+    assert!(feed.meetings >= 75, "{} meetings", feed.meetings);
+    assert!(feed.horses >= 1000, "{} horses", feed.horses);
+    let dates: BTreeSet<&str> = cards().map(|c| c.date.as_str()).collect();
+    assert_eq!(dates.len(), feed.meetings);
+    let profiles = feed
+        .events
+        .iter()
+        .filter(|e| matches!(e.event, Event::HorseProfileUpdated(_)))
+        .count();
+    assert_eq!(profiles, feed.horses);
+}
+
+#[test]
+fn profiles_are_published_before_anything_else() {
+    let first_other = feed()
+        .events
+        .iter()
+        .position(|e| !matches!(e.event, Event::HorseProfileUpdated(_)));
+    assert_eq!(first_other, Some(feed().horses));
+}
+
+#[test]
+fn the_last_meeting_is_today_with_cards_odds_and_no_results() {
+    let last = cards().map(|c| c.date.as_str()).max();
+    assert_eq!(last, Some(TODAY));
+    assert_eq!(feed().today, TODAY);
+    let races = cards().filter(|c| c.date == TODAY).count();
+    assert!((8..=11).contains(&races), "{races} races today");
+    assert_eq!(results().filter(|r| r.date == TODAY).count(), 0);
+    let odds = feed()
+        .events
+        .iter()
+        .filter(|e| matches!(&e.event, Event::OddsUpdated(o) if o.date == TODAY))
+        .count();
+    assert_eq!(odds, races);
+    let scratched = feed()
+        .events
+        .iter()
+        .filter(|e| matches!(&e.event, Event::RunnerScratched(s) if s.date == TODAY))
+        .count();
+    assert!(
+        (1..=2).contains(&scratched),
+        "{scratched} scratchings today"
+    );
+}
+
+#[test]
+fn the_last_meeting_run_corrects_a_result_published_under_the_wrong_venue() {
+    let events = &feed().events;
+    let retractions: Vec<usize> = events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| matches!(e.event, Event::RaceRetracted(_)))
+        .map(|(i, _)| i)
+        .collect();
+    let [at] = retractions[..] else {
+        panic!("{} retractions", retractions.len())
+    };
+    let (
+        Event::RaceResultPublished(wrong),
+        Event::RaceRetracted(r),
+        Event::RaceResultPublished(right),
+    ) = (
+        &events[at - 1].event,
+        &events[at].event,
+        &events[at + 1].event,
+    )
+    else {
+        panic!("a misfiled result, its retraction and the right result in a row")
+    };
+    assert_eq!(
+        (&wrong.date, &wrong.venue, wrong.race_number),
+        (&r.date, &r.venue, r.race_number)
+    );
+    assert_eq!((&right.date, right.race_number), (&r.date, r.race_number));
+    assert_ne!(right.venue, wrong.venue);
+    assert_eq!(right.runners, wrong.runners);
+    let card = cards()
+        .find(|c| c.date == right.date && c.race_number == right.race_number)
+        .expect("declared");
+    assert_eq!(card.venue, right.venue);
+    let last_run = results().map(|r| r.date.as_str()).max();
+    assert_eq!(last_run, Some(r.date.as_str()));
+    // The slip's ids are its own: the season around it is unchanged by it.
+    let without: Vec<&Envelope> = events
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != at && *i != at - 1)
+        .map(|(_, e)| e)
+        .collect();
+    let ids: BTreeSet<_> = without.iter().map(|e| e.event_id).collect();
+    assert_eq!(ids.len(), without.len());
+    assert!(!ids.contains(&events[at].event_id));
+}
+
+#[test]
+fn odds_and_scratchings_name_the_venue_of_their_race() {
+    let venue_of: BTreeMap<(&str, i64), &str> = cards()
+        .map(|c| ((c.date.as_str(), c.race_number), c.venue.as_str()))
+        .collect();
+    let mut sim = simulator(7);
+    let ticked: Vec<Envelope> = (0..sim.races()).filter_map(|r| sim.tick(r, NOW)).collect();
+    let mut named = 0;
+    for env in feed().events.iter().chain(&ticked) {
+        let (date, race, venue) = match &env.event {
+            Event::OddsUpdated(o) => (&o.date, o.race_number, &o.venue),
+            Event::RunnerScratched(s) => (&s.date, s.race_number, &s.venue),
+            _ => continue,
+        };
+        assert_eq!(
+            venue.as_deref(),
+            venue_of.get(&(date.as_str(), race)).copied(),
+            "{}",
+            env.to_json()
+        );
+        named += 1;
+    }
+    assert!(named > ticked.len(), "{named} odds and scratchings");
+}
+
+#[test]
+fn every_past_race_has_a_result() {
+    let declared: BTreeSet<(&str, i64)> = cards()
+        .filter(|c| c.date != TODAY)
+        .map(|c| (c.date.as_str(), c.race_number))
+        .collect();
+    let run: BTreeSet<(&str, i64)> = results()
+        .map(|r| (r.date.as_str(), r.race_number))
+        .collect();
+    assert_eq!(declared, run);
+}
+
+#[test]
+fn the_season_has_dead_heats_non_finishers_and_withdrawals() {
+    let runners = || results().flat_map(|r| &r.runners);
+    assert!(runners().any(|r| r.dead_heat));
+    assert!(runners().any(|r| {
+        r.position.is_none() && !withdrawn(r) && r.win_odds.is_some() && r.finish_time.is_none()
+    }));
+    assert!(runners().any(|r| withdrawn(r) && r.win_odds.is_none() && r.finish_time.is_none()));
+}
+
+#[test]
+fn positions_follow_finish_times_and_dead_heats_skip_a_place() {
+    for race in results() {
+        let placed: Vec<&ResultRunner> = race
+            .runners
+            .iter()
+            .filter(|r| r.position.is_some())
+            .collect();
+        for (i, pair) in placed.windows(2).enumerate() {
+            let (a, b) = (pair[0], pair[1]);
+            if b.dead_heat && b.position == a.position {
+                assert_eq!(a.finish_time, b.finish_time);
+            } else {
+                assert_eq!(b.position, Some(i as i64 + 2), "{race:?}");
+                assert!(a.finish_time < b.finish_time, "{race:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_horse_runs_at_most_once_a_meeting() {
+    let mut by_day: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for card in cards() {
+        let day = by_day.entry(card.date.as_str()).or_default();
+        for runner in &card.runners {
+            assert!(
+                day.insert(&runner.horse_no),
+                "{} twice on {}",
+                runner.horse_no,
+                card.date
+            );
+        }
+    }
+}
+
+#[test]
+fn a_scratched_runner_is_withdrawn_in_its_result() {
+    for env in &feed().events {
+        let Event::RunnerScratched(s) = &env.event else {
+            continue;
+        };
+        let Some(result) = results().find(|r| r.date == s.date && r.race_number == s.race_number)
+        else {
+            assert_eq!(s.date, TODAY);
+            continue;
+        };
+        let runner = result.runners.iter().find(|r| r.horse_no == s.horse_no);
+        assert_eq!(runner.and_then(|r| r.status.as_deref()), Some("WV"));
+    }
+}
+
+#[test]
+fn profiles_count_the_starts_wins_and_places_of_the_results() {
+    let mut counted: BTreeMap<&str, (i64, i64, i64)> = BTreeMap::new();
+    for runner in results().flat_map(|r| &r.runners).filter(|r| !withdrawn(r)) {
+        let tally = counted.entry(runner.horse_no.as_str()).or_default();
+        tally.0 += 1;
+        tally.1 += i64::from(runner.position == Some(1));
+        tally.2 += i64::from(matches!(runner.position, Some(2 | 3)));
+    }
+    for env in &feed().events {
+        if let Event::HorseProfileUpdated(p) = &env.event {
+            let tally = counted
+                .get(p.horse_no.as_str())
+                .copied()
+                .unwrap_or_default();
+            assert_eq!((p.starts, p.wins, p.places), tally, "{}", p.horse_no);
+            if p.starts == 0 {
+                assert_eq!(p.total_stakes, 0, "{}", p.horse_no);
+            }
+            if p.wins > 0 {
+                assert!(p.total_stakes > 0, "{}", p.horse_no);
+            }
+        }
+    }
+}
