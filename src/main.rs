@@ -488,7 +488,7 @@ async fn publish_file(args: PublishArgs) -> anyhow::Result<ExitCode> {
 
 fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
     let today = match args.today {
-        Some(d) if racing_events::is_calendar_date(&d) => d.parse::<jiff::civil::Date>()?,
+        Some(d) if racing_events::Date::parse(&d).is_some() => d.parse::<jiff::civil::Date>()?,
         Some(d) => anyhow::bail!("--today `{d}` is not a YYYY-MM-DD calendar date"),
         None => {
             let hk = jiff::tz::TimeZone::get("Asia/Hong_Kong")?;

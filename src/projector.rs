@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use async_nats::jetstream;
 use futures::StreamExt;
-use racing_events::{Envelope, Event, RunnerOdds};
+use racing_events::{Envelope, Event, RaceNumber, RunnerOdds};
 use racing_projections::{Batch, BatchStats, Outcome, Store};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -343,8 +343,11 @@ impl<'a> Taken<'a> {
             Ok(env) => {
                 let outcome = self.batch.apply(seq, m.published, &env)?;
                 if let (Some(Outcome::Applied), Event::OddsUpdated(o)) = (outcome, env.event) {
+                    // Applied, so validated: its race number is one.
+                    let race_number = RaceNumber::try_from(o.race_number)
+                        .map_err(|problem| anyhow::anyhow!("race_number {problem}"))?;
                     self.live.push(LiveUpdate {
-                        race_number: u8::try_from(o.race_number).unwrap_or(0),
+                        race_number: race_number.get(),
                         date: o.date,
                         venue: o.venue,
                         seq,

@@ -270,7 +270,7 @@ async fn names(args: &WatchArgs, date: &str) -> BTreeMap<String, String> {
 /// Runs the watcher until the connection ends or Ctrl-C.
 pub async fn run(args: WatchArgs) -> anyhow::Result<()> {
     let date = match &args.date {
-        Some(d) if racing_events::is_calendar_date(d) => d.clone(),
+        Some(d) if racing_events::Date::parse(d).is_some() => d.clone(),
         Some(d) => bail!("--date `{d}` is not a YYYY-MM-DD calendar date"),
         None => {
             let hk = jiff::tz::TimeZone::get("Asia/Hong_Kong")?;

@@ -6,6 +6,7 @@
 #[cfg(any(test, feature = "samples"))]
 pub mod samples;
 mod validate;
+mod values;
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -16,7 +17,8 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::value::RawValue;
 use uuid::Uuid;
 
-pub use validate::{is_calendar_date, is_horse_no, ValidationError};
+pub use validate::{is_horse_no, ValidationError};
+pub use values::{clip, Date, RaceNumber};
 
 /// Largest payload a feeder may publish, in bytes (feed contract, Transport).
 pub const MAX_PAYLOAD_BYTES: usize = 1024 * 1024;
@@ -327,14 +329,14 @@ impl Envelope {
             return Err(ValidationError::TooLarge(payload.len()));
         }
         let Object(raw): Object<RawEnvelope<'_>> = serde_json::from_slice(payload)
-            .map_err(|e| ValidationError::Json(truncate(&e.to_string(), MAX_REASON_CHARS)))?;
+            .map_err(|e| ValidationError::Json(clip(&e.to_string(), MAX_REASON_CHARS)))?;
         let event_id = Uuid::parse_str(&raw.event_id)
             .map_err(|_| ValidationError::field("event_id", "is not a UUID"))?;
         validate::occurred_at(&raw.occurred_at)?;
         fn body<'a, T: Deserialize<'a>>(raw: &'a RawValue) -> Result<T, ValidationError> {
             serde_json::from_str(raw.get())
                 .map(|Object(body)| body)
-                .map_err(|e| ValidationError::Data(truncate(&e.to_string(), MAX_REASON_CHARS)))
+                .map_err(|e| ValidationError::Data(clip(&e.to_string(), MAX_REASON_CHARS)))
         }
         let event = match raw.kind.as_str() {
             "HorseProfileUpdated" => Event::HorseProfileUpdated(body(raw.data)?),
@@ -343,7 +345,7 @@ impl Envelope {
             "RaceResultPublished" => Event::RaceResultPublished(body(raw.data)?),
             "OddsUpdated" => Event::OddsUpdated(body(raw.data)?),
             "RaceRetracted" => Event::RaceRetracted(body(raw.data)?),
-            other => return Err(ValidationError::UnknownType(truncate(other, 64))),
+            other => return Err(ValidationError::UnknownType(clip(other, 64))),
         };
         event.validate()?;
         Ok(Envelope {
@@ -360,7 +362,7 @@ impl Envelope {
         let expected = envelope.subject();
         if subject != expected {
             return Err(ValidationError::Subject {
-                got: truncate(subject, 128),
+                got: clip(subject, 128),
                 expected,
             });
         }
@@ -404,14 +406,6 @@ fn nullable<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Opti
 /// serde quotes the offending value whole (a megabyte string where a number belongs):
 /// its messages are cut to this many characters.
 const MAX_REASON_CHARS: usize = 256;
-
-/// Cuts outside text that is echoed into a reason, so that a dead letter stays small.
-fn truncate(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_owned(),
-    }
-}
 
 #[cfg(test)]
 mod tests;

@@ -4,7 +4,8 @@
 use std::collections::HashSet;
 
 use crate::{
-    CardRunner, Event, HorseProfile, OddsUpdated, RaceCard, RaceResult, RaceRetracted, ResultRunner,
+    CardRunner, Date, Event, HorseProfile, OddsUpdated, RaceCard, RaceNumber, RaceResult,
+    RaceRetracted, ResultRunner,
 };
 
 /// Why an event was refused. The `Display` text is the dead letter's reason.
@@ -50,31 +51,6 @@ impl ValidationError {
 }
 
 type Check = Result<(), ValidationError>;
-
-/// Whether `s` is a real calendar date written `YYYY-MM-DD` (years 1000 to 9999).
-pub fn is_calendar_date(s: &str) -> bool {
-    let b = s.as_bytes();
-    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
-        return false;
-    }
-    let digits = |r: std::ops::Range<usize>| -> Option<u32> {
-        b[r].iter().try_fold(0u32, |acc, c| {
-            c.is_ascii_digit().then(|| acc * 10 + u32::from(c - b'0'))
-        })
-    };
-    let (Some(y), Some(m), Some(d)) = (digits(0..4), digits(5..7), digits(8..10)) else {
-        return false;
-    };
-    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    let days = match m {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if leap => 29,
-        2 => 28,
-        _ => return false,
-    };
-    y >= 1000 && (1..=days).contains(&d)
-}
 
 /// Whether `s` is a horse number: 1 to 32 of `A-Z a-z 0-9 _ -`, starting with a letter
 /// or digit, so that it is always a safe subject token.
@@ -130,14 +106,19 @@ pub(crate) fn occurred_at(v: &str) -> Check {
 }
 
 fn date(field: &str, v: &str) -> Check {
-    if is_calendar_date(v) {
-        Ok(())
-    } else {
-        Err(ValidationError::field(
+    match Date::parse(v) {
+        Some(_) => Ok(()),
+        None => Err(ValidationError::field(
             field,
-            "is not a real calendar date written YYYY-MM-DD",
-        ))
+            format!("is not {}", Date::RULE),
+        )),
     }
+}
+
+fn race_number(v: i64) -> Check {
+    RaceNumber::try_from(v)
+        .map(|_| ())
+        .map_err(|problem| ValidationError::field("race_number", problem))
 }
 
 fn horse_no(field: &str, v: &str) -> Check {
@@ -263,7 +244,7 @@ pub(crate) fn event(e: &Event) -> Check {
         Event::RunnerScratched(s) => {
             date("date", &s.date)?;
             optional_venue(s.venue.as_deref())?;
-            range("race_number", s.race_number, 1, 99)?;
+            race_number(s.race_number)?;
             horse_no("horse_no", &s.horse_no)
         }
         Event::RaceResultPublished(r) => result(r),
@@ -275,7 +256,7 @@ pub(crate) fn event(e: &Event) -> Check {
 fn retracted(r: &RaceRetracted) -> Check {
     date("date", &r.date)?;
     text("venue", &r.venue)?;
-    range("race_number", r.race_number, 1, 99)?;
+    race_number(r.race_number)?;
     text_of("reason", &r.reason, 1, 200)
 }
 
@@ -299,7 +280,7 @@ fn profile(p: &HorseProfile) -> Check {
 fn card(c: &RaceCard) -> Check {
     date("date", &c.date)?;
     text("venue", &c.venue)?;
-    range("race_number", c.race_number, 1, 99)?;
+    race_number(c.race_number)?;
     range("distance", c.distance, 100, 10_000)?;
     for (i, r) in c.runners.iter().enumerate() {
         card_runner(i, r)?;
@@ -318,7 +299,7 @@ fn card_runner(i: usize, r: &CardRunner) -> Check {
 fn result(r: &RaceResult) -> Check {
     date("date", &r.date)?;
     text("venue", &r.venue)?;
-    range("race_number", r.race_number, 1, 99)?;
+    race_number(r.race_number)?;
     range("distance", r.distance, 100, 10_000)?;
     for (i, runner) in r.runners.iter().enumerate() {
         result_runner(i, runner)?;
@@ -373,7 +354,7 @@ fn dead_heats(runners: &[ResultRunner]) -> Check {
 fn odds_updated(o: &OddsUpdated) -> Check {
     date("date", &o.date)?;
     optional_venue(o.venue.as_deref())?;
-    range("race_number", o.race_number, 1, 99)?;
+    race_number(o.race_number)?;
     if o.odds.is_empty() {
         return Err(ValidationError::field(
             "odds",

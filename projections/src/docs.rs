@@ -327,7 +327,10 @@ pub(crate) fn venues<T>(meetings: &[Meeting<T>]) -> Option<Vec<String>> {
 
 /// Renders the results documents of a date. `meetings` are in venue order, races in
 /// ascending race number.
-pub(crate) fn render_results(date: &str, meetings: &[Meeting<RaceResult>]) -> Rendered {
+pub(crate) fn render_results(
+    date: &str,
+    meetings: &[Meeting<RaceResult>],
+) -> Result<Rendered, crate::StoreError> {
     let listed = venues(meetings);
     let main = main_meeting(meetings);
     let mut out = Rendered {
@@ -349,7 +352,7 @@ pub(crate) fn render_results(date: &str, meetings: &[Meeting<RaceResult>]) -> Re
                 meetings: listed.as_deref(),
                 race,
             });
-            let n = race.race_number as u8;
+            let n = crate::fold::race_no(race.race_number)?;
             if i == main
                 || !meetings[main]
                     .races
@@ -365,7 +368,7 @@ pub(crate) fn render_results(date: &str, meetings: &[Meeting<RaceResult>]) -> Re
         }
         out.days.push((Some(m.venue.clone()), day));
     }
-    out
+    Ok(out)
 }
 
 /// Renders the race-card documents of a date, without the scratched runners.

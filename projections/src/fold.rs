@@ -186,9 +186,14 @@ struct Named {
     horse_name: String,
 }
 
-/// Race numbers are validated to 1..=99 before an event reaches a fold.
-fn race_no(n: i64) -> u8 {
-    n.clamp(0, 99) as u8
+/// The race number of an event: validated before an event reaches a fold, so one out of
+/// its range means the fold was handed an event that skipped validation.
+pub(crate) fn race_no(n: i64) -> Result<u8, StoreError> {
+    racing_events::RaceNumber::try_from(n)
+        .map(racing_events::RaceNumber::get)
+        .map_err(|problem| {
+            StoreError::Corrupt(format!("an unvalidated event: race_number {problem}"))
+        })
 }
 
 impl Fold {
@@ -208,7 +213,7 @@ impl Fold {
             Event::HorseProfileUpdated(p) => self.profile(s, p)?,
             Event::RaceCardDeclared(c) => self.card(s, c)?,
             Event::RunnerScratched(x) => {
-                let key = keys::scratched(&x.date, race_no(x.race_number), x.venue.as_deref());
+                let key = keys::scratched(&x.date, race_no(x.race_number)?, x.venue.as_deref());
                 let mut set: BTreeSet<String> = read(s, &key)?.unwrap_or_default();
                 set.insert(x.horse_no.clone());
                 write(s, key, &set);
@@ -241,14 +246,10 @@ impl Fold {
     }
 
     fn card(&mut self, s: &mut impl State, c: &RaceCard) -> Result<(), StoreError> {
-        write(s, keys::card(&c.date, race_no(c.race_number), &c.venue), c);
+        let n = race_no(c.race_number)?;
+        write(s, keys::card(&c.date, n, &c.venue), c);
         let mut day = Day::read(s, &c.date)?;
-        if day
-            .cards
-            .entry(c.venue.clone())
-            .or_default()
-            .insert(race_no(c.race_number))
-        {
+        if day.cards.entry(c.venue.clone()).or_default().insert(n) {
             day.write(s, &c.date);
             self.odds_days.insert(c.date.clone());
         }
@@ -257,7 +258,7 @@ impl Fold {
     }
 
     fn result(&mut self, s: &mut impl State, r: &RaceResult) -> Result<(), StoreError> {
-        let n = race_no(r.race_number);
+        let n = race_no(r.race_number)?;
         let key = keys::result(&r.date, n, &r.venue);
         let old: Option<RaceResult> = read(s, &key)?;
         write(s, key, r);
@@ -292,7 +293,7 @@ impl Fold {
         published: i128,
         o: &OddsUpdated,
     ) -> Result<(), StoreError> {
-        let n = race_no(o.race_number);
+        let n = race_no(o.race_number)?;
         // The journal keeps every move as it went live; a retraction leaves it there.
         s.put(
             keys::odds_move(&o.date, seq, n),
@@ -345,7 +346,7 @@ impl Fold {
     /// scratchings given without a venue are about the race of that number at every venue
     /// and stay. A race with nothing stored changes nothing.
     fn retract(&mut self, s: &mut impl State, r: &RaceRetracted) -> Result<(), StoreError> {
-        let n = race_no(r.race_number);
+        let n = race_no(r.race_number)?;
         let (date, venue) = (r.date.as_str(), r.venue.as_str());
         let mut day = Day::read(s, date)?;
 
@@ -428,7 +429,7 @@ impl Fold {
                     races: list,
                 });
             }
-            let rendered = docs::render_results(&date, &meetings);
+            let rendered = docs::render_results(&date, &meetings)?;
             for (venue, bytes) in rendered.days {
                 let key = DocKey::Results {
                     date: &date,

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use racing_events::{is_calendar_date, is_horse_no};
+use racing_events::{is_horse_no, Date};
 
 use super::ApiError;
 
@@ -54,7 +54,7 @@ pub fn clip(s: &str) -> String {
 
 /// A `{date}` segment: a real calendar date written `YYYY-MM-DD`.
 pub fn date(s: &str) -> Result<&str, ApiError> {
-    if is_calendar_date(s) {
+    if Date::parse(s).is_some() {
         Ok(s)
     } else {
         Err(ApiError::BadRequest(format!(

@@ -8,7 +8,7 @@ use axum::response::IntoResponse;
 use racing_events::samples::{
     card, envelope, odds, odds_at, profile, result, retraction, runner, scratch,
 };
-use racing_events::{is_calendar_date, Envelope};
+use racing_events::{Date, Envelope};
 use racing_projections::{DocKey, Fold, FormDoc, MemState};
 use serde_json::Value;
 
@@ -107,7 +107,7 @@ impl<'a> Validator<'a> {
         }
         if schema["format"] == "date" {
             if let Some(s) = v.as_str() {
-                if !is_calendar_date(s) {
+                if Date::parse(s).is_none() {
                     return Err(format!("{at}: {s} is not a date"));
                 }
             }

@@ -2,7 +2,7 @@
 //! and answered, and the frames of the server's own that are not odds.
 
 use axum::extract::ws::Message;
-use racing_events::is_calendar_date;
+use racing_events::{Date, RaceNumber};
 use serde::{Deserialize, Serialize};
 
 use super::subscriptions::Target;
@@ -134,12 +134,11 @@ pub(super) fn broken(error: &str) -> End {
 }
 
 fn target(date: String, race_number: Option<i64>) -> Result<Target, String> {
-    if !is_calendar_date(&date) {
-        return Err("date must be a real calendar date written YYYY-MM-DD".into());
+    if Date::parse(&date).is_none() {
+        return Err(format!("date must be {}", Date::RULE));
     }
-    match race_number {
-        None => Ok((date, None)),
-        Some(n @ 1..=99) => Ok((date, Some(n as u8))),
-        Some(_) => Err("race_number must be an integer from 1 to 99".into()),
+    match race_number.map(RaceNumber::try_from).transpose() {
+        Ok(n) => Ok((date, n.map(RaceNumber::get))),
+        Err(problem) => Err(format!("race_number {problem}")),
     }
 }

@@ -1,0 +1,207 @@
+//! The values the contract has a rule for, each as one type whose rule is written here
+//! once: a race number and a date. Feed validation, HTTP input, live odds messages, the
+//! fold and the OpenAPI description all use these, so the rule cannot differ between them.
+//! Also the one way outside text is cut short before it is echoed back.
+
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// The number of a race within its meeting: 1 to 99.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RaceNumber(u8);
+
+impl RaceNumber {
+    /// The lowest race number.
+    pub const MIN: u8 = 1;
+    /// The highest race number.
+    pub const MAX: u8 = 99;
+    /// The rule in words, as error messages and the API description give it.
+    pub const RULE: &'static str = "an integer from 1 to 99";
+
+    /// The race number `n`, if it is one.
+    pub fn new(n: i64) -> Option<RaceNumber> {
+        u8::try_from(n)
+            .ok()
+            .filter(|n| (Self::MIN..=Self::MAX).contains(n))
+            .map(RaceNumber)
+    }
+
+    /// A race number as a URL writes it: digits only, without sign or leading zero, so
+    /// that each race has one path.
+    pub fn parse(text: &str) -> Option<RaceNumber> {
+        let canonical =
+            !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) && !text.starts_with('0');
+        if !canonical || text.len() > 2 {
+            return None;
+        }
+        text.parse().ok().and_then(RaceNumber::new)
+    }
+
+    /// The number.
+    pub fn get(self) -> u8 {
+        self.0
+    }
+}
+
+impl TryFrom<i64> for RaceNumber {
+    type Error = String;
+
+    fn try_from(n: i64) -> Result<RaceNumber, String> {
+        RaceNumber::new(n).ok_or_else(|| format!("must be {}, got {n}", RaceNumber::RULE))
+    }
+}
+
+impl fmt::Display for RaceNumber {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl Serialize for RaceNumber {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u8(self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for RaceNumber {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let n = i64::deserialize(d)?;
+        RaceNumber::try_from(n).map_err(|e| serde::de::Error::custom(format!("race_number {e}")))
+    }
+}
+
+/// A real calendar date written `YYYY-MM-DD`, years 1000 to 9999.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Date([u8; 10]);
+
+impl Date {
+    /// The rule in words, as error messages and the API description give it.
+    pub const RULE: &'static str = "a real calendar date written YYYY-MM-DD";
+
+    /// The date `text` writes, if it is one.
+    pub fn parse(text: &str) -> Option<Date> {
+        if !is_calendar_date(text) {
+            return None;
+        }
+        text.as_bytes().try_into().ok().map(Date)
+    }
+
+    /// The date as written.
+    pub fn as_str(&self) -> &str {
+        // Only ASCII digits and dashes get in (`parse`).
+        std::str::from_utf8(&self.0).unwrap_or_default()
+    }
+}
+
+impl fmt::Display for Date {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl AsRef<str> for Date {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl Serialize for Date {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Date {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = std::borrow::Cow::<str>::deserialize(d)?;
+        Date::parse(&text)
+            .ok_or_else(|| serde::de::Error::custom(format!("date must be {}", Date::RULE)))
+    }
+}
+
+/// Whether `s` is a real calendar date written `YYYY-MM-DD` (years 1000 to 9999).
+fn is_calendar_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return false;
+    }
+    let digits = |r: std::ops::Range<usize>| -> Option<u32> {
+        b[r].iter().try_fold(0u32, |acc, c| {
+            c.is_ascii_digit().then(|| acc * 10 + u32::from(c - b'0'))
+        })
+    };
+    let (Some(y), Some(m), Some(d)) = (digits(0..4), digits(5..7), digits(8..10)) else {
+        return false;
+    };
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let days = match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return false,
+    };
+    y >= 1000 && (1..=days).contains(&d)
+}
+
+/// `text` cut to `max` characters, with `…` where it was cut: outside text echoed into a
+/// reason or an error message stays small.
+pub fn clip(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_race_number_is_1_to_99_and_written_one_way() {
+        assert_eq!(RaceNumber::new(1).map(RaceNumber::get), Some(1));
+        assert_eq!(RaceNumber::new(99).map(RaceNumber::get), Some(99));
+        for n in [0, 100, -1, 256, i64::MAX] {
+            assert_eq!(RaceNumber::new(n), None, "{n}");
+        }
+        assert_eq!(RaceNumber::parse("7").map(RaceNumber::get), Some(7));
+        assert_eq!(RaceNumber::parse("99").map(RaceNumber::get), Some(99));
+        for bad in ["", "0", "07", "100", "+7", "-7", "7 ", "x", "0099"] {
+            assert_eq!(RaceNumber::parse(bad), None, "{bad:?}");
+        }
+        let n: RaceNumber = serde_json::from_str("12").expect("12");
+        assert_eq!(serde_json::to_string(&n).expect("json"), "12");
+        let bad = serde_json::from_str::<RaceNumber>("100").expect_err("100");
+        assert!(bad.to_string().contains(RaceNumber::RULE), "{bad}");
+    }
+
+    #[test]
+    fn a_date_is_a_real_calendar_day() {
+        assert_eq!(
+            Date::parse("2024-02-29").map(|d| d.to_string()).as_deref(),
+            Some("2024-02-29")
+        );
+        for bad in [
+            "2023-02-29",
+            "2026-13-01",
+            "2026-1-01",
+            "0999-01-01",
+            "2026-11-21T",
+            "",
+            "2026/11/21",
+        ] {
+            assert_eq!(Date::parse(bad), None, "{bad:?}");
+        }
+        let d: Date = serde_json::from_str("\"2026-11-21\"").expect("date");
+        assert_eq!(d.as_str(), "2026-11-21");
+        assert!(serde_json::from_str::<Date>("\"2026-02-30\"").is_err());
+    }
+
+    #[test]
+    fn outside_text_is_clipped_on_a_character_boundary() {
+        assert_eq!(clip("abc", 3), "abc");
+        assert_eq!(clip("abcd", 3), "abc…");
+        assert_eq!(clip("ééé", 2), "éé…");
+    }
+}
