@@ -4,13 +4,15 @@
 mod docs;
 mod fold;
 mod form;
+mod ids;
 mod keys;
 mod store;
 
 pub use docs::{etag, Doc, FormDoc, FormEntry, ETAG_LEN};
 pub use fold::{Fold, Outcome, RaceOdds, State};
+pub use ids::AppliedIdStats;
 pub use keys::DocKey;
-pub use store::{Batch, BatchStats, DeadLetter, MemState, Store};
+pub use store::{Batch, BatchStats, DeadLetter, MemState, Options, Store};
 
 /// Why the store could not do what was asked.
 #[derive(Debug, thiserror::Error)]
