@@ -116,7 +116,7 @@ impl Application {
             .await?;
 
         let store_dir = read_models::active_dir(&config.data_dir)?;
-        let (store, store_note) = open_store(&store_dir, &stream_info)?;
+        let (store, store_note) = open_store(&store_dir, &stream_info, config.store)?;
         read_models::remove_stale(&config.data_dir, &store_dir);
 
         // The demo season goes into the log before the projector starts, so that the
@@ -474,11 +474,12 @@ async fn open_signup(
 fn open_store(
     dir: &std::path::Path,
     stream: &jetstream::stream::Info,
+    options: racing_projections::Options,
 ) -> anyhow::Result<(Store, Option<String>)> {
     let identity = nats::stream_identity(stream);
     let last = stream.state.last_sequence;
     let fresh = |dir: &std::path::Path| {
-        let store = Store::open(dir)
+        let store = Store::open_with(dir, options)
             .with_context(|| format!("creating fresh read models in {}", dir.display()))?;
         store.set_stream(&identity)?;
         anyhow::Ok(store)
@@ -487,7 +488,7 @@ fn open_store(
     // other. (Others open and fail only on reading the records concerned: the check of
     // every record runs after start-up, in `verify_in_background`.)
     let opened = std::panic::catch_unwind(|| {
-        let store = Store::open(dir)?;
+        let store = Store::open_with(dir, options)?;
         let checkpoint = store.checkpoint()?;
         let built_from = store.stream()?;
         Ok::<_, racing_projections::StoreError>((store, checkpoint, built_from))

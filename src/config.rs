@@ -107,6 +107,10 @@ pub struct ServeArgs {
     /// by fresh snapshots.
     #[arg(long, env = "RACING_ODDS_BUFFER", default_value_t = 4096)]
     pub odds_buffer: usize,
+    /// MiB of memory for the filter in front of the applied event ids on disk: about 1% of
+    /// new ids need a disk look-up while the store holds fewer than 0.8 M ids a MiB.
+    #[arg(long, env = "RACING_ID_FILTER_MIB", default_value_t = 32)]
+    pub id_filter_mib: usize,
     /// TOML file of the plans on the pricing page (`[[plan]]` tables); unset: a free trial
     /// and two plans sold by contact.
     #[arg(long, env = "RACING_PLANS")]
@@ -184,6 +188,8 @@ pub struct Config {
     pub ws_max_connections_per_key: usize,
     /// Capacity of the live odds ring, in updates.
     pub odds_buffer: usize,
+    /// How the read models are opened (the size of the applied ids' filter).
+    pub store: racing_projections::Options,
     /// In demo mode, seconds of odds movement before each demo race is run.
     pub demo_race_secs: u64,
     /// Per-key rates and request bounds.
@@ -265,6 +271,9 @@ impl TryFrom<ServeArgs> for Config {
             },
             ws_max_connections_per_key: a.ws_max_connections_per_key,
             odds_buffer: a.odds_buffer.max(16),
+            store: racing_projections::Options {
+                id_filter_bytes: a.id_filter_mib.clamp(1, 1 << 16) << 20,
+            },
             demo_race_secs: a.demo_race_secs.max(5),
             request_limits: crate::http::RequestLimits {
                 rate_per_sec: a.rate_limit_per_sec.max(1),
@@ -305,6 +314,7 @@ impl Config {
             ws_limits: crate::live::Limits::default(),
             ws_max_connections_per_key: 100,
             odds_buffer: 4096,
+            store: racing_projections::Options::default(),
             demo_race_secs: 120,
             request_limits: crate::http::RequestLimits::default(),
             signup: crate::subscribe::Settings {

@@ -826,4 +826,21 @@ mod tests {
             assert!(line.contains("(serve, publish, keys)"), "{line}");
         }
     }
+
+    #[test]
+    fn the_filter_of_applied_ids_is_sized_in_mib() {
+        let config = |args: &[&str]| {
+            let cli = Cli::try_parse_from([&["racing", "serve"], args].concat()).expect("args");
+            let Command::Serve(serve) = cli.command else {
+                panic!("not serve");
+            };
+            Config::try_from(serve).expect("config").store
+        };
+        assert_eq!(config(&["--id-filter-mib", "8"]).id_filter_bytes, 8 << 20);
+        assert_eq!(
+            config(&[]),
+            racing_projections::Options::default(),
+            "32 MiB unless set"
+        );
+    }
 }

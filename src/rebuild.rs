@@ -238,7 +238,9 @@ impl Run {
     async fn run(&self, dir: &std::path::Path) -> anyhow::Result<()> {
         lock(&self.status).directory = Some(dir.display().to_string());
         tracing::info!(store = %dir.display(), "rebuilding the read models from the log");
-        let fresh = Store::open(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let options = self.read_models.load().options();
+        let fresh = Store::open_with(dir, options)
+            .with_context(|| format!("creating {}", dir.display()))?;
         let mut stream = self.js.get_stream(&self.stream).await?;
         let info = stream.info().await?;
         fresh.set_stream(&crate::nats::stream_identity(info))?;

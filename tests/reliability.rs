@@ -175,8 +175,8 @@ impl<'a> Model<'a> {
 }
 
 /// The records of a store that the fold writes: without the store's own bookkeeping
-/// (`meta/checkpoint`, `meta/schema`, `meta/stream`, the applied event ids, kept a record per batch),
-/// and dead letters, which are checked separately.
+/// (`meta/checkpoint`, `meta/schema`, `meta/stream`, the applied event ids, kept in runs
+/// merged as they come), and dead letters, which are checked separately.
 fn folded(mut records: BTreeMap<Vec<u8>, Vec<u8>>) -> BTreeMap<Vec<u8>, Vec<u8>> {
     records.retain(|k, _| {
         !k.starts_with(b"dead\0")
@@ -360,7 +360,8 @@ async fn a_service_killed_at_random_moments_converges_to_a_clean_replay() {
         ("a clean replay", &documents(&clean.store)),
     );
     // And the folds' own state, which later events build on, with the dead letters; the
-    // applied event ids are kept a record per batch, so they are compared as sets.
+    // applied event ids are kept in runs that merge as they come, so they are compared as
+    // sets.
     let without_seen = |mut records: BTreeMap<Vec<u8>, Vec<u8>>| {
         records.retain(|k, _| !k.starts_with(b"seen\0"));
         records

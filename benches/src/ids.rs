@@ -2,7 +2,7 @@
 //! the projector does while catching up (batches of 65,536), then opened again as at a
 //! restart. Each side runs in a process of its own, so that its resident memory is its
 //! own: the figures are the fold's rate, the peak resident memory, and the restart's time
-//! to its first batch with the memory it then holds.
+//! to its first batch with the memory it then holds and the ids it read.
 //!
 //! No NATS: the messages are made in memory, so what is measured is the store and its
 //! duplicate detection alone (the replay part measures the whole path from the stream).
@@ -33,6 +33,9 @@ pub struct IdsResult {
     pub reopen_secs: f64,
     /// Resident memory of the reopening process after that batch, KiB.
     pub reopen_rss_kib: u64,
+    /// Ids the reopening read from disk to take up its duplicate detection.
+    #[serde(default)]
+    pub reopen_ids_read: u64,
 }
 
 /// One child's figures, as it prints them.
@@ -44,6 +47,9 @@ pub struct ChildFigures {
     pub peak_rss_kib: u64,
     /// `VmRSS` at the end, KiB.
     pub rss_kib: u64,
+    /// Ids read from disk when the store loaded its applied ids.
+    #[serde(default)]
+    pub ids_read: u64,
 }
 
 /// Runs both sides in child processes of this benchmark, on a fresh store under `work`,
@@ -78,15 +84,17 @@ pub fn run(scale: &Scale, work: &Path) -> anyhow::Result<IdsResult> {
         fold_peak_rss_kib: fold.peak_rss_kib,
         reopen_secs: reopen.secs,
         reopen_rss_kib: reopen.rss_kib,
+        reopen_ids_read: reopen.ids_read,
     };
     eprintln!(
-        "bench:   ids {} folded in {:.1} s ({:.0} events/s), peak RSS {} MiB; reopened to a first batch in {:.3} s, RSS {} MiB",
+        "bench:   ids {} folded in {:.1} s ({:.0} events/s), peak RSS {} MiB; reopened to a first batch in {:.3} s, RSS {} MiB, {} ids read",
         events,
         result.fold_secs,
         events as f64 / result.fold_secs,
         result.fold_peak_rss_kib / 1024,
         result.reopen_secs,
-        result.reopen_rss_kib / 1024
+        result.reopen_rss_kib / 1024,
+        result.reopen_ids_read
     );
     Ok(result)
 }
@@ -129,6 +137,7 @@ pub fn child(store: &Path, events: u64, reopen: bool) -> anyhow::Result<()> {
         secs,
         peak_rss_kib: status_kib("VmHWM:")?,
         rss_kib: status_kib("VmRSS:")?,
+        ids_read: s.applied_id_stats()?.read_at_load,
     };
     println!("{}", serde_json::to_string(&figures)?);
     Ok(())

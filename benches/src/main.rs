@@ -77,6 +77,10 @@ struct RunArgs {
     /// Only these parts (default: all).
     #[arg(long, value_delimiter = ',')]
     only: Vec<Part>,
+    /// Distinct event ids for the applied-ids part, instead of the scale's (10 M; 20,000
+    /// tiny): to see how its memory grows with them.
+    #[arg(long)]
+    distinct_ids: Option<u64>,
 }
 
 /// The parts of the benchmark, in the order they run.
@@ -195,7 +199,10 @@ fn main() -> ExitCode {
 }
 
 async fn run(args: RunArgs) -> anyhow::Result<()> {
-    let scale = if args.tiny { Scale::TINY } else { Scale::FULL };
+    let mut scale = if args.tiny { Scale::TINY } else { Scale::FULL };
+    if let Some(ids) = args.distinct_ids {
+        scale.distinct_ids = ids;
+    }
     let parts = if args.only.is_empty() {
         vec![
             Part::Replay,

@@ -26,7 +26,7 @@ pub const LIVE_P99_MS: f64 = 25.0;
 /// Resident memory per idle connection under this, bytes.
 pub const IDLE_BYTES: f64 = 20.0 * 1024.0;
 /// Peak resident memory folding the applied-ids log, under this, MiB: bounded whatever
-/// the number of ids (sled's cache of 256 MiB, the filter's 16 MiB, one batch).
+/// the number of ids (sled's cache of 256 MiB, the filter's 32 MiB, one batch).
 pub const IDS_PEAK_MIB: u64 = 512;
 
 /// The machine the figures come from.
@@ -347,8 +347,13 @@ impl Report {
             ]);
             rows.push([
                 String::new(),
-                "reopened: to first batch; RSS".into(),
-                format!("{:.3} s; {} MiB", i.reopen_secs, i.reopen_rss_kib / 1024),
+                "reopened: to first batch; RSS; ids read".into(),
+                format!(
+                    "{:.3} s; {} MiB; {}",
+                    i.reopen_secs,
+                    i.reopen_rss_kib / 1024,
+                    thousands(i.reopen_ids_read as f64)
+                ),
                 String::new(),
                 String::new(),
                 String::new(),

@@ -76,14 +76,50 @@ pub fn parse_odds_move(key: &[u8]) -> Option<(u64, u8)> {
     Some((seq, n))
 }
 
-/// Prefix of the records of applied `event_id`s.
-pub const SEEN_PREFIX: &[u8] = b"seen\0";
+// The records of applied `event_id`s (`ids.rs`) are `seen` keys: their manifest, the chunks
+// of the saved filter and the chunks of the sorted runs. `seen` is the last kind of key and
+// `run` its last part, and run numbers only grow, so a new run's chunks are written at the
+// end of the tree.
 
-/// The `event_id`s a committed batch applied, 16 bytes each, under the checkpoint it
-/// committed: one record per batch instead of one per event, so that remembering ids at
-/// any age costs one sequential write per batch and loading them all one short scan.
-pub fn seen(checkpoint: u64) -> Vec<u8> {
-    key(&[b"seen", &checkpoint.to_be_bytes()])
+/// The manifest of the applied ids: their runs and their saved filter.
+pub const IDS_MANIFEST: &[u8] = b"seen\0manifest";
+
+/// Prefix of the chunks of every saved filter, by generation.
+pub const ID_FILTER_PREFIX: &[u8] = b"seen\0filter\0";
+
+/// Prefix of the chunks of every run of applied ids, by run number.
+pub const ID_RUN_PREFIX: &[u8] = b"seen\0run\0";
+
+/// Chunk `chunk` of the saved filter of generation `generation`.
+pub fn id_filter(generation: u64, chunk: u32) -> Vec<u8> {
+    key(&[
+        b"seen",
+        b"filter",
+        &generation.to_be_bytes(),
+        &chunk.to_be_bytes(),
+    ])
+}
+
+/// The chunk of run `run` whose first (smallest) id is `first`: a run's chunks follow
+/// one another in id order, so the one that would hold an id is the last at or before
+/// `id_run(run, id)`.
+pub fn id_run(run: u64, first: u128) -> Vec<u8> {
+    key(&[b"seen", b"run", &run.to_be_bytes(), &first.to_be_bytes()])
+}
+
+/// The number (a filter's generation, a run's number) of a key under `prefix`
+/// ([`ID_FILTER_PREFIX`], [`ID_RUN_PREFIX`]).
+pub fn numbered(prefix: &[u8], key: &[u8]) -> Option<u64> {
+    let number = key.strip_prefix(prefix)?.get(..8)?;
+    Some(u64::from_be_bytes(number.try_into().ok()?))
+}
+
+/// What every key of number `number` under `prefix` starts with.
+pub fn number_prefix(prefix: &[u8], number: u64) -> Vec<u8> {
+    let mut k = prefix.to_vec();
+    k.extend_from_slice(&number.to_be_bytes());
+    k.push(SEP);
+    k
 }
 
 /// A dead letter, by the sequence of the message that was refused.

@@ -4,13 +4,15 @@
 mod docs;
 mod fold;
 mod form;
+mod ids;
 mod keys;
 mod store;
 
 pub use docs::{etag, published_at, render_odds_move, Doc, FormDoc, FormEntry, ETAG_LEN};
 pub use fold::{Fold, Outcome, RaceOdds, State};
+pub use ids::AppliedIdStats;
 pub use keys::DocKey;
-pub use store::{Batch, BatchStats, DeadLetter, MemState, OddsMove, Store};
+pub use store::{Batch, BatchStats, DeadLetter, MemState, OddsMove, Options, Store};
 
 /// Why the store could not do what was asked.
 #[derive(Debug, thiserror::Error)]

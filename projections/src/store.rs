@@ -1,6 +1,7 @@
 //! The sled store around the folds: one tree holds every read model and the checkpoint, so
 //! a batch of changes and the stream sequence it reached commit in one atomic
-//! `apply_batch`. A restart resumes after the checkpoint, and nothing is applied twice.
+//! `apply_batch`. A restart resumes after the checkpoint, and nothing is applied twice:
+//! the `event_id`s applied are kept with them (`ids.rs`).
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
@@ -11,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::docs::Doc;
 use crate::fold::{Fold, Outcome, RaceOdds, State};
+use crate::ids::{self, AppliedIdStats, AppliedIds};
 use crate::keys::{self, DocKey};
 use crate::StoreError;
 
@@ -18,7 +20,8 @@ use crate::StoreError;
 /// 2: a record per horse's form, per batch's applied `event_id`s; no profile record.
 /// 3: every document headed by its `ETag`.
 /// 4: odds and scratchings per venue where given; odds documents per venue, with `venue`.
-/// 5: the odds journal (every applied `OddsUpdated`); no records of ignored odds.
+/// 5: the odds journal (every applied `OddsUpdated`), no records of ignored odds; applied
+///    `event_id`s in sorted runs and a saved filter (`ids.rs`), not a record per batch.
 const SCHEMA: &[u8] = b"5";
 const SCHEMA_KEY: &[u8] = b"meta\0schema";
 
@@ -39,19 +42,44 @@ pub struct DeadLetter {
     pub excerpt: String,
 }
 
+/// How a store is set up; [`Options::default`] is what [`Store::open`] takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// Bytes of the Bloom filter held in memory in front of the applied `event_id`s: it
+    /// rules out all but about 1% of new ids while the store holds fewer than 0.8 ids a
+    /// byte (26 M for the default 32 MiB), and more as it grows past that; each id it
+    /// does not rule out is looked up on disk, in each run of ids. A store saved with a
+    /// filter of another size builds its filter again from every id, once.
+    pub id_filter_bytes: usize,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            id_filter_bytes: 32 << 20,
+        }
+    }
+}
+
 /// The read models on disk.
 #[derive(Clone)]
 pub struct Store {
     db: sled::Db,
     tree: sled::Tree,
-    /// Every `event_id` applied, loaded from the tree by the first batch: a duplicate is
-    /// found in memory instead of by a tree look-up per event.
-    seen: Arc<Mutex<Option<HashSet<u128>>>>,
+    options: Options,
+    /// The applied `event_id`s, loaded by the first batch: their filter, and the runs
+    /// that hold them on disk.
+    ids: Arc<Mutex<Option<AppliedIds>>>,
 }
 
 impl Store {
-    /// Opens (or creates) the store in `dir`.
+    /// Opens (or creates) the store in `dir`, with the default [`Options`].
     pub fn open(dir: &Path) -> Result<Store, StoreError> {
+        Store::open_with(dir, Options::default())
+    }
+
+    /// Opens (or creates) the store in `dir`.
+    pub fn open_with(dir: &Path, options: Options) -> Result<Store, StoreError> {
         let db = sled::Config::new()
             .path(dir)
             .cache_capacity(256 * 1024 * 1024)
@@ -84,8 +112,20 @@ impl Store {
         Ok(Store {
             db,
             tree,
-            seen: Arc::default(),
+            options,
+            ids: Arc::default(),
         })
+    }
+
+    /// The tree of the read models, for tests that look at records.
+    #[cfg(test)]
+    pub(crate) fn tree(&self) -> &sled::Tree {
+        &self.tree
+    }
+
+    /// The options the store was opened with.
+    pub fn options(&self) -> Options {
+        self.options
     }
 
     fn read_u64(&self, key: &[u8]) -> Result<u64, StoreError> {
@@ -293,33 +333,28 @@ impl Store {
         Ok(out)
     }
 
-    /// Every `event_id` applied so far, read from the tree.
+    /// Every `event_id` applied so far, read from the tree: every id, for checks and
+    /// tests (the store itself never holds them all).
     pub fn applied_event_ids(&self) -> Result<HashSet<u128>, StoreError> {
-        let mut ids = HashSet::new();
-        for item in self.tree.scan_prefix(keys::SEEN_PREFIX) {
-            let (_, v) = item?;
-            if v.len() % 16 != 0 {
-                return Err(StoreError::Corrupt(
-                    "a record of applied event ids is not a whole number of ids".into(),
-                ));
-            }
-            ids.reserve(v.len() / 16);
-            for id in v.chunks_exact(16) {
-                let mut bytes = [0; 16];
-                bytes.copy_from_slice(id);
-                ids.insert(u128::from_be_bytes(bytes));
-            }
-        }
-        Ok(ids)
+        ids::read_all(&self.tree)
     }
 
-    /// The applied `event_id`s, loading them on first use.
-    fn seen(&self) -> Result<std::sync::MutexGuard<'_, Option<HashSet<u128>>>, StoreError> {
-        let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
-        if seen.is_none() {
-            *seen = Some(self.applied_event_ids()?);
-        }
-        Ok(seen)
+    /// How the applied `event_id`s stand (loading them if no batch has yet).
+    pub fn applied_id_stats(&self) -> Result<AppliedIdStats, StoreError> {
+        self.with_ids(|ids| Ok(ids.stats()))
+    }
+
+    /// Runs `f` on the applied ids, loading them on first use.
+    pub(crate) fn with_ids<T>(
+        &self,
+        f: impl FnOnce(&mut AppliedIds) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut ids = self.ids.lock().unwrap_or_else(|p| p.into_inner());
+        let ids = match &mut *ids {
+            Some(ids) => ids,
+            empty => empty.insert(AppliedIds::load(&self.tree, self.options.id_filter_bytes)?),
+        };
+        f(ids)
     }
 
     /// Moves the checkpoint up to `seq`, applying nothing: for sequences the stream no
@@ -333,15 +368,18 @@ impl Store {
         Ok(())
     }
 
-    /// Starts a batch of changes on top of the committed state.
+    /// Starts a batch of changes on top of the committed state, after the upkeep of the
+    /// applied ids that is due (a step of a merge of runs, a save of their filter).
     pub fn batch(&self) -> Result<Batch<'_>, StoreError> {
-        drop(self.seen()?);
+        self.with_ids(|ids| ids.maintain(&self.tree))?;
+        let checkpoint = self.checkpoint()?;
         Ok(Batch {
             store: self,
-            checkpoint: self.checkpoint()?,
+            started: checkpoint,
+            checkpoint,
             writes: BTreeMap::new(),
             new_ids: Vec::new(),
-            new_id_set: HashSet::new(),
+            new_id_set: HashSet::default(),
             fold: Fold::default(),
             stats: BatchStats::default(),
         })
@@ -381,6 +419,9 @@ impl Store {
             let (key, value) = item?;
             if key.as_ref() == keys::CHECKPOINT || key.as_ref() == keys::ODDS_SEQ {
                 decode_u64(&value)?;
+            }
+            if key.as_ref() == keys::IDS_MANIFEST {
+                ids::check_manifest(&self.tree)?;
             }
             count += 1;
         }
@@ -425,12 +466,15 @@ pub struct BatchStats {
 /// until [`Batch::commit`] writes it all, with the new checkpoint, atomically.
 pub struct Batch<'a> {
     store: &'a Store,
+    /// The checkpoint the batch started from.
+    started: u64,
     checkpoint: u64,
     writes: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
     /// The `event_id`s this batch applied, in order, and as a set; they join the store's
-    /// set only once the batch has committed.
+    /// only once the batch has committed.
     new_ids: Vec<u128>,
-    new_id_set: HashSet<u128>,
+    /// (foldhash: SipHash, the default, took a tenth of a replay's time hashing them.)
+    new_id_set: HashSet<u128, foldhash::fast::RandomState>,
     fold: Fold,
     stats: BatchStats,
 }
@@ -455,9 +499,7 @@ impl State for Batch<'_> {
         if self.new_id_set.contains(&event_id)
             || self
                 .store
-                .seen()?
-                .as_ref()
-                .is_some_and(|s| s.contains(&event_id))
+                .with_ids(|ids| ids.contains(&self.store.tree, event_id))?
         {
             return Ok(false);
         }
@@ -555,19 +597,20 @@ impl Batch<'_> {
                 None => batch.remove(k),
             }
         }
-        if !self.new_ids.is_empty() {
-            let ids: Vec<u8> = self
-                .new_ids
-                .iter()
-                .flat_map(|id| id.to_be_bytes())
-                .collect();
-            batch.insert(keys::seen(self.checkpoint), ids);
-        }
         batch.insert(keys::CHECKPOINT, &self.checkpoint.to_be_bytes());
-        self.store.tree.apply_batch(batch)?;
-        if let Some(seen) = self.store.seen()?.as_mut() {
-            seen.extend(self.new_ids.iter().copied());
-        }
+        let (store, mut new_ids) = (self.store, std::mem::take(&mut self.new_ids));
+        let seqs = (self.started + 1, self.checkpoint);
+        store.with_ids(|ids| {
+            if new_ids.is_empty() {
+                store.tree.apply_batch(batch)?;
+                return Ok(());
+            }
+            // The batch's ids, as a new run, commit with it.
+            let staged = ids.stage(&mut batch, &mut new_ids, seqs)?;
+            store.tree.apply_batch(batch)?;
+            ids.committed(staged, &new_ids);
+            Ok(())
+        })?;
         self.stats.checkpoint = self.checkpoint;
         Ok(self.stats)
     }
@@ -579,7 +622,7 @@ impl Batch<'_> {
 pub struct MemState {
     /// The records the fold wrote, as a store holds them.
     pub records: BTreeMap<Vec<u8>, Vec<u8>>,
-    /// The `event_id`s applied (a store keeps them in a record per batch).
+    /// The `event_id`s applied (a store keeps them in sorted runs on disk).
     pub seen: HashSet<u128>,
 }
 

@@ -380,10 +380,10 @@ fn odds_keep_the_last_price_of_runners_not_listed() {
 }
 
 /// A fresh directory under the system temp dir, removed on drop.
-struct TempDir(std::path::PathBuf);
+pub(crate) struct TempDir(std::path::PathBuf);
 
 impl TempDir {
-    fn path(&self) -> &std::path::Path {
+    pub(crate) fn path(&self) -> &std::path::Path {
         &self.0
     }
 }
@@ -394,7 +394,7 @@ impl Drop for TempDir {
     }
 }
 
-fn tempdir() -> TempDir {
+pub(crate) fn tempdir() -> TempDir {
     let p = std::env::temp_dir().join(format!("racing-proj-{}", uuid::Uuid::new_v4()));
     TempDir(p)
 }

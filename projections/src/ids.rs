@@ -1,0 +1,693 @@
+//! The applied `event_id`s of a store, in bounded memory: on disk as immutable sorted
+//! runs (a committed batch's ids, written in its atomic batch), merged a few at a time as
+//! they accumulate, with a Bloom filter in memory in front of them. A new id is almost
+//! always ruled out by the filter alone; one it cannot rule out is looked up in each run.
+//! The filter is saved in the tree now and then, so that a restart loads it and reads only
+//! the ids of runs the saved filter does not hold, not every id.
+//!
+//! Why this layout: sled 0.34's memory grows with its number of keys and with records
+//! rewritten in place (BENCHMARKS.md, "Applied ids"). Here ids are few keys (a chunk of up
+//! to [`CHUNK_IDS`] sorted ids each), and every chunk is written once, under a run number
+//! larger than any before it, so at the end of the tree; a merge writes a new run and
+//! removes its sources, never rewriting a chunk.
+
+use std::collections::HashSet;
+use std::ops::Bound;
+
+use fastbloom::BloomFilter;
+use serde::{Deserialize, Serialize};
+
+use crate::keys;
+use crate::StoreError;
+
+/// Ids in a chunk of a run (4 KiB). sled 0.34 writes a page larger than 128 KiB (a
+/// quarter of its segment) to a file of its own, a new one at each rewrite: with chunks of
+/// 16 KiB that took a quarter of the CPU time, and memory grew with the ids. A leaf holds
+/// up to 17 records, so chunks of 4 KiB keep every page inline.
+const CHUNK_IDS: usize = 256;
+
+/// Runs of the same size class merged into one; the size classes are powers of it, so
+/// an id is rewritten once per class it climbs (logarithmic), and at most
+/// `FAN_IN - 1` runs of each class stand at once.
+const FAN_IN: usize = 8;
+
+/// Ids a merge goes through in one step between two batches (16 MiB read and written):
+/// this bounds the pause merging adds before a batch; a larger merge takes several steps.
+const MERGE_STEP: u64 = 1 << 20;
+
+/// A merge whose output is at most this many ids writes it and the new manifest in one
+/// atomic batch; a larger one writes its chunks as it goes, and switches the manifest once
+/// they are flushed. Either way its sources' chunks are removed after the switch.
+const ATOMIC_MERGE: u64 = if cfg!(test) { 512 } else { 1 << 16 };
+
+/// Ids in runs that the saved filter does not hold after which the filter is saved again:
+/// what a restart reads besides the saved filter stays below this (16 bytes an id).
+const SAVE_AFTER: u64 = if cfg!(test) { 3_000 } else { 1 << 21 };
+
+/// Bytes of a chunk of the saved filter: small, as [`CHUNK_IDS`] is.
+const FILTER_CHUNK_BYTES: usize = 4096;
+
+/// Hash functions of the filter: the best for 10 bits an id, so a filter of `b` bytes rules
+/// out all but about 1% of new ids up to `0.8 b` applied ids (fewer false positives below
+/// that, more above).
+const HASHES: u32 = 7;
+
+/// How a saved filter's bits were made. A filter saved in another format (another
+/// `fastbloom` release, another hash) is not loaded: it is built again from the runs.
+/// `saved_filter_format_is_stable` fails when the bits of a filter change.
+const FILTER_FORMAT: &str = "fastbloom 0.17, xxh3-64 of the big-endian id";
+
+/// The filter's hash of an id: one stable 64-bit hash, from which `fastbloom` derives the
+/// bits to set.
+fn hash(id: u128) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(&id.to_be_bytes())
+}
+
+/// The runs of applied ids and the saved filter, as recorded at [`keys::IDS_MANIFEST`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+struct Manifest {
+    /// The number of the next run; numbers only grow.
+    next_run: u64,
+    /// The generation of the next saved filter; generations only grow.
+    next_filter: u64,
+    /// The runs that hold the applied ids, by the newest stream sequence they hold.
+    runs: Vec<Run>,
+    /// The filter saved in the tree, if one is.
+    filter: Option<SavedFilter>,
+}
+
+/// A sorted run of applied ids.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+struct Run {
+    number: u64,
+    ids: u64,
+    /// The stream sequences of the batches whose ids it holds, first and last.
+    seqs: (u64, u64),
+    /// Whether the saved filter holds every id of the run: a restart reads the ids of the
+    /// runs where it does not.
+    saved: bool,
+}
+
+/// A filter saved in the tree: chunks of [`FILTER_CHUNK_BYTES`] at `generation`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct SavedFilter {
+    generation: u64,
+    format: String,
+    /// 64-bit words of the filter.
+    words: u64,
+    hashes: u32,
+}
+
+/// How the applied `event_id`s of a store stand, since it was opened.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct AppliedIdStats {
+    /// Applied ids.
+    pub ids: u64,
+    /// Sorted runs that hold them.
+    pub runs: usize,
+    /// Bytes of the filter in memory.
+    pub filter_bytes: usize,
+    /// Whether the filter was loaded as saved (else it was built from the runs).
+    pub filter_loaded: bool,
+    /// Ids read from runs when the store loaded its applied ids: those of runs that the
+    /// saved filter did not hold (all of them when no filter was saved).
+    pub read_at_load: u64,
+    /// Ids the filter could not rule out, so looked up in the runs.
+    pub run_lookups: u64,
+    /// Of those, ids found in no run: the filter's false positives.
+    pub false_positives: u64,
+    /// Merges of runs completed.
+    pub merges: u64,
+    /// Times the filter was saved.
+    pub filter_saves: u64,
+    /// Records of an interrupted merge or filter save removed when loading.
+    pub orphans_removed: u64,
+}
+
+/// The applied ids of a store as loaded: the filter, and the manifest as committed.
+pub(crate) struct AppliedIds {
+    filter: BloomFilter,
+    manifest: Manifest,
+    merge: Option<Merge>,
+    stats: AppliedIdStats,
+}
+
+impl AppliedIds {
+    /// Loads the applied ids of `tree` with a filter of `filter_bytes`: removes what an
+    /// interrupted merge or filter save left, loads the saved filter and adds to it the ids
+    /// of the runs it does not hold. With no usable saved filter (none saved yet, or one
+    /// of another size or format) it is built from every run, which reads every id once.
+    pub(crate) fn load(tree: &sled::Tree, filter_bytes: usize) -> Result<AppliedIds, StoreError> {
+        let mut manifest = read_manifest(tree)?;
+        let mut stats = AppliedIdStats::default();
+        let listed: HashSet<u64> = manifest.runs.iter().map(|r| r.number).collect();
+        stats.orphans_removed +=
+            remove_numbered(tree, keys::ID_RUN_PREFIX, |n| listed.contains(&n))?;
+        let generation = manifest.filter.as_ref().map(|f| f.generation);
+        stats.orphans_removed +=
+            remove_numbered(tree, keys::ID_FILTER_PREFIX, |g| Some(g) == generation)?;
+        manifest.next_run = manifest
+            .runs
+            .iter()
+            .map(|r| r.number + 1)
+            .fold(manifest.next_run, u64::max);
+
+        let words = (filter_bytes / 8).max(1);
+        let saved = manifest
+            .filter
+            .as_ref()
+            .filter(|f| f.format == FILTER_FORMAT && f.words == words as u64);
+        let mut filter = match saved {
+            Some(saved) => {
+                stats.filter_loaded = true;
+                read_filter(tree, saved)?
+            }
+            None => {
+                // Nothing saved holds any id now: every run is read, and the filter is
+                // saved as soon as that is worth it.
+                manifest.filter = None;
+                for run in &mut manifest.runs {
+                    run.saved = false;
+                }
+                BloomFilter::with_num_bits(words * 64).hashes(HASHES)
+            }
+        };
+        for run in manifest.runs.iter().filter(|r| !r.saved) {
+            for item in tree.scan_prefix(keys::number_prefix(keys::ID_RUN_PREFIX, run.number)) {
+                let (_, chunk) = item?;
+                for id in decode_chunk(&chunk)? {
+                    filter.insert_hash(hash(id));
+                    stats.read_at_load += 1;
+                }
+            }
+        }
+        Ok(AppliedIds {
+            filter,
+            manifest,
+            merge: None,
+            stats,
+        })
+    }
+
+    /// Whether `id` was applied: the filter rules most new ids out; any other is looked up
+    /// in each run, newest first.
+    pub(crate) fn contains(&mut self, tree: &sled::Tree, id: u128) -> Result<bool, StoreError> {
+        if !self.filter.contains_hash(hash(id)) {
+            return Ok(false);
+        }
+        self.stats.run_lookups += 1;
+        for run in self.manifest.runs.iter().rev() {
+            if run_holds(tree, run.number, id)? {
+                return Ok(true);
+            }
+        }
+        self.stats.false_positives += 1;
+        Ok(false)
+    }
+
+    /// Adds to `batch` a new run of `ids` (ids no run holds, sorted here) applied by the
+    /// batches of stream sequences `seqs`, and the manifest that lists it. Returns that
+    /// manifest, for [`AppliedIds::committed`] once `batch` is applied.
+    pub(crate) fn stage(
+        &self,
+        batch: &mut sled::Batch,
+        ids: &mut [u128],
+        seqs: (u64, u64),
+    ) -> Result<Staged, StoreError> {
+        ids.sort_unstable();
+        let mut manifest = self.manifest.clone();
+        let number = manifest.next_run;
+        for chunk in ids.chunks(CHUNK_IDS) {
+            if let Some(first) = chunk.first() {
+                batch.insert(keys::id_run(number, *first), encode_chunk(chunk));
+            }
+        }
+        manifest.next_run += 1;
+        manifest.runs.push(Run {
+            number,
+            ids: ids.len() as u64,
+            seqs,
+            saved: false,
+        });
+        batch.insert(keys::IDS_MANIFEST, encode_manifest(&manifest)?);
+        Ok(Staged { manifest })
+    }
+
+    /// Takes in a run staged by [`AppliedIds::stage`] whose batch was applied.
+    pub(crate) fn committed(&mut self, staged: Staged, ids: &[u128]) {
+        for id in ids {
+            self.filter.insert_hash(hash(*id));
+        }
+        self.manifest = staged.manifest;
+    }
+
+    /// The upkeep between two batches: a step of merging runs, where runs of a size class
+    /// are many, and a save of the filter, when the runs it does not hold have grown.
+    pub(crate) fn maintain(&mut self, tree: &sled::Tree) -> Result<(), StoreError> {
+        let mut budget = MERGE_STEP;
+        while budget > 0 {
+            let mut merge = match self.merge.take() {
+                Some(merge) => merge,
+                None => match self.next_merge() {
+                    Some(merge) => merge,
+                    None => break,
+                },
+            };
+            if merge.step(tree, &mut budget)? {
+                self.finish(tree, merge)?;
+            } else {
+                self.merge = Some(merge);
+            }
+        }
+        let unsaved: u64 = self
+            .manifest
+            .runs
+            .iter()
+            .filter(|r| !r.saved)
+            .map(|r| r.ids)
+            .sum();
+        if unsaved >= SAVE_AFTER {
+            self.save_filter(tree)?;
+        }
+        Ok(())
+    }
+
+    /// What the ids stand at.
+    pub(crate) fn stats(&self) -> AppliedIdStats {
+        AppliedIdStats {
+            ids: self.manifest.runs.iter().map(|r| r.ids).sum(),
+            runs: self.manifest.runs.len(),
+            filter_bytes: self.filter.num_bits() / 8,
+            ..self.stats
+        }
+    }
+
+    /// The oldest [`FAN_IN`] runs of the smallest size class that has that many.
+    fn next_merge(&mut self) -> Option<Merge> {
+        let class = |r: &Run| r.ids.max(1).ilog2() / FAN_IN.ilog2();
+        let mut classes: Vec<u32> = self.manifest.runs.iter().map(class).collect();
+        classes.sort_unstable();
+        classes.dedup();
+        let full = classes
+            .into_iter()
+            .find(|c| self.manifest.runs.iter().filter(|r| class(r) == *c).count() >= FAN_IN)?;
+        let sources: Vec<Run> = self
+            .manifest
+            .runs
+            .iter()
+            .filter(|r| class(r) == full)
+            .take(FAN_IN)
+            .copied()
+            .collect();
+        let output = self.manifest.next_run;
+        self.manifest.next_run += 1;
+        Some(Merge::new(output, &sources))
+    }
+
+    /// Lists a merge's output instead of its sources, and removes their chunks.
+    fn finish(&mut self, tree: &sled::Tree, mut merge: Merge) -> Result<(), StoreError> {
+        let mut manifest = self.manifest.clone();
+        let sources: Vec<Run> = manifest
+            .runs
+            .iter()
+            .filter(|r| merge.sources.iter().any(|s| s.run == r.number))
+            .copied()
+            .collect();
+        let expected: u64 = sources.iter().map(|r| r.ids).sum();
+        if sources.len() != merge.sources.len() || expected != merge.taken {
+            return Err(StoreError::Corrupt(format!(
+                "a merge of runs of applied ids read {} ids of {expected}",
+                merge.taken
+            )));
+        }
+        manifest
+            .runs
+            .retain(|r| !merge.sources.iter().any(|s| s.run == r.number));
+        manifest.runs.push(Run {
+            number: merge.output,
+            ids: merge.written,
+            seqs: sources
+                .iter()
+                .map(|r| r.seqs)
+                .fold((u64::MAX, 0), |(a, b), (c, d)| (a.min(c), b.max(d))),
+            saved: sources.iter().all(|r| r.saved),
+        });
+        manifest.runs.sort_by_key(|r| r.seqs.1);
+        let mut batch = std::mem::take(&mut merge.pending);
+        batch.insert(keys::IDS_MANIFEST, encode_manifest(&manifest)?);
+        if merge.written > ATOMIC_MERGE {
+            // The output's chunks were written as it went: on disk before the manifest
+            // names them.
+            tree.flush()?;
+        }
+        tree.apply_batch(batch)?;
+        self.manifest = manifest;
+        self.stats.merges += 1;
+        // Unlisted now: what a crash leaves of them is removed at the next load.
+        for source in &merge.sources {
+            remove_prefix(tree, &keys::number_prefix(keys::ID_RUN_PREFIX, source.run))?;
+        }
+        Ok(())
+    }
+
+    /// Saves the filter as a new generation of chunks, then switches the manifest to it
+    /// (every run it lists is in the filter) and removes the previous generation.
+    fn save_filter(&mut self, tree: &sled::Tree) -> Result<(), StoreError> {
+        let mut manifest = self.manifest.clone();
+        let generation = manifest.next_filter;
+        let words = self.filter.as_slice();
+        for (n, chunk) in words.chunks(FILTER_CHUNK_BYTES / 8).enumerate() {
+            let n = u32::try_from(n)
+                .map_err(|_| StoreError::Corrupt("a filter of too many chunks".into()))?;
+            let bytes: Vec<u8> = chunk.iter().flat_map(|w| w.to_le_bytes()).collect();
+            tree.insert(keys::id_filter(generation, n), bytes)?;
+        }
+        manifest.next_filter += 1;
+        manifest.filter = Some(SavedFilter {
+            generation,
+            format: FILTER_FORMAT.to_owned(),
+            words: words.len() as u64,
+            hashes: self.filter.num_hashes(),
+        });
+        for run in &mut manifest.runs {
+            run.saved = true;
+        }
+        tree.flush()?;
+        tree.insert(keys::IDS_MANIFEST, encode_manifest(&manifest)?)?;
+        self.manifest = manifest;
+        remove_numbered(tree, keys::ID_FILTER_PREFIX, |g| g == generation)?;
+        self.stats.filter_saves += 1;
+        Ok(())
+    }
+
+    /// Runs a merge step by step with `budget` ids a step, for tests that stop it part way.
+    #[cfg(test)]
+    pub(crate) fn merge_partly(
+        &mut self,
+        tree: &sled::Tree,
+        mut budget: u64,
+    ) -> Result<bool, StoreError> {
+        let Some(mut merge) = self.merge.take().or_else(|| self.next_merge()) else {
+            return Ok(false);
+        };
+        if merge.step(tree, &mut budget)? {
+            self.finish(tree, merge)?;
+        } else {
+            self.merge = Some(merge);
+        }
+        Ok(true)
+    }
+}
+
+/// A run staged into a batch, with the manifest that lists it.
+pub(crate) struct Staged {
+    manifest: Manifest,
+}
+
+/// A k-way merge of sorted runs into a new one, in steps.
+struct Merge {
+    output: u64,
+    sources: Vec<Cursor>,
+    /// Output ids of the chunk in progress.
+    out: Vec<u128>,
+    /// Output chunks not yet written to the tree.
+    pending: sled::Batch,
+    pending_ids: u64,
+    /// Ids taken from the sources, and written to the output (fewer if two sources shared
+    /// one, which they never should).
+    taken: u64,
+    written: u64,
+    last: Option<u128>,
+}
+
+impl Merge {
+    fn new(output: u64, sources: &[Run]) -> Merge {
+        Merge {
+            output,
+            sources: sources.iter().map(|r| Cursor::new(r.number)).collect(),
+            out: Vec::with_capacity(CHUNK_IDS),
+            pending: sled::Batch::default(),
+            pending_ids: 0,
+            taken: 0,
+            written: 0,
+            last: None,
+        }
+    }
+
+    /// Merges up to `budget` ids (taking them off it); whether the merge is complete.
+    fn step(&mut self, tree: &sled::Tree, budget: &mut u64) -> Result<bool, StoreError> {
+        while *budget > 0 {
+            let mut least: Option<(u128, usize)> = None;
+            for (i, source) in self.sources.iter_mut().enumerate() {
+                if let Some(id) = source.peek(tree)? {
+                    if least.is_none_or(|(l, _)| id < l) {
+                        least = Some((id, i));
+                    }
+                }
+            }
+            let Some((id, i)) = least else {
+                self.write_chunk(tree)?;
+                return Ok(true);
+            };
+            if let Some(source) = self.sources.get_mut(i) {
+                source.pos += 1;
+            }
+            *budget -= 1;
+            self.taken += 1;
+            // Runs hold no id in common; if two did, the output holds it once.
+            if self.last.replace(id) == Some(id) {
+                continue;
+            }
+            self.out.push(id);
+            if self.out.len() == CHUNK_IDS {
+                self.write_chunk(tree)?;
+            }
+        }
+        Ok(false)
+    }
+
+    /// Adds the output chunk in progress to the pending batch, and writes that out once
+    /// the output has outgrown one atomic batch.
+    fn write_chunk(&mut self, tree: &sled::Tree) -> Result<(), StoreError> {
+        if let Some(first) = self.out.first() {
+            self.pending
+                .insert(keys::id_run(self.output, *first), encode_chunk(&self.out));
+            self.written += self.out.len() as u64;
+            self.pending_ids += self.out.len() as u64;
+            self.out.clear();
+        }
+        if self.written > ATOMIC_MERGE && self.pending_ids >= ATOMIC_MERGE {
+            tree.apply_batch(std::mem::take(&mut self.pending))?;
+            self.pending_ids = 0;
+        }
+        Ok(())
+    }
+}
+
+/// Where a merge stands in one of its sources.
+struct Cursor {
+    run: u64,
+    /// The ids of the chunk being merged, and how many of them are.
+    ids: Vec<u128>,
+    pos: usize,
+    /// The key of the chunk in `ids`.
+    read: Option<Vec<u8>>,
+    done: bool,
+}
+
+impl Cursor {
+    fn new(run: u64) -> Cursor {
+        Cursor {
+            run,
+            ids: Vec::new(),
+            pos: 0,
+            read: None,
+            done: false,
+        }
+    }
+
+    /// The source's next id, reading its next chunk when needed; `None` past its end.
+    fn peek(&mut self, tree: &sled::Tree) -> Result<Option<u128>, StoreError> {
+        while self.pos == self.ids.len() && !self.done {
+            let from = match &self.read {
+                Some(key) => Bound::Excluded(key.clone()),
+                None => Bound::Included(keys::id_run(self.run, 0)),
+            };
+            let to = Bound::Included(keys::id_run(self.run, u128::MAX));
+            match tree.range((from, to)).next() {
+                Some(item) => {
+                    let (key, chunk) = item?;
+                    self.ids = decode_chunk(&chunk)?;
+                    self.pos = 0;
+                    self.read = Some(key.to_vec());
+                }
+                None => self.done = true,
+            }
+        }
+        Ok(self.ids.get(self.pos).copied())
+    }
+}
+
+/// Whether run `run` holds `id`: a binary search in the one chunk that would.
+fn run_holds(tree: &sled::Tree, run: u64, id: u128) -> Result<bool, StoreError> {
+    let Some(item) = tree
+        .range(keys::id_run(run, 0)..=keys::id_run(run, id))
+        .next_back()
+    else {
+        return Ok(false);
+    };
+    let (_, chunk) = item?;
+    if !chunk.len().is_multiple_of(16) {
+        return Err(chunk_damaged());
+    }
+    let n = chunk.len() / 16;
+    let at = |i: usize| -> u128 {
+        chunk
+            .get(i * 16..i * 16 + 16)
+            .and_then(|b| b.try_into().ok())
+            .map_or(0, u128::from_be_bytes)
+    };
+    let (mut lo, mut hi) = (0, n);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        match at(mid).cmp(&id) {
+            std::cmp::Ordering::Less => lo = mid + 1,
+            std::cmp::Ordering::Greater => hi = mid,
+            std::cmp::Ordering::Equal => return Ok(true),
+        }
+    }
+    Ok(false)
+}
+
+fn chunk_damaged() -> StoreError {
+    StoreError::Corrupt("a chunk of applied event ids is not a whole number of ids".into())
+}
+
+fn encode_chunk(ids: &[u128]) -> Vec<u8> {
+    ids.iter().flat_map(|id| id.to_be_bytes()).collect()
+}
+
+fn decode_chunk(chunk: &[u8]) -> Result<Vec<u128>, StoreError> {
+    if !chunk.len().is_multiple_of(16) {
+        return Err(chunk_damaged());
+    }
+    Ok(chunk
+        .chunks_exact(16)
+        .map(|b| {
+            let mut id = [0; 16];
+            id.copy_from_slice(b);
+            u128::from_be_bytes(id)
+        })
+        .collect())
+}
+
+fn encode_manifest(manifest: &Manifest) -> Result<Vec<u8>, StoreError> {
+    serde_json::to_vec(manifest).map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
+fn read_manifest(tree: &sled::Tree) -> Result<Manifest, StoreError> {
+    match tree.get(keys::IDS_MANIFEST)? {
+        Some(v) => serde_json::from_slice(&v)
+            .map_err(|e| StoreError::Corrupt(format!("the manifest of applied ids: {e}"))),
+        None => Ok(Manifest::default()),
+    }
+}
+
+/// The saved filter, read back.
+fn read_filter(tree: &sled::Tree, saved: &SavedFilter) -> Result<BloomFilter, StoreError> {
+    let mut words = Vec::with_capacity(usize::try_from(saved.words).unwrap_or(0));
+    for item in tree.scan_prefix(keys::number_prefix(
+        keys::ID_FILTER_PREFIX,
+        saved.generation,
+    )) {
+        let (_, chunk) = item?;
+        if !chunk.len().is_multiple_of(8) {
+            return Err(StoreError::Corrupt("a chunk of the saved filter".into()));
+        }
+        words.extend(chunk.chunks_exact(8).map(|b| {
+            let mut w = [0; 8];
+            w.copy_from_slice(b);
+            u64::from_le_bytes(w)
+        }));
+    }
+    if words.len() as u64 != saved.words || words.is_empty() {
+        return Err(StoreError::Corrupt(format!(
+            "the saved filter holds {} words of {}",
+            words.len(),
+            saved.words
+        )));
+    }
+    Ok(BloomFilter::from_vec(words).hashes(saved.hashes))
+}
+
+/// Removes every record under `prefix` (numbered: runs, filter generations) whose number
+/// `keep` refuses, going from one number to the next without reading the records between;
+/// returns how many it removed.
+fn remove_numbered(
+    tree: &sled::Tree,
+    prefix: &[u8],
+    keep: impl Fn(u64) -> bool,
+) -> Result<u64, StoreError> {
+    let mut removed = 0;
+    let mut from = prefix.to_vec();
+    while let Some(item) = tree.range(from.as_slice()..).next() {
+        let (key, _) = item?;
+        if !key.starts_with(prefix) {
+            break;
+        }
+        let number = keys::numbered(prefix, &key)
+            .ok_or_else(|| StoreError::Corrupt("a record of applied event ids".into()))?;
+        if !keep(number) {
+            removed += remove_prefix(tree, &keys::number_prefix(prefix, number))?;
+        }
+        let Some(next) = number.checked_add(1) else {
+            break;
+        };
+        from = prefix.to_vec();
+        from.extend_from_slice(&next.to_be_bytes());
+    }
+    Ok(removed)
+}
+
+/// Records removed in one batch: sled keeps every page a batch replaces until the batch
+/// ends, and a batch removing a run of 33 M ids took gigabytes.
+const REMOVALS: usize = 1024;
+
+/// Removes every record under `prefix`, [`REMOVALS`] at a time; how many it removed.
+fn remove_prefix(tree: &sled::Tree, prefix: &[u8]) -> Result<u64, StoreError> {
+    let mut removed = 0;
+    loop {
+        let mut batch = sled::Batch::default();
+        let mut n = 0;
+        for item in tree.scan_prefix(prefix).keys().take(REMOVALS) {
+            batch.remove(item?);
+            n += 1;
+        }
+        if n == 0 {
+            return Ok(removed);
+        }
+        tree.apply_batch(batch)?;
+        removed += n;
+    }
+}
+
+/// Every applied id, read from every run the manifest lists.
+pub(crate) fn read_all(tree: &sled::Tree) -> Result<HashSet<u128>, StoreError> {
+    let manifest = read_manifest(tree)?;
+    let mut ids = HashSet::new();
+    for run in &manifest.runs {
+        for item in tree.scan_prefix(keys::number_prefix(keys::ID_RUN_PREFIX, run.number)) {
+            let (_, chunk) = item?;
+            ids.extend(decode_chunk(&chunk)?);
+        }
+    }
+    Ok(ids)
+}
+
+/// Checks that the manifest reads back, for a store's check of every record.
+pub(crate) fn check_manifest(tree: &sled::Tree) -> Result<(), StoreError> {
+    read_manifest(tree).map(drop)
+}
+
+#[cfg(test)]
+mod tests;

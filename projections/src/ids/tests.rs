@@ -1,0 +1,224 @@
+//! The applied ids in a real sled store: duplicates found at any age, across runs and
+//! merges, after a restart that reads only what the saved filter lacks, and after a merge
+//! or a filter save cut short.
+
+use racing_events::{samples, Envelope};
+
+use super::*;
+use crate::tests::tempdir;
+use crate::{Options, Outcome, Store};
+
+/// The `i`th id, spread over the id space as random ids are.
+fn id(i: u64) -> u128 {
+    u128::from(i).wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835)
+}
+
+/// An odds move under `event_id` `id`.
+fn event(id: u128) -> Envelope {
+    let race = i64::try_from(id % 10).unwrap_or(0) + 1;
+    let mut e = samples::envelope(samples::odds("2026-11-22", race, &[("A1", 2.5)]));
+    e.event_id = uuid::Uuid::from_u128(id);
+    e
+}
+
+/// Folds the events of `ids` into `store` as one batch after its checkpoint, and commits
+/// it; the outcome of each.
+fn fold(store: &Store, ids: impl IntoIterator<Item = u128>) -> Vec<Outcome> {
+    let mut batch = store.batch().expect("batch");
+    let mut seq = store.checkpoint().expect("checkpoint");
+    let outcomes = ids
+        .into_iter()
+        .map(|id| {
+            seq += 1;
+            batch
+                .apply(seq, 0, &event(id))
+                .expect("apply")
+                .expect("after the checkpoint")
+        })
+        .collect();
+    batch.commit().expect("commit");
+    outcomes
+}
+
+/// A filter of 64 bits: it rules nothing out, so every id is looked up in the runs.
+const NO_FILTER: Options = Options { id_filter_bytes: 8 };
+
+/// A filter of 64 KiB: hardly a false positive among the thousands of ids here.
+const SMALL: Options = Options {
+    id_filter_bytes: 64 * 1024,
+};
+
+fn stats(store: &Store) -> AppliedIdStats {
+    store.applied_id_stats().expect("stats")
+}
+
+/// Folds 4,000 ids into a store at `dir` in batches of 100 (with a [`SMALL`] filter), and
+/// closes it; how its ids stood.
+fn fold_4000(dir: &std::path::Path) -> AppliedIdStats {
+    let store = Store::open_with(dir, SMALL).expect("open");
+    for b in 0..40 {
+        fold(&store, (b * 100..b * 100 + 100).map(id));
+    }
+    stats(&store)
+}
+
+#[test]
+fn duplicates_are_found_in_every_run_before_and_after_merges() {
+    let dir = tempdir();
+    let store = Store::open_with(dir.path(), NO_FILTER).expect("open");
+    for b in 0..100 {
+        let fresh = b * 5..b * 5 + 5;
+        // Five new ids, one of them twice; then ids of the batch before and of one
+        // further back (merged by now, for most).
+        let mut ids: Vec<u128> = fresh.clone().map(id).collect();
+        ids.push(id(fresh.start + 2));
+        if b > 0 {
+            ids.extend([id(fresh.start - 1), id((b * 37 % b) * 5)]);
+        }
+        let outcomes = fold(&store, ids);
+        assert_eq!(outcomes[..5], [Outcome::Applied; 5], "batch {b}");
+        assert!(
+            outcomes[5..].iter().all(|o| *o == Outcome::Duplicate),
+            "batch {b}: {outcomes:?}"
+        );
+    }
+    let before = stats(&store);
+    assert_eq!(before.ids, 500);
+    assert!(before.merges >= 12, "{before:?}");
+    assert!(before.runs < 20, "{before:?}");
+    assert!(
+        fold(&store, (0..500).map(id))
+            .iter()
+            .all(|o| *o == Outcome::Duplicate),
+        "every id applied before is a duplicate"
+    );
+    assert!(
+        fold(&store, (500..600).map(id))
+            .iter()
+            .all(|o| *o == Outcome::Applied),
+        "no new id is taken for one applied"
+    );
+    assert_eq!(
+        store.applied_event_ids().expect("ids"),
+        (0..600).map(id).collect()
+    );
+}
+
+#[test]
+fn a_reopened_store_loads_its_saved_filter_and_reads_only_the_runs_it_lacks() {
+    let dir = tempdir();
+    let folded = fold_4000(dir.path());
+    assert!(folded.filter_saves >= 1, "{folded:?}");
+    assert_eq!(folded.ids, 4000);
+    let store = Store::open_with(dir.path(), SMALL).expect("reopen");
+    let reopened = stats(&store);
+    assert!(reopened.filter_loaded, "{reopened:?}");
+    assert!(
+        reopened.read_at_load > 0 && reopened.read_at_load < 2000,
+        "read {} ids of 4,000 at load",
+        reopened.read_at_load
+    );
+    // The saved filter and the ids added to it give no false negative: every id, saved
+    // in it or not, merged since or not, is a duplicate.
+    assert!(fold(&store, (0..4000).map(id))
+        .iter()
+        .all(|o| *o == Outcome::Duplicate));
+    assert!(stats(&store).run_lookups >= 4000);
+}
+
+#[test]
+fn a_store_opened_with_another_filter_size_builds_its_filter_from_every_run() {
+    let dir = tempdir();
+    fold_4000(dir.path());
+    let larger = Options {
+        id_filter_bytes: 128 * 1024,
+    };
+    let store = Store::open_with(dir.path(), larger).expect("reopen");
+    let reopened = stats(&store);
+    assert!(!reopened.filter_loaded);
+    assert_eq!(reopened.read_at_load, 4000);
+    assert_eq!(reopened.filter_bytes, 128 * 1024);
+    assert!(fold(&store, (0..4000).map(id))
+        .iter()
+        .all(|o| *o == Outcome::Duplicate));
+}
+
+/// Chunks of output a merge of 1,600 ids writes out before it is done: those past
+/// [`ATOMIC_MERGE`] ids (each source of 200 ids is one chunk).
+const OUTPUT: usize = (ATOMIC_MERGE as usize / CHUNK_IDS) + 1;
+
+#[test]
+fn a_merge_or_filter_save_cut_short_leaves_orphans_that_are_removed_and_loses_no_id() {
+    let dir = tempdir();
+    {
+        let store = Store::open_with(dir.path(), NO_FILTER).expect("open");
+        for b in 0..8 {
+            fold(&store, (b * 200..b * 200 + 200).map(id));
+        }
+        // Eight runs of a size: a merge is due. It writes its first chunks of output, and
+        // the process dies before the manifest names the output.
+        store
+            .with_ids(|ids| ids.merge_partly(store.tree(), ATOMIC_MERGE + CHUNK_IDS as u64 + 10))
+            .expect("a part of the merge");
+        // And a filter save that died before its manifest.
+        store
+            .tree()
+            .insert(keys::id_filter(7, 0), vec![0; 64])
+            .expect("insert");
+        let chunks = store.tree().scan_prefix(keys::ID_RUN_PREFIX).count();
+        assert_eq!(
+            chunks,
+            8 + OUTPUT,
+            "the sources' chunks and some of the output"
+        );
+    }
+    let store = Store::open_with(dir.path(), NO_FILTER).expect("reopen");
+    let reopened = stats(&store);
+    assert_eq!(reopened.orphans_removed, OUTPUT as u64 + 1, "{reopened:?}");
+    assert_eq!((reopened.runs, reopened.ids), (8, 1600));
+    assert_eq!(store.tree().scan_prefix(keys::ID_RUN_PREFIX).count(), 8);
+    assert_eq!(store.tree().scan_prefix(keys::ID_FILTER_PREFIX).count(), 0);
+    assert_eq!(
+        store.applied_event_ids().expect("ids"),
+        (0..1600).map(id).collect()
+    );
+    // The next batch merges them again, whole this time; nothing is lost either way.
+    assert_eq!(fold(&store, [id(1600)]), [Outcome::Applied]);
+    let merged = stats(&store);
+    assert_eq!((merged.merges, merged.runs, merged.ids), (1, 2, 1601));
+    assert!(fold(&store, (0..1601).map(id))
+        .iter()
+        .all(|o| *o == Outcome::Duplicate));
+}
+
+#[test]
+fn a_store_of_the_per_batch_id_records_is_of_an_older_schema() {
+    let dir = tempdir();
+    {
+        let store = Store::open(dir.path()).expect("open");
+        store
+            .tree()
+            .insert(b"meta\0schema", b"4")
+            .expect("the schema of a store with a record of ids per batch");
+    }
+    assert!(matches!(
+        Store::open(dir.path()),
+        Err(crate::StoreError::OlderSchema(4))
+    ));
+}
+
+#[test]
+fn saved_filter_format_is_stable() {
+    // A saved filter is loaded only if its bits mean what they meant when it was saved:
+    // if this changes (another `fastbloom`, another hash), so must FILTER_FORMAT.
+    let mut filter = BloomFilter::with_num_bits(64 * 64).hashes(HASHES);
+    for i in 0..100 {
+        filter.insert_hash(hash(id(i)));
+    }
+    let bits: Vec<u8> = filter
+        .as_slice()
+        .iter()
+        .flat_map(|w| w.to_le_bytes())
+        .collect();
+    assert_eq!(xxhash_rust::xxh3::xxh3_64(&bits), 0x27ba_3974_c39d_b77c);
+}
