@@ -26,10 +26,15 @@ use crate::form::FormSource;
 use crate::keys::{self, DocKey};
 use crate::StoreError;
 
-/// Read and write access to the read models, as a fold needs it.
-pub trait State {
+/// Read access to the read models' records: all a render needs, so that the same renders
+/// run over the records as they are and as they stood at a point of the log (`as_of`).
+pub trait Records {
     /// The value under `key`, including writes made earlier in this batch.
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError>;
+}
+
+/// Read and write access to the read models, as a fold needs it.
+pub trait State: Records {
     /// Sets `key`; visible to later `get`s of the batch.
     fn put(&mut self, key: Vec<u8>, value: Vec<u8>);
     /// Removes `key`.
@@ -61,7 +66,7 @@ struct Day {
 }
 
 impl Day {
-    fn read(s: &impl State, date: &str) -> Result<Day, StoreError> {
+    fn read(s: &impl Records, date: &str) -> Result<Day, StoreError> {
         Ok(read(s, &keys::day(date))?.unwrap_or_default())
     }
 
@@ -149,7 +154,7 @@ pub struct Fold {
 /// The odds of a date's races as given, by race and venue (`None`: for every venue).
 type RacesOdds = BTreeMap<(u8, Option<String>), RaceOdds>;
 
-fn read<T: DeserializeOwned>(s: &impl State, key: &[u8]) -> Result<Option<T>, StoreError> {
+fn read<T: DeserializeOwned>(s: &impl Records, key: &[u8]) -> Result<Option<T>, StoreError> {
     match s.get(key)? {
         Some(bytes) => serde_json::from_slice(&bytes)
             .map(Some)
@@ -159,7 +164,10 @@ fn read<T: DeserializeOwned>(s: &impl State, key: &[u8]) -> Result<Option<T>, St
 }
 
 /// Reads a document's JSON (past its `ETag`).
-fn read_doc<T: DeserializeOwned>(s: &impl State, key: DocKey<'_>) -> Result<Option<T>, StoreError> {
+fn read_doc<T: DeserializeOwned>(
+    s: &impl Records,
+    key: DocKey<'_>,
+) -> Result<Option<T>, StoreError> {
     let key = key.key();
     match s.get(&key)? {
         Some(stored) => serde_json::from_slice(docs::unseal(&stored))
@@ -169,10 +177,17 @@ fn read_doc<T: DeserializeOwned>(s: &impl State, key: DocKey<'_>) -> Result<Opti
     }
 }
 
-/// Stores a document with its `ETag`, made once here rather than on every GET.
-fn put_doc(s: &mut impl State, key: DocKey<'_>, doc: &[u8]) {
+/// Stores a document with its `ETag`, made once here rather than on every GET; a document
+/// rendered the same as it is stored is not written again, so that only what answers
+/// differently is written, and counted as changed.
+fn put_doc(s: &mut impl State, key: DocKey<'_>, doc: &[u8]) -> Result<(), StoreError> {
     let form = matches!(key, DocKey::Form(_));
-    s.put(key.key(), docs::seal(form, doc));
+    let key = key.key();
+    let sealed = docs::seal(form, doc);
+    if s.get(&key)?.as_deref() != Some(sealed.as_slice()) {
+        s.put(key, sealed);
+    }
+    Ok(())
 }
 
 fn write<T: Serialize>(s: &mut impl State, key: Vec<u8>, value: &T) {
@@ -228,7 +243,7 @@ impl Fold {
 
     fn profile(&mut self, s: &mut impl State, p: &HorseProfile) -> Result<(), StoreError> {
         // The document is the profile as the feed gave it: no other record is kept.
-        put_doc(s, DocKey::Profile(&p.horse_no), &docs::render_profile(p));
+        put_doc(s, DocKey::Profile(&p.horse_no), &docs::render_profile(p))?;
         // The profile's name heads the form document.
         self.form(s, &p.horse_no)?;
         Ok(())
@@ -415,27 +430,13 @@ impl Fold {
             stale: std::mem::take(&mut self.stale),
         };
         for date in std::mem::take(&mut self.result_days) {
-            let day = Day::read(s, &date)?;
-            let mut meetings = Vec::with_capacity(day.results.len());
-            for (venue, races) in &day.results {
-                let mut list = Vec::with_capacity(races.len());
-                for &n in races {
-                    if let Some(r) = read::<RaceResult>(s, &keys::result(&date, n, venue))? {
-                        list.push(r);
-                    }
-                }
-                meetings.push(Meeting {
-                    venue: venue.clone(),
-                    races: list,
-                });
-            }
-            let rendered = docs::render_results(&date, &meetings)?;
+            let rendered = results_of(s, &date)?;
             for (venue, bytes) in rendered.days {
                 let key = DocKey::Results {
                     date: &date,
                     venue: venue.as_deref(),
                 };
-                out.put(s, key, &bytes);
+                out.put(s, key, &bytes)?;
             }
             for (race_number, venue, bytes) in rendered.races {
                 let key = DocKey::Race {
@@ -443,46 +444,16 @@ impl Fold {
                     race_number,
                     venue: venue.as_deref(),
                 };
-                out.put(s, key, &bytes);
+                out.put(s, key, &bytes)?;
             }
         }
         for date in std::mem::take(&mut self.card_days) {
-            let day = Day::read(s, &date)?;
-            let mut meetings = Vec::with_capacity(day.cards.len());
-            // Per race and venue: the scratchings given for it and those given for every
-            // venue's race of that number.
-            let mut scratched: BTreeMap<(i64, &str), BTreeSet<String>> = BTreeMap::new();
-            for (venue, races) in &day.cards {
-                let mut list = Vec::with_capacity(races.len());
-                for &n in races {
-                    if let Some(c) = read::<RaceCard>(s, &keys::card(&date, n, venue))? {
-                        let mut gone: BTreeSet<String> =
-                            read(s, &keys::scratched(&date, n, None))?.unwrap_or_default();
-                        gone.extend(
-                            read::<BTreeSet<String>>(s, &keys::scratched(&date, n, Some(venue)))?
-                                .unwrap_or_default(),
-                        );
-                        scratched.insert((c.race_number, venue.as_str()), gone);
-                        list.push(c);
-                    }
-                }
-                meetings.push(Meeting {
-                    venue: venue.clone(),
-                    races: list,
-                });
-            }
-            let is_scratched = |c: &RaceCard, horse: &str| {
-                scratched
-                    .get(&(c.race_number, c.venue.as_str()))
-                    .is_some_and(|set| set.contains(horse))
-            };
-            let rendered = docs::render_cards(&date, &meetings, is_scratched);
-            for (venue, bytes) in rendered.days {
+            for (venue, bytes) in cards_of(s, &date)? {
                 let key = DocKey::Card {
                     date: &date,
                     venue: venue.as_deref(),
                 };
-                out.put(s, key, &bytes);
+                out.put(s, key, &bytes)?;
             }
         }
         self.render_odds(s, &mut out)?;
@@ -497,22 +468,18 @@ impl Fold {
             );
         }
         for (horse, form) in std::mem::take(&mut self.forms) {
-            let profile: Option<Named> = read_doc(s, DocKey::Profile(&horse))?;
-            let name = match profile.map(|p| p.horse_name).or_else(|| form.newest_name()) {
-                Some(name) => name,
+            let Some(doc) = form_of(s, &horse, &form)? else {
                 // Appears nowhere any more (an amendment removed its only race).
-                None => {
-                    s.delete(keys::form(&horse));
-                    s.delete(DocKey::Form(&horse).key());
-                    continue;
-                }
+                s.delete(keys::form(&horse));
+                s.delete(DocKey::Form(&horse).key());
+                continue;
             };
             if form.is_empty() {
                 s.delete(keys::form(&horse));
             } else if form.changed() {
                 s.put(keys::form(&horse), form.encode());
             }
-            put_doc(s, DocKey::Form(&horse), &form.render(&horse, &name));
+            out.put(s, DocKey::Form(&horse), &doc)?;
         }
         for key in out.stale {
             s.delete(key);
@@ -547,49 +514,131 @@ impl Fold {
             } else {
                 given.keys().map(|(n, _)| *n).collect()
             };
-            let meetings = day.meetings();
-            let listed = docs::venues(&meetings);
-            let main = meetings
-                .get(docs::main_meeting(&meetings))
-                .map(|m| m.venue.as_str());
             for n in races {
-                let every = odds_given(s, given, date, n, None)?;
-                let mut unnamed: Option<Vec<u8>> = None;
-                for m in meetings.iter().filter(|m| m.races.contains(&n)) {
-                    let venue = Some(m.venue.as_str());
-                    let own = odds_given(s, given, date, n, venue)?;
-                    let Some(view) = merged(every.as_ref(), own.as_ref()) else {
-                        continue;
-                    };
-                    let doc = docs::render_odds(date, venue, listed.as_deref(), n, &view);
+                for (venue, doc) in odds_of(s, given, date, &day, n)? {
                     let key = DocKey::Odds {
                         date,
                         race_number: n,
-                        venue,
+                        venue: venue.as_deref(),
                     };
-                    out.put(s, key, &doc);
-                    if unnamed.is_none() || venue == main {
-                        unnamed = Some(doc);
-                    }
-                }
-                // No venue of the race is known: the odds given for every venue, if any.
-                let unnamed = unnamed.or_else(|| {
-                    every
-                        .as_ref()
-                        .map(|race| docs::render_odds(date, None, listed.as_deref(), n, race))
-                });
-                if let Some(doc) = unnamed {
-                    let key = DocKey::Odds {
-                        date,
-                        race_number: n,
-                        venue: None,
-                    };
-                    out.put(s, key, &doc);
+                    out.put(s, key, &doc)?;
                 }
             }
         }
         Ok(())
     }
+}
+
+/// Documents of one kind, by venue (`None`: the one that answers without a venue).
+type ByVenue = Vec<(Option<String>, Vec<u8>)>;
+
+/// The results documents of `date`: of the day and of each race, per venue and for the
+/// day's main meeting, from its results as `s` holds them.
+fn results_of(s: &impl Records, date: &str) -> Result<docs::Rendered, StoreError> {
+    let day = Day::read(s, date)?;
+    let mut meetings = Vec::with_capacity(day.results.len());
+    for (venue, races) in &day.results {
+        let mut list = Vec::with_capacity(races.len());
+        for &n in races {
+            if let Some(r) = read::<RaceResult>(s, &keys::result(date, n, venue))? {
+                list.push(r);
+            }
+        }
+        meetings.push(Meeting {
+            venue: venue.clone(),
+            races: list,
+        });
+    }
+    docs::render_results(date, &meetings)
+}
+
+/// The race-card documents of `date`, per venue and for the day's main meeting, from its
+/// cards and scratchings as `s` holds them.
+fn cards_of(s: &impl Records, date: &str) -> Result<ByVenue, StoreError> {
+    let day = Day::read(s, date)?;
+    let mut meetings = Vec::with_capacity(day.cards.len());
+    // Per race and venue: the scratchings given for it and those given for every
+    // venue's race of that number.
+    let mut scratched: BTreeMap<(i64, &str), BTreeSet<String>> = BTreeMap::new();
+    for (venue, races) in &day.cards {
+        let mut list = Vec::with_capacity(races.len());
+        for &n in races {
+            if let Some(c) = read::<RaceCard>(s, &keys::card(date, n, venue))? {
+                let mut gone: BTreeSet<String> =
+                    read(s, &keys::scratched(date, n, None))?.unwrap_or_default();
+                gone.extend(
+                    read::<BTreeSet<String>>(s, &keys::scratched(date, n, Some(venue)))?
+                        .unwrap_or_default(),
+                );
+                scratched.insert((c.race_number, venue.as_str()), gone);
+                list.push(c);
+            }
+        }
+        meetings.push(Meeting {
+            venue: venue.clone(),
+            races: list,
+        });
+    }
+    let is_scratched = |c: &RaceCard, horse: &str| {
+        scratched
+            .get(&(c.race_number, c.venue.as_str()))
+            .is_some_and(|set| set.contains(horse))
+    };
+    Ok(docs::render_cards(date, &meetings, is_scratched).days)
+}
+
+/// The odds documents of race `n` of `date` (`day` its record), as `(venue, bytes)`: one
+/// for each venue that runs it and has odds, and the one without a venue (see
+/// [`Fold::render_odds`]). Odds in `given` (a batch's) stand before those in `s`.
+fn odds_of(
+    s: &impl Records,
+    given: &RacesOdds,
+    date: &str,
+    day: &Day,
+    n: u8,
+) -> Result<ByVenue, StoreError> {
+    let meetings = day.meetings();
+    let listed = docs::venues(&meetings);
+    let main = meetings
+        .get(docs::main_meeting(&meetings))
+        .map(|m| m.venue.as_str());
+    let every = odds_given(s, given, date, n, None)?;
+    let mut out = Vec::new();
+    let mut unnamed: Option<Vec<u8>> = None;
+    for m in meetings.iter().filter(|m| m.races.contains(&n)) {
+        let venue = Some(m.venue.as_str());
+        let own = odds_given(s, given, date, n, venue)?;
+        let Some(view) = merged(every.as_ref(), own.as_ref()) else {
+            continue;
+        };
+        let doc = docs::render_odds(date, venue, listed.as_deref(), n, &view);
+        if unnamed.is_none() || venue == main {
+            unnamed = Some(doc.clone());
+        }
+        out.push((venue.map(str::to_owned), doc));
+    }
+    // No venue of the race is known: the odds given for every venue, if any.
+    let unnamed = unnamed.or_else(|| {
+        every
+            .as_ref()
+            .map(|race| docs::render_odds(date, None, listed.as_deref(), n, race))
+    });
+    out.extend(unnamed.map(|doc| (None, doc)));
+    Ok(out)
+}
+
+/// The form document of `horse` from its form record `form`, named by its profile or else
+/// its newest result; `None` when the horse appears nowhere.
+fn form_of(
+    s: &impl Records,
+    horse: &str,
+    form: &FormSource,
+) -> Result<Option<Vec<u8>>, StoreError> {
+    let profile: Option<Named> = read_doc(s, DocKey::Profile(horse))?;
+    Ok(profile
+        .map(|p| p.horse_name)
+        .or_else(|| form.newest_name())
+        .map(|name| form.render(horse, &name)))
 }
 
 /// Writes the documents of a render, and keeps the keys a retraction named that no render
@@ -599,18 +648,18 @@ struct Rendering {
 }
 
 impl Rendering {
-    fn put(&mut self, s: &mut impl State, key: DocKey<'_>, doc: &[u8]) {
+    fn put(&mut self, s: &mut impl State, key: DocKey<'_>, doc: &[u8]) -> Result<(), StoreError> {
         if !self.stale.is_empty() {
             self.stale.remove(&key.key());
         }
-        put_doc(s, key, doc);
+        put_doc(s, key, doc)
     }
 }
 
 /// The odds given for race `n` of `date` at `venue` (or for every venue): from the batch,
 /// else from the store.
 fn odds_given(
-    s: &impl State,
+    s: &impl Records,
     given: &RacesOdds,
     date: &str,
     n: u8,

@@ -9,7 +9,7 @@ mod keys;
 mod store;
 
 pub use docs::{etag, published_at, render_odds_move, Doc, FormDoc, FormEntry, ETAG_LEN};
-pub use fold::{Fold, Outcome, RaceOdds, State};
+pub use fold::{Fold, Outcome, RaceOdds, Records, State};
 pub use ids::AppliedIdStats;
 pub use keys::DocKey;
 pub use store::{Batch, BatchStats, DeadLetter, MemState, OddsMove, Options, Store};

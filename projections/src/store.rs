@@ -11,7 +11,7 @@ use racing_events::Envelope;
 use serde::{Deserialize, Serialize};
 
 use crate::docs::Doc;
-use crate::fold::{Fold, Outcome, RaceOdds, State};
+use crate::fold::{Fold, Outcome, RaceOdds, Records, State};
 use crate::ids::{self, AppliedIdStats, AppliedIds};
 use crate::keys::{self, DocKey};
 use crate::StoreError;
@@ -479,14 +479,16 @@ pub struct Batch<'a> {
     stats: BatchStats,
 }
 
-impl State for Batch<'_> {
+impl Records for Batch<'_> {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         match self.writes.get(key) {
             Some(v) => Ok(v.clone()),
             None => Ok(self.store.tree.get(key)?.map(|v| v.to_vec())),
         }
     }
+}
 
+impl State for Batch<'_> {
     fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
         self.writes.insert(key, Some(value));
     }
@@ -626,11 +628,13 @@ pub struct MemState {
     pub seen: HashSet<u128>,
 }
 
-impl State for MemState {
+impl Records for MemState {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         Ok(self.records.get(key).cloned())
     }
+}
 
+impl State for MemState {
     fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
         self.records.insert(key, value);
     }

@@ -394,6 +394,23 @@ impl Drop for TempDir {
     }
 }
 
+/// Opens the store in `dir` again. sled lets go of a dropped store's file lock only once
+/// its background threads finish, a moment later in this same process; a new process (a
+/// restart) never waits. So the lock is waited for here, for a few seconds at most.
+pub(crate) fn reopen(dir: &std::path::Path, options: Options) -> Store {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        match Store::open_with(dir, options) {
+            Ok(store) => return store,
+            Err(e) if e.to_string().contains("could not acquire lock") => {
+                assert!(std::time::Instant::now() < deadline, "reopen: {e}");
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            Err(e) => panic!("reopen: {e}"),
+        }
+    }
+}
+
 pub(crate) fn tempdir() -> TempDir {
     let p = std::env::temp_dir().join(format!("racing-proj-{}", uuid::Uuid::new_v4()));
     TempDir(p)
@@ -531,7 +548,7 @@ fn applied_event_ids_outlive_batches_and_restarts_but_not_a_dropped_batch() {
         );
         b.commit().expect("commit");
     }
-    let store = Store::open(dir.path()).expect("reopen");
+    let store = reopen(dir.path(), Options::default());
     let ids = store.applied_event_ids().expect("ids");
     assert_eq!(ids.len(), 2);
     let mut b = store.batch().expect("batch");

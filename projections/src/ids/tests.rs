@@ -5,7 +5,7 @@
 use racing_events::{samples, Envelope};
 
 use super::*;
-use crate::tests::tempdir;
+use crate::tests::{reopen, tempdir};
 use crate::{Options, Outcome, Store};
 
 /// The `i`th id, spread over the id space as random ids are.
@@ -110,7 +110,7 @@ fn a_reopened_store_loads_its_saved_filter_and_reads_only_the_runs_it_lacks() {
     let folded = fold_4000(dir.path());
     assert!(folded.filter_saves >= 1, "{folded:?}");
     assert_eq!(folded.ids, 4000);
-    let store = Store::open_with(dir.path(), SMALL).expect("reopen");
+    let store = reopen(dir.path(), SMALL);
     let reopened = stats(&store);
     assert!(reopened.filter_loaded, "{reopened:?}");
     assert!(
@@ -133,7 +133,7 @@ fn a_store_opened_with_another_filter_size_builds_its_filter_from_every_run() {
     let larger = Options {
         id_filter_bytes: 128 * 1024,
     };
-    let store = Store::open_with(dir.path(), larger).expect("reopen");
+    let store = reopen(dir.path(), larger);
     let reopened = stats(&store);
     assert!(!reopened.filter_loaded);
     assert_eq!(reopened.read_at_load, 4000);
@@ -151,7 +151,7 @@ const OUTPUT: usize = (ATOMIC_MERGE as usize / CHUNK_IDS) + 1;
 fn a_merge_or_filter_save_cut_short_leaves_orphans_that_are_removed_and_loses_no_id() {
     let dir = tempdir();
     {
-        let store = Store::open_with(dir.path(), NO_FILTER).expect("open");
+        let store = reopen(dir.path(), NO_FILTER);
         for b in 0..8 {
             fold(&store, (b * 200..b * 200 + 200).map(id));
         }
@@ -172,7 +172,7 @@ fn a_merge_or_filter_save_cut_short_leaves_orphans_that_are_removed_and_loses_no
             "the sources' chunks and some of the output"
         );
     }
-    let store = Store::open_with(dir.path(), NO_FILTER).expect("reopen");
+    let store = reopen(dir.path(), NO_FILTER);
     let reopened = stats(&store);
     assert_eq!(reopened.orphans_removed, OUTPUT as u64 + 1, "{reopened:?}");
     assert_eq!((reopened.runs, reopened.ids), (8, 1600));
