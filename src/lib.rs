@@ -1,9 +1,11 @@
-//! The racing service: configuration, NATS wiring, the projector task, the HTTP API and
-//! the feeder (the demo is a feeder of its own, `racing-demo`). `main.rs` is only the
-//! command line around this library, so that tests drive the very same code.
+//! The racing service: configuration, NATS wiring, the projector task, the HTTP API,
+//! the feeder (the demo is a feeder of its own, `racing-demo`) and the commands of the
+//! `racing` binary (`cli`). `main.rs` is only the command line around this library, so
+//! that tests drive the very same code.
 
 pub mod admin;
 pub mod app;
+pub mod cli;
 pub mod config;
 pub mod faults;
 pub mod files;

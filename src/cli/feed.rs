@@ -1,0 +1,112 @@
+//! `racing publish` and `racing demo`: the feeds, an NDJSON file published to the stream
+//! and the demo season written as NDJSON.
+
+use std::io::{BufReader, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::Args;
+
+use super::NatsTarget;
+use crate::nats::Role;
+use crate::publish;
+
+/// The file `racing publish` reads, and the NATS it publishes to.
+#[derive(Args)]
+pub struct PublishArgs {
+    /// NDJSON file, one envelope a line; `-` reads standard input.
+    file: PathBuf,
+    /// NATS to publish to, as a user of the `feeder` role.
+    #[command(flatten)]
+    target: NatsTarget,
+}
+
+/// The seed, day and destination of `racing demo`.
+#[derive(Args)]
+pub struct DemoArgs {
+    /// Seed; the same seed and day give the same events.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// The day of the season's last meeting, YYYY-MM-DD; default today in Hong Kong.
+    #[arg(long)]
+    today: Option<String>,
+    /// Where to write; default standard output.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+/// Publishes the file's envelopes as a feeder; exit code 3 when any was refused.
+pub async fn publish_file(args: PublishArgs) -> anyhow::Result<ExitCode> {
+    // A feeder may not look at the stream: a missing one shows as "no responders" on the
+    // first publish, which `publish` explains.
+    let (client, _) = args.target.connect(Role::Feeder).await?;
+    let js = async_nats::jetstream::new(client);
+    let (reader, size): (Box<dyn std::io::BufRead>, u64) = if args.file.as_os_str() == "-" {
+        (Box::new(BufReader::new(std::io::stdin())), 0)
+    } else {
+        let f = std::fs::File::open(&args.file)
+            .with_context(|| format!("opening {}", args.file.display()))?;
+        let size = f.metadata().map(|m| m.len()).unwrap_or(0);
+        (Box::new(BufReader::new(f)), size)
+    };
+    let bar = indicatif::ProgressBar::new(size);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} ({eta})",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let counts =
+        publish::publish_payloads(&js, publish::ndjson_lines(reader), |n| bar.inc(n + 1)).await?;
+    bar.finish_and_clear();
+    println!(
+        "published {}, duplicate {}, rejected {}",
+        counts.published, counts.duplicate, counts.rejected
+    );
+    for (line, reason) in &counts.reasons {
+        println!("  line {line}: {reason}");
+    }
+    if counts.rejected > counts.reasons.len() as u64 {
+        println!(
+            "  ... and {} more",
+            counts.rejected - counts.reasons.len() as u64
+        );
+    }
+    // A feeder's script must notice refused events.
+    Ok(if counts.rejected > 0 {
+        ExitCode::from(3)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Writes the demo season as NDJSON.
+pub fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
+    let today = match args.today {
+        Some(d) if racing_events::Date::parse(&d).is_some() => d.parse::<jiff::civil::Date>()?,
+        Some(d) => anyhow::bail!("--today `{d}` is not a YYYY-MM-DD calendar date"),
+        None => {
+            let hk = jiff::tz::TimeZone::get("Asia/Hong_Kong")?;
+            jiff::Timestamp::now().to_zoned(hk).date()
+        }
+    };
+    let feed = racing_demo::season(args.seed, today);
+    let mut out: Box<dyn Write> = match &args.out {
+        Some(path) => Box::new(std::io::BufWriter::new(
+            std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?,
+        )),
+        None => Box::new(std::io::BufWriter::new(std::io::stdout())),
+    };
+    for e in &feed.events {
+        writeln!(out, "{}", e.to_json())?;
+    }
+    out.flush()?;
+    eprintln!(
+        "{} events: {} meetings, {} horses, the last on {today}",
+        feed.events.len(),
+        feed.meetings,
+        feed.horses
+    );
+    Ok(ExitCode::SUCCESS)
+}
