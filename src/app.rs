@@ -345,7 +345,11 @@ impl Application {
             shutdown.clone(),
             self.faults.clone(),
         ));
-        verify_in_background(self.state.read_models.load_full(), rebuilder.clone());
+        let verified = verify_in_background(
+            self.state.read_models.clone(),
+            rebuilder.clone(),
+            shutdown.clone(),
+        );
         let admin = crate::admin::router(crate::admin::AdminState {
             read_models: self.state.read_models.clone(),
             rebuilder,
@@ -393,6 +397,12 @@ impl Application {
         }
         if let Err(e) = projector.await {
             tracing::error!(error = %e, "projector task");
+        }
+        if tokio::time::timeout(SHUTDOWN_GRACE, verified)
+            .await
+            .is_err()
+        {
+            tracing::warn!("the check of the read models did not stop in time");
         }
         if let Some(local) = self.local_nats {
             // Our own connections close first: a server stopped under them makes each
@@ -548,24 +558,48 @@ fn open_store(
 /// or panics, only on reading the records concerned. Such a store is rebuilt from the log
 /// and swapped out (then kept aside for inspection); `/readyz` says so meanwhile. Reading
 /// a large store takes seconds, which start-up does not wait for.
-fn verify_in_background(store: Arc<Store>, rebuilder: Arc<Rebuilder>) {
+///
+/// The check stops early when `shutdown` is cancelled, and the task it returns ends only
+/// once the check has let go of the store: the service awaits it before it stops, so that
+/// no store outlives its run (sled flushes a store as the last handle drops, which must
+/// not happen once the service, or a test, has moved on).
+///
+/// It also stops once a rebuild has swapped the store out: the check is of the store in
+/// use, and it lets go of a replaced one at once.
+fn verify_in_background(
+    read_models: Arc<ReadModels>,
+    rebuilder: Arc<Rebuilder>,
+    shutdown: CancellationToken,
+) -> tokio::task::JoinHandle<()> {
+    let store = read_models.load_full();
     tokio::spawn(async move {
+        let stop = shutdown.clone();
         let read = tokio::task::spawn_blocking(move || {
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| store.verify()))
+            let in_use = || Arc::ptr_eq(&store, &read_models.load());
+            let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                store.verify(|| !stop.is_cancelled() && in_use())
+            }));
+            drop(store);
+            read
         })
         .await;
         let problem = match read {
-            Ok(Ok(Ok(records))) => {
+            Ok(Ok(Ok(Some(records)))) => {
                 tracing::info!(
                     records,
                     "read models verified: every record of the store reads back whole"
                 );
                 return;
             }
+            // Stopped: the service stops, or the store was swapped out.
+            Ok(Ok(Ok(None))) => return,
             Ok(Ok(Err(e))) => e.to_string(),
             Ok(Err(_)) => "sled panicked reading it".to_owned(),
             Err(e) => format!("the check did not finish: {e}"),
         };
+        if shutdown.is_cancelled() {
+            return;
+        }
         tracing::error!(
             problem,
             "read models damaged; rebuilding them from the log, then moving them aside to read-models.damaged-<time>"
@@ -576,7 +610,7 @@ fn verify_in_background(store: Arc<Store>, rebuilder: Arc<Rebuilder>) {
                 "a rebuild was already under way; it replaces the damaged store"
             );
         }
-    });
+    })
 }
 
 /// Publishes the demo season into an empty stream (through `feeder`) and returns it, with

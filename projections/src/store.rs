@@ -413,9 +413,15 @@ impl Store {
     /// that the store is whole, since sled opens some damaged stores (a lost blob, a
     /// zeroed page) and fails only on reading the records concerned. Returns how many
     /// records there are; one pass over the store.
-    pub fn verify(&self) -> Result<u64, StoreError> {
+    ///
+    /// `go_on` is asked every few thousand records; the check stops early, with `None`,
+    /// once it says no (the service stopping).
+    pub fn verify(&self, go_on: impl Fn() -> bool) -> Result<Option<u64>, StoreError> {
         let mut count = 0;
         for item in self.tree.iter() {
+            if count % 4096 == 0 && !go_on() {
+                return Ok(None);
+            }
             let (key, value) = item?;
             if key.as_ref() == keys::CHECKPOINT || key.as_ref() == keys::ODDS_SEQ {
                 decode_u64(&value)?;
@@ -425,7 +431,7 @@ impl Store {
             }
             count += 1;
         }
-        Ok(count)
+        Ok(Some(count))
     }
 }
 

@@ -100,6 +100,8 @@ pub fn run(args: CredentialsArgs) -> anyhow::Result<ExitCode> {
 fn list_users(credentials: &Credentials) {
     println!("{:<24} {:<11} PUBLIC KEY", "USER", "ROLE");
     for user in credentials.users() {
-        println!("{:<24} {:<11} {}", user.name, user.role, user.public_key());
+        // Role's Display writes its name whole, ignoring a width: padded as text.
+        let role = user.role.to_string();
+        println!("{:<24} {role:<11} {}", user.name, user.public_key());
     }
 }
