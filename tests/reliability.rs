@@ -181,6 +181,9 @@ fn folded(mut records: BTreeMap<Vec<u8>, Vec<u8>>) -> BTreeMap<Vec<u8>, Vec<u8>>
     records.retain(|k, _| {
         !k.starts_with(b"dead\0")
             && !k.starts_with(b"seen\0")
+            // The change feed names the batch that changed a document: how the log was
+            // batched, which a clean replay in memory does not have.
+            && !k.starts_with(b"chg\0")
             && k.as_slice() != b"meta\0checkpoint"
             && k.as_slice() != b"meta\0stream"
             && k.as_slice() != b"meta\0schema"
@@ -361,9 +364,9 @@ async fn a_service_killed_at_random_moments_converges_to_a_clean_replay() {
     );
     // And the folds' own state, which later events build on, with the dead letters; the
     // applied event ids are kept in runs that merge as they come, so they are compared as
-    // sets.
+    // sets, and the change feed names the batches, which crashes cut elsewhere.
     let without_seen = |mut records: BTreeMap<Vec<u8>, Vec<u8>>| {
-        records.retain(|k, _| !k.starts_with(b"seen\0"));
+        records.retain(|k, _| !k.starts_with(b"seen\0") && !k.starts_with(b"chg\0"));
         records
     };
     assert_same(

@@ -149,6 +149,43 @@ pub struct Fold {
     /// Documents a retraction may have left with nothing to show: removed at render
     /// unless rendered again.
     stale: BTreeSet<Vec<u8>>,
+    /// The stream sequence of the event being folded.
+    seq: u64,
+}
+
+/// The records as an event changes them: every change of a source record also keeps the
+/// version it leaves, under the event's sequence ([`keys::history`]), so that the read
+/// models can be rendered as they stood at any point of the log (`as_of`). A batch's
+/// render writes past it: documents are rendered from the versions, not kept in them.
+struct Versioned<'a, S> {
+    s: &'a mut S,
+    seq: u64,
+}
+
+impl<S: State> Records for Versioned<'_, S> {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        self.s.get(key)
+    }
+}
+
+impl<S: State> State for Versioned<'_, S> {
+    fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
+        if keys::is_versioned(&key) {
+            self.s.put(keys::history(&key, self.seq), value.clone());
+        }
+        self.s.put(key, value);
+    }
+
+    fn delete(&mut self, key: Vec<u8>) {
+        if keys::is_versioned(&key) {
+            self.s.put(keys::history(&key, self.seq), Vec::new());
+        }
+        self.s.delete(key);
+    }
+
+    fn first_seen(&mut self, event_id: u128) -> Result<bool, StoreError> {
+        self.s.first_seen(event_id)
+    }
 }
 
 /// The odds of a date's races as given, by race and venue (`None`: for every venue).
@@ -224,6 +261,8 @@ impl Fold {
         if !s.first_seen(env.event_id.as_u128())? {
             return Ok(Outcome::Duplicate);
         }
+        self.seq = seq;
+        let s = &mut Versioned { s, seq };
         match &env.event {
             Event::HorseProfileUpdated(p) => self.profile(s, p)?,
             Event::RaceCardDeclared(c) => self.card(s, c)?,
@@ -258,6 +297,23 @@ impl Fold {
                 None => FormSource::default(),
             }),
         })
+    }
+
+    /// Replaces `horse`'s form entry for one race (`date`, number, venue), and keeps the
+    /// change, by the event being folded, in the form's history.
+    fn form_replace(
+        &mut self,
+        s: &mut impl State,
+        horse: &str,
+        (date, n, venue): (&str, u8, &str),
+        entry: Option<(&str, &[u8])>,
+    ) -> Result<(), StoreError> {
+        self.form(s, horse)?.replace(date, n, venue, entry);
+        s.put(
+            keys::form_change(horse, self.seq),
+            crate::form::change(date, n, venue, entry),
+        );
+        Ok(())
     }
 
     fn card(&mut self, s: &mut impl State, c: &RaceCard) -> Result<(), StoreError> {
@@ -296,7 +352,7 @@ impl Fold {
             let entry = runner
                 .zip(json.as_deref())
                 .map(|(x, j)| (x.horse_name.as_str(), j));
-            self.form(s, horse)?.replace(&r.date, n, &r.venue, entry);
+            self.form_replace(s, horse, (&r.date, n, &r.venue), entry)?;
         }
         Ok(())
     }
@@ -382,8 +438,7 @@ impl Fold {
         if let Some(old) = read::<RaceResult>(s, &key)? {
             s.delete(key);
             for runner in &old.runners {
-                self.form(s, &runner.horse_no)?
-                    .replace(date, n, venue, None);
+                self.form_replace(s, &runner.horse_no, (date, n, venue), None)?;
             }
         }
         let result = take(&mut day.results, venue, n);
@@ -400,11 +455,15 @@ impl Fold {
             }
         }
 
-        if let Some(races) = self.odds.get_mut(date) {
-            races.remove(&(n, Some(venue.to_owned())));
-        }
+        let in_batch = self
+            .odds
+            .get_mut(date)
+            .and_then(|races| races.remove(&(n, Some(venue.to_owned()))))
+            .is_some();
+        // Removed also where only this batch held them, so that the removal is kept in the
+        // odds record's history: as of any later point, only later moves count.
         let key = keys::odds(date, n, Some(venue));
-        if s.get(&key)?.is_some() {
+        if in_batch || s.get(&key)?.is_some() {
             s.delete(key);
         }
         let odds = take(&mut day.odds, venue, n);
@@ -527,6 +586,54 @@ impl Fold {
         }
         Ok(())
     }
+}
+
+/// The document under `key` as rendered from the records of `s`: its body (for a form,
+/// the framed record), or `None` where there is none. With the records as they stood at
+/// a point of the log, the document as it was served then.
+pub(crate) fn render_doc(s: &impl Records, key: DocKey<'_>) -> Result<Option<Vec<u8>>, StoreError> {
+    let venue_of = |v: &Option<String>| v.as_deref().map(str::to_owned);
+    Ok(match key {
+        DocKey::Profile(_) => s
+            .get(&key.key())?
+            .map(|stored| docs::unseal(&stored).to_vec()),
+        DocKey::Form(horse) => {
+            let form = match s.get(&keys::form(horse))? {
+                Some(record) => FormSource::decode(record)?,
+                None => FormSource::default(),
+            };
+            form_of(s, horse, &form)?
+        }
+        DocKey::Results { date, venue } => results_of(s, date)?
+            .days
+            .into_iter()
+            .find(|(v, _)| venue_of(v).as_deref() == venue)
+            .map(|(_, doc)| doc),
+        DocKey::Race {
+            date,
+            race_number,
+            venue,
+        } => results_of(s, date)?
+            .races
+            .into_iter()
+            .find(|(n, v, _)| *n == race_number && venue_of(v).as_deref() == venue)
+            .map(|(_, _, doc)| doc),
+        DocKey::Card { date, venue } => cards_of(s, date)?
+            .into_iter()
+            .find(|(v, _)| v.as_deref() == venue)
+            .map(|(_, doc)| doc),
+        DocKey::Odds {
+            date,
+            race_number,
+            venue,
+        } => {
+            let day = Day::read(s, date)?;
+            odds_of(s, &RacesOdds::new(), date, &day, race_number)?
+                .into_iter()
+                .find(|(v, _)| v.as_deref() == venue)
+                .map(|(_, doc)| doc)
+        }
+    })
 }
 
 /// Documents of one kind, by venue (`None`: the one that answers without a venue).

@@ -71,6 +71,21 @@ fn fields<'a>(bytes: &'a [u8], at: &mut usize) -> Option<Fields<'a>> {
     })
 }
 
+/// One change of a horse's form, as [`FormSource::replace`] takes it, encoded to be kept
+/// (the form's history: `keys::form_change`): a byte saying whether an entry is given,
+/// then the entry's fields (with an empty name and JSON when it is not).
+pub fn change(date: &str, race_number: u8, venue: &str, entry: Option<(&str, &[u8])>) -> Vec<u8> {
+    let (name, json) = entry.unwrap_or(("", b""));
+    let mut out = Vec::with_capacity(23 + date.len() + venue.len() + name.len() + json.len());
+    out.push(u8::from(entry.is_some()));
+    put_field(&mut out, date.as_bytes());
+    out.push(race_number);
+    put_field(&mut out, venue.as_bytes());
+    put_field(&mut out, name.as_bytes());
+    put_field(&mut out, json);
+    out
+}
+
 /// Newest first: date, then race number, descending; venue breaks a tie so the order
 /// never depends on arrival.
 fn newest_first(a: (&[u8], u8, &[u8]), b: (&[u8], u8, &[u8])) -> Ordering {
@@ -153,6 +168,26 @@ impl FormSource {
             self.entries.insert(at, Entry::New(bytes));
             self.changed = true;
         }
+    }
+
+    /// The form of a horse as its `changes` (in the order they were made, each as
+    /// [`change`] encodes it) leave it.
+    pub fn from_changes<'a>(
+        changes: impl IntoIterator<Item = &'a [u8]>,
+    ) -> Result<FormSource, StoreError> {
+        let mut form = FormSource::default();
+        for c in changes {
+            let damaged = || StoreError::Corrupt("a form change is truncated".into());
+            let (present, entry) = c.split_first().ok_or_else(damaged)?;
+            let f = fields(entry, &mut 0).ok_or_else(damaged)?;
+            fn text(b: &[u8]) -> Result<&str, StoreError> {
+                std::str::from_utf8(b)
+                    .map_err(|_| StoreError::Corrupt("a form change is not text".into()))
+            }
+            let given = (*present == 1).then_some((text(f.name)?, f.json));
+            form.replace(text(f.date)?, f.race_number, text(f.venue)?, given);
+        }
+        Ok(form)
     }
 
     /// Whether the horse has run in no race.

@@ -122,6 +122,80 @@ pub fn number_prefix(prefix: &[u8], number: u64) -> Vec<u8> {
     k
 }
 
+/// A version of the source record under `record` (a day, a card, a result, scratchings, a
+/// profile, a venue's odds record removed) as the event at `seq` left it; an empty value
+/// means it was removed. The record key's length comes first, so that one record's
+/// versions never run into another's: what `as_of` answers read (`history.rs`).
+pub fn history(record: &[u8], seq: u64) -> Vec<u8> {
+    let mut k = history_of(record);
+    k.extend_from_slice(&seq.to_be_bytes());
+    k
+}
+
+/// The prefix of every version of `record`.
+pub fn history_of(record: &[u8]) -> Vec<u8> {
+    let mut k = Vec::with_capacity(6 + record.len() + 8);
+    k.extend_from_slice(b"h\0");
+    k.extend_from_slice(&(record.len() as u32).to_be_bytes());
+    k.extend_from_slice(record);
+    k
+}
+
+/// Whether the versions of the record under `key` are kept when an event changes it: the
+/// records an event writes that the documents are rendered from. (Forms and odds are
+/// rendered from records a batch writes once; their history is the form changes and the
+/// odds journal.)
+pub fn is_versioned(key: &[u8]) -> bool {
+    [
+        &b"day\0"[..],
+        b"res\0",
+        b"card\0",
+        b"scr\0",
+        b"doc\0profile\0",
+        ODDS_PREFIX,
+    ]
+    .iter()
+    .any(|p| key.starts_with(p))
+}
+
+/// A change of a horse's form entries by the event at `seq` (see `form.rs`).
+pub fn form_change(horse_no: &str, seq: u64) -> Vec<u8> {
+    key(&[b"fc", horse_no.as_bytes(), &seq.to_be_bytes()])
+}
+
+/// The prefix of a horse's form changes.
+pub fn form_changes_of(horse_no: &str) -> Vec<u8> {
+    let mut k = key(&[b"fc", horse_no.as_bytes()]);
+    k.push(SEP);
+    k
+}
+
+/// Prefix of the change feed's rows.
+pub const CHANGE_PREFIX: &[u8] = b"chg\0";
+
+/// A row of the change feed: the document under `doc` changed (or was removed) in the
+/// batch that committed at `seq`.
+pub fn change(seq: u64, doc: &[u8]) -> Vec<u8> {
+    key(&[b"chg", &seq.to_be_bytes(), doc])
+}
+
+/// Where the change feed's rows after `seq` start.
+pub fn changes_after(seq: u64) -> Vec<u8> {
+    key(&[b"chg", &seq.saturating_add(1).to_be_bytes()])
+}
+
+/// The sequence and document key of a change feed row.
+pub fn parse_change(row: &[u8]) -> Option<(u64, &[u8])> {
+    let rest = row.strip_prefix(CHANGE_PREFIX)?;
+    let seq = u64::from_be_bytes(rest.get(..8)?.try_into().ok()?);
+    Some((seq, rest.get(9..)?))
+}
+
+/// The horse of a form record's key.
+pub fn parse_form(key: &[u8]) -> Option<&str> {
+    std::str::from_utf8(key.strip_prefix(b"form\0")?).ok()
+}
+
 /// A dead letter, by the sequence of the message that was refused.
 pub fn dead(seq: u64) -> Vec<u8> {
     key(&[b"dead", &seq.to_be_bytes()])
@@ -186,6 +260,12 @@ pub fn parse_odds(key: &[u8]) -> Option<(&str, u8, Option<&str>)> {
     Some((std::str::from_utf8(date).ok()?, n, venue))
 }
 
+/// `part \0 rest`: the part before the first separator, and what follows it.
+fn split_at_sep(key: &[u8]) -> Option<(&[u8], &[u8])> {
+    let at = key.iter().position(|b| *b == SEP)?;
+    Some((&key[..at], &key[at + 1..]))
+}
+
 /// A served document, ready to send.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DocKey<'a> {
@@ -228,9 +308,63 @@ pub enum DocKey<'a> {
     },
 }
 
-impl DocKey<'_> {
+impl<'a> DocKey<'a> {
     /// What every document's key starts with.
     pub const PREFIX: &'static [u8] = b"doc\0";
+
+    /// The document a tree key ([`DocKey::key`]) names.
+    pub fn parse(key: &'a [u8]) -> Option<DocKey<'a>> {
+        let rest = key.strip_prefix(Self::PREFIX)?;
+        let (kind, rest) = split_at_sep(rest)?;
+        let text = |b: &'a [u8]| std::str::from_utf8(b).ok();
+        // A date is 10 bytes and a race number 2 digits, each followed by the separator;
+        // the venue is the rest, empty for none.
+        let dated =
+            || -> Option<(&'a str, &'a [u8])> { Some((text(rest.get(..10)?)?, rest.get(11..)?)) };
+        let raced = |rest: &'a [u8]| -> Option<(u8, &'a [u8])> {
+            Some((text(rest.get(..2)?)?.parse().ok()?, rest.get(3..)?))
+        };
+        let venue = |b: &'a [u8]| -> Option<Option<&'a str>> {
+            Some(Some(text(b)?).filter(|v| !v.is_empty()))
+        };
+        Some(match kind {
+            b"profile" => DocKey::Profile(text(rest)?),
+            b"form" => DocKey::Form(text(rest)?),
+            b"results" => {
+                let (date, rest) = dated()?;
+                DocKey::Results {
+                    date,
+                    venue: venue(rest)?,
+                }
+            }
+            b"cards" => {
+                let (date, rest) = dated()?;
+                DocKey::Card {
+                    date,
+                    venue: venue(rest)?,
+                }
+            }
+            b"race" => {
+                let (date, rest) = dated()?;
+                let (race_number, rest) = raced(rest)?;
+                DocKey::Race {
+                    date,
+                    race_number,
+                    venue: venue(rest)?,
+                }
+            }
+            b"odds" => {
+                let (date, rest) = dated()?;
+                let (race_number, rest) = raced(rest)?;
+                DocKey::Odds {
+                    date,
+                    race_number,
+                    venue: venue(rest)?,
+                }
+            }
+            _ => return None,
+        })
+    }
 
     /// The tree key of the document.
     pub fn key(&self) -> Vec<u8> {

@@ -4,6 +4,7 @@
 mod docs;
 mod fold;
 mod form;
+mod history;
 mod ids;
 mod keys;
 mod store;

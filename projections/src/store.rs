@@ -21,7 +21,8 @@ use crate::StoreError;
 /// 3: every document headed by its `ETag`.
 /// 4: odds and scratchings per venue where given; odds documents per venue, with `venue`.
 /// 5: the odds journal (every applied `OddsUpdated`), no records of ignored odds; applied
-///    `event_id`s in sorted runs and a saved filter (`ids.rs`), not a record per batch.
+///    `event_id`s in sorted runs and a saved filter (`ids.rs`), not a record per batch;
+///    the versions of source records and form changes (`history.rs`), the change feed.
 const SCHEMA: &[u8] = b"5";
 const SCHEMA_KEY: &[u8] = b"meta\0schema";
 
@@ -187,27 +188,7 @@ impl Store {
         race: Option<u8>,
         limit: usize,
     ) -> Result<Vec<OddsMove>, StoreError> {
-        let mut out = Vec::new();
-        let from = keys::odds_moves_after(date, after);
-        for item in self.tree.range(from..) {
-            if out.len() >= limit {
-                break;
-            }
-            let (key, body) = item?;
-            if !key.starts_with(&keys::odds_moves_of(date)) {
-                break;
-            }
-            let (seq, race_number) = keys::parse_odds_move(&key)
-                .ok_or_else(|| StoreError::Corrupt("odds journal key".into()))?;
-            if race.is_none_or(|n| n == race_number) {
-                out.push(OddsMove {
-                    seq,
-                    race_number,
-                    body,
-                });
-            }
-        }
-        Ok(out)
+        odds_moves_in(&self.tree, date, after, race, limit)
     }
 
     /// How many moves of `date` (of `race` only, if given) the journal holds after `after`,
@@ -231,6 +212,50 @@ impl Store {
             count += u64::from(race.is_none_or(|n| n == race_number));
         }
         Ok(count)
+    }
+
+    /// A served document as it was once the log up to `seq` had been applied (rendered
+    /// from the versions of the records it is made from), or `None` where there was none
+    /// then. Its `ETag` is that of the same bytes served then, so it never changes.
+    pub fn doc_as_of(&self, key: DocKey<'_>, seq: u64) -> Result<Option<Doc>, StoreError> {
+        let past = crate::history::AsOf {
+            tree: &self.tree,
+            seq,
+        };
+        let Some(body) = crate::fold::render_doc(&past, key)? else {
+            return Ok(None);
+        };
+        let form = matches!(key, DocKey::Form(_));
+        Doc::new(crate::docs::seal(form, &body).into())
+            .map(Some)
+            .ok_or_else(|| StoreError::Corrupt("a sealed document".into()))
+    }
+
+    /// Rows of the change feed after `after`, in sequence order: each the stream sequence
+    /// of the batch that changed (or removed) a document, and the document's key
+    /// ([`DocKey::parse`] reads it). About `limit` of them: a page never ends inside a
+    /// sequence's rows, so that the last one's sequence is where the next page starts; it
+    /// stops before a sequence whose rows would run past `limit`, unless that sequence is
+    /// the page's first, whose rows all come however many they are.
+    pub fn changes(&self, after: u64, limit: usize) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
+        let mut out: Vec<(u64, Vec<u8>)> = Vec::new();
+        for item in self.tree.range(keys::changes_after(after)..) {
+            let (row, _) = item?;
+            let Some((seq, doc)) = keys::parse_change(&row) else {
+                break;
+            };
+            if out.len() >= limit && out.last().is_some_and(|(last, _)| *last != seq) {
+                break;
+            }
+            out.push((seq, doc.to_vec()));
+        }
+        if out.len() > limit {
+            let last = out.last().map_or(0, |(seq, _)| *seq);
+            if out.first().is_some_and(|(first, _)| *first != last) {
+                out.retain(|(seq, _)| *seq != last);
+            }
+        }
+        Ok(out)
     }
 
     /// The current odds given for a race: for one venue's race, or (`None`) those given
@@ -441,6 +466,37 @@ fn decode_u64(v: &[u8]) -> Result<u64, StoreError> {
         .map_err(|_| StoreError::Corrupt("a sequence record is not 8 bytes".into()))
 }
 
+/// [`Store::odds_moves`] of `tree`.
+pub(crate) fn odds_moves_in(
+    tree: &sled::Tree,
+    date: &str,
+    after: u64,
+    race: Option<u8>,
+    limit: usize,
+) -> Result<Vec<OddsMove>, StoreError> {
+    let mut out = Vec::new();
+    let prefix = keys::odds_moves_of(date);
+    for item in tree.range(keys::odds_moves_after(date, after)..) {
+        if out.len() >= limit {
+            break;
+        }
+        let (key, body) = item?;
+        if !key.starts_with(&prefix) {
+            break;
+        }
+        let (seq, race_number) = keys::parse_odds_move(&key)
+            .ok_or_else(|| StoreError::Corrupt("odds journal key".into()))?;
+        if race.is_none_or(|n| n == race_number) {
+            out.push(OddsMove {
+                seq,
+                race_number,
+                body,
+            });
+        }
+    }
+    Ok(out)
+}
+
 /// One applied odds update, as the odds journal keeps it.
 #[derive(Debug, Clone)]
 pub struct OddsMove {
@@ -599,6 +655,8 @@ impl Batch<'_> {
         for (k, v) in std::mem::take(&mut self.writes) {
             if k.starts_with(DocKey::PREFIX) {
                 changed(&k);
+                // Only documents that now answer differently are written (`put_doc`).
+                batch.insert(keys::change(self.checkpoint, &k), &[][..]);
             }
             match v {
                 Some(v) => batch.insert(k, v),

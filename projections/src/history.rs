@@ -1,0 +1,123 @@
+//! The read models as they stood at a point of the log, for `as_of` answers: a
+//! [`Records`] that answers each record with its version at that point. Source records
+//! (days, cards, results, scratchings, profiles) from the versions the fold keeps as each
+//! event changes them; a horse's form from the changes of its entries; a race's odds from
+//! the odds journal since the venue's race was last retracted. The fold's own renders run
+//! over it, so an answer of the past is byte for byte what the service served then, and
+//! nothing replays the log.
+
+use racing_events::RunnerOdds;
+use serde::Deserialize;
+
+use crate::fold::{RaceOdds, Records};
+use crate::form::FormSource;
+use crate::keys;
+use crate::StoreError;
+
+/// The records of `tree` as they stood once the log up to `seq` had been applied.
+pub(crate) struct AsOf<'a> {
+    pub(crate) tree: &'a sled::Tree,
+    pub(crate) seq: u64,
+}
+
+impl Records for AsOf<'_> {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        if let Some(horse) = keys::parse_form(key) {
+            return self.form(horse);
+        }
+        if key.starts_with(keys::ODDS_PREFIX) {
+            let (date, n, venue) = keys::parse_odds(key)
+                .ok_or_else(|| StoreError::Corrupt("odds record key".into()))?;
+            return self.odds(date, n, venue);
+        }
+        Ok(self
+            .version(key)?
+            .and_then(|(_, v)| (!v.is_empty()).then(|| v.to_vec())))
+    }
+}
+
+impl AsOf<'_> {
+    /// The last version of `record` at or before the point, with the sequence of the
+    /// event that left it (empty: removed).
+    fn version(&self, record: &[u8]) -> Result<Option<(u64, sled::IVec)>, StoreError> {
+        let from = keys::history_of(record);
+        let to = keys::history(record, self.seq);
+        let Some(found) = self.tree.range(from.clone()..=to).next_back() else {
+            return Ok(None);
+        };
+        let (key, value) = found?;
+        let seq = key
+            .get(from.len()..)
+            .and_then(|s| s.try_into().ok())
+            .map(u64::from_be_bytes)
+            .ok_or_else(|| StoreError::Corrupt("a version's key".into()))?;
+        Ok(Some((seq, value)))
+    }
+
+    /// A horse's form record: its entries' changes up to the point, in order.
+    fn form(&self, horse: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let prefix = keys::form_changes_of(horse);
+        let mut changes = Vec::new();
+        for item in self.tree.scan_prefix(&prefix) {
+            let (key, change) = item?;
+            let seq = key
+                .get(prefix.len()..)
+                .and_then(|s| s.try_into().ok())
+                .map(u64::from_be_bytes)
+                .ok_or_else(|| StoreError::Corrupt("a form change's key".into()))?;
+            if seq > self.seq {
+                break;
+            }
+            changes.push(change);
+        }
+        let form = FormSource::from_changes(changes.iter().map(|c| c.as_ref()))?;
+        Ok((!form.is_empty()).then(|| form.encode()))
+    }
+
+    /// The odds given for race `n` of `date` at `venue` (`None`: for every venue), folded
+    /// from the journal's moves up to the point, after the venue's race was last
+    /// retracted.
+    fn odds(&self, date: &str, n: u8, venue: Option<&str>) -> Result<Option<Vec<u8>>, StoreError> {
+        #[derive(Deserialize)]
+        struct Move {
+            venue: Option<String>,
+            odds: Vec<RunnerOdds>,
+        }
+        let retracted = match venue {
+            Some(_) => self
+                .version(&keys::odds(date, n, venue))?
+                .map_or(0, |(seq, _)| seq),
+            None => 0,
+        };
+        let mut race: Option<RaceOdds> = None;
+        let mut after = retracted;
+        loop {
+            let moves = crate::store::odds_moves_in(self.tree, date, after, Some(n), 1024)?;
+            let Some(last) = moves.last().map(|m| m.seq) else {
+                break;
+            };
+            for m in moves.into_iter().take_while(|m| m.seq <= self.seq) {
+                let given: Move = serde_json::from_slice(&m.body)
+                    .map_err(|e| StoreError::Corrupt(format!("an odds move: {e}")))?;
+                if given.venue.as_deref() != venue {
+                    continue;
+                }
+                let race = race.get_or_insert_with(RaceOdds::default);
+                race.seq = m.seq;
+                for r in given.odds {
+                    race.runners.insert(r.horse_no, (r.win_odds, m.seq));
+                }
+            }
+            if last >= self.seq {
+                break;
+            }
+            after = last;
+        }
+        race.map(|r| serde_json::to_vec(&r))
+            .transpose()
+            .map_err(|e| StoreError::Corrupt(e.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,176 @@
+//! `as_of` against what was stored: a log folded one event a batch, every document kept
+//! as it stood after each event, then every document asked for as of every point, of that
+//! store and of one that folded the whole log in a single batch.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use racing_events::samples::{
+    card, envelope, odds, odds_at, profile, result, retraction, runner, scratch, scratch_at,
+};
+use racing_events::Envelope;
+
+use crate::tests::tempdir;
+use crate::{DocKey, Store};
+
+const DAY: &str = "2026-11-25";
+const ST: &str = "Sha Tin";
+const HV: &str = "Happy Valley";
+
+/// A log with what changes documents in every way: profiles and a rename, cards at two
+/// venues, scratchings for a venue and for every venue, odds for a venue and for every
+/// venue, results, an amendment that drops a runner, retractions, a race published again.
+fn log() -> Vec<Envelope> {
+    [
+        profile("A1", "ALPHA"),
+        card(DAY, ST, 1, &["A1", "B2", "C3"]),
+        card(DAY, HV, 1, &["D4", "E5"]),
+        odds(DAY, 1, &[("A1", 3.0), ("D4", 4.0)]),
+        odds_at(DAY, ST, 1, &[("A1", 2.5)]),
+        scratch_at(DAY, ST, 1, "C3"),
+        scratch(DAY, 1, "E5"),
+        result(
+            DAY,
+            ST,
+            1,
+            vec![runner(Some(1), "A1"), runner(Some(2), "B2")],
+        ),
+        profile("A1", "ALPHA TWO"),
+        result(
+            DAY,
+            ST,
+            1,
+            vec![runner(Some(1), "B2"), runner(Some(2), "C3")],
+        ),
+        odds_at(DAY, HV, 1, &[("D4", 5.0)]),
+        retraction(DAY, HV, 1, "wrong venue"),
+        card(DAY, ST, 2, &["A1", "C3"]),
+        odds(DAY, 2, &[("C3", 6.0)]),
+        result(DAY, ST, 2, vec![runner(Some(1), "C3"), runner(None, "A1")]),
+        result("2026-11-01", ST, 5, vec![runner(Some(3), "A1")]),
+        retraction(DAY, ST, 2, "void race"),
+        odds_at(DAY, HV, 1, &[("E5", 7.0)]),
+        result(DAY, ST, 2, vec![runner(Some(1), "A1")]),
+    ]
+    .into_iter()
+    .map(envelope)
+    .collect()
+}
+
+/// Every document of `store` as stored: key to the stored value.
+fn documents(store: &Store) -> BTreeMap<Vec<u8>, Vec<u8>> {
+    store
+        .documents()
+        .map(|r| r.map(|(k, v)| (k.to_vec(), v.to_vec())))
+        .collect::<Result<_, _>>()
+        .expect("documents")
+}
+
+#[test]
+fn a_document_as_of_any_point_is_what_was_stored_then_however_the_log_was_batched() {
+    let events = log();
+    let (one_dir, whole_dir) = (tempdir(), tempdir());
+    let one_by_one = Store::open(one_dir.path()).expect("open");
+    let whole = Store::open(whole_dir.path()).expect("open");
+    let mut then = Vec::new();
+    let mut all_keys = BTreeSet::new();
+    let mut batch_of_all = whole.batch().expect("batch");
+    for (i, e) in events.iter().enumerate() {
+        let seq = i as u64 + 1;
+        let mut b = one_by_one.batch().expect("batch");
+        b.apply(seq, 0, e).expect("apply");
+        b.commit().expect("commit");
+        batch_of_all.apply(seq, 0, e).expect("apply");
+        let docs = documents(&one_by_one);
+        all_keys.extend(docs.keys().cloned());
+        then.push(docs);
+    }
+    batch_of_all.commit().expect("commit");
+    assert!(all_keys.len() > 20, "a log that makes many documents");
+
+    let mut checked = 0;
+    for (i, stored) in then.iter().enumerate() {
+        let seq = i as u64 + 1;
+        for key in &all_keys {
+            let doc_key = DocKey::parse(key).expect("a document key parses");
+            assert_eq!(doc_key.key(), *key, "parse and key agree");
+            for (name, store) in [("one event a batch", &one_by_one), ("one batch", &whole)] {
+                let answered = store
+                    .doc_as_of(doc_key, seq)
+                    .expect("as of")
+                    .map(|d| d.into_stored().to_vec());
+                assert!(
+                    answered.as_ref() == stored.get(key),
+                    "{name}: {} as of {seq}: {:?} where {:?} was stored",
+                    String::from_utf8_lossy(key).replace('\0', "/"),
+                    answered.as_deref().map(String::from_utf8_lossy),
+                    stored.get(key).map(|v| String::from_utf8_lossy(v)),
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 500, "{checked} answers checked");
+}
+
+#[test]
+fn the_change_feed_names_each_document_a_batch_changed_or_removed() {
+    let dir = tempdir();
+    let store = Store::open(dir.path()).expect("open");
+    let events = log();
+    let mut changed_at: BTreeMap<u64, BTreeSet<Vec<u8>>> = BTreeMap::new();
+    let mut before = BTreeMap::new();
+    for (i, e) in events.iter().enumerate() {
+        let seq = i as u64 + 1;
+        let mut b = store.batch().expect("batch");
+        b.apply(seq, 0, e).expect("apply");
+        b.commit().expect("commit");
+        let now = documents(&store);
+        let keys: BTreeSet<&Vec<u8>> = now.keys().chain(before.keys()).collect();
+        let differ: BTreeSet<Vec<u8>> = keys
+            .into_iter()
+            .filter(|k| now.get(*k) != before.get(*k))
+            .cloned()
+            .collect();
+        if !differ.is_empty() {
+            changed_at.insert(seq, differ);
+        }
+        before = now;
+    }
+    let mut feed: BTreeMap<u64, BTreeSet<Vec<u8>>> = BTreeMap::new();
+    let mut after = 0;
+    loop {
+        let page = store.changes(after, 7).expect("changes");
+        let Some(&(last, _)) = page.last() else {
+            break;
+        };
+        for (seq, key) in page {
+            feed.entry(seq).or_default().insert(key);
+        }
+        after = last;
+    }
+    let show = |rows: &BTreeMap<u64, BTreeSet<Vec<u8>>>,
+                other: &BTreeMap<u64, BTreeSet<Vec<u8>>>| {
+        let mut out = Vec::new();
+        for (seq, keys) in rows {
+            for k in keys {
+                if !other.get(seq).is_some_and(|o| o.contains(k)) {
+                    out.push(format!(
+                        "{seq} {}",
+                        String::from_utf8_lossy(k).replace('\0', "/")
+                    ));
+                }
+            }
+        }
+        out
+    };
+    assert!(
+        feed == changed_at,
+        "exactly what answers differently, at each batch: in the feed only {:?}; changed but not in it {:?}",
+        show(&feed, &changed_at),
+        show(&changed_at, &feed)
+    );
+    assert!(store
+        .changes(events.len() as u64, 10)
+        .expect("changes")
+        .is_empty());
+}
