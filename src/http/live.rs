@@ -109,13 +109,13 @@ async fn key_ends(
         (status = 101, description = "Switching Protocols: the connection now speaks the live \
             odds protocol described above."),
         (status = 400, description = "`bad_request`: not a WebSocket upgrade request, or a \
-            query parameter other than `api_key`.", body = super::openapi::ErrorBody),
+            query parameter other than `api_key`.", body = super::error::ErrorBody),
         (status = 429, description = "`rate_limited`: too many open live odds connections for \
             the key, or over the key's request rate (upgrades count as requests).",
-            body = super::openapi::ErrorBody),
+            body = super::error::ErrorBody),
         (status = 503, description = "`unavailable`: the read models are still being built \
             from the log at start-up; `Retry-After` says when to try again.",
-            body = super::openapi::ErrorBody),
+            body = super::error::ErrorBody),
     ),
     security(("api_key" = []), ("api_key_query" = []))
 )]
@@ -178,12 +178,12 @@ pub(super) async fn odds_socket(
         ("venue" = Option<super::openapi::Venue>, Query, description = super::openapi::VENUE_DOC),
     ),
     responses(
-        (status = 200, description = "The race's current odds.", body = super::openapi::RaceOdds),
+        (status = 200, description = "The race's current odds.", body = racing_projections::openapi::RaceOdds),
         (status = 400, description = "`bad_request`: a date that is not a real `YYYY-MM-DD`, a \
             race number not from 1 to 99, an empty `venue`, or another query parameter.",
-            body = super::openapi::ErrorBody),
+            body = super::error::ErrorBody),
         (status = 404, description = "`not_found`: no odds for the race (or for the race at \
-            the venue).", body = super::openapi::ErrorBody),
+            the venue).", body = super::error::ErrorBody),
     )
 )]
 pub(super) fn race_odds(

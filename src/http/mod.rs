@@ -24,6 +24,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use bytes::Bytes;
+use racing_projections::openapi as documents;
 use racing_projections::{etag, Doc, DocKey, FormDoc, ETAG_LEN};
 
 pub use error::{ApiError, UNAUTHORIZED_MESSAGE};
@@ -243,11 +244,11 @@ pub(crate) fn document(
         Takes no query parameters.",
     params(("horse_no" = openapi::HorseNo, Path, description = openapi::HORSE_NO_DOC)),
     responses(
-        (status = 200, description = "The horse's profile.", body = openapi::Profile),
+        (status = 200, description = "The horse's profile.", body = documents::Profile),
         (status = 400, description = "`bad_request`: a malformed horse number, or a query \
-            parameter.", body = openapi::ErrorBody),
+            parameter.", body = error::ErrorBody),
         (status = 404, description = "`not_found`: no profile for that horse number.",
-            body = openapi::ErrorBody),
+            body = error::ErrorBody),
     )
 )]
 fn horse_profile(state: &AppState, h: &str, query: Option<&str>) -> Result<Response, ApiError> {
@@ -271,12 +272,12 @@ fn horse_profile(state: &AppState, h: &str, query: Option<&str>) -> Result<Respo
         ("limit" = Option<openapi::FormLimit>, Query, description = openapi::LIMIT_DOC),
     ),
     responses(
-        (status = 200, description = "The horse's form.", body = openapi::Form),
+        (status = 200, description = "The horse's form.", body = documents::Form),
         (status = 400, description = "`bad_request`: a malformed horse number, a `limit` that \
             is not an integer from 1 to 1000, or another query parameter.",
-            body = openapi::ErrorBody),
+            body = error::ErrorBody),
         (status = 404, description = "`not_found`: a horse that appears in no result and has \
-            no profile.", body = openapi::ErrorBody),
+            no profile.", body = error::ErrorBody),
     )
 )]
 fn horse_form(state: &AppState, h: &str, query: Option<&str>) -> Result<Response, ApiError> {
@@ -322,11 +323,11 @@ fn horse_form(state: &AppState, h: &str, query: Option<&str>) -> Result<Response
         ("venue" = Option<openapi::Venue>, Query, description = openapi::VENUE_DOC),
     ),
     responses(
-        (status = 200, description = "The results of the date.", body = openapi::ResultsByDate),
+        (status = 200, description = "The results of the date.", body = documents::ResultsByDate),
         (status = 400, description = "`bad_request`: a date that is not a real `YYYY-MM-DD`, \
-            an empty `venue`, or another query parameter.", body = openapi::ErrorBody),
+            an empty `venue`, or another query parameter.", body = error::ErrorBody),
         (status = 404, description = "`not_found`: no results for the date (or venue).",
-            body = openapi::ErrorBody),
+            body = error::ErrorBody),
     )
 )]
 fn results_by_date(state: &AppState, d: &str, query: Option<&str>) -> Result<Response, ApiError> {
@@ -352,12 +353,12 @@ fn results_by_date(state: &AppState, d: &str, query: Option<&str>) -> Result<Res
         ("venue" = Option<openapi::Venue>, Query, description = openapi::VENUE_DOC),
     ),
     responses(
-        (status = 200, description = "The race's result.", body = openapi::RaceResult),
+        (status = 200, description = "The race's result.", body = documents::RaceResult),
         (status = 400, description = "`bad_request`: a date that is not a real `YYYY-MM-DD`, \
             a race number not from 1 to 99, an empty `venue`, or another query parameter.",
-            body = openapi::ErrorBody),
+            body = error::ErrorBody),
         (status = 404, description = "`not_found`: no such race on that date (or venue).",
-            body = openapi::ErrorBody),
+            body = error::ErrorBody),
     )
 )]
 fn race_result(
@@ -390,11 +391,11 @@ fn race_result(
         says which day that was. Scratched runners are removed.",
     params(("venue" = Option<openapi::Venue>, Query, description = openapi::VENUE_DOC)),
     responses(
-        (status = 200, description = "Today's race card.", body = openapi::RaceCard),
+        (status = 200, description = "Today's race card.", body = documents::RaceCard),
         (status = 400, description = "`bad_request`: an empty `venue`, or another query \
-            parameter.", body = openapi::ErrorBody),
+            parameter.", body = error::ErrorBody),
         (status = 404, description = "`not_found`: no meeting today (or none at the venue); \
-            the message names the date.", body = openapi::ErrorBody),
+            the message names the date.", body = error::ErrorBody),
     )
 )]
 fn racecard_today(state: &AppState, query: Option<&str>) -> Result<Response, ApiError> {
@@ -426,11 +427,11 @@ fn racecard_today(state: &AppState, query: Option<&str>) -> Result<Response, Api
         ("venue" = Option<openapi::Venue>, Query, description = openapi::VENUE_DOC),
     ),
     responses(
-        (status = 200, description = "The race card of the date.", body = openapi::RaceCard),
+        (status = 200, description = "The race card of the date.", body = documents::RaceCard),
         (status = 400, description = "`bad_request`: a date that is not a real `YYYY-MM-DD`, \
-            an empty `venue`, or another query parameter.", body = openapi::ErrorBody),
+            an empty `venue`, or another query parameter.", body = error::ErrorBody),
         (status = 404, description = "`not_found`: no race card for the date (or venue).",
-            body = openapi::ErrorBody),
+            body = error::ErrorBody),
     )
 )]
 fn racecard_by_date(state: &AppState, d: &str, query: Option<&str>) -> Result<Response, ApiError> {
