@@ -1,10 +1,10 @@
-//! The OpenAPI 3.1 description of the API, generated from the code: the handlers'
-//! `#[utoipa::path]` attributes, the parameter schemas below, and the document schemas
-//! that `racing_projections` derives from the types that render the documents (a test
-//! checks rendered documents of every kind against them, strictly). The description is
-//! served as JSON at `/api/v1/openapi.json` and as a self-contained HTML page at
-//! `/api/v1/docs` (see `html`), each rendered once, behind the key like every other
-//! `/api/v1` path.
+//! The OpenAPI 3.1 description of the API, generated from the code: an operation for
+//! each row of the route table (its parameters from the handler's, its body's schema
+//! derived by `racing_projections` from the types that render the documents), the
+//! `#[utoipa::path]` attributes of the router's handlers (the WebSocket, the description
+//! itself), and what every operation shares. The description is served as JSON at
+//! `/api/v1/openapi.json` and as a self-contained HTML page at `/api/v1/docs` (see
+//! `html`), each rendered once, behind the key like every other `/api/v1` path.
 
 mod html;
 
@@ -18,19 +18,21 @@ use axum::Router;
 use bytes::Bytes;
 use serde_json::json;
 use utoipa::openapi::header::HeaderBuilder;
-use utoipa::openapi::path::{Operation, ParameterBuilder, ParameterIn};
-use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, SchemaFormat, Type};
+use utoipa::openapi::path::{
+    HttpMethod, Operation, OperationBuilder, ParameterBuilder, ParameterIn,
+};
+use utoipa::openapi::schema::{ObjectBuilder, Type};
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::openapi::{
     Components, ContentBuilder, Ref, RefOr, Required, Response as ApiResponse, ResponseBuilder,
     Schema,
 };
-use utoipa::{Modify, OpenApi, PartialSchema, ToSchema};
+use utoipa::OpenApi;
 
-use racing_projections::openapi::{Form, Profile, RaceCard, RaceOdds, RaceResult, ResultsByDate};
-
+use super::documents::ROUTES;
 use super::error::ErrorBody;
-use super::input::{Query, MAX_FORM_LIMIT};
+use super::input::Query;
+use super::route::{Component, Declared, In, Route};
 use super::{ApiError, AppState, ODDS_SOCKET_PATH, UNAUTHORIZED_MESSAGE};
 
 /// Where the OpenAPI document is served.
@@ -46,7 +48,7 @@ const KEY_HEADER_SCHEME: &str = "api_key";
 const KEY_QUERY_SCHEME: &str = "api_key_query";
 
 /// The description, built once from the code.
-pub static SPEC: LazyLock<utoipa::openapi::OpenApi> = LazyLock::new(ApiDoc::openapi);
+pub static SPEC: LazyLock<utoipa::openapi::OpenApi> = LazyLock::new(describe);
 
 /// The description as served: serialised once.
 static SPEC_JSON: LazyLock<Bytes> =
@@ -88,7 +90,7 @@ pub(super) fn public_routes() -> Router {
     )
 )]
 pub(super) async fn openapi_json(RawQuery(raw): RawQuery) -> Result<Response, ApiError> {
-    Query::parse(raw, &[])?;
+    Query::parse(raw.as_deref(), &[])?;
     Ok(with_type(SPEC_JSON.clone(), "application/json"))
 }
 
@@ -106,7 +108,7 @@ pub(super) async fn openapi_json(RawQuery(raw): RawQuery) -> Result<Response, Ap
     )
 )]
 pub(super) async fn docs_page(RawQuery(raw): RawQuery) -> Result<Response, ApiError> {
-    Query::parse(raw, &[])?;
+    Query::parse(raw.as_deref(), &[])?;
     Ok(with_type(DOCS_HTML.clone(), "text/html; charset=utf-8"))
 }
 
@@ -148,7 +150,8 @@ Rate limits: each key has a token bucket; every answer past the key check carrie
 `RateLimit` and `RateLimit-Policy` (IETF draft-ietf-httpapi-ratelimit-headers-08); over \
 the limit, 429 with `Retry-After` in seconds.";
 
-/// The whole description, assembled from the handlers below and the modifiers.
+/// What the description holds besides the route table: the service, the router's
+/// handlers, the tags and the key scheme.
 #[derive(OpenApi)]
 #[openapi(
     info(
@@ -156,32 +159,7 @@ the limit, 429 with `Retry-After` in seconds.";
         description = API_DESCRIPTION,
         license(name = "MIT", identifier = "MIT"),
     ),
-    paths(
-        super::horse_profile,
-        super::horse_form,
-        super::results_by_date,
-        super::race_result,
-        super::racecard_today,
-        super::racecard_by_date,
-        super::live::race_odds,
-        super::live::odds_socket,
-        openapi_json,
-        docs_page,
-    ),
-    components(schemas(
-        Profile,
-        Form,
-        ResultsByDate,
-        RaceResult,
-        RaceCard,
-        RaceOdds,
-        ErrorBody,
-        Date,
-        RaceNumber,
-        HorseNo,
-        FormLimit,
-        Venue,
-    )),
+    paths(super::live::odds_socket, openapi_json, docs_page),
     security(("api_key" = [])),
     tags(
         (name = "horses", description = "Horse profiles and form."),
@@ -190,130 +168,77 @@ the limit, 429 with `Retry-After` in seconds.";
         (name = "odds", description = "Current and live win odds."),
         (name = "reference", description = "This description, as JSON and as a page."),
     ),
-    modifiers(&Common),
 )]
 struct ApiDoc;
 
-// ---- Parameters: each rule once, as the checks of `input.rs` apply it. ----
-
-/// Pattern of a `{date}`: `YYYY-MM-DD` with a month and day that can exist; the check
-/// (`input::date`) also wants a real calendar date from year 1000 on (no 30 February).
-pub const DATE_PATTERN: &str = r"^[1-9][0-9]{3}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$";
-/// Pattern of a `{horse_no}`, as `racing_events::is_horse_no` checks it.
-pub const HORSE_NO_PATTERN: &str = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$";
-/// Pattern of `?venue=`: anything with a character that is not white space.
-pub const VENUE_PATTERN: &str = r"\S";
-/// Largest race number.
-pub const MAX_RACE_NUMBER: u8 = 99;
-
-/// A meeting date, `YYYY-MM-DD`, a real calendar date.
-pub struct Date;
-
-impl PartialSchema for Date {
-    fn schema() -> RefOr<Schema> {
-        ObjectBuilder::new()
-            .schema_type(Type::String)
-            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Date)))
-            .pattern(Some(DATE_PATTERN))
-            .description(Some(
-                "A real calendar date written `YYYY-MM-DD` (year 1000 or later); anything \
-                 else is a 400.",
-            ))
-            .examples([json!("2026-11-18")])
-            .into()
+/// The whole description: the route table's operations first, in its order, then the
+/// router's, then what every operation shares.
+fn describe() -> utoipa::openapi::OpenApi {
+    let mut api = ApiDoc::openapi();
+    let mut schemas = Vec::new();
+    (Component::of::<ErrorBody>().collect)(&mut schemas);
+    let mut paths = utoipa::openapi::Paths::new();
+    for route in ROUTES {
+        paths.add_path_operation(route.path, vec![HttpMethod::Get], operation(route));
+        (route.doc.body.collect)(&mut schemas);
+        for p in route.handler.params() {
+            (p.schema.collect)(&mut schemas);
+        }
     }
+    let others = std::mem::take(&mut api.paths.paths);
+    paths.paths.extend(others);
+    api.paths = paths;
+    let components = api.components.get_or_insert_with(Components::new);
+    components.schemas.extend(schemas);
+    share(&mut api);
+    api
 }
-impl ToSchema for Date {}
 
-/// A race number within a meeting, 1 to 99.
-pub struct RaceNumber;
-
-impl PartialSchema for RaceNumber {
-    fn schema() -> RefOr<Schema> {
-        ObjectBuilder::new()
-            .schema_type(Type::Integer)
-            .minimum(Some(1))
-            .maximum(Some(MAX_RACE_NUMBER))
-            .description(Some(
-                "Race number within the meeting: an integer from 1 to 99 written in \
-                 digits; anything else is a 400.",
-            ))
-            .examples([json!(1)])
-            .into()
+/// A row's operation: its parameters, its 200 and its own errors.
+fn operation(route: &Route) -> Operation {
+    let doc = &route.doc;
+    let body = |description: &str, schema: String| {
+        ResponseBuilder::new()
+            .description(description)
+            .content(
+                "application/json",
+                ContentBuilder::new()
+                    .schema(Some(Ref::from_schema_name(schema)))
+                    .build(),
+            )
+            .build()
+    };
+    let mut op = OperationBuilder::new()
+        .tag(doc.tag)
+        .summary(Some(doc.summary))
+        .description(Some(doc.description))
+        .operation_id(Some(doc.id))
+        .parameters(Some(route.handler.params().iter().map(parameter)))
+        .response("200", body(doc.ok, (doc.body.name)().into_owned()));
+    for (status, description) in doc.errors {
+        op = op.response(*status, body(description, "ErrorBody".into()));
     }
+    op.build()
 }
-impl ToSchema for RaceNumber {}
 
-/// A horse's brand number.
-pub struct HorseNo;
-
-impl PartialSchema for HorseNo {
-    fn schema() -> RefOr<Schema> {
-        ObjectBuilder::new()
-            .schema_type(Type::String)
-            .pattern(Some(HORSE_NO_PATTERN))
-            .min_length(Some(1))
-            .max_length(Some(32))
-            .description(Some(
-                "Horse (brand) number: 1 to 32 of `A-Z a-z 0-9 _ -`, starting with a letter \
-                 or digit; anything else is a 400.",
-            ))
-            .examples([json!("E271")])
-            .into()
-    }
+/// A handler's parameter as OpenAPI describes it.
+fn parameter(p: &Declared) -> utoipa::openapi::path::Parameter {
+    let place = match p.place {
+        In::Path => ParameterIn::Path,
+        In::Query => ParameterIn::Query,
+    };
+    ParameterBuilder::new()
+        .name(p.name)
+        .parameter_in(place)
+        .description(Some(p.doc))
+        .required(if p.required {
+            Required::True
+        } else {
+            Required::False
+        })
+        .schema(Some(Ref::from_schema_name((p.schema.name)())))
+        .build()
 }
-impl ToSchema for HorseNo {}
-
-/// The `limit` of a form request.
-pub struct FormLimit;
-
-impl PartialSchema for FormLimit {
-    fn schema() -> RefOr<Schema> {
-        ObjectBuilder::new()
-            .schema_type(Type::Integer)
-            .minimum(Some(1))
-            .maximum(Some(MAX_FORM_LIMIT as u64))
-            .description(Some(
-                "Keep only the newest N entries: an integer from 1 to 1000 written in \
-                 digits; anything else is a 400.",
-            ))
-            .examples([json!(5)])
-            .into()
-    }
-}
-impl ToSchema for FormLimit {}
-
-/// The `venue` of the date endpoints.
-pub struct Venue;
-
-impl PartialSchema for Venue {
-    fn schema() -> RefOr<Schema> {
-        ObjectBuilder::new()
-            .schema_type(Type::String)
-            .pattern(Some(VENUE_PATTERN))
-            .min_length(Some(1))
-            .description(Some(
-                "Racecourse of the meeting, e.g. `Sha Tin` or `Happy Valley`; empty or \
-                 blank is a 400.",
-            ))
-            .examples([json!("Happy Valley")])
-            .into()
-    }
-}
-impl ToSchema for Venue {}
-
-/// Description of `{horse_no}`.
-pub const HORSE_NO_DOC: &str = "The horse's brand number, e.g. `E271`.";
-/// Description of `{date}`.
-pub const DATE_DOC: &str = "Meeting date, `YYYY-MM-DD`.";
-/// Description of `{race_number}`.
-pub const RACE_NUMBER_DOC: &str = "Race number within the meeting, 1 to 99.";
-/// Description of `?venue=`.
-pub const VENUE_DOC: &str = "For a date with more than one meeting: the racecourse whose \
-    meeting to answer with. Without it such a date answers with the meeting that has the \
-    most races (ties: alphabetical) and lists every venue in `meetings`.";
-/// Description of `?limit=`.
-pub const LIMIT_DOC: &str = "Keep only the newest N entries, 1 to 1000.";
 
 /// The protocol of `/ws/live/odds`, for its operation's description.
 pub const ODDS_SOCKET_DOC: &str = "A WebSocket upgrade (`GET` with `Connection: Upgrade`, \
@@ -362,10 +287,6 @@ newest beyond it are closed with 1008 (`connection limit of the API key lowered`
 closes every socket with 1001.";
 
 // ---- Shared responses and headers, added to every operation. ----
-
-/// Fills in what every operation shares: the key schemes, the error responses any request
-/// can meet, the `If-None-Match` parameter and the caching and rate-limit headers.
-struct Common;
 
 /// `(status, component name, description, example message)` of the responses any
 /// operation can give, whatever its path.
@@ -549,39 +470,39 @@ fn not_modified() -> ApiResponse {
     response.build()
 }
 
-impl Modify for Common {
-    fn modify(&self, api: &mut utoipa::openapi::OpenApi) {
-        let components = api.components.get_or_insert_with(Components::new);
-        components.security_schemes.insert(
-            KEY_HEADER_SCHEME.into(),
-            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
-                "X-API-Key",
-                "The key sent to a subscriber by e-mail. Keep it out of version control \
-                 and browser code. The header name is case-insensitive.",
-            ))),
-        );
-        components.security_schemes.insert(
-            KEY_QUERY_SCHEME.into(),
-            SecurityScheme::ApiKey(ApiKey::Query(ApiKeyValue::with_description(
-                "api_key",
-                "The key as a query parameter: only on the live odds WebSocket, for clients \
-                 that cannot set headers on the upgrade request. Never logged.",
-            ))),
-        );
-        for (status, name, when, message) in COMMON_ERRORS {
-            components
-                .responses
-                .insert(name.into(), error_response(when, message, status).into());
-        }
+/// Fills in what every operation shares: the key schemes, the error responses any request
+/// can meet, the `If-None-Match` parameter and the caching and rate-limit headers.
+fn share(api: &mut utoipa::openapi::OpenApi) {
+    let components = api.components.get_or_insert_with(Components::new);
+    components.security_schemes.insert(
+        KEY_HEADER_SCHEME.into(),
+        SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
+            "X-API-Key",
+            "The key sent to a subscriber by e-mail. Keep it out of version control \
+             and browser code. The header name is case-insensitive.",
+        ))),
+    );
+    components.security_schemes.insert(
+        KEY_QUERY_SCHEME.into(),
+        SecurityScheme::ApiKey(ApiKey::Query(ApiKeyValue::with_description(
+            "api_key",
+            "The key as a query parameter: only on the live odds WebSocket, for clients \
+             that cannot set headers on the upgrade request. Never logged.",
+        ))),
+    );
+    for (status, name, when, message) in COMMON_ERRORS {
         components
             .responses
-            .insert("NotModified".into(), not_modified().into());
+            .insert(name.into(), error_response(when, message, status).into());
+    }
+    components
+        .responses
+        .insert("NotModified".into(), not_modified().into());
 
-        for (path, item) in api.paths.paths.iter_mut() {
-            let socket = path == ODDS_SOCKET_PATH;
-            for op in [&mut item.get].into_iter().flatten() {
-                complete(op, socket);
-            }
+    for (path, item) in api.paths.paths.iter_mut() {
+        let socket = path == ODDS_SOCKET_PATH;
+        for op in [&mut item.get].into_iter().flatten() {
+            complete(op, socket);
         }
     }
 }
