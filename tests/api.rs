@@ -53,19 +53,16 @@ const UNAUTHORIZED: &str = r#"{"error":"unauthorized","message":"Invalid or miss
 #[tokio::test]
 async fn every_path_needs_the_key_before_routing() {
     let (_nats, app, _dir) = service_with(&meeting()).await;
-    let paths = [
-        "/api/v1/horses/E271",
-        "/api/v1/horses/E271/form",
-        "/api/v1/results/2026-11-18",
-        "/api/v1/results/2026-11-18/1",
-        "/api/v1/racecards/today",
-        "/api/v1/racecards/2026-11-18",
+    // An example of each route of the table, and paths that are none.
+    let table = racing::http::ROUTES.iter().map(|r| r.example());
+    let others = [
         "/api/v1/results/not-a-date",
         "/api/v1/nowhere",
         "/nowhere",
         "/pricing/",
     ];
-    for path in paths {
+    let paths: Vec<String> = table.chain(others.map(str::to_owned)).collect();
+    for path in &paths {
         for key in [None, Some("wrong"), Some(""), Some("test-key-012345678")] {
             let mut req = app.client.get(format!("{}{path}", app.base));
             if let Some(k) = key {

@@ -15,17 +15,12 @@ use crate::support::{App, Nats, KEY};
 
 const UNAUTHORIZED: &str = r#"{"error":"unauthorized","message":"Invalid or missing API key"}"#;
 
-/// Every path of the API, and the WebSocket.
-const PATHS: [&str; 8] = [
-    "/api/v1/horses/E271",
-    "/api/v1/horses/E271/form",
-    "/api/v1/results/2026-11-18",
-    "/api/v1/results/2026-11-18/1",
-    "/api/v1/racecards/today",
-    "/api/v1/racecards/2026-11-18",
-    "/api/v1/odds/2026-11-18/1",
-    "/api/v1/nowhere",
-];
+/// Every document path of the API (an example of each route of the table), and one that
+/// is none. (The WebSocket has its own checks.)
+fn paths() -> Vec<String> {
+    let table = racing::http::ROUTES.iter().map(|r| r.example());
+    table.chain(["/api/v1/nowhere".to_owned()]).collect()
+}
 
 pub(crate) async fn registry(nats: &Nats) -> Registry {
     Registry::open(&nats.service, "RACING")
@@ -92,7 +87,7 @@ async fn every_key_state_is_checked_on_every_endpoint_and_the_websocket() {
     let mut app = App::start(&nats, dir.path()).await;
     app.projected(0).await;
 
-    for path in PATHS {
+    for path in &paths() {
         for (state, key) in [
             ("missing", None),
             ("unknown", Some("rk_00000000_x")),

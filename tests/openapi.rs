@@ -3,25 +3,20 @@
 
 use std::collections::BTreeSet;
 
+use racing::http::{DOCS_PATH, ODDS_SOCKET_PATH, OPENAPI_PATH, ROUTES};
 use reqwest::StatusCode;
 use serde_json::Value;
 use tempfile::TempDir;
 
 use crate::support::{App, Nats};
 
-/// Every route of `racing::http::api`.
-const ROUTES: [&str; 10] = [
-    "/api/v1/horses/{horse_no}",
-    "/api/v1/horses/{horse_no}/form",
-    "/api/v1/results/{date}",
-    "/api/v1/results/{date}/{race_number}",
-    "/api/v1/racecards/today",
-    "/api/v1/racecards/{date}",
-    "/api/v1/odds/{date}/{race_number}",
-    "/ws/live/odds",
-    "/api/v1/openapi.json",
-    "/api/v1/docs",
-];
+/// Every route of `racing::http::api`: the table's, and the router's.
+fn routes() -> Vec<&'static str> {
+    let table = ROUTES.iter().map(|r| r.path);
+    table
+        .chain([ODDS_SOCKET_PATH, OPENAPI_PATH, DOCS_PATH])
+        .collect()
+}
 
 async fn service() -> (Nats, App, TempDir) {
     let nats = Nats::start().await;
@@ -60,15 +55,16 @@ async fn openapi_document_needs_the_key_is_3_1_and_describes_every_route() {
         .keys()
         .map(String::as_str)
         .collect();
-    assert_eq!(described, ROUTES.into_iter().collect::<BTreeSet<_>>());
+    assert_eq!(described, routes().into_iter().collect::<BTreeSet<_>>());
 
     // And every described path is routed: with example parameters, none meets the
     // router's fallback.
     for path in &described {
-        let concrete = path
-            .replace("{horse_no}", "E271")
-            .replace("{date}", "2026-11-18")
-            .replace("{race_number}", "1");
+        let concrete = match ROUTES.iter().find(|r| r.path == *path) {
+            Some(route) => route.example(),
+            None => path.to_string(),
+        };
+        assert!(!concrete.contains('{'), "{concrete}");
         let (status, _, body) = fetch(&app, &concrete).await;
         let body: Value = serde_json::from_str(&body).unwrap_or_default();
         assert_ne!(body["message"], "no such path", "{path} ({status})");
@@ -89,7 +85,7 @@ async fn docs_page_needs_the_key_and_is_self_contained_html() {
     assert_eq!(status, StatusCode::OK);
     assert!(content_type.starts_with("text/html"), "{content_type}");
     assert!(page.starts_with("<!DOCTYPE html>"));
-    for path in ROUTES {
+    for path in routes() {
         assert!(page.contains(path), "the page does not list {path}");
     }
     let lower = page.to_ascii_lowercase();

@@ -1,6 +1,8 @@
 //! The documents the API serves, as they are rendered once into the read models. The field
 //! order and presence are the contract (interface.md 2.1 to 2.4 and api-contract.md); the
-//! handlers send these bytes as they are.
+//! handlers send these bytes as they are. With the `openapi` feature each type that renders
+//! a document also derives its schema, from the same fields and their doc comments, so the
+//! API's description cannot drift from what it serves.
 
 use std::borrow::Cow;
 
@@ -101,29 +103,37 @@ pub(crate) fn unseal(stored: &[u8]) -> &[u8] {
     stored.get(ETAG_LEN..).unwrap_or_default()
 }
 
-/// One race of a horse's form, as stored and served (interface.md 2.2 plus `status` and
-/// `dead_heat`, api-contract.md).
+/// One race of a horse's form (interface.md 2.2, plus `status` and `dead_heat`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct FormEntry {
-    /// Meeting date.
+    /// Meeting date, `YYYY-MM-DD`.
+    #[cfg_attr(feature = "openapi", schema(format = Date))]
     pub date: String,
-    /// Racecourse.
+    /// Racecourse, e.g. `Sha Tin`.
     pub venue: String,
-    /// Race within the meeting.
+    /// Race within the meeting, 1 to 99.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 99))]
     pub race_number: i64,
-    /// Metres.
+    /// Race distance in metres.
     pub distance: i64,
-    /// Placing, `null` for none.
+    /// Finishing position from 1 (shared in a dead heat); `null` for no placing.
+    #[cfg_attr(feature = "openapi", schema(required = true, minimum = 1))]
     pub position: Option<i64>,
-    /// `m:ss.cc` or `null`.
+    /// Finishing time, `m:ss.cc` (minutes, seconds, hundredths); `null` where there is
+    /// none.
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub finish_time: Option<String>,
-    /// Decimal odds or `null`.
+    /// Final decimal win odds, stake included (at least 1.0); `null` where there are none.
+    #[cfg_attr(feature = "openapi", schema(required = true, minimum = 1))]
     pub win_odds: Option<f64>,
     /// Jockey who rode.
     pub jockey: String,
-    /// Official code for a non-finisher or withdrawal, `null` otherwise.
+    /// `null` for a normal finisher, otherwise the official code of a non-finisher or
+    /// withdrawal, e.g. `PU` (pulled up), `WV-A`.
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub status: Option<String>,
-    /// Whether the position is shared.
+    /// Whether the position is shared with another runner.
     pub dead_heat: bool,
 }
 
@@ -213,60 +223,314 @@ impl FormDoc {
     }
 }
 
+// The JSON of a form, as `FormDoc::render` writes it (itself, so that it can frame the
+// entries): described here, and checked against rendered forms by the API's tests.
+/// A horse's form (interface.md 2.2): every recorded race, newest first (date, then race
+/// number, descending).
+#[cfg(feature = "openapi")]
+#[derive(utoipa::ToSchema)]
+#[schema(as = Form, examples(json!({
+    "horse_no": "E271", "horse_name": "GOLDEN SIXTY",
+    "form": [{
+        "date": "2026-11-18", "venue": "Happy Valley", "race_number": 1, "distance": 1200,
+        "position": 1, "finish_time": "1:09.45", "win_odds": 3.5, "jockey": "Z Purton",
+        "status": null, "dead_heat": true
+    }]
+})))]
+#[allow(dead_code)]
+pub struct FormJson {
+    /// Brand number.
+    horse_no: String,
+    /// Registered name: the profile's, or for a horse without a profile its latest
+    /// result's.
+    horse_name: String,
+    /// The horse's races, newest first; `limit` keeps the newest N.
+    form: Vec<FormEntry>,
+}
+
 /// Everything of a date's meetings that a date document needs.
 pub(crate) struct Meeting<T> {
     pub venue: String,
     pub races: Vec<T>,
 }
 
+/// All results of a date (interface.md 2.3): races in ascending race number.
 #[derive(Serialize)]
-struct DayDoc<'a, R> {
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = ResultsByDate, examples(json!({
+    "date": "2026-11-18", "venue": "Happy Valley",
+    "races": [{
+        "race_number": 1, "race_name": "KITE HANDICAP", "distance": 1200, "going": "GOOD",
+        "runners": [
+            {"position": 1, "horse_no": "E271", "horse_name": "GOLDEN SIXTY",
+             "jockey": "Z Purton", "trainer": "F C Lor", "finish_time": "1:09.45",
+             "win_odds": 3.5, "status": null, "dead_heat": true},
+            {"position": null, "horse_no": "H123", "horse_name": "LUCKY STAR",
+             "jockey": "K Teetan", "trainer": "J Size", "finish_time": null,
+             "win_odds": 45.0, "status": "PU", "dead_heat": false}
+        ]
+    }]
+}))))]
+pub struct ResultsDoc<'a> {
+    /// Meeting date, `YYYY-MM-DD`.
+    #[cfg_attr(feature = "openapi", schema(format = Date))]
     date: &'a str,
+    /// Racecourse of this meeting.
     venue: &'a str,
+    /// Only on a date with more than one meeting: every venue of the day, so a client
+    /// can ask for the others with `?venue=`.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<String>, required = false))]
     meetings: Option<&'a [String]>,
-    races: &'a [R],
+    /// The meeting's races, ascending race number.
+    races: &'a [ResultRace<'a>],
 }
 
+/// One race of the results of a date.
 #[derive(Serialize)]
-struct ResultRace<'a> {
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ResultRace<'a> {
+    /// Race within the meeting, 1 to 99.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 99))]
     race_number: i64,
+    /// e.g. `KITE HANDICAP`.
     race_name: &'a str,
+    /// Race distance in metres.
     distance: i64,
+    /// Track condition, e.g. `GOOD`, `GOOD TO FIRM`.
     going: &'a str,
+    /// Placed runners by position, then the rest as the feed listed them.
     runners: Vec<ResultRunnerDoc<'a>>,
 }
 
+/// The result of one race: the race result of interface.md 2.3 with the meeting's date
+/// and venue.
 #[derive(Serialize)]
-struct SingleRace<'a> {
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = RaceResult, examples(json!({
+    "date": "2026-11-18", "venue": "Happy Valley", "race_number": 1,
+    "race_name": "KITE HANDICAP", "distance": 1200, "going": "GOOD",
+    "runners": [
+        {"position": 1, "horse_no": "E271", "horse_name": "GOLDEN SIXTY",
+         "jockey": "Z Purton", "trainer": "F C Lor", "finish_time": "1:09.45",
+         "win_odds": 3.5, "status": null, "dead_heat": true},
+        {"position": 1, "horse_no": "CA206", "horse_name": "ROMANTIC WARRIOR",
+         "jockey": "J McDonald", "trainer": "C S Shum", "finish_time": "1:09.45",
+         "win_odds": 2.1, "status": null, "dead_heat": true}
+    ]
+}))))]
+pub struct SingleRace<'a> {
+    /// Meeting date, `YYYY-MM-DD`.
+    #[cfg_attr(feature = "openapi", schema(format = Date))]
     date: &'a str,
+    /// Racecourse.
     venue: &'a str,
+    /// Only on a date with more than one meeting: every venue of the day.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<String>, required = false))]
     meetings: Option<&'a [String]>,
-    #[serde(flatten)]
-    race: &'a ResultRace<'a>,
+    /// Race within the meeting, 1 to 99.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 99))]
+    race_number: i64,
+    /// Race name.
+    race_name: &'a str,
+    /// Race distance in metres.
+    distance: i64,
+    /// Track condition.
+    going: &'a str,
+    /// Placed runners by position, then the rest as the feed listed them.
+    runners: &'a [ResultRunnerDoc<'a>],
 }
 
+/// One runner of a race result (interface.md 2.3, plus `status` and `dead_heat`).
 #[derive(Serialize)]
-struct ResultRunnerDoc<'a> {
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = ResultRunner))]
+pub struct ResultRunnerDoc<'a> {
+    /// Finishing position from 1 (shared in a dead heat); `null` for no placing.
+    #[cfg_attr(feature = "openapi", schema(required = true, minimum = 1))]
     position: Option<i64>,
+    /// Brand number.
     horse_no: &'a str,
+    /// Registered name.
     horse_name: &'a str,
+    /// Jockey who rode.
     jockey: &'a str,
+    /// Trainer.
     trainer: &'a str,
+    /// Finishing time, `m:ss.cc`; `null` where there is none.
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     finish_time: Option<&'a str>,
+    /// Final decimal win odds, stake included; `null` where there are none.
+    #[cfg_attr(feature = "openapi", schema(required = true, minimum = 1))]
     win_odds: Option<f64>,
+    /// `null` for a normal finisher, otherwise the official code (`PU`, `WV-A`, ...).
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     status: Option<&'a str>,
+    /// Whether the position is shared with another runner.
     dead_heat: bool,
 }
 
+/// The race card of a date (interface.md 2.4): races in ascending race number,
+/// scratched runners removed.
 #[derive(Serialize)]
-struct CardRace<'a> {
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = RaceCard, examples(json!({
+    "date": "2026-11-21", "venue": "Sha Tin",
+    "races": [{
+        "race_number": 1, "race_name": "THE SHA TIN TROPHY", "distance": 1600,
+        "class": "Group 3",
+        "runners": [
+            {"horse_no": "E271", "horse_name": "GOLDEN SIXTY", "jockey": "Z Purton",
+             "trainer": "F C Lor", "draw": 4, "weight": 133},
+            {"horse_no": "CA206", "horse_name": "ROMANTIC WARRIOR",
+             "jockey": "J McDonald", "trainer": "C S Shum", "draw": 7, "weight": 126}
+        ]
+    }]
+}))))]
+pub struct CardDoc<'a> {
+    /// Meeting date, `YYYY-MM-DD`; for `/racecards/today`, the day it is in the service's
+    /// time zone.
+    #[cfg_attr(feature = "openapi", schema(format = Date))]
+    date: &'a str,
+    /// Racecourse.
+    venue: &'a str,
+    /// Only on a date with more than one meeting: every venue of the day.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<String>, required = false))]
+    meetings: Option<&'a [String]>,
+    /// The meeting's races, ascending race number.
+    races: &'a [CardRace<'a>],
+}
+
+/// One race of a race card.
+#[derive(Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct CardRace<'a> {
+    /// Race within the meeting, 1 to 99.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 99))]
     race_number: i64,
+    /// Race name.
     race_name: &'a str,
+    /// Race distance in metres.
     distance: i64,
+    /// Race class, carried as a string (`Class 4`, `Group 1`, `Griffin`).
     class: &'a str,
-    runners: Vec<&'a CardRunner>,
+    /// Declared runners, scratched ones removed.
+    runners: Vec<CardRunnerDoc<'a>>,
+}
+
+/// A declared runner of a race card (interface.md 2.4).
+#[derive(Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = CardRunner))]
+pub struct CardRunnerDoc<'a> {
+    /// Brand number.
+    horse_no: &'a str,
+    /// Registered name.
+    horse_name: &'a str,
+    /// Declared jockey.
+    jockey: &'a str,
+    /// Trainer.
+    trainer: &'a str,
+    /// Barrier draw, 1 to 99.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 99))]
+    draw: i64,
+    /// Weight carried, in pounds.
+    weight: i64,
+}
+
+impl<'a> CardRunnerDoc<'a> {
+    fn new(r: &'a CardRunner) -> Self {
+        CardRunnerDoc {
+            horse_no: &r.horse_no,
+            horse_name: &r.horse_name,
+            jockey: &r.jockey,
+            trainer: &r.trainer,
+            draw: r.draw,
+            weight: r.weight,
+        }
+    }
+}
+
+/// A horse's profile (interface.md 2.1), exactly these fields in this order.
+#[derive(Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = Profile, examples(json!({
+    "horse_no": "E271", "horse_name": "GOLDEN SIXTY", "country_of_origin": "AUS",
+    "colour": "Bay", "sex": "Gelding", "age": 9, "trainer": "F C Lor",
+    "owner": "Stewart Leung", "total_stakes": 150218500, "starts": 32, "wins": 27,
+    "places": 2
+}))))]
+pub struct ProfileDoc<'a> {
+    /// Brand number, the same value as in the path.
+    horse_no: &'a str,
+    /// Registered name.
+    horse_name: &'a str,
+    /// Short country code, e.g. `NZ`, `AUS`, `IRE`.
+    country_of_origin: &'a str,
+    /// Coat colour, e.g. `Bay`, `Chestnut`.
+    colour: &'a str,
+    /// e.g. `Gelding`, `Horse`, `Mare`.
+    sex: &'a str,
+    /// Age in years.
+    age: i64,
+    /// Current trainer.
+    trainer: &'a str,
+    /// Current owner.
+    owner: &'a str,
+    /// Career prize money in whole Hong Kong dollars (HK$).
+    total_stakes: i64,
+    /// Career starts.
+    starts: i64,
+    /// Career wins.
+    wins: i64,
+    /// Career placings.
+    places: i64,
+}
+
+/// The current win odds of a race; the WebSocket's `snapshot` is this document with a
+/// `type` in front.
+#[derive(Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = RaceOdds, examples(json!({
+    "date": "2026-11-21", "venue": "Sha Tin", "race_number": 1, "seq": 2770,
+    "odds": [{"horse_no": "CA206", "win_odds": 2.1}, {"horse_no": "E271", "win_odds": 3.5}]
+}))))]
+pub struct OddsDoc<'a> {
+    /// Meeting date, `YYYY-MM-DD`.
+    #[cfg_attr(feature = "openapi", schema(format = Date))]
+    date: &'a str,
+    /// Racecourse whose race this is: the odds given for it and those given without a
+    /// venue (for the race of that number at every venue), each runner at its latest
+    /// price. `null` while no venue of the race is known (no card, result or odds naming
+    /// one): the odds given without a venue.
+    #[cfg_attr(feature = "openapi", schema(required = true))]
+    venue: Option<&'a str>,
+    /// Only on a date with more than one meeting: every venue of the day.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<String>, required = false))]
+    meetings: Option<&'a [String]>,
+    /// Race within the meeting, 1 to 99.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 99))]
+    race_number: u8,
+    /// Stream sequence of the latest odds update of the race: resume the WebSocket from
+    /// here with `since`.
+    seq: u64,
+    /// Every runner with a price, in horse-number order.
+    odds: Vec<RunnerOddsDoc<'a>>,
+}
+
+/// A runner's current win odds.
+#[derive(Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = RunnerOdds))]
+pub struct RunnerOddsDoc<'a> {
+    /// Brand number.
+    horse_no: &'a str,
+    /// Decimal odds, stake included (at least 1.0): a winning 1-dollar bet returns this.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
+    win_odds: f64,
 }
 
 fn to_json<T: Serialize>(v: &T) -> Vec<u8> {
@@ -339,7 +603,7 @@ pub(crate) fn render_results(
     };
     for (i, m) in meetings.iter().enumerate() {
         let races: Vec<ResultRace<'_>> = m.races.iter().map(result_race).collect();
-        let day = to_json(&DayDoc {
+        let day = to_json(&ResultsDoc {
             date,
             venue: &m.venue,
             meetings: listed.as_deref(),
@@ -350,7 +614,11 @@ pub(crate) fn render_results(
                 date,
                 venue: &m.venue,
                 meetings: listed.as_deref(),
-                race,
+                race_number: race.race_number,
+                race_name: race.race_name,
+                distance: race.distance,
+                going: race.going,
+                runners: &race.runners,
             });
             let n = crate::fold::race_no(race.race_number)?;
             if i == main
@@ -396,10 +664,11 @@ pub(crate) fn render_cards(
                     .runners
                     .iter()
                     .filter(|r| !scratched(c, &r.horse_no))
+                    .map(CardRunnerDoc::new)
                     .collect(),
             })
             .collect();
-        let day = to_json(&DayDoc {
+        let day = to_json(&CardDoc {
             date,
             venue: &m.venue,
             meetings: listed.as_deref(),
@@ -415,7 +684,20 @@ pub(crate) fn render_cards(
 
 /// Renders a horse profile document: the fields of interface.md 2.1, in that order.
 pub(crate) fn render_profile(p: &racing_events::HorseProfile) -> Vec<u8> {
-    to_json(p)
+    to_json(&ProfileDoc {
+        horse_no: &p.horse_no,
+        horse_name: &p.horse_name,
+        country_of_origin: &p.country_of_origin,
+        colour: &p.colour,
+        sex: &p.sex,
+        age: p.age,
+        trainer: &p.trainer,
+        owner: &p.owner,
+        total_stakes: p.total_stakes,
+        starts: p.starts,
+        wins: p.wins,
+        places: p.places,
+    })
 }
 
 /// Renders one applied `OddsUpdated` as the odds journal keeps it: `{date, venue,
@@ -468,22 +750,7 @@ pub(crate) fn render_odds(
     race_number: u8,
     race: &crate::fold::RaceOdds,
 ) -> Vec<u8> {
-    #[derive(Serialize)]
-    struct Runner<'a> {
-        horse_no: &'a str,
-        win_odds: f64,
-    }
-    #[derive(Serialize)]
-    struct Doc<'a> {
-        date: &'a str,
-        venue: Option<&'a str>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        meetings: Option<&'a [String]>,
-        race_number: u8,
-        seq: u64,
-        odds: Vec<Runner<'a>>,
-    }
-    to_json(&Doc {
+    to_json(&OddsDoc {
         date,
         venue,
         meetings,
@@ -492,7 +759,7 @@ pub(crate) fn render_odds(
         odds: race
             .runners
             .iter()
-            .map(|(h, (o, _))| Runner {
+            .map(|(h, (o, _))| RunnerOddsDoc {
                 horse_no: h,
                 win_odds: *o,
             })

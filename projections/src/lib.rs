@@ -15,6 +15,25 @@ pub use ids::AppliedIdStats;
 pub use keys::DocKey;
 pub use store::{Batch, BatchStats, DeadLetter, MemState, OddsMove, Options, Store};
 
+/// The OpenAPI schema of each document the API serves, derived from the type that renders
+/// it (the form's, whose JSON `FormDoc` writes itself, is checked against rendered forms by
+/// the API's tests), each under the name the API description gives it.
+#[cfg(feature = "openapi")]
+pub mod openapi {
+    /// A horse's profile.
+    pub type Profile = crate::docs::ProfileDoc<'static>;
+    /// A horse's form.
+    pub type Form = crate::docs::FormJson;
+    /// The results of a date.
+    pub type ResultsByDate = crate::docs::ResultsDoc<'static>;
+    /// The result of one race.
+    pub type RaceResult = crate::docs::SingleRace<'static>;
+    /// The race card of a date.
+    pub type RaceCard = crate::docs::CardDoc<'static>;
+    /// The current odds of a race.
+    pub type RaceOdds = crate::docs::OddsDoc<'static>;
+}
+
 /// Why the store could not do what was asked.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

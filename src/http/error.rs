@@ -4,6 +4,7 @@
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
+use utoipa::ToSchema;
 
 /// The exact message of interface.md section 5.
 pub const UNAUTHORIZED_MESSAGE: &str = "Invalid or missing API key";
@@ -70,10 +71,47 @@ impl From<racing_projections::StoreError> for ApiError {
     }
 }
 
-#[derive(Serialize)]
-struct Body<'a> {
+/// The body of every error.
+#[derive(Serialize, ToSchema)]
+#[schema(examples(json!({"error": "not_found", "message": "no horse E999"})))]
+pub struct ErrorBody<'a> {
+    /// What went wrong, as a stable code.
+    #[schema(value_type = ErrorCode)]
     error: &'a str,
+    /// For people: says which input was wrong or what was looked for; echoes at most 64
+    /// characters of client input and never internal details.
     message: &'a str,
+}
+
+/// The error codes: `bad_request` (400), `unauthorized` (401), `not_found` (404),
+/// `method_not_allowed` (405), `body_not_accepted` (413), `uri_too_long` (414),
+/// `rate_limited` (429), `headers_too_large` (431), `internal` (500), `unavailable` (503).
+// Only described: the codes are written by `ApiError::status_and_code`, and a test checks
+// that the two list the same.
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[allow(dead_code)]
+pub enum ErrorCode {
+    /// 400.
+    BadRequest,
+    /// 401.
+    Unauthorized,
+    /// 404.
+    NotFound,
+    /// 405.
+    MethodNotAllowed,
+    /// 413.
+    BodyNotAccepted,
+    /// 414.
+    UriTooLong,
+    /// 429.
+    RateLimited,
+    /// 431.
+    HeadersTooLarge,
+    /// 500.
+    Internal,
+    /// 503.
+    Unavailable,
 }
 
 impl IntoResponse for ApiError {
@@ -83,7 +121,7 @@ impl IntoResponse for ApiError {
         }
         let (status, code) = self.status_and_code();
         let message = self.to_string();
-        let body = serde_json::to_vec(&Body {
+        let body = serde_json::to_vec(&ErrorBody {
             error: code,
             message: &message,
         })

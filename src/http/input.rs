@@ -1,10 +1,16 @@
 //! Checks of everything a client puts in a request line: path segments and query
-//! parameters. Pure functions over strings, shared by the handlers and the fuzz targets.
+//! parameters. Pure functions over strings, shared by the handlers and the fuzz targets,
+//! and the types of the handlers' parameters, each with the check it passed and the
+//! OpenAPI schema that says what the check accepts.
 
 use std::collections::HashMap;
 
-use racing_events::{is_horse_no, Date};
+use racing_events::{is_horse_no, Date, RaceNumber};
+use serde_json::json;
+use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, SchemaFormat, Type};
+use utoipa::openapi::{RefOr, Schema};
 
+use super::route::{In, Param};
 use super::ApiError;
 
 /// Largest `limit` on a form request.
@@ -16,7 +22,7 @@ pub struct Query(pub HashMap<String, String>);
 
 impl Query {
     /// Parses a raw query string; an unknown or repeated parameter is a 400.
-    pub fn parse(raw: Option<String>, allowed: &[&str]) -> Result<Query, ApiError> {
+    pub fn parse(raw: Option<&str>, allowed: &[&str]) -> Result<Query, ApiError> {
         let mut params = HashMap::new();
         for (name, value) in form_urlencoded::parse(raw.unwrap_or_default().as_bytes()) {
             if !allowed.contains(&name.as_ref()) {
@@ -46,22 +52,13 @@ impl Query {
 
 /// Client input echoed in a message, cut to 64 characters.
 pub fn clip(s: &str) -> String {
-    match s.char_indices().nth(64) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_owned(),
-    }
+    racing_events::clip(s, 64)
 }
 
 /// A `{date}` segment: a real calendar date written `YYYY-MM-DD`.
-pub fn date(s: &str) -> Result<&str, ApiError> {
-    if Date::parse(s).is_some() {
-        Ok(s)
-    } else {
-        Err(ApiError::BadRequest(format!(
-            "date `{}` is not a real calendar date written YYYY-MM-DD",
-            clip(s)
-        )))
-    }
+pub fn date(s: &str) -> Result<Date, ApiError> {
+    Date::parse(s)
+        .ok_or_else(|| ApiError::BadRequest(format!("date `{}` is not {}", clip(s), Date::RULE)))
 }
 
 /// Whether `s` is a whole number written as one is printed: digits, no sign and no
@@ -72,14 +69,14 @@ fn canonical_digits(s: &str) -> bool {
 }
 
 /// A `{race_number}` segment: 1 to 99, written without sign or leading zero.
-pub fn race_number(s: &str) -> Result<u8, ApiError> {
-    match s.parse::<u8>() {
-        Ok(n @ 1..=99) if canonical_digits(s) => Ok(n),
-        _ => Err(ApiError::BadRequest(format!(
-            "race number `{}` is not an integer from 1 to 99 (digits, no leading zero)",
-            clip(s)
-        ))),
-    }
+pub fn race_number(s: &str) -> Result<RaceNumber, ApiError> {
+    RaceNumber::parse(s).ok_or_else(|| {
+        ApiError::BadRequest(format!(
+            "race number `{}` is not {} (digits, no leading zero)",
+            clip(s),
+            RaceNumber::RULE
+        ))
+    })
 }
 
 /// A `{horse_no}` segment, by the feed contract's rule.
@@ -104,3 +101,179 @@ pub fn form_limit(l: &str) -> Result<usize, ApiError> {
         ))),
     }
 }
+
+// ---- The parameters of the endpoints: each rule once, with the schema that says it. ----
+
+/// Pattern of a `{date}`: `YYYY-MM-DD` with a month and day that can exist; the check
+/// ([`date`]) also wants a real calendar date from year 1000 on (no 30 February).
+pub const DATE_PATTERN: &str = r"^[1-9][0-9]{3}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$";
+/// Pattern of a `{horse_no}`, as `racing_events::is_horse_no` checks it.
+pub const HORSE_NO_PATTERN: &str = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$";
+/// Pattern of `?venue=`: anything with a character that is not white space.
+pub const VENUE_PATTERN: &str = r"\S";
+
+/// A `{horse_no}`: a horse's brand number.
+#[derive(Debug)]
+pub struct HorseNo(String);
+
+/// The `?limit=` of a form: 1 to [`MAX_FORM_LIMIT`].
+#[derive(Debug, Clone, Copy)]
+pub struct FormLimit(pub usize);
+
+/// The `?venue=` of the date endpoints: the racecourse of one of the date's meetings.
+#[derive(Debug)]
+pub struct Venue(String);
+
+impl Param for Date {
+    const NAME: &'static str = "date";
+    const IN: In = In::Path;
+    const DOC: &'static str = "Meeting date, `YYYY-MM-DD`.";
+    const EXAMPLE: &'static str = "2026-11-18";
+    const SCHEMA: &'static str = "Date";
+
+    fn check(raw: &str) -> Result<Self, ApiError> {
+        date(raw)
+    }
+
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Date)))
+            .pattern(Some(DATE_PATTERN))
+            .description(Some(
+                "A real calendar date written `YYYY-MM-DD` (year 1000 or later); anything \
+                 else is a 400.",
+            ))
+            .examples([json!(Self::EXAMPLE)])
+            .into()
+    }
+}
+
+impl Param for RaceNumber {
+    const NAME: &'static str = "race_number";
+    const IN: In = In::Path;
+    const DOC: &'static str = "Race number within the meeting, 1 to 99.";
+    const EXAMPLE: &'static str = "1";
+    const SCHEMA: &'static str = "RaceNumber";
+
+    fn check(raw: &str) -> Result<Self, ApiError> {
+        race_number(raw)
+    }
+
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::Integer)
+            .minimum(Some(RaceNumber::MIN))
+            .maximum(Some(RaceNumber::MAX))
+            .description(Some(
+                "Race number within the meeting: an integer from 1 to 99 written in \
+                 digits; anything else is a 400.",
+            ))
+            .examples([json!(1)])
+            .into()
+    }
+}
+
+impl Param for HorseNo {
+    const NAME: &'static str = "horse_no";
+    const IN: In = In::Path;
+    const DOC: &'static str = "The horse's brand number, e.g. `E271`.";
+    const EXAMPLE: &'static str = "E271";
+    const SCHEMA: &'static str = "HorseNo";
+
+    fn check(raw: &str) -> Result<Self, ApiError> {
+        horse_no(raw).map(|h| HorseNo(h.to_owned()))
+    }
+
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some(HORSE_NO_PATTERN))
+            .min_length(Some(1))
+            .max_length(Some(32))
+            .description(Some(
+                "Horse (brand) number: 1 to 32 of `A-Z a-z 0-9 _ -`, starting with a letter \
+                 or digit; anything else is a 400.",
+            ))
+            .examples([json!(Self::EXAMPLE)])
+            .into()
+    }
+}
+
+impl Param for FormLimit {
+    const NAME: &'static str = "limit";
+    const IN: In = In::Query;
+    const DOC: &'static str = "Keep only the newest N entries, 1 to 1000.";
+    const EXAMPLE: &'static str = "5";
+    const SCHEMA: &'static str = "FormLimit";
+
+    fn check(raw: &str) -> Result<Self, ApiError> {
+        form_limit(raw).map(FormLimit)
+    }
+
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::Integer)
+            .minimum(Some(1))
+            .maximum(Some(MAX_FORM_LIMIT as u64))
+            .description(Some(
+                "Keep only the newest N entries: an integer from 1 to 1000 written in \
+                 digits; anything else is a 400.",
+            ))
+            .examples([json!(5)])
+            .into()
+    }
+}
+
+impl Param for Venue {
+    const NAME: &'static str = "venue";
+    const IN: In = In::Query;
+    const DOC: &'static str = "For a date with more than one meeting: the racecourse whose \
+        meeting to answer with. Without it such a date answers with the meeting that has the \
+        most races (ties: alphabetical) and lists every venue in `meetings`.";
+    const EXAMPLE: &'static str = "Happy Valley";
+    const SCHEMA: &'static str = "Venue";
+
+    fn check(raw: &str) -> Result<Self, ApiError> {
+        if raw.trim().is_empty() {
+            return Err(ApiError::BadRequest(
+                "query parameter `venue` is empty".into(),
+            ));
+        }
+        Ok(Venue(raw.to_owned()))
+    }
+
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some(VENUE_PATTERN))
+            .min_length(Some(1))
+            .description(Some(
+                "Racecourse of the meeting, e.g. `Sha Tin` or `Happy Valley`; empty or \
+                 blank is a 400.",
+            ))
+            .examples([json!(Self::EXAMPLE)])
+            .into()
+    }
+}
+
+// The text parameters read as the text they were checked as.
+macro_rules! as_str {
+    ($($t:ident),*) => {$(
+        impl std::ops::Deref for $t {
+            type Target = str;
+
+            fn deref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+    )*};
+}
+
+as_str!(HorseNo, Venue);

@@ -1,6 +1,6 @@
 //! Limits on what a client may ask of the service: requests per key (a token bucket,
-//! GCRA from `governor`), and hostile input: request-line and header sizes, request
-//! bodies, time per request and requests in flight.
+//! GCRA from `governor`), requests in flight and time per request, and the sizes of a
+//! request line and its headers. The pipeline (`pipeline.rs`) applies them, in order.
 //!
 //! The `RateLimit` and `RateLimit-Policy` headers follow the IETF httpapi draft
 //! `draft-ietf-httpapi-ratelimit-headers-08` (one policy, named "default": `q` requests per
@@ -11,16 +11,13 @@ use std::num::NonZeroU32;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use axum::extract::Request;
-use axum::http::{header, HeaderMap, HeaderName, HeaderValue};
-use axum::response::{IntoResponse, Response};
+use axum::http::{HeaderMap, HeaderName, HeaderValue};
 use governor::clock::{Clock, DefaultClock};
 use governor::middleware::StateInformationMiddleware;
 use governor::state::{InMemoryState, NotKeyed};
 use governor::{Quota, RateLimiter};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use super::ApiError;
 use crate::keys::replicas::Replicas;
 use crate::keys::{Identity, KeyId};
 
@@ -184,53 +181,4 @@ impl RateHeaders {
             headers.insert(HeaderName::from_static("ratelimit"), limit);
         }
     }
-}
-
-/// The 429 of a key over its rate: `Retry-After` in whole seconds. (The RateLimit headers
-/// go on every answer, this one included.)
-pub(super) fn refusal(retry_after: u64) -> Response {
-    metrics::counter!("racing_rate_limited_total").increment(1);
-    let mut response = ApiError::RateLimited(format!(
-        "too many requests for this key; retry in {retry_after} s"
-    ))
-    .into_response();
-    if let Ok(v) = HeaderValue::from_str(&retry_after.to_string()) {
-        response.headers_mut().insert(header::RETRY_AFTER, v);
-    }
-    response
-}
-
-/// An oversized request line or header block, refused before anything else reads them.
-pub(super) fn oversized(request: &Request) -> Option<ApiError> {
-    let target = request
-        .uri()
-        .path_and_query()
-        .map_or(0, |p| p.as_str().len());
-    if target > MAX_URI_BYTES {
-        return Some(ApiError::UriTooLong(MAX_URI_BYTES));
-    }
-    let headers = request.headers();
-    let bytes: usize = headers
-        .iter()
-        .map(|(n, v)| n.as_str().len() + v.len())
-        .sum();
-    (headers.len() > MAX_HEADERS || bytes > MAX_HEADER_BYTES)
-        .then_some(ApiError::HeadersTooLarge(MAX_HEADERS, MAX_HEADER_BYTES))
-}
-
-/// Whether a GET or HEAD carries a body: the API is read-only, and such a request is
-/// refused, unread. (Other methods go on to routing, which answers them 405.)
-pub(super) fn carries_body(request: &Request) -> bool {
-    if !matches!(
-        *request.method(),
-        axum::http::Method::GET | axum::http::Method::HEAD
-    ) {
-        return false;
-    }
-    let headers = request.headers();
-    let length = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .map(|v| v.trim() != "0");
-    length.unwrap_or(false) || headers.contains_key(header::TRANSFER_ENCODING)
 }

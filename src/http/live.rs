@@ -1,5 +1,5 @@
-//! The live odds endpoints: the WebSocket `/ws/live/odds`, with a cap on connections per
-//! key, and `GET /api/v1/odds/{date}/{race_number}` for clients that poll.
+//! The live odds WebSocket `/ws/live/odds`, with a cap on connections per key. (Clients
+//! that poll have `GET /api/v1/odds/{date}/{race_number}`, a document route.)
 
 use std::sync::Arc;
 
@@ -8,10 +8,9 @@ use axum::extract::{RawQuery, State};
 use axum::response::Response;
 use axum::Extension;
 use futures::StreamExt;
-use racing_projections::DocKey;
 
 use super::input::Query;
-use super::{document, race, ApiError, AppState};
+use super::{ApiError, AppState};
 use crate::keys::replicas::Replicas;
 use crate::keys::{Identity, KeyId, Standing};
 use crate::live::{run_session, CLOSE_POLICY};
@@ -109,13 +108,13 @@ async fn key_ends(
         (status = 101, description = "Switching Protocols: the connection now speaks the live \
             odds protocol described above."),
         (status = 400, description = "`bad_request`: not a WebSocket upgrade request, or a \
-            query parameter other than `api_key`.", body = super::openapi::ErrorBody),
+            query parameter other than `api_key`.", body = super::error::ErrorBody),
         (status = 429, description = "`rate_limited`: too many open live odds connections for \
             the key, or over the key's request rate (upgrades count as requests).",
-            body = super::openapi::ErrorBody),
+            body = super::error::ErrorBody),
         (status = 503, description = "`unavailable`: the read models are still being built \
             from the log at start-up; `Retry-After` says when to try again.",
-            body = super::openapi::ErrorBody),
+            body = super::error::ErrorBody),
     ),
     security(("api_key" = []), ("api_key_query" = []))
 )]
@@ -125,10 +124,10 @@ pub(super) async fn odds_socket(
     RawQuery(raw): RawQuery,
     upgrade: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
 ) -> Result<Response, ApiError> {
-    Query::parse(raw, &["api_key"])?;
+    Query::parse(raw.as_deref(), &["api_key"])?;
     // While the log is being replayed, a session would be sent history as live updates,
     // faster than any client takes them.
-    super::built(&state)?;
+    super::documents::built(&state)?;
     let upgrade = upgrade.map_err(|e| {
         ApiError::BadRequest(format!("this is a WebSocket endpoint: {}", e.body_text()))
     })?;
@@ -157,50 +156,4 @@ pub(super) async fn odds_socket(
                 run_session(sink, stream, context, shutdown, ended).await;
             })
         }))
-}
-
-/// The current odds of a race, as a `snapshot` carries them.
-#[utoipa::path(
-    get,
-    path = "/api/v1/odds/{date}/{race_number}",
-    tag = "odds",
-    summary = "Current win odds of a race",
-    description = "The current win odds of a race, for clients that poll: every runner with a \
-        price, in horse-number order, and `seq`, the stream sequence of the race's latest odds \
-        update (a WebSocket `subscribe` with `since` resumes from it). A venue's race has \
-        the odds given for it and those a feeder gave without a venue (for the race of that \
-        number at every venue), each runner at its latest price; `venue` is null where no \
-        venue of the race is known yet.",
-    params(
-        ("date" = super::openapi::Date, Path, description = super::openapi::DATE_DOC),
-        ("race_number" = super::openapi::RaceNumber, Path,
-            description = super::openapi::RACE_NUMBER_DOC),
-        ("venue" = Option<super::openapi::Venue>, Query, description = super::openapi::VENUE_DOC),
-    ),
-    responses(
-        (status = 200, description = "The race's current odds.", body = super::openapi::RaceOdds),
-        (status = 400, description = "`bad_request`: a date that is not a real `YYYY-MM-DD`, a \
-            race number not from 1 to 99, an empty `venue`, or another query parameter.",
-            body = super::openapi::ErrorBody),
-        (status = 404, description = "`not_found`: no odds for the race (or for the race at \
-            the venue).", body = super::openapi::ErrorBody),
-    )
-)]
-pub(super) fn race_odds(
-    state: &AppState,
-    d: &str,
-    n: &str,
-    query: Option<&str>,
-) -> Result<Response, ApiError> {
-    let (d, n) = race(d, n)?;
-    let venue = super::venue(query)?;
-    let venue = venue.as_deref();
-    let key = DocKey::Odds {
-        date: &d,
-        race_number: n,
-        venue,
-    };
-    document(state, key, || {
-        format!("no odds for race {n} on {d}{}", super::at(venue))
-    })
 }

@@ -1,10 +1,10 @@
-//! The OpenAPI 3.1 description of the API, generated from the code: the handlers'
-//! `#[utoipa::path]` attributes, and the schema types below. The served documents are
-//! rendered from private borrowed structs of `racing_projections`, so the types here mirror
-//! them field by field, and a test checks rendered documents of every kind against the
-//! generated schemas so that the two cannot drift apart. The description is served as
-//! JSON at `/api/v1/openapi.json` and as a self-contained HTML page at `/api/v1/docs`
-//! (see `html`), each rendered once, behind the key like every other `/api/v1` path.
+//! The OpenAPI 3.1 description of the API, generated from the code: an operation for
+//! each row of the route table (its parameters from the handler's, its body's schema
+//! derived by `racing_projections` from the types that render the documents), the
+//! `#[utoipa::path]` attributes of the router's handlers (the WebSocket, the description
+//! itself), and what every operation shares. The description is served as JSON at
+//! `/api/v1/openapi.json` and as a self-contained HTML page at `/api/v1/docs` (see
+//! `html`), each rendered once, behind the key like every other `/api/v1` path.
 
 mod html;
 
@@ -18,16 +18,21 @@ use axum::Router;
 use bytes::Bytes;
 use serde_json::json;
 use utoipa::openapi::header::HeaderBuilder;
-use utoipa::openapi::path::{Operation, ParameterBuilder, ParameterIn};
-use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, SchemaFormat, Type};
+use utoipa::openapi::path::{
+    HttpMethod, Operation, OperationBuilder, ParameterBuilder, ParameterIn,
+};
+use utoipa::openapi::schema::{ObjectBuilder, Type};
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::openapi::{
     Components, ContentBuilder, Ref, RefOr, Required, Response as ApiResponse, ResponseBuilder,
     Schema,
 };
-use utoipa::{Modify, OpenApi, PartialSchema, ToSchema};
+use utoipa::OpenApi;
 
-use super::input::{Query, MAX_FORM_LIMIT};
+use super::documents::ROUTES;
+use super::error::ErrorBody;
+use super::input::Query;
+use super::route::{Component, Declared, In, Route};
 use super::{ApiError, AppState, ODDS_SOCKET_PATH, UNAUTHORIZED_MESSAGE};
 
 /// Where the OpenAPI document is served.
@@ -43,7 +48,7 @@ const KEY_HEADER_SCHEME: &str = "api_key";
 const KEY_QUERY_SCHEME: &str = "api_key_query";
 
 /// The description, built once from the code.
-pub static SPEC: LazyLock<utoipa::openapi::OpenApi> = LazyLock::new(ApiDoc::openapi);
+pub static SPEC: LazyLock<utoipa::openapi::OpenApi> = LazyLock::new(describe);
 
 /// The description as served: serialised once.
 static SPEC_JSON: LazyLock<Bytes> =
@@ -85,7 +90,7 @@ pub(super) fn public_routes() -> Router {
     )
 )]
 pub(super) async fn openapi_json(RawQuery(raw): RawQuery) -> Result<Response, ApiError> {
-    Query::parse(raw, &[])?;
+    Query::parse(raw.as_deref(), &[])?;
     Ok(with_type(SPEC_JSON.clone(), "application/json"))
 }
 
@@ -103,7 +108,7 @@ pub(super) async fn openapi_json(RawQuery(raw): RawQuery) -> Result<Response, Ap
     )
 )]
 pub(super) async fn docs_page(RawQuery(raw): RawQuery) -> Result<Response, ApiError> {
-    Query::parse(raw, &[])?;
+    Query::parse(raw.as_deref(), &[])?;
     Ok(with_type(DOCS_HTML.clone(), "text/html; charset=utf-8"))
 }
 
@@ -145,7 +150,8 @@ Rate limits: each key has a token bucket; every answer past the key check carrie
 `RateLimit` and `RateLimit-Policy` (IETF draft-ietf-httpapi-ratelimit-headers-08); over \
 the limit, 429 with `Retry-After` in seconds.";
 
-/// The whole description, assembled from the handlers below and the modifiers.
+/// What the description holds besides the route table: the service, the router's
+/// handlers, the tags and the key scheme.
 #[derive(OpenApi)]
 #[openapi(
     info(
@@ -153,39 +159,7 @@ the limit, 429 with `Retry-After` in seconds.";
         description = API_DESCRIPTION,
         license(name = "MIT", identifier = "MIT"),
     ),
-    paths(
-        super::horse_profile,
-        super::horse_form,
-        super::results_by_date,
-        super::race_result,
-        super::racecard_today,
-        super::racecard_by_date,
-        super::live::race_odds,
-        super::live::odds_socket,
-        openapi_json,
-        docs_page,
-    ),
-    components(schemas(
-        Profile,
-        Form,
-        FormEntry,
-        ResultsByDate,
-        RaceResult,
-        ResultRace,
-        ResultRunner,
-        RaceCard,
-        CardRace,
-        CardRunner,
-        RaceOdds,
-        RunnerOdds,
-        ErrorBody,
-        ErrorCode,
-        Date,
-        RaceNumber,
-        HorseNo,
-        FormLimit,
-        Venue,
-    )),
+    paths(super::live::odds_socket, openapi_json, docs_page),
     security(("api_key" = [])),
     tags(
         (name = "horses", description = "Horse profiles and form."),
@@ -194,130 +168,77 @@ the limit, 429 with `Retry-After` in seconds.";
         (name = "odds", description = "Current and live win odds."),
         (name = "reference", description = "This description, as JSON and as a page."),
     ),
-    modifiers(&Common),
 )]
 struct ApiDoc;
 
-// ---- Parameters: each rule once, as the checks of `input.rs` apply it. ----
-
-/// Pattern of a `{date}`: `YYYY-MM-DD` with a month and day that can exist; the check
-/// (`input::date`) also wants a real calendar date from year 1000 on (no 30 February).
-pub const DATE_PATTERN: &str = r"^[1-9][0-9]{3}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$";
-/// Pattern of a `{horse_no}`, as `racing_events::is_horse_no` checks it.
-pub const HORSE_NO_PATTERN: &str = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$";
-/// Pattern of `?venue=`: anything with a character that is not white space.
-pub const VENUE_PATTERN: &str = r"\S";
-/// Largest race number.
-pub const MAX_RACE_NUMBER: u8 = 99;
-
-/// A meeting date, `YYYY-MM-DD`, a real calendar date.
-pub struct Date;
-
-impl PartialSchema for Date {
-    fn schema() -> RefOr<Schema> {
-        ObjectBuilder::new()
-            .schema_type(Type::String)
-            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Date)))
-            .pattern(Some(DATE_PATTERN))
-            .description(Some(
-                "A real calendar date written `YYYY-MM-DD` (year 1000 or later); anything \
-                 else is a 400.",
-            ))
-            .examples([json!("2026-11-18")])
-            .into()
+/// The whole description: the route table's operations first, in its order, then the
+/// router's, then what every operation shares.
+fn describe() -> utoipa::openapi::OpenApi {
+    let mut api = ApiDoc::openapi();
+    let mut schemas = Vec::new();
+    (Component::of::<ErrorBody>().collect)(&mut schemas);
+    let mut paths = utoipa::openapi::Paths::new();
+    for route in ROUTES {
+        paths.add_path_operation(route.path, vec![HttpMethod::Get], operation(route));
+        (route.doc.body.collect)(&mut schemas);
+        for p in route.handler.params() {
+            (p.schema.collect)(&mut schemas);
+        }
     }
+    let others = std::mem::take(&mut api.paths.paths);
+    paths.paths.extend(others);
+    api.paths = paths;
+    let components = api.components.get_or_insert_with(Components::new);
+    components.schemas.extend(schemas);
+    share(&mut api);
+    api
 }
-impl ToSchema for Date {}
 
-/// A race number within a meeting, 1 to 99.
-pub struct RaceNumber;
-
-impl PartialSchema for RaceNumber {
-    fn schema() -> RefOr<Schema> {
-        ObjectBuilder::new()
-            .schema_type(Type::Integer)
-            .minimum(Some(1))
-            .maximum(Some(MAX_RACE_NUMBER))
-            .description(Some(
-                "Race number within the meeting: an integer from 1 to 99 written in \
-                 digits; anything else is a 400.",
-            ))
-            .examples([json!(1)])
-            .into()
+/// A row's operation: its parameters, its 200 and its own errors.
+fn operation(route: &Route) -> Operation {
+    let doc = &route.doc;
+    let body = |description: &str, schema: String| {
+        ResponseBuilder::new()
+            .description(description)
+            .content(
+                "application/json",
+                ContentBuilder::new()
+                    .schema(Some(Ref::from_schema_name(schema)))
+                    .build(),
+            )
+            .build()
+    };
+    let mut op = OperationBuilder::new()
+        .tag(doc.tag)
+        .summary(Some(doc.summary))
+        .description(Some(doc.description))
+        .operation_id(Some(doc.id))
+        .parameters(Some(route.handler.params().iter().map(parameter)))
+        .response("200", body(doc.ok, (doc.body.name)().into_owned()));
+    for (status, description) in doc.errors {
+        op = op.response(*status, body(description, "ErrorBody".into()));
     }
+    op.build()
 }
-impl ToSchema for RaceNumber {}
 
-/// A horse's brand number.
-pub struct HorseNo;
-
-impl PartialSchema for HorseNo {
-    fn schema() -> RefOr<Schema> {
-        ObjectBuilder::new()
-            .schema_type(Type::String)
-            .pattern(Some(HORSE_NO_PATTERN))
-            .min_length(Some(1))
-            .max_length(Some(32))
-            .description(Some(
-                "Horse (brand) number: 1 to 32 of `A-Z a-z 0-9 _ -`, starting with a letter \
-                 or digit; anything else is a 400.",
-            ))
-            .examples([json!("E271")])
-            .into()
-    }
+/// A handler's parameter as OpenAPI describes it.
+fn parameter(p: &Declared) -> utoipa::openapi::path::Parameter {
+    let place = match p.place {
+        In::Path => ParameterIn::Path,
+        In::Query => ParameterIn::Query,
+    };
+    ParameterBuilder::new()
+        .name(p.name)
+        .parameter_in(place)
+        .description(Some(p.doc))
+        .required(if p.required {
+            Required::True
+        } else {
+            Required::False
+        })
+        .schema(Some(Ref::from_schema_name((p.schema.name)())))
+        .build()
 }
-impl ToSchema for HorseNo {}
-
-/// The `limit` of a form request.
-pub struct FormLimit;
-
-impl PartialSchema for FormLimit {
-    fn schema() -> RefOr<Schema> {
-        ObjectBuilder::new()
-            .schema_type(Type::Integer)
-            .minimum(Some(1))
-            .maximum(Some(MAX_FORM_LIMIT as u64))
-            .description(Some(
-                "Keep only the newest N entries: an integer from 1 to 1000 written in \
-                 digits; anything else is a 400.",
-            ))
-            .examples([json!(5)])
-            .into()
-    }
-}
-impl ToSchema for FormLimit {}
-
-/// The `venue` of the date endpoints.
-pub struct Venue;
-
-impl PartialSchema for Venue {
-    fn schema() -> RefOr<Schema> {
-        ObjectBuilder::new()
-            .schema_type(Type::String)
-            .pattern(Some(VENUE_PATTERN))
-            .min_length(Some(1))
-            .description(Some(
-                "Racecourse of the meeting, e.g. `Sha Tin` or `Happy Valley`; empty or \
-                 blank is a 400.",
-            ))
-            .examples([json!("Happy Valley")])
-            .into()
-    }
-}
-impl ToSchema for Venue {}
-
-/// Description of `{horse_no}`.
-pub const HORSE_NO_DOC: &str = "The horse's brand number, e.g. `E271`.";
-/// Description of `{date}`.
-pub const DATE_DOC: &str = "Meeting date, `YYYY-MM-DD`.";
-/// Description of `{race_number}`.
-pub const RACE_NUMBER_DOC: &str = "Race number within the meeting, 1 to 99.";
-/// Description of `?venue=`.
-pub const VENUE_DOC: &str = "For a date with more than one meeting: the racecourse whose \
-    meeting to answer with. Without it such a date answers with the meeting that has the \
-    most races (ties: alphabetical) and lists every venue in `meetings`.";
-/// Description of `?limit=`.
-pub const LIMIT_DOC: &str = "Keep only the newest N entries, 1 to 1000.";
 
 /// The protocol of `/ws/live/odds`, for its operation's description.
 pub const ODDS_SOCKET_DOC: &str = "A WebSocket upgrade (`GET` with `Connection: Upgrade`, \
@@ -366,10 +287,6 @@ newest beyond it are closed with 1008 (`connection limit of the API key lowered`
 closes every socket with 1001.";
 
 // ---- Shared responses and headers, added to every operation. ----
-
-/// Fills in what every operation shares: the key schemes, the error responses any request
-/// can meet, the `If-None-Match` parameter and the caching and rate-limit headers.
-struct Common;
 
 /// `(status, component name, description, example message)` of the responses any
 /// operation can give, whatever its path.
@@ -553,39 +470,39 @@ fn not_modified() -> ApiResponse {
     response.build()
 }
 
-impl Modify for Common {
-    fn modify(&self, api: &mut utoipa::openapi::OpenApi) {
-        let components = api.components.get_or_insert_with(Components::new);
-        components.security_schemes.insert(
-            KEY_HEADER_SCHEME.into(),
-            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
-                "X-API-Key",
-                "The key sent to a subscriber by e-mail. Keep it out of version control \
-                 and browser code. The header name is case-insensitive.",
-            ))),
-        );
-        components.security_schemes.insert(
-            KEY_QUERY_SCHEME.into(),
-            SecurityScheme::ApiKey(ApiKey::Query(ApiKeyValue::with_description(
-                "api_key",
-                "The key as a query parameter: only on the live odds WebSocket, for clients \
-                 that cannot set headers on the upgrade request. Never logged.",
-            ))),
-        );
-        for (status, name, when, message) in COMMON_ERRORS {
-            components
-                .responses
-                .insert(name.into(), error_response(when, message, status).into());
-        }
+/// Fills in what every operation shares: the key schemes, the error responses any request
+/// can meet, the `If-None-Match` parameter and the caching and rate-limit headers.
+fn share(api: &mut utoipa::openapi::OpenApi) {
+    let components = api.components.get_or_insert_with(Components::new);
+    components.security_schemes.insert(
+        KEY_HEADER_SCHEME.into(),
+        SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
+            "X-API-Key",
+            "The key sent to a subscriber by e-mail. Keep it out of version control \
+             and browser code. The header name is case-insensitive.",
+        ))),
+    );
+    components.security_schemes.insert(
+        KEY_QUERY_SCHEME.into(),
+        SecurityScheme::ApiKey(ApiKey::Query(ApiKeyValue::with_description(
+            "api_key",
+            "The key as a query parameter: only on the live odds WebSocket, for clients \
+             that cannot set headers on the upgrade request. Never logged.",
+        ))),
+    );
+    for (status, name, when, message) in COMMON_ERRORS {
         components
             .responses
-            .insert("NotModified".into(), not_modified().into());
+            .insert(name.into(), error_response(when, message, status).into());
+    }
+    components
+        .responses
+        .insert("NotModified".into(), not_modified().into());
 
-        for (path, item) in api.paths.paths.iter_mut() {
-            let socket = path == ODDS_SOCKET_PATH;
-            for op in [&mut item.get].into_iter().flatten() {
-                complete(op, socket);
-            }
+    for (path, item) in api.paths.paths.iter_mut() {
+        let socket = path == ODDS_SOCKET_PATH;
+        for op in [&mut item.get].into_iter().flatten() {
+            complete(op, socket);
         }
     }
 }
@@ -632,366 +549,6 @@ fn complete(op: &mut Operation, socket: bool) {
             .entry(status.into())
             .or_insert_with(|| Ref::new(format!("#/components/responses/{name}")).into());
     }
-}
-
-// ---- The documents, field by field as `racing_projections` renders them. ----
-//
-// These types exist only to be described; the service never builds them.
-
-/// A horse's profile (interface.md 2.1), exactly these fields in this order.
-#[derive(ToSchema)]
-#[schema(examples(json!({
-    "horse_no": "E271", "horse_name": "GOLDEN SIXTY", "country_of_origin": "AUS",
-    "colour": "Bay", "sex": "Gelding", "age": 9, "trainer": "F C Lor",
-    "owner": "Stewart Leung", "total_stakes": 150218500, "starts": 32, "wins": 27,
-    "places": 2
-})))]
-#[allow(dead_code)]
-pub struct Profile {
-    /// Brand number, the same value as in the path.
-    horse_no: String,
-    /// Registered name.
-    horse_name: String,
-    /// Short country code, e.g. `NZ`, `AUS`, `IRE`.
-    country_of_origin: String,
-    /// Coat colour, e.g. `Bay`, `Chestnut`.
-    colour: String,
-    /// e.g. `Gelding`, `Horse`, `Mare`.
-    sex: String,
-    /// Age in years.
-    age: i64,
-    /// Current trainer.
-    trainer: String,
-    /// Current owner.
-    owner: String,
-    /// Career prize money in whole Hong Kong dollars (HK$).
-    total_stakes: i64,
-    /// Career starts.
-    starts: i64,
-    /// Career wins.
-    wins: i64,
-    /// Career placings.
-    places: i64,
-}
-
-/// A horse's form (interface.md 2.2): every recorded race, newest first (date, then race
-/// number, descending).
-#[derive(ToSchema)]
-#[schema(examples(json!({
-    "horse_no": "E271", "horse_name": "GOLDEN SIXTY",
-    "form": [{
-        "date": "2026-11-18", "venue": "Happy Valley", "race_number": 1, "distance": 1200,
-        "position": 1, "finish_time": "1:09.45", "win_odds": 3.5, "jockey": "Z Purton",
-        "status": null, "dead_heat": true
-    }]
-})))]
-#[allow(dead_code)]
-pub struct Form {
-    /// Brand number.
-    horse_no: String,
-    /// Registered name: the profile's, or for a horse without a profile its latest
-    /// result's.
-    horse_name: String,
-    /// The horse's races, newest first; `limit` keeps the newest N.
-    form: Vec<FormEntry>,
-}
-
-/// One race of a horse's form (interface.md 2.2, plus `status` and `dead_heat`).
-#[derive(ToSchema)]
-#[allow(dead_code)]
-pub struct FormEntry {
-    /// Meeting date, `YYYY-MM-DD`.
-    #[schema(format = Date)]
-    date: String,
-    /// Racecourse, e.g. `Sha Tin`.
-    venue: String,
-    /// Race within the meeting, 1 to 99.
-    #[schema(minimum = 1, maximum = 99)]
-    race_number: i64,
-    /// Race distance in metres.
-    distance: i64,
-    /// Finishing position from 1 (shared in a dead heat); `null` for no placing.
-    #[schema(required = true, minimum = 1)]
-    position: Option<i64>,
-    /// Finishing time, `m:ss.cc` (minutes, seconds, hundredths); `null` where there is
-    /// none.
-    #[schema(required = true)]
-    finish_time: Option<String>,
-    /// Final decimal win odds, stake included (at least 1.0); `null` where there are none.
-    #[schema(required = true, minimum = 1)]
-    win_odds: Option<f64>,
-    /// Jockey who rode.
-    jockey: String,
-    /// `null` for a normal finisher, otherwise the official code of a non-finisher or
-    /// withdrawal, e.g. `PU` (pulled up), `WV-A`.
-    #[schema(required = true)]
-    status: Option<String>,
-    /// Whether the position is shared with another runner.
-    dead_heat: bool,
-}
-
-/// All results of a date (interface.md 2.3): races in ascending race number.
-#[derive(ToSchema)]
-#[schema(examples(json!({
-    "date": "2026-11-18", "venue": "Happy Valley",
-    "races": [{
-        "race_number": 1, "race_name": "KITE HANDICAP", "distance": 1200, "going": "GOOD",
-        "runners": [
-            {"position": 1, "horse_no": "E271", "horse_name": "GOLDEN SIXTY",
-             "jockey": "Z Purton", "trainer": "F C Lor", "finish_time": "1:09.45",
-             "win_odds": 3.5, "status": null, "dead_heat": true},
-            {"position": null, "horse_no": "H123", "horse_name": "LUCKY STAR",
-             "jockey": "K Teetan", "trainer": "J Size", "finish_time": null,
-             "win_odds": 45.0, "status": "PU", "dead_heat": false}
-        ]
-    }]
-})))]
-#[allow(dead_code)]
-pub struct ResultsByDate {
-    /// Meeting date, `YYYY-MM-DD`.
-    #[schema(format = Date)]
-    date: String,
-    /// Racecourse of this meeting.
-    venue: String,
-    /// Only on a date with more than one meeting: every venue of the day, so a client
-    /// can ask for the others with `?venue=`.
-    #[schema(required = false)]
-    meetings: Vec<String>,
-    /// The meeting's races, ascending race number.
-    races: Vec<ResultRace>,
-}
-
-/// One race of the results of a date.
-#[derive(ToSchema)]
-#[allow(dead_code)]
-pub struct ResultRace {
-    /// Race within the meeting, 1 to 99.
-    #[schema(minimum = 1, maximum = 99)]
-    race_number: i64,
-    /// e.g. `KITE HANDICAP`.
-    race_name: String,
-    /// Race distance in metres.
-    distance: i64,
-    /// Track condition, e.g. `GOOD`, `GOOD TO FIRM`.
-    going: String,
-    /// Placed runners by position, then the rest as the feed listed them.
-    runners: Vec<ResultRunner>,
-}
-
-/// The result of one race: the race result of interface.md 2.3 with the meeting's date
-/// and venue.
-#[derive(ToSchema)]
-#[schema(examples(json!({
-    "date": "2026-11-18", "venue": "Happy Valley", "race_number": 1,
-    "race_name": "KITE HANDICAP", "distance": 1200, "going": "GOOD",
-    "runners": [
-        {"position": 1, "horse_no": "E271", "horse_name": "GOLDEN SIXTY",
-         "jockey": "Z Purton", "trainer": "F C Lor", "finish_time": "1:09.45",
-         "win_odds": 3.5, "status": null, "dead_heat": true},
-        {"position": 1, "horse_no": "CA206", "horse_name": "ROMANTIC WARRIOR",
-         "jockey": "J McDonald", "trainer": "C S Shum", "finish_time": "1:09.45",
-         "win_odds": 2.1, "status": null, "dead_heat": true}
-    ]
-})))]
-#[allow(dead_code)]
-pub struct RaceResult {
-    /// Meeting date, `YYYY-MM-DD`.
-    #[schema(format = Date)]
-    date: String,
-    /// Racecourse.
-    venue: String,
-    /// Only on a date with more than one meeting: every venue of the day.
-    #[schema(required = false)]
-    meetings: Vec<String>,
-    /// Race within the meeting, 1 to 99.
-    #[schema(minimum = 1, maximum = 99)]
-    race_number: i64,
-    /// Race name.
-    race_name: String,
-    /// Race distance in metres.
-    distance: i64,
-    /// Track condition.
-    going: String,
-    /// Placed runners by position, then the rest as the feed listed them.
-    runners: Vec<ResultRunner>,
-}
-
-/// One runner of a race result (interface.md 2.3, plus `status` and `dead_heat`).
-#[derive(ToSchema)]
-#[allow(dead_code)]
-pub struct ResultRunner {
-    /// Finishing position from 1 (shared in a dead heat); `null` for no placing.
-    #[schema(required = true, minimum = 1)]
-    position: Option<i64>,
-    /// Brand number.
-    horse_no: String,
-    /// Registered name.
-    horse_name: String,
-    /// Jockey who rode.
-    jockey: String,
-    /// Trainer.
-    trainer: String,
-    /// Finishing time, `m:ss.cc`; `null` where there is none.
-    #[schema(required = true)]
-    finish_time: Option<String>,
-    /// Final decimal win odds, stake included; `null` where there are none.
-    #[schema(required = true, minimum = 1)]
-    win_odds: Option<f64>,
-    /// `null` for a normal finisher, otherwise the official code (`PU`, `WV-A`, ...).
-    #[schema(required = true)]
-    status: Option<String>,
-    /// Whether the position is shared with another runner.
-    dead_heat: bool,
-}
-
-/// The race card of a date (interface.md 2.4): races in ascending race number,
-/// scratched runners removed.
-#[derive(ToSchema)]
-#[schema(examples(json!({
-    "date": "2026-11-21", "venue": "Sha Tin",
-    "races": [{
-        "race_number": 1, "race_name": "THE SHA TIN TROPHY", "distance": 1600,
-        "class": "Group 3",
-        "runners": [
-            {"horse_no": "E271", "horse_name": "GOLDEN SIXTY", "jockey": "Z Purton",
-             "trainer": "F C Lor", "draw": 4, "weight": 133},
-            {"horse_no": "CA206", "horse_name": "ROMANTIC WARRIOR",
-             "jockey": "J McDonald", "trainer": "C S Shum", "draw": 7, "weight": 126}
-        ]
-    }]
-})))]
-#[allow(dead_code)]
-pub struct RaceCard {
-    /// Meeting date, `YYYY-MM-DD`; for `/racecards/today`, the day it is in the service's
-    /// time zone.
-    #[schema(format = Date)]
-    date: String,
-    /// Racecourse.
-    venue: String,
-    /// Only on a date with more than one meeting: every venue of the day.
-    #[schema(required = false)]
-    meetings: Vec<String>,
-    /// The meeting's races, ascending race number.
-    races: Vec<CardRace>,
-}
-
-/// One race of a race card.
-#[derive(ToSchema)]
-#[allow(dead_code)]
-pub struct CardRace {
-    /// Race within the meeting, 1 to 99.
-    #[schema(minimum = 1, maximum = 99)]
-    race_number: i64,
-    /// Race name.
-    race_name: String,
-    /// Race distance in metres.
-    distance: i64,
-    /// Race class, carried as a string (`Class 4`, `Group 1`, `Griffin`).
-    class: String,
-    /// Declared runners, scratched ones removed.
-    runners: Vec<CardRunner>,
-}
-
-/// A declared runner of a race card (interface.md 2.4).
-#[derive(ToSchema)]
-#[allow(dead_code)]
-pub struct CardRunner {
-    /// Brand number.
-    horse_no: String,
-    /// Registered name.
-    horse_name: String,
-    /// Declared jockey.
-    jockey: String,
-    /// Trainer.
-    trainer: String,
-    /// Barrier draw, 1 to 99.
-    #[schema(minimum = 1, maximum = 99)]
-    draw: i64,
-    /// Weight carried, in pounds.
-    weight: i64,
-}
-
-/// The current win odds of a race; the WebSocket's `snapshot` is this document with a
-/// `type` in front.
-#[derive(ToSchema)]
-#[schema(examples(json!({
-    "date": "2026-11-21", "venue": "Sha Tin", "race_number": 1, "seq": 2770,
-    "odds": [{"horse_no": "CA206", "win_odds": 2.1}, {"horse_no": "E271", "win_odds": 3.5}]
-})))]
-#[allow(dead_code)]
-pub struct RaceOdds {
-    /// Meeting date, `YYYY-MM-DD`.
-    #[schema(format = Date)]
-    date: String,
-    /// Racecourse whose race this is: the odds given for it and those given without a
-    /// venue (for the race of that number at every venue), each runner at its latest
-    /// price. `null` while no venue of the race is known (no card, result or odds naming
-    /// one): the odds given without a venue.
-    #[schema(required = true)]
-    venue: Option<String>,
-    /// Only on a date with more than one meeting: every venue of the day.
-    #[schema(required = false)]
-    meetings: Vec<String>,
-    /// Race within the meeting, 1 to 99.
-    #[schema(minimum = 1, maximum = 99)]
-    race_number: u8,
-    /// Stream sequence of the latest odds update of the race: resume the WebSocket from
-    /// here with `since`.
-    seq: u64,
-    /// Every runner with a price, in horse-number order.
-    odds: Vec<RunnerOdds>,
-}
-
-/// A runner's current win odds.
-#[derive(ToSchema)]
-#[allow(dead_code)]
-pub struct RunnerOdds {
-    /// Brand number.
-    horse_no: String,
-    /// Decimal odds, stake included (at least 1.0): a winning 1-dollar bet returns this.
-    #[schema(minimum = 1)]
-    win_odds: f64,
-}
-
-/// The body of every error.
-#[derive(ToSchema)]
-#[schema(examples(json!({"error": "not_found", "message": "no horse E999"})))]
-#[allow(dead_code)]
-pub struct ErrorBody {
-    /// What went wrong, as a stable code.
-    error: ErrorCode,
-    /// For people: says which input was wrong or what was looked for; echoes at most 64
-    /// characters of client input and never internal details.
-    message: String,
-}
-
-/// The error codes: `bad_request` (400), `unauthorized` (401), `not_found` (404),
-/// `method_not_allowed` (405), `body_not_accepted` (413), `uri_too_long` (414),
-/// `rate_limited` (429), `headers_too_large` (431), `internal` (500), `unavailable` (503).
-#[derive(ToSchema)]
-#[schema(rename_all = "snake_case")]
-#[allow(dead_code)]
-pub enum ErrorCode {
-    /// 400.
-    BadRequest,
-    /// 401.
-    Unauthorized,
-    /// 404.
-    NotFound,
-    /// 405.
-    MethodNotAllowed,
-    /// 413.
-    BodyNotAccepted,
-    /// 414.
-    UriTooLong,
-    /// 429.
-    RateLimited,
-    /// 431.
-    HeadersTooLarge,
-    /// 500.
-    Internal,
-    /// 503.
-    Unavailable,
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
-//! Everything the service does to every request, as one service: a request id and a
-//! span, the size checks, the in-flight bound, the key, the body check, the key's rate,
-//! then the answer, its conditional GET and, when the client asks, compression.
+//! Everything the service does to every request, as one service, in the order it reads
+//! here: a request id and a span, the size checks, the in-flight bound, the key, the body
+//! check, the key's rate, then the answer (a document route of the table, or the router),
+//! its conditional GET and, when the client asks, compression.
 //!
 //! This was ten tower layers, each with its own future, body wrapper and state clone per
 //! request; together with the router they cost more CPU per request than hyper and the
@@ -16,7 +17,9 @@ use std::time::Instant;
 
 use axum::body::Body;
 use axum::extract::Request;
-use axum::http::header::{ACCEPT_ENCODING, IF_NONE_MATCH, VARY};
+use axum::http::header::{
+    ACCEPT_ENCODING, CONTENT_LENGTH, IF_NONE_MATCH, RETRY_AFTER, TRANSFER_ENCODING, VARY,
+};
 use axum::http::{HeaderName, HeaderValue, Method};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
@@ -25,10 +28,9 @@ use tower::Service;
 use tower_http::compression::Compression;
 use tracing::Instrument;
 
-use super::limits::RateHeaders;
-use super::{
-    answer, cache, formatted, limits, ApiError, AppState, API_KEY_HEADER, ODDS_SOCKET_PATH,
-};
+use super::limits::{RateHeaders, MAX_HEADERS, MAX_HEADER_BYTES, MAX_URI_BYTES};
+use super::ODDS_SOCKET_PATH;
+use super::{cache, formatted, openapi, route, ApiError, AppState, API_KEY_HEADER};
 use crate::keys::Identity;
 
 /// The request id header, taken from the client when it sends one.
@@ -75,7 +77,7 @@ impl Api {
     #[allow(clippy::result_large_err)]
     fn admit(&self, request: &Request) -> Result<Admission, Response> {
         let state = &self.0.state;
-        if let Some(e) = limits::oversized(request) {
+        if let Some(e) = oversized(request) {
             return Err(e.into_response());
         }
         let Some(permit) = state.limits.admit() else {
@@ -87,12 +89,12 @@ impl Api {
         let Some(who) = identify(state, request) else {
             return Err(ApiError::Unauthorized.into_response());
         };
-        if limits::carries_body(request) {
+        if carries_body(request) {
             return Err(ApiError::BodyNotAccepted.into_response());
         }
         let (rate, refused) = state.limits.take(&who);
         if let Some(retry_after) = refused {
-            let mut response = limits::refusal(retry_after);
+            let mut response = refusal(retry_after);
             rate.add_to(response.headers_mut());
             return Err(response);
         }
@@ -126,7 +128,7 @@ impl Service<Request> for Api {
         let started = Instant::now();
         let id = request_id(&request);
         let span = request_span(&request, &id);
-        if super::is_public(request.uri().path()) {
+        if is_public(request.uri().path()) {
             return self.public(request, id, span, started);
         }
         let (admission, if_none_match, coded) = {
@@ -188,7 +190,7 @@ impl Api {
         started: Instant,
     ) -> <Api as Service<Request>>::Future {
         let state = &self.0.state;
-        if let Some(e) = limits::oversized(&request) {
+        if let Some(e) = oversized(&request) {
             let refusal = e.into_response();
             count_refusal(&request, &refusal, started);
             return done(finish(refusal, id, started));
@@ -231,6 +233,33 @@ async fn bounded(
     response
 }
 
+/// The answer of a document route of the table, counted in the route metrics with its
+/// time since `started`; `None` when the path is no route's (the router takes it). Every
+/// handler reads the store and returns, without waiting on anything.
+fn answer(state: &AppState, request: &Request, started: Instant) -> Option<Response> {
+    let uri = request.uri();
+    let matched = route::find(uri.path())?;
+    let route = matched.route();
+    let answered = if matches!(*request.method(), Method::GET | Method::HEAD) {
+        route.handler.answer(state, matched.params(), uri.query())
+    } else {
+        Err(ApiError::MethodNotAllowed)
+    };
+    let response = answered.unwrap_or_else(IntoResponse::into_response);
+    let status = response.status().as_u16();
+    // The 200s of each route have their handles at hand; other answers look theirs up.
+    let looked_up;
+    let (requests, latency) = if status == 200 {
+        matched.ok_metrics()
+    } else {
+        looked_up = crate::admin::route_metrics(route.path, status);
+        &looked_up
+    };
+    requests.increment(1);
+    latency.record(started.elapsed().as_secs_f64());
+    Some(response)
+}
+
 impl Service<Request> for Answers {
     type Response = Response;
     type Error = Infallible;
@@ -252,7 +281,7 @@ impl Service<Request> for Answers {
 /// route metrics, so that an operator sees a flood of bad keys: under the document's
 /// template where the path is one, else `unmatched`.
 fn count_refusal(request: &Request, refusal: &Response, started: Instant) {
-    let route = super::route::route(request.uri().path()).map_or("unmatched", |r| r.template());
+    let route = route::find(request.uri().path()).map_or("unmatched", |m| m.route().path);
     let (requests, latency) = crate::admin::route_metrics(route, refusal.status().as_u16());
     requests.increment(1);
     latency.record(started.elapsed().as_secs_f64());
@@ -295,6 +324,59 @@ fn finish(mut response: Response, id: HeaderValue, started: Instant) -> Response
             latency_ms = latency_ms(),
             "finished processing request"
         );
+    }
+    response
+}
+
+/// Whether `path` is answered without a key: the pricing site and the public reference.
+fn is_public(path: &str) -> bool {
+    // Every document path is under /api/: one comparison for them, on the hot path.
+    !path.starts_with("/api/")
+        && (crate::subscribe::is_public(path) || openapi::PUBLIC_PATHS.contains(&path))
+}
+
+/// An oversized request line or header block, refused before anything else reads them.
+fn oversized(request: &Request) -> Option<ApiError> {
+    let target = request
+        .uri()
+        .path_and_query()
+        .map_or(0, |p| p.as_str().len());
+    if target > MAX_URI_BYTES {
+        return Some(ApiError::UriTooLong(MAX_URI_BYTES));
+    }
+    let headers = request.headers();
+    let bytes: usize = headers
+        .iter()
+        .map(|(n, v)| n.as_str().len() + v.len())
+        .sum();
+    (headers.len() > MAX_HEADERS || bytes > MAX_HEADER_BYTES)
+        .then_some(ApiError::HeadersTooLarge(MAX_HEADERS, MAX_HEADER_BYTES))
+}
+
+/// Whether a GET or HEAD carries a body: the API is read-only, and such a request is
+/// refused, unread. (Other methods go on to routing, which answers them 405.)
+fn carries_body(request: &Request) -> bool {
+    if !matches!(*request.method(), Method::GET | Method::HEAD) {
+        return false;
+    }
+    let headers = request.headers();
+    let length = headers
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.trim() != "0");
+    length.unwrap_or(false) || headers.contains_key(TRANSFER_ENCODING)
+}
+
+/// The 429 of a key over its rate: `Retry-After` in whole seconds. (The RateLimit headers
+/// go on every answer, this one included.)
+fn refusal(retry_after: u64) -> Response {
+    metrics::counter!("racing_rate_limited_total").increment(1);
+    let mut response = ApiError::RateLimited(format!(
+        "too many requests for this key; retry in {retry_after} s"
+    ))
+    .into_response();
+    if let Ok(v) = HeaderValue::from_str(&retry_after.to_string()) {
+        response.headers_mut().insert(RETRY_AFTER, v);
     }
     response
 }

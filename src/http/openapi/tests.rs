@@ -13,6 +13,7 @@ use racing_projections::{DocKey, Fold, FormDoc, MemState};
 use serde_json::Value;
 
 use super::*;
+use crate::http::input::MAX_FORM_LIMIT;
 use crate::http::limits::{MAX_HEADERS, MAX_HEADER_BYTES, MAX_URI_BYTES};
 
 fn spec() -> Value {
