@@ -6,6 +6,7 @@ mod api;
 mod browser;
 mod cluster;
 mod corrections;
+mod history;
 mod keys;
 mod live;
 mod openapi;

@@ -19,7 +19,7 @@ fn documents(app: &App) -> BTreeMap<Vec<u8>, Vec<u8>> {
         .documents()
         .map(|item| {
             let (k, v) = item.expect("readable");
-            (k.to_vec(), v.to_vec())
+            (k.to_vec(), racing_projections::answered(&v))
         })
         .collect()
 }

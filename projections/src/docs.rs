@@ -12,6 +12,10 @@ use serde::{Deserialize, Serialize};
 /// Bytes of the strong `ETag` that heads every stored document.
 pub const ETAG_LEN: usize = 34;
 
+/// Bytes ahead of every stored document: its `ETag`, then the stream sequence its
+/// content was last changed at (big-endian).
+pub const HEAD_LEN: usize = ETAG_LEN + 8;
+
 /// The strong `ETag` of the bytes `sent` as the header carries it: their 128-bit xxh3 in
 /// hex, quoted. Stored ahead of each document when it is rendered, so that a GET sends
 /// it without hashing the body again.
@@ -41,27 +45,29 @@ mod etag_tests {
     #[test]
     fn a_sealed_form_is_tagged_by_the_json_it_sends() {
         let record = FormDoc::render("E271", "NAME", [&b"{}"[..], b"{}"].into_iter());
-        let stored = seal(true, &record);
+        let stored = seal(true, &record, 7);
         let json = FormDoc::body(&record, None).expect("framed");
         assert_eq!(&stored[..ETAG_LEN], etag(&json).as_slice());
         assert_eq!(unseal(&stored), record.as_slice());
         let doc = Doc::new(stored.into()).expect("tagged");
         assert_eq!(&*doc, record.as_slice());
         assert_eq!(doc.etag(), etag(&json).as_slice());
+        assert_eq!(doc.seq(), 7);
     }
 }
 
-/// A stored document as read: its `ETag` and its bytes, sharing the store's buffer.
-/// Dereferences to the bytes (for a form, the framed record of [`FormDoc`]).
+/// A stored document as read: its `ETag`, the sequence it was last changed at and its
+/// bytes, sharing the store's buffer. Dereferences to the bytes (for a form, the framed
+/// record of [`FormDoc`]).
 #[derive(Debug, Clone)]
 pub struct Doc {
     stored: sled::IVec,
 }
 
 impl Doc {
-    /// The stored value, checked to hold an `ETag`; `None` when it is too short to.
+    /// The stored value, checked to hold its head; `None` when it is too short to.
     pub(crate) fn new(stored: sled::IVec) -> Option<Doc> {
-        (stored.len() >= ETAG_LEN).then_some(Doc { stored })
+        (stored.len() >= HEAD_LEN).then_some(Doc { stored })
     }
 
     /// The `ETag` of the whole document, quoted.
@@ -69,8 +75,17 @@ impl Doc {
         &self.stored[..ETAG_LEN]
     }
 
-    /// The stored value whole: the `ETag` in its first [`ETAG_LEN`] bytes, then the
-    /// document, for sending both from the store's own buffer.
+    /// The stream sequence of the document's content: the log up to here had been
+    /// applied when it last changed, and it has answered the same since. A WebSocket
+    /// `since` of it resumes right after what the document holds.
+    pub fn seq(&self) -> u64 {
+        let mut seq = [0; 8];
+        seq.copy_from_slice(&self.stored[ETAG_LEN..HEAD_LEN]);
+        u64::from_be_bytes(seq)
+    }
+
+    /// The stored value whole: the `ETag` in its first [`ETAG_LEN`] bytes, the sequence,
+    /// then the document from [`HEAD_LEN`], for sending from the store's own buffer.
     pub fn into_stored(self) -> sled::IVec {
         self.stored
     }
@@ -80,27 +95,46 @@ impl std::ops::Deref for Doc {
     type Target = [u8];
 
     fn deref(&self) -> &[u8] {
-        &self.stored[ETAG_LEN..]
+        &self.stored[HEAD_LEN..]
     }
 }
 
-/// A document's stored value: the `ETag` of what a GET of it sends, then `doc` (which,
-/// for a form, is the framed record, and a GET sends its JSON).
-pub(crate) fn seal(form: bool, doc: &[u8]) -> Vec<u8> {
+/// A document's stored value: the `ETag` of what a GET of it sends, `seq` (the stream
+/// sequence it reflects), then `doc` (which, for a form, is the framed record, and a GET
+/// sends its JSON).
+pub(crate) fn seal(form: bool, doc: &[u8], seq: u64) -> Vec<u8> {
     let sent = if form {
         FormDoc::body(doc, None).unwrap_or_default()
     } else {
         Cow::Borrowed(doc)
     };
-    let mut stored = Vec::with_capacity(ETAG_LEN + doc.len());
+    let mut stored = Vec::with_capacity(HEAD_LEN + doc.len());
     stored.extend_from_slice(&etag(&sent));
+    stored.extend_from_slice(&seq.to_be_bytes());
     stored.extend_from_slice(doc);
     stored
 }
 
-/// The document of a stored value (the bytes after its `ETag`).
+/// The document of a stored value (the bytes after its head).
 pub(crate) fn unseal(stored: &[u8]) -> &[u8] {
-    stored.get(ETAG_LEN..).unwrap_or_default()
+    stored.get(HEAD_LEN..).unwrap_or_default()
+}
+
+/// What a stored document answers, its `ETag` and its bytes, without the sequence it was
+/// sealed at: the same for two stores that hold the same document, however each batched
+/// the log.
+pub fn answered(stored: &[u8]) -> Vec<u8> {
+    [
+        stored.get(..ETAG_LEN).unwrap_or_default(),
+        stored.get(HEAD_LEN..).unwrap_or_default(),
+    ]
+    .concat()
+}
+
+/// Whether two stored values answer the same: the same `ETag` and document, whatever
+/// sequence each was sealed at.
+pub(crate) fn same_answer(a: &[u8], b: &[u8]) -> bool {
+    a.get(..ETAG_LEN) == b.get(..ETAG_LEN) && a.get(HEAD_LEN..) == b.get(HEAD_LEN..)
 }
 
 /// One race of a horse's form (interface.md 2.2, plus `status` and `dead_heat`).

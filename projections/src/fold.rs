@@ -214,14 +214,18 @@ fn read_doc<T: DeserializeOwned>(
     }
 }
 
-/// Stores a document with its `ETag`, made once here rather than on every GET; a document
-/// rendered the same as it is stored is not written again, so that only what answers
+/// Stores a document with its `ETag`, made once here rather than on every GET, and `seq`,
+/// the stream sequence it reflects; a document rendered the same as it is stored is not
+/// written again (its sequence stays that of its last change), so that only what answers
 /// differently is written, and counted as changed.
-fn put_doc(s: &mut impl State, key: DocKey<'_>, doc: &[u8]) -> Result<(), StoreError> {
+fn put_doc(s: &mut impl State, key: DocKey<'_>, doc: &[u8], seq: u64) -> Result<(), StoreError> {
     let form = matches!(key, DocKey::Form(_));
     let key = key.key();
-    let sealed = docs::seal(form, doc);
-    if s.get(&key)?.as_deref() != Some(sealed.as_slice()) {
+    let sealed = docs::seal(form, doc, seq);
+    if !s
+        .get(&key)?
+        .is_some_and(|stored| docs::same_answer(&stored, &sealed))
+    {
         s.put(key, sealed);
     }
     Ok(())
@@ -282,7 +286,8 @@ impl Fold {
 
     fn profile(&mut self, s: &mut impl State, p: &HorseProfile) -> Result<(), StoreError> {
         // The document is the profile as the feed gave it: no other record is kept.
-        put_doc(s, DocKey::Profile(&p.horse_no), &docs::render_profile(p))?;
+        let doc = docs::render_profile(p);
+        put_doc(s, DocKey::Profile(&p.horse_no), &doc, self.seq)?;
         // The profile's name heads the form document.
         self.form(s, &p.horse_no)?;
         Ok(())
@@ -487,6 +492,7 @@ impl Fold {
     pub fn render<S: State>(&mut self, s: &mut S) -> Result<(), StoreError> {
         let mut out = Rendering {
             stale: std::mem::take(&mut self.stale),
+            seq: self.seq,
         };
         for date in std::mem::take(&mut self.result_days) {
             let rendered = results_of(s, &date)?;
@@ -752,6 +758,8 @@ fn form_of(
 /// has written again: those are removed once everything is rendered.
 struct Rendering {
     stale: BTreeSet<Vec<u8>>,
+    /// The sequence of the last event folded: what the documents written reflect.
+    seq: u64,
 }
 
 impl Rendering {
@@ -759,7 +767,7 @@ impl Rendering {
         if !self.stale.is_empty() {
             self.stale.remove(&key.key());
         }
-        put_doc(s, key, doc)
+        put_doc(s, key, doc, self.seq)
     }
 }
 

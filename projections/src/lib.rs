@@ -7,12 +7,16 @@ mod form;
 mod history;
 mod ids;
 mod keys;
+mod pages;
 mod store;
 
-pub use docs::{etag, published_at, render_odds_move, Doc, FormDoc, FormEntry, ETAG_LEN};
+pub use docs::{
+    answered, etag, published_at, render_odds_move, Doc, FormDoc, FormEntry, ETAG_LEN, HEAD_LEN,
+};
 pub use fold::{Fold, Outcome, RaceOdds, Records, State};
 pub use ids::AppliedIdStats;
 pub use keys::DocKey;
+pub use pages::ChangePage;
 pub use store::{Batch, BatchStats, DeadLetter, MemState, OddsMove, Options, Store};
 
 /// The OpenAPI schema of each document the API serves, derived from the type that renders
@@ -32,6 +36,8 @@ pub mod openapi {
     pub type RaceCard = crate::docs::CardDoc<'static>;
     /// The current odds of a race.
     pub type RaceOdds = crate::docs::OddsDoc<'static>;
+    /// A page of a race's odds history.
+    pub type OddsHistory = crate::pages::OddsHistory<'static>;
 }
 
 /// Why the store could not do what was asked.

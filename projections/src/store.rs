@@ -66,7 +66,7 @@ impl Default for Options {
 #[derive(Clone)]
 pub struct Store {
     db: sled::Db,
-    tree: sled::Tree,
+    pub(crate) tree: sled::Tree,
     options: Options,
     /// The applied `event_id`s, loaded by the first batch: their filter, and the runs
     /// that hold them on disk.
@@ -216,7 +216,8 @@ impl Store {
 
     /// A served document as it was once the log up to `seq` had been applied (rendered
     /// from the versions of the records it is made from), or `None` where there was none
-    /// then. Its `ETag` is that of the same bytes served then, so it never changes.
+    /// then. Its `ETag` is that of the same bytes served then, so it never changes; its
+    /// sequence ([`Doc::seq`]) is `seq`.
     pub fn doc_as_of(&self, key: DocKey<'_>, seq: u64) -> Result<Option<Doc>, StoreError> {
         let past = crate::history::AsOf {
             tree: &self.tree,
@@ -226,7 +227,7 @@ impl Store {
             return Ok(None);
         };
         let form = matches!(key, DocKey::Form(_));
-        Doc::new(crate::docs::seal(form, &body).into())
+        Doc::new(crate::docs::seal(form, &body, seq).into())
             .map(Some)
             .ok_or_else(|| StoreError::Corrupt("a sealed document".into()))
     }

@@ -10,6 +10,9 @@ use axum::response::Response;
 /// What every document answer carries.
 pub const CACHE_CONTROL: &str = "private, no-cache";
 
+/// What an answer as of a point of the log carries: it never changes.
+pub const CACHE_CONTROL_IMMUTABLE: &str = "private, max-age=31536000, immutable";
+
 /// Marks a document answer: its strong `ETag` (of the uncompressed body: the 128-bit xxh3
 /// that `racing_projections::etag` makes) and the `Cache-Control` of every document.
 pub fn tag(response: &mut Response, etag: HeaderValue) {
@@ -18,6 +21,17 @@ pub fn tag(response: &mut Response, etag: HeaderValue) {
     headers.insert(
         header::CACHE_CONTROL,
         HeaderValue::from_static(CACHE_CONTROL),
+    );
+}
+
+/// Marks an answer that never changes (a document as of a point of the log): its strong
+/// `ETag`, and a `Cache-Control` that lets the client keep it a year without asking.
+pub fn tag_immutable(response: &mut Response, etag: HeaderValue) {
+    let headers = response.headers_mut();
+    headers.insert(header::ETAG, etag);
+    headers.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static(CACHE_CONTROL_IMMUTABLE),
     );
 }
 

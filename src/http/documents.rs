@@ -8,15 +8,18 @@
 use std::borrow::Cow;
 use std::sync::atomic::Ordering;
 
-use axum::http::{header, HeaderValue};
+use axum::http::{header, HeaderName, HeaderValue};
 use axum::response::Response;
 use bytes::Bytes;
-use racing_projections::openapi::{Form, Profile, RaceCard, RaceOdds, RaceResult, ResultsByDate};
-use racing_projections::{etag, Doc, DocKey, FormDoc, ETAG_LEN};
+use racing_projections::openapi::{
+    Form, OddsHistory, Profile, RaceCard, RaceOdds, RaceResult, ResultsByDate,
+};
+use racing_projections::{etag, Doc, DocKey, FormDoc, ETAG_LEN, HEAD_LEN};
 
 use racing_events::{Date, RaceNumber};
 
-use super::input::{clip, FormLimit, HorseNo, Venue};
+use super::history::{self, ChangesPage};
+use super::input::{clip, AsOf, FormLimit, HorseNo, Venue};
 use super::route::{Component, Handler, Operation, Route};
 use super::{cache, ApiError, AppState};
 
@@ -186,11 +189,66 @@ pub static ROUTES: &[Route] = &[
             ],
         },
     },
+    Route {
+        path: "/api/v1/odds/{date}/{race_number}/history",
+        handler: &Handler::new(history::odds_history),
+        doc: Operation {
+            id: "odds_history",
+            tag: "odds",
+            summary: "Odds history of a race",
+            description: "Every odds update of the race in the order it went live, a page at a \
+                time: the moves after `since`, at most `limit`, each with its stream `seq`, \
+                `published_at` and the runners it priced, as the WebSocket sent it. With \
+                `venue`, that venue's moves and those given without a venue; without, every \
+                move of the race number (each says its `venue`). Pass `next` as `since` for \
+                the following page; `null` at the end.",
+            ok: "A page of the race's odds moves.",
+            body: Component::of::<OddsHistory>(),
+            errors: &[
+                (
+                    "400",
+                    "`bad_request`: a date that is not a real `YYYY-MM-DD`, a race number not \
+                     from 1 to 99, an empty `venue`, a `since` that is not a stream sequence, a \
+                     `limit` not from 1 to 10000, or another query parameter.",
+                ),
+                (
+                    "404",
+                    "`not_found`: the race (or the race at the venue) has no odds at all.",
+                ),
+            ],
+        },
+    },
+    Route {
+        path: "/api/v1/changes",
+        handler: &Handler::new(history::changes),
+        doc: Operation {
+            id: "changes",
+            tag: "changes",
+            summary: "Documents changed since a point of the log",
+            description: "Every document that changed (or went) after `since`, in `seq` order: \
+                `path` is the API path that now answers differently. One loop keeps a copy in \
+                sync: read a page, GET each path (with `as_of` = its `seq`, or without), pass \
+                `next` as `since`; at the end (`next` null) poll again later with the last \
+                `seq` or the answer's `Racing-Seq`. Each `seq` is where the batch that \
+                changed the document ended, so several changes share one; a page never splits \
+                a `seq`, so it runs past `limit` when one `seq` changed more documents than \
+                that. Followed from 0 it names every document there is.",
+            ok: "A page of the change feed.",
+            body: Component::of::<ChangesPage>(),
+            errors: &[(
+                "400",
+                "`bad_request`: a `since` that is not a stream sequence, a `limit` not from 1 \
+                 to 10000, or another query parameter.",
+            )],
+        },
+    },
 ];
 
 /// The profile of a horse.
-fn horse_profile(state: &AppState, h: HorseNo) -> Result<Response, ApiError> {
-    document(state, DocKey::Profile(&h), || format!("no horse {h}"))
+fn horse_profile(state: &AppState, h: HorseNo, as_of: Option<AsOf>) -> Result<Response, ApiError> {
+    document(state, DocKey::Profile(&h), as_of, || {
+        format!("no horse {h}")
+    })
 }
 
 /// The form of a horse, optionally cut to the newest `limit` entries.
@@ -198,11 +256,13 @@ fn horse_form(
     state: &AppState,
     h: HorseNo,
     limit: Option<FormLimit>,
+    as_of: Option<AsOf>,
 ) -> Result<Response, ApiError> {
-    let Some(doc) = stored(state, DocKey::Form(&h))? else {
-        return Err(ApiError::NotFound(format!("no horse {h}")));
+    let Some(doc) = stored(state, DocKey::Form(&h), as_of)? else {
+        return Err(ApiError::NotFound(format!("no horse {h}{}", then(as_of))));
     };
     let damaged = || ApiError::Internal(anyhow::anyhow!("form document of {h} is damaged"));
+    let seq = doc.seq();
     match FormDoc::body(&doc, limit.map(|l| l.0)).ok_or_else(damaged)? {
         // The whole document is the stored value's tail: sent from the store's own buffer,
         // with the stored ETag.
@@ -211,26 +271,30 @@ fn horse_form(
             let stored = Bytes::from_owner(doc.into_stored());
             let etag =
                 HeaderValue::from_maybe_shared(stored.slice(..ETAG_LEN)).map_err(|_| damaged())?;
-            Ok(json(stored.slice(stored.len() - at..), etag))
+            Ok(json(stored.slice(stored.len() - at..), etag, seq, as_of))
         }
         Cow::Owned(cut) => {
             let etag = HeaderValue::from_bytes(&etag(&cut)).map_err(|_| damaged())?;
-            Ok(json(Bytes::from(cut), etag))
+            Ok(json(Bytes::from(cut), etag, seq, as_of))
         }
     }
 }
 
 /// All results of a date.
-fn results_by_date(state: &AppState, d: Date, venue: Option<Venue>) -> Result<Response, ApiError> {
+fn results_by_date(
+    state: &AppState,
+    d: Date,
+    venue: Option<Venue>,
+    as_of: Option<AsOf>,
+) -> Result<Response, ApiError> {
     let venue = venue.as_deref();
-    document(
-        state,
-        DocKey::Results {
-            date: d.as_str(),
-            venue,
-        },
-        || format!("no results for {d}{}", at(venue)),
-    )
+    let key = DocKey::Results {
+        date: d.as_str(),
+        venue,
+    };
+    document(state, key, as_of, || {
+        format!("no results for {d}{}", at(venue))
+    })
 }
 
 /// The result of one race.
@@ -239,6 +303,7 @@ fn race_result(
     d: Date,
     n: RaceNumber,
     venue: Option<Venue>,
+    as_of: Option<AsOf>,
 ) -> Result<Response, ApiError> {
     let (n, venue) = (n.get(), venue.as_deref());
     let key = DocKey::Race {
@@ -246,13 +311,17 @@ fn race_result(
         race_number: n,
         venue,
     };
-    document(state, key, || {
+    document(state, key, as_of, || {
         format!("no result for race {n} on {d}{}", at(venue))
     })
 }
 
 /// Today's race card.
-fn racecard_today(state: &AppState, venue: Option<Venue>) -> Result<Response, ApiError> {
+fn racecard_today(
+    state: &AppState,
+    venue: Option<Venue>,
+    as_of: Option<AsOf>,
+) -> Result<Response, ApiError> {
     let venue = venue.as_deref();
     let today = jiff::Timestamp::now()
         .to_zoned(state.timezone.clone())
@@ -262,23 +331,27 @@ fn racecard_today(state: &AppState, venue: Option<Venue>) -> Result<Response, Ap
         date: &today,
         venue,
     };
-    document(state, key, || {
+    document(state, key, as_of, || {
         let zone = &state.timezone_name;
         format!("no meeting today ({today} in {zone}){}", at(venue))
     })
 }
 
 /// The race card of a date.
-fn racecard_by_date(state: &AppState, d: Date, venue: Option<Venue>) -> Result<Response, ApiError> {
+fn racecard_by_date(
+    state: &AppState,
+    d: Date,
+    venue: Option<Venue>,
+    as_of: Option<AsOf>,
+) -> Result<Response, ApiError> {
     let venue = venue.as_deref();
-    document(
-        state,
-        DocKey::Card {
-            date: d.as_str(),
-            venue,
-        },
-        || format!("no race card for {d}{}", at(venue)),
-    )
+    let key = DocKey::Card {
+        date: d.as_str(),
+        venue,
+    };
+    document(state, key, as_of, || {
+        format!("no race card for {d}{}", at(venue))
+    })
 }
 
 /// The current odds of a race, as a WebSocket `snapshot` carries them.
@@ -287,6 +360,7 @@ fn race_odds(
     d: Date,
     n: RaceNumber,
     venue: Option<Venue>,
+    as_of: Option<AsOf>,
 ) -> Result<Response, ApiError> {
     let (n, venue) = (n.get(), venue.as_deref());
     let key = DocKey::Odds {
@@ -294,15 +368,22 @@ fn race_odds(
         race_number: n,
         venue,
     };
-    document(state, key, || {
+    document(state, key, as_of, || {
         format!("no odds for race {n} on {d}{}", at(venue))
     })
 }
 
 /// ` at VENUE` for a message about a venue's document, the venue clipped.
-fn at(venue: Option<&str>) -> String {
+pub(super) fn at(venue: Option<&str>) -> String {
     venue
         .map(|v| format!(" at {}", clip(v)))
+        .unwrap_or_default()
+}
+
+/// ` as of SEQ` for a message about a document as of a point of the log.
+fn then(as_of: Option<AsOf>) -> String {
+    as_of
+        .map(|AsOf(seq)| format!(" as of {seq}"))
         .unwrap_or_default()
 }
 
@@ -317,36 +398,51 @@ pub(super) fn built(state: &AppState) -> Result<(), ApiError> {
     }
 }
 
-/// Reads one stored document; `Ok(None)` when there is none.
-fn stored(state: &AppState, key: DocKey<'_>) -> Result<Option<Doc>, ApiError> {
+/// Reads one stored document, as it is or (`as_of`) as it was at a point of the log no
+/// later than the checkpoint; `Ok(None)` when there is (or was) none.
+fn stored(state: &AppState, key: DocKey<'_>, as_of: Option<AsOf>) -> Result<Option<Doc>, ApiError> {
     built(state)?;
-    Ok(state.read_models.doc(key)?)
+    let Some(AsOf(seq)) = as_of else {
+        return Ok(state.read_models.doc(key)?);
+    };
+    let store = state.read_models.load();
+    let checkpoint = store.checkpoint()?;
+    if seq > checkpoint {
+        return Err(ApiError::BadRequest(format!(
+            "as_of {seq} is past the log applied here: the checkpoint is {checkpoint}"
+        )));
+    }
+    Ok(store.doc_as_of(key, seq)?)
 }
 
 /// The answer of a whole stored document, or a 404 that says what was `missing`.
 fn document(
     state: &AppState,
     key: DocKey<'_>,
+    as_of: Option<AsOf>,
     missing: impl FnOnce() -> String,
 ) -> Result<Response, ApiError> {
-    match stored(state, key)? {
-        Some(doc) => whole(doc),
-        None => Err(ApiError::NotFound(missing())),
+    match stored(state, key, as_of)? {
+        Some(doc) => whole(doc, as_of),
+        None => Err(ApiError::NotFound(format!("{}{}", missing(), then(as_of)))),
     }
 }
 
 /// The answer of a whole stored document: its body and its `ETag`, both sent from the
 /// store's own buffer.
-fn whole(doc: Doc) -> Result<Response, ApiError> {
+fn whole(doc: Doc, as_of: Option<AsOf>) -> Result<Response, ApiError> {
+    let seq = doc.seq();
     let stored = Bytes::from_owner(doc.into_stored());
     let etag = HeaderValue::from_maybe_shared(stored.slice(..ETAG_LEN))
         .map_err(|_| ApiError::Internal(anyhow::anyhow!("a stored ETag is not a header value")))?;
-    Ok(json(stored.slice(ETAG_LEN..), etag))
+    Ok(json(stored.slice(HEAD_LEN..), etag, seq, as_of))
 }
 
-/// A document answer: JSON, with its `ETag` and `Cache-Control`. Its header map is made
-/// with room for every header the answer will carry, so that it is allocated once.
-fn json(body: Bytes, etag: HeaderValue) -> Response {
+/// A document answer: JSON, with its `ETag`, `Cache-Control` (a document as of a point
+/// of the log never changes) and `Racing-Seq`, the stream sequence it reflects. Its
+/// header map is made with room for every header the answer will carry, so that it is
+/// allocated once.
+pub(super) fn json(body: Bytes, etag: HeaderValue, seq: u64, as_of: Option<AsOf>) -> Response {
     let mut response = Response::new(axum::body::Body::from(body));
     let headers = response.headers_mut();
     headers.reserve(ANSWER_HEADERS);
@@ -354,10 +450,19 @@ fn json(body: Bytes, etag: HeaderValue) -> Response {
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
-    cache::tag(&mut response, etag);
+    headers.insert(RACING_SEQ, HeaderValue::from(seq));
+    if as_of.is_some() {
+        cache::tag_immutable(&mut response, etag);
+    } else {
+        cache::tag(&mut response, etag);
+    }
     response
 }
 
-/// Headers of a document answer: type, ETag, cache control, the two RateLimit headers,
-/// Vary and the request id (hyper writes the length and date itself).
-const ANSWER_HEADERS: usize = 7;
+/// The header that gives the stream sequence an answer reflects: a WebSocket `subscribe`
+/// with it as `since` resumes right after what the answer holds.
+pub const RACING_SEQ: HeaderName = HeaderName::from_static("racing-seq");
+
+/// Headers of a document answer: type, ETag, cache control, Racing-Seq, the two RateLimit
+/// headers, Vary and the request id (hyper writes the length and date itself).
+const ANSWER_HEADERS: usize = 8;

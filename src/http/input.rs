@@ -16,6 +16,12 @@ use super::ApiError;
 /// Largest `limit` on a form request.
 pub const MAX_FORM_LIMIT: usize = 1000;
 
+/// Largest `limit` of a page of history (odds moves, changes).
+pub const MAX_PAGE_LIMIT: usize = 10_000;
+
+/// A page of history without a `limit`.
+pub const DEFAULT_PAGE_LIMIT: usize = 1_000;
+
 /// The query parameters of a request, each allowed at most once and each one of those
 /// the endpoint takes.
 pub struct Query(pub HashMap<String, String>);
@@ -79,6 +85,24 @@ pub fn race_number(s: &str) -> Result<RaceNumber, ApiError> {
     })
 }
 
+/// Largest stream sequence a request may name: JSON's and OpenAPI's largest integer
+/// (`int64`), far past any stream's end.
+pub const MAX_SEQUENCE: u64 = i64::MAX as u64;
+
+/// A stream sequence in the query parameter `name`: an integer from 0 to
+/// [`MAX_SEQUENCE`], without sign or leading zero.
+pub fn sequence(name: &str, s: &str) -> Result<u64, ApiError> {
+    match s.parse::<u64>() {
+        Ok(n) if n <= MAX_SEQUENCE && (s == "0" || canonical_digits(s)) => Ok(n),
+        _ => Err(ApiError::BadRequest(format!(
+            "{name} `{}` is not a stream sequence: an integer from 0 to {} (digits, no leading \
+             zero)",
+            clip(s),
+            MAX_SEQUENCE
+        ))),
+    }
+}
+
 /// A `{horse_no}` segment, by the feed contract's rule.
 pub fn horse_no(s: &str) -> Result<&str, ApiError> {
     if is_horse_no(s) {
@@ -119,6 +143,18 @@ pub struct HorseNo(String);
 /// The `?limit=` of a form: 1 to [`MAX_FORM_LIMIT`].
 #[derive(Debug, Clone, Copy)]
 pub struct FormLimit(pub usize);
+
+/// The `?as_of=` of a document: a stream sequence, the point of the log to answer as of.
+#[derive(Debug, Clone, Copy)]
+pub struct AsOf(pub u64);
+
+/// The `?since=` of a page of history: a stream sequence, what came after it.
+#[derive(Debug, Clone, Copy)]
+pub struct Since(pub u64);
+
+/// The `?limit=` of a page of history: 1 to [`MAX_PAGE_LIMIT`].
+#[derive(Debug, Clone, Copy)]
+pub struct PageLimit(pub usize);
 
 /// The `?venue=` of the date endpoints: the racecourse of one of the date's meetings.
 #[derive(Debug)]
@@ -255,6 +291,94 @@ impl Param for Venue {
             .examples([json!(Self::EXAMPLE)])
             .into()
     }
+}
+
+impl Param for AsOf {
+    const NAME: &'static str = "as_of";
+    const IN: In = In::Query;
+    const DOC: &'static str = "A stream sequence: the document exactly as it was served once \
+        the log up to it had been applied, byte for byte (a result amended later as first \
+        published, a form with only the runs known then). 404 where the document did not \
+        exist then; 400 above the current checkpoint. Its answer never changes.";
+    const EXAMPLE: &'static str = "1";
+    const SCHEMA: &'static str = "AsOf";
+
+    fn check(raw: &str) -> Result<Self, ApiError> {
+        sequence(Self::NAME, raw).map(AsOf)
+    }
+
+    fn schema() -> RefOr<Schema> {
+        sequence_schema(
+            "A stream sequence (as `Racing-Seq`, a change's or an odds move's `seq` give it): \
+             an integer from 0 written in digits, no higher than the checkpoint; anything \
+             else is a 400.",
+        )
+    }
+}
+
+impl Param for Since {
+    const NAME: &'static str = "since";
+    const IN: In = In::Query;
+    const DOC: &'static str = "A stream sequence: only what came after it. Without it, from \
+        the start of the log. Pass a page's `next` to read the following page.";
+    const EXAMPLE: &'static str = "0";
+    const SCHEMA: &'static str = "Since";
+
+    fn check(raw: &str) -> Result<Self, ApiError> {
+        sequence(Self::NAME, raw).map(Since)
+    }
+
+    fn schema() -> RefOr<Schema> {
+        sequence_schema(
+            "A stream sequence (a page's `next`, a `Racing-Seq`): an integer from 0 written \
+             in digits; anything else is a 400.",
+        )
+    }
+}
+
+impl Param for PageLimit {
+    const NAME: &'static str = "limit";
+    const IN: In = In::Query;
+    const DOC: &'static str = "At most this many items in the page, 1 to 10000 (default 1000).";
+    const EXAMPLE: &'static str = "100";
+    const SCHEMA: &'static str = "PageLimit";
+
+    fn check(raw: &str) -> Result<Self, ApiError> {
+        match raw.parse::<usize>() {
+            Ok(n @ 1..=MAX_PAGE_LIMIT) if canonical_digits(raw) => Ok(PageLimit(n)),
+            _ => Err(ApiError::BadRequest(format!(
+                "limit `{}` is not an integer from 1 to {MAX_PAGE_LIMIT} (digits, no leading \
+                 zero)",
+                clip(raw)
+            ))),
+        }
+    }
+
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::Integer)
+            .minimum(Some(1))
+            .maximum(Some(MAX_PAGE_LIMIT as u64))
+            .default(Some(json!(DEFAULT_PAGE_LIMIT)))
+            .description(Some(
+                "Items in a page: an integer from 1 to 10000 written in digits; anything \
+                 else is a 400.",
+            ))
+            .examples([json!(100)])
+            .into()
+    }
+}
+
+/// The schema of a stream sequence parameter.
+fn sequence_schema(description: &str) -> RefOr<Schema> {
+    ObjectBuilder::new()
+        .schema_type(Type::Integer)
+        .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int64)))
+        .minimum(Some(0))
+        .maximum(Some(MAX_SEQUENCE))
+        .description(Some(description))
+        .examples([json!(0)])
+        .into()
 }
 
 // The text parameters read as the text they were checked as.

@@ -10,6 +10,7 @@
 mod cache;
 mod documents;
 mod error;
+mod history;
 pub mod input;
 mod limits;
 mod live;

@@ -146,6 +146,13 @@ Documents may gain fields within v1 (additive changes only): ignore fields you d
 know. Each successful answer carries a strong `ETag` and `Cache-Control: private, \
 no-cache`; send the tag back in `If-None-Match` to get 304 while the document is unchanged.
 
+History: every data answer (and its 304) carries `Racing-Seq`, the stream sequence it \
+reflects; a WebSocket `subscribe` with it as `since` resumes right after the answer, \
+missing and repeating nothing. Every document endpoint takes `as_of=SEQ` and answers the \
+document exactly as it was served once the log up to `SEQ` had been applied. A race's \
+odds moves are pages of `/api/v1/odds/{date}/{race_number}/history`, and \
+`/api/v1/changes` lists every document that changed since a point of the log.
+
 Rate limits: each key has a token bucket; every answer past the key check carries \
 `RateLimit` and `RateLimit-Policy` (IETF draft-ietf-httpapi-ratelimit-headers-08); over \
 the limit, 429 with `Retry-After` in seconds.";
@@ -165,7 +172,8 @@ the limit, 429 with `Retry-After` in seconds.";
         (name = "horses", description = "Horse profiles and form."),
         (name = "results", description = "Race results by date and by race."),
         (name = "racecards", description = "Race cards: declared runners, scratchings removed."),
-        (name = "odds", description = "Current and live win odds."),
+        (name = "odds", description = "Current, past and live win odds."),
+        (name = "changes", description = "The change feed: every document that changed since a point of the log."),
         (name = "reference", description = "This description, as JSON and as a page."),
     ),
 )]
@@ -214,7 +222,11 @@ fn operation(route: &Route) -> Operation {
         .description(Some(doc.description))
         .operation_id(Some(doc.id))
         .parameters(Some(route.handler.params().iter().map(parameter)))
-        .response("200", body(doc.ok, (doc.body.name)().into_owned()));
+        .response("200", {
+            let mut ok = body(doc.ok, (doc.body.name)().into_owned());
+            ok.headers.insert("Racing-Seq".into(), racing_seq());
+            ok
+        });
     for (status, description) in doc.errors {
         op = op.response(*status, body(description, "ErrorBody".into()));
     }
@@ -383,7 +395,19 @@ fn cache_control() -> utoipa::openapi::header::Header {
     response_header(
         string_schema(),
         "`private, no-cache`: keep a copy, but revalidate before each use (results can be \
-         amended at any time).",
+         amended at any time). A document `as_of` a point of the log never changes: \
+         `private, max-age=31536000, immutable`.",
+    )
+}
+
+fn racing_seq() -> utoipa::openapi::header::Header {
+    response_header(
+        integer_schema(),
+        "The stream sequence the answer reflects: for a document, where the log stood when \
+         it last changed (it has answered the same since), or its `as_of`; for a page of \
+         history, the checkpoint it was read at. A WebSocket `subscribe` with it as `since` \
+         misses nothing after the answer and repeats nothing in it; it is also an `as_of` \
+         that answers this document again.",
     )
 }
 
@@ -460,7 +484,7 @@ fn not_modified() -> ApiResponse {
     let mut response = ResponseBuilder::new()
         .description(
             "Not modified: the `If-None-Match` of the request matches the current `ETag` \
-             (or is `*`). No body.",
+             (or is `*`). No body. On the data endpoints, with the 200's `Racing-Seq`.",
         )
         .header("ETag", etag())
         .header("Cache-Control", cache_control());

@@ -152,6 +152,11 @@ impl<'a> Validator<'a> {
 /// which is known, a retracted race: every field of every document kind, and every
 /// nullable field both null and not.
 fn season() -> MemState {
+    fold(season_events())
+}
+
+/// The events of [`season`].
+fn season_events() -> Vec<Envelope> {
     let day = "2026-11-18";
     let mut first = runner(Some(1), "E271");
     let mut second = runner(Some(1), "CA206");
@@ -159,38 +164,36 @@ fn season() -> MemState {
     second.dead_heat = true;
     let mut odds_less = runner(None, "H123");
     odds_less.win_odds = None;
-    fold(
-        [
-            profile("E271", "GOLDEN SIXTY"),
-            result(day, "Happy Valley", 1, vec![first, second, odds_less]),
-            result(day, "Happy Valley", 2, vec![runner(Some(2), "E271")]),
-            result(day, "Sha Tin", 1, vec![runner(Some(3), "K101")]),
-            result("2026-11-15", "Sha Tin", 5, vec![runner(Some(4), "E271")]),
-            card("2026-11-21", "Sha Tin", 1, &["E271", "CA206", "H123"]),
-            card("2026-11-21", "Sha Tin", 2, &["K101"]),
-            card("2026-11-21", "Happy Valley", 1, &["B143"]),
-            scratch("2026-11-21", 1, "H123"),
-            card("2026-11-22", "Sha Tin", 1, &["E271"]),
-            odds("2026-11-21", 1, &[("E271", 3.5), ("CA206", 2.1)]),
-            odds_at("2026-11-21", "Happy Valley", 1, &[("B143", 6.0)]),
-            odds("2026-11-25", 2, &[("K101", 4.2)]),
-            result(
-                "2026-11-15",
-                "Happy Valley",
-                5,
-                vec![runner(Some(1), "K101")],
-            ),
-            retraction(
-                "2026-11-15",
-                "Happy Valley",
-                5,
-                "published under the wrong venue",
-            ),
-        ]
-        .into_iter()
-        .map(envelope)
-        .collect(),
-    )
+    [
+        profile("E271", "GOLDEN SIXTY"),
+        result(day, "Happy Valley", 1, vec![first, second, odds_less]),
+        result(day, "Happy Valley", 2, vec![runner(Some(2), "E271")]),
+        result(day, "Sha Tin", 1, vec![runner(Some(3), "K101")]),
+        result("2026-11-15", "Sha Tin", 5, vec![runner(Some(4), "E271")]),
+        card("2026-11-21", "Sha Tin", 1, &["E271", "CA206", "H123"]),
+        card("2026-11-21", "Sha Tin", 2, &["K101"]),
+        card("2026-11-21", "Happy Valley", 1, &["B143"]),
+        scratch("2026-11-21", 1, "H123"),
+        card("2026-11-22", "Sha Tin", 1, &["E271"]),
+        odds("2026-11-21", 1, &[("E271", 3.5), ("CA206", 2.1)]),
+        odds_at("2026-11-21", "Happy Valley", 1, &[("B143", 6.0)]),
+        odds("2026-11-25", 2, &[("K101", 4.2)]),
+        result(
+            "2026-11-15",
+            "Happy Valley",
+            5,
+            vec![runner(Some(1), "K101")],
+        ),
+        retraction(
+            "2026-11-15",
+            "Happy Valley",
+            5,
+            "published under the wrong venue",
+        ),
+    ]
+    .into_iter()
+    .map(envelope)
+    .collect()
 }
 
 #[test]
@@ -290,6 +293,38 @@ fn rendered_documents_of_every_kind_validate_against_their_schemas() {
             panic!("{name} does not match the document: {e}\n{v:#}");
         }
     }
+    // The pages of history, read from a store of the same events: each with a page to
+    // follow and at the end.
+    let dir = tempfile::TempDir::new().expect("temp dir");
+    let store = racing_projections::Store::open(dir.path()).expect("store");
+    for (i, e) in season_events().iter().enumerate() {
+        let mut batch = store.batch().expect("batch");
+        batch.apply(i as u64 + 1, 0, e).expect("apply");
+        batch.commit().expect("commit");
+    }
+    let odds = ["2026-11-21", "2026-11-21"]
+        .iter()
+        .zip([1, 10])
+        .map(|(date, limit)| {
+            store
+                .odds_history(date, 1, None, 0, limit)
+                .expect("history")
+                .expect("moves")
+        });
+    let changes = [1, 10_000]
+        .into_iter()
+        .map(|limit| crate::http::history::change_page(&store, 0, limit).expect("changes"));
+    let pages = odds
+        .map(|page| ("OddsHistory", page))
+        .chain(changes.map(|page| ("Changes", page)));
+    for (name, page) in pages {
+        let reference = format!("#/components/schemas/{name}");
+        let (owner, schema) = validator.component(&reference);
+        let v: Value = serde_json::from_slice(&page).expect("json");
+        if let Err(e) = validator.check(&owner, schema, &v, name) {
+            panic!("{name} does not match the page: {e}\n{v:#}");
+        }
+    }
     // Every property of every document schema was met, and every nullable one also null:
     // a field the documents lost would leave its schema property unmet.
     let schemas = spec["components"]["schemas"].as_object().expect("schemas");
@@ -379,7 +414,7 @@ fn every_operation_documents_the_key_errors_and_caching() {
         .expect("version")
         .starts_with("3.1"));
     let paths = spec["paths"].as_object().expect("paths");
-    assert_eq!(paths.len(), 10, "{:?}", paths.keys());
+    assert_eq!(paths.len(), 12, "{:?}", paths.keys());
     for (path, item) in paths {
         let op = &item["get"];
         let responses = op["responses"].as_object().expect("responses");

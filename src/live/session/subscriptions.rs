@@ -99,13 +99,21 @@ impl Session<'_> {
         targets.insert(&t);
         match since {
             // A replay can go out in order only if nothing newer went out before it, and
-            // a `since` past the latest update (from another stream, or a later run of
-            // it) names nothing this stream can replay.
-            Some(since) if since >= self.last_odds && since <= self.ctx.hub.latest() => {
+            // a `since` past the log applied here (from another stream, or a later run of
+            // it) names nothing this stream can replay. Up to there it is a position, an
+            // HTTP answer's `Racing-Seq` as much as an odds update's `seq`.
+            Some(since) if since >= self.last_odds && since <= self.applied()? => {
                 self.replay(t, since).await
             }
             _ => self.snapshots(&t),
         }
+    }
+
+    /// How far the log has been applied here: the store's checkpoint, or the latest
+    /// update relayed if that is further (an update goes live after its commit).
+    fn applied(&self) -> Result<u64, End> {
+        let checkpoint = self.ctx.read_models.load().checkpoint().map_err(internal)?;
+        Ok(checkpoint.max(self.ctx.hub.latest()))
     }
 
     pub(super) fn unsubscribe(&mut self, t: Target) -> Result<(), End> {
