@@ -27,6 +27,9 @@ pub struct ReplayResult {
     pub raw_secs: Vec<f64>,
     /// Seconds from the service's start to its first 200 on empty read models, per run.
     pub service_secs: Vec<f64>,
+    /// Bytes the read models take on disk after the last replay (documents, the
+    /// versions kept for `as_of`, the odds journal, the change feed, applied ids).
+    pub store_bytes: u64,
 }
 
 /// Start-up runs on caught-up read models.
@@ -49,6 +52,7 @@ pub async fn replay(scale: &Scale, target: &Target, store: &Path) -> anyhow::Res
         events,
         raw_secs: Vec::new(),
         service_secs: Vec::new(),
+        store_bytes: 0,
     };
     for round in 0..scale.replay_rounds {
         let order = if round % 2 == 0 {
@@ -93,7 +97,27 @@ pub async fn replay(scale: &Scale, target: &Target, store: &Path) -> anyhow::Res
         }
     }
     check_store(store, last)?;
+    result.store_bytes = dir_bytes(&store.join("read-models"))?;
+    eprintln!(
+        "bench:   read models on disk: {:.1} MiB",
+        result.store_bytes as f64 / (1 << 20) as f64
+    );
     Ok(result)
+}
+
+/// The bytes of the files under `dir`, however deep.
+fn dir_bytes(dir: &Path) -> anyhow::Result<u64> {
+    let mut total = 0;
+    for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
+        let entry = entry?;
+        let meta = entry.metadata()?;
+        total += if meta.is_dir() {
+            dir_bytes(&entry.path())?
+        } else {
+            meta.len()
+        };
+    }
+    Ok(total)
 }
 
 /// Reads the whole stream with an ordered pull consumer, as the projector does, and

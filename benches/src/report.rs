@@ -219,6 +219,19 @@ impl Report {
                 String::new(),
                 String::new(),
             ]);
+            rows.push([
+                String::new(),
+                "read models on disk after the replay, MiB (bytes per event)".into(),
+                format!(
+                    "{:.1} ({:.0})",
+                    r.store_bytes as f64 / (1 << 20) as f64,
+                    r.store_bytes as f64 / n.max(1.0)
+                ),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+            ]);
         }
         if let Some(s) = &self.startup {
             let med = median(s.secs.iter().copied());
