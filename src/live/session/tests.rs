@@ -190,6 +190,30 @@ fn commit_moves_at(ctx: &SessionContext, moves: impl IntoIterator<Item = (u64, i
     batch.commit().expect("commit");
 }
 
+/// Commits moves as [`commit_moves_at`] does, and has the hub record them as gone live
+/// before any session joined.
+fn recorded(ctx: &SessionContext, moves: impl IntoIterator<Item = (u64, i128)>) {
+    let moves: Vec<(u64, i128)> = moves.into_iter().collect();
+    commit_moves_at(ctx, moves.iter().copied());
+    for (seq, _) in moves {
+        ctx.hub
+            .publish_with(DAY, 1, seq, || unreachable!("no session yet"));
+    }
+}
+
+/// Commits moves at sequences `seqs` and sends each to the sessions, as the projector does.
+fn go_live(ctx: &SessionContext, seqs: std::ops::RangeInclusive<u64>) {
+    commit_moves(ctx, seqs.clone());
+    for seq in seqs {
+        ctx.hub.publish_with(DAY, 1, seq, || OddsDelta {
+            date: DAY.into(),
+            race_number: 1,
+            seq,
+            frame: format!(r#"{{"type":"odds","seq":{seq}}}"#).into(),
+        });
+    }
+}
+
 const DAY: &str = "2026-11-21";
 
 /// The `seq` of each `odds` frame among `frames`.
@@ -214,11 +238,7 @@ async fn a_replay_waits_at_the_outbox_and_hands_over_to_live_in_sequence() {
     let limits = Limits::default();
     let max_pending = limits.max_pending;
     let Fixture { ctx, _dir } = Fixture::new(4096, limits);
-    commit_moves(&ctx, 1..=2000);
-    for seq in 1..=2000 {
-        ctx.hub
-            .publish_with(DAY, 1, seq, || unreachable!("no session yet"));
-    }
+    recorded(&ctx, (1..=2000).map(|seq| (seq, 0)));
     let outbox = Outbox::default();
     let (latest, rx) = ctx.hub.join();
     assert_eq!(latest, 2000);
@@ -236,15 +256,7 @@ async fn a_replay_waits_at_the_outbox_and_hands_over_to_live_in_sequence() {
         outbox.len()
     );
     // Ten more updates are committed and go live while the replay waits.
-    commit_moves(&ctx, 2001..=2010);
-    for seq in 2001..=2010 {
-        ctx.hub.publish_with(DAY, 1, seq, || OddsDelta {
-            date: DAY.into(),
-            race_number: 1,
-            seq,
-            frame: format!(r#"{{"type":"odds","seq":{seq}}}"#).into(),
-        });
-    }
+    go_live(&ctx, 2001..=2010);
     let (sink, read) = futures::channel::mpsc::unbounded::<Message>();
     // Boxed, so that dropping it drops the sink, which ends what the client reads.
     let mut writer = Box::pin(outbox::write(sink, &outbox, Duration::from_secs(10)));
@@ -356,11 +368,7 @@ async fn a_replay_waits_at_half_the_outbox_and_live_updates_still_go_out() {
     };
     let half = limits.max_pending / 2;
     let Fixture { ctx, _dir } = Fixture::new(4096, limits);
-    commit_moves(&ctx, 1..=300);
-    for seq in 1..=300 {
-        ctx.hub
-            .publish_with(DAY, 1, seq, || unreachable!("no session yet"));
-    }
+    recorded(&ctx, (1..=300).map(|seq| (seq, 0)));
     let outbox = Outbox::default();
     let (latest, rx) = ctx.hub.join();
     let mut session = Session::new(&ctx, &outbox, latest, rx);
@@ -377,15 +385,7 @@ async fn a_replay_waits_at_half_the_outbox_and_live_updates_still_go_out() {
         tokio::time::sleep(Duration::from_millis(200)).await;
         assert_eq!(outbox.len(), half, "the replay waits at half the outbox");
         // Moves recorded after the replay was asked for are not part of it.
-        commit_moves(&ctx, 301..=310);
-        for seq in 301..=310 {
-            ctx.hub.publish_with(DAY, 1, seq, || OddsDelta {
-                date: DAY.into(),
-                race_number: 1,
-                seq,
-                frame: format!(r#"{{"type":"odds","seq":{seq}}}"#).into(),
-            });
-        }
+        go_live(&ctx, 301..=310);
         outbox_holds(&outbox, half + 10).await;
     };
     tokio::select! {
@@ -450,14 +450,10 @@ async fn a_replay_held_up_by_its_client_resumes_at_its_pace() {
     };
     let Fixture { ctx, _dir } = Fixture::new(64, limits);
     // Ten moves recorded 200 ms apart.
-    commit_moves_at(
+    recorded(
         &ctx,
         (1..=10).map(|seq| (seq, i128::from(seq) * 200_000_000)),
     );
-    for seq in 1..=10 {
-        ctx.hub
-            .publish_with(DAY, 1, seq, || unreachable!("no session yet"));
-    }
     let replay = format!(r#"{{"type":"replay","date":"{DAY}"}}"#);
     let frames = futures::stream::iter([Ok::<_, std::convert::Infallible>(Message::Text(
         replay.into(),
