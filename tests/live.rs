@@ -17,7 +17,7 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use crate::support::{App, Nats, KEY};
 
-const DAY: &str = "2026-11-21";
+pub(crate) const DAY: &str = "2026-11-21";
 
 /// How long a test waits for a frame before it fails.
 const WAIT: Duration = Duration::from_secs(10);
@@ -32,7 +32,7 @@ pub(crate) struct Client {
 }
 
 impl Client {
-    async fn connect(app: &App) -> Client {
+    pub(crate) async fn connect(app: &App) -> Client {
         Client::try_connect(&app.base, KEY).await.expect("upgrade")
     }
 
@@ -119,7 +119,7 @@ fn odds_seqs(frames: &[Value]) -> Vec<u64> {
         .collect()
 }
 
-async fn service(adjust: impl FnOnce(&mut racing::Config)) -> (Nats, App, TempDir) {
+pub(crate) async fn service(adjust: impl FnOnce(&mut racing::Config)) -> (Nats, App, TempDir) {
     let nats = Nats::start().await;
     let dir = TempDir::new().expect("temp dir");
     let mut app = App::start_with(&nats, dir.path(), adjust).await;
@@ -127,7 +127,12 @@ async fn service(adjust: impl FnOnce(&mut racing::Config)) -> (Nats, App, TempDi
     (nats, app, dir)
 }
 
-async fn publish_odds(nats: &Nats, app: &mut App, race: i64, prices: &[(&str, f64)]) -> u64 {
+pub(crate) async fn publish_odds(
+    nats: &Nats,
+    app: &mut App,
+    race: i64,
+    prices: &[(&str, f64)],
+) -> u64 {
     publish_odds_event(nats, app, &envelope(odds(DAY, race, prices))).await
 }
 

@@ -13,6 +13,7 @@ mod openapi;
 mod projector;
 mod rebuild;
 mod reliability;
+mod replay;
 mod security;
 mod sessions;
 mod startup;

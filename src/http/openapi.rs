@@ -275,6 +275,18 @@ on the connection, past the latest update, or more than 100,000 updates back is 
 with a `snapshot` instead.
 - `{\"type\":\"unsubscribe\",\"date\":D,\"race_number\":N}`: the same fields.
 - `{\"type\":\"ping\"}`: answered by `{\"type\":\"pong\"}`.
+- `{\"type\":\"replay\",\"date\":D,\"race_number\":N,\"speed\":X}`: plays back the date's \
+recorded odds (of one race if `race_number` is given) as `odds` frames exactly as they went \
+live, original `seq` and `published_at` included, marked `\"replay\":true`; each next one its \
+recorded gap divided by `speed` after the one before (a number from 1 to 100, fractions \
+allowed, default 1; long gaps stay long: a meeting at speed 1 lasts as long as it did), then \
+`replay_end`. It plays what was recorded up to the latest update when asked; a date without \
+odds ends at once. Subscriptions carry on meanwhile and live frames keep their own order; \
+replay frames are outside it. One replay at a time per connection (`replay_running`); a \
+replay waits for a client that does not read, never dropped or conflated, and takes at most \
+half of the frames waiting for the connection, so live frames are never held up.
+- `{\"type\":\"replay_stop\"}`: ends the replay under way (its `replay_end` has \
+`\"stopped\":true`; `not_replaying` if none).
 
 Server messages:
 
@@ -282,12 +294,16 @@ Server messages:
 document with a `type` in front, one for each venue that runs the race (`venue` null where \
 none is known yet); before any delta for that race.
 - `odds {date, venue, race_number, seq, published_at, odds}`: one per odds update; `seq` is \
-its stream sequence, strictly increasing on a connection; `odds` lists only the changed \
-prices; `venue` is the update's, null for one a feeder gave without a venue, which is for \
-the race of that number at every venue of the date.
+its stream sequence, strictly increasing on a connection (among live frames; a replay's \
+carry `\"replay\":true`); `odds` lists only the changed prices; `venue` is the update's, null \
+for one a feeder gave without a venue, which is for the race of that number at every venue \
+of the date.
 - `heartbeat {seq}` after `heartbeat_ms` without other traffic.
+- `replay_end {date, race_number, moves, stopped}`: a replay is over after `moves` frames \
+(`race_number` null for a whole meeting; `stopped` if `replay_stop` ended it).
 - `error {error, message}` for a bad client message (`bad_request`, `frame_too_large`, \
-`too_many_subscriptions`, `not_subscribed`); the connection stays open.
+`too_many_subscriptions`, `not_subscribed`, `replay_running`, `not_replaying`, \
+`rate_limited`); the connection stays open.
 
 Limits: client frames up to 4 KiB (a frame over 64 KiB closes the connection with 1009), \
 256 subscriptions per connection. A client that falls behind has its pending deltas replaced \

@@ -65,8 +65,19 @@ pub fn odds_frame(
 
 /// The `odds` frame of an odds move read from the journal: the same bytes as went live.
 pub fn odds_frame_of(body: &[u8]) -> Result<Utf8Bytes, std::str::Utf8Error> {
+    framed("{\"type\":\"odds\",", body)
+}
+
+/// The `odds` frame of an odds move a `replay` plays back: as it went live, marked
+/// `"replay":true` after its `type`.
+pub fn replayed_odds_frame_of(body: &[u8]) -> Result<Utf8Bytes, std::str::Utf8Error> {
+    framed("{\"type\":\"odds\",\"replay\":true,", body)
+}
+
+/// A journal move (`{"date":...}`) with `head` in place of its opening brace.
+fn framed(head: &str, body: &[u8]) -> Result<Utf8Bytes, std::str::Utf8Error> {
     let rest = std::str::from_utf8(body.get(1..).unwrap_or_default())?;
-    Ok(format!("{{\"type\":\"odds\",{rest}").into())
+    Ok(format!("{head}{rest}").into())
 }
 
 /// Serialises a server message; they are plain structs of strings and numbers.

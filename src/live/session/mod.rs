@@ -2,14 +2,18 @@
 //! `Stream` of messages so that it runs over an axum socket in the service and over
 //! channels in unit tests. Its rooms: the protocol's messages (`protocol`), what a
 //! connection follows and the snapshots that start it (`subscriptions`), `since` replays
-//! from the odds journal (`replay`), and falling behind (`conflation`). It reads the read
+//! from the odds journal (`replay`), a past meeting played back at its pace beside the
+//! live updates (`playback`), and falling behind (`conflation`). It reads the read
 //! models and the hub, never the log.
 //!
-//! Guarantees on a connection: `odds` frames come in strictly increasing `seq`; a race's
-//! `snapshot` comes before any delta for it, and no delta at or below a snapshot's `seq`
-//! follows it; a `since` replay hands over to live updates with no gap and no duplicate.
+//! Guarantees on a connection: live `odds` frames come in strictly increasing `seq`; a
+//! race's `snapshot` comes before any delta for it, and no delta at or below a snapshot's
+//! `seq` follows it; a `since` replay hands over to live updates with no gap and no
+//! duplicate. The frames a `replay` plays back are marked `"replay":true` and stand
+//! outside all of that: they carry their recorded `seq`, in their own increasing order.
 
 mod conflation;
+mod playback;
 mod protocol;
 mod replay;
 mod subscriptions;
@@ -131,6 +135,8 @@ struct Session<'a> {
     conflations: VecDeque<Instant>,
     /// The client's messages, against `messages_per_sec` and `message_burst`.
     messages: DefaultDirectRateLimiter,
+    /// The `replay` under way, if any (boxed: most connections never ask for one).
+    playback: Option<Box<playback::Playback>>,
 }
 
 /// Runs one session until the client leaves, breaks a limit, `shutdown` (close 1001), or
@@ -224,6 +230,7 @@ impl<'a> Session<'a> {
             last_sent_at: Instant::now(),
             conflations: VecDeque::new(),
             messages: RateLimiter::direct(message_quota(&ctx.limits)),
+            playback: None,
         }
     }
 
@@ -247,6 +254,10 @@ impl<'a> Session<'a> {
         loop {
             let room = self.outbox.len() < self.ctx.limits.max_pending;
             self.held_back |= !room;
+            // A replay waits for its share of the outbox, which is never the client's
+            // fault: live updates still have the rest.
+            let replaying = self.playback.is_some();
+            let replay_room = replaying && self.replay_room();
             let step = tokio::select! {
                 biased;
                 _ = &mut stopping => Err(End::Close(CLOSE_GOING_AWAY, "server shutting down")),
@@ -265,7 +276,7 @@ impl<'a> Session<'a> {
                     Some(Err(error)) => Err(broken(&error)),
                     None => Err(End::Gone),
                 },
-                _ = self.outbox.room.notified(), if !room => Ok(()),
+                _ = self.outbox.room.notified(), if !room || (replaying && !replay_room) => Ok(()),
                 relayed = self.rx.recv(), if live && room => match relayed {
                     Ok(relayed) => {
                         self.held_back = false;
@@ -279,6 +290,8 @@ impl<'a> Session<'a> {
                     }
                     Err(RecvError::Closed) => Err(End::Close(CLOSE_GOING_AWAY, "server shutting down")),
                 },
+                // After live updates: a replay never holds them up.
+                () = playback::Playback::due(&mut self.playback), if replay_room => self.play(),
                 _ = &mut resume, if !live => {
                     live = true;
                     Ok(())

@@ -5,6 +5,7 @@ use axum::extract::ws::Message;
 use racing_events::{Date, RaceNumber};
 use serde::{Deserialize, Serialize};
 
+use super::playback::Speed;
 use super::subscriptions::Target;
 use super::{End, Session};
 use crate::live::{frame, CLOSE_PROTOCOL, CLOSE_TOO_BIG};
@@ -26,6 +27,16 @@ enum ClientMessage {
         race_number: Option<i64>,
     },
     Ping,
+    /// Play back a date's recorded odds (see `playback`).
+    Replay {
+        date: String,
+        #[serde(default)]
+        race_number: Option<i64>,
+        #[serde(default)]
+        speed: Option<f64>,
+    },
+    #[serde(rename = "replay_stop")]
+    ReplayStop,
 }
 
 #[derive(Serialize)]
@@ -117,6 +128,15 @@ impl Session<'_> {
                 Ok(t) => self.unsubscribe(t),
                 Err(message) => self.error("bad_request", &message),
             },
+            Ok(ClientMessage::Replay {
+                date,
+                race_number,
+                speed,
+            }) => match target(date, race_number).and_then(|t| Ok((t, speed_of(speed)?))) {
+                Ok((t, speed)) => self.start_replay(t, speed),
+                Err(message) => self.error("bad_request", &message),
+            },
+            Ok(ClientMessage::ReplayStop) => self.stop_replay(),
         }
     }
 }
@@ -141,4 +161,10 @@ fn target(date: String, race_number: Option<i64>) -> Result<Target, String> {
         Ok(n) => Ok((date, n.map(RaceNumber::get))),
         Err(problem) => Err(format!("race_number {problem}")),
     }
+}
+
+/// A replay's speed: 1 if not given.
+fn speed_of(speed: Option<f64>) -> Result<Speed, String> {
+    let x = speed.unwrap_or(1.0);
+    Speed::new(x).ok_or_else(|| format!("speed must be {}, got {x}", Speed::RULE))
 }

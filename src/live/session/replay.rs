@@ -10,8 +10,8 @@ use super::subscriptions::Target;
 use super::{internal, End, Session};
 use crate::live::{odds_frame_of, Relay};
 
-/// Moves read from the journal at a time.
-const CHUNK: usize = 64;
+/// Moves read from the journal at a time, here and by a `replay` (`playback`).
+pub(super) const CHUNK: usize = 64;
 
 impl Session<'_> {
     /// Replays what the target missed after `since`. A replay of more than the limit's

@@ -172,16 +172,46 @@ async fn only_a_conflation_the_client_caused_counts_against_it() {
 
 /// Commits odds moves of race 1 of `DAY` at sequences `seqs` to the fixture's store.
 fn commit_moves(ctx: &SessionContext, seqs: impl IntoIterator<Item = u64>) {
+    commit_moves_at(ctx, seqs.into_iter().map(|seq| (seq, 0)));
+}
+
+/// Commits odds moves of race 1 of `DAY`, each at its sequence, recorded at its time
+/// (nanoseconds since the epoch).
+fn commit_moves_at(ctx: &SessionContext, moves: impl IntoIterator<Item = (u64, i128)>) {
     use racing_events::samples::{envelope, odds};
     let store = ctx.read_models.load();
     let mut batch = store.batch().expect("batch");
-    for seq in seqs {
+    for (seq, published) in moves {
         let price = 2.0 + (seq % 50) as f64 / 10.0;
         batch
-            .apply(seq, 0, &envelope(odds(DAY, 1, &[("A001", price)])))
+            .apply(seq, published, &envelope(odds(DAY, 1, &[("A001", price)])))
             .expect("apply");
     }
     batch.commit().expect("commit");
+}
+
+/// Commits moves as [`commit_moves_at`] does, and has the hub record them as gone live
+/// before any session joined.
+fn recorded(ctx: &SessionContext, moves: impl IntoIterator<Item = (u64, i128)>) {
+    let moves: Vec<(u64, i128)> = moves.into_iter().collect();
+    commit_moves_at(ctx, moves.iter().copied());
+    for (seq, _) in moves {
+        ctx.hub
+            .publish_with(DAY, 1, seq, || unreachable!("no session yet"));
+    }
+}
+
+/// Commits moves at sequences `seqs` and sends each to the sessions, as the projector does.
+fn go_live(ctx: &SessionContext, seqs: std::ops::RangeInclusive<u64>) {
+    commit_moves(ctx, seqs.clone());
+    for seq in seqs {
+        ctx.hub.publish_with(DAY, 1, seq, || OddsDelta {
+            date: DAY.into(),
+            race_number: 1,
+            seq,
+            frame: format!(r#"{{"type":"odds","seq":{seq}}}"#).into(),
+        });
+    }
 }
 
 const DAY: &str = "2026-11-21";
@@ -208,11 +238,7 @@ async fn a_replay_waits_at_the_outbox_and_hands_over_to_live_in_sequence() {
     let limits = Limits::default();
     let max_pending = limits.max_pending;
     let Fixture { ctx, _dir } = Fixture::new(4096, limits);
-    commit_moves(&ctx, 1..=2000);
-    for seq in 1..=2000 {
-        ctx.hub
-            .publish_with(DAY, 1, seq, || unreachable!("no session yet"));
-    }
+    recorded(&ctx, (1..=2000).map(|seq| (seq, 0)));
     let outbox = Outbox::default();
     let (latest, rx) = ctx.hub.join();
     assert_eq!(latest, 2000);
@@ -230,15 +256,7 @@ async fn a_replay_waits_at_the_outbox_and_hands_over_to_live_in_sequence() {
         outbox.len()
     );
     // Ten more updates are committed and go live while the replay waits.
-    commit_moves(&ctx, 2001..=2010);
-    for seq in 2001..=2010 {
-        ctx.hub.publish_with(DAY, 1, seq, || OddsDelta {
-            date: DAY.into(),
-            race_number: 1,
-            seq,
-            frame: format!(r#"{{"type":"odds","seq":{seq}}}"#).into(),
-        });
-    }
+    go_live(&ctx, 2001..=2010);
     let (sink, read) = futures::channel::mpsc::unbounded::<Message>();
     // Boxed, so that dropping it drops the sink, which ends what the client reads.
     let mut writer = Box::pin(outbox::write(sink, &outbox, Duration::from_secs(10)));
@@ -322,6 +340,157 @@ async fn client_messages_over_the_rate_are_refused_with_an_error_frame() {
         "{kinds:?}"
     );
     assert!(!session.is_finished(), "the connection stays open");
+    shutdown.cancel();
+    let _ = session.await;
+}
+
+/// Waits until `outbox` holds `n` frames, failing after a few seconds.
+async fn outbox_holds(outbox: &Outbox, n: usize) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while outbox.len() != n {
+        assert!(
+            Instant::now() < deadline,
+            "{} frames wait, {n} expected",
+            outbox.len()
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// A `replay` whose client does not read takes half the outbox and waits there, holding
+/// no more: live updates that come meanwhile still go out beside it, and once the client
+/// reads, every replayed move follows in order, none dropped or conflated.
+#[tokio::test]
+async fn a_replay_waits_at_half_the_outbox_and_live_updates_still_go_out() {
+    let limits = Limits {
+        resume_window: Duration::ZERO,
+        ..Limits::default()
+    };
+    let half = limits.max_pending / 2;
+    let Fixture { ctx, _dir } = Fixture::new(4096, limits);
+    recorded(&ctx, (1..=300).map(|seq| (seq, 0)));
+    let outbox = Outbox::default();
+    let (latest, rx) = ctx.hub.join();
+    let mut session = Session::new(&ctx, &outbox, latest, rx);
+    let (mut client, mut from_client) = futures::channel::mpsc::channel(1);
+    let replay = format!(r#"{{"type":"replay","date":"{DAY}","speed":100}}"#);
+    client
+        .try_send(Ok(Message::Text(replay.into())))
+        .expect("room for one message");
+    let shutdown = CancellationToken::new();
+    let ended = std::pin::pin!(std::future::pending());
+    let mut serve = Box::pin(session.serve(&mut from_client, &shutdown, ended));
+    let nobody_reads = async {
+        outbox_holds(&outbox, half).await;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert_eq!(outbox.len(), half, "the replay waits at half the outbox");
+        // Moves recorded after the replay was asked for are not part of it.
+        go_live(&ctx, 301..=310);
+        outbox_holds(&outbox, half + 10).await;
+    };
+    tokio::select! {
+        end = &mut serve => panic!("the session ended: {end:?}"),
+        () = nobody_reads => {}
+    }
+    let (sink, mut read) = futures::channel::mpsc::unbounded::<Message>();
+    let writer = outbox::write(sink, &outbox, Duration::from_secs(10));
+    let mut frames = Vec::new();
+    let reads = async {
+        while let Some(frame) = read.next().await {
+            let end = matches!(&frame, Message::Text(t) if t.contains("replay_end"));
+            frames.push(frame);
+            if end {
+                return;
+            }
+        }
+    };
+    tokio::select! {
+        end = &mut serve => panic!("the session ended: {end:?}"),
+        () = writer => panic!("the writer stopped"),
+        read = tokio::time::timeout(Duration::from_secs(10), reads) => {
+            assert!(read.is_ok(), "the replay ends in time");
+        }
+    }
+    let replayed: Vec<Message> = frames
+        .iter()
+        .filter(|m| matches!(m, Message::Text(t) if t.contains(r#""replay":true"#)))
+        .cloned()
+        .collect();
+    assert_eq!(
+        odds_seqs(&replayed),
+        (1..=300).collect::<Vec<u64>>(),
+        "every recorded move once, in order"
+    );
+    let live: Vec<Message> = frames
+        .iter()
+        .filter(|m| matches!(m, Message::Text(t) if !t.contains(r#""replay""#)))
+        .cloned()
+        .collect();
+    assert_eq!(odds_seqs(&live), (301..=310).collect::<Vec<u64>>());
+    let Some(Message::Text(end)) = frames.last() else {
+        panic!("no replay_end");
+    };
+    assert_eq!(
+        end.as_str(),
+        format!(
+            r#"{{"type":"replay_end","date":"{DAY}","race_number":null,"moves":300,"stopped":false}}"#
+        )
+    );
+}
+
+/// A paced replay whose client stops reading for a while goes on at its pace once the
+/// client reads again, rather than hurrying through the moves that fell due meanwhile.
+#[tokio::test]
+async fn a_replay_held_up_by_its_client_resumes_at_its_pace() {
+    let limits = Limits {
+        resume_window: Duration::ZERO,
+        max_pending: 4,
+        send_timeout: Duration::from_secs(600),
+        ..Limits::default()
+    };
+    let Fixture { ctx, _dir } = Fixture::new(64, limits);
+    // Ten moves recorded 200 ms apart.
+    recorded(
+        &ctx,
+        (1..=10).map(|seq| (seq, i128::from(seq) * 200_000_000)),
+    );
+    let replay = format!(r#"{{"type":"replay","date":"{DAY}"}}"#);
+    let frames = futures::stream::iter([Ok::<_, std::convert::Infallible>(Message::Text(
+        replay.into(),
+    ))])
+    .chain(futures::stream::pending());
+    // A socket that takes one frame and then nothing until the client reads.
+    let (sink, mut read) = futures::channel::mpsc::channel::<Message>(0);
+    let shutdown = CancellationToken::new();
+    let session = tokio::spawn(run_session(
+        sink,
+        frames,
+        ctx.clone(),
+        shutdown.clone(),
+        std::future::pending(),
+    ));
+    // Long enough for every move to fall due.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let mut arrived = Vec::new();
+    while let Ok(Some(frame)) = tokio::time::timeout(Duration::from_secs(5), read.next()).await {
+        let Message::Text(t) = frame else { continue };
+        if t.contains("replay_end") {
+            break;
+        }
+        if t.contains(r#""replay":true"#) {
+            arrived.push(Instant::now());
+        }
+    }
+    assert_eq!(arrived.len(), 10, "every move");
+    // The socket and the outbox held the first few; the last four went out at pace.
+    for pair in arrived[6..].windows(2) {
+        let gap = pair[1] - pair[0];
+        assert!(
+            gap >= Duration::from_millis(100),
+            "moves recorded 200 ms apart went out {gap:?} apart after the client read again"
+        );
+    }
+    drop(read);
     shutdown.cancel();
     let _ = session.await;
 }
