@@ -3,6 +3,7 @@
 
 mod admin;
 mod api;
+mod architecture;
 mod browser;
 mod cluster;
 mod corrections;
