@@ -23,6 +23,7 @@ use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
 use crate::docs::{self, FormEntry, Meeting};
 use crate::form::FormSource;
+use crate::history::Versioned;
 use crate::keys::{self, DocKey};
 use crate::StoreError;
 
@@ -151,41 +152,6 @@ pub struct Fold {
     stale: BTreeSet<Vec<u8>>,
     /// The stream sequence of the event being folded.
     seq: u64,
-}
-
-/// The records as an event changes them: every change of a source record also keeps the
-/// version it leaves, under the event's sequence ([`keys::history`]), so that the read
-/// models can be rendered as they stood at any point of the log (`as_of`). A batch's
-/// render writes past it: documents are rendered from the versions, not kept in them.
-struct Versioned<'a, S> {
-    s: &'a mut S,
-    seq: u64,
-}
-
-impl<S: State> Records for Versioned<'_, S> {
-    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-        self.s.get(key)
-    }
-}
-
-impl<S: State> State for Versioned<'_, S> {
-    fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
-        if keys::is_versioned(&key) {
-            self.s.put(keys::history(&key, self.seq), value.clone());
-        }
-        self.s.put(key, value);
-    }
-
-    fn delete(&mut self, key: Vec<u8>) {
-        if keys::is_versioned(&key) {
-            self.s.put(keys::history(&key, self.seq), Vec::new());
-        }
-        self.s.delete(key);
-    }
-
-    fn first_seen(&mut self, event_id: u128) -> Result<bool, StoreError> {
-        self.s.first_seen(event_id)
-    }
 }
 
 /// The odds of a date's races as given, by race and venue (`None`: for every venue).

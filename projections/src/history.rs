@@ -9,7 +9,7 @@
 use racing_events::RunnerOdds;
 use serde::Deserialize;
 
-use crate::fold::{RaceOdds, Records};
+use crate::fold::{RaceOdds, Records, State};
 use crate::form::FormSource;
 use crate::keys;
 use crate::StoreError;
@@ -121,3 +121,38 @@ impl AsOf<'_> {
 
 #[cfg(test)]
 mod tests;
+
+/// The records as an event changes them: every change of a source record also keeps the
+/// version it leaves, under the event's sequence ([`keys::history`]), so that the read
+/// models can be rendered as they stood at any point of the log (`as_of`). A batch's
+/// render writes past it: documents are rendered from the versions, not kept in them.
+pub(crate) struct Versioned<'a, S> {
+    pub(crate) s: &'a mut S,
+    pub(crate) seq: u64,
+}
+
+impl<S: State> Records for Versioned<'_, S> {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        self.s.get(key)
+    }
+}
+
+impl<S: State> State for Versioned<'_, S> {
+    fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
+        if keys::is_versioned(&key) {
+            self.s.put(keys::history(&key, self.seq), value.clone());
+        }
+        self.s.put(key, value);
+    }
+
+    fn delete(&mut self, key: Vec<u8>) {
+        if keys::is_versioned(&key) {
+            self.s.put(keys::history(&key, self.seq), Vec::new());
+        }
+        self.s.delete(key);
+    }
+
+    fn first_seen(&mut self, event_id: u128) -> Result<bool, StoreError> {
+        self.s.first_seen(event_id)
+    }
+}
