@@ -8,7 +8,7 @@ use axum::response::IntoResponse;
 use racing_events::samples::{
     card, envelope, odds, odds_at, profile, result, retraction, runner, scratch,
 };
-use racing_events::{Date, Envelope};
+use racing_events::{Date, Envelope, Event};
 use racing_projections::{DocKey, Fold, FormDoc, MemState};
 use serde_json::Value;
 
@@ -149,7 +149,8 @@ impl<'a> Validator<'a> {
 
 /// Two meetings on one date (so `meetings` appears), a dead heat, a runner pulled up, a
 /// scratching, a profile, odds for a venue, for every venue and for a race no venue of
-/// which is known, a retracted race: every field of every document kind, and every
+/// which is known, a retracted race, the full Hong Kong record on a race and a profile
+/// (with an `lbw` that is no margin): every field of every document kind, and every
 /// nullable field both null and not.
 fn season() -> MemState {
     fold(season_events())
@@ -162,11 +163,31 @@ fn season_events() -> Vec<Envelope> {
     let mut second = runner(Some(1), "CA206");
     first.dead_heat = true;
     second.dead_heat = true;
+    first.lbw = Some("-".into());
+    first.running_positions = Some(vec![3, 2, 1]);
+    first.actual_weight = Some(133);
+    first.declared_weight = Some(1198);
+    first.draw = Some(4);
     let mut odds_less = runner(None, "H123");
     odds_less.win_odds = None;
+    odds_less.lbw = Some("---".into());
+    let mut recorded = profile("E271", "GOLDEN SIXTY");
+    if let Event::HorseProfileUpdated(p) = &mut recorded {
+        p.sire = Some("Street Cry".into());
+        p.dam = Some("Clinque".into());
+        p.dam_sire = Some("Casual Lies".into());
+        p.import_type = Some("PPG".into());
+        p.current_rating = Some(126);
+        p.season_start_rating = Some(131);
+        p.season_stakes = Some(12_500_000);
+    }
+    let mut classed = result(day, "Happy Valley", 1, vec![first, second, odds_less]);
+    if let Event::RaceResultPublished(r) = &mut classed {
+        r.class = Some("Class 3".into());
+    }
     [
-        profile("E271", "GOLDEN SIXTY"),
-        result(day, "Happy Valley", 1, vec![first, second, odds_less]),
+        recorded,
+        classed,
         result(day, "Happy Valley", 2, vec![runner(Some(2), "E271")]),
         result(day, "Sha Tin", 1, vec![runner(Some(3), "K101")]),
         result("2026-11-15", "Sha Tin", 5, vec![runner(Some(4), "E271")]),
