@@ -33,36 +33,6 @@ pub fn etag(sent: &[u8]) -> [u8; ETAG_LEN] {
 #[cfg(test)]
 mod tests;
 
-/// The absent-field rule of the record's fields, as each description ends.
-macro_rules! absent {
-    () => {
-        "Left out where the feed did not give it."
-    };
-}
-
-macro_rules! lbw_doc {
-    () => {
-        "Lengths behind the winner as officially written: `-` for the winner, `NOSE`, `SH` \
-         (short head), `HD` (head), `N` (neck), lengths with an optional fraction (`3/4`, \
-         `1-1/4`, `10-3/4`), or a code with no margin (`ML`, `DIST`, `---`)."
-    };
-}
-
-macro_rules! lbw_lengths_doc {
-    () => {
-        "`lbw` as a number of lengths behind the winner: `-` is 0, `1-1/4` is 1.25; `NOSE`, \
-         `SH`, `HD`, `N` are 0.05, 0.1, 0.2, 0.3. `null` where `lbw` is no number of \
-         lengths (`ML`, `DIST`, `---`). Present exactly when `lbw` is."
-    };
-}
-
-macro_rules! running_positions_doc {
-    () => {
-        "The runner's position at each call of the race, in order (1 to 6 positions of 1 \
-         to 99); the last is at the finish."
-    };
-}
-
 /// A stored document as read: its `ETag`, the sequence it was last changed at and its
 /// bytes, sharing the store's buffer. Dereferences to the bytes (for a form, the framed
 /// record of [`FormDoc`]).
@@ -188,39 +158,45 @@ pub struct FormEntry {
     pub class: Option<String>,
     /// Trainer of the runner in this race.
     pub trainer: String,
-    #[doc = concat!("Barrier draw, 1 to 99. ", absent!())]
+    /// Barrier draw, 1 to 99. Left out where the feed did not give it.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(
         feature = "openapi",
         schema(nullable = false, minimum = 1, maximum = 99)
     )]
     pub draw: Option<i64>,
-    #[doc = concat!("Weight carried, in pounds (90 to 160). ", absent!())]
+    /// Weight carried, in pounds (90 to 160). Left out where the feed did not give it.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(
         feature = "openapi",
         schema(nullable = false, minimum = 90, maximum = 160)
     )]
     pub actual_weight: Option<i64>,
-    #[doc = concat!("The horse's body weight declared before the race, in pounds (700 to 1500). ", absent!())]
+    /// The horse's own body weight declared before the race, in pounds (700 to 1500).
+    /// Left out where the feed did not give it.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(
         feature = "openapi",
         schema(nullable = false, minimum = 700, maximum = 1500)
     )]
     pub declared_weight: Option<i64>,
-    #[doc = concat!(lbw_doc!(), " ", absent!())]
+    /// Lengths behind the winner as officially written: `-` for the winner, `NOSE`, `SH`
+    /// (short head), `HD` (head), `N` (neck), lengths with an optional fraction (`3/4`,
+    /// `1-1/4`, `10-3/4`), or a code with no margin (`ML`, `DIST`, `---`). Left out where the feed did not give it.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(
         feature = "openapi",
         schema(nullable = false, pattern = "^[0-9A-Z/-]{1,8}$")
     )]
     pub lbw: Option<String>,
-    #[doc = lbw_lengths_doc!()]
+    /// `lbw` as a number of lengths behind the winner: `-` is 0, `1-1/4` is 1.25; `NOSE`,
+    /// `SH`, `HD`, `N` are 0.05, 0.1, 0.2, 0.3. `null` where `lbw` is no number of lengths
+    /// (`ML`, `DIST`, `---`). Present exactly when `lbw` is.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(value_type = Option<f64>, required = false, minimum = 0))]
     pub lbw_lengths: Option<Option<f64>>,
-    #[doc = concat!(running_positions_doc!(), " ", absent!())]
+    /// The runner's position at each call of the race, in order (1 to 6 positions of 1 to
+    /// 99); the last is at the finish. Left out where the feed did not give it.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(
         feature = "openapi",
@@ -496,36 +472,42 @@ pub struct ResultRunnerDoc<'a> {
     status: Option<&'a str>,
     /// Whether the position is shared with another runner.
     dead_heat: bool,
-    #[doc = concat!(lbw_doc!(), " ", absent!())]
+    /// Lengths behind the winner as officially written: `-` for the winner, `NOSE`, `SH`
+    /// (short head), `HD` (head), `N` (neck), lengths with an optional fraction (`3/4`,
+    /// `1-1/4`, `10-3/4`), or a code with no margin (`ML`, `DIST`, `---`). Left out where the feed did not give it.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(
         feature = "openapi",
         schema(nullable = false, pattern = "^[0-9A-Z/-]{1,8}$")
     )]
     lbw: Option<&'a str>,
-    #[doc = lbw_lengths_doc!()]
+    /// `lbw` as a number of lengths behind the winner: `-` is 0, `1-1/4` is 1.25; `NOSE`,
+    /// `SH`, `HD`, `N` are 0.05, 0.1, 0.2, 0.3. `null` where `lbw` is no number of lengths
+    /// (`ML`, `DIST`, `---`). Present exactly when `lbw` is.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(value_type = Option<f64>, required = false, minimum = 0))]
     lbw_lengths: Option<Option<f64>>,
-    #[doc = concat!(running_positions_doc!(), " ", absent!())]
+    /// The runner's position at each call of the race, in order (1 to 6 positions of 1 to
+    /// 99); the last is at the finish. Left out where the feed did not give it.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(value_type = Vec<i64>, required = false, nullable = false, min_items = 1, max_items = 6))]
     running_positions: Option<&'a [i64]>,
-    #[doc = concat!("Weight carried, in pounds (90 to 160). ", absent!())]
+    /// Weight carried, in pounds (90 to 160). Left out where the feed did not give it.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(
         feature = "openapi",
         schema(nullable = false, minimum = 90, maximum = 160)
     )]
     actual_weight: Option<i64>,
-    #[doc = concat!("The horse's body weight declared before the race, in pounds (700 to 1500). ", absent!())]
+    /// The horse's own body weight declared before the race, in pounds (700 to 1500).
+    /// Left out where the feed did not give it.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(
         feature = "openapi",
         schema(nullable = false, minimum = 700, maximum = 1500)
     )]
     declared_weight: Option<i64>,
-    #[doc = concat!("Barrier draw, 1 to 99. ", absent!())]
+    /// Barrier draw, 1 to 99. Left out where the feed did not give it.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(
         feature = "openapi",
@@ -654,42 +636,42 @@ pub struct ProfileDoc<'a> {
     wins: i64,
     /// Career placings.
     places: i64,
-    #[doc = concat!("Sire's name. ", absent!())]
+    /// Sire's name. Left out where the feed did not give it.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(nullable = false))]
     sire: Option<&'a str>,
-    #[doc = concat!("Dam's name. ", absent!())]
+    /// Dam's name. Left out where the feed did not give it.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(nullable = false))]
     dam: Option<&'a str>,
-    #[doc = concat!("Name of the dam's sire. ", absent!())]
+    /// Name of the dam's sire. Left out where the feed did not give it.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(nullable = false))]
     dam_sire: Option<&'a str>,
-    #[doc = concat!("How the horse came to Hong Kong: `PP` (private purchase), `PPG` \
-        (private purchase griffin), `ISG` (international sale griffin), `VIS` (visiting); \
-        1 to 8 upper-case letters. ", absent!())]
+    /// How the horse came to Hong Kong: `PP` (private purchase), `PPG` (private purchase
+    /// griffin), `ISG` (international sale griffin), `VIS` (visiting); 1 to 8 upper-case
+    /// letters. Left out where the feed did not give it.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(
         feature = "openapi",
         schema(nullable = false, pattern = "^[A-Z]{1,8}$")
     )]
     import_type: Option<&'a str>,
-    #[doc = concat!("Current handicap rating, 0 to 200. ", absent!())]
+    /// Current handicap rating, 0 to 200. Left out where the feed did not give it.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(
         feature = "openapi",
         schema(nullable = false, minimum = 0, maximum = 200)
     )]
     current_rating: Option<i64>,
-    #[doc = concat!("Handicap rating at the start of the season, 0 to 200. ", absent!())]
+    /// Handicap rating at the start of the season, 0 to 200. Left out where the feed did not give it.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(
         feature = "openapi",
         schema(nullable = false, minimum = 0, maximum = 200)
     )]
     season_start_rating: Option<i64>,
-    #[doc = concat!("Prize money this season in whole Hong Kong dollars (HK$). ", absent!())]
+    /// Prize money this season in whole Hong Kong dollars (HK$). Left out where the feed did not give it.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(nullable = false, minimum = 0))]
     season_stakes: Option<i64>,

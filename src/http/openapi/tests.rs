@@ -490,3 +490,39 @@ fn docs_page_lists_every_path_and_schema_and_loads_nothing_from_outside() {
     }
     assert!(page.contains("X-API-Key"));
 }
+
+#[test]
+fn the_full_record_is_described_as_optional_with_its_units() {
+    let spec = spec();
+    let schemas = &spec["components"]["schemas"];
+    let cases = [
+        ("ResultRunner", "lbw", "officially written"),
+        ("ResultRunner", "lbw_lengths", "lengths"),
+        ("ResultRunner", "running_positions", "each call"),
+        ("ResultRunner", "actual_weight", "pounds"),
+        ("ResultRunner", "declared_weight", "pounds"),
+        ("ResultRunner", "draw", "1 to 99"),
+        ("ResultRace", "class", "class"),
+        ("RaceResult", "class", "class"),
+        ("FormEntry", "race_name", "Race name"),
+        ("FormEntry", "class", "class"),
+        ("FormEntry", "lbw_lengths", "lengths"),
+        ("FormEntry", "declared_weight", "pounds"),
+        ("Profile", "sire", "Sire"),
+        ("Profile", "import_type", "private purchase"),
+        ("Profile", "season_stakes", "Hong Kong dollars"),
+    ];
+    for (schema, field, words) in cases {
+        let property = &schemas[schema]["properties"][field];
+        let description = property["description"].as_str().unwrap_or_default();
+        assert!(
+            description.contains(words),
+            "{schema}.{field}: {description:?} lacks {words:?}"
+        );
+        let required = schemas[schema]["required"]
+            .as_array()
+            .is_some_and(|r| r.contains(&Value::from(field)));
+        let always = ["race_name", "going", "trainer"].contains(&field) && schema == "FormEntry";
+        assert_eq!(required, always, "{schema}.{field} required");
+    }
+}
