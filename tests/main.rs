@@ -13,6 +13,7 @@ mod live;
 mod openapi;
 mod projector;
 mod rebuild;
+mod record;
 mod reliability;
 mod replay;
 mod security;

@@ -14,9 +14,12 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::calendar::{Incident, MeetingPlan};
 use crate::draw::{envelope, normal, weighted};
-use crate::horses::{Horse, JOCKEYS};
+use crate::horses::{body_weight, Horse, JOCKEYS};
 use crate::races::{Kind, RacePlan, Venue};
-use crate::running::{finish_time, finishing_order, placings, prices, winning_time, NON_FINISHES};
+use crate::running::{
+    calls, finish_time, finishing_order, lbw, placings, prices, running_positions, winning_time,
+    NON_FINISHES,
+};
 
 /// Handicap weights in pounds, as in HK: the top-rated runner carries the most.
 const TOP_WEIGHT: i64 = 133;
@@ -342,15 +345,26 @@ impl Generator {
             .then(|| self.rng.random_range(0..(order.len() - 1).min(3)));
         let winner = winning_time(&mut self.rng, &race.plan, plan.going(&race.plan));
         let placings = placings(&mut self.rng, &order, tie, winner, race.plan.kind.prize());
+        let finish: Vec<(usize, i64)> = placings.iter().map(|p| (p.starter, p.position)).collect();
+        let mut calls = running_positions(
+            &mut self.rng,
+            calls(race.plan.distance),
+            starters.len(),
+            &finish,
+            fallen,
+        );
         let mut runners = Vec::with_capacity(race.runners.len());
         let mut starts = Vec::with_capacity(starters.len());
         for p in placings {
+            let ran = self.ran(starters[p.starter]);
             runners.push(ResultRunner {
                 position: Some(p.position),
                 finish_time: Some(finish_time(p.time)),
                 win_odds: Some(odds[p.starter]),
                 dead_heat: p.dead_heat,
-                ..self.result_runner(starters[p.starter])
+                lbw: Some(lbw(p.time - winner)),
+                running_positions: Some(std::mem::take(&mut calls[p.starter])),
+                ..ran
             });
             starts.push(Start {
                 horse: starters[p.starter].horse,
@@ -360,10 +374,12 @@ impl Generator {
             });
         }
         if let Some(s) = fallen {
+            let ran = self.ran(starters[s]);
             runners.push(ResultRunner {
                 win_odds: Some(odds[s]),
                 status: Some(weighted(&mut self.rng, NON_FINISHES).to_owned()),
-                ..self.result_runner(starters[s])
+                running_positions: Some(std::mem::take(&mut calls[s])),
+                ..ran
             });
             starts.push(Start {
                 horse: starters[s].horse,
@@ -386,6 +402,7 @@ impl Generator {
             distance: race.plan.distance,
             going: plan.going(&race.plan).to_owned(),
             runners,
+            class: Some(race.plan.kind.class()),
         };
         (result, starts)
     }
@@ -403,6 +420,21 @@ impl Generator {
             win_odds: None,
             dead_heat: false,
             status: None,
+            lbw: Some("---".into()),
+            running_positions: None,
+            actual_weight: Some(runner.weight),
+            declared_weight: None,
+            draw: Some(runner.draw),
+        }
+    }
+
+    /// The result line of a starter: as `result_runner`, with the body weight it was
+    /// declared at before the race.
+    fn ran(&mut self, runner: &Runner) -> ResultRunner {
+        let declared = body_weight(&mut self.rng, &self.horses[runner.horse].no);
+        ResultRunner {
+            declared_weight: Some(declared),
+            ..self.result_runner(runner)
         }
     }
 

@@ -199,6 +199,72 @@ const SYNDICATE_WORDS: &[&str] = &[
 ];
 const SYNDICATE_KINDS: &[&str] = &["Syndicate", "Partnership", "Racing Syndicate", "Stable"];
 
+/// Stallions whose stock races in Hong Kong: sires, and sires of dams.
+const SIRES: &[&str] = &[
+    "Written Tycoon",
+    "Snitzel",
+    "I Am Invincible",
+    "Street Boss",
+    "Exceed And Excel",
+    "Zoustar",
+    "Savabeel",
+    "Pierro",
+    "Dundeel",
+    "Fastnet Rock",
+    "Sebring",
+    "So You Think",
+    "Frankel",
+    "Dubawi",
+    "Galileo",
+    "Not A Single Doubt",
+    "Deep Field",
+    "Capitalist",
+    "Redoute's Choice",
+    "More Than Ready",
+];
+
+/// Words of dams' names, two a name.
+const DAM_WORDS: &[&str] = &[
+    "Silver", "Lady", "Moon", "Rose", "Star", "Belle", "Queen", "Dancer", "Grace", "Misty", "Ruby",
+    "Whisper", "Jade", "Velvet", "Aurora", "Magic",
+];
+
+/// How horses come to Hong Kong: private purchase, as a griffin, from the international
+/// sale.
+const IMPORT_TYPES: &[(&str, u32)] = &[("PP", 45), ("PPG", 40), ("ISG", 15)];
+
+/// A stable number from a horse's brand and a salt, so that a record detail the season
+/// does not change (pedigree, body weight) is the same wherever it is drawn, without
+/// drawing on the season's generator.
+fn stable(no: &str, salt: u64) -> u64 {
+    no.bytes().fold(0xcbf2_9ce4_8422_2325 ^ salt, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// How a horse came to Hong Kong, by brand, in the shares of `IMPORT_TYPES`.
+fn import_type(no: &str) -> &'static str {
+    let total: u32 = IMPORT_TYPES.iter().map(|&(_, w)| w).sum();
+    let mut roll = (stable(no, 5) % u64::from(total)) as u32;
+    for &(kind, w) in IMPORT_TYPES {
+        if roll < w {
+            return kind;
+        }
+        roll -= w;
+    }
+    "PP"
+}
+
+fn pick<'a>(list: &[&'a str], no: &str, salt: u64) -> &'a str {
+    list[(stable(no, salt) % list.len() as u64) as usize]
+}
+
+/// A horse's body weight on race day in pounds, declared before the race: about its own
+/// weight (1,058 to 1,192 lb, by brand) give or take a few pounds.
+pub(crate) fn body_weight(rng: &mut ChaCha8Rng, horse_no: &str) -> i64 {
+    1058 + (stable(horse_no, 7) % 135) as i64 + rng.random_range(-8..=8)
+}
+
 #[derive(Debug)]
 pub(crate) struct Horse {
     pub(crate) no: String,
@@ -211,6 +277,10 @@ pub(crate) struct Horse {
     owner: String,
     /// The handicapper's rating, which places the horse in a class and moves with results.
     pub(crate) rating: i64,
+    /// The rating at the start of the season.
+    start_rating: i64,
+    /// How the horse came to Hong Kong: `PP`, `PPG` or `ISG`.
+    import_type: &'static str,
     /// Ability the rating has not caught: what makes a horse well or badly handicapped.
     pub(crate) edge: f64,
     /// The first meeting the horse can run at: some newcomers join during the season.
@@ -273,6 +343,19 @@ impl Horse {
             starts: self.starts,
             wins: self.wins,
             places: self.places,
+            sire: Some(pick(SIRES, &self.no, 1).to_owned()),
+            dam: Some(format!(
+                "{} {}",
+                pick(DAM_WORDS, &self.no, 2),
+                pick(DAM_WORDS, &self.no, 3)
+            )),
+            dam_sire: Some(pick(SIRES, &self.no, 4).to_owned()),
+            import_type: Some(self.import_type.to_owned()),
+            current_rating: Some(self.rating.clamp(0, 200)),
+            season_start_rating: Some(self.start_rating.clamp(0, 200)),
+            // The demo's horses start the season with no prize money: all of it is this
+            // season's.
+            season_stakes: Some(self.stakes),
         }
     }
 }
@@ -320,6 +403,7 @@ fn make_horse(rng: &mut ChaCha8Rng, no: String, name: String, age: i64) -> Horse
         _ => "Horse",
     };
     Horse {
+        import_type: import_type(&no),
         no,
         name,
         country: weighted(rng, COUNTRIES),
@@ -329,6 +413,7 @@ fn make_horse(rng: &mut ChaCha8Rng, no: String, name: String, age: i64) -> Horse
         trainer: TRAINERS[rng.random_range(0..TRAINERS.len())],
         owner: owner(rng),
         rating,
+        start_rating: rating,
         edge: normal(rng),
         // Most young horses are imported during the season and debut in a griffin race.
         arrival: if age <= 4 && rng.random_bool(0.6) {

@@ -1,10 +1,15 @@
 //! How a race is run and priced: the market's odds, the finishing order, times, margins,
-//! dead heats and prize money.
+//! dead heats and prize money, and what the record shows of it: lengths behind the winner
+//! and the positions at each call.
 
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
+use crate::draw::normal;
 use crate::races::RacePlan;
+
+/// Seconds a length takes to run, in hundredths: the usual conversion of a time gap.
+pub(crate) const HUNDREDTHS_PER_LENGTH: f64 = 16.0;
 
 /// The HK prize split for 1st to 5th, in thousandths of the purse.
 const PRIZE_SHARES: [i64; 5] = [570, 220, 115, 60, 35];
@@ -130,4 +135,84 @@ pub(crate) fn finish_time(hundredths: i64) -> String {
         hundredths / 100 % 60,
         hundredths % 100
     )
+}
+
+/// Lengths behind the winner as the official result writes them, from the time gap in
+/// hundredths (0.16 s a length): `-` for a winner, `NOSE`, `SH`, `HD`, `N` for the
+/// smallest gaps, else lengths to the nearest quarter (`3/4`, `1-1/4`, `10-3/4`).
+pub(crate) fn lbw(gap: i64) -> String {
+    if gap <= 0 {
+        return "-".into();
+    }
+    let lengths = gap as f64 / HUNDREDTHS_PER_LENGTH;
+    let code = match lengths {
+        l if l < 0.075 => "NOSE",
+        l if l < 0.15 => "SH",
+        l if l < 0.25 => "HD",
+        l if l < 0.4 => "N",
+        _ => "",
+    };
+    if !code.is_empty() {
+        return code.into();
+    }
+    let quarters = ((lengths * 4.0).round() as i64).max(2);
+    let fraction = ["", "1/4", "1/2", "3/4"][(quarters % 4) as usize];
+    match (quarters / 4, fraction) {
+        (0, f) => f.into(),
+        (w, "") => w.to_string(),
+        (w, f) => format!("{w}-{f}"),
+    }
+}
+
+/// How many calls the record gives a race of `distance` metres: three in a sprint, up to
+/// six over a staying trip; the last is at the finish.
+pub(crate) fn calls(distance: i64) -> usize {
+    match distance {
+        ..=1200 => 3,
+        1201..=1650 => 4,
+        1651..=2000 => 5,
+        _ => 6,
+    }
+}
+
+/// Each starter's position at every call of a race of `calls` calls: `finish` holds the
+/// finishers as (starter, official position) in finishing order, `fallen` a starter that
+/// did not finish. Early calls shuffle the field around its finishing order, less so as
+/// the race goes on; at the last call each finisher is at its official position. A
+/// runner that did not finish has positions only for the calls before it stopped.
+/// Indexed by starter (`starters` of them); empty for a starter in neither.
+pub(crate) fn running_positions(
+    rng: &mut ChaCha8Rng,
+    calls: usize,
+    starters: usize,
+    finish: &[(usize, i64)],
+    fallen: Option<usize>,
+) -> Vec<Vec<i64>> {
+    let mut out = vec![Vec::with_capacity(calls); starters];
+    let stop = fallen.map(|f| (f, rng.random_range(1..calls)));
+    // Where each runner is heading: its finishing rank, or anywhere for a faller.
+    let mut key: Vec<(usize, f64)> = finish
+        .iter()
+        .enumerate()
+        .map(|(rank, &(s, _))| (s, rank as f64))
+        .collect();
+    if let Some(f) = fallen {
+        key.push((f, rng.random_range(0.0..starters as f64)));
+    }
+    for call in 0..calls - 1 {
+        let spread = 3.0 * (calls - 1 - call) as f64 / (calls - 1) as f64;
+        let mut at: Vec<(f64, usize)> = key
+            .iter()
+            .filter(|&&(s, _)| stop.is_none_or(|(f, n)| s != f || call < n))
+            .map(|&(s, k)| (k + spread * normal(rng), s))
+            .collect();
+        at.sort_by(|a, b| a.0.total_cmp(&b.0));
+        for (place, (_, s)) in at.into_iter().enumerate() {
+            out[s].push(place as i64 + 1);
+        }
+    }
+    for &(s, position) in finish {
+        out[s].push(position);
+    }
+    out
 }

@@ -10,8 +10,12 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::draw::{envelope, normal};
+use crate::horses::body_weight;
 use crate::races::{race_plan, Ground, Kind, RacePlan, Venue, SHA_TIN_TURF};
-use crate::running::{finish_time, finishing_order, placings, winning_time, PAYOUT_RATE};
+use crate::running::{
+    calls, finish_time, finishing_order, lbw, placings, running_positions, winning_time,
+    PAYOUT_RATE,
+};
 use crate::DemoFeed;
 
 /// Live simulation of today's meeting: drifting win odds for each race, then its result.
@@ -182,17 +186,30 @@ impl Simulator {
         let order = finishing_order(&mut self.rng, &strength);
         let winner = winning_time(&mut self.rng, &live.plan, live.going);
         let lines = placings(&mut self.rng, &order, None, winner, live.plan.kind.prize());
+        let finish: Vec<(usize, i64)> = lines.iter().map(|p| (p.starter, p.position)).collect();
+        let mut calls = running_positions(
+            &mut self.rng,
+            calls(live.card.distance),
+            live.starters.len(),
+            &finish,
+            None,
+        );
         let runners = &live.card.runners;
-        let finishers = lines.into_iter().map(|p| {
+        let mut finishers = Vec::with_capacity(lines.len());
+        for p in lines {
             let starter = live.starters[p.starter];
-            ResultRunner {
+            let card = &runners[starter.runner];
+            finishers.push(ResultRunner {
                 position: Some(p.position),
                 finish_time: Some(finish_time(p.time)),
                 win_odds: Some(decimal(starter.price)),
                 dead_heat: p.dead_heat,
-                ..unplaced(&runners[starter.runner])
-            }
-        });
+                lbw: Some(lbw(p.time - winner)),
+                running_positions: Some(std::mem::take(&mut calls[p.starter])),
+                declared_weight: Some(body_weight(&mut self.rng, &card.horse_no)),
+                ..unplaced(card)
+            });
+        }
         let withdrawn = live.scratched.iter().map(|&i| ResultRunner {
             status: Some("WV".to_owned()),
             ..unplaced(&runners[i])
@@ -204,7 +221,8 @@ impl Simulator {
             race_name: live.card.race_name.clone(),
             distance: live.card.distance,
             going: live.going.to_owned(),
-            runners: finishers.chain(withdrawn).collect(),
+            runners: finishers.into_iter().chain(withdrawn).collect(),
+            class: Some(live.card.class.clone()),
         };
         let event = Event::RaceResultPublished(result);
         Some(envelope(&mut self.rng, event, now.to_owned()))
@@ -275,6 +293,11 @@ fn unplaced(runner: &CardRunner) -> ResultRunner {
         win_odds: None,
         dead_heat: false,
         status: None,
+        lbw: Some("---".into()),
+        running_positions: None,
+        actual_weight: Some(runner.weight),
+        declared_weight: None,
+        draw: Some(runner.draw),
     }
 }
 

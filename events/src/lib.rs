@@ -18,7 +18,7 @@ use serde_json::value::RawValue;
 use uuid::Uuid;
 
 pub use validate::{is_horse_no, ValidationError};
-pub use values::{clip, Date, RaceNumber};
+pub use values::{clip, Date, Lbw, RaceNumber};
 
 /// Largest payload a feeder may publish, in bytes (feed contract, Transport).
 pub const MAX_PAYLOAD_BYTES: usize = 1024 * 1024;
@@ -87,6 +87,28 @@ pub struct HorseProfile {
     pub wins: i64,
     /// Career placings.
     pub places: i64,
+    /// Sire (v1.1, optional): 1 to 64 characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sire: Option<String>,
+    /// Dam (v1.1, optional): 1 to 64 characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dam: Option<String>,
+    /// The dam's sire (v1.1, optional): 1 to 64 characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dam_sire: Option<String>,
+    /// Import type (v1.1, optional), e.g. `PP`, `PPG`, `ISG`, `VIS`: 1 to 8 upper-case
+    /// letters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub import_type: Option<String>,
+    /// Current rating (v1.1, optional), 0 to 200.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_rating: Option<i64>,
+    /// Rating at the start of the season (v1.1, optional), 0 to 200.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub season_start_rating: Option<i64>,
+    /// Prize money this season (v1.1, optional), whole Hong Kong dollars, 0 or more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub season_stakes: Option<i64>,
 }
 
 /// A declared race: race details and its runners (interface.md 2.4).
@@ -159,6 +181,9 @@ pub struct RaceResult {
     /// Every runner, placed or not.
     #[serde(deserialize_with = "objects")]
     pub runners: Vec<ResultRunner>,
+    /// Race class (v1.1, optional), as in a card (`Class 4`, `Group 1`, `Griffin`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<String>,
 }
 
 /// One runner of a race result.
@@ -187,6 +212,22 @@ pub struct ResultRunner {
     /// `null` for a normal finisher, otherwise the official code (`PU`, `WV-A`, ...).
     #[serde(deserialize_with = "nullable")]
     pub status: Option<String>,
+    /// Lengths behind the winner as officially written (v1.1, optional): see [`Lbw`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lbw: Option<String>,
+    /// Position at each call of the race (v1.1, optional): 1 to 6 integers of 1 to 99.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub running_positions: Option<Vec<i64>>,
+    /// Weight carried in pounds (v1.1, optional), 90 to 160.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actual_weight: Option<i64>,
+    /// The horse's body weight declared before the race, pounds (v1.1, optional), 700 to
+    /// 1,500.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub declared_weight: Option<i64>,
+    /// Barrier draw (v1.1, optional), 1 to 99.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draw: Option<i64>,
 }
 
 /// New win odds for some runners of a race; unlisted runners keep their last price.

@@ -23,6 +23,13 @@ pub fn profile(horse_no: &str, name: &str) -> Event {
         starts: 10,
         wins: 2,
         places: 3,
+        sire: None,
+        dam: None,
+        dam_sire: None,
+        import_type: None,
+        current_rating: None,
+        season_start_rating: None,
+        season_stakes: None,
     })
 }
 
@@ -42,6 +49,11 @@ pub fn runner(position: Option<i64>, horse_no: &str) -> ResultRunner {
         } else {
             None
         },
+        lbw: None,
+        running_positions: None,
+        actual_weight: None,
+        declared_weight: None,
+        draw: None,
     }
 }
 
@@ -55,6 +67,7 @@ pub fn result(date: &str, venue: &str, race: i64, runners: Vec<ResultRunner>) ->
         distance: 1200,
         going: "GOOD".into(),
         runners,
+        class: None,
     })
 }
 

@@ -476,3 +476,174 @@ fn odds_and_scratchings_may_name_a_venue_which_is_then_checked() {
     let again = Envelope::decode(&at.subject(), at.to_json().as_bytes()).expect("round trip");
     assert_eq!(again, at);
 }
+
+#[test]
+fn the_full_record_of_a_v1_1_result_and_profile_round_trips() {
+    let json = result_json(&runner(
+        "1",
+        "E271",
+        r#","lbw":"1-1/4","running_positions":[3,2,1],"actual_weight":133,"declared_weight":1198,"draw":4"#,
+    ))
+    .replace(r#""going":"GOOD""#, r#""going":"GOOD","class":"Class 2""#);
+    let env = Envelope::decode("racing.results.2026-11-21.3", json.as_bytes()).expect("valid");
+    let Event::RaceResultPublished(r) = &env.event else {
+        panic!("a result");
+    };
+    assert_eq!(r.class.as_deref(), Some("Class 2"));
+    let x = &r.runners[0];
+    assert_eq!(x.lbw.as_deref(), Some("1-1/4"));
+    assert_eq!(x.running_positions.as_deref(), Some(&[3, 2, 1][..]));
+    assert_eq!(
+        (x.actual_weight, x.declared_weight, x.draw),
+        (Some(133), Some(1198), Some(4))
+    );
+    let again = Envelope::decode(&env.subject(), env.to_json().as_bytes()).expect("round trip");
+    assert_eq!(again, env);
+    // A v1 result writes none of the new fields.
+    let v1 = Envelope::decode(
+        "racing.results.2026-11-21.3",
+        result_json(&runner("1", "E271", "")).as_bytes(),
+    )
+    .expect("v1");
+    for field in ["lbw", "running_positions", "weight", "draw", "class"] {
+        assert!(!v1.to_json().contains(field), "{field}");
+    }
+}
+
+#[test]
+fn each_rule_of_the_full_record_keeps_valid_values_and_refuses_others() {
+    use crate::samples::{profile, result, runner};
+    type Set = fn(&mut Event);
+    fn first(e: &mut Event) -> &mut ResultRunner {
+        match e {
+            Event::RaceResultPublished(r) => &mut r.runners[0],
+            _ => unreachable!("a result"),
+        }
+    }
+    fn horse(e: &mut Event) -> &mut HorseProfile {
+        match e {
+            Event::HorseProfileUpdated(p) => p,
+            _ => unreachable!("a profile"),
+        }
+    }
+    // (field named in the reason, a valid change, an invalid change)
+    let cases: [(&str, Set, Set); 16] = [
+        (
+            "lbw",
+            |e| first(e).lbw = Some("10-3/4".into()),
+            |e| first(e).lbw = Some("1 1/4".into()),
+        ),
+        (
+            "lbw",
+            |e| first(e).lbw = Some("---".into()),
+            |e| first(e).lbw = Some("123456789".into()),
+        ),
+        (
+            "running_positions",
+            |e| first(e).running_positions = Some(vec![1, 2, 3, 4, 5, 6]),
+            |e| first(e).running_positions = Some(vec![1, 2, 3, 4, 5, 6, 7]),
+        ),
+        (
+            "running_positions",
+            |e| first(e).running_positions = Some(vec![99]),
+            |e| first(e).running_positions = Some(vec![]),
+        ),
+        (
+            "running_positions[1]",
+            |e| first(e).running_positions = Some(vec![1, 1]),
+            |e| first(e).running_positions = Some(vec![1, 0]),
+        ),
+        (
+            "actual_weight",
+            |e| first(e).actual_weight = Some(90),
+            |e| first(e).actual_weight = Some(161),
+        ),
+        (
+            "declared_weight",
+            |e| first(e).declared_weight = Some(1500),
+            |e| first(e).declared_weight = Some(699),
+        ),
+        (
+            "draw",
+            |e| first(e).draw = Some(99),
+            |e| first(e).draw = Some(0),
+        ),
+        (
+            "sire",
+            |e| horse(e).sire = Some("Z".repeat(64)),
+            |e| horse(e).sire = Some("Z".repeat(65)),
+        ),
+        (
+            "dam",
+            |e| horse(e).dam = Some("Dam".into()),
+            |e| horse(e).dam = Some(String::new()),
+        ),
+        (
+            "dam_sire",
+            |e| horse(e).dam_sire = Some("Galileo".into()),
+            |e| horse(e).dam_sire = Some("  ".into()),
+        ),
+        (
+            "import_type",
+            |e| horse(e).import_type = Some("PPG".into()),
+            |e| horse(e).import_type = Some("pp".into()),
+        ),
+        (
+            "import_type",
+            |e| horse(e).import_type = Some("ABCDEFGH".into()),
+            |e| horse(e).import_type = Some("ABCDEFGHI".into()),
+        ),
+        (
+            "current_rating",
+            |e| horse(e).current_rating = Some(200),
+            |e| horse(e).current_rating = Some(201),
+        ),
+        (
+            "season_start_rating",
+            |e| horse(e).season_start_rating = Some(0),
+            |e| horse(e).season_start_rating = Some(-1),
+        ),
+        (
+            "season_stakes",
+            |e| horse(e).season_stakes = Some(0),
+            |e| horse(e).season_stakes = Some(-1),
+        ),
+    ];
+    for (field, valid, invalid) in cases {
+        let base = match field {
+            "sire"
+            | "dam"
+            | "dam_sire"
+            | "import_type"
+            | "current_rating"
+            | "season_start_rating"
+            | "season_stakes" => profile("E271", "GOLDEN SIXTY"),
+            _ => result("2026-11-21", "Sha Tin", 3, vec![runner(Some(1), "E1")]),
+        };
+        let mut good = base.clone();
+        valid(&mut good);
+        assert_eq!(good.validate(), Ok(()), "{field}: {good:?}");
+        let mut bad = base.clone();
+        invalid(&mut bad);
+        let why = bad.validate().expect_err(field).to_string();
+        let path = match &bad {
+            Event::RaceResultPublished(_) => format!("runners[0].{field} "),
+            _ => format!("{field} "),
+        };
+        assert!(why.starts_with(&path), "{field}: {why}");
+    }
+}
+
+#[test]
+fn a_bad_value_of_the_full_record_is_a_dead_letter_with_its_reason() {
+    let json = result_json(&runner("1", "E271", r#","lbw":"1¼""#));
+    assert_eq!(
+        reason("racing.results.2026-11-21.3", &json),
+        "runners[0].lbw must be 1 to 8 characters of 0-9 A-Z - /, such as -, SH, 3/4 or 1-1/4"
+    );
+    let json = result_json(&runner("1", "E271", r#","declared_weight":"1100""#));
+    assert!(
+        reason("racing.results.2026-11-21.3", &json).starts_with("data: invalid type"),
+        "a weight must be a number"
+    );
+}

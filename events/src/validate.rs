@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 use crate::{
-    CardRunner, Date, Event, HorseProfile, OddsUpdated, RaceCard, RaceNumber, RaceResult,
+    CardRunner, Date, Event, HorseProfile, Lbw, OddsUpdated, RaceCard, RaceNumber, RaceResult,
     RaceRetracted, ResultRunner,
 };
 
@@ -274,7 +274,40 @@ fn profile(p: &HorseProfile) -> Check {
     if p.places > p.starts {
         return Err(ValidationError::field("places", "is more than starts"));
     }
+    for (field, name) in [
+        ("sire", &p.sire),
+        ("dam", &p.dam),
+        ("dam_sire", &p.dam_sire),
+    ] {
+        if let Some(name) = name {
+            text_of(field, name, 1, 64)?;
+        }
+    }
+    if let Some(t) = &p.import_type {
+        import_type(t)?;
+    }
+    if let Some(r) = p.current_rating {
+        range("current_rating", r, 0, 200)?;
+    }
+    if let Some(r) = p.season_start_rating {
+        range("season_start_rating", r, 0, 200)?;
+    }
+    if let Some(s) = p.season_stakes {
+        not_negative("season_stakes", s)?;
+    }
     Ok(())
+}
+
+/// `import_type`: 1 to 8 upper-case letters, such as `PP` or `ISG`.
+fn import_type(v: &str) -> Check {
+    if (1..=8).contains(&v.len()) && v.bytes().all(|c| c.is_ascii_uppercase()) {
+        Ok(())
+    } else {
+        Err(ValidationError::field(
+            "import_type",
+            "must be 1 to 8 upper-case letters, such as PP or ISG",
+        ))
+    }
 }
 
 fn card(c: &RaceCard) -> Check {
@@ -320,6 +353,34 @@ fn result_runner(i: usize, r: &ResultRunner) -> Check {
     }
     if let Some(o) = r.win_odds {
         odds(&f("win_odds"), o)?;
+    }
+    if let Some(lbw) = &r.lbw {
+        if Lbw::parse(lbw).is_none() {
+            return Err(ValidationError::field(
+                f("lbw"),
+                format!("must be {}, such as -, SH, 3/4 or 1-1/4", Lbw::RULE),
+            ));
+        }
+    }
+    if let Some(calls) = &r.running_positions {
+        if !(1..=6).contains(&calls.len()) {
+            return Err(ValidationError::field(
+                f("running_positions"),
+                format!("must list 1 to 6 positions, got {}", calls.len()),
+            ));
+        }
+        for (j, p) in calls.iter().enumerate() {
+            range(&f(&format!("running_positions[{j}]")), *p, 1, 99)?;
+        }
+    }
+    if let Some(w) = r.actual_weight {
+        range(&f("actual_weight"), w, 90, 160)?;
+    }
+    if let Some(w) = r.declared_weight {
+        range(&f("declared_weight"), w, 700, 1500)?;
+    }
+    if let Some(d) = r.draw {
+        range(&f("draw"), d, 1, 99)?;
     }
     match &r.status {
         Some(s) => status(&f("status"), s),

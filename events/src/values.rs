@@ -1,5 +1,5 @@
 //! The values the contract has a rule for, each as one type whose rule is written here
-//! once: a race number and a date. Feed validation, HTTP input, live odds messages, the
+//! once: a race number, a date and lengths behind the winner. Feed validation, HTTP input, live odds messages, the
 //! fold and the OpenAPI description all use these, so the rule cannot differ between them.
 //! Also the one way outside text is cut short before it is echoed back.
 
@@ -120,6 +120,61 @@ impl<'de> Deserialize<'de> for Date {
     }
 }
 
+/// Lengths behind the winner as officially written (feed contract, "The full Hong Kong
+/// record"): 1 to 8 characters of `0-9 A-Z - /`. `-` for the winner, a margin code
+/// (`NOSE`, `SH`, `HD`, `N`), lengths with an optional fraction (`3/4`, `1-1/4`, `10-3/4`),
+/// or another code where there is no margin (`ML`, `DIST`, `---`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lbw<'a>(&'a str);
+
+impl<'a> Lbw<'a> {
+    /// The rule in words, as error messages and the API description give it.
+    pub const RULE: &'static str = "1 to 8 characters of 0-9 A-Z - /";
+
+    /// The lengths behind `text` writes, if it follows the rule.
+    pub fn parse(text: &'a str) -> Option<Lbw<'a>> {
+        let ok = (1..=8).contains(&text.len())
+            && text
+                .bytes()
+                .all(|c| c.is_ascii_digit() || c.is_ascii_uppercase() || c == b'-' || c == b'/');
+        ok.then_some(Lbw(text))
+    }
+
+    /// As written.
+    pub fn as_str(&self) -> &'a str {
+        self.0
+    }
+
+    /// The same as a number of lengths, where it is one: `-` (the winner) is 0, `1-1/4`
+    /// is 1.25, `3/4` is 0.75; `NOSE`, `SH`, `HD` and `N` are 0.05, 0.1, 0.2 and 0.3.
+    /// `None` for codes that are no margin (`ML`, `DIST`, `---`, ...).
+    pub fn lengths(&self) -> Option<f64> {
+        match self.0 {
+            "-" => return Some(0.0),
+            "NOSE" => return Some(0.05),
+            "SH" => return Some(0.1),
+            "HD" => return Some(0.2),
+            "N" => return Some(0.3),
+            _ => {}
+        }
+        let whole = |t: &str| -> Option<u32> {
+            (!t.is_empty() && t.len() <= 3 && t.bytes().all(|c| c.is_ascii_digit()))
+                .then(|| t.parse().ok())
+                .flatten()
+        };
+        let fraction = |t: &str| -> Option<f64> {
+            let (n, d) = t.split_once('/')?;
+            let (n, d) = (whole(n)?, whole(d)?);
+            (n > 0 && n < d).then(|| f64::from(n) / f64::from(d))
+        };
+        match self.0.split_once('-') {
+            Some((w, f)) => Some(f64::from(whole(w)?) + fraction(f)?),
+            None if self.0.contains('/') => fraction(self.0),
+            None => whole(self.0).map(f64::from),
+        }
+    }
+}
+
 /// Whether `s` is a real calendar date written `YYYY-MM-DD` (years 1000 to 9999).
 fn is_calendar_date(s: &str) -> bool {
     let b = s.as_bytes();
@@ -196,6 +251,35 @@ mod tests {
         let d: Date = serde_json::from_str("\"2026-11-21\"").expect("date");
         assert_eq!(d.as_str(), "2026-11-21");
         assert!(serde_json::from_str::<Date>("\"2026-02-30\"").is_err());
+    }
+
+    #[test]
+    fn lengths_behind_follow_the_official_writing() {
+        let cases = [
+            ("-", Some(0.0)),
+            ("1-1/4", Some(1.25)),
+            ("3/4", Some(0.75)),
+            ("1/2", Some(0.5)),
+            ("10-3/4", Some(10.75)),
+            ("2", Some(2.0)),
+            ("NOSE", Some(0.05)),
+            ("SH", Some(0.1)),
+            ("HD", Some(0.2)),
+            ("N", Some(0.3)),
+            ("ML", None),
+            ("DIST", None),
+            ("---", None),
+            ("1-", None),
+            ("4/3", None),
+        ];
+        for (text, lengths) in cases {
+            let lbw = Lbw::parse(text).unwrap_or_else(|| panic!("{text} is valid"));
+            assert_eq!(lbw.as_str(), text);
+            assert_eq!(lbw.lengths(), lengths, "{text}");
+        }
+        for bad in ["", "123456789", "1 1/4", "sh", "1.25", "½"] {
+            assert_eq!(Lbw::parse(bad), None, "{bad:?}");
+        }
     }
 
     #[test]

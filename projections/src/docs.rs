@@ -6,8 +6,8 @@
 
 use std::borrow::Cow;
 
-use racing_events::{CardRunner, RaceCard, RaceResult, ResultRunner};
-use serde::{Deserialize, Serialize};
+use racing_events::{CardRunner, Lbw, RaceCard, RaceResult, ResultRunner};
+use serde::Serialize;
 
 /// Bytes of the strong `ETag` that heads every stored document.
 pub const ETAG_LEN: usize = 34;
@@ -114,8 +114,10 @@ pub(crate) fn same_answer(a: &[u8], b: &[u8]) -> bool {
     a.get(..ETAG_LEN) == b.get(..ETAG_LEN) && a.get(HEAD_LEN..) == b.get(HEAD_LEN..)
 }
 
-/// One race of a horse's form (interface.md 2.2, plus `status` and `dead_heat`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One race of a horse's form (interface.md 2.2, plus `status` and `dead_heat`, then the
+/// race's name, going and class and the runner's trainer and record where known: a field
+/// the feed did not give is left out).
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct FormEntry {
     /// Meeting date, `YYYY-MM-DD`.
@@ -146,6 +148,67 @@ pub struct FormEntry {
     pub status: Option<String>,
     /// Whether the position is shared with another runner.
     pub dead_heat: bool,
+    /// Race name, e.g. `KITE HANDICAP`.
+    pub race_name: String,
+    /// Track condition, e.g. `GOOD`, `GOOD TO FIRM`.
+    pub going: String,
+    /// Race class, e.g. `Class 4`, `Group 1`; left out where the result gave none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
+    pub class: Option<String>,
+    /// Trainer of the runner in this race.
+    pub trainer: String,
+    /// Barrier draw, 1 to 99. Left out where the feed did not give it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(nullable = false, minimum = 1, maximum = 99)
+    )]
+    pub draw: Option<i64>,
+    /// Weight carried, in pounds (90 to 160). Left out where the feed did not give it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(nullable = false, minimum = 90, maximum = 160)
+    )]
+    pub actual_weight: Option<i64>,
+    /// The horse's own body weight declared before the race, in pounds (700 to 1500).
+    /// Left out where the feed did not give it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(nullable = false, minimum = 700, maximum = 1500)
+    )]
+    pub declared_weight: Option<i64>,
+    /// Lengths behind the winner as officially written: `-` for the winner, `NOSE`, `SH`
+    /// (short head), `HD` (head), `N` (neck), lengths with an optional fraction (`3/4`,
+    /// `1-1/4`, `10-3/4`), or a code with no margin (`ML`, `DIST`, `---`). Left out where the feed did not give it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(nullable = false, pattern = "^[0-9A-Z/-]{1,8}$")
+    )]
+    pub lbw: Option<String>,
+    /// `lbw` as a number of lengths behind the winner: `-` is 0, `1-1/4` is 1.25; `NOSE`,
+    /// `SH`, `HD`, `N` are 0.05, 0.1, 0.2, 0.3. `null` where `lbw` is no number of lengths
+    /// (`ML`, `DIST`, `---`). Present exactly when `lbw` is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<f64>, required = false, minimum = 0))]
+    pub lbw_lengths: Option<Option<f64>>,
+    /// The runner's position at each call of the race, in order (1 to 6 positions of 1 to
+    /// 99); the last is at the finish. Left out where the feed did not give it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(nullable = false, min_items = 1, max_items = 6)
+    )]
+    pub running_positions: Option<Vec<i64>>,
+}
+
+/// `lbw_lengths` of a runner: present exactly when `lbw` is, `null` inside where `lbw` is
+/// no number of lengths.
+fn lbw_lengths(lbw: Option<&str>) -> Option<Option<f64>> {
+    lbw.map(|l| Lbw::parse(l).and_then(|l| l.lengths()))
 }
 
 impl FormEntry {
@@ -162,6 +225,16 @@ impl FormEntry {
             jockey: runner.jockey.clone(),
             status: runner.status.clone(),
             dead_heat: runner.dead_heat,
+            race_name: r.race_name.clone(),
+            going: r.going.clone(),
+            class: r.class.clone(),
+            trainer: runner.trainer.clone(),
+            draw: runner.draw,
+            actual_weight: runner.actual_weight,
+            declared_weight: runner.declared_weight,
+            lbw: runner.lbw.clone(),
+            lbw_lengths: lbw_lengths(runner.lbw.as_deref()),
+            running_positions: runner.running_positions.clone(),
         }
     }
 
@@ -245,7 +318,9 @@ impl FormDoc {
     "form": [{
         "date": "2026-11-18", "venue": "Happy Valley", "race_number": 1, "distance": 1200,
         "position": 1, "finish_time": "1:09.45", "win_odds": 3.5, "jockey": "Z Purton",
-        "status": null, "dead_heat": true
+        "status": null, "dead_heat": true, "race_name": "KITE HANDICAP", "going": "GOOD",
+        "class": "Class 3", "trainer": "F C Lor", "draw": 4, "actual_weight": 133,
+        "declared_weight": 1198, "lbw": "-", "lbw_lengths": 0.0, "running_positions": [3, 2, 1]
     }]
 })))]
 #[allow(dead_code)]
@@ -275,11 +350,16 @@ pub(crate) struct Meeting<T> {
         "runners": [
             {"position": 1, "horse_no": "E271", "horse_name": "GOLDEN SIXTY",
              "jockey": "Z Purton", "trainer": "F C Lor", "finish_time": "1:09.45",
-             "win_odds": 3.5, "status": null, "dead_heat": true},
+             "win_odds": 3.5, "status": null, "dead_heat": true, "lbw": "-",
+             "lbw_lengths": 0.0, "running_positions": [3, 2, 1], "actual_weight": 133,
+             "declared_weight": 1198, "draw": 4},
             {"position": null, "horse_no": "H123", "horse_name": "LUCKY STAR",
              "jockey": "K Teetan", "trainer": "J Size", "finish_time": null,
-             "win_odds": 45.0, "status": "PU", "dead_heat": false}
-        ]
+             "win_odds": 45.0, "status": "PU", "dead_heat": false, "lbw": "---",
+             "lbw_lengths": null, "running_positions": [9, 12], "actual_weight": 118,
+             "declared_weight": 1087, "draw": 11}
+        ],
+        "class": "Class 3"
     }]
 }))))]
 pub struct ResultsDoc<'a> {
@@ -312,6 +392,10 @@ pub struct ResultRace<'a> {
     going: &'a str,
     /// Placed runners by position, then the rest as the feed listed them.
     runners: Vec<ResultRunnerDoc<'a>>,
+    /// Race class, e.g. `Class 4`, `Group 1`. Left out where the result gave none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
+    class: Option<&'a str>,
 }
 
 /// The result of one race: the race result of interface.md 2.3 with the meeting's date
@@ -327,8 +411,11 @@ pub struct ResultRace<'a> {
          "win_odds": 3.5, "status": null, "dead_heat": true},
         {"position": 1, "horse_no": "CA206", "horse_name": "ROMANTIC WARRIOR",
          "jockey": "J McDonald", "trainer": "C S Shum", "finish_time": "1:09.45",
-         "win_odds": 2.1, "status": null, "dead_heat": true}
-    ]
+         "win_odds": 2.1, "status": null, "dead_heat": true, "lbw": "-",
+         "lbw_lengths": 0.0, "running_positions": [5, 4, 1], "actual_weight": 126,
+         "declared_weight": 1120, "draw": 7}
+    ],
+    "class": "Class 3"
 }))))]
 pub struct SingleRace<'a> {
     /// Meeting date, `YYYY-MM-DD`.
@@ -351,9 +438,14 @@ pub struct SingleRace<'a> {
     going: &'a str,
     /// Placed runners by position, then the rest as the feed listed them.
     runners: &'a [ResultRunnerDoc<'a>],
+    /// Race class, e.g. `Class 4`, `Group 1`. Left out where the result gave none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
+    class: Option<&'a str>,
 }
 
-/// One runner of a race result (interface.md 2.3, plus `status` and `dead_heat`).
+/// One runner of a race result (interface.md 2.3, plus `status` and `dead_heat`, then the
+/// runner's record where the feed gave it: a field not given is left out).
 #[derive(Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "openapi", schema(as = ResultRunner))]
@@ -380,6 +472,48 @@ pub struct ResultRunnerDoc<'a> {
     status: Option<&'a str>,
     /// Whether the position is shared with another runner.
     dead_heat: bool,
+    /// Lengths behind the winner as officially written: `-` for the winner, `NOSE`, `SH`
+    /// (short head), `HD` (head), `N` (neck), lengths with an optional fraction (`3/4`,
+    /// `1-1/4`, `10-3/4`), or a code with no margin (`ML`, `DIST`, `---`). Left out where the feed did not give it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(nullable = false, pattern = "^[0-9A-Z/-]{1,8}$")
+    )]
+    lbw: Option<&'a str>,
+    /// `lbw` as a number of lengths behind the winner: `-` is 0, `1-1/4` is 1.25; `NOSE`,
+    /// `SH`, `HD`, `N` are 0.05, 0.1, 0.2, 0.3. `null` where `lbw` is no number of lengths
+    /// (`ML`, `DIST`, `---`). Present exactly when `lbw` is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<f64>, required = false, minimum = 0))]
+    lbw_lengths: Option<Option<f64>>,
+    /// The runner's position at each call of the race, in order (1 to 6 positions of 1 to
+    /// 99); the last is at the finish. Left out where the feed did not give it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<i64>, required = false, nullable = false, min_items = 1, max_items = 6))]
+    running_positions: Option<&'a [i64]>,
+    /// Weight carried, in pounds (90 to 160). Left out where the feed did not give it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(nullable = false, minimum = 90, maximum = 160)
+    )]
+    actual_weight: Option<i64>,
+    /// The horse's own body weight declared before the race, in pounds (700 to 1500).
+    /// Left out where the feed did not give it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(nullable = false, minimum = 700, maximum = 1500)
+    )]
+    declared_weight: Option<i64>,
+    /// Barrier draw, 1 to 99. Left out where the feed did not give it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(nullable = false, minimum = 1, maximum = 99)
+    )]
+    draw: Option<i64>,
 }
 
 /// The race card of a date (interface.md 2.4): races in ascending race number,
@@ -464,14 +598,18 @@ impl<'a> CardRunnerDoc<'a> {
     }
 }
 
-/// A horse's profile (interface.md 2.1), exactly these fields in this order.
+/// A horse's profile (interface.md 2.1), these fields in this order: the fields of 2.1,
+/// then pedigree, import type, ratings and season stakes where the feed gave them (a field
+/// not given is left out).
 #[derive(Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "openapi", schema(as = Profile, examples(json!({
     "horse_no": "E271", "horse_name": "GOLDEN SIXTY", "country_of_origin": "AUS",
     "colour": "Bay", "sex": "Gelding", "age": 9, "trainer": "F C Lor",
     "owner": "Stewart Leung", "total_stakes": 150218500, "starts": 32, "wins": 27,
-    "places": 2
+    "places": 2, "sire": "Street Cry", "dam": "Clinque", "dam_sire": "Casual Lies",
+    "import_type": "PPG", "current_rating": 126, "season_start_rating": 131,
+    "season_stakes": 12500000
 }))))]
 pub struct ProfileDoc<'a> {
     /// Brand number, the same value as in the path.
@@ -498,6 +636,45 @@ pub struct ProfileDoc<'a> {
     wins: i64,
     /// Career placings.
     places: i64,
+    /// Sire's name. Left out where the feed did not give it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
+    sire: Option<&'a str>,
+    /// Dam's name. Left out where the feed did not give it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
+    dam: Option<&'a str>,
+    /// Name of the dam's sire. Left out where the feed did not give it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
+    dam_sire: Option<&'a str>,
+    /// How the horse came to Hong Kong: `PP` (private purchase), `PPG` (private purchase
+    /// griffin), `ISG` (international sale griffin), `VIS` (visiting); 1 to 8 upper-case
+    /// letters. Left out where the feed did not give it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(nullable = false, pattern = "^[A-Z]{1,8}$")
+    )]
+    import_type: Option<&'a str>,
+    /// Current handicap rating, 0 to 200. Left out where the feed did not give it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(nullable = false, minimum = 0, maximum = 200)
+    )]
+    current_rating: Option<i64>,
+    /// Handicap rating at the start of the season, 0 to 200. Left out where the feed did not give it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(nullable = false, minimum = 0, maximum = 200)
+    )]
+    season_start_rating: Option<i64>,
+    /// Prize money this season in whole Hong Kong dollars (HK$). Left out where the feed did not give it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false, minimum = 0))]
+    season_stakes: Option<i64>,
 }
 
 /// The current win odds of a race; the WebSocket's `snapshot` is this document with a
@@ -570,8 +747,15 @@ fn result_race(r: &RaceResult) -> ResultRace<'_> {
                 win_odds: x.win_odds,
                 status: x.status.as_deref(),
                 dead_heat: x.dead_heat,
+                lbw: x.lbw.as_deref(),
+                lbw_lengths: lbw_lengths(x.lbw.as_deref()),
+                running_positions: x.running_positions.as_deref(),
+                actual_weight: x.actual_weight,
+                declared_weight: x.declared_weight,
+                draw: x.draw,
             })
             .collect(),
+        class: r.class.as_deref(),
     }
 }
 
@@ -630,6 +814,7 @@ pub(crate) fn render_results(
                 distance: race.distance,
                 going: race.going,
                 runners: &race.runners,
+                class: race.class,
             });
             let n = crate::fold::race_no(race.race_number)?;
             if i == main
@@ -708,6 +893,13 @@ pub(crate) fn render_profile(p: &racing_events::HorseProfile) -> Vec<u8> {
         starts: p.starts,
         wins: p.wins,
         places: p.places,
+        sire: p.sire.as_deref(),
+        dam: p.dam.as_deref(),
+        dam_sire: p.dam_sire.as_deref(),
+        import_type: p.import_type.as_deref(),
+        current_rating: p.current_rating,
+        season_start_rating: p.season_start_rating,
+        season_stakes: p.season_stakes,
     })
 }
 

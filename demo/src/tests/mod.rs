@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
 
 use jiff::civil::Date;
-use racing_events::{Envelope, Event, OddsUpdated, RaceCard, RaceResult, ResultRunner};
+use racing_events::{Envelope, Event, Lbw, OddsUpdated, RaceCard, RaceResult, ResultRunner};
 
 use crate::{season, season_and_calendar, DemoFeed, Simulator};
 
@@ -117,5 +117,75 @@ fn result_of(env: &Envelope) -> &RaceResult {
     match &env.event {
         Event::RaceResultPublished(r) => r,
         other => panic!("expected RaceResultPublished, got {other:?}"),
+    }
+}
+
+/// Hundredths of a second in `m:ss.cc`.
+fn hundredths(time: &str) -> i64 {
+    let (m, rest) = time.split_once(':').expect("m:ss.cc");
+    let (s, c) = rest.split_once('.').expect("ss.cc");
+    let n = |t: &str| t.parse::<i64>().expect("digits");
+    n(m) * 6000 + n(s) * 100 + n(c)
+}
+
+/// The full Hong Kong record of a result agrees with the race as it was run: the class
+/// is given; a finisher's last call is its position and its lengths behind match its time
+/// behind the winner at 0.16 s a length; weights carried are HK's 113 to 133 lb, body
+/// weights 1,050 to 1,200 lb; draws number the field.
+fn assert_record(r: &RaceResult, field: usize) {
+    let json = || format!("{r:?}");
+    assert!(
+        r.class.as_deref().is_some_and(|c| !c.is_empty()),
+        "{}",
+        json()
+    );
+    let calls = crate::running::calls(r.distance);
+    let winner = r
+        .runners
+        .iter()
+        .find(|x| x.position == Some(1))
+        .and_then(|x| x.finish_time.as_deref())
+        .map(hundredths)
+        .expect("a winner with a time");
+    let mut draws = BTreeSet::new();
+    for x in &r.runners {
+        assert!(
+            x.actual_weight.is_some_and(|w| (113..=133).contains(&w)),
+            "{}",
+            json()
+        );
+        let draw = x.draw.expect("a draw");
+        assert!((1..=field as i64).contains(&draw), "{}", json());
+        assert!(draws.insert(draw), "draws are distinct: {}", json());
+        let lbw = x.lbw.as_deref().expect("lbw");
+        assert_eq!(Lbw::parse(lbw).map(|l| l.as_str()), Some(lbw));
+        match (x.position, &x.finish_time) {
+            (Some(position), Some(time)) => {
+                let calls_run = x.running_positions.as_deref().expect("calls");
+                assert_eq!(calls_run.len(), calls, "{}", json());
+                assert_eq!(calls_run.last(), Some(&position), "{}", json());
+                assert!(calls_run.iter().all(|&p| (1..=field as i64).contains(&p)));
+                let weight = x.declared_weight.expect("a starter's body weight");
+                assert!((1050..=1200).contains(&weight), "{}", json());
+                let behind = (hundredths(time) - winner) as f64 / 16.0;
+                let lengths = Lbw::parse(lbw).and_then(|l| l.lengths()).expect("a margin");
+                if position == 1 {
+                    assert_eq!(lbw, "-");
+                } else if lengths < 0.4 {
+                    assert!(["NOSE", "SH", "HD", "N"].contains(&lbw), "{lbw}");
+                    assert!(behind < 0.4, "{lbw} for {behind} lengths");
+                } else {
+                    assert!(
+                        (lengths - behind).abs() <= 0.125 + 1e-9,
+                        "{lbw} for {behind} lengths"
+                    );
+                }
+            }
+            _ => {
+                assert_eq!(lbw, "---", "{}", json());
+                let early = x.running_positions.as_deref().unwrap_or_default();
+                assert!(early.len() < calls, "{}", json());
+            }
+        }
     }
 }

@@ -280,3 +280,52 @@ fn profiles_count_the_starts_wins_and_places_of_the_results() {
         }
     }
 }
+
+#[test]
+fn every_result_carries_a_record_that_agrees_with_the_race() {
+    let fields: BTreeMap<(&str, &str, i64), usize> = cards()
+        .map(|c| {
+            (
+                (c.date.as_str(), c.venue.as_str(), c.race_number),
+                c.runners.len(),
+            )
+        })
+        .collect();
+    let mut checked = 0;
+    for r in results() {
+        let field = fields[&(r.date.as_str(), r.venue.as_str(), r.race_number)];
+        assert_record(r, field);
+        checked += 1;
+    }
+    assert!(checked > 500, "{checked} results");
+    // Every margin the record writes turns up over a season.
+    let written: BTreeSet<String> = results()
+        .flat_map(|r| r.runners.iter().filter_map(|x| x.lbw.clone()))
+        .collect();
+    for code in ["-", "SH", "HD", "N", "1/2", "3/4", "1-1/4", "---"] {
+        assert!(written.contains(code), "no {code} in {written:?}");
+    }
+}
+
+#[test]
+fn profiles_carry_pedigree_import_type_ratings_and_season_stakes() {
+    let mut imports = BTreeSet::new();
+    for e in &feed().events {
+        let Event::HorseProfileUpdated(p) = &e.event else {
+            continue;
+        };
+        for name in [&p.sire, &p.dam, &p.dam_sire] {
+            assert!(name.as_deref().is_some_and(|n| !n.is_empty()), "{p:?}");
+        }
+        imports.insert(p.import_type.clone().expect("import type"));
+        assert!(p.current_rating.is_some_and(|r| (0..=200).contains(&r)));
+        assert!(p
+            .season_start_rating
+            .is_some_and(|r| (0..=200).contains(&r)));
+        assert_eq!(p.season_stakes, Some(p.total_stakes), "{p:?}");
+    }
+    assert_eq!(
+        imports,
+        ["ISG", "PP", "PPG"].map(String::from).into_iter().collect()
+    );
+}

@@ -233,3 +233,22 @@ fn a_card_class_reads_back_as_its_kind() {
     }
     assert_eq!(Kind::parse("Restricted Race"), None);
 }
+
+#[test]
+fn a_live_result_carries_a_record_that_agrees_with_the_race() {
+    let mut sim = simulator(9);
+    for race in 0..sim.races() {
+        let env = sim.result(race, NOW).expect("today has races");
+        let result = result_of(&env);
+        let card = today_card(result.race_number);
+        assert_eq!(result.class.as_deref(), Some(card.class.as_str()));
+        assert_record(result, card.runners.len());
+        for x in &result.runners {
+            let declared = card.runners.iter().find(|c| c.horse_no == x.horse_no);
+            assert_eq!(
+                declared.map(|c| (c.draw, c.weight)),
+                x.draw.zip(x.actual_weight)
+            );
+        }
+    }
+}

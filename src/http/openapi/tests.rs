@@ -8,7 +8,7 @@ use axum::response::IntoResponse;
 use racing_events::samples::{
     card, envelope, odds, odds_at, profile, result, retraction, runner, scratch,
 };
-use racing_events::{Date, Envelope};
+use racing_events::{Date, Envelope, Event};
 use racing_projections::{DocKey, Fold, FormDoc, MemState};
 use serde_json::Value;
 
@@ -149,7 +149,8 @@ impl<'a> Validator<'a> {
 
 /// Two meetings on one date (so `meetings` appears), a dead heat, a runner pulled up, a
 /// scratching, a profile, odds for a venue, for every venue and for a race no venue of
-/// which is known, a retracted race: every field of every document kind, and every
+/// which is known, a retracted race, the full Hong Kong record on a race and a profile
+/// (with an `lbw` that is no margin): every field of every document kind, and every
 /// nullable field both null and not.
 fn season() -> MemState {
     fold(season_events())
@@ -162,11 +163,31 @@ fn season_events() -> Vec<Envelope> {
     let mut second = runner(Some(1), "CA206");
     first.dead_heat = true;
     second.dead_heat = true;
+    first.lbw = Some("-".into());
+    first.running_positions = Some(vec![3, 2, 1]);
+    first.actual_weight = Some(133);
+    first.declared_weight = Some(1198);
+    first.draw = Some(4);
     let mut odds_less = runner(None, "H123");
     odds_less.win_odds = None;
+    odds_less.lbw = Some("---".into());
+    let mut recorded = profile("E271", "GOLDEN SIXTY");
+    if let Event::HorseProfileUpdated(p) = &mut recorded {
+        p.sire = Some("Street Cry".into());
+        p.dam = Some("Clinque".into());
+        p.dam_sire = Some("Casual Lies".into());
+        p.import_type = Some("PPG".into());
+        p.current_rating = Some(126);
+        p.season_start_rating = Some(131);
+        p.season_stakes = Some(12_500_000);
+    }
+    let mut classed = result(day, "Happy Valley", 1, vec![first, second, odds_less]);
+    if let Event::RaceResultPublished(r) = &mut classed {
+        r.class = Some("Class 3".into());
+    }
     [
-        profile("E271", "GOLDEN SIXTY"),
-        result(day, "Happy Valley", 1, vec![first, second, odds_less]),
+        recorded,
+        classed,
         result(day, "Happy Valley", 2, vec![runner(Some(2), "E271")]),
         result(day, "Sha Tin", 1, vec![runner(Some(3), "K101")]),
         result("2026-11-15", "Sha Tin", 5, vec![runner(Some(4), "E271")]),
@@ -468,4 +489,40 @@ fn docs_page_lists_every_path_and_schema_and_loads_nothing_from_outside() {
         }
     }
     assert!(page.contains("X-API-Key"));
+}
+
+#[test]
+fn the_full_record_is_described_as_optional_with_its_units() {
+    let spec = spec();
+    let schemas = &spec["components"]["schemas"];
+    let cases = [
+        ("ResultRunner", "lbw", "officially written"),
+        ("ResultRunner", "lbw_lengths", "lengths"),
+        ("ResultRunner", "running_positions", "each call"),
+        ("ResultRunner", "actual_weight", "pounds"),
+        ("ResultRunner", "declared_weight", "pounds"),
+        ("ResultRunner", "draw", "1 to 99"),
+        ("ResultRace", "class", "class"),
+        ("RaceResult", "class", "class"),
+        ("FormEntry", "race_name", "Race name"),
+        ("FormEntry", "class", "class"),
+        ("FormEntry", "lbw_lengths", "lengths"),
+        ("FormEntry", "declared_weight", "pounds"),
+        ("Profile", "sire", "Sire"),
+        ("Profile", "import_type", "private purchase"),
+        ("Profile", "season_stakes", "Hong Kong dollars"),
+    ];
+    for (schema, field, words) in cases {
+        let property = &schemas[schema]["properties"][field];
+        let description = property["description"].as_str().unwrap_or_default();
+        assert!(
+            description.contains(words),
+            "{schema}.{field}: {description:?} lacks {words:?}"
+        );
+        let required = schemas[schema]["required"]
+            .as_array()
+            .is_some_and(|r| r.contains(&Value::from(field)));
+        let always = ["race_name", "going", "trainer"].contains(&field) && schema == "FormEntry";
+        assert_eq!(required, always, "{schema}.{field} required");
+    }
 }
