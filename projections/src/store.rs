@@ -23,7 +23,7 @@ use crate::StoreError;
 /// 5: the odds journal (every applied `OddsUpdated`), no records of ignored odds; applied
 ///    `event_id`s in sorted runs and a saved filter (`ids.rs`), not a record per batch;
 ///    the versions of source records and form changes (`history.rs`), the change feed.
-const SCHEMA: &[u8] = b"5";
+const SCHEMA: &[u8] = b"6";
 const SCHEMA_KEY: &[u8] = b"meta\0schema";
 
 /// How much of a refused payload a dead letter keeps for inspection; the whole message
