@@ -7,6 +7,7 @@ mod architecture;
 mod browser;
 mod cluster;
 mod corrections;
+mod discovery;
 mod history;
 mod keys;
 mod live;

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use nix::sys::signal::Signal;
 use racing_events::{Envelope, Event};
-use racing_projections::{answered, DocKey, Fold, MemState, Store};
+use racing_projections::{answered, Fold, MemState, Store};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use tempfile::TempDir;
@@ -196,7 +196,7 @@ fn folded(mut records: BTreeMap<Vec<u8>, Vec<u8>>) -> BTreeMap<Vec<u8>, Vec<u8>>
 /// which is where its batch ended, another in a clean replay in memory.
 fn as_answered(mut records: BTreeMap<Vec<u8>, Vec<u8>>) -> BTreeMap<Vec<u8>, Vec<u8>> {
     for (k, v) in records.iter_mut() {
-        if k.starts_with(DocKey::PREFIX) {
+        if racing_projections::is_sealed(k) {
             *v = answered(v);
         }
     }

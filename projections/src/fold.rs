@@ -152,6 +152,8 @@ pub struct Fold {
     stale: BTreeSet<Vec<u8>>,
     /// The stream sequence of the event being folded.
     seq: u64,
+    /// The jockeys' and trainers' rides the batch touched (`people.rs`).
+    people: crate::people::People,
 }
 
 /// The odds of a date's races as given, by race and venue (`None`: for every venue).
@@ -254,6 +256,7 @@ impl Fold {
         // The document is the profile as the feed gave it: no other record is kept.
         let doc = docs::render_profile(p);
         put_doc(s, DocKey::Profile(&p.horse_no), &doc, self.seq)?;
+        crate::search::note_profile(s, p, self.seq)?;
         // The profile's name heads the form document.
         self.form(s, &p.horse_no)?;
         Ok(())
@@ -289,6 +292,8 @@ impl Fold {
 
     fn card(&mut self, s: &mut impl State, c: &RaceCard) -> Result<(), StoreError> {
         let n = race_no(c.race_number)?;
+        let old: Option<RaceCard> = read(s, &keys::card(&c.date, n, &c.venue))?;
+        crate::search::note_card(s, old.as_ref(), Some(c), self.seq)?;
         write(s, keys::card(&c.date, n, &c.venue), c);
         let mut day = Day::read(s, &c.date)?;
         if day.cards.entry(c.venue.clone()).or_default().insert(n) {
@@ -304,6 +309,7 @@ impl Fold {
         let key = keys::result(&r.date, n, &r.venue);
         let old: Option<RaceResult> = read(s, &key)?;
         write(s, key, r);
+        self.discover_result(s, old.as_ref(), r)?;
         let mut day = Day::read(s, &r.date)?;
         if day.results.entry(r.venue.clone()).or_default().insert(n) {
             day.write(s, &r.date);
@@ -390,6 +396,7 @@ impl Fold {
     fn retract(&mut self, s: &mut impl State, r: &RaceRetracted) -> Result<(), StoreError> {
         let n = race_no(r.race_number)?;
         let (date, venue) = (r.date.as_str(), r.venue.as_str());
+        self.discover_retract(s, (date, n, venue))?;
         let mut day = Day::read(s, date)?;
 
         let scratched = keys::scratched(date, n, Some(venue));
@@ -460,6 +467,7 @@ impl Fold {
             stale: std::mem::take(&mut self.stale),
             seq: self.seq,
         };
+        self.render_discovery(s)?;
         for date in std::mem::take(&mut self.result_days) {
             let rendered = results_of(s, &date)?;
             for (venue, bytes) in rendered.days {
@@ -516,6 +524,42 @@ impl Fold {
             s.delete(key);
         }
         Ok(())
+    }
+
+    /// A result stored in place of `old`: its horses' names noted, its jockeys' and
+    /// trainers' rides replaced (`search.rs`, `people.rs`).
+    fn discover_result(
+        &mut self,
+        s: &mut impl State,
+        old: Option<&RaceResult>,
+        r: &RaceResult,
+    ) -> Result<(), StoreError> {
+        crate::search::note_result(s, old, Some(r), self.seq)?;
+        self.people.replace(s, old, Some(r))
+    }
+
+    /// One venue's race retracted: the names its card and result gave taken back, its
+    /// jockeys' and trainers' rides removed.
+    fn discover_retract(
+        &mut self,
+        s: &mut impl State,
+        (date, n, venue): (&str, u8, &str),
+    ) -> Result<(), StoreError> {
+        let card: Option<RaceCard> = read(s, &keys::card(date, n, venue))?;
+        crate::search::note_card(s, card.as_ref(), None, self.seq)?;
+        let result: Option<RaceResult> = read(s, &keys::result(date, n, venue))?;
+        crate::search::note_result(s, result.as_ref(), None, self.seq)?;
+        self.people.replace(s, result.as_ref(), None)
+    }
+
+    /// Renders the read models of discovery the batch touched: the meetings of each date
+    /// whose cards or results changed (`meetings.rs`), and the jockeys and trainers
+    /// (`people.rs`). Runs before the other renders, which take the touched dates.
+    fn render_discovery(&mut self, s: &mut impl State) -> Result<(), StoreError> {
+        for date in self.card_days.union(&self.result_days) {
+            crate::meetings::render(s, date)?;
+        }
+        self.people.render(s, self.seq)
     }
 
     /// Stores the odds given in the batch, then renders the odds documents of the races

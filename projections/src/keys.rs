@@ -415,3 +415,51 @@ impl<'a> DocKey<'a> {
 pub fn odds(date: &str, race_number: u8, venue: Option<&str>) -> Vec<u8> {
     scoped(b"odds", date, race_number, venue)
 }
+
+// ---- Discovery: the meetings of each date, horses by name, jockeys and trainers. ----
+// Records the fold writes and the endpoints read by a scan or by name; none is a
+// `DocKey` document (none is in the change feed or answers `as_of`).
+
+/// The meetings of `date` as the meetings endpoint lists them (`meetings.rs`).
+pub fn meetings(date: &str) -> Vec<u8> {
+    key(&[b"mtg", date.as_bytes()])
+}
+
+/// Prefix of the horse name records: one a horse.
+pub const HORSE_NAMES_PREFIX: &[u8] = b"hn\0";
+
+/// Every name a horse was given, and its newest (`search.rs`).
+pub fn horse_names(horse_no: &str) -> Vec<u8> {
+    key(&[b"hn", horse_no.as_bytes()])
+}
+
+/// The rides of a jockey or a trainer (`role`: `jockey`, `trainer`) by the slug of their
+/// name (`people.rs`).
+pub fn person(role: &str, id: &str) -> Vec<u8> {
+    key(&[b"ppl", b"rec", role.as_bytes(), id.as_bytes()])
+}
+
+/// A jockey's or a trainer's record as served, sealed with its `ETag` and sequence.
+pub fn person_doc(role: &str, id: &str) -> Vec<u8> {
+    key(&[b"ppl", b"doc", role.as_bytes(), id.as_bytes()])
+}
+
+/// Every jockey (or trainer) with their name and rides, by id.
+pub fn people(role: &str) -> Vec<u8> {
+    key(&[b"ppl", b"list", role.as_bytes()])
+}
+
+/// The list of every jockey (or trainer) as served, sealed with its `ETag` and sequence.
+pub fn people_doc(role: &str) -> Vec<u8> {
+    key(&[b"ppl", b"all", role.as_bytes()])
+}
+
+/// Whether the record under `key` is a document sealed with its `ETag` and the sequence
+/// it was rendered at: a `DocKey`'s, or a jockey's or trainer's record or list. (The
+/// sequence is where a batch ended: two stores that batched the log differently hold
+/// the same documents with other sequences; compare them as `answered`.)
+pub fn is_sealed(key: &[u8]) -> bool {
+    key.starts_with(DocKey::PREFIX)
+        || key.starts_with(b"ppl\0doc\0")
+        || key.starts_with(b"ppl\0all\0")
+}

@@ -7,7 +7,10 @@ mod form;
 mod history;
 mod ids;
 mod keys;
+mod meetings;
 mod pages;
+mod people;
+mod search;
 mod store;
 
 pub use docs::{
@@ -15,8 +18,11 @@ pub use docs::{
 };
 pub use fold::{Fold, Outcome, RaceOdds, Records, State};
 pub use ids::AppliedIdStats;
-pub use keys::DocKey;
+pub use keys::{is_sealed, DocKey};
+pub use meetings::MeetingRow;
 pub use pages::ChangePage;
+pub use people::{is_slug, render_list, season, slug, PersonRow, Role};
+pub use search::HorseMatch;
 pub use store::{Batch, BatchStats, DeadLetter, MemState, OddsMove, Options, Store};
 
 /// The OpenAPI schema of each document the API serves, derived from the type that renders
@@ -38,6 +44,12 @@ pub mod openapi {
     pub type RaceOdds = crate::docs::OddsDoc<'static>;
     /// A page of a race's odds history.
     pub type OddsHistory = crate::pages::OddsHistory<'static>;
+    /// A jockey's or a trainer's record.
+    pub type PersonRecord = crate::people::PersonDoc;
+    /// Every jockey.
+    pub type JockeyList = crate::people::JockeyList;
+    /// Every trainer.
+    pub type TrainerList = crate::people::TrainerList;
 }
 
 /// Why the store could not do what was asked.
@@ -58,5 +70,7 @@ pub enum StoreError {
     OlderSchema(u32),
 }
 
+#[cfg(test)]
+mod discovery_tests;
 #[cfg(test)]
 mod tests;

@@ -25,7 +25,9 @@ use crate::StoreError;
 ///    the versions of source records and form changes (`history.rs`), the change feed.
 /// 6: the full Hong Kong record (feed contract v1.1) in results and form entries: stored
 ///    results and form changes carry the new fields, and every form entry the race's name,
-///    going and class and the runner's trainer.
+///    going and class and the runner's trainer; meetings by date, the horse-name index,
+///    jockeys' and trainers' rides and documents. (Documents have carried their sequence
+///    after the ETag since the history of #15, stored under 5: this bump rebuilds those too.)
 const SCHEMA: &[u8] = b"6";
 const SCHEMA_KEY: &[u8] = b"meta\0schema";
 

@@ -869,11 +869,7 @@ fn answers(s: &MemState) -> BTreeMap<Vec<u8>, Vec<u8>> {
     s.records
         .iter()
         .map(|(k, v)| {
-            let v = if k.starts_with(DocKey::PREFIX) {
-                answered(v)
-            } else {
-                v.clone()
-            };
+            let v = if is_sealed(k) { answered(v) } else { v.clone() };
             (k.clone(), v)
         })
         .collect()

@@ -12,12 +12,14 @@ use axum::http::{header, HeaderName, HeaderValue};
 use axum::response::Response;
 use bytes::Bytes;
 use racing_projections::openapi::{
-    Form, OddsHistory, Profile, RaceCard, RaceOdds, RaceResult, ResultsByDate,
+    Form, JockeyList, OddsHistory, PersonRecord, Profile, RaceCard, RaceOdds, RaceResult,
+    ResultsByDate, TrainerList,
 };
 use racing_projections::{etag, Doc, DocKey, FormDoc, ETAG_LEN, HEAD_LEN};
 
 use racing_events::{Date, RaceNumber};
 
+use super::discovery::{self, HorsesPage, MeetingsPage};
 use super::history::{self, ChangesPage};
 use super::input::{clip, AsOf, FormLimit, HorseNo, Venue};
 use super::route::{Component, Handler, Operation, Route};
@@ -27,6 +29,50 @@ use super::{cache, ApiError, AppState};
 /// answered by the first row whose template it fits, so a row with a literal segment
 /// (`/racecards/today`) comes before one with a parameter in its place.
 pub static ROUTES: &[Route] = &[
+    Route {
+        path: "/api/v1/meetings",
+        handler: &Handler::new(discovery::meetings),
+        doc: Operation {
+            id: "meetings",
+            tag: "meetings",
+            summary: "Meetings of a range of dates",
+            description: "Every meeting from `from` to `to` (both included) with a card or a \
+                result, by date, then venue: `races` counts the races known for it (with a card \
+                or a result), `card` says whether its race card exists, `results` how many \
+                results it has. Without `from`, 30 days before today; without `to`, 14 days \
+                after, today being the date in the service's time zone (`RACING_TIMEZONE`). \
+                The range holds at most 366 days.",
+            ok: "The meetings of the range.",
+            body: Component::of::<MeetingsPage>(),
+            errors: &[(
+                "400",
+                "`bad_request`: a `from` or `to` that is not a real `YYYY-MM-DD`, `from` after \
+                 `to`, a range of more than 366 days, or another query parameter.",
+            )],
+        },
+    },
+    Route {
+        path: "/api/v1/horses",
+        handler: &Handler::new(discovery::horse_search),
+        doc: Operation {
+            id: "horse_search",
+            tag: "horses",
+            summary: "Find horses by name",
+            description: "Horses whose name contains `name` (required), whatever the case: those \
+                with a name that starts with it first, then alphabetical. Names come from \
+                profiles, cards and results, so a horse without a profile is found too; a \
+                horse that was renamed is found by each name and listed under its newest (its \
+                latest profile's, or its latest-dated card's or result's, whichever came \
+                last). At most `limit` (default 20).",
+            ok: "The horses found (maybe none).",
+            body: Component::of::<HorsesPage>(),
+            errors: &[(
+                "400",
+                "`bad_request`: no `name`, a `name` not of 2 to 50 characters, a `limit` not \
+                 from 1 to 100, or another query parameter.",
+            )],
+        },
+    },
     Route {
         path: "/api/v1/horses/{horse_no}",
         handler: &Handler::new(horse_profile),
@@ -215,6 +261,89 @@ pub static ROUTES: &[Route] = &[
                     "404",
                     "`not_found`: the race (or the race at the venue) has no odds at all.",
                 ),
+            ],
+        },
+    },
+    Route {
+        path: "/api/v1/jockeys",
+        handler: &Handler::new(discovery::jockeys),
+        doc: Operation {
+            id: "jockeys",
+            tag: "people",
+            summary: "List jockeys",
+            description: "Every jockey with a ride in a result, by name: `id` (the slug of the \
+                name, for `/api/v1/jockeys/{id}`), `name` (as the newest result gives it) and \
+                `rides`. With `name`, only those whose name contains it, whatever the case.",
+            ok: "The jockeys (maybe none).",
+            body: Component::of::<JockeyList>(),
+            errors: &[(
+                "400",
+                "`bad_request`: a `name` not of 2 to 50 characters, or another query parameter.",
+            )],
+        },
+    },
+    Route {
+        path: "/api/v1/jockeys/{id}",
+        handler: &Handler::new(discovery::jockey),
+        doc: Operation {
+            id: "jockey",
+            tag: "people",
+            summary: "Get a jockey's record",
+            description: "A jockey's rides, wins, seconds and thirds, overall (with percentages \
+                of rides, one decimal place) and by Hong Kong season (September to August, \
+                newest first), and the 20 newest rides. A ride is a runner in a result except \
+                one withdrawn (`WV`, `WV-A`, `WX`, `WX-A`, `WXNR`) or that took no part \
+                (`TNP`); an amended result counts as amended, a retracted one not at all. \
+                Takes no query parameters.",
+            ok: "The jockey's record.",
+            body: Component::of::<PersonRecord>(),
+            errors: &[
+                (
+                    "400",
+                    "`bad_request`: an id not of slug form (lower-case letters and digits, \
+                     words joined by single `-`), or a query parameter.",
+                ),
+                ("404", "`not_found`: no jockey of that id has a ride."),
+            ],
+        },
+    },
+    Route {
+        path: "/api/v1/trainers",
+        handler: &Handler::new(discovery::trainers),
+        doc: Operation {
+            id: "trainers",
+            tag: "people",
+            summary: "List trainers",
+            description: "Every trainer with a runner that rode in a result, by name: `id`, \
+                `name` and `rides`, as for jockeys. With `name`, only those whose name contains \
+                it, whatever the case.",
+            ok: "The trainers (maybe none).",
+            body: Component::of::<TrainerList>(),
+            errors: &[(
+                "400",
+                "`bad_request`: a `name` not of 2 to 50 characters, or another query parameter.",
+            )],
+        },
+    },
+    Route {
+        path: "/api/v1/trainers/{id}",
+        handler: &Handler::new(discovery::trainer),
+        doc: Operation {
+            id: "trainer",
+            tag: "people",
+            summary: "Get a trainer's record",
+            description: "A trainer's runners that rode (rides), wins, seconds and thirds, \
+                overall and by season, and the 20 newest, as a jockey's record. Takes no query \
+                parameters.",
+            ok: "The trainer's record.",
+            body: Component::of::<PersonRecord>(),
+            errors: &[
+                (
+                    "400",
+                    "`bad_request`: an id not of slug form (lower-case letters and digits, \
+                     words joined by single `-`), or a query parameter.",
+                ),
+                ("404", "`not_found`: no trainer of that id has a ride."),
             ],
         },
     },

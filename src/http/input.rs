@@ -401,3 +401,207 @@ macro_rules! as_str {
 }
 
 as_str!(HorseNo, Venue);
+
+// ---- The parameters of discovery: meetings by date, search by name, people by id. ----
+
+/// Characters a `?name=` search text may have, fewest and most.
+pub const NAME_TEXT_LEN: (usize, usize) = (2, 50);
+
+/// Largest `limit` of a horse search.
+pub const MAX_SEARCH_LIMIT: usize = 100;
+
+/// A horse search without a `limit`.
+pub const DEFAULT_SEARCH_LIMIT: usize = 20;
+
+/// Most characters of a jockey's or trainer's `{id}`.
+pub const MAX_PERSON_ID: usize = 100;
+
+/// Pattern of a jockey's or trainer's `{id}`: a slug.
+pub const PERSON_ID_PATTERN: &str = r"^[a-z0-9]+(-[a-z0-9]+)*$";
+
+/// The `?from=` of the meetings: the first date, `YYYY-MM-DD`.
+#[derive(Debug, Clone, Copy)]
+pub struct FromDate(pub Date);
+
+/// The `?to=` of the meetings: the last date, `YYYY-MM-DD`.
+#[derive(Debug, Clone, Copy)]
+pub struct ToDate(pub Date);
+
+/// The `?name=` of a search: 2 to 50 characters, matched case-insensitively.
+#[derive(Debug)]
+pub struct NameText(String);
+
+/// The `?limit=` of a horse search: 1 to [`MAX_SEARCH_LIMIT`].
+#[derive(Debug, Clone, Copy)]
+pub struct SearchLimit(pub usize);
+
+/// A jockey's or trainer's `{id}`: the slug of their name.
+#[derive(Debug)]
+pub struct PersonId(String);
+
+/// A `?name=` search text: 2 to 50 characters (not bytes).
+pub fn name_text(s: &str) -> Result<&str, ApiError> {
+    let (min, max) = NAME_TEXT_LEN;
+    let n = s.chars().count();
+    if (min..=max).contains(&n) {
+        Ok(s)
+    } else {
+        Err(ApiError::BadRequest(format!(
+            "name `{}` is {n} characters: a search takes {min} to {max}",
+            clip(s)
+        )))
+    }
+}
+
+/// A jockey's or trainer's `{id}`: lower-case ASCII letters and digits, single `-`
+/// between them, at most [`MAX_PERSON_ID`] characters.
+pub fn person_id(s: &str) -> Result<&str, ApiError> {
+    if s.len() <= MAX_PERSON_ID && racing_projections::is_slug(s) {
+        Ok(s)
+    } else {
+        Err(ApiError::BadRequest(format!(
+            "id `{}` is not the slug of a name: lower-case a-z and 0-9 in words joined by \
+             single `-`, at most {MAX_PERSON_ID} characters (`Z Purton` is `z-purton`)",
+            clip(s)
+        )))
+    }
+}
+
+/// The schema of a date query parameter.
+fn date_query_schema(description: &str) -> RefOr<Schema> {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .format(Some(SchemaFormat::KnownFormat(KnownFormat::Date)))
+        .pattern(Some(DATE_PATTERN))
+        .description(Some(description))
+        .examples([json!("2026-11-01")])
+        .into()
+}
+
+impl Param for FromDate {
+    const NAME: &'static str = "from";
+    const IN: In = In::Query;
+    const DOC: &'static str = "The first date, `YYYY-MM-DD`; default 30 days before today (in \
+        `RACING_TIMEZONE`).";
+    const EXAMPLE: &'static str = "2026-11-01";
+    const SCHEMA: &'static str = "FromDate";
+
+    fn check(raw: &str) -> Result<Self, ApiError> {
+        date(raw).map(FromDate)
+    }
+
+    fn schema() -> RefOr<Schema> {
+        date_query_schema(
+            "The first date of the range: a real calendar date written `YYYY-MM-DD`; \
+             anything else is a 400.",
+        )
+    }
+}
+
+impl Param for ToDate {
+    const NAME: &'static str = "to";
+    const IN: In = In::Query;
+    const DOC: &'static str = "The last date, `YYYY-MM-DD`; default 14 days after today (in \
+        `RACING_TIMEZONE`). At most 366 days from `from`, and not before it.";
+    const EXAMPLE: &'static str = "2026-11-30";
+    const SCHEMA: &'static str = "ToDate";
+
+    fn check(raw: &str) -> Result<Self, ApiError> {
+        date(raw).map(ToDate)
+    }
+
+    fn schema() -> RefOr<Schema> {
+        date_query_schema(
+            "The last date of the range: a real calendar date written `YYYY-MM-DD`, not \
+             before `from`, the range at most 366 days; anything else is a 400.",
+        )
+    }
+}
+
+impl Param for NameText {
+    const NAME: &'static str = "name";
+    const IN: In = In::Query;
+    const DOC: &'static str = "Part of a name, 2 to 50 characters, whatever the case.";
+    const EXAMPLE: &'static str = "sixty";
+    const SCHEMA: &'static str = "NameText";
+
+    fn check(raw: &str) -> Result<Self, ApiError> {
+        name_text(raw).map(|n| NameText(n.to_owned()))
+    }
+
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .min_length(Some(NAME_TEXT_LEN.0))
+            .max_length(Some(NAME_TEXT_LEN.1))
+            .description(Some(
+                "Text to find in names, matched case-insensitively anywhere in the name: 2 \
+                 to 50 characters; shorter or longer is a 400.",
+            ))
+            .examples([json!(Self::EXAMPLE)])
+            .into()
+    }
+}
+
+impl Param for SearchLimit {
+    const NAME: &'static str = "limit";
+    const IN: In = In::Query;
+    const DOC: &'static str = "At most this many horses, 1 to 100 (default 20).";
+    const EXAMPLE: &'static str = "20";
+    const SCHEMA: &'static str = "SearchLimit";
+
+    fn check(raw: &str) -> Result<Self, ApiError> {
+        match raw.parse::<usize>() {
+            Ok(n @ 1..=MAX_SEARCH_LIMIT) if canonical_digits(raw) => Ok(SearchLimit(n)),
+            _ => Err(ApiError::BadRequest(format!(
+                "limit `{}` is not an integer from 1 to {MAX_SEARCH_LIMIT} (digits, no \
+                 leading zero)",
+                clip(raw)
+            ))),
+        }
+    }
+
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::Integer)
+            .minimum(Some(1))
+            .maximum(Some(MAX_SEARCH_LIMIT as u64))
+            .default(Some(json!(DEFAULT_SEARCH_LIMIT)))
+            .description(Some(
+                "Horses in the answer: an integer from 1 to 100 written in digits; anything \
+                 else is a 400.",
+            ))
+            .examples([json!(20)])
+            .into()
+    }
+}
+
+impl Param for PersonId {
+    const NAME: &'static str = "id";
+    const IN: In = In::Path;
+    const DOC: &'static str = "The slug of the name: lower-case letters and digits, words \
+        joined by `-` (`Z Purton` is `z-purton`), as the list gives it.";
+    const EXAMPLE: &'static str = "z-purton";
+    const SCHEMA: &'static str = "PersonId";
+
+    fn check(raw: &str) -> Result<Self, ApiError> {
+        person_id(raw).map(|id| PersonId(id.to_owned()))
+    }
+
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some(PERSON_ID_PATTERN))
+            .min_length(Some(1))
+            .max_length(Some(MAX_PERSON_ID))
+            .description(Some(
+                "The slug of a jockey's or trainer's name: lower-case ASCII letters and \
+                 digits, every other run of characters one `-`, none at either end, at most \
+                 100 characters; anything else is a 400.",
+            ))
+            .examples([json!(Self::EXAMPLE)])
+            .into()
+    }
+}
+
+as_str!(NameText, PersonId);

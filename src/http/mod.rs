@@ -8,6 +8,7 @@
 //! table; `live.rs` the WebSocket.
 
 mod cache;
+mod discovery;
 mod documents;
 mod error;
 mod history;

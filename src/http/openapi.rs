@@ -169,10 +169,12 @@ the limit, 429 with `Retry-After` in seconds.";
     paths(super::live::odds_socket, openapi_json, docs_page),
     security(("api_key" = [])),
     tags(
-        (name = "horses", description = "Horse profiles and form."),
+        (name = "meetings", description = "Which dates have meetings, and what is known of each."),
+        (name = "horses", description = "Horse profiles and form, and horses by name."),
         (name = "results", description = "Race results by date and by race."),
         (name = "racecards", description = "Race cards: declared runners, scratchings removed."),
         (name = "odds", description = "Current, past and live win odds."),
+        (name = "people", description = "Jockeys and trainers: their rides, places and seasons."),
         (name = "changes", description = "The change feed: every document that changed since a point of the log."),
         (name = "reference", description = "This description, as JSON and as a page."),
     ),

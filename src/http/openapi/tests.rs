@@ -9,7 +9,7 @@ use racing_events::samples::{
     card, envelope, odds, odds_at, profile, result, retraction, runner, scratch,
 };
 use racing_events::{Date, Envelope, Event};
-use racing_projections::{DocKey, Fold, FormDoc, MemState};
+use racing_projections::{DocKey, Fold, FormDoc, MemState, Role};
 use serde_json::Value;
 
 use super::*;
@@ -335,9 +335,34 @@ fn rendered_documents_of_every_kind_validate_against_their_schemas() {
     let changes = [1, 10_000]
         .into_iter()
         .map(|limit| crate::http::history::change_page(&store, 0, limit).expect("changes"));
+    // The answers of discovery: the meetings, a search, a jockey's record and the lists.
+    let person = |role, id| {
+        store
+            .person(role, id)
+            .expect("read")
+            .expect("a record")
+            .to_vec()
+    };
+    let list = |role| store.people(role).expect("read").expect("a list").to_vec();
+    let discovery = [
+        (
+            "Meetings",
+            crate::http::discovery::meetings_page(&store, "2026-11-01", "2026-11-30")
+                .expect("meetings"),
+        ),
+        (
+            "HorseSearch",
+            crate::http::discovery::horses_page(&store, "name", 20).expect("search"),
+        ),
+        ("PersonRecord", person(Role::Jockey, "z-purton")),
+        ("PersonRecord", person(Role::Trainer, "j-size")),
+        ("JockeyList", list(Role::Jockey)),
+        ("TrainerList", list(Role::Trainer)),
+    ];
     let pages = odds
         .map(|page| ("OddsHistory", page))
-        .chain(changes.map(|page| ("Changes", page)));
+        .chain(changes.map(|page| ("Changes", page)))
+        .chain(discovery);
     for (name, page) in pages {
         let reference = format!("#/components/schemas/{name}");
         let (owner, schema) = validator.component(&reference);
@@ -435,7 +460,7 @@ fn every_operation_documents_the_key_errors_and_caching() {
         .expect("version")
         .starts_with("3.1"));
     let paths = spec["paths"].as_object().expect("paths");
-    assert_eq!(paths.len(), 12, "{:?}", paths.keys());
+    assert_eq!(paths.len(), 18, "{:?}", paths.keys());
     for (path, item) in paths {
         let op = &item["get"];
         let responses = op["responses"].as_object().expect("responses");

@@ -1,0 +1,480 @@
+//! The read models of discovery as pure folds: the meetings of each date, horses by
+//! name, jockeys and trainers; amendments and retractions included. One test at the end
+//! runs events through a sled store for the reads that scan.
+
+use racing_events::samples::{card, profile, result, retraction, runner};
+use racing_events::*;
+use serde_json::{json, Value};
+
+use crate::tests::tempdir;
+use crate::*;
+
+fn env(event: Event) -> Envelope {
+    samples::envelope(event)
+}
+
+/// Folds the events, one batch each.
+fn fold_each(events: impl IntoIterator<Item = Event>) -> MemState {
+    let mut s = MemState::default();
+    fold_into(&mut s, events);
+    s
+}
+
+fn fold_into(s: &mut MemState, events: impl IntoIterator<Item = Event>) {
+    let first = s.seen.len() as u64 + 1;
+    for (i, e) in events.into_iter().enumerate() {
+        let mut f = Fold::default();
+        f.apply(s, first + i as u64, 0, &env(e)).expect("apply");
+        f.render(s).expect("render");
+    }
+}
+
+/// Folds the events in one batch.
+fn fold_batch(events: impl IntoIterator<Item = Event>) -> MemState {
+    let mut s = MemState::default();
+    let mut f = Fold::default();
+    for (i, e) in events.into_iter().enumerate() {
+        f.apply(&mut s, i as u64 + 1, 0, &env(e)).expect("apply");
+    }
+    f.render(&mut s).expect("render");
+    s
+}
+
+fn meetings(s: &MemState, date: &str) -> Vec<MeetingRow> {
+    crate::meetings::meetings_of(s, date).expect("meetings")
+}
+
+fn row(date: &str, venue: &str, races: usize, card: bool, results: usize) -> MeetingRow {
+    MeetingRow {
+        date: date.into(),
+        venue: venue.into(),
+        races,
+        card,
+        results,
+    }
+}
+
+const DAY: &str = "2026-11-18";
+const HV: &str = "Happy Valley";
+const ST: &str = "Sha Tin";
+
+#[test]
+fn a_meeting_counts_races_with_a_card_or_a_result_and_goes_with_its_last_race() {
+    let s = fold_each([
+        card(DAY, HV, 1, &["A1"]),
+        card(DAY, HV, 2, &["B2"]),
+        result(DAY, HV, 2, vec![runner(Some(1), "B2")]),
+        result(DAY, HV, 3, vec![runner(Some(1), "C3")]),
+        result(DAY, ST, 1, vec![runner(Some(1), "D4")]),
+    ]);
+    assert_eq!(
+        meetings(&s, DAY),
+        [row(DAY, HV, 3, true, 2), row(DAY, ST, 1, false, 1)]
+    );
+    // The record the endpoint scans is the same rows.
+    let stored: Vec<MeetingRow> =
+        serde_json::from_slice(&s.records[&crate::keys::meetings(DAY)]).expect("record");
+    assert_eq!(stored, meetings(&s, DAY));
+
+    let mut s = s;
+    fold_into(
+        &mut s,
+        [
+            retraction(DAY, HV, 2, "void"),
+            retraction(DAY, ST, 1, "wrong venue"),
+        ],
+    );
+    assert_eq!(meetings(&s, DAY), [row(DAY, HV, 2, true, 1)]);
+    fold_into(
+        &mut s,
+        [
+            retraction(DAY, HV, 1, "void"),
+            retraction(DAY, HV, 3, "void"),
+        ],
+    );
+    assert_eq!(meetings(&s, DAY), []);
+    assert!(
+        !s.records.contains_key(&crate::keys::meetings(DAY)),
+        "a date without meetings has no record"
+    );
+}
+
+#[test]
+fn an_amended_result_counts_once() {
+    let s = fold_each([
+        result(DAY, HV, 1, vec![runner(Some(1), "A1")]),
+        result(DAY, HV, 1, vec![runner(Some(1), "B2")]),
+    ]);
+    assert_eq!(meetings(&s, DAY), [row(DAY, HV, 1, false, 1)]);
+}
+
+fn named(horse: &str, name: &str) -> ResultRunner {
+    let mut r = runner(Some(1), horse);
+    r.horse_name = name.into();
+    r
+}
+
+fn search(s: &MemState, text: &str, limit: usize) -> Vec<(String, String)> {
+    crate::search::find_in(
+        s.records
+            .iter()
+            .filter(|(k, _)| k.starts_with(b"hn\0"))
+            .map(Ok),
+        text,
+        limit,
+    )
+    .expect("search")
+    .into_iter()
+    .map(|m| (m.horse_no, m.horse_name))
+    .collect()
+}
+
+fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter()
+        .map(|(h, n)| ((*h).to_owned(), (*n).to_owned()))
+        .collect()
+}
+
+#[test]
+fn horses_are_found_by_part_of_any_name_those_starting_with_it_first() {
+    let mut s = fold_each([
+        profile("E271", "GOLDEN SIXTY"),
+        result(
+            DAY,
+            HV,
+            1,
+            vec![named("K307", "ROMANTIC WARRIOR"), named("A1", "SIXTY ONE")],
+        ),
+        card(DAY, HV, 2, &["B2"]),
+    ]);
+    // A card names its runners too (the sample's are `NAME {horse_no}`).
+    assert_eq!(search(&s, "name b", 20), pairs(&[("B2", "NAME B2")]));
+    assert_eq!(
+        search(&s, "sixty", 20),
+        pairs(&[("A1", "SIXTY ONE"), ("E271", "GOLDEN SIXTY")])
+    );
+    assert_eq!(search(&s, "SiXtY", 1), pairs(&[("A1", "SIXTY ONE")]));
+    assert_eq!(search(&s, "xyz", 20), pairs(&[]));
+
+    // Renamed by a later result: found by both names, listed under the new one.
+    fold_into(
+        &mut s,
+        [result(
+            "2026-11-22",
+            ST,
+            1,
+            vec![named("E271", "GOLDEN SEVENTY")],
+        )],
+    );
+    assert_eq!(
+        search(&s, "golden s", 20),
+        pairs(&[("E271", "GOLDEN SEVENTY")])
+    );
+    assert_eq!(
+        search(&s, "sixty", 20),
+        pairs(&[("A1", "SIXTY ONE"), ("E271", "GOLDEN SEVENTY")])
+    );
+    // An older result names it no more; a later profile does.
+    fold_into(
+        &mut s,
+        [result("2026-10-01", ST, 1, vec![named("E271", "OLD NAME")])],
+    );
+    assert_eq!(search(&s, "old", 20), pairs(&[("E271", "GOLDEN SEVENTY")]));
+    fold_into(&mut s, [profile("E271", "GOLDEN EIGHTY")]);
+    assert_eq!(
+        search(&s, "golden", 20),
+        pairs(&[("E271", "GOLDEN EIGHTY")])
+    );
+}
+
+/// A result runner ridden by `jockey` for `trainer`.
+fn ride(position: Option<i64>, horse: &str, jockey: &str, trainer: &str) -> ResultRunner {
+    let mut r = runner(position, horse);
+    r.jockey = jockey.into();
+    r.trainer = trainer.into();
+    r
+}
+
+fn person(s: &MemState, role: &str, id: &str) -> Option<Value> {
+    s.records
+        .get(&crate::keys::person_doc(role, id))
+        .map(|v| serde_json::from_slice(crate::docs::unseal(v)).expect("json"))
+}
+
+fn list(s: &MemState, role: &str) -> Value {
+    s.records
+        .get(&crate::keys::people_doc(role))
+        .map(|v| serde_json::from_slice(crate::docs::unseal(v)).expect("json"))
+        .unwrap_or(Value::Null)
+}
+
+#[test]
+fn slugs_are_lower_case_words_joined_by_one_dash() {
+    assert_eq!(slug("Z Purton"), "z-purton");
+    assert_eq!(slug("C S Shum"), "c-s-shum");
+    assert_eq!(slug("  A. de Souza--Jr. "), "a-de-souza-jr");
+    assert_eq!(slug("Ho Chak-yiu (3)"), "ho-chak-yiu-3");
+    assert_eq!(slug("潘頓"), "");
+    assert!(is_slug("z-purton") && is_slug("a1"));
+    for bad in ["", "Z-purton", "-z", "z-", "z--p", "z p", "z_p", "é"] {
+        assert!(!is_slug(bad), "{bad:?}");
+    }
+}
+
+#[test]
+fn seasons_run_september_to_august() {
+    assert_eq!(season("2019-09-01").as_deref(), Some("2019/20"));
+    assert_eq!(season("2020-08-31").as_deref(), Some("2019/20"));
+    assert_eq!(season("2020-09-01").as_deref(), Some("2020/21"));
+    assert_eq!(season("1999-12-31").as_deref(), Some("1999/00"));
+}
+
+#[test]
+fn a_person_counts_rides_places_and_seasons_from_results() {
+    let s = fold_batch([
+        result(
+            "2020-08-30",
+            ST,
+            1,
+            vec![
+                ride(Some(1), "A1", "Z Purton", "J Size"),
+                ride(Some(2), "B2", "H Bowman", "J Size"),
+            ],
+        ),
+        result(
+            "2020-09-06",
+            ST,
+            2,
+            vec![
+                ride(Some(1), "C3", "H Bowman", "C S Shum"),
+                ride(Some(1), "A1", "Z Purton", "J Size"),
+                ride(Some(3), "D4", "H Bowman", "J Size"),
+                ride(None, "E5", "Z Purton", "C S Shum"),
+            ],
+        ),
+    ]);
+    // The second race had a dead heat: both count as wins. Purton rode twice in it (an
+    // odd field, but counted as given).
+    let z = person(&s, "jockey", "z-purton").expect("z-purton");
+    assert_eq!(
+        z,
+        json!({
+            "id": "z-purton", "name": "Z Purton", "rides": 3, "wins": 2, "seconds": 0,
+            "thirds": 0, "win_pct": 66.7, "top3_pct": 66.7,
+            "seasons": [
+                {"season": "2020/21", "rides": 2, "wins": 1, "seconds": 0, "thirds": 0},
+                {"season": "2019/20", "rides": 1, "wins": 1, "seconds": 0, "thirds": 0}
+            ],
+            "recent": [
+                {"date": "2020-09-06", "venue": ST, "race_number": 2, "horse_no": "E5",
+                 "horse_name": "NAME E5", "position": null, "status": "PU", "win_odds": 4.5},
+                {"date": "2020-09-06", "venue": ST, "race_number": 2, "horse_no": "A1",
+                 "horse_name": "NAME A1", "position": 1, "status": null, "win_odds": 4.5},
+                {"date": "2020-08-30", "venue": ST, "race_number": 1, "horse_no": "A1",
+                 "horse_name": "NAME A1", "position": 1, "status": null, "win_odds": 4.5}
+            ]
+        })
+    );
+    let size = person(&s, "trainer", "j-size").expect("j-size");
+    assert_eq!(
+        (
+            &size["rides"],
+            &size["wins"],
+            &size["seconds"],
+            &size["thirds"]
+        ),
+        (&json!(4), &json!(2), &json!(1), &json!(1))
+    );
+    assert_eq!(size["top3_pct"], json!(100.0));
+    assert_eq!(
+        list(&s, "jockey"),
+        json!({"jockeys": [
+            {"id": "h-bowman", "name": "H Bowman", "rides": 3},
+            {"id": "z-purton", "name": "Z Purton", "rides": 3}
+        ]})
+    );
+    assert_eq!(
+        list(&s, "trainer"),
+        json!({"trainers": [
+            {"id": "c-s-shum", "name": "C S Shum", "rides": 2},
+            {"id": "j-size", "name": "J Size", "rides": 4}
+        ]})
+    );
+    // One event a batch or all in one: the same.
+    let each = fold_each([
+        result(
+            "2020-08-30",
+            ST,
+            1,
+            vec![
+                ride(Some(1), "A1", "Z Purton", "J Size"),
+                ride(Some(2), "B2", "H Bowman", "J Size"),
+            ],
+        ),
+        result(
+            "2020-09-06",
+            ST,
+            2,
+            vec![
+                ride(Some(1), "C3", "H Bowman", "C S Shum"),
+                ride(Some(1), "A1", "Z Purton", "J Size"),
+                ride(Some(3), "D4", "H Bowman", "J Size"),
+                ride(None, "E5", "Z Purton", "C S Shum"),
+            ],
+        ),
+    ]);
+    assert_eq!(person(&each, "jockey", "z-purton"), Some(z));
+}
+
+#[test]
+fn withdrawn_runners_and_those_that_took_no_part_are_no_rides() {
+    let mut runners = Vec::new();
+    for (i, status) in ["WV", "WV-A", "WX", "WX-A", "WXNR", "TNP", "DISQ"]
+        .into_iter()
+        .enumerate()
+    {
+        let mut r = ride(None, &format!("H{i}"), "Z Purton", "J Size");
+        r.status = Some(status.into());
+        runners.push(r);
+    }
+    let mut only_withdrawn = ride(None, "W9", "A Badel", "J Size");
+    only_withdrawn.status = Some("WV".into());
+    runners.push(only_withdrawn);
+    let s = fold_each([result(DAY, HV, 1, runners)]);
+    let z = person(&s, "jockey", "z-purton").expect("z-purton");
+    assert_eq!((&z["rides"], &z["win_pct"]), (&json!(1), &json!(0.0)));
+    assert_eq!(z["recent"][0]["status"], json!("DISQ"));
+    assert_eq!(person(&s, "jockey", "a-badel"), None, "no ride, no record");
+    assert_eq!(
+        list(&s, "jockey"),
+        json!({"jockeys": [{"id": "z-purton", "name": "Z Purton", "rides": 1}]})
+    );
+}
+
+#[test]
+fn an_amendment_moves_rides_and_places_and_a_retraction_removes_them() {
+    let mut s = fold_each([
+        result(
+            DAY,
+            HV,
+            1,
+            vec![
+                ride(Some(1), "A1", "Z Purton", "J Size"),
+                ride(Some(2), "B2", "H Bowman", "J Size"),
+            ],
+        ),
+        result(DAY, HV, 2, vec![ride(Some(1), "C3", "H Bowman", "J Size")]),
+    ]);
+    assert_eq!(
+        person(&s, "jockey", "z-purton").expect("z")["wins"],
+        json!(1)
+    );
+    // Race 1 amended: A1 was ridden by Bowman and placed second; B2 won.
+    fold_into(
+        &mut s,
+        [result(
+            DAY,
+            HV,
+            1,
+            vec![
+                ride(Some(1), "B2", "H Bowman", "J Size"),
+                ride(Some(2), "A1", "H Bowman", "J Size"),
+            ],
+        )],
+    );
+    assert_eq!(person(&s, "jockey", "z-purton"), None, "no ride left");
+    let h = person(&s, "jockey", "h-bowman").expect("h-bowman");
+    assert_eq!(
+        (&h["rides"], &h["wins"], &h["seconds"], &h["win_pct"]),
+        (&json!(3), &json!(2), &json!(1), &json!(66.7))
+    );
+    assert_eq!(
+        list(&s, "jockey"),
+        json!({"jockeys": [{"id": "h-bowman", "name": "H Bowman", "rides": 3}]})
+    );
+    // Race 1 retracted: only race 2 is left.
+    fold_into(&mut s, [retraction(DAY, HV, 1, "void")]);
+    let h = person(&s, "jockey", "h-bowman").expect("h-bowman");
+    assert_eq!((&h["rides"], &h["wins"]), (&json!(1), &json!(1)));
+    assert_eq!(
+        person(&s, "trainer", "j-size").expect("j")["rides"],
+        json!(1)
+    );
+    fold_into(&mut s, [retraction(DAY, HV, 2, "void")]);
+    assert_eq!(person(&s, "jockey", "h-bowman"), None);
+    assert_eq!(list(&s, "jockey"), Value::Null, "nobody left");
+    assert_eq!(list(&s, "trainer"), Value::Null);
+}
+
+#[test]
+fn recent_holds_the_twenty_newest_rides_and_the_newest_name() {
+    let mut events = Vec::new();
+    for day in 1..=25 {
+        let date = format!("2026-10-{day:02}");
+        let name = if day == 25 { "Z. Purton" } else { "Z Purton" };
+        events.push(result(
+            &date,
+            ST,
+            1,
+            vec![ride(Some(4), "A1", name, "J Size")],
+        ));
+    }
+    let s = fold_batch(events);
+    let z = person(&s, "jockey", "z-purton").expect("z-purton");
+    assert_eq!(z["name"], json!("Z. Purton"));
+    assert_eq!(z["rides"], json!(25));
+    let recent = z["recent"].as_array().expect("recent");
+    assert_eq!(recent.len(), 20);
+    assert_eq!(recent[0]["date"], json!("2026-10-25"));
+    assert_eq!(recent[19]["date"], json!("2026-10-06"));
+}
+
+#[test]
+fn the_store_scans_meetings_by_date_and_serves_people() {
+    let dir = tempdir();
+    let store = Store::open(dir.path()).expect("open");
+    let mut b = store.batch().expect("batch");
+    let events = [
+        result(
+            "2026-11-20",
+            ST,
+            1,
+            vec![ride(Some(1), "A1", "Z Purton", "J Size")],
+        ),
+        card("2026-11-18", HV, 1, &["B2"]),
+        card("2026-11-18", ST, 1, &["C3"]),
+        card("2026-12-01", ST, 1, &["C3"]),
+        profile("E271", "GOLDEN SIXTY"),
+    ];
+    for (i, e) in events.into_iter().enumerate() {
+        b.apply(i as u64 + 1, 0, &env(e)).expect("apply");
+    }
+    b.commit().expect("commit");
+    assert_eq!(
+        store.meetings("2026-11-18", "2026-11-30").expect("scan"),
+        [
+            row("2026-11-18", HV, 1, true, 0),
+            row("2026-11-18", ST, 1, true, 0),
+            row("2026-11-20", ST, 1, false, 1)
+        ]
+    );
+    assert_eq!(
+        store.meetings("2026-11-19", "2026-11-19").expect("scan"),
+        []
+    );
+    let found = store.find_horses("sixty", 20).expect("search");
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].horse_no, "E271");
+    let doc = store
+        .person(Role::Jockey, "z-purton")
+        .expect("read")
+        .expect("doc");
+    let body: Value = serde_json::from_slice(&doc).expect("json");
+    assert_eq!(body["wins"], json!(1));
+    assert_eq!(doc.etag(), etag(&doc).as_slice());
+    assert!(store
+        .person(Role::Trainer, "z-purton")
+        .expect("read")
+        .is_none());
+    assert!(store.people(Role::Trainer).expect("read").is_some());
+}

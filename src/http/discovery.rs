@@ -1,0 +1,236 @@
+//! The endpoints of discovery: which dates have meetings, horses by name, jockeys and
+//! trainers. The meetings and the search are read by a scan of the records the projector
+//! keeps for them (one a date, one a horse); a jockey's or trainer's record and the
+//! lists of them are documents rendered by the projector, sent as stored.
+
+use axum::http::HeaderValue;
+use axum::response::Response;
+use bytes::Bytes;
+use racing_projections::{etag, Doc, HorseMatch, MeetingRow, Role, Store, ETAG_LEN, HEAD_LEN};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::documents::{built, json};
+use super::input::{
+    FromDate, NameText, PersonId, SearchLimit, ToDate, DEFAULT_SEARCH_LIMIT, NAME_TEXT_LEN,
+};
+use super::{ApiError, AppState};
+
+/// Days of the meetings' range before today without a `from`.
+pub const DEFAULT_DAYS_BEFORE: i64 = 30;
+
+/// Days of the meetings' range after today without a `to`.
+pub const DEFAULT_DAYS_AFTER: i64 = 14;
+
+/// Most days (both ends included) in a range of meetings.
+pub const MAX_RANGE_DAYS: i64 = 366;
+
+/// The meetings of a range of dates.
+#[derive(Serialize, ToSchema)]
+#[schema(as = Meetings, examples(json!({
+    "from": "2026-11-01", "to": "2026-11-30",
+    "meetings": [
+        {"date": "2026-11-15", "venue": "Sha Tin", "races": 10, "card": true, "results": 10},
+        {"date": "2026-11-18", "venue": "Happy Valley", "races": 9, "card": true, "results": 0}
+    ]
+})))]
+pub struct MeetingsPage {
+    /// The first date of the range, `YYYY-MM-DD`.
+    #[schema(format = Date)]
+    from: String,
+    /// The last date of the range, `YYYY-MM-DD`.
+    #[schema(format = Date)]
+    to: String,
+    /// Every meeting of the range with a card or a result, by date, then venue.
+    meetings: Vec<MeetingRow>,
+}
+
+/// The horses a search found.
+#[derive(Serialize, ToSchema)]
+#[schema(as = HorseSearch, examples(json!({
+    "horses": [{"horse_no": "E271", "horse_name": "GOLDEN SIXTY"}]
+})))]
+pub struct HorsesPage {
+    /// Horses with a name that contains the text: those with a name that starts with it
+    /// first, then alphabetical by name.
+    horses: Vec<HorseMatch>,
+}
+
+/// The meetings from `from` to `to`, by default from 30 days before today to 14 after.
+pub(super) fn meetings(
+    state: &AppState,
+    from: Option<FromDate>,
+    to: Option<ToDate>,
+) -> Result<Response, ApiError> {
+    built(state)?;
+    let today = jiff::Timestamp::now()
+        .to_zoned(state.timezone.clone())
+        .date();
+    let day = |d: racing_events::Date| -> Result<jiff::civil::Date, ApiError> {
+        d.as_str()
+            .parse()
+            .map_err(|e| ApiError::Internal(anyhow::anyhow!("a checked date: {e}")))
+    };
+    let around = |days: i64| -> Result<jiff::civil::Date, ApiError> {
+        today
+            .checked_add(jiff::Span::new().days(days))
+            .map_err(|e| ApiError::Internal(e.into()))
+    };
+    let from = match from {
+        Some(FromDate(d)) => day(d)?,
+        None => around(-DEFAULT_DAYS_BEFORE)?,
+    };
+    let to = match to {
+        Some(ToDate(d)) => day(d)?,
+        None => around(DEFAULT_DAYS_AFTER)?,
+    };
+    if from > to {
+        return Err(ApiError::BadRequest(format!(
+            "from {from} is after to {to} (without `from` it is {DEFAULT_DAYS_BEFORE} days \
+             before today, without `to` {DEFAULT_DAYS_AFTER} days after)"
+        )));
+    }
+    let days = from
+        .until(to)
+        .map_err(|e| ApiError::Internal(e.into()))?
+        .get_days()
+        + 1;
+    if i64::from(days) > MAX_RANGE_DAYS {
+        return Err(ApiError::BadRequest(format!(
+            "from {from} to {to} is {days} days: at most {MAX_RANGE_DAYS} (without `from` it \
+             is {DEFAULT_DAYS_BEFORE} days before today, without `to` {DEFAULT_DAYS_AFTER} \
+             days after)"
+        )));
+    }
+    let store = state.read_models.load();
+    let checkpoint = store.checkpoint()?;
+    answer(
+        meetings_page(&store, &from.to_string(), &to.to_string())?,
+        checkpoint,
+    )
+}
+
+/// The meetings from `from` to `to` as JSON ([`MeetingsPage`]).
+pub(super) fn meetings_page(store: &Store, from: &str, to: &str) -> Result<Vec<u8>, ApiError> {
+    let meetings = store.meetings(from, to)?;
+    let page = MeetingsPage {
+        from: from.to_owned(),
+        to: to.to_owned(),
+        meetings,
+    };
+    serde_json::to_vec(&page).map_err(|e| ApiError::Internal(e.into()))
+}
+
+/// The horses with a name that contains `text`, at most `limit`, as JSON
+/// ([`HorsesPage`]).
+pub(super) fn horses_page(store: &Store, text: &str, limit: usize) -> Result<Vec<u8>, ApiError> {
+    let horses = store.find_horses(text, limit)?;
+    serde_json::to_vec(&HorsesPage { horses }).map_err(|e| ApiError::Internal(e.into()))
+}
+
+/// The horses with a name that contains `name`.
+pub(super) fn horse_search(
+    state: &AppState,
+    name: Option<NameText>,
+    limit: Option<SearchLimit>,
+) -> Result<Response, ApiError> {
+    let Some(name) = name else {
+        let (min, max) = NAME_TEXT_LEN;
+        return Err(ApiError::BadRequest(format!(
+            "query parameter `name` is required: {min} to {max} characters of the horse's name"
+        )));
+    };
+    built(state)?;
+    let store = state.read_models.load();
+    let checkpoint = store.checkpoint()?;
+    let limit = limit.map_or(DEFAULT_SEARCH_LIMIT, |l| l.0);
+    answer(horses_page(&store, &name, limit)?, checkpoint)
+}
+
+/// Every jockey, by name.
+pub(super) fn jockeys(state: &AppState, name: Option<NameText>) -> Result<Response, ApiError> {
+    people(state, Role::Jockey, name)
+}
+
+/// Every trainer, by name.
+pub(super) fn trainers(state: &AppState, name: Option<NameText>) -> Result<Response, ApiError> {
+    people(state, Role::Trainer, name)
+}
+
+/// A jockey's record.
+pub(super) fn jockey(state: &AppState, id: PersonId) -> Result<Response, ApiError> {
+    person(state, Role::Jockey, &id)
+}
+
+/// A trainer's record.
+pub(super) fn trainer(state: &AppState, id: PersonId) -> Result<Response, ApiError> {
+    person(state, Role::Trainer, &id)
+}
+
+/// The record of one person, as stored.
+fn person(state: &AppState, role: Role, id: &str) -> Result<Response, ApiError> {
+    built(state)?;
+    match state.read_models.load().person(role, id)? {
+        Some(doc) => stored(doc),
+        None => Err(ApiError::NotFound(format!(
+            "no {} {id}: nobody of that id has a ride in a result",
+            role.name()
+        ))),
+    }
+}
+
+/// One row of a stored list, as it reads back.
+#[derive(Deserialize)]
+struct Listed {
+    #[serde(alias = "trainers")]
+    jockeys: Vec<racing_projections::PersonRow>,
+}
+
+/// Everyone of `role`, those whose name contains `name` (any case) where it is given.
+fn people(state: &AppState, role: Role, name: Option<NameText>) -> Result<Response, ApiError> {
+    built(state)?;
+    let store = state.read_models.load();
+    let checkpoint = store.checkpoint()?;
+    let doc = store.people(role)?;
+    match (doc, name) {
+        (Some(doc), None) => stored(doc),
+        (doc, name) => {
+            let rows = match &doc {
+                Some(doc) => {
+                    serde_json::from_slice::<Listed>(doc)
+                        .map_err(|e| ApiError::Internal(anyhow::anyhow!("a stored list: {e}")))?
+                        .jockeys
+                }
+                None => Vec::new(),
+            };
+            let text = name.map(|n| n.to_lowercase());
+            let rows = rows
+                .into_iter()
+                .filter(|r| {
+                    text.as_ref()
+                        .is_none_or(|t| r.name.to_lowercase().contains(t.as_str()))
+                })
+                .collect();
+            let seq = doc.as_ref().map_or(checkpoint, Doc::seq);
+            let body = racing_projections::render_list(role, rows);
+            answer(body, seq)
+        }
+    }
+}
+
+/// A stored document's answer, sent from the store's own buffer.
+fn stored(doc: Doc) -> Result<Response, ApiError> {
+    let seq = doc.seq();
+    let stored = Bytes::from_owner(doc.into_stored());
+    let etag = HeaderValue::from_maybe_shared(stored.slice(..ETAG_LEN))
+        .map_err(|_| ApiError::Internal(anyhow::anyhow!("a stored ETag is not a header value")))?;
+    Ok(json(stored.slice(HEAD_LEN..), etag, seq, None))
+}
+
+/// The answer of a body made for this request, with its `ETag` and `seq`, the stream
+/// sequence it reflects (the checkpoint it was read at).
+fn answer(body: Vec<u8>, seq: u64) -> Result<Response, ApiError> {
+    let etag = HeaderValue::from_bytes(&etag(&body))
+        .map_err(|_| ApiError::Internal(anyhow::anyhow!("an ETag is not a header value")))?;
+    Ok(json(Bytes::from(body), etag, seq, None))
+}
