@@ -11,9 +11,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::documents::{built, json};
-use super::input::{
-    FromDate, NameText, PersonId, SearchLimit, ToDate, DEFAULT_SEARCH_LIMIT, NAME_TEXT_LEN,
-};
+use super::input::{FromDate, NameText, PersonId, SearchLimit, ToDate, DEFAULT_SEARCH_LIMIT};
 use super::{ApiError, AppState};
 
 /// Days of the meetings' range before today without a `from`.
@@ -131,15 +129,9 @@ pub(super) fn horses_page(store: &Store, text: &str, limit: usize) -> Result<Vec
 /// The horses with a name that contains `name`.
 pub(super) fn horse_search(
     state: &AppState,
-    name: Option<NameText>,
+    name: NameText,
     limit: Option<SearchLimit>,
 ) -> Result<Response, ApiError> {
-    let Some(name) = name else {
-        let (min, max) = NAME_TEXT_LEN;
-        return Err(ApiError::BadRequest(format!(
-            "query parameter `name` is required: {min} to {max} characters of the horse's name"
-        )));
-    };
     built(state)?;
     let store = state.read_models.load();
     let checkpoint = store.checkpoint()?;

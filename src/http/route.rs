@@ -76,10 +76,19 @@ fn collect<T: ToSchema>(schemas: &mut Vec<(String, RefOr<Schema>)>) {
 
 impl Route {
     /// A path of this route with each parameter's example in its place.
+    /// Required query parameters follow, with their examples.
     pub fn example(&self) -> String {
         let mut path = self.path.to_owned();
+        let mut query = Vec::new();
         for p in self.handler.params() {
-            path = path.replace(&format!("{{{}}}", p.name), p.example);
+            match p.place {
+                In::Path => path = path.replace(&format!("{{{}}}", p.name), p.example),
+                In::Query if p.required => query.push(format!("{}={}", p.name, p.example)),
+                In::Query => {}
+            }
+        }
+        if !query.is_empty() {
+            path = format!("{path}?{}", query.join("&"));
         }
         path
     }
@@ -97,8 +106,8 @@ pub enum In {
 }
 
 /// A value that a request carries, checked: the type of a handler's parameter. A path
-/// parameter is taken as the type itself; a query parameter, always optional, as
-/// `Option` of it.
+/// parameter is taken as the type itself; a query parameter as `Option` of it, or as the
+/// type itself where a request must carry it (a 400 names it when missing).
 pub trait Param: Sized {
     /// Its name: the `{name}` of the template, or the query parameter.
     const NAME: &'static str;
@@ -124,7 +133,8 @@ pub struct Declared {
     pub name: &'static str,
     /// Where it is carried.
     pub place: In,
-    /// Whether a request must carry it (every path parameter, no query parameter).
+    /// Whether a request must carry it (every path parameter; a query parameter taken as
+    /// itself, not as an `Option`).
     pub required: bool,
     /// Its description in the OpenAPI document.
     pub doc: &'static str,
@@ -134,7 +144,8 @@ pub struct Declared {
     pub schema: Component,
 }
 
-/// A handler's parameter: a [`Param`] of the path, or an `Option` of one of the query.
+/// A handler's parameter: a [`Param`] of the path or a required one of the query, or an
+/// `Option` of one of the query.
 pub trait Arg: Sized {
     /// The query parameter's name; `None` for a path parameter.
     const QUERY: Option<&'static str>;
@@ -145,20 +156,28 @@ pub trait Arg: Sized {
 }
 
 impl<T: Param> Arg for T {
-    const QUERY: Option<&'static str> = {
-        assert!(
-            matches!(T::IN, In::Path),
-            "a query parameter is taken as an Option"
-        );
-        None
+    const QUERY: Option<&'static str> = match T::IN {
+        In::Path => None,
+        In::Query => Some(T::NAME),
     };
 
     fn take(input: &mut Input<'_>) -> Result<Self, ApiError> {
-        let raw = input
-            .path
-            .next()
-            .ok_or_else(|| ApiError::Internal(anyhow::anyhow!("no segment for `{}`", T::NAME)))?;
-        T::check(&param(raw, T::NAME)?)
+        match T::IN {
+            In::Path => {
+                let raw = input.path.next().ok_or_else(|| {
+                    ApiError::Internal(anyhow::anyhow!("no segment for `{}`", T::NAME))
+                })?;
+                T::check(&param(raw, T::NAME)?)
+            }
+            In::Query => match input.query()?.remove(T::NAME) {
+                Some(v) => T::check(&v),
+                None => Err(ApiError::BadRequest(format!(
+                    "query parameter `{}` is required: {}",
+                    T::NAME,
+                    T::DOC
+                ))),
+            },
+        }
     }
 
     fn declared() -> Declared {
@@ -625,7 +644,7 @@ mod tests {
             assert!(
                 params[first_query.unwrap_or(params.len())..]
                     .iter()
-                    .all(|p| p.place == In::Query && !p.required),
+                    .all(|p| p.place == In::Query),
                 "{}: a path parameter after the query's",
                 route.path
             );
@@ -637,12 +656,16 @@ mod tests {
         for route in ROUTES {
             let example = route.example();
             assert!(!example.contains(['{', '}']), "{example}");
-            let matched = find(&example).unwrap_or_else(|| panic!("{example} unmatched"));
+            let (path, query) = match example.split_once('?') {
+                Some((path, query)) => (path, Some(query)),
+                None => (example.as_str(), None),
+            };
+            let matched = find(path).unwrap_or_else(|| panic!("{example} unmatched"));
             assert_eq!(matched.route().path, route.path, "{example}");
             matched
                 .route()
                 .handler
-                .check(matched.params(), None)
+                .check(matched.params(), query)
                 .unwrap_or_else(|e| panic!("{example}: {e}"));
         }
     }
