@@ -229,9 +229,9 @@ fn seasons_run_september_to_august() {
     assert_eq!(season("1999-12-31").as_deref(), Some("1999/00"));
 }
 
-#[test]
-fn a_person_counts_rides_places_and_seasons_from_results() {
-    let s = fold_batch([
+/// Two races a season apart, the second with a dead heat and a runner pulled up.
+fn two_seasons() -> [Event; 2] {
+    [
         result(
             "2020-08-30",
             ST,
@@ -252,7 +252,12 @@ fn a_person_counts_rides_places_and_seasons_from_results() {
                 ride(None, "E5", "Z Purton", "C S Shum"),
             ],
         ),
-    ]);
+    ]
+}
+
+#[test]
+fn a_person_counts_rides_places_and_seasons_from_results() {
+    let s = fold_batch(two_seasons());
     // The second race had a dead heat: both count as wins. Purton rode twice in it (an
     // odd field, but counted as given).
     let z = person(&s, "jockey", "z-purton").expect("z-purton");
@@ -301,28 +306,7 @@ fn a_person_counts_rides_places_and_seasons_from_results() {
         ]})
     );
     // One event a batch or all in one: the same.
-    let each = fold_each([
-        result(
-            "2020-08-30",
-            ST,
-            1,
-            vec![
-                ride(Some(1), "A1", "Z Purton", "J Size"),
-                ride(Some(2), "B2", "H Bowman", "J Size"),
-            ],
-        ),
-        result(
-            "2020-09-06",
-            ST,
-            2,
-            vec![
-                ride(Some(1), "C3", "H Bowman", "C S Shum"),
-                ride(Some(1), "A1", "Z Purton", "J Size"),
-                ride(Some(3), "D4", "H Bowman", "J Size"),
-                ride(None, "E5", "Z Purton", "C S Shum"),
-            ],
-        ),
-    ]);
+    let each = fold_each(two_seasons());
     assert_eq!(person(&each, "jockey", "z-purton"), Some(z));
 }
 
