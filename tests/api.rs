@@ -7,7 +7,7 @@ use reqwest::StatusCode;
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
-use crate::support::{App, Nats, KEY};
+use crate::support::{service_with, App, Nats, KEY};
 
 const DAY: &str = "2026-11-18";
 
@@ -37,15 +37,6 @@ fn meeting() -> Vec<Envelope> {
     .into_iter()
     .map(envelope)
     .collect()
-}
-
-async fn service_with(events: &[Envelope]) -> (Nats, App, TempDir) {
-    let nats = Nats::start().await;
-    let dir = TempDir::new().expect("temp dir");
-    let mut app = App::start(&nats, dir.path()).await;
-    let last = nats.publish(events).await;
-    app.projected(last).await;
-    (nats, app, dir)
 }
 
 const UNAUTHORIZED: &str = r#"{"error":"unauthorized","message":"Invalid or missing API key"}"#;

@@ -6,22 +6,13 @@ use racing_events::samples::{card, envelope, odds, odds_at, result, retraction, 
 use racing_events::Envelope;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use tempfile::TempDir;
 
 use crate::live::Client;
-use crate::support::{App, Nats, KEY};
+use crate::support::{service_with, App, Nats, KEY};
 
 const DAY: &str = "2026-11-25";
 const ST: &str = "Sha Tin";
 const HV: &str = "Happy Valley";
-
-async fn service() -> (Nats, App, TempDir) {
-    let nats = Nats::start().await;
-    let dir = TempDir::new().expect("temp dir");
-    let mut app = App::start(&nats, dir.path()).await;
-    app.projected(0).await;
-    (nats, app, dir)
-}
 
 async fn publish(
     nats: &Nats,
@@ -59,7 +50,7 @@ fn form(v: &Value) -> Vec<(String, i64, String)> {
 
 #[tokio::test]
 async fn a_retraction_removes_one_venues_race_from_the_results_the_race_and_the_form() {
-    let (nats, mut app, _dir) = service().await;
+    let (nats, mut app, _dir) = service_with(&[]).await;
     publish(
         &nats,
         &mut app,
@@ -171,7 +162,7 @@ async fn a_retraction_removes_one_venues_race_from_the_results_the_race_and_the_
 
 #[tokio::test]
 async fn odds_name_their_venue_over_http_and_in_live_frames() {
-    let (nats, mut app, _dir) = service().await;
+    let (nats, mut app, _dir) = service_with(&[]).await;
     publish(
         &nats,
         &mut app,

@@ -6,18 +6,8 @@ use racing_events::samples::{card, envelope, profile, result, retraction, runner
 use racing_events::{Envelope, ResultRunner};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use tempfile::TempDir;
 
-use crate::support::{App, Nats};
-
-async fn service_with(events: &[Envelope]) -> (Nats, App, TempDir) {
-    let nats = Nats::start().await;
-    let dir = TempDir::new().expect("temp dir");
-    let mut app = App::start(&nats, dir.path()).await;
-    let last = nats.publish(events).await;
-    app.projected(last).await;
-    (nats, app, dir)
-}
+use crate::support::{service_with, App};
 
 /// Today in the service's default zone, moved by `days`.
 fn day(days: i64) -> String {

@@ -10,22 +10,13 @@ use racing_events::samples::{
 use racing_events::{Envelope, Event};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use tempfile::TempDir;
 
 use crate::live::Client;
-use crate::support::{App, Nats, KEY};
+use crate::support::{service_with, App, Nats, KEY};
 
 const DAY: &str = "2026-11-25";
 const ST: &str = "Sha Tin";
 const HV: &str = "Happy Valley";
-
-async fn service() -> (Nats, App, TempDir) {
-    let nats = Nats::start().await;
-    let dir = TempDir::new().expect("temp dir");
-    let mut app = App::start(&nats, dir.path()).await;
-    app.projected(0).await;
-    (nats, app, dir)
-}
 
 /// Publishes `events` and waits for them to be projected; the last one's sequence.
 async fn publish(nats: &Nats, app: &mut App, events: impl IntoIterator<Item = Event>) -> u64 {
@@ -90,7 +81,7 @@ fn seqs(frames: &[Value]) -> Vec<u64> {
 
 #[tokio::test]
 async fn a_client_that_subscribes_at_the_racing_seq_of_its_read_loses_and_repeats_nothing() {
-    let (nats, mut app, _dir) = service().await;
+    let (nats, mut app, _dir) = service_with(&[]).await;
     publish(
         &nats,
         &mut app,
@@ -166,7 +157,7 @@ async fn a_client_that_subscribes_at_the_racing_seq_of_its_read_loses_and_repeat
 
 #[tokio::test]
 async fn documents_as_of_a_point_are_what_was_served_then_across_amendments() {
-    let (nats, mut app, _dir) = service().await;
+    let (nats, mut app, _dir) = service_with(&[]).await;
     let paths = [
         "/api/v1/horses/A1".to_owned(),
         "/api/v1/horses/A1/form".to_owned(),
@@ -286,7 +277,7 @@ async fn documents_as_of_a_point_are_what_was_served_then_across_amendments() {
 
 #[tokio::test]
 async fn a_races_odds_history_is_every_move_as_it_went_live_a_page_at_a_time() {
-    let (nats, mut app, _dir) = service().await;
+    let (nats, mut app, _dir) = service_with(&[]).await;
     let mut client = Client::try_connect(&app.base, KEY).await.expect("upgrade");
     client.send(json!({"type": "subscribe", "date": DAY})).await;
     client.barrier().await;
@@ -390,7 +381,7 @@ async fn a_races_odds_history_is_every_move_as_it_went_live_a_page_at_a_time() {
 
 #[tokio::test]
 async fn the_change_feed_followed_from_zero_names_every_document_as_it_stands() {
-    let (nats, mut app, _dir) = service().await;
+    let (nats, mut app, _dir) = service_with(&[]).await;
     publish(
         &nats,
         &mut app,

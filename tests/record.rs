@@ -4,23 +4,14 @@
 //! results, the single race, the form and the profile; a v1 event served as before; a
 //! value outside its rule a dead letter.
 
-use racing_events::samples::{envelope, profile, result, runner};
+use racing_events::samples::{envelope, profile, recorded_profile, result, runner};
 use racing_events::{Event, ResultRunner};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use tempfile::TempDir;
 
-use crate::support::{App, Nats};
+use crate::support::service_with;
 
 const DAY: &str = "2026-11-18";
-
-async fn service() -> (Nats, App, TempDir) {
-    let nats = Nats::start().await;
-    let dir = TempDir::new().expect("temp dir");
-    let mut app = App::start(&nats, dir.path()).await;
-    app.projected(0).await;
-    (nats, app, dir)
-}
 
 /// A runner of the full record: `lbw` and its calls given, 126 lb on a 1,105 lb body.
 fn recorded(position: i64, horse: &str, lbw: &str, calls: &[i64], draw: i64) -> ResultRunner {
@@ -51,17 +42,8 @@ fn runner_of<'a>(race: &'a Value, horse: &str) -> &'a Value {
 
 #[tokio::test]
 async fn a_v1_1_result_and_profile_are_served_in_results_race_form_and_profile() {
-    let (nats, mut app, _dir) = service().await;
-    let mut horse = profile("E271", "GOLDEN SIXTY");
-    if let Event::HorseProfileUpdated(p) = &mut horse {
-        p.sire = Some("Street Cry".into());
-        p.dam = Some("Clinque".into());
-        p.dam_sire = Some("Casual Lies".into());
-        p.import_type = Some("PPG".into());
-        p.current_rating = Some(126);
-        p.season_start_rating = Some(131);
-        p.season_stakes = Some(12_500_000);
-    }
+    let (nats, mut app, _dir) = service_with(&[]).await;
+    let horse = recorded_profile("E271", "GOLDEN SIXTY");
     let race = class_3(result(
         DAY,
         "Happy Valley",
@@ -140,7 +122,7 @@ async fn a_v1_1_result_and_profile_are_served_in_results_race_form_and_profile()
 
 #[tokio::test]
 async fn a_v1_result_and_profile_are_served_without_the_new_fields() {
-    let (nats, mut app, _dir) = service().await;
+    let (nats, mut app, _dir) = service_with(&[]).await;
     let events = [
         envelope(profile("E271", "GOLDEN SIXTY")),
         envelope(result(DAY, "Sha Tin", 2, vec![runner(Some(1), "E271")])),
@@ -188,7 +170,7 @@ async fn a_v1_result_and_profile_are_served_without_the_new_fields() {
 
 #[tokio::test]
 async fn a_value_outside_its_rule_makes_the_event_a_dead_letter() {
-    let (nats, mut app, _dir) = service().await;
+    let (nats, mut app, _dir) = service_with(&[]).await;
     let mut heavy = recorded(1, "A1", "-", &[1, 1, 1], 3);
     heavy.declared_weight = Some(1600);
     let bad = [

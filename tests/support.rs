@@ -272,6 +272,17 @@ impl App {
     }
 }
 
+/// A service on a nats-server and a data directory of its own, with `events` published
+/// and projected before it answers.
+pub async fn service_with(events: &[Envelope]) -> (Nats, App, TempDir) {
+    let nats = Nats::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let mut app = App::start(&nats, dir.path()).await;
+    let last = nats.publish(events).await;
+    app.projected(last).await;
+    (nats, app, dir)
+}
+
 impl Drop for App {
     fn drop(&mut self) {
         self.shutdown.cancel();

@@ -33,6 +33,22 @@ pub fn profile(horse_no: &str, name: &str) -> Event {
     })
 }
 
+/// A horse profile with every field of the full Hong Kong record: pedigree, import type,
+/// ratings and the season's stakes.
+pub fn recorded_profile(horse_no: &str, name: &str) -> Event {
+    let mut event = profile(horse_no, name);
+    if let Event::HorseProfileUpdated(p) = &mut event {
+        p.sire = Some("Street Cry".into());
+        p.dam = Some("Clinque".into());
+        p.dam_sire = Some("Casual Lies".into());
+        p.import_type = Some("PPG".into());
+        p.current_rating = Some(126);
+        p.season_start_rating = Some(131);
+        p.season_stakes = Some(12_500_000);
+    }
+    event
+}
+
 /// A result runner named `NAME {horse_no}`; with no position it pulled up (`PU`).
 pub fn runner(position: Option<i64>, horse_no: &str) -> ResultRunner {
     ResultRunner {

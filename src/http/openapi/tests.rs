@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use axum::response::IntoResponse;
 use racing_events::samples::{
-    card, envelope, odds, odds_at, profile, result, retraction, runner, scratch,
+    card, envelope, odds, odds_at, recorded_profile, result, retraction, runner, scratch,
 };
 use racing_events::{Date, Envelope, Event};
 use racing_projections::{DocKey, Fold, FormDoc, MemState, Role};
@@ -171,16 +171,7 @@ fn season_events() -> Vec<Envelope> {
     let mut odds_less = runner(None, "H123");
     odds_less.win_odds = None;
     odds_less.lbw = Some("---".into());
-    let mut recorded = profile("E271", "GOLDEN SIXTY");
-    if let Event::HorseProfileUpdated(p) = &mut recorded {
-        p.sire = Some("Street Cry".into());
-        p.dam = Some("Clinque".into());
-        p.dam_sire = Some("Casual Lies".into());
-        p.import_type = Some("PPG".into());
-        p.current_rating = Some(126);
-        p.season_start_rating = Some(131);
-        p.season_stakes = Some(12_500_000);
-    }
+    let recorded = recorded_profile("E271", "GOLDEN SIXTY");
     let mut classed = result(day, "Happy Valley", 1, vec![first, second, odds_less]);
     if let Event::RaceResultPublished(r) = &mut classed {
         r.class = Some("Class 3".into());
