@@ -53,23 +53,24 @@ impl Driver {
     }
 }
 
-/// Waits until the page's text holds `text`.
+/// Waits until the page's text holds `text`. A page that is being replaced (after a
+/// submit) can lose its body between finding it and reading it, a stale element: that
+/// is read again, as a page that does not say `text` yet is.
 async fn shows(browser: &fantoccini::Client, text: &str) -> String {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
     loop {
-        let body = browser
-            .find(Locator::Css("body"))
-            .await
-            .expect("a body")
-            .text()
-            .await
-            .expect("its text");
-        if body.contains(text) {
-            return body;
-        }
+        let body = match browser.find(Locator::Css("body")).await {
+            Ok(body) => body.text().await,
+            Err(e) => Err(e),
+        };
+        let said = match &body {
+            Ok(body) if body.contains(text) => return body.clone(),
+            Ok(body) => body.clone(),
+            Err(e) => format!("(unreadable while it loads: {e})"),
+        };
         assert!(
             tokio::time::Instant::now() < deadline,
-            "the page never said {text:?}; it says:\n{body}"
+            "the page never said {text:?}; it says:\n{said}"
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
