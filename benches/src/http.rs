@@ -39,6 +39,9 @@ pub struct EndpointResult {
     pub path: String,
     /// Bytes of the answer's body.
     pub body_bytes: usize,
+    /// `wrk` load threads (`-t`): one leaves the server more of the machine's two cores,
+    /// so what the server does per request shows more.
+    pub threads: usize,
     /// Runs against the service.
     pub service: Vec<Sample>,
     /// Runs against the bare server.
@@ -122,20 +125,31 @@ pub async fn run(
         );
     }
 
-    let mut results: Vec<EndpointResult> = endpoints
+    let mut results: Vec<EndpointResult> = LOAD_THREADS
         .iter()
-        .map(|(name, path)| EndpointResult {
+        .flat_map(|&threads| {
+            endpoints
+                .iter()
+                .map(move |(name, path)| (threads, *name, path))
+        })
+        .map(|(threads, name, path)| EndpointResult {
             name,
             path: path.clone(),
             body_bytes: docs.get(path).map_or(0, String::len),
+            threads,
             service: Vec::new(),
             bare: Vec::new(),
         })
         .collect();
     let warm = scale.http_secs.min(2);
-    for r in &results {
-        wrk(&service.url(&r.path), scale.connections, warm, &script).await?;
-        wrk(&bare_url(&r.path), scale.connections, warm, &script).await?;
+    for (_, path) in &endpoints {
+        let load = Load {
+            threads: 2,
+            connections: scale.connections,
+            secs: warm,
+        };
+        wrk(&service.url(path), &load, &script).await?;
+        wrk(&bare_url(path), &load, &script).await?;
     }
     for round in 0..scale.http_rounds {
         for r in &mut results {
@@ -151,10 +165,16 @@ pub async fn run(
                 } else {
                     bare_url(&r.path)
                 };
-                let sample = wrk(&url, scale.connections, scale.http_secs, &script).await?;
+                let load = Load {
+                    threads: r.threads,
+                    connections: scale.connections,
+                    secs: scale.http_secs,
+                };
+                let sample = wrk(&url, &load, &script).await?;
                 eprintln!(
-                    "bench:   http {:<10} round {} {:<7} {:>9.0} req/s  p50 {:.2} ms  p99 {:.2} ms",
+                    "bench:   http {:<10} -t{} round {} {:<7} {:>9.0} req/s  p50 {:.2} ms  p99 {:.2} ms",
                     r.name,
+                    r.threads,
                     round + 1,
                     if is_service { "service" } else { "bare" },
                     sample.rps,
@@ -173,15 +193,26 @@ pub async fn run(
     Ok(results)
 }
 
-/// One `wrk` run: two threads (the machine's cores), `connections` connections, the key
-/// header from `script`, latency percentiles on. Any non-2xx answer or socket error fails
-/// the benchmark: it would measure something else.
-async fn wrk(url: &str, connections: usize, secs: u64, script: &Path) -> anyhow::Result<Sample> {
+/// The `wrk` load threads each endpoint is measured with: two (the machine's cores), and
+/// one, which leaves the server a core and a half, so that its own per-request work is
+/// what limits it rather than the load generator's share of the machine.
+const LOAD_THREADS: [usize; 2] = [2, 1];
+
+/// The load of one `wrk` run.
+struct Load {
+    threads: usize,
+    connections: usize,
+    secs: u64,
+}
+
+/// One `wrk` run: `load`, the key header from `script`, latency percentiles on. Any
+/// non-2xx answer or socket error fails the benchmark: it would measure something else.
+async fn wrk(url: &str, load: &Load, script: &Path) -> anyhow::Result<Sample> {
     let out = Command::new("wrk")
         .args([
-            "-t2".to_owned(),
-            format!("-c{connections}"),
-            format!("-d{secs}s"),
+            format!("-t{}", load.threads),
+            format!("-c{}", load.connections),
+            format!("-d{}s", load.secs),
             "--timeout".to_owned(),
             "5s".to_owned(),
             "--latency".to_owned(),

@@ -172,7 +172,12 @@ impl Report {
                 // sides of a pair does not move (the ratio of the medians mixes rounds).
                 let ratio = median(e.service.iter().zip(&e.bare).map(|(s, b)| s.rps / b.rps));
                 rows.push([
-                    format!("HTTP {} ({} B)", e.name, thousands(e.body_bytes as f64)),
+                    format!(
+                        "HTTP {} ({} B), wrk -t{}",
+                        e.name,
+                        thousands(e.body_bytes as f64),
+                        e.threads
+                    ),
                     format!(
                         "requests/s, median of {}; ratio: median of the rounds' ratios",
                         e.service.len()
