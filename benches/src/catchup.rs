@@ -263,7 +263,7 @@ pub async fn run(
 
 /// Publishes every update as fast as JetStream takes them; returns how many and the
 /// last one's stream sequence.
-async fn publish_all(
+pub(crate) async fn publish_all(
     target: &Target,
     updates: Vec<racing_events::Envelope>,
 ) -> anyhow::Result<(u64, u64)> {

@@ -11,6 +11,7 @@ mod live;
 mod replay;
 mod report;
 mod service;
+mod stall;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -100,6 +101,8 @@ enum Part {
     Catchup,
     /// The store folding a log of many distinct event ids, and opening it again.
     Ids,
+    /// Document reads while a rebuild runs and while the projector catches up.
+    Stall,
 }
 
 /// How big each part is.
@@ -211,6 +214,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
             Part::Memory,
             Part::Live,
             Part::Catchup,
+            Part::Stall,
             Part::Ids,
         ]
     } else {
@@ -251,6 +255,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         memory: None,
         live: None,
         catchup: None,
+        stall: None,
         ids: None,
     };
     eprint!("{}", report.header());
@@ -261,6 +266,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         Part::Memory,
         Part::Live,
         Part::Catchup,
+        Part::Stall,
         Part::Ids,
     ] {
         if !parts.contains(&part) {
@@ -277,6 +283,9 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
             Part::Live => report.live = Some(live::odds(&scale, &target, &store, &log.info).await?),
             Part::Catchup => {
                 report.catchup = Some(catchup::run(&scale, &target, &store, &log.info).await?)
+            }
+            Part::Stall => {
+                report.stall = Some(stall::run(&scale, &target, &store, &log.info, &run_dir).await?)
             }
             Part::Ids => report.ids = Some(ids::run(&scale, &run_dir)?),
         }

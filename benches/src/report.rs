@@ -11,6 +11,7 @@ use crate::http::{EndpointResult, Sample};
 use crate::ids::IdsResult;
 use crate::live::{LiveResult, MemoryResult};
 use crate::replay::{ReplayResult, StartupResult};
+use crate::stall::StallResult;
 use crate::Scale;
 
 /// HTTP reads: at least this share of the bare server's requests/s.
@@ -23,6 +24,8 @@ pub const REPLAY_RATIO: f64 = 0.5;
 pub const STARTUP_SECS: f64 = 1.0;
 /// Live odds publish-to-client p99 under this, ms.
 pub const LIVE_P99_MS: f64 = 25.0;
+/// Document reads while a rebuild runs or the projector catches up: p99 under this, ms.
+pub const STALL_P99_MS: f64 = 5.0;
 /// Resident memory per idle connection under this, bytes.
 pub const IDLE_BYTES: f64 = 20.0 * 1024.0;
 /// Peak resident memory folding the applied-ids log, under this, MiB: bounded whatever
@@ -93,6 +96,8 @@ pub struct Report {
     pub live: Option<LiveResult>,
     /// Live clients through a catch-up after an outage.
     pub catchup: Option<CatchupResult>,
+    /// Document reads while the store is written.
+    pub stall: Option<StallResult>,
     /// Applied event ids at scale.
     pub ids: Option<IdsResult>,
 }
@@ -332,6 +337,51 @@ impl Report {
                 String::new(),
                 String::new(),
             ]);
+        }
+        if let Some(st) = &self.stall {
+            let phases = [
+                ("idle", &st.idle, false),
+                ("during `racing rebuild`", &st.rebuild, true),
+                (
+                    &*format!("catching up {} updates", thousands(st.backlog as f64)),
+                    &st.catchup,
+                    true,
+                ),
+            ];
+            for (i, (phase, r, goal)) in phases.into_iter().enumerate() {
+                rows.push([
+                    if i == 0 {
+                        format!(
+                            "Reads while writing ({} documents, {} connections)",
+                            thousands(st.documents as f64),
+                            st.connections
+                        )
+                    } else {
+                        String::new()
+                    },
+                    format!(
+                        "{phase}: p50 / p99 / max ms ({} reads)",
+                        thousands(r.requests as f64)
+                    ),
+                    format!("{:.2} / {:.2} / {:.1}", r.p50_ms, r.p99_ms, r.max_ms),
+                    String::new(),
+                    if goal {
+                        format!("{:.2}", r.p99_ms / st.idle.p99_ms)
+                    } else {
+                        String::new()
+                    },
+                    if goal {
+                        format!("p99 < {STALL_P99_MS} ms")
+                    } else {
+                        String::new()
+                    },
+                    if goal {
+                        verdict(judged, r.p99_ms < STALL_P99_MS).into()
+                    } else {
+                        String::new()
+                    },
+                ]);
+            }
         }
         if let Some(m) = &self.memory {
             rows.push([

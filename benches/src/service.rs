@@ -32,6 +32,7 @@ pub struct Service {
     child: Child,
     pid: u32,
     port: u16,
+    admin_port: u16,
     started: Instant,
     key: String,
     log: PathBuf,
@@ -42,6 +43,7 @@ impl Service {
     /// clock of [`Service::wait_ok`] starts now.
     pub async fn start(target: &Target, data_dir: &Path, label: &str) -> anyhow::Result<Service> {
         let port = racing::nats::free_port()?;
+        let admin_port = racing::nats::free_port()?;
         std::fs::create_dir_all(&target.logs)?;
         let log = target.logs.join(format!("{label}.log"));
         let stderr = std::fs::File::create(&log)?;
@@ -58,8 +60,8 @@ impl Service {
             .env("RACING_NATS_NKEY", target.credentials.seed_file("service"))
             .env("RACING_DATA_DIR", data_dir)
             .env("RACING_LISTEN", format!("127.0.0.1:{port}"))
-            // Any free port: the default one may be taken by another service.
-            .env("RACING_ADMIN_LISTEN", "127.0.0.1:0")
+            // A free port: the default one may be taken by another service.
+            .env("RACING_ADMIN_LISTEN", format!("127.0.0.1:{admin_port}"))
             .env("RACING_API_KEYS", &target.key)
             .env("RACING_LOG", "warn")
             .env("RACING_RATE_LIMIT_PER_SEC", "100000000")
@@ -78,6 +80,7 @@ impl Service {
             child,
             pid,
             port,
+            admin_port,
             started,
             key: target.key.clone(),
             log,
@@ -87,6 +90,11 @@ impl Service {
     /// `http://127.0.0.1:PORT` + `path`.
     pub fn url(&self, path: &str) -> String {
         format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    /// `http://127.0.0.1:ADMIN_PORT` + `path`: the admin listener (`/status`, `/rebuild`).
+    pub fn admin_url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.admin_port)
     }
 
     /// The port the API listens on.

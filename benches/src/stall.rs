@@ -1,0 +1,363 @@
+//! Reads while the store is being written: document reads at 64 connections, spread over
+//! thousands of documents (so that most miss the service's cache of hot documents and
+//! read sled), measured with nothing else going on, while `racing rebuild` folds the
+//! whole log into a fresh store beside the one in use, and while the projector catches
+//! up with a backlog of odds updates published while the service was paused.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, ensure, Context as _};
+use futures::StreamExt;
+use serde::Serialize;
+
+use crate::feed::LogInfo;
+use crate::service::{Service, Target, KEY_HEADER};
+use crate::Scale;
+
+/// Most documents the readers go round.
+const DOCUMENTS: usize = 20_000;
+/// Longest a rebuild or a catch-up is waited for.
+const LIMIT: Duration = Duration::from_secs(1800);
+
+/// Read latencies of one phase.
+#[derive(Debug, Clone, Serialize)]
+pub struct Reads {
+    /// Requests answered.
+    pub requests: u64,
+    /// Seconds the phase lasted.
+    pub secs: f64,
+    /// Median latency, ms.
+    pub p50_ms: f64,
+    /// 99th percentile, ms.
+    pub p99_ms: f64,
+    /// 99.9th percentile, ms.
+    pub p999_ms: f64,
+    /// Slowest, ms.
+    pub max_ms: f64,
+}
+
+/// What the part measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct StallResult {
+    /// Documents the readers went round.
+    pub documents: usize,
+    /// Reader connections.
+    pub connections: usize,
+    /// Reads with nothing else going on.
+    pub idle: Reads,
+    /// Reads while `racing rebuild` ran, from its start to its swap.
+    pub rebuild: Reads,
+    /// Odds updates published while the service was paused.
+    pub backlog: u64,
+    /// Reads from the service going on until it had applied the backlog.
+    pub catchup: Reads,
+}
+
+/// Runs the part against a service on `store` (caught up).
+pub async fn run(
+    scale: &Scale,
+    target: &Target,
+    store: &Path,
+    log: &LogInfo,
+    work: &Path,
+) -> anyhow::Result<StallResult> {
+    let client = reqwest::Client::new();
+    let mut service = Service::start(target, store, "stall").await?;
+    service
+        .wait_ok(
+            &client,
+            "/api/v1/racecards/today",
+            Duration::from_millis(20),
+            Duration::from_secs(3600),
+        )
+        .await?;
+    service.wait_idle(Duration::from_secs(120)).await?;
+    let paths = documents(&client, &service, &target.key).await?;
+    eprintln!(
+        "bench:   stall: {} documents, {} connections",
+        paths.len(),
+        scale.connections
+    );
+    std::fs::create_dir_all(work)?;
+    let paths_file = work.join("stall-paths.txt");
+    std::fs::write(&paths_file, paths.join("\n") + "\n")?;
+    let script_file = work.join("stall.lua");
+    std::fs::write(&script_file, script(&target.key, &paths_file))?;
+    let readers = Readers {
+        service: &service,
+        script: script_file,
+        connections: scale.connections,
+    };
+
+    // Two passes first, so that the idle figure is of a warm service.
+    readers
+        .during(async {
+            tokio::time::sleep(Duration::from_secs(scale.http_secs)).await;
+            Ok(())
+        })
+        .await?;
+    let idle = readers
+        .during(async {
+            tokio::time::sleep(Duration::from_secs(2 * scale.http_secs)).await;
+            Ok(())
+        })
+        .await?;
+    report("idle", &idle);
+
+    let rebuild = readers.during(rebuild(&client, &service)).await?;
+    report("during a rebuild", &rebuild);
+
+    let count = usize::try_from(scale.live_rate * scale.outage_secs)?;
+    let updates = crate::feed::live_odds(&log.today, count)?;
+    let last = updates.last().context("no update to publish")?;
+    let (date, race) = match &last.event {
+        racing_events::Event::OddsUpdated(o) => (o.date.clone(), o.race_number),
+        other => bail!("the live odds are {other:?}"),
+    };
+    service.pause()?;
+    let published = crate::catchup::publish_all(target, updates).await;
+    service.resume()?;
+    let (backlog, last_seq) = published?;
+    let odds = format!("/api/v1/odds/{date}/{race}");
+    let catchup = readers
+        .during(caught_up(&client, &service, &target.key, &odds, last_seq))
+        .await?;
+    report(&format!("while catching up {backlog} updates"), &catchup);
+    service.stop().await?;
+    Ok(StallResult {
+        documents: paths.len(),
+        connections: scale.connections,
+        idle,
+        rebuild,
+        backlog,
+        catchup,
+    })
+}
+
+fn report(phase: &str, r: &Reads) {
+    eprintln!(
+        "bench:   stall {phase}: {} reads in {:.1} s; p50 {:.2} ms p99 {:.2} ms p99.9 {:.2} ms max {:.2} ms",
+        r.requests, r.secs, r.p50_ms, r.p99_ms, r.p999_ms, r.max_ms
+    );
+}
+
+/// The paths of up to [`DOCUMENTS`] documents, from the change feed (every document
+/// kind: profiles, forms, cards, results, odds), spread over the whole log.
+async fn documents(
+    client: &reqwest::Client,
+    service: &Service,
+    key: &str,
+) -> anyhow::Result<Vec<String>> {
+    #[derive(serde::Deserialize)]
+    struct Page {
+        changes: Vec<Change>,
+        next: Option<u64>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Change {
+        path: String,
+    }
+    let mut all = std::collections::BTreeSet::new();
+    let mut since = 0;
+    loop {
+        let page: Page = client
+            .get(service.url(&format!("/api/v1/changes?since={since}&limit=10000")))
+            .header(KEY_HEADER, key)
+            .send()
+            .await?
+            .error_for_status()?
+            .json()
+            .await?;
+        all.extend(page.changes.into_iter().map(|c| c.path));
+        match page.next {
+            Some(next) if next > since => since = next,
+            _ => break,
+        }
+    }
+    ensure!(!all.is_empty(), "the change feed names no document");
+    // Every n-th, so that each kind and every season is among them; only those that
+    // answer 200 now (a retraction removed some).
+    let step = all.len().div_ceil(DOCUMENTS);
+    let asked = all.into_iter().step_by(step).map(|path| async move {
+        let r = client
+            .get(service.url(&path))
+            .header(KEY_HEADER, key)
+            .send()
+            .await?;
+        anyhow::Ok((r.status() == 200).then_some(path))
+    });
+    let answered: Vec<Option<String>> = futures::stream::iter(asked)
+        .buffer_unordered(32)
+        .collect::<Vec<_>>()
+        .await
+        .into_iter()
+        .collect::<Result<_, _>>()?;
+    Ok(answered.into_iter().flatten().collect())
+}
+
+/// Starts a rebuild on the admin listener and waits until it has swapped its store in.
+async fn rebuild(client: &reqwest::Client, service: &Service) -> anyhow::Result<()> {
+    #[derive(serde::Deserialize)]
+    struct Status {
+        state: String,
+        error: Option<String>,
+    }
+    let started = client.post(service.admin_url("/rebuild")).send().await?;
+    ensure!(
+        started.status() == 202,
+        "POST /rebuild: {}",
+        started.status()
+    );
+    let deadline = Instant::now() + LIMIT;
+    loop {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let status: Status = client
+            .get(service.admin_url("/rebuild"))
+            .send()
+            .await?
+            .json()
+            .await?;
+        match status.state.as_str() {
+            "done" => return Ok(()),
+            "failed" => bail!("the rebuild failed: {:?}", status.error),
+            _ if Instant::now() > deadline => bail!("the rebuild took over {LIMIT:?}"),
+            _ => {}
+        }
+    }
+}
+
+/// Waits until the odds at `path` are those of `seq` or later (`Racing-Seq`).
+async fn caught_up(
+    client: &reqwest::Client,
+    service: &Service,
+    key: &str,
+    path: &str,
+    seq: u64,
+) -> anyhow::Result<()> {
+    let deadline = Instant::now() + LIMIT;
+    loop {
+        let r = client
+            .get(service.url(path))
+            .header(KEY_HEADER, key)
+            .send()
+            .await?;
+        let at = r
+            .headers()
+            .get("racing-seq")
+            .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+        if at.is_some_and(|at| at >= seq) {
+            return Ok(());
+        }
+        ensure!(Instant::now() < deadline, "not caught up after {LIMIT:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Readers of the documents at `paths`: `wrk` with two threads and `connections`
+/// connections, each asking for the next document of the list in turn (a Lua script),
+/// for as long as a phase lasts; stopped with SIGINT, on which it reports.
+struct Readers<'a> {
+    service: &'a Service,
+    script: std::path::PathBuf,
+    connections: usize,
+}
+
+impl Readers<'_> {
+    /// Reads until `phase` ends. Any answer but a 200 or a socket error fails the part.
+    async fn during(
+        &self,
+        phase: impl std::future::Future<Output = anyhow::Result<()>>,
+    ) -> anyhow::Result<Reads> {
+        let started = Instant::now();
+        let wrk = tokio::process::Command::new("wrk")
+            .args([
+                "-t2".to_owned(),
+                format!("-c{}", self.connections),
+                format!("-d{}s", LIMIT.as_secs() + 60),
+                "--timeout".to_owned(),
+                "10s".to_owned(),
+                "--latency".to_owned(),
+                "-s".to_owned(),
+            ])
+            .arg(&self.script)
+            .arg(self.service.url("/"))
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .context("running wrk (apt-get install wrk)")?;
+        let ended = phase.await;
+        let secs = started.elapsed().as_secs_f64();
+        if let Some(pid) = wrk.id().and_then(|p| i32::try_from(p).ok()) {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGINT,
+            );
+        }
+        let out = tokio::time::timeout(Duration::from_secs(30), wrk.wait_with_output())
+            .await
+            .context("wrk did not stop")??;
+        ended?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        parse(&text, secs).with_context(|| format!("wrk:\n{text}"))
+    }
+}
+
+/// Requests, and the percentiles the script prints (`p50 <us>`...), from wrk's output.
+fn parse(text: &str, secs: f64) -> anyhow::Result<Reads> {
+    let mut reads = Reads {
+        requests: 0,
+        secs,
+        p50_ms: f64::NAN,
+        p99_ms: f64::NAN,
+        p999_ms: f64::NAN,
+        max_ms: f64::NAN,
+    };
+    for line in text.lines().map(str::trim) {
+        let mut words = line.split_whitespace();
+        let (Some(name), Some(value)) = (words.next(), words.next()) else {
+            continue;
+        };
+        let ms = || value.parse::<f64>().map(|us| us / 1000.0);
+        match name {
+            "requests" => reads.requests = value.parse()?,
+            "p50" => reads.p50_ms = ms()?,
+            "p99" => reads.p99_ms = ms()?,
+            "p99.9" => reads.p999_ms = ms()?,
+            "max" => reads.max_ms = ms()?,
+            "Non-2xx" => bail!("answers other than 2xx: {line}"),
+            "Socket" if value == "errors:" => bail!("{line}"),
+            "errors" if line.split_whitespace().skip(1).any(|n| n != "0") => {
+                bail!("errors (connect, read, write, status, timeout): {line}")
+            }
+            _ => {}
+        }
+    }
+    ensure!(reads.requests > 0, "no request answered");
+    Ok(reads)
+}
+
+/// The Lua script of the readers: the key header, the paths from `paths_file` (one a
+/// line) in turn, and the figures printed at the end in microseconds.
+fn script(key: &str, paths_file: &Path) -> String {
+    format!(
+        r#"wrk.headers["{KEY_HEADER}"] = "{key}"
+local paths = {{}}
+for line in io.lines("{file}") do paths[#paths + 1] = line end
+local i = 0
+request = function()
+  i = i + 1
+  return wrk.format("GET", paths[(i % #paths) + 1])
+end
+done = function(summary, latency, requests)
+  io.write(string.format("requests %d\n", summary.requests))
+  io.write(string.format("p50 %d\np99 %d\np99.9 %d\nmax %d\n",
+    latency:percentile(50), latency:percentile(99), latency:percentile(99.9), latency.max))
+  io.write(string.format("errors %d %d %d %d %d\n", summary.errors.connect,
+    summary.errors.read, summary.errors.write, summary.errors.status, summary.errors.timeout))
+end
+"#,
+        file = paths_file.display()
+    )
+}
