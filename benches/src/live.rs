@@ -91,17 +91,7 @@ pub async fn idle_memory(
     target: &Target,
     store: &Path,
 ) -> anyhow::Result<MemoryResult> {
-    let client = reqwest::Client::new();
-    let mut service = Service::start(target, store, "memory").await?;
-    service
-        .wait_ok(
-            &client,
-            "/api/v1/racecards/today",
-            Duration::from_millis(20),
-            Duration::from_secs(3600),
-        )
-        .await?;
-    service.wait_idle(Duration::from_secs(120)).await?;
+    let service = Service::start_ready(target, store, "memory").await?;
     // One connection first, so that what every connection shares is counted in before.
     let url = socket_url(&service, &target.key);
     let (warm, _) =
