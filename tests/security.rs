@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use async_nats::jetstream;
 use racing::keys::registry::Registry;
-use racing::nats::{ClientAuth, Credentials, LocalNats, NatsArgs, Role, ServerTls};
+use racing::nats::{ClientAuth, Credentials, LocalNats, NatsArgs, Role, ServerOptions, ServerTls};
 use racing_events::samples::{envelope, profile, result, runner};
 use reqwest::StatusCode;
 use tempfile::TempDir;
@@ -291,7 +291,10 @@ async fn a_service_and_a_feeder_speak_tls_to_nats_with_a_ca_made_here() {
         &dir.path().join("nats"),
         None,
         &credentials,
-        Some(&tls),
+        &ServerOptions {
+            tls: Some(tls),
+            ..ServerOptions::default()
+        },
     )
     .await
     .expect("nats-server starts with TLS");

@@ -71,17 +71,7 @@ pub async fn run(
 ) -> anyhow::Result<CatchupResult> {
     let count = usize::try_from(scale.live_rate * scale.outage_secs)?;
     let updates = crate::feed::live_odds(&log.today, count)?;
-    let client = reqwest::Client::new();
-    let mut service = Service::start(target, store, "catchup").await?;
-    service
-        .wait_ok(
-            &client,
-            "/api/v1/racecards/today",
-            Duration::from_millis(20),
-            Duration::from_secs(3600),
-        )
-        .await?;
-    service.wait_idle(Duration::from_secs(120)).await?;
+    let service = Service::start_ready(target, store, "catchup").await?;
     let url = socket_url(&service, &target.key);
     let subscribe = format!("{{\"type\":\"subscribe\",\"date\":\"{}\"}}", log.today);
 

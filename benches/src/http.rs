@@ -57,16 +57,7 @@ pub async fn run(
     work: &Path,
 ) -> anyhow::Result<Vec<EndpointResult>> {
     let client = reqwest::Client::new();
-    let mut service = Service::start(target, store, "http").await?;
-    service
-        .wait_ok(
-            &client,
-            "/api/v1/racecards/today",
-            Duration::from_millis(20),
-            Duration::from_secs(3600),
-        )
-        .await?;
-    service.wait_idle(Duration::from_secs(120)).await?;
+    let service = Service::start_ready(target, store, "http").await?;
     let endpoints: [(&'static str, String); 4] = [
         ("profile", format!("/api/v1/horses/{}", log.top_horse)),
         ("form", format!("/api/v1/horses/{}/form", log.top_horse)),

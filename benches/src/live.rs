@@ -1,8 +1,11 @@
 //! Live odds: many WebSocket clients following today's meeting while the benchmark
-//! publishes price moves at a steady rate, each stamped when it was published; and the
-//! memory an idle connection costs the service.
+//! publishes price moves at a steady rate, each stamped when it was published, in rounds
+//! of the service and of its peer (nats-server's own WebSocket fan-out, `crate::peer`);
+//! and the memory an idle connection costs the service.
 
 use std::collections::HashMap;
+use std::future::Future;
+use std::hash::Hash;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -12,18 +15,22 @@ use anyhow::{bail, ensure, Context as _};
 use async_nats::jetstream;
 use futures::{SinkExt, StreamExt};
 use serde::Serialize;
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::{watch, Semaphore, SemaphorePermit};
+use tokio::task::JoinHandle;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+use uuid::Uuid;
 
 use crate::feed::LogInfo;
+use crate::peer::Peer;
 use crate::service::{Service, Target};
 use crate::Scale;
 
 /// Connections opened at once.
 pub(crate) const CONNECTING: usize = 200;
 
-/// What the live odds run measured.
+/// What one side of a live odds round measured.
 #[derive(Debug, Clone, Serialize)]
 pub struct LiveResult {
     /// Clients connected and subscribed.
@@ -50,12 +57,16 @@ pub struct LiveResult {
     pub p999_ms: f64,
     /// Largest.
     pub max_ms: f64,
-    /// CPU the service used while updates were published, % of one core.
+    /// CPU the service used while updates were published, % of one core (0 on the
+    /// peer's side: the service is stopped).
     pub service_cpu_pct: f64,
+    /// CPU nats-server used meanwhile: storing the updates in the stream and, on the
+    /// service's side, sending them to its projector, on the peer's, to its clients.
+    pub nats_cpu_pct: f64,
     /// CPU the benchmark's clients and publisher used meanwhile, % of one core.
     pub clients_cpu_pct: f64,
     /// CPU the whole machine used meanwhile, % of one core (100 x cores at most): what
-    /// is left after the two above is other work on the machine.
+    /// is left after the three above is other work on the machine.
     pub machine_cpu_pct: f64,
 }
 
@@ -91,17 +102,7 @@ pub async fn idle_memory(
     target: &Target,
     store: &Path,
 ) -> anyhow::Result<MemoryResult> {
-    let client = reqwest::Client::new();
-    let mut service = Service::start(target, store, "memory").await?;
-    service
-        .wait_ok(
-            &client,
-            "/api/v1/racecards/today",
-            Duration::from_millis(20),
-            Duration::from_secs(3600),
-        )
-        .await?;
-    service.wait_idle(Duration::from_secs(120)).await?;
+    let service = Service::start_ready(target, store, "memory").await?;
     // One connection first, so that what every connection shares is counted in before.
     let url = socket_url(&service, &target.key);
     let (warm, _) =
@@ -176,220 +177,398 @@ pub async fn idle_memory(
     })
 }
 
-/// What one client saw: (seq, when) of each `odds` frame, and when each snapshot after
-/// the first came.
-struct Seen {
-    odds: Vec<(u64, Instant)>,
-    snapshots: Vec<Instant>,
+/// What one round of the live part measured: the service, and its peer.
+#[derive(Debug, Clone, Serialize)]
+pub struct LiveRound {
+    /// The service's `/ws/live/odds`.
+    pub service: LiveResult,
+    /// The peer: nats-server's own WebSocket listener fanning out as many updates, at
+    /// the same rate, to as many clients (`crate::peer`).
+    pub peer: LiveResult,
 }
 
-/// `scale.live_clients` clients subscribed to today's meeting, and
-/// `scale.live_rate` x `scale.live_secs` price moves published at that rate.
+/// What one client saw: the key of each update it was sent (a stream sequence, an event
+/// id) and when it read it, and when each snapshot after the first came.
+pub(crate) struct Seen<K> {
+    /// Updates, as they came.
+    pub(crate) odds: Vec<(K, Instant)>,
+    /// Snapshots (the service's conflations), as they came.
+    pub(crate) snapshots: Vec<Instant>,
+}
+
+impl<K> Seen<K> {
+    /// Room for `updates` updates.
+    pub(crate) fn with_capacity(updates: usize) -> Seen<K> {
+        Seen {
+            odds: Vec::with_capacity(updates),
+            snapshots: Vec::new(),
+        }
+    }
+}
+
+/// What the clients of one side share.
+pub(crate) struct Shared {
+    /// A place among the connections opened at once.
+    gate: Semaphore,
+    ready: AtomicUsize,
+    /// Updates received, by every client.
+    pub(crate) received: AtomicU64,
+}
+
+/// A live client's WebSocket.
+pub(crate) type Socket = WebSocketStream<MaybeTlsStream<tokio::net::TcpStream>>;
+
+impl Shared {
+    /// Waits for a place among the connections opened at once, then opens one to `url`
+    /// as every live client does: tokio-tungstenite, with [`client_config`].
+    pub(crate) async fn connect(&self, url: &str) -> anyhow::Result<(SemaphorePermit<'_>, Socket)> {
+        let place = self.gate.acquire().await?;
+        let (ws, _) =
+            tokio_tungstenite::connect_async_with_config(url, Some(client_config()), false).await?;
+        Ok((place, ws))
+    }
+
+    /// A client is subscribed: its place at the gate goes to the next one.
+    pub(crate) fn subscribed(&self, place: SemaphorePermit<'_>) {
+        drop(place);
+        self.ready.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// The clients of one side, subscribed and reading until they are stopped.
+pub(crate) struct Clients<K> {
+    tasks: Vec<JoinHandle<anyhow::Result<Seen<K>>>>,
+    shared: Arc<Shared>,
+    stop: watch::Sender<bool>,
+}
+
+impl<K: Send + 'static> Clients<K> {
+    /// Starts `n` clients, each `client(shared, stop)`, [`CONNECTING`] of them connecting
+    /// at once, and waits until every one has called [`Shared::subscribed`].
+    pub(crate) async fn start<F, Fut>(n: usize, client: F) -> anyhow::Result<Clients<K>>
+    where
+        F: Fn(Arc<Shared>, watch::Receiver<bool>) -> Fut,
+        Fut: Future<Output = anyhow::Result<Seen<K>>> + Send + 'static,
+    {
+        let (stop, stopped) = watch::channel(false);
+        let shared = Arc::new(Shared {
+            gate: Semaphore::new(CONNECTING),
+            ready: AtomicUsize::new(0),
+            received: AtomicU64::new(0),
+        });
+        let tasks = (0..n)
+            .map(|_| tokio::spawn(client(shared.clone(), stopped.clone())))
+            .collect();
+        let clients = Clients {
+            tasks,
+            shared,
+            stop,
+        };
+        let deadline = Instant::now() + Duration::from_secs(300);
+        while clients.shared.ready.load(Ordering::Relaxed) < n {
+            if Instant::now() > deadline || clients.tasks.iter().any(|t| t.is_finished()) {
+                clients.stop().await?;
+                bail!("live clients did not all subscribe");
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Ok(clients)
+    }
+
+    /// Stops the clients once `expected` updates are in, or after 10 s; what each saw.
+    async fn finish(self, expected: u64) -> anyhow::Result<Vec<Seen<K>>> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self.shared.received.load(Ordering::Relaxed) < expected && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        self.stop().await
+    }
+
+    /// Stops the clients; what each saw, or the first client's error.
+    async fn stop(self) -> anyhow::Result<Vec<Seen<K>>> {
+        let _ = self.stop.send(true);
+        let mut seen = Vec::with_capacity(self.tasks.len());
+        for t in self.tasks {
+            seen.push(t.await??);
+        }
+        Ok(seen)
+    }
+}
+
+/// CPU clock ticks (1/100 s on Linux) of the processes a side is measured by, and of the
+/// machine, at one instant.
+struct Ticks {
+    service: u64,
+    nats: u64,
+    clients: u64,
+    machine: (u64, u64),
+    at: Instant,
+}
+
+impl Ticks {
+    fn now(service: Option<&Service>, nats: u32) -> anyhow::Result<Ticks> {
+        Ok(Ticks {
+            service: service.map(Service::cpu_ticks).transpose()?.unwrap_or(0),
+            nats: crate::service::cpu_ticks(&format!("/proc/{nats}/stat"))?,
+            clients: crate::service::cpu_ticks("/proc/self/stat")?,
+            machine: crate::service::machine_ticks()?,
+            at: Instant::now(),
+        })
+    }
+
+    /// CPU used since `self`, % of one core: service, nats-server, clients, machine.
+    fn since(&self, service: Option<&Service>, nats: u32) -> anyhow::Result<[f64; 4]> {
+        let now = Ticks::now(service, nats)?;
+        let secs = now.at.duration_since(self.at).as_secs_f64().max(1e-9);
+        // Ticks are 1/100 s: ticks per second are % of a core.
+        let pct = |from: u64, to: u64| to.saturating_sub(from) as f64 / secs;
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+        let (busy, total) = (
+            now.machine.0.saturating_sub(self.machine.0),
+            now.machine.1.saturating_sub(self.machine.1),
+        );
+        Ok([
+            pct(self.service, now.service),
+            pct(self.nats, now.nats),
+            pct(self.clients, now.clients),
+            100.0 * cores * busy as f64 / total.max(1) as f64,
+        ])
+    }
+}
+
+/// What both sides of every round share.
+struct Round<'a> {
+    scale: &'a Scale,
+    target: &'a Target,
+    log: &'a LogInfo,
+    peer: &'a Peer,
+}
+
+/// `scale.live_rounds` rounds, each of the service's side and the peer's: on each,
+/// `scale.live_clients` clients subscribed to today's meeting, and `scale.live_rate` x
+/// `scale.live_secs` price moves published at that rate.
 pub async fn odds(
     scale: &Scale,
     target: &Target,
     store: &Path,
     log: &LogInfo,
-) -> anyhow::Result<LiveResult> {
-    let count = usize::try_from(scale.live_rate * scale.live_secs)?;
-    let updates = crate::feed::live_odds(&log.today, count)?;
-    let client = reqwest::Client::new();
-    let mut service = Service::start(target, store, "live").await?;
-    service
-        .wait_ok(
-            &client,
-            "/api/v1/racecards/today",
-            Duration::from_millis(20),
-            Duration::from_secs(3600),
-        )
+    peer: &Peer,
+) -> anyhow::Result<Vec<LiveRound>> {
+    let round = Round {
+        scale,
+        target,
+        log,
+        peer,
+    };
+    let mut rounds = Vec::with_capacity(scale.live_rounds);
+    for i in 0..scale.live_rounds {
+        eprintln!("bench:   live: round {} of {}", i + 1, scale.live_rounds);
+        // Each side goes first every other round, so that neither always finds the
+        // machine as the other left it.
+        let (service, peer) = if i % 2 == 0 {
+            let service = round.service(store).await?;
+            (service, round.peer().await?)
+        } else {
+            let peer = round.peer().await?;
+            (round.service(store).await?, peer)
+        };
+        rounds.push(LiveRound { service, peer });
+    }
+    Ok(rounds)
+}
+
+impl Round<'_> {
+    /// The updates of one side: fresh event ids each time, or JetStream would take them
+    /// for duplicates of the other side's.
+    fn updates(&self) -> anyhow::Result<Vec<racing_events::Envelope>> {
+        let count = usize::try_from(self.scale.live_rate * self.scale.live_secs)?;
+        crate::feed::live_odds(&self.log.today, count)
+    }
+
+    /// The service's side: its clients subscribed to today's meeting on `/ws/live/odds`.
+    async fn service(&self, store: &Path) -> anyhow::Result<LiveResult> {
+        let updates = self.updates()?;
+        let service = Service::start_ready(self.target, store, "live").await?;
+        let url = socket_url(&service, &self.target.key);
+        let subscribe = format!("{{\"type\":\"subscribe\",\"date\":\"{}\"}}", self.log.today);
+        let capacity = updates.len() + 16;
+        let clients = Clients::start(self.scale.live_clients, |shared, stop| {
+            service_client(url.clone(), subscribe.clone(), capacity, shared, stop)
+        })
         .await?;
-    service.wait_idle(Duration::from_secs(120)).await?;
-    let url = socket_url(&service, &target.key);
-    let subscribe = format!("{{\"type\":\"subscribe\",\"date\":\"{}\"}}", log.today);
+        // Snapshots of the slower subscribers may still be on their way.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        // The clients saw each update by its stream sequence.
+        let result = self
+            .measure("service", clients, updates, Some(&service), |_, seq| seq)
+            .await?;
+        service.stop().await?;
+        Ok(result)
+    }
 
-    let (stop_tx, stop) = watch::channel(false);
-    let ready = Arc::new(AtomicUsize::new(0));
-    let received = Arc::new(AtomicU64::new(0));
-    let gate = Arc::new(Semaphore::new(CONNECTING));
-    let mut tasks = Vec::with_capacity(scale.live_clients);
-    let capacity = count + 16;
-    for _ in 0..scale.live_clients {
-        let (url, gate, ready, received, mut stop, subscribe) = (
-            url.clone(),
-            gate.clone(),
-            ready.clone(),
-            received.clone(),
-            stop.clone(),
-            subscribe.clone(),
+    /// The peer's side, with the service stopped: nats-server's WebSocket listener.
+    async fn peer(&self) -> anyhow::Result<LiveResult> {
+        let updates = self.updates()?;
+        let clients = self.peer.clients(self.scale.live_clients, &updates).await?;
+        // The peer's clients saw each update by its event id.
+        self.measure("nats-server", clients, updates, None, |id, _| id)
+            .await
+    }
+
+    /// Publishes `updates` while `clients` read them, and measures what they saw: `key`
+    /// is what a client knew an update by, given its event id and stream sequence.
+    async fn measure<K: Eq + Hash + Send + 'static>(
+        &self,
+        side: &str,
+        clients: Clients<K>,
+        updates: Vec<racing_events::Envelope>,
+        service: Option<&Service>,
+        key: impl Fn(Uuid, u64) -> K,
+    ) -> anyhow::Result<LiveResult> {
+        let (scale, nats) = (self.scale, self.peer.pid());
+        eprintln!(
+            "bench:   live ({side}): {} clients subscribed; publishing {} updates at {}/s",
+            scale.live_clients,
+            updates.len(),
+            scale.live_rate
         );
-        tasks.push(tokio::spawn(async move {
-            let permit = gate.acquire_owned().await?;
-            let (mut ws, _) =
-                tokio_tungstenite::connect_async_with_config(&url, Some(client_config()), false)
-                    .await?;
-            ws.send(Message::text(subscribe)).await?;
-            // Ready once the first snapshot of today's races is in.
-            loop {
-                match tokio::time::timeout(Duration::from_secs(30), ws.next()).await {
-                    Ok(Some(Ok(Message::Text(t)))) if t.starts_with("{\"type\":\"snapshot\"") => break,
-                    Ok(Some(Ok(Message::Text(t)))) if t.starts_with("{\"type\":\"error\"") => {
-                        bail!("the service refused the subscription: {t}")
+        let ids: Vec<Uuid> = updates.iter().map(|e| e.event_id).collect();
+        // The publisher has a thread and a runtime of its own, so that the clients' work
+        // does not delay its clock.
+        let target = self.target.clone();
+        let rate = scale.live_rate;
+        let from = Ticks::now(service, nats)?;
+        let sent = tokio::task::spawn_blocking(move || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?
+                .block_on(publish_paced(&target, updates, rate))
+        })
+        .await??;
+        let [service_cpu_pct, nats_cpu_pct, clients_cpu_pct, machine_cpu_pct] =
+            from.since(service, nats)?;
+        let published = sent.len() as u64;
+        let expected = published * scale.live_clients as u64;
+        let seen = clients.finish(expected).await?;
+
+        // `sent` is in the order of `updates`.
+        let sent_at: HashMap<K, Instant> = ids
+            .iter()
+            .zip(&sent)
+            .map(|(id, (seq, at))| (key(*id, *seq), *at))
+            .collect();
+        let first = sent
+            .iter()
+            .map(|(_, t)| *t)
+            .min()
+            .context("nothing published")?;
+        let last_sent = sent.iter().map(|(_, t)| *t).max().unwrap_or(first);
+        let mut latencies_us: Vec<u64> = Vec::with_capacity(usize::try_from(expected)?);
+        let mut last_received = first;
+        let mut snapshots = 0;
+        for s in &seen {
+            snapshots += s.snapshots.iter().filter(|t| **t >= first).count() as u64;
+            for (k, at) in &s.odds {
+                if let Some(t0) = sent_at.get(k) {
+                    latencies_us.push(u64::try_from(
+                        at.saturating_duration_since(*t0).as_micros(),
+                    )?);
+                    last_received = last_received.max(*at);
+                }
+            }
+        }
+        latencies_us.sort_unstable();
+        let received = latencies_us.len() as u64;
+        let pct = |p: f64| -> f64 {
+            if latencies_us.is_empty() {
+                return f64::NAN;
+            }
+            let i =
+                ((latencies_us.len() as f64 * p).ceil() as usize).clamp(1, latencies_us.len()) - 1;
+            latencies_us[i] as f64 / 1000.0
+        };
+        let span = last_received.saturating_duration_since(first).as_secs_f64();
+        let result = LiveResult {
+            clients: scale.live_clients,
+            published,
+            rate,
+            publish_secs: last_sent.saturating_duration_since(first).as_secs_f64(),
+            received,
+            expected,
+            snapshots,
+            delivered_per_sec: received as f64 / span.max(1e-9),
+            p50_ms: pct(0.50),
+            p99_ms: pct(0.99),
+            p999_ms: pct(0.999),
+            max_ms: pct(1.0),
+            service_cpu_pct,
+            nats_cpu_pct,
+            clients_cpu_pct,
+            machine_cpu_pct,
+        };
+        eprintln!(
+            "bench:   live ({side}): {} of {} frames, {:.0}/s; latency p50 {:.2} ms p99 {:.2} ms max {:.2} ms; \
+             CPU % of a core: service {:.0}, nats-server {:.0}, clients {:.0}, machine {:.0}",
+            result.received,
+            result.expected,
+            result.delivered_per_sec,
+            result.p50_ms,
+            result.p99_ms,
+            result.max_ms,
+            result.service_cpu_pct,
+            result.nats_cpu_pct,
+            result.clients_cpu_pct,
+            result.machine_cpu_pct
+        );
+        Ok(result)
+    }
+}
+
+/// One of the service's clients: subscribes to today's meeting, then notes each `odds`
+/// frame's `seq` and when it came, and when each snapshot came.
+async fn service_client(
+    url: String,
+    subscribe: String,
+    capacity: usize,
+    shared: Arc<Shared>,
+    mut stop: watch::Receiver<bool>,
+) -> anyhow::Result<Seen<u64>> {
+    let (place, mut ws) = shared.connect(&url).await?;
+    ws.send(Message::text(subscribe)).await?;
+    // Ready once the first snapshot of today's races is in.
+    loop {
+        match tokio::time::timeout(Duration::from_secs(30), ws.next()).await {
+            Ok(Some(Ok(Message::Text(t)))) if t.starts_with("{\"type\":\"snapshot\"") => break,
+            Ok(Some(Ok(Message::Text(t)))) if t.starts_with("{\"type\":\"error\"") => {
+                bail!("the service refused the subscription: {t}")
+            }
+            Ok(Some(Ok(_))) => {}
+            other => bail!("no snapshot after subscribing: {other:?}"),
+        }
+    }
+    shared.subscribed(place);
+    let mut seen = Seen::with_capacity(capacity);
+    loop {
+        tokio::select! {
+            _ = stop.changed() => break,
+            m = ws.next() => match m {
+                Some(Ok(Message::Text(t))) => {
+                    let at = Instant::now();
+                    if t.starts_with("{\"type\":\"odds\"") {
+                        seen.odds.push((seq_of(&t).context("an odds frame without seq")?, at));
+                        shared.received.fetch_add(1, Ordering::Relaxed);
+                    } else if t.starts_with("{\"type\":\"snapshot\"") {
+                        seen.snapshots.push(at);
                     }
-                    Ok(Some(Ok(_))) => {}
-                    other => bail!("no snapshot after subscribing: {other:?}"),
                 }
-            }
-            drop(permit);
-            ready.fetch_add(1, Ordering::Relaxed);
-            let mut seen = Seen {
-                odds: Vec::with_capacity(capacity),
-                snapshots: Vec::new(),
-            };
-            loop {
-                tokio::select! {
-                    _ = stop.changed() => break,
-                    m = ws.next() => match m {
-                        Some(Ok(Message::Text(t))) => {
-                            let at = Instant::now();
-                            if t.starts_with("{\"type\":\"odds\"") {
-                                seen.odds.push((seq_of(&t).context("an odds frame without seq")?, at));
-                                received.fetch_add(1, Ordering::Relaxed);
-                            } else if t.starts_with("{\"type\":\"snapshot\"") {
-                                seen.snapshots.push(at);
-                            }
-                        }
-                        Some(Ok(_)) => {}
-                        Some(Err(e)) => bail!("a live client's connection failed: {e}"),
-                        None => bail!("a live client was closed"),
-                    },
-                }
-            }
-            let _ = tokio::time::timeout(Duration::from_secs(5), ws.close(None)).await;
-            anyhow::Ok(seen)
-        }));
-    }
-    let deadline = Instant::now() + Duration::from_secs(300);
-    while ready.load(Ordering::Relaxed) < scale.live_clients {
-        if Instant::now() > deadline || tasks.iter().any(|t| t.is_finished()) {
-            let _ = stop_tx.send(true);
-            for t in tasks {
-                t.await??;
-            }
-            bail!("live clients did not all subscribe");
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    // Snapshots of the slower subscribers may still be on their way.
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    eprintln!(
-        "bench:   live: {} clients subscribed; publishing {} updates at {}/s",
-        scale.live_clients,
-        updates.len(),
-        scale.live_rate
-    );
-
-    // The publisher has a thread and a runtime of its own, so that the clients' work
-    // does not delay its clock.
-    let target = target.clone();
-    let rate = scale.live_rate;
-    let cpu_from = (
-        service.cpu_ticks()?,
-        crate::service::cpu_ticks("/proc/self/stat")?,
-        crate::service::machine_ticks()?,
-        Instant::now(),
-    );
-    let sent = tokio::task::spawn_blocking(move || {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?
-            .block_on(publish_paced(&target, updates, rate))
-    })
-    .await??;
-    let ticks = |from: u64, to: u64| {
-        // Clock ticks are 1/100 s on Linux.
-        (to.saturating_sub(from)) as f64 / cpu_from.3.elapsed().as_secs_f64().max(1e-9)
-    };
-    let service_cpu_pct = ticks(cpu_from.0, service.cpu_ticks()?);
-    let clients_cpu_pct = ticks(cpu_from.1, crate::service::cpu_ticks("/proc/self/stat")?);
-    let (busy, total) = crate::service::machine_ticks()?;
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
-    let machine_cpu_pct =
-        100.0 * cores * (busy - cpu_from.2 .0) as f64 / (total - cpu_from.2 .1).max(1) as f64;
-    let published = sent.len() as u64;
-    let expected = published * scale.live_clients as u64;
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while received.load(Ordering::Relaxed) < expected && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let _ = stop_tx.send(true);
-    let mut seen = Vec::with_capacity(tasks.len());
-    for t in tasks {
-        seen.push(t.await??);
-    }
-    service.stop().await?;
-
-    let sent_at: HashMap<u64, Instant> = sent.iter().copied().collect();
-    let first = sent
-        .iter()
-        .map(|(_, t)| *t)
-        .min()
-        .context("nothing published")?;
-    let last_sent = sent.iter().map(|(_, t)| *t).max().unwrap_or(first);
-    let mut latencies_us: Vec<u64> = Vec::with_capacity(usize::try_from(expected)?);
-    let mut last_received = first;
-    let mut snapshots = 0;
-    for s in &seen {
-        snapshots += s.snapshots.iter().filter(|t| **t >= first).count() as u64;
-        for (seq, at) in &s.odds {
-            if let Some(t0) = sent_at.get(seq) {
-                latencies_us.push(u64::try_from(
-                    at.saturating_duration_since(*t0).as_micros(),
-                )?);
-                last_received = last_received.max(*at);
-            }
+                Some(Ok(_)) => {}
+                Some(Err(e)) => bail!("a live client's connection failed: {e}"),
+                None => bail!("a live client was closed"),
+            },
         }
     }
-    latencies_us.sort_unstable();
-    let received = latencies_us.len() as u64;
-    let pct = |p: f64| -> f64 {
-        if latencies_us.is_empty() {
-            return f64::NAN;
-        }
-        let i = ((latencies_us.len() as f64 * p).ceil() as usize).clamp(1, latencies_us.len()) - 1;
-        latencies_us[i] as f64 / 1000.0
-    };
-    let span = last_received.saturating_duration_since(first).as_secs_f64();
-    let result = LiveResult {
-        clients: scale.live_clients,
-        published,
-        rate,
-        publish_secs: last_sent.saturating_duration_since(first).as_secs_f64(),
-        received,
-        expected,
-        snapshots,
-        delivered_per_sec: received as f64 / span.max(1e-9),
-        p50_ms: pct(0.50),
-        p99_ms: pct(0.99),
-        p999_ms: pct(0.999),
-        max_ms: pct(1.0),
-        service_cpu_pct,
-        clients_cpu_pct,
-        machine_cpu_pct,
-    };
-    eprintln!(
-        "bench:   live: {} of {} frames, {:.0}/s; latency p50 {:.2} ms p99 {:.2} ms max {:.2} ms; \
-         CPU % of a core: service {:.0}, clients {:.0}, machine {:.0}",
-        result.received,
-        result.expected,
-        result.delivered_per_sec,
-        result.p50_ms,
-        result.p99_ms,
-        result.max_ms,
-        result.service_cpu_pct,
-        result.clients_cpu_pct,
-        result.machine_cpu_pct
-    );
-    Ok(result)
+    let _ = tokio::time::timeout(Duration::from_secs(5), ws.close(None)).await;
+    Ok(seen)
 }
 
 /// The `seq` of an `odds` frame, read without parsing the rest.

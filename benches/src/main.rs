@@ -8,6 +8,8 @@ mod feed;
 mod http;
 mod ids;
 mod live;
+mod nats_protocol;
+mod peer;
 mod replay;
 mod report;
 mod service;
@@ -82,6 +84,10 @@ struct RunArgs {
     /// tiny): to see how its memory grows with them.
     #[arg(long)]
     distinct_ids: Option<u64>,
+    /// Rounds of the live part, instead of the scale's (3; 1 tiny): each the service's
+    /// side and the peer's, the first of each pair alternating.
+    #[arg(long)]
+    live_rounds: Option<usize>,
 }
 
 /// The parts of the benchmark, in the order they run.
@@ -124,6 +130,8 @@ pub struct Scale {
     pub replay_rounds: usize,
     /// Start-ups on caught-up read models.
     pub startup_rounds: usize,
+    /// Rounds of the live part: the service's side and the peer's, each.
+    pub live_rounds: usize,
     /// Live odds clients.
     pub live_clients: usize,
     /// Updates published per second.
@@ -152,6 +160,7 @@ impl Scale {
         connections: 64,
         replay_rounds: 3,
         startup_rounds: 5,
+        live_rounds: 3,
         live_clients: 1_000,
         live_rate: 200,
         live_secs: 15,
@@ -170,6 +179,7 @@ impl Scale {
         connections: 64,
         replay_rounds: 1,
         startup_rounds: 1,
+        live_rounds: 1,
         live_clients: 20,
         live_rate: 50,
         live_secs: 2,
@@ -206,6 +216,10 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
     if let Some(ids) = args.distinct_ids {
         scale.distinct_ids = ids;
     }
+    if let Some(rounds) = args.live_rounds {
+        anyhow::ensure!(rounds > 0, "--live-rounds: at least one");
+        scale.live_rounds = rounds;
+    }
     let parts = if args.only.is_empty() {
         vec![
             Part::Replay,
@@ -225,8 +239,20 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
     let today = feed::today()?;
     let log = feed::ensure(&work, &scale, today, &args.nats_server).await?;
     let credentials = feed::credentials(&log.nats_dir)?;
-    let nats = racing::nats::LocalNats::start(&args.nats_server, &log.nats_dir, None, &credentials)
-        .await?;
+    // The live part's peer is this server's own WebSocket listener.
+    let (peer_user, websocket) = peer::user();
+    let nats = racing::nats::LocalNats::start_with(
+        &args.nats_server,
+        &log.nats_dir,
+        None,
+        &credentials,
+        &racing::nats::ServerOptions {
+            websocket: Some(websocket),
+            ..racing::nats::ServerOptions::default()
+        },
+    )
+    .await?;
+    let peer = peer::Peer::new(&nats, peer_user)?;
     let run_dir = work.join(format!("run-{}", scale.name));
     let store = run_dir.join("store");
     // The binary as built now: a rebuild during the run must not change what is measured.
@@ -280,7 +306,9 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
                 report.http = Some(http::run(&scale, &target, &store, &log.info, &run_dir).await?)
             }
             Part::Memory => report.memory = Some(live::idle_memory(&scale, &target, &store).await?),
-            Part::Live => report.live = Some(live::odds(&scale, &target, &store, &log.info).await?),
+            Part::Live => {
+                report.live = Some(live::odds(&scale, &target, &store, &log.info, &peer).await?)
+            }
             Part::Catchup => {
                 report.catchup = Some(catchup::run(&scale, &target, &store, &log.info).await?)
             }

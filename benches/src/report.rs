@@ -9,7 +9,7 @@ use crate::catchup::CatchupResult;
 use crate::feed::LogInfo;
 use crate::http::{EndpointResult, Sample};
 use crate::ids::IdsResult;
-use crate::live::{LiveResult, MemoryResult};
+use crate::live::{LiveResult, LiveRound, MemoryResult};
 use crate::replay::{ReplayResult, StartupResult};
 use crate::stall::StallResult;
 use crate::Scale;
@@ -24,6 +24,9 @@ pub const REPLAY_RATIO: f64 = 0.5;
 pub const STARTUP_SECS: f64 = 1.0;
 /// Live odds publish-to-client p99 under this, ms.
 pub const LIVE_P99_MS: f64 = 25.0;
+/// Live odds p99 at most this times the peer's (nats-server's own WebSocket fan-out of
+/// the same updates to as many clients, in the same run): no worse.
+pub const LIVE_PEER_RATIO: f64 = 1.0;
 /// Document reads while a rebuild runs or the projector catches up: p99 under this, ms.
 pub const STALL_P99_MS: f64 = 5.0;
 /// Resident memory per idle connection under this, bytes.
@@ -92,8 +95,8 @@ pub struct Report {
     pub startup: Option<StartupResult>,
     /// Idle connection memory.
     pub memory: Option<MemoryResult>,
-    /// Live odds.
-    pub live: Option<LiveResult>,
+    /// Live odds: the service and its peer, round by round.
+    pub live: Option<Vec<LiveRound>>,
     /// Live clients through a catch-up after an outage.
     pub catchup: Option<CatchupResult>,
     /// Document reads while the store is written.
@@ -125,6 +128,115 @@ fn verdict(judged: bool, pass: bool) -> &'static str {
         (true, true) => "PASS",
         (true, false) => "FAIL",
     }
+}
+
+/// The live part's rows: the service against its peer, medians of the rounds.
+fn live_rows(rounds: &[LiveRound], judged: bool, cores: usize) -> Vec<[String; 7]> {
+    let Some(first) = rounds.first() else {
+        return Vec::new();
+    };
+    let n = rounds.len();
+    type Side = fn(&LiveRound) -> &LiveResult;
+    let med = |side: Side, f: fn(&LiveResult) -> f64| median(rounds.iter().map(|r| f(side(r))));
+    let (ours, peer): (Side, Side) = (|r| &r.service, |r| &r.peer);
+    let latency = |side: Side| {
+        format!(
+            "{:.2} / {:.2} / {:.1}",
+            med(side, |l| l.p50_ms),
+            med(side, |l| l.p99_ms),
+            med(side, |l| l.max_ms)
+        )
+    };
+    let delivered = |side: Side| {
+        let (received, expected) = rounds
+            .iter()
+            .map(side)
+            .fold((0, 0), |(r, e), l| (r + l.received, e + l.expected));
+        format!(
+            "{} ({} of {})",
+            thousands(med(side, |l| l.delivered_per_sec)),
+            thousands(received as f64),
+            thousands(expected as f64)
+        )
+    };
+    // The two sides of a round ran one after the other on the same machine: as for
+    // HTTP, the ratio is the median of the rounds' ratios.
+    let p99_ratio = median(rounds.iter().map(|r| r.service.p99_ms / r.peer.p99_ms));
+    let p99 = med(ours, |l| l.p99_ms);
+    let all_delivered = rounds
+        .iter()
+        .all(|r| r.service.received == r.service.expected);
+    let l = &first.service;
+    let offered = (l.clients as u64 * l.rate) as f64;
+    vec![
+        [
+            format!(
+                "Live odds ({} clients × {}/s, {} updates); baseline: nats-server's WebSocket",
+                thousands(l.clients as f64),
+                l.rate,
+                thousands(l.published as f64)
+            ),
+            format!(
+                "publish to client p50 / p99 / max ms, median of {n}; ratio: median of the rounds' p99 ratios"
+            ),
+            latency(ours),
+            latency(peer),
+            format!("{p99_ratio:.2}"),
+            format!("p99 < {LIVE_P99_MS} ms and ≤ {LIVE_PEER_RATIO:.2} × nats-server's"),
+            verdict(
+                judged,
+                p99 < LIVE_P99_MS && p99_ratio <= LIVE_PEER_RATIO && all_delivered,
+            )
+            .into(),
+        ],
+        [
+            String::new(),
+            format!(
+                "frames delivered/s of {} offered, median (received of expected, all rounds)",
+                thousands(offered)
+            ),
+            delivered(ours),
+            delivered(peer),
+            format!(
+                "{:.2}",
+                median(
+                    rounds
+                        .iter()
+                        .map(|r| r.service.delivered_per_sec / r.peer.delivered_per_sec)
+                )
+            ),
+            String::new(),
+            String::new(),
+        ],
+        [
+            String::new(),
+            "CPU while publishing, % of a core, median: server; clients".into(),
+            format!(
+                "{:.0} + {:.0} (service + nats-server); {:.0}",
+                med(ours, |l| l.service_cpu_pct),
+                med(ours, |l| l.nats_cpu_pct),
+                med(ours, |l| l.clients_cpu_pct)
+            ),
+            format!(
+                "{:.0} (nats-server); {:.0}",
+                med(peer, |l| l.nats_cpu_pct),
+                med(peer, |l| l.clients_cpu_pct)
+            ),
+            format!(
+                "{:.2}",
+                median(rounds.iter().map(|r| (r.service.service_cpu_pct
+                    + r.service.nats_cpu_pct)
+                    / r.peer.nats_cpu_pct))
+            ),
+            format!(
+                "machine {:.0} / {:.0} of {}",
+                med(ours, |l| l.machine_cpu_pct),
+                med(peer, |l| l.machine_cpu_pct),
+                100 * cores
+            ),
+            String::new(),
+        ],
+    ]
 }
 
 /// `12,345`.
@@ -256,53 +368,8 @@ impl Report {
                 verdict(judged, med < STARTUP_SECS).into(),
             ]);
         }
-        if let Some(l) = &self.live {
-            rows.push([
-                format!(
-                    "Live odds ({} clients × {}/s, {} updates)",
-                    thousands(l.clients as f64),
-                    l.rate,
-                    thousands(l.published as f64)
-                ),
-                "publish to client p50 / p99 / max ms".into(),
-                format!("{:.2} / {:.2} / {:.1}", l.p50_ms, l.p99_ms, l.max_ms),
-                String::new(),
-                String::new(),
-                format!("p99 < {LIVE_P99_MS} ms"),
-                verdict(judged, l.p99_ms < LIVE_P99_MS && l.received == l.expected).into(),
-            ]);
-            rows.push([
-                String::new(),
-                "odds frames delivered/s (received of expected)".into(),
-                format!(
-                    "{} ({} of {})",
-                    thousands(l.delivered_per_sec),
-                    thousands(l.received as f64),
-                    thousands(l.expected as f64)
-                ),
-                format!("{} offered", thousands((l.clients as u64 * l.rate) as f64)),
-                format!(
-                    "{:.2}",
-                    l.delivered_per_sec / (l.clients as u64 * l.rate) as f64
-                ),
-                String::new(),
-                String::new(),
-            ]);
-        }
-        if let Some(l) = &self.live {
-            rows.push([
-                String::new(),
-                "CPU while publishing, % of a core".into(),
-                format!("{:.0} (service)", l.service_cpu_pct),
-                format!("{:.0} (clients)", l.clients_cpu_pct),
-                String::new(),
-                format!(
-                    "machine {:.0} of {}",
-                    l.machine_cpu_pct,
-                    100 * self.machine.cores
-                ),
-                String::new(),
-            ]);
+        if let Some(rounds) = &self.live {
+            rows.extend(live_rows(rounds, judged, self.machine.cores));
         }
         if let Some(c) = &self.catchup {
             rows.push([

@@ -87,6 +87,26 @@ impl Service {
         })
     }
 
+    /// [`Service::start`], then waits for its first 200 of today's card (its read
+    /// models caught up) and until it is idle ([`Service::wait_idle`]): ready to measure.
+    pub async fn start_ready(
+        target: &Target,
+        data_dir: &Path,
+        label: &str,
+    ) -> anyhow::Result<Service> {
+        let mut service = Service::start(target, data_dir, label).await?;
+        service
+            .wait_ok(
+                &reqwest::Client::new(),
+                "/api/v1/racecards/today",
+                Duration::from_millis(20),
+                Duration::from_secs(3600),
+            )
+            .await?;
+        service.wait_idle(Duration::from_secs(120)).await?;
+        Ok(service)
+    }
+
     /// `http://127.0.0.1:PORT` + `path`.
     pub fn url(&self, path: &str) -> String {
         format!("http://127.0.0.1:{}{path}", self.port)

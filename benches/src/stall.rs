@@ -63,16 +63,7 @@ pub async fn run(
     work: &Path,
 ) -> anyhow::Result<StallResult> {
     let client = reqwest::Client::new();
-    let mut service = Service::start(target, store, "stall").await?;
-    service
-        .wait_ok(
-            &client,
-            "/api/v1/racecards/today",
-            Duration::from_millis(20),
-            Duration::from_secs(3600),
-        )
-        .await?;
-    service.wait_idle(Duration::from_secs(120)).await?;
+    let service = Service::start_ready(target, store, "stall").await?;
     let paths = documents(&client, &service, &target.key).await?;
     eprintln!(
         "bench:   stall: {} documents, {} connections",

@@ -326,6 +326,13 @@ impl Credentials {
 
     /// The server's `authorization` block for these users.
     pub fn authorization(&self) -> String {
+        self.authorization_with("")
+    }
+
+    /// The server's `authorization` block for these users and `more`: entries of its
+    /// `users` list, as nats-server configuration, for users that are not of a role (a
+    /// local server's WebSocket user).
+    pub fn authorization_with(&self, more: &str) -> String {
         let list = |subjects: &[String]| {
             subjects
                 .iter()
@@ -349,6 +356,7 @@ impl Credentials {
                 list(&p.subscribe),
             ));
         }
+        text.push_str(more);
         text.push_str("  ]\n}\n");
         text
     }

@@ -1,6 +1,6 @@
 //! A nats-server child process for the embedded default and for tests: JetStream,
 //! loopback only, authentication always on (the users of a credentials directory), TLS
-//! when asked.
+//! and a WebSocket listener when asked.
 
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
@@ -25,10 +25,55 @@ pub struct ServerTls {
     pub verify_clients: Option<PathBuf>,
 }
 
+/// A WebSocket listener beside the client port (nats-server's own, `websocket {}`), for
+/// one more user: on loopback, on a port the server picks, without TLS (loopback only,
+/// as the rest of a local server). Its user, an nkey, may connect over WebSocket alone,
+/// subscribe to `subscribe` and publish nothing.
+#[derive(Debug, Clone)]
+pub struct WebSocketUser {
+    /// The user's public nkey: the server's configuration holds no secret.
+    pub nkey: String,
+    /// Subjects it may subscribe to.
+    pub subscribe: Vec<String>,
+}
+
+impl WebSocketUser {
+    /// Its entry of the `authorization` block's users, and the `websocket` block.
+    fn config(&self) -> (String, String) {
+        let subscribe = self
+            .subscribe
+            .iter()
+            .map(|s| format!("\"{s}\""))
+            .collect::<Vec<_>>()
+            .join(", ");
+        // An empty `allow` list allows everything: publishing is denied instead.
+        let user = format!(
+            "    # the WebSocket listener's user\n    {{ nkey: \"{}\", permissions: {{\n        \
+             publish: {{ deny: [\">\"] }}\n        subscribe: {{ allow: [{subscribe}] }}\n    \
+             }}, allowed_connection_types: [\"WEBSOCKET\"] }}\n",
+            self.nkey
+        );
+        // No compression, nats-server's default: the service's WebSocket sends plain frames.
+        let listener =
+            "websocket {\n  host: \"127.0.0.1\"\n  port: -1\n  no_tls: true\n}\n".to_owned();
+        (user, listener)
+    }
+}
+
+/// What a local server serves besides plain NATS on its client port: nothing by default.
+#[derive(Debug, Clone, Default)]
+pub struct ServerOptions {
+    /// TLS on the client port.
+    pub tls: Option<ServerTls>,
+    /// A WebSocket listener and its user.
+    pub websocket: Option<WebSocketUser>,
+}
+
 /// A nats-server child process with JetStream, listening on loopback; stopped on drop.
 pub struct LocalNats {
     child: Child,
     addr: SocketAddr,
+    websocket: Option<SocketAddr>,
     store_dir: PathBuf,
     credentials: Credentials,
     tls: bool,
@@ -45,24 +90,38 @@ impl LocalNats {
         port: Option<u16>,
         credentials: &Credentials,
     ) -> anyhow::Result<Self> {
-        Self::start_with(program, store_dir, port, credentials, None).await
+        Self::start_with(
+            program,
+            store_dir,
+            port,
+            credentials,
+            &ServerOptions::default(),
+        )
+        .await
     }
 
-    /// [`LocalNats::start`], speaking TLS only when `tls` is given.
+    /// [`LocalNats::start`], with TLS and a WebSocket listener if `options` asks for them.
     pub async fn start_with(
         program: &str,
         store_dir: &Path,
         port: Option<u16>,
         credentials: &Credentials,
-        tls: Option<&ServerTls>,
+        options: &ServerOptions,
     ) -> anyhow::Result<Self> {
         std::fs::create_dir_all(store_dir)
             .with_context(|| format!("creating {}", store_dir.display()))?;
         // A payload may be 1 MiB (feed contract) and NATS counts headers in max_payload,
         // so the limit is raised above the 1 MB default, as nats.conf does.
         let mut conf = String::from("max_payload: 2MB\n");
-        conf.push_str(&credentials.authorization());
-        if let Some(tls) = tls {
+        let websocket = options.websocket.as_ref().map(WebSocketUser::config);
+        match &websocket {
+            Some((user, listener)) => {
+                conf.push_str(&credentials.authorization_with(user));
+                conf.push_str(listener);
+            }
+            None => conf.push_str(&credentials.authorization()),
+        }
+        if let Some(tls) = &options.tls {
             let quoted = |p: &Path| format!("\"{}\"", p.display());
             conf.push_str(&format!(
                 "tls {{\n  cert_file: {}\n  key_file: {}\n",
@@ -77,7 +136,11 @@ impl LocalNats {
         let path = store_dir.join("nats-server.conf");
         std::fs::write(&path, conf).with_context(|| format!("writing {}", path.display()))?;
         let port = port.filter(|p| port_is_free(*p));
-        let spawn = |port| Self::spawn(program, store_dir, port, credentials, tls.is_some());
+        let listeners = Listeners {
+            tls: options.tls.is_some(),
+            websocket: websocket.is_some(),
+        };
+        let spawn = |port| Self::spawn(program, store_dir, port, credentials, listeners);
         match spawn(port).await {
             // The requested port was taken between the check and the start.
             Err(_) if port.is_some() => spawn(None).await,
@@ -90,7 +153,7 @@ impl LocalNats {
         store_dir: &Path,
         port: Option<u16>,
         credentials: &Credentials,
-        tls: bool,
+        listeners: Listeners,
     ) -> anyhow::Result<Self> {
         let conf = store_dir.join("nats-server.conf");
         let ports_dir = store_dir.join("ports");
@@ -119,16 +182,22 @@ impl LocalNats {
             if let Some(status) = child.try_wait()? {
                 bail!("nats-server exited at start-up with {status} (port {port_arg} in use?)");
             }
-            // The server writes its ports file once it listens.
-            if let Some(addr) = listening_on(&ports_dir) {
-                if tokio::net::TcpStream::connect(addr).await.is_ok() {
-                    return Ok(LocalNats {
-                        child,
-                        addr,
-                        store_dir: store_dir.to_owned(),
-                        credentials: credentials.clone(),
-                        tls,
-                    });
+            // The server writes its ports file once it listens on every port.
+            if let Some(ports) = ports(&ports_dir) {
+                let websocket = ports.websocket();
+                if let Some(addr) = ports.nats() {
+                    if (websocket.is_some() || !listeners.websocket)
+                        && tokio::net::TcpStream::connect(addr).await.is_ok()
+                    {
+                        return Ok(LocalNats {
+                            child,
+                            addr,
+                            websocket: websocket.filter(|_| listeners.websocket),
+                            store_dir: store_dir.to_owned(),
+                            credentials: credentials.clone(),
+                            tls: listeners.tls,
+                        });
+                    }
                 }
             }
             if tokio::time::Instant::now() > deadline {
@@ -142,6 +211,16 @@ impl LocalNats {
     pub fn url(&self) -> String {
         let scheme = if self.tls { "tls" } else { "nats" };
         format!("{scheme}://{}", self.addr)
+    }
+
+    /// The URL of the WebSocket listener, `ws://127.0.0.1:PORT`, if it was asked for.
+    pub fn websocket_url(&self) -> Option<String> {
+        self.websocket.map(|addr| format!("ws://{addr}"))
+    }
+
+    /// The server's process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.id()
     }
 
     /// The users that may connect.
@@ -190,22 +269,52 @@ impl LocalNats {
     }
 }
 
-/// The client address in the ports file nats-server writes (`{"nats":["nats://h:p"]}`).
-pub fn listening_on(ports_dir: &Path) -> Option<SocketAddr> {
-    #[derive(serde::Deserialize)]
-    struct Ports {
-        nats: Vec<String>,
+/// The listeners a server was configured with.
+#[derive(Debug, Clone, Copy)]
+struct Listeners {
+    tls: bool,
+    websocket: bool,
+}
+
+/// The ports file nats-server writes once it listens:
+/// `{"nats":["nats://h:p"],"websocket":["ws://h:p"]}`.
+#[derive(serde::Deserialize)]
+struct Ports {
+    nats: Vec<String>,
+    #[serde(default)]
+    websocket: Vec<String>,
+}
+
+impl Ports {
+    fn nats(&self) -> Option<SocketAddr> {
+        address(self.nats.first()?, &["nats://", "tls://"])
     }
+
+    fn websocket(&self) -> Option<SocketAddr> {
+        address(self.websocket.first()?, &["ws://", "wss://"])
+    }
+}
+
+/// The address of a URL of one of `schemes`.
+fn address(url: &str, schemes: &[&str]) -> Option<SocketAddr> {
+    schemes
+        .iter()
+        .find_map(|s| url.strip_prefix(s))?
+        .parse()
+        .ok()
+}
+
+fn ports(ports_dir: &Path) -> Option<Ports> {
     let file = std::fs::read_dir(ports_dir)
         .ok()?
         .filter_map(Result::ok)
         .find(|e| e.path().extension().is_some_and(|x| x == "ports"))?;
-    let ports: Ports = serde_json::from_slice(&std::fs::read(file.path()).ok()?).ok()?;
-    let url = ports.nats.first()?;
-    url.strip_prefix("nats://")
-        .or_else(|| url.strip_prefix("tls://"))?
-        .parse()
-        .ok()
+    serde_json::from_slice(&std::fs::read(file.path()).ok()?).ok()
+}
+
+/// The client address in the ports file nats-server writes in `ports_dir`.
+pub fn listening_on(ports_dir: &Path) -> Option<SocketAddr> {
+    ports(ports_dir)?.nats()
 }
 
 fn port_is_free(port: u16) -> bool {
@@ -215,4 +324,42 @@ fn port_is_free(port: u16) -> bool {
 /// A port that was free a moment ago on loopback.
 pub fn free_port() -> anyhow::Result<u16> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ports_file_gives_the_client_and_websocket_addresses() {
+        let ports: Ports = serde_json::from_str(
+            r#"{"nats":["nats://127.0.0.1:4222"],"websocket":["ws://127.0.0.1:8080"]}"#,
+        )
+        .expect("a ports file");
+        assert_eq!(ports.nats(), "127.0.0.1:4222".parse().ok());
+        assert_eq!(ports.websocket(), "127.0.0.1:8080".parse().ok());
+        let plain: Ports =
+            serde_json::from_str(r#"{"nats":["tls://127.0.0.1:4222"]}"#).expect("a ports file");
+        assert_eq!(plain.nats(), "127.0.0.1:4222".parse().ok());
+        assert_eq!(plain.websocket(), None);
+    }
+
+    #[test]
+    fn the_websocket_user_may_only_subscribe_and_only_over_websocket() {
+        let (user, listener) = WebSocketUser {
+            nkey: "UABC".into(),
+            subscribe: vec!["racing.odds.>".into()],
+        }
+        .config();
+        assert!(user.contains(r#"publish: { deny: [">"] }"#), "{user}");
+        assert!(
+            user.contains(r#"subscribe: { allow: ["racing.odds.>"] }"#),
+            "{user}"
+        );
+        assert!(
+            user.contains(r#"allowed_connection_types: ["WEBSOCKET"]"#),
+            "{user}"
+        );
+        assert!(listener.contains("no_tls: true") && listener.contains("port: -1"));
+    }
 }

@@ -13,7 +13,7 @@ use racing_events::{ALL_SUBJECTS, MAX_PAYLOAD_BYTES};
 
 pub use auth::{Credentials, Role};
 pub use client::{connect, redact, ClientAuth, Connection, NatsArgs};
-pub use local::{free_port, LocalNats, ServerTls};
+pub use local::{free_port, LocalNats, ServerOptions, ServerTls, WebSocketUser};
 
 use crate::retry::Fatal;
 
