@@ -154,6 +154,8 @@ pub struct Fold {
     seq: u64,
     /// The jockeys' and trainers' rides the batch touched (`people.rs`).
     people: crate::people::People,
+    /// The horses' names the batch touched (`search.rs`).
+    names: crate::search::Touched,
 }
 
 /// The odds of a date's races as given, by race and venue (`None`: for every venue).
@@ -256,7 +258,7 @@ impl Fold {
         // The document is the profile as the feed gave it: no other record is kept.
         let doc = docs::render_profile(p);
         put_doc(s, DocKey::Profile(&p.horse_no), &doc, self.seq)?;
-        crate::search::note_profile(s, p, self.seq)?;
+        self.names.note_profile(s, p, self.seq)?;
         // The profile's name heads the form document.
         self.form(s, &p.horse_no)?;
         Ok(())
@@ -293,7 +295,7 @@ impl Fold {
     fn card(&mut self, s: &mut impl State, c: &RaceCard) -> Result<(), StoreError> {
         let n = race_no(c.race_number)?;
         let old: Option<RaceCard> = read(s, &keys::card(&c.date, n, &c.venue))?;
-        crate::search::note_card(s, old.as_ref(), Some(c), self.seq)?;
+        self.names.note_card(s, old.as_ref(), Some(c), self.seq)?;
         write(s, keys::card(&c.date, n, &c.venue), c);
         let mut day = Day::read(s, &c.date)?;
         if day.cards.entry(c.venue.clone()).or_default().insert(n) {
@@ -534,7 +536,7 @@ impl Fold {
         old: Option<&RaceResult>,
         r: &RaceResult,
     ) -> Result<(), StoreError> {
-        crate::search::note_result(s, old, Some(r), self.seq)?;
+        self.names.note_result(s, old, Some(r), self.seq)?;
         self.people.replace(s, old, Some(r))
     }
 
@@ -546,19 +548,20 @@ impl Fold {
         (date, n, venue): (&str, u8, &str),
     ) -> Result<(), StoreError> {
         let card: Option<RaceCard> = read(s, &keys::card(date, n, venue))?;
-        crate::search::note_card(s, card.as_ref(), None, self.seq)?;
+        self.names.note_card(s, card.as_ref(), None, self.seq)?;
         let result: Option<RaceResult> = read(s, &keys::result(date, n, venue))?;
-        crate::search::note_result(s, result.as_ref(), None, self.seq)?;
+        self.names.note_result(s, result.as_ref(), None, self.seq)?;
         self.people.replace(s, result.as_ref(), None)
     }
 
     /// Renders the read models of discovery the batch touched: the meetings of each date
-    /// whose cards or results changed (`meetings.rs`), and the jockeys and trainers
-    /// (`people.rs`). Runs before the other renders, which take the touched dates.
+    /// whose cards or results changed (`meetings.rs`), the horses' names (`search.rs`),
+    /// and the jockeys and trainers (`people.rs`). Runs before the other renders, which take the touched dates.
     fn render_discovery(&mut self, s: &mut impl State) -> Result<(), StoreError> {
         for date in self.card_days.union(&self.result_days) {
             crate::meetings::render(s, date)?;
         }
+        self.names.render(s)?;
         self.people.render(s, self.seq)
     }
 

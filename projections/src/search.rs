@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use racing_events::{HorseProfile, RaceCard, RaceResult};
 use serde::{Deserialize, Serialize};
 
-use crate::fold::State;
+use crate::fold::{Records, State};
 use crate::keys;
 use crate::store::Store;
 use crate::StoreError;
@@ -68,116 +68,148 @@ enum Source<'a> {
     Race(&'a str, i64, &'a str, char),
 }
 
-/// Sets (`Some`) or takes back (`None`) the name `source` gives `horse`; `seq` is the
-/// event's sequence.
-fn name(
-    s: &mut impl State,
-    horse: &str,
-    source: Source<'_>,
-    given: Option<&str>,
-    seq: u64,
-) -> Result<(), StoreError> {
-    let key = keys::horse_names(horse);
-    let mut names: Names = match s.get(&key)? {
-        Some(bytes) => serde_json::from_slice(&bytes)
-            .map_err(|e| StoreError::Corrupt(format!("names of {horse}: {e}")))?,
-        None => Names::default(),
-    };
-    let given = given.map(|n| (n.to_owned(), seq));
-    match source {
-        Source::Profile => names.profile = given,
-        Source::Race(date, n, venue, kind) => {
-            let race = format!("{date}\0{n:02}\0{venue}\0{kind}");
-            match given {
-                Some(g) => names.races.insert(race, g),
-                None => names.races.remove(&race),
-            };
-        }
-    }
-    if names.profile.is_none() && names.races.is_empty() {
-        if s.get(&key)?.is_some() {
-            s.delete(key);
-        }
-    } else {
-        // Plain data: serialising it cannot fail.
-        s.put(key, serde_json::to_vec(&names).unwrap_or_default());
-    }
-    Ok(())
+/// The name records a batch touched, decoded until it renders, as forms and people
+/// are: a horse's record holds the name of every race it ran, and was read, decoded,
+/// encoded and written again for each of its runners' cards and results.
+#[derive(Debug, Default)]
+pub(crate) struct Touched {
+    names: BTreeMap<String, Names>,
 }
 
-/// Notes the name a profile gives its horse.
-pub(crate) fn note_profile(
-    s: &mut impl State,
-    p: &HorseProfile,
-    seq: u64,
-) -> Result<(), StoreError> {
-    name(s, &p.horse_no, Source::Profile, Some(&p.horse_name), seq)
-}
-
-/// A card in place of `old` (`None`: new), or (`new` `None`) retracted: the names each
-/// gives its runners.
-pub(crate) fn note_card(
-    s: &mut impl State,
-    old: Option<&RaceCard>,
-    new: Option<&RaceCard>,
-    seq: u64,
-) -> Result<(), StoreError> {
-    let runners = |c: Option<&RaceCard>| -> Vec<(String, String)> {
-        c.map(|c| {
-            c.runners
-                .iter()
-                .map(|r| (r.horse_no.clone(), r.horse_name.clone()))
-                .collect()
+impl Touched {
+    /// The names of `horse`, loaded into the batch on first use.
+    fn names(&mut self, s: &impl Records, horse: &str) -> Result<&mut Names, StoreError> {
+        use std::collections::btree_map::Entry;
+        Ok(match self.names.entry(horse.to_owned()) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => e.insert(match s.get(&keys::horse_names(horse))? {
+                Some(bytes) => serde_json::from_slice(&bytes)
+                    .map_err(|e| StoreError::Corrupt(format!("names of {horse}: {e}")))?,
+                None => Names::default(),
+            }),
         })
-        .unwrap_or_default()
-    };
-    let Some(c) = new.or(old) else {
-        return Ok(());
-    };
-    let source = || Source::Race(&c.date, c.race_number, &c.venue, 'c');
-    replace(s, runners(old), runners(new), source, seq)
-}
+    }
 
-/// A result in place of `old`, or (`new` `None`) retracted: the names each gives.
-pub(crate) fn note_result(
-    s: &mut impl State,
-    old: Option<&RaceResult>,
-    new: Option<&RaceResult>,
-    seq: u64,
-) -> Result<(), StoreError> {
-    let runners = |r: Option<&RaceResult>| -> Vec<(String, String)> {
-        r.map(|r| {
-            r.runners
-                .iter()
-                .map(|x| (x.horse_no.clone(), x.horse_name.clone()))
-                .collect()
-        })
-        .unwrap_or_default()
-    };
-    let Some(r) = new.or(old) else {
-        return Ok(());
-    };
-    let source = || Source::Race(&r.date, r.race_number, &r.venue, 'r');
-    replace(s, runners(old), runners(new), source, seq)
-}
-
-/// The names of one race's runners: those only in `old` taken back, those in `new` set.
-fn replace<'a>(
-    s: &mut impl State,
-    old: Vec<(String, String)>,
-    new: Vec<(String, String)>,
-    source: impl Fn() -> Source<'a>,
-    seq: u64,
-) -> Result<(), StoreError> {
-    for (horse, _) in &old {
-        if !new.iter().any(|(h, _)| h == horse) {
-            name(s, horse, source(), None, seq)?;
+    /// Sets (`Some`) or takes back (`None`) the name `source` gives `horse`; `seq` is
+    /// the event's sequence.
+    fn name(
+        &mut self,
+        s: &impl Records,
+        horse: &str,
+        source: Source<'_>,
+        given: Option<&str>,
+        seq: u64,
+    ) -> Result<(), StoreError> {
+        let names = self.names(s, horse)?;
+        let given = given.map(|n| (n.to_owned(), seq));
+        match source {
+            Source::Profile => names.profile = given,
+            Source::Race(date, n, venue, kind) => {
+                let race = format!("{date}\0{n:02}\0{venue}\0{kind}");
+                match given {
+                    Some(g) => names.races.insert(race, g),
+                    None => names.races.remove(&race),
+                };
+            }
         }
+        Ok(())
     }
-    for (horse, given) in &new {
-        name(s, horse, source(), Some(given), seq)?;
+
+    /// Notes the name a profile gives its horse.
+    pub(crate) fn note_profile(
+        &mut self,
+        s: &impl Records,
+        p: &HorseProfile,
+        seq: u64,
+    ) -> Result<(), StoreError> {
+        self.name(s, &p.horse_no, Source::Profile, Some(&p.horse_name), seq)
     }
-    Ok(())
+
+    /// A card in place of `old` (`None`: new), or (`new` `None`) retracted: the names
+    /// each gives its runners.
+    pub(crate) fn note_card(
+        &mut self,
+        s: &impl Records,
+        old: Option<&RaceCard>,
+        new: Option<&RaceCard>,
+        seq: u64,
+    ) -> Result<(), StoreError> {
+        let runners = |c: Option<&RaceCard>| -> Vec<(String, String)> {
+            c.map(|c| {
+                c.runners
+                    .iter()
+                    .map(|r| (r.horse_no.clone(), r.horse_name.clone()))
+                    .collect()
+            })
+            .unwrap_or_default()
+        };
+        let Some(c) = new.or(old) else {
+            return Ok(());
+        };
+        let source = || Source::Race(&c.date, c.race_number, &c.venue, 'c');
+        self.replace(s, runners(old), runners(new), source, seq)
+    }
+
+    /// A result in place of `old`, or (`new` `None`) retracted: the names each gives.
+    pub(crate) fn note_result(
+        &mut self,
+        s: &impl Records,
+        old: Option<&RaceResult>,
+        new: Option<&RaceResult>,
+        seq: u64,
+    ) -> Result<(), StoreError> {
+        let runners = |r: Option<&RaceResult>| -> Vec<(String, String)> {
+            r.map(|r| {
+                r.runners
+                    .iter()
+                    .map(|x| (x.horse_no.clone(), x.horse_name.clone()))
+                    .collect()
+            })
+            .unwrap_or_default()
+        };
+        let Some(r) = new.or(old) else {
+            return Ok(());
+        };
+        let source = || Source::Race(&r.date, r.race_number, &r.venue, 'r');
+        self.replace(s, runners(old), runners(new), source, seq)
+    }
+
+    /// The names of one race's runners: those only in `old` taken back, those in `new`
+    /// set.
+    fn replace<'a>(
+        &mut self,
+        s: &impl Records,
+        old: Vec<(String, String)>,
+        new: Vec<(String, String)>,
+        source: impl Fn() -> Source<'a>,
+        seq: u64,
+    ) -> Result<(), StoreError> {
+        for (horse, _) in &old {
+            if !new.iter().any(|(h, _)| h == horse) {
+                self.name(s, horse, source(), None, seq)?;
+            }
+        }
+        for (horse, given) in &new {
+            self.name(s, horse, source(), Some(given), seq)?;
+        }
+        Ok(())
+    }
+
+    /// Writes each touched horse's names, or removes the record of one left with none.
+    pub(crate) fn render(&mut self, s: &mut impl State) -> Result<(), StoreError> {
+        for (horse, names) in std::mem::take(&mut self.names) {
+            let key = keys::horse_names(&horse);
+            if names.profile.is_none() && names.races.is_empty() {
+                if s.get(&key)?.is_some() {
+                    s.delete(key);
+                }
+            } else {
+                // Plain data: serialising it cannot fail.
+                s.put(key, serde_json::to_vec(&names).unwrap_or_default());
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Whether `text` (already lower case) is in `name`, and at its start.
