@@ -129,6 +129,9 @@ pub struct RaceSnapshot {
     pub frames: Vec<Utf8Bytes>,
 }
 
+/// Copies of the hub's ring; sessions join them in turn.
+const RINGS: usize = 16;
+
 /// The current odds of a race as `snapshot` frames, read from the store.
 pub fn race_snapshot(
     store: &racing_projections::Store,
@@ -169,14 +172,20 @@ pub fn race_snapshot(
     Ok(snapshot)
 }
 
-/// The fan-out point: one broadcast ring shared by every session. A session that falls
-/// more than the ring's capacity behind loses its place and is sent fresh snapshots
-/// instead, so its memory is bounded whatever it does. The hub also keeps, for each race
+/// The fan-out point: a broadcast ring that every session reads from. A session that
+/// falls more than the ring's capacity behind loses its place and is sent fresh snapshots
+/// instead, so its memory is bounded whatever it does. The ring is kept in [`RINGS`]
+/// copies, each update sent to all of them in the same order and each session reading
+/// one: every receiver of a ring registers under the ring's one lock each time it waits,
+/// and a thousand sessions on both cores waiting on one lock made each update a queue
+/// on it. The hub also keeps, for each race
 /// whose odds changed since the process started, the `seq` of its latest change, so that
 /// a session that lost its place re-sends only the races that changed since.
 pub struct OddsHub {
     state: Mutex<HubState>,
-    tx: broadcast::Sender<Arc<Relay>>,
+    rings: Vec<broadcast::Sender<Arc<Relay>>>,
+    /// The ring the next session joins.
+    next: std::sync::atomic::AtomicUsize,
     /// Updates in one commit above which they go out as a catch-up.
     burst: usize,
 }
@@ -226,13 +235,30 @@ impl OddsHub {
                 latest,
                 ..HubState::default()
             }),
-            tx: broadcast::channel(capacity).0,
+            rings: (0..RINGS).map(|_| broadcast::channel(capacity).0).collect(),
+            next: std::sync::atomic::AtomicUsize::new(0),
             burst: (capacity / 4).max(1),
         }
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, HubState> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether any session listens.
+    fn listened(&self) -> bool {
+        self.rings.iter().any(|ring| ring.receiver_count() > 0)
+    }
+
+    /// Sends `relay` to every ring that a session reads, in the order of the calls (each
+    /// is made under the state lock).
+    fn send(&self, relay: Relay) {
+        let relay = Arc::new(relay);
+        for ring in &self.rings {
+            if ring.receiver_count() > 0 {
+                let _ = ring.send(relay.clone());
+            }
+        }
     }
 
     /// Whether `updates` applied in one commit go out as a catch-up rather than one by
@@ -254,8 +280,8 @@ impl OddsHub {
     ) {
         let mut state = self.state();
         state.changed(date, race_number, seq);
-        if self.tx.receiver_count() > 0 {
-            let _ = self.tx.send(Arc::new(Relay::Delta(delta())));
+        if self.listened() {
+            self.send(Relay::Delta(delta()));
         }
     }
 
@@ -273,22 +299,21 @@ impl OddsHub {
             state.changed(date, race_number, seq);
             upto = upto.max(seq);
         }
-        if self.tx.receiver_count() == 0 || changes.is_empty() {
+        if !self.listened() || changes.is_empty() {
             return;
         }
         let races: BTreeSet<(&str, u8)> = changes.iter().map(|&(d, n, _)| (d, n)).collect();
         let races: Vec<(Arc<str>, u8)> = races.into_iter().map(|(d, n)| (d.into(), n)).collect();
         let races = snapshots(&races);
-        let _ = self
-            .tx
-            .send(Arc::new(Relay::CaughtUp(CaughtUp { upto, races })));
+        self.send(Relay::CaughtUp(CaughtUp { upto, races }));
     }
 
     /// Joins the fan-out: the latest sequence published and a receiver of everything
     /// relayed after it, taken together so that nothing falls between them.
     pub fn join(&self) -> (u64, broadcast::Receiver<Arc<Relay>>) {
         let state = self.state();
-        (state.latest, self.tx.subscribe())
+        let ring = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % RINGS;
+        (state.latest, self.rings[ring].subscribe())
     }
 
     /// The latest sequence published.
