@@ -175,11 +175,23 @@ pub async fn run_session<Si, St, E>(
             }
         }
     };
+    // The ends that come from outside (the server shutting down, the key no longer good
+    // for the connection) wait in a part of their own, which is polled only when one of
+    // them wakes it, and tell the session through a channel of its own. Waited for in
+    // the session itself, they were polled on every update: each poll of a waiting
+    // notification takes its lock, and the shutdown's lock is shared by every session.
+    let (end_tx, mut end_rx) = futures::channel::oneshot::channel();
+    let watch = async move {
+        let end = tokio::select! {
+            biased;
+            _ = shutdown.cancelled() => (CLOSE_GOING_AWAY, "server shutting down"),
+            end = ended => end,
+        };
+        let _ = end_tx.send(end);
+    };
     let decide = async {
-        // Pinned once here, as the other ends are in `serve`.
-        let ended = std::pin::pin!(ended);
         session.welcome(latest);
-        match session.serve(&mut client_rx, &shutdown, ended).await {
+        match session.serve(&mut client_rx, &mut end_rx).await {
             End::Close(code, reason) => outbox.close(code, reason),
             End::Gone => outbox.stop(),
         }
@@ -193,12 +205,16 @@ pub async fn run_session<Si, St, E>(
     let mut parts: FuturesUnordered<_> = [
         Box::pin(decide.map(|()| true)).left_future().left_future(),
         Box::pin(write.map(|()| true)).right_future().left_future(),
-        Box::pin(read.map(|()| false)).right_future(),
+        Box::pin(read.map(|()| false)).left_future().right_future(),
+        Box::pin(watch.map(|()| false))
+            .right_future()
+            .right_future(),
     ]
     .into_iter()
     .collect();
     // The session and the writer end the connection; the reader may still be waiting on
-    // a quiet client, and is dropped with the rest.
+    // a quiet client, and the watch on the ends from outside, and are dropped with the
+    // rest.
     let mut left = 2;
     while let Some(ends) = parts.next().await {
         left -= usize::from(ends);
@@ -234,22 +250,22 @@ impl<'a> Session<'a> {
         }
     }
 
+    /// Serves the connection until it ends; `ends` brings a close from outside (the
+    /// server shutting down, the key no longer good for the connection).
     async fn serve(
         &mut self,
         client: &mut futures::channel::mpsc::Receiver<Result<Message, String>>,
-        shutdown: &CancellationToken,
-        mut ended: std::pin::Pin<&mut impl Future<Output = (u16, &'static str)>>,
+        ends: &mut futures::channel::oneshot::Receiver<(u16, &'static str)>,
     ) -> End {
         let beat = self.ctx.limits.heartbeat;
         // Both timers are armed once, not once per loop: a timer made per delta was a
         // timer-wheel insert and removal per frame per client.
         let resume = tokio::time::sleep_until(Instant::now() + self.ctx.limits.resume_window);
         let heartbeat = tokio::time::sleep_until(self.last_sent_at + beat);
-        // The same for the two ends: a cancellation future made per loop took the token's
-        // lock to register.
-        let outbox = self.outbox;
-        let (stopping, gone) = (shutdown.cancelled(), outbox.done.cancelled());
-        tokio::pin!(resume, heartbeat, stopping, gone);
+        // The same for the writer's end: a cancellation future made per loop took the
+        // token's lock to register.
+        let gone = self.outbox.done.cancelled();
+        tokio::pin!(resume, heartbeat, gone);
         let mut live = false;
         loop {
             let room = self.outbox.len() < self.ctx.limits.max_pending;
@@ -260,9 +276,12 @@ impl<'a> Session<'a> {
             let replay_room = replaying && self.replay_room();
             let step = tokio::select! {
                 biased;
-                _ = &mut stopping => Err(End::Close(CLOSE_GOING_AWAY, "server shutting down")),
+                end = &mut *ends => match end {
+                    Ok((code, reason)) => Err(End::Close(code, reason)),
+                    // The watch is dropped only with the session.
+                    Err(_) => Err(End::Gone),
+                },
                 _ = &mut gone => Err(End::Gone),
-                (code, reason) = &mut ended => Err(End::Close(code, reason)),
                 // Only while there is room for the answer: a client that sends and does
                 // not read waits in its own TCP window, not in this server's memory.
                 incoming = client.next(), if room => match incoming {

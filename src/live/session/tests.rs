@@ -377,9 +377,9 @@ async fn a_replay_waits_at_half_the_outbox_and_live_updates_still_go_out() {
     client
         .try_send(Ok(Message::Text(replay.into())))
         .expect("room for one message");
-    let shutdown = CancellationToken::new();
-    let ended = std::pin::pin!(std::future::pending());
-    let mut serve = Box::pin(session.serve(&mut from_client, &shutdown, ended));
+    // Nothing ends it from outside.
+    let (_end, mut ends) = futures::channel::oneshot::channel();
+    let mut serve = Box::pin(session.serve(&mut from_client, &mut ends));
     let nobody_reads = async {
         outbox_holds(&outbox, half).await;
         tokio::time::sleep(Duration::from_millis(200)).await;
