@@ -45,7 +45,7 @@ impl Role {
     }
 
     /// The runner's person of this role.
-    fn of(self, r: &ResultRunner) -> &str {
+    pub(crate) fn of(self, r: &ResultRunner) -> &str {
         match self {
             Role::Jockey => &r.jockey,
             Role::Trainer => &r.trainer,
@@ -371,6 +371,36 @@ fn render_person(id: &str, summary: &Summary, newest: &[Ride]) -> Vec<u8> {
     };
     // Plain data: serialising it cannot fail.
     serde_json::to_vec(&doc).unwrap_or_default()
+}
+
+/// The record of the jockey or trainer `id` rendered from every ride of theirs in
+/// `results` at once, all sorted newest first (`None` without a ride): what a fold must
+/// serve, whatever batches and seasons the results came in.
+#[cfg(test)]
+pub(crate) fn render_from_results<'a>(
+    role: Role,
+    id: &str,
+    results: impl IntoIterator<Item = &'a RaceResult>,
+) -> Option<Vec<u8>> {
+    let mut rides = Vec::new();
+    for result in results {
+        for runner in result.runners.iter().filter(|r| is_ride(r)) {
+            if slug(role.of(runner)) == id {
+                rides.push(Ride::new(result, runner, role.of(runner)));
+            }
+        }
+    }
+    rides.sort_by(Ride::newest_first);
+    let mut by_season: BTreeMap<String, Vec<&Ride>> = BTreeMap::new();
+    for r in &rides {
+        let season = season(&r.date).unwrap_or_default();
+        by_season.entry(season).or_default().push(r);
+    }
+    let summary = by_season
+        .into_iter()
+        .map(|(season, rides)| (season, Counts::of(rides)))
+        .collect();
+    (!rides.is_empty()).then(|| render_person(id, &summary, &rides))
 }
 
 /// Rides in a person's `recent`.
