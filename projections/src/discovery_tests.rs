@@ -462,3 +462,221 @@ fn the_store_scans_meetings_by_date_and_serves_people() {
         .is_none());
     assert!(store.people(Role::Trainer).expect("read").is_some());
 }
+
+/// Races over three seasons and the days either side of their boundaries (2022/23 to
+/// 2024/25): two races a date, four runners each, whose places and trainers turn with the
+/// date. K Teetan rides only in race 1 of the first two dates, Purton is `Z. Purton` on
+/// every third date, one race has a dead heat and one a runner withdrawn.
+fn three_seasons() -> Vec<Event> {
+    let dates = [
+        "2022-09-04",
+        "2022-10-09",
+        "2022-12-18",
+        "2023-02-05",
+        "2023-04-30",
+        "2023-06-11",
+        "2023-07-16",
+        "2023-08-31",
+        "2023-09-01",
+        "2023-11-12",
+        "2024-01-21",
+        "2024-05-05",
+        "2024-08-31",
+        "2024-09-01",
+        "2024-10-06",
+        "2025-02-09",
+    ];
+    let trainers = ["J Size", "C S Shum"];
+    let mut events = Vec::new();
+    for (d, date) in dates.into_iter().enumerate() {
+        for race in 1..=2 {
+            let fourth = if d < 2 && race == 1 {
+                "K Teetan"
+            } else {
+                "C Y Ho"
+            };
+            let purton = if d % 3 == 1 { "Z. Purton" } else { "Z Purton" };
+            let jockeys = [purton, "H Bowman", "A Badel", fourth];
+            let runners = jockeys
+                .iter()
+                .enumerate()
+                .map(|(i, jockey)| {
+                    let place = (i + d + race as usize) % 4 + 1;
+                    let mut r = ride(
+                        Some(place as i64),
+                        &format!("H{d}{race}{i}"),
+                        jockey,
+                        trainers[(i + d) % 2],
+                    );
+                    r.win_odds = Some(2.0 + (i + d) as f64);
+                    if (d, race, place) == (5, 2, 2) {
+                        r.position = Some(1);
+                    }
+                    if (d, race, i) == (9, 1, 2) {
+                        (r.position, r.status) = (None, Some("WV".into()));
+                    }
+                    r
+                })
+                .collect();
+            events.push(result(date, ST, race, runners));
+        }
+    }
+    events
+}
+
+/// Folds the events into `s` in batches of `size`.
+fn fold_in_batches(s: &mut MemState, events: Vec<Event>, size: usize) {
+    let mut seq = s.seen.len() as u64;
+    for batch in events.chunks(size) {
+        let mut f = Fold::default();
+        for e in batch {
+            seq += 1;
+            f.apply(s, seq, 0, &env(e.clone())).expect("apply");
+        }
+        f.render(s).expect("render");
+    }
+}
+
+/// Checks every jockey's and trainer's record and the lists against what rendering each
+/// one from all their rides in the stored results at once gives, byte for byte, and that
+/// nobody without a ride keeps a record.
+fn assert_people_as_rendered_from_all_rides(s: &MemState) {
+    let results: Vec<RaceResult> = s
+        .records
+        .iter()
+        .filter(|(k, _)| k.starts_with(b"res\0"))
+        .map(|(_, v)| serde_json::from_slice(v).expect("result"))
+        .collect();
+    for role in Role::ALL {
+        let mut ids: std::collections::BTreeSet<String> = results
+            .iter()
+            .flat_map(|r| &r.runners)
+            .map(|r| slug(role.of(r)))
+            .collect();
+        let prefix = crate::keys::person_doc(role.name(), "");
+        ids.extend(
+            s.records
+                .keys()
+                .filter_map(|k| k.strip_prefix(prefix.as_slice()))
+                .map(|id| String::from_utf8_lossy(id).into_owned()),
+        );
+        let (mut rows, mut seasons) = (Vec::new(), 0);
+        for id in ids {
+            let served = s
+                .records
+                .get(&crate::keys::person_doc(role.name(), &id))
+                .map(|v| crate::docs::unseal(v).to_vec());
+            let expected = crate::people::render_from_results(role, &id, &results);
+            assert_eq!(
+                served.as_deref().map(String::from_utf8_lossy),
+                expected.as_deref().map(String::from_utf8_lossy),
+                "{} {id}",
+                role.name()
+            );
+            let summary = s
+                .records
+                .contains_key(&crate::keys::person_summary(role.name(), &id));
+            assert_eq!(summary, expected.is_some(), "summary of {id}");
+            if let Some(doc) = expected {
+                let doc: Value = serde_json::from_slice(&doc).expect("json");
+                seasons += doc["seasons"].as_array().expect("seasons").len();
+                rows.push(PersonRow {
+                    id,
+                    name: doc["name"].as_str().expect("name").to_owned(),
+                    rides: doc["rides"].as_u64().expect("rides") as u32,
+                });
+            }
+        }
+        let season_records = crate::keys::person_season(role.name(), "", "");
+        let season_records = &season_records[..season_records.len() - 2];
+        assert_eq!(
+            s.records
+                .keys()
+                .filter(|k| k.starts_with(season_records))
+                .count(),
+            seasons,
+            "a record for each season of each {}'s record",
+            role.name()
+        );
+        let list = s
+            .records
+            .get(&crate::keys::people_doc(role.name()))
+            .map(|v| crate::docs::unseal(v).to_vec());
+        let expected = (!rows.is_empty()).then(|| render_list(role, rows));
+        assert_eq!(list, expected, "the list of {}s", role.name());
+    }
+}
+
+#[test]
+fn records_over_seasons_are_those_of_all_rides_at_once_through_amendments_and_retractions() {
+    for size in [1, 5, 64] {
+        let mut s = MemState::default();
+        fold_in_batches(&mut s, three_seasons(), size);
+        assert_people_as_rendered_from_all_rides(&s);
+        let z = person(&s, "jockey", "z-purton").expect("z-purton");
+        let seasons: Vec<&Value> = z["seasons"]
+            .as_array()
+            .expect("seasons")
+            .iter()
+            .map(|x| &x["season"])
+            .collect();
+        assert_eq!(
+            seasons,
+            [&json!("2024/25"), &json!("2023/24"), &json!("2022/23")]
+        );
+        // Six rides in the newest season, ten in the one before: recent goes back two.
+        assert_eq!(z["recent"][19]["date"], json!("2023-07-16"));
+        assert_eq!(z["name"], json!("Z Purton"));
+
+        // In one batch, amendments and a retraction in the oldest and the middle season,
+        // and a new race in which Purton's name is spelled otherwise: in the oldest, Badel
+        // takes Purton's ride (the race amended twice over); in the middle, the race of
+        // its first day loses all its runners but one, Purton's horse under C Y Ho.
+        let mut amended = vec![
+            ride(Some(1), "H111", "H Bowman", "J Size"),
+            ride(Some(2), "H110", "A Badel", "C S Shum"),
+        ];
+        let again = result("2022-10-09", ST, 1, amended.clone());
+        amended.swap(0, 1);
+        (amended[0].position, amended[1].position) = (Some(1), Some(2));
+        fold_in_batches(
+            &mut s,
+            vec![
+                again,
+                result("2022-10-09", ST, 1, amended),
+                retraction("2023-02-05", ST, 2, "void"),
+                result(
+                    "2023-09-01",
+                    ST,
+                    1,
+                    vec![ride(Some(3), "H810", "C Y Ho", "J Size")],
+                ),
+                result(
+                    "2025-03-02",
+                    ST,
+                    1,
+                    vec![ride(Some(2), "H1610", "Z. Purton", "J Size")],
+                ),
+            ],
+            size,
+        );
+        assert_people_as_rendered_from_all_rides(&s);
+        let z = person(&s, "jockey", "z-purton").expect("z-purton");
+        assert_eq!(z["name"], json!("Z. Purton"));
+
+        // Teetan's two races retracted: he has no ride left, nor record, nor row.
+        assert!(person(&s, "jockey", "k-teetan").is_some());
+        fold_in_batches(
+            &mut s,
+            vec![
+                retraction("2022-09-04", ST, 1, "void"),
+                retraction("2022-10-09", ST, 1, "void"),
+            ],
+            size,
+        );
+        assert_people_as_rendered_from_all_rides(&s);
+        assert_eq!(person(&s, "jockey", "k-teetan"), None);
+        let teetan = crate::keys::person_summary("jockey", "k-teetan");
+        assert!(!s.records.contains_key(&teetan));
+    }
+}

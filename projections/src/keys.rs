@@ -433,10 +433,22 @@ pub fn horse_names(horse_no: &str) -> Vec<u8> {
     key(&[b"hn", horse_no.as_bytes()])
 }
 
-/// The rides of a jockey or a trainer (`role`: `jockey`, `trainer`) by the slug of their
-/// name (`people.rs`).
-pub fn person(role: &str, id: &str) -> Vec<u8> {
-    key(&[b"ppl", b"rec", role.as_bytes(), id.as_bytes()])
+/// The summary of a jockey or a trainer (`role`: `jockey`, `trainer`) by the slug of their
+/// name: their figures in each season they have rides in (`people.rs`).
+pub fn person_summary(role: &str, id: &str) -> Vec<u8> {
+    key(&[b"ppl", b"sum", role.as_bytes(), id.as_bytes()])
+}
+
+/// A jockey's or a trainer's rides in one Hong Kong season (`2019/20`), newest first: a
+/// result rewrites the record of its race's season only.
+pub fn person_season(role: &str, id: &str, season: &str) -> Vec<u8> {
+    key(&[
+        b"ppl",
+        b"rides",
+        role.as_bytes(),
+        id.as_bytes(),
+        season.as_bytes(),
+    ])
 }
 
 /// A jockey's or a trainer's record as served, sealed with its `ETag` and sequence.

@@ -1,12 +1,16 @@
 //! Jockeys and trainers: each one's rides, kept by the fold from the results, and the
 //! documents made from them, their record and the list of them all.
 //!
-//! A person is known by the slug of their name (their `id`). Each one's rides are one
-//! record (`keys::person`), a ride by race and horse; a result replaces that race's rides
-//! of everyone in it, before and after (an amendment that changes a jockey takes the ride
-//! from one and gives it to the other), and a retraction removes them. The records a
-//! batch touches are held decoded until it renders, then each touched person's document
-//! and the lists are rendered once.
+//! A person is known by the slug of their name (their `id`). Their rides, a ride by race
+//! and horse, are kept a record a Hong Kong season (`keys::person_season`), so that what
+//! a result costs grows with a season, not with a career: a result replaces that race's
+//! rides of everyone in it, before and after, in the record of its season only (an
+//! amendment that changes a jockey takes the ride from one and gives it to the other),
+//! and a retraction removes them. Each person's summary (`keys::person_summary`) holds
+//! their figures by season, recounted for the seasons a batch touched; a document's
+//! totals and seasons come from it, its name and recent rides from the newest seasons'
+//! records. The season records a batch touches are held decoded until it renders, then
+//! each touched person's summary, document and the lists are written once.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -41,7 +45,7 @@ impl Role {
     }
 
     /// The runner's person of this role.
-    fn of(self, r: &ResultRunner) -> &str {
+    pub(crate) fn of(self, r: &ResultRunner) -> &str {
         match self {
             Role::Jockey => &r.jockey,
             Role::Trainer => &r.trainer,
@@ -100,6 +104,21 @@ struct Ride {
 }
 
 impl Ride {
+    /// The ride of `runner` in `result`, its person named `name`.
+    fn new(result: &RaceResult, runner: &ResultRunner, name: &str) -> Ride {
+        Ride {
+            date: result.date.clone(),
+            venue: result.venue.clone(),
+            race_number: result.race_number,
+            horse_no: runner.horse_no.clone(),
+            horse_name: runner.horse_name.clone(),
+            position: runner.position,
+            status: runner.status.clone(),
+            win_odds: runner.win_odds,
+            name: name.to_owned(),
+        }
+    }
+
     /// Rides of one race are the same race.
     fn race(&self) -> (&str, i64, &str) {
         (&self.date, self.race_number, &self.venue)
@@ -259,48 +278,83 @@ pub fn render_list(role: Role, mut rows: Vec<PersonRow>) -> Vec<u8> {
     .unwrap_or_default()
 }
 
-/// A person's record from their rides (at least one).
-fn render_person(id: &str, rides: &[Ride]) -> Vec<u8> {
-    let mut sorted: Vec<&Ride> = rides.iter().collect();
-    sorted.sort_by(|a, b| Ride::newest_first(a, b));
-    let name = sorted.first().map(|r| r.name.clone()).unwrap_or_default();
-    let mut seasons: BTreeMap<String, SeasonDoc> = BTreeMap::new();
-    let (mut wins, mut seconds, mut thirds) = (0, 0, 0);
-    for r in &sorted {
-        let season = season(&r.date).unwrap_or_default();
-        let s = seasons.entry(season.clone()).or_insert_with(|| SeasonDoc {
-            season,
-            ..SeasonDoc::default()
-        });
-        s.rides += 1;
-        match r.position {
-            Some(1) => {
-                wins += 1;
-                s.wins += 1;
+/// A person's figures in one season, as their summary keeps them.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Serialize, Deserialize)]
+struct Counts {
+    rides: u32,
+    wins: u32,
+    seconds: u32,
+    thirds: u32,
+}
+
+impl Counts {
+    /// The figures of `rides`.
+    fn of<'a>(rides: impl IntoIterator<Item = &'a Ride>) -> Counts {
+        let mut c = Counts::default();
+        for r in rides {
+            c.rides = c.rides.saturating_add(1);
+            match r.position {
+                Some(1) => c.wins += 1,
+                Some(2) => c.seconds += 1,
+                Some(3) => c.thirds += 1,
+                _ => {}
             }
-            Some(2) => {
-                seconds += 1;
-                s.seconds += 1;
-            }
-            Some(3) => {
-                thirds += 1;
-                s.thirds += 1;
-            }
-            _ => {}
         }
+        c
     }
-    let total = u32::try_from(sorted.len()).unwrap_or(u32::MAX);
+
+    /// The figures of every season of `summary` added up.
+    fn total(summary: &Summary) -> Counts {
+        let mut t = Counts::default();
+        for c in summary.values() {
+            t.rides = t.rides.saturating_add(c.rides);
+            t.wins = t.wins.saturating_add(c.wins);
+            t.seconds = t.seconds.saturating_add(c.seconds);
+            t.thirds = t.thirds.saturating_add(c.thirds);
+        }
+        t
+    }
+}
+
+/// A person's summary record: the figures of each season they have rides in, by season.
+type Summary = BTreeMap<String, Counts>;
+
+/// The seasons of `summary`, newest first. Their names sort as their dates do except
+/// `999/00` (January to August of the year 1000, the earliest a date can be), so they are
+/// ordered by the year they start.
+fn newest_seasons(summary: &Summary) -> Vec<&str> {
+    let mut seasons: Vec<&str> = summary.keys().map(String::as_str).collect();
+    let start = |s: &str| s.split('/').next().and_then(|y| y.parse::<u32>().ok());
+    seasons.sort_by_key(|s| std::cmp::Reverse(start(s)));
+    seasons
+}
+
+/// A person's record as served: the totals and `seasons` from their summary, `name` and
+/// `recent` from their newest rides (newest first, at most [`RECENT`]; at least one).
+fn render_person(id: &str, summary: &Summary, newest: &[Ride]) -> Vec<u8> {
+    let total = Counts::total(summary);
     let doc = PersonDoc {
         id: id.to_owned(),
-        name,
-        rides: total,
-        wins,
-        seconds,
-        thirds,
-        win_pct: percent(wins, total),
-        top3_pct: percent(wins + seconds + thirds, total),
-        seasons: seasons.into_values().rev().collect(),
-        recent: sorted
+        name: newest.first().map(|r| r.name.clone()).unwrap_or_default(),
+        rides: total.rides,
+        wins: total.wins,
+        seconds: total.seconds,
+        thirds: total.thirds,
+        win_pct: percent(total.wins, total.rides),
+        top3_pct: percent(total.wins + total.seconds + total.thirds, total.rides),
+        // By name, in reverse: newest first.
+        seasons: summary
+            .iter()
+            .rev()
+            .map(|(season, c)| SeasonDoc {
+                season: season.clone(),
+                rides: c.rides,
+                wins: c.wins,
+                seconds: c.seconds,
+                thirds: c.thirds,
+            })
+            .collect(),
+        recent: newest
             .iter()
             .take(RECENT)
             .map(|r| RideDoc {
@@ -315,16 +369,55 @@ fn render_person(id: &str, rides: &[Ride]) -> Vec<u8> {
             })
             .collect(),
     };
+    // Plain data: serialising it cannot fail.
     serde_json::to_vec(&doc).unwrap_or_default()
+}
+
+/// The record of the jockey or trainer `id` rendered from every ride of theirs in
+/// `results` at once, all sorted newest first (`None` without a ride): what a fold must
+/// serve, whatever batches and seasons the results came in.
+#[cfg(test)]
+pub(crate) fn render_from_results<'a>(
+    role: Role,
+    id: &str,
+    results: impl IntoIterator<Item = &'a RaceResult>,
+) -> Option<Vec<u8>> {
+    let mut rides = Vec::new();
+    for result in results {
+        for runner in result.runners.iter().filter(|r| is_ride(r)) {
+            if slug(role.of(runner)) == id {
+                rides.push(Ride::new(result, runner, role.of(runner)));
+            }
+        }
+    }
+    rides.sort_by(Ride::newest_first);
+    let mut by_season: BTreeMap<String, Vec<&Ride>> = BTreeMap::new();
+    for r in &rides {
+        let season = season(&r.date).unwrap_or_default();
+        by_season.entry(season).or_default().push(r);
+    }
+    let summary = by_season
+        .into_iter()
+        .map(|(season, rides)| (season, Counts::of(rides)))
+        .collect();
+    (!rides.is_empty()).then(|| render_person(id, &summary, &rides))
 }
 
 /// Rides in a person's `recent`.
 const RECENT: usize = 20;
 
-/// The rides records a batch has touched, decoded, by role and id.
+/// One season's rides of a person, as a batch holds them.
+#[derive(Debug, Default)]
+struct SeasonRides {
+    rides: Vec<Ride>,
+    /// Whether the store holds a record of them (to remove once none is left).
+    stored: bool,
+}
+
+/// The season records a batch has touched, decoded: by role and id, then by season.
 #[derive(Debug, Default)]
 pub(crate) struct People {
-    touched: BTreeMap<(Role, String), Vec<Ride>>,
+    touched: BTreeMap<(Role, String), BTreeMap<String, SeasonRides>>,
 }
 
 fn decode<T: for<'de> Deserialize<'de>>(key: &[u8], bytes: &[u8]) -> Result<T, StoreError> {
@@ -332,30 +425,41 @@ fn decode<T: for<'de> Deserialize<'de>>(key: &[u8], bytes: &[u8]) -> Result<T, S
         .map_err(|e| StoreError::Corrupt(format!("{}: {e}", String::from_utf8_lossy(key))))
 }
 
+/// The record under `key`, decoded, if there is one.
+fn read<T: for<'de> Deserialize<'de>>(
+    s: &impl Records,
+    key: &[u8],
+) -> Result<Option<T>, StoreError> {
+    s.get(key)?.map(|bytes| decode(key, &bytes)).transpose()
+}
+
 impl People {
-    /// The rides of `(role, id)`, loaded into the batch on first use.
+    /// The rides of `(role, id)` in `season`, loaded into the batch on first use.
     fn rides(
         &mut self,
         s: &impl Records,
-        role: Role,
-        id: &str,
+        (role, id): (Role, &str),
+        season: &str,
     ) -> Result<&mut Vec<Ride>, StoreError> {
         use std::collections::btree_map::Entry;
-        Ok(match self.touched.entry((role, id.to_owned())) {
-            Entry::Occupied(e) => e.into_mut(),
+        let seasons = self.touched.entry((role, id.to_owned())).or_default();
+        Ok(match seasons.entry(season.to_owned()) {
+            Entry::Occupied(e) => &mut e.into_mut().rides,
             Entry::Vacant(e) => {
-                let key = keys::person(role.name(), id);
-                e.insert(match s.get(&key)? {
-                    Some(bytes) => decode(&key, &bytes)?,
-                    None => Vec::new(),
-                })
+                let stored = read(s, &keys::person_season(role.name(), id, season))?;
+                let loaded = SeasonRides {
+                    stored: stored.is_some(),
+                    rides: stored.unwrap_or_default(),
+                };
+                &mut e.insert(loaded).rides
             }
         })
     }
 
     /// One race's result replaced: `old` (the result stored before, if any) by `new`
     /// (`None`: retracted). Everyone in either loses their rides of the race, and those
-    /// in `new` are given theirs.
+    /// in `new` are given theirs. Both are of the same race, so only the records of its
+    /// season are read.
     pub(crate) fn replace(
         &mut self,
         s: &impl Records,
@@ -366,6 +470,7 @@ impl People {
             return Ok(());
         };
         let key = (race.date.as_str(), race.race_number, race.venue.as_str());
+        let season = season(&race.date).unwrap_or_default();
         let mut people: BTreeSet<(Role, String)> = BTreeSet::new();
         for result in old.into_iter().chain(new) {
             for runner in &result.runners {
@@ -378,7 +483,8 @@ impl People {
             }
         }
         for (role, id) in &people {
-            self.rides(s, *role, id)?.retain(|r| r.race() != key);
+            self.rides(s, (*role, id), &season)?
+                .retain(|r| r.race() != key);
         }
         let Some(new) = new else {
             return Ok(());
@@ -390,57 +496,65 @@ impl People {
                 if id.is_empty() {
                     continue;
                 }
-                self.rides(s, role, &id)?.push(Ride {
-                    date: new.date.clone(),
-                    venue: new.venue.clone(),
-                    race_number: new.race_number,
-                    horse_no: runner.horse_no.clone(),
-                    horse_name: runner.horse_name.clone(),
-                    position: runner.position,
-                    status: runner.status.clone(),
-                    win_odds: runner.win_odds,
-                    name: name.to_owned(),
-                });
+                self.rides(s, (role, &id), &season)?
+                    .push(Ride::new(new, runner, name));
             }
         }
         Ok(())
     }
 
-    /// Writes the touched rides records, renders each touched person's document and the
-    /// lists of their roles; `seq` is what the documents reflect.
+    /// Writes the touched season records and the summaries of their people (recounting
+    /// only those seasons), renders each touched person's document and the lists of
+    /// their roles; `seq` is what the documents reflect.
     pub(crate) fn render(&mut self, s: &mut impl State, seq: u64) -> Result<(), StoreError> {
         let touched = std::mem::take(&mut self.touched);
         let mut lists: BTreeMap<Role, BTreeMap<String, PersonRow>> = BTreeMap::new();
-        for ((role, id), mut rides) in touched {
+        for ((role, id), mut seasons) in touched {
             let list = match lists.entry(role) {
                 std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
                 std::collections::btree_map::Entry::Vacant(e) => {
                     let key = keys::people(role.name());
-                    e.insert(match s.get(&key)? {
-                        Some(bytes) => decode(&key, &bytes)?,
-                        None => BTreeMap::new(),
-                    })
+                    e.insert(read(s, &key)?.unwrap_or_default())
                 }
             };
-            let (record, doc) = (
-                keys::person(role.name(), &id),
+            let (summary_key, doc) = (
+                keys::person_summary(role.name(), &id),
                 keys::person_doc(role.name(), &id),
             );
-            if rides.is_empty() {
-                if s.get(&record)?.is_some() {
-                    s.delete(record);
+            let stored: Option<Summary> = read(s, &summary_key)?;
+            let mut summary = stored.clone().unwrap_or_default();
+            for (season, record) in &mut seasons {
+                let key = keys::person_season(role.name(), &id, season);
+                if record.rides.is_empty() {
+                    summary.remove(season);
+                    if record.stored {
+                        s.delete(key);
+                    }
+                    continue;
+                }
+                record.rides.sort_by(Ride::newest_first);
+                // Plain data: serialising it cannot fail.
+                s.put(key, serde_json::to_vec(&record.rides).unwrap_or_default());
+                summary.insert(season.clone(), Counts::of(&record.rides));
+            }
+            if summary.is_empty() {
+                if stored.is_some() {
+                    s.delete(summary_key);
                     s.delete(doc);
                 }
                 list.remove(&id);
                 continue;
             }
-            rides.sort_by(|a, b| Ride::newest_first(b, a));
-            // Plain data: serialising it cannot fail.
-            s.put(record, serde_json::to_vec(&rides).unwrap_or_default());
-            let body = render_person(&id, &rides);
-            put_sealed(s, doc, &body, seq)?;
-            let name = rides.last().map(|r| r.name.clone()).unwrap_or_default();
-            let rides = u32::try_from(rides.len()).unwrap_or(u32::MAX);
+            if stored.as_ref() != Some(&summary) {
+                s.put(
+                    summary_key,
+                    serde_json::to_vec(&summary).unwrap_or_default(),
+                );
+            }
+            let newest = newest_rides(s, (role, &id), &summary, &seasons)?;
+            put_sealed(s, doc, &render_person(&id, &summary, &newest), seq)?;
+            let name = newest.first().map(|r| r.name.clone()).unwrap_or_default();
+            let rides = Counts::total(&summary).rides;
             list.insert(id.clone(), PersonRow { id, name, rides });
         }
         for (role, list) in lists {
@@ -458,6 +572,32 @@ impl People {
         }
         Ok(())
     }
+}
+
+/// The [`RECENT`] newest rides of `(role, id)`, newest first: from their newest season's
+/// record back, as far as it takes. `touched` holds the seasons the batch wrote, sorted.
+fn newest_rides(
+    s: &impl Records,
+    (role, id): (Role, &str),
+    summary: &Summary,
+    touched: &BTreeMap<String, SeasonRides>,
+) -> Result<Vec<Ride>, StoreError> {
+    let mut newest = Vec::with_capacity(RECENT);
+    for season in newest_seasons(summary) {
+        let left = RECENT - newest.len();
+        match touched.get(season) {
+            Some(record) => newest.extend(record.rides.iter().take(left).cloned()),
+            None => {
+                let key = keys::person_season(role.name(), id, season);
+                let rides: Vec<Ride> = read(s, &key)?.unwrap_or_default();
+                newest.extend(rides.into_iter().take(left));
+            }
+        }
+        if newest.len() >= RECENT {
+            break;
+        }
+    }
+    Ok(newest)
 }
 
 /// Stores a document sealed with its `ETag` and `seq`, unless it answers the same as the

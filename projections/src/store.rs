@@ -28,7 +28,9 @@ use crate::StoreError;
 ///    going and class and the runner's trainer; meetings by date, the horse-name index,
 ///    jockeys' and trainers' rides and documents. (Documents have carried their sequence
 ///    after the ETag since the history of #15, stored under 5: this bump rebuilds those too.)
-const SCHEMA: &[u8] = b"6";
+/// 7: jockeys' and trainers' rides a record per person and season, beside a summary of
+///    their figures by season, in place of one record of every ride of a career.
+const SCHEMA: &[u8] = b"7";
 const SCHEMA_KEY: &[u8] = b"meta\0schema";
 
 /// How much of a refused payload a dead letter keeps for inspection; the whole message
