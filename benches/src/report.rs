@@ -408,7 +408,11 @@ impl Report {
         if let Some(st) = &self.stall {
             let phases = [
                 ("idle", &st.idle, false),
-                ("during `racing rebuild`", &st.rebuild, true),
+                (
+                    &*format!("during `racing rebuild` ({:.0} s in all)", st.rebuild_secs),
+                    &st.rebuild,
+                    true,
+                ),
                 (
                     &*format!("catching up {} updates", thousands(st.backlog as f64)),
                     &st.catchup,
