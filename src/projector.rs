@@ -30,6 +30,13 @@ const BATCH_WINDOW: Duration = Duration::from_millis(5);
 pub(crate) const CATCH_UP_BATCH: usize = 65_536;
 /// Longest a batch stays open while catching up.
 pub(crate) const CATCH_UP_WINDOW: Duration = Duration::from_secs(1);
+/// Most records one commit writes once the API answers (after the first catch-up, and
+/// in a rebuild beside the store in use): sled's `apply_batch` holds a process-wide write
+/// lock for the whole commit, and every read of the read models, of any store, waits for
+/// it, and sled writes a whole leaf again for each record it writes: a commit of 2,048
+/// records held it for tens of milliseconds (reads during a rebuild: p99 173 ms), one
+/// of a 65,536-message catch-up batch for seconds.
+pub(crate) const SERVING_COMMIT_WRITES: usize = 512;
 /// Messages decoded ahead of the fold: decoding goes on, on another thread, while a batch
 /// is folded and committed.
 const DECODED_AHEAD: usize = 32_768;
@@ -142,7 +149,22 @@ impl Projector {
         });
     }
 
+    /// Projects from the checkpoint until `shutdown` or an error; odds updates it
+    /// committed but had not yet relayed go live whatever the end.
     async fn consume(&self, shutdown: &CancellationToken) -> anyhow::Result<()> {
+        let mut held = Vec::new();
+        let ended = self.consume_into(shutdown, &mut held).await;
+        self.go_live(held);
+        ended
+    }
+
+    /// [`Projector::consume`], keeping in `held` the odds updates of the batches committed
+    /// while catching up, to go live together.
+    async fn consume_into(
+        &self,
+        shutdown: &CancellationToken,
+        held: &mut Vec<LiveUpdate>,
+    ) -> anyhow::Result<()> {
         let start = self.read_models.load().checkpoint()? + 1;
         // Bounded as a whole: during a stream leader's election each of these requests
         // may go unanswered until the client's 10 s request timeout, and three in a row
@@ -195,9 +217,13 @@ impl Projector {
             } else {
                 (MAX_BATCH, BATCH_WINDOW)
             };
+            // Once the API answers, a commit's size is bounded by what it writes, so
+            // that no commit holds readers long (SERVING_COMMIT_WRITES).
+            let serving = self.ready.load(Ordering::Relaxed);
+            let full = |batch: &Taken<'_>| serving && batch.batch.writes() >= SERVING_COMMIT_WRITES;
             let deadline = tokio::time::Instant::now() + window;
             let mut taken = 1;
-            while taken < limit && !(catching_up && batch.pending == 0) {
+            while taken < limit && !(catching_up && batch.pending == 0) && !full(&batch) {
                 match tokio::time::timeout_at(deadline, decoded.recv()).await {
                     Ok(Some(m)) => batch.take(m?)?,
                     Ok(None) => anyhow::bail!("message stream ended"),
@@ -206,7 +232,9 @@ impl Projector {
                 taken += 1;
             }
             let pending = batch.pending;
-            let stats = self.commit(batch)?;
+            // Small commits of a catch-up go live together, as one large batch would.
+            let hold = catching_up && pending > 0 && held.len() < CATCH_UP_BATCH;
+            let stats = self.commit(batch, held, hold)?;
             tracing::debug!(?stats, pending, "batch committed");
             self.progress.send_modify(|p| {
                 p.checkpoint = stats.checkpoint;
@@ -242,18 +270,29 @@ impl Projector {
         Ok(())
     }
 
-    /// Commits a batch, then hands its odds updates to the live sessions.
-    fn commit(&self, taken: Taken<'_>) -> anyhow::Result<BatchStats> {
+    /// Commits a batch, then hands the odds updates in `held` and the batch's to the live
+    /// sessions, unless `hold` keeps them all in `held` for a later commit.
+    fn commit(
+        &self,
+        taken: Taken<'_>,
+        held: &mut Vec<LiveUpdate>,
+        hold: bool,
+    ) -> anyhow::Result<BatchStats> {
         let mut changed = Vec::new();
+        let began = std::time::Instant::now();
         let stats = taken
             .batch
             .commit_noting(|key| changed.push(key.to_vec()))?;
+        timed(began);
         // Before the updates go live: a client told of a change never reads the old document.
         self.read_models.forget(&changed);
         metrics::counter!("racing_events_applied_total").increment(stats.applied);
         metrics::counter!("racing_events_duplicate_total").increment(stats.duplicates);
         metrics::counter!("racing_dead_letters_total").increment(stats.dead_letters);
-        self.go_live(taken.live);
+        held.extend(taken.live);
+        if !hold {
+            self.go_live(std::mem::take(held));
+        }
         Ok(stats)
     }
 }
@@ -368,6 +407,12 @@ impl<'a> Taken<'a> {
     }
 }
 
+/// Records how long a commit that began at `began` took (`racing_commit_seconds`):
+/// readers of the read models may wait that long for it.
+fn timed(began: std::time::Instant) {
+    metrics::histogram!("racing_commit_seconds").record(began.elapsed());
+}
+
 /// A message off the stream, decoded.
 struct Decoded {
     seq: u64,
@@ -397,17 +442,39 @@ fn decode(m: jetstream::Message) -> anyhow::Result<Decoded> {
     })
 }
 
-/// Folds `messages` into `store` and commits them with the checkpoint they reach, in one
-/// batch, as the projector does but with no odds going live (for a rebuild). Returns what
-/// it did and how many messages the stream held past the last one.
+/// Folds `messages` into `store` and commits them with the checkpoint they reach, as the
+/// projector does but with no odds going live (for a rebuild, beside the store in use):
+/// in commits of at most about [`SERVING_COMMIT_WRITES`] records each, so that the
+/// rebuild never holds the readers of the store in use long. Returns what it did and how
+/// many messages the stream held past the last one.
 pub fn fold_messages(
     store: &Store,
     messages: Vec<jetstream::Message>,
 ) -> anyhow::Result<(BatchStats, u64)> {
+    let mut done = BatchStats::default();
+    let mut add = |stats: BatchStats| {
+        done.applied += stats.applied;
+        done.duplicates += stats.duplicates;
+        done.replayed += stats.replayed;
+        done.dead_letters += stats.dead_letters;
+        done.checkpoint = done.checkpoint.max(stats.checkpoint);
+    };
     let mut batch = Taken::new(store, false)?;
+    let mut pending = 0;
     for m in messages {
         batch.take(decode(m)?)?;
+        pending = batch.pending;
+        if batch.batch.writes() >= SERVING_COMMIT_WRITES {
+            let full = std::mem::replace(&mut batch, Taken::new(store, false)?);
+            let began = std::time::Instant::now();
+            add(full.batch.commit()?);
+            timed(began);
+        }
     }
-    let pending = batch.pending;
-    Ok((batch.batch.commit()?, pending))
+    if !batch.batch.is_empty() {
+        let began = std::time::Instant::now();
+        add(batch.batch.commit()?);
+        timed(began);
+    }
+    Ok((done, pending))
 }

@@ -645,6 +645,14 @@ impl Batch<'_> {
         self.len() == 0
     }
 
+    /// Records the batch has written or removed so far: about what its commit will
+    /// write (renders add the documents they touch), and so about how long the commit
+    /// will hold sled's write lock, which every read of any store in the process waits
+    /// for while it is held.
+    pub fn writes(&self) -> usize {
+        self.writes.len()
+    }
+
     /// Renders the touched documents and commits every change with the new checkpoint in
     /// one atomic write.
     pub fn commit(self) -> Result<BatchStats, StoreError> {
