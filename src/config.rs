@@ -111,6 +111,10 @@ pub struct ServeArgs {
     /// new ids need a disk look-up while the store holds fewer than 0.8 M ids a MiB.
     #[arg(long, env = "RACING_ID_FILTER_MIB", default_value_t = 32)]
     pub id_filter_mib: usize,
+    /// MiB of sled's cache of the read models' pages: more keeps a replay's and a busy
+    /// projector's writes from reading pages back from disk, at that much more memory.
+    #[arg(long, env = "RACING_STORE_CACHE_MIB", default_value_t = 1024)]
+    pub store_cache_mib: u64,
     /// TOML file of the plans on the pricing page (`[[plan]]` tables); unset: a free trial
     /// and two plans sold by contact.
     #[arg(long, env = "RACING_PLANS")]
@@ -273,6 +277,7 @@ impl TryFrom<ServeArgs> for Config {
             odds_buffer: a.odds_buffer.max(16),
             store: racing_projections::Options {
                 id_filter_bytes: a.id_filter_mib.clamp(1, 1 << 16) << 20,
+                cache_bytes: a.store_cache_mib.clamp(16, 1 << 20) << 20,
             },
             demo_race_secs: a.demo_race_secs.max(5),
             request_limits: crate::http::RequestLimits {

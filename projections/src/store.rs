@@ -59,12 +59,18 @@ pub struct Options {
     /// does not rule out is looked up on disk, in each run of ids. A store saved with a
     /// filter of another size builds its filter again from every id, once.
     pub id_filter_bytes: usize,
+    /// Bytes of sled's cache of the tree's pages. Every write of a commit walks the
+    /// tree down to its leaf, and a page no longer in the cache is read back from the log
+    /// and decoded: while the store is built, a cache smaller than the pages a batch
+    /// touches spends most of the commit doing that.
+    pub cache_bytes: u64,
 }
 
 impl Default for Options {
     fn default() -> Options {
         Options {
             id_filter_bytes: 32 << 20,
+            cache_bytes: 256 << 20,
         }
     }
 }
@@ -88,9 +94,13 @@ impl Store {
 
     /// Opens (or creates) the store in `dir`.
     pub fn open_with(dir: &Path, options: Options) -> Result<Store, StoreError> {
+        // High throughput: sled's default mode (low space) rewrites pages to reclaim
+        // segments far more eagerly, which a store that takes a million events a replay
+        // pays for on every commit.
         let db = sled::Config::new()
             .path(dir)
-            .cache_capacity(256 * 1024 * 1024)
+            .cache_capacity(options.cache_bytes)
+            .mode(sled::Mode::HighThroughput)
             .open()?;
         let tree = db.open_tree("read_models")?;
         match tree.get(SCHEMA_KEY)? {

@@ -41,11 +41,15 @@ fn fold(store: &Store, ids: impl IntoIterator<Item = u128>) -> Vec<Outcome> {
 }
 
 /// A filter of 64 bits: it rules nothing out, so every id is looked up in the runs.
-const NO_FILTER: Options = Options { id_filter_bytes: 8 };
+const NO_FILTER: Options = Options {
+    id_filter_bytes: 8,
+    cache_bytes: 16 << 20,
+};
 
 /// A filter of 64 KiB: hardly a false positive among the thousands of ids here.
 const SMALL: Options = Options {
     id_filter_bytes: 64 * 1024,
+    cache_bytes: 16 << 20,
 };
 
 fn stats(store: &Store) -> AppliedIdStats {
@@ -132,6 +136,7 @@ fn a_store_opened_with_another_filter_size_builds_its_filter_from_every_run() {
     fold_4000(dir.path());
     let larger = Options {
         id_filter_bytes: 128 * 1024,
+        ..SMALL
     };
     let store = reopen(dir.path(), larger);
     let reopened = stats(&store);
