@@ -303,7 +303,7 @@ mod tests {
     }
 
     #[test]
-    fn the_filter_of_applied_ids_is_sized_in_mib() {
+    fn the_filter_of_applied_ids_and_the_store_cache_are_sized_in_mib() {
         let config = |args: &[&str]| {
             let cli = Cli::try_parse_from([&["racing", "serve"], args].concat()).expect("args");
             let Command::Serve(serve) = cli.command else {
@@ -313,9 +313,11 @@ mod tests {
         };
         assert_eq!(config(&["--id-filter-mib", "8"]).id_filter_bytes, 8 << 20);
         assert_eq!(
-            config(&[]),
-            racing_projections::Options::default(),
+            config(&[]).id_filter_bytes,
+            racing_projections::Options::default().id_filter_bytes,
             "32 MiB unless set"
         );
+        assert_eq!(config(&["--store-cache-mib", "64"]).cache_bytes, 64 << 20);
+        assert_eq!(config(&[]).cache_bytes, 1 << 30, "1 GiB unless set");
     }
 }

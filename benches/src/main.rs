@@ -88,6 +88,13 @@ struct RunArgs {
     /// side and the peer's, the first of each pair alternating.
     #[arg(long)]
     live_rounds: Option<usize>,
+    /// Live clients, instead of the scale's (1,000; 20 tiny): e.g. 10,000 at 20 updates
+    /// a second with `--live-rate 20`.
+    #[arg(long)]
+    live_clients: Option<usize>,
+    /// Live updates a second, instead of the scale's (200; 50 tiny).
+    #[arg(long)]
+    live_rate: Option<u64>,
 }
 
 /// The parts of the benchmark, in the order they run.
@@ -219,6 +226,14 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
     if let Some(rounds) = args.live_rounds {
         anyhow::ensure!(rounds > 0, "--live-rounds: at least one");
         scale.live_rounds = rounds;
+    }
+    if let Some(clients) = args.live_clients {
+        anyhow::ensure!(clients > 0, "--live-clients: at least one");
+        scale.live_clients = clients;
+    }
+    if let Some(rate) = args.live_rate {
+        anyhow::ensure!(rate > 0, "--live-rate: at least one a second");
+        scale.live_rate = rate;
     }
     let parts = if args.only.is_empty() {
         vec![
