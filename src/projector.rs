@@ -189,6 +189,8 @@ impl Projector {
             }
         }));
         tracing::info!(from = start, stream = %self.stream, "projecting");
+        // From a batch that starts far behind the stream to one that reaches its end.
+        let mut in_catch_up = false;
         loop {
             let first = tokio::select! {
                 m = tokio::time::timeout(STALL_CHECK, decoded.recv()) => match m {
@@ -212,6 +214,7 @@ impl Projector {
             // Far behind the stream: a large batch, closed at the stream's end; live: a
             // prompt one.
             let catching_up = batch.pending > MAX_BATCH as u64;
+            in_catch_up |= catching_up;
             let (limit, window) = if catching_up {
                 (CATCH_UP_BATCH, CATCH_UP_WINDOW)
             } else {
@@ -232,8 +235,10 @@ impl Projector {
                 taken += 1;
             }
             let pending = batch.pending;
-            // Small commits of a catch-up go live together, as one large batch would.
-            let hold = catching_up && pending > 0 && held.len() < CATCH_UP_BATCH;
+            // Small commits of a catch-up go live together, as one large batch would,
+            // its last ones too (those that start less than a batch behind).
+            in_catch_up &= pending > 0;
+            let hold = in_catch_up && held.len() < CATCH_UP_BATCH;
             let stats = self.commit(batch, held, hold)?;
             tracing::debug!(?stats, pending, "batch committed");
             self.progress.send_modify(|p| {
