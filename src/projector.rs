@@ -239,7 +239,7 @@ impl Projector {
             // its last ones too (those that start less than a batch behind).
             in_catch_up &= pending > 0;
             let hold = in_catch_up && held.len() < CATCH_UP_BATCH;
-            let stats = self.commit(batch, held, hold)?;
+            let stats = off_the_workers(|| self.commit(batch, held, hold))?;
             tracing::debug!(?stats, pending, "batch committed");
             self.progress.send_modify(|p| {
                 p.checkpoint = stats.checkpoint;
@@ -409,6 +409,18 @@ impl<'a> Taken<'a> {
             }
         }
         Ok(())
+    }
+}
+
+/// Runs `work` (a commit: sled's writes, for milliseconds) with the runtime's other
+/// tasks moved off this worker thread, so that requests queued behind the projector are
+/// taken up by another worker meanwhile. (A current-thread runtime, as in some tests,
+/// has no other worker: there it just runs.)
+fn off_the_workers<T>(work: impl FnOnce() -> T) -> T {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current().map(|h| h.runtime_flavor()) {
+        Ok(RuntimeFlavor::MultiThread) => tokio::task::block_in_place(work),
+        _ => work(),
     }
 }
 
