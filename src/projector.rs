@@ -482,10 +482,11 @@ pub fn fold_messages(
         batch.take(decode(m)?)?;
         pending = batch.pending;
         if batch.batch.writes() >= SERVING_COMMIT_WRITES {
-            let full = std::mem::replace(&mut batch, Taken::new(store, false)?);
             let began = std::time::Instant::now();
-            add(full.batch.commit()?);
+            add(batch.batch.commit()?);
             timed(began);
+            // After the commit: a batch starts from the checkpoint it reached.
+            batch = Taken::new(store, false)?;
         }
     }
     if !batch.batch.is_empty() {
