@@ -250,14 +250,12 @@ impl OddsHub {
         self.rings.iter().any(|ring| ring.receiver_count() > 0)
     }
 
-    /// Sends `relay` to every ring that a session reads, in the order of the calls (each
-    /// is made under the state lock).
+    /// Sends `relay` to every ring, in the order of the calls (each is made under the
+    /// state lock). A ring no session reads refuses it and keeps nothing.
     fn send(&self, relay: Relay) {
         let relay = Arc::new(relay);
         for ring in &self.rings {
-            if ring.receiver_count() > 0 {
-                let _ = ring.send(relay.clone());
-            }
+            let _ = ring.send(relay.clone());
         }
     }
 
