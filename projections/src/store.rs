@@ -94,8 +94,8 @@ impl Store {
 
     /// Opens (or creates) the store in `dir`.
     pub fn open_with(dir: &Path, options: Options) -> Result<Store, StoreError> {
-        // (sled's high-throughput mode was tried: the applied-ids part of the benchmark,
-        // 10 M ids, then peaked at 2.5 GiB against 0.36 before.)
+        // (sled's high-throughput mode was tried: the replay was no faster for it than
+        // with this cache alone; BENCHMARKS.md, "Performance (#17)".)
         let db = sled::Config::new()
             .path(dir)
             .cache_capacity(options.cache_bytes)
