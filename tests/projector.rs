@@ -175,6 +175,49 @@ async fn a_damaged_store_is_moved_aside_and_rebuilt_from_the_log() {
     );
 }
 
+/// A broker restarted on its own store holds the same stream (its creation time, part of
+/// the identity the read models record, is kept): the read models are kept and the
+/// projector resumes after its checkpoint.
+#[tokio::test]
+async fn read_models_are_kept_across_a_restart_of_the_broker() {
+    let mut nats = Nats::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let mut app = App::start(&nats, dir.path()).await;
+    let before: Vec<_> = (1..=10)
+        .map(|i| envelope(profile(&format!("H{i:03}"), "BEFORE")))
+        .collect();
+    let last = nats.publish(&before).await;
+    assert_eq!(app.projected(last).await.applied, 10);
+    app.stop().await;
+
+    let port = nats.kill_server().await;
+    nats.restart_server(port).await;
+    let after: Vec<_> = (11..=13)
+        .map(|i| envelope(profile(&format!("H{i:03}"), "AFTER")))
+        .collect();
+    let last = nats.publish(&after).await;
+
+    let mut app = App::start(&nats, dir.path()).await;
+    let progress = app.projected(last).await;
+    assert_eq!(
+        (progress.applied, progress.duplicates),
+        (3, 0),
+        "only the events published since; the read models were not rebuilt"
+    );
+    let status: serde_json::Value = reqwest::get(format!("{}/status", app.admin))
+        .await
+        .expect("status")
+        .json()
+        .await
+        .expect("json");
+    assert!(status["store_note"].is_null(), "{status}");
+    assert_eq!(
+        app.get("/api/v1/horses/H001").await.1["horse_name"],
+        "BEFORE"
+    );
+    app.stop().await;
+}
+
 #[tokio::test]
 async fn read_models_of_a_stream_made_again_are_rebuilt_from_the_new_log() {
     let dir = TempDir::new().expect("temp dir");
