@@ -193,8 +193,11 @@ fn folded(mut records: BTreeMap<Vec<u8>, Vec<u8>>) -> BTreeMap<Vec<u8>, Vec<u8>>
 }
 
 /// `records` with each document as it answers: without the sequence it was sealed at,
-/// which is where its batch ended, another in a clean replay in memory.
-fn as_answered(mut records: BTreeMap<Vec<u8>, Vec<u8>>) -> BTreeMap<Vec<u8>, Vec<u8>> {
+/// which is where its batch ended, another in a clean replay in memory; and the odds
+/// journal a record per move, not in the chunks its batches wrote.
+fn as_answered(records: BTreeMap<Vec<u8>, Vec<u8>>) -> BTreeMap<Vec<u8>, Vec<u8>> {
+    let mut records =
+        racing_projections::journal_by_move(records).expect("the odds journal decodes");
     for (k, v) in records.iter_mut() {
         if racing_projections::is_sealed(k) {
             *v = answered(v);

@@ -156,6 +156,8 @@ pub struct Fold {
     people: crate::people::People,
     /// The horses' names the batch touched (`search.rs`).
     names: crate::search::Touched,
+    /// The odds moves the batch applied, written as chunks of the journal at render.
+    journal: crate::journal::Pending,
 }
 
 /// The odds of a date's races as given, by race and venue (`None`: for every venue).
@@ -345,17 +347,15 @@ impl Fold {
     ) -> Result<(), StoreError> {
         let n = race_no(o.race_number)?;
         // The journal keeps every move as it went live; a retraction leaves it there.
-        s.put(
-            keys::odds_move(&o.date, seq, n),
-            docs::render_odds_move(
-                &o.date,
-                o.venue.as_deref(),
-                n,
-                seq,
-                &docs::published_at(published),
-                &o.odds,
-            ),
+        let body = docs::render_odds_move(
+            &o.date,
+            o.venue.as_deref(),
+            n,
+            seq,
+            &docs::published_at(published),
+            &o.odds,
         );
+        self.journal.push(s, &o.date, seq, n, &body)?;
         let races = self.odds.entry(o.date.clone()).or_default();
         let race = match races.entry((n, o.venue.clone())) {
             Entry::Occupied(e) => e.into_mut(),
@@ -465,6 +465,7 @@ impl Fold {
 
     /// Renders every document touched since the last render.
     pub fn render<S: State>(&mut self, s: &mut S) -> Result<(), StoreError> {
+        self.journal.write(s);
         let mut out = Rendering {
             stale: std::mem::take(&mut self.stale),
             seq: self.seq,

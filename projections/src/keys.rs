@@ -38,25 +38,10 @@ pub const ODDS_PREFIX: &[u8] = b"odds\0";
 /// Prefix of the dead-letter records, ordered by stream sequence.
 pub const DEAD_PREFIX: &[u8] = b"dead\0";
 
-/// An applied `OddsUpdated` in the odds journal: under its date, by stream sequence, with
-/// its race last, so that a date's moves read in the order they went live and a race's
-/// are picked out by the key alone.
-pub fn odds_move(date: &str, seq: u64, race_number: u8) -> Vec<u8> {
-    key(&[
-        b"oj",
-        date.as_bytes(),
-        &seq.to_be_bytes(),
-        &race(race_number),
-    ])
-}
-
-/// Where a date's odds journal starts after stream sequence `after`.
-pub fn odds_moves_after(date: &str, after: u64) -> Vec<u8> {
-    key(&[
-        b"oj",
-        date.as_bytes(),
-        &after.saturating_add(1).to_be_bytes(),
-    ])
+/// A chunk of the odds journal (`journal.rs`): moves of `date` a batch applied, the first
+/// at stream sequence `first`, so that a date's chunks read in the order they went live.
+pub fn odds_chunk(date: &str, first: u64) -> Vec<u8> {
+    key(&[b"oj", date.as_bytes(), &first.to_be_bytes()])
 }
 
 /// The prefix of a date's odds journal.
@@ -64,16 +49,6 @@ pub fn odds_moves_of(date: &str) -> Vec<u8> {
     let mut k = key(&[b"oj", date.as_bytes()]);
     k.push(SEP);
     k
-}
-
-/// The stream sequence and race number of an odds journal key.
-pub fn parse_odds_move(key: &[u8]) -> Option<(u64, u8)> {
-    // `oj \0 YYYY-MM-DD \0` then 8 bytes of sequence, `\0`, two digits.
-    let rest = key.get(3 + 10 + 1..)?;
-    let seq = u64::from_be_bytes(rest.get(..8)?.try_into().ok()?);
-    let digits = rest.get(9..11)?;
-    let n = std::str::from_utf8(digits).ok()?.parse().ok()?;
-    Some((seq, n))
 }
 
 // The records of applied `event_id`s (`ids.rs`) are `seen` keys: their manifest, the chunks

@@ -6,6 +6,7 @@ mod fold;
 mod form;
 mod history;
 mod ids;
+mod journal;
 mod keys;
 mod meetings;
 mod pages;
@@ -18,12 +19,13 @@ pub use docs::{
 };
 pub use fold::{Fold, Outcome, RaceOdds, Records, State};
 pub use ids::AppliedIdStats;
+pub use journal::{journal_by_move, OddsMove};
 pub use keys::{is_sealed, DocKey};
 pub use meetings::MeetingRow;
 pub use pages::ChangePage;
 pub use people::{is_slug, render_list, season, slug, PersonRow, Role};
 pub use search::HorseMatch;
-pub use store::{Batch, BatchStats, DeadLetter, MemState, OddsMove, Options, Store};
+pub use store::{Batch, BatchStats, DeadLetter, MemState, Options, Store};
 
 /// The OpenAPI schema of each document the API serves, derived from the type that renders
 /// it (the form's, whose JSON `FormDoc` writes itself, is checked against rendered forms by

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::docs::Doc;
 use crate::fold::{Fold, Outcome, RaceOdds, Records, State};
 use crate::ids::{self, AppliedIdStats, AppliedIds};
+use crate::journal::{self, OddsMove};
 use crate::keys::{self, DocKey};
 use crate::StoreError;
 
@@ -30,7 +31,9 @@ use crate::StoreError;
 ///    after the ETag since the history of #15, stored under 5: this bump rebuilds those too.)
 /// 7: jockeys' and trainers' rides a record per person and season, beside a summary of
 ///    their figures by season, in place of one record of every ride of a career.
-const SCHEMA: &[u8] = b"7";
+/// 8: the odds journal in chunks, a record per batch and date (`journal.rs`), in place of
+///    a record per move.
+const SCHEMA: &[u8] = b"8";
 const SCHEMA_KEY: &[u8] = b"meta\0schema";
 
 /// How much of a refused payload a dead letter keeps for inspection; the whole message
@@ -215,16 +218,12 @@ impl Store {
         race: Option<u8>,
         cap: u64,
     ) -> Result<u64, StoreError> {
-        let prefix = keys::odds_moves_of(date);
         let mut count = 0;
-        for item in self.tree.range(keys::odds_moves_after(date, after)..) {
-            let (key, _) = item?;
-            if !key.starts_with(&prefix) || count >= cap {
-                break;
-            }
-            let (_, race_number) = keys::parse_odds_move(&key)
-                .ok_or_else(|| StoreError::Corrupt("odds journal key".into()))?;
-            count += u64::from(race.is_none_or(|n| n == race_number));
+        if cap > 0 {
+            journal::each_move(&self.tree, date, after, race, |_| {
+                count += 1;
+                count < cap
+            })?;
         }
         Ok(count)
     }
@@ -491,38 +490,13 @@ pub(crate) fn odds_moves_in(
     limit: usize,
 ) -> Result<Vec<OddsMove>, StoreError> {
     let mut out = Vec::new();
-    let prefix = keys::odds_moves_of(date);
-    for item in tree.range(keys::odds_moves_after(date, after)..) {
-        if out.len() >= limit {
-            break;
-        }
-        let (key, body) = item?;
-        if !key.starts_with(&prefix) {
-            break;
-        }
-        let (seq, race_number) = keys::parse_odds_move(&key)
-            .ok_or_else(|| StoreError::Corrupt("odds journal key".into()))?;
-        if race.is_none_or(|n| n == race_number) {
-            out.push(OddsMove {
-                seq,
-                race_number,
-                body,
-            });
-        }
+    if limit > 0 {
+        journal::each_move(tree, date, after, race, |m| {
+            out.push(m);
+            out.len() < limit
+        })?;
     }
     Ok(out)
-}
-
-/// One applied odds update, as the odds journal keeps it.
-#[derive(Debug, Clone)]
-pub struct OddsMove {
-    /// Its stream sequence.
-    pub seq: u64,
-    /// Its race.
-    pub race_number: u8,
-    /// `{date, venue, race_number, seq, published_at, odds}`, as it went live (see
-    /// [`crate::render_odds_move`]).
-    pub body: sled::IVec,
 }
 
 /// What a committed batch did.

@@ -806,12 +806,15 @@ fn retracting_a_dates_only_race_leaves_nothing_behind() {
     // Only the latest odds sequence: the odds events were applied, and stay in the log's
     // history, the odds journal (one move, at sequence 3).
     assert_eq!(left, ["meta/odds_seq"]);
-    let journal: Vec<&Vec<u8>> = s
-        .records
-        .keys()
+    let journal: Vec<Vec<u8>> = crate::journal_by_move(s.records.clone())
+        .expect("chunks that decode")
+        .into_keys()
         .filter(|k| k.starts_with(b"oj\0"))
         .collect();
-    assert_eq!(journal, [&crate::keys::odds_move(DAY, 3, 1)]);
+    let mut one_move = format!("oj\0{DAY}\0").into_bytes();
+    one_move.extend_from_slice(&3u64.to_be_bytes());
+    one_move.push(1);
+    assert_eq!(journal, [one_move], "one move, at sequence 3, of race 1");
 }
 
 #[test]
@@ -864,13 +867,15 @@ fn a_retraction_in_the_batch_of_its_race_leaves_what_separate_batches_leave() {
 }
 
 /// The records of `s`, each document as it answers: its `ETag` and bytes, without the
-/// sequence it was sealed at (which is where its batch ended).
+/// sequence it was sealed at (which is where its batch ended); the odds journal a record
+/// per move (its chunks are where batches ended too).
 fn answers(s: &MemState) -> BTreeMap<Vec<u8>, Vec<u8>> {
-    s.records
-        .iter()
+    crate::journal_by_move(s.records.clone())
+        .expect("chunks that decode")
+        .into_iter()
         .map(|(k, v)| {
-            let v = if is_sealed(k) { answered(v) } else { v.clone() };
-            (k.clone(), v)
+            let v = if is_sealed(&k) { answered(&v) } else { v };
+            (k, v)
         })
         .collect()
 }
@@ -1280,5 +1285,94 @@ fn a_profile_of_the_full_record_serves_its_fields_after_the_interface_ones() {
     assert_eq!(
         std::str::from_utf8(bytes).expect("utf8"),
         r#"{"horse_no":"E271","horse_name":"GOLDEN SIXTY","country_of_origin":"NZ","colour":"Bay","sex":"Gelding","age":5,"trainer":"J Size","owner":"The Syndicate","total_stakes":1250000,"starts":10,"wins":2,"places":3,"sire":"Street Cry","dam":"Clinque","dam_sire":"Casual Lies","import_type":"PPG","current_rating":126,"season_start_rating":131,"season_stakes":0}"#
+    );
+}
+
+/// The journal in chunks reads as one list of moves: from any point, of one race or all,
+/// up to a limit, whether the moves a point falls among came in one batch (several chunks
+/// of a date) or in many.
+#[test]
+fn the_odds_journal_reads_the_same_across_its_chunks_and_batches() {
+    let dir = tempdir();
+    let store = Store::open(dir.path()).expect("open");
+    // 700 moves of two races of a date, and one of another date between them: in one
+    // batch of 500 messages (chunks of at most 128 moves), then in batches of 1 to 7.
+    let mut seq = 0;
+    let mut expected = Vec::new();
+    let mut add = |b: &mut Batch<'_>, i: u64| {
+        seq += 1;
+        let race = if i.is_multiple_of(3) { 2 } else { 1 };
+        let date = if i == 250 { "2026-11-22" } else { "2026-11-21" };
+        let price = 2.0 + (i % 40) as f64 / 10.0;
+        b.apply(seq, 0, &env(odds(date, race, &[("A1", price)])))
+            .expect("apply");
+        if date == "2026-11-21" {
+            expected.push((seq, race as u8));
+        }
+    };
+    let mut b = store.batch().expect("batch");
+    for i in 0..500 {
+        add(&mut b, i);
+    }
+    b.commit().expect("commit");
+    let mut i = 500;
+    while i < 701 {
+        let mut b = store.batch().expect("batch");
+        for _ in 0..(i % 7 + 1) {
+            add(&mut b, i);
+            i += 1;
+        }
+        b.commit().expect("commit");
+    }
+    let read = |after: u64, race: Option<u8>, limit: usize| -> Vec<(u64, u8)> {
+        store
+            .odds_moves("2026-11-21", after, race, limit)
+            .expect("journal")
+            .iter()
+            .map(|m| (m.seq, m.race_number))
+            .collect()
+    };
+    assert_eq!(read(0, None, usize::MAX), expected);
+    for after in [
+        0, 1, 127, 128, 129, 250, 251, 255, 256, 499, 500, 501, 650, 700, 701, 9999,
+    ] {
+        let past: Vec<(u64, u8)> = expected.iter().copied().filter(|m| m.0 > after).collect();
+        assert_eq!(read(after, None, usize::MAX), past, "after {after}");
+        assert_eq!(
+            read(after, None, 3),
+            past[..past.len().min(3)],
+            "after {after}, 3"
+        );
+        let race_2: Vec<(u64, u8)> = past.iter().copied().filter(|m| m.1 == 2).collect();
+        assert_eq!(
+            read(after, Some(2), usize::MAX),
+            race_2,
+            "after {after}, race 2"
+        );
+        assert_eq!(
+            store
+                .count_odds_moves("2026-11-21", after, Some(2), 50)
+                .expect("count"),
+            race_2.len().min(50) as u64,
+            "count after {after}"
+        );
+        // Every move as it went live, with its own sequence.
+        for m in store
+            .odds_moves("2026-11-21", after, None, 5)
+            .expect("journal")
+        {
+            let body: Value = serde_json::from_slice(&m.body).expect("json");
+            assert_eq!(body["seq"], m.seq);
+            assert_eq!(body["race_number"], m.race_number);
+        }
+    }
+    assert_eq!(
+        store
+            .odds_moves("2026-11-22", 0, None, 10)
+            .expect("journal")
+            .iter()
+            .map(|m| m.seq)
+            .collect::<Vec<_>>(),
+        [251]
     );
 }
