@@ -37,6 +37,10 @@ pub(crate) const CATCH_UP_WINDOW: Duration = Duration::from_secs(1);
 /// records held it for tens of milliseconds (reads during a rebuild: p99 173 ms), one
 /// of a 65,536-message catch-up batch for seconds.
 pub(crate) const SERVING_COMMIT_WRITES: usize = 512;
+/// Most bytes (about) one commit writes once the API answers: a record of the odds journal
+/// holds up to 128 moves, so 512 of them made a commit of megabytes (a catch-up of 120,000
+/// odds updates: reads' p99 441 ms).
+pub(crate) const SERVING_COMMIT_BYTES: usize = 1 << 20;
 /// Messages decoded ahead of the fold: decoding goes on, on another thread, while a batch
 /// is folded and committed.
 const DECODED_AHEAD: usize = 32_768;
@@ -221,9 +225,9 @@ impl Projector {
                 (MAX_BATCH, BATCH_WINDOW)
             };
             // Once the API answers, a commit's size is bounded by what it writes, so
-            // that no commit holds readers long (SERVING_COMMIT_WRITES).
+            // that no commit holds readers long.
             let serving = self.ready.load(Ordering::Relaxed);
-            let full = |batch: &Taken<'_>| serving && batch.batch.writes() >= SERVING_COMMIT_WRITES;
+            let full = |batch: &Taken<'_>| serving && commit_due(&batch.batch);
             let deadline = tokio::time::Instant::now() + window;
             let mut taken = 1;
             while taken < limit && !(catching_up && batch.pending == 0) && !full(&batch) {
@@ -459,10 +463,16 @@ fn decode(m: jetstream::Message) -> anyhow::Result<Decoded> {
     })
 }
 
+/// Whether `batch` has written what one commit may once the API answers: about
+/// [`SERVING_COMMIT_WRITES`] records or [`SERVING_COMMIT_BYTES`] bytes.
+fn commit_due(batch: &Batch<'_>) -> bool {
+    batch.writes() >= SERVING_COMMIT_WRITES || batch.bytes() >= SERVING_COMMIT_BYTES
+}
+
 /// Folds `messages` into `store` and commits them with the checkpoint they reach, as the
 /// projector does but with no odds going live (for a rebuild, beside the store in use):
-/// in commits of at most about [`SERVING_COMMIT_WRITES`] records each, so that the
-/// rebuild never holds the readers of the store in use long. Returns what it did and how
+/// in commits of the size [`commit_due`] allows, so that the rebuild never holds the
+/// readers of the store in use long. Returns what it did and how
 /// many messages the stream held past the last one.
 pub fn fold_messages(
     store: &Store,
@@ -481,7 +491,7 @@ pub fn fold_messages(
     for m in messages {
         batch.take(decode(m)?)?;
         pending = batch.pending;
-        if batch.batch.writes() >= SERVING_COMMIT_WRITES {
+        if commit_due(&batch.batch) {
             let began = std::time::Instant::now();
             add(batch.batch.commit()?);
             timed(began);

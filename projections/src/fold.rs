@@ -463,6 +463,11 @@ impl Fold {
         Ok(())
     }
 
+    /// Bytes of the odds moves held for the journal, not yet written.
+    pub(crate) fn journal_bytes(&self) -> usize {
+        self.journal.bytes()
+    }
+
     /// Renders every document touched since the last render.
     pub fn render<S: State>(&mut self, s: &mut S) -> Result<(), StoreError> {
         self.journal.write(s);

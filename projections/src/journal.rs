@@ -76,6 +76,11 @@ impl Pending {
         Ok(())
     }
 
+    /// Bytes of the moves not yet written.
+    pub(crate) fn bytes(&self) -> usize {
+        self.dates.values().map(Vec::len).sum()
+    }
+
     /// Writes every date's open chunk.
     pub(crate) fn write(&mut self, s: &mut impl State) {
         for date in self.dates.keys().cloned().collect::<Vec<_>>() {

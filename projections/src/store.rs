@@ -418,6 +418,7 @@ impl Store {
             started: checkpoint,
             checkpoint,
             writes: BTreeMap::new(),
+            bytes: 0,
             new_ids: Vec::new(),
             new_id_set: HashSet::default(),
             fold: Fold::default(),
@@ -522,6 +523,8 @@ pub struct Batch<'a> {
     started: u64,
     checkpoint: u64,
     writes: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+    /// Bytes of the keys and values put so far (a key put twice counts twice).
+    bytes: usize,
     /// The `event_id`s this batch applied, in order, and as a set; they join the store's
     /// only once the batch has committed.
     new_ids: Vec<u128>,
@@ -542,6 +545,7 @@ impl Records for Batch<'_> {
 
 impl State for Batch<'_> {
     fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
+        self.bytes += key.len() + value.len();
         self.writes.insert(key, Some(value));
     }
 
@@ -633,6 +637,13 @@ impl Batch<'_> {
     /// for while it is held.
     pub fn writes(&self) -> usize {
         self.writes.len()
+    }
+
+    /// About the bytes the batch's commit will write, before renders: the records put so
+    /// far and the odds moves its journal holds. A record of the journal holds many moves
+    /// (`journal.rs`), so that a commit's time follows its bytes as much as its records.
+    pub fn bytes(&self) -> usize {
+        self.bytes + self.fold.journal_bytes()
     }
 
     /// Renders the touched documents and commits every change with the new checkpoint in
