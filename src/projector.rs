@@ -288,11 +288,7 @@ impl Projector {
         hold: bool,
     ) -> anyhow::Result<BatchStats> {
         let mut changed = Vec::new();
-        let began = std::time::Instant::now();
-        let stats = taken
-            .batch
-            .commit_noting(|key| changed.push(key.to_vec()))?;
-        timed(began);
+        let stats = timed(|| taken.batch.commit_noting(|key| changed.push(key.to_vec())))?;
         // Before the updates go live: a client told of a change never reads the old document.
         self.read_models.forget(&changed);
         metrics::counter!("racing_events_applied_total").increment(stats.applied);
@@ -428,10 +424,13 @@ fn off_the_workers<T>(work: impl FnOnce() -> T) -> T {
     }
 }
 
-/// Records how long a commit that began at `began` took (`racing_commit_seconds`):
-/// readers of the read models may wait that long for it.
-fn timed(began: std::time::Instant) {
+/// Runs `commit` and records how long it took (`racing_commit_seconds`): readers of the
+/// read models may wait that long for it.
+fn timed<T>(commit: impl FnOnce() -> T) -> T {
+    let began = std::time::Instant::now();
+    let done = commit();
     metrics::histogram!("racing_commit_seconds").record(began.elapsed());
+    done
 }
 
 /// A message off the stream, decoded.
@@ -478,7 +477,11 @@ pub fn fold_messages(
     store: &Store,
     messages: Vec<jetstream::Message>,
 ) -> anyhow::Result<(BatchStats, u64)> {
-    let mut done = BatchStats::default();
+    // Where the store stands if no message is new to it (all delivered again).
+    let mut done = BatchStats {
+        checkpoint: store.checkpoint()?,
+        ..BatchStats::default()
+    };
     let mut add = |stats: BatchStats| {
         done.applied += stats.applied;
         done.duplicates += stats.duplicates;
@@ -492,17 +495,13 @@ pub fn fold_messages(
         batch.take(decode(m)?)?;
         pending = batch.pending;
         if commit_due(&batch.batch) {
-            let began = std::time::Instant::now();
-            add(batch.batch.commit()?);
-            timed(began);
+            add(timed(|| batch.batch.commit())?);
             // After the commit: a batch starts from the checkpoint it reached.
             batch = Taken::new(store, false)?;
         }
     }
     if !batch.batch.is_empty() {
-        let began = std::time::Instant::now();
-        add(batch.batch.commit()?);
-        timed(began);
+        add(timed(|| batch.batch.commit())?);
     }
     Ok((done, pending))
 }
