@@ -41,9 +41,39 @@ pub struct OddsMove {
 /// The moves a batch applied, by date, until [`Pending::write`] writes them as chunks.
 #[derive(Debug, Default)]
 pub(crate) struct Pending {
-    dates: BTreeMap<String, Vec<u8>>,
-    /// The first sequence and the count of the moves in each date's buffer.
-    open: BTreeMap<String, (u64, usize)>,
+    dates: BTreeMap<String, Open>,
+}
+
+/// A date's chunk in the making.
+#[derive(Debug)]
+struct Open {
+    /// The sequence of its first move: its key.
+    first: u64,
+    moves: usize,
+    bytes: Vec<u8>,
+}
+
+impl Open {
+    fn starting_at(first: u64) -> Open {
+        Open {
+            first,
+            moves: 0,
+            bytes: Vec::new(),
+        }
+    }
+
+    fn append(&mut self, seq: u64, race_number: u8, len: u32, body: &[u8]) {
+        self.bytes.extend_from_slice(&seq.to_be_bytes());
+        self.bytes.push(race_number);
+        self.bytes.extend_from_slice(&len.to_be_bytes());
+        self.bytes.extend_from_slice(body);
+        self.moves += 1;
+    }
+
+    /// Whether a move of `len` bytes would take it past a chunk's size.
+    fn full_for(&self, len: usize) -> bool {
+        self.moves >= CHUNK_MOVES || self.bytes.len() + HEAD + len > CHUNK_BYTES
+    }
 }
 
 impl Pending {
@@ -59,38 +89,32 @@ impl Pending {
     ) -> Result<(), StoreError> {
         let len = u32::try_from(body.len())
             .map_err(|_| StoreError::Corrupt("an odds move over 4 GiB".into()))?;
-        let full = self.dates.get(date).is_some_and(|buf| {
-            let (_, count) = self.open.get(date).copied().unwrap_or_default();
-            count >= CHUNK_MOVES || buf.len() + HEAD + body.len() > CHUNK_BYTES
-        });
-        if full {
-            self.flush(s, date);
+        match self.dates.get_mut(date) {
+            Some(open) => {
+                if open.full_for(body.len()) {
+                    let done = std::mem::replace(open, Open::starting_at(seq));
+                    s.put(keys::odds_chunk(date, done.first), done.bytes);
+                }
+                open.append(seq, race_number, len, body);
+            }
+            None => {
+                let mut open = Open::starting_at(seq);
+                open.append(seq, race_number, len, body);
+                self.dates.insert(date.to_owned(), open);
+            }
         }
-        let buf = self.dates.entry(date.to_owned()).or_default();
-        buf.extend_from_slice(&seq.to_be_bytes());
-        buf.push(race_number);
-        buf.extend_from_slice(&len.to_be_bytes());
-        buf.extend_from_slice(body);
-        let open = self.open.entry(date.to_owned()).or_insert((seq, 0));
-        open.1 += 1;
         Ok(())
     }
 
     /// Bytes of the moves not yet written.
     pub(crate) fn bytes(&self) -> usize {
-        self.dates.values().map(Vec::len).sum()
+        self.dates.values().map(|open| open.bytes.len()).sum()
     }
 
     /// Writes every date's open chunk.
     pub(crate) fn write(&mut self, s: &mut impl State) {
-        for date in self.dates.keys().cloned().collect::<Vec<_>>() {
-            self.flush(s, &date);
-        }
-    }
-
-    fn flush(&mut self, s: &mut impl State, date: &str) {
-        if let (Some(buf), Some((first, _))) = (self.dates.remove(date), self.open.remove(date)) {
-            s.put(keys::odds_chunk(date, first), buf);
+        for (date, open) in std::mem::take(&mut self.dates) {
+            s.put(keys::odds_chunk(&date, open.first), open.bytes);
         }
     }
 }
