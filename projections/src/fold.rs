@@ -163,7 +163,11 @@ pub struct Fold {
 /// The odds of a date's races as given, by race and venue (`None`: for every venue).
 type RacesOdds = BTreeMap<(u8, Option<String>), RaceOdds>;
 
-fn read<T: DeserializeOwned>(s: &impl Records, key: &[u8]) -> Result<Option<T>, StoreError> {
+/// The record under `key`, decoded, if there is one.
+pub(crate) fn read<T: DeserializeOwned>(
+    s: &impl Records,
+    key: &[u8],
+) -> Result<Option<T>, StoreError> {
     match s.get(key)? {
         Some(bytes) => serde_json::from_slice(&bytes)
             .map(Some)

@@ -18,7 +18,7 @@ use racing_events::{RaceResult, ResultRunner};
 use serde::{Deserialize, Serialize};
 
 use crate::docs::{same_answer, seal, Doc};
-use crate::fold::{Records, State};
+use crate::fold::{read, Records, State};
 use crate::keys;
 use crate::store::Store;
 use crate::StoreError;
@@ -418,19 +418,6 @@ struct SeasonRides {
 #[derive(Debug, Default)]
 pub(crate) struct People {
     touched: BTreeMap<(Role, String), BTreeMap<String, SeasonRides>>,
-}
-
-fn decode<T: for<'de> Deserialize<'de>>(key: &[u8], bytes: &[u8]) -> Result<T, StoreError> {
-    serde_json::from_slice(bytes)
-        .map_err(|e| StoreError::Corrupt(format!("{}: {e}", String::from_utf8_lossy(key))))
-}
-
-/// The record under `key`, decoded, if there is one.
-fn read<T: for<'de> Deserialize<'de>>(
-    s: &impl Records,
-    key: &[u8],
-) -> Result<Option<T>, StoreError> {
-    s.get(key)?.map(|bytes| decode(key, &bytes)).transpose()
 }
 
 impl People {

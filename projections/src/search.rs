@@ -82,11 +82,9 @@ impl Touched {
         use std::collections::btree_map::Entry;
         Ok(match self.names.entry(horse.to_owned()) {
             Entry::Occupied(e) => e.into_mut(),
-            Entry::Vacant(e) => e.insert(match s.get(&keys::horse_names(horse))? {
-                Some(bytes) => serde_json::from_slice(&bytes)
-                    .map_err(|e| StoreError::Corrupt(format!("names of {horse}: {e}")))?,
-                None => Names::default(),
-            }),
+            Entry::Vacant(e) => {
+                e.insert(crate::fold::read(s, &keys::horse_names(horse))?.unwrap_or_default())
+            }
         })
     }
 
