@@ -108,9 +108,7 @@ async fn a_restart_resumes_after_the_checkpoint_and_applies_nothing_twice() {
     let nats = Nats::start().await;
     let dir = TempDir::new().expect("temp dir");
     let mut app = App::start(&nats, dir.path()).await;
-    let before: Vec<_> = (1..=20)
-        .map(|i| envelope(profile(&format!("H{i:03}"), "BEFORE")))
-        .collect();
+    let before = horses(1..=20, "BEFORE");
     let last = nats.publish(&before).await;
     assert_eq!(app.projected(last).await.applied, 20);
     app.stop().await;
@@ -149,9 +147,7 @@ async fn a_damaged_store_is_moved_aside_and_rebuilt_from_the_log() {
     let nats = Nats::start().await;
     let dir = TempDir::new().expect("temp dir");
     let mut app = App::start(&nats, dir.path()).await;
-    let events: Vec<_> = (1..=30)
-        .map(|i| envelope(profile(&format!("H{i:03}"), "KEPT")))
-        .collect();
+    let events = horses(1..=30, "KEPT");
     let last = nats.publish(&events).await;
     app.projected(last).await;
     app.stop().await;
@@ -183,18 +179,14 @@ async fn read_models_are_kept_across_a_restart_of_the_broker() {
     let mut nats = Nats::start().await;
     let dir = TempDir::new().expect("temp dir");
     let mut app = App::start(&nats, dir.path()).await;
-    let before: Vec<_> = (1..=10)
-        .map(|i| envelope(profile(&format!("H{i:03}"), "BEFORE")))
-        .collect();
+    let before = horses(1..=10, "BEFORE");
     let last = nats.publish(&before).await;
     assert_eq!(app.projected(last).await.applied, 10);
     app.stop().await;
 
     let port = nats.kill_server().await;
     nats.restart_server(port).await;
-    let after: Vec<_> = (11..=13)
-        .map(|i| envelope(profile(&format!("H{i:03}"), "AFTER")))
-        .collect();
+    let after = horses(11..=13, "AFTER");
     let last = nats.publish(&after).await;
 
     let mut app = App::start(&nats, dir.path()).await;
@@ -204,12 +196,7 @@ async fn read_models_are_kept_across_a_restart_of_the_broker() {
         (3, 0),
         "only the events published since; the read models were not rebuilt"
     );
-    let status: serde_json::Value = reqwest::get(format!("{}/status", app.admin))
-        .await
-        .expect("status")
-        .json()
-        .await
-        .expect("json");
+    let status = app.admin_json("/status").await;
     assert!(status["store_note"].is_null(), "{status}");
     assert_eq!(
         app.get("/api/v1/horses/H001").await.1["horse_name"],
@@ -255,12 +242,7 @@ async fn read_models_of_a_stream_made_again_are_rebuilt_from_the_new_log() {
         StatusCode::NOT_FOUND,
         "a horse the new log never held"
     );
-    let status: serde_json::Value = reqwest::get(format!("{}/status", app.admin))
-        .await
-        .expect("status")
-        .json()
-        .await
-        .expect("json");
+    let status = app.admin_json("/status").await;
     let note = status["store_note"].as_str().unwrap_or_default();
     assert!(note.contains("made again"), "{status}");
     assert!(
@@ -270,4 +252,11 @@ async fn read_models_of_a_stream_made_again_are_rebuilt_from_the_new_log() {
         "{status}"
     );
     app.stop().await;
+}
+
+/// Profiles of horses `H001`... numbered by `numbers`, each named `name`.
+fn horses(numbers: std::ops::RangeInclusive<u32>, name: &str) -> Vec<racing_events::Envelope> {
+    numbers
+        .map(|i| envelope(profile(&format!("H{i:03}"), name)))
+        .collect()
 }

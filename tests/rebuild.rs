@@ -231,12 +231,7 @@ async fn publish_horses(nats: &Nats, horses: impl Iterator<Item = String>) -> u6
 async fn rebuild_ended(app: &App) -> serde_json::Value {
     let ended = async {
         loop {
-            let status: serde_json::Value = reqwest::get(format!("{}/rebuild", app.admin))
-                .await
-                .expect("status")
-                .json()
-                .await
-                .expect("json");
+            let status = app.admin_json("/rebuild").await;
             if status["state"] != "running" {
                 return status;
             }

@@ -52,12 +52,7 @@ async fn a_projector_that_panics_is_started_again_and_readyz_says_so_meanwhile()
     assert_eq!(progress.checkpoint, last);
     let (status, horse) = app.get("/api/v1/horses/P002").await;
     assert_eq!(status, StatusCode::OK, "{horse}");
-    let status: Value = reqwest::get(format!("{}/status", app.admin))
-        .await
-        .expect("status")
-        .json()
-        .await
-        .expect("json");
+    let status = app.admin_json("/status").await;
     assert_eq!(status["tasks"]["projector"]["restarts"], 1, "{status}");
     assert_eq!(status["ready"], true, "{status}");
     app.stop().await;

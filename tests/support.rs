@@ -241,6 +241,16 @@ impl App {
         self.get_with(path, Some(KEY)).await
     }
 
+    /// The JSON the admin listener answers at `path` (`/status`, `/rebuild`).
+    pub async fn admin_json(&self, path: &str) -> Value {
+        reqwest::get(format!("{}{path}", self.admin))
+            .await
+            .expect("the admin listener answers")
+            .json()
+            .await
+            .expect("json")
+    }
+
     /// The response to a GET with the test key, as it came.
     pub async fn response(&self, path: &str) -> reqwest::Response {
         self.response_with(path, Some(KEY)).await
