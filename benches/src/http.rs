@@ -190,28 +190,49 @@ pub async fn run(
 const LOAD_THREADS: [usize; 2] = [2, 1];
 
 /// The load of one `wrk` run.
-struct Load {
-    threads: usize,
-    connections: usize,
-    secs: u64,
+pub(crate) struct Load {
+    pub(crate) threads: usize,
+    pub(crate) connections: usize,
+    pub(crate) secs: u64,
 }
 
-/// One `wrk` run: `load`, the key header from `script`, latency percentiles on. Any
-/// non-2xx answer or socket error fails the benchmark: it would measure something else.
-async fn wrk(url: &str, load: &Load, script: &Path) -> anyhow::Result<Sample> {
-    let out = Command::new("wrk")
+/// `wrk` putting `load` on `url` with the Lua `script` (the key header, and which
+/// paths), a request taking longer than `timeout` counted as an error, latency
+/// percentiles on.
+pub(crate) fn wrk_command(load: &Load, timeout: Duration, script: &Path, url: &str) -> Command {
+    let mut command = Command::new("wrk");
+    command
         .args([
             format!("-t{}", load.threads),
             format!("-c{}", load.connections),
             format!("-d{}s", load.secs),
             "--timeout".to_owned(),
-            "5s".to_owned(),
+            format!("{}s", timeout.as_secs().max(1)),
             "--latency".to_owned(),
             "-s".to_owned(),
         ])
         .arg(script)
         .arg(url)
         .stdin(Stdio::null())
+        .kill_on_drop(true);
+    command
+}
+
+/// A line of wrk's output that says the run measured something else than 2xx answers
+/// on working sockets, as an error; `None` for any other line.
+pub(crate) fn wrk_failure(line: &str) -> Option<anyhow::Error> {
+    let mut words = line.split_whitespace();
+    match (words.next(), words.next()) {
+        (Some("Non-2xx"), _) => Some(anyhow::anyhow!("answers other than 2xx: {line}")),
+        (Some("Socket"), Some("errors:")) => Some(anyhow::anyhow!("{line}")),
+        _ => None,
+    }
+}
+
+/// One `wrk` run: `load`, the key header from `script`, latency percentiles on. Any
+/// non-2xx answer or socket error fails the benchmark: it would measure something else.
+async fn wrk(url: &str, load: &Load, script: &Path) -> anyhow::Result<Sample> {
+    let out = wrk_command(load, Duration::from_secs(5), script, url)
         .output()
         .await
         .context("running wrk (apt-get install wrk)")?;
@@ -225,13 +246,14 @@ fn parse_wrk(text: &str) -> anyhow::Result<Sample> {
     let mut p50 = None;
     let mut p99 = None;
     for line in text.lines().map(str::trim) {
+        if let Some(failure) = wrk_failure(line) {
+            return Err(failure);
+        }
         let mut words = line.split_whitespace();
         match (words.next(), words.next()) {
             (Some("Requests/sec:"), Some(v)) => rps = Some(v.parse::<f64>()?),
             (Some("50%"), Some(v)) => p50 = Some(duration_ms(v)?),
             (Some("99%"), Some(v)) => p99 = Some(duration_ms(v)?),
-            (Some("Non-2xx"), _) => bail!("answers other than 2xx: {line}"),
-            (Some("Socket"), Some("errors:")) => bail!("{line}"),
             _ => {}
         }
     }
