@@ -338,13 +338,16 @@ impl Application {
             }
         });
 
-        let rebuilder = Arc::new(Rebuilder::new(
-            self.state.read_models.clone(),
-            self.js.clone(),
-            self.config.stream.clone(),
-            shutdown.clone(),
-            self.faults.clone(),
-        ));
+        let rebuilder = Arc::new(
+            Rebuilder::new(
+                self.state.read_models.clone(),
+                self.js.clone(),
+                self.config.stream.clone(),
+                shutdown.clone(),
+                self.faults.clone(),
+            )
+            .with_worker(self.config.rebuild_worker.clone()),
+        );
         let verified = verify_in_background(
             self.state.read_models.clone(),
             rebuilder.clone(),

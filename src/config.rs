@@ -200,6 +200,9 @@ pub struct Config {
     pub request_limits: crate::http::RequestLimits,
     /// The pricing page and its flow; `public_url` empty: the API's address.
     pub signup: crate::subscribe::Settings,
+    /// The `racing` program whose `rebuild-worker` folds a rebuild in a process of its
+    /// own (`racing serve` sets itself); `None` folds it in the service's process.
+    pub rebuild_worker: Option<PathBuf>,
 }
 
 impl TryFrom<ServeArgs> for Config {
@@ -280,6 +283,7 @@ impl TryFrom<ServeArgs> for Config {
                 cache_bytes: a.store_cache_mib.clamp(16, 1 << 20) << 20,
             },
             demo_race_secs: a.demo_race_secs.max(5),
+            rebuild_worker: None,
             request_limits: crate::http::RequestLimits {
                 rate_per_sec: a.rate_limit_per_sec.max(1),
                 burst: a.rate_limit_burst.max(1),
@@ -321,6 +325,7 @@ impl Config {
             odds_buffer: 4096,
             store: racing_projections::Options::default(),
             demo_race_secs: 120,
+            rebuild_worker: None,
             request_limits: crate::http::RequestLimits::default(),
             signup: crate::subscribe::Settings {
                 plans: crate::subscribe::plans::Plans::default(),

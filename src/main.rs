@@ -58,6 +58,9 @@ enum Command {
     Rebuild(AdminArgs),
     /// Watch a race's prices move, live, in the terminal (one line per update in a pipe).
     Watch(racing::watch::WatchArgs),
+    /// A rebuild's fold, in a process of its own: `serve` starts it, feeding it the log.
+    #[command(hide = true)]
+    RebuildWorker(racing::rebuild::WorkerArgs),
 }
 
 fn main() -> ExitCode {
@@ -103,6 +106,7 @@ fn main() -> ExitCode {
             Command::DeadLetters(args) => admin::dead_letters(args).await,
             Command::Rebuild(args) => admin::rebuild(args).await,
             Command::Watch(args) => racing::watch::run(args).await.map(|()| ExitCode::SUCCESS),
+            Command::RebuildWorker(args) => racing::rebuild::run_worker(args).await,
         }
     });
     match result {
@@ -154,7 +158,9 @@ fn settings_help(root: &clap::Command) -> String {
 }
 
 async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    let config = Config::try_from(args)?;
+    let mut config = Config::try_from(args)?;
+    // A rebuild folds in a process of its own, of this program.
+    config.rebuild_worker = std::env::current_exe().ok();
     let app = Application::build(config).await?;
     let addr = app.addr();
     let host = if addr.ip().is_unspecified() {

@@ -434,32 +434,53 @@ fn timed<T>(commit: impl FnOnce() -> T) -> T {
 }
 
 /// A message off the stream, decoded.
-struct Decoded {
-    seq: u64,
+#[derive(Debug)]
+pub(crate) struct Decoded {
+    pub(crate) seq: u64,
     /// Messages the stream held past this one.
-    pending: u64,
+    pub(crate) pending: u64,
     /// When JetStream stored it, in nanoseconds since the epoch.
-    published: i128,
-    subject: async_nats::Subject,
+    pub(crate) published: i128,
+    pub(crate) subject: async_nats::Subject,
     /// The event, or why it was refused and the payload to keep in the dead letter.
-    envelope: Result<Envelope, (String, bytes::Bytes)>,
+    pub(crate) envelope: Result<Envelope, (String, bytes::Bytes)>,
 }
 
-fn decode(m: jetstream::Message) -> anyhow::Result<Decoded> {
+impl Decoded {
+    /// A message at `seq` of the stream, with `pending` more after it, stored at
+    /// `published` (nanoseconds since the epoch), decoded from its subject and payload.
+    pub(crate) fn new(
+        seq: u64,
+        pending: u64,
+        published: i128,
+        subject: async_nats::Subject,
+        payload: bytes::Bytes,
+    ) -> Decoded {
+        let envelope = Envelope::decode(subject.as_str(), &payload)
+            .map_err(|reason| (reason.to_string(), payload));
+        Decoded {
+            seq,
+            pending,
+            published,
+            subject,
+            envelope,
+        }
+    }
+}
+
+pub(crate) fn decode(m: jetstream::Message) -> anyhow::Result<Decoded> {
     let info = m
         .info()
         .map_err(|e| anyhow::anyhow!("message metadata: {e}"))?;
     let (seq, pending) = (info.stream_sequence, info.pending);
     let published = info.published.unix_timestamp_nanos();
-    let envelope = Envelope::decode(m.subject.as_str(), &m.payload)
-        .map_err(|reason| (reason.to_string(), m.payload.clone()));
-    Ok(Decoded {
+    Ok(Decoded::new(
         seq,
         pending,
         published,
-        subject: m.message.subject,
-        envelope,
-    })
+        m.message.subject,
+        m.message.payload,
+    ))
 }
 
 /// Whether `batch` has written what one commit may once the API answers: about
@@ -477,6 +498,16 @@ pub fn fold_messages(
     store: &Store,
     messages: Vec<jetstream::Message>,
 ) -> anyhow::Result<(BatchStats, u64)> {
+    fold_decoded(store, messages.into_iter().map(decode), commit_due)
+}
+
+/// [`fold_messages`] of messages already decoded, committing whenever `due` says a batch
+/// has written enough, and at the end.
+pub(crate) fn fold_decoded(
+    store: &Store,
+    messages: impl IntoIterator<Item = anyhow::Result<Decoded>>,
+    due: impl Fn(&Batch<'_>) -> bool,
+) -> anyhow::Result<(BatchStats, u64)> {
     // Where the store stands if no message is new to it (all delivered again).
     let mut done = BatchStats {
         checkpoint: store.checkpoint()?,
@@ -492,9 +523,9 @@ pub fn fold_messages(
     let mut batch = Taken::new(store, false)?;
     let mut pending = 0;
     for m in messages {
-        batch.take(decode(m)?)?;
+        batch.take(m?)?;
         pending = batch.pending;
-        if commit_due(&batch.batch) {
+        if due(&batch.batch) {
             add(timed(|| batch.batch.commit())?);
             // After the commit: a batch starts from the checkpoint it reached.
             batch = Taken::new(store, false)?;

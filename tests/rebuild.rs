@@ -3,6 +3,7 @@
 //! twice, and the new store the one a restart opens.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use racing_events::samples::{envelope, profile};
@@ -28,7 +29,8 @@ fn documents(app: &App) -> BTreeMap<Vec<u8>, Vec<u8>> {
 async fn a_rebuild_swaps_in_a_fresh_store_while_the_api_answers() {
     let nats = Nats::start().await;
     let dir = TempDir::new().expect("temp dir");
-    let mut app = App::start(&nats, dir.path()).await;
+    // As `racing serve` does: the rebuild folds in a worker process of the program.
+    let mut app = App::start_with(&nats, dir.path(), |c| c.rebuild_worker = Some(racing())).await;
 
     // A season, a refused event and a duplicate, so that the rebuild has documents,
     // dead letters and seen ids to reproduce.
@@ -185,6 +187,7 @@ async fn a_rebuild_swaps_in_a_fresh_store_while_the_api_answers() {
 
     let status = rebuild_ended(&app).await;
     assert_eq!(status["state"], "done", "{status}");
+    assert_eq!(status["worker"], true, "folded in a worker: {status}");
     let active = std::fs::read_to_string(dir.path().join("read-models.active")).expect("pointer");
     assert!(active.trim().starts_with("read-models.gen-"), "{active}");
     assert_eq!(
@@ -219,6 +222,11 @@ async fn a_rebuild_swaps_in_a_fresh_store_while_the_api_answers() {
     );
     assert_eq!(reopened, after);
     again.stop().await;
+}
+
+/// The `racing` program, whose `rebuild-worker` folds a rebuild.
+fn racing() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_racing"))
 }
 
 /// Publishes a profile for each of `horses`; returns the last sequence.
@@ -283,5 +291,66 @@ async fn a_rebuild_whose_consumer_stalls_while_holding_swaps_in_nothing_short_of
             "horse S{i:03} after the rebuild: {body}"
         );
     }
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_rebuild_whose_worker_fails_keeps_the_store_in_use_and_says_why() {
+    let nats = Nats::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    // A worker that ends at once, as one killed or out of memory does.
+    let mut app = App::start_with(&nats, dir.path(), |c| {
+        c.rebuild_worker = Some(PathBuf::from("/bin/false"))
+    })
+    .await;
+    let last = publish_horses(&nats, (0..20).map(|i| format!("W{i:03}"))).await;
+    app.projected(last).await;
+    let before = documents(&app);
+
+    let started = app
+        .client
+        .post(format!("{}/rebuild", app.admin))
+        .send()
+        .await
+        .expect("rebuild");
+    assert_eq!(started.status(), StatusCode::ACCEPTED);
+    let status = rebuild_ended(&app).await;
+    assert_eq!(status["state"], "failed", "{status}");
+    let error = status["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("the rebuild worker") && error.contains("exit status: 1"),
+        "{status}"
+    );
+    // The store in use answers as before, and the failed one is gone.
+    assert_eq!(documents(&app), before);
+    let (code, _) = app.get("/api/v1/horses/W000").await;
+    assert_eq!(code, StatusCode::OK);
+    let failed = status["directory"].as_str().expect("its directory");
+    assert!(!std::path::Path::new(failed).exists(), "{failed} removed");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_rebuild_whose_worker_cannot_start_folds_in_the_service() {
+    let nats = Nats::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let missing = dir.path().join("no-such-program");
+    let mut app = App::start_with(&nats, dir.path(), |c| c.rebuild_worker = Some(missing)).await;
+    let last = publish_horses(&nats, (0..20).map(|i| format!("F{i:03}"))).await;
+    app.projected(last).await;
+    let before = documents(&app);
+
+    let started = app
+        .client
+        .post(format!("{}/rebuild", app.admin))
+        .send()
+        .await
+        .expect("rebuild");
+    assert_eq!(started.status(), StatusCode::ACCEPTED);
+    let status = rebuild_ended(&app).await;
+    assert_eq!(status["state"], "done", "{status}");
+    assert_eq!(status["worker"], false, "{status}");
+    assert_eq!(status["checkpoint"], last, "{status}");
+    assert_eq!(documents(&app), before);
     app.stop().await;
 }

@@ -11,12 +11,19 @@
 //! stores. The projector then goes on from the same checkpoint in the new store, and the
 //! old directory is removed.
 //!
+//! The fold up to the projector's checkpoint runs in a process of its own when the
+//! service knows its own program ([`worker`]), so that its commits never hold the API's
+//! reads; the last messages, with the projector held, are folded here.
+//!
 //! A consumer that delivers nothing is never taken for the stream's end: below the
 //! projector's checkpoint the stream itself is asked what it holds there. If it holds a
 //! message, the consumer has stalled and is made again; only sequences the stream no
 //! longer holds (deleted) are skipped; and a rebuild that cannot reach the checkpoint
 //! within [`HOLD_LIMIT`] fails and keeps the store in use.
 
+mod worker;
+
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -30,6 +37,8 @@ use tokio_util::sync::CancellationToken;
 use crate::faults::Faults;
 use crate::projector::{fold_messages, CATCH_UP_BATCH, CATCH_UP_WINDOW, MAX_BATCH};
 use crate::read_models::{self, ReadModels};
+
+pub use worker::{run as run_worker, WorkerArgs};
 
 /// Most messages folded in one batch, and how long a batch waits for more after its
 /// first: large while the rebuild is behind (each document a batch touches is rendered
@@ -76,6 +85,10 @@ pub struct Status {
     pub stream_last_seq: u64,
     /// Messages folded so far.
     pub folded: u64,
+    /// Whether the fold up to the projector's checkpoint runs (or ran) in a worker
+    /// process of its own, rather than in the service's.
+    #[serde(default)]
+    pub worker: bool,
     /// The directory being built, or swapped in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub directory: Option<String>,
@@ -96,6 +109,8 @@ pub struct Rebuilder {
     shutdown: CancellationToken,
     status: Arc<Mutex<Status>>,
     faults: Arc<Faults>,
+    /// The `racing` program whose `rebuild-worker` folds a rebuild; none folds it here.
+    worker: Option<PathBuf>,
 }
 
 impl Rebuilder {
@@ -114,7 +129,15 @@ impl Rebuilder {
             shutdown,
             status: Arc::default(),
             faults,
+            worker: None,
         }
+    }
+
+    /// This rebuilder, folding each rebuild up to the projector's checkpoint in a
+    /// `rebuild-worker` of `program` (the running `racing`), if there is one.
+    pub fn with_worker(mut self, program: Option<PathBuf>) -> Rebuilder {
+        self.worker = program;
+        self
     }
 
     /// The current or last rebuild's status.
@@ -164,6 +187,7 @@ impl Rebuilder {
             stream: self.stream.clone(),
             status: self.status.clone(),
             faults: self.faults.clone(),
+            worker: self.worker.clone(),
         };
         let shutdown = self.shutdown.clone();
         let status = self.status.clone();
@@ -219,6 +243,15 @@ struct Run {
     stream: String,
     status: Arc<Mutex<Status>>,
     faults: Arc<Faults>,
+    worker: Option<PathBuf>,
+}
+
+/// Where the fold up to the projector's checkpoint happens.
+enum Folder {
+    /// In this process, on a blocking thread.
+    Here(Store),
+    /// In a worker process.
+    Worker(Box<worker::Worker>),
 }
 
 /// What the stream holds between the fresh store's checkpoint and a target.
@@ -230,22 +263,42 @@ enum Below {
 }
 
 impl Run {
-    /// An ordered consumer of the stream from the message after `fresh`'s checkpoint.
-    async fn messages_after(&self, fresh: &Store) -> anyhow::Result<consumer::pull::Ordered> {
-        crate::nats::messages_from(&self.js, &self.stream, fresh.checkpoint()? + 1).await
+    /// An ordered consumer of the stream from the message after `checkpoint`.
+    async fn messages_after(&self, checkpoint: u64) -> anyhow::Result<consumer::pull::Ordered> {
+        crate::nats::messages_from(&self.js, &self.stream, checkpoint + 1).await
+    }
+
+    /// The fresh store at `dir`, in a worker process if there is a program for one (or
+    /// here if it cannot start), built from the stream `identity`.
+    fn folder(&self, dir: &std::path::Path, identity: &str) -> anyhow::Result<Folder> {
+        let options = self.read_models.load().options();
+        if let Some(program) = &self.worker {
+            match worker::Worker::start(program, dir, options, identity) {
+                Ok(worker) => return Ok(Folder::Worker(Box::new(worker))),
+                Err(e) => tracing::warn!(
+                    error = format!("{e:#}"),
+                    "the rebuild folds in the service's process instead"
+                ),
+            }
+        }
+        let fresh = Store::open_with(dir, options)
+            .with_context(|| format!("creating {}", dir.display()))?;
+        fresh.set_stream(identity)?;
+        Ok(Folder::Here(fresh))
     }
 
     async fn run(&self, dir: &std::path::Path) -> anyhow::Result<()> {
         lock(&self.status).directory = Some(dir.display().to_string());
         tracing::info!(store = %dir.display(), "rebuilding the read models from the log");
-        let options = self.read_models.load().options();
-        let fresh = Store::open_with(dir, options)
-            .with_context(|| format!("creating {}", dir.display()))?;
         let mut stream = self.js.get_stream(&self.stream).await?;
         let info = stream.info().await?;
-        fresh.set_stream(&crate::nats::stream_identity(info))?;
-        lock(&self.status).stream_last_seq = info.state.last_sequence;
-        let mut messages = self.messages_after(&fresh).await?;
+        let mut folder = self.folder(dir, &crate::nats::stream_identity(info))?;
+        {
+            let mut status = lock(&self.status);
+            status.stream_last_seq = info.state.last_sequence;
+            status.worker = matches!(folder, Folder::Worker(_));
+        }
+        let mut messages = self.messages_after(folder.checkpoint()?).await?;
 
         // Up to the projector's checkpoint, with the projector running.
         let mut quiet_since = None;
@@ -256,10 +309,10 @@ impl Run {
             let (now, later): (Vec<_>, Vec<_>) =
                 batch.into_iter().partition(|m| sequence(m) <= live);
             let idle = now.is_empty() && later.is_empty();
-            self.fold(&fresh, now).await?;
+            self.fold_in(&mut folder, now).await?;
             // A message the projector has not committed yet, or nothing more for a moment
             // with the fresh store level with the projector.
-            if !later.is_empty() || (idle && fresh.checkpoint()? >= live) {
+            if !later.is_empty() || (idle && folder.checkpoint()? >= live) {
                 break later;
             }
             if !idle {
@@ -272,7 +325,7 @@ impl Run {
             // (as after a stream leader's loss, or under load): it is made again from the
             // fresh store's checkpoint, and one that stays stalled ends the rebuild
             // rather than hanging it.
-            if let Below::Deleted = self.below(&fresh, live).await? {
+            if let Below::Deleted = self.below(folder.checkpoint()?, live).await? {
                 break later;
             }
             let quiet = *quiet_since.get_or_insert_with(tokio::time::Instant::now);
@@ -283,15 +336,25 @@ impl Run {
             } else if quiet.elapsed() > STALL * (stalls + 1) {
                 stalls += 1;
                 tracing::warn!(
-                    checkpoint = fresh.checkpoint()?,
+                    checkpoint = folder.checkpoint()?,
                     live,
                     "the rebuild's consumer delivers nothing below the projector's checkpoint; making it again"
                 );
-                messages = self.messages_after(&fresh).await?;
+                messages = self.messages_after(folder.checkpoint()?).await?;
             }
         };
 
-        // The rest with the projector held between batches: up to exactly its checkpoint.
+        // The rest with the projector held between batches: up to exactly its checkpoint,
+        // folded here.
+        let fresh = match folder {
+            Folder::Here(fresh) => fresh,
+            Folder::Worker(worker) => {
+                worker.finish().await?;
+                Store::open_with(dir, self.read_models.load().options())
+                    .with_context(|| format!("opening {}", dir.display()))?
+            }
+        };
+        let mut folder = Folder::Here(fresh.clone());
         self.faults.rebuild_before_hold().await;
         let _held = self.read_models.lock_commits().await;
         let target = self.read_models.load().checkpoint()?;
@@ -299,7 +362,7 @@ impl Run {
         loop {
             let (now, later): (Vec<_>, Vec<_>) =
                 waiting.into_iter().partition(|m| sequence(m) <= target);
-            self.fold(&fresh, now).await?;
+            self.fold_in(&mut folder, now).await?;
             let reached = fresh.checkpoint()?;
             if reached >= target {
                 break;
@@ -318,7 +381,7 @@ impl Run {
             }
             // Short of the target with nothing more delivered below it, or with a message
             // past it: the stream says whether the rest is deleted or still to come.
-            match self.below(&fresh, target).await? {
+            match self.below(reached, target).await? {
                 Below::Deleted => {
                     tracing::info!(
                         from = reached + 1,
@@ -340,7 +403,7 @@ impl Run {
                         stored = seq,
                         "the rebuild's consumer stalled below the projector's checkpoint; making it again"
                     );
-                    messages = self.messages_after(&fresh).await?;
+                    messages = self.messages_after(reached).await?;
                 }
             }
         }
@@ -398,11 +461,11 @@ impl Run {
         next_batch(messages, HOLDING).await
     }
 
-    /// What the stream holds after `fresh`'s checkpoint, up to `target`: the first
-    /// message there, or nothing (deleted).
-    async fn below(&self, fresh: &Store, target: u64) -> anyhow::Result<Below> {
+    /// What the stream holds after `checkpoint`, up to `target`: the first message there,
+    /// or nothing (deleted).
+    async fn below(&self, checkpoint: u64, target: u64) -> anyhow::Result<Below> {
         use async_nats::jetstream::stream::RawMessageErrorKind as Kind;
-        let from = fresh.checkpoint()? + 1;
+        let from = checkpoint + 1;
         let stream = self.js.get_stream(&self.stream).await?;
         let next = stream
             .raw_message_builder()
@@ -421,21 +484,44 @@ impl Run {
         }
     }
 
-    /// Folds `messages` into `fresh` on a blocking thread, so that a long rebuild never
-    /// holds one of the runtime's workers that serve requests.
-    async fn fold(&self, fresh: &Store, messages: Vec<jetstream::Message>) -> anyhow::Result<()> {
+    /// Folds `messages` into the fresh store: in the worker, or here on a blocking thread,
+    /// so that a long rebuild never holds one of the runtime's workers that serve requests.
+    async fn fold_in(
+        &self,
+        folder: &mut Folder,
+        messages: Vec<jetstream::Message>,
+    ) -> anyhow::Result<()> {
         if messages.is_empty() {
             return Ok(());
         }
         let count = messages.len() as u64;
-        let store = fresh.clone();
-        let (stats, pending) =
-            tokio::task::spawn_blocking(move || fold_messages(&store, messages)).await??;
+        let (checkpoint, pending) = match folder {
+            Folder::Worker(worker) => {
+                let reached = worker.fold(&messages).await?;
+                (reached.checkpoint, reached.pending)
+            }
+            Folder::Here(fresh) => {
+                let store = fresh.clone();
+                let (stats, pending) =
+                    tokio::task::spawn_blocking(move || fold_messages(&store, messages)).await??;
+                (stats.checkpoint, pending)
+            }
+        };
         let mut status = lock(&self.status);
-        status.checkpoint = stats.checkpoint;
+        status.checkpoint = checkpoint;
         status.folded += count;
-        status.stream_last_seq = status.stream_last_seq.max(stats.checkpoint + pending);
+        status.stream_last_seq = status.stream_last_seq.max(checkpoint + pending);
         Ok(())
+    }
+}
+
+impl Folder {
+    /// The fresh store's checkpoint.
+    fn checkpoint(&self) -> anyhow::Result<u64> {
+        Ok(match self {
+            Folder::Here(fresh) => fresh.checkpoint()?,
+            Folder::Worker(worker) => worker.checkpoint(),
+        })
     }
 }
 

@@ -1,0 +1,326 @@
+//! A rebuild's fold in a process of its own: `racing rebuild-worker`, which the service
+//! starts (a hidden command, not for people). The service reads the log as before and
+//! hands each batch of messages to the worker on its standard input; the worker folds them
+//! into the fresh store, commits each batch as one, and answers with the checkpoint it
+//! reached, a JSON line on its standard output. When its input closes it flushes the store
+//! and exits, and the service opens the store to fold the last messages itself, holding
+//! the projector, up to exactly its checkpoint.
+//!
+//! Why a process: sled 0.34 takes a process-wide lock for each commit (`apply_batch`), and
+//! every read of every store in the process waits for it; a rebuild folding beside the
+//! store in use held the API's reads (their p99 during a rebuild: 106 ms, BENCHMARKS.md).
+//! In a process of its own, the rebuild's commits hold no reader, so they can be as large
+//! as a catch-up's, and the worker runs at the lowest scheduling priority, so that the
+//! API's requests have the CPU first.
+//!
+//! The frames on its input: a message is `M`, then its stream sequence, the messages the
+//! stream held past it (u64 each), when JetStream stored it (i128 nanoseconds), its
+//! subject and its payload (a u32 length, then the bytes), all little-endian; `C` ends a
+//! batch, to be committed.
+
+use std::io::{BufRead, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{ExitCode, Stdio};
+
+use anyhow::Context as _;
+use async_nats::jetstream;
+use racing_projections::{Options, Store};
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout};
+
+use crate::projector::{fold_decoded, Decoded};
+
+/// A message's frame starts with this.
+const MESSAGE: u8 = b'M';
+/// The end of a batch.
+const COMMIT: u8 = b'C';
+/// Longest subject or payload a frame may carry (NATS's own payload limit is far below).
+const MAX_PART: usize = 64 << 20;
+/// The nice value of the worker: the lowest priority.
+const NICE: i32 = 19;
+
+/// `racing rebuild-worker`: what the service tells the worker.
+#[derive(clap::Args, Debug)]
+pub struct WorkerArgs {
+    /// The fresh store's directory.
+    #[arg(long)]
+    pub dir: PathBuf,
+    /// The stream the store is built from (`racing::nats::stream_identity`).
+    #[arg(long)]
+    pub stream_identity: String,
+    /// The store's page cache, in bytes.
+    #[arg(long)]
+    pub cache_bytes: u64,
+    /// The store's filter of applied event ids, in bytes.
+    #[arg(long)]
+    pub id_filter_bytes: usize,
+}
+
+/// What the worker answers after each batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(super) struct Reached {
+    /// The fresh store's checkpoint after the batch's commit.
+    pub checkpoint: u64,
+    /// Messages the stream held past the batch's last one.
+    pub pending: u64,
+}
+
+/// Runs the worker, on the calling thread (and the threads sled starts from it), until its
+/// input ends.
+pub async fn run(args: WorkerArgs) -> anyhow::Result<ExitCode> {
+    // Linux keeps a nice value per thread: this thread's, inherited by the threads sled
+    // starts when the store opens.
+    if let Err(e) = rustix::process::setpriority_process(None, NICE) {
+        tracing::warn!(error = %e, "the rebuild worker could not lower its priority");
+    }
+    let options = Options {
+        id_filter_bytes: args.id_filter_bytes,
+        cache_bytes: args.cache_bytes,
+    };
+    let store = Store::open_with(&args.dir, options)
+        .with_context(|| format!("opening {}", args.dir.display()))?;
+    store.set_stream(&args.stream_identity)?;
+    let mut input = std::io::BufReader::with_capacity(1 << 20, std::io::stdin().lock());
+    let mut output = std::io::stdout().lock();
+    while !input.fill_buf().context("reading the batches")?.is_empty() {
+        let batch = std::iter::from_fn(|| next_message(&mut input).transpose());
+        // One commit a batch: nothing in this process waits for it.
+        let (stats, pending) = fold_decoded(&store, batch, |_| false)?;
+        let reached = Reached {
+            checkpoint: stats.checkpoint,
+            pending,
+        };
+        serde_json::to_writer(&mut output, &reached)?;
+        output.write_all(b"\n")?;
+        output.flush()?;
+    }
+    store.flush().await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Appends `m`'s frame to `out`.
+pub(super) fn encode(m: &jetstream::Message, out: &mut Vec<u8>) -> anyhow::Result<()> {
+    let info = m
+        .info()
+        .map_err(|e| anyhow::anyhow!("message metadata: {e}"))?;
+    out.push(MESSAGE);
+    out.extend_from_slice(&info.stream_sequence.to_le_bytes());
+    out.extend_from_slice(&info.pending.to_le_bytes());
+    out.extend_from_slice(&info.published.unix_timestamp_nanos().to_le_bytes());
+    for part in [m.subject.as_bytes(), &m.payload[..]] {
+        let len = u32::try_from(part.len()).context("a message of over 4 GiB")?;
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(part);
+    }
+    Ok(())
+}
+
+/// The next message of the batch being read, or `None` at its end.
+fn next_message(input: &mut impl Read) -> anyhow::Result<Option<Decoded>> {
+    let mut tag = [0; 1];
+    input
+        .read_exact(&mut tag)
+        .context("the input ended inside a batch")?;
+    match tag[0] {
+        COMMIT => return Ok(None),
+        MESSAGE => {}
+        other => anyhow::bail!("a frame that starts with byte {other}"),
+    }
+    let mut head = [0; 32];
+    input.read_exact(&mut head).context("a message's frame")?;
+    let (seq, rest) = head.split_at(8);
+    let (pending, published) = rest.split_at(8);
+    let seq = u64::from_le_bytes(seq.try_into()?);
+    let pending = u64::from_le_bytes(pending.try_into()?);
+    let published = i128::from_le_bytes(published.try_into()?);
+    let subject = String::from_utf8(part(input)?).context("a subject that is not UTF-8")?;
+    let payload = bytes::Bytes::from(part(input)?);
+    Ok(Some(Decoded::new(
+        seq,
+        pending,
+        published,
+        subject.into(),
+        payload,
+    )))
+}
+
+/// A length-prefixed part of a frame.
+fn part(input: &mut impl Read) -> anyhow::Result<Vec<u8>> {
+    let mut len = [0; 4];
+    input.read_exact(&mut len).context("a message's frame")?;
+    let len = u32::from_le_bytes(len) as usize;
+    anyhow::ensure!(
+        len <= MAX_PART,
+        "a part of {len} bytes in a message's frame"
+    );
+    let mut bytes = vec![0; len];
+    input.read_exact(&mut bytes).context("a message's frame")?;
+    Ok(bytes)
+}
+
+/// The service's end of a worker.
+pub(super) struct Worker {
+    child: Child,
+    input: Option<ChildStdin>,
+    replies: Lines<BufReader<ChildStdout>>,
+    /// The last line the worker wrote on its standard error, once it has ended.
+    said: tokio::task::JoinHandle<String>,
+    /// The fresh store's checkpoint, as the worker last answered.
+    checkpoint: u64,
+}
+
+impl Worker {
+    /// Starts `program`'s `rebuild-worker` on the store at `dir`, which it makes if there is
+    /// none, built from the stream `identity`. The worker is killed if this is dropped.
+    pub(super) fn start(
+        program: &Path,
+        dir: &Path,
+        options: Options,
+        identity: &str,
+    ) -> anyhow::Result<Worker> {
+        let mut child = tokio::process::Command::new(program)
+            .arg("rebuild-worker")
+            .arg("--dir")
+            .arg(dir)
+            .args(["--stream-identity", identity])
+            .args(["--cache-bytes", &options.cache_bytes.to_string()])
+            .args(["--id-filter-bytes", &options.id_filter_bytes.to_string()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .with_context(|| format!("starting {} rebuild-worker", program.display()))?;
+        let pipes = (child.stdin.take(), child.stdout.take(), child.stderr.take());
+        let (Some(input), Some(output), Some(errors)) = pipes else {
+            anyhow::bail!("the rebuild worker's standard streams are missing");
+        };
+        let said = tokio::spawn(async move {
+            let mut lines = BufReader::new(errors).lines();
+            let mut last = String::new();
+            while let Ok(Some(line)) = lines.next_line().await {
+                tracing::info!(worker = %line, "rebuild worker");
+                last = line;
+            }
+            last
+        });
+        Ok(Worker {
+            child,
+            input: Some(input),
+            replies: BufReader::new(output).lines(),
+            said,
+            checkpoint: 0,
+        })
+    }
+
+    /// The fresh store's checkpoint, as the worker last answered (0 before it has).
+    pub(super) fn checkpoint(&self) -> u64 {
+        self.checkpoint
+    }
+
+    /// Has the worker fold and commit `messages`; what it reached.
+    pub(super) async fn fold(
+        &mut self,
+        messages: &[jetstream::Message],
+    ) -> anyhow::Result<Reached> {
+        let mut frames = Vec::with_capacity(messages.iter().map(|m| m.payload.len() + 64).sum());
+        for m in messages {
+            encode(m, &mut frames)?;
+        }
+        frames.push(COMMIT);
+        let Some(input) = self.input.as_mut() else {
+            anyhow::bail!("the rebuild worker's input is closed");
+        };
+        let sent = async {
+            input.write_all(&frames).await?;
+            input.flush().await
+        };
+        if let Err(e) = sent.await {
+            return Err(self.ended(&format!("took no batch ({e})")).await);
+        }
+        let line = match self.replies.next_line().await {
+            Ok(Some(line)) => line,
+            Ok(None) => return Err(self.ended("answered nothing").await),
+            Err(e) => return Err(self.ended(&format!("answered nothing ({e})")).await),
+        };
+        let reached: Reached = serde_json::from_str(&line)
+            .with_context(|| format!("the rebuild worker answered {line:?}"))?;
+        self.checkpoint = reached.checkpoint;
+        Ok(reached)
+    }
+
+    /// Closes the worker's input and waits for it to flush the store and exit.
+    pub(super) async fn finish(mut self) -> anyhow::Result<()> {
+        drop(self.input.take());
+        let status = self.child.wait().await?;
+        if status.success() {
+            return Ok(());
+        }
+        Err(self.ended("did not finish").await)
+    }
+
+    /// Why the worker stopped: its exit and its last words.
+    async fn ended(&mut self, what: &str) -> anyhow::Error {
+        drop(self.input.take());
+        let status = match self.child.wait().await {
+            Ok(status) => status.to_string(),
+            Err(e) => format!("unknown ({e})"),
+        };
+        let said = (&mut self.said).await.unwrap_or_default();
+        anyhow::anyhow!("the rebuild worker {what}: it ended with {status}, saying {said:?}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(seq: u64, subject: &str, payload: &[u8]) -> Vec<u8> {
+        let mut out = vec![MESSAGE];
+        out.extend_from_slice(&seq.to_le_bytes());
+        out.extend_from_slice(&7u64.to_le_bytes());
+        out.extend_from_slice(&1_700_000_000_000_000_000i128.to_le_bytes());
+        for part in [subject.as_bytes(), payload] {
+            out.extend_from_slice(&(part.len() as u32).to_le_bytes());
+            out.extend_from_slice(part);
+        }
+        out
+    }
+
+    #[test]
+    fn a_batch_is_read_message_by_message_up_to_its_end() {
+        let mut input = frame(3, "racing.horses.H1", b"not json");
+        input.extend(frame(4, "racing.odds.x", b"{}"));
+        input.push(COMMIT);
+        let mut input = &input[..];
+        let first = next_message(&mut input).expect("read").expect("a message");
+        assert_eq!((first.seq, first.pending), (3, 7));
+        assert_eq!(first.published, 1_700_000_000_000_000_000);
+        assert_eq!(first.subject.as_str(), "racing.horses.H1");
+        assert!(first.envelope.is_err(), "refused, as the projector would");
+        let second = next_message(&mut input).expect("read").expect("a message");
+        assert_eq!(second.seq, 4);
+        assert!(next_message(&mut input).expect("read").is_none(), "the end");
+        assert!(input.is_empty());
+    }
+
+    #[test]
+    fn a_cut_or_garbled_frame_is_an_error() {
+        let whole = frame(3, "racing.horses.H1", b"{}");
+        for cut in [0, 1, 20, whole.len() - 1] {
+            let err = next_message(&mut &whole[..cut]).expect_err("cut");
+            assert!(format!("{err:#}").contains("ended") || format!("{err:#}").contains("frame"));
+        }
+        let err = next_message(&mut &b"X"[..]).expect_err("garbled");
+        assert!(err.to_string().contains("starts with byte 88"), "{err}");
+        let mut huge = vec![MESSAGE];
+        huge.extend_from_slice(&[0; 32]);
+        huge.extend_from_slice(&u32::MAX.to_le_bytes());
+        let err = next_message(&mut &huge[..]).expect_err("too long");
+        assert!(
+            err.to_string().contains("bytes in a message's frame"),
+            "{err}"
+        );
+    }
+}
