@@ -313,7 +313,7 @@ impl Application {
                         faults: faults.clone(),
                     };
                     let stop = stop.child_token();
-                    async move { projector.run(stop).await }
+                    projector.run_on_own_threads(stop)
                 },
             )
         };
