@@ -82,37 +82,13 @@ pub struct Projector {
 }
 
 impl Projector {
-    /// [`Projector::run`] on a runtime and threads of its own: this thread folds and
-    /// commits, one more decodes ahead. While catching up, decoding and folding take a
-    /// core each; on the runtime that serves requests they held its workers between
-    /// yields, and reads queued behind them (p99 of 200 to 390 ms while catching up
-    /// 120,000 odds updates, BENCHMARKS.md). On threads of their own, the kernel shares
-    /// the cores between them and the request workers, and wakes a worker for a request
-    /// at once. A panic goes on to the caller, as from a task.
+    /// [`Projector::run`] on threads of its own ([`crate::supervise::on_own_threads`]):
+    /// this one folds and commits, the other decodes ahead. While catching up, each takes
+    /// a core; on the runtime that serves requests, reads queued behind them (p99 of 200 to
+    /// 390 ms while catching up 120,000 odds updates, 56 ms on threads of their own;
+    /// BENCHMARKS.md).
     pub async fn run_on_own_threads(self, shutdown: CancellationToken) -> anyhow::Result<()> {
-        let (done, outcome) = tokio::sync::oneshot::channel();
-        let thread = std::thread::Builder::new()
-            .name("projector".into())
-            .spawn(move || {
-                let runtime = tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(1)
-                    .thread_name("projector-decode")
-                    .enable_all()
-                    .build();
-                let ended = match runtime {
-                    Ok(runtime) => runtime.block_on(self.run(shutdown)),
-                    Err(e) => Err(anyhow::anyhow!("starting the projector's runtime: {e}")),
-                };
-                let _ = done.send(ended);
-            })?;
-        match outcome.await {
-            Ok(ended) => ended,
-            // It ended without a word: it panicked.
-            Err(_) => match tokio::task::spawn_blocking(move || thread.join()).await? {
-                Err(panic) => std::panic::resume_unwind(panic),
-                Ok(()) => anyhow::bail!("the projector's thread ended without a word"),
-            },
-        }
+        crate::supervise::on_own_threads("projector", self.run(shutdown)).await
     }
 
     /// Runs until `shutdown`; re-creates its consumer from the checkpoint after any error,

@@ -5,6 +5,9 @@
 //! the service then stops and its process exits non-zero, for its supervisor (compose's
 //! restart policy, `scripts/cluster`, systemd) to start it afresh; so does a [`Fatal`]
 //! failure at once.
+//!
+//! Work that takes whole cores for long (the projector catching up) runs
+//! [`on_own_threads`], off the runtime that serves requests.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
@@ -161,4 +164,39 @@ fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Runs `work` to its end on a runtime of its own: on a thread named `name`, with one
+/// more worker thread for the tasks it spawns, off the runtime that serves requests. On
+/// that runtime, work that takes a core for long holds a worker between its yields, and
+/// the requests queued on it wait; on threads of their own, the kernel shares the cores
+/// and wakes a request's worker at once. A panic goes on to the caller, as from a task.
+pub async fn on_own_threads<T: Send + 'static>(
+    name: &str,
+    work: impl Future<Output = anyhow::Result<T>> + Send + 'static,
+) -> anyhow::Result<T> {
+    let (done, outcome) = tokio::sync::oneshot::channel();
+    let thread = std::thread::Builder::new().name(name.to_owned()).spawn({
+        let workers = format!("{name}-tasks");
+        move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .thread_name(workers)
+                .enable_all()
+                .build();
+            let ended = match runtime {
+                Ok(runtime) => runtime.block_on(work),
+                Err(e) => Err(anyhow::anyhow!("starting a runtime: {e}")),
+            };
+            let _ = done.send(ended);
+        }
+    })?;
+    match outcome.await {
+        Ok(ended) => ended,
+        // It ended without a word: it panicked.
+        Err(_) => match tokio::task::spawn_blocking(move || thread.join()).await? {
+            Err(panic) => std::panic::resume_unwind(panic),
+            Ok(()) => anyhow::bail!("thread {name} ended without a word"),
+        },
+    }
 }
