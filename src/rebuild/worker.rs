@@ -179,7 +179,16 @@ impl Worker {
         options: Options,
         identity: &str,
     ) -> anyhow::Result<Worker> {
-        let mut child = tokio::process::Command::new(program)
+        let mut command = tokio::process::Command::new(program);
+        // Nothing of the service's environment (NATS credentials, API keys) but its logs'
+        // settings: the worker needs none of it.
+        command.env_clear();
+        for setting in ["RACING_LOG", "RACING_LOG_FORMAT"] {
+            if let Some(value) = std::env::var_os(setting) {
+                command.env(setting, value);
+            }
+        }
+        let mut child = command
             .arg("rebuild-worker")
             .arg("--dir")
             .arg(dir)
