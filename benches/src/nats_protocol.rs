@@ -58,6 +58,12 @@ impl Parser {
         }
     }
 
+    /// Refuses messages of more than `max_payload` bytes from now on (the server's own
+    /// limit, once its `INFO` has said it).
+    pub fn set_max_payload(&mut self, max_payload: usize) {
+        self.max_payload = max_payload;
+    }
+
     /// Adds bytes the server sent (one WebSocket frame, or any part of the stream).
     pub fn push(&mut self, bytes: &[u8]) {
         self.buf.extend_from_slice(bytes);

@@ -18,8 +18,9 @@ use uuid::Uuid;
 use crate::live::{Clients, Seen, Shared, Socket};
 use crate::nats_protocol::{Op, Parser};
 
-/// The largest message a peer client takes: the benchmark's nats-server's `max_payload`.
-const MAX_PAYLOAD: usize = 2 * 1024 * 1024;
+/// The largest message a peer client takes until the server's `INFO` says its own
+/// `max_payload`: the `INFO` line itself is not bounded by it.
+const FIRST_MAX_PAYLOAD: usize = 1024 * 1024;
 
 /// The one subscription of a peer client.
 const SID: u64 = 1;
@@ -110,11 +111,13 @@ async fn client(
     mut stop: watch::Receiver<bool>,
 ) -> anyhow::Result<Seen<Uuid>> {
     let (place, mut ws) = shared.connect(&url).await?;
-    let mut parser = Parser::new(MAX_PAYLOAD);
+    let mut parser = Parser::new(FIRST_MAX_PAYLOAD);
     let info = match next_op(&mut ws, &mut parser).await? {
         Op::Info(info) => info,
         other => bail!("nats-server began with {other:?}, not INFO"),
     };
+    let info: Info = serde_json::from_slice(&info).context("nats-server's INFO")?;
+    parser.set_max_payload(info.max_payload);
     let connect = connect_line(&info, &user)?;
     ws.send(Message::binary(format!(
         "{connect}SUB {subject} {SID}\r\nPING\r\n"
@@ -180,15 +183,22 @@ async fn next_op(ws: &mut Socket, parser: &mut Parser) -> anyhow::Result<Op> {
     }
 }
 
+/// What a peer client needs of the server's `INFO`.
+#[derive(serde::Deserialize)]
+struct Info {
+    /// To sign, proving the client's nkey.
+    nonce: Option<String>,
+    /// The largest message the server sends (headers and payload).
+    max_payload: usize,
+}
+
 /// `CONNECT {...}\r\n` as `user`, the nonce of the server's `INFO` signed with its key.
 /// Not verbose (no `+OK` after each operation) and without headers (see [`client`]).
-fn connect_line(info: &[u8], user: &KeyPair) -> anyhow::Result<String> {
-    #[derive(serde::Deserialize)]
-    struct Info {
-        nonce: Option<String>,
-    }
-    let info: Info = serde_json::from_slice(info).context("nats-server's INFO")?;
-    let nonce = info.nonce.context("nats-server sent no nonce to sign")?;
+fn connect_line(info: &Info, user: &KeyPair) -> anyhow::Result<String> {
+    let nonce = info
+        .nonce
+        .as_deref()
+        .context("nats-server sent no nonce to sign")?;
     let sig = user
         .sign(nonce.as_bytes())
         .map_err(|e| anyhow!("signing the nonce: {e}"))?;
@@ -229,7 +239,12 @@ mod tests {
     #[test]
     fn the_connect_line_signs_the_nonce() {
         let (user, _) = user();
-        let line = connect_line(br#"{"server_id":"N","nonce":"n0nce"}"#, &user).expect("made");
+        let info = |json: &str| serde_json::from_str::<Info>(json).expect("an INFO");
+        let line = connect_line(
+            &info(r#"{"server_id":"N","nonce":"n0nce","max_payload":1048576}"#),
+            &user,
+        )
+        .expect("made");
         let json = line
             .strip_prefix("CONNECT ")
             .and_then(|l| l.strip_suffix("\r\n"))
@@ -241,6 +256,11 @@ mod tests {
         user.verify(b"n0nce", &sig).expect("the nonce, signed");
         assert_eq!(v["nkey"], user.public_key());
         assert_eq!(v["headers"], false);
-        assert!(connect_line(b"{}", &user).is_err(), "no nonce");
+        let no_nonce = info(r#"{"max_payload":1048576}"#);
+        assert!(connect_line(&no_nonce, &user).is_err(), "no nonce");
+        assert!(
+            serde_json::from_str::<Info>(r#"{"nonce":"n"}"#).is_err(),
+            "an INFO without max_payload is refused"
+        );
     }
 }
