@@ -1,5 +1,5 @@
 //! Faults a test injects into a running service, to see it recover: a rebuild whose
-//! consumer stalls while it holds the projector, a projector that panics. Nothing in the
+//! consumer stalls while it holds the projector, a rebuild or a projector that panics. Nothing in the
 //! service arms them; each costs an atomic read where it would strike.
 
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -13,6 +13,7 @@ pub struct Faults {
     before_hold: Mutex<Option<Gate>>,
     stalls_while_holding: AtomicU32,
     projector_panics: AtomicU32,
+    rebuild_panics: AtomicU32,
 }
 
 /// A point where a task tells the test it has arrived and waits until the test lets it go.
@@ -39,6 +40,12 @@ impl Faults {
         self.stalls_while_holding.store(reads, Ordering::SeqCst);
     }
 
+    /// Makes the next rebuild panic once it has caught up with the projector, before it
+    /// holds it.
+    pub fn panic_rebuild(&self) {
+        self.rebuild_panics.store(1, Ordering::SeqCst);
+    }
+
     /// Makes the projector panic at its next `times` batches.
     pub fn panic_projector(&self, times: u32) {
         self.projector_panics.store(times, Ordering::SeqCst);
@@ -46,6 +53,9 @@ impl Faults {
 
     /// Where a rebuild is about to hold the projector.
     pub(crate) async fn rebuild_before_hold(&self) {
+        if take_one(&self.rebuild_panics) {
+            panic!("a panic injected into a rebuild (test fault)");
+        }
         let gate = lock(&self.before_hold).take();
         if let Some(gate) = gate {
             let _ = gate.arrived.send(());

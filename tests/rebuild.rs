@@ -354,3 +354,45 @@ async fn a_rebuild_whose_worker_cannot_start_folds_in_the_service() {
     assert_eq!(documents(&app), before);
     app.stop().await;
 }
+
+#[tokio::test]
+async fn a_rebuild_that_panics_fails_and_keeps_the_store_in_use() {
+    let nats = Nats::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let mut app = App::start(&nats, dir.path()).await;
+    let last = publish_horses(&nats, (0..20).map(|i| format!("P{i:03}"))).await;
+    app.projected(last).await;
+    let before = documents(&app);
+
+    app.faults.panic_rebuild();
+    let started = app
+        .client
+        .post(format!("{}/rebuild", app.admin))
+        .send()
+        .await
+        .expect("rebuild");
+    assert_eq!(started.status(), StatusCode::ACCEPTED);
+    let status = rebuild_ended(&app).await;
+    assert_eq!(status["state"], "failed", "{status}");
+    let error = status["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("panicked") && error.contains("test fault"),
+        "{status}"
+    );
+    assert_eq!(documents(&app), before);
+    let failed = status["directory"].as_str().expect("its directory");
+    assert!(!std::path::Path::new(failed).exists(), "{failed} removed");
+
+    // The next rebuild runs, and swaps in.
+    let again = app
+        .client
+        .post(format!("{}/rebuild", app.admin))
+        .send()
+        .await
+        .expect("rebuild");
+    assert_eq!(again.status(), StatusCode::ACCEPTED);
+    let status = rebuild_ended(&app).await;
+    assert_eq!(status["state"], "done", "{status}");
+    assert_eq!(documents(&app), before);
+    app.stop().await;
+}

@@ -29,7 +29,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use async_nats::jetstream::{self, consumer};
-use futures::StreamExt;
+use futures::{FutureExt as _, StreamExt};
 use racing_projections::Store;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
@@ -193,8 +193,13 @@ impl Rebuilder {
         let status = self.status.clone();
         tokio::spawn(async move {
             let dir = read_models::new_generation(run.read_models.data_dir());
+            // A panic (sled panics on some damaged pages) fails the rebuild like an error,
+            // rather than leaving it running for ever.
+            let folded = std::panic::AssertUnwindSafe(run.run(&dir)).catch_unwind();
             let outcome = tokio::select! {
-                r = run.run(&dir) => r,
+                r = folded => r.unwrap_or_else(|panic| {
+                    Err(anyhow::anyhow!("panicked: {}", crate::supervise::panic_message(panic)))
+                }),
                 _ = shutdown.cancelled() => Err(anyhow::anyhow!("the service is shutting down")),
             };
             let mut status = lock(&status);
