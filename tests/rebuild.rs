@@ -235,6 +235,39 @@ async fn publish_horses(nats: &Nats, horses: impl Iterator<Item = String>) -> u6
     nats.publish(&events).await
 }
 
+/// Starts a rebuild on the admin listener.
+async fn start_rebuild(app: &App) {
+    let started = app
+        .client
+        .post(format!("{}/rebuild", app.admin))
+        .send()
+        .await
+        .expect("rebuild");
+    assert_eq!(started.status(), StatusCode::ACCEPTED);
+}
+
+/// Starts a rebuild; its state once it has ended.
+async fn rebuild(app: &App) -> serde_json::Value {
+    start_rebuild(app).await;
+    rebuild_ended(app).await
+}
+
+/// Checks that a rebuild failed, saying each of `why`, and left the store in use as it was
+/// (`before`) and no directory of its own behind.
+fn failed_keeping_the_store(
+    app: &App,
+    status: &serde_json::Value,
+    why: &[&str],
+    before: &BTreeMap<Vec<u8>, Vec<u8>>,
+) {
+    assert_eq!(status["state"], "failed", "{status}");
+    let error = status["error"].as_str().unwrap_or_default();
+    assert!(why.iter().all(|w| error.contains(w)), "{status}");
+    assert_eq!(&documents(app), before);
+    let failed = status["directory"].as_str().expect("its directory");
+    assert!(!std::path::Path::new(failed).exists(), "{failed} removed");
+}
+
 /// The state of the last rebuild, once it is no longer running.
 async fn rebuild_ended(app: &App) -> serde_json::Value {
     let ended = async {
@@ -264,13 +297,7 @@ async fn a_rebuild_whose_consumer_stalls_while_holding_swaps_in_nothing_short_of
     // delivers nothing for a while, as one paused by load does.
     let (reached, release) = app.faults.pause_rebuild_before_hold();
     app.faults.stall_rebuild_while_holding(4);
-    let started = app
-        .client
-        .post(format!("{}/rebuild", app.admin))
-        .send()
-        .await
-        .expect("rebuild");
-    assert_eq!(started.status(), StatusCode::ACCEPTED);
+    start_rebuild(&app).await;
     tokio::time::timeout(Duration::from_secs(60), reached)
         .await
         .expect("the rebuild catches up")
@@ -307,26 +334,15 @@ async fn a_rebuild_whose_worker_fails_keeps_the_store_in_use_and_says_why() {
     app.projected(last).await;
     let before = documents(&app);
 
-    let started = app
-        .client
-        .post(format!("{}/rebuild", app.admin))
-        .send()
-        .await
-        .expect("rebuild");
-    assert_eq!(started.status(), StatusCode::ACCEPTED);
-    let status = rebuild_ended(&app).await;
-    assert_eq!(status["state"], "failed", "{status}");
-    let error = status["error"].as_str().unwrap_or_default();
-    assert!(
-        error.contains("the rebuild worker") && error.contains("exit status: 1"),
-        "{status}"
+    let status = rebuild(&app).await;
+    failed_keeping_the_store(
+        &app,
+        &status,
+        &["the rebuild worker", "exit status: 1"],
+        &before,
     );
-    // The store in use answers as before, and the failed one is gone.
-    assert_eq!(documents(&app), before);
     let (code, _) = app.get("/api/v1/horses/W000").await;
     assert_eq!(code, StatusCode::OK);
-    let failed = status["directory"].as_str().expect("its directory");
-    assert!(!std::path::Path::new(failed).exists(), "{failed} removed");
     app.stop().await;
 }
 
@@ -340,14 +356,7 @@ async fn a_rebuild_whose_worker_cannot_start_folds_in_the_service() {
     app.projected(last).await;
     let before = documents(&app);
 
-    let started = app
-        .client
-        .post(format!("{}/rebuild", app.admin))
-        .send()
-        .await
-        .expect("rebuild");
-    assert_eq!(started.status(), StatusCode::ACCEPTED);
-    let status = rebuild_ended(&app).await;
+    let status = rebuild(&app).await;
     assert_eq!(status["state"], "done", "{status}");
     assert_eq!(status["worker"], false, "{status}");
     assert_eq!(status["checkpoint"], last, "{status}");
@@ -365,33 +374,11 @@ async fn a_rebuild_that_panics_fails_and_keeps_the_store_in_use() {
     let before = documents(&app);
 
     app.faults.panic_rebuild();
-    let started = app
-        .client
-        .post(format!("{}/rebuild", app.admin))
-        .send()
-        .await
-        .expect("rebuild");
-    assert_eq!(started.status(), StatusCode::ACCEPTED);
-    let status = rebuild_ended(&app).await;
-    assert_eq!(status["state"], "failed", "{status}");
-    let error = status["error"].as_str().unwrap_or_default();
-    assert!(
-        error.contains("panicked") && error.contains("test fault"),
-        "{status}"
-    );
-    assert_eq!(documents(&app), before);
-    let failed = status["directory"].as_str().expect("its directory");
-    assert!(!std::path::Path::new(failed).exists(), "{failed} removed");
+    let status = rebuild(&app).await;
+    failed_keeping_the_store(&app, &status, &["panicked", "test fault"], &before);
 
     // The next rebuild runs, and swaps in.
-    let again = app
-        .client
-        .post(format!("{}/rebuild", app.admin))
-        .send()
-        .await
-        .expect("rebuild");
-    assert_eq!(again.status(), StatusCode::ACCEPTED);
-    let status = rebuild_ended(&app).await;
+    let status = rebuild(&app).await;
     assert_eq!(status["state"], "done", "{status}");
     assert_eq!(documents(&app), before);
     app.stop().await;
