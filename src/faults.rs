@@ -1,6 +1,6 @@
 //! Faults a test injects into a running service, to see it recover: a rebuild whose
-//! consumer stalls while it holds the projector, a rebuild or a projector that panics. Nothing in the
-//! service arms them; each costs an atomic read where it would strike.
+//! consumer stalls while it holds the projector, a rebuild or a projector that panics.
+//! Nothing in the service arms them; each costs an atomic read where it would strike.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;

@@ -235,6 +235,22 @@ async fn publish_horses(nats: &Nats, horses: impl Iterator<Item = String>) -> u6
     nats.publish(&events).await
 }
 
+/// A service on `dir`, its configuration changed by `adjust`, that has projected twenty
+/// horses (`{prefix}000` to `{prefix}019`): the service, the last sequence, and its
+/// documents then.
+async fn with_horses(
+    nats: &Nats,
+    dir: &TempDir,
+    prefix: &str,
+    adjust: impl FnOnce(&mut racing::config::Config),
+) -> (App, u64, BTreeMap<Vec<u8>, Vec<u8>>) {
+    let mut app = App::start_with(nats, dir.path(), adjust).await;
+    let last = publish_horses(nats, (0..20).map(|i| format!("{prefix}{i:03}"))).await;
+    app.projected(last).await;
+    let before = documents(&app);
+    (app, last, before)
+}
+
 /// Starts a rebuild on the admin listener.
 async fn start_rebuild(app: &App) {
     let started = app
@@ -326,13 +342,10 @@ async fn a_rebuild_whose_worker_fails_keeps_the_store_in_use_and_says_why() {
     let nats = Nats::start().await;
     let dir = TempDir::new().expect("temp dir");
     // A worker that ends at once, as one killed or out of memory does.
-    let mut app = App::start_with(&nats, dir.path(), |c| {
+    let (app, _, before) = with_horses(&nats, &dir, "W", |c| {
         c.rebuild_worker = Some(PathBuf::from("/bin/false"))
     })
     .await;
-    let last = publish_horses(&nats, (0..20).map(|i| format!("W{i:03}"))).await;
-    app.projected(last).await;
-    let before = documents(&app);
 
     let status = rebuild(&app).await;
     failed_keeping_the_store(
@@ -351,10 +364,8 @@ async fn a_rebuild_whose_worker_cannot_start_folds_in_the_service() {
     let nats = Nats::start().await;
     let dir = TempDir::new().expect("temp dir");
     let missing = dir.path().join("no-such-program");
-    let mut app = App::start_with(&nats, dir.path(), |c| c.rebuild_worker = Some(missing)).await;
-    let last = publish_horses(&nats, (0..20).map(|i| format!("F{i:03}"))).await;
-    app.projected(last).await;
-    let before = documents(&app);
+    let (app, last, before) =
+        with_horses(&nats, &dir, "F", |c| c.rebuild_worker = Some(missing)).await;
 
     let status = rebuild(&app).await;
     assert_eq!(status["state"], "done", "{status}");
@@ -368,10 +379,7 @@ async fn a_rebuild_whose_worker_cannot_start_folds_in_the_service() {
 async fn a_rebuild_that_panics_fails_and_keeps_the_store_in_use() {
     let nats = Nats::start().await;
     let dir = TempDir::new().expect("temp dir");
-    let mut app = App::start(&nats, dir.path()).await;
-    let last = publish_horses(&nats, (0..20).map(|i| format!("P{i:03}"))).await;
-    app.projected(last).await;
-    let before = documents(&app);
+    let (app, _, before) = with_horses(&nats, &dir, "P", |_| {}).await;
 
     app.faults.panic_rebuild();
     let status = rebuild(&app).await;
