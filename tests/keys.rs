@@ -241,11 +241,13 @@ async fn a_burst_over_the_limit_gets_429_with_its_headers() {
         max_connections: None,
     };
     let (slow_key, _) = registry.create("small plan", limits).await.expect("create");
-    let app = App::start_with(&nats, dir.path(), |c| {
+    let mut app = App::start_with(&nats, dir.path(), |c| {
         c.request_limits.rate_per_sec = 5;
         c.request_limits.burst = 10;
     })
     .await;
+    // Ready first: until the projector has looked at the stream, reads are 503s.
+    app.projected(0).await;
     let mut statuses = Vec::new();
     let mut last = None;
     for _ in 0..15 {
