@@ -32,8 +32,9 @@ const TRADING_SEED: u64 = 1_000_000;
 pub const LIVE_SEED: u64 = 9_000_000;
 /// Seconds between two price moves of one meeting in the generated log.
 const TICK_SECS: i64 = 5;
-/// Bumped when the generator changes, so that a cached log is not reused.
-const VERSION: u32 = 1;
+/// Bumped when the generator changes, so that a cached log is not reused (2: the logs of
+/// version 1 were run on, and hold every earlier run's updates).
+const VERSION: u32 = 2;
 
 /// What the benchmark needs to know about the log it generated.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -149,6 +150,30 @@ pub async fn ensure(
     std::fs::write(&marker, serde_json::to_vec_pretty(&info)?)?;
     nats.stop(Duration::from_secs(10)).await;
     Ok(Log { nats_dir, info })
+}
+
+/// A copy of `log`'s nats-server store in `dir`, made afresh: the parts that publish
+/// (live, catch-up, stall) add to the stream they run on, and a run on the cached store
+/// itself would leave every later run a longer log to replay.
+pub fn fresh_copy(log: &Log, dir: &Path) -> anyhow::Result<PathBuf> {
+    let _ = std::fs::remove_dir_all(dir);
+    copy_tree(&log.nats_dir, dir)
+        .with_context(|| format!("copying {} to {}", log.nats_dir.display(), dir.display()))?;
+    Ok(dir.to_path_buf())
+}
+
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for e in std::fs::read_dir(from)? {
+        let e = e?;
+        let target = to.join(e.file_name());
+        if e.file_type()?.is_dir() {
+            copy_tree(&e.path(), &target)?;
+        } else {
+            std::fs::copy(e.path(), &target)?;
+        }
+    }
+    Ok(())
 }
 
 /// Today in the service's zone.

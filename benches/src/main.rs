@@ -251,14 +251,22 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
     };
     let work = std::path::absolute(&args.work)?;
     let racing = std::path::absolute(&args.racing)?;
+    // Two runs in one directory would remove each other's stores, and share the machine.
+    std::fs::create_dir_all(&work)?;
+    let lock = std::fs::File::create(work.join("lock"))?;
+    lock.try_lock()
+        .map_err(|_| anyhow::anyhow!("another benchmark runs in {}", work.display()))?;
     let today = feed::today()?;
     let log = feed::ensure(&work, &scale, today, &args.nats_server).await?;
-    let credentials = feed::credentials(&log.nats_dir)?;
+    let run_dir = work.join(format!("run-{}", scale.name));
+    std::fs::create_dir_all(&run_dir)?;
+    let nats_dir = feed::fresh_copy(&log, &run_dir.join("nats"))?;
+    let credentials = feed::credentials(&nats_dir)?;
     // The live part's peer is this server's own WebSocket listener.
     let (peer_user, websocket) = peer::user();
     let nats = racing::nats::LocalNats::start_with(
         &args.nats_server,
-        &log.nats_dir,
+        &nats_dir,
         None,
         &credentials,
         &racing::nats::ServerOptions {
@@ -268,10 +276,10 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
     )
     .await?;
     let peer = peer::Peer::new(&nats, peer_user)?;
-    let run_dir = work.join(format!("run-{}", scale.name));
+    // The read models of an earlier run were folded from another copy of the log.
     let store = run_dir.join("store");
+    let _ = std::fs::remove_dir_all(&store);
     // The binary as built now: a rebuild during the run must not change what is measured.
-    std::fs::create_dir_all(&run_dir)?;
     let under_test = run_dir.join("racing");
     let _ = std::fs::remove_file(&under_test);
     std::fs::copy(&racing, &under_test).with_context(|| format!("copying {}", racing.display()))?;
@@ -334,6 +342,9 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         }
     }
     nats.stop(Duration::from_secs(10)).await;
+    // Gigabytes at full scale, and of no use to the next run.
+    let _ = std::fs::remove_dir_all(&store);
+    let _ = std::fs::remove_dir_all(&nats_dir);
 
     let table = report.table();
     std::fs::write(
