@@ -229,6 +229,33 @@ fn seasons_run_september_to_august() {
     assert_eq!(season("1999-12-31").as_deref(), Some("1999/00"));
 }
 
+#[test]
+fn a_persons_seasons_are_newest_first_by_the_year_they_start() {
+    // `999/00` sorts after `1999/00` as text; the year 1000 is the earliest a date can be.
+    let s = fold_batch([
+        result(
+            "1000-03-01",
+            ST,
+            1,
+            vec![ride(Some(1), "A1", "Z Purton", "J Size")],
+        ),
+        result(
+            "1999-12-31",
+            ST,
+            1,
+            vec![ride(Some(2), "A1", "Z Purton", "J Size")],
+        ),
+    ]);
+    let z = person(&s, "jockey", "z-purton").expect("z-purton");
+    let seasons: Vec<&serde_json::Value> = z["seasons"]
+        .as_array()
+        .expect("seasons")
+        .iter()
+        .map(|x| &x["season"])
+        .collect();
+    assert_eq!(seasons, [&json!("1999/00"), &json!("999/00")]);
+}
+
 /// Two races a season apart, the second with a dead heat and a runner pulled up.
 fn two_seasons() -> [Event; 2] {
     [

@@ -342,12 +342,11 @@ fn render_person(id: &str, summary: &Summary, newest: &[Ride]) -> Vec<u8> {
         thirds: total.thirds,
         win_pct: percent(total.wins, total.rides),
         top3_pct: percent(total.wins + total.seconds + total.thirds, total.rides),
-        // By name, in reverse: newest first.
-        seasons: summary
-            .iter()
-            .rev()
+        seasons: newest_seasons(summary)
+            .into_iter()
+            .filter_map(|season| Some((season, summary.get(season)?)))
             .map(|(season, c)| SeasonDoc {
-                season: season.clone(),
+                season: season.to_owned(),
                 rides: c.rides,
                 wins: c.wins,
                 seconds: c.seconds,
