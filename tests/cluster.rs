@@ -23,6 +23,44 @@ impl Drop for Script {
     }
 }
 
+/// The last lines of every log the script's processes wrote under `data`, to tell why a
+/// node or a replica was not ready in time.
+fn logs(data: &std::path::Path) -> String {
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(data)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .flat_map(|e| {
+            let path = e.path();
+            if path.is_dir() {
+                vec![path.join("nats-server.log")]
+            } else {
+                vec![path]
+            }
+        })
+        .filter(|p| p.extension().is_some_and(|x| x == "log") && p.is_file())
+        .collect();
+    files.sort();
+    let mut out = String::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        let tail = lines
+            .get(lines.len().saturating_sub(30)..)
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "--- {} (last {} lines)\n",
+            f.display(),
+            tail.len()
+        ));
+        for l in tail {
+            out.push_str(l);
+            out.push('\n');
+        }
+    }
+    out
+}
+
 #[tokio::test]
 async fn the_cluster_script_starts_three_nodes_and_two_replicas_that_agree() {
     let dir = TempDir::new().expect("temp dir");
@@ -54,7 +92,12 @@ async fn the_cluster_script_starts_three_nodes_and_two_replicas_that_agree() {
         }
     })
     .await
-    .expect("both replicas ready within 90 s");
+    .unwrap_or_else(|_| {
+        panic!(
+            "both replicas ready within 90 s; the script's logs:\n{}",
+            logs(dir.path())
+        )
+    });
 
     // Both replicas hold the same read models, built each on its own from the log.
     let today = async |port: u16| {
@@ -76,7 +119,12 @@ async fn the_cluster_script_starts_three_nodes_and_two_replicas_that_agree() {
         }
     })
     .await
-    .expect("today's card on both replicas");
+    .unwrap_or_else(|_| {
+        panic!(
+            "today's card on both replicas; the script's logs:\n{}",
+            logs(dir.path())
+        )
+    });
     let (a, b) = (today(replicas[0]).await, today(replicas[1]).await);
     assert!(a.1.is_some());
     assert_eq!(a, b, "the same document, byte for byte");
