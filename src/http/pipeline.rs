@@ -20,7 +20,7 @@ use axum::extract::Request;
 use axum::http::header::{
     ACCEPT_ENCODING, CONTENT_LENGTH, IF_NONE_MATCH, RETRY_AFTER, TRANSFER_ENCODING, VARY,
 };
-use axum::http::{HeaderName, HeaderValue, Method};
+use axum::http::{HeaderName, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
 use futures::future::{BoxFuture, Either, FutureExt, Ready};
@@ -310,13 +310,19 @@ fn conclude(
 }
 
 /// Every answer: its request id, and a log line of its status and time (an error for a
-/// 5xx, as the tower trace layer did).
+/// 5xx other than 503).
+///
+/// A 503 is the service's state, not a fault: still building its read models, at its
+/// in-flight limit, or past the time limit. It is counted by route in
+/// `racing_http_requests_total` and the state shows on `/readyz`; an error line for
+/// each wrote one line a request at start-up, while clients polled, and would write
+/// thousands a second when shedding load, the moment the service has least to spare.
 fn finish(mut response: Response, id: HeaderValue, started: Instant) -> Response {
     response.headers_mut().insert(REQUEST_ID, id);
     let status = response.status().as_u16();
     // The time is read only when the line is written.
     let latency_ms = || started.elapsed().as_secs_f64() * 1000.0;
-    if response.status().is_server_error() {
+    if response.status().is_server_error() && response.status() != StatusCode::SERVICE_UNAVAILABLE {
         tracing::error!(status, latency_ms = latency_ms(), "response failed");
     } else {
         tracing::debug!(
@@ -428,4 +434,53 @@ fn request_id(request: &Request) -> HeaderValue {
 fn request_span(request: &Request, id: &HeaderValue) -> tracing::Span {
     let id = id.to_str().unwrap_or_default();
     tracing::info_span!("request", method = %request.method(), path = %request.uri().path(), id)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+
+    /// What `f` logs, at every level.
+    fn logged(f: impl FnOnce()) -> String {
+        #[derive(Clone)]
+        struct Lines(Arc<Mutex<Vec<u8>>>);
+        impl std::io::Write for Lines {
+            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().expect("lines").extend_from_slice(bytes);
+                Ok(bytes.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let lines = Lines(Arc::default());
+        let sink = lines.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::TRACE)
+            .with_ansi(false)
+            .with_writer(move || sink.clone())
+            .finish();
+        tracing::subscriber::with_default(subscriber, f);
+        let bytes = lines.0.lock().expect("lines").clone();
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
+    #[test]
+    fn a_503_is_logged_as_the_services_state_and_a_500_as_an_error() {
+        let answered = |status: StatusCode| {
+            logged(|| {
+                let response = (status, "body").into_response();
+                finish(response, HeaderValue::from_static("id"), Instant::now());
+            })
+        };
+        let unavailable = answered(StatusCode::SERVICE_UNAVAILABLE);
+        assert!(
+            unavailable.contains("DEBUG") && !unavailable.contains("ERROR"),
+            "{unavailable}"
+        );
+        let failed = answered(StatusCode::INTERNAL_SERVER_ERROR);
+        assert!(failed.contains("ERROR"), "{failed}");
+    }
 }
