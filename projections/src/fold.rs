@@ -301,7 +301,7 @@ impl Fold {
     fn card(&mut self, s: &mut impl State, c: &RaceCard) -> Result<(), StoreError> {
         let n = race_no(c.race_number)?;
         let old: Option<RaceCard> = read(s, &keys::card(&c.date, n, &c.venue))?;
-        self.names.note_card(s, old.as_ref(), Some(c), self.seq)?;
+        self.names.note_race(s, old.as_ref(), Some(c), self.seq)?;
         write(s, keys::card(&c.date, n, &c.venue), c);
         let mut day = Day::read(s, &c.date)?;
         if day.cards.entry(c.venue.clone()).or_default().insert(n) {
@@ -546,7 +546,7 @@ impl Fold {
         old: Option<&RaceResult>,
         r: &RaceResult,
     ) -> Result<(), StoreError> {
-        self.names.note_result(s, old, Some(r), self.seq)?;
+        self.names.note_race(s, old, Some(r), self.seq)?;
         self.people.replace(s, old, Some(r))
     }
 
@@ -558,9 +558,9 @@ impl Fold {
         (date, n, venue): (&str, u8, &str),
     ) -> Result<(), StoreError> {
         let card: Option<RaceCard> = read(s, &keys::card(date, n, venue))?;
-        self.names.note_card(s, card.as_ref(), None, self.seq)?;
+        self.names.note_race(s, card.as_ref(), None, self.seq)?;
         let result: Option<RaceResult> = read(s, &keys::result(date, n, venue))?;
-        self.names.note_result(s, result.as_ref(), None, self.seq)?;
+        self.names.note_race(s, result.as_ref(), None, self.seq)?;
         self.people.replace(s, result.as_ref(), None)
     }
 

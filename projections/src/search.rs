@@ -68,6 +68,38 @@ enum Source<'a> {
     Race(&'a str, i64, &'a str, char),
 }
 
+/// A race's card or result: the names it gives its runners.
+pub(crate) trait NamesRunners {
+    /// `c` for a card, `r` for a result: each keeps the names it gave apart.
+    const KIND: char;
+    /// Its date, race number and venue.
+    fn race(&self) -> (&str, i64, &str);
+    /// Each runner's brand number and the name given it.
+    fn runners(&self) -> Vec<(String, String)>;
+}
+
+impl NamesRunners for RaceCard {
+    const KIND: char = 'c';
+    fn race(&self) -> (&str, i64, &str) {
+        (&self.date, self.race_number, &self.venue)
+    }
+    fn runners(&self) -> Vec<(String, String)> {
+        let named = |r: &racing_events::CardRunner| (r.horse_no.clone(), r.horse_name.clone());
+        self.runners.iter().map(named).collect()
+    }
+}
+
+impl NamesRunners for RaceResult {
+    const KIND: char = 'r';
+    fn race(&self) -> (&str, i64, &str) {
+        (&self.date, self.race_number, &self.venue)
+    }
+    fn runners(&self) -> Vec<(String, String)> {
+        let named = |x: &racing_events::ResultRunner| (x.horse_no.clone(), x.horse_name.clone());
+        self.runners.iter().map(named).collect()
+    }
+}
+
 /// The name records a batch touched, decoded until it renders, as forms and people
 /// are: a horse's record holds the name of every race it ran, and was read, decoded,
 /// encoded and written again for each of its runners' cards and results.
@@ -123,52 +155,20 @@ impl Touched {
         self.name(s, &p.horse_no, Source::Profile, Some(&p.horse_name), seq)
     }
 
-    /// A card in place of `old` (`None`: new), or (`new` `None`) retracted: the names
-    /// each gives its runners.
-    pub(crate) fn note_card(
+    /// A card or a result in place of `old` (`None`: new), or (`new` `None`) retracted:
+    /// the names each gives its runners.
+    pub(crate) fn note_race<R: NamesRunners>(
         &mut self,
         s: &impl Records,
-        old: Option<&RaceCard>,
-        new: Option<&RaceCard>,
+        old: Option<&R>,
+        new: Option<&R>,
         seq: u64,
     ) -> Result<(), StoreError> {
-        let runners = |c: Option<&RaceCard>| -> Vec<(String, String)> {
-            c.map(|c| {
-                c.runners
-                    .iter()
-                    .map(|r| (r.horse_no.clone(), r.horse_name.clone()))
-                    .collect()
-            })
-            .unwrap_or_default()
-        };
-        let Some(c) = new.or(old) else {
+        let Some((date, n, venue)) = new.or(old).map(NamesRunners::race) else {
             return Ok(());
         };
-        let source = || Source::Race(&c.date, c.race_number, &c.venue, 'c');
-        self.replace(s, runners(old), runners(new), source, seq)
-    }
-
-    /// A result in place of `old`, or (`new` `None`) retracted: the names each gives.
-    pub(crate) fn note_result(
-        &mut self,
-        s: &impl Records,
-        old: Option<&RaceResult>,
-        new: Option<&RaceResult>,
-        seq: u64,
-    ) -> Result<(), StoreError> {
-        let runners = |r: Option<&RaceResult>| -> Vec<(String, String)> {
-            r.map(|r| {
-                r.runners
-                    .iter()
-                    .map(|x| (x.horse_no.clone(), x.horse_name.clone()))
-                    .collect()
-            })
-            .unwrap_or_default()
-        };
-        let Some(r) = new.or(old) else {
-            return Ok(());
-        };
-        let source = || Source::Race(&r.date, r.race_number, &r.venue, 'r');
+        let runners = |r: Option<&R>| r.map(NamesRunners::runners).unwrap_or_default();
+        let source = || Source::Race(date, n, venue, R::KIND);
         self.replace(s, runners(old), runners(new), source, seq)
     }
 
