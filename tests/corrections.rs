@@ -133,7 +133,7 @@ async fn a_retraction_removes_one_venues_race_from_the_results_the_race_and_the_
     }
     let seq = nats.publish(&[bad]).await;
     app.projected(seq).await;
-    let dead = app.store.dead_letters(seq, 1).expect("dead letters");
+    let dead = app.store().dead_letters(seq, 1).expect("dead letters");
     assert!(
         dead.first()
             .is_some_and(|d| d.seq == seq && d.reason.contains("reason")),

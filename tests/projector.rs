@@ -85,7 +85,7 @@ async fn bad_events_become_dead_letters_and_good_ones_after_them_still_apply() {
         (1, bad.len() as u64)
     );
     assert_eq!(app.get("/api/v1/horses/E271").await.0, StatusCode::OK);
-    let letters = app.store.dead_letters(0, 100).expect("dead letters");
+    let letters = app.store().dead_letters(0, 100).expect("dead letters");
     assert_eq!(letters.len(), bad.len());
     for (letter, (subject, _, reason)) in letters.iter().zip(&bad) {
         assert_eq!(&letter.subject, subject);

@@ -46,7 +46,7 @@ async fn a_rebuild_swaps_in_a_fresh_store_while_the_api_answers() {
         .await;
     app.projected(last).await;
     let before = documents(&app);
-    let letters_before = app.store.dead_letters(0, 100).expect("dead letters");
+    let letters_before = app.store().dead_letters(0, 100).expect("dead letters");
     assert!(before.len() > 1000 && letters_before.len() == 1);
     let probes: Vec<(String, bytes::Bytes)> = {
         let horse = season.events.iter().find_map(|e| match &e.event {
@@ -389,5 +389,41 @@ async fn a_rebuild_that_panics_fails_and_keeps_the_store_in_use() {
     let status = rebuild(&app).await;
     assert_eq!(status["state"], "done", "{status}");
     assert_eq!(documents(&app), before);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_replaced_stores_directory_goes_only_once_no_handle_of_it_is_left() {
+    let nats = Nats::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let (app, _, before) =
+        with_horses(&nats, &dir, "R", |c| c.rebuild_worker = Some(racing())).await;
+    let replaced = dir.path().join("read-models");
+    // A handle of the store in use, as a request in flight or the background check has.
+    let held = app.store();
+
+    let status = rebuild(&app).await;
+    assert_eq!(status["state"], "done", "{status}");
+    assert_eq!(documents(&app), before);
+    // sled writes into a store's directory when its last handle drops: the directory stays
+    // while the handle is held ...
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(replaced.exists(), "kept while a handle of it is held");
+    assert_eq!(
+        held.dead_letters(0, 10)
+            .expect("the held store still reads")
+            .len(),
+        0
+    );
+    // ... and goes once it is dropped.
+    drop(held);
+    let gone = async {
+        while replaced.exists() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), gone)
+        .await
+        .expect("removed once no handle is left");
     app.stop().await;
 }

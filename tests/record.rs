@@ -221,7 +221,7 @@ async fn a_value_outside_its_rule_makes_the_event_a_dead_letter() {
     let last = nats.publish(&[good]).await;
     let progress = app.projected(last).await;
     assert_eq!((progress.applied, progress.dead_letters), (1, 4));
-    let letters = app.store.dead_letters(0, 100).expect("dead letters");
+    let letters = app.store().dead_letters(0, 100).expect("dead letters");
     let reasons: Vec<&str> = letters.iter().map(|l| l.reason.as_str()).collect();
     for ((_, why), reason) in bad.iter().zip(&reasons) {
         assert!(reason.starts_with(why), "{reason} is not {why}");

@@ -375,7 +375,7 @@ async fn a_service_killed_at_random_moments_converges_to_a_clean_replay() {
     assert_same(
         "every document after the crashes",
         ("the crashed store", &crashed_docs),
-        ("a clean replay", &documents(&clean.store)),
+        ("a clean replay", &documents(&clean.store())),
     );
     // And the folds' own state, which later events build on, with the dead letters; the
     // applied event ids are kept in runs that merge as they come, so they are compared as
@@ -388,11 +388,11 @@ async fn a_service_killed_at_random_moments_converges_to_a_clean_replay() {
     assert_same(
         "every record after the crashes",
         ("the crashed store", &without_seen(records(&crashed_store))),
-        ("a clean replay", &without_seen(records(&clean.store))),
+        ("a clean replay", &without_seen(records(&clean.store()))),
     );
     assert!(
         crashed_store.applied_event_ids().expect("event ids")
-            == clean.store.applied_event_ids().expect("event ids"),
+            == clean.store().applied_event_ids().expect("event ids"),
         "the crashed store remembers other event ids than a clean replay"
     );
     clean.stop().await;
@@ -505,7 +505,10 @@ async fn a_thousand_invalid_events_are_dead_letters_and_every_valid_one_applies(
     );
 
     // Each invalid one is a dead letter at its own sequence, with its reason.
-    let letters = app.store.dead_letters(0, usize::MAX).expect("dead letters");
+    let letters = app
+        .store()
+        .dead_letters(0, usize::MAX)
+        .expect("dead letters");
     let letter_seqs: Vec<u64> = letters.iter().map(|l| l.seq).collect();
     assert_eq!(letter_seqs, invalid.keys().copied().collect::<Vec<_>>());
     for letter in &letters {
@@ -547,11 +550,11 @@ async fn a_thousand_invalid_events_are_dead_letters_and_every_valid_one_applies(
     );
     assert_same(
         "after the bad feed",
-        ("the store", &folded(records(&app.store))),
+        ("the store", &folded(records(&app.store()))),
         ("the valid events alone", &model.records()),
     );
     assert!(
-        &app.store.applied_event_ids().expect("event ids") == model.seen(),
+        &app.store().applied_event_ids().expect("event ids") == model.seen(),
         "the store remembers other event ids than the valid events alone"
     );
     app.stop().await;

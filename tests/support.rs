@@ -151,8 +151,6 @@ pub struct App {
     pub base: String,
     /// The admin listener, `http://127.0.0.1:PORT`.
     pub admin: String,
-    /// The read models at start; `read_models` follows a rebuild.
-    pub store: racing_projections::Store,
     pub read_models: std::sync::Arc<racing::read_models::ReadModels>,
     pub progress: watch::Receiver<Progress>,
     pub client: reqwest::Client,
@@ -195,7 +193,6 @@ impl App {
     pub fn run(app: Application) -> App {
         let base = format!("http://{}", app.addr());
         let admin = format!("http://{}", app.admin_addr());
-        let store = app.store();
         let read_models = app.read_models();
         let progress = app.progress();
         let faults = app.faults();
@@ -204,7 +201,6 @@ impl App {
         App {
             base,
             admin,
-            store,
             read_models,
             progress,
             client: reqwest::Client::new(),
@@ -222,6 +218,13 @@ impl App {
             .unwrap_or_else(|_| panic!("projector did not reach {seq} in {WAIT:?}"))
             .expect("projector alive");
         *p
+    }
+
+    /// The read models in use now. A test keeps no handle of a store across a rebuild:
+    /// the service removes a replaced store's directory only once no handle of it is
+    /// left.
+    pub fn store(&self) -> std::sync::Arc<racing_projections::Store> {
+        self.read_models.load_full()
     }
 
     /// Stops the service as SIGTERM would, and waits for it.

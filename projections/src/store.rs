@@ -426,6 +426,13 @@ impl Store {
         })
     }
 
+    /// How many handles of this store there are, this one included (each clone is one).
+    /// sled writes to a store's directory when its last handle drops (a flush, which
+    /// can create files there): a directory is removed only once no handle is left.
+    pub fn handles(&self) -> usize {
+        Arc::strong_count(&self.ids)
+    }
+
     /// Writes everything committed so far to disk.
     pub async fn flush(&self) -> Result<(), StoreError> {
         self.db.flush_async().await?;

@@ -23,7 +23,7 @@
 
 mod worker;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -52,6 +52,11 @@ const HOLD_LIMIT: Duration = Duration::from_secs(30);
 /// How long the rebuild's consumer may deliver nothing below the projector's checkpoint
 /// before it is made again.
 const STALL: Duration = Duration::from_secs(3);
+/// Longest a replaced store's directory waits for the last other handle of it to go
+/// (a request in flight, the background check of a store it reads whole).
+const RETIRE_WAIT: Duration = Duration::from_secs(600);
+/// How often it looks.
+const RETIRE_POLL: Duration = Duration::from_millis(100);
 
 /// Where a rebuild stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -230,6 +235,40 @@ impl Rebuilder {
             }
         });
         Ok(started)
+    }
+}
+
+/// The last handle of a replaced store dropped (sled's flush, into its directory), then
+/// its directory removed, or moved aside if it was damaged.
+fn retire(old: Arc<Store>, old_dir: &Path, data_dir: &Path, repair: bool) {
+    drop(old);
+    if repair {
+        let aside = data_dir.join(format!(
+            "read-models.damaged-{}",
+            jiff::Timestamp::now().as_second()
+        ));
+        match std::fs::rename(old_dir, &aside) {
+            Ok(()) => tracing::error!(
+                moved_to = %aside.display(),
+                "damaged read models replaced by rebuilt ones and moved aside"
+            ),
+            Err(e) => tracing::error!(
+                store = %old_dir.display(),
+                error = %e,
+                "moving the damaged read models aside"
+            ),
+        }
+    } else if read_models::active_dir(data_dir).is_ok_and(|active| active != old_dir) {
+        match std::fs::remove_dir_all(old_dir) {
+            Ok(()) => {
+                tracing::info!(store = %old_dir.display(), "removed the replaced read models")
+            }
+            Err(e) => tracing::warn!(
+                store = %old_dir.display(),
+                error = %e,
+                "removing the replaced read models"
+            ),
+        }
     }
 }
 
@@ -426,29 +465,28 @@ impl Run {
         drop(_held);
         let data_dir = self.read_models.data_dir().to_owned();
         let repair = self.repair;
-        // The old store's directory goes (or is moved aside, if damaged) once this task
-        // lets go of it; a request in flight may still read from it, as open files.
-        tokio::task::spawn_blocking(move || {
-            drop(old);
-            if repair {
-                let aside = data_dir.join(format!(
-                    "read-models.damaged-{}",
-                    jiff::Timestamp::now().as_second()
-                ));
-                match std::fs::rename(&old_dir, &aside) {
-                    Ok(()) => tracing::error!(
-                        moved_to = %aside.display(),
-                        "damaged read models replaced by rebuilt ones and moved aside"
-                    ),
-                    Err(e) => tracing::error!(
-                        store = %old_dir.display(),
-                        error = %e,
-                        "moving the damaged read models aside"
-                    ),
-                }
-            } else if let Ok(active) = read_models::active_dir(&data_dir) {
-                read_models::remove_stale(&data_dir, &active);
+        // The old store's directory goes (or is moved aside, if damaged) once no handle
+        // of it is left: sled writes to a store's directory as its last handle drops
+        // (a flush, which can create files there), and a directory removed under a
+        // handle left that flush waiting for ever, holding whatever thread dropped it (a
+        // test's hang at the end of a rebuild, 2026-11-24). Requests in flight and the
+        // background check let go of it in their own time; a handle still held after
+        // [`RETIRE_WAIT`] leaves the directory to the next start, which removes it.
+        tokio::spawn(async move {
+            let deadline = tokio::time::Instant::now() + RETIRE_WAIT;
+            let others = |old: &Arc<Store>| Arc::strong_count(old) > 1 || old.handles() > 1;
+            while others(&old) && tokio::time::Instant::now() < deadline {
+                tokio::time::sleep(RETIRE_POLL).await;
             }
+            if others(&old) {
+                tracing::warn!(
+                    store = %old_dir.display(),
+                    "the replaced read models are still in use; their directory is left to the next start"
+                );
+                return;
+            }
+            let _ =
+                tokio::task::spawn_blocking(move || retire(old, &old_dir, &data_dir, repair)).await;
         });
         Ok(())
     }
