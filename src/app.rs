@@ -515,8 +515,13 @@ fn open_store(
             Some(format!("rebuilt from the log at start-up: {why}")),
         ))
     };
+    // Every arm that removes or moves the directory first drops the store opened from
+    // it: sled writes into a store's directory as its last handle goes (a final flush,
+    // blobs by path), which must land neither in a directory being removed nor in the
+    // fresh store made in the same place.
     let problem = match opened {
-        Ok(Ok((_, _, Some(from)))) if from != identity => {
+        Ok(Ok((store, _, Some(from)))) if from != identity => {
+            drop(store);
             return replaced(format!(
                 "the read models were built from stream {from}, and the stream is now {identity} (made again)"
             ));
@@ -532,7 +537,10 @@ fn open_store(
             // An upgrade, not damage: the log rebuilds them in this version's layout.
             return replaced(format!("read models of an older version (schema {found})"));
         }
-        Ok(Ok((_, cp, _))) => format!("its checkpoint {cp} is past the stream's end {last}"),
+        Ok(Ok((store, cp, _))) => {
+            drop(store);
+            format!("its checkpoint {cp} is past the stream's end {last}")
+        }
         Ok(Err(e)) => e.to_string(),
         Err(_) => "sled panicked opening it".to_owned(),
     };
