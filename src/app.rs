@@ -467,14 +467,18 @@ async fn open_signup(
         &config.data_dir,
     )?);
     let js = service.jetstream();
-    let store = service
-        .ready("opening the subscription buckets", || {
-            crate::subscribe::store::Store::open(&js, &config.stream)
+    // The secret is read in the same attempt: in a cluster, a bucket just made may not
+    // answer its first write or read yet.
+    let (store, secret) = service
+        .ready("opening the subscription buckets", || async {
+            let store = crate::subscribe::store::Store::open(&js, &config.stream).await?;
+            let secret = store.form_secret().await?;
+            Ok((store, secret))
         })
         .await?;
-    Ok(Arc::new(
-        crate::subscribe::Signup::new(settings, store, registry, mailer).await?,
-    ))
+    Ok(Arc::new(crate::subscribe::Signup::new(
+        settings, store, secret, registry, mailer,
+    )?))
 }
 
 /// Opens the read models, or, when they are damaged, starts an empty store that the

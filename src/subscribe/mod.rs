@@ -75,14 +75,16 @@ pub struct Signup {
 }
 
 impl Signup {
-    /// The flow over `store` and `registry`, sending with `mailer`.
-    pub async fn new(
+    /// The flow over `store` and `registry`, sending with `mailer`, its forms' tokens
+    /// signed with `secret` ([`Store::form_secret`]).
+    pub fn new(
         settings: Settings,
         store: Store,
+        secret: [u8; 32],
         registry: Registry,
         mailer: Arc<Mailer>,
     ) -> anyhow::Result<Signup> {
-        let csrf = Csrf::new(store.form_secret().await?);
+        let csrf = Csrf::new(secret);
         let per_hour = |n: u32| {
             let n = NonZeroU32::new(n.max(1)).unwrap_or(NonZeroU32::MIN);
             Quota::per_hour(n).allow_burst(n)

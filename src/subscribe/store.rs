@@ -120,12 +120,12 @@ impl Store {
         let fresh: [u8; 32] = rand::random();
         let key = "secret.forms";
         // Another replica may make it at the same moment: reading is what counts.
-        let _ = self.subscribers.create(key, hex(&fresh).into()).await;
-        let stored = self
-            .subscribers
-            .get(key)
-            .await?
-            .context("the form secret vanished")?;
+        let created = self.subscribers.create(key, hex(&fresh).into()).await;
+        let stored = match (self.subscribers.get(key).await?, created) {
+            (Some(stored), _) => stored,
+            (None, Err(e)) => return Err(anyhow::Error::new(e).context("making the form secret")),
+            (None, Ok(_)) => anyhow::bail!("the form secret was made, then not found"),
+        };
         std::str::from_utf8(&stored)
             .ok()
             .and_then(unhex)
