@@ -274,10 +274,7 @@ impl Fold {
     fn form(&mut self, s: &impl State, horse: &str) -> Result<&mut FormSource, StoreError> {
         Ok(match self.forms.entry(horse.to_owned()) {
             Entry::Occupied(e) => e.into_mut(),
-            Entry::Vacant(e) => e.insert(match s.get(&keys::form(horse))? {
-                Some(record) => FormSource::decode(record)?,
-                None => FormSource::default(),
-            }),
+            Entry::Vacant(e) => e.insert(load_form(s, horse)?),
         })
     }
 
@@ -626,13 +623,7 @@ pub(crate) fn render_doc(s: &impl Records, key: DocKey<'_>) -> Result<Option<Vec
         DocKey::Profile(_) => s
             .get(&key.key())?
             .map(|stored| docs::unseal(&stored).to_vec()),
-        DocKey::Form(horse) => {
-            let form = match s.get(&keys::form(horse))? {
-                Some(record) => FormSource::decode(record)?,
-                None => FormSource::default(),
-            };
-            form_of(s, horse, &form)?
-        }
+        DocKey::Form(horse) => form_of(s, horse, &load_form(s, horse)?)?,
         DocKey::Results { date, venue } => results_of(s, date)?
             .days
             .into_iter()
@@ -761,6 +752,14 @@ fn odds_of(
     });
     out.extend(unnamed.map(|doc| (None, doc)));
     Ok(out)
+}
+
+/// The form of `horse`: its record, with its entries' JSON from its form document.
+fn load_form(s: &impl Records, horse: &str) -> Result<FormSource, StoreError> {
+    FormSource::load(
+        s.get(&keys::form(horse))?,
+        s.get(&DocKey::Form(horse).key())?,
+    )
 }
 
 /// The form document of `horse` from its form record `form`, named by its profile or else

@@ -1,18 +1,22 @@
-//! A horse's form as the fold keeps it: every race of the horse, newest first, each with
-//! its served JSON already rendered, in one record per horse.
+//! A horse's form as the fold keeps it: every race of the horse, newest first, in one
+//! record per horse beside the form document, which holds each entry's served JSON.
 //!
-//! A batch loads the record of each horse it touches once, replaces entries in memory
-//! (a result adds or replaces the horse's entry for that race, an amendment that drops
-//! the horse removes it), then writes it back and renders the form document from it once:
-//! however many results of the batch name the horse, its form is read, written and
-//! rendered once, and rendering copies the stored JSON without parsing it.
+//! A batch loads the record and the document of each horse it touches once, replaces
+//! entries in memory (a result adds or replaces the horse's entry for that race, an
+//! amendment that drops the horse removes it), then writes the record back and renders
+//! the form document from it once: however many results of the batch name the horse, its
+//! form is read, written and rendered once, and rendering copies the stored JSON without
+//! parsing it.
 //!
-//! Record layout: the entries one after the other, newest first, each as
-//! `date`, `race_number` (one byte), `venue`, `name` (the result's name for the horse,
-//! which names it when it has no profile) and `json`, every field but the race number
-//! preceded by its length as a little-endian `u32`.
+//! Record layout: the entries one after the other, newest first, each as `date`,
+//! `race_number` (one byte), `venue`, `name` (the result's name for the horse, which names
+//! it when it has no profile), every field but the race number preceded by its length as a
+//! little-endian `u32`, then the length of the entry's JSON as one. The JSON itself is kept
+//! once, in the document, which frames it ([`FormDoc`]): a record that held it too wrote
+//! every touched form twice a batch, whole, and a long form is a hundred kilobytes.
 
 use std::cmp::Ordering;
+use std::ops::Range;
 
 use crate::docs::FormDoc;
 use crate::StoreError;
@@ -22,26 +26,34 @@ use crate::StoreError;
 pub(crate) struct FormSource {
     /// The record as it was loaded; entries not replaced stay in it.
     loaded: Vec<u8>,
+    /// The stored form document loaded with it, which holds the JSON of those entries.
+    doc: Vec<u8>,
     /// Every entry, newest first.
     entries: Vec<Entry>,
     /// Whether an entry was added, replaced or removed since loading.
     changed: bool,
 }
 
-/// Where an entry's encoded bytes are.
+/// Where an entry's encoded fields and its JSON are.
 #[derive(Debug)]
 enum Entry {
-    Loaded(std::ops::Range<usize>),
-    New(Vec<u8>),
+    /// In the loaded record and the loaded document.
+    Loaded {
+        fields: Range<usize>,
+        json: Range<usize>,
+    },
+    New {
+        fields: Vec<u8>,
+        json: Vec<u8>,
+    },
 }
 
-/// The fields of one encoded entry.
+/// The fields of one entry.
 struct Fields<'a> {
     date: &'a [u8],
     race_number: u8,
     venue: &'a [u8],
     name: &'a [u8],
-    json: &'a [u8],
 }
 
 fn put_field(out: &mut Vec<u8>, field: &[u8]) {
@@ -49,15 +61,30 @@ fn put_field(out: &mut Vec<u8>, field: &[u8]) {
     out.extend_from_slice(field);
 }
 
+fn put_fields(out: &mut Vec<u8>, date: &str, race_number: u8, venue: &str, name: &str) {
+    put_field(out, date.as_bytes());
+    out.push(race_number);
+    put_field(out, venue.as_bytes());
+    put_field(out, name.as_bytes());
+}
+
+/// Reads a little-endian `u32` at `*at`, moving `*at` past it.
+fn length(bytes: &[u8], at: &mut usize) -> Option<usize> {
+    let len = u32::from_le_bytes(bytes.get(*at..*at + 4)?.try_into().ok()?) as usize;
+    *at += 4;
+    Some(len)
+}
+
 /// Reads a length-prefixed field at `*at`, moving `*at` past it.
 fn field<'a>(bytes: &'a [u8], at: &mut usize) -> Option<&'a [u8]> {
-    let len = u32::from_le_bytes(bytes.get(*at..*at + 4)?.try_into().ok()?) as usize;
-    let value = bytes.get(*at + 4..*at + 4 + len)?;
-    *at += 4 + len;
+    let mut end = *at;
+    let len = length(bytes, &mut end)?;
+    let value = bytes.get(end..end + len)?;
+    *at = end + len;
     Some(value)
 }
 
-/// Parses the entry that starts at `*at`, moving `*at` past it.
+/// Parses the fields that start at `*at`, moving `*at` past them.
 fn fields<'a>(bytes: &'a [u8], at: &mut usize) -> Option<Fields<'a>> {
     let date = field(bytes, at)?;
     let race_number = *bytes.get(*at)?;
@@ -67,21 +94,17 @@ fn fields<'a>(bytes: &'a [u8], at: &mut usize) -> Option<Fields<'a>> {
         race_number,
         venue: field(bytes, at)?,
         name: field(bytes, at)?,
-        json: field(bytes, at)?,
     })
 }
 
 /// One change of a horse's form, as [`FormSource::replace`] takes it, encoded to be kept
 /// (the form's history: `keys::form_change`): a byte saying whether an entry is given,
-/// then the entry's fields (with an empty name and JSON when it is not).
+/// then the entry's fields and its JSON (with an empty name and JSON when it is not).
 pub fn change(date: &str, race_number: u8, venue: &str, entry: Option<(&str, &[u8])>) -> Vec<u8> {
     let (name, json) = entry.unwrap_or(("", b""));
     let mut out = Vec::with_capacity(23 + date.len() + venue.len() + name.len() + json.len());
     out.push(u8::from(entry.is_some()));
-    put_field(&mut out, date.as_bytes());
-    out.push(race_number);
-    put_field(&mut out, venue.as_bytes());
-    put_field(&mut out, name.as_bytes());
+    put_fields(&mut out, date, race_number, venue, name);
     put_field(&mut out, json);
     out
 }
@@ -93,39 +116,77 @@ fn newest_first(a: (&[u8], u8, &[u8]), b: (&[u8], u8, &[u8])) -> Ordering {
 }
 
 impl FormSource {
-    /// The form stored as `record`.
-    pub fn decode(record: Vec<u8>) -> Result<FormSource, StoreError> {
-        let mut entries = Vec::new();
+    /// The form stored as `record` beside the stored form document `doc` (each `None`
+    /// where there is none). The record must name as many entries as the document frames,
+    /// each as long as its JSON there.
+    pub fn load(record: Option<Vec<u8>>, doc: Option<Vec<u8>>) -> Result<FormSource, StoreError> {
+        let damaged = |what: &str| StoreError::Corrupt(format!("a form record {what}"));
+        let mismatch = || damaged("does not match its form document");
+        let (record, doc) = match (record, doc) {
+            (None, None) => return Ok(FormSource::default()),
+            (record, Some(doc)) => (record.unwrap_or_default(), doc),
+            (Some(_), None) => return Err(damaged("has no form document")),
+        };
+        let body = crate::docs::unseal(&doc);
+        let (json_at, ends) =
+            FormDoc::frame(body).ok_or_else(|| damaged("has no form document"))?;
+        let base = doc.len() - body.len() + json_at;
+        let json = body.get(json_at..).unwrap_or_default();
+        let mut entries = Vec::with_capacity(ends.len());
         let mut at = 0;
+        let mut last_end = None;
         while at < record.len() {
             let start = at;
-            fields(&record, &mut at)
-                .ok_or_else(|| StoreError::Corrupt("a form record is truncated".into()))?;
-            entries.push(Entry::Loaded(start..at));
+            fields(&record, &mut at).ok_or_else(|| damaged("is truncated"))?;
+            let fields = start..at;
+            let len = length(&record, &mut at).ok_or_else(|| damaged("is truncated"))?;
+            let end = ends.get(entries.len()).copied().ok_or_else(mismatch)? as usize;
+            let begin = end.checked_sub(len).ok_or_else(mismatch)?;
+            // Entries follow one another in the array, a comma apart.
+            let (before, separator) = match last_end {
+                None => (begin.checked_sub(1).ok_or_else(mismatch)?, b'['),
+                Some(last) => (last, b','),
+            };
+            if end > json.len() || before + 1 != begin || json.get(before) != Some(&separator) {
+                return Err(mismatch());
+            }
+            last_end = Some(end);
+            entries.push(Entry::Loaded {
+                fields,
+                json: base + begin..base + end,
+            });
+        }
+        if entries.len() != ends.len() {
+            return Err(mismatch());
         }
         Ok(FormSource {
             loaded: record,
+            doc,
             entries,
             changed: false,
         })
     }
 
-    fn bytes<'a>(&'a self, entry: &'a Entry) -> &'a [u8] {
-        match entry {
-            Entry::Loaded(range) => self.loaded.get(range.clone()).unwrap_or_default(),
-            Entry::New(bytes) => bytes,
-        }
-    }
-
     fn fields<'a>(&'a self, entry: &'a Entry) -> Fields<'a> {
-        // Loaded entries were parsed by `decode`, new ones encoded by `replace`.
-        fields(self.bytes(entry), &mut 0).unwrap_or(Fields {
+        let (bytes, at) = match entry {
+            Entry::Loaded { fields, .. } => (&self.loaded[..], fields.start),
+            Entry::New { fields, .. } => (&fields[..], 0),
+        };
+        // Loaded entries were parsed by `load`, new ones encoded by `replace`.
+        let mut at = at;
+        fields(bytes, &mut at).unwrap_or(Fields {
             date: b"",
             race_number: 0,
             venue: b"",
             name: b"",
-            json: b"",
         })
+    }
+
+    fn json<'a>(&'a self, entry: &'a Entry) -> &'a [u8] {
+        match entry {
+            Entry::Loaded { json, .. } => self.doc.get(json.clone()).unwrap_or_default(),
+            Entry::New { json, .. } => json,
+        }
     }
 
     /// Replaces the horse's entry for one race: removes any it had, then adds
@@ -159,13 +220,15 @@ impl FormSource {
             self.changed = true;
         }
         if let Some((name, json)) = entry {
-            let mut bytes = Vec::with_capacity(22 + venue.len() + name.len() + json.len());
-            put_field(&mut bytes, date.as_bytes());
-            bytes.push(race_number);
-            put_field(&mut bytes, venue.as_bytes());
-            put_field(&mut bytes, name.as_bytes());
-            put_field(&mut bytes, json);
-            self.entries.insert(at, Entry::New(bytes));
+            let mut fields = Vec::with_capacity(13 + date.len() + venue.len() + name.len());
+            put_fields(&mut fields, date, race_number, venue, name);
+            self.entries.insert(
+                at,
+                Entry::New {
+                    fields,
+                    json: json.to_vec(),
+                },
+            );
             self.changed = true;
         }
     }
@@ -179,12 +242,14 @@ impl FormSource {
         for c in changes {
             let damaged = || StoreError::Corrupt("a form change is truncated".into());
             let (present, entry) = c.split_first().ok_or_else(damaged)?;
-            let f = fields(entry, &mut 0).ok_or_else(damaged)?;
+            let mut at = 0;
+            let f = fields(entry, &mut at).ok_or_else(damaged)?;
+            let json = field(entry, &mut at).ok_or_else(damaged)?;
             fn text(b: &[u8]) -> Result<&str, StoreError> {
                 std::str::from_utf8(b)
                     .map_err(|_| StoreError::Corrupt("a form change is not text".into()))
             }
-            let given = (*present == 1).then_some((text(f.name)?, f.json));
+            let given = (*present == 1).then_some((text(f.name)?, json));
             form.replace(text(f.date)?, f.race_number, text(f.venue)?, given);
         }
         Ok(form)
@@ -207,11 +272,16 @@ impl FormSource {
             .map(|e| String::from_utf8_lossy(self.fields(e).name).into_owned())
     }
 
-    /// The record to store.
+    /// The record to store, beside the document [`FormSource::render`] makes.
     pub fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.entries.iter().map(|e| self.bytes(e).len()).sum());
+        let mut out = Vec::new();
         for e in &self.entries {
-            out.extend_from_slice(self.bytes(e));
+            let fields = match e {
+                Entry::Loaded { fields, .. } => self.loaded.get(fields.clone()).unwrap_or_default(),
+                Entry::New { fields, .. } => fields,
+            };
+            out.extend_from_slice(fields);
+            out.extend_from_slice(&(self.json(e).len() as u32).to_le_bytes());
         }
         out
     }
@@ -221,7 +291,7 @@ impl FormSource {
         FormDoc::render(
             horse_no,
             horse_name,
-            self.entries.iter().map(|e| self.fields(e).json),
+            self.entries.iter().map(|e| self.json(e)),
         )
     }
 }
@@ -239,10 +309,16 @@ mod tests {
                     String::from_utf8_lossy(f.date).into_owned(),
                     f.race_number,
                     String::from_utf8_lossy(f.venue).into_owned(),
-                    String::from_utf8_lossy(f.json).into_owned(),
+                    String::from_utf8_lossy(form.json(e)).into_owned(),
                 )
             })
             .collect()
+    }
+
+    /// The record and the stored document of `form`, as the fold writes them.
+    fn stored(form: &FormSource) -> (Vec<u8>, Vec<u8>) {
+        let doc = crate::docs::seal(true, &form.render("E271", "NAME"), 7);
+        (form.encode(), doc)
     }
 
     #[test]
@@ -252,8 +328,10 @@ mod tests {
         form.replace("2026-11-01", 1, "Sha Tin", Some(("B", b"{2}")));
         form.replace("2026-10-01", 7, "Happy Valley", Some(("C", b"{3}")));
         form.replace("2026-10-01", 7, "Sha Tin", Some(("D", b"{4}")));
-        let mut again = FormSource::decode(form.encode()).expect("decodes");
+        let (record, doc) = stored(&form);
+        let mut again = FormSource::load(Some(record), Some(doc)).expect("loads");
         assert!(!again.changed());
+        assert_eq!(order(&again), order(&form));
         again.replace("2026-10-01", 2, "Sha Tin", Some(("A", b"{5}")));
         again.replace("2026-10-01", 7, "Happy Valley", None);
         again.replace("2026-09-01", 1, "Sha Tin", None);
@@ -273,14 +351,52 @@ mod tests {
             String::from_utf8_lossy(&json),
             r#"{"horse_no":"E271","horse_name":"NAME","form":[{2},{4},{5}]}"#
         );
+        // Loaded again from what it leaves, under another name: the same entries.
+        let (record, _) = stored(&again);
+        let doc = crate::docs::seal(true, &again.render("E271", "OTHER \"NAME\""), 8);
+        let third = FormSource::load(Some(record), Some(doc)).expect("loads");
+        assert_eq!(order(&third), order(&again));
+    }
+
+    #[test]
+    fn the_record_keeps_each_entrys_json_only_in_the_document() {
+        let mut form = FormSource::default();
+        let json = br#"{"date":"2026-10-01","jockey":"Z Purton"}"#;
+        form.replace("2026-10-01", 2, "Sha Tin", Some(("A", json)));
+        let (record, doc) = stored(&form);
+        let holds = |bytes: &[u8]| bytes.windows(json.len()).any(|w| w == json);
+        assert!(!holds(&record), "the record holds the JSON");
+        assert!(holds(&doc));
     }
 
     #[test]
     fn a_truncated_record_is_reported_damaged() {
         let mut form = FormSource::default();
         form.replace("2026-10-01", 2, "Sha Tin", Some(("A", b"{1}")));
-        let mut record = form.encode();
+        let (mut record, doc) = stored(&form);
         record.pop();
-        assert!(FormSource::decode(record).is_err());
+        assert!(FormSource::load(Some(record), Some(doc)).is_err());
+    }
+
+    #[test]
+    fn a_record_that_does_not_match_its_document_is_reported_damaged() {
+        let mut one = FormSource::default();
+        one.replace("2026-10-01", 2, "Sha Tin", Some(("A", b"{1}")));
+        let mut two = FormSource::default();
+        two.replace("2026-10-01", 2, "Sha Tin", Some(("A", b"{11}")));
+        two.replace("2026-10-02", 1, "Sha Tin", Some(("A", b"{2}")));
+        let (record_one, doc_one) = stored(&one);
+        let (record_two, doc_two) = stored(&two);
+        // Fewer entries than the document frames, more, and a JSON of another length.
+        assert!(FormSource::load(Some(record_one.clone()), Some(doc_two.clone())).is_err());
+        assert!(FormSource::load(Some(record_two), Some(doc_one.clone())).is_err());
+        let mut longer = FormSource::default();
+        longer.replace("2026-10-01", 2, "Sha Tin", Some(("A", b"{11}")));
+        assert!(FormSource::load(Some(longer.encode()), Some(doc_one.clone())).is_err());
+        // A record without its document, and a document framing entries without a record.
+        assert!(FormSource::load(Some(record_one), None).is_err());
+        assert!(FormSource::load(None, Some(doc_one)).is_err());
+        // Neither: a horse with no race.
+        assert!(FormSource::load(None, None).expect("empty").is_empty());
     }
 }

@@ -22,8 +22,16 @@ pub(crate) struct AsOf<'a> {
 
 impl Records for AsOf<'_> {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        // A form's record and its document hold its entries between them (`form.rs`):
+        // both are answered from the entries' changes.
         if let Some(horse) = keys::parse_form(key) {
-            return self.form(horse);
+            let form = self.form(horse)?;
+            return Ok((!form.is_empty()).then(|| form.encode()));
+        }
+        if let Some(crate::DocKey::Form(horse)) = crate::DocKey::parse(key) {
+            let form = self.form(horse)?;
+            let doc = form.render(horse, "");
+            return Ok((!form.is_empty()).then(|| crate::docs::seal(true, &doc, self.seq)));
         }
         if key.starts_with(keys::ODDS_PREFIX) {
             let (date, n, venue) = keys::parse_odds(key)
@@ -54,8 +62,8 @@ impl AsOf<'_> {
         Ok(Some((seq, value)))
     }
 
-    /// A horse's form record: its entries' changes up to the point, in order.
-    fn form(&self, horse: &str) -> Result<Option<Vec<u8>>, StoreError> {
+    /// A horse's form: its entries' changes up to the point, in order.
+    fn form(&self, horse: &str) -> Result<FormSource, StoreError> {
         let prefix = keys::form_changes_of(horse);
         let mut changes = Vec::new();
         for item in self.tree.scan_prefix(&prefix) {
@@ -70,8 +78,7 @@ impl AsOf<'_> {
             }
             changes.push(change);
         }
-        let form = FormSource::from_changes(changes.iter().map(|c| c.as_ref()))?;
-        Ok((!form.is_empty()).then(|| form.encode()))
+        FormSource::from_changes(changes.iter().map(|c| c.as_ref()))
     }
 
     /// The odds given for race `n` of `date` at `venue` (`None`: for every venue), folded

@@ -33,7 +33,9 @@ use crate::StoreError;
 ///    their figures by season, in place of one record of every ride of a career.
 /// 8: the odds journal in chunks, a record per batch and date (`journal.rs`), in place of
 ///    a record per move.
-const SCHEMA: &[u8] = b"8";
+/// 9: a horse's form record without its entries' JSON, which its form document holds
+///    (`form.rs`): each touched form is written once a batch, not twice.
+const SCHEMA: &[u8] = b"9";
 const SCHEMA_KEY: &[u8] = b"meta\0schema";
 
 /// How much of a refused payload a dead letter keeps for inspection; the whole message

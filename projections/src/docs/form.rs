@@ -176,6 +176,19 @@ impl FormDoc {
         out
     }
 
+    /// The frame of a stored form document: where its JSON starts, and where each entry
+    /// ends in the JSON. `None` when the bytes are not a form document.
+    pub(crate) fn frame(stored: &[u8]) -> Option<(usize, Vec<u32>)> {
+        let n = u32::from_le_bytes(stored.get(..4)?.try_into().ok()?) as usize;
+        let frame = stored.get(4..4 + 4 * n)?;
+        let ends = frame
+            .chunks_exact(4)
+            .map(|e| e.try_into().map(u32::from_le_bytes))
+            .collect::<Result<_, _>>()
+            .ok()?;
+        Some((4 + 4 * n, ends))
+    }
+
     /// The JSON to send: the whole document (borrowed: it is the stored record's tail), or
     /// only the newest `limit` entries. `None` when the stored bytes are not a form document.
     pub fn body(stored: &[u8], limit: Option<usize>) -> Option<Cow<'_, [u8]>> {
