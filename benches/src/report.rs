@@ -452,6 +452,25 @@ impl Report {
                         String::new()
                     },
                 ]);
+                if goal {
+                    let c = &r.commits;
+                    rows.push([
+                        String::new(),
+                        "the projector's commits meanwhile: how many (seconds in all); over 5 / 25 / 100 ms".into(),
+                        format!(
+                            "{} ({:.2} s); {} / {} / {}",
+                            thousands(c.count as f64),
+                            c.secs,
+                            c.over_5ms,
+                            c.over_25ms,
+                            c.over_100ms
+                        ),
+                        String::new(),
+                        String::new(),
+                        String::new(),
+                        String::new(),
+                    ]);
+                }
             }
         }
         if let Some(m) = &self.memory {

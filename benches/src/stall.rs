@@ -36,6 +36,72 @@ pub struct Reads {
     pub p999_ms: f64,
     /// Slowest, ms.
     pub max_ms: f64,
+    /// The service's projector's commits during the phase.
+    pub commits: Commits,
+}
+
+/// The projector's commits during a phase, from `racing_commit_seconds` on the service's
+/// admin listener: each holds sled's process-wide write lock, which every read of the
+/// store that misses the cache waits for. (A rebuild's worker commits in a process of its
+/// own and is not among them.)
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct Commits {
+    /// Commits.
+    pub count: u64,
+    /// Seconds they took in all.
+    pub secs: f64,
+    /// Those that took more than 5 ms.
+    pub over_5ms: u64,
+    /// More than 25 ms.
+    pub over_25ms: u64,
+    /// More than 100 ms.
+    pub over_100ms: u64,
+}
+
+impl Commits {
+    /// The histogram as the service's `/metrics` shows it now (since it started). Not
+    /// while the service is paused: the request would wait for it, up to its timeout.
+    async fn read(client: &reqwest::Client, service: &Service) -> anyhow::Result<Commits> {
+        let text = client
+            .get(service.admin_url("/metrics"))
+            .timeout(Duration::from_secs(10))
+            .send()
+            .await?
+            .error_for_status()?
+            .text()
+            .await
+            .context("the service's metrics")?;
+        let mut commits = Commits::default();
+        let within = |le: &str| -> u64 {
+            let line = format!("racing_commit_seconds_bucket{{le=\"{le}\"}} ");
+            text.lines()
+                .find_map(|l| l.strip_prefix(&line)?.trim().parse().ok())
+                .unwrap_or(0)
+        };
+        let (in_5ms, in_25ms, in_100ms) = (within("0.005"), within("0.025"), within("0.1"));
+        for line in text.lines() {
+            if let Some(n) = line.strip_prefix("racing_commit_seconds_count ") {
+                commits.count = n.trim().parse()?;
+            } else if let Some(s) = line.strip_prefix("racing_commit_seconds_sum ") {
+                commits.secs = s.trim().parse()?;
+            }
+        }
+        commits.over_5ms = commits.count.saturating_sub(in_5ms);
+        commits.over_25ms = commits.count.saturating_sub(in_25ms);
+        commits.over_100ms = commits.count.saturating_sub(in_100ms);
+        Ok(commits)
+    }
+
+    /// What happened from `before` to `self`.
+    fn since(self, before: Commits) -> Commits {
+        Commits {
+            count: self.count.saturating_sub(before.count),
+            secs: (self.secs - before.secs).max(0.0),
+            over_5ms: self.over_5ms.saturating_sub(before.over_5ms),
+            over_25ms: self.over_25ms.saturating_sub(before.over_25ms),
+            over_100ms: self.over_100ms.saturating_sub(before.over_100ms),
+        }
+    }
 }
 
 /// What the part measured.
@@ -82,19 +148,20 @@ pub async fn run(
     std::fs::write(&script_file, script(&target.key, &paths_file))?;
     let readers = Readers {
         service: &service,
+        client: &client,
         script: script_file,
         connections: scale.connections,
     };
 
     // Two passes first, so that the idle figure is of a warm service.
     readers
-        .during(async {
+        .during(readers.commits().await?, async {
             tokio::time::sleep(Duration::from_secs(scale.http_secs)).await;
             Ok(())
         })
         .await?;
     let idle = readers
-        .during(async {
+        .during(readers.commits().await?, async {
             tokio::time::sleep(Duration::from_secs(2 * scale.http_secs)).await;
             Ok(())
         })
@@ -107,7 +174,7 @@ pub async fn run(
     let rebuild_started = Instant::now();
     let window = Duration::from_secs(18 * scale.http_secs);
     let rebuild = readers
-        .during(async {
+        .during(readers.commits().await?, async {
             start_rebuild(&client, &service).await?;
             rebuilt(&client, &service, window).await?;
             Ok(())
@@ -128,13 +195,15 @@ pub async fn run(
         racing_events::Event::OddsUpdated(o) => (o.date.clone(), o.race_number),
         other => bail!("the live odds are {other:?}"),
     };
+    // Counted from before the pause: a paused service answers nothing.
+    let before = readers.commits().await?;
     service.pause()?;
     // (Should publishing fail, the paused service is killed when dropped.)
     let (backlog, last_seq) = crate::catchup::publish_all(target, updates).await?;
     let odds = format!("/api/v1/odds/{date}/{race}");
     // Resumed inside the phase, so that the readers are there from the catch-up's start.
     let catchup = readers
-        .during(async {
+        .during(before, async {
             service.resume()?;
             caught_up(&client, &service, &target.key, &odds, last_seq).await
         })
@@ -153,9 +222,12 @@ pub async fn run(
 }
 
 fn report(phase: &str, r: &Reads) {
+    let c = &r.commits;
     eprintln!(
-        "bench:   stall {phase}: {} reads in {:.1} s; p50 {:.2} ms p99 {:.2} ms p99.9 {:.2} ms max {:.2} ms",
-        r.requests, r.secs, r.p50_ms, r.p99_ms, r.p999_ms, r.max_ms
+        "bench:   stall {phase}: {} reads in {:.1} s; p50 {:.2} ms p99 {:.2} ms p99.9 {:.2} ms max {:.2} ms; \
+         {} commits, {:.2} s in all, over 5 / 25 / 100 ms: {} / {} / {}",
+        r.requests, r.secs, r.p50_ms, r.p99_ms, r.p999_ms, r.max_ms,
+        c.count, c.secs, c.over_5ms, c.over_25ms, c.over_100ms
     );
 }
 
@@ -291,14 +363,23 @@ async fn caught_up(
 /// for as long as a phase lasts; stopped with SIGINT, on which it reports.
 struct Readers<'a> {
     service: &'a Service,
+    /// For the service's metrics, before and after.
+    client: &'a reqwest::Client,
     script: std::path::PathBuf,
     connections: usize,
 }
 
 impl Readers<'_> {
-    /// Reads until `phase` ends. Any answer but a 200 or a socket error fails the part.
+    /// The projector's commits so far, to give [`Readers::during`] as its phase's start.
+    async fn commits(&self) -> anyhow::Result<Commits> {
+        Commits::read(self.client, self.service).await
+    }
+
+    /// Reads until `phase` ends, counting the commits made since `before`. Any answer but
+    /// a 200 or a socket error fails the part.
     async fn during(
         &self,
+        before: Commits,
         phase: impl std::future::Future<Output = anyhow::Result<()>>,
     ) -> anyhow::Result<Reads> {
         let started = Instant::now();
@@ -330,7 +411,9 @@ impl Readers<'_> {
             .context("wrk did not stop")??;
         ended?;
         let text = String::from_utf8_lossy(&out.stdout);
-        parse(&text, secs).with_context(|| format!("wrk:\n{text}"))
+        let mut reads = parse(&text, secs).with_context(|| format!("wrk:\n{text}"))?;
+        reads.commits = self.commits().await?.since(before);
+        Ok(reads)
     }
 }
 
@@ -343,6 +426,7 @@ fn parse(text: &str, secs: f64) -> anyhow::Result<Reads> {
         p99_ms: f64::NAN,
         p999_ms: f64::NAN,
         max_ms: f64::NAN,
+        commits: Commits::default(),
     };
     for line in text.lines().map(str::trim) {
         if let Some(failure) = wrk_failure(line) {
