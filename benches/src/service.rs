@@ -63,7 +63,12 @@ impl Service {
             // A free port: the default one may be taken by another service.
             .env("RACING_ADMIN_LISTEN", format!("127.0.0.1:{admin_port}"))
             .env("RACING_API_KEYS", &target.key)
-            .env("RACING_LOG", "warn")
+            // Quiet, unless BENCH_SERVICE_LOG asks for more (e.g. `info`: when the
+            // background check of the store ends, when a rebuild swaps in).
+            .env(
+                "RACING_LOG",
+                std::env::var("BENCH_SERVICE_LOG").unwrap_or_else(|_| "warn".into()),
+            )
             .env("RACING_RATE_LIMIT_PER_SEC", "100000000")
             .env("RACING_RATE_LIMIT_BURST", "100000000")
             .env("RACING_WS_MAX_CONNECTIONS_PER_KEY", "20000")
