@@ -41,6 +41,8 @@ pub struct Application {
     config: Config,
     local_nats: Option<LocalNats>,
     nats_url: String,
+    /// Where the service connects, as itself: for the projector's own connection.
+    dial: nats::Dial,
     /// The demo feeder's own connection, if it has one.
     demo_client: Option<async_nats::Client>,
     /// With a local server: the directory of its users' credentials.
@@ -99,6 +101,12 @@ impl Application {
             config.nats_patience,
         )
         .await?;
+        let dial = nats::Dial::new(
+            &nats_url,
+            &service_auth,
+            Role::Service,
+            config.nats_patience,
+        );
         let client = service.client.clone();
         let js = service.jetstream();
         let stream_info = service
@@ -206,6 +214,7 @@ impl Application {
                 .map(|local| local.credentials().dir().to_owned()),
             local_nats,
             nats_url: nats::redact(&nats_url),
+            dial,
             demo_client,
             demo_key,
             demo,
@@ -286,34 +295,38 @@ impl Application {
         });
         // The projector, started again after a panic or an error (see `supervise`).
         let projector = {
-            let (read_models, js, stream) = (
-                self.state.read_models.clone(),
-                self.js.clone(),
-                self.config.stream.clone(),
-            );
+            let (read_models, stream) =
+                (self.state.read_models.clone(), self.config.stream.clone());
             let (progress, ready, hub, faults) = (
                 self.progress.clone(),
                 self.state.ready.clone(),
                 self.state.live.hub.clone(),
                 self.faults.clone(),
             );
-            let stop = shutdown.clone();
+            let (stop, dial) = (shutdown.clone(), self.dial.clone());
             supervise::spawn(
                 "projector",
                 self.tasks.clone(),
                 shutdown.clone(),
                 move || {
-                    let projector = Projector {
-                        read_models: read_models.clone(),
-                        js: js.clone(),
-                        stream: stream.clone(),
-                        progress: progress.clone(),
-                        ready: ready.clone(),
-                        hub: hub.clone(),
-                        faults: faults.clone(),
-                    };
+                    let (read_models, stream, progress, ready, hub, faults) = (
+                        read_models.clone(),
+                        stream.clone(),
+                        progress.clone(),
+                        ready.clone(),
+                        hub.clone(),
+                        faults.clone(),
+                    );
                     let stop = stop.child_token();
-                    projector.run_on_own_threads(stop)
+                    Projector::run_on_own_threads(dial.clone(), stop, move |js| Projector {
+                        read_models,
+                        js,
+                        stream,
+                        progress,
+                        ready,
+                        hub,
+                        faults,
+                    })
                 },
             )
         };

@@ -87,8 +87,24 @@ impl Projector {
     /// a core; on the runtime that serves requests, reads queued behind them (p99 of 200 to
     /// 390 ms while catching up 120,000 odds updates, 56 ms on threads of their own;
     /// BENCHMARKS.md).
-    pub async fn run_on_own_threads(self, shutdown: CancellationToken) -> anyhow::Result<()> {
-        crate::supervise::on_own_threads("projector", self.run(shutdown)).await
+    ///
+    /// The projector is made there by `make`, with a NATS connection of its own opened
+    /// there through `dial`: a connection's task reads and parses every message it
+    /// delivers, on the runtime it was opened on, and a catch-up's backlog parsed on the
+    /// runtime that answers requests held them up as the fold did.
+    pub async fn run_on_own_threads(
+        dial: crate::nats::Dial,
+        shutdown: CancellationToken,
+        make: impl FnOnce(jetstream::Context) -> Projector + Send + 'static,
+    ) -> anyhow::Result<()> {
+        crate::supervise::on_own_threads("projector", async move {
+            let connection = tokio::select! {
+                c = dial.open() => c?,
+                _ = shutdown.cancelled() => return Ok(()),
+            };
+            make(connection.jetstream()).run(shutdown).await
+        })
+        .await
     }
 
     /// Runs until `shutdown`; re-creates its consumer from the checkpoint after any error,

@@ -238,6 +238,34 @@ pub async fn connect(
         .client)
 }
 
+/// Where and as whom to connect: for a part of the service that opens a connection of its
+/// own, as the projector does on its own threads (`Projector::run_on_own_threads`).
+#[derive(Clone)]
+pub struct Dial {
+    url: String,
+    auth: ClientAuth,
+    role: Role,
+    patience: Duration,
+}
+
+impl Dial {
+    /// To `url` (servers comma-separated) as a user of `role`, with `patience`; see
+    /// [`Connection::open`].
+    pub fn new(url: &str, auth: &ClientAuth, role: Role, patience: Duration) -> Dial {
+        Dial {
+            url: url.to_owned(),
+            auth: auth.clone(),
+            role,
+            patience,
+        }
+    }
+
+    /// A new connection, as [`Connection::open`] makes it.
+    pub async fn open(&self) -> anyhow::Result<Connection> {
+        Connection::open(&self.url, &self.auth, self.role, self.patience).await
+    }
+}
+
 /// A connection to NATS as one role, which hears the permissions violations its server
 /// reports: a step the server does not permit this user fails at once, saying so, rather
 /// than waiting for answers that never come.

@@ -12,7 +12,7 @@ use async_nats::jetstream::{self, consumer, stream};
 use racing_events::{ALL_SUBJECTS, MAX_PAYLOAD_BYTES};
 
 pub use auth::{Credentials, Role};
-pub use client::{connect, redact, ClientAuth, Connection, NatsArgs};
+pub use client::{connect, redact, ClientAuth, Connection, Dial, NatsArgs};
 pub use local::{free_port, LocalNats, ServerOptions, ServerTls, WebSocketUser};
 
 use crate::retry::Fatal;
