@@ -61,14 +61,12 @@ async fn a_service_where_nothing_listens_says_so_at_once_and_gives_up_in_time() 
     );
     // The operator reads what is wrong, and where, at once: not a generic warning.
     let said = format!("nothing answers at {url} (connection refused)");
-    while !service.log_text().contains(&said) {
-        assert!(
-            started.elapsed() < Duration::from_secs(3),
-            "no `{said}` within 3 s; log:\n{}",
-            service.log_tail()
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    service
+        .wait_for_log(
+            &said,
+            Duration::from_secs(3).saturating_sub(started.elapsed()),
+        )
+        .await;
     let exit = service.exited(BOUND).await.unwrap_or_else(|| {
         panic!(
             "still running after {BOUND:?}; log:\n{}",

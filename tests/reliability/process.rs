@@ -242,6 +242,21 @@ impl Service {
         text
     }
 
+    /// Waits up to `bound` for `said` to appear in the log; panics with the log's tail if
+    /// it does not. (A line logged just after the service turns ready, for example, may
+    /// not be there yet when a test looks once.)
+    pub async fn wait_for_log(&self, said: &str, bound: Duration) {
+        let started = tokio::time::Instant::now();
+        while !self.log_text().contains(said) {
+            assert!(
+                started.elapsed() < bound,
+                "no `{said}` in the log within {bound:?}; log:\n{}",
+                self.log_tail()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     /// The last lines of the log, for failure messages.
     pub fn log_tail(&self) -> String {
         let text = self.log_text();
