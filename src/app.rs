@@ -21,7 +21,7 @@ use crate::keys::replicas::Replicas;
 use crate::keys::{self, KeyRing};
 use crate::live::{OddsHub, SessionContext};
 use crate::nats::{self, LocalNats, Role};
-use crate::projector::{Progress, Projector};
+use crate::projector::{Parts, Progress, Projector};
 use crate::read_models::{self, ReadModels};
 use crate::rebuild::Rebuilder;
 use crate::supervise::{self, Tasks};
@@ -295,38 +295,21 @@ impl Application {
         });
         // The projector, started again after a panic or an error (see `supervise`).
         let projector = {
-            let (read_models, stream) =
-                (self.state.read_models.clone(), self.config.stream.clone());
-            let (progress, ready, hub, faults) = (
-                self.progress.clone(),
-                self.state.ready.clone(),
-                self.state.live.hub.clone(),
-                self.faults.clone(),
-            );
+            let parts = Parts {
+                read_models: self.state.read_models.clone(),
+                stream: self.config.stream.clone(),
+                progress: self.progress.clone(),
+                ready: self.state.ready.clone(),
+                hub: self.state.live.hub.clone(),
+                faults: self.faults.clone(),
+            };
             let (stop, dial) = (shutdown.clone(), self.dial.clone());
             supervise::spawn(
                 "projector",
                 self.tasks.clone(),
                 shutdown.clone(),
                 move || {
-                    let (read_models, stream, progress, ready, hub, faults) = (
-                        read_models.clone(),
-                        stream.clone(),
-                        progress.clone(),
-                        ready.clone(),
-                        hub.clone(),
-                        faults.clone(),
-                    );
-                    let stop = stop.child_token();
-                    Projector::run_on_own_threads(dial.clone(), stop, move |js| Projector {
-                        read_models,
-                        js,
-                        stream,
-                        progress,
-                        ready,
-                        hub,
-                        faults,
-                    })
+                    Projector::run_on_own_threads(parts.clone(), dial.clone(), stop.child_token())
                 },
             )
         };

@@ -63,12 +63,13 @@ pub struct Progress {
     pub dead_letters: u64,
 }
 
-/// The projector's handle on shared state.
-pub struct Projector {
+/// What a projector is made of but its NATS connection: kept by the service and cloned
+/// for each start of the projector, which opens a connection of its own
+/// ([`Projector::run_on_own_threads`]).
+#[derive(Clone)]
+pub struct Parts {
     /// The read models.
     pub read_models: Arc<ReadModels>,
-    /// JetStream context.
-    pub js: jetstream::Context,
     /// Stream name.
     pub stream: String,
     /// Published after every commit.
@@ -81,6 +82,13 @@ pub struct Projector {
     pub faults: Arc<Faults>,
 }
 
+/// The projector: its parts and its own NATS connection.
+pub struct Projector {
+    parts: Parts,
+    /// JetStream through the projector's own connection.
+    js: jetstream::Context,
+}
+
 impl Projector {
     /// [`Projector::run`] on threads of its own ([`crate::supervise::on_own_threads`]):
     /// this one folds and commits, the other decodes ahead. While catching up, each takes
@@ -88,21 +96,25 @@ impl Projector {
     /// 390 ms while catching up 120,000 odds updates, 56 ms on threads of their own;
     /// BENCHMARKS.md).
     ///
-    /// The projector is made there by `make`, with a NATS connection of its own opened
+    /// The projector is made there of `parts` and a NATS connection of its own, opened
     /// there through `dial`: a connection's task reads and parses every message it
     /// delivers, on the runtime it was opened on, and a catch-up's backlog parsed on the
     /// runtime that answers requests held them up as the fold did.
     pub async fn run_on_own_threads(
+        parts: Parts,
         dial: crate::nats::Dial,
         shutdown: CancellationToken,
-        make: impl FnOnce(jetstream::Context) -> Projector + Send + 'static,
     ) -> anyhow::Result<()> {
         crate::supervise::on_own_threads("projector", async move {
             let connection = tokio::select! {
                 c = dial.open() => c?,
                 _ = shutdown.cancelled() => return Ok(()),
             };
-            make(connection.jetstream()).run(shutdown).await
+            let projector = Projector {
+                parts,
+                js: connection.jetstream(),
+            };
+            projector.run(shutdown).await
         })
         .await
     }
@@ -114,8 +126,9 @@ impl Projector {
     /// the stream is no longer the one the read models were built from.
     pub async fn run(self, shutdown: CancellationToken) -> anyhow::Result<()> {
         // A store already at the stream's end is ready at once, before any message.
-        if let Ok(mut s) = self.js.get_stream(&self.stream).await {
-            if let (Ok(info), Ok(cp)) = (s.info().await, self.read_models.load().checkpoint()) {
+        if let Ok(mut s) = self.js.get_stream(&self.parts.stream).await {
+            if let (Ok(info), Ok(cp)) = (s.info().await, self.parts.read_models.load().checkpoint())
+            {
                 if cp >= info.state.last_sequence {
                     self.mark_caught_up(cp);
                 }
@@ -124,13 +137,13 @@ impl Projector {
         let mut pauses = crate::retry::Pauses::nats();
         while !shutdown.is_cancelled() {
             let began = tokio::time::Instant::now();
-            let committed = self.progress.borrow().checkpoint;
+            let committed = self.parts.progress.borrow().checkpoint;
             match self.consume(&shutdown).await {
                 Ok(()) => break,
                 Err(e) if e.is::<Fatal>() => return Err(e),
                 Err(e) => {
                     // A consumer that committed a batch, or ran past a stall check, worked.
-                    if self.progress.borrow().checkpoint > committed
+                    if self.parts.progress.borrow().checkpoint > committed
                         || began.elapsed() > STALL_CHECK
                     {
                         pauses.reset();
@@ -144,7 +157,7 @@ impl Projector {
                 }
             }
         }
-        if let Err(e) = self.read_models.load_full().flush().await {
+        if let Err(e) = self.parts.read_models.load_full().flush().await {
             tracing::error!(error = %e, "flushing the read models at shutdown");
         }
         Ok(())
@@ -153,10 +166,10 @@ impl Projector {
     /// A [`Fatal`] error if the stream is not the one the read models were built from (it
     /// was made again since): its sequences count other messages than the checkpoint.
     async fn check_same_stream(&self) -> anyhow::Result<()> {
-        let Some(built_from) = self.read_models.load().stream()? else {
+        let Some(built_from) = self.parts.read_models.load().stream()? else {
             return Ok(());
         };
-        let mut stream = self.js.get_stream(&self.stream).await?;
+        let mut stream = self.js.get_stream(&self.parts.stream).await?;
         let now = crate::nats::stream_identity(stream.info().await?);
         if now != built_from {
             return Err(Fatal(format!(
@@ -169,10 +182,10 @@ impl Projector {
     }
 
     fn mark_caught_up(&self, checkpoint: u64) {
-        if !self.ready.swap(true, Ordering::SeqCst) {
+        if !self.parts.ready.swap(true, Ordering::SeqCst) {
             tracing::info!(checkpoint, "projector caught up; API ready");
         }
-        self.progress.send_modify(|p| {
+        self.parts.progress.send_modify(|p| {
             p.checkpoint = p.checkpoint.max(checkpoint);
             p.caught_up = true;
         });
@@ -194,14 +207,14 @@ impl Projector {
         shutdown: &CancellationToken,
         held: &mut Vec<LiveUpdate>,
     ) -> anyhow::Result<()> {
-        let start = self.read_models.load().checkpoint()? + 1;
+        let start = self.parts.read_models.load().checkpoint()? + 1;
         // Bounded as a whole: during a stream leader's election each of these requests
         // may go unanswered until the client's 10 s request timeout, and three in a row
         // kept the projector silent for half a minute; a retry a few seconds later finds
         // the new leader.
         let made = tokio::time::timeout(STALL_CHECK, async {
             self.check_same_stream().await?;
-            crate::nats::messages_from(&self.js, &self.stream, start).await
+            crate::nats::messages_from(&self.js, &self.parts.stream, start).await
         })
         .await;
         let mut messages = made.map_err(|_| {
@@ -217,7 +230,7 @@ impl Projector {
                 }
             }
         }));
-        tracing::info!(from = start, stream = %self.stream, "projecting");
+        tracing::info!(from = start, stream = %self.parts.stream, "projecting");
         // From a batch that starts far behind the stream to one that reaches its end.
         let mut in_catch_up = false;
         loop {
@@ -234,10 +247,10 @@ impl Projector {
             let Some(first) = first else {
                 anyhow::bail!("message stream ended");
             };
-            self.faults.projector_batch();
+            self.parts.faults.projector_batch();
             // No rebuild swaps the store from the start of a batch to its commit.
-            let _no_swap = self.read_models.lock_commits().await;
-            let store = self.read_models.load_full();
+            let _no_swap = self.parts.read_models.lock_commits().await;
+            let store = self.parts.read_models.load_full();
             let mut batch = Taken::new(&store, true)?;
             batch.take(first?)?;
             // Far behind the stream: a large batch, closed at the stream's end; live: a
@@ -251,7 +264,7 @@ impl Projector {
             };
             // Once the API answers, a commit's size is bounded by what it writes, so
             // that no commit holds readers long.
-            let serving = self.ready.load(Ordering::Relaxed);
+            let serving = self.parts.ready.load(Ordering::Relaxed);
             let full = |batch: &Taken<'_>| serving && commit_due(&batch.batch);
             let deadline = tokio::time::Instant::now() + window;
             let mut taken = 1;
@@ -270,7 +283,7 @@ impl Projector {
             let hold = in_catch_up && held.len() < CATCH_UP_BATCH;
             let stats = off_the_workers(|| self.commit(batch, held, hold))?;
             tracing::debug!(?stats, pending, "batch committed");
-            self.progress.send_modify(|p| {
+            self.parts.progress.send_modify(|p| {
                 p.checkpoint = stats.checkpoint;
                 p.applied += stats.applied;
                 p.duplicates += stats.duplicates;
@@ -289,13 +302,13 @@ impl Projector {
     /// deliver again.
     async fn check_not_stalled(&self) -> anyhow::Result<()> {
         let last = tokio::time::timeout(STALL_CHECK, async {
-            let mut stream = self.js.get_stream(&self.stream).await?;
+            let mut stream = self.js.get_stream(&self.parts.stream).await?;
             anyhow::Ok(stream.info().await?.state.last_sequence)
         })
         .await
         .map_err(|_| anyhow::anyhow!("the stream's end could not be read within {STALL_CHECK:?}"))?
         .map_err(|e| anyhow::anyhow!("the stream's end could not be read: {e}"))?;
-        let checkpoint = self.read_models.load().checkpoint()?;
+        let checkpoint = self.parts.read_models.load().checkpoint()?;
         if last > checkpoint {
             anyhow::bail!(
                 "consumer delivered nothing for {STALL_CHECK:?} while the stream is at {last} and the read models at {checkpoint}"
@@ -315,7 +328,7 @@ impl Projector {
         let mut changed = Vec::new();
         let stats = timed(|| taken.batch.commit_noting(|key| changed.push(key.to_vec())))?;
         // Before the updates go live: a client told of a change never reads the old document.
-        self.read_models.forget(&changed);
+        self.parts.read_models.forget(&changed);
         metrics::counter!("racing_events_applied_total").increment(stats.applied);
         metrics::counter!("racing_events_duplicate_total").increment(stats.duplicates);
         metrics::counter!("racing_dead_letters_total").increment(stats.dead_letters);
@@ -332,13 +345,13 @@ impl Projector {
     /// there are more than the ring carries well (catching up after an outage), as one
     /// catch-up that sends each session the races they changed as they now stand.
     fn go_live(&self, updates: Vec<LiveUpdate>) {
-        if self.hub.is_burst(updates.len()) {
+        if self.parts.hub.is_burst(updates.len()) {
             let changes: Vec<(&str, u8, u64)> = updates
                 .iter()
                 .map(|u| (u.date.as_str(), u.race_number, u.seq))
                 .collect();
-            let store = self.read_models.load();
-            self.hub.publish_caught_up(&changes, |races| {
+            let store = self.parts.read_models.load();
+            self.parts.hub.publish_caught_up(&changes, |races| {
                 races
                     .iter()
                     .filter_map(|(date, n)| match crate::live::race_snapshot(&store, date, *n) {
@@ -353,7 +366,8 @@ impl Projector {
             return;
         }
         for update in updates {
-            self.hub
+            self.parts
+                .hub
                 .publish_with(&update.date, update.race_number, update.seq, || OddsDelta {
                     frame: odds_frame(
                         &update.date,
