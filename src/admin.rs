@@ -331,3 +331,29 @@ async fn dead_letters(State(state): State<AdminState>, Query(page): Query<Page>)
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// The upkeep that drains the histograms runs whether or not anything scrapes them
+    /// (without it, an unscraped service kept every request's latency sample).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_metrics_recorder_comes_with_its_upkeep() {
+        super::metrics();
+        let names = || -> Vec<String> {
+            std::fs::read_dir("/proc/self/task")
+                .expect("this process's threads")
+                .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
+                .map(|name| name.trim_end().to_owned())
+                .collect()
+        };
+        // A new thread takes its name once it runs: looked for a while, not once.
+        let named = |names: &[String]| names.iter().any(|name| name == "metrics upkeep");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !named(&names()) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let names = names();
+        assert!(named(&names), "threads: {names:?}");
+    }
+}
