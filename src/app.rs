@@ -93,20 +93,15 @@ impl Application {
         };
         crate::admin::metrics();
         // Each step waits for NATS up to `nats_patience`, and ends at once with what
-        // waiting does not mend (see `Connection`).
-        let service = nats::Connection::open(
-            &nats_url,
-            &service_auth,
-            Role::Service,
-            config.nats_patience,
-        )
-        .await?;
+        // waiting does not mend (see `Connection`). The projector opens a connection of
+        // its own the same way.
         let dial = nats::Dial::new(
             &nats_url,
             &service_auth,
             Role::Service,
             config.nats_patience,
         );
+        let service = dial.open().await?;
         let client = service.client.clone();
         let js = service.jetstream();
         let stream_info = service
