@@ -211,14 +211,15 @@ impl Projector {
         // Bounded as a whole: during a stream leader's election each of these requests
         // may go unanswered until the client's 10 s request timeout, and three in a row
         // kept the projector silent for half a minute; a retry a few seconds later finds
-        // the new leader.
+        // the new leader. The consumer's making has a shorter bound of its own
+        // ([`crate::nats::CONSUMER_WITHIN`]).
         let made = tokio::time::timeout(STALL_CHECK, async {
             self.check_same_stream().await?;
             crate::nats::messages_from(&self.js, &self.parts.stream, start).await
         })
         .await;
         let mut messages = made.map_err(|_| {
-            anyhow::anyhow!("the consumer could not be made within {STALL_CHECK:?}")
+            anyhow::anyhow!("the stream could not be checked and read within {STALL_CHECK:?}")
         })??;
         let (ahead, mut decoded) = tokio::sync::mpsc::channel(DECODED_AHEAD);
         let _decoder = tokio_util::task::AbortOnDropHandle::new(tokio::spawn(async move {

@@ -1686,3 +1686,56 @@ async fn an_acknowledged_event_survives_losing_a_cluster_node() {
 async fn the_projector_resumes_after_losing_the_stream_leader() {
     lose_a_node(Victim::Leader).await;
 }
+
+/// nats-server 2.9 puts a consumer of one replica on any of the stream's nodes, a dead one
+/// too, where it is never answered for: each attempt is bounded, so that the next one,
+/// which may draw a live node, comes soon (the flake of `lose_a_node` in CI).
+#[tokio::test]
+async fn a_consumer_is_made_promptly_or_given_up_with_a_cluster_node_down() {
+    let (mut cluster, js) = clustered_stream().await;
+    let feeder = async_nats::jetstream::new(cluster.connect(Role::Feeder).await);
+    for i in 0..3 {
+        feeder
+            .publish(format!("racing.horses.H{i:04}"), "{}".into())
+            .await
+            .expect("publish")
+            .await
+            .expect("acknowledged");
+    }
+    let leader = stream_leader(&js).await;
+    let follower = (0..3)
+        .find(|i| *i != cluster.index_of(&leader))
+        .expect("a follower");
+    cluster.kill(follower).await;
+
+    let bound = racing::nats::CONSUMER_WITHIN + Duration::from_secs(1);
+    let (mut made, mut given_up) = (0, 0);
+    for _ in 0..12 {
+        let attempt = tokio::time::timeout(bound, racing::nats::messages_from(&js, STREAM, 2))
+            .await
+            .expect("an attempt ends within its bound");
+        match attempt {
+            Ok(mut messages) => {
+                let first =
+                    tokio::time::timeout(process::WAIT, futures::StreamExt::next(&mut messages))
+                        .await
+                        .expect("a message in time")
+                        .expect("a message")
+                        .expect("delivered");
+                let seq = first.info().expect("a JetStream message").stream_sequence;
+                assert_eq!(seq, 2, "the consumer starts where asked");
+                made += 1;
+            }
+            Err(e) => {
+                assert!(e.to_string().contains("no consumer"), "{e:#}");
+                given_up += 1;
+            }
+        }
+    }
+    // Each attempt draws one of three nodes: all twelve on the dead one, one in 531,441.
+    assert!(
+        made > 0,
+        "no consumer made in 12 attempts ({given_up} given up)"
+    );
+    eprintln!("node-{follower} down: {made} consumers made, {given_up} attempts given up");
+}

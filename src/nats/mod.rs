@@ -50,24 +50,42 @@ pub fn stream_identity(info: &stream::Info) -> String {
     format!("{} created {created}", info.config.name)
 }
 
+/// Longest the making of a consumer may take before [`messages_from`] gives up on it.
+/// nats-server 2.9 puts a one-replica consumer (an ordered one) on a node drawn at random
+/// from the stream's peers, a dead one among them, and one made there is never answered
+/// for: with one node of three down, a third of the attempts hang (4 of 15 in a trial),
+/// and in CI four in a row, each given 5 s, kept the projector 25 s behind and failed
+/// `lose_a_node`. A live node answers within milliseconds; a new attempt draws again.
+pub const CONSUMER_WITHIN: Duration = Duration::from_secs(2);
+
 /// Every message of `stream` from sequence `start` on, in order, through an ordered pull
-/// consumer of its own: how the projector and a rebuild read the log.
+/// consumer of its own: how the projector and a rebuild read the log. One attempt,
+/// bounded by [`CONSUMER_WITHIN`].
 pub async fn messages_from(
     js: &jetstream::Context,
     stream: &str,
     start: u64,
 ) -> anyhow::Result<consumer::pull::Ordered> {
-    let consumer = js
-        .get_stream(stream)
-        .await?
-        .create_consumer(consumer::pull::OrderedConfig {
-            deliver_policy: consumer::DeliverPolicy::ByStartSequence {
-                start_sequence: start,
-            },
-            ..Default::default()
-        })
-        .await?;
-    Ok(consumer.messages().await?)
+    let made = tokio::time::timeout(CONSUMER_WITHIN, async {
+        let consumer = js
+            .get_stream(stream)
+            .await?
+            .create_consumer(consumer::pull::OrderedConfig {
+                deliver_policy: consumer::DeliverPolicy::ByStartSequence {
+                    start_sequence: start,
+                },
+                ..Default::default()
+            })
+            .await?;
+        anyhow::Ok(consumer.messages().await?)
+    })
+    .await;
+    made.map_err(|_| {
+        anyhow::anyhow!(
+            "no consumer of {stream} was made within {CONSUMER_WITHIN:?} (in a cluster, \
+             its node may be down; another attempt picks again)"
+        )
+    })?
 }
 
 /// Creates the stream, or brings the settings of an existing one up to date: one

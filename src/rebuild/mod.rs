@@ -52,6 +52,9 @@ const HOLD_LIMIT: Duration = Duration::from_secs(30);
 /// How long the rebuild's consumer may deliver nothing below the projector's checkpoint
 /// before it is made again.
 const STALL: Duration = Duration::from_secs(3);
+/// How long the rebuild keeps trying to make its consumer: several attempts of
+/// [`crate::nats::CONSUMER_WITHIN`], so that all of them drawing a dead node is unlikely.
+const CONSUMER_PATIENCE: Duration = Duration::from_secs(10);
 /// Longest a replaced store's directory waits for the last other handle of it to go
 /// (a request in flight, the background check of a store it reads whole).
 const RETIRE_WAIT: Duration = Duration::from_secs(600);
@@ -307,9 +310,14 @@ enum Below {
 }
 
 impl Run {
-    /// An ordered consumer of the stream from the message after `checkpoint`.
+    /// An ordered consumer of the stream from the message after `checkpoint`, tried for
+    /// up to [`CONSUMER_PATIENCE`]: an attempt may draw a dead node of a cluster
+    /// ([`crate::nats::CONSUMER_WITHIN`]).
     async fn messages_after(&self, checkpoint: u64) -> anyhow::Result<consumer::pull::Ordered> {
-        crate::nats::messages_from(&self.js, &self.stream, checkpoint + 1).await
+        crate::retry::patiently("the rebuild's consumer", CONSUMER_PATIENCE, || {
+            crate::nats::messages_from(&self.js, &self.stream, checkpoint + 1)
+        })
+        .await
     }
 
     /// The fresh store at `dir`, in a worker process if there is a program for one (or
