@@ -25,10 +25,11 @@ use crate::retry::Fatal;
 pub(crate) const MAX_BATCH: usize = 4096;
 /// Longest a live message waits for others to share its commit. Long enough to group an
 /// update with the next, so that their frames go out in one write (none at all: the
-/// service's CPU a third higher, p99 no better); 2 ms against 5 ms gave a live p99 lower
-/// in each of four pairs of runs (medians 28.4 and 33.2 ms) for a tenth more CPU
-/// (BENCHMARKS.md, "Seventh stop").
-const BATCH_WINDOW: Duration = Duration::from_millis(2);
+/// service's CPU a third higher, p99 no better). Against 5 ms, 2 ms gave a lower live p99
+/// in each of four pairs of runs (medians 28.4 and 33.2 ms); against 2 ms, 1 ms gave a
+/// lower p99 in four of five pairs and a lower ratio to nats-server's in all five
+/// (medians 22.0 and 28.7 ms), for no more CPU (BENCHMARKS.md, "Seventh stop").
+const BATCH_WINDOW: Duration = Duration::from_millis(1);
 /// Most messages in one batch while catching up: a batch that starts with more than
 /// `MAX_BATCH` messages still to read. It closes early when it reaches the stream's end.
 pub(crate) const CATCH_UP_BATCH: usize = 65_536;
