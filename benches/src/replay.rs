@@ -30,6 +30,13 @@ pub struct ReplayResult {
     /// Bytes the read models take on disk after the last replay (documents, the
     /// versions kept for `as_of`, the odds journal, the change feed, applied ids).
     pub store_bytes: u64,
+    /// Bytes the service had written to storage when it answered its first 200, per run
+    /// ([`Service::written_bytes`]).
+    pub written_bytes: Vec<u64>,
+    /// Of those, bytes of files removed before the kernel wrote them back, per run.
+    pub cancelled_bytes: Vec<u64>,
+    /// CPU seconds (user and system) the service had used by then, per run.
+    pub cpu_secs: Vec<f64>,
 }
 
 /// Start-up runs on caught-up read models.
@@ -53,6 +60,9 @@ pub async fn replay(scale: &Scale, target: &Target, store: &Path) -> anyhow::Res
         raw_secs: Vec::new(),
         service_secs: Vec::new(),
         store_bytes: 0,
+        written_bytes: Vec::new(),
+        cancelled_bytes: Vec::new(),
+        cpu_secs: Vec::new(),
     };
     for round in 0..scale.replay_rounds {
         let order = if round % 2 == 0 {
@@ -98,14 +108,20 @@ pub async fn replay(scale: &Scale, target: &Target, store: &Path) -> anyhow::Res
                         Duration::from_secs(3600),
                     )
                     .await?;
+                let (written, cancelled) = service.written_bytes()?;
+                let cpu = service.cpu_ticks()? as f64 / crate::service::TICKS_PER_SECOND as f64;
                 service.stop().await?;
                 eprintln!(
-                    "bench:   replay round {} service {:.2} s  {:>9.0} events/s",
+                    "bench:   replay round {} service {:.2} s  {:>9.0} events/s  {:.0} bytes written/event  {cpu:.1} CPU s",
                     round + 1,
                     took.as_secs_f64(),
-                    events as f64 / took.as_secs_f64()
+                    events as f64 / took.as_secs_f64(),
+                    written as f64 / events.max(1) as f64
                 );
                 result.service_secs.push(took.as_secs_f64());
+                result.written_bytes.push(written);
+                result.cancelled_bytes.push(cancelled);
+                result.cpu_secs.push(cpu);
             }
         }
     }

@@ -354,6 +354,21 @@ impl Report {
                 String::new(),
                 String::new(),
             ]);
+            let per_event = |bytes: &[u64]| median(bytes.iter().map(|b| *b as f64 / n.max(1.0)));
+            rows.push([
+                String::new(),
+                "bytes written to storage per event, median (of them cancelled: files removed before written back); service CPU s".into(),
+                format!(
+                    "{:.0} ({:.0}); {:.1}",
+                    per_event(&r.written_bytes),
+                    per_event(&r.cancelled_bytes),
+                    median(r.cpu_secs.iter().copied())
+                ),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+            ]);
         }
         if let Some(s) = &self.startup {
             let med = median(s.secs.iter().copied());

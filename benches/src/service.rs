@@ -168,13 +168,11 @@ impl Service {
     /// it reads its whole store once in the background, and a measurement must not share
     /// the machine with that). Gives up, saying so, after `limit`.
     pub async fn wait_idle(&self, limit: Duration) -> anyhow::Result<()> {
-        // Clock ticks are 1/100 s on Linux (USER_HZ).
-        let ticks_per_sec = 100;
         let deadline = Instant::now() + limit;
         loop {
             let before = self.cpu_ticks()?;
             tokio::time::sleep(Duration::from_secs(1)).await;
-            if (self.cpu_ticks()? - before) * 100 < 5 * ticks_per_sec {
+            if (self.cpu_ticks()? - before) * 100 < 5 * TICKS_PER_SECOND {
                 return Ok(());
             }
             if Instant::now() > deadline {
@@ -187,6 +185,21 @@ impl Service {
     /// CPU time the process has used, in clock ticks (user and system).
     pub fn cpu_ticks(&self) -> anyhow::Result<u64> {
         cpu_ticks(&format!("/proc/{}/stat", self.pid))
+    }
+
+    /// Bytes the process has had written to storage so far (`write_bytes` of
+    /// `/proc/PID/io`: counted as pages are dirtied, so before the kernel writes them back)
+    /// and, of those, the bytes of files truncated or removed before they were written
+    /// back (`cancelled_write_bytes`).
+    pub fn written_bytes(&self) -> anyhow::Result<(u64, u64)> {
+        let io = std::fs::read_to_string(format!("/proc/{}/io", self.pid))?;
+        let field = |name: &str| {
+            io.lines()
+                .find_map(|l| l.strip_prefix(name))
+                .and_then(|v| v.trim().parse().ok())
+                .with_context(|| format!("no {name} in /proc/PID/io"))
+        };
+        Ok((field("write_bytes:")?, field("cancelled_write_bytes:")?))
     }
 
     /// Resident memory of the process, KiB (`VmRSS`).
@@ -252,6 +265,9 @@ fn status_kib(pid: u32, field: &str) -> anyhow::Result<u64> {
         .and_then(|v| v.split_whitespace().next()?.parse().ok())
         .with_context(|| format!("no {field} in /proc/PID/status"))
 }
+
+/// Clock ticks a second of `/proc/.../stat` (`USER_HZ`, 100 on Linux).
+pub const TICKS_PER_SECOND: u64 = 100;
 
 /// User and system CPU time of a process, in clock ticks, from its `/proc/.../stat`.
 pub fn cpu_ticks(stat: &str) -> anyhow::Result<u64> {
