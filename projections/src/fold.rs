@@ -158,6 +158,8 @@ pub struct Fold {
     names: crate::search::Touched,
     /// The odds moves the batch applied, written as chunks of the journal at render.
     journal: crate::journal::Pending,
+    /// The changes of the forms the batch made, written a record per horse at render.
+    form_changes: crate::form::Changes,
 }
 
 /// The odds of a date's races as given, by race and venue (`None`: for every venue).
@@ -288,10 +290,8 @@ impl Fold {
         entry: Option<(&str, &[u8])>,
     ) -> Result<(), StoreError> {
         self.form(s, horse)?.replace(date, n, venue, entry);
-        s.put(
-            keys::form_change(horse, self.seq),
-            crate::form::change(date, n, venue, entry),
-        );
+        self.form_changes
+            .push(horse, self.seq, &crate::form::change(date, n, venue, entry));
         Ok(())
     }
 
@@ -472,6 +472,7 @@ impl Fold {
     /// Renders every document touched since the last render.
     pub fn render<S: State>(&mut self, s: &mut S) -> Result<(), StoreError> {
         self.journal.write(s);
+        self.form_changes.write(s);
         let mut out = Rendering {
             stale: std::mem::take(&mut self.stale),
             seq: self.seq,

@@ -65,20 +65,27 @@ impl AsOf<'_> {
     /// A horse's form: its entries' changes up to the point, in order.
     fn form(&self, horse: &str) -> Result<FormSource, StoreError> {
         let prefix = keys::form_changes_of(horse);
-        let mut changes = Vec::new();
+        let mut records = Vec::new();
         for item in self.tree.scan_prefix(&prefix) {
-            let (key, change) = item?;
-            let seq = key
-                .get(prefix.len()..)
-                .and_then(|s| s.try_into().ok())
-                .map(u64::from_be_bytes)
+            let (key, record) = item?;
+            let (_, first) = keys::parse_form_change(&key)
                 .ok_or_else(|| StoreError::Corrupt("a form change's key".into()))?;
-            if seq > self.seq {
+            if first > self.seq {
                 break;
             }
-            changes.push(change);
+            records.push(record);
         }
-        FormSource::from_changes(changes.iter().map(|c| c.as_ref()))
+        let mut changes = Vec::new();
+        for record in &records {
+            for change in crate::form::changes_in(record) {
+                let (seq, change) = change?;
+                if seq > self.seq {
+                    break;
+                }
+                changes.push(change);
+            }
+        }
+        FormSource::from_changes(changes)
     }
 
     /// The odds given for race `n` of `date` at `venue` (`None`: for every venue), folded

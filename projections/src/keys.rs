@@ -133,9 +133,19 @@ pub fn is_versioned(key: &[u8]) -> bool {
     .any(|p| key.starts_with(p))
 }
 
-/// A change of a horse's form entries by the event at `seq` (see `form.rs`).
+/// The changes of a horse's form entries one batch made, the first of them by the event at
+/// `seq` (see `form.rs`): a horse's records follow one another in the order of their
+/// batches.
 pub fn form_change(horse_no: &str, seq: u64) -> Vec<u8> {
     key(&[b"fc", horse_no.as_bytes(), &seq.to_be_bytes()])
+}
+
+/// The horse and the first change's sequence of a key of form changes.
+pub fn parse_form_change(key: &[u8]) -> Option<(&str, u64)> {
+    let rest = key.strip_prefix(b"fc\0")?;
+    let (horse, seq) = rest.split_last_chunk::<8>()?;
+    let horse = std::str::from_utf8(horse.strip_suffix(&[SEP])?).ok()?;
+    Some((horse, u64::from_be_bytes(*seq)))
 }
 
 /// The prefix of a horse's form changes.
@@ -145,25 +155,24 @@ pub fn form_changes_of(horse_no: &str) -> Vec<u8> {
     k
 }
 
-/// Prefix of the change feed's rows.
+/// Prefix of the change feed's records.
 pub const CHANGE_PREFIX: &[u8] = b"chg\0";
 
-/// A row of the change feed: the document under `doc` changed (or was removed) in the
-/// batch that committed at `seq`.
-pub fn change(seq: u64, doc: &[u8]) -> Vec<u8> {
-    key(&[b"chg", &seq.to_be_bytes(), doc])
+/// The change feed's record of the batch that committed at `seq`: the keys of the
+/// documents it changed (or removed), one record a batch (`store.rs` encodes them).
+pub fn change(seq: u64) -> Vec<u8> {
+    key(&[b"chg", &seq.to_be_bytes()])
 }
 
-/// Where the change feed's rows after `seq` start.
+/// Where the change feed's records after `seq` start.
 pub fn changes_after(seq: u64) -> Vec<u8> {
-    key(&[b"chg", &seq.saturating_add(1).to_be_bytes()])
+    change(seq.saturating_add(1))
 }
 
-/// The sequence and document key of a change feed row.
-pub fn parse_change(row: &[u8]) -> Option<(u64, &[u8])> {
-    let rest = row.strip_prefix(CHANGE_PREFIX)?;
-    let seq = u64::from_be_bytes(rest.get(..8)?.try_into().ok()?);
-    Some((seq, rest.get(9..)?))
+/// The sequence of a change feed record's key.
+pub fn parse_change(key: &[u8]) -> Option<u64> {
+    let seq = key.strip_prefix(CHANGE_PREFIX)?;
+    Some(u64::from_be_bytes(seq.try_into().ok()?))
 }
 
 /// The horse of a form record's key.

@@ -18,6 +18,7 @@ pub use docs::{
     answered, etag, published_at, render_odds_move, Doc, FormDoc, FormEntry, ETAG_LEN, HEAD_LEN,
 };
 pub use fold::{Fold, Outcome, RaceOdds, Records, State};
+pub use form::form_changes_by_event;
 pub use ids::AppliedIdStats;
 pub use journal::{journal_by_move, OddsMove};
 pub use keys::{is_sealed, DocKey};

@@ -35,7 +35,10 @@ use crate::StoreError;
 ///    a record per move.
 /// 9: a horse's form record without its entries' JSON, which its form document holds
 ///    (`form.rs`): each touched form is written once a batch, not twice.
-const SCHEMA: &[u8] = b"9";
+/// 10: the change feed a record per batch, holding the keys of the documents it changed, in
+///    place of a record per document and batch; the changes of a horse's form a record per
+///    batch (`form.rs`), in place of a record per change.
+const SCHEMA: &[u8] = b"10";
 const SCHEMA_KEY: &[u8] = b"meta\0schema";
 
 /// How much of a refused payload a dead letter keeps for inspection; the whole message
@@ -257,20 +260,15 @@ impl Store {
     pub fn changes(&self, after: u64, limit: usize) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
         let mut out: Vec<(u64, Vec<u8>)> = Vec::new();
         for item in self.tree.range(keys::changes_after(after)..) {
-            let (row, _) = item?;
-            let Some((seq, doc)) = keys::parse_change(&row) else {
+            let (key, docs) = item?;
+            let Some(seq) = keys::parse_change(&key) else {
                 break;
             };
-            if out.len() >= limit && out.last().is_some_and(|(last, _)| *last != seq) {
+            let docs = ChangedDocs::decode(&docs)?;
+            if !out.is_empty() && out.len() + docs.len() > limit {
                 break;
             }
-            out.push((seq, doc.to_vec()));
-        }
-        if out.len() > limit {
-            let last = out.last().map_or(0, |(seq, _)| *seq);
-            if out.first().is_some_and(|(first, _)| *first != last) {
-                out.retain(|(seq, _)| *seq != last);
-            }
+            out.extend(docs.into_iter().map(|doc| (seq, doc.to_vec())));
         }
         Ok(out)
     }
@@ -670,16 +668,20 @@ impl Batch<'_> {
         let mut fold = std::mem::take(&mut self.fold);
         fold.render(&mut self)?;
         let mut batch = sled::Batch::default();
+        let mut docs = ChangedDocs::default();
         for (k, v) in std::mem::take(&mut self.writes) {
             if k.starts_with(DocKey::PREFIX) {
                 changed(&k);
                 // Only documents that now answer differently are written (`put_doc`).
-                batch.insert(keys::change(self.checkpoint, &k), &[][..]);
+                docs.push(&k);
             }
             match v {
                 Some(v) => batch.insert(k, v),
                 None => batch.remove(k),
             }
+        }
+        if !docs.is_empty() {
+            batch.insert(keys::change(self.checkpoint), docs.0);
         }
         batch.insert(keys::CHECKPOINT, &self.checkpoint.to_be_bytes());
         let (store, mut new_ids) = (self.store, std::mem::take(&mut self.new_ids));
@@ -697,6 +699,39 @@ impl Batch<'_> {
         })?;
         self.stats.checkpoint = self.checkpoint;
         Ok(self.stats)
+    }
+}
+
+/// The value of a change feed record ([`keys::change`]): the keys of the documents one
+/// batch changed, in key order, each after its length (4 bytes, big-endian). One record a
+/// batch, not one a document: a replay's batches change hundreds of thousands of
+/// documents, and each record is an insert of its own in sled's tree.
+#[derive(Default)]
+struct ChangedDocs(Vec<u8>);
+
+impl ChangedDocs {
+    fn push(&mut self, doc: &[u8]) {
+        // A document's key is a few dozen bytes; one of 4 GiB cannot be made.
+        self.0.extend_from_slice(&(doc.len() as u32).to_be_bytes());
+        self.0.extend_from_slice(doc);
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The document keys of a stored record.
+    fn decode(mut record: &[u8]) -> Result<Vec<&[u8]>, StoreError> {
+        let damaged = || StoreError::Corrupt("a change feed record".into());
+        let mut docs = Vec::new();
+        while !record.is_empty() {
+            let (len, rest) = record.split_first_chunk::<4>().ok_or_else(damaged)?;
+            let len = u32::from_be_bytes(*len) as usize;
+            let doc = rest.get(..len).ok_or_else(damaged)?;
+            docs.push(doc);
+            record = &rest[len..];
+        }
+        Ok(docs)
     }
 }
 

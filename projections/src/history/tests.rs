@@ -175,3 +175,51 @@ fn the_change_feed_names_each_document_a_batch_changed_or_removed() {
         .expect("changes")
         .is_empty());
 }
+
+#[test]
+fn a_change_feed_page_takes_a_batch_whole_however_many_documents_it_changed() {
+    let dir = tempdir();
+    let store = Store::open(dir.path()).expect("open");
+    let events = log();
+    // Every event in one batch, then each event again, one a batch.
+    let mut b = store.batch().expect("batch");
+    for (i, e) in events.iter().enumerate() {
+        b.apply(i as u64 + 1, 0, e).expect("apply");
+    }
+    b.commit().expect("commit");
+    let whole = events.len() as u64;
+    let more = envelope(profile("Z9", "ZULU"));
+    let mut b = store.batch().expect("batch");
+    b.apply(whole + 1, 0, &more).expect("apply");
+    b.commit().expect("commit");
+
+    let first = store.changes(0, 2).expect("changes");
+    assert!(
+        first.len() > 2,
+        "the first batch's documents all come: {first:?}"
+    );
+    assert!(first.iter().all(|(seq, _)| *seq == whole));
+    let keys: BTreeSet<&Vec<u8>> = first.iter().map(|(_, k)| k).collect();
+    assert_eq!(keys.len(), first.len(), "each document once");
+    let next = store.changes(whole, 2).expect("changes");
+    assert!(!next.is_empty() && next.iter().all(|(seq, _)| *seq == whole + 1));
+    // A page that has rows stops before a batch that would take it past its limit.
+    assert_eq!(store.changes(0, first.len()).expect("changes"), first);
+}
+
+#[test]
+fn a_damaged_change_feed_record_is_an_error_not_a_short_page() {
+    let dir = tempdir();
+    let store = Store::open(dir.path()).expect("open");
+    // A document key said to be 200 bytes long, with 3 after it.
+    let mut record = 200u32.to_be_bytes().to_vec();
+    record.extend_from_slice(b"doc");
+    store
+        .tree
+        .insert(crate::keys::change(5), record)
+        .expect("insert");
+    assert!(matches!(
+        store.changes(0, 10),
+        Err(crate::StoreError::Corrupt(_))
+    ));
+}
