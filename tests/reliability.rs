@@ -194,12 +194,11 @@ fn folded(mut records: BTreeMap<Vec<u8>, Vec<u8>>) -> BTreeMap<Vec<u8>, Vec<u8>>
 
 /// `records` with each document as it answers: without the sequence it was sealed at,
 /// which is where its batch ended, another in a clean replay in memory; the odds journal a
-/// record per move and the forms' history a record per change, not in the records of
-/// their batches.
+/// record per move and the versions and forms' changes a record per event, not in the
+/// records of their batches.
 fn as_answered(records: BTreeMap<Vec<u8>, Vec<u8>>) -> BTreeMap<Vec<u8>, Vec<u8>> {
     let records = racing_projections::journal_by_move(records).expect("the odds journal decodes");
-    let mut records =
-        racing_projections::form_changes_by_event(records).expect("the forms' changes decode");
+    let mut records = racing_projections::history_by_event(records).expect("the versions decode");
     for (k, v) in records.iter_mut() {
         if racing_projections::is_sealed(k) {
             *v = answered(v);

@@ -160,6 +160,9 @@ pub struct Fold {
     journal: crate::journal::Pending,
     /// The changes of the forms the batch made, written a record per horse at render.
     form_changes: crate::form::Changes,
+    /// The versions of source records the batch made, written a record per record at
+    /// render.
+    versions: crate::history::Versions,
 }
 
 /// The odds of a date's races as given, by race and venue (`None`: for every venue).
@@ -244,8 +247,30 @@ impl Fold {
             return Ok(Outcome::Duplicate);
         }
         self.seq = seq;
-        let s = &mut Versioned { s, seq };
-        match &env.event {
+        let mut versions = std::mem::take(&mut self.versions);
+        let folded = self.fold_event(
+            &mut Versioned {
+                s,
+                seq,
+                versions: &mut versions,
+            },
+            published,
+            &env.event,
+        );
+        self.versions = versions;
+        folded?;
+        Ok(Outcome::Applied)
+    }
+
+    /// Folds one event in, its source records' versions kept by `s`.
+    fn fold_event<S: State>(
+        &mut self,
+        s: &mut Versioned<'_, S>,
+        published: i128,
+        event: &Event,
+    ) -> Result<(), StoreError> {
+        let seq = s.seq;
+        match event {
             Event::HorseProfileUpdated(p) => self.profile(s, p)?,
             Event::RaceCardDeclared(c) => self.card(s, c)?,
             Event::RunnerScratched(x) => {
@@ -259,7 +284,7 @@ impl Fold {
             Event::OddsUpdated(o) => self.odds(s, seq, published, o)?,
             Event::RaceRetracted(r) => self.retract(s, r)?,
         }
-        Ok(Outcome::Applied)
+        Ok(())
     }
 
     fn profile(&mut self, s: &mut impl State, p: &HorseProfile) -> Result<(), StoreError> {
@@ -473,6 +498,7 @@ impl Fold {
     pub fn render<S: State>(&mut self, s: &mut S) -> Result<(), StoreError> {
         self.journal.write(s);
         self.form_changes.write(s);
+        self.versions.write(s);
         let mut out = Rendering {
             stale: std::mem::take(&mut self.stale),
             seq: self.seq,

@@ -16,9 +16,9 @@
 //! every touched form twice a batch, whole, and a long form is a hundred kilobytes.
 
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
 use std::ops::Range;
 
+use crate::batched::PerBatch;
 use crate::docs::FormDoc;
 use crate::fold::State;
 use crate::keys;
@@ -113,84 +113,23 @@ pub fn change(date: &str, race_number: u8, venue: &str, entry: Option<(&str, &[u
 }
 
 /// The changes of horses' forms a batch made, by horse, until [`Changes::write`] writes
-/// each horse's as one record ([`keys::form_change`], under the sequence of its first):
-/// the form's history, which `as_of` answers read. A record a batch and horse, not one a
-/// change: a replay's batches change hundreds of thousands of form entries, and each
-/// record is an insert of its own in sled's tree.
-///
-/// A record is its changes one after the other, each its event's sequence (8 bytes,
-/// big-endian), the length of the change (4 bytes, big-endian), then the change
-/// ([`change`]).
+/// each horse's as one record ([`keys::form_change`], `batched.rs`): the form's history,
+/// which `as_of` answers read.
 #[derive(Debug, Default)]
-pub(crate) struct Changes {
-    /// By horse: the sequence of the first change, and the record so far.
-    horses: BTreeMap<String, (u64, Vec<u8>)>,
-}
+pub(crate) struct Changes(PerBatch<String>);
 
 impl Changes {
     /// Adds a change of `horse`'s form by the event at `seq` (after any it holds).
     pub(crate) fn push(&mut self, horse: &str, seq: u64, change: &[u8]) {
-        let (_, record) = self
-            .horses
-            .entry(horse.to_owned())
-            .or_insert_with(|| (seq, Vec::new()));
-        record.extend_from_slice(&seq.to_be_bytes());
-        // A change is an entry of a race: kilobytes, never 4 GiB.
-        record.extend_from_slice(&(change.len() as u32).to_be_bytes());
-        record.extend_from_slice(change);
+        self.0.push(horse.to_owned(), seq, change);
     }
 
     /// Writes each horse's changes as one record, and forgets them.
     pub(crate) fn write(&mut self, s: &mut impl State) {
-        for (horse, (first, record)) in std::mem::take(&mut self.horses) {
+        for (horse, first, record) in self.0.drain() {
             s.put(keys::form_change(&horse, first), record);
         }
     }
-}
-
-/// The changes of a record [`Changes::write`] wrote, as `(seq, change)`, in order.
-pub(crate) fn changes_in(
-    mut record: &[u8],
-) -> impl Iterator<Item = Result<(u64, &[u8]), StoreError>> {
-    std::iter::from_fn(move || {
-        if record.is_empty() {
-            return None;
-        }
-        let next = record.split_first_chunk::<8>().and_then(|(seq, rest)| {
-            let (len, rest) = rest.split_first_chunk::<4>()?;
-            let (change, rest) = rest.split_at_checked(u32::from_be_bytes(*len) as usize)?;
-            Some((u64::from_be_bytes(*seq), change, rest))
-        });
-        let Some((seq, change, rest)) = next else {
-            // Nothing after a damaged change can be read.
-            record = &[];
-            return Some(Err(StoreError::Corrupt(
-                "a record of form changes is truncated".into(),
-            )));
-        };
-        record = rest;
-        Some(Ok((seq, change)))
-    })
-}
-
-/// `records` as a store holds them with the records of form changes taken apart: a record
-/// per change, under its horse and the sequence of its event. Two stores that applied the
-/// same events hold the same, however their batches fell: for checks that compare them.
-pub fn form_changes_by_event(
-    records: BTreeMap<Vec<u8>, Vec<u8>>,
-) -> Result<BTreeMap<Vec<u8>, Vec<u8>>, StoreError> {
-    let mut out = BTreeMap::new();
-    for (key, value) in records {
-        let Some((horse, _)) = keys::parse_form_change(&key) else {
-            out.insert(key, value);
-            continue;
-        };
-        for change in changes_in(&value) {
-            let (seq, change) = change?;
-            out.insert(keys::form_change(horse, seq), change.to_vec());
-        }
-    }
-    Ok(out)
 }
 
 /// Newest first: date, then race number, descending; venue breaks a tie so the order
@@ -464,19 +403,19 @@ mod tests {
         changes.push("E271", 45, &second);
         let mut s = crate::MemState::default();
         changes.write(&mut s);
-        assert!(changes.horses.is_empty(), "forgotten once written");
+        assert!(changes.0.is_empty(), "forgotten once written");
         let record = s
             .records
             .get(&keys::form_change("E271", 40))
             .expect("one record, under the first change")
             .clone();
-        let read: Vec<(u64, Vec<u8>)> = changes_in(&record)
+        let read: Vec<(u64, Vec<u8>)> = crate::batched::entries(&record)
             .map(|c| c.map(|(seq, c)| (seq, c.to_vec())))
             .collect::<Result<_, _>>()
             .expect("decodes");
         assert_eq!(read, [(40, first.clone()), (45, second.clone())]);
         // Taken apart, a record per change, as a store of a batch each would hold them.
-        let by_event = form_changes_by_event(s.records).expect("decodes");
+        let by_event = crate::history_by_event(s.records).expect("decodes");
         let keys: Vec<Vec<u8>> = by_event.keys().cloned().collect();
         assert_eq!(
             keys,
@@ -492,7 +431,7 @@ mod tests {
                 continue; // between the two changes: a record of one
             }
             assert!(
-                changes_in(&record[..cut]).any(|c| c.is_err()),
+                crate::batched::entries(&record[..cut]).any(|c| c.is_err()),
                 "cut at {cut} of {}",
                 record.len()
             );

@@ -6,9 +6,12 @@
 //! over it, so an answer of the past is byte for byte what the service served then, and
 //! nothing replays the log.
 
+use std::collections::BTreeMap;
+
 use racing_events::RunnerOdds;
 use serde::Deserialize;
 
+use crate::batched::{self, PerBatch};
 use crate::fold::{RaceOdds, Records, State};
 use crate::form::FormSource;
 use crate::keys;
@@ -47,19 +50,23 @@ impl Records for AsOf<'_> {
 impl AsOf<'_> {
     /// The last version of `record` at or before the point, with the sequence of the
     /// event that left it (empty: removed).
-    fn version(&self, record: &[u8]) -> Result<Option<(u64, sled::IVec)>, StoreError> {
+    fn version(&self, record: &[u8]) -> Result<Option<(u64, Vec<u8>)>, StoreError> {
         let from = keys::history_of(record);
         let to = keys::history(record, self.seq);
-        let Some(found) = self.tree.range(from.clone()..=to).next_back() else {
+        // The versions of the last batch that changed the record at or before the point.
+        let Some(found) = self.tree.range(from..=to).next_back() else {
             return Ok(None);
         };
-        let (key, value) = found?;
-        let seq = key
-            .get(from.len()..)
-            .and_then(|s| s.try_into().ok())
-            .map(u64::from_be_bytes)
-            .ok_or_else(|| StoreError::Corrupt("a version's key".into()))?;
-        Ok(Some((seq, value)))
+        let (_, versions) = found?;
+        let mut last = None;
+        for version in batched::entries(&versions) {
+            let (seq, value) = version?;
+            if seq > self.seq {
+                break;
+            }
+            last = Some((seq, value));
+        }
+        Ok(last.map(|(seq, value)| (seq, value.to_vec())))
     }
 
     /// A horse's form: its entries' changes up to the point, in order.
@@ -77,7 +84,7 @@ impl AsOf<'_> {
         }
         let mut changes = Vec::new();
         for record in &records {
-            for change in crate::form::changes_in(record) {
+            for change in batched::entries(record) {
                 let (seq, change) = change?;
                 if seq > self.seq {
                     break;
@@ -137,12 +144,54 @@ impl AsOf<'_> {
 mod tests;
 
 /// The records as an event changes them: every change of a source record also keeps the
-/// version it leaves, under the event's sequence ([`keys::history`]), so that the read
-/// models can be rendered as they stood at any point of the log (`as_of`). A batch's
+/// version it leaves, by the event's sequence, among the batch's [`Versions`], so that the
+/// read models can be rendered as they stood at any point of the log (`as_of`). A batch's
 /// render writes past it: documents are rendered from the versions, not kept in them.
 pub(crate) struct Versioned<'a, S> {
     pub(crate) s: &'a mut S,
     pub(crate) seq: u64,
+    pub(crate) versions: &'a mut Versions,
+}
+
+/// The versions of source records a batch made, by record, until [`Versions::write`]
+/// writes each record's as one ([`keys::history`], `batched.rs`); an empty version means
+/// the record was removed.
+#[derive(Debug, Default)]
+pub(crate) struct Versions(PerBatch<Vec<u8>>);
+
+impl Versions {
+    /// Writes each record's versions as one record, and forgets them.
+    pub(crate) fn write(&mut self, s: &mut impl State) {
+        for (record, first, versions) in self.0.drain() {
+            s.put(keys::history(&record, first), versions);
+        }
+    }
+}
+
+/// `records` as a store holds them with the records of a batch's entries taken apart: a
+/// record per version of a source record and per change of a form, under the sequence of
+/// its event. Two stores that applied the same events hold the same, however their batches
+/// fell: for checks that compare them.
+pub fn history_by_event(
+    records: BTreeMap<Vec<u8>, Vec<u8>>,
+) -> Result<BTreeMap<Vec<u8>, Vec<u8>>, StoreError> {
+    let mut out = BTreeMap::new();
+    for (key, value) in records {
+        let batched =
+            keys::parse_form_change(&key).is_some() || keys::parse_history(&key).is_some();
+        // Both keys end with the sequence of the record's first entry.
+        let Some((stem, _)) = key.split_last_chunk::<8>().filter(|_| batched) else {
+            out.insert(key, value);
+            continue;
+        };
+        for entry in batched::entries(&value) {
+            let (seq, entry) = entry?;
+            let mut by_event = stem.to_vec();
+            by_event.extend_from_slice(&seq.to_be_bytes());
+            out.insert(by_event, entry.to_vec());
+        }
+    }
+    Ok(out)
 }
 
 impl<S: State> Records for Versioned<'_, S> {
@@ -154,14 +203,14 @@ impl<S: State> Records for Versioned<'_, S> {
 impl<S: State> State for Versioned<'_, S> {
     fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
         if keys::is_versioned(&key) {
-            self.s.put(keys::history(&key, self.seq), value.clone());
+            self.versions.0.push(key.clone(), self.seq, &value);
         }
         self.s.put(key, value);
     }
 
     fn delete(&mut self, key: Vec<u8>) {
         if keys::is_versioned(&key) {
-            self.s.put(keys::history(&key, self.seq), Vec::new());
+            self.versions.0.push(key.clone(), self.seq, &[]);
         }
         self.s.delete(key);
     }

@@ -97,14 +97,22 @@ pub fn number_prefix(prefix: &[u8], number: u64) -> Vec<u8> {
     k
 }
 
-/// A version of the source record under `record` (a day, a card, a result, scratchings, a
-/// profile, a venue's odds record removed) as the event at `seq` left it; an empty value
-/// means it was removed. The record key's length comes first, so that one record's
+/// The versions of the source record under `record` (a day, a card, a result, scratchings,
+/// a profile, a venue's odds record removed) one batch made, the first of them by the event
+/// at `seq` (`batched.rs`). The record key's length comes first, so that one record's
 /// versions never run into another's: what `as_of` answers read (`history.rs`).
 pub fn history(record: &[u8], seq: u64) -> Vec<u8> {
     let mut k = history_of(record);
     k.extend_from_slice(&seq.to_be_bytes());
     k
+}
+
+/// The record and the first version's sequence of a key of versions ([`history`]).
+pub fn parse_history(key: &[u8]) -> Option<(&[u8], u64)> {
+    let rest = key.strip_prefix(b"h\0")?;
+    let (len, rest) = rest.split_first_chunk::<4>()?;
+    let (record, seq) = rest.split_at_checked(u32::from_be_bytes(*len) as usize)?;
+    Some((record, u64::from_be_bytes(seq.try_into().ok()?)))
 }
 
 /// The prefix of every version of `record`.

@@ -1,6 +1,7 @@
 //! Read models of the racing service: pure folds from feed events to the documents the API
 //! serves, and the sled store that holds them with the stream sequence they reached.
 
+mod batched;
 mod docs;
 mod fold;
 mod form;
@@ -18,7 +19,7 @@ pub use docs::{
     answered, etag, published_at, render_odds_move, Doc, FormDoc, FormEntry, ETAG_LEN, HEAD_LEN,
 };
 pub use fold::{Fold, Outcome, RaceOdds, Records, State};
-pub use form::form_changes_by_event;
+pub use history::history_by_event;
 pub use ids::AppliedIdStats;
 pub use journal::{journal_by_move, OddsMove};
 pub use keys::{is_sealed, DocKey};

@@ -38,7 +38,9 @@ use crate::StoreError;
 /// 10: the change feed a record per batch, holding the keys of the documents it changed, in
 ///    place of a record per document and batch; the changes of a horse's form a record per
 ///    batch (`form.rs`), in place of a record per change.
-const SCHEMA: &[u8] = b"10";
+/// 11: the versions of a source record a record per batch (`batched.rs`), in place of a
+///    record per version.
+const SCHEMA: &[u8] = b"11";
 const SCHEMA_KEY: &[u8] = b"meta\0schema";
 
 /// How much of a refused payload a dead letter keeps for inspection; the whole message

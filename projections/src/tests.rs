@@ -868,12 +868,12 @@ fn a_retraction_in_the_batch_of_its_race_leaves_what_separate_batches_leave() {
 
 /// The records of `s`, each document as it answers: its `ETag` and bytes, without the
 /// sequence it was sealed at (which is where its batch ended); the odds journal a record
-/// per move and the forms' history a record per change (their records are where batches
-/// ended too).
+/// per move, and the versions and forms' changes a record per event (their records are
+/// where batches ended too).
 fn answers(s: &MemState) -> BTreeMap<Vec<u8>, Vec<u8>> {
     let by_move = crate::journal_by_move(s.records.clone()).expect("chunks that decode");
-    crate::form_changes_by_event(by_move)
-        .expect("form changes that decode")
+    crate::history_by_event(by_move)
+        .expect("versions and form changes that decode")
         .into_iter()
         .map(|(k, v)| {
             let v = if is_sealed(&k) { answered(&v) } else { v };
