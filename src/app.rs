@@ -472,13 +472,17 @@ async fn open_signup(
     )?))
 }
 
+/// How long start-up waits for read models that another process holds open.
+const STORE_HELD_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Opens the read models, or, when they are damaged, starts an empty store that the
 /// projector rebuilds from the log: a clear log line instead of a crash loop (the damaged
 /// copy is moved aside for inspection). Read models of an older version's layout, or
 /// built from another stream than this one (re-created: NATS's volumes wiped, a new
 /// cluster), are removed and rebuilt the same way, with a log line that says why; the
 /// reason is returned too, for `racing status`. The store records the stream it is built
-/// from.
+/// from. Read models another process holds open are not damage: start-up waits for them
+/// for [`STORE_HELD_PATIENCE`], then fails saying so, and touches nothing.
 fn open_store(
     dir: &std::path::Path,
     stream: &jetstream::stream::Info,
@@ -495,12 +499,25 @@ fn open_store(
     // sled panics opening some damaged stores: that is a failure to open like any
     // other. (Others open and fail only on reading the records concerned: the check of
     // every record runs after start-up, in `verify_in_background`.)
-    let opened = std::panic::catch_unwind(|| {
-        let store = Store::open_with(dir, options)?;
-        let checkpoint = store.checkpoint()?;
-        let built_from = store.stream()?;
-        Ok::<_, racing_projections::StoreError>((store, checkpoint, built_from))
-    });
+    let open = || {
+        std::panic::catch_unwind(|| {
+            let store = Store::open_with(dir, options)?;
+            let checkpoint = store.checkpoint()?;
+            let built_from = store.stream()?;
+            Ok::<_, racing_projections::StoreError>((store, checkpoint, built_from))
+        })
+    };
+    // A store another process holds may be let go of in a moment: the service before
+    // this one, still stopping in a restart (or, in one process, sled's threads of a
+    // store just dropped). It is waited for, for a while.
+    let patience = std::time::Instant::now() + STORE_HELD_PATIENCE;
+    let mut opened = open();
+    while matches!(&opened, Ok(Err(e)) if e.is_held_elsewhere())
+        && std::time::Instant::now() < patience
+    {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        opened = open();
+    }
     let replaced = |why: String| -> anyhow::Result<(Store, Option<String>)> {
         tracing::warn!(store = %dir.display(), "{why}; removing them and rebuilding from the log");
         std::fs::remove_dir_all(dir)
@@ -535,6 +552,16 @@ fn open_store(
         Ok(Ok((store, cp, _))) => {
             drop(store);
             format!("its checkpoint {cp} is past the stream's end {last}")
+        }
+        Ok(Err(e)) if e.is_held_elsewhere() => {
+            // Another service on the same data directory: its store, not a damaged one,
+            // and moving it aside would pull it from under that service.
+            anyhow::bail!(
+                "the read models in {} are still open in another process after {} s \
+                 (another `racing serve` on the same data directory?): {e}",
+                dir.display(),
+                STORE_HELD_PATIENCE.as_secs()
+            );
         }
         Ok(Err(e)) => e.to_string(),
         Err(_) => "sled panicked opening it".to_owned(),

@@ -180,3 +180,36 @@ async fn a_service_whose_stream_settings_nats_refuses_says_so_at_once() {
         "{error}"
     );
 }
+
+#[tokio::test]
+async fn a_second_service_on_a_data_directory_in_use_says_so_and_moves_nothing() {
+    let nats = Nats::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let settings = || {
+        let mut config = config(&dir, &nats.url());
+        config.nats_auth = nats.auth(Role::Service);
+        config
+    };
+    let first = Application::build(settings())
+        .await
+        .expect("the first service starts");
+    let second = tokio::time::timeout(Duration::from_secs(60), Application::build(settings()))
+        .await
+        .expect("the second gives up in time");
+    let error = match second {
+        Ok(_) => panic!("a second service started on the same read models"),
+        Err(e) => format!("{e:#}"),
+    };
+    assert!(
+        error.contains("open in another process")
+            && error.contains("another `racing serve` on the same data directory"),
+        "{error}"
+    );
+    let data = dir.path().join("data");
+    assert!(
+        !crate::support::damaged_copy_kept(&data),
+        "the first service's read models were moved aside"
+    );
+    assert!(data.join("read-models").is_dir());
+    drop(first);
+}

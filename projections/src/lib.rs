@@ -74,6 +74,17 @@ pub enum StoreError {
     OlderSchema(u32),
 }
 
+impl StoreError {
+    /// Whether the store could not be opened because another process holds it open: sled
+    /// locks a store's files for the process that opens it. Not damage: the store is
+    /// that process's, and nothing may move it or write to it.
+    pub fn is_held_elsewhere(&self) -> bool {
+        // sled 0.34 says so only in the message of an `ErrorKind::Other` (config.rs).
+        matches!(self, StoreError::Sled(sled::Error::Io(e))
+            if e.to_string().starts_with("could not acquire lock on"))
+    }
+}
+
 #[cfg(test)]
 mod discovery_tests;
 #[cfg(test)]
