@@ -30,7 +30,7 @@ use tracing::Instrument;
 
 use super::limits::{RateHeaders, MAX_HEADERS, MAX_HEADER_BYTES, MAX_URI_BYTES};
 use super::ODDS_SOCKET_PATH;
-use super::{cache, formatted, openapi, route, ApiError, AppState, API_KEY_HEADER};
+use super::{cache, openapi, route, ApiError, AppState, HeaderText, API_KEY_HEADER};
 use crate::keys::Identity;
 
 /// The request id header, taken from the client when it sends one.
@@ -425,7 +425,11 @@ fn request_id(request: &Request) -> HeaderValue {
         next.set((prefix, n.wrapping_add(1)));
         (prefix, n)
     });
-    formatted(format_args!("{prefix:016x}-{n:012x}"))
+    HeaderText::new()
+        .hex(prefix, 16)
+        .text("-")
+        .hex(n, 12)
+        .value()
         .unwrap_or_else(|| HeaderValue::from_static("-"))
 }
 
@@ -465,6 +469,33 @@ mod tests {
         tracing::subscriber::with_default(subscriber, f);
         let bytes = lines.0.lock().expect("lines").clone();
         String::from_utf8_lossy(&bytes).into_owned()
+    }
+
+    #[test]
+    fn a_request_id_is_the_clients_or_a_prefix_and_a_count_in_hex() {
+        let plain = || Request::new(Body::empty());
+        let ids: Vec<String> = (0..3)
+            .map(|_| request_id(&plain()).to_str().expect("ascii").to_owned())
+            .collect();
+        for id in &ids {
+            let (prefix, count) = id.split_once('-').expect("two parts");
+            assert_eq!((prefix.len(), count.len()), (16, 12), "{id}");
+            assert!(
+                (prefix.to_owned() + count)
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)),
+                "{id}"
+            );
+            assert_eq!(prefix, &ids[0][..16], "one prefix a thread");
+        }
+        let count = |id: &str| u64::from_str_radix(&id[17..], 16).expect("hex");
+        assert_eq!(count(&ids[1]), count(&ids[0]) + 1);
+        assert_eq!(count(&ids[2]), count(&ids[1]) + 1);
+        let mut theirs = plain();
+        theirs
+            .headers_mut()
+            .insert(REQUEST_ID, HeaderValue::from_static("client-7"));
+        assert_eq!(request_id(&theirs), "client-7");
     }
 
     #[test]
