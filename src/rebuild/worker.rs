@@ -10,7 +10,7 @@
 //! every read of every store in the process waits for it; a rebuild folding beside the
 //! store in use held the API's reads (their p99 during a rebuild: 106 ms, BENCHMARKS.md).
 //! In a process of its own, the rebuild's commits hold no reader, so they can be as large
-//! as a catch-up's, and the worker runs at the lowest scheduling priority, so that the
+//! as a catch-up's, and the worker runs under the idle scheduling policy, so that the
 //! API's requests have the CPU first.
 //!
 //! The frames on its input: a message is `M`, then its stream sequence, the messages the
@@ -37,7 +37,7 @@ const MESSAGE: u8 = b'M';
 const COMMIT: u8 = b'C';
 /// Longest subject or payload a frame may carry (NATS's own payload limit is far below).
 const MAX_PART: usize = 64 << 20;
-/// The nice value of the worker: the lowest priority.
+/// The nice value of the worker where the idle policy cannot be had: the lowest.
 const NICE: i32 = 19;
 
 /// `racing rebuild-worker`: what the service tells the worker.
@@ -69,11 +69,7 @@ pub(super) struct Reached {
 /// Runs the worker, on the calling thread (and the threads sled starts from it), until its
 /// input ends.
 pub async fn run(args: WorkerArgs) -> anyhow::Result<ExitCode> {
-    // Linux keeps a nice value per thread: this thread's, inherited by the threads sled
-    // starts when the store opens.
-    if let Err(e) = rustix::process::setpriority_process(None, NICE) {
-        tracing::warn!(error = %e, "the rebuild worker could not lower its priority");
-    }
+    lower_priority();
     let options = Options {
         id_filter_bytes: args.id_filter_bytes,
         cache_bytes: args.cache_bytes,
@@ -97,6 +93,34 @@ pub async fn run(args: WorkerArgs) -> anyhow::Result<ExitCode> {
     }
     store.flush().await?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Puts this thread, and so the threads sled starts from it when the store opens (Linux
+/// keeps a policy and a nice value per thread, and a new thread inherits them), below
+/// everything else on the machine: the idle policy where there is one (below even nice
+/// 19, sched(7)), else the lowest nice value. Under the idle policy a request's thread
+/// that wakes takes the core from the worker at once, and a core running only the worker
+/// counts as idle when the scheduler places a thread that wakes.
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        use thread_priority::{NormalThreadSchedulePolicy, ThreadPriority, ThreadSchedulePolicy};
+        let idle = ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Idle);
+        let set = thread_priority::set_thread_priority_and_policy(
+            thread_priority::thread_native_id(),
+            ThreadPriority::Min,
+            idle,
+        );
+        match set {
+            Ok(()) => return,
+            Err(e) => {
+                tracing::warn!(error = ?e, "the rebuild worker could not take the idle policy")
+            }
+        }
+    }
+    if let Err(e) = rustix::process::setpriority_process(None, NICE) {
+        tracing::warn!(error = %e, "the rebuild worker could not lower its priority");
+    }
 }
 
 /// Appends `m`'s frame to `out`.
@@ -284,6 +308,38 @@ impl Worker {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The scheduling policy of the calling thread, from `/proc` (the 41st field of its
+    /// `stat`, counted after the command name, which may hold spaces).
+    #[cfg(target_os = "linux")]
+    fn policy() -> u32 {
+        let stat = std::fs::read_to_string("/proc/thread-self/stat").expect("stat");
+        let (_, after_name) = stat.rsplit_once(')').expect("a command name");
+        // Fields from the 3rd on: the 41st is the 39th of these.
+        after_name
+            .split_whitespace()
+            .nth(38)
+            .and_then(|f| f.parse().ok())
+            .expect("a policy")
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn the_worker_takes_the_idle_policy_and_its_threads_inherit_it() {
+        const SCHED_IDLE: u32 = 5;
+        // On a thread of its own: the policy stays with the thread.
+        let (before, after, child) = std::thread::spawn(|| {
+            let before = policy();
+            lower_priority();
+            let after = policy();
+            let child = std::thread::spawn(policy).join().expect("child");
+            (before, after, child)
+        })
+        .join()
+        .expect("thread");
+        assert_ne!(before, SCHED_IDLE);
+        assert_eq!((after, child), (SCHED_IDLE, SCHED_IDLE));
+    }
 
     fn frame(seq: u64, subject: &str, payload: &[u8]) -> Vec<u8> {
         let mut out = vec![MESSAGE];
