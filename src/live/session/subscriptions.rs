@@ -1,7 +1,7 @@
 //! What a connection follows, and the snapshots that start it: `subscribe` and
 //! `unsubscribe`, and per target the sequence at or below which nothing is sent again.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::{internal, End, Session};
 use crate::live::{race_snapshot, RaceSnapshot};
@@ -46,9 +46,13 @@ impl Targets {
 }
 
 /// Per target, the sequence at or below which deltas are already covered by a snapshot
-/// or a replay, and must not be sent again.
+/// or a replay, and must not be sent again. B-trees, not hash maps: every session looks
+/// its floor up for every delta, and a connection follows a date or a few, each of a
+/// dozen races, where a comparison or two is cheaper than hashing the date and the race
+/// with SipHash (the hash maps were 4% of the service's CPU relaying odds to 1,000
+/// clients).
 #[derive(Default, Clone)]
-pub(super) struct Floors(HashMap<String, HashMap<Option<u8>, u64>>);
+pub(super) struct Floors(BTreeMap<String, BTreeMap<Option<u8>, u64>>);
 
 impl Floors {
     /// The floor that applies to a delta of this race: its own or its meeting's.
@@ -80,7 +84,7 @@ impl Floors {
         Floors(
             self.0
                 .get(date)
-                .map(|m| HashMap::from([(date.to_owned(), m.clone())]))
+                .map(|m| BTreeMap::from([(date.to_owned(), m.clone())]))
                 .unwrap_or_default(),
         )
     }
