@@ -159,7 +159,8 @@ impl HeaderText {
         self.bytes(itoa::Buffer::new().format(n).as_bytes())
     }
 
-    /// `n` in lower-case hex, with leading zeros to at least `digits` digits.
+    /// `n` in lower-case hex, with leading zeros to at least `digits` digits (one digit
+    /// at least, as `format!` writes zero).
     fn hex(self, n: u64, digits: usize) -> HeaderText {
         const DIGITS: &[u8; 16] = b"0123456789abcdef";
         let mut all = [0u8; 16];
@@ -167,7 +168,7 @@ impl HeaderText {
             *d = DIGITS[((n >> (60 - 4 * i)) & 0xf) as usize];
         }
         let significant = (64 - n.leading_zeros() as usize).div_ceil(4);
-        let shown = significant.max(digits).min(16);
+        let shown = significant.max(digits).clamp(1, 16);
         self.bytes(&all[16 - shown..])
     }
 
@@ -198,10 +199,16 @@ mod tests {
             format!("\"default\";r=41;t={}", u64::MAX).as_str()
         );
         for n in [0, 1, 0xabc, 0xffff_ffff_ffff, 0x1_0000_0000_0000, u64::MAX] {
-            let v = HeaderText::new().hex(n, 12).text("-").hex(n, 16).value();
+            let v = HeaderText::new()
+                .hex(n, 12)
+                .text("-")
+                .hex(n, 16)
+                .text("-")
+                .hex(n, 0)
+                .value();
             assert_eq!(
                 v.expect("fits"),
-                format!("{n:012x}-{n:016x}").as_str(),
+                format!("{n:012x}-{n:016x}-{n:x}").as_str(),
                 "{n}"
             );
         }
