@@ -10,6 +10,7 @@
 //! the sequence of its first entry, so that a subject's records follow one another in
 //! the order of their batches and never overlap.
 
+use std::borrow::Borrow;
 use std::collections::BTreeMap;
 
 use crate::StoreError;
@@ -30,12 +31,22 @@ impl<K> Default for PerBatch<K> {
 }
 
 impl<K: Ord> PerBatch<K> {
-    /// Adds `subject`'s entry by the event at `seq`, after any it holds.
-    pub(crate) fn push(&mut self, subject: K, seq: u64, entry: &[u8]) {
-        let (_, record) = self
-            .subjects
-            .entry(subject)
-            .or_insert_with(|| (seq, Vec::new()));
+    /// Adds `subject`'s entry by the event at `seq`, after any it holds. The subject is
+    /// copied only the first time in the batch: most entries are of a subject it holds.
+    pub(crate) fn push<Q>(&mut self, subject: &Q, seq: u64, entry: &[u8])
+    where
+        K: Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+    {
+        if !self.subjects.contains_key(subject) {
+            self.subjects.insert(
+                subject.to_owned(),
+                (seq, Vec::with_capacity(12 + entry.len())),
+            );
+        }
+        let Some((_, record)) = self.subjects.get_mut(subject) else {
+            return; // inserted just above
+        };
         record.extend_from_slice(&seq.to_be_bytes());
         // An entry is a record of the read models or a form's change: kilobytes, never 4 GiB.
         record.extend_from_slice(&(entry.len() as u32).to_be_bytes());

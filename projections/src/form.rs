@@ -121,7 +121,7 @@ pub(crate) struct Changes(PerBatch<String>);
 impl Changes {
     /// Adds a change of `horse`'s form by the event at `seq` (after any it holds).
     pub(crate) fn push(&mut self, horse: &str, seq: u64, change: &[u8]) {
-        self.0.push(horse.to_owned(), seq, change);
+        self.0.push(horse, seq, change);
     }
 
     /// Writes each horse's changes as one record, and forgets them.

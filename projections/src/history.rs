@@ -203,14 +203,14 @@ impl<S: State> Records for Versioned<'_, S> {
 impl<S: State> State for Versioned<'_, S> {
     fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
         if keys::is_versioned(&key) {
-            self.versions.0.push(key.clone(), self.seq, &value);
+            self.versions.0.push(key.as_slice(), self.seq, &value);
         }
         self.s.put(key, value);
     }
 
     fn delete(&mut self, key: Vec<u8>) {
         if keys::is_versioned(&key) {
-            self.versions.0.push(key.clone(), self.seq, &[]);
+            self.versions.0.push(key.as_slice(), self.seq, &[]);
         }
         self.s.delete(key);
     }
