@@ -119,7 +119,7 @@ impl Application {
             .await?;
 
         let store_dir = read_models::active_dir(&config.data_dir)?;
-        let (store, store_note) = open_store(&store_dir, &stream_info, config.store)?;
+        let (store, store_note) = open_store(&store_dir, &stream_info, config.store).await?;
         read_models::remove_stale(&config.data_dir, &store_dir);
 
         // The demo season goes into the log before the projector starts, so that the
@@ -483,7 +483,7 @@ const STORE_HELD_PATIENCE: std::time::Duration = std::time::Duration::from_secs(
 /// reason is returned too, for `racing status`. The store records the stream it is built
 /// from. Read models another process holds open are not damage: start-up waits for them
 /// for [`STORE_HELD_PATIENCE`], then fails saying so, and touches nothing.
-fn open_store(
+async fn open_store(
     dir: &std::path::Path,
     stream: &jetstream::stream::Info,
     options: racing_projections::Options,
@@ -515,7 +515,7 @@ fn open_store(
     while matches!(&opened, Ok(Err(e)) if e.is_held_elsewhere())
         && std::time::Instant::now() < patience
     {
-        std::thread::sleep(std::time::Duration::from_millis(50));
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         opened = open();
     }
     let replaced = |why: String| -> anyhow::Result<(Store, Option<String>)> {
