@@ -1740,3 +1740,108 @@ async fn a_consumer_is_made_promptly_or_given_up_with_a_cluster_node_down() {
     );
     eprintln!("node-{follower} down: {made} consumers made, {given_up} attempts given up");
 }
+
+#[tokio::test]
+async fn a_rebuilds_worker_held_stopped_dies_with_a_killed_service() {
+    // The service stops its rebuild's worker for part of each period while requests keep
+    // the machine busy. Killed meanwhile, it must not leave the worker stopped for good,
+    // holding a store and its memory: the worker dies with it.
+    let nats = Nats::start().await;
+    let log = feed::amended_season(7);
+    publish_log(&nats, &log.messages).await;
+    let work = TempDir::new().expect("temp dir");
+    let client = reqwest::Client::new();
+    let probe = format!("/api/v1/horses/{}", probe_horse(&log.messages));
+    let mut service = Service::spawn(
+        Some(&nats.broker()),
+        &work.path().join("data"),
+        &work.path().join("racing.log"),
+    );
+    service.ready(&client, &probe).await;
+    let admin = service.admin().await.expect("an admin listener");
+    let started = client
+        .post(format!("{admin}/rebuild"))
+        .send()
+        .await
+        .expect("POST /rebuild");
+    assert_eq!(started.status(), reqwest::StatusCode::ACCEPTED);
+    let worker = tokio::time::timeout(process::WAIT, settled_worker(service.pid()))
+        .await
+        .unwrap_or_else(|_| {
+            panic!(
+                "no rebuild worker under the idle policy within {:?}; log:\n{}",
+                process::WAIT,
+                service.log_tail()
+            )
+        });
+
+    // Stopped, as the pacer leaves it for most of a period under load.
+    nix::sys::signal::kill(worker, Signal::SIGSTOP).expect("stop the worker");
+    service.kill().await;
+    let deadline = tokio::time::Instant::now() + process::WAIT;
+    loop {
+        match process_state(worker) {
+            // Gone, or dead and waiting for init to reap it.
+            None | Some('Z') => break,
+            Some(state) => assert!(
+                tokio::time::Instant::now() < deadline,
+                "the worker is still there ({state}) {:?} after its service was killed",
+                process::WAIT
+            ),
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The service `service`'s rebuild worker, once it has set itself up: the idle policy,
+/// which it takes right after asking to die with the service.
+async fn settled_worker(service: nix::unistd::Pid) -> nix::unistd::Pid {
+    loop {
+        let children = std::fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+            .filter(|pid| {
+                stat_fields(*pid).is_some_and(|f| f.get(1) == Some(&service.as_raw().to_string()))
+            });
+        for pid in children {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let is_worker = cmdline
+                .split(|b| *b == 0)
+                .any(|arg| arg == b"rebuild-worker");
+            if is_worker && idle_policy(pid) {
+                return nix::unistd::Pid::from_raw(pid);
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+}
+
+/// The fields of `/proc/PID/stat` after the command name: the state first, the parent's
+/// id second (proc(5)).
+fn stat_fields(pid: i32) -> Option<Vec<String>> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, after_name) = stat.rsplit_once(')')?;
+    Some(after_name.split_whitespace().map(str::to_owned).collect())
+}
+
+/// Whether a thread of process `pid` runs under the idle policy (`SCHED_IDLE`, 5: the
+/// 41st field of a task's `stat`).
+fn idle_policy(pid: i32) -> bool {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|task| {
+            let stat = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
+            stat.rsplit_once(')')
+                .and_then(|(_, f)| f.split_whitespace().nth(38).map(|p| p == "5"))
+                .unwrap_or(false)
+        })
+}
+
+/// The state letter of process `pid`, if it is there.
+fn process_state(pid: nix::unistd::Pid) -> Option<char> {
+    stat_fields(pid.as_raw())?.first()?.chars().next()
+}

@@ -160,7 +160,7 @@ pub async fn rebuild(args: AdminArgs) -> anyhow::Result<ExitCode> {
     let bar = indicatif::ProgressBar::new(0);
     bar.set_style(
         indicatif::ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} events ({per_sec}, {eta})",
+            "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} events ({per_sec}, {eta}){msg}",
         )
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
@@ -169,6 +169,9 @@ pub async fn rebuild(args: AdminArgs) -> anyhow::Result<ExitCode> {
         let status: Status = admin_get(&args, "/rebuild").await?;
         bar.set_length(status.stream_last_seq.max(status.checkpoint));
         bar.set_position(status.checkpoint);
+        if status.held_secs > 0.0 {
+            bar.set_message(format!(", {:.0} s given to requests", status.held_secs));
+        }
         if status.state != State::Running {
             break status;
         }
@@ -177,10 +180,11 @@ pub async fn rebuild(args: AdminArgs) -> anyhow::Result<ExitCode> {
     match status.state {
         State::Done => {
             println!(
-                "rebuilt: {} messages folded, checkpoint {}, now serving from {}",
+                "rebuilt: {} messages folded, checkpoint {}, now serving from {}{}",
                 status.folded,
                 status.checkpoint,
-                status.directory.as_deref().unwrap_or("?")
+                status.directory.as_deref().unwrap_or("?"),
+                held(status.held_secs)
             );
             Ok(ExitCode::SUCCESS)
         }
@@ -191,5 +195,14 @@ pub async fn rebuild(args: AdminArgs) -> anyhow::Result<ExitCode> {
             );
             Ok(ExitCode::FAILURE)
         }
+    }
+}
+
+/// How long a rebuild's worker gave way to requests, when it did.
+fn held(secs: f64) -> String {
+    if secs > 0.0 {
+        format!(" ({secs:.0} s of it held stopped while requests kept the machine busy)")
+    } else {
+        String::new()
     }
 }

@@ -21,6 +21,7 @@
 //! longer holds (deleted) are skipped; and a rebuild that cannot reach the checkpoint
 //! within [`HOLD_LIMIT`] fails and keeps the store in use.
 
+mod pace;
 mod worker;
 
 use std::path::{Path, PathBuf};
@@ -97,6 +98,10 @@ pub struct Status {
     /// process of its own, rather than in the service's.
     #[serde(default)]
     pub worker: bool,
+    /// Seconds the worker has been held stopped so that the API's requests had the CPU
+    /// (it gives way while the rest of the machine is busy: `pace`).
+    #[serde(default)]
+    pub held_secs: f64,
     /// The directory being built, or swapped in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub directory: Option<String>,
@@ -549,6 +554,7 @@ impl Run {
         let (checkpoint, pending) = match folder {
             Folder::Worker(worker) => {
                 let reached = worker.fold(&messages).await?;
+                lock(&self.status).held_secs = worker.held().as_secs_f64();
                 (reached.checkpoint, reached.pending)
             }
             Folder::Here(fresh) => {

@@ -21,14 +21,17 @@
 use std::io::{BufRead, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{ExitCode, Stdio};
+use std::time::Duration;
 
 use anyhow::Context as _;
 use async_nats::jetstream;
 use racing_projections::{Options, Store};
+use rustix::process::Pid;
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
+use super::pace::Pacer;
 use crate::projector::{fold_decoded, Decoded};
 
 /// A message's frame starts with this.
@@ -69,6 +72,7 @@ pub(super) struct Reached {
 /// Runs the worker, on the calling thread (and the threads sled starts from it), until its
 /// input ends.
 pub async fn run(args: WorkerArgs) -> anyhow::Result<ExitCode> {
+    die_with_parent()?;
     lower_priority();
     let options = Options {
         id_filter_bytes: args.id_filter_bytes,
@@ -93,6 +97,19 @@ pub async fn run(args: WorkerArgs) -> anyhow::Result<ExitCode> {
     }
     store.flush().await?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Has the kernel kill this process when the service's thread that started it ends. The
+/// service stops the worker for part of each period while requests are busy ([`Pacer`]);
+/// a worker stopped when the service dies would never read the end of its input, and would
+/// stay stopped, holding its store, for good. Killed, it leaves a store the next start
+/// removes as stale. (The service starts it from a thread that lives as long as its handle
+/// of the worker: `spawn_from_a_thread_of_its_own`.)
+fn die_with_parent() -> anyhow::Result<()> {
+    #[cfg(target_os = "linux")]
+    rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))
+        .context("asking to die with the service")?;
+    Ok(())
 }
 
 /// Puts this thread, and so the threads sled starts from it when the store opens (Linux
@@ -185,13 +202,46 @@ fn part(input: &mut impl Read) -> anyhow::Result<Vec<u8>> {
 
 /// The service's end of a worker.
 pub(super) struct Worker {
+    /// Gives the API the CPU first, from the worker's first answer on (by then it dies with
+    /// the service, [`die_with_parent`]). Declared before `child`, so that it is dropped,
+    /// and sends no more signals, before the child is killed and reaped.
+    pacer: Option<Pacer>,
+    /// How long the worker was held stopped by pacers that have ended.
+    held: Duration,
     child: Child,
+    /// Keeps the thread that started the worker: it ends when this is dropped, and the
+    /// worker with it ([`die_with_parent`]).
+    _parent: std::sync::mpsc::Sender<()>,
     input: Option<ChildStdin>,
     replies: Lines<BufReader<ChildStdout>>,
     /// The last line the worker wrote on its standard error, once it has ended.
     said: tokio::task::JoinHandle<String>,
     /// The fresh store's checkpoint, as the worker last answered.
     checkpoint: u64,
+}
+
+/// Starts `command` from a thread of its own, which lives until the sender returned is
+/// dropped. The worker asks to die with the thread that started it ([`die_with_parent`]):
+/// were that one of the runtime's, one that tokio retires (`block_in_place` makes a worker
+/// a blocking thread, which ends when idle) would take the worker with it.
+fn spawn_from_a_thread_of_its_own(
+    mut command: tokio::process::Command,
+) -> anyhow::Result<(Child, std::sync::mpsc::Sender<()>)> {
+    let runtime = tokio::runtime::Handle::current();
+    let (spawned, child) = std::sync::mpsc::sync_channel(1);
+    let (keep, kept) = std::sync::mpsc::channel::<()>();
+    std::thread::Builder::new()
+        .name("rebuild-parent".to_owned())
+        .spawn(move || {
+            let _runtime = runtime.enter();
+            let _ = spawned.send(command.spawn());
+            // Until the worker's handle is dropped.
+            let _ = kept.recv();
+        })?;
+    let child = child
+        .recv()
+        .context("the thread starting the worker ended")??;
+    Ok((child, keep))
 }
 
 impl Worker {
@@ -212,7 +262,7 @@ impl Worker {
                 command.env(setting, value);
             }
         }
-        let mut child = command
+        command
             .arg("rebuild-worker")
             .arg("--dir")
             .arg(dir)
@@ -222,8 +272,8 @@ impl Worker {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
+            .kill_on_drop(true);
+        let (mut child, parent) = spawn_from_a_thread_of_its_own(command)
             .with_context(|| format!("starting {} rebuild-worker", program.display()))?;
         let pipes = (child.stdin.take(), child.stdout.take(), child.stderr.take());
         let (Some(input), Some(output), Some(errors)) = pipes else {
@@ -239,7 +289,10 @@ impl Worker {
             last
         });
         Ok(Worker {
+            pacer: None,
+            held: Duration::ZERO,
             child,
+            _parent: parent,
             input: Some(input),
             replies: BufReader::new(output).lines(),
             said,
@@ -280,11 +333,31 @@ impl Worker {
         let reached: Reached = serde_json::from_str(&line)
             .with_context(|| format!("the rebuild worker answered {line:?}"))?;
         self.checkpoint = reached.checkpoint;
+        if self.pacer.is_none() {
+            self.pacer = self
+                .child
+                .id()
+                .and_then(|id| Pid::from_raw(i32::try_from(id).ok()?))
+                .map(Pacer::start);
+        }
         Ok(reached)
+    }
+
+    /// How long the worker has been held stopped, so that requests had the CPU.
+    pub(super) fn held(&self) -> Duration {
+        self.held + self.pacer.as_ref().map_or(Duration::ZERO, Pacer::held)
+    }
+
+    /// Lets the worker run unpaced from now on: before it is waited for (which reaps it).
+    fn unpace(&mut self) {
+        if let Some(pacer) = self.pacer.take() {
+            self.held += pacer.held();
+        }
     }
 
     /// Closes the worker's input and waits for it to flush the store and exit.
     pub(super) async fn finish(mut self) -> anyhow::Result<()> {
+        self.unpace();
         drop(self.input.take());
         let status = self.child.wait().await?;
         if status.success() {
@@ -295,6 +368,7 @@ impl Worker {
 
     /// Why the worker stopped: its exit and its last words.
     async fn ended(&mut self, what: &str) -> anyhow::Error {
+        self.unpace();
         drop(self.input.take());
         let status = match self.child.wait().await {
             Ok(status) => status.to_string(),

@@ -202,6 +202,11 @@ impl Service {
         }
     }
 
+    /// The process's id.
+    pub fn pid(&self) -> Pid {
+        self.pid
+    }
+
     /// Sends `signal` to the process.
     pub fn signal(&self, signal: Signal) {
         kill(self.pid, signal).expect("signal the racing process");
