@@ -424,7 +424,13 @@ impl Report {
             let phases = [
                 ("idle", &st.idle, false),
                 (
-                    &*format!("during `racing rebuild` ({:.0} s in all)", st.rebuild_secs),
+                    &*format!(
+                        "during `racing rebuild` ({:.0} s in all; {:.0}% of it done as the \
+                         reads ended, its worker held {:.0} s)",
+                        st.rebuild_secs,
+                        st.rebuild_share_under_reads * 100.0,
+                        st.rebuild_held_secs
+                    ),
                     &st.rebuild,
                     true,
                 ),

@@ -119,6 +119,11 @@ pub struct StallResult {
     /// Seconds the rebuild took, from its start to its swap (under the read load while
     /// the reads last).
     pub rebuild_secs: f64,
+    /// The share of the log the rebuild had folded when the reads ended.
+    pub rebuild_share_under_reads: f64,
+    /// Seconds the service held the rebuild's worker stopped, giving its CPU to the
+    /// requests (`held_secs` of `GET /rebuild`; 0 from a service that does not say).
+    pub rebuild_held_secs: f64,
     /// Odds updates published while the service was paused.
     pub backlog: u64,
     /// Reads from the service going on until it had applied the backlog.
@@ -181,12 +186,23 @@ pub async fn run(
         })
         .await?;
     report("during a rebuild", &rebuild);
+    let under_reads = rebuild_status(&client, &service).await?;
+    let rebuild_share_under_reads = if under_reads.state == "done" {
+        1.0
+    } else {
+        under_reads.checkpoint as f64 / under_reads.stream_last_seq.max(1) as f64
+    };
     ensure!(
         rebuilt(&client, &service, LIMIT).await?,
         "the rebuild took over {LIMIT:?}"
     );
     let rebuild_secs = rebuild_started.elapsed().as_secs_f64();
-    eprintln!("bench:   stall: the rebuild took {rebuild_secs:.1} s");
+    let rebuild_held_secs = rebuild_status(&client, &service).await?.held_secs;
+    eprintln!(
+        "bench:   stall: the rebuild took {rebuild_secs:.1} s, {:.0}% of it done when the \
+         reads ended, its worker held stopped for {rebuild_held_secs:.1} s",
+        rebuild_share_under_reads * 100.0
+    );
 
     let count = usize::try_from(scale.live_rate * scale.outage_secs)?;
     let updates = crate::feed::live_odds(&log.today, count)?;
@@ -216,6 +232,8 @@ pub async fn run(
         idle,
         rebuild,
         rebuild_secs,
+        rebuild_share_under_reads,
+        rebuild_held_secs,
         backlog,
         catchup,
     })
@@ -302,26 +320,40 @@ async fn start_rebuild(client: &reqwest::Client, service: &Service) -> anyhow::R
     Ok(())
 }
 
+/// What `GET /rebuild` says, of what the part uses.
+#[derive(serde::Deserialize)]
+struct RebuildStatus {
+    state: String,
+    error: Option<String>,
+    checkpoint: u64,
+    stream_last_seq: u64,
+    #[serde(default)]
+    held_secs: f64,
+}
+
+async fn rebuild_status(
+    client: &reqwest::Client,
+    service: &Service,
+) -> anyhow::Result<RebuildStatus> {
+    Ok(client
+        .get(service.admin_url("/rebuild"))
+        .send()
+        .await?
+        .error_for_status()?
+        .json()
+        .await?)
+}
+
 /// Waits up to `limit` for the rebuild under way to swap its store in; whether it did.
 async fn rebuilt(
     client: &reqwest::Client,
     service: &Service,
     limit: Duration,
 ) -> anyhow::Result<bool> {
-    #[derive(serde::Deserialize)]
-    struct Status {
-        state: String,
-        error: Option<String>,
-    }
     let deadline = Instant::now() + limit;
     while Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(100)).await;
-        let status: Status = client
-            .get(service.admin_url("/rebuild"))
-            .send()
-            .await?
-            .json()
-            .await?;
+        let status = rebuild_status(client, service).await?;
         match status.state.as_str() {
             "done" => return Ok(true),
             "failed" => bail!("the rebuild failed: {:?}", status.error),
