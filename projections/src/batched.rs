@@ -38,19 +38,14 @@ impl<K: Ord> PerBatch<K> {
         K: Borrow<Q>,
         Q: Ord + ToOwned<Owned = K> + ?Sized,
     {
-        if !self.subjects.contains_key(subject) {
-            self.subjects.insert(
-                subject.to_owned(),
-                (seq, Vec::with_capacity(12 + entry.len())),
-            );
+        match self.subjects.get_mut(subject) {
+            Some((_, record)) => append(record, seq, entry),
+            None => {
+                let mut record = Vec::with_capacity(12 + entry.len());
+                append(&mut record, seq, entry);
+                self.subjects.insert(subject.to_owned(), (seq, record));
+            }
         }
-        let Some((_, record)) = self.subjects.get_mut(subject) else {
-            return; // inserted just above
-        };
-        record.extend_from_slice(&seq.to_be_bytes());
-        // An entry is a record of the read models or a form's change: kilobytes, never 4 GiB.
-        record.extend_from_slice(&(entry.len() as u32).to_be_bytes());
-        record.extend_from_slice(entry);
     }
 
     /// Each subject's record, with the sequence of its first entry; none is left.
@@ -65,6 +60,14 @@ impl<K: Ord> PerBatch<K> {
     pub(crate) fn is_empty(&self) -> bool {
         self.subjects.is_empty()
     }
+}
+
+/// Appends the entry by the event at `seq` to a subject's record.
+fn append(record: &mut Vec<u8>, seq: u64, entry: &[u8]) {
+    record.extend_from_slice(&seq.to_be_bytes());
+    // An entry is a record of the read models or a form's change: kilobytes, never 4 GiB.
+    record.extend_from_slice(&(entry.len() as u32).to_be_bytes());
+    record.extend_from_slice(entry);
 }
 
 /// The entries of a record [`PerBatch`] made, as `(seq, entry)`, in order; a damaged one
