@@ -21,8 +21,10 @@ use crate::Scale;
 
 /// The stream the service reads (its default).
 pub const STREAM: &str = "RACING";
-/// The zone that defines the service's "today" (its default).
-pub const ZONE: &str = "Asia/Hong_Kong";
+/// Local hour, in the zone the benchmark picks for its "today", when it starts: far from
+/// the next midnight, so that no run (a full one takes about an hour) sees today's card
+/// turn into tomorrow's absent one.
+const START_HOUR: i64 = 2;
 /// Seed of the most recent season; older seasons count up from it.
 const SEASON_SEED: u64 = 42;
 /// Seeds of the simulated trading, apart from the seasons' so that no two generators
@@ -45,7 +47,8 @@ pub struct LogInfo {
     pub bytes: u64,
     /// Events per `type`.
     pub mix: BTreeMap<String, u64>,
-    /// The day of the newest season's last meeting: today in Hong Kong when generated.
+    /// The day of the newest season's last meeting: today in the benchmark's zone when
+    /// generated.
     pub today: String,
     /// The horse with the most runs (the profile and form endpoints ask for it).
     pub top_horse: String,
@@ -69,9 +72,10 @@ pub struct Log {
 pub async fn ensure(
     work: &Path,
     scale: &Scale,
-    today: Date,
+    day: &Day,
     nats_server: &str,
 ) -> anyhow::Result<Log> {
+    let today = day.date;
     let name = format!(
         "log-{}-{}x{}-{today}-v{VERSION}",
         scale.name, scale.seasons, scale.ticks_per_race
@@ -119,7 +123,7 @@ pub async fn ensure(
     let started = Instant::now();
     // Oldest season first, so that the log reads forward in time.
     for s in (0..scale.seasons).rev() {
-        let events = season_events(s, today, scale.ticks_per_race)?;
+        let events = season_events(s, day, scale.ticks_per_race)?;
         tally.add(&events)?;
         let counts = racing::publish::publish_events(&js, &events).await?;
         ensure!(
@@ -176,17 +180,51 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Today in the service's zone.
-pub fn today() -> anyhow::Result<Date> {
-    let zone = jiff::tz::TimeZone::get(ZONE)?;
-    Ok(jiff::Timestamp::now().to_zoned(zone).date())
+/// The benchmark's "today" and the zone the service under test is told defines it.
+#[derive(Debug, Clone)]
+pub struct Day {
+    /// An IANA name of a whole-hour offset from UTC (`Etc/GMT-8` is 8 hours ahead).
+    pub zone_name: String,
+    /// That zone.
+    pub zone: jiff::tz::TimeZone,
+    /// Today there.
+    pub date: Date,
+}
+
+impl Day {
+    /// Today in the zone where it is now about [`START_HOUR`] o'clock. The service's own
+    /// default zone (Hong Kong) would end its day at 16:00 UTC, and a run across that
+    /// midnight asks for a card of a day the log has none of.
+    pub fn now() -> anyhow::Result<Self> {
+        Self::at(jiff::Timestamp::now())
+    }
+
+    fn at(now: jiff::Timestamp) -> anyhow::Result<Self> {
+        let utc_hour = i64::from(now.to_zoned(jiff::tz::TimeZone::UTC).hour());
+        // In -12..=11, which the `Etc/GMT` names cover.
+        let ahead = (START_HOUR - utc_hour + 36).rem_euclid(24) - 12;
+        // POSIX's sign: `Etc/GMT-8` is UTC+8.
+        let zone_name = match ahead {
+            0 => "Etc/GMT".to_owned(),
+            a if a > 0 => format!("Etc/GMT-{a}"),
+            a => format!("Etc/GMT+{}", -a),
+        };
+        let zone = jiff::tz::TimeZone::get(&zone_name)
+            .with_context(|| format!("the time zone {zone_name}"))?;
+        let date = now.to_zoned(zone.clone()).date();
+        Ok(Self {
+            zone_name,
+            zone,
+            date,
+        })
+    }
 }
 
 /// Season `s` (0: the newest, ending today; each older one 52 weeks earlier, so that
 /// meetings keep their weekdays), with the trading of every meeting.
-fn season_events(s: u64, today: Date, ticks: usize) -> anyhow::Result<Vec<Envelope>> {
+fn season_events(s: u64, day: &Day, ticks: usize) -> anyhow::Result<Vec<Envelope>> {
     let weeks = i64::try_from(52 * s)?;
-    let last_day = today.checked_sub(Span::new().weeks(weeks))?;
+    let last_day = day.date.checked_sub(Span::new().weeks(weeks))?;
     let feed = racing_demo::season(SEASON_SEED + s, last_day);
     // What the simulator needs of each meeting: its cards, scratchings and opening odds.
     let mut declared: HashMap<String, Vec<Envelope>> = HashMap::new();
@@ -209,7 +247,14 @@ fn season_events(s: u64, today: Date, ticks: usize) -> anyhow::Result<Vec<Envelo
             // A meeting trades between its cards and its first result.
             if traded.insert(r.date.clone()) {
                 let cards = declared.remove(&r.date).unwrap_or_default();
-                out.extend(trading(&r.date, cards, seed(meeting), ticks, false)?);
+                out.extend(trading(
+                    &r.date,
+                    &day.zone,
+                    cards,
+                    seed(meeting),
+                    ticks,
+                    false,
+                )?);
                 meeting += 1;
             }
         }
@@ -218,6 +263,7 @@ fn season_events(s: u64, today: Date, ticks: usize) -> anyhow::Result<Vec<Envelo
     // The season's last meeting trades too; in older seasons it is also run.
     out.extend(trading(
         &feed.today,
+        &day.zone,
         today_events,
         seed(meeting),
         ticks,
@@ -230,6 +276,7 @@ fn season_events(s: u64, today: Date, ticks: usize) -> anyhow::Result<Vec<Envelo
 /// (if `run`) each race's result.
 fn trading(
     date: &str,
+    zone: &jiff::tz::TimeZone,
     declared: Vec<Envelope>,
     seed: u64,
     ticks: usize,
@@ -242,11 +289,10 @@ fn trading(
         horses: 0,
     };
     let mut sim = Simulator::new(&feed, seed);
-    let zone = jiff::tz::TimeZone::get(ZONE)?;
     let open = date
         .parse::<Date>()?
         .at(11, 0, 0, 0)
-        .to_zoned(zone)?
+        .to_zoned(zone.clone())?
         .timestamp();
     let mut k = 0i64;
     let mut at = || {
@@ -348,4 +394,26 @@ impl Tally {
 /// The users of the benchmark's nats-server, kept with its store.
 pub fn credentials(nats_dir: &Path) -> anyhow::Result<Credentials> {
     Credentials::ensure(&nats_dir.join("credentials"), STREAM)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_benchmarks_day_starts_far_from_its_midnight_at_every_hour() {
+        let midnight: jiff::Timestamp = "2026-11-25T00:00:00Z".parse().expect("a time");
+        for h in 0..24 {
+            let now = midnight + SignedDuration::from_mins(h * 60 + 59);
+            let day = Day::at(now).expect("a zone");
+            let local = now.to_zoned(day.zone.clone());
+            assert_eq!(
+                i64::from(local.hour()),
+                START_HOUR,
+                "{now} in {}",
+                day.zone_name
+            );
+            assert_eq!(local.date(), day.date);
+        }
+    }
 }

@@ -256,8 +256,9 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
     let lock = std::fs::File::create(work.join("lock"))?;
     lock.try_lock()
         .map_err(|_| anyhow::anyhow!("another benchmark runs in {}", work.display()))?;
-    let today = feed::today()?;
-    let log = feed::ensure(&work, &scale, today, &args.nats_server).await?;
+    let day = feed::Day::now()?;
+    eprintln!("bench: today is {} in {}", day.date, day.zone_name);
+    let log = feed::ensure(&work, &scale, &day, &args.nats_server).await?;
     let run_dir = work.join(format!("run-{}", scale.name));
     std::fs::create_dir_all(&run_dir)?;
     let nats_dir = feed::fresh_copy(&log, &run_dir.join("nats"))?;
@@ -288,6 +289,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         nats_url: nats.url(),
         credentials,
         key: format!("bench_{}", uuid::Uuid::new_v4().simple()),
+        timezone: day.zone_name.clone(),
         logs: run_dir.join("logs"),
     };
     let mut report = report::Report {

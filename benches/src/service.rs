@@ -23,6 +23,8 @@ pub struct Target {
     pub credentials: racing::nats::Credentials,
     /// The one key the service accepts.
     pub key: String,
+    /// The zone that defines the service's "today": the log's.
+    pub timezone: String,
     /// Where each run's log goes.
     pub logs: PathBuf,
 }
@@ -63,6 +65,7 @@ impl Service {
             // A free port: the default one may be taken by another service.
             .env("RACING_ADMIN_LISTEN", format!("127.0.0.1:{admin_port}"))
             .env("RACING_API_KEYS", &target.key)
+            .env("RACING_TIMEZONE", &target.timezone)
             // Quiet, unless BENCH_SERVICE_LOG asks for more (e.g. `info`: when the
             // background check of the store ends, when a rebuild swaps in).
             .env(
