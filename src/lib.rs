@@ -12,6 +12,7 @@ pub mod files;
 pub mod http;
 pub mod keys;
 pub mod live;
+pub mod load;
 pub mod nats;
 pub mod projector;
 pub mod publish;

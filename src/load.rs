@@ -1,0 +1,280 @@
+//! How much of the machine's CPU others want, for background work that gives way to them:
+//! a rebuild's worker process ([`crate::rebuild`]) and the projector's catch-up
+//! ([`crate::projector`]). Each look says how much was wanted since the look before, and
+//! a [`Curve`] turns that into the share of the time the background work may run.
+//!
+//! Two measures, for two kinds of background work:
+//!
+//! - [`Busy`]: the CPU time the kernel counts busy on all cores, less a process's own.
+//!   Right for a process under the idle scheduling policy (a rebuild's worker): the others
+//!   get all they ask for, so what they got is what they wanted.
+//! - [`Waiting`]: the time this process's other threads spent runnable but waiting for a
+//!   core. Right for threads at the others' own priority (the projector's): the kernel
+//!   shares the cores between them, so what the others got says little of what they
+//!   wanted, but any time they spent waiting is time the work took from them.
+//!
+//! Both read Linux's `/proc`; elsewhere nothing is known, and nothing gives way.
+
+use std::time::Duration;
+
+use rustix::process::Pid;
+
+/// How often background work looks at the load again, from the load since its last look.
+pub const PERIOD: Duration = Duration::from_millis(100);
+
+/// The share of the time background work may run, from the load since the last look:
+/// all of it up to `easy`, falling in a line to `floor` at `full` and above. Under any
+/// load the work gets `floor` of the time, so that it ends.
+#[derive(Debug, Clone, Copy)]
+pub struct Curve {
+    /// The load up to which the work runs all the time.
+    pub easy: f64,
+    /// The load at and above which it runs only `floor` of the time.
+    pub full: f64,
+    /// The least share of the time it runs.
+    pub floor: f64,
+}
+
+impl Curve {
+    /// The share of the time the work may run under `load` (all of it if unknown).
+    pub fn share(&self, load: f64) -> f64 {
+        if load.is_nan() || load <= self.easy {
+            return 1.0;
+        }
+        let over = ((load - self.easy) / (self.full - self.easy)).min(1.0);
+        1.0 - over * (1.0 - self.floor)
+    }
+}
+
+/// The machine's busy share without one process: from 0 (idle but for it) to 1 (every
+/// core busy without it), from one look to the next.
+pub struct Busy {
+    process: Pid,
+    last: Option<BusyTicks>,
+}
+
+/// Clock ticks since boot: all CPUs', those they were busy, the process's.
+#[derive(Clone, Copy)]
+struct BusyTicks {
+    all: u64,
+    busy: u64,
+    process: u64,
+}
+
+impl Busy {
+    /// The machine's load without `process`, from now on.
+    pub fn without(process: Pid) -> Busy {
+        let mut load = Busy {
+            process,
+            last: None,
+        };
+        load.since_last();
+        load
+    }
+
+    /// Since the last look; 0 when it cannot be read.
+    pub fn since_last(&mut self) -> f64 {
+        let now = busy_ticks(self.process);
+        let load = match (self.last, now) {
+            (Some(last), Some(now)) if now.all > last.all => {
+                let process = now.process.saturating_sub(last.process);
+                let others = now.busy.saturating_sub(last.busy).saturating_sub(process);
+                others as f64 / (now.all - last.all) as f64
+            }
+            _ => 0.0,
+        };
+        self.last = now;
+        load.clamp(0.0, 1.0)
+    }
+}
+
+/// The ticks now, from `/proc/stat` and the process's `/proc/<pid>/stat`.
+fn busy_ticks(process: Pid) -> Option<BusyTicks> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    // `cpu  user nice system idle iowait irq softirq steal ...` (guests are within user).
+    let cpu: Vec<u64> = stat
+        .lines()
+        .next()?
+        .strip_prefix("cpu ")?
+        .split_whitespace()
+        .take(8)
+        .map(|n| n.parse().ok())
+        .collect::<Option<_>>()?;
+    let all: u64 = cpu.iter().sum();
+    let idle = cpu.get(3)? + cpu.get(4)?;
+    let own = std::fs::read_to_string(format!("/proc/{}/stat", process.as_raw_nonzero())).ok()?;
+    // After the command name (which may hold spaces): state is the 1st field, user and
+    // system time the 12th and 13th.
+    let (_, after_name) = own.rsplit_once(')')?;
+    let mut fields = after_name.split_whitespace().skip(11);
+    let user: u64 = fields.next()?.parse().ok()?;
+    let system: u64 = fields.next()?.parse().ok()?;
+    Some(BusyTicks {
+        all,
+        busy: all.saturating_sub(idle),
+        process: user + system,
+    })
+}
+
+/// How many of this process's threads, but some, were waiting for a core, on average,
+/// from one look to the next: 0 when none waited, 1 when one always did (or two half the
+/// time). Each thread's wait is the kernel's count of the time it was runnable but not
+/// running (`/proc/self/task/<tid>/schedstat`).
+pub struct Waiting {
+    /// The threads whose waits are not counted (the background work's own).
+    own: Vec<Pid>,
+    /// Each other thread's wait at the last look, nanoseconds.
+    waits: Vec<(i32, u64)>,
+    at: std::time::Instant,
+}
+
+impl Waiting {
+    /// The waits of every thread of this process but `own`, from now on.
+    pub fn without(own: Vec<Pid>) -> Waiting {
+        let mut waiting = Waiting {
+            own,
+            waits: Vec::new(),
+            at: std::time::Instant::now(),
+        };
+        waiting.since_last();
+        waiting
+    }
+
+    /// Since the last look; 0 when it cannot be read. A thread that began since counts
+    /// from its start, one that ended since does not count.
+    pub fn since_last(&mut self) -> f64 {
+        let now = std::time::Instant::now();
+        let elapsed = now.duration_since(self.at).as_nanos() as f64;
+        self.at = now;
+        let mut waits = self.waits_now();
+        waits.sort_unstable();
+        let waited: u64 = waits
+            .iter()
+            .map(|&(tid, wait)| {
+                let before = self
+                    .waits
+                    .binary_search_by_key(&tid, |&(t, _)| t)
+                    .map_or(0, |i| self.waits[i].1);
+                wait.saturating_sub(before)
+            })
+            .sum();
+        let first = self.waits.is_empty();
+        self.waits = waits;
+        if first || elapsed <= 0.0 {
+            return 0.0;
+        }
+        waited as f64 / elapsed
+    }
+
+    fn waits_now(&self) -> Vec<(i32, u64)> {
+        let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+            return Vec::new();
+        };
+        tasks
+            .flatten()
+            .filter_map(|task| {
+                let tid: i32 = task.file_name().to_str()?.parse().ok()?;
+                if self.own.iter().any(|p| p.as_raw_nonzero().get() == tid) {
+                    return None;
+                }
+                // `run_ns wait_ns timeslices`
+                let stat = std::fs::read_to_string(task.path().join("schedstat")).ok()?;
+                let wait = stat.split_whitespace().nth(1)?.parse().ok()?;
+                Some((tid, wait))
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CURVE: Curve = Curve {
+        easy: 0.5,
+        full: 0.9,
+        floor: 0.2,
+    };
+
+    #[test]
+    fn work_runs_all_the_time_under_an_easy_load_and_a_floor_of_it_under_a_full_one() {
+        for load in [0.0, 0.3, CURVE.easy, f64::NAN] {
+            assert_eq!(CURVE.share(load), 1.0, "at {load}");
+        }
+        for load in [CURVE.full, 0.95, 1.0, 7.0] {
+            assert!((CURVE.share(load) - CURVE.floor).abs() < 1e-9, "at {load}");
+        }
+        let between: Vec<f64> = [0.55, 0.6, 0.7, 0.8, 0.85].map(|l| CURVE.share(l)).to_vec();
+        assert!(
+            between.windows(2).all(|w| w[0] > w[1]),
+            "less as the load grows: {between:?}"
+        );
+        assert!(between.iter().all(|s| (CURVE.floor..1.0).contains(s)));
+    }
+
+    /// Keeps the calling thread busy for `time`.
+    fn spin(time: Duration) -> u64 {
+        let spin = std::time::Instant::now();
+        let mut n = 0_u64;
+        while spin.elapsed() < time {
+            n = std::hint::black_box(n.wrapping_add(1));
+        }
+        n
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_busy_load_counts_the_machine_without_the_process() {
+        let me = rustix::process::getpid();
+        let before = busy_ticks(me).expect("readable");
+        assert!(before.all >= before.busy && before.busy >= before.process);
+        let n = spin(Duration::from_millis(300));
+        let after = busy_ticks(me).expect("readable");
+        assert!(after.process > before.process, "the spin counted: {n}");
+        assert!(after.all > before.all);
+        let mut load = Busy {
+            process: me,
+            last: Some(before),
+        };
+        assert!((0.0..=1.0).contains(&load.since_last()));
+    }
+
+    /// Threads that want more cores than the machine has wait for them, and the waits of
+    /// the threads left out are not counted.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn threads_kept_from_a_core_are_counted_waiting_but_those_left_out_are_not() {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let spinners = 2 * cores + 2;
+        let (tids, ready) = std::sync::mpsc::channel();
+        let handles: Vec<_> = (0..spinners)
+            .map(|_| {
+                let tids = tids.clone();
+                std::thread::spawn(move || {
+                    let _ = tids.send(rustix::thread::gettid());
+                    spin(Duration::from_millis(600))
+                })
+            })
+            .collect();
+        let spinning: Vec<Pid> = (0..spinners)
+            .map(|_| ready.recv().expect("a tid"))
+            .collect();
+        let mut all = Waiting::without(Vec::new());
+        let mut none = Waiting::without(spinning);
+        std::thread::sleep(Duration::from_millis(400));
+        let (waited_all, waited_none) = (all.since_last(), none.since_last());
+        for h in handles {
+            let _ = h.join();
+        }
+        // More runnable threads than cores: on average at least one waited.
+        assert!(
+            waited_all > 0.5,
+            "{spinners} spinning on {cores} cores: {waited_all}"
+        );
+        // (Other tests' threads may wait too, in both counts.)
+        assert!(
+            waited_none < waited_all / 2.0,
+            "the spinners left out: {waited_none}, against {waited_all}"
+        );
+    }
+}
