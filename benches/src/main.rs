@@ -95,6 +95,10 @@ struct RunArgs {
     /// Live updates a second, instead of the scale's (200; 50 tiny).
     #[arg(long)]
     live_rate: Option<u64>,
+    /// The reads-while-writing part without its rebuild phase (minutes of the part's
+    /// few), to compare catch-ups.
+    #[arg(long)]
+    stall_without_rebuild: bool,
 }
 
 /// The parts of the benchmark, in the order they run.
@@ -147,6 +151,9 @@ pub struct Scale {
     pub live_secs: u64,
     /// An outage's length, in seconds of updates at `live_rate`, for the catch-up part.
     pub outage_secs: u64,
+    /// Rounds of reads during a catch-up of such an outage, in the reads-while-writing
+    /// part.
+    pub catchup_rounds: usize,
     /// Idle connections for the memory figure.
     pub idle_connections: usize,
     /// Distinct event ids folded by the applied-ids part.
@@ -172,6 +179,7 @@ impl Scale {
         live_rate: 200,
         live_secs: 15,
         outage_secs: 600,
+        catchup_rounds: 3,
         idle_connections: 10_000,
         distinct_ids: 10_000_000,
     };
@@ -191,6 +199,7 @@ impl Scale {
         live_rate: 50,
         live_secs: 2,
         outage_secs: 4,
+        catchup_rounds: 1,
         idle_connections: 200,
         distinct_ids: 20_000,
     };
@@ -338,7 +347,17 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
                 report.catchup = Some(catchup::run(&scale, &target, &store, &log.info).await?)
             }
             Part::Stall => {
-                report.stall = Some(stall::run(&scale, &target, &store, &log.info, &run_dir).await?)
+                report.stall = Some(
+                    stall::run(
+                        &scale,
+                        &target,
+                        &store,
+                        &log.info,
+                        &run_dir,
+                        !args.stall_without_rebuild,
+                    )
+                    .await?,
+                )
             }
             Part::Ids => report.ids = Some(ids::run(&scale, &run_dir)?),
         }

@@ -421,25 +421,38 @@ impl Report {
             ]);
         }
         if let Some(st) = &self.stall {
-            let phases = [
-                ("idle", &st.idle, false),
-                (
-                    &*format!(
+            let mut phases = vec![("idle".to_owned(), &st.idle, false)];
+            if let Some(rb) = &st.rebuild {
+                phases.push((
+                    format!(
                         "during `racing rebuild` ({:.0} s in all; {:.0}% of it done as the \
                          reads ended, its worker held {:.0} s)",
-                        st.rebuild_secs,
-                        st.rebuild_share_under_reads * 100.0,
-                        st.rebuild_held_secs
+                        rb.secs,
+                        rb.share_under_reads * 100.0,
+                        rb.held_secs
                     ),
-                    &st.rebuild,
+                    &rb.reads,
                     true,
-                ),
-                (
-                    &*format!("catching up {} updates", thousands(st.backlog as f64)),
-                    &st.catchup,
+                ));
+            }
+            if let Some(median) = st.median_catchup() {
+                let p99s: Vec<String> = st
+                    .catchups
+                    .iter()
+                    .map(|r| format!("{:.2}", r.p99_ms))
+                    .collect();
+                phases.push((
+                    format!(
+                        "catching up {} updates ({:.1} s), the round of the median p99 of {} ({} ms)",
+                        thousands(st.backlog as f64),
+                        median.secs,
+                        st.catchups.len(),
+                        p99s.join(" / ")
+                    ),
+                    median,
                     true,
-                ),
-            ];
+                ));
+            }
             for (i, (phase, r, goal)) in phases.into_iter().enumerate() {
                 rows.push([
                     if i == 0 {
@@ -477,14 +490,15 @@ impl Report {
                     let c = &r.commits;
                     rows.push([
                         String::new(),
-                        "the projector's commits meanwhile: how many (seconds in all); over 5 / 25 / 100 ms".into(),
+                        "the projector's commits meanwhile: how many (seconds in all); over 5 / 25 / 100 ms; its pauses for requests, s".into(),
                         format!(
-                            "{} ({:.2} s); {} / {} / {}",
+                            "{} ({:.2} s); {} / {} / {}; {:.1}",
                             thousands(c.count as f64),
                             c.secs,
                             c.over_5ms,
                             c.over_25ms,
-                            c.over_100ms
+                            c.over_100ms,
+                            c.paused_secs
                         ),
                         String::new(),
                         String::new(),

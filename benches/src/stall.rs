@@ -56,6 +56,9 @@ pub struct Commits {
     pub over_25ms: u64,
     /// More than 100 ms.
     pub over_100ms: u64,
+    /// Seconds the projector's catch-up paused, giving way to requests
+    /// (`racing_projector_paused_seconds`; 0 from a service that does not say).
+    pub paused_secs: f64,
 }
 
 impl Commits {
@@ -84,6 +87,8 @@ impl Commits {
                 commits.count = n.trim().parse()?;
             } else if let Some(s) = line.strip_prefix("racing_commit_seconds_sum ") {
                 commits.secs = s.trim().parse()?;
+            } else if let Some(s) = line.strip_prefix("racing_projector_paused_seconds ") {
+                commits.paused_secs = s.trim().parse()?;
             }
         }
         commits.over_5ms = commits.count.saturating_sub(in_5ms);
@@ -100,6 +105,7 @@ impl Commits {
             over_5ms: self.over_5ms.saturating_sub(before.over_5ms),
             over_25ms: self.over_25ms.saturating_sub(before.over_25ms),
             over_100ms: self.over_100ms.saturating_sub(before.over_100ms),
+            paused_secs: (self.paused_secs - before.paused_secs).max(0.0),
         }
     }
 }
@@ -113,21 +119,36 @@ pub struct StallResult {
     pub connections: usize,
     /// Reads with nothing else going on.
     pub idle: Reads,
-    /// Reads while `racing rebuild` ran: from its start, for a minute and a half or
-    /// until its swap.
-    pub rebuild: Reads,
+    /// The rebuild phase (none if skipped).
+    pub rebuild: Option<RebuildReads>,
+    /// Odds updates published while the service was paused, in each catch-up round.
+    pub backlog: u64,
+    /// Reads from the service going on until it had applied the backlog, a round each.
+    pub catchups: Vec<Reads>,
+}
+
+/// Reads while `racing rebuild` ran, and the rebuild.
+#[derive(Debug, Clone, Serialize)]
+pub struct RebuildReads {
+    /// From its start, for a minute and a half or until its swap.
+    pub reads: Reads,
     /// Seconds the rebuild took, from its start to its swap (under the read load while
     /// the reads last).
-    pub rebuild_secs: f64,
+    pub secs: f64,
     /// The share of the log the rebuild had folded when the reads ended.
-    pub rebuild_share_under_reads: f64,
+    pub share_under_reads: f64,
     /// Seconds the service held the rebuild's worker stopped, giving its CPU to the
     /// requests (`held_secs` of `GET /rebuild`; 0 from a service that does not say).
-    pub rebuild_held_secs: f64,
-    /// Odds updates published while the service was paused.
-    pub backlog: u64,
-    /// Reads from the service going on until it had applied the backlog.
-    pub catchup: Reads,
+    pub held_secs: f64,
+}
+
+impl StallResult {
+    /// The catch-up round of the median p99.
+    pub fn median_catchup(&self) -> Option<&Reads> {
+        let mut rounds: Vec<&Reads> = self.catchups.iter().collect();
+        rounds.sort_by(|a, b| a.p99_ms.total_cmp(&b.p99_ms));
+        rounds.get(rounds.len() / 2).copied()
+    }
 }
 
 /// Runs the part against a service on `store` (caught up).
@@ -137,6 +158,7 @@ pub async fn run(
     store: &Path,
     log: &LogInfo,
     work: &Path,
+    with_rebuild: bool,
 ) -> anyhow::Result<StallResult> {
     let client = reqwest::Client::new();
     let service = Service::start_ready(target, store, "stall").await?;
@@ -173,69 +195,96 @@ pub async fn run(
         .await?;
     report("idle", &idle);
 
-    // A rebuild under full read load takes many minutes: the reads are measured over
-    // its first part (its batches are alike from start to end), then it is waited for.
-    // Started inside the phase, so that the readers are there from its first batch.
-    let rebuild_started = Instant::now();
-    let window = Duration::from_secs(18 * scale.http_secs);
-    let rebuild = readers
-        .during(readers.commits().await?, async {
-            start_rebuild(&client, &service).await?;
-            rebuilt(&client, &service, window).await?;
-            Ok(())
-        })
-        .await?;
-    report("during a rebuild", &rebuild);
-    let under_reads = rebuild_status(&client, &service).await?;
-    let rebuild_share_under_reads = if under_reads.state == "done" {
-        1.0
+    let rebuild = if with_rebuild {
+        Some(rebuild_phase(&client, &service, &readers, scale).await?)
     } else {
-        under_reads.checkpoint as f64 / under_reads.stream_last_seq.max(1) as f64
+        None
     };
-    ensure!(
-        rebuilt(&client, &service, LIMIT).await?,
-        "the rebuild took over {LIMIT:?}"
-    );
-    let rebuild_secs = rebuild_started.elapsed().as_secs_f64();
-    let rebuild_held_secs = rebuild_status(&client, &service).await?.held_secs;
-    eprintln!(
-        "bench:   stall: the rebuild took {rebuild_secs:.1} s, {:.0}% of it done when the \
-         reads ended, its worker held stopped for {rebuild_held_secs:.1} s",
-        rebuild_share_under_reads * 100.0
-    );
 
     let count = usize::try_from(scale.live_rate * scale.outage_secs)?;
-    let updates = crate::feed::live_odds(&log.today, count)?;
-    let last = updates.last().context("no update to publish")?;
-    let (date, race) = match &last.event {
-        racing_events::Event::OddsUpdated(o) => (o.date.clone(), o.race_number),
-        other => bail!("the live odds are {other:?}"),
-    };
-    // Counted from before the pause: a paused service answers nothing.
-    let before = readers.commits().await?;
-    service.pause()?;
-    // (Should publishing fail, the paused service is killed when dropped.)
-    let (backlog, last_seq) = crate::catchup::publish_all(target, updates).await?;
-    let odds = format!("/api/v1/odds/{date}/{race}");
-    // Resumed inside the phase, so that the readers are there from the catch-up's start.
-    let catchup = readers
-        .during(before, async {
-            service.resume()?;
-            caught_up(&client, &service, &target.key, &odds, last_seq).await
-        })
-        .await?;
-    report(&format!("while catching up {backlog} updates"), &catchup);
+    let mut catchups = Vec::with_capacity(scale.catchup_rounds);
+    let mut backlog = 0;
+    for round in 0..scale.catchup_rounds {
+        // Each round's updates anew (their event ids are the round's own).
+        let updates = crate::feed::live_odds(&log.today, count)?;
+        let last = updates.last().context("no update to publish")?;
+        let (date, race) = match &last.event {
+            racing_events::Event::OddsUpdated(o) => (o.date.clone(), o.race_number),
+            other => bail!("the live odds are {other:?}"),
+        };
+        // Counted from before the pause: a paused service answers nothing.
+        let before = readers.commits().await?;
+        service.pause()?;
+        // (Should publishing fail, the paused service is killed when dropped.)
+        let (published, last_seq) = crate::catchup::publish_all(target, updates).await?;
+        backlog = published;
+        let odds = format!("/api/v1/odds/{date}/{race}");
+        // Resumed inside the phase, so that the readers are there from the catch-up's start.
+        let catchup = readers
+            .during(before, async {
+                service.resume()?;
+                caught_up(&client, &service, &target.key, &odds, last_seq).await
+            })
+            .await?;
+        report(
+            &format!("while catching up {backlog} updates (round {})", round + 1),
+            &catchup,
+        );
+        catchups.push(catchup);
+    }
     service.stop().await?;
     Ok(StallResult {
         documents: paths.len(),
         connections: scale.connections,
         idle,
         rebuild,
-        rebuild_secs,
-        rebuild_share_under_reads,
-        rebuild_held_secs,
         backlog,
-        catchup,
+        catchups,
+    })
+}
+
+/// Reads while `racing rebuild` runs. A rebuild under full read load takes many minutes:
+/// the reads are measured over its first part (its batches are alike from start to end),
+/// then it is waited for.
+async fn rebuild_phase(
+    client: &reqwest::Client,
+    service: &Service,
+    readers: &Readers<'_>,
+    scale: &Scale,
+) -> anyhow::Result<RebuildReads> {
+    let started = Instant::now();
+    let window = Duration::from_secs(18 * scale.http_secs);
+    // Started inside the phase, so that the readers are there from its first batch.
+    let reads = readers
+        .during(readers.commits().await?, async {
+            start_rebuild(client, service).await?;
+            rebuilt(client, service, window).await?;
+            Ok(())
+        })
+        .await?;
+    report("during a rebuild", &reads);
+    let under_reads = rebuild_status(client, service).await?;
+    let share_under_reads = if under_reads.state == "done" {
+        1.0
+    } else {
+        under_reads.checkpoint as f64 / under_reads.stream_last_seq.max(1) as f64
+    };
+    ensure!(
+        rebuilt(client, service, LIMIT).await?,
+        "the rebuild took over {LIMIT:?}"
+    );
+    let secs = started.elapsed().as_secs_f64();
+    let held_secs = rebuild_status(client, service).await?.held_secs;
+    eprintln!(
+        "bench:   stall: the rebuild took {secs:.1} s, {:.0}% of it done when the \
+         reads ended, its worker held stopped for {held_secs:.1} s",
+        share_under_reads * 100.0
+    );
+    Ok(RebuildReads {
+        reads,
+        secs,
+        share_under_reads,
+        held_secs,
     })
 }
 
@@ -243,9 +292,9 @@ fn report(phase: &str, r: &Reads) {
     let c = &r.commits;
     eprintln!(
         "bench:   stall {phase}: {} reads in {:.1} s; p50 {:.2} ms p99 {:.2} ms p99.9 {:.2} ms max {:.2} ms; \
-         {} commits, {:.2} s in all, over 5 / 25 / 100 ms: {} / {} / {}",
+         {} commits, {:.2} s in all, over 5 / 25 / 100 ms: {} / {} / {}; the projector paused {:.1} s",
         r.requests, r.secs, r.p50_ms, r.p99_ms, r.p999_ms, r.max_ms,
-        c.count, c.secs, c.over_5ms, c.over_25ms, c.over_100ms
+        c.count, c.secs, c.over_5ms, c.over_25ms, c.over_100ms, c.paused_secs
     );
 }
 
