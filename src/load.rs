@@ -8,10 +8,10 @@
 //! - [`Busy`]: the CPU time the kernel counts busy on all cores, less a process's own.
 //!   Right for a process under the idle scheduling policy (a rebuild's worker): the others
 //!   get all they ask for, so what they got is what they wanted.
-//! - [`Waiting`]: the time this process's other threads spent runnable but waiting for a
-//!   core. Right for threads at the others' own priority (the projector's): the kernel
-//!   shares the cores between them, so what the others got says little of what they
-//!   wanted, but any time they spent waiting is time the work took from them.
+//! - [`Waiting`]: the time the threads that answer requests spent runnable but waiting
+//!   for a core. Right for threads at their own priority (the projector's): the kernel
+//!   shares the cores between them, so what the requests' threads got says little of
+//!   what they wanted, but any time they spent waiting is time the work took from them.
 //!
 //! Both read Linux's `/proc`; elsewhere nothing is known, and nothing gives way.
 
@@ -116,23 +116,28 @@ fn busy_ticks(process: Pid) -> Option<BusyTicks> {
     })
 }
 
-/// How many of this process's threads, but some, were waiting for a core, on average,
+/// The name of the threads of the runtime that answers requests (`racing serve` names
+/// them so): those whose waits [`Waiting`] counts for the projector's catch-up.
+pub const REQUEST_THREADS: &str = "racing-requests";
+
+/// How many of this process's threads of one name were waiting for a core, on average,
 /// from one look to the next: 0 when none waited, 1 when one always did (or two half the
 /// time). Each thread's wait is the kernel's count of the time it was runnable but not
-/// running (`/proc/self/task/<tid>/schedstat`).
+/// running (`/proc/self/task/<tid>/schedstat`). Only threads of the name count: sled's
+/// writers and flusher, busy with the background work's own writes, wait too.
 pub struct Waiting {
-    /// The threads whose waits are not counted (the background work's own).
-    own: Vec<Pid>,
-    /// Each other thread's wait at the last look, nanoseconds.
+    /// The threads' name (`comm`, at most 15 bytes).
+    name: &'static str,
+    /// Each such thread's wait at the last look, nanoseconds, by thread id.
     waits: Vec<(i32, u64)>,
     at: std::time::Instant,
 }
 
 impl Waiting {
-    /// The waits of every thread of this process but `own`, from now on.
-    pub fn without(own: Vec<Pid>) -> Waiting {
+    /// The waits of this process's threads named `name`, from now on.
+    pub fn of(name: &'static str) -> Waiting {
         let mut waiting = Waiting {
-            own,
+            name,
             waits: Vec::new(),
             at: std::time::Instant::now(),
         };
@@ -140,8 +145,8 @@ impl Waiting {
         waiting
     }
 
-    /// Since the last look; 0 when it cannot be read. A thread that began since counts
-    /// from its start, one that ended since does not count.
+    /// Since the last look; 0 when it cannot be read or no such thread ran. A thread
+    /// that began since counts from its start, one that ended since does not count.
     pub fn since_last(&mut self) -> f64 {
         let now = std::time::Instant::now();
         let elapsed = now.duration_since(self.at).as_nanos() as f64;
@@ -174,7 +179,8 @@ impl Waiting {
             .flatten()
             .filter_map(|task| {
                 let tid: i32 = task.file_name().to_str()?.parse().ok()?;
-                if self.own.iter().any(|p| p.as_raw_nonzero().get() == tid) {
+                let comm = std::fs::read_to_string(task.path().join("comm")).ok()?;
+                if comm.trim_end() != self.name {
                     return None;
                 }
                 // `run_ns wait_ns timeslices`
@@ -239,42 +245,41 @@ mod tests {
         assert!((0.0..=1.0).contains(&load.since_last()));
     }
 
-    /// Threads that want more cores than the machine has wait for them, and the waits of
-    /// the threads left out are not counted.
+    /// Threads that want more cores than the machine has wait for them; only those of
+    /// the name asked for are counted.
     #[cfg(target_os = "linux")]
     #[test]
-    fn threads_kept_from_a_core_are_counted_waiting_but_those_left_out_are_not() {
+    fn threads_of_a_name_kept_from_a_core_are_counted_waiting_and_no_others() {
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
         let spinners = 2 * cores + 2;
-        let (tids, ready) = std::sync::mpsc::channel();
+        let (started, ready) = std::sync::mpsc::channel();
         let handles: Vec<_> = (0..spinners)
             .map(|_| {
-                let tids = tids.clone();
-                std::thread::spawn(move || {
-                    let _ = tids.send(rustix::thread::gettid());
-                    spin(Duration::from_millis(600))
-                })
+                let started = started.clone();
+                std::thread::Builder::new()
+                    .name("load-test-spin".into())
+                    .spawn(move || {
+                        let _ = started.send(());
+                        spin(Duration::from_millis(600))
+                    })
+                    .expect("a thread")
             })
             .collect();
-        let spinning: Vec<Pid> = (0..spinners)
-            .map(|_| ready.recv().expect("a tid"))
-            .collect();
-        let mut all = Waiting::without(Vec::new());
-        let mut none = Waiting::without(spinning);
+        for _ in 0..spinners {
+            ready.recv().expect("started");
+        }
+        let mut spinning = Waiting::of("load-test-spin");
+        let mut nobody = Waiting::of("load-test-none");
         std::thread::sleep(Duration::from_millis(400));
-        let (waited_all, waited_none) = (all.since_last(), none.since_last());
+        let (waited, none) = (spinning.since_last(), nobody.since_last());
         for h in handles {
             let _ = h.join();
         }
         // More runnable threads than cores: on average at least one waited.
         assert!(
-            waited_all > 0.5,
-            "{spinners} spinning on {cores} cores: {waited_all}"
+            waited > 0.5,
+            "{spinners} spinning on {cores} cores: {waited}"
         );
-        // (Other tests' threads may wait too, in both counts.)
-        assert!(
-            waited_none < waited_all / 2.0,
-            "the spinners left out: {waited_none}, against {waited_all}"
-        );
+        assert_eq!(none, 0.0, "no thread of that name");
     }
 }

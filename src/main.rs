@@ -88,7 +88,12 @@ fn main() -> ExitCode {
     } else {
         logs.init();
     }
-    let runtime = match tokio::runtime::Runtime::new() {
+    // Named, so that the projector's catch-up can tell when requests wait for a core.
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name(racing::load::REQUEST_THREADS)
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("racing: cannot start the runtime: {e}");

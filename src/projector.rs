@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::faults::Faults;
 use crate::live::{odds_frame, OddsDelta, OddsHub};
-use crate::load::{Curve, Waiting, PERIOD};
+use crate::load::{Curve, Waiting, PERIOD, REQUEST_THREADS};
 use crate::read_models::ReadModels;
 use crate::retry::Fatal;
 
@@ -51,8 +51,8 @@ pub(crate) const SERVING_COMMIT_BYTES: usize = 1 << 20;
 /// is folded and committed.
 const DECODED_AHEAD: usize = 32_768;
 /// The share of the time a catch-up folds while the API answers, from how many of the
-/// service's other threads (those that answer requests) were waiting for a core since
-/// the last look ([`Waiting`]): all of it while hardly any waited, a tenth of it while
+/// threads that answer requests were waiting for a core since the last look
+/// ([`Waiting`]): all of it while hardly any waited, a tenth of it while
 /// at least one always did. Against a fifth, a tenth gave reads a p99 of 4.98 and 4.61 ms
 /// against 5.29 and 4.57 (medians of three catch-ups each, two runs), for catch-ups half
 /// as long again (BENCHMARKS.md, "Eleventh stop").
@@ -243,20 +243,12 @@ impl Projector {
             anyhow::anyhow!("the stream could not be checked and read within {STALL_CHECK:?}")
         })??;
         let (ahead, mut decoded) = tokio::sync::mpsc::channel(DECODED_AHEAD);
-        // The threads a catch-up's pace leaves out of the others' waits: this one, which
-        // folds and commits, and the decoder's.
-        let fold_thread = rustix::thread::gettid();
-        let decoder_thread = Arc::new(std::sync::OnceLock::new());
-        let _decoder = tokio_util::task::AbortOnDropHandle::new(tokio::spawn({
-            let decoder_thread = decoder_thread.clone();
-            async move {
-                let _ = decoder_thread.set(rustix::thread::gettid());
-                while let Some(m) = messages.next().await {
-                    let d = m.map_err(anyhow::Error::from).and_then(decode);
-                    let failed = d.is_err();
-                    if ahead.send(d).await.is_err() || failed {
-                        break;
-                    }
+        let _decoder = tokio_util::task::AbortOnDropHandle::new(tokio::spawn(async move {
+            while let Some(m) = messages.next().await {
+                let d = m.map_err(anyhow::Error::from).and_then(decode);
+                let failed = d.is_err();
+                if ahead.send(d).await.is_err() || failed {
+                    break;
                 }
             }
         }));
@@ -309,8 +301,7 @@ impl Projector {
             // A catch-up while the API answers gives way to requests from its first
             // batch, until a look says that none wait.
             if serving && in_catch_up && pace.is_none() {
-                let own = [Some(fold_thread), decoder_thread.get().copied()];
-                pace = Some(CatchUpPace::new(own.into_iter().flatten().collect()));
+                pace = Some(CatchUpPace::new());
             }
             // While it gives way, a batch is also as short as [`CATCH_UP_SLICE`], so that
             // no batch takes a core from the requests for long.
@@ -524,12 +515,11 @@ struct CatchUpPace {
 }
 
 impl CatchUpPace {
-    /// A catch-up's pace from its start, leaving the threads `own` (the projector's) out
-    /// of the waits. It gives way from its first batch: a catch-up at full pace on both
-    /// cores until the first look held the requests back for that long.
-    fn new(own: Vec<rustix::process::Pid>) -> CatchUpPace {
+    /// A catch-up's pace from its start. It gives way from its first batch: a catch-up at
+    /// full pace on both cores until the first look held the requests back for that long.
+    fn new() -> CatchUpPace {
         CatchUpPace {
-            waiting: Waiting::without(own),
+            waiting: Waiting::of(REQUEST_THREADS),
             looked: std::time::Instant::now(),
             share: CATCH_UP_CURVE.floor,
         }
@@ -686,7 +676,7 @@ mod tests {
 
     #[test]
     fn a_catch_up_gives_way_from_its_first_batch_pausing_for_the_rest_of_its_share() {
-        let mut pace = CatchUpPace::new(Vec::new());
+        let mut pace = CatchUpPace::new();
         assert!(pace.gives_way());
         // (Not yet due to look again at the threads' waits, which this test does not set.)
         pace.looked = std::time::Instant::now();
