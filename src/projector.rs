@@ -52,13 +52,15 @@ pub(crate) const SERVING_COMMIT_BYTES: usize = 1 << 20;
 const DECODED_AHEAD: usize = 32_768;
 /// The share of the time a catch-up folds while the API answers, from how many of the
 /// threads that answer requests were waiting for a core since the last look
-/// ([`Waiting`]): all of it while hardly any waited, a tenth of it while
-/// at least one always did. Against a fifth, a tenth gave reads a p99 of 4.98 and 4.61 ms
-/// against 5.29 and 4.57 (medians of three catch-ups each, two runs), for catch-ups half
-/// as long again (BENCHMARKS.md, "Eleventh stop").
+/// ([`Waiting`]): all of it while under a quarter of a thread waited on average, a tenth
+/// of it at half a thread and above. Against a floor of a fifth, a tenth gave reads a p99
+/// of 4.98 and 4.61 ms against 5.29 and 4.57 (medians of three catch-ups each, two runs);
+/// reaching it at half a thread instead of one, 4.71 ms against 6.04 (one run each), for
+/// catch-ups of about 13 s instead of 5 under reads that saturate the machine
+/// (BENCHMARKS.md, "Eleventh stop").
 const CATCH_UP_CURVE: Curve = Curve {
     easy: 0.25,
-    full: 1.0,
+    full: 0.5,
     floor: 0.1,
 };
 /// Longest a catch-up's batch takes messages while the catch-up gives way to requests: a
