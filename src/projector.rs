@@ -503,9 +503,9 @@ impl<'a> Taken<'a> {
 /// How fast a catch-up goes while the API answers: it gives way to requests. On two cores
 /// the fold and the decoder ahead of it take both, and document reads at 64 connections
 /// during a catch-up of 120,000 odds updates had a p99 of 10 to 66 ms against 3 to 4 ms
-/// with the projector idle (BENCHMARKS.md). The projector's threads run at the requests' own priority (lowering a
-/// thread's priority for a catch-up cannot be undone without privileges), so the kernel
-/// shares the cores between them, and what the requests' threads got says little of what
+/// with the projector idle (BENCHMARKS.md). The projector's threads run at the requests'
+/// own priority (lowering a thread's priority for a catch-up cannot be undone without
+/// privileges), so the kernel shares the cores between them, and what the requests' threads got says little of what
 /// they wanted; the time they spent waiting for a core does. After each batch the fold
 /// pauses so that it runs the [`CATCH_UP_CURVE`]'s share of the time, looked at again
 /// every [`PERIOD`]. Live updates wait for the end of a catch-up in any case; a paused one
