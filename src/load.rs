@@ -163,9 +163,8 @@ impl Waiting {
                 wait.saturating_sub(before)
             })
             .sum();
-        let first = self.waits.is_empty();
         self.waits = waits;
-        if first || elapsed <= 0.0 {
+        if elapsed <= 0.0 {
             return 0.0;
         }
         waited as f64 / elapsed

@@ -307,7 +307,7 @@ impl Projector {
             }
             // While it gives way, a batch is also as short as [`CATCH_UP_SLICE`], so that
             // no batch takes a core from the requests for long.
-            let sliced = in_catch_up && pace.as_ref().is_some_and(CatchUpPace::gives_way);
+            let sliced = pace.as_ref().is_some_and(CatchUpPace::gives_way);
             let full = |batch: &Taken<'_>| {
                 serving && commit_due(&batch.batch) || sliced && began.elapsed() >= CATCH_UP_SLICE
             };
@@ -505,8 +505,9 @@ impl<'a> Taken<'a> {
 /// during a catch-up of 120,000 odds updates had a p99 of 10 to 66 ms against 3 to 4 ms
 /// with the projector idle (BENCHMARKS.md). The projector's threads run at the requests'
 /// own priority (lowering a thread's priority for a catch-up cannot be undone without
-/// privileges), so the kernel shares the cores between them, and what the requests' threads got says little of what
-/// they wanted; the time they spent waiting for a core does. After each batch the fold
+/// privileges), so the kernel shares the cores between them, and what the requests'
+/// threads got says little of what they wanted; the time they spent waiting for a core
+/// does. After each batch the fold
 /// pauses so that it runs the [`CATCH_UP_CURVE`]'s share of the time, looked at again
 /// every [`PERIOD`]. Live updates wait for the end of a catch-up in any case; a paused one
 /// ends later.

@@ -15,9 +15,10 @@
 //! saturating load of reads it read 0.6 to 0.8, since its threads wait on the kernel and on
 //! sled, and the worker was then hardly held.) The worker's share of a period falls from
 //! all of it while the others keep less than half the machine busy, to a fifth at 90% and
-//! above ([`CURVE`]): under any load the worker is let run part of each period. Since it also runs under the
-//! idle policy, on a machine the requests saturate it gets little of that part, and a
-//! rebuild then moves slowly; it runs at full pace again as soon as the load eases.
+//! above ([`CURVE`]): under any load the worker is let run part of each period. Since it
+//! also runs under the idle policy, on a machine the requests saturate it gets little of
+//! that part, and a rebuild then moves slowly; it runs at full pace again as soon as the
+//! load eases.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
