@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::faults::Faults;
 use crate::live::{odds_frame, OddsDelta, OddsHub};
-use crate::load::{Curve, Waiting, PERIOD, REQUEST_THREADS};
+use crate::load::{GiveWay, REQUESTS_FIRST};
 use crate::read_models::ReadModels;
 use crate::retry::Fatal;
 
@@ -50,19 +50,6 @@ pub(crate) const SERVING_COMMIT_BYTES: usize = 1 << 20;
 /// Messages decoded ahead of the fold: decoding goes on, on another thread, while a batch
 /// is folded and committed.
 const DECODED_AHEAD: usize = 32_768;
-/// The share of the time a catch-up folds while the API answers, from how many of the
-/// threads that answer requests were waiting for a core since the last look
-/// ([`Waiting`]): all of it while under a quarter of a thread waited on average, a tenth
-/// of it at half a thread and above. Against a floor of a fifth, a tenth gave reads a p99
-/// of 4.98 and 4.61 ms against 5.29 and 4.57 (medians of three catch-ups each, two runs);
-/// reaching it at half a thread instead of one, 4.71 ms against 6.04 (one run each), for
-/// catch-ups of about 13 s instead of 5 under reads that saturate the machine
-/// (BENCHMARKS.md, "Eleventh stop").
-const CATCH_UP_CURVE: Curve = Curve {
-    easy: 0.25,
-    full: 0.5,
-    floor: 0.1,
-};
 /// Longest a catch-up's batch takes messages while the catch-up gives way to requests: a
 /// batch and its commit take a core from them for about that long and a few milliseconds
 /// more. Against 2 ms, reads' p99 5.37 and 5.28 ms against 5.74 and 5.12 (BENCHMARKS.md).
@@ -254,7 +241,7 @@ impl Projector {
                 }
             }
         }));
-        let mut pace: Option<CatchUpPace> = None;
+        let mut pace: Option<GiveWay> = None;
         let mut pause = Duration::ZERO;
         tracing::info!(from = start, stream = %self.parts.stream, "projecting");
         // From a batch that starts far behind the stream to one that reaches its end.
@@ -301,13 +288,17 @@ impl Projector {
             // that no commit holds readers long.
             let serving = self.parts.ready.load(Ordering::Relaxed);
             // A catch-up while the API answers gives way to requests from its first
-            // batch, until a look says that none wait.
+            // batch, until a look says that none wait: on two cores the fold and the
+            // decoder ahead of it take both, and document reads at 64 connections during
+            // a catch-up of 120,000 odds updates had a p99 of 10 to 66 ms against 3 to 4
+            // with the projector idle (BENCHMARKS.md). Live updates wait for the end of a
+            // catch-up in any case; a paused one ends later.
             if serving && in_catch_up && pace.is_none() {
-                pace = Some(CatchUpPace::new());
+                pace = Some(GiveWay::new(REQUESTS_FIRST));
             }
             // While it gives way, a batch is also as short as [`CATCH_UP_SLICE`], so that
             // no batch takes a core from the requests for long.
-            let sliced = pace.as_ref().is_some_and(CatchUpPace::gives_way);
+            let sliced = pace.as_ref().is_some_and(GiveWay::gives_way);
             let full = |batch: &Taken<'_>| {
                 serving && commit_due(&batch.batch) || sliced && began.elapsed() >= CATCH_UP_SLICE
             };
@@ -500,54 +491,6 @@ impl<'a> Taken<'a> {
     }
 }
 
-/// How fast a catch-up goes while the API answers: it gives way to requests. On two cores
-/// the fold and the decoder ahead of it take both, and document reads at 64 connections
-/// during a catch-up of 120,000 odds updates had a p99 of 10 to 66 ms against 3 to 4 ms
-/// with the projector idle (BENCHMARKS.md). The projector's threads run at the requests'
-/// own priority (lowering a thread's priority for a catch-up cannot be undone without
-/// privileges), so the kernel shares the cores between them, and what the requests'
-/// threads got says little of what they wanted; the time they spent waiting for a core
-/// does. After each batch the fold
-/// pauses so that it runs the [`CATCH_UP_CURVE`]'s share of the time, looked at again
-/// every [`PERIOD`]. Live updates wait for the end of a catch-up in any case; a paused one
-/// ends later.
-struct CatchUpPace {
-    waiting: Waiting,
-    looked: std::time::Instant,
-    share: f64,
-}
-
-impl CatchUpPace {
-    /// A catch-up's pace from its start. It gives way from its first batch: a catch-up at
-    /// full pace on both cores until the first look held the requests back for that long.
-    fn new() -> CatchUpPace {
-        CatchUpPace {
-            waiting: Waiting::of(REQUEST_THREADS),
-            looked: std::time::Instant::now(),
-            share: CATCH_UP_CURVE.floor,
-        }
-    }
-
-    /// Whether the catch-up now runs only part of the time.
-    fn gives_way(&self) -> bool {
-        self.share < 1.0
-    }
-
-    /// The pause after a batch that took `ran` to fold and commit.
-    fn pause_after(&mut self, ran: Duration) -> Duration {
-        if self.looked.elapsed() >= PERIOD {
-            let waiting = self.waiting.since_last();
-            self.looked = std::time::Instant::now();
-            self.share = CATCH_UP_CURVE.share(waiting);
-            tracing::debug!(waiting, share = self.share, "the catch-up's pace");
-        }
-        if self.share >= 1.0 {
-            return Duration::ZERO;
-        }
-        ran.mul_f64((1.0 - self.share) / self.share)
-    }
-}
-
 /// Runs `work` (a commit: sled's writes, for milliseconds) with the runtime's other
 /// tasks moved off this worker thread, so that requests queued behind the projector are
 /// taken up by another worker meanwhile. (A current-thread runtime, as in some tests,
@@ -671,31 +614,4 @@ pub(crate) fn fold_decoded(
         add(timed(|| batch.batch.commit())?);
     }
     Ok((done, pending))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_catch_up_gives_way_from_its_first_batch_pausing_for_the_rest_of_its_share() {
-        let mut pace = CatchUpPace::new();
-        assert!(pace.gives_way());
-        // (Not yet due to look again at the threads' waits, which this test does not set.)
-        pace.looked = std::time::Instant::now();
-        // Before the first look: the floor's share of the time, so paused for the rest.
-        let floor = CATCH_UP_CURVE.floor;
-        let pause = pace.pause_after(Duration::from_millis(10));
-        let rest = Duration::from_millis(10).mul_f64((1.0 - floor) / floor);
-        assert!(pause > Duration::from_millis(10), "{pause:?}");
-        assert!(
-            pause.abs_diff(rest) < Duration::from_micros(1),
-            "{pause:?} against {rest:?}"
-        );
-        // At full pace: no pause, and batches of their full length.
-        pace.share = 1.0;
-        pace.looked = std::time::Instant::now();
-        assert!(!pace.gives_way());
-        assert_eq!(pace.pause_after(Duration::from_millis(10)), Duration::ZERO);
-    }
 }
