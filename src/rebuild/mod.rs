@@ -22,9 +22,10 @@
 //! within [`HOLD_LIMIT`] fails and keeps the store in use.
 
 mod pace;
+mod retire;
 mod worker;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -201,6 +202,7 @@ impl Rebuilder {
             status: self.status.clone(),
             faults: self.faults.clone(),
             worker: self.worker.clone(),
+            shutdown: self.shutdown.clone(),
         };
         let shutdown = self.shutdown.clone();
         let status = self.status.clone();
@@ -246,40 +248,6 @@ impl Rebuilder {
     }
 }
 
-/// The last handle of a replaced store dropped (sled's flush, into its directory), then
-/// its directory removed, or moved aside if it was damaged.
-fn retire(old: Arc<Store>, old_dir: &Path, data_dir: &Path, repair: bool) {
-    drop(old);
-    if repair {
-        let aside = data_dir.join(format!(
-            "read-models.damaged-{}",
-            jiff::Timestamp::now().as_second()
-        ));
-        match std::fs::rename(old_dir, &aside) {
-            Ok(()) => tracing::error!(
-                moved_to = %aside.display(),
-                "damaged read models replaced by rebuilt ones and moved aside"
-            ),
-            Err(e) => tracing::error!(
-                store = %old_dir.display(),
-                error = %e,
-                "moving the damaged read models aside"
-            ),
-        }
-    } else if read_models::active_dir(data_dir).is_ok_and(|active| active != old_dir) {
-        match std::fs::remove_dir_all(old_dir) {
-            Ok(()) => {
-                tracing::info!(store = %old_dir.display(), "removed the replaced read models")
-            }
-            Err(e) => tracing::warn!(
-                store = %old_dir.display(),
-                error = %e,
-                "removing the replaced read models"
-            ),
-        }
-    }
-}
-
 fn lock(status: &Mutex<Status>) -> std::sync::MutexGuard<'_, Status> {
     status
         .lock()
@@ -296,6 +264,8 @@ struct Run {
     status: Arc<Mutex<Status>>,
     faults: Arc<Faults>,
     worker: Option<PathBuf>,
+    /// The service stopping: the removal of the replaced store stops with it.
+    shutdown: CancellationToken,
 }
 
 /// Where the fold up to the projector's checkpoint happens.
@@ -478,6 +448,7 @@ impl Run {
         drop(_held);
         let data_dir = self.read_models.data_dir().to_owned();
         let repair = self.repair;
+        let stop = self.shutdown.clone();
         // The old store's directory goes (or is moved aside, if damaged) once no handle
         // of it is left: sled writes to a store's directory as its last handle drops
         // (a flush, which can create files there), and a directory removed under a
@@ -498,8 +469,10 @@ impl Run {
                 );
                 return;
             }
-            let _ =
-                tokio::task::spawn_blocking(move || retire(old, &old_dir, &data_dir, repair)).await;
+            let _ = tokio::task::spawn_blocking(move || {
+                retire::retire(old, &old_dir, &data_dir, repair, &stop)
+            })
+            .await;
         });
         Ok(())
     }
