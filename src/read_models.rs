@@ -8,12 +8,12 @@
 //! rebuilt store is flushed and before it is swapped in. A directory of another
 //! generation left by a crash is removed at start-up.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasher;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use anyhow::Context as _;
 use arc_swap::ArcSwap;
@@ -35,6 +35,9 @@ pub struct ReadModels {
     commit: tokio::sync::Mutex<()>,
     data_dir: PathBuf,
     docs: DocCache,
+    /// The keys of the documents read from the store lately: what a rebuilt store is
+    /// warmed with before it is swapped in.
+    read_lately: Mutex<ReadLately>,
 }
 
 impl ReadModels {
@@ -45,6 +48,7 @@ impl ReadModels {
             commit: tokio::sync::Mutex::new(()),
             data_dir: data_dir.to_owned(),
             docs: DocCache::default(),
+            read_lately: Mutex::default(),
         })
     }
 
@@ -68,9 +72,25 @@ impl ReadModels {
         let seen = self.docs.version();
         let doc = self.load().doc_by_key(&key)?;
         if let Some(doc) = &doc {
+            lock(&self.read_lately).note(&key);
             self.docs.offer(key, doc, seen);
         }
         Ok(doc)
+    }
+
+    /// The keys of the documents read lately, those held in memory first: the documents
+    /// a rebuilt store should have in its cache when it is swapped in, since the swap
+    /// empties the cache of documents and every read goes to the new store.
+    pub fn read_lately(&self) -> Vec<Vec<u8>> {
+        let mut keys = self.docs.keys();
+        let cached: HashSet<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+        let more: Vec<Vec<u8>> = lock(&self.read_lately)
+            .keys()
+            .filter(|k| !cached.contains(k.as_slice()))
+            .cloned()
+            .collect();
+        keys.extend(more);
+        keys
     }
 
     /// Forgets the documents a commit to the store in use changed (their keys, given
@@ -162,6 +182,15 @@ impl<D: Clone + std::ops::Deref<Target = [u8]>> DocCache<D> {
         self.version.load(Ordering::Acquire)
     }
 
+    fn keys(&self) -> Vec<Vec<u8>> {
+        let mut keys = Vec::new();
+        for shard in &self.shards {
+            let shard = shard.read().unwrap_or_else(|p| p.into_inner());
+            keys.extend(shard.docs.keys().cloned());
+        }
+        keys
+    }
+
     fn offer(&self, key: Vec<u8>, doc: &D, seen: u64) {
         let size = key.len() + doc.len();
         let mut shard = self.shard(&key).write().unwrap_or_else(|p| p.into_inner());
@@ -196,6 +225,44 @@ impl<D: Clone + std::ops::Deref<Target = [u8]>> DocCache<D> {
             shard.bytes = 0;
         }
     }
+}
+
+/// Most keys [`ReadLately`] keeps.
+const READ_LATELY_KEYS: usize = 65_536;
+
+/// The keys of the documents read from the store (missed by [`DocCache`]) lately, each
+/// with when it was last: bounded by [`READ_LATELY_KEYS`], the older half dropped when
+/// full. The documents read most are in [`DocCache`] and seldom miss it; a read that
+/// misses already reads sled, and this costs it a lock and a key's copy besides.
+#[derive(Default)]
+struct ReadLately {
+    reads: u64,
+    keys: HashMap<Vec<u8>, u64>,
+}
+
+impl ReadLately {
+    fn note(&mut self, key: &[u8]) {
+        self.reads += 1;
+        if let Some(last) = self.keys.get_mut(key) {
+            *last = self.reads;
+            return;
+        }
+        if self.keys.len() >= READ_LATELY_KEYS {
+            let mut lasts: Vec<u64> = self.keys.values().copied().collect();
+            let middle = lasts.len() / 2;
+            let (_, &mut oldest_kept, _) = lasts.select_nth_unstable(middle);
+            self.keys.retain(|_, last| *last >= oldest_kept);
+        }
+        self.keys.insert(key.to_vec(), self.reads);
+    }
+
+    fn keys(&self) -> impl Iterator<Item = &Vec<u8>> {
+        self.keys.keys()
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// The directory of the store in use under `data_dir`: the one the pointer file names, or
@@ -312,6 +379,25 @@ mod tests {
             .sum();
         assert!(held <= DOC_CACHE_BYTES, "{held} bytes held");
         assert!(held > 0);
+    }
+
+    #[test]
+    fn the_keys_read_lately_are_bounded_and_the_newest_stay() {
+        let mut lately = ReadLately::default();
+        let key = |i: usize| format!("doc\0{i}").into_bytes();
+        lately.note(&key(0));
+        for i in 1..READ_LATELY_KEYS {
+            lately.note(&key(i));
+        }
+        // The first key read again: the newest now.
+        lately.note(&key(0));
+        assert_eq!(lately.keys().count(), READ_LATELY_KEYS);
+        lately.note(&key(READ_LATELY_KEYS));
+        let kept: HashSet<Vec<u8>> = lately.keys().cloned().collect();
+        assert!(kept.len() <= READ_LATELY_KEYS / 2 + 1, "{}", kept.len());
+        assert!(kept.contains(&key(0)) && kept.contains(&key(READ_LATELY_KEYS)));
+        assert!(kept.contains(&key(READ_LATELY_KEYS - 1)));
+        assert!(!kept.contains(&key(1)), "the oldest go");
     }
 
     #[test]

@@ -188,6 +188,9 @@ async fn a_rebuild_swaps_in_a_fresh_store_while_the_api_answers() {
     let status = rebuild_ended(&app).await;
     assert_eq!(status["state"], "done", "{status}");
     assert_eq!(status["worker"], true, "folded in a worker: {status}");
+    // The documents read before the rebuild (the probes, at least) were in the fresh
+    // store's cache before it was swapped in.
+    assert!(status["warmed"].as_u64() >= Some(3), "{status}");
     let active = std::fs::read_to_string(dir.path().join("read-models.active")).expect("pointer");
     assert!(active.trim().starts_with("read-models.gen-"), "{active}");
     assert_eq!(

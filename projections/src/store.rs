@@ -204,6 +204,17 @@ impl Store {
         })
     }
 
+    /// Reads the records of `keys`, so that the pages holding them are in sled's cache:
+    /// a store just opened has none there, and each first read of a page waits to read
+    /// it back from the log and decode it. Returns how many of the keys it holds.
+    pub fn warm<'k>(&self, keys: impl IntoIterator<Item = &'k [u8]>) -> Result<usize, StoreError> {
+        let mut held = 0;
+        for key in keys {
+            held += usize::from(self.tree.get(key)?.is_some());
+        }
+        Ok(held)
+    }
+
     /// Up to `limit` moves of the odds journal of `date` after stream sequence `after`, in
     /// the order they went live: every move of the date, or (`race`) of one race number.
     pub fn odds_moves(

@@ -419,6 +419,24 @@ pub(crate) fn tempdir() -> TempDir {
 }
 
 #[test]
+fn warming_a_store_reads_the_keys_it_holds_and_passes_over_the_rest() {
+    let dir = tempdir();
+    let store = Store::open(dir.path()).expect("open");
+    let mut b = store.batch().expect("batch");
+    b.apply(1, 0, &env(odds("2026-11-21", 3, &[("A1", 3.5)])))
+        .expect("apply");
+    b.commit().expect("commit");
+    let held: Vec<Vec<u8>> = store
+        .documents()
+        .map(|d| d.expect("a document").0.to_vec())
+        .collect();
+    assert!(!held.is_empty(), "the batch wrote documents");
+    let missing = DocKey::Profile("Z999").key();
+    let keys = held.iter().chain([&missing]).map(Vec::as_slice);
+    assert_eq!(store.warm(keys).expect("warm"), held.len());
+}
+
+#[test]
 fn the_store_commits_batches_with_their_checkpoint_and_skips_redeliveries() {
     let dir = tempdir();
     let store = Store::open(dir.path()).expect("open");

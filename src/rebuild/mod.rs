@@ -103,6 +103,10 @@ pub struct Status {
     /// (it gives way while the rest of the machine is busy: `pace`).
     #[serde(default)]
     pub held_secs: f64,
+    /// Documents read lately that were read from the fresh store before its swap, so
+    /// that they are in its cache when requests come to it.
+    #[serde(default)]
+    pub warmed: u64,
     /// The directory being built, or swapped in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub directory: Option<String>,
@@ -381,6 +385,7 @@ impl Run {
                     .with_context(|| format!("opening {}", dir.display()))?
             }
         };
+        self.warm(&fresh).await?;
         let mut folder = Folder::Here(fresh.clone());
         self.faults.rebuild_before_hold().await;
         let _held = self.read_models.lock_commits().await;
@@ -474,6 +479,28 @@ impl Run {
             })
             .await;
         });
+        Ok(())
+    }
+
+    /// Reads the documents read lately from the fresh store, before the swap, so that
+    /// its cache holds them: the swap empties the cache of documents, and every first
+    /// read of a page of a store just opened waits for it to be read back from its log
+    /// and decoded. Without it, the reads' p99 in the catch-up right after a swap was
+    /// 9.05 ms against 5.75 (one run each; 19,319 documents warmed in about 0.5 s).
+    /// Done before the projector is held, on a blocking thread: the live store keeps
+    /// answering meanwhile.
+    async fn warm(&self, fresh: &Store) -> anyhow::Result<()> {
+        let keys = self.read_models.read_lately();
+        let store = fresh.clone();
+        let started = std::time::Instant::now();
+        let held = tokio::task::spawn_blocking(move || store.warm(keys.iter().map(Vec::as_slice)))
+            .await??;
+        lock(&self.status).warmed = held as u64;
+        tracing::info!(
+            documents = held,
+            ms = started.elapsed().as_millis() as u64,
+            "the documents read lately warmed in the rebuilt read models"
+        );
         Ok(())
     }
 
