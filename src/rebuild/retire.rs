@@ -13,8 +13,9 @@ use crate::load::{Curve, GiveWay, REQUESTS_FIRST};
 use crate::read_models;
 
 /// Bytes a file is cut by at a time before it is removed: the kernel frees a file's
-/// cached pages and its blocks as it is cut or removed, and a cut of 16 MiB took a core
-/// for about 9 ms, which requests queued on that core waited for.
+/// cached pages and its blocks as it is cut or removed, and cuts of 16 MiB took up to 14
+/// ms each on average (3.7 s of steps for 256 cuts and the files' removals, one run), a
+/// long wait for a request queued behind one.
 const CUT_BYTES: u64 = 1 << 20;
 
 /// The removal's share of the time: as a catch-up's, down to a two-hundredth while the
@@ -109,8 +110,8 @@ impl Pace<'_> {
 }
 
 /// Removes `dir` and all it holds, each file cut down [`CUT_BYTES`] at a time first,
-/// pausing after each step as `pace` says. Removed at once, a store of 4 GiB took a core
-/// for over 2 s, and reads' p99 in the catch-up right after a rebuild's swap was 19 to 21
+/// pausing after each step as `pace` says. Removed at once, a store of 4 GiB took over
+/// 2 s on one thread, and reads' p99 in the catch-up right after a rebuild's swap was 19 to 21
 /// ms, against 5 ms with the removal left out (BENCHMARKS.md).
 fn remove_giving_way(dir: &Path, pace: &mut Pace<'_>) -> std::io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
