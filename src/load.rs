@@ -1,7 +1,8 @@
 //! How much of the machine's CPU others want, for background work that gives way to them:
-//! a rebuild's worker process ([`crate::rebuild`]) and the projector's catch-up
-//! ([`crate::projector`]). Each look says how much was wanted since the look before, and
-//! a [`Curve`] turns that into the share of the time the background work may run.
+//! a rebuild's worker process and its removal of a store no longer used
+//! ([`crate::rebuild`]), and the projector's catch-up ([`crate::projector`]). Each look
+//! says how much was wanted since the look before, and a [`Curve`] turns that into the
+//! share of the time the background work may run.
 //!
 //! Two measures, for two kinds of background work:
 //!
@@ -9,7 +10,7 @@
 //!   Right for a process under the idle scheduling policy (a rebuild's worker): the others
 //!   get all they ask for, so what they got is what they wanted.
 //! - [`Waiting`]: the time the threads that answer requests spent runnable but waiting
-//!   for a core. Right for threads at their own priority (the projector's): the kernel
+//!   for a core. Right for threads at their own priority ([`GiveWay`]): the kernel
 //!   shares the cores between them, so what the requests' threads got says little of
 //!   what they wanted, but any time they spent waiting is time the work took from them.
 //!
@@ -117,7 +118,7 @@ fn busy_ticks(process: Pid) -> Option<BusyTicks> {
 }
 
 /// The name of the threads of the runtime that answers requests (`racing serve` names
-/// them so): those whose waits [`Waiting`] counts for the projector's catch-up.
+/// them so): those whose waits [`Waiting`] counts for work that gives way to them.
 pub const REQUEST_THREADS: &str = "racing-requests";
 
 /// How many of this process's threads of one name were waiting for a core, on average,

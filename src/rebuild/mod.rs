@@ -221,6 +221,16 @@ impl Rebuilder {
                 }),
                 _ = shutdown.cancelled() => Err(anyhow::anyhow!("the service is shutting down")),
             };
+            // A failed rebuild's directory goes before the failure is told, a little at a
+            // time as a replaced store does.
+            if outcome.is_err() && dir.exists() {
+                let (failed, stop) = (dir.clone(), shutdown.clone());
+                let removed =
+                    tokio::task::spawn_blocking(move || retire::remove(&failed, &stop)).await;
+                if let Ok(Err(e)) = removed {
+                    tracing::warn!(store = %dir.display(), error = %e, "removing a failed rebuild");
+                }
+            }
             let mut status = lock(&status);
             status.finished_at = Some(jiff::Timestamp::now().to_string());
             match outcome {
@@ -240,11 +250,6 @@ impl Rebuilder {
                         error = format!("{e:#}"),
                         "rebuild failed; the store in use is kept"
                     );
-                    if dir.exists() {
-                        if let Err(e) = std::fs::remove_dir_all(&dir) {
-                            tracing::warn!(store = %dir.display(), error = %e, "removing a failed rebuild");
-                        }
-                    }
                 }
             }
         });

@@ -59,17 +59,12 @@ pub(super) fn retire(
             ),
         }
     } else if read_models::active_dir(data_dir).is_ok_and(|active| active != old_dir) {
-        let mut pace = Pace {
-            give_way: GiveWay::new(REMOVAL),
-            paused: Duration::ZERO,
-            stop,
-        };
-        match remove_giving_way(old_dir, &mut pace) {
-            Ok(()) => tracing::info!(
+        match remove(old_dir, stop) {
+            Ok(paused) => tracing::info!(
                 store = %old_dir.display(),
                 dropped_ms,
                 ms = started.elapsed().as_millis() as u64,
-                paused_ms = pace.paused.as_millis() as u64,
+                paused_ms = paused.as_millis() as u64,
                 "removed the replaced read models"
             ),
             Err(e) => tracing::warn!(
@@ -79,6 +74,20 @@ pub(super) fn retire(
             ),
         }
     }
+}
+
+/// Removes the store directory `dir` while the service answers: a little at a time,
+/// giving way to requests ([`remove_giving_way`]), until `stop` is cancelled. Returns how
+/// long it paused. A stopped removal leaves the rest to the next start
+/// (`read_models::remove_stale`), which removes every store directory not in use.
+pub(super) fn remove(dir: &Path, stop: &CancellationToken) -> std::io::Result<Duration> {
+    let mut pace = Pace {
+        give_way: GiveWay::new(REMOVAL),
+        paused: Duration::ZERO,
+        stop,
+    };
+    remove_giving_way(dir, &mut pace)?;
+    Ok(pace.paused)
 }
 
 /// How a removal goes: giving way to requests, the pauses so far, and whether to stop.
@@ -154,13 +163,7 @@ mod tests {
         for i in 0..3 {
             std::fs::write(store.join("blobs").join(i.to_string()), b"blob").expect("write");
         }
-        let stop = CancellationToken::new();
-        let mut pace = Pace {
-            give_way: GiveWay::new(REMOVAL),
-            paused: Duration::ZERO,
-            stop: &stop,
-        };
-        remove_giving_way(&store, &mut pace).expect("removed");
+        remove(&store, &CancellationToken::new()).expect("removed");
         assert!(!store.exists());
         assert!(dir.path().exists(), "only the directory given goes");
     }
@@ -174,12 +177,7 @@ mod tests {
         big.set_len(3 * CUT_BYTES).expect("a sparse file");
         let stop = CancellationToken::new();
         stop.cancel();
-        let mut pace = Pace {
-            give_way: GiveWay::new(REMOVAL),
-            paused: Duration::ZERO,
-            stop: &stop,
-        };
-        let stopped = remove_giving_way(&store, &mut pace).expect_err("stopped");
+        let stopped = remove(&store, &stop).expect_err("stopped");
         assert_eq!(stopped.kind(), std::io::ErrorKind::Interrupted);
         assert!(store.exists(), "left to the next start");
     }
