@@ -19,10 +19,11 @@ use crate::read_models;
 const CUT_BYTES: u64 = 1 << 20;
 
 /// The removal's share of the time: as a catch-up's, down to a two-hundredth while the
-/// requests' threads wait (under reads that saturate the machine, 4 GiB go in about ten
-/// minutes). Nothing waits for it but the disk space. The reads' p99 in the catch-up right
-/// after a swap was 6.72 ms at a tenth (a catch-up's floor), 6.75 at a fiftieth, 5.75 at
-/// this one with cuts of 1 MiB (one run each; BENCHMARKS.md).
+/// requests' threads wait (under reads that saturate the machine, 4 GiB would take some
+/// ten to fifteen minutes, by the steps' times; not measured). Nothing waits for it but
+/// the disk space. The reads' p99 in the catch-up right after a swap was 6.72 ms at a
+/// tenth (a catch-up's floor), 6.75 at a fiftieth, 5.75 at this one with cuts of 1 MiB
+/// (one run each; BENCHMARKS.md).
 const REMOVAL: Curve = Curve {
     floor: 0.005,
     ..REQUESTS_FIRST
