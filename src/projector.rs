@@ -384,6 +384,9 @@ impl Projector {
     /// Hands a committed batch's odds updates to the live sessions: one by one, or, when
     /// there are more than the ring carries well (catching up after an outage), as one
     /// catch-up that sends each session the races they changed as they now stand.
+    /// Updates handed on one by one are timed from JetStream's storing them to now in
+    /// `racing_live_delay_seconds`: the live path's share that comes before the relay
+    /// (a catch-up's updates are as late as its outage, and are not timed).
     fn go_live(&self, updates: Vec<LiveUpdate>) {
         if self.parts.hub.is_burst(updates.len()) {
             let changes: Vec<(&str, u8, u64)> = updates
@@ -405,7 +408,13 @@ impl Projector {
             });
             return;
         }
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as i128);
+        let delay = metrics::histogram!("racing_live_delay_seconds");
         for update in updates {
+            // Nanoseconds to seconds: the clocks of the NATS server and of this host.
+            delay.record(now.saturating_sub(update.published).max(0) as f64 / 1e9);
             self.parts
                 .hub
                 .publish_with(&update.date, update.race_number, update.seq, || OddsDelta {

@@ -57,6 +57,22 @@ pub struct LiveResult {
     pub p999_ms: f64,
     /// Largest.
     pub max_ms: f64,
+    /// Publish to the first client's receipt of each update, ms: p99. The part of the
+    /// latency that comes before the fan-out to every client (the log and, on the
+    /// service's side, its projector's batch and commit), with one client's share of
+    /// the fan-out: a spike here is on the path every client shares.
+    pub first_p99_ms: f64,
+    /// Largest.
+    pub first_max_ms: f64,
+    /// On the service's side, the updates its projector handed to the live sessions
+    /// (`racing_live_delay_seconds`: from JetStream storing each to its batch's commit),
+    /// and of those, how many took more than 25 ms and more than 100 ms. Zero on the
+    /// peer's.
+    pub handed_off: u64,
+    /// More than 25 ms.
+    pub handed_off_over_25ms: u64,
+    /// More than 100 ms.
+    pub handed_off_over_100ms: u64,
     /// CPU the service used while updates were published, % of one core (0 on the
     /// peer's side: the service is stopped).
     pub service_cpu_pct: f64,
@@ -437,6 +453,11 @@ impl Round<'_> {
         // does not delay its clock.
         let target = self.target.clone();
         let rate = scale.live_rate;
+        let client = reqwest::Client::new();
+        let handoffs_before = match service {
+            Some(service) => Some(handoffs(&client, service).await?),
+            None => None,
+        };
         let from = Ticks::now(service, nats)?;
         let sent = tokio::task::spawn_blocking(move || {
             tokio::runtime::Builder::new_current_thread()
@@ -450,12 +471,21 @@ impl Round<'_> {
         let published = sent.len() as u64;
         let expected = published * scale.live_clients as u64;
         let seen = clients.finish(expected).await?;
+        let [handed_off, handed_off_over_25ms, handed_off_over_100ms] =
+            match (service, handoffs_before) {
+                (Some(service), Some(before)) => {
+                    let after = handoffs(&client, service).await?;
+                    std::array::from_fn(|i| after[i].saturating_sub(before[i]))
+                }
+                _ => [0; 3],
+            };
 
         // `sent` is in the order of `updates`.
-        let sent_at: HashMap<K, Instant> = ids
+        let sent_at: HashMap<K, (usize, Instant)> = ids
             .iter()
             .zip(&sent)
-            .map(|(id, (seq, at))| (key(*id, *seq), *at))
+            .enumerate()
+            .map(|(i, (id, (seq, at)))| (key(*id, *seq), (i, *at)))
             .collect();
         let first = sent
             .iter()
@@ -464,29 +494,27 @@ impl Round<'_> {
             .context("nothing published")?;
         let last_sent = sent.iter().map(|(_, t)| *t).max().unwrap_or(first);
         let mut latencies_us: Vec<u64> = Vec::with_capacity(usize::try_from(expected)?);
+        // Each update's first receipt by any client, by its place in `sent`.
+        let mut firsts_us: Vec<Option<u64>> = vec![None; sent.len()];
         let mut last_received = first;
         let mut snapshots = 0;
         for s in &seen {
             snapshots += s.snapshots.iter().filter(|t| **t >= first).count() as u64;
             for (k, at) in &s.odds {
-                if let Some(t0) = sent_at.get(k) {
-                    latencies_us.push(u64::try_from(
-                        at.saturating_duration_since(*t0).as_micros(),
-                    )?);
+                if let Some((i, t0)) = sent_at.get(k) {
+                    let us = u64::try_from(at.saturating_duration_since(*t0).as_micros())?;
+                    latencies_us.push(us);
+                    let first = &mut firsts_us[*i];
+                    *first = Some(first.map_or(us, |f| f.min(us)));
                     last_received = last_received.max(*at);
                 }
             }
         }
         latencies_us.sort_unstable();
+        let mut firsts_us: Vec<u64> = firsts_us.into_iter().flatten().collect();
+        firsts_us.sort_unstable();
         let received = latencies_us.len() as u64;
-        let pct = |p: f64| -> f64 {
-            if latencies_us.is_empty() {
-                return f64::NAN;
-            }
-            let i =
-                ((latencies_us.len() as f64 * p).ceil() as usize).clamp(1, latencies_us.len()) - 1;
-            latencies_us[i] as f64 / 1000.0
-        };
+        let pct = |p: f64| percentile_ms(&latencies_us, p);
         let span = last_received.saturating_duration_since(first).as_secs_f64();
         let result = LiveResult {
             clients: scale.live_clients,
@@ -501,6 +529,11 @@ impl Round<'_> {
             p99_ms: pct(0.99),
             p999_ms: pct(0.999),
             max_ms: pct(1.0),
+            first_p99_ms: percentile_ms(&firsts_us, 0.99),
+            first_max_ms: percentile_ms(&firsts_us, 1.0),
+            handed_off,
+            handed_off_over_25ms,
+            handed_off_over_100ms,
             service_cpu_pct,
             nats_cpu_pct,
             clients_cpu_pct,
@@ -508,6 +541,8 @@ impl Round<'_> {
         };
         eprintln!(
             "bench:   live ({side}): {} of {} frames, {:.0}/s; latency p50 {:.2} ms p99 {:.2} ms max {:.2} ms; \
+             to the first client p99 {:.2} ms max {:.2} ms; \
+             handed to the sessions {}, over 25 / 100 ms {} / {}; \
              CPU % of a core: service {:.0}, nats-server {:.0}, clients {:.0}, machine {:.0}",
             result.received,
             result.expected,
@@ -515,6 +550,11 @@ impl Round<'_> {
             result.p50_ms,
             result.p99_ms,
             result.max_ms,
+            result.first_p99_ms,
+            result.first_max_ms,
+            result.handed_off,
+            result.handed_off_over_25ms,
+            result.handed_off_over_100ms,
             result.service_cpu_pct,
             result.nats_cpu_pct,
             result.clients_cpu_pct,
@@ -522,6 +562,26 @@ impl Round<'_> {
         );
         Ok(result)
     }
+}
+
+/// The odds updates the service's projector has handed to its live sessions so far, and
+/// of those the ones more than 25 ms and 100 ms after JetStream stored them.
+async fn handoffs(client: &reqwest::Client, service: &Service) -> anyhow::Result<[u64; 3]> {
+    let delay = service
+        .metrics(client)
+        .await?
+        .histogram("racing_live_delay_seconds", ["0.025", "0.1"])?;
+    Ok([delay.count, delay.over[0], delay.over[1]])
+}
+
+/// The `p` quantile of `sorted_us` (microseconds, ascending), in ms: the value at rank
+/// ⌈p × n⌉; NaN when there is none.
+fn percentile_ms(sorted_us: &[u64], p: f64) -> f64 {
+    if sorted_us.is_empty() {
+        return f64::NAN;
+    }
+    let i = ((sorted_us.len() as f64 * p).ceil() as usize).clamp(1, sorted_us.len()) - 1;
+    sorted_us[i] as f64 / 1000.0
 }
 
 /// One of the service's clients: subscribes to today's meeting, then notes each `odds`

@@ -147,6 +147,13 @@ fn live_rows(rounds: &[LiveRound], judged: bool, cores: usize) -> Vec<[String; 7
             med(side, |l| l.max_ms)
         )
     };
+    let first_client = |side: Side| {
+        format!(
+            "{:.2} / {:.1}",
+            med(side, |l| l.first_p99_ms),
+            med(side, |l| l.first_max_ms)
+        )
+    };
     let delivered = |side: Side| {
         let (received, expected) = rounds
             .iter()
@@ -203,6 +210,27 @@ fn live_rows(rounds: &[LiveRound], judged: bool, cores: usize) -> Vec<[String; 7
                     rounds
                         .iter()
                         .map(|r| r.service.delivered_per_sec / r.peer.delivered_per_sec)
+                )
+            ),
+            String::new(),
+            String::new(),
+        ],
+        [
+            String::new(),
+            "publish to each update's first client, p99 / max ms, median: the path all clients share; ours: the updates handed to the sessions over 25 ms after they were stored (all rounds)".into(),
+            format!(
+                "{}; {} of {}",
+                first_client(ours),
+                thousands(rounds.iter().map(|r| r.service.handed_off_over_25ms).sum::<u64>() as f64),
+                thousands(rounds.iter().map(|r| r.service.handed_off).sum::<u64>() as f64)
+            ),
+            first_client(peer),
+            format!(
+                "{:.2}",
+                median(
+                    rounds
+                        .iter()
+                        .map(|r| r.service.first_p99_ms / r.peer.first_p99_ms)
                 )
             ),
             String::new(),
@@ -490,15 +518,17 @@ impl Report {
                     let c = &r.commits;
                     rows.push([
                         String::new(),
-                        "the projector's commits meanwhile: how many (seconds in all); over 5 / 25 / 100 ms; its pauses for requests, s".into(),
+                        "the projector's commits meanwhile: how many (seconds in all); over 5 / 25 / 100 ms; its pauses for requests, s; answers over 5 / 25 ms by the service's own clock".into(),
                         format!(
-                            "{} ({:.2} s); {} / {} / {}; {:.1}",
+                            "{} ({:.2} s); {} / {} / {}; {:.1}; {} / {}",
                             thousands(c.count as f64),
                             c.secs,
                             c.over_5ms,
                             c.over_25ms,
                             c.over_100ms,
-                            c.paused_secs
+                            c.paused_secs,
+                            thousands(c.answers_over_5ms as f64),
+                            thousands(c.answers_over_25ms as f64)
                         ),
                         String::new(),
                         String::new(),

@@ -125,6 +125,21 @@ impl Service {
         format!("http://127.0.0.1:{}{path}", self.admin_port)
     }
 
+    /// The service's `/metrics` as they stand now (since it started). Not while the
+    /// service is paused: the request would wait for it, up to its timeout.
+    pub async fn metrics(&self, client: &reqwest::Client) -> anyhow::Result<Metrics> {
+        let text = client
+            .get(self.admin_url("/metrics"))
+            .timeout(Duration::from_secs(10))
+            .send()
+            .await?
+            .error_for_status()?
+            .text()
+            .await
+            .context("the service's metrics")?;
+        Ok(Metrics(text))
+    }
+
     /// The port the API listens on.
     pub fn port(&self) -> u16 {
         self.port
@@ -304,5 +319,120 @@ impl Target {
     pub async fn connect(&self, role: racing::nats::Role) -> anyhow::Result<async_nats::Client> {
         let auth = racing::nats::ClientAuth::from_credentials(&self.credentials, role)?;
         racing::nats::connect(&self.nats_url, &auth, role).await
+    }
+}
+
+/// The service's metrics, in Prometheus' text format.
+pub struct Metrics(String);
+
+impl Metrics {
+    /// The value of the unlabelled `name`; 0 if the service has not reported it.
+    pub fn value(&self, name: &str) -> anyhow::Result<f64> {
+        let Some(found) = self
+            .0
+            .lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
+        else {
+            return Ok(0.0);
+        };
+        found
+            .trim()
+            .parse()
+            .with_context(|| format!("{name}: {found}"))
+    }
+
+    /// The histogram `name`, all its series (labels) together: how many it counted,
+    /// their sum, and how many were above each of `bounds` (bucket bounds as the service
+    /// writes them: "0.025").
+    pub fn histogram<const N: usize>(
+        &self,
+        name: &str,
+        bounds: [&str; N],
+    ) -> anyhow::Result<Histogram<N>> {
+        let (mut count, mut sum, mut within) = (0.0, 0.0, [0.0; N]);
+        for line in self.0.lines().filter(|l| !l.starts_with('#')) {
+            let Some((series, value)) = line.rsplit_once(' ') else {
+                continue;
+            };
+            let (metric, labels) = series.split_once('{').unwrap_or((series, ""));
+            let Some(part) = metric.strip_prefix(name) else {
+                continue;
+            };
+            let value: f64 = match part {
+                "_count" | "_sum" | "_bucket" => {
+                    value.trim().parse().with_context(|| line.to_owned())?
+                }
+                _ => continue,
+            };
+            match part {
+                "_count" => count += value,
+                "_sum" => sum += value,
+                _ => {
+                    for (within, le) in within.iter_mut().zip(bounds) {
+                        if labels.contains(&format!("le=\"{le}\"")) {
+                            *within += value;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(Histogram {
+            count: count as u64,
+            sum,
+            over: within.map(|w| (count - w).max(0.0) as u64),
+        })
+    }
+}
+
+/// A histogram of the service's metrics at one instant.
+#[derive(Debug, Clone, Copy)]
+pub struct Histogram<const N: usize> {
+    /// Observations.
+    pub count: u64,
+    /// Their sum.
+    pub sum: f64,
+    /// Those above each bound asked for.
+    pub over: [u64; N],
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_histogram_is_read_across_its_series_and_values_alone() {
+        let text = "\
+# TYPE racing_http_request_duration_seconds histogram
+racing_http_request_duration_seconds_bucket{route=\"/a\",le=\"0.005\"} 90
+racing_http_request_duration_seconds_bucket{route=\"/a\",le=\"0.025\"} 99
+racing_http_request_duration_seconds_bucket{route=\"/a\",le=\"+Inf\"} 100
+racing_http_request_duration_seconds_sum{route=\"/a\"} 0.5
+racing_http_request_duration_seconds_count{route=\"/a\"} 100
+racing_http_request_duration_seconds_bucket{route=\"/b\",le=\"0.005\"} 10
+racing_http_request_duration_seconds_bucket{route=\"/b\",le=\"0.025\"} 10
+racing_http_request_duration_seconds_sum{route=\"/b\"} 0.01
+racing_http_request_duration_seconds_count{route=\"/b\"} 10
+racing_commit_seconds_bucket{le=\"0.005\"} 3
+racing_commit_seconds_sum 0.02
+racing_commit_seconds_count 4
+racing_projector_paused_seconds 1.5
+";
+        let metrics = Metrics(text.into());
+        let answers = metrics
+            .histogram("racing_http_request_duration_seconds", ["0.005", "0.025"])
+            .expect("read");
+        assert_eq!((answers.count, answers.over), (110, [10, 1]));
+        assert!((answers.sum - 0.51).abs() < 1e-9);
+        let commits = metrics
+            .histogram("racing_commit_seconds", ["0.005"])
+            .expect("read");
+        assert_eq!((commits.count, commits.over), (4, [1]));
+        assert_eq!(
+            metrics
+                .value("racing_projector_paused_seconds")
+                .expect("read"),
+            1.5
+        );
+        assert_eq!(metrics.value("racing_absent").expect("read"), 0.0);
     }
 }

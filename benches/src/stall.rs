@@ -59,42 +59,36 @@ pub struct Commits {
     /// Seconds the projector's catch-up paused, giving way to requests
     /// (`racing_projector_paused_seconds`; 0 from a service that does not say).
     pub paused_secs: f64,
+    /// The API's answers meanwhile, by the service's own clock
+    /// (`racing_http_request_duration_seconds`, every route): from a request's first
+    /// poll to its answer. A read that waits for a commit's lock shows here; one that
+    /// waits for a core before it is polled does not.
+    pub answers: u64,
+    /// Those the service took more than 5 ms over.
+    pub answers_over_5ms: u64,
+    /// More than 25 ms.
+    pub answers_over_25ms: u64,
 }
 
 impl Commits {
     /// The histogram as the service's `/metrics` shows it now (since it started). Not
     /// while the service is paused: the request would wait for it, up to its timeout.
     async fn read(client: &reqwest::Client, service: &Service) -> anyhow::Result<Commits> {
-        let text = client
-            .get(service.admin_url("/metrics"))
-            .timeout(Duration::from_secs(10))
-            .send()
-            .await?
-            .error_for_status()?
-            .text()
-            .await
-            .context("the service's metrics")?;
-        let mut commits = Commits::default();
-        let within = |le: &str| -> u64 {
-            let line = format!("racing_commit_seconds_bucket{{le=\"{le}\"}} ");
-            text.lines()
-                .find_map(|l| l.strip_prefix(&line)?.trim().parse().ok())
-                .unwrap_or(0)
-        };
-        let (in_5ms, in_25ms, in_100ms) = (within("0.005"), within("0.025"), within("0.1"));
-        for line in text.lines() {
-            if let Some(n) = line.strip_prefix("racing_commit_seconds_count ") {
-                commits.count = n.trim().parse()?;
-            } else if let Some(s) = line.strip_prefix("racing_commit_seconds_sum ") {
-                commits.secs = s.trim().parse()?;
-            } else if let Some(s) = line.strip_prefix("racing_projector_paused_seconds ") {
-                commits.paused_secs = s.trim().parse()?;
-            }
-        }
-        commits.over_5ms = commits.count.saturating_sub(in_5ms);
-        commits.over_25ms = commits.count.saturating_sub(in_25ms);
-        commits.over_100ms = commits.count.saturating_sub(in_100ms);
-        Ok(commits)
+        let metrics = service.metrics(client).await?;
+        let commits = metrics.histogram("racing_commit_seconds", ["0.005", "0.025", "0.1"])?;
+        let answers =
+            metrics.histogram("racing_http_request_duration_seconds", ["0.005", "0.025"])?;
+        Ok(Commits {
+            count: commits.count,
+            secs: commits.sum,
+            over_5ms: commits.over[0],
+            over_25ms: commits.over[1],
+            over_100ms: commits.over[2],
+            paused_secs: metrics.value("racing_projector_paused_seconds")?,
+            answers: answers.count,
+            answers_over_5ms: answers.over[0],
+            answers_over_25ms: answers.over[1],
+        })
     }
 
     /// What happened from `before` to `self`.
@@ -106,6 +100,13 @@ impl Commits {
             over_25ms: self.over_25ms.saturating_sub(before.over_25ms),
             over_100ms: self.over_100ms.saturating_sub(before.over_100ms),
             paused_secs: (self.paused_secs - before.paused_secs).max(0.0),
+            answers: self.answers.saturating_sub(before.answers),
+            answers_over_5ms: self
+                .answers_over_5ms
+                .saturating_sub(before.answers_over_5ms),
+            answers_over_25ms: self
+                .answers_over_25ms
+                .saturating_sub(before.answers_over_25ms),
         }
     }
 }
@@ -292,9 +293,11 @@ fn report(phase: &str, r: &Reads) {
     let c = &r.commits;
     eprintln!(
         "bench:   stall {phase}: {} reads in {:.1} s; p50 {:.2} ms p99 {:.2} ms p99.9 {:.2} ms max {:.2} ms; \
-         {} commits, {:.2} s in all, over 5 / 25 / 100 ms: {} / {} / {}; the projector paused {:.1} s",
+         {} commits, {:.2} s in all, over 5 / 25 / 100 ms: {} / {} / {}; the projector paused {:.1} s; \
+         answers over 5 / 25 ms by the service's clock: {} / {} of {}",
         r.requests, r.secs, r.p50_ms, r.p99_ms, r.p999_ms, r.max_ms,
-        c.count, c.secs, c.over_5ms, c.over_25ms, c.over_100ms, c.paused_secs
+        c.count, c.secs, c.over_5ms, c.over_25ms, c.over_100ms, c.paused_secs,
+        c.answers_over_5ms, c.answers_over_25ms, c.answers
     );
 }
 
