@@ -273,11 +273,12 @@ impl Projector {
             // No rebuild swaps the store from the start of a batch to its commit.
             let _no_swap = self.parts.read_models.lock_commits().await;
             let store = self.parts.read_models.load_full();
-            let mut batch = Taken::new(&store, true)?;
-            batch.take(first?)?;
+            let first = first?;
             // Far behind the stream: a large batch, closed at the stream's end; live: a
-            // prompt one.
-            let catching_up = batch.pending > MAX_BATCH as u64;
+            // prompt one, after a short step of the store's upkeep.
+            let catching_up = first.pending > MAX_BATCH as u64;
+            let mut batch = Taken::new(&store, true, !catching_up)?;
+            batch.take(first)?;
             in_catch_up |= catching_up;
             let (limit, window) = if catching_up {
                 (CATCH_UP_BATCH, CATCH_UP_WINDOW)
@@ -458,9 +459,14 @@ struct Taken<'a> {
 }
 
 impl<'a> Taken<'a> {
-    fn new(store: &'a Store, log_dead_letters: bool) -> anyhow::Result<Taken<'a>> {
+    /// A batch of `store`, [`Store::prompt_batch`] if `prompt`.
+    fn new(store: &'a Store, log_dead_letters: bool, prompt: bool) -> anyhow::Result<Taken<'a>> {
         Ok(Taken {
-            batch: store.batch()?,
+            batch: if prompt {
+                store.prompt_batch()?
+            } else {
+                store.batch()?
+            },
             live: Vec::new(),
             pending: 0,
             log_dead_letters,
@@ -608,7 +614,7 @@ pub(crate) fn fold_decoded(
         done.dead_letters += stats.dead_letters;
         done.checkpoint = done.checkpoint.max(stats.checkpoint);
     };
-    let mut batch = Taken::new(store, false)?;
+    let mut batch = Taken::new(store, false, false)?;
     let mut pending = 0;
     for m in messages {
         batch.take(m?)?;
@@ -616,7 +622,7 @@ pub(crate) fn fold_decoded(
         if due(&batch.batch) {
             add(timed(|| batch.batch.commit())?);
             // After the commit: a batch starts from the checkpoint it reached.
-            batch = Taken::new(store, false)?;
+            batch = Taken::new(store, false, false)?;
         }
     }
     if !batch.batch.is_empty() {

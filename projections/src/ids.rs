@@ -33,7 +33,14 @@ const FAN_IN: usize = 8;
 
 /// Ids a merge goes through in one step between two batches (16 MiB read and written):
 /// this bounds the pause merging adds before a batch; a larger merge takes several steps.
-const MERGE_STEP: u64 = 1 << 20;
+pub(crate) const MERGE_STEP: u64 = 1 << 20;
+
+/// Ids a merge goes through in one step before a prompt batch, one a live update waits
+/// for (256 KiB): a merge of 524,288 ids took a step of 29 ms and an end of 73 ms before
+/// one batch, and a live update in it, and every client's frame of it, would wait as
+/// long (BENCHMARKS.md, "Thirteenth stop"). A merge of a million ids takes 64 such
+/// batches; live updates come far slower than that.
+pub(crate) const PROMPT_MERGE_STEP: u64 = if cfg!(test) { 64 } else { 1 << 14 };
 
 /// A merge whose output is at most this many ids writes it and the new manifest in one
 /// atomic batch; a larger one writes its chunks as it goes, and switches the manifest once
@@ -43,6 +50,11 @@ const ATOMIC_MERGE: u64 = if cfg!(test) { 512 } else { 1 << 16 };
 /// Ids in runs that the saved filter does not hold after which the filter is saved again:
 /// what a restart reads besides the saved filter stays below this (16 bytes an id).
 const SAVE_AFTER: u64 = if cfg!(test) { 3_000 } else { 1 << 21 };
+
+/// Ids of a large merge's output written out at a time, as the merge goes (256 KiB): a
+/// step that wrote out 1 MiB took 10 to 17 ms under load, a long wait for a live update
+/// behind it.
+const MERGE_WRITE_IDS: u64 = if cfg!(test) { 128 } else { 1 << 14 };
 
 /// Bytes of a chunk of the saved filter: small, as [`CHUNK_IDS`] is.
 const FILTER_CHUNK_BYTES: usize = 4096;
@@ -241,10 +253,11 @@ impl AppliedIds {
         self.manifest = staged.manifest;
     }
 
-    /// The upkeep between two batches: a step of merging runs, where runs of a size class
-    /// are many, and a save of the filter, when the runs it does not hold have grown.
-    pub(crate) fn maintain(&mut self, tree: &sled::Tree) -> Result<(), StoreError> {
-        let mut budget = MERGE_STEP;
+    /// The upkeep between two batches: a step of merging runs of up to `step` ids, where
+    /// runs of a size class are many, and a save of the filter, when the runs it does
+    /// not hold have grown.
+    pub(crate) fn maintain(&mut self, tree: &sled::Tree, step: u64) -> Result<(), StoreError> {
+        let mut budget = step;
         while budget > 0 {
             let mut merge = match self.merge.take() {
                 Some(merge) => merge,
@@ -335,17 +348,33 @@ impl AppliedIds {
         manifest.runs.sort_by_key(|r| r.seqs.1);
         let mut batch = std::mem::take(&mut merge.pending);
         batch.insert(keys::IDS_MANIFEST, encode_manifest(&manifest)?);
+        let source_prefixes = || {
+            merge
+                .sources
+                .iter()
+                .map(|s| keys::number_prefix(keys::ID_RUN_PREFIX, s.run))
+        };
+        let mut sources_removed = false;
         if merge.written > ATOMIC_MERGE {
             // The output's chunks were written as it went: on disk before the manifest
             // names them.
             tree.flush()?;
+        } else if let Some(chunks) = keys_under(tree, source_prefixes(), REMOVALS)? {
+            // A small merge removes its sources' chunks in its one atomic batch: a write
+            // for each source besides took a merge of 8 ids 11 to 12 ms under load.
+            for chunk in chunks {
+                batch.remove(chunk);
+            }
+            sources_removed = true;
         }
         tree.apply_batch(batch)?;
         self.manifest = manifest;
         self.stats.merges += 1;
         // Unlisted now: what a crash leaves of them is removed at the next load.
-        for source in &merge.sources {
-            remove_prefix(tree, &keys::number_prefix(keys::ID_RUN_PREFIX, source.run))?;
+        if !sources_removed {
+            for prefix in source_prefixes() {
+                remove_prefix(tree, &prefix)?;
+            }
         }
         Ok(())
     }
@@ -476,7 +505,7 @@ impl Merge {
             self.pending_ids += self.out.len() as u64;
             self.out.clear();
         }
-        if self.written > ATOMIC_MERGE && self.pending_ids >= ATOMIC_MERGE {
+        if self.written > ATOMIC_MERGE && self.pending_ids >= MERGE_WRITE_IDS {
             tree.apply_batch(std::mem::take(&mut self.pending))?;
             self.pending_ids = 0;
         }
@@ -652,6 +681,24 @@ fn remove_numbered(
 /// Records removed in one batch: sled keeps every page a batch replaces until the batch
 /// ends, and a batch removing a run of 33 M ids took gigabytes.
 const REMOVALS: usize = 1024;
+
+/// The keys of the records under `prefixes`, if there are at most `most` of them.
+fn keys_under(
+    tree: &sled::Tree,
+    prefixes: impl Iterator<Item = Vec<u8>>,
+    most: usize,
+) -> Result<Option<Vec<sled::IVec>>, StoreError> {
+    let mut keys = Vec::new();
+    for prefix in prefixes {
+        for key in tree.scan_prefix(&prefix).keys() {
+            if keys.len() == most {
+                return Ok(None);
+            }
+            keys.push(key?);
+        }
+    }
+    Ok(Some(keys))
+}
 
 /// Removes every record under `prefix`, [`REMOVALS`] at a time; how many it removed.
 fn remove_prefix(tree: &sled::Tree, prefix: &[u8]) -> Result<u64, StoreError> {

@@ -109,6 +109,63 @@ fn duplicates_are_found_in_every_run_before_and_after_merges() {
 }
 
 #[test]
+fn a_prompt_batch_merges_a_short_step_and_the_next_ones_finish_the_merge() {
+    let dir = tempdir();
+    let store = Store::open_with(dir.path(), SMALL).expect("open");
+    // As many runs of one size class as make a merge due before the next batch.
+    let per_run = 100;
+    for r in 0..FAN_IN as u64 {
+        fold(&store, (r * per_run..(r + 1) * per_run).map(id));
+    }
+    let ids = FAN_IN as u64 * per_run;
+    let before = stats(&store);
+    assert_eq!((before.ids, before.merges), (ids, 0), "{before:?}");
+    // Each prompt batch (empty here) merges PROMPT_MERGE_STEP ids further, no more.
+    let mut prompt_batches = 0;
+    while stats(&store).merges == 0 {
+        store
+            .prompt_batch()
+            .expect("batch")
+            .commit()
+            .expect("commit");
+        prompt_batches += 1;
+        assert!(prompt_batches <= 2 * ids, "the merge never finished");
+    }
+    assert!(
+        prompt_batches >= ids / PROMPT_MERGE_STEP,
+        "{prompt_batches} prompt batches merged {ids} ids"
+    );
+    let after = stats(&store);
+    assert_eq!((after.ids, after.runs), (ids, 1), "{after:?}");
+    assert!(
+        fold(&store, (0..ids).map(id))
+            .iter()
+            .all(|o| *o == Outcome::Duplicate),
+        "every id applied before is a duplicate"
+    );
+    // A batch that no one waits for merges in one go what is due; a merge that small
+    // removes its sources' chunks in the batch that switches to its output.
+    let other = tempdir();
+    let store = Store::open_with(other.path(), SMALL).expect("open");
+    let per_run = ATOMIC_MERGE / FAN_IN as u64;
+    for r in 0..FAN_IN as u64 {
+        fold(&store, (r * per_run..(r + 1) * per_run).map(id));
+    }
+    store.batch().expect("batch").commit().expect("commit");
+    assert_eq!(stats(&store).merges, 1);
+    let ids = FAN_IN as u64 * per_run;
+    assert_eq!(
+        store.tree().scan_prefix(keys::ID_RUN_PREFIX).count(),
+        (ids as usize).div_ceil(CHUNK_IDS),
+        "the output's chunks alone"
+    );
+    assert_eq!(
+        store.applied_event_ids().expect("ids"),
+        (0..ids).map(id).collect()
+    );
+}
+
+#[test]
 fn a_reopened_store_loads_its_saved_filter_and_reads_only_the_runs_it_lacks() {
     let dir = tempdir();
     let folded = fold_4000(dir.path());
