@@ -218,6 +218,9 @@ impl Projector {
         held: &mut Vec<LiveUpdate>,
     ) -> anyhow::Result<()> {
         let start = self.parts.read_models.load().checkpoint()? + 1;
+        // Before the first message, rather than in its batch: on a store already at the
+        // stream's end, that is the first live update's (held 100 ms and more).
+        off_the_workers(|| self.parts.read_models.load().load_applied_ids())?;
         // Bounded as a whole: during a stream leader's election each of these requests
         // may go unanswered until the client's 10 s request timeout, and three in a row
         // kept the projector silent for half a minute; a retry a few seconds later finds

@@ -397,6 +397,13 @@ impl Store {
         self.with_ids(|ids| Ok(ids.stats()))
     }
 
+    /// Loads the applied ids (their saved filter, and the runs it lacks), if no batch has
+    /// yet: otherwise the first batch loads them, and what waits for that batch waits for
+    /// them too (up to 0.7 s for ten million ids; a live update more than 100 ms).
+    pub fn load_applied_ids(&self) -> Result<(), StoreError> {
+        self.with_ids(|_| Ok(()))
+    }
+
     /// Runs `f` on the applied ids, loading them on first use.
     pub(crate) fn with_ids<T>(
         &self,
