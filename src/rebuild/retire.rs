@@ -43,6 +43,11 @@ pub(super) fn retire(
     let started = Instant::now();
     drop(old);
     let dropped_ms = started.elapsed().as_millis() as u64;
+    tracing::info!(
+        store = %old_dir.display(),
+        ms = dropped_ms,
+        "the replaced read models closed"
+    );
     if repair {
         let aside = data_dir.join(format!(
             "read-models.damaged-{}",
