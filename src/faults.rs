@@ -7,6 +7,8 @@ use std::sync::Mutex;
 
 use tokio::sync::oneshot;
 
+use crate::supervise::lock;
+
 /// The faults armed in one service; see [`crate::app::Application::faults`].
 #[derive(Debug, Default)]
 pub struct Faults {
@@ -81,8 +83,4 @@ fn take_one(count: &AtomicU32) -> bool {
     count
         .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
         .is_ok()
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }

@@ -19,6 +19,8 @@ use anyhow::Context as _;
 use arc_swap::ArcSwap;
 use racing_projections::{Doc, DocKey, Store, StoreError};
 
+use crate::supervise::lock;
+
 /// The file naming the directory in use.
 const POINTER: &str = "read-models.active";
 /// The directory in use before any rebuild.
@@ -259,10 +261,6 @@ impl ReadLately {
     fn keys(&self) -> impl Iterator<Item = &Vec<u8>> {
         self.keys.keys()
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// The directory of the store in use under `data_dir`: the one the pointer file names, or

@@ -162,7 +162,10 @@ pub(crate) fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
         .unwrap_or_else(|| "(no message)".to_owned())
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+/// The guard of `m`, poisoned or not: a task that panicked holding it is reported where
+/// it is supervised, and what it guarded stays in use (each holder leaves it whole
+/// between its statements).
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 

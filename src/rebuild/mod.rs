@@ -39,6 +39,7 @@ use tokio_util::sync::CancellationToken;
 use crate::faults::Faults;
 use crate::projector::{fold_messages, CATCH_UP_BATCH, CATCH_UP_WINDOW, MAX_BATCH};
 use crate::read_models::{self, ReadModels};
+use crate::supervise::lock;
 
 pub use worker::{run as run_worker, WorkerArgs};
 
@@ -255,12 +256,6 @@ impl Rebuilder {
         });
         Ok(started)
     }
-}
-
-fn lock(status: &Mutex<Status>) -> std::sync::MutexGuard<'_, Status> {
-    status
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// One rebuild.

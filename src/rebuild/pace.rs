@@ -27,6 +27,7 @@ use std::time::Duration;
 use rustix::process::{Pid, Signal};
 
 use crate::load::{Busy, Curve, PERIOD};
+use crate::supervise::lock;
 
 /// The worker's share of a period, from the machine's busy share without it: all of the
 /// period up to half busy, a fifth of it at 90% and above.
@@ -132,12 +133,6 @@ fn send(control: &Mutex<Control>, signal: Signal) -> bool {
             false
         }
     }
-}
-
-fn lock(control: &Mutex<Control>) -> std::sync::MutexGuard<'_, Control> {
-    control
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[cfg(test)]
