@@ -36,14 +36,15 @@ pub struct Reads {
     pub p999_ms: f64,
     /// Slowest, ms.
     pub max_ms: f64,
-    /// The service's projector's commits during the phase.
+    /// The service's projector's commits during the phase, and its own time answering.
     pub commits: Commits,
 }
 
 /// The projector's commits during a phase, from `racing_commit_seconds` on the service's
 /// admin listener: each holds sled's process-wide write lock, which every read of the
 /// store that misses the cache waits for. (A rebuild's worker commits in a process of its
-/// own and is not among them.)
+/// own and is not among them.) With them, the API's answers meanwhile by the service's
+/// own clock, which show whether reads waited inside the service.
 #[derive(Debug, Clone, Copy, Default, Serialize)]
 pub struct Commits {
     /// Commits.

@@ -42,10 +42,9 @@ pub(super) fn retire(
 ) {
     let started = Instant::now();
     drop(old);
-    let dropped_ms = started.elapsed().as_millis() as u64;
     tracing::info!(
         store = %old_dir.display(),
-        ms = dropped_ms,
+        ms = started.elapsed().as_millis() as u64,
         "the replaced read models closed"
     );
     if repair {
@@ -68,7 +67,6 @@ pub(super) fn retire(
         match remove(old_dir, stop) {
             Ok(paused) => tracing::info!(
                 store = %old_dir.display(),
-                dropped_ms,
                 ms = started.elapsed().as_millis() as u64,
                 paused_ms = paused.as_millis() as u64,
                 "removed the replaced read models"
