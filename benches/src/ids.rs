@@ -4,6 +4,11 @@
 //! own: the figures are the fold's rate, the peak resident memory, and the restart's time
 //! to its first batch with the memory it then holds and the ids it read.
 //!
+//! Then, in a third process, the store folds ids as live updates come, in prompt batches
+//! (`Store::prompt_batch`): enough of them to make a save of the filter and merges of
+//! every size due. The figure is the upkeep before each batch, which every live update in
+//! the batch, and every client's frame of it, waits for.
+//!
 //! No NATS: the messages are made in memory, so what is measured is the store and its
 //! duplicate detection alone (the replay part measures the whole path from the stream).
 
@@ -19,6 +24,10 @@ use crate::Scale;
 
 /// Messages per batch: the projector's while catching up.
 const BATCH: u64 = 65_536;
+
+/// Messages per prompt batch: more than a live batch holds, so that the part takes
+/// seconds; the upkeep before a batch does not depend on it.
+const PROMPT_BATCH: u64 = 256;
 
 /// What the two processes measured.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -36,6 +45,26 @@ pub struct IdsResult {
     /// Ids the reopening read from disk to take up its duplicate detection.
     #[serde(default)]
     pub reopen_ids_read: u64,
+    /// The prompt batches folded after the restart.
+    #[serde(default)]
+    pub prompt: Option<PromptFigures>,
+}
+
+/// Ids folded in prompt batches, and the upkeep before each.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PromptFigures {
+    /// Distinct ids folded.
+    pub ids: u64,
+    /// Prompt batches they took.
+    pub batches: u64,
+    /// Time to start a prompt batch (the upkeep of the applied ids before it), ms:
+    /// median, 99.9th percentile, most.
+    pub upkeep_p50_ms: f64,
+    pub upkeep_p999_ms: f64,
+    pub upkeep_max_ms: f64,
+    /// Merges of runs and saves of the filter completed meanwhile.
+    pub merges: u64,
+    pub filter_saves: u64,
 }
 
 /// One child's figures, as it prints them.
@@ -50,6 +79,9 @@ pub struct ChildFigures {
     /// Ids read from disk when the store loaded its applied ids.
     #[serde(default)]
     pub ids_read: u64,
+    /// What prompt batches measured, if the child folded them.
+    #[serde(default)]
+    pub prompt: Option<PromptFigures>,
 }
 
 /// Runs both sides in child processes of this benchmark, on a fresh store under `work`,
@@ -76,8 +108,18 @@ pub fn run(scale: &Scale, work: &Path) -> anyhow::Result<IdsResult> {
     let events = scale.distinct_ids;
     let fold = child(&["--events", &events.to_string()]);
     let reopen = fold.as_ref().ok().map(|_| child(&["--reopen"]));
+    let prompt = match &reopen {
+        Some(Ok(_)) => Some(child(&[
+            "--events",
+            &events.to_string(),
+            "--prompt",
+            &scale.prompt_ids.to_string(),
+        ])),
+        _ => None,
+    };
     let _ = std::fs::remove_dir_all(&store);
     let (fold, reopen) = (fold?, reopen.context("no reopen")??);
+    let prompt = prompt.context("no prompt batches")??;
     let result = IdsResult {
         events,
         fold_secs: fold.secs,
@@ -85,6 +127,7 @@ pub fn run(scale: &Scale, work: &Path) -> anyhow::Result<IdsResult> {
         reopen_secs: reopen.secs,
         reopen_rss_kib: reopen.rss_kib,
         reopen_ids_read: reopen.ids_read,
+        prompt: prompt.prompt,
     };
     eprintln!(
         "bench:   ids {} folded in {:.1} s ({:.0} events/s), peak RSS {} MiB; reopened to a first batch in {:.3} s, RSS {} MiB, {} ids read",
@@ -96,12 +139,23 @@ pub fn run(scale: &Scale, work: &Path) -> anyhow::Result<IdsResult> {
         result.reopen_rss_kib / 1024,
         result.reopen_ids_read
     );
+    if let Some(p) = &result.prompt {
+        eprintln!(
+            "bench:   ids then {} in {} prompt batches: upkeep before a batch p50 / p99.9 / max {:.3} / {:.2} / {:.2} ms; {} merges, {} filter saves",
+            p.ids, p.batches, p.upkeep_p50_ms, p.upkeep_p999_ms, p.upkeep_max_ms, p.merges, p.filter_saves
+        );
+    }
     Ok(result)
 }
 
 /// The child: folds `events` distinct ids into a fresh store at `store`, or (`reopen`)
-/// opens it and folds one batch of a duplicate and a new id; prints its figures as JSON.
-pub fn child(store: &Path, events: u64, reopen: bool) -> anyhow::Result<()> {
+/// opens it and folds one batch of a duplicate and a new id, or (`prompt` ids) opens it
+/// and folds that many ids after the first `events` in prompt batches; prints its figures
+/// as JSON.
+pub fn child(store: &Path, events: u64, reopen: bool, prompt: u64) -> anyhow::Result<()> {
+    if prompt > 0 {
+        return prompt_child(store, events, prompt);
+    }
     let started = Instant::now();
     let s = Store::open(store)?;
     if reopen {
@@ -138,6 +192,56 @@ pub fn child(store: &Path, events: u64, reopen: bool) -> anyhow::Result<()> {
         peak_rss_kib: status_kib("VmHWM:")?,
         rss_kib: status_kib("VmRSS:")?,
         ids_read: s.applied_id_stats()?.read_at_load,
+        prompt: None,
+    };
+    println!("{}", serde_json::to_string(&figures)?);
+    Ok(())
+}
+
+/// Folds the ids from `from` to `from + ids` in prompt batches into the store at `store`,
+/// timing the start of each batch.
+fn prompt_child(store: &Path, from: u64, ids: u64) -> anyhow::Result<()> {
+    let s = Store::open(store)?;
+    let before = s.applied_id_stats()?;
+    let started = Instant::now();
+    let mut upkeep = Vec::new();
+    let mut seq = s.checkpoint()?;
+    let mut n = from;
+    while n < from + ids {
+        let asked = Instant::now();
+        let mut batch = s.prompt_batch()?;
+        upkeep.push(asked.elapsed().as_secs_f64() * 1e3);
+        for i in n..(from + ids).min(n + PROMPT_BATCH) {
+            seq += 1;
+            ensure!(
+                batch.apply(seq, 0, &event(i))? == Some(Outcome::Applied),
+                "id {i} taken for a duplicate"
+            );
+        }
+        batch.commit()?;
+        n += PROMPT_BATCH;
+    }
+    let secs = started.elapsed().as_secs_f64();
+    let after = s.applied_id_stats()?;
+    upkeep.sort_by(f64::total_cmp);
+    let at = |q: f64| {
+        let i = ((upkeep.len() as f64 - 1.0) * q).round() as usize;
+        upkeep.get(i).copied().unwrap_or(0.0)
+    };
+    let figures = ChildFigures {
+        secs,
+        peak_rss_kib: status_kib("VmHWM:")?,
+        rss_kib: status_kib("VmRSS:")?,
+        ids_read: before.read_at_load,
+        prompt: Some(PromptFigures {
+            ids,
+            batches: upkeep.len() as u64,
+            upkeep_p50_ms: at(0.5),
+            upkeep_p999_ms: at(0.999),
+            upkeep_max_ms: at(1.0),
+            merges: after.merges - before.merges,
+            filter_saves: after.filter_saves - before.filter_saves,
+        }),
     };
     println!("{}", serde_json::to_string(&figures)?);
     Ok(())

@@ -60,6 +60,10 @@ enum Command {
         /// Open the store again and fold one batch instead.
         #[arg(long)]
         reopen: bool,
+        /// Open the store again and fold this many ids after the first `events`, in
+        /// prompt batches, instead.
+        #[arg(long, default_value_t = 0)]
+        prompt: u64,
     },
 }
 
@@ -158,6 +162,9 @@ pub struct Scale {
     pub idle_connections: usize,
     /// Distinct event ids folded by the applied-ids part.
     pub distinct_ids: u64,
+    /// Distinct ids it then folds in prompt batches: enough for a save of the filter
+    /// (every 2^21 ids) to begin and end.
+    pub prompt_ids: u64,
 }
 
 impl Scale {
@@ -182,6 +189,7 @@ impl Scale {
         catchup_rounds: 3,
         idle_connections: 10_000,
         distinct_ids: 10_000_000,
+        prompt_ids: 3 << 20,
     };
 
     /// Every part, in seconds: for CI.
@@ -202,6 +210,7 @@ impl Scale {
         catchup_rounds: 1,
         idle_connections: 200,
         distinct_ids: 20_000,
+        prompt_ids: 4_096,
     };
 }
 
@@ -213,7 +222,8 @@ fn main() -> ExitCode {
             store,
             events,
             reopen,
-        } => ids::child(&store, events, reopen),
+            prompt,
+        } => ids::child(&store, events, reopen, prompt),
         Command::Run(args) => tokio::runtime::Runtime::new()
             .map_err(anyhow::Error::from)
             .and_then(|rt| rt.block_on(run(args))),

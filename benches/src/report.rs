@@ -582,6 +582,26 @@ impl Report {
                 String::new(),
                 String::new(),
             ]);
+            if let Some(p) = &i.prompt {
+                rows.push([
+                    String::new(),
+                    format!(
+                        "then {} ids in {} prompt batches: upkeep before a batch p50 / p99.9 / max ms ({} merges, {} filter saves)",
+                        thousands(p.ids as f64),
+                        thousands(p.batches as f64),
+                        p.merges,
+                        p.filter_saves
+                    ),
+                    format!(
+                        "{:.3} / {:.2} / {:.2}",
+                        p.upkeep_p50_ms, p.upkeep_p999_ms, p.upkeep_max_ms
+                    ),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                ]);
+            }
         }
         rows
     }
