@@ -5,13 +5,17 @@
 //! The filter is saved in the tree now and then, so that a restart loads it and reads only
 //! the ids of runs the saved filter does not hold, not every id.
 //!
+//! All that upkeep (merges, the filter's saves, removing what they replaced) goes a
+//! bounded step before a batch, so that no batch, and no live update in it, waits for
+//! more than a step of it.
+//!
 //! Why this layout: sled 0.34's memory grows with its number of keys and with records
 //! rewritten in place (BENCHMARKS.md, "Applied ids"). Here ids are few keys (a chunk of up
 //! to [`CHUNK_IDS`] sorted ids each), and every chunk is written once, under a run number
 //! larger than any before it, so at the end of the tree; a merge writes a new run and
 //! removes its sources, never rewriting a chunk.
 
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 use std::ops::Bound;
 
 use fastbloom::BloomFilter;
@@ -42,9 +46,10 @@ pub(crate) const MERGE_STEP: u64 = 1 << 20;
 /// batches; live updates come far slower than that.
 pub(crate) const PROMPT_MERGE_STEP: u64 = if cfg!(test) { 64 } else { 1 << 14 };
 
-/// A merge whose output is at most this many ids writes it and the new manifest in one
-/// atomic batch; a larger one writes its chunks as it goes, and switches the manifest once
-/// they are flushed. Either way its sources' chunks are removed after the switch.
+/// A merge whose output is at most this many ids writes it, the new manifest and the
+/// removal of its sources' chunks in one atomic batch; a larger one writes its chunks as
+/// it goes, switches the manifest once they are flushed, and removes its sources' chunks
+/// over the batches that follow.
 const ATOMIC_MERGE: u64 = if cfg!(test) { 512 } else { 1 << 16 };
 
 /// Ids in runs that the saved filter does not hold after which the filter is saved again:
@@ -58,6 +63,13 @@ const MERGE_WRITE_IDS: u64 = if cfg!(test) { 128 } else { 1 << 14 };
 
 /// Bytes of a chunk of the saved filter: small, as [`CHUNK_IDS`] is.
 const FILTER_CHUNK_BYTES: usize = 4096;
+
+/// What writing or removing one record (a chunk of a run or of the filter, 4 KiB) costs
+/// of a step's budget, in ids: as much as merging the ids of a chunk. A save of the
+/// default filter (32 MiB, 8,192 chunks) and the removal of a large merge's sources then
+/// go 64 records before a prompt batch: in one go, they held a batch 309 to 477 ms and up
+/// to 52 ms (BENCHMARKS.md, "Fourteenth stop").
+const RECORD_COST: u64 = CHUNK_IDS as u64;
 
 /// Hash functions of the filter: the best for 10 bits an id, so a filter of `b` bytes rules
 /// out all but about 1% of new ids up to `0.8 b` applied ids (fewer false positives below
@@ -141,7 +153,25 @@ pub(crate) struct AppliedIds {
     filter: BloomFilter,
     manifest: Manifest,
     merge: Option<Merge>,
+    save: Option<FilterSave>,
+    /// Records no longer listed (the sources of a large merge, a replaced filter's
+    /// chunks), under these prefixes, removed a step at a time; what a restart finds of
+    /// them it removes as orphans.
+    unlisted: VecDeque<Vec<u8>>,
     stats: AppliedIdStats,
+}
+
+/// A save of the filter under way: its chunks written a step at a time, each as the
+/// filter stands when it is written. Bits are only ever set, and each is set for an id
+/// already in a committed run, so the saved chunks hold every id the filter held when the
+/// save began, and only ids of runs on disk.
+struct FilterSave {
+    generation: u64,
+    /// The chunks written so far.
+    written: usize,
+    /// The runs whose every id the saved filter holds: those listed when the save began,
+    /// and the outputs of merges of them alone.
+    covered: HashSet<u64>,
 }
 
 impl AppliedIds {
@@ -197,6 +227,8 @@ impl AppliedIds {
             filter,
             manifest,
             merge: None,
+            save: None,
+            unlisted: VecDeque::new(),
             stats,
         })
     }
@@ -253,11 +285,12 @@ impl AppliedIds {
         self.manifest = staged.manifest;
     }
 
-    /// The upkeep between two batches: a step of merging runs of up to `step` ids, where
-    /// runs of a size class are many, and a save of the filter, when the runs it does
-    /// not hold have grown.
+    /// The upkeep between two batches, up to `step` ids' worth of it: first removing what
+    /// is no longer listed, then a step of merging runs where runs of a size class are
+    /// many, then a step of saving the filter, once the runs it does not hold have grown.
     pub(crate) fn maintain(&mut self, tree: &sled::Tree, step: u64) -> Result<(), StoreError> {
         let mut budget = step;
+        self.remove_unlisted(tree, &mut budget)?;
         while budget > 0 {
             let mut merge = match self.merge.take() {
                 Some(merge) => merge,
@@ -272,15 +305,46 @@ impl AppliedIds {
                 self.merge = Some(merge);
             }
         }
-        let unsaved: u64 = self
-            .manifest
-            .runs
-            .iter()
-            .filter(|r| !r.saved)
-            .map(|r| r.ids)
-            .sum();
-        if unsaved >= SAVE_AFTER {
-            self.save_filter(tree)?;
+        if self.save.is_none() {
+            let unsaved: u64 = self
+                .manifest
+                .runs
+                .iter()
+                .filter(|r| !r.saved)
+                .map(|r| r.ids)
+                .sum();
+            if unsaved >= SAVE_AFTER {
+                self.begin_save();
+            }
+        }
+        if budget > 0 && self.save.is_some() {
+            self.save_step(tree, &mut budget)?;
+        }
+        Ok(())
+    }
+
+    /// Removes records no longer listed, a batch of up to `budget`'s worth at a time
+    /// (at least one record).
+    fn remove_unlisted(&mut self, tree: &sled::Tree, budget: &mut u64) -> Result<(), StoreError> {
+        while *budget > 0 {
+            let Some(prefix) = self.unlisted.front() else {
+                break;
+            };
+            let most = usize::try_from(*budget / RECORD_COST)
+                .unwrap_or(REMOVALS)
+                .clamp(1, REMOVALS);
+            let mut batch = sled::Batch::default();
+            let mut n = 0;
+            for key in tree.scan_prefix(prefix).keys().take(most) {
+                batch.remove(key?);
+                n += 1;
+            }
+            if n == 0 {
+                self.unlisted.pop_front();
+                continue;
+            }
+            tree.apply_batch(batch)?;
+            *budget = budget.saturating_sub(n as u64 * RECORD_COST);
         }
         Ok(())
     }
@@ -370,41 +434,87 @@ impl AppliedIds {
         tree.apply_batch(batch)?;
         self.manifest = manifest;
         self.stats.merges += 1;
-        // Unlisted now: what a crash leaves of them is removed at the next load.
-        if !sources_removed {
-            for prefix in source_prefixes() {
-                remove_prefix(tree, &prefix)?;
+        if let Some(save) = &mut self.save {
+            if merge.sources.iter().all(|s| save.covered.contains(&s.run)) {
+                save.covered.insert(merge.output);
             }
+        }
+        // Unlisted now: removed over the next batches; what a crash leaves of them, at
+        // the next load.
+        if !sources_removed {
+            self.unlisted.extend(source_prefixes());
         }
         Ok(())
     }
 
-    /// Saves the filter as a new generation of chunks, then switches the manifest to it
-    /// (every run it lists is in the filter) and removes the previous generation.
-    fn save_filter(&mut self, tree: &sled::Tree) -> Result<(), StoreError> {
-        let mut manifest = self.manifest.clone();
-        let generation = manifest.next_filter;
+    /// Begins a save of the filter, as a new generation of chunks: the runs listed now are
+    /// those it will hold.
+    fn begin_save(&mut self) {
+        let generation = self.manifest.next_filter;
+        // Any manifest written from now on has the generation taken: a save cut short by
+        // a crash leaves chunks no manifest names, removed at the next load.
+        self.manifest.next_filter += 1;
+        self.save = Some(FilterSave {
+            generation,
+            written: 0,
+            covered: self.manifest.runs.iter().map(|r| r.number).collect(),
+        });
+    }
+
+    /// Writes the save's next chunks, up to `budget`'s worth (at least one); once all are
+    /// written, switches the manifest to the new generation (every run it covers marked
+    /// saved) and leaves the previous generation to be removed.
+    fn save_step(&mut self, tree: &sled::Tree, budget: &mut u64) -> Result<(), StoreError> {
+        let Some(save) = self.save.as_mut() else {
+            return Ok(());
+        };
         let words = self.filter.as_slice();
-        for (n, chunk) in words.chunks(FILTER_CHUNK_BYTES / 8).enumerate() {
+        let chunks = words.len().div_ceil(FILTER_CHUNK_BYTES / 8);
+        let most = usize::try_from(*budget / RECORD_COST)
+            .unwrap_or(usize::MAX)
+            .max(1);
+        let mut batch = sled::Batch::default();
+        let end = chunks.min(save.written.saturating_add(most));
+        for n in save.written..end {
+            let chunk = words
+                .get(n * FILTER_CHUNK_BYTES / 8..)
+                .unwrap_or_default()
+                .iter()
+                .take(FILTER_CHUNK_BYTES / 8);
+            let bytes: Vec<u8> = chunk.flat_map(|w| w.to_le_bytes()).collect();
             let n = u32::try_from(n)
                 .map_err(|_| StoreError::Corrupt("a filter of too many chunks".into()))?;
-            let bytes: Vec<u8> = chunk.iter().flat_map(|w| w.to_le_bytes()).collect();
-            tree.insert(keys::id_filter(generation, n), bytes)?;
+            batch.insert(keys::id_filter(save.generation, n), bytes);
         }
-        manifest.next_filter += 1;
-        manifest.filter = Some(SavedFilter {
-            generation,
+        tree.apply_batch(batch)?;
+        *budget = budget.saturating_sub((end - save.written) as u64 * RECORD_COST);
+        save.written = end;
+        if save.written < chunks {
+            return Ok(());
+        }
+        let Some(save) = self.save.take() else {
+            return Ok(());
+        };
+        let mut manifest = self.manifest.clone();
+        let replaced = manifest.filter.replace(SavedFilter {
+            generation: save.generation,
             format: FILTER_FORMAT.to_owned(),
             words: words.len() as u64,
             hashes: self.filter.num_hashes(),
         });
         for run in &mut manifest.runs {
-            run.saved = true;
+            run.saved = save.covered.contains(&run.number);
         }
+        // The chunks on disk before the manifest names them.
         tree.flush()?;
         tree.insert(keys::IDS_MANIFEST, encode_manifest(&manifest)?)?;
         self.manifest = manifest;
-        remove_numbered(tree, keys::ID_FILTER_PREFIX, |g| g == generation)?;
+        if let Some(replaced) = replaced {
+            self.unlisted.push_back(keys::number_prefix(
+                keys::ID_FILTER_PREFIX,
+                replaced.generation,
+            ));
+        }
         self.stats.filter_saves += 1;
         Ok(())
     }

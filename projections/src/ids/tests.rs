@@ -1,6 +1,6 @@
 //! The applied ids in a real sled store: duplicates found at any age, across runs and
 //! merges, after a restart that reads only what the saved filter lacks, and after a merge
-//! or a filter save cut short.
+//! or a filter save cut short; the upkeep in short steps before live batches.
 
 use racing_events::{samples, Envelope};
 
@@ -24,7 +24,19 @@ fn event(id: u128) -> Envelope {
 /// Folds the events of `ids` into `store` as one batch after its checkpoint, and commits
 /// it; the outcome of each.
 fn fold(store: &Store, ids: impl IntoIterator<Item = u128>) -> Vec<Outcome> {
-    let mut batch = store.batch().expect("batch");
+    fold_in(store, store.batch().expect("batch"), ids)
+}
+
+/// [`fold`] in a prompt batch (a live update's): its upkeep goes a short step.
+fn fold_prompt(store: &Store, ids: impl IntoIterator<Item = u128>) -> Vec<Outcome> {
+    fold_in(store, store.prompt_batch().expect("batch"), ids)
+}
+
+fn fold_in(
+    store: &Store,
+    mut batch: crate::Batch<'_>,
+    ids: impl IntoIterator<Item = u128>,
+) -> Vec<Outcome> {
     let mut seq = store.checkpoint().expect("checkpoint");
     let outcomes = ids
         .into_iter()
@@ -137,6 +149,20 @@ fn a_prompt_batch_merges_a_short_step_and_the_next_ones_finish_the_merge() {
     );
     let after = stats(&store);
     assert_eq!((after.ids, after.runs), (ids, 1), "{after:?}");
+    // The sources of a merge that large (a chunk each) are removed over the prompt
+    // batches that follow, a chunk each (a step is less than a chunk's worth here).
+    let run_chunks = || store.tree().scan_prefix(keys::ID_RUN_PREFIX).count();
+    let output = (ids as usize).div_ceil(CHUNK_IDS);
+    assert!(ids > ATOMIC_MERGE && PROMPT_MERGE_STEP < RECORD_COST);
+    assert_eq!(run_chunks(), output + FAN_IN, "the sources, unlisted");
+    for left in (0..FAN_IN).rev() {
+        store
+            .prompt_batch()
+            .expect("batch")
+            .commit()
+            .expect("commit");
+        assert_eq!(run_chunks(), output + left);
+    }
     assert!(
         fold(&store, (0..ids).map(id))
             .iter()
@@ -185,6 +211,76 @@ fn a_reopened_store_loads_its_saved_filter_and_reads_only_the_runs_it_lacks() {
         .iter()
         .all(|o| *o == Outcome::Duplicate));
     assert!(stats(&store).run_lookups >= 4000);
+}
+
+/// Chunks of the [`SMALL`] filter.
+const SMALL_CHUNKS: usize = 64 * 1024 / FILTER_CHUNK_BYTES;
+
+/// Folds 3,000 ids into `store` (a [`SMALL`] filter), the last hundred in a prompt
+/// batch, so that the next prompt batch begins a save of the filter.
+fn fold_until_a_save_is_due(store: &Store) {
+    for b in 0..29 {
+        fold(store, (b * 100..b * 100 + 100).map(id));
+    }
+    fold_prompt(store, (2900..3000).map(id));
+    assert_eq!(stats(store).filter_saves, 0);
+}
+
+#[test]
+fn a_filter_save_goes_a_chunk_a_prompt_batch_and_holds_the_runs_listed_when_it_began() {
+    let dir = tempdir();
+    let mut next = 3000;
+    {
+        let store = Store::open_with(dir.path(), SMALL).expect("open");
+        fold_until_a_save_is_due(&store);
+        // A new id in each prompt batch while the save goes on: their runs are not in it.
+        let mut batches = 0;
+        while stats(&store).filter_saves == 0 {
+            assert_eq!(fold_prompt(&store, [id(next)]), [Outcome::Applied]);
+            next += 1;
+            batches += 1;
+            assert!(batches <= 100, "the save never finished");
+        }
+        assert_eq!(batches, SMALL_CHUNKS, "a chunk a prompt batch");
+        assert_eq!(
+            store.tree().scan_prefix(keys::ID_FILTER_PREFIX).count(),
+            SMALL_CHUNKS
+        );
+    }
+    let store = reopen(dir.path(), SMALL);
+    let reopened = stats(&store);
+    assert!(reopened.filter_loaded, "{reopened:?}");
+    assert_eq!(
+        reopened.read_at_load,
+        next - 3000,
+        "the ids applied while the save went on, alone"
+    );
+    assert!(fold(&store, (0..next).map(id))
+        .iter()
+        .all(|o| *o == Outcome::Duplicate));
+}
+
+#[test]
+fn a_filter_save_cut_short_between_prompt_batches_is_removed_at_the_next_load() {
+    let dir = tempdir();
+    {
+        let store = Store::open_with(dir.path(), SMALL).expect("open");
+        fold_until_a_save_is_due(&store);
+        for n in 0..3 {
+            fold_prompt(&store, [id(3000 + n)]);
+        }
+        assert_eq!(stats(&store).filter_saves, 0);
+        assert_eq!(store.tree().scan_prefix(keys::ID_FILTER_PREFIX).count(), 3);
+    }
+    let store = reopen(dir.path(), SMALL);
+    let reopened = stats(&store);
+    assert_eq!(reopened.orphans_removed, 3, "{reopened:?}");
+    assert!(!reopened.filter_loaded);
+    assert_eq!(reopened.read_at_load, 3003);
+    assert_eq!(store.tree().scan_prefix(keys::ID_FILTER_PREFIX).count(), 0);
+    assert!(fold(&store, (0..3003).map(id))
+        .iter()
+        .all(|o| *o == Outcome::Duplicate));
 }
 
 #[test]
