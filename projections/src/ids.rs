@@ -305,19 +305,13 @@ impl AppliedIds {
                 self.merge = Some(merge);
             }
         }
-        if self.save.is_none() {
-            let unsaved: u64 = self
-                .manifest
-                .runs
-                .iter()
-                .filter(|r| !r.saved)
-                .map(|r| r.ids)
-                .sum();
-            if unsaved >= SAVE_AFTER {
+        if budget > 0 && (self.save.is_some() || self.unsaved() >= SAVE_AFTER) {
+            // Begun only when a chunk is written, so that the runs it holds are those
+            // listed then, not before the merges that ate the budget of the batches
+            // before it.
+            if self.save.is_none() {
                 self.begin_save();
             }
-        }
-        if budget > 0 && self.save.is_some() {
             self.save_step(tree, &mut budget)?;
         }
         Ok(())
@@ -349,6 +343,34 @@ impl AppliedIds {
         Ok(())
     }
 
+    /// Does all the upkeep that is due, in steps as large as a catch-up's: merges until
+    /// no size class has [`FAN_IN`] runs, a save of the filter, the removals.
+    pub(crate) fn settle(&mut self, tree: &sled::Tree) -> Result<(), StoreError> {
+        while !self.is_settled() {
+            self.maintain(tree, MERGE_STEP)?;
+        }
+        Ok(())
+    }
+
+    /// Whether no upkeep is under way or due.
+    fn is_settled(&self) -> bool {
+        self.merge.is_none()
+            && self.merge_sources().is_none()
+            && self.save.is_none()
+            && self.unsaved() < SAVE_AFTER
+            && self.unlisted.is_empty()
+    }
+
+    /// Ids of the runs the saved filter does not hold.
+    fn unsaved(&self) -> u64 {
+        self.manifest
+            .runs
+            .iter()
+            .filter(|r| !r.saved)
+            .map(|r| r.ids)
+            .sum()
+    }
+
     /// What the ids stand at.
     pub(crate) fn stats(&self) -> AppliedIdStats {
         AppliedIdStats {
@@ -359,8 +381,16 @@ impl AppliedIds {
         }
     }
 
-    /// The oldest [`FAN_IN`] runs of the smallest size class that has that many.
+    /// A merge of the runs [`AppliedIds::merge_sources`] names, if any.
     fn next_merge(&mut self) -> Option<Merge> {
+        let sources = self.merge_sources()?;
+        let output = self.manifest.next_run;
+        self.manifest.next_run += 1;
+        Some(Merge::new(output, &sources))
+    }
+
+    /// The oldest [`FAN_IN`] runs of the smallest size class that has that many.
+    fn merge_sources(&self) -> Option<Vec<Run>> {
         let class = |r: &Run| r.ids.max(1).ilog2() / FAN_IN.ilog2();
         let mut classes: Vec<u32> = self.manifest.runs.iter().map(class).collect();
         classes.sort_unstable();
@@ -368,17 +398,15 @@ impl AppliedIds {
         let full = classes
             .into_iter()
             .find(|c| self.manifest.runs.iter().filter(|r| class(r) == *c).count() >= FAN_IN)?;
-        let sources: Vec<Run> = self
-            .manifest
-            .runs
-            .iter()
-            .filter(|r| class(r) == full)
-            .take(FAN_IN)
-            .copied()
-            .collect();
-        let output = self.manifest.next_run;
-        self.manifest.next_run += 1;
-        Some(Merge::new(output, &sources))
+        Some(
+            self.manifest
+                .runs
+                .iter()
+                .filter(|r| class(r) == full)
+                .take(FAN_IN)
+                .copied()
+                .collect(),
+        )
     }
 
     /// Lists a merge's output instead of its sources, and removes their chunks.

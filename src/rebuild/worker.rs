@@ -2,8 +2,8 @@
 //! starts (a hidden command, not for people). The service reads the log as before and
 //! hands each batch of messages to the worker on its standard input; the worker folds them
 //! into the fresh store, commits each batch as one, and answers with the checkpoint it
-//! reached, a JSON line on its standard output. When its input closes it flushes the store
-//! and exits, and the service opens the store to fold the last messages itself, holding
+//! reached, a JSON line on its standard output. When its input closes it does the upkeep
+//! of the applied ids that is due, flushes the store and exits, and the service opens the store to fold the last messages itself, holding
 //! the projector, up to exactly its checkpoint.
 //!
 //! Why a process: sled 0.34 takes a process-wide lock for each commit (`apply_batch`), and
@@ -95,6 +95,9 @@ pub async fn run(args: WorkerArgs) -> anyhow::Result<ExitCode> {
         output.write_all(b"\n")?;
         output.flush()?;
     }
+    // The merges and the filter's save that the fold left due run here, where they hold
+    // no reader, not in the service's first batches after the swap.
+    store.settle_applied_ids()?;
     store.flush().await?;
     Ok(ExitCode::SUCCESS)
 }

@@ -284,6 +284,47 @@ fn a_filter_save_cut_short_between_prompt_batches_is_removed_at_the_next_load() 
 }
 
 #[test]
+fn a_settled_store_leaves_no_upkeep_to_the_batches_after_it() {
+    let dir = tempdir();
+    let settled = {
+        let store = Store::open_with(dir.path(), SMALL).expect("open");
+        // Prompt batches of 100 new ids merge 64 a batch: merges fall behind, and a
+        // save of the filter comes due.
+        for b in 0..40 {
+            fold_prompt(&store, (b * 100..b * 100 + 100).map(id));
+        }
+        let behind = stats(&store);
+        assert!(behind.runs >= FAN_IN, "{behind:?}");
+        assert_eq!(behind.filter_saves, 0, "{behind:?}");
+        store.settle_applied_ids().expect("settle");
+        let settled = stats(&store);
+        assert!(settled.runs < behind.runs, "{settled:?}");
+        assert_eq!(settled.filter_saves, 1, "{settled:?}");
+        for _ in 0..10 {
+            store
+                .prompt_batch()
+                .expect("batch")
+                .commit()
+                .expect("commit");
+        }
+        assert_eq!(stats(&store), settled, "no upkeep was left");
+        settled
+    };
+    // Nothing unlisted is left on disk, and the saved filter holds every run.
+    let store = reopen(dir.path(), SMALL);
+    let reopened = stats(&store);
+    assert_eq!(
+        (reopened.orphans_removed, reopened.read_at_load),
+        (0, 0),
+        "{reopened:?}"
+    );
+    assert_eq!((reopened.ids, reopened.runs), (settled.ids, settled.runs));
+    assert!(fold(&store, (0..4000).map(id))
+        .iter()
+        .all(|o| *o == Outcome::Duplicate));
+}
+
+#[test]
 fn a_store_opened_with_another_filter_size_builds_its_filter_from_every_run() {
     let dir = tempdir();
     fold_4000(dir.path());
