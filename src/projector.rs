@@ -278,9 +278,16 @@ impl Projector {
             let store = self.parts.read_models.load_full();
             let first = first?;
             // Far behind the stream: a large batch, closed at the stream's end; live: a
-            // prompt one, after a short step of the store's upkeep.
+            // prompt one.
             let catching_up = first.pending > MAX_BATCH as u64;
-            let mut batch = Taken::new(&store, true, !catching_up)?;
+            // Once the API answers, a commit's size is bounded by what it writes, so
+            // that no commit holds readers long.
+            let serving = self.parts.ready.load(Ordering::Relaxed);
+            // A live batch, and any once the API answers, after a short step of the
+            // store's upkeep: the upkeep's writes hold readers as a commit's do, and a
+            // catch-up's long steps held them 100 to 230 ms (BENCHMARKS.md, "Fourteenth
+            // stop"). The start-up replay, answered with 503s, takes long steps.
+            let mut batch = Taken::new(&store, true, !catching_up || serving)?;
             batch.take(first)?;
             in_catch_up |= catching_up;
             let (limit, window) = if catching_up {
@@ -288,9 +295,6 @@ impl Projector {
             } else {
                 (MAX_BATCH, BATCH_WINDOW)
             };
-            // Once the API answers, a commit's size is bounded by what it writes, so
-            // that no commit holds readers long.
-            let serving = self.parts.ready.load(Ordering::Relaxed);
             // A catch-up while the API answers gives way to requests from its first
             // batch, until a look says that none wait: on two cores the fold and the
             // decoder ahead of it take both, and document reads at 64 connections during
