@@ -321,14 +321,53 @@ fn port_is_free(port: u16) -> bool {
     TcpListener::bind(("127.0.0.1", port)).is_ok()
 }
 
-/// A port that was free a moment ago on loopback.
+/// A port that was free a moment ago on loopback, for a listener about to start on it.
+/// It is below the kernel's range of ephemeral ports, the ones outgoing connections are
+/// given: a port from `bind(0)` is one of those, and in the benchmark an outgoing
+/// connection took one between this check and the service's bind, which then failed
+/// ("Address already in use") and ended the run. Each port is handed out once a process.
 pub fn free_port() -> anyhow::Result<u16> {
+    static GIVEN: std::sync::Mutex<std::collections::BTreeSet<u16>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let below = ephemeral_ports_start().unwrap_or(32_768).max(10_001);
+    let mut given = GIVEN.lock().unwrap_or_else(|p| p.into_inner());
+    for _ in 0..1_000 {
+        let port = rand::random_range(10_000..below);
+        if !given.contains(&port) && port_is_free(port) {
+            given.insert(port);
+            return Ok(port);
+        }
+    }
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+/// The first port of the kernel's ephemeral range (Linux).
+fn ephemeral_ports_start() -> Option<u16> {
+    std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn free_ports_are_below_the_ephemeral_range_and_never_handed_out_twice() {
+        let start = ephemeral_ports_start().unwrap_or(32_768);
+        let ports: Vec<u16> = (0..200).map(|_| free_port().expect("a port")).collect();
+        assert!(
+            ports.iter().all(|p| (10_000..start).contains(p)),
+            "{ports:?}"
+        );
+        let distinct: std::collections::BTreeSet<u16> = ports.iter().copied().collect();
+        assert_eq!(distinct.len(), ports.len());
+        let listener = TcpListener::bind(("127.0.0.1", ports[0]));
+        assert!(listener.is_ok(), "a port handed out can be listened on");
+    }
 
     #[test]
     fn the_ports_file_gives_the_client_and_websocket_addresses() {
