@@ -327,18 +327,12 @@ impl AppliedIds {
             let most = usize::try_from(*budget / RECORD_COST)
                 .unwrap_or(REMOVALS)
                 .clamp(1, REMOVALS);
-            let mut batch = sled::Batch::default();
-            let mut n = 0;
-            for key in tree.scan_prefix(prefix).keys().take(most) {
-                batch.remove(key?);
-                n += 1;
-            }
+            let n = remove_some(tree, prefix, most)?;
             if n == 0 {
                 self.unlisted.pop_front();
                 continue;
             }
-            tree.apply_batch(batch)?;
-            *budget = budget.saturating_sub(n as u64 * RECORD_COST);
+            *budget = budget.saturating_sub(n * RECORD_COST);
         }
         Ok(())
     }
@@ -842,18 +836,25 @@ fn keys_under(
 fn remove_prefix(tree: &sled::Tree, prefix: &[u8]) -> Result<u64, StoreError> {
     let mut removed = 0;
     loop {
-        let mut batch = sled::Batch::default();
-        let mut n = 0;
-        for item in tree.scan_prefix(prefix).keys().take(REMOVALS) {
-            batch.remove(item?);
-            n += 1;
+        match remove_some(tree, prefix, REMOVALS)? {
+            0 => return Ok(removed),
+            n => removed += n,
         }
-        if n == 0 {
-            return Ok(removed);
-        }
-        tree.apply_batch(batch)?;
-        removed += n;
     }
+}
+
+/// Removes up to `most` records under `prefix`, in one batch; how many it removed.
+fn remove_some(tree: &sled::Tree, prefix: &[u8], most: usize) -> Result<u64, StoreError> {
+    let mut batch = sled::Batch::default();
+    let mut n = 0;
+    for key in tree.scan_prefix(prefix).keys().take(most) {
+        batch.remove(key?);
+        n += 1;
+    }
+    if n > 0 {
+        tree.apply_batch(batch)?;
+    }
+    Ok(n)
 }
 
 /// Every applied id, read from every run the manifest lists.

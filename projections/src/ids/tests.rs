@@ -64,6 +64,13 @@ const SMALL: Options = Options {
     cache_bytes: 16 << 20,
 };
 
+/// Whether the ids of `range`, folded again in one batch, are all found duplicates.
+fn all_duplicates(store: &Store, range: std::ops::Range<u64>) -> bool {
+    fold(store, range.map(id))
+        .iter()
+        .all(|o| *o == Outcome::Duplicate)
+}
+
 fn stats(store: &Store) -> AppliedIdStats {
     store.applied_id_stats().expect("stats")
 }
@@ -103,9 +110,7 @@ fn duplicates_are_found_in_every_run_before_and_after_merges() {
     assert!(before.merges >= 12, "{before:?}");
     assert!(before.runs < 20, "{before:?}");
     assert!(
-        fold(&store, (0..500).map(id))
-            .iter()
-            .all(|o| *o == Outcome::Duplicate),
+        all_duplicates(&store, 0..500),
         "every id applied before is a duplicate"
     );
     assert!(
@@ -164,9 +169,7 @@ fn a_prompt_batch_merges_a_short_step_and_the_next_ones_finish_the_merge() {
         assert_eq!(run_chunks(), output + left);
     }
     assert!(
-        fold(&store, (0..ids).map(id))
-            .iter()
-            .all(|o| *o == Outcome::Duplicate),
+        all_duplicates(&store, 0..ids),
         "every id applied before is a duplicate"
     );
     // A batch that no one waits for merges in one go what is due; a merge that small
@@ -207,9 +210,7 @@ fn a_reopened_store_loads_its_saved_filter_and_reads_only_the_runs_it_lacks() {
     );
     // The saved filter and the ids added to it give no false negative: every id, saved
     // in it or not, merged since or not, is a duplicate.
-    assert!(fold(&store, (0..4000).map(id))
-        .iter()
-        .all(|o| *o == Outcome::Duplicate));
+    assert!(all_duplicates(&store, 0..4000));
     assert!(stats(&store).run_lookups >= 4000);
 }
 
@@ -255,9 +256,7 @@ fn a_filter_save_goes_a_chunk_a_prompt_batch_and_holds_the_runs_listed_when_it_b
         next - 3000,
         "the ids applied while the save went on, alone"
     );
-    assert!(fold(&store, (0..next).map(id))
-        .iter()
-        .all(|o| *o == Outcome::Duplicate));
+    assert!(all_duplicates(&store, 0..next));
 }
 
 #[test]
@@ -278,9 +277,7 @@ fn a_filter_save_cut_short_between_prompt_batches_is_removed_at_the_next_load() 
     assert!(!reopened.filter_loaded);
     assert_eq!(reopened.read_at_load, 3003);
     assert_eq!(store.tree().scan_prefix(keys::ID_FILTER_PREFIX).count(), 0);
-    assert!(fold(&store, (0..3003).map(id))
-        .iter()
-        .all(|o| *o == Outcome::Duplicate));
+    assert!(all_duplicates(&store, 0..3003));
 }
 
 #[test]
@@ -319,9 +316,7 @@ fn a_settled_store_leaves_no_upkeep_to_the_batches_after_it() {
         "{reopened:?}"
     );
     assert_eq!((reopened.ids, reopened.runs), (settled.ids, settled.runs));
-    assert!(fold(&store, (0..4000).map(id))
-        .iter()
-        .all(|o| *o == Outcome::Duplicate));
+    assert!(all_duplicates(&store, 0..4000));
 }
 
 #[test]
@@ -337,9 +332,7 @@ fn a_store_opened_with_another_filter_size_builds_its_filter_from_every_run() {
     assert!(!reopened.filter_loaded);
     assert_eq!(reopened.read_at_load, 4000);
     assert_eq!(reopened.filter_bytes, 128 * 1024);
-    assert!(fold(&store, (0..4000).map(id))
-        .iter()
-        .all(|o| *o == Outcome::Duplicate));
+    assert!(all_duplicates(&store, 0..4000));
 }
 
 /// Chunks of output a merge of 1,600 ids writes out before it is done: those past
@@ -385,9 +378,7 @@ fn a_merge_or_filter_save_cut_short_leaves_orphans_that_are_removed_and_loses_no
     assert_eq!(fold(&store, [id(1600)]), [Outcome::Applied]);
     let merged = stats(&store);
     assert_eq!((merged.merges, merged.runs, merged.ids), (1, 2, 1601));
-    assert!(fold(&store, (0..1601).map(id))
-        .iter()
-        .all(|o| *o == Outcome::Duplicate));
+    assert!(all_duplicates(&store, 0..1601));
 }
 
 #[test]
