@@ -285,8 +285,9 @@ impl Projector {
             let serving = self.parts.ready.load(Ordering::Relaxed);
             // A live batch, and any once the API answers, after a short step of the
             // store's upkeep: the upkeep's writes hold readers as a commit's do, and a
-            // catch-up's long steps held them 100 to 230 ms (BENCHMARKS.md, "Fourteenth
-            // stop"). The start-up replay, answered with 503s, takes long steps.
+            // catch-up's long steps took up to 234 ms before a batch (BENCHMARKS.md,
+            // "Fourteenth stop"). The start-up replay, answered with 503s, takes long
+            // steps.
             let mut batch = Taken::new(&store, true, !catching_up || serving)?;
             batch.take(first)?;
             in_catch_up |= catching_up;

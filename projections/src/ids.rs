@@ -483,9 +483,10 @@ impl AppliedIds {
         });
     }
 
-    /// Writes the save's next chunks, up to `budget`'s worth (at least one); once all are
-    /// written, switches the manifest to the new generation (every run it covers marked
-    /// saved) and leaves the previous generation to be removed.
+    /// Writes the save's next chunks in one batch, up to `budget`'s worth (at least one,
+    /// at most [`REMOVALS`]); once all are written, switches the manifest to the new
+    /// generation (every run it covers marked saved) and leaves the previous generation
+    /// to be removed.
     fn save_step(&mut self, tree: &sled::Tree, budget: &mut u64) -> Result<(), StoreError> {
         let Some(save) = self.save.as_mut() else {
             return Ok(());
@@ -493,8 +494,8 @@ impl AppliedIds {
         let words = self.filter.as_slice();
         let chunks = words.len().div_ceil(FILTER_CHUNK_BYTES / 8);
         let most = usize::try_from(*budget / RECORD_COST)
-            .unwrap_or(usize::MAX)
-            .max(1);
+            .unwrap_or(REMOVALS)
+            .clamp(1, REMOVALS);
         let mut batch = sled::Batch::default();
         let end = chunks.min(save.written.saturating_add(most));
         for n in save.written..end {
@@ -810,8 +811,9 @@ fn remove_numbered(
     Ok(removed)
 }
 
-/// Records removed in one batch: sled keeps every page a batch replaces until the batch
-/// ends, and a batch removing a run of 33 M ids took gigabytes.
+/// Records removed (or a filter's chunks written) in one batch: sled keeps every page a
+/// batch replaces until the batch ends, and a batch removing a run of 33 M ids took
+/// gigabytes.
 const REMOVALS: usize = 1024;
 
 /// The keys of the records under `prefixes`, if there are at most `most` of them.

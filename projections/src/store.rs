@@ -407,8 +407,9 @@ impl Store {
     /// Does all the upkeep of the applied ids that is due (merges of runs, a save of their
     /// filter, removals of what those replaced) at once, for a store about to be handed
     /// to a process that serves reads: a rebuild's, before its worker closes it. Left to
-    /// the service, it ran in the first batches after the swap, and held the readers'
-    /// sled lock for 100 to 230 ms (BENCHMARKS.md, "Fourteenth stop").
+    /// the service, it took 108 to 234 ms before its first batches after the swap, writing
+    /// under sled's process-wide lock that reads wait for (BENCHMARKS.md, "Fourteenth
+    /// stop").
     pub fn settle_applied_ids(&self) -> Result<(), StoreError> {
         self.with_ids(|ids| ids.settle(&self.tree))
     }

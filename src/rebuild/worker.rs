@@ -3,8 +3,9 @@
 //! hands each batch of messages to the worker on its standard input; the worker folds them
 //! into the fresh store, commits each batch as one, and answers with the checkpoint it
 //! reached, a JSON line on its standard output. When its input closes it does the upkeep
-//! of the applied ids that is due, flushes the store and exits, and the service opens the store to fold the last messages itself, holding
-//! the projector, up to exactly its checkpoint.
+//! of the applied ids that is due, flushes the store and exits, and the service opens the
+//! store to fold the last messages itself, holding the projector, up to exactly its
+//! checkpoint.
 //!
 //! Why a process: sled 0.34 takes a process-wide lock for each commit (`apply_batch`), and
 //! every read of every store in the process waits for it; a rebuild folding beside the
