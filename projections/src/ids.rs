@@ -35,16 +35,17 @@ const CHUNK_IDS: usize = 256;
 /// `FAN_IN - 1` runs of each class stand at once.
 const FAN_IN: usize = 8;
 
-/// Ids a merge goes through in one step between two batches (16 MiB read and written):
-/// this bounds the pause merging adds before a batch; a larger merge takes several steps.
-pub(crate) const MERGE_STEP: u64 = 1 << 20;
+/// The upkeep between two batches, in ids' worth (merging an id; a record written or
+/// removed costs [`RECORD_COST`]): 16 MiB read and written. This bounds the pause the
+/// upkeep adds before a batch; a larger merge or save takes several steps.
+pub(crate) const UPKEEP_STEP: u64 = 1 << 20;
 
-/// Ids a merge goes through in one step before a prompt batch, one a live update waits
-/// for (256 KiB): a merge of 524,288 ids took a step of 29 ms and an end of 73 ms before
-/// one batch, and a live update in it, and every client's frame of it, would wait as
-/// long (BENCHMARKS.md, "Thirteenth stop"). A merge of a million ids takes 64 such
-/// batches; live updates come far slower than that.
-pub(crate) const PROMPT_MERGE_STEP: u64 = if cfg!(test) { 64 } else { 1 << 14 };
+/// [`UPKEEP_STEP`] before a prompt batch, one a live update waits for (256 KiB): a merge of
+/// 524,288 ids took a step of 29 ms and an end of 73 ms before one batch, and a live
+/// update in it, and every client's frame of it, would wait as long (BENCHMARKS.md,
+/// "Thirteenth stop"). A merge of a million ids takes 64 such batches; live updates come
+/// far slower than that.
+pub(crate) const PROMPT_UPKEEP_STEP: u64 = if cfg!(test) { 64 } else { 1 << 14 };
 
 /// A merge whose output is at most this many ids writes it, the new manifest and the
 /// removal of its sources' chunks in one atomic batch; a larger one writes its chunks as
@@ -341,7 +342,7 @@ impl AppliedIds {
     /// no size class has [`FAN_IN`] runs, a save of the filter, the removals.
     pub(crate) fn settle(&mut self, tree: &sled::Tree) -> Result<(), StoreError> {
         while !self.is_settled() {
-            self.maintain(tree, MERGE_STEP)?;
+            self.maintain(tree, UPKEEP_STEP)?;
         }
         Ok(())
     }

@@ -137,7 +137,7 @@ fn a_prompt_batch_merges_a_short_step_and_the_next_ones_finish_the_merge() {
     let ids = FAN_IN as u64 * per_run;
     let before = stats(&store);
     assert_eq!((before.ids, before.merges), (ids, 0), "{before:?}");
-    // Each prompt batch (empty here) merges PROMPT_MERGE_STEP ids further, no more.
+    // Each prompt batch (empty here) merges PROMPT_UPKEEP_STEP ids further, no more.
     let mut prompt_batches = 0;
     while stats(&store).merges == 0 {
         store
@@ -149,7 +149,7 @@ fn a_prompt_batch_merges_a_short_step_and_the_next_ones_finish_the_merge() {
         assert!(prompt_batches <= 2 * ids, "the merge never finished");
     }
     assert!(
-        prompt_batches >= ids / PROMPT_MERGE_STEP,
+        prompt_batches >= ids / PROMPT_UPKEEP_STEP,
         "{prompt_batches} prompt batches merged {ids} ids"
     );
     let after = stats(&store);
@@ -158,7 +158,7 @@ fn a_prompt_batch_merges_a_short_step_and_the_next_ones_finish_the_merge() {
     // batches that follow, a chunk each (a step is less than a chunk's worth here).
     let run_chunks = || store.tree().scan_prefix(keys::ID_RUN_PREFIX).count();
     let output = (ids as usize).div_ceil(CHUNK_IDS);
-    assert!(ids > ATOMIC_MERGE && PROMPT_MERGE_STEP < RECORD_COST);
+    assert!(ids > ATOMIC_MERGE && PROMPT_UPKEEP_STEP < RECORD_COST);
     assert_eq!(run_chunks(), output + FAN_IN, "the sources, unlisted");
     for left in (0..FAN_IN).rev() {
         store
