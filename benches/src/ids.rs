@@ -20,6 +20,7 @@ use racing_events::{samples, Envelope};
 use racing_projections::{Outcome, Store};
 use serde::{Deserialize, Serialize};
 
+use crate::report::percentile_ms;
 use crate::Scale;
 
 /// Messages per batch: the projector's while catching up.
@@ -210,7 +211,7 @@ fn prompt_child(store: &Path, from: u64, ids: u64) -> anyhow::Result<()> {
     while n < from + ids {
         let asked = Instant::now();
         let mut batch = s.prompt_batch()?;
-        upkeep.push(asked.elapsed().as_secs_f64() * 1e3);
+        upkeep.push(asked.elapsed().as_micros() as u64);
         for i in n..(from + ids).min(n + PROMPT_BATCH) {
             seq += 1;
             ensure!(
@@ -223,11 +224,8 @@ fn prompt_child(store: &Path, from: u64, ids: u64) -> anyhow::Result<()> {
     }
     let secs = started.elapsed().as_secs_f64();
     let after = s.applied_id_stats()?;
-    upkeep.sort_by(f64::total_cmp);
-    let at = |q: f64| {
-        let i = ((upkeep.len() as f64 - 1.0) * q).round() as usize;
-        upkeep.get(i).copied().unwrap_or(0.0)
-    };
+    upkeep.sort_unstable();
+    let at = |p: f64| percentile_ms(&upkeep, p);
     let figures = ChildFigures {
         secs,
         peak_rss_kib: status_kib("VmHWM:")?,

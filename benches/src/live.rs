@@ -24,6 +24,7 @@ use uuid::Uuid;
 
 use crate::feed::LogInfo;
 use crate::peer::Peer;
+use crate::report::percentile_ms;
 use crate::service::{Service, Target};
 use crate::Scale;
 
@@ -572,16 +573,6 @@ async fn handoffs(client: &reqwest::Client, service: &Service) -> anyhow::Result
         .await?
         .histogram("racing_live_delay_seconds", ["0.025", "0.1"])?;
     Ok([delay.count, delay.over[0], delay.over[1]])
-}
-
-/// The `p` quantile of `sorted_us` (microseconds, ascending), in ms: the value at rank
-/// ⌈p × n⌉; NaN when there is none.
-fn percentile_ms(sorted_us: &[u64], p: f64) -> f64 {
-    if sorted_us.is_empty() {
-        return f64::NAN;
-    }
-    let i = ((sorted_us.len() as f64 * p).ceil() as usize).clamp(1, sorted_us.len()) - 1;
-    sorted_us[i] as f64 / 1000.0
 }
 
 /// One of the service's clients: subscribes to today's meeting, then notes each `odds`

@@ -105,6 +105,16 @@ pub struct Report {
     pub ids: Option<IdsResult>,
 }
 
+/// The `p` quantile of `sorted_us` (microseconds, ascending), in ms: the value at rank
+/// ⌈p × n⌉; NaN when there is none.
+pub fn percentile_ms(sorted_us: &[u64], p: f64) -> f64 {
+    if sorted_us.is_empty() {
+        return f64::NAN;
+    }
+    let i = ((sorted_us.len() as f64 * p).ceil() as usize).clamp(1, sorted_us.len()) - 1;
+    sorted_us[i] as f64 / 1000.0
+}
+
 /// The median (the mean of the middle two for an even count); NaN for none.
 pub fn median(values: impl IntoIterator<Item = f64>) -> f64 {
     let mut v: Vec<f64> = values.into_iter().collect();

@@ -330,7 +330,7 @@ pub fn free_port() -> anyhow::Result<u16> {
     static GIVEN: std::sync::Mutex<std::collections::BTreeSet<u16>> =
         std::sync::Mutex::new(std::collections::BTreeSet::new());
     let below = ephemeral_ports_start().unwrap_or(32_768).max(10_001);
-    let mut given = GIVEN.lock().unwrap_or_else(|p| p.into_inner());
+    let mut given = crate::supervise::lock(&GIVEN);
     for _ in 0..1_000 {
         let port = rand::random_range(10_000..below);
         if !given.contains(&port) && port_is_free(port) {
