@@ -26,6 +26,18 @@ impl Smtp {
 
     /// Starts it on `port`.
     pub async fn start_on(port: u16) -> Smtp {
+        Smtp::start_with(port, "aiosmtpd.handlers.Mailbox").await
+    }
+
+    /// Starts one that refuses for good (550) every recipient whose address begins with
+    /// `refused` (`tests/smtp/refusing.py`).
+    pub async fn start_refusing() -> Smtp {
+        let port = racing::nats::free_port().expect("a free port");
+        Smtp::start_with(port, "refusing.Refusing").await
+    }
+
+    /// Starts it on `port` with aiosmtpd's handler `class`, a Maildir handler.
+    async fn start_with(port: u16, class: &str) -> Smtp {
         let dir = TempDir::new().expect("temp dir");
         let maildir = dir.path().join("Maildir");
         // Debian's python3 has the package; a python3 of one's own first on the PATH may not.
@@ -37,8 +49,14 @@ impl Smtp {
         let child = tokio::process::Command::new(python)
             .args(["-m", "aiosmtpd", "-n", "-l"])
             .arg(format!("127.0.0.1:{port}"))
-            .args(["-c", "aiosmtpd.handlers.Mailbox"])
+            .args(["-c", class])
             .arg(&maildir)
+            .env(
+                "PYTHONPATH",
+                Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("tests")
+                    .join("smtp"),
+            )
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -553,4 +571,91 @@ async fn mails_to_one_address_are_limited_whoever_asks() {
     smtp.message(3).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(smtp.messages().len(), 3, "no mail for the refused form");
+}
+
+#[tokio::test]
+async fn a_recipient_the_relay_refuses_is_set_aside_and_later_mail_still_goes() {
+    let nats = Nats::start().await;
+    let smtp = Smtp::start_refusing().await;
+    let dir = TempDir::new().expect("temp dir");
+    let mut app = start(&nats, dir.path(), &smtp, |_| {}).await;
+    todays_card(&nats, &mut app).await;
+    let mut eve = Visitor::new(&app);
+    let (status, page) = eve.subscribe("refused@example.com", "trial").await;
+    assert_eq!(status, StatusCode::OK, "the form is taken: {page}");
+    // Mail written after the refused message still arrives, in order, while the refused
+    // one waits nowhere in front of it.
+    let mut fay = Visitor::new(&app);
+    for address in ["fay@example.com", "gus@example.com"] {
+        let (status, page) = fay.subscribe(address, "trial").await;
+        assert_eq!(status, StatusCode::OK, "{page}");
+    }
+    assert!(smtp.message(1).await.contains("To: fay@example.com"));
+    assert!(smtp.message(2).await.contains("To: gus@example.com"));
+    let (status, _) = fay.follow(&smtp.message(1).await).await;
+    assert_eq!(status, StatusCode::OK);
+    let key = key_in(&smtp.message(3).await);
+    api_becomes(&app, &key, StatusCode::OK).await;
+
+    // The refused message is set aside with its reason, once, and counted.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let mail = loop {
+        let status: serde_json::Value = app
+            .client
+            .get(format!("{}/status", app.admin))
+            .send()
+            .await
+            .expect("status")
+            .json()
+            .await
+            .expect("JSON");
+        let mail = status["mail"].clone();
+        if mail["queued"] == 0 && mail["failed"] == 1 && mail["sent"] == 3 {
+            break mail;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "mail: {mail}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(mail["deferred"], 0, "{mail}");
+    let failed: Vec<_> = std::fs::read_dir(dir.path().join("mail").join("failed"))
+        .expect("the failed directory")
+        .filter_map(Result::ok)
+        .map(|e| std::fs::read_to_string(e.path()).expect("a record"))
+        .collect();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert!(failed[0].contains("refused@example.com"), "{}", failed[0]);
+    assert!(
+        failed[0].contains("550"),
+        "the relay's answer: {}",
+        failed[0]
+    );
+    assert!(
+        !failed[0].contains("/confirm?t="),
+        "no link or key kept: {}",
+        failed[0]
+    );
+    // A sent message leaves nothing in the spool.
+    let spool = std::fs::read_dir(dir.path().join("mail").join("spool"))
+        .expect("the spool")
+        .count();
+    assert_eq!(spool, 0);
+    let metrics = app
+        .client
+        .get(format!("{}/metrics", app.admin))
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("text");
+    for name in [
+        "racing_mail_queued",
+        "racing_mail_deferred",
+        "racing_mail_set_aside",
+        "racing_mail_sent_total",
+        "racing_mail_failed_total",
+    ] {
+        assert!(metrics.contains(name), "{name} in /metrics");
+    }
+    assert_eq!(smtp.messages().len(), 3, "nothing for the refused address");
 }

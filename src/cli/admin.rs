@@ -76,9 +76,11 @@ pub async fn status(args: AdminArgs) -> anyhow::Result<ExitCode> {
     match &mail.outbox {
         Some(outbox) => println!("mail:          {} written to {outbox}", mail.sent),
         None => println!(
-            "mail:          {} sent, {} waiting, {} failed attempts{}",
+            "mail:          {} sent, {} waiting ({} deferred), {} set aside, {} failed attempts{}",
             mail.sent,
             mail.queued,
+            mail.deferred,
+            mail.failed,
             mail.failed_attempts,
             mail.last_error
                 .as_deref()
