@@ -659,3 +659,69 @@ async fn a_recipient_the_relay_refuses_is_set_aside_and_later_mail_still_goes() 
     }
     assert_eq!(smtp.messages().len(), 3, "nothing for the refused address");
 }
+
+/// Polls until `key` gets `status`; fails after `within`.
+async fn api_becomes_within(app: &App, key: &str, status: StatusCode, within: Duration) {
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        let now = api(app, key).await;
+        if now == status {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the key got {now}, not {status}, after {within:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_compromised_replacement_revokes_every_older_key_too() {
+    let nats = Nats::start().await;
+    let smtp = Smtp::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let mut app = start(&nats, dir.path(), &smtp, |_| {}).await;
+    todays_card(&nats, &mut app).await;
+    let mut hal = Visitor::new(&app);
+    hal.subscribe("hal@example.com", "trial").await;
+    let (status, _) = hal.follow(&smtp.message(1).await).await;
+    assert_eq!(status, StatusCode::OK);
+    let k1 = key_in(&smtp.message(2).await);
+    api_becomes(&app, &k1, StatusCode::OK).await;
+
+    // K1 -> K2, not compromised: K1 keeps working in its grace period.
+    hal.post("/keys/replace", &[("email", "hal@example.com")])
+        .await;
+    let (status, _) = hal.follow(&smtp.message(3).await).await;
+    assert_eq!(status, StatusCode::OK);
+    let k2 = key_in(&smtp.message(4).await);
+    api_becomes(&app, &k2, StatusCode::OK).await;
+    assert_eq!(
+        api(&app, &k1).await,
+        StatusCode::OK,
+        "K1 in its grace period"
+    );
+
+    // K2 -> K3, compromised: K1 and K2 both stop, as the mail says.
+    hal.post(
+        "/keys/replace",
+        &[("email", "hal@example.com"), ("compromised", "yes")],
+    )
+    .await;
+    let (status, page) = hal.follow(&smtp.message(5).await).await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    let mail = smtp.message(6).await;
+    assert!(mail.contains("were revoked"), "{mail}");
+    let k3 = key_in(&mail);
+    api_becomes(&app, &k3, StatusCode::OK).await;
+    for (name, key) in [("K2", &k2), ("K1", &k1)] {
+        api_becomes_within(&app, key, StatusCode::UNAUTHORIZED, Duration::from_secs(2)).await;
+        assert_eq!(
+            api(&app, key).await,
+            StatusCode::UNAUTHORIZED,
+            "{name} stays revoked"
+        );
+    }
+    assert_eq!(api(&app, &k3).await, StatusCode::OK);
+}

@@ -161,6 +161,31 @@ impl Registry {
         .await
     }
 
+    /// Issues a key like the key `id`: its name, limits, subscriber and plan; `id` itself
+    /// is left as it is.
+    pub async fn issue_like(&self, id: &str) -> anyhow::Result<(String, KeyRecord)> {
+        let (old, _) = self.entry(id).await?;
+        self.create_like(&old).await
+    }
+
+    /// Retires a key that another replaced: revoked at once without `grace`, else
+    /// expiring once `grace` is over (never later than an expiry it has already).
+    /// Returns whether it may still work, in its grace period; a key with no record
+    /// counts as retired.
+    pub async fn retire(&self, id: &str, grace: Option<Duration>) -> anyhow::Result<bool> {
+        let bare = id.trim().trim_start_matches(super::PREFIX);
+        match self.keys.entry(bare).await? {
+            Some(entry) if entry.operation == kv::Operation::Put => {}
+            _ => return Ok(false),
+        }
+        let record = match grace {
+            None => self.revoke(id).await?,
+            Some(grace) => self.expire_after(id, grace).await?,
+        };
+        let state = record.state(jiff::Timestamp::now());
+        Ok(!matches!(state.as_str(), "revoked" | "expired"))
+    }
+
     /// Issues a key like `old`: its name, limits, subscriber and plan.
     async fn create_like(&self, old: &KeyRecord) -> anyhow::Result<(String, KeyRecord)> {
         match (&old.subscriber, &old.plan) {
@@ -170,18 +195,6 @@ impl Registry {
             }
             _ => self.create(&old.name, old.limits).await,
         }
-    }
-
-    /// Replaces a key that someone else may hold: a new one like it now, and the old one
-    /// revoked at once (its open sessions closed on every replica).
-    pub async fn replace_compromised(
-        &self,
-        id: &str,
-    ) -> anyhow::Result<(String, KeyRecord, KeyRecord)> {
-        let (old, _) = self.entry(id).await?;
-        let (key, new) = self.create_like(&old).await?;
-        let old = self.revoke(&old.id).await?;
-        Ok((key, new, old))
     }
 
     /// Issues a key drawn by `draw` (as [`generate`] does), written only if no record has
@@ -281,11 +294,22 @@ impl Registry {
         id: &str,
         grace: Duration,
     ) -> anyhow::Result<(String, KeyRecord, KeyRecord)> {
-        let (mut old, revision) = self.entry(id).await?;
+        let (old, _) = self.entry(id).await?;
         if old.revoked_at.is_some() {
             bail!("{} is revoked; create a new key instead", old.prefix());
         }
         let (key, new) = self.create_like(&old).await?;
+        let old = self.expire_after(id, grace).await?;
+        Ok((key, new, old))
+    }
+
+    /// Lets a key work for `grace` more, then expire; an earlier expiry stands, and a
+    /// revoked key stays revoked.
+    pub async fn expire_after(&self, id: &str, grace: Duration) -> anyhow::Result<KeyRecord> {
+        let (mut old, revision) = self.entry(id).await?;
+        if old.revoked_at.is_some() {
+            return Ok(old);
+        }
         let now = jiff::Timestamp::now();
         let grace = jiff::SignedDuration::try_from(grace).unwrap_or(jiff::SignedDuration::ZERO);
         let until = now.checked_add(grace).unwrap_or(now);
@@ -296,7 +320,7 @@ impl Registry {
             .and_then(|t| t.parse::<jiff::Timestamp>().ok());
         old.expires_at = Some(earlier.map_or(until, |e| e.min(until)).to_string());
         self.update(&old, revision).await?;
-        Ok((key, new, old))
+        Ok(old)
     }
 
     /// Loads every record into `ring`, then keeps it in step until `shutdown`. Returns once

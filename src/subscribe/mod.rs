@@ -502,6 +502,7 @@ async fn subscribe_confirmed(
             key_id: key_record.id.clone(),
             confirmed_at: jiff::Timestamp::now().to_string(),
             replaced_at: None,
+            previous: Vec::new(),
         };
         let (mut record, revision) = match existing {
             Some((record, revision)) => (record, Some(revision)),
@@ -623,8 +624,16 @@ async fn replace(
     }
 }
 
-/// Rotates every key of `email`, revoking the old ones at once if `compromised`, and
-/// mails the new ones; the text of the page.
+/// Replaces every key of `email` and mails the new ones; the text of the page. The
+/// replaced keys, and every older key still working, are revoked at once if
+/// `compromised`, else left a grace period.
+///
+/// The subscriber record is the truth about which keys are in use, so it changes first:
+/// the new keys are made (unknown to anyone yet), then the record is saved over the
+/// revision it was read at, naming them and listing every key they replace; only then are
+/// the old keys retired and the mail written. A failure before the save undoes the new
+/// keys and changes nothing; one after it leaves the record naming the keys in use, with
+/// any key not yet retired still listed, so the next replacement retires it.
 async fn replace_confirmed(
     signup: &Signup,
     email: &str,
@@ -633,40 +642,69 @@ async fn replace_confirmed(
     let Some((mut record, revision)) = signup.store.subscriber(email).await? else {
         return Ok(format!("{email} holds no key."));
     };
-    let grace = signup.settings.grace;
-    let now = jiff::Timestamp::now().to_string();
-    let mut lines = Vec::new();
-    let mut failed = None;
-    for subscription in &mut record.subscriptions {
-        let replaced = if compromised {
-            signup
-                .registry
-                .replace_compromised(&subscription.key_id)
-                .await
-        } else {
-            signup.registry.rotate(&subscription.key_id, grace).await
-        };
-        let (key, new, old) = match replaced {
-            Ok(replaced) => replaced,
+    if record.subscriptions.is_empty() {
+        return Ok(format!("{email} holds no key."));
+    }
+    let mut issued = Vec::with_capacity(record.subscriptions.len());
+    for subscription in &record.subscriptions {
+        match signup.registry.issue_like(&subscription.key_id).await {
+            Ok(new) => issued.push(new),
             Err(e) => {
-                failed = Some(e);
-                break;
+                undo(signup, &issued).await;
+                return Err(e);
             }
-        };
+        }
+    }
+    let now = jiff::Timestamp::now().to_string();
+    let mut lines = Vec::with_capacity(issued.len());
+    for (subscription, (key, new)) in record.subscriptions.iter_mut().zip(&issued) {
+        let old = std::mem::replace(&mut subscription.key_id, new.id.clone());
+        subscription.previous.push(old);
+        subscription.replaced_at = Some(now.clone());
         let plan = signup
             .settings
             .plans
             .get(&subscription.plan)
             .map_or(subscription.plan.clone(), |p| p.name.clone());
         lines.push(format!("{plan} plan: {key}"));
-        subscription.key_id = new.id.clone();
-        subscription.replaced_at = Some(now.clone());
-        tracing::info!(old = %old.prefix(), new = %new.prefix(), compromised, "key replaced");
     }
-    if lines.is_empty() {
-        return Err(failed.unwrap_or_else(|| anyhow::anyhow!("{email} holds no key")));
+    let revision = match signup.store.save(&record, Some(revision)).await {
+        Ok(revision) => revision,
+        Err(e) => {
+            undo(signup, &issued).await;
+            return Err(e.context("the subscriber record changed meanwhile; nothing was replaced"));
+        }
+    };
+    let grace = (!compromised).then_some(signup.settings.grace);
+    let mut not_retired = 0;
+    for subscription in &mut record.subscriptions {
+        let mut still = Vec::new();
+        for id in std::mem::take(&mut subscription.previous) {
+            match signup.registry.retire(&id, grace).await {
+                Ok(false) => {
+                    tracing::info!(key = %format!("rk_{id}"), compromised, "replaced key retired")
+                }
+                Ok(true) => still.push(id),
+                Err(e) => {
+                    tracing::error!(error = format!("{e:#}"), key = %format!("rk_{id}"), "retiring a replaced key");
+                    not_retired += 1;
+                    still.push(id);
+                }
+            }
+        }
+        subscription.previous = still;
     }
-    let fate = if compromised {
+    if let Err(e) = signup.store.save(&record, Some(revision)).await {
+        // The keys retired stay listed: retiring them again is harmless.
+        tracing::warn!(error = format!("{e:#}"), "recording the retired keys");
+    }
+    let fate = if not_retired > 0 {
+        format!(
+            "{not_retired} of your old keys could not be {} just now; replace your keys \
+             again in a few minutes to finish.",
+            if compromised { "revoked" } else { "retired" }
+        )
+    } else if compromised {
         "Your old keys were revoked: they no longer work, and open live odds connections \
          made with them were closed."
             .to_owned()
@@ -676,8 +714,7 @@ async fn replace_confirmed(
             signup.settings.grace.as_secs() / 3600
         )
     };
-    // The new keys go out first, whatever follows: a subscriber whose old key was just
-    // revoked must not be left without one.
+    // The new keys go out whatever else failed: the record names them now.
     let body = format!(
         "Hello {},\n\nyour new racing data API keys:\n\n{}\n\n{fate}\n",
         record.name,
@@ -686,17 +723,14 @@ async fn replace_confirmed(
     signup
         .mailer
         .send(email, "Your new racing data API key", body)?;
-    signup.store.save(&record, Some(revision)).await?;
-    match failed {
-        None => Ok(format!("New keys have been sent to {email}. {fate}")),
-        Some(e) => {
-            tracing::error!(error = format!("{e:#}"), "replacing a subscriber's keys");
-            Ok(format!(
-                "{} of {} keys were replaced and sent to {email}; the others could not be \
-                 now. Please try again in a few minutes.",
-                lines.len(),
-                record.subscriptions.len()
-            ))
+    Ok(format!("New keys have been sent to {email}. {fate}"))
+}
+
+/// Revokes keys made for a replacement that did not happen.
+async fn undo(signup: &Signup, issued: &[(String, crate::keys::KeyRecord)]) {
+    for (_, record) in issued {
+        if let Err(e) = signup.registry.revoke(&record.id).await {
+            tracing::error!(error = format!("{e:#}"), key = %record.prefix(), "revoking a key of a replacement undone");
         }
     }
 }

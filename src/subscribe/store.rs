@@ -38,6 +38,11 @@ pub struct Subscription {
     /// RFC 3339: when its key was last replaced, if ever.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replaced_at: Option<String>,
+    /// The ids of the keys it replaced that may still work (in their grace period, or not
+    /// yet retired when a replacement was cut short): a compromised replacement revokes
+    /// them with the current one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub previous: Vec<String>,
 }
 
 /// What following a link does.
@@ -145,15 +150,15 @@ impl Store {
     }
 
     /// Writes `record`: created if `revision` is `None`, else only if it is still at
-    /// `revision` (another replica may have changed it meanwhile: then an error).
-    pub async fn save(&self, record: &Subscriber, revision: Option<u64>) -> anyhow::Result<()> {
+    /// `revision` (another replica may have changed it meanwhile: then an error). Returns
+    /// the revision written.
+    pub async fn save(&self, record: &Subscriber, revision: Option<u64>) -> anyhow::Result<u64> {
         let key = address_key(&record.email);
         let bytes = serde_json::to_vec(record)?.into();
-        match revision {
-            None => self.subscribers.create(&key, bytes).await.map(|_| ())?,
-            Some(r) => self.subscribers.update(&key, bytes, r).await.map(|_| ())?,
-        }
-        Ok(())
+        Ok(match revision {
+            None => self.subscribers.create(&key, bytes).await?,
+            Some(r) => self.subscribers.update(&key, bytes, r).await?,
+        })
     }
 
     /// Records a link to follow within `ttl`; returns its token, which only the e-mail
