@@ -150,6 +150,10 @@ pub struct ServeArgs {
     /// Subscription mails per e-mail address per hour.
     #[arg(long, env = "RACING_MAILS_PER_ADDRESS_PER_HOUR", default_value_t = 5)]
     pub mails_per_address_per_hour: u32,
+    /// Proxies whose `X-Forwarded-For` names the client a form post counts against:
+    /// addresses and networks, comma-separated; empty: none, the peer is the client.
+    #[arg(long, env = "RACING_TRUSTED_PROXIES", default_value = "")]
+    pub trusted_proxies: String,
 }
 
 /// The service's settings, checked.
@@ -244,6 +248,7 @@ impl TryFrom<ServeArgs> for Config {
             grace: hours(a.replaced_key_grace_hours),
             posts_per_client_hour: a.form_posts_per_hour,
             mails_per_address_hour: a.mails_per_address_per_hour,
+            trusted_proxies: crate::subscribe::clients::TrustedProxies::parse(&a.trusted_proxies)?,
         };
         Ok(Config {
             nats_url: a.nats_url.filter(|u| !u.trim().is_empty()),
@@ -337,6 +342,7 @@ impl Config {
                 grace: Duration::from_secs(24 * 3600),
                 posts_per_client_hour: 20,
                 mails_per_address_hour: 5,
+                trusted_proxies: crate::subscribe::clients::TrustedProxies::default(),
             },
         }
     }

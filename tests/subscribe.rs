@@ -132,6 +132,8 @@ struct Visitor {
     base: String,
     cookie: Option<String>,
     csrf: String,
+    /// The `X-Forwarded-For` its posts carry, as a proxy in front would add.
+    forwarded_for: Option<String>,
 }
 
 impl Visitor {
@@ -144,6 +146,7 @@ impl Visitor {
             base: app.base.clone(),
             cookie: None,
             csrf: String::new(),
+            forwarded_for: None,
         }
     }
 
@@ -177,6 +180,9 @@ impl Visitor {
         let mut req = self.client.post(format!("{}{path}", self.base)).form(form);
         if let Some(c) = &self.cookie {
             req = req.header("Cookie", c);
+        }
+        if let Some(ip) = &self.forwarded_for {
+            req = req.header("X-Forwarded-For", ip);
         }
         let res = req.send().await.expect("post");
         (res.status(), res.text().await.expect("body"))
@@ -242,18 +248,7 @@ pub async fn todays_card(nats: &Nats, app: &mut App) {
 /// Polls until `key` gets `status` from the API (the registry reaches the ring within
 /// moments); fails after 5 s.
 pub async fn api_becomes(app: &App, key: &str, status: StatusCode) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-    loop {
-        let now = api(app, key).await;
-        if now == status {
-            return;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the key got {now}, not {status}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    api_becomes_within(app, key, status, Duration::from_secs(5)).await;
 }
 
 async fn start(
@@ -672,7 +667,8 @@ async fn api_becomes_within(app: &App, key: &str, status: StatusCode, within: Du
             tokio::time::Instant::now() < deadline,
             "the key got {now}, not {status}, after {within:?}"
         );
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        // Slower than the trial plan's rate, so a key still working is never a 429.
+        tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
 
@@ -724,4 +720,95 @@ async fn a_compromised_replacement_revokes_every_older_key_too() {
         );
     }
     assert_eq!(api(&app, &k3).await, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn sub_addresses_share_their_mailbox_s_limits_and_strangers_learn_nothing() {
+    let nats = Nats::start().await;
+    let smtp = Smtp::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let mut app = start(&nats, dir.path(), &smtp, |c| {
+        c.signup.mails_per_address_hour = 3;
+    })
+    .await;
+    todays_card(&nats, &mut app).await;
+    let mut ivy = Visitor::new(&app);
+
+    // The name given is nobody's to read before the address is confirmed.
+    ivy.subscribe("ivy+one@example.com", "trial").await;
+    let confirmation = smtp.message(1).await;
+    assert!(
+        !confirmation.contains("Ann Lee"),
+        "the form's name is in no mail before confirmation:\n{confirmation}"
+    );
+    let (status, _) = ivy.follow(&confirmation).await;
+    assert_eq!(status, StatusCode::OK);
+    let key = key_in(&smtp.message(2).await);
+    api_becomes(&app, &key, StatusCode::OK).await;
+
+    // Another sub-address of the mailbox holds the same plan already: no second key.
+    ivy.subscribe("ivy+two@example.com", "trial").await;
+    let (status, _) = ivy.follow(&smtp.message(3).await).await;
+    assert_eq!(status, StatusCode::OK);
+    let reminder = smtp.message(4).await;
+    assert!(reminder.contains("already hold a key"), "{reminder}");
+
+    // A replacement asked for an address that subscribed and for one that did not gets the
+    // same answer, even when the mail cannot be written (no 500 that tells them apart).
+    let spool = dir.path().join("mail").join("spool");
+    std::fs::remove_dir_all(&spool).expect("spool removed");
+    std::fs::write(&spool, b"not a directory").expect("a file in its place");
+    let mut answers = Vec::new();
+    for email in ["jon@example.com", "ivy+three@example.com"] {
+        let mut visitor = Visitor::new(&app);
+        visitor.open(&format!("{}/", app.base)).await;
+        let (status, page) = visitor.post("/keys/replace", &[("email", email)]).await;
+        answers.push((status, page.replace(email, "ADDRESS")));
+    }
+    assert_eq!(answers[0].0, StatusCode::OK, "{}", answers[0].1);
+    assert_eq!(answers[0], answers[1]);
+
+    // The mailbox's three posts an hour are spent, whichever tag asks.
+    let (status, page) = ivy.subscribe("ivy+four@example.com", "trial").await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{page}");
+}
+
+#[tokio::test]
+async fn form_posts_count_per_ipv6_64_and_per_client_behind_a_trusted_proxy() {
+    let nats = Nats::start().await;
+    let smtp = Smtp::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let app = start(&nats, dir.path(), &smtp, |c| {
+        c.signup.posts_per_client_hour = 2;
+        c.signup.trusted_proxies =
+            racing::subscribe::clients::TrustedProxies::parse("127.0.0.1").expect("a list");
+    })
+    .await;
+    let post_from = |ip: &'static str, n: u32| {
+        let mut visitor = Visitor::new(&app);
+        visitor.forwarded_for = Some(ip.to_owned());
+        async move {
+            visitor.open(&format!("{}/", visitor.base)).await;
+            let email = format!("kim{n}@example.com");
+            visitor
+                .post("/keys/replace", &[("email", email.as_str())])
+                .await
+                .0
+        }
+    };
+    // Three addresses of one /64: one client, two posts an hour.
+    assert_eq!(post_from("2001:db8:0:1::1", 1).await, StatusCode::OK);
+    assert_eq!(post_from("2001:db8:0:1::2", 2).await, StatusCode::OK);
+    assert_eq!(
+        post_from("2001:db8:0:1::3", 3).await,
+        StatusCode::TOO_MANY_REQUESTS
+    );
+    // Another /64, and an IPv4 client, each count on their own.
+    assert_eq!(post_from("2001:db8:0:2::1", 4).await, StatusCode::OK);
+    assert_eq!(post_from("198.51.100.7", 5).await, StatusCode::OK);
+    // What a client writes before the proxy's hop is not believed.
+    assert_eq!(
+        post_from("2001:db8:9::1, 2001:db8:0:1::9", 6).await,
+        StatusCode::TOO_MANY_REQUESTS
+    );
 }

@@ -52,7 +52,7 @@ enum Transport {
     /// An SMTP server; messages wait in `spool` until it takes them, and those it
     /// refuses for good go to `failed`.
     Smtp {
-        smtp: AsyncSmtpTransport<Tokio1Executor>,
+        smtp: Box<AsyncSmtpTransport<Tokio1Executor>>,
         spool: PathBuf,
         failed: PathBuf,
     },
@@ -157,10 +157,12 @@ impl Mailer {
         let mail = data_dir.join("mail");
         let transport = match smtp_url {
             Some(url) => {
-                let smtp = AsyncSmtpTransport::<Tokio1Executor>::from_url(url)
-                    .map_err(|e| anyhow::anyhow!("RACING_SMTP_URL: {e}"))?
-                    .timeout(Some(Duration::from_secs(20)))
-                    .build();
+                let smtp = Box::new(
+                    AsyncSmtpTransport::<Tokio1Executor>::from_url(url)
+                        .map_err(|e| anyhow::anyhow!("RACING_SMTP_URL: {e}"))?
+                        .timeout(Some(Duration::from_secs(20)))
+                        .build(),
+                );
                 let (spool, failed) = (mail.join("spool"), mail.join("failed"));
                 for dir in [&spool, &failed] {
                     std::fs::create_dir_all(dir)

@@ -6,13 +6,14 @@
 //! subscriber records and the single-use links live in NATS beside them ([`store`]).
 //! A key appears only in the message that carries it: never in a page, a URL or a log.
 
+pub mod clients;
 pub mod csrf;
 pub mod mail;
 pub mod pages;
 pub mod plans;
 pub mod store;
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::Duration;
@@ -37,6 +38,8 @@ const CONFIRM: &str = "/confirm";
 
 /// Largest form body read, bytes.
 const MAX_FORM_BYTES: usize = 8 * 1024;
+/// Replacement offers looked up and mailed at once; the others wait their turn.
+const REPLACEMENT_OFFERS: usize = 16;
 /// Longest name or company kept, characters.
 const MAX_NAME_CHARS: usize = 100;
 
@@ -59,8 +62,11 @@ pub struct Settings {
     pub grace: Duration,
     /// Form posts per client address per hour.
     pub posts_per_client_hour: u32,
-    /// Messages per e-mail address per hour.
+    /// Messages per e-mail address per hour (its sub-addresses, `name+tag@`, counted
+    /// as one).
     pub mails_per_address_hour: u32,
+    /// The proxies whose forwarding header names the client of a form post.
+    pub trusted_proxies: clients::TrustedProxies,
 }
 
 /// The subscription flow, shared by its handlers.
@@ -70,8 +76,10 @@ pub struct Signup {
     registry: Registry,
     mailer: Arc<Mailer>,
     csrf: Csrf,
-    by_client: DefaultKeyedRateLimiter<IpAddr>,
+    by_client: DefaultKeyedRateLimiter<clients::Client>,
     by_address: DefaultKeyedRateLimiter<String>,
+    /// Replacement offers being looked up and mailed, after their pages were sent.
+    replacing: tokio::sync::Semaphore,
 }
 
 impl Signup {
@@ -97,6 +105,7 @@ impl Signup {
             registry,
             mailer,
             csrf,
+            replacing: tokio::sync::Semaphore::new(REPLACEMENT_OFFERS),
         })
     }
 
@@ -250,7 +259,10 @@ fn refused_post(
     csrf: Option<&str>,
     peer: SocketAddr,
 ) -> Option<Response> {
-    forged(signup, headers, csrf).or_else(|| limited(&signup.by_client, &peer.ip()))
+    forged(signup, headers, csrf).or_else(|| {
+        let client = signup.settings.trusted_proxies.client(peer, headers);
+        limited(&signup.by_client, &client)
+    })
 }
 
 fn internal(e: anyhow::Error) -> Response {
@@ -312,7 +324,7 @@ async fn subscribe(
     if form.terms.as_deref() != Some("yes") {
         return bad("The terms of use must be accepted to subscribe.");
     }
-    if let Some(page) = limited(&signup.by_address, &email) {
+    if let Some(page) = limited(&signup.by_address, &store::mailbox(&email)) {
         return page;
     }
     let pending = Pending::Subscribe {
@@ -324,8 +336,10 @@ async fn subscribe(
         Ok(t) => t,
         Err(e) => return internal(e),
     };
+    // The name is anyone's text until the address is confirmed: it goes in no mail
+    // before that, so the form cannot carry a stranger's message to any address.
     let body = format!(
-        "Hello {name},\n\nto confirm your subscription to the {} plan of the racing data \
+        "Hello,\n\nto confirm your subscription to the {} plan of the racing data \
          service, open this link within {} hours and press the button:\n\n{}\n\n\
          If you did not ask for this, ignore this message: nothing happens without it.\n",
         plan.name,
@@ -572,13 +586,14 @@ async fn replace(
             "That is not an e-mail address.",
         );
     };
-    if let Some(page) = limited(&signup.by_address, &email) {
+    if let Some(page) = limited(&signup.by_address, &store::mailbox(&email)) {
         return page;
     }
     let compromised = form.compromised.as_deref() == Some("yes");
-    // The page is the same whether or not the address subscribed: it tells nobody who
-    // does.
-    let answer = html(
+    // The answer, and the work done before it, are the same whether or not the address
+    // subscribed, so that neither the page nor its timing tells anybody who did: the
+    // look-up and the mail happen after it, off the request.
+    let page = html(
         StatusCode::OK,
         pages::message(
             "Check your e-mail",
@@ -588,40 +603,48 @@ async fn replace(
             ),
         ),
     );
-    match signup.store.subscriber(&email).await {
-        Err(e) => internal(e),
-        Ok(None) => answer,
-        Ok(Some((record, _))) => {
-            let pending = Pending::Replace {
-                email: email.clone(),
-                compromised,
-            };
-            let token = match signup.store.issue(pending, signup.settings.link_ttl).await {
-                Ok(t) => t,
-                Err(e) => return internal(e),
-            };
-            let what = if compromised {
-                "Your current keys stop working as soon as you do."
-            } else {
-                "Your current keys keep working for a day after that, so you can deploy the new ones first."
-            };
-            let body = format!(
-                "Hello {},\n\nto replace your racing data API keys, open this link within \
-                 {} hours and press the button:\n\n{}\n\n{what}\n\nIf you did not ask for \
-                 this, ignore this message: nothing changes without it.\n",
-                record.name,
-                signup.hours(),
-                signup.link(&token)
-            );
-            match signup
-                .mailer
-                .send(&email, "Replace your racing data API key", body)
-            {
-                Ok(()) => answer,
-                Err(e) => internal(e),
-            }
+    let job = signup.clone();
+    tokio::spawn(async move {
+        let _running = match job.replacing.acquire().await {
+            Ok(permit) => permit,
+            Err(_) => return,
+        };
+        if let Err(e) = offer_replacement(&job, &email, compromised).await {
+            tracing::error!(error = format!("{e:#}"), "offering a key replacement");
         }
-    }
+    });
+    page
+}
+
+/// Mails `email` a link to replace its keys, if it holds any.
+async fn offer_replacement(signup: &Signup, email: &str, compromised: bool) -> anyhow::Result<()> {
+    let Some((record, _)) = signup.store.subscriber(email).await? else {
+        return Ok(());
+    };
+    let pending = Pending::Replace {
+        email: email.to_owned(),
+        compromised,
+    };
+    let token = signup
+        .store
+        .issue(pending, signup.settings.link_ttl)
+        .await?;
+    let what = if compromised {
+        "Your current keys stop working as soon as you do."
+    } else {
+        "Your current keys keep working for a day after that, so you can deploy the new ones first."
+    };
+    let body = format!(
+        "Hello {},\n\nto replace your racing data API keys, open this link within \
+         {} hours and press the button:\n\n{}\n\n{what}\n\nIf you did not ask for \
+         this, ignore this message: nothing changes without it.\n",
+        record.name,
+        signup.hours(),
+        signup.link(&token)
+    );
+    signup
+        .mailer
+        .send(email, "Replace your racing data API key", body)
 }
 
 /// Replaces every key of `email` and mails the new ones; the text of the page. The

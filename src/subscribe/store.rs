@@ -138,15 +138,44 @@ impl Store {
     }
 
     /// The record of `email`, with its revision for [`Store::save`].
+    /// Sub-addresses of one mailbox share one record.
     pub async fn subscriber(&self, email: &str) -> anyhow::Result<Option<(Subscriber, u64)>> {
-        match self.subscribers.entry(address_key(email)).await? {
-            Some(entry) if entry.operation == kv::Operation::Put => {
-                let record = serde_json::from_slice(&entry.value)
-                    .context("an unreadable subscriber record")?;
-                Ok(Some((record, entry.revision)))
-            }
-            _ => Ok(None),
+        let key = address_key(email);
+        let found = match self.subscribers.entry(&key).await? {
+            Some(entry) if entry.operation == kv::Operation::Put => Some(entry),
+            _ => self.move_record_of_sub_address(email, &key).await?,
+        };
+        let Some(entry) = found else {
+            return Ok(None);
+        };
+        let record =
+            serde_json::from_slice(&entry.value).context("an unreadable subscriber record")?;
+        Ok(Some((record, entry.revision)))
+    }
+
+    /// A record kept under a sub-address's own key, as records were before sub-addresses
+    /// shared their mailbox's, moved to the mailbox's key (`key`).
+    async fn move_record_of_sub_address(
+        &self,
+        email: &str,
+        key: &str,
+    ) -> anyhow::Result<Option<kv::Entry>> {
+        let old = exact_address_key(email);
+        if old == key {
+            return Ok(None);
         }
+        let value = match self.subscribers.entry(&old).await? {
+            Some(entry) if entry.operation == kv::Operation::Put => entry.value,
+            _ => return Ok(None),
+        };
+        if let Err(e) = self.subscribers.create(key, value).await {
+            if e.kind() != kv::CreateErrorKind::AlreadyExists {
+                return Err(e.into());
+            }
+            // Another sub-address's record is there already: the mailbox keeps that one.
+        }
+        self.subscribers.delete(&old).await?;
+        Ok(self.subscribers.entry(key).await?)
     }
 
     /// Writes `record`: created if `revision` is `None`, else only if it is still at
@@ -229,8 +258,27 @@ pub fn normalise(email: &str) -> String {
     email.trim().to_lowercase()
 }
 
-/// A subscriber's record name: a hash of the address, so no address is a bucket key.
+/// The mailbox an address delivers to, as the per-address limits count it: the address
+/// without its sub-address tag (`ann+news@example.com` is `ann@example.com`).
+pub fn mailbox(email: &str) -> String {
+    let email = normalise(email);
+    if let Some((local, domain)) = email.rsplit_once('@') {
+        if let Some((user, _tag)) = local.split_once('+') {
+            if !user.is_empty() {
+                return format!("{user}@{domain}");
+            }
+        }
+    }
+    email
+}
+
+/// A subscriber's record name: a hash of the mailbox, so no address is a bucket key and
+/// the sub-addresses of one mailbox share one record (and its cap on keys).
 fn address_key(email: &str) -> String {
+    exact_address_key(&mailbox(email))
+}
+
+fn exact_address_key(email: &str) -> String {
     format!(
         "a.{}",
         hex(&Sha256::digest(normalise(email).as_bytes())[..16])
@@ -280,6 +328,13 @@ mod tests {
             assert!(check_address(bad).is_err(), "{bad:?}");
         }
         assert_eq!(address_key("A@b.c"), address_key("a@B.C "));
+        assert_eq!(mailbox("Ann+News@Example.com"), "ann@example.com");
+        assert_eq!(
+            address_key("ann+a@example.com"),
+            address_key("ann@example.com")
+        );
+        assert_eq!(mailbox("+tag@example.com"), "+tag@example.com");
+        assert_eq!(mailbox("ann@example.com"), "ann@example.com");
         assert_ne!(token_key("a"), token_key("b"));
     }
 }
