@@ -71,13 +71,14 @@ impl Application {
         std::fs::create_dir_all(&config.data_dir)
             .with_context(|| format!("creating data directory {}", config.data_dir.display()))?;
         // Without a NATS URL the service runs its own server, with credentials of its
-        // own for itself, a feeder and a keys admin under the data directory.
-        let (local_nats, nats_url, service_auth, feeder_auth) = match &config.nats_url {
+        // own for itself, the set-up, a feeder and a keys admin under the data directory.
+        let (local_nats, nats_url, service_auth, feeder_auth, setup_auth) = match &config.nats_url {
             Some(url) => (
                 None,
                 url.clone(),
                 config.nats_auth.clone(),
                 config.demo_feeder.clone(),
+                config.nats_setup.clone(),
             ),
             None => {
                 let credentials =
@@ -88,7 +89,8 @@ impl Application {
                 let url = local.url();
                 let service = local.auth(Role::Service)?;
                 let feeder = local.auth(Role::Feeder)?;
-                (Some(local), url, service, Some(feeder))
+                let setup = local.auth(Role::Setup)?;
+                (Some(local), url, service, Some(feeder), Some(setup))
             }
         };
         crate::admin::metrics();
@@ -104,19 +106,14 @@ impl Application {
         let service = dial.open().await?;
         let client = service.client.clone();
         let js = service.jetstream();
-        let stream_info = service
-            .ready(
-                &format!("creating or updating stream {}", config.stream),
-                || {
-                    nats::ensure_replicated_stream(
-                        &js,
-                        &config.stream,
-                        config.duplicate_window,
-                        config.stream_replicas,
-                    )
-                },
-            )
-            .await?;
+        let stream_info = stream(
+            &config,
+            &nats_url,
+            &service,
+            setup_auth,
+            !service_auth.is_set(),
+        )
+        .await?;
 
         let store_dir = read_models::active_dir(&config.data_dir)?;
         let (store, store_note) = open_store(&store_dir, &stream_info, config.store).await?;
@@ -410,6 +407,42 @@ impl Application {
         match self.tasks.fatal() {
             Some(reason) => Err(anyhow::anyhow!(reason)),
             None => Ok(()),
+        }
+    }
+}
+
+/// The stream, set up first where this service is given the set-up's credentials (a
+/// server of its own) or where the server has no users (then nobody's permissions are
+/// narrower than the service's); otherwise as the set-up left it, which the service's
+/// own user may not change.
+async fn stream(
+    config: &Config,
+    nats_url: &str,
+    service: &nats::Connection,
+    setup: Option<nats::ClientAuth>,
+    anonymous: bool,
+) -> anyhow::Result<jetstream::stream::Info> {
+    let settings = nats::StreamSettings {
+        name: config.stream.clone(),
+        duplicate_window: config.duplicate_window,
+        replicas: config.stream_replicas,
+    };
+    match setup {
+        Some(auth) => {
+            let setup =
+                nats::Connection::open(nats_url, &auth, Role::Setup, config.nats_patience).await?;
+            let info = nats::set_up(&setup, &settings).await;
+            let _ = tokio::time::timeout(Duration::from_secs(2), setup.client.drain()).await;
+            info
+        }
+        None if anonymous => nats::set_up(service, &settings).await,
+        None => {
+            let js = service.jetstream();
+            service
+                .ready(&format!("finding stream {}", config.stream), || {
+                    nats::setup::existing_stream(&js, &config.stream)
+                })
+                .await
         }
     }
 }

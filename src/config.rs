@@ -51,13 +51,9 @@ pub struct ServeArgs {
     /// JetStream stream name.
     #[arg(long, env = "RACING_STREAM", default_value = "RACING")]
     pub stream: String,
-    /// Replicas of the stream in a JetStream cluster; unset keeps an existing stream's
-    /// (1 for a new one).
-    #[arg(long, env = "RACING_STREAM_REPLICAS")]
-    pub stream_replicas: Option<usize>,
-    /// JetStream duplicate window, in seconds.
-    #[arg(long, env = "RACING_DUPLICATE_WINDOW_SECS", default_value_t = 120)]
-    pub duplicate_window_secs: u64,
+    /// The stream's settings, where the service sets it up itself.
+    #[command(flatten)]
+    pub stream_settings: StreamArgs,
     /// Publish a generated season of demo data (with a meeting today) if the stream is
     /// empty, and print a demo API key.
     #[arg(long, env = "RACING_DEMO")]
@@ -156,6 +152,31 @@ pub struct ServeArgs {
     pub trusted_proxies: String,
 }
 
+/// What the set-up makes the stream with: `racing setup`'s, and `racing serve`'s where
+/// it sets the stream up itself (a server of its own, or one without users).
+#[derive(Debug, Clone, Args)]
+pub struct StreamArgs {
+    /// Replicas of the stream in a JetStream cluster; unset keeps an existing stream's
+    /// (1 for a new one).
+    #[arg(long, env = "RACING_STREAM_REPLICAS")]
+    pub stream_replicas: Option<usize>,
+    /// JetStream duplicate window, in seconds.
+    #[arg(long, env = "RACING_DUPLICATE_WINDOW_SECS", default_value_t = 120)]
+    pub duplicate_window_secs: u64,
+}
+
+impl StreamArgs {
+    /// The replicas asked for, 1 to 5.
+    pub fn replicas(&self) -> Option<usize> {
+        self.stream_replicas.map(|r| r.clamp(1, 5))
+    }
+
+    /// The duplicate window, at least a second.
+    pub fn duplicate_window(&self) -> Duration {
+        Duration::from_secs(self.duplicate_window_secs.max(1))
+    }
+}
+
 /// The service's settings, checked.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -163,6 +184,10 @@ pub struct Config {
     pub nats_url: Option<String>,
     /// How the service proves who it is to NATS (given `nats_url`).
     pub nats_auth: crate::nats::ClientAuth,
+    /// Given `nats_url`: the set-up user's credentials, to make or update the stream and
+    /// its buckets at start-up; `None` (any deployment with roles) finds them made by
+    /// `racing setup`.
+    pub nats_setup: Option<crate::nats::ClientAuth>,
     /// In demo mode with `nats_url`: the feeder that publishes the demo's events; `None`
     /// publishes with the service's own credentials (a server without permissions).
     pub demo_feeder: Option<crate::nats::ClientAuth>,
@@ -253,6 +278,7 @@ impl TryFrom<ServeArgs> for Config {
         Ok(Config {
             nats_url: a.nats_url.filter(|u| !u.trim().is_empty()),
             nats_auth,
+            nats_setup: None,
             demo_feeder,
             nats_patience: Duration::from_secs(a.nats_patience_secs),
             data_dir: a.data_dir,
@@ -267,8 +293,8 @@ impl TryFrom<ServeArgs> for Config {
             timezone,
             timezone_name: a.timezone,
             stream: a.stream,
-            duplicate_window: Duration::from_secs(a.duplicate_window_secs.max(1)),
-            stream_replicas: a.stream_replicas.map(|r| r.clamp(1, 5)),
+            duplicate_window: a.stream_settings.duplicate_window(),
+            stream_replicas: a.stream_settings.replicas(),
             demo: a.demo.then_some(a.demo_seed),
             nats_server: a.nats_server,
             ws_limits: crate::live::Limits {
@@ -312,6 +338,7 @@ impl Config {
         Config {
             nats_url,
             nats_auth: crate::nats::ClientAuth::default(),
+            nats_setup: None,
             demo_feeder: None,
             nats_patience: crate::retry::PATIENCE,
             data_dir: data_dir.into(),

@@ -10,6 +10,7 @@ use racing::cli::admin::{self, AdminArgs, DeadLetterArgs};
 use racing::cli::credentials::{self, CredentialsArgs};
 use racing::cli::feed::{self, DemoArgs, PublishArgs};
 use racing::cli::keys::{self, KeysArgs};
+use racing::cli::setup::{self, SetupArgs};
 use racing::config::{Config, ServeArgs};
 use racing::Application;
 use tokio_util::sync::CancellationToken;
@@ -46,9 +47,12 @@ enum Command {
     Demo(DemoArgs),
     /// Issue, list, rotate and revoke API keys (shared by every replica through NATS).
     Keys(KeysArgs),
-    /// Make and manage the NATS users of a deployment: one nkey per service, feeder and
-    /// keys admin, and the `auth.conf` that NATS servers include.
+    /// Make and manage the NATS users of a deployment: one nkey per set-up, service,
+    /// feeder and keys admin, and the `auth.conf` that NATS servers include.
     Credentials(CredentialsArgs),
+    /// Make the stream and its key-value buckets, or update the stream's settings, as the
+    /// set-up user: before the service starts, and after an upgrade.
+    Setup(SetupArgs),
     /// Where a running service stands: stream, checkpoint, lag, readiness.
     Status(AdminArgs),
     /// List refused events of a running service, or show one in full.
@@ -107,6 +111,7 @@ fn main() -> ExitCode {
             Command::Demo(args) => feed::demo(args),
             Command::Keys(args) => keys::run(args).await,
             Command::Credentials(args) => credentials::run(args),
+            Command::Setup(args) => setup::run(args).await,
             Command::Status(args) => admin::status(args).await,
             Command::DeadLetters(args) => admin::dead_letters(args).await,
             Command::Rebuild(args) => admin::rebuild(args).await,

@@ -223,7 +223,7 @@ async fn read_models_of_a_stream_made_again_are_rebuilt_from_the_new_log() {
     // A new NATS (its volumes wiped), where feeders have published more than the old
     // checkpoint before the service comes back with its store.
     let new = Nats::start().await;
-    racing::nats::ensure_stream(&new.service, "RACING", std::time::Duration::from_secs(120))
+    racing::nats::ensure_stream(&new.setup, "RACING", std::time::Duration::from_secs(120))
         .await
         .expect("stream");
     let events: Vec<_> = (1..=5)

@@ -222,7 +222,7 @@ fn probe_horse(log: &[Message]) -> String {
 /// Publishes a whole log into a fresh stream, every message stored at the sequence after
 /// the one before.
 async fn publish_log(nats: &Nats, log: &[Message]) -> u64 {
-    racing::nats::ensure_stream(&nats.service, STREAM, DUPLICATE_WINDOW)
+    racing::nats::ensure_stream(&nats.setup, STREAM, DUPLICATE_WINDOW)
         .await
         .expect("stream");
     let acks = feed::publish_all(&nats.js, log).await;
@@ -788,7 +788,7 @@ async fn sigterm_finishes_requests_closes_sockets_and_exits_in_time() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     let nats = Nats::start().await;
-    racing::nats::ensure_stream(&nats.service, STREAM, DUPLICATE_WINDOW)
+    racing::nats::ensure_stream(&nats.setup, STREAM, DUPLICATE_WINDOW)
         .await
         .expect("stream");
     let mut rng = ChaCha8Rng::seed_from_u64(3);
@@ -1505,14 +1505,19 @@ async fn diagnosis(
     out + &service.log_tail()
 }
 
-/// A three-node cluster with a stream of three replicas, created as an operator would
-/// before any service starts.
+/// A three-node cluster with a stream of three replicas and its buckets, set up as an
+/// operator does before any service starts.
 async fn clustered_stream() -> (cluster::Cluster, async_nats::jetstream::Context) {
     let cluster = cluster::Cluster::start(3).await;
-    let js = async_nats::jetstream::new(cluster.connect(Role::Service).await);
-    js.create_stream(racing::nats::stream_config(STREAM, DUPLICATE_WINDOW, 3))
+    let settings = racing::nats::StreamSettings {
+        name: STREAM.to_owned(),
+        duplicate_window: DUPLICATE_WINDOW,
+        replicas: Some(3),
+    };
+    racing::nats::set_up(&cluster.open(Role::Setup).await, &settings)
         .await
-        .expect("a stream of three replicas");
+        .expect("a stream of three replicas and its buckets");
+    let js = async_nats::jetstream::new(cluster.connect(Role::Service).await);
     replicated(&js, 3).await;
     (cluster, js)
 }

@@ -214,7 +214,7 @@ async fn a_feeder_publishes_events_and_is_refused_everything_else() {
 
     // The keys admin does what it is for.
     let admin = jetstream::new(nats.connect(Role::KeysAdmin).await);
-    let (key, _) = Registry::connect(&admin, "RACING")
+    let (key, _) = Registry::open(&admin, "RACING")
         .await
         .expect("the keys admin opens the registry")
         .create("acme", Default::default())
@@ -230,6 +230,92 @@ async fn a_feeder_publishes_events_and_is_refused_everything_else() {
         assert!(tokio::time::Instant::now() < deadline, "the new key works");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// What the set-up alone may do, tried as the service's own user: a stream update (a
+/// lower limit purges the log), a stream delete or purge, a bucket's stream update, an
+/// event, a named consumer (which could be another's, made or changed). Each is refused
+/// by the server itself, and the stream stays as the set-up made it.
+#[tokio::test]
+async fn the_service_may_not_change_or_delete_the_stream_nor_publish_events() {
+    let mut nats = Nats::start().await;
+    nats.violations_expected = true;
+    let credentials = Credentials::open(&nats.credentials_dir(), "RACING").expect("users");
+    let seed = credentials
+        .first(Role::Service)
+        .expect("a service user")
+        .seed();
+    let mut service = Watched::connect(&nats.url(), seed, Role::Service).await;
+
+    let mut shorter = racing::nats::stream_config("RACING", Duration::from_secs(120), 1);
+    shorter.max_messages = 1;
+    let updated = service.js.update_stream(&shorter).await;
+    assert!(updated.is_err(), "updating the stream");
+    service
+        .refused("service", "$JS.API.STREAM.UPDATE.RACING")
+        .await;
+
+    let deleted = service.js.delete_stream("RACING").await;
+    assert!(deleted.is_err(), "deleting the stream");
+    service
+        .refused("service", "$JS.API.STREAM.DELETE.RACING")
+        .await;
+
+    for subject in [
+        "$JS.API.STREAM.PURGE.RACING",
+        "$JS.API.STREAM.UPDATE.KV_RACING_KEYS",
+        "$JS.API.STREAM.CREATE.KV_RACING_ELSE",
+    ] {
+        let asked = service.client.request(subject, "{}".into()).await;
+        assert!(asked.is_err(), "{subject}");
+        service.refused("service", subject).await;
+    }
+
+    let event = envelope(profile("E271", "FORGED"));
+    service
+        .client
+        .publish(event.subject(), event.to_json().into())
+        .await
+        .expect("handed to the client");
+    service.refused("service", &event.subject()).await;
+
+    let named = service
+        .js
+        .create_consumer_on_stream(
+            jetstream::consumer::pull::Config {
+                durable_name: Some("reports".into()),
+                ..Default::default()
+            },
+            "RACING".to_owned(),
+        )
+        .await;
+    assert!(named.is_err(), "making a durable consumer");
+    service
+        .refused("service", "$JS.API.CONSUMER.CREATE.RACING.reports")
+        .await;
+
+    let mut stream = nats.setup.get_stream("RACING").await.expect("the stream");
+    let info = stream.info().await.expect("info");
+    assert_eq!(info.config.max_messages, -1, "no limit on messages");
+    assert_eq!(info.config.max_age, Duration::ZERO, "kept forever");
+    assert_eq!(info.state.messages, 0, "no event");
+}
+
+/// The service's own user is enough to start, serve and keep its buckets: every test
+/// runs it so, and this one says it (the server's log shows no refusal when it ends).
+#[tokio::test]
+async fn a_service_with_its_own_user_alone_starts_and_serves() {
+    let (_nats, app, _dir) = crate::support::service_with(&[envelope(result(
+        "2026-11-18",
+        "ST",
+        1,
+        vec![runner(Some(1), "E271")],
+    ))])
+    .await;
+    assert_eq!(
+        app.get("/api/v1/results/2026-11-18/1").await.0,
+        StatusCode::OK
+    );
 }
 
 /// A CA, and certificates it signs for the server (loopback) and for a client.
@@ -341,6 +427,8 @@ async fn a_service_and_a_feeder_speak_tls_to_nats_with_a_ca_made_here() {
     let data = TempDir::new().expect("data dir");
     let mut config = racing::Config::new(data.path(), Some(url.clone()));
     config.nats_auth = auth("service", true, true);
+    // Nothing set up on this server yet: the service sets up first, as the set-up user.
+    config.nats_setup = Some(auth("setup", true, true));
     config.api_keys = vec![KEY.to_owned()];
     let app = racing::Application::build(config)
         .await

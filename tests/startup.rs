@@ -1,6 +1,6 @@
 //! Start-up against NATS that is not as it should be: nothing listening at the URL, a
 //! server there that is not NATS, credentials refused, a user not permitted the stream's
-//! API, JetStream off, stream settings refused. Each is reported as what it is within
+//! API, JetStream off, stream settings refused, no stream set up. Each is reported as what it is within
 //! seconds, not as a minute of "not ready yet" warnings.
 
 use std::time::Duration;
@@ -168,10 +168,11 @@ async fn a_service_against_nats_without_jetstream_says_so_at_once() {
 
 #[tokio::test]
 async fn a_service_whose_stream_settings_nats_refuses_says_so_at_once() {
-    let nats = Nats::start().await;
+    let nats = Nats::start_bare().await;
     let dir = TempDir::new().expect("temp dir");
     let mut config = config(&dir, &nats.url());
     config.nats_auth = nats.auth(Role::Service);
+    config.nats_setup = Some(nats.auth(Role::Setup));
     // Three copies of the stream on a server that is no cluster.
     config.stream_replicas = Some(3);
     let error = fails_fast(config).await;
@@ -212,4 +213,23 @@ async fn a_second_service_on_a_data_directory_in_use_says_so_and_moves_nothing()
     );
     assert!(data.join("read-models").is_dir());
     drop(first);
+}
+
+#[tokio::test]
+async fn a_service_on_nats_not_set_up_names_the_set_up_and_makes_nothing() {
+    let nats = Nats::start_bare().await;
+    let dir = TempDir::new().expect("temp dir");
+    let mut config = config(&dir, &nats.url());
+    config.nats_auth = nats.auth(Role::Service);
+    // A stream missing may be a cluster still electing: asked again, for a while.
+    config.nats_patience = Duration::from_secs(1);
+    let error = fails_fast(config).await;
+    assert!(
+        error.contains("stream RACING does not exist") && error.contains("`racing setup`"),
+        "{error}"
+    );
+    assert!(
+        nats.setup.get_stream("RACING").await.is_err(),
+        "the service made the stream"
+    );
 }

@@ -23,14 +23,17 @@ pub const KEY: &str = "test-key-0123456789";
 /// How long a test waits for the projector before it fails.
 const WAIT: Duration = Duration::from_secs(20);
 
-/// A nats-server of a test's own, with authentication on: a service, a feeder and a keys
-/// admin user, as `racing serve` makes for its own server.
+/// A nats-server of a test's own, with authentication on: a set-up, a service, a feeder
+/// and a keys admin user, as `racing serve` makes for its own server; the stream and its
+/// buckets are set up as `racing setup` does before a deployment's services start.
 pub struct Nats {
     pub server: Option<LocalNats>,
     /// JetStream as a feeder: what tests publish events with.
     pub js: jetstream::Context,
-    /// JetStream as the service: what makes the stream and the key buckets.
+    /// JetStream as the service: reads the stream and the buckets.
     pub service: jetstream::Context,
+    /// JetStream as the set-up: makes and updates the stream and the buckets.
+    pub setup: jetstream::Context,
     credentials: Credentials,
     /// Set by a test that tries what a role may not do; otherwise a "Permissions
     /// Violation" in the server's log fails the test when it ends.
@@ -39,8 +42,32 @@ pub struct Nats {
 }
 
 impl Nats {
-    /// Starts nats-server with JetStream on a free loopback port.
+    /// Starts nats-server with JetStream on a free loopback port, and sets up the stream
+    /// `RACING` and its buckets with the service's default settings.
     pub async fn start() -> Nats {
+        let nats = Nats::start_bare().await;
+        let setup = racing::nats::Connection::open(
+            &nats.url(),
+            &nats.auth(Role::Setup),
+            Role::Setup,
+            racing::retry::PATIENCE,
+        )
+        .await
+        .expect("the set-up connects");
+        let defaults = Config::new(nats._dir.path(), None);
+        let settings = racing::nats::StreamSettings {
+            name: defaults.stream,
+            duplicate_window: defaults.duplicate_window,
+            replicas: None,
+        };
+        racing::nats::set_up(&setup, &settings)
+            .await
+            .expect("the stream and its buckets are set up");
+        nats
+    }
+
+    /// Starts nats-server with JetStream on a free loopback port, with nothing set up.
+    pub async fn start_bare() -> Nats {
         let dir = TempDir::new().expect("temp dir");
         let credentials =
             Credentials::ensure(&dir.path().join("credentials"), "RACING").expect("credentials");
@@ -49,10 +76,12 @@ impl Nats {
             .expect("nats-server starts (apt-get install nats-server)");
         let js = jetstream::new(server.connect(Role::Feeder).await.expect("connect"));
         let service = jetstream::new(server.connect(Role::Service).await.expect("connect"));
+        let setup = jetstream::new(server.connect(Role::Setup).await.expect("connect"));
         Nats {
             server: Some(server),
             js,
             service,
+            setup,
             credentials,
             violations_expected: false,
             _dir: dir,

@@ -28,15 +28,15 @@ pub struct CredentialsArgs {
 
 #[derive(Subcommand)]
 enum CredentialsAction {
-    /// Make the directory with a service, a feeder and a keys-admin user and a route
-    /// password, keeping any already there, and write `auth.conf`.
+    /// Make the directory with a set-up, a service, a feeder and a keys-admin user and a
+    /// route password, keeping any already there, and write `auth.conf`.
     Init,
     /// List the users: name, role, public key. Never a seed.
     List,
     /// Add a user of a role, e.g. a feeder per upstream source (`feeder-NAME`).
     Add {
-        /// `service`, `feeder` or `keys-admin`.
-        #[arg(long, value_parser = ["service", "feeder", "keys-admin"])]
+        /// `setup`, `service`, `feeder` or `keys-admin`.
+        #[arg(long, value_parser = ["setup", "service", "feeder", "keys-admin"])]
         role: String,
         /// The user's name after the role's, e.g. `hkjc` for `feeder-hkjc`.
         name: String,

@@ -65,7 +65,7 @@ pub async fn run(args: KeysArgs) -> anyhow::Result<ExitCode> {
     let stream = args.target.stream.clone();
     let (client, url) = args.target.connect(Role::KeysAdmin).await?;
     let js = async_nats::jetstream::new(client);
-    let registry = Registry::connect(&js, &stream)
+    let registry = Registry::open(&js, &stream)
         .await
         .with_context(|| format!("the key registry of {stream} at {url}"))?;
     match args.action {

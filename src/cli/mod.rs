@@ -1,17 +1,18 @@
 //! The commands of the `racing` binary other than `serve`, one file per concern: the
-//! admin listener's client, API keys, NATS credentials and the feeds. `main.rs` holds the
+//! admin listener's client, API keys, NATS credentials, the set-up and the feeds. `main.rs` holds the
 //! command line that dispatches to them.
 
 use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::nats::{ClientAuth, Credentials, NatsArgs, Role};
+use crate::nats::{ClientAuth, Connection, Credentials, NatsArgs, Role};
 
 pub mod admin;
 pub mod credentials;
 pub mod feed;
 pub mod keys;
+pub mod setup;
 
 /// Where a command that talks to NATS finds it, and how it proves who it is.
 #[derive(Args)]
@@ -35,6 +36,13 @@ impl NatsTarget {
     /// Connects as `role`: with the credentials given, or, with none, those the local
     /// server of the data directory made for its own `role` user.
     pub async fn connect(self, role: Role) -> anyhow::Result<(async_nats::Client, String)> {
+        let (connection, url) = self.open(role).await?;
+        Ok((connection.client, url))
+    }
+
+    /// [`NatsTarget::connect`], keeping the connection's report of what the server
+    /// refuses (see [`Connection::ready`]).
+    pub async fn open(self, role: Role) -> anyhow::Result<(Connection, String)> {
         let mut auth = ClientAuth::try_from(self.nats)?;
         let mut url = self.nats_url.filter(|u| !u.trim().is_empty());
         let own = crate::config::credentials_dir(&self.data_dir);
@@ -47,7 +55,7 @@ impl NatsTarget {
             }
         }
         let url = url.unwrap_or_else(|| "nats://127.0.0.1:4222".to_owned());
-        let client = crate::nats::connect(&url, &auth, role).await?;
-        Ok((client, crate::nats::redact(&url)))
+        let connection = Connection::open(&url, &auth, role, crate::retry::PATIENCE).await?;
+        Ok((connection, crate::nats::redact(&url)))
     }
 }

@@ -17,6 +17,7 @@ use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
 use super::{generate, KeyLimits, KeyRecord, KeyRing};
+use crate::nats::buckets;
 
 /// How often each replica writes last-use times.
 const USAGE_FLUSH: Duration = Duration::from_secs(5);
@@ -28,99 +29,17 @@ pub struct Registry {
     usage: kv::Store,
 }
 
-/// Opens a bucket, creating it if it is missing. The backing stream is created here
-/// with the settings of a key-value bucket (`KV_<name>` on `$KV.<name>.>`, latest values
-/// kept per key, rollups allowed, direct gets) rather than through `create_key_value`,
-/// whose request the Debian nats-server 2.9 answers in a form this client cannot read.
-/// The bucket has as many replicas as the event stream, so keys survive what it survives.
-/// `max_age` ends each value that long after it was written (zero: never). One attempt:
-/// start-up asks again through [`crate::nats::Connection::ready`], as a cluster that has
-/// just started, or has just made the bucket's stream, may answer "stream not found" for
-/// a moment.
-pub(crate) async fn bucket(
-    js: &jetstream::Context,
-    name: &str,
-    description: &str,
-    history: i64,
-    max_age: Duration,
-    replicas: usize,
-) -> anyhow::Result<kv::Store> {
-    let config = jetstream::stream::Config {
-        name: format!("KV_{name}"),
-        description: Some(description.to_owned()),
-        subjects: vec![format!("$KV.{name}.>")],
-        max_messages_per_subject: history,
-        max_age,
-        discard: jetstream::stream::DiscardPolicy::New,
-        allow_rollup: true,
-        deny_delete: true,
-        allow_direct: true,
-        storage: jetstream::stream::StorageType::File,
-        num_replicas: replicas,
-        ..Default::default()
-    };
-    if let Ok(store) = js.get_key_value(name).await {
-        return Ok(store);
-    }
-    let created = js.create_stream(config).await;
-    // Another process may create it at the same moment: opening is what counts.
-    js.get_key_value(name).await.map_err(|open| match created {
-        Err(e) => crate::nats::stream_failure(e, &format!("KV_{name}")),
-        Ok(_) => {
-            anyhow::Error::from(open).context(format!("opening key-value bucket {name} just made"))
-        }
-    })
-}
-
-/// The replicas of the event stream `stream` (1 if it cannot be read), which the buckets
-/// beside it take too.
-pub(crate) async fn stream_replicas(js: &jetstream::Context, stream: &str) -> usize {
-    match js.get_stream(stream).await {
-        Ok(mut events) => events.info().await.map_or(1, |i| i.config.num_replicas),
-        Err(_) => 1,
-    }
-}
-
 /// How many ids a new key draws before giving up: a collision of 32-bit ids is rare
 /// (about one in 43,000 at 10,000 keys), several in a row mean something else is wrong.
 const ID_DRAWS: usize = 8;
 
 impl Registry {
-    /// Opens (creating if needed) the buckets `{stream}_KEYS` and `{stream}_KEY_USAGE`.
+    /// Opens the buckets `{stream}_KEYS` and `{stream}_KEY_USAGE`, which the set-up
+    /// made: what the service and `racing keys` both do, neither of which may make them.
     pub async fn open(js: &jetstream::Context, stream: &str) -> anyhow::Result<Registry> {
-        let replicas = stream_replicas(js, stream).await;
-        let keys = bucket(
-            js,
-            &format!("{stream}_KEYS"),
-            "API key records (hashes, never keys)",
-            10,
-            Duration::ZERO,
-            replicas,
-        )
-        .await?;
-        let usage = bucket(
-            js,
-            &format!("{stream}_KEY_USAGE"),
-            "Last use of each API key",
-            1,
-            Duration::ZERO,
-            replicas,
-        )
-        .await?;
-        Ok(Registry { keys, usage })
-    }
-
-    /// Opens the buckets of an existing registry without creating anything: what
-    /// `racing keys` does, as a keys admin that may use the buckets but not make them.
-    pub async fn connect(js: &jetstream::Context, stream: &str) -> anyhow::Result<Registry> {
-        let open = |name: String| async move {
-            js.get_key_value(&name).await.with_context(|| {
-                format!("opening key-value bucket {name}; `racing serve` creates it on start")
-            })
-        };
         Ok(Registry {
-            keys: open(format!("{stream}_KEYS")).await?,
-            usage: open(format!("{stream}_KEY_USAGE")).await?,
+            keys: buckets::KEYS.open(js, stream).await?,
+            usage: buckets::KEY_USAGE.open(js, stream).await?,
         })
     }
 

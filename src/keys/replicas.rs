@@ -24,7 +24,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::registry::{bucket, keep_watching, load, stream_replicas};
+use super::registry::{keep_watching, load};
 use super::KeyId;
 
 /// How long a value lives in the bucket: a replica silent this long is gone.
@@ -80,7 +80,7 @@ impl Replicas {
         })
     }
 
-    /// Joins the replicas of `stream`: opens (creating if needed) `{stream}_REPLICAS`,
+    /// Joins the replicas of `stream`: opens `{stream}_REPLICAS` (the set-up made it),
     /// reads what the others said, announces this replica, and keeps all of it current
     /// until `shutdown`.
     pub async fn start(
@@ -88,15 +88,7 @@ impl Replicas {
         stream: &str,
         shutdown: CancellationToken,
     ) -> anyhow::Result<Arc<Replicas>> {
-        let store = bucket(
-            js,
-            &format!("{stream}_REPLICAS"),
-            "Live service replicas and their open connections per key",
-            1,
-            TTL,
-            stream_replicas(js, stream).await,
-        )
-        .await?;
+        let store = crate::nats::buckets::REPLICAS.open(js, stream).await?;
         let replicas = Replicas::solo();
         let mut watch = store.watch_with_history(">").await?;
         let seen = load(&store, &mut watch, |entry| replicas.apply(entry)).await;

@@ -8,7 +8,7 @@
 //! plain config file: no operator, JWT resolver or account server to run.
 //!
 //! A credentials directory holds `<user>.nk` files (the seed, owner-only) whose name says
-//! the role (`service`, `feeder`, `keys-admin`, optionally `-<name>` after it), the
+//! the role (`setup`, `service`, `feeder`, `keys-admin`, optionally `-<name>` after it), the
 //! cluster's route password, and `auth.conf`, the `authorization` block rendered from the
 //! seeds present: adding, rotating or removing a user is changing a file and re-rendering.
 
@@ -17,11 +17,16 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context as _};
 
+use super::buckets::{self, Bucket};
+
 /// What a NATS user of the deployment is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Role {
-    /// `racing serve`: makes and updates its stream, makes consumers to read the log,
-    /// reads and writes the key buckets it owns. Publishes no event.
+    /// `racing setup`, run once per deployment and after an upgrade: makes and updates
+    /// the stream and its buckets. Deletes and purges nothing, reads no message.
+    Setup,
+    /// `racing serve`: reads the log through consumers of its own making, reads and
+    /// writes the values of its buckets. Changes no stream, publishes no event.
     Service,
     /// An upstream feeder: publishes events under `racing.>` and reads the
     /// acknowledgements; nothing else.
@@ -32,11 +37,12 @@ pub enum Role {
 
 impl Role {
     /// Every role, in the order `auth.conf` lists them.
-    pub const ALL: [Role; 3] = [Role::Service, Role::Feeder, Role::KeysAdmin];
+    pub const ALL: [Role; 4] = [Role::Setup, Role::Service, Role::Feeder, Role::KeysAdmin];
 
     /// The name of the role, which starts the file name of its users' seeds.
     pub fn name(self) -> &'static str {
         match self {
+            Role::Setup => "setup",
             Role::Service => "service",
             Role::Feeder => "feeder",
             Role::KeysAdmin => "keys-admin",
@@ -49,6 +55,7 @@ impl Role {
     /// which nobody may subscribe to here.
     pub fn inbox_prefix(self) -> &'static str {
         match self {
+            Role::Setup => "_INBOX_RACING_SETUP",
             Role::Service => "_INBOX_RACING_SERVICE",
             Role::Feeder => "_INBOX_RACING_FEEDER",
             Role::KeysAdmin => "_INBOX_RACING_KEYS",
@@ -68,9 +75,15 @@ impl Role {
     /// What a user of this role may publish and subscribe to, for the stream `stream`.
     pub fn permissions(self, stream: &str) -> Permissions {
         let api = "$JS.API";
-        let keys = [format!("{stream}_KEYS"), format!("{stream}_KEY_USAGE")];
-        // Reading a stream and following a key-value bucket: information, consumers
-        // (made, asked for more, looked up, removed), direct gets, flow control.
+        let buckets = |all: &[Bucket]| all.iter().map(|b| b.name(stream)).collect::<Vec<_>>();
+        // Reading a stream and following a key-value bucket: information, direct gets,
+        // consumers, flow control. A consumer may be made only without a name, so the
+        // server draws one: no durable, and no named consumer of another user's made or
+        // changed. A delete cannot be narrowed to the consumers a user made (a consumer's
+        // name is one subject token, drawn by the server, and a wildcard matches whole
+        // tokens only), and the client deletes its ordered consumers by name when it
+        // makes them again after a gap: removing consumers is allowed on the streams the
+        // user reads, and those alone.
         let read = |stream: &str| {
             vec![
                 format!("{api}.STREAM.INFO.{stream}"),
@@ -78,43 +91,46 @@ impl Role {
                 format!("{api}.DIRECT.GET.{stream}"),
                 format!("{api}.DIRECT.GET.{stream}.>"),
                 format!("{api}.CONSUMER.CREATE.{stream}"),
-                format!("{api}.CONSUMER.CREATE.{stream}.>"),
-                format!("{api}.CONSUMER.DURABLE.CREATE.{stream}.>"),
-                format!("{api}.CONSUMER.MSG.NEXT.{stream}.>"),
-                format!("{api}.CONSUMER.INFO.{stream}.>"),
-                format!("{api}.CONSUMER.DELETE.{stream}.>"),
+                format!("{api}.CONSUMER.MSG.NEXT.{stream}.*"),
+                format!("{api}.CONSUMER.INFO.{stream}.*"),
+                format!("{api}.CONSUMER.DELETE.{stream}.*"),
                 format!("$JS.FC.{stream}.>"),
             ]
         };
-        let bucket = |name: &str, create: bool| {
+        // Reading and writing a bucket's values; its stream stays as the set-up made it.
+        let bucket = |name: &str| {
             let mut subjects = read(&format!("KV_{name}"));
             subjects.push(format!("$KV.{name}.>"));
-            if create {
-                subjects.push(format!("{api}.STREAM.CREATE.KV_{name}"));
-                subjects.push(format!("{api}.STREAM.UPDATE.KV_{name}"));
-            }
             subjects
         };
         let publish = match self {
+            Role::Setup => {
+                let mut p = vec![format!("{api}.INFO")];
+                let streams = std::iter::once(stream.to_owned()).chain(
+                    buckets(&buckets::ALL)
+                        .into_iter()
+                        .map(|b| format!("KV_{b}")),
+                );
+                for s in streams {
+                    for call in ["INFO", "CREATE", "UPDATE"] {
+                        p.push(format!("{api}.STREAM.{call}.{s}"));
+                    }
+                }
+                p
+            }
             Role::Service => {
-                let mut p = vec![
-                    format!("{api}.INFO"),
-                    format!("{api}.STREAM.CREATE.{stream}"),
-                    format!("{api}.STREAM.UPDATE.{stream}"),
-                ];
+                let mut p = vec![format!("{api}.INFO")];
                 p.extend(read(stream));
-                let others =
-                    ["REPLICAS", "SUBSCRIBERS", "SIGNUPS"].map(|b| format!("{stream}_{b}"));
-                for name in keys.iter().cloned().chain(others) {
-                    p.extend(bucket(&name, true));
+                for name in buckets(&buckets::ALL) {
+                    p.extend(bucket(&name));
                 }
                 p
             }
             Role::Feeder => vec![racing_events::ALL_SUBJECTS.to_owned()],
             Role::KeysAdmin => {
                 let mut p = vec![format!("{api}.INFO")];
-                for name in &keys {
-                    p.extend(bucket(name, false));
+                for name in buckets(&[buckets::KEYS, buckets::KEY_USAGE]) {
+                    p.extend(bucket(&name));
                 }
                 p
             }
@@ -428,6 +444,32 @@ mod tests {
         for never in ["racing.>", "$JS.API.STREAM.DELETE.RACING", "$JS.API.>", ">"] {
             assert!(!service.publish.iter().any(|s| s == never), "{never}");
         }
+    }
+
+    #[test]
+    fn only_the_set_up_may_change_streams_and_it_may_delete_or_read_nothing() {
+        let changes = |s: &String| s.contains(".STREAM.CREATE.") || s.contains(".STREAM.UPDATE.");
+        for role in [Role::Service, Role::Feeder, Role::KeysAdmin] {
+            let p = role.permissions("RACING");
+            assert!(!p.publish.iter().any(changes), "{role}: {:?}", p.publish);
+            assert!(
+                !p.publish.iter().any(|s| s.contains("DURABLE")),
+                "{role}: no durable consumer"
+            );
+        }
+        let setup = Role::Setup.permissions("RACING");
+        for stream in ["RACING", "KV_RACING_KEYS", "KV_RACING_SIGNUPS"] {
+            for call in ["CREATE", "UPDATE"] {
+                let subject = format!("$JS.API.STREAM.{call}.{stream}");
+                assert!(setup.publish.contains(&subject), "{subject}");
+            }
+        }
+        assert!(setup
+            .publish
+            .iter()
+            .all(|s| s == "$JS.API.INFO" || s.starts_with("$JS.API.STREAM.INFO.") || changes(s)));
+        assert_eq!(setup.subscribe, ["_INBOX_RACING_SETUP.>"]);
+        assert_eq!(Role::of_user("setup"), Some(Role::Setup));
     }
 
     #[test]

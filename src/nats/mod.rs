@@ -1,10 +1,13 @@
 //! NATS wiring: who may do what ([`auth`]), connecting with credentials ([`client`]),
-//! creating or updating the stream of the feed contract, and running a local nats-server
-//! when no NATS URL is configured ([`local`]).
+//! the stream of the feed contract and its buckets ([`buckets`]), made by the set-up
+//! ([`setup`]), and running a local nats-server when no NATS URL is configured
+//! ([`local`]).
 
 pub mod auth;
+pub mod buckets;
 pub mod client;
 pub mod local;
+pub mod setup;
 
 use std::time::Duration;
 
@@ -14,6 +17,7 @@ use racing_events::{ALL_SUBJECTS, MAX_PAYLOAD_BYTES};
 pub use auth::{Credentials, Role};
 pub use client::{connect, redact, ClientAuth, Connection, Dial, NatsArgs};
 pub use local::{free_port, LocalNats, ServerOptions, ServerTls, WebSocketUser};
+pub use setup::{set_up, StreamSettings};
 
 use crate::retry::Fatal;
 

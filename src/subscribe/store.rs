@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 use crate::keys::{hex, unhex};
 
 /// How long JetStream keeps a link record, whatever its own expiry.
-const SIGNUP_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
+pub(crate) const SIGNUP_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
 
 /// A subscriber: an address and the plans it holds a key of.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -92,30 +92,12 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens (creating if needed) `{stream}_SUBSCRIBERS` and `{stream}_SIGNUPS`.
+    /// Opens `{stream}_SUBSCRIBERS` and `{stream}_SIGNUPS`, which the set-up made.
     pub async fn open(js: &jetstream::Context, stream: &str) -> anyhow::Result<Store> {
-        let replicas = crate::keys::registry::stream_replicas(js, stream).await;
-        let subscribers = crate::keys::registry::bucket(
-            js,
-            &format!("{stream}_SUBSCRIBERS"),
-            "Subscribers: address, name, plans, key prefixes",
-            5,
-            Duration::ZERO,
-            replicas,
-        )
-        .await?;
-        let signups = crate::keys::registry::bucket(
-            js,
-            &format!("{stream}_SIGNUPS"),
-            "Single-use links of the subscription forms",
-            1,
-            SIGNUP_RETENTION,
-            replicas,
-        )
-        .await?;
+        use crate::nats::buckets::{SIGNUPS, SUBSCRIBERS};
         Ok(Store {
-            subscribers,
-            signups,
+            subscribers: SUBSCRIBERS.open(js, stream).await?,
+            signups: SIGNUPS.open(js, stream).await?,
         })
     }
 

@@ -97,6 +97,14 @@ impl Cluster {
             .expect("connect")
     }
 
+    /// A connection to the running nodes as `role`, which reports what they refuse it.
+    pub async fn open(&self, role: Role) -> racing::nats::Connection {
+        let auth = ClientAuth::from_credentials(&self.credentials, role).expect("a user");
+        racing::nats::Connection::open(&self.urls().join(","), &auth, role, racing::retry::PATIENCE)
+            .await
+            .expect("connect")
+    }
+
     /// The index of the node named `name`.
     pub fn index_of(&self, name: &str) -> usize {
         self.nodes

@@ -1,0 +1,41 @@
+//! `racing setup`: make the stream and its key-value buckets, or bring the stream's
+//! settings up to date, as the set-up user: the one step of a deployment that may change
+//! them, run before the service replicas start and after an upgrade.
+
+use std::process::ExitCode;
+
+use clap::Args;
+
+use super::NatsTarget;
+use crate::config::StreamArgs;
+use crate::nats::{Role, StreamSettings};
+
+/// Where to set up, as whom, and with what settings.
+#[derive(Args)]
+pub struct SetupArgs {
+    /// NATS to set up, as a user of the `setup` role.
+    #[command(flatten)]
+    target: NatsTarget,
+    #[command(flatten)]
+    stream: StreamArgs,
+}
+
+/// Sets up the stream and its buckets and says what they are.
+pub async fn run(args: SetupArgs) -> anyhow::Result<ExitCode> {
+    let settings = StreamSettings {
+        name: args.target.stream.clone(),
+        duplicate_window: args.stream.duplicate_window(),
+        replicas: args.stream.replicas(),
+    };
+    let (connection, url) = args.target.open(Role::Setup).await?;
+    let info = crate::nats::set_up(&connection, &settings).await?;
+    let buckets = crate::nats::buckets::ALL.map(|b| b.name(&settings.name));
+    println!(
+        "{} at {url}: {} replica(s), {} message(s); buckets {}",
+        crate::nats::stream_identity(&info),
+        info.config.num_replicas,
+        info.state.messages,
+        buckets.join(", ")
+    );
+    Ok(ExitCode::SUCCESS)
+}

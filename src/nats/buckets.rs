@@ -1,0 +1,118 @@
+//! The key-value buckets beside a stream: what each holds and keeps, made once by the
+//! set-up ([`super::setup`]) and opened, never made, by the service and `racing keys`.
+
+use std::time::Duration;
+
+use anyhow::Context as _;
+use async_nats::jetstream::{self, kv};
+
+/// One bucket of a stream: `{stream}_{suffix}`, backed by the stream `KV_{stream}_{suffix}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bucket {
+    /// The part of its name after the stream's.
+    pub suffix: &'static str,
+    /// What it holds, as its stream's description.
+    pub description: &'static str,
+    /// Values kept per key.
+    pub history: i64,
+    /// How long a value lives after it was written; zero: for ever.
+    pub max_age: Duration,
+}
+
+/// API key records, by id.
+pub const KEYS: Bucket = Bucket {
+    suffix: "KEYS",
+    description: "API key records (hashes, never keys)",
+    history: 10,
+    max_age: Duration::ZERO,
+};
+
+/// When each API key was last used.
+pub const KEY_USAGE: Bucket = Bucket {
+    suffix: "KEY_USAGE",
+    description: "Last use of each API key",
+    history: 1,
+    max_age: Duration::ZERO,
+};
+
+/// The live service replicas and their open connections per key.
+pub const REPLICAS: Bucket = Bucket {
+    suffix: "REPLICAS",
+    description: "Live service replicas and their open connections per key",
+    history: 1,
+    max_age: crate::keys::replicas::TTL,
+};
+
+/// The subscribers of the pricing page's flow.
+pub const SUBSCRIBERS: Bucket = Bucket {
+    suffix: "SUBSCRIBERS",
+    description: "Subscribers: address, name, plans, key prefixes",
+    history: 5,
+    max_age: Duration::ZERO,
+};
+
+/// The single-use links of the subscription forms.
+pub const SIGNUPS: Bucket = Bucket {
+    suffix: "SIGNUPS",
+    description: "Single-use links of the subscription forms",
+    history: 1,
+    max_age: crate::subscribe::store::SIGNUP_RETENTION,
+};
+
+/// Every bucket of a stream, in the order the set-up makes them.
+pub const ALL: [Bucket; 5] = [KEYS, KEY_USAGE, REPLICAS, SUBSCRIBERS, SIGNUPS];
+
+impl Bucket {
+    /// The bucket's name beside the stream `stream`.
+    pub fn name(&self, stream: &str) -> String {
+        format!("{stream}_{}", self.suffix)
+    }
+
+    /// Opens the bucket beside `stream`, which the set-up made: one attempt, as start-up
+    /// asks again through [`super::Connection::ready`] (a cluster that has just started
+    /// may answer "not found" for a moment).
+    pub async fn open(&self, js: &jetstream::Context, stream: &str) -> anyhow::Result<kv::Store> {
+        let name = self.name(stream);
+        js.get_key_value(&name).await.with_context(|| {
+            format!("opening key-value bucket {name}; `racing setup` makes it (README, Security)")
+        })
+    }
+
+    /// Makes the bucket beside `stream` with `replicas` copies if it is missing, and
+    /// opens it. Its stream is made here with the settings of a key-value bucket
+    /// (`KV_<name>` on `$KV.<name>.>`, latest values kept per key, rollups allowed, direct
+    /// gets) rather than through `create_key_value`, whose request the Debian nats-server
+    /// 2.9 answers in a form this client cannot read. One attempt, as [`Bucket::open`].
+    pub(crate) async fn make(
+        &self,
+        js: &jetstream::Context,
+        stream: &str,
+        replicas: usize,
+    ) -> anyhow::Result<kv::Store> {
+        let name = self.name(stream);
+        if let Ok(store) = js.get_key_value(&name).await {
+            return Ok(store);
+        }
+        let config = jetstream::stream::Config {
+            name: format!("KV_{name}"),
+            description: Some(self.description.to_owned()),
+            subjects: vec![format!("$KV.{name}.>")],
+            max_messages_per_subject: self.history,
+            max_age: self.max_age,
+            discard: jetstream::stream::DiscardPolicy::New,
+            allow_rollup: true,
+            deny_delete: true,
+            allow_direct: true,
+            storage: jetstream::stream::StorageType::File,
+            num_replicas: replicas,
+            ..Default::default()
+        };
+        let created = js.create_stream(config).await;
+        // Another process may make it at the same moment: opening is what counts.
+        js.get_key_value(&name).await.map_err(|open| match created {
+            Err(e) => super::stream_failure(e, &format!("KV_{name}")),
+            Ok(_) => anyhow::Error::from(open)
+                .context(format!("opening key-value bucket {name} just made")),
+        })
+    }
+}
