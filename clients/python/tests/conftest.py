@@ -7,14 +7,17 @@ The binary is `RACING_BIN`, else the repository's `target/debug/racing` (what
 from __future__ import annotations
 
 import asyncio
+import datetime
+import json
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass
+import uuid
 from pathlib import Path
 
 import httpx
@@ -50,40 +53,95 @@ def deadline_poll(what: str, seconds: float, check, every: float = 0.2):
         time.sleep(every)
 
 
-@dataclass
 class Service:
-    """A running `racing serve --demo`."""
+    """A `racing serve` on a loopback port with a data directory of its own; `stop()` and
+    `start()` again keep both, as a restart does."""
 
-    url: str
-    key: str
-    data_dir: Path
-    process: subprocess.Popen
-    log_path: Path
+    def __init__(self, *, demo: bool, env: dict[str, str] | None = None) -> None:
+        self.data_dir = Path(tempfile.mkdtemp(prefix="racing-pytest-"))
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.key = "pytest_" + secrets.token_hex(16)
+        self.demo = demo
+        self.log_path = self.data_dir / "service.log"
+        self.process: subprocess.Popen | None = None
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("RACING_")}
+        self.env.update(
+            RACING_DATA_DIR=str(self.data_dir),
+            RACING_LISTEN=f"127.0.0.1:{self.port}",
+            RACING_ADMIN_LISTEN="127.0.0.1:0",
+            RACING_API_KEYS=self.key,
+            RACING_RATE_LIMIT_PER_SEC="100000",
+            RACING_RATE_LIMIT_BURST="100000",
+            RACING_WS_HEARTBEAT_MS="1000",
+            RACING_LOG="warn",
+            **(env or {}),
+        )
+
+    def start(self) -> None:
+        """Starts it and waits until its read models are built (the API answers 200)."""
+        args = [str(racing_bin()), "serve"] + (["--demo"] if self.demo else [])
+        with open(self.log_path, "ab") as log:
+            # A session of its own, so that its nats-server can be ended with it.
+            self.process = subprocess.Popen(
+                args, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        process = self.process
+        # The demo's season is there once today's card is; without it, once the API answers.
+        ready_path = "/api/v1/racecards/today" if self.demo else "/api/v1/meetings"
+
+        def ready():
+            if process.poll() is not None:
+                raise RuntimeError(f"the service exited with {process.returncode}:\n{self.log()}")
+            try:
+                r = httpx.get(self.url + ready_path, headers={"X-API-Key": self.key}, timeout=2)
+            except httpx.TransportError:
+                return None
+            return True if r.status_code == 200 else None
+
+        deadline_poll("the service ready", 120, ready, every=0.3)
+
+    def stop(self) -> None:
+        """Stops it (SIGTERM: live sockets are closed with 1001), and its nats-server."""
+        process = self.process
+        if process is None:
+            return
+        self.process = None
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=10)
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    def remove(self) -> None:
+        self.stop()
+        shutil.rmtree(self.data_dir, ignore_errors=True)
+
+    def racing(self, *args: str, stdin: str | None = None) -> str:
+        """Runs a `racing` command against this service's data directory; its output."""
+        out = subprocess.run(
+            [str(racing_bin()), *args, "--data-dir", str(self.data_dir)],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env={**os.environ, "RACING_LOG": "warn"},
+        )
+        if out.returncode != 0:
+            raise RuntimeError(f"racing {' '.join(args)}: {out.returncode}\n{out.stderr}")
+        return out.stdout
 
     def create_key(self, name: str, rate: int, burst: int) -> str:
         """A managed key with a rate of its own (`racing keys create`), once the service
         accepts it."""
-        out = subprocess.run(
-            [
-                str(racing_bin()),
-                "keys",
-                "create",
-                "--data-dir",
-                str(self.data_dir),
-                "--name",
-                name,
-                "--rate",
-                str(rate),
-                "--burst",
-                str(burst),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=True,
-            env={**os.environ, "RACING_LOG": "warn"},
-        )
-        key = out.stdout.strip().splitlines()[-1]
+        output = self.racing("keys", "create", "--name", name, "--rate", str(rate), "--burst", str(burst))
+        key = output.strip().splitlines()[-1]
 
         def accepted():
             r = httpx.get(self.url + "/api/v1/meetings", headers={"X-API-Key": key}, timeout=5)
@@ -92,66 +150,40 @@ class Service:
         deadline_poll("the new key accepted", 15, accepted)
         return key
 
+    def publish_odds(self, date: str, race_number: int, prices: list[float]) -> None:
+        """Publishes one `OddsUpdated` per price (`racing publish`), as a feeder does."""
+        now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        lines = [
+            json.dumps(
+                {
+                    "event_id": str(uuid.uuid4()),
+                    "type": "OddsUpdated",
+                    "occurred_at": now,
+                    "data": {
+                        "date": date,
+                        "race_number": race_number,
+                        "venue": "Sha Tin",
+                        "odds": [{"horse_no": "A001", "win_odds": price}],
+                    },
+                }
+            )
+            for price in prices
+        ]
+        self.racing("publish", "-", stdin="\n".join(lines) + "\n")
+
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")[-4000:]
 
 
 @pytest.fixture(scope="session")
 def service():
-    binary = racing_bin()
-    data = Path(tempfile.mkdtemp(prefix="racing-pytest-"))
-    port = free_port()
-    key = "pytest_" + secrets.token_hex(16)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RACING_")}
-    env.update(
-        RACING_DATA_DIR=str(data),
-        RACING_LISTEN=f"127.0.0.1:{port}",
-        RACING_ADMIN_LISTEN="127.0.0.1:0",
-        RACING_API_KEYS=key,
-        RACING_RATE_LIMIT_PER_SEC="100000",
-        RACING_RATE_LIMIT_BURST="100000",
-        RACING_DEMO_RACE_SECS=str(RACE_SECS),
-        RACING_WS_HEARTBEAT_MS="1000",
-        RACING_LOG="warn",
-    )
-    log_path = data / "service.log"
-    with open(log_path, "wb") as log:
-        process = subprocess.Popen(
-            [str(binary), "serve", "--demo"],
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    svc = Service(f"http://127.0.0.1:{port}", key, data, process, log_path)
+    """The demo, with today's first race open all session so that its prices keep moving."""
+    svc = Service(demo=True, env={"RACING_DEMO_RACE_SECS": str(RACE_SECS)})
     try:
-
-        def ready():
-            if process.poll() is not None:
-                raise RuntimeError(f"the service exited with {process.returncode}:\n{svc.log()}")
-            try:
-                r = httpx.get(svc.url + "/api/v1/racecards/today", headers={"X-API-Key": key}, timeout=2)
-            except httpx.TransportError:
-                return None
-            return True if r.status_code == 200 else None
-
-        deadline_poll("the service ready", 120, ready, every=0.5)
+        svc.start()
         yield svc
     finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait(timeout=10)
-        # Its nats-server (a child in its session) goes with it; make sure of it.
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        if os.environ.get("RACING_KEEP_DATA") is None:
-            subprocess.run(["rm", "-rf", str(data)], check=False)
+        svc.remove()
 
 
 class CuttableProxy:

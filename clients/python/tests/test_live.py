@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from conftest import CuttableProxy
+from conftest import CuttableProxy, Service
 
 import racing_client
 from racing_client import OddsUpdate, Snapshot
@@ -115,3 +115,47 @@ def test_live_with_a_bad_key_is_refused_without_retrying(service):
         assert e.status == 401 and e.error == "unauthorized"
     else:
         raise AssertionError("a bad key was not refused")
+
+
+def test_live_resumes_across_a_restart_of_the_service_with_every_update_once_in_order():
+    # A service of its own, without the demo: the test is the feeder.
+    service = Service(demo=False)
+    date, race = "2026-12-02", 4
+
+    async def run():
+        racing = racing_client.AsyncRacing(service.key, service.url, strict=True, backoff=0.2, max_backoff=1)
+        try:
+            got = []
+            async with racing.live(date, race, since=0) as stream:
+                while len(got) < 3:
+                    got.append(await _next(stream))
+                # The service stops (its sockets closed with 1001) and starts again on the
+                # same data; meanwhile, and after, a feeder publishes.
+                await asyncio.to_thread(service.stop)
+                await asyncio.to_thread(service.start)
+                await asyncio.to_thread(service.publish_odds, date, race, [5.0, 5.5])
+                while len(got) < 5:
+                    got.append(await _next(stream, 30))
+                publishing = asyncio.create_task(
+                    asyncio.to_thread(service.publish_odds, date, race, [6.0, 6.5])
+                )
+                while len(got) < 7:
+                    got.append(await _next(stream, 30))
+                await publishing
+                connections, duplicates = stream.connections, stream.duplicates
+            history = [m async for m in racing.odds_history(date, race)]
+            return got, history, connections, duplicates
+        finally:
+            await racing.aclose()
+
+    try:
+        service.start()
+        service.publish_odds(date, race, [3.0, 3.5, 4.0])
+        got, history, connections, duplicates = asyncio.run(asyncio.wait_for(run(), 150))
+    finally:
+        service.remove()
+    assert all(isinstance(f, OddsUpdate) for f in got), [type(f).__name__ for f in got]
+    # Resumed where it stopped: nothing sent twice, so nothing for the client to drop.
+    assert connections >= 2 and duplicates == 0, (connections, duplicates)
+    assert [f.seq for f in got] == [m.seq for m in history]
+    assert [f.odds[0].win_odds for f in got] == [3.0, 3.5, 4.0, 5.0, 5.5, 6.0, 6.5]
