@@ -389,3 +389,41 @@ def error_of(response: httpx.Response, wait: float | None = None) -> ApiError:
         retry_after=wait,
         request_id=response.headers.get("x-request-id"),
     )
+
+
+class ClientBase:
+    """The settings and state both clients are made of; see `Racing` for the arguments."""
+
+    def __init__(
+        self,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        *,
+        timeout: float = 10.0,
+        max_retries: int = 4,
+        backoff: float = 0.5,
+        max_backoff: float = 30.0,
+        max_retry_after: float = 60.0,
+        cache_size: int = 256,
+        pace: bool = True,
+        strict: bool = False,
+    ) -> None:
+        self._core = Core(
+            Settings.make(
+                api_key,
+                base_url,
+                timeout=timeout,
+                max_retries=max_retries,
+                backoff=backoff,
+                max_backoff=max_backoff,
+                max_retry_after=max_retry_after,
+                cache_size=cache_size,
+                pace=pace,
+                strict=strict,
+            )
+        )
+
+    @property
+    def settings(self) -> Settings:
+        """The settings in use."""
+        return self._core.settings

@@ -9,13 +9,13 @@ from typing import Any, AsyncIterator, Iterable
 import httpx
 
 from . import models
-from ._core import Call, Core, D, Retry, Settings, error_of
+from ._core import Call, ClientBase, D, Retry, error_of
 from ._core import Endpoints as E
 from .errors import ConnectionFailed
 from .live import LiveStream, Target
 
 
-class AsyncRacing:
+class AsyncRacing(ClientBase):
     """The asynchronous twin of `Racing` (same arguments, same documents, same errors),
     plus `live()`, the live odds stream. Use it as `async with AsyncRacing() as racing:`."""
 
@@ -24,35 +24,13 @@ class AsyncRacing:
         api_key: str | None = None,
         base_url: str | None = None,
         *,
-        timeout: float = 10.0,
-        max_retries: int = 4,
-        backoff: float = 0.5,
-        max_backoff: float = 30.0,
-        max_retry_after: float = 60.0,
-        cache_size: int = 256,
-        pace: bool = True,
-        strict: bool = False,
         transport: httpx.AsyncBaseTransport | None = None,
+        **options: Any,
     ) -> None:
-        settings = Settings.make(
-            api_key,
-            base_url,
-            timeout=timeout,
-            max_retries=max_retries,
-            backoff=backoff,
-            max_backoff=max_backoff,
-            max_retry_after=max_retry_after,
-            cache_size=cache_size,
-            pace=pace,
-            strict=strict,
+        super().__init__(api_key, base_url, **options)
+        self._http = httpx.AsyncClient(
+            headers=self.settings.headers(), timeout=self.settings.timeout, transport=transport
         )
-        self._core = Core(settings)
-        self._http = httpx.AsyncClient(headers=settings.headers(), timeout=timeout, transport=transport)
-
-    @property
-    def settings(self) -> Settings:
-        """The settings in use."""
-        return self._core.settings
 
     async def aclose(self) -> None:
         """Closes the connection pool."""

@@ -8,12 +8,12 @@ from typing import Any, Iterator
 import httpx
 
 from . import models
-from ._core import Call, Core, D, Retry, Settings, error_of
+from ._core import Call, ClientBase, D, Retry, error_of
 from ._core import Endpoints as E
 from .errors import ConnectionFailed
 
 
-class Racing:
+class Racing(ClientBase):
     """A client of the racing API.
 
     `api_key` defaults to `RACING_API_KEY`, `base_url` to `RACING_URL`, else
@@ -36,35 +36,13 @@ class Racing:
         api_key: str | None = None,
         base_url: str | None = None,
         *,
-        timeout: float = 10.0,
-        max_retries: int = 4,
-        backoff: float = 0.5,
-        max_backoff: float = 30.0,
-        max_retry_after: float = 60.0,
-        cache_size: int = 256,
-        pace: bool = True,
-        strict: bool = False,
         transport: httpx.BaseTransport | None = None,
+        **options: Any,
     ) -> None:
-        settings = Settings.make(
-            api_key,
-            base_url,
-            timeout=timeout,
-            max_retries=max_retries,
-            backoff=backoff,
-            max_backoff=max_backoff,
-            max_retry_after=max_retry_after,
-            cache_size=cache_size,
-            pace=pace,
-            strict=strict,
+        super().__init__(api_key, base_url, **options)
+        self._http = httpx.Client(
+            headers=self.settings.headers(), timeout=self.settings.timeout, transport=transport
         )
-        self._core = Core(settings)
-        self._http = httpx.Client(headers=settings.headers(), timeout=timeout, transport=transport)
-
-    @property
-    def settings(self) -> Settings:
-        """The settings in use."""
-        return self._core.settings
 
     def close(self) -> None:
         """Closes the connection pool."""

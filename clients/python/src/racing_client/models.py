@@ -124,6 +124,15 @@ def _row(item: Model, **parents: Any) -> dict[str, Any]:
     return row
 
 
+def _runners_frame(meeting: Any) -> Any:
+    """A meeting's runners (of its results or its card), each row with its race's fields."""
+    return _frame(
+        _row(runner, **_row(race, date=meeting.date, venue=meeting.venue))
+        for race in meeting.races
+        for runner in race.runners
+    )
+
+
 def _json(name: str, default: Any = dataclasses.MISSING) -> Any:
     """A field whose JSON name is a Python keyword."""
     if default is dataclasses.MISSING:
@@ -278,11 +287,7 @@ class ResultsByDate(Document):
 
     def to_pandas(self) -> Any:
         """One row per runner, with its race's date, venue, number, name, distance, going and class."""
-        return _frame(
-            _row(runner, **_row(race, date=self.date, venue=self.venue))
-            for race in self.races
-            for runner in race.runners
-        )
+        return _runners_frame(self)
 
 
 @dataclass(kw_only=True)
@@ -341,11 +346,7 @@ class RaceCard(Document):
 
     def to_pandas(self) -> Any:
         """One row per declared runner, with its race's fields."""
-        return _frame(
-            _row(runner, **_row(race, date=self.date, venue=self.venue))
-            for race in self.races
-            for runner in race.runners
-        )
+        return _runners_frame(self)
 
 
 @dataclass(kw_only=True)
