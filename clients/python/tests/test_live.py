@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from conftest import CuttableProxy, Service
+from conftest import CuttableProxy, Service, free_port
 
 import racing_client
 from racing_client import OddsUpdate, Snapshot
@@ -159,3 +159,19 @@ def test_live_resumes_across_a_restart_of_the_service_with_every_update_once_in_
     assert connections >= 2 and duplicates == 0, (connections, duplicates)
     assert [f.seq for f in got] == [m.seq for m in history]
     assert [f.odds[0].win_odds for f in got] == [3.0, 3.5, 4.0, 5.0, 5.5, 6.0, 6.5]
+
+
+def test_live_gives_up_after_max_reconnects_failed_connections_in_a_row():
+    async def run():
+        # Nothing listens there.
+        nowhere = f"http://127.0.0.1:{free_port()}"
+        async with racing_client.AsyncRacing("k", nowhere, backoff=0.05, max_backoff=0.1) as racing:
+            async with racing.live("2026-01-01", max_reconnects=2) as stream:
+                await _next(stream)
+
+    try:
+        asyncio.run(asyncio.wait_for(run(), 30))
+    except racing_client.ConnectionFailed as e:
+        assert "3 connections in a row failed" in str(e)
+    else:
+        raise AssertionError("live() went on without a service")

@@ -1,6 +1,7 @@
 """Python client of the racing data service: typed documents, polite by default, and a
 live odds stream that resumes by itself. See README.md beside this package."""
 
+from . import models as _models
 from ._core import Call, Settings, __version__
 from .aio import AsyncRacing
 from .client import Racing
@@ -20,7 +21,6 @@ from .errors import (
 )
 from .live import LiveStream, Target
 from .models import *  # noqa: F403 - the documents are the package's vocabulary
-from .models import odds_frame
 
 __all__ = [
     "AsyncRacing",
@@ -29,7 +29,6 @@ __all__ = [
     "Target",
     "Call",
     "Settings",
-    "odds_frame",
     "__version__",
     "RacingError",
     "ApiError",
@@ -43,4 +42,5 @@ __all__ = [
     "ServerError",
     "Unauthorized",
     "Unavailable",
+    *_models.__all__,
 ]

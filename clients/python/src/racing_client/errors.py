@@ -73,7 +73,8 @@ class ServerError(ApiError):
 
 
 class LiveError(ApiError):
-    """An `error` frame answering a message of the live stream's (a bad subscription)."""
+    """An `error` frame answering a message of the live stream's (a bad subscription);
+    `status` is 0, as no HTTP status came with it."""
 
 
 _BY_CODE: dict[str, type[ApiError]] = {

@@ -15,7 +15,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidSta
 from . import models
 from ._core import Settings, retry_after
 from ._decode import decode
-from .errors import ApiError, DecodeError, LiveError, Unauthorized, error_class
+from .errors import ApiError, ConnectionFailed, DecodeError, LiveError, Unauthorized, error_class
 
 log = logging.getLogger("racing_client.live")
 
@@ -56,7 +56,7 @@ class LiveStream:
         self.connections = 0
         self.reconnects = 0
         self.duplicates = 0
-        self._socket: ClientConnection | None = None
+        self._welcomed = False
         self._frames = self._run()
 
     def __aiter__(self) -> LiveStream:
@@ -104,10 +104,9 @@ class LiveStream:
             if socket is not None:
                 self.connections += 1
                 self.reconnects = self.connections - 1
-                self._socket = socket
+                self._welcomed = False
                 try:
                     async for frame in self._session(socket):
-                        failures = 0
                         yield frame
                 except ConnectionClosed as e:
                     close = e.rcvd
@@ -119,11 +118,13 @@ class LiveStream:
                 except OSError as e:
                     log.info("live odds: connection broke: %r", e)
                 finally:
-                    self._socket = None
                     await socket.close()
+                if self._welcomed:
+                    # It worked until it dropped: the next try is a first one again.
+                    failures = 0
             failures += 1
             if self._max_reconnects is not None and failures > self._max_reconnects:
-                raise ConnectionError(f"live odds: {failures} connections in a row failed")
+                raise ConnectionFailed(f"live odds: {failures} connections in a row failed")
             delay = self._settings.backoff_delay(failures)
             if wait is not None and wait <= self._settings.max_retry_after:
                 delay = max(delay, wait)
@@ -135,6 +136,7 @@ class LiveStream:
         welcome = json.loads(await asyncio.wait_for(socket.recv(), self._settings.timeout))
         if welcome.get("type") != "welcome":
             raise DecodeError(f"live odds: expected a welcome, got {welcome.get('type')!r}")
+        self._welcomed = True
         heartbeat = float(welcome.get("heartbeat_ms", 5000)) / 1000
         resume = self.last_seq
         for date, race in self._targets:

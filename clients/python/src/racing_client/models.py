@@ -15,6 +15,46 @@ import datetime
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+__all__ = [
+    "RateLimit",
+    "Meta",
+    "Model",
+    "Document",
+    "HorseMatch",
+    "HorseSearch",
+    "Profile",
+    "FormEntry",
+    "Form",
+    "ResultRunner",
+    "ResultRace",
+    "ResultsByDate",
+    "RaceResult",
+    "CardRunner",
+    "CardRace",
+    "RaceCard",
+    "MeetingRow",
+    "Meetings",
+    "RunnerOdds",
+    "RaceOdds",
+    "OddsMove",
+    "OddsHistory",
+    "odds_frame",
+    "PersonRow",
+    "JockeyList",
+    "TrainerList",
+    "SeasonDoc",
+    "RideDoc",
+    "PersonRecord",
+    "Change",
+    "Changes",
+    "ErrorBody",
+    "Snapshot",
+    "OddsUpdate",
+    "Heartbeat",
+    "parse_timestamp",
+    "Frame",
+]
+
 
 @dataclass(frozen=True)
 class RateLimit:
