@@ -1,0 +1,188 @@
+"""The synchronous client, `Racing`: one connection pool, polite retries, ETag revalidation."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Iterator
+
+import httpx
+
+from . import models
+from ._core import Call, ClientBase, D, Retry, error_of
+from ._core import Endpoints as E
+from .errors import ConnectionFailed
+
+
+class Racing(ClientBase):
+    """A client of the racing API.
+
+    `api_key` defaults to `RACING_API_KEY`, `base_url` to `RACING_URL`, else
+    `http://127.0.0.1:8080`. Every request shares one connection pool. A 429 or 503 is
+    retried up to `max_retries` times, after the `Retry-After` the service gave (if it is at
+    most `max_retry_after` seconds), else after a backoff doubling from `backoff` to
+    `max_backoff` seconds, with jitter; network errors are retried the same way. With
+    `pace` (the default) the client also waits, before a request, for the quota the last
+    answer's `RateLimit` said was spent, so that a steady caller is not refused at all.
+    The last `cache_size` documents are kept with their `ETag` and revalidated with
+    `If-None-Match`. `strict` makes a field the client does not know an error (tests use it).
+
+    Every method answers a typed document whose `meta` says what the headers did:
+    `racing_seq`, `as_of`, `etag`, `rate_limit`, `attempts`. Errors are `ApiError`s
+    (`NotFound`, `BadRequest`, `RateLimited`, ...) with the API's `error` and `message`.
+    """
+
+    def __init__(
+        self,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        **options: Any,
+    ) -> None:
+        super().__init__(api_key, base_url, **options)
+        self._http = httpx.Client(
+            headers=self.settings.headers(), timeout=self.settings.timeout, transport=transport
+        )
+
+    def close(self) -> None:
+        """Closes the connection pool."""
+        self._http.close()
+
+    def __enter__(self) -> Racing:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def get(self, c: Call[D]) -> D:
+        """Runs one `Call` with the client's retries, pacing and cache."""
+        cached = self._core.cached(c)
+        if cached is not None:
+            return cached
+        attempt = 0
+        while True:
+            attempt += 1
+            time.sleep(self._core.wait())
+            try:
+                response = self._http.get(
+                    self._core.url(c.path), params=c.params, headers=self._core.request_headers(c)
+                )
+            except httpx.TransportError as e:
+                retry = self._core.transport_retry(attempt)
+                if retry is None:
+                    raise ConnectionFailed(f"{c.path}: {e!r}") from e
+                time.sleep(retry.delay)
+                continue
+            outcome = self._core.answer(c, response, attempt)
+            if isinstance(outcome, Retry):
+                time.sleep(outcome.delay)
+                continue
+            return outcome
+
+    # --- Documents ---------------------------------------------------------------------
+
+    def meetings(self, from_date: Any = None, to_date: Any = None) -> models.Meetings:
+        """Which dates have racing (default: 30 days back to 14 ahead)."""
+        return self.get(E.meetings(from_date, to_date))
+
+    def horses(self, name: str, limit: int | None = None) -> models.HorseSearch:
+        """Horses by part of a name, whatever the case."""
+        return self.get(E.horses(name, limit))
+
+    def horse(self, horse_no: str, *, as_of: int | None = None) -> models.Profile:
+        """A horse's profile."""
+        return self.get(E.horse(horse_no, as_of))
+
+    def form(self, horse_no: str, limit: int | None = None, *, as_of: int | None = None) -> models.Form:
+        """A horse's form, newest first; `limit` keeps the newest N."""
+        return self.get(E.form(horse_no, limit, as_of))
+
+    def results(
+        self, date: Any, venue: str | None = None, *, as_of: int | None = None
+    ) -> models.ResultsByDate:
+        """Every result of a date."""
+        return self.get(E.results(date, venue, as_of))
+
+    def result(
+        self, date: Any, race_number: int, venue: str | None = None, *, as_of: int | None = None
+    ) -> models.RaceResult:
+        """The result of one race."""
+        return self.get(E.result(date, race_number, venue, as_of))
+
+    def racecard(
+        self, date: Any = "today", venue: str | None = None, *, as_of: int | None = None
+    ) -> models.RaceCard:
+        """The race card of a date; `"today"` (the default) is today in the service's time zone."""
+        return self.get(E.racecard(date, venue, as_of))
+
+    def odds(
+        self, date: Any, race_number: int, venue: str | None = None, *, as_of: int | None = None
+    ) -> models.RaceOdds:
+        """The current win odds of a race."""
+        return self.get(E.odds(date, race_number, venue, as_of))
+
+    def odds_history_page(
+        self,
+        date: Any,
+        race_number: int,
+        venue: str | None = None,
+        *,
+        since: int | None = None,
+        limit: int | None = None,
+    ) -> models.OddsHistory:
+        """One page of a race's odds history."""
+        return self.get(E.odds_history(date, race_number, venue, since, limit))
+
+    def odds_history(
+        self,
+        date: Any,
+        race_number: int,
+        venue: str | None = None,
+        *,
+        since: int | None = None,
+        page_size: int | None = None,
+    ) -> Iterator[models.OddsMove]:
+        """Every odds move of a race after `since`, oldest first, following `next` to the end."""
+        while True:
+            page = self.odds_history_page(date, race_number, venue, since=since, limit=page_size)
+            yield from page.moves
+            if page.next is None:
+                return
+            since = page.next
+
+    def jockeys(self, name: str | None = None) -> models.JockeyList:
+        """Every jockey with a ride; `name` keeps those whose name contains it."""
+        return self.get(E.jockeys(name))
+
+    def jockey(self, person_id: str) -> models.PersonRecord:
+        """A jockey's record."""
+        return self.get(E.jockey(person_id))
+
+    def trainers(self, name: str | None = None) -> models.TrainerList:
+        """Every trainer with a runner that rode; `name` keeps those whose name contains it."""
+        return self.get(E.trainers(name))
+
+    def trainer(self, person_id: str) -> models.PersonRecord:
+        """A trainer's record."""
+        return self.get(E.trainer(person_id))
+
+    def changes_page(self, since: int | None = None, limit: int | None = None) -> models.Changes:
+        """One page of the change feed."""
+        return self.get(E.changes(since, limit))
+
+    def changes(self, since: int | None = None, *, page_size: int | None = None) -> Iterator[models.Change]:
+        """Every document change after `since`, in `seq` order, following `next` to the end
+        of the feed (then poll again later from the last change's `seq`)."""
+        while True:
+            page = self.changes_page(since, page_size)
+            yield from page.changes
+            if page.next is None:
+                return
+            since = page.next
+
+    def openapi(self) -> dict[str, Any]:
+        """The service's OpenAPI description (public, no key needed)."""
+        response = self._http.get(self._core.url("/openapi.json"))
+        if response.status_code != 200:
+            raise error_of(response)
+        return response.json()

@@ -1,0 +1,191 @@
+"""The live odds stream: a WebSocket session that reconnects after any drop and resumes
+after the last `seq` it yielded, so that the caller sees every update once and in order."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import json
+import logging
+from typing import Any, AsyncIterator, Tuple, Union
+
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
+
+from . import models
+from ._core import Settings, retry_after
+from ._decode import decode
+from .errors import ApiError, ConnectionFailed, DecodeError, LiveError, Unauthorized, error_class
+
+log = logging.getLogger("racing_client.live")
+
+Target = Tuple[Union[datetime.date, str], Union[int, None]]
+"""What a stream follows: a meeting's date and a race number, or `None` for every race."""
+
+# Close code of a policy violation: a revoked or expired key (fatal), or a reader that fell
+# too far behind too often (resumable).
+_CLOSE_POLICY = 1008
+_MAX_FRAME = 16 * 1024 * 1024
+
+
+class LiveStream:
+    """An async iterator of live frames; see `AsyncRacing.live()`.
+
+    `last_seq` is the position it resumes after; `connections` counts the connections it
+    opened, `reconnects` those after the first; `duplicates` counts updates at or below
+    `last_seq` that a server sent again and the stream dropped (none, with this service).
+    Close it with `aclose()`, or use it as `async with racing.live(...) as stream:`.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        targets: list[Target],
+        *,
+        since: int | None,
+        heartbeats: bool,
+        max_reconnects: int | None,
+    ) -> None:
+        if not targets:
+            raise ValueError("live() needs at least one date to follow")
+        self._settings = settings
+        self._targets = [(_date_text(d), r) for d, r in targets]
+        self._heartbeats = heartbeats
+        self._max_reconnects = max_reconnects
+        self.last_seq: int | None = since
+        self.connections = 0
+        self.reconnects = 0
+        self.duplicates = 0
+        self._welcomed = False
+        self._frames = self._run()
+
+    def __aiter__(self) -> LiveStream:
+        return self
+
+    async def __anext__(self) -> models.Frame:
+        return await self._frames.__anext__()
+
+    async def aclose(self) -> None:
+        """Ends the stream and its connection."""
+        await self._frames.aclose()
+
+    async def __aenter__(self) -> LiveStream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def _url(self) -> str:
+        base = self._settings.base_url
+        scheme, _, rest = base.partition("://")
+        return {"https": "wss", "http": "ws"}.get(scheme, scheme) + "://" + rest + "/ws/live/odds"
+
+    async def _run(self) -> AsyncIterator[models.Frame]:
+        failures = 0
+        while True:
+            wait: float | None = None
+            try:
+                socket = await connect(
+                    self._url(),
+                    additional_headers=self._settings.headers(),
+                    open_timeout=self._settings.timeout,
+                    max_size=_MAX_FRAME,
+                    close_timeout=2,
+                )
+            except InvalidStatus as e:
+                status = e.response.status_code
+                if status not in (429, 503):
+                    raise _refusal(e) from None
+                wait = retry_after(e.response.headers)
+                socket = None
+            except (OSError, asyncio.TimeoutError, InvalidHandshake) as e:
+                log.info("live odds: cannot connect: %r", e)
+                socket = None
+            if socket is not None:
+                self.connections += 1
+                self.reconnects = self.connections - 1
+                self._welcomed = False
+                try:
+                    async for frame in self._session(socket):
+                        yield frame
+                except ConnectionClosed as e:
+                    close = e.rcvd
+                    if close is not None and close.code == _CLOSE_POLICY and "API key" in close.reason:
+                        raise Unauthorized(401, "unauthorized", close.reason) from None
+                    log.info("live odds: connection lost (%s); resuming after seq %s", e, self.last_seq)
+                except asyncio.TimeoutError:
+                    log.info("live odds: nothing heard for three heartbeats; reconnecting")
+                except OSError as e:
+                    log.info("live odds: connection broke: %r", e)
+                finally:
+                    await socket.close()
+                if self._welcomed:
+                    # It worked until it dropped: the next try is a first one again.
+                    failures = 0
+            failures += 1
+            if self._max_reconnects is not None and failures > self._max_reconnects:
+                raise ConnectionFailed(f"live odds: {failures} connections in a row failed")
+            delay = self._settings.backoff_delay(failures)
+            if wait is not None and wait <= self._settings.max_retry_after:
+                delay = max(delay, wait)
+            await asyncio.sleep(delay)
+
+    async def _session(self, socket: ClientConnection) -> AsyncIterator[models.Frame]:
+        """One connection's frames: the welcome, the subscriptions (with `since` when there
+        is a position to resume after), then snapshots and updates."""
+        welcome = json.loads(await asyncio.wait_for(socket.recv(), self._settings.timeout))
+        if welcome.get("type") != "welcome":
+            raise DecodeError(f"live odds: expected a welcome, got {welcome.get('type')!r}")
+        self._welcomed = True
+        heartbeat = float(welcome.get("heartbeat_ms", 5000)) / 1000
+        resume = self.last_seq
+        for date, race in self._targets:
+            message: dict[str, Any] = {"type": "subscribe", "date": date}
+            if race is not None:
+                message["race_number"] = race
+            if resume is not None:
+                message["since"] = resume
+            await socket.send(json.dumps(message))
+        # A service whose log is behind our position (a store restored, a new stream)
+        # answers the resume with snapshots: their sequences start the count afresh.
+        restart = resume is not None and int(welcome.get("seq", 0)) < resume
+        silence = 3 * heartbeat + 2
+        while True:
+            data = json.loads(await asyncio.wait_for(socket.recv(), silence))
+            kind = data.get("type")
+            if kind == "odds" and not data.get("replay"):
+                update = decode(models.OddsUpdate, data, strict=self._settings.strict)
+                update.received_at = datetime.datetime.now(datetime.timezone.utc)
+                if self.last_seq is not None and update.seq <= self.last_seq:
+                    self.duplicates += 1
+                    continue
+                self.last_seq = update.seq
+                yield update
+            elif kind == "snapshot":
+                snapshot = decode(models.Snapshot, data, strict=self._settings.strict)
+                if restart or self.last_seq is None:
+                    self.last_seq = snapshot.seq
+                    restart = False
+                else:
+                    self.last_seq = max(self.last_seq, snapshot.seq)
+                yield snapshot
+            elif kind == "heartbeat" and self._heartbeats:
+                yield decode(models.Heartbeat, data, strict=self._settings.strict)
+            elif kind == "error":
+                raise LiveError(0, str(data.get("error")), str(data.get("message")))
+
+
+def _refusal(e: InvalidStatus) -> ApiError:
+    """The error of a refused upgrade, from its `{error, message}` body."""
+    status = e.response.status_code
+    error, message = f"http_{status}", "the live odds upgrade was refused"
+    try:
+        body = json.loads(e.response.body or b"")
+        error, message = str(body["error"]), str(body["message"])
+    except (ValueError, KeyError, TypeError):
+        pass
+    return error_class(status, error)(status, error, message)
+
+
+def _date_text(date: datetime.date | str) -> str:
+    return date.isoformat() if isinstance(date, datetime.date) else str(date)

@@ -1,0 +1,661 @@
+"""The API's documents and the live stream's frames, as typed dataclasses.
+
+Each document class has the properties of the `/openapi.json` schema of the same name, in
+its order (`class` and `from`, Python keywords, are `class_` and `from_`); the tests check
+every schema against these classes, so a field the API gains without the client fails
+them. A field the service leaves out where the feed did not give it is `None` here.
+Dates are `datetime.date`; `published_at` stays the RFC 3339 text the service sent (it
+has nanoseconds, which `datetime` does not).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+__all__ = [
+    "RateLimit",
+    "Meta",
+    "Model",
+    "Document",
+    "HorseMatch",
+    "HorseSearch",
+    "Profile",
+    "FormEntry",
+    "Form",
+    "ResultRunner",
+    "ResultRace",
+    "ResultsByDate",
+    "RaceResult",
+    "CardRunner",
+    "CardRace",
+    "RaceCard",
+    "MeetingRow",
+    "Meetings",
+    "RunnerOdds",
+    "RaceOdds",
+    "OddsMove",
+    "OddsHistory",
+    "odds_frame",
+    "PersonRow",
+    "JockeyList",
+    "TrainerList",
+    "SeasonDoc",
+    "RideDoc",
+    "PersonRecord",
+    "Change",
+    "Changes",
+    "ErrorBody",
+    "Snapshot",
+    "OddsUpdate",
+    "Heartbeat",
+    "parse_timestamp",
+    "Frame",
+]
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    """The key's quota as the last answer gave it (`RateLimit`, `RateLimit-Policy` headers)."""
+
+    remaining: int
+    """Requests left before the service refuses with 429."""
+    reset: float
+    """Seconds until the quota is full again."""
+    limit: int | None = None
+    """Requests allowed in a window (the burst)."""
+    window: float | None = None
+    """The window, seconds: `limit / window` is the sustained rate."""
+
+
+@dataclass(frozen=True)
+class Meta:
+    """What the HTTP answer said about a document besides its body."""
+
+    status: int
+    """200, or 304 when the client's copy was revalidated (0: served from the client's
+    cache without a request, for an immutable `as_of` answer)."""
+    racing_seq: int | None
+    """`Racing-Seq`: the stream sequence the answer reflects; an `as_of` that answers the
+    same document again, and a `since` for `live()` that misses nothing after it."""
+    as_of: int | None
+    """The `as_of` asked for, `None` for the current document."""
+    etag: str | None
+    """The strong validator the client revalidates with."""
+    rate_limit: RateLimit | None
+    """The key's quota after this request."""
+    attempts: int = 1
+    """Requests it took (more than 1 after a 429, a 503 or a network error was retried)."""
+    request_id: str | None = None
+    """`X-Request-Id`, to quote when asking about an answer."""
+
+    @property
+    def from_cache(self) -> bool:
+        """Whether the body is the client's cached copy (revalidated with a 304, or immutable)."""
+        return self.status in (0, 304)
+
+
+@dataclass(kw_only=True)
+class Model:
+    """A JSON object of the API, typed."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The object as the service sent it: JSON names, dates as text, absent fields left out."""
+        return _plain(self)
+
+
+@dataclass(kw_only=True)
+class Document(Model):
+    """A whole answer of the API, with what its headers said in `meta`."""
+
+    meta: Meta | None = field(default=None, compare=False, repr=False, metadata={"local": True})
+
+    @property
+    def racing_seq(self) -> int | None:
+        """`Racing-Seq` of the answer (see `Meta.racing_seq`)."""
+        return self.meta.racing_seq if self.meta else None
+
+    @property
+    def as_of(self) -> int | None:
+        """The point of the log the document is as of: the `as_of` asked for, else the
+        answer's `Racing-Seq` (which, as an `as_of`, answers the same document again)."""
+        if self.meta is None:
+            return None
+        return self.meta.as_of if self.meta.as_of is not None else self.meta.racing_seq
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Model):
+        out = {}
+        for f in dataclasses.fields(value):
+            if f.metadata.get("local"):
+                continue
+            v = getattr(value, f.name)
+            if v is None and f.default is None:
+                continue
+            out[f.metadata.get("json", f.name)] = _plain(v)
+        return out
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, datetime.date):
+        return value.isoformat()
+    return value
+
+
+def _frame(rows: Iterable[dict[str, Any]]) -> Any:
+    try:
+        import pandas
+    except ImportError:
+        raise ImportError("to_pandas() needs pandas: pip install 'racing-client[pandas]'") from None
+    return pandas.DataFrame(list(rows))
+
+
+def _row(item: Model, **parents: Any) -> dict[str, Any]:
+    row = dict(parents)
+    for f in dataclasses.fields(item):
+        if f.metadata.get("local"):
+            continue
+        v = getattr(item, f.name)
+        if isinstance(v, list) and v and isinstance(v[0], Model):
+            continue
+        row[f.metadata.get("json", f.name)] = v
+    return row
+
+
+def _runners_frame(meeting: Any) -> Any:
+    """A meeting's runners (of its results or its card), each row with its race's fields."""
+    return _frame(
+        _row(runner, **_row(race, date=meeting.date, venue=meeting.venue))
+        for race in meeting.races
+        for runner in race.runners
+    )
+
+
+def _json(name: str, default: Any = dataclasses.MISSING) -> Any:
+    """A field whose JSON name is a Python keyword."""
+    if default is dataclasses.MISSING:
+        return field(metadata={"json": name})
+    return field(default=default, metadata={"json": name})
+
+
+# --- Horses ---------------------------------------------------------------------------
+
+
+@dataclass(kw_only=True)
+class HorseMatch(Model):
+    """A horse a search found."""
+
+    horse_no: str
+    """Brand number: `/api/v1/horses/{horse_no}` and its form."""
+    horse_name: str
+    """Its newest name."""
+
+
+@dataclass(kw_only=True)
+class HorseSearch(Document):
+    """The horses a search found: names that start with the text first, then alphabetical."""
+
+    horses: list[HorseMatch]
+
+    def to_pandas(self) -> Any:
+        """One row per horse."""
+        return _frame(_row(h) for h in self.horses)
+
+
+@dataclass(kw_only=True)
+class Profile(Document):
+    """A horse's profile; the fields after `places` only where the feed gave them."""
+
+    horse_no: str
+    horse_name: str
+    country_of_origin: str
+    colour: str
+    sex: str
+    age: int
+    trainer: str
+    owner: str
+    total_stakes: int
+    """Career prize money in whole Hong Kong dollars."""
+    starts: int
+    wins: int
+    places: int
+    sire: str | None = None
+    dam: str | None = None
+    dam_sire: str | None = None
+    import_type: str | None = None
+    """`PP` (private purchase), `PPG`, `ISG`, ..."""
+    current_rating: int | None = None
+    season_start_rating: int | None = None
+    season_stakes: int | None = None
+
+
+@dataclass(kw_only=True)
+class FormEntry(Model):
+    """One race of a horse's form."""
+
+    date: datetime.date
+    venue: str
+    race_number: int
+    distance: int
+    """Metres."""
+    position: int | None
+    """From 1 (shared in a dead heat); `None` for no placing."""
+    finish_time: str | None
+    """`m:ss.cc`."""
+    win_odds: float | None
+    """Final decimal win odds, stake included."""
+    jockey: str
+    status: str | None
+    """`None` for a normal finisher, else the official code (`PU`, `WV-A`, ...)."""
+    dead_heat: bool
+    race_name: str
+    going: str
+    class_: str | None = _json("class", None)
+    trainer: str
+    draw: int | None = None
+    actual_weight: int | None = None
+    """Pounds carried."""
+    declared_weight: int | None = None
+    """The horse's declared body weight, pounds."""
+    lbw: str | None = None
+    """Lengths behind the winner as officially written (`-`, `NOSE`, `1-1/4`, ...)."""
+    lbw_lengths: float | None = None
+    """`lbw` in lengths; `None` where it is no number of lengths (`ML`, `DIST`)."""
+    running_positions: list[int] | None = None
+
+
+@dataclass(kw_only=True)
+class Form(Document):
+    """A horse's form: every recorded race, newest first."""
+
+    horse_no: str
+    horse_name: str
+    form: list[FormEntry]
+
+    def to_pandas(self) -> Any:
+        """One row per race, with the horse's number and name."""
+        return _frame(_row(e, horse_no=self.horse_no, horse_name=self.horse_name) for e in self.form)
+
+
+# --- Results and cards -------------------------------------------------------------------
+
+
+@dataclass(kw_only=True)
+class ResultRunner(Model):
+    """One runner of a race result."""
+
+    position: int | None
+    horse_no: str
+    horse_name: str
+    jockey: str
+    trainer: str
+    finish_time: str | None
+    win_odds: float | None
+    status: str | None
+    dead_heat: bool
+    lbw: str | None = None
+    lbw_lengths: float | None = None
+    running_positions: list[int] | None = None
+    actual_weight: int | None = None
+    declared_weight: int | None = None
+    draw: int | None = None
+
+
+@dataclass(kw_only=True)
+class ResultRace(Model):
+    """One race of the results of a date."""
+
+    race_number: int
+    race_name: str
+    distance: int
+    going: str
+    runners: list[ResultRunner]
+    class_: str | None = _json("class", None)
+
+
+@dataclass(kw_only=True)
+class ResultsByDate(Document):
+    """All results of a date, ascending race number."""
+
+    date: datetime.date
+    venue: str
+    meetings: list[str] | None = None
+    """Only on a date with more than one meeting: every venue of the day."""
+    races: list[ResultRace]
+
+    def to_pandas(self) -> Any:
+        """One row per runner, with its race's date, venue, number, name, distance, going and class."""
+        return _runners_frame(self)
+
+
+@dataclass(kw_only=True)
+class RaceResult(Document):
+    """The result of one race."""
+
+    date: datetime.date
+    venue: str
+    meetings: list[str] | None = None
+    race_number: int
+    race_name: str
+    distance: int
+    going: str
+    runners: list[ResultRunner]
+    class_: str | None = _json("class", None)
+
+    def to_pandas(self) -> Any:
+        """One row per runner, with the race's date, venue and number."""
+        return _frame(
+            _row(r, date=self.date, venue=self.venue, race_number=self.race_number) for r in self.runners
+        )
+
+
+@dataclass(kw_only=True)
+class CardRunner(Model):
+    """A declared runner of a race card."""
+
+    horse_no: str
+    horse_name: str
+    jockey: str
+    trainer: str
+    draw: int
+    weight: int
+    """Pounds carried."""
+
+
+@dataclass(kw_only=True)
+class CardRace(Model):
+    """One race of a race card."""
+
+    race_number: int
+    race_name: str
+    distance: int
+    class_: str = _json("class")
+    runners: list[CardRunner]
+
+
+@dataclass(kw_only=True)
+class RaceCard(Document):
+    """The race card of a date, scratched runners removed."""
+
+    date: datetime.date
+    venue: str
+    meetings: list[str] | None = None
+    races: list[CardRace]
+
+    def to_pandas(self) -> Any:
+        """One row per declared runner, with its race's fields."""
+        return _runners_frame(self)
+
+
+@dataclass(kw_only=True)
+class MeetingRow(Model):
+    """One meeting: a venue's racing on a date."""
+
+    date: datetime.date
+    venue: str
+    races: int
+    """Races with a card or a result."""
+    card: bool
+    results: int
+    """Races with a result."""
+
+
+@dataclass(kw_only=True)
+class Meetings(Document):
+    """The meetings of a range of dates, by date, then venue."""
+
+    from_: datetime.date = _json("from")
+    to: datetime.date
+    meetings: list[MeetingRow]
+
+    def to_pandas(self) -> Any:
+        """One row per meeting."""
+        return _frame(_row(m) for m in self.meetings)
+
+
+# --- Odds ------------------------------------------------------------------------------
+
+
+@dataclass(kw_only=True)
+class RunnerOdds(Model):
+    """A runner's win odds."""
+
+    horse_no: str
+    win_odds: float
+    """Decimal, stake included."""
+
+
+@dataclass(kw_only=True)
+class RaceOdds(Document):
+    """The current win odds of a race."""
+
+    date: datetime.date
+    venue: str | None
+    """`None` while no venue of the race is known."""
+    meetings: list[str] | None = None
+    race_number: int
+    seq: int
+    """Stream sequence of the race's latest odds update."""
+    odds: list[RunnerOdds]
+
+    def to_pandas(self) -> Any:
+        """One row per runner."""
+        return _frame(_row(o, race_number=self.race_number, seq=self.seq) for o in self.odds)
+
+
+@dataclass(kw_only=True)
+class OddsMove(Model):
+    """One odds update of a race, as it went live."""
+
+    seq: int
+    published_at: str
+    """When JetStream stored it, RFC 3339 in UTC."""
+    venue: str | None
+    """`None` for odds given for the race at every venue of the date."""
+    odds: list[RunnerOdds]
+    """The runners it priced."""
+
+
+@dataclass(kw_only=True)
+class OddsHistory(Document):
+    """A page of a race's odds history, oldest first; `next` is the following page's `since`."""
+
+    date: datetime.date
+    race_number: int
+    moves: list[OddsMove]
+    next: int | None
+
+    def to_pandas(self) -> Any:
+        """One row per runner priced in a move: seq, published_at, venue, horse_no, win_odds."""
+        return odds_frame(self.moves)
+
+
+def odds_frame(moves: Iterable[OddsMove]) -> Any:
+    """A pandas DataFrame of odds moves, one row per runner priced (for the moves of
+    `odds_history()`, which spans pages)."""
+    return _frame(
+        _row(o, seq=m.seq, published_at=m.published_at, venue=m.venue) for m in moves for o in m.odds
+    )
+
+
+# --- Jockeys and trainers ------------------------------------------------------------------
+
+
+@dataclass(kw_only=True)
+class PersonRow(Model):
+    """One person in a list of jockeys or trainers."""
+
+    id: str
+    name: str
+    rides: int
+
+
+@dataclass(kw_only=True)
+class JockeyList(Document):
+    """Every jockey with a ride, by name."""
+
+    jockeys: list[PersonRow]
+
+    def to_pandas(self) -> Any:
+        """One row per jockey."""
+        return _frame(_row(p) for p in self.jockeys)
+
+
+@dataclass(kw_only=True)
+class TrainerList(Document):
+    """Every trainer with a runner that rode, by name."""
+
+    trainers: list[PersonRow]
+
+    def to_pandas(self) -> Any:
+        """One row per trainer."""
+        return _frame(_row(p) for p in self.trainers)
+
+
+@dataclass(kw_only=True)
+class SeasonDoc(Model):
+    """A person's figures in one Hong Kong season (September to August)."""
+
+    season: str
+    """e.g. `2019/20`."""
+    rides: int
+    wins: int
+    seconds: int
+    thirds: int
+
+
+@dataclass(kw_only=True)
+class RideDoc(Model):
+    """One ride in a person's record."""
+
+    date: datetime.date
+    venue: str
+    race_number: int
+    horse_no: str
+    horse_name: str
+    position: int | None
+    status: str | None
+    win_odds: float | None
+
+
+@dataclass(kw_only=True)
+class PersonRecord(Document):
+    """A jockey's or a trainer's record."""
+
+    id: str
+    name: str
+    rides: int
+    wins: int
+    seconds: int
+    thirds: int
+    win_pct: float
+    top3_pct: float
+    seasons: list[SeasonDoc]
+    """Newest first."""
+    recent: list[RideDoc]
+    """The 20 newest rides."""
+
+    def to_pandas(self) -> Any:
+        """One row per recent ride."""
+        return _frame(_row(r) for r in self.recent)
+
+
+# --- The change feed and errors ----------------------------------------------------------------
+
+
+@dataclass(kw_only=True)
+class Change(Model):
+    """A document that answers differently from `seq` on."""
+
+    seq: int
+    path: str
+    """The API path that now answers differently (404 if the document went)."""
+
+
+@dataclass(kw_only=True)
+class Changes(Document):
+    """A page of the change feed; `next` is the following page's `since`."""
+
+    changes: list[Change]
+    next: int | None
+
+    def to_pandas(self) -> Any:
+        """One row per change."""
+        return _frame(_row(c) for c in self.changes)
+
+
+@dataclass(kw_only=True)
+class ErrorBody(Model):
+    """The body of every error answer."""
+
+    error: str
+    """A stable code: `bad_request`, `not_found`, `rate_limited`, ..."""
+    message: str
+
+
+# --- Live frames ----------------------------------------------------------------------------
+
+
+@dataclass(kw_only=True)
+class Snapshot(RaceOdds):
+    """A race's whole odds (`RaceOdds`) on the live stream: replaces what the caller held
+    for the race. Sent when a subscription starts, and in place of deltas to a reader that
+    fell behind or after the service caught up on an outage."""
+
+    _ignored = ("type",)
+
+
+@dataclass(kw_only=True)
+class OddsUpdate(Model):
+    """One odds update on the live stream: `odds` lists only the prices that changed."""
+
+    date: datetime.date
+    venue: str | None
+    race_number: int
+    seq: int
+    """Stream sequence, strictly increasing on the stream `live()` yields."""
+    published_at: str
+    odds: list[RunnerOdds]
+    received_at: datetime.datetime | None = field(default=None, compare=False, metadata={"local": True})
+    """When the client read it (UTC)."""
+
+    _ignored = ("type", "replay")
+
+    @property
+    def lag(self) -> datetime.timedelta | None:
+        """From JetStream storing the update to the client reading it, as `racing watch` shows it."""
+        published = parse_timestamp(self.published_at)
+        if published is None or self.received_at is None:
+            return None
+        return self.received_at - published
+
+
+@dataclass(kw_only=True)
+class Heartbeat(Model):
+    """The service is there but had nothing to send (only with `live(heartbeats=True)`)."""
+
+    seq: int
+
+    _ignored = ("type",)
+
+
+Frame = Snapshot | OddsUpdate | Heartbeat
+"""What `live()` yields."""
+
+
+def parse_timestamp(text: str) -> datetime.datetime | None:
+    """An RFC 3339 UTC time such as `2026-11-21T05:55:52.476057038Z` (nanoseconds cut to
+    microseconds), or `None` if it is not one."""
+    body = text.strip()
+    if body.endswith(("Z", "z")):
+        body = body[:-1] + "+00:00"
+    if "." in body:
+        head, rest = body.split(".", 1)
+        digits = len(rest) - len(rest.lstrip("0123456789"))
+        body = f"{head}.{rest[:digits][:6].ljust(6, '0')}{rest[digits:]}"
+    try:
+        return datetime.datetime.fromisoformat(body)
+    except ValueError:
+        return None

@@ -1,0 +1,206 @@
+"""Every endpoint, read through the client strictly (a field the client does not know is an
+error), and the client's documents checked against the service's own `/openapi.json`."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import inspect
+import typing
+
+import httpx
+import pytest
+
+import racing_client
+from racing_client import models
+from racing_client._core import Endpoints
+from racing_client._decode import json_name, wire_fields
+
+
+@pytest.fixture(scope="module")
+def racing(service):
+    with racing_client.Racing(service.key, service.url, strict=True) as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def openapi(service):
+    return httpx.get(service.url + "/openapi.json", timeout=10).json()
+
+
+def _expected_type(prop: dict, schemas: dict) -> tuple[str, bool]:
+    """The Python type a schema property reads as, and whether it may be null."""
+    if "$ref" in prop:
+        name = prop["$ref"].rsplit("/", 1)[-1]
+        if schemas[name].get("type") != "object":
+            # A named value (`ErrorCode`, an enum of strings): its type.
+            return _expected_type(schemas[name], schemas)
+        return name, False
+    kinds = prop.get("type")
+    kinds = kinds if isinstance(kinds, list) else [kinds]
+    nullable = "null" in kinds
+    (kind,) = [k for k in kinds if k != "null"]
+    if kind == "array":
+        inner, _ = _expected_type(prop["items"], schemas)
+        return f"list[{inner}]", nullable
+    if kind == "string":
+        return ("date" if prop.get("format") == "date" else "str"), nullable
+    return {"integer": "int", "number": "float", "boolean": "bool"}[kind], nullable
+
+
+def _actual_type(tp) -> tuple[str, bool]:
+    args = typing.get_args(tp)
+    if type(None) in args:
+        (inner,) = [a for a in args if a is not type(None)]
+        return _actual_type(inner)[0], True
+    if typing.get_origin(tp) is list:
+        return f"list[{_actual_type(args[0])[0]}]", False
+    if tp is datetime.date:
+        return "date", False
+    return tp.__name__, False
+
+
+def test_every_schema_of_the_api_is_a_document_with_the_same_fields(openapi):
+    schemas = openapi["components"]["schemas"]
+    objects = {name: s for name, s in schemas.items() if s.get("type") == "object"}
+    assert len(objects) >= 20, sorted(objects)
+    for name, schema in objects.items():
+        cls = getattr(models, name, None)
+        assert cls is not None and dataclasses.is_dataclass(cls), f"no document class for schema {name}"
+        fields = {json_name(f): (f, tp) for f, tp in wire_fields(cls)}
+        assert list(fields) == list(schema["properties"]), f"{name}: fields differ from the schema's"
+        required = set(schema.get("required", []))
+        for prop_name, prop in schema["properties"].items():
+            f, tp = fields[prop_name]
+            has_default = f.default is not dataclasses.MISSING
+            assert has_default == (prop_name not in required), f"{name}.{prop_name}: required differs"
+            want, nullable = _expected_type(prop, schemas)
+            got, optional = _actual_type(tp)
+            assert got == want, f"{name}.{prop_name}: {got}, the schema says {want}"
+            if nullable or prop_name not in required:
+                assert optional, f"{name}.{prop_name} may be null or absent but is not Optional"
+
+
+def test_every_operation_of_the_api_has_a_client_method(openapi):
+    # The WebSocket is `live()`; the description itself and its HTML page are no documents.
+    served = set(openapi["paths"]) - {"/ws/live/odds", "/api/v1/openapi.json", "/api/v1/docs"}
+    # (API path, client method, the call it makes, the method's names of query parameters)
+    methods = [
+        ("/api/v1/meetings", "meetings", Endpoints.meetings(), {"from": "from_date", "to": "to_date"}),
+        ("/api/v1/horses", "horses", Endpoints.horses("ab"), {}),
+        ("/api/v1/horses/{horse_no}", "horse", Endpoints.horse("A1"), {}),
+        ("/api/v1/horses/{horse_no}/form", "form", Endpoints.form("A1"), {}),
+        ("/api/v1/results/{date}", "results", Endpoints.results("D"), {}),
+        ("/api/v1/results/{date}/{race_number}", "result", Endpoints.result("D", 1), {}),
+        ("/api/v1/racecards/today", "racecard", Endpoints.racecard("today"), {}),
+        ("/api/v1/racecards/{date}", "racecard", Endpoints.racecard("D"), {}),
+        ("/api/v1/odds/{date}/{race_number}", "odds", Endpoints.odds("D", 1), {}),
+        (
+            "/api/v1/odds/{date}/{race_number}/history",
+            "odds_history_page",
+            Endpoints.odds_history("D", 1),
+            {},
+        ),
+        ("/api/v1/jockeys", "jockeys", Endpoints.jockeys(), {}),
+        ("/api/v1/jockeys/{id}", "jockey", Endpoints.jockey("x"), {}),
+        ("/api/v1/trainers", "trainers", Endpoints.trainers(), {}),
+        ("/api/v1/trainers/{id}", "trainer", Endpoints.trainer("x"), {}),
+        ("/api/v1/changes", "changes_page", Endpoints.changes(), {}),
+    ]
+    assert {m[0] for m in methods} == served
+    for template, name, c, renamed in methods:
+        op = openapi["paths"][template]["get"]
+        schema = op["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
+        assert c.model.__name__ == schema.rsplit("/", 1)[-1], (
+            f"{template}: the client reads {c.model.__name__}"
+        )
+        taken = {p["name"] for p in op.get("parameters", []) if p["in"] == "query"}
+        for client in (racing_client.Racing, racing_client.AsyncRacing):
+            params = set(inspect.signature(getattr(client, name)).parameters)
+            for query in taken:
+                assert renamed.get(query, query) in params, (
+                    f"{client.__name__}.{name}: no argument for `{query}`"
+                )
+
+
+def test_each_endpoint_answers_a_typed_document_with_its_position(racing):
+    card = racing.racecard()
+    assert isinstance(card.date, datetime.date) and card.races
+    assert card.meta.status == 200 and card.racing_seq and card.as_of == card.racing_seq
+    assert card.meta.etag and card.meta.rate_limit is not None
+    same_card = racing.racecard(card.date)
+    assert same_card.races == card.races
+
+    meetings = racing.meetings()
+    run = [m for m in meetings.meetings if m.results > 0]
+    assert run, meetings
+    day = run[-1]
+    results = racing.results(day.date, day.venue)
+    assert results.date == day.date and results.races
+    race = results.races[0]
+    one = racing.result(day.date, race.race_number, day.venue)
+    assert (one.race_name, one.runners) == (race.race_name, race.runners)
+
+    runner = one.runners[0]
+    profile = racing.horse(runner.horse_no)
+    assert profile.horse_no == runner.horse_no and profile.starts >= 1
+    form = racing.form(runner.horse_no, limit=5)
+    assert 1 <= len(form.form) <= 5 and form.horse_no == runner.horse_no
+    found = racing.horses(profile.horse_name[:4])
+    assert any(h.horse_no == profile.horse_no for h in found.horses) or len(found.horses) == 20
+
+    # A document as of an earlier point of the log answers with that point.
+    earlier = racing.horse(runner.horse_no, as_of=profile.racing_seq)
+    assert earlier == profile and earlier.as_of == profile.racing_seq
+
+    odds = racing.odds(card.date, 1)
+    assert odds.race_number == 1 and odds.odds and odds.seq > 0
+    history = racing.odds_history_page(card.date, 1, limit=2)
+    assert len(history.moves) == 2 and history.next == history.moves[-1].seq
+
+    jockeys = racing.jockeys()
+    jockey = racing.jockey(jockeys.jockeys[0].id)
+    assert jockey.id == jockeys.jockeys[0].id and jockey.rides == jockeys.jockeys[0].rides
+    assert racing.jockeys(name=jockey.name[:3]).jockeys
+    trainers = racing.trainers()
+    trainer = racing.trainer(trainers.trainers[0].id)
+    assert trainer.name == trainers.trainers[0].name and trainer.seasons
+
+    changes = racing.changes_page(limit=3)
+    assert len(changes.changes) >= 3 and changes.racing_seq
+
+
+def test_errors_carry_the_api_code_and_message(racing, service):
+    with pytest.raises(racing_client.NotFound) as nf:
+        racing.horse("Z999")
+    assert (nf.value.status, nf.value.error) == (404, "not_found") and "Z999" in nf.value.message
+    with pytest.raises(racing_client.BadRequest) as bad:
+        racing.results("2026-02-30")
+    assert bad.value.error == "bad_request" and "date" in bad.value.message
+    with racing_client.Racing("wrong-key", service.url) as stranger:
+        with pytest.raises(racing_client.Unauthorized) as denied:
+            stranger.meetings()
+    assert denied.value.message == "Invalid or missing API key"
+
+
+def test_the_key_comes_from_the_environment(service, monkeypatch):
+    monkeypatch.setenv("RACING_API_KEY", service.key)
+    monkeypatch.setenv("RACING_URL", service.url)
+    with racing_client.Racing() as racing:
+        assert racing.meetings().meta.status == 200
+    monkeypatch.delenv("RACING_API_KEY")
+    with pytest.raises(racing_client.ConfigurationError):
+        racing_client.Racing()
+
+
+def test_list_documents_become_data_frames(racing):
+    pytest.importorskip("pandas")
+    form = racing.form(racing.racecard().races[0].runners[0].horse_no)
+    frame = form.to_pandas()
+    assert len(frame) == len(form.form)
+    assert {"horse_no", "date", "position", "win_odds", "class"} <= set(frame.columns)
+    day = [m for m in racing.meetings().meetings if m.results][-1]
+    results = racing.results(day.date, day.venue)
+    assert len(results.to_pandas()) == sum(len(r.runners) for r in results.races)
+    history = racing.odds_history_page(racing.racecard().date, 1, limit=5)
+    assert len(history.to_pandas()) == sum(len(m.odds) for m in history.moves)
