@@ -326,6 +326,14 @@ impl Projector {
             // its last ones too (those that start less than a batch behind).
             in_catch_up &= pending > 0;
             let hold = in_catch_up && held.len() < CATCH_UP_BATCH;
+            // Only with room for the commit on the disk: one write of sled's that fails
+            // for want of space fails every later one of the store. The batch is dropped,
+            // and taken again from the checkpoint once there is room.
+            let data_dir = self.parts.read_models.data_dir();
+            if let Err(problem) = crate::disk::room_for(data_dir, batch.batch.bytes()) {
+                self.cannot_write(&problem);
+                anyhow::bail!("{problem}");
+            }
             let stats = off_the_workers(|| self.commit(batch, held, hold))?;
             tracing::debug!(?stats, pending, "batch committed");
             self.parts.progress.send_modify(|p| {
@@ -366,6 +374,16 @@ impl Projector {
         Ok(())
     }
 
+    /// Records that the projector cannot write the read models, and why: `/readyz` says
+    /// so until a commit succeeds, and `racing_projector_write_failures_total` counts it.
+    fn cannot_write(&self, problem: &str) {
+        metrics::counter!("racing_projector_write_failures_total").increment(1);
+        tracing::error!(problem, "the projector cannot write the read models");
+        self.parts
+            .read_models
+            .set_cannot_write(Some(problem.to_owned()));
+    }
+
     /// Commits a batch, then hands the odds updates in `held` and the batch's to the live
     /// sessions, unless `hold` keeps them all in `held` for a later commit.
     fn commit(
@@ -375,7 +393,25 @@ impl Projector {
         hold: bool,
     ) -> anyhow::Result<BatchStats> {
         let mut changed = Vec::new();
-        let stats = timed(|| taken.batch.commit_noting(|key| changed.push(key.to_vec())))?;
+        let stats = match timed(|| taken.batch.commit_noting(|key| changed.push(key.to_vec()))) {
+            Ok(stats) => stats,
+            Err(e) if e.is_io() => {
+                // sled fails every later write of this store: only opening it again
+                // mends it, and the service stops for its supervisor to start it again.
+                self.cannot_write(&e.to_string());
+                return Err(Fatal(format!(
+                    "the read models cannot be written ({e}); a restart opens them again"
+                ))
+                .into());
+            }
+            Err(e) => return Err(e.into()),
+        };
+        if self.parts.read_models.set_cannot_write(None).is_some() {
+            tracing::info!(
+                checkpoint = stats.checkpoint,
+                "the projector writes the read models again"
+            );
+        }
         // Before the updates go live: a client told of a change never reads the old document.
         self.parts.read_models.forget(&changed);
         metrics::counter!("racing_events_applied_total").increment(stats.applied);

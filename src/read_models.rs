@@ -44,6 +44,8 @@ pub struct ReadModels {
     /// The keys of the documents read from the store lately: what a rebuilt store is
     /// warmed with before it is swapped in.
     read_lately: Mutex<ReadLately>,
+    /// Why the projector cannot write the store now, if it cannot.
+    cannot_write: Mutex<Option<String>>,
 }
 
 impl ReadModels {
@@ -55,6 +57,7 @@ impl ReadModels {
             data_dir: data_dir.to_owned(),
             docs: DocCache::default(),
             read_lately: Mutex::default(),
+            cannot_write: Mutex::default(),
         })
     }
 
@@ -146,6 +149,18 @@ impl ReadModels {
         // On a blocking thread: the drop joins sled's threads and may write.
         let _ = tokio::task::spawn_blocking(move || drop(store)).await;
         true
+    }
+
+    /// Why the projector cannot write the read models now (a full disk), for readiness;
+    /// `None` while it can.
+    pub fn cannot_write(&self) -> Option<String> {
+        lock(&self.cannot_write).clone()
+    }
+
+    /// Records why the projector cannot write the read models, or (`None`) that it can
+    /// again; returns what was recorded before.
+    pub fn set_cannot_write(&self, problem: Option<String>) -> Option<String> {
+        std::mem::replace(&mut *lock(&self.cannot_write), problem)
     }
 
     /// The data directory.

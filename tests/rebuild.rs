@@ -15,7 +15,7 @@ use tokio::sync::oneshot;
 use crate::support::{App, Nats, KEY};
 
 /// Every served document of the store in use, by key.
-fn documents(app: &App) -> BTreeMap<Vec<u8>, Vec<u8>> {
+pub(crate) fn documents(app: &App) -> BTreeMap<Vec<u8>, Vec<u8>> {
     app.read_models
         .load()
         .documents()
