@@ -1,9 +1,9 @@
 //! Faults a test injects into a running service, to see it recover: a rebuild whose
 //! consumer stalls or that fails while it holds the projector, a rebuild or a projector
-//! that panics.
+//! that panics, a disk filled under the projector.
 //! Nothing in the service arms them; each costs an atomic read where it would strike.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Mutex;
 
 use tokio::sync::oneshot;
@@ -17,6 +17,7 @@ pub struct Faults {
     stalls_while_holding: AtomicU32,
     hold_failure: Mutex<Option<Gate>>,
     projector_panics: AtomicU32,
+    disk_room_unchecked: AtomicBool,
     rebuild_panics: AtomicU32,
 }
 
@@ -52,6 +53,17 @@ impl Faults {
     /// holds it.
     pub fn panic_rebuild(&self) {
         self.rebuild_panics.store(1, Ordering::SeqCst);
+    }
+
+    /// Makes the projector commit without looking for room on its disk first, as when
+    /// another process fills the disk between its look and its commit.
+    pub fn skip_disk_room_check(&self) {
+        self.disk_room_unchecked.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the projector commits without looking for room on its disk.
+    pub(crate) fn disk_room_unchecked(&self) -> bool {
+        self.disk_room_unchecked.load(Ordering::Relaxed)
     }
 
     /// Makes the projector panic at its next `times` batches.

@@ -353,20 +353,45 @@ async fn admin_until(app: &App, path: &str, check: impl Fn(StatusCode, &str) -> 
     }
 }
 
-#[tokio::test]
-async fn a_full_disk_holds_the_projector_until_it_grows_and_readiness_says_why() {
-    let Some(disk) = SmallDisk::mount(32) else {
-        return;
-    };
-    let nats = Nats::start().await;
-    let mut app = App::start(&nats, disk.path()).await;
+/// A service on a 32 MiB disk that projected 200 horses; then, with its faults armed by
+/// `arm`, the disk filled to 256 KiB free and 3,800 more horses fed: the disk, the service
+/// and the last sequence. `None` where no disk can be mounted.
+async fn on_a_full_disk(
+    nats: &Nats,
+    arm: impl FnOnce(&racing::faults::Faults),
+) -> Option<(SmallDisk, App, u64)> {
+    let disk = SmallDisk::mount(32)?;
+    let mut app = App::start(nats, disk.path()).await;
     let first = nats.publish(&horses(1..=200, "ROOMY")).await;
     app.projected(first).await;
     app.store().flush().await.expect("flushed");
-
-    // The disk fills, with less left than a commit wants, and the feed goes on.
-    disk.fill(1 << 20);
+    arm(&app.faults);
+    disk.fill(256 << 10);
     let last = nats.publish(&horses(201..=4000, "CRAMPED")).await;
+    Some((disk, app, last))
+}
+
+/// Checks that `app`'s documents are those a clean replay of the log up to `last` makes.
+async fn as_a_clean_replay(nats: &Nats, app: &App, last: u64) {
+    let clean_dir = TempDir::new().expect("temp dir");
+    let mut clean = App::start(nats, clean_dir.path()).await;
+    clean.projected(last).await;
+    let replayed = documents(&clean);
+    let recovered = documents(app);
+    assert_eq!(recovered.len(), replayed.len());
+    assert!(
+        recovered == replayed,
+        "the documents differ from a clean replay's"
+    );
+    clean.stop().await;
+}
+
+#[tokio::test]
+async fn a_full_disk_holds_the_projector_until_it_grows_and_readiness_says_why() {
+    let nats = Nats::start().await;
+    let Some((disk, mut app, last)) = on_a_full_disk(&nats, |_| {}).await else {
+        return;
+    };
     let readyz = admin_until(&app, "/readyz", |code, body| {
         code == StatusCode::SERVICE_UNAVAILABLE && body.contains("cannot write")
     })
@@ -394,20 +419,47 @@ async fn a_full_disk_holds_the_projector_until_it_grows_and_readiness_says_why()
     disk.grow(256);
     app.projected(last).await;
     admin_until(&app, "/readyz", |code, _| code == StatusCode::OK).await;
-    let (_, metrics) = admin_answer(&app, "/metrics").await;
-    assert!(metrics.contains("racing_projector_write_failures_total"));
-
-    // Every document is what a clean replay of the same log makes.
-    let clean_dir = TempDir::new().expect("temp dir");
-    let mut clean = App::start(&nats, clean_dir.path()).await;
-    clean.projected(last).await;
-    let replayed = documents(&clean);
-    let recovered = documents(&app);
-    assert_eq!(recovered.len(), replayed.len());
-    assert!(
-        recovered == replayed,
-        "the documents differ from a clean replay's"
-    );
-    clean.stop().await;
+    as_a_clean_replay(&nats, &app, last).await;
     app.stop().await;
+}
+
+#[tokio::test]
+async fn a_write_that_fails_on_a_full_disk_stops_the_service_and_a_restart_resumes() {
+    let nats = Nats::start().await;
+    // The disk fills between the projector's look for room and its commit.
+    let full = on_a_full_disk(&nats, racing::faults::Faults::skip_disk_room_check).await;
+    let Some((disk, app, last)) = full else {
+        return;
+    };
+    // sled fails every write of the store from the first that fails (a commit's, or its
+    // flusher's after the commit, seen at the next): the service stops with an error, for
+    // its supervisor to start it again. A horse more now and then, until it has.
+    let stop = tokio_util::sync::CancellationToken::new();
+    let trickle = {
+        let (client, stop) = (nats.connect(racing::nats::Role::Feeder).await, stop.clone());
+        tokio::spawn(async move {
+            let js = async_nats::jetstream::new(client);
+            let mut last = last;
+            for i in 0..200 {
+                if stop.is_cancelled() {
+                    break;
+                }
+                let event = envelope(profile(&format!("T{i:03}"), "LATER"));
+                let ack = js.publish(event.subject(), event.to_json().into()).await;
+                last = ack.expect("publish").await.expect("ack").sequence;
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            last
+        })
+    };
+    let ended = format!("{:#}", app.ended().await.expect_err("a failing exit"));
+    assert!(ended.contains("cannot be written"), "{ended}");
+    stop.cancel();
+    let last = trickle.await.expect("trickle");
+    disk.grow(256);
+    // The test as the supervisor: the store opened again goes on from its checkpoint.
+    let mut again = App::start(&nats, disk.path()).await;
+    again.projected(last).await;
+    as_a_clean_replay(&nats, &again, last).await;
+    again.stop().await;
 }
