@@ -194,6 +194,9 @@ pub struct Status {
     /// Why the read models were rebuilt at start-up (another stream's, damaged, older).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub store_note: Option<String>,
+    /// Why the projector cannot write the read models (a full disk), while it cannot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cannot_write: Option<String>,
 }
 
 async fn current(state: &AdminState) -> Status {
@@ -218,7 +221,12 @@ async fn current(state: &AdminState) -> Status {
         None
     };
     let lag = stream_last_seq.map(|last| last.saturating_sub(checkpoint));
-    let reason = if !nats_connected {
+    let cannot_write = state.read_models.cannot_write();
+    let reason = if let Some(problem) = &cannot_write {
+        Some(format!(
+            "the projector cannot write the read models ({problem}); it tries again"
+        ))
+    } else if !nats_connected {
         Some("NATS is not reachable".to_owned())
     } else if stream_last_seq.is_none() {
         Some(format!("stream {} did not answer", state.stream))
@@ -256,6 +264,7 @@ async fn current(state: &AdminState) -> Status {
         mail: state.mailer.status(),
         built_from: state.read_models.load().stream().ok().flatten(),
         store_note: state.store_note.clone(),
+        cannot_write,
         tasks: state
             .tasks
             .states()

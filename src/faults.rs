@@ -1,8 +1,9 @@
 //! Faults a test injects into a running service, to see it recover: a rebuild whose
-//! consumer stalls while it holds the projector, a rebuild or a projector that panics.
+//! consumer stalls or that fails while it holds the projector, a rebuild or a projector
+//! that panics, a disk filled under the projector.
 //! Nothing in the service arms them; each costs an atomic read where it would strike.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Mutex;
 
 use tokio::sync::oneshot;
@@ -14,7 +15,9 @@ use crate::supervise::lock;
 pub struct Faults {
     before_hold: Mutex<Option<Gate>>,
     stalls_while_holding: AtomicU32,
+    hold_failure: Mutex<Option<Gate>>,
     projector_panics: AtomicU32,
+    disk_room_unchecked: AtomicBool,
     rebuild_panics: AtomicU32,
 }
 
@@ -30,10 +33,7 @@ impl Faults {
     /// holds it: the first channel says it has stopped there, and it goes on when the
     /// second is sent to (or dropped).
     pub fn pause_rebuild_before_hold(&self) -> (oneshot::Receiver<()>, oneshot::Sender<()>) {
-        let (arrived, reached) = oneshot::channel();
-        let (release, go) = oneshot::channel();
-        *lock(&self.before_hold) = Some(Gate { arrived, go });
-        (reached, release)
+        Gate::set(&self.before_hold)
     }
 
     /// Makes the next `reads` reads of a rebuild's consumer while it holds the projector
@@ -42,10 +42,28 @@ impl Faults {
         self.stalls_while_holding.store(reads, Ordering::SeqCst);
     }
 
+    /// Makes the next rebuild fail while it holds the projector, once it has folded the
+    /// first messages it was waiting for into its store: the first channel says it has
+    /// stopped there, and it fails when the second is sent to (or dropped).
+    pub fn fail_rebuild_while_holding(&self) -> (oneshot::Receiver<()>, oneshot::Sender<()>) {
+        Gate::set(&self.hold_failure)
+    }
+
     /// Makes the next rebuild panic once it has caught up with the projector, before it
     /// holds it.
     pub fn panic_rebuild(&self) {
         self.rebuild_panics.store(1, Ordering::SeqCst);
+    }
+
+    /// Makes the projector commit without looking for room on its disk first, as when
+    /// another process fills the disk between its look and its commit.
+    pub fn skip_disk_room_check(&self) {
+        self.disk_room_unchecked.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the projector commits without looking for room on its disk.
+    pub(crate) fn disk_room_unchecked(&self) -> bool {
+        self.disk_room_unchecked.load(Ordering::Relaxed)
     }
 
     /// Makes the projector panic at its next `times` batches.
@@ -58,11 +76,7 @@ impl Faults {
         if take_one(&self.rebuild_panics) {
             panic!("a panic injected into a rebuild (test fault)");
         }
-        let gate = lock(&self.before_hold).take();
-        if let Some(gate) = gate {
-            let _ = gate.arrived.send(());
-            let _ = gate.go.await;
-        }
+        Gate::pass(&self.before_hold).await;
     }
 
     /// Whether this read of a rebuild's consumer, while holding, delivers nothing.
@@ -70,11 +84,37 @@ impl Faults {
         take_one(&self.stalls_while_holding)
     }
 
+    /// Whether a rebuild holding the projector fails here (once the test lets it).
+    pub(crate) async fn rebuild_hold_fails(&self) -> bool {
+        Gate::pass(&self.hold_failure).await
+    }
+
     /// Panics if a projector panic is armed.
     pub(crate) fn projector_batch(&self) {
         if take_one(&self.projector_panics) {
             panic!("a panic injected into the projector (test fault)");
         }
+    }
+}
+
+impl Gate {
+    /// Arms a gate in `slot`: the channel that says a task has arrived, and the one that
+    /// lets it go.
+    fn set(slot: &Mutex<Option<Gate>>) -> (oneshot::Receiver<()>, oneshot::Sender<()>) {
+        let (arrived, reached) = oneshot::channel();
+        let (release, go) = oneshot::channel();
+        *lock(slot) = Some(Gate { arrived, go });
+        (reached, release)
+    }
+
+    /// Stops at the gate armed in `slot`, if there is one, until the test lets it go;
+    /// whether there was one.
+    async fn pass(slot: &Mutex<Option<Gate>>) -> bool {
+        let gate = lock(slot).take();
+        let Some(gate) = gate else { return false };
+        let _ = gate.arrived.send(());
+        let _ = gate.go.await;
+        true
     }
 }
 

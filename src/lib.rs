@@ -7,6 +7,7 @@ pub mod admin;
 pub mod app;
 pub mod cli;
 pub mod config;
+pub mod disk;
 pub mod faults;
 pub mod files;
 pub mod http;

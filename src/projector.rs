@@ -12,7 +12,7 @@ use std::time::Duration;
 use async_nats::jetstream;
 use futures::StreamExt;
 use racing_events::{Envelope, Event, RaceNumber, RunnerOdds};
-use racing_projections::{Batch, BatchStats, Outcome, Store};
+use racing_projections::{Batch, BatchStats, Outcome, Store, StoreError};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
@@ -151,6 +151,18 @@ impl Projector {
             match self.consume(&shutdown).await {
                 Ok(()) => break,
                 Err(e) if e.is::<Fatal>() => return Err(e),
+                Err(e) if store_io(&e).is_some() => {
+                    // sled fails every later write of this store (a commit's, the upkeep's
+                    // before a batch, its flusher's seen at the next): only opening it
+                    // again mends it, and the service stops for its supervisor to start
+                    // it again.
+                    let io = store_io(&e).map(ToString::to_string).unwrap_or_default();
+                    self.cannot_write(&io);
+                    return Err(Fatal(format!(
+                        "the read models cannot be written ({io}); a restart opens them again"
+                    ))
+                    .into());
+                }
                 Err(e) => {
                     // A consumer that committed a batch, or ran past a stall check, worked.
                     if self.parts.progress.borrow().checkpoint > committed
@@ -288,6 +300,8 @@ impl Projector {
             // catch-up's long steps took up to 234 ms before a batch (BENCHMARKS.md,
             // "Fourteenth stop"). The start-up replay, answered with 503s, takes long
             // steps.
+            // The upkeep before a batch writes too.
+            self.room_for(0)?;
             let mut batch = Taken::new(&store, true, !catching_up || serving)?;
             batch.take(first)?;
             in_catch_up |= catching_up;
@@ -326,6 +340,7 @@ impl Projector {
             // its last ones too (those that start less than a batch behind).
             in_catch_up &= pending > 0;
             let hold = in_catch_up && held.len() < CATCH_UP_BATCH;
+            self.room_for(batch.batch.bytes())?;
             let stats = off_the_workers(|| self.commit(batch, held, hold))?;
             tracing::debug!(?stats, pending, "batch committed");
             self.parts.progress.send_modify(|p| {
@@ -366,6 +381,30 @@ impl Projector {
         Ok(())
     }
 
+    /// An error, recorded ([`Projector::cannot_write`]), unless the disk has room for a
+    /// commit of `bytes` (a batch's estimate) besides its spare: one write of sled's that
+    /// fails for want of space fails every later one of the store. The batch is then
+    /// dropped, and taken again from the checkpoint after a pause.
+    fn room_for(&self, bytes: usize) -> anyhow::Result<()> {
+        if self.parts.faults.disk_room_unchecked() {
+            return Ok(());
+        }
+        crate::disk::room_for(self.parts.read_models.data_dir(), bytes).map_err(|problem| {
+            self.cannot_write(&problem);
+            anyhow::anyhow!(problem)
+        })
+    }
+
+    /// Records that the projector cannot write the read models, and why: `/readyz` says
+    /// so until a commit succeeds, and `racing_projector_write_failures_total` counts it.
+    fn cannot_write(&self, problem: &str) {
+        metrics::counter!("racing_projector_write_failures_total").increment(1);
+        tracing::error!(problem, "the projector cannot write the read models");
+        self.parts
+            .read_models
+            .set_cannot_write(Some(problem.to_owned()));
+    }
+
     /// Commits a batch, then hands the odds updates in `held` and the batch's to the live
     /// sessions, unless `hold` keeps them all in `held` for a later commit.
     fn commit(
@@ -376,6 +415,12 @@ impl Projector {
     ) -> anyhow::Result<BatchStats> {
         let mut changed = Vec::new();
         let stats = timed(|| taken.batch.commit_noting(|key| changed.push(key.to_vec())))?;
+        if self.parts.read_models.set_cannot_write(None).is_some() {
+            tracing::info!(
+                checkpoint = stats.checkpoint,
+                "the projector writes the read models again"
+            );
+        }
         // Before the updates go live: a client told of a change never reads the old document.
         self.parts.read_models.forget(&changed);
         metrics::counter!("racing_events_applied_total").increment(stats.applied);
@@ -512,6 +557,13 @@ impl<'a> Taken<'a> {
         }
         Ok(())
     }
+}
+
+/// The store's I/O error (a full disk) among the causes of `e`, if there is one.
+fn store_io(e: &anyhow::Error) -> Option<&StoreError> {
+    e.chain()
+        .filter_map(|cause| cause.downcast_ref::<StoreError>())
+        .find(|store| store.is_io())
 }
 
 /// Runs `work` (a commit: sled's writes, for milliseconds) with the runtime's other

@@ -14,10 +14,12 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
 
 use anyhow::Context as _;
 use arc_swap::ArcSwap;
 use racing_projections::{Doc, DocKey, Store, StoreError};
+use tokio_util::sync::CancellationToken;
 
 use crate::supervise::lock;
 
@@ -27,6 +29,8 @@ const POINTER: &str = "read-models.active";
 const FIRST: &str = "read-models";
 /// The prefix of rebuilt directories.
 const GENERATION: &str = "read-models.gen-";
+/// How often [`ReadModels::close`] looks whether the other handles of a store have gone.
+const CLOSE_POLL: Duration = Duration::from_millis(100);
 
 /// The store in use, swapped whole by a rebuild.
 pub struct ReadModels {
@@ -40,6 +44,8 @@ pub struct ReadModels {
     /// The keys of the documents read from the store lately: what a rebuilt store is
     /// warmed with before it is swapped in.
     read_lately: Mutex<ReadLately>,
+    /// Why the projector cannot write the store now, if it cannot.
+    cannot_write: Mutex<Option<String>>,
 }
 
 impl ReadModels {
@@ -51,6 +57,7 @@ impl ReadModels {
             data_dir: data_dir.to_owned(),
             docs: DocCache::default(),
             read_lately: Mutex::default(),
+            cannot_write: Mutex::default(),
         })
     }
 
@@ -104,6 +111,56 @@ impl ReadModels {
     /// Waits until no batch or swap is under way, and keeps it so until dropped.
     pub async fn lock_commits(&self) -> tokio::sync::MutexGuard<'_, ()> {
         self.commit.lock().await
+    }
+
+    /// Closes `store`, which is not the one in use (a store a rebuild replaced, or a
+    /// failed rebuild's): once no other handle of it is left (waiting up to `patience`, or
+    /// until `stop`), flushes it and drops its last handle, both while holding the commit
+    /// lock. Returns whether it closed; if not, a handle is still held elsewhere, and the
+    /// store's directory must be left alone (sled writes into it as that handle drops).
+    ///
+    /// Why under the lock: sled flushes a store as its last handle drops, holding sled
+    /// 0.34's process-wide lock for reading while it waits for its own flusher thread; a
+    /// projector commit queued for that lock meanwhile holds the flusher out, and the
+    /// process deadlocks (two test runs hung so). With the projector held, nothing in the
+    /// process queues for it. A store left to another handle is still flushed here, so
+    /// that its drop has little to write.
+    pub async fn close(
+        &self,
+        store: Arc<Store>,
+        patience: Duration,
+        stop: &CancellationToken,
+    ) -> bool {
+        let others = |s: &Arc<Store>| Arc::strong_count(s) > 1 || s.handles() > 1;
+        let deadline = tokio::time::Instant::now() + patience;
+        while others(&store) && !stop.is_cancelled() && tokio::time::Instant::now() < deadline {
+            tokio::select! {
+                () = tokio::time::sleep(CLOSE_POLL) => {}
+                () = stop.cancelled() => {}
+            }
+        }
+        let _held = self.lock_commits().await;
+        if let Err(e) = store.flush().await {
+            tracing::warn!(error = %e, "flushing read models no longer in use");
+        }
+        if others(&store) {
+            return false;
+        }
+        // On a blocking thread: the drop joins sled's threads and may write.
+        let _ = tokio::task::spawn_blocking(move || drop(store)).await;
+        true
+    }
+
+    /// Why the projector cannot write the read models now (a full disk), for readiness;
+    /// `None` while it can.
+    pub fn cannot_write(&self) -> Option<String> {
+        lock(&self.cannot_write).clone()
+    }
+
+    /// Records why the projector cannot write the read models, or (`None`) that it can
+    /// again; returns what was recorded before.
+    pub fn set_cannot_write(&self, problem: Option<String>) -> Option<String> {
+        std::mem::replace(&mut *lock(&self.cannot_write), problem)
     }
 
     /// The data directory.

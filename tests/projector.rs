@@ -1,9 +1,12 @@
-//! The projector against a real stream: duplicates, dead letters, and restarts.
+//! The projector against a real stream: duplicates, dead letters, restarts, a full disk.
+
+use std::time::Duration;
 
 use racing_events::samples::{envelope, profile, result, runner};
 use reqwest::StatusCode;
 use tempfile::TempDir;
 
+use crate::rebuild::documents;
 use crate::support::{damaged_copy_kept, App, Nats};
 
 #[tokio::test]
@@ -259,4 +262,204 @@ fn horses(numbers: std::ops::RangeInclusive<u32>, name: &str) -> Vec<racing_even
     numbers
         .map(|i| envelope(profile(&format!("H{i:03}"), name)))
         .collect()
+}
+
+/// A tmpfs of a fixed size mounted on a temporary directory, unmounted when dropped: a
+/// disk that a test fills and then grows.
+struct SmallDisk {
+    dir: TempDir,
+}
+
+impl SmallDisk {
+    /// A tmpfs of `mib` MiB; `None`, with the reason printed, where this process may not
+    /// mount one (not root). As root a mount that fails is a failure.
+    fn mount(mib: u64) -> Option<SmallDisk> {
+        let dir = TempDir::new().expect("temp dir");
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={mib}m"), "tmpfs"])
+            .arg(dir.path())
+            .output();
+        match mounted {
+            Ok(out) if out.status.success() => Some(SmallDisk { dir }),
+            failed if !rustix::process::geteuid().is_root() => {
+                println!("skipped: mounting a small file system needs root here ({failed:?})");
+                None
+            }
+            failed => panic!("mounting a tmpfs as root: {failed:?}"),
+        }
+    }
+
+    fn path(&self) -> &std::path::Path {
+        self.dir.path()
+    }
+
+    /// Grows the file system to `mib` MiB, as an operator does once the disk is full.
+    fn grow(&self, mib: u64) {
+        let out = std::process::Command::new("mount")
+            .args(["-o", &format!("remount,size={mib}m")])
+            .arg(self.path())
+            .output()
+            .expect("mount runs");
+        assert!(out.status.success(), "remount: {out:?}");
+    }
+
+    /// Fills the file system until `left` bytes are free.
+    fn fill(&self, left: u64) {
+        let free = racing::disk::free_bytes(self.path()).expect("statvfs");
+        let filler = std::fs::File::create(self.path().join("filler")).expect("filler");
+        // Written, not sparse: a tmpfs holds only the pages written.
+        let chunk = vec![0xA5u8; 1 << 20];
+        let mut to_write = free.saturating_sub(left);
+        let mut writer = std::io::BufWriter::new(filler);
+        while to_write > 0 {
+            let n = to_write.min(chunk.len() as u64) as usize;
+            std::io::Write::write_all(&mut writer, &chunk[..n]).expect("filling");
+            to_write -= n as u64;
+        }
+        std::io::Write::flush(&mut writer).expect("filling");
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(self.dir.path())
+            .output();
+    }
+}
+
+/// The admin listener's answer at `path`, with its status.
+async fn admin_answer(app: &App, path: &str) -> (StatusCode, String) {
+    let res = reqwest::get(format!("{}{path}", app.admin))
+        .await
+        .expect("the admin listener answers");
+    (res.status(), res.text().await.expect("body"))
+}
+
+/// Waits until `check` holds of the admin listener's answer at `path`.
+async fn admin_until(app: &App, path: &str, check: impl Fn(StatusCode, &str) -> bool) -> String {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let (code, body) = admin_answer(app, path).await;
+        if check(code, &body) {
+            return body;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{path} never as expected: {code} {body}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A service on a 32 MiB disk that projected 200 horses; then, with its faults armed by
+/// `arm`, the disk filled to 256 KiB free and 3,800 more horses fed: the disk, the service
+/// and the last sequence. `None` where no disk can be mounted.
+async fn on_a_full_disk(
+    nats: &Nats,
+    arm: impl FnOnce(&racing::faults::Faults),
+) -> Option<(SmallDisk, App, u64)> {
+    let disk = SmallDisk::mount(32)?;
+    let mut app = App::start(nats, disk.path()).await;
+    let first = nats.publish(&horses(1..=200, "ROOMY")).await;
+    app.projected(first).await;
+    app.store().flush().await.expect("flushed");
+    arm(&app.faults);
+    disk.fill(256 << 10);
+    let last = nats.publish(&horses(201..=4000, "CRAMPED")).await;
+    Some((disk, app, last))
+}
+
+/// Checks that `app`'s documents are those a clean replay of the log up to `last` makes.
+async fn as_a_clean_replay(nats: &Nats, app: &App, last: u64) {
+    let clean_dir = TempDir::new().expect("temp dir");
+    let mut clean = App::start(nats, clean_dir.path()).await;
+    clean.projected(last).await;
+    let replayed = documents(&clean);
+    let recovered = documents(app);
+    assert_eq!(recovered.len(), replayed.len());
+    assert!(
+        recovered == replayed,
+        "the documents differ from a clean replay's"
+    );
+    clean.stop().await;
+}
+
+#[tokio::test]
+async fn a_full_disk_holds_the_projector_until_it_grows_and_readiness_says_why() {
+    let nats = Nats::start().await;
+    let Some((disk, mut app, last)) = on_a_full_disk(&nats, |_| {}).await else {
+        return;
+    };
+    let readyz = admin_until(&app, "/readyz", |code, body| {
+        code == StatusCode::SERVICE_UNAVAILABLE && body.contains("cannot write")
+    })
+    .await;
+    assert!(readyz.contains("no space left"), "{readyz}");
+    let status: serde_json::Value =
+        serde_json::from_str(&admin_answer(&app, "/status").await.1).expect("json");
+    assert!(
+        status["cannot_write"]
+            .as_str()
+            .is_some_and(|w| w.contains("no space left")),
+        "{status}"
+    );
+    let (_, metrics) = admin_answer(&app, "/metrics").await;
+    let failures = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("racing_projector_write_failures_total "))
+        .and_then(|n| n.trim().parse::<f64>().ok());
+    assert!(failures.is_some_and(|n| n >= 1.0), "{failures:?}");
+    // What was committed is still answered.
+    let (code, _) = app.get("/api/v1/horses/H001").await;
+    assert_eq!(code, StatusCode::OK);
+
+    // Once the disk grows, the projector goes on by itself, and is ready again.
+    disk.grow(256);
+    app.projected(last).await;
+    admin_until(&app, "/readyz", |code, _| code == StatusCode::OK).await;
+    as_a_clean_replay(&nats, &app, last).await;
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_write_that_fails_on_a_full_disk_stops_the_service_and_a_restart_resumes() {
+    let nats = Nats::start().await;
+    // The disk fills between the projector's look for room and its commit.
+    let full = on_a_full_disk(&nats, racing::faults::Faults::skip_disk_room_check).await;
+    let Some((disk, app, last)) = full else {
+        return;
+    };
+    // sled fails every write of the store from the first that fails (a commit's, or its
+    // flusher's after the commit, seen at the next): the service stops with an error, for
+    // its supervisor to start it again. A horse more now and then, until it has.
+    let stop = tokio_util::sync::CancellationToken::new();
+    let trickle = {
+        let (client, stop) = (nats.connect(racing::nats::Role::Feeder).await, stop.clone());
+        tokio::spawn(async move {
+            let js = async_nats::jetstream::new(client);
+            let mut last = last;
+            for i in 0..200 {
+                if stop.is_cancelled() {
+                    break;
+                }
+                let event = envelope(profile(&format!("T{i:03}"), "LATER"));
+                let ack = js.publish(event.subject(), event.to_json().into()).await;
+                last = ack.expect("publish").await.expect("ack").sequence;
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            last
+        })
+    };
+    let ended = format!("{:#}", app.ended().await.expect_err("a failing exit"));
+    assert!(ended.contains("cannot be written"), "{ended}");
+    stop.cancel();
+    let last = trickle.await.expect("trickle");
+    disk.grow(256);
+    // The test as the supervisor: the store opened again goes on from its checkpoint.
+    let mut again = App::start(&nats, disk.path()).await;
+    again.projected(last).await;
+    as_a_clean_replay(&nats, &again, last).await;
+    again.stop().await;
 }

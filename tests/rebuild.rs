@@ -10,11 +10,12 @@ use racing_events::samples::{envelope, profile};
 use reqwest::StatusCode;
 use tempfile::TempDir;
 use tokio::process::Command;
+use tokio::sync::oneshot;
 
 use crate::support::{App, Nats, KEY};
 
 /// Every served document of the store in use, by key.
-fn documents(app: &App) -> BTreeMap<Vec<u8>, Vec<u8>> {
+pub(crate) fn documents(app: &App) -> BTreeMap<Vec<u8>, Vec<u8>> {
     app.read_models
         .load()
         .documents()
@@ -95,30 +96,7 @@ async fn a_rebuild_swaps_in_a_fresh_store_while_the_api_answers() {
             answers
         }));
     }
-    let feeder = {
-        let client = nats.connect(racing::nats::Role::Feeder).await;
-        let stop = stop.clone();
-        tokio::spawn(async move {
-            let js = async_nats::jetstream::new(client);
-            let mut fed = Vec::new();
-            for i in 0..10_000 {
-                if stop.is_cancelled() {
-                    break;
-                }
-                let horse = format!("R{i:04}");
-                let event = envelope(profile(&horse, "REBUILT"));
-                let ack = js
-                    .publish(event.subject(), event.to_json().into())
-                    .await
-                    .expect("publish")
-                    .await
-                    .expect("ack");
-                fed.push((horse, ack.sequence));
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
-            fed
-        })
-    };
+    let feeder = feed_horses(&nats, "R", "REBUILT", Duration::from_millis(10), &stop).await;
     tokio::time::sleep(Duration::from_millis(200)).await;
 
     let cli = Command::new(env!("CARGO_BIN_EXE_racing"))
@@ -227,6 +205,39 @@ async fn a_rebuild_swaps_in_a_fresh_store_while_the_api_answers() {
     again.stop().await;
 }
 
+/// A feeder of new horses (`{prefix}00000`, `{prefix}00001`, ...) named `name`, one
+/// every `every`, until `stop` (at most 20,000): the horses fed, with their sequences.
+async fn feed_horses(
+    nats: &Nats,
+    prefix: &'static str,
+    name: &'static str,
+    every: Duration,
+    stop: &tokio_util::sync::CancellationToken,
+) -> tokio::task::JoinHandle<Vec<(String, u64)>> {
+    let client = nats.connect(racing::nats::Role::Feeder).await;
+    let stop = stop.clone();
+    tokio::spawn(async move {
+        let js = async_nats::jetstream::new(client);
+        let mut fed = Vec::new();
+        for i in 0..20_000 {
+            if stop.is_cancelled() {
+                break;
+            }
+            let horse = format!("{prefix}{i:05}");
+            let event = envelope(profile(&horse, name));
+            let ack = js
+                .publish(event.subject(), event.to_json().into())
+                .await
+                .expect("publish")
+                .await
+                .expect("ack");
+            fed.push((horse, ack.sequence));
+            tokio::time::sleep(every).await;
+        }
+        fed
+    })
+}
+
 /// The `racing` program, whose `rebuild-worker` folds a rebuild.
 fn racing() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_racing"))
@@ -252,6 +263,25 @@ async fn with_horses(
     app.projected(last).await;
     let before = documents(&app);
     (app, last, before)
+}
+
+/// Once a rebuild has stopped before holding the projector (`paused`, its fault's
+/// gate), the projector commits `horses`; then the rebuild goes on. Returns the last
+/// sequence.
+async fn committed_while_paused(
+    app: &mut App,
+    nats: &Nats,
+    (reached, release): (oneshot::Receiver<()>, oneshot::Sender<()>),
+    horses: impl Iterator<Item = String>,
+) -> u64 {
+    tokio::time::timeout(Duration::from_secs(60), reached)
+        .await
+        .expect("the rebuild catches up")
+        .expect("the fault's gate");
+    let last = publish_horses(nats, horses).await;
+    app.projected(last).await;
+    let _ = release.send(());
+    last
 }
 
 /// Starts a rebuild on the admin listener.
@@ -314,16 +344,11 @@ async fn a_rebuild_whose_consumer_stalls_while_holding_swaps_in_nothing_short_of
     // The rebuild catches up with the projector and stops before holding it; meanwhile
     // the projector commits fifty more horses. Then, holding it, the rebuild's consumer
     // delivers nothing for a while, as one paused by load does.
-    let (reached, release) = app.faults.pause_rebuild_before_hold();
+    let paused = app.faults.pause_rebuild_before_hold();
     app.faults.stall_rebuild_while_holding(4);
     start_rebuild(&app).await;
-    tokio::time::timeout(Duration::from_secs(60), reached)
-        .await
-        .expect("the rebuild catches up")
-        .expect("the fault's gate");
-    let last = publish_horses(&nats, (50..100).map(|i| format!("S{i:03}"))).await;
-    app.projected(last).await;
-    let _ = release.send(());
+    let horses = (50..100).map(|i| format!("S{i:03}"));
+    let last = committed_while_paused(&mut app, &nats, paused, horses).await;
 
     let status = rebuild_ended(&app).await;
     assert_eq!(status["state"], "done", "{status}");
@@ -428,5 +453,112 @@ async fn a_replaced_stores_directory_goes_only_once_no_handle_of_it_is_left() {
     tokio::time::timeout(Duration::from_secs(10), gone)
         .await
         .expect("removed once no handle is left");
+    app.stop().await;
+}
+
+/// Ends the test process if it is still alive `limit` after it was made and not yet
+/// dropped: a deadlock inside sled blocks the runtime's threads, so no timeout of the
+/// test's own runtime would ever fire, and the run would hang rather than fail.
+struct Watchdog(Option<std::sync::mpsc::Sender<()>>);
+
+impl Watchdog {
+    fn new(limit: Duration, what: &'static str) -> Watchdog {
+        let (done, wait) = std::sync::mpsc::channel::<()>();
+        std::thread::spawn(move || {
+            if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = wait.recv_timeout(limit) {
+                eprintln!("{what}: still running after {limit:?}, hung; aborting the tests");
+                std::process::abort();
+            }
+        });
+        Watchdog(Some(done))
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        if let Some(done) = self.0.take() {
+            let _ = done.send(());
+        }
+    }
+}
+
+#[tokio::test]
+async fn rebuilds_that_fail_while_holding_the_projector_hang_nothing_as_batches_commit() {
+    let _watchdog = Watchdog::new(
+        Duration::from_secs(240),
+        "failed rebuilds during live batches",
+    );
+    let nats = Nats::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    // Folded in the service's process, as when no worker can start: every fresh store is
+    // this process's, as the store in use is.
+    let (mut app, _, before) = with_horses(&nats, &dir, "H", |_| {}).await;
+
+    // Live batches commit all the while: a feeder of new horses, a few milliseconds apart.
+    let stop = tokio_util::sync::CancellationToken::new();
+    let feeder = feed_horses(&nats, "L", "LIVE", Duration::from_millis(2), &stop).await;
+
+    for round in 0..4 {
+        // Each rebuild catches up, waits while more horses are committed, then folds them
+        // holding the projector (writes of its own store, not yet flushed) and fails.
+        let paused = app.faults.pause_rebuild_before_hold();
+        let (failing, fail) = app.faults.fail_rebuild_while_holding();
+        start_rebuild(&app).await;
+        let horses = (0..50).map(|i| format!("G{round}{i:02}"));
+        committed_while_paused(&mut app, &nats, paused, horses).await;
+        tokio::time::timeout(Duration::from_secs(60), failing)
+            .await
+            .expect("the rebuild holds the projector")
+            .expect("the fault's gate");
+        let directory = app.admin_json("/rebuild").await["directory"]
+            .as_str()
+            .expect("its directory")
+            .to_owned();
+        // A commit queued behind the rebuild, and a long one: the test's own hold of the
+        // commit lock, queued before the rebuild fails, stands for it.
+        let mut commit = Box::pin(app.read_models.lock_commits());
+        assert!(
+            futures::poll!(&mut commit).is_pending(),
+            "the rebuild holds the projector"
+        );
+        let _ = fail.send(());
+        let held = tokio::time::timeout(Duration::from_secs(60), commit)
+            .await
+            .expect("the failed rebuild lets the projector go");
+        // While it lasts, the failed rebuild's store is not closed (sled flushes a store as
+        // its last handle drops): the rebuild neither ends nor removes its directory.
+        let until = tokio::time::Instant::now() + Duration::from_secs(2);
+        while tokio::time::Instant::now() < until {
+            let status = app.admin_json("/rebuild").await;
+            assert_eq!(
+                status["state"], "running",
+                "round {round}: the failed rebuild's store was closed during a commit: {status}"
+            );
+            assert!(std::path::Path::new(&directory).exists(), "{directory}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        drop(held);
+        let status = rebuild_ended(&app).await;
+        assert_eq!(status["state"], "failed", "round {round}: {status}");
+        assert!(
+            status["error"]
+                .as_str()
+                .is_some_and(|e| e.contains("test fault")),
+            "round {round}: {status}"
+        );
+        assert!(
+            !std::path::Path::new(&directory).exists(),
+            "{directory} removed"
+        );
+    }
+
+    // The projector goes on committing into the store in use, which kept everything.
+    stop.cancel();
+    let fed = feeder.await.expect("feeder");
+    app.projected(fed.last().map_or(0, |(_, seq)| *seq)).await;
+    let after = documents(&app);
+    assert!(before.iter().all(|(k, v)| after.get(k) == Some(v)));
+    let (code, _) = app.get("/api/v1/horses/G349").await;
+    assert_eq!(code, StatusCode::OK);
     app.stop().await;
 }

@@ -268,6 +268,15 @@ impl App {
         }
     }
 
+    /// Waits for the service to stop by itself (a fatal error), and returns how it ended.
+    pub async fn ended(mut self) -> anyhow::Result<()> {
+        let task = self.task.take().expect("the service runs");
+        tokio::time::timeout(WAIT, task)
+            .await
+            .expect("the service stops by itself")
+            .expect("service task")
+    }
+
     /// GET with the test key; returns the status and the JSON body.
     pub async fn get(&self, path: &str) -> (StatusCode, Value) {
         self.get_with(path, Some(KEY)).await

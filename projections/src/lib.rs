@@ -83,6 +83,13 @@ impl StoreError {
         matches!(self, StoreError::Sled(sled::Error::Io(e))
             if e.to_string().starts_with("could not acquire lock on"))
     }
+
+    /// Whether sled failed to read or write the store's files (a full disk, an I/O
+    /// error): sled 0.34 then fails every later write of the store, until it is opened
+    /// again.
+    pub fn is_io(&self) -> bool {
+        matches!(self, StoreError::Sled(sled::Error::Io(_)))
+    }
 }
 
 #[cfg(test)]

@@ -58,11 +58,10 @@ const STALL: Duration = Duration::from_secs(3);
 /// How long the rebuild keeps trying to make its consumer: several attempts of
 /// [`crate::nats::CONSUMER_WITHIN`], so that all of them drawing a dead node is unlikely.
 const CONSUMER_PATIENCE: Duration = Duration::from_secs(10);
-/// Longest a replaced store's directory waits for the last other handle of it to go
-/// (a request in flight, the background check of a store it reads whole).
+/// Longest a replaced or failed store's directory waits for the last other handle of it
+/// to go (a request in flight, the background check of a store it reads whole, a fold
+/// on a blocking thread that a stop left running).
 const RETIRE_WAIT: Duration = Duration::from_secs(600);
-/// How often it looks.
-const RETIRE_POLL: Duration = Duration::from_millis(100);
 
 /// Where a rebuild stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -208,6 +207,7 @@ impl Rebuilder {
             faults: self.faults.clone(),
             worker: self.worker.clone(),
             shutdown: self.shutdown.clone(),
+            fresh: Mutex::default(),
         };
         let shutdown = self.shutdown.clone();
         let status = self.status.clone();
@@ -222,14 +222,30 @@ impl Rebuilder {
                 }),
                 _ = shutdown.cancelled() => Err(anyhow::anyhow!("the service is shutting down")),
             };
-            // A failed rebuild's directory goes before the failure is told, a little at a
-            // time as a replaced store does.
-            if outcome.is_err() && dir.exists() {
-                let (failed, stop) = (dir.clone(), shutdown.clone());
-                let removed =
-                    tokio::task::spawn_blocking(move || retire::remove(&failed, &stop)).await;
-                if let Ok(Err(e)) = removed {
-                    tracing::warn!(store = %dir.display(), error = %e, "removing a failed rebuild");
+            // A failed rebuild's store is closed as a replaced one is, whatever the path
+            // that failed (the hold, the fold in this process, a panic, the stop), and its
+            // directory goes before the failure is told, a little at a time.
+            let fresh = lock(&run.fresh).take();
+            if outcome.is_err() {
+                let closed = match fresh {
+                    Some(store) => {
+                        let models = &run.read_models;
+                        models.close(Arc::new(store), RETIRE_WAIT, &shutdown).await
+                    }
+                    None => true,
+                };
+                if !closed {
+                    tracing::warn!(
+                        store = %dir.display(),
+                        "the failed rebuild's store is still in use; its directory is left to the next start"
+                    );
+                } else if dir.exists() {
+                    let (failed, stop) = (dir.clone(), shutdown.clone());
+                    let removed =
+                        tokio::task::spawn_blocking(move || retire::remove(&failed, &stop)).await;
+                    if let Ok(Err(e)) = removed {
+                        tracing::warn!(store = %dir.display(), error = %e, "removing a failed rebuild");
+                    }
                 }
             }
             let mut status = lock(&status);
@@ -270,6 +286,10 @@ struct Run {
     worker: Option<PathBuf>,
     /// The service stopping: the removal of the replaced store stops with it.
     shutdown: CancellationToken,
+    /// A handle of the fresh store once this process has opened it, so that its last
+    /// handle is never dropped on the way out of a failure (an error, a panic, the run
+    /// dropped at a stop), but by [`ReadModels::close`] once the run has ended.
+    fresh: Mutex<Option<Store>>,
 }
 
 /// Where the fold up to the projector's checkpoint happens.
@@ -312,8 +332,10 @@ impl Run {
                 ),
             }
         }
-        let fresh = Store::open_with(dir, options)
-            .with_context(|| format!("creating {}", dir.display()))?;
+        let fresh = self.keep(
+            Store::open_with(dir, options)
+                .with_context(|| format!("creating {}", dir.display()))?,
+        );
         fresh.set_stream(identity)?;
         Ok(Folder::Here(fresh))
     }
@@ -381,8 +403,10 @@ impl Run {
             Folder::Here(fresh) => fresh,
             Folder::Worker(worker) => {
                 worker.finish().await?;
-                Store::open_with(dir, self.read_models.load().options())
-                    .with_context(|| format!("opening {}", dir.display()))?
+                self.keep(
+                    Store::open_with(dir, self.read_models.load().options())
+                        .with_context(|| format!("opening {}", dir.display()))?,
+                )
             }
         };
         self.warm(&fresh).await?;
@@ -395,6 +419,9 @@ impl Run {
             let (now, later): (Vec<_>, Vec<_>) =
                 waiting.into_iter().partition(|m| sequence(m) <= target);
             self.fold_in(&mut folder, now).await?;
+            if self.faults.rebuild_hold_fails().await {
+                anyhow::bail!("a failure injected into a rebuild's hold (test fault)");
+            }
             let reached = fresh.checkpoint()?;
             if reached >= target {
                 break;
@@ -441,45 +468,45 @@ impl Run {
         }
         fresh.flush().await?;
         let (old, old_dir) = self.read_models.swap(fresh, dir)?;
-        // The old store's last writes are made durable now, while the projector is still
-        // held and so nothing in the process writes to sled. Otherwise the flush that sled
-        // makes when the store's last handle drops (a request in flight, the background
-        // check) waits under sled's process-wide lock, and a projector commit queued for
-        // that lock meanwhile deadlocks the process (sled 0.34; seen in the test suite,
-        // where two tests' stores share the process).
-        if let Err(e) = old.flush().await {
-            tracing::warn!(error = %e, "flushing the replaced read models");
-        }
         drop(_held);
-        let data_dir = self.read_models.data_dir().to_owned();
+        let read_models = self.read_models.clone();
         let repair = self.repair;
         let stop = self.shutdown.clone();
-        // The old store's directory goes (or is moved aside, if damaged) once no handle
-        // of it is left: sled writes to a store's directory as its last handle drops
-        // (a flush, which can create files there), and a directory removed under a
-        // handle left that flush waiting for ever, holding whatever thread dropped it (a
-        // test's hang at the end of a rebuild, 2026-11-24). Requests in flight and the
-        // background check let go of it in their own time; a handle still held after
-        // [`RETIRE_WAIT`] leaves the directory to the next start, which removes it.
+        // The old store is closed ([`ReadModels::close`]: flushed and dropped with the
+        // projector held) once no other handle of it is left, and only then does its
+        // directory go (or is moved aside, if damaged): sled writes to a store's directory
+        // as its last handle drops, and a directory removed under a handle left that flush
+        // waiting for ever, holding whatever thread dropped it (a test's hang at the end
+        // of a rebuild, 2026-11-24). Requests in flight and the background check let go of
+        // it in their own time; a handle still held after [`RETIRE_WAIT`] leaves the
+        // directory to the next start, which removes it.
         tokio::spawn(async move {
-            let deadline = tokio::time::Instant::now() + RETIRE_WAIT;
-            let others = |old: &Arc<Store>| Arc::strong_count(old) > 1 || old.handles() > 1;
-            while others(&old) && tokio::time::Instant::now() < deadline {
-                tokio::time::sleep(RETIRE_POLL).await;
-            }
-            if others(&old) {
+            let started = std::time::Instant::now();
+            if !read_models.close(old, RETIRE_WAIT, &stop).await {
                 tracing::warn!(
                     store = %old_dir.display(),
                     "the replaced read models are still in use; their directory is left to the next start"
                 );
                 return;
             }
+            tracing::info!(
+                store = %old_dir.display(),
+                ms = started.elapsed().as_millis() as u64,
+                "the replaced read models closed"
+            );
+            let data_dir = read_models.data_dir().to_owned();
             let _ = tokio::task::spawn_blocking(move || {
-                retire::retire(old, &old_dir, &data_dir, repair, &stop)
+                retire::retire(&old_dir, &data_dir, repair, &stop)
             })
             .await;
         });
         Ok(())
+    }
+
+    /// `store`, with a handle of it kept in [`Run::fresh`].
+    fn keep(&self, store: Store) -> Store {
+        *lock(&self.fresh) = Some(store.clone());
+        store
     }
 
     /// Reads the documents read lately from the fresh store, before the swap, so that

@@ -1,12 +1,10 @@
-//! The end of a store that a rebuild replaced: its last handle dropped, then its
-//! directory removed a little at a time, giving way to requests (or moved aside, when it
-//! was damaged).
+//! The end of a store that a rebuild replaced, once it is closed
+//! ([`ReadModels::close`](crate::read_models::ReadModels::close)): its directory removed
+//! a little at a time, giving way to requests (or moved aside, when it was damaged).
 
 use std::path::Path;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use racing_projections::Store;
 use tokio_util::sync::CancellationToken;
 
 use crate::load::{Curve, GiveWay, REQUESTS_FIRST};
@@ -29,24 +27,11 @@ const REMOVAL: Curve = Curve {
     ..REQUESTS_FIRST
 };
 
-/// The last handle of a replaced store dropped (sled's flush, into its directory), then
-/// its directory removed, or moved aside if it was damaged. A removal stops when `stop` is
-/// cancelled (the service stopping, which would otherwise wait for it): the next start
-/// removes what is left (`read_models::remove_stale`).
-pub(super) fn retire(
-    old: Arc<Store>,
-    old_dir: &Path,
-    data_dir: &Path,
-    repair: bool,
-    stop: &CancellationToken,
-) {
+/// The directory of a replaced store, closed, removed, or moved aside if it was damaged.
+/// A removal stops when `stop` is cancelled (the service stopping, which would otherwise
+/// wait for it): the next start removes what is left (`read_models::remove_stale`).
+pub(super) fn retire(old_dir: &Path, data_dir: &Path, repair: bool, stop: &CancellationToken) {
     let started = Instant::now();
-    drop(old);
-    tracing::info!(
-        store = %old_dir.display(),
-        ms = started.elapsed().as_millis() as u64,
-        "the replaced read models closed"
-    );
     if repair {
         let aside = data_dir.join(format!(
             "read-models.damaged-{}",
