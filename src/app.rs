@@ -158,7 +158,11 @@ impl Application {
             .await?;
         service
             .ready("loading the key registry", || {
-                registry.clone().follow(keys.clone(), shutdown.clone())
+                registry.clone().follow(
+                    keys.clone(),
+                    config.key_watch_stale_after,
+                    shutdown.clone(),
+                )
             })
             .await?;
         let replicas = service
