@@ -11,6 +11,7 @@
 
 pub mod registry;
 pub mod replicas;
+pub mod usage;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};

@@ -95,7 +95,7 @@ impl Role {
             }
             subjects
         };
-        let publish = match self {
+        let mut publish = match self {
             Role::Service => {
                 let mut p = vec![
                     format!("{api}.INFO"),
@@ -119,10 +119,13 @@ impl Role {
                 p
             }
         };
-        Permissions {
-            publish,
-            subscribe: vec![format!("{}.>", self.inbox_prefix())],
+        let mut subscribe = vec![format!("{}.>", self.inbox_prefix())];
+        // Each replica's use of keys, reported to the others (`crate::keys::usage`).
+        if self == Role::Service {
+            publish.push(crate::keys::usage::subjects(stream));
+            subscribe.push(crate::keys::usage::subjects(stream));
         }
+        Permissions { publish, subscribe }
     }
 }
 
