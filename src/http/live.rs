@@ -113,7 +113,8 @@ async fn key_ends(
             the key, or over the key's request rate (upgrades count as requests).",
             body = super::error::ErrorBody),
         (status = 503, description = "`unavailable`: the read models are still being built \
-            from the log at start-up; `Retry-After` says when to try again.",
+            from the log at start-up, or a managed key cannot be checked for revocation (the \
+            key registry out of reach); `Retry-After` says when to try again.",
             body = super::error::ErrorBody),
     ),
     security(("api_key" = []), ("api_key_query" = []))
