@@ -232,8 +232,9 @@ async fn key_changes_reach_two_running_replicas_within_two_seconds() {
 
 /// A replica cut off from the key registry (its NATS server gone) cannot hear of a
 /// revocation: once it has gone the allowed staleness without confirming the registry
-/// current, it refuses managed keys with a 503 that says why, while configured keys go on;
-/// once the registry is back, managed keys are accepted again.
+/// current, it refuses managed keys with a 503 that says why and closes their sessions
+/// with 1013 (try again later), while configured keys go on; once the registry is back,
+/// managed keys are accepted again.
 #[tokio::test]
 async fn a_replica_cut_off_from_the_key_registry_refuses_managed_keys_in_bounded_time() {
     const STALE: Duration = Duration::from_secs(2);
@@ -257,6 +258,10 @@ async fn a_replica_cut_off_from_the_key_registry_refuses_managed_keys_in_bounded
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+
+    let mut session = crate::live::Client::try_connect(&app.base, &managed)
+        .await
+        .expect("a session of the managed key");
 
     let port = nats.kill_server().await;
     let took = within(STALE * 5, "managed keys refused", async || {
@@ -287,6 +292,16 @@ async fn a_replica_cut_off_from_the_key_registry_refuses_managed_keys_in_bounded
         "{body}"
     );
     assert_eq!(upgrades(&app.base, &managed).await, Err(503));
+    // Its open session too: it cannot hear of a revocation either.
+    // Bounded here: heartbeats would keep the helper's own wait going.
+    let frame = tokio::time::timeout(STALE * 5, session.close_frame())
+        .await
+        .expect("the session closed in time")
+        .expect("a close frame with a code");
+    assert_eq!(
+        (u16::from(frame.code), frame.reason.as_str()),
+        (1013, "API key cannot be checked for revocation")
+    );
     assert_eq!(get(&app, path, Some(KEY)).await.0, StatusCode::NOT_FOUND);
     assert_eq!(
         get(&app, path, Some("rk_00000000_x")).await.0,

@@ -176,6 +176,9 @@ pub enum Standing {
     Expired,
     /// Its record was deleted from the registry.
     Removed,
+    /// A managed key while the registry is not confirmed current (see
+    /// [`Refused::Unchecked`]): refused for now, valid again once it is.
+    Unchecked,
 }
 
 impl Standing {
@@ -186,6 +189,7 @@ impl Standing {
             Standing::Revoked => Some("API key revoked"),
             Standing::Expired => Some("API key expired"),
             Standing::Removed => Some("API key removed"),
+            Standing::Unchecked => Some("API key cannot be checked for revocation"),
         }
     }
 }
@@ -304,6 +308,24 @@ impl KeyRing {
     /// longer than allowed.
     pub fn unchecked(&self) -> bool {
         self.millis_since_epoch(Instant::now()) >= self.managed_until.load(Ordering::Relaxed)
+    }
+
+    /// Tells the sessions of managed keys that their keys are refused for now
+    /// (`unchecked`), or valid again: a session must not outlive a revocation it cannot
+    /// hear of.
+    pub fn tell_unchecked(&self, unchecked: bool) {
+        let keys = self.read();
+        for entry in keys.by_hash.values().filter(|e| e.managed.is_some()) {
+            let standing = match unchecked {
+                true => Standing::Unchecked,
+                false => Standing::Valid(entry.limits),
+            };
+            entry.standing.send_if_modified(|s| {
+                let changed = *s != standing;
+                *s = standing;
+                changed
+            });
+        }
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Keys> {
@@ -525,8 +547,23 @@ mod tests {
         ring.confirm_current(Instant::now(), stale_after);
         assert!(ring.accepts(Some(&key)) && !ring.unchecked());
 
+        let id = ring.identify(Some(&key)).map(|i| i.id).expect("held");
+        let mut standing = ring.standing(id).expect("held");
+        let configured = ring
+            .standing(
+                ring.identify(Some("configured"))
+                    .map(|i| i.id)
+                    .expect("held"),
+            )
+            .expect("held");
         ring.confirm_current(ring.epoch, Duration::ZERO);
         assert!(ring.unchecked());
+        ring.tell_unchecked(true);
+        assert_eq!(*standing.borrow_and_update(), Standing::Unchecked);
+        assert!(
+            !configured.has_changed().unwrap_or(true),
+            "configured keys go on"
+        );
         assert_eq!(
             ring.identify(Some(&key)).map(|i| i.id),
             Err(Refused::Unchecked)
@@ -536,6 +573,12 @@ mod tests {
 
         ring.confirm_current(Instant::now(), stale_after);
         assert!(ring.accepts(Some(&key)), "confirmed again");
+        ring.tell_unchecked(false);
+        assert_eq!(
+            *standing.borrow_and_update(),
+            Standing::Valid(record.limits)
+        );
+        assert!(!configured.has_changed().unwrap_or(true));
     }
 
     #[test]

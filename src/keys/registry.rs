@@ -361,7 +361,8 @@ impl Registry {
 
     /// Confirms `ring` current each time the watch has `delivered` up to the last sequence
     /// the registry's stream had when asked, asking every quarter of `stale_after`, until
-    /// `shutdown`; says so in the log when managed keys start and stop being refused.
+    /// `shutdown`; when managed keys start and stop being refused, tells their sessions
+    /// and the log.
     async fn confirm(
         self,
         ring: Arc<KeyRing>,
@@ -398,6 +399,7 @@ impl Registry {
             }
             if ring.unchecked() != refusing {
                 refusing = !refusing;
+                ring.tell_unchecked(refusing);
                 match refusing {
                     true => tracing::warn!(
                         "key registry not confirmed current for {stale_after:?}: refusing managed keys"
