@@ -155,7 +155,11 @@ impl Application {
             .await?;
         service
             .ready("loading the key registry", || {
-                registry.clone().follow(keys.clone(), shutdown.clone())
+                registry.clone().follow(
+                    keys.clone(),
+                    config.key_watch_stale_after,
+                    shutdown.clone(),
+                )
             })
             .await?;
         let replicas = service
@@ -163,6 +167,15 @@ impl Application {
                 Replicas::start(&js, &config.stream, shutdown.clone())
             })
             .await?;
+        let limits = RateLimits::new(config.request_limits);
+        keys::usage::start(
+            &client,
+            &config.stream,
+            replicas.id(),
+            limits.clone(),
+            shutdown.clone(),
+        )
+        .await?;
         let state_shutdown = shutdown.clone();
         let listener = tokio::net::TcpListener::bind(config.listen)
             .await
@@ -183,7 +196,7 @@ impl Application {
             },
             read_models,
             keys,
-            limits: RateLimits::new(config.request_limits, replicas.clone()),
+            limits,
             timezone: config.timezone.clone(),
             timezone_name: config.timezone_name.as_str().into(),
             ready: Arc::new(AtomicBool::new(false)),

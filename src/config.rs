@@ -140,6 +140,11 @@ pub struct ServeArgs {
     /// Hours a replaced key that is not compromised keeps working.
     #[arg(long, env = "RACING_REPLACED_KEY_GRACE_HOURS", default_value_t = 24)]
     pub replaced_key_grace_hours: u64,
+    /// Seconds a replica may go without confirming that it holds every change of the key
+    /// registry (NATS out of reach, its watch stopped) before it refuses managed keys
+    /// with a 503, as one of them may have been revoked meanwhile; configured keys go on.
+    #[arg(long, env = "RACING_KEY_WATCH_STALE_SECS", default_value_t = crate::keys::registry::STALE_AFTER.as_secs())]
+    pub key_watch_stale_secs: u64,
     /// Form posts (subscribe, replace) per client address per hour.
     #[arg(long, env = "RACING_FORM_POSTS_PER_HOUR", default_value_t = 20)]
     pub form_posts_per_hour: u32,
@@ -227,6 +232,9 @@ pub struct Config {
     pub demo_race_secs: u64,
     /// Per-key rates and request bounds.
     pub request_limits: crate::http::RequestLimits,
+    /// How long a replica may go without confirming the key registry current before it
+    /// refuses managed keys.
+    pub key_watch_stale_after: Duration,
     /// The pricing page and its flow; `public_url` empty: the API's address.
     pub signup: crate::subscribe::Settings,
     /// The `racing` program whose `rebuild-worker` folds a rebuild in a process of its
@@ -321,6 +329,7 @@ impl TryFrom<ServeArgs> for Config {
                 timeout: Duration::from_millis(a.request_timeout_ms.max(1)),
                 max_in_flight: a.max_in_flight.max(1),
             },
+            key_watch_stale_after: Duration::from_secs(a.key_watch_stale_secs.max(1)),
             signup,
         })
     }
@@ -359,6 +368,7 @@ impl Config {
             demo_race_secs: 120,
             rebuild_worker: None,
             request_limits: crate::http::RequestLimits::default(),
+            key_watch_stale_after: crate::keys::registry::STALE_AFTER,
             signup: crate::subscribe::Settings {
                 plans: crate::subscribe::plans::Plans::default(),
                 smtp_url: None,

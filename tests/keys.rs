@@ -230,6 +230,94 @@ async fn key_changes_reach_two_running_replicas_within_two_seconds() {
     }
 }
 
+/// A replica cut off from the key registry (its NATS server gone) cannot hear of a
+/// revocation: once it has gone the allowed staleness without confirming the registry
+/// current, it refuses managed keys with a 503 that says why and closes their sessions
+/// with 1013 (try again later), while configured keys go on; once the registry is back,
+/// managed keys are accepted again.
+#[tokio::test]
+async fn a_replica_cut_off_from_the_key_registry_refuses_managed_keys_in_bounded_time() {
+    const STALE: Duration = Duration::from_secs(2);
+    let mut nats = Nats::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let (managed, _) = registry(&nats)
+        .await
+        .create("acme", KeyLimits::default())
+        .await
+        .expect("create");
+    let mut app = App::start_with(&nats, dir.path(), |c| c.key_watch_stale_after = STALE).await;
+    app.projected(0).await;
+    let path = "/api/v1/horses/E271";
+
+    // A registry that is quiet but reachable is confirmed all along: no refusal.
+    let quiet = Instant::now();
+    while quiet.elapsed() < STALE * 2 {
+        assert_eq!(
+            get(&app, path, Some(&managed)).await.0,
+            StatusCode::NOT_FOUND
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    let mut session = crate::live::Client::try_connect(&app.base, &managed)
+        .await
+        .expect("a session of the managed key");
+
+    let port = nats.kill_server().await;
+    let took = within(STALE * 5, "managed keys refused", async || {
+        get(&app, path, Some(&managed)).await.0 == StatusCode::SERVICE_UNAVAILABLE
+    })
+    .await;
+    eprintln!("managed keys refused {took:?} after the registry was cut off");
+    assert!(
+        took >= STALE / 2,
+        "refused after {took:?}, before {STALE:?} had passed"
+    );
+    let res = app
+        .client
+        .get(format!("{}{path}", app.base))
+        .header("X-API-Key", &managed)
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(res.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert!(res.headers().contains_key("retry-after"));
+    let body: Value = res.json().await.expect("json");
+    assert_eq!(body["error"], "unavailable");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("revocation"),
+        "{body}"
+    );
+    assert_eq!(upgrades(&app.base, &managed).await, Err(503));
+    // Its open session too: it cannot hear of a revocation either.
+    // Bounded here: heartbeats would keep the helper's own wait going.
+    let frame = tokio::time::timeout(STALE * 5, session.close_frame())
+        .await
+        .expect("the session closed in time")
+        .expect("a close frame with a code");
+    assert_eq!(
+        (u16::from(frame.code), frame.reason.as_str()),
+        (1013, "API key cannot be checked for revocation")
+    );
+    assert_eq!(get(&app, path, Some(KEY)).await.0, StatusCode::NOT_FOUND);
+    assert_eq!(
+        get(&app, path, Some("rk_00000000_x")).await.0,
+        StatusCode::UNAUTHORIZED
+    );
+
+    nats.restart_server(port).await;
+    let took = within(
+        Duration::from_secs(30),
+        "managed keys accepted again",
+        async || get(&app, path, Some(&managed)).await.0 == StatusCode::NOT_FOUND,
+    )
+    .await;
+    eprintln!("managed keys accepted {took:?} after the registry came back");
+}
+
 #[tokio::test]
 async fn a_burst_over_the_limit_gets_429_with_its_headers() {
     let nats = Nats::start().await;

@@ -40,6 +40,10 @@ pub enum ApiError {
     /// 503 `unavailable`: the read models are not built yet.
     #[error("{0}")]
     Unavailable(String),
+    /// 503 `unavailable`: a managed key, while this replica cannot confirm that it holds
+    /// every revocation (the key registry out of reach for longer than allowed).
+    #[error("API keys cannot be checked for revocation on this server just now (the key registry is out of reach); retry shortly")]
+    KeysUnchecked,
     /// 500 `internal`: a bug or a store failure, logged with its details.
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
@@ -59,7 +63,9 @@ impl ApiError {
                 StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
                 "headers_too_large",
             ),
-            ApiError::Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
+            ApiError::Unavailable(_) | ApiError::KeysUnchecked => {
+                (StatusCode::SERVICE_UNAVAILABLE, "unavailable")
+            }
             ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         }
     }
@@ -138,6 +144,9 @@ impl IntoResponse for ApiError {
             }
             ApiError::Unavailable(_) => {
                 headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            }
+            ApiError::KeysUnchecked => {
+                headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
             }
             ApiError::RateLimited(_) => {
                 headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));

@@ -1,24 +1,21 @@
 //! Limits on what a client may ask of the service: requests per key (a token bucket,
-//! GCRA from `governor`), requests in flight and time per request, and the sizes of a
-//! request line and its headers. The pipeline (`pipeline.rs`) applies them, in order.
+//! GCRA, shared with the other replicas through [`crate::keys::usage`]), requests in
+//! flight and time per request, and the sizes of a request line and its headers. The
+//! pipeline (`pipeline.rs`) applies them, in order.
 //!
 //! The `RateLimit` and `RateLimit-Policy` headers follow the IETF httpapi draft
 //! `draft-ietf-httpapi-ratelimit-headers-08` (one policy, named "default": `q` requests per
 //! `w` seconds; `r` remaining, `t` seconds until the quota is back).
 
 use std::collections::HashMap;
-use std::num::NonZeroU32;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
-use governor::clock::{Clock, DefaultClock};
-use governor::middleware::StateInformationMiddleware;
-use governor::state::{InMemoryState, NotKeyed};
-use governor::{Quota, RateLimiter};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::keys::replicas::Replicas;
+use crate::keys::usage::{Ledger, Use};
 use crate::keys::{Identity, KeyId};
 
 /// Longest request target (path and query) accepted, bytes.
@@ -52,79 +49,141 @@ impl Default for RequestLimits {
     }
 }
 
-type Limiter = RateLimiter<NotKeyed, InMemoryState, DefaultClock, StateInformationMiddleware>;
-
-/// A key's token bucket, with its quota and the `RateLimit-Policy` value that describes
-/// it, made once rather than on every request.
+/// A key's token bucket, as GCRA: the time at which the next request would conform
+/// (`next`), which each request admitted moves on by one interval (1 / rate) and which may
+/// run ahead of now by the burst. Requests the other replicas admitted move it on too
+/// ([`RateLimits::charge`]), past the burst if they must: a debt paid off at the rate.
 struct Bucket {
-    quota: Quota,
-    limiter: Limiter,
+    rate: u32,
+    burst: u32,
+    /// Nanoseconds per request at the sustained rate.
+    interval: u64,
+    /// How far `next` may be ahead of now for a request to be admitted:
+    /// (burst - 1) intervals.
+    tolerance: u64,
+    /// When the next request conforms, nanoseconds after [`RateLimits::epoch`].
+    next: AtomicU64,
+    /// Requests admitted here since the last report to the other replicas.
+    used: AtomicU32,
+    /// The `RateLimit-Policy` value that describes it, made once rather than on every
+    /// request.
     policy: HeaderValue,
 }
 
-/// One token bucket per key, each with this replica's share of the key's own quota or
-/// the default.
+impl Bucket {
+    fn new(rate: u32, burst: u32) -> Bucket {
+        let (rate, burst) = (rate.max(1), burst.max(1));
+        let interval = (1_000_000_000 / u64::from(rate)).max(1);
+        let window = burst.div_ceil(rate);
+        let policy = format!("\"default\";q={burst};w={window}");
+        Bucket {
+            rate,
+            burst,
+            interval,
+            tolerance: interval * u64::from(burst - 1),
+            next: AtomicU64::new(0),
+            used: AtomicU32::new(0),
+            policy: HeaderValue::from_str(&policy)
+                .unwrap_or_else(|_| HeaderValue::from_static("\"default\"")),
+        }
+    }
+
+    /// Admits a request at `now`: the requests left in the burst, or, to refuse, the
+    /// nanoseconds until one would be admitted.
+    fn take(&self, now: u64) -> Result<u32, u64> {
+        let mut next = self.next.load(Ordering::Relaxed);
+        loop {
+            let conforms = next.max(now);
+            if conforms - now > self.tolerance {
+                return Err(conforms - now - self.tolerance);
+            }
+            let after = conforms + self.interval;
+            match self
+                .next
+                .compare_exchange_weak(next, after, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                Ok(_) => {
+                    self.used.fetch_add(1, Ordering::Relaxed);
+                    let room = (self.tolerance + self.interval).saturating_sub(after - now);
+                    return Ok(u32::try_from(room / self.interval).unwrap_or(u32::MAX));
+                }
+                Err(moved) => next = moved,
+            }
+        }
+    }
+
+    /// Counts `count` requests admitted elsewhere at `now`, whatever is left.
+    fn charge(&self, count: u32, now: u64) {
+        let cost = self.interval.saturating_mul(u64::from(count));
+        let _ = self
+            .next
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |next| {
+                Some(next.max(now).saturating_add(cost))
+            });
+    }
+}
+
+/// One token bucket per key, each with the key's own plan or the default, and each
+/// charged with the key's use on the other replicas (see [`crate::keys::usage`]).
 pub struct RateLimits {
     defaults: RequestLimits,
-    replicas: Arc<Replicas>,
     buckets: RwLock<HashMap<KeyId, Bucket>>,
-    clock: DefaultClock,
+    /// What the buckets' times count from.
+    epoch: Instant,
     in_flight: Arc<Semaphore>,
 }
 
 impl RateLimits {
-    /// Limits with these defaults, each key given its share among `replicas`.
-    pub fn new(defaults: RequestLimits, replicas: Arc<Replicas>) -> Arc<RateLimits> {
+    /// Limits with these defaults.
+    pub fn new(defaults: RequestLimits) -> Arc<RateLimits> {
         Arc::new(RateLimits {
             defaults,
-            replicas,
             buckets: RwLock::new(HashMap::new()),
-            clock: DefaultClock::default(),
+            epoch: Instant::now(),
             in_flight: Arc::new(Semaphore::new(defaults.max_in_flight.max(1))),
         })
     }
 
-    /// The key's quota here: its share of its plan. A new share (a replica joined or
-    /// left) or a new plan (the key's limits changed) is a new quota, which replaces the
-    /// key's bucket on its next request.
-    fn quota(&self, who: &Identity) -> (Quota, u32, u32) {
+    /// Nanoseconds since [`RateLimits::epoch`].
+    fn now(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    /// The key's plan: its rate and burst. A new plan (the key's limits changed) replaces
+    /// the key's bucket on its next request.
+    fn plan(&self, who: &Identity) -> (u32, u32) {
         let rate = who
             .limits
             .rate_per_sec
             .unwrap_or(self.defaults.rate_per_sec);
-        let rate = self.replicas.share(rate);
         let burst = who.limits.burst.unwrap_or(self.defaults.burst);
-        let burst = self.replicas.share(burst);
-        let quota = Quota::per_second(NonZeroU32::new(rate).unwrap_or(NonZeroU32::MIN))
-            .allow_burst(NonZeroU32::new(burst).unwrap_or(NonZeroU32::MIN));
-        (quota, rate, burst)
+        (rate.max(1), burst.max(1))
     }
 
-    /// `f` of the key's bucket for `quota`, made first if the key has none or one of
-    /// another quota. A bucket is used under the map's read lock, not cloned out of it:
-    /// the clone took and dropped its limiter's reference count, a cache line every
-    /// request of the key wrote to, from both cores.
+    /// `f` of the key's bucket for `plan`, made first if the key has none or one of
+    /// another plan. A bucket is used under the map's read lock, not cloned out of it:
+    /// a clone took and dropped a reference count, a cache line every request of the key
+    /// wrote to, from both cores.
     fn with_bucket<T>(
         &self,
         id: KeyId,
-        quota: Quota,
-        policy: impl FnOnce() -> String,
+        (rate, burst): (u32, u32),
         f: impl FnOnce(&Bucket) -> T,
     ) -> T {
         {
             let buckets = self.buckets.read().unwrap_or_else(|p| p.into_inner());
-            if let Some(bucket) = buckets.get(&id).filter(|b| b.quota == quota) {
+            if let Some(bucket) = buckets
+                .get(&id)
+                .filter(|b| (b.rate, b.burst) == (rate, burst))
+            {
                 return f(bucket);
             }
         }
-        let bucket = Bucket {
-            quota,
-            limiter: RateLimiter::direct(quota).with_middleware::<StateInformationMiddleware>(),
-            policy: HeaderValue::from_str(&policy())
-                .unwrap_or_else(|_| HeaderValue::from_static("\"default\"")),
-        };
         let mut buckets = self.buckets.write().unwrap_or_else(|p| p.into_inner());
-        f(buckets.entry(id).insert_entry(bucket).get())
+        f(buckets
+            .entry(id)
+            .insert_entry(Bucket::new(rate, burst))
+            .get())
     }
 
     /// A place among the requests in flight, held until the answer is made; `None` when
@@ -141,19 +200,17 @@ impl RateLimits {
     /// Takes a token for `who`: the headers to send either way, and, to refuse, the
     /// seconds until the next token.
     pub(super) fn take(&self, who: &Identity) -> (RateHeaders, Option<u64>) {
-        let (quota, rate, burst) = self.quota(who);
+        let (rate, burst) = self.plan(who);
         let window = burst.div_ceil(rate);
-        let policy = || format!("\"default\";q={burst};w={window}");
-        let (remaining, reset, refused, policy) = self.with_bucket(who.id, quota, policy, |b| {
-            let (remaining, reset, refused) = match b.limiter.check() {
-                Ok(state) => {
-                    let remaining = state.remaining_burst_capacity();
+        let now = self.now();
+        let (remaining, reset, refused, policy) = self.with_bucket(who.id, (rate, burst), |b| {
+            let (remaining, reset, refused) = match b.take(now) {
+                Ok(remaining) => {
                     let used = burst.saturating_sub(remaining);
                     (remaining, used.div_ceil(rate), None)
                 }
-                Err(not_until) => {
-                    let wait = not_until.wait_time_from(self.clock.now());
-                    let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+                Err(wait) => {
+                    let secs = wait.div_ceil(1_000_000_000);
                     (0, window, Some(secs.max(1)))
                 }
             };
@@ -170,6 +227,43 @@ impl RateLimits {
     }
 }
 
+impl Ledger for RateLimits {
+    fn take_used(&self) -> Vec<Use> {
+        let buckets = self.buckets.read().unwrap_or_else(|p| p.into_inner());
+        buckets
+            .iter()
+            .filter_map(|(key, b)| {
+                let count = b.used.swap(0, Ordering::Relaxed);
+                (count > 0).then_some(Use {
+                    key: *key,
+                    count,
+                    rate: b.rate,
+                    burst: b.burst,
+                })
+            })
+            .collect()
+    }
+
+    /// Charges the key's bucket here, made with the reporting replica's plan of the key if
+    /// there is none yet; a bucket of another plan (a change of the key's limits on its
+    /// way) is charged as it is.
+    fn charge(&self, theirs: &Use) {
+        let now = self.now();
+        {
+            let buckets = self.buckets.read().unwrap_or_else(|p| p.into_inner());
+            if let Some(bucket) = buckets.get(&theirs.key) {
+                bucket.charge(theirs.count, now);
+                return;
+            }
+        }
+        let mut buckets = self.buckets.write().unwrap_or_else(|p| p.into_inner());
+        buckets
+            .entry(theirs.key)
+            .or_insert_with(|| Bucket::new(theirs.rate, theirs.burst))
+            .charge(theirs.count, now);
+    }
+}
+
 /// The RateLimit headers of an answer: the key's policy, and where it stands.
 pub(super) struct RateHeaders {
     policy: HeaderValue,
@@ -183,5 +277,68 @@ impl RateHeaders {
         if let Some(limit) = self.limit {
             headers.insert(HeaderName::from_static("ratelimit"), limit);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keys::KeyLimits;
+
+    const SECOND: u64 = 1_000_000_000;
+
+    #[test]
+    fn a_bucket_admits_its_burst_then_its_rate_and_counts_what_others_admitted() {
+        let bucket = Bucket::new(2, 4);
+        let left: Vec<_> = (0..5).map(|_| bucket.take(10 * SECOND)).collect();
+        assert_eq!(left, [Ok(3), Ok(2), Ok(1), Ok(0), Err(SECOND / 2)]);
+        assert_eq!(
+            bucket.take(10 * SECOND + SECOND / 2),
+            Ok(0),
+            "one more at the rate"
+        );
+        assert_eq!(bucket.used.load(Ordering::Relaxed), 5);
+
+        // Requests admitted elsewhere take from the burst, and past it leave a debt.
+        let bucket = Bucket::new(2, 4);
+        bucket.charge(3, 0);
+        assert_eq!(bucket.take(0), Ok(0));
+        bucket.charge(4, 0);
+        assert_eq!(bucket.take(0), Err(5 * SECOND / 2));
+        assert_eq!(bucket.take(5 * SECOND / 2), Ok(0));
+    }
+
+    #[test]
+    fn the_limits_report_their_use_once_and_take_in_the_others() {
+        let limits = RateLimits::new(RequestLimits {
+            rate_per_sec: 1,
+            burst: 2,
+            ..RequestLimits::default()
+        });
+        let who = |id| Identity {
+            id: KeyId(id),
+            limits: KeyLimits::default(),
+        };
+        assert!(limits.take(&who(1)).1.is_none());
+        assert!(limits.take(&who(1)).1.is_none());
+        let used = Use {
+            key: KeyId(1),
+            count: 2,
+            rate: 1,
+            burst: 2,
+        };
+        assert_eq!(limits.take_used(), [used]);
+        assert_eq!(limits.take_used(), [], "reported once");
+
+        // A key used elsewhere only: its bucket is made with the plan reported.
+        limits.charge(&Use {
+            key: KeyId(2),
+            ..used
+        });
+        assert!(
+            limits.take(&who(2)).1.is_some(),
+            "its burst spent elsewhere"
+        );
+        assert!(limits.take(&who(3)).1.is_none());
     }
 }

@@ -13,7 +13,7 @@ use super::input::Query;
 use super::{ApiError, AppState};
 use crate::keys::replicas::Replicas;
 use crate::keys::{Identity, KeyId, Standing};
-use crate::live::{run_session, CLOSE_POLICY};
+use crate::live::{run_session, CLOSE_POLICY, CLOSE_TRY_LATER};
 
 /// Bytes read from a socket at once. tungstenite keeps a read buffer of this size for
 /// every connection (128 KiB by default, which every idle connection held resident);
@@ -65,7 +65,8 @@ impl Drop for Slot {
 }
 
 /// Follows the key of an open connection: resolves, with the close code and reason, when
-/// the key is revoked, expires or is removed, or when its cap is lowered below the
+/// the key is revoked, expires or is removed, cannot be checked for revocation (1013, try
+/// again later), or when its cap is lowered below the
 /// connections open and this one is among the newest beyond it. Holds the connection's
 /// slot, which frees when the session ends.
 async fn key_ends(
@@ -81,6 +82,9 @@ async fn key_ends(
                 if slot.replicas.older(slot.key, slot.opened) >= max {
                     return (CLOSE_POLICY, CAP_LOWERED);
                 }
+            }
+            Standing::Unchecked => {
+                return (CLOSE_TRY_LATER, now.ended().unwrap_or("API key unchecked"))
             }
             ended => return (CLOSE_POLICY, ended.ended().unwrap_or("API key ended")),
         }
@@ -113,7 +117,8 @@ async fn key_ends(
             the key, or over the key's request rate (upgrades count as requests).",
             body = super::error::ErrorBody),
         (status = 503, description = "`unavailable`: the read models are still being built \
-            from the log at start-up; `Retry-After` says when to try again.",
+            from the log at start-up, or a managed key cannot be checked for revocation (the \
+            key registry out of reach); `Retry-After` says when to try again.",
             body = super::error::ErrorBody),
     ),
     security(("api_key" = []), ("api_key_query" = []))

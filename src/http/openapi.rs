@@ -378,7 +378,9 @@ const COMMON_ERRORS: [(&str, &str, &str, &str); 9] = [
         "503",
         "Unavailable",
         "`unavailable`: the read models are still being built at start-up, the service is \
-         at its in-flight limit, or the request took over the time limit. `Retry-After: 1`.",
+         at its in-flight limit, or the request took over the time limit (`Retry-After: 1`); \
+         or, for a managed key, the key registry has been out of reach for too long to \
+         check the key for revocation (`Retry-After: 5`).",
         "the read models are still being built from the log; retry shortly",
     ),
 ];

@@ -31,7 +31,7 @@ use tracing::Instrument;
 use super::limits::{RateHeaders, MAX_HEADERS, MAX_HEADER_BYTES, MAX_URI_BYTES};
 use super::ODDS_SOCKET_PATH;
 use super::{cache, openapi, route, ApiError, AppState, HeaderText, API_KEY_HEADER};
-use crate::keys::Identity;
+use crate::keys::{Identity, Refused};
 
 /// The request id header, taken from the client when it sends one.
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -86,8 +86,10 @@ impl Api {
                     .into_response(),
             );
         };
-        let Some(who) = identify(state, request) else {
-            return Err(ApiError::Unauthorized.into_response());
+        let who = match identify(state, request) {
+            Ok(who) => who,
+            Err(Refused::Unknown) => return Err(ApiError::Unauthorized.into_response()),
+            Err(Refused::Unchecked) => return Err(ApiError::KeysUnchecked.into_response()),
         };
         if carries_body(request) {
             return Err(ApiError::BodyNotAccepted.into_response());
@@ -387,10 +389,10 @@ fn refusal(retry_after: u64) -> Response {
     response
 }
 
-/// The key's identity; `None` refuses the request before routing, so that nothing about
-/// the data, not even which paths exist, leaks to someone without a key. The WebSocket
+/// The key's identity; a refusal comes before routing, so that nothing about the data,
+/// not even which paths exist, leaks to someone without a key. The WebSocket
 /// alone may carry its key as `?api_key=` (browsers cannot set its headers).
-fn identify(state: &AppState, request: &Request) -> Option<Identity> {
+fn identify(state: &AppState, request: &Request) -> Result<Identity, Refused> {
     let header = request
         .headers()
         .get(API_KEY_HEADER)
@@ -404,7 +406,7 @@ fn identify(state: &AppState, request: &Request) -> Option<Identity> {
                 .map(|(_, value)| value);
             state.keys.identify(key.as_deref())
         }
-        None => None,
+        None => Err(Refused::Unknown),
     }
 }
 

@@ -3,15 +3,20 @@
 //!
 //! Two kinds live in one [`KeyRing`]: keys from configuration (`RACING_API_KEYS`, the demo
 //! key) and managed keys, issued by `racing keys` into a JetStream key-value bucket that
-//! every replica follows (see [`registry`]).
+//! every replica follows (see [`registry`]). A managed key is accepted only while the
+//! registry has been confirmed current within the allowed staleness
+//! (`RACING_KEY_WATCH_STALE_SECS`): a replica cut off from it cannot know of a revocation,
+//! so past that it refuses managed keys rather than accept revoked ones; configured keys
+//! are not in the registry and go on.
 
 pub mod registry;
 pub mod replicas;
+pub mod usage;
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -147,6 +152,17 @@ pub struct Identity {
     pub limits: KeyLimits,
 }
 
+/// Why a key is not accepted now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refused {
+    /// Missing, unknown, revoked or expired: a 401.
+    Unknown,
+    /// A managed key while the registry has not been confirmed current for longer than
+    /// allowed: it may have been revoked meanwhile, so it is refused for now (a 503), and
+    /// accepted again once the registry is followed again.
+    Unchecked,
+}
+
 /// Where a key stands, as the open sessions of the key follow it (see
 /// [`KeyRing::standing`]): they close when it is no longer `Valid`, and look at its
 /// limits again when they change.
@@ -160,6 +176,9 @@ pub enum Standing {
     Expired,
     /// Its record was deleted from the registry.
     Removed,
+    /// A managed key while the registry is not confirmed current (see
+    /// [`Refused::Unchecked`]): refused for now, valid again once it is.
+    Unchecked,
 }
 
 impl Standing {
@@ -170,6 +189,7 @@ impl Standing {
             Standing::Revoked => Some("API key revoked"),
             Standing::Expired => Some("API key expired"),
             Standing::Removed => Some("API key removed"),
+            Standing::Unchecked => Some("API key cannot be checked for revocation"),
         }
     }
 }
@@ -236,11 +256,22 @@ impl Keys {
 /// The keys a request may carry, shared by every handler and kept in step with the
 /// registry. Only keys valid now are held: a revoked or expired key leaves the ring (its
 /// record stays in the registry), and its open sessions are told (see [`Standing`]).
-#[derive(Default)]
 pub struct KeyRing {
     keys: RwLock<Keys>,
     /// Woken when an expiry is set or changed, for [`KeyRing::expire`].
     expiries: Notify,
+    /// What [`KeyRing::managed_until`] counts from.
+    epoch: Instant,
+    /// Milliseconds after `epoch` until which managed keys are accepted: when the registry
+    /// was last confirmed current, plus the staleness allowed. `u64::MAX` while no
+    /// registry is followed (a ring filled by hand).
+    managed_until: AtomicU64,
+}
+
+impl Default for KeyRing {
+    fn default() -> Self {
+        KeyRing::new([])
+    }
 }
 
 impl KeyRing {
@@ -256,6 +287,44 @@ impl KeyRing {
                 ..Keys::default()
             }),
             expiries: Notify::new(),
+            epoch: Instant::now(),
+            managed_until: AtomicU64::new(u64::MAX),
+        }
+    }
+
+    fn millis_since_epoch(&self, at: Instant) -> u64 {
+        u64::try_from(at.saturating_duration_since(self.epoch).as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Records that every record written to the registry before `at` is held here:
+    /// managed keys are accepted until `stale_after` past it.
+    pub fn confirm_current(&self, at: Instant, stale_after: Duration) {
+        let stale_after = u64::try_from(stale_after.as_millis()).unwrap_or(u64::MAX);
+        let until = self.millis_since_epoch(at).saturating_add(stale_after);
+        self.managed_until.store(until, Ordering::Relaxed);
+    }
+
+    /// Whether managed keys are refused now, the registry not confirmed current for
+    /// longer than allowed.
+    pub fn unchecked(&self) -> bool {
+        self.millis_since_epoch(Instant::now()) >= self.managed_until.load(Ordering::Relaxed)
+    }
+
+    /// Tells the sessions of managed keys that their keys are refused for now
+    /// (`unchecked`), or valid again: a session must not outlive a revocation it cannot
+    /// hear of.
+    pub fn tell_unchecked(&self, unchecked: bool) {
+        let keys = self.read();
+        for entry in keys.by_hash.values().filter(|e| e.managed.is_some()) {
+            let standing = match unchecked {
+                true => Standing::Unchecked,
+                false => Standing::Valid(entry.limits),
+            };
+            entry.standing.send_if_modified(|s| {
+                let changed = *s != standing;
+                *s = standing;
+                changed
+            });
         }
     }
 
@@ -268,21 +337,25 @@ impl KeyRing {
     }
 
     /// Whose key `key` is, if it is valid now; a missing, unknown, revoked or expired key
-    /// all give `None`.
+    /// all give [`Refused::Unknown`], a managed key while the registry is not confirmed
+    /// current [`Refused::Unchecked`].
     ///
     /// The key is found by its SHA-256 in a hash map, not by comparing it with each key
     /// held: the time the look-up takes depends only on the hash of what was presented,
     /// and since SHA-256 is one-way, a caller cannot choose keys whose hashes come near a
     /// held one, so timing tells nothing about the keys held (which constant-time
     /// compares were for).
-    pub fn identify(&self, key: Option<&str>) -> Option<Identity> {
-        let presented = hash(key?);
+    pub fn identify(&self, key: Option<&str>) -> Result<Identity, Refused> {
+        let presented = hash(key.ok_or(Refused::Unknown)?);
         let keys = self.read();
-        let entry = keys.by_hash.get(&presented)?;
+        let entry = keys.by_hash.get(&presented).ok_or(Refused::Unknown)?;
         let now = jiff::Timestamp::now();
         // Between its expiry and the sweep of [`KeyRing::expire`].
         if entry.expires_at.is_some_and(|t| t <= now) {
-            return None;
+            return Err(Refused::Unknown);
+        }
+        if entry.managed.is_some() && self.unchecked() {
+            return Err(Refused::Unchecked);
         }
         // Written once a second at most: a store on every request made the line that
         // holds it bounce between the cores serving the key.
@@ -290,15 +363,15 @@ impl KeyRing {
         if entry.last_used.load(Ordering::Relaxed) != second {
             entry.last_used.store(second, Ordering::Relaxed);
         }
-        Some(Identity {
+        Ok(Identity {
             id: key_id(&presented),
             limits: entry.limits,
         })
     }
 
-    /// Whether `key` is valid now.
+    /// Whether `key` is accepted now.
     pub fn accepts(&self, key: Option<&str>) -> bool {
-        self.identify(key).is_some()
+        self.identify(key).is_ok()
     }
 
     /// Follows where the key `id` stands, for a session of it; `None` if it is no longer
@@ -459,6 +532,53 @@ mod tests {
         assert!(!ring.accepts(Some(&key)), "revoked");
         ring.remove(&record.id);
         assert!(!ring.accepts(Some(&key)));
+    }
+
+    #[test]
+    fn managed_keys_are_refused_while_the_registry_is_unconfirmed_and_configured_keys_go_on() {
+        let (key, record) = generate("acme", KeyLimits::default(), jiff::Timestamp::now());
+        let ring = KeyRing::new(["configured"]);
+        ring.upsert(&record);
+        assert!(
+            ring.accepts(Some(&key)),
+            "no registry followed: nothing to confirm"
+        );
+        let stale_after = Duration::from_secs(60);
+        ring.confirm_current(Instant::now(), stale_after);
+        assert!(ring.accepts(Some(&key)) && !ring.unchecked());
+
+        let id = ring.identify(Some(&key)).map(|i| i.id).expect("held");
+        let mut standing = ring.standing(id).expect("held");
+        let configured = ring
+            .standing(
+                ring.identify(Some("configured"))
+                    .map(|i| i.id)
+                    .expect("held"),
+            )
+            .expect("held");
+        ring.confirm_current(ring.epoch, Duration::ZERO);
+        assert!(ring.unchecked());
+        ring.tell_unchecked(true);
+        assert_eq!(*standing.borrow_and_update(), Standing::Unchecked);
+        assert!(
+            !configured.has_changed().unwrap_or(true),
+            "configured keys go on"
+        );
+        assert_eq!(
+            ring.identify(Some(&key)).map(|i| i.id),
+            Err(Refused::Unchecked)
+        );
+        assert!(ring.accepts(Some("configured")));
+        assert_eq!(ring.identify(Some("unknown")), Err(Refused::Unknown));
+
+        ring.confirm_current(Instant::now(), stale_after);
+        assert!(ring.accepts(Some(&key)), "confirmed again");
+        ring.tell_unchecked(false);
+        assert_eq!(
+            *standing.borrow_and_update(),
+            Standing::Valid(record.limits)
+        );
+        assert!(!configured.has_changed().unwrap_or(true));
     }
 
     #[test]

@@ -3,13 +3,23 @@
 //! takes effect on every replica in well under a second. A key-value bucket rather than a
 //! stream of key events because a key's state is its latest record: the bucket keeps
 //! exactly that, a watch delivers the current records then each change, and nothing has
-//! to be folded. A replica that loses NATS keeps the keys it last saw.
+//! to be folded. A replica that loses NATS keeps the keys it last saw, for a while.
+//!
+//! A watch says nothing while nothing changes, so its silence cannot tell a quiet registry
+//! from a lost one. Each replica therefore asks the bucket's stream for its last sequence
+//! every quarter of the allowed staleness: once the watch has delivered up to the sequence
+//! an answer named, every record written before that question is held here, and the ring
+//! is confirmed current as of when it was asked ([`KeyRing::confirm_current`]). With NATS
+//! gone, or a watch that stopped delivering, no confirmation comes, and once the last is
+//! older than the allowed staleness managed keys are refused until one does.
 //!
 //! Last use is kept in memory on each replica and written every few seconds to a second
 //! bucket, so `racing keys list` can show it without a write per request.
 
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
 use async_nats::jetstream::{self, kv};
@@ -21,6 +31,13 @@ use crate::nats::buckets;
 
 /// How often each replica writes last-use times.
 const USAGE_FLUSH: Duration = Duration::from_secs(5);
+/// How long a replica may go without confirming the registry current before it refuses
+/// managed keys, unless configured otherwise: long enough to ride out a NATS restart or a
+/// leader election, short enough that a revoked key is not used for long.
+pub const STALE_AFTER: Duration = Duration::from_secs(180);
+/// Questions of the registry's last sequence kept until the watch delivers up to it: a
+/// watch this far behind is confirmed by the newer ones alone.
+const ASKED: usize = 8;
 
 /// The buckets of a stream's keys.
 #[derive(Clone)]
@@ -242,29 +259,98 @@ impl Registry {
         Ok(old)
     }
 
-    /// Loads every record into `ring`, then keeps it in step until `shutdown`. Returns once
-    /// the current records are loaded; the following runs in the background.
+    /// Loads every record into `ring`, then keeps it in step until `shutdown`, confirming
+    /// it current (see the module's doc) so that managed keys are refused once it has not
+    /// been for `stale_after`. Returns once the current records are loaded; the following
+    /// runs in the background.
     pub async fn follow(
         self,
         ring: Arc<KeyRing>,
+        stale_after: Duration,
         shutdown: CancellationToken,
     ) -> anyhow::Result<()> {
+        // The revision of the newest record the watch has delivered.
+        let delivered = Arc::new(AtomicU64::new(0));
+        let asked = Instant::now();
         let mut watch = self.keys.watch_with_history(">").await?;
-        let seen = load(&self.keys, &mut watch, |entry| apply(&ring, entry))
-            .await
-            .context("loading the key registry")?;
+        let seen = load(&self.keys, &mut watch, |entry| {
+            delivered.fetch_max(entry.revision, Ordering::Relaxed);
+            apply(&ring, entry);
+        })
+        .await
+        .context("loading the key registry")?;
+        ring.confirm_current(asked, stale_after);
         tracing::info!(keys = seen, "key registry loaded");
         let following = ring.clone();
+        let watched = delivered.clone();
         tokio::spawn(keep_watching(
             self.keys.clone(),
             watch,
             "key registry",
             shutdown.clone(),
-            move |entry| apply(&following, entry),
+            move |entry| {
+                watched.fetch_max(entry.revision, Ordering::Relaxed);
+                apply(&following, entry);
+            },
         ));
+        tokio::spawn(
+            self.clone()
+                .confirm(ring.clone(), delivered, stale_after, shutdown.clone()),
+        );
         tokio::spawn(ring.clone().expire(shutdown.clone()));
         tokio::spawn(self.flush_usage(ring, shutdown));
         Ok(())
+    }
+
+    /// Confirms `ring` current each time the watch has `delivered` up to the last sequence
+    /// the registry's stream had when asked, asking every quarter of `stale_after`, until
+    /// `shutdown`; when managed keys start and stop being refused, tells their sessions
+    /// and the log.
+    async fn confirm(
+        self,
+        ring: Arc<KeyRing>,
+        delivered: Arc<AtomicU64>,
+        stale_after: Duration,
+        shutdown: CancellationToken,
+    ) {
+        let every = (stale_after / 4).clamp(Duration::from_millis(100), Duration::from_secs(15));
+        let mut asked: VecDeque<(Instant, u64)> = VecDeque::with_capacity(ASKED);
+        let mut refusing = false;
+        loop {
+            tokio::select! {
+                _ = shutdown.cancelled() => return,
+                _ = tokio::time::sleep(every) => {}
+            }
+            let at = Instant::now();
+            match tokio::time::timeout(every, self.keys.stream.get_info()).await {
+                Ok(Ok(info)) => {
+                    if asked.len() == ASKED {
+                        asked.pop_front();
+                    }
+                    asked.push_back((at, info.state.last_sequence));
+                }
+                Ok(Err(e)) => tracing::debug!(error = %e, "asking the key registry's sequence"),
+                Err(_) => tracing::debug!("the key registry's sequence not told within {every:?}"),
+            }
+            let delivered = delivered.load(Ordering::Relaxed);
+            while let Some(&(at, last)) = asked.front() {
+                if last > delivered {
+                    break;
+                }
+                asked.pop_front();
+                ring.confirm_current(at, stale_after);
+            }
+            if ring.unchecked() != refusing {
+                refusing = !refusing;
+                ring.tell_unchecked(refusing);
+                match refusing {
+                    true => tracing::warn!(
+                        "key registry not confirmed current for {stale_after:?}: refusing managed keys"
+                    ),
+                    false => tracing::info!("key registry current again: accepting managed keys"),
+                }
+            }
+        }
     }
 
     async fn flush_usage(self, ring: Arc<KeyRing>, shutdown: CancellationToken) {

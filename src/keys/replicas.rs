@@ -1,13 +1,11 @@
-//! A key's plan across replicas. Each replica enforces a key's limits in its own memory,
-//! so on their own N replicas would give a key N times its plan. Replicas announce
+//! A key's connection cap across replicas. Each replica admits connections in its own
+//! memory, so on their own N replicas would give a key N times its cap. Replicas announce
 //! themselves in the key-value bucket `{stream}_REPLICAS` (key `r.<replica>`), whose values
 //! live [`TTL`], so a replica that dies drops out on its own; and each writes there the
 //! open live odds connections of each key (key `c.<replica>.<key id>`, their opening
-//! times). With N replicas live:
-//!
-//! - rate: each replica enforces ceil(plan / N) of a key's rate and of its burst;
-//! - connections: a replica admits a new one only while its own and the others' open
-//!   connections of the key are fewer than the key's cap.
+//! times). A replica admits a new connection only while its own and the others' open
+//! connections of the key are fewer than the key's cap. (A key's rate is shared through
+//! its use, in [`super::usage`].)
 //!
 //! Counts are written as they change and again with the presence every [`REFRESH`]; the
 //! others' are kept in memory through a watch, so admitting reads no NATS. Until a count
@@ -57,7 +55,7 @@ struct Local {
     last: u64,
 }
 
-/// This replica's view of the others, and its share of every key's plan.
+/// This replica's view of the others and of every key's connections.
 pub struct Replicas {
     id: String,
     /// Replicas live, this one included.
@@ -121,11 +119,6 @@ impl Replicas {
     /// Replicas live, this one included.
     pub fn live(&self) -> u32 {
         self.live.load(Ordering::Relaxed).max(1)
-    }
-
-    /// This replica's share of a key's `plan` (a rate or a burst): ceil(plan / N).
-    pub fn share(&self, plan: u32) -> u32 {
-        plan.div_ceil(self.live()).max(1)
     }
 
     /// Opens a connection of `key` if its open connections on every replica are fewer
@@ -353,8 +346,5 @@ mod tests {
         assert_eq!(replicas.older(key, second), 1);
         replicas.close(key, second);
         assert!(replicas.open(key, 2).is_some());
-        assert_eq!(replicas.share(5), 5);
-        replicas.live.store(2, Ordering::Relaxed);
-        assert_eq!((replicas.share(5), replicas.share(1)), (3, 1));
     }
 }

@@ -27,6 +27,8 @@ pub const CLOSE_GOING_AWAY: u16 = 1001;
 pub const CLOSE_PROTOCOL: u16 = 1002;
 /// WebSocket close code for a message too big to process.
 pub const CLOSE_TOO_BIG: u16 = 1009;
+/// WebSocket close code for "try again later": the key cannot be checked just now.
+pub const CLOSE_TRY_LATER: u16 = 1013;
 
 /// Largest client frame the protocol layer reads at all; the session answers anything
 /// over its own limit (at most this) with an `error` frame and stays open, and anything

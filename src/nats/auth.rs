@@ -103,7 +103,7 @@ impl Role {
             subjects.push(format!("$KV.{name}.>"));
             subjects
         };
-        let publish = match self {
+        let mut publish = match self {
             Role::Setup => {
                 let mut p = vec![format!("{api}.INFO")];
                 let streams = std::iter::once(stream.to_owned()).chain(
@@ -135,10 +135,13 @@ impl Role {
                 p
             }
         };
-        Permissions {
-            publish,
-            subscribe: vec![format!("{}.>", self.inbox_prefix())],
+        let mut subscribe = vec![format!("{}.>", self.inbox_prefix())];
+        // Each replica's use of keys, reported to the others (`crate::keys::usage`).
+        if self == Role::Service {
+            publish.push(crate::keys::usage::subjects(stream));
+            subscribe.push(crate::keys::usage::subjects(stream));
         }
+        Permissions { publish, subscribe }
     }
 }
 
