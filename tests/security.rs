@@ -279,21 +279,6 @@ async fn the_service_may_not_change_or_delete_the_stream_nor_publish_events() {
         .expect("handed to the client");
     service.refused("service", &event.subject()).await;
 
-    let named = service
-        .js
-        .create_consumer_on_stream(
-            jetstream::consumer::pull::Config {
-                durable_name: Some("reports".into()),
-                ..Default::default()
-            },
-            "RACING".to_owned(),
-        )
-        .await;
-    assert!(named.is_err(), "making a durable consumer");
-    service
-        .refused("service", "$JS.API.CONSUMER.CREATE.RACING.reports")
-        .await;
-
     let mut stream = nats.setup.get_stream("RACING").await.expect("the stream");
     let info = stream.info().await.expect("info");
     assert_eq!(info.config.max_messages, -1, "no limit on messages");

@@ -77,13 +77,12 @@ impl Role {
         let api = "$JS.API";
         let buckets = |all: &[Bucket]| all.iter().map(|b| b.name(stream)).collect::<Vec<_>>();
         // Reading a stream and following a key-value bucket: information, direct gets,
-        // consumers, flow control. A consumer may be made only without a name, so the
-        // server draws one: no durable, and no named consumer of another user's made or
-        // changed. A delete cannot be narrowed to the consumers a user made (a consumer's
-        // name is one subject token, drawn by the server, and a wildcard matches whole
-        // tokens only), and the client deletes its ordered consumers by name when it
-        // makes them again after a gap: removing consumers is allowed on the streams the
-        // user reads, and those alone.
+        // consumers, flow control. The client makes its ordered consumers again after a
+        // gap (a restarted or re-elected server) under a name of its own (`{name}_{n}`),
+        // and deletes the old one by name; neither can be narrowed to the consumers a user
+        // made (a consumer's name is one subject token, and a wildcard matches whole
+        // tokens only): making and removing consumers is allowed on the streams the user
+        // reads, and those alone. The stream itself stays as the set-up made it.
         let read = |stream: &str| {
             vec![
                 format!("{api}.STREAM.INFO.{stream}"),
@@ -91,6 +90,7 @@ impl Role {
                 format!("{api}.DIRECT.GET.{stream}"),
                 format!("{api}.DIRECT.GET.{stream}.>"),
                 format!("{api}.CONSUMER.CREATE.{stream}"),
+                format!("{api}.CONSUMER.CREATE.{stream}.>"),
                 format!("{api}.CONSUMER.MSG.NEXT.{stream}.*"),
                 format!("{api}.CONSUMER.INFO.{stream}.*"),
                 format!("{api}.CONSUMER.DELETE.{stream}.*"),
