@@ -457,7 +457,7 @@ mod tests {
             assert!(!p.publish.iter().any(changes), "{role}: {:?}", p.publish);
             assert!(
                 !p.publish.iter().any(|s| s.contains("DURABLE")),
-                "{role}: no durable consumer"
+                "{role}: not the durable consumers' own API"
             );
         }
         let setup = Role::Setup.permissions("RACING");
