@@ -115,12 +115,12 @@ fn named(horse: &str, name: &str) -> ResultRunner {
 }
 
 fn search(s: &MemState, text: &str, limit: usize) -> Vec<(String, String)> {
+    let entries = crate::keys::name_index_of(&text.to_lowercase());
     crate::search::find_in(
         s.records
             .iter()
-            .filter(|(k, _)| k.starts_with(b"hn\0"))
+            .filter(|(k, _)| k.starts_with(&entries))
             .map(Ok),
-        text,
         limit,
     )
     .expect("search")

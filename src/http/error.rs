@@ -67,7 +67,14 @@ impl ApiError {
 
 impl From<racing_projections::StoreError> for ApiError {
     fn from(e: racing_projections::StoreError) -> Self {
-        ApiError::Internal(e.into())
+        match e {
+            racing_projections::StoreError::TooLong => ApiError::Unavailable(
+                "the request took too long: it reads more than its time allows; ask for less \
+                 (a longer name, a smaller page, a later `since`) or retry shortly"
+                    .into(),
+            ),
+            e => ApiError::Internal(e.into()),
+        }
     }
 }
 
