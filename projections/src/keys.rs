@@ -435,22 +435,26 @@ pub fn meetings(date: &str) -> Vec<u8> {
     key(&[b"mtg", date.as_bytes()])
 }
 
-/// Prefix of the horse-name index (`search.rs`).
-pub const NAME_INDEX_PREFIX: &[u8] = b"hx\0";
+/// Prefix of the horse-name index's entries of whole names (`search.rs`).
+const NAMES_WHOLE: &[u8] = b"hw\0";
+/// Prefix of the horse-name index's entries of names read from past their first character.
+const NAMES_INNER: &[u8] = b"hx\0";
 
 /// An entry of the horse-name index: `text` (lower case) is how one of the horse's names
-/// goes on from one of its characters to its end, so that a scan of the entries that start
-/// with a search's text reads the horses whose names contain it, and no other.
-pub fn name_index(text: &str, horse_no: &str) -> Vec<u8> {
-    let mut k = name_index_of(text);
+/// goes on from one of its characters to its end (`whole`: from its first), so that a scan
+/// of the entries that start with a search's text reads the horses whose names contain it
+/// (`whole`: start with it), and no other.
+pub fn name_index(whole: bool, text: &str, horse_no: &str) -> Vec<u8> {
+    let mut k = name_index_of(whole, text);
     k.push(SEP);
     k.extend_from_slice(horse_no.as_bytes());
     k
 }
 
-/// What the index entries of names containing `text` (lower case) start with.
-pub fn name_index_of(text: &str) -> Vec<u8> {
-    let mut k = NAME_INDEX_PREFIX.to_vec();
+/// What the index entries of names containing `text` (lower case) start with: of those
+/// that start with it (`whole`), or of those that contain it past their first character.
+pub fn name_index_of(whole: bool, text: &str) -> Vec<u8> {
+    let mut k = if whole { NAMES_WHOLE } else { NAMES_INNER }.to_vec();
     k.extend_from_slice(text.as_bytes());
     k
 }
@@ -458,7 +462,9 @@ pub fn name_index_of(text: &str) -> Vec<u8> {
 /// The horse of an index entry's key: after its last separator (a horse number holds
 /// none; a name may).
 pub fn parse_name_index(key: &[u8]) -> Option<&str> {
-    let rest = key.strip_prefix(NAME_INDEX_PREFIX)?;
+    let rest = key
+        .strip_prefix(NAMES_WHOLE)
+        .or_else(|| key.strip_prefix(NAMES_INNER))?;
     let at = rest.iter().rposition(|b| *b == SEP)?;
     std::str::from_utf8(&rest[at + 1..]).ok()
 }

@@ -1,9 +1,11 @@
 //! Horses by name: every name each horse was given (by a profile, a card or a result),
 //! one small record a horse (`keys::horse_names`), and an index of them
 //! ([`keys::name_index`]): an entry for each place a name can be read from to its end, in
-//! lower case, holding the horse's newest name. A search reads the entries that start
-//! with its text, those of the horses whose names contain it, and no other horse's. A
-//! horse that was renamed is found by each of its names and listed under its newest.
+//! lower case, holding the horse's newest name, those of whole names apart. A search reads
+//! the entries of whole names that start with its text, and where they are fewer than it
+//! lists, those of the other places that do: the entries of the horses it finds, and no
+//! other horse's. A horse that was renamed is found by each of its names and listed under
+//! its newest.
 
 use std::collections::BTreeMap;
 
@@ -128,8 +130,7 @@ impl Indexed {
     }
 }
 
-/// A horse's entries in the name index: key, and whether a name is the whole of the
-/// entry's text (starts with it) with the horse's newest name.
+/// A horse's entries in the name index: key, and the horse's newest name.
 type Entries = BTreeMap<Vec<u8>, Vec<u8>>;
 
 /// Most characters of a search's text.
@@ -141,25 +142,20 @@ pub const MAX_SEARCH_CHARS: usize = 50;
 const INDEXED_CHARS: usize = 2 * MAX_SEARCH_CHARS;
 
 /// The index entries of a horse's names: one for each character each name can be read
-/// from to its end (lower case, at most [`INDEXED_CHARS`] of it), its value whether it
-/// is a whole name (`1`) or not (`0`), then the horse's newest name.
+/// from to its end (lower case, at most [`INDEXED_CHARS`] of it), those from its first
+/// apart, each holding the horse's newest name.
 fn entries(horse: &str, names: &Indexed) -> Entries {
     let mut out = Entries::new();
     let Some(newest) = &names.newest else {
         return out;
     };
-    let mut starts: BTreeMap<String, bool> = BTreeMap::new();
     for name in &names.names {
         let lower = name.to_lowercase();
         for (at, _) in lower.char_indices() {
             let text: String = lower[at..].chars().take(INDEXED_CHARS).collect();
-            *starts.entry(text).or_default() |= at == 0;
+            let key = keys::name_index(at == 0, &text, horse);
+            out.insert(key, newest.as_bytes().to_vec());
         }
-    }
-    for (text, whole) in starts {
-        let mut value = vec![u8::from(whole)];
-        value.extend_from_slice(newest.as_bytes());
-        out.insert(keys::name_index(&text, horse), value);
     }
     out
 }
@@ -285,41 +281,46 @@ impl Touched {
 
 impl Store {
     /// The horses one of whose names contains `text` (at most [`MAX_SEARCH_CHARS`]
-    /// characters), whatever the case: those with a
-    /// name that starts with it first, then alphabetical by newest name (then brand
-    /// number); at most `limit`. Reads the index entries of the names that contain it:
-    /// as many as there are places in those names where it starts.
+    /// characters), whatever the case: those with a name that starts with it first, then
+    /// alphabetical by newest name (then brand number); at most `limit`. Reads the index
+    /// entries of the names that start with it, and where those are fewer than `limit`,
+    /// of the names that contain it further on: as many as there are places in those
+    /// names where it starts.
     pub fn find_horses(&self, text: &str, limit: usize) -> Result<Vec<HorseMatch>, StoreError> {
         let text = text.to_lowercase();
-        let rows = self
-            .tree
-            .scan_prefix(keys::name_index_of(&text))
-            .map(|item| {
-                self.reads().note()?;
-                item.map_err(StoreError::from)
-            });
-        find_in(rows, limit)
+        let scan = |whole| {
+            self.tree
+                .scan_prefix(keys::name_index_of(whole, &text))
+                .map(|item| {
+                    self.reads().note()?;
+                    item.map_err(StoreError::from)
+                })
+        };
+        find_in(scan(true), || scan(false), limit)
     }
 }
 
-/// [`Store::find_horses`] over `rows`, the index entries (`(key, value)`) that start with
-/// the text.
-pub(crate) fn find_in<K: AsRef<[u8]>, V: AsRef<[u8]>>(
-    rows: impl Iterator<Item = Result<(K, V), StoreError>>,
+/// [`Store::find_horses`] over the index entries (`(key, value)`) that start with the
+/// text: those of whole names (`starting`), then, if they find fewer horses than `limit`,
+/// the others (`inner`).
+pub(crate) fn find_in<K: AsRef<[u8]>, V: AsRef<[u8]>, I>(
+    starting: impl Iterator<Item = Result<(K, V), StoreError>>,
+    inner: impl FnOnce() -> I,
     limit: usize,
-) -> Result<Vec<HorseMatch>, StoreError> {
+) -> Result<Vec<HorseMatch>, StoreError>
+where
+    I: Iterator<Item = Result<(K, V), StoreError>>,
+{
     // By horse: whether a name starts with the text, and its newest name.
     let mut found: BTreeMap<String, (bool, String)> = BTreeMap::new();
-    for row in rows {
-        let (key, value) = row?;
-        let corrupt = || StoreError::Corrupt("an entry of the horse-name index".into());
-        let horse = keys::parse_name_index(key.as_ref()).ok_or_else(corrupt)?;
-        let (whole, newest) = value.as_ref().split_first().ok_or_else(corrupt)?;
-        let newest = std::str::from_utf8(newest).map_err(|_| corrupt())?;
-        let entry = found
-            .entry(horse.to_owned())
-            .or_insert_with(|| (false, newest.to_owned()));
-        entry.0 |= *whole == 1;
+    for row in starting {
+        note(&mut found, row, true)?;
+    }
+    // Those that start with the text come first: with `limit` of them, no other is listed.
+    if found.len() < limit {
+        for row in inner() {
+            note(&mut found, row, false)?;
+        }
     }
     let mut all: Vec<(bool, String, HorseMatch)> = found
         .into_iter()
@@ -343,4 +344,21 @@ pub(crate) fn find_in<K: AsRef<[u8]>, V: AsRef<[u8]>>(
         ))
     });
     Ok(all.into_iter().take(limit).map(|(_, _, m)| m).collect())
+}
+
+/// Notes the horse of an index entry in `found`, with its newest name and whether the
+/// entry is of a name that starts with the text (`starts`).
+fn note<K: AsRef<[u8]>, V: AsRef<[u8]>>(
+    found: &mut BTreeMap<String, (bool, String)>,
+    row: Result<(K, V), StoreError>,
+    starts: bool,
+) -> Result<(), StoreError> {
+    let (key, value) = row?;
+    let corrupt = || StoreError::Corrupt("an entry of the horse-name index".into());
+    let horse = keys::parse_name_index(key.as_ref()).ok_or_else(corrupt)?;
+    let newest = std::str::from_utf8(value.as_ref()).map_err(|_| corrupt())?;
+    found
+        .entry(horse.to_owned())
+        .or_insert_with(|| (starts, newest.to_owned()));
+    Ok(())
 }
