@@ -18,6 +18,8 @@ const DAY: &str = "2026-11-25";
 const VENUE: &str = "Sha Tin";
 /// Its races: the moves go to each in turn.
 const RACES: u64 = 10;
+/// Runners of each race.
+const RUNNERS: u64 = 14;
 /// Events folded a batch.
 const BATCH: u64 = 5_000;
 
@@ -75,14 +77,11 @@ pub fn run(work: &Path, horses: u64, moves: u64, rounds: usize) -> anyhow::Resul
     for first in (0..moves).step_by(BATCH as usize) {
         let last = (first + BATCH).min(moves);
         let moves = (first..last).map(|i| {
-            let race = (i % RACES + 1) as i64;
+            let race = i % RACES + 1;
+            // Each race has its field of runners; each move prices one of them.
+            let horse = (race * RUNNERS + i / RACES % RUNNERS) % horses.max(1);
             let price = 1.5 + (i % 97) as f64 / 10.0;
-            odds_at(
-                DAY,
-                VENUE,
-                race,
-                &[(&format!("H{:06}", i % horses.max(1)), price)],
-            )
+            odds_at(DAY, VENUE, race as i64, &[(&format!("H{horse:06}"), price)])
         });
         fold(&store, &mut seq, moves)?;
     }
