@@ -111,8 +111,12 @@ pub fn run(work: &Path, horses: u64, moves: u64, rounds: usize) -> anyhow::Resul
             Box::new(|| Ok(store.find_horses(&selective, 20)?.len())),
         ),
         (
-            "search `ka` (a short, common text), limit 20".into(),
+            "search `ka` (starts many names), limit 20".into(),
             Box::new(|| Ok(store.find_horses("ka", 20)?.len())),
+        ),
+        (
+            "search `al` (inside many names, starts none), limit 20".into(),
+            Box::new(|| Ok(store.find_horses("al", 20)?.len())),
         ),
         (
             "odds history of race 5, first page of 1,000".into(),
