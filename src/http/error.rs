@@ -154,3 +154,17 @@ impl IntoResponse for ApiError {
         response
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use racing_projections::StoreError;
+
+    #[test]
+    fn a_read_past_its_deadline_is_a_503_and_a_damaged_record_a_500() {
+        let late = ApiError::from(StoreError::TooLong).into_response();
+        assert_eq!(late.status(), StatusCode::SERVICE_UNAVAILABLE);
+        let damaged = ApiError::from(StoreError::Corrupt("a record".into())).into_response();
+        assert_eq!(damaged.status(), StatusCode::INTERNAL_SERVER_ERROR);
+    }
+}
