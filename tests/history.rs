@@ -65,6 +65,17 @@ async fn get(app: &App, path: &str) -> Answer {
     }
 }
 
+/// A change feed page's `next` as a `since`: a sequence, or a place inside a sequence's
+/// changes; `None` at the end.
+fn cursor(page: &Value) -> Option<String> {
+    match &page["next"] {
+        Value::Null => None,
+        Value::Number(seq) => Some(seq.to_string()),
+        Value::String(inside) => Some(inside.clone()),
+        other => panic!("next is {other}"),
+    }
+}
+
 /// `path` with one more query parameter.
 fn with(path: &str, param: &str) -> String {
     let joint = if path.contains('?') { '&' } else { '?' };
@@ -417,7 +428,7 @@ async fn the_change_feed_followed_from_zero_names_every_document_as_it_stands() 
     // Follow the feed from 0, three changes a page, keeping each path's answer as of its
     // change.
     let mut copy: BTreeMap<String, Option<Vec<u8>>> = BTreeMap::new();
-    let (mut since, mut last_seq, mut pages) = (0, 0, 0);
+    let (mut since, mut last_seq, mut pages) = ("0".to_owned(), 0, 0);
     loop {
         let answer = get(&app, &format!("/api/v1/changes?since={since}&limit=3")).await;
         assert_eq!(answer.status, StatusCode::OK);
@@ -426,7 +437,7 @@ async fn the_change_feed_followed_from_zero_names_every_document_as_it_stands() 
         pages += 1;
         for change in page["changes"].as_array().expect("changes") {
             let seq = change["seq"].as_u64().expect("seq");
-            assert!(seq > since && seq >= last_seq, "in seq order: {change}");
+            assert!(seq > 0 && seq >= last_seq, "in seq order: {change}");
             last_seq = seq;
             let path = change["path"].as_str().expect("path").to_owned();
             let then = get(&app, &with(&path, &format!("as_of={seq}"))).await;
@@ -437,7 +448,7 @@ async fn the_change_feed_followed_from_zero_names_every_document_as_it_stands() 
             };
             copy.insert(path, doc);
         }
-        match page["next"].as_u64() {
+        match cursor(&page) {
             Some(next) => since = next,
             None => break,
         }
@@ -465,6 +476,65 @@ async fn the_change_feed_followed_from_zero_names_every_document_as_it_stands() 
     assert_eq!(status, StatusCode::OK);
     assert_eq!(end, json!({"changes": [], "next": null}));
     for bad in ["limit=0", "limit=10001", "since=-1", "since=01", "venue=x"] {
+        let (status, body) = app.get(&format!("/api/v1/changes?{bad}")).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {body}");
+    }
+}
+
+#[tokio::test]
+async fn a_change_feed_page_holds_at_most_limit_changes_and_goes_on_inside_a_batch() {
+    // Replayed at start-up: the documents of these events change in few batches, many a
+    // batch (a result changes the date's results, the race and each runner's form).
+    let events = [
+        card(DAY, ST, 1, &["A1", "B2", "C3", "D4"]),
+        result(
+            DAY,
+            ST,
+            1,
+            ["A1", "B2", "C3", "D4"]
+                .iter()
+                .enumerate()
+                .map(|(i, h)| runner(Some(i as i64 + 1), h))
+                .collect(),
+        ),
+        profile("A1", "FIRST"),
+        odds_at(DAY, ST, 2, &[("A1", 3.0)]),
+    ]
+    .map(envelope);
+    let (_nats, app, _dir) = service_with(&events).await;
+
+    let whole = get(&app, "/api/v1/changes?since=0&limit=10000")
+        .await
+        .json();
+    let whole = whole["changes"].as_array().expect("changes").clone();
+    assert!(whole.len() > 4, "{whole:?}");
+
+    // One change a page, each page's `next` where the following one starts: every change
+    // once, in order, however the batches fell.
+    let (mut since, mut followed, mut inside) = ("0".to_owned(), Vec::new(), 0);
+    for _ in 0..=whole.len() {
+        let page = get(&app, &format!("/api/v1/changes?since={since}&limit=1")).await;
+        assert_eq!(page.status, StatusCode::OK);
+        let page = page.json();
+        let changes = page["changes"].as_array().expect("changes");
+        assert_eq!(changes.len(), 1, "since {since}: {page}");
+        followed.extend(changes.iter().cloned());
+        inside += usize::from(page["next"].is_string());
+        match cursor(&page) {
+            Some(next) => since = next,
+            None => break,
+        }
+    }
+    assert_eq!(followed, whole, "every change once, in order");
+    assert!(inside > 0, "some page ended inside a batch");
+    for bad in [
+        "since=1.",
+        "since=.1",
+        "since=1.0",
+        "since=1.01",
+        "since=1.x",
+        "since=1.2.3",
+    ] {
         let (status, body) = app.get(&format!("/api/v1/changes?{bad}")).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {body}");
     }

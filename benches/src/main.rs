@@ -3,6 +3,7 @@
 //! the least the same job can be done with, in alternating runs on the same machine, and
 //! reports medians and their ratios: on a shared machine the ratio is what holds.
 
+mod bounded;
 mod catchup;
 mod feed;
 mod http;
@@ -47,6 +48,23 @@ enum Command {
         /// JSON object: path and query to body.
         #[arg(long)]
         docs: PathBuf,
+    },
+    /// The reads whose work is bounded by their answer (a search, a race's odds history
+    /// and odds as of a point, a change feed page) over a store of many names and odds
+    /// moves, folded in this process: their median times and records read.
+    Bounded {
+        /// Where the store goes (removed at the end).
+        #[arg(long, default_value = "target/bench")]
+        work: PathBuf,
+        /// Horses, each with a name.
+        #[arg(long, default_value_t = 100_000)]
+        horses: u64,
+        /// Odds moves of one day.
+        #[arg(long, default_value_t = 100_000)]
+        moves: u64,
+        /// Times each read is made.
+        #[arg(long, default_value_t = 101)]
+        rounds: usize,
     },
     /// One side of the applied-ids part, in a process of its own (run by `run`).
     #[command(hide = true)]
@@ -218,6 +236,12 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Bare { listen, docs } => http::bare(listen, docs),
+        Command::Bounded {
+            work,
+            horses,
+            moves,
+            rounds,
+        } => bounded::run(&work, horses, moves, rounds),
         Command::FoldIds {
             store,
             events,

@@ -115,18 +115,19 @@ fn named(horse: &str, name: &str) -> ResultRunner {
 }
 
 fn search(s: &MemState, text: &str, limit: usize) -> Vec<(String, String)> {
-    crate::search::find_in(
+    let text = text.to_lowercase();
+    let entries = |whole| {
+        let prefix = crate::keys::name_index_of(whole, &text);
         s.records
             .iter()
-            .filter(|(k, _)| k.starts_with(b"hn\0"))
-            .map(Ok),
-        text,
-        limit,
-    )
-    .expect("search")
-    .into_iter()
-    .map(|m| (m.horse_no, m.horse_name))
-    .collect()
+            .filter(move |(k, _)| k.starts_with(&prefix))
+            .map(Ok)
+    };
+    crate::search::find_in(entries(true), || entries(false), limit)
+        .expect("search")
+        .into_iter()
+        .map(|m| (m.horse_no, m.horse_name))
+        .collect()
 }
 
 fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {

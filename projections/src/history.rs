@@ -20,6 +20,8 @@ use crate::StoreError;
 /// The records of `tree` as they stood once the log up to `seq` had been applied.
 pub(crate) struct AsOf<'a> {
     pub(crate) tree: &'a sled::Tree,
+    /// The store's count of records read ([`crate::Store::records_read`]).
+    pub(crate) reads: crate::store::Reads<'a>,
     pub(crate) seq: u64,
 }
 
@@ -75,6 +77,7 @@ impl AsOf<'_> {
         let mut records = Vec::new();
         for item in self.tree.scan_prefix(&prefix) {
             let (key, record) = item?;
+            self.reads.note()?;
             let (_, first) = keys::parse_form_change(&key)
                 .ok_or_else(|| StoreError::Corrupt("a form change's key".into()))?;
             if first > self.seq {
@@ -111,28 +114,32 @@ impl AsOf<'_> {
             None => 0,
         };
         let mut race: Option<RaceOdds> = None;
-        let mut after = retracted;
-        loop {
-            let moves = crate::store::odds_moves_in(self.tree, date, after, Some(n), 1024)?;
-            let Some(last) = moves.last().map(|m| m.seq) else {
-                break;
-            };
-            for m in moves.into_iter().take_while(|m| m.seq <= self.seq) {
-                let given: Move = serde_json::from_slice(&m.body)
-                    .map_err(|e| StoreError::Corrupt(format!("an odds move: {e}")))?;
-                if given.venue.as_deref() != venue {
-                    continue;
+        let mut failed = None;
+        // The race's own moves since its retraction, up to the point: none of another
+        // race's, none past the point.
+        let past = |m: crate::OddsMove| {
+            if m.seq > self.seq {
+                return false;
+            }
+            let given: Move = match serde_json::from_slice(&m.body) {
+                Ok(given) => given,
+                Err(e) => {
+                    failed = Some(StoreError::Corrupt(format!("an odds move: {e}")));
+                    return false;
                 }
+            };
+            if given.venue.as_deref() == venue {
                 let race = race.get_or_insert_with(RaceOdds::default);
                 race.seq = m.seq;
                 for r in given.odds {
                     race.runners.insert(r.horse_no, (r.win_odds, m.seq));
                 }
             }
-            if last >= self.seq {
-                break;
-            }
-            after = last;
+            true
+        };
+        crate::journal::each_move(self.tree, self.reads, date, retracted, Some(n), past)?;
+        if let Some(e) = failed {
+            return Err(e);
         }
         race.map(|r| serde_json::to_vec(&r))
             .transpose()

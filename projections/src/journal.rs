@@ -1,12 +1,14 @@
 //! The odds journal: every applied `OddsUpdated` as it went live, kept so that the odds
 //! history, live resumes and documents as of a point are read back from it.
 //!
-//! A batch writes the moves of a date it applied as one record, a chunk
-//! ([`keys::odds_chunk`]), under the sequence of the chunk's first move: one sled insert
-//! for up to [`CHUNK_MOVES`] moves, where a record per move made a replay write the
-//! journal's last leaf again for every odds update (nine events in ten of a racing log),
-//! and sled held every leaf so replaced until the batch ended. Chunks are only ever added,
-//! never rewritten; a date's moves read in stream order across them.
+//! A batch writes the moves of a race it applied as one record, a chunk
+//! ([`keys::odds_chunk`]), under the date, the race number and the sequence of the chunk's
+//! first move: one sled insert for up to [`CHUNK_MOVES`] moves, where a record per move
+//! made a replay write the journal's last leaf again for every odds update (nine events in
+//! ten of a racing log), and sled held every leaf so replaced until the batch ended. Chunks
+//! are only ever added, never rewritten; a race's moves read in stream order across them,
+//! without reading another race's (a race's history, its odds as of a point), and a date's
+//! read in stream order by merging its races' (a live resume).
 //!
 //! A chunk is its moves one after the other, each `seq` (8 bytes, big-endian), race number
 //! (1 byte), the length of its body (4 bytes, big-endian), then the body
@@ -16,6 +18,7 @@ use std::collections::BTreeMap;
 
 use crate::fold::State;
 use crate::keys;
+use crate::store::Reads;
 use crate::StoreError;
 
 /// Most moves in one chunk: a read of a move or two past a point decodes no more.
@@ -42,13 +45,14 @@ pub struct OddsMove {
     pub body: sled::IVec,
 }
 
-/// The moves a batch applied, by date, until [`Pending::write`] writes them as chunks.
+/// The moves a batch applied, by date and race, until [`Pending::write`] writes them as
+/// chunks.
 #[derive(Debug, Default)]
 pub(crate) struct Pending {
-    dates: BTreeMap<String, Open>,
+    dates: BTreeMap<String, BTreeMap<u8, Open>>,
 }
 
-/// A date's chunk in the making.
+/// A race's chunk in the making.
 #[derive(Debug)]
 struct Open {
     /// The sequence of its first move: its key.
@@ -81,7 +85,7 @@ impl Open {
 }
 
 impl Pending {
-    /// Adds a move (in stream order) to its date's chunk, writing the chunk out through
+    /// Adds a move (in stream order) to its race's chunk, writing the chunk out through
     /// `s` first if it is full.
     pub(crate) fn push(
         &mut self,
@@ -93,40 +97,62 @@ impl Pending {
     ) -> Result<(), StoreError> {
         let len = u32::try_from(body.len())
             .map_err(|_| StoreError::Corrupt("an odds move over 4 GiB".into()))?;
-        match self.dates.get_mut(date) {
-            Some(open) => {
-                if open.full_for(body.len()) {
-                    let done = std::mem::replace(open, Open::starting_at(seq));
-                    s.put(keys::odds_chunk(date, done.first), done.bytes);
-                }
-                open.append(seq, race_number, len, body);
-            }
-            None => {
-                let mut open = Open::starting_at(seq);
-                open.append(seq, race_number, len, body);
-                self.dates.insert(date.to_owned(), open);
-            }
+        // (A date already held is looked up without a copy of it: nine events in ten are
+        // odds moves.)
+        let races = match self.dates.get_mut(date) {
+            Some(races) => races,
+            None => self.dates.entry(date.to_owned()).or_default(),
+        };
+        let open = races
+            .entry(race_number)
+            .or_insert_with(|| Open::starting_at(seq));
+        if open.full_for(body.len()) {
+            let done = std::mem::replace(open, Open::starting_at(seq));
+            s.put(keys::odds_chunk(date, race_number, done.first), done.bytes);
         }
+        open.append(seq, race_number, len, body);
         Ok(())
     }
 
     /// Bytes of the moves not yet written.
     pub(crate) fn bytes(&self) -> usize {
-        self.dates.values().map(|open| open.bytes.len()).sum()
+        self.dates
+            .values()
+            .flat_map(BTreeMap::values)
+            .map(|open| open.bytes.len())
+            .sum()
     }
 
-    /// Writes every date's open chunk.
+    /// Writes every race's open chunk.
     pub(crate) fn write(&mut self, s: &mut impl State) {
-        for (date, open) in std::mem::take(&mut self.dates) {
-            s.put(keys::odds_chunk(&date, open.first), open.bytes);
+        for (date, races) in std::mem::take(&mut self.dates) {
+            for (race_number, open) in races {
+                s.put(keys::odds_chunk(&date, race_number, open.first), open.bytes);
+            }
         }
     }
 }
 
 /// The moves of one chunk, in order; an error for a chunk that does not decode.
-pub(crate) fn moves(chunk: &sled::IVec) -> impl Iterator<Item = Result<OddsMove, StoreError>> + '_ {
-    let mut at = 0;
-    std::iter::from_fn(move || {
+pub(crate) fn moves(chunk: &sled::IVec) -> ChunkMoves {
+    ChunkMoves {
+        chunk: chunk.clone(),
+        at: 0,
+    }
+}
+
+/// The moves of one chunk ([`moves`]).
+pub(crate) struct ChunkMoves {
+    chunk: sled::IVec,
+    at: usize,
+}
+
+impl Iterator for ChunkMoves {
+    type Item = Result<OddsMove, StoreError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let chunk = &self.chunk;
+        let at = self.at;
         if at >= chunk.len() {
             return None;
         }
@@ -141,47 +167,162 @@ pub(crate) fn moves(chunk: &sled::IVec) -> impl Iterator<Item = Result<OddsMove,
             if chunk.len() - start < len {
                 return Err(corrupt());
             }
-            at = start + len;
-            Ok(OddsMove {
-                seq,
-                race_number,
-                body: chunk.subslice(start, len),
-            })
+            Ok((
+                start + len,
+                OddsMove {
+                    seq,
+                    race_number,
+                    body: chunk.subslice(start, len),
+                },
+            ))
         })();
-        if next.is_err() {
-            // Nothing after a move that does not decode can be found.
-            at = chunk.len();
+        Some(match next {
+            Ok((end, m)) => {
+                self.at = end;
+                Ok(m)
+            }
+            Err(e) => {
+                // Nothing after a move that does not decode can be found.
+                self.at = chunk.len();
+                Err(e)
+            }
+        })
+    }
+}
+
+/// The moves of one race of a date after a stream sequence, in the order they went live:
+/// its chunks from the one holding the first such move, each read once as it is reached.
+struct RaceMoves<'a> {
+    chunks: sled::Iter,
+    prefix: Vec<u8>,
+    after: u64,
+    current: Option<ChunkMoves>,
+    reads: Reads<'a>,
+    done: bool,
+}
+
+impl<'a> RaceMoves<'a> {
+    fn new(
+        tree: &sled::Tree,
+        reads: Reads<'a>,
+        date: &str,
+        race_number: u8,
+        after: u64,
+    ) -> Result<RaceMoves<'a>, StoreError> {
+        let prefix = keys::odds_race_moves(date, race_number);
+        let first = keys::odds_chunk(date, race_number, after.saturating_add(1));
+        // The chunk holding the first move past `after` may start before it.
+        let from = match tree.range(prefix.as_slice()..=first.as_slice()).next_back() {
+            Some(found) => found?.0.to_vec(),
+            None => first,
+        };
+        Ok(RaceMoves {
+            chunks: tree.range(from..),
+            prefix,
+            after,
+            current: None,
+            reads,
+            done: false,
+        })
+    }
+}
+
+impl Iterator for RaceMoves<'_> {
+    type Item = Result<OddsMove, StoreError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(current) = &mut self.current {
+                match current.next() {
+                    Some(Ok(m)) if m.seq <= self.after => continue,
+                    Some(next) => return Some(next),
+                    None => self.current = None,
+                }
+            }
+            if self.done {
+                return None;
+            }
+            match self.chunks.next()? {
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(e.into()));
+                }
+                Ok((key, _)) if !key.starts_with(&self.prefix) => {
+                    self.done = true;
+                    return None;
+                }
+                Ok((_, chunk)) => {
+                    if let Err(e) = self.reads.note() {
+                        self.done = true;
+                        return Some(Err(e));
+                    }
+                    self.current = Some(moves(&chunk));
+                }
+            }
         }
-        Some(next)
-    })
+    }
+}
+
+/// The race numbers of `date` with moves in the journal, in order: one look-up a race.
+fn races_of(tree: &sled::Tree, reads: Reads<'_>, date: &str) -> Result<Vec<u8>, StoreError> {
+    let prefix = keys::odds_moves_of(date);
+    let mut races = Vec::new();
+    let mut from = prefix.clone();
+    while let Some(found) = tree.range(from.as_slice()..).next() {
+        let (key, _) = found?;
+        reads.note()?;
+        let Some(&race_number) = key.strip_prefix(prefix.as_slice()).and_then(|r| r.first()) else {
+            break;
+        };
+        races.push(race_number);
+        let Some(next) = race_number.checked_add(1) else {
+            break;
+        };
+        from = keys::odds_race_moves(date, next);
+    }
+    Ok(races)
 }
 
 /// Every move of `date` after stream sequence `after`, in the order they went live, of
-/// `race` only if given; `visit` says whether to go on.
+/// `race` only if given; `visit` says whether to go on. One race's moves are read from its
+/// own chunks; a date's, from each race's, merged by sequence. `reads` counts the chunks
+/// and races looked up, and stops the read at its deadline.
 pub(crate) fn each_move(
     tree: &sled::Tree,
+    reads: Reads<'_>,
     date: &str,
     after: u64,
     race: Option<u8>,
     mut visit: impl FnMut(OddsMove) -> bool,
 ) -> Result<(), StoreError> {
-    let prefix = keys::odds_moves_of(date);
-    let first = keys::odds_chunk(date, after.saturating_add(1));
-    // The chunk holding the first move past `after` may start before it.
-    let from = match tree.range(prefix.as_slice()..=first.as_slice()).next_back() {
-        Some(found) => found?.0.to_vec(),
-        None => first,
-    };
-    for item in tree.range(from..) {
-        let (key, chunk) = item?;
-        if !key.starts_with(&prefix) {
-            break;
-        }
-        for m in moves(&chunk) {
-            let m = m?;
-            if m.seq > after && race.is_none_or(|n| n == m.race_number) && !visit(m) {
-                return Ok(());
+    if let Some(race_number) = race {
+        for m in RaceMoves::new(tree, reads, date, race_number, after)? {
+            if !visit(m?) {
+                break;
             }
+        }
+        return Ok(());
+    }
+    let mut races = Vec::new();
+    let mut heads = Vec::new();
+    for race_number in races_of(tree, reads, date)? {
+        let mut race = RaceMoves::new(tree, reads, date, race_number, after)?;
+        heads.push(race.next().transpose()?);
+        races.push(race);
+    }
+    // A date has at most 99 races: the earliest head is found by looking at each.
+    while let Some((i, _)) = heads
+        .iter()
+        .enumerate()
+        .filter_map(|(i, head)| head.as_ref().map(|m| (i, m.seq)))
+        .min_by_key(|&(_, seq)| seq)
+    {
+        let next = races[i].next().transpose()?;
+        let Some(m) = std::mem::replace(&mut heads[i], next) else {
+            break;
+        };
+        if !visit(m) {
+            break;
         }
     }
     Ok(())
@@ -197,7 +338,8 @@ pub fn journal_by_move(
     for (key, value) in records {
         let Some(date) = key
             .strip_prefix(b"oj\0".as_slice())
-            .and_then(|rest| rest.len().checked_sub(8).map(|end| &key[..3 + end]))
+            // A chunk's key ends with its race number (1 byte) and first sequence (8).
+            .and_then(|rest| rest.len().checked_sub(9).map(|end| &key[..3 + end]))
         else {
             out.insert(key, value);
             continue;

@@ -38,16 +38,27 @@ pub const ODDS_PREFIX: &[u8] = b"odds\0";
 /// Prefix of the dead-letter records, ordered by stream sequence.
 pub const DEAD_PREFIX: &[u8] = b"dead\0";
 
-/// A chunk of the odds journal (`journal.rs`): moves of `date` a batch applied, the first
-/// at stream sequence `first`, so that a date's chunks read in the order they went live.
-pub fn odds_chunk(date: &str, first: u64) -> Vec<u8> {
-    key(&[b"oj", date.as_bytes(), &first.to_be_bytes()])
+/// A chunk of the odds journal (`journal.rs`): moves of race `race_number` of `date` a
+/// batch applied, the first at stream sequence `first`, so that a race's chunks read in
+/// the order they went live, and one race's are read without another's.
+pub fn odds_chunk(date: &str, race_number: u8, first: u64) -> Vec<u8> {
+    let mut k = odds_race_moves(date, race_number);
+    k.extend_from_slice(&first.to_be_bytes());
+    k
 }
 
 /// The prefix of a date's odds journal.
 pub fn odds_moves_of(date: &str) -> Vec<u8> {
     let mut k = key(&[b"oj", date.as_bytes()]);
     k.push(SEP);
+    k
+}
+
+/// The prefix of the odds journal of race `race_number` of `date`: the date's prefix, then
+/// the race number as one byte (a date's races follow one another in number order).
+pub fn odds_race_moves(date: &str, race_number: u8) -> Vec<u8> {
+    let mut k = odds_moves_of(date);
+    k.push(race_number);
     k
 }
 
@@ -166,21 +177,28 @@ pub fn form_changes_of(horse_no: &str) -> Vec<u8> {
 /// Prefix of the change feed's records.
 pub const CHANGE_PREFIX: &[u8] = b"chg\0";
 
-/// The change feed's record of the batch that committed at `seq`: the keys of the
-/// documents it changed (or removed), one record a batch (`store.rs` encodes them).
-pub fn change(seq: u64) -> Vec<u8> {
-    key(&[b"chg", &seq.to_be_bytes()])
+/// Part `part` of the change feed's record of the batch that committed at `seq`: the keys
+/// of up to `CHANGE_ROWS` (`feed.rs`) of the documents it changed (or removed), so that a
+/// page that starts or ends inside a batch reads the parts it returns, not the batch.
+pub fn change(seq: u64, part: u32) -> Vec<u8> {
+    let mut k = key(&[b"chg", &seq.to_be_bytes()]);
+    k.extend_from_slice(&part.to_be_bytes());
+    k
 }
 
 /// Where the change feed's records after `seq` start.
 pub fn changes_after(seq: u64) -> Vec<u8> {
-    change(seq.saturating_add(1))
+    change(seq.saturating_add(1), 0)
 }
 
-/// The sequence of a change feed record's key.
-pub fn parse_change(key: &[u8]) -> Option<u64> {
-    let seq = key.strip_prefix(CHANGE_PREFIX)?;
-    Some(u64::from_be_bytes(seq.try_into().ok()?))
+/// The sequence and the part of a change feed record's key.
+pub fn parse_change(key: &[u8]) -> Option<(u64, u32)> {
+    let rest = key.strip_prefix(CHANGE_PREFIX)?;
+    let (seq, part) = rest.split_first_chunk::<8>()?;
+    Some((
+        u64::from_be_bytes(*seq),
+        u32::from_be_bytes(part.try_into().ok()?),
+    ))
 }
 
 /// The horse of a form record's key.
@@ -417,8 +435,39 @@ pub fn meetings(date: &str) -> Vec<u8> {
     key(&[b"mtg", date.as_bytes()])
 }
 
-/// Prefix of the horse name records: one a horse.
-pub const HORSE_NAMES_PREFIX: &[u8] = b"hn\0";
+/// Prefix of the horse-name index's entries of whole names (`search.rs`).
+const NAMES_WHOLE: &[u8] = b"hw\0";
+/// Prefix of the horse-name index's entries of names read from past their first character.
+const NAMES_INNER: &[u8] = b"hx\0";
+
+/// An entry of the horse-name index: `text` (lower case) is how one of the horse's names
+/// goes on from one of its characters to its end (`whole`: from its first), so that a scan
+/// of the entries that start with a search's text reads the horses whose names contain it
+/// (`whole`: start with it), and no other.
+pub fn name_index(whole: bool, text: &str, horse_no: &str) -> Vec<u8> {
+    let mut k = name_index_of(whole, text);
+    k.push(SEP);
+    k.extend_from_slice(horse_no.as_bytes());
+    k
+}
+
+/// What the index entries of names containing `text` (lower case) start with: of those
+/// that start with it (`whole`), or of those that contain it past their first character.
+pub fn name_index_of(whole: bool, text: &str) -> Vec<u8> {
+    let mut k = if whole { NAMES_WHOLE } else { NAMES_INNER }.to_vec();
+    k.extend_from_slice(text.as_bytes());
+    k
+}
+
+/// The horse of an index entry's key: after its last separator (a horse number holds
+/// none; a name may).
+pub fn parse_name_index(key: &[u8]) -> Option<&str> {
+    let rest = key
+        .strip_prefix(NAMES_WHOLE)
+        .or_else(|| key.strip_prefix(NAMES_INNER))?;
+    let at = rest.iter().rposition(|b| *b == SEP)?;
+    std::str::from_utf8(&rest[at + 1..]).ok()
+}
 
 /// Every name a horse was given, and its newest (`search.rs`).
 pub fn horse_names(horse_no: &str) -> Vec<u8> {

@@ -3,6 +3,7 @@
 
 mod batched;
 mod docs;
+mod feed;
 mod fold;
 mod form;
 mod history;
@@ -18,15 +19,15 @@ mod store;
 pub use docs::{
     answered, etag, published_at, render_odds_move, Doc, FormDoc, FormEntry, ETAG_LEN, HEAD_LEN,
 };
+pub use feed::{ChangeCursor, ChangePage};
 pub use fold::{Fold, Outcome, RaceOdds, Records, State};
 pub use history::history_by_event;
 pub use ids::AppliedIdStats;
 pub use journal::{journal_by_move, OddsMove};
 pub use keys::{is_sealed, DocKey};
 pub use meetings::MeetingRow;
-pub use pages::ChangePage;
 pub use people::{is_slug, render_list, season, slug, PersonRow, Role};
-pub use search::HorseMatch;
+pub use search::{HorseMatch, MAX_SEARCH_CHARS};
 pub use store::{Batch, BatchStats, DeadLetter, MemState, Options, Store};
 
 /// The OpenAPI schema of each document the API serves, derived from the type that renders
@@ -72,6 +73,10 @@ pub enum StoreError {
     /// models from the log.
     #[error("read models of schema {0}, older than this version's")]
     OlderSchema(u32),
+    /// A read ran past the deadline of its store ([`Store::until`]) and stopped. Nothing
+    /// is wrong: the caller should answer that it is busy, or ask for less.
+    #[error("the read ran past its deadline")]
+    TooLong,
 }
 
 impl StoreError {
@@ -92,6 +97,8 @@ impl StoreError {
     }
 }
 
+#[cfg(test)]
+mod bounded_tests;
 #[cfg(test)]
 mod discovery_tests;
 #[cfg(test)]

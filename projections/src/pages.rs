@@ -1,15 +1,13 @@
-//! Pages of the log's history, read from what the store keeps: a race's odds moves from
-//! the odds journal, and the documents each batch changed from the change feed. Each page
-//! says where the next one starts, so a client walks the whole history a page at a time.
+//! Pages of a race's odds history, read from the race's own chunks of the odds journal.
+//! Each page says where the next one starts, so a client walks the whole history a page
+//! at a time. (The change feed's pages are `feed.rs`'s.)
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use crate::store::{odds_moves_in, Store};
+use crate::journal;
+use crate::store::Store;
 use crate::StoreError;
-
-/// Moves read from the journal at a time while a page is filled.
-const CHUNK: usize = 256;
 
 /// A page of a race's odds history: the moves after a point of the log, oldest first.
 #[derive(Serialize)]
@@ -60,16 +58,6 @@ pub struct PastMove {
     odds: Box<RawValue>,
 }
 
-/// A page of the change feed, as [`Store::change_page`] reads it.
-pub struct ChangePage {
-    /// Each changed document's key ([`crate::DocKey::parse`] reads it) with the sequence
-    /// its batch reached.
-    pub rows: Vec<(u64, Vec<u8>)>,
-    /// Where the following page starts: the page's last sequence, or `None` when nothing
-    /// follows it yet.
-    pub next: Option<u64>,
-}
-
 impl Store {
     /// A page of the odds history of race `race_number` of `date`: at most `limit` moves
     /// after stream sequence `after`, oldest first, as JSON ([`OddsHistory`]). With a
@@ -108,50 +96,47 @@ impl Store {
         })?))
     }
 
-    /// Up to `limit` moves of the race after `after` that price it at `venue`.
+    /// Up to `limit` moves of the race after `after` that price it at `venue`: read from
+    /// the race's own chunks of the journal, up to the chunk of the last one.
     fn past_moves(
         &self,
         date: &str,
         race_number: u8,
         venue: Option<&str>,
-        mut after: u64,
+        after: u64,
         limit: usize,
     ) -> Result<Vec<PastMove>, StoreError> {
         let mut out = Vec::new();
-        while out.len() < limit {
-            let chunk = odds_moves_in(&self.tree, date, after, Some(race_number), CHUNK)?;
-            let Some(last) = chunk.last() else {
-                break;
-            };
-            after = last.seq;
-            let end = chunk.len() < CHUNK;
-            for m in chunk {
-                let past: PastMove = serde_json::from_slice(&m.body)
-                    .map_err(|e| StoreError::Corrupt(format!("an odds journal entry: {e}")))?;
-                let prices_it = match (venue, past.venue.as_deref()) {
-                    (Some(wanted), Some(given)) => wanted == given,
-                    _ => true,
-                };
-                if prices_it && out.len() < limit {
-                    out.push(past);
-                }
-            }
-            if end {
-                break;
-            }
+        if limit == 0 {
+            return Ok(out);
         }
-        Ok(out)
-    }
-
-    /// A page of the change feed: the documents changed after stream sequence `after`,
-    /// in sequence order, about `limit` of them ([`Store::changes`]: a page never ends
-    /// inside one sequence's rows).
-    pub fn change_page(&self, after: u64, limit: usize) -> Result<ChangePage, StoreError> {
-        let rows = self.changes(after, limit)?;
-        let next = match rows.last() {
-            Some(&(last, _)) if !self.changes(last, 1)?.is_empty() => Some(last),
-            _ => None,
-        };
-        Ok(ChangePage { rows, next })
+        let mut failed = None;
+        journal::each_move(
+            &self.tree,
+            self.reads(),
+            date,
+            after,
+            Some(race_number),
+            |m| match serde_json::from_slice::<PastMove>(&m.body) {
+                Ok(past) => {
+                    let prices_it = match (venue, past.venue.as_deref()) {
+                        (Some(wanted), Some(given)) => wanted == given,
+                        _ => true,
+                    };
+                    if prices_it {
+                        out.push(past);
+                    }
+                    out.len() < limit
+                }
+                Err(e) => {
+                    failed = Some(StoreError::Corrupt(format!("an odds journal entry: {e}")));
+                    false
+                }
+            },
+        )?;
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(out),
+        }
     }
 }

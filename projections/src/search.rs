@@ -1,7 +1,11 @@
 //! Horses by name: every name each horse was given (by a profile, a card or a result),
-//! one small record a horse (`keys::horse_names`), so that a search scans a few thousand
-//! names and never a document. A horse that was renamed is found by each of its names
-//! and listed under its newest.
+//! one small record a horse (`keys::horse_names`), and an index of them
+//! ([`keys::name_index`]): an entry for each place a name can be read from to its end, in
+//! lower case, holding the horse's newest name, those of whole names apart. A search reads
+//! the entries of whole names that start with its text, and where they are fewer than it
+//! lists, those of the other places that do: the entries of the horses it finds, and no
+//! other horse's. A horse that was renamed is found by each of its names and listed under
+//! its newest.
 
 use std::collections::BTreeMap;
 
@@ -105,7 +109,55 @@ impl NamesRunners for RaceResult {
 /// encoded and written again for each of its runners' cards and results.
 #[derive(Debug, Default)]
 pub(crate) struct Touched {
-    names: BTreeMap<String, Names>,
+    /// Each touched horse's names, and what its index entries were made from when loaded.
+    names: BTreeMap<String, (Names, Indexed)>,
+}
+
+/// What a horse's index entries are made from: its names, and its newest. A card or a
+/// result that names a horse as it was named changes neither, and no entry is made.
+#[derive(Debug, PartialEq)]
+struct Indexed {
+    names: std::collections::BTreeSet<String>,
+    newest: Option<String>,
+}
+
+impl Indexed {
+    fn of(names: &Names) -> Indexed {
+        Indexed {
+            names: names.all().map(str::to_owned).collect(),
+            newest: names.newest().map(str::to_owned),
+        }
+    }
+}
+
+/// A horse's entries in the name index: key, and the horse's newest name.
+type Entries = BTreeMap<Vec<u8>, Vec<u8>>;
+
+/// Most characters of a search's text.
+pub const MAX_SEARCH_CHARS: usize = 50;
+
+/// Most characters of a name an index entry keeps: a search's text, in lower case, is no
+/// longer (a character's lower case is at most two), and finds a name by the entry that
+/// starts where it does.
+const INDEXED_CHARS: usize = 2 * MAX_SEARCH_CHARS;
+
+/// The index entries of a horse's names: one for each character each name can be read
+/// from to its end (lower case, at most [`INDEXED_CHARS`] of it), those from its first
+/// apart, each holding the horse's newest name.
+fn entries(horse: &str, names: &Indexed) -> Entries {
+    let mut out = Entries::new();
+    let Some(newest) = &names.newest else {
+        return out;
+    };
+    for name in &names.names {
+        let lower = name.to_lowercase();
+        for (at, _) in lower.char_indices() {
+            let text: String = lower[at..].chars().take(INDEXED_CHARS).collect();
+            let key = keys::name_index(at == 0, &text, horse);
+            out.insert(key, newest.as_bytes().to_vec());
+        }
+    }
+    out
 }
 
 impl Touched {
@@ -113,9 +165,12 @@ impl Touched {
     fn names(&mut self, s: &impl Records, horse: &str) -> Result<&mut Names, StoreError> {
         use std::collections::btree_map::Entry;
         Ok(match self.names.entry(horse.to_owned()) {
-            Entry::Occupied(e) => e.into_mut(),
+            Entry::Occupied(e) => &mut e.into_mut().0,
             Entry::Vacant(e) => {
-                e.insert(crate::fold::read(s, &keys::horse_names(horse))?.unwrap_or_default())
+                let names: Names =
+                    crate::fold::read(s, &keys::horse_names(horse))?.unwrap_or_default();
+                let had = Indexed::of(&names);
+                &mut e.insert((names, had)).0
             }
         })
     }
@@ -193,9 +248,23 @@ impl Touched {
         Ok(())
     }
 
-    /// Writes each touched horse's names, or removes the record of one left with none.
+    /// Writes each touched horse's names, or removes the record of one left with none, and
+    /// the index entries its names no longer have, have anew or list under another newest
+    /// name.
     pub(crate) fn render(&mut self, s: &mut impl State) -> Result<(), StoreError> {
-        for (horse, names) in std::mem::take(&mut self.names) {
+        for (horse, (names, had)) in std::mem::take(&mut self.names) {
+            let has = Indexed::of(&names);
+            if has != had {
+                let (had, has) = (entries(&horse, &had), entries(&horse, &has));
+                for key in had.keys().filter(|k| !has.contains_key(*k)) {
+                    s.delete(key.clone());
+                }
+                for (key, value) in has {
+                    if had.get(&key) != Some(&value) {
+                        s.put(key, value);
+                    }
+                }
+            }
             let key = keys::horse_names(&horse);
             if names.profile.is_none() && names.races.is_empty() {
                 if s.get(&key)?.is_some() {
@@ -210,61 +279,62 @@ impl Touched {
     }
 }
 
-/// Whether `text` (already lower case) is in `name`, and at its start.
-fn found(name: &str, text: &str) -> Option<bool> {
-    let name = name.to_lowercase();
-    name.find(text).map(|at| at == 0)
-}
-
 impl Store {
-    /// The horses one of whose names contains `text`, whatever the case: those with a
-    /// name that starts with it first, then alphabetical by newest name (then brand
-    /// number); at most `limit`. One scan of the name records.
+    /// The horses one of whose names contains `text` (at most [`MAX_SEARCH_CHARS`]
+    /// characters), whatever the case: those with a name that starts with it first, then
+    /// alphabetical by newest name (then brand number); at most `limit`. Reads the index
+    /// entries of the names that start with it, and where those are fewer than `limit`,
+    /// of the names that contain it further on: as many as there are places in those
+    /// names where it starts.
     pub fn find_horses(&self, text: &str, limit: usize) -> Result<Vec<HorseMatch>, StoreError> {
-        let rows = self
-            .tree
-            .scan_prefix(keys::HORSE_NAMES_PREFIX)
-            .map(|item| item.map_err(StoreError::from));
-        find_in(rows, text, limit)
+        let text = text.to_lowercase();
+        let scan = |whole| {
+            self.tree
+                .scan_prefix(keys::name_index_of(whole, &text))
+                .map(|item| {
+                    self.reads().note()?;
+                    item.map_err(StoreError::from)
+                })
+        };
+        find_in(scan(true), || scan(false), limit)
     }
 }
 
-/// [`Store::find_horses`] over the records `rows` (the name records, `(key, value)`).
-pub(crate) fn find_in<K: AsRef<[u8]>, V: AsRef<[u8]>>(
-    rows: impl Iterator<Item = Result<(K, V), StoreError>>,
-    text: &str,
+/// [`Store::find_horses`] over the index entries (`(key, value)`) that start with the
+/// text: those of whole names (`starting`), then, if they find fewer horses than `limit`,
+/// the others (`inner`).
+pub(crate) fn find_in<K: AsRef<[u8]>, V: AsRef<[u8]>, I>(
+    starting: impl Iterator<Item = Result<(K, V), StoreError>>,
+    inner: impl FnOnce() -> I,
     limit: usize,
-) -> Result<Vec<HorseMatch>, StoreError> {
-    let text = text.to_lowercase();
-    let mut all: Vec<(bool, String, HorseMatch)> = Vec::new();
-    for row in rows {
-        let (key, value) = row?;
-        let Some(horse) = key
-            .as_ref()
-            .strip_prefix(keys::HORSE_NAMES_PREFIX)
-            .and_then(|h| std::str::from_utf8(h).ok())
-        else {
-            continue;
-        };
-        let names: Names = serde_json::from_slice(value.as_ref())
-            .map_err(|e| StoreError::Corrupt(format!("names of {horse}: {e}")))?;
-        let Some(starts) = names
-            .all()
-            .filter_map(|n| found(n, &text))
-            .reduce(|a, b| a || b)
-        else {
-            continue;
-        };
-        let newest = names.newest().unwrap_or_default().to_owned();
-        all.push((
-            !starts,
-            newest.to_lowercase(),
-            HorseMatch {
-                horse_no: horse.to_owned(),
-                horse_name: newest,
-            },
-        ));
+) -> Result<Vec<HorseMatch>, StoreError>
+where
+    I: Iterator<Item = Result<(K, V), StoreError>>,
+{
+    // By horse: whether a name starts with the text, and its newest name.
+    let mut found: BTreeMap<String, (bool, String)> = BTreeMap::new();
+    for row in starting {
+        note(&mut found, row, true)?;
     }
+    // Those that start with the text come first: with `limit` of them, no other is listed.
+    if found.len() < limit {
+        for row in inner() {
+            note(&mut found, row, false)?;
+        }
+    }
+    let mut all: Vec<(bool, String, HorseMatch)> = found
+        .into_iter()
+        .map(|(horse_no, (starts, newest))| {
+            (
+                !starts,
+                newest.to_lowercase(),
+                HorseMatch {
+                    horse_no,
+                    horse_name: newest,
+                },
+            )
+        })
+        .collect();
     all.sort_by(|a, b| {
         (a.0, &a.1, &a.2.horse_name, &a.2.horse_no).cmp(&(
             b.0,
@@ -274,4 +344,21 @@ pub(crate) fn find_in<K: AsRef<[u8]>, V: AsRef<[u8]>>(
         ))
     });
     Ok(all.into_iter().take(limit).map(|(_, _, m)| m).collect())
+}
+
+/// Notes the horse of an index entry in `found`, with its newest name and whether the
+/// entry is of a name that starts with the text (`starts`).
+fn note<K: AsRef<[u8]>, V: AsRef<[u8]>>(
+    found: &mut BTreeMap<String, (bool, String)>,
+    row: Result<(K, V), StoreError>,
+    starts: bool,
+) -> Result<(), StoreError> {
+    let (key, value) = row?;
+    let corrupt = || StoreError::Corrupt("an entry of the horse-name index".into());
+    let horse = keys::parse_name_index(key.as_ref()).ok_or_else(corrupt)?;
+    let newest = std::str::from_utf8(value.as_ref()).map_err(|_| corrupt())?;
+    found
+        .entry(horse.to_owned())
+        .or_insert_with(|| (starts, newest.to_owned()));
+    Ok(())
 }

@@ -5,12 +5,15 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use racing_events::Envelope;
 use serde::{Deserialize, Serialize};
 
 use crate::docs::Doc;
+use crate::feed::ChangedDocs;
 use crate::fold::{Fold, Outcome, RaceOdds, Records, State};
 use crate::ids::{self, AppliedIdStats, AppliedIds};
 use crate::journal::{self, OddsMove};
@@ -40,7 +43,10 @@ use crate::StoreError;
 ///    batch (`form.rs`), in place of a record per change.
 /// 11: the versions of a source record a record per batch (`batched.rs`), in place of a
 ///    record per version.
-const SCHEMA: &[u8] = b"11";
+/// 12: the odds journal's chunks a record per batch and race, in place of per batch and
+///    date; the change feed's record of a batch in parts of 64 documents; the horse-name
+///    index (`search.rs`).
+const SCHEMA: &[u8] = b"12";
 const SCHEMA_KEY: &[u8] = b"meta\0schema";
 
 /// How much of a refused payload a dead letter keeps for inspection; the whole message
@@ -94,6 +100,30 @@ pub struct Store {
     /// The applied `event_id`s, loaded by the first batch: their filter, and the runs
     /// that hold them on disk.
     ids: Arc<Mutex<Option<AppliedIds>>>,
+    /// Records the reads that page or look up read (see [`Store::records_read`]).
+    reads: Arc<AtomicU64>,
+    /// When such reads give up ([`Store::until`]).
+    until: Option<Instant>,
+}
+
+/// What a read whose cost grows with what it answers may spend: it counts each record it
+/// reads in the store's count ([`Store::records_read`]) and gives up, with
+/// [`StoreError::TooLong`], once the store's deadline ([`Store::until`]) has passed.
+#[derive(Clone, Copy)]
+pub(crate) struct Reads<'a> {
+    count: &'a AtomicU64,
+    until: Option<Instant>,
+}
+
+impl Reads<'_> {
+    /// Notes one record read; an error once past the deadline.
+    pub(crate) fn note(self) -> Result<(), StoreError> {
+        self.count.fetch_add(1, Ordering::Relaxed);
+        match self.until {
+            Some(until) if Instant::now() >= until => Err(StoreError::TooLong),
+            _ => Ok(()),
+        }
+    }
 }
 
 impl Store {
@@ -140,6 +170,8 @@ impl Store {
             tree,
             options,
             ids: Arc::default(),
+            reads: Arc::default(),
+            until: None,
         })
     }
 
@@ -147,6 +179,33 @@ impl Store {
     #[cfg(test)]
     pub(crate) fn tree(&self) -> &sled::Tree {
         &self.tree
+    }
+
+    /// How many records the reads whose cost is bounded by what they answer have read
+    /// from the tree since the store was opened: the search's index entries, the odds
+    /// journal's chunks, the change feed's records. For the tests and the benchmark that
+    /// hold each request's work to what it returns.
+    pub fn records_read(&self) -> u64 {
+        self.reads.load(Ordering::Relaxed)
+    }
+
+    /// This store, for reads that give up at `deadline`: a search, a page of odds history
+    /// or of the change feed, a document as of a point, each fails with
+    /// [`StoreError::TooLong`] once it has passed, so that a request that reads more
+    /// than its time allows stops reading.
+    pub fn until(&self, deadline: Instant) -> Store {
+        Store {
+            until: Some(deadline),
+            ..self.clone()
+        }
+    }
+
+    /// The count and deadline of the reads whose cost grows with what they answer.
+    pub(crate) fn reads(&self) -> Reads<'_> {
+        Reads {
+            count: &self.reads,
+            until: self.until,
+        }
     }
 
     /// The options the store was opened with.
@@ -224,7 +283,14 @@ impl Store {
         race: Option<u8>,
         limit: usize,
     ) -> Result<Vec<OddsMove>, StoreError> {
-        odds_moves_in(&self.tree, date, after, race, limit)
+        let mut out = Vec::new();
+        if limit > 0 {
+            journal::each_move(&self.tree, self.reads(), date, after, race, |m| {
+                out.push(m);
+                out.len() < limit
+            })?;
+        }
+        Ok(out)
     }
 
     /// How many moves of `date` (of `race` only, if given) the journal holds after `after`,
@@ -238,7 +304,7 @@ impl Store {
     ) -> Result<u64, StoreError> {
         let mut count = 0;
         if cap > 0 {
-            journal::each_move(&self.tree, date, after, race, |_| {
+            journal::each_move(&self.tree, self.reads(), date, after, race, |_| {
                 count += 1;
                 count < cap
             })?;
@@ -253,6 +319,7 @@ impl Store {
     pub fn doc_as_of(&self, key: DocKey<'_>, seq: u64) -> Result<Option<Doc>, StoreError> {
         let past = crate::history::AsOf {
             tree: &self.tree,
+            reads: self.reads(),
             seq,
         };
         let Some(body) = crate::fold::render_doc(&past, key)? else {
@@ -262,28 +329,6 @@ impl Store {
         Doc::new(crate::docs::seal(form, &body, seq).into())
             .map(Some)
             .ok_or_else(|| StoreError::Corrupt("a sealed document".into()))
-    }
-
-    /// Rows of the change feed after `after`, in sequence order: each the stream sequence
-    /// of the batch that changed (or removed) a document, and the document's key
-    /// ([`DocKey::parse`] reads it). About `limit` of them: a page never ends inside a
-    /// sequence's rows, so that the last one's sequence is where the next page starts; it
-    /// stops before a sequence whose rows would run past `limit`, unless that sequence is
-    /// the page's first, whose rows all come however many they are.
-    pub fn changes(&self, after: u64, limit: usize) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
-        let mut out: Vec<(u64, Vec<u8>)> = Vec::new();
-        for item in self.tree.range(keys::changes_after(after)..) {
-            let (key, docs) = item?;
-            let Some(seq) = keys::parse_change(&key) else {
-                break;
-            };
-            let docs = ChangedDocs::decode(&docs)?;
-            if !out.is_empty() && out.len() + docs.len() > limit {
-                break;
-            }
-            out.extend(docs.into_iter().map(|doc| (seq, doc.to_vec())));
-        }
-        Ok(out)
     }
 
     /// The current odds given for a race: for one venue's race, or (`None`) those given
@@ -530,24 +575,6 @@ fn decode_u64(v: &[u8]) -> Result<u64, StoreError> {
         .map_err(|_| StoreError::Corrupt("a sequence record is not 8 bytes".into()))
 }
 
-/// [`Store::odds_moves`] of `tree`.
-pub(crate) fn odds_moves_in(
-    tree: &sled::Tree,
-    date: &str,
-    after: u64,
-    race: Option<u8>,
-    limit: usize,
-) -> Result<Vec<OddsMove>, StoreError> {
-    let mut out = Vec::new();
-    if limit > 0 {
-        journal::each_move(tree, date, after, race, |m| {
-            out.push(m);
-            out.len() < limit
-        })?;
-    }
-    Ok(out)
-}
-
 /// What a committed batch did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct BatchStats {
@@ -714,16 +741,14 @@ impl Batch<'_> {
             if k.starts_with(DocKey::PREFIX) {
                 changed(&k);
                 // Only documents that now answer differently are written (`put_doc`).
-                docs.push(&k);
+                docs.push(&k, &mut batch, self.checkpoint);
             }
             match v {
                 Some(v) => batch.insert(k, v),
                 None => batch.remove(k),
             }
         }
-        if !docs.is_empty() {
-            batch.insert(keys::change(self.checkpoint), docs.0);
-        }
+        docs.write(&mut batch, self.checkpoint);
         batch.insert(keys::CHECKPOINT, &self.checkpoint.to_be_bytes());
         let (store, mut new_ids) = (self.store, std::mem::take(&mut self.new_ids));
         let seqs = (self.started + 1, self.checkpoint);
@@ -740,39 +765,6 @@ impl Batch<'_> {
         })?;
         self.stats.checkpoint = self.checkpoint;
         Ok(self.stats)
-    }
-}
-
-/// The value of a change feed record ([`keys::change`]): the keys of the documents one
-/// batch changed, in key order, each after its length (4 bytes, big-endian). One record a
-/// batch, not one a document: a replay's batches change hundreds of thousands of
-/// documents, and each record is an insert of its own in sled's tree.
-#[derive(Default)]
-struct ChangedDocs(Vec<u8>);
-
-impl ChangedDocs {
-    fn push(&mut self, doc: &[u8]) {
-        // A document's key is a few dozen bytes; one of 4 GiB cannot be made.
-        self.0.extend_from_slice(&(doc.len() as u32).to_be_bytes());
-        self.0.extend_from_slice(doc);
-    }
-
-    fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    /// The document keys of a stored record.
-    fn decode(mut record: &[u8]) -> Result<Vec<&[u8]>, StoreError> {
-        let damaged = || StoreError::Corrupt("a change feed record".into());
-        let mut docs = Vec::new();
-        while !record.is_empty() {
-            let (len, rest) = record.split_first_chunk::<4>().ok_or_else(damaged)?;
-            let len = u32::from_be_bytes(*len) as usize;
-            let doc = rest.get(..len).ok_or_else(damaged)?;
-            docs.push(doc);
-            record = &rest[len..];
-        }
-        Ok(docs)
     }
 }
 

@@ -133,7 +133,10 @@ pub(super) fn horse_search(
     limit: Option<SearchLimit>,
 ) -> Result<Response, ApiError> {
     built(state)?;
-    let store = state.read_models.load();
+    let store = state
+        .read_models
+        .load()
+        .until(super::documents::deadline(state));
     let checkpoint = store.checkpoint()?;
     let limit = limit.map_or(DEFAULT_SEARCH_LIMIT, |l| l.0);
     answer(horses_page(&store, &name, limit)?, checkpoint)

@@ -32,6 +32,7 @@ pub static ROUTES: &[Route] = &[
     Route {
         path: "/api/v1/meetings",
         handler: &Handler::new(discovery::meetings),
+        long: false,
         doc: Operation {
             id: "meetings",
             tag: "meetings",
@@ -54,6 +55,7 @@ pub static ROUTES: &[Route] = &[
     Route {
         path: "/api/v1/horses",
         handler: &Handler::new(discovery::horse_search),
+        long: true,
         doc: Operation {
             id: "horse_search",
             tag: "horses",
@@ -76,6 +78,7 @@ pub static ROUTES: &[Route] = &[
     Route {
         path: "/api/v1/horses/{horse_no}",
         handler: &Handler::new(horse_profile),
+        long: false,
         doc: Operation {
             id: "horse_profile",
             tag: "horses",
@@ -96,6 +99,7 @@ pub static ROUTES: &[Route] = &[
     Route {
         path: "/api/v1/horses/{horse_no}/form",
         handler: &Handler::new(horse_form),
+        long: false,
         doc: Operation {
             id: "horse_form",
             tag: "horses",
@@ -122,6 +126,7 @@ pub static ROUTES: &[Route] = &[
     Route {
         path: "/api/v1/results/{date}",
         handler: &Handler::new(results_by_date),
+        long: false,
         doc: Operation {
             id: "results_by_date",
             tag: "results",
@@ -144,6 +149,7 @@ pub static ROUTES: &[Route] = &[
     Route {
         path: "/api/v1/results/{date}/{race_number}",
         handler: &Handler::new(race_result),
+        long: false,
         doc: Operation {
             id: "race_result",
             tag: "results",
@@ -165,6 +171,7 @@ pub static ROUTES: &[Route] = &[
     Route {
         path: "/api/v1/racecards/today",
         handler: &Handler::new(racecard_today),
+        long: false,
         doc: Operation {
             id: "racecard_today",
             tag: "racecards",
@@ -190,6 +197,7 @@ pub static ROUTES: &[Route] = &[
     Route {
         path: "/api/v1/racecards/{date}",
         handler: &Handler::new(racecard_by_date),
+        long: false,
         doc: Operation {
             id: "racecard_by_date",
             tag: "racecards",
@@ -210,6 +218,7 @@ pub static ROUTES: &[Route] = &[
     Route {
         path: "/api/v1/odds/{date}/{race_number}",
         handler: &Handler::new(race_odds),
+        long: false,
         doc: Operation {
             id: "race_odds",
             tag: "odds",
@@ -238,6 +247,7 @@ pub static ROUTES: &[Route] = &[
     Route {
         path: "/api/v1/odds/{date}/{race_number}/history",
         handler: &Handler::new(history::odds_history),
+        long: true,
         doc: Operation {
             id: "odds_history",
             tag: "odds",
@@ -267,6 +277,7 @@ pub static ROUTES: &[Route] = &[
     Route {
         path: "/api/v1/jockeys",
         handler: &Handler::new(discovery::jockeys),
+        long: false,
         doc: Operation {
             id: "jockeys",
             tag: "people",
@@ -285,6 +296,7 @@ pub static ROUTES: &[Route] = &[
     Route {
         path: "/api/v1/jockeys/{id}",
         handler: &Handler::new(discovery::jockey),
+        long: false,
         doc: Operation {
             id: "jockey",
             tag: "people",
@@ -310,6 +322,7 @@ pub static ROUTES: &[Route] = &[
     Route {
         path: "/api/v1/trainers",
         handler: &Handler::new(discovery::trainers),
+        long: false,
         doc: Operation {
             id: "trainers",
             tag: "people",
@@ -328,6 +341,7 @@ pub static ROUTES: &[Route] = &[
     Route {
         path: "/api/v1/trainers/{id}",
         handler: &Handler::new(discovery::trainer),
+        long: false,
         doc: Operation {
             id: "trainer",
             tag: "people",
@@ -350,6 +364,7 @@ pub static ROUTES: &[Route] = &[
     Route {
         path: "/api/v1/changes",
         handler: &Handler::new(history::changes),
+        long: false,
         doc: Operation {
             id: "changes",
             tag: "changes",
@@ -359,15 +374,17 @@ pub static ROUTES: &[Route] = &[
                 sync: read a page, GET each path (with `as_of` = its `seq`, or without), pass \
                 `next` as `since`; at the end (`next` null) poll again later with the last \
                 `seq` or the answer's `Racing-Seq`. Each `seq` is where the batch that \
-                changed the document ended, so several changes share one; a page never splits \
-                a `seq`, so it runs past `limit` when one `seq` changed more documents than \
-                that. Followed from 0 it names every document there is.",
+                changed the document ended, so several changes share one; a page holds at \
+                most `limit` changes, and where it ends inside one `seq`'s changes its `next` \
+                is `\"SEQ.N\"` (after the first N of them), to pass as `since` as it is. \
+                Reads the changes it returns and no others. Followed from 0 it names every \
+                document there is.",
             ok: "A page of the change feed.",
             body: Component::of::<ChangesPage>(),
             errors: &[(
                 "400",
-                "`bad_request`: a `since` that is not a stream sequence, a `limit` not from 1 \
-                 to 10000, or another query parameter.",
+                "`bad_request`: a `since` that is not a stream sequence or a page's `next`, \
+                 a `limit` not from 1 to 10000, or another query parameter.",
             )],
         },
     },
@@ -541,6 +558,12 @@ fn then(as_of: Option<AsOf>) -> String {
         .unwrap_or_default()
 }
 
+/// When a request that reads what grows with the data gives up (`Store::until`): its time
+/// limit from now, as the pipeline's own bound on it runs.
+pub(super) fn deadline(state: &AppState) -> std::time::Instant {
+    std::time::Instant::now() + state.limits.timeout()
+}
+
 /// A 503 until the projector has caught up with the log once.
 pub(super) fn built(state: &AppState) -> Result<(), ApiError> {
     if state.ready.load(Ordering::Relaxed) {
@@ -559,7 +582,7 @@ fn stored(state: &AppState, key: DocKey<'_>, as_of: Option<AsOf>) -> Result<Opti
     let Some(AsOf(seq)) = as_of else {
         return Ok(state.read_models.doc(key)?);
     };
-    let store = state.read_models.load();
+    let store = state.read_models.load().until(deadline(state));
     let checkpoint = store.checkpoint()?;
     if seq > checkpoint {
         return Err(ApiError::BadRequest(format!(

@@ -73,7 +73,14 @@ impl ApiError {
 
 impl From<racing_projections::StoreError> for ApiError {
     fn from(e: racing_projections::StoreError) -> Self {
-        ApiError::Internal(e.into())
+        match e {
+            racing_projections::StoreError::TooLong => ApiError::Unavailable(
+                "the request took too long: it reads more than its time allows; ask for less \
+                 (a longer name, a smaller page, a later `since`) or retry shortly"
+                    .into(),
+            ),
+            e => ApiError::Internal(e.into()),
+        }
     }
 }
 
@@ -154,5 +161,19 @@ impl IntoResponse for ApiError {
             _ => {}
         }
         response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use racing_projections::StoreError;
+
+    #[test]
+    fn a_read_past_its_deadline_is_a_503_and_a_damaged_record_a_500() {
+        let late = ApiError::from(StoreError::TooLong).into_response();
+        assert_eq!(late.status(), StatusCode::SERVICE_UNAVAILABLE);
+        let damaged = ApiError::from(StoreError::Corrupt("a record".into())).into_response();
+        assert_eq!(damaged.status(), StatusCode::INTERNAL_SERVER_ERROR);
     }
 }

@@ -6,12 +6,12 @@ use axum::http::HeaderValue;
 use axum::response::Response;
 use bytes::Bytes;
 use racing_events::{Date, RaceNumber};
-use racing_projections::{etag, DocKey, Store};
+use racing_projections::{etag, ChangeCursor, DocKey, Store};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::documents::{at, built, json};
-use super::input::{PageLimit, Since, Venue, DEFAULT_PAGE_LIMIT};
+use super::documents::{at, built, deadline, json};
+use super::input::{ChangeSince, PageLimit, Since, Venue, DEFAULT_PAGE_LIMIT};
 use super::{ApiError, AppState};
 
 /// A page of the change feed.
@@ -22,15 +22,37 @@ use super::{ApiError, AppState};
         {"seq": 5120, "path": "/api/v1/horses/K307/form"},
         {"seq": 5131, "path": "/api/v1/odds/2026-11-18/4?venue=Happy+Valley"}
     ],
-    "next": 5131
+    "next": "5131.1"
 })))]
 pub struct ChangesPage {
-    /// Every document that changed (or went) after `since`, in `seq` order.
+    /// Every document that changed (or went) after `since`, in `seq` order: at most
+    /// `limit`.
     changes: Vec<Change>,
-    /// The `seq` to pass as `since` for the following page; `null` at the end (keep the
-    /// last change's `seq`, or the answer's `Racing-Seq`, for the next poll).
+    /// Where the following page starts, to pass as `since`: the last change's `seq` where
+    /// the page ended with its last change, `"SEQ.N"` where it ended inside its changes
+    /// (after the first N); `null` at the end (keep the last change's `seq`, or the
+    /// answer's `Racing-Seq`, for the next poll).
     #[schema(required = true)]
-    next: Option<u64>,
+    next: Option<Next>,
+}
+
+/// Where the following page of the change feed starts.
+#[derive(Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum Next {
+    /// After every change of this `seq`.
+    Seq(u64),
+    /// Inside the changes of one `seq`: `"SEQ.N"`, after the first N of them.
+    Inside(String),
+}
+
+impl From<ChangeCursor> for Next {
+    fn from(cursor: ChangeCursor) -> Next {
+        match cursor {
+            ChangeCursor::After(seq) => Next::Seq(seq),
+            ChangeCursor::Inside { seq, done } => Next::Inside(format!("{seq}.{done}")),
+        }
+    }
 }
 
 /// A document that answers differently from a point of the log on.
@@ -55,7 +77,7 @@ pub(super) fn odds_history(
 ) -> Result<Response, ApiError> {
     built(state)?;
     let (n, venue) = (n.get(), venue.as_deref());
-    let store = state.read_models.load();
+    let store = state.read_models.load().until(deadline(state));
     // Every move up to the checkpoint read first is in the journal when it is scanned.
     let checkpoint = store.checkpoint()?;
     let since = since.map_or(0, |s| s.0);
@@ -72,24 +94,28 @@ pub(super) fn odds_history(
 /// The documents changed after `since`, a page at a time.
 pub(super) fn changes(
     state: &AppState,
-    since: Option<Since>,
+    since: Option<ChangeSince>,
     limit: Option<PageLimit>,
 ) -> Result<Response, ApiError> {
     built(state)?;
-    let store = state.read_models.load();
+    let store = state.read_models.load().until(deadline(state));
     // Every change up to the checkpoint read first is in the feed when it is scanned: a
     // client at the end that polls again with it as `since` misses nothing.
     let checkpoint = store.checkpoint()?;
     let page = change_page(
         &store,
-        since.map_or(0, |s| s.0),
+        since.map_or(ChangeCursor::After(0), |s| s.0),
         limit.map_or(DEFAULT_PAGE_LIMIT, |l| l.0),
     )?;
     page_answer(page, checkpoint)
 }
 
 /// A page of the change feed after `since` as JSON ([`ChangesPage`]).
-pub(super) fn change_page(store: &Store, since: u64, limit: usize) -> Result<Vec<u8>, ApiError> {
+pub(super) fn change_page(
+    store: &Store,
+    since: ChangeCursor,
+    limit: usize,
+) -> Result<Vec<u8>, ApiError> {
     let page = store.change_page(since, limit)?;
     let changes = page
         .rows
@@ -109,7 +135,7 @@ pub(super) fn change_page(store: &Store, since: u64, limit: usize) -> Result<Vec
         .collect::<Result<_, ApiError>>()?;
     serde_json::to_vec(&ChangesPage {
         changes,
-        next: page.next,
+        next: page.next.map(Next::from),
     })
     .map_err(|e| ApiError::Internal(e.into()))
 }

@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 
 use racing_events::{is_horse_no, Date, RaceNumber};
+use racing_projections::ChangeCursor;
 use serde_json::json;
 use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, SchemaFormat, Type};
 use utoipa::openapi::{RefOr, Schema};
@@ -151,6 +152,11 @@ pub struct AsOf(pub u64);
 /// The `?since=` of a page of history: a stream sequence, what came after it.
 #[derive(Debug, Clone, Copy)]
 pub struct Since(pub u64);
+
+/// The `?since=` of the change feed: a stream sequence, or a place inside the changes of
+/// one (`SEQ.N`: after the first `N` of them), as a page's `next` gives it.
+#[derive(Debug, Clone, Copy)]
+pub struct ChangeSince(pub ChangeCursor);
 
 /// The `?limit=` of a page of history: 1 to [`MAX_PAGE_LIMIT`].
 #[derive(Debug, Clone, Copy)]
@@ -336,6 +342,50 @@ impl Param for Since {
     }
 }
 
+/// A change feed cursor as a page's `next` writes it: `SEQ`, or `SEQ.N` with `N` from 1,
+/// each an integer without sign or leading zero.
+pub fn change_cursor(s: &str) -> Result<ChangeCursor, ApiError> {
+    let Some((seq, done)) = s.split_once('.') else {
+        return sequence("since", s).map(ChangeCursor::After);
+    };
+    let seq = sequence("since", seq)?;
+    match done.parse::<u32>() {
+        Ok(n) if canonical_digits(done) => Ok(ChangeCursor::Inside { seq, done: n }),
+        _ => Err(ApiError::BadRequest(format!(
+            "since `{}` is not a change feed cursor: a stream sequence, or one and the \
+             changes of it already read (`SEQ.N`, N from 1, digits, no leading zero)",
+            clip(s)
+        ))),
+    }
+}
+
+impl Param for ChangeSince {
+    const NAME: &'static str = "since";
+    const IN: In = In::Query;
+    const DOC: &'static str = "A stream sequence: only the changes after it; or a page's \
+        `next`, which may stand inside one sequence's changes (`SEQ.N`). Without it, from the \
+        start of the log.";
+    const EXAMPLE: &'static str = "0";
+    const SCHEMA: &'static str = "ChangeSince";
+
+    fn check(raw: &str) -> Result<Self, ApiError> {
+        change_cursor(raw).map(ChangeSince)
+    }
+
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some(r"^(0|[1-9][0-9]*)(\.[1-9][0-9]*)?$"))
+            .description(Some(
+                "A stream sequence (a `Racing-Seq`, a change's `seq`), or a page's `next`: \
+                 `SEQ.N` stands after the first N changes of the sequence SEQ. Anything else \
+                 is a 400.",
+            ))
+            .examples([json!("0"), json!("5120.64")])
+            .into()
+    }
+}
+
 impl Param for PageLimit {
     const NAME: &'static str = "limit";
     const IN: In = In::Query;
@@ -405,7 +455,7 @@ as_str!(HorseNo, Venue);
 // ---- The parameters of discovery: meetings by date, search by name, people by id. ----
 
 /// Characters a `?name=` search text may have, fewest and most.
-pub const NAME_TEXT_LEN: (usize, usize) = (2, 50);
+pub const NAME_TEXT_LEN: (usize, usize) = (2, racing_projections::MAX_SEARCH_CHARS);
 
 /// Largest `limit` of a horse search.
 pub const MAX_SEARCH_LIMIT: usize = 100;

@@ -8,7 +8,8 @@
 //! kernel's loopback did (BENCHMARKS.md). A read of a document now runs from the key check
 //! to its answer within one call, on the request's first poll, with no future allocated;
 //! only what may wait (the WebSocket upgrade, the OpenAPI pages, compression) is boxed and
-//! bounded by the request timeout.
+//! bounded by the request timeout, and so are the reads that can grow with the data (a
+//! search, a page of odds history, any `as_of`), which run on a blocking thread.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -146,7 +147,7 @@ impl Service<Request> for Api {
                 .then(|| request.headers().get(IF_NONE_MATCH).cloned())
                 .flatten();
             let coded = request.headers().contains_key(ACCEPT_ENCODING);
-            if !coded {
+            if !coded && !long(&request) {
                 if let Some(response) = answer(&self.0.state, &request, started) {
                     let response = conclude(response, admission.rate, if_none_match, true);
                     return done(finish(response, id, started));
@@ -265,18 +266,54 @@ fn answer(state: &AppState, request: &Request, started: Instant) -> Option<Respo
 impl Service<Request> for Answers {
     type Response = Response;
     type Error = Infallible;
-    type Future = Either<Ready<Result<Response, Infallible>>, <Router as Service<Request>>::Future>;
+    type Future = Either<
+        Ready<Result<Response, Infallible>>,
+        Either<
+            <Router as Service<Request>>::Future,
+            BoxFuture<'static, Result<Response, Infallible>>,
+        >,
+    >;
 
     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         Poll::Ready(Ok(()))
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
+        if long(&request) {
+            let state = self.state.clone();
+            let answering =
+                tokio::task::spawn_blocking(move || answer(&state, &request, Instant::now()));
+            return Either::Right(Either::Right(
+                async move {
+                    Ok(match answering.await {
+                        Ok(Some(response)) => response,
+                        // `long` found the path a route.
+                        Ok(None) => {
+                            ApiError::Internal(anyhow::anyhow!("a long route went")).into_response()
+                        }
+                        Err(e) => ApiError::Internal(anyhow::anyhow!("an answer failed: {e}"))
+                            .into_response(),
+                    })
+                }
+                .boxed(),
+            ));
+        }
         match answer(&self.state, &request, Instant::now()) {
             Some(response) => Either::Left(futures::future::ready(Ok(response))),
-            None => Either::Right(self.router.call(request)),
+            None => Either::Right(Either::Left(self.router.call(request))),
         }
     }
+}
+
+/// Whether `request` is for a route whose work can grow with the data
+/// ([`route::Route::long`]) or for a document `as_of` a point: answered on a blocking thread, so that what it
+/// reads holds up no other request, and stopped at the request's deadline.
+fn long(request: &Request) -> bool {
+    let uri = request.uri();
+    let as_of = uri
+        .query()
+        .is_some_and(|q| q.split('&').any(|p| p.starts_with("as_of=")));
+    route::find(uri.path()).is_some_and(|m| m.route().long || as_of)
 }
 
 /// Counts an answer made before any route ran (401, 413, 414, 429, 431, 503) in the

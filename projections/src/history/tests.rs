@@ -10,7 +10,7 @@ use racing_events::samples::{
 use racing_events::Envelope;
 
 use crate::tests::tempdir;
-use crate::{answered, DocKey, Store};
+use crate::{answered, ChangeCursor, DocKey, Store};
 
 const DAY: &str = "2026-11-25";
 const ST: &str = "Sha Tin";
@@ -138,16 +138,16 @@ fn the_change_feed_names_each_document_a_batch_changed_or_removed() {
         before = now;
     }
     let mut feed: BTreeMap<u64, BTreeSet<Vec<u8>>> = BTreeMap::new();
-    let mut after = 0;
+    let mut from = ChangeCursor::After(0);
     loop {
-        let page = store.changes(after, 7).expect("changes");
-        let Some(&(last, _)) = page.last() else {
-            break;
-        };
-        for (seq, key) in page {
+        let page = store.change_page(from, 7).expect("changes");
+        for (seq, key) in page.rows {
             feed.entry(seq).or_default().insert(key);
         }
-        after = last;
+        match page.next {
+            Some(next) => from = next,
+            None => break,
+        }
     }
     let show = |rows: &BTreeMap<u64, BTreeSet<Vec<u8>>>,
                 other: &BTreeMap<u64, BTreeSet<Vec<u8>>>| {
@@ -171,17 +171,18 @@ fn the_change_feed_names_each_document_a_batch_changed_or_removed() {
         show(&changed_at, &feed)
     );
     assert!(store
-        .changes(events.len() as u64, 10)
+        .change_page(ChangeCursor::After(events.len() as u64), 10)
         .expect("changes")
+        .rows
         .is_empty());
 }
 
 #[test]
-fn a_change_feed_page_takes_a_batch_whole_however_many_documents_it_changed() {
+fn a_change_feed_page_holds_at_most_its_limit_and_goes_on_inside_a_batch() {
     let dir = tempdir();
     let store = Store::open(dir.path()).expect("open");
     let events = log();
-    // Every event in one batch, then each event again, one a batch.
+    // Every event in one batch, then one more.
     let mut b = store.batch().expect("batch");
     for (i, e) in events.iter().enumerate() {
         b.apply(i as u64 + 1, 0, e).expect("apply");
@@ -193,18 +194,47 @@ fn a_change_feed_page_takes_a_batch_whole_however_many_documents_it_changed() {
     b.apply(whole + 1, 0, &more).expect("apply");
     b.commit().expect("commit");
 
-    let first = store.changes(0, 2).expect("changes");
-    assert!(
-        first.len() > 2,
-        "the first batch's documents all come: {first:?}"
+    let all = store
+        .change_page(ChangeCursor::After(0), 10_000)
+        .expect("changes");
+    assert!(all.next.is_none());
+    let batch = all.rows.iter().filter(|(seq, _)| *seq == whole).count();
+    assert!(batch > 2, "the first batch changed several documents");
+
+    // Pages of 2, each from the last one's `next`: every row once, in order.
+    let (mut from, mut rows, mut inside) = (ChangeCursor::After(0), Vec::new(), 0);
+    for _ in 0..all.rows.len() {
+        let before = store.records_read();
+        let page = store.change_page(from, 2).expect("changes");
+        assert!(page.rows.len() <= 2, "{} rows", page.rows.len());
+        assert!(
+            store.records_read() - before <= 2,
+            "a part and the next at most"
+        );
+        rows.extend(page.rows);
+        match page.next {
+            Some(next) => {
+                inside += usize::from(matches!(next, ChangeCursor::Inside { .. }));
+                from = next;
+            }
+            None => break,
+        }
+    }
+    assert!(rows == all.rows, "the pages hold every row once, in order");
+    assert!(inside > 0, "a page ended inside the first batch");
+    assert_eq!(
+        store
+            .change_page(
+                ChangeCursor::Inside {
+                    seq: whole,
+                    done: 1
+                },
+                1
+            )
+            .expect("changes")
+            .rows,
+        all.rows[1..2]
     );
-    assert!(first.iter().all(|(seq, _)| *seq == whole));
-    let keys: BTreeSet<&Vec<u8>> = first.iter().map(|(_, k)| k).collect();
-    assert_eq!(keys.len(), first.len(), "each document once");
-    let next = store.changes(whole, 2).expect("changes");
-    assert!(!next.is_empty() && next.iter().all(|(seq, _)| *seq == whole + 1));
-    // A page that has rows stops before a batch that would take it past its limit.
-    assert_eq!(store.changes(0, first.len()).expect("changes"), first);
 }
 
 #[test]
@@ -216,10 +246,10 @@ fn a_damaged_change_feed_record_is_an_error_not_a_short_page() {
     record.extend_from_slice(b"doc");
     store
         .tree
-        .insert(crate::keys::change(5), record)
+        .insert(crate::keys::change(5, 0), record)
         .expect("insert");
     assert!(matches!(
-        store.changes(0, 10),
+        store.change_page(ChangeCursor::After(0), 10),
         Err(crate::StoreError::Corrupt(_))
     ));
 }

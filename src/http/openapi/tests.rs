@@ -323,9 +323,10 @@ fn rendered_documents_of_every_kind_validate_against_their_schemas() {
                 .expect("history")
                 .expect("moves")
         });
-    let changes = [1, 10_000]
-        .into_iter()
-        .map(|limit| crate::http::history::change_page(&store, 0, limit).expect("changes"));
+    let changes = [1, 10_000].into_iter().map(|limit| {
+        crate::http::history::change_page(&store, racing_projections::ChangeCursor::After(0), limit)
+            .expect("changes")
+    });
     // The answers of discovery: the meetings, a search, a jockey's record and the lists.
     let person = |role, id| {
         store

@@ -1,0 +1,155 @@
+//! The reads a request makes grow with what it answers, not with the store: a search, a
+//! race's odds history and its odds as of a point, counted in records read
+//! ([`Store::records_read`]) over a store of thousands of names and moves.
+
+use racing_events::samples::{envelope, odds, odds_at, profile};
+use serde_json::Value;
+
+use crate::tests::tempdir;
+use crate::{DocKey, Store};
+
+const DAY: &str = "2026-11-25";
+
+/// Records `store` reads while `f` runs.
+fn reads_of<T>(store: &Store, f: impl FnOnce() -> T) -> (T, u64) {
+    let before = store.records_read();
+    let out = f();
+    (out, store.records_read() - before)
+}
+
+#[test]
+fn a_search_reads_the_names_it_finds_not_every_horse() {
+    let dir = tempdir();
+    let store = Store::open(dir.path()).expect("open");
+    let mut seq = 0;
+    for thousand in 0..10 {
+        let mut b = store.batch().expect("batch");
+        for i in 0..1000 {
+            seq += 1;
+            let n = thousand * 1000 + i;
+            let e = envelope(profile(&format!("H{n:05}"), &format!("HORSE {n:05}")));
+            b.apply(seq, 0, &e).expect("apply");
+        }
+        b.commit().expect("commit");
+    }
+    let mut b = store.batch().expect("batch");
+    for (horse, name) in [
+        ("S1", "STAR DUST"),
+        ("S2", "MIGHTY STAR"),
+        ("S3", "ROCKSTAR"),
+    ] {
+        seq += 1;
+        b.apply(seq, 0, &envelope(profile(horse, name)))
+            .expect("apply");
+    }
+    b.commit().expect("commit");
+
+    let (found, read) = reads_of(&store, || store.find_horses("Star", 20).expect("search"));
+    let names: Vec<&str> = found.iter().map(|m| m.horse_name.as_str()).collect();
+    assert_eq!(names, ["STAR DUST", "MIGHTY STAR", "ROCKSTAR"]);
+    assert!(read <= 3 + 2, "{read} records read for 3 horses found");
+
+    // Ten horses' names start with it: a page of five reads about ten, not ten thousand.
+    let (found, read) = reads_of(&store, || {
+        store.find_horses("horse 0001", 5).expect("search")
+    });
+    let numbers: Vec<&str> = found.iter().map(|m| m.horse_no.as_str()).collect();
+    assert_eq!(numbers, ["H00010", "H00011", "H00012", "H00013", "H00014"]);
+    assert!(read <= 10 + 2, "{read} records read for 10 horses matched");
+
+    let (found, read) = reads_of(&store, || store.find_horses("nobody", 20).expect("search"));
+    assert!(found.is_empty());
+    assert!(read <= 2, "{read} records read for none found");
+}
+
+#[test]
+fn a_races_odds_history_and_odds_as_of_read_that_race_only() {
+    let dir = tempdir();
+    let store = Store::open(dir.path()).expect("open");
+    // Race 1 has thousands of moves; race 2 three, among them.
+    let mut seq = 0;
+    for hundred in 0..50 {
+        let mut b = store.batch().expect("batch");
+        for i in 0..100 {
+            seq += 1;
+            let price = f64::from(hundred * 100 + i) / 100.0 + 1.5;
+            let e = envelope(odds_at(DAY, "Sha Tin", 1, &[("A1", price)]));
+            b.apply(seq, 0, &e).expect("apply");
+            if hundred % 16 == 10 && i == 50 {
+                seq += 1;
+                let e = envelope(odds(DAY, 2, &[("B2", f64::from(hundred) + 2.0)]));
+                b.apply(seq, 0, &e).expect("apply");
+            }
+        }
+        b.commit().expect("commit");
+    }
+    let checkpoint = store.checkpoint().expect("checkpoint");
+
+    let (page, read) = reads_of(&store, || {
+        store
+            .odds_history(DAY, 2, None, 0, 1000)
+            .expect("history")
+            .expect("race 2 has moves")
+    });
+    let page: Value = serde_json::from_slice(&page).expect("json");
+    let moves = page["moves"].as_array().expect("moves");
+    assert_eq!(moves.len(), 3, "{page}");
+    assert!(read <= 3 + 2, "{read} records read for 3 moves");
+
+    let after = moves[0]["seq"].as_u64().expect("seq");
+    let (page, read) = reads_of(&store, || {
+        store
+            .odds_history(DAY, 2, Some("Sha Tin"), after, 1)
+            .expect("history")
+            .expect("race 2 has moves")
+    });
+    let page: Value = serde_json::from_slice(&page).expect("json");
+    assert_eq!(page["moves"].as_array().map(Vec::len), Some(1), "{page}");
+    assert!(read <= 3 + 2, "{read} records read for a page of 1");
+
+    let (none, read) = reads_of(&store, || {
+        store.odds_history(DAY, 3, None, 0, 10).expect("history")
+    });
+    assert!(none.is_none(), "race 3 has no odds");
+    assert!(read <= 2, "{read} records read for a race without odds");
+    let (none, read) = reads_of(&store, || {
+        store.odds_history(DAY, 3, None, 700, 10).expect("history")
+    });
+    assert!(none.is_none(), "race 3 has no odds after 700 either");
+    assert!(
+        read <= 2,
+        "{read} records read for a race without odds, after 700"
+    );
+
+    let key = DocKey::Odds {
+        date: DAY,
+        race_number: 2,
+        venue: None,
+    };
+    let (then, read) = reads_of(&store, || store.doc_as_of(key, checkpoint).expect("as of"));
+    assert!(then.is_some(), "race 2 had odds");
+    assert!(read <= 3 + 2, "{read} records read for a race of 3 moves");
+}
+
+#[test]
+fn a_read_past_its_deadline_stops_and_says_so() {
+    let dir = tempdir();
+    let store = Store::open(dir.path()).expect("open");
+    let mut b = store.batch().expect("batch");
+    b.apply(1, 0, &envelope(profile("S1", "STAR DUST")))
+        .expect("apply");
+    b.apply(2, 0, &envelope(odds(DAY, 2, &[("S1", 3.0)])))
+        .expect("apply");
+    b.commit().expect("commit");
+    let late = store.until(std::time::Instant::now());
+    assert!(matches!(
+        late.find_horses("star", 20),
+        Err(crate::StoreError::TooLong)
+    ));
+    assert!(matches!(
+        late.odds_history(DAY, 2, None, 0, 10),
+        Err(crate::StoreError::TooLong)
+    ));
+    // The store without a deadline reads on.
+    assert_eq!(store.find_horses("star", 20).expect("search").len(), 1);
+}
