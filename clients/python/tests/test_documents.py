@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import inspect
+import types
 import typing
 
 import httpx
@@ -30,6 +31,12 @@ def openapi(service):
 
 def _expected_type(prop: dict, schemas: dict) -> tuple[str, bool]:
     """The Python type a schema property reads as, and whether it may be null."""
+    if "oneOf" in prop:
+        # One of several: `null` makes it nullable, the others are a union, in order.
+        members = [m for m in prop["oneOf"] if m.get("type") != "null"]
+        nullable = len(members) < len(prop["oneOf"])
+        kinds = [_expected_type(m, schemas) for m in members]
+        return " | ".join(k for k, _ in kinds), nullable or any(n for _, n in kinds)
     if "$ref" in prop:
         name = prop["$ref"].rsplit("/", 1)[-1]
         if schemas[name].get("type") != "object":
@@ -50,9 +57,9 @@ def _expected_type(prop: dict, schemas: dict) -> tuple[str, bool]:
 
 def _actual_type(tp) -> tuple[str, bool]:
     args = typing.get_args(tp)
-    if type(None) in args:
-        (inner,) = [a for a in args if a is not type(None)]
-        return _actual_type(inner)[0], True
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        inner = [_actual_type(a)[0] for a in args if a is not type(None)]
+        return " | ".join(inner), type(None) in args
     if typing.get_origin(tp) is list:
         return f"list[{_actual_type(args[0])[0]}]", False
     if tp is datetime.date:

@@ -175,7 +175,7 @@ class Endpoints:
         return call(models.PersonRecord, f"/api/v1/trainers/{_segment(person_id)}")
 
     @staticmethod
-    def changes(since: int | None = None, limit: int | None = None) -> Call[models.Changes]:
+    def changes(since: int | str | None = None, limit: int | None = None) -> Call[models.Changes]:
         return call(models.Changes, "/api/v1/changes", since=since, limit=limit)
 
 

@@ -41,9 +41,13 @@ def _value(tp: Any, data: Any, strict: bool, where: str) -> Any:
         args = [a for a in typing.get_args(tp) if a is not type(None)]
         if data is None:
             return None
-        if len(args) != 1:
-            raise DecodeError(f"{where}: unsupported type {tp}")
-        return _value(args[0], data, strict, where)
+        # Several: the first that reads it (`int | str` reads 7 as 7 and "7.1" as "7.1").
+        for arg in args[:-1]:
+            try:
+                return _value(arg, data, strict, where)
+            except DecodeError:
+                pass
+        return _value(args[-1], data, strict, where)
     if origin is list:
         if not isinstance(data, list):
             raise DecodeError(f"{where}: expected a list, got {type(data).__name__}")

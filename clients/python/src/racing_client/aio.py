@@ -192,12 +192,12 @@ class AsyncRacing(ClientBase):
         """A trainer's record."""
         return await self.get(E.trainer(person_id))
 
-    async def changes_page(self, since: int | None = None, limit: int | None = None) -> models.Changes:
+    async def changes_page(self, since: int | str | None = None, limit: int | None = None) -> models.Changes:
         """One page of the change feed."""
         return await self.get(E.changes(since, limit))
 
     async def changes(
-        self, since: int | None = None, *, page_size: int | None = None
+        self, since: int | str | None = None, *, page_size: int | None = None
     ) -> AsyncIterator[models.Change]:
         """Every document change after `since`, in `seq` order, following `next` to the end."""
         while True:

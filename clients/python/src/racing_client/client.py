@@ -166,11 +166,11 @@ class Racing(ClientBase):
         """A trainer's record."""
         return self.get(E.trainer(person_id))
 
-    def changes_page(self, since: int | None = None, limit: int | None = None) -> models.Changes:
+    def changes_page(self, since: int | str | None = None, limit: int | None = None) -> models.Changes:
         """One page of the change feed."""
         return self.get(E.changes(since, limit))
 
-    def changes(self, since: int | None = None, *, page_size: int | None = None) -> Iterator[models.Change]:
+    def changes(self, since: int | str | None = None, *, page_size: int | None = None) -> Iterator[models.Change]:
         """Every document change after `since`, in `seq` order, following `next` to the end
         of the feed (then poll again later from the last change's `seq`)."""
         while True:

@@ -576,10 +576,11 @@ class Change(Model):
 
 @dataclass(kw_only=True)
 class Changes(Document):
-    """A page of the change feed; `next` is the following page's `since`."""
+    """A page of the change feed; `next` is the following page's `since`: a `seq`, or
+    `"SEQ.N"` where the page ended inside the changes of one `seq` (after the first N)."""
 
     changes: list[Change]
-    next: int | None
+    next: int | str | None
 
     def to_pandas(self) -> Any:
         """One row per change."""
