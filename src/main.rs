@@ -299,7 +299,7 @@ mod tests {
         ] {
             assert!(help.contains(env), "{env} missing from:\n{help}");
         }
-        assert!(help.contains("--nats-url (serve, publish, keys)"), "{help}");
+        assert!(help.contains("--nats-url (serve, publish, keys, setup)"), "{help}");
         for env in [
             "RACING_NATS_CREDS",
             "RACING_NATS_NKEY",
@@ -314,7 +314,7 @@ mod tests {
                 .lines()
                 .find(|l| l.trim_start().starts_with(&format!("{env} ")))
                 .unwrap_or_else(|| panic!("{env} missing from:\n{help}"));
-            assert!(line.contains("(serve, publish, keys)"), "{line}");
+            assert!(line.contains("(serve, publish, keys, setup)"), "{line}");
         }
     }
 
