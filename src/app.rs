@@ -651,7 +651,9 @@ fn verify_in_background(
     shutdown: CancellationToken,
 ) -> tokio::task::JoinHandle<()> {
     let store = read_models.load_full();
+    let models = read_models.clone();
     tokio::spawn(async move {
+        let checked = ReadModels::address(&store);
         let stop = shutdown.clone();
         let read = tokio::task::spawn_blocking(move || {
             let in_use = || Arc::ptr_eq(&store, &read_models.load());
@@ -683,6 +685,7 @@ fn verify_in_background(
             problem,
             "read models damaged; rebuilding them from the log, then moving them aside to read-models.damaged-<time>"
         );
+        models.mark_damaged(checked);
         if let Err(running) = rebuilder.repair(problem) {
             tracing::warn!(
                 started_at = running.started_at.as_deref().unwrap_or("?"),

@@ -299,7 +299,10 @@ mod tests {
         ] {
             assert!(help.contains(env), "{env} missing from:\n{help}");
         }
-        assert!(help.contains("--nats-url (serve, publish, keys, setup)"), "{help}");
+        assert!(
+            help.contains("--nats-url (serve, publish, keys, setup)"),
+            "{help}"
+        );
         for env in [
             "RACING_NATS_CREDS",
             "RACING_NATS_NKEY",

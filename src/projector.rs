@@ -151,11 +151,12 @@ impl Projector {
             match self.consume(&shutdown).await {
                 Ok(()) => break,
                 Err(e) if e.is::<Fatal>() => return Err(e),
-                Err(e) if store_io(&e).is_some() => {
+                Err(e) if store_io(&e).is_some() && !self.parts.read_models.in_repair() => {
                     // sled fails every later write of this store (a commit's, the upkeep's
                     // before a batch, its flusher's seen at the next): only opening it
                     // again mends it, and the service stops for its supervisor to start
-                    // it again.
+                    // it again. (A store found damaged is being rebuilt instead: its
+                    // errors wait below for the swap.)
                     let io = store_io(&e).map(ToString::to_string).unwrap_or_default();
                     self.cannot_write(&io);
                     return Err(Fatal(format!(

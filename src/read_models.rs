@@ -46,6 +46,9 @@ pub struct ReadModels {
     read_lately: Mutex<ReadLately>,
     /// Why the projector cannot write the store now, if it cannot.
     cannot_write: Mutex<Option<String>>,
+    /// The address of the store in use when it was found damaged: a rebuild is replacing
+    /// it, and its I/O errors wait for the swap rather than stop the service.
+    damaged: Mutex<Option<usize>>,
 }
 
 impl ReadModels {
@@ -58,7 +61,25 @@ impl ReadModels {
             docs: DocCache::default(),
             read_lately: Mutex::default(),
             cannot_write: Mutex::default(),
+            damaged: Mutex::default(),
         })
+    }
+
+    /// The address [`ReadModels::mark_damaged`] knows `store` by (no handle is kept).
+    pub fn address(store: &Arc<Store>) -> usize {
+        Arc::as_ptr(store) as usize
+    }
+
+    /// Records that the store at `address` ([`ReadModels::address`]) was found damaged
+    /// and a rebuild is replacing it.
+    pub fn mark_damaged(&self, address: usize) {
+        *lock(&self.damaged) = Some(address);
+    }
+
+    /// Whether the store in use is one found damaged, which a rebuild is replacing.
+    pub fn in_repair(&self) -> bool {
+        let current = ReadModels::address(&self.current.load());
+        lock(&self.damaged).is_some_and(|damaged| damaged == current)
     }
 
     /// The store in use now; hold it for one request or one batch, not longer.
@@ -172,6 +193,7 @@ impl ReadModels {
     /// the pointer file, then swaps it in. The caller holds [`ReadModels::lock_commits`]
     /// and has flushed `store`. Returns the store it replaces, and its directory.
     pub fn swap(&self, store: Store, dir: &Path) -> anyhow::Result<(Arc<Store>, PathBuf)> {
+        *lock(&self.damaged) = None;
         let name = dir
             .file_name()
             .and_then(|n| n.to_str())
