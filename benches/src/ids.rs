@@ -47,6 +47,12 @@ pub struct IdsResult {
     /// Ids the reopening read from disk to take up its duplicate detection.
     #[serde(default)]
     pub reopen_ids_read: u64,
+    /// Of `reopen_secs`, seconds sled took to open the store, and then the applied ids
+    /// to load (the saved filter, and the ids of the runs it lacks).
+    #[serde(default)]
+    pub reopen_open_secs: f64,
+    #[serde(default)]
+    pub reopen_load_secs: f64,
     /// The prompt batches folded after the restart.
     #[serde(default)]
     pub prompt: Option<PromptFigures>,
@@ -119,6 +125,11 @@ pub struct ChildFigures {
     /// Ids read from disk when the store loaded its applied ids.
     #[serde(default)]
     pub ids_read: u64,
+    /// Of `secs`, seconds sled took to open the store, and then the applied ids to load.
+    #[serde(default)]
+    pub open_secs: f64,
+    #[serde(default)]
+    pub load_secs: f64,
     /// What prompt batches measured, if the child folded them.
     #[serde(default)]
     pub prompt: Option<PromptFigures>,
@@ -170,16 +181,20 @@ pub fn run(scale: &Scale, work: &Path) -> anyhow::Result<IdsResult> {
         reopen_secs: reopen.secs,
         reopen_rss_kib: reopen.rss_kib,
         reopen_ids_read: reopen.ids_read,
+        reopen_open_secs: reopen.open_secs,
+        reopen_load_secs: reopen.load_secs,
         prompt: prompt.prompt,
         fold_filter: fold.filter,
     };
     eprintln!(
-        "bench:   ids {} folded in {:.1} s ({:.0} events/s), peak RSS {} MiB; reopened to a first batch in {:.3} s, RSS {} MiB, {} ids read",
+        "bench:   ids {} folded in {:.1} s ({:.0} events/s), peak RSS {} MiB; reopened to a first batch in {:.3} s (sled's open {:.3} s, the ids' load {:.3} s), RSS {} MiB, {} ids read",
         events,
         result.fold_secs,
         events as f64 / result.fold_secs,
         result.fold_peak_rss_kib / 1024,
         result.reopen_secs,
+        result.reopen_open_secs,
+        result.reopen_load_secs,
         result.reopen_rss_kib / 1024,
         result.reopen_ids_read
     );
@@ -214,6 +229,9 @@ pub fn child(store: &Path, events: u64, reopen: bool, prompt: u64) -> anyhow::Re
     }
     let started = Instant::now();
     let s = Store::open(store)?;
+    let open_secs = started.elapsed().as_secs_f64();
+    s.load_applied_ids()?;
+    let load_secs = started.elapsed().as_secs_f64() - open_secs;
     let mut filter = None;
     if reopen {
         let next = s.checkpoint()? + 1;
@@ -255,6 +273,8 @@ pub fn child(store: &Path, events: u64, reopen: bool, prompt: u64) -> anyhow::Re
         peak_rss_kib: status_kib("VmHWM:")?,
         rss_kib: status_kib("VmRSS:")?,
         ids_read: s.applied_id_stats()?.read_at_load,
+        open_secs,
+        load_secs,
         prompt: None,
         filter,
     };
@@ -294,6 +314,8 @@ fn prompt_child(store: &Path, from: u64, ids: u64) -> anyhow::Result<()> {
         peak_rss_kib: status_kib("VmHWM:")?,
         rss_kib: status_kib("VmRSS:")?,
         ids_read: before.read_at_load,
+        open_secs: 0.0,
+        load_secs: 0.0,
         prompt: Some(PromptFigures {
             ids,
             batches: upkeep.len() as u64,

@@ -581,10 +581,12 @@ impl Report {
             ]);
             rows.push([
                 String::new(),
-                "reopened: to first batch; RSS; ids read".into(),
+                "reopened: to first batch (sled's open, the ids' load); RSS; ids read".into(),
                 format!(
-                    "{:.3} s; {} MiB; {}",
+                    "{:.3} s ({:.3}, {:.3}); {} MiB; {}",
                     i.reopen_secs,
+                    i.reopen_open_secs,
+                    i.reopen_load_secs,
                     i.reopen_rss_kib / 1024,
                     thousands(i.reopen_ids_read as f64)
                 ),
