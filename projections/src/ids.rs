@@ -325,10 +325,26 @@ impl AppliedIds {
 
     /// The upkeep between two batches, up to `step` ids' worth of it: first removing what
     /// is no longer listed, then a step of merging runs where runs of a size class are
-    /// many, then a step of saving the filter, once the runs it does not hold have grown.
+    /// many, and a step of saving the filter, once the runs it does not hold have grown
+    /// (beside a merge, up to half the step and before it).
     pub(crate) fn maintain(&mut self, tree: &sled::Tree, step: u64) -> Result<(), StoreError> {
         let mut budget = step;
         self.remove_unlisted(tree, &mut budget)?;
+        let merging = self.merge.is_some() || self.merge_sources().is_some();
+        if budget > 0 && merging && (self.save.is_some() || self.unsaved() >= SAVE_AFTER) {
+            // Beside a merge, a save under way or due takes up to half the step (at least
+            // a chunk) first: a large merge takes every step for as long as it lasts (33 M
+            // ids, 33 catch-up batches), and a save of a grown filter (224 MiB, seven
+            // times one of 32) that waited for it left the runs it would hold unsaved: a
+            // restart after a fold of 70 M ids read 36 M (BENCHMARKS.md, "The applied
+            // ids' filter in layers").
+            if self.save.is_none() {
+                self.begin_save();
+            }
+            let mut share = budget / 2;
+            let cost = self.save_step(tree, &mut share)?;
+            budget = budget.saturating_sub(cost);
+        }
         while budget > 0 {
             let mut merge = match self.merge.take() {
                 Some(merge) => merge,
@@ -344,9 +360,8 @@ impl AppliedIds {
             }
         }
         if budget > 0 && (self.save.is_some() || self.unsaved() >= SAVE_AFTER) {
-            // Begun only when a chunk is written, so that the runs it holds are those
-            // listed then, not before the merges that ate the budget of the batches
-            // before it.
+            // With what the merges left. Begun only when a chunk is written, so that the
+            // runs it holds are those listed then.
             if self.save.is_none() {
                 self.begin_save();
             }
@@ -378,6 +393,14 @@ impl AppliedIds {
     /// Does all the upkeep that is due, in steps as large as a catch-up's: merges until
     /// no size class has [`FAN_IN`] runs, a save of the filter, the removals.
     pub(crate) fn settle(&mut self, tree: &sled::Tree) -> Result<(), StoreError> {
+        // A save begun beside a merge holds the runs listed then; one begun now holds
+        // every run, so that the store's next opening reads none. The chunks written so
+        // far are no longer listed: removed here, or as orphans at the next load.
+        if let Some(save) = self.save.take() {
+            self.unlisted
+                .push_back(keys::number_prefix(keys::ID_FILTER_PREFIX, save.generation));
+            self.begin_save();
+        }
         while !self.is_settled() {
             self.maintain(tree, UPKEEP_STEP)?;
         }
@@ -528,12 +551,12 @@ impl AppliedIds {
     }
 
     /// Writes the save's next chunks in one batch, up to `budget`'s worth (at least one,
-    /// at most [`REMOVALS`]); once all are written, switches the manifest to the new
-    /// generation (every run it covers marked saved) and leaves the previous generation
-    /// to be removed.
-    fn save_step(&mut self, tree: &sled::Tree, budget: &mut u64) -> Result<(), StoreError> {
+    /// at most [`REMOVALS`]), and returns what they cost; once all are written, switches
+    /// the manifest to the new generation (every run it covers marked saved) and leaves
+    /// the previous generation to be removed.
+    fn save_step(&mut self, tree: &sled::Tree, budget: &mut u64) -> Result<u64, StoreError> {
         let Some(save) = self.save.as_mut() else {
-            return Ok(());
+            return Ok(0);
         };
         let layers: Vec<u64> = self
             .filter
@@ -557,13 +580,14 @@ impl AppliedIds {
             batch.insert(keys::id_filter(save.generation, n), bytes);
         }
         tree.apply_batch(batch)?;
-        *budget = budget.saturating_sub((end - save.written) as u64 * RECORD_COST);
+        let cost = (end - save.written) as u64 * RECORD_COST;
+        *budget = budget.saturating_sub(cost);
         save.written = end;
         if save.written < chunks {
-            return Ok(());
+            return Ok(cost);
         }
         let Some(save) = self.save.take() else {
-            return Ok(());
+            return Ok(cost);
         };
         let mut manifest = self.manifest.clone();
         let replaced = manifest.filter.replace(SavedFilter {
@@ -587,7 +611,7 @@ impl AppliedIds {
             ));
         }
         self.stats.filter_saves += 1;
-        Ok(())
+        Ok(cost)
     }
 
     /// Runs a merge step by step with `budget` ids a step, for tests that stop it part way.

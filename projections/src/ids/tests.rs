@@ -384,6 +384,51 @@ fn a_merge_or_filter_save_cut_short_leaves_orphans_that_are_removed_and_loses_no
     assert!(all_duplicates(&store, 0..1601));
 }
 
+#[test]
+fn a_save_of_the_filter_begins_and_goes_on_beside_a_large_merge() {
+    let dir = tempdir();
+    let store = Store::open_with(dir.path(), SMALL).expect("open");
+    // Eight runs of 400 ids: a merge of 3,200 is due, and a save (3,200 ids unsaved).
+    for r in 0..FAN_IN as u64 {
+        fold(&store, (r * 400..(r + 1) * 400).map(id));
+    }
+    let due = stats(&store);
+    assert_eq!((due.runs, due.merges, due.filter_saves), (FAN_IN, 0, 0));
+    // Steps of eight chunks' worth: the merge takes several, and so does the save.
+    let step = || {
+        store
+            .with_ids(|ids| ids.maintain(store.tree(), 8 * RECORD_COST))
+            .expect("a step")
+    };
+    step();
+    assert_eq!(stats(&store).merges, 0, "the merge is under way");
+    assert!(
+        store.tree().scan_prefix(keys::ID_FILTER_PREFIX).count() > 0,
+        "and so is the save"
+    );
+    let mut steps = 1;
+    while stats(&store).filter_saves == 0 || stats(&store).merges == 0 {
+        step();
+        steps += 1;
+        assert!(
+            steps <= 2 * SMALL_CHUNKS,
+            "the save or the merge never finished"
+        );
+    }
+    // The merge's sources were all in the save: so is its output, not read at the next
+    // load.
+    drop(store);
+    let store = reopen(dir.path(), SMALL);
+    let reopened = stats(&store);
+    assert!(reopened.filter_loaded, "{reopened:?}");
+    assert_eq!(
+        (reopened.runs, reopened.read_at_load),
+        (1, 0),
+        "{reopened:?}"
+    );
+    assert!(all_duplicates(&store, 0..3_200));
+}
+
 /// A filter whose first layer is of 1 KiB (within its share up to about 740 ids), which
 /// may grow to 1 MiB.
 const GROWING: Options = Options {
