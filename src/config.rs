@@ -103,10 +103,16 @@ pub struct ServeArgs {
     /// by fresh snapshots.
     #[arg(long, env = "RACING_ODDS_BUFFER", default_value_t = 4096)]
     pub odds_buffer: usize,
-    /// MiB of memory for the filter in front of the applied event ids on disk: about 1% of
-    /// new ids need a disk look-up while the store holds fewer than 0.8 M ids a MiB.
+    /// MiB of the first layer of the filter in front of the applied event ids on disk: it
+    /// holds 0.72 M ids a MiB before a new layer, twice the size of the newest, takes the
+    /// next ones; all but about 1% of new ids are ruled out without a disk look-up.
     #[arg(long, env = "RACING_ID_FILTER_MIB", default_value_t = 32)]
     pub id_filter_mib: usize,
+    /// Most MiB of all the layers of that filter together: past what they hold within 1%
+    /// (about 290 M ids at the defaults) more and more new ids need a disk look-up, and the
+    /// log warns.
+    #[arg(long, env = "RACING_ID_FILTER_MAX_MIB", default_value_t = 512)]
+    pub id_filter_max_mib: usize,
     /// MiB of sled's cache of the read models' pages: more keeps a replay's and a busy
     /// projector's writes from reading pages back from disk, at that much more memory.
     #[arg(long, env = "RACING_STORE_CACHE_MIB", default_value_t = 1024)]
@@ -319,6 +325,7 @@ impl TryFrom<ServeArgs> for Config {
             odds_buffer: a.odds_buffer.max(16),
             store: racing_projections::Options {
                 id_filter_bytes: a.id_filter_mib.clamp(1, 1 << 16) << 20,
+                id_filter_most_bytes: a.id_filter_max_mib.clamp(1, 1 << 16) << 20,
                 cache_bytes: a.store_cache_mib.clamp(16, 1 << 20) << 20,
             },
             demo_race_secs: a.demo_race_secs.max(5),

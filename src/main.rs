@@ -336,6 +336,15 @@ mod tests {
             racing_projections::Options::default().id_filter_bytes,
             "32 MiB unless set"
         );
+        assert_eq!(
+            config(&["--id-filter-max-mib", "64"]).id_filter_most_bytes,
+            64 << 20
+        );
+        assert_eq!(
+            config(&[]).id_filter_most_bytes,
+            racing_projections::Options::default().id_filter_most_bytes,
+            "512 MiB unless set"
+        );
         assert_eq!(config(&["--store-cache-mib", "64"]).cache_bytes, 64 << 20);
         assert_eq!(config(&[]).cache_bytes, 1 << 30, "1 GiB unless set");
     }

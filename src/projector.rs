@@ -5,14 +5,14 @@
 //! (replaying the log at start-up), batches are much larger, so each document a batch
 //! touches is rendered and written far fewer times.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_nats::jetstream;
 use futures::StreamExt;
 use racing_events::{Envelope, Event, RaceNumber, RunnerOdds};
-use racing_projections::{Batch, BatchStats, Outcome, Store, StoreError};
+use racing_projections::{AppliedIdStats, Batch, BatchStats, Outcome, Store, StoreError};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
@@ -97,6 +97,9 @@ pub struct Projector {
     parts: Parts,
     /// JetStream through the projector's own connection.
     js: jetstream::Context,
+    /// How far past its target the filter of applied ids was when the log last warned
+    /// of it ([`filter_warning_level`]).
+    filter_warned: AtomicU32,
 }
 
 impl Projector {
@@ -123,6 +126,7 @@ impl Projector {
             let projector = Projector {
                 parts,
                 js: connection.jetstream(),
+                filter_warned: AtomicU32::new(0),
             };
             projector.run(shutdown).await
         })
@@ -427,6 +431,7 @@ impl Projector {
         metrics::counter!("racing_events_applied_total").increment(stats.applied);
         metrics::counter!("racing_events_duplicate_total").increment(stats.duplicates);
         metrics::counter!("racing_dead_letters_total").increment(stats.dead_letters);
+        self.note_applied_ids(&stats)?;
         held.extend(taken.live);
         if !hold {
             self.go_live(std::mem::take(held));
@@ -436,6 +441,34 @@ impl Projector {
 }
 
 impl Projector {
+    /// Exports how the filter of applied ids stands (`racing_applied_ids_*`), and warns
+    /// when it may grow no more and lets through more new ids than its target, again at
+    /// each doubling of that share: each of them costs a look-up in every run of ids on
+    /// disk, which slows the projector (`RACING_ID_FILTER_MAX_MIB` gives it more room).
+    fn note_applied_ids(&self, batch: &BatchStats) -> anyhow::Result<()> {
+        metrics::counter!("racing_applied_ids_run_lookups_total").increment(batch.id_run_lookups);
+        metrics::counter!("racing_applied_ids_false_positives_total")
+            .increment(batch.id_false_positives);
+        let ids = self.parts.read_models.load().applied_id_stats()?;
+        metrics::gauge!("racing_applied_ids_filter_layers").set(ids.filter_layers as f64);
+        metrics::gauge!("racing_applied_ids_filter_bytes").set(ids.filter_bytes as f64);
+        metrics::gauge!("racing_applied_ids_filter_fill_ratio").set(ids.filter_fill);
+        metrics::gauge!("racing_applied_ids_filter_false_positive_rate")
+            .set(ids.filter_false_positive_rate);
+        let level = filter_warning_level(ids.filter_capped, ids.filter_false_positive_rate);
+        if self.filter_warned.swap(level, Ordering::Relaxed) < level {
+            tracing::warn!(
+                ids = ids.ids,
+                filter_mib = ids.filter_bytes >> 20,
+                false_positive_rate = ids.filter_false_positive_rate,
+                "the filter of applied event ids is at its most memory and full: a growing \
+                 share of new events needs a disk look-up in every run of ids; raise \
+                 RACING_ID_FILTER_MAX_MIB"
+            );
+        }
+        Ok(())
+    }
+
     /// Hands a committed batch's odds updates to the live sessions: one by one, or, when
     /// there are more than the ring carries well (catching up after an outage), as one
     /// catch-up that sends each session the races they changed as they now stand.
@@ -579,6 +612,17 @@ fn off_the_workers<T>(work: impl FnOnce() -> T) -> T {
     }
 }
 
+/// How far the filter of applied ids is past its target, for its warnings: 0 while it may
+/// grow or is within its target; once it may not, 1 up to twice the target, 2 up to four
+/// times, and so on.
+fn filter_warning_level(capped: bool, false_positive_rate: f64) -> u32 {
+    if !capped {
+        return 0;
+    }
+    let times = false_positive_rate / AppliedIdStats::FILTER_TARGET;
+    1 + times.log2().max(0.0) as u32
+}
+
 /// Runs `commit` and records how long it took (`racing_commit_seconds`): readers of the
 /// read models may wait that long for it.
 fn timed<T>(commit: impl FnOnce() -> T) -> T {
@@ -690,4 +734,20 @@ pub(crate) fn fold_decoded(
         add(timed(|| batch.batch.commit())?);
     }
     Ok((done, pending))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_filter_warns_once_it_may_not_grow_and_again_at_each_doubling() {
+        let target = AppliedIdStats::FILTER_TARGET;
+        assert_eq!(filter_warning_level(false, 0.9), 0, "it may grow");
+        assert_eq!(filter_warning_level(true, target * 0.9), 1);
+        assert_eq!(filter_warning_level(true, target * 1.9), 1);
+        assert_eq!(filter_warning_level(true, target * 2.1), 2);
+        assert_eq!(filter_warning_level(true, target * 4.1), 3);
+        assert_eq!(filter_warning_level(true, 1.0), 7);
+    }
 }

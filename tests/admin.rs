@@ -65,6 +65,12 @@ async fn health_readiness_status_and_metrics_answer_on_the_admin_listener() {
         "racing_events_applied_total",
         "racing_dead_letters_total",
         "racing_projector_lag_events",
+        "racing_applied_ids_filter_layers 1",
+        "racing_applied_ids_filter_bytes",
+        "racing_applied_ids_filter_fill_ratio",
+        "racing_applied_ids_filter_false_positive_rate",
+        "racing_applied_ids_run_lookups_total",
+        "racing_applied_ids_false_positives_total",
     ] {
         assert!(metrics.contains(expected), "metrics lack {expected}");
     }

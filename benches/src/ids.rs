@@ -1,8 +1,9 @@
 //! Applied event ids at scale: the store folding a log of many distinct `event_id`s, as
 //! the projector does while catching up (batches of 65,536), then opened again as at a
 //! restart. Each side runs in a process of its own, so that its resident memory is its
-//! own: the figures are the fold's rate, the peak resident memory, and the restart's time
-//! to its first batch with the memory it then holds and the ids it read.
+//! own: the figures are the fold's rate, the peak resident memory, the share of new ids
+//! its filter let through to a look-up in the runs, and the restart's time to its first
+//! batch with the memory it then holds and the ids it read.
 //!
 //! Then, in a third process, the store folds ids as live updates come, in prompt batches
 //! (`Store::prompt_batch`): enough of them to make a save of the filter and merges of
@@ -17,7 +18,7 @@ use std::time::Instant;
 
 use anyhow::{ensure, Context as _};
 use racing_events::{samples, Envelope};
-use racing_projections::{Outcome, Store};
+use racing_projections::{AppliedIdStats, Outcome, Store};
 use serde::{Deserialize, Serialize};
 
 use crate::report::percentile_ms;
@@ -46,9 +47,50 @@ pub struct IdsResult {
     /// Ids the reopening read from disk to take up its duplicate detection.
     #[serde(default)]
     pub reopen_ids_read: u64,
+    /// Of `reopen_secs`, seconds sled took to open the store, and then the applied ids
+    /// to load (the saved filter, and the ids of the runs it lacks).
+    #[serde(default)]
+    pub reopen_open_secs: f64,
+    #[serde(default)]
+    pub reopen_load_secs: f64,
     /// The prompt batches folded after the restart.
     #[serde(default)]
     pub prompt: Option<PromptFigures>,
+    /// The filter of applied ids over the fold, and as it ended.
+    #[serde(default)]
+    pub fold_filter: Option<FilterFigures>,
+}
+
+/// The filter in front of the applied ids over some ids folded, and as it then stands.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct FilterFigures {
+    /// New ids folded meanwhile.
+    pub ids: u64,
+    /// Of those, ids the filter let through to a look-up in the runs (none was found).
+    pub false_positives: u64,
+    /// Layers and bytes of the filter at the end.
+    pub layers: usize,
+    pub bytes: usize,
+    /// Its estimate at the end of the share of new ids it lets through.
+    pub estimated_rate: f64,
+}
+
+impl FilterFigures {
+    /// The filter between `before` and `after`, `ids` new ids folded between them.
+    fn between(before: &AppliedIdStats, after: &AppliedIdStats, ids: u64) -> FilterFigures {
+        FilterFigures {
+            ids,
+            false_positives: after.false_positives - before.false_positives,
+            layers: after.filter_layers,
+            bytes: after.filter_bytes,
+            estimated_rate: after.filter_false_positive_rate,
+        }
+    }
+
+    /// The share of the new ids let through.
+    pub fn rate(&self) -> f64 {
+        self.false_positives as f64 / self.ids.max(1) as f64
+    }
 }
 
 /// Ids folded in prompt batches, and the upkeep before each.
@@ -66,6 +108,9 @@ pub struct PromptFigures {
     /// Merges of runs and saves of the filter completed meanwhile.
     pub merges: u64,
     pub filter_saves: u64,
+    /// The filter over these ids.
+    #[serde(default)]
+    pub filter: Option<FilterFigures>,
 }
 
 /// One child's figures, as it prints them.
@@ -80,9 +125,17 @@ pub struct ChildFigures {
     /// Ids read from disk when the store loaded its applied ids.
     #[serde(default)]
     pub ids_read: u64,
+    /// Of `secs`, seconds sled took to open the store, and then the applied ids to load.
+    #[serde(default)]
+    pub open_secs: f64,
+    #[serde(default)]
+    pub load_secs: f64,
     /// What prompt batches measured, if the child folded them.
     #[serde(default)]
     pub prompt: Option<PromptFigures>,
+    /// The filter over the ids the child folded in batches.
+    #[serde(default)]
+    pub filter: Option<FilterFigures>,
 }
 
 /// Runs both sides in child processes of this benchmark, on a fresh store under `work`,
@@ -128,18 +181,35 @@ pub fn run(scale: &Scale, work: &Path) -> anyhow::Result<IdsResult> {
         reopen_secs: reopen.secs,
         reopen_rss_kib: reopen.rss_kib,
         reopen_ids_read: reopen.ids_read,
+        reopen_open_secs: reopen.open_secs,
+        reopen_load_secs: reopen.load_secs,
         prompt: prompt.prompt,
+        fold_filter: fold.filter,
     };
     eprintln!(
-        "bench:   ids {} folded in {:.1} s ({:.0} events/s), peak RSS {} MiB; reopened to a first batch in {:.3} s, RSS {} MiB, {} ids read",
+        "bench:   ids {} folded in {:.1} s ({:.0} events/s), peak RSS {} MiB; reopened to a first batch in {:.3} s (sled's open {:.3} s, the ids' load {:.3} s), RSS {} MiB, {} ids read",
         events,
         result.fold_secs,
         events as f64 / result.fold_secs,
         result.fold_peak_rss_kib / 1024,
         result.reopen_secs,
+        result.reopen_open_secs,
+        result.reopen_load_secs,
         result.reopen_rss_kib / 1024,
         result.reopen_ids_read
     );
+    if let Some(f) = &result.fold_filter {
+        eprintln!(
+            "bench:   ids filter over the fold: {} of {} new ids looked up in the runs ({:.3}%); at the end {} layers, {} MiB, estimated {:.3}%",
+            f.false_positives, f.ids, 100.0 * f.rate(), f.layers, f.bytes >> 20, 100.0 * f.estimated_rate
+        );
+    }
+    if let Some(f) = result.prompt.as_ref().and_then(|p| p.filter) {
+        eprintln!(
+            "bench:   ids filter over the prompt batches: {} of {} new ids looked up in the runs ({:.3}%); at the end {} layers, {} MiB, estimated {:.3}%",
+            f.false_positives, f.ids, 100.0 * f.rate(), f.layers, f.bytes >> 20, 100.0 * f.estimated_rate
+        );
+    }
     if let Some(p) = &result.prompt {
         eprintln!(
             "bench:   ids then {} in {} prompt batches: upkeep before a batch p50 / p99.9 / max {:.3} / {:.2} / {:.2} ms; {} merges, {} filter saves",
@@ -159,6 +229,10 @@ pub fn child(store: &Path, events: u64, reopen: bool, prompt: u64) -> anyhow::Re
     }
     let started = Instant::now();
     let s = Store::open(store)?;
+    let open_secs = started.elapsed().as_secs_f64();
+    s.load_applied_ids()?;
+    let load_secs = started.elapsed().as_secs_f64() - open_secs;
+    let mut filter = None;
     if reopen {
         let next = s.checkpoint()? + 1;
         let mut batch = s.batch()?;
@@ -186,6 +260,12 @@ pub fn child(store: &Path, events: u64, reopen: bool, prompt: u64) -> anyhow::Re
         }
         // What a crash would leave unflushed is on disk before the clock stops.
         futures::executor::block_on(s.flush())?;
+        let before = AppliedIdStats::default();
+        filter = Some(FilterFigures::between(
+            &before,
+            &s.applied_id_stats()?,
+            events,
+        ));
     }
     let secs = started.elapsed().as_secs_f64();
     let figures = ChildFigures {
@@ -193,7 +273,10 @@ pub fn child(store: &Path, events: u64, reopen: bool, prompt: u64) -> anyhow::Re
         peak_rss_kib: status_kib("VmHWM:")?,
         rss_kib: status_kib("VmRSS:")?,
         ids_read: s.applied_id_stats()?.read_at_load,
+        open_secs,
+        load_secs,
         prompt: None,
+        filter,
     };
     println!("{}", serde_json::to_string(&figures)?);
     Ok(())
@@ -231,6 +314,8 @@ fn prompt_child(store: &Path, from: u64, ids: u64) -> anyhow::Result<()> {
         peak_rss_kib: status_kib("VmHWM:")?,
         rss_kib: status_kib("VmRSS:")?,
         ids_read: before.read_at_load,
+        open_secs: 0.0,
+        load_secs: 0.0,
         prompt: Some(PromptFigures {
             ids,
             batches: upkeep.len() as u64,
@@ -239,7 +324,9 @@ fn prompt_child(store: &Path, from: u64, ids: u64) -> anyhow::Result<()> {
             upkeep_max_ms: at(1.0),
             merges: after.merges - before.merges,
             filter_saves: after.filter_saves - before.filter_saves,
+            filter: Some(FilterFigures::between(&before, &after, ids)),
         }),
+        filter: None,
     };
     println!("{}", serde_json::to_string(&figures)?);
     Ok(())

@@ -31,8 +31,9 @@ pub const LIVE_PEER_RATIO: f64 = 1.0;
 pub const STALL_P99_MS: f64 = 5.0;
 /// Resident memory per idle connection under this, bytes.
 pub const IDLE_BYTES: f64 = 20.0 * 1024.0;
-/// Peak resident memory folding the applied-ids log, under this, MiB: bounded whatever
-/// the number of ids (sled's cache of 256 MiB, the filter's 32 MiB, one batch).
+/// Peak resident memory folding the applied-ids log, under this, MiB: sled's cache of
+/// 256 MiB, the filter's 32 MiB (its first layer, up to 24 M ids; it grows by layers past
+/// that, 224 MiB at 100 M), one batch.
 pub const IDS_PEAK_MIB: u64 = 512;
 
 /// The machine the figures come from.
@@ -580,10 +581,12 @@ impl Report {
             ]);
             rows.push([
                 String::new(),
-                "reopened: to first batch; RSS; ids read".into(),
+                "reopened: to first batch (sled's open, the ids' load); RSS; ids read".into(),
                 format!(
-                    "{:.3} s; {} MiB; {}",
+                    "{:.3} s ({:.3}, {:.3}); {} MiB; {}",
                     i.reopen_secs,
+                    i.reopen_open_secs,
+                    i.reopen_load_secs,
                     i.reopen_rss_kib / 1024,
                     thousands(i.reopen_ids_read as f64)
                 ),
@@ -592,6 +595,27 @@ impl Report {
                 String::new(),
                 String::new(),
             ]);
+            let filters = [
+                ("fold", i.fold_filter),
+                ("then", i.prompt.as_ref().and_then(|p| p.filter)),
+            ];
+            for (when, f) in filters.iter().filter_map(|(w, f)| Some((w, (*f)?))) {
+                rows.push([
+                    String::new(),
+                    format!("{when}: new ids let through by the filter; its layers, MiB, estimate"),
+                    format!(
+                        "{:.3}%; {}, {}, {:.3}%",
+                        100.0 * f.rate(),
+                        f.layers,
+                        f.bytes >> 20,
+                        100.0 * f.estimated_rate
+                    ),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                ]);
+            }
             if let Some(p) = &i.prompt {
                 rows.push([
                     String::new(),

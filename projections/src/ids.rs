@@ -1,6 +1,7 @@
-//! The applied `event_id`s of a store, in bounded memory: on disk as immutable sorted
-//! runs (a committed batch's ids, written in its atomic batch), merged a few at a time as
-//! they accumulate, with a Bloom filter in memory in front of them. A new id is almost
+//! The applied `event_id`s of a store: on disk as immutable sorted runs (a committed
+//! batch's ids, written in its atomic batch; `runs.rs`), merged a few at a time as they
+//! accumulate, with a layered Bloom filter in memory in front of them (`filter.rs`: it
+//! grows by a layer as the ids do, up to the most bytes it is given). A new id is almost
 //! always ruled out by the filter alone; one it cannot rule out is looked up in each run.
 //! The filter is saved in the tree now and then, so that a restart loads it and reads only
 //! the ids of runs the saved filter does not hold, not every id.
@@ -16,13 +17,19 @@
 //! removes its sources, never rewriting a chunk.
 
 use std::collections::{HashSet, VecDeque};
-use std::ops::Bound;
 
-use fastbloom::BloomFilter;
 use serde::{Deserialize, Serialize};
 
 use crate::keys;
 use crate::StoreError;
+
+mod filter;
+mod runs;
+
+#[cfg(test)]
+use filter::{hash, HASHES};
+use filter::{Filter, FILTER_FORMAT};
+use runs::{decode_chunk, encode_chunk, run_holds, Merge};
 
 /// Ids in a chunk of a run (4 KiB). sled 0.34 writes a page larger than 128 KiB (a
 /// quarter of its segment) to a file of its own, a new one at each rewrite: with chunks of
@@ -54,7 +61,9 @@ pub(crate) const PROMPT_UPKEEP_STEP: u64 = if cfg!(test) { 64 } else { 1 << 14 }
 const ATOMIC_MERGE: u64 = if cfg!(test) { 512 } else { 1 << 16 };
 
 /// Ids in runs that the saved filter does not hold after which the filter is saved again:
-/// what a restart reads besides the saved filter stays below this (16 bytes an id).
+/// what a restart reads besides the saved filter stays below this (16 bytes an id). A
+/// filter grown to 224 MiB (100 M ids) is then written again at 112 bytes an id, against
+/// the thousands a replay writes for each event.
 const SAVE_AFTER: u64 = if cfg!(test) { 3_000 } else { 1 << 21 };
 
 /// Ids of a large merge's output written out at a time, as the merge goes (256 KiB): a
@@ -71,22 +80,6 @@ const FILTER_CHUNK_BYTES: usize = 4096;
 /// go 64 records before a prompt batch: in one go, they held a batch 309 to 477 ms and up
 /// to 52 ms (BENCHMARKS.md, "Fourteenth stop").
 const RECORD_COST: u64 = CHUNK_IDS as u64;
-
-/// Hash functions of the filter: the best for 10 bits an id, so a filter of `b` bytes rules
-/// out all but about 1% of new ids up to `0.8 b` applied ids (fewer false positives below
-/// that, more above).
-const HASHES: u32 = 7;
-
-/// How a saved filter's bits were made. A filter saved in another format (another
-/// `fastbloom` release, another hash) is not loaded: it is built again from the runs.
-/// `saved_filter_format_is_stable` fails when the bits of a filter change.
-const FILTER_FORMAT: &str = "fastbloom 0.17, xxh3-64 of the big-endian id";
-
-/// The filter's hash of an id: one stable 64-bit hash, from which `fastbloom` derives the
-/// bits to set.
-fn hash(id: u128) -> u64 {
-    xxhash_rust::xxh3::xxh3_64(&id.to_be_bytes())
-}
 
 /// The runs of applied ids and the saved filter, as recorded at [`keys::IDS_MANIFEST`].
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -113,25 +106,53 @@ struct Run {
     saved: bool,
 }
 
-/// A filter saved in the tree: chunks of [`FILTER_CHUNK_BYTES`] at `generation`.
+/// A filter saved in the tree: chunks of [`FILTER_CHUNK_BYTES`] at `generation`, of its
+/// layers' words one after the other.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct SavedFilter {
     generation: u64,
     format: String,
-    /// 64-bit words of the filter.
+    /// 64-bit words of the filter, all layers together: a release that knew one layer
+    /// alone takes a filter of several for one of another size, and builds its own.
     words: u64,
     hashes: u32,
+    /// 64-bit words of each layer, oldest first, when there are several; none saved: one
+    /// layer of `words` (as every filter was saved before there were layers).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    layers: Vec<u64>,
+}
+
+impl SavedFilter {
+    /// The words of each layer.
+    fn layer_words(&self) -> Vec<u64> {
+        if self.layers.is_empty() {
+            vec![self.words]
+        } else {
+            self.layers.clone()
+        }
+    }
 }
 
 /// How the applied `event_id`s of a store stand, since it was opened.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
 pub struct AppliedIdStats {
     /// Applied ids.
     pub ids: u64,
     /// Sorted runs that hold them.
     pub runs: usize,
-    /// Bytes of the filter in memory.
+    /// Bytes of the filter in memory, all its layers.
     pub filter_bytes: usize,
+    /// Layers of the filter: one more each time the newest holds as many ids as keep it
+    /// within its share of the false positives, while the most bytes allow.
+    pub filter_layers: usize,
+    /// The share of the newest layer's bits set, estimated from its ids.
+    pub filter_fill: f64,
+    /// The share of new ids the filter lets through to a look-up in the runs, estimated
+    /// from each layer's ids.
+    pub filter_false_positive_rate: f64,
+    /// Whether the filter is at the most bytes it may take with its newest layer full:
+    /// from here, the share of new ids it lets through grows with every id.
+    pub filter_capped: bool,
     /// Whether the filter was loaded as saved (else it was built from the runs).
     pub filter_loaded: bool,
     /// Ids read from runs when the store loaded its applied ids: those of runs that the
@@ -149,9 +170,14 @@ pub struct AppliedIdStats {
     pub orphans_removed: u64,
 }
 
+impl AppliedIdStats {
+    /// The share of new ids the filter lets through, at most, while it may grow.
+    pub const FILTER_TARGET: f64 = filter::TARGET_FALSE_POSITIVES;
+}
+
 /// The applied ids of a store as loaded: the filter, and the manifest as committed.
 pub(crate) struct AppliedIds {
-    filter: BloomFilter,
+    filter: Filter,
     manifest: Manifest,
     merge: Option<Merge>,
     save: Option<FilterSave>,
@@ -168,6 +194,9 @@ pub(crate) struct AppliedIds {
 /// save began, and only ids of runs on disk.
 struct FilterSave {
     generation: u64,
+    /// The layers it saves: those there were when it began (a layer begun since holds
+    /// ids of runs listed since, which it does not hold).
+    layers: usize,
     /// The chunks written so far.
     written: usize,
     /// The runs whose every id the saved filter holds: those listed when the save began,
@@ -176,11 +205,16 @@ struct FilterSave {
 }
 
 impl AppliedIds {
-    /// Loads the applied ids of `tree` with a filter of `filter_bytes`: removes what an
-    /// interrupted merge or filter save left, loads the saved filter and adds to it the ids
-    /// of the runs it does not hold. With no usable saved filter (none saved yet, or one
-    /// of another size or format) it is built from every run, which reads every id once.
-    pub(crate) fn load(tree: &sled::Tree, filter_bytes: usize) -> Result<AppliedIds, StoreError> {
+    /// Loads the applied ids of `tree` with a filter whose first layer is of `first_bytes`,
+    /// growing up to `most_bytes`: removes what an interrupted merge or filter save left,
+    /// loads the saved filter and adds to it the ids of the runs it does not hold. With no
+    /// usable saved filter (none saved yet, or one of another first size or format, or
+    /// larger than `most_bytes`) it is built from every run, which reads every id once.
+    pub(crate) fn load(
+        tree: &sled::Tree,
+        first_bytes: usize,
+        most_bytes: usize,
+    ) -> Result<AppliedIds, StoreError> {
         let mut manifest = read_manifest(tree)?;
         let mut stats = AppliedIdStats::default();
         let listed: HashSet<u64> = manifest.runs.iter().map(|r| r.number).collect();
@@ -195,16 +229,19 @@ impl AppliedIds {
             .map(|r| r.number + 1)
             .fold(manifest.next_run, u64::max);
 
-        let words = (filter_bytes / 8).max(1);
-        let saved = manifest
-            .filter
-            .as_ref()
-            .filter(|f| f.format == FILTER_FORMAT && f.words == words as u64);
-        let mut filter = match saved {
-            Some(saved) => {
-                stats.filter_loaded = true;
-                read_filter(tree, saved)?
-            }
+        let (first, most) = ((first_bytes / 8).max(1) as u64, (most_bytes / 8) as u64);
+        let saved = manifest.filter.as_ref().filter(|f| {
+            f.format == FILTER_FORMAT
+                && f.layer_words().first() == Some(&first)
+                && f.words <= most.max(first)
+        });
+        let loaded = match saved {
+            Some(saved) => Some(read_filter(tree, saved, most_bytes)?),
+            None => None,
+        };
+        stats.filter_loaded = loaded.is_some();
+        let mut filter = match loaded {
+            Some(filter) => filter,
             None => {
                 // Nothing saved holds any id now: every run is read, and the filter is
                 // saved as soon as that is worth it.
@@ -212,14 +249,14 @@ impl AppliedIds {
                 for run in &mut manifest.runs {
                     run.saved = false;
                 }
-                BloomFilter::with_num_bits(words * 64).hashes(HASHES)
+                Filter::new(first_bytes, most_bytes)
             }
         };
         for run in manifest.runs.iter().filter(|r| !r.saved) {
             for item in tree.scan_prefix(keys::number_prefix(keys::ID_RUN_PREFIX, run.number)) {
                 let (_, chunk) = item?;
                 for id in decode_chunk(&chunk)? {
-                    filter.insert_hash(hash(id));
+                    filter.insert(id);
                     stats.read_at_load += 1;
                 }
             }
@@ -236,18 +273,18 @@ impl AppliedIds {
 
     /// Whether `id` was applied: the filter rules most new ids out; any other is looked up
     /// in each run, newest first.
-    pub(crate) fn contains(&mut self, tree: &sled::Tree, id: u128) -> Result<bool, StoreError> {
-        if !self.filter.contains_hash(hash(id)) {
-            return Ok(false);
+    pub(crate) fn contains(&mut self, tree: &sled::Tree, id: u128) -> Result<Seen, StoreError> {
+        if !self.filter.contains(id) {
+            return Ok(Seen::RuledOut);
         }
         self.stats.run_lookups += 1;
         for run in self.manifest.runs.iter().rev() {
             if run_holds(tree, run.number, id)? {
-                return Ok(true);
+                return Ok(Seen::InRun);
             }
         }
         self.stats.false_positives += 1;
-        Ok(false)
+        Ok(Seen::NotInRun)
     }
 
     /// Adds to `batch` a new run of `ids` (ids no run holds, sorted here) applied by the
@@ -281,17 +318,33 @@ impl AppliedIds {
     /// Takes in a run staged by [`AppliedIds::stage`] whose batch was applied.
     pub(crate) fn committed(&mut self, staged: Staged, ids: &[u128]) {
         for id in ids {
-            self.filter.insert_hash(hash(*id));
+            self.filter.insert(*id);
         }
         self.manifest = staged.manifest;
     }
 
     /// The upkeep between two batches, up to `step` ids' worth of it: first removing what
     /// is no longer listed, then a step of merging runs where runs of a size class are
-    /// many, then a step of saving the filter, once the runs it does not hold have grown.
+    /// many, and a step of saving the filter, once the runs it does not hold have grown
+    /// (beside a merge, up to half the step and before it).
     pub(crate) fn maintain(&mut self, tree: &sled::Tree, step: u64) -> Result<(), StoreError> {
         let mut budget = step;
         self.remove_unlisted(tree, &mut budget)?;
+        let merging = self.merge.is_some() || self.merge_sources().is_some();
+        if budget > 0 && merging && (self.save.is_some() || self.unsaved() >= SAVE_AFTER) {
+            // Beside a merge, a save under way or due takes up to half the step (at least
+            // a chunk) first: a large merge takes every step for as long as it lasts (33 M
+            // ids, 33 catch-up batches), and a save of a grown filter (224 MiB, seven
+            // times one of 32) that waited for it left the runs it would hold unsaved: a
+            // restart after a fold of 70 M ids read 36 M (BENCHMARKS.md, "The applied
+            // ids' filter in layers").
+            if self.save.is_none() {
+                self.begin_save();
+            }
+            let mut share = budget / 2;
+            let cost = self.save_step(tree, &mut share)?;
+            budget = budget.saturating_sub(cost);
+        }
         while budget > 0 {
             let mut merge = match self.merge.take() {
                 Some(merge) => merge,
@@ -307,9 +360,8 @@ impl AppliedIds {
             }
         }
         if budget > 0 && (self.save.is_some() || self.unsaved() >= SAVE_AFTER) {
-            // Begun only when a chunk is written, so that the runs it holds are those
-            // listed then, not before the merges that ate the budget of the batches
-            // before it.
+            // With what the merges left. Begun only when a chunk is written, so that the
+            // runs it holds are those listed then.
             if self.save.is_none() {
                 self.begin_save();
             }
@@ -341,6 +393,14 @@ impl AppliedIds {
     /// Does all the upkeep that is due, in steps as large as a catch-up's: merges until
     /// no size class has [`FAN_IN`] runs, a save of the filter, the removals.
     pub(crate) fn settle(&mut self, tree: &sled::Tree) -> Result<(), StoreError> {
+        // A save begun beside a merge holds the runs listed then; one begun now holds
+        // every run, so that the store's next opening reads none. The chunks written so
+        // far are no longer listed: removed here, or as orphans at the next load.
+        if let Some(save) = self.save.take() {
+            self.unlisted
+                .push_back(keys::number_prefix(keys::ID_FILTER_PREFIX, save.generation));
+            self.begin_save();
+        }
         while !self.is_settled() {
             self.maintain(tree, UPKEEP_STEP)?;
         }
@@ -371,7 +431,11 @@ impl AppliedIds {
         AppliedIdStats {
             ids: self.manifest.runs.iter().map(|r| r.ids).sum(),
             runs: self.manifest.runs.len(),
-            filter_bytes: self.filter.num_bits() / 8,
+            filter_bytes: self.filter.words() * 8,
+            filter_layers: self.filter.layers(),
+            filter_fill: self.filter.fill(),
+            filter_false_positive_rate: self.filter.false_positive_rate(),
+            filter_capped: self.filter.capped(),
             ..self.stats
         }
     }
@@ -381,7 +445,8 @@ impl AppliedIds {
         let sources = self.merge_sources()?;
         let output = self.manifest.next_run;
         self.manifest.next_run += 1;
-        Some(Merge::new(output, &sources))
+        let numbers: Vec<u64> = sources.iter().map(|r| r.number).collect();
+        Some(Merge::new(output, &numbers))
     }
 
     /// The oldest [`FAN_IN`] runs of the smallest size class that has that many.
@@ -479,52 +544,58 @@ impl AppliedIds {
         self.manifest.next_filter += 1;
         self.save = Some(FilterSave {
             generation,
+            layers: self.filter.layers(),
             written: 0,
             covered: self.manifest.runs.iter().map(|r| r.number).collect(),
         });
     }
 
     /// Writes the save's next chunks in one batch, up to `budget`'s worth (at least one,
-    /// at most [`REMOVALS`]); once all are written, switches the manifest to the new
-    /// generation (every run it covers marked saved) and leaves the previous generation
-    /// to be removed.
-    fn save_step(&mut self, tree: &sled::Tree, budget: &mut u64) -> Result<(), StoreError> {
+    /// at most [`REMOVALS`]), and returns what they cost; once all are written, switches
+    /// the manifest to the new generation (every run it covers marked saved) and leaves
+    /// the previous generation to be removed.
+    fn save_step(&mut self, tree: &sled::Tree, budget: &mut u64) -> Result<u64, StoreError> {
         let Some(save) = self.save.as_mut() else {
-            return Ok(());
+            return Ok(0);
         };
-        let words = self.filter.as_slice();
-        let chunks = words.len().div_ceil(FILTER_CHUNK_BYTES / 8);
+        let layers: Vec<u64> = self
+            .filter
+            .layer_words()
+            .into_iter()
+            .take(save.layers)
+            .collect();
+        let words = usize::try_from(layers.iter().sum::<u64>()).unwrap_or(usize::MAX);
+        let per_chunk = FILTER_CHUNK_BYTES / 8;
+        let chunks = words.div_ceil(per_chunk);
         let most = usize::try_from(*budget / RECORD_COST)
             .unwrap_or(REMOVALS)
             .clamp(1, REMOVALS);
         let mut batch = sled::Batch::default();
         let end = chunks.min(save.written.saturating_add(most));
         for n in save.written..end {
-            let chunk = words
-                .get(n * FILTER_CHUNK_BYTES / 8..)
-                .unwrap_or_default()
-                .iter()
-                .take(FILTER_CHUNK_BYTES / 8);
-            let bytes: Vec<u8> = chunk.flat_map(|w| w.to_le_bytes()).collect();
+            let chunk = self.filter.chunk(save.layers, n * per_chunk, per_chunk);
+            let bytes: Vec<u8> = chunk.iter().flat_map(|w| w.to_le_bytes()).collect();
             let n = u32::try_from(n)
                 .map_err(|_| StoreError::Corrupt("a filter of too many chunks".into()))?;
             batch.insert(keys::id_filter(save.generation, n), bytes);
         }
         tree.apply_batch(batch)?;
-        *budget = budget.saturating_sub((end - save.written) as u64 * RECORD_COST);
+        let cost = (end - save.written) as u64 * RECORD_COST;
+        *budget = budget.saturating_sub(cost);
         save.written = end;
         if save.written < chunks {
-            return Ok(());
+            return Ok(cost);
         }
         let Some(save) = self.save.take() else {
-            return Ok(());
+            return Ok(cost);
         };
         let mut manifest = self.manifest.clone();
         let replaced = manifest.filter.replace(SavedFilter {
             generation: save.generation,
             format: FILTER_FORMAT.to_owned(),
-            words: words.len() as u64,
-            hashes: self.filter.num_hashes(),
+            words: words as u64,
+            hashes: self.filter.hashes(),
+            layers: if layers.len() > 1 { layers } else { Vec::new() },
         });
         for run in &mut manifest.runs {
             run.saved = save.covered.contains(&run.number);
@@ -540,7 +611,7 @@ impl AppliedIds {
             ));
         }
         self.stats.filter_saves += 1;
-        Ok(())
+        Ok(cost)
     }
 
     /// Runs a merge step by step with `budget` ids a step, for tests that stop it part way.
@@ -562,186 +633,21 @@ impl AppliedIds {
     }
 }
 
+/// What a look-up of an id in the applied ids found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Seen {
+    /// The filter ruled it out: a new id, found without a disk read.
+    RuledOut,
+    /// A run holds it: applied before.
+    InRun,
+    /// The filter could not rule it out, and no run holds it: a new id, and one of the
+    /// filter's false positives.
+    NotInRun,
+}
+
 /// A run staged into a batch, with the manifest that lists it.
 pub(crate) struct Staged {
     manifest: Manifest,
-}
-
-/// A k-way merge of sorted runs into a new one, in steps.
-struct Merge {
-    output: u64,
-    sources: Vec<Cursor>,
-    /// Output ids of the chunk in progress.
-    out: Vec<u128>,
-    /// Output chunks not yet written to the tree.
-    pending: sled::Batch,
-    pending_ids: u64,
-    /// Ids taken from the sources, and written to the output (fewer if two sources shared
-    /// one, which they never should).
-    taken: u64,
-    written: u64,
-    last: Option<u128>,
-}
-
-impl Merge {
-    fn new(output: u64, sources: &[Run]) -> Merge {
-        Merge {
-            output,
-            sources: sources.iter().map(|r| Cursor::new(r.number)).collect(),
-            out: Vec::with_capacity(CHUNK_IDS),
-            pending: sled::Batch::default(),
-            pending_ids: 0,
-            taken: 0,
-            written: 0,
-            last: None,
-        }
-    }
-
-    /// Merges up to `budget` ids (taking them off it); whether the merge is complete.
-    fn step(&mut self, tree: &sled::Tree, budget: &mut u64) -> Result<bool, StoreError> {
-        while *budget > 0 {
-            let mut least: Option<(u128, usize)> = None;
-            for (i, source) in self.sources.iter_mut().enumerate() {
-                if let Some(id) = source.peek(tree)? {
-                    if least.is_none_or(|(l, _)| id < l) {
-                        least = Some((id, i));
-                    }
-                }
-            }
-            let Some((id, i)) = least else {
-                self.write_chunk(tree)?;
-                return Ok(true);
-            };
-            if let Some(source) = self.sources.get_mut(i) {
-                source.pos += 1;
-            }
-            *budget -= 1;
-            self.taken += 1;
-            // Runs hold no id in common; if two did, the output holds it once.
-            if self.last.replace(id) == Some(id) {
-                continue;
-            }
-            self.out.push(id);
-            if self.out.len() == CHUNK_IDS {
-                self.write_chunk(tree)?;
-            }
-        }
-        Ok(false)
-    }
-
-    /// Adds the output chunk in progress to the pending batch, and writes that out once
-    /// the output has outgrown one atomic batch.
-    fn write_chunk(&mut self, tree: &sled::Tree) -> Result<(), StoreError> {
-        if let Some(first) = self.out.first() {
-            self.pending
-                .insert(keys::id_run(self.output, *first), encode_chunk(&self.out));
-            self.written += self.out.len() as u64;
-            self.pending_ids += self.out.len() as u64;
-            self.out.clear();
-        }
-        if self.written > ATOMIC_MERGE && self.pending_ids >= MERGE_WRITE_IDS {
-            tree.apply_batch(std::mem::take(&mut self.pending))?;
-            self.pending_ids = 0;
-        }
-        Ok(())
-    }
-}
-
-/// Where a merge stands in one of its sources.
-struct Cursor {
-    run: u64,
-    /// The ids of the chunk being merged, and how many of them are.
-    ids: Vec<u128>,
-    pos: usize,
-    /// The key of the chunk in `ids`.
-    read: Option<Vec<u8>>,
-    done: bool,
-}
-
-impl Cursor {
-    fn new(run: u64) -> Cursor {
-        Cursor {
-            run,
-            ids: Vec::new(),
-            pos: 0,
-            read: None,
-            done: false,
-        }
-    }
-
-    /// The source's next id, reading its next chunk when needed; `None` past its end.
-    fn peek(&mut self, tree: &sled::Tree) -> Result<Option<u128>, StoreError> {
-        while self.pos == self.ids.len() && !self.done {
-            let from = match &self.read {
-                Some(key) => Bound::Excluded(key.clone()),
-                None => Bound::Included(keys::id_run(self.run, 0)),
-            };
-            let to = Bound::Included(keys::id_run(self.run, u128::MAX));
-            match tree.range((from, to)).next() {
-                Some(item) => {
-                    let (key, chunk) = item?;
-                    self.ids = decode_chunk(&chunk)?;
-                    self.pos = 0;
-                    self.read = Some(key.to_vec());
-                }
-                None => self.done = true,
-            }
-        }
-        Ok(self.ids.get(self.pos).copied())
-    }
-}
-
-/// Whether run `run` holds `id`: a binary search in the one chunk that would.
-fn run_holds(tree: &sled::Tree, run: u64, id: u128) -> Result<bool, StoreError> {
-    let Some(item) = tree
-        .range(keys::id_run(run, 0)..=keys::id_run(run, id))
-        .next_back()
-    else {
-        return Ok(false);
-    };
-    let (_, chunk) = item?;
-    if !chunk.len().is_multiple_of(16) {
-        return Err(chunk_damaged());
-    }
-    let n = chunk.len() / 16;
-    let at = |i: usize| -> u128 {
-        chunk
-            .get(i * 16..i * 16 + 16)
-            .and_then(|b| b.try_into().ok())
-            .map_or(0, u128::from_be_bytes)
-    };
-    let (mut lo, mut hi) = (0, n);
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        match at(mid).cmp(&id) {
-            std::cmp::Ordering::Less => lo = mid + 1,
-            std::cmp::Ordering::Greater => hi = mid,
-            std::cmp::Ordering::Equal => return Ok(true),
-        }
-    }
-    Ok(false)
-}
-
-fn chunk_damaged() -> StoreError {
-    StoreError::Corrupt("a chunk of applied event ids is not a whole number of ids".into())
-}
-
-fn encode_chunk(ids: &[u128]) -> Vec<u8> {
-    ids.iter().flat_map(|id| id.to_be_bytes()).collect()
-}
-
-fn decode_chunk(chunk: &[u8]) -> Result<Vec<u128>, StoreError> {
-    if !chunk.len().is_multiple_of(16) {
-        return Err(chunk_damaged());
-    }
-    Ok(chunk
-        .chunks_exact(16)
-        .map(|b| {
-            let mut id = [0; 16];
-            id.copy_from_slice(b);
-            u128::from_be_bytes(id)
-        })
-        .collect())
 }
 
 fn encode_manifest(manifest: &Manifest) -> Result<Vec<u8>, StoreError> {
@@ -756,8 +662,12 @@ fn read_manifest(tree: &sled::Tree) -> Result<Manifest, StoreError> {
     }
 }
 
-/// The saved filter, read back.
-fn read_filter(tree: &sled::Tree, saved: &SavedFilter) -> Result<BloomFilter, StoreError> {
+/// The saved filter, read back, to grow up to `most_bytes`.
+fn read_filter(
+    tree: &sled::Tree,
+    saved: &SavedFilter,
+    most_bytes: usize,
+) -> Result<Filter, StoreError> {
     let mut words = Vec::with_capacity(usize::try_from(saved.words).unwrap_or(0));
     for item in tree.scan_prefix(keys::number_prefix(
         keys::ID_FILTER_PREFIX,
@@ -773,14 +683,19 @@ fn read_filter(tree: &sled::Tree, saved: &SavedFilter) -> Result<BloomFilter, St
             u64::from_le_bytes(w)
         }));
     }
-    if words.len() as u64 != saved.words || words.is_empty() {
+    let read = words.len();
+    if read as u64 != saved.words {
         return Err(StoreError::Corrupt(format!(
-            "the saved filter holds {} words of {}",
-            words.len(),
+            "the saved filter holds {read} words of {}",
             saved.words
         )));
     }
-    Ok(BloomFilter::from_vec(words).hashes(saved.hashes))
+    Filter::from_saved(words, &saved.layer_words(), saved.hashes, most_bytes).ok_or_else(|| {
+        StoreError::Corrupt(format!(
+            "the saved filter's {read} words are not its layers' {:?}",
+            saved.layer_words()
+        ))
+    })
 }
 
 /// Removes every record under `prefix` (numbered: runs, filter generations) whose number

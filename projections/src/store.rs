@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::docs::Doc;
 use crate::feed::ChangedDocs;
 use crate::fold::{Fold, Outcome, RaceOdds, Records, State};
-use crate::ids::{self, AppliedIdStats, AppliedIds};
+use crate::ids::{self, AppliedIdStats, AppliedIds, Seen};
 use crate::journal::{self, OddsMove};
 use crate::keys::{self, DocKey};
 use crate::StoreError;
@@ -69,12 +69,17 @@ pub struct DeadLetter {
 /// How a store is set up; [`Options::default`] is what [`Store::open`] takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Options {
-    /// Bytes of the Bloom filter held in memory in front of the applied `event_id`s: it
-    /// rules out all but about 1% of new ids while the store holds fewer than 0.8 ids a
-    /// byte (26 M for the default 32 MiB), and more as it grows past that; each id it
-    /// does not rule out is looked up on disk, in each run of ids. A store saved with a
-    /// filter of another size builds its filter again from every id, once.
+    /// Bytes of the first layer of the Bloom filter held in memory in front of the applied
+    /// `event_id`s: it rules out all but about 0.5% of new ids up to 0.72 ids a byte (24 M
+    /// for the default 32 MiB); each id it does not rule out is looked up on disk, in each
+    /// run of ids. Past that a new layer twice the size of the newest takes the next ids,
+    /// and all of them together rule out all but about 1%. A store saved with a filter
+    /// whose first layer was of another size builds its filter again from every id, once.
     pub id_filter_bytes: usize,
+    /// Most bytes of all the filter's layers together (at least the first's): past what
+    /// they hold within 1% (about 290 M ids for the defaults), the newest layer lets
+    /// through more new ids with every id.
+    pub id_filter_most_bytes: usize,
     /// Bytes of sled's cache of the tree's pages. Every write of a commit walks the
     /// tree down to its leaf, and a page no longer in the cache is read back from the log
     /// and decoded: while the store is built, a cache smaller than the pages a batch
@@ -86,6 +91,7 @@ impl Default for Options {
     fn default() -> Options {
         Options {
             id_filter_bytes: 32 << 20,
+            id_filter_most_bytes: 512 << 20,
             cache_bytes: 256 << 20,
         }
     }
@@ -467,7 +473,11 @@ impl Store {
         let mut ids = self.ids.lock().unwrap_or_else(|p| p.into_inner());
         let ids = match &mut *ids {
             Some(ids) => ids,
-            empty => empty.insert(AppliedIds::load(&self.tree, self.options.id_filter_bytes)?),
+            empty => empty.insert(AppliedIds::load(
+                &self.tree,
+                self.options.id_filter_bytes,
+                self.options.id_filter_most_bytes,
+            )?),
         };
         f(ids)
     }
@@ -588,6 +598,10 @@ pub struct BatchStats {
     pub dead_letters: u64,
     /// The checkpoint after the commit.
     pub checkpoint: u64,
+    /// `event_id`s the filter of applied ids could not rule out, looked up on disk.
+    pub id_run_lookups: u64,
+    /// Of those, ids found in no run: the filter's false positives.
+    pub id_false_positives: u64,
 }
 
 /// Changes in progress: reads see the batch's own writes, and nothing reaches the tree
@@ -629,12 +643,19 @@ impl State for Batch<'_> {
     }
 
     fn first_seen(&mut self, event_id: u128) -> Result<bool, StoreError> {
-        if self.new_id_set.contains(&event_id)
-            || self
-                .store
-                .with_ids(|ids| ids.contains(&self.store.tree, event_id))?
-        {
+        if self.new_id_set.contains(&event_id) {
             return Ok(false);
+        }
+        let seen = self
+            .store
+            .with_ids(|ids| ids.contains(&self.store.tree, event_id))?;
+        if seen != Seen::RuledOut {
+            self.stats.id_run_lookups += 1;
+        }
+        match seen {
+            Seen::InRun => return Ok(false),
+            Seen::NotInRun => self.stats.id_false_positives += 1,
+            Seen::RuledOut => {}
         }
         self.new_id_set.insert(event_id);
         self.new_ids.push(event_id);

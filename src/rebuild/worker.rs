@@ -56,9 +56,12 @@ pub struct WorkerArgs {
     /// The store's page cache, in bytes.
     #[arg(long)]
     pub cache_bytes: u64,
-    /// The store's filter of applied event ids, in bytes.
+    /// The store's filter of applied event ids, in bytes: its first layer.
     #[arg(long)]
     pub id_filter_bytes: usize,
+    /// The most bytes of all that filter's layers.
+    #[arg(long)]
+    pub id_filter_most_bytes: usize,
 }
 
 /// What the worker answers after each batch.
@@ -77,6 +80,7 @@ pub async fn run(args: WorkerArgs) -> anyhow::Result<ExitCode> {
     lower_priority();
     let options = Options {
         id_filter_bytes: args.id_filter_bytes,
+        id_filter_most_bytes: args.id_filter_most_bytes,
         cache_bytes: args.cache_bytes,
     };
     let store = Store::open_with(&args.dir, options)
@@ -273,6 +277,10 @@ impl Worker {
             .args(["--stream-identity", identity])
             .args(["--cache-bytes", &options.cache_bytes.to_string()])
             .args(["--id-filter-bytes", &options.id_filter_bytes.to_string()])
+            .args([
+                "--id-filter-most-bytes",
+                &options.id_filter_most_bytes.to_string(),
+            ])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -2,6 +2,7 @@
 //! merges, after a restart that reads only what the saved filter lacks, and after a merge
 //! or a filter save cut short; the upkeep in short steps before live batches.
 
+use fastbloom::BloomFilter;
 use racing_events::{samples, Envelope};
 
 use super::*;
@@ -55,12 +56,14 @@ fn fold_in(
 /// A filter of 64 bits: it rules nothing out, so every id is looked up in the runs.
 const NO_FILTER: Options = Options {
     id_filter_bytes: 8,
+    id_filter_most_bytes: 8,
     cache_bytes: 16 << 20,
 };
 
 /// A filter of 64 KiB: hardly a false positive among the thousands of ids here.
 const SMALL: Options = Options {
     id_filter_bytes: 64 * 1024,
+    id_filter_most_bytes: 64 * 1024,
     cache_bytes: 16 << 20,
 };
 
@@ -379,6 +382,173 @@ fn a_merge_or_filter_save_cut_short_leaves_orphans_that_are_removed_and_loses_no
     let merged = stats(&store);
     assert_eq!((merged.merges, merged.runs, merged.ids), (1, 2, 1601));
     assert!(all_duplicates(&store, 0..1601));
+}
+
+#[test]
+fn a_save_of_the_filter_begins_and_goes_on_beside_a_large_merge() {
+    let dir = tempdir();
+    let store = Store::open_with(dir.path(), SMALL).expect("open");
+    // Eight runs of 400 ids: a merge of 3,200 is due, and a save (3,200 ids unsaved).
+    for r in 0..FAN_IN as u64 {
+        fold(&store, (r * 400..(r + 1) * 400).map(id));
+    }
+    let due = stats(&store);
+    assert_eq!((due.runs, due.merges, due.filter_saves), (FAN_IN, 0, 0));
+    // Steps of eight chunks' worth: the merge takes several, and so does the save.
+    let step = || {
+        store
+            .with_ids(|ids| ids.maintain(store.tree(), 8 * RECORD_COST))
+            .expect("a step")
+    };
+    step();
+    assert_eq!(stats(&store).merges, 0, "the merge is under way");
+    assert!(
+        store.tree().scan_prefix(keys::ID_FILTER_PREFIX).count() > 0,
+        "and so is the save"
+    );
+    let mut steps = 1;
+    while stats(&store).filter_saves == 0 || stats(&store).merges == 0 {
+        step();
+        steps += 1;
+        assert!(
+            steps <= 2 * SMALL_CHUNKS,
+            "the save or the merge never finished"
+        );
+    }
+    // The merge's sources were all in the save: so is its output, not read at the next
+    // load.
+    drop(store);
+    let store = reopen(dir.path(), SMALL);
+    let reopened = stats(&store);
+    assert!(reopened.filter_loaded, "{reopened:?}");
+    assert_eq!(
+        (reopened.runs, reopened.read_at_load),
+        (1, 0),
+        "{reopened:?}"
+    );
+    assert!(all_duplicates(&store, 0..3_200));
+}
+
+/// A filter whose first layer is of 1 KiB (within its share up to about 740 ids), which
+/// may grow to 1 MiB.
+const GROWING: Options = Options {
+    id_filter_bytes: 1024,
+    id_filter_most_bytes: 1 << 20,
+    cache_bytes: 16 << 20,
+};
+
+/// Folds the ids from `from` to `to` into `store` in batches of 1,000.
+fn fold_range(store: &Store, from: u64, to: u64) {
+    for b in (from..to).step_by(1000) {
+        fold(store, (b..to.min(b + 1000)).map(id));
+    }
+}
+
+/// The share of `n` ids never applied, from `from` on, that the filter let through to a
+/// look-up in the runs (none of them found there).
+fn measured_false_positives(store: &Store, from: u64, n: u64) -> f64 {
+    let before = stats(store);
+    for i in from..from + n {
+        let seen = store
+            .with_ids(|ids| ids.contains(store.tree(), id(i)))
+            .expect("look-up");
+        assert_ne!(seen, Seen::InRun, "id {i} was never applied");
+    }
+    let after = stats(store);
+    assert_eq!(
+        after.run_lookups - before.run_lookups,
+        after.false_positives - before.false_positives
+    );
+    (after.false_positives - before.false_positives) as f64 / n as f64
+}
+
+#[test]
+fn the_filter_grows_a_layer_at_a_time_and_its_false_positives_stay_bounded() {
+    let dir = tempdir();
+    let store = Store::open_with(dir.path(), GROWING).expect("open");
+    let mut applied = 0;
+    // Ids never applied, to look up: far past those applied.
+    let mut probe = 1 << 40;
+    let mut layers = 0;
+    // 3, 10 and 40 times what the first layer holds within its share: one filter of
+    // 1 KiB would let through 40%, 98% and all of new ids.
+    for count in [2_000, 8_000, 30_000] {
+        fold_range(&store, applied, count);
+        applied = count;
+        let measured = measured_false_positives(&store, probe, 10_000);
+        probe += 10_000;
+        let now = stats(&store);
+        assert!(now.filter_layers > layers, "{count} ids: {now:?}");
+        layers = now.filter_layers;
+        assert!(
+            now.filter_false_positive_rate <= filter::TARGET_FALSE_POSITIVES,
+            "{count} ids: {now:?}"
+        );
+        // And what look-ups meet: under 2% of 10,000 new ids (1% and sampling noise).
+        assert!(
+            measured < 0.02,
+            "{count} ids: {measured} of new ids looked up"
+        );
+        assert!(!now.filter_capped, "{now:?}");
+    }
+    assert!(stats(&store).filter_bytes <= 1 << 20);
+    assert!(all_duplicates(&store, 0..applied), "no false negative");
+}
+
+#[test]
+fn a_grown_filter_is_saved_with_its_layers_and_loaded_as_saved() {
+    let dir = tempdir();
+    let grown = {
+        let store = Store::open_with(dir.path(), GROWING).expect("open");
+        fold_range(&store, 0, 4_000);
+        store.settle_applied_ids().expect("settle");
+        stats(&store)
+    };
+    assert!(grown.filter_layers >= 3, "{grown:?}");
+    assert!(grown.filter_saves >= 1, "{grown:?}");
+    let store = reopen(dir.path(), GROWING);
+    let reopened = stats(&store);
+    assert!(reopened.filter_loaded, "{reopened:?}");
+    assert_eq!(
+        (reopened.filter_layers, reopened.filter_bytes),
+        (grown.filter_layers, grown.filter_bytes)
+    );
+    // Each layer's ids estimated from its bits: about as many as were inserted.
+    let estimated = reopened.filter_false_positive_rate;
+    assert!(
+        (estimated - grown.filter_false_positive_rate).abs() < 0.002,
+        "{estimated} after the restart, {grown:?} before"
+    );
+    assert!(measured_false_positives(&store, 1 << 40, 10_000) < 0.02);
+    assert!(all_duplicates(&store, 0..4_000));
+    // A release that knew one layer alone sees a filter of another size in it.
+    let manifest = read_manifest(store.tree()).expect("manifest");
+    let saved = manifest.filter.expect("a saved filter");
+    assert_eq!(saved.words, grown.filter_bytes as u64 / 8);
+    assert_eq!(saved.layer_words().len(), grown.filter_layers);
+}
+
+#[test]
+fn a_filter_that_may_not_grow_says_so_as_its_false_positives_climb() {
+    let dir = tempdir();
+    let capped = Options {
+        id_filter_most_bytes: 1024,
+        ..GROWING
+    };
+    let store = Store::open_with(dir.path(), capped).expect("open");
+    fold_range(&store, 0, 500);
+    let within = stats(&store);
+    assert_eq!(within.filter_layers, 1);
+    assert!(!within.filter_capped, "{within:?}");
+    fold_range(&store, 500, 3_000);
+    let past = stats(&store);
+    assert_eq!((past.filter_layers, past.filter_bytes), (1, 1024));
+    assert!(past.filter_capped, "{past:?}");
+    assert!(
+        past.filter_false_positive_rate > 0.3,
+        "3,000 ids in 1 KiB: {past:?}"
+    );
+    assert!(measured_false_positives(&store, 1 << 40, 2_000) > 0.3);
 }
 
 #[test]
