@@ -85,10 +85,13 @@ impl Client {
 
     /// Reads until the server's close frame, skipping what comes before it.
     pub(crate) async fn close_frame(&mut self) -> Option<CloseFrame> {
+        // One deadline for the whole wait: heartbeats and odds frames arrive more often
+        // than WAIT, so a wait restarted per frame would never end.
+        let deadline = tokio::time::Instant::now() + WAIT;
         loop {
-            match tokio::time::timeout(WAIT, self.socket.next())
+            match tokio::time::timeout_at(deadline, self.socket.next())
                 .await
-                .expect("in time")
+                .expect("a close frame in time")
             {
                 Some(Ok(Message::Close(frame))) => return frame,
                 Some(Ok(_)) => continue,
