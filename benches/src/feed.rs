@@ -35,8 +35,9 @@ pub const LIVE_SEED: u64 = 9_000_000;
 /// Seconds between two price moves of one meeting in the generated log.
 const TICK_SECS: i64 = 5;
 /// Bumped when the generator changes, so that a cached log is not reused (2: the logs of
-/// version 1 were run on, and hold every earlier run's updates).
-const VERSION: u32 = 2;
+/// version 1 were run on, and hold every earlier run's updates; 3: the set-up makes the
+/// key-value buckets beside the stream, which the service no longer makes).
+const VERSION: u32 = 3;
 
 /// What the benchmark needs to know about the log it generated.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -116,8 +117,20 @@ pub async fn ensure(
     );
     let credentials = credentials(&nats_dir)?;
     let nats = racing::nats::LocalNats::start(nats_server, &nats_dir, None, &credentials).await?;
-    let service = jetstream::new(nats.connect(Role::Service).await?);
-    racing::nats::ensure_stream(&service, STREAM, Duration::from_secs(120)).await?;
+    // The stream and its buckets, made as `racing setup` makes them: the service may not.
+    let setup = racing::nats::Connection::open(
+        &nats.url(),
+        &nats.auth(Role::Setup)?,
+        Role::Setup,
+        racing::retry::PATIENCE,
+    )
+    .await?;
+    let settings = racing::nats::StreamSettings {
+        name: STREAM.to_owned(),
+        duplicate_window: Duration::from_secs(120),
+        replicas: None,
+    };
+    racing::nats::set_up(&setup, &settings).await?;
     let js = jetstream::new(nats.connect(Role::Feeder).await?);
     let mut tally = Tally::default();
     let started = Instant::now();
@@ -142,7 +155,7 @@ pub async fn ensure(
             tally.events as f64 / secs.max(1e-9)
         );
     }
-    let mut stream = service.get_stream(STREAM).await?;
+    let mut stream = setup.jetstream().get_stream(STREAM).await?;
     let state = stream.info().await?.state.clone();
     ensure!(
         state.messages == tally.events,
