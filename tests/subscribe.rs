@@ -251,6 +251,20 @@ pub async fn api_becomes(app: &App, key: &str, status: StatusCode) {
     api_becomes_within(app, key, status, Duration::from_secs(5)).await;
 }
 
+/// The `mail` part of the service's `/status`.
+async fn mail_status(app: &App) -> serde_json::Value {
+    let status: serde_json::Value = app
+        .client
+        .get(format!("{}/status", app.admin))
+        .send()
+        .await
+        .expect("status")
+        .json()
+        .await
+        .expect("JSON");
+    status["mail"].clone()
+}
+
 async fn start(
     nats: &Nats,
     dir: &Path,
@@ -488,21 +502,7 @@ async fn mail_the_smtp_server_does_not_take_waits_and_goes_once_it_does() {
     let (status, page) = dan.subscribe("dan@example.com", "trial").await;
     assert_eq!(status, StatusCode::OK, "the form is taken: {page}");
 
-    let mail = || {
-        let client = app.client.clone();
-        let url = format!("{}/status", app.admin);
-        async move {
-            let status: serde_json::Value = client
-                .get(url)
-                .send()
-                .await
-                .expect("status")
-                .json()
-                .await
-                .expect("JSON");
-            status["mail"].clone()
-        }
-    };
+    let mail = || mail_status(&app);
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     loop {
         let m = mail().await;
@@ -595,16 +595,7 @@ async fn a_recipient_the_relay_refuses_is_set_aside_and_later_mail_still_goes() 
     // The refused message is set aside with its reason, once, and counted.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     let mail = loop {
-        let status: serde_json::Value = app
-            .client
-            .get(format!("{}/status", app.admin))
-            .send()
-            .await
-            .expect("status")
-            .json()
-            .await
-            .expect("JSON");
-        let mail = status["mail"].clone();
+        let mail = mail_status(&app).await;
         if mail["queued"] == 0 && mail["failed"] == 1 && mail["sent"] == 3 {
             break mail;
         }
