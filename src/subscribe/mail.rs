@@ -70,7 +70,8 @@ pub struct MailStatus {
     pub outbox: Option<String>,
     /// Messages waiting for the SMTP server, deferred ones included.
     pub queued: usize,
-    /// Of those, messages the server refused for now, waiting for their next attempt.
+    /// Of those, messages the server refused for now, waiting for their next attempt, as
+    /// the sender's last whole pass over the spool found them.
     #[serde(default)]
     pub deferred: usize,
     /// Messages set aside for good (refused, or out of attempts or time), under
@@ -212,12 +213,9 @@ impl Mailer {
     pub fn status(&self) -> MailStatus {
         let mut status = self.lock().clone();
         if let Transport::Smtp { spool, failed, .. } = &self.transport {
-            let waiting = files(spool);
-            status.queued = waiting.len();
-            status.deferred = waiting
-                .iter()
-                .filter(|p| read_spooled(p).is_ok_and(|s| s.attempts > 0))
-                .count();
+            // Counted from the directories' listings; the deferred, which need each
+            // message read, as the sender's last pass found them.
+            status.queued = files(spool).len();
             status.failed = files(failed).len();
         }
         status
@@ -284,7 +282,6 @@ impl Mailer {
                 self.wake.notify_one();
             }
         }
-        self.publish_metrics();
         Ok(())
     }
 
@@ -330,6 +327,7 @@ impl Mailer {
         let mut waiting = files(spool);
         waiting.sort();
         let mut next_due: Option<i64> = None;
+        let mut deferred = 0;
         for path in waiting {
             if shutdown.is_cancelled() {
                 break;
@@ -355,6 +353,7 @@ impl Mailer {
             };
             spooled.queued_at = queued_at_of(&path, spooled.queued_at);
             if spooled.next_attempt > now {
+                deferred += usize::from(spooled.attempts > 0);
                 next_due =
                     Some(next_due.map_or(spooled.next_attempt, |d| d.min(spooled.next_attempt)));
                 continue;
@@ -401,6 +400,7 @@ impl Mailer {
                     if let Err(e) = rewrite(&path, &spooled) {
                         tracing::error!(error = format!("{e:#}"), "recording a deferred message");
                     }
+                    deferred += 1;
                     next_due = Some(
                         next_due.map_or(spooled.next_attempt, |d| d.min(spooled.next_attempt)),
                     );
@@ -415,6 +415,7 @@ impl Mailer {
                 }
             }
         }
+        self.lock().deferred = deferred;
         let now = jiff::Timestamp::now().as_millisecond();
         let until =
             next_due.map(|due| Duration::from_millis(u64::try_from(due - now).unwrap_or(0)));
