@@ -106,6 +106,10 @@ struct RunArgs {
     /// tiny): to see how its memory grows with them.
     #[arg(long)]
     distinct_ids: Option<u64>,
+    /// Rounds of the replay part, instead of the scale's (3; 1 tiny): each a raw read and a
+    /// replay.
+    #[arg(long)]
+    replay_rounds: Option<usize>,
     /// Rounds of the live part, instead of the scale's (3; 1 tiny): each the service's
     /// side and the peer's, the first of each pair alternating.
     #[arg(long)]
@@ -265,6 +269,10 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
     let mut scale = if args.tiny { Scale::TINY } else { Scale::FULL };
     if let Some(ids) = args.distinct_ids {
         scale.distinct_ids = ids;
+    }
+    if let Some(rounds) = args.replay_rounds {
+        anyhow::ensure!(rounds > 0, "--replay-rounds: at least one");
+        scale.replay_rounds = rounds;
     }
     if let Some(rounds) = args.live_rounds {
         anyhow::ensure!(rounds > 0, "--live-rounds: at least one");

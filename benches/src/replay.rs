@@ -134,7 +134,44 @@ pub async fn replay(scale: &Scale, target: &Target, store: &Path) -> anyhow::Res
         result.store_bytes as f64 / (1 << 20) as f64
     );
     check_store(store, last)?;
+    for (kind, (records, bytes)) in store_breakdown(store)? {
+        eprintln!(
+            "bench:     {kind:<16} {records:>9} records {:>9.1} MiB ({:.0} B/event)",
+            bytes as f64 / (1 << 20) as f64,
+            bytes as f64 / events.max(1) as f64
+        );
+    }
     Ok(result)
+}
+
+/// The records of the read models at `store` and their keys' and values' bytes, by kind:
+/// a key's first part (with the second for documents, and the record's kind for the
+/// versions of records), to see where the store's bytes go.
+fn store_breakdown(store: &Path) -> anyhow::Result<std::collections::BTreeMap<String, (u64, u64)>> {
+    let models = racing_projections::Store::open(&store.join("read-models"))?;
+    let mut kinds = std::collections::BTreeMap::<String, (u64, u64)>::new();
+    for item in models.records() {
+        let (key, value) = item?;
+        let mut parts = key.split(|b| *b == 0);
+        let first = String::from_utf8_lossy(parts.next().unwrap_or_default()).into_owned();
+        let kind = match first.as_str() {
+            "doc" => format!(
+                "doc/{}",
+                String::from_utf8_lossy(parts.next().unwrap_or_default())
+            ),
+            // A version's key holds its record's key after a 4-byte length.
+            "h" => {
+                let record = key.get(6..).unwrap_or_default();
+                let kind = record.split(|b| *b == 0).next().unwrap_or_default();
+                format!("h/{}", String::from_utf8_lossy(kind))
+            }
+            _ => first,
+        };
+        let slot = kinds.entry(kind).or_default();
+        slot.0 += 1;
+        slot.1 += (key.len() + value.len()) as u64;
+    }
+    Ok(kinds)
 }
 
 /// The bytes of the files under `dir`, however deep.
