@@ -102,10 +102,56 @@ pub(crate) fn unseal(stored: &[u8]) -> &[u8] {
     stored.get(HEAD_LEN..).unwrap_or_default()
 }
 
+/// The first byte of a stored alias ([`alias`]); a sealed document starts with its
+/// `ETag`'s quote.
+const ALIAS: u8 = b'@';
+
+/// What the key of a document without a venue holds where that document is a venue's
+/// (the day's main meeting's): the venue, and the sequence at which this answer last
+/// changed, by the alias or by the venue's document. One copy of each document is
+/// stored; the key without a venue names it.
+pub(crate) fn alias(seq: u64, venue: &str) -> Vec<u8> {
+    let mut stored = Vec::with_capacity(9 + venue.len());
+    stored.push(ALIAS);
+    stored.extend_from_slice(&seq.to_be_bytes());
+    stored.extend_from_slice(venue.as_bytes());
+    stored
+}
+
+/// The sequence and venue of a stored alias ([`alias`]); `None` for a sealed document.
+pub(crate) fn alias_of(stored: &[u8]) -> Option<(u64, &[u8])> {
+    let rest = stored.strip_prefix(&[ALIAS])?;
+    let (seq, venue) = rest.split_first_chunk::<8>()?;
+    Some((u64::from_be_bytes(*seq), venue))
+}
+
+/// The key of the document an alias stored under `key` names: the key without a venue
+/// ends with the empty venue, so the venue's key is it with the venue after it.
+pub(crate) fn alias_target(key: &[u8], venue: &[u8]) -> Vec<u8> {
+    [key, venue].concat()
+}
+
+/// The stored document an alias (of sequence `seq`) answers with, from its venue's
+/// stored document: the same `ETag` and bytes, and the later of the two sequences.
+pub(crate) fn aliased(seq: u64, target: sled::IVec) -> sled::IVec {
+    let Some(head) = target.get(ETAG_LEN..HEAD_LEN) else {
+        return target;
+    };
+    if head >= &seq.to_be_bytes()[..] {
+        return target;
+    }
+    let mut stored = target.to_vec();
+    stored[ETAG_LEN..HEAD_LEN].copy_from_slice(&seq.to_be_bytes());
+    stored.into()
+}
+
 /// What a stored document answers, its `ETag` and its bytes, without the sequence it was
 /// sealed at: the same for two stores that hold the same document, however each batched
-/// the log.
+/// the log. An alias answers as the venue it names.
 pub fn answered(stored: &[u8]) -> Vec<u8> {
+    if let Some((_, venue)) = alias_of(stored) {
+        return [&[ALIAS], venue].concat();
+    }
     [
         stored.get(..ETAG_LEN).unwrap_or_default(),
         stored.get(HEAD_LEN..).unwrap_or_default(),

@@ -198,18 +198,27 @@ fn read_doc<T: DeserializeOwned>(
 /// Stores a document with its `ETag`, made once here rather than on every GET, and `seq`,
 /// the stream sequence it reflects; a document rendered the same as it is stored is not
 /// written again (its sequence stays that of its last change), so that only what answers
-/// differently is written, and counted as changed.
-fn put_doc(s: &mut impl State, key: DocKey<'_>, doc: &[u8], seq: u64) -> Result<(), StoreError> {
-    let form = matches!(key, DocKey::Form(_));
-    let key = key.key();
+/// differently is written, and counted as changed. Whether it was written.
+fn put_doc(s: &mut impl State, key: DocKey<'_>, doc: &[u8], seq: u64) -> Result<bool, StoreError> {
+    put_sealed(s, key.key(), matches!(key, DocKey::Form(_)), doc, seq)
+}
+
+/// [`put_doc`] by the document's tree key (`form`: whether it is a form).
+fn put_sealed(
+    s: &mut impl State,
+    key: Vec<u8>,
+    form: bool,
+    doc: &[u8],
+    seq: u64,
+) -> Result<bool, StoreError> {
     let sealed = docs::seal(form, doc, seq);
-    if !s
+    let same = s
         .get(&key)?
-        .is_some_and(|stored| docs::same_answer(&stored, &sealed))
-    {
+        .is_some_and(|stored| docs::same_answer(&stored, &sealed));
+    if !same {
         s.put(key, sealed);
     }
-    Ok(())
+    Ok(!same)
 }
 
 fn write<T: Serialize>(s: &mut impl State, key: Vec<u8>, value: &T) {
@@ -506,30 +515,28 @@ impl Fold {
         self.render_discovery(s)?;
         for date in std::mem::take(&mut self.result_days) {
             let rendered = results_of(s, &date)?;
-            for (venue, bytes) in rendered.days {
-                let key = DocKey::Results {
-                    date: &date,
-                    venue: venue.as_deref(),
-                };
-                out.put(s, key, &bytes)?;
-            }
+            out.put_venues(s, &rendered.days, |venue| {
+                DocKey::Results { date: &date, venue }.key()
+            })?;
+            let mut races: BTreeMap<u8, ByVenue> = BTreeMap::new();
             for (race_number, venue, bytes) in rendered.races {
-                let key = DocKey::Race {
-                    date: &date,
-                    race_number,
-                    venue: venue.as_deref(),
-                };
-                out.put(s, key, &bytes)?;
+                races.entry(race_number).or_default().push((venue, bytes));
+            }
+            for (&race_number, docs) in &races {
+                out.put_venues(s, docs, |venue| {
+                    DocKey::Race {
+                        date: &date,
+                        race_number,
+                        venue,
+                    }
+                    .key()
+                })?;
             }
         }
         for date in std::mem::take(&mut self.card_days) {
-            for (venue, bytes) in cards_of(s, &date)? {
-                let key = DocKey::Card {
-                    date: &date,
-                    venue: venue.as_deref(),
-                };
-                out.put(s, key, &bytes)?;
-            }
+            out.put_venues(s, &cards_of(s, &date)?, |venue| {
+                DocKey::Card { date: &date, venue }.key()
+            })?;
         }
         self.render_odds(s, &mut out)?;
         if let Some(seq) = self.odds_seq.take() {
@@ -627,14 +634,14 @@ impl Fold {
                 given.keys().map(|(n, _)| *n).collect()
             };
             for n in races {
-                for (venue, doc) in odds_of(s, given, date, &day, n)? {
-                    let key = DocKey::Odds {
+                out.put_venues(s, &odds_of(s, given, date, &day, n)?, |venue| {
+                    DocKey::Odds {
                         date,
                         race_number: n,
-                        venue: venue.as_deref(),
-                    };
-                    out.put(s, key, &doc)?;
-                }
+                        venue,
+                    }
+                    .key()
+                })?;
             }
         }
         Ok(())
@@ -812,11 +819,66 @@ struct Rendering {
 }
 
 impl Rendering {
-    fn put(&mut self, s: &mut impl State, key: DocKey<'_>, doc: &[u8]) -> Result<(), StoreError> {
+    fn put(&mut self, s: &mut impl State, key: DocKey<'_>, doc: &[u8]) -> Result<bool, StoreError> {
+        let form = matches!(key, DocKey::Form(_));
+        self.put_key(s, key.key(), form, doc)
+    }
+
+    fn put_key(
+        &mut self,
+        s: &mut impl State,
+        key: Vec<u8>,
+        form: bool,
+        doc: &[u8],
+    ) -> Result<bool, StoreError> {
         if !self.stale.is_empty() {
-            self.stale.remove(&key.key());
+            self.stale.remove(&key);
         }
-        put_doc(s, key, doc, self.seq)
+        put_sealed(s, key, form, doc, self.seq)
+    }
+
+    /// Stores the documents of one kind by venue (`key` gives each one's tree key): each
+    /// venue's, then the one without a venue as an alias of the venue's it is a copy of
+    /// (the day's main meeting's), written again whenever that answer changes, so that the
+    /// change feed names it. Where it is no venue's (odds given for every venue of a race
+    /// no venue of which is known), it is a document of its own.
+    fn put_venues(
+        &mut self,
+        s: &mut impl State,
+        docs: &ByVenue,
+        key: impl Fn(Option<&str>) -> Vec<u8>,
+    ) -> Result<(), StoreError> {
+        let mut changed = BTreeSet::new();
+        for (venue, doc) in docs {
+            if let Some(v) = venue {
+                if self.put_key(s, key(Some(v)), false, doc)? {
+                    changed.insert(v.as_str());
+                }
+            }
+        }
+        for (_, doc) in docs.iter().filter(|(venue, _)| venue.is_none()) {
+            let unnamed = key(None);
+            // Each venue's document names its venue: only the one it copies is the same.
+            let copied = docs
+                .iter()
+                .find_map(|(v, d)| v.as_deref().filter(|_| d == doc));
+            let Some(venue) = copied else {
+                self.put_key(s, unnamed, false, doc)?;
+                continue;
+            };
+            if !self.stale.is_empty() {
+                self.stale.remove(&unnamed);
+            }
+            let same = s
+                .get(&unnamed)?
+                .as_deref()
+                .and_then(docs::alias_of)
+                .is_some_and(|(_, was)| was == venue.as_bytes());
+            if !same || changed.contains(venue) {
+                s.put(unnamed, docs::alias(self.seq, venue));
+            }
+        }
+        Ok(())
     }
 }
 

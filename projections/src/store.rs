@@ -46,7 +46,8 @@ use crate::StoreError;
 /// 12: the odds journal's chunks a record per batch and race, in place of per batch and
 ///    date; the change feed's record of a batch in parts of 64 documents; the horse-name
 ///    index (`search.rs`).
-const SCHEMA: &[u8] = b"12";
+/// 13: a document without a venue that is the main meeting's an alias of it, not a copy.
+const SCHEMA: &[u8] = b"13";
 const SCHEMA_KEY: &[u8] = b"meta\0schema";
 
 /// How much of a refused payload a dead letter keeps for inspection; the whole message
@@ -258,9 +259,20 @@ impl Store {
 
     /// A served document by its tree key ([`DocKey::key`]).
     pub fn doc_by_key(&self, key: &[u8]) -> Result<Option<Doc>, StoreError> {
-        let Some(stored) = self.tree.get(key)? else {
+        let Some(mut stored) = self.tree.get(key)? else {
             return Ok(None);
         };
+        if let Some((seq, venue)) = crate::docs::alias_of(&stored) {
+            // The document without a venue is the main meeting's, stored under its venue.
+            let target = crate::docs::alias_target(key, venue);
+            let Some(found) = self.tree.get(&target)? else {
+                return Err(StoreError::Corrupt(format!(
+                    "document {} names a venue without one",
+                    String::from_utf8_lossy(key)
+                )));
+            };
+            stored = crate::docs::aliased(seq, found);
+        }
         Doc::new(stored).map(Some).ok_or_else(|| {
             StoreError::Corrupt(format!(
                 "document {} has no ETag",
@@ -366,6 +378,10 @@ impl Store {
         let mut only = None;
         for item in self.tree.scan_prefix(&unnamed) {
             let (key, stored) = item?;
+            if crate::docs::alias_of(&stored).is_some() {
+                // The main meeting's, listed under its venue.
+                continue;
+            }
             let doc = Doc::new(stored).ok_or_else(|| {
                 StoreError::Corrupt(format!(
                     "document {} has no ETag",
@@ -538,11 +554,21 @@ impl Store {
     /// Every served document as `(key, bytes)`, in key order: what clients can read, for
     /// comparing two stores (one that crashed, one replayed cleanly) document by document.
     /// Stop at the first error: over a damaged store sled may yield it again and again.
-    pub fn documents(&self) -> impl Iterator<Item = Result<(sled::IVec, sled::IVec), StoreError>> {
+    /// A document without a venue that is the main meeting's comes as that one.
+    pub fn documents(
+        &self,
+    ) -> impl Iterator<Item = Result<(sled::IVec, sled::IVec), StoreError>> + '_ {
         // Every `DocKey` starts with its `doc` part and the key separator.
-        self.tree
-            .scan_prefix(DocKey::PREFIX)
-            .map(|item| item.map_err(StoreError::from))
+        self.tree.scan_prefix(DocKey::PREFIX).map(|item| {
+            let (key, stored) = item?;
+            if crate::docs::alias_of(&stored).is_none() {
+                return Ok((key, stored));
+            }
+            let doc = self.doc_by_key(&key)?.ok_or_else(|| {
+                StoreError::Corrupt(format!("document {}", String::from_utf8_lossy(&key)))
+            })?;
+            Ok((key, doc.into_stored()))
+        })
     }
 
     /// Every record of the read models (documents, the folds' own state, dead letters,
@@ -822,6 +848,14 @@ impl State for MemState {
 impl MemState {
     /// A served document, as the fold left it (without its `ETag`).
     pub fn doc(&self, key: DocKey<'_>) -> Option<&[u8]> {
-        self.records.get(&key.key()).map(|v| crate::docs::unseal(v))
+        let key = key.key();
+        let stored = self.records.get(&key)?;
+        match crate::docs::alias_of(stored) {
+            Some((_, venue)) => self
+                .records
+                .get(&crate::docs::alias_target(&key, venue))
+                .map(|v| crate::docs::unseal(v)),
+            None => Some(crate::docs::unseal(stored)),
+        }
     }
 }

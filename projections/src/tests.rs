@@ -1396,3 +1396,63 @@ fn the_odds_journal_reads_the_same_across_its_chunks_and_batches() {
         [251]
     );
 }
+
+#[test]
+fn a_document_without_a_venue_is_stored_once_as_the_main_meetings() {
+    let s = fold_each(two_meetings());
+    let unnamed = [
+        DocKey::Results {
+            date: DAY,
+            venue: None,
+        },
+        DocKey::Race {
+            date: DAY,
+            race_number: 3,
+            venue: None,
+        },
+        DocKey::Card {
+            date: DAY,
+            venue: None,
+        },
+        DocKey::Odds {
+            date: DAY,
+            race_number: 3,
+            venue: None,
+        },
+    ];
+    for key in unnamed {
+        let stored = &s.records[&key.key()];
+        assert!(
+            stored.len() < 32,
+            "{key:?} holds {} bytes: a copy, not the name of the main meeting's",
+            stored.len()
+        );
+        let main = match key {
+            DocKey::Results { date, .. } => DocKey::Results {
+                date,
+                venue: Some(ST),
+            },
+            DocKey::Race {
+                date, race_number, ..
+            } => DocKey::Race {
+                date,
+                race_number,
+                venue: Some(ST),
+            },
+            DocKey::Card { date, .. } => DocKey::Card {
+                date,
+                venue: Some(ST),
+            },
+            DocKey::Odds {
+                date, race_number, ..
+            } => DocKey::Odds {
+                date,
+                race_number,
+                venue: Some(ST),
+            },
+            _ => unreachable!("only dated documents"),
+        };
+        assert_eq!(s.doc(key), s.doc(main), "{key:?} answers as {main:?}");
+        assert!(s.doc(key).is_some_and(|d| !d.is_empty()));
+    }
+}
