@@ -12,7 +12,7 @@ use std::time::Duration;
 use async_nats::jetstream;
 use futures::StreamExt;
 use racing_events::{Envelope, Event, RaceNumber, RunnerOdds};
-use racing_projections::{AppliedIdStats, Batch, BatchStats, Outcome, Store, StoreError};
+use racing_projections::{AppliedIdStats, Batch, BatchStats, Loader, Outcome, Store, StoreError};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
@@ -288,12 +288,18 @@ impl Projector {
             let Some(first) = first else {
                 anyhow::bail!("message stream ended");
             };
+            let first = first?;
+            if first.pending > MAX_BATCH as u64 && !self.parts.ready.load(Ordering::Relaxed) {
+                // The start-up replay, answered with 503s.
+                in_catch_up = true;
+                self.replay(first, &mut decoded, held, shutdown).await?;
+                continue;
+            }
             let began = std::time::Instant::now();
             self.parts.faults.projector_batch();
             // No rebuild swaps the store from the start of a batch to its commit.
             let _no_swap = self.parts.read_models.lock_commits().await;
             let store = self.parts.read_models.load_full();
-            let first = first?;
             // Far behind the stream: a large batch, closed at the stream's end; live: a
             // prompt one.
             let catching_up = first.pending > MAX_BATCH as u64;
@@ -410,6 +416,107 @@ impl Projector {
             .set_cannot_write(Some(problem.to_owned()));
     }
 
+    /// The start-up replay, from `first` to the stream's end, as a bulk load ([`Loader`]):
+    /// each batch folds while the one before it is written, on a thread of its own. It
+    /// holds the commit lock throughout, so that no rebuild swaps the store meanwhile.
+    async fn replay(
+        &self,
+        first: Decoded,
+        decoded: &mut tokio::sync::mpsc::Receiver<anyhow::Result<Decoded>>,
+        held: &mut Vec<LiveUpdate>,
+        shutdown: &CancellationToken,
+    ) -> anyhow::Result<()> {
+        let _no_swap = self.parts.read_models.lock_commits().await;
+        let store = self.parts.read_models.load_full();
+        self.room_for(0)?;
+        let mut loader = off_the_workers(|| Loader::new(&store, store.options().replay_bytes))?;
+        tracing::info!(
+            from = first.seq,
+            pending = first.pending,
+            whole = loader.holds_all(),
+            "replaying as a bulk load"
+        );
+        // The documents and odds updates of the batch being written, for after its write.
+        let mut writing: Option<(Vec<Vec<u8>>, Vec<LiveUpdate>, u64)> = None;
+        let mut next = Some(first);
+        while let Some(first) = next.take() {
+            self.parts.faults.projector_batch();
+            let mut batch = Taken {
+                batch: loader.batch(),
+                live: Vec::new(),
+                pending: 0,
+                log_dead_letters: true,
+            };
+            batch.take(first)?;
+            let deadline = tokio::time::Instant::now() + CATCH_UP_WINDOW;
+            let mut taken = 1;
+            while taken < CATCH_UP_BATCH && batch.pending > 0 {
+                match tokio::time::timeout_at(deadline, decoded.recv()).await {
+                    Ok(Some(m)) => batch.take(m?)?,
+                    Ok(None) => anyhow::bail!("message stream ended"),
+                    Err(_) => break,
+                }
+                taken += 1;
+            }
+            let Taken {
+                batch,
+                live,
+                pending,
+                ..
+            } = batch;
+            self.room_for(batch.bytes())?;
+            let mut changed = Vec::new();
+            let sealed = off_the_workers(|| batch.seal(|key| changed.push(key.to_vec())))?;
+            let done = off_the_workers(|| loader.write(sealed))?;
+            if let (Some(stats), Some((changed, live, pending))) = (done, writing.take()) {
+                self.committed(stats, &changed, live, held, pending)?;
+            }
+            writing = Some((changed, live, pending));
+            if pending > 0 {
+                next = tokio::select! {
+                    m = tokio::time::timeout(STALL_CHECK, decoded.recv()) => match m {
+                        Ok(Some(m)) => Some(m?),
+                        Ok(None) => anyhow::bail!("message stream ended"),
+                        Err(_) => None,
+                    },
+                    () = shutdown.cancelled() => None,
+                };
+            }
+        }
+        let done = off_the_workers(|| loader.wait())?;
+        if let (Some(stats), Some((changed, live, pending))) = (done, writing.take()) {
+            self.committed(stats, &changed, live, held, pending)?;
+        }
+        Ok(())
+    }
+
+    /// What follows the write of a batch of the start-up replay, as after a commit: the
+    /// progress, and its odds updates held for the end of the catch-up.
+    fn committed(
+        &self,
+        stats: BatchStats,
+        changed: &[Vec<u8>],
+        live: Vec<LiveUpdate>,
+        held: &mut Vec<LiveUpdate>,
+        pending: u64,
+    ) -> anyhow::Result<()> {
+        self.after_commit(&stats, changed)?;
+        held.extend(live);
+        if pending == 0 || held.len() >= CATCH_UP_BATCH {
+            self.go_live(std::mem::take(held));
+        }
+        self.parts.progress.send_modify(|p| {
+            p.checkpoint = stats.checkpoint;
+            p.applied += stats.applied;
+            p.duplicates += stats.duplicates;
+            p.dead_letters += stats.dead_letters;
+        });
+        if pending == 0 {
+            self.mark_caught_up(stats.checkpoint);
+        }
+        Ok(())
+    }
+
     /// Commits a batch, then hands the odds updates in `held` and the batch's to the live
     /// sessions, unless `hold` keeps them all in `held` for a later commit.
     fn commit(
@@ -420,6 +527,17 @@ impl Projector {
     ) -> anyhow::Result<BatchStats> {
         let mut changed = Vec::new();
         let stats = timed(|| taken.batch.commit_noting(|key| changed.push(key.to_vec())))?;
+        self.after_commit(&stats, &changed)?;
+        held.extend(taken.live);
+        if !hold {
+            self.go_live(std::mem::take(held));
+        }
+        Ok(stats)
+    }
+
+    /// What every commit is followed by: the store known writable again, the documents
+    /// it changed forgotten by the caches, its counts.
+    fn after_commit(&self, stats: &BatchStats, changed: &[Vec<u8>]) -> anyhow::Result<()> {
         if self.parts.read_models.set_cannot_write(None).is_some() {
             tracing::info!(
                 checkpoint = stats.checkpoint,
@@ -427,16 +545,11 @@ impl Projector {
             );
         }
         // Before the updates go live: a client told of a change never reads the old document.
-        self.parts.read_models.forget(&changed);
+        self.parts.read_models.forget(changed);
         metrics::counter!("racing_events_applied_total").increment(stats.applied);
         metrics::counter!("racing_events_duplicate_total").increment(stats.duplicates);
         metrics::counter!("racing_dead_letters_total").increment(stats.dead_letters);
-        self.note_applied_ids(&stats)?;
-        held.extend(taken.live);
-        if !hold {
-            self.go_live(std::mem::take(held));
-        }
-        Ok(stats)
+        self.note_applied_ids(stats)
     }
 }
 

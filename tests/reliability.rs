@@ -1850,3 +1850,72 @@ fn idle_policy(pid: i32) -> bool {
 fn process_state(pid: nix::unistd::Pid) -> Option<char> {
     stat_fields(pid.as_raw())?.first()?.chars().next()
 }
+
+/// Folds `messages` into `batch`, the first at stream sequence `first`, each at the
+/// sequence after the one before.
+fn fold_into(batch: &mut racing_projections::Batch<'_>, messages: &[Message], first: u64) {
+    for (seq, m) in (first..).zip(messages) {
+        match Envelope::decode(&m.subject, &m.payload) {
+            Ok(env) => {
+                batch
+                    .apply(seq, seq as i128 * 1_000_000, &env)
+                    .expect("apply");
+            }
+            Err(reason) => batch.dead_letter(seq, &m.subject, &reason.to_string(), &m.payload),
+        }
+    }
+}
+
+#[test]
+fn a_replay_loaded_in_bulk_holds_what_folding_as_the_events_come_holds() {
+    let log = feed::amended_season(11);
+    assert!(log.amendments > 100 && log.duplicates > 100 && log.invalid > 20);
+    let work = TempDir::new().expect("temp dir");
+
+    // As the events come: batches of 1 to 40 messages.
+    let incremental = Store::open(&work.path().join("incremental")).expect("store");
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    let mut done = 0;
+    while done < log.messages.len() {
+        let size = rng.random_range(1..=40).min(log.messages.len() - done);
+        let mut batch = incremental.batch().expect("batch");
+        fold_into(
+            &mut batch,
+            &log.messages[done..done + size],
+            done as u64 + 1,
+        );
+        batch.commit().expect("commit");
+        done += size;
+    }
+    let expected = folded(records(&incremental));
+    assert!(expected.len() > 1000, "{} records", expected.len());
+
+    // In bulk, holding every record in memory; and with a budget so small that it lets go
+    // of all but the batch being written and reads the rest from the store as it writes.
+    for (name, budget) in [("holding-all", 1usize << 30), ("over-its-budget", 64 << 10)] {
+        let store = Store::open(&work.path().join(name)).expect("store");
+        let mut loader = racing_projections::Loader::new(&store, budget).expect("loader");
+        assert!(loader.holds_all(), "an empty store is held whole");
+        for (i, chunk) in log.messages.chunks(1_500).enumerate() {
+            let mut batch = loader.batch();
+            fold_into(&mut batch, chunk, (i * 1_500) as u64 + 1);
+            let sealed = batch.seal(|_| {}).expect("seal");
+            loader.write(sealed).expect("write");
+        }
+        loader.wait().expect("the last write");
+        assert_eq!(loader.holds_all(), budget > 1 << 20, "{name}");
+        assert_eq!(
+            store.checkpoint().expect("checkpoint"),
+            log.messages.len() as u64
+        );
+        assert_same(
+            &format!("the store loaded in bulk, {name}"),
+            ("loaded in bulk", &folded(records(&store))),
+            ("folded as the events came", &expected),
+        );
+        assert_eq!(
+            store.applied_event_ids().expect("ids"),
+            incremental.applied_event_ids().expect("ids")
+        );
+    }
+}

@@ -10,6 +10,7 @@ mod history;
 mod ids;
 mod journal;
 mod keys;
+mod load;
 mod meetings;
 mod pages;
 mod people;
@@ -25,10 +26,11 @@ pub use history::history_by_event;
 pub use ids::AppliedIdStats;
 pub use journal::{journal_by_move, OddsMove};
 pub use keys::{is_sealed, DocKey};
+pub use load::Loader;
 pub use meetings::MeetingRow;
 pub use people::{is_slug, render_list, season, slug, PersonRow, Role};
 pub use search::{HorseMatch, MAX_SEARCH_CHARS};
-pub use store::{Batch, BatchStats, DeadLetter, MemState, Options, Store};
+pub use store::{Batch, BatchStats, DeadLetter, MemState, Options, Sealed, Store};
 
 /// The OpenAPI schema of each document the API serves, derived from the type that renders
 /// it (the form's, whose JSON `FormDoc` writes itself, is checked against rendered forms by

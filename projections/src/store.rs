@@ -18,6 +18,7 @@ use crate::fold::{Fold, Outcome, RaceOdds, Records, State};
 use crate::ids::{self, AppliedIdStats, AppliedIds, Seen};
 use crate::journal::{self, OddsMove};
 use crate::keys::{self, DocKey};
+use crate::load::Held;
 use crate::StoreError;
 
 /// Version of the key layout and record formats; a store of another version is rebuilt.
@@ -86,6 +87,9 @@ pub struct Options {
     /// and decoded: while the store is built, a cache smaller than the pages a batch
     /// touches spends most of the commit doing that.
     pub cache_bytes: u64,
+    /// Most bytes of records a replay into an empty store holds in memory while it loads
+    /// ([`crate::Loader`]).
+    pub replay_bytes: usize,
 }
 
 impl Default for Options {
@@ -94,6 +98,7 @@ impl Default for Options {
             id_filter_bytes: 32 << 20,
             id_filter_most_bytes: 512 << 20,
             cache_bytes: 256 << 20,
+            replay_bytes: 2 << 30,
         }
     }
 }
@@ -509,6 +514,20 @@ impl Store {
         Ok(())
     }
 
+    /// Whether the store holds no record a fold wrote: none but its own bookkeeping
+    /// (`meta`).
+    pub(crate) fn holds_nothing_folded(&self) -> Result<bool, StoreError> {
+        let before = self.tree.range(..&b"meta\0"[..]).next().transpose()?;
+        let after = self.tree.range(&b"meta\x01"[..]..).next().transpose()?;
+        Ok(before.is_none() && after.is_none())
+    }
+
+    /// The upkeep of the applied ids that a batch does before it starts
+    /// ([`Store::batch`]).
+    pub(crate) fn upkeep(&self) -> Result<(), StoreError> {
+        self.with_ids(|ids| ids.maintain(&self.tree, crate::ids::UPKEEP_STEP))
+    }
+
     /// Starts a batch of changes on top of the committed state, after the upkeep of the
     /// applied ids that is due (a step of a merge of runs, a save of their filter).
     pub fn batch(&self) -> Result<Batch<'_>, StoreError> {
@@ -524,18 +543,7 @@ impl Store {
 
     fn batch_after(&self, upkeep_step: u64) -> Result<Batch<'_>, StoreError> {
         self.with_ids(|ids| ids.maintain(&self.tree, upkeep_step))?;
-        let checkpoint = self.checkpoint()?;
-        Ok(Batch {
-            store: self,
-            started: checkpoint,
-            checkpoint,
-            writes: BTreeMap::new(),
-            bytes: 0,
-            new_ids: Vec::new(),
-            new_id_set: HashSet::default(),
-            fold: Fold::default(),
-            stats: BatchStats::default(),
-        })
+        Ok(Batch::new(self, self.checkpoint()?, None))
     }
 
     /// How many handles of this store there are, this one included (each clone is one).
@@ -634,6 +642,8 @@ pub struct BatchStats {
 /// until [`Batch::commit`] writes it all, with the new checkpoint, atomically.
 pub struct Batch<'a> {
     store: &'a Store,
+    /// What a [`crate::Loader`] holds of the store in memory, read before the tree.
+    held: Option<&'a Held>,
     /// The checkpoint the batch started from.
     started: u64,
     checkpoint: u64,
@@ -651,10 +661,15 @@ pub struct Batch<'a> {
 
 impl Records for Batch<'_> {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-        match self.writes.get(key) {
-            Some(v) => Ok(v.clone()),
-            None => Ok(self.store.tree.get(key)?.map(|v| v.to_vec())),
+        if let Some(v) = self.writes.get(key) {
+            return Ok(v.clone());
         }
+        if let Some(held) = self.held {
+            if let Some(v) = held.get(key) {
+                return Ok(v);
+            }
+        }
+        Ok(self.store.tree.get(key)?.map(|v| v.to_vec()))
     }
 }
 
@@ -669,7 +684,7 @@ impl State for Batch<'_> {
     }
 
     fn first_seen(&mut self, event_id: u128) -> Result<bool, StoreError> {
-        if self.new_id_set.contains(&event_id) {
+        if self.new_id_set.contains(&event_id) || self.held.is_some_and(|h| h.writing(event_id)) {
             return Ok(false);
         }
         let seen = self
@@ -689,7 +704,23 @@ impl State for Batch<'_> {
     }
 }
 
-impl Batch<'_> {
+impl<'a> Batch<'a> {
+    /// A batch of `store` from `checkpoint`, reading through `held` where given.
+    pub(crate) fn new(store: &'a Store, checkpoint: u64, held: Option<&'a Held>) -> Batch<'a> {
+        Batch {
+            store,
+            held,
+            started: checkpoint,
+            checkpoint,
+            writes: BTreeMap::new(),
+            bytes: 0,
+            new_ids: Vec::new(),
+            new_id_set: HashSet::default(),
+            fold: Fold::default(),
+            stats: BatchStats::default(),
+        }
+    }
+
     /// Whether message `seq` is already in the store (a redelivery to skip).
     fn stale(&mut self, seq: u64) -> bool {
         if seq <= self.checkpoint {
@@ -776,42 +807,104 @@ impl Batch<'_> {
 
     /// [`Batch::commit`], calling `changed` with the key of each document the batch
     /// writes or removes (before the write), for caches of documents to forget.
-    pub fn commit_noting(
-        mut self,
-        mut changed: impl FnMut(&[u8]),
-    ) -> Result<BatchStats, StoreError> {
+    pub fn commit_noting(self, changed: impl FnMut(&[u8])) -> Result<BatchStats, StoreError> {
+        self.seal(changed)?.write()
+    }
+
+    /// Renders the touched documents and makes the atomic write of every change with the
+    /// new checkpoint, without writing it yet: [`crate::Loader::write`] writes it on a
+    /// thread of its own. `changed` is called as by [`Batch::commit_noting`].
+    pub fn seal(mut self, mut changed: impl FnMut(&[u8])) -> Result<Sealed, StoreError> {
         let mut fold = std::mem::take(&mut self.fold);
         fold.render(&mut self)?;
         let mut batch = sled::Batch::default();
         let mut docs = ChangedDocs::default();
-        for (k, v) in std::mem::take(&mut self.writes) {
+        let writes = std::mem::take(&mut self.writes);
+        for (k, v) in &writes {
             if k.starts_with(DocKey::PREFIX) {
-                changed(&k);
+                changed(k);
                 // Only documents that now answer differently are written (`put_doc`).
-                docs.push(&k, &mut batch, self.checkpoint);
+                docs.push(k, &mut batch, self.checkpoint);
             }
             match v {
-                Some(v) => batch.insert(k, v),
-                None => batch.remove(k),
+                Some(v) => batch.insert(k.as_slice(), v.as_slice()),
+                None => batch.remove(k.as_slice()),
             }
         }
         docs.write(&mut batch, self.checkpoint);
         batch.insert(keys::CHECKPOINT, &self.checkpoint.to_be_bytes());
-        let (store, mut new_ids) = (self.store, std::mem::take(&mut self.new_ids));
-        let seqs = (self.started + 1, self.checkpoint);
-        store.with_ids(|ids| {
-            if new_ids.is_empty() {
-                store.tree.apply_batch(batch)?;
-                return Ok(());
-            }
-            // The batch's ids, as a new run, commit with it.
-            let staged = ids.stage(&mut batch, &mut new_ids, seqs)?;
+        self.stats.checkpoint = self.checkpoint;
+        Ok(Sealed {
+            store: self.store.clone(),
+            batch,
+            seqs: (self.started + 1, self.checkpoint),
+            new_ids: std::mem::take(&mut self.new_ids),
+            stats: self.stats,
+            writes,
+        })
+    }
+}
+
+/// The records a batch wrote (`Some`) or removed (`None`), by key.
+pub(crate) type Writes = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
+
+/// A batch rendered, whose atomic write with its checkpoint is ready
+/// ([`Batch::seal`]).
+pub struct Sealed {
+    store: Store,
+    batch: sled::Batch,
+    /// The stream sequences of the batch's messages.
+    seqs: (u64, u64),
+    /// The `event_id`s it applied, in order.
+    new_ids: Vec<u128>,
+    stats: BatchStats,
+    /// Every record the folds wrote or removed (not the change feed's nor the applied
+    /// ids'), for a [`crate::Loader`] to hold while it writes.
+    pub(crate) writes: Writes,
+}
+
+impl Sealed {
+    /// Writes the batch, with its applied ids as a new run, atomically.
+    ///
+    /// The applied ids' lock is not held while sled writes, so that a batch folding
+    /// meanwhile (over a [`crate::Loader`]) may look ids up: its own and this batch's
+    /// ids it finds in memory, and the run this one adds joins the ids once written.
+    pub(crate) fn write(self) -> Result<BatchStats, StoreError> {
+        let Sealed {
+            store,
+            mut batch,
+            seqs,
+            mut new_ids,
+            stats,
+            writes: _,
+        } = self;
+        if new_ids.is_empty() {
             store.tree.apply_batch(batch)?;
+            return Ok(stats);
+        }
+        // The batch's ids, as a new run, commit with it.
+        let staged = store.with_ids(|ids| ids.stage(&mut batch, &mut new_ids, seqs))?;
+        store.tree.apply_batch(batch)?;
+        store.with_ids(|ids| {
             ids.committed(staged, &new_ids);
             Ok(())
         })?;
-        self.stats.checkpoint = self.checkpoint;
-        Ok(self.stats)
+        Ok(stats)
+    }
+
+    /// The store it writes to.
+    pub(crate) fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// What the batch did; its checkpoint.
+    pub(crate) fn stats(&self) -> BatchStats {
+        self.stats
+    }
+
+    /// The `event_id`s it applied.
+    pub(crate) fn ids(&self) -> &[u128] {
+        &self.new_ids
     }
 }
 

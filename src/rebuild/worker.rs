@@ -82,6 +82,7 @@ pub async fn run(args: WorkerArgs) -> anyhow::Result<ExitCode> {
         id_filter_bytes: args.id_filter_bytes,
         id_filter_most_bytes: args.id_filter_most_bytes,
         cache_bytes: args.cache_bytes,
+        ..Options::default()
     };
     let store = Store::open_with(&args.dir, options)
         .with_context(|| format!("opening {}", args.dir.display()))?;
