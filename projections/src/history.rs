@@ -16,6 +16,7 @@ use crate::batched::{self, PerBatch};
 use crate::fold::{RaceOdds, Records, State};
 use crate::form::FormSource;
 use crate::keys;
+use crate::packed::unpack;
 use crate::StoreError;
 
 /// The records of `tree` as they stood once the log up to `seq` had been applied.
@@ -75,7 +76,7 @@ impl AsOf<'_> {
             if !key.starts_with(&prefix) {
                 break;
             }
-            for change in batched::entries(&changes) {
+            for change in batched::entries(&unpack(&changes)?) {
                 let (seq, replaced) = change?;
                 if seq > self.seq {
                     return Ok((!replaced.is_empty()).then(|| replaced.to_vec()));
@@ -94,7 +95,7 @@ impl AsOf<'_> {
         };
         let (_, changes) = found?;
         let mut last = None;
-        for change in batched::entries(&changes) {
+        for change in batched::entries(&unpack(&changes)?) {
             let (seq, _) = change?;
             if seq > self.seq {
                 break;
@@ -118,6 +119,10 @@ impl AsOf<'_> {
             }
             records.push(record);
         }
+        let records = records
+            .iter()
+            .map(|r| unpack(r))
+            .collect::<Result<Vec<_>, _>>()?;
         let mut changes = Vec::new();
         for record in &records {
             for change in batched::entries(record) {
@@ -257,7 +262,7 @@ pub fn history_by_event(
             out.insert(key, value);
             continue;
         };
-        for entry in batched::entries(&value) {
+        for entry in batched::entries(&unpack(&value)?) {
             let (seq, entry) = entry?;
             let mut by_event = stem.to_vec();
             by_event.extend_from_slice(&seq.to_be_bytes());

@@ -11,6 +11,7 @@ mod ids;
 mod journal;
 mod keys;
 mod meetings;
+mod packed;
 mod pages;
 mod people;
 mod search;
