@@ -507,7 +507,7 @@ impl Fold {
     pub fn render<S: State>(&mut self, s: &mut S) -> Result<(), StoreError> {
         self.journal.write(s);
         self.form_changes.write(s);
-        self.versions.write(s);
+        self.versions.write(s)?;
         let mut out = Rendering {
             stale: std::mem::take(&mut self.stale),
             seq: self.seq,

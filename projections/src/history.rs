@@ -1,7 +1,8 @@
 //! The read models as they stood at a point of the log, for `as_of` answers: a
 //! [`Records`] that answers each record with its version at that point. Source records
-//! (days, cards, results, scratchings, profiles) from the versions the fold keeps as each
-//! event changes them; a horse's form from the changes of its entries; a race's odds from
+//! (days, cards, results, scratchings, profiles) from the values their changes replaced,
+//! which the fold keeps, and the values they hold now; a horse's form from the changes of
+//! its entries; a race's odds from
 //! the odds journal since the venue's race was last retracted. The fold's own renders run
 //! over it, so an answer of the past is byte for byte what the service served then, and
 //! nothing replays the log.
@@ -15,6 +16,7 @@ use crate::batched::{self, PerBatch};
 use crate::fold::{RaceOdds, Records, State};
 use crate::form::FormSource;
 use crate::keys;
+use crate::packed::unpack;
 use crate::StoreError;
 
 /// The records of `tree` as they stood once the log up to `seq` had been applied.
@@ -43,32 +45,64 @@ impl Records for AsOf<'_> {
                 .ok_or_else(|| StoreError::Corrupt("odds record key".into()))?;
             return self.odds(date, n, venue);
         }
-        Ok(self
-            .version(key)?
-            .and_then(|(_, v)| (!v.is_empty()).then(|| v.to_vec())))
+        if !keys::is_versioned(key) {
+            // No record without versions is rendered from (`keys::is_versioned`).
+            return Ok(None);
+        }
+        self.value(key)
     }
 }
 
 impl AsOf<'_> {
-    /// The last version of `record` at or before the point, with the sequence of the
-    /// event that left it (empty: removed).
-    fn version(&self, record: &[u8]) -> Result<Option<(u64, Vec<u8>)>, StoreError> {
+    /// The value `record` held at the point: the one the first change after the point
+    /// replaced, or where nothing changed it since, the one it holds now.
+    fn value(&self, record: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        // Read before its changes: a batch that commits between the two reads keeps the
+        // value read here as the one it replaced, so both reads answer the same.
+        let now = self.tree.get(record)?;
+        let prefix = keys::history_of(record);
+        // The changes of the last batch that changed the record at or before the point may
+        // hold the first change after it; otherwise the next batch's first change is it.
+        let from = match self
+            .tree
+            .range(prefix.as_slice()..=keys::history(record, self.seq).as_slice())
+            .next_back()
+        {
+            Some(found) => found?.0.to_vec(),
+            None => prefix.clone(),
+        };
+        for found in self.tree.range(from..) {
+            let (key, changes) = found?;
+            if !key.starts_with(&prefix) {
+                break;
+            }
+            for change in batched::entries(&unpack(&changes)?) {
+                let (seq, replaced) = change?;
+                if seq > self.seq {
+                    return Ok((!replaced.is_empty()).then(|| replaced.to_vec()));
+                }
+            }
+        }
+        Ok(now.map(|v| v.to_vec()))
+    }
+
+    /// The sequence of the last change of `record` at or before the point.
+    fn changed_at(&self, record: &[u8]) -> Result<Option<u64>, StoreError> {
         let from = keys::history_of(record);
         let to = keys::history(record, self.seq);
-        // The versions of the last batch that changed the record at or before the point.
         let Some(found) = self.tree.range(from..=to).next_back() else {
             return Ok(None);
         };
-        let (_, versions) = found?;
+        let (_, changes) = found?;
         let mut last = None;
-        for version in batched::entries(&versions) {
-            let (seq, value) = version?;
+        for change in batched::entries(&unpack(&changes)?) {
+            let (seq, _) = change?;
             if seq > self.seq {
                 break;
             }
-            last = Some((seq, value));
+            last = Some(seq);
         }
-        Ok(last.map(|(seq, value)| (seq, value.to_vec())))
+        Ok(last)
     }
 
     /// A horse's form: its entries' changes up to the point, in order.
@@ -85,6 +119,10 @@ impl AsOf<'_> {
             }
             records.push(record);
         }
+        let records = records
+            .iter()
+            .map(|r| unpack(r))
+            .collect::<Result<Vec<_>, _>>()?;
         let mut changes = Vec::new();
         for record in &records {
             for change in batched::entries(record) {
@@ -108,9 +146,7 @@ impl AsOf<'_> {
             odds: Vec<RunnerOdds>,
         }
         let retracted = match venue {
-            Some(_) => self
-                .version(&keys::odds(date, n, venue))?
-                .map_or(0, |(seq, _)| seq),
+            Some(_) => self.changed_at(&keys::odds(date, n, venue))?.unwrap_or(0),
             None => 0,
         };
         let mut race: Option<RaceOdds> = None;
@@ -150,28 +186,63 @@ impl AsOf<'_> {
 #[cfg(test)]
 mod tests;
 
-/// The records as an event changes them: every change of a source record also keeps the
-/// version it leaves, by the event's sequence, among the batch's [`Versions`], so that the
-/// read models can be rendered as they stood at any point of the log (`as_of`). A batch's
-/// render writes past it: documents are rendered from the versions, not kept in them.
+/// The records as an event changes them: a change of a source record that replaces (or
+/// removes) a value keeps the value it replaced, by the event's sequence, among the batch's
+/// [`Versions`]; the record itself holds its newest value. A change that makes a record
+/// keeps an empty value, so that an answer as of a point before it finds none. So a record
+/// written once costs one copy and a few bytes, and the read models can still be rendered
+/// as they stood at any point of the log (`as_of`). A batch's render writes past it:
+/// documents are rendered from the records, not kept among their versions.
 pub(crate) struct Versioned<'a, S> {
     pub(crate) s: &'a mut S,
     pub(crate) seq: u64,
     pub(crate) versions: &'a mut Versions,
 }
 
-/// The versions of source records a batch made, by record, until [`Versions::write`]
-/// writes each record's as one ([`keys::history`], `batched.rs`); an empty version means
-/// the record was removed.
+/// The values the changes of source records in a batch replaced, by record, until
+/// [`Versions::write`] writes each record's as one ([`keys::history`], `batched.rs`); an
+/// empty value means the record had none.
 #[derive(Debug, Default)]
-pub(crate) struct Versions(PerBatch<Vec<u8>>);
+pub(crate) struct Versions {
+    replaced: PerBatch<Vec<u8>>,
+    /// A read of a value about to be replaced that failed: the batch must not commit
+    /// without it.
+    failed: Option<StoreError>,
+}
 
 impl Versions {
-    /// Writes each record's versions as one record, and forgets them.
-    pub(crate) fn write(&mut self, s: &mut impl State) {
-        for (record, first, versions) in self.0.drain() {
-            s.put(keys::history(&record, first), versions);
+    /// Keeps what the change of `record` to `new` (`None`: removed) by the event at `seq`
+    /// replaces, read from `s`, which holds the batch's earlier changes.
+    fn change(&mut self, s: &impl Records, record: &[u8], seq: u64, new: Option<&[u8]>) {
+        if record.starts_with(keys::ODDS_PREFIX) {
+            // A race's odds as of a point are folded from the journal, after the last
+            // removal of its record: when it changed is all that is kept.
+            self.replaced.push(record, seq, &[]);
+            return;
         }
+        match s.get(record) {
+            // Nothing replaced: written as it was, or removed where there was nothing.
+            Ok(old) if old.as_deref() == new => {}
+            Ok(old) => self
+                .replaced
+                .push(record, seq, old.as_deref().unwrap_or_default()),
+            Err(e) => {
+                self.failed.get_or_insert(e);
+            }
+        }
+    }
+
+    /// Writes each record's replaced values as one record, and forgets them; an error
+    /// where one could not be read.
+    pub(crate) fn write(&mut self, s: &mut impl State) -> Result<(), StoreError> {
+        if let Some(e) = self.failed.take() {
+            self.replaced = PerBatch::default();
+            return Err(e);
+        }
+        for (record, first, replaced) in self.replaced.drain() {
+            s.put(keys::history(&record, first), replaced);
+        }
+        Ok(())
     }
 }
 
@@ -191,7 +262,7 @@ pub fn history_by_event(
             out.insert(key, value);
             continue;
         };
-        for entry in batched::entries(&value) {
+        for entry in batched::entries(&unpack(&value)?) {
             let (seq, entry) = entry?;
             let mut by_event = stem.to_vec();
             by_event.extend_from_slice(&seq.to_be_bytes());
@@ -210,14 +281,14 @@ impl<S: State> Records for Versioned<'_, S> {
 impl<S: State> State for Versioned<'_, S> {
     fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
         if keys::is_versioned(&key) {
-            self.versions.0.push(key.as_slice(), self.seq, &value);
+            self.versions.change(&*self.s, &key, self.seq, Some(&value));
         }
         self.s.put(key, value);
     }
 
     fn delete(&mut self, key: Vec<u8>) {
         if keys::is_versioned(&key) {
-            self.versions.0.push(key.as_slice(), self.seq, &[]);
+            self.versions.change(&*self.s, &key, self.seq, None);
         }
         self.s.delete(key);
     }

@@ -12,12 +12,15 @@
 //!
 //! A chunk is its moves one after the other, each `seq` (8 bytes, big-endian), race number
 //! (1 byte), the length of its body (4 bytes, big-endian), then the body
-//! ([`crate::render_odds_move`]).
+//! ([`crate::render_odds_move`]), stored packed (`packed.rs`): a chunk of JSON moves packs
+//! to a fraction of its size, and is written once.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use crate::fold::State;
 use crate::keys;
+use crate::packed::{pack, unpack};
 use crate::store::Reads;
 use crate::StoreError;
 
@@ -108,7 +111,10 @@ impl Pending {
             .or_insert_with(|| Open::starting_at(seq));
         if open.full_for(body.len()) {
             let done = std::mem::replace(open, Open::starting_at(seq));
-            s.put(keys::odds_chunk(date, race_number, done.first), done.bytes);
+            s.put(
+                keys::odds_chunk(date, race_number, done.first),
+                pack(done.bytes),
+            );
         }
         open.append(seq, race_number, len, body);
         Ok(())
@@ -127,18 +133,23 @@ impl Pending {
     pub(crate) fn write(&mut self, s: &mut impl State) {
         for (date, races) in std::mem::take(&mut self.dates) {
             for (race_number, open) in races {
-                s.put(keys::odds_chunk(&date, race_number, open.first), open.bytes);
+                s.put(
+                    keys::odds_chunk(&date, race_number, open.first),
+                    pack(open.bytes),
+                );
             }
         }
     }
 }
 
-/// The moves of one chunk, in order; an error for a chunk that does not decode.
-pub(crate) fn moves(chunk: &sled::IVec) -> ChunkMoves {
-    ChunkMoves {
-        chunk: chunk.clone(),
-        at: 0,
-    }
+/// The moves of one chunk as stored, in order; an error for a chunk that does not decode.
+pub(crate) fn moves(stored: &sled::IVec) -> Result<ChunkMoves, StoreError> {
+    let chunk = match unpack(stored)? {
+        // Kept as it was: its moves' bodies are slices of the stored value, not copies.
+        Cow::Borrowed(_) => stored.clone(),
+        Cow::Owned(chunk) => chunk.into(),
+    };
+    Ok(ChunkMoves { chunk, at: 0 })
 }
 
 /// The moves of one chunk ([`moves`]).
@@ -256,7 +267,13 @@ impl Iterator for RaceMoves<'_> {
                         self.done = true;
                         return Some(Err(e));
                     }
-                    self.current = Some(moves(&chunk));
+                    match moves(&chunk) {
+                        Ok(moves) => self.current = Some(moves),
+                        Err(e) => {
+                            self.done = true;
+                            return Some(Err(e));
+                        }
+                    }
                 }
             }
         }
@@ -344,7 +361,7 @@ pub fn journal_by_move(
             out.insert(key, value);
             continue;
         };
-        for m in moves(&sled::IVec::from(value)) {
+        for m in moves(&sled::IVec::from(value))? {
             let m = m?;
             let mut by_move = date.to_vec();
             by_move.extend_from_slice(&m.seq.to_be_bytes());
@@ -353,4 +370,61 @@ pub fn journal_by_move(
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use racing_events::samples::{envelope, odds_at};
+
+    use crate::tests::tempdir;
+    use crate::Store;
+
+    #[test]
+    fn a_races_moves_are_stored_packed_and_read_back_in_order_from_any_point() {
+        const DAY: &str = "2026-11-25";
+        const MOVES: u64 = 600;
+        let dir = tempdir();
+        let store = Store::open(dir.path()).expect("open");
+        let horses: Vec<String> = (1..=14).map(|i| format!("K{i:03}")).collect();
+        for hundred in 0..MOVES / 100 {
+            let mut b = store.batch().expect("batch");
+            for i in 0..100 {
+                let seq = hundred * 100 + i + 1;
+                let prices: Vec<(&str, f64)> = horses
+                    .iter()
+                    .enumerate()
+                    .map(|(h, horse)| (horse.as_str(), 2.0 + ((seq + h as u64) % 40) as f64 / 4.0))
+                    .collect();
+                let e = envelope(odds_at(DAY, "Sha Tin", 1, &prices));
+                b.apply(seq, 0, &e).expect("apply");
+            }
+            b.commit().expect("commit");
+        }
+        let stored: usize = store
+            .tree
+            .scan_prefix(b"oj\0")
+            .map(|r| r.map(|(k, v)| k.len() + v.len()).expect("read"))
+            .sum();
+        let moves_from = |after: u64| {
+            let mut seqs = Vec::new();
+            let mut bytes = 0;
+            super::each_move(&store.tree, store.reads(), DAY, after, Some(1), |m| {
+                seqs.push(m.seq);
+                bytes += super::HEAD + m.body.len();
+                true
+            })
+            .expect("the journal reads");
+            (seqs, bytes)
+        };
+        let (seqs, moved) = moves_from(0);
+        assert_eq!(seqs, (1..=MOVES).collect::<Vec<_>>());
+        assert!(
+            stored * 4 <= moved,
+            "{stored} bytes stored for {moved} bytes of moves"
+        );
+        // From inside a chunk, and from the last move.
+        let (seqs, _) = moves_from(345);
+        assert_eq!(seqs, (346..=MOVES).collect::<Vec<_>>());
+        assert!(moves_from(MOVES).0.is_empty());
+    }
 }

@@ -108,10 +108,11 @@ pub fn number_prefix(prefix: &[u8], number: u64) -> Vec<u8> {
     k
 }
 
-/// The versions of the source record under `record` (a day, a card, a result, scratchings,
-/// a profile, a venue's odds record removed) one batch made, the first of them by the event
-/// at `seq` (`batched.rs`). The record key's length comes first, so that one record's
-/// versions never run into another's: what `as_of` answers read (`history.rs`).
+/// The values that one batch's changes of the source record under `record` (a day, a card,
+/// a result, scratchings, a profile) replaced, the first change by the event at `seq`
+/// (`batched.rs`); of a venue's odds record, when it was removed. The record key's length
+/// comes first, so that one record's versions never run into another's: what `as_of`
+/// answers read (`history.rs`).
 pub fn history(record: &[u8], seq: u64) -> Vec<u8> {
     let mut k = history_of(record);
     k.extend_from_slice(&seq.to_be_bytes());

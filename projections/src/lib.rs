@@ -12,6 +12,7 @@ mod journal;
 mod keys;
 mod load;
 mod meetings;
+mod packed;
 mod pages;
 mod people;
 mod search;

@@ -114,6 +114,66 @@ fn a_document_as_of_any_point_is_what_was_stored_then_however_the_log_was_batche
 }
 
 #[test]
+fn a_record_written_once_keeps_no_copy_among_the_versions() {
+    const RESULTS: u64 = 40;
+    let dir = tempdir();
+    let store = Store::open(dir.path()).expect("open");
+    let horses: Vec<String> = (0..14).map(|i| format!("H{i:03}")).collect();
+    let race = |date: &str, first: usize| {
+        let runners = (0..horses.len())
+            .map(|p| runner(Some(p as i64 + 1), &horses[(first + p) % horses.len()]))
+            .collect();
+        envelope(result(date, ST, 1, runners))
+    };
+    let date = |i: u64| format!("2026-{:02}-{:02}", 1 + i / 28, 1 + i % 28);
+    // Bytes of the results' records, and of the versions kept for `as_of`.
+    let bytes = || {
+        let (mut results, mut versions) = (0, 0);
+        for found in store.tree.iter() {
+            let (k, v) = found.expect("read");
+            if k.starts_with(b"res\0") {
+                results += k.len() + v.len();
+            } else if k.starts_with(b"h\0") {
+                versions += k.len() + v.len();
+            }
+        }
+        (results, versions)
+    };
+    // A result a date, a batch each: each makes its result's record and its day's.
+    for i in 0..RESULTS {
+        let mut b = store.batch().expect("batch");
+        b.apply(i + 1, 0, &race(&date(i), 0)).expect("apply");
+        b.commit().expect("commit");
+    }
+    let (results, versions) = bytes();
+    assert!(
+        versions as u64 <= RESULTS * 2 * 64,
+        "{versions} bytes of versions for {RESULTS} results of {results} bytes, never amended"
+    );
+
+    // An amendment keeps the value it replaced, once.
+    let key = crate::keys::result(&date(0), 1, ST);
+    let first = store
+        .tree
+        .get(&key)
+        .expect("read")
+        .expect("the first result");
+    let mut b = store.batch().expect("batch");
+    b.apply(RESULTS + 1, 0, &race(&date(0), 1)).expect("apply");
+    b.commit().expect("commit");
+    let kept = store
+        .tree
+        .get(crate::keys::history(&key, RESULTS + 1))
+        .expect("read")
+        .expect("the amendment's version");
+    let kept = crate::packed::unpack(&kept).expect("unpacks");
+    let replaced: Vec<(u64, &[u8])> = crate::batched::entries(&kept)
+        .collect::<Result<_, _>>()
+        .expect("decodes");
+    assert_eq!(replaced, [(RESULTS + 1, first.as_ref())]);
+}
+
+#[test]
 fn the_change_feed_names_each_document_a_batch_changed_or_removed() {
     let dir = tempdir();
     let store = Store::open(dir.path()).expect("open");
