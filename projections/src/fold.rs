@@ -25,6 +25,7 @@ use crate::docs::{self, FormEntry, Meeting};
 use crate::form::FormSource;
 use crate::history::Versioned;
 use crate::keys::{self, DocKey};
+pub use crate::scan::{Item, Scan};
 use crate::StoreError;
 
 /// Read access to the read models' records: all a render needs, so that the same renders
@@ -40,6 +41,11 @@ pub trait State: Records {
     fn put(&mut self, key: Vec<u8>, value: Vec<u8>);
     /// Removes `key`.
     fn delete(&mut self, key: Vec<u8>);
+    /// The records whose keys start with `prefix`, including writes made earlier in this
+    /// batch: the first `limit` in key order, or (`Scan::Backward`) the last, last first.
+    /// A fold reads a record kept a key per item (a person's rides) this way; the records
+    /// as they stood at a point of the log (`as_of`) are read one by one.
+    fn scan(&self, prefix: &[u8], dir: Scan, limit: usize) -> Result<Vec<Item>, StoreError>;
     /// Remembers `event_id` as applied; `false` if it was applied before, at any age.
     fn first_seen(&mut self, event_id: u128) -> Result<bool, StoreError>;
 }
