@@ -25,6 +25,7 @@ use crate::docs::{self, FormEntry, Meeting};
 use crate::form::FormSource;
 use crate::history::Versioned;
 use crate::keys::{self, DocKey};
+pub use crate::scan::{Item, Scan};
 use crate::StoreError;
 
 /// Read access to the read models' records: all a render needs, so that the same renders
@@ -40,6 +41,11 @@ pub trait State: Records {
     fn put(&mut self, key: Vec<u8>, value: Vec<u8>);
     /// Removes `key`.
     fn delete(&mut self, key: Vec<u8>);
+    /// The records whose keys start with `prefix`, including writes made earlier in this
+    /// batch: the first `limit` in key order, or (`Scan::Backward`) the last, last first.
+    /// A fold reads a record kept a key per item (a person's rides) this way; the records
+    /// as they stood at a point of the log (`as_of`) are read one by one.
+    fn scan(&self, prefix: &[u8], dir: Scan, limit: usize) -> Result<Vec<Item>, StoreError>;
     /// Remembers `event_id` as applied; `false` if it was applied before, at any age.
     fn first_seen(&mut self, event_id: u128) -> Result<bool, StoreError>;
 }
@@ -152,7 +158,7 @@ pub struct Fold {
     stale: BTreeSet<Vec<u8>>,
     /// The stream sequence of the event being folded.
     seq: u64,
-    /// The jockeys' and trainers' rides the batch touched (`people.rs`).
+    /// The jockeys' and trainers' rides the batch touched (`people/`).
     people: crate::people::People,
     /// The horses' names the batch touched (`search.rs`).
     names: crate::search::Touched,
@@ -570,7 +576,7 @@ impl Fold {
     }
 
     /// A result stored in place of `old`: its horses' names noted, its jockeys' and
-    /// trainers' rides replaced (`search.rs`, `people.rs`).
+    /// trainers' rides replaced (`search.rs`, `people/`).
     fn discover_result(
         &mut self,
         s: &mut impl State,
@@ -578,7 +584,7 @@ impl Fold {
         r: &RaceResult,
     ) -> Result<(), StoreError> {
         self.names.note_race(s, old, Some(r), self.seq)?;
-        self.people.replace(s, old, Some(r))
+        self.people.replace(old, Some(r))
     }
 
     /// One venue's race retracted: the names its card and result gave taken back, its
@@ -592,12 +598,12 @@ impl Fold {
         self.names.note_race(s, card.as_ref(), None, self.seq)?;
         let result: Option<RaceResult> = read(s, &keys::result(date, n, venue))?;
         self.names.note_race(s, result.as_ref(), None, self.seq)?;
-        self.people.replace(s, result.as_ref(), None)
+        self.people.replace(result.as_ref(), None)
     }
 
     /// Renders the read models of discovery the batch touched: the meetings of each date
     /// whose cards or results changed (`meetings.rs`), the horses' names (`search.rs`),
-    /// and the jockeys and trainers (`people.rs`). Runs before the other renders, which take the touched dates.
+    /// and the jockeys and trainers (`people/`). Runs before the other renders, which take the touched dates.
     fn render_discovery(&mut self, s: &mut impl State) -> Result<(), StoreError> {
         for date in self.card_days.union(&self.result_days) {
             crate::meetings::render(s, date)?;

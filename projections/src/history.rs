@@ -286,6 +286,15 @@ impl<S: State> State for Versioned<'_, S> {
         self.s.put(key, value);
     }
 
+    fn scan(
+        &self,
+        prefix: &[u8],
+        dir: crate::fold::Scan,
+        limit: usize,
+    ) -> Result<Vec<crate::fold::Item>, StoreError> {
+        self.s.scan(prefix, dir, limit)
+    }
+
     fn delete(&mut self, key: Vec<u8>) {
         if keys::is_versioned(&key) {
             self.versions.change(&*self.s, &key, self.seq, None);

@@ -475,32 +475,60 @@ pub fn horse_names(horse_no: &str) -> Vec<u8> {
     key(&[b"hn", horse_no.as_bytes()])
 }
 
-/// The summary of a jockey or a trainer (`role`: `jockey`, `trainer`) by the slug of their
-/// name: their figures in each season they have rides in (`people.rs`).
-pub fn person_summary(role: &str, id: &str) -> Vec<u8> {
-    key(&[b"ppl", b"sum", role.as_bytes(), id.as_bytes()])
+/// One ride of a jockey or a trainer (`role`: `jockey`, `trainer`) by the slug of their
+/// name (`people/`): a person's rides in key order are their rides oldest first (date,
+/// race number, venue, horse), so that a scan of [`person_rides`] from its end reads the
+/// newest. The venue, free text, stands before the horse number, which holds no
+/// separator: the horse is what follows the last one.
+pub fn person_ride(
+    role: &str,
+    id: &str,
+    (date, race_number, venue): (&str, u8, &str),
+    horse_no: &str,
+) -> Vec<u8> {
+    let mut k = person_rides(role, id);
+    k.extend(key(&[
+        date.as_bytes(),
+        &race(race_number),
+        venue.as_bytes(),
+        horse_no.as_bytes(),
+    ]));
+    k
 }
 
-/// A jockey's or a trainer's rides in one Hong Kong season (`2019/20`), newest first: a
-/// result rewrites the record of its race's season only.
+/// The race and the horse of a ride's key: `(date, race number, venue)`, horse number.
+pub fn parse_person_ride(key: &[u8]) -> Option<((&str, u8, &str), &str)> {
+    let (_role, rest) = split_at_sep(key.strip_prefix(b"ppl\0ride\0")?)?;
+    let (_id, rest) = split_at_sep(rest)?;
+    let last = rest.iter().rposition(|b| *b == SEP)?;
+    let (date, race_number) = (rest.get(..10)?, rest.get(11..13)?);
+    let n = std::str::from_utf8(race_number).ok()?.parse().ok()?;
+    let venue = std::str::from_utf8(rest.get(14..last)?).ok()?;
+    let horse_no = std::str::from_utf8(&rest[last + 1..]).ok()?;
+    Some(((std::str::from_utf8(date).ok()?, n, venue), horse_no))
+}
+
+/// The prefix of every ride of a jockey or a trainer.
+pub fn person_rides(role: &str, id: &str) -> Vec<u8> {
+    key(&[b"ppl", b"ride", role.as_bytes(), id.as_bytes(), b""])
+}
+
+/// A jockey's or a trainer's figures in one Hong Kong season (`2019/20`): their rides,
+/// wins, seconds and thirds, changed by what each result adds or takes away.
 pub fn person_season(role: &str, id: &str, season: &str) -> Vec<u8> {
-    key(&[
-        b"ppl",
-        b"rides",
-        role.as_bytes(),
-        id.as_bytes(),
-        season.as_bytes(),
-    ])
+    let mut k = person_seasons(role, id);
+    k.extend_from_slice(season.as_bytes());
+    k
+}
+
+/// The prefix of the figures of every season of a jockey or a trainer.
+pub fn person_seasons(role: &str, id: &str) -> Vec<u8> {
+    key(&[b"ppl", b"season", role.as_bytes(), id.as_bytes(), b""])
 }
 
 /// A jockey's or a trainer's record as served, sealed with its `ETag` and sequence.
 pub fn person_doc(role: &str, id: &str) -> Vec<u8> {
     key(&[b"ppl", b"doc", role.as_bytes(), id.as_bytes()])
-}
-
-/// Every jockey (or trainer) with their name and rides, by id.
-pub fn people(role: &str) -> Vec<u8> {
-    key(&[b"ppl", b"list", role.as_bytes()])
 }
 
 /// The list of every jockey (or trainer) as served, sealed with its `ETag` and sequence.

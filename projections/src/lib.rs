@@ -15,6 +15,7 @@ mod meetings;
 mod packed;
 mod pages;
 mod people;
+mod scan;
 mod search;
 mod store;
 
@@ -22,7 +23,7 @@ pub use docs::{
     answered, etag, published_at, render_odds_move, Doc, FormDoc, FormEntry, ETAG_LEN, HEAD_LEN,
 };
 pub use feed::{ChangeCursor, ChangePage};
-pub use fold::{Fold, Outcome, RaceOdds, Records, State};
+pub use fold::{Fold, Item, Outcome, RaceOdds, Records, Scan, State};
 pub use history::history_by_event;
 pub use ids::AppliedIdStats;
 pub use journal::{journal_by_move, OddsMove};

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::docs::Doc;
 use crate::feed::ChangedDocs;
-use crate::fold::{Fold, Outcome, RaceOdds, Records, State};
+use crate::fold::{Fold, Item, Outcome, RaceOdds, Records, Scan, State};
 use crate::ids::{self, AppliedIdStats, AppliedIds, Seen};
 use crate::journal::{self, OddsMove};
 use crate::keys::{self, DocKey};
@@ -683,6 +683,10 @@ impl State for Batch<'_> {
         self.writes.insert(key, None);
     }
 
+    fn scan(&self, prefix: &[u8], dir: Scan, limit: usize) -> Result<Vec<Item>, StoreError> {
+        crate::scan::over_batch(&self.store.tree, &self.writes, (prefix, dir, limit))
+    }
+
     fn first_seen(&mut self, event_id: u128) -> Result<bool, StoreError> {
         if self.new_id_set.contains(&event_id) || self.held.is_some_and(|h| h.writing(event_id)) {
             return Ok(false);
@@ -931,6 +935,10 @@ impl State for MemState {
 
     fn delete(&mut self, key: Vec<u8>) {
         self.records.remove(key.as_slice());
+    }
+
+    fn scan(&self, prefix: &[u8], dir: Scan, limit: usize) -> Result<Vec<Item>, StoreError> {
+        Ok(crate::scan::over_map(&self.records, (prefix, dir, limit)))
     }
 
     fn first_seen(&mut self, event_id: u128) -> Result<bool, StoreError> {

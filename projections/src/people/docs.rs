@@ -1,27 +1,11 @@
-//! Jockeys and trainers: each one's rides, kept by the fold from the results, and the
-//! documents made from them, their record and the list of them all.
-//!
-//! A person is known by the slug of their name (their `id`). Their rides, a ride by race
-//! and horse, are kept a record a Hong Kong season (`keys::person_season`), so that what
-//! a result costs grows with a season, not with a career: a result replaces that race's
-//! rides of everyone in it, before and after, in the record of its season only (an
-//! amendment that changes a jockey takes the ride from one and gives it to the other),
-//! and a retraction removes them. Each person's summary (`keys::person_summary`) holds
-//! their figures by season, recounted for the seasons a batch touched; a document's
-//! totals and seasons come from it, its name and recent rides from the newest seasons'
-//! records. The season records a batch touches are held decoded until it renders, then
-//! each touched person's summary, document and the lists are written once.
+//! Who a jockey or a trainer is and what is served of them: their id, what counts as a
+//! ride and in which season, a ride as the fold keeps it, a season's figures, and the
+//! documents, their record and the list of them all, rendered from those.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use racing_events::{RaceResult, ResultRunner};
 use serde::{Deserialize, Serialize};
-
-use crate::docs::{same_answer, seal, Doc};
-use crate::fold::{read, Records, State};
-use crate::keys;
-use crate::store::Store;
-use crate::StoreError;
 
 /// A jockey or a trainer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -88,24 +72,24 @@ pub fn is_ride(r: &ResultRunner) -> bool {
         .is_none_or(|status| !NOT_RIDES.contains(&status))
 }
 
-/// One ride of a person, as the record keeps it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-struct Ride {
-    date: String,
-    venue: String,
-    race_number: i64,
-    horse_no: String,
-    horse_name: String,
-    position: Option<i64>,
-    status: Option<String>,
-    win_odds: Option<f64>,
+/// One ride of a person.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Ride {
+    pub(super) date: String,
+    pub(super) venue: String,
+    pub(super) race_number: i64,
+    pub(super) horse_no: String,
+    pub(super) horse_name: String,
+    pub(super) position: Option<i64>,
+    pub(super) status: Option<String>,
+    pub(super) win_odds: Option<f64>,
     /// The person's name as this result gave it.
-    name: String,
+    pub(super) name: String,
 }
 
 impl Ride {
     /// The ride of `runner` in `result`, its person named `name`.
-    fn new(result: &RaceResult, runner: &ResultRunner, name: &str) -> Ride {
+    pub(super) fn new(result: &RaceResult, runner: &ResultRunner, name: &str) -> Ride {
         Ride {
             date: result.date.clone(),
             venue: result.venue.clone(),
@@ -119,12 +103,8 @@ impl Ride {
         }
     }
 
-    /// Rides of one race are the same race.
-    fn race(&self) -> (&str, i64, &str) {
-        (&self.date, self.race_number, &self.venue)
-    }
-
     /// Newest first: date, then race number, descending (then venue and horse).
+    #[cfg(test)]
     fn newest_first(a: &Ride, b: &Ride) -> std::cmp::Ordering {
         (&b.date, b.race_number, &b.venue, &b.horse_no).cmp(&(
             &a.date,
@@ -245,7 +225,7 @@ pub struct PersonRow {
 }
 
 /// Every jockey, by name.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "openapi", schema(examples(json!({
     "jockeys": [{"id": "h-bowman", "name": "H Bowman", "rides": 380},
@@ -257,7 +237,7 @@ pub struct JockeyList {
 }
 
 /// Every trainer, by name.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "openapi", schema(examples(json!({
     "trainers": [{"id": "c-s-shum", "name": "C S Shum", "rides": 240}]
@@ -278,17 +258,18 @@ pub fn render_list(role: Role, mut rows: Vec<PersonRow>) -> Vec<u8> {
     .unwrap_or_default()
 }
 
-/// A person's figures in one season, as their summary keeps them.
+/// A person's figures in one season, as the record of the season keeps them.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Serialize, Deserialize)]
-struct Counts {
-    rides: u32,
-    wins: u32,
-    seconds: u32,
-    thirds: u32,
+pub(super) struct Counts {
+    pub(super) rides: u32,
+    pub(super) wins: u32,
+    pub(super) seconds: u32,
+    pub(super) thirds: u32,
 }
 
 impl Counts {
     /// The figures of `rides`.
+    #[cfg(test)]
     fn of<'a>(rides: impl IntoIterator<Item = &'a Ride>) -> Counts {
         let mut c = Counts::default();
         for r in rides {
@@ -304,7 +285,7 @@ impl Counts {
     }
 
     /// The figures of every season of `summary` added up.
-    fn total(summary: &Summary) -> Counts {
+    pub(super) fn total(summary: &Summary) -> Counts {
         let mut t = Counts::default();
         for c in summary.values() {
             t.rides = t.rides.saturating_add(c.rides);
@@ -316,8 +297,8 @@ impl Counts {
     }
 }
 
-/// A person's summary record: the figures of each season they have rides in, by season.
-type Summary = BTreeMap<String, Counts>;
+/// A person's figures in each season they have rides in, by season.
+pub(super) type Summary = BTreeMap<String, Counts>;
 
 /// The seasons of `summary`, newest first. Their names sort as their dates do except
 /// `999/00` (January to August of the year 1000, the earliest a date can be), so they are
@@ -331,7 +312,7 @@ fn newest_seasons(summary: &Summary) -> Vec<&str> {
 
 /// A person's record as served: the totals and `seasons` from their summary, `name` and
 /// `recent` from their newest rides (newest first, at most [`RECENT`]; at least one).
-fn render_person(id: &str, summary: &Summary, newest: &[Ride]) -> Vec<u8> {
+pub(super) fn render_person(id: &str, summary: &Summary, newest: &[Ride]) -> Vec<u8> {
     let total = Counts::total(summary);
     let doc = PersonDoc {
         id: id.to_owned(),
@@ -403,219 +384,4 @@ pub(crate) fn render_from_results<'a>(
 }
 
 /// Rides in a person's `recent`.
-const RECENT: usize = 20;
-
-/// One season's rides of a person, as a batch holds them.
-#[derive(Debug, Default)]
-struct SeasonRides {
-    rides: Vec<Ride>,
-    /// Whether the store holds a record of them (to remove once none is left).
-    stored: bool,
-}
-
-/// The season records a batch has touched, decoded: by role and id, then by season.
-#[derive(Debug, Default)]
-pub(crate) struct People {
-    touched: BTreeMap<(Role, String), BTreeMap<String, SeasonRides>>,
-}
-
-impl People {
-    /// The rides of `(role, id)` in `season`, loaded into the batch on first use.
-    fn rides(
-        &mut self,
-        s: &impl Records,
-        (role, id): (Role, &str),
-        season: &str,
-    ) -> Result<&mut Vec<Ride>, StoreError> {
-        use std::collections::btree_map::Entry;
-        let seasons = self.touched.entry((role, id.to_owned())).or_default();
-        Ok(match seasons.entry(season.to_owned()) {
-            Entry::Occupied(e) => &mut e.into_mut().rides,
-            Entry::Vacant(e) => {
-                let stored = read(s, &keys::person_season(role.name(), id, season))?;
-                let loaded = SeasonRides {
-                    stored: stored.is_some(),
-                    rides: stored.unwrap_or_default(),
-                };
-                &mut e.insert(loaded).rides
-            }
-        })
-    }
-
-    /// One race's result replaced: `old` (the result stored before, if any) by `new`
-    /// (`None`: retracted). Everyone in either loses their rides of the race, and those
-    /// in `new` are given theirs. Both are of the same race, so only the records of its
-    /// season are read.
-    pub(crate) fn replace(
-        &mut self,
-        s: &impl Records,
-        old: Option<&RaceResult>,
-        new: Option<&RaceResult>,
-    ) -> Result<(), StoreError> {
-        let Some(race) = new.or(old) else {
-            return Ok(());
-        };
-        let key = (race.date.as_str(), race.race_number, race.venue.as_str());
-        let season = season(&race.date).unwrap_or_default();
-        let mut people: BTreeSet<(Role, String)> = BTreeSet::new();
-        for result in old.into_iter().chain(new) {
-            for runner in &result.runners {
-                for role in Role::ALL {
-                    let id = slug(role.of(runner));
-                    if !id.is_empty() {
-                        people.insert((role, id));
-                    }
-                }
-            }
-        }
-        for (role, id) in &people {
-            self.rides(s, (*role, id), &season)?
-                .retain(|r| r.race() != key);
-        }
-        let Some(new) = new else {
-            return Ok(());
-        };
-        for runner in new.runners.iter().filter(|r| is_ride(r)) {
-            for role in Role::ALL {
-                let name = role.of(runner);
-                let id = slug(name);
-                if id.is_empty() {
-                    continue;
-                }
-                self.rides(s, (role, &id), &season)?
-                    .push(Ride::new(new, runner, name));
-            }
-        }
-        Ok(())
-    }
-
-    /// Writes the touched season records and the summaries of their people (recounting
-    /// only those seasons), renders each touched person's document and the lists of
-    /// their roles; `seq` is what the documents reflect.
-    pub(crate) fn render(&mut self, s: &mut impl State, seq: u64) -> Result<(), StoreError> {
-        let touched = std::mem::take(&mut self.touched);
-        let mut lists: BTreeMap<Role, BTreeMap<String, PersonRow>> = BTreeMap::new();
-        for ((role, id), mut seasons) in touched {
-            let list = match lists.entry(role) {
-                std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
-                std::collections::btree_map::Entry::Vacant(e) => {
-                    let key = keys::people(role.name());
-                    e.insert(read(s, &key)?.unwrap_or_default())
-                }
-            };
-            let (summary_key, doc) = (
-                keys::person_summary(role.name(), &id),
-                keys::person_doc(role.name(), &id),
-            );
-            let stored: Option<Summary> = read(s, &summary_key)?;
-            let mut summary = stored.clone().unwrap_or_default();
-            for (season, record) in &mut seasons {
-                let key = keys::person_season(role.name(), &id, season);
-                if record.rides.is_empty() {
-                    summary.remove(season);
-                    if record.stored {
-                        s.delete(key);
-                    }
-                    continue;
-                }
-                record.rides.sort_by(Ride::newest_first);
-                // Plain data: serialising it cannot fail.
-                s.put(key, serde_json::to_vec(&record.rides).unwrap_or_default());
-                summary.insert(season.clone(), Counts::of(&record.rides));
-            }
-            if summary.is_empty() {
-                if stored.is_some() {
-                    s.delete(summary_key);
-                    s.delete(doc);
-                }
-                list.remove(&id);
-                continue;
-            }
-            if stored.as_ref() != Some(&summary) {
-                s.put(
-                    summary_key,
-                    serde_json::to_vec(&summary).unwrap_or_default(),
-                );
-            }
-            let newest = newest_rides(s, (role, &id), &summary, &seasons)?;
-            put_sealed(s, doc, &render_person(&id, &summary, &newest), seq)?;
-            let name = newest.first().map(|r| r.name.clone()).unwrap_or_default();
-            let rides = Counts::total(&summary).rides;
-            list.insert(id.clone(), PersonRow { id, name, rides });
-        }
-        for (role, list) in lists {
-            let key = keys::people(role.name());
-            if list.is_empty() {
-                if s.get(&key)?.is_some() {
-                    s.delete(key);
-                    s.delete(keys::people_doc(role.name()));
-                }
-                continue;
-            }
-            s.put(key, serde_json::to_vec(&list).unwrap_or_default());
-            let body = render_list(role, list.into_values().collect());
-            put_sealed(s, keys::people_doc(role.name()), &body, seq)?;
-        }
-        Ok(())
-    }
-}
-
-/// The [`RECENT`] newest rides of `(role, id)`, newest first: from their newest season's
-/// record back, as far as it takes. `touched` holds the seasons the batch wrote, sorted.
-fn newest_rides(
-    s: &impl Records,
-    (role, id): (Role, &str),
-    summary: &Summary,
-    touched: &BTreeMap<String, SeasonRides>,
-) -> Result<Vec<Ride>, StoreError> {
-    let mut newest = Vec::with_capacity(RECENT);
-    for season in newest_seasons(summary) {
-        let left = RECENT - newest.len();
-        match touched.get(season) {
-            Some(record) => newest.extend(record.rides.iter().take(left).cloned()),
-            None => {
-                let key = keys::person_season(role.name(), id, season);
-                let rides: Vec<Ride> = read(s, &key)?.unwrap_or_default();
-                newest.extend(rides.into_iter().take(left));
-            }
-        }
-        if newest.len() >= RECENT {
-            break;
-        }
-    }
-    Ok(newest)
-}
-
-/// Stores a document sealed with its `ETag` and `seq`, unless it answers the same as the
-/// one stored (whose sequence then stays that of its last change).
-fn put_sealed(s: &mut impl State, key: Vec<u8>, doc: &[u8], seq: u64) -> Result<(), StoreError> {
-    let sealed = seal(false, doc, seq);
-    if !s
-        .get(&key)?
-        .is_some_and(|stored| same_answer(&stored, &sealed))
-    {
-        s.put(key, sealed);
-    }
-    Ok(())
-}
-
-impl Store {
-    /// The record of the jockey or trainer `id`, as stored.
-    pub fn person(&self, role: Role, id: &str) -> Result<Option<Doc>, StoreError> {
-        self.sealed(&keys::person_doc(role.name(), id))
-    }
-
-    /// The list of every jockey (or trainer), as stored; `None` before the first ride.
-    pub fn people(&self, role: Role) -> Result<Option<Doc>, StoreError> {
-        self.sealed(&keys::people_doc(role.name()))
-    }
-
-    fn sealed(&self, key: &[u8]) -> Result<Option<Doc>, StoreError> {
-        let Some(stored) = self.tree.get(key)? else {
-            return Ok(None);
-        };
-        Doc::new(stored).map(Some).ok_or_else(|| {
-            StoreError::Corrupt(format!("{} has no ETag", String::from_utf8_lossy(key)))
-        })
-    }
-}
+pub(super) const RECENT: usize = 20;

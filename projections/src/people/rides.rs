@@ -1,0 +1,265 @@
+//! The fold of jockeys' and trainers' rides: a record a ride, and each season's figures
+//! changed by what a result adds or takes away, so that what a result writes is what it
+//! changes, not a person's history. Their documents and lists are rendered once a batch,
+//! each from a bounded read: the newest rides, read back from the end of the person's
+//! rides, and the figures of their seasons.
+
+use std::collections::btree_map::Entry;
+use std::collections::BTreeMap;
+
+use racing_events::RaceResult;
+
+use super::docs::{
+    is_ride, render_list, render_person, season, slug, Counts, JockeyList, PersonRow, Ride, Role,
+    Summary, TrainerList, RECENT,
+};
+use crate::docs::{same_answer, seal, unseal};
+use crate::fold::{race_no, read, Scan, State};
+use crate::keys;
+use crate::StoreError;
+
+/// A change of a person's figures in one season: what a batch's rides counted in, less
+/// what they counted out.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Change {
+    rides: i64,
+    wins: i64,
+    seconds: i64,
+    thirds: i64,
+}
+
+impl Change {
+    /// `ride` counted in (`by` 1) or out (`by` -1).
+    fn count(&mut self, ride: &Ride, by: i64) {
+        self.rides += by;
+        match ride.position {
+            Some(1) => self.wins += by,
+            Some(2) => self.seconds += by,
+            Some(3) => self.thirds += by,
+            _ => {}
+        }
+    }
+
+    /// `c` so changed; `None` where it would count out more than `c` holds.
+    fn of(self, c: Counts) -> Option<Counts> {
+        let at = |n: u32, by: i64| u32::try_from(i64::from(n).checked_add(by)?).ok();
+        Some(Counts {
+            rides: at(c.rides, self.rides)?,
+            wins: at(c.wins, self.wins)?,
+            seconds: at(c.seconds, self.seconds)?,
+            thirds: at(c.thirds, self.thirds)?,
+        })
+    }
+}
+
+/// What a batch has changed of people, held until it renders.
+#[derive(Debug, Default)]
+pub(crate) struct People {
+    /// The rides given (`Some`) and taken away (`None`), by key.
+    rides: BTreeMap<Vec<u8>, Option<Ride>>,
+    /// Everyone a result of the batch gave or took a ride, with the change of their
+    /// figures in each season it touched (none where only a ride's odds or horse's name
+    /// changed: their document is rendered again all the same).
+    touched: BTreeMap<(Role, String), BTreeMap<String, Change>>,
+}
+
+impl People {
+    /// One race's result replaced: `old` (the result stored before, if any) by `new`
+    /// (`None`: retracted). The rides `old` gave are taken away and those of `new` given,
+    /// so a ride that moved from one person to another leaves the first.
+    pub(crate) fn replace(
+        &mut self,
+        old: Option<&RaceResult>,
+        new: Option<&RaceResult>,
+    ) -> Result<(), StoreError> {
+        let given = new.map(|r| (r, 1));
+        for (result, by) in old.map(|r| (r, -1)).into_iter().chain(given) {
+            let race = (
+                result.date.as_str(),
+                race_no(result.race_number)?,
+                result.venue.as_str(),
+            );
+            let season = season(&result.date).unwrap_or_default();
+            for runner in result.runners.iter().filter(|r| is_ride(r)) {
+                for role in Role::ALL {
+                    let name = role.of(runner);
+                    let id = slug(name);
+                    if id.is_empty() {
+                        continue;
+                    }
+                    let ride = Ride::new(result, runner, name);
+                    let key = keys::person_ride(role.name(), &id, race, &runner.horse_no);
+                    let seasons = self.touched.entry((role, id)).or_default();
+                    seasons.entry(season.clone()).or_default().count(&ride, by);
+                    self.rides.insert(key, (by > 0).then_some(ride));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the rides and the figures the batch changed, then renders each touched
+    /// person's document and the lists of their roles; `seq` is what the documents
+    /// reflect.
+    pub(crate) fn render(&mut self, s: &mut impl State, seq: u64) -> Result<(), StoreError> {
+        for (key, ride) in std::mem::take(&mut self.rides) {
+            let stored = s.get(&key)?;
+            match ride {
+                Some(ride) => {
+                    let value = encode(&ride);
+                    if stored.as_ref() != Some(&value) {
+                        s.put(key, value);
+                    }
+                }
+                None if stored.is_some() => s.delete(key),
+                None => {}
+            }
+        }
+        let mut lists: BTreeMap<Role, BTreeMap<String, PersonRow>> = BTreeMap::new();
+        for ((role, id), seasons) in std::mem::take(&mut self.touched) {
+            for (season, change) in seasons {
+                count(s, keys::person_season(role.name(), &id, &season), change)?;
+            }
+            let list = match lists.entry(role) {
+                Entry::Occupied(e) => e.into_mut(),
+                Entry::Vacant(e) => e.insert(listed(s, role)?),
+            };
+            let doc = keys::person_doc(role.name(), &id);
+            let summary = figures(s, role, &id)?;
+            if summary.is_empty() {
+                if s.get(&doc)?.is_some() {
+                    s.delete(doc);
+                }
+                list.remove(&id);
+                continue;
+            }
+            let newest = newest_rides(s, role, &id)?;
+            put_sealed(s, doc, &render_person(&id, &summary, &newest), seq)?;
+            let name = newest.first().map(|r| r.name.clone()).unwrap_or_default();
+            let rides = Counts::total(&summary).rides;
+            list.insert(id.clone(), PersonRow { id, name, rides });
+        }
+        for (role, list) in lists {
+            let key = keys::people_doc(role.name());
+            if list.is_empty() {
+                if s.get(&key)?.is_some() {
+                    s.delete(key);
+                }
+                continue;
+            }
+            let body = render_list(role, list.into_values().collect());
+            put_sealed(s, key, &body, seq)?;
+        }
+        Ok(())
+    }
+}
+
+/// Changes the figures of one season of a person, under `key`, by `change`; a season
+/// left without a ride is removed.
+fn count(s: &mut impl State, key: Vec<u8>, change: Change) -> Result<(), StoreError> {
+    if change == Change::default() {
+        return Ok(());
+    }
+    let stored: Counts = read(s, &key)?.unwrap_or_default();
+    let counts = change.of(stored).ok_or_else(|| {
+        let key = String::from_utf8_lossy(&key);
+        StoreError::Corrupt(format!("{key}: fewer rides than a result takes away"))
+    })?;
+    if counts.rides == 0 {
+        s.delete(key);
+    } else {
+        // Plain data: serialising it cannot fail.
+        s.put(key, serde_json::to_vec(&counts).unwrap_or_default());
+    }
+    Ok(())
+}
+
+/// The figures of every season of `(role, id)`, by season.
+fn figures(s: &impl State, role: Role, id: &str) -> Result<Summary, StoreError> {
+    let prefix = keys::person_seasons(role.name(), id);
+    let mut summary = Summary::new();
+    for (key, value) in s.scan(&prefix, Scan::Forward, usize::MAX)? {
+        let season = String::from_utf8_lossy(&key[prefix.len()..]).into_owned();
+        let counts = serde_json::from_slice(&value).map_err(|e| corrupt(&key, e))?;
+        summary.insert(season, counts);
+    }
+    Ok(summary)
+}
+
+/// The [`RECENT`] newest rides of `(role, id)`, newest first.
+fn newest_rides(s: &impl State, role: Role, id: &str) -> Result<Vec<Ride>, StoreError> {
+    let prefix = keys::person_rides(role.name(), id);
+    s.scan(&prefix, Scan::Backward, RECENT)?
+        .into_iter()
+        .map(|(key, value)| decode(&key, &value))
+        .collect()
+}
+
+/// What a ride's record holds: what its key does not say, the horse's name, the position,
+/// the status, the odds and the person's name.
+type Held = (String, Option<i64>, Option<String>, Option<f64>, String);
+
+/// The record of `ride` (its key says the race and the horse).
+fn encode(ride: &Ride) -> Vec<u8> {
+    let held = (
+        &ride.horse_name,
+        ride.position,
+        &ride.status,
+        ride.win_odds,
+        &ride.name,
+    );
+    // Plain data: serialising it cannot fail.
+    serde_json::to_vec(&held).unwrap_or_default()
+}
+
+/// The ride of a record: its race and horse from `key`, the rest from `value`.
+fn decode(key: &[u8], value: &[u8]) -> Result<Ride, StoreError> {
+    let ((date, race_number, venue), horse_no) = keys::parse_person_ride(key).ok_or_else(|| {
+        StoreError::Corrupt(format!("{}: no ride's key", String::from_utf8_lossy(key)))
+    })?;
+    let (horse_name, position, status, win_odds, name): Held =
+        serde_json::from_slice(value).map_err(|e| corrupt(key, e))?;
+    Ok(Ride {
+        date: date.to_owned(),
+        venue: venue.to_owned(),
+        race_number: i64::from(race_number),
+        horse_no: horse_no.to_owned(),
+        horse_name,
+        position,
+        status,
+        win_odds,
+        name,
+    })
+}
+
+/// The rows of the list of `role` as served, by id.
+fn listed(s: &impl State, role: Role) -> Result<BTreeMap<String, PersonRow>, StoreError> {
+    let key = keys::people_doc(role.name());
+    let Some(stored) = s.get(&key)? else {
+        return Ok(BTreeMap::new());
+    };
+    let body = unseal(&stored);
+    let rows = match role {
+        Role::Jockey => serde_json::from_slice::<JockeyList>(body).map(|l| l.jockeys),
+        Role::Trainer => serde_json::from_slice::<TrainerList>(body).map(|l| l.trainers),
+    }
+    .map_err(|e| corrupt(&key, e))?;
+    Ok(rows.into_iter().map(|row| (row.id.clone(), row)).collect())
+}
+
+fn corrupt(key: &[u8], e: serde_json::Error) -> StoreError {
+    StoreError::Corrupt(format!("{}: {e}", String::from_utf8_lossy(key)))
+}
+
+/// Stores a document sealed with its `ETag` and `seq`, unless it answers the same as the
+/// one stored (whose sequence then stays that of its last change).
+fn put_sealed(s: &mut impl State, key: Vec<u8>, doc: &[u8], seq: u64) -> Result<(), StoreError> {
+    let sealed = seal(false, doc, seq);
+    if !s
+        .get(&key)?
+        .is_some_and(|stored| same_answer(&stored, &sealed))
+    {
+        s.put(key, sealed);
+    }
+    Ok(())
+}

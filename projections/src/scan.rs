@@ -1,0 +1,149 @@
+//! Reads of a range of keys by their prefix, from either end and bounded in count, over
+//! the records in memory and over a batch's writes laid on the tree: what a fold reads of
+//! a record kept a key per item.
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use std::ops::Bound;
+
+use crate::StoreError;
+
+/// Which end of a range of keys a [`crate::State::scan`] reads from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scan {
+    /// From the first key on.
+    Forward,
+    /// From the last key back.
+    Backward,
+}
+
+/// A record as a scan reads it: its key and its value.
+pub type Item = (Vec<u8>, Vec<u8>);
+
+/// What a scan asks: the prefix, the end it reads from, and how many records at most.
+pub(crate) type Ask<'a> = (&'a [u8], Scan, usize);
+
+/// The bounds of the keys that start with `prefix`: from it to the first key past them
+/// all (none where the prefix is only `0xff` bytes).
+fn bounds(prefix: &[u8]) -> (Bound<&[u8]>, Bound<Vec<u8>>) {
+    let mut end = prefix.to_vec();
+    while end.last() == Some(&u8::MAX) {
+        end.pop();
+    }
+    let upper = match end.last_mut() {
+        Some(last) => {
+            *last += 1;
+            Bound::Excluded(end)
+        }
+        None => Bound::Unbounded,
+    };
+    (Bound::Included(prefix), upper)
+}
+
+/// The scan `ask` of the records of `map`.
+pub(crate) fn over_map(
+    map: &BTreeMap<Vec<u8>, Vec<u8>>,
+    (prefix, dir, limit): Ask<'_>,
+) -> Vec<Item> {
+    let (from, to) = bounds(prefix);
+    let range = map.range::<[u8], _>((from, to.as_ref().map(Vec::as_slice)));
+    let item = |(k, v): (&Vec<u8>, &Vec<u8>)| (k.clone(), v.clone());
+    match dir {
+        Scan::Forward => range.take(limit).map(item).collect(),
+        Scan::Backward => range.rev().take(limit).map(item).collect(),
+    }
+}
+
+/// The scan `ask` of the records of `tree` as `writes` (`None`: removed) leave them.
+pub(crate) fn over_batch(
+    tree: &sled::Tree,
+    writes: &BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+    (prefix, dir, limit): Ask<'_>,
+) -> Result<Vec<Item>, StoreError> {
+    let (from, to) = bounds(prefix);
+    let written = writes.range::<[u8], _>((from, to.as_ref().map(Vec::as_slice)));
+    let stored = tree.scan_prefix(prefix);
+    match dir {
+        Scan::Forward => merge(stored, written, limit, |a, b| a.cmp(b)),
+        Scan::Backward => merge(stored.rev(), written.rev(), limit, |a, b| b.cmp(a)),
+    }
+}
+
+/// The first `limit` records of `stored` and `written` merged in the order `before` gives
+/// (both come in it), a key written standing for the same key stored.
+fn merge<'w>(
+    mut stored: impl Iterator<Item = sled::Result<(sled::IVec, sled::IVec)>>,
+    mut written: impl Iterator<Item = (&'w Vec<u8>, &'w Option<Vec<u8>>)>,
+    limit: usize,
+    before: impl Fn(&[u8], &[u8]) -> Ordering,
+) -> Result<Vec<Item>, StoreError> {
+    let mut out = Vec::new();
+    let (mut s, mut w) = (stored.next().transpose()?, written.next());
+    while out.len() < limit {
+        let write_first = match (&s, &w) {
+            (None, None) => break,
+            (Some(_), None) => false,
+            (None, Some(_)) => true,
+            (Some((sk, _)), Some((wk, _))) => before(wk, sk) != Ordering::Greater,
+        };
+        if write_first {
+            let Some((wk, wv)) = w else { break };
+            if s.as_ref()
+                .is_some_and(|(sk, _)| sk.as_ref() == wk.as_slice())
+            {
+                s = stored.next().transpose()?;
+            }
+            if let Some(v) = wv {
+                out.push((wk.clone(), v.clone()));
+            }
+            w = written.next();
+        } else if let Some((sk, sv)) = s {
+            out.push((sk.to_vec(), sv.to_vec()));
+            s = stored.next().transpose()?;
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every way a batch's writes can fall among the stored keys, read from both ends at
+    /// every limit, reads as the records the batch leaves.
+    #[test]
+    fn a_batch_scan_reads_the_records_its_writes_leave() {
+        let db = sled::Config::new().temporary(true).open();
+        let tree = db.and_then(|db| db.open_tree("t")).expect("tree");
+        let stored = ["a\0", "p\0a", "p\0c", "p\0e", "p\0\u{7f}", "q"];
+        for k in stored {
+            tree.insert(k, k.as_bytes()).expect("insert");
+        }
+        let mut writes: BTreeMap<Vec<u8>, Option<Vec<u8>>> = BTreeMap::new();
+        for (k, v) in [("p\0", Some("new")), ("p\0c", None), ("p\0d", Some("d"))] {
+            writes.insert(k.into(), v.map(Into::into));
+        }
+        writes.insert(b"p\0e".to_vec(), Some(b"changed".to_vec()));
+        writes.insert(b"r".to_vec(), Some(b"r".to_vec()));
+        let mut left: BTreeMap<Vec<u8>, Vec<u8>> = stored
+            .iter()
+            .map(|k| (k.as_bytes().to_vec(), k.as_bytes().to_vec()))
+            .collect();
+        for (k, v) in &writes {
+            match v {
+                Some(v) => left.insert(k.clone(), v.clone()),
+                None => left.remove(k),
+            };
+        }
+        for dir in [Scan::Forward, Scan::Backward] {
+            for limit in 0..7 {
+                let ask = (&b"p\0"[..], dir, limit);
+                let scanned = over_batch(&tree, &writes, ask).expect("scan");
+                assert_eq!(scanned, over_map(&left, ask), "{dir:?} {limit}");
+                assert_eq!(scanned.len(), limit.min(5), "{dir:?} {limit}");
+            }
+        }
+        let all = over_map(&left, (&[][..], Scan::Backward, usize::MAX));
+        assert_eq!(all.first().map(|(k, _)| k.as_slice()), Some(&b"r"[..]));
+    }
+}
