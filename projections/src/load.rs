@@ -50,6 +50,18 @@ impl Held {
         }
     }
 
+    /// The scan `ask` of the tree as it will be once the loader's writes are written, and
+    /// then `writes`.
+    pub(crate) fn scan(
+        &self,
+        tree: &sled::Tree,
+        writes: &Writes,
+        ask: crate::scan::Ask<'_>,
+    ) -> Result<Vec<crate::scan::Item>, StoreError> {
+        let layers = [writes, &self.writing, &self.written];
+        crate::scan::over_layers(tree, &layers, self.whole, ask)
+    }
+
     /// Whether `event_id` was applied by the batch being written.
     pub(crate) fn writing(&self, event_id: u128) -> bool {
         self.writing_ids.contains(&event_id)

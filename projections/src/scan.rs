@@ -69,6 +69,68 @@ pub(crate) fn over_batch(
     }
 }
 
+/// The scan `ask` of the records of `tree` as `layers` of writes leave them, the first
+/// layer over the second and so on; with `whole`, the layers hold every record there is,
+/// and the tree is not read.
+pub(crate) fn over_layers<'w>(
+    tree: &sled::Tree,
+    layers: &[&'w BTreeMap<Vec<u8>, Option<Vec<u8>>>],
+    whole: bool,
+    (prefix, dir, limit): Ask<'_>,
+) -> Result<Vec<Item>, StoreError> {
+    let (from, to) = bounds(prefix);
+    let range = |layer: &&'w BTreeMap<Vec<u8>, Option<Vec<u8>>>| {
+        layer.range::<[u8], _>((from, to.as_ref().map(Vec::as_slice)))
+    };
+    let stored = (!whole).then(|| tree.scan_prefix(prefix));
+    match dir {
+        Scan::Forward => {
+            let written = layered(layers.iter().map(range).collect(), |a, b| a.cmp(b));
+            merge(stored.into_iter().flatten(), written, limit, |a, b| a.cmp(b))
+        }
+        Scan::Backward => {
+            let heads = layers.iter().map(|l| range(l).rev()).collect();
+            let written = layered(heads, |a, b| b.cmp(a));
+            merge(
+                stored.into_iter().flat_map(Iterator::rev),
+                written,
+                limit,
+                |a, b| b.cmp(a),
+            )
+        }
+    }
+}
+
+/// `layers` (each in the order `before` gives) merged in that order, a key of an earlier
+/// layer standing for the same key in later ones.
+fn layered<'w, I>(
+    layers: Vec<I>,
+    before: impl Fn(&[u8], &[u8]) -> Ordering,
+) -> impl Iterator<Item = (&'w Vec<u8>, &'w Option<Vec<u8>>)>
+where
+    I: Iterator<Item = (&'w Vec<u8>, &'w Option<Vec<u8>>)>,
+{
+    let mut heads: Vec<std::iter::Peekable<I>> = layers.into_iter().map(I::peekable).collect();
+    std::iter::from_fn(move || {
+        let mut first: Option<(usize, &'w Vec<u8>)> = None;
+        for (i, head) in heads.iter_mut().enumerate() {
+            if let Some(&(key, _)) = head.peek() {
+                if first.is_none_or(|(_, k)| before(key, k) == Ordering::Less) {
+                    first = Some((i, key));
+                }
+            }
+        }
+        let (layer, key) = first?;
+        let item = heads[layer].next();
+        for head in heads.iter_mut().skip(layer + 1) {
+            if head.peek().is_some_and(|(k, _)| *k == key) {
+                head.next();
+            }
+        }
+        item
+    })
+}
+
 /// The first `limit` records of `stored` and `written` merged in the order `before` gives
 /// (both come in it), a key written standing for the same key stored.
 fn merge<'w>(
@@ -145,5 +207,51 @@ mod tests {
         }
         let all = over_map(&left, (&[][..], Scan::Backward, usize::MAX));
         assert_eq!(all.first().map(|(k, _)| k.as_slice()), Some(&b"r"[..]));
+    }
+
+    /// Layers of writes over one another and over the tree read as applying them in turn
+    /// leaves the records; with `whole`, as they leave an empty tree.
+    #[test]
+    fn layers_of_writes_scan_as_the_records_they_leave() {
+        let db = sled::Config::new().temporary(true).open();
+        let tree = db.and_then(|db| db.open_tree("t")).expect("tree");
+        for k in ["p\0a", "p\0c", "p\0f"] {
+            tree.insert(k, "stored").expect("insert");
+        }
+        let layer = |items: &[(&str, Option<&str>)]| -> BTreeMap<Vec<u8>, Option<Vec<u8>>> {
+            items
+                .iter()
+                .map(|(k, v)| (k.as_bytes().to_vec(), v.map(|v| v.as_bytes().to_vec())))
+                .collect()
+        };
+        // Oldest last.
+        let oldest = layer(&[("p\0b", Some("1")), ("p\0d", Some("1")), ("p\0e", Some("1"))]);
+        let middle = layer(&[("p\0b", None), ("p\0d", Some("2")), ("q", Some("2"))]);
+        let newest = layer(&[("p\0a", None), ("p\0d", Some("3")), ("p\0g", Some("3"))]);
+        for whole in [false, true] {
+            let mut left: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
+            if !whole {
+                for item in tree.iter() {
+                    let (k, v) = item.expect("read");
+                    left.insert(k.to_vec(), v.to_vec());
+                }
+            }
+            for l in [&oldest, &middle, &newest] {
+                for (k, v) in l {
+                    match v {
+                        Some(v) => left.insert(k.clone(), v.clone()),
+                        None => left.remove(k),
+                    };
+                }
+            }
+            for dir in [Scan::Forward, Scan::Backward] {
+                for limit in 0..8 {
+                    let ask = (&b"p\0"[..], dir, limit);
+                    let scanned = over_layers(&tree, &[&newest, &middle, &oldest], whole, ask)
+                        .expect("scan");
+                    assert_eq!(scanned, over_map(&left, ask), "{whole} {dir:?} {limit}");
+                }
+            }
+        }
     }
 }

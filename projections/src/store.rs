@@ -684,7 +684,11 @@ impl State for Batch<'_> {
     }
 
     fn scan(&self, prefix: &[u8], dir: Scan, limit: usize) -> Result<Vec<Item>, StoreError> {
-        crate::scan::over_batch(&self.store.tree, &self.writes, (prefix, dir, limit))
+        let ask = (prefix, dir, limit);
+        match self.held {
+            Some(held) => held.scan(&self.store.tree, &self.writes, ask),
+            None => crate::scan::over_batch(&self.store.tree, &self.writes, ask),
+        }
     }
 
     fn first_seen(&mut self, event_id: u128) -> Result<bool, StoreError> {

@@ -58,6 +58,7 @@ const NO_FILTER: Options = Options {
     id_filter_bytes: 8,
     id_filter_most_bytes: 8,
     cache_bytes: 16 << 20,
+    replay_bytes: 16 << 20,
 };
 
 /// A filter of 64 KiB: hardly a false positive among the thousands of ids here.
@@ -65,6 +66,7 @@ const SMALL: Options = Options {
     id_filter_bytes: 64 * 1024,
     id_filter_most_bytes: 64 * 1024,
     cache_bytes: 16 << 20,
+    replay_bytes: 16 << 20,
 };
 
 /// Whether the ids of `range`, folded again in one batch, are all found duplicates.
@@ -435,6 +437,7 @@ const GROWING: Options = Options {
     id_filter_bytes: 1024,
     id_filter_most_bytes: 1 << 20,
     cache_bytes: 16 << 20,
+    replay_bytes: 16 << 20,
 };
 
 /// Folds the ids from `from` to `to` into `store` in batches of 1,000.
