@@ -44,7 +44,7 @@ const INDEXED_CHARS: usize = 2 * MAX_SEARCH_CHARS;
 
 /// What a horse's index entries are made from: its names, and its newest. A card or a
 /// result that names a horse as it was named changes neither, and no entry is made.
-#[derive(Debug, PartialEq)]
+#[derive(Debug, Default, PartialEq)]
 struct Indexed {
     names: BTreeSet<String>,
     newest: Option<String>,

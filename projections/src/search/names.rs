@@ -106,7 +106,8 @@ struct Horse {
     had: Indexed,
 }
 
-/// The date records of a list that should be there and are not, or out of order.
+/// What a horse's list of dates is when it points to a date without a record, or to a
+/// later date than the one pointing: damaged, and rebuilt from the log.
 fn broken(horse: &str) -> StoreError {
     StoreError::Corrupt(format!("the list of dates of horse {horse}'s names"))
 }
@@ -118,11 +119,9 @@ impl Horse {
             was: head.clone(),
             head,
             dates: BTreeMap::new(),
-            had: Indexed {
-                names: Default::default(),
-                newest: None,
-            },
+            had: Indexed::default(),
         };
+        // Made from its names as loaded, so that render writes entries only if they change.
         h.had = h.indexed(s, horse)?;
         Ok(h)
     }
