@@ -470,9 +470,16 @@ pub fn parse_name_index(key: &[u8]) -> Option<&str> {
     std::str::from_utf8(&rest[at + 1..]).ok()
 }
 
-/// Every name a horse was given, and its newest (`search.rs`).
+/// A horse's names: its profile's, how many cards and results give each other name, and
+/// its latest date with one (`search/names.rs`).
 pub fn horse_names(horse_no: &str) -> Vec<u8> {
     key(&[b"hn", horse_no.as_bytes()])
+}
+
+/// The names that the cards and results of one date give a horse, and its date before
+/// with one (`search/names.rs`).
+pub fn horse_names_on(horse_no: &str, date: &str) -> Vec<u8> {
+    key(&[b"hd", horse_no.as_bytes(), date.as_bytes()])
 }
 
 /// One ride of a jockey or a trainer (`role`: `jockey`, `trainer`) by the slug of their

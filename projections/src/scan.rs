@@ -86,7 +86,9 @@ pub(crate) fn over_layers<'w>(
     match dir {
         Scan::Forward => {
             let written = layered(layers.iter().map(range).collect(), |a, b| a.cmp(b));
-            merge(stored.into_iter().flatten(), written, limit, |a, b| a.cmp(b))
+            merge(stored.into_iter().flatten(), written, limit, |a, b| {
+                a.cmp(b)
+            })
         }
         Scan::Backward => {
             let heads = layers.iter().map(|l| range(l).rev()).collect();
@@ -225,7 +227,11 @@ mod tests {
                 .collect()
         };
         // Oldest last.
-        let oldest = layer(&[("p\0b", Some("1")), ("p\0d", Some("1")), ("p\0e", Some("1"))]);
+        let oldest = layer(&[
+            ("p\0b", Some("1")),
+            ("p\0d", Some("1")),
+            ("p\0e", Some("1")),
+        ]);
         let middle = layer(&[("p\0b", None), ("p\0d", Some("2")), ("q", Some("2"))]);
         let newest = layer(&[("p\0a", None), ("p\0d", Some("3")), ("p\0g", Some("3"))]);
         for whole in [false, true] {
@@ -247,8 +253,8 @@ mod tests {
             for dir in [Scan::Forward, Scan::Backward] {
                 for limit in 0..8 {
                     let ask = (&b"p\0"[..], dir, limit);
-                    let scanned = over_layers(&tree, &[&newest, &middle, &oldest], whole, ask)
-                        .expect("scan");
+                    let scanned =
+                        over_layers(&tree, &[&newest, &middle, &oldest], whole, ask).expect("scan");
                     assert_eq!(scanned, over_map(&left, ask), "{whole} {dir:?} {limit}");
                 }
             }

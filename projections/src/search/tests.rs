@@ -1,0 +1,318 @@
+//! The name records and the index they keep: what a card or a result writes for a horse
+//! with a long history, and the index, through amendments, retractions, renames and dates
+//! out of order, batched in any way, as it is made from every name each source gives.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use racing_events::samples::{card, envelope, profile, result, retraction, runner};
+use racing_events::Event;
+
+use super::{entries, Indexed, Touched};
+use crate::fold::{Records, State};
+use crate::{keys, Fold, MemState, StoreError};
+
+/// A [`MemState`] that counts what is put into it: bytes (key and value), and index
+/// entries.
+#[derive(Default)]
+struct Counted {
+    inner: MemState,
+    bytes: usize,
+    entries: usize,
+}
+
+impl Records for Counted {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        self.inner.get(key)
+    }
+}
+
+impl State for Counted {
+    fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
+        self.bytes += key.len() + value.len();
+        self.entries += usize::from(keys::parse_name_index(&key).is_some());
+        self.inner.put(key, value);
+    }
+
+    fn delete(&mut self, key: Vec<u8>) {
+        self.inner.delete(key);
+    }
+
+    fn scan(
+        &self,
+        prefix: &[u8],
+        dir: crate::scan::Scan,
+        limit: usize,
+    ) -> Result<Vec<crate::scan::Item>, StoreError> {
+        self.inner.scan(prefix, dir, limit)
+    }
+
+    fn first_seen(&mut self, event_id: u128) -> Result<bool, StoreError> {
+        self.inner.first_seen(event_id)
+    }
+}
+
+/// The `i`th date from 2020-01-01, 28 days a month.
+fn date(i: usize) -> String {
+    format!(
+        "{:04}-{:02}-{:02}",
+        2020 + i / 336,
+        i / 28 % 12 + 1,
+        i % 28 + 1
+    )
+}
+
+/// A result of one race at Sha Tin on `date` whose runners are `(horse, name)`.
+fn named_result(date: &str, race: i64, runners: &[(&str, &str)]) -> Event {
+    let runners = runners
+        .iter()
+        .enumerate()
+        .map(|(i, (horse, name))| {
+            let mut r = runner(Some(i as i64 + 1), horse);
+            r.horse_name = (*name).to_owned();
+            r
+        })
+        .collect();
+    result(date, "Sha Tin", race, runners)
+}
+
+/// Notes one event's names in a batch of their own, as the fold does, and writes them.
+fn note(s: &mut impl State, seq: u64, event: &Event) {
+    let mut names = Touched::default();
+    let noted = match event {
+        Event::HorseProfileUpdated(p) => names.note_profile(s, p, seq),
+        Event::RaceCardDeclared(c) => names.note_race(s, None, Some(c), seq),
+        Event::RaceResultPublished(r) => names.note_race(s, None, Some(r), seq),
+        _ => Ok(()),
+    };
+    noted.expect("note");
+    names.render(s).expect("render");
+}
+
+#[test]
+fn a_horse_running_again_under_its_name_writes_two_small_records_and_no_index_entry() {
+    let mut s = Counted::default();
+    note(&mut s, 1, &profile("H1", "LONG HISTORY"));
+    let other = [("H1", "LONG HISTORY"), ("H2", "NEIGHBOUR")];
+    for i in 0..200 {
+        let seq = i as u64 + 2;
+        note(&mut s, seq, &named_result(&date(i), 1, &other));
+    }
+    assert!(s.entries > 0, "the first names are indexed");
+    let (bytes, entries) = (s.bytes, s.entries);
+
+    // The 201st race of each horse, under its name: whatever their 200 before.
+    note(&mut s, 300, &named_result(&date(200), 1, &other));
+    let written = s.bytes - bytes;
+    assert!(
+        written <= 2 * 200,
+        "{written} bytes of name records written for two horses' 201st race"
+    );
+    assert_eq!(s.entries, entries, "no index entry written");
+}
+
+/// What the index holds: every entry, by key.
+fn index(s: &MemState) -> BTreeMap<Vec<u8>, Vec<u8>> {
+    let is_entry = |k: &&Vec<u8>| keys::parse_name_index(k).is_some();
+    s.records
+        .iter()
+        .filter(|(k, _)| is_entry(k))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// A race's card (`c`) or result (`r`): its date, number and kind.
+type Race = (String, i64, char);
+
+/// Every name each source gives each horse, as the log has it so far, kept the plain way:
+/// by horse, its profile and each race's card or result, with the sequence of the event.
+#[derive(Default)]
+struct Given {
+    profiles: BTreeMap<String, (String, u64)>,
+    /// By horse, then by `(date, race, c|r)`.
+    races: BTreeMap<String, BTreeMap<Race, (String, u64)>>,
+    /// The runners of each race's card and result, as stored.
+    stored: BTreeMap<Race, Vec<(String, String)>>,
+}
+
+impl Given {
+    fn apply(&mut self, seq: u64, event: &Event) {
+        match event {
+            Event::HorseProfileUpdated(p) => {
+                self.profiles
+                    .insert(p.horse_no.clone(), (p.horse_name.clone(), seq));
+            }
+            Event::RaceCardDeclared(c) => {
+                let runners = c.runners.iter();
+                let named = runners.map(|r| (r.horse_no.clone(), r.horse_name.clone()));
+                self.race((c.date.clone(), c.race_number, 'c'), named.collect(), seq);
+            }
+            Event::RaceResultPublished(r) => {
+                let runners = r.runners.iter();
+                let named = runners.map(|r| (r.horse_no.clone(), r.horse_name.clone()));
+                self.race((r.date.clone(), r.race_number, 'r'), named.collect(), seq);
+            }
+            Event::RaceRetracted(x) => {
+                for kind in ['c', 'r'] {
+                    self.race((x.date.clone(), x.race_number, kind), Vec::new(), seq);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// One race's card or result now names `runners` (none: retracted).
+    fn race(&mut self, race: Race, runners: Vec<(String, String)>, seq: u64) {
+        for (horse, _) in self.stored.remove(&race).unwrap_or_default() {
+            if let Some(races) = self.races.get_mut(&horse) {
+                races.remove(&race);
+            }
+        }
+        for (horse, name) in &runners {
+            let races = self.races.entry(horse.clone()).or_default();
+            races.insert(race.clone(), (name.clone(), seq));
+        }
+        if !runners.is_empty() {
+            self.stored.insert(race, runners);
+        }
+    }
+
+    /// The index as made from every horse's names and its newest: its profile's or its
+    /// latest-dated race's (the later event of a date), whichever came later.
+    fn index(&self) -> BTreeMap<Vec<u8>, Vec<u8>> {
+        let horses: BTreeSet<&String> = self.profiles.keys().chain(self.races.keys()).collect();
+        let mut out = BTreeMap::new();
+        for horse in horses {
+            let profile = self.profiles.get(horse);
+            let races = self.races.get(horse);
+            let raced = races
+                .into_iter()
+                .flatten()
+                .max_by_key(|((date, _, _), (_, seq))| (date.clone(), *seq))
+                .map(|(_, given)| given);
+            let newest = match (profile, raced) {
+                (Some(p), Some(r)) => Some(if p.1 >= r.1 { &p.0 } else { &r.0 }),
+                (p, r) => p.or(r).map(|(name, _)| name),
+            };
+            let names = profile
+                .into_iter()
+                .chain(races.into_iter().flat_map(BTreeMap::values))
+                .map(|(name, _)| name.clone())
+                .collect();
+            let newest = newest.cloned();
+            out.extend(entries(horse, &Indexed { names, newest }));
+        }
+        out
+    }
+}
+
+/// A log of six horses over nine dates, two races a date, in an order a small generator
+/// makes: cards and results (amended, some for earlier dates than others before them),
+/// profiles and retractions, each horse under one of three names.
+fn shuffled_log() -> Vec<Event> {
+    let mut seed: u64 = 42;
+    let mut next = move |n: u64| {
+        seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        (seed >> 33) % n
+    };
+    let mut out = Vec::new();
+    for _ in 0..400 {
+        let d = date(next(9) as usize);
+        let race = next(2) as i64 + 1;
+        let name = |h: u64, k: u64| (format!("H{h}"), format!("NAME {h} V{k}"));
+        let pick = |next: &mut dyn FnMut(u64) -> u64| -> Vec<(String, String)> {
+            let first = next(6);
+            let count = next(4);
+            (0..count).map(|i| name((first + i) % 6, next(3))).collect()
+        };
+        let event = match next(10) {
+            0 => {
+                let (h, n) = name(next(6), next(3));
+                profile(&h, &n)
+            }
+            1 => retraction(&d, "Sha Tin", race, "void"),
+            2..=5 => {
+                let runners = pick(&mut next);
+                let horses: Vec<&str> = runners.iter().map(|(h, _)| h.as_str()).collect();
+                let mut c = card(&d, "Sha Tin", race, &horses);
+                if let Event::RaceCardDeclared(c) = &mut c {
+                    for (r, (_, n)) in c.runners.iter_mut().zip(&runners) {
+                        r.horse_name.clone_from(n);
+                    }
+                }
+                c
+            }
+            _ => {
+                let runners = pick(&mut next);
+                let named: Vec<(&str, &str)> = runners
+                    .iter()
+                    .map(|(h, n)| (h.as_str(), n.as_str()))
+                    .collect();
+                named_result(&d, race, &named)
+            }
+        };
+        out.push(event);
+    }
+    out
+}
+
+/// What every horse's date record's key starts with.
+fn dated_prefix() -> Vec<u8> {
+    let mut key = keys::horse_names_on("", "");
+    key.pop();
+    key
+}
+
+/// The horses' records of names (not the index).
+fn names(s: &MemState) -> BTreeMap<Vec<u8>, Vec<u8>> {
+    let (heads, dated) = (keys::horse_names(""), dated_prefix());
+    s.records
+        .iter()
+        .filter(|(k, _)| k.starts_with(&heads) || k.starts_with(&dated))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// Folds the log in batches of `size` events, checking the index against the one made
+/// from every name given after each batch.
+fn fold_checked(log: &[Event], size: usize) -> MemState {
+    let mut s = MemState::default();
+    let mut given = Given::default();
+    for (b, batch) in log.chunks(size).enumerate() {
+        let mut f = Fold::default();
+        for (i, e) in batch.iter().enumerate() {
+            let seq = (b * size + i + 1) as u64;
+            f.apply(&mut s, seq, 0, &envelope(e.clone()))
+                .expect("apply");
+            given.apply(seq, e);
+        }
+        f.render(&mut s).expect("render");
+        assert!(
+            index(&s) == given.index(),
+            "the index after event {}",
+            b * size + batch.len()
+        );
+    }
+    s
+}
+
+#[test]
+fn the_index_is_made_from_every_name_given_through_amendments_and_retractions() {
+    let log = shuffled_log();
+    let one = fold_checked(&log, 1);
+    for size in [7, log.len()] {
+        let other = fold_checked(&log, size);
+        assert_eq!(index(&other), index(&one), "batches of {size}");
+        assert_eq!(names(&other), names(&one), "batches of {size}");
+    }
+
+    // Every race taken back: only the profiles' names are left.
+    let mut all = log.clone();
+    for d in 0..9 {
+        for race in 1..=2 {
+            all.push(retraction(&date(d), "Sha Tin", race, "void"));
+        }
+    }
+    let s = fold_checked(&all, 5);
+    let dated = &dated_prefix();
+    assert!(!s.records.keys().any(|k| k.starts_with(dated)));
+}
