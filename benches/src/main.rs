@@ -376,7 +376,10 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         }
         eprintln!("bench: {part:?}");
         match part {
-            Part::Replay => report.replay = Some(replay::replay(&scale, &target, &store).await?),
+            Part::Replay => {
+                report.replay =
+                    Some(replay::replay(&scale, &target, &store, log.info.bytes).await?)
+            }
             Part::Startup => report.startup = Some(replay::startup(&scale, &target, &store).await?),
             Part::Http => {
                 report.http = Some(http::run(&scale, &target, &store, &log.info, &run_dir).await?)

@@ -27,6 +27,13 @@ pub struct ReplayResult {
     pub raw_secs: Vec<f64>,
     /// Seconds from the service's start to its first 200 on empty read models, per run.
     pub service_secs: Vec<f64>,
+    /// The same on one CPU (`taskset -c 0`), per run: with [`ReplayResult::service_secs`],
+    /// how the replay scales with the cores it has.
+    pub one_core_secs: Vec<f64>,
+    /// Peak resident memory of the service by its first 200, KiB, per run (all cores).
+    pub peak_rss_kib: Vec<u64>,
+    /// Bytes of the log's payloads, which the store's size is compared with.
+    pub log_bytes: u64,
     /// Bytes the read models take on disk after the last replay (documents, the
     /// versions kept for `as_of`, the odds journal, the change feed, applied ids).
     pub store_bytes: u64,
@@ -50,7 +57,12 @@ pub struct StartupResult {
 
 /// Replays the stream into fresh read models at `store` (left caught up for the other
 /// parts), alternating with the raw consumer.
-pub async fn replay(scale: &Scale, target: &Target, store: &Path) -> anyhow::Result<ReplayResult> {
+pub async fn replay(
+    scale: &Scale,
+    target: &Target,
+    store: &Path,
+    log_bytes: u64,
+) -> anyhow::Result<ReplayResult> {
     let js = jetstream::new(target.connect(racing::nats::Role::Service).await?);
     let state = js.get_stream(STREAM).await?.info().await?.state.clone();
     let (events, last) = (state.messages, state.last_sequence);
@@ -59,19 +71,24 @@ pub async fn replay(scale: &Scale, target: &Target, store: &Path) -> anyhow::Res
         events,
         raw_secs: Vec::new(),
         service_secs: Vec::new(),
+        one_core_secs: Vec::new(),
+        peak_rss_kib: Vec::new(),
+        log_bytes,
         store_bytes: 0,
         written_bytes: Vec::new(),
         cancelled_bytes: Vec::new(),
         cpu_secs: Vec::new(),
     };
     for round in 0..scale.replay_rounds {
+        // The raw consumer, the service on one CPU, then on every CPU; the other way
+        // round every other round. The last replay on every CPU leaves its store.
         let order = if round % 2 == 0 {
-            [true, false]
+            [Side::Raw, Side::OneCore, Side::AllCores]
         } else {
-            [false, true]
+            [Side::OneCore, Side::AllCores, Side::Raw]
         };
-        for raw in order {
-            if raw {
+        for side in order {
+            if side == Side::Raw {
                 let (count, took) = match raw_consume(&js, last).await {
                     Ok(read) => read,
                     Err(e) => {
@@ -99,7 +116,11 @@ pub async fn replay(scale: &Scale, target: &Target, store: &Path) -> anyhow::Res
                 result.raw_secs.push(took.as_secs_f64());
             } else {
                 let _ = std::fs::remove_dir_all(store);
-                let mut service = Service::start(target, store, "replay").await?;
+                let (label, cpus) = match side {
+                    Side::OneCore => ("replay-one-core", Some("0")),
+                    _ => ("replay", None),
+                };
+                let mut service = Service::start_on(target, store, label, cpus).await?;
                 let took = service
                     .wait_ok(
                         &client,
@@ -110,14 +131,21 @@ pub async fn replay(scale: &Scale, target: &Target, store: &Path) -> anyhow::Res
                     .await?;
                 let (written, cancelled) = service.written_bytes()?;
                 let cpu = service.cpu_ticks()? as f64 / crate::service::TICKS_PER_SECOND as f64;
+                let peak = service.peak_rss_kib()?;
                 service.stop().await?;
                 eprintln!(
-                    "bench:   replay round {} service {:.2} s  {:>9.0} events/s  {:.0} bytes written/event  {cpu:.1} CPU s",
+                    "bench:   replay round {} {label:<15} {:.2} s  {:>9.0} events/s  {:.0} bytes written/event  {cpu:.1} CPU s  peak RSS {} MiB",
                     round + 1,
                     took.as_secs_f64(),
                     events as f64 / took.as_secs_f64(),
-                    written as f64 / events.max(1) as f64
+                    written as f64 / events.max(1) as f64,
+                    peak >> 10
                 );
+                if side == Side::OneCore {
+                    result.one_core_secs.push(took.as_secs_f64());
+                    continue;
+                }
+                result.peak_rss_kib.push(peak);
                 result.service_secs.push(took.as_secs_f64());
                 result.written_bytes.push(written);
                 result.cancelled_bytes.push(cancelled);
@@ -172,6 +200,14 @@ fn store_breakdown(store: &Path) -> anyhow::Result<std::collections::BTreeMap<St
         slot.1 += (key.len() + value.len()) as u64;
     }
     Ok(kinds)
+}
+
+/// Which side of the replay part runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Raw,
+    OneCore,
+    AllCores,
 }
 
 /// The bytes of the files under `dir`, however deep.

@@ -20,6 +20,12 @@ pub const HTTP_RATIO: f64 = 0.9;
 pub const HTTP_P99_MS: f64 = 5.0;
 /// Replay: at least this share of the raw consumer's events/s.
 pub const REPLAY_RATIO: f64 = 0.5;
+/// The replay on two CPUs against one: at least this much faster.
+pub const REPLAY_SCALING: f64 = 1.6;
+/// The read models after the replay against the log's payloads: at most this many times.
+pub const STORE_RATIO: f64 = 1.5;
+/// Bytes the replay writes to storage per event: at most this many.
+pub const WRITTEN_PER_EVENT: u64 = 1_500;
 /// Start-up to ready on a caught-up store, under this, seconds.
 pub const STARTUP_SECS: f64 = 1.0;
 /// Live odds publish-to-client p99 under this, ms.
@@ -371,6 +377,33 @@ impl Report {
                 format!("≥ {REPLAY_RATIO:.2} × raw consumer"),
                 verdict(judged, ratio >= REPLAY_RATIO).into(),
             ]);
+            if !r.one_core_secs.is_empty() {
+                let one = median(r.one_core_secs.iter().copied());
+                rows.push([
+                    String::new(),
+                    format!(
+                        "events/s on one CPU (taskset), median of {}; all CPUs over one",
+                        r.one_core_secs.len()
+                    ),
+                    thousands(n / one),
+                    String::new(),
+                    format!("{:.2}", one / svc),
+                    format!("≥ {REPLAY_SCALING:.1} × one CPU on two"),
+                    verdict(judged, one / svc >= REPLAY_SCALING).into(),
+                ]);
+            }
+            rows.push([
+                String::new(),
+                "peak resident memory by caught up, MiB, median".into(),
+                format!(
+                    "{:.0}",
+                    median(r.peak_rss_kib.iter().map(|k| *k as f64 / 1024.0))
+                ),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+            ]);
             rows.push([
                 String::new(),
                 "seconds, start to caught up".into(),
@@ -382,31 +415,36 @@ impl Report {
             ]);
             rows.push([
                 String::new(),
-                "read models on disk after the replay, MiB (bytes per event)".into(),
+                "read models on disk after the replay, MiB (bytes per event); log's payloads, MiB".into(),
                 format!(
                     "{:.1} ({:.0})",
                     r.store_bytes as f64 / (1 << 20) as f64,
                     r.store_bytes as f64 / n.max(1.0)
                 ),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
+                format!("{:.1}", r.log_bytes as f64 / (1 << 20) as f64),
+                format!("{:.2}", r.store_bytes as f64 / r.log_bytes.max(1) as f64),
+                format!("≤ {STORE_RATIO:.1} × the log"),
+                verdict(
+                    judged,
+                    r.store_bytes as f64 <= STORE_RATIO * r.log_bytes as f64,
+                )
+                .into(),
             ]);
             let per_event = |bytes: &[u64]| median(bytes.iter().map(|b| *b as f64 / n.max(1.0)));
+            let written = per_event(&r.written_bytes);
             rows.push([
                 String::new(),
                 "bytes written to storage per event, median (of them cancelled: files removed before written back); service CPU s".into(),
                 format!(
                     "{:.0} ({:.0}); {:.1}",
-                    per_event(&r.written_bytes),
+                    written,
                     per_event(&r.cancelled_bytes),
                     median(r.cpu_secs.iter().copied())
                 ),
                 String::new(),
                 String::new(),
-                String::new(),
-                String::new(),
+                format!("≤ {WRITTEN_PER_EVENT} bytes an event"),
+                verdict(judged, written <= WRITTEN_PER_EVENT as f64).into(),
             ]);
         }
         if let Some(s) = &self.startup {

@@ -44,12 +44,30 @@ impl Service {
     /// Starts the service on `data_dir` (its read models) and a free loopback port; the
     /// clock of [`Service::wait_ok`] starts now.
     pub async fn start(target: &Target, data_dir: &Path, label: &str) -> anyhow::Result<Service> {
+        Service::start_on(target, data_dir, label, None).await
+    }
+
+    /// [`Service::start`] on the CPUs of `cpus` alone (a `taskset -c` list), if given.
+    pub async fn start_on(
+        target: &Target,
+        data_dir: &Path,
+        label: &str,
+        cpus: Option<&str>,
+    ) -> anyhow::Result<Service> {
         let port = racing::nats::free_port()?;
         let admin_port = racing::nats::free_port()?;
         std::fs::create_dir_all(&target.logs)?;
         let log = target.logs.join(format!("{label}.log"));
         let stderr = std::fs::File::create(&log)?;
-        let mut command = Command::new(&target.racing);
+        // taskset runs the service in its own process (exec), its threads on those CPUs.
+        let mut command = match cpus {
+            Some(cpus) => {
+                let mut c = Command::new("taskset");
+                c.arg("-c").arg(cpus).arg(&target.racing);
+                c
+            }
+            None => Command::new(&target.racing),
+        };
         // Only the settings below: none of the caller's RACING_* variables.
         for (name, _) in std::env::vars_os() {
             if name.to_string_lossy().starts_with("RACING_") {
