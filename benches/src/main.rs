@@ -377,8 +377,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         eprintln!("bench: {part:?}");
         match part {
             Part::Replay => {
-                report.replay =
-                    Some(replay::replay(&scale, &target, &store, log.info.bytes).await?)
+                report.replay = Some(replay::replay(&scale, &target, &store, log.info.bytes).await?)
             }
             Part::Startup => report.startup = Some(replay::startup(&scale, &target, &store).await?),
             Part::Http => {

@@ -415,7 +415,8 @@ impl Report {
             ]);
             rows.push([
                 String::new(),
-                "read models on disk after the replay, MiB (bytes per event); log's payloads, MiB".into(),
+                "read models on disk after the replay, MiB (bytes per event); log's payloads, MiB"
+                    .into(),
                 format!(
                     "{:.1} ({:.0})",
                     r.store_bytes as f64 / (1 << 20) as f64,
