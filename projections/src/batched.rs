@@ -1,6 +1,6 @@
 //! Records a batch writes once for each subject it touched, holding that subject's entries
-//! of the batch in the order of their events: the changes of a horse's form (`form.rs`),
-//! the versions of a source record (`history.rs`). One record a batch and subject, not one
+//! of the batch in the order of their events: the versions of a source record
+//! (`history.rs`). One record a batch and subject, not one
 //! an event: a replay's batches make hundreds of thousands of entries, and each record is
 //! an insert of its own in sled's tree, whose walk down the tree and rewrite of a leaf
 //! cost more than its bytes.
@@ -55,12 +55,6 @@ impl<K: Ord> PerBatch<K> {
         std::mem::take(&mut self.subjects)
             .into_iter()
             .map(|(subject, (first, record))| (subject, first, crate::packed::pack(record)))
-    }
-
-    /// Whether it holds no entry.
-    #[cfg(test)]
-    pub(crate) fn is_empty(&self) -> bool {
-        self.subjects.is_empty()
     }
 }
 

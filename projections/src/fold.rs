@@ -33,6 +33,12 @@ use crate::StoreError;
 pub trait Records {
     /// The value under `key`, including writes made earlier in this batch.
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError>;
+    /// The records whose keys start with `prefix`, including writes made earlier in this
+    /// batch: the first `limit` in key order, or (`Scan::Backward`) the last, last first.
+    /// A fold reads a record kept a key per item (a person's rides, a horse's form
+    /// entries) this way; of the records as they stood at a point of the log (`as_of`),
+    /// only a horse's form entries are read so.
+    fn scan(&self, prefix: &[u8], dir: Scan, limit: usize) -> Result<Vec<Item>, StoreError>;
 }
 
 /// Read and write access to the read models, as a fold needs it.
@@ -41,11 +47,6 @@ pub trait State: Records {
     fn put(&mut self, key: Vec<u8>, value: Vec<u8>);
     /// Removes `key`.
     fn delete(&mut self, key: Vec<u8>);
-    /// The records whose keys start with `prefix`, including writes made earlier in this
-    /// batch: the first `limit` in key order, or (`Scan::Backward`) the last, last first.
-    /// A fold reads a record kept a key per item (a person's rides) this way; the records
-    /// as they stood at a point of the log (`as_of`) are read one by one.
-    fn scan(&self, prefix: &[u8], dir: Scan, limit: usize) -> Result<Vec<Item>, StoreError>;
     /// Remembers `event_id` as applied; `false` if it was applied before, at any age.
     fn first_seen(&mut self, event_id: u128) -> Result<bool, StoreError>;
 }
@@ -149,7 +150,8 @@ pub struct Fold {
     /// Dates whose venues or races changed: every odds document of theirs is rendered
     /// again (their `meetings`, and which venue answers without one).
     odds_days: BTreeSet<String>,
-    forms: BTreeMap<String, FormSource>,
+    /// The horses whose forms the batch touched: their documents are rendered again.
+    forms: BTreeSet<String>,
     /// By date, then race and venue (`None`: given for every venue).
     odds: BTreeMap<String, RacesOdds>,
     odds_seq: Option<u64>,
@@ -164,8 +166,6 @@ pub struct Fold {
     names: crate::search::Touched,
     /// The odds moves the batch applied, written as chunks of the journal at render.
     journal: crate::journal::Pending,
-    /// The changes of the forms the batch made, written a record per horse at render.
-    form_changes: crate::form::Changes,
     /// The versions of source records the batch made, written a record per record at
     /// render.
     versions: crate::history::Versions,
@@ -218,6 +218,12 @@ fn put_sealed(
     seq: u64,
 ) -> Result<bool, StoreError> {
     let sealed = docs::seal(form, doc, seq);
+    // A form's entries are records of their own: its key holds the rest (`form.rs`).
+    let sealed = if form {
+        crate::form::head(&sealed)
+    } else {
+        sealed
+    };
     let same = s
         .get(&key)?
         .is_some_and(|stored| docs::same_answer(&stored, &sealed));
@@ -308,20 +314,12 @@ impl Fold {
         put_doc(s, DocKey::Profile(&p.horse_no), &doc, self.seq)?;
         self.names.note_profile(s, p, self.seq)?;
         // The profile's name heads the form document.
-        self.form(s, &p.horse_no)?;
+        self.forms.insert(p.horse_no.clone());
         Ok(())
     }
 
-    /// The form of `horse`, loaded into the batch on first use.
-    fn form(&mut self, s: &impl State, horse: &str) -> Result<&mut FormSource, StoreError> {
-        Ok(match self.forms.entry(horse.to_owned()) {
-            Entry::Occupied(e) => e.into_mut(),
-            Entry::Vacant(e) => e.insert(load_form(s, horse)?),
-        })
-    }
-
-    /// Replaces `horse`'s form entry for one race (`date`, number, venue), and keeps the
-    /// change, by the event being folded, in the form's history.
+    /// Replaces `horse`'s form entry for one race (`date`, number, venue), by the event
+    /// being folded (`form.rs`).
     fn form_replace(
         &mut self,
         s: &mut impl State,
@@ -329,10 +327,10 @@ impl Fold {
         (date, n, venue): (&str, u8, &str),
         entry: Option<(&str, &[u8])>,
     ) -> Result<(), StoreError> {
-        self.form(s, horse)?.replace(date, n, venue, entry);
-        self.form_changes
-            .push(horse, self.seq, &crate::form::change(date, n, venue, entry));
-        Ok(())
+        if !self.forms.contains(horse) {
+            self.forms.insert(horse.to_owned());
+        }
+        crate::form::replace(s, horse, (date, n, venue), entry, self.seq)
     }
 
     fn card(&mut self, s: &mut impl State, c: &RaceCard) -> Result<(), StoreError> {
@@ -512,7 +510,6 @@ impl Fold {
     /// Renders every document touched since the last render.
     pub fn render<S: State>(&mut self, s: &mut S) -> Result<(), StoreError> {
         self.journal.write(s);
-        self.form_changes.write(s);
         self.versions.write(s)?;
         let mut out = Rendering {
             stale: std::mem::take(&mut self.stale),
@@ -555,19 +552,14 @@ impl Fold {
                 latest.max(seq).to_be_bytes().to_vec(),
             );
         }
-        for (horse, form) in std::mem::take(&mut self.forms) {
-            let Some(doc) = form_of(s, &horse, &form)? else {
+        for horse in std::mem::take(&mut self.forms) {
+            match form_of(s, &horse, &load_form(s, &horse)?)? {
+                Some(doc) => {
+                    out.put(s, DocKey::Form(&horse), &doc)?;
+                }
                 // Appears nowhere any more (an amendment removed its only race).
-                s.delete(keys::form(&horse));
-                s.delete(DocKey::Form(&horse).key());
-                continue;
-            };
-            if form.is_empty() {
-                s.delete(keys::form(&horse));
-            } else if form.changed() {
-                s.put(keys::form(&horse), form.encode());
+                None => s.delete(DocKey::Form(&horse).key()),
             }
-            out.put(s, DocKey::Form(&horse), &doc)?;
         }
         for key in out.stale {
             s.delete(key);
@@ -794,15 +786,12 @@ fn odds_of(
     Ok(out)
 }
 
-/// The form of `horse`: its record, with its entries' JSON from its form document.
+/// The form of `horse`: its entries (`form.rs`).
 fn load_form(s: &impl Records, horse: &str) -> Result<FormSource, StoreError> {
-    FormSource::load(
-        s.get(&keys::form(horse))?,
-        s.get(&DocKey::Form(horse).key())?,
-    )
+    FormSource::load(s, horse)
 }
 
-/// The form document of `horse` from its form record `form`, named by its profile or else
+/// The form document of `horse` from its entries `form`, named by its profile or else
 /// its newest result; `None` when the horse appears nowhere.
 fn form_of(
     s: &impl Records,

@@ -1,11 +1,10 @@
 //! The read models as they stood at a point of the log, for `as_of` answers: a
 //! [`Records`] that answers each record with its version at that point. Source records
 //! (days, cards, results, scratchings, profiles) from the values their changes replaced,
-//! which the fold keeps, and the values they hold now; a horse's form from the changes of
-//! its entries; a race's odds from
-//! the odds journal since the venue's race was last retracted. The fold's own renders run
-//! over it, so an answer of the past is byte for byte what the service served then, and
-//! nothing replays the log.
+//! which the fold keeps, and the values they hold now; a horse's form entries from them
+//! and the versions they replaced; a race's odds from the odds journal since the venue's
+//! race was last retracted. The fold's own renders run over it, so an answer of the past
+//! is byte for byte what the service served then, and nothing replays the log.
 
 use std::collections::BTreeMap;
 
@@ -13,8 +12,7 @@ use racing_events::RunnerOdds;
 use serde::Deserialize;
 
 use crate::batched::{self, PerBatch};
-use crate::fold::{RaceOdds, Records, State};
-use crate::form::FormSource;
+use crate::fold::{Item, RaceOdds, Records, Scan, State};
 use crate::keys;
 use crate::packed::unpack;
 use crate::StoreError;
@@ -29,17 +27,6 @@ pub(crate) struct AsOf<'a> {
 
 impl Records for AsOf<'_> {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-        // A form's record and its document hold its entries between them (`form.rs`):
-        // both are answered from the entries' changes.
-        if let Some(horse) = keys::parse_form(key) {
-            let form = self.form(horse)?;
-            return Ok((!form.is_empty()).then(|| form.encode()));
-        }
-        if let Some(crate::DocKey::Form(horse)) = crate::DocKey::parse(key) {
-            let form = self.form(horse)?;
-            let doc = form.render(horse, "");
-            return Ok((!form.is_empty()).then(|| crate::docs::seal(true, &doc, self.seq)));
-        }
         if key.starts_with(keys::ODDS_PREFIX) {
             let (date, n, venue) = keys::parse_odds(key)
                 .ok_or_else(|| StoreError::Corrupt("odds record key".into()))?;
@@ -50,6 +37,23 @@ impl Records for AsOf<'_> {
             return Ok(None);
         }
         self.value(key)
+    }
+
+    fn scan(&self, prefix: &[u8], dir: Scan, limit: usize) -> Result<Vec<Item>, StoreError> {
+        // Of records scanned by prefix, only a horse's form entries have a past.
+        let horse = keys::form_entry_horse(prefix)
+            .filter(|h| keys::form_entries_of(h) == prefix)
+            .ok_or_else(|| {
+                StoreError::Corrupt(format!(
+                    "no past kept of {}",
+                    String::from_utf8_lossy(prefix)
+                ))
+            })?;
+        let entries = self.form(horse)?.into_iter();
+        Ok(match dir {
+            Scan::Forward => entries.take(limit).collect(),
+            Scan::Backward => entries.rev().take(limit).collect(),
+        })
     }
 }
 
@@ -105,35 +109,20 @@ impl AsOf<'_> {
         Ok(last)
     }
 
-    /// A horse's form: its entries' changes up to the point, in order.
-    fn form(&self, horse: &str) -> Result<FormSource, StoreError> {
-        let prefix = keys::form_changes_of(horse);
-        let mut records = Vec::new();
-        for item in self.tree.scan_prefix(&prefix) {
-            let (key, record) = item?;
-            self.reads.note()?;
-            let (_, first) = keys::parse_form_change(&key)
-                .ok_or_else(|| StoreError::Corrupt("a form change's key".into()))?;
-            if first > self.seq {
-                break;
-            }
-            records.push(record);
-        }
-        let records = records
-            .iter()
-            .map(|r| unpack(r))
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut changes = Vec::new();
-        for record in &records {
-            for change in batched::entries(record) {
-                let (seq, change) = change?;
-                if seq > self.seq {
-                    break;
-                }
-                changes.push(change);
-            }
-        }
-        FormSource::from_changes(changes)
+    /// A horse's form entries at the point, from its entries and their past versions.
+    fn form(&self, horse: &str) -> Result<Vec<Item>, StoreError> {
+        let scan = |prefix: Vec<u8>| {
+            self.tree.scan_prefix(prefix).map(|item| {
+                self.reads.note()?;
+                let (key, value) = item?;
+                Ok((key.to_vec(), value.to_vec()))
+            })
+        };
+        crate::form::as_of(
+            self.seq,
+            scan(keys::form_entries_of(horse)),
+            scan(keys::form_pasts_of(horse)),
+        )
     }
 
     /// The odds given for race `n` of `date` at `venue` (`None`: for every venue), folded
@@ -247,17 +236,16 @@ impl Versions {
 }
 
 /// `records` as a store holds them with the records of a batch's entries taken apart: a
-/// record per version of a source record and per change of a form, under the sequence of
-/// its event. Two stores that applied the same events hold the same, however their batches
-/// fell: for checks that compare them.
+/// record per version of a source record, under the sequence of its event. Two stores that
+/// applied the same events hold the same, however their batches fell: for checks that
+/// compare them.
 pub fn history_by_event(
     records: BTreeMap<Vec<u8>, Vec<u8>>,
 ) -> Result<BTreeMap<Vec<u8>, Vec<u8>>, StoreError> {
     let mut out = BTreeMap::new();
     for (key, value) in records {
-        let batched =
-            keys::parse_form_change(&key).is_some() || keys::parse_history(&key).is_some();
-        // Both keys end with the sequence of the record's first entry.
+        let batched = keys::parse_history(&key).is_some();
+        // The key ends with the sequence of the record's first entry.
         let Some((stem, _)) = key.split_last_chunk::<8>().filter(|_| batched) else {
             out.insert(key, value);
             continue;
@@ -276,6 +264,10 @@ impl<S: State> Records for Versioned<'_, S> {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         self.s.get(key)
     }
+
+    fn scan(&self, prefix: &[u8], dir: Scan, limit: usize) -> Result<Vec<Item>, StoreError> {
+        self.s.scan(prefix, dir, limit)
+    }
 }
 
 impl<S: State> State for Versioned<'_, S> {
@@ -284,15 +276,6 @@ impl<S: State> State for Versioned<'_, S> {
             self.versions.change(&*self.s, &key, self.seq, Some(&value));
         }
         self.s.put(key, value);
-    }
-
-    fn scan(
-        &self,
-        prefix: &[u8],
-        dir: crate::fold::Scan,
-        limit: usize,
-    ) -> Result<Vec<crate::fold::Item>, StoreError> {
-        self.s.scan(prefix, dir, limit)
     }
 
     fn delete(&mut self, key: Vec<u8>) {

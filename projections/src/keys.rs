@@ -137,9 +137,8 @@ pub fn history_of(record: &[u8]) -> Vec<u8> {
 }
 
 /// Whether the versions of the record under `key` are kept when an event changes it: the
-/// records an event writes that the documents are rendered from. (Forms and odds are
-/// rendered from records a batch writes once; their history is the form changes and the
-/// odds journal.)
+/// records an event writes that the documents are rendered from. (A form's entries keep
+/// their own past versions: `form.rs`.)
 pub fn is_versioned(key: &[u8]) -> bool {
     [
         &b"day\0"[..],
@@ -153,26 +152,57 @@ pub fn is_versioned(key: &[u8]) -> bool {
     .any(|p| key.starts_with(p))
 }
 
-/// The changes of a horse's form entries one batch made, the first of them by the event at
-/// `seq` (see `form.rs`): a horse's records follow one another in the order of their
-/// batches.
-pub fn form_change(horse_no: &str, seq: u64) -> Vec<u8> {
-    key(&[b"fc", horse_no.as_bytes(), &seq.to_be_bytes()])
+/// A horse's form entry for one race (`form.rs`): under the race in key order, so that
+/// the horse's entries read backwards are its form, newest first (date, race number, then
+/// venue, descending: a date holds no `\0`, so `date \0` sorts as the date does).
+pub fn form_entry(horse_no: &str, date: &str, race_number: u8, venue: &str) -> Vec<u8> {
+    key(&[
+        b"fe",
+        horse_no.as_bytes(),
+        date.as_bytes(),
+        &race(race_number),
+        venue.as_bytes(),
+    ])
 }
 
-/// The horse and the first change's sequence of a key of form changes.
-pub fn parse_form_change(key: &[u8]) -> Option<(&str, u64)> {
-    let rest = key.strip_prefix(b"fc\0")?;
-    let (horse, seq) = rest.split_last_chunk::<8>()?;
-    let horse = std::str::from_utf8(horse.strip_suffix(&[SEP])?).ok()?;
-    Some((horse, u64::from_be_bytes(*seq)))
+/// The prefix of a horse's form entries.
+pub fn form_entries_of(horse_no: &str) -> Vec<u8> {
+    let mut k = key(&[b"fe", horse_no.as_bytes()]);
+    k.push(SEP);
+    k
 }
 
-/// The prefix of a horse's form changes.
-pub fn form_changes_of(horse_no: &str) -> Vec<u8> {
+/// The horse of a form entry's key, or of the prefix of a horse's entries.
+pub fn form_entry_horse(key: &[u8]) -> Option<&str> {
+    let rest = key.strip_prefix(b"fe\0")?;
+    let end = rest.iter().position(|b| *b == SEP)?;
+    std::str::from_utf8(&rest[..end]).ok()
+}
+
+/// A change of a horse's form: a version of the form entry under `entry` that a later
+/// event replaced or removed, under the sequence of the event that set it (empty: the
+/// entry removed), which `as_of` reads of a form beside its entries. `None` for a key that is no form entry's.
+pub fn form_entry_past(entry: &[u8], seq: u64) -> Option<Vec<u8>> {
+    let rest = entry.strip_prefix(b"fe\0")?;
+    let mut k = Vec::with_capacity(3 + rest.len() + 8);
+    k.extend_from_slice(b"fc\0");
+    k.extend_from_slice(rest);
+    k.extend_from_slice(&seq.to_be_bytes());
+    Some(k)
+}
+
+/// The prefix of the past versions of a horse's form entries.
+pub fn form_pasts_of(horse_no: &str) -> Vec<u8> {
     let mut k = key(&[b"fc", horse_no.as_bytes()]);
     k.push(SEP);
     k
+}
+
+/// The form entry's key and the sequence of a past version's key.
+pub fn parse_form_entry_past(key: &[u8]) -> Option<(Vec<u8>, u64)> {
+    let rest = key.strip_prefix(b"fc\0")?;
+    let (entry, seq) = rest.split_last_chunk::<8>()?;
+    Some(([&b"fe\0"[..], entry].concat(), u64::from_be_bytes(*seq)))
 }
 
 /// Prefix of the change feed's records.
@@ -200,11 +230,6 @@ pub fn parse_change(key: &[u8]) -> Option<(u64, u32)> {
         u64::from_be_bytes(*seq),
         u32::from_be_bytes(part.try_into().ok()?),
     ))
-}
-
-/// The horse of a form record's key.
-pub fn parse_form(key: &[u8]) -> Option<&str> {
-    std::str::from_utf8(key.strip_prefix(b"form\0")?).ok()
 }
 
 /// A dead letter, by the sequence of the message that was refused.
@@ -250,11 +275,6 @@ pub fn result(date: &str, race_number: u8, venue: &str) -> Vec<u8> {
 /// Which venues have cards and results on a date, and which races each.
 pub fn day(date: &str) -> Vec<u8> {
     key(&[b"day", date.as_bytes()])
-}
-
-/// A horse's form: every race it ran, newest first, rendered (see `form.rs`).
-pub fn form(horse_no: &str) -> Vec<u8> {
-    key(&[b"form", horse_no.as_bytes()])
 }
 
 /// The date, race number and venue (`None`: odds given for every venue) of a

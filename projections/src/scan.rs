@@ -8,7 +8,7 @@ use std::ops::Bound;
 
 use crate::StoreError;
 
-/// Which end of a range of keys a [`crate::State::scan`] reads from.
+/// Which end of a range of keys a [`crate::Records::scan`] reads from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scan {
     /// From the first key on.

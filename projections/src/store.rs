@@ -51,7 +51,8 @@ use crate::StoreError;
 /// 14: the versions of a record the values changes replaced, not a copy of every write;
 ///    the odds journal's chunks and the records of a batch's entries packed (zstd);
 ///    people's rides a record a ride and their figures a record a season; a horse's
-///    names a record a horse and one a date.
+///    names a record a horse and one a date; a horse's form a record per entry and the
+///    versions those replaced (`form.rs`), its document's key holding only its head.
 const SCHEMA: &[u8] = b"14";
 const SCHEMA_KEY: &[u8] = b"meta\0schema";
 
@@ -281,6 +282,9 @@ impl Store {
                 )));
             };
             stored = crate::docs::aliased(seq, found);
+        } else if let Some(DocKey::Form(horse)) = DocKey::parse(key) {
+            // A form's key holds its head; its entries are records of their own.
+            stored = crate::form::read(&self.tree, horse, &stored)?;
         }
         Doc::new(stored).map(Some).ok_or_else(|| {
             StoreError::Corrupt(format!(
@@ -566,13 +570,18 @@ impl Store {
     /// Every served document as `(key, bytes)`, in key order: what clients can read, for
     /// comparing two stores (one that crashed, one replayed cleanly) document by document.
     /// Stop at the first error: over a damaged store sled may yield it again and again.
-    /// A document without a venue that is the main meeting's comes as that one.
+    /// A document without a venue that is the main meeting's comes as that one, and a
+    /// form whole.
     pub fn documents(
         &self,
     ) -> impl Iterator<Item = Result<(sled::IVec, sled::IVec), StoreError>> + '_ {
         // Every `DocKey` starts with its `doc` part and the key separator.
         self.tree.scan_prefix(DocKey::PREFIX).map(|item| {
             let (key, stored) = item?;
+            if let Some(DocKey::Form(horse)) = DocKey::parse(&key) {
+                let whole = crate::form::read(&self.tree, horse, &stored)?;
+                return Ok((key, whole));
+            }
             if crate::docs::alias_of(&stored).is_none() {
                 return Ok((key, stored));
             }
@@ -675,6 +684,14 @@ impl Records for Batch<'_> {
         }
         Ok(self.store.tree.get(key)?.map(|v| v.to_vec()))
     }
+
+    fn scan(&self, prefix: &[u8], dir: Scan, limit: usize) -> Result<Vec<Item>, StoreError> {
+        let ask = (prefix, dir, limit);
+        match self.held {
+            Some(held) => held.scan(&self.store.tree, &self.writes, ask),
+            None => crate::scan::over_batch(&self.store.tree, &self.writes, ask),
+        }
+    }
 }
 
 impl State for Batch<'_> {
@@ -685,14 +702,6 @@ impl State for Batch<'_> {
 
     fn delete(&mut self, key: Vec<u8>) {
         self.writes.insert(key, None);
-    }
-
-    fn scan(&self, prefix: &[u8], dir: Scan, limit: usize) -> Result<Vec<Item>, StoreError> {
-        let ask = (prefix, dir, limit);
-        match self.held {
-            Some(held) => held.scan(&self.store.tree, &self.writes, ask),
-            None => crate::scan::over_batch(&self.store.tree, &self.writes, ask),
-        }
     }
 
     fn first_seen(&mut self, event_id: u128) -> Result<bool, StoreError> {
@@ -928,25 +937,30 @@ pub struct MemState {
     pub records: BTreeMap<Vec<u8>, Vec<u8>>,
     /// The `event_id`s applied (a store keeps them in sorted runs on disk).
     pub seen: HashSet<u128>,
+    /// Each form document whole, as a store assembles it when it is read (`form.rs`), by
+    /// its key: kept up to date with the records, so that [`MemState::doc`] can lend it.
+    forms: BTreeMap<Vec<u8>, Vec<u8>>,
 }
 
 impl Records for MemState {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         Ok(self.records.get(key).cloned())
     }
+
+    fn scan(&self, prefix: &[u8], dir: Scan, limit: usize) -> Result<Vec<Item>, StoreError> {
+        Ok(crate::scan::over_map(&self.records, (prefix, dir, limit)))
+    }
 }
 
 impl State for MemState {
     fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
-        self.records.insert(key, value);
+        self.records.insert(key.clone(), value);
+        self.assemble_form(&key);
     }
 
     fn delete(&mut self, key: Vec<u8>) {
         self.records.remove(key.as_slice());
-    }
-
-    fn scan(&self, prefix: &[u8], dir: Scan, limit: usize) -> Result<Vec<Item>, StoreError> {
-        Ok(crate::scan::over_map(&self.records, (prefix, dir, limit)))
+        self.assemble_form(&key);
     }
 
     fn first_seen(&mut self, event_id: u128) -> Result<bool, StoreError> {
@@ -957,6 +971,9 @@ impl State for MemState {
 impl MemState {
     /// A served document, as the fold left it (without its `ETag`).
     pub fn doc(&self, key: DocKey<'_>) -> Option<&[u8]> {
+        if let DocKey::Form(_) = key {
+            return self.forms.get(&key.key()).map(|v| crate::docs::unseal(v));
+        }
         let key = key.key();
         let stored = self.records.get(&key)?;
         match crate::docs::alias_of(stored) {
@@ -965,6 +982,17 @@ impl MemState {
                 .get(&crate::docs::alias_target(&key, venue))
                 .map(|v| crate::docs::unseal(v)),
             None => Some(crate::docs::unseal(stored)),
+        }
+    }
+
+    /// Assembles again the form document that a record under `key` is part of, if any.
+    fn assemble_form(&mut self, key: &[u8]) {
+        if let Some(horse) = crate::form::horse_of(key) {
+            let doc = DocKey::Form(horse).key();
+            match crate::form::read_in(&self.records, horse) {
+                Some(whole) => self.forms.insert(doc, whole),
+                None => self.forms.remove(&doc),
+            };
         }
     }
 }

@@ -133,6 +133,9 @@ impl FormEntry {
     }
 }
 
+/// What follows a form document's head: its array of entries.
+const FORM_ARRAY: &[u8] = b",\"form\":[";
+
 /// A horse's form document, framed so that `limit` cuts it without parsing JSON.
 ///
 /// Stored layout: `u32` entry count `n`, then `n` little-endian `u32` offsets where each
@@ -146,6 +149,11 @@ impl FormDoc {
         horse_name: &str,
         entries: impl ExactSizeIterator<Item = &'a [u8]>,
     ) -> Vec<u8> {
+        FormDoc::framed(&FormDoc::head(horse_no, horse_name), entries)
+    }
+
+    /// The JSON of a form document up to its entries: `{"horse_no":..,"horse_name":..`.
+    pub(crate) fn head(horse_no: &str, horse_name: &str) -> Vec<u8> {
         #[derive(Serialize)]
         struct Head<'a> {
             horse_no: &'a str,
@@ -157,7 +165,18 @@ impl FormDoc {
         })
         .unwrap_or_default();
         json.pop(); // the closing brace; the form array follows
-        json.extend_from_slice(b",\"form\":[");
+        json
+    }
+
+    /// The stored bytes of a form document from its JSON's [`FormDoc::head`] and its
+    /// entries' JSON, newest first: the entries copied, not parsed.
+    pub(crate) fn framed<'a>(
+        head: &[u8],
+        entries: impl ExactSizeIterator<Item = &'a [u8]>,
+    ) -> Vec<u8> {
+        let mut json = Vec::with_capacity(head.len() + 11);
+        json.extend_from_slice(head);
+        json.extend_from_slice(FORM_ARRAY);
         let mut ends = Vec::with_capacity(entries.len());
         for (i, e) in entries.enumerate() {
             if i > 0 {
@@ -176,17 +195,15 @@ impl FormDoc {
         out
     }
 
-    /// The frame of a stored form document: where its JSON starts, and where each entry
-    /// ends in the JSON. `None` when the bytes are not a form document.
-    pub(crate) fn frame(stored: &[u8]) -> Option<(usize, Vec<u32>)> {
+    /// The [`FormDoc::head`] of a stored form document's JSON. The head's strings are
+    /// JSON strings, whose quotes are escaped: the first `,"form":[` is the array's.
+    pub(crate) fn head_of(stored: &[u8]) -> Option<&[u8]> {
         let n = u32::from_le_bytes(stored.get(..4)?.try_into().ok()?) as usize;
-        let frame = stored.get(4..4 + 4 * n)?;
-        let ends = frame
-            .chunks_exact(4)
-            .map(|e| e.try_into().map(u32::from_le_bytes))
-            .collect::<Result<_, _>>()
-            .ok()?;
-        Some((4 + 4 * n, ends))
+        let json = stored.get(4 + 4 * n..)?;
+        let at = json
+            .windows(FORM_ARRAY.len())
+            .position(|w| w == FORM_ARRAY)?;
+        json.get(..at)
     }
 
     /// The JSON to send: the whole document (borrowed: it is the stored record's tail), or

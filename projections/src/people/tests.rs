@@ -18,6 +18,10 @@ impl Records for Counting<'_> {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         self.s.get(key)
     }
+
+    fn scan(&self, prefix: &[u8], dir: Scan, limit: usize) -> Result<Vec<Item>, StoreError> {
+        self.s.scan(prefix, dir, limit)
+    }
 }
 
 impl State for Counting<'_> {
@@ -30,10 +34,6 @@ impl State for Counting<'_> {
 
     fn delete(&mut self, key: Vec<u8>) {
         self.s.delete(key);
-    }
-
-    fn scan(&self, prefix: &[u8], dir: Scan, limit: usize) -> Result<Vec<Item>, StoreError> {
-        self.s.scan(prefix, dir, limit)
     }
 
     fn first_seen(&mut self, event_id: u128) -> Result<bool, StoreError> {

@@ -24,6 +24,15 @@ impl Records for Counted {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         self.inner.get(key)
     }
+
+    fn scan(
+        &self,
+        prefix: &[u8],
+        dir: crate::scan::Scan,
+        limit: usize,
+    ) -> Result<Vec<crate::scan::Item>, StoreError> {
+        self.inner.scan(prefix, dir, limit)
+    }
 }
 
 impl State for Counted {
@@ -35,15 +44,6 @@ impl State for Counted {
 
     fn delete(&mut self, key: Vec<u8>) {
         self.inner.delete(key);
-    }
-
-    fn scan(
-        &self,
-        prefix: &[u8],
-        dir: crate::scan::Scan,
-        limit: usize,
-    ) -> Result<Vec<crate::scan::Item>, StoreError> {
-        self.inner.scan(prefix, dir, limit)
     }
 
     fn first_seen(&mut self, event_id: u128) -> Result<bool, StoreError> {

@@ -1,0 +1,108 @@
+//! What a new run of a horse costs the form's records in bytes written, counted through a
+//! [`State`] that tallies every `put`.
+
+use std::collections::BTreeMap;
+
+use racing_events::samples::{envelope, result, runner};
+use racing_events::Envelope;
+
+use crate::fold::{Item, Records, Scan, State};
+use crate::{DocKey, Fold, FormDoc, MemState, StoreError};
+
+/// A [`MemState`] that counts the bytes (key and value) put under each kind of key.
+struct Counting<'a> {
+    s: &'a mut MemState,
+    put: BTreeMap<String, usize>,
+}
+
+impl Records for Counting<'_> {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        self.s.get(key)
+    }
+
+    fn scan(&self, prefix: &[u8], dir: Scan, limit: usize) -> Result<Vec<Item>, StoreError> {
+        self.s.scan(prefix, dir, limit)
+    }
+}
+
+impl State for Counting<'_> {
+    fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
+        *self.put.entry(kind(&key)).or_default() += key.len() + value.len();
+        self.s.put(key, value);
+    }
+
+    fn delete(&mut self, key: Vec<u8>) {
+        self.s.delete(key);
+    }
+
+    fn first_seen(&mut self, event_id: u128) -> Result<bool, StoreError> {
+        self.s.first_seen(event_id)
+    }
+}
+
+/// The kind of a key: its first part, or its first two for a document.
+fn kind(key: &[u8]) -> String {
+    let mut parts = key.split(|b| *b == 0);
+    let first = String::from_utf8_lossy(parts.next().unwrap_or_default()).into_owned();
+    match (first.as_str(), parts.next()) {
+        ("doc", Some(second)) => format!("doc/{}", String::from_utf8_lossy(second)),
+        _ => first,
+    }
+}
+
+/// Whether a kind of key holds a horse's form: its entries, its changes, the document, or
+/// a record of the whole form.
+fn of_form(kind: &str) -> bool {
+    ["fe", "fc", "form", "doc/form"].contains(&kind)
+}
+
+/// Folds `events` in batches of `batch` events, and the bytes put by kind of key.
+fn fold_counting(
+    s: &mut MemState,
+    events: &[Envelope],
+    first_seq: u64,
+    batch: usize,
+) -> BTreeMap<String, usize> {
+    let mut c = Counting {
+        s,
+        put: BTreeMap::new(),
+    };
+    for (b, chunk) in events.chunks(batch.max(1)).enumerate() {
+        let mut f = Fold::default();
+        for (i, e) in chunk.iter().enumerate() {
+            let seq = first_seq + (b * batch + i) as u64;
+            f.apply(&mut c, seq, 0, e).expect("apply");
+        }
+        f.render(&mut c).expect("render");
+    }
+    c.put
+}
+
+/// The `i`th of a horse's runs: a race a day from 2026-01-01 (28 days a month).
+fn run(i: usize, horse: &str) -> Envelope {
+    let date = format!("2026-{:02}-{:02}", 1 + i / 28, 1 + i % 28);
+    envelope(result(&date, "Sha Tin", 1, vec![runner(Some(1), horse)]))
+}
+
+#[test]
+fn the_200th_run_of_a_horse_writes_bytes_of_one_entry_not_of_its_form() {
+    let mut s = MemState::default();
+    let runs: Vec<Envelope> = (0..199).map(|i| run(i, "E271")).collect();
+    fold_counting(&mut s, &runs, 1, 1);
+    let put = fold_counting(&mut s, &[run(199, "E271")], 200, 1);
+    let form: usize = put
+        .iter()
+        .filter(|(kind, _)| of_form(kind))
+        .map(|(_, n)| n)
+        .sum();
+    // About 300 bytes of entry and 100 of the document's head; the form is 55 KB.
+    assert!(
+        form <= 1024,
+        "{form} bytes of form records written: {put:?}"
+    );
+    let stored = s.doc(DocKey::Form("E271")).expect("form");
+    let body = FormDoc::body(stored, None).expect("framed");
+    let v: serde_json::Value = serde_json::from_slice(&body).expect("json");
+    assert_eq!(v["form"].as_array().map(Vec::len), Some(200));
+    assert_eq!(v["form"][0]["date"], "2026-08-04");
+}

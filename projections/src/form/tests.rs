@@ -1,0 +1,115 @@
+//! A form's entries, their past versions and the document assembled from them.
+
+use super::*;
+use crate::MemState;
+
+const ST: &str = "Sha Tin";
+
+/// Replaces E271's entry for `race` by the event at `seq`.
+fn set(s: &mut MemState, race: (&str, u8, &str), entry: Option<(&str, &[u8])>, seq: u64) {
+    replace(s, "E271", race, entry, seq).expect("replaced");
+}
+
+fn order(s: &MemState, horse: &str) -> Vec<String> {
+    let form = FormSource::load(s, horse).expect("loads");
+    form.entries
+        .iter()
+        .map(|e| String::from_utf8_lossy(json(e)).into_owned())
+        .collect()
+}
+
+#[test]
+fn entries_are_read_newest_first_and_an_entry_given_again_is_not_written() {
+    let mut s = MemState::default();
+    set(&mut s, ("2026-10-01", 2, ST), Some(("A", b"{1}")), 1);
+    set(&mut s, ("2026-11-01", 1, ST), Some(("B", b"{2}")), 2);
+    set(
+        &mut s,
+        ("2026-10-01", 7, "Happy Valley"),
+        Some(("C", b"{3}")),
+        3,
+    );
+    set(&mut s, ("2026-10-01", 7, ST), Some(("D", b"{4}")), 4);
+    replace(&mut s, "E27", ("2026-12-01", 1, ST), Some(("E", b"{5}")), 5).expect("ok");
+    assert_eq!(order(&s, "E271"), ["{2}", "{4}", "{3}", "{1}"]);
+    let before = s.clone();
+    set(&mut s, ("2026-10-01", 2, ST), Some(("A", b"{1}")), 6);
+    set(&mut s, ("2026-09-01", 2, ST), None, 7);
+    assert_eq!(s, before, "nothing changed, nothing written");
+    let form = FormSource::load(&s, "E271").expect("loads");
+    assert_eq!(form.newest_name().as_deref(), Some("B"));
+    let body = FormDoc::body(&form.render("E271", "NAME"), None)
+        .expect("framed")
+        .into_owned();
+    assert_eq!(
+        String::from_utf8_lossy(&body),
+        r#"{"horse_no":"E271","horse_name":"NAME","form":[{2},{4},{3},{1}]}"#
+    );
+}
+
+#[test]
+fn the_head_and_the_entries_assemble_the_sealed_document() {
+    let mut s = MemState::default();
+    set(&mut s, ("2026-10-01", 2, ST), Some(("A", b"{1}")), 1);
+    set(&mut s, ("2026-11-01", 1, ST), Some(("B", b"{22}")), 2);
+    let form = FormSource::load(&s, "E271").expect("loads");
+    for name in ["NAME", "A \"form\":[ NAME", ""] {
+        let sealed = crate::docs::seal(true, &form.render("E271", name), 9);
+        let stored = head(&sealed);
+        assert!(stored.len() < 100, "the head holds no entry");
+        let values = form.entries.iter().map(|e| &e[..]);
+        assert_eq!(assemble(&stored, values), Some(sealed), "{name}");
+    }
+    let empty = FormSource::default();
+    let sealed = crate::docs::seal(true, &empty.render("E271", "NAME"), 9);
+    assert_eq!(assemble(&head(&sealed), std::iter::empty()), Some(sealed));
+    assert_eq!(assemble(b"short", std::iter::empty()), None);
+}
+
+#[test]
+fn a_replaced_or_removed_entry_is_kept_as_the_past_it_was() {
+    let mut s = MemState::default();
+    let race = ("2026-10-01", 2, ST);
+    set(&mut s, race, Some(("A", b"{1}")), 10);
+    set(&mut s, ("2026-10-02", 1, ST), Some(("A", b"{9}")), 11);
+    set(&mut s, race, Some(("A", b"{2}")), 20);
+    set(&mut s, race, None, 30);
+    set(&mut s, race, Some(("A", b"{3}")), 40);
+    // Each version's JSON once: the entry now, and the two it replaced.
+    let pasts = s
+        .scan(&keys::form_pasts_of("E271"), Scan::Forward, usize::MAX)
+        .expect("scan");
+    let held: Vec<&[u8]> = pasts.iter().map(|(_, v)| json(v)).collect();
+    assert_eq!(held, [&b"{1}"[..], b"{2}", b""]);
+    let at = |point| {
+        let entries = s
+            .scan(&keys::form_entries_of("E271"), Scan::Forward, usize::MAX)
+            .expect("scan");
+        let then = as_of(
+            point,
+            entries.into_iter().map(Ok),
+            pasts.clone().into_iter().map(Ok),
+        )
+        .expect("as of");
+        then.iter()
+            .rev()
+            .map(|(_, v)| String::from_utf8_lossy(json(v)).into_owned())
+            .collect::<Vec<_>>()
+    };
+    assert!(at(9).is_empty());
+    assert_eq!(at(10), ["{1}"]);
+    assert_eq!(at(19), ["{9}", "{1}"]);
+    assert_eq!(at(20), ["{9}", "{2}"]);
+    assert_eq!(at(30), ["{9}"]);
+    assert_eq!(at(45), ["{9}", "{3}"]);
+}
+
+#[test]
+fn a_truncated_entry_is_reported_damaged() {
+    let mut s = MemState::default();
+    set(&mut s, ("2026-10-01", 2, ST), Some(("A", b"{1}")), 1);
+    let key = keys::form_entry("E271", "2026-10-01", 2, ST);
+    s.put(key, vec![0; 10]);
+    assert!(FormSource::load(&s, "E271").is_err());
+    assert!(replace(&mut s, "E271", ("2026-10-01", 2, ST), None, 2).is_err());
+}
