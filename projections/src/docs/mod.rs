@@ -1,0 +1,226 @@
+//! The documents the API serves, as they are rendered once into the read models. The field
+//! order and presence are the contract (interface.md 2.1 to 2.4 and api-contract.md); the
+//! handlers send these bytes as they are. With the `openapi` feature each type that renders
+//! a document also derives its schema, from the same fields and their doc comments, so the
+//! API's description cannot drift from what it serves.
+
+use std::borrow::Cow;
+
+use racing_events::Lbw;
+use serde::Serialize;
+
+/// Bytes of the strong `ETag` that heads every stored document.
+pub const ETAG_LEN: usize = 34;
+
+/// Bytes ahead of every stored document: its `ETag`, then the stream sequence its
+/// content was last changed at (big-endian).
+pub const HEAD_LEN: usize = ETAG_LEN + 8;
+
+/// The strong `ETag` of the bytes `sent` as the header carries it: their 128-bit xxh3 in
+/// hex, quoted. Stored ahead of each document when it is rendered, so that a GET sends
+/// it without hashing the body again.
+pub fn etag(sent: &[u8]) -> [u8; ETAG_LEN] {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let hash = xxhash_rust::xxh3::xxh3_128(sent).to_be_bytes();
+    let mut tag = [b'"'; ETAG_LEN];
+    for (i, byte) in hash.iter().enumerate() {
+        tag[1 + 2 * i] = HEX[usize::from(byte >> 4)];
+        tag[2 + 2 * i] = HEX[usize::from(byte & 0xf)];
+    }
+    tag
+}
+
+mod cards;
+mod form;
+mod odds;
+mod profile;
+mod results;
+#[cfg(test)]
+mod tests;
+
+#[cfg(feature = "openapi")]
+pub use form::FormJson;
+pub use form::{FormDoc, FormEntry};
+
+pub(crate) use cards::render_cards;
+pub(crate) use odds::render_odds;
+pub use odds::{published_at, render_odds_move};
+pub(crate) use profile::render_profile;
+pub(crate) use results::render_results;
+// The document types are named outside only by the API's schemas.
+#[cfg(feature = "openapi")]
+pub use {
+    cards::CardDoc,
+    odds::{OddsDoc, RunnerOddsDoc},
+    profile::ProfileDoc,
+    results::{ResultsDoc, SingleRace},
+};
+
+/// A stored document as read: its `ETag`, the sequence it was last changed at and its
+/// bytes, sharing the store's buffer. Dereferences to the bytes (for a form, the framed
+/// record of [`FormDoc`]).
+#[derive(Debug, Clone)]
+pub struct Doc {
+    stored: sled::IVec,
+}
+
+impl Doc {
+    /// The stored value, checked to hold its head; `None` when it is too short to.
+    pub(crate) fn new(stored: sled::IVec) -> Option<Doc> {
+        (stored.len() >= HEAD_LEN).then_some(Doc { stored })
+    }
+
+    /// The `ETag` of the whole document, quoted.
+    pub fn etag(&self) -> &[u8] {
+        &self.stored[..ETAG_LEN]
+    }
+
+    /// The stream sequence of the document's content: the log up to here had been
+    /// applied when it last changed, and it has answered the same since. A WebSocket
+    /// `since` of it resumes right after what the document holds.
+    pub fn seq(&self) -> u64 {
+        let mut seq = [0; 8];
+        seq.copy_from_slice(&self.stored[ETAG_LEN..HEAD_LEN]);
+        u64::from_be_bytes(seq)
+    }
+
+    /// The stored value whole: the `ETag` in its first [`ETAG_LEN`] bytes, the sequence,
+    /// then the document from [`HEAD_LEN`], for sending from the store's own buffer.
+    pub fn into_stored(self) -> sled::IVec {
+        self.stored
+    }
+}
+
+impl std::ops::Deref for Doc {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        &self.stored[HEAD_LEN..]
+    }
+}
+
+/// A document's stored value: the `ETag` of what a GET of it sends, `seq` (the stream
+/// sequence it reflects), then `doc` (which, for a form, is the framed record, and a GET
+/// sends its JSON).
+pub(crate) fn seal(form: bool, doc: &[u8], seq: u64) -> Vec<u8> {
+    let sent = if form {
+        FormDoc::body(doc, None).unwrap_or_default()
+    } else {
+        Cow::Borrowed(doc)
+    };
+    let mut stored = Vec::with_capacity(HEAD_LEN + doc.len());
+    stored.extend_from_slice(&etag(&sent));
+    stored.extend_from_slice(&seq.to_be_bytes());
+    stored.extend_from_slice(doc);
+    stored
+}
+
+/// The document of a stored value (the bytes after its head).
+pub(crate) fn unseal(stored: &[u8]) -> &[u8] {
+    stored.get(HEAD_LEN..).unwrap_or_default()
+}
+
+/// The first byte of a stored alias ([`alias`]); a sealed document starts with its
+/// `ETag`'s quote.
+const ALIAS: u8 = b'@';
+
+/// What the key of a document without a venue holds where that document is a venue's
+/// (the day's main meeting's): the venue, and the sequence at which this answer last
+/// changed, by the alias or by the venue's document. One copy of each document is
+/// stored; the key without a venue names it.
+pub(crate) fn alias(seq: u64, venue: &str) -> Vec<u8> {
+    let mut stored = Vec::with_capacity(9 + venue.len());
+    stored.push(ALIAS);
+    stored.extend_from_slice(&seq.to_be_bytes());
+    stored.extend_from_slice(venue.as_bytes());
+    stored
+}
+
+/// The sequence and venue of a stored alias ([`alias`]); `None` for a sealed document.
+pub(crate) fn alias_of(stored: &[u8]) -> Option<(u64, &[u8])> {
+    let rest = stored.strip_prefix(&[ALIAS])?;
+    let (seq, venue) = rest.split_first_chunk::<8>()?;
+    Some((u64::from_be_bytes(*seq), venue))
+}
+
+/// The key of the document an alias stored under `key` names: the key without a venue
+/// ends with the empty venue, so the venue's key is it with the venue after it.
+pub(crate) fn alias_target(key: &[u8], venue: &[u8]) -> Vec<u8> {
+    [key, venue].concat()
+}
+
+/// The stored document an alias (of sequence `seq`) answers with, from its venue's
+/// stored document: the same `ETag` and bytes, and the later of the two sequences.
+pub(crate) fn aliased(seq: u64, target: sled::IVec) -> sled::IVec {
+    let Some(head) = target.get(ETAG_LEN..HEAD_LEN) else {
+        return target;
+    };
+    if head >= &seq.to_be_bytes()[..] {
+        return target;
+    }
+    let mut stored = target.to_vec();
+    stored[ETAG_LEN..HEAD_LEN].copy_from_slice(&seq.to_be_bytes());
+    stored.into()
+}
+
+/// What a stored document answers, its `ETag` and its bytes, without the sequence it was
+/// sealed at: the same for two stores that hold the same document, however each batched
+/// the log. An alias answers as the venue it names.
+pub fn answered(stored: &[u8]) -> Vec<u8> {
+    if let Some((_, venue)) = alias_of(stored) {
+        return [&[ALIAS], venue].concat();
+    }
+    [
+        stored.get(..ETAG_LEN).unwrap_or_default(),
+        stored.get(HEAD_LEN..).unwrap_or_default(),
+    ]
+    .concat()
+}
+
+/// Whether two stored values answer the same: the same `ETag` and document, whatever
+/// sequence each was sealed at.
+pub(crate) fn same_answer(a: &[u8], b: &[u8]) -> bool {
+    a.get(..ETAG_LEN) == b.get(..ETAG_LEN) && a.get(HEAD_LEN..) == b.get(HEAD_LEN..)
+}
+
+/// `lbw_lengths` of a runner: present exactly when `lbw` is, `null` inside where `lbw` is
+/// no number of lengths.
+pub(crate) fn lbw_lengths(lbw: Option<&str>) -> Option<Option<f64>> {
+    lbw.map(|l| Lbw::parse(l).and_then(|l| l.lengths()))
+}
+
+/// Everything of a date's meetings that a date document needs.
+pub(crate) struct Meeting<T> {
+    pub venue: String,
+    pub races: Vec<T>,
+}
+
+fn to_json<T: Serialize>(v: &T) -> Vec<u8> {
+    // The documents are strings, integers and finite floats: serialising cannot fail.
+    serde_json::to_vec(v).unwrap_or_default()
+}
+
+/// The documents of one date, each with the key it is stored under.
+pub(crate) struct Rendered {
+    /// `(venue or None for the day's main meeting, bytes)`.
+    pub days: Vec<(Option<String>, Vec<u8>)>,
+    /// `(race number, venue or None, bytes)`.
+    pub races: Vec<(u8, Option<String>, Vec<u8>)>,
+}
+
+/// The meeting that answers when no venue is asked for: the most races, then the first
+/// venue in alphabetical order, so the choice never depends on arrival order.
+pub(crate) fn main_meeting<T>(meetings: &[Meeting<T>]) -> usize {
+    let mut best = 0;
+    for (i, m) in meetings.iter().enumerate() {
+        if m.races.len() > meetings[best].races.len() {
+            best = i;
+        }
+    }
+    best
+}
+
+/// Every venue of the day, on a date with more than one meeting: the `meetings` field.
+pub(crate) fn venues<T>(meetings: &[Meeting<T>]) -> Option<Vec<String>> {
+    (meetings.len() > 1).then(|| meetings.iter().map(|m| m.venue.clone()).collect())
+}

@@ -1,0 +1,116 @@
+//! The current odds of a race, and an odds move as the journal keeps it.
+
+use serde::Serialize;
+
+use super::to_json;
+
+/// The current win odds of a race; the WebSocket's `snapshot` is this document with a
+/// `type` in front.
+#[derive(Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = RaceOdds, examples(json!({
+    "date": "2026-11-21", "venue": "Sha Tin", "race_number": 1, "seq": 2770,
+    "odds": [{"horse_no": "CA206", "win_odds": 2.1}, {"horse_no": "E271", "win_odds": 3.5}]
+}))))]
+pub struct OddsDoc<'a> {
+    /// Meeting date, `YYYY-MM-DD`.
+    #[cfg_attr(feature = "openapi", schema(format = Date))]
+    date: &'a str,
+    /// Racecourse whose race this is: the odds given for it and those given without a
+    /// venue (for the race of that number at every venue), each runner at its latest
+    /// price. `null` while no venue of the race is known (no card, result or odds naming
+    /// one): the odds given without a venue.
+    #[cfg_attr(feature = "openapi", schema(required = true))]
+    venue: Option<&'a str>,
+    /// Only on a date with more than one meeting: every venue of the day.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<String>, required = false))]
+    meetings: Option<&'a [String]>,
+    /// Race within the meeting, 1 to 99.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 99))]
+    race_number: u8,
+    /// Stream sequence of the latest odds update of the race: resume the WebSocket from
+    /// here with `since`.
+    seq: u64,
+    /// Every runner with a price, in horse-number order.
+    odds: Vec<RunnerOddsDoc<'a>>,
+}
+
+/// A runner's current win odds.
+#[derive(Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = RunnerOdds))]
+pub struct RunnerOddsDoc<'a> {
+    /// Brand number.
+    horse_no: &'a str,
+    /// Decimal odds, stake included (at least 1.0): a winning 1-dollar bet returns this.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
+    win_odds: f64,
+}
+
+/// Renders one applied `OddsUpdated` as the odds journal keeps it: `{date, venue,
+/// race_number, seq, published_at, odds}`, the runners as the feed gave them. A live
+/// `odds` frame is this with its `type` first, so what a replay reads from the journal is
+/// byte for byte what went live.
+pub fn render_odds_move(
+    date: &str,
+    venue: Option<&str>,
+    race_number: u8,
+    seq: u64,
+    published_at: &str,
+    odds: &[racing_events::RunnerOdds],
+) -> Vec<u8> {
+    #[derive(Serialize)]
+    struct Move<'a> {
+        date: &'a str,
+        venue: Option<&'a str>,
+        race_number: u8,
+        seq: u64,
+        published_at: &'a str,
+        odds: &'a [racing_events::RunnerOdds],
+    }
+    to_json(&Move {
+        date,
+        venue,
+        race_number,
+        seq,
+        published_at,
+        odds,
+    })
+}
+
+/// RFC 3339 text of the time JetStream stored a message, in nanoseconds since the epoch:
+/// an odds move's `published_at`.
+pub fn published_at(unix_nanos: i128) -> String {
+    jiff::Timestamp::from_nanosecond(unix_nanos)
+        .map(|t| t.to_string())
+        .unwrap_or_default()
+}
+
+/// Renders the current odds of a race at `venue` (`None` where no venue of the race is
+/// known): `{date, venue, meetings?, race_number, seq, odds: [{horse_no, win_odds}]}`,
+/// runners in horse-number order. The WebSocket's `snapshot` is this document with a
+/// `type` in front.
+pub(crate) fn render_odds(
+    date: &str,
+    venue: Option<&str>,
+    meetings: Option<&[String]>,
+    race_number: u8,
+    race: &crate::fold::RaceOdds,
+) -> Vec<u8> {
+    to_json(&OddsDoc {
+        date,
+        venue,
+        meetings,
+        race_number,
+        seq: race.seq,
+        odds: race
+            .runners
+            .iter()
+            .map(|(h, (o, _))| RunnerOddsDoc {
+                horse_no: h,
+                win_odds: *o,
+            })
+            .collect(),
+    })
+}

@@ -1,0 +1,138 @@
+//! The folds as pure functions: given these events, the documents are these. No NATS, no
+//! disk, but in `store`, which runs the same events through a sled store. One module a
+//! subject; the helpers they share (and the other modules' tests use) are here.
+
+use std::collections::BTreeMap;
+
+use racing_events::samples::{
+    card, odds, odds_at, profile, result, retraction, runner, scratch, scratch_at,
+};
+use racing_events::*;
+use serde_json::{json, Value};
+
+use crate::*;
+
+mod cards;
+mod odds;
+mod records;
+mod results;
+mod retractions;
+mod store;
+
+fn env(event: Event) -> Envelope {
+    samples::envelope(event)
+}
+
+/// Folds the events, one batch each, and returns the state.
+fn fold_each(events: impl IntoIterator<Item = Envelope>) -> MemState {
+    let mut s = MemState::default();
+    for (i, e) in events.into_iter().enumerate() {
+        let mut f = Fold::default();
+        f.apply(&mut s, i as u64 + 1, 0, &e).expect("apply");
+        f.render(&mut s).expect("render");
+    }
+    s
+}
+
+fn doc(s: &MemState, key: DocKey<'_>) -> Value {
+    let bytes = s.doc(key).unwrap_or_else(|| panic!("no document {key:?}"));
+    match key {
+        DocKey::Form(_) => {
+            serde_json::from_slice(&FormDoc::body(bytes, None).expect("framed")).expect("json")
+        }
+        _ => serde_json::from_slice(bytes).expect("json"),
+    }
+}
+
+fn horses(v: &Value, list: &str) -> Vec<String> {
+    v[list]
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|r| r["horse_no"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+/// A fresh directory under the system temp dir, removed on drop.
+pub(crate) struct TempDir(std::path::PathBuf);
+
+impl TempDir {
+    pub(crate) fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Opens the store in `dir` again. sled lets go of a dropped store's file lock only once
+/// its background threads finish, a moment later in this same process; a new process (a
+/// restart) never waits. So the lock is waited for here, for a few seconds at most.
+pub(crate) fn reopen(dir: &std::path::Path, options: Options) -> Store {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        match Store::open_with(dir, options) {
+            Ok(store) => return store,
+            Err(e) if e.to_string().contains("could not acquire lock") => {
+                assert!(std::time::Instant::now() < deadline, "reopen: {e}");
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            Err(e) => panic!("reopen: {e}"),
+        }
+    }
+}
+
+pub(crate) fn tempdir() -> TempDir {
+    let p = std::env::temp_dir().join(format!("racing-proj-{}", uuid::Uuid::new_v4()));
+    TempDir(p)
+}
+
+const DAY: &str = "2026-11-25";
+
+const ST: &str = "Sha Tin";
+
+const HV: &str = "Happy Valley";
+
+/// Race 3 run at both venues of `DAY` (A1 and B2 at Sha Tin, C3 at Happy Valley), Sha
+/// Tin's race 4, an older run of A1, and odds and a scratching given for Sha Tin's race 3.
+fn two_meetings() -> Vec<Envelope> {
+    [
+        result("2026-11-01", ST, 1, vec![runner(Some(2), "A1")]),
+        card(DAY, ST, 3, &["A1", "B2", "X9"]),
+        card(DAY, HV, 3, &["C3"]),
+        card(DAY, ST, 4, &["E5"]),
+        scratch_at(DAY, ST, 3, "X9"),
+        odds_at(DAY, ST, 3, &[("A1", 2.5)]),
+        odds_at(DAY, HV, 3, &[("C3", 4.0)]),
+        result(
+            DAY,
+            ST,
+            3,
+            vec![runner(Some(1), "A1"), runner(Some(2), "B2")],
+        ),
+        result(DAY, HV, 3, vec![runner(Some(1), "C3")]),
+        result(DAY, ST, 4, vec![runner(Some(1), "E5")]),
+    ]
+    .into_iter()
+    .map(env)
+    .collect()
+}
+
+/// The records of `s`, each document as it answers: its `ETag` and bytes, without the
+/// sequence it was sealed at (which is where its batch ended); the odds journal a record
+/// per move, and the versions and forms' changes a record per event (their records are
+/// where batches ended too).
+fn answers(s: &MemState) -> BTreeMap<Vec<u8>, Vec<u8>> {
+    let by_move = crate::journal_by_move(s.records.clone()).expect("chunks that decode");
+    crate::history_by_event(by_move)
+        .expect("versions and form changes that decode")
+        .into_iter()
+        .map(|(k, v)| {
+            let v = if is_sealed(&k) { answered(&v) } else { v };
+            (k, v)
+        })
+        .collect()
+}

@@ -1,0 +1,385 @@
+//! The odds of a race, a venue's or every venue's, and the odds journal of every move.
+
+use super::*;
+
+#[test]
+fn odds_keep_the_last_price_of_runners_not_listed() {
+    let s = fold_each([
+        env(odds("2026-11-21", 3, &[("A1", 3.5), ("B2", 8.0)])),
+        env(odds("2026-11-21", 3, &[("A1", 3.2)])),
+    ]);
+    let dir = tempdir();
+    let store = Store::open(dir.path()).expect("open");
+    let mut b = store.batch().expect("batch");
+    b.apply(
+        1,
+        0,
+        &env(odds("2026-11-21", 3, &[("A1", 3.5), ("B2", 8.0)])),
+    )
+    .expect("apply");
+    b.apply(2, 0, &env(odds("2026-11-21", 3, &[("A1", 3.2)])))
+        .expect("apply");
+    b.commit().expect("commit");
+    let race = store
+        .odds("2026-11-21", 3, None)
+        .expect("read")
+        .expect("odds");
+    assert_eq!(race.seq, 2);
+    assert_eq!(race.runners["A1"], (3.2, 2));
+    assert_eq!(race.runners["B2"], (8.0, 1));
+    // The pure fold and the store agree.
+    let folded = s
+        .records
+        .iter()
+        .find(|(k, _)| k.starts_with(b"odds"))
+        .expect("odds record");
+    let folded: RaceOdds = serde_json::from_slice(folded.1).expect("json");
+    assert_eq!(folded, race);
+}
+
+#[test]
+fn the_odds_document_is_the_snapshot_and_changes_are_found_by_sequence() {
+    let dir = tempdir();
+    let store = Store::open(dir.path()).expect("open");
+    let mut b = store.batch().expect("batch");
+    b.apply(
+        1,
+        0,
+        &env(odds("2026-11-21", 2, &[("B2", 8.0), ("A1", 3.5)])),
+    )
+    .expect("apply");
+    b.apply(2, 0, &env(odds("2026-11-22", 1, &[("C3", 2.0)])))
+        .expect("apply");
+    b.apply(3, 0, &env(odds("2026-11-21", 2, &[("A1", 3.1)])))
+        .expect("apply");
+    b.apply(4, 0, &env(profile("E271", "NOT ODDS")))
+        .expect("apply");
+    b.commit().expect("commit");
+    let doc = store
+        .doc(DocKey::Odds {
+            date: "2026-11-21",
+            race_number: 2,
+            venue: None,
+        })
+        .expect("read")
+        .expect("doc");
+    assert_eq!(
+        std::str::from_utf8(&doc).expect("utf8"),
+        r#"{"date":"2026-11-21","venue":null,"race_number":2,"seq":3,"odds":[{"horse_no":"A1","win_odds":3.1},{"horse_no":"B2","win_odds":8.0}]}"#
+    );
+    assert_eq!(store.latest_odds_seq().expect("seq"), 3);
+    let all = store.odds_changed_since(None, 0).expect("scan");
+    assert_eq!(
+        all,
+        [("2026-11-21".to_owned(), 2), ("2026-11-22".to_owned(), 1)]
+    );
+    assert_eq!(
+        store.odds_changed_since(None, 2).expect("scan"),
+        [("2026-11-21".to_owned(), 2)]
+    );
+    assert!(store
+        .odds_changed_since(Some("2026-11-22"), 2)
+        .expect("scan")
+        .is_empty());
+}
+
+fn odds_doc(s: &MemState, race_number: u8, venue: Option<&str>) -> Value {
+    doc(
+        s,
+        DocKey::Odds {
+            date: DAY,
+            race_number,
+            venue,
+        },
+    )
+}
+
+#[test]
+fn odds_given_for_a_venue_are_that_venues_race_only() {
+    let s = fold_each([
+        env(card(DAY, ST, 3, &["A1"])),
+        env(card(DAY, ST, 4, &["E5"])),
+        env(card(DAY, HV, 3, &["C3"])),
+        env(odds_at(DAY, ST, 3, &[("A1", 2.5)])),
+        env(odds_at(DAY, HV, 3, &[("C3", 4.0)])),
+    ]);
+    assert_eq!(
+        odds_doc(&s, 3, Some(ST)),
+        json!({"date": DAY, "venue": ST, "meetings": [HV, ST], "race_number": 3, "seq": 4,
+               "odds": [{"horse_no": "A1", "win_odds": 2.5}]})
+    );
+    assert_eq!(
+        odds_doc(&s, 3, Some(HV)),
+        json!({"date": DAY, "venue": HV, "meetings": [HV, ST], "race_number": 3, "seq": 5,
+               "odds": [{"horse_no": "C3", "win_odds": 4.0}]})
+    );
+    // Without a venue: the day's main meeting (Sha Tin, two races).
+    assert_eq!(odds_doc(&s, 3, None), odds_doc(&s, 3, Some(ST)));
+}
+
+#[test]
+fn odds_without_a_venue_are_for_that_race_at_every_venue_whatever_the_order() {
+    // A v1 feeder's prices for race 3, on a date with two meetings that both run a race 3.
+    let events = [
+        odds(DAY, 3, &[("A1", 3.0), ("C3", 6.0)]),
+        card(DAY, ST, 3, &["A1"]),
+        card(DAY, HV, 3, &["C3"]),
+        odds_at(DAY, HV, 3, &[("C3", 5.0)]),
+        odds(DAY, 3, &[("A1", 2.8)]),
+    ];
+    let s = fold_each(events.iter().cloned().map(env));
+    let prices = |venue| odds_doc(&s, 3, venue)["odds"].clone();
+    // Each runner at its latest price for the venue: C3's Happy Valley price is newer
+    // than the price given for every venue, A1's newest price was given for every venue.
+    assert_eq!(
+        prices(Some(HV)),
+        json!([{"horse_no": "A1", "win_odds": 2.8}, {"horse_no": "C3", "win_odds": 5.0}])
+    );
+    assert_eq!(
+        prices(Some(ST)),
+        json!([{"horse_no": "A1", "win_odds": 2.8}, {"horse_no": "C3", "win_odds": 6.0}])
+    );
+    assert_eq!(odds_doc(&s, 3, Some(ST))["seq"], 5);
+    assert_eq!(odds_doc(&s, 3, Some(HV))["seq"], 5);
+    // Before any card, the same prices were the race's without a venue.
+    let early = fold_each([env(events[0].clone())]);
+    assert_eq!(
+        odds_doc(&early, 3, None),
+        json!({"date": DAY, "venue": null, "race_number": 3, "seq": 1,
+               "odds": [{"horse_no": "A1", "win_odds": 3.0}, {"horse_no": "C3", "win_odds": 6.0}]})
+    );
+    // The cards first or last, the documents are the same.
+    let cards_first = fold_each([1, 2, 0, 3, 4].map(|i| env(events[i].clone())));
+    for venue in [Some(ST), Some(HV), None] {
+        let mut first = odds_doc(&cards_first, 3, venue);
+        let mut last = odds_doc(&s, 3, venue);
+        // The sequence is the fold's position, which the reordering moved.
+        first["seq"] = Value::Null;
+        last["seq"] = Value::Null;
+        assert_eq!(first, last, "{venue:?}");
+    }
+}
+
+#[test]
+fn the_odds_of_a_race_are_one_document_a_venue_and_changes_are_found_once_a_race() {
+    let dir = tempdir();
+    let store = Store::open(dir.path()).expect("open");
+    let mut b = store.batch().expect("batch");
+    for (seq, e) in [
+        odds(DAY, 2, &[("A1", 3.5)]),
+        card(DAY, ST, 3, &["A1"]),
+        card(DAY, HV, 3, &["C3"]),
+        odds_at(DAY, HV, 3, &[("C3", 4.0)]),
+        odds_at(DAY, ST, 3, &[("A1", 2.0)]),
+        odds(DAY, 3, &[("B2", 9.0)]),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        b.apply(seq as u64 + 1, 0, &env(e)).expect("apply");
+    }
+    b.commit().expect("commit");
+    let venues = |n| -> Vec<Value> {
+        store
+            .odds_docs(DAY, n)
+            .expect("read")
+            .iter()
+            .map(|d| serde_json::from_slice::<Value>(d).expect("json")["venue"].clone())
+            .collect()
+    };
+    assert_eq!(venues(2), [Value::Null]);
+    assert_eq!(venues(3), [json!(HV), json!(ST)]);
+    assert!(venues(4).is_empty());
+    assert_eq!(
+        store.odds_changed_since(Some(DAY), 0).expect("scan"),
+        [(DAY.to_owned(), 2), (DAY.to_owned(), 3)]
+    );
+    assert_eq!(
+        store.odds_changed_since(None, 5).expect("scan"),
+        [(DAY.to_owned(), 3)]
+    );
+    let st = store.odds(DAY, 3, Some(ST)).expect("read").expect("odds");
+    assert_eq!(st.runners["A1"], (2.0, 5));
+    assert!(!st.runners.contains_key("B2"), "given for every venue");
+}
+
+#[test]
+fn the_odds_journal_keeps_every_applied_move_in_order_and_no_duplicate() {
+    let dir = tempdir();
+    let store = Store::open(dir.path()).expect("open");
+    let first = env(odds("2026-11-21", 2, &[("B2", 8.0), ("A1", 3.5)]));
+    // 2026-11-21T12:00:00Z, as JetStream would have stamped it.
+    let noon: i128 = 1_795_262_400_000_000_000;
+    let mut b = store.batch().expect("batch");
+    b.apply(1, noon, &first).expect("apply");
+    b.apply(
+        2,
+        noon + 1_000_000_000,
+        &env(odds_at("2026-11-21", "Sha Tin", 3, &[("C3", 2.0)])),
+    )
+    .expect("apply");
+    b.apply(3, noon, &first).expect("apply");
+    b.apply(4, noon, &env(profile("E271", "NOT ODDS")))
+        .expect("apply");
+    b.apply(5, noon, &env(odds("2026-11-22", 1, &[("D4", 5.0)])))
+        .expect("apply");
+    b.commit().expect("commit");
+    let mut b = store.batch().expect("batch");
+    b.apply(6, noon, &env(odds("2026-11-21", 2, &[("A1", 3.1)])))
+        .expect("apply");
+    // A retraction takes the race out of the read models; its moves stay in the journal.
+    b.apply(
+        7,
+        noon,
+        &env(retraction("2026-11-21", "Sha Tin", 3, "wrong venue")),
+    )
+    .expect("apply");
+    b.commit().expect("commit");
+
+    let moves = store
+        .odds_moves("2026-11-21", 0, None, 100)
+        .expect("journal");
+    let seqs: Vec<(u64, u8)> = moves.iter().map(|m| (m.seq, m.race_number)).collect();
+    assert_eq!(
+        seqs,
+        [(1, 2), (2, 3), (6, 2)],
+        "the duplicate at 3 is not a move"
+    );
+    assert_eq!(
+        std::str::from_utf8(&moves[0].body).expect("utf8"),
+        r#"{"date":"2026-11-21","venue":null,"race_number":2,"seq":1,"published_at":"2026-11-21T12:00:00Z","odds":[{"horse_no":"B2","win_odds":8.0},{"horse_no":"A1","win_odds":3.5}]}"#
+    );
+    let second: Value = serde_json::from_slice(&moves[1].body).expect("json");
+    assert_eq!(second["venue"], "Sha Tin");
+    assert_eq!(second["published_at"], "2026-11-21T12:00:01Z");
+
+    let race_2: Vec<u64> = store
+        .odds_moves("2026-11-21", 1, Some(2), 100)
+        .expect("journal")
+        .iter()
+        .map(|m| m.seq)
+        .collect();
+    assert_eq!(race_2, [6], "after 1, race 2 only");
+    assert_eq!(
+        store
+            .odds_moves("2026-11-21", 0, None, 2)
+            .expect("journal")
+            .len(),
+        2
+    );
+    assert_eq!(
+        store
+            .count_odds_moves("2026-11-21", 0, None, 100)
+            .expect("count"),
+        3
+    );
+    assert_eq!(
+        store
+            .count_odds_moves("2026-11-21", 0, Some(2), 100)
+            .expect("count"),
+        2
+    );
+    assert_eq!(
+        store
+            .count_odds_moves("2026-11-21", 0, None, 1)
+            .expect("count"),
+        1
+    );
+    assert_eq!(
+        store
+            .odds_moves("2026-11-22", 0, None, 100)
+            .expect("journal")
+            .len(),
+        1,
+        "each date its own"
+    );
+}
+
+/// The journal in chunks reads as one list of moves: from any point, of one race or all,
+/// up to a limit, whether the moves a point falls among came in one batch (several chunks
+/// of a date) or in many.
+#[test]
+fn the_odds_journal_reads_the_same_across_its_chunks_and_batches() {
+    let dir = tempdir();
+    let store = Store::open(dir.path()).expect("open");
+    // 700 moves of two races of a date, and one of another date between them: in one
+    // batch of 500 messages (chunks of at most 128 moves), then in batches of 1 to 7.
+    let mut seq = 0;
+    let mut expected = Vec::new();
+    let mut add = |b: &mut Batch<'_>, i: u64| {
+        seq += 1;
+        let race = if i.is_multiple_of(3) { 2 } else { 1 };
+        let date = if i == 250 { "2026-11-22" } else { "2026-11-21" };
+        let price = 2.0 + (i % 40) as f64 / 10.0;
+        b.apply(seq, 0, &env(odds(date, race, &[("A1", price)])))
+            .expect("apply");
+        if date == "2026-11-21" {
+            expected.push((seq, race as u8));
+        }
+    };
+    let mut b = store.batch().expect("batch");
+    for i in 0..500 {
+        add(&mut b, i);
+    }
+    b.commit().expect("commit");
+    let mut i = 500;
+    while i < 701 {
+        let mut b = store.batch().expect("batch");
+        for _ in 0..(i % 7 + 1) {
+            add(&mut b, i);
+            i += 1;
+        }
+        b.commit().expect("commit");
+    }
+    let read = |after: u64, race: Option<u8>, limit: usize| -> Vec<(u64, u8)> {
+        store
+            .odds_moves("2026-11-21", after, race, limit)
+            .expect("journal")
+            .iter()
+            .map(|m| (m.seq, m.race_number))
+            .collect()
+    };
+    assert_eq!(read(0, None, usize::MAX), expected);
+    for after in [
+        0, 1, 127, 128, 129, 250, 251, 255, 256, 499, 500, 501, 650, 700, 701, 9999,
+    ] {
+        let past: Vec<(u64, u8)> = expected.iter().copied().filter(|m| m.0 > after).collect();
+        assert_eq!(read(after, None, usize::MAX), past, "after {after}");
+        assert_eq!(
+            read(after, None, 3),
+            past[..past.len().min(3)],
+            "after {after}, 3"
+        );
+        let race_2: Vec<(u64, u8)> = past.iter().copied().filter(|m| m.1 == 2).collect();
+        assert_eq!(
+            read(after, Some(2), usize::MAX),
+            race_2,
+            "after {after}, race 2"
+        );
+        assert_eq!(
+            store
+                .count_odds_moves("2026-11-21", after, Some(2), 50)
+                .expect("count"),
+            race_2.len().min(50) as u64,
+            "count after {after}"
+        );
+        // Every move as it went live, with its own sequence.
+        for m in store
+            .odds_moves("2026-11-21", after, None, 5)
+            .expect("journal")
+        {
+            let body: Value = serde_json::from_slice(&m.body).expect("json");
+            assert_eq!(body["seq"], m.seq);
+            assert_eq!(body["race_number"], m.race_number);
+        }
+    }
+    assert_eq!(
+        store
+            .odds_moves("2026-11-22", 0, None, 10)
+            .expect("journal")
+            .iter()
+            .map(|m| m.seq)
+            .collect::<Vec<_>>(),
+        [251]
+    );
+}
