@@ -16,8 +16,8 @@
 use std::collections::BTreeMap;
 
 use crate::docs::{FormDoc, HEAD_LEN};
-use crate::fold::{Item, Records, Scan, State};
 use crate::keys;
+use crate::state::{Item, Records, Scan, State};
 use crate::StoreError;
 
 fn damaged(what: &str) -> StoreError {

@@ -12,16 +12,16 @@ use racing_events::RunnerOdds;
 use serde::Deserialize;
 
 use crate::batched::{self, PerBatch};
-use crate::fold::{Item, RaceOdds, Records, Scan, State};
 use crate::keys;
 use crate::packed::unpack;
+use crate::state::{Item, RaceOdds, Records, Scan, State};
 use crate::StoreError;
 
 /// The records of `tree` as they stood once the log up to `seq` had been applied.
 pub(crate) struct AsOf<'a> {
     pub(crate) tree: &'a sled::Tree,
     /// The store's count of records read ([`crate::Store::records_read`]).
-    pub(crate) reads: crate::store::Reads<'a>,
+    pub(crate) reads: crate::state::Reads<'a>,
     pub(crate) seq: u64,
 }
 

@@ -18,10 +18,10 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use crate::fold::State;
 use crate::keys;
 use crate::packed::{pack, unpack};
-use crate::store::Reads;
+use crate::state::Reads;
+use crate::state::State;
 use crate::StoreError;
 
 /// Most moves in one chunk: a read of a move or two past a point decodes no more.
@@ -370,6 +370,46 @@ pub fn journal_by_move(
         }
     }
     Ok(out)
+}
+
+impl crate::Store {
+    /// Up to `limit` moves of the odds journal of `date` after stream sequence `after`, in
+    /// the order they went live: every move of the date, or (`race`) of one race number.
+    pub fn odds_moves(
+        &self,
+        date: &str,
+        after: u64,
+        race: Option<u8>,
+        limit: usize,
+    ) -> Result<Vec<OddsMove>, StoreError> {
+        let mut out = Vec::new();
+        if limit > 0 {
+            each_move(&self.tree, self.reads(), date, after, race, |m| {
+                out.push(m);
+                out.len() < limit
+            })?;
+        }
+        Ok(out)
+    }
+
+    /// How many moves of `date` (of `race` only, if given) the journal holds after `after`,
+    /// counting no further than `cap`.
+    pub fn count_odds_moves(
+        &self,
+        date: &str,
+        after: u64,
+        race: Option<u8>,
+        cap: u64,
+    ) -> Result<u64, StoreError> {
+        let mut count = 0;
+        if cap > 0 {
+            each_move(&self.tree, self.reads(), date, after, race, |_| {
+                count += 1;
+                count < cap
+            })?;
+        }
+        Ok(count)
+    }
 }
 
 #[cfg(test)]

@@ -1,11 +1,13 @@
 //! Read models of the racing service: pure folds from feed events to the documents the API
 //! serves, and the sled store that holds them with the stream sequence they reached.
 
+mod batch;
 mod batched;
 mod docs;
 mod feed;
 mod fold;
 mod form;
+mod held;
 mod history;
 mod ids;
 mod journal;
@@ -17,13 +19,15 @@ mod pages;
 mod people;
 mod scan;
 mod search;
+mod state;
 mod store;
 
+pub use batch::{Batch, BatchStats, MemState, Sealed};
 pub use docs::{
     answered, etag, published_at, render_odds_move, Doc, FormDoc, FormEntry, ETAG_LEN, HEAD_LEN,
 };
 pub use feed::{ChangeCursor, ChangePage};
-pub use fold::{Fold, Item, Outcome, RaceOdds, Records, Scan, State};
+pub use fold::{Fold, Outcome};
 pub use history::history_by_event;
 pub use ids::AppliedIdStats;
 pub use journal::{journal_by_move, OddsMove};
@@ -32,7 +36,8 @@ pub use load::Loader;
 pub use meetings::MeetingRow;
 pub use people::{is_slug, render_list, season, slug, PersonRow, Role};
 pub use search::{HorseMatch, MAX_SEARCH_CHARS};
-pub use store::{Batch, BatchStats, DeadLetter, MemState, Options, Sealed, Store};
+pub use state::{Item, RaceOdds, Records, Scan, State};
+pub use store::{DeadLetter, Options, Store};
 
 /// The OpenAPI schema of each document the API serves, derived from the type that renders
 /// it (the form's, whose JSON `FormDoc` writes itself, is checked against rendered forms by

@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::fold::{Records, State};
 use crate::keys;
+use crate::state::{Records, State};
 use crate::store::Store;
 use crate::StoreError;
 

@@ -96,7 +96,7 @@ pub(crate) fn render_odds(
     venue: Option<&str>,
     meetings: Option<&[String]>,
     race_number: u8,
-    race: &crate::fold::RaceOdds,
+    race: &crate::state::RaceOdds,
 ) -> Vec<u8> {
     to_json(&OddsDoc {
         date,

@@ -246,7 +246,7 @@ pub(crate) fn render_results(
                 runners: &race.runners,
                 class: race.class,
             });
-            let n = crate::fold::race_no(race.race_number)?;
+            let n = crate::state::race_no(race.race_number)?;
             if i == main
                 || !meetings[main]
                     .races

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use racing_events::samples::{envelope, result, runner};
 use racing_events::Envelope;
 
-use crate::fold::{Item, Records, Scan, State};
+use crate::state::{Item, Records, Scan, State};
 use crate::{DocKey, Fold, FormDoc, MemState, StoreError};
 
 /// A [`MemState`] that counts the bytes (key and value) put under each kind of key.

@@ -14,8 +14,8 @@ use super::docs::{
     Summary, TrainerList, RECENT,
 };
 use crate::docs::{same_answer, seal, unseal};
-use crate::fold::{race_no, read, Scan, State};
 use crate::keys;
+use crate::state::{race_no, read, Scan, State};
 use crate::StoreError;
 
 /// A change of a person's figures in one season: what a batch's rides counted in, less

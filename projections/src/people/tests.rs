@@ -4,7 +4,7 @@
 use racing_events::samples::{envelope, result, retraction, runner};
 use racing_events::{Envelope, Event, ResultRunner};
 
-use crate::fold::{Item, Records, Scan, State};
+use crate::state::{Item, Records, Scan, State};
 use crate::{Fold, MemState, Store, StoreError};
 
 /// A [`State`] that counts the bytes (key and value) of every `put` under `prefix`.

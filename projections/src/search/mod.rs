@@ -16,8 +16,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::fold::State;
 use crate::keys;
+use crate::state::State;
 use crate::store::Store;
 use crate::StoreError;
 

@@ -12,8 +12,8 @@ use racing_events::{HorseProfile, RaceCard, RaceResult};
 use serde::{Deserialize, Serialize};
 
 use super::Indexed;
-use crate::fold::{read, Records, State};
 use crate::keys;
+use crate::state::{read, Records, State};
 use crate::StoreError;
 
 /// A race's card or result: the names it gives its runners.

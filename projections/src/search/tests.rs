@@ -8,7 +8,7 @@ use racing_events::samples::{card, envelope, profile, result, retraction, runner
 use racing_events::Event;
 
 use super::{entries, Indexed, Touched};
-use crate::fold::{Records, State};
+use crate::state::{Records, State};
 use crate::{keys, Fold, MemState, StoreError};
 
 /// A [`MemState`] that counts what is put into it: bytes (key and value), and index

@@ -1,0 +1,424 @@
+//! A batch of changes: the folds' writes over the committed records, rendered and written
+//! with the checkpoint it reached in one atomic sled batch (sealed, then written, so that
+//! a [`crate::Loader`] writes one while the next folds); and the same port over a map in
+//! memory, for tests.
+
+use std::collections::{BTreeMap, HashSet};
+
+use racing_events::Envelope;
+
+use crate::feed::ChangedDocs;
+use crate::fold::{Fold, Outcome};
+use crate::held::Held;
+use crate::ids::Seen;
+use crate::keys::{self, DocKey};
+use crate::state::{Item, Records, Scan, State, Writes};
+use crate::store::{DeadLetter, Store, EXCERPT_CHARS};
+use crate::StoreError;
+
+impl Store {
+    /// Moves the checkpoint up to `seq`, applying nothing: for sequences the stream no
+    /// longer holds (deleted), so that the store stands where the stream says it does.
+    pub fn skip_to(&self, seq: u64) -> Result<(), StoreError> {
+        let mut batch = self.batch()?;
+        if seq > batch.checkpoint {
+            batch.checkpoint = seq;
+            batch.commit()?;
+        }
+        Ok(())
+    }
+
+    /// Whether the store holds no record a fold wrote: none but its own bookkeeping
+    /// (`meta`).
+    pub(crate) fn holds_nothing_folded(&self) -> Result<bool, StoreError> {
+        let before = self.tree.range(..&b"meta\0"[..]).next().transpose()?;
+        let after = self.tree.range(&b"meta\x01"[..]..).next().transpose()?;
+        Ok(before.is_none() && after.is_none())
+    }
+
+    /// The upkeep of the applied ids that a batch does before it starts
+    /// ([`Store::batch`]).
+    pub(crate) fn upkeep(&self) -> Result<(), StoreError> {
+        self.with_ids(|ids| ids.maintain(&self.tree, crate::ids::UPKEEP_STEP))
+    }
+
+    /// Starts a batch of changes on top of the committed state, after the upkeep of the
+    /// applied ids that is due (a step of a merge of runs, a save of their filter).
+    pub fn batch(&self) -> Result<Batch<'_>, StoreError> {
+        self.batch_after(crate::ids::UPKEEP_STEP)
+    }
+
+    /// [`Store::batch`] for a batch someone waits for (a live update): the upkeep of the
+    /// applied ids (merges, a save of their filter, removals) goes a short step before it,
+    /// and on over the prompt batches that follow.
+    pub fn prompt_batch(&self) -> Result<Batch<'_>, StoreError> {
+        self.batch_after(crate::ids::PROMPT_UPKEEP_STEP)
+    }
+
+    fn batch_after(&self, upkeep_step: u64) -> Result<Batch<'_>, StoreError> {
+        self.with_ids(|ids| ids.maintain(&self.tree, upkeep_step))?;
+        Ok(Batch::new(self, self.checkpoint()?, None))
+    }
+}
+
+/// What a committed batch did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct BatchStats {
+    /// Events whose effects were applied.
+    pub applied: u64,
+    /// Events ignored because their `event_id` was applied before.
+    pub duplicates: u64,
+    /// Messages at or below the checkpoint, delivered again and skipped.
+    pub replayed: u64,
+    /// Messages refused and recorded as dead letters.
+    pub dead_letters: u64,
+    /// The checkpoint after the commit.
+    pub checkpoint: u64,
+    /// `event_id`s the filter of applied ids could not rule out, looked up on disk.
+    pub id_run_lookups: u64,
+    /// Of those, ids found in no run: the filter's false positives.
+    pub id_false_positives: u64,
+}
+
+/// Changes in progress: reads see the batch's own writes, and nothing reaches the tree
+/// until [`Batch::commit`] writes it all, with the new checkpoint, atomically.
+pub struct Batch<'a> {
+    store: &'a Store,
+    /// What a [`crate::Loader`] holds of the store in memory, read before the tree.
+    held: Option<&'a Held>,
+    /// The checkpoint the batch started from.
+    started: u64,
+    checkpoint: u64,
+    writes: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+    /// Bytes of the keys and values put so far (a key put twice counts twice).
+    bytes: usize,
+    /// The `event_id`s this batch applied, in order, and as a set; they join the store's
+    /// only once the batch has committed.
+    new_ids: Vec<u128>,
+    /// (foldhash: SipHash, the default, took a tenth of a replay's time hashing them.)
+    new_id_set: HashSet<u128, foldhash::fast::RandomState>,
+    fold: Fold,
+    stats: BatchStats,
+}
+
+impl Records for Batch<'_> {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        if let Some(v) = self.writes.get(key) {
+            return Ok(v.clone());
+        }
+        if let Some(held) = self.held {
+            if let Some(v) = held.get(key) {
+                return Ok(v);
+            }
+        }
+        Ok(self.store.tree.get(key)?.map(|v| v.to_vec()))
+    }
+
+    fn scan(&self, prefix: &[u8], dir: Scan, limit: usize) -> Result<Vec<Item>, StoreError> {
+        let ask = (prefix, dir, limit);
+        match self.held {
+            Some(held) => held.scan(&self.store.tree, &self.writes, ask),
+            None => crate::scan::over_batch(&self.store.tree, &self.writes, ask),
+        }
+    }
+}
+
+impl State for Batch<'_> {
+    fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
+        self.bytes += key.len() + value.len();
+        self.writes.insert(key, Some(value));
+    }
+
+    fn delete(&mut self, key: Vec<u8>) {
+        self.writes.insert(key, None);
+    }
+
+    fn first_seen(&mut self, event_id: u128) -> Result<bool, StoreError> {
+        if self.new_id_set.contains(&event_id) || self.held.is_some_and(|h| h.writing(event_id)) {
+            return Ok(false);
+        }
+        let seen = self
+            .store
+            .with_ids(|ids| ids.contains(&self.store.tree, event_id))?;
+        if seen != Seen::RuledOut {
+            self.stats.id_run_lookups += 1;
+        }
+        match seen {
+            Seen::InRun => return Ok(false),
+            Seen::NotInRun => self.stats.id_false_positives += 1,
+            Seen::RuledOut => {}
+        }
+        self.new_id_set.insert(event_id);
+        self.new_ids.push(event_id);
+        Ok(true)
+    }
+}
+
+impl<'a> Batch<'a> {
+    /// A batch of `store` from `checkpoint`, reading through `held` where given.
+    pub(crate) fn new(store: &'a Store, checkpoint: u64, held: Option<&'a Held>) -> Batch<'a> {
+        Batch {
+            store,
+            held,
+            started: checkpoint,
+            checkpoint,
+            writes: BTreeMap::new(),
+            bytes: 0,
+            new_ids: Vec::new(),
+            new_id_set: HashSet::default(),
+            fold: Fold::default(),
+            stats: BatchStats::default(),
+        }
+    }
+
+    /// Whether message `seq` is already in the store (a redelivery to skip).
+    fn stale(&mut self, seq: u64) -> bool {
+        if seq <= self.checkpoint {
+            self.stats.replayed += 1;
+            return true;
+        }
+        self.checkpoint = seq;
+        false
+    }
+
+    /// Folds in a valid event that came at stream sequence `seq`, stored by JetStream at
+    /// `published` (nanoseconds since the epoch).
+    pub fn apply(
+        &mut self,
+        seq: u64,
+        published: i128,
+        env: &Envelope,
+    ) -> Result<Option<Outcome>, StoreError> {
+        if self.stale(seq) {
+            return Ok(None);
+        }
+        let mut fold = std::mem::take(&mut self.fold);
+        let result = fold.apply(self, seq, published, env);
+        self.fold = fold;
+        let outcome = result?;
+        match outcome {
+            Outcome::Applied => self.stats.applied += 1,
+            Outcome::Duplicate => self.stats.duplicates += 1,
+        }
+        Ok(Some(outcome))
+    }
+
+    /// Records a refused message; nothing of it is applied.
+    pub fn dead_letter(&mut self, seq: u64, subject: &str, reason: &str, payload: &[u8]) {
+        if self.stale(seq) {
+            return;
+        }
+        let letter = DeadLetter {
+            seq,
+            subject: subject.chars().take(256).collect(),
+            reason: reason.to_owned(),
+            excerpt: String::from_utf8_lossy(payload)
+                .chars()
+                .take(EXCERPT_CHARS)
+                .collect(),
+        };
+        self.put(
+            keys::dead(seq),
+            serde_json::to_vec(&letter).unwrap_or_default(),
+        );
+        self.stats.dead_letters += 1;
+    }
+
+    /// Messages taken into the batch so far (applied, duplicate or refused).
+    pub fn len(&self) -> u64 {
+        self.stats.applied + self.stats.duplicates + self.stats.dead_letters
+    }
+
+    /// Whether the batch has taken no message.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Records the batch has written or removed so far: about what its commit will
+    /// write (renders add the documents they touch), and so about how long the commit
+    /// will hold sled's write lock, which every read of any store in the process waits
+    /// for while it is held.
+    pub fn writes(&self) -> usize {
+        self.writes.len()
+    }
+
+    /// About the bytes the batch's commit will write, before renders: the records put so
+    /// far and the odds moves its journal holds. A record of the journal holds many moves
+    /// (`journal.rs`), so that a commit's time follows its bytes as much as its records.
+    pub fn bytes(&self) -> usize {
+        self.bytes + self.fold.journal_bytes()
+    }
+
+    /// Renders the touched documents and commits every change with the new checkpoint in
+    /// one atomic write.
+    pub fn commit(self) -> Result<BatchStats, StoreError> {
+        self.commit_noting(|_| {})
+    }
+
+    /// [`Batch::commit`], calling `changed` with the key of each document the batch
+    /// writes or removes (before the write), for caches of documents to forget.
+    pub fn commit_noting(self, changed: impl FnMut(&[u8])) -> Result<BatchStats, StoreError> {
+        self.seal(changed)?.write()
+    }
+
+    /// Renders the touched documents and makes the atomic write of every change with the
+    /// new checkpoint, without writing it yet: [`crate::Loader::write`] writes it on a
+    /// thread of its own. `changed` is called as by [`Batch::commit_noting`].
+    pub fn seal(mut self, mut changed: impl FnMut(&[u8])) -> Result<Sealed, StoreError> {
+        let mut fold = std::mem::take(&mut self.fold);
+        fold.render(&mut self)?;
+        let mut batch = sled::Batch::default();
+        let mut docs = ChangedDocs::default();
+        let writes = std::mem::take(&mut self.writes);
+        for (k, v) in &writes {
+            if k.starts_with(DocKey::PREFIX) {
+                changed(k);
+                // Only documents that now answer differently are written (`put_doc`).
+                docs.push(k, &mut batch, self.checkpoint);
+            }
+            match v {
+                Some(v) => batch.insert(k.as_slice(), v.as_slice()),
+                None => batch.remove(k.as_slice()),
+            }
+        }
+        docs.write(&mut batch, self.checkpoint);
+        batch.insert(keys::CHECKPOINT, &self.checkpoint.to_be_bytes());
+        self.stats.checkpoint = self.checkpoint;
+        Ok(Sealed {
+            store: self.store.clone(),
+            batch,
+            seqs: (self.started + 1, self.checkpoint),
+            new_ids: std::mem::take(&mut self.new_ids),
+            stats: self.stats,
+            writes,
+        })
+    }
+}
+
+/// A batch rendered, whose atomic write with its checkpoint is ready
+/// ([`Batch::seal`]).
+pub struct Sealed {
+    store: Store,
+    batch: sled::Batch,
+    /// The stream sequences of the batch's messages.
+    seqs: (u64, u64),
+    /// The `event_id`s it applied, in order.
+    new_ids: Vec<u128>,
+    stats: BatchStats,
+    /// Every record the folds wrote or removed (not the change feed's nor the applied
+    /// ids'), for a [`crate::Loader`] to hold while it writes.
+    pub(crate) writes: Writes,
+}
+
+impl Sealed {
+    /// Writes the batch, with its applied ids as a new run, atomically.
+    ///
+    /// The applied ids' lock is not held while sled writes, so that a batch folding
+    /// meanwhile (over a [`crate::Loader`]) may look ids up: its own and this batch's
+    /// ids it finds in memory, and the run this one adds joins the ids once written.
+    pub(crate) fn write(self) -> Result<BatchStats, StoreError> {
+        let Sealed {
+            store,
+            mut batch,
+            seqs,
+            mut new_ids,
+            stats,
+            writes: _,
+        } = self;
+        if new_ids.is_empty() {
+            store.tree.apply_batch(batch)?;
+            return Ok(stats);
+        }
+        // The batch's ids, as a new run, commit with it.
+        let staged = store.with_ids(|ids| ids.stage(&mut batch, &mut new_ids, seqs))?;
+        store.tree.apply_batch(batch)?;
+        store.with_ids(|ids| {
+            ids.committed(staged, &new_ids);
+            Ok(())
+        })?;
+        Ok(stats)
+    }
+
+    /// The store it writes to.
+    pub(crate) fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// What the batch did; its checkpoint.
+    pub(crate) fn stats(&self) -> BatchStats {
+        self.stats
+    }
+
+    /// The `event_id`s it applied.
+    pub(crate) fn ids(&self) -> &[u128] {
+        &self.new_ids
+    }
+}
+
+/// An in-memory [`State`] for folding without a disk: unit tests, and checks that compare
+/// a store with a clean replay.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct MemState {
+    /// The records the fold wrote, as a store holds them.
+    pub records: BTreeMap<Vec<u8>, Vec<u8>>,
+    /// The `event_id`s applied (a store keeps them in sorted runs on disk).
+    pub seen: HashSet<u128>,
+    /// Each form document whole, as a store assembles it when it is read (`form.rs`), by
+    /// its key: kept up to date with the records, so that [`MemState::doc`] can lend it.
+    forms: BTreeMap<Vec<u8>, Vec<u8>>,
+}
+
+impl Records for MemState {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.records.get(key).cloned())
+    }
+
+    fn scan(&self, prefix: &[u8], dir: Scan, limit: usize) -> Result<Vec<Item>, StoreError> {
+        Ok(crate::scan::over_map(&self.records, (prefix, dir, limit)))
+    }
+}
+
+impl State for MemState {
+    fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
+        self.records.insert(key.clone(), value);
+        self.assemble_form(&key);
+    }
+
+    fn delete(&mut self, key: Vec<u8>) {
+        self.records.remove(key.as_slice());
+        self.assemble_form(&key);
+    }
+
+    fn first_seen(&mut self, event_id: u128) -> Result<bool, StoreError> {
+        Ok(self.seen.insert(event_id))
+    }
+}
+
+impl MemState {
+    /// A served document, as the fold left it (without its `ETag`).
+    pub fn doc(&self, key: DocKey<'_>) -> Option<&[u8]> {
+        if let DocKey::Form(_) = key {
+            return self.forms.get(&key.key()).map(|v| crate::docs::unseal(v));
+        }
+        let key = key.key();
+        let stored = self.records.get(&key)?;
+        match crate::docs::alias_of(stored) {
+            Some((_, venue)) => self
+                .records
+                .get(&crate::docs::alias_target(&key, venue))
+                .map(|v| crate::docs::unseal(v)),
+            None => Some(crate::docs::unseal(stored)),
+        }
+    }
+
+    /// Assembles again the form document that a record under `key` is part of, if any.
+    fn assemble_form(&mut self, key: &[u8]) {
+        if let Some(horse) = crate::form::horse_of(key) {
+            let doc = DocKey::Form(horse).key();
+            match crate::form::read_in(&self.records, horse) {
+                Some(whole) => self.forms.insert(doc, whole),
+                None => self.forms.remove(&doc),
+            };
+        }
+    }
+}

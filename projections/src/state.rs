@@ -1,0 +1,98 @@
+//! The storage port of the folds: what a read model reads and writes through, so that
+//! the same folds run over a sled batch, a loader's batch, the records as they stood at a
+//! point of the log (`as_of`) and an in-memory map in tests; the source records' codec;
+//! and the few facts every read model shares.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
+
+pub use crate::scan::{Item, Scan};
+use crate::StoreError;
+
+/// Read access to the read models' records: all a render needs, so that the same renders
+/// run over the records as they are and as they stood at a point of the log (`as_of`).
+pub trait Records {
+    /// The value under `key`, including writes made earlier in this batch.
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError>;
+    /// The records whose keys start with `prefix`, including writes made earlier in this
+    /// batch: the first `limit` in key order, or (`Scan::Backward`) the last, last first.
+    /// A fold reads a record kept a key per item (a person's rides, a horse's form
+    /// entries) this way; of the records as they stood at a point of the log (`as_of`),
+    /// only a horse's form entries are read so.
+    fn scan(&self, prefix: &[u8], dir: Scan, limit: usize) -> Result<Vec<Item>, StoreError>;
+}
+
+/// Read and write access to the read models, as a fold needs it.
+pub trait State: Records {
+    /// Sets `key`; visible to later `get`s of the batch.
+    fn put(&mut self, key: Vec<u8>, value: Vec<u8>);
+    /// Removes `key`.
+    fn delete(&mut self, key: Vec<u8>);
+    /// Remembers `event_id` as applied; `false` if it was applied before, at any age.
+    fn first_seen(&mut self, event_id: u128) -> Result<bool, StoreError>;
+}
+
+/// The current odds of a race (as given for one venue, as given for every venue, or the
+/// two merged): the latest price of each runner and the stream sequence that set it.
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RaceOdds {
+    /// Sequence of the latest `OddsUpdated` folded in.
+    pub seq: u64,
+    /// Runner to `(win_odds, seq that set it)`.
+    pub runners: BTreeMap<String, (f64, u64)>,
+}
+
+/// The record under `key`, decoded, if there is one.
+pub(crate) fn read<T: DeserializeOwned>(
+    s: &impl Records,
+    key: &[u8],
+) -> Result<Option<T>, StoreError> {
+    match s.get(key)? {
+        Some(bytes) => serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(|e| StoreError::Corrupt(format!("{}: {e}", String::from_utf8_lossy(key)))),
+        None => Ok(None),
+    }
+}
+
+/// Stores a source record, as JSON.
+pub(crate) fn write<T: Serialize>(s: &mut impl State, key: Vec<u8>, value: &T) {
+    // Source records are plain data: serialising them cannot fail.
+    s.put(key, serde_json::to_vec(value).unwrap_or_default());
+}
+
+/// The race number of an event: validated before an event reaches a fold, so one out of
+/// its range means the fold was handed an event that skipped validation.
+pub(crate) fn race_no(n: i64) -> Result<u8, StoreError> {
+    racing_events::RaceNumber::try_from(n)
+        .map(racing_events::RaceNumber::get)
+        .map_err(|problem| {
+            StoreError::Corrupt(format!("an unvalidated event: race_number {problem}"))
+        })
+}
+
+/// What a read whose cost grows with what it answers may spend: it counts each record it
+/// reads in the store's count ([`crate::Store::records_read`]) and gives up, with
+/// [`StoreError::TooLong`], once the store's deadline ([`crate::Store::until`]) has passed.
+#[derive(Clone, Copy)]
+pub(crate) struct Reads<'a> {
+    pub(crate) count: &'a AtomicU64,
+    pub(crate) until: Option<Instant>,
+}
+
+impl Reads<'_> {
+    /// Notes one record read; an error once past the deadline.
+    pub(crate) fn note(self) -> Result<(), StoreError> {
+        self.count.fetch_add(1, Ordering::Relaxed);
+        match self.until {
+            Some(until) if Instant::now() >= until => Err(StoreError::TooLong),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The records a batch wrote (`Some`) or removed (`None`), by key.
+pub(crate) type Writes = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
