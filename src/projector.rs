@@ -289,7 +289,9 @@ impl Projector {
                 anyhow::bail!("message stream ended");
             };
             let first = first?;
-            if first.pending > MAX_BATCH as u64 && !self.parts.ready.load(Ordering::Relaxed) {
+            let bulk = self.parts.read_models.load().options().replay_bytes > 0;
+            if bulk && first.pending > MAX_BATCH as u64 && !self.parts.ready.load(Ordering::Relaxed)
+            {
                 // The start-up replay, answered with 503s.
                 in_catch_up = true;
                 self.replay(first, &mut decoded, held, shutdown).await?;

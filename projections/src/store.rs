@@ -89,7 +89,7 @@ pub struct Options {
     /// touches spends most of the commit doing that.
     pub cache_bytes: u64,
     /// Most bytes of records a replay into an empty store holds in memory while it loads
-    /// ([`crate::Loader`]).
+    /// ([`crate::Loader`]); 0: the replay commits batch after batch, with no loader.
     pub replay_bytes: usize,
 }
 
@@ -99,7 +99,7 @@ impl Default for Options {
             id_filter_bytes: 32 << 20,
             id_filter_most_bytes: 512 << 20,
             cache_bytes: 256 << 20,
-            replay_bytes: 2 << 30,
+            replay_bytes: 0,
         }
     }
 }
