@@ -11,7 +11,7 @@ use crate::StoreError;
 /// two vectors' heads.
 const RECORD_OVERHEAD: usize = 96;
 
-/// What a [`Loader`] holds of the store, read by its batches before the tree.
+/// What a [`crate::Loader`] holds of the store, read by its batches before the tree.
 #[derive(Default)]
 pub struct Held {
     /// The records of the batch being written.

@@ -3,8 +3,8 @@
 //!
 //! sled 0.34 holds a process-wide lock while it writes a batch, and every read waits for
 //! it: a fold that read the tree while the batch before it was written would wait for
-//! that write, and nothing would overlap. From an empty store (a first start, a rebuild),
-//! every record a fold reads is one the load wrote, so the loader keeps each record it
+//! that write, and nothing would overlap. From an empty store (a first start), every
+//! record a fold reads is one the load wrote, so the loader keeps each record it
 //! writes, and a record it does not hold is known not to exist. Folding and rendering take
 //! one core, sled's writes another.
 //!
