@@ -356,15 +356,7 @@ impl Projector {
             self.room_for(batch.batch.bytes())?;
             let stats = off_the_workers(|| self.commit(batch, held, hold))?;
             tracing::debug!(?stats, pending, "batch committed");
-            self.parts.progress.send_modify(|p| {
-                p.checkpoint = stats.checkpoint;
-                p.applied += stats.applied;
-                p.duplicates += stats.duplicates;
-                p.dead_letters += stats.dead_letters;
-            });
-            if pending == 0 {
-                self.mark_caught_up(stats.checkpoint);
-            }
+            self.progressed(&stats, pending);
             match pace.as_mut() {
                 Some(p) if in_catch_up => pause = p.pause_after(began.elapsed()),
                 _ => pace = None,
@@ -507,6 +499,13 @@ impl Projector {
         if pending == 0 || held.len() >= CATCH_UP_BATCH {
             self.go_live(std::mem::take(held));
         }
+        self.progressed(&stats, pending);
+        Ok(())
+    }
+
+    /// Publishes what a written batch reached, and that the projector caught up where the
+    /// stream held nothing past it (`pending`).
+    fn progressed(&self, stats: &BatchStats, pending: u64) {
         self.parts.progress.send_modify(|p| {
             p.checkpoint = stats.checkpoint;
             p.applied += stats.applied;
@@ -516,7 +515,6 @@ impl Projector {
         if pending == 0 {
             self.mark_caught_up(stats.checkpoint);
         }
-        Ok(())
     }
 
     /// Commits a batch, then hands the odds updates in `held` and the batch's to the live
