@@ -161,8 +161,8 @@ pub async fn replay(
         "bench:   read models on disk: {:.1} MiB",
         result.store_bytes as f64 / (1 << 20) as f64
     );
-    check_store(store, last)?;
-    for (kind, (records, bytes)) in store_breakdown(store)? {
+    let models = check_store(store, last)?;
+    for (kind, (records, bytes)) in store_breakdown(&models)? {
         eprintln!(
             "bench:     {kind:<16} {records:>9} records {:>9.1} MiB ({:.0} B/event)",
             bytes as f64 / (1 << 20) as f64,
@@ -172,11 +172,12 @@ pub async fn replay(
     Ok(result)
 }
 
-/// The records of the read models at `store` and their keys' and values' bytes, by kind:
+/// The records of the read models `models` and their keys' and values' bytes, by kind:
 /// a key's first part (with the second for documents, and the record's kind for the
 /// versions of records), to see where the store's bytes go.
-fn store_breakdown(store: &Path) -> anyhow::Result<std::collections::BTreeMap<String, (u64, u64)>> {
-    let models = racing_projections::Store::open(&store.join("read-models"))?;
+fn store_breakdown(
+    models: &racing_projections::Store,
+) -> anyhow::Result<std::collections::BTreeMap<String, (u64, u64)>> {
     let mut kinds = std::collections::BTreeMap::<String, (u64, u64)>::new();
     for item in models.records() {
         let (key, value) = item?;
@@ -258,8 +259,10 @@ async fn raw_consume(js: &jetstream::Context, last: u64) -> anyhow::Result<(u64,
     Ok((count, took))
 }
 
-/// The read models reached the end of the stream, and no event became a dead letter.
-fn check_store(store: &Path, last: u64) -> anyhow::Result<()> {
+/// The read models reached the end of the stream, and no event became a dead letter;
+/// returns them, open (sled holds a store's files locked until a handle's last flush, so
+/// it is opened once).
+fn check_store(store: &Path, last: u64) -> anyhow::Result<racing_projections::Store> {
     let models = racing_projections::Store::open(&store.join("read-models"))?;
     let checkpoint = models.checkpoint()?;
     ensure!(
@@ -268,7 +271,7 @@ fn check_store(store: &Path, last: u64) -> anyhow::Result<()> {
     );
     let dead = models.dead_letters(0, 3)?;
     ensure!(dead.is_empty(), "dead letters in the replay: {dead:?}");
-    Ok(())
+    Ok(models)
 }
 
 /// Starts the service on the caught-up `store` `scale.startup_rounds` times: time to the
