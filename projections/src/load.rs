@@ -86,11 +86,6 @@ impl Loader {
         Ok(Some(stats))
     }
 
-    /// About the bytes of records held in memory.
-    pub fn bytes_held(&self) -> usize {
-        self.held.bytes
-    }
-
     /// Whether it still holds every record the load wrote.
     pub fn holds_all(&self) -> bool {
         self.held.whole
