@@ -113,7 +113,8 @@ impl Generator {
                 .zip(prices(&market))
                 .map(|(r, win_odds)| RunnerOdds {
                     horse_no: self.horses[r.horse].no.clone(),
-                    win_odds,
+                    win_odds: Some(win_odds),
+                    place_odds: None,
                 })
                 .collect();
             let event = Event::OddsUpdated(OddsUpdated {

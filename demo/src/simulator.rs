@@ -98,7 +98,9 @@ impl Simulator {
                 }
                 Event::OddsUpdated(o) if o.date == feed.today => {
                     for r in &o.odds {
-                        opening.insert((o.race_number, r.horse_no.clone()), r.win_odds);
+                        if let Some(win) = r.win_odds {
+                            opening.insert((o.race_number, r.horse_no.clone()), win);
+                        }
                     }
                 }
                 _ => {}
@@ -152,7 +154,8 @@ impl Simulator {
                 starter.price = drift(&mut self.rng, starter.price, starter.opening);
                 RunnerOdds {
                     horse_no: live.card.runners[starter.runner].horse_no.clone(),
-                    win_odds: decimal(starter.price),
+                    win_odds: Some(decimal(starter.price)),
+                    place_odds: None,
                 }
             })
             .collect();

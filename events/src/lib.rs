@@ -1,4 +1,4 @@
-//! The racing feed contract as types: the envelope every feeder publishes, the six event
+//! The racing feed contract as types: the envelope every feeder publishes, the seven event
 //! bodies, the subject each event goes to, and every validation rule of
 //! `shared/spec/feed-contract.md`. Serde only: no I/O, so a feeder written in Rust can
 //! depend on this crate alone.
@@ -32,6 +32,9 @@ pub const ALL_SUBJECTS: &str = "racing.>";
 /// The subject filter of the odds events alone.
 pub const ODDS_SUBJECTS: &str = "racing.odds.>";
 
+/// The subject filter of the race status events alone (v1.2).
+pub const STATUS_SUBJECTS: &str = "racing.status.>";
+
 /// One event as it travels on the wire: identity, type, source time and body.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Envelope {
@@ -58,6 +61,9 @@ pub enum Event {
     OddsUpdated(OddsUpdated),
     /// A venue's race withdrawn from every read model: card, result and form entries.
     RaceRetracted(RaceRetracted),
+    /// A race's status changed: betting open or suspended, off, finished, abandoned,
+    /// void (v1.2).
+    RaceStatusChanged(RaceStatusChanged),
 }
 
 /// A horse profile, exactly the fields of interface.md 2.1.
@@ -261,13 +267,107 @@ pub struct RaceRetracted {
     pub reason: String,
 }
 
-/// A runner's current decimal win odds.
+/// A race's status as the feed sets it (v1.2): the status and, for people, why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RaceStatusChanged {
+    /// Meeting date.
+    pub date: String,
+    /// The racecourse whose race it is; without it, the race of that number at every venue
+    /// of the date (as for odds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub venue: Option<String>,
+    /// Race within the meeting.
+    pub race_number: i64,
+    /// One of [`RaceStatus::ALL`], as written on the wire; [`RaceStatusChanged::status`]
+    /// gives it typed. Kept as text so that a value outside the list is a dead letter
+    /// naming the field, not a parse error naming a column.
+    pub status: String,
+    /// Why, for people (a reweigh, a false start): 1 to 200 characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl RaceStatusChanged {
+    /// The status, typed; `None` only for an event that has not been validated.
+    pub fn status(&self) -> Option<RaceStatus> {
+        RaceStatus::parse(&self.status)
+    }
+}
+
+/// Where a race stands on its day (v1.2). Any transition is accepted: feeds correct
+/// themselves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RaceStatus {
+    /// Betting open.
+    Open,
+    /// Betting stopped for a while: a scratching, a reweigh.
+    Suspended,
+    /// The race has started; no more price moves are expected.
+    Off,
+    /// Run; the result is to come.
+    Finished,
+    /// Will not be run.
+    Abandoned,
+    /// Run but declared void.
+    Void,
+}
+
+impl RaceStatus {
+    /// Every status, in the order of a race's day.
+    pub const ALL: [RaceStatus; 6] = [
+        RaceStatus::Open,
+        RaceStatus::Suspended,
+        RaceStatus::Off,
+        RaceStatus::Finished,
+        RaceStatus::Abandoned,
+        RaceStatus::Void,
+    ];
+
+    /// The status as the wire writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RaceStatus::Open => "open",
+            RaceStatus::Suspended => "suspended",
+            RaceStatus::Off => "off",
+            RaceStatus::Finished => "finished",
+            RaceStatus::Abandoned => "abandoned",
+            RaceStatus::Void => "void",
+        }
+    }
+
+    /// Reads the wire's word for a status.
+    pub fn parse(text: &str) -> Option<RaceStatus> {
+        RaceStatus::ALL.into_iter().find(|s| s.as_str() == text)
+    }
+
+    /// Whether prices are no longer expected: an odds update for such a race is a late
+    /// price (applied, and counted).
+    pub fn is_past_betting(self) -> bool {
+        matches!(
+            self,
+            RaceStatus::Off | RaceStatus::Finished | RaceStatus::Abandoned | RaceStatus::Void
+        )
+    }
+}
+
+impl fmt::Display for RaceStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A runner's current decimal prices: win, place, or both (v1.2 adds place and makes
+/// win optional when place is given).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunnerOdds {
     /// Brand number.
     pub horse_no: String,
-    /// Decimal odds, stake included; at least 1.0.
-    pub win_odds: f64,
+    /// Decimal win odds, stake included; at least 1.0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub win_odds: Option<f64>,
+    /// Decimal place odds, stake included; at least 1.0 (v1.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub place_odds: Option<f64>,
 }
 
 impl Event {
@@ -280,6 +380,7 @@ impl Event {
             Event::RaceResultPublished(_) => "RaceResultPublished",
             Event::OddsUpdated(_) => "OddsUpdated",
             Event::RaceRetracted(_) => "RaceRetracted",
+            Event::RaceStatusChanged(_) => "RaceStatusChanged",
         }
     }
 
@@ -292,6 +393,7 @@ impl Event {
             Event::RaceResultPublished(r) => race_subject("results", &r.date, r.race_number),
             Event::OddsUpdated(o) => race_subject("odds", &o.date, o.race_number),
             Event::RaceRetracted(r) => race_subject("results", &r.date, r.race_number),
+            Event::RaceStatusChanged(s) => race_subject("status", &s.date, s.race_number),
         }
     }
 
@@ -360,6 +462,7 @@ impl Envelope {
             Event::RaceResultPublished(d) => wire(self, d),
             Event::OddsUpdated(d) => wire(self, d),
             Event::RaceRetracted(d) => wire(self, d),
+            Event::RaceStatusChanged(d) => wire(self, d),
         }
     }
 
@@ -386,6 +489,7 @@ impl Envelope {
             "RaceResultPublished" => Event::RaceResultPublished(body(raw.data)?),
             "OddsUpdated" => Event::OddsUpdated(body(raw.data)?),
             "RaceRetracted" => Event::RaceRetracted(body(raw.data)?),
+            "RaceStatusChanged" => Event::RaceStatusChanged(body(raw.data)?),
             other => return Err(ValidationError::UnknownType(clip(other, 64))),
         };
         event.validate()?;

@@ -151,9 +151,49 @@ fn priced(date: &str, venue: Option<&str>, race: i64, prices: &[(&str, f64)]) ->
             .iter()
             .map(|(h, o)| RunnerOdds {
                 horse_no: (*h).into(),
-                win_odds: *o,
+                win_odds: Some(*o),
+                place_odds: None,
             })
             .collect(),
+    })
+}
+
+/// New win and place prices for some runners of one venue's race (`(horse, win, place)`).
+pub fn odds_with_place(
+    date: &str,
+    venue: Option<&str>,
+    race: i64,
+    prices: &[(&str, Option<f64>, Option<f64>)],
+) -> Event {
+    Event::OddsUpdated(OddsUpdated {
+        date: date.into(),
+        venue: venue.map(Into::into),
+        race_number: race,
+        odds: prices
+            .iter()
+            .map(|(h, win, place)| RunnerOdds {
+                horse_no: (*h).into(),
+                win_odds: *win,
+                place_odds: *place,
+            })
+            .collect(),
+    })
+}
+
+/// A race's status set, at one venue or (`venue` `None`) at every venue of the date.
+pub fn status(
+    date: &str,
+    venue: Option<&str>,
+    race: i64,
+    status: RaceStatus,
+    reason: Option<&str>,
+) -> Event {
+    Event::RaceStatusChanged(RaceStatusChanged {
+        date: date.into(),
+        venue: venue.map(Into::into),
+        race_number: race,
+        status: status.as_str().into(),
+        reason: reason.map(Into::into),
     })
 }
 

@@ -647,3 +647,84 @@ fn a_bad_value_of_the_full_record_is_a_dead_letter_with_its_reason() {
         "a weight must be a number"
     );
 }
+
+fn status_json(subject_date: &str, data: &str) -> String {
+    format!(
+        r#"{{"event_id":"{ID}","type":"RaceStatusChanged","occurred_at":"2026-11-21T13:05:41Z",
+        "data":{{"date":"{subject_date}","race_number":3{data}}}}}"#
+    )
+}
+
+#[test]
+fn a_race_status_goes_on_the_status_subject_and_round_trips() {
+    let s = "racing.status.2026-11-21.3";
+    for status in RaceStatus::ALL {
+        let json = status_json("2026-11-21", &format!(r#","status":"{status}""#));
+        assert_eq!(reason(s, &json), "accepted", "{status}");
+        let e = Envelope::decode(s, json.as_bytes()).expect("valid");
+        assert_eq!(e.subject(), s);
+        let Event::RaceStatusChanged(changed) = &e.event else {
+            panic!("{e:?}")
+        };
+        assert_eq!(changed.status(), Some(status));
+        assert_eq!(Envelope::parse(e.to_json().as_bytes()), Ok(e.clone()));
+    }
+    let with = status_json(
+        "2026-11-21",
+        r#","venue":"Sha Tin","status":"suspended","reason":"reweigh""#,
+    );
+    assert_eq!(reason(s, &with), "accepted");
+    // On another kind's subject it is refused like any event.
+    assert!(reason("racing.odds.2026-11-21.3", &with).contains("expected `racing.status"));
+}
+
+#[test]
+fn a_bad_race_status_is_a_dead_letter_naming_its_field() {
+    let s = "racing.status.2026-11-21.3";
+    let refused = |data: &str| reason(s, &status_json("2026-11-21", data));
+    assert!(refused(r#","status":"running""#)
+        .starts_with("status must be one of open, suspended, off, finished, abandoned, void"));
+    assert!(refused(r#","status":"OPEN""#).starts_with("status must be one of"));
+    assert!(refused("").contains("missing field `status`"));
+    assert!(refused(r#","status":"off","reason":"""#).starts_with("reason must not be empty"));
+    let long = "x".repeat(201);
+    assert!(refused(&format!(r#","status":"off","reason":"{long}""#))
+        .starts_with("reason must be 1 to 200 characters, got 201"));
+    assert!(refused(r#","status":"off","venue":"""#).starts_with("venue must not be empty"));
+    assert!(reason(s, &status_json("2026-02-30", r#","status":"off""#)).contains("date"));
+}
+
+#[test]
+fn an_odds_entry_gives_a_win_price_a_place_price_or_both() {
+    let s = "racing.odds.2026-11-21.3";
+    let odds = |entry: &str| {
+        format!(
+            r#"{{"event_id":"{ID}","type":"OddsUpdated","occurred_at":"2026-11-21T13:05:41Z",
+            "data":{{"date":"2026-11-21","race_number":3,"odds":[{{"horse_no":"E1"{entry}}}]}}}}"#
+        )
+    };
+    let entry = |json: &str| match Envelope::decode(s, json.as_bytes()).map(|e| e.event) {
+        Ok(Event::OddsUpdated(o)) => (o.odds[0].win_odds, o.odds[0].place_odds),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(entry(&odds(r#","win_odds":3.5"#)), (Some(3.5), None));
+    assert_eq!(entry(&odds(r#","place_odds":1.4"#)), (None, Some(1.4)));
+    assert_eq!(
+        entry(&odds(r#","win_odds":3.5,"place_odds":1.4"#)),
+        (Some(3.5), Some(1.4))
+    );
+    assert_eq!(
+        reason(s, &odds("")),
+        "odds[0] must give win_odds, place_odds or both"
+    );
+    assert_eq!(
+        reason(s, &odds(r#","win_odds":null"#)),
+        "odds[0] must give win_odds, place_odds or both"
+    );
+    assert!(reason(s, &odds(r#","win_odds":3.5,"place_odds":0.9"#))
+        .starts_with("odds[0].place_odds must be finite decimal odds of at least 1.0"));
+    assert!(reason(s, &odds(r#","place_odds":"2""#)).contains("data:"));
+    // A v1 entry serialises as it did: no place price written.
+    let v1 = Envelope::decode(s, odds(r#","win_odds":3.5"#).as_bytes()).expect("valid");
+    assert!(v1.to_json().contains(r#"{"horse_no":"E1","win_odds":3.5}"#));
+}

@@ -3,9 +3,10 @@
 
 use std::collections::HashSet;
 
+use crate::clip;
 use crate::{
     CardRunner, Date, Event, HorseProfile, Lbw, OddsUpdated, RaceCard, RaceNumber, RaceResult,
-    RaceRetracted, ResultRunner,
+    RaceRetracted, RaceStatus, RaceStatusChanged, ResultRunner,
 };
 
 /// Why an event was refused. The `Display` text is the dead letter's reason.
@@ -250,7 +251,28 @@ pub(crate) fn event(e: &Event) -> Check {
         Event::RaceResultPublished(r) => result(r),
         Event::OddsUpdated(o) => odds_updated(o),
         Event::RaceRetracted(r) => retracted(r),
+        Event::RaceStatusChanged(s) => status_changed(s),
     }
+}
+
+fn status_changed(s: &RaceStatusChanged) -> Check {
+    date("date", &s.date)?;
+    optional_venue(s.venue.as_deref())?;
+    race_number(s.race_number)?;
+    if RaceStatus::parse(&s.status).is_none() {
+        let words: Vec<&str> = RaceStatus::ALL.iter().map(|s| s.as_str()).collect();
+        return Err(ValidationError::field(
+            "status",
+            format!(
+                "must be one of {}, got `{}`",
+                words.join(", "),
+                clip(&s.status, 32)
+            ),
+        ));
+    }
+    s.reason
+        .as_deref()
+        .map_or(Ok(()), |r| text_of("reason", r, 1, 200))
 }
 
 fn retracted(r: &RaceRetracted) -> Check {
@@ -424,7 +446,18 @@ fn odds_updated(o: &OddsUpdated) -> Check {
     }
     for (i, r) in o.odds.iter().enumerate() {
         horse_no(&format!("odds[{i}].horse_no"), &r.horse_no)?;
-        odds(&format!("odds[{i}].win_odds"), r.win_odds)?;
+        if r.win_odds.is_none() && r.place_odds.is_none() {
+            return Err(ValidationError::field(
+                format!("odds[{i}]"),
+                "must give win_odds, place_odds or both",
+            ));
+        }
+        if let Some(o) = r.win_odds {
+            odds(&format!("odds[{i}].win_odds"), o)?;
+        }
+        if let Some(o) = r.place_odds {
+            odds(&format!("odds[{i}].place_odds"), o)?;
+        }
     }
     unique_horses("odds", o.odds.iter().map(|r| r.horse_no.as_str()))
 }

@@ -157,7 +157,9 @@ impl AsOf<'_> {
                 let race = race.get_or_insert_with(RaceOdds::default);
                 race.seq = m.seq;
                 for r in given.odds {
-                    race.runners.insert(r.horse_no, (r.win_odds, m.seq));
+                    if let Some(win) = r.win_odds {
+                        race.runners.insert(r.horse_no, (win, m.seq));
+                    }
                 }
             }
             true

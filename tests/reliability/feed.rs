@@ -307,6 +307,7 @@ fn with_date(e: &mut Event, date: &str) -> &'static str {
         Event::RaceResultPublished(r) => r.date = date.into(),
         Event::OddsUpdated(o) => o.date = date.into(),
         Event::RaceRetracted(r) => r.date = date.into(),
+        Event::RaceStatusChanged(s) => s.date = date.into(),
         Event::HorseProfileUpdated(p) => {
             p.age = 41;
             return "age";
@@ -322,6 +323,7 @@ fn with_race_number(e: &mut Event, n: i64) -> &'static str {
         Event::RaceResultPublished(r) => r.race_number = n,
         Event::OddsUpdated(o) => o.race_number = n,
         Event::RaceRetracted(r) => r.race_number = n,
+        Event::RaceStatusChanged(s) => s.race_number = n,
         // A profile has no race: an impossible record instead.
         Event::HorseProfileUpdated(p) => {
             p.wins = p.starts + 1;
@@ -343,6 +345,11 @@ fn with_horse_no(e: &mut Event, h: &str) -> &'static str {
             r.reason = " ".into();
             return "reason";
         }
+        // Nor does a status: one that is none of the contract's.
+        Event::RaceStatusChanged(s) => {
+            s.status = "running".into();
+            return "status";
+        }
     }
     "horse_no"
 }
@@ -356,7 +363,7 @@ fn with_bad_number(e: &mut Event) -> &'static str {
         Event::OddsUpdated(o) => {
             o.odds
                 .iter_mut()
-                .for_each(|r| r.win_odds = f64::MIN_POSITIVE);
+                .for_each(|r| r.win_odds = Some(f64::MIN_POSITIVE));
             "win_odds"
         }
         Event::RaceCardDeclared(c) => {
@@ -369,6 +376,10 @@ fn with_bad_number(e: &mut Event) -> &'static str {
         }
         Event::RaceRetracted(r) => {
             r.reason = "x".repeat(201);
+            "reason"
+        }
+        Event::RaceStatusChanged(s) => {
+            s.reason = Some("x".repeat(201));
             "reason"
         }
         Event::HorseProfileUpdated(p) => {
@@ -398,6 +409,10 @@ fn with_duplicate_runner(e: &mut Event) -> &'static str {
         }
         Event::RaceRetracted(r) => {
             r.venue = String::new();
+            return "venue";
+        }
+        Event::RaceStatusChanged(s) => {
+            s.venue = Some(String::new());
             return "venue";
         }
         Event::HorseProfileUpdated(p) => {
@@ -524,5 +539,6 @@ pub fn document_path(e: &Envelope) -> String {
             r.race_number,
             venue(&r.venue)
         ),
+        Event::RaceStatusChanged(s) => format!("/api/v1/odds/{}/{}", s.date, s.race_number),
     }
 }

@@ -95,7 +95,7 @@ fn opening_odds() -> BTreeMap<(i64, &'static str), f64> {
         .flat_map(|o| {
             o.odds
                 .iter()
-                .map(move |r| ((o.race_number, r.horse_no.as_str()), r.win_odds))
+                .filter_map(move |r| Some(((o.race_number, r.horse_no.as_str()), r.win_odds?)))
         })
         .collect()
 }

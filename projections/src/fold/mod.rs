@@ -196,6 +196,8 @@ impl Fold {
             Event::RaceResultPublished(r) => self.result(s, r)?,
             Event::OddsUpdated(o) => self.odds(s, seq, published, o)?,
             Event::RaceRetracted(r) => self.retract(s, r)?,
+            // Validated and kept in the log; no read model holds race statuses yet.
+            Event::RaceStatusChanged(_) => {}
         }
         Ok(())
     }
@@ -311,10 +313,11 @@ impl Fold {
         };
         race.seq = seq;
         for r in &o.odds {
+            let Some(win) = r.win_odds else { continue };
             match race.runners.get_mut(&r.horse_no) {
-                Some(price) => *price = (r.win_odds, seq),
+                Some(price) => *price = (win, seq),
                 None => {
-                    race.runners.insert(r.horse_no.clone(), (r.win_odds, seq));
+                    race.runners.insert(r.horse_no.clone(), (win, seq));
                 }
             }
         }
