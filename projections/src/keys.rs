@@ -62,6 +62,28 @@ pub fn odds_race_moves(date: &str, race_number: u8) -> Vec<u8> {
     k
 }
 
+/// A record of the race-day journal (`raceday.rs`): a status change, scratching, result,
+/// card or retraction of `date`, under its stream sequence, so that a date's read in
+/// stream order.
+pub fn race_day(date: &str, seq: u64) -> Vec<u8> {
+    let mut k = race_days_of(date);
+    k.extend_from_slice(&seq.to_be_bytes());
+    k
+}
+
+/// The prefix of a date's race-day journal.
+pub fn race_days_of(date: &str) -> Vec<u8> {
+    let mut k = key(&[b"rd", date.as_bytes()]);
+    k.push(SEP);
+    k
+}
+
+/// The stream sequence of a race-day record's key.
+pub fn race_day_seq(key: &[u8]) -> Option<u64> {
+    let seq = key.strip_prefix(b"rd\0")?.get(11..19)?;
+    Some(u64::from_be_bytes(seq.try_into().ok()?))
+}
+
 // The records of applied `event_id`s (`ids.rs`) are `seen` keys: their manifest, the chunks
 // of the saved filter and the chunks of the sorted runs. `seen` is the last kind of key and
 // `run` its last part, and run numbers only grow, so a new run's chunks are written at the

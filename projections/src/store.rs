@@ -49,7 +49,9 @@ use crate::StoreError;
 ///    people's rides a record a ride and their figures a record a season; a horse's
 ///    names a record a horse and one a date; a horse's form a record per entry and the
 ///    versions those replaced (`form.rs`), its document's key holding only its head.
-const SCHEMA: &[u8] = b"14";
+/// 15: the race-day journal (`raceday.rs`), a record a status change, scratching, result,
+///    card and retraction.
+const SCHEMA: &[u8] = b"15";
 const SCHEMA_KEY: &[u8] = b"meta\0schema";
 
 /// How much of a refused payload a dead letter keeps for inspection; the whole message

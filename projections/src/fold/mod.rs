@@ -172,6 +172,7 @@ impl Fold {
         );
         self.versions = versions;
         folded?;
+        crate::raceday::note(s, seq, published, &env.event)?;
         Ok(Outcome::Applied)
     }
 
