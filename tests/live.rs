@@ -532,7 +532,7 @@ async fn two_hundred_clients_each_receive_every_update_in_order() {
 /// that only a slow reader can fall behind; returns their sequences.
 /// A live odds connection whose socket has a 4 KiB receive buffer, so that a client
 /// that reads slowly or not at all holds the server back soon.
-async fn small_buffered(app: &App) -> Socket {
+pub(crate) async fn small_buffered(app: &App) -> Socket {
     let socket = tokio::net::TcpSocket::new_v4().expect("socket");
     socket.set_recv_buffer_size(4096).expect("rcvbuf");
     let addr = app
@@ -548,7 +548,12 @@ async fn small_buffered(app: &App) -> Socket {
     socket
 }
 
-async fn publish_big_odds(nats: &Nats, app: &mut App, n: u32, runners: &[String]) -> Vec<u64> {
+pub(crate) async fn publish_big_odds(
+    nats: &Nats,
+    app: &mut App,
+    n: u32,
+    runners: &[String],
+) -> Vec<u64> {
     let mut published = Vec::new();
     for i in 0..n {
         let price = 5.0 + f64::from(i % 100) / 10.0;

@@ -13,6 +13,7 @@ mod keys;
 mod live;
 mod openapi;
 mod projector;
+mod raceday;
 mod rebuild;
 mod record;
 mod reliability;

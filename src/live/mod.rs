@@ -87,6 +87,22 @@ pub(crate) fn frame<T: Serialize>(message: &T) -> Utf8Bytes {
     serde_json::to_string(message).unwrap_or_default().into()
 }
 
+/// A race-day event (a status change, scratching, result, card or retraction) as every
+/// session receives it.
+#[derive(Debug)]
+pub struct DayDelta {
+    /// Meeting date.
+    pub date: Arc<str>,
+    /// Race within the meeting.
+    pub race_number: u8,
+    /// JetStream stream sequence of the event.
+    pub seq: u64,
+    /// What it was, for the topics that follow it.
+    pub kind: racing_projections::DayKind,
+    /// The frame, ready to send.
+    pub frame: Utf8Bytes,
+}
+
 /// What the hub relays to every session.
 #[derive(Debug)]
 pub enum Relay {
@@ -96,6 +112,9 @@ pub enum Relay {
     /// burst larger than the ring carries well): instead of each of them, the races they
     /// changed, each as it stands after them.
     CaughtUp(CaughtUp),
+    /// One race-day event, as it was applied. Never conflated: a session that loses its
+    /// place reads the ones it missed back from the store.
+    Day(DayDelta),
 }
 
 impl Relay {
@@ -104,6 +123,7 @@ impl Relay {
         match self {
             Relay::Delta(delta) => delta.seq,
             Relay::CaughtUp(caught_up) => caught_up.upto,
+            Relay::Day(day) => day.seq,
         }
     }
 }
@@ -282,6 +302,19 @@ impl OddsHub {
         state.changed(date, race_number, seq);
         if self.listened() {
             self.send(Relay::Delta(delta()));
+        }
+    }
+
+    /// Sends the race-day event `day` builds (`None`: it cannot be read) to every
+    /// session; built only if a session listens. Its `seq` is a position like an odds
+    /// update's: heartbeats and `welcome` give it.
+    pub fn publish_day(&self, seq: u64, day: impl FnOnce() -> Option<DayDelta>) {
+        let mut state = self.state();
+        state.latest = state.latest.max(seq);
+        if self.listened() {
+            if let Some(day) = day() {
+                self.send(Relay::Day(day));
+            }
         }
     }
 

@@ -22,6 +22,15 @@ impl Session<'_> {
         self.covered = self.covered.max(caught_up.upto);
     }
 
+    /// The session lost its place in the ring: the race-day events it missed are read
+    /// back from the journal, then its odds are conflated (see [`Session::conflate`]).
+    /// In that order, so that a race's status in a snapshot is never followed by an older
+    /// one.
+    pub(super) async fn fell_behind(&mut self, counted: bool) -> Result<(), End> {
+        self.recover_days().await?;
+        self.conflate(counted)
+    }
+
     /// The session lost its place in the ring: its pending deltas, and the updates it
     /// missed, are replaced by one fresh snapshot for each race they were for (the races
     /// the hub knows changed since the connection was last covered, not every race). A

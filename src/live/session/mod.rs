@@ -19,6 +19,7 @@ mod replay;
 mod subscriptions;
 #[cfg(test)]
 mod tests;
+mod topics;
 
 use std::collections::VecDeque;
 use std::fmt::Display;
@@ -42,6 +43,7 @@ use super::outbox::{self, Outbox, Pending};
 use super::{frame, OddsDelta, OddsHub, Relay, CLOSE_GOING_AWAY};
 use protocol::{broken, SeqFrame};
 use subscriptions::{Floors, Targets};
+use topics::Handed;
 
 /// The limits of a session; all configurable.
 #[derive(Debug, Clone)]
@@ -121,6 +123,8 @@ struct Session<'a> {
     /// `None`: every race (until the first subscribe).
     targets: Option<Targets>,
     floors: Floors,
+    /// Per date, how far its race-day events have been handed on.
+    handed: Handed,
     /// The `seq` of the last `odds` frame sent (or conflated away).
     last_odds: u64,
     /// Everything at or below this is in what the connection was sent or is covered by
@@ -240,6 +244,7 @@ impl<'a> Session<'a> {
             rx,
             targets: None,
             floors: Floors::default(),
+            handed: Handed::default(),
             last_odds: 0,
             covered: latest,
             held_back: false,
@@ -302,10 +307,11 @@ impl<'a> Session<'a> {
                         self.relay(&relayed)
                     }
                     Err(RecvError::Lagged(_)) => {
-                        // Skip what is waiting in the ring: fresh snapshots cover it.
+                        // Skip what is waiting in the ring: the race-day journal and
+                        // fresh snapshots cover it.
                         self.rx = self.rx.resubscribe();
                         let counted = std::mem::take(&mut self.held_back);
-                        self.conflate(counted)
+                        Box::pin(self.fell_behind(counted)).await
                     }
                     Err(RecvError::Closed) => Err(End::Close(CLOSE_GOING_AWAY, "server shutting down")),
                 },
@@ -373,6 +379,10 @@ impl<'a> Session<'a> {
             Relay::Delta(delta) => self.deliver(delta),
             Relay::CaughtUp(caught_up) => {
                 self.caught_up(caught_up);
+                Ok(())
+            }
+            Relay::Day(day) => {
+                self.deliver_day(day);
                 Ok(())
             }
         }

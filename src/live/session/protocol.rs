@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::playback::Speed;
 use super::subscriptions::Target;
+use super::topics::Topics;
 use super::{End, Session};
 use crate::live::{frame, CLOSE_PROTOCOL, CLOSE_TOO_BIG};
 
@@ -20,11 +21,15 @@ enum ClientMessage {
         race_number: Option<i64>,
         #[serde(default)]
         since: Option<u64>,
+        #[serde(default)]
+        topics: Option<Vec<String>>,
     },
     Unsubscribe {
         date: String,
         #[serde(default)]
         race_number: Option<i64>,
+        #[serde(default)]
+        topics: Option<Vec<String>>,
     },
     Ping,
     /// Play back a date's recorded odds (see `playback`).
@@ -119,15 +124,24 @@ impl Session<'_> {
                 date,
                 race_number,
                 since,
-            }) => match target(date, race_number) {
-                Ok(t) => self.subscribe(t, since).await,
-                Err(message) => self.error("bad_request", &message),
-            },
-            Ok(ClientMessage::Unsubscribe { date, race_number }) => match target(date, race_number)
+                topics,
+            }) => match target(date, race_number)
+                .and_then(|t| Ok((t, Topics::parse(topics.as_deref())?)))
             {
-                Ok(t) => self.unsubscribe(t),
+                Ok((t, topics)) => self.subscribe(t, topics, since).await,
                 Err(message) => self.error("bad_request", &message),
             },
+            Ok(ClientMessage::Unsubscribe {
+                date,
+                race_number,
+                topics,
+            }) => {
+                let topics = topics.map(|names| Topics::parse(Some(&names))).transpose();
+                match target(date, race_number).and_then(|t| Ok((t, topics?))) {
+                    Ok((t, topics)) => self.unsubscribe(t, topics),
+                    Err(message) => self.error("bad_request", &message),
+                }
+            }
             Ok(ClientMessage::Replay {
                 date,
                 race_number,

@@ -1,68 +1,178 @@
-//! `subscribe` with `since`: the target's odds updates after `since`, read from the odds
-//! journal in the read models a few at a time as the outbox has room (never the whole
-//! replay in memory), in sequence with the live updates relayed meanwhile, then live.
+//! `subscribe` with `since`: the target's odds updates and race-day events after `since`,
+//! read from the odds and race-day journals in the read models a few at a time as the
+//! outbox has room (never the whole replay in memory), in one stream order with the live
+//! updates relayed meanwhile, then live.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 
+use racing_projections::{DayEvent, OddsMove};
 use tokio::sync::broadcast::error::TryRecvError;
 
-use super::subscriptions::Target;
+use super::subscriptions::{Target, Targets};
+use super::topics::Topics;
 use super::{internal, End, Session};
 use crate::live::{odds_frame_of, Relay};
 
 /// Moves read from the journal at a time, here and by a `replay` (`playback`).
 pub(super) const CHUNK: usize = 64;
 
+/// What a `since` replay reads next: the odds journal's move or the race-day journal's
+/// event with the lower `seq`, each read a chunk at a time.
+struct Merged {
+    odds: Option<Cursor<OddsMove>>,
+    days: Option<Cursor<DayEvent>>,
+}
+
+struct Cursor<T> {
+    after: u64,
+    read: VecDeque<T>,
+    done: bool,
+}
+
+impl<T> Cursor<T> {
+    fn from(after: u64) -> Cursor<T> {
+        Cursor {
+            after,
+            read: VecDeque::new(),
+            done: false,
+        }
+    }
+
+    /// Its next item's `seq`, reading a chunk with `more` when none is held.
+    fn peek(
+        &mut self,
+        seq: impl Fn(&T) -> u64,
+        more: impl FnOnce(u64) -> Result<Vec<T>, End>,
+    ) -> Result<Option<u64>, End> {
+        if self.read.is_empty() && !self.done {
+            let chunk = more(self.after)?;
+            self.done = chunk.is_empty();
+            if let Some(last) = chunk.last() {
+                self.after = seq(last);
+            }
+            self.read.extend(chunk);
+        }
+        Ok(self.read.front().map(seq))
+    }
+}
+
+enum Next {
+    Odds(OddsMove),
+    Day(DayEvent),
+}
+
 impl Session<'_> {
-    /// Replays what the target missed after `since`. A replay of more than the limit's
-    /// updates is a snapshot instead.
-    pub(super) async fn replay(&mut self, t: Target, since: u64) -> Result<(), End> {
+    /// Replays what the target missed after `since`, for its topics: odds moves and
+    /// race-day events in one stream order. Odds go as a snapshot instead where a replay
+    /// of them would go out of order (the connection had a later odds update already) or
+    /// is over the limit's updates; race-day events always replay. `before` is what the
+    /// connection followed before, with the `seq` up to which it had been handed the
+    /// date's race-day events: none of those is sent twice.
+    pub(super) async fn replay(
+        &mut self,
+        t: Target,
+        topics: Topics,
+        since: u64,
+        before: (&Option<Targets>, u64),
+    ) -> Result<(), End> {
         let store = self.ctx.read_models.load_full();
+        let mut odds = topics.odds() && since >= self.last_odds;
         let max = self.ctx.limits.max_replay;
         // Sequences count every event, so only a long stretch needs the journal counted.
-        if self.ctx.hub.latest().saturating_sub(since) > max
+        if odds
+            && self.ctx.hub.latest().saturating_sub(since) > max
             && store
                 .count_odds_moves(&t.0, since, t.1, max + 1)
                 .map_err(internal)?
                 > max
         {
             self.floors.raise(&t, since);
-            return self.snapshots(&t);
+            odds = false;
+        }
+        if topics.odds() && !odds {
+            self.snapshots(&t)?;
         }
         // What a snapshot already covered stays covered: an earlier `subscribe` to one of
         // the meeting's races sent its odds as of some `seq`, and nothing at or below it
         // may follow.
         let covered = self.floors.of_date(&t.0);
-        self.floors.raise(&t, since);
+        if odds {
+            self.floors.raise(&t, since);
+        }
         let date: Arc<str> = t.0.as_str().into();
+        let mut merged = Merged {
+            odds: odds.then(|| Cursor::from(since)),
+            days: topics.race_day().then(|| Cursor::from(since)),
+        };
         let mut next_live = None;
-        let mut after = since;
-        loop {
-            let moves = store
-                .odds_moves(&t.0, after, t.1, CHUNK)
-                .map_err(internal)?;
-            if moves.is_empty() {
-                break;
+        while let Some(next) = self.next_replayed(&store, &t, &mut merged)? {
+            let seq = match &next {
+                Next::Odds(m) => m.seq,
+                Next::Day(e) => e.seq,
+            };
+            if !self.live_before(seq, &mut next_live).await? {
+                return Ok(());
             }
-            for m in moves {
-                after = m.seq;
-                if !self.live_before(m.seq, &mut next_live).await? {
-                    return Ok(());
+            match next {
+                Next::Odds(m) => {
+                    if m.seq > self.last_odds && m.seq > covered.of(&t.0, m.race_number) {
+                        self.make_room().await?;
+                        let frame = odds_frame_of(&m.body).map_err(internal)?;
+                        self.send_delta(m.seq, frame, date.clone(), m.race_number);
+                    }
                 }
-                if m.seq > self.last_odds && m.seq > covered.of(&t.0, m.race_number) {
-                    self.make_room().await?;
-                    let frame = odds_frame_of(&m.body).map_err(internal)?;
-                    self.send_delta(m.seq, frame, date.clone(), m.race_number);
-                }
+                Next::Day(e) => self.replay_day(&t.0, before, e).await?,
             }
         }
-        // Every update up to the journal's end has gone out; later ones come live.
-        self.floors.raise(&t, after);
+        // Every update up to the journals' ends has gone out; later ones come live.
+        if let Some(cursor) = &merged.odds {
+            self.floors.raise(&t, cursor.after);
+        }
         if let Some(relayed) = next_live {
             self.make_room().await?;
             self.relay(&relayed)?;
         }
         Ok(())
+    }
+
+    /// The next item of a replay, in stream order.
+    fn next_replayed(
+        &self,
+        store: &racing_projections::Store,
+        t: &Target,
+        merged: &mut Merged,
+    ) -> Result<Option<Next>, End> {
+        let odds = match &mut merged.odds {
+            Some(c) => c.peek(
+                |m| m.seq,
+                |after| store.odds_moves(&t.0, after, t.1, CHUNK).map_err(internal),
+            )?,
+            None => None,
+        };
+        let days = match &mut merged.days {
+            Some(c) => c.peek(|e| e.seq, |after| self.read_days(&t.0, after))?,
+            None => None,
+        };
+        let next = match (odds, days) {
+            (Some(o), Some(d)) if d < o => merged
+                .days
+                .as_mut()
+                .and_then(|c| c.read.pop_front())
+                .map(Next::Day),
+            (Some(_), _) => merged
+                .odds
+                .as_mut()
+                .and_then(|c| c.read.pop_front())
+                .map(Next::Odds),
+            (None, Some(_)) => merged
+                .days
+                .as_mut()
+                .and_then(|c| c.read.pop_front())
+                .map(Next::Day),
+            (None, None) => None,
+        };
+        Ok(next)
     }
 
     /// Relays the live updates waiting in the ring that come before `seq`, keeping the
@@ -79,7 +189,7 @@ impl Session<'_> {
                     Err(TryRecvError::Lagged(_)) => {
                         // The replay held the session, not the client.
                         self.rx = self.rx.resubscribe();
-                        self.conflate(false)?;
+                        self.fell_behind(false).await?;
                         return Ok(false);
                     }
                 },

@@ -1,43 +1,77 @@
 //! What a connection follows, and the snapshots that start it: `subscribe` and
 //! `unsubscribe`, and per target the sequence at or below which nothing is sent again.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
+use racing_projections::DayKind;
+
+use super::topics::Topics;
 use super::{internal, End, Session};
 use crate::live::{race_snapshot, RaceSnapshot};
 
 /// A subscription target: a race, or a whole meeting (`None`).
 pub(super) type Target = (String, Option<u8>);
 
-/// What a connection follows: per date, the whole meeting (`None`) and/or some races.
-/// Keyed by date so that the per-delta look-ups borrow the delta's date.
-#[derive(Default)]
-pub(super) struct Targets(BTreeMap<String, BTreeSet<Option<u8>>>);
+/// What a connection follows: per date, the whole meeting (`None`) and/or some races,
+/// each with its topics. Keyed by date so that the per-delta look-ups borrow the delta's
+/// date.
+#[derive(Default, Clone)]
+pub(super) struct Targets(BTreeMap<String, BTreeMap<Option<u8>, Follow>>);
+
+/// What one target follows.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Follow {
+    pub topics: Topics,
+    /// Race-day events at or below this `seq` are not its: it was subscribed after them
+    /// (or resumed `since` it).
+    pub day_from: u64,
+}
 
 impl Targets {
+    /// Whether the race's odds are followed.
     pub(super) fn follows(&self, date: &str, race_number: u8) -> bool {
-        self.0
-            .get(date)
-            .is_some_and(|set| set.contains(&None) || set.contains(&Some(race_number)))
+        self.0.get(date).is_some_and(|set| {
+            [None, Some(race_number)]
+                .iter()
+                .any(|t| set.get(t).is_some_and(|f| f.topics.odds()))
+        })
     }
 
-    fn contains(&self, t: &Target) -> bool {
-        self.0.get(&t.0).is_some_and(|set| set.contains(&t.1))
+    /// Whether a race-day event of the race is followed.
+    pub(super) fn follows_day(&self, date: &str, race_number: u8, kind: DayKind, seq: u64) -> bool {
+        self.0.get(date).is_some_and(|set| {
+            [None, Some(race_number)].iter().any(|t| {
+                set.get(t)
+                    .is_some_and(|f| f.topics.has(kind) && f.day_from < seq)
+            })
+        })
+    }
+
+    /// The dates followed for a race-day topic.
+    pub(super) fn race_day_dates(&self) -> impl Iterator<Item = &str> {
+        self.0
+            .iter()
+            .filter(|(_, set)| set.values().any(|f| f.topics.race_day()))
+            .map(|(date, _)| date.as_str())
+    }
+
+    fn get(&self, t: &Target) -> Option<Follow> {
+        self.0.get(&t.0).and_then(|set| set.get(&t.1)).copied()
     }
 
     fn len(&self) -> usize {
-        self.0.values().map(BTreeSet::len).sum()
+        self.0.values().map(BTreeMap::len).sum()
     }
 
-    fn insert(&mut self, t: &Target) {
-        self.0.entry(t.0.clone()).or_default().insert(t.1);
+    fn insert(&mut self, t: &Target, follow: Follow) {
+        self.0.entry(t.0.clone()).or_default().insert(t.1, follow);
     }
 
     fn remove(&mut self, t: &Target) -> bool {
         let Some(set) = self.0.get_mut(&t.0) else {
             return false;
         };
-        let removed = set.remove(&t.1);
+        let removed = set.remove(&t.1).is_some();
         if set.is_empty() {
             self.0.remove(&t.0);
         }
@@ -91,46 +125,74 @@ impl Floors {
 }
 
 impl Session<'_> {
-    pub(super) async fn subscribe(&mut self, t: Target, since: Option<u64>) -> Result<(), End> {
+    /// Follows `t` for `topics` (replacing what it followed), from `since` if given:
+    /// every odds update and race-day event of those topics after it, then live.
+    pub(super) async fn subscribe(
+        &mut self,
+        t: Target,
+        topics: Topics,
+        since: Option<u64>,
+    ) -> Result<(), End> {
+        let before = self.targets.clone();
+        let applied = self.applied()?;
+        let handed = self.handed.of(&t.0);
         let targets = self.targets.get_or_insert_with(Targets::default);
-        if !targets.contains(&t) && targets.len() >= self.ctx.limits.max_subscriptions {
+        let existing = targets.get(&t);
+        if existing.is_none() && targets.len() >= self.ctx.limits.max_subscriptions {
             let message = format!(
                 "at most {} subscriptions on one connection",
                 self.ctx.limits.max_subscriptions
             );
             return self.error("too_many_subscriptions", &message);
         }
-        targets.insert(&t);
+        // A position past the log applied here (from another stream, or a later run of
+        // it) names nothing this stream can replay. Up to there it is a position, an HTTP
+        // answer's `Racing-Seq` as much as an update's `seq`.
+        let since = since.filter(|&s| s <= applied);
+        let day_from = since.unwrap_or(applied);
+        targets.insert(&t, Follow { topics, day_from });
+        if topics.race_day() {
+            self.handed.start(&t.0, day_from);
+        }
         match since {
-            // A replay can go out in order only if nothing newer went out before it, and
-            // a `since` past the log applied here (from another stream, or a later run of
-            // it) names nothing this stream can replay. Up to there it is a position, an
-            // HTTP answer's `Racing-Seq` as much as an odds update's `seq`.
-            Some(since) if since >= self.last_odds && since <= self.applied()? => {
-                self.replay(t, since).await
-            }
-            _ => self.snapshots(&t),
+            Some(since) => self.replay(t, topics, since, (&before, handed)).await,
+            None if topics.odds() => self.snapshots(&t),
+            None => Ok(()),
         }
     }
 
     /// How far the log has been applied here: the store's checkpoint, or the latest
     /// update relayed if that is further (an update goes live after its commit).
-    fn applied(&self) -> Result<u64, End> {
+    pub(super) fn applied(&self) -> Result<u64, End> {
         let checkpoint = self.ctx.read_models.load().checkpoint().map_err(internal)?;
         Ok(checkpoint.max(self.ctx.hub.latest()))
     }
 
-    pub(super) fn unsubscribe(&mut self, t: Target) -> Result<(), End> {
-        let removed = self.targets.as_mut().is_some_and(|set| set.remove(&t));
-        if removed {
-            self.floors.remove(&t);
-            return Ok(());
-        }
-        let message = match &self.targets {
-            None => "the connection follows every race until its first subscribe".to_owned(),
-            Some(_) => format!("not subscribed to {}", describe(&t)),
+    /// Stops following `t`, or (`topics`) only those of its topics.
+    pub(super) fn unsubscribe(&mut self, t: Target, topics: Option<Topics>) -> Result<(), End> {
+        let followed = self.targets.as_ref().and_then(|set| set.get(&t));
+        let Some(follow) = followed else {
+            let message = match &self.targets {
+                None => "the connection follows every race until its first subscribe".to_owned(),
+                Some(_) => format!("not subscribed to {}", describe(&t)),
+            };
+            return self.error("not_subscribed", &message);
         };
-        self.error("not_subscribed", &message)
+        let left = topics.and_then(|topics| follow.topics.without(topics));
+        let Some(targets) = self.targets.as_mut() else {
+            return Ok(());
+        };
+        match left {
+            Some(topics) => targets.insert(&t, Follow { topics, ..follow }),
+            None => {
+                targets.remove(&t);
+                self.floors.remove(&t);
+            }
+        }
+        if !targets.race_day_dates().any(|d| d == t.0) {
+            self.handed.forget(&t.0);
+        }
+        Ok(())
     }
 
     /// Sends the current odds of the target's race, or of each race of its meeting that

@@ -243,7 +243,11 @@ async fn a_replay_waits_at_the_outbox_and_hands_over_to_live_in_sequence() {
     let (latest, rx) = ctx.hub.join();
     assert_eq!(latest, 2000);
     let mut session = Session::new(&ctx, &outbox, latest, rx);
-    let mut replay = Box::pin(session.subscribe((DAY.to_owned(), Some(1)), Some(0)));
+    let mut replay = Box::pin(session.subscribe(
+        (DAY.to_owned(), Some(1)),
+        super::topics::Topics::ODDS,
+        Some(0),
+    ));
     assert!(
         tokio::time::timeout(Duration::from_millis(200), replay.as_mut())
             .await

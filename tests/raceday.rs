@@ -1,0 +1,391 @@
+//! The race day on the socket end to end: `topics` beyond odds (status, scratchings,
+//! results, cards), live and resumed with `since`, in stream order with the odds, and
+//! never conflated away by a slow client.
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use racing_events::samples::{
+    card, envelope, odds, odds_with_place, result, retraction, runner, scratch_at, status,
+};
+use racing_events::{Envelope, RaceStatus};
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+use tokio_tungstenite::tungstenite::Message;
+
+use crate::live::{publish_big_odds, service, small_buffered, Client, DAY};
+use crate::support::{App, Nats};
+
+const VENUE: &str = "Sha Tin";
+const EVERY_TOPIC: [&str; 5] = ["odds", "status", "scratchings", "results", "cards"];
+
+/// A race day in the order it happens: declared, open, priced (win and place), a late
+/// scratching with the race suspended meanwhile, off, finished, the result, an amended
+/// result, and a retraction of another race.
+fn race_day() -> Vec<Envelope> {
+    let status_of = |s, reason| envelope(status(DAY, Some(VENUE), 1, s, reason));
+    let placed = |place: f64| {
+        envelope(odds_with_place(
+            DAY,
+            Some(VENUE),
+            1,
+            &[("A1", Some(3.5), Some(place)), ("B2", Some(6.0), None)],
+        ))
+    };
+    vec![
+        envelope(card(DAY, VENUE, 1, &["A1", "B2", "C3"])),
+        envelope(card(DAY, VENUE, 2, &["D4", "E5"])),
+        status_of(RaceStatus::Open, None),
+        placed(1.5),
+        status_of(RaceStatus::Suspended, Some("a late scratching")),
+        envelope(scratch_at(DAY, VENUE, 1, "C3")),
+        status_of(RaceStatus::Open, None),
+        placed(1.4),
+        status_of(RaceStatus::Off, None),
+        status_of(RaceStatus::Finished, None),
+        envelope(result(
+            DAY,
+            VENUE,
+            1,
+            vec![runner(Some(1), "A1"), runner(Some(2), "B2")],
+        )),
+        envelope(result(
+            DAY,
+            VENUE,
+            1,
+            vec![runner(Some(1), "B2"), runner(Some(2), "A1")],
+        )),
+        envelope(retraction(DAY, VENUE, 2, "declared in error")),
+    ]
+}
+
+/// The frame type each event of [`race_day`] goes out as.
+const RACE_DAY_FRAMES: [&str; 13] = [
+    "card",
+    "card",
+    "status",
+    "odds",
+    "status",
+    "scratching",
+    "status",
+    "odds",
+    "status",
+    "status",
+    "result",
+    "result",
+    "retraction",
+];
+
+/// Publishes events one at a time, waiting for each to be projected; their sequences.
+async fn publish_each(nats: &Nats, app: &mut App, events: &[Envelope]) -> Vec<u64> {
+    let mut seqs = Vec::with_capacity(events.len());
+    for e in events {
+        let seq = nats.publish(std::slice::from_ref(e)).await;
+        app.projected(seq).await;
+        seqs.push(seq);
+    }
+    seqs
+}
+
+fn subscribe_all(since: Option<u64>) -> Value {
+    let mut message = json!({"type": "subscribe", "date": DAY, "topics": EVERY_TOPIC});
+    if let Some(since) = since {
+        message["since"] = json!(since);
+    }
+    message
+}
+
+/// Reads frames until one with `seq` `last`, skipping snapshots; each frame's type and
+/// `seq`.
+async fn until_seq(client: &mut Client, last: u64) -> Vec<(String, u64)> {
+    let mut got = Vec::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while got.last().map(|(_, seq)| *seq) != Some(last) {
+        let frame = tokio::time::timeout_at(deadline, client.next_message())
+            .await
+            .unwrap_or_else(|_| panic!("no frame of seq {last} in time; got {got:?}"));
+        if frame["type"] == "snapshot" {
+            continue;
+        }
+        let seq = frame["seq"].as_u64().unwrap_or_else(|| panic!("{frame}"));
+        got.push((frame["type"].as_str().unwrap_or_default().to_owned(), seq));
+    }
+    got
+}
+
+#[tokio::test]
+async fn every_topic_goes_live_once_in_stream_order_with_the_odds() {
+    let (nats, mut app, _dir) = service(|_| {}).await;
+    let mut client = Client::connect(&app).await;
+    client.send(subscribe_all(None)).await;
+    client.barrier().await;
+    let events = race_day();
+    let seqs = publish_each(&nats, &mut app, &events).await;
+    let mut frames = Vec::new();
+    while frames.len() < events.len() {
+        frames.push(client.next_message().await);
+    }
+    let got: Vec<(&str, u64)> = frames
+        .iter()
+        .map(|f| {
+            (
+                f["type"].as_str().unwrap_or_default(),
+                f["seq"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    let expected: Vec<(&str, u64)> = RACE_DAY_FRAMES.into_iter().zip(seqs.clone()).collect();
+    assert_eq!(got, expected);
+    assert!(client.barrier().await.is_empty(), "nothing more");
+
+    // Each frame says what happened, with where it stands in the stream.
+    for f in &frames {
+        assert_eq!(f["date"], DAY, "{f}");
+        assert!(f["race_number"].as_u64().is_some(), "{f}");
+        assert!(
+            f["published_at"]
+                .as_str()
+                .is_some_and(|t| t.parse::<jiff::Timestamp>().is_ok()),
+            "{f}"
+        );
+    }
+    assert_eq!(frames[2]["venue"], VENUE);
+    assert_eq!(frames[2]["status"], "open");
+    assert!(frames[2].get("reason").is_none(), "{}", frames[2]);
+    assert_eq!(frames[4]["status"], "suspended");
+    assert_eq!(frames[4]["reason"], "a late scratching");
+    assert_eq!(frames[5]["horse_no"], "C3");
+    assert_eq!(
+        frames[3]["odds"],
+        json!([{"horse_no": "A1", "win_odds": 3.5, "place_odds": 1.5},
+               {"horse_no": "B2", "win_odds": 6.0}])
+    );
+    // The card of the race as the day's card gives it (scratched runners left out then).
+    let runners = |f: &Value| -> Vec<String> {
+        f["card"]["runners"]
+            .as_array()
+            .map(|r| r.iter().map(|r| r["horse_no"].to_string()).collect())
+            .unwrap_or_default()
+    };
+    assert_eq!(frames[0]["card"]["race_number"], 1);
+    assert_eq!(runners(&frames[0]), ["\"A1\"", "\"B2\"", "\"C3\""]);
+    assert_eq!(frames[1]["card"]["race_number"], 2);
+    // The result as the single race's document gives it, and again when amended.
+    assert_eq!(frames[10]["result"]["runners"][0]["horse_no"], "A1");
+    let (code, race) = app
+        .get(&format!("/api/v1/results/{DAY}/1?venue=Sha%20Tin"))
+        .await;
+    assert_eq!(code, StatusCode::OK);
+    assert_eq!(frames[11]["result"], race);
+    assert_eq!(frames[12]["reason"], "declared in error");
+    assert_eq!(frames[12]["race_number"], 2);
+}
+
+#[tokio::test]
+async fn every_topic_resumes_with_since_across_a_disconnect_exactly_once() {
+    let (nats, mut app, _dir) = service(|_| {}).await;
+    let events = race_day();
+    let mut client = Client::connect(&app).await;
+    client.send(subscribe_all(None)).await;
+    client.barrier().await;
+    let before = publish_each(&nats, &mut app, &events[..5]).await;
+    let seen = until_seq(&mut client, before[4]).await;
+    assert_eq!(seen.len(), 5);
+    drop(client);
+
+    // Missed while away: the rest of the day.
+    let missed = publish_each(&nats, &mut app, &events[5..]).await;
+    let mut client = Client::connect(&app).await;
+    client.send(subscribe_all(Some(before[4]))).await;
+    // Published while the replay may be under way: it must come once, after it.
+    let late = nats
+        .publish(&[envelope(status(
+            DAY,
+            Some(VENUE),
+            1,
+            RaceStatus::Void,
+            None,
+        ))])
+        .await;
+    let got = until_seq(&mut client, late).await;
+    let expected: Vec<(String, u64)> = RACE_DAY_FRAMES[5..]
+        .iter()
+        .map(|t| (*t).to_owned())
+        .chain(["status".to_owned()])
+        .zip(missed.into_iter().chain([late]))
+        .collect();
+    assert_eq!(got, expected);
+    app.projected(late).await;
+    assert!(client.barrier().await.is_empty(), "nothing twice");
+}
+
+#[tokio::test]
+async fn a_resume_from_an_http_answer_position_replays_only_what_came_after_it() {
+    let (nats, mut app, _dir) = service(|_| {}).await;
+    let events = race_day();
+    let first = publish_each(&nats, &mut app, &events[..4]).await;
+    // The position an HTTP answer gives (`Racing-Seq`) is a `since` like any frame's.
+    let position = app
+        .client
+        .get(format!("{}/api/v1/odds/{DAY}/1", app.base))
+        .header("X-API-Key", crate::support::KEY)
+        .send()
+        .await
+        .expect("GET")
+        .headers()
+        .get("Racing-Seq")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+        .expect("Racing-Seq");
+    assert_eq!(position, first[3]);
+    let rest = publish_each(&nats, &mut app, &events[4..]).await;
+    let mut client = Client::connect(&app).await;
+    client
+        .send(json!({"type": "subscribe", "date": DAY, "race_number": 1,
+                     "topics": ["status", "scratchings"], "since": position}))
+        .await;
+    let got = until_seq(&mut client, rest[5]).await;
+    // Race 1's status changes and scratching only: no odds, no results, no cards.
+    assert_eq!(
+        got,
+        [
+            ("status".to_owned(), rest[0]),
+            ("scratching".to_owned(), rest[1]),
+            ("status".to_owned(), rest[2]),
+            ("status".to_owned(), rest[4]),
+            ("status".to_owned(), rest[5]),
+        ]
+    );
+    assert!(client.barrier().await.is_empty());
+}
+
+#[tokio::test]
+async fn a_v1_client_gets_odds_only_and_bad_topics_are_refused() {
+    let (nats, mut app, _dir) = service(|_| {}).await;
+    let mut v1 = Client::connect(&app).await;
+    let mut by_meeting = Client::connect(&app).await;
+    by_meeting
+        .send(json!({"type": "subscribe", "date": DAY}))
+        .await;
+    by_meeting.barrier().await;
+    let seqs = publish_each(&nats, &mut app, &race_day()).await;
+    for client in [&mut v1, &mut by_meeting] {
+        let got = client.barrier().await;
+        let types: Vec<&str> = got.iter().filter_map(|f| f["type"].as_str()).collect();
+        assert_eq!(types, ["odds", "odds"], "{got:?}");
+        assert_eq!(got[0]["seq"], seqs[3]);
+    }
+    for (topics, says) in [
+        (json!(["odds", "weather"]), "`weather` is not a topic"),
+        (
+            json!([]),
+            "at least one of odds, status, scratchings, results, cards",
+        ),
+        (json!("status"), "invalid type"),
+    ] {
+        v1.send(json!({"type": "subscribe", "date": DAY, "topics": topics}))
+            .await;
+        let answer = v1.next_message().await;
+        assert_eq!(answer["type"], "error", "{answer}");
+        assert_eq!(answer["error"], "bad_request");
+        assert!(
+            answer["message"].as_str().is_some_and(|m| m.contains(says)),
+            "{answer}"
+        );
+    }
+    // Unsubscribing one topic keeps the others.
+    v1.send(json!({"type": "subscribe", "date": DAY, "topics": ["odds", "status"]}))
+        .await;
+    v1.send(json!({"type": "unsubscribe", "date": DAY, "topics": ["odds"]}))
+        .await;
+    let snapshots = v1.barrier().await;
+    assert!(
+        snapshots.iter().all(|f| f["type"] == "snapshot"),
+        "{snapshots:?}"
+    );
+    let more = publish_each(
+        &nats,
+        &mut app,
+        &[
+            envelope(odds(DAY, 1, &[("A1", 2.0)])),
+            envelope(status(
+                DAY,
+                None,
+                1,
+                RaceStatus::Abandoned,
+                Some("waterlogged"),
+            )),
+        ],
+    )
+    .await;
+    let got = v1.barrier().await;
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0]["type"], "status");
+    assert_eq!(got[0]["seq"], more[1]);
+    assert_eq!(got[0]["venue"], Value::Null);
+}
+
+/// A client that reads nothing while the odds run far past the ring is conflated (its
+/// odds come as snapshots), and still gets every status change and scratching, once each
+/// and in stream order, read back from the store.
+#[tokio::test]
+async fn status_and_scratchings_are_never_conflated_away_by_a_slow_client() {
+    let (nats, mut app, _dir) = service(|c| {
+        c.odds_buffer = 64;
+        c.ws_limits.max_pending = 4;
+        c.ws_limits.max_conflations = 1000;
+        c.ws_limits.send_timeout = Duration::from_secs(120);
+    })
+    .await;
+    let mut slow = small_buffered(&app).await;
+    let subscribe = subscribe_all(None).to_string();
+    futures::SinkExt::send(&mut slow, Message::Text(subscribe.into()))
+        .await
+        .expect("subscribe");
+    let runners: Vec<String> = (0..1000).map(|i| format!("H{i:04}")).collect();
+    let mut day_seqs = Vec::new();
+    for round in 0..4 {
+        publish_big_odds(&nats, &mut app, 100, &runners).await;
+        let kind = if round % 2 == 0 {
+            RaceStatus::Suspended
+        } else {
+            RaceStatus::Open
+        };
+        let events = [
+            envelope(status(DAY, Some(VENUE), 1, kind, None)),
+            envelope(scratch_at(DAY, VENUE, 1, &runners[round])),
+        ];
+        day_seqs.extend(publish_each(&nats, &mut app, &events).await);
+    }
+    let last = publish_big_odds(&nats, &mut app, 100, &runners).await;
+    let last = *last.last().expect("published");
+    app.projected(last).await;
+
+    // Now it reads: every frame until the last update is covered.
+    let mut got_day = Vec::new();
+    let mut snapshots = 0;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
+    loop {
+        let frame = tokio::time::timeout_at(deadline, slow.next())
+            .await
+            .expect("frames in time")
+            .expect("open")
+            .expect("frame");
+        let Message::Text(text) = frame else { continue };
+        let v: Value = serde_json::from_str(&text).expect("json");
+        let seq = v["seq"].as_u64().unwrap_or(0);
+        match v["type"].as_str() {
+            Some("status" | "scratching") => got_day.push(seq),
+            Some("snapshot") => snapshots += 1,
+            _ => {}
+        }
+        if seq >= last && matches!(v["type"].as_str(), Some("odds" | "snapshot")) {
+            break;
+        }
+    }
+    assert!(snapshots > 0, "the slow client was conflated");
+    assert_eq!(
+        got_day, day_seqs,
+        "every status and scratching, once, in order"
+    );
+}
