@@ -216,7 +216,7 @@ fn the_readme_points_to_the_map() {
 }
 
 /// The crate whose files are held to [`MOST_LINES`] and whose modules may not import each
-/// other in a circle (issue 42: one module per read model, one way in).
+/// other in a circle (one module per read model, one way in).
 const PROJECTIONS: &str = "projections/src";
 
 /// The most lines a file of [`PROJECTIONS`] may have: a file past it is split along its
