@@ -166,14 +166,14 @@ mod tests {
 
     #[test]
     fn the_readme_example_is_accepted_and_blank_lines_are_skipped() {
-        let readme = include_str!("../README.md");
+        let readme = include_str!("../docs/feeding.md");
         let lines: Vec<_> = ndjson_lines(readme.as_bytes())
             .filter_map(Result::ok)
             .filter(|(_, l)| l.starts_with(b"{\"event_id\""))
             .collect();
-        assert!(!lines.is_empty(), "README has an NDJSON example");
+        assert!(!lines.is_empty(), "docs/feeding.md has an NDJSON example");
         for (n, line) in lines {
-            Envelope::parse(&line).unwrap_or_else(|e| panic!("README line {n}: {e}"));
+            Envelope::parse(&line).unwrap_or_else(|e| panic!("docs/feeding.md line {n}: {e}"));
         }
         let numbered: Vec<u64> = ndjson_lines(&b"a\n\n  \r\nb\r\n"[..])
             .map(|l| l.map(|(n, _)| n).unwrap_or_default())

@@ -18,11 +18,11 @@ const SOURCE_DIRS: &[&str] = &[
     "fuzz/fuzz_targets",
 ];
 
-fn root() -> PathBuf {
+pub(crate) fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn read(path: &str) -> String {
+pub(crate) fn read(path: &str) -> String {
     std::fs::read_to_string(root().join(path)).unwrap_or_else(|e| panic!("reading {path}: {e}"))
 }
 
@@ -50,7 +50,7 @@ fn is_repo_path(span: &str) -> bool {
 }
 
 /// The `.rs` files under `dir`, relative to the root, with `/` between the parts.
-fn rust_files(dir: &Path, out: &mut Vec<String>) {
+pub(crate) fn rust_files(dir: &Path, out: &mut Vec<String>) {
     let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     for entry in entries {
         let path = entry.expect("directory entry").path();
@@ -65,7 +65,7 @@ fn rust_files(dir: &Path, out: &mut Vec<String>) {
 }
 
 /// A test module: a `tests.rs`, or a file in a `tests` directory of a crate's sources.
-fn is_test_module(path: &str) -> bool {
+pub(crate) fn is_test_module(path: &str) -> bool {
     path.ends_with("/tests.rs") || path.contains("/tests/")
 }
 
@@ -216,7 +216,7 @@ fn the_readme_points_to_the_map() {
 }
 
 /// The crate whose files are held to [`MOST_LINES`] and whose modules may not import each
-/// other in a circle (issue 42: one module per read model, one way in).
+/// other in a circle (one module per read model, one way in).
 const PROJECTIONS: &str = "projections/src";
 
 /// The most lines a file of [`PROJECTIONS`] may have: a file past it is split along its
@@ -259,7 +259,7 @@ fn module_path(file: &str) -> Vec<String> {
 
 /// The code without its `#[cfg(test)]` inline modules: what a module's tests use is no
 /// import of the module's.
-fn without_test_modules(code: &str) -> String {
+pub(crate) fn without_test_modules(code: &str) -> String {
     let lines: Vec<&str> = code.lines().collect();
     let mut kept = Vec::new();
     let mut i = 0;

@@ -83,8 +83,10 @@ pub static ROUTES: &[Route] = &[
             id: "horse_profile",
             tag: "horses",
             summary: "Get horse profile",
-            description: "The profile of a horse by its brand number: the fields of interface.md \
-                2.1. Takes no query parameters.",
+            description: "The profile of a horse by its brand number: its origin, colour, sex \
+                and age, trainer and owner, career stakes, starts, wins and places, then its \
+                pedigree, import type, ratings and season stakes where the feed gave them. \
+                Takes no query parameters.",
             ok: "The horse's profile.",
             body: Component::of::<Profile>(),
             errors: &[

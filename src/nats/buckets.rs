@@ -74,7 +74,7 @@ impl Bucket {
     pub async fn open(&self, js: &jetstream::Context, stream: &str) -> anyhow::Result<kv::Store> {
         let name = self.name(stream);
         js.get_key_value(&name).await.with_context(|| {
-            format!("opening key-value bucket {name}; `racing setup` makes it (README, Security)")
+            format!("opening key-value bucket {name}; `racing setup` makes it (docs/security.md)")
         })
     }
 

@@ -357,7 +357,7 @@ impl Connection {
                 let (shown, role, method) = (&self.shown, self.role, self.method);
                 Err(Fatal(format!(
                     "{what}: NATS at {shown} does not permit the {role} ({method}) this: {why} \
-                     (README, Security: what each role may do)"
+                     (docs/security.md: what each role may do)"
                 ))
                 .into())
             }

@@ -58,7 +58,7 @@ pub async fn existing_stream(js: &jetstream::Context, name: &str) -> anyhow::Res
             Kind::JetStream(api) if api.error_code() == jetstream::ErrorCode::STREAM_NOT_FOUND => {
                 Err(anyhow::anyhow!(
                     "stream {name} does not exist on this NATS: `racing setup`, as the \
-                     set-up user, makes it and its buckets (README, Security)"
+                     set-up user, makes it and its buckets (docs/security.md)"
                 ))
             }
             _ => Err(anyhow::Error::from(e).context(format!("looking up stream {name}"))),
