@@ -389,3 +389,129 @@ async fn status_and_scratchings_are_never_conflated_away_by_a_slow_client() {
         "every status and scratching, once, in order"
     );
 }
+
+/// The frame type an event goes out as on the socket.
+fn frame_type(event: &racing_events::Event) -> Option<&'static str> {
+    use racing_events::Event;
+    Some(match event {
+        Event::HorseProfileUpdated(_) => return None,
+        Event::OddsUpdated(_) => "odds",
+        Event::RaceStatusChanged(_) => "status",
+        Event::RunnerScratched(_) => "scratching",
+        Event::RaceResultPublished(_) => "result",
+        Event::RaceCardDeclared(_) => "card",
+        Event::RaceRetracted(_) => "retraction",
+    })
+}
+
+/// The date of a race-day or odds event.
+fn date_of(event: &racing_events::Event) -> Option<&str> {
+    use racing_events::Event;
+    Some(match event {
+        Event::HorseProfileUpdated(_) => return None,
+        Event::OddsUpdated(o) => &o.date,
+        Event::RaceStatusChanged(s) => &s.date,
+        Event::RunnerScratched(s) => &s.date,
+        Event::RaceResultPublished(r) => &r.date,
+        Event::RaceCardDeclared(c) => &c.date,
+        Event::RaceRetracted(r) => &r.date,
+    })
+}
+
+/// What the stream holds for `date` after `after` up to `upto`, as the frames a client
+/// following every topic of the date must have received: type and `seq` each.
+async fn stream_frames(nats: &Nats, date: &str, after: u64, upto: u64) -> Vec<(String, u64)> {
+    let js = async_nats::jetstream::new(nats.connect(racing::nats::Role::Service).await);
+    let mut messages = racing::nats::messages_from(&js, "RACING", after + 1)
+        .await
+        .expect("a consumer of the stream");
+    let mut frames = Vec::new();
+    let mut seq = after;
+    while seq < upto {
+        let m = tokio::time::timeout(Duration::from_secs(10), messages.next())
+            .await
+            .expect("the stream's messages in time")
+            .expect("a message")
+            .expect("a message");
+        seq = m.info().expect("metadata").stream_sequence;
+        let Ok(e) = Envelope::decode(&m.subject, &m.payload) else {
+            continue;
+        };
+        if date_of(&e.event) == Some(date) {
+            if let Some(kind) = frame_type(&e.event) {
+                frames.push((kind.to_owned(), seq));
+            }
+        }
+    }
+    frames
+}
+
+/// The acceptance of the race day on the socket: a client following every topic of the
+/// demo's meeting of today, through declarations, prices, statuses, scratchings and
+/// results, gets each once and in stream order, and after a forced disconnect resumes
+/// with `since` with nothing lost.
+#[tokio::test]
+async fn a_client_follows_the_demos_race_day_and_resumes_after_a_drop_with_nothing_lost() {
+    let (nats, app, _dir) = service(|c| {
+        c.demo = Some(42);
+        c.demo_race_secs = 3;
+    })
+    .await;
+    // Today's meeting, once the demo's season is in.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
+    let today = loop {
+        let (code, card) = app.get("/api/v1/racecards/today").await;
+        if code == StatusCode::OK {
+            break card["date"].as_str().expect("a date").to_owned();
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no card of today");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let follow = |since: Option<u64>| {
+        let mut m = json!({"type": "subscribe", "date": today, "topics": EVERY_TOPIC});
+        if let Some(since) = since {
+            m["since"] = json!(since);
+        }
+        m
+    };
+    // Reads until `results` result frames came; every frame but snapshots and heartbeats.
+    async fn until_results(client: &mut Client, results: usize) -> Vec<(String, u64)> {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
+        let mut got: Vec<(String, u64)> = Vec::new();
+        while got.iter().filter(|(t, _)| t == "result").count() < results {
+            let frame = tokio::time::timeout_at(deadline, client.next_message())
+                .await
+                .unwrap_or_else(|_| panic!("{results} results in time; got {got:?}"));
+            let kind = frame["type"].as_str().unwrap_or_default().to_owned();
+            if kind == "snapshot" {
+                continue;
+            }
+            let seq = frame["seq"].as_u64().unwrap_or_else(|| panic!("{frame}"));
+            got.push((kind, seq));
+        }
+        got
+    }
+    let mut client = Client::connect(&app).await;
+    let start = app.store().checkpoint().expect("checkpoint");
+    client.send(follow(Some(start))).await;
+    let first = until_results(&mut client, 1).await;
+    drop(client);
+    let dropped_at = first.last().map(|(_, seq)| *seq).expect("frames");
+    // Away while the next race runs.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let mut client = Client::connect(&app).await;
+    client.send(follow(Some(dropped_at))).await;
+    let second = until_results(&mut client, 2).await;
+    let upto = second.last().map(|(_, seq)| *seq).expect("frames");
+
+    let mut got = first;
+    got.extend(second);
+    let expected = stream_frames(&nats, &today, start, upto).await;
+    for kind in ["odds", "status", "scratching", "result"] {
+        assert!(
+            expected.iter().any(|(t, _)| t == kind),
+            "the demo's race day has {kind} frames: {expected:?}"
+        );
+    }
+    assert_eq!(got, expected, "each once, in stream order, across the drop");
+}
