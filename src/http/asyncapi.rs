@@ -129,7 +129,11 @@ fn messages(list: &[Component], schemas: &mut Map<String, Value>) -> Vec<Message
                 .as_str()
                 .unwrap_or_default()
                 .to_owned();
-            let description = own["description"].as_str().unwrap_or_default().to_owned();
+            // Doc comments break lines where the source does; a reader's tool wraps.
+            let description = own["description"]
+                .as_str()
+                .unwrap_or_default()
+                .replace('\n', " ");
             Message {
                 kind,
                 schema,
