@@ -109,10 +109,7 @@ impl<'a> Validator<'a> {
                 }
             }
             Value::Object(fields) => {
-                let properties = schema["properties"]
-                    .as_object()
-                    .cloned()
-                    .unwrap_or_default();
+                let properties = schema["properties"].as_object();
                 for required in schema["required"].as_array().into_iter().flatten() {
                     let name = required.as_str().unwrap_or_default();
                     if !fields.contains_key(name) {
@@ -120,7 +117,7 @@ impl<'a> Validator<'a> {
                     }
                 }
                 for (name, value) in fields {
-                    let Some(property) = properties.get(name) else {
+                    let Some(property) = properties.and_then(|p| p.get(name)) else {
                         return Err(format!("{at}: `{name}` is not in the {owner} schema"));
                     };
                     self.seen.insert(format!("{owner}.{name}"));
