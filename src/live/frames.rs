@@ -353,23 +353,24 @@ pub struct RetractionFrame<'a> {
     pub reason: &'a str,
 }
 
-/// A race's status, as the feed gives it.
-#[derive(Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum RaceStatus {
-    /// Declared and open for betting.
-    Open,
-    /// Betting held up (a late scratching, say).
-    Suspended,
-    /// The race has started.
-    Off,
-    /// The race is over; its result follows.
-    Finished,
-    /// The race will not be run.
-    Abandoned,
-    /// The race was declared void.
-    Void,
+/// The schema of a race's status: one of the feed's words for it
+/// ([`racing_events::RaceStatus`]), in the order of a race's day.
+pub struct RaceStatus;
+
+impl utoipa::PartialSchema for RaceStatus {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .description(Some(
+                "Where the race stands: open, suspended, off, finished, \
+                 abandoned or void.",
+            ))
+            .enum_values(Some(racing_events::RaceStatus::ALL.map(|s| s.as_str())))
+            .into()
+    }
 }
+
+impl ToSchema for RaceStatus {}
 
 // ---- What a client may send. ----
 

@@ -62,11 +62,18 @@ fn odds_frames_live_and_replayed_read_back_into_their_type_byte_for_byte() {
     let prices = [
         RunnerOdds {
             horse_no: "A1".into(),
-            win_odds: 3.5,
+            win_odds: Some(3.5),
+            place_odds: None,
         },
         RunnerOdds {
             horse_no: "B2".into(),
-            win_odds: 12.25,
+            win_odds: Some(12.25),
+            place_odds: Some(2.5),
+        },
+        RunnerOdds {
+            horse_no: "C3".into(),
+            win_odds: None,
+            place_odds: Some(1.75),
         },
     ];
     for venue in [Some("Sha Tin"), None] {
