@@ -379,7 +379,9 @@ pub async fn run(args: WatchArgs) -> anyhow::Result<()> {
 mod tests {
     use super::*;
 
+    /// A frame as the service sends it: described by the AsyncAPI document.
     fn frame(text: &str) -> Frame {
+        crate::http::asyncapi::check_server_frame(text).unwrap_or_else(|e| panic!("{e}"));
         serde_json::from_str(text).expect("a frame")
     }
 
@@ -387,11 +389,11 @@ mod tests {
     fn a_move_updates_the_board_and_marks_what_moved() {
         let mut board = Board::default();
         assert!(board.apply(
-            &frame(r#"{"type":"snapshot","date":"2026-11-23","race_number":3,"seq":10,"odds":[{"horse_no":"A1","win_odds":4.0},{"horse_no":"B2","win_odds":9.5}]}"#),
+            &frame(r#"{"type":"snapshot","date":"2026-11-23","venue":null,"race_number":3,"seq":10,"odds":[{"horse_no":"A1","win_odds":4.0},{"horse_no":"B2","win_odds":9.5}]}"#),
             None
         ));
         let odds = frame(
-            r#"{"type":"odds","date":"2026-11-23","race_number":3,"seq":11,"published_at":"2026-11-23T05:00:00Z","odds":[{"horse_no":"B2","win_odds":7.0}]}"#,
+            r#"{"type":"odds","date":"2026-11-23","venue":null,"race_number":3,"seq":11,"published_at":"2026-11-23T05:00:00Z","odds":[{"horse_no":"B2","win_odds":7.0}]}"#,
         );
         assert!(board.apply(&odds, None));
         assert_eq!(board.seq, 11);

@@ -146,7 +146,12 @@ async fn the_grafana_dashboard_asks_only_for_metrics_that_exist() {
     let (mut socket, _) = tokio_tungstenite::connect_async(url)
         .await
         .expect("a live connection");
-    futures::StreamExt::next(&mut socket).await;
+    match futures::StreamExt::next(&mut socket).await {
+        Some(Ok(tokio_tungstenite::tungstenite::Message::Text(t))) => {
+            crate::support::frame(&t);
+        }
+        other => panic!("expected the welcome, got {other:?}"),
+    }
 
     let (_, metrics) = get(format!("{}/metrics", app.admin)).await;
     let dashboard: Value = serde_json::from_str(

@@ -59,7 +59,7 @@ impl Client {
                 .expect("connection open")
                 .expect("frame");
             match frame {
-                Message::Text(t) => return serde_json::from_str(&t).expect("JSON frame"),
+                Message::Text(t) => return crate::support::frame(&t),
                 Message::Ping(_) | Message::Pong(_) => continue,
                 other => panic!("unexpected frame {other:?}"),
             }
@@ -94,6 +94,9 @@ impl Client {
                 .expect("a close frame in time")
             {
                 Some(Ok(Message::Close(frame))) => return frame,
+                Some(Ok(Message::Text(t))) => {
+                    crate::support::frame(&t);
+                }
                 Some(Ok(_)) => continue,
                 other => panic!("expected a close frame, got {other:?}"),
             }
@@ -181,7 +184,7 @@ async fn live_odds_refuse_a_missing_or_wrong_key_without_upgrading() {
         .await
         .expect("upgrade");
     let welcome = socket.next().await.expect("frame").expect("frame");
-    let welcome: Value = serde_json::from_str(welcome.to_text().expect("text")).expect("json");
+    let welcome = crate::support::frame(welcome.to_text().expect("text"));
     assert_eq!(welcome["type"], "welcome");
     assert!(welcome["heartbeat_ms"].as_u64().is_some());
 }
@@ -609,7 +612,7 @@ async fn a_slow_client_is_conflated_then_closed_while_a_fast_one_keeps_every_upd
             .expect("a frame in time")
         {
             Some(Ok(Message::Text(t))) => {
-                let v: Value = serde_json::from_str(&t).expect("json");
+                let v = crate::support::frame(&t);
                 Ok(v["type"].as_str().unwrap_or_default().to_owned())
             }
             Some(Ok(Message::Close(frame))) => Err(frame.map(|f| (f.code, f.reason.to_string()))),
@@ -706,8 +709,12 @@ async fn a_client_that_takes_nothing_is_let_go_after_the_send_timeout() {
     // What was in flight can still be read; then the connection is over.
     let ended = tokio::time::timeout(WAIT_ALL, async {
         while let Some(Ok(frame)) = stalled.next().await {
-            if matches!(frame, Message::Close(_)) {
-                break;
+            match frame {
+                Message::Close(_) => break,
+                Message::Text(t) => {
+                    crate::support::frame(&t);
+                }
+                _ => {}
             }
         }
     })
@@ -734,7 +741,7 @@ fn follow(
             let mut seen = seen.lock().expect("lock");
             match frame {
                 Ok(Message::Text(t)) => {
-                    let v: Value = serde_json::from_str(&t).expect("JSON frame");
+                    let v = crate::support::frame(&t);
                     let (Some(race), Some(seq)) = (v["race_number"].as_i64(), v["seq"].as_u64())
                     else {
                         continue;

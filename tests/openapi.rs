@@ -3,18 +3,19 @@
 
 use std::collections::BTreeSet;
 
+use racing::http::asyncapi::{ASYNCAPI_PATH, DOCUMENT, PUBLIC_PATH};
 use racing::http::{DOCS_PATH, ODDS_SOCKET_PATH, OPENAPI_PATH, ROUTES};
 use reqwest::StatusCode;
 use serde_json::Value;
 use tempfile::TempDir;
 
-use crate::support::{App, Nats};
+use crate::support::{App, Nats, KEY};
 
 /// Every route of `racing::http::api`: the table's, and the router's.
 fn routes() -> Vec<&'static str> {
     let table = ROUTES.iter().map(|r| r.path);
     table
-        .chain([ODDS_SOCKET_PATH, OPENAPI_PATH, DOCS_PATH])
+        .chain([ODDS_SOCKET_PATH, OPENAPI_PATH, DOCS_PATH, ASYNCAPI_PATH])
         .collect()
 }
 
@@ -123,4 +124,50 @@ async fn the_same_docs_and_description_are_public_and_their_link_works() {
     assert_eq!(status, StatusCode::OK);
     let spec: serde_json::Value = serde_json::from_str(&spec).expect("JSON");
     assert_eq!(spec["openapi"], "3.1.0");
+}
+
+#[tokio::test]
+async fn the_asyncapi_document_is_public_cached_and_linked_from_the_docs() {
+    let (_nats, app, _dir) = service().await;
+    let (status, body) = app.get_with(ASYNCAPI_PATH, None).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "under /api/v1, the key");
+    assert_eq!(body["error"], "unauthorized");
+    let (status, keyed) = app.get(ASYNCAPI_PATH).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(keyed, *DOCUMENT, "the document the frame check reads");
+
+    let res = app
+        .client
+        .get(format!("{}{PUBLIC_PATH}", app.base))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(res.status(), StatusCode::OK, "no key needed");
+    let etag = res.headers().get("etag").cloned().expect("an ETag");
+    let content_type = res.headers().get("content-type").cloned();
+    assert_eq!(
+        content_type.as_ref().and_then(|v| v.to_str().ok()),
+        Some("application/json")
+    );
+    let public: Value = res.json().await.expect("JSON");
+    assert_eq!(public, keyed, "the same document");
+    assert_eq!(public["asyncapi"], "3.0.0");
+    // Revalidated as every keyed answer is.
+    let again = app
+        .client
+        .get(format!("{}{ASYNCAPI_PATH}", app.base))
+        .header("x-api-key", KEY)
+        .header("if-none-match", etag)
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(again.status(), StatusCode::NOT_MODIFIED);
+
+    // The docs page links it relatively: from /docs to /asyncapi.json, from
+    // /api/v1/docs to /api/v1/asyncapi.json.
+    let page = fetch(&app, DOCS_PATH).await.2;
+    assert!(
+        page.contains("href=\"asyncapi.json\""),
+        "the docs page links it"
+    );
 }

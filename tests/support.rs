@@ -23,6 +23,17 @@ pub const KEY: &str = "test-key-0123456789";
 /// How long a test waits for the projector before it fails.
 const WAIT: Duration = Duration::from_secs(20);
 
+/// A text frame the service sent on the live WebSocket, as JSON, once checked against
+/// the AsyncAPI document the service serves (built by the same function): every test
+/// reads its frames through here, so a frame of a `type` the document does not describe,
+/// or with a field its schema does not name, fails the test that received it.
+pub fn frame(text: &str) -> Value {
+    if let Err(e) = racing::http::asyncapi::check_server_frame(text) {
+        panic!("the AsyncAPI document does not describe a frame received: {e}");
+    }
+    serde_json::from_str(text).expect("a JSON frame")
+}
+
 /// A nats-server of a test's own, with authentication on: a set-up, a service, a feeder
 /// and a keys admin user, as `racing serve` makes for its own server; the stream and its
 /// buckets are set up as `racing setup` does before a deployment's services start.

@@ -56,6 +56,8 @@ pub mod openapi {
     pub type RaceResult = crate::docs::SingleRace<'static>;
     /// The race card of a date.
     pub type RaceCard = crate::docs::CardDoc<'static>;
+    /// One race of a date's card, as the card lists it.
+    pub type CardRace = crate::docs::CardRace<'static>;
     /// The current odds of a race.
     pub type RaceOdds = crate::docs::OddsDoc<'static>;
     /// A page of a race's odds history.

@@ -5,8 +5,10 @@
 //! and compression); `documents.rs` is the route table, one row and one handler for each
 //! document endpoint; `route.rs` the table's machinery (matching, typed parameters);
 //! `input.rs` the checks of every parameter; `openapi.rs` the description made from the
-//! table; `live.rs` the WebSocket.
+//! table; `live.rs` the WebSocket, `asyncapi.rs` its description; `strict.rs` checks a
+//! value against a description's schema.
 
+pub mod asyncapi;
 mod cache;
 mod discovery;
 mod documents;
@@ -18,6 +20,7 @@ mod live;
 mod openapi;
 mod pipeline;
 pub mod route;
+pub mod strict;
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -98,6 +101,7 @@ pub fn api(state: AppState) -> Api {
     let others = Router::new()
         .route(ODDS_SOCKET_PATH, get(live::odds_socket))
         .merge(openapi::routes())
+        .merge(asyncapi::routes())
         .route_layer(middleware::from_fn(crate::admin::track_requests))
         // Answers of no route are counted too, as `unmatched`: a scan of paths shows.
         .fallback(|| async { unmatched(ApiError::NotFound("no such path".into())) })
@@ -105,6 +109,7 @@ pub fn api(state: AppState) -> Api {
         .with_state(state.clone());
     let public = crate::subscribe::routes(state.signup.clone())
         .merge(openapi::public_routes())
+        .merge(asyncapi::public_routes())
         .route_layer(middleware::from_fn(crate::admin::track_requests));
     Api::new(state, others, public)
 }

@@ -112,7 +112,8 @@ pub(super) async fn docs_page(RawQuery(raw): RawQuery) -> Result<Response, ApiEr
     Ok(with_type(DOCS_HTML.clone(), "text/html; charset=utf-8"))
 }
 
-fn with_type(body: Bytes, content_type: &'static str) -> Response {
+/// `body` as an answer of `content_type`, with its `ETag`.
+pub(super) fn with_type(body: Bytes, content_type: &'static str) -> Response {
     let mut response = body.clone().into_response();
     response
         .headers_mut()
@@ -166,7 +167,7 @@ the limit, 429 with `Retry-After` in seconds.";
         description = API_DESCRIPTION,
         license(name = "MIT", identifier = "MIT"),
     ),
-    paths(super::live::odds_socket, openapi_json, docs_page),
+    paths(super::live::odds_socket, openapi_json, docs_page, super::asyncapi::asyncapi_json),
     security(("api_key" = [])),
     tags(
         (name = "meetings", description = "Which dates have meetings, and what is known of each."),
@@ -176,7 +177,7 @@ the limit, 429 with `Retry-After` in seconds.";
         (name = "odds", description = "Current, past and live win odds."),
         (name = "people", description = "Jockeys and trainers: their rides, places and seasons."),
         (name = "changes", description = "The change feed: every document that changed since a point of the log."),
-        (name = "reference", description = "This description, as JSON and as a page."),
+        (name = "reference", description = "This description, as JSON and as a page, and the WebSocket's AsyncAPI description."),
     ),
 )]
 struct ApiDoc;
@@ -261,7 +262,8 @@ query parameter `api_key` (the only query parameter taken); a missing or wrong k
 401 and no upgrade. Too many open connections for the key (100 by default) is a 429; an \
 upgrade while the read models are still being built at start-up is a 503.
 
-All frames are JSON text with a `type`. On connect the server sends \
+All frames are JSON text with a `type`; each is described, with its schema, by the \
+AsyncAPI 3.0 document at `/asyncapi.json`. On connect the server sends \
 `{\"type\":\"welcome\",\"seq\":S,\"heartbeat_ms\":H}` (S: the latest odds sequence) and the \
 connection starts subscribed to every race.
 

@@ -31,7 +31,7 @@ use tracing::Instrument;
 
 use super::limits::{RateHeaders, MAX_HEADERS, MAX_HEADER_BYTES, MAX_URI_BYTES};
 use super::ODDS_SOCKET_PATH;
-use super::{cache, openapi, route, ApiError, AppState, HeaderText, API_KEY_HEADER};
+use super::{asyncapi, cache, openapi, route, ApiError, AppState, HeaderText, API_KEY_HEADER};
 use crate::keys::{Identity, Refused};
 
 /// The request id header, taken from the client when it sends one.
@@ -377,7 +377,9 @@ fn finish(mut response: Response, id: HeaderValue, started: Instant) -> Response
 fn is_public(path: &str) -> bool {
     // Every document path is under /api/: one comparison for them, on the hot path.
     !path.starts_with("/api/")
-        && (crate::subscribe::is_public(path) || openapi::PUBLIC_PATHS.contains(&path))
+        && (crate::subscribe::is_public(path)
+            || openapi::PUBLIC_PATHS.contains(&path)
+            || path == asyncapi::PUBLIC_PATH)
 }
 
 /// An oversized request line or header block, refused before anything else reads them.

@@ -5,6 +5,7 @@
 //! committed, so a snapshot read from the store is never older than a delta a session has
 //! already been given. Each update is serialised once, into a frame every session shares.
 
+pub mod frames;
 mod outbox;
 mod session;
 

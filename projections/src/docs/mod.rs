@@ -50,7 +50,7 @@ pub(crate) use results::render_results;
 // The document types are named outside only by the API's schemas.
 #[cfg(feature = "openapi")]
 pub use {
-    cards::CardDoc,
+    cards::{CardDoc, CardRace},
     odds::{OddsDoc, RunnerOddsDoc},
     profile::ProfileDoc,
     results::{ResultsDoc, SingleRace},

@@ -40,7 +40,9 @@ pub(super) fn render(api: &OpenApi) -> String {
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <title>{title}</title><style>{STYLE}</style></head><body><main>\
          <h1>{title}</h1><p class=\"muted\">Version {} · OpenAPI {} · the same description \
-         as JSON: <a href=\"openapi.json\"><code>/api/v1/openapi.json</code></a></p>",
+         as JSON: <a href=\"openapi.json\"><code>/api/v1/openapi.json</code></a> · the live \
+         WebSocket's frames as AsyncAPI 3.0: \
+         <a href=\"asyncapi.json\"><code>/api/v1/asyncapi.json</code></a></p>",
         esc(&api.info.version),
         openapi_version(api),
     );

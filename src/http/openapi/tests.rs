@@ -2,19 +2,18 @@
 //! from sample events, must validate against the generated schemas, field for field; every
 //! error the API can give must match its documented response.
 
-use std::collections::BTreeSet;
-
 use axum::response::IntoResponse;
 use racing_events::samples::{
     card, envelope, odds, odds_at, recorded_profile, result, retraction, runner, scratch,
 };
-use racing_events::{Date, Envelope, Event};
+use racing_events::{Envelope, Event};
 use racing_projections::{DocKey, Fold, FormDoc, MemState, Role};
 use serde_json::Value;
 
 use super::*;
 use crate::http::input::MAX_FORM_LIMIT;
 use crate::http::limits::{MAX_HEADERS, MAX_HEADER_BYTES, MAX_URI_BYTES};
+use crate::http::strict::Validator;
 
 fn spec() -> Value {
     serde_json::to_value(&*SPEC).expect("the description serialises")
@@ -38,113 +37,6 @@ fn doc(s: &MemState, key: DocKey<'_>) -> Value {
         _ => bytes.into(),
     };
     serde_json::from_slice(&bytes).expect("json")
-}
-
-/// Checks `v` against `schema` strictly: on top of what the schema says, a property the
-/// schema does not name is an error, so a field added to a document without its schema
-/// fails here. Records each `Schema.property` seen (and `=null` when it was null).
-struct Validator<'a> {
-    spec: &'a Value,
-    seen: BTreeSet<String>,
-}
-
-impl<'a> Validator<'a> {
-    fn component(&self, reference: &str) -> (String, &'a Value) {
-        let name = reference
-            .strip_prefix("#/components/schemas/")
-            .unwrap_or_else(|| panic!("unexpected $ref {reference}"));
-        let spec: &'a Value = self.spec;
-        let schema = &spec["components"]["schemas"][name];
-        assert!(schema.is_object(), "no schema {name}");
-        (name.to_owned(), schema)
-    }
-
-    fn check(&mut self, owner: &str, schema: &Value, v: &Value, at: &str) -> Result<(), String> {
-        if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
-            let (name, schema) = self.component(r);
-            return self.check(&name, schema, v, at);
-        }
-        if let Some(options) = schema.get("oneOf").and_then(Value::as_array) {
-            let matching = options
-                .iter()
-                .filter(|o| self.check(owner, o, v, at).is_ok())
-                .count();
-            return (matching == 1)
-                .then_some(())
-                .ok_or(format!("{at}: {matching} of oneOf match"));
-        }
-        let types: Vec<&str> = match &schema["type"] {
-            Value::String(t) => vec![t.as_str()],
-            Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
-            _ => return Err(format!("{at}: schema without a type: {schema}")),
-        };
-        let actual = match v {
-            Value::Null => "null",
-            Value::Bool(_) => "boolean",
-            Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
-            Value::Number(_) => "number",
-            Value::String(_) => "string",
-            Value::Array(_) => "array",
-            Value::Object(_) => "object",
-        };
-        let fits = types.contains(&actual) || (actual == "integer" && types.contains(&"number"));
-        if !fits {
-            return Err(format!("{at}: {v} is {actual}, schema says {types:?}"));
-        }
-        if let (Some(n), Some(lo)) = (v.as_f64(), schema["minimum"].as_f64()) {
-            if n < lo {
-                return Err(format!("{at}: {n} below minimum {lo}"));
-            }
-        }
-        if let (Some(n), Some(hi)) = (v.as_f64(), schema["maximum"].as_f64()) {
-            if n > hi {
-                return Err(format!("{at}: {n} above maximum {hi}"));
-            }
-        }
-        if let Some(values) = schema["enum"].as_array() {
-            if !values.contains(v) {
-                return Err(format!("{at}: {v} not in {values:?}"));
-            }
-        }
-        if schema["format"] == "date" {
-            if let Some(s) = v.as_str() {
-                if Date::parse(s).is_none() {
-                    return Err(format!("{at}: {s} is not a date"));
-                }
-            }
-        }
-        match v {
-            Value::Array(items) => {
-                for (i, item) in items.iter().enumerate() {
-                    self.check(owner, &schema["items"], item, &format!("{at}[{i}]"))?;
-                }
-            }
-            Value::Object(fields) => {
-                let properties = schema["properties"]
-                    .as_object()
-                    .cloned()
-                    .unwrap_or_default();
-                for required in schema["required"].as_array().into_iter().flatten() {
-                    let name = required.as_str().unwrap_or_default();
-                    if !fields.contains_key(name) {
-                        return Err(format!("{at}: required `{name}` missing"));
-                    }
-                }
-                for (name, value) in fields {
-                    let Some(property) = properties.get(name) else {
-                        return Err(format!("{at}: `{name}` is not in the {owner} schema"));
-                    };
-                    self.seen.insert(format!("{owner}.{name}"));
-                    if value.is_null() {
-                        self.seen.insert(format!("{owner}.{name}=null"));
-                    }
-                    self.check(owner, property, value, &format!("{at}.{name}"))?;
-                }
-            }
-            _ => {}
-        }
-        Ok(())
-    }
 }
 
 /// Two meetings on one date (so `meetings` appears), a dead heat, a runner pulled up, a
@@ -293,13 +185,10 @@ fn rendered_documents_of_every_kind_validate_against_their_schemas() {
             },
         ),
     ];
-    let mut validator = Validator {
-        spec: &spec,
-        seen: BTreeSet::new(),
-    };
+    let mut validator = Validator::new(&spec);
     for (name, key) in cases {
         let reference = format!("#/components/schemas/{name}");
-        let (owner, schema) = validator.component(&reference);
+        let (owner, schema) = validator.component(&reference).expect("a schema");
         let v = doc(&s, key);
         if let Err(e) = validator.check(&owner, schema, &v, &format!("{key:?}")) {
             panic!("{name} does not match the document: {e}\n{v:#}");
@@ -357,7 +246,7 @@ fn rendered_documents_of_every_kind_validate_against_their_schemas() {
         .chain(discovery);
     for (name, page) in pages {
         let reference = format!("#/components/schemas/{name}");
-        let (owner, schema) = validator.component(&reference);
+        let (owner, schema) = validator.component(&reference).expect("a schema");
         let v: Value = serde_json::from_slice(&page).expect("json");
         if let Err(e) = validator.check(&owner, schema, &v, name) {
             panic!("{name} does not match the page: {e}\n{v:#}");
@@ -419,11 +308,10 @@ fn every_error_matches_its_documented_response_and_the_error_schema() {
             .block_on(axum::body::to_bytes(response.into_body(), 1 << 16))
             .expect("body");
         let body: Value = serde_json::from_slice(&body).expect("json");
-        let mut validator = Validator {
-            spec: &spec,
-            seen: BTreeSet::new(),
-        };
-        let (owner, schema) = validator.component("#/components/schemas/ErrorBody");
+        let mut validator = Validator::new(&spec);
+        let (owner, schema) = validator
+            .component("#/components/schemas/ErrorBody")
+            .expect("a schema");
         validator
             .check(&owner, schema, &body, &status)
             .unwrap_or_else(|e| panic!("{e}"));
@@ -452,7 +340,7 @@ fn every_operation_documents_the_key_errors_and_caching() {
         .expect("version")
         .starts_with("3.1"));
     let paths = spec["paths"].as_object().expect("paths");
-    assert_eq!(paths.len(), 18, "{:?}", paths.keys());
+    assert_eq!(paths.len(), 19, "{:?}", paths.keys());
     for (path, item) in paths {
         let op = &item["get"];
         let responses = op["responses"].as_object().expect("responses");

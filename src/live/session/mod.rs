@@ -39,9 +39,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::read_models::ReadModels;
 
+use super::frames::HeartbeatFrame;
 use super::outbox::{self, Outbox, Pending};
 use super::{frame, OddsDelta, OddsHub, Relay, CLOSE_GOING_AWAY};
-use protocol::{broken, SeqFrame};
+use protocol::broken;
 use subscriptions::{Floors, Targets};
 use topics::Handed;
 
@@ -326,7 +327,10 @@ impl<'a> Session<'a> {
                     // do deltas waiting for room: its `seq` would be ahead of them.
                     if room && Instant::now() >= self.last_sent_at + beat {
                         let seq = self.ctx.hub.latest();
-                        self.send(frame(&SeqFrame { r#type: "heartbeat", seq }));
+                        self.send(frame(&HeartbeatFrame {
+                            r#type: Default::default(),
+                            seq,
+                        }));
                     }
                     heartbeat.as_mut().reset(self.last_sent_at + beat);
                     Ok(())

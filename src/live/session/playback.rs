@@ -9,12 +9,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use racing_projections::OddsMove;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use tokio::time::{Instant, Sleep};
 
 use super::replay::CHUNK;
 use super::subscriptions::Target;
 use super::{internal, End, Session};
+use crate::live::frames::ReplayEndFrame;
 use crate::live::{frame, replayed_odds_frame_of};
 use crate::read_models::ReadModels;
 
@@ -78,17 +79,6 @@ enum Step {
     Wait,
     /// Every move has gone out.
     End,
-}
-
-/// `replay_end`: the replay of `date` (of one race, or the meeting: null) is over, after
-/// `moves` frames; `stopped` if the client stopped it.
-#[derive(Serialize)]
-struct ReplayEnd<'a> {
-    r#type: &'static str,
-    date: &'a str,
-    race_number: Option<u8>,
-    moves: u64,
-    stopped: bool,
 }
 
 #[derive(Deserialize)]
@@ -171,8 +161,8 @@ impl Playback {
 
     /// Its `replay_end` frame.
     fn end(&self, stopped: bool) -> axum::extract::ws::Utf8Bytes {
-        frame(&ReplayEnd {
-            r#type: "replay_end",
+        frame(&ReplayEndFrame {
+            r#type: Default::default(),
             date: &self.date,
             race_number: self.race,
             moves: self.sent,

@@ -1,14 +1,15 @@
 //! The protocol's messages: what a client may send, how it is read (size, rate, shape)
-//! and answered, and the frames of the server's own that are not odds.
+//! and answered (the frames it answers with are in `crate::live::frames`).
 
 use axum::extract::ws::Message;
 use racing_events::{Date, RaceNumber};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use super::playback::Speed;
 use super::subscriptions::Target;
 use super::topics::Topics;
 use super::{End, Session};
+use crate::live::frames::{ErrorFrame, PongFrame, WelcomeFrame};
 use crate::live::{frame, CLOSE_PROTOCOL, CLOSE_TOO_BIG};
 
 /// A client's message.
@@ -44,37 +45,11 @@ enum ClientMessage {
     ReplayStop,
 }
 
-#[derive(Serialize)]
-struct ErrorFrame<'a> {
-    r#type: &'static str,
-    error: &'a str,
-    message: &'a str,
-}
-
-/// A frame of a type and a sequence only: `heartbeat`.
-#[derive(Serialize)]
-pub(super) struct SeqFrame {
-    pub r#type: &'static str,
-    pub seq: u64,
-}
-
-#[derive(Serialize)]
-struct PongFrame {
-    r#type: &'static str,
-}
-
-#[derive(Serialize)]
-struct Welcome {
-    r#type: &'static str,
-    seq: u64,
-    heartbeat_ms: u128,
-}
-
 impl Session<'_> {
     /// The first frame of a connection: the latest sequence and the heartbeat interval.
     pub(super) fn welcome(&mut self, latest: u64) {
-        self.send(frame(&Welcome {
-            r#type: "welcome",
+        self.send(frame(&WelcomeFrame {
+            r#type: Default::default(),
             seq: latest,
             heartbeat_ms: self.ctx.limits.heartbeat.as_millis(),
         }));
@@ -83,7 +58,7 @@ impl Session<'_> {
     /// An `error` frame; the connection stays open.
     pub(super) fn error(&mut self, error: &str, message: &str) -> Result<(), End> {
         self.send(frame(&ErrorFrame {
-            r#type: "error",
+            r#type: Default::default(),
             error,
             message,
         }));
@@ -117,7 +92,9 @@ impl Session<'_> {
         match serde_json::from_str::<ClientMessage>(&text) {
             Err(e) => self.error("bad_request", &e.to_string()),
             Ok(ClientMessage::Ping) => {
-                self.send(frame(&PongFrame { r#type: "pong" }));
+                self.send(frame(&PongFrame {
+                    r#type: Default::default(),
+                }));
                 Ok(())
             }
             Ok(ClientMessage::Subscribe {

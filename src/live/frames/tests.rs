@@ -1,0 +1,164 @@
+//! The frame types against the bytes the server sends: the frames serialised from them
+//! are what went out before they moved here, and the `odds` and `snapshot` frames that
+//! `racing_projections` renders read back into their types and write out byte for byte.
+
+use racing_events::samples::{card, envelope, odds, odds_at};
+use racing_events::RunnerOdds;
+
+use super::*;
+use crate::live::{frame, odds_frame, race_snapshot, replayed_odds_frame_of};
+
+/// A frame read into `T` (unknown fields refused) and written again: the same bytes.
+fn round_trips<T: Serialize + for<'de> Deserialize<'de>>(text: &str) {
+    let read: T = serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    assert_eq!(serde_json::to_string(&read).expect("serialises"), text);
+}
+
+#[test]
+fn the_server_frames_serialise_as_they_always_have() {
+    let cases = [
+        (
+            frame(&WelcomeFrame {
+                r#type: WelcomeType,
+                seq: 7,
+                heartbeat_ms: 5000,
+            }),
+            r#"{"type":"welcome","seq":7,"heartbeat_ms":5000}"#,
+        ),
+        (
+            frame(&ErrorFrame {
+                r#type: ErrorType,
+                error: "bad_request",
+                message: "date must be \"YYYY-MM-DD\"",
+            }),
+            r#"{"type":"error","error":"bad_request","message":"date must be \"YYYY-MM-DD\""}"#,
+        ),
+        (
+            frame(&HeartbeatFrame {
+                r#type: HeartbeatType,
+                seq: 9,
+            }),
+            r#"{"type":"heartbeat","seq":9}"#,
+        ),
+        (frame(&PongFrame { r#type: PongType }), r#"{"type":"pong"}"#),
+        (
+            frame(&ReplayEndFrame {
+                r#type: ReplayEndType,
+                date: "2026-11-21",
+                race_number: None,
+                moves: 3,
+                stopped: true,
+            }),
+            r#"{"type":"replay_end","date":"2026-11-21","race_number":null,"moves":3,"stopped":true}"#,
+        ),
+    ];
+    for (sent, expected) in cases {
+        assert_eq!(sent.as_str(), expected);
+    }
+}
+
+#[test]
+fn odds_frames_live_and_replayed_read_back_into_their_type_byte_for_byte() {
+    let prices = [
+        RunnerOdds {
+            horse_no: "A1".into(),
+            win_odds: Some(3.5),
+            place_odds: None,
+        },
+        RunnerOdds {
+            horse_no: "B2".into(),
+            win_odds: Some(12.25),
+            place_odds: Some(2.5),
+        },
+        RunnerOdds {
+            horse_no: "C3".into(),
+            win_odds: None,
+            place_odds: Some(1.75),
+        },
+    ];
+    for venue in [Some("Sha Tin"), None] {
+        let live = odds_frame(
+            "2026-11-21",
+            venue,
+            3,
+            41,
+            "2026-11-21T04:05:06.123456789Z",
+            &prices,
+        );
+        round_trips::<OddsFrame>(&live);
+        let body = racing_projections::render_odds_move(
+            "2026-11-21",
+            venue,
+            3,
+            41,
+            "2026-11-21T04:05:06Z",
+            &prices,
+        );
+        let replayed = replayed_odds_frame_of(&body).expect("utf-8");
+        round_trips::<OddsFrame>(&replayed);
+        assert!(replayed.starts_with(r#"{"type":"odds","replay":true,"#));
+    }
+}
+
+#[test]
+fn snapshot_frames_read_back_into_their_type_byte_for_byte() {
+    let dir = tempfile::TempDir::new().expect("temp dir");
+    let store = racing_projections::Store::open(dir.path()).expect("store");
+    let events = [
+        card("2026-11-21", "Sha Tin", 1, &["A1", "B2"]),
+        card("2026-11-21", "Happy Valley", 1, &["C3"]),
+        odds("2026-11-21", 1, &[("A1", 3.5), ("B2", 2.1)]),
+        odds_at("2026-11-21", "Happy Valley", 1, &[("C3", 6.0)]),
+        odds("2026-11-25", 2, &[("K101", 4.2)]),
+    ];
+    for (i, e) in events.into_iter().enumerate() {
+        let mut batch = store.batch().expect("batch");
+        batch.apply(i as u64 + 1, 0, &envelope(e)).expect("apply");
+        batch.commit().expect("commit");
+    }
+    let mut frames = Vec::new();
+    for (date, race) in [("2026-11-21", 1), ("2026-11-25", 2), ("2026-11-30", 1)] {
+        frames.extend(race_snapshot(&store, date, race).expect("snapshot").frames);
+    }
+    // Two venues of a two-meeting date (each with `meetings`), one of a venue no card
+    // names (`venue` null), and a race with no odds at all.
+    assert_eq!(frames.len(), 4, "{frames:?}");
+    assert!(frames.iter().any(|f| f.contains("\"meetings\"")));
+    assert!(frames.iter().any(|f| f.contains("\"venue\":null")));
+    for f in &frames {
+        round_trips::<SnapshotFrame>(f);
+    }
+}
+
+#[test]
+fn the_new_frames_leave_out_what_they_were_not_given() {
+    let status = frame(&StatusFrame {
+        r#type: StatusType,
+        date: "2026-11-21",
+        venue: None,
+        race_number: 2,
+        seq: 12,
+        published_at: "2026-11-21T04:05:06Z",
+        status: "off",
+        reason: None,
+    });
+    assert_eq!(
+        status.as_str(),
+        r#"{"type":"status","date":"2026-11-21","venue":null,"race_number":2,"seq":12,"published_at":"2026-11-21T04:05:06Z","status":"off"}"#
+    );
+    let result =
+        serde_json::value::to_raw_value(&serde_json::json!({"date": "2026-11-21"})).expect("raw");
+    let sent = frame(&ResultFrame {
+        r#type: ResultType,
+        date: "2026-11-21",
+        venue: Some("Sha Tin"),
+        race_number: 2,
+        seq: 13,
+        published_at: "2026-11-21T04:05:06Z",
+        result: &result,
+    });
+    assert!(
+        sent.ends_with(r#""result":{"date":"2026-11-21"}}"#),
+        "the document as it is: {sent}"
+    );
+}
