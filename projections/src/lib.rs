@@ -20,6 +20,7 @@ mod people;
 mod scan;
 mod search;
 mod state;
+mod status;
 mod store;
 
 pub use batch::{Batch, BatchStats, MemState, Sealed};
