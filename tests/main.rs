@@ -13,6 +13,7 @@ mod keys;
 mod live;
 mod openapi;
 mod projector;
+mod race_status;
 mod rebuild;
 mod record;
 mod reliability;
