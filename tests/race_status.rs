@@ -111,6 +111,47 @@ async fn the_card_and_the_odds_document_carry_a_race_status_for_a_venue_or_every
 }
 
 #[tokio::test]
+async fn todays_card_carries_the_race_status() {
+    let zone = "Asia/Hong_Kong";
+    let tz = jiff::tz::TimeZone::get(zone).expect("zone");
+    let today = || {
+        jiff::Timestamp::now()
+            .to_zoned(tz.clone())
+            .date()
+            .to_string()
+    };
+    let day = today();
+    let nats = Nats::start().await;
+    let dir = tempfile::TempDir::new().expect("temp dir");
+    let mut app = App::start_with(&nats, dir.path(), |c| {
+        c.timezone = tz.clone();
+        c.timezone_name = zone.into();
+    })
+    .await;
+    publish(
+        &nats,
+        &mut app,
+        &[
+            envelope(card(&day, ST, 1, &["A1"])),
+            stamped(
+                status(&day, None, 1, RaceStatus::Open, None),
+                "2026-11-25T11:00:00Z",
+            ),
+        ],
+    )
+    .await;
+    let (code, body) = app.get("/api/v1/racecards/today").await;
+    // The day may have turned since: then today's card is another date's.
+    if today() == day {
+        assert_eq!(code, StatusCode::OK);
+        assert_eq!(
+            status_of(&race(&body, 1)),
+            [json!("open"), json!("2026-11-25T11:00:00Z"), Value::Null]
+        );
+    }
+}
+
+#[tokio::test]
 async fn a_result_finishes_a_race_with_a_status_and_leaves_one_without_none() {
     let events = [
         envelope(card(DAY, ST, 1, &["A1", "B2"])),
