@@ -549,6 +549,7 @@ impl Projector {
         metrics::counter!("racing_events_applied_total").increment(stats.applied);
         metrics::counter!("racing_events_duplicate_total").increment(stats.duplicates);
         metrics::counter!("racing_dead_letters_total").increment(stats.dead_letters);
+        metrics::counter!("racing_late_prices_total").increment(stats.late_prices);
         self.note_applied_ids(stats)
     }
 }
@@ -900,6 +901,7 @@ pub(crate) fn fold_decoded(
         done.duplicates += stats.duplicates;
         done.replayed += stats.replayed;
         done.dead_letters += stats.dead_letters;
+        done.late_prices += stats.late_prices;
         done.checkpoint = done.checkpoint.max(stats.checkpoint);
     };
     let mut batch = Taken::new(store, false, false)?;

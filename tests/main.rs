@@ -15,6 +15,7 @@ mod live;
 mod openapi;
 mod projector;
 mod raceday;
+mod race_status;
 mod rebuild;
 mod record;
 mod reliability;

@@ -330,7 +330,7 @@ impl Drop for SmallDisk {
 }
 
 /// The admin listener's answer at `path`, with its status.
-async fn admin_answer(app: &App, path: &str) -> (StatusCode, String) {
+pub(crate) async fn admin_answer(app: &App, path: &str) -> (StatusCode, String) {
     let res = reqwest::get(format!("{}{path}", app.admin))
         .await
         .expect("the admin listener answers");

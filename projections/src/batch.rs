@@ -78,6 +78,8 @@ pub struct BatchStats {
     pub id_run_lookups: u64,
     /// Of those, ids found in no run: the filter's false positives.
     pub id_false_positives: u64,
+    /// `OddsUpdated` applied for a race already off, finished, abandoned or void.
+    pub late_prices: u64,
 }
 
 /// Changes in progress: reads see the batch's own writes, and nothing reaches the tree
@@ -267,6 +269,7 @@ impl<'a> Batch<'a> {
     pub fn seal(mut self, mut changed: impl FnMut(&[u8])) -> Result<Sealed, StoreError> {
         let mut fold = std::mem::take(&mut self.fold);
         fold.render(&mut self)?;
+        self.stats.late_prices = fold.late_prices();
         let mut batch = sled::Batch::default();
         let mut docs = ChangedDocs::default();
         let writes = std::mem::take(&mut self.writes);

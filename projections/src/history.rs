@@ -1,10 +1,10 @@
 //! The read models as they stood at a point of the log, for `as_of` answers: a
 //! [`Records`] that answers each record with its version at that point. Source records
-//! (days, cards, results, scratchings, profiles) from the values their changes replaced,
-//! which the fold keeps, and the values they hold now; a horse's form entries from them
-//! and the versions they replaced; a race's odds from the odds journal since the venue's
-//! race was last retracted. The fold's own renders run over it, so an answer of the past
-//! is byte for byte what the service served then, and nothing replays the log.
+//! (days, cards, results, scratchings, statuses, profiles) from the values their changes
+//! replaced, which the fold keeps, and the values they hold now; a horse's form entries
+//! from them and the versions they replaced; a race's odds from the odds journal since the
+//! venue's race was last retracted. The fold's own renders run over it, so an answer of
+//! the past is byte for byte what the service served then, and nothing replays the log.
 
 use std::collections::BTreeMap;
 
@@ -154,13 +154,8 @@ impl AsOf<'_> {
                 }
             };
             if given.venue.as_deref() == venue {
-                let race = race.get_or_insert_with(RaceOdds::default);
-                race.seq = m.seq;
-                for r in given.odds {
-                    if let Some(win) = r.win_odds {
-                        race.runners.insert(r.horse_no, (win, m.seq));
-                    }
-                }
+                race.get_or_insert_with(RaceOdds::default)
+                    .apply(m.seq, &given.odds);
             }
             true
         };

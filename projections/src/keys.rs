@@ -167,6 +167,7 @@ pub fn is_versioned(key: &[u8]) -> bool {
         b"res\0",
         b"card\0",
         b"scr\0",
+        STATUS_PREFIX,
         b"doc\0profile\0",
         ODDS_PREFIX,
     ]
@@ -273,6 +274,16 @@ pub fn card(date: &str, race_number: u8, venue: &str) -> Vec<u8> {
 /// v1 feeder names no venue) at every venue of the date.
 pub fn scratched(date: &str, race_number: u8, venue: Option<&str>) -> Vec<u8> {
     scoped(b"scr", date, race_number, venue)
+}
+
+/// Prefix of the race statuses (`status.rs`).
+pub const STATUS_PREFIX: &[u8] = b"rst\0";
+
+/// The status of race `race_number` of `date`: at `venue`, or (`None`) as given without a
+/// venue, for the race of that number at every venue of the date. (`rst`, not `status`:
+/// `seen` stays the last kind of key.)
+pub fn status(date: &str, race_number: u8, venue: Option<&str>) -> Vec<u8> {
+    scoped(b"rst", date, race_number, venue)
 }
 
 /// `kind \0 date \0 race`, then `\0 venue` for one venue's race. The two never collide:

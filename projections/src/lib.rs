@@ -21,6 +21,7 @@ mod raceday;
 mod scan;
 mod search;
 mod state;
+mod status;
 mod store;
 
 pub use batch::{Batch, BatchStats, MemState, Sealed};

@@ -36,13 +36,43 @@ pub trait State: Records {
 }
 
 /// The current odds of a race (as given for one venue, as given for every venue, or the
-/// two merged): the latest price of each runner and the stream sequence that set it.
+/// two merged): the latest win and place price of each runner and the stream sequence
+/// that set each. A runner given only one of the two keeps its last other one.
 #[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RaceOdds {
     /// Sequence of the latest `OddsUpdated` folded in.
     pub seq: u64,
     /// Runner to `(win_odds, seq that set it)`.
     pub runners: BTreeMap<String, (f64, u64)>,
+    /// Runner to `(place_odds, seq that set it)` (feed v1.2). Left out of the record
+    /// while empty, so that a race given win prices only is stored as before.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub place: BTreeMap<String, (f64, u64)>,
+}
+
+impl RaceOdds {
+    /// Folds in the prices of one `OddsUpdated` at stream sequence `seq`.
+    pub(crate) fn apply(&mut self, seq: u64, odds: &[racing_events::RunnerOdds]) {
+        self.seq = seq;
+        for r in odds {
+            if let Some(win) = r.win_odds {
+                set_price(&mut self.runners, &r.horse_no, (win, seq));
+            }
+            if let Some(place) = r.place_odds {
+                set_price(&mut self.place, &r.horse_no, (place, seq));
+            }
+        }
+    }
+}
+
+/// Sets a runner's price, copying its number only for a runner not priced before.
+fn set_price(prices: &mut BTreeMap<String, (f64, u64)>, horse_no: &str, price: (f64, u64)) {
+    match prices.get_mut(horse_no) {
+        Some(slot) => *slot = price,
+        None => {
+            prices.insert(horse_no.to_owned(), price);
+        }
+    }
 }
 
 /// The record under `key`, decoded, if there is one.

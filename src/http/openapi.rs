@@ -294,7 +294,8 @@ half of the frames waiting for the connection, so live frames are never held up.
 
 Server messages:
 
-- `snapshot {date, venue, race_number, seq, odds: [{horse_no, win_odds}]}`: the `RaceOdds` \
+- `snapshot {date, venue, race_number, seq, status?, status_at?, status_reason?, odds: \
+[{horse_no, win_odds?, place_odds?}]}`: the `RaceOdds` \
 document with a `type` in front, one for each venue that runs the race (`venue` null where \
 none is known yet); before any delta for that race.
 - `odds {date, venue, race_number, seq, published_at, odds}`: one per odds update; `seq` is \

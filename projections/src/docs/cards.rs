@@ -4,6 +4,7 @@ use racing_events::{CardRunner, RaceCard};
 use serde::Serialize;
 
 use super::{main_meeting, to_json, venues, Meeting, Rendered};
+use crate::status::Status;
 
 /// The race card of a date (interface.md 2.4): races in ascending race number,
 /// scratched runners removed.
@@ -50,6 +51,22 @@ pub struct CardRace<'a> {
     distance: i64,
     /// Race class, carried as a string (`Class 4`, `Group 1`, `Griffin`).
     class: &'a str,
+    /// The race's status: left out for a race never given one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = super::RaceStatusName, required = false))]
+    status: Option<&'a str>,
+    /// When the race took its status (the `occurred_at` of the event that gave it, or of
+    /// the result that finished it); left out with `status`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(value_type = String, format = DateTime, required = false)
+    )]
+    status_at: Option<&'a str>,
+    /// Why, where the feed said; left out where it did not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, required = false))]
+    status_reason: Option<&'a str>,
     /// Declared runners, scratched ones removed.
     runners: Vec<CardRunnerDoc<'a>>,
 }
@@ -87,11 +104,13 @@ impl<'a> CardRunnerDoc<'a> {
     }
 }
 
-/// Renders the race-card documents of a date, without the scratched runners.
-pub(crate) fn render_cards(
+/// Renders the race-card documents of a date, without the scratched runners, each race
+/// with its status where it has one.
+pub(crate) fn render_cards<'s>(
     date: &str,
     meetings: &[Meeting<RaceCard>],
     scratched: impl Fn(&RaceCard, &str) -> bool,
+    status: impl Fn(&RaceCard) -> Option<&'s Status>,
 ) -> Rendered {
     let listed = venues(meetings);
     let main = main_meeting(meetings);
@@ -103,17 +122,23 @@ pub(crate) fn render_cards(
         let races: Vec<CardRace<'_>> = m
             .races
             .iter()
-            .map(|c| CardRace {
-                race_number: c.race_number,
-                race_name: &c.race_name,
-                distance: c.distance,
-                class: &c.class,
-                runners: c
-                    .runners
-                    .iter()
-                    .filter(|r| !scratched(c, &r.horse_no))
-                    .map(CardRunnerDoc::new)
-                    .collect(),
+            .map(|c| {
+                let [status, status_at, status_reason] = Status::fields(status(c));
+                CardRace {
+                    race_number: c.race_number,
+                    race_name: &c.race_name,
+                    distance: c.distance,
+                    class: &c.class,
+                    status,
+                    status_at,
+                    status_reason,
+                    runners: c
+                        .runners
+                        .iter()
+                        .filter(|r| !scratched(c, &r.horse_no))
+                        .map(CardRunnerDoc::new)
+                        .collect(),
+                }
             })
             .collect();
         let day = to_json(&CardDoc {

@@ -56,6 +56,35 @@ pub use {
     results::{ResultsDoc, SingleRace},
 };
 
+/// The schema of a race's `status` in the documents: one of the feed's words
+/// ([`racing_events::RaceStatus`]), listed from the same list the feed is validated by.
+#[cfg(feature = "openapi")]
+pub struct RaceStatusName;
+
+#[cfg(feature = "openapi")]
+impl utoipa::PartialSchema for RaceStatusName {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, Type};
+        let words = racing_events::RaceStatus::ALL.map(racing_events::RaceStatus::as_str);
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some(words))
+            .description(Some(
+                "Where the race stands: `open` (betting open), `suspended` (betting stopped \
+                 for a while), `off` (started), `finished` (run; result to come or in), \
+                 `abandoned` (will not be run), `void` (run but declared void).",
+            ))
+            .into()
+    }
+}
+
+#[cfg(feature = "openapi")]
+impl utoipa::ToSchema for RaceStatusName {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("RaceStatus")
+    }
+}
+
 /// A stored document as read: its `ETag`, the sequence it was last changed at and its
 /// bytes, sharing the store's buffer. Dereferences to the bytes (for a form, the framed
 /// record of [`FormDoc`]).

@@ -4,13 +4,15 @@ use serde::Serialize;
 
 use super::to_json;
 
-/// The current win odds of a race; the WebSocket's `snapshot` is this document with a
-/// `type` in front.
+/// The current odds of a race, and its status where it was given one; the WebSocket's
+/// `snapshot` is this document with a `type` in front.
 #[derive(Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "openapi", schema(as = RaceOdds, examples(json!({
     "date": "2026-11-21", "venue": "Sha Tin", "race_number": 1, "seq": 2770,
-    "odds": [{"horse_no": "CA206", "win_odds": 2.1}, {"horse_no": "E271", "win_odds": 3.5}]
+    "status": "open", "status_at": "2026-11-21T04:05:00Z",
+    "odds": [{"horse_no": "CA206", "win_odds": 2.1, "place_odds": 1.2},
+             {"horse_no": "E271", "win_odds": 3.5}]
 }))))]
 pub struct OddsDoc<'a> {
     /// Meeting date, `YYYY-MM-DD`.
@@ -32,20 +34,44 @@ pub struct OddsDoc<'a> {
     /// Stream sequence of the latest odds update of the race: resume the WebSocket from
     /// here with `since`.
     seq: u64,
+    /// The race's status: left out for a race never given one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = super::RaceStatusName, required = false))]
+    status: Option<&'a str>,
+    /// When the race took its status (the `occurred_at` of the event that gave it, or of
+    /// the result that finished it); left out with `status`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(value_type = String, format = DateTime, required = false)
+    )]
+    status_at: Option<&'a str>,
+    /// Why, where the feed said; left out where it did not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, required = false))]
+    status_reason: Option<&'a str>,
     /// Every runner with a price, in horse-number order.
     odds: Vec<RunnerOddsDoc<'a>>,
 }
 
-/// A runner's current win odds.
+/// A runner's current prices: win, place or both; a price the runner was never given is
+/// left out.
 #[derive(Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "openapi", schema(as = RunnerOdds))]
 pub struct RunnerOddsDoc<'a> {
     /// Brand number.
     horse_no: &'a str,
-    /// Decimal odds, stake included (at least 1.0): a winning 1-dollar bet returns this.
-    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
-    win_odds: f64,
+    /// Decimal win odds, stake included (at least 1.0): a winning 1-dollar bet returns
+    /// this.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, nullable = false))]
+    win_odds: Option<f64>,
+    /// Decimal place odds, stake included (at least 1.0): a placed 1-dollar bet returns
+    /// this.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, nullable = false))]
+    place_odds: Option<f64>,
 }
 
 /// Renders one applied `OddsUpdated` as the odds journal keeps it: `{date, venue,
@@ -88,28 +114,37 @@ pub fn published_at(unix_nanos: i128) -> String {
 }
 
 /// Renders the current odds of a race at `venue` (`None` where no venue of the race is
-/// known): `{date, venue, meetings?, race_number, seq, odds: [{horse_no, win_odds}]}`,
-/// runners in horse-number order. The WebSocket's `snapshot` is this document with a
-/// `type` in front.
+/// known), with its status (`None` for a race never given one): `{date, venue, meetings?,
+/// race_number, seq, status?, status_at?, status_reason?, odds: [{horse_no, win_odds?,
+/// place_odds?}]}`, runners in horse-number order. The WebSocket's `snapshot` is this
+/// document with a `type` in front.
 pub(crate) fn render_odds(
     date: &str,
     venue: Option<&str>,
     meetings: Option<&[String]>,
     race_number: u8,
     race: &crate::state::RaceOdds,
+    status: Option<&crate::status::Status>,
 ) -> Vec<u8> {
+    let [status, status_at, status_reason] = crate::status::Status::fields(status);
+    let mut horses: Vec<&String> = race.runners.keys().chain(race.place.keys()).collect();
+    horses.sort_unstable();
+    horses.dedup();
     to_json(&OddsDoc {
         date,
         venue,
         meetings,
         race_number,
         seq: race.seq,
-        odds: race
-            .runners
-            .iter()
-            .map(|(h, (o, _))| RunnerOddsDoc {
+        status,
+        status_at,
+        status_reason,
+        odds: horses
+            .into_iter()
+            .map(|h| RunnerOddsDoc {
                 horse_no: h,
-                win_odds: *o,
+                win_odds: race.runners.get(h).map(|(o, _)| *o),
+                place_odds: race.place.get(h).map(|(o, _)| *o),
             })
             .collect(),
     })

@@ -135,6 +135,8 @@ pub struct Fold {
     /// The versions of source records the batch made, written a record per record at
     /// render.
     versions: crate::history::Versions,
+    /// The price moves for races already off (`status.rs`).
+    late_prices: crate::status::LatePrices,
 }
 
 /// The odds of a date's races as given, by race and venue (`None`: for every venue).
@@ -168,7 +170,7 @@ impl Fold {
                 versions: &mut versions,
             },
             published,
-            &env.event,
+            env,
         );
         self.versions = versions;
         folded?;
@@ -181,9 +183,9 @@ impl Fold {
         &mut self,
         s: &mut Versioned<'_, S>,
         published: i128,
-        event: &Event,
+        env: &Envelope,
     ) -> Result<(), StoreError> {
-        let seq = s.seq;
+        let (seq, event) = (s.seq, &env.event);
         match event {
             Event::HorseProfileUpdated(p) => self.profile(s, p)?,
             Event::RaceCardDeclared(c) => self.card(s, c)?,
@@ -194,11 +196,27 @@ impl Fold {
                 write(s, key, &set);
                 self.card_days.insert(x.date.clone());
             }
-            Event::RaceResultPublished(r) => self.result(s, r)?,
-            Event::OddsUpdated(o) => self.odds(s, seq, published, o)?,
-            Event::RaceRetracted(r) => self.retract(s, r)?,
-            // Validated and kept in the log; no read model holds race statuses yet.
-            Event::RaceStatusChanged(_) => {}
+            Event::RaceResultPublished(r) => {
+                self.result(s, r)?;
+                if crate::status::finish(s, seq, &env.occurred_at, r)? {
+                    self.status_changed(&r.date);
+                }
+            }
+            Event::OddsUpdated(o) => {
+                self.late_prices.note(s, o)?;
+                self.odds(s, seq, published, o)?;
+            }
+            Event::RaceRetracted(r) => {
+                self.retract(s, r)?;
+                let n = race_no(r.race_number)?;
+                if crate::status::retract(s, &r.date, n, &r.venue)? {
+                    self.status_changed(&r.date);
+                }
+            }
+            Event::RaceStatusChanged(x) => {
+                crate::status::set(s, seq, &env.occurred_at, x)?;
+                self.status_changed(&x.date);
+            }
         }
         Ok(())
     }
@@ -312,16 +330,7 @@ impl Fold {
                 e.insert(stored.unwrap_or_default())
             }
         };
-        race.seq = seq;
-        for r in &o.odds {
-            let Some(win) = r.win_odds else { continue };
-            match race.runners.get_mut(&r.horse_no) {
-                Some(price) => *price = (win, seq),
-                None => {
-                    race.runners.insert(r.horse_no.clone(), (win, seq));
-                }
-            }
-        }
+        race.apply(seq, &o.odds);
         self.odds_seq = Some(self.odds_seq.unwrap_or(0).max(seq));
         Ok(())
     }
@@ -396,6 +405,20 @@ impl Fold {
             }
         }
         Ok(())
+    }
+
+    /// A race's status on `date` changed: the cards and odds documents that carry it are
+    /// rendered again.
+    fn status_changed(&mut self, date: &str) {
+        self.late_prices.forget();
+        self.card_days.insert(date.to_owned());
+        self.odds_days.insert(date.to_owned());
+    }
+
+    /// The price moves the batch applied for races already off, finished, abandoned or
+    /// void.
+    pub(crate) fn late_prices(&self) -> u64 {
+        self.late_prices.count()
     }
 
     /// Bytes of the odds moves held for the journal, not yet written.

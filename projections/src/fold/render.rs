@@ -12,6 +12,7 @@ use crate::docs::{self, Meeting};
 use crate::form::FormSource;
 use crate::keys::{self, DocKey};
 use crate::state::{read, write, RaceOdds, Records, State};
+use crate::status::{self, Status};
 use crate::StoreError;
 
 impl Fold {
@@ -250,8 +251,9 @@ fn cards_of(s: &impl Records, date: &str) -> Result<ByVenue, StoreError> {
     let day = Day::read(s, date)?;
     let mut meetings = Vec::with_capacity(day.cards.len());
     // Per race and venue: the scratchings given for it and those given for every
-    // venue's race of that number.
+    // venue's race of that number; its status.
     let mut scratched: BTreeMap<(i64, &str), BTreeSet<String>> = BTreeMap::new();
+    let mut statuses: BTreeMap<(i64, String), Status> = BTreeMap::new();
     for (venue, races) in &day.cards {
         let mut list = Vec::with_capacity(races.len());
         for &n in races {
@@ -263,6 +265,9 @@ fn cards_of(s: &impl Records, date: &str) -> Result<ByVenue, StoreError> {
                         .unwrap_or_default(),
                 );
                 scratched.insert((c.race_number, venue.as_str()), gone);
+                if let Some(st) = status::of_race(s, date, n, Some(venue))? {
+                    statuses.insert((c.race_number, venue.clone()), st);
+                }
                 list.push(c);
             }
         }
@@ -276,7 +281,8 @@ fn cards_of(s: &impl Records, date: &str) -> Result<ByVenue, StoreError> {
             .get(&(c.race_number, c.venue.as_str()))
             .is_some_and(|set| set.contains(horse))
     };
-    Ok(docs::render_cards(date, &meetings, is_scratched).days)
+    let status = |c: &RaceCard| statuses.get(&(c.race_number, c.venue.clone()));
+    Ok(docs::render_cards(date, &meetings, is_scratched, status).days)
 }
 
 /// The odds documents of race `n` of `date` (`day` its record), as `(venue, bytes)`: one
@@ -303,18 +309,23 @@ fn odds_of(
         let Some(view) = merged(every.as_ref(), own.as_ref()) else {
             continue;
         };
-        let doc = docs::render_odds(date, venue, listed.as_deref(), n, &view);
+        let st = status::of_race(s, date, n, venue)?;
+        let doc = docs::render_odds(date, venue, listed.as_deref(), n, &view, st.as_ref());
         if unnamed.is_none() || venue == main {
             unnamed = Some(doc.clone());
         }
         out.push((venue.map(str::to_owned), doc));
     }
     // No venue of the race is known: the odds given for every venue, if any.
-    let unnamed = unnamed.or_else(|| {
-        every
-            .as_ref()
-            .map(|race| docs::render_odds(date, None, listed.as_deref(), n, race))
-    });
+    let unnamed = match (unnamed, &every) {
+        (Some(doc), _) => Some(doc),
+        (None, Some(race)) => {
+            let st = status::of_race(s, date, n, None)?;
+            let doc = docs::render_odds(date, None, listed.as_deref(), n, race, st.as_ref());
+            Some(doc)
+        }
+        (None, None) => None,
+    };
     out.extend(unnamed.map(|doc| (None, doc)));
     Ok(out)
 }
@@ -435,10 +446,15 @@ fn merged(every: Option<&RaceOdds>, own: Option<&RaceOdds>) -> Option<RaceOdds> 
     };
     let mut view = base.clone();
     view.seq = base.seq.max(over.seq);
-    for (horse, &(price, seq)) in &over.runners {
-        let slot = view.runners.entry(horse.clone()).or_insert((price, seq));
-        if seq > slot.1 {
-            *slot = (price, seq);
+    for (prices, over) in [
+        (&mut view.runners, &over.runners),
+        (&mut view.place, &over.place),
+    ] {
+        for (horse, &(price, seq)) in over {
+            let slot = prices.entry(horse.clone()).or_insert((price, seq));
+            if seq > slot.1 {
+                *slot = (price, seq);
+            }
         }
     }
     Some(view)

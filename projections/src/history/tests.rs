@@ -5,9 +5,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use racing_events::samples::{
-    card, envelope, odds, odds_at, profile, result, retraction, runner, scratch, scratch_at,
+    card, envelope, odds, odds_at, odds_with_place, profile, result, retraction, runner, scratch,
+    scratch_at, status,
 };
-use racing_events::Envelope;
+use racing_events::{Envelope, RaceStatus};
 
 use crate::tests::tempdir;
 use crate::{answered, ChangeCursor, DocKey, Store};
@@ -18,15 +19,19 @@ const HV: &str = "Happy Valley";
 
 /// A log with what changes documents in every way: profiles and a rename, cards at two
 /// venues, scratchings for a venue and for every venue, odds for a venue and for every
-/// venue, results, an amendment that drops a runner, retractions, a race published again.
+/// venue, results, an amendment that drops a runner, retractions, a race published again,
+/// statuses for a venue and for every venue (one that a result finishes), place prices.
 fn log() -> Vec<Envelope> {
     [
         profile("A1", "ALPHA"),
         card(DAY, ST, 1, &["A1", "B2", "C3"]),
         card(DAY, HV, 1, &["D4", "E5"]),
         odds(DAY, 1, &[("A1", 3.0), ("D4", 4.0)]),
+        status(DAY, Some(ST), 1, RaceStatus::Open, None),
         odds_at(DAY, ST, 1, &[("A1", 2.5)]),
+        odds_with_place(DAY, Some(HV), 1, &[("D4", None, Some(1.6))]),
         scratch_at(DAY, ST, 1, "C3"),
+        status(DAY, None, 1, RaceStatus::Suspended, Some("reweigh")),
         scratch(DAY, 1, "E5"),
         result(
             DAY,
@@ -42,6 +47,7 @@ fn log() -> Vec<Envelope> {
             vec![runner(Some(1), "B2"), runner(Some(2), "C3")],
         ),
         odds_at(DAY, HV, 1, &[("D4", 5.0)]),
+        status(DAY, Some(HV), 1, RaceStatus::Off, None),
         retraction(DAY, HV, 1, "wrong venue"),
         card(DAY, ST, 2, &["A1", "C3"]),
         odds(DAY, 2, &[("C3", 6.0)]),

@@ -17,6 +17,7 @@ mod odds;
 mod records;
 mod results;
 mod retractions;
+mod status;
 mod store;
 
 fn env(event: Event) -> Envelope {

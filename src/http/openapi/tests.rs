@@ -4,9 +4,10 @@
 
 use axum::response::IntoResponse;
 use racing_events::samples::{
-    card, envelope, odds, odds_at, recorded_profile, result, retraction, runner, scratch,
+    card, envelope, odds, odds_at, odds_with_place, recorded_profile, result, retraction, runner,
+    scratch, status,
 };
-use racing_events::{Envelope, Event};
+use racing_events::{Envelope, Event, RaceStatus};
 use racing_projections::{DocKey, Fold, FormDoc, MemState, Role};
 use serde_json::Value;
 
@@ -41,9 +42,9 @@ fn doc(s: &MemState, key: DocKey<'_>) -> Value {
 
 /// Two meetings on one date (so `meetings` appears), a dead heat, a runner pulled up, a
 /// scratching, a profile, odds for a venue, for every venue and for a race no venue of
-/// which is known, a retracted race, the full Hong Kong record on a race and a profile
-/// (with an `lbw` that is no margin): every field of every document kind, and every
-/// nullable field both null and not.
+/// which is known, place prices, a race's status with a reason, a retracted race, the full
+/// Hong Kong record on a race and a profile (with an `lbw` that is no margin): every field
+/// of every document kind, and every nullable field both null and not.
 fn season() -> MemState {
     fold(season_events())
 }
@@ -81,6 +82,19 @@ fn season_events() -> Vec<Envelope> {
         card("2026-11-22", "Sha Tin", 1, &["E271"]),
         odds("2026-11-21", 1, &[("E271", 3.5), ("CA206", 2.1)]),
         odds_at("2026-11-21", "Happy Valley", 1, &[("B143", 6.0)]),
+        odds_with_place(
+            "2026-11-21",
+            Some("Happy Valley"),
+            1,
+            &[("B143", None, Some(1.9)), ("K101", None, Some(2.4))],
+        ),
+        status(
+            "2026-11-21",
+            Some("Sha Tin"),
+            1,
+            RaceStatus::Suspended,
+            Some("reweigh"),
+        ),
         odds("2026-11-25", 2, &[("K101", 4.2)]),
         result(
             "2026-11-15",
