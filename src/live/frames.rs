@@ -227,7 +227,8 @@ pub struct ReplayEndFrame<'a> {
 }
 
 /// A race's status changed (topic `status`).
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct StatusFrame<'a> {
     /// Which message this is.
     #[schema(inline)]
@@ -256,7 +257,8 @@ pub struct StatusFrame<'a> {
 }
 
 /// A runner was scratched (topic `scratchings`).
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ScratchingFrame<'a> {
     /// Which message this is.
     #[schema(inline)]
@@ -280,7 +282,8 @@ pub struct ScratchingFrame<'a> {
 }
 
 /// A race's result was published or amended (topic `results`).
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ResultFrame<'a> {
     /// Which message this is.
     #[schema(inline)]
@@ -301,11 +304,13 @@ pub struct ResultFrame<'a> {
     pub published_at: &'a str,
     /// The race's result document, exactly as HTTP serves it.
     #[schema(value_type = racing_projections::openapi::RaceResult)]
+    #[serde(borrow)]
     pub result: &'a RawValue,
 }
 
 /// A race was declared or its card amended (topic `cards`).
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct CardFrame<'a> {
     /// Which message this is.
     #[schema(inline)]
@@ -326,11 +331,13 @@ pub struct CardFrame<'a> {
     pub published_at: &'a str,
     /// The race as the day's card lists it.
     #[schema(value_type = racing_projections::openapi::CardRace)]
+    #[serde(borrow)]
     pub card: &'a RawValue,
 }
 
 /// A race's result or card was retracted (topics `results` and `cards`).
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct RetractionFrame<'a> {
     /// Which message this is.
     #[schema(inline)]

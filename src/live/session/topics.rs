@@ -9,48 +9,59 @@
 use std::collections::BTreeMap;
 
 use racing_projections::{DayEvent, DayKind};
+use serde::de::value::StrDeserializer;
+use serde::Deserialize;
 
 use super::replay::CHUNK;
 use super::subscriptions::Targets;
 use super::{internal, End, Session};
+use crate::live::frames::Topic;
 use crate::live::DayDelta;
 
-/// The topics a subscription follows, as a set.
+/// The topics a subscription follows, as a set: a bit for each [`Topic`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Topics(u8);
 
-/// Each topic: its name in `topics` and its bit.
-const NAMED: [(&str, u8); 5] = [
-    ("odds", 1),
-    ("status", 2),
-    ("scratchings", 4),
-    ("results", 8),
-    ("cards", 16),
+/// Every topic, in the order an error lists them.
+const ALL: [Topic; 5] = [
+    Topic::Odds,
+    Topic::Status,
+    Topic::Scratchings,
+    Topic::Results,
+    Topic::Cards,
 ];
+
+fn bit(topic: Topic) -> u8 {
+    1 << topic as u8
+}
+
+/// A topic's name, as the protocol writes it (the schema type's own serialisation).
+fn name(topic: Topic) -> String {
+    serde_json::to_value(topic)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
 
 impl Topics {
     /// Odds only: a subscribe without `topics`, and the connection before its first.
-    pub(crate) const ODDS: Topics = Topics(1);
-
-    /// The names of the topics, as the error message lists them.
-    pub(crate) fn names() -> impl Iterator<Item = &'static str> {
-        NAMED.iter().map(|(name, _)| *name)
-    }
+    pub(crate) const ODDS: Topics = Topics(1 << Topic::Odds as u8);
 
     /// The topics a `subscribe` names: odds where it names none.
     pub(crate) fn parse(names: Option<&[String]>) -> Result<Topics, String> {
         let Some(names) = names else {
             return Ok(Topics::ODDS);
         };
-        let known = || Topics::names().collect::<Vec<_>>().join(", ");
+        let known = || ALL.map(name).join(", ");
         let mut bits = 0;
-        for name in names {
-            match NAMED.iter().find(|(n, _)| n == name) {
-                Some((_, bit)) => bits |= bit,
-                None => {
-                    let name = racing_events::clip(name, 32);
+        for given in names {
+            let read = Topic::deserialize(StrDeserializer::<serde::de::value::Error>::new(given));
+            match read {
+                Ok(topic) => bits |= bit(topic),
+                Err(_) => {
+                    let given = racing_events::clip(given, 32);
                     return Err(format!(
-                        "topics: `{name}` is not a topic; they are {}",
+                        "topics: `{given}` is not a topic; they are {}",
                         known()
                     ));
                 }
@@ -62,27 +73,30 @@ impl Topics {
         Ok(Topics(bits))
     }
 
+    fn has_topic(self, topic: Topic) -> bool {
+        self.0 & bit(topic) != 0
+    }
+
     /// Whether odds frames (snapshots, deltas) are followed.
     pub(crate) fn odds(self) -> bool {
-        self.0 & 1 != 0
+        self.has_topic(Topic::Odds)
     }
 
     /// Whether any topic other than odds is.
     pub(crate) fn race_day(self) -> bool {
-        self.0 & !1 != 0
+        self.0 & !bit(Topic::Odds) != 0
     }
 
     /// Whether a race-day event of this kind is followed; a retraction is both a results
     /// and a cards matter.
     pub(crate) fn has(self, kind: DayKind) -> bool {
-        let bits = match kind {
-            DayKind::Status => 2,
-            DayKind::Scratching => 4,
-            DayKind::Result => 8,
-            DayKind::Card => 16,
-            DayKind::Retraction => 8 | 16,
-        };
-        self.0 & bits != 0
+        match kind {
+            DayKind::Status => self.has_topic(Topic::Status),
+            DayKind::Scratching => self.has_topic(Topic::Scratchings),
+            DayKind::Result => self.has_topic(Topic::Results),
+            DayKind::Card => self.has_topic(Topic::Cards),
+            DayKind::Retraction => self.has_topic(Topic::Results) || self.has_topic(Topic::Cards),
+        }
     }
 
     /// These topics but those of `other`, if any are left.
