@@ -76,8 +76,8 @@ const MAX_MOVES: usize = 4;
 
 impl Simulator {
     /// Today's races of `feed` (cards minus scratched runners, opening prices from its
-    /// `OddsUpdated` events), in race-number order. `seed` drives the drift, the going and
-    /// the results.
+    /// `OddsUpdated` events), in race-number order. `seed` drives the drift, the going, the
+    /// day's late scratchings and abandoned race, and the results.
     ///
     /// Events are applied in order as the projections would: a card replaces the race's
     /// card and its scratchings, a price replaces that runner's price. A starter with no
@@ -128,7 +128,7 @@ impl Simulator {
         }
     }
 
-    /// How many races today has: the bound of the `race` index of `tick` and `result`.
+    /// How many races today has: the bound of the `race` index of every method.
     pub fn races(&self) -> usize {
         self.races.len()
     }
