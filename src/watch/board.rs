@@ -235,10 +235,12 @@ impl Board {
                     runner.place = p.place_odds.or(runner.place);
                     self.moved.push(p.horse_no.clone());
                 }
+                // The whole gap in milliseconds: a `Span`'s milliseconds field alone would
+                // drop the seconds.
                 self.lag_ms = published_at
                     .parse::<jiff::Timestamp>()
                     .ok()
-                    .map(|t| (jiff::Timestamp::now() - t).get_milliseconds());
+                    .map(|t| jiff::Timestamp::now().as_millisecond() - t.as_millisecond());
                 // The race that moved last is the one shown, unless one was asked for.
                 self.shown = fixed.or(Some(n));
                 return true;

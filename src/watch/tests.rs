@@ -199,3 +199,16 @@ fn the_subscription_asks_for_the_race_days_topics_unless_refused() {
     let other = frame(r#"{"type":"error","error":"bad_request","message":"bad date"}"#);
     assert!(!refuses_topics(&other));
 }
+
+#[test]
+fn the_lag_counts_whole_seconds_too() {
+    let mut board = Board::default();
+    let published = jiff::Timestamp::now() - jiff::SignedDuration::from_millis(2_500);
+    let odds = format!(
+        r#"{{"type":"odds","date":"2026-11-23","race_number":3,"seq":11,"published_at":"{published}","odds":[{{"horse_no":"B2","win_odds":7.0}}]}}"#
+    );
+    board.apply(&frame(&odds), None);
+    // Within the test's own run time of the 2.5 s it was published before.
+    let lag = board.lag_ms.expect("a lag");
+    assert!((2_500..60_000).contains(&lag), "{lag} ms");
+}
