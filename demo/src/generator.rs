@@ -5,8 +5,8 @@ use std::cmp::Reverse;
 
 use jiff::civil::Date;
 use racing_events::{
-    CardRunner, Envelope, Event, HorseProfile, OddsUpdated, RaceCard, RaceResult, ResultRunner,
-    RunnerOdds, RunnerScratched,
+    CardRunner, Envelope, Event, HorseProfile, OddsUpdated, RaceCard, RaceResult, RaceStatus,
+    RaceStatusChanged, ResultRunner, RunnerOdds, RunnerScratched,
 };
 use rand::seq::SliceRandom;
 use rand::Rng;
@@ -17,8 +17,8 @@ use crate::draw::{envelope, normal, weighted};
 use crate::horses::{body_weight, Horse, JOCKEYS};
 use crate::races::{Kind, RacePlan, Venue};
 use crate::running::{
-    calls, finish_time, finishing_order, lbw, placings, prices, running_positions, winning_time,
-    NON_FINISHES,
+    calls, finish_time, finishing_order, lbw, place_price, placings, prices, running_positions,
+    winning_time, NON_FINISHES,
 };
 
 /// Handicap weights in pounds, as in HK: the top-rated runner carries the most.
@@ -95,7 +95,8 @@ impl Generator {
     }
 
     /// Declares a meeting to be run live (today's, or one the calendar declares after
-    /// it): cards, a scratching or two, and each race's opening odds.
+    /// it): cards, a scratching or two, and each race opened for betting (`open`) with its
+    /// opening win and place odds.
     pub(crate) fn live_meeting(&mut self, index: usize, plan: &MeetingPlan) {
         let races = self.declare(index, plan);
         let count = self.rng.random_range(1..=2);
@@ -114,16 +115,26 @@ impl Generator {
                 .map(|(r, win_odds)| RunnerOdds {
                     horse_no: self.horses[r.horse].no.clone(),
                     win_odds: Some(win_odds),
-                    place_odds: None,
+                    place_odds: Some(place_price(win_odds, starters.len())),
                 })
                 .collect();
+            let venue = Some(plan.venue.name().to_owned());
+            let opened = hk_time(plan.date, 9 * 60 + race.plan.number, 0);
+            let open = Event::RaceStatusChanged(RaceStatusChanged {
+                date: plan.date.to_string(),
+                venue: venue.clone(),
+                race_number: race.plan.number,
+                status: RaceStatus::Open.as_str().to_owned(),
+                reason: None,
+            });
+            self.push(open, opened.clone());
             let event = Event::OddsUpdated(OddsUpdated {
                 date: plan.date.to_string(),
-                venue: Some(plan.venue.name().to_owned()),
+                venue,
                 race_number: race.plan.number,
                 odds,
             });
-            self.push(event, hk_time(plan.date, 9 * 60 + race.plan.number, 0));
+            self.push(event, opened);
         }
     }
 

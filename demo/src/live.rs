@@ -1,6 +1,6 @@
-//! The demo run live, as a feeder runs: today's meeting raced (a price move a second, then
-//! each result), then the next racing day's declared and raced, and so on until told to
-//! stop. Where the events go is the feeder's to say: anything that can [`Publish`].
+//! The demo run live, as a feeder runs: today's meeting raced (a price move a second, a
+//! late scratching or two, then each race off, finished and its result), then the next
+//! racing day's declared and raced, and so on until told to stop. Where the events go is the feeder's to say: anything that can [`Publish`].
 
 use std::future::Future;
 use std::pin::Pin;
@@ -53,7 +53,9 @@ impl LiveDemo {
     /// `shutdown` completes: today's first, then the next racing day's, declared (cards,
     /// scratchings, opening odds) as soon as the one before is run, and so on, so that
     /// odds are always moving somewhere. Each race trades for `race_secs`, a price move a
-    /// second, then its result is published.
+    /// second (or the day's late scratching, see [`Simulator::trade`]), then goes `off`
+    /// (or is abandoned), is run for a twentieth of that, and is `finished` with its
+    /// result.
     ///
     /// Ends with the calendar (past the year 9999), or with the first error of
     /// `publisher`; refused events are logged and the run goes on.
@@ -93,8 +95,13 @@ impl LiveDemo {
     }
 }
 
-/// Runs one meeting live: a price move of the current race every second, and each race's
-/// result after `race_secs` of trading. `false` when `shutdown` came first.
+/// How much shorter a race's running is than its trading: real races take a minute or two
+/// of the half hour between them.
+const RUNNING_SHARE: u64 = 20;
+
+/// Runs one meeting live: each race trades for `race_secs` (a price move, or its late
+/// scratching, every second), goes off (or is abandoned), and after its running is
+/// finished with its result. `false` when `shutdown` came first.
 async fn run_meeting<P: Publish, F: Future<Output = ()>>(
     publisher: &mut P,
     simulator: &mut Simulator,
@@ -102,24 +109,45 @@ async fn run_meeting<P: Publish, F: Future<Output = ()>>(
     shutdown: &mut Pin<&mut F>,
 ) -> Result<bool, P::Error> {
     for race in 0..simulator.races() {
-        for _ in 0..race_secs {
-            tokio::select! {
-                () = shutdown.as_mut() => return Ok(false),
-                () = tokio::time::sleep(Duration::from_secs(1)) => {}
+        for second in 0..race_secs {
+            if !pause(shutdown, 1).await {
+                return Ok(false);
             }
             let now = jiff::Timestamp::now().to_string();
-            if let Some(update) = simulator.tick(race, &now) {
-                publisher.publish(&[update]).await?;
+            let events = simulator.trade(race, second, race_secs, &now);
+            if !events.is_empty() {
+                publisher.publish(&events).await?;
             }
         }
         let now = jiff::Timestamp::now().to_string();
-        if let Some(result) = simulator.result(race, &now) {
-            publisher.publish(&[result]).await?;
-            let date = simulator.date();
+        let date = simulator.date().to_owned();
+        if let Some(off) = simulator.off(race, &now) {
+            publisher.publish(&[off]).await?;
+        }
+        if !pause(shutdown, race_secs / RUNNING_SHARE).await {
+            return Ok(false);
+        }
+        let now = jiff::Timestamp::now().to_string();
+        let finished = simulator.finish(race, &now);
+        if finished.is_empty() {
+            tracing::info!(date, race = race + 1, "demo race abandoned");
+        } else {
+            publisher.publish(&finished).await?;
             tracing::info!(date, race = race + 1, "demo race run; result published");
         }
     }
     Ok(true)
+}
+
+/// Waits `secs` seconds; `false` when `shutdown` came first. No wait at all for 0.
+async fn pause<F: Future<Output = ()>>(shutdown: &mut Pin<&mut F>, secs: u64) -> bool {
+    if secs == 0 {
+        return true;
+    }
+    tokio::select! {
+        () = shutdown.as_mut() => false,
+        () = tokio::time::sleep(Duration::from_secs(secs)) => true,
+    }
 }
 
 /// Whether `shutdown` has completed, without waiting for it: a meeting's last result may

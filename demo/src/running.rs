@@ -72,6 +72,14 @@ pub(crate) fn prices(market: &[f64]) -> Vec<f64> {
         .collect()
 }
 
+/// The place price that goes with a win price of `win` in a field of `starters`, as the
+/// tote's place pool roughly pays: a fifth of the win odds against where three places pay
+/// (seven starters or more), a quarter where two do, to one decimal and never below evens.
+pub(crate) fn place_price(win: f64, starters: usize) -> f64 {
+    let share = if starters >= 7 { 5.0 } else { 4.0 };
+    ((1.0 + (win - 1.0) / share) * 10.0).round().max(10.0) / 10.0
+}
+
 /// Adding Gumbel noise to log-weights and sorting gives each runner a chance of winning
 /// in proportion to its weight (a Plackett-Luce race), so favourites win most often.
 pub(crate) fn finishing_order(rng: &mut ChaCha8Rng, truth: &[f64]) -> Vec<usize> {

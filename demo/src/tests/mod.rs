@@ -2,6 +2,7 @@
 
 mod calendar;
 mod live;
+mod raceday;
 mod season;
 mod simulator;
 

@@ -372,6 +372,13 @@ class CardRace(Model):
     race_name: str
     distance: int
     class_: str = _json("class")
+    status: str | None = None
+    """`open`, `suspended`, `off`, `finished`, `abandoned` or `void`; `None` for a race never
+    given a status."""
+    status_at: str | None = None
+    """When the race took its status, RFC 3339."""
+    status_reason: str | None = None
+    """Why, where the feed said."""
     runners: list[CardRunner]
 
 
@@ -420,16 +427,18 @@ class Meetings(Document):
 
 @dataclass(kw_only=True)
 class RunnerOdds(Model):
-    """A runner's win odds."""
+    """A runner's prices: win, place or both."""
 
     horse_no: str
-    win_odds: float
-    """Decimal, stake included."""
+    win_odds: float | None = None
+    """Decimal, stake included; `None` for a runner given a place price only."""
+    place_odds: float | None = None
+    """Decimal, stake included; `None` for a runner never given one."""
 
 
 @dataclass(kw_only=True)
 class RaceOdds(Document):
-    """The current win odds of a race."""
+    """The current odds of a race, and its status where it was given one."""
 
     date: datetime.date
     venue: str | None
@@ -438,6 +447,10 @@ class RaceOdds(Document):
     race_number: int
     seq: int
     """Stream sequence of the race's latest odds update."""
+    status: str | None = None
+    """As `CardRace.status`."""
+    status_at: str | None = None
+    status_reason: str | None = None
     odds: list[RunnerOdds]
 
     def to_pandas(self) -> Any:
@@ -468,7 +481,8 @@ class OddsHistory(Document):
     next: int | None
 
     def to_pandas(self) -> Any:
-        """One row per runner priced in a move: seq, published_at, venue, horse_no, win_odds."""
+        """One row per runner priced in a move: seq, published_at, venue, horse_no, win_odds,
+        place_odds."""
         return odds_frame(self.moves)
 
 

@@ -1,4 +1,8 @@
-//! The live simulation of one meeting: drifting win odds for each race, then its result.
+//! The live simulation of one meeting: drifting win and place odds for each race, then its
+//! result; `day` adds what happens around the prices (statuses, late scratchings, an
+//! abandoned race).
+
+mod day;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -13,12 +17,14 @@ use crate::draw::{envelope, normal};
 use crate::horses::body_weight;
 use crate::races::{race_plan, Ground, Kind, RacePlan, Venue, SHA_TIN_TURF};
 use crate::running::{
-    calls, finish_time, finishing_order, lbw, placings, running_positions, winning_time,
-    PAYOUT_RATE,
+    calls, finish_time, finishing_order, lbw, place_price, placings, running_positions,
+    winning_time, PAYOUT_RATE,
 };
 use crate::DemoFeed;
+use day::DayPlan;
 
-/// Live simulation of today's meeting: drifting win odds for each race, then its result.
+/// Live simulation of today's meeting: drifting win and place odds for each race, then its
+/// result, and the race day around them (see [`Simulator::trade`]).
 ///
 /// It starts from what `feed` declared for its `today` and draws everything else from its
 /// own seed, so that one seed replays the same afternoon. Races are addressed by index
@@ -38,8 +44,12 @@ struct LiveRace {
     starters: Vec<Starter>,
     /// Indices into the card's runners of those scratched, which the result lists as WV.
     scratched: Vec<usize>,
+    /// Indices into the card's runners of those scratched on the day, listed as WX.
+    late: Vec<usize>,
+    /// What the day holds for the race besides its prices.
+    plan: DayPlan,
     /// Rebuilt from the card, for the helpers that time a race.
-    plan: RacePlan,
+    race: RacePlan,
     going: &'static str,
 }
 
@@ -66,8 +76,8 @@ const MAX_MOVES: usize = 4;
 
 impl Simulator {
     /// Today's races of `feed` (cards minus scratched runners, opening prices from its
-    /// `OddsUpdated` events), in race-number order. `seed` drives the drift, the going and
-    /// the results.
+    /// `OddsUpdated` events), in race-number order. `seed` drives the drift, the going, the
+    /// day's late scratchings and abandoned race, and the results.
     ///
     /// Events are applied in order as the projections would: a card replaces the race's
     /// card and its scratchings, a price replaces that runner's price. A starter with no
@@ -106,10 +116,11 @@ impl Simulator {
                 _ => {}
             }
         }
-        let races = cards
+        let mut races: Vec<LiveRace> = cards
             .into_values()
             .map(|(card, out)| LiveRace::new(card, &out, &opening, ground))
             .collect();
+        day::plan(&mut rng, &mut races);
         Simulator {
             rng,
             date: feed.today.clone(),
@@ -117,7 +128,7 @@ impl Simulator {
         }
     }
 
-    /// How many races today has: the bound of the `race` index of `tick` and `result`.
+    /// How many races today has: the bound of the `race` index of every method.
     pub fn races(&self) -> usize {
         self.races.len()
     }
@@ -129,7 +140,8 @@ impl Simulator {
 
     /// The next price movement of race `race` (index from 0; past the last race, the last
     /// race): an `OddsUpdated` envelope for today's date and that race number listing the
-    /// 1 to 4 runners whose price changed, each once, in card order, with a fresh
+    /// 1 to 4 runners whose price changed, each once, in card order, each with its win
+    /// price and the place price that goes with it, with a fresh
     /// deterministic `event_id` and `occurred_at` = `now`, an RFC 3339 timestamp that the
     /// caller vouches for.
     ///
@@ -147,6 +159,7 @@ impl Simulator {
             .min(live.starters.len());
         let mut moved = index::sample(&mut self.rng, live.starters.len(), count).into_vec();
         moved.sort_unstable();
+        let field = live.starters.len();
         let odds = moved
             .into_iter()
             .map(|i| {
@@ -155,7 +168,7 @@ impl Simulator {
                 RunnerOdds {
                     horse_no: live.card.runners[starter.runner].horse_no.clone(),
                     win_odds: Some(decimal(starter.price)),
-                    place_odds: None,
+                    place_odds: Some(place_price(decimal(starter.price), field)),
                 }
             })
             .collect();
@@ -171,8 +184,8 @@ impl Simulator {
     /// The race's official result from the current prices (index as for `tick`): a
     /// `RaceResultPublished` envelope with every starter placed 1..n in an order drawn
     /// with win chances in proportion to 1/odds, times for the trip and going, and
-    /// `win_odds` the final prices; then every scratched runner as withdrawn (`WV`, with
-    /// no position, time or price). Venue, race name and distance come from the card,
+    /// `win_odds` the final prices; then every runner scratched before the day as withdrawn
+    /// (`WV`, with no position, time or price), and every one scratched on the day (`WX`). Venue, race name and distance come from the card,
     /// `occurred_at` is `now`.
     ///
     /// Each call runs the race again from the same prices: the caller decides when a race
@@ -187,8 +200,8 @@ impl Simulator {
             .map(|s| -decimal(s.price).ln())
             .collect();
         let order = finishing_order(&mut self.rng, &strength);
-        let winner = winning_time(&mut self.rng, &live.plan, live.going);
-        let lines = placings(&mut self.rng, &order, None, winner, live.plan.kind.prize());
+        let winner = winning_time(&mut self.rng, &live.race, live.going);
+        let lines = placings(&mut self.rng, &order, None, winner, live.race.kind.prize());
         let finish: Vec<(usize, i64)> = lines.iter().map(|p| (p.starter, p.position)).collect();
         let mut calls = running_positions(
             &mut self.rng,
@@ -213,10 +226,13 @@ impl Simulator {
                 ..unplaced(card)
             });
         }
-        let withdrawn = live.scratched.iter().map(|&i| ResultRunner {
-            status: Some("WV".to_owned()),
-            ..unplaced(&runners[i])
-        });
+        let before = live.scratched.iter().map(|&i| (i, "WV"));
+        let withdrawn = before
+            .chain(live.late.iter().map(|&i| (i, "WX")))
+            .map(|(i, code)| ResultRunner {
+                status: Some(code.to_owned()),
+                ..unplaced(&runners[i])
+            });
         let result = RaceResult {
             date: self.date.clone(),
             venue: live.card.venue.clone(),
@@ -267,7 +283,7 @@ impl LiveRace {
             && !SHA_TIN_TURF.iter().any(|&(d, _)| d == card.distance);
         // Only pace and distance matter for timing; an unknown class runs at Class 3 pace.
         let kind = Kind::parse(&card.class).unwrap_or(Kind::Handicap(3));
-        let plan = race_plan(
+        let race = race_plan(
             card.race_number,
             &card.race_name,
             kind,
@@ -275,11 +291,13 @@ impl LiveRace {
             all_weather,
         );
         LiveRace {
-            going: ground.going(&plan),
+            going: ground.going(&race),
             card,
             starters,
             scratched,
-            plan,
+            late: Vec::new(),
+            plan: DayPlan::default(),
+            race,
         }
     }
 }
