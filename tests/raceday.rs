@@ -477,14 +477,17 @@ async fn a_client_follows_the_demos_race_day_and_resumes_after_a_drop_with_nothi
         }
         m
     };
-    // Reads until `results` result frames came; every frame but snapshots and heartbeats.
-    async fn until_results(client: &mut Client, results: usize) -> Vec<(String, u64)> {
+    // Reads until `enough` says so of what came; every frame but snapshots and heartbeats.
+    async fn until(
+        client: &mut Client,
+        enough: impl Fn(&[(String, u64)]) -> bool,
+    ) -> Vec<(String, u64)> {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
         let mut got: Vec<(String, u64)> = Vec::new();
-        while got.iter().filter(|(t, _)| t == "result").count() < results {
+        while !enough(&got) {
             let frame = tokio::time::timeout_at(deadline, client.next_message())
                 .await
-                .unwrap_or_else(|_| panic!("{results} results in time; got {got:?}"));
+                .unwrap_or_else(|_| panic!("not enough in time; got {got:?}"));
             let kind = frame["type"].as_str().unwrap_or_default().to_owned();
             if kind == "snapshot" {
                 continue;
@@ -494,17 +497,23 @@ async fn a_client_follows_the_demos_race_day_and_resumes_after_a_drop_with_nothi
         }
         got
     }
+    let count = |got: &[(String, u64)], kind: &str| got.iter().filter(|(t, _)| t == kind).count();
     let mut client = Client::connect(&app).await;
     let start = app.store().checkpoint().expect("checkpoint");
     client.send(follow(Some(start))).await;
-    let first = until_results(&mut client, 1).await;
+    let first = until(&mut client, |got| count(got, "result") == 1).await;
     drop(client);
     let dropped_at = first.last().map(|(_, seq)| *seq).expect("frames");
     // Away while the next race runs.
     tokio::time::sleep(Duration::from_secs(3)).await;
     let mut client = Client::connect(&app).await;
     client.send(follow(Some(dropped_at))).await;
-    let second = until_results(&mut client, 2).await;
+    // At least one more result, and on to the day's late scratching where it is later.
+    let scratched = count(&first, "scratching") > 0;
+    let second = until(&mut client, |got| {
+        count(got, "result") >= 1 && (scratched || count(got, "scratching") > 0)
+    })
+    .await;
     let upto = second.last().map(|(_, seq)| *seq).expect("frames");
 
     let mut got = first;
