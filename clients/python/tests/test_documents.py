@@ -89,8 +89,14 @@ def test_every_schema_of_the_api_is_a_document_with_the_same_fields(openapi):
 
 
 def test_every_operation_of_the_api_has_a_client_method(openapi):
-    # The WebSocket is `live()`; the description itself and its HTML page are no documents.
-    served = set(openapi["paths"]) - {"/ws/live/odds", "/api/v1/openapi.json", "/api/v1/docs"}
+    # The WebSocket is `live()`; the descriptions (OpenAPI, and AsyncAPI of the socket) and
+    # their HTML page are no documents.
+    served = set(openapi["paths"]) - {
+        "/ws/live/odds",
+        "/api/v1/openapi.json",
+        "/api/v1/asyncapi.json",
+        "/api/v1/docs",
+    }
     # (API path, client method, the call it makes, the method's names of query parameters)
     methods = [
         ("/api/v1/meetings", "meetings", Endpoints.meetings(), {"from": "from_date", "to": "to_date"}),
