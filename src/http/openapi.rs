@@ -264,7 +264,7 @@ upgrade while the read models are still being built at start-up is a 503.
 
 All frames are JSON text with a `type`; each is described, with its schema, by the \
 AsyncAPI 3.0 document at `/asyncapi.json`. On connect the server sends \
-`{\"type\":\"welcome\",\"seq\":S,\"heartbeat_ms\":H}` (S: the latest odds sequence) and the \
+`{\"type\":\"welcome\",\"seq\":S,\"heartbeat_ms\":H}` (S: the latest position relayed) and the \
 connection starts subscribed to every race.
 
 Client messages:
@@ -277,7 +277,12 @@ with no gap and no duplicate. Live updates wait up to 250 ms after connecting fo
 client message, so send a resume at once: a `since` older than an `odds` frame already sent \
 on the connection, past the latest update, or more than 100,000 updates back is answered \
 with a `snapshot` instead.
-- `{\"type\":\"unsubscribe\",\"date\":D,\"race_number\":N}`: the same fields.
+- Optional `\"topics\"` on `subscribe`: any of `odds` (the default), `status`, `scratchings`, \
+`results`, `cards`. The race-day topics send `status`, `scratching`, `result`, `card` and \
+`retraction` frames, each with its event's `seq` and `published_at`, in stream order with the \
+odds frames; `since` resumes them too, and they are never conflated away.
+- `{\"type\":\"unsubscribe\",\"date\":D,\"race_number\":N}`: the same fields (with \
+`topics`, only those stop).
 - `{\"type\":\"ping\"}`: answered by `{\"type\":\"pong\"}`.
 - `{\"type\":\"replay\",\"date\":D,\"race_number\":N,\"speed\":X}`: plays back the date's \
 recorded odds (of one race if `race_number` is given) as `odds` frames exactly as they went \

@@ -72,14 +72,15 @@ tag!(ReplayStopType = "replay_stop");
 
 // ---- What the server sends. ----
 
-/// The first frame of a connection: the latest odds sequence and the heartbeat interval.
+/// The first frame of a connection: the latest position relayed and the heartbeat interval.
 /// The connection starts subscribed to every race.
 #[derive(Serialize, ToSchema)]
 pub struct WelcomeFrame {
     /// Which message this is.
     #[schema(inline)]
     pub r#type: WelcomeType,
-    /// The latest odds sequence when the connection opened.
+    /// The latest position relayed (an odds update's or a race-day event's) when the
+    /// connection opened.
     pub seq: u64,
     /// Milliseconds without other traffic after which a `heartbeat` is sent.
     #[schema(value_type = u64)]
@@ -183,7 +184,7 @@ pub struct HeartbeatFrame {
     /// Which message this is.
     #[schema(inline)]
     pub r#type: HeartbeatType,
-    /// The latest odds sequence the connection has been given or passed.
+    /// The latest position relayed (an odds update's or a race-day event's).
     pub seq: u64,
 }
 
