@@ -1,7 +1,9 @@
 //! `racing watch`: a live odds client in the terminal. It subscribes over the WebSocket
 //! like any client and shows a race's runners and prices updating in place, the last move
 //! highlighted, with the stream sequence and how long each update took to arrive. When
-//! standard output is not a terminal it writes one line per frame instead.
+//! standard output is not a terminal it writes one line per frame instead. With
+//! `--replay` it plays back the moves recorded for a meeting or a race instead, one line
+//! each, and ends with the replay.
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
@@ -33,6 +35,10 @@ pub struct WatchArgs {
     /// `/api/v1/odds/{date}/{race}`): every move after it is shown, none twice.
     #[arg(long)]
     pub since: Option<u64>,
+    /// Play back the moves recorded for the date (or `--race`) at this speed, 1 to 100
+    /// times as fast as they went live, one line each, and end with the replay.
+    #[arg(long, value_name = "SPEED", conflicts_with = "since")]
+    pub replay: Option<f64>,
 }
 
 /// A frame of the live odds protocol, as far as the watcher reads it.
@@ -54,6 +60,15 @@ enum Frame {
         seq: u64,
         published_at: String,
         odds: Vec<Price>,
+        /// A move played back by a replay, not a live one.
+        #[serde(default)]
+        replay: bool,
+    },
+    #[serde(rename = "replay_end")]
+    ReplayEnd {
+        date: String,
+        race_number: Option<u8>,
+        moves: u64,
     },
     Heartbeat {
         seq: u64,
@@ -132,6 +147,7 @@ impl Board {
                 seq,
                 published_at,
                 odds,
+                ..
             } => {
                 self.date.clone_from(date);
                 let race = self.races.entry(*race_number).or_default();
@@ -155,7 +171,7 @@ impl Board {
                 self.shown = fixed.or(Some(*race_number));
                 true
             }
-            Frame::Error { .. } | Frame::Other => false,
+            Frame::Error { .. } | Frame::ReplayEnd { .. } | Frame::Other => false,
         }
     }
 
@@ -181,12 +197,32 @@ impl Board {
                 date,
                 race_number,
                 seq,
+                published_at,
+                odds,
+                replay: true,
+            } => Some(format!(
+                "replay {date} race {race_number} seq {seq} at {published_at}: {}",
+                prices(odds)
+            )),
+            Frame::Odds {
+                date,
+                race_number,
+                seq,
                 odds,
                 ..
             } => Some(format!(
                 "odds {date} race {race_number} seq {seq} lag {} ms: {}",
                 self.lag_ms.map_or("?".to_owned(), |l| l.to_string()),
                 prices(odds)
+            )),
+            Frame::ReplayEnd {
+                date,
+                race_number,
+                moves,
+            } => Some(format!(
+                "replay_end {date} race {}: {}",
+                race_number.map_or("all".to_owned(), |r| r.to_string()),
+                crate::text::count(*moves, "move", "moves"),
             )),
             Frame::Error { error, message } => Some(format!("error {error}: {message}")),
             _ => None,
@@ -297,16 +333,20 @@ pub async fn run(args: WatchArgs) -> anyhow::Result<()> {
             e => anyhow::anyhow!("connecting to {ws}: {e}"),
         })?;
     let (mut tx, mut rx) = socket.split();
-    let mut subscribe = serde_json::json!({"type": "subscribe", "date": date});
+    let mut request = match args.replay {
+        Some(speed) => serde_json::json!({"type": "replay", "date": date, "speed": speed}),
+        None => serde_json::json!({"type": "subscribe", "date": date}),
+    };
     if let Some(race) = args.race {
-        subscribe["race_number"] = race.into();
+        request["race_number"] = race.into();
     }
     if let Some(since) = args.since {
-        subscribe["since"] = since.into();
+        request["since"] = since.into();
     }
-    tx.send(Message::Text(subscribe.to_string().into())).await?;
+    tx.send(Message::Text(request.to_string().into())).await?;
 
-    let terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
+    // A replay is a list of what was, to read or keep, not a board to watch.
+    let terminal = args.replay.is_none() && std::io::IsTerminal::is_terminal(&std::io::stdout());
     let names = if terminal {
         names(&args, &date).await
     } else {
@@ -344,6 +384,11 @@ pub async fn run(args: WatchArgs) -> anyhow::Result<()> {
             let Ok(frame) = serde_json::from_str::<Frame>(&text) else {
                 continue;
             };
+            if args.replay.is_some() {
+                if let Frame::Error { error, message } = &frame {
+                    bail!("the service refused the replay: {error}: {message}");
+                }
+            }
             let changed = board.apply(&frame, args.race);
             if terminal {
                 if changed {
@@ -361,6 +406,9 @@ pub async fn run(args: WatchArgs) -> anyhow::Result<()> {
                     Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(()),
                     other => other?,
                 }
+            }
+            if matches!(frame, Frame::ReplayEnd { .. }) {
+                return Ok(());
             }
         }
     }
@@ -409,5 +457,31 @@ mod tests {
         assert!(line.ends_with("B2 7"), "{line}");
         assert!(!board.apply(&frame(r#"{"type":"heartbeat","seq":12}"#), None));
         assert_eq!(board.seq, 12);
+    }
+
+    #[test]
+    fn a_replay_prints_each_recorded_move_then_how_many_there_were() {
+        let mut board = Board::default();
+        let moved = frame(
+            r#"{"type":"odds","replay":true,"date":"2026-11-21","venue":"Sha Tin","race_number":1,"seq":2771,"published_at":"2026-11-21T05:55:52Z","odds":[{"horse_no":"A1","win_odds":4.5}]}"#,
+        );
+        board.apply(&moved, Some(1));
+        assert_eq!(
+            board.line(&moved).as_deref(),
+            Some("replay 2026-11-21 race 1 seq 2771 at 2026-11-21T05:55:52Z: A1 4.5")
+        );
+        let end = |moves: u64| {
+            frame(&format!(
+                r#"{{"type":"replay_end","date":"2026-11-21","race_number":null,"moves":{moves},"stopped":false}}"#
+            ))
+        };
+        assert_eq!(
+            board.line(&end(1)).as_deref(),
+            Some("replay_end 2026-11-21 race all: 1 move")
+        );
+        assert_eq!(
+            board.line(&end(0)).as_deref(),
+            Some("replay_end 2026-11-21 race all: 0 moves")
+        );
     }
 }

@@ -8,6 +8,7 @@ mod browser;
 mod cluster;
 mod corrections;
 mod discovery;
+mod examples;
 mod history;
 mod keys;
 mod live;
