@@ -11,9 +11,10 @@ use crate::draw::normal;
 
 /// How far an opening price strays from the starting price, in log terms.
 const OPENING_SPREAD: f64 = 0.15;
-/// The moves between the opening and the last one before the off, and how many minutes
-/// before the off each comes.
-const MOVES_BEFORE_OFF: [i64; 2] = [25, 10];
+/// The moves between the opening and the last call, each by how many minutes before the
+/// off it comes: one, so that a race's market is three updates at most and the season's
+/// log stays small.
+const MOVES_BEFORE_OFF: [i64; 1] = [15];
 /// The last move, which brings every price to its starting price: minutes before the off.
 const LAST_CALL: i64 = 2;
 /// The most runners one intermediate move prices, as the live simulation moves them.
@@ -27,8 +28,8 @@ pub(crate) struct Times {
 }
 
 /// The price moves of `result`'s race before the off, each with its minutes after
-/// midnight in Hong Kong: the opening (every runner with a starting price), a move or two
-/// of a few runners each part of the way to their starting prices, then the last call,
+/// midnight in Hong Kong: the opening (every runner with a starting price), a move of a
+/// few runners part of the way to their starting prices, then the last call,
 /// which lists every runner whose price was not yet its starting price. Ids and prices come
 /// from `rng` alone, so that the rest of the season is what it would be without them.
 pub(crate) fn moves(
