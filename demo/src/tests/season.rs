@@ -71,8 +71,9 @@ fn priced(result: &RaceResult) -> BTreeMap<&str, f64> {
 
 #[test]
 fn every_past_race_trades_before_the_off_and_closes_at_its_starting_prices() {
-    // Each race's board, folded from its moves as they come, and how many moves it had.
-    let mut boards: BTreeMap<(&str, &str, i64), (BTreeMap<&str, f64>, usize)> = BTreeMap::new();
+    /// A race's board, folded from its moves as they come, and how many moves it had.
+    type Board<'a> = (BTreeMap<&'a str, f64>, usize);
+    let mut boards: BTreeMap<(&str, &str, i64), Board> = BTreeMap::new();
     let mut checked = 0;
     for env in &feed().events {
         match &env.event {
