@@ -140,8 +140,8 @@ pub struct ServeArgs {
         default_value = "racing data <keys@racing.invalid>"
     )]
     pub mail_from: String,
-    /// The site's address as subscribers reach it, for the links in their mail; unset:
-    /// `http://` and the API's address.
+    /// The site's address as subscribers reach it, for the links in their mail and the
+    /// pricing page's example; unset: `http://` and the API's address.
     #[arg(long, env = "RACING_PUBLIC_URL")]
     pub public_url: Option<String>,
     /// Whom the pricing page names for the plans sold by contact: an e-mail address (a
