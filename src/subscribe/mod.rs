@@ -556,14 +556,18 @@ async fn subscribe_confirmed(
             "Hello {name},\n\nyour API key for the {} plan of the racing data service:\n\n\
              {key}\n\nSend it with every request in the X-API-Key header, for example:\n\n\
              curl -H 'X-API-Key: {key}' \\\n  {}/api/v1/racecards/today\n\n\
-             It allows {} requests a second (bursts of {}) and {} live odds connections. \
+             It allows {} (bursts of {}) and {}. \
              Keep it secret; if it is lost or someone else may have it, replace it with the \
              form at {}/.\n",
             plan.name,
             signup.settings.public_url.trim_end_matches('/'),
-            plan.rate_per_sec,
+            crate::text::count(plan.rate_per_sec, "request a second", "requests a second"),
             plan.burst,
-            plan.live_connections,
+            crate::text::count(
+                plan.live_connections,
+                "live odds connection",
+                "live odds connections"
+            ),
             signup.settings.public_url.trim_end_matches('/'),
         );
         signup
