@@ -140,10 +140,15 @@ pub struct ServeArgs {
         default_value = "racing data <keys@racing.invalid>"
     )]
     pub mail_from: String,
-    /// The site's address as subscribers reach it, for the links in their mail; unset:
-    /// `http://` and the API's address.
+    /// The site's address as subscribers reach it, for the links in their mail and the
+    /// pricing page's example; unset: `http://` and the API's address.
     #[arg(long, env = "RACING_PUBLIC_URL")]
     pub public_url: Option<String>,
+    /// Whom the pricing page names for the plans sold by contact: an e-mail address (a
+    /// mailto link), a web address (a link) or any text; unset: "the operator of this
+    /// service".
+    #[arg(long, env = "RACING_CONTACT")]
+    pub contact: Option<String>,
     /// Hours a link in a subscription mail may be followed.
     #[arg(long, env = "RACING_LINK_TTL_HOURS", default_value_t = 24)]
     pub link_ttl_hours: u64,
@@ -289,6 +294,7 @@ impl TryFrom<ServeArgs> for Config {
             smtp_url: a.smtp_url.filter(|u| !u.trim().is_empty()),
             mail_from: a.mail_from,
             public_url: a.public_url.unwrap_or_default(),
+            contact: a.contact.filter(|c| !c.trim().is_empty()),
             link_ttl: hours(a.link_ttl_hours.max(1)),
             max_keys_per_address: a.max_keys_per_address.max(1),
             grace: hours(a.replaced_key_grace_hours),
@@ -392,6 +398,7 @@ impl Config {
                 smtp_url: None,
                 mail_from: "racing data <keys@racing.invalid>".into(),
                 public_url: String::new(),
+                contact: None,
                 link_ttl: Duration::from_secs(24 * 3600),
                 max_keys_per_address: 3,
                 grace: Duration::from_secs(24 * 3600),

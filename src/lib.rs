@@ -22,6 +22,7 @@ pub mod rebuild;
 pub mod retry;
 pub mod subscribe;
 pub mod supervise;
+pub mod text;
 pub mod watch;
 
 pub use app::Application;

@@ -240,19 +240,28 @@ fn banner(app: &Application, host: &str) -> String {
         lines.push(format!(
             "  try:        curl -H 'X-API-Key: {key}' 'http://{host}/api/v1/racecards/today'"
         ));
-        if let Some(e) = app.demo_example() {
+        let example = app.demo_example();
+        if let Some(e) = example {
             let curl = format!("              curl -H 'X-API-Key: {key}' 'http://{host}/api/v1");
             lines.push(format!("{curl}/results/{}/{}'", e.date, e.race_number));
             lines.push(format!("{curl}/horses/{}/form?limit=5'", e.horse_no));
+        }
+        // The program as it was started, so that the line runs as it is, wherever it was
+        // built or installed.
+        let program = std::env::current_exe()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| "racing".to_owned());
+        lines.push(format!(
+            "              {program} watch --url http://{host} --key {key}"
+        ));
+        if let Some(e) = example {
             // The README's examples use these, so they answer on any day.
+            let seq = e.opening_seq.map_or(String::new(), |s| format!(" SEQ={s}"));
             lines.push(format!(
-                "  shell:      export KEY={key} DAY={} RACE={} HORSE={}",
+                "  shell:      export KEY={key} URL=http://{host} DAY={} RACE={} HORSE={}{seq}",
                 e.date, e.race_number, e.horse_no
             ));
         }
-        lines.push(format!(
-            "              racing watch --url http://{host} --key {key}"
-        ));
     }
     lines.join("\n")
 }

@@ -9,6 +9,7 @@ mod cluster;
 mod corrections;
 mod discovery;
 mod documents;
+mod examples;
 mod history;
 mod keys;
 mod live;

@@ -646,6 +646,44 @@ async fn a_recipient_the_relay_refuses_is_set_aside_and_later_mail_still_goes() 
     assert_eq!(smtp.messages().len(), 3, "nothing for the refused address");
 }
 
+#[tokio::test]
+async fn a_link_copied_with_a_line_end_works_and_a_cut_one_is_told_apart_from_a_used_one() {
+    let nats = Nats::start().await;
+    let smtp = Smtp::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let mut app = start(&nats, dir.path(), &smtp, |_| {}).await;
+    todays_card(&nats, &mut app).await;
+    let mut cy = Visitor::new(&app);
+    let (status, page) = cy.subscribe("cy@example.com", "trial").await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    let link = link_in(&smtp.message(1).await);
+
+    // Cut short on its way: a page that says so, not one that says it was used.
+    let (status, page) = cy.open(&link[..link.len() - 1]).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{page}");
+    assert!(page.contains("incomplete"), "{page}");
+    assert!(!page.contains("used already"), "{page}");
+
+    // Copied with the message's line end (a carriage return, `%0D`) and a space: it works,
+    // and the button's post, which carries the token as the page got it, too.
+    let (status, page) = cy.open(&format!("{link}%0D%20")).await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    let token = hidden(&page, "token").expect("the link's token in the page");
+    let (status, page) = cy
+        .post("/confirm", &[("token", &format!("{token}\r\n"))])
+        .await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    let key = key_in(&smtp.message(2).await);
+    api_becomes(&app, &key, StatusCode::OK).await;
+
+    // Used, with or without the line end: gone, and said so.
+    for used in [link.clone(), format!("{link}%0D")] {
+        let (status, page) = cy.open(&used).await;
+        assert_eq!(status, StatusCode::GONE, "{used}: {page}");
+        assert!(page.contains("used already"), "{page}");
+    }
+}
+
 /// Polls until `key` gets `status`; fails after `within`.
 async fn api_becomes_within(app: &App, key: &str, status: StatusCode, within: Duration) {
     let deadline = tokio::time::Instant::now() + within;

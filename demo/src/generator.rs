@@ -1,5 +1,6 @@
 //! The season's generator: fields picked from the horses, cards, scratchings, opening
-//! odds, and the results of past meetings, as feed events in publishing order.
+//! odds, and the price moves and results of past meetings, as feed events in publishing
+//! order.
 
 use std::cmp::Reverse;
 
@@ -15,6 +16,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::calendar::{Incident, MeetingPlan};
 use crate::draw::{envelope, normal, weighted};
 use crate::horses::{body_weight, Horse, JOCKEYS};
+use crate::market::{self, Times};
 use crate::races::{Kind, RacePlan, Venue};
 use crate::running::{
     calls, finish_time, finishing_order, lbw, place_price, placings, prices, running_positions,
@@ -51,6 +53,9 @@ struct Start {
 /// The one RNG and the state that the season builds up: horses' records and the events.
 pub(crate) struct Generator {
     pub(crate) rng: ChaCha8Rng,
+    /// Past races' price moves draw from a stream of their own, so that the rest of the
+    /// season is what it was before they were recorded.
+    pub(crate) market: ChaCha8Rng,
     pub(crate) horses: Vec<Horse>,
     pub(crate) events: Vec<Envelope>,
 }
@@ -85,6 +90,15 @@ impl Generator {
             let incident = incidents.next().unwrap_or_default();
             let (result, starts) = self.run(plan, race, &out, incident);
             self.record(&starts);
+            let times = Times {
+                opening: 9 * 60 + race.plan.number,
+                post: plan.post_time(race.plan.number),
+            };
+            for (minutes, odds) in market::moves(&mut self.market, &result, &times) {
+                let at = hk_time(plan.date, minutes, 0);
+                let moved = envelope(&mut self.market, Event::OddsUpdated(odds), at);
+                self.events.push(moved);
+            }
             let at = hk_time(
                 plan.date,
                 plan.post_time(race.plan.number) + 3,

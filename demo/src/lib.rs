@@ -9,6 +9,7 @@ mod draw;
 mod generator;
 mod horses;
 mod live;
+mod market;
 mod races;
 mod running;
 mod simulator;
@@ -35,7 +36,8 @@ use races::Venue;
 #[derive(Debug, Clone)]
 pub struct DemoFeed {
     /// Of a season: profiles first, then each meeting in date order: cards, scratchings,
-    /// then results (past meetings) or opening odds (today's meeting). The last meeting
+    /// then each race's price moves before the off and its result (past meetings), or
+    /// opening odds (today's meeting). The last meeting
     /// run shows a feeder's correction: its first result is published under the other
     /// racecourse, retracted there (`RaceRetracted`), then published right. Of a meeting
     /// that [`Calendar::next_meeting`] declares: that meeting's cards, scratchings and
@@ -59,23 +61,36 @@ pub struct Example {
     pub race_number: i64,
     /// That race's winner (a horse with a profile and form).
     pub horse_no: String,
+    /// The race's opening prices' place in the feed's events, from 1: their stream
+    /// sequence in a stream that held nothing before the season (the only one demo mode
+    /// publishes it into), so an `as_of` that shows the market as it opened.
+    pub opening_seq: Option<u64>,
 }
 
 impl DemoFeed {
-    /// The last race with a result, and its winner.
+    /// The last race with a result, its winner, and where its market opened.
     pub fn example(&self) -> Option<Example> {
-        self.events.iter().rev().find_map(|e| match &e.event {
-            Event::RaceResultPublished(r) => Some(Example {
-                date: r.date.clone(),
-                race_number: r.race_number,
-                horse_no: r
-                    .runners
-                    .iter()
-                    .find(|x| x.position == Some(1))?
-                    .horse_no
-                    .clone(),
-            }),
-            _ => None,
+        let (date, race_number, horse_no) =
+            self.events.iter().rev().find_map(|e| match &e.event {
+                Event::RaceResultPublished(r) => Some((
+                    r.date.clone(),
+                    r.race_number,
+                    r.runners
+                        .iter()
+                        .find(|x| x.position == Some(1))?
+                        .horse_no
+                        .clone(),
+                )),
+                _ => None,
+            })?;
+        let opening = self.events.iter().position(|e| {
+            matches!(&e.event, Event::OddsUpdated(o) if o.date == date && o.race_number == race_number)
+        });
+        Some(Example {
+            opening_seq: opening.map(|i| i as u64 + 1),
+            date,
+            race_number,
+            horse_no,
         })
     }
 }
@@ -96,8 +111,12 @@ pub fn season_and_calendar(seed: u64, today: Date) -> (DemoFeed, Calendar) {
     let plans = plan_meetings(&mut rng, today, &mut pattern);
     let past_races = plans.iter().rev().skip(1).map(|m| m.races.len()).sum();
     let mut incidents = plan_incidents(&mut rng, past_races).into_iter();
+    let mut market = ChaCha8Rng::seed_from_u64(seed);
+    // The season's stream is 0, the misfiled result's 1, the simulator's dates' digits.
+    market.set_stream(2);
     let mut generator = Generator {
         rng,
+        market,
         horses,
         events: Vec::new(),
     };
@@ -156,7 +175,7 @@ fn misfile_first_result(seed: u64, events: &mut Vec<Envelope>, meeting: &Meeting
     };
     let occurred_at = events[at].occurred_at.clone();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    // The season's stream is 0 and the simulator's are dates' digits.
+    // See `season_and_calendar` for the other streams.
     rng.set_stream(1);
     let slip = [
         Event::RaceResultPublished(wrong),

@@ -182,8 +182,8 @@ pub async fn rebuild(args: AdminArgs) -> anyhow::Result<ExitCode> {
     match status.state {
         State::Done => {
             println!(
-                "rebuilt: {} messages folded, checkpoint {}, now serving from {}{}",
-                status.folded,
+                "rebuilt: {} folded, checkpoint {}, now serving from {}{}",
+                crate::text::count(status.folded, "message", "messages"),
                 status.checkpoint,
                 status.directory.as_deref().unwrap_or("?"),
                 held(status.held_secs)

@@ -497,8 +497,9 @@ pub fn name_text(s: &str) -> Result<&str, ApiError> {
         Ok(s)
     } else {
         Err(ApiError::BadRequest(format!(
-            "name `{}` is {n} characters: a search takes {min} to {max}",
-            clip(s)
+            "name `{}` is {}: a search takes {min} to {max}",
+            clip(s),
+            crate::text::count(n, "character", "characters")
         )))
     }
 }
@@ -655,3 +656,23 @@ impl Param for PersonId {
 }
 
 as_str!(NameText, PersonId);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_search_text_s_length_reads_right_for_one_character() {
+        let message = |text: &str| match name_text(text) {
+            Err(ApiError::BadRequest(m)) => m,
+            other => panic!("a 400 for `{text}`, not {other:?}"),
+        };
+        assert!(message("x").contains("is 1 character:"), "{}", message("x"));
+        let long = "a".repeat(51);
+        assert!(
+            message(&long).contains("is 51 characters:"),
+            "{}",
+            message(&long)
+        );
+    }
+}

@@ -52,8 +52,13 @@ pub struct Settings {
     pub smtp_url: Option<String>,
     /// The sender of every message.
     pub mail_from: String,
-    /// The base of the links in messages, e.g. `https://racing.example.com`.
+    /// The base of the links in messages and of the pricing page's example, e.g.
+    /// `https://racing.example.com`.
     pub public_url: String,
+    /// How the pricing page tells visitors to reach the operator about the plans sold by
+    /// contact: an e-mail or web address, or any text; `None`: "the operator of this
+    /// service".
+    pub contact: Option<String>,
     /// How long a link in a message may be followed.
     pub link_ttl: Duration,
     /// Most keys one address may hold (one per plan).
@@ -121,8 +126,10 @@ impl Signup {
         )
     }
 
-    fn hours(&self) -> u64 {
-        self.settings.link_ttl.as_secs().div_ceil(3600)
+    /// How long a link may be followed, as a message says it: `24 hours`, `1 hour`.
+    fn hours(&self) -> String {
+        let hours = self.settings.link_ttl.as_secs().div_ceil(3600);
+        crate::text::count(hours, "hour", "hours")
     }
 }
 
@@ -171,7 +178,10 @@ fn too_many(wait: Duration) -> Response {
     let mut response = problem(
         StatusCode::TOO_MANY_REQUESTS,
         "Too many requests",
-        &format!("Please come back in {minutes} minutes."),
+        &format!(
+            "Please come back in {}.",
+            crate::text::count(minutes, "minute", "minutes")
+        ),
     );
     if let Ok(v) = HeaderValue::from_str(&wait.as_secs().max(1).to_string()) {
         response.headers_mut().insert(header::RETRY_AFTER, v);
@@ -276,7 +286,7 @@ fn internal(e: anyhow::Error) -> Response {
 
 async fn pricing(State(signup): State<Arc<Signup>>, headers: HeaderMap) -> Response {
     with_form(&signup, &headers, |token| {
-        pages::pricing(&signup.settings.plans, token, "/docs")
+        pages::pricing(&signup.settings, token, "/docs")
     })
 }
 
@@ -340,7 +350,7 @@ async fn subscribe(
     // before that, so the form cannot carry a stranger's message to any address.
     let body = format!(
         "Hello,\n\nto confirm your subscription to the {} plan of the racing data \
-         service, open this link within {} hours and press the button:\n\n{}\n\n\
+         service, open this link within {} and press the button:\n\n{}\n\n\
          If you did not ask for this, ignore this message: nothing happens without it.\n",
         plan.name,
         signup.hours(),
@@ -358,7 +368,7 @@ async fn subscribe(
             "Check your e-mail",
             &format!(
                 "We sent a link to {email} to confirm the address. Your key comes in the \
-                 next message once you have followed it, within {} hours.",
+                 next message once you have followed it, within {}.",
                 signup.hours()
             ),
         ),
@@ -379,6 +389,12 @@ struct LinkForm {
 
 fn link_problem(error: LinkError) -> Response {
     match error {
+        LinkError::Damaged => problem(
+            StatusCode::BAD_REQUEST,
+            "This link is incomplete",
+            "Part of it was lost or changed on the way here. Copy the whole link from the \
+             message, or open it from the message itself.",
+        ),
         LinkError::Unknown => problem(
             StatusCode::GONE,
             "This link cannot be used",
@@ -502,8 +518,8 @@ async fn subscribe_confirmed(
             }
             if record.subscriptions.len() >= signup.settings.max_keys_per_address {
                 return Ok(format!(
-                    "{email} holds {} keys already, the most one address may hold.",
-                    record.subscriptions.len()
+                    "{email} holds {} already, the most one address may hold.",
+                    crate::text::count(record.subscriptions.len(), "key", "keys")
                 ));
             }
         }
@@ -540,14 +556,18 @@ async fn subscribe_confirmed(
             "Hello {name},\n\nyour API key for the {} plan of the racing data service:\n\n\
              {key}\n\nSend it with every request in the X-API-Key header, for example:\n\n\
              curl -H 'X-API-Key: {key}' \\\n  {}/api/v1/racecards/today\n\n\
-             It allows {} requests a second (bursts of {}) and {} live odds connections. \
+             It allows {} (bursts of {}) and {}. \
              Keep it secret; if it is lost or someone else may have it, replace it with the \
              form at {}/.\n",
             plan.name,
             signup.settings.public_url.trim_end_matches('/'),
-            plan.rate_per_sec,
+            crate::text::count(plan.rate_per_sec, "request a second", "requests a second"),
             plan.burst,
-            plan.live_connections,
+            crate::text::count(
+                plan.live_connections,
+                "live odds connection",
+                "live odds connections"
+            ),
             signup.settings.public_url.trim_end_matches('/'),
         );
         signup
@@ -598,7 +618,7 @@ async fn replace(
         pages::message(
             "Check your e-mail",
             &format!(
-                "If {email} holds a key, we sent it a link to replace it, valid for {} hours.",
+                "If {email} holds a key, we sent it a link to replace it, valid for {}.",
                 signup.hours()
             ),
         ),
@@ -636,7 +656,7 @@ async fn offer_replacement(signup: &Signup, email: &str, compromised: bool) -> a
     };
     let body = format!(
         "Hello {},\n\nto replace your racing data API keys, open this link within \
-         {} hours and press the button:\n\n{}\n\n{what}\n\nIf you did not ask for \
+         {} and press the button:\n\n{}\n\n{what}\n\nIf you did not ask for \
          this, ignore this message: nothing changes without it.\n",
         record.name,
         signup.hours(),
@@ -733,8 +753,8 @@ async fn replace_confirmed(
             .to_owned()
     } else {
         format!(
-            "Your old keys keep working for {} hours, then stop.",
-            signup.settings.grace.as_secs() / 3600
+            "Your old keys keep working for {}, then stop.",
+            crate::text::count(signup.settings.grace.as_secs() / 3600, "hour", "hours")
         )
     };
     // The new keys go out whatever else failed: the record names them now.

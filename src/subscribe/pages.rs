@@ -4,7 +4,9 @@
 
 use std::fmt::Write as _;
 
-use super::plans::{Plan, Plans};
+use super::plans::Plan;
+use super::Settings;
+use crate::text::count;
 
 /// Text made safe for HTML content and attribute values.
 pub fn esc(text: &str) -> String {
@@ -49,28 +51,47 @@ pub fn page(title: &str, body: &str) -> String {
     )
 }
 
-fn plan_card(plan: &Plan) -> String {
-    let how = if plan.self_service {
-        "Subscribe below"
-    } else {
-        "Contact us to subscribe"
+/// How to reach the operator, as HTML: a `mailto:` link for an e-mail address, a link
+/// for a web address, the text as it is otherwise.
+fn contact_html(contact: &str) -> String {
+    let web = contact.starts_with("https://") || contact.starts_with("http://");
+    let mail = !web && contact.contains('@') && !contact.contains([' ', ':', '<', '>']);
+    match (web, mail) {
+        (true, _) => format!("<a href=\"{0}\">{0}</a>", esc(contact)),
+        (_, true) => format!("<a href=\"mailto:{0}\">{0}</a>", esc(contact)),
+        _ => esc(contact),
+    }
+}
+
+fn plan_card(plan: &Plan, contact: Option<&str>) -> String {
+    let how = match contact {
+        _ if plan.self_service => "Subscribe below".to_owned(),
+        Some(contact) => format!("To subscribe, contact {}", contact_html(contact)),
+        None => "To subscribe, contact the operator of this service".to_owned(),
     };
     format!(
         "<div class=\"plan\"><h3>{}</h3><p class=\"price\">{}</p><p>{}</p>\
-         <ul><li>{} requests a second, bursts of {}</li><li>{} live odds connections</li></ul>\
+         <ul><li>{}, bursts of {}</li><li>{}</li></ul>\
          <p class=\"note\">{how}</p></div>",
         esc(&plan.name),
         esc(&plan.price),
         esc(&plan.description),
-        plan.rate_per_sec,
+        count(plan.rate_per_sec, "request a second", "requests a second"),
         plan.burst,
-        plan.live_connections,
+        count(
+            plan.live_connections,
+            "live odds connection",
+            "live odds connections"
+        ),
     )
 }
 
-/// The pricing page: the plans, the subscribe form and the lost-key form, each with the
-/// CSRF token `token`.
-pub fn pricing(plans: &Plans, token: &str, docs: &str) -> String {
+/// The pricing page of `settings`' plans: the plans, how to reach the operator for those
+/// sold by contact, the subscribe form and the lost-key form, each with the CSRF token
+/// `token`, and an example request at the site's own address.
+pub fn pricing(settings: &Settings, token: &str, docs: &str) -> String {
+    let plans = &settings.plans;
+    let contact = settings.contact.as_deref();
     let mut body = String::from(
         "<h1>Horse racing data: results, form, cards and live odds</h1>\
          <p>A JSON API over HTTP for Hong Kong racing (horse profiles and form, results by \
@@ -83,7 +104,7 @@ pub fn pricing(plans: &Plans, token: &str, docs: &str) -> String {
         esc(docs)
     );
     for plan in plans.all() {
-        body.push_str(&plan_card(plan));
+        body.push_str(&plan_card(plan, contact));
     }
     body.push_str("</div><h2 id=\"subscribe\">Subscribe</h2>");
     let options: String = plans
@@ -128,8 +149,9 @@ pub fn pricing(plans: &Plans, token: &str, docs: &str) -> String {
          <p class=\"note\">Without that box the old key keeps working for a day, so you can \
          deploy the new one first.</p></form>\
          <h2>Using a key</h2><pre><code>curl -H 'X-API-Key: YOUR_KEY' \
-         https://this-host/api/v1/racecards/today</code></pre>",
-        token = esc(token)
+         {site}/api/v1/racecards/today</code></pre>",
+        token = esc(token),
+        site = esc(settings.public_url.trim_end_matches('/')),
     );
     page("Pricing", &body)
 }
@@ -181,9 +203,65 @@ mod tests {
         assert!(!page.contains("<script") && !page.contains("http"));
     }
 
+    /// The default settings of a site at `https://racing.example.com`, with `contact`.
+    fn settings(contact: Option<&str>) -> Settings {
+        let mut settings = crate::Config::new(std::path::Path::new("data"), None).signup;
+        settings.public_url = "https://racing.example.com/".to_owned();
+        settings.contact = contact.map(str::to_owned);
+        settings
+    }
+
+    #[test]
+    fn plans_sold_by_contact_say_whom_to_contact() {
+        let page = pricing(&settings(Some("sales@racing.example.com")), "t", "/docs");
+        assert!(
+            page.contains(
+                "To subscribe, contact <a href=\"mailto:sales@racing.example.com\">\
+                 sales@racing.example.com</a>"
+            ),
+            "{page}"
+        );
+        let page = pricing(
+            &settings(Some("https://racing.example.com/sales")),
+            "t",
+            "/docs",
+        );
+        assert!(
+            page.contains("<a href=\"https://racing.example.com/sales\">"),
+            "{page}"
+        );
+        let page = pricing(&settings(None), "t", "/docs");
+        assert!(
+            page.contains("To subscribe, contact the operator of this service"),
+            "{page}"
+        );
+        assert!(!page.contains("Contact us"), "{page}");
+    }
+
+    #[test]
+    fn the_pricing_page_s_example_calls_the_site_it_is_on() {
+        let page = pricing(&settings(None), "t", "/docs");
+        assert!(
+            page.contains("https://racing.example.com/api/v1/racecards/today"),
+            "{page}"
+        );
+        assert!(!page.contains("this-host"), "{page}");
+    }
+
+    #[test]
+    fn counts_on_the_plans_read_right_for_one() {
+        let mut settings = settings(None);
+        let plans = "[[plan]]\nid = \"solo\"\nname = \"Solo\"\nprice = \"Free\"\n\
+                     rate_per_sec = 1\nburst = 1\nlive_connections = 1\nself_service = true\n";
+        settings.plans = super::super::plans::Plans::parse(plans).expect("a plan");
+        let page = pricing(&settings, "t", "/docs");
+        assert!(page.contains("1 request a second"), "{page}");
+        assert!(page.contains("<li>1 live odds connection</li>"), "{page}");
+    }
+
     #[test]
     fn the_pricing_page_has_labelled_fields_and_no_script() {
-        let page = pricing(&Plans::default(), "t0k", "/api/v1/docs");
+        let page = pricing(&settings(None), "t0k", "/api/v1/docs");
         for id in [
             "name",
             "email",

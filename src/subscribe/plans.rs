@@ -27,7 +27,7 @@ pub struct Plan {
     pub burst: u32,
     /// Open live odds connections.
     pub live_connections: usize,
-    /// Whether anyone may subscribe on the page (else: "contact us").
+    /// Whether anyone may subscribe on the page (else: contact the operator, `RACING_CONTACT`).
     #[serde(default)]
     pub self_service: bool,
 }

@@ -78,6 +78,9 @@ struct PendingRecord {
 /// Why a link was not followed.
 #[derive(Debug, PartialEq, Eq)]
 pub enum LinkError {
+    /// Not a token such as links carry, even without the white space a copy may add
+    /// around it: a link cut short or changed on its way.
+    Damaged,
     /// Never issued, or already used.
     Unknown,
     /// Issued, but past its expiry.
@@ -196,6 +199,7 @@ impl Store {
 
     /// Uses the link of `token`: once only, on whichever replica, and before it expires.
     pub async fn consume(&self, token: &str) -> anyhow::Result<Result<Pending, LinkError>> {
+        let token = token.trim();
         let (pending, revision) = match self.lookup(token).await? {
             Ok(found) => found,
             Err(e) => return Ok(Err(e)),
@@ -213,8 +217,10 @@ impl Store {
     }
 
     async fn lookup(&self, token: &str) -> anyhow::Result<Result<(Pending, u64), LinkError>> {
+        // A link copied out of a message often brings a line end (`%0D`) or a space.
+        let token = token.trim();
         if token.len() != 32 || !token.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Ok(Err(LinkError::Unknown));
+            return Ok(Err(LinkError::Damaged));
         }
         let Some(entry) = self.signups.entry(token_key(token)).await? else {
             return Ok(Err(LinkError::Unknown));

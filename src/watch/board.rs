@@ -30,6 +30,15 @@ pub(super) enum Frame {
         at: At,
         published_at: String,
         odds: Vec<Price>,
+        /// A move played back by a replay, not a live one.
+        #[serde(default)]
+        replay: bool,
+    },
+    #[serde(rename = "replay_end")]
+    ReplayEnd {
+        date: String,
+        race_number: Option<u8>,
+        moves: u64,
     },
     Status {
         #[serde(flatten)]
@@ -184,7 +193,7 @@ impl Board {
                 self.seq = self.seq.max(*seq);
                 return false;
             }
-            Frame::Error { .. } | Frame::Other => return false,
+            Frame::Error { .. } | Frame::ReplayEnd { .. } | Frame::Other => return false,
             Frame::Snapshot { at, .. }
             | Frame::Odds { at, .. }
             | Frame::Status { at, .. }
@@ -291,6 +300,25 @@ impl Board {
                 let head = at.line("snapshot", false);
                 format!("{head}{status}: {}", prices(odds))
             }
+            Frame::Odds {
+                at,
+                published_at,
+                odds,
+                replay: true,
+            } => format!(
+                "{} at {published_at}: {}",
+                at.line("replay", false),
+                prices(odds)
+            ),
+            Frame::ReplayEnd {
+                date,
+                race_number,
+                moves,
+            } => format!(
+                "replay_end {date} race {}: {}",
+                race_number.map_or("all".to_owned(), |r| r.to_string()),
+                crate::text::count(*moves, "move", "moves"),
+            ),
             Frame::Odds { at, odds, .. } => format!(
                 "{} lag {} ms: {}",
                 at.line("odds", false),

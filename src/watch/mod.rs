@@ -41,6 +41,10 @@ pub struct WatchArgs {
     /// `/api/v1/odds/{date}/{race}`): every move after it is shown, none twice.
     #[arg(long)]
     pub since: Option<u64>,
+    /// Play back the moves recorded for the date (or `--race`) at this speed, 1 to 100
+    /// times as fast as they went live, one line each, and end with the replay.
+    #[arg(long, value_name = "SPEED", conflicts_with = "since")]
+    pub replay: Option<f64>,
 }
 
 /// The horse names of a meeting's cards, for the board; none if there is no card.
@@ -80,6 +84,13 @@ async fn names(args: &WatchArgs, date: &str) -> BTreeMap<String, String> {
 /// The `subscribe` frame: the date, the race and `since` where given, and with `topics`
 /// the race day's topics beside the odds.
 fn subscribe(args: &WatchArgs, date: &str, topics: bool) -> Message {
+    if let Some(speed) = args.replay {
+        let mut replay = serde_json::json!({"type": "replay", "date": date, "speed": speed});
+        if let Some(race) = args.race {
+            replay["race_number"] = race.into();
+        }
+        return Message::Text(replay.to_string().into());
+    }
     let mut subscribe = serde_json::json!({"type": "subscribe", "date": date});
     if let Some(race) = args.race {
         subscribe["race_number"] = race.into();
@@ -129,10 +140,11 @@ pub async fn run(args: WatchArgs) -> anyhow::Result<()> {
             e => anyhow::anyhow!("connecting to {ws}: {e}"),
         })?;
     let (mut tx, mut rx) = socket.split();
-    let mut topics = true;
+    let mut topics = args.replay.is_none();
     tx.send(subscribe(&args, &date, topics)).await?;
 
-    let terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
+    // A replay is a list of what was, to read or keep, not a board to watch.
+    let terminal = args.replay.is_none() && std::io::IsTerminal::is_terminal(&std::io::stdout());
     let names = if terminal {
         names(&args, &date).await
     } else {
@@ -167,6 +179,11 @@ pub async fn run(args: WatchArgs) -> anyhow::Result<()> {
             let Ok(frame) = serde_json::from_str::<Frame>(&text) else {
                 continue;
             };
+            if args.replay.is_some() {
+                if let Frame::Error { error, message } = &frame {
+                    bail!("the service refused the replay: {error}: {message}");
+                }
+            }
             if topics && refuses_topics(&frame) {
                 // A service older than the topics knows odds alone: watch those.
                 eprintln!("the service has no topics: showing prices only");
@@ -191,6 +208,9 @@ pub async fn run(args: WatchArgs) -> anyhow::Result<()> {
                     Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(()),
                     other => other?,
                 }
+            }
+            if matches!(frame, Frame::ReplayEnd { .. }) {
+                return Ok(());
             }
         }
     }

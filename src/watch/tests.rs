@@ -180,6 +180,7 @@ fn the_subscription_asks_for_the_race_days_topics_unless_refused() {
         date: None,
         race: Some(2),
         since: Some(7),
+        replay: None,
     };
     let text = |m: Message| match m {
         Message::Text(t) => serde_json::from_str::<serde_json::Value>(&t).expect("JSON"),
@@ -213,4 +214,30 @@ fn the_lag_counts_whole_seconds_too() {
     // Within the test's own run time of the 2.5 s it was published before.
     let lag = board.lag_ms.expect("a lag");
     assert!((2_500..60_000).contains(&lag), "{lag} ms");
+}
+
+#[test]
+fn a_replay_prints_each_recorded_move_then_how_many_there_were() {
+    let mut board = Board::default();
+    let moved = frame(
+        r#"{"type":"odds","replay":true,"date":"2026-11-21","venue":"Sha Tin","race_number":1,"seq":2771,"published_at":"2026-11-21T05:55:52Z","odds":[{"horse_no":"A1","win_odds":4.5}]}"#,
+    );
+    board.apply(&moved, Some(1));
+    assert_eq!(
+        board.line(&moved).as_deref(),
+        Some("replay 2026-11-21 race 1 seq 2771 at 2026-11-21T05:55:52Z: A1 4.5")
+    );
+    let end = |moves: u64| {
+        frame(&format!(
+            r#"{{"type":"replay_end","date":"2026-11-21","race_number":null,"moves":{moves},"stopped":false}}"#
+        ))
+    };
+    assert_eq!(
+        board.line(&end(1)).as_deref(),
+        Some("replay_end 2026-11-21 race all: 1 move")
+    );
+    assert_eq!(
+        board.line(&end(0)).as_deref(),
+        Some("replay_end 2026-11-21 race all: 0 moves")
+    );
 }

@@ -30,6 +30,8 @@ struct Banner {
     api: Option<String>,
     admin: Option<String>,
     nats: Option<String>,
+    /// Every line it printed, in order.
+    lines: Vec<String>,
 }
 
 /// A `racing serve` process of a test's own, killed if the test drops it.
@@ -101,8 +103,9 @@ impl Service {
         let (tx, rx) = watch::channel(Banner::default());
         tokio::spawn(async move {
             let mut lines = BufReader::new(stdout).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                let line = line.trim();
+            while let Ok(Some(printed)) = lines.next_line().await {
+                tx.send_modify(|b| b.lines.push(printed.clone()));
+                let line = printed.trim();
                 if let Some(rest) = line.strip_prefix("API:") {
                     let api = rest.trim().trim_end_matches("/api/v1/").to_owned();
                     tx.send_modify(|b| b.api = Some(api));
@@ -140,6 +143,26 @@ impl Service {
             }
             Err(_) => panic!("racing did not bind in {WAIT:?}; log:\n{}", self.log_tail()),
         }
+    }
+
+    /// The lines the process printed up to the first that starts with `prefix` (after
+    /// its indentation), that one included; waits up to `within` for it.
+    pub async fn printed_until(&mut self, prefix: &str, within: Duration) -> Vec<String> {
+        let upto = |lines: &[String]| lines.iter().position(|l| l.trim().starts_with(prefix));
+        let printed = self.banner.wait_for(|b| upto(&b.lines).is_some());
+        let lines = match tokio::time::timeout(within, printed).await {
+            Ok(Ok(b)) => {
+                let end = upto(&b.lines).unwrap_or_default();
+                Some(b.lines[..=end].to_vec())
+            }
+            _ => None,
+        };
+        lines.unwrap_or_else(|| {
+            panic!(
+                "racing printed no `{prefix}` line in {within:?}; log:\n{}",
+                self.log_tail()
+            )
+        })
     }
 
     /// The NATS URL the process printed (its own server's, when it runs one).

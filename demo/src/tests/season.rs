@@ -49,6 +49,67 @@ fn the_example_is_the_last_race_run_and_its_winner() {
         |e| matches!(&e.event, Event::HorseProfileUpdated(p) if p.horse_no == example.horse_no),
     );
     assert!(profiled, "{example:?}");
+    let seq = example.opening_seq.expect("the race's market opened");
+    let opening = usize::try_from(seq - 1)
+        .ok()
+        .and_then(|i| feed().events.get(i));
+    let opening = opening.map(odds_of).expect("an odds update");
+    assert_eq!(
+        (&opening.date, opening.race_number, opening.odds.len()),
+        (&last.date, last.race_number, priced(last).len())
+    );
+}
+
+/// The runners of a result that had a price, with it.
+fn priced(result: &RaceResult) -> BTreeMap<&str, f64> {
+    result
+        .runners
+        .iter()
+        .filter_map(|r| Some((r.horse_no.as_str(), r.win_odds?)))
+        .collect()
+}
+
+#[test]
+fn every_past_race_trades_before_the_off_and_closes_at_its_starting_prices() {
+    /// A race's board, folded from its moves as they come, and how many moves it had.
+    type Board<'a> = (BTreeMap<&'a str, f64>, usize);
+    let mut boards: BTreeMap<(&str, &str, i64), Board> = BTreeMap::new();
+    let mut checked = 0;
+    for env in &feed().events {
+        match &env.event {
+            Event::OddsUpdated(o) if o.date != TODAY => {
+                let venue = o.venue.as_deref().expect("past odds name their venue");
+                let key = (o.date.as_str(), venue, o.race_number);
+                let (board, moves) = boards.entry(key).or_default();
+                assert!(
+                    *moves > 0 || o.odds.len() > 1,
+                    "a market opens with the field: {}",
+                    env.to_json()
+                );
+                for r in &o.odds {
+                    let win = r.win_odds.expect("the demo prices every runner to win");
+                    board.insert(r.horse_no.as_str(), win);
+                }
+                *moves += 1;
+            }
+            Event::RaceResultPublished(r) => {
+                let key = (r.date.as_str(), r.venue.as_str(), r.race_number);
+                let Some((board, moves)) = boards.get(&key) else {
+                    // Only the result misfiled under the other racecourse has no market.
+                    continue;
+                };
+                assert!(*moves >= 2, "{moves} moves before {}", env.to_json());
+                assert_eq!(board, &priced(r), "{}", env.to_json());
+                checked += 1;
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(
+        checked,
+        results().count(),
+        "every standing result had a market"
+    );
 }
 
 #[test]

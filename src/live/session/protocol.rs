@@ -11,6 +11,7 @@ use super::topics::Topics;
 use super::{End, Session};
 use crate::live::frames::{ErrorFrame, PongFrame, WelcomeFrame};
 use crate::live::{frame, CLOSE_PROTOCOL, CLOSE_TOO_BIG};
+use crate::text::count;
 
 /// A client's message.
 #[derive(Deserialize)]
@@ -77,15 +78,16 @@ impl Session<'_> {
         if self.messages.check().is_err() {
             let limits = &self.ctx.limits;
             let message = format!(
-                "at most {} messages a second (bursts of {}) on one connection; this one was not acted on",
-                limits.messages_per_sec, limits.message_burst
+                "at most {} a second (bursts of {}) on one connection; this one was not acted on",
+                count(limits.messages_per_sec, "message", "messages"),
+                limits.message_burst
             );
             return self.error("rate_limited", &message);
         }
         if text.len() > self.ctx.limits.max_frame_bytes {
             let message = format!(
-                "frames are limited to {} bytes",
-                self.ctx.limits.max_frame_bytes
+                "frames are limited to {}",
+                count(self.ctx.limits.max_frame_bytes, "byte", "bytes")
             );
             return self.error("frame_too_large", &message);
         }

@@ -140,8 +140,12 @@ impl Session<'_> {
         let existing = targets.get(&t);
         if existing.is_none() && targets.len() >= self.ctx.limits.max_subscriptions {
             let message = format!(
-                "at most {} subscriptions on one connection",
-                self.ctx.limits.max_subscriptions
+                "at most {} on one connection",
+                crate::text::count(
+                    self.ctx.limits.max_subscriptions,
+                    "subscription",
+                    "subscriptions"
+                )
             );
             return self.error("too_many_subscriptions", &message);
         }

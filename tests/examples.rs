@@ -1,0 +1,246 @@
+//! README's examples, run as a reader runs them: `racing serve --demo` started as the
+//! quick start starts it, the variables its banner's `shell:` line sets, and each example
+//! of the block that follows README's marker requested with them.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use tempfile::TempDir;
+
+use crate::reliability::process::Service;
+
+/// The line above the block of examples in README.md.
+const MARKER: &str = "<!-- examples: each is run by tests/examples.rs -->";
+
+/// How long the demo may take to publish and fold its season before it prints its banner.
+const START: Duration = Duration::from_secs(120);
+
+/// How long one example may take (a replay plays a race's recorded moves at its speed).
+const EXAMPLE: Duration = Duration::from_secs(30);
+
+/// The command lines of the fenced block that follows `MARKER` in `readme`, with line
+/// numbers; blank and comment lines left out.
+fn examples(readme: &str) -> Vec<(usize, String)> {
+    let mut lines = readme.lines().enumerate();
+    lines
+        .by_ref()
+        .find(|(_, l)| l.trim() == MARKER)
+        .expect("README.md has the examples' marker line");
+    let fence = lines.next().map(|(_, l)| l.trim());
+    assert!(
+        fence.is_some_and(|l| l.starts_with("```")),
+        "a fenced block right after the marker, not {fence:?}"
+    );
+    let block: Vec<(usize, String)> = lines
+        .take_while(|(_, l)| !l.trim_start().starts_with("```"))
+        .map(|(i, l)| (i + 1, l.trim().to_owned()))
+        .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    assert!(!block.is_empty(), "the examples' block is empty");
+    block
+}
+
+/// The variables `export A=x B=y` sets.
+fn exported(line: &str) -> BTreeMap<String, String> {
+    let export = line
+        .trim()
+        .strip_prefix("shell:")
+        .and_then(|l| l.trim().strip_prefix("export "))
+        .unwrap_or_else(|| panic!("not a `shell: export` line: {line}"));
+    export
+        .split_whitespace()
+        .map(|pair| {
+            let (name, value) = pair
+                .split_once('=')
+                .unwrap_or_else(|| panic!("`{pair}` is not NAME=VALUE"));
+            (name.to_owned(), value.to_owned())
+        })
+        .collect()
+}
+
+/// The words of a command line as a POSIX shell splits them: quotes (single ones keep
+/// `$` as it is), `$NAME` replaced by `vars`' value, and a `#` that starts a word ending
+/// the line. A variable the banner does not set fails the test.
+fn words(line: &str, vars: &BTreeMap<String, String>) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut quote: Option<char> = None;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (None, c) if c.is_whitespace() => words.extend(word.take()),
+            (None, '#') if word.is_none() => break,
+            (None, '"' | '\'') => {
+                quote = Some(c);
+                word.get_or_insert_default();
+            }
+            (Some(q), c) if c == q => quote = None,
+            (None | Some('"'), '$') => {
+                let mut name = String::new();
+                while let Some(&n) = chars.peek() {
+                    if !(n.is_ascii_alphanumeric() || n == '_') {
+                        break;
+                    }
+                    name.push(n);
+                    chars.next();
+                }
+                let value = vars
+                    .get(&name)
+                    .unwrap_or_else(|| panic!("`${name}` in `{line}`: the banner sets no {name}"));
+                word.get_or_insert_default().push_str(value);
+            }
+            (_, c) => word.get_or_insert_default().push(c),
+        }
+    }
+    assert!(quote.is_none(), "an unclosed quote in `{line}`");
+    words.extend(word);
+    words
+}
+
+/// Requests a `curl -H 'Name: value' ... URL` example; its status and body.
+async fn curl(client: &reqwest::Client, args: &[String]) -> (StatusCode, String) {
+    let mut request: Option<reqwest::RequestBuilder> = None;
+    let mut headers = Vec::new();
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "-H" => {
+                let header = args.next().expect("a header after -H");
+                let (name, value) = header.split_once(':').expect("`Name: value`");
+                headers.push((name.trim().to_owned(), value.trim().to_owned()));
+            }
+            url if url.starts_with("http://") => request = Some(client.get(url)),
+            other => panic!("an example's curl takes -H and a URL only, not `{other}`"),
+        }
+    }
+    let mut request = request.expect("a URL");
+    for (name, value) in headers {
+        request = request.header(name, value);
+    }
+    let res = tokio::time::timeout(EXAMPLE, request.send())
+        .await
+        .expect("an answer in time")
+        .expect("the service answers");
+    (res.status(), res.text().await.expect("a body"))
+}
+
+/// Runs a `racing ...` example with the binary the tests built; its standard output.
+async fn racing(args: &[String]) -> String {
+    let run = tokio::process::Command::new(env!("CARGO_BIN_EXE_racing"))
+        .args(args)
+        .env_remove("RACING_URL")
+        .env_remove("RACING_API_KEY")
+        .env_remove("RACING_LOG")
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(EXAMPLE, run)
+        .await
+        .unwrap_or_else(|_| panic!("racing {args:?} did not end within {EXAMPLE:?}"))
+        .expect("racing runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "racing {args:?}: {}\n{stdout}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+#[tokio::test]
+async fn every_readme_example_answers_from_the_demo_with_the_banner_s_variables() {
+    let readme = include_str!("../README.md");
+    let examples = examples(readme);
+    let work = TempDir::new().expect("temp dir");
+    let mut service = Service::spawn_with(
+        None,
+        &work.path().join("data"),
+        &work.path().join("racing.log"),
+        &[("RACING_DEMO", "true")],
+    );
+    let banner = service.printed_until("shell:", START).await;
+    let vars = exported(banner.last().expect("the shell line"));
+    for name in ["KEY", "URL", "DAY", "RACE", "HORSE", "SEQ"] {
+        assert!(
+            vars.contains_key(name),
+            "the banner sets no {name}: {vars:?}"
+        );
+    }
+
+    // The banner's own `try:` lines: its curls answer, and its watch line names this
+    // very program.
+    let tried: Vec<&String> = banner
+        .iter()
+        .skip_while(|l| !l.trim_start().starts_with("try:"))
+        .take_while(|l| !l.trim_start().starts_with("shell:"))
+        .collect();
+    let program = std::fs::canonicalize(env!("CARGO_BIN_EXE_racing")).expect("the binary");
+    let watch = format!("{} watch --url {} --key ", program.display(), vars["URL"]);
+    assert!(
+        tried.iter().any(|l| l.trim().starts_with(&watch)),
+        "`{watch}` under try:\n{}",
+        banner.join("\n")
+    );
+    let client = reqwest::Client::new();
+    for line in &tried {
+        let line = line.trim().trim_start_matches("try:").trim();
+        if line.starts_with("curl ") {
+            let (status, body) = curl(&client, &words(line, &vars)[1..]).await;
+            assert_eq!(status, StatusCode::OK, "the banner's `{line}`: {body}");
+        }
+    }
+
+    for (number, line) in &examples {
+        let args = words(line, &vars);
+        let what = format!("README.md line {number}, `{line}`");
+        match args.first().map(String::as_str) {
+            Some("curl") => {
+                let (status, body) = curl(&client, &args[1..]).await;
+                assert_eq!(status, StatusCode::OK, "{what}: {body}");
+                assert!(!body.trim().is_empty(), "{what}: an empty body");
+            }
+            Some("racing") => {
+                let out = racing(&args[1..]).await;
+                assert!(!out.trim().is_empty(), "{what}: printed nothing");
+                if args.iter().any(|a| a == "--replay") {
+                    let end = out.lines().last().unwrap_or_default();
+                    assert!(
+                        end.starts_with("replay_end ") && !end.ends_with(": 0 moves"),
+                        "{what}: a replay of recorded moves, not:\n{out}"
+                    );
+                    assert!(out.lines().count() > 1, "{what}: no move played:\n{out}");
+                }
+            }
+            _ => panic!("{what}: an example is a curl or a racing command"),
+        }
+    }
+    service.signal(nix::sys::signal::Signal::SIGTERM);
+    assert!(
+        service.exited(Duration::from_secs(30)).await.is_some(),
+        "the demo stops on SIGTERM"
+    );
+}
+
+#[test]
+fn a_line_splits_as_a_shell_splits_it() {
+    let vars = BTreeMap::from([
+        ("KEY".to_owned(), "k1".to_owned()),
+        ("URL".to_owned(), "http://h:1".to_owned()),
+    ]);
+    assert_eq!(
+        words(
+            r#"curl -H "X-API-Key: $KEY" '$URL' "$URL/a?b=1&c" # a comment"#,
+            &vars
+        ),
+        ["curl", "-H", "X-API-Key: k1", "$URL", "http://h:1/a?b=1&c"]
+    );
+    assert_eq!(
+        exported("  shell:      export KEY=k1 DAY=2026-11-18"),
+        BTreeMap::from([
+            ("KEY".to_owned(), "k1".to_owned()),
+            ("DAY".to_owned(), "2026-11-18".to_owned())
+        ])
+    );
+}
