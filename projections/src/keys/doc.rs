@@ -1,0 +1,147 @@
+//! The keys of the served documents: each kind of document, its key in the tree, and the
+//! document a key names.
+
+use super::{key, race, split_at_sep};
+
+/// A served document, ready to send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DocKey<'a> {
+    /// Horse profile (interface.md 2.1).
+    Profile(&'a str),
+    /// Horse form, framed so a `limit` can cut it without parsing (see `FormDoc`).
+    Form(&'a str),
+    /// All results of a date: one venue's, or the day's main meeting.
+    Results {
+        /// `YYYY-MM-DD`.
+        date: &'a str,
+        /// `None` for the meeting with the most races.
+        venue: Option<&'a str>,
+    },
+    /// One race result.
+    Race {
+        /// `YYYY-MM-DD`.
+        date: &'a str,
+        /// 1 to 99.
+        race_number: u8,
+        /// `None` for the day's main meeting.
+        venue: Option<&'a str>,
+    },
+    /// The current odds of a race.
+    Odds {
+        /// `YYYY-MM-DD`.
+        date: &'a str,
+        /// 1 to 99.
+        race_number: u8,
+        /// `None` for the race at the day's main meeting, or where no venue of the race
+        /// is known.
+        venue: Option<&'a str>,
+    },
+    /// The race card of a date.
+    Card {
+        /// `YYYY-MM-DD`.
+        date: &'a str,
+        /// `None` for the meeting with the most races.
+        venue: Option<&'a str>,
+    },
+}
+
+impl<'a> DocKey<'a> {
+    /// What every document's key starts with.
+    pub const PREFIX: &'static [u8] = b"doc\0";
+
+    /// The document a tree key ([`DocKey::key`]) names.
+    pub fn parse(key: &'a [u8]) -> Option<DocKey<'a>> {
+        let rest = key.strip_prefix(Self::PREFIX)?;
+        let (kind, rest) = split_at_sep(rest)?;
+        let text = |b: &'a [u8]| std::str::from_utf8(b).ok();
+        // A date is 10 bytes and a race number 2 digits, each followed by the separator;
+        // the venue is the rest, empty for none.
+        let dated =
+            || -> Option<(&'a str, &'a [u8])> { Some((text(rest.get(..10)?)?, rest.get(11..)?)) };
+        let raced = |rest: &'a [u8]| -> Option<(u8, &'a [u8])> {
+            Some((text(rest.get(..2)?)?.parse().ok()?, rest.get(3..)?))
+        };
+        let venue = |b: &'a [u8]| -> Option<Option<&'a str>> {
+            Some(Some(text(b)?).filter(|v| !v.is_empty()))
+        };
+        Some(match kind {
+            b"profile" => DocKey::Profile(text(rest)?),
+            b"form" => DocKey::Form(text(rest)?),
+            b"results" => {
+                let (date, rest) = dated()?;
+                DocKey::Results {
+                    date,
+                    venue: venue(rest)?,
+                }
+            }
+            b"cards" => {
+                let (date, rest) = dated()?;
+                DocKey::Card {
+                    date,
+                    venue: venue(rest)?,
+                }
+            }
+            b"race" => {
+                let (date, rest) = dated()?;
+                let (race_number, rest) = raced(rest)?;
+                DocKey::Race {
+                    date,
+                    race_number,
+                    venue: venue(rest)?,
+                }
+            }
+            b"odds" => {
+                let (date, rest) = dated()?;
+                let (race_number, rest) = raced(rest)?;
+                DocKey::Odds {
+                    date,
+                    race_number,
+                    venue: venue(rest)?,
+                }
+            }
+            _ => return None,
+        })
+    }
+
+    /// The tree key of the document.
+    pub fn key(&self) -> Vec<u8> {
+        match self {
+            DocKey::Profile(h) => key(&[b"doc", b"profile", h.as_bytes()]),
+            DocKey::Form(h) => key(&[b"doc", b"form", h.as_bytes()]),
+            DocKey::Results { date, venue: v } => key(&[
+                b"doc",
+                b"results",
+                date.as_bytes(),
+                v.unwrap_or("").as_bytes(),
+            ]),
+            DocKey::Race {
+                date,
+                race_number,
+                venue: v,
+            } => key(&[
+                b"doc",
+                b"race",
+                date.as_bytes(),
+                &race(*race_number),
+                v.unwrap_or("").as_bytes(),
+            ]),
+            DocKey::Odds {
+                date,
+                race_number,
+                venue: v,
+            } => key(&[
+                b"doc",
+                b"odds",
+                date.as_bytes(),
+                &race(*race_number),
+                v.unwrap_or("").as_bytes(),
+            ]),
+            DocKey::Card { date, venue: v } => key(&[
+                b"doc",
+                b"cards",
+                date.as_bytes(),
+                v.unwrap_or("").as_bytes(),
+            ]),
+        }
+    }
+}
