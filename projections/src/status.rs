@@ -41,10 +41,7 @@ impl Status {
 
     /// Whether a price move now comes late: the race is off, run, or will not be run.
     fn after_the_off(&self) -> bool {
-        matches!(
-            RaceStatus::parse(&self.status),
-            Some(RaceStatus::Off | RaceStatus::Finished | RaceStatus::Abandoned | RaceStatus::Void)
-        )
+        RaceStatus::parse(&self.status).is_some_and(RaceStatus::is_past_betting)
     }
 
     /// The later of two statuses of a race, by stream sequence.
