@@ -11,16 +11,22 @@ use std::time::Duration;
 
 use async_nats::jetstream;
 use futures::StreamExt;
-use racing_events::{Envelope, Event, RaceNumber, RunnerOdds};
-use racing_projections::{AppliedIdStats, Batch, BatchStats, Loader, Outcome, Store, StoreError};
+use racing_events::Envelope;
+use racing_projections::{AppliedIdStats, Batch, BatchStats, Loader, Store, StoreError};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::faults::Faults;
-use crate::live::{odds_frame, DayDelta, OddsDelta, OddsHub};
+use crate::live::OddsHub;
 use crate::load::{GiveWay, REQUESTS_FIRST};
 use crate::read_models::ReadModels;
 use crate::retry::Fatal;
+use live::LiveUpdate;
+
+mod live;
+mod taken;
+
+use taken::Taken;
 
 /// Most messages in one batch.
 pub(crate) const MAX_BATCH: usize = 4096;
@@ -579,199 +585,6 @@ impl Projector {
                  share of new events needs a disk look-up in every run of ids; raise \
                  RACING_ID_FILTER_MAX_MIB"
             );
-        }
-        Ok(())
-    }
-
-    /// Hands a committed batch's odds updates and race-day events to the live sessions,
-    /// in stream order. Odds updates go one by one, or, when there are more than the ring
-    /// carries well (catching up after an outage), as one catch-up that sends each session
-    /// the races they changed as they now stand; race-day events always go one by one
-    /// (before such a catch-up), as none may be conflated away.
-    /// Odds updates handed on one by one are timed from JetStream's storing them to now in
-    /// `racing_live_delay_seconds`: the live path's share that comes before the relay
-    /// (a catch-up's updates are as late as its outage, and are not timed).
-    fn go_live(&self, updates: Vec<LiveUpdate>) {
-        let odds = updates
-            .iter()
-            .filter(|u| matches!(u, LiveUpdate::Odds(_)))
-            .count();
-        if self.parts.hub.is_burst(odds) {
-            let mut changes: Vec<(&str, u8, u64)> = Vec::with_capacity(odds);
-            for update in &updates {
-                match update {
-                    LiveUpdate::Odds(u) => changes.push((u.date.as_str(), u.race_number, u.seq)),
-                    LiveUpdate::Day { date, seq } => self.day_live(date, *seq),
-                }
-            }
-            let store = self.parts.read_models.load();
-            self.parts.hub.publish_caught_up(&changes, |races| {
-                races
-                    .iter()
-                    .filter_map(|(date, n)| match crate::live::race_snapshot(&store, date, *n) {
-                        Ok(snapshot) => Some(snapshot),
-                        Err(e) => {
-                            tracing::error!(error = %e, date = %date, race = n, "odds snapshot after a catch-up");
-                            None
-                        }
-                    })
-                    .collect()
-            });
-            return;
-        }
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as i128);
-        let delay = metrics::histogram!("racing_live_delay_seconds");
-        for update in updates {
-            let update = match update {
-                LiveUpdate::Odds(update) => update,
-                LiveUpdate::Day { date, seq } => {
-                    self.day_live(&date, seq);
-                    continue;
-                }
-            };
-            // Nanoseconds to seconds: the clocks of the NATS server and of this host.
-            delay.record(now.saturating_sub(update.published).max(0) as f64 / 1e9);
-            self.parts
-                .hub
-                .publish_with(&update.date, update.race_number, update.seq, || OddsDelta {
-                    frame: odds_frame(
-                        &update.date,
-                        update.venue.as_deref(),
-                        update.race_number,
-                        update.seq,
-                        &racing_projections::published_at(update.published),
-                        &update.odds,
-                    ),
-                    date: update.date.as_str().into(),
-                    race_number: update.race_number,
-                    seq: update.seq,
-                });
-        }
-    }
-
-    /// Hands one committed race-day event to the live sessions, its frame read from the
-    /// race-day journal: the same bytes as a session that resumes reads there.
-    fn day_live(&self, date: &str, seq: u64) {
-        self.parts.hub.publish_day(seq, || {
-            let store = self.parts.read_models.load();
-            match store.race_day(date, seq.saturating_sub(1), 1) {
-                Ok(mut events) if events.first().is_some_and(|e| e.seq == seq) => {
-                    let e = events.swap_remove(0);
-                    Some(DayDelta {
-                        date: date.into(),
-                        race_number: e.race_number,
-                        seq,
-                        kind: e.kind,
-                        frame: e.frame.into(),
-                    })
-                }
-                Ok(_) => {
-                    tracing::error!(
-                        date,
-                        seq,
-                        "a committed race-day event is not in the journal"
-                    );
-                    None
-                }
-                Err(e) => {
-                    tracing::error!(error = %e, date, seq, "race-day event for the live sessions");
-                    None
-                }
-            }
-        });
-    }
-}
-
-/// What a committed batch hands to the live sessions, in stream order.
-enum LiveUpdate {
-    /// An applied odds update.
-    Odds(OddsUpdate),
-    /// An applied race-day event (status, scratching, result, card, retraction), whose
-    /// frame is read from the store once committed.
-    Day { date: String, seq: u64 },
-}
-
-/// An applied odds update, waiting for its batch to commit.
-struct OddsUpdate {
-    date: String,
-    venue: Option<String>,
-    race_number: u8,
-    seq: u64,
-    /// When JetStream stored it, in nanoseconds since the epoch.
-    published: i128,
-    odds: Vec<RunnerOdds>,
-}
-
-/// A batch in progress: messages are folded in as they arrive, and nothing of them is
-/// visible until it commits.
-struct Taken<'a> {
-    batch: Batch<'a>,
-    /// The odds updates applied, to go live after the commit.
-    live: Vec<LiveUpdate>,
-    /// Messages the stream held past the last one taken.
-    pending: u64,
-    /// Whether refused events are logged (a rebuild refuses them again, quietly).
-    log_dead_letters: bool,
-}
-
-impl<'a> Taken<'a> {
-    /// A batch of `store`, [`Store::prompt_batch`] if `prompt`.
-    fn new(store: &'a Store, log_dead_letters: bool, prompt: bool) -> anyhow::Result<Taken<'a>> {
-        Ok(Taken {
-            batch: if prompt {
-                store.prompt_batch()?
-            } else {
-                store.batch()?
-            },
-            live: Vec::new(),
-            pending: 0,
-            log_dead_letters,
-        })
-    }
-
-    /// Folds one message in, or records it as a dead letter.
-    fn take(&mut self, m: Decoded) -> anyhow::Result<()> {
-        self.pending = m.pending;
-        let seq = m.seq;
-        match m.envelope {
-            Ok(env) => {
-                let outcome = self.batch.apply(seq, m.published, &env)?;
-                if outcome != Some(Outcome::Applied) {
-                    return Ok(());
-                }
-                let date = match env.event {
-                    Event::OddsUpdated(o) => {
-                        // Applied, so validated: its race number is one.
-                        let race_number = RaceNumber::try_from(o.race_number)
-                            .map_err(|problem| anyhow::anyhow!("race_number {problem}"))?;
-                        self.live.push(LiveUpdate::Odds(OddsUpdate {
-                            race_number: race_number.get(),
-                            date: o.date,
-                            venue: o.venue,
-                            seq,
-                            published: m.published,
-                            odds: o.odds,
-                        }));
-                        return Ok(());
-                    }
-                    Event::HorseProfileUpdated(_) => return Ok(()),
-                    Event::RaceCardDeclared(c) => c.date,
-                    Event::RunnerScratched(x) => x.date,
-                    Event::RaceResultPublished(r) => r.date,
-                    Event::RaceRetracted(r) => r.date,
-                    Event::RaceStatusChanged(x) => x.date,
-                };
-                self.live.push(LiveUpdate::Day { date, seq });
-            }
-            Err((reason, payload)) => {
-                let subject = m.subject.as_str();
-                if self.log_dead_letters {
-                    tracing::warn!(seq, subject, %reason, "dead letter");
-                }
-                self.batch.dead_letter(seq, subject, &reason, &payload);
-            }
         }
         Ok(())
     }

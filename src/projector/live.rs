@@ -1,0 +1,129 @@
+//! The hand-off to the live sessions: what a committed batch applied, odds updates and
+//! race-day events, relayed to the hub in stream order once it is in the store.
+
+use racing_events::RunnerOdds;
+
+use super::Projector;
+use crate::live::{odds_frame, DayDelta, OddsDelta};
+
+impl Projector {
+    /// Hands a committed batch's odds updates and race-day events to the live sessions,
+    /// in stream order. Odds updates go one by one, or, when there are more than the ring
+    /// carries well (catching up after an outage), as one catch-up that sends each session
+    /// the races they changed as they now stand; race-day events always go one by one
+    /// (before such a catch-up), as none may be conflated away.
+    /// Odds updates handed on one by one are timed from JetStream's storing them to now in
+    /// `racing_live_delay_seconds`: the live path's share that comes before the relay
+    /// (a catch-up's updates are as late as its outage, and are not timed).
+    pub(super) fn go_live(&self, updates: Vec<LiveUpdate>) {
+        let odds = updates
+            .iter()
+            .filter(|u| matches!(u, LiveUpdate::Odds(_)))
+            .count();
+        if self.parts.hub.is_burst(odds) {
+            let mut changes: Vec<(&str, u8, u64)> = Vec::with_capacity(odds);
+            for update in &updates {
+                match update {
+                    LiveUpdate::Odds(u) => changes.push((u.date.as_str(), u.race_number, u.seq)),
+                    LiveUpdate::Day { date, seq } => self.day_live(date, *seq),
+                }
+            }
+            let store = self.parts.read_models.load();
+            self.parts.hub.publish_caught_up(&changes, |races| {
+                races
+                    .iter()
+                    .filter_map(|(date, n)| match crate::live::race_snapshot(&store, date, *n) {
+                        Ok(snapshot) => Some(snapshot),
+                        Err(e) => {
+                            tracing::error!(error = %e, date = %date, race = n, "odds snapshot after a catch-up");
+                            None
+                        }
+                    })
+                    .collect()
+            });
+            return;
+        }
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as i128);
+        let delay = metrics::histogram!("racing_live_delay_seconds");
+        for update in updates {
+            let update = match update {
+                LiveUpdate::Odds(update) => update,
+                LiveUpdate::Day { date, seq } => {
+                    self.day_live(&date, seq);
+                    continue;
+                }
+            };
+            // Nanoseconds to seconds: the clocks of the NATS server and of this host.
+            delay.record(now.saturating_sub(update.published).max(0) as f64 / 1e9);
+            self.parts
+                .hub
+                .publish_with(&update.date, update.race_number, update.seq, || OddsDelta {
+                    frame: odds_frame(
+                        &update.date,
+                        update.venue.as_deref(),
+                        update.race_number,
+                        update.seq,
+                        &racing_projections::published_at(update.published),
+                        &update.odds,
+                    ),
+                    date: update.date.as_str().into(),
+                    race_number: update.race_number,
+                    seq: update.seq,
+                });
+        }
+    }
+
+    /// Hands one committed race-day event to the live sessions, its frame read from the
+    /// race-day journal: the same bytes as a session that resumes reads there.
+    fn day_live(&self, date: &str, seq: u64) {
+        self.parts.hub.publish_day(seq, || {
+            let store = self.parts.read_models.load();
+            match store.race_day(date, seq.saturating_sub(1), 1) {
+                Ok(mut events) if events.first().is_some_and(|e| e.seq == seq) => {
+                    let e = events.swap_remove(0);
+                    Some(DayDelta {
+                        date: date.into(),
+                        race_number: e.race_number,
+                        seq,
+                        kind: e.kind,
+                        frame: e.frame.into(),
+                    })
+                }
+                Ok(_) => {
+                    tracing::error!(
+                        date,
+                        seq,
+                        "a committed race-day event is not in the journal"
+                    );
+                    None
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, date, seq, "race-day event for the live sessions");
+                    None
+                }
+            }
+        });
+    }
+}
+
+/// What a committed batch hands to the live sessions, in stream order.
+pub(super) enum LiveUpdate {
+    /// An applied odds update.
+    Odds(OddsUpdate),
+    /// An applied race-day event (status, scratching, result, card, retraction), whose
+    /// frame is read from the store once committed.
+    Day { date: String, seq: u64 },
+}
+
+/// An applied odds update, waiting for its batch to commit.
+pub(super) struct OddsUpdate {
+    pub date: String,
+    pub venue: Option<String>,
+    pub race_number: u8,
+    pub seq: u64,
+    /// When JetStream stored it, in nanoseconds since the epoch.
+    pub published: i128,
+    pub odds: Vec<RunnerOdds>,
+}
