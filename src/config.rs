@@ -1,5 +1,5 @@
 //! The service's settings: each one a command-line flag with an environment variable
-//! (api-contract.md, Configuration), parsed by clap into [`Config`].
+//! (`docs/operations.md`, Configuration), parsed by clap into [`Config`].
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

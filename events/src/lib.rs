@@ -1,6 +1,6 @@
 //! The racing feed contract as types: the envelope every feeder publishes, the seven event
 //! bodies, the subject each event goes to, and every validation rule of
-//! `shared/spec/feed-contract.md`. Serde only: no I/O, so a feeder written in Rust can
+//! `docs/feeding.md`. Serde only: no I/O, so a feeder written in Rust can
 //! depend on this crate alone.
 
 #[cfg(any(test, feature = "samples"))]

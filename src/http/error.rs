@@ -1,12 +1,12 @@
 //! The one error type of the HTTP API. Every error answers `{"error": CODE, "message": TEXT}`
-//! (api-contract.md); 5xx details go to the log, never to the client.
+//! (`docs/api.md`, Errors); 5xx details go to the log, never to the client.
 
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-/// The exact message of interface.md section 5.
+/// The exact message of the 401 every client was promised (`docs/api.md`, Errors).
 pub const UNAUTHORIZED_MESSAGE: &str = "Invalid or missing API key";
 
 /// Everything a request can fail with.

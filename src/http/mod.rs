@@ -1,4 +1,4 @@
-//! The read API: the endpoints of interface.md with the rules of api-contract.md.
+//! The read API: the endpoints and rules `docs/api.md` describes.
 //!
 //! Where things are: `pipeline.rs` is what happens to every request, top to bottom (the
 //! size checks, the load, the key, the rate, the route, the answer, its conditional GET

@@ -1,5 +1,5 @@
 //! Live odds: the in-process hub that fans each odds update out to every WebSocket
-//! session, and the frames of the protocol (api-contract.md, "Live odds WebSocket").
+//! session, and the frames of the protocol (`docs/live.md`).
 //!
 //! The projector publishes an update to the hub only after the batch holding it has
 //! committed, so a snapshot read from the store is never older than a delta a session has

@@ -1,4 +1,4 @@
-//! Subscribing on the pricing page (interface.md, section 5): the plans and the forms at
+//! Subscribing on the pricing page (`docs/api.md`, Keys): the plans and the forms at
 //! `/` and `/pricing`, with no key; double opt-in by e-mail, after which the key is sent
 //! to the confirmed address; and self-service replacement of a lost or compromised key.
 //!

@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::{main_meeting, to_json, venues, Meeting, Rendered};
 use crate::status::Status;
 
-/// The race card of a date (interface.md 2.4): races in ascending race number,
+/// The race card of a date: races in ascending race number,
 /// scratched runners removed.
 #[derive(Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -71,7 +71,7 @@ pub struct CardRace<'a> {
     runners: Vec<CardRunnerDoc<'a>>,
 }
 
-/// A declared runner of a race card (interface.md 2.4).
+/// A declared runner of a race card.
 #[derive(Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "openapi", schema(as = CardRunner))]

@@ -8,8 +8,8 @@ use racing_events::{RaceResult, ResultRunner};
 use super::lbw_lengths;
 use serde::Serialize;
 
-/// One race of a horse's form (interface.md 2.2, plus `status` and `dead_heat`, then the
-/// race's name, going and class and the runner's trainer and record where known: a field
+/// One race of a horse's form: the race and the horse's run in it (with `status` and
+/// `dead_heat`, then the race's name, going and class and the runner's trainer and record where known: a field
 /// the feed did not give is left out).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -227,7 +227,7 @@ impl FormDoc {
 
 // The JSON of a form, as `FormDoc::render` writes it (itself, so that it can frame the
 // entries): described here, and checked against rendered forms by the API's tests.
-/// A horse's form (interface.md 2.2): every recorded race, newest first (date, then race
+/// A horse's form: every recorded race, newest first (date, then race
 /// number, descending).
 #[cfg(feature = "openapi")]
 #[derive(utoipa::ToSchema)]

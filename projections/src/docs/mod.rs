@@ -1,5 +1,5 @@
 //! The documents the API serves, as they are rendered once into the read models. The field
-//! order and presence are the contract (interface.md 2.1 to 2.4 and api-contract.md); the
+//! order and presence are the contract (`docs/api.md`); the
 //! handlers send these bytes as they are. With the `openapi` feature each type that renders
 //! a document also derives its schema, from the same fields and their doc comments, so the
 //! API's description cannot drift from what it serves.

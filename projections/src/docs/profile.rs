@@ -4,8 +4,8 @@ use serde::Serialize;
 
 use super::to_json;
 
-/// A horse's profile (interface.md 2.1), these fields in this order: the fields of 2.1,
-/// then pedigree, import type, ratings and season stakes where the feed gave them (a field
+/// A horse's profile, these fields in this order: origin, colour, sex, age, trainer,
+/// owner, stakes and record, then pedigree, import type, ratings and season stakes where the feed gave them (a field
 /// not given is left out).
 #[derive(Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -83,7 +83,7 @@ pub struct ProfileDoc<'a> {
     season_stakes: Option<i64>,
 }
 
-/// Renders a horse profile document: the fields of interface.md 2.1, in that order.
+/// Renders a horse profile document: the profile's fields, in their order.
 pub(crate) fn render_profile(p: &racing_events::HorseProfile) -> Vec<u8> {
     to_json(&ProfileDoc {
         horse_no: &p.horse_no,

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::{lbw_lengths, main_meeting, to_json, venues, Meeting, Rendered};
 
-/// All results of a date (interface.md 2.3): races in ascending race number.
+/// All results of a date: races in ascending race number.
 #[derive(Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "openapi", schema(as = ResultsByDate, examples(json!({
@@ -63,8 +63,7 @@ pub struct ResultRace<'a> {
     class: Option<&'a str>,
 }
 
-/// The result of one race: the race result of interface.md 2.3 with the meeting's date
-/// and venue.
+/// The result of one race, with the meeting's date and venue.
 #[derive(Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "openapi", schema(as = RaceResult, examples(json!({
@@ -109,8 +108,8 @@ pub struct SingleRace<'a> {
     class: Option<&'a str>,
 }
 
-/// One runner of a race result (interface.md 2.3, plus `status` and `dead_heat`, then the
-/// runner's record where the feed gave it: a field not given is left out).
+/// One runner of a race result (with `status` and `dead_heat`, then the runner's
+/// record where the feed gave it: a field not given is left out).
 #[derive(Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "openapi", schema(as = ResultRunner))]
