@@ -440,6 +440,11 @@ pub struct Unsubscribe {
     #[serde(default)]
     #[schema(minimum = 1, maximum = 99, nullable = false)]
     pub race_number: Option<i64>,
+    /// Only these topics stop; the subscription goes when none is left. All of it if left
+    /// out.
+    #[serde(default)]
+    #[schema(nullable = false)]
+    pub topics: Option<Vec<Topic>>,
 }
 
 /// Answered by `pong` once every frame queued before it has gone out.

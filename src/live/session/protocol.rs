@@ -33,7 +33,9 @@ enum ClientMessage {
         #[serde(default)]
         topics: Option<Vec<String>>,
     },
-    Ping,
+    /// Braces, not a unit: so that a field the message does not have is refused, as for
+    /// the others.
+    Ping {},
     /// Play back a date's recorded odds (see `playback`).
     Replay {
         date: String,
@@ -43,7 +45,7 @@ enum ClientMessage {
         speed: Option<f64>,
     },
     #[serde(rename = "replay_stop")]
-    ReplayStop,
+    ReplayStop {},
 }
 
 impl Session<'_> {
@@ -93,7 +95,7 @@ impl Session<'_> {
         }
         match serde_json::from_str::<ClientMessage>(&text) {
             Err(e) => self.error("bad_request", &e.to_string()),
-            Ok(ClientMessage::Ping) => {
+            Ok(ClientMessage::Ping {}) => {
                 self.send(frame(&PongFrame {
                     r#type: Default::default(),
                 }));
@@ -129,7 +131,7 @@ impl Session<'_> {
                 Ok((t, speed)) => self.start_replay(t, speed),
                 Err(message) => self.error("bad_request", &message),
             },
-            Ok(ClientMessage::ReplayStop) => self.stop_replay(),
+            Ok(ClientMessage::ReplayStop {}) => self.stop_replay(),
         }
     }
 }
@@ -160,4 +162,66 @@ fn target(date: String, race_number: Option<i64>) -> Result<Target, String> {
 fn speed_of(speed: Option<f64>) -> Result<Speed, String> {
     let x = speed.unwrap_or(1.0);
     Speed::new(x).ok_or_else(|| format!("speed must be {}, got {x}", Speed::RULE))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::Deserialize;
+
+    use super::ClientMessage;
+    use crate::live::frames::{Ping, Replay, ReplayStop, Subscribe, Unsubscribe};
+
+    /// Whether `text` is a client message as the AsyncAPI document's types read it.
+    fn described(text: &str) -> bool {
+        fn reads<'a, T: Deserialize<'a>>(text: &'a str) -> bool {
+            serde_json::from_str::<T>(text).is_ok()
+        }
+        match serde_json::from_str::<serde_json::Value>(text)
+            .ok()
+            .as_ref()
+            .and_then(|v| v["type"].as_str())
+        {
+            Some("subscribe") => reads::<Subscribe>(text),
+            Some("unsubscribe") => reads::<Unsubscribe>(text),
+            Some("ping") => reads::<Ping>(text),
+            Some("replay") => reads::<Replay>(text),
+            Some("replay_stop") => reads::<ReplayStop>(text),
+            _ => false,
+        }
+    }
+
+    #[test]
+    fn the_session_reads_the_client_messages_the_description_gives_and_no_others() {
+        let messages = [
+            (
+                r#"{"type":"subscribe","date":"2026-11-21","race_number":1,"since":5,"topics":["odds","status"]}"#,
+                true,
+            ),
+            (r#"{"type":"subscribe","date":"2026-11-21"}"#, true),
+            (
+                r#"{"type":"unsubscribe","date":"2026-11-21","race_number":2,"topics":["cards"]}"#,
+                true,
+            ),
+            (r#"{"type":"ping"}"#, true),
+            (
+                r#"{"type":"replay","date":"2026-11-21","race_number":3,"speed":2.5}"#,
+                true,
+            ),
+            (r#"{"type":"replay_stop"}"#, true),
+            (
+                r#"{"type":"subscribe","date":"2026-11-21","weather":true}"#,
+                false,
+            ),
+            (
+                r#"{"type":"unsubscribe","date":"2026-11-21","since":4}"#,
+                false,
+            ),
+            (r#"{"type":"ping","seq":1}"#, false),
+            (r#"{"type":"resume","date":"2026-11-21"}"#, false),
+        ];
+        for (text, valid) in messages {
+            let read = serde_json::from_str::<ClientMessage>(text).is_ok();
+            assert_eq!((read, described(text)), (valid, valid), "{text}");
+        }
+    }
 }
