@@ -143,19 +143,9 @@ pub fn odds_at(date: &str, venue: &str, race: i64, prices: &[(&str, f64)]) -> Ev
 }
 
 fn priced(date: &str, venue: Option<&str>, race: i64, prices: &[(&str, f64)]) -> Event {
-    Event::OddsUpdated(OddsUpdated {
-        date: date.into(),
-        venue: venue.map(Into::into),
-        race_number: race,
-        odds: prices
-            .iter()
-            .map(|(h, o)| RunnerOdds {
-                horse_no: (*h).into(),
-                win_odds: Some(*o),
-                place_odds: None,
-            })
-            .collect(),
-    })
+    let win_only: Vec<(&str, Option<f64>, Option<f64>)> =
+        prices.iter().map(|&(h, o)| (h, Some(o), None)).collect();
+    odds_with_place(date, venue, race, &win_only)
 }
 
 /// New win and place prices for some runners of one venue's race (`(horse, win, place)`).

@@ -310,12 +310,14 @@ impl OddsHub {
     /// session; built only if a session listens. Its `seq` is a position like an odds
     /// update's: heartbeats and `welcome` give it.
     pub fn publish_day(&self, seq: u64, day: impl FnOnce() -> Option<DayDelta>) {
+        // Built before the lock: it reads the store (a result renders its document),
+        // which heartbeats and joins must not wait for. A session that joins between the
+        // two follows from a position past it, or resumes it from the journal.
+        let day = if self.listened() { day() } else { None };
         let mut state = self.state();
         state.latest = state.latest.max(seq);
-        if self.listened() {
-            if let Some(day) = day() {
-                self.send(Relay::Day(day));
-            }
+        if let Some(day) = day {
+            self.send(Relay::Day(day));
         }
     }
 

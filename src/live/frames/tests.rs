@@ -13,7 +13,7 @@ use super::*;
 use crate::live::{frame, odds_frame, race_snapshot, replayed_odds_frame_of};
 
 /// A frame read into `T` (unknown fields refused) and written again: the same bytes.
-fn round_trips<T: Serialize + for<'de> Deserialize<'de>>(text: &str) {
+fn round_trips<'a, T: Serialize + Deserialize<'a>>(text: &'a str) {
     let read: T = serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"));
     assert_eq!(serde_json::to_string(&read).expect("serialises"), text);
 }
@@ -104,10 +104,22 @@ fn odds_frames_live_and_replayed_read_back_into_their_type_byte_for_byte() {
     }
 }
 
-#[test]
-fn snapshot_frames_read_back_into_their_type_byte_for_byte() {
+/// A store with `events` folded in, one batch each.
+fn store_of(
+    events: impl IntoIterator<Item = racing_events::Event>,
+) -> (tempfile::TempDir, racing_projections::Store) {
     let dir = tempfile::TempDir::new().expect("temp dir");
     let store = racing_projections::Store::open(dir.path()).expect("store");
+    for (i, e) in events.into_iter().enumerate() {
+        let mut batch = store.batch().expect("batch");
+        batch.apply(i as u64 + 1, 0, &envelope(e)).expect("apply");
+        batch.commit().expect("commit");
+    }
+    (dir, store)
+}
+
+#[test]
+fn snapshot_frames_read_back_into_their_type_byte_for_byte() {
     let events = [
         card("2026-11-21", "Sha Tin", 1, &["A1", "B2"]),
         card("2026-11-21", "Happy Valley", 1, &["C3"]),
@@ -115,11 +127,7 @@ fn snapshot_frames_read_back_into_their_type_byte_for_byte() {
         odds_at("2026-11-21", "Happy Valley", 1, &[("C3", 6.0)]),
         odds("2026-11-25", 2, &[("K101", 4.2)]),
     ];
-    for (i, e) in events.into_iter().enumerate() {
-        let mut batch = store.batch().expect("batch");
-        batch.apply(i as u64 + 1, 0, &envelope(e)).expect("apply");
-        batch.commit().expect("commit");
-    }
+    let (_dir, store) = store_of(events);
     let mut frames = Vec::new();
     for (date, race) in [("2026-11-21", 1), ("2026-11-25", 2), ("2026-11-30", 1)] {
         frames.extend(race_snapshot(&store, date, race).expect("snapshot").frames);
@@ -134,16 +142,8 @@ fn snapshot_frames_read_back_into_their_type_byte_for_byte() {
     }
 }
 
-/// A borrowed frame read into `T` (unknown fields refused) and written again.
-fn round_trips_borrowed<'a, T: Serialize + Deserialize<'a>>(text: &'a str) {
-    let read: T = serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"));
-    assert_eq!(serde_json::to_string(&read).expect("serialises"), text);
-}
-
 #[test]
 fn race_day_frames_read_back_into_their_types_byte_for_byte() {
-    let dir = tempfile::TempDir::new().expect("temp dir");
-    let store = racing_projections::Store::open(dir.path()).expect("store");
     let events = [
         card("2026-11-21", "Sha Tin", 1, &["A1", "B2"]),
         status("2026-11-21", None, 1, RaceStatus::Off, None),
@@ -158,21 +158,17 @@ fn race_day_frames_read_back_into_their_types_byte_for_byte() {
         result("2026-11-21", "Sha Tin", 1, vec![runner(Some(1), "A1")]),
         retraction("2026-11-21", "Sha Tin", 1, "wrong day"),
     ];
-    for (i, e) in events.into_iter().enumerate() {
-        let mut batch = store.batch().expect("batch");
-        batch.apply(i as u64 + 1, 0, &envelope(e)).expect("apply");
-        batch.commit().expect("commit");
-    }
+    let (_dir, store) = store_of(events);
     let frames = store.race_day("2026-11-21", 0, 10).expect("journal");
     assert_eq!(frames.len(), 6);
     for day in &frames {
         let f = day.frame.as_str();
         match day.kind {
-            DayKind::Card => round_trips_borrowed::<CardFrame<'_>>(f),
-            DayKind::Status => round_trips_borrowed::<StatusFrame<'_>>(f),
-            DayKind::Scratching => round_trips_borrowed::<ScratchingFrame<'_>>(f),
-            DayKind::Result => round_trips_borrowed::<ResultFrame<'_>>(f),
-            DayKind::Retraction => round_trips_borrowed::<RetractionFrame<'_>>(f),
+            DayKind::Card => round_trips::<CardFrame<'_>>(f),
+            DayKind::Status => round_trips::<StatusFrame<'_>>(f),
+            DayKind::Scratching => round_trips::<ScratchingFrame<'_>>(f),
+            DayKind::Result => round_trips::<ResultFrame<'_>>(f),
+            DayKind::Retraction => round_trips::<RetractionFrame<'_>>(f),
         }
     }
     // A status without a reason leaves it out; with a venue-less event, `venue` is null.
