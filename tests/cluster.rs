@@ -61,18 +61,38 @@ fn logs(data: &std::path::Path) -> String {
     out
 }
 
+/// The offsets from `--base` that `scripts/cluster` listens on: three NATS clients, their
+/// three routes, two APIs and two admin listeners.
+const OFFSETS: [u16; 10] = [1, 2, 3, 11, 12, 13, 21, 22, 31, 32];
+
+/// A base port whose every listener is free. The block lies below 10,000: the other tests
+/// take ports from 10,000 up to the kernel's ephemeral range, and outgoing connections take
+/// ports in that range, so a block there could be taken between this check and the
+/// script's binds (a replica that cannot bind its port never becomes ready).
+fn free_base() -> u16 {
+    let start = 2_000 + (std::process::id() % 70) as u16 * 100;
+    (0..70u16)
+        .map(|i| 2_000 + (start - 2_000 + i * 100) % 7_000)
+        .find(|base| {
+            OFFSETS
+                .iter()
+                .all(|o| std::net::TcpListener::bind(("127.0.0.1", base + o)).is_ok())
+        })
+        .expect("a free block of ports below 10,000")
+}
+
 #[tokio::test]
 async fn the_cluster_script_starts_three_nodes_and_two_replicas_that_agree() {
     let dir = TempDir::new().expect("temp dir");
-    // A base port unlikely to collide with other tests (they use ports the OS picks).
-    let base = 20_000 + (std::process::id() % 400) as u16 * 100;
+    let base = free_base();
+    let script_log = std::fs::File::create(dir.path().join("script.log")).expect("script log");
     let script = Script(
         Command::new(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/cluster"))
             .args(["--base", &base.to_string(), "--data"])
             .arg(dir.path())
             .args(["--bin", env!("CARGO_BIN_EXE_racing")])
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(script_log)
             .spawn()
             .expect("scripts/cluster starts"),
     );
@@ -178,6 +198,11 @@ async fn the_cluster_script_starts_three_nodes_and_two_replicas_that_agree() {
         }
     })
     .await
-    .expect("the new key works on both replicas");
+    .unwrap_or_else(|_| {
+        panic!(
+            "the new key works on both replicas; the script's logs:\n{}",
+            logs(dir.path())
+        )
+    });
     drop(script);
 }
