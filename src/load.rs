@@ -199,7 +199,7 @@ impl Waiting {
 /// a fifth, a tenth gave reads a p99 of 4.98 and 4.61 ms against 5.29 and 4.57 (medians of
 /// three catch-ups each, two runs); reaching it at half a thread instead of one, 4.71 ms
 /// against 6.04 (one run each), for catch-ups of about 13 s instead of 5 under reads that
-/// saturate the machine (BENCHMARKS.md, "Eleventh stop").
+/// saturate the machine (BENCHMARKS.md at f406d42, "Eleventh stop").
 pub const REQUESTS_FIRST: Curve = Curve {
     easy: 0.25,
     full: 0.5,

@@ -130,7 +130,7 @@ impl Store {
     /// Opens (or creates) the store in `dir`.
     pub fn open_with(dir: &Path, options: Options) -> Result<Store, StoreError> {
         // (sled's high-throughput mode was tried: the replay was no faster for it than
-        // with this cache alone; BENCHMARKS.md, "Performance (#17)".)
+        // with this cache alone; BENCHMARKS.md at f406d42, "Performance".)
         let db = sled::Config::new()
             .path(dir)
             .cache_capacity(options.cache_bytes)
@@ -406,11 +406,11 @@ impl Store {
     }
 
     /// Does all the upkeep of the applied ids that is due (merges of runs, a save of their
-    /// filter, removals of what those replaced) at once, for a store about to be handed
-    /// to a process that serves reads: a rebuild's, before its worker closes it. Left to
-    /// the service, it took 108 to 234 ms before its first batches after the swap, writing
-    /// under sled's process-wide lock that reads wait for (BENCHMARKS.md, "Fourteenth
-    /// stop").
+    /// filter, removals of what those replaced) at once, for a store about to be handed to
+    /// a process that serves reads: a rebuild's, before its worker closes it. Left to the
+    /// service, it took 108 to 234 ms before its first batches after the swap, writing
+    /// under sled's process-wide lock that reads wait for (BENCHMARKS.md at f406d42,
+    /// "Fourteenth stop").
     pub fn settle_applied_ids(&self) -> Result<(), StoreError> {
         self.with_ids(|ids| ids.settle(&self.tree))
     }

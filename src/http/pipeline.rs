@@ -5,11 +5,11 @@
 //!
 //! This was ten tower layers, each with its own future, body wrapper and state clone per
 //! request; together with the router they cost more CPU per request than hyper and the
-//! kernel's loopback did (BENCHMARKS.md). A read of a document now runs from the key check
-//! to its answer within one call, on the request's first poll, with no future allocated;
-//! only what may wait (the WebSocket upgrade, the OpenAPI pages, compression) is boxed and
-//! bounded by the request timeout, and so are the reads that can grow with the data (a
-//! search, a page of odds history, any `as_of`), which run on a blocking thread.
+//! kernel's loopback did (BENCHMARKS.md at f406d42). A read of a document now runs from the
+//! key check to its answer within one call, on the request's first poll, with no future
+//! allocated; only what may wait (the WebSocket upgrade, the OpenAPI pages, compression) is
+//! boxed and bounded by the request timeout, and so are the reads that can grow with the
+//! data (a search, a page of odds history, any `as_of`), which run on a blocking thread.
 
 use std::convert::Infallible;
 use std::sync::Arc;

@@ -58,7 +58,8 @@ pub(crate) const SERVING_COMMIT_BYTES: usize = 1 << 20;
 const DECODED_AHEAD: usize = 32_768;
 /// Longest a catch-up's batch takes messages while the catch-up gives way to requests: a
 /// batch and its commit take a core from them for about that long and a few milliseconds
-/// more. Against 2 ms, reads' p99 5.37 and 5.28 ms against 5.74 and 5.12 (BENCHMARKS.md).
+/// more. Against 2 ms, reads' p99 5.37 and 5.28 ms against 5.74 and 5.12 (BENCHMARKS.md at
+/// f406d42).
 const CATCH_UP_SLICE: Duration = Duration::from_millis(1);
 /// Quiet time after which the projector checks that its consumer is not stuck behind a
 /// stream that has moved on (as after the stream leader's node died).
@@ -113,7 +114,7 @@ impl Projector {
     /// this one folds and commits, the other decodes ahead. While catching up, each takes
     /// a core; on the runtime that serves requests, reads queued behind them (p99 of 200 to
     /// 390 ms while catching up 120,000 odds updates, 56 ms on threads of their own;
-    /// BENCHMARKS.md).
+    /// BENCHMARKS.md at f406d42).
     ///
     /// The projector is made there of `parts` and a NATS connection of its own, opened
     /// there through `dial`: a connection's task reads and parses every message it
@@ -314,12 +315,11 @@ impl Projector {
             // Once the API answers, a commit's size is bounded by what it writes, so
             // that no commit holds readers long.
             let serving = self.parts.ready.load(Ordering::Relaxed);
-            // A live batch, and any once the API answers, after a short step of the
-            // store's upkeep: the upkeep's writes hold readers as a commit's do, and a
-            // catch-up's long steps took up to 234 ms before a batch (BENCHMARKS.md,
+            // A live batch, and any once the API answers, after a short step of the store's
+            // upkeep: the upkeep's writes hold readers as a commit's do, and a catch-up's
+            // long steps took up to 234 ms before a batch (BENCHMARKS.md at f406d42,
             // "Fourteenth stop"). The start-up replay, answered with 503s, takes long
-            // steps.
-            // The upkeep before a batch writes too.
+            // steps. The upkeep before a batch writes too.
             self.room_for(0)?;
             let mut batch = Taken::new(&store, true, !catching_up || serving)?;
             batch.take(first)?;
@@ -329,11 +329,11 @@ impl Projector {
             } else {
                 (MAX_BATCH, BATCH_WINDOW)
             };
-            // A catch-up while the API answers gives way to requests from its first
-            // batch, until a look says that none wait: on two cores the fold and the
-            // decoder ahead of it take both, and document reads at 64 connections during
-            // a catch-up of 120,000 odds updates had a p99 of 10 to 66 ms against 3 to 4
-            // with the projector idle (BENCHMARKS.md). Live updates wait for the end of a
+            // A catch-up while the API answers gives way to requests from its first batch,
+            // until a look says that none wait: on two cores the fold and the decoder ahead
+            // of it take both, and document reads at 64 connections during a catch-up of
+            // 120,000 odds updates had a p99 of 10 to 66 ms against 3 to 4 with the
+            // projector idle (BENCHMARKS.md at f406d42). Live updates wait for the end of a
             // catch-up in any case; a paused one ends later.
             if serving && in_catch_up && pace.is_none() {
                 pace = Some(GiveWay::new(REQUESTS_FIRST));

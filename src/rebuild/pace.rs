@@ -1,14 +1,15 @@
 //! A rebuild's worker gives way to the API's requests: while the rest of the machine is
 //! busy, the worker runs only part of each [`PERIOD`], and is stopped for the rest.
 //!
-//! The worker already runs under the idle scheduling policy, so a request's thread that wakes
-//! takes a core from it at once. On a machine whose cores the requests keep busy it still
-//! costs them: it fills the gaps between their bursts, and their threads come back to caches
-//! it has filled with its own pages. With `wrk` reading documents at 64 connections on two
-//! cores, the reads' p99 was 4.2 ms with the worker stopped and 6.4 ms with it running
-//! (BENCHMARKS.md, "Tenth stop"). No scheduling policy says "run only where it does not slow
-//! the others down"; stopping the worker (`SIGSTOP`) and continuing it (`SIGCONT`) does, and
-//! holds even a commit, which no pause inside the worker could cut.
+//! The worker already runs under the idle scheduling policy, so a request's thread that
+//! wakes takes a core from it at once. On a machine whose cores the requests keep busy it
+//! still costs them: it fills the gaps between their bursts, and their threads come back to
+//! caches it has filled with its own pages. With `wrk` reading documents at 64 connections
+//! on two cores, the reads' p99 was 4.2 ms with the worker stopped and 6.4 ms with it
+//! running (BENCHMARKS.md at f406d42, "Tenth stop"). No scheduling policy says "run only
+//! where it does not slow the others down"; stopping the worker (`SIGSTOP`) and continuing
+//! it (`SIGCONT`) does, and holds even a commit, which no pause inside the worker could
+//! cut.
 //!
 //! The load is the machine's: the CPU time the kernel counts busy on all cores, less the
 //! worker's own ([`Busy`]). (The runtime's own busy share was tried first: under a

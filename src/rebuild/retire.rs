@@ -21,7 +21,7 @@ const CUT_BYTES: u64 = 1 << 20;
 /// ten to fifteen minutes, by the steps' times; not measured). Nothing waits for it but
 /// the disk space. The reads' p99 in the catch-up right after a swap was 6.72 ms at a
 /// tenth (a catch-up's floor), 6.75 at a fiftieth, 5.75 at this one with cuts of 1 MiB
-/// (one run each; BENCHMARKS.md).
+/// (one run each; BENCHMARKS.md at f406d42).
 const REMOVAL: Curve = Curve {
     floor: 0.005,
     ..REQUESTS_FIRST
@@ -108,9 +108,9 @@ impl Pace<'_> {
 }
 
 /// Removes `dir` and all it holds, each file cut down [`CUT_BYTES`] at a time first,
-/// pausing after each step as `pace` says. Removed at once, a store of 4 GiB took over
-/// 2 s on one thread, and reads' p99 in the catch-up right after a rebuild's swap was 19 to 21
-/// ms, against 5 ms with the removal left out (BENCHMARKS.md).
+/// pausing after each step as `pace` says. Removed at once, a store of 4 GiB took over 2 s
+/// on one thread, and reads' p99 in the catch-up right after a rebuild's swap was 19 to 21
+/// ms, against 5 ms with the removal left out (BENCHMARKS.md at f406d42).
 fn remove_giving_way(dir: &Path, pace: &mut Pace<'_>) -> std::io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;

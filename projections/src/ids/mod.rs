@@ -11,7 +11,7 @@
 //! more than a step of it.
 //!
 //! Why this layout: sled 0.34's memory grows with its number of keys and with records
-//! rewritten in place (BENCHMARKS.md, "Applied ids"). Here ids are few keys (a chunk of up
+//! rewritten in place (BENCHMARKS.md, "Applied ids at scale"). Here ids are few keys (a chunk of up
 //! to [`CHUNK_IDS`] sorted ids each), and every chunk is written once, under a run number
 //! larger than any before it, so at the end of the tree; a merge writes a new run and
 //! removes its sources, never rewriting a chunk.
@@ -50,8 +50,8 @@ const FAN_IN: usize = 8;
 pub(crate) const UPKEEP_STEP: u64 = 1 << 20;
 
 /// [`UPKEEP_STEP`] before a prompt batch, one a live update waits for (256 KiB): a merge of
-/// 524,288 ids took a step of 29 ms and an end of 73 ms before one batch, and a live
-/// update in it, and every client's frame of it, would wait as long (BENCHMARKS.md,
+/// 524,288 ids took a step of 29 ms and an end of 73 ms before one batch, and a live update
+/// in it, and every client's frame of it, would wait as long (BENCHMARKS.md at f406d42,
 /// "Thirteenth stop"). A merge of a million ids takes 64 such batches; live updates come
 /// far slower than that.
 pub(crate) const PROMPT_UPKEEP_STEP: u64 = if cfg!(test) { 64 } else { 1 << 14 };
@@ -80,7 +80,7 @@ const FILTER_CHUNK_BYTES: usize = 4096;
 /// of a step's budget, in ids: as much as merging the ids of a chunk. A save of the
 /// default filter (32 MiB, 8,192 chunks) and the removal of a large merge's sources then
 /// go 64 records before a prompt batch: in one go, they held a batch 309 to 477 ms and up
-/// to 52 ms (BENCHMARKS.md, "Fourteenth stop").
+/// to 52 ms (BENCHMARKS.md at f406d42, "Fourteenth stop").
 const RECORD_COST: u64 = CHUNK_IDS as u64;
 
 /// The runs of applied ids and the saved filter, as recorded at [`keys::IDS_MANIFEST`].

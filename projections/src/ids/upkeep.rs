@@ -37,11 +37,11 @@ impl AppliedIds {
         self.remove_unlisted(tree, &mut budget)?;
         let merging = self.merge.is_some() || self.merge_sources().is_some();
         if budget > 0 && merging && (self.save.is_some() || self.unsaved() >= SAVE_AFTER) {
-            // Beside a merge, a save under way or due takes up to half the step (at least
-            // a chunk) first: a large merge takes every step for as long as it lasts (33 M
-            // ids, 33 catch-up batches), and a save of a grown filter (224 MiB, seven
-            // times one of 32) that waited for it left the runs it would hold unsaved: a
-            // restart after a fold of 70 M ids read 36 M (BENCHMARKS.md, "The applied
+            // Beside a merge, a save under way or due takes up to half the step (at least a
+            // chunk) first: a large merge takes every step for as long as it lasts (33 M
+            // ids, 33 catch-up batches), and a save of a grown filter (224 MiB, seven times
+            // one of 32) that waited for it left the runs it would hold unsaved: a restart
+            // after a fold of 70 M ids read 36 M (BENCHMARKS.md at f406d42, "The applied
             // ids' filter in layers").
             if self.save.is_none() {
                 self.begin_save();
