@@ -298,8 +298,19 @@ impl Application {
             stop.cancelled().await;
             on_stop.cancel();
         });
+        let rebuilder = Arc::new(
+            Rebuilder::new(
+                self.state.read_models.clone(),
+                self.js.clone(),
+                self.config.stream.clone(),
+                shutdown.clone(),
+                self.faults.clone(),
+            )
+            .with_worker(self.config.rebuild_worker.clone()),
+        );
         // The projector, started again after a panic or an error (see `supervise`).
         let projector = {
+            let (models, repairs) = (self.state.read_models.clone(), rebuilder.clone());
             let parts = Parts {
                 read_models: self.state.read_models.clone(),
                 stream: self.config.stream.clone(),
@@ -307,6 +318,10 @@ impl Application {
                 ready: self.state.ready.clone(),
                 hub: self.state.live.hub.clone(),
                 faults: self.faults.clone(),
+                on_damage: Arc::new(move |problem| {
+                    let in_use = ReadModels::address(&models.load_full());
+                    repair(&models, &repairs, in_use, problem);
+                }),
             };
             let (stop, dial) = (shutdown.clone(), self.dial.clone());
             supervise::spawn(
@@ -339,16 +354,6 @@ impl Application {
             }
         });
 
-        let rebuilder = Arc::new(
-            Rebuilder::new(
-                self.state.read_models.clone(),
-                self.js.clone(),
-                self.config.stream.clone(),
-                shutdown.clone(),
-                self.faults.clone(),
-            )
-            .with_worker(self.config.rebuild_worker.clone()),
-        );
         let verified = verify_in_background(
             self.state.read_models.clone(),
             rebuilder.clone(),
@@ -681,18 +686,25 @@ fn verify_in_background(
         if shutdown.is_cancelled() {
             return;
         }
-        tracing::error!(
-            problem,
-            "read models damaged; rebuilding them from the log, then moving them aside to read-models.damaged-<time>"
-        );
-        models.mark_damaged(checked);
-        if let Err(running) = rebuilder.repair(problem) {
-            tracing::warn!(
-                started_at = running.started_at.as_deref().unwrap_or("?"),
-                "a rebuild was already under way; it replaces the damaged store"
-            );
-        }
+        repair(&models, &rebuilder, checked, problem);
     })
+}
+
+/// Marks the store at `address` ([`ReadModels::address`]) damaged, for `problem`, and
+/// starts the rebuild from the log that replaces it; the damaged store is then moved
+/// aside to `read-models.damaged-<time>`.
+fn repair(models: &ReadModels, rebuilder: &Rebuilder, address: usize, problem: String) {
+    tracing::error!(
+        problem,
+        "read models damaged; rebuilding them from the log, then moving them aside to read-models.damaged-<time>"
+    );
+    models.mark_damaged(address);
+    if let Err(running) = rebuilder.repair(problem) {
+        tracing::warn!(
+            started_at = running.started_at.as_deref().unwrap_or("?"),
+            "a rebuild was already under way; it replaces the damaged store"
+        );
+    }
 }
 
 /// Publishes the demo season into an empty stream (through `feeder`) and returns it, with

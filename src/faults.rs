@@ -19,6 +19,7 @@ pub struct Faults {
     projector_panics: AtomicU32,
     disk_room_unchecked: AtomicBool,
     rebuild_panics: AtomicU32,
+    lost_store_files: AtomicU32,
 }
 
 /// A point where a task tells the test it has arrived and waits until the test lets it go.
@@ -64,6 +65,21 @@ impl Faults {
     /// Whether the projector commits without looking for room on its disk.
     pub(crate) fn disk_room_unchecked(&self) -> bool {
         self.disk_room_unchecked.load(Ordering::Relaxed)
+    }
+
+    /// Makes the projector's next `times` commits fail as sled fails on a store that lost
+    /// a file (a blob a page points at, gone): with the I/O error `ENOENT`.
+    pub fn lose_store_file(&self, times: u32) {
+        self.lost_store_files.store(times, Ordering::SeqCst);
+    }
+
+    /// The error of a commit that finds a file of its store missing, if one is armed.
+    pub(crate) fn store_file_lost(&self) -> Result<(), racing_projections::StoreError> {
+        if take_one(&self.lost_store_files) {
+            let lost = std::io::Error::from_raw_os_error(nix::libc::ENOENT);
+            return Err(sled::Error::Io(lost).into());
+        }
+        Ok(())
     }
 
     /// Makes the projector panic at its next `times` batches.

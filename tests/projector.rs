@@ -174,6 +174,43 @@ async fn a_damaged_store_is_moved_aside_and_rebuilt_from_the_log() {
     );
 }
 
+/// sled opens a store that lost a file (a blob a page points at) and fails only on the
+/// records concerned: a commit that finds it so is damage to rebuild, not a failing disk
+/// to stop for.
+#[tokio::test]
+async fn a_commit_that_finds_a_file_of_the_store_missing_rebuilds_it_and_goes_on() {
+    let nats = Nats::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let mut app = App::start(&nats, dir.path()).await;
+    let first = nats.publish(&horses(1..=30, "BEFORE")).await;
+    app.projected(first).await;
+
+    app.faults.lose_store_file(1);
+    let last = nats.publish(&horses(31..=60, "AFTER")).await;
+    app.projected(last).await;
+    tokio::time::timeout(Duration::from_secs(60), async {
+        while !damaged_copy_kept(dir.path()) {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("the damaged store is replaced and kept aside");
+    let rebuild = app.admin_json("/rebuild").await;
+    assert!(
+        rebuild["repair"]
+            .as_str()
+            .is_some_and(|why| why.contains("No such file")),
+        "the rebuild says why: {rebuild}"
+    );
+    assert_eq!(
+        app.get("/api/v1/horses/H060").await.1["horse_name"],
+        "AFTER"
+    );
+    as_a_clean_replay(&nats, &app, last).await;
+    // It ran on: a service that had stopped for the error would not stop cleanly here.
+    app.stop().await;
+}
+
 /// A broker restarted on its own store holds the same stream (its creation time, part of
 /// the identity the read models record, is kept): the read models are kept and the
 /// projector resumes after its checkpoint.

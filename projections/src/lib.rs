@@ -109,6 +109,18 @@ impl StoreError {
     pub fn is_io(&self) -> bool {
         matches!(self, StoreError::Sled(sled::Error::Io(_)))
     }
+
+    /// Whether the store itself is damaged rather than its disk failing: a file of it is
+    /// missing (a blob that a page points at: sled opens such a store, and fails only on
+    /// the records concerned), or sled found a page corrupt, or a record does not decode.
+    /// A rebuild from the log mends it; opening it again would not.
+    pub fn is_damage(&self) -> bool {
+        match self {
+            StoreError::Sled(sled::Error::Io(e)) => e.kind() == std::io::ErrorKind::NotFound,
+            StoreError::Sled(sled::Error::Corruption { .. }) | StoreError::Corrupt(_) => true,
+            _ => false,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -117,3 +129,37 @@ mod bounded_tests;
 mod discovery_tests;
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod error_tests {
+    use super::StoreError;
+
+    #[test]
+    fn a_store_that_lost_a_blob_fails_as_damaged_not_as_a_failing_disk() {
+        let dir = std::env::temp_dir().join(format!("racing-lost-blob-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        {
+            let db = sled::open(&dir).expect("a store");
+            // Over sled's 128 KiB a page, kept in a blob file of its own.
+            db.insert(b"large", vec![7u8; 300 << 10]).expect("insert");
+            db.flush().expect("flush");
+        }
+        // sled writes its snapshot (where each page is) as it opens a store: from then on
+        // the page is found through its blob, no longer by reading the log.
+        drop(sled::open(&dir).expect("opened again"));
+        let blobs = std::fs::read_dir(dir.join("blobs")).expect("blob files");
+        let mut lost = 0;
+        for blob in blobs {
+            std::fs::remove_file(blob.expect("a blob").path()).expect("removed");
+            lost += 1;
+        }
+        assert!(lost > 0, "the large value was kept in a blob file");
+        let read = sled::open(&dir).and_then(|db| db.get(b"large"));
+        let _ = std::fs::remove_dir_all(&dir);
+        let error = StoreError::from(read.expect_err("the lost blob fails the read"));
+        assert!(error.is_damage(), "{error}");
+        assert!(
+            !StoreError::from(sled::Error::Io(std::io::ErrorKind::StorageFull.into())).is_damage()
+        );
+    }
+}

@@ -35,7 +35,7 @@ pub(crate) const MAX_BATCH: usize = 4096;
 /// service's CPU a third higher, p99 no better). Against 5 ms, 2 ms gave a lower live p99
 /// in each of four pairs of runs (medians 28.4 and 33.2 ms); against 2 ms, 1 ms gave a
 /// lower p99 in four of five pairs and a lower ratio to nats-server's in all five
-/// (medians 22.0 and 28.7 ms), for no more CPU (BENCHMARKS.md, "Seventh stop").
+/// (medians 22.0 and 28.7 ms), for no more CPU (BENCHMARKS.md at f406d42, "Seventh stop").
 const BATCH_WINDOW: Duration = Duration::from_millis(1);
 /// Most messages in one batch while catching up: a batch that starts with more than
 /// `MAX_BATCH` messages still to read. It closes early when it reaches the stream's end.
@@ -97,6 +97,10 @@ pub struct Parts {
     pub hub: Arc<OddsHub>,
     /// Faults a test injects.
     pub faults: Arc<Faults>,
+    /// Told what is wrong when a commit finds the store damaged (a file of it missing),
+    /// which a rebuild from the log mends: the service marks the store damaged and starts
+    /// that rebuild, and the projector waits for its swap.
+    pub on_damage: Arc<dyn Fn(String) + Send + Sync>,
 }
 
 /// The projector: its parts and its own NATS connection.
@@ -162,6 +166,21 @@ impl Projector {
             match self.consume(&shutdown).await {
                 Ok(()) => break,
                 Err(e) if e.is::<Fatal>() => return Err(e),
+                Err(e) if store_damage(&e).is_some() && !self.parts.read_models.in_repair() => {
+                    // Not a failing disk: a store that lost a file (a blob a page points
+                    // at) fails on the records concerned, and only those. It is rebuilt
+                    // from the log and swapped out, as the check at start-up does with
+                    // what it finds; meanwhile its commits wait below for the swap.
+                    let problem = store_damage(&e)
+                        .map(ToString::to_string)
+                        .unwrap_or_default();
+                    tracing::error!(problem, "the projector found the read models damaged");
+                    (self.parts.on_damage)(problem);
+                    tokio::select! {
+                        _ = tokio::time::sleep(pauses.next_pause()) => {}
+                        _ = shutdown.cancelled() => break,
+                    }
+                }
                 Err(e) if store_io(&e).is_some() && !self.parts.read_models.in_repair() => {
                     // sled fails every later write of this store (a commit's, the upkeep's
                     // before a batch, its flusher's seen at the next): only opening it
@@ -360,6 +379,7 @@ impl Projector {
             in_catch_up &= pending > 0;
             let hold = in_catch_up && held.len() < CATCH_UP_BATCH;
             self.room_for(batch.batch.bytes())?;
+            self.parts.faults.store_file_lost()?;
             let stats = off_the_workers(|| self.commit(batch, held, hold))?;
             tracing::debug!(?stats, pending, "batch committed");
             self.progressed(&stats, pending);
@@ -588,6 +608,13 @@ impl Projector {
         }
         Ok(())
     }
+}
+
+/// The store's damage among the causes of `e`, if there is one ([`StoreError::is_damage`]).
+fn store_damage(e: &anyhow::Error) -> Option<&StoreError> {
+    e.chain()
+        .filter_map(|cause| cause.downcast_ref::<StoreError>())
+        .find(|store| store.is_damage())
 }
 
 /// The store's I/O error (a full disk) among the causes of `e`, if there is one.
