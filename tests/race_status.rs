@@ -321,6 +321,61 @@ async fn place_prices_are_served_in_the_odds_document_its_history_and_live_frame
 }
 
 /// The value of the counter `name` on the service's `/metrics`; 0 before it is first met.
+#[tokio::test]
+async fn a_race_not_priced_yet_is_snapshotted_with_its_status() {
+    let (nats, mut app, _dir) = service_with(&[]).await;
+    publish(
+        &nats,
+        &mut app,
+        &[
+            envelope(card(DAY, ST, 1, &["A1"])),
+            envelope(card(DAY, ST, 2, &["B2"])),
+            stamped(
+                status(
+                    DAY,
+                    Some(ST),
+                    2,
+                    RaceStatus::Suspended,
+                    Some("a \"late\" scratching"),
+                ),
+                "2026-11-25T11:00:00Z",
+            ),
+            stamped(
+                status(DAY, None, 3, RaceStatus::Abandoned, None),
+                "2026-11-25T11:05:00Z",
+            ),
+        ],
+    )
+    .await;
+    let suspended = json!({"type": "snapshot", "date": DAY, "venue": ST, "race_number": 2,
+        "seq": 0, "status": "suspended", "status_at": "2026-11-25T11:00:00Z",
+        "status_reason": "a \"late\" scratching", "odds": []});
+    let abandoned = json!({"type": "snapshot", "date": DAY, "venue": null, "race_number": 3,
+        "seq": 0, "status": "abandoned", "status_at": "2026-11-25T11:05:00Z", "odds": []});
+    let mut client = Client::connect(&app).await;
+    // Neither priced nor given a status: the one empty snapshot, as ever.
+    client
+        .send(json!({"type": "subscribe", "date": DAY, "race_number": 1}))
+        .await;
+    assert_eq!(
+        client.next_message().await,
+        json!({"type": "snapshot", "date": DAY, "venue": null, "race_number": 1, "seq": 0,
+               "odds": []})
+    );
+    // Given a status: the status, with no odds.
+    client
+        .send(json!({"type": "subscribe", "date": DAY, "race_number": 2}))
+        .await;
+    assert_eq!(client.next_message().await, suspended);
+    // The meeting: each race priced or given a status, in race order.
+    let mut meeting = Client::connect(&app).await;
+    meeting
+        .send(json!({"type": "subscribe", "date": DAY}))
+        .await;
+    assert_eq!(meeting.next_message().await, suspended);
+    assert_eq!(meeting.next_message().await, abandoned);
+}
+
 async fn counter(app: &App, name: &str) -> f64 {
     let (_, metrics) = crate::projector::admin_answer(app, "/metrics").await;
     metrics

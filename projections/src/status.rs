@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::keys;
 use crate::state::{race_no, read, write, Records, Scan, State};
-use crate::StoreError;
+use crate::{Store, StoreError};
 
 /// A race's status as the event that set it gave it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -132,6 +132,62 @@ pub(crate) fn of_race(
         (Some(own), Some(every)) => Some(own.later(every)),
         (own, every) => own.or(every),
     })
+}
+
+/// A race's status as the live socket's snapshot gives it: for one venue's race, or
+/// without a venue for the race of that number at every venue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RaceStatusRow {
+    /// Race within the meeting.
+    pub race_number: u8,
+    /// The racecourse; `None` for the status given for every venue.
+    pub venue: Option<String>,
+    /// As the wire writes it (`open`, `off`, ...).
+    pub status: String,
+    /// The `occurred_at` of the event that set it.
+    pub at: String,
+    /// Why, where the feed said.
+    pub reason: Option<String>,
+}
+
+impl Store {
+    /// The statuses given for the races of `date` (of race `race` only, if given), in
+    /// race order: for each race, the one given for every venue first, if any, then each
+    /// venue's own (the later of it and the one for every venue, as the documents give
+    /// it). One prefix scan of the status records.
+    pub fn race_statuses(
+        &self,
+        date: &str,
+        race: Option<u8>,
+    ) -> Result<Vec<RaceStatusRow>, StoreError> {
+        let mut rows: Vec<RaceStatusRow> = Vec::new();
+        let mut every: Option<(u8, Status)> = None;
+        for item in self.tree.scan_prefix(keys::statuses(date, race)) {
+            let (key, value) = item?;
+            let corrupt = || StoreError::Corrupt(String::from_utf8_lossy(&key).into_owned());
+            let (n, venue) = keys::parse_status(&key).ok_or_else(corrupt)?;
+            let venue = venue.map(str::to_owned);
+            let own: Status = serde_json::from_slice(&value).map_err(|_| corrupt())?;
+            let given = match &venue {
+                None => {
+                    every = Some((n, own.clone()));
+                    own
+                }
+                Some(_) => match &every {
+                    Some((m, all)) if *m == n => own.later(all.clone()),
+                    _ => own,
+                },
+            };
+            rows.push(RaceStatusRow {
+                race_number: n,
+                venue,
+                status: given.status,
+                at: given.at,
+                reason: given.reason,
+            });
+        }
+        Ok(rows)
+    }
 }
 
 /// The most venues' statuses of one race read to tell whether odds given without a venue

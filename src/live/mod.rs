@@ -175,10 +175,31 @@ pub fn race_snapshot(
         frames: Vec::with_capacity(docs.len().max(1)),
     };
     if docs.is_empty() {
-        snapshot.frames.push(
-            format!("{{\"type\":\"snapshot\",\"date\":\"{date}\",\"venue\":null,\"race_number\":{race_number},\"seq\":0,\"odds\":[]}}")
-                .into(),
-        );
+        // A race priced nowhere yet: its status, where one was given (for each venue
+        // that has one, or for every venue), with no odds; else one empty snapshot.
+        let statuses = store.race_statuses(date, Some(race_number))?;
+        if statuses.is_empty() {
+            snapshot.frames.push(
+                format!("{{\"type\":\"snapshot\",\"date\":\"{date}\",\"venue\":null,\"race_number\":{race_number},\"seq\":0,\"odds\":[]}}")
+                    .into(),
+            );
+        }
+        for row in statuses {
+            let frame = frames::SnapshotFrame {
+                r#type: frames::SnapshotType,
+                date: date.to_owned(),
+                venue: row.venue,
+                meetings: None,
+                race_number,
+                seq: 0,
+                status: Some(row.status),
+                status_at: Some(row.at),
+                status_reason: row.reason,
+                odds: Vec::new(),
+            };
+            let text = serde_json::to_string(&frame).map_err(|e| corrupt(&e))?;
+            snapshot.frames.push(text.into());
+        }
     }
     for doc in docs {
         let seq = serde_json::from_slice::<Seq>(&doc)

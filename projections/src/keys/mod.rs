@@ -290,6 +290,25 @@ pub fn status(date: &str, race_number: u8, venue: Option<&str>) -> Vec<u8> {
     scoped(b"rst", date, race_number, venue)
 }
 
+/// The prefix of the status records of `date` (of race `race_number` only, if given).
+pub(crate) fn statuses(date: &str, race_number: Option<u8>) -> Vec<u8> {
+    match race_number {
+        Some(n) => key(&[b"rst", date.as_bytes(), &race(n)]),
+        None => key(&[b"rst", date.as_bytes(), b""]),
+    }
+}
+
+/// The race and venue of a status record's key ([`status`]).
+pub(crate) fn parse_status(key: &[u8]) -> Option<(u8, Option<&str>)> {
+    let rest = key.strip_prefix(b"rst\0")?;
+    let n = std::str::from_utf8(rest.get(11..13)?).ok()?.parse().ok()?;
+    match rest.get(13..)? {
+        [] => Some((n, None)),
+        [SEP, venue @ ..] => Some((n, Some(std::str::from_utf8(venue).ok()?))),
+        _ => None,
+    }
+}
+
 /// `kind \0 date \0 race`, then `\0 venue` for one venue's race. The two never collide:
 /// a venue is never empty.
 fn scoped(kind: &[u8], date: &str, race_number: u8, venue: Option<&str>) -> Vec<u8> {

@@ -202,17 +202,19 @@ impl Session<'_> {
     /// Sends the current odds of the target's race, or of each race of its meeting that
     /// has odds.
     pub(super) fn snapshots(&mut self, t: &Target) -> Result<(), End> {
-        let races = match t.1 {
-            Some(n) => vec![n],
-            None => self
-                .ctx
-                .read_models
-                .load()
-                .odds_changed_since(Some(&t.0), 0)
-                .map_err(internal)?
-                .into_iter()
-                .map(|(_, n)| n)
-                .collect(),
+        // A meeting's races with odds, and those not priced yet that have a status.
+        let races: std::collections::BTreeSet<u8> = match t.1 {
+            Some(n) => [n].into(),
+            None => {
+                let store = self.ctx.read_models.load();
+                let priced = store.odds_changed_since(Some(&t.0), 0).map_err(internal)?;
+                let statuses = store.race_statuses(&t.0, None).map_err(internal)?;
+                priced
+                    .into_iter()
+                    .map(|(_, n)| n)
+                    .chain(statuses.into_iter().map(|row| row.race_number))
+                    .collect()
+            }
         };
         for n in races {
             self.snapshot(&t.0, n)?;
