@@ -128,6 +128,8 @@ mod bounded_tests;
 #[cfg(test)]
 mod discovery_tests;
 #[cfg(test)]
+mod tally;
+#[cfg(test)]
 mod tests;
 
 #[cfg(test)]

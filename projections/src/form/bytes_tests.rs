@@ -6,39 +6,8 @@ use std::collections::BTreeMap;
 use racing_events::samples::{envelope, result, runner};
 use racing_events::Envelope;
 
-use crate::state::{Item, Records, Scan, State};
-use crate::{DocKey, Fold, FormDoc, MemState, StoreError};
-
-/// A [`MemState`] that counts the bytes (key and value) put under each kind of key.
-struct Counting<'a> {
-    s: &'a mut MemState,
-    put: BTreeMap<String, usize>,
-}
-
-impl Records for Counting<'_> {
-    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-        self.s.get(key)
-    }
-
-    fn scan(&self, prefix: &[u8], dir: Scan, limit: usize) -> Result<Vec<Item>, StoreError> {
-        self.s.scan(prefix, dir, limit)
-    }
-}
-
-impl State for Counting<'_> {
-    fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
-        *self.put.entry(kind(&key)).or_default() += key.len() + value.len();
-        self.s.put(key, value);
-    }
-
-    fn delete(&mut self, key: Vec<u8>) {
-        self.s.delete(key);
-    }
-
-    fn first_seen(&mut self, event_id: u128) -> Result<bool, StoreError> {
-        self.s.first_seen(event_id)
-    }
-}
+use crate::tally::Tally;
+use crate::{DocKey, Fold, FormDoc, MemState};
 
 /// The kind of a key: its first part, or its first two for a document.
 fn kind(key: &[u8]) -> String {
@@ -63,10 +32,7 @@ fn fold_counting(
     first_seq: u64,
     batch: usize,
 ) -> BTreeMap<String, usize> {
-    let mut c = Counting {
-        s,
-        put: BTreeMap::new(),
-    };
+    let mut c = Tally::new(s);
     for (b, chunk) in events.chunks(batch.max(1)).enumerate() {
         let mut f = Fold::default();
         for (i, e) in chunk.iter().enumerate() {
@@ -75,7 +41,11 @@ fn fold_counting(
         }
         f.render(&mut c).expect("render");
     }
-    c.put
+    let mut put = BTreeMap::new();
+    for (key, bytes) in c.puts() {
+        *put.entry(kind(key)).or_default() += bytes;
+    }
+    put
 }
 
 /// The `i`th of a horse's runs: a race a day from 2026-01-01 (28 days a month).

@@ -4,42 +4,8 @@
 use racing_events::samples::{envelope, result, retraction, runner};
 use racing_events::{Envelope, Event, ResultRunner};
 
-use crate::state::{Item, Records, Scan, State};
-use crate::{Fold, MemState, Store, StoreError};
-
-/// A [`State`] that counts the bytes (key and value) of every `put` under `prefix`.
-pub(crate) struct Counting<'a> {
-    pub(crate) s: &'a mut MemState,
-    pub(crate) prefix: &'a [u8],
-    pub(crate) bytes: usize,
-}
-
-impl Records for Counting<'_> {
-    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-        self.s.get(key)
-    }
-
-    fn scan(&self, prefix: &[u8], dir: Scan, limit: usize) -> Result<Vec<Item>, StoreError> {
-        self.s.scan(prefix, dir, limit)
-    }
-}
-
-impl State for Counting<'_> {
-    fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
-        if key.starts_with(self.prefix) {
-            self.bytes += key.len() + value.len();
-        }
-        self.s.put(key, value);
-    }
-
-    fn delete(&mut self, key: Vec<u8>) {
-        self.s.delete(key);
-    }
-
-    fn first_seen(&mut self, event_id: u128) -> Result<bool, StoreError> {
-        self.s.first_seen(event_id)
-    }
-}
+use crate::tally::Tally;
+use crate::{Fold, MemState, Store};
 
 /// Folds `events` into `s` in batches of `size`, counting the bytes put under `prefix`.
 pub(crate) fn fold_counting(
@@ -49,24 +15,20 @@ pub(crate) fn fold_counting(
     prefix: &[u8],
 ) -> usize {
     let mut seq = s.seen.len() as u64;
-    let mut counting = Counting {
-        s,
-        prefix,
-        bytes: 0,
-    };
+    let mut tally = Tally::new(s);
     let mut f = Fold::default();
     let mut held = 0;
     for e in events {
         seq += 1;
-        f.apply(&mut counting, seq, 0, &e).expect("apply");
+        f.apply(&mut tally, seq, 0, &e).expect("apply");
         held += 1;
         if held == size {
-            f.render(&mut counting).expect("render");
+            f.render(&mut tally).expect("render");
             (f, held) = (Fold::default(), 0);
         }
     }
-    f.render(&mut counting).expect("render");
-    counting.bytes
+    f.render(&mut tally).expect("render");
+    tally.bytes(|key| key.starts_with(prefix))
 }
 
 /// A runner ridden by `jockey` for `trainer`.
