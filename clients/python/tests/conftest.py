@@ -150,26 +150,31 @@ class Service:
         deadline_poll("the new key accepted", 15, accepted)
         return key
 
-    def publish_odds(self, date: str, race_number: int, prices: list[float]) -> None:
-        """Publishes one `OddsUpdated` per price (`racing publish`), as a feeder does."""
+    def publish(self, events: list[tuple[str, dict]]) -> None:
+        """Publishes each `(type, data)` as one event (`racing publish`), as a feeder does."""
         now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         lines = [
-            json.dumps(
-                {
-                    "event_id": str(uuid.uuid4()),
-                    "type": "OddsUpdated",
-                    "occurred_at": now,
-                    "data": {
+            json.dumps({"event_id": str(uuid.uuid4()), "type": kind, "occurred_at": now, "data": data})
+            for kind, data in events
+        ]
+        self.racing("publish", "-", stdin="\n".join(lines) + "\n")
+
+    def publish_odds(self, date: str, race_number: int, prices: list[float]) -> None:
+        """Publishes one `OddsUpdated` per price for runner A001 at Sha Tin."""
+        self.publish(
+            [
+                (
+                    "OddsUpdated",
+                    {
                         "date": date,
                         "race_number": race_number,
                         "venue": "Sha Tin",
                         "odds": [{"horse_no": "A001", "win_odds": price}],
                     },
-                }
-            )
-            for price in prices
-        ]
-        self.racing("publish", "-", stdin="\n".join(lines) + "\n")
+                )
+                for price in prices
+            ]
+        )
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")[-4000:]

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 import racing_client
-from racing_client import models
+from racing_client import live, models
 from racing_client._core import Endpoints
 from racing_client._decode import json_name, wire_fields
 
@@ -76,16 +76,66 @@ def test_every_schema_of_the_api_is_a_document_with_the_same_fields(openapi):
         assert cls is not None and dataclasses.is_dataclass(cls), f"no document class for schema {name}"
         fields = {json_name(f): (f, tp) for f, tp in wire_fields(cls)}
         assert list(fields) == list(schema["properties"]), f"{name}: fields differ from the schema's"
-        required = set(schema.get("required", []))
-        for prop_name, prop in schema["properties"].items():
-            f, tp = fields[prop_name]
-            has_default = f.default is not dataclasses.MISSING
-            assert has_default == (prop_name not in required), f"{name}.{prop_name}: required differs"
-            want, nullable = _expected_type(prop, schemas)
-            got, optional = _actual_type(tp)
-            assert got == want, f"{name}.{prop_name}: {got}, the schema says {want}"
-            if nullable or prop_name not in required:
-                assert optional, f"{name}.{prop_name} may be null or absent but is not Optional"
+        _check_fields(name, fields, schema, schemas)
+
+
+def _check_fields(name: str, fields: dict, schema: dict, schemas: dict, aliases: dict | None = None) -> None:
+    """Each property of `schema` read by its field in `fields` as the schema types it (a
+    schema named in `aliases` by the client's name for it), with a default exactly where it
+    is not required."""
+    required = set(schema.get("required", []))
+    for prop_name, prop in schema["properties"].items():
+        if prop_name not in fields:
+            continue
+        f, tp = fields[prop_name]
+        has_default = f.default is not dataclasses.MISSING
+        assert has_default == (prop_name not in required), f"{name}.{prop_name}: required differs"
+        want, nullable = _expected_type(prop, schemas)
+        for schema_name, client_name in (aliases or {}).items():
+            want = want.replace(schema_name, client_name)
+        got, optional = _actual_type(tp)
+        assert got == want, f"{name}.{prop_name}: {got}, the schema says {want}"
+        if nullable or prop_name not in required:
+            assert optional, f"{name}.{prop_name} may be null or absent but is not Optional"
+
+
+def test_every_frame_of_the_socket_is_a_frame_class_with_the_same_fields(service):
+    # The socket's AsyncAPI description, which the service checks its own frames against:
+    # every frame `live()` yields is read by a class with the same fields.
+    asyncapi = httpx.get(service.url + "/asyncapi.json", timeout=10).json()
+    schemas = asyncapi["components"]["schemas"]
+    frames = {"snapshot": models.Snapshot, "heartbeat": models.Heartbeat, **live.EVENTS}
+    sent = {
+        op["messages"][0]["$ref"].rsplit("/", 1)[-1]
+        for op in asyncapi["operations"].values()
+        if op["action"] == "receive"
+    }
+    # The rest are the session's own business, never yielded.
+    assert sent == set(frames) | {"welcome", "pong", "error", "replay_end"}, sorted(sent)
+    # The socket's name of a runner's prices; the documents in the frames have the API's.
+    aliases = {"RunnerPrice": "RunnerOdds"}
+    classes = {
+        asyncapi["components"]["messages"][kind]["payload"]["$ref"].rsplit("/", 1)[-1]: cls
+        for kind, cls in frames.items()
+    }
+    checked = set()
+    while pending := set(classes) - checked:
+        name = pending.pop()
+        checked.add(name)
+        cls, schema = classes[name], schemas[name]
+        fields = {json_name(f): (f, tp) for f, tp in wire_fields(cls)}
+        wire = set(schema["properties"]) - set(getattr(cls, "_ignored", ()))
+        assert set(fields) == wire, (
+            f"{name}: {cls.__name__} reads {sorted(fields)}, the schema has {sorted(wire)}"
+        )
+        _check_fields(name, fields, schema, schemas, aliases)
+        # And the documents it holds (a result, a card, runners' prices), in turn.
+        for prop in schema["properties"].values():
+            ref = prop.get("$ref") or prop.get("items", {}).get("$ref")
+            if ref and schemas[ref.rsplit("/", 1)[-1]].get("type") == "object":
+                held = ref.rsplit("/", 1)[-1]
+                classes.setdefault(held, getattr(models, aliases.get(held, held)))
+    assert {"RaceResult", "CardRace", "RunnerPrice"} <= checked, sorted(checked)
 
 
 def test_every_operation_of_the_api_has_a_client_method(openapi):

@@ -1,5 +1,5 @@
 """Python client of the racing data service: typed documents, polite by default, and a
-live odds stream that resumes by itself. See README.md beside this package."""
+live stream of odds and the race day that resumes by itself. See README.md beside this package."""
 
 from . import models as _models
 from ._core import Call, Settings, __version__
@@ -19,7 +19,7 @@ from .errors import (
     Unauthorized,
     Unavailable,
 )
-from .live import LiveStream, Target
+from .live import TOPICS, LiveStream, Target
 from .models import *  # noqa: F403 - the documents are the package's vocabulary
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "Racing",
     "LiveStream",
     "Target",
+    "TOPICS",
     "Call",
     "Settings",
     "__version__",

@@ -17,7 +17,8 @@ from .live import LiveStream, Target
 
 class AsyncRacing(ClientBase):
     """The asynchronous twin of `Racing` (same arguments, same documents, same errors),
-    plus `live()`, the live odds stream. Use it as `async with AsyncRacing() as racing:`."""
+    plus `live()`, the live stream of odds and the race day. Use it as
+    `async with AsyncRacing() as racing:`."""
 
     def __init__(
         self,
@@ -76,6 +77,7 @@ class AsyncRacing(ClientBase):
         *,
         targets: Iterable[Target] | None = None,
         since: int | models.Document | None = None,
+        topics: Iterable[str] | None = None,
         heartbeats: bool = False,
         max_reconnects: int | None = None,
     ) -> LiveStream:
@@ -84,12 +86,18 @@ class AsyncRacing(ClientBase):
         and a race number or `None`), as an async iterator of `Snapshot` and `OddsUpdate`
         frames (and `Heartbeat`s with `heartbeats`).
 
-        Without `since` it starts with a `Snapshot` of each race; with `since` (a sequence,
-        or a document whose `Racing-Seq` is taken: read the odds over HTTP, then go live
-        from there) it starts with every update after it. After any drop it reconnects,
-        with backoff, and resumes after the last `seq` it yielded, so each update is
-        yielded once and in order. It gives up only on a refused key, a bad subscription,
-        or after `max_reconnects` reconnections in a row that failed (default: never).
+        `topics` follows the race day too, any of `odds`, `status`, `scratchings`,
+        `results` and `cards` (`None`: odds only): `StatusChange`, `Scratching`,
+        `RaceResultFrame`, `CardFrame` and `Retraction` frames, in one `seq` order with the
+        odds. A name the service does not know is a `ValueError` here.
+
+        Without `since` it starts with a `Snapshot` of each race (topic `odds`); with
+        `since` (a sequence, or a document whose `Racing-Seq` is taken: read the odds over
+        HTTP, then go live from there) it starts with every update and event after it.
+        After any drop it reconnects, with backoff, and resumes every topic after the last
+        `seq` it yielded, so each frame is yielded once and in order. It gives up only on a
+        refused key, a bad subscription, or after `max_reconnects` reconnections in a row
+        that failed (default: never).
         """
         if targets is None:
             if date is None:
@@ -102,6 +110,7 @@ class AsyncRacing(ClientBase):
             since=start,
             heartbeats=heartbeats,
             max_reconnects=max_reconnects,
+            topics=topics,
         )
 
     # --- Documents ---------------------------------------------------------------------

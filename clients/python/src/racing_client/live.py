@@ -1,5 +1,6 @@
-"""The live odds stream: a WebSocket session that reconnects after any drop and resumes
-after the last `seq` it yielded, so that the caller sees every update once and in order."""
+"""The live stream, odds and the race day: a WebSocket session that reconnects after any
+drop and resumes after the last `seq` it yielded, so that the caller sees every update and
+race-day event once and in order."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import asyncio
 import datetime
 import json
 import logging
-from typing import Any, AsyncIterator, Tuple, Union
+from typing import Any, AsyncIterator, Iterable, Tuple, Union
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
@@ -27,13 +28,28 @@ Target = Tuple[Union[datetime.date, str], Union[int, None]]
 _CLOSE_POLICY = 1008
 _MAX_FRAME = 16 * 1024 * 1024
 
+TOPICS = ("odds", "status", "scratchings", "results", "cards")
+"""What a stream may follow (`live(topics=...)`): the service's names, in its order."""
+
+EVENTS: dict[str, type[models.StreamFrame]] = {
+    "odds": models.OddsUpdate,
+    "status": models.StatusChange,
+    "scratching": models.Scratching,
+    "result": models.RaceResultFrame,
+    "card": models.CardFrame,
+    "retraction": models.Retraction,
+}
+"""The class of each frame `type` of one event of the stream: odds and the race day, in one
+`seq` order, so that one `last_seq` resumes them all."""
+
 
 class LiveStream:
     """An async iterator of live frames; see `AsyncRacing.live()`.
 
-    `last_seq` is the position it resumes after; `connections` counts the connections it
-    opened, `reconnects` those after the first; `duplicates` counts updates at or below
-    `last_seq` that a server sent again and the stream dropped (none, with this service).
+    `last_seq` is the position it resumes after, every topic alike; `connections` counts
+    the connections it opened, `reconnects` those after the first; `duplicates` counts
+    updates and race-day frames at or below `last_seq` that a server sent again and the
+    stream dropped (none, with this service).
     Close it with `aclose()`, or use it as `async with racing.live(...) as stream:`.
     """
 
@@ -45,11 +61,13 @@ class LiveStream:
         since: int | None,
         heartbeats: bool,
         max_reconnects: int | None,
+        topics: Iterable[str] | None = None,
     ) -> None:
         if not targets:
             raise ValueError("live() needs at least one date to follow")
         self._settings = settings
         self._targets = [(_date_text(d), r) for d, r in targets]
+        self._topics = _topics(topics)
         self._heartbeats = heartbeats
         self._max_reconnects = max_reconnects
         self.last_seq: int | None = since
@@ -143,6 +161,8 @@ class LiveStream:
             message: dict[str, Any] = {"type": "subscribe", "date": date}
             if race is not None:
                 message["race_number"] = race
+            if self._topics is not None:
+                message["topics"] = self._topics
             if resume is not None:
                 message["since"] = resume
             await socket.send(json.dumps(message))
@@ -153,8 +173,10 @@ class LiveStream:
         while True:
             data = json.loads(await asyncio.wait_for(socket.recv(), silence))
             kind = data.get("type")
-            if kind == "odds" and not data.get("replay"):
-                update = decode(models.OddsUpdate, data, strict=self._settings.strict)
+            # A replay's frames are outside the live order: not the stream's to yield.
+            event = None if data.get("replay") else EVENTS.get(kind)
+            if event is not None:
+                update = decode(event, data, strict=self._settings.strict)
                 update.received_at = datetime.datetime.now(datetime.timezone.utc)
                 if self.last_seq is not None and update.seq <= self.last_seq:
                     self.duplicates += 1
@@ -185,6 +207,25 @@ def _refusal(e: InvalidStatus) -> ApiError:
     except (ValueError, KeyError, TypeError):
         pass
     return error_class(status, error)(status, error, message)
+
+
+def _topics(topics: Iterable[str] | None) -> list[str] | None:
+    """The topics to subscribe to, checked against the service's names (`None`: its
+    default, odds only), so that a misspelt one fails here rather than on the socket."""
+    # One name is a string, itself an iterable of one-letter "topics".
+    if topics is None:
+        return None
+    if isinstance(topics, str):
+        raise TypeError(f"topics is a list of names, such as [{topics!r}], not one name")
+    names = list(dict.fromkeys(topics))
+    if not names:
+        raise ValueError(f"topics needs at least one of {', '.join(TOPICS)}")
+    unknown = [t for t in names if t not in TOPICS]
+    if unknown:
+        raise ValueError(
+            f"unknown live topic(s) {', '.join(map(repr, unknown))}: the service follows {', '.join(TOPICS)}"
+        )
+    return names
 
 
 def _date_text(date: datetime.date | str) -> str:

@@ -49,7 +49,13 @@ __all__ = [
     "Changes",
     "ErrorBody",
     "Snapshot",
+    "StreamFrame",
     "OddsUpdate",
+    "StatusChange",
+    "Scratching",
+    "RaceResultFrame",
+    "CardFrame",
+    "Retraction",
     "Heartbeat",
     "parse_timestamp",
     "Frame",
@@ -623,28 +629,82 @@ class Snapshot(RaceOdds):
 
 
 @dataclass(kw_only=True)
-class OddsUpdate(Model):
-    """One odds update on the live stream: `odds` lists only the prices that changed."""
+class StreamFrame(Model):
+    """What every frame of one event of the stream has: its race, its stream position and
+    when JetStream stored it. `seq` is strictly increasing across every kind of frame
+    `live()` yields, odds and race day alike."""
 
     date: datetime.date
     venue: str | None
+    """The event's racecourse; `None` for one given for the race of that number at every
+    venue of the date."""
     race_number: int
     seq: int
-    """Stream sequence, strictly increasing on the stream `live()` yields."""
+    """Stream sequence: a `since` for `live()` resumes after it."""
     published_at: str
-    odds: list[RunnerOdds]
+    """When JetStream stored the event, RFC 3339 in UTC."""
     received_at: datetime.datetime | None = field(default=None, compare=False, metadata={"local": True})
     """When the client read it (UTC)."""
 
-    _ignored = ("type", "replay")
+    _ignored = ("type",)
 
     @property
     def lag(self) -> datetime.timedelta | None:
-        """From JetStream storing the update to the client reading it, as `racing watch` shows it."""
+        """From JetStream storing the event to the client reading it, as `racing watch` shows it."""
         published = parse_timestamp(self.published_at)
         if published is None or self.received_at is None:
             return None
         return self.received_at - published
+
+
+@dataclass(kw_only=True)
+class OddsUpdate(StreamFrame):
+    """One odds update on the live stream (topic `odds`): `odds` lists only the prices
+    that changed."""
+
+    odds: list[RunnerOdds]
+
+    _ignored = ("type", "replay")
+
+
+@dataclass(kw_only=True)
+class StatusChange(StreamFrame):
+    """A race's status changed (topic `status`)."""
+
+    status: str
+    """As `CardRace.status`: the race's status now."""
+    reason: str | None = None
+    """Why, where the feed said."""
+
+
+@dataclass(kw_only=True)
+class Scratching(StreamFrame):
+    """A runner was withdrawn (topic `scratchings`)."""
+
+    horse_no: str
+
+
+@dataclass(kw_only=True)
+class RaceResultFrame(StreamFrame):
+    """A race's result was published or amended (topic `results`): the whole result, as
+    `result()` answered right after the event; an amendment comes again, whole."""
+
+    result: RaceResult
+
+
+@dataclass(kw_only=True)
+class CardFrame(StreamFrame):
+    """A race was declared or declared again (topic `cards`): the race as the day's card
+    (`racecard()`) listed it right after the event."""
+
+    card: CardRace
+
+
+@dataclass(kw_only=True)
+class Retraction(StreamFrame):
+    """The venue's race was withdrawn from every document (topics `results` and `cards`)."""
+
+    reason: str
 
 
 @dataclass(kw_only=True)
@@ -656,7 +716,9 @@ class Heartbeat(Model):
     _ignored = ("type",)
 
 
-Frame = Snapshot | OddsUpdate | Heartbeat
+Frame = (
+    Snapshot | OddsUpdate | StatusChange | Scratching | RaceResultFrame | CardFrame | Retraction | Heartbeat
+)
 """What `live()` yields."""
 
 
