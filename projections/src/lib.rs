@@ -40,6 +40,7 @@ pub use people::{is_slug, render_list, season, slug, PersonRow, Role};
 pub use raceday::{DayEvent, DayKind};
 pub use search::{HorseMatch, MAX_SEARCH_CHARS};
 pub use state::{Item, RaceOdds, Records, Scan, State};
+pub use status::RaceStatusRow;
 pub use store::{DeadLetter, Options, Store};
 
 /// The OpenAPI schema of each document the API serves, derived from the type that renders

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::keys;
 use crate::state::{race_no, read, write, Records, Scan, State};
-use crate::{Store, StoreError};
+use crate::StoreError;
 
 /// A race's status as the event that set it gave it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -150,44 +150,38 @@ pub struct RaceStatusRow {
     pub reason: Option<String>,
 }
 
-impl Store {
-    /// The statuses given for the races of `date` (of race `race` only, if given), in
-    /// race order: for each race, the one given for every venue first, if any, then each
-    /// venue's own (the later of it and the one for every venue, as the documents give
-    /// it). One prefix scan of the status records.
-    pub fn race_statuses(
-        &self,
-        date: &str,
-        race: Option<u8>,
-    ) -> Result<Vec<RaceStatusRow>, StoreError> {
-        let mut rows: Vec<RaceStatusRow> = Vec::new();
-        let mut every: Option<(u8, Status)> = None;
-        for item in self.tree.scan_prefix(keys::statuses(date, race)) {
-            let (key, value) = item?;
-            let corrupt = || StoreError::Corrupt(String::from_utf8_lossy(&key).into_owned());
-            let (n, venue) = keys::parse_status(&key).ok_or_else(corrupt)?;
-            let venue = venue.map(str::to_owned);
-            let own: Status = serde_json::from_slice(&value).map_err(|_| corrupt())?;
-            let given = match &venue {
-                None => {
-                    every = Some((n, own.clone()));
-                    own
-                }
-                Some(_) => match &every {
-                    Some((m, all)) if *m == n => own.later(all.clone()),
-                    _ => own,
-                },
-            };
-            rows.push(RaceStatusRow {
-                race_number: n,
-                venue,
-                status: given.status,
-                at: given.at,
-                reason: given.reason,
-            });
-        }
-        Ok(rows)
+/// The statuses of `records`, status records in key order (a prefix scan of
+/// [`keys::statuses`]), as [`crate::Store::race_statuses`] gives them.
+pub(crate) fn rows(
+    records: impl Iterator<Item = sled::Result<(sled::IVec, sled::IVec)>>,
+) -> Result<Vec<RaceStatusRow>, StoreError> {
+    let mut rows: Vec<RaceStatusRow> = Vec::new();
+    let mut every: Option<(u8, Status)> = None;
+    for item in records {
+        let (key, value) = item?;
+        let corrupt = || StoreError::Corrupt(String::from_utf8_lossy(&key).into_owned());
+        let (n, venue) = keys::parse_status(&key).ok_or_else(corrupt)?;
+        let venue = venue.map(str::to_owned);
+        let own: Status = serde_json::from_slice(&value).map_err(|_| corrupt())?;
+        let given = match &venue {
+            None => {
+                every = Some((n, own.clone()));
+                own
+            }
+            Some(_) => match &every {
+                Some((m, all)) if *m == n => own.later(all.clone()),
+                _ => own,
+            },
+        };
+        rows.push(RaceStatusRow {
+            race_number: n,
+            venue,
+            status: given.status,
+            at: given.at,
+            reason: given.reason,
+        });
     }
+    Ok(rows)
 }
 
 /// The most venues' statuses of one race read to tell whether odds given without a venue

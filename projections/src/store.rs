@@ -445,6 +445,18 @@ impl Store {
         Ok(())
     }
 
+    /// The statuses given for the races of `date` (of race `race` only, if given), in
+    /// race order: for each race, the one given for every venue first, if any, then each
+    /// venue's own (the later of it and the one for every venue, as the documents give
+    /// it). One prefix scan of the status records.
+    pub fn race_statuses(
+        &self,
+        date: &str,
+        race: Option<u8>,
+    ) -> Result<Vec<crate::RaceStatusRow>, StoreError> {
+        crate::status::rows(self.tree.scan_prefix(keys::statuses(date, race)))
+    }
+
     /// Every served document as `(key, bytes)`, in key order: what clients can read, for
     /// comparing two stores (one that crashed, one replayed cleanly) document by document.
     /// Stop at the first error: over a damaged store sled may yield it again and again.

@@ -200,7 +200,7 @@ impl Session<'_> {
     }
 
     /// Sends the current odds of the target's race, or of each race of its meeting that
-    /// has odds.
+    /// has odds or a status.
     pub(super) fn snapshots(&mut self, t: &Target) -> Result<(), End> {
         // A meeting's races with odds, and those not priced yet that have a status.
         let races: std::collections::BTreeSet<u8> = match t.1 {
