@@ -139,17 +139,17 @@ mod error_tests {
 
     #[test]
     fn a_store_that_lost_a_blob_fails_as_damaged_not_as_a_failing_disk() {
-        let dir = std::env::temp_dir().join(format!("racing-lost-blob-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let temp = crate::tests::tempdir();
+        let dir = temp.path();
         {
-            let db = sled::open(&dir).expect("a store");
+            let db = sled::open(dir).expect("a store");
             // Over sled's 128 KiB a page, kept in a blob file of its own.
             db.insert(b"large", vec![7u8; 300 << 10]).expect("insert");
             db.flush().expect("flush");
         }
         // sled writes its snapshot (where each page is) as it opens a store: from then on
         // the page is found through its blob, no longer by reading the log.
-        drop(sled::open(&dir).expect("opened again"));
+        drop(sled::open(dir).expect("opened again"));
         let blobs = std::fs::read_dir(dir.join("blobs")).expect("blob files");
         let mut lost = 0;
         for blob in blobs {
@@ -157,8 +157,7 @@ mod error_tests {
             lost += 1;
         }
         assert!(lost > 0, "the large value was kept in a blob file");
-        let read = sled::open(&dir).and_then(|db| db.get(b"large"));
-        let _ = std::fs::remove_dir_all(&dir);
+        let read = sled::open(dir).and_then(|db| db.get(b"large"));
         let error = StoreError::from(read.expect_err("the lost blob fails the read"));
         assert!(error.is_damage(), "{error}");
         assert!(
