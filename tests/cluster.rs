@@ -120,20 +120,26 @@ async fn the_cluster_script_starts_three_nodes_and_two_replicas_that_agree() {
     });
 
     // Both replicas hold the same read models, built each on its own from the log.
-    let today = async |port: u16| {
-        let url = format!("http://127.0.0.1:{port}/api/v1/racecards/today");
+    // `query` is the request's query string (`""` or `?as_of=SEQ`); the answer's status,
+    // ETag and position (`Racing-Seq`).
+    let today = async |port: u16, query: &str| {
+        let url = format!("http://127.0.0.1:{port}/api/v1/racecards/today{query}");
         let res = client
             .get(url)
             .header("X-API-Key", "cluster-key")
             .send()
             .await
             .expect("request");
-        (res.status(), res.headers().get("etag").cloned())
+        let seq = res
+            .headers()
+            .get("racing-seq")
+            .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+        (res.status(), res.headers().get("etag").cloned(), seq)
     };
     // The first replica publishes the demo season once both are up; wait for it.
     tokio::time::timeout(Duration::from_secs(60), async {
-        while today(replicas[0]).await.0 != StatusCode::OK
-            || today(replicas[1]).await.0 != StatusCode::OK
+        while today(replicas[0], "").await.0 != StatusCode::OK
+            || today(replicas[1], "").await.0 != StatusCode::OK
         {
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
@@ -145,7 +151,13 @@ async fn the_cluster_script_starts_three_nodes_and_two_replicas_that_agree() {
             logs(dir.path())
         )
     });
-    let (a, b) = (today(replicas[0]).await, today(replicas[1]).await);
+    // The demo runs today's races meanwhile, so today's card changes as the replicas
+    // apply the log: compared as of a position both have applied.
+    let (a, b) = (today(replicas[0], "").await, today(replicas[1], "").await);
+    let both = a.2.min(b.2).expect("a Racing-Seq on each answer");
+    let at = format!("?as_of={both}");
+    let (a, b) = (today(replicas[0], &at).await, today(replicas[1], &at).await);
+    assert_eq!(a.0, StatusCode::OK);
     assert!(a.1.is_some());
     assert_eq!(a, b, "the same document, byte for byte");
 
