@@ -125,6 +125,19 @@ struct RunArgs {
     /// few), to compare catch-ups.
     #[arg(long)]
     stall_without_rebuild: bool,
+    /// A setting for every service the run starts, `NAME=VALUE` (e.g.
+    /// `RACING_REPLAY_MEMORY_MIB=0`), to measure it against the default; repeatable.
+    /// Otherwise the services get none of the caller's `RACING_*` variables.
+    #[arg(long = "service-env", value_parser = parse_setting)]
+    service_env: Vec<(String, String)>,
+}
+
+/// A `NAME=VALUE` of `--service-env`.
+fn parse_setting(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((name, value)) if name.starts_with("RACING_") => Ok((name.into(), value.into())),
+        _ => Err(format!("expected RACING_NAME=VALUE, got `{text}`")),
+    }
 }
 
 /// The parts of the benchmark, in the order they run.
@@ -342,12 +355,18 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         key: format!("bench_{}", uuid::Uuid::new_v4().simple()),
         timezone: day.zone_name.clone(),
         logs: run_dir.join("logs"),
+        settings: args.service_env.clone(),
     };
     let mut report = report::Report {
         at: jiff::Timestamp::now()
             .round(jiff::Unit::Second)?
             .to_string(),
         revision: revision(),
+        settings: args
+            .service_env
+            .iter()
+            .map(|(name, value)| format!("{name}={value}"))
+            .collect(),
         machine: report::Machine::here(),
         scale: scale.clone(),
         log: log.info.clone(),

@@ -88,6 +88,8 @@ pub struct Report {
     pub at: String,
     /// The service's commit.
     pub revision: String,
+    /// The settings given with `--service-env`, `NAME=VALUE` each.
+    pub settings: Vec<String>,
     /// Where.
     pub machine: Machine,
     /// At what scale.
@@ -703,11 +705,16 @@ impl Report {
             .map(|(k, v)| format!("{k} {}", thousands(*v as f64)))
             .collect();
         format!(
-            "racing benchmark ({} scale), {}, service at {}\nmachine: {} cores, {:.1} GiB, {}, Linux {}\nlog: {} events generated ({} MiB): {}\n\
+            "racing benchmark ({} scale), {}, service at {}{}\nmachine: {} cores, {:.1} GiB, {}, Linux {}\nlog: {} events generated ({} MiB): {}\n\
              top horse {} ({} runs), full meeting {} ({} races), today {}\n",
             self.scale.name,
             self.at,
             self.revision,
+            if self.settings.is_empty() {
+                String::new()
+            } else {
+                format!(" with {}", self.settings.join(" "))
+            },
             m.cores,
             m.memory_gib,
             m.cpu,

@@ -27,6 +27,8 @@ pub struct Target {
     pub timezone: String,
     /// Where each run's log goes.
     pub logs: PathBuf,
+    /// Settings given with `--service-env`, after the bench's own.
+    pub settings: Vec<(String, String)>,
 }
 
 /// A running `racing serve`; killed if dropped without [`Service::stop`].
@@ -93,6 +95,7 @@ impl Service {
             .env("RACING_RATE_LIMIT_PER_SEC", "100000000")
             .env("RACING_RATE_LIMIT_BURST", "100000000")
             .env("RACING_WS_MAX_CONNECTIONS_PER_KEY", "20000")
+            .envs(target.settings.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(stderr)
