@@ -59,6 +59,11 @@ impl Held {
         crate::scan::over_layers(tree, &layers, self.whole, ask)
     }
 
+    /// The records held.
+    pub(crate) fn records(&self) -> usize {
+        self.writing.len() + self.written.len()
+    }
+
     /// Whether `event_id` was applied by the batch being written.
     pub(crate) fn writing(&self, event_id: u128) -> bool {
         self.writing_ids.contains(&event_id)
