@@ -117,12 +117,13 @@ pub struct ServeArgs {
     /// projector's writes from reading pages back from disk, at that much more memory.
     #[arg(long, env = "RACING_STORE_CACHE_MIB", default_value_t = 1024)]
     pub store_cache_mib: u64,
-    /// 0: the replay into empty read models at start-up commits batch after batch. Else
-    /// it is a bulk load that folds one batch while sled writes the one before, holding up
-    /// to this many MiB of the records it wrote; past it, it reads what it lacks from the
-    /// store. Off by default: on the bench log it saved 7% of the time on two cores, lost
-    /// 10% on one, and took three times the memory.
-    #[arg(long, env = "RACING_REPLAY_MEMORY_MIB", default_value_t = 0)]
+    /// MiB of the records the start-up replay into empty read models holds in memory: the
+    /// replay is a bulk load that folds each batch over them while sled writes the batch
+    /// before, on a thread of its own; past this many, it lets them go and reads what it
+    /// lacks from the store. 0: it commits batch after batch, reading the store. On the
+    /// bench log it held 1.1 GiB, and the replay took 17% less time than with 0 on two
+    /// cores, at a peak of 4.6 GiB against 2.9 (BENCHMARKS.md).
+    #[arg(long, env = "RACING_REPLAY_MEMORY_MIB", default_value_t = 2048)]
     pub replay_memory_mib: usize,
     /// TOML file of the plans on the pricing page (`[[plan]]` tables); unset: a free trial
     /// and two plans sold by contact.

@@ -225,9 +225,6 @@ impl App {
         // Tests make bursts of requests with one key; the rate-limit tests set their own.
         config.request_limits.rate_per_sec = 100_000;
         config.request_limits.burst = 100_000;
-        // The start-up replay of the tests that publish a log first is a bulk load, off by
-        // default: so that the service's tests run through it too.
-        config.store.replay_bytes = 256 << 20;
         adjust(&mut config);
         Application::build(config).await.expect("service builds")
     }

@@ -101,7 +101,7 @@ impl Default for Options {
             id_filter_bytes: 32 << 20,
             id_filter_most_bytes: 512 << 20,
             cache_bytes: 256 << 20,
-            replay_bytes: 0,
+            replay_bytes: 2 << 30,
         }
     }
 }

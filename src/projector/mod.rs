@@ -488,6 +488,13 @@ impl Projector {
             let mut changed = Vec::new();
             let sealed = off_the_workers(|| batch.seal(|key| changed.push(key.to_vec())))?;
             let done = off_the_workers(|| loader.write(sealed))?;
+            let (held_bytes, held_records) = loader.held();
+            tracing::debug!(
+                held_bytes,
+                held_records,
+                whole = loader.holds_all(),
+                "loading"
+            );
             if let (Some(stats), Some((changed, live, pending))) = (done, writing.take()) {
                 self.committed(stats, &changed, live, held, pending)?;
             }
@@ -759,6 +766,30 @@ pub(crate) fn fold_decoded(
         add(timed(|| batch.batch.commit())?);
     }
     Ok((done, pending))
+}
+
+/// Folds `messages` into one batch of `loader`'s and has it written, once the write before
+/// it is done ([`Loader::write`]). Returns the checkpoint the batch reaches once written,
+/// and how many messages the stream held past the last one.
+pub(crate) fn load_decoded(
+    loader: &mut Loader,
+    messages: impl IntoIterator<Item = anyhow::Result<Decoded>>,
+) -> anyhow::Result<(u64, u64)> {
+    let mut batch = Taken {
+        batch: loader.batch(),
+        live: Vec::new(),
+        pending: 0,
+        log_dead_letters: false,
+    };
+    for m in messages {
+        batch.take(m?)?;
+    }
+    let pending = batch.pending;
+    if !batch.batch.is_empty() {
+        let sealed = timed(|| batch.batch.seal(|_| {}))?;
+        loader.write(sealed)?;
+    }
+    Ok((loader.checkpoint(), pending))
 }
 
 #[cfg(test)]

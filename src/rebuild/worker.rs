@@ -1,11 +1,12 @@
 //! A rebuild's fold in a process of its own: `racing rebuild-worker`, which the service
 //! starts (a hidden command, not for people). The service reads the log as before and
 //! hands each batch of messages to the worker on its standard input; the worker folds them
-//! into the fresh store, commits each batch as one, and answers with the checkpoint it
-//! reached, a JSON line on its standard output. When its input closes it does the upkeep
-//! of the applied ids that is due, flushes the store and exits, and the service opens the
-//! store to fold the last messages itself, holding the projector, up to exactly its
-//! checkpoint.
+//! into the fresh store as a bulk load (each batch folds while the one before it is
+//! written, each write atomic with its checkpoint: `Loader`), and answers with the
+//! checkpoint the batch reaches, a JSON line on its standard output. When its input
+//! closes it waits for the last write, does the upkeep of the applied ids that is due,
+//! flushes the store and exits, and the service opens the store to fold the last messages
+//! itself, holding the projector, up to exactly its checkpoint.
 //!
 //! Why a process: sled 0.34 takes a process-wide lock for each commit (`apply_batch`), and
 //! every read of every store in the process waits for it; a rebuild folding beside the
@@ -26,14 +27,14 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use async_nats::jetstream;
-use racing_projections::{Options, Store};
+use racing_projections::{Loader, Options, Store};
 use rustix::process::Pid;
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
 use super::pace::Pacer;
-use crate::projector::{fold_decoded, Decoded};
+use crate::projector::{fold_decoded, load_decoded, Decoded};
 
 /// A message's frame starts with this.
 const MESSAGE: u8 = b'M';
@@ -62,12 +63,17 @@ pub struct WorkerArgs {
     /// The most bytes of all that filter's layers.
     #[arg(long)]
     pub id_filter_most_bytes: usize,
+    /// The most bytes of records the load holds in memory ([`racing_projections::Loader`]);
+    /// 0: a commit a batch.
+    #[arg(long)]
+    pub replay_bytes: usize,
 }
 
 /// What the worker answers after each batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub(super) struct Reached {
-    /// The fresh store's checkpoint after the batch's commit.
+    /// The fresh store's checkpoint once the batch is written (a load's write may still be
+    /// in progress; the worker waits for it before it exits).
     pub checkpoint: u64,
     /// Messages the stream held past the batch's last one.
     pub pending: u64,
@@ -82,24 +88,36 @@ pub async fn run(args: WorkerArgs) -> anyhow::Result<ExitCode> {
         id_filter_bytes: args.id_filter_bytes,
         id_filter_most_bytes: args.id_filter_most_bytes,
         cache_bytes: args.cache_bytes,
-        ..Options::default()
+        replay_bytes: args.replay_bytes,
     };
     let store = Store::open_with(&args.dir, options)
         .with_context(|| format!("opening {}", args.dir.display()))?;
     store.set_stream(&args.stream_identity)?;
     let mut input = std::io::BufReader::with_capacity(1 << 20, std::io::stdin().lock());
     let mut output = std::io::stdout().lock();
+    // A bulk load: each batch folds while the one before it is written ([`Loader`]).
+    let mut loader = match options.replay_bytes {
+        0 => None,
+        budget => Some(Loader::new(&store, budget)?),
+    };
     while !input.fill_buf().context("reading the batches")?.is_empty() {
         let batch = std::iter::from_fn(|| next_message(&mut input).transpose());
         // One commit a batch: nothing in this process waits for it.
-        let (stats, pending) = fold_decoded(&store, batch, |_| false)?;
+        let (checkpoint, pending) = match loader.as_mut() {
+            Some(loader) => load_decoded(loader, batch)?,
+            None => fold_decoded(&store, batch, |_| false)
+                .map(|(stats, pending)| (stats.checkpoint, pending))?,
+        };
         let reached = Reached {
-            checkpoint: stats.checkpoint,
+            checkpoint,
             pending,
         };
         serde_json::to_writer(&mut output, &reached)?;
         output.write_all(b"\n")?;
         output.flush()?;
+    }
+    if let Some(mut loader) = loader {
+        loader.wait()?;
     }
     // The merges and the filter's save that the fold left due run here, where they hold
     // no reader, not in the service's first batches after the swap.
@@ -282,6 +300,7 @@ impl Worker {
                 "--id-filter-most-bytes",
                 &options.id_filter_most_bytes.to_string(),
             ])
+            .args(["--replay-bytes", &options.replay_bytes.to_string()])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
