@@ -312,14 +312,15 @@ async fn documents(
     #[derive(serde::Deserialize)]
     struct Page {
         changes: Vec<Change>,
-        next: Option<u64>,
+        /// A `seq`, or `"SEQ.N"` where the page ended inside one `seq`'s changes.
+        next: Option<serde_json::Value>,
     }
     #[derive(serde::Deserialize)]
     struct Change {
         path: String,
     }
     let mut all = std::collections::BTreeSet::new();
-    let mut since = 0;
+    let mut since = "0".to_owned();
     loop {
         let page: Page = client
             .get(service.url(&format!("/api/v1/changes?since={since}&limit=10000")))
@@ -330,10 +331,15 @@ async fn documents(
             .json()
             .await?;
         all.extend(page.changes.into_iter().map(|c| c.path));
-        match page.next {
-            Some(next) if next > since => since = next,
+        let next = match page.next {
+            Some(serde_json::Value::Number(n)) => n.to_string(),
+            Some(serde_json::Value::String(s)) => s,
             _ => break,
+        };
+        if next == since {
+            break;
         }
+        since = next;
     }
     ensure!(!all.is_empty(), "the change feed names no document");
     // Every n-th, so that each kind and every season is among them; only those that
