@@ -78,7 +78,9 @@ impl Writer {
 /// read what the loader holds and pin almost never, and the pages replaced piled up: on the
 /// bench log, the load's peak resident memory was 11.2 GiB, with 1.1 GiB of records held,
 /// and 4.6 GiB with this (BENCHMARKS.md, "The replay as a bulk load"). Each flush frees up
-/// to 8 bags of 64; a record's insert replaces a page or two.
+/// to 8 bags of 64 deferred frees, so a flush for every 8 records leaves room for many
+/// pages replaced a record; fixed counts of 4,096 and 65,536 flushes a batch gave the same
+/// peak.
 fn free_what_sled_replaced(records: usize) {
     for _ in 0..records / 8 + 64 {
         sled::pin().flush();

@@ -91,7 +91,8 @@ pub struct Options {
     /// touches spends most of the commit doing that.
     pub cache_bytes: u64,
     /// Most bytes of records a replay into an empty store holds in memory while it loads
-    /// ([`crate::Loader`]); 0: the replay commits batch after batch, with no loader.
+    /// ([`crate::Loader`]), 2 GiB by default; 0: the replay commits batch after batch, with
+    /// no loader.
     pub replay_bytes: usize,
 }
 
