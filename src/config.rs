@@ -123,7 +123,7 @@ pub struct ServeArgs {
     /// lacks from the store. 0: it commits batch after batch, reading the store. On the
     /// bench log it held 1.1 GiB, and the replay took 17% less time than with 0 on two
     /// cores, at a peak of 4.6 GiB against 2.9 (BENCHMARKS.md).
-    #[arg(long, env = "RACING_REPLAY_MEMORY_MIB", default_value_t = 2048)]
+    #[arg(long, env = "RACING_REPLAY_MEMORY_MIB", default_value_t = racing_projections::Options::default().replay_bytes >> 20)]
     pub replay_memory_mib: usize,
     /// TOML file of the plans on the pricing page (`[[plan]]` tables); unset: a free trial
     /// and two plans sold by contact.

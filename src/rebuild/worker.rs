@@ -102,7 +102,7 @@ pub async fn run(args: WorkerArgs) -> anyhow::Result<ExitCode> {
     };
     while !input.fill_buf().context("reading the batches")?.is_empty() {
         let batch = std::iter::from_fn(|| next_message(&mut input).transpose());
-        // One commit a batch: nothing in this process waits for it.
+        // One write a batch: nothing in this process waits for it.
         let (checkpoint, pending) = match loader.as_mut() {
             Some(loader) => load_decoded(loader, batch)?,
             None => fold_decoded(&store, batch, |_| false)
