@@ -201,6 +201,10 @@ pub(crate) fn as_of(
         .collect())
 }
 
+mod model;
+
+pub(crate) use model::{form_of, Forms};
+
 #[cfg(test)]
 mod tests;
 

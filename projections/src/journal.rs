@@ -18,10 +18,12 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
+use crate::docs;
+use crate::facts::{Change, What};
 use crate::keys;
+use crate::model::ReadModel;
 use crate::packed::{pack, unpack};
-use crate::state::Reads;
-use crate::state::State;
+use crate::state::{race_no, Reads, State};
 use crate::StoreError;
 
 /// Most moves in one chunk: a read of a move or two past a point decodes no more.
@@ -91,7 +93,7 @@ impl Open {
 impl Pending {
     /// Adds a move (in stream order) to its race's chunk, writing the chunk out through
     /// `s` first if it is full.
-    pub(crate) fn push(
+    fn push(
         &mut self,
         s: &mut impl State,
         date: &str,
@@ -129,9 +131,29 @@ impl Pending {
             .map(|open| open.bytes.len())
             .sum()
     }
+}
+
+impl ReadModel for Pending {
+    /// Keeps an odds move as it went live; a retraction leaves it there.
+    fn apply<S: State>(&mut self, s: &mut S, change: &Change<'_>) -> Result<(), StoreError> {
+        let What::Odds(o) = &change.what else {
+            return Ok(());
+        };
+        let n = race_no(o.race_number)?;
+        let published = docs::published_at(change.published);
+        let body = docs::render_odds_move(
+            &o.date,
+            o.venue.as_deref(),
+            n,
+            change.seq,
+            &published,
+            &o.odds,
+        );
+        self.push(s, &o.date, change.seq, n, &body)
+    }
 
     /// Writes every race's open chunk.
-    pub(crate) fn write(&mut self, s: &mut impl State) {
+    fn render<S: State>(&mut self, s: &mut S, _: u64) -> Result<(), StoreError> {
         for (date, races) in std::mem::take(&mut self.dates) {
             for (race_number, open) in races {
                 s.put(
@@ -140,6 +162,7 @@ impl Pending {
                 );
             }
         }
+        Ok(())
     }
 }
 

@@ -3,7 +3,9 @@
 
 mod batch;
 mod batched;
+mod cards;
 mod docs;
+mod facts;
 mod feed;
 mod fold;
 mod form;
@@ -14,15 +16,20 @@ mod journal;
 mod keys;
 mod load;
 mod meetings;
+mod model;
+mod odds;
 mod packed;
 mod pages;
 mod people;
+mod profiles;
 mod raceday;
+mod results;
 mod scan;
 mod search;
 mod state;
 mod status;
 mod store;
+mod written;
 
 pub use batch::{Batch, BatchStats, MemState, Sealed};
 pub use docs::{

@@ -6,7 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
+use crate::facts::{Change, What};
 use crate::keys;
+use crate::model::ReadModel;
 use crate::state::{Records, State};
 use crate::store::Store;
 use crate::StoreError;
@@ -31,8 +33,8 @@ pub struct MeetingRow {
     pub results: usize,
 }
 
-/// The part of the fold's day record this read model is made from (the day record has
-/// more, which is ignored).
+/// The part of a date's day record (`facts.rs`) this read model is made from (the day
+/// record has more, which is ignored).
 #[derive(Default, Deserialize)]
 struct DayRaces {
     #[serde(default)]
@@ -71,9 +73,39 @@ pub(crate) fn meetings_of(s: &impl Records, date: &str) -> Result<Vec<MeetingRow
         .collect())
 }
 
+/// The dates whose meetings a batch may have changed: those of its cards, scratchings,
+/// results, statuses and retractions of races listed.
+#[derive(Debug, Default)]
+pub(crate) struct Meetings {
+    dates: BTreeSet<String>,
+}
+
+impl ReadModel for Meetings {
+    fn apply<S: State>(&mut self, _: &mut S, change: &Change<'_>) -> Result<(), StoreError> {
+        let touched = match &change.what {
+            What::Card { .. } | What::Scratched(_) | What::Result { .. } => true,
+            What::Retracted(r) => r.carded || r.resulted,
+            _ => change.status_changed,
+        };
+        if let Some(date) = change.what.date().filter(|_| touched) {
+            if !self.dates.contains(date) {
+                self.dates.insert(date.to_owned());
+            }
+        }
+        Ok(())
+    }
+
+    fn render<S: State>(&mut self, s: &mut S, _: u64) -> Result<(), StoreError> {
+        for date in std::mem::take(&mut self.dates) {
+            render(s, &date)?;
+        }
+        Ok(())
+    }
+}
+
 /// Writes the meetings record of `date` again (removes it when the date has none); a
 /// record that would not change is not written.
-pub(crate) fn render(s: &mut impl State, date: &str) -> Result<(), StoreError> {
+fn render(s: &mut impl State, date: &str) -> Result<(), StoreError> {
     let rows = meetings_of(s, date)?;
     let key = keys::meetings(date);
     let stored = s.get(&key)?;

@@ -16,7 +16,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use crate::docs::published_at;
+use crate::facts::Change;
 use crate::keys::{self, DocKey};
+use crate::model::ReadModel;
 use crate::state::{race_no, State};
 use crate::StoreError;
 
@@ -106,14 +108,23 @@ struct RetractionFrame<'a> {
     reason: &'a str,
 }
 
+/// The race-day journal as a read model: a record an event, written as it is folded.
+#[derive(Debug, Default)]
+pub(crate) struct RaceDay;
+
+impl ReadModel for RaceDay {
+    fn apply<S: State>(&mut self, s: &mut S, change: &Change<'_>) -> Result<(), StoreError> {
+        note(s, change.seq, change.published, change.event)
+    }
+
+    fn render<S: State>(&mut self, _: &mut S, _: u64) -> Result<(), StoreError> {
+        Ok(())
+    }
+}
+
 /// Writes the race-day record of an applied event, if it is one: every event but a
 /// profile and an odds update.
-pub(crate) fn note(
-    s: &mut impl State,
-    seq: u64,
-    published: i128,
-    event: &Event,
-) -> Result<(), StoreError> {
+fn note(s: &mut impl State, seq: u64, published: i128, event: &Event) -> Result<(), StoreError> {
     let at = published_at(published);
     let head = |r#type, date, venue, race_number| Head {
         r#type,

@@ -14,7 +14,9 @@ use super::docs::{
     Summary, TrainerList, RECENT,
 };
 use crate::docs::{same_answer, seal, unseal};
+use crate::facts::{self, What};
 use crate::keys;
+use crate::model::ReadModel;
 use crate::state::{race_no, read, Scan, State};
 use crate::StoreError;
 
@@ -67,7 +69,7 @@ impl People {
     /// One race's result replaced: `old` (the result stored before, if any) by `new`
     /// (`None`: retracted). The rides `old` gave are taken away and those of `new` given,
     /// so a ride that moved from one person to another leaves the first.
-    pub(crate) fn replace(
+    fn replace(
         &mut self,
         old: Option<&RaceResult>,
         new: Option<&RaceResult>,
@@ -101,7 +103,7 @@ impl People {
     /// Writes the rides and the figures the batch changed, then renders each touched
     /// person's document and the lists of their roles; `seq` is what the documents
     /// reflect.
-    pub(crate) fn render(&mut self, s: &mut impl State, seq: u64) -> Result<(), StoreError> {
+    fn write(&mut self, s: &mut impl State, seq: u64) -> Result<(), StoreError> {
         for (key, ride) in std::mem::take(&mut self.rides) {
             let stored = s.get(&key)?;
             match ride {
@@ -151,6 +153,20 @@ impl People {
             put_sealed(s, key, &body, seq)?;
         }
         Ok(())
+    }
+}
+
+impl ReadModel for People {
+    fn apply<S: State>(&mut self, _: &mut S, change: &facts::Change<'_>) -> Result<(), StoreError> {
+        match &change.what {
+            What::Result { old, new } => self.replace(old.as_ref(), Some(new)),
+            What::Retracted(r) => self.replace(r.result.as_ref(), None),
+            _ => Ok(()),
+        }
+    }
+
+    fn render<S: State>(&mut self, s: &mut S, seq: u64) -> Result<(), StoreError> {
+        self.write(s, seq)
     }
 }
 

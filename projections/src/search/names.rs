@@ -12,7 +12,9 @@ use racing_events::{HorseProfile, RaceCard, RaceResult};
 use serde::{Deserialize, Serialize};
 
 use super::Indexed;
+use crate::facts::{Change, What};
 use crate::keys;
+use crate::model::ReadModel;
 use crate::state::{read, Records, State};
 use crate::StoreError;
 
@@ -337,7 +339,7 @@ impl Touched {
     }
 
     /// Notes the name a profile gives its horse.
-    pub(crate) fn note_profile(
+    fn note_profile(
         &mut self,
         s: &impl Records,
         p: &HorseProfile,
@@ -350,7 +352,7 @@ impl Touched {
 
     /// A card or a result in place of `old` (`None`: new), or (`new` `None`) retracted:
     /// the names each gives its runners.
-    pub(crate) fn note_race<R: NamesRunners>(
+    fn note_race<R: NamesRunners>(
         &mut self,
         s: &impl Records,
         old: Option<&R>,
@@ -375,10 +377,26 @@ impl Touched {
         }
         Ok(())
     }
+}
+
+impl ReadModel for Touched {
+    fn apply<S: State>(&mut self, s: &mut S, change: &Change<'_>) -> Result<(), StoreError> {
+        let seq = change.seq;
+        match &change.what {
+            What::Profile(p) => self.note_profile(s, p, seq),
+            What::Card { old, new } => self.note_race(s, old.as_ref(), Some(*new), seq),
+            What::Result { old, new } => self.note_race(s, old.as_ref(), Some(*new), seq),
+            What::Retracted(r) => {
+                self.note_race(s, r.card.as_ref(), None, seq)?;
+                self.note_race(s, r.result.as_ref(), None, seq)
+            }
+            _ => Ok(()),
+        }
+    }
 
     /// Writes each touched horse's records that changed, and the index entries its names
     /// no longer have, have anew or list under another newest name.
-    pub(crate) fn render(&mut self, s: &mut impl State) -> Result<(), StoreError> {
+    fn render<S: State>(&mut self, s: &mut S, _: u64) -> Result<(), StoreError> {
         for (horse, h) in std::mem::take(&mut self.horses) {
             h.write(s, &horse)?;
         }

@@ -8,6 +8,8 @@ use racing_events::samples::{card, envelope, profile, result, retraction, runner
 use racing_events::Event;
 
 use super::{entries, Indexed, Touched};
+use crate::facts::{Change, What};
+use crate::model::ReadModel;
 use crate::state::State;
 use crate::tally::Tally;
 use crate::{keys, Fold, MemState};
@@ -36,17 +38,26 @@ fn named_result(date: &str, race: i64, runners: &[(&str, &str)]) -> Event {
     result(date, "Sha Tin", race, runners)
 }
 
-/// Notes one event's names in a batch of their own, as the fold does, and writes them.
+/// Notes one event's names in a batch of their own, as the fold does (as if nothing was
+/// stored of its race before), and writes them.
 fn note(s: &mut impl State, seq: u64, event: &Event) {
-    let mut names = Touched::default();
-    let noted = match event {
-        Event::HorseProfileUpdated(p) => names.note_profile(s, p, seq),
-        Event::RaceCardDeclared(c) => names.note_race(s, None, Some(c), seq),
-        Event::RaceResultPublished(r) => names.note_race(s, None, Some(r), seq),
-        _ => Ok(()),
+    let what = match event {
+        Event::HorseProfileUpdated(p) => What::Profile(p),
+        Event::RaceCardDeclared(c) => What::Card { old: None, new: c },
+        Event::RaceResultPublished(r) => What::Result { old: None, new: r },
+        _ => return,
     };
-    noted.expect("note");
-    names.render(s).expect("render");
+    let change = Change {
+        seq,
+        published: 0,
+        event,
+        what,
+        venues_changed: false,
+        status_changed: false,
+    };
+    let mut names = Touched::default();
+    names.apply(s, &change).expect("note");
+    names.render(s, seq).expect("render");
 }
 
 #[test]

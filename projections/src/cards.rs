@@ -1,0 +1,99 @@
+//! The race-card documents: a date's cards per venue and for the day's main meeting, with
+//! each race's scratchings and status, rendered from the source records.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use racing_events::RaceCard;
+
+use crate::docs::{self, Meeting};
+use crate::facts::{Change, Day, What};
+use crate::keys::{self, DocKey};
+use crate::model::ReadModel;
+use crate::state::{read, Records, State};
+use crate::status::{self, Status};
+use crate::written::{ByVenue, Stale};
+use crate::StoreError;
+
+/// The dates whose cards a batch changed: a card, a scratching, a status, a retraction.
+#[derive(Debug, Default)]
+pub(crate) struct Cards {
+    dates: BTreeSet<String>,
+    stale: Stale,
+}
+
+impl ReadModel for Cards {
+    fn apply<S: State>(&mut self, _: &mut S, change: &Change<'_>) -> Result<(), StoreError> {
+        let date = match &change.what {
+            What::Card { new, .. } => Some(new.date.as_str()),
+            What::Scratched(x) => Some(x.date.as_str()),
+            What::Retracted(r) if r.carded => {
+                for venue in [Some(r.venue), None] {
+                    self.stale.note(DocKey::Card {
+                        date: r.date,
+                        venue,
+                    });
+                }
+                Some(r.date)
+            }
+            what if change.status_changed => what.date(),
+            _ => None,
+        };
+        if let Some(date) = date {
+            if !self.dates.contains(date) {
+                self.dates.insert(date.to_owned());
+            }
+        }
+        Ok(())
+    }
+
+    fn render<S: State>(&mut self, s: &mut S, seq: u64) -> Result<(), StoreError> {
+        let mut out = self.stale.rendering(seq);
+        for date in std::mem::take(&mut self.dates) {
+            out.put_venues(s, &cards_of(s, &date)?, |venue| {
+                DocKey::Card { date: &date, venue }.key()
+            })?;
+        }
+        out.finish(s);
+        Ok(())
+    }
+}
+
+/// The race-card documents of `date`, per venue and for the day's main meeting, from its
+/// cards and scratchings as `s` holds them.
+pub(crate) fn cards_of(s: &impl Records, date: &str) -> Result<ByVenue, StoreError> {
+    let day = Day::read(s, date)?;
+    let mut meetings = Vec::with_capacity(day.cards.len());
+    // Per race and venue: the scratchings given for it and those given for every
+    // venue's race of that number; its status.
+    let mut scratched: BTreeMap<(i64, &str), BTreeSet<String>> = BTreeMap::new();
+    let mut statuses: BTreeMap<(i64, String), Status> = BTreeMap::new();
+    for (venue, races) in &day.cards {
+        let mut list = Vec::with_capacity(races.len());
+        for &n in races {
+            if let Some(c) = read::<RaceCard>(s, &keys::card(date, n, venue))? {
+                let mut gone: BTreeSet<String> =
+                    read(s, &keys::scratched(date, n, None))?.unwrap_or_default();
+                gone.extend(
+                    read::<BTreeSet<String>>(s, &keys::scratched(date, n, Some(venue)))?
+                        .unwrap_or_default(),
+                );
+                scratched.insert((c.race_number, venue.as_str()), gone);
+                if let Some(st) = status::of_race(s, date, n, Some(venue))? {
+                    statuses.insert((c.race_number, venue.clone()), st);
+                }
+                list.push(c);
+            }
+        }
+        meetings.push(Meeting {
+            venue: venue.clone(),
+            races: list,
+        });
+    }
+    let is_scratched = |c: &RaceCard, horse: &str| {
+        scratched
+            .get(&(c.race_number, c.venue.as_str()))
+            .is_some_and(|set| set.contains(horse))
+    };
+    let status = |c: &RaceCard| statuses.get(&(c.race_number, c.venue.clone()));
+    Ok(docs::render_cards(date, &meetings, is_scratched, status).days)
+}

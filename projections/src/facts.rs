@@ -1,0 +1,360 @@
+//! The source records: the feed's facts, kept for look-up and for the read models to render
+//! from (a date's venues and races, its cards, scratchings and results, the odds given, each
+//! race's status), and [`Change`], what one event changed of them, which the fold hands every
+//! read model (`model.rs`).
+//!
+//! Odds and scratchings are kept as given: for one venue's race, or without a venue (a v1
+//! feeder) for the race of that number at every venue of the date.
+
+use std::collections::btree_map::Entry;
+use std::collections::{BTreeMap, BTreeSet};
+
+use racing_events::{
+    Event, HorseProfile, OddsUpdated, RaceCard, RaceResult, RaceRetracted, RunnerScratched,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::docs::Meeting;
+use crate::keys;
+use crate::state::{race_no, read, write, RaceOdds, Records, State};
+use crate::status::{self, LatePrices};
+use crate::StoreError;
+
+/// Which venues of a date have cards, results and odds, and which races each.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub(crate) struct Day {
+    pub(crate) cards: BTreeMap<String, BTreeSet<u8>>,
+    pub(crate) results: BTreeMap<String, BTreeSet<u8>>,
+    /// Races with odds given for one venue, by venue.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) odds: BTreeMap<String, BTreeSet<u8>>,
+    /// Races with odds given without a venue, for every venue of the date.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub(crate) odds_any: BTreeSet<u8>,
+}
+
+impl Day {
+    pub(crate) fn read(s: &impl Records, date: &str) -> Result<Day, StoreError> {
+        Ok(read(s, &keys::day(date))?.unwrap_or_default())
+    }
+
+    fn write(&self, s: &mut impl State, date: &str) {
+        let empty = self.cards.is_empty()
+            && self.results.is_empty()
+            && self.odds.is_empty()
+            && self.odds_any.is_empty();
+        if empty {
+            s.delete(keys::day(date));
+        } else {
+            write(s, keys::day(date), self);
+        }
+    }
+
+    /// Every venue of the day with each race it has a card, a result or odds of, in venue
+    /// order: the meetings the odds documents name.
+    pub(crate) fn meetings(&self) -> Vec<Meeting<u8>> {
+        let mut all: BTreeMap<&str, BTreeSet<u8>> = BTreeMap::new();
+        for by_venue in [&self.cards, &self.results, &self.odds] {
+            for (venue, races) in by_venue {
+                all.entry(venue).or_default().extend(races);
+            }
+        }
+        all.into_iter()
+            .map(|(venue, races)| Meeting {
+                venue: venue.to_owned(),
+                races: races.into_iter().collect(),
+            })
+            .collect()
+    }
+
+    /// The races with odds, given for a venue or for all.
+    pub(crate) fn odds_races(&self) -> BTreeSet<u8> {
+        let mut races = self.odds_any.clone();
+        races.extend(self.odds.values().flatten());
+        races
+    }
+}
+
+/// Removes race `n` from `venue`'s races, and the venue once it has none; whether it was
+/// there.
+fn take(by_venue: &mut BTreeMap<String, BTreeSet<u8>>, venue: &str, n: u8) -> bool {
+    let Some(races) = by_venue.get_mut(venue) else {
+        return false;
+    };
+    let taken = races.remove(&n);
+    if races.is_empty() {
+        by_venue.remove(venue);
+    }
+    taken
+}
+
+/// What one applied event changed of the source records: what every read model is handed.
+#[derive(Debug)]
+pub(crate) struct Change<'a> {
+    /// The event's stream sequence.
+    pub(crate) seq: u64,
+    /// When JetStream stored it (nanoseconds since the epoch).
+    pub(crate) published: i128,
+    pub(crate) event: &'a Event,
+    pub(crate) what: What<'a>,
+    /// Whether the date's venues or races changed: every odds document of the date names
+    /// them, and which venue answers without one.
+    pub(crate) venues_changed: bool,
+    /// Whether a race's status changed: the date's cards and odds carry it.
+    pub(crate) status_changed: bool,
+}
+
+/// The records an event changed, with what they held before where a read model needs it.
+#[derive(Debug)]
+pub(crate) enum What<'a> {
+    Profile(&'a HorseProfile),
+    Card {
+        old: Option<RaceCard>,
+        new: &'a RaceCard,
+    },
+    Scratched(&'a RunnerScratched),
+    Result {
+        old: Option<RaceResult>,
+        new: &'a RaceResult,
+    },
+    Odds(&'a OddsUpdated),
+    Retracted(Retracted<'a>),
+    /// A `RaceStatusChanged` for a race of `date`.
+    Status {
+        date: &'a str,
+    },
+}
+
+/// One venue's race retracted: what it had until then.
+#[derive(Debug)]
+pub(crate) struct Retracted<'a> {
+    pub(crate) date: &'a str,
+    pub(crate) race_number: u8,
+    pub(crate) venue: &'a str,
+    /// Its card and result as stored before.
+    pub(crate) card: Option<RaceCard>,
+    pub(crate) result: Option<RaceResult>,
+    /// Whether the date listed a card, a result of it.
+    pub(crate) carded: bool,
+    pub(crate) resulted: bool,
+}
+
+impl What<'_> {
+    /// The date of the race (or races) the change is about; `None` for a profile.
+    pub(crate) fn date(&self) -> Option<&str> {
+        match self {
+            What::Profile(_) => None,
+            What::Card { new, .. } => Some(&new.date),
+            What::Scratched(x) => Some(&x.date),
+            What::Result { new, .. } => Some(&new.date),
+            What::Odds(o) => Some(&o.date),
+            What::Retracted(r) => Some(r.date),
+            What::Status { date } => Some(date),
+        }
+    }
+}
+
+/// The source records a batch changed that it holds decoded until it renders: the odds
+/// of the races it touched (a batch of thousands of price moves reads and writes each
+/// race's odds once, not once a move), and the count of moves that came late.
+#[derive(Debug, Default)]
+pub(crate) struct Facts {
+    /// By date, then race and venue (`None`: given for every venue).
+    odds: BTreeMap<String, RacesOdds>,
+    odds_seq: Option<u64>,
+    /// The price moves for races already off (`status.rs`).
+    late_prices: LatePrices,
+}
+
+/// The odds of a date's races as given, by race and venue (`None`: for every venue).
+type RacesOdds = BTreeMap<(u8, Option<String>), RaceOdds>;
+
+impl Facts {
+    /// Stores what `event` (at stream sequence `seq`) gives, and says what it changed.
+    pub(crate) fn apply<'a>(
+        &mut self,
+        s: &mut impl State,
+        seq: u64,
+        published: i128,
+        occurred_at: &str,
+        event: &'a Event,
+    ) -> Result<Change<'a>, StoreError> {
+        let mut venues_changed = false;
+        let mut status_changed = false;
+        let what = match event {
+            Event::HorseProfileUpdated(p) => What::Profile(p),
+            Event::RaceCardDeclared(c) => {
+                let n = race_no(c.race_number)?;
+                let key = keys::card(&c.date, n, &c.venue);
+                let old = read(s, &key)?;
+                write(s, key, c);
+                let mut day = Day::read(s, &c.date)?;
+                if day.cards.entry(c.venue.clone()).or_default().insert(n) {
+                    day.write(s, &c.date);
+                    venues_changed = true;
+                }
+                What::Card { old, new: c }
+            }
+            Event::RunnerScratched(x) => {
+                let key = keys::scratched(&x.date, race_no(x.race_number)?, x.venue.as_deref());
+                let mut set: BTreeSet<String> = read(s, &key)?.unwrap_or_default();
+                set.insert(x.horse_no.clone());
+                write(s, key, &set);
+                What::Scratched(x)
+            }
+            Event::RaceResultPublished(r) => {
+                let n = race_no(r.race_number)?;
+                let key = keys::result(&r.date, n, &r.venue);
+                let old = read(s, &key)?;
+                write(s, key, r);
+                let mut day = Day::read(s, &r.date)?;
+                if day.results.entry(r.venue.clone()).or_default().insert(n) {
+                    day.write(s, &r.date);
+                    venues_changed = true;
+                }
+                status_changed = status::finish(s, seq, occurred_at, r)?;
+                What::Result { old, new: r }
+            }
+            Event::OddsUpdated(o) => {
+                self.late_prices.note(s, o)?;
+                venues_changed = self.odds(s, seq, o)?;
+                What::Odds(o)
+            }
+            Event::RaceRetracted(r) => {
+                let retracted = self.retract(s, r)?;
+                venues_changed = retracted.0;
+                status_changed = status::retract(s, &r.date, retracted.1.race_number, &r.venue)?;
+                What::Retracted(retracted.1)
+            }
+            Event::RaceStatusChanged(x) => {
+                status::set(s, seq, occurred_at, x)?;
+                status_changed = true;
+                What::Status { date: &x.date }
+            }
+        };
+        if status_changed {
+            self.late_prices.forget();
+        }
+        Ok(Change {
+            seq,
+            published,
+            event,
+            what,
+            venues_changed,
+            status_changed,
+        })
+    }
+
+    /// Takes in the odds `o` gives: whether the date's venues changed (a venue's race
+    /// with odds for the first time).
+    fn odds(&mut self, s: &mut impl State, seq: u64, o: &OddsUpdated) -> Result<bool, StoreError> {
+        let n = race_no(o.race_number)?;
+        let mut venues_changed = false;
+        let races = self.odds.entry(o.date.clone()).or_default();
+        let race = match races.entry((n, o.venue.clone())) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => {
+                let stored = read(s, &keys::odds(&o.date, n, o.venue.as_deref()))?;
+                if stored.is_none() {
+                    // The first odds of this race (and venue): the day learns of them.
+                    let mut day = Day::read(s, &o.date)?;
+                    let added = match &o.venue {
+                        Some(v) => day.odds.entry(v.clone()).or_default().insert(n),
+                        None => day.odds_any.insert(n),
+                    };
+                    if added {
+                        day.write(s, &o.date);
+                        venues_changed = o.venue.is_some();
+                    }
+                }
+                e.insert(stored.unwrap_or_default())
+            }
+        };
+        race.apply(seq, &o.odds);
+        self.odds_seq = Some(self.odds_seq.unwrap_or(0).max(seq));
+        Ok(venues_changed)
+    }
+
+    /// Removes everything of one venue's race: its card and the scratchings given for it,
+    /// its result, and the odds given for it. Odds and scratchings given without a venue
+    /// are about the race of that number at every venue and stay. Whether the date's
+    /// venues or races changed, and what the race had.
+    fn retract<'a>(
+        &mut self,
+        s: &mut impl State,
+        r: &'a RaceRetracted,
+    ) -> Result<(bool, Retracted<'a>), StoreError> {
+        let n = race_no(r.race_number)?;
+        let (date, venue) = (r.date.as_str(), r.venue.as_str());
+        let card = read(s, &keys::card(date, n, venue))?;
+        let result = read(s, &keys::result(date, n, venue))?;
+        let mut day = Day::read(s, date)?;
+
+        let scratched = keys::scratched(date, n, Some(venue));
+        if s.get(&scratched)?.is_some() {
+            s.delete(scratched);
+        }
+        let carded = take(&mut day.cards, venue, n);
+        if carded {
+            s.delete(keys::card(date, n, venue));
+        }
+        if result.is_some() {
+            s.delete(keys::result(date, n, venue));
+        }
+        let resulted = take(&mut day.results, venue, n);
+
+        let in_batch = self
+            .odds
+            .get_mut(date)
+            .and_then(|races| races.remove(&(n, Some(venue.to_owned()))))
+            .is_some();
+        // Removed also where only this batch held them, so that the removal is kept in the
+        // odds record's history: as of any later point, only later moves count.
+        let key = keys::odds(date, n, Some(venue));
+        if in_batch || s.get(&key)?.is_some() {
+            s.delete(key);
+        }
+        let odds = take(&mut day.odds, venue, n);
+
+        let changed = carded || resulted || odds;
+        if changed {
+            day.write(s, date);
+        }
+        let retracted = Retracted {
+            date,
+            race_number: n,
+            venue,
+            card,
+            result,
+            carded,
+            resulted,
+        };
+        Ok((changed, retracted))
+    }
+
+    /// Writes the odds the batch took in, and the sequence of the newest.
+    pub(crate) fn write(&mut self, s: &mut impl State) -> Result<(), StoreError> {
+        for (date, races) in std::mem::take(&mut self.odds) {
+            for ((n, venue), race) in races {
+                write(s, keys::odds(&date, n, venue.as_deref()), &race);
+            }
+        }
+        if let Some(seq) = self.odds_seq.take() {
+            let latest = match s.get(keys::ODDS_SEQ)? {
+                Some(v) => v.as_slice().try_into().map(u64::from_be_bytes).unwrap_or(0),
+                None => 0,
+            };
+            s.put(
+                keys::ODDS_SEQ.to_vec(),
+                latest.max(seq).to_be_bytes().to_vec(),
+            );
+        }
+        Ok(())
+    }
+
+    /// The price moves the batch applied for races already off, finished, abandoned or
+    /// void.
+    pub(crate) fn late_prices(&self) -> u64 {
+        self.late_prices.count()
+    }
+}

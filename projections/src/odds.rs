@@ -1,0 +1,153 @@
+//! The current odds documents: each race's odds per venue that runs it, merged with those
+//! given for every venue, and the one without a venue, rendered from the odds the source
+//! records hold (`facts.rs` writes a batch's before any model renders).
+//!
+//! A venue's race has a document where anything is known of it (a card, a result or odds
+//! of its own) and there are odds for it: its own merged with those given for every venue.
+//! The race without a venue is the day's main meeting's (the venue with the most races,
+//! ties alphabetical) where that one runs it, else the first venue's that does; where no
+//! venue of the race is known, it is the odds given for every venue, with `venue` null.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::docs;
+use crate::facts::{Change, Day, What};
+use crate::keys::{self, DocKey};
+use crate::model::ReadModel;
+use crate::state::{race_no, read, RaceOdds, Records, State};
+use crate::status;
+use crate::written::{ByVenue, Stale};
+use crate::StoreError;
+
+/// The races whose odds documents a batch touched, by date.
+#[derive(Debug, Default)]
+pub(crate) struct Odds {
+    races: BTreeMap<String, BTreeSet<u8>>,
+    /// Dates whose venues, races or statuses changed: every odds document of theirs is
+    /// rendered again (their `meetings`, and which venue answers without one).
+    whole_days: BTreeSet<String>,
+    stale: Stale,
+}
+
+impl ReadModel for Odds {
+    fn apply<S: State>(&mut self, _: &mut S, change: &Change<'_>) -> Result<(), StoreError> {
+        if let What::Odds(o) = &change.what {
+            let races = match self.races.get_mut(&o.date) {
+                Some(races) => races,
+                None => self.races.entry(o.date.clone()).or_default(),
+            };
+            races.insert(race_no(o.race_number)?);
+        }
+        if let What::Retracted(r) = &change.what {
+            if change.venues_changed {
+                for venue in [Some(r.venue), None] {
+                    self.stale.note(DocKey::Odds {
+                        date: r.date,
+                        race_number: r.race_number,
+                        venue,
+                    });
+                }
+            }
+        }
+        if change.venues_changed || change.status_changed {
+            if let Some(date) = change.what.date() {
+                self.whole_days.insert(date.to_owned());
+            }
+        }
+        Ok(())
+    }
+
+    fn render<S: State>(&mut self, s: &mut S, seq: u64) -> Result<(), StoreError> {
+        let mut out = self.stale.rendering(seq);
+        let touched = std::mem::take(&mut self.races);
+        let whole_days = std::mem::take(&mut self.whole_days);
+        let dates: BTreeSet<&String> = touched.keys().chain(&whole_days).collect();
+        for date in dates {
+            let day = Day::read(s, date)?;
+            let races = if whole_days.contains(date) {
+                day.odds_races()
+            } else {
+                touched.get(date).cloned().unwrap_or_default()
+            };
+            for n in races {
+                out.put_venues(s, &odds_of(s, date, &day, n)?, |venue| {
+                    DocKey::Odds {
+                        date,
+                        race_number: n,
+                        venue,
+                    }
+                    .key()
+                })?;
+            }
+        }
+        out.finish(s);
+        Ok(())
+    }
+}
+
+/// The odds documents of race `n` of `date` (`day` its record), as `(venue, bytes)`: one
+/// for each venue that runs it and has odds, and the one without a venue.
+pub(crate) fn odds_of(
+    s: &impl Records,
+    date: &str,
+    day: &Day,
+    n: u8,
+) -> Result<ByVenue, StoreError> {
+    let meetings = day.meetings();
+    let listed = docs::venues(&meetings);
+    let main = meetings
+        .get(docs::main_meeting(&meetings))
+        .map(|m| m.venue.as_str());
+    let every: Option<RaceOdds> = read(s, &keys::odds(date, n, None))?;
+    let mut out = Vec::new();
+    let mut unnamed: Option<Vec<u8>> = None;
+    for m in meetings.iter().filter(|m| m.races.contains(&n)) {
+        let venue = Some(m.venue.as_str());
+        let own: Option<RaceOdds> = read(s, &keys::odds(date, n, venue))?;
+        let Some(view) = merged(every.as_ref(), own.as_ref()) else {
+            continue;
+        };
+        let st = status::of_race(s, date, n, venue)?;
+        let doc = docs::render_odds(date, venue, listed.as_deref(), n, &view, st.as_ref());
+        if unnamed.is_none() || venue == main {
+            unnamed = Some(doc.clone());
+        }
+        out.push((venue.map(str::to_owned), doc));
+    }
+    // No venue of the race is known: the odds given for every venue, if any.
+    let unnamed = match (unnamed, &every) {
+        (Some(doc), _) => Some(doc),
+        (None, Some(race)) => {
+            let st = status::of_race(s, date, n, None)?;
+            let doc = docs::render_odds(date, None, listed.as_deref(), n, race, st.as_ref());
+            Some(doc)
+        }
+        (None, None) => None,
+    };
+    out.extend(unnamed.map(|doc| (None, doc)));
+    Ok(out)
+}
+
+/// The odds of a venue's race: those given for it, and those given for every venue, each
+/// runner at its latest price.
+fn merged(every: Option<&RaceOdds>, own: Option<&RaceOdds>) -> Option<RaceOdds> {
+    let (base, over) = match (every, own) {
+        (None, None) => return None,
+        (Some(one), None) | (None, Some(one)) => return Some(one.clone()),
+        (Some(every), Some(own)) => (every, own),
+    };
+    let mut view = base.clone();
+    view.seq = base.seq.max(over.seq);
+    for (prices, over) in [
+        (&mut view.runners, &over.runners),
+        (&mut view.place, &over.place),
+    ] {
+        for (horse, &(price, seq)) in over {
+            let slot = prices.entry(horse.clone()).or_insert((price, seq));
+            if seq > slot.1 {
+                *slot = (price, seq);
+            }
+        }
+    }
+    Some(view)
+}

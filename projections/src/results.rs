@@ -1,0 +1,91 @@
+//! The results documents: a date's results and each race's, per venue and for the day's
+//! main meeting, rendered from the date's results as the source records hold them.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use racing_events::RaceResult;
+
+use crate::docs::{self, Meeting};
+use crate::facts::{Change, Day, What};
+use crate::keys::{self, DocKey};
+use crate::model::ReadModel;
+use crate::state::{read, Records, State};
+use crate::written::{ByVenue, Stale};
+use crate::StoreError;
+
+/// The dates whose results a batch changed.
+#[derive(Debug, Default)]
+pub(crate) struct Results {
+    dates: BTreeSet<String>,
+    stale: Stale,
+}
+
+impl ReadModel for Results {
+    fn apply<S: State>(&mut self, _: &mut S, change: &Change<'_>) -> Result<(), StoreError> {
+        match &change.what {
+            What::Result { new, .. } => {
+                self.dates.insert(new.date.clone());
+            }
+            What::Retracted(r) if r.resulted => {
+                self.dates.insert(r.date.to_owned());
+                let date = r.date;
+                for venue in [Some(r.venue), None] {
+                    self.stale.note(DocKey::Results { date, venue });
+                    self.stale.note(DocKey::Race {
+                        date,
+                        race_number: r.race_number,
+                        venue,
+                    });
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn render<S: State>(&mut self, s: &mut S, seq: u64) -> Result<(), StoreError> {
+        let mut out = self.stale.rendering(seq);
+        for date in std::mem::take(&mut self.dates) {
+            let rendered = results_of(s, &date)?;
+            out.put_venues(s, &rendered.days, |venue| {
+                DocKey::Results { date: &date, venue }.key()
+            })?;
+            let mut races: BTreeMap<u8, ByVenue> = BTreeMap::new();
+            for (race_number, venue, bytes) in rendered.races {
+                races.entry(race_number).or_default().push((venue, bytes));
+            }
+            for (&race_number, docs) in &races {
+                out.put_venues(s, docs, |venue| {
+                    DocKey::Race {
+                        date: &date,
+                        race_number,
+                        venue,
+                    }
+                    .key()
+                })?;
+            }
+        }
+        out.finish(s);
+        Ok(())
+    }
+}
+
+/// The results documents of `date`: of the day and of each race, per venue and for the
+/// day's main meeting, from its results as `s` holds them.
+pub(crate) fn results_of(s: &impl Records, date: &str) -> Result<docs::Rendered, StoreError> {
+    let day = Day::read(s, date)?;
+    let mut meetings = Vec::with_capacity(day.results.len());
+    for (venue, races) in &day.results {
+        let mut list = Vec::with_capacity(races.len());
+        for &n in races {
+            if let Some(r) = read::<RaceResult>(s, &keys::result(date, n, venue))? {
+                list.push(r);
+            }
+        }
+        meetings.push(Meeting {
+            venue: venue.clone(),
+            races: list,
+        });
+    }
+    docs::render_results(date, &meetings)
+}
