@@ -515,6 +515,13 @@ impl Report {
                     true,
                 ));
             }
+            if let Some(r) = &st.after_swap {
+                phases.push((
+                    "right after the rebuild's swap, nothing published".to_owned(),
+                    r,
+                    false,
+                ));
+            }
             if let Some(median) = st.median_catchup() {
                 let p99s: Vec<String> = st
                     .catchups

@@ -123,6 +123,8 @@ pub struct StallResult {
     pub idle: Reads,
     /// The rebuild phase (none if skipped).
     pub rebuild: Option<RebuildReads>,
+    /// Reads with nothing published right after the rebuild's swap (none if skipped).
+    pub after_swap: Option<Reads>,
     /// Odds updates published while the service was paused, in each catch-up round.
     pub backlog: u64,
     /// Reads from the service going on until it had applied the backlog, a round each.
@@ -202,6 +204,21 @@ pub async fn run(
     } else {
         None
     };
+    // Right after a rebuild's swap, with nothing published: what the swap leaves to do (the
+    // replaced store closed and removed, the fresh one's cache filling) apart from a
+    // catch-up's writes, which the rounds below measure.
+    let after_swap = if with_rebuild {
+        let reads = readers
+            .during(readers.commits().await?, async {
+                tokio::time::sleep(Duration::from_secs(2 * scale.http_secs)).await;
+                Ok(())
+            })
+            .await?;
+        report("right after the rebuild's swap", &reads);
+        Some(reads)
+    } else {
+        None
+    };
 
     let count = usize::try_from(scale.live_rate * scale.outage_secs)?;
     let mut catchups = Vec::with_capacity(scale.catchup_rounds);
@@ -240,6 +257,7 @@ pub async fn run(
         connections: scale.connections,
         idle,
         rebuild,
+        after_swap,
         backlog,
         catchups,
     })
