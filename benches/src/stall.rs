@@ -185,18 +185,8 @@ pub async fn run(
     };
 
     // Two passes first, so that the idle figure is of a warm service.
-    readers
-        .during(readers.commits().await?, async {
-            tokio::time::sleep(Duration::from_secs(scale.http_secs)).await;
-            Ok(())
-        })
-        .await?;
-    let idle = readers
-        .during(readers.commits().await?, async {
-            tokio::time::sleep(Duration::from_secs(2 * scale.http_secs)).await;
-            Ok(())
-        })
-        .await?;
+    readers.for_secs(scale.http_secs).await?;
+    let idle = readers.for_secs(2 * scale.http_secs).await?;
     report("idle", &idle);
 
     let rebuild = if with_rebuild {
@@ -208,12 +198,7 @@ pub async fn run(
     // replaced store closed and removed, the fresh one's cache filling) apart from a
     // catch-up's writes, which the rounds below measure.
     let after_swap = if with_rebuild {
-        let reads = readers
-            .during(readers.commits().await?, async {
-                tokio::time::sleep(Duration::from_secs(2 * scale.http_secs)).await;
-                Ok(())
-            })
-            .await?;
+        let reads = readers.for_secs(2 * scale.http_secs).await?;
         report("right after the rebuild's swap", &reads);
         Some(reads)
     } else {
@@ -482,6 +467,15 @@ impl Readers<'_> {
     /// The projector's commits so far, to give [`Readers::during`] as its phase's start.
     async fn commits(&self) -> anyhow::Result<Commits> {
         Commits::read(self.client, self.service).await
+    }
+
+    /// Reads for `secs` seconds with nothing else asked of the service.
+    async fn for_secs(&self, secs: u64) -> anyhow::Result<Reads> {
+        self.during(self.commits().await?, async {
+            tokio::time::sleep(Duration::from_secs(secs)).await;
+            Ok(())
+        })
+        .await
     }
 
     /// Reads until `phase` ends, counting the commits made since `before`. Any answer but

@@ -88,6 +88,29 @@ fn take(by_venue: &mut BTreeMap<String, BTreeSet<u8>>, venue: &str, n: u8) -> bo
     taken
 }
 
+/// Stores a card or a result (`value`, of race `n` of `date` at `venue`) under `key`, and
+/// lists the race among the day record's races of its kind (`listed`): the value it
+/// replaced, and whether the day record changed.
+fn keep<T: Serialize + serde::de::DeserializeOwned>(
+    s: &mut impl State,
+    key: Vec<u8>,
+    value: &T,
+    (date, n, venue): (&str, u8, &str),
+    listed: fn(&mut Day) -> &mut BTreeMap<String, BTreeSet<u8>>,
+) -> Result<(Option<T>, bool), StoreError> {
+    let old = read(s, &key)?;
+    write(s, key, value);
+    let mut day = Day::read(s, date)?;
+    let added = listed(&mut day)
+        .entry(venue.to_owned())
+        .or_default()
+        .insert(n);
+    if added {
+        day.write(s, date);
+    }
+    Ok((old, added))
+}
+
 /// What one applied event changed of the source records: what every read model is handed.
 #[derive(Debug)]
 pub(crate) struct Change<'a> {
@@ -186,13 +209,8 @@ impl Facts {
             Event::RaceCardDeclared(c) => {
                 let n = race_no(c.race_number)?;
                 let key = keys::card(&c.date, n, &c.venue);
-                let old = read(s, &key)?;
-                write(s, key, c);
-                let mut day = Day::read(s, &c.date)?;
-                if day.cards.entry(c.venue.clone()).or_default().insert(n) {
-                    day.write(s, &c.date);
-                    venues_changed = true;
-                }
+                let old;
+                (old, venues_changed) = keep(s, key, c, (&c.date, n, &c.venue), |d| &mut d.cards)?;
                 What::Card { old, new: c }
             }
             Event::RunnerScratched(x) => {
@@ -205,13 +223,9 @@ impl Facts {
             Event::RaceResultPublished(r) => {
                 let n = race_no(r.race_number)?;
                 let key = keys::result(&r.date, n, &r.venue);
-                let old = read(s, &key)?;
-                write(s, key, r);
-                let mut day = Day::read(s, &r.date)?;
-                if day.results.entry(r.venue.clone()).or_default().insert(n) {
-                    day.write(s, &r.date);
-                    venues_changed = true;
-                }
+                let old;
+                (old, venues_changed) =
+                    keep(s, key, r, (&r.date, n, &r.venue), |d| &mut d.results)?;
                 status_changed = status::finish(s, seq, occurred_at, r)?;
                 What::Result { old, new: r }
             }
