@@ -209,8 +209,8 @@ impl Facts {
             Event::RaceCardDeclared(c) => {
                 let n = race_no(c.race_number)?;
                 let key = keys::card(&c.date, n, &c.venue);
-                let old;
-                (old, venues_changed) = keep(s, key, c, (&c.date, n, &c.venue), |d| &mut d.cards)?;
+                let (old, added) = keep(s, key, c, (&c.date, n, &c.venue), |d| &mut d.cards)?;
+                venues_changed = added;
                 What::Card { old, new: c }
             }
             Event::RunnerScratched(x) => {
@@ -223,9 +223,8 @@ impl Facts {
             Event::RaceResultPublished(r) => {
                 let n = race_no(r.race_number)?;
                 let key = keys::result(&r.date, n, &r.venue);
-                let old;
-                (old, venues_changed) =
-                    keep(s, key, r, (&r.date, n, &r.venue), |d| &mut d.results)?;
+                let (old, added) = keep(s, key, r, (&r.date, n, &r.venue), |d| &mut d.results)?;
+                venues_changed = added;
                 status_changed = status::finish(s, seq, occurred_at, r)?;
                 What::Result { old, new: r }
             }
@@ -235,10 +234,11 @@ impl Facts {
                 What::Odds(o)
             }
             Event::RaceRetracted(r) => {
-                let retracted = self.retract(s, r)?;
-                venues_changed = retracted.0;
-                status_changed = status::retract(s, &r.date, retracted.1.race_number, &r.venue)?;
-                What::Retracted(retracted.1)
+                let (changed, retracted) = self.retract(s, r)?;
+                venues_changed = changed;
+                status_changed =
+                    status::retract(s, r.date.as_str(), retracted.race_number, &r.venue)?;
+                What::Retracted(retracted)
             }
             Event::RaceStatusChanged(x) => {
                 status::set(s, seq, occurred_at, x)?;
