@@ -461,12 +461,7 @@ impl Projector {
         let mut next = Some(first);
         while let Some(first) = next.take() {
             self.parts.faults.projector_batch();
-            let mut batch = Taken {
-                batch: loader.batch(),
-                live: Vec::new(),
-                pending: 0,
-                log_dead_letters: true,
-            };
+            let mut batch = Taken::over(loader.batch(), true);
             batch.take(first)?;
             let deadline = tokio::time::Instant::now() + CATCH_UP_WINDOW;
             let mut taken = 1;
@@ -775,12 +770,7 @@ pub(crate) fn load_decoded(
     loader: &mut Loader,
     messages: impl IntoIterator<Item = anyhow::Result<Decoded>>,
 ) -> anyhow::Result<(u64, u64)> {
-    let mut batch = Taken {
-        batch: loader.batch(),
-        live: Vec::new(),
-        pending: 0,
-        log_dead_letters: false,
-    };
+    let mut batch = Taken::over(loader.batch(), false);
     for m in messages {
         batch.take(m?)?;
     }

@@ -26,16 +26,22 @@ impl<'a> Taken<'a> {
         log_dead_letters: bool,
         prompt: bool,
     ) -> anyhow::Result<Taken<'a>> {
-        Ok(Taken {
-            batch: if prompt {
-                store.prompt_batch()?
-            } else {
-                store.batch()?
-            },
+        let batch = if prompt {
+            store.prompt_batch()?
+        } else {
+            store.batch()?
+        };
+        Ok(Taken::over(batch, log_dead_letters))
+    }
+
+    /// `batch` (a store's or a loader's), with nothing taken yet.
+    pub(super) fn over(batch: Batch<'a>, log_dead_letters: bool) -> Taken<'a> {
+        Taken {
+            batch,
             live: Vec::new(),
             pending: 0,
             log_dead_letters,
-        })
+        }
     }
 
     /// Folds one message in, or records it as a dead letter.
