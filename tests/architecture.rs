@@ -243,6 +243,33 @@ fn no_source_file_of_projections_is_over_600_lines() {
     );
 }
 
+/// The one file of [`PROJECTIONS`] that names the storage engine: every other reads and
+/// writes through its `Kv`.
+const ENGINE_FILE: &str = "projections/src/kv.rs";
+
+#[test]
+fn only_one_file_of_projections_names_the_storage_engine() {
+    let mut files = Vec::new();
+    rust_files(&root().join(PROJECTIONS), &mut files);
+    files.sort();
+    let naming: Vec<&String> = files
+        .iter()
+        .filter(|f| *f != ENGINE_FILE && !is_test_module(f))
+        .filter(|f| {
+            let code = without_test_modules(&code_of(f));
+            code.contains("sled::") || code.contains("use sled")
+        })
+        .collect();
+    assert!(
+        naming.is_empty(),
+        "files of {PROJECTIONS} that name sled, which only {ENGINE_FILE} may: {naming:?}"
+    );
+    assert!(
+        code_of(ENGINE_FILE).contains("sled::"),
+        "{ENGINE_FILE} is where the engine is named"
+    );
+}
+
 /// The module path of a file of [`PROJECTIONS`], from its path under it: `lib.rs` is the
 /// crate's root (`[]`), `fold.rs` and `ids/mod.rs` are `[fold]` and `[ids]`, `ids/runs.rs`
 /// is `[ids, runs]`.

@@ -12,6 +12,7 @@ use crate::fold::{Fold, Outcome};
 use crate::held::Held;
 use crate::ids::Seen;
 use crate::keys::{self, DocKey};
+use crate::kv::Commit;
 use crate::state::{Item, Records, Scan, State, Writes};
 use crate::store::{DeadLetter, Store, EXCERPT_CHARS};
 use crate::StoreError;
@@ -31,15 +32,15 @@ impl Store {
     /// Whether the store holds no record a fold wrote: none but its own bookkeeping
     /// (`meta`).
     pub(crate) fn holds_nothing_folded(&self) -> Result<bool, StoreError> {
-        let before = self.tree.range(..&b"meta\0"[..]).next().transpose()?;
-        let after = self.tree.range(&b"meta\x01"[..]..).next().transpose()?;
+        let before = self.kv.range(..&b"meta\0"[..]).next().transpose()?;
+        let after = self.kv.range(&b"meta\x01"[..]..).next().transpose()?;
         Ok(before.is_none() && after.is_none())
     }
 
     /// The upkeep of the applied ids that a batch does before it starts
     /// ([`Store::batch`]).
     pub(crate) fn upkeep(&self) -> Result<(), StoreError> {
-        self.with_ids(|ids| ids.maintain(&self.tree, crate::ids::UPKEEP_STEP))
+        self.with_ids(|ids| ids.maintain(&self.kv, crate::ids::UPKEEP_STEP))
     }
 
     /// Starts a batch of changes on top of the committed state, after the upkeep of the
@@ -56,7 +57,7 @@ impl Store {
     }
 
     fn batch_after(&self, upkeep_step: u64) -> Result<Batch<'_>, StoreError> {
-        self.with_ids(|ids| ids.maintain(&self.tree, upkeep_step))?;
+        self.with_ids(|ids| ids.maintain(&self.kv, upkeep_step))?;
         Ok(Batch::new(self, self.checkpoint()?, None))
     }
 }
@@ -113,14 +114,14 @@ impl Records for Batch<'_> {
                 return Ok(v);
             }
         }
-        Ok(self.store.tree.get(key)?.map(|v| v.to_vec()))
+        Ok(self.store.kv.get(key)?.map(|v| v.to_vec()))
     }
 
     fn scan(&self, prefix: &[u8], dir: Scan, limit: usize) -> Result<Vec<Item>, StoreError> {
         let ask = (prefix, dir, limit);
         match self.held {
-            Some(held) => held.scan(&self.store.tree, &self.writes, ask),
-            None => crate::scan::over_batch(&self.store.tree, &self.writes, ask),
+            Some(held) => held.scan(&self.store.kv, &self.writes, ask),
+            None => crate::scan::over_batch(&self.store.kv, &self.writes, ask),
         }
     }
 }
@@ -141,7 +142,7 @@ impl State for Batch<'_> {
         }
         let seen = self
             .store
-            .with_ids(|ids| ids.contains(&self.store.tree, event_id))?;
+            .with_ids(|ids| ids.contains(&self.store.kv, event_id))?;
         if seen != Seen::RuledOut {
             self.stats.id_run_lookups += 1;
         }
@@ -270,7 +271,7 @@ impl<'a> Batch<'a> {
         let mut fold = std::mem::take(&mut self.fold);
         fold.render(&mut self)?;
         self.stats.late_prices = fold.late_prices();
-        let mut batch = sled::Batch::default();
+        let mut batch = Commit::default();
         let mut docs = ChangedDocs::default();
         let writes = std::mem::take(&mut self.writes);
         for (k, v) in &writes {
@@ -280,12 +281,12 @@ impl<'a> Batch<'a> {
                 docs.push(k, &mut batch, self.checkpoint);
             }
             match v {
-                Some(v) => batch.insert(k.as_slice(), v.as_slice()),
+                Some(v) => batch.put(k.as_slice(), v.as_slice()),
                 None => batch.remove(k.as_slice()),
             }
         }
         docs.write(&mut batch, self.checkpoint);
-        batch.insert(keys::CHECKPOINT, &self.checkpoint.to_be_bytes());
+        batch.put(keys::CHECKPOINT, self.checkpoint.to_be_bytes());
         self.stats.checkpoint = self.checkpoint;
         Ok(Sealed {
             store: self.store.clone(),
@@ -302,7 +303,7 @@ impl<'a> Batch<'a> {
 /// ([`Batch::seal`]).
 pub struct Sealed {
     store: Store,
-    batch: sled::Batch,
+    batch: Commit,
     /// The stream sequences of the batch's messages.
     seqs: (u64, u64),
     /// The `event_id`s it applied, in order.
@@ -329,12 +330,12 @@ impl Sealed {
             writes: _,
         } = self;
         if new_ids.is_empty() {
-            store.tree.apply_batch(batch)?;
+            store.kv.apply(batch)?;
             return Ok(stats);
         }
         // The batch's ids, as a new run, commit with it.
         let staged = store.with_ids(|ids| ids.stage(&mut batch, &mut new_ids, seqs))?;
-        store.tree.apply_batch(batch)?;
+        store.kv.apply(batch)?;
         store.with_ids(|ids| {
             ids.committed(staged, &new_ids);
             Ok(())

@@ -4,6 +4,7 @@
 //! many documents the batch changed (a replay's batches change hundreds of thousands).
 
 use crate::keys;
+use crate::kv::Commit;
 use crate::store::Store;
 use crate::StoreError;
 
@@ -56,7 +57,7 @@ impl Store {
         let mut rows: Vec<(u64, Vec<u8>)> = Vec::new();
         // The last row's batch, and how many of that batch's changes it ends.
         let mut last = None;
-        for item in self.tree.range(start..) {
+        for item in self.kv.range(start..) {
             let (key, record) = item?;
             let Some((seq, part)) = keys::parse_change(&key) else {
                 break;
@@ -103,7 +104,7 @@ pub(crate) struct ChangedDocs {
 impl ChangedDocs {
     /// Adds a document's key, writing the part it fills into `batch`, the batch that
     /// commits at `seq`.
-    pub(crate) fn push(&mut self, doc: &[u8], batch: &mut sled::Batch, seq: u64) {
+    pub(crate) fn push(&mut self, doc: &[u8], batch: &mut Commit, seq: u64) {
         // A document's key is a few dozen bytes; one of 4 GiB cannot be made.
         self.bytes
             .extend_from_slice(&(doc.len() as u32).to_be_bytes());
@@ -115,11 +116,11 @@ impl ChangedDocs {
     }
 
     /// Writes the part in the making, if it holds any key.
-    pub(crate) fn write(&mut self, batch: &mut sled::Batch, seq: u64) {
+    pub(crate) fn write(&mut self, batch: &mut Commit, seq: u64) {
         if self.rows == 0 {
             return;
         }
-        batch.insert(
+        batch.put(
             keys::change(seq, self.part),
             std::mem::take(&mut self.bytes),
         );

@@ -191,7 +191,7 @@ impl crate::Store {
         seq: u64,
     ) -> Result<Option<crate::Doc>, StoreError> {
         let past = crate::history::AsOf {
-            tree: &self.tree,
+            kv: &self.kv,
             reads: self.reads(),
             seq,
         };

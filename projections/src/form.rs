@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 
 use crate::docs::{FormDoc, HEAD_LEN};
 use crate::keys;
+use crate::kv::{Bytes, Kv};
 use crate::state::{Item, Records, Scan, State};
 use crate::StoreError;
 
@@ -135,16 +136,16 @@ pub(crate) fn assemble<'a>(
     Some(out)
 }
 
-/// The form document of `horse` as `tree` holds it, whole (as [`assemble`] makes it), from
+/// The form document of `horse` as `kv` holds it, whole (as [`assemble`] makes it), from
 /// what its key holds (`head`) and its entries.
-pub(crate) fn read(tree: &sled::Tree, horse: &str, head: &[u8]) -> Result<sled::IVec, StoreError> {
+pub(crate) fn read(kv: &Kv, horse: &str, head: &[u8]) -> Result<Bytes, StoreError> {
     // Read forwards: sled walks a range backwards a good deal more slowly.
-    let entries = tree
-        .scan_prefix(keys::form_entries_of(horse))
+    let entries = kv
+        .prefix(keys::form_entries_of(horse))
         .map(|item| item.map(|(_, value)| value))
         .collect::<Result<Vec<_>, _>>()?;
     assemble(head, entries.iter().rev().map(|e| &e[..]))
-        .map(sled::IVec::from)
+        .map(Bytes::from)
         .ok_or_else(|| StoreError::Corrupt(format!("the form document of {horse}")))
 }
 

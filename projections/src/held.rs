@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
+use crate::kv::Kv;
 use crate::state::Writes;
 use crate::StoreError;
 
@@ -51,12 +52,12 @@ impl Held {
     /// then `writes`.
     pub(crate) fn scan(
         &self,
-        tree: &sled::Tree,
+        kv: &Kv,
         writes: &Writes,
         ask: crate::scan::Ask<'_>,
     ) -> Result<Vec<crate::scan::Item>, StoreError> {
         let layers = [writes, &self.writing, &self.written];
-        crate::scan::over_layers(tree, &layers, self.whole, ask)
+        crate::scan::over_layers(kv, &layers, self.whole, ask)
     }
 
     /// The records held.

@@ -13,13 +13,14 @@ use serde::Deserialize;
 
 use crate::batched::{self, PerBatch};
 use crate::keys;
+use crate::kv::Kv;
 use crate::packed::unpack;
 use crate::state::{Item, RaceOdds, Records, Scan, State};
 use crate::StoreError;
 
-/// The records of `tree` as they stood once the log up to `seq` had been applied.
+/// The records of `kv` as they stood once the log up to `seq` had been applied.
 pub(crate) struct AsOf<'a> {
-    pub(crate) tree: &'a sled::Tree,
+    pub(crate) kv: &'a Kv,
     /// The store's count of records read ([`crate::Store::records_read`]).
     pub(crate) reads: crate::state::Reads<'a>,
     pub(crate) seq: u64,
@@ -63,19 +64,19 @@ impl AsOf<'_> {
     fn value(&self, record: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         // Read before its changes: a batch that commits between the two reads keeps the
         // value read here as the one it replaced, so both reads answer the same.
-        let now = self.tree.get(record)?;
+        let now = self.kv.get(record)?;
         let prefix = keys::history_of(record);
         // The changes of the last batch that changed the record at or before the point may
         // hold the first change after it; otherwise the next batch's first change is it.
         let from = match self
-            .tree
+            .kv
             .range(prefix.as_slice()..=keys::history(record, self.seq).as_slice())
             .next_back()
         {
             Some(found) => found?.0.to_vec(),
             None => prefix.clone(),
         };
-        for found in self.tree.range(from..) {
+        for found in self.kv.range(from..) {
             let (key, changes) = found?;
             if !key.starts_with(&prefix) {
                 break;
@@ -94,7 +95,7 @@ impl AsOf<'_> {
     fn changed_at(&self, record: &[u8]) -> Result<Option<u64>, StoreError> {
         let from = keys::history_of(record);
         let to = keys::history(record, self.seq);
-        let Some(found) = self.tree.range(from..=to).next_back() else {
+        let Some(found) = self.kv.range(from..=to).next_back() else {
             return Ok(None);
         };
         let (_, changes) = found?;
@@ -112,7 +113,7 @@ impl AsOf<'_> {
     /// A horse's form entries at the point, from its entries and their past versions.
     fn form(&self, horse: &str) -> Result<Vec<Item>, StoreError> {
         let scan = |prefix: Vec<u8>| {
-            self.tree.scan_prefix(prefix).map(|item| {
+            self.kv.prefix(prefix).map(|item| {
                 self.reads.note()?;
                 let (key, value) = item?;
                 Ok((key.to_vec(), value.to_vec()))
@@ -159,7 +160,7 @@ impl AsOf<'_> {
             }
             true
         };
-        crate::journal::each_move(self.tree, self.reads, date, retracted, Some(n), past)?;
+        crate::journal::each_move(self.kv, self.reads, date, retracted, Some(n), past)?;
         if let Some(e) = failed {
             return Err(e);
         }

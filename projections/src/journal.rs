@@ -21,6 +21,7 @@ use std::collections::BTreeMap;
 use crate::docs;
 use crate::facts::{Change, What};
 use crate::keys;
+use crate::kv::{Bytes, Kv, Range};
 use crate::model::ReadModel;
 use crate::packed::{pack, unpack};
 use crate::state::{race_no, Reads, State};
@@ -48,7 +49,7 @@ pub struct OddsMove {
     pub race_number: u8,
     /// `{date, venue, race_number, seq, published_at, odds}`, as it went live (see
     /// [`crate::render_odds_move`]).
-    pub body: sled::IVec,
+    pub body: Bytes,
 }
 
 /// The moves a batch applied, by date and race, until [`Pending::write`] writes them as
@@ -167,7 +168,7 @@ impl ReadModel for Pending {
 }
 
 /// The moves of one chunk as stored, in order; an error for a chunk that does not decode.
-pub(crate) fn moves(stored: &sled::IVec) -> Result<ChunkMoves, StoreError> {
+pub(crate) fn moves(stored: &Bytes) -> Result<ChunkMoves, StoreError> {
     let chunk = match unpack(stored)? {
         // Kept as it was: its moves' bodies are slices of the stored value, not copies.
         Cow::Borrowed(_) => stored.clone(),
@@ -178,7 +179,7 @@ pub(crate) fn moves(stored: &sled::IVec) -> Result<ChunkMoves, StoreError> {
 
 /// The moves of one chunk ([`moves`]).
 pub(crate) struct ChunkMoves {
-    chunk: sled::IVec,
+    chunk: Bytes,
     at: usize,
 }
 
@@ -228,7 +229,7 @@ impl Iterator for ChunkMoves {
 /// The moves of one race of a date after a stream sequence, in the order they went live:
 /// its chunks from the one holding the first such move, each read once as it is reached.
 struct RaceMoves<'a> {
-    chunks: sled::Iter,
+    chunks: Range,
     prefix: Vec<u8>,
     after: u64,
     current: Option<ChunkMoves>,
@@ -238,7 +239,7 @@ struct RaceMoves<'a> {
 
 impl<'a> RaceMoves<'a> {
     fn new(
-        tree: &sled::Tree,
+        kv: &Kv,
         reads: Reads<'a>,
         date: &str,
         race_number: u8,
@@ -247,12 +248,12 @@ impl<'a> RaceMoves<'a> {
         let prefix = keys::odds_race_moves(date, race_number);
         let first = keys::odds_chunk(date, race_number, after.saturating_add(1));
         // The chunk holding the first move past `after` may start before it.
-        let from = match tree.range(prefix.as_slice()..=first.as_slice()).next_back() {
+        let from = match kv.range(prefix.as_slice()..=first.as_slice()).next_back() {
             Some(found) => found?.0.to_vec(),
             None => first,
         };
         Ok(RaceMoves {
-            chunks: tree.range(from..),
+            chunks: kv.range(from..),
             prefix,
             after,
             current: None,
@@ -280,7 +281,7 @@ impl Iterator for RaceMoves<'_> {
             match self.chunks.next()? {
                 Err(e) => {
                     self.done = true;
-                    return Some(Err(e.into()));
+                    return Some(Err(e));
                 }
                 Ok((key, _)) if !key.starts_with(&self.prefix) => {
                     self.done = true;
@@ -305,11 +306,11 @@ impl Iterator for RaceMoves<'_> {
 }
 
 /// The race numbers of `date` with moves in the journal, in order: one look-up a race.
-fn races_of(tree: &sled::Tree, reads: Reads<'_>, date: &str) -> Result<Vec<u8>, StoreError> {
+fn races_of(kv: &Kv, reads: Reads<'_>, date: &str) -> Result<Vec<u8>, StoreError> {
     let prefix = keys::odds_moves_of(date);
     let mut races = Vec::new();
     let mut from = prefix.clone();
-    while let Some(found) = tree.range(from.as_slice()..).next() {
+    while let Some(found) = kv.range(from.as_slice()..).next() {
         let (key, _) = found?;
         reads.note()?;
         let Some(&race_number) = key.strip_prefix(prefix.as_slice()).and_then(|r| r.first()) else {
@@ -329,7 +330,7 @@ fn races_of(tree: &sled::Tree, reads: Reads<'_>, date: &str) -> Result<Vec<u8>, 
 /// own chunks; a date's, from each race's, merged by sequence. `reads` counts the chunks
 /// and races looked up, and stops the read at its deadline.
 pub(crate) fn each_move(
-    tree: &sled::Tree,
+    kv: &Kv,
     reads: Reads<'_>,
     date: &str,
     after: u64,
@@ -337,7 +338,7 @@ pub(crate) fn each_move(
     mut visit: impl FnMut(OddsMove) -> bool,
 ) -> Result<(), StoreError> {
     if let Some(race_number) = race {
-        for m in RaceMoves::new(tree, reads, date, race_number, after)? {
+        for m in RaceMoves::new(kv, reads, date, race_number, after)? {
             if !visit(m?) {
                 break;
             }
@@ -346,8 +347,8 @@ pub(crate) fn each_move(
     }
     let mut races = Vec::new();
     let mut heads = Vec::new();
-    for race_number in races_of(tree, reads, date)? {
-        let mut race = RaceMoves::new(tree, reads, date, race_number, after)?;
+    for race_number in races_of(kv, reads, date)? {
+        let mut race = RaceMoves::new(kv, reads, date, race_number, after)?;
         heads.push(race.next().transpose()?);
         races.push(race);
     }
@@ -385,7 +386,7 @@ pub fn journal_by_move(
             out.insert(key, value);
             continue;
         };
-        for m in moves(&sled::IVec::from(value))? {
+        for m in moves(&Bytes::from(value))? {
             let m = m?;
             let mut by_move = date.to_vec();
             by_move.extend_from_slice(&m.seq.to_be_bytes());
@@ -408,7 +409,7 @@ impl crate::Store {
     ) -> Result<Vec<OddsMove>, StoreError> {
         let mut out = Vec::new();
         if limit > 0 {
-            each_move(&self.tree, self.reads(), date, after, race, |m| {
+            each_move(&self.kv, self.reads(), date, after, race, |m| {
                 out.push(m);
                 out.len() < limit
             })?;
@@ -427,7 +428,7 @@ impl crate::Store {
     ) -> Result<u64, StoreError> {
         let mut count = 0;
         if cap > 0 {
-            each_move(&self.tree, self.reads(), date, after, race, |_| {
+            each_move(&self.kv, self.reads(), date, after, race, |_| {
                 count += 1;
                 count < cap
             })?;
@@ -465,14 +466,14 @@ mod tests {
             b.commit().expect("commit");
         }
         let stored: usize = store
-            .tree
-            .scan_prefix(b"oj\0")
+            .kv
+            .prefix(b"oj\0")
             .map(|r| r.map(|(k, v)| k.len() + v.len()).expect("read"))
             .sum();
         let moves_from = |after: u64| {
             let mut seqs = Vec::new();
             let mut bytes = 0;
-            super::each_move(&store.tree, store.reads(), DAY, after, Some(1), |m| {
+            super::each_move(&store.kv, store.reads(), DAY, after, Some(1), |m| {
                 seqs.push(m.seq);
                 bytes += super::HEAD + m.body.len();
                 true

@@ -14,6 +14,7 @@ mod history;
 mod ids;
 mod journal;
 mod keys;
+mod kv;
 mod load;
 mod meetings;
 mod model;
@@ -41,6 +42,7 @@ pub use history::history_by_event;
 pub use ids::AppliedIdStats;
 pub use journal::{journal_by_move, OddsMove};
 pub use keys::{is_sealed, DocKey};
+pub use kv::Bytes;
 pub use load::Loader;
 pub use meetings::MeetingRow;
 pub use people::{is_slug, render_list, season, slug, PersonRow, Role};
@@ -85,7 +87,7 @@ pub enum StoreError {
     /// sled failed (disk full, I/O error). The batch did not commit; the caller should stop
     /// projecting and retry from the checkpoint, or report the store unusable.
     #[error("store: {0}")]
-    Sled(#[from] sled::Error),
+    Sled(#[from] kv::Error),
     /// A record could not be decoded: the store is damaged or from an incompatible
     /// version. Rebuild the read models from the log.
     #[error("store record damaged: {0}")]
@@ -106,16 +108,14 @@ impl StoreError {
     /// locks a store's files for the process that opens it. Not damage: the store is
     /// that process's, and nothing may move it or write to it.
     pub fn is_held_elsewhere(&self) -> bool {
-        // sled 0.34 says so only in the message of an `ErrorKind::Other` (config.rs).
-        matches!(self, StoreError::Sled(sled::Error::Io(e))
-            if e.to_string().starts_with("could not acquire lock on"))
+        matches!(self, StoreError::Sled(e) if kv::held_elsewhere(e))
     }
 
     /// Whether sled failed to read or write the store's files (a full disk, an I/O
     /// error): sled 0.34 then fails every later write of the store, until it is opened
     /// again.
     pub fn is_io(&self) -> bool {
-        matches!(self, StoreError::Sled(sled::Error::Io(_)))
+        matches!(self, StoreError::Sled(e) if kv::is_io(e))
     }
 
     /// Whether the store itself is damaged rather than its disk failing: a file of it is
@@ -124,8 +124,8 @@ impl StoreError {
     /// A rebuild from the log mends it; opening it again would not.
     pub fn is_damage(&self) -> bool {
         match self {
-            StoreError::Sled(sled::Error::Io(e)) => e.kind() == std::io::ErrorKind::NotFound,
-            StoreError::Sled(sled::Error::Corruption { .. }) | StoreError::Corrupt(_) => true,
+            StoreError::Sled(e) => kv::is_damage(e),
+            StoreError::Corrupt(_) => true,
             _ => false,
         }
     }
@@ -139,36 +139,3 @@ mod discovery_tests;
 mod tally;
 #[cfg(test)]
 mod tests;
-
-#[cfg(test)]
-mod error_tests {
-    use super::StoreError;
-
-    #[test]
-    fn a_store_that_lost_a_blob_fails_as_damaged_not_as_a_failing_disk() {
-        let temp = crate::tests::tempdir();
-        let dir = temp.path();
-        {
-            let db = sled::open(dir).expect("a store");
-            // Over sled's 128 KiB a page, kept in a blob file of its own.
-            db.insert(b"large", vec![7u8; 300 << 10]).expect("insert");
-            db.flush().expect("flush");
-        }
-        // sled writes its snapshot (where each page is) as it opens a store: from then on
-        // the page is found through its blob, no longer by reading the log.
-        drop(sled::open(dir).expect("opened again"));
-        let blobs = std::fs::read_dir(dir.join("blobs")).expect("blob files");
-        let mut lost = 0;
-        for blob in blobs {
-            std::fs::remove_file(blob.expect("a blob").path()).expect("removed");
-            lost += 1;
-        }
-        assert!(lost > 0, "the large value was kept in a blob file");
-        let read = sled::open(dir).and_then(|db| db.get(b"large"));
-        let error = StoreError::from(read.expect_err("the lost blob fails the read"));
-        assert!(error.is_damage(), "{error}");
-        assert!(
-            !StoreError::from(sled::Error::Io(std::io::ErrorKind::StorageFull.into())).is_damage()
-        );
-    }
-}

@@ -128,7 +128,7 @@ impl Store {
     /// then venue order: one range scan of the meetings records.
     pub fn meetings(&self, from: &str, to: &str) -> Result<Vec<MeetingRow>, StoreError> {
         let mut rows = Vec::new();
-        for item in self.tree.range(keys::meetings(from)..=keys::meetings(to)) {
+        for item in self.kv.range(keys::meetings(from)..=keys::meetings(to)) {
             let (key, value) = item?;
             let day: Vec<MeetingRow> = serde_json::from_slice(&value).map_err(|e| {
                 StoreError::Corrupt(format!("{}: {e}", String::from_utf8_lossy(&key)))

@@ -112,7 +112,7 @@ impl Store {
         }
         let mut failed = None;
         journal::each_move(
-            &self.tree,
+            &self.kv,
             self.reads(),
             date,
             after,

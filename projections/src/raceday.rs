@@ -241,7 +241,7 @@ impl crate::Store {
         let mut out = Vec::new();
         let from = keys::race_day(date, after.saturating_add(1));
         let prefix = keys::race_days_of(date);
-        for item in self.tree.range(from..) {
+        for item in self.kv.range(from..) {
             if out.len() >= limit {
                 break;
             }

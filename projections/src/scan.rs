@@ -6,6 +6,7 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
+use crate::kv::{Kv, Record};
 use crate::StoreError;
 
 /// Which end of a range of keys a [`crate::Records::scan`] reads from.
@@ -54,26 +55,26 @@ pub(crate) fn over_map(
     }
 }
 
-/// The scan `ask` of the records of `tree` as `writes` (`None`: removed) leave them.
+/// The scan `ask` of the records of `kv` as `writes` (`None`: removed) leave them.
 pub(crate) fn over_batch(
-    tree: &sled::Tree,
+    kv: &Kv,
     writes: &BTreeMap<Vec<u8>, Option<Vec<u8>>>,
     (prefix, dir, limit): Ask<'_>,
 ) -> Result<Vec<Item>, StoreError> {
     let (from, to) = bounds(prefix);
     let written = writes.range::<[u8], _>((from, to.as_ref().map(Vec::as_slice)));
-    let stored = tree.scan_prefix(prefix);
+    let stored = kv.prefix(prefix);
     match dir {
         Scan::Forward => merge(stored, written, limit, |a, b| a.cmp(b)),
         Scan::Backward => merge(stored.rev(), written.rev(), limit, |a, b| b.cmp(a)),
     }
 }
 
-/// The scan `ask` of the records of `tree` as `layers` of writes leave them, the first
+/// The scan `ask` of the records of `kv` as `layers` of writes leave them, the first
 /// layer over the second and so on; with `whole`, the layers hold every record there is,
 /// and the tree is not read.
 pub(crate) fn over_layers<'w>(
-    tree: &sled::Tree,
+    kv: &Kv,
     layers: &[&'w BTreeMap<Vec<u8>, Option<Vec<u8>>>],
     whole: bool,
     (prefix, dir, limit): Ask<'_>,
@@ -82,7 +83,7 @@ pub(crate) fn over_layers<'w>(
     let range = |layer: &&'w BTreeMap<Vec<u8>, Option<Vec<u8>>>| {
         layer.range::<[u8], _>((from, to.as_ref().map(Vec::as_slice)))
     };
-    let stored = (!whole).then(|| tree.scan_prefix(prefix));
+    let stored = (!whole).then(|| kv.prefix(prefix));
     match dir {
         Scan::Forward => {
             let written = layered(layers.iter().map(range).collect(), |a, b| a.cmp(b));
@@ -136,7 +137,7 @@ where
 /// The first `limit` records of `stored` and `written` merged in the order `before` gives
 /// (both come in it), a key written standing for the same key stored.
 fn merge<'w>(
-    mut stored: impl Iterator<Item = sled::Result<(sled::IVec, sled::IVec)>>,
+    mut stored: impl Iterator<Item = Result<Record, StoreError>>,
     mut written: impl Iterator<Item = (&'w Vec<u8>, &'w Option<Vec<u8>>)>,
     limit: usize,
     before: impl Fn(&[u8], &[u8]) -> Ordering,
@@ -177,11 +178,11 @@ mod tests {
     /// every limit, reads as the records the batch leaves.
     #[test]
     fn a_batch_scan_reads_the_records_its_writes_leave() {
-        let db = sled::Config::new().temporary(true).open();
-        let tree = db.and_then(|db| db.open_tree("t")).expect("tree");
+        let dir = crate::tests::tempdir();
+        let kv = Kv::open(dir.path(), 1 << 20).expect("kv");
         let stored = ["a\0", "p\0a", "p\0c", "p\0e", "p\0\u{7f}", "q"];
         for k in stored {
-            tree.insert(k, k.as_bytes()).expect("insert");
+            kv.put(k.as_bytes(), k.as_bytes()).expect("put");
         }
         let mut writes: BTreeMap<Vec<u8>, Option<Vec<u8>>> = BTreeMap::new();
         for (k, v) in [("p\0", Some("new")), ("p\0c", None), ("p\0d", Some("d"))] {
@@ -202,7 +203,7 @@ mod tests {
         for dir in [Scan::Forward, Scan::Backward] {
             for limit in 0..7 {
                 let ask = (&b"p\0"[..], dir, limit);
-                let scanned = over_batch(&tree, &writes, ask).expect("scan");
+                let scanned = over_batch(&kv, &writes, ask).expect("scan");
                 assert_eq!(scanned, over_map(&left, ask), "{dir:?} {limit}");
                 assert_eq!(scanned.len(), limit.min(5), "{dir:?} {limit}");
             }
@@ -215,10 +216,10 @@ mod tests {
     /// leaves the records; with `whole`, as they leave an empty tree.
     #[test]
     fn layers_of_writes_scan_as_the_records_they_leave() {
-        let db = sled::Config::new().temporary(true).open();
-        let tree = db.and_then(|db| db.open_tree("t")).expect("tree");
+        let dir = crate::tests::tempdir();
+        let kv = Kv::open(dir.path(), 1 << 20).expect("kv");
         for k in ["p\0a", "p\0c", "p\0f"] {
-            tree.insert(k, "stored").expect("insert");
+            kv.put(k.as_bytes(), b"stored").expect("put");
         }
         let layer = |items: &[(&str, Option<&str>)]| -> BTreeMap<Vec<u8>, Option<Vec<u8>>> {
             items
@@ -237,7 +238,7 @@ mod tests {
         for whole in [false, true] {
             let mut left: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
             if !whole {
-                for item in tree.iter() {
+                for item in kv.all() {
                     let (k, v) = item.expect("read");
                     left.insert(k.to_vec(), v.to_vec());
                 }
@@ -254,7 +255,7 @@ mod tests {
                 for limit in 0..8 {
                     let ask = (&b"p\0"[..], dir, limit);
                     let scanned =
-                        over_layers(&tree, &[&newest, &middle, &oldest], whole, ask).expect("scan");
+                        over_layers(&kv, &[&newest, &middle, &oldest], whole, ask).expect("scan");
                     assert_eq!(scanned, over_map(&left, ask), "{whole} {dir:?} {limit}");
                 }
             }

@@ -11,6 +11,7 @@ use racing_events::{OddsUpdated, RaceResult, RaceStatus, RaceStatusChanged};
 use serde::{Deserialize, Serialize};
 
 use crate::keys;
+use crate::kv::Record;
 use crate::state::{race_no, read, write, Records, Scan, State};
 use crate::StoreError;
 
@@ -153,7 +154,7 @@ pub struct RaceStatusRow {
 /// The statuses of `records`, status records in key order (a prefix scan of
 /// [`keys::statuses`]), as [`crate::Store::race_statuses`] gives them.
 pub(crate) fn rows(
-    records: impl Iterator<Item = sled::Result<(sled::IVec, sled::IVec)>>,
+    records: impl Iterator<Item = Result<Record, StoreError>>,
 ) -> Result<Vec<RaceStatusRow>, StoreError> {
     let mut rows: Vec<RaceStatusRow> = Vec::new();
     let mut every: Option<(u8, Status)> = None;

@@ -1,6 +1,6 @@
-//! The sled store around the folds: one tree holds every read model and the checkpoint, so
-//! a batch of changes and the stream sequence it reached commit in one atomic
-//! `apply_batch`. A restart resumes after the checkpoint, and nothing is applied twice:
+//! The store around the folds: one ordered map (`kv.rs`) holds every read model and the
+//! checkpoint, so a batch of changes and the stream sequence it reached commit in one
+//! atomic write. A restart resumes after the checkpoint, and nothing is applied twice:
 //! the `event_id`s applied are kept with them (`ids.rs`).
 
 use std::collections::HashSet;
@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::docs::Doc;
 use crate::ids::{self, AppliedIdStats, AppliedIds};
 use crate::keys::{self, DocKey};
+use crate::kv::{Bytes, Kv};
 use crate::state::{RaceOdds, Reads};
 use crate::StoreError;
 
@@ -110,8 +111,8 @@ impl Default for Options {
 /// The read models on disk.
 #[derive(Clone)]
 pub struct Store {
-    db: sled::Db,
-    pub(crate) tree: sled::Tree,
+    /// Every read model and the checkpoint, in one ordered map.
+    pub(crate) kv: Kv,
     options: Options,
     /// The applied `event_id`s, loaded by the first batch: their filter, and the runs
     /// that hold them on disk.
@@ -130,14 +131,8 @@ impl Store {
 
     /// Opens (or creates) the store in `dir`.
     pub fn open_with(dir: &Path, options: Options) -> Result<Store, StoreError> {
-        // (sled's high-throughput mode was tried: the replay was no faster for it than
-        // with this cache alone; BENCHMARKS.md at f406d42, "Performance".)
-        let db = sled::Config::new()
-            .path(dir)
-            .cache_capacity(options.cache_bytes)
-            .open()?;
-        let tree = db.open_tree("read_models")?;
-        match tree.get(SCHEMA_KEY)? {
+        let kv = Kv::open(dir, options.cache_bytes)?;
+        match kv.get(SCHEMA_KEY)? {
             Some(v) if v.as_ref() != SCHEMA => {
                 let found = std::str::from_utf8(&v)
                     .ok()
@@ -157,24 +152,15 @@ impl Store {
                 });
             }
             Some(_) => {}
-            None => {
-                tree.insert(SCHEMA_KEY, SCHEMA)?;
-            }
+            None => kv.put(SCHEMA_KEY, SCHEMA)?,
         }
         Ok(Store {
-            db,
-            tree,
+            kv,
             options,
             ids: Arc::default(),
             reads: Arc::default(),
             until: None,
         })
-    }
-
-    /// The tree of the read models, for tests that look at records.
-    #[cfg(test)]
-    pub(crate) fn tree(&self) -> &sled::Tree {
-        &self.tree
     }
 
     /// How many records the reads whose cost is bounded by what they answer have read
@@ -211,7 +197,7 @@ impl Store {
 
     fn read_u64(&self, key: &[u8]) -> Result<u64, StoreError> {
         Ok(self
-            .tree
+            .kv
             .get(key)?
             .map(|v| decode_u64(&v))
             .transpose()?
@@ -225,7 +211,7 @@ impl Store {
 
     /// The stream the read models were built from, as [`Store::set_stream`] recorded it.
     pub fn stream(&self) -> Result<Option<String>, StoreError> {
-        self.tree
+        self.kv
             .get(keys::STREAM)?
             .map(|v| {
                 String::from_utf8(v.to_vec())
@@ -237,8 +223,7 @@ impl Store {
     /// Records the stream the read models are built from (its name and creation time):
     /// a checkpoint means something only in the stream it counts messages of.
     pub fn set_stream(&self, identity: &str) -> Result<(), StoreError> {
-        self.tree.insert(keys::STREAM, identity.as_bytes())?;
-        Ok(())
+        self.kv.put(keys::STREAM, identity.as_bytes())
     }
 
     /// A served document, as stored.
@@ -248,13 +233,13 @@ impl Store {
 
     /// A served document by its tree key ([`DocKey::key`]).
     pub fn doc_by_key(&self, key: &[u8]) -> Result<Option<Doc>, StoreError> {
-        let Some(mut stored) = self.tree.get(key)? else {
+        let Some(mut stored) = self.kv.get(key)? else {
             return Ok(None);
         };
         if let Some((seq, venue)) = crate::docs::alias_of(&stored) {
             // The document without a venue is the main meeting's, stored under its venue.
             let target = crate::docs::alias_target(key, venue);
-            let Some(found) = self.tree.get(&target)? else {
+            let Some(found) = self.kv.get(&target)? else {
                 return Err(StoreError::Corrupt(format!(
                     "document {} names a venue without one",
                     String::from_utf8_lossy(key)
@@ -263,7 +248,7 @@ impl Store {
             stored = crate::docs::aliased(seq, found);
         } else if let Some(DocKey::Form(horse)) = DocKey::parse(key) {
             // A form's key holds its head; its entries are records of their own.
-            stored = crate::form::read(&self.tree, horse, &stored)?;
+            stored = crate::form::read(&self.kv, horse, &stored)?;
         }
         Doc::new(stored).map(Some).ok_or_else(|| {
             StoreError::Corrupt(format!(
@@ -279,7 +264,7 @@ impl Store {
     pub fn warm<'k>(&self, keys: impl IntoIterator<Item = &'k [u8]>) -> Result<usize, StoreError> {
         let mut held = 0;
         for key in keys {
-            held += usize::from(self.tree.get(key)?.is_some());
+            held += usize::from(self.kv.get(key)?.is_some());
         }
         Ok(held)
     }
@@ -292,7 +277,7 @@ impl Store {
         race_number: u8,
         venue: Option<&str>,
     ) -> Result<Option<RaceOdds>, StoreError> {
-        self.tree
+        self.kv
             .get(keys::odds(date, race_number, venue))?
             .map(|v| serde_json::from_slice(&v).map_err(|e| StoreError::Corrupt(e.to_string())))
             .transpose()
@@ -311,7 +296,7 @@ impl Store {
         // Every venue's key is the unnamed one's with the venue after it.
         let mut venues = Vec::new();
         let mut only = None;
-        for item in self.tree.scan_prefix(&unnamed) {
+        for item in self.kv.prefix(&unnamed) {
             let (key, stored) = item?;
             if crate::docs::alias_of(&stored).is_some() {
                 // The main meeting's, listed under its venue.
@@ -353,7 +338,7 @@ impl Store {
             prefix.push(0);
         }
         let mut out: Vec<(String, u8)> = Vec::new();
-        for item in self.tree.scan_prefix(&prefix) {
+        for item in self.kv.prefix(&prefix) {
             let (k, v) = item?;
             let race: RaceOdds =
                 serde_json::from_slice(&v).map_err(|e| StoreError::Corrupt(e.to_string()))?;
@@ -378,7 +363,7 @@ impl Store {
     pub fn dead_letters(&self, from: u64, limit: usize) -> Result<Vec<DeadLetter>, StoreError> {
         let start = keys::dead(from);
         let mut out = Vec::new();
-        for item in self.tree.range(start..).take(limit) {
+        for item in self.kv.range(start..).take(limit) {
             let (k, v) = item?;
             if !k.starts_with(keys::DEAD_PREFIX) {
                 break;
@@ -391,7 +376,7 @@ impl Store {
     /// Every `event_id` applied so far, read from the tree: every id, for checks and
     /// tests (the store itself never holds them all).
     pub fn applied_event_ids(&self) -> Result<HashSet<u128>, StoreError> {
-        ids::read_all(&self.tree)
+        ids::read_all(&self.kv)
     }
 
     /// How the applied `event_id`s stand (loading them if no batch has yet).
@@ -413,7 +398,7 @@ impl Store {
     /// under sled's process-wide lock that reads wait for (BENCHMARKS.md at f406d42,
     /// "Fourteenth stop").
     pub fn settle_applied_ids(&self) -> Result<(), StoreError> {
-        self.with_ids(|ids| ids.settle(&self.tree))
+        self.with_ids(|ids| ids.settle(&self.kv))
     }
 
     /// Runs `f` on the applied ids, loading them on first use.
@@ -425,7 +410,7 @@ impl Store {
         let ids = match &mut *ids {
             Some(ids) => ids,
             empty => empty.insert(AppliedIds::load(
-                &self.tree,
+                &self.kv,
                 self.options.id_filter_bytes,
                 self.options.id_filter_most_bytes,
             )?),
@@ -442,8 +427,7 @@ impl Store {
 
     /// Writes everything committed so far to disk.
     pub async fn flush(&self) -> Result<(), StoreError> {
-        self.db.flush_async().await?;
-        Ok(())
+        self.kv.flush().await
     }
 
     /// The statuses given for the races of `date` (of race `race` only, if given), in
@@ -455,7 +439,7 @@ impl Store {
         date: &str,
         race: Option<u8>,
     ) -> Result<Vec<crate::RaceStatusRow>, StoreError> {
-        crate::status::rows(self.tree.scan_prefix(keys::statuses(date, race)))
+        crate::status::rows(self.kv.prefix(keys::statuses(date, race)))
     }
 
     /// Every served document as `(key, bytes)`, in key order: what clients can read, for
@@ -463,14 +447,12 @@ impl Store {
     /// Stop at the first error: over a damaged store sled may yield it again and again.
     /// A document without a venue that is the main meeting's comes as that one, and a
     /// form whole.
-    pub fn documents(
-        &self,
-    ) -> impl Iterator<Item = Result<(sled::IVec, sled::IVec), StoreError>> + '_ {
+    pub fn documents(&self) -> impl Iterator<Item = Result<(Bytes, Bytes), StoreError>> + '_ {
         // Every `DocKey` starts with its `doc` part and the key separator.
-        self.tree.scan_prefix(DocKey::PREFIX).map(|item| {
+        self.kv.prefix(DocKey::PREFIX).map(|item| {
             let (key, stored) = item?;
             if let Some(DocKey::Form(horse)) = DocKey::parse(&key) {
-                let whole = crate::form::read(&self.tree, horse, &stored)?;
+                let whole = crate::form::read(&self.kv, horse, &stored)?;
                 return Ok((key, whole));
             }
             if crate::docs::alias_of(&stored).is_none() {
@@ -487,8 +469,8 @@ impl Store {
     /// checkpoints) as `(key, bytes)`, in key order: for checks that two stores hold the
     /// same state, not only the same documents. Stop at the first error, as for
     /// [`Store::documents`].
-    pub fn records(&self) -> impl Iterator<Item = Result<(sled::IVec, sled::IVec), StoreError>> {
-        self.tree.iter().map(|item| item.map_err(StoreError::from))
+    pub fn records(&self) -> impl Iterator<Item = Result<(Bytes, Bytes), StoreError>> {
+        self.kv.all()
     }
 
     /// Reads every record once and decodes the sequence records: a check at start-up
@@ -500,7 +482,7 @@ impl Store {
     /// once it says no (the service stopping).
     pub fn verify(&self, go_on: impl Fn() -> bool) -> Result<Option<u64>, StoreError> {
         let mut count = 0;
-        for item in self.tree.iter() {
+        for item in self.kv.all() {
             if count % 4096 == 0 && !go_on() {
                 return Ok(None);
             }
@@ -509,7 +491,7 @@ impl Store {
                 decode_u64(&value)?;
             }
             if key.as_ref() == keys::IDS_MANIFEST {
-                ids::check_manifest(&self.tree)?;
+                ids::check_manifest(&self.kv)?;
             }
             count += 1;
         }

@@ -6,6 +6,7 @@
 
 use std::borrow::Cow;
 
+use crate::kv::Bytes;
 use racing_events::Lbw;
 use serde::Serialize;
 
@@ -90,12 +91,12 @@ impl utoipa::ToSchema for RaceStatusName {
 /// record of [`FormDoc`]).
 #[derive(Debug, Clone)]
 pub struct Doc {
-    stored: sled::IVec,
+    stored: Bytes,
 }
 
 impl Doc {
     /// The stored value, checked to hold its head; `None` when it is too short to.
-    pub(crate) fn new(stored: sled::IVec) -> Option<Doc> {
+    pub(crate) fn new(stored: Bytes) -> Option<Doc> {
         (stored.len() >= HEAD_LEN).then_some(Doc { stored })
     }
 
@@ -115,7 +116,7 @@ impl Doc {
 
     /// The stored value whole: the `ETag` in its first [`ETAG_LEN`] bytes, the sequence,
     /// then the document from [`HEAD_LEN`], for sending from the store's own buffer.
-    pub fn into_stored(self) -> sled::IVec {
+    pub fn into_stored(self) -> Bytes {
         self.stored
     }
 }
@@ -180,7 +181,7 @@ pub(crate) fn alias_target(key: &[u8], venue: &[u8]) -> Vec<u8> {
 
 /// The stored document an alias (of sequence `seq`) answers with, from its venue's
 /// stored document: the same `ETag` and bytes, and the later of the two sequences.
-pub(crate) fn aliased(seq: u64, target: sled::IVec) -> sled::IVec {
+pub(crate) fn aliased(seq: u64, target: Bytes) -> Bytes {
     let Some(head) = target.get(ETAG_LEN..HEAD_LEN) else {
         return target;
     };

@@ -135,7 +135,7 @@ fn a_record_written_once_keeps_no_copy_among_the_versions() {
     // Bytes of the results' records, and of the versions kept for `as_of`.
     let bytes = || {
         let (mut results, mut versions) = (0, 0);
-        for found in store.tree.iter() {
+        for found in store.kv.all() {
             let (k, v) = found.expect("read");
             if k.starts_with(b"res\0") {
                 results += k.len() + v.len();
@@ -159,16 +159,12 @@ fn a_record_written_once_keeps_no_copy_among_the_versions() {
 
     // An amendment keeps the value it replaced, once.
     let key = crate::keys::result(&date(0), 1, ST);
-    let first = store
-        .tree
-        .get(&key)
-        .expect("read")
-        .expect("the first result");
+    let first = store.kv.get(&key).expect("read").expect("the first result");
     let mut b = store.batch().expect("batch");
     b.apply(RESULTS + 1, 0, &race(&date(0), 1)).expect("apply");
     b.commit().expect("commit");
     let kept = store
-        .tree
+        .kv
         .get(crate::keys::history(&key, RESULTS + 1))
         .expect("read")
         .expect("the amendment's version");
@@ -311,9 +307,9 @@ fn a_damaged_change_feed_record_is_an_error_not_a_short_page() {
     let mut record = 200u32.to_be_bytes().to_vec();
     record.extend_from_slice(b"doc");
     store
-        .tree
-        .insert(crate::keys::change(5, 0), record)
-        .expect("insert");
+        .kv
+        .put(&crate::keys::change(5, 0), &record)
+        .expect("put");
     assert!(matches!(
         store.change_page(ChangeCursor::After(0), 10),
         Err(crate::StoreError::Corrupt(_))

@@ -21,6 +21,7 @@ use std::collections::{HashSet, VecDeque};
 use serde::{Deserialize, Serialize};
 
 use crate::keys;
+use crate::kv::{Commit, Kv};
 use crate::StoreError;
 
 mod filter;
@@ -191,24 +192,23 @@ pub(crate) struct AppliedIds {
 }
 
 impl AppliedIds {
-    /// Loads the applied ids of `tree` with a filter whose first layer is of `first_bytes`,
+    /// Loads the applied ids of `kv` with a filter whose first layer is of `first_bytes`,
     /// growing up to `most_bytes`: removes what an interrupted merge or filter save left,
     /// loads the saved filter and adds to it the ids of the runs it does not hold. With no
     /// usable saved filter (none saved yet, or one of another first size or format, or
     /// larger than `most_bytes`) it is built from every run, which reads every id once.
     pub(crate) fn load(
-        tree: &sled::Tree,
+        kv: &Kv,
         first_bytes: usize,
         most_bytes: usize,
     ) -> Result<AppliedIds, StoreError> {
-        let mut manifest = read_manifest(tree)?;
+        let mut manifest = read_manifest(kv)?;
         let mut stats = AppliedIdStats::default();
         let listed: HashSet<u64> = manifest.runs.iter().map(|r| r.number).collect();
-        stats.orphans_removed +=
-            remove_numbered(tree, keys::ID_RUN_PREFIX, |n| listed.contains(&n))?;
+        stats.orphans_removed += remove_numbered(kv, keys::ID_RUN_PREFIX, |n| listed.contains(&n))?;
         let generation = manifest.filter.as_ref().map(|f| f.generation);
         stats.orphans_removed +=
-            remove_numbered(tree, keys::ID_FILTER_PREFIX, |g| Some(g) == generation)?;
+            remove_numbered(kv, keys::ID_FILTER_PREFIX, |g| Some(g) == generation)?;
         manifest.next_run = manifest
             .runs
             .iter()
@@ -222,7 +222,7 @@ impl AppliedIds {
                 && f.words <= most.max(first)
         });
         let loaded = match saved {
-            Some(saved) => Some(read_filter(tree, saved, most_bytes)?),
+            Some(saved) => Some(read_filter(kv, saved, most_bytes)?),
             None => None,
         };
         stats.filter_loaded = loaded.is_some();
@@ -239,7 +239,7 @@ impl AppliedIds {
             }
         };
         for run in manifest.runs.iter().filter(|r| !r.saved) {
-            for item in tree.scan_prefix(keys::number_prefix(keys::ID_RUN_PREFIX, run.number)) {
+            for item in kv.prefix(keys::number_prefix(keys::ID_RUN_PREFIX, run.number)) {
                 let (_, chunk) = item?;
                 for id in decode_chunk(&chunk)? {
                     filter.insert(id);
@@ -259,13 +259,13 @@ impl AppliedIds {
 
     /// Whether `id` was applied: the filter rules most new ids out; any other is looked up
     /// in each run, newest first.
-    pub(crate) fn contains(&mut self, tree: &sled::Tree, id: u128) -> Result<Seen, StoreError> {
+    pub(crate) fn contains(&mut self, kv: &Kv, id: u128) -> Result<Seen, StoreError> {
         if !self.filter.contains(id) {
             return Ok(Seen::RuledOut);
         }
         self.stats.run_lookups += 1;
         for run in self.manifest.runs.iter().rev() {
-            if run_holds(tree, run.number, id)? {
+            if run_holds(kv, run.number, id)? {
                 return Ok(Seen::InRun);
             }
         }
@@ -278,7 +278,7 @@ impl AppliedIds {
     /// manifest, for [`AppliedIds::committed`] once `batch` is applied.
     pub(crate) fn stage(
         &self,
-        batch: &mut sled::Batch,
+        batch: &mut Commit,
         ids: &mut [u128],
         seqs: (u64, u64),
     ) -> Result<Staged, StoreError> {
@@ -287,7 +287,7 @@ impl AppliedIds {
         let number = manifest.next_run;
         for chunk in ids.chunks(CHUNK_IDS) {
             if let Some(first) = chunk.first() {
-                batch.insert(keys::id_run(number, *first), encode_chunk(chunk));
+                batch.put(keys::id_run(number, *first), encode_chunk(chunk));
             }
         }
         manifest.next_run += 1;
@@ -297,7 +297,7 @@ impl AppliedIds {
             seqs,
             saved: false,
         });
-        batch.insert(keys::IDS_MANIFEST, encode_manifest(&manifest)?);
+        batch.put(keys::IDS_MANIFEST, encode_manifest(&manifest)?);
         Ok(Staged { manifest })
     }
 
@@ -345,8 +345,8 @@ fn encode_manifest(manifest: &Manifest) -> Result<Vec<u8>, StoreError> {
     serde_json::to_vec(manifest).map_err(|e| StoreError::Corrupt(e.to_string()))
 }
 
-fn read_manifest(tree: &sled::Tree) -> Result<Manifest, StoreError> {
-    match tree.get(keys::IDS_MANIFEST)? {
+fn read_manifest(kv: &Kv) -> Result<Manifest, StoreError> {
+    match kv.get(keys::IDS_MANIFEST)? {
         Some(v) => serde_json::from_slice(&v)
             .map_err(|e| StoreError::Corrupt(format!("the manifest of applied ids: {e}"))),
         None => Ok(Manifest::default()),
@@ -354,13 +354,9 @@ fn read_manifest(tree: &sled::Tree) -> Result<Manifest, StoreError> {
 }
 
 /// The saved filter, read back, to grow up to `most_bytes`.
-fn read_filter(
-    tree: &sled::Tree,
-    saved: &SavedFilter,
-    most_bytes: usize,
-) -> Result<Filter, StoreError> {
+fn read_filter(kv: &Kv, saved: &SavedFilter, most_bytes: usize) -> Result<Filter, StoreError> {
     let mut words = Vec::with_capacity(usize::try_from(saved.words).unwrap_or(0));
-    for item in tree.scan_prefix(keys::number_prefix(
+    for item in kv.prefix(keys::number_prefix(
         keys::ID_FILTER_PREFIX,
         saved.generation,
     )) {
@@ -390,11 +386,11 @@ fn read_filter(
 }
 
 /// Every applied id, read from every run the manifest lists.
-pub(crate) fn read_all(tree: &sled::Tree) -> Result<HashSet<u128>, StoreError> {
-    let manifest = read_manifest(tree)?;
+pub(crate) fn read_all(kv: &Kv) -> Result<HashSet<u128>, StoreError> {
+    let manifest = read_manifest(kv)?;
     let mut ids = HashSet::new();
     for run in &manifest.runs {
-        for item in tree.scan_prefix(keys::number_prefix(keys::ID_RUN_PREFIX, run.number)) {
+        for item in kv.prefix(keys::number_prefix(keys::ID_RUN_PREFIX, run.number)) {
             let (_, chunk) = item?;
             ids.extend(decode_chunk(&chunk)?);
         }
@@ -403,8 +399,8 @@ pub(crate) fn read_all(tree: &sled::Tree) -> Result<HashSet<u128>, StoreError> {
 }
 
 /// Checks that the manifest reads back, for a store's check of every record.
-pub(crate) fn check_manifest(tree: &sled::Tree) -> Result<(), StoreError> {
-    read_manifest(tree).map(drop)
+pub(crate) fn check_manifest(kv: &Kv) -> Result<(), StoreError> {
+    read_manifest(kv).map(drop)
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ use std::ops::Bound;
 
 use super::{ATOMIC_MERGE, CHUNK_IDS, MERGE_WRITE_IDS};
 use crate::keys;
+use crate::kv::{Commit, Kv};
 use crate::StoreError;
 
 /// A k-way merge of sorted runs into a new one, in steps.
@@ -14,7 +15,7 @@ pub(super) struct Merge {
     /// Output ids of the chunk in progress.
     out: Vec<u128>,
     /// Output chunks not yet written to the tree.
-    pub(super) pending: sled::Batch,
+    pub(super) pending: Commit,
     pending_ids: u64,
     /// Ids taken from the sources, and written to the output (fewer if two sources shared
     /// one, which they never should).
@@ -29,7 +30,7 @@ impl Merge {
             output,
             sources: sources.iter().map(|r| Cursor::new(*r)).collect(),
             out: Vec::with_capacity(CHUNK_IDS),
-            pending: sled::Batch::default(),
+            pending: Commit::default(),
             pending_ids: 0,
             taken: 0,
             written: 0,
@@ -38,18 +39,18 @@ impl Merge {
     }
 
     /// Merges up to `budget` ids (taking them off it); whether the merge is complete.
-    pub(super) fn step(&mut self, tree: &sled::Tree, budget: &mut u64) -> Result<bool, StoreError> {
+    pub(super) fn step(&mut self, kv: &Kv, budget: &mut u64) -> Result<bool, StoreError> {
         while *budget > 0 {
             let mut least: Option<(u128, usize)> = None;
             for (i, source) in self.sources.iter_mut().enumerate() {
-                if let Some(id) = source.peek(tree)? {
+                if let Some(id) = source.peek(kv)? {
                     if least.is_none_or(|(l, _)| id < l) {
                         least = Some((id, i));
                     }
                 }
             }
             let Some((id, i)) = least else {
-                self.write_chunk(tree)?;
+                self.write_chunk(kv)?;
                 return Ok(true);
             };
             if let Some(source) = self.sources.get_mut(i) {
@@ -63,7 +64,7 @@ impl Merge {
             }
             self.out.push(id);
             if self.out.len() == CHUNK_IDS {
-                self.write_chunk(tree)?;
+                self.write_chunk(kv)?;
             }
         }
         Ok(false)
@@ -71,16 +72,16 @@ impl Merge {
 
     /// Adds the output chunk in progress to the pending batch, and writes that out once
     /// the output has outgrown one atomic batch.
-    fn write_chunk(&mut self, tree: &sled::Tree) -> Result<(), StoreError> {
+    fn write_chunk(&mut self, kv: &Kv) -> Result<(), StoreError> {
         if let Some(first) = self.out.first() {
             self.pending
-                .insert(keys::id_run(self.output, *first), encode_chunk(&self.out));
+                .put(keys::id_run(self.output, *first), encode_chunk(&self.out));
             self.written += self.out.len() as u64;
             self.pending_ids += self.out.len() as u64;
             self.out.clear();
         }
         if self.written > ATOMIC_MERGE && self.pending_ids >= MERGE_WRITE_IDS {
-            tree.apply_batch(std::mem::take(&mut self.pending))?;
+            kv.apply(std::mem::take(&mut self.pending))?;
             self.pending_ids = 0;
         }
         Ok(())
@@ -110,14 +111,14 @@ impl Cursor {
     }
 
     /// The source's next id, reading its next chunk when needed; `None` past its end.
-    fn peek(&mut self, tree: &sled::Tree) -> Result<Option<u128>, StoreError> {
+    fn peek(&mut self, kv: &Kv) -> Result<Option<u128>, StoreError> {
         while self.pos == self.ids.len() && !self.done {
             let from = match &self.read {
                 Some(key) => Bound::Excluded(key.clone()),
                 None => Bound::Included(keys::id_run(self.run, 0)),
             };
             let to = Bound::Included(keys::id_run(self.run, u128::MAX));
-            match tree.range((from, to)).next() {
+            match kv.range((from, to)).next() {
                 Some(item) => {
                     let (key, chunk) = item?;
                     self.ids = decode_chunk(&chunk)?;
@@ -132,8 +133,8 @@ impl Cursor {
 }
 
 /// Whether run `run` holds `id`: a binary search in the one chunk that would.
-pub(super) fn run_holds(tree: &sled::Tree, run: u64, id: u128) -> Result<bool, StoreError> {
-    let Some(item) = tree
+pub(super) fn run_holds(kv: &Kv, run: u64, id: u128) -> Result<bool, StoreError> {
+    let Some(item) = kv
         .range(keys::id_run(run, 0)..=keys::id_run(run, id))
         .next_back()
     else {

@@ -161,7 +161,7 @@ fn a_prompt_batch_merges_a_short_step_and_the_next_ones_finish_the_merge() {
     assert_eq!((after.ids, after.runs), (ids, 1), "{after:?}");
     // The sources of a merge that large (a chunk each) are removed over the prompt
     // batches that follow, a chunk each (a step is less than a chunk's worth here).
-    let run_chunks = || store.tree().scan_prefix(keys::ID_RUN_PREFIX).count();
+    let run_chunks = || store.kv.prefix(keys::ID_RUN_PREFIX).count();
     let output = (ids as usize).div_ceil(CHUNK_IDS);
     assert!(ids > ATOMIC_MERGE && PROMPT_UPKEEP_STEP < RECORD_COST);
     assert_eq!(run_chunks(), output + FAN_IN, "the sources, unlisted");
@@ -189,7 +189,7 @@ fn a_prompt_batch_merges_a_short_step_and_the_next_ones_finish_the_merge() {
     assert_eq!(stats(&store).merges, 1);
     let ids = FAN_IN as u64 * per_run;
     assert_eq!(
-        store.tree().scan_prefix(keys::ID_RUN_PREFIX).count(),
+        store.kv.prefix(keys::ID_RUN_PREFIX).count(),
         (ids as usize).div_ceil(CHUNK_IDS),
         "the output's chunks alone"
     );
@@ -249,7 +249,7 @@ fn a_filter_save_goes_a_chunk_a_prompt_batch_and_holds_the_runs_listed_when_it_b
         }
         assert_eq!(batches, SMALL_CHUNKS, "a chunk a prompt batch");
         assert_eq!(
-            store.tree().scan_prefix(keys::ID_FILTER_PREFIX).count(),
+            store.kv.prefix(keys::ID_FILTER_PREFIX).count(),
             SMALL_CHUNKS
         );
     }
@@ -274,14 +274,14 @@ fn a_filter_save_cut_short_between_prompt_batches_is_removed_at_the_next_load() 
             fold_prompt(&store, [id(3000 + n)]);
         }
         assert_eq!(stats(&store).filter_saves, 0);
-        assert_eq!(store.tree().scan_prefix(keys::ID_FILTER_PREFIX).count(), 3);
+        assert_eq!(store.kv.prefix(keys::ID_FILTER_PREFIX).count(), 3);
     }
     let store = reopen(dir.path(), SMALL);
     let reopened = stats(&store);
     assert_eq!(reopened.orphans_removed, 3, "{reopened:?}");
     assert!(!reopened.filter_loaded);
     assert_eq!(reopened.read_at_load, 3003);
-    assert_eq!(store.tree().scan_prefix(keys::ID_FILTER_PREFIX).count(), 0);
+    assert_eq!(store.kv.prefix(keys::ID_FILTER_PREFIX).count(), 0);
     assert!(all_duplicates(&store, 0..3003));
 }
 
@@ -355,14 +355,11 @@ fn a_merge_or_filter_save_cut_short_leaves_orphans_that_are_removed_and_loses_no
         // Eight runs of a size: a merge is due. It writes its first chunks of output, and
         // the process dies before the manifest names the output.
         store
-            .with_ids(|ids| ids.merge_partly(store.tree(), ATOMIC_MERGE + CHUNK_IDS as u64 + 10))
+            .with_ids(|ids| ids.merge_partly(&store.kv, ATOMIC_MERGE + CHUNK_IDS as u64 + 10))
             .expect("a part of the merge");
         // And a filter save that died before its manifest.
-        store
-            .tree()
-            .insert(keys::id_filter(7, 0), vec![0; 64])
-            .expect("insert");
-        let chunks = store.tree().scan_prefix(keys::ID_RUN_PREFIX).count();
+        store.kv.put(&keys::id_filter(7, 0), &[0; 64]).expect("put");
+        let chunks = store.kv.prefix(keys::ID_RUN_PREFIX).count();
         assert_eq!(
             chunks,
             8 + OUTPUT,
@@ -373,8 +370,8 @@ fn a_merge_or_filter_save_cut_short_leaves_orphans_that_are_removed_and_loses_no
     let reopened = stats(&store);
     assert_eq!(reopened.orphans_removed, OUTPUT as u64 + 1, "{reopened:?}");
     assert_eq!((reopened.runs, reopened.ids), (8, 1600));
-    assert_eq!(store.tree().scan_prefix(keys::ID_RUN_PREFIX).count(), 8);
-    assert_eq!(store.tree().scan_prefix(keys::ID_FILTER_PREFIX).count(), 0);
+    assert_eq!(store.kv.prefix(keys::ID_RUN_PREFIX).count(), 8);
+    assert_eq!(store.kv.prefix(keys::ID_FILTER_PREFIX).count(), 0);
     assert_eq!(
         store.applied_event_ids().expect("ids"),
         (0..1600).map(id).collect()
@@ -399,13 +396,13 @@ fn a_save_of_the_filter_begins_and_goes_on_beside_a_large_merge() {
     // Steps of eight chunks' worth: the merge takes several, and so does the save.
     let step = || {
         store
-            .with_ids(|ids| ids.maintain(store.tree(), 8 * RECORD_COST))
+            .with_ids(|ids| ids.maintain(&store.kv, 8 * RECORD_COST))
             .expect("a step")
     };
     step();
     assert_eq!(stats(&store).merges, 0, "the merge is under way");
     assert!(
-        store.tree().scan_prefix(keys::ID_FILTER_PREFIX).count() > 0,
+        store.kv.prefix(keys::ID_FILTER_PREFIX).count() > 0,
         "and so is the save"
     );
     let mut steps = 1;
@@ -453,7 +450,7 @@ fn measured_false_positives(store: &Store, from: u64, n: u64) -> f64 {
     let before = stats(store);
     for i in from..from + n {
         let seen = store
-            .with_ids(|ids| ids.contains(store.tree(), id(i)))
+            .with_ids(|ids| ids.contains(&store.kv, id(i)))
             .expect("look-up");
         assert_ne!(seen, Seen::InRun, "id {i} was never applied");
     }
@@ -525,7 +522,7 @@ fn a_grown_filter_is_saved_with_its_layers_and_loaded_as_saved() {
     assert!(measured_false_positives(&store, 1 << 40, 10_000) < 0.02);
     assert!(all_duplicates(&store, 0..4_000));
     // A release that knew one layer alone sees a filter of another size in it.
-    let manifest = read_manifest(store.tree()).expect("manifest");
+    let manifest = read_manifest(&store.kv).expect("manifest");
     let saved = manifest.filter.expect("a saved filter");
     assert_eq!(saved.words, grown.filter_bytes as u64 / 8);
     assert_eq!(saved.layer_words().len(), grown.filter_layers);
@@ -560,8 +557,8 @@ fn a_store_of_the_per_batch_id_records_is_of_an_older_schema() {
     {
         let store = Store::open(dir.path()).expect("open");
         store
-            .tree()
-            .insert(b"meta\0schema", b"4")
+            .kv
+            .put(b"meta\0schema", b"4")
             .expect("the schema of a store with a record of ids per batch");
     }
     assert!(matches!(

@@ -9,6 +9,7 @@ use super::{
     encode_manifest, keys, AppliedIds, Run, SavedFilter, ATOMIC_MERGE, FAN_IN, FILTER_CHUNK_BYTES,
     RECORD_COST, SAVE_AFTER, UPKEEP_STEP,
 };
+use crate::kv::{Bytes, Commit, Kv};
 use crate::StoreError;
 
 /// A save of the filter under way: its chunks written a step at a time, each as the
@@ -32,9 +33,9 @@ impl AppliedIds {
     /// is no longer listed, then a step of merging runs where runs of a size class are
     /// many, and a step of saving the filter, once the runs it does not hold have grown
     /// (beside a merge, up to half the step and before it).
-    pub(crate) fn maintain(&mut self, tree: &sled::Tree, step: u64) -> Result<(), StoreError> {
+    pub(crate) fn maintain(&mut self, kv: &Kv, step: u64) -> Result<(), StoreError> {
         let mut budget = step;
-        self.remove_unlisted(tree, &mut budget)?;
+        self.remove_unlisted(kv, &mut budget)?;
         let merging = self.merge.is_some() || self.merge_sources().is_some();
         if budget > 0 && merging && (self.save.is_some() || self.unsaved() >= SAVE_AFTER) {
             // Beside a merge, a save under way or due takes up to half the step (at least a
@@ -47,7 +48,7 @@ impl AppliedIds {
                 self.begin_save();
             }
             let mut share = budget / 2;
-            let cost = self.save_step(tree, &mut share)?;
+            let cost = self.save_step(kv, &mut share)?;
             budget = budget.saturating_sub(cost);
         }
         while budget > 0 {
@@ -58,8 +59,8 @@ impl AppliedIds {
                     None => break,
                 },
             };
-            if merge.step(tree, &mut budget)? {
-                self.finish(tree, merge)?;
+            if merge.step(kv, &mut budget)? {
+                self.finish(kv, merge)?;
             } else {
                 self.merge = Some(merge);
             }
@@ -70,14 +71,14 @@ impl AppliedIds {
             if self.save.is_none() {
                 self.begin_save();
             }
-            self.save_step(tree, &mut budget)?;
+            self.save_step(kv, &mut budget)?;
         }
         Ok(())
     }
 
     /// Removes records no longer listed, a batch of up to `budget`'s worth at a time
     /// (at least one record).
-    fn remove_unlisted(&mut self, tree: &sled::Tree, budget: &mut u64) -> Result<(), StoreError> {
+    fn remove_unlisted(&mut self, kv: &Kv, budget: &mut u64) -> Result<(), StoreError> {
         while *budget > 0 {
             let Some(prefix) = self.unlisted.front() else {
                 break;
@@ -85,7 +86,7 @@ impl AppliedIds {
             let most = usize::try_from(*budget / RECORD_COST)
                 .unwrap_or(REMOVALS)
                 .clamp(1, REMOVALS);
-            let n = remove_some(tree, prefix, most)?;
+            let n = remove_some(kv, prefix, most)?;
             if n == 0 {
                 self.unlisted.pop_front();
                 continue;
@@ -97,7 +98,7 @@ impl AppliedIds {
 
     /// Does all the upkeep that is due, in steps as large as a catch-up's: merges until
     /// no size class has [`FAN_IN`] runs, a save of the filter, the removals.
-    pub(crate) fn settle(&mut self, tree: &sled::Tree) -> Result<(), StoreError> {
+    pub(crate) fn settle(&mut self, kv: &Kv) -> Result<(), StoreError> {
         // A save begun beside a merge holds the runs listed then; one begun now holds
         // every run, so that the store's next opening reads none. The chunks written so
         // far are no longer listed: removed here, or as orphans at the next load.
@@ -107,7 +108,7 @@ impl AppliedIds {
             self.begin_save();
         }
         while !self.is_settled() {
-            self.maintain(tree, UPKEEP_STEP)?;
+            self.maintain(kv, UPKEEP_STEP)?;
         }
         Ok(())
     }
@@ -161,7 +162,7 @@ impl AppliedIds {
     }
 
     /// Lists a merge's output instead of its sources, and removes their chunks.
-    fn finish(&mut self, tree: &sled::Tree, mut merge: Merge) -> Result<(), StoreError> {
+    fn finish(&mut self, kv: &Kv, mut merge: Merge) -> Result<(), StoreError> {
         let mut manifest = self.manifest.clone();
         let sources: Vec<Run> = manifest
             .runs
@@ -190,7 +191,7 @@ impl AppliedIds {
         });
         manifest.runs.sort_by_key(|r| r.seqs.1);
         let mut batch = std::mem::take(&mut merge.pending);
-        batch.insert(keys::IDS_MANIFEST, encode_manifest(&manifest)?);
+        batch.put(keys::IDS_MANIFEST, encode_manifest(&manifest)?);
         let source_prefixes = || {
             merge
                 .sources
@@ -201,8 +202,8 @@ impl AppliedIds {
         if merge.written > ATOMIC_MERGE {
             // The output's chunks were written as it went: on disk before the manifest
             // names them.
-            tree.flush()?;
-        } else if let Some(chunks) = keys_under(tree, source_prefixes(), REMOVALS)? {
+            kv.flush_now()?;
+        } else if let Some(chunks) = keys_under(kv, source_prefixes(), REMOVALS)? {
             // A small merge removes its sources' chunks in its one atomic batch: a write
             // for each source besides took a merge of 8 ids 11 to 12 ms under load.
             for chunk in chunks {
@@ -210,7 +211,7 @@ impl AppliedIds {
             }
             sources_removed = true;
         }
-        tree.apply_batch(batch)?;
+        kv.apply(batch)?;
         self.manifest = manifest;
         self.stats.merges += 1;
         if let Some(save) = &mut self.save {
@@ -245,7 +246,7 @@ impl AppliedIds {
     /// at most [`REMOVALS`]), and returns what they cost; once all are written, switches
     /// the manifest to the new generation (every run it covers marked saved) and leaves
     /// the previous generation to be removed.
-    fn save_step(&mut self, tree: &sled::Tree, budget: &mut u64) -> Result<u64, StoreError> {
+    fn save_step(&mut self, kv: &Kv, budget: &mut u64) -> Result<u64, StoreError> {
         let Some(save) = self.save.as_mut() else {
             return Ok(0);
         };
@@ -261,16 +262,16 @@ impl AppliedIds {
         let most = usize::try_from(*budget / RECORD_COST)
             .unwrap_or(REMOVALS)
             .clamp(1, REMOVALS);
-        let mut batch = sled::Batch::default();
+        let mut batch = Commit::default();
         let end = chunks.min(save.written.saturating_add(most));
         for n in save.written..end {
             let chunk = self.filter.chunk(save.layers, n * per_chunk, per_chunk);
             let bytes: Vec<u8> = chunk.iter().flat_map(|w| w.to_le_bytes()).collect();
             let n = u32::try_from(n)
                 .map_err(|_| StoreError::Corrupt("a filter of too many chunks".into()))?;
-            batch.insert(keys::id_filter(save.generation, n), bytes);
+            batch.put(keys::id_filter(save.generation, n), bytes);
         }
-        tree.apply_batch(batch)?;
+        kv.apply(batch)?;
         let cost = (end - save.written) as u64 * RECORD_COST;
         *budget = budget.saturating_sub(cost);
         save.written = end;
@@ -292,8 +293,8 @@ impl AppliedIds {
             run.saved = save.covered.contains(&run.number);
         }
         // The chunks on disk before the manifest names them.
-        tree.flush()?;
-        tree.insert(keys::IDS_MANIFEST, encode_manifest(&manifest)?)?;
+        kv.flush_now()?;
+        kv.put(keys::IDS_MANIFEST, &encode_manifest(&manifest)?)?;
         self.manifest = manifest;
         if let Some(replaced) = replaced {
             self.unlisted.push_back(keys::number_prefix(
@@ -307,16 +308,12 @@ impl AppliedIds {
 
     /// Runs a merge step by step with `budget` ids a step, for tests that stop it part way.
     #[cfg(test)]
-    pub(crate) fn merge_partly(
-        &mut self,
-        tree: &sled::Tree,
-        mut budget: u64,
-    ) -> Result<bool, StoreError> {
+    pub(crate) fn merge_partly(&mut self, kv: &Kv, mut budget: u64) -> Result<bool, StoreError> {
         let Some(mut merge) = self.merge.take().or_else(|| self.next_merge()) else {
             return Ok(false);
         };
-        if merge.step(tree, &mut budget)? {
-            self.finish(tree, merge)?;
+        if merge.step(kv, &mut budget)? {
+            self.finish(kv, merge)?;
         } else {
             self.merge = Some(merge);
         }
@@ -328,13 +325,13 @@ impl AppliedIds {
 /// `keep` refuses, going from one number to the next without reading the records between;
 /// returns how many it removed.
 pub(super) fn remove_numbered(
-    tree: &sled::Tree,
+    kv: &Kv,
     prefix: &[u8],
     keep: impl Fn(u64) -> bool,
 ) -> Result<u64, StoreError> {
     let mut removed = 0;
     let mut from = prefix.to_vec();
-    while let Some(item) = tree.range(from.as_slice()..).next() {
+    while let Some(item) = kv.range(from.as_slice()..).next() {
         let (key, _) = item?;
         if !key.starts_with(prefix) {
             break;
@@ -342,7 +339,7 @@ pub(super) fn remove_numbered(
         let number = keys::numbered(prefix, &key)
             .ok_or_else(|| StoreError::Corrupt("a record of applied event ids".into()))?;
         if !keep(number) {
-            removed += remove_prefix(tree, &keys::number_prefix(prefix, number))?;
+            removed += remove_prefix(kv, &keys::number_prefix(prefix, number))?;
         }
         let Some(next) = number.checked_add(1) else {
             break;
@@ -360,13 +357,13 @@ const REMOVALS: usize = 1024;
 
 /// The keys of the records under `prefixes`, if there are at most `most` of them.
 fn keys_under(
-    tree: &sled::Tree,
+    kv: &Kv,
     prefixes: impl Iterator<Item = Vec<u8>>,
     most: usize,
-) -> Result<Option<Vec<sled::IVec>>, StoreError> {
+) -> Result<Option<Vec<Bytes>>, StoreError> {
     let mut keys = Vec::new();
     for prefix in prefixes {
-        for key in tree.scan_prefix(&prefix).keys() {
+        for key in kv.prefix(&prefix).keys() {
             if keys.len() == most {
                 return Ok(None);
             }
@@ -377,10 +374,10 @@ fn keys_under(
 }
 
 /// Removes every record under `prefix`, [`REMOVALS`] at a time; how many it removed.
-fn remove_prefix(tree: &sled::Tree, prefix: &[u8]) -> Result<u64, StoreError> {
+fn remove_prefix(kv: &Kv, prefix: &[u8]) -> Result<u64, StoreError> {
     let mut removed = 0;
     loop {
-        match remove_some(tree, prefix, REMOVALS)? {
+        match remove_some(kv, prefix, REMOVALS)? {
             0 => return Ok(removed),
             n => removed += n,
         }
@@ -388,15 +385,15 @@ fn remove_prefix(tree: &sled::Tree, prefix: &[u8]) -> Result<u64, StoreError> {
 }
 
 /// Removes up to `most` records under `prefix`, in one batch; how many it removed.
-fn remove_some(tree: &sled::Tree, prefix: &[u8], most: usize) -> Result<u64, StoreError> {
-    let mut batch = sled::Batch::default();
+fn remove_some(kv: &Kv, prefix: &[u8], most: usize) -> Result<u64, StoreError> {
+    let mut batch = Commit::default();
     let mut n = 0;
-    for key in tree.scan_prefix(prefix).keys().take(most) {
+    for key in kv.prefix(prefix).keys().take(most) {
         batch.remove(key?);
         n += 1;
     }
     if n > 0 {
-        tree.apply_batch(batch)?;
+        kv.apply(batch)?;
     }
     Ok(n)
 }

@@ -41,7 +41,7 @@ impl Store {
     }
 
     fn sealed(&self, key: &[u8]) -> Result<Option<Doc>, StoreError> {
-        let Some(stored) = self.tree.get(key)? else {
+        let Some(stored) = self.kv.get(key)? else {
             return Ok(None);
         };
         Doc::new(stored).map(Some).ok_or_else(|| {

@@ -111,7 +111,7 @@ fn a_store_keeps_the_rides_of_people_as_a_fold_in_memory_does() {
             .map(|(k, v)| (text(&k), text(&v)))
             .collect()
     };
-    let stored = store.tree.iter().map(|item| {
+    let stored = store.kv.all().map(|item| {
         let (k, v) = item.expect("read");
         (k.to_vec(), v.to_vec())
     });

@@ -101,11 +101,11 @@ impl Store {
     pub fn find_horses(&self, text: &str, limit: usize) -> Result<Vec<HorseMatch>, StoreError> {
         let text = text.to_lowercase();
         let scan = |whole| {
-            self.tree
-                .scan_prefix(keys::name_index_of(whole, &text))
+            self.kv
+                .prefix(keys::name_index_of(whole, &text))
                 .map(|item| {
                     self.reads().note()?;
-                    item.map_err(StoreError::from)
+                    item
                 })
         };
         find_in(scan(true), || scan(false), limit)
