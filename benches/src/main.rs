@@ -110,6 +110,14 @@ struct RunArgs {
     /// replay.
     #[arg(long)]
     replay_rounds: Option<usize>,
+    /// Seasons of the log, instead of the scale's (40; 1 tiny): 400 for a log ten times
+    /// the full one, to see a replay's memory held within its budget. Give it a `--work`
+    /// of its own: a run removes the cached logs of its scale that are not its own.
+    #[arg(long)]
+    seasons: Option<u64>,
+    /// The replay part without its replays on one CPU (a long log's take a long time).
+    #[arg(long)]
+    replay_all_cores_only: bool,
     /// Rounds of the live part, instead of the scale's (3; 1 tiny): each the service's
     /// side and the peer's, the first of each pair alternating.
     #[arg(long)]
@@ -178,6 +186,8 @@ pub struct Scale {
     pub connections: usize,
     /// Replays per side.
     pub replay_rounds: usize,
+    /// Whether the replay part also replays on one CPU.
+    pub replay_one_core: bool,
     /// Start-ups on caught-up read models.
     pub startup_rounds: usize,
     /// Rounds of the live part: the service's side and the peer's, each.
@@ -215,6 +225,7 @@ impl Scale {
         http_secs: 5,
         connections: 64,
         replay_rounds: 3,
+        replay_one_core: true,
         startup_rounds: 5,
         live_rounds: 3,
         live_clients: 1_000,
@@ -236,6 +247,7 @@ impl Scale {
         http_secs: 1,
         connections: 64,
         replay_rounds: 1,
+        replay_one_core: true,
         startup_rounds: 1,
         live_rounds: 1,
         live_clients: 20,
@@ -287,6 +299,11 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         anyhow::ensure!(rounds > 0, "--replay-rounds: at least one");
         scale.replay_rounds = rounds;
     }
+    if let Some(seasons) = args.seasons {
+        anyhow::ensure!(seasons > 0, "--seasons: at least one");
+        scale.seasons = seasons;
+    }
+    scale.replay_one_core = !args.replay_all_cores_only;
     if let Some(rounds) = args.live_rounds {
         anyhow::ensure!(rounds > 0, "--live-rounds: at least one");
         scale.live_rounds = rounds;

@@ -88,6 +88,9 @@ pub async fn replay(
             [Side::OneCore, Side::AllCores, Side::Raw]
         };
         for side in order {
+            if side == Side::OneCore && !scale.replay_one_core {
+                continue;
+            }
             if side == Side::Raw {
                 let (count, took) = match raw_consume(&js, last).await {
                     Ok(read) => read,
