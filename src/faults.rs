@@ -1,6 +1,6 @@
 //! Faults a test injects into a running service, to see it recover: a rebuild whose
-//! consumer stalls or that fails while it holds the projector, a rebuild or a projector
-//! that panics, a disk filled under the projector.
+//! consumer is left unread, or stalls or fails while it holds the projector, a rebuild or
+//! a projector that panics, a disk filled under the projector.
 //! Nothing in the service arms them; each costs an atomic read where it would strike.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -13,6 +13,7 @@ use crate::supervise::lock;
 /// The faults armed in one service; see [`crate::app::Application::faults`].
 #[derive(Debug, Default)]
 pub struct Faults {
+    before_fold: Mutex<Option<Gate>>,
     before_hold: Mutex<Option<Gate>>,
     stalls_while_holding: AtomicU32,
     hold_failure: Mutex<Option<Gate>>,
@@ -30,6 +31,13 @@ struct Gate {
 }
 
 impl Faults {
+    /// Makes the next rebuild stop before it folds its first batch, as a worker held
+    /// stopped under load does, with its consumer left unread: the first channel says it
+    /// has stopped there, and it goes on when the second is sent to (or dropped).
+    pub fn pause_rebuild_before_fold(&self) -> (oneshot::Receiver<()>, oneshot::Sender<()>) {
+        Gate::set(&self.before_fold)
+    }
+
     /// Makes the next rebuild stop once it has caught up with the projector, before it
     /// holds it: the first channel says it has stopped there, and it goes on when the
     /// second is sent to (or dropped).
@@ -85,6 +93,11 @@ impl Faults {
     /// Makes the projector panic at its next `times` batches.
     pub fn panic_projector(&self, times: u32) {
         self.projector_panics.store(times, Ordering::SeqCst);
+    }
+
+    /// Where a rebuild is about to fold a batch it read up to the projector's checkpoint.
+    pub(crate) async fn rebuild_before_fold(&self) {
+        Gate::pass(&self.before_fold).await;
     }
 
     /// Where a rebuild is about to hold the projector.

@@ -334,6 +334,42 @@ async fn rebuild_ended(app: &App) -> serde_json::Value {
 }
 
 #[tokio::test]
+async fn a_rebuild_that_leaves_its_consumer_unread_past_the_servers_limit_reads_on_at_once() {
+    let nats = Nats::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let mut app = App::start(&nats, dir.path()).await;
+    let first = publish_horses(&nats, (0..50).map(|i| format!("U{i:03}"))).await;
+    app.projected(first).await;
+
+    // The rebuild stops before it folds its first batch, as a worker held stopped under
+    // load does. Meanwhile more is stored than its consumer pulls ahead (500), and the
+    // server drops the consumer left unread (30 s without a pull): read on, it would
+    // deliver what it had pulled and then nothing.
+    let (reached, release) = app.faults.pause_rebuild_before_fold();
+    start_rebuild(&app).await;
+    tokio::time::timeout(Duration::from_secs(60), reached)
+        .await
+        .expect("the rebuild reads its first batch")
+        .expect("the fault's gate");
+    let last = publish_horses(&nats, (50..1_550).map(|i| format!("U{i:04}"))).await;
+    app.projected(last).await;
+    tokio::time::sleep(Duration::from_secs(40)).await;
+    let _ = release.send(());
+
+    let status = rebuild_ended(&app).await;
+    assert_eq!(status["state"], "done", "{status}");
+    assert_eq!(
+        status["consumer_stalls"], 0,
+        "the consumer was made again at once, not after a stall: {status}"
+    );
+    let store = app.read_models.load_full();
+    assert_eq!(store.checkpoint().expect("checkpoint"), last);
+    let (code, body) = app.get("/api/v1/horses/U1549").await;
+    assert_eq!(code, StatusCode::OK, "{body}");
+    app.stop().await;
+}
+
+#[tokio::test]
 async fn a_rebuild_whose_consumer_stalls_while_holding_swaps_in_nothing_short_of_the_projector() {
     let nats = Nats::start().await;
     let dir = TempDir::new().expect("temp dir");
@@ -352,6 +388,10 @@ async fn a_rebuild_whose_consumer_stalls_while_holding_swaps_in_nothing_short_of
 
     let status = rebuild_ended(&app).await;
     assert_eq!(status["state"], "done", "{status}");
+    assert!(
+        status["consumer_stalls"].as_u64() >= Some(1),
+        "the stall was counted: {status}"
+    );
     let store = app.read_models.load_full();
     assert_eq!(store.checkpoint().expect("checkpoint"), last);
     for i in 0..100 {

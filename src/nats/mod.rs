@@ -62,6 +62,14 @@ pub fn stream_identity(info: &stream::Info) -> String {
 /// `lose_a_node`. A live node answers within milliseconds; a new attempt draws again.
 pub const CONSUMER_WITHIN: Duration = Duration::from_secs(2);
 
+/// Longest a reader may leave an ordered consumer of [`messages_from`] unread and go on
+/// reading it. The server removes an ordered consumer that asks for nothing for 30 s
+/// (async-nats makes them with that inactivity threshold), and the client's stream then
+/// delivers what it had already pulled and nothing more: with 3,000 messages stored and
+/// the stream left unread for 35 s and for 50 s, it delivered 500 and then nothing for
+/// 40 s; left 10 s or 25 s, all of them. A reader that leaves it longer makes it again.
+pub const UNREAD_LIMIT: Duration = Duration::from_secs(20);
+
 /// Every message of `stream` from sequence `start` on, in order, through an ordered pull
 /// consumer of its own: how the projector and a rebuild read the log. One attempt,
 /// bounded by [`CONSUMER_WITHIN`].

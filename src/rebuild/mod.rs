@@ -103,6 +103,11 @@ pub struct Status {
     /// (it gives way while the rest of the machine is busy: `pace`).
     #[serde(default)]
     pub held_secs: f64,
+    /// Times the rebuild's consumer delivered nothing below the projector's checkpoint
+    /// and was made again (after 3 s of nothing, or at once while it holds the
+    /// projector): as after a stream leader's loss.
+    #[serde(default)]
+    pub consumer_stalls: u32,
     /// Documents read lately that were read from the fresh store before its swap, so
     /// that they are in its cache when requests come to it.
     #[serde(default)]
@@ -358,15 +363,33 @@ impl Run {
         let mut stalls = 0;
         let mut waiting = loop {
             let batch = next_batch(&mut messages, CATCH_UP).await?;
+            let read = tokio::time::Instant::now();
             let live = self.read_models.load().checkpoint()?;
             let (now, later): (Vec<_>, Vec<_>) =
                 batch.into_iter().partition(|m| sequence(m) <= live);
             let idle = now.is_empty() && later.is_empty();
+            if !now.is_empty() {
+                self.faults.rebuild_before_fold().await;
+            }
             self.fold_in(&mut folder, now).await?;
             // A message the projector has not committed yet, or nothing more for a moment
             // with the fresh store level with the projector.
             if !later.is_empty() || (idle && folder.checkpoint()? >= live) {
                 break later;
+            }
+            if read.elapsed() > crate::nats::UNREAD_LIMIT {
+                // A worker held stopped for the API's requests can take longer than that
+                // over a batch; the server has dropped (or is about to drop) the consumer
+                // left unread meanwhile, which would deliver nothing more.
+                tracing::info!(
+                    checkpoint = folder.checkpoint()?,
+                    unread_secs = read.elapsed().as_secs(),
+                    "the rebuild's consumer was left unread while the batch folded; making it again"
+                );
+                messages = self.messages_after(folder.checkpoint()?).await?;
+                quiet_since = None;
+                stalls = 0;
+                continue;
             }
             if !idle {
                 quiet_since = None;
@@ -388,6 +411,7 @@ impl Run {
                 );
             } else if quiet.elapsed() > STALL * (stalls + 1) {
                 stalls += 1;
+                lock(&self.status).consumer_stalls += 1;
                 tracing::warn!(
                     checkpoint = folder.checkpoint()?,
                     live,
@@ -466,6 +490,7 @@ impl Run {
                         stored = seq,
                         "the rebuild's consumer stalled below the projector's checkpoint; making it again"
                     );
+                    lock(&self.status).consumer_stalls += 1;
                     messages = self.messages_after(reached).await?;
                 }
             }
