@@ -177,6 +177,10 @@ pub struct Status {
     pub duplicates: u64,
     /// See `applied`.
     pub dead_letters: u64,
+    /// Times the projector stopped on an error (NATS, a stalled consumer) and went on
+    /// from its checkpoint since start.
+    #[serde(default)]
+    pub interruptions: u64,
     /// Whether the service is ready, and if not, why.
     pub ready: bool,
     /// Why it is not ready.
@@ -259,6 +263,7 @@ async fn current(state: &AdminState) -> Status {
         applied: progress.applied,
         duplicates: progress.duplicates,
         dead_letters: progress.dead_letters,
+        interruptions: progress.interruptions,
         ready: reason.is_none(),
         reason,
         mail: state.mailer.status(),

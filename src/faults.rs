@@ -1,6 +1,7 @@
-//! Faults a test injects into a running service, to see it recover: a rebuild whose
-//! consumer is left unread, or stalls or fails while it holds the projector, a rebuild or
-//! a projector that panics, a disk filled under the projector.
+//! Faults a test injects into a running service, to see it recover: a projector or a
+//! rebuild that leaves its consumer unread, a rebuild whose consumer stalls or that fails
+//! while it holds the projector, a rebuild or a projector that panics, a disk filled under
+//! the projector.
 //! Nothing in the service arms them; each costs an atomic read where it would strike.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -13,6 +14,7 @@ use crate::supervise::lock;
 /// The faults armed in one service; see [`crate::app::Application::faults`].
 #[derive(Debug, Default)]
 pub struct Faults {
+    before_batch: Mutex<Option<Gate>>,
     before_fold: Mutex<Option<Gate>>,
     before_hold: Mutex<Option<Gate>>,
     stalls_while_holding: AtomicU32,
@@ -90,6 +92,13 @@ impl Faults {
         Ok(())
     }
 
+    /// Makes the projector stop before its next batch, with the batch's first message
+    /// taken: the first channel says it has stopped there, and it goes on when the second
+    /// is sent to (or dropped).
+    pub fn pause_projector_before_batch(&self) -> (oneshot::Receiver<()>, oneshot::Sender<()>) {
+        Gate::set(&self.before_batch)
+    }
+
     /// Makes the projector panic at its next `times` batches.
     pub fn panic_projector(&self, times: u32) {
         self.projector_panics.store(times, Ordering::SeqCst);
@@ -116,6 +125,11 @@ impl Faults {
     /// Whether a rebuild holding the projector fails here (once the test lets it).
     pub(crate) async fn rebuild_hold_fails(&self) -> bool {
         Gate::pass(&self.hold_failure).await
+    }
+
+    /// Where the projector is about to fold a batch, its first message taken.
+    pub(crate) async fn projector_before_batch(&self) {
+        Gate::pass(&self.before_batch).await;
     }
 
     /// Panics if a projector panic is armed.

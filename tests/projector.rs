@@ -500,3 +500,53 @@ async fn a_write_that_fails_on_a_full_disk_stops_the_service_and_a_restart_resum
     as_a_clean_replay(&nats, &again, last).await;
     again.stop().await;
 }
+
+#[tokio::test]
+async fn a_projector_that_leaves_its_consumer_unread_past_the_servers_limit_reads_on() {
+    let nats = Nats::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let mut app = App::start(&nats, dir.path()).await;
+    let first = nats
+        .publish(&[envelope(profile("UNREAD1", "KEPT WAITING"))])
+        .await;
+    app.projected(first).await;
+
+    // The projector stops before a batch, as over a replay's long batches on a large
+    // store. Meanwhile more is stored than it decodes ahead (32,768) and its consumer
+    // pulls ahead besides, and the server drops the consumer left unread (30 s without
+    // a pull): read on, it would deliver what it had pulled and then nothing.
+    let (reached, release) = app.faults.pause_projector_before_batch();
+    nats.publish(&[envelope(profile("UNREAD2", "KEPT WAITING"))])
+        .await;
+    tokio::time::timeout(Duration::from_secs(30), reached)
+        .await
+        .expect("the projector takes its batch")
+        .expect("the fault's gate");
+    let js = async_nats::jetstream::new(nats.connect(racing::nats::Role::Feeder).await);
+    let mut last = 0;
+    for hundred in 0..400 {
+        // Refused at once by the fold (a dead letter each): cheap to store and to fold.
+        let mut acks = Vec::new();
+        for i in 0..100 {
+            let sent = js.publish(
+                "racing.unread",
+                format!("not an event {hundred} {i}").into(),
+            );
+            acks.push(sent.await.expect("published"));
+        }
+        for ack in acks {
+            last = ack.await.expect("stored").sequence;
+        }
+    }
+    tokio::time::sleep(Duration::from_secs(40)).await;
+    let _ = release.send(());
+
+    let progress = app.projected(last).await;
+    assert_eq!(progress.dead_letters, 40_000);
+    let status = app.admin_json("/status").await;
+    assert_eq!(
+        status["interruptions"], 0,
+        "the consumer was made again, the projector not stopped: {status}"
+    );
+    app.stop().await;
+}

@@ -78,6 +78,9 @@ pub struct Progress {
     pub duplicates: u64,
     /// Messages recorded as dead letters since start.
     pub dead_letters: u64,
+    /// Times the projector stopped on an error and went on from its checkpoint since
+    /// start (NATS unreachable, a consumer that stalled).
+    pub interruptions: u64,
 }
 
 /// What a projector is made of but its NATS connection: kept by the service and cloned
@@ -203,6 +206,8 @@ impl Projector {
                     }
                     let pause = pauses.next_pause();
                     tracing::warn!(error = %e, ?pause, "projector interrupted; resuming from checkpoint");
+                    metrics::counter!("racing_projector_interruptions_total").increment(1);
+                    self.parts.progress.send_modify(|p| p.interruptions += 1);
                     tokio::select! {
                         _ = tokio::time::sleep(pause) => {}
                         _ = shutdown.cancelled() => break,
@@ -278,12 +283,37 @@ impl Projector {
             anyhow::anyhow!("the stream could not be checked and read within {STALL_CHECK:?}")
         })??;
         let (ahead, mut decoded) = tokio::sync::mpsc::channel(DECODED_AHEAD);
+        let (js, stream) = (self.js.clone(), self.parts.stream.clone());
         let _decoder = tokio_util::task::AbortOnDropHandle::new(tokio::spawn(async move {
+            let mut next = start;
             while let Some(m) = messages.next().await {
+                let read = tokio::time::Instant::now();
                 let d = m.map_err(anyhow::Error::from).and_then(decode);
                 let failed = d.is_err();
+                if let Ok(d) = &d {
+                    next = d.seq + 1;
+                }
                 if ahead.send(d).await.is_err() || failed {
                     break;
+                }
+                if read.elapsed() > crate::nats::UNREAD_LIMIT {
+                    // The projector took that long over what was decoded ahead (a replay's
+                    // batches on a large store), and the server drops a consumer left
+                    // unread: it would deliver what it had pulled and then nothing, and
+                    // the projector would start again from its checkpoint, dropping what
+                    // a replay holds in memory. It is made again from the next message.
+                    tracing::info!(
+                        from = next,
+                        unread_secs = read.elapsed().as_secs(),
+                        "the projector's consumer was left unread; making it again"
+                    );
+                    match crate::nats::messages_from(&js, &stream, next).await {
+                        Ok(made) => messages = made,
+                        Err(e) => {
+                            let _ = ahead.send(Err(e)).await;
+                            break;
+                        }
+                    }
                 }
             }
         }));
@@ -323,6 +353,7 @@ impl Projector {
                 self.replay(first, &mut decoded, held, shutdown).await?;
                 continue;
             }
+            self.parts.faults.projector_before_batch().await;
             let began = std::time::Instant::now();
             self.parts.faults.projector_batch();
             // No rebuild swaps the store from the start of a batch to its commit.
