@@ -1730,12 +1730,11 @@ async fn a_consumer_is_made_promptly_or_given_up_with_a_cluster_node_down() {
             .expect("an attempt ends within its bound");
         match attempt {
             Ok(mut messages) => {
-                let first =
-                    tokio::time::timeout(process::WAIT, futures::StreamExt::next(&mut messages))
-                        .await
-                        .expect("a message in time")
-                        .expect("a message")
-                        .expect("delivered");
+                let first = tokio::time::timeout(process::WAIT, messages.next())
+                    .await
+                    .expect("a message in time")
+                    .expect("a message")
+                    .expect("delivered");
                 let seq = first.info().expect("a JetStream message").stream_sequence;
                 assert_eq!(seq, 2, "the consumer starts where asked");
                 made += 1;

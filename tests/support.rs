@@ -149,7 +149,6 @@ impl Nats {
     /// since the epoch, message `seq` at index `seq - 1`): what an odds move keeps, for a
     /// test that folds the same log itself.
     pub async fn published_times(&self, stream: &str, last: u64) -> Vec<i128> {
-        use futures::StreamExt;
         let mut messages = racing::nats::messages_from(&self.service, stream, 1)
             .await
             .expect("a consumer of the stream");

@@ -1,12 +1,13 @@
 //! NATS wiring: who may do what ([`auth`]), connecting with credentials ([`client`]),
 //! the stream of the feed contract and its buckets ([`buckets`]), made by the set-up
-//! ([`setup`]), and running a local nats-server when no NATS URL is configured
-//! ([`local`]).
+//! ([`setup`]), reading the log in order ([`messages`]), and running a local nats-server
+//! when no NATS URL is configured ([`local`]).
 
 pub mod auth;
 pub mod buckets;
 pub mod client;
 pub mod local;
+pub mod messages;
 pub mod setup;
 
 use std::time::Duration;
@@ -17,6 +18,7 @@ use racing_events::{ALL_SUBJECTS, MAX_PAYLOAD_BYTES};
 pub use auth::{Credentials, Role};
 pub use client::{connect, redact, ClientAuth, Connection, Dial, NatsArgs};
 pub use local::{free_port, LocalNats, ServerOptions, ServerTls, WebSocketUser};
+pub use messages::{Messages, UNREAD_LIMIT};
 pub use setup::{set_up, StreamSettings};
 
 use crate::retry::Fatal;
@@ -62,18 +64,22 @@ pub fn stream_identity(info: &stream::Info) -> String {
 /// `lose_a_node`. A live node answers within milliseconds; a new attempt draws again.
 pub const CONSUMER_WITHIN: Duration = Duration::from_secs(2);
 
-/// Longest a reader may leave an ordered consumer of [`messages_from`] unread and go on
-/// reading it. The server removes an ordered consumer that asks for nothing for 30 s
-/// (async-nats makes them with that inactivity threshold), and the client's stream then
-/// delivers what it had already pulled and nothing more: with 3,000 messages stored and
-/// the stream left unread for 35 s and for 50 s, it delivered 500 and then nothing for
-/// 40 s; left 10 s or 25 s, all of them. A reader that leaves it longer makes it again.
-pub const UNREAD_LIMIT: Duration = Duration::from_secs(20);
-
 /// Every message of `stream` from sequence `start` on, in order, through an ordered pull
-/// consumer of its own: how the projector and a rebuild read the log. One attempt,
-/// bounded by [`CONSUMER_WITHIN`].
+/// consumer of its own, made again when its reader leaves it unread too long
+/// ([`Messages`]): how the projector and a rebuild read the log. One attempt, bounded by
+/// [`CONSUMER_WITHIN`].
 pub async fn messages_from(
+    js: &jetstream::Context,
+    stream: &str,
+    start: u64,
+) -> anyhow::Result<Messages> {
+    let consumer = make_consumer(js, stream, start).await?;
+    Ok(Messages::new(js, stream, start, consumer))
+}
+
+/// An ordered consumer of `stream` from sequence `start`: one attempt, bounded by
+/// [`CONSUMER_WITHIN`].
+async fn make_consumer(
     js: &jetstream::Context,
     stream: &str,
     start: u64,

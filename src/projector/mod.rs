@@ -10,7 +10,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_nats::jetstream;
-use futures::StreamExt;
 use racing_events::Envelope;
 use racing_projections::{AppliedIdStats, Batch, BatchStats, Loader, Store, StoreError};
 use tokio::sync::watch;
@@ -283,37 +282,14 @@ impl Projector {
             anyhow::anyhow!("the stream could not be checked and read within {STALL_CHECK:?}")
         })??;
         let (ahead, mut decoded) = tokio::sync::mpsc::channel(DECODED_AHEAD);
-        let (js, stream) = (self.js.clone(), self.parts.stream.clone());
+        // Its consumer outlives batches that take longer than the server waits for a
+        // reader (a replay's on a large store): [`crate::nats::Messages`].
         let _decoder = tokio_util::task::AbortOnDropHandle::new(tokio::spawn(async move {
-            let mut next = start;
             while let Some(m) = messages.next().await {
-                let read = tokio::time::Instant::now();
-                let d = m.map_err(anyhow::Error::from).and_then(decode);
+                let d = m.and_then(decode);
                 let failed = d.is_err();
-                if let Ok(d) = &d {
-                    next = d.seq + 1;
-                }
                 if ahead.send(d).await.is_err() || failed {
                     break;
-                }
-                if read.elapsed() > crate::nats::UNREAD_LIMIT {
-                    // The projector took that long over what was decoded ahead (a replay's
-                    // batches on a large store), and the server drops a consumer left
-                    // unread: it would deliver what it had pulled and then nothing, and
-                    // the projector would start again from its checkpoint, dropping what
-                    // a replay holds in memory. It is made again from the next message.
-                    tracing::info!(
-                        from = next,
-                        unread_secs = read.elapsed().as_secs(),
-                        "the projector's consumer was left unread; making it again"
-                    );
-                    match crate::nats::messages_from(&js, &stream, next).await {
-                        Ok(made) => messages = made,
-                        Err(e) => {
-                            let _ = ahead.send(Err(e)).await;
-                            break;
-                        }
-                    }
                 }
             }
         }));

@@ -30,8 +30,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::Context as _;
-use async_nats::jetstream::{self, consumer};
-use futures::{FutureExt as _, StreamExt};
+use async_nats::jetstream;
+use futures::FutureExt as _;
 use racing_projections::Store;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
@@ -317,7 +317,7 @@ impl Run {
     /// An ordered consumer of the stream from the message after `checkpoint`, tried for
     /// up to [`CONSUMER_PATIENCE`]: an attempt may draw a dead node of a cluster
     /// ([`crate::nats::CONSUMER_WITHIN`]).
-    async fn messages_after(&self, checkpoint: u64) -> anyhow::Result<consumer::pull::Ordered> {
+    async fn messages_after(&self, checkpoint: u64) -> anyhow::Result<crate::nats::Messages> {
         crate::retry::patiently("the rebuild's consumer", CONSUMER_PATIENCE, || {
             crate::nats::messages_from(&self.js, &self.stream, checkpoint + 1)
         })
@@ -363,7 +363,6 @@ impl Run {
         let mut stalls = 0;
         let mut waiting = loop {
             let batch = next_batch(&mut messages, CATCH_UP).await?;
-            let read = tokio::time::Instant::now();
             let live = self.read_models.load().checkpoint()?;
             let (now, later): (Vec<_>, Vec<_>) =
                 batch.into_iter().partition(|m| sequence(m) <= live);
@@ -376,20 +375,6 @@ impl Run {
             // with the fresh store level with the projector.
             if !later.is_empty() || (idle && folder.checkpoint()? >= live) {
                 break later;
-            }
-            if read.elapsed() > crate::nats::UNREAD_LIMIT {
-                // A worker held stopped for the API's requests can take longer than that
-                // over a batch; the server has dropped (or is about to drop) the consumer
-                // left unread meanwhile, which would deliver nothing more.
-                tracing::info!(
-                    checkpoint = folder.checkpoint()?,
-                    unread_secs = read.elapsed().as_secs(),
-                    "the rebuild's consumer was left unread while the batch folded; making it again"
-                );
-                messages = self.messages_after(folder.checkpoint()?).await?;
-                quiet_since = None;
-                stalls = 0;
-                continue;
             }
             if !idle {
                 quiet_since = None;
@@ -568,7 +553,7 @@ impl Run {
     /// while a test's fault says so).
     async fn next_held(
         &self,
-        messages: &mut consumer::pull::Ordered,
+        messages: &mut crate::nats::Messages,
     ) -> anyhow::Result<Vec<jetstream::Message>> {
         if self.faults.rebuild_read_stalls() {
             tokio::time::sleep(IDLE).await;
@@ -649,7 +634,7 @@ fn sequence(m: &jetstream::Message) -> u64 {
 /// The next messages: those that arrive within `window` of the first (at most `limit`);
 /// none if the stream has nothing more for [`IDLE`].
 async fn next_batch(
-    messages: &mut consumer::pull::Ordered,
+    messages: &mut crate::nats::Messages,
     (limit, window): (usize, Duration),
 ) -> anyhow::Result<Vec<jetstream::Message>> {
     let first = match tokio::time::timeout(IDLE, messages.next()).await {
