@@ -141,6 +141,8 @@ pub struct AdminState {
     pub tasks: Arc<crate::supervise::Tasks>,
     /// Why the read models were rebuilt at start-up, if they were.
     pub store_note: Option<String>,
+    /// What `/status` last read of the store, for when it cannot read it in time.
+    pub store_read: Arc<std::sync::Mutex<StoreRead>>,
 }
 
 /// The admin routes.
@@ -203,19 +205,53 @@ pub struct Status {
     pub cannot_write: Option<String>,
 }
 
+/// Longest `/status` waits for what it reads of the store before it answers with what it
+/// read last.
+const STORE_WITHIN: Duration = Duration::from_millis(100);
+
+/// What `/status` reads of the store: its checkpoint and the stream it was built from.
+#[derive(Debug, Clone, Default)]
+pub struct StoreRead {
+    checkpoint: u64,
+    built_from: Option<String>,
+}
+
+/// What `/status` reads of the store, read on a blocking thread and waited for up to
+/// [`STORE_WITHIN`]; `None` if it is not read by then. A read of the store waits while
+/// sled writes a batch, and a replay's take seconds: read on the runtime's threads, it
+/// held `/status` (and `/metrics`, `/readyz`) for up to 5 s, and a thread of the runtime
+/// that serves requests with it.
+async fn read_store(state: &AdminState) -> Option<StoreRead> {
+    let store = state.read_models.load_full();
+    let read = tokio::task::spawn_blocking(move || {
+        Some(StoreRead {
+            checkpoint: store.checkpoint().ok()?,
+            built_from: store.stream().ok().flatten(),
+        })
+    });
+    let read = tokio::time::timeout(STORE_WITHIN, read)
+        .await
+        .ok()?
+        .ok()??;
+    *crate::supervise::lock(&state.store_read) = read.clone();
+    Some(read)
+}
+
 async fn current(state: &AdminState) -> Status {
     let progress = *state.progress.borrow();
-    let checkpoint = state
-        .read_models
-        .load()
-        .checkpoint()
-        .unwrap_or(progress.checkpoint);
+    // Not read in time: the projector's checkpoint, and the stream as last read.
+    let read = read_store(state).await.unwrap_or_else(|| StoreRead {
+        checkpoint: progress.checkpoint,
+        ..crate::supervise::lock(&state.store_read).clone()
+    });
+    let checkpoint = read.checkpoint;
     let nats_connected =
         state.client.connection_state() == async_nats::connection::State::Connected;
     let stream_last_seq = if nats_connected {
+        // One request: the stream's handle comes with its info.
         let info = async {
-            let mut stream = state.js.get_stream(&state.stream).await.ok()?;
-            stream.info().await.ok().map(|i| i.state.last_sequence)
+            let stream = state.js.get_stream(&state.stream).await.ok()?;
+            Some(stream.cached_info().state.last_sequence)
         };
         tokio::time::timeout(std::time::Duration::from_secs(2), info)
             .await
@@ -267,7 +303,7 @@ async fn current(state: &AdminState) -> Status {
         ready: reason.is_none(),
         reason,
         mail: state.mailer.status(),
-        built_from: state.read_models.load().stream().ok().flatten(),
+        built_from: read.built_from,
         store_note: state.store_note.clone(),
         cannot_write,
         tasks: state

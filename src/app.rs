@@ -370,6 +370,7 @@ impl Application {
             mailer: self.state.signup.mailer().clone(),
             tasks: self.tasks.clone(),
             store_note: self.store_note.clone(),
+            store_read: Arc::default(),
         });
         let admin_stop = shutdown.clone();
         let admin_server = axum::serve(self.admin_listener, admin)
