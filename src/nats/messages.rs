@@ -14,6 +14,7 @@ use std::time::Duration;
 use async_nats::jetstream::{self, consumer};
 use futures::StreamExt;
 use tokio::time::Instant;
+use tokio_util::task::AbortOnDropHandle;
 
 /// Longest a reader may leave [`Messages`] unread before it makes its consumer again, well
 /// inside the server's 30 s.
@@ -35,6 +36,9 @@ pub struct Messages {
     /// given up (a `next` cancelled by a timeout). `None` while a `next` is waiting, which
     /// keeps the consumer asking however long the stream stays quiet.
     left: Option<Instant>,
+    /// The consumer being made again, on a task of its own, so that a `next` cancelled
+    /// meanwhile (the rebuild waits 250 ms at a time) does not start it over.
+    making: Option<AbortOnDropHandle<anyhow::Result<consumer::pull::Ordered>>>,
 }
 
 /// Notes when a `next` ends, however it ends: a cancelled one included.
@@ -59,30 +63,40 @@ impl Messages {
             consumer,
             next: start,
             left: None,
+            making: None,
         }
     }
 
     /// The next message; `None` if the stream ended. Cancel-safe: a message is never
     /// taken from the consumer and then dropped.
     pub async fn next(&mut self) -> Option<anyhow::Result<jetstream::Message>> {
-        if let Some(left) = self.left.filter(|left| left.elapsed() > UNREAD_LIMIT) {
+        let unread = self.left.filter(|left| left.elapsed() > UNREAD_LIMIT);
+        if let (Some(left), None) = (unread, &self.making) {
             tracing::info!(
                 stream = %self.stream,
                 from = self.next,
                 unread_secs = left.elapsed().as_secs(),
                 "a consumer of the log was left unread; making it again"
             );
-            let (js, stream, next) = (&self.js, self.stream.as_str(), self.next);
-            let made = crate::retry::patiently("the consumer made again", REMAKE_PATIENCE, || {
-                super::make_consumer(js, stream, next)
-            })
-            .await;
+            let (js, stream, next) = (self.js.clone(), self.stream.clone(), self.next);
+            self.making = Some(AbortOnDropHandle::new(tokio::spawn(async move {
+                crate::retry::patiently("the consumer made again", REMAKE_PATIENCE, || {
+                    super::make_consumer(&js, &stream, next)
+                })
+                .await
+            })));
+        }
+        if let Some(making) = &mut self.making {
+            let made = making.await;
+            self.making = None;
             match made {
-                Ok(made) => {
+                Ok(Ok(made)) => {
                     self.consumer = made;
                     metrics::counter!("racing_consumers_remade_total").increment(1);
                 }
-                Err(e) => return Some(Err(e)),
+                // Left as it was: the next `next` tries again.
+                Ok(Err(e)) => return Some(Err(e)),
+                Err(e) => return Some(Err(anyhow::anyhow!("making the consumer again: {e}"))),
             }
         }
         let Self {
