@@ -142,7 +142,7 @@ pub struct AdminState {
     /// Why the read models were rebuilt at start-up, if they were.
     pub store_note: Option<String>,
     /// What `/status` last read of the store, for when it cannot read it in time.
-    pub store_read: Arc<std::sync::Mutex<StoreRead>>,
+    pub store_read: Arc<LastRead>,
 }
 
 /// The admin routes.
@@ -211,30 +211,48 @@ const STORE_WITHIN: Duration = Duration::from_millis(100);
 
 /// What `/status` reads of the store: its checkpoint and the stream it was built from.
 #[derive(Debug, Clone, Default)]
-pub struct StoreRead {
+struct StoreRead {
     checkpoint: u64,
     built_from: Option<String>,
 }
 
+/// What `/status` last read of the store, and whether a read is under way.
+#[derive(Debug, Default)]
+pub struct LastRead {
+    last: std::sync::Mutex<StoreRead>,
+    reading: AtomicBool,
+}
+
+/// Ends a read of the store however it ends, so that the next may start.
+struct Reading(Arc<LastRead>);
+
+impl Drop for Reading {
+    fn drop(&mut self) {
+        self.0.reading.store(false, Ordering::Release);
+    }
+}
+
 /// What `/status` reads of the store, read on a blocking thread and waited for up to
-/// [`STORE_WITHIN`]; `None` if it is not read by then. A read of the store waits while
-/// sled writes a batch, and a replay's take seconds: read on the runtime's threads, it
-/// held `/status` (and `/metrics`, `/readyz`) for up to 5 s, and a thread of the runtime
-/// that serves requests with it.
+/// [`STORE_WITHIN`]; `None` if it is not read by then, or if the read before is still
+/// waiting (one at a time, however often `/status` is asked). A read of the store waits
+/// while sled writes a batch, and a replay's take seconds: read on the runtime's threads,
+/// it held `/status` (and `/metrics`, `/readyz`) for up to 5 s, and a thread of the
+/// runtime that serves requests with it.
 async fn read_store(state: &AdminState) -> Option<StoreRead> {
+    if state.store_read.reading.swap(true, Ordering::AcqRel) {
+        return None;
+    }
+    let reading = Reading(state.store_read.clone());
     let store = state.read_models.load_full();
     let read = tokio::task::spawn_blocking(move || {
-        Some(StoreRead {
+        let read = StoreRead {
             checkpoint: store.checkpoint().ok()?,
             built_from: store.stream().ok().flatten(),
-        })
+        };
+        *crate::supervise::lock(&reading.0.last) = read.clone();
+        Some(read)
     });
-    let read = tokio::time::timeout(STORE_WITHIN, read)
-        .await
-        .ok()?
-        .ok()??;
-    *crate::supervise::lock(&state.store_read) = read.clone();
-    Some(read)
+    tokio::time::timeout(STORE_WITHIN, read).await.ok()?.ok()?
 }
 
 async fn current(state: &AdminState) -> Status {
@@ -242,7 +260,7 @@ async fn current(state: &AdminState) -> Status {
     // Not read in time: the projector's checkpoint, and the stream as last read.
     let read = read_store(state).await.unwrap_or_else(|| StoreRead {
         checkpoint: progress.checkpoint,
-        ..crate::supervise::lock(&state.store_read).clone()
+        ..crate::supervise::lock(&state.store_read.last).clone()
     });
     let checkpoint = read.checkpoint;
     let nats_connected =
