@@ -18,7 +18,7 @@ use racing_events::{ALL_SUBJECTS, MAX_PAYLOAD_BYTES};
 pub use auth::{Credentials, Role};
 pub use client::{connect, redact, ClientAuth, Connection, Dial, NatsArgs};
 pub use local::{free_port, LocalNats, ServerOptions, ServerTls, WebSocketUser};
-pub use messages::{Messages, UNREAD_LIMIT};
+pub use messages::Messages;
 pub use setup::{set_up, StreamSettings};
 
 use crate::retry::Fatal;
