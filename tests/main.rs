@@ -13,6 +13,7 @@ mod examples;
 mod history;
 mod keys;
 mod live;
+mod log_reader;
 mod openapi;
 mod projector;
 mod race_status;

@@ -65,8 +65,8 @@ pub fn stream_identity(info: &stream::Info) -> String {
 pub const CONSUMER_WITHIN: Duration = Duration::from_secs(2);
 
 /// Every message of `stream` from sequence `start` on, in order, through an ordered pull
-/// consumer of its own, made again when its reader leaves it unread too long
-/// ([`Messages`]): how the projector and a rebuild read the log. One attempt, bounded by
+/// consumer of its own, made again when its reader leaves it unread too long or the
+/// server loses it ([`Messages`]): how the projector and a rebuild read the log. One attempt, bounded by
 /// [`CONSUMER_WITHIN`].
 pub async fn messages_from(
     js: &jetstream::Context,
@@ -83,19 +83,25 @@ async fn make_consumer(
     js: &jetstream::Context,
     stream: &str,
     start: u64,
-) -> anyhow::Result<consumer::pull::Ordered> {
+) -> anyhow::Result<messages::Consumer> {
+    // Named by the service, so that [`Messages`] can ask the server about it.
+    let name = format!("racing-{}", uuid::Uuid::new_v4().simple());
     let made = tokio::time::timeout(CONSUMER_WITHIN, async {
         let consumer = js
             .get_stream(stream)
             .await?
             .create_consumer(consumer::pull::OrderedConfig {
+                name: Some(name.clone()),
                 deliver_policy: consumer::DeliverPolicy::ByStartSequence {
                     start_sequence: start,
                 },
                 ..Default::default()
             })
             .await?;
-        anyhow::Ok(consumer.messages().await?)
+        anyhow::Ok(messages::Consumer {
+            messages: consumer.messages().await?,
+            name,
+        })
     })
     .await;
     made.map_err(|_| {
