@@ -9,8 +9,8 @@
 //!   or 25 s, all of them. The projector over a replay's batches on a large store does,
 //!   and a rebuild's worker held stopped for the API's requests;
 //! - one that reads steadily but slowly: one message every 100 ms, with 3,000 stored, took
-//!   the 500 that came after a pull request 45 s to read, the server dropped the consumer
-//!   31 to 35 s after that pull, and the client's next pull went unanswered. Once its
+//!   the 500 that came after a pull request 45 s to read; the server dropped the consumer
+//!   30 to 36 s after that pull, and the client's next pull went unanswered. Once its
 //!   buffer was read, the reader waited 89.5 s, until async-nats missed two idle
 //!   heartbeats and made the consumer again. The projector reads that way in a replay
 //!   past its memory budget, and gave up after 5 s (BENCHMARKS.md, the ten-times log).
