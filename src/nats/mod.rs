@@ -66,8 +66,8 @@ pub const CONSUMER_WITHIN: Duration = Duration::from_secs(2);
 
 /// Every message of `stream` from sequence `start` on, in order, through an ordered pull
 /// consumer of its own, made again when its reader leaves it unread too long or the
-/// server loses it ([`Messages`]): how the projector and a rebuild read the log. One attempt, bounded by
-/// [`CONSUMER_WITHIN`].
+/// server loses it ([`Messages`]): how the projector and a rebuild read the log. One
+/// attempt, bounded by [`CONSUMER_WITHIN`].
 pub async fn messages_from(
     js: &jetstream::Context,
     stream: &str,
