@@ -179,7 +179,10 @@ impl Messages {
                     began: Instant::now(),
                     in_vain: true,
                 };
+                // A message ready wins over the silence, and most reads find one ready:
+                // the timer is then never armed.
                 tokio::select! {
+                    biased;
                     m = consumer.messages.next() => {
                         asking.in_vain = !matches!(m, Some(Ok(_)));
                         m
