@@ -7,22 +7,6 @@ use crate::support::Nats;
 
 const STREAM: &str = "RACING";
 
-/// Stores `count` messages that are not events (a reader of the log takes any message).
-async fn stored(nats: &Nats, count: usize) -> u64 {
-    let mut acks = Vec::new();
-    for i in 0..count {
-        let sent = nats
-            .js
-            .publish("racing.unread", format!("message {i}").into());
-        acks.push(sent.await.expect("published"));
-    }
-    let mut last = 0;
-    for ack in acks {
-        last = ack.await.expect("stored").sequence;
-    }
-    last
-}
-
 /// The next message's sequence, within `within`.
 async fn next_seq(messages: &mut racing::nats::Messages, within: Duration) -> u64 {
     tokio::time::timeout(within, messages.next())
@@ -38,7 +22,7 @@ async fn next_seq(messages: &mut racing::nats::Messages, within: Duration) -> u6
 #[tokio::test]
 async fn a_slow_reader_reads_on_after_the_server_drops_its_consumer() {
     let nats = Nats::start().await;
-    stored(&nats, 3000).await;
+    nats.store_filler("racing.unread", 3000).await;
     let mut messages = racing::nats::messages_from(&nats.service, STREAM, 1)
         .await
         .expect("a consumer");
@@ -63,7 +47,7 @@ async fn a_slow_reader_reads_on_after_the_server_drops_its_consumer() {
 #[tokio::test]
 async fn a_consumer_the_client_makes_again_before_its_first_message_does_not_start_over() {
     let nats = Nats::start().await;
-    let last = stored(&nats, 10).await;
+    let last = nats.store_filler("racing.unread", 10).await;
     let mut messages = racing::nats::messages_from(&nats.service, STREAM, last + 1)
         .await
         .expect("a consumer");
@@ -75,7 +59,7 @@ async fn a_consumer_the_client_makes_again_before_its_first_message_does_not_sta
         .delete_consumer_from_stream(messages.consumer_name(), STREAM)
         .await
         .expect("the consumer deleted");
-    let more = stored(&nats, 1).await;
+    let more = nats.store_filler("racing.unread", 1).await;
     // Having got nothing, the client starts over from the stream's first message.
     assert_eq!(next_seq(&mut messages, Duration::from_secs(10)).await, more);
 }

@@ -522,22 +522,7 @@ async fn a_projector_that_leaves_its_consumer_unread_past_the_servers_limit_read
         .await
         .expect("the projector takes its batch")
         .expect("the fault's gate");
-    let js = async_nats::jetstream::new(nats.connect(racing::nats::Role::Feeder).await);
-    let mut last = 0;
-    for hundred in 0..400 {
-        // Refused at once by the fold (a dead letter each): cheap to store and to fold.
-        let mut acks = Vec::new();
-        for i in 0..100 {
-            let sent = js.publish(
-                "racing.unread",
-                format!("not an event {hundred} {i}").into(),
-            );
-            acks.push(sent.await.expect("published"));
-        }
-        for ack in acks {
-            last = ack.await.expect("stored").sequence;
-        }
-    }
+    let last = nats.store_filler("racing.unread", 40_000).await;
     tokio::time::sleep(Duration::from_secs(40)).await;
     let _ = release.send(());
 

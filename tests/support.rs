@@ -166,6 +166,26 @@ impl Nats {
         times
     }
 
+    /// Stores `count` messages on `subject` that are not events, a hundred in flight at a
+    /// time; returns the last sequence. A reader of the log takes them, and the fold
+    /// refuses each at once (a dead letter): cheap to store and to fold.
+    pub async fn store_filler(&self, subject: &str, count: usize) -> u64 {
+        let mut last = 0;
+        for hundred in 0..count.div_ceil(100) {
+            let mut acks = Vec::new();
+            for i in hundred * 100..count.min(hundred * 100 + 100) {
+                let sent = self
+                    .js
+                    .publish(subject.to_owned(), format!("not an event {i}").into());
+                acks.push(sent.await.expect("published"));
+            }
+            for ack in acks {
+                last = ack.await.expect("stored").sequence;
+            }
+        }
+        last
+    }
+
     /// Publishes events as a feeder does; returns the last sequence.
     pub async fn publish(&self, events: &[Envelope]) -> u64 {
         let mut last = 0;
