@@ -1,9 +1,11 @@
 //! A horse's form as the fold keeps it: a record per race the horse ran
 //! ([`keys::form_entry`]), holding the result's name for the horse and the entry's served
-//! JSON, and a small record under the form document's key holding the document's `ETag`,
-//! its sequence and the head of its JSON. A new run writes its entry and that head: bytes
-//! of one entry, however long the form. The document is assembled when it is read
-//! ([`assemble`]): the entries' JSON copied one after the other, not parsed.
+//! JSON, and a small record under the form document's key holding the sequence at which
+//! the document last changed and the head of its JSON ([`head`]). A new run writes its
+//! entry and that head: bytes of one entry, however long the form, and the fold reads the
+//! entries it replaces and the newest, never the whole form. The document is assembled
+//! when it is read ([`assemble`]): the entries' JSON copied one after the other, not
+//! parsed, and its `ETag` computed from the bytes assembled.
 //!
 //! An entry replaced or removed keeps its version among the form's past
 //! ([`keys::form_entry_past`], under the sequence of the event that set it; a removal leaves
@@ -15,7 +17,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::docs::{FormDoc, HEAD_LEN};
+use crate::docs::{FormDoc, ETAG_LEN, HEAD_LEN};
 use crate::keys;
 use crate::kv::{Bytes, Kv};
 use crate::state::{Item, Records, Scan, State};
@@ -43,6 +45,16 @@ fn decode(value: &[u8]) -> Option<(u64, &[u8], &[u8])> {
     Some((u64::from_be_bytes(*seq), name, json))
 }
 
+/// What [`replace`] did to an entry.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Replaced {
+    /// Nothing: the entry was given as it is, or one to remove was not there.
+    Nothing,
+    /// Set or removed it: its key, and the JSON it served before (`None`: there was no
+    /// entry).
+    Was(Vec<u8>, Option<Vec<u8>>),
+}
+
 /// Replaces `horse`'s entry for one race (`date`, number, venue) by the event at `seq`:
 /// removes any it had, keeping it among the form's past, then adds `name` and `json` if
 /// given. An entry given again as it is changes nothing.
@@ -52,28 +64,55 @@ pub(crate) fn replace(
     (date, n, venue): (&str, u8, &str),
     entry: Option<(&str, &[u8])>,
     seq: u64,
-) -> Result<(), StoreError> {
+) -> Result<Replaced, StoreError> {
     let key = keys::form_entry(horse, date, n, venue);
     let past = |seq| keys::form_entry_past(&key, seq).unwrap_or_default();
-    match s.get(&key)? {
+    let was = match s.get(&key)? {
         Some(current) => {
             let (set, name, json) = decode(&current).ok_or_else(|| damaged("is truncated"))?;
             if entry.is_some_and(|(given, j)| (given.as_bytes(), j) == (name, json)) {
-                return Ok(());
+                return Ok(Replaced::Nothing);
             }
+            let was = json.to_vec();
             s.put(past(set), current);
+            Some(was)
         }
-        None if entry.is_none() => return Ok(()),
-        None => {}
-    }
+        None if entry.is_none() => return Ok(Replaced::Nothing),
+        None => None,
+    };
     match entry {
-        Some((name, json)) => s.put(key, encode(seq, name, json)),
+        Some((name, json)) => s.put(key.clone(), encode(seq, name, json)),
         None => {
             s.put(past(seq), Vec::new());
-            s.delete(key);
+            s.delete(key.clone());
         }
     }
-    Ok(())
+    Ok(Replaced::Was(key, was))
+}
+
+/// The JSON the entry under `key` serves now; `None` where there is none.
+pub(crate) fn served(s: &impl Records, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+    s.get(key)?
+        .map(|value| {
+            decode(&value)
+                .map(|(_, _, json)| json.to_vec())
+                .ok_or_else(|| damaged("is truncated"))
+        })
+        .transpose()
+}
+
+/// The name the newest result gave `horse` (its newest entry's), reading that entry
+/// alone; `None` where it has no entry.
+pub(crate) fn newest_name(s: &impl Records, horse: &str) -> Result<Option<String>, StoreError> {
+    let newest = s.scan(&keys::form_entries_of(horse), Scan::Backward, 1)?;
+    newest
+        .first()
+        .map(|(_, value)| {
+            decode(value)
+                .map(|(_, name, _)| String::from_utf8_lossy(name).into_owned())
+                .ok_or_else(|| damaged("is truncated"))
+        })
+        .transpose()
 }
 
 /// A horse's form: its entries' values, newest first.
@@ -116,16 +155,26 @@ fn json(value: &[u8]) -> &[u8] {
     decode(value).map_or(&[][..], |(_, _, json)| json)
 }
 
-/// What is stored under a form document's key for the document `sealed` (as
-/// `docs::seal` makes it): its `ETag` and sequence, and the head of its JSON; its entries
-/// are records of their own.
-pub(crate) fn head(sealed: &[u8]) -> Vec<u8> {
-    let json = FormDoc::head_of(crate::docs::unseal(sealed)).unwrap_or_default();
-    [sealed.get(..HEAD_LEN).unwrap_or_default(), json].concat()
+/// What is stored under a form document's key: room for an `ETag` (zeros: [`assemble`]
+/// computes it from the document it makes, so that storing a form reads none of its
+/// entries), the sequence at which the document last changed, and the head of its JSON
+/// (`json`, [`FormDoc::head`]); its entries are records of their own.
+pub(crate) fn head(seq: u64, json: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEAD_LEN + json.len());
+    out.extend_from_slice(&[0; ETAG_LEN]);
+    out.extend_from_slice(&seq.to_be_bytes());
+    out.extend_from_slice(json);
+    out
+}
+
+/// The JSON head of the form whose [`head`] record is `stored`; `None` when it is damaged.
+pub(crate) fn head_json(stored: &[u8]) -> Option<&[u8]> {
+    stored.get(HEAD_LEN..)
 }
 
 /// The stored document (`ETag`, sequence, framed document) whose [`head`] is `head` and
-/// whose entries' values are `entries`, newest first; `None` when `head` is damaged.
+/// whose entries' values are `entries`, newest first, its `ETag` that of the JSON sent;
+/// `None` when `head` is damaged.
 pub(crate) fn assemble<'a>(
     head: &[u8],
     entries: impl ExactSizeIterator<Item = &'a [u8]>,
@@ -133,6 +182,8 @@ pub(crate) fn assemble<'a>(
     let (sealed, start) = head.split_at_checked(HEAD_LEN)?;
     let mut out = sealed.to_vec();
     out.extend(FormDoc::framed(start, entries.map(json)));
+    let tag = crate::docs::etag(&FormDoc::body(out.get(HEAD_LEN..)?, None)?);
+    out.get_mut(..ETAG_LEN)?.copy_from_slice(&tag);
     Some(out)
 }
 

@@ -1,13 +1,17 @@
-//! A [`State`] over a [`MemState`] that keeps the key and size of every `put`: how the
-//! tests that bound what a fold writes measure it.
+//! A [`State`] over a [`MemState`] that keeps the key and size of every `put`, and the key
+//! of every record read: how the tests that bound what a fold writes and reads measure it.
+
+use std::cell::RefCell;
 
 use crate::state::{Item, Records, Scan, State};
 use crate::{MemState, StoreError};
 
-/// Folds into `s` through it, keeping each `put`'s key and bytes (key and value).
+/// Folds into `s` through it, keeping each `put`'s key and bytes (key and value), and the
+/// key of each record read (found by a `get` or a `scan`).
 pub(crate) struct Tally<'a> {
     s: &'a mut MemState,
     puts: Vec<(Vec<u8>, usize)>,
+    read: RefCell<Vec<Vec<u8>>>,
 }
 
 impl<'a> Tally<'a> {
@@ -15,6 +19,7 @@ impl<'a> Tally<'a> {
         Tally {
             s,
             puts: Vec::new(),
+            read: RefCell::default(),
         }
     }
 
@@ -36,15 +41,27 @@ impl<'a> Tally<'a> {
     pub(crate) fn puts(&self) -> &[(Vec<u8>, usize)] {
         &self.puts
     }
+
+    /// The key of each record read, in order.
+    pub(crate) fn read(&self) -> Vec<Vec<u8>> {
+        self.read.borrow().clone()
+    }
 }
 
 impl Records for Tally<'_> {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-        self.s.get(key)
+        let found = self.s.get(key)?;
+        if found.is_some() {
+            self.read.borrow_mut().push(key.to_vec());
+        }
+        Ok(found)
     }
 
     fn scan(&self, prefix: &[u8], dir: Scan, limit: usize) -> Result<Vec<Item>, StoreError> {
-        self.s.scan(prefix, dir, limit)
+        let found = self.s.scan(prefix, dir, limit)?;
+        let keys = found.iter().map(|(key, _)| key.clone());
+        self.read.borrow_mut().extend(keys);
+        Ok(found)
     }
 }
 

@@ -195,17 +195,6 @@ impl FormDoc {
         out
     }
 
-    /// The [`FormDoc::head`] of a stored form document's JSON. The head's strings are
-    /// JSON strings, whose quotes are escaped: the first `,"form":[` is the array's.
-    pub(crate) fn head_of(stored: &[u8]) -> Option<&[u8]> {
-        let n = u32::from_le_bytes(stored.get(..4)?.try_into().ok()?) as usize;
-        let json = stored.get(4 + 4 * n..)?;
-        let at = json
-            .windows(FORM_ARRAY.len())
-            .position(|w| w == FORM_ARRAY)?;
-        json.get(..at)
-    }
-
     /// The JSON to send: the whole document (borrowed: it is the stored record's tail), or
     /// only the newest `limit` entries. `None` when the stored bytes are not a form document.
     pub fn body(stored: &[u8], limit: Option<usize>) -> Option<Cow<'_, [u8]>> {

@@ -1,5 +1,5 @@
-//! What a new run of a horse costs the form's records in bytes written, counted through a
-//! [`State`] that tallies every `put`.
+//! What a new run of a horse costs the form's records in bytes written and records read,
+//! counted through a [`State`] that tallies every `put` and every record read.
 
 use std::collections::BTreeMap;
 
@@ -25,13 +25,14 @@ fn of_form(kind: &str) -> bool {
     ["fe", "fc", "form", "doc/form"].contains(&kind)
 }
 
-/// Folds `events` in batches of `batch` events, and the bytes put by kind of key.
-fn fold_counting(
-    s: &mut MemState,
-    events: &[Envelope],
-    first_seq: u64,
-    batch: usize,
-) -> BTreeMap<String, usize> {
+/// What a fold did, by kind of key: the bytes put, and the records read.
+struct Counted {
+    put: BTreeMap<String, usize>,
+    read: BTreeMap<String, usize>,
+}
+
+/// Folds `events` in batches of `batch` events, counting what it did.
+fn fold_counting(s: &mut MemState, events: &[Envelope], first_seq: u64, batch: usize) -> Counted {
     let mut c = Tally::new(s);
     for (b, chunk) in events.chunks(batch.max(1)).enumerate() {
         let mut f = Fold::default();
@@ -45,7 +46,20 @@ fn fold_counting(
     for (key, bytes) in c.puts() {
         *put.entry(kind(key)).or_default() += bytes;
     }
-    put
+    let mut read = BTreeMap::new();
+    for key in c.read() {
+        *read.entry(kind(&key)).or_default() += 1;
+    }
+    Counted { put, read }
+}
+
+/// The sum of `counts` over the kinds of key that hold a horse's form.
+fn of_forms(counts: &BTreeMap<String, usize>) -> usize {
+    counts
+        .iter()
+        .filter(|(kind, _)| of_form(kind))
+        .map(|(_, n)| n)
+        .sum()
 }
 
 /// The `i`th of a horse's runs: a race a day from 2026-01-01 (28 days a month).
@@ -59,12 +73,8 @@ fn the_200th_run_of_a_horse_writes_bytes_of_one_entry_not_of_its_form() {
     let mut s = MemState::default();
     let runs: Vec<Envelope> = (0..199).map(|i| run(i, "E271")).collect();
     fold_counting(&mut s, &runs, 1, 1);
-    let put = fold_counting(&mut s, &[run(199, "E271")], 200, 1);
-    let form: usize = put
-        .iter()
-        .filter(|(kind, _)| of_form(kind))
-        .map(|(_, n)| n)
-        .sum();
+    let put = fold_counting(&mut s, &[run(199, "E271")], 200, 1).put;
+    let form = of_forms(&put);
     // About 300 bytes of entry and 100 of the document's head; the form is 55 KB.
     assert!(
         form <= 1024,
@@ -75,4 +85,32 @@ fn the_200th_run_of_a_horse_writes_bytes_of_one_entry_not_of_its_form() {
     let v: serde_json::Value = serde_json::from_slice(&body).expect("json");
     assert_eq!(v["form"].as_array().map(Vec::len), Some(200));
     assert_eq!(v["form"][0]["date"], "2026-08-04");
+}
+
+#[test]
+fn the_200th_run_of_a_horse_reads_records_of_one_entry_not_of_its_form() {
+    let mut s = MemState::default();
+    let runs: Vec<Envelope> = (0..199).map(|i| run(i, "E271")).collect();
+    fold_counting(&mut s, &runs, 1, 1);
+    let read = fold_counting(&mut s, &[run(199, "E271")], 200, 1).read;
+    // The form's head, the entry the run set and the newest (the same one).
+    assert!(
+        of_forms(&read) <= 4,
+        "{} form records read: {read:?}",
+        of_forms(&read)
+    );
+    // An amendment of an old run reads that entry, not the form either.
+    let amended = envelope(result(
+        "2026-01-05",
+        "Sha Tin",
+        1,
+        vec![runner(Some(2), "E271")],
+    ));
+    let read = fold_counting(&mut s, &[amended], 201, 1).read;
+    assert!(of_forms(&read) <= 5, "{read:?}");
+    let stored = s.doc(DocKey::Form("E271")).expect("form");
+    let body = FormDoc::body(stored, None).expect("framed");
+    let v: serde_json::Value = serde_json::from_slice(&body).expect("json");
+    assert_eq!(v["form"][199]["date"], "2026-01-01");
+    assert_eq!(v["form"][195]["position"], 2);
 }

@@ -1,28 +1,34 @@
 //! The forms as a read model: a result replaces the entry of each horse it names (or
 //! named, before an amendment), a retraction removes them, a profile renames the form;
-//! each touched horse's form document is rendered once a batch.
+//! each touched horse's form head is stored again once a batch where its document
+//! changed, from the entries the batch replaced and the newest, however long the form.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Deserialize;
 
-use crate::docs::{self, FormEntry};
+use crate::docs::{self, FormDoc, FormEntry};
 use crate::facts::{Change, What};
 use crate::keys::DocKey;
 use crate::model::ReadModel;
 use crate::state::{race_no, Records, State};
-use crate::written::put_sealed;
 use crate::StoreError;
 
-use super::FormSource;
+use super::{FormSource, Replaced};
 
-/// The horses whose forms a batch touched.
+/// The horses whose forms a batch touched, each with the JSON that the entries the batch
+/// replaced served before it (`None`: there was none), by the entry's key.
 #[derive(Debug, Default)]
 pub(crate) struct Forms {
-    horses: BTreeSet<String>,
+    horses: BTreeMap<String, BTreeMap<Vec<u8>, Option<Vec<u8>>>>,
 }
 
 impl Forms {
+    /// The entries `horse`'s form had replaced in the batch so far.
+    fn touch(&mut self, horse: &str) -> &mut BTreeMap<Vec<u8>, Option<Vec<u8>>> {
+        self.horses.entry(horse.to_owned()).or_default()
+    }
+
     /// Replaces `horse`'s form entry for one race (`date`, number, venue), by the change
     /// at `seq`.
     fn replace(
@@ -33,10 +39,13 @@ impl Forms {
         entry: Option<(&str, &[u8])>,
         seq: u64,
     ) -> Result<(), StoreError> {
-        if !self.horses.contains(horse) {
-            self.horses.insert(horse.to_owned());
+        let replaced = super::replace(s, horse, race, entry, seq)?;
+        let before = self.touch(horse);
+        if let Replaced::Was(key, was) = replaced {
+            // What the entry served before the batch: the first replacement's.
+            before.entry(key).or_insert(was);
         }
-        super::replace(s, horse, race, entry, seq)
+        Ok(())
     }
 }
 
@@ -46,7 +55,7 @@ impl ReadModel for Forms {
         match &change.what {
             // The profile's name heads the form document.
             What::Profile(p) => {
-                self.horses.insert(p.horse_no.clone());
+                self.touch(&p.horse_no);
             }
             What::Result { old, new: r } => {
                 let race = (r.date.as_str(), race_no(r.race_number)?, r.venue.as_str());
@@ -78,16 +87,30 @@ impl ReadModel for Forms {
     }
 
     fn render<S: State>(&mut self, s: &mut S, seq: u64) -> Result<(), StoreError> {
-        for horse in std::mem::take(&mut self.horses) {
+        for (horse, before) in std::mem::take(&mut self.horses) {
             let key = DocKey::Form(&horse).key();
-            match form_of(s, &horse, &FormSource::load(s, &horse)?)? {
-                Some(doc) => {
-                    // A form's entries are records of their own: its key holds the rest.
-                    let sealed = super::head(&docs::seal(true, &doc, seq));
-                    put_sealed(s, key, sealed)?;
-                }
+            let records: &S = s;
+            let Some(name) = name_of(records, &horse, || super::newest_name(records, &horse))?
+            else {
                 // Appears nowhere any more (an amendment removed its only race).
-                None => s.delete(key),
+                s.delete(key);
+                continue;
+            };
+            // A form's entries are records of their own: its key holds the rest. The
+            // document is what it was unless its head or an entry the batch replaced
+            // serves other JSON; the rest of its entries the batch did not touch.
+            let json = FormDoc::head(&horse, &name);
+            let mut same = s
+                .get(&key)?
+                .is_some_and(|stored| super::head_json(&stored) == Some(&json[..]));
+            for (entry, was) in &before {
+                if !same {
+                    break;
+                }
+                same = super::served(s, entry)? == *was;
+            }
+            if !same {
+                s.put(key, super::head(seq, &json));
             }
         }
         Ok(())
@@ -107,16 +130,25 @@ pub(crate) fn form_of(
     horse: &str,
     form: &FormSource,
 ) -> Result<Option<Vec<u8>>, StoreError> {
+    let name = name_of(s, horse, || Ok(form.newest_name()))?;
+    Ok(name.map(|name| form.render(horse, &name)))
+}
+
+/// The name a form of `horse` goes by: its profile's, or else `newest` (its newest
+/// result's); `None` when the horse appears nowhere.
+fn name_of(
+    s: &impl Records,
+    horse: &str,
+    newest: impl FnOnce() -> Result<Option<String>, StoreError>,
+) -> Result<Option<String>, StoreError> {
     let key = DocKey::Profile(horse).key();
-    let profile: Option<Named> =
-        match s.get(&key)? {
-            Some(stored) => Some(serde_json::from_slice(docs::unseal(&stored)).map_err(|e| {
+    match s.get(&key)? {
+        Some(stored) => {
+            let profile: Named = serde_json::from_slice(docs::unseal(&stored)).map_err(|e| {
                 StoreError::Corrupt(format!("{}: {e}", String::from_utf8_lossy(&key)))
-            })?),
-            None => None,
-        };
-    Ok(profile
-        .map(|p| p.horse_name)
-        .or_else(|| form.newest_name())
-        .map(|name| form.render(horse, &name)))
+            })?;
+            Ok(Some(profile.horse_name))
+        }
+        None => newest(),
+    }
 }
