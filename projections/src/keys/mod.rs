@@ -471,9 +471,24 @@ pub fn person_doc(role: &str, id: &str) -> Vec<u8> {
     key(&[b"ppl", b"doc", role.as_bytes(), id.as_bytes()])
 }
 
-/// The list of every jockey (or trainer) as served, sealed with its `ETag` and sequence.
+/// The head of the list of every jockey (or trainer): the sequence at which the list last
+/// changed, after room for an `ETag`; its rows are records of their own
+/// ([`person_row`]), and the list is assembled from them when it is read. (A store written
+/// before the rows were kept holds the whole list here, sealed with its `ETag`.)
 pub fn people_doc(role: &str) -> Vec<u8> {
     key(&[b"ppl", b"all", role.as_bytes()])
+}
+
+/// The row of a jockey or a trainer in the list of their role, as served (JSON).
+pub fn person_row(role: &str, id: &str) -> Vec<u8> {
+    let mut k = person_rows(role);
+    k.extend_from_slice(id.as_bytes());
+    k
+}
+
+/// The prefix of the rows of the list of a role.
+pub fn person_rows(role: &str) -> Vec<u8> {
+    key(&[b"ppl", b"row", role.as_bytes(), b""])
 }
 
 /// Whether the record under `key` is a document sealed with its `ETag` and the sequence

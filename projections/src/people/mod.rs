@@ -9,8 +9,9 @@
 //! it to the other), and a retraction takes them away. What a result writes is then what
 //! it changes, whatever a person's history. Each touched person's document is rendered
 //! once a batch from a bounded read, their newest rides and their seasons' figures, and
-//! stored ready to send, as is the list of their role (`rides.rs`); what is served and
-//! how it is counted is in `docs.rs`.
+//! stored ready to send, and so is their row in the list of their role, which is
+//! assembled from its rows when it is read (`rides.rs`); what is served and how it is
+//! counted is in `docs.rs`.
 
 mod docs;
 mod rides;
@@ -22,6 +23,8 @@ pub(crate) use docs::render_from_results;
 pub use docs::{is_slug, render_list, season, slug, PersonRow, Role};
 #[cfg(feature = "openapi")]
 pub use docs::{JockeyList, PersonDoc, TrainerList};
+#[cfg(test)]
+pub(crate) use rides::assemble_list;
 pub(crate) use rides::People;
 
 use crate::docs::Doc;
@@ -35,9 +38,18 @@ impl Store {
         self.sealed(&keys::person_doc(role.name(), id))
     }
 
-    /// The list of every jockey (or trainer), as stored; `None` before the first ride.
+    /// The list of every jockey (or trainer), assembled from its rows; `None` before the
+    /// first ride.
     pub fn people(&self, role: Role) -> Result<Option<Doc>, StoreError> {
-        self.sealed(&keys::people_doc(role.name()))
+        let key = keys::people_doc(role.name());
+        let Some(head) = self.kv.get(&key)? else {
+            return Ok(None);
+        };
+        let rows = self.kv.prefix(keys::person_rows(role.name()));
+        let list = rides::assemble_list(role, &head, rows)?;
+        Doc::new(list.into()).map(Some).ok_or_else(|| {
+            StoreError::Corrupt(format!("{} has no ETag", String::from_utf8_lossy(&key)))
+        })
     }
 
     fn sealed(&self, key: &[u8]) -> Result<Option<Doc>, StoreError> {

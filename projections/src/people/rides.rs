@@ -4,8 +4,7 @@
 //! each from a bounded read: the newest rides, read back from the end of the person's
 //! rides, and the figures of their seasons.
 
-use std::collections::btree_map::Entry;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use racing_events::RaceResult;
 
@@ -13,7 +12,7 @@ use super::docs::{
     is_ride, render_list, render_person, season, slug, Counts, JockeyList, PersonRow, Ride, Role,
     Summary, TrainerList, RECENT,
 };
-use crate::docs::{same_answer, seal, unseal};
+use crate::docs::{same_answer, seal, unseal, ETAG_LEN, HEAD_LEN};
 use crate::facts::{self, What};
 use crate::keys;
 use crate::model::ReadModel;
@@ -117,40 +116,53 @@ impl People {
                 None => {}
             }
         }
-        let mut lists: BTreeMap<Role, BTreeMap<String, PersonRow>> = BTreeMap::new();
+        // The roles whose lists changed (a row written or removed), and who left them.
+        let mut lists = BTreeSet::new();
+        let mut left = BTreeSet::new();
         for ((role, id), seasons) in std::mem::take(&mut self.touched) {
             for (season, change) in seasons {
                 count(s, keys::person_season(role.name(), &id, &season), change)?;
             }
-            let list = match lists.entry(role) {
-                Entry::Occupied(e) => e.into_mut(),
-                Entry::Vacant(e) => e.insert(listed(s, role)?),
-            };
             let doc = keys::person_doc(role.name(), &id);
+            let row = keys::person_row(role.name(), &id);
             let summary = figures(s, role, &id)?;
             if summary.is_empty() {
                 if s.get(&doc)?.is_some() {
                     s.delete(doc);
                 }
-                list.remove(&id);
+                if s.get(&row)?.is_some() {
+                    s.delete(row);
+                }
+                lists.insert(role);
+                left.insert((role, id));
                 continue;
             }
             let newest = newest_rides(s, role, &id)?;
             put_sealed(s, doc, &render_person(&id, &summary, &newest), seq)?;
             let name = newest.first().map(|r| r.name.clone()).unwrap_or_default();
             let rides = Counts::total(&summary).rides;
-            list.insert(id.clone(), PersonRow { id, name, rides });
-        }
-        for (role, list) in lists {
-            let key = keys::people_doc(role.name());
-            if list.is_empty() {
-                if s.get(&key)?.is_some() {
-                    s.delete(key);
-                }
-                continue;
+            // Plain data: serialising it cannot fail.
+            let value = serde_json::to_vec(&PersonRow { id, name, rides }).unwrap_or_default();
+            if s.get(&row)?.as_ref() != Some(&value) {
+                s.put(row, value);
+                lists.insert(role);
             }
-            let body = render_list(role, list.into_values().collect());
-            put_sealed(s, key, &body, seq)?;
+        }
+        for role in lists {
+            let key = keys::people_doc(role.name());
+            if let Some(stored) = s.get(&key)? {
+                let gone = |id: &str| left.contains(&(role, id.to_owned()));
+                keep_rows_of_whole_list(s, role, &stored, gone)?;
+            }
+            if s.scan(&keys::person_rows(role.name()), Scan::Forward, 1)?
+                .is_empty()
+            {
+                s.delete(key);
+            } else {
+                // A row a person, read and written on its own: a result writes the rows
+                // of its people and this head, however many people the list holds.
+                s.put(key, seal(false, &[], seq));
+            }
         }
         Ok(())
     }
@@ -248,19 +260,64 @@ fn decode(key: &[u8], value: &[u8]) -> Result<Ride, StoreError> {
     })
 }
 
-/// The rows of the list of `role` as served, by id.
-fn listed(s: &impl State, role: Role) -> Result<BTreeMap<String, PersonRow>, StoreError> {
+/// Where the head of `role`'s list (`stored`) holds the whole list, as a store written
+/// before the rows were kept does: writes a row for each person of it who has none yet
+/// and has not `gone` from it in this batch, so that the list read from the rows is whole
+/// once the head no longer holds it.
+fn keep_rows_of_whole_list(
+    s: &mut impl State,
+    role: Role,
+    stored: &[u8],
+    gone: impl Fn(&str) -> bool,
+) -> Result<(), StoreError> {
+    let body = unseal(stored);
+    if body.is_empty() {
+        return Ok(());
+    }
     let key = keys::people_doc(role.name());
-    let Some(stored) = s.get(&key)? else {
-        return Ok(BTreeMap::new());
-    };
-    let body = unseal(&stored);
     let rows = match role {
         Role::Jockey => serde_json::from_slice::<JockeyList>(body).map(|l| l.jockeys),
         Role::Trainer => serde_json::from_slice::<TrainerList>(body).map(|l| l.trainers),
     }
     .map_err(|e| corrupt(&key, e))?;
-    Ok(rows.into_iter().map(|row| (row.id.clone(), row)).collect())
+    for row in rows {
+        let row_key = keys::person_row(role.name(), &row.id);
+        if !gone(&row.id) && s.get(&row_key)?.is_none() {
+            // Plain data: serialising it cannot fail.
+            s.put(row_key, serde_json::to_vec(&row).unwrap_or_default());
+        }
+    }
+    Ok(())
+}
+
+/// The list of `role` as served, sealed with its `ETag` and the sequence its `head` (as
+/// stored) holds, assembled from its `rows` (as stored, in key order).
+pub(crate) fn assemble_list<K: AsRef<[u8]>, V: AsRef<[u8]>>(
+    role: Role,
+    head: &[u8],
+    rows: impl IntoIterator<Item = Result<(K, V), StoreError>>,
+) -> Result<Vec<u8>, StoreError> {
+    let seq = head
+        .get(ETAG_LEN..HEAD_LEN)
+        .and_then(|seq| seq.try_into().ok())
+        .map(u64::from_be_bytes)
+        .ok_or_else(|| {
+            let key = keys::people_doc(role.name());
+            StoreError::Corrupt(format!("{} is truncated", String::from_utf8_lossy(&key)))
+        })?;
+    if !unseal(head).is_empty() {
+        // The whole list, as a store written before the rows were kept holds it.
+        return Ok(head.to_vec());
+    }
+    let rows = rows
+        .into_iter()
+        .map(|item| {
+            let (key, value) = item?;
+            serde_json::from_slice::<PersonRow>(value.as_ref())
+                .map_err(|e| corrupt(key.as_ref(), e))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(seal(false, &render_list(role, rows), seq))
 }
 
 fn corrupt(key: &[u8], e: serde_json::Error) -> StoreError {

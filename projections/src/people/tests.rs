@@ -4,8 +4,9 @@
 use racing_events::samples::{envelope, result, retraction, runner};
 use racing_events::{Envelope, Event, ResultRunner};
 
+use super::Role;
 use crate::tally::Tally;
-use crate::{Fold, MemState, Store};
+use crate::{keys, Fold, MemState, Store};
 
 /// Folds `events` into `s` in batches of `size`, counting the bytes put under `prefix`.
 pub(crate) fn fold_counting(
@@ -69,6 +70,100 @@ fn a_result_writes_what_it_changes_of_people_however_many_rides_they_have() {
         written <= 16 * 1024,
         "a result of four people with 600 rides each wrote {written} bytes of their records"
     );
+}
+
+/// The body of the list of `role` in `s`, assembled from its head and rows.
+fn list_in(s: &MemState, role: Role) -> Option<serde_json::Value> {
+    let head = s.records.get(&keys::people_doc(role.name()))?;
+    let prefix = keys::person_rows(role.name());
+    let rows = s
+        .records
+        .range(prefix.clone()..)
+        .take_while(|(k, _)| k.starts_with(&prefix))
+        .map(Ok);
+    let sealed = super::assemble_list(role, head, rows).expect("assembled");
+    Some(serde_json::from_slice(crate::docs::unseal(&sealed)).expect("json"))
+}
+
+/// A race of `jockeys` 0 to 999, each riding for a trainer of the same number.
+fn race_of(n: usize, jockeys: std::ops::Range<usize>) -> Envelope {
+    let runners = jockeys
+        .map(|j| {
+            ride(
+                1,
+                &format!("R{j}"),
+                &format!("Rider {j}"),
+                &format!("Trainer {j}"),
+            )
+        })
+        .collect();
+    envelope(result("2024-10-01", "Sha Tin", n as i64, runners))
+}
+
+#[test]
+fn a_result_writes_the_rows_of_its_people_not_the_lists_of_everyone() {
+    let mut s = MemState::default();
+    // 600 jockeys and as many trainers, in races of 12.
+    let history = (0..50).map(|n| race_of(n % 99 + 1, n * 12..n * 12 + 12));
+    fold_counting(&mut s, history, 64, b"");
+    let prefixes: Vec<Vec<u8>> = Role::ALL
+        .into_iter()
+        .flat_map(|r| [keys::people_doc(r.name()), keys::person_rows(r.name())])
+        .collect();
+    let mut tally = Tally::new(&mut s);
+    let mut f = Fold::default();
+    f.apply(&mut tally, 1_000, 0, &race_of(99, 0..2))
+        .expect("apply");
+    f.render(&mut tally).expect("render");
+    let written = tally.bytes(|key| prefixes.iter().any(|p| key.starts_with(p)));
+    // Four rows of about 50 bytes and two heads of 42; each list is 30 KB.
+    assert!(written <= 512, "{written} bytes of the lists written");
+    let jockeys = list_in(&s, Role::Jockey).expect("a list");
+    assert_eq!(jockeys["jockeys"].as_array().map(Vec::len), Some(600));
+    assert_eq!(jockeys["jockeys"][0]["id"], "rider-0");
+    assert_eq!(jockeys["jockeys"][0]["rides"], 2);
+}
+
+#[test]
+fn a_list_stored_whole_before_rows_were_kept_loses_nobody() {
+    let mut s = MemState::default();
+    fold_counting(
+        &mut s,
+        (0..5).map(|n| race_of(n + 1, n * 2..n * 2 + 2)),
+        64,
+        b"",
+    );
+    // As a store written before the rows were kept holds it: the whole list under its
+    // head, and no row.
+    for role in Role::ALL {
+        let whole = serde_json::to_vec(&list_in(&s, role).expect("a list")).expect("json");
+        let prefix = keys::person_rows(role.name());
+        s.records.retain(|k, _| !k.starts_with(&prefix));
+        s.records.insert(
+            keys::people_doc(role.name()),
+            crate::docs::seal(false, &whole, 5),
+        );
+    }
+    let before = list_in(&s, Role::Jockey).expect("a list");
+    assert_eq!(before["jockeys"].as_array().map(Vec::len), Some(10));
+    // One more ride of rider 3, a newcomer, and race 5 (riders 8 and 9) retracted.
+    let gone = retraction("2024-10-01", "Sha Tin", 5, "void");
+    let batch = [race_of(9, 3..4), race_of(10, 20..21), envelope(gone)];
+    fold_counting(&mut s, batch, 64, b"");
+    let after = list_in(&s, Role::Jockey).expect("a list");
+    let rows = after["jockeys"].as_array().expect("rows");
+    assert_eq!(rows.len(), 9, "{after}");
+    let rides = |id: &str| {
+        rows.iter()
+            .find(|r| r["id"] == id)
+            .map(|r| r["rides"].clone())
+    };
+    assert_eq!(rides("rider-3"), Some(2.into()));
+    assert_eq!(rides("rider-4"), Some(1.into()));
+    assert_eq!(rides("rider-20"), Some(1.into()));
+    assert_eq!(rides("rider-8"), None);
+    let trainers = list_in(&s, Role::Trainer).expect("a list");
+    assert_eq!(trainers["trainers"].as_array().map(Vec::len), Some(9));
 }
 
 #[test]
