@@ -68,12 +68,18 @@ fn run(i: usize, horse: &str) -> Envelope {
     envelope(result(&date, "Sha Tin", 1, vec![runner(Some(1), horse)]))
 }
 
-#[test]
-fn the_200th_run_of_a_horse_writes_bytes_of_one_entry_not_of_its_form() {
+/// E271's first 199 runs folded one a batch, and what folding the 200th did.
+fn the_200th_run() -> (MemState, Counted) {
     let mut s = MemState::default();
     let runs: Vec<Envelope> = (0..199).map(|i| run(i, "E271")).collect();
     fold_counting(&mut s, &runs, 1, 1);
-    let put = fold_counting(&mut s, &[run(199, "E271")], 200, 1).put;
+    let counted = fold_counting(&mut s, &[run(199, "E271")], 200, 1);
+    (s, counted)
+}
+
+#[test]
+fn the_200th_run_of_a_horse_writes_bytes_of_one_entry_not_of_its_form() {
+    let (s, Counted { put, .. }) = the_200th_run();
     let form = of_forms(&put);
     // About 300 bytes of entry and 100 of the document's head; the form is 55 KB.
     assert!(
@@ -89,10 +95,7 @@ fn the_200th_run_of_a_horse_writes_bytes_of_one_entry_not_of_its_form() {
 
 #[test]
 fn the_200th_run_of_a_horse_reads_records_of_one_entry_not_of_its_form() {
-    let mut s = MemState::default();
-    let runs: Vec<Envelope> = (0..199).map(|i| run(i, "E271")).collect();
-    fold_counting(&mut s, &runs, 1, 1);
-    let read = fold_counting(&mut s, &[run(199, "E271")], 200, 1).read;
+    let (mut s, Counted { read, .. }) = the_200th_run();
     // The form's head, the entry the run set and the newest (the same one).
     assert!(
         of_forms(&read) <= 4,
