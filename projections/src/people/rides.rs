@@ -132,8 +132,11 @@ impl People {
                 }
                 if s.get(&row)?.is_some() {
                     s.delete(row);
+                    lists.insert(role);
+                } else if holds_whole_list(s, role)? {
+                    // A store written before the rows were kept may list them there.
+                    lists.insert(role);
                 }
-                lists.insert(role);
                 left.insert((role, id));
                 continue;
             }
@@ -258,6 +261,13 @@ fn decode(key: &[u8], value: &[u8]) -> Result<Ride, StoreError> {
         win_odds,
         name,
     })
+}
+
+/// Whether the head of `role`'s list holds the whole list, as in a store written before
+/// the rows were kept.
+fn holds_whole_list(s: &impl State, role: Role) -> Result<bool, StoreError> {
+    let head = s.get(&keys::people_doc(role.name()))?;
+    Ok(head.is_some_and(|stored| !unseal(&stored).is_empty()))
 }
 
 /// Where the head of `role`'s list (`stored`) holds the whole list, as a store written

@@ -125,6 +125,32 @@ fn a_result_writes_the_rows_of_its_people_not_the_lists_of_everyone() {
 }
 
 #[test]
+fn a_batch_that_leaves_a_list_as_it_was_does_not_date_it_again() {
+    let mut s = MemState::default();
+    fold_counting(
+        &mut s,
+        (0..3).map(|n| race_of(n + 1, n * 2..n * 2 + 2)),
+        64,
+        b"",
+    );
+    let head = |s: &MemState| s.records.get(&keys::people_doc("jockey")).cloned();
+    let before = head(&s).expect("a head");
+    // A newcomer's ride given and taken back in one batch.
+    let batch = [
+        race_of(98, 700..701),
+        envelope(retraction("2024-10-01", "Sha Tin", 98, "void")),
+    ];
+    fold_counting(&mut s, batch, 64, b"");
+    assert_eq!(
+        head(&s),
+        Some(before),
+        "the list's sequence is that of its last change"
+    );
+    let jockeys = list_in(&s, Role::Jockey).expect("a list");
+    assert_eq!(jockeys["jockeys"].as_array().map(Vec::len), Some(6));
+}
+
+#[test]
 fn a_list_stored_whole_before_rows_were_kept_loses_nobody() {
     let mut s = MemState::default();
     fold_counting(
