@@ -100,6 +100,15 @@ fn race_of(n: usize, jockeys: std::ops::Range<usize>) -> Envelope {
     envelope(result("2024-10-01", "Sha Tin", n as i64, runners))
 }
 
+/// Races 1 to `n` of one date folded in one batch, race `i` ridden by riders `2i - 2` and
+/// `2i - 1`.
+fn races_of_two(n: usize) -> MemState {
+    let mut s = MemState::default();
+    let races = (0..n).map(|i| race_of(i + 1, i * 2..i * 2 + 2));
+    fold_counting(&mut s, races, 64, b"");
+    s
+}
+
 #[test]
 fn a_result_writes_the_rows_of_its_people_not_the_lists_of_everyone() {
     let mut s = MemState::default();
@@ -126,13 +135,7 @@ fn a_result_writes_the_rows_of_its_people_not_the_lists_of_everyone() {
 
 #[test]
 fn a_batch_that_leaves_a_list_as_it_was_does_not_date_it_again() {
-    let mut s = MemState::default();
-    fold_counting(
-        &mut s,
-        (0..3).map(|n| race_of(n + 1, n * 2..n * 2 + 2)),
-        64,
-        b"",
-    );
+    let mut s = races_of_two(3);
     let head = |s: &MemState| s.records.get(&keys::people_doc("jockey")).cloned();
     let before = head(&s).expect("a head");
     // A newcomer's ride given and taken back in one batch.
@@ -152,13 +155,7 @@ fn a_batch_that_leaves_a_list_as_it_was_does_not_date_it_again() {
 
 #[test]
 fn a_list_stored_whole_before_rows_were_kept_loses_nobody() {
-    let mut s = MemState::default();
-    fold_counting(
-        &mut s,
-        (0..5).map(|n| race_of(n + 1, n * 2..n * 2 + 2)),
-        64,
-        b"",
-    );
+    let mut s = races_of_two(5);
     // As a store written before the rows were kept holds it: the whole list under its
     // head, and no row.
     for role in Role::ALL {
