@@ -46,7 +46,7 @@ fn decode(value: &[u8]) -> Option<(u64, &[u8], &[u8])> {
 }
 
 /// What [`replace`] did to an entry.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub(crate) enum Replaced {
     /// Nothing: the entry was given as it is, or one to remove was not there.
     Nothing,

@@ -7,7 +7,7 @@ use axum::http::HeaderValue;
 use axum::response::Response;
 use bytes::Bytes;
 use racing_projections::{etag, Doc, HorseMatch, MeetingRow, Role, Store, ETAG_LEN, HEAD_LEN};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::documents::{built, json};
@@ -174,43 +174,27 @@ fn person(state: &AppState, role: Role, id: &str) -> Result<Response, ApiError> 
     }
 }
 
-/// One row of a stored list, as it reads back.
-#[derive(Deserialize)]
-struct Listed {
-    #[serde(alias = "trainers")]
-    jockeys: Vec<racing_projections::PersonRow>,
-}
-
 /// Everyone of `role`, those whose name contains `name` (any case) where it is given.
 fn people(state: &AppState, role: Role, name: Option<NameText>) -> Result<Response, ApiError> {
     built(state)?;
     let store = state.read_models.load();
     let checkpoint = store.checkpoint()?;
-    let doc = store.people(role)?;
-    match (doc, name) {
-        (Some(doc), None) => stored(doc),
-        (doc, name) => {
-            let rows = match &doc {
-                Some(doc) => {
-                    serde_json::from_slice::<Listed>(doc)
-                        .map_err(|e| ApiError::Internal(anyhow::anyhow!("a stored list: {e}")))?
-                        .jockeys
-                }
-                None => Vec::new(),
-            };
-            let text = name.map(|n| n.to_lowercase());
-            let rows = rows
-                .into_iter()
-                .filter(|r| {
-                    text.as_ref()
-                        .is_none_or(|t| r.name.to_lowercase().contains(t.as_str()))
-                })
-                .collect();
-            let seq = doc.as_ref().map_or(checkpoint, Doc::seq);
-            let body = racing_projections::render_list(role, rows);
-            answer(body, seq)
-        }
-    }
+    let Some(name) = name else {
+        return match store.people(role)? {
+            Some(doc) => stored(doc),
+            None => answer(
+                racing_projections::render_list(role, Vec::new()),
+                checkpoint,
+            ),
+        };
+    };
+    let (seq, rows) = store.people_rows(role)?.unwrap_or((checkpoint, Vec::new()));
+    let text = name.to_lowercase();
+    let rows = rows
+        .into_iter()
+        .filter(|r| r.name.to_lowercase().contains(text.as_str()))
+        .collect();
+    answer(racing_projections::render_list(role, rows), seq)
 }
 
 /// A stored document's answer, sent from the store's own buffer.

@@ -24,10 +24,10 @@ pub use docs::{is_slug, render_list, season, slug, PersonRow, Role};
 #[cfg(feature = "openapi")]
 pub use docs::{JockeyList, PersonDoc, TrainerList};
 #[cfg(test)]
-pub(crate) use rides::assemble_list;
+pub(crate) use rides::list_rows;
 pub(crate) use rides::People;
 
-use crate::docs::Doc;
+use crate::docs::{seal, Doc};
 use crate::keys;
 use crate::store::Store;
 use crate::StoreError;
@@ -38,18 +38,26 @@ impl Store {
         self.sealed(&keys::person_doc(role.name(), id))
     }
 
-    /// The list of every jockey (or trainer), assembled from its rows; `None` before the
-    /// first ride.
+    /// The list of every jockey (or trainer), assembled from its rows and sealed with its
+    /// `ETag`; `None` before the first ride.
     pub fn people(&self, role: Role) -> Result<Option<Doc>, StoreError> {
-        let key = keys::people_doc(role.name());
-        let Some(head) = self.kv.get(&key)? else {
+        let Some((seq, rows)) = self.people_rows(role)? else {
+            return Ok(None);
+        };
+        let sealed = seal(false, &render_list(role, rows), seq);
+        Doc::new(sealed.into())
+            .map(Some)
+            .ok_or_else(|| StoreError::Corrupt(format!("the list of {}s", role.name())))
+    }
+
+    /// The rows of the list of every jockey (or trainer), in no order, and the sequence
+    /// at which the list last changed; `None` before the first ride.
+    pub fn people_rows(&self, role: Role) -> Result<Option<(u64, Vec<PersonRow>)>, StoreError> {
+        let Some(head) = self.kv.get(keys::people_doc(role.name()))? else {
             return Ok(None);
         };
         let rows = self.kv.prefix(keys::person_rows(role.name()));
-        let list = rides::assemble_list(role, &head, rows)?;
-        Doc::new(list.into()).map(Some).ok_or_else(|| {
-            StoreError::Corrupt(format!("{} has no ETag", String::from_utf8_lossy(&key)))
-        })
+        rides::list_rows(role, &head, rows).map(Some)
     }
 
     fn sealed(&self, key: &[u8]) -> Result<Option<Doc>, StoreError> {

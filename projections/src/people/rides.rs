@@ -9,8 +9,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use racing_events::RaceResult;
 
 use super::docs::{
-    is_ride, render_list, render_person, season, slug, Counts, JockeyList, PersonRow, Ride, Role,
-    Summary, TrainerList, RECENT,
+    is_ride, render_person, season, slug, Counts, JockeyList, PersonRow, Ride, Role, Summary,
+    TrainerList, RECENT,
 };
 use crate::docs::{same_answer, seal, unseal, ETAG_LEN, HEAD_LEN};
 use crate::facts::{self, What};
@@ -284,12 +284,7 @@ fn keep_rows_of_whole_list(
     if body.is_empty() {
         return Ok(());
     }
-    let key = keys::people_doc(role.name());
-    let rows = match role {
-        Role::Jockey => serde_json::from_slice::<JockeyList>(body).map(|l| l.jockeys),
-        Role::Trainer => serde_json::from_slice::<TrainerList>(body).map(|l| l.trainers),
-    }
-    .map_err(|e| corrupt(&key, e))?;
+    let rows = whole_list_rows(role, body)?;
     for row in rows {
         let row_key = keys::person_row(role.name(), &row.id);
         if !gone(&row.id) && s.get(&row_key)?.is_none() {
@@ -300,13 +295,24 @@ fn keep_rows_of_whole_list(
     Ok(())
 }
 
-/// The list of `role` as served, sealed with its `ETag` and the sequence its `head` (as
-/// stored) holds, assembled from its `rows` (as stored, in key order).
-pub(crate) fn assemble_list<K: AsRef<[u8]>, V: AsRef<[u8]>>(
+/// The rows of a list stored whole (`body`), as a store written before the rows were
+/// kept holds it under the head.
+fn whole_list_rows(role: Role, body: &[u8]) -> Result<Vec<PersonRow>, StoreError> {
+    match role {
+        Role::Jockey => serde_json::from_slice::<JockeyList>(body).map(|l| l.jockeys),
+        Role::Trainer => serde_json::from_slice::<TrainerList>(body).map(|l| l.trainers),
+    }
+    .map_err(|e| corrupt(&keys::people_doc(role.name()), e))
+}
+
+/// The list of `role`: the sequence its `head` (as stored) holds, and its rows, read from
+/// `rows` (as stored, in key order) or, in a store written before the rows were kept,
+/// from the whole list under the head.
+pub(crate) fn list_rows<K: AsRef<[u8]>, V: AsRef<[u8]>>(
     role: Role,
     head: &[u8],
     rows: impl IntoIterator<Item = Result<(K, V), StoreError>>,
-) -> Result<Vec<u8>, StoreError> {
+) -> Result<(u64, Vec<PersonRow>), StoreError> {
     let seq = head
         .get(ETAG_LEN..HEAD_LEN)
         .and_then(|seq| seq.try_into().ok())
@@ -315,9 +321,9 @@ pub(crate) fn assemble_list<K: AsRef<[u8]>, V: AsRef<[u8]>>(
             let key = keys::people_doc(role.name());
             StoreError::Corrupt(format!("{} is truncated", String::from_utf8_lossy(&key)))
         })?;
-    if !unseal(head).is_empty() {
-        // The whole list, as a store written before the rows were kept holds it.
-        return Ok(head.to_vec());
+    let body = unseal(head);
+    if !body.is_empty() {
+        return Ok((seq, whole_list_rows(role, body)?));
     }
     let rows = rows
         .into_iter()
@@ -327,7 +333,7 @@ pub(crate) fn assemble_list<K: AsRef<[u8]>, V: AsRef<[u8]>>(
                 .map_err(|e| corrupt(key.as_ref(), e))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(seal(false, &render_list(role, rows), seq))
+    Ok((seq, rows))
 }
 
 fn corrupt(key: &[u8], e: serde_json::Error) -> StoreError {

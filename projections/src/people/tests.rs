@@ -81,8 +81,8 @@ fn list_in(s: &MemState, role: Role) -> Option<serde_json::Value> {
         .range(prefix.clone()..)
         .take_while(|(k, _)| k.starts_with(&prefix))
         .map(Ok);
-    let sealed = super::assemble_list(role, head, rows).expect("assembled");
-    Some(serde_json::from_slice(crate::docs::unseal(&sealed)).expect("json"))
+    let (_, rows) = super::list_rows(role, head, rows).expect("rows");
+    Some(serde_json::from_slice(&super::render_list(role, rows)).expect("json"))
 }
 
 /// A race of `jockeys` 0 to 999, each riding for a trainer of the same number.
