@@ -1909,8 +1909,17 @@ fn a_replay_loaded_in_bulk_holds_what_folding_as_the_events_come_holds() {
             let sealed = batch.seal(|_| {}).expect("seal");
             loader.write(sealed).expect("write");
         }
-        loader.wait().expect("the last write");
+        loader.finish().expect("the last write, and the load's end");
         assert_eq!(loader.holds_all(), budget > 1 << 20, "{name}");
+        let left: Vec<_> = std::fs::read_dir(work.path().join(name))
+            .expect("the store's directory")
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| n.starts_with("load-steps-"))
+            .collect();
+        assert!(
+            left.is_empty(),
+            "{name}: the load's redo files left: {left:?}"
+        );
         assert_eq!(
             store.checkpoint().expect("checkpoint"),
             log.messages.len() as u64

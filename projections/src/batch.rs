@@ -57,6 +57,9 @@ impl Store {
     }
 
     fn batch_after(&self, upkeep_step: u64) -> Result<Batch<'_>, StoreError> {
+        // A load's batch that a failed write of its steps left in part ([`crate::steps`])
+        // is whole before a fold reads the store.
+        crate::steps::finish(&self.kv, self.dir())?;
         self.with_ids(|ids| ids.maintain(&self.kv, upkeep_step))?;
         Ok(Batch::new(self, self.checkpoint()?, None))
     }
@@ -321,6 +324,20 @@ impl Sealed {
     /// meanwhile (over a [`crate::Loader`]) may look ids up: its own and this batch's
     /// ids it finds in memory, and the run this one adds joins the ids once written.
     pub(crate) fn write(self) -> Result<BatchStats, StoreError> {
+        self.write_as(|store, batch| store.kv.apply(batch))
+    }
+
+    /// [`Sealed::write`] in steps ([`crate::steps`]): atomic with its checkpoint still,
+    /// through a redo file; a bulk load's way.
+    pub(crate) fn write_in_steps(self) -> Result<BatchStats, StoreError> {
+        let checkpoint = self.stats.checkpoint;
+        self.write_as(|store, batch| crate::steps::write(&store.kv, store.dir(), checkpoint, batch))
+    }
+
+    fn write_as(
+        self,
+        apply: impl FnOnce(&Store, Commit) -> Result<(), StoreError>,
+    ) -> Result<BatchStats, StoreError> {
         let Sealed {
             store,
             mut batch,
@@ -330,12 +347,12 @@ impl Sealed {
             writes: _,
         } = self;
         if new_ids.is_empty() {
-            store.kv.apply(batch)?;
+            apply(&store, batch)?;
             return Ok(stats);
         }
         // The batch's ids, as a new run, commit with it.
         let staged = store.with_ids(|ids| ids.stage(&mut batch, &mut new_ids, seqs))?;
-        store.kv.apply(batch)?;
+        apply(&store, batch)?;
         store.with_ids(|ids| {
             ids.committed(staged, &new_ids);
             Ok(())

@@ -4,6 +4,7 @@
 //! crate names the engine (sled 0.34), so that what the read models ask of it is this
 //! page, and trying another engine means changing this file alone.
 
+use std::collections::BTreeMap;
 use std::ops::RangeBounds;
 use std::path::Path;
 
@@ -63,7 +64,30 @@ impl Kv {
     /// Applies `commit`'s writes together: after a crash the store holds all of them or
     /// none.
     pub(crate) fn apply(&self, commit: Commit) -> Result<(), StoreError> {
-        Ok(self.tree.apply_batch(commit.0)?)
+        Ok(self.tree.apply_batch(commit.into_batch())?)
+    }
+
+    /// Applies `commit`'s writes in key order, `step` of them together at a time: after a
+    /// crash the store may hold any number of its steps ([`crate::steps`] makes the whole
+    /// recoverable). sled keeps everything a batch replaces until the batch's end.
+    pub(crate) fn apply_in_steps(&self, commit: Commit, step: usize) -> Result<(), StoreError> {
+        let mut batch = sled::Batch::default();
+        let mut records = 0;
+        for (key, value) in commit.0 {
+            match value {
+                Some(value) => batch.insert(key, value),
+                None => batch.remove(key),
+            }
+            records += 1;
+            if records == step {
+                self.tree.apply_batch(std::mem::take(&mut batch))?;
+                records = 0;
+            }
+        }
+        if records > 0 {
+            self.tree.apply_batch(batch)?;
+        }
+        Ok(())
     }
 
     /// Writes one record, alone.
@@ -95,17 +119,40 @@ pub(crate) fn free_replaced() {
 
 /// Writes to apply together ([`Kv::apply`]).
 #[derive(Default)]
-pub(crate) struct Commit(sled::Batch);
+pub(crate) struct Commit(BTreeMap<Bytes, Option<Bytes>>);
 
 impl Commit {
     /// Writes `value` under `key`.
     pub(crate) fn put(&mut self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
-        self.0.insert(key.as_ref(), value.as_ref());
+        self.0
+            .insert(key.as_ref().into(), Some(value.as_ref().into()));
     }
 
     /// Removes the record under `key`, if any.
     pub(crate) fn remove(&mut self, key: impl AsRef<[u8]>) {
-        self.0.remove(key.as_ref());
+        self.0.insert(key.as_ref().into(), None);
+    }
+
+    /// Each write, in key order: the key, and the value or `None` for a removal.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&[u8], Option<&[u8]>)> {
+        self.0.iter().map(|(k, v)| (k.as_ref(), v.as_deref()))
+    }
+
+    /// The writes whose keys `first` picks, and the others.
+    pub(crate) fn split(self, first: impl Fn(&[u8]) -> bool) -> (Commit, Commit) {
+        let (picked, rest) = self.0.into_iter().partition(|(k, _)| first(k));
+        (Commit(picked), Commit(rest))
+    }
+
+    fn into_batch(self) -> sled::Batch {
+        let mut batch = sled::Batch::default();
+        for (key, value) in self.0 {
+            match value {
+                Some(value) => batch.insert(key, value),
+                None => batch.remove(key),
+            }
+        }
+        batch
     }
 }
 
@@ -145,6 +192,12 @@ pub(crate) fn held_elsewhere(e: &Error) -> bool {
 /// Whether `e` is a failure to read or write the store's files (a full disk, an I/O error).
 pub(crate) fn is_io(e: &Error) -> bool {
     matches!(e, sled::Error::Io(_))
+}
+
+/// A failure to read or write a file of the store's own beside the engine's, as the
+/// engine's would be ([`is_io`]).
+pub(crate) fn io_error(e: std::io::Error) -> StoreError {
+    StoreError::Sled(sled::Error::Io(e))
 }
 
 /// Whether `e` says the store itself is damaged: a file of it is missing (a blob that a

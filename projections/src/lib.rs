@@ -29,6 +29,7 @@ mod scan;
 mod search;
 mod state;
 mod status;
+mod steps;
 mod store;
 mod written;
 

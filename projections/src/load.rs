@@ -10,7 +10,8 @@
 //!
 //! What it holds is bounded by a budget: past it, the records of every batch but the one
 //! being written are let go, and from then on the folds read what they lack from the tree
-//! (waiting for the write in progress), so that a log of any size loads within it.
+//! (waiting for the step of the write in progress, a few thousand records: `steps.rs`),
+//! so that a log of any size loads within it.
 
 use std::thread::JoinHandle;
 
@@ -19,7 +20,8 @@ use crate::held::Held;
 use crate::{Batch, Store, StoreError};
 
 /// Folds batches into a store while the batch before each is written on a thread of its
-/// own, one write at a time, each atomic with its checkpoint as a commit is.
+/// own, one write at a time, each atomic with its checkpoint as a commit is (written in
+/// steps: `steps.rs`).
 pub struct Loader {
     store: Store,
     held: Held,
@@ -31,6 +33,8 @@ pub struct Loader {
     writer: Option<Writer>,
     /// Whether a write is in progress.
     writing: bool,
+    /// Whether a write failed.
+    failed: bool,
 }
 
 /// The writer's thread and its two ends.
@@ -50,7 +54,7 @@ impl Writer {
             .spawn(move || {
                 for (sealed, records) in sealed {
                     let store = sealed.store().clone();
-                    let written = sealed.write();
+                    let written = sealed.write_in_steps();
                     free_what_sled_replaced(records);
                     let written = written.and_then(|stats| {
                         // The applied ids' upkeep a batch of the store does before it starts.
@@ -92,6 +96,8 @@ impl Loader {
     /// store that is not empty, it holds only the batch being written, and folds read the
     /// rest from the tree.
     pub fn new(store: &Store, budget: usize) -> Result<Loader, StoreError> {
+        // A batch of a load before it that a failed write left in part is whole first.
+        crate::steps::finish(&store.kv, store.dir())?;
         let checkpoint = store.checkpoint()?;
         let whole = checkpoint == 0 && store.holds_nothing_folded()?;
         Ok(Loader {
@@ -101,6 +107,7 @@ impl Loader {
             budget,
             writer: Some(Writer::start()?),
             writing: false,
+            failed: false,
         })
     }
 
@@ -133,9 +140,24 @@ impl Loader {
             return Ok(None);
         }
         let writer = self.writer.as_ref().ok_or_else(writer_gone)?;
-        let stats = writer.written.recv().map_err(|_| writer_gone())??;
+        let stats = writer.written.recv().map_err(|_| writer_gone())?;
+        self.failed |= stats.is_err();
+        let stats = stats?;
         self.held.writing_ids.clear();
         Ok(Some(stats))
+    }
+
+    /// Waits for the write in progress, then ends the load's steps ([`crate::steps`]):
+    /// after it, the store may be written otherwise. Returns what the write waited for
+    /// did, if there was one.
+    pub fn finish(&mut self) -> Result<Option<BatchStats>, StoreError> {
+        let done = self.wait()?;
+        // A write that failed may have left its batch in part: the marker stays, for the
+        // next batch or opening of the store to finish it.
+        if !self.failed {
+            crate::steps::end(&self.store.kv, self.store.dir())?;
+        }
+        Ok(done)
     }
 
     /// The checkpoint of the last batch handed to [`Loader::write`]: the store's once that
@@ -163,7 +185,9 @@ fn writer_gone() -> StoreError {
 impl Drop for Loader {
     fn drop(&mut self) {
         // A write in progress finishes (or fails) before the store may be used otherwise.
-        let _ = self.wait();
+        // (Where the steps could not be ended, the next batch or opening of the store
+        // finishes them: `steps.rs`.)
+        let _ = self.finish();
         if let Some(Writer {
             to_write, thread, ..
         }) = self.writer.take()

@@ -121,6 +121,9 @@ pub struct Store {
     reads: Arc<AtomicU64>,
     /// When such reads give up ([`Store::until`]).
     until: Option<Instant>,
+    /// Its directory: sled's files, and a bulk load's redo file while it writes a batch
+    /// in steps (`steps.rs`).
+    dir: Arc<Path>,
 }
 
 impl Store {
@@ -154,13 +157,21 @@ impl Store {
             Some(_) => {}
             None => kv.put(SCHEMA_KEY, SCHEMA)?,
         }
+        // A load's batch that a crash cut short is whole before anything reads.
+        crate::steps::open(&kv, dir)?;
         Ok(Store {
             kv,
             options,
             ids: Arc::default(),
             reads: Arc::default(),
             until: None,
+            dir: dir.into(),
         })
+    }
+
+    /// Its directory.
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
     }
 
     /// How many records the reads whose cost is bounded by what they answer have read

@@ -512,7 +512,7 @@ impl Projector {
                 };
             }
         }
-        let done = off_the_workers(|| loader.wait())?;
+        let done = off_the_workers(|| loader.finish())?;
         if let (Some(stats), Some((changed, live, pending))) = (done, writing.take()) {
             self.committed(stats, &changed, live, held, pending)?;
         }

@@ -117,7 +117,7 @@ pub async fn run(args: WorkerArgs) -> anyhow::Result<ExitCode> {
         output.flush()?;
     }
     if let Some(mut loader) = loader {
-        loader.wait()?;
+        loader.finish()?;
     }
     // The merges and the filter's save that the fold left due run here, where they hold
     // no reader, not in the service's first batches after the swap.

@@ -30,6 +30,10 @@ fn race(n: u8) -> [u8; 2] {
 /// The last stream sequence whose effects are in the tree.
 pub const CHECKPOINT: &[u8] = b"meta\0checkpoint";
 
+/// While a bulk load writes a batch in steps, the checkpoint it reaches: its records are
+/// in a redo file beside the store until they are all in the tree (`steps.rs`).
+pub const LOAD_STEPS: &[u8] = b"meta\0load_steps";
+
 /// Which stream the read models were built from: its name and when it was created.
 pub const STREAM: &[u8] = b"meta\0stream";
 
