@@ -1,7 +1,7 @@
 //! A batch of changes: the folds' writes over the committed records, rendered and written
 //! with the checkpoint it reached in one atomic sled batch (sealed, then written, so that
-//! a [`crate::Loader`] writes one while the next folds); and the same port over a map in
-//! memory, for tests.
+//! a [`crate::Loader`] writes one while the next folds, in steps that a redo file keeps
+//! atomic: `steps.rs`); and the same port over a map in memory, for tests.
 
 use std::collections::{BTreeMap, HashSet};
 
