@@ -118,7 +118,7 @@ pub(crate) fn free_replaced() {
 }
 
 /// Writes to apply together ([`Kv::apply`]).
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(crate) struct Commit(BTreeMap<Bytes, Option<Bytes>>);
 
 impl Commit {

@@ -66,14 +66,20 @@ pub(crate) fn write(
     checkpoint: u64,
     commit: Commit,
 ) -> Result<(), StoreError> {
-    let (head, body) = commit.split(|key| key == keys::CHECKPOINT);
-    save(&file_of(dir, checkpoint), checkpoint, &body)?;
-    let mut head = head;
-    head.put(keys::LOAD_STEPS, checkpoint.to_be_bytes());
-    kv.apply(head)?;
+    let body = begin(kv, dir, checkpoint, commit)?;
     kv.apply_in_steps(body, STEP_RECORDS)?;
     kv.flush_now()?;
     remove_files(dir, |seq| seq != checkpoint)
+}
+
+/// The first two steps of [`write`]: the redo file saved, then the checkpoint and the
+/// marker written. Returns the records left to write.
+fn begin(kv: &Kv, dir: &Path, checkpoint: u64, commit: Commit) -> Result<Commit, StoreError> {
+    let (mut head, body) = commit.split(|key| key == keys::CHECKPOINT);
+    save(&file_of(dir, checkpoint), checkpoint, &body)?;
+    head.put(keys::LOAD_STEPS, checkpoint.to_be_bytes());
+    kv.apply(head)?;
+    Ok(body)
 }
 
 /// Writes again the records of the batch whose steps a crash may have cut short, if the

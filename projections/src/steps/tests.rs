@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::*;
-use crate::tests::{reopen, tempdir};
+use crate::tests::{reopen, tempdir, try_reopen};
 use crate::{Options, Store};
 
 /// Records a store holds, bar its schema.
@@ -54,14 +54,7 @@ fn store_and_batch(dir: &Path) -> (Store, Commit) {
 fn applied_whole(batch: &Commit) -> BTreeMap<Vec<u8>, Vec<u8>> {
     let dir = tempdir();
     let (store, _) = store_and_batch(dir.path());
-    let mut again = Commit::default();
-    for (key, value) in batch.iter() {
-        match value {
-            Some(value) => again.put(key, value),
-            None => again.remove(key),
-        }
-    }
-    store.kv.apply(again).expect("apply");
+    store.kv.apply(batch.clone()).expect("apply");
     contents(&store.kv)
 }
 
@@ -90,11 +83,7 @@ fn a_crash_at_any_step_leaves_the_batch_whole_once_the_store_is_opened_again() {
         let (store, batch) = store_and_batch(dir.path());
         let expected = applied_whole(&batch);
         // What `write` does, the process dying after `done` steps of the records.
-        let (head, body) = batch.split(|key| key == keys::CHECKPOINT);
-        save(&file_of(dir.path(), 8), 8, &body).expect("save");
-        let mut head = head;
-        head.put(keys::LOAD_STEPS, 8u64.to_be_bytes());
-        store.kv.apply(head).expect("apply the head");
+        let body = begin(&store.kv, dir.path(), 8, batch).expect("begin");
         let (written, _) =
             body.split(|key| key < format!("rec\0{:06}", done * STEP_RECORDS).as_bytes());
         store
@@ -122,12 +111,8 @@ fn a_redo_file_that_does_not_read_back_as_written_is_damage_not_a_batch_in_part(
     ] {
         let dir = tempdir();
         let (store, batch) = store_and_batch(dir.path());
-        let (head, body) = batch.split(|key| key == keys::CHECKPOINT);
+        begin(&store.kv, dir.path(), 8, batch).expect("begin");
         let file = file_of(dir.path(), 8);
-        save(&file, 8, &body).expect("save");
-        let mut head = head;
-        head.put(keys::LOAD_STEPS, 8u64.to_be_bytes());
-        store.kv.apply(head).expect("apply the head");
         let mut bytes = std::fs::read(&file).expect("read");
         damage(&mut bytes);
         if bytes.is_empty() {
@@ -137,16 +122,7 @@ fn a_redo_file_that_does_not_read_back_as_written_is_damage_not_a_batch_in_part(
         }
         store.kv.flush_now().expect("flush");
         drop(store);
-        // As `reopen` waits for the dropped store's lock, up to 5 s.
-        let mut opened = Store::open(dir.path());
-        for _ in 0..500 {
-            if !matches!(&opened, Err(e) if e.is_held_elsewhere()) {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
-            opened = Store::open(dir.path());
-        }
-        match opened {
+        match try_reopen(dir.path(), Options::default()) {
             Err(e) => assert!(e.is_damage(), "{what}: {e}"),
             Ok(_) => panic!("{what}: opened"),
         }

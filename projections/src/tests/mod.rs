@@ -73,15 +73,18 @@ impl Drop for TempDir {
 /// its background threads finish, a moment later in this same process; a new process (a
 /// restart) never waits. So the lock is waited for here, for a few seconds at most.
 pub(crate) fn reopen(dir: &std::path::Path, options: Options) -> Store {
+    try_reopen(dir, options).unwrap_or_else(|e| panic!("reopen: {e}"))
+}
+
+/// [`reopen`], for a store that may fail to open for another reason than the lock.
+pub(crate) fn try_reopen(dir: &std::path::Path, options: Options) -> Result<Store, StoreError> {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
     loop {
         match Store::open_with(dir, options) {
-            Ok(store) => return store,
-            Err(e) if e.to_string().contains("could not acquire lock") => {
-                assert!(std::time::Instant::now() < deadline, "reopen: {e}");
+            Err(e) if e.is_held_elsewhere() && std::time::Instant::now() < deadline => {
                 std::thread::sleep(std::time::Duration::from_millis(10));
             }
-            Err(e) => panic!("reopen: {e}"),
+            opened => return opened,
         }
     }
 }
