@@ -64,28 +64,17 @@ impl Kv {
     /// Applies `commit`'s writes together: after a crash the store holds all of them or
     /// none.
     pub(crate) fn apply(&self, commit: Commit) -> Result<(), StoreError> {
-        Ok(self.tree.apply_batch(commit.into_batch())?)
+        Ok(self.tree.apply_batch(batch_of(commit.0))?)
     }
 
     /// Applies `commit`'s writes in key order, `step` of them together at a time: after a
     /// crash the store may hold any number of its steps ([`crate::steps`] makes the whole
     /// recoverable). sled keeps everything a batch replaces until the batch's end.
     pub(crate) fn apply_in_steps(&self, commit: Commit, step: usize) -> Result<(), StoreError> {
-        let mut batch = sled::Batch::default();
-        let mut records = 0;
-        for (key, value) in commit.0 {
-            match value {
-                Some(value) => batch.insert(key, value),
-                None => batch.remove(key),
-            }
-            records += 1;
-            if records == step {
-                self.tree.apply_batch(std::mem::take(&mut batch))?;
-                records = 0;
-            }
-        }
-        if records > 0 {
-            self.tree.apply_batch(batch)?;
+        let mut writes = commit.0.into_iter().peekable();
+        while writes.peek().is_some() {
+            self.tree
+                .apply_batch(batch_of(writes.by_ref().take(step.max(1))))?;
         }
         Ok(())
     }
@@ -143,17 +132,18 @@ impl Commit {
         let (picked, rest) = self.0.into_iter().partition(|(k, _)| first(k));
         (Commit(picked), Commit(rest))
     }
+}
 
-    fn into_batch(self) -> sled::Batch {
-        let mut batch = sled::Batch::default();
-        for (key, value) in self.0 {
-            match value {
-                Some(value) => batch.insert(key, value),
-                None => batch.remove(key),
-            }
+/// The engine's atomic batch of `writes`.
+fn batch_of(writes: impl IntoIterator<Item = (Bytes, Option<Bytes>)>) -> sled::Batch {
+    let mut batch = sled::Batch::default();
+    for (key, value) in writes {
+        match value {
+            Some(value) => batch.insert(key, value),
+            None => batch.remove(key),
         }
-        batch
     }
+    batch
 }
 
 /// The records of a range of keys ([`Kv::range`]).
