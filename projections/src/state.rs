@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
+use crate::kv::Kv;
 pub use crate::scan::{Item, Scan};
 use crate::StoreError;
 
@@ -23,6 +24,18 @@ pub trait Records {
     /// entries) this way; of the records as they stood at a point of the log (`as_of`),
     /// only a horse's form entries are read so.
     fn scan(&self, prefix: &[u8], dir: Scan, limit: usize) -> Result<Vec<Item>, StoreError>;
+}
+
+/// The records as the tree holds them, no batch's writes over them: what a read that
+/// assembles a document from records of its own reads.
+impl Records for Kv {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(Kv::get(self, key)?.map(|v| v.to_vec()))
+    }
+
+    fn scan(&self, prefix: &[u8], dir: Scan, limit: usize) -> Result<Vec<Item>, StoreError> {
+        crate::scan::over_batch(self, &Writes::new(), (prefix, dir, limit))
+    }
 }
 
 /// Read and write access to the read models, as a fold needs it.

@@ -4,18 +4,27 @@
 
 use super::*;
 
+/// The role named `role`.
+fn role_of(role: &str) -> Role {
+    Role::ALL
+        .into_iter()
+        .find(|r| r.name() == role)
+        .expect("a role")
+}
+
+/// The record of a person as served, assembled from its head and records.
+fn served(s: &MemState, role: Role, id: &str) -> Option<Vec<u8>> {
+    crate::people::served(s, role, id)
+        .expect("read")
+        .map(|v| crate::docs::unseal(&v).to_vec())
+}
+
 fn person(s: &MemState, role: &str, id: &str) -> Option<Value> {
-    s.records
-        .get(&crate::keys::person_doc(role, id))
-        .map(|v| serde_json::from_slice(crate::docs::unseal(v)).expect("json"))
+    served(s, role_of(role), id).map(|v| serde_json::from_slice(&v).expect("json"))
 }
 
 fn list(s: &MemState, role: &str) -> Value {
-    let role = Role::ALL
-        .into_iter()
-        .find(|r| r.name() == role)
-        .expect("a role");
-    listed(s, role)
+    listed(s, role_of(role))
         .map(|body| serde_json::from_slice(&body).expect("json"))
         .unwrap_or(Value::Null)
 }
@@ -364,10 +373,7 @@ fn assert_people_as_rendered_from_all_rides(s: &MemState) {
         );
         let (mut rows, mut seasons) = (Vec::new(), 0);
         for id in ids {
-            let served = s
-                .records
-                .get(&crate::keys::person_doc(role.name(), &id))
-                .map(|v| crate::docs::unseal(v).to_vec());
+            let served = served(s, role, &id);
             let expected = crate::people::render_from_results(role, &id, &results);
             assert_eq!(
                 served.as_deref().map(String::from_utf8_lossy),

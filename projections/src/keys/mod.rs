@@ -470,7 +470,10 @@ pub fn person_seasons(role: &str, id: &str) -> Vec<u8> {
     key(&[b"ppl", b"season", role.as_bytes(), id.as_bytes(), b""])
 }
 
-/// A jockey's or a trainer's record as served, sealed with its `ETag` and sequence.
+/// The head of a jockey's or a trainer's record: the `ETag` of the record and the
+/// sequence at which it last changed; the record is assembled from their seasons'
+/// figures and newest rides when it is read. (A store written before the heads were
+/// kept holds the whole record here, sealed with its `ETag`.)
 pub fn person_doc(role: &str, id: &str) -> Vec<u8> {
     key(&[b"ppl", b"doc", role.as_bytes(), id.as_bytes()])
 }

@@ -7,11 +7,11 @@
 //! what it adds and takes away: a result replaces its race's rides of everyone in it,
 //! before and after (an amendment that changes a jockey takes the ride from one and gives
 //! it to the other), and a retraction takes them away. What a result writes is then what
-//! it changes, whatever a person's history. Each touched person's document is rendered
-//! once a batch from a bounded read, their newest rides and their seasons' figures, and
-//! stored ready to send, and so is their row in the list of their role, which is
-//! assembled from its rows when it is read (`rides.rs`); what is served and how it is
-//! counted is in `docs.rs`.
+//! it changes, whatever a person's history. A person's record is assembled when it is
+//! read, from a bounded read of their newest rides and their seasons' figures; a batch
+//! writes its head (its `ETag` and sequence) and the person's row in the list of their
+//! role, which is assembled from its rows when it is read (`rides.rs`). What is served
+//! and how it is counted is in `docs.rs`.
 
 mod docs;
 mod rides;
@@ -25,7 +25,7 @@ pub use docs::{is_slug, render_list, season, slug, PersonRow, Role};
 pub use docs::{JockeyList, PersonDoc, TrainerList};
 #[cfg(test)]
 pub(crate) use rides::list_rows;
-pub(crate) use rides::People;
+pub(crate) use rides::{served, People};
 
 use crate::docs::{seal, Doc};
 use crate::keys;
@@ -33,9 +33,15 @@ use crate::store::Store;
 use crate::StoreError;
 
 impl Store {
-    /// The record of the jockey or trainer `id`, as stored.
+    /// The record of the jockey or trainer `id`, assembled from its head and records
+    /// ([`served`]) and sealed with its `ETag`.
     pub fn person(&self, role: Role, id: &str) -> Result<Option<Doc>, StoreError> {
-        self.sealed(&keys::person_doc(role.name(), id))
+        let Some(stored) = served(&self.kv, role, id)? else {
+            return Ok(None);
+        };
+        Doc::new(stored.into())
+            .map(Some)
+            .ok_or_else(|| StoreError::Corrupt(format!("the record of {} {id}", role.name())))
     }
 
     /// The list of every jockey (or trainer), assembled from its rows and sealed with its
@@ -58,14 +64,5 @@ impl Store {
         };
         let rows = self.kv.prefix(keys::person_rows(role.name()));
         rides::list_rows(role, &head, rows).map(Some)
-    }
-
-    fn sealed(&self, key: &[u8]) -> Result<Option<Doc>, StoreError> {
-        let Some(stored) = self.kv.get(key)? else {
-            return Ok(None);
-        };
-        Doc::new(stored).map(Some).ok_or_else(|| {
-            StoreError::Corrupt(format!("{} has no ETag", String::from_utf8_lossy(key)))
-        })
     }
 }

@@ -63,9 +63,9 @@ fn a_result_writes_what_it_changes_of_people_however_many_rides_they_have() {
     fold_counting(&mut s, history, 64, b"ppl\0");
     let next = envelope(purtons_race(600));
     let written = fold_counting(&mut s, [next], 1, b"ppl\0");
-    // Four people with 600 rides each: their documents (20 rides each) and lists, and a
-    // ride and a season's figures each. Their seasons' rides rewritten whole are 90 KB
-    // a person.
+    // Four people with 600 rides each: the heads of their records, their rows in the
+    // lists, and a ride and a season's figures each. Their seasons' rides rewritten
+    // whole are 90 KB a person.
     assert!(
         written <= 16 * 1024,
         "a result of four people with 600 rides each wrote {written} bytes of their records"
@@ -238,4 +238,106 @@ fn a_store_keeps_the_rides_of_people_as_a_fold_in_memory_does() {
     assert!(kept
         .iter()
         .any(|(k, _)| k.contains("ride\0jockey\0h-bowman")));
+}
+
+/// A race on `date` of one runner, ridden by Purton for Size.
+fn purton_on(date: &str, n: usize) -> Envelope {
+    let runners = vec![ride((n % 3) as i64 + 1, "P1", "Z Purton", "J Size")];
+    envelope(result(date, "Sha Tin", (n % 10) as i64 + 1, runners))
+}
+
+/// The bytes of people's records (their heads) written by a result of Purton's after
+/// `history` (folded in batches of 64).
+fn record_bytes_after(history: Vec<Envelope>) -> (usize, serde_json::Value) {
+    let mut s = MemState::default();
+    fold_counting(&mut s, history, 64, b"");
+    let written = fold_counting(&mut s, [purton_on("2060-10-01", 0)], 1, b"ppl\0doc\0");
+    let served = super::served(&s, Role::Jockey, "z-purton")
+        .expect("read")
+        .expect("a record");
+    let doc = serde_json::from_slice(crate::docs::unseal(&served)).expect("json");
+    (written, doc)
+}
+
+#[test]
+fn a_result_writes_the_head_of_a_persons_record_whatever_their_seasons() {
+    // Forty rides in one season, and forty in forty seasons.
+    let one = (0..40)
+        .map(|n| purton_on(&format!("2024-10-{:02}", n / 10 + 1), n))
+        .collect();
+    let forty = (0..40)
+        .map(|n| purton_on(&format!("{}-10-01", 2000 + n), n))
+        .collect();
+    let (in_one, doc_one) = record_bytes_after(one);
+    let (in_forty, doc_forty) = record_bytes_after(forty);
+    assert_eq!(doc_one["seasons"].as_array().map(Vec::len), Some(2));
+    assert_eq!(doc_one["rides"], 41);
+    assert_eq!(doc_forty["seasons"].as_array().map(Vec::len), Some(41));
+    assert_eq!(doc_forty["rides"], 41);
+    // A head each for Purton and Size: their `ETag`, sequence and key. Their records
+    // are 2.6 KB with forty seasons.
+    assert_eq!(in_one, in_forty, "the bytes of the records' heads");
+    assert!(
+        in_forty <= 2 * 80,
+        "{in_forty} bytes of the records written"
+    );
+}
+
+#[test]
+fn a_record_stored_whole_is_served_as_stored_until_a_result_changes_it() {
+    let history: Vec<Envelope> = (0..9).map(|n| purton_on("2024-10-01", n)).collect();
+    let mut s = MemState::default();
+    fold_counting(&mut s, history.clone(), 64, b"");
+    // As a store written before the heads were kept holds it: the record whole.
+    let key = keys::person_doc("jockey", "z-purton");
+    let whole = super::served(&s, Role::Jockey, "z-purton")
+        .expect("read")
+        .expect("a record");
+    assert_eq!(
+        s.records.get(&key).map(Vec::len),
+        Some(crate::docs::HEAD_LEN)
+    );
+    s.records.insert(key.clone(), whole.clone());
+    let read = super::served(&s, Role::Jockey, "z-purton").expect("read");
+    assert_eq!(read, Some(whole), "served as stored");
+
+    let next = purton_on("2024-10-02", 9);
+    fold_counting(&mut s, [next.clone()], 1, b"");
+    assert_eq!(
+        s.records.get(&key).map(Vec::len),
+        Some(crate::docs::HEAD_LEN)
+    );
+    let results: Vec<racing_events::RaceResult> = history
+        .iter()
+        .chain([&next])
+        .map(|e| match &e.event {
+            Event::RaceResultPublished(r) => r.clone(),
+            _ => unreachable!("a result"),
+        })
+        .collect();
+    let expected = super::render_from_results(Role::Jockey, "z-purton", &results);
+    let served = super::served(&s, Role::Jockey, "z-purton").expect("read");
+    let text = |doc: &[u8]| String::from_utf8_lossy(doc).into_owned();
+    let served = served.as_deref().map(|v| text(crate::docs::unseal(v)));
+    assert_eq!(served, expected.as_deref().map(text));
+}
+
+#[test]
+fn a_record_read_apart_from_its_head_is_served_with_its_own_etag() {
+    let mut s = MemState::default();
+    fold_counting(&mut s, (0..5).map(|n| purton_on("2024-10-01", n)), 64, b"");
+    let key = keys::person_doc("jockey", "z-purton");
+    let head = s.records.get_mut(&key).expect("a head");
+    // An `ETag` another record gave: as read while a commit changed the records.
+    head[1] ^= 1;
+    let served = super::served(&s, Role::Jockey, "z-purton")
+        .expect("read")
+        .expect("a record");
+    let (tag, body) = (
+        &served[..crate::docs::ETAG_LEN],
+        crate::docs::unseal(&served),
+    );
+    assert_eq!(tag, crate::docs::etag(body));
+    let doc: serde_json::Value = serde_json::from_slice(body).expect("json");
+    assert_eq!(doc["rides"], 5);
 }
