@@ -36,8 +36,9 @@ pub const LIVE_SEED: u64 = 9_000_000;
 const TICK_SECS: i64 = 5;
 /// Bumped when the generator changes, so that a cached log is not reused (2: the logs of
 /// version 1 were run on, and hold every earlier run's updates; 3: the set-up makes the
-/// key-value buckets beside the stream, which the service no longer makes).
-const VERSION: u32 = 3;
+/// key-value buckets beside the stream, which the service no longer makes; 4: what it
+/// holds names the jockey with the most rides).
+const VERSION: u32 = 4;
 
 /// What the benchmark needs to know about the log it generated.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -55,6 +56,10 @@ pub struct LogInfo {
     pub top_horse: String,
     /// Its runs.
     pub top_runs: u64,
+    /// The id of the jockey with the most rides (the person endpoint asks for them).
+    pub top_jockey: String,
+    /// Their runners in results.
+    pub top_jockey_rides: u64,
     /// The date of a meeting with the most races, all run (the results endpoint).
     pub meeting_date: String,
     /// Its races.
@@ -353,6 +358,7 @@ struct Tally {
     mix: BTreeMap<String, u64>,
     ids: HashSet<uuid::Uuid>,
     runs: HashMap<String, u64>,
+    rides: HashMap<String, u64>,
     races_by_date: HashMap<String, u64>,
 }
 
@@ -374,6 +380,8 @@ impl Tally {
                 *self.races_by_date.entry(r.date.clone()).or_default() += 1;
                 for runner in &r.runners {
                     *self.runs.entry(runner.horse_no.clone()).or_default() += 1;
+                    let jockey = racing_projections::slug(&runner.jockey);
+                    *self.rides.entry(jockey).or_default() += 1;
                 }
             }
         }
@@ -383,6 +391,11 @@ impl Tally {
     fn finish(self, today: Date) -> LogInfo {
         let (top_horse, top_runs) = self
             .runs
+            .into_iter()
+            .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
+            .unwrap_or_default();
+        let (top_jockey, top_jockey_rides) = self
+            .rides
             .into_iter()
             .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
             .unwrap_or_default();
@@ -398,6 +411,8 @@ impl Tally {
             today: today.to_string(),
             top_horse,
             top_runs,
+            top_jockey,
+            top_jockey_rides,
             meeting_date,
             meeting_races,
         }

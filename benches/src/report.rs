@@ -713,7 +713,7 @@ impl Report {
             .collect();
         format!(
             "racing benchmark ({} scale), {}, service at {}{}\nmachine: {} cores, {:.1} GiB, {}, Linux {}\nlog: {} events generated ({} MiB): {}\n\
-             top horse {} ({} runs), full meeting {} ({} races), today {}\n",
+             top horse {} ({} runs), top jockey {} ({} rides), full meeting {} ({} races), today {}\n",
             self.scale.name,
             self.at,
             self.revision,
@@ -731,6 +731,8 @@ impl Report {
             mix.join(", "),
             l.top_horse,
             l.top_runs,
+            l.top_jockey,
+            l.top_jockey_rides,
             l.meeting_date,
             l.meeting_races,
             l.today
