@@ -1,6 +1,7 @@
 //! Read models of the racing service: pure folds from feed events to the documents the API
 //! serves, and the sled store that holds them with the stream sequence they reached.
 
+mod assembled;
 mod batch;
 mod batched;
 mod cards;

@@ -27,19 +27,36 @@ pub use docs::{JockeyList, PersonDoc, TrainerList};
 pub(crate) use rides::list_rows;
 pub(crate) use rides::{served, People};
 
-use crate::docs::{seal, Doc};
+use crate::docs::{seal, Doc, HEAD_LEN};
 use crate::keys;
+use crate::kv::Bytes;
 use crate::store::Store;
 use crate::StoreError;
 
 impl Store {
     /// The record of the jockey or trainer `id`, assembled from its head and records
-    /// ([`served`]) and sealed with its `ETag`.
+    /// ([`served`]) and sealed with its `ETag`; kept assembled while its head stands.
     pub fn person(&self, role: Role, id: &str) -> Result<Option<Doc>, StoreError> {
-        let Some(stored) = served(&self.kv, role, id)? else {
+        let key = keys::person_doc(role.name(), id);
+        let Some(head) = self.kv.get(&key)? else {
             return Ok(None);
         };
-        Doc::new(stored.into())
+        let stored = match self.assembled.get(&key, &head) {
+            Some(kept) => kept,
+            None => {
+                let Some(stored) = served(&self.kv, role, id)? else {
+                    return Ok(None);
+                };
+                let stored = Bytes::from(stored);
+                // Kept only where assembled under the head read first: not a record read
+                // apart from its head, nor one stored whole before the heads were kept.
+                if stored.get(..HEAD_LEN) == Some(&head[..]) {
+                    self.assembled.put(key, stored.clone());
+                }
+                stored
+            }
+        };
+        Doc::new(stored)
             .map(Some)
             .ok_or_else(|| StoreError::Corrupt(format!("the record of {} {id}", role.name())))
     }

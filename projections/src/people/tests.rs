@@ -341,3 +341,38 @@ fn a_record_read_apart_from_its_head_is_served_with_its_own_etag() {
     let doc: serde_json::Value = serde_json::from_slice(body).expect("json");
     assert_eq!(doc["rides"], 5);
 }
+
+#[test]
+fn a_record_kept_assembled_is_assembled_again_once_a_result_changes_it() {
+    let dir = crate::tests::tempdir();
+    let store = Store::open(dir.path()).expect("open");
+    let commit = |seq: u64, e: &Envelope| {
+        let mut b = store.batch().expect("batch");
+        b.apply(seq, 0, e).expect("apply");
+        b.commit().expect("commit");
+    };
+    for n in 0..5 {
+        commit(n as u64 + 1, &purton_on("2024-10-01", n));
+    }
+    let read = || {
+        let doc = store
+            .person(Role::Jockey, "z-purton")
+            .expect("read")
+            .expect("a record");
+        assert_eq!(doc.etag(), crate::docs::etag(&doc).as_slice());
+        let body: serde_json::Value = serde_json::from_slice(&doc).expect("json");
+        (doc.seq(), body["rides"].clone())
+    };
+    assert_eq!(read(), (5, 5.into()));
+    // Kept: read again as it was.
+    assert_eq!(read(), (5, 5.into()));
+    let key = keys::person_doc("jockey", "z-purton");
+    let head = store.kv.get(&key).expect("read").expect("a head");
+    assert!(store.assembled.get(&key, &head).is_some(), "kept assembled");
+
+    commit(6, &purton_on("2024-10-02", 0));
+    assert_eq!(read(), (6, 6.into()), "assembled again");
+    // A result that changes nothing of the record leaves it kept as it was.
+    commit(7, &purton_on("2024-10-02", 0));
+    assert_eq!(read(), (6, 6.into()));
+}

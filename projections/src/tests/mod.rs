@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 use crate::*;
 
 mod cards;
+mod growth;
 mod odds;
 mod records;
 mod results;
