@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use arc_swap::ArcSwap;
-use racing_projections::{Doc, DocKey, Store, StoreError};
+use racing_projections::{list_key, record_key, Doc, DocKey, Role, Store, StoreError};
 use tokio_util::sync::CancellationToken;
 
 use crate::supervise::lock;
@@ -95,12 +95,33 @@ impl ReadModels {
     /// A document of the read models in use, from memory when it was read before and has
     /// not changed since.
     pub fn doc(&self, key: DocKey<'_>) -> Result<Option<Doc>, StoreError> {
-        let key = key.key();
+        self.cached(key.key(), |store, key| store.doc_by_key(key))
+    }
+
+    /// The record of a jockey or trainer, from memory as [`ReadModels::doc`]'s documents
+    /// are: it is assembled from tens of records when read from the store.
+    pub fn person(&self, role: Role, id: &str) -> Result<Option<Doc>, StoreError> {
+        self.cached(record_key(role, id), |store, _| store.person(role, id))
+    }
+
+    /// The list of every jockey (or trainer), from memory as [`ReadModels::doc`]'s
+    /// documents are: it is assembled from a row a person when read from the store.
+    pub fn people(&self, role: Role) -> Result<Option<Doc>, StoreError> {
+        self.cached(list_key(role), |store, _| store.people(role))
+    }
+
+    /// The document under `key`: from memory, or read from the store in use by `read`
+    /// and kept for the next reads, unless a commit came between.
+    fn cached(
+        &self,
+        key: Vec<u8>,
+        read: impl FnOnce(&Store, &[u8]) -> Result<Option<Doc>, StoreError>,
+    ) -> Result<Option<Doc>, StoreError> {
         if let Some(doc) = self.docs.get(&key) {
             return Ok(Some(doc));
         }
         let seen = self.docs.version();
-        let doc = self.load().doc_by_key(&key)?;
+        let doc = read(&self.load(), &key)?;
         if let Some(doc) = &doc {
             lock(&self.read_lately).note(&key);
             self.docs.offer(key, doc, seen);

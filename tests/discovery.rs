@@ -355,3 +355,49 @@ async fn people_lists_are_empty_before_any_result() {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(body["horses"][0]["horse_no"], "E271");
 }
+
+#[tokio::test]
+async fn a_persons_record_and_list_read_before_a_result_are_read_anew_after_it() {
+    let first = result(
+        "2026-09-06",
+        "Sha Tin",
+        1,
+        vec![ride(Some(1), "A1", "ALPHA", "Z Purton", "J Size")],
+    );
+    let (nats, mut app, _dir) = service_with(&[envelope(first)]).await;
+    // Read, and so kept in memory by the service.
+    for _ in 0..2 {
+        let (_, z) = app.get("/api/v1/jockeys/z-purton").await;
+        assert_eq!((&z["rides"], &z["wins"]), (&json!(1), &json!(1)));
+        let (_, list) = app.get("/api/v1/jockeys").await;
+        assert_eq!(list["jockeys"].as_array().map(Vec::len), Some(1));
+    }
+    let before = app.response("/api/v1/jockeys/z-purton").await;
+    let etag = before.headers()["etag"].clone();
+
+    let next = result(
+        "2026-09-13",
+        "Sha Tin",
+        2,
+        vec![
+            ride(Some(2), "A1", "ALPHA", "Z Purton", "J Size"),
+            ride(Some(1), "B2", "BRAVO", "H Bowman", "C S Shum"),
+        ],
+    );
+    let seq = nats.publish(&[envelope(next)]).await;
+    app.projected(seq).await;
+
+    let (_, z) = app.get("/api/v1/jockeys/z-purton").await;
+    assert_eq!((&z["rides"], &z["seconds"]), (&json!(2), &json!(1)));
+    assert_eq!(z["recent"][0]["date"], "2026-09-13");
+    let after = app.response("/api/v1/jockeys/z-purton").await;
+    assert_ne!(after.headers()["etag"], etag, "a new ETag for a new record");
+    let (_, list) = app.get("/api/v1/jockeys").await;
+    assert_eq!(
+        list,
+        json!({"jockeys": [
+            {"id": "h-bowman", "name": "H Bowman", "rides": 1},
+            {"id": "z-purton", "name": "Z Purton", "rides": 2}
+        ]})
+    );
+}

@@ -262,7 +262,8 @@ impl<'a> Batch<'a> {
     }
 
     /// [`Batch::commit`], calling `changed` with the key of each document the batch
-    /// writes or removes (before the write), for caches of documents to forget.
+    /// writes or removes (before the write), for caches of documents to forget: a
+    /// `DocKey`'s, or the head of a jockey's or trainer's record or of their list.
     pub fn commit_noting(self, changed: impl FnMut(&[u8])) -> Result<BatchStats, StoreError> {
         self.seal(changed)?.write()
     }
@@ -282,6 +283,9 @@ impl<'a> Batch<'a> {
                 changed(k);
                 // Only documents that now answer differently are written (`put_doc`).
                 docs.push(k, &mut batch, self.checkpoint);
+            } else if keys::is_sealed(k) {
+                // People's records and lists, which the change feed does not list.
+                changed(k);
             }
             match v {
                 Some(v) => batch.put(k.as_slice(), v.as_slice()),

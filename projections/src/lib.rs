@@ -1,7 +1,6 @@
 //! Read models of the racing service: pure folds from feed events to the documents the API
 //! serves, and the sled store that holds them with the stream sequence they reached.
 
-mod assembled;
 mod batch;
 mod batched;
 mod cards;
@@ -47,7 +46,7 @@ pub use keys::{is_sealed, DocKey};
 pub use kv::Bytes;
 pub use load::Loader;
 pub use meetings::MeetingRow;
-pub use people::{is_slug, render_list, season, slug, PersonRow, Role};
+pub use people::{is_slug, list_key, record_key, render_list, season, slug, PersonRow, Role};
 pub use raceday::{DayEvent, DayKind};
 pub use search::{HorseMatch, MAX_SEARCH_CHARS};
 pub use state::{Item, RaceOdds, Records, Scan, State};

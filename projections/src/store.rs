@@ -11,7 +11,6 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::assembled::Assembled;
 use crate::docs::Doc;
 use crate::ids::{self, AppliedIdStats, AppliedIds};
 use crate::keys::{self, DocKey};
@@ -125,8 +124,6 @@ pub struct Store {
     /// Its directory: sled's files, and a bulk load's redo file while it writes a batch
     /// in steps (`steps.rs`).
     dir: Arc<Path>,
-    /// Documents assembled at read, kept while their heads stand.
-    pub(crate) assembled: Arc<Assembled>,
 }
 
 impl Store {
@@ -169,7 +166,6 @@ impl Store {
             reads: Arc::default(),
             until: None,
             dir: dir.into(),
-            assembled: Arc::default(),
         })
     }
 

@@ -165,7 +165,7 @@ pub(super) fn trainer(state: &AppState, id: PersonId) -> Result<Response, ApiErr
 /// The record of one person, as stored.
 fn person(state: &AppState, role: Role, id: &str) -> Result<Response, ApiError> {
     built(state)?;
-    match state.read_models.load().person(role, id)? {
+    match state.read_models.person(role, id)? {
         Some(doc) => stored(doc),
         None => Err(ApiError::NotFound(format!(
             "no {} {id}: nobody of that id has a ride in a result",
@@ -180,7 +180,7 @@ fn people(state: &AppState, role: Role, name: Option<NameText>) -> Result<Respon
     let store = state.read_models.load();
     let checkpoint = store.checkpoint()?;
     let Some(name) = name else {
-        return match store.people(role)? {
+        return match state.read_models.people(role)? {
             Some(doc) => stored(doc),
             None => answer(
                 racing_projections::render_list(role, Vec::new()),

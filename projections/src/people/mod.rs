@@ -27,36 +27,31 @@ pub use docs::{JockeyList, PersonDoc, TrainerList};
 pub(crate) use rides::list_rows;
 pub(crate) use rides::{served, People};
 
-use crate::docs::{seal, Doc, HEAD_LEN};
+use crate::docs::{seal, Doc};
 use crate::keys;
-use crate::kv::Bytes;
 use crate::store::Store;
 use crate::StoreError;
 
+/// The key of the record of the jockey or trainer `id`: a cache of documents holds the
+/// record by it, and [`crate::Batch::commit_noting`] names it when a batch changes the
+/// record.
+pub fn record_key(role: Role, id: &str) -> Vec<u8> {
+    keys::person_doc(role.name(), id)
+}
+
+/// The key of the list of every jockey (or trainer), as [`record_key`] for a record.
+pub fn list_key(role: Role) -> Vec<u8> {
+    keys::people_doc(role.name())
+}
+
 impl Store {
     /// The record of the jockey or trainer `id`, assembled from its head and records
-    /// ([`served`]) and sealed with its `ETag`; kept assembled while its head stands.
+    /// ([`served`]) and sealed with its `ETag`.
     pub fn person(&self, role: Role, id: &str) -> Result<Option<Doc>, StoreError> {
-        let key = keys::person_doc(role.name(), id);
-        let Some(head) = self.kv.get(&key)? else {
+        let Some(stored) = served(&self.kv, role, id)? else {
             return Ok(None);
         };
-        let stored = match self.assembled.get(&key, &head) {
-            Some(kept) => kept,
-            None => {
-                let Some(stored) = served(&self.kv, role, id)? else {
-                    return Ok(None);
-                };
-                let stored = Bytes::from(stored);
-                // Kept only where assembled under the head read first: not a record read
-                // apart from its head, nor one stored whole before the heads were kept.
-                if stored.get(..HEAD_LEN) == Some(&head[..]) {
-                    self.assembled.put(key, stored.clone());
-                }
-                stored
-            }
-        };
-        Doc::new(stored)
+        Doc::new(stored.into())
             .map(Some)
             .ok_or_else(|| StoreError::Corrupt(format!("the record of {} {id}", role.name())))
     }
