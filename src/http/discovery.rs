@@ -162,7 +162,7 @@ pub(super) fn trainer(state: &AppState, id: PersonId) -> Result<Response, ApiErr
     person(state, Role::Trainer, &id)
 }
 
-/// The record of one person, as stored.
+/// The record of one person, as the read models keep it.
 fn person(state: &AppState, role: Role, id: &str) -> Result<Response, ApiError> {
     built(state)?;
     match state.read_models.person(role, id)? {
