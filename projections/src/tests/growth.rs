@@ -11,6 +11,12 @@ const HORSES: [&str; 12] = [
     "A01", "A02", "A03", "A04", "A05", "A06", "A07", "A08", "A09", "A10", "A11", "A12",
 ];
 
+/// Who rides the runners, in turn.
+const JOCKEYS: [&str; 4] = ["Z Purton", "H Bowman", "K Teetan", "A Badel"];
+
+/// Who trains them, in turn.
+const TRAINERS: [&str; 3] = ["J Size", "C S Shum", "F C Lor"];
+
 /// Races a meeting.
 const RACES: i64 = 8;
 
@@ -20,8 +26,8 @@ fn runners(n: usize) -> Vec<ResultRunner> {
         .map(|i| {
             let horse = HORSES[(i + n) % HORSES.len()];
             let mut r = runner(Some(i as i64 + 1), horse);
-            r.jockey = ["Z Purton", "H Bowman", "K Teetan", "A Badel"][i % 4].into();
-            r.trainer = ["J Size", "C S Shum", "F C Lor"][i % 3].into();
+            r.jockey = JOCKEYS[i % JOCKEYS.len()].into();
+            r.trainer = TRAINERS[i % TRAINERS.len()].into();
             r
         })
         .collect()
@@ -72,8 +78,8 @@ fn race_day() -> Vec<(&'static str, Envelope)> {
     let mut card = card(TODAY, "Sha Tin", 1, &HORSES);
     if let Event::RaceCardDeclared(c) = &mut card {
         for (i, r) in c.runners.iter_mut().enumerate() {
-            r.jockey = ["Z Purton", "H Bowman", "K Teetan", "A Badel"][i % 4].into();
-            r.trainer = ["J Size", "C S Shum", "F C Lor"][i % 3].into();
+            r.jockey = JOCKEYS[i % JOCKEYS.len()].into();
+            r.trainer = TRAINERS[i % TRAINERS.len()].into();
         }
     }
     let off = samples::status(TODAY, Some("Sha Tin"), 1, RaceStatus::Off, None);
