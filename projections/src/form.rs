@@ -19,7 +19,6 @@ use std::collections::BTreeMap;
 
 use crate::docs::{FormDoc, ETAG_LEN, HEAD_LEN};
 use crate::keys;
-use crate::kv::{Bytes, Kv};
 use crate::state::{Item, Records, Scan, State};
 use crate::StoreError;
 
@@ -187,18 +186,41 @@ pub(crate) fn assemble<'a>(
     Some(out)
 }
 
-/// The form document of `horse` as `kv` holds it, whole (as [`assemble`] makes it), from
-/// what its key holds (`head`) and its entries.
-pub(crate) fn read(kv: &Kv, horse: &str, head: &[u8]) -> Result<Bytes, StoreError> {
-    // Read forwards: sled walks a range backwards a good deal more slowly.
-    let entries = kv
-        .prefix(keys::form_entries_of(horse))
-        .map(|item| item.map(|(_, value)| value))
-        .collect::<Result<Vec<_>, _>>()?;
-    assemble(head, entries.iter().rev().map(|e| &e[..]))
-        .map(Bytes::from)
-        .ok_or_else(|| StoreError::Corrupt(format!("the form document of {horse}")))
+/// The form document of `horse` as `records` hold it, whole (as [`assemble`] makes it),
+/// from what its key holds (`head`) and its entries; `None` where a commit removed it
+/// after `head` was read (an amendment took its only race).
+///
+/// The reads of a store are not isolated from its commits: one that lands between the
+/// head's read and the entries' (or amid the entries') gives a form that is neither the
+/// one before it nor the one after. Every commit that changes what a form serves writes
+/// its head again, with the commit's sequence, so a head read again after the entries
+/// and found the same says that none did; otherwise the form is read again, a few times
+/// at most, then served as read (its `ETag` is that of what it sends in any case).
+pub(crate) fn read(
+    records: &impl Records,
+    horse: &str,
+    mut head: Vec<u8>,
+) -> Result<Option<Vec<u8>>, StoreError> {
+    let key = crate::DocKey::Form(horse).key();
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        // Forwards: sled walks a range backwards a good deal more slowly.
+        let entries = records.scan(&keys::form_entries_of(horse), Scan::Forward, usize::MAX)?;
+        let Some(now) = records.get(&key)? else {
+            return Ok(None);
+        };
+        if now == head || tries == READS {
+            return assemble(&head, entries.iter().rev().map(|(_, e)| &e[..]))
+                .map(Some)
+                .ok_or_else(|| StoreError::Corrupt(format!("the form document of {horse}")));
+        }
+        head = now;
+    }
 }
+
+/// Most reads of a form while commits land between the reads of its parts.
+const READS: usize = 3;
 
 /// The form document of `horse` in `records`, whole; `None` where it has none.
 pub(crate) fn read_in(records: &BTreeMap<Vec<u8>, Vec<u8>>, horse: &str) -> Option<Vec<u8>> {

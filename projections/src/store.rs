@@ -259,7 +259,10 @@ impl Store {
             stored = crate::docs::aliased(seq, found);
         } else if let Some(DocKey::Form(horse)) = DocKey::parse(key) {
             // A form's key holds its head; its entries are records of their own.
-            stored = crate::form::read(&self.kv, horse, &stored)?;
+            match crate::form::read(&self.kv, horse, stored.to_vec())? {
+                Some(whole) => stored = whole.into(),
+                None => return Ok(None),
+            }
         }
         Doc::new(stored).map(Some).ok_or_else(|| {
             StoreError::Corrupt(format!(
@@ -460,20 +463,24 @@ impl Store {
     /// form whole.
     pub fn documents(&self) -> impl Iterator<Item = Result<(Bytes, Bytes), StoreError>> + '_ {
         // Every `DocKey` starts with its `doc` part and the key separator.
-        self.kv.prefix(DocKey::PREFIX).map(|item| {
-            let (key, stored) = item?;
-            if let Some(DocKey::Form(horse)) = DocKey::parse(&key) {
-                let whole = crate::form::read(&self.kv, horse, &stored)?;
-                return Ok((key, whole));
-            }
-            if crate::docs::alias_of(&stored).is_none() {
-                return Ok((key, stored));
-            }
-            let doc = self.doc_by_key(&key)?.ok_or_else(|| {
-                StoreError::Corrupt(format!("document {}", String::from_utf8_lossy(&key)))
-            })?;
-            Ok((key, doc.into_stored()))
-        })
+        self.kv
+            .prefix(DocKey::PREFIX)
+            .map(|item| {
+                let (key, stored) = item?;
+                if let Some(DocKey::Form(horse)) = DocKey::parse(&key) {
+                    // `None`: removed since the scan read its head.
+                    let whole = crate::form::read(&self.kv, horse, stored.to_vec())?;
+                    return Ok(whole.map(|whole| (key, whole.into())));
+                }
+                if crate::docs::alias_of(&stored).is_none() {
+                    return Ok(Some((key, stored)));
+                }
+                let doc = self.doc_by_key(&key)?.ok_or_else(|| {
+                    StoreError::Corrupt(format!("document {}", String::from_utf8_lossy(&key)))
+                })?;
+                Ok(Some((key, doc.into_stored())))
+            })
+            .filter_map(Result::transpose)
     }
 
     /// Every record of the read models (documents, the folds' own state, dead letters,

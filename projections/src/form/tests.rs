@@ -114,3 +114,63 @@ fn a_truncated_entry_is_reported_damaged() {
     assert!(FormSource::load(&s, "E271").is_err());
     assert!(replace(&mut s, "E271", ("2026-10-01", 2, ST), None, 2).is_err());
 }
+
+/// Records that a commit changes between a read of the form's head and the scan of its
+/// entries: reads see `before` until the first scan, `after` from it on.
+struct CommitLands {
+    before: MemState,
+    after: MemState,
+    landed: std::cell::Cell<bool>,
+}
+
+impl CommitLands {
+    fn now(&self) -> &MemState {
+        if self.landed.get() {
+            &self.after
+        } else {
+            &self.before
+        }
+    }
+}
+
+impl Records for CommitLands {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        self.now().get(key)
+    }
+
+    fn scan(&self, prefix: &[u8], dir: Scan, limit: usize) -> Result<Vec<Item>, StoreError> {
+        self.landed.set(true);
+        self.now().scan(prefix, dir, limit)
+    }
+}
+
+#[test]
+fn a_form_read_while_a_commit_lands_is_read_again_whole() {
+    let key = crate::DocKey::Form("E271").key();
+    let json = FormDoc::head("E271", "NAME");
+    let mut before = MemState::default();
+    set(&mut before, ("2026-10-01", 2, ST), Some(("A", b"{1}")), 1);
+    before.put(key.clone(), head(1, &json));
+    let mut after = before.clone();
+    set(&mut after, ("2026-11-01", 1, ST), Some(("A", b"{2}")), 9);
+    after.put(key.clone(), head(9, &json));
+    let read_landing = |after: MemState| {
+        let records = CommitLands {
+            landed: Default::default(),
+            before: before.clone(),
+            after,
+        };
+        let head = records.get(&key).expect("get").expect("a head");
+        read(&records, "E271", head).expect("read")
+    };
+    // As the store is once the commit has landed, not its old head over its new entries.
+    let whole = read(
+        &after,
+        "E271",
+        after.get(&key).expect("get").expect("a head"),
+    );
+    assert!(whole.as_ref().is_ok_and(Option::is_some));
+    assert_eq!(read_landing(after.clone()), whole.expect("read"));
+    after.delete(key.clone());
+    assert_eq!(read_landing(after), None, "removed meanwhile");
+}
