@@ -177,18 +177,21 @@ fn person(state: &AppState, role: Role, id: &str) -> Result<Response, ApiError> 
 /// Everyone of `role`, those whose name contains `name` (any case) where it is given.
 fn people(state: &AppState, role: Role, name: Option<NameText>) -> Result<Response, ApiError> {
     built(state)?;
-    let store = state.read_models.load();
-    let checkpoint = store.checkpoint()?;
     let Some(name) = name else {
+        // A list kept in memory is answered without reading the store's checkpoint.
         return match state.read_models.people(role)? {
             Some(doc) => stored(doc),
             None => answer(
                 racing_projections::render_list(role, Vec::new()),
-                checkpoint,
+                state.read_models.load().checkpoint()?,
             ),
         };
     };
-    let (seq, rows) = store.people_rows(role)?.unwrap_or((checkpoint, Vec::new()));
+    let store = state.read_models.load();
+    let (seq, rows) = match store.people_rows(role)? {
+        Some(found) => found,
+        None => (store.checkpoint()?, Vec::new()),
+    };
     let text = name.to_lowercase();
     let rows = rows
         .into_iter()
