@@ -147,7 +147,11 @@ impl Service<Request> for Api {
                 .then(|| request.headers().get(IF_NONE_MATCH).cloned())
                 .flatten();
             let coded = request.headers().contains_key(ACCEPT_ENCODING);
-            if !coded && !long(&request) {
+            let blocking = long(&request);
+            if blocking {
+                request.extensions_mut().insert(Blocking);
+            }
+            if !coded && !blocking {
                 if let Some(response) = answer(&self.0.state, &request, started) {
                     let response = conclude(response, admission.rate, if_none_match, true);
                     return done(finish(response, id, started));
@@ -279,7 +283,7 @@ impl Service<Request> for Answers {
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
-        if long(&request) {
+        if request.extensions().get::<Blocking>().is_some() {
             let state = self.state.clone();
             let answering =
                 tokio::task::spawn_blocking(move || answer(&state, &request, Instant::now()));
@@ -305,15 +309,23 @@ impl Service<Request> for Answers {
     }
 }
 
+/// The mark of a request that [`long`] found is answered on a blocking thread: decided
+/// once, where the pipeline admits it, and read where it is answered.
+#[derive(Clone, Copy)]
+struct Blocking;
+
 /// Whether `request` is for a route whose work can grow with the data
 /// ([`route::Route::long`]) or for a document `as_of` a point: answered on a blocking thread, so that what it
 /// reads holds up no other request, and stopped at the request's deadline.
+/// The query's names are read as the handlers read them, percent-decoded
+/// (`as%5Fof` is `as_of`), so no spelling of a parameter runs its read inline.
 fn long(request: &Request) -> bool {
     let uri = request.uri();
-    let as_of = uri
-        .query()
-        .is_some_and(|q| q.split('&').any(|p| p.starts_with("as_of=")));
-    route::find(uri.path()).is_some_and(|m| m.route().long || as_of)
+    let as_of = || {
+        form_urlencoded::parse(uri.query().unwrap_or_default().as_bytes())
+            .any(|(name, _)| name == "as_of")
+    };
+    route::find(uri.path()).is_some_and(|m| m.route().long || as_of())
 }
 
 /// Counts an answer made before any route ran (401, 413, 414, 429, 431, 503) in the
@@ -537,6 +549,34 @@ mod tests {
             .headers_mut()
             .insert(REQUEST_ID, HeaderValue::from_static("client-7"));
         assert_eq!(request_id(&theirs), "client-7");
+    }
+
+    #[test]
+    fn an_as_of_read_runs_on_a_blocking_thread_however_its_name_is_spelled() {
+        let on = |uri: &str| {
+            let request = Request::builder()
+                .uri(uri)
+                .body(Body::empty())
+                .expect("a request");
+            long(&request)
+        };
+        let horse = "/api/v1/horses/H001";
+        for uri in [
+            format!("{horse}?as_of=5"),
+            format!("{horse}?as%5Fof=5"),
+            format!("{horse}?as%5fof=5"),
+            format!("{horse}?%61s_of=5"),
+            format!("{horse}?x=1&as%5Fof=5"),
+        ] {
+            assert!(on(&uri), "{uri} runs on a blocking thread");
+        }
+        for uri in [
+            horse.to_owned(),
+            format!("{horse}?as_ofx=5"),
+            format!("{horse}?has_of=5"),
+        ] {
+            assert!(!on(&uri), "{uri} runs inline");
+        }
     }
 
     #[test]
