@@ -168,11 +168,13 @@ impl Application {
             })
             .await?;
         let limits = RateLimits::new(config.request_limits);
+        let known = keys.clone();
         keys::usage::start(
             &client,
             &config.stream,
             replicas.id(),
             limits.clone(),
+            move |id| known.limits_of(id),
             shutdown.clone(),
         )
         .await?;

@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::keys::usage::{Ledger, Use};
-use crate::keys::{Identity, KeyId};
+use crate::keys::usage::{Ledger, Use, REPORT};
+use crate::keys::{Identity, KeyId, KeyLimits};
 
 /// Longest request target (path and query) accepted, bytes.
 pub const MAX_URI_BYTES: usize = 2048;
@@ -152,11 +152,13 @@ impl RateLimits {
     /// The key's plan: its rate and burst. A new plan (the key's limits changed) replaces
     /// the key's bucket on its next request.
     fn plan(&self, who: &Identity) -> (u32, u32) {
-        let rate = who
-            .limits
-            .rate_per_sec
-            .unwrap_or(self.defaults.rate_per_sec);
-        let burst = who.limits.burst.unwrap_or(self.defaults.burst);
+        self.plan_of(who.limits)
+    }
+
+    /// The rate and burst of a key with `limits`: its own, or the defaults.
+    fn plan_of(&self, limits: KeyLimits) -> (u32, u32) {
+        let rate = limits.rate_per_sec.unwrap_or(self.defaults.rate_per_sec);
+        let burst = limits.burst.unwrap_or(self.defaults.burst);
         (rate.max(1), burst.max(1))
     }
 
@@ -244,24 +246,38 @@ impl Ledger for RateLimits {
             .collect()
     }
 
-    /// Charges the key's bucket here, made with the reporting replica's plan of the key if
-    /// there is none yet; a bucket of another plan (a change of the key's limits on its
-    /// way) is charged as it is.
-    fn charge(&self, theirs: &Use) {
+    /// Charges the key's bucket here, made with the key's plan as this replica knows it
+    /// (`limits`) if there is none yet; a bucket of another plan (a change of the key's
+    /// limits on its way) is charged as it is. A report is believed up to what the plan
+    /// lets one replica admit in a report's interval ([`allowed_in_a_report`]): a replica
+    /// that reports more (a fault, or a forged message) cannot push the key's bucket
+    /// further ahead than an honest one could.
+    fn charge(&self, theirs: &Use, limits: KeyLimits) {
+        let plan = self.plan_of(limits);
+        let count = theirs.count.min(allowed_in_a_report(plan));
         let now = self.now();
         {
             let buckets = self.buckets.read().unwrap_or_else(|p| p.into_inner());
             if let Some(bucket) = buckets.get(&theirs.key) {
-                bucket.charge(theirs.count, now);
+                bucket.charge(count, now);
                 return;
             }
         }
         let mut buckets = self.buckets.write().unwrap_or_else(|p| p.into_inner());
         buckets
             .entry(theirs.key)
-            .or_insert_with(|| Bucket::new(theirs.rate, theirs.burst))
-            .charge(theirs.count, now);
+            .or_insert_with(|| Bucket::new(plan.0, plan.1))
+            .charge(count, now);
     }
+}
+
+/// The most requests of a key of plan `(rate, burst)` that one replica can admit between
+/// two of its reports: its whole burst, and the rate for two report intervals (a report
+/// may leave late, and then covers more than one).
+fn allowed_in_a_report((rate, burst): (u32, u32)) -> u32 {
+    let millis = u64::try_from(REPORT.as_millis()).unwrap_or(u64::MAX);
+    let per_interval = u64::from(rate).saturating_mul(2 * millis) / 1000;
+    burst.saturating_add(u32::try_from(per_interval.max(1)).unwrap_or(u32::MAX))
 }
 
 /// The RateLimit headers of an answer: the key's policy, and where it stands.
@@ -283,7 +299,6 @@ impl RateHeaders {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::keys::KeyLimits;
 
     const SECOND: u64 = 1_000_000_000;
 
@@ -308,6 +323,60 @@ mod tests {
         assert_eq!(bucket.take(5 * SECOND / 2), Ok(0));
     }
 
+    /// A replica's report is taken as at most what the key's plan lets one replica admit
+    /// in a report's interval: a report of `u32::MAX` requests leaves the key refused for
+    /// seconds, not years.
+    #[test]
+    fn a_report_is_charged_at_most_what_the_plan_allows_in_its_interval() {
+        let limits = RateLimits::new(RequestLimits {
+            rate_per_sec: 10,
+            burst: 20,
+            ..RequestLimits::default()
+        });
+        let who = Identity {
+            id: KeyId(1),
+            limits: KeyLimits::default(),
+        };
+        limits.charge(
+            &Use {
+                key: KeyId(1),
+                count: u32::MAX,
+                rate: 10,
+                burst: 20,
+            },
+            who.limits,
+        );
+        let wait = limits.take(&who).1.expect("the key's burst is spent");
+        assert!(
+            wait <= 5,
+            "refused for {wait} s after one report; a replica admits at most 20 + 10 × 0.4 in one"
+        );
+    }
+
+    /// A report naming keys this replica does not hold charges nothing and makes no
+    /// bucket: a stream of made-up key ids cannot grow the map.
+    #[test]
+    fn a_report_of_unknown_keys_makes_no_bucket() {
+        let limits = RateLimits::new(RequestLimits::default());
+        let held = KeyId(7);
+        let known = |id: KeyId| (id == held).then(KeyLimits::default);
+        let uses: Vec<Use> = (0..10_000)
+            .map(|i| Use {
+                key: KeyId(i),
+                count: 1,
+                rate: 1,
+                burst: 1,
+            })
+            .collect();
+        crate::keys::usage::charge_report(limits.as_ref(), &known, &uses);
+        let buckets = limits.buckets.read().expect("buckets");
+        assert_eq!(
+            buckets.keys().copied().collect::<Vec<_>>(),
+            [held],
+            "a bucket for the one key held"
+        );
+    }
+
     #[test]
     fn the_limits_report_their_use_once_and_take_in_the_others() {
         let limits = RateLimits::new(RequestLimits {
@@ -330,11 +399,14 @@ mod tests {
         assert_eq!(limits.take_used(), [used]);
         assert_eq!(limits.take_used(), [], "reported once");
 
-        // A key used elsewhere only: its bucket is made with the plan reported.
-        limits.charge(&Use {
-            key: KeyId(2),
-            ..used
-        });
+        // A key used elsewhere only: its bucket is made with its plan here.
+        limits.charge(
+            &Use {
+                key: KeyId(2),
+                ..used
+            },
+            KeyLimits::default(),
+        );
         assert!(
             limits.take(&who(2)).1.is_some(),
             "its burst spent elsewhere"

@@ -231,6 +231,8 @@ fn key_id(hash: &[u8; 32]) -> KeyId {
 #[derive(Default)]
 struct Keys {
     by_hash: HashMap<[u8; 32], Entry>,
+    /// The hash of each key held, by its id: the replicas' reports name keys by id.
+    by_id: HashMap<KeyId, [u8; 32]>,
     managed: HashMap<String, [u8; 32]>,
     /// Last use of managed keys that left the ring since the last [`KeyRing::used_since`],
     /// so that a revoked key's last requests are still recorded.
@@ -243,6 +245,7 @@ impl Keys {
         let Some(hash) = self.managed.remove(id) else {
             return;
         };
+        self.by_id.remove(&key_id(&hash));
         if let Some(entry) = self.by_hash.remove(&hash) {
             entry.standing.send_replace(standing);
             let used = entry.last_used.load(Ordering::Relaxed);
@@ -277,13 +280,15 @@ impl Default for KeyRing {
 impl KeyRing {
     /// A ring of configured keys.
     pub fn new<'a>(keys: impl IntoIterator<Item = &'a str>) -> Self {
-        let by_hash = keys
+        let by_hash: HashMap<[u8; 32], Entry> = keys
             .into_iter()
             .map(|k| (hash(k), Entry::new(None, None, KeyLimits::default())))
             .collect();
+        let by_id = by_hash.keys().map(|h| (key_id(h), *h)).collect();
         KeyRing {
             keys: RwLock::new(Keys {
                 by_hash,
+                by_id,
                 ..Keys::default()
             }),
             expiries: Notify::new(),
@@ -375,14 +380,19 @@ impl KeyRing {
     }
 
     /// Follows where the key `id` stands, for a session of it; `None` if it is no longer
-    /// held. (A walk over the keys held: this runs once per WebSocket upgrade, not per
-    /// request.)
+    /// held.
     pub fn standing(&self, id: KeyId) -> Option<watch::Receiver<Standing>> {
-        self.read()
-            .by_hash
-            .iter()
-            .find(|(hash, _)| key_id(hash) == id)
-            .map(|(_, e)| e.standing.subscribe())
+        let keys = self.read();
+        let hash = keys.by_id.get(&id)?;
+        keys.by_hash.get(hash).map(|e| e.standing.subscribe())
+    }
+
+    /// The limits of the key `id`, if it is held: what another replica's report of its
+    /// use is charged against.
+    pub fn limits_of(&self, id: KeyId) -> Option<KeyLimits> {
+        let keys = self.read();
+        let hash = keys.by_id.get(&id)?;
+        keys.by_hash.get(hash).map(|e| e.limits)
     }
 
     /// Adds, changes or (once revoked or expired) drops a managed key from its record.
@@ -411,6 +421,7 @@ impl KeyRing {
         }
         if !keys.by_hash.contains_key(&hash) {
             keys.managed.insert(record.id.clone(), hash);
+            keys.by_id.insert(key_id(&hash), hash);
         }
         let entry = keys
             .by_hash
@@ -517,6 +528,8 @@ mod tests {
         ring.upsert(&record);
         assert!(ring.accepts(Some(&key)));
         assert_eq!(ring.used_since(0).len(), 1);
+        let id = ring.identify(Some(&key)).expect("held").id;
+        assert_eq!(ring.limits_of(id), Some(record.limits), "found by its id");
 
         record.expires_at = Some((now + jiff::SignedDuration::from_secs(60)).to_string());
         ring.upsert(&record);
@@ -530,6 +543,7 @@ mod tests {
         record.revoked_at = Some(now.to_string());
         ring.upsert(&record);
         assert!(!ring.accepts(Some(&key)), "revoked");
+        assert_eq!(ring.limits_of(id), None, "no longer found by its id");
         ring.remove(&record.id);
         assert!(!ring.accepts(Some(&key)));
     }

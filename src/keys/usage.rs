@@ -22,7 +22,7 @@ use bytes::Bytes;
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-use super::KeyId;
+use super::{KeyId, KeyLimits};
 
 /// How often a replica reports its use.
 pub const REPORT: Duration = Duration::from_millis(200);
@@ -49,8 +49,25 @@ pub struct Use {
 pub trait Ledger: Send + Sync + 'static {
     /// The use of each key admitted here since the last call, keys unused left out.
     fn take_used(&self) -> Vec<Use>;
-    /// Charges another replica's use into this replica's bucket of the key.
-    fn charge(&self, theirs: &Use);
+    /// Charges another replica's use into this replica's bucket of the key, whose
+    /// limits here are `limits`.
+    fn charge(&self, theirs: &Use, limits: KeyLimits);
+}
+
+/// Charges a report's uses into `ledger`, each of a key that `known` holds (giving its
+/// limits); a key it does not hold (unknown, revoked, or not yet seen here) is passed
+/// over, so that a report cannot make this replica keep anything for a made-up key.
+pub fn charge_report(
+    ledger: &impl Ledger,
+    known: &impl Fn(KeyId) -> Option<KeyLimits>,
+    uses: &[Use],
+) {
+    for u in uses {
+        match known(u.key) {
+            Some(limits) => ledger.charge(u, limits),
+            None => metrics::counter!("racing_rate_reports_unknown_keys_total").increment(1),
+        }
+    }
 }
 
 /// The subjects of every replica's reports for `stream`, which the service's NATS user
@@ -104,12 +121,14 @@ fn decode(payload: &[u8]) -> Option<Vec<Use>> {
 
 /// Joins the reports of `stream`'s replicas as `replica`: subscribes to the others' (an
 /// error if NATS refuses), then, until `shutdown`, reports `ledger`'s use every
-/// [`REPORT`] and charges theirs into it.
+/// [`REPORT`] and charges theirs into it, for the keys `known` holds
+/// ([`charge_report`]).
 pub async fn start(
     client: &async_nats::Client,
     stream: &str,
     replica: &str,
     ledger: Arc<impl Ledger>,
+    known: impl Fn(KeyId) -> Option<KeyLimits> + Send + 'static,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let mut reports = client
@@ -137,7 +156,7 @@ pub async fn start(
                         continue;
                     }
                     match decode(&message.payload) {
-                        Some(uses) => uses.iter().for_each(|u| ledger.charge(u)),
+                        Some(uses) => charge_report(ledger.as_ref(), &known, &uses),
                         None => tracing::warn!(subject = %message.subject, "unreadable report of key use ignored"),
                     }
                 }
