@@ -91,7 +91,7 @@ impl Outbox {
     }
 
     /// The next waiting frame, if any, unless a close or stop is pending (those go first).
-    fn try_frame(&self) -> Option<Utf8Bytes> {
+    pub(super) fn try_frame(&self) -> Option<Utf8Bytes> {
         let mut state = self.state();
         if state.close.is_some() || state.stop {
             return None;

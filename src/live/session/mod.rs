@@ -142,6 +142,22 @@ struct Session<'a> {
     messages: DefaultDirectRateLimiter,
     /// The `replay` under way, if any (boxed: most connections never ask for one).
     playback: Option<Box<playback::Playback>>,
+    /// The close that comes from outside (the server shutting down, the key no longer
+    /// good for the connection), once it comes: looked at wherever the session waits,
+    /// and between the chunks of a replay.
+    ends: Ends,
+}
+
+/// Where a close from outside comes from: a code and a reason.
+type Ends = futures::channel::oneshot::Receiver<(u16, &'static str)>;
+
+/// The session's end for what `ends` gave: the close it brought, or (the watch gone with
+/// the connection) nothing more to send.
+fn outside(end: Result<(u16, &'static str), futures::channel::oneshot::Canceled>) -> End {
+    match end {
+        Ok((code, reason)) => End::Close(code, reason),
+        Err(_) => End::Gone,
+    }
 }
 
 /// Runs one session until the client leaves, breaks a limit, `shutdown` (close 1001), or
@@ -163,7 +179,8 @@ pub async fn run_session<Si, St, E>(
     let connections = metrics::gauge!("racing_ws_connections");
     connections.increment(1.0);
     let (latest, rx) = ctx.hub.join();
-    let mut session = Session::new(&ctx, &outbox, latest, rx);
+    let (end_tx, end_rx) = futures::channel::oneshot::channel();
+    let mut session = Session::new(&ctx, &outbox, latest, rx, end_rx);
     // The client's frames, read by a part of their own: reading the socket (a lock on
     // its read half and a zeroed buffer per attempt) happens only when it is readable,
     // not each time an update wakes the session. The channel holds one frame, so a
@@ -185,7 +202,6 @@ pub async fn run_session<Si, St, E>(
     // them wakes it, and tell the session through a channel of its own. Waited for in
     // the session itself, they were polled on every update: each poll of a waiting
     // notification takes its lock, and the shutdown's lock is shared by every session.
-    let (end_tx, mut end_rx) = futures::channel::oneshot::channel();
     let watch = async move {
         let end = tokio::select! {
             biased;
@@ -196,7 +212,7 @@ pub async fn run_session<Si, St, E>(
     };
     let decide = async {
         session.welcome(latest);
-        match session.serve(&mut client_rx, &mut end_rx).await {
+        match session.serve(&mut client_rx).await {
             End::Close(code, reason) => outbox.close(code, reason),
             End::Gone => outbox.stop(),
         }
@@ -232,12 +248,14 @@ pub async fn run_session<Si, St, E>(
 }
 
 impl<'a> Session<'a> {
-    /// A session that joined the hub at `latest`, with `rx` its place in the ring.
+    /// A session that joined the hub at `latest`, with `rx` its place in the ring, closed
+    /// by what `ends` brings.
     fn new(
         ctx: &'a SessionContext,
         outbox: &'a Outbox,
         latest: u64,
         rx: Receiver<Arc<Relay>>,
+        ends: Ends,
     ) -> Session<'a> {
         Session {
             ctx,
@@ -253,15 +271,14 @@ impl<'a> Session<'a> {
             conflations: VecDeque::new(),
             messages: RateLimiter::direct(message_quota(&ctx.limits)),
             playback: None,
+            ends,
         }
     }
 
-    /// Serves the connection until it ends; `ends` brings a close from outside (the
-    /// server shutting down, the key no longer good for the connection).
+    /// Serves the connection until it ends.
     async fn serve(
         &mut self,
         client: &mut futures::channel::mpsc::Receiver<Result<Message, String>>,
-        ends: &mut futures::channel::oneshot::Receiver<(u16, &'static str)>,
     ) -> End {
         let beat = self.ctx.limits.heartbeat;
         // Both timers are armed once, not once per loop: a timer made per delta was a
@@ -282,11 +299,7 @@ impl<'a> Session<'a> {
             let replay_room = replaying && self.replay_room();
             let step = tokio::select! {
                 biased;
-                end = &mut *ends => match end {
-                    Ok((code, reason)) => Err(End::Close(code, reason)),
-                    // The watch is dropped only with the session.
-                    Err(_) => Err(End::Gone),
-                },
+                end = &mut self.ends => Err(outside(end)),
                 _ = &mut gone => Err(End::Gone),
                 // Only while there is room for the answer: a client that sends and does
                 // not read waits in its own TCP window, not in this server's memory.
@@ -358,15 +371,30 @@ impl<'a> Session<'a> {
         self.last_sent_at = Instant::now();
     }
 
-    /// Waits until the outbox has room, so that a replay cannot pile up in memory.
-    async fn make_room(&self) -> Result<(), End> {
+    /// Waits until the outbox has room, so that a replay cannot pile up in memory; a
+    /// close from outside ends the wait, and so does one that came before it.
+    async fn make_room(&mut self) -> Result<(), End> {
+        self.still_open()?;
         while self.outbox.len() >= self.ctx.limits.max_pending {
             tokio::select! {
+                biased;
+                end = &mut self.ends => return Err(outside(end)),
                 _ = self.outbox.room.notified() => {}
                 _ = self.outbox.done.cancelled() => return Err(End::Gone),
             }
         }
         Ok(())
+    }
+
+    /// The close from outside, if one has come: what a long piece of work (a replay, a
+    /// catch-up) asks between its chunks, so that a revoked key's connection does not
+    /// last as long as the work.
+    fn still_open(&mut self) -> Result<(), End> {
+        match self.ends.try_recv() {
+            Ok(None) => Ok(()),
+            Ok(Some((code, reason))) => Err(End::Close(code, reason)),
+            Err(futures::channel::oneshot::Canceled) => Err(End::Gone),
+        }
     }
 
     fn wants(&self, date: &str, race_number: u8, seq: u64) -> bool {

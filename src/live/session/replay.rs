@@ -107,6 +107,7 @@ impl Session<'_> {
         };
         let mut next_live = None;
         while let Some(next) = self.next_replayed(&store, &t, &mut merged)? {
+            self.still_open()?;
             let seq = match &next {
                 Next::Odds(m) => m.seq,
                 Next::Day(e) => e.seq,

@@ -59,7 +59,7 @@ impl Targets {
         self.0.get(&t.0).and_then(|set| set.get(&t.1)).copied()
     }
 
-    fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.0.values().map(BTreeMap::len).sum()
     }
 
@@ -107,10 +107,26 @@ impl Floors {
         *floor = (*floor).max(seq);
     }
 
-    fn remove(&mut self, t: &Target) {
-        if let Some(m) = self.0.get_mut(&t.0) {
-            m.remove(&t.1);
-        }
+    /// Keeps only the floors of what `targets` follows: a date no target names goes
+    /// whole, and a date whose meeting is not followed keeps only its followed races'
+    /// (a meeting's snapshots raise a floor for each of its races). So a connection holds
+    /// floors for what it follows now, never for what it followed once.
+    fn retain_followed(&mut self, targets: &Targets) {
+        self.0.retain(|date, races| {
+            let Some(followed) = targets.0.get(date) else {
+                return false;
+            };
+            if !followed.contains_key(&None) {
+                races.retain(|race, _| followed.contains_key(race));
+            }
+            !races.is_empty()
+        });
+    }
+
+    /// How many floors are held, dates and races together.
+    #[cfg(test)]
+    pub(super) fn len(&self) -> usize {
+        self.0.values().map(|races| 1 + races.len()).sum()
     }
 
     /// The floors of one date only.
@@ -190,7 +206,7 @@ impl Session<'_> {
             Some(topics) => targets.insert(&t, Follow { topics, ..follow }),
             None => {
                 targets.remove(&t);
-                self.floors.remove(&t);
+                self.floors.retain_followed(targets);
             }
         }
         if !targets.race_day_dates().any(|d| d == t.0) {

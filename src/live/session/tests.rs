@@ -242,7 +242,8 @@ async fn a_replay_waits_at_the_outbox_and_hands_over_to_live_in_sequence() {
     let outbox = Outbox::default();
     let (latest, rx) = ctx.hub.join();
     assert_eq!(latest, 2000);
-    let mut session = Session::new(&ctx, &outbox, latest, rx);
+    let (_ends, ends) = futures::channel::oneshot::channel();
+    let mut session = Session::new(&ctx, &outbox, latest, rx, ends);
     let mut replay = Box::pin(session.subscribe(
         (DAY.to_owned(), Some(1)),
         super::topics::Topics::ODDS,
@@ -375,15 +376,15 @@ async fn a_replay_waits_at_half_the_outbox_and_live_updates_still_go_out() {
     recorded(&ctx, (1..=300).map(|seq| (seq, 0)));
     let outbox = Outbox::default();
     let (latest, rx) = ctx.hub.join();
-    let mut session = Session::new(&ctx, &outbox, latest, rx);
+    // Nothing ends it from outside.
+    let (_ends, ends) = futures::channel::oneshot::channel();
+    let mut session = Session::new(&ctx, &outbox, latest, rx, ends);
     let (mut client, mut from_client) = futures::channel::mpsc::channel(1);
     let replay = format!(r#"{{"type":"replay","date":"{DAY}","speed":100}}"#);
     client
         .try_send(Ok(Message::Text(replay.into())))
         .expect("room for one message");
-    // Nothing ends it from outside.
-    let (_end, mut ends) = futures::channel::oneshot::channel();
-    let mut serve = Box::pin(session.serve(&mut from_client, &mut ends));
+    let mut serve = Box::pin(session.serve(&mut from_client));
     let nobody_reads = async {
         outbox_holds(&outbox, half).await;
         tokio::time::sleep(Duration::from_millis(200)).await;
@@ -495,6 +496,110 @@ async fn a_replay_held_up_by_its_client_resumes_at_its_pace() {
         );
     }
     drop(read);
+    shutdown.cancel();
+    let _ = session.await;
+}
+
+/// A client that subscribes and unsubscribes date after date, a race and a meeting each
+/// time, for odds and for the race day: once each target is gone, the session holds
+/// nothing for it (no floor, no target, no race-day position), however many went before.
+#[tokio::test]
+async fn a_session_holds_only_what_it_follows_now() {
+    use super::topics::Topics;
+    const PAIRS: u32 = 100_000;
+    let Fixture { ctx, _dir } = Fixture::new(64, Limits::default());
+    recorded(&ctx, (1..=3).map(|seq| (seq, 0)));
+    let outbox = Outbox::default();
+    let (latest, rx) = ctx.hub.join();
+    let (_ends, ends) = futures::channel::oneshot::channel();
+    let mut session = Session::new(&ctx, &outbox, latest, rx, ends);
+    let every = Topics::parse(Some(&["odds".to_owned(), "status".to_owned()])).expect("topics");
+    // One target is followed throughout: what is pruned is only what went.
+    let kept = (DAY.to_owned(), Some(1));
+    session
+        .subscribe(kept.clone(), every, None)
+        .await
+        .expect("subscribed");
+    for i in 0..PAIRS {
+        let date = jiff::civil::date(2000, 1, 1)
+            .checked_add(jiff::Span::new().days(i64::from(i / 2)))
+            .expect("a date")
+            .to_string();
+        let t = (date, (i % 2 == 0).then_some(3));
+        session
+            .subscribe(t.clone(), every, None)
+            .await
+            .expect("subscribed");
+        session.unsubscribe(t, None).expect("unsubscribed");
+        // The client reads what it is sent.
+        while outbox.len() > 0 {
+            let _ = outbox.try_frame();
+        }
+    }
+    let targets = session.targets.as_ref().map_or(0, |t| t.len());
+    assert_eq!(
+        (targets, session.floors.len(), session.handed.len()),
+        (1, 2, 1),
+        "after {PAIRS} subscribe/unsubscribe pairs: targets, floors (a date and a race) and race-day dates held"
+    );
+}
+
+/// A key revoked while its connection replays a busy past day to a client that reads
+/// slowly: the connection is closed with the revocation's code within a few frames, not
+/// once the replay is over.
+#[tokio::test]
+async fn a_revocation_reaches_a_connection_inside_a_slow_replay() {
+    const MOVES: u64 = 5_000;
+    let limits = Limits {
+        resume_window: Duration::ZERO,
+        max_pending: 8,
+        ..Limits::default()
+    };
+    let Fixture { ctx, _dir } = Fixture::new(64, limits);
+    recorded(&ctx, (1..=MOVES).map(|seq| (seq, 0)));
+    let subscribe = format!(r#"{{"type":"subscribe","date":"{DAY}","race_number":1,"since":0}}"#);
+    let frames = futures::stream::iter([Ok::<_, std::convert::Infallible>(Message::Text(
+        subscribe.into(),
+    ))])
+    .chain(futures::stream::pending());
+    // A socket whose client takes one frame at a time.
+    let (sink, mut read) = futures::channel::mpsc::channel::<Message>(0);
+    let (revoke, revoked) = tokio::sync::oneshot::channel::<()>();
+    let ended = async move {
+        let _ = revoked.await;
+        (CLOSE_POLICY, "API key revoked")
+    };
+    let shutdown = CancellationToken::new();
+    let session = tokio::spawn(run_session(sink, frames, ctx, shutdown.clone(), ended));
+    let mut odds = 0;
+    while odds < 20 {
+        let frame = tokio::time::timeout(Duration::from_secs(5), read.next())
+            .await
+            .expect("a frame in time")
+            .expect("open");
+        if matches!(&frame, Message::Text(t) if t.starts_with(r#"{"type":"odds""#)) {
+            odds += 1;
+        }
+    }
+    revoke.send(()).expect("the session waits");
+    // The client goes on reading slowly: a frame every 10 ms.
+    let mut after = 0;
+    let close = loop {
+        let frame = tokio::time::timeout(Duration::from_secs(5), read.next())
+            .await
+            .expect("a frame in time")
+            .expect("open until closed");
+        if let Message::Close(close) = frame {
+            break close;
+        }
+        after += 1;
+        assert!(
+            after < 100,
+            "{after} frames of the replay went out after the key was revoked"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    assert_eq!(close.map(|c| c.code), Some(CLOSE_POLICY));
     shutdown.cancel();
     let _ = session.await;
 }

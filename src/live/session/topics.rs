@@ -134,6 +134,12 @@ impl Handed {
     pub(super) fn forget(&mut self, date: &str) {
         self.0.remove(date);
     }
+
+    /// How many dates are held.
+    #[cfg(test)]
+    pub(super) fn len(&self) -> usize {
+        self.0.len()
+    }
 }
 
 impl Session<'_> {
@@ -161,6 +167,7 @@ impl Session<'_> {
         };
         for date in dates {
             loop {
+                self.still_open()?;
                 let after = self.handed.of(&date);
                 let events = self.read_days(&date, after)?;
                 let Some(last) = events.last().map(|e| e.seq) else {
