@@ -131,6 +131,47 @@ fn a_races_odds_history_and_odds_as_of_read_that_race_only() {
     assert!(read <= 3 + 2, "{read} records read for a race of 3 moves");
 }
 
+/// The moves after a point are counted from the counts beside the journal's chunks, not
+/// by reading the moves: a few records a race, from any point of a journal of thousands.
+#[test]
+fn the_moves_after_a_point_are_counted_without_reading_them() {
+    let dir = tempdir();
+    let store = Store::open(dir.path()).expect("open");
+    // 10,000 moves of race 1 and 100 of race 2, in batches of 100.
+    let mut seq = 0;
+    for hundred in 0..100 {
+        let mut b = store.batch().expect("batch");
+        for i in 0..100 {
+            seq += 1;
+            let race = if i == 0 { 2 } else { 1 };
+            let price = f64::from(hundred * 100 + i) / 100.0 + 1.5;
+            let e = envelope(odds(DAY, race, &[("A1", price)]));
+            b.apply(seq, 0, &e).expect("apply");
+        }
+        b.commit().expect("commit");
+    }
+    for (after, race, expected) in [
+        (0, Some(1), 9_900),
+        (5_050, Some(1), 4_901),
+        (9_999, Some(1), 1),
+        (10_000, Some(1), 0),
+        (0, Some(2), 100),
+        (0, None, 10_000),
+        (5_050, None, 4_950),
+    ] {
+        let (count, read) = reads_of(&store, || {
+            store.count_odds_moves(DAY, after, race).expect("count")
+        });
+        assert_eq!(count, expected, "after {after}, race {race:?}");
+        // A race's counts and a chunk; for a date, its races found first.
+        let most = if race.is_some() { 3 } else { 2 * 4 + 1 };
+        assert!(
+            read <= most,
+            "{read} records read to count {count} moves after {after}, race {race:?}"
+        );
+    }
+}
+
 #[test]
 fn a_read_past_its_deadline_stops_and_says_so() {
     let dir = tempdir();

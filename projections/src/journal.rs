@@ -27,6 +27,9 @@ use crate::packed::{pack, unpack};
 use crate::state::{race_no, Reads, State};
 use crate::StoreError;
 
+mod counts;
+use counts::{race_total, Count};
+
 /// Most moves in one chunk: a read of a move or two past a point decodes no more.
 const CHUNK_MOVES: usize = 128;
 /// About the most bytes of moves in one chunk. sled writes a whole leaf again when one of
@@ -64,17 +67,36 @@ pub(crate) struct Pending {
 struct Open {
     /// The sequence of its first move: its key.
     first: u64,
+    /// The race's moves in the chunks before it.
+    before: u64,
     moves: usize,
     bytes: Vec<u8>,
 }
 
 impl Open {
-    fn starting_at(first: u64) -> Open {
+    fn starting_at(first: u64, before: u64) -> Open {
         Open {
             first,
+            before,
             moves: 0,
             bytes: Vec::new(),
         }
+    }
+
+    /// Writes the chunk of `race_number` of `date` through `s`, with its count.
+    fn write(self, s: &mut impl State, date: &str, race_number: u8) {
+        s.put(
+            keys::odds_chunk_count(date, race_number, self.first),
+            Count {
+                before: self.before,
+                moves: self.moves as u64,
+            }
+            .encode(),
+        );
+        s.put(
+            keys::odds_chunk(date, race_number, self.first),
+            pack(self.bytes),
+        );
     }
 
     fn append(&mut self, seq: u64, race_number: u8, len: u32, body: &[u8]) {
@@ -110,15 +132,17 @@ impl Pending {
             Some(races) => races,
             None => self.dates.entry(date.to_owned()).or_default(),
         };
-        let open = races
-            .entry(race_number)
-            .or_insert_with(|| Open::starting_at(seq));
+        let open = match races.entry(race_number) {
+            std::collections::btree_map::Entry::Occupied(open) => open.into_mut(),
+            std::collections::btree_map::Entry::Vacant(vacant) => {
+                let before = race_total(s, date, race_number)?;
+                vacant.insert(Open::starting_at(seq, before))
+            }
+        };
         if open.full_for(body.len()) {
-            let done = std::mem::replace(open, Open::starting_at(seq));
-            s.put(
-                keys::odds_chunk(date, race_number, done.first),
-                pack(done.bytes),
-            );
+            let before = open.before + open.moves as u64;
+            let done = std::mem::replace(open, Open::starting_at(seq, before));
+            done.write(s, date, race_number);
         }
         open.append(seq, race_number, len, body);
         Ok(())
@@ -157,14 +181,54 @@ impl ReadModel for Pending {
     fn render<S: State>(&mut self, s: &mut S, _: u64) -> Result<(), StoreError> {
         for (date, races) in std::mem::take(&mut self.dates) {
             for (race_number, open) in races {
-                s.put(
-                    keys::odds_chunk(&date, race_number, open.first),
-                    pack(open.bytes),
-                );
+                open.write(s, &date, race_number);
             }
         }
         Ok(())
     }
+}
+
+/// How many moves of race `race_number` of `date` came after stream sequence `after`:
+/// the race's total less the moves up to `after`, which are the count before the chunk
+/// that holds `after` and that chunk's moves at or below it. Two look-ups of counts and
+/// one chunk read, however long the race's journal.
+fn count_race_after(
+    kv: &Kv,
+    reads: Reads<'_>,
+    date: &str,
+    race_number: u8,
+    after: u64,
+) -> Result<u64, StoreError> {
+    let prefix = keys::odds_race_counts(date, race_number);
+    let Some(last) = kv.prefix(&prefix).next_back() else {
+        return Ok(0);
+    };
+    reads.note()?;
+    let total = Count::decode(&last?.1)?.through();
+    let upto = keys::odds_chunk_count(date, race_number, after);
+    let Some(holding) = kv.range(prefix.as_slice()..=upto.as_slice()).next_back() else {
+        // Every chunk starts after `after`.
+        return Ok(total);
+    };
+    reads.note()?;
+    let (key, value) = holding?;
+    let count = Count::decode(&value)?;
+    let first = key
+        .get(prefix.len()..)
+        .and_then(|f| <[u8; 8]>::try_from(f).ok())
+        .map(u64::from_be_bytes)
+        .ok_or_else(|| StoreError::Corrupt("an odds journal chunk's count key".into()))?;
+    let mut within = 0;
+    if let Some(chunk) = kv.get(keys::odds_chunk(date, race_number, first))? {
+        reads.note()?;
+        for m in moves(&chunk)? {
+            if m?.seq > after {
+                break;
+            }
+            within += 1;
+        }
+    }
+    Ok(total.saturating_sub(count.before + within))
 }
 
 /// The moves of one chunk as stored, in order; an error for a chunk that does not decode.
@@ -371,13 +435,17 @@ pub(crate) fn each_move(
 }
 
 /// `records` as a store holds them with the odds journal's chunks taken apart: a record
-/// per move, under its date, sequence and race number. Two stores that applied the same
+/// per move, under its date, sequence and race number, and the chunks' counts left out. Two stores that applied the same
 /// moves hold the same, however their batches fell: for checks that compare them.
 pub fn journal_by_move(
     records: BTreeMap<Vec<u8>, Vec<u8>>,
 ) -> Result<BTreeMap<Vec<u8>, Vec<u8>>, StoreError> {
     let mut out = BTreeMap::new();
     for (key, value) in records {
+        // A chunk's count depends on how the batches fell, as its chunks do.
+        if key.starts_with(b"on\0") {
+            continue;
+        }
         let Some(date) = key
             .strip_prefix(b"oj\0".as_slice())
             // A chunk's key ends with its race number (1 byte) and first sequence (8).
@@ -417,21 +485,22 @@ impl crate::Store {
         Ok(out)
     }
 
-    /// How many moves of `date` (of `race` only, if given) the journal holds after `after`,
-    /// counting no further than `cap`.
+    /// How many moves of `date` (of `race` only, if given) the journal holds after `after`:
+    /// from the counts kept beside its chunks, a few look-ups a race however long the
+    /// journal (a read that lands while a commit does may count a move of it or not).
     pub fn count_odds_moves(
         &self,
         date: &str,
         after: u64,
         race: Option<u8>,
-        cap: u64,
     ) -> Result<u64, StoreError> {
+        let races = match race {
+            Some(n) => vec![n],
+            None => races_of(&self.kv, self.reads(), date)?,
+        };
         let mut count = 0;
-        if cap > 0 {
-            each_move(&self.kv, self.reads(), date, after, race, |_| {
-                count += 1;
-                count < cap
-            })?;
+        for race_number in races {
+            count += count_race_after(&self.kv, self.reads(), date, race_number, after)?;
         }
         Ok(count)
     }

@@ -52,7 +52,9 @@ use crate::StoreError;
 ///    versions those replaced (`form.rs`), its document's key holding only its head.
 /// 15: the race-day journal (`raceday.rs`), a record a status change, scratching, result,
 ///    card and retraction.
-const SCHEMA: &[u8] = b"15";
+/// 16: a count beside each chunk of the odds journal (the race's moves before it, and its
+///    own), so that the moves after a point are counted without reading them.
+const SCHEMA: &[u8] = b"16";
 const SCHEMA_KEY: &[u8] = b"meta\0schema";
 
 /// How much of a refused payload a dead letter keeps for inspection; the whole message

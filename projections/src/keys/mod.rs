@@ -70,6 +70,24 @@ pub fn odds_race_moves(date: &str, race_number: u8) -> Vec<u8> {
     k
 }
 
+/// The count of a chunk of the odds journal (`journal.rs`): how many moves of its race
+/// came before it, and how many it holds, under the chunk's date, race number and first
+/// sequence, so that a race's moves after any point are counted from two of these and one
+/// chunk, not by reading every chunk.
+pub fn odds_chunk_count(date: &str, race_number: u8, first: u64) -> Vec<u8> {
+    let mut k = odds_race_counts(date, race_number);
+    k.extend_from_slice(&first.to_be_bytes());
+    k
+}
+
+/// The prefix of the chunk counts of race `race_number` of `date`.
+pub fn odds_race_counts(date: &str, race_number: u8) -> Vec<u8> {
+    let mut k = key(&[b"on", date.as_bytes()]);
+    k.push(SEP);
+    k.push(race_number);
+    k
+}
+
 /// A record of the race-day journal (`raceday.rs`): a status change, scratching, result,
 /// card or retraction of `date`, under its stream sequence, so that a date's read in
 /// stream order.

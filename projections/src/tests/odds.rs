@@ -269,21 +269,28 @@ fn the_odds_journal_keeps_every_applied_move_in_order_and_no_duplicate() {
     );
     assert_eq!(
         store
-            .count_odds_moves("2026-11-21", 0, None, 100)
+            .count_odds_moves("2026-11-21", 0, None)
             .expect("count"),
         3
     );
     assert_eq!(
         store
-            .count_odds_moves("2026-11-21", 0, Some(2), 100)
+            .count_odds_moves("2026-11-21", 0, Some(2))
             .expect("count"),
         2
     );
     assert_eq!(
         store
-            .count_odds_moves("2026-11-21", 0, None, 1)
+            .count_odds_moves("2026-11-21", 1, None)
             .expect("count"),
-        1
+        2
+    );
+    assert_eq!(
+        store
+            .count_odds_moves("2026-11-20", 0, None)
+            .expect("count"),
+        0,
+        "a date with no moves"
     );
     assert_eq!(
         store
@@ -358,9 +365,16 @@ fn the_odds_journal_reads_the_same_across_its_chunks_and_batches() {
         );
         assert_eq!(
             store
-                .count_odds_moves("2026-11-21", after, Some(2), 50)
+                .count_odds_moves("2026-11-21", after, Some(2))
                 .expect("count"),
-            race_2.len().min(50) as u64,
+            race_2.len() as u64,
+            "count of race 2 after {after}"
+        );
+        assert_eq!(
+            store
+                .count_odds_moves("2026-11-21", after, None)
+                .expect("count"),
+            past.len() as u64,
             "count after {after}"
         );
         // Every move as it went live, with its own sequence.

@@ -141,11 +141,11 @@ fn retracting_a_dates_only_race_leaves_nothing_behind() {
         env(result(DAY, ST, 1, vec![runner(Some(1), "A1")])),
         env(retraction(DAY, ST, 1, "wrong date")),
     ]);
-    // The history the read models keep (the odds journal, the versions of the records
-    // and the form changes, for `as_of`, and the race-day journal of what went live)
-    // holds the race as it was; nothing else does.
+    // The history the read models keep (the odds journal and its counts, the versions of
+    // the records and the form changes, for `as_of`, and the race-day journal of what
+    // went live) holds the race as it was; nothing else does.
     let history = |k: &[u8]| {
-        ["oj\0", "h\0", "fc\0", "rd\0"]
+        ["oj\0", "on\0", "h\0", "fc\0", "rd\0"]
             .iter()
             .any(|p| k.starts_with(p.as_bytes()))
     };
