@@ -93,7 +93,8 @@ pub struct ServeArgs {
     /// Requests per key allowed in a burst (a key may set its own).
     #[arg(long, env = "RACING_RATE_LIMIT_BURST", default_value_t = 100)]
     pub rate_limit_burst: u32,
-    /// Longest a request may take, in milliseconds, before a 503.
+    /// Longest a request may take, in milliseconds, before a 503; and one read of the
+    /// read models for a live connection, before it is closed with 1013.
     #[arg(long, env = "RACING_REQUEST_TIMEOUT_MS", default_value_t = 10_000)]
     pub request_timeout_ms: u64,
     /// Most requests in flight at once; past it, 503.
@@ -333,6 +334,7 @@ impl TryFrom<ServeArgs> for Config {
                     .clamp(256, crate::live::MAX_FRAME_BYTES),
                 messages_per_sec: a.ws_messages_per_sec.max(1),
                 message_burst: a.ws_message_burst.max(1),
+                read_timeout: Duration::from_millis(a.request_timeout_ms.max(1)),
                 ..Default::default()
             },
             ws_max_connections_per_key: a.ws_max_connections_per_key,

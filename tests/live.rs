@@ -488,6 +488,40 @@ async fn heartbeats_fill_silence_and_connections_per_key_are_capped() {
     .expect("a slot frees after a disconnect");
 }
 
+/// A key's sockets are paid for by its plan, together, as its HTTP requests are: two
+/// connections of a key with a burst of 10 answer at most 10 messages between them
+/// (their upgrades took two), not each its own quota of the connection.
+#[tokio::test]
+async fn a_keys_sockets_share_its_plan() {
+    let (_nats, app, _dir) = service(|c| {
+        c.request_limits.rate_per_sec = 1;
+        c.request_limits.burst = 10;
+    })
+    .await;
+    let mut sockets = [Client::connect(&app).await, Client::connect(&app).await];
+    for socket in &mut sockets {
+        for _ in 0..10 {
+            socket.send(json!({"type": "ping"})).await;
+        }
+    }
+    let (mut pongs, mut refused) = (0, 0);
+    for socket in &mut sockets {
+        for _ in 0..10 {
+            let answer = socket.next_message().await;
+            match (answer["type"].as_str(), answer["error"].as_str()) {
+                (Some("pong"), _) => pongs += 1,
+                (Some("error"), Some("rate_limited")) => refused += 1,
+                other => panic!("unexpected answer {other:?}: {answer}"),
+            }
+        }
+    }
+    // A token comes back each second the test runs.
+    assert!(
+        (8..=11).contains(&pongs) && pongs + refused == 20,
+        "{pongs} pings answered and {refused} refused on two sockets of a key with a burst of 10"
+    );
+}
+
 #[tokio::test]
 async fn shutdown_closes_every_socket_with_1001() {
     let (_nats, app, _dir) = service(|_| {}).await;

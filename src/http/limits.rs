@@ -91,19 +91,29 @@ impl Bucket {
     /// Admits a request at `now`: the requests left in the burst, or, to refuse, the
     /// nanoseconds until one would be admitted.
     fn take(&self, now: u64) -> Result<u32, u64> {
+        self.take_n(now, 1)
+    }
+
+    /// Admits `n` requests at once at `now` (at most the burst: more are taken as the
+    /// burst), or none: the requests left in the burst, or, to refuse, the nanoseconds
+    /// until `n` would be admitted.
+    fn take_n(&self, now: u64, n: u32) -> Result<u32, u64> {
+        let n = n.clamp(1, self.burst);
+        // The room the n - 1 beyond the first take out of the tolerance.
+        let extra = self.interval * u64::from(n - 1);
         let mut next = self.next.load(Ordering::Relaxed);
         loop {
             let conforms = next.max(now);
-            if conforms - now > self.tolerance {
-                return Err(conforms - now - self.tolerance);
+            if conforms - now + extra > self.tolerance {
+                return Err(conforms - now + extra - self.tolerance);
             }
-            let after = conforms + self.interval;
+            let after = conforms + self.interval * u64::from(n);
             match self
                 .next
                 .compare_exchange_weak(next, after, Ordering::Relaxed, Ordering::Relaxed)
             {
                 Ok(_) => {
-                    self.used.fetch_add(1, Ordering::Relaxed);
+                    self.used.fetch_add(n, Ordering::Relaxed);
                     let room = (self.tolerance + self.interval).saturating_sub(after - now);
                     return Ok(u32::try_from(room / self.interval).unwrap_or(u32::MAX));
                 }
@@ -227,6 +237,16 @@ impl RateLimits {
         let headers = RateHeaders { policy, limit };
         (headers, refused)
     }
+
+    /// Takes `n` tokens at once for `who`'s work on a live connection (its messages, a
+    /// replay's pages): `None` if admitted, else how long until they would be.
+    pub(super) fn spend(&self, who: &Identity, n: u32) -> Option<Duration> {
+        let now = self.now();
+        let taken = self.with_bucket(who.id, self.plan(who), |b| b.take_n(now, n));
+        let wait = taken.err()?;
+        metrics::counter!("racing_rate_limited_total").increment(1);
+        Some(Duration::from_nanos(wait))
+    }
 }
 
 impl Ledger for RateLimits {
@@ -313,6 +333,13 @@ mod tests {
             "one more at the rate"
         );
         assert_eq!(bucket.used.load(Ordering::Relaxed), 5);
+
+        // Several at once: all of them, or none.
+        let bucket = Bucket::new(2, 4);
+        assert_eq!(bucket.take_n(0, 3), Ok(1));
+        assert_eq!(bucket.take_n(0, 2), Err(SECOND / 2));
+        assert_eq!(bucket.take_n(SECOND / 2, 2), Ok(0));
+        assert_eq!(bucket.take_n(100 * SECOND, 9), Ok(0), "at most the burst");
 
         // Requests admitted elsewhere take from the burst, and past it leave a debt.
         let bucket = Bucket::new(2, 4);

@@ -13,7 +13,7 @@ use super::input::Query;
 use super::{ApiError, AppState};
 use crate::keys::replicas::Replicas;
 use crate::keys::{Identity, KeyId, Standing};
-use crate::live::{run_session, CLOSE_POLICY, CLOSE_TRY_LATER};
+use crate::live::{run_session, Key, CLOSE_POLICY, CLOSE_TRY_LATER};
 
 /// Bytes read from a socket at once. tungstenite keeps a read buffer of this size for
 /// every connection (128 KiB by default, which every idle connection held resident);
@@ -149,7 +149,14 @@ pub(super) async fn odds_socket(
     };
     let ended = key_ends(standing, slot, state.slots.max_per_key);
     let context = state.live.clone();
-    let shutdown = state.shutdown.clone();
+    let limits = state.limits.clone();
+    // The connection's messages and replays are requests of the key's plan, charged to
+    // the same bucket as its HTTP requests.
+    let key = Key {
+        shutdown: state.shutdown.clone(),
+        ended,
+        charge: Box::new(move |n| limits.spend(&who, n)),
+    };
     let sessions = state.sessions.clone();
     Ok(upgrade
         .read_buffer_size(READ_BUFFER)
@@ -158,7 +165,7 @@ pub(super) async fn odds_socket(
         .on_upgrade(move |socket: WebSocket| {
             sessions.track_future(async move {
                 let (sink, stream) = socket.split();
-                run_session(sink, stream, context, shutdown, ended).await;
+                run_session(sink, stream, context, key).await;
             })
         }))
 }

@@ -17,7 +17,7 @@ use racing_events::RunnerOdds;
 use serde::Serialize;
 use tokio::sync::broadcast;
 
-pub use session::{run_session, Limits, SessionContext};
+pub use session::{free, run_session, Charge, Key, Limits, SessionContext};
 
 /// WebSocket close code for a policy violation (RFC 6455): a client too slow to follow, or
 /// whose key is no longer good for the connection (revoked, expired, over a lowered cap).

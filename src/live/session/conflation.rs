@@ -28,7 +28,7 @@ impl Session<'_> {
     /// one.
     pub(super) async fn fell_behind(&mut self, counted: bool) -> Result<(), End> {
         self.recover_days().await?;
-        self.conflate(counted)
+        self.conflate(counted).await
     }
 
     /// The session lost its place in the ring: its pending deltas, and the updates it
@@ -36,7 +36,7 @@ impl Session<'_> {
     /// the hub knows changed since the connection was last covered, not every race). A
     /// client that causes this too often (`counted`: it held the session back by not
     /// reading) is closed.
-    pub(super) fn conflate(&mut self, counted: bool) -> Result<(), End> {
+    pub(super) async fn conflate(&mut self, counted: bool) -> Result<(), End> {
         if counted {
             let now = Instant::now();
             let window = self.ctx.limits.conflation_window;
@@ -59,11 +59,7 @@ impl Session<'_> {
                 .into_iter()
                 .map(|(date, n): (Arc<str>, u8)| (date.to_string(), n)),
         );
-        for (date, n) in races {
-            if self.targets.as_ref().is_none_or(|t| t.follows(&date, n)) {
-                self.snapshot(&date, n)?;
-            }
-        }
-        Ok(())
+        races.retain(|(date, n)| self.targets.as_ref().is_none_or(|t| t.follows(date, *n)));
+        self.race_snapshots(races.into_iter().collect()).await
     }
 }

@@ -41,7 +41,7 @@ use crate::read_models::ReadModels;
 
 use super::frames::HeartbeatFrame;
 use super::outbox::{self, Outbox, Pending};
-use super::{frame, OddsDelta, OddsHub, Relay, CLOSE_GOING_AWAY};
+use super::{frame, OddsDelta, OddsHub, Relay, CLOSE_GOING_AWAY, CLOSE_TRY_LATER};
 use protocol::broken;
 use subscriptions::{Floors, Targets};
 use topics::Handed;
@@ -77,6 +77,10 @@ pub struct Limits {
     /// Client messages it may send at once: enough to subscribe to every target it may
     /// hold in one go.
     pub message_burst: u32,
+    /// Longest one read of the store may take (on a blocking thread, never a runtime
+    /// worker) before the connection is closed with 1013, to resume with `since`: the
+    /// HTTP request timeout.
+    pub read_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -93,6 +97,7 @@ impl Default for Limits {
             max_replay: 100_000,
             messages_per_sec: 20,
             message_burst: 300,
+            read_timeout: Duration::from_secs(10),
         }
     }
 }
@@ -106,6 +111,16 @@ pub struct SessionContext {
     pub read_models: Arc<ReadModels>,
     /// Limits.
     pub limits: Limits,
+}
+
+/// What a connection's work costs its key's plan, shared with HTTP: `charge(n)` takes
+/// `n` requests from the key's rate limit, and says how long until they would be admitted
+/// if it refuses them.
+pub type Charge = Box<dyn Fn(u32) -> Option<Duration> + Send + Sync>;
+
+/// A charge that never refuses, for a session that answers to no key's plan.
+pub fn free() -> Charge {
+    Box::new(|_| None)
 }
 
 /// Why a session ends.
@@ -140,6 +155,8 @@ struct Session<'a> {
     conflations: VecDeque<Instant>,
     /// The client's messages, against `messages_per_sec` and `message_burst`.
     messages: DefaultDirectRateLimiter,
+    /// The key's plan, which each message and each replay is charged to.
+    charge: Charge,
     /// The `replay` under way, if any (boxed: most connections never ask for one).
     playback: Option<Box<playback::Playback>>,
     /// The close that comes from outside (the server shutting down, the key no longer
@@ -160,15 +177,25 @@ fn outside(end: Result<(u16, &'static str), futures::channel::oneshot::Canceled>
     }
 }
 
-/// Runs one session until the client leaves, breaks a limit, `shutdown` (close 1001), or
-/// `ended` resolves with a close code and reason (the key of the connection is no longer
-/// good for it).
+/// How a session ends from outside, and whom it costs: `shutdown` (close 1001), `ended`,
+/// which resolves with a close code and reason when the key of the connection is no
+/// longer good for it, and `charge`, the key's plan.
+pub struct Key<F> {
+    /// The server shutting down.
+    pub shutdown: CancellationToken,
+    /// The key no longer good for the connection.
+    pub ended: F,
+    /// The key's plan.
+    pub charge: Charge,
+}
+
+/// Runs one session until the client leaves, breaks a limit, or an end from outside
+/// comes (see [`Key`]).
 pub async fn run_session<Si, St, E>(
     sink: Si,
     mut stream: St,
     ctx: SessionContext,
-    shutdown: CancellationToken,
-    ended: impl Future<Output = (u16, &'static str)>,
+    key: Key<impl Future<Output = (u16, &'static str)>>,
 ) where
     Si: Sink<Message> + Unpin,
     Si::Error: Display,
@@ -180,7 +207,13 @@ pub async fn run_session<Si, St, E>(
     connections.increment(1.0);
     let (latest, rx) = ctx.hub.join();
     let (end_tx, end_rx) = futures::channel::oneshot::channel();
+    let Key {
+        shutdown,
+        ended,
+        charge,
+    } = key;
     let mut session = Session::new(&ctx, &outbox, latest, rx, end_rx);
+    session.charge = charge;
     // The client's frames, read by a part of their own: reading the socket (a lock on
     // its read half and a zeroed buffer per attempt) happens only when it is readable,
     // not each time an update wakes the session. The channel holds one frame, so a
@@ -270,6 +303,7 @@ impl<'a> Session<'a> {
             last_sent_at: Instant::now(),
             conflations: VecDeque::new(),
             messages: RateLimiter::direct(message_quota(&ctx.limits)),
+            charge: free(),
             playback: None,
             ends,
         }
@@ -330,7 +364,9 @@ impl<'a> Session<'a> {
                     Err(RecvError::Closed) => Err(End::Close(CLOSE_GOING_AWAY, "server shutting down")),
                 },
                 // After live updates: a replay never holds them up.
-                () = playback::Playback::due(&mut self.playback), if replay_room => self.play(),
+                () = playback::Playback::due(&mut self.playback), if replay_room => {
+                    Box::pin(self.play()).await
+                }
                 _ = &mut resume, if !live => {
                     live = true;
                     Ok(())
@@ -432,6 +468,63 @@ impl<'a> Session<'a> {
             delta.race_number,
         );
         Ok(())
+    }
+}
+
+impl Session<'_> {
+    /// Runs `read` over the store in use on a blocking thread, so that no read of the
+    /// store (a snapshot, a chunk of a journal) holds up a runtime worker, and gives up
+    /// on it after [`Limits::read_timeout`]: the connection is then closed with 1013
+    /// (try again later) and the client resumes with `since`. A close from outside that
+    /// comes meanwhile ends the wait.
+    async fn read<T: Send + 'static>(
+        &mut self,
+        read: impl FnOnce(&racing_projections::Store) -> Result<T, racing_projections::StoreError>
+            + Send
+            + 'static,
+    ) -> Result<T, End> {
+        let store = self.ctx.read_models.load_full();
+        self.read_in(store, read).await
+    }
+
+    /// [`Session::read`] of `store`, a store in use when a longer piece of work began.
+    async fn read_in<T: Send + 'static>(
+        &mut self,
+        store: Arc<racing_projections::Store>,
+        read: impl FnOnce(&racing_projections::Store) -> Result<T, racing_projections::StoreError>
+            + Send
+            + 'static,
+    ) -> Result<T, End> {
+        let task = tokio::task::spawn_blocking(move || read(&store));
+        let deadline = tokio::time::sleep(self.ctx.limits.read_timeout);
+        tokio::select! {
+            biased;
+            end = &mut self.ends => Err(outside(end)),
+            done = task => match done {
+                Ok(Ok(value)) => Ok(value),
+                Ok(Err(e)) => Err(internal(e)),
+                Err(e) => Err(internal(e)),
+            },
+            () = deadline => {
+                metrics::counter!("racing_ws_reads_timed_out_total").increment(1);
+                Err(End::Close(CLOSE_TRY_LATER, "the read models are slow; resume with since"))
+            }
+        }
+    }
+
+    /// Charges `n` requests to the key's plan: an `error` frame (`rate_limited`) and
+    /// `false` if the plan refuses them, so that the message is not acted on.
+    fn pay(&mut self, n: u32, what: &str) -> Result<bool, End> {
+        let Some(wait) = (self.charge)(n) else {
+            return Ok(true);
+        };
+        let secs = wait.as_secs().max(1);
+        let message = format!(
+            "{what} is over the API key's request rate; it was not acted on (retry in {})",
+            crate::text::count(secs, "second", "seconds")
+        );
+        self.error("rate_limited", &message)?;
+        Ok(false)
     }
 }
 

@@ -17,7 +17,6 @@ use super::subscriptions::Target;
 use super::{internal, End, Session};
 use crate::live::frames::ReplayEndFrame;
 use crate::live::{frame, replayed_odds_frame_of};
-use crate::read_models::ReadModels;
 
 /// How late a move may go out before the pace starts again from it: a replay held up
 /// (its client not reading, or a `since` replay answered meanwhile) resumes at its pace
@@ -117,23 +116,28 @@ impl Playback {
         }
     }
 
-    /// The next move if it is due at `now`.
-    fn step(&mut self, read_models: &ReadModels, now: Instant) -> Result<Step, End> {
-        if self.moves.is_empty() && !self.exhausted {
-            let store = read_models.load();
-            let chunk = store
-                .odds_moves(&self.date, self.after, self.race, CHUNK)
-                .map_err(internal)?;
-            self.exhausted = chunk.len() < CHUNK;
-            for m in chunk {
-                self.after = m.seq;
-                if m.seq > self.upto {
-                    self.exhausted = true;
-                    break;
-                }
-                self.moves.push_back(m);
+    /// What to read next, when it holds no move and the journal may have more: the date,
+    /// the sequence after which, and the race if one.
+    fn wants(&self) -> Option<(String, u64, Option<u8>)> {
+        (self.moves.is_empty() && !self.exhausted)
+            .then(|| (self.date.to_string(), self.after, self.race))
+    }
+
+    /// Takes a chunk read after [`Playback::wants`].
+    fn fill(&mut self, chunk: Vec<OddsMove>) {
+        self.exhausted = chunk.len() < CHUNK;
+        for m in chunk {
+            self.after = m.seq;
+            if m.seq > self.upto {
+                self.exhausted = true;
+                break;
             }
+            self.moves.push_back(m);
         }
+    }
+
+    /// The next move if it is due at `now`.
+    fn step(&mut self, now: Instant) -> Result<Step, End> {
         let Some(m) = self.moves.front() else {
             return Ok(Step::End);
         };
@@ -204,13 +208,20 @@ impl Session<'_> {
     }
 
     /// Sends what of the replay is due, as far as it has room; at its end, `replay_end`.
-    pub(super) fn play(&mut self) -> Result<(), End> {
+    /// Its moves are read a chunk at a time on a blocking thread ([`Session::read`]).
+    pub(super) async fn play(&mut self) -> Result<(), End> {
         let now = Instant::now();
         while self.replay_room() {
             let Some(mut playback) = self.playback.take() else {
                 return Ok(());
             };
-            match playback.step(&self.ctx.read_models, now)? {
+            if let Some((date, after, race)) = playback.wants() {
+                let chunk = self
+                    .read(move |store| store.odds_moves(&date, after, race, CHUNK))
+                    .await?;
+                playback.fill(chunk);
+            }
+            match playback.step(now)? {
                 Step::Frame(text) => self.send(text),
                 Step::Wait => {
                     self.playback = Some(playback);

@@ -86,6 +86,11 @@ impl Session<'_> {
             );
             return self.error("rate_limited", &message);
         }
+        // Every message is a request of the key's plan, as an HTTP request is: a key's
+        // sockets together cost what its plan allows, not each socket its own quota.
+        if !self.pay(1, "this message")? {
+            return Ok(());
+        }
         if text.len() > self.ctx.limits.max_frame_bytes {
             let message = format!(
                 "frames are limited to {}",

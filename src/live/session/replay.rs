@@ -39,21 +39,24 @@ impl<T> Cursor<T> {
         }
     }
 
-    /// Its next item's `seq`, reading a chunk with `more` when none is held.
-    fn peek(
-        &mut self,
-        seq: impl Fn(&T) -> u64,
-        more: impl FnOnce(u64) -> Result<Vec<T>, End>,
-    ) -> Result<Option<u64>, End> {
-        if self.read.is_empty() && !self.done {
-            let chunk = more(self.after)?;
-            self.done = chunk.is_empty();
-            if let Some(last) = chunk.last() {
-                self.after = seq(last);
-            }
-            self.read.extend(chunk);
+    /// Where its next chunk is read from, when it holds none and the journal may have
+    /// more.
+    fn wants(&self) -> Option<u64> {
+        (self.read.is_empty() && !self.done).then_some(self.after)
+    }
+
+    /// Takes the chunk read after [`Cursor::wants`]; an empty one ends it.
+    fn fill(&mut self, chunk: Vec<T>, seq: impl Fn(&T) -> u64) {
+        self.done = chunk.is_empty();
+        if let Some(last) = chunk.last() {
+            self.after = seq(last);
         }
-        Ok(self.read.front().map(seq))
+        self.read.extend(chunk);
+    }
+
+    /// Its next item's `seq`.
+    fn head(&self, seq: impl Fn(&T) -> u64) -> Option<u64> {
+        self.read.front().map(seq)
     }
 }
 
@@ -65,33 +68,26 @@ enum Next {
 impl Session<'_> {
     /// Replays what the target missed after `since`, for its topics: odds moves and
     /// race-day events in one stream order. Odds go as a snapshot instead where a replay
-    /// of them would go out of order (the connection had a later odds update already) or
-    /// is over the limit's updates; race-day events always replay. `before` is what the
-    /// connection followed before, with the `seq` up to which it had been handed the
-    /// date's race-day events: none of those is sent twice.
+    /// of them would go out of order (the connection had a later odds update already:
+    /// `moves` is `None`) or is over the limit's updates (`moves`, as counted); race-day
+    /// events always replay. `before` is what the connection followed before, with the
+    /// `seq` up to which it had been handed the date's race-day events: none of those is
+    /// sent twice.
     pub(super) async fn replay(
         &mut self,
         t: Target,
         topics: Topics,
-        since: u64,
+        (since, moves): (u64, Option<u64>),
         before: (&Option<Targets>, u64),
     ) -> Result<(), End> {
+        // Every chunk is read from the store the replay began with.
         let store = self.ctx.read_models.load_full();
-        let mut odds = topics.odds() && since >= self.last_odds;
-        let max = self.ctx.limits.max_replay;
-        // Sequences count every event, so only a long stretch needs the journal counted.
-        if odds
-            && self.ctx.hub.latest().saturating_sub(since) > max
-            && store
-                .count_odds_moves(&t.0, since, t.1, max + 1)
-                .map_err(internal)?
-                > max
-        {
+        let odds = moves.is_some_and(|m| m <= self.ctx.limits.max_replay);
+        if moves.is_some() && !odds {
             self.floors.raise(&t, since);
-            odds = false;
         }
         if topics.odds() && !odds {
-            self.snapshots(&t)?;
+            self.snapshots(&t).await?;
         }
         // What a snapshot already covered stays covered: an earlier `subscribe` to one of
         // the meeting's races sent its odds as of some `seq`, and nothing at or below it
@@ -106,7 +102,7 @@ impl Session<'_> {
             days: topics.race_day().then(|| Cursor::from(since)),
         };
         let mut next_live = None;
-        while let Some(next) = self.next_replayed(&store, &t, &mut merged)? {
+        while let Some(next) = self.next_replayed(&store, &t, &mut merged).await? {
             self.still_open()?;
             let seq = match &next {
                 Next::Odds(m) => m.seq,
@@ -137,24 +133,38 @@ impl Session<'_> {
         Ok(())
     }
 
-    /// The next item of a replay, in stream order.
-    fn next_replayed(
-        &self,
-        store: &racing_projections::Store,
+    /// The next item of a replay, in stream order, reading a chunk of a journal from
+    /// `store` (on a blocking thread) where a cursor has none in hand.
+    async fn next_replayed(
+        &mut self,
+        store: &Arc<racing_projections::Store>,
         t: &Target,
         merged: &mut Merged,
     ) -> Result<Option<Next>, End> {
-        let odds = match &mut merged.odds {
-            Some(c) => c.peek(
-                |m| m.seq,
-                |after| store.odds_moves(&t.0, after, t.1, CHUNK).map_err(internal),
-            )?,
-            None => None,
-        };
-        let days = match &mut merged.days {
-            Some(c) => c.peek(|e| e.seq, |after| self.read_days(&t.0, after))?,
-            None => None,
-        };
+        if let Some(after) = merged.odds.as_ref().and_then(Cursor::wants) {
+            let (date, race) = (t.0.clone(), t.1);
+            let chunk = self
+                .read_in(store.clone(), move |store| {
+                    store.odds_moves(&date, after, race, CHUNK)
+                })
+                .await?;
+            if let Some(cursor) = &mut merged.odds {
+                cursor.fill(chunk, |m| m.seq);
+            }
+        }
+        if let Some(after) = merged.days.as_ref().and_then(Cursor::wants) {
+            let date = t.0.clone();
+            let chunk = self
+                .read_in(store.clone(), move |store| {
+                    store.race_day(&date, after, CHUNK)
+                })
+                .await?;
+            if let Some(cursor) = &mut merged.days {
+                cursor.fill(chunk, |e| e.seq);
+            }
+        }
+        let odds = merged.odds.as_ref().and_then(|c| c.head(|m| m.seq));
+        let days = merged.days.as_ref().and_then(|c| c.head(|e| e.seq));
         let next = match (odds, days) {
             (Some(o), Some(d)) if d < o => merged
                 .days

@@ -1,13 +1,17 @@
 //! What a connection follows, and the snapshots that start it: `subscribe` and
 //! `unsubscribe`, and per target the sequence at or below which nothing is sent again.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use racing_projections::DayKind;
 
 use super::topics::Topics;
-use super::{internal, End, Session};
+use super::{End, Session};
 use crate::live::{race_snapshot, RaceSnapshot};
+
+/// The odds moves a `since` replay sends for one request of the key's plan: a page of
+/// odds history over HTTP holds as many by default.
+pub(super) const REPLAY_PAGE: u64 = 1_000;
 
 /// A subscription target: a race, or a whole meeting (`None`).
 pub(super) type Target = (String, Option<u8>);
@@ -142,19 +146,20 @@ impl Floors {
 
 impl Session<'_> {
     /// Follows `t` for `topics` (replacing what it followed), from `since` if given:
-    /// every odds update and race-day event of those topics after it, then live.
+    /// every odds update and race-day event of those topics after it, then live. A
+    /// `since` that replays odds is charged to the key's plan as the same moves would be
+    /// over HTTP, a request per page of [`REPLAY_PAGE`]; one the plan refuses changes
+    /// nothing.
     pub(super) async fn subscribe(
         &mut self,
         t: Target,
         topics: Topics,
         since: Option<u64>,
     ) -> Result<(), End> {
-        let before = self.targets.clone();
-        let applied = self.applied()?;
-        let handed = self.handed.of(&t.0);
-        let targets = self.targets.get_or_insert_with(Targets::default);
-        let existing = targets.get(&t);
-        if existing.is_none() && targets.len() >= self.ctx.limits.max_subscriptions {
+        let applied = self.applied().await?;
+        let held = self.targets.as_ref().map_or(0, Targets::len);
+        let existing = self.targets.as_ref().and_then(|set| set.get(&t));
+        if existing.is_none() && held >= self.ctx.limits.max_subscriptions {
             let message = format!(
                 "at most {} on one connection",
                 crate::text::count(
@@ -169,22 +174,47 @@ impl Session<'_> {
         // it) names nothing this stream can replay. Up to there it is a position, an HTTP
         // answer's `Racing-Seq` as much as an update's `seq`.
         let since = since.filter(|&s| s <= applied);
+        // The odds moves a replay would send, counted from the journal's counts; none
+        // where the odds go as a snapshot (the connection had a later update already).
+        let moves = match since {
+            Some(since) if topics.odds() && since >= self.last_odds => {
+                let (date, race) = (t.0.clone(), t.1);
+                Some(
+                    self.read(move |store| store.count_odds_moves(&date, since, race))
+                        .await?,
+                )
+            }
+            _ => None,
+        };
+        if let Some(moves) = moves.filter(|&m| m <= self.ctx.limits.max_replay) {
+            let pages = u32::try_from(moves.div_ceil(REPLAY_PAGE)).unwrap_or(u32::MAX);
+            if pages > 0 && !self.pay(pages, "this subscribe's replay")? {
+                return Ok(());
+            }
+        }
+        let before = self.targets.clone();
+        let handed = self.handed.of(&t.0);
         let day_from = since.unwrap_or(applied);
-        targets.insert(&t, Follow { topics, day_from });
+        self.targets
+            .get_or_insert_with(Targets::default)
+            .insert(&t, Follow { topics, day_from });
         if topics.race_day() {
             self.handed.start(&t.0, day_from);
         }
         match since {
-            Some(since) => self.replay(t, topics, since, (&before, handed)).await,
-            None if topics.odds() => self.snapshots(&t),
+            Some(since) => {
+                self.replay(t, topics, (since, moves), (&before, handed))
+                    .await
+            }
+            None if topics.odds() => self.snapshots(&t).await,
             None => Ok(()),
         }
     }
 
     /// How far the log has been applied here: the store's checkpoint, or the latest
     /// update relayed if that is further (an update goes live after its commit).
-    pub(super) fn applied(&self) -> Result<u64, End> {
-        let checkpoint = self.ctx.read_models.load().checkpoint().map_err(internal)?;
+    pub(super) async fn applied(&mut self) -> Result<u64, End> {
+        let checkpoint = self.read(|store| store.checkpoint()).await?;
         Ok(checkpoint.max(self.ctx.hub.latest()))
     }
 
@@ -217,33 +247,53 @@ impl Session<'_> {
 
     /// Sends the current odds of the target's race, or of each race of its meeting that
     /// has odds or a status.
-    pub(super) fn snapshots(&mut self, t: &Target) -> Result<(), End> {
-        // A meeting's races with odds, and those not priced yet that have a status.
-        let races: std::collections::BTreeSet<u8> = match t.1 {
-            Some(n) => [n].into(),
-            None => {
-                let store = self.ctx.read_models.load();
-                let priced = store.odds_changed_since(Some(&t.0), 0).map_err(internal)?;
-                let statuses = store.race_statuses(&t.0, None).map_err(internal)?;
-                priced
+    pub(super) async fn snapshots(&mut self, t: &Target) -> Result<(), End> {
+        let (date, race) = (t.0.clone(), t.1);
+        let snapshots = self
+            .read(move |store| {
+                // A meeting's races with odds, and those not priced yet that have a status.
+                let races: BTreeSet<u8> = match race {
+                    Some(n) => [n].into(),
+                    None => {
+                        let priced = store.odds_changed_since(Some(&date), 0)?;
+                        let statuses = store.race_statuses(&date, None)?;
+                        priced
+                            .into_iter()
+                            .map(|(_, n)| n)
+                            .chain(statuses.into_iter().map(|row| row.race_number))
+                            .collect()
+                    }
+                };
+                races
                     .into_iter()
-                    .map(|(_, n)| n)
-                    .chain(statuses.into_iter().map(|row| row.race_number))
-                    .collect()
-            }
-        };
-        for n in races {
-            self.snapshot(&t.0, n)?;
+                    .map(|n| race_snapshot(store, &date, n))
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .await?;
+        for snapshot in &snapshots {
+            self.send_snapshot(snapshot);
         }
         Ok(())
     }
 
-    /// Sends the current odds of a race: a `snapshot` for each venue that runs it (one
-    /// with `venue` null where none is known), or an empty one.
-    pub(super) fn snapshot(&mut self, date: &str, race_number: u8) -> Result<(), End> {
-        let snapshot =
-            race_snapshot(&self.ctx.read_models.load(), date, race_number).map_err(internal)?;
-        self.send_snapshot(&snapshot);
+    /// Sends the current odds of each of `races` (date, race number): a `snapshot` for
+    /// each venue that runs it (one with `venue` null where none is known), or an empty
+    /// one; read in one go.
+    pub(super) async fn race_snapshots(&mut self, races: Vec<(String, u8)>) -> Result<(), End> {
+        if races.is_empty() {
+            return Ok(());
+        }
+        let snapshots = self
+            .read(move |store| {
+                races
+                    .iter()
+                    .map(|(date, n)| race_snapshot(store, date, *n))
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .await?;
+        for snapshot in &snapshots {
+            self.send_snapshot(snapshot);
+        }
         Ok(())
     }
 

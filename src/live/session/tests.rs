@@ -55,7 +55,12 @@ async fn a_client_that_never_reads_is_not_read_without_end() {
     // A socket whose peer reads nothing: the first frame fills it.
     let (sink, _unread) = futures::channel::mpsc::channel::<Message>(0);
     let shutdown = CancellationToken::new();
-    let session = run_session(sink, frames, ctx, shutdown.clone(), std::future::pending());
+    let session = run_session(
+        sink,
+        frames,
+        ctx,
+        key(shutdown.clone(), std::future::pending()),
+    );
     let ended = tokio::time::timeout(Duration::from_millis(500), session).await;
     assert!(ended.is_err(), "the session waits for the client");
     let pulled = pulled.load(Ordering::Relaxed);
@@ -63,6 +68,15 @@ async fn a_client_that_never_reads_is_not_read_without_end() {
         pulled <= max_pending + 4,
         "{pulled} frames read with {max_pending} answers allowed to wait"
     );
+}
+
+/// The ends from outside of a session whose key is never charged.
+fn key<F>(shutdown: CancellationToken, ended: F) -> Key<F> {
+    Key {
+        shutdown,
+        ended,
+        charge: free(),
+    }
 }
 
 /// Publishes `n` updates of one race at once, faster than any session takes them
@@ -101,8 +115,7 @@ async fn only_a_conflation_the_client_caused_counts_against_it() {
         sink,
         frames,
         ctx.clone(),
-        shutdown.clone(),
-        std::future::pending(),
+        key(shutdown.clone(), std::future::pending()),
     ));
     let welcome = read.next().await.expect("a welcome");
     assert!(matches!(&welcome, Message::Text(t) if t.contains("welcome")));
@@ -141,8 +154,7 @@ async fn only_a_conflation_the_client_caused_counts_against_it() {
         sink,
         frames,
         ctx.clone(),
-        shutdown.clone(),
-        std::future::pending(),
+        key(shutdown.clone(), std::future::pending()),
     ));
     let welcome = slow.next().await.expect("a welcome");
     assert!(matches!(&welcome, Message::Text(t) if t.contains("welcome")));
@@ -315,8 +327,7 @@ async fn client_messages_over_the_rate_are_refused_with_an_error_frame() {
         sink,
         pings,
         ctx.clone(),
-        shutdown.clone(),
-        std::future::pending(),
+        key(shutdown.clone(), std::future::pending()),
     ));
     let mut kinds = Vec::new();
     while kinds.len() < 11 {
@@ -471,8 +482,7 @@ async fn a_replay_held_up_by_its_client_resumes_at_its_pace() {
         sink,
         frames,
         ctx.clone(),
-        shutdown.clone(),
-        std::future::pending(),
+        key(shutdown.clone(), std::future::pending()),
     ));
     // Long enough for every move to fall due.
     tokio::time::sleep(Duration::from_millis(2500)).await;
@@ -570,7 +580,7 @@ async fn a_revocation_reaches_a_connection_inside_a_slow_replay() {
         (CLOSE_POLICY, "API key revoked")
     };
     let shutdown = CancellationToken::new();
-    let session = tokio::spawn(run_session(sink, frames, ctx, shutdown.clone(), ended));
+    let session = tokio::spawn(run_session(sink, frames, ctx, key(shutdown.clone(), ended)));
     let mut odds = 0;
     while odds < 20 {
         let frame = tokio::time::timeout(Duration::from_secs(5), read.next())
@@ -602,4 +612,101 @@ async fn a_revocation_reaches_a_connection_inside_a_slow_replay() {
     assert_eq!(close.map(|c| c.code), Some(CLOSE_POLICY));
     shutdown.cancel();
     let _ = session.await;
+}
+
+/// A `since` replay is charged to the key's plan a request per 1,000 odds moves it sends,
+/// counted before it starts; one the plan refuses leaves the connection as it was and
+/// gets a `rate_limited` error frame.
+#[tokio::test]
+async fn a_replay_is_charged_by_its_pages_and_one_refused_changes_nothing() {
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Mutex;
+    let limits = Limits {
+        max_pending: 10_000,
+        ..Limits::default()
+    };
+    let Fixture { ctx, _dir } = Fixture::new(4096, limits);
+    recorded(&ctx, (1..=2_500).map(|seq| (seq, 0)));
+    let outbox = Outbox::default();
+    let (latest, rx) = ctx.hub.join();
+    let (_ends, ends) = futures::channel::oneshot::channel();
+    let mut session = Session::new(&ctx, &outbox, latest, rx, ends);
+    let charged = Arc::new(Mutex::new(Vec::new()));
+    let refusing = Arc::new(AtomicBool::new(true));
+    let (seen, refuse) = (charged.clone(), refusing.clone());
+    session.charge = Box::new(move |n| {
+        seen.lock().expect("charges").push(n);
+        refuse
+            .load(Ordering::Relaxed)
+            .then_some(Duration::from_secs(3))
+    });
+    let race = (DAY.to_owned(), Some(1));
+    session
+        .subscribe(race.clone(), super::topics::Topics::ODDS, Some(0))
+        .await
+        .expect("answered");
+    let frames: Vec<_> = std::iter::from_fn(|| outbox.try_frame()).collect();
+    assert_eq!(frames.len(), 1, "one answer");
+    assert!(
+        frames[0].contains(r#""error":"rate_limited""#) && frames[0].contains("3 seconds"),
+        "{}",
+        frames[0].as_str()
+    );
+    assert!(session.targets.is_none(), "nothing followed");
+    assert_eq!(
+        *charged.lock().expect("charges"),
+        [3],
+        "2,500 moves: 3 pages"
+    );
+
+    refusing.store(false, Ordering::Relaxed);
+    session
+        .subscribe(race, super::topics::Topics::ODDS, Some(500))
+        .await
+        .expect("replayed");
+    let frames: Vec<_> = std::iter::from_fn(|| outbox.try_frame()).collect();
+    assert_eq!(frames.len(), 2_000, "every move after 500");
+    assert_eq!(*charged.lock().expect("charges"), [3, 2]);
+}
+
+/// A session reads the store on a blocking thread, never on the runtime's own: a read
+/// that hangs past the read deadline closes the connection with 1013 (to resume with
+/// `since`) while the runtime goes on, even a runtime of one thread.
+#[tokio::test(flavor = "current_thread")]
+async fn a_read_that_hangs_closes_the_connection_and_holds_up_no_worker() {
+    let limits = Limits {
+        read_timeout: Duration::from_millis(100),
+        ..Limits::default()
+    };
+    let Fixture { ctx, _dir } = Fixture::new(64, limits);
+    let outbox = Outbox::default();
+    let (latest, rx) = ctx.hub.join();
+    let (_ends, ends) = futures::channel::oneshot::channel();
+    let mut session = Session::new(&ctx, &outbox, latest, rx, ends);
+    let ticks = Arc::new(AtomicUsize::new(0));
+    let ticking = ticks.clone();
+    let ticker = tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            ticking.fetch_add(1, Ordering::Relaxed);
+        }
+    });
+    let started = Instant::now();
+    let read = session
+        .read(|store| {
+            std::thread::sleep(Duration::from_secs(1));
+            store.checkpoint()
+        })
+        .await;
+    let took = started.elapsed();
+    ticker.abort();
+    assert!(
+        matches!(read, Err(End::Close(1013, _))),
+        "a read past its deadline closes with 1013: {read:?}"
+    );
+    assert!(took < Duration::from_millis(800), "given up after {took:?}");
+    assert!(
+        ticks.load(Ordering::Relaxed) >= 3,
+        "the runtime went on while the read hung"
+    );
 }

@@ -14,7 +14,7 @@ use serde::Deserialize;
 
 use super::replay::CHUNK;
 use super::subscriptions::Targets;
-use super::{internal, End, Session};
+use super::{End, Session};
 use crate::live::frames::Topic;
 use crate::live::DayDelta;
 
@@ -169,7 +169,7 @@ impl Session<'_> {
             loop {
                 self.still_open()?;
                 let after = self.handed.of(&date);
-                let events = self.read_days(&date, after)?;
+                let events = self.read_days(&date, after).await?;
                 let Some(last) = events.last().map(|e| e.seq) else {
                     break;
                 };
@@ -190,12 +190,10 @@ impl Session<'_> {
     }
 
     /// A chunk of `date`'s race-day events after `after`.
-    pub(super) fn read_days(&self, date: &str, after: u64) -> Result<Vec<DayEvent>, End> {
-        self.ctx
-            .read_models
-            .load()
-            .race_day(date, after, CHUNK)
-            .map_err(internal)
+    async fn read_days(&mut self, date: &str, after: u64) -> Result<Vec<DayEvent>, End> {
+        let date = date.to_owned();
+        self.read(move |store| store.race_day(&date, after, CHUNK))
+            .await
     }
 
     /// Sends a race-day event of `date` that a `since` replay read from the journal, if
