@@ -7,6 +7,7 @@
 //! A key appears only in the message that carries it: never in a page, a URL or a log.
 
 pub mod clients;
+pub mod confirmed;
 pub mod csrf;
 pub mod mail;
 pub mod pages;
@@ -30,7 +31,7 @@ use crate::keys::registry::Registry;
 use csrf::{Csrf, Refusal};
 use mail::Mailer;
 use plans::Plans;
-use store::{LinkError, Pending, Store, Subscriber, Subscription};
+use store::{LinkError, Pending, Store};
 
 /// Where the links in messages lead: a page with one button, which posts back here.
 /// Short, so that a link fits a line of a plain-text message.
@@ -466,11 +467,11 @@ async fn follow(
     };
     let done = match pending {
         Pending::Subscribe { email, name, plan } => {
-            subscribe_confirmed(&signup, &email, &name, &plan)
+            confirmed::subscribe(&signup, &email, &name, &plan)
                 .await
                 .map(|text| ("Subscribed", text))
         }
-        Pending::Replace { email, compromised } => replace_confirmed(&signup, &email, compromised)
+        Pending::Replace { email, compromised } => confirmed::replace(&signup, &email, compromised)
             .await
             .map(|text| ("Keys replaced", text)),
     };
@@ -478,108 +479,6 @@ async fn follow(
         Ok((title, text)) => html(StatusCode::OK, pages::message(title, &text)),
         Err(e) => internal(e),
     }
-}
-
-/// Makes the key of a confirmed subscription and mails it; the text of the page.
-async fn subscribe_confirmed(
-    signup: &Signup,
-    email: &str,
-    name: &str,
-    plan_id: &str,
-) -> anyhow::Result<String> {
-    let plan = signup
-        .settings
-        .plans
-        .get(plan_id)
-        .ok_or_else(|| anyhow::anyhow!("plan {plan_id} is no longer offered"))?;
-    // Two tries: another replica may write the same record in between.
-    for _ in 0..2 {
-        let existing = signup.store.subscriber(email).await?;
-        if let Some((record, _)) = &existing {
-            if let Some(held) = store::holds(record, plan_id) {
-                let body = format!(
-                    "Hello {},\n\nyou already hold a key of the {} plan (it starts with \
-                     rk_{}), so no second key was made. If it is lost or someone else may \
-                     have it, use the \"Lost or compromised key\" form at {}/ for a new \
-                     one.\n",
-                    record.name,
-                    plan.name,
-                    held.key_id,
-                    signup.settings.public_url.trim_end_matches('/')
-                );
-                signup
-                    .mailer
-                    .send(email, "Your racing data subscription", body)?;
-                return Ok(format!(
-                    "{email} already holds a key of the {} plan; we sent a reminder of \
-                     how to replace it.",
-                    plan.name
-                ));
-            }
-            if record.subscriptions.len() >= signup.settings.max_keys_per_address {
-                return Ok(format!(
-                    "{email} holds {} already, the most one address may hold.",
-                    crate::text::count(record.subscriptions.len(), "key", "keys")
-                ));
-            }
-        }
-        let (key, key_record) = signup
-            .registry
-            .create_for(name, plan.limits(), email, plan_id)
-            .await?;
-        let subscription = Subscription {
-            plan: plan_id.to_owned(),
-            key_id: key_record.id.clone(),
-            confirmed_at: jiff::Timestamp::now().to_string(),
-            replaced_at: None,
-            previous: Vec::new(),
-        };
-        let (mut record, revision) = match existing {
-            Some((record, revision)) => (record, Some(revision)),
-            None => (
-                Subscriber {
-                    email: email.to_owned(),
-                    name: name.to_owned(),
-                    subscriptions: Vec::new(),
-                },
-                None,
-            ),
-        };
-        record.subscriptions.push(subscription);
-        if let Err(e) = signup.store.save(&record, revision).await {
-            // Written meanwhile elsewhere: this key is not recorded, so it goes.
-            tracing::warn!(error = %e, key = %key_record.prefix(), "subscriber record changed meanwhile; again");
-            signup.registry.revoke(&key_record.id).await?;
-            continue;
-        }
-        let body = format!(
-            "Hello {name},\n\nyour API key for the {} plan of the racing data service:\n\n\
-             {key}\n\nSend it with every request in the X-API-Key header, for example:\n\n\
-             curl -H 'X-API-Key: {key}' \\\n  {}/api/v1/racecards/today\n\n\
-             It allows {} (bursts of {}) and {}. \
-             Keep it secret; if it is lost or someone else may have it, replace it with the \
-             form at {}/.\n",
-            plan.name,
-            signup.settings.public_url.trim_end_matches('/'),
-            crate::text::count(plan.rate_per_sec, "request a second", "requests a second"),
-            plan.burst,
-            crate::text::count(
-                plan.live_connections,
-                "live odds connection",
-                "live odds connections"
-            ),
-            signup.settings.public_url.trim_end_matches('/'),
-        );
-        signup
-            .mailer
-            .send(email, "Your racing data API key", body)?;
-        tracing::info!(key = %key_record.prefix(), plan = plan_id, "subscription confirmed");
-        return Ok(format!(
-            "Your key of the {} plan has been sent to {email}.",
-            plan.name
-        ));
-    }
-    anyhow::bail!("the subscriber record kept changing")
 }
 
 #[derive(Deserialize)]
@@ -629,151 +528,9 @@ async fn replace(
             Ok(permit) => permit,
             Err(_) => return,
         };
-        if let Err(e) = offer_replacement(&job, &email, compromised).await {
+        if let Err(e) = confirmed::offer(&job, &email, compromised).await {
             tracing::error!(error = format!("{e:#}"), "offering a key replacement");
         }
     });
     page
-}
-
-/// Mails `email` a link to replace its keys, if it holds any.
-async fn offer_replacement(signup: &Signup, email: &str, compromised: bool) -> anyhow::Result<()> {
-    let Some((record, _)) = signup.store.subscriber(email).await? else {
-        return Ok(());
-    };
-    let pending = Pending::Replace {
-        email: email.to_owned(),
-        compromised,
-    };
-    let token = signup
-        .store
-        .issue(pending, signup.settings.link_ttl)
-        .await?;
-    let what = if compromised {
-        "Your current keys stop working as soon as you do."
-    } else {
-        "Your current keys keep working for a day after that, so you can deploy the new ones first."
-    };
-    let body = format!(
-        "Hello {},\n\nto replace your racing data API keys, open this link within \
-         {} and press the button:\n\n{}\n\n{what}\n\nIf you did not ask for \
-         this, ignore this message: nothing changes without it.\n",
-        record.name,
-        signup.hours(),
-        signup.link(&token)
-    );
-    signup
-        .mailer
-        .send(email, "Replace your racing data API key", body)
-}
-
-/// Replaces every key of `email` and mails the new ones; the text of the page. The
-/// replaced keys, and every older key still working, are revoked at once if
-/// `compromised`, else left a grace period.
-///
-/// The subscriber record is the truth about which keys are in use, so it changes first:
-/// the new keys are made (unknown to anyone yet), then the record is saved over the
-/// revision it was read at, naming them and listing every key they replace; only then are
-/// the old keys retired and the mail written. A failure before the save undoes the new
-/// keys and changes nothing; one after it leaves the record naming the keys in use, with
-/// any key not yet retired still listed, so the next replacement retires it.
-async fn replace_confirmed(
-    signup: &Signup,
-    email: &str,
-    compromised: bool,
-) -> anyhow::Result<String> {
-    let Some((mut record, revision)) = signup.store.subscriber(email).await? else {
-        return Ok(format!("{email} holds no key."));
-    };
-    if record.subscriptions.is_empty() {
-        return Ok(format!("{email} holds no key."));
-    }
-    let mut issued = Vec::with_capacity(record.subscriptions.len());
-    for subscription in &record.subscriptions {
-        match signup.registry.issue_like(&subscription.key_id).await {
-            Ok(new) => issued.push(new),
-            Err(e) => {
-                undo(signup, &issued).await;
-                return Err(e);
-            }
-        }
-    }
-    let now = jiff::Timestamp::now().to_string();
-    let mut lines = Vec::with_capacity(issued.len());
-    for (subscription, (key, new)) in record.subscriptions.iter_mut().zip(&issued) {
-        let old = std::mem::replace(&mut subscription.key_id, new.id.clone());
-        subscription.previous.push(old);
-        subscription.replaced_at = Some(now.clone());
-        let plan = signup
-            .settings
-            .plans
-            .get(&subscription.plan)
-            .map_or(subscription.plan.clone(), |p| p.name.clone());
-        lines.push(format!("{plan} plan: {key}"));
-    }
-    let revision = match signup.store.save(&record, Some(revision)).await {
-        Ok(revision) => revision,
-        Err(e) => {
-            undo(signup, &issued).await;
-            return Err(e.context("the subscriber record changed meanwhile; nothing was replaced"));
-        }
-    };
-    let grace = (!compromised).then_some(signup.settings.grace);
-    let mut not_retired = 0;
-    for subscription in &mut record.subscriptions {
-        let mut still = Vec::new();
-        for id in std::mem::take(&mut subscription.previous) {
-            match signup.registry.retire(&id, grace).await {
-                Ok(false) => {
-                    tracing::info!(key = %format!("rk_{id}"), compromised, "replaced key retired")
-                }
-                Ok(true) => still.push(id),
-                Err(e) => {
-                    tracing::error!(error = format!("{e:#}"), key = %format!("rk_{id}"), "retiring a replaced key");
-                    not_retired += 1;
-                    still.push(id);
-                }
-            }
-        }
-        subscription.previous = still;
-    }
-    if let Err(e) = signup.store.save(&record, Some(revision)).await {
-        // The keys retired stay listed: retiring them again is harmless.
-        tracing::warn!(error = format!("{e:#}"), "recording the retired keys");
-    }
-    let fate = if not_retired > 0 {
-        format!(
-            "{not_retired} of your old keys could not be {} just now; replace your keys \
-             again in a few minutes to finish.",
-            if compromised { "revoked" } else { "retired" }
-        )
-    } else if compromised {
-        "Your old keys were revoked: they no longer work, and open live odds connections \
-         made with them were closed."
-            .to_owned()
-    } else {
-        format!(
-            "Your old keys keep working for {}, then stop.",
-            crate::text::count(signup.settings.grace.as_secs() / 3600, "hour", "hours")
-        )
-    };
-    // The new keys go out whatever else failed: the record names them now.
-    let body = format!(
-        "Hello {},\n\nyour new racing data API keys:\n\n{}\n\n{fate}\n",
-        record.name,
-        lines.join("\n")
-    );
-    signup
-        .mailer
-        .send(email, "Your new racing data API key", body)?;
-    Ok(format!("New keys have been sent to {email}. {fate}"))
-}
-
-/// Revokes keys made for a replacement that did not happen.
-async fn undo(signup: &Signup, issued: &[(String, crate::keys::KeyRecord)]) {
-    for (_, record) in issued {
-        if let Err(e) = signup.registry.revoke(&record.id).await {
-            tracing::error!(error = format!("{e:#}"), key = %record.prefix(), "revoking a key of a replacement undone");
-        }
-    }
 }
