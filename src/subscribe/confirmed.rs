@@ -1,5 +1,12 @@
 //! What the subscription flow does once an address is confirmed: makes a subscription's
 //! key, offers a replacement, and replaces keys when the offer's link is followed.
+//!
+//! An operator's revocation of a subscription's key (`racing keys revoke`) is a ban: the
+//! subscription stays on the record with its key revoked, no replacement replaces it,
+//! and subscribing to its plan again makes no key (the reminder goes instead);
+//! `racing keys unrevoke` is the only way back. A compromised replacement revokes keys
+//! too, but only keys it has replaced, never a subscription's current key, so it bans
+//! nothing.
 
 use super::store::{self, Subscriber, Subscription};
 use super::Signup;
@@ -20,6 +27,7 @@ pub async fn subscribe(
     for _ in 0..2 {
         let existing = signup.store.subscriber(email).await?;
         if let Some((record, _)) = &existing {
+            // A subscription whose key the operator revoked is held still: no new key.
             if let Some(held) = store::holds(record, plan_id) {
                 let body = format!(
                     "Hello {},\n\nyou already hold a key of the {} plan (it starts with \
@@ -106,11 +114,28 @@ pub async fn subscribe(
     anyhow::bail!("the subscriber record kept changing")
 }
 
-/// Mails `email` a link to replace its keys, if it holds any.
+/// The indices of the subscriptions of `record` a replacement replaces: those whose
+/// current key the operator has not revoked.
+async fn replaceable(signup: &Signup, record: &Subscriber) -> anyhow::Result<Vec<usize>> {
+    let mut out = Vec::with_capacity(record.subscriptions.len());
+    for (i, subscription) in record.subscriptions.iter().enumerate() {
+        let key = signup.registry.get(&subscription.key_id).await?;
+        if key.revoked_at.is_none() {
+            out.push(i);
+        }
+    }
+    Ok(out)
+}
+
+/// Mails `email` a link to replace its keys, if it holds any that a replacement
+/// replaces.
 pub async fn offer(signup: &Signup, email: &str, compromised: bool) -> anyhow::Result<()> {
     let Some((record, _)) = signup.store.subscriber(email).await? else {
         return Ok(());
     };
+    if replaceable(signup, &record).await?.is_empty() {
+        return Ok(());
+    }
     let pending = store::Pending::Replace {
         email: email.to_owned(),
         compromised,
@@ -137,8 +162,13 @@ pub async fn offer(signup: &Signup, email: &str, compromised: bool) -> anyhow::R
         .send(email, "Replace your racing data API key", body)
 }
 
-/// Replaces every key of `email` and mails the new ones; the text of the page. The
-/// replaced keys, and every older key still working, are revoked at once if
+/// The page of a replacement for an address with nothing to replace.
+fn nothing_to_replace(email: &str) -> String {
+    format!("{email} holds no key.")
+}
+
+/// Replaces every key of `email` that is not banned and mails the new ones; the text of
+/// the page. The replaced keys, and every older key still working, are revoked at once if
 /// `compromised`, else left a grace period.
 ///
 /// The subscriber record is the truth about which keys are in use, so it changes first:
@@ -149,14 +179,19 @@ pub async fn offer(signup: &Signup, email: &str, compromised: bool) -> anyhow::R
 /// any key not yet retired still listed, so the next replacement retires it.
 pub async fn replace(signup: &Signup, email: &str, compromised: bool) -> anyhow::Result<String> {
     let Some((mut record, revision)) = signup.store.subscriber(email).await? else {
-        return Ok(format!("{email} holds no key."));
+        return Ok(nothing_to_replace(email));
     };
-    if record.subscriptions.is_empty() {
-        return Ok(format!("{email} holds no key."));
+    let chosen = replaceable(signup, &record).await?;
+    if chosen.is_empty() {
+        return Ok(nothing_to_replace(email));
     }
-    let mut issued = Vec::with_capacity(record.subscriptions.len());
-    for subscription in &record.subscriptions {
-        match signup.registry.issue_like(&subscription.key_id).await {
+    let mut issued = Vec::with_capacity(chosen.len());
+    for &i in &chosen {
+        match signup
+            .registry
+            .issue_like(&record.subscriptions[i].key_id)
+            .await
+        {
             Ok(new) => issued.push(new),
             Err(e) => {
                 undo(signup, &issued).await;
@@ -166,7 +201,8 @@ pub async fn replace(signup: &Signup, email: &str, compromised: bool) -> anyhow:
     }
     let now = jiff::Timestamp::now().to_string();
     let mut lines = Vec::with_capacity(issued.len());
-    for (subscription, (key, new)) in record.subscriptions.iter_mut().zip(&issued) {
+    for (&i, (key, new)) in chosen.iter().zip(&issued) {
+        let subscription = &mut record.subscriptions[i];
         let old = std::mem::replace(&mut subscription.key_id, new.id.clone());
         subscription.previous.push(old);
         subscription.replaced_at = Some(now.clone());

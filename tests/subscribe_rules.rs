@@ -1,0 +1,127 @@
+//! The rules the subscription flow keeps whoever asks: an operator's revocation is never
+//! undone by the lost-key form. Against a real SMTP server, as `subscribe.rs`.
+
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use tempfile::TempDir;
+
+use crate::subscribe::{api, api_becomes, key_in, start, todays_card, Smtp, Visitor};
+use crate::support::Nats;
+
+/// Two self-service plans, so that one subscriber can hold a key banned and one not.
+const TWO_PLANS: &str = "\
+[[plan]]\nid = \"trial\"\nname = \"Trial\"\nprice = \"Free\"\nrate_per_sec = 5\nburst = 10\n\
+live_connections = 2\nself_service = true\n\
+[[plan]]\nid = \"silver\"\nname = \"Silver\"\nprice = \"HK$1\"\nrate_per_sec = 5\nburst = 10\n\
+live_connections = 2\nself_service = true\n";
+
+/// Runs `racing keys ACTION...` as the keys admin against `nats`; its standard output.
+async fn keys_cli(nats: &Nats, action: &[&str]) -> String {
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_racing"))
+        .args(["keys", "--nats-url", &nats.url(), "--nats-nkey"])
+        .arg(nats.credentials_dir().join("keys-admin.nk"))
+        .args(action)
+        .env("RACING_LOG", "warn")
+        .output()
+        .await
+        .expect("racing keys runs");
+    assert!(
+        out.status.success(),
+        "racing keys {action:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The prefix of a key, `rk_` and its id.
+fn prefix(key: &str) -> &str {
+    &key[..11]
+}
+
+/// Waits a moment and says whether no message beyond the first `n` arrived (the form
+/// answers before its mail is written, so there is nothing to wait for but time).
+async fn no_mail_beyond(smtp: &Smtp, n: usize) {
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(smtp.messages().len(), n, "{:#?}", smtp.messages().get(n..));
+}
+
+#[tokio::test]
+async fn a_key_the_operator_revoked_is_never_revived_by_the_lost_key_form() {
+    let nats = Nats::start().await;
+    let smtp = Smtp::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let mut app = start(&nats, dir.path(), &smtp, |c| {
+        c.signup.mails_per_address_hour = 20;
+        c.signup.plans = racing::subscribe::plans::Plans::parse(TWO_PLANS).expect("plans");
+    })
+    .await;
+    todays_card(&nats, &mut app).await;
+    let mut lee = Visitor::new(&app);
+    lee.subscribe("lee@example.com", "trial").await;
+    lee.follow(&smtp.message(1).await).await;
+    let trial = key_in(&smtp.message(2).await);
+    lee.subscribe("lee@example.com", "silver").await;
+    lee.follow(&smtp.message(3).await).await;
+    let silver = key_in(&smtp.message(4).await);
+    api_becomes(&app, &trial, StatusCode::OK).await;
+
+    // The operator bans the trial key.
+    let revoked = keys_cli(&nats, &["revoke", prefix(&trial)]).await;
+    api_becomes(&app, &trial, StatusCode::UNAUTHORIZED).await;
+
+    // A compromised replacement replaces the silver key only: no trial key comes back,
+    // and the mail says nothing of it.
+    lee.post(
+        "/keys/replace",
+        &[("email", "lee@example.com"), ("compromised", "yes")],
+    )
+    .await;
+    let (status, page) = lee.follow(&smtp.message(5).await).await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    let mail = smtp.message(6).await;
+    assert!(
+        !mail.contains("Trial"),
+        "a replacement revived the banned trial key:\n{mail}"
+    );
+    assert!(mail.contains("Silver plan: rk_"), "{mail}");
+    let silver2 = key_in(&mail);
+    api_becomes(&app, &silver2, StatusCode::OK).await;
+    api_becomes(&app, &silver, StatusCode::UNAUTHORIZED).await;
+    assert_eq!(api(&app, &trial).await, StatusCode::UNAUTHORIZED);
+
+    // The revocation a compromised replacement made is no ban: the next replacement
+    // replaces the silver key again.
+    lee.post("/keys/replace", &[("email", "lee@example.com")])
+        .await;
+    lee.follow(&smtp.message(7).await).await;
+    let mail = smtp.message(8).await;
+    assert!(mail.contains("Silver plan: rk_"), "{mail}");
+    assert!(!mail.contains("Trial"), "{mail}");
+    let silver3 = key_in(&mail);
+    api_becomes(&app, &silver3, StatusCode::OK).await;
+
+    // Subscribing to the banned plan again makes no key either: the reminder.
+    lee.subscribe("lee@example.com", "trial").await;
+    lee.follow(&smtp.message(9).await).await;
+    let reminder = smtp.message(10).await;
+    assert!(reminder.contains("already hold a key"), "{reminder}");
+    assert!(!reminder.contains(&trial), "{reminder}");
+
+    // Every key banned: the form answers as for any address and mails nothing.
+    keys_cli(&nats, &["revoke", prefix(&silver3)]).await;
+    let (status, page) = lee
+        .post("/keys/replace", &[("email", "lee@example.com")])
+        .await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    no_mail_beyond(&smtp, 10).await;
+
+    // What the operator was told, and the only way back.
+    assert!(
+        revoked.contains("the subscriber's record keeps it revoked"),
+        "{revoked}"
+    );
+    let unrevoked = keys_cli(&nats, &["unrevoke", prefix(&trial)]).await;
+    assert!(unrevoked.contains("works again"), "{unrevoked}");
+    api_becomes(&app, &trial, StatusCode::OK).await;
+}
