@@ -1,5 +1,6 @@
 //! The rules the subscription flow keeps whoever asks: an operator's revocation is never
-//! undone by the lost-key form. Against a real SMTP server, as `subscribe.rs`.
+//! undone by the lost-key form, and mail about a subscription goes to the address that
+//! subscribed. Against a real SMTP server, as `subscribe.rs`.
 
 use std::time::Duration;
 
@@ -124,4 +125,46 @@ async fn a_key_the_operator_revoked_is_never_revived_by_the_lost_key_form() {
     let unrevoked = keys_cli(&nats, &["unrevoke", prefix(&trial)]).await;
     assert!(unrevoked.contains("works again"), "{unrevoked}");
     api_becomes(&app, &trial, StatusCode::OK).await;
+}
+
+#[tokio::test]
+async fn mail_about_a_subscription_goes_to_the_address_that_subscribed() {
+    let nats = Nats::start().await;
+    let smtp = Smtp::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let mut app = start(&nats, dir.path(), &smtp, |_| {}).await;
+    todays_card(&nats, &mut app).await;
+    let mut bob = Visitor::new(&app);
+    bob.subscribe("bob@example.com", "trial").await;
+    bob.follow(&smtp.message(1).await).await;
+    let key = key_in(&smtp.message(2).await);
+    api_becomes(&app, &key, StatusCode::OK).await;
+
+    // Asked for a sub-address of the mailbox: the link goes where the key went.
+    bob.post("/keys/replace", &[("email", "bob+x@example.com")])
+        .await;
+    let offer = smtp.message(3).await;
+    assert!(offer.contains("To: bob@example.com"), "{offer}");
+    let (status, page) = bob.follow(&offer).await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    assert!(page.contains("the address that subscribed"), "{page}");
+    assert!(!page.contains("bob@example.com"), "{page}");
+    let mail = smtp.message(4).await;
+    assert!(mail.contains("To: bob@example.com"), "{mail}");
+    let new = key_in(&mail);
+    api_becomes(&app, &new, StatusCode::OK).await;
+
+    // A reminder of a plan held goes there too, whichever sub-address confirmed.
+    bob.subscribe("bob+y@example.com", "trial").await;
+    let confirmation = smtp.message(5).await;
+    assert!(
+        confirmation.contains("To: bob+y@example.com"),
+        "{confirmation}"
+    );
+    let (status, page) = bob.follow(&confirmation).await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    assert!(!page.contains("bob@example.com"), "{page}");
+    let reminder = smtp.message(6).await;
+    assert!(reminder.contains("already hold a key"), "{reminder}");
+    assert!(reminder.contains("To: bob@example.com"), "{reminder}");
 }

@@ -1,15 +1,32 @@
 //! What the subscription flow does once an address is confirmed: makes a subscription's
 //! key, offers a replacement, and replaces keys when the offer's link is followed.
 //!
-//! An operator's revocation of a subscription's key (`racing keys revoke`) is a ban: the
+//! Two rules hold throughout. Mail about an existing subscription goes to the address
+//! stored on its record, only: a sub-address of the same mailbox (`bob+x@`) that asks is
+//! never sent anything about it, and the pages name no address but the one typed. And an
+//! operator's revocation of a subscription's key (`racing keys revoke`) is a ban: the
 //! subscription stays on the record with its key revoked, no replacement replaces it,
-//! and subscribing to its plan again makes no key (the reminder goes instead);
-//! `racing keys unrevoke` is the only way back. A compromised replacement revokes keys
-//! too, but only keys it has replaced, never a subscription's current key, so it bans
-//! nothing.
+//! and subscribing to its plan again makes no key; `racing keys unrevoke` is the only
+//! way back. A compromised replacement revokes keys too, but only keys it has replaced,
+//! never a subscription's current key, so it bans nothing.
 
 use super::store::{self, Subscriber, Subscription};
 use super::Signup;
+
+/// How a page names the address a mail went to: the one typed, or, when the record's
+/// address is another (another sub-address of the mailbox), words that do not reveal it.
+fn named(typed: &str, stored: &str) -> String {
+    if typed == stored {
+        typed.to_owned()
+    } else {
+        "the address that subscribed".to_owned()
+    }
+}
+
+/// The site's address, without a trailing `/`.
+fn site(signup: &Signup) -> &str {
+    signup.settings.public_url.trim_end_matches('/')
+}
 
 /// Makes the key of a confirmed subscription and mails it; the text of the page.
 pub async fn subscribe(
@@ -29,24 +46,7 @@ pub async fn subscribe(
         if let Some((record, _)) = &existing {
             // A subscription whose key the operator revoked is held still: no new key.
             if let Some(held) = store::holds(record, plan_id) {
-                let body = format!(
-                    "Hello {},\n\nyou already hold a key of the {} plan (it starts with \
-                     rk_{}), so no second key was made. If it is lost or someone else may \
-                     have it, use the \"Lost or compromised key\" form at {}/ for a new \
-                     one.\n",
-                    record.name,
-                    plan.name,
-                    held.key_id,
-                    signup.settings.public_url.trim_end_matches('/')
-                );
-                signup
-                    .mailer
-                    .send(email, "Your racing data subscription", body)?;
-                return Ok(format!(
-                    "{email} already holds a key of the {} plan; we sent a reminder of \
-                     how to replace it.",
-                    plan.name
-                ));
+                return remind(signup, email, record, held, &plan.name);
             }
             if record.subscriptions.len() >= signup.settings.max_keys_per_address {
                 return Ok(format!(
@@ -55,9 +55,13 @@ pub async fn subscribe(
                 ));
             }
         }
+        // A mailbox that subscribed before keeps its address: the key goes there.
+        let to = existing
+            .as_ref()
+            .map_or(email.to_owned(), |(record, _)| record.email.clone());
         let (key, key_record) = signup
             .registry
-            .create_for(name, plan.limits(), email, plan_id)
+            .create_for(name, plan.limits(), &to, plan_id)
             .await?;
         let subscription = Subscription {
             plan: plan_id.to_owned(),
@@ -84,34 +88,65 @@ pub async fn subscribe(
             signup.registry.revoke(&key_record.id).await?;
             continue;
         }
-        let body = format!(
-            "Hello {name},\n\nyour API key for the {} plan of the racing data service:\n\n\
-             {key}\n\nSend it with every request in the X-API-Key header, for example:\n\n\
-             curl -H 'X-API-Key: {key}' \\\n  {}/api/v1/racecards/today\n\n\
-             It allows {} (bursts of {}) and {}. \
-             Keep it secret; if it is lost or someone else may have it, replace it with the \
-             form at {}/.\n",
-            plan.name,
-            signup.settings.public_url.trim_end_matches('/'),
-            crate::text::count(plan.rate_per_sec, "request a second", "requests a second"),
-            plan.burst,
-            crate::text::count(
-                plan.live_connections,
-                "live odds connection",
-                "live odds connections"
-            ),
-            signup.settings.public_url.trim_end_matches('/'),
-        );
-        signup
-            .mailer
-            .send(email, "Your racing data API key", body)?;
         tracing::info!(key = %key_record.prefix(), plan = plan_id, "subscription confirmed");
+        let body = key_mail(signup, name, plan, &key);
+        signup.mailer.send(&to, "Your racing data API key", body)?;
         return Ok(format!(
-            "Your key of the {} plan has been sent to {email}.",
-            plan.name
+            "Your key of the {} plan has been sent to {}.",
+            plan.name,
+            named(email, &to)
         ));
     }
     anyhow::bail!("the subscriber record kept changing")
+}
+
+/// Mails the record's address a reminder that it holds a key of `plan` already; the
+/// page's text.
+fn remind(
+    signup: &Signup,
+    email: &str,
+    record: &Subscriber,
+    held: &Subscription,
+    plan: &str,
+) -> anyhow::Result<String> {
+    let body = format!(
+        "Hello {},\n\nyou already hold a key of the {plan} plan (it starts with rk_{}), so \
+         no second key was made. If it is lost or someone else may have it, use the \
+         \"Lost or compromised key\" form at {}/ for a new one.\n",
+        record.name,
+        held.key_id,
+        site(signup)
+    );
+    signup
+        .mailer
+        .send(&record.email, "Your racing data subscription", body)?;
+    Ok(format!(
+        "{email} already holds a key of the {plan} plan; we sent a reminder of how to \
+         replace it to {}.",
+        named(email, &record.email)
+    ))
+}
+
+/// The message that carries a new key of `plan`.
+fn key_mail(signup: &Signup, name: &str, plan: &super::plans::Plan, key: &str) -> String {
+    format!(
+        "Hello {name},\n\nyour API key for the {} plan of the racing data service:\n\n\
+         {key}\n\nSend it with every request in the X-API-Key header, for example:\n\n\
+         curl -H 'X-API-Key: {key}' \\\n  {}/api/v1/racecards/today\n\n\
+         It allows {} (bursts of {}) and {}. \
+         Keep it secret; if it is lost or someone else may have it, replace it with the \
+         form at {}/.\n",
+        plan.name,
+        site(signup),
+        crate::text::count(plan.rate_per_sec, "request a second", "requests a second"),
+        plan.burst,
+        crate::text::count(
+            plan.live_connections,
+            "live odds connection",
+            "live odds connections"
+        ),
+        site(signup),
+    )
 }
 
 /// The indices of the subscriptions of `record` a replacement replaces: those whose
@@ -127,8 +162,8 @@ async fn replaceable(signup: &Signup, record: &Subscriber) -> anyhow::Result<Vec
     Ok(out)
 }
 
-/// Mails `email` a link to replace its keys, if it holds any that a replacement
-/// replaces.
+/// Mails the address that subscribed with `email`'s mailbox a link to replace its keys,
+/// if it holds any that a replacement replaces.
 pub async fn offer(signup: &Signup, email: &str, compromised: bool) -> anyhow::Result<()> {
     let Some((record, _)) = signup.store.subscriber(email).await? else {
         return Ok(());
@@ -159,7 +194,7 @@ pub async fn offer(signup: &Signup, email: &str, compromised: bool) -> anyhow::R
     );
     signup
         .mailer
-        .send(email, "Replace your racing data API key", body)
+        .send(&record.email, "Replace your racing data API key", body)
 }
 
 /// The page of a replacement for an address with nothing to replace.
@@ -167,9 +202,9 @@ fn nothing_to_replace(email: &str) -> String {
     format!("{email} holds no key.")
 }
 
-/// Replaces every key of `email` that is not banned and mails the new ones; the text of
-/// the page. The replaced keys, and every older key still working, are revoked at once if
-/// `compromised`, else left a grace period.
+/// Replaces every key of `email`'s record that is not banned and mails the new ones to
+/// the record's address; the text of the page. The replaced keys, and every older key still
+/// working, are revoked at once if `compromised`, else left a grace period.
 ///
 /// The subscriber record is the truth about which keys are in use, so it changes first:
 /// the new keys are made (unknown to anyone yet), then the record is saved over the
@@ -220,6 +255,29 @@ pub async fn replace(signup: &Signup, email: &str, compromised: bool) -> anyhow:
             return Err(e.context("the subscriber record changed meanwhile; nothing was replaced"));
         }
     };
+    let fate = retire_previous(signup, &mut record, revision, compromised).await;
+    // The new keys go out whatever else failed: the record names them now.
+    let body = format!(
+        "Hello {},\n\nyour new racing data API keys:\n\n{}\n\n{fate}\n",
+        record.name,
+        lines.join("\n")
+    );
+    let to = named(email, &record.email);
+    signup
+        .mailer
+        .send(&record.email, "Your new racing data API key", body)?;
+    Ok(format!("New keys have been sent to {to}. {fate}"))
+}
+
+/// Retires the keys each subscription of `record` replaced, at once if `compromised`
+/// (revoked: they are no current key, so this bans nothing), and records the ones still
+/// working; what became of them, as the page and the mail say it.
+async fn retire_previous(
+    signup: &Signup,
+    record: &mut Subscriber,
+    revision: u64,
+    compromised: bool,
+) -> String {
     let grace = (!compromised).then_some(signup.settings.grace);
     let mut not_retired = 0;
     for subscription in &mut record.subscriptions {
@@ -239,11 +297,11 @@ pub async fn replace(signup: &Signup, email: &str, compromised: bool) -> anyhow:
         }
         subscription.previous = still;
     }
-    if let Err(e) = signup.store.save(&record, Some(revision)).await {
+    if let Err(e) = signup.store.save(record, Some(revision)).await {
         // The keys retired stay listed: retiring them again is harmless.
         tracing::warn!(error = format!("{e:#}"), "recording the retired keys");
     }
-    let fate = if not_retired > 0 {
+    if not_retired > 0 {
         format!(
             "{not_retired} of your old keys could not be {} just now; replace your keys \
              again in a few minutes to finish.",
@@ -258,17 +316,7 @@ pub async fn replace(signup: &Signup, email: &str, compromised: bool) -> anyhow:
             "Your old keys keep working for {}, then stop.",
             crate::text::count(signup.settings.grace.as_secs() / 3600, "hour", "hours")
         )
-    };
-    // The new keys go out whatever else failed: the record names them now.
-    let body = format!(
-        "Hello {},\n\nyour new racing data API keys:\n\n{}\n\n{fate}\n",
-        record.name,
-        lines.join("\n")
-    );
-    signup
-        .mailer
-        .send(email, "Your new racing data API key", body)?;
-    Ok(format!("New keys have been sent to {email}. {fate}"))
+    }
 }
 
 /// Revokes keys made for a replacement that did not happen.

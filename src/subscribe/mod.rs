@@ -517,7 +517,8 @@ async fn replace(
         pages::message(
             "Check your e-mail",
             &format!(
-                "If {email} holds a key, we sent it a link to replace it, valid for {}.",
+                "If {email} holds a key, we sent a link to replace it, valid for {}, to \
+                 the address that subscribed.",
                 signup.hours()
             ),
         ),
