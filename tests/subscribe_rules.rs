@@ -1,6 +1,7 @@
 //! The rules the subscription flow keeps whoever asks: an operator's revocation is never
-//! undone by the lost-key form, and mail about a subscription goes to the address that
-//! subscribed. Against a real SMTP server, as `subscribe.rs`.
+//! undone by the lost-key form, mail about a subscription goes to the address that
+//! subscribed, and a key whose mail could not be written is said to exist. Against a real
+//! SMTP server, as `subscribe.rs`.
 
 use std::time::Duration;
 
@@ -167,4 +168,58 @@ async fn mail_about_a_subscription_goes_to_the_address_that_subscribed() {
     let reminder = smtp.message(6).await;
     assert!(reminder.contains("already hold a key"), "{reminder}");
     assert!(reminder.contains("To: bob@example.com"), "{reminder}");
+}
+
+#[tokio::test]
+async fn a_key_made_whose_mail_cannot_be_written_is_said_to_be_made() {
+    let nats = Nats::start().await;
+    let smtp = Smtp::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let mut app = start(&nats, dir.path(), &smtp, |_| {}).await;
+    todays_card(&nats, &mut app).await;
+    let spool = dir.path().join("mail").join("spool");
+    // The spool a file, so that no message can be written.
+    let break_spool = || {
+        std::fs::remove_dir_all(&spool).expect("spool removed");
+        std::fs::write(&spool, b"not a directory").expect("a file in its place");
+    };
+    let mend_spool = || {
+        std::fs::remove_file(&spool).expect("the file removed");
+        std::fs::create_dir(&spool).expect("the spool again");
+    };
+    let mut cat = Visitor::new(&app);
+    cat.subscribe("cat@example.com", "trial").await;
+    let confirmation = smtp.message(1).await;
+
+    break_spool();
+    let (status, page) = cat.follow(&confirmation).await;
+    assert!(
+        !page.contains("Nothing was changed"),
+        "a key was made: {page}"
+    );
+    assert!(
+        page.contains("Your key of the Trial plan was made"),
+        "{page}"
+    );
+    assert!(page.contains("Lost or compromised key"), "{page}");
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{page}");
+
+    // The replacement form gets it; its mail failing is said as plainly.
+    mend_spool();
+    cat.post("/keys/replace", &[("email", "cat@example.com")])
+        .await;
+    let offer = smtp.message(2).await;
+    break_spool();
+    let (status, page) = cat.follow(&offer).await;
+    assert!(!page.contains("Nothing was changed"), "{page}");
+    assert!(page.contains("Your keys were replaced"), "{page}");
+    assert!(page.contains("Lost or compromised key"), "{page}");
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{page}");
+
+    mend_spool();
+    cat.post("/keys/replace", &[("email", "cat@example.com")])
+        .await;
+    cat.follow(&smtp.message(3).await).await;
+    let key = key_in(&smtp.message(4).await);
+    api_becomes(&app, &key, StatusCode::OK).await;
 }

@@ -10,8 +10,30 @@
 //! way back. A compromised replacement revokes keys too, but only keys it has replaced,
 //! never a subscription's current key, so it bans nothing.
 
+use axum::http::StatusCode;
+
 use super::store::{self, Subscriber, Subscription};
 use super::Signup;
+
+/// What the page after a followed link says.
+pub struct Done {
+    /// Its status: 200, or 503 when a key was made but its mail could not be written.
+    pub status: StatusCode,
+    /// Its heading.
+    pub title: &'static str,
+    /// Its text.
+    pub text: String,
+}
+
+impl Done {
+    fn ok(title: &'static str, text: String) -> Done {
+        Done {
+            status: StatusCode::OK,
+            title,
+            text,
+        }
+    }
+}
 
 /// How a page names the address a mail went to: the one typed, or, when the record's
 /// address is another (another sub-address of the mailbox), words that do not reveal it.
@@ -28,13 +50,13 @@ fn site(signup: &Signup) -> &str {
     signup.settings.public_url.trim_end_matches('/')
 }
 
-/// Makes the key of a confirmed subscription and mails it; the text of the page.
+/// Makes the key of a confirmed subscription and mails it; the page to show.
 pub async fn subscribe(
     signup: &Signup,
     email: &str,
     name: &str,
     plan_id: &str,
-) -> anyhow::Result<String> {
+) -> anyhow::Result<Done> {
     let plan = signup
         .settings
         .plans
@@ -46,12 +68,16 @@ pub async fn subscribe(
         if let Some((record, _)) = &existing {
             // A subscription whose key the operator revoked is held still: no new key.
             if let Some(held) = store::holds(record, plan_id) {
-                return remind(signup, email, record, held, &plan.name);
+                return remind(signup, email, record, held, &plan.name)
+                    .map(|text| Done::ok("Subscribed", text));
             }
             if record.subscriptions.len() >= signup.settings.max_keys_per_address {
-                return Ok(format!(
-                    "{email} holds {} already, the most one address may hold.",
-                    crate::text::count(record.subscriptions.len(), "key", "keys")
+                return Ok(Done::ok(
+                    "Subscribed",
+                    format!(
+                        "{email} holds {} already, the most one address may hold.",
+                        crate::text::count(record.subscriptions.len(), "key", "keys")
+                    ),
                 ));
             }
         }
@@ -90,11 +116,30 @@ pub async fn subscribe(
         }
         tracing::info!(key = %key_record.prefix(), plan = plan_id, "subscription confirmed");
         let body = key_mail(signup, name, plan, &key);
-        signup.mailer.send(&to, "Your racing data API key", body)?;
-        return Ok(format!(
-            "Your key of the {} plan has been sent to {}.",
-            plan.name,
-            named(email, &to)
+        // The key exists now: a mail that cannot be written is no reason to say otherwise.
+        if let Err(e) = signup.mailer.send(&to, "Your racing data API key", body) {
+            tracing::error!(error = format!("{e:#}"), key = %key_record.prefix(), "the mail of a new key could not be written");
+            return Ok(Done {
+                status: StatusCode::SERVICE_UNAVAILABLE,
+                title: "Your key was made",
+                text: format!(
+                    "Your key of the {} plan was made, but the message that carries it \
+                     could not be written just now. In a few minutes, ask for it with \
+                     the \"Lost or compromised key\" form at {}/: a new key comes by \
+                     mail to {}.",
+                    plan.name,
+                    site(signup),
+                    named(email, &to)
+                ),
+            });
+        }
+        return Ok(Done::ok(
+            "Subscribed",
+            format!(
+                "Your key of the {} plan has been sent to {}.",
+                plan.name,
+                named(email, &to)
+            ),
         ));
     }
     anyhow::bail!("the subscriber record kept changing")
@@ -198,12 +243,12 @@ pub async fn offer(signup: &Signup, email: &str, compromised: bool) -> anyhow::R
 }
 
 /// The page of a replacement for an address with nothing to replace.
-fn nothing_to_replace(email: &str) -> String {
-    format!("{email} holds no key.")
+fn nothing_to_replace(email: &str) -> Done {
+    Done::ok("Keys replaced", format!("{email} holds no key."))
 }
 
 /// Replaces every key of `email`'s record that is not banned and mails the new ones to
-/// the record's address; the text of the page. The replaced keys, and every older key still
+/// the record's address; the page to show. The replaced keys, and every older key still
 /// working, are revoked at once if `compromised`, else left a grace period.
 ///
 /// The subscriber record is the truth about which keys are in use, so it changes first:
@@ -212,7 +257,7 @@ fn nothing_to_replace(email: &str) -> String {
 /// the old keys retired and the mail written. A failure before the save undoes the new
 /// keys and changes nothing; one after it leaves the record naming the keys in use, with
 /// any key not yet retired still listed, so the next replacement retires it.
-pub async fn replace(signup: &Signup, email: &str, compromised: bool) -> anyhow::Result<String> {
+pub async fn replace(signup: &Signup, email: &str, compromised: bool) -> anyhow::Result<Done> {
     let Some((mut record, revision)) = signup.store.subscriber(email).await? else {
         return Ok(nothing_to_replace(email));
     };
@@ -263,10 +308,29 @@ pub async fn replace(signup: &Signup, email: &str, compromised: bool) -> anyhow:
         lines.join("\n")
     );
     let to = named(email, &record.email);
-    signup
+    if let Err(e) = signup
         .mailer
-        .send(&record.email, "Your new racing data API key", body)?;
-    Ok(format!("New keys have been sent to {to}. {fate}"))
+        .send(&record.email, "Your new racing data API key", body)
+    {
+        tracing::error!(
+            error = format!("{e:#}"),
+            "the mail of replaced keys could not be written"
+        );
+        return Ok(Done {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            title: "Keys replaced",
+            text: format!(
+                "Your keys were replaced, but the message that carries the new ones could \
+                 not be written just now. {fate} In a few minutes, ask for new ones with \
+                 the \"Lost or compromised key\" form at {}/: they come by mail to {to}.",
+                site(signup)
+            ),
+        });
+    }
+    Ok(Done::ok(
+        "Keys replaced",
+        format!("New keys have been sent to {to}. {fate}"),
+    ))
 }
 
 /// Retires the keys each subscription of `record` replaced, at once if `compromised`

@@ -467,16 +467,14 @@ async fn follow(
     };
     let done = match pending {
         Pending::Subscribe { email, name, plan } => {
-            confirmed::subscribe(&signup, &email, &name, &plan)
-                .await
-                .map(|text| ("Subscribed", text))
+            confirmed::subscribe(&signup, &email, &name, &plan).await
         }
-        Pending::Replace { email, compromised } => confirmed::replace(&signup, &email, compromised)
-            .await
-            .map(|text| ("Keys replaced", text)),
+        Pending::Replace { email, compromised } => {
+            confirmed::replace(&signup, &email, compromised).await
+        }
     };
     match done {
-        Ok((title, text)) => html(StatusCode::OK, pages::message(title, &text)),
+        Ok(done) => html(done.status, pages::message(done.title, &done.text)),
         Err(e) => internal(e),
     }
 }
