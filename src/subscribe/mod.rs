@@ -16,6 +16,7 @@ pub mod store;
 
 use std::net::SocketAddr;
 use std::num::NonZeroU32;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -82,8 +83,8 @@ pub struct Signup {
     registry: Registry,
     mailer: Arc<Mailer>,
     csrf: Csrf,
-    by_client: DefaultKeyedRateLimiter<clients::Client>,
-    by_address: DefaultKeyedRateLimiter<String>,
+    by_client: Limiter<clients::Client>,
+    by_address: Limiter<String>,
     /// Replacement offers being looked up and mailed, after their pages were sent.
     replacing: tokio::sync::Semaphore,
 }
@@ -99,13 +100,9 @@ impl Signup {
         mailer: Arc<Mailer>,
     ) -> anyhow::Result<Signup> {
         let csrf = Csrf::new(secret);
-        let per_hour = |n: u32| {
-            let n = NonZeroU32::new(n.max(1)).unwrap_or(NonZeroU32::MIN);
-            Quota::per_hour(n).allow_burst(n)
-        };
         Ok(Signup {
-            by_client: RateLimiter::keyed(per_hour(settings.posts_per_client_hour)),
-            by_address: RateLimiter::keyed(per_hour(settings.mails_per_address_hour)),
+            by_client: Limiter::per_hour(settings.posts_per_client_hour),
+            by_address: Limiter::per_hour(settings.mails_per_address_hour),
             settings,
             store,
             registry,
@@ -190,20 +187,47 @@ fn too_many(wait: Duration) -> Response {
     response
 }
 
-fn limited<K: std::hash::Hash + Eq + Clone>(
-    limiter: &DefaultKeyedRateLimiter<K>,
-    key: &K,
-) -> Option<Response> {
-    use governor::clock::{Clock, DefaultClock};
-    // Keys whose limit has filled up again are forgotten, so a flood of distinct
-    // addresses does not grow the map for ever.
-    if limiter.len() > 10_000 {
-        limiter.retain_recent();
+/// Keys in a limiter's map below which it is never pruned.
+const PRUNE_FROM: usize = 10_000;
+
+/// An hourly limit per key whose map is pruned of the keys whose limit has filled up
+/// again, so a flood of distinct keys does not grow it for ever; pruned only once it has
+/// doubled since the last prune, so that the walk over the map costs each post O(1)
+/// amortised rather than O(n) once it is large.
+struct Limiter<K: std::hash::Hash + Eq + Clone> {
+    limiter: DefaultKeyedRateLimiter<K>,
+    /// The map's length past which the next post prunes it.
+    prune_past: AtomicUsize,
+}
+
+impl<K: std::hash::Hash + Eq + Clone> Limiter<K> {
+    /// `n` posts an hour per key, all at once if need be.
+    fn per_hour(n: u32) -> Limiter<K> {
+        let n = NonZeroU32::new(n.max(1)).unwrap_or(NonZeroU32::MIN);
+        Limiter::new(Quota::per_hour(n).allow_burst(n))
     }
-    limiter
-        .check_key(key)
-        .err()
-        .map(|not_until| too_many(not_until.wait_time_from(DefaultClock::default().now())))
+
+    fn new(quota: Quota) -> Limiter<K> {
+        Limiter {
+            limiter: RateLimiter::keyed(quota),
+            prune_past: AtomicUsize::new(PRUNE_FROM),
+        }
+    }
+
+    /// Counts a post of `key`: the 429 page if its limit is spent.
+    fn check(&self, key: &K) -> Option<Response> {
+        use governor::clock::{Clock, DefaultClock};
+        if self.limiter.len() > self.prune_past.load(Ordering::Relaxed) {
+            self.limiter.retain_recent();
+            let left = self.limiter.len();
+            self.prune_past
+                .store(left.saturating_mul(2).max(PRUNE_FROM), Ordering::Relaxed);
+        }
+        self.limiter
+            .check_key(key)
+            .err()
+            .map(|not_until| too_many(not_until.wait_time_from(DefaultClock::default().now())))
+    }
 }
 
 /// The form cookie of a request, if any.
@@ -272,7 +296,7 @@ fn refused_post(
 ) -> Option<Response> {
     forged(signup, headers, csrf).or_else(|| {
         let client = signup.settings.trusted_proxies.client(peer, headers);
-        limited(&signup.by_client, &client)
+        signup.by_client.check(&client)
     })
 }
 
@@ -335,7 +359,7 @@ async fn subscribe(
     if form.terms.as_deref() != Some("yes") {
         return bad("The terms of use must be accepted to subscribe.");
     }
-    if let Some(page) = limited(&signup.by_address, &store::mailbox(&email)) {
+    if let Some(page) = signup.by_address.check(&store::mailbox(&email)) {
         return page;
     }
     let pending = Pending::Subscribe {
@@ -503,7 +527,7 @@ async fn replace(
             "That is not an e-mail address.",
         );
     };
-    if let Some(page) = limited(&signup.by_address, &store::mailbox(&email)) {
+    if let Some(page) = signup.by_address.check(&store::mailbox(&email)) {
         return page;
     }
     let compromised = form.compromised.as_deref() == Some("yes");
@@ -532,4 +556,37 @@ async fn replace(
         }
     });
     page
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_limits_map_is_pruned_only_once_it_has_doubled() {
+        let quota = Quota::with_period(Duration::from_millis(200)).expect("a period");
+        let limiter = Limiter::new(quota);
+        for n in 0..10_001u32 {
+            let _ = limiter.limiter.check_key(&n);
+        }
+        // Past 10,000 keys, the first post prunes: none has filled up again yet.
+        assert!(limiter.check(&u32::MAX).is_none());
+        assert!(limiter.limiter.len() > 10_000);
+        // A key is forgotten once its period has passed twice over.
+        std::thread::sleep(Duration::from_millis(600));
+        // Every key has filled up again, but the map has not doubled since: no walk.
+        assert!(limiter.check(&(u32::MAX - 1)).is_none());
+        assert!(
+            limiter.limiter.len() > 10_000,
+            "the whole map walked again: {} keys left",
+            limiter.limiter.len()
+        );
+        // Once it has doubled, it is pruned.
+        for n in 10_001..20_010u32 {
+            let _ = limiter.limiter.check_key(&n);
+        }
+        std::thread::sleep(Duration::from_millis(600));
+        assert!(limiter.check(&(u32::MAX - 2)).is_none());
+        assert!(limiter.limiter.len() < 10, "{}", limiter.limiter.len());
+    }
 }
