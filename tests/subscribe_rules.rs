@@ -1,7 +1,7 @@
 //! The rules the subscription flow keeps whoever asks: an operator's revocation is never
 //! undone by the lost-key form, mail about a subscription goes to the address that
-//! subscribed, and a key whose mail could not be written is said to exist. Against a real
-//! SMTP server, as `subscribe.rs`.
+//! subscribed, a key whose mail could not be written is said to exist, and the forms'
+//! posts are limited per IPv6 /48 too. Against a real SMTP server, as `subscribe.rs`.
 
 use std::time::Duration;
 
@@ -222,4 +222,39 @@ async fn a_key_made_whose_mail_cannot_be_written_is_said_to_be_made() {
     cat.follow(&smtp.message(3).await).await;
     let key = key_in(&smtp.message(4).await);
     api_becomes(&app, &key, StatusCode::OK).await;
+}
+
+#[tokio::test]
+async fn form_posts_count_per_ipv6_48_as_well_as_per_64() {
+    let nats = Nats::start().await;
+    let smtp = Smtp::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let app = start(&nats, dir.path(), &smtp, |c| {
+        c.signup.trusted_proxies =
+            racing::subscribe::clients::TrustedProxies::parse("127.0.0.1").expect("a list");
+    })
+    .await;
+    let mut visitor = Visitor::new(&app);
+    visitor.open(&format!("{}/", app.base)).await;
+    // One post from each of 201 /64s of one /48: the default allows 200 an hour.
+    let mut refused = None;
+    for n in 0..=200u32 {
+        visitor.forwarded_for = Some(format!("2001:db8:7:{n:x}::1"));
+        let email = format!("kim{n}@example.com");
+        let (status, page) = visitor
+            .post("/keys/replace", &[("email", email.as_str())])
+            .await;
+        if status != StatusCode::OK {
+            assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{page}");
+            refused = Some(n);
+            break;
+        }
+    }
+    assert_eq!(refused, Some(200), "the /48 is not limited");
+    // Another /48 is not held back by it.
+    visitor.forwarded_for = Some("2001:db8:8::1".to_owned());
+    let (status, _) = visitor
+        .post("/keys/replace", &[("email", "kim@example.com")])
+        .await;
+    assert_eq!(status, StatusCode::OK);
 }

@@ -69,6 +69,8 @@ pub struct Settings {
     pub grace: Duration,
     /// Form posts per client address per hour.
     pub posts_per_client_hour: u32,
+    /// Form posts per IPv6 /48 per hour, its /64 clients together.
+    pub posts_per_network_hour: u32,
     /// Messages per e-mail address per hour (its sub-addresses, `name+tag@`, counted
     /// as one).
     pub mails_per_address_hour: u32,
@@ -84,6 +86,7 @@ pub struct Signup {
     mailer: Arc<Mailer>,
     csrf: Csrf,
     by_client: Limiter<clients::Client>,
+    by_network: Limiter<clients::Network>,
     by_address: Limiter<String>,
     /// Replacement offers being looked up and mailed, after their pages were sent.
     replacing: tokio::sync::Semaphore,
@@ -102,6 +105,7 @@ impl Signup {
         let csrf = Csrf::new(secret);
         Ok(Signup {
             by_client: Limiter::per_hour(settings.posts_per_client_hour),
+            by_network: Limiter::per_hour(settings.posts_per_network_hour),
             by_address: Limiter::per_hour(settings.mails_per_address_hour),
             settings,
             store,
@@ -287,7 +291,7 @@ fn forged(signup: &Signup, headers: &HeaderMap, token: Option<&str>) -> Option<R
 }
 
 /// What a form post that asks for mail passes first: its token, then the client's hourly
-/// limit. The page that refuses it, if either fails.
+/// limit, then its IPv6 /48's. The page that refuses it, if either fails.
 fn refused_post(
     signup: &Signup,
     headers: &HeaderMap,
@@ -296,7 +300,10 @@ fn refused_post(
 ) -> Option<Response> {
     forged(signup, headers, csrf).or_else(|| {
         let client = signup.settings.trusted_proxies.client(peer, headers);
-        signup.by_client.check(&client)
+        signup.by_client.check(&client).or_else(|| {
+            let network = client.network()?;
+            signup.by_network.check(&network)
+        })
     })
 }
 
