@@ -1,7 +1,7 @@
 //! The rules the subscription flow keeps whoever asks: an operator's revocation is never
 //! undone by the lost-key form, mail about a subscription goes to the address that
-//! subscribed, a key whose mail could not be written is said to exist, and the forms'
-//! posts are limited per IPv6 /48 too. Against a real SMTP server, as `subscribe.rs`.
+//! subscribed, the stores behind the forms are bounded, and a key whose mail could not be
+//! written is said to exist. Against a real SMTP server, as `subscribe.rs`.
 
 use std::time::Duration;
 
@@ -225,6 +225,48 @@ async fn a_key_made_whose_mail_cannot_be_written_is_said_to_be_made() {
 }
 
 #[tokio::test]
+async fn a_full_link_bucket_refuses_the_forms_with_a_503_and_loses_nothing() {
+    let nats = Nats::start().await;
+    // A link bucket that holds a few links only.
+    let stream = nats
+        .setup
+        .get_stream("KV_RACING_SIGNUPS")
+        .await
+        .expect("the link bucket's stream");
+    let mut config = stream.cached_info().config.clone();
+    config.max_bytes = 4096;
+    nats.setup
+        .update_stream(config)
+        .await
+        .expect("the stream updated");
+    let smtp = Smtp::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let app = start(&nats, dir.path(), &smtp, |_| {}).await;
+    let mut visitor = Visitor::new(&app);
+    let mut taken = 0;
+    let (status, page) = loop {
+        let email = format!("n{taken}@example.com");
+        let (status, page) = visitor.subscribe(&email, "trial").await;
+        if status != StatusCode::OK {
+            break (status, page);
+        }
+        taken += 1;
+        assert!(taken < 15, "the link bucket never filled");
+    };
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{page}");
+    assert!(page.contains("try again"), "{page}");
+    assert!(taken > 0, "no form taken at all: {page}");
+    // Every form taken has its mail; the refused one none.
+    smtp.message(taken).await;
+    no_mail_beyond(&smtp, taken).await;
+    // The replacement form says the same, whoever asks.
+    let (status, page) = visitor
+        .post("/keys/replace", &[("email", "n0@example.com")])
+        .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{page}");
+}
+
+#[tokio::test]
 async fn form_posts_count_per_ipv6_48_as_well_as_per_64() {
     let nats = Nats::start().await;
     let smtp = Smtp::start().await;
@@ -257,4 +299,49 @@ async fn form_posts_count_per_ipv6_48_as_well_as_per_64() {
         .post("/keys/replace", &[("email", "kim@example.com")])
         .await;
     assert_eq!(status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn setting_up_again_gives_a_link_bucket_made_before_its_byte_limit() {
+    let nats = Nats::start().await;
+    // A bucket as an older set-up made it: no byte limit.
+    let stream = nats
+        .setup
+        .get_stream("KV_RACING_SIGNUPS")
+        .await
+        .expect("the link bucket's stream");
+    let mut config = stream.cached_info().config.clone();
+    assert_eq!(config.max_bytes, racing::nats::buckets::SIGNUPS.max_bytes);
+    assert!(config.max_bytes > 0);
+    config.max_bytes = -1;
+    nats.setup
+        .update_stream(config)
+        .await
+        .expect("the stream updated");
+    let setup = racing::nats::Connection::open(
+        &nats.url(),
+        &nats.auth(racing::nats::Role::Setup),
+        racing::nats::Role::Setup,
+        racing::retry::PATIENCE,
+    )
+    .await
+    .expect("the set-up connects");
+    let settings = racing::nats::StreamSettings {
+        name: "RACING".to_owned(),
+        duplicate_window: Duration::from_secs(120),
+        replicas: None,
+    };
+    racing::nats::set_up(&setup, &settings)
+        .await
+        .expect("set up again");
+    let mut stream = nats
+        .setup
+        .get_stream("KV_RACING_SIGNUPS")
+        .await
+        .expect("the link bucket's stream");
+    let info = stream.info().await.expect("its info");
+    assert_eq!(
+        info.config.max_bytes,
+        racing::nats::buckets::SIGNUPS.max_bytes
+    );
 }

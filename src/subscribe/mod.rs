@@ -191,6 +191,20 @@ fn too_many(wait: Duration) -> Response {
     response
 }
 
+/// The 503 page of a form while the link bucket is full: nothing was recorded or sent.
+fn full() -> Response {
+    let mut response = problem(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "Too many forms are waiting",
+        "More links are waiting to be followed than this site keeps just now, so this \
+         form was not taken and nothing was sent. Please try again in an hour.",
+    );
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("3600"));
+    response
+}
+
 /// Keys in a limiter's map below which it is never pruned.
 const PRUNE_FROM: usize = 10_000;
 
@@ -291,7 +305,7 @@ fn forged(signup: &Signup, headers: &HeaderMap, token: Option<&str>) -> Option<R
 }
 
 /// What a form post that asks for mail passes first: its token, then the client's hourly
-/// limit, then its IPv6 /48's. The page that refuses it, if either fails.
+/// limit, then its IPv6 /48's. The page that refuses it, if one fails.
 fn refused_post(
     signup: &Signup,
     headers: &HeaderMap,
@@ -369,6 +383,11 @@ async fn subscribe(
     if let Some(page) = signup.by_address.check(&store::mailbox(&email)) {
         return page;
     }
+    match signup.store.has_room().await {
+        Ok(true) => {}
+        Ok(false) => return full(),
+        Err(e) => return internal(e),
+    }
     let pending = Pending::Subscribe {
         email: email.clone(),
         name: name.to_owned(),
@@ -376,6 +395,11 @@ async fn subscribe(
     };
     let token = match signup.store.issue(pending, signup.settings.link_ttl).await {
         Ok(t) => t,
+        // Another post, here or on another replica, may have taken the last room.
+        Err(e) if matches!(signup.store.has_room().await, Ok(false)) => {
+            tracing::warn!(error = format!("{e:#}"), "the link bucket is full");
+            return full();
+        }
         Err(e) => return internal(e),
     };
     // The name is anyone's text until the address is confirmed: it goes in no mail
@@ -536,6 +560,12 @@ async fn replace(
     };
     if let Some(page) = signup.by_address.check(&store::mailbox(&email)) {
         return page;
+    }
+    // Asked whoever posts, so that the answer tells nothing of the address.
+    match signup.store.has_room().await {
+        Ok(true) => {}
+        Ok(false) => return full(),
+        Err(e) => return internal(e),
     }
     let compromised = form.compromised.as_deref() == Some("yes");
     // The answer, and the work done before it, are the same whether or not the address
