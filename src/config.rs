@@ -168,6 +168,14 @@ pub struct ServeArgs {
     /// Form posts (subscribe, replace) per client address per hour.
     #[arg(long, env = "RACING_FORM_POSTS_PER_HOUR", default_value_t = 20)]
     pub form_posts_per_hour: u32,
+    /// Form posts per IPv6 /48 per hour, all its /64 clients together (a /48 is one
+    /// site's usual share: 65,536 /64s).
+    #[arg(
+        long,
+        env = "RACING_FORM_POSTS_PER_IPV6_48_PER_HOUR",
+        default_value_t = 200
+    )]
+    pub form_posts_per_ipv6_48_per_hour: u32,
     /// Subscription mails per e-mail address per hour.
     #[arg(long, env = "RACING_MAILS_PER_ADDRESS_PER_HOUR", default_value_t = 5)]
     pub mails_per_address_per_hour: u32,
@@ -301,6 +309,7 @@ impl TryFrom<ServeArgs> for Config {
             max_keys_per_address: a.max_keys_per_address.max(1),
             grace: hours(a.replaced_key_grace_hours),
             posts_per_client_hour: a.form_posts_per_hour,
+            posts_per_network_hour: a.form_posts_per_ipv6_48_per_hour,
             mails_per_address_hour: a.mails_per_address_per_hour,
             trusted_proxies: crate::subscribe::clients::TrustedProxies::parse(&a.trusted_proxies)?,
         };
@@ -406,6 +415,7 @@ impl Config {
                 max_keys_per_address: 3,
                 grace: Duration::from_secs(24 * 3600),
                 posts_per_client_hour: 20,
+                posts_per_network_hour: 200,
                 mails_per_address_hour: 5,
                 trusted_proxies: crate::subscribe::clients::TrustedProxies::default(),
             },

@@ -26,6 +26,7 @@ mod security;
 mod sessions;
 mod startup;
 mod subscribe;
+mod subscribe_rules;
 mod supervision;
 mod support;
 mod watch;

@@ -127,17 +127,17 @@ pub fn key_in(message: &str) -> String {
 }
 
 /// A browser's part, by hand: the form cookie, and the token of the last page.
-struct Visitor {
-    client: reqwest::Client,
-    base: String,
-    cookie: Option<String>,
-    csrf: String,
+pub struct Visitor {
+    pub client: reqwest::Client,
+    pub base: String,
+    pub cookie: Option<String>,
+    pub csrf: String,
     /// The `X-Forwarded-For` its posts carry, as a proxy in front would add.
-    forwarded_for: Option<String>,
+    pub forwarded_for: Option<String>,
 }
 
 impl Visitor {
-    fn new(app: &App) -> Visitor {
+    pub fn new(app: &App) -> Visitor {
         Visitor {
             client: reqwest::Client::builder()
                 .redirect(reqwest::redirect::Policy::none())
@@ -151,7 +151,7 @@ impl Visitor {
     }
 
     /// GETs a page, keeping its cookie and form token; returns status and body.
-    async fn open(&mut self, url: &str) -> (StatusCode, String) {
+    pub async fn open(&mut self, url: &str) -> (StatusCode, String) {
         let mut req = self.client.get(url);
         if let Some(c) = &self.cookie {
             req = req.header("Cookie", c);
@@ -170,13 +170,13 @@ impl Visitor {
     }
 
     /// POSTs a form to `path` with the form token; returns status and body.
-    async fn post(&self, path: &str, fields: &[(&str, &str)]) -> (StatusCode, String) {
+    pub async fn post(&self, path: &str, fields: &[(&str, &str)]) -> (StatusCode, String) {
         let mut form: Vec<(&str, &str)> = vec![("csrf", &self.csrf)];
         form.extend_from_slice(fields);
         self.post_raw(path, &form).await
     }
 
-    async fn post_raw(&self, path: &str, form: &[(&str, &str)]) -> (StatusCode, String) {
+    pub async fn post_raw(&self, path: &str, form: &[(&str, &str)]) -> (StatusCode, String) {
         let mut req = self.client.post(format!("{}{path}", self.base)).form(form);
         if let Some(c) = &self.cookie {
             req = req.header("Cookie", c);
@@ -189,14 +189,14 @@ impl Visitor {
     }
 
     /// Opens the link of `message` and presses its button.
-    async fn follow(&mut self, message: &str) -> (StatusCode, String) {
+    pub async fn follow(&mut self, message: &str) -> (StatusCode, String) {
         let (status, page) = self.open(&link_in(message)).await;
         assert_eq!(status, StatusCode::OK, "{page}");
         let token = hidden(&page, "token").expect("the link's token in the page");
         self.post("/confirm", &[("token", &token)]).await
     }
 
-    async fn subscribe(&mut self, email: &str, plan: &str) -> (StatusCode, String) {
+    pub async fn subscribe(&mut self, email: &str, plan: &str) -> (StatusCode, String) {
         let (status, _) = self.open(&format!("{}/", self.base)).await;
         assert_eq!(status, StatusCode::OK);
         self.post(
@@ -213,14 +213,14 @@ impl Visitor {
 }
 
 /// The value of the hidden field `name` of a page.
-fn hidden(page: &str, name: &str) -> Option<String> {
+pub fn hidden(page: &str, name: &str) -> Option<String> {
     let marker = format!("name=\"{name}\" value=\"");
     let start = page.find(&marker)? + marker.len();
     let end = page[start..].find('"')? + start;
     Some(page[start..end].to_owned())
 }
 
-async fn api(app: &App, key: &str) -> StatusCode {
+pub async fn api(app: &App, key: &str) -> StatusCode {
     app.client
         .get(format!("{}/api/v1/racecards/today", app.base))
         .header("X-API-Key", key)
@@ -252,7 +252,7 @@ pub async fn api_becomes(app: &App, key: &str, status: StatusCode) {
 }
 
 /// The `mail` part of the service's `/status`.
-async fn mail_status(app: &App) -> serde_json::Value {
+pub async fn mail_status(app: &App) -> serde_json::Value {
     let status: serde_json::Value = app
         .client
         .get(format!("{}/status", app.admin))
@@ -265,7 +265,7 @@ async fn mail_status(app: &App) -> serde_json::Value {
     status["mail"].clone()
 }
 
-async fn start(
+pub async fn start(
     nats: &Nats,
     dir: &Path,
     smtp: &Smtp,
@@ -685,7 +685,7 @@ async fn a_link_copied_with_a_line_end_works_and_a_cut_one_is_told_apart_from_a_
 }
 
 /// Polls until `key` gets `status`; fails after `within`.
-async fn api_becomes_within(app: &App, key: &str, status: StatusCode, within: Duration) {
+pub async fn api_becomes_within(app: &App, key: &str, status: StatusCode, within: Duration) {
     let deadline = tokio::time::Instant::now() + within;
     loop {
         let now = api(app, key).await;

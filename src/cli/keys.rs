@@ -1,4 +1,4 @@
-//! `racing keys`: issue, list, revoke and rotate API keys in the key registry that every
+//! `racing keys`: issue, list, revoke, unrevoke and rotate API keys in the key registry that every
 //! replica shares through NATS.
 
 use std::process::ExitCode;
@@ -43,8 +43,14 @@ enum KeysAction {
         #[arg(long)]
         all: bool,
     },
-    /// Revoke a key at once, on every replica.
+    /// Revoke a key at once, on every replica. A subscriber's key stays revoked: the
+    /// lost-key form never replaces it.
     Revoke {
+        /// The key's prefix, e.g. `rk_3f9a2b1c`.
+        id: String,
+    },
+    /// Let a revoked key work again, on every replica: the only way back from `revoke`.
+    Unrevoke {
         /// The key's prefix, e.g. `rk_3f9a2b1c`.
         id: String,
     },
@@ -112,6 +118,23 @@ pub async fn run(args: KeysArgs) -> anyhow::Result<ExitCode> {
         KeysAction::Revoke { id } => {
             let record = registry.revoke(&id).await?;
             println!("{} ({}) revoked", record.prefix(), record.name);
+            if record.subscriber.is_some() {
+                println!(
+                    "the subscriber's record keeps it revoked: the lost-key form replaces \
+                     the subscriber's other keys, never this one; `racing keys unrevoke {}` \
+                     is the only way back",
+                    record.prefix()
+                );
+            }
+        }
+        KeysAction::Unrevoke { id } => {
+            let record = registry.unrevoke(&id).await?;
+            println!(
+                "{} ({}) works again: {}",
+                record.prefix(),
+                record.name,
+                record.state(jiff::Timestamp::now())
+            );
         }
         KeysAction::Rotate { id, grace_hours } => {
             let grace = std::time::Duration::from_secs(grace_hours.saturating_mul(3600));

@@ -98,9 +98,13 @@ impl Registry {
     }
 
     /// Issues a key like the key `id`: its name, limits, subscriber and plan; `id` itself
-    /// is left as it is.
+    /// is left as it is. A revoked key is refused, as [`Registry::rotate`] refuses it: a
+    /// revocation is undone by [`Registry::unrevoke`] alone, never by a key like it.
     pub async fn issue_like(&self, id: &str) -> anyhow::Result<(String, KeyRecord)> {
         let (old, _) = self.entry(id).await?;
+        if old.revoked_at.is_some() {
+            bail!("{} is revoked; no key like it is issued", old.prefix());
+        }
         self.create_like(&old).await
     }
 
@@ -218,6 +222,17 @@ impl Registry {
         let (mut record, revision) = self.entry(id).await?;
         if record.revoked_at.is_none() {
             record.revoked_at = Some(jiff::Timestamp::now().to_string());
+            self.update(&record, revision).await?;
+        }
+        Ok(record)
+    }
+
+    /// Lets a revoked key work again, on every replica: the only way back from
+    /// [`Registry::revoke`]. An expiry it had stands.
+    pub async fn unrevoke(&self, id: &str) -> anyhow::Result<KeyRecord> {
+        let (mut record, revision) = self.entry(id).await?;
+        if record.revoked_at.is_some() {
+            record.revoked_at = None;
             self.update(&record, revision).await?;
         }
         Ok(record)

@@ -17,6 +17,9 @@ pub struct Bucket {
     pub history: i64,
     /// How long a value lives after it was written; zero: for ever.
     pub max_age: Duration,
+    /// Most bytes its values take together, history included; past it a write is refused
+    /// (never an old value dropped); -1: no limit.
+    pub max_bytes: i64,
 }
 
 /// API key records, by id.
@@ -25,6 +28,7 @@ pub const KEYS: Bucket = Bucket {
     description: "API key records (hashes, never keys)",
     history: 10,
     max_age: Duration::ZERO,
+    max_bytes: -1,
 };
 
 /// When each API key was last used.
@@ -33,6 +37,7 @@ pub const KEY_USAGE: Bucket = Bucket {
     description: "Last use of each API key",
     history: 1,
     max_age: Duration::ZERO,
+    max_bytes: -1,
 };
 
 /// The live service replicas and their open connections per key.
@@ -41,6 +46,7 @@ pub const REPLICAS: Bucket = Bucket {
     description: "Live service replicas and their open connections per key",
     history: 1,
     max_age: crate::keys::replicas::TTL,
+    max_bytes: -1,
 };
 
 /// The subscribers of the pricing page's flow.
@@ -49,6 +55,7 @@ pub const SUBSCRIBERS: Bucket = Bucket {
     description: "Subscribers: address, name, plans, key prefixes",
     history: 5,
     max_age: Duration::ZERO,
+    max_bytes: -1,
 };
 
 /// The single-use links of the subscription forms.
@@ -57,6 +64,7 @@ pub const SIGNUPS: Bucket = Bucket {
     description: "Single-use links of the subscription forms",
     history: 1,
     max_age: crate::subscribe::store::SIGNUP_RETENTION,
+    max_bytes: crate::subscribe::store::SIGNUP_MAX_BYTES,
 };
 
 /// Every bucket of a stream, in the order the set-up makes them.
@@ -91,6 +99,7 @@ impl Bucket {
     ) -> anyhow::Result<kv::Store> {
         let name = self.name(stream);
         if let Ok(store) = js.get_key_value(&name).await {
+            self.bring_up_to_date(js, &store).await?;
             return Ok(store);
         }
         let config = jetstream::stream::Config {
@@ -99,6 +108,7 @@ impl Bucket {
             subjects: vec![format!("$KV.{name}.>")],
             max_messages_per_subject: self.history,
             max_age: self.max_age,
+            max_bytes: self.max_bytes,
             discard: jetstream::stream::DiscardPolicy::New,
             allow_rollup: true,
             deny_delete: true,
@@ -114,5 +124,30 @@ impl Bucket {
             Ok(_) => anyhow::Error::from(open)
                 .context(format!("opening key-value bucket {name} just made")),
         })
+    }
+
+    /// Gives a bucket made before it had a byte limit (or with another one) the limit it
+    /// has now, so that `racing setup` after an upgrade bounds it too.
+    async fn bring_up_to_date(
+        &self,
+        js: &jetstream::Context,
+        store: &kv::Store,
+    ) -> anyhow::Result<()> {
+        let info = store
+            .stream
+            .get_info()
+            .await
+            .with_context(|| format!("looking up the stream of {}", store.name))?;
+        if info.config.max_bytes == self.max_bytes {
+            return Ok(());
+        }
+        let mut config = info.config;
+        config.max_bytes = self.max_bytes;
+        let name = config.name.clone();
+        js.update_stream(config)
+            .await
+            .map_err(|e| super::stream_failure(e, &name))?;
+        tracing::info!(bucket = %store.name, max_bytes = self.max_bytes, "bucket's byte limit set");
+        Ok(())
     }
 }

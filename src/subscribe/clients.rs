@@ -1,7 +1,9 @@
 //! Who posts a form, for the per-client limit: the peer's address, or behind a trusted
 //! proxy the address it forwards, taken as a network an attacker cannot spread over
 //! cheaply. An IPv6 client holds a /64 (one host's or one customer's usual share), so its
-//! addresses count as one; an IPv4 client one address.
+//! addresses count as one; an IPv4 client one address. The /64s of one IPv6 /48 (one
+//! site's usual share) are also counted together, under a looser limit, so that a site
+//! cannot spread over its 65,536 /64s.
 
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 
@@ -84,7 +86,22 @@ impl Client {
             v4 => Client(v4),
         }
     }
+
+    /// The IPv6 /48 the client is in, counted as one under the looser per-network limit;
+    /// `None` for an IPv4 client, which is one address already.
+    pub fn network(&self) -> Option<Network> {
+        match self.0 {
+            IpAddr::V6(v6) => Some(Network(Ipv6Addr::from(
+                u128::from(v6) & !((1u128 << 80) - 1),
+            ))),
+            IpAddr::V4(_) => None,
+        }
+    }
 }
+
+/// An IPv6 /48, as the per-network limit counts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Network(Ipv6Addr);
 
 /// An IPv4 address written as IPv6 (`::ffff:a.b.c.d`, as a dual-stack socket reports
 /// it) as the IPv4 address it is.
@@ -124,6 +141,16 @@ mod tests {
             Client::of("192.0.2.7".parse().expect("v4")),
             Client::of("192.0.2.8".parse().expect("v4"))
         );
+    }
+
+    #[test]
+    fn the_64s_of_an_ipv6_48_are_one_network() {
+        let network = |ip: &str| Client::of(ip.parse().expect("an address")).network();
+        assert_eq!(network("2001:db8:1:2::1"), network("2001:db8:1:ffff::9"));
+        assert_ne!(network("2001:db8:1:2::1"), network("2001:db8:2:2::1"));
+        assert!(network("2001:db8:1:2::1").is_some());
+        assert_eq!(network("192.0.2.7"), None);
+        assert_eq!(network("::ffff:192.0.2.7"), None);
     }
 
     #[test]

@@ -14,6 +14,11 @@
 //! A message leaves no API key on disk once it has gone: a sent message is removed from
 //! the spool, a set-aside one keeps its recipient, subject and reason but not its text,
 //! and the outbox keeps a message [`OUTBOX_KEEP`], long enough to read it.
+//!
+//! Every directory is bounded: the spool by [`MAX_AGE`] (and the rates of the forms
+//! that write it), `mail/failed` by [`SET_ASIDE_KEEP`] and [`MAX_SET_ASIDE`], the outbox
+//! by [`OUTBOX_KEEP`]; a temporary file a crash left inside a write (which may hold a
+//! key) is removed at start.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -42,6 +47,12 @@ pub const MAX_ATTEMPTS: u32 = 20;
 pub const MAX_AGE: Duration = Duration::from_secs(2 * 24 * 3600);
 /// How long the outbox keeps a message before removing it.
 pub const OUTBOX_KEEP: Duration = Duration::from_secs(24 * 3600);
+/// How long a set-aside record is kept under `mail/failed` before it is removed.
+pub const SET_ASIDE_KEEP: Duration = Duration::from_secs(30 * 24 * 3600);
+/// Most set-aside records kept; past it the oldest go.
+pub const MAX_SET_ASIDE: usize = 10_000;
+/// How often the sender prunes the set-aside records and the outbox.
+const PRUNE_EVERY: Duration = Duration::from_secs(3600);
 /// Longest wait between two passes over the spool when nothing wakes the sender.
 const IDLE_PASS: Duration = Duration::from_secs(60);
 /// Longest reason kept for a failure, characters.
@@ -168,7 +179,9 @@ impl Mailer {
                 for dir in [&spool, &failed] {
                     std::fs::create_dir_all(dir)
                         .with_context(|| format!("creating {}", dir.display()))?;
+                    remove_leftovers(dir);
                 }
+                prune_set_aside(&failed);
                 Transport::Smtp {
                     smtp,
                     spool,
@@ -179,6 +192,7 @@ impl Mailer {
                 let outbox = mail.join("outbox");
                 std::fs::create_dir_all(&outbox)
                     .with_context(|| format!("creating {}", outbox.display()))?;
+                remove_leftovers(&outbox);
                 Transport::Outbox(outbox)
             }
         };
@@ -298,7 +312,12 @@ impl Mailer {
             Transport::Outbox(dir) => return prune_outbox(dir, shutdown).await,
         };
         let mut relay = Pauses::new(RELAY_FIRST_BACKOFF, RELAY_MAX_BACKOFF);
+        let mut pruned = std::time::Instant::now();
         loop {
+            if pruned.elapsed() >= PRUNE_EVERY {
+                prune_set_aside(failed);
+                pruned = std::time::Instant::now();
+            }
             let (unreachable, next_due) = self.pass(smtp, spool, failed, &shutdown).await;
             self.publish_metrics();
             let pause = if unreachable {
@@ -531,9 +550,51 @@ async fn prune_outbox(dir: &Path, shutdown: CancellationToken) {
         prune_older_than(dir, OUTBOX_KEEP);
         tokio::select! {
             _ = shutdown.cancelled() => return,
-            _ = tokio::time::sleep(Duration::from_secs(3600)) => {}
+            _ = tokio::time::sleep(PRUNE_EVERY) => {}
         }
     }
+}
+
+/// Removes the temporary files of `dir` that a crash inside [`crate::files::write_private`]
+/// left: never renamed into place, each may hold a whole message, a key with it.
+fn remove_leftovers(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for path in entries.filter_map(Result::ok).map(|e| e.path()) {
+        if path.extension().is_some_and(|x| x == "tmp") {
+            match std::fs::remove_file(&path) {
+                Ok(()) => {
+                    tracing::warn!(path = %path.display(), "a message left half written removed")
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, path = %path.display(), "removing a message left half written")
+                }
+            }
+        }
+    }
+}
+
+/// Removes the set-aside records of `failed` older than [`SET_ASIDE_KEEP`], then the
+/// oldest beyond [`MAX_SET_ASIDE`] (their names begin with the time they were written).
+fn prune_set_aside(failed: &Path) {
+    prune_older_than(failed, SET_ASIDE_KEEP);
+    let mut records = files(failed);
+    if records.len() <= MAX_SET_ASIDE {
+        return;
+    }
+    records.sort();
+    let beyond = records.len() - MAX_SET_ASIDE;
+    for path in &records[..beyond] {
+        if let Err(e) = std::fs::remove_file(path) {
+            tracing::warn!(error = %e, path = %path.display(), "removing an old set-aside record");
+        }
+    }
+    tracing::info!(
+        removed = beyond,
+        kept = MAX_SET_ASIDE,
+        "the oldest set-aside records removed"
+    );
 }
 
 /// Removes the files of `dir` last written more than `keep` ago.
@@ -550,7 +611,7 @@ fn prune_older_than(dir: &Path, keep: Duration) {
             .is_some_and(|age| age > keep);
         if old {
             if let Err(e) = std::fs::remove_file(entry.path()) {
-                tracing::warn!(error = %e, path = %entry.path().display(), "removing an old outbox message");
+                tracing::warn!(error = %e, path = %entry.path().display(), "removing an old message");
             }
         }
     }
@@ -662,5 +723,46 @@ mod tests {
         std::thread::sleep(Duration::from_millis(20));
         prune_older_than(outbox, Duration::from_millis(1));
         assert_eq!(std::fs::read_dir(outbox).expect("outbox").count(), 0);
+    }
+
+    #[test]
+    fn old_set_aside_records_and_leftover_temporary_files_go_at_start() {
+        let dir = tempfile::TempDir::new().expect("temp dir");
+        let (spool, failed) = (
+            dir.path().join("mail/spool"),
+            dir.path().join("mail/failed"),
+        );
+        for d in [&spool, &failed] {
+            std::fs::create_dir_all(d).expect("a directory");
+        }
+        // A crash inside a write leaves its temporary file, holding a key.
+        let leftover = spool.join("1700000000000-0a.tmp");
+        std::fs::write(&leftover, "rk_secret").expect("written");
+        let old = failed.join("1600000000000-0b.json");
+        std::fs::write(&old, "{}").expect("written");
+        let long_ago = std::time::SystemTime::now() - Duration::from_secs(40 * 24 * 3600);
+        std::fs::File::options()
+            .write(true)
+            .open(&old)
+            .and_then(|f| f.set_modified(long_ago))
+            .expect("aged");
+        for n in 0..(MAX_SET_ASIDE as u64 + 10) {
+            let name = format!("{}-{n:x}.json", 1_700_000_000_000 + n);
+            std::fs::write(failed.join(name), "{}").expect("written");
+        }
+        Mailer::new(
+            Some("smtp://127.0.0.1:1"),
+            "racing <keys@racing.invalid>",
+            dir.path(),
+        )
+        .expect("mailer");
+        assert!(!leftover.exists(), "a leftover temporary file stays");
+        assert!(!old.exists(), "a set-aside record 40 days old stays");
+        let kept = files(&failed);
+        assert_eq!(kept.len(), MAX_SET_ASIDE, "set-aside records kept");
+        // The newest are the ones kept.
+        assert!(failed
+            .join(format!("{}-{:x}.json", 1_700_000_010_009u64, 10_009))
+            .exists());
     }
 }

@@ -7,6 +7,7 @@
 //! A key appears only in the message that carries it: never in a page, a URL or a log.
 
 pub mod clients;
+pub mod confirmed;
 pub mod csrf;
 pub mod mail;
 pub mod pages;
@@ -15,6 +16,7 @@ pub mod store;
 
 use std::net::SocketAddr;
 use std::num::NonZeroU32;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -30,7 +32,7 @@ use crate::keys::registry::Registry;
 use csrf::{Csrf, Refusal};
 use mail::Mailer;
 use plans::Plans;
-use store::{LinkError, Pending, Store, Subscriber, Subscription};
+use store::{LinkError, Pending, Store};
 
 /// Where the links in messages lead: a page with one button, which posts back here.
 /// Short, so that a link fits a line of a plain-text message.
@@ -67,6 +69,8 @@ pub struct Settings {
     pub grace: Duration,
     /// Form posts per client address per hour.
     pub posts_per_client_hour: u32,
+    /// Form posts per IPv6 /48 per hour, its /64 clients together.
+    pub posts_per_network_hour: u32,
     /// Messages per e-mail address per hour (its sub-addresses, `name+tag@`, counted
     /// as one).
     pub mails_per_address_hour: u32,
@@ -81,8 +85,9 @@ pub struct Signup {
     registry: Registry,
     mailer: Arc<Mailer>,
     csrf: Csrf,
-    by_client: DefaultKeyedRateLimiter<clients::Client>,
-    by_address: DefaultKeyedRateLimiter<String>,
+    by_client: Limiter<clients::Client>,
+    by_network: Limiter<clients::Network>,
+    by_address: Limiter<String>,
     /// Replacement offers being looked up and mailed, after their pages were sent.
     replacing: tokio::sync::Semaphore,
 }
@@ -98,13 +103,10 @@ impl Signup {
         mailer: Arc<Mailer>,
     ) -> anyhow::Result<Signup> {
         let csrf = Csrf::new(secret);
-        let per_hour = |n: u32| {
-            let n = NonZeroU32::new(n.max(1)).unwrap_or(NonZeroU32::MIN);
-            Quota::per_hour(n).allow_burst(n)
-        };
         Ok(Signup {
-            by_client: RateLimiter::keyed(per_hour(settings.posts_per_client_hour)),
-            by_address: RateLimiter::keyed(per_hour(settings.mails_per_address_hour)),
+            by_client: Limiter::per_hour(settings.posts_per_client_hour),
+            by_network: Limiter::per_hour(settings.posts_per_network_hour),
+            by_address: Limiter::per_hour(settings.mails_per_address_hour),
             settings,
             store,
             registry,
@@ -189,20 +191,61 @@ fn too_many(wait: Duration) -> Response {
     response
 }
 
-fn limited<K: std::hash::Hash + Eq + Clone>(
-    limiter: &DefaultKeyedRateLimiter<K>,
-    key: &K,
-) -> Option<Response> {
-    use governor::clock::{Clock, DefaultClock};
-    // Keys whose limit has filled up again are forgotten, so a flood of distinct
-    // addresses does not grow the map for ever.
-    if limiter.len() > 10_000 {
-        limiter.retain_recent();
+/// The 503 page of a form while the link bucket is full: nothing was recorded or sent.
+fn full() -> Response {
+    let mut response = problem(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "Too many forms are waiting",
+        "More links are waiting to be followed than this site keeps just now, so this \
+         form was not taken and nothing was sent. Please try again in an hour.",
+    );
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("3600"));
+    response
+}
+
+/// Keys in a limiter's map below which it is never pruned.
+const PRUNE_FROM: usize = 10_000;
+
+/// An hourly limit per key whose map is pruned of the keys whose limit has filled up
+/// again, so a flood of distinct keys does not grow it for ever; pruned only once it has
+/// doubled since the last prune, so that the walk over the map costs each post O(1)
+/// amortised rather than O(n) once it is large.
+struct Limiter<K: std::hash::Hash + Eq + Clone> {
+    limiter: DefaultKeyedRateLimiter<K>,
+    /// The map's length past which the next post prunes it.
+    prune_past: AtomicUsize,
+}
+
+impl<K: std::hash::Hash + Eq + Clone> Limiter<K> {
+    /// `n` posts an hour per key, all at once if need be.
+    fn per_hour(n: u32) -> Limiter<K> {
+        let n = NonZeroU32::new(n.max(1)).unwrap_or(NonZeroU32::MIN);
+        Limiter::new(Quota::per_hour(n).allow_burst(n))
     }
-    limiter
-        .check_key(key)
-        .err()
-        .map(|not_until| too_many(not_until.wait_time_from(DefaultClock::default().now())))
+
+    fn new(quota: Quota) -> Limiter<K> {
+        Limiter {
+            limiter: RateLimiter::keyed(quota),
+            prune_past: AtomicUsize::new(PRUNE_FROM),
+        }
+    }
+
+    /// Counts a post of `key`: the 429 page if its limit is spent.
+    fn check(&self, key: &K) -> Option<Response> {
+        use governor::clock::{Clock, DefaultClock};
+        if self.limiter.len() > self.prune_past.load(Ordering::Relaxed) {
+            self.limiter.retain_recent();
+            let left = self.limiter.len();
+            self.prune_past
+                .store(left.saturating_mul(2).max(PRUNE_FROM), Ordering::Relaxed);
+        }
+        self.limiter
+            .check_key(key)
+            .err()
+            .map(|not_until| too_many(not_until.wait_time_from(DefaultClock::default().now())))
+    }
 }
 
 /// The form cookie of a request, if any.
@@ -262,7 +305,7 @@ fn forged(signup: &Signup, headers: &HeaderMap, token: Option<&str>) -> Option<R
 }
 
 /// What a form post that asks for mail passes first: its token, then the client's hourly
-/// limit. The page that refuses it, if either fails.
+/// limit, then its IPv6 /48's. The page that refuses it, if one fails.
 fn refused_post(
     signup: &Signup,
     headers: &HeaderMap,
@@ -271,7 +314,10 @@ fn refused_post(
 ) -> Option<Response> {
     forged(signup, headers, csrf).or_else(|| {
         let client = signup.settings.trusted_proxies.client(peer, headers);
-        limited(&signup.by_client, &client)
+        signup.by_client.check(&client).or_else(|| {
+            let network = client.network()?;
+            signup.by_network.check(&network)
+        })
     })
 }
 
@@ -334,8 +380,13 @@ async fn subscribe(
     if form.terms.as_deref() != Some("yes") {
         return bad("The terms of use must be accepted to subscribe.");
     }
-    if let Some(page) = limited(&signup.by_address, &store::mailbox(&email)) {
+    if let Some(page) = signup.by_address.check(&store::mailbox(&email)) {
         return page;
+    }
+    match signup.store.has_room().await {
+        Ok(true) => {}
+        Ok(false) => return full(),
+        Err(e) => return internal(e),
     }
     let pending = Pending::Subscribe {
         email: email.clone(),
@@ -344,6 +395,11 @@ async fn subscribe(
     };
     let token = match signup.store.issue(pending, signup.settings.link_ttl).await {
         Ok(t) => t,
+        // Another post, here or on another replica, may have taken the last room.
+        Err(e) if matches!(signup.store.has_room().await, Ok(false)) => {
+            tracing::warn!(error = format!("{e:#}"), "the link bucket is full");
+            return full();
+        }
         Err(e) => return internal(e),
     };
     // The name is anyone's text until the address is confirmed: it goes in no mail
@@ -466,120 +522,16 @@ async fn follow(
     };
     let done = match pending {
         Pending::Subscribe { email, name, plan } => {
-            subscribe_confirmed(&signup, &email, &name, &plan)
-                .await
-                .map(|text| ("Subscribed", text))
+            confirmed::subscribe(&signup, &email, &name, &plan).await
         }
-        Pending::Replace { email, compromised } => replace_confirmed(&signup, &email, compromised)
-            .await
-            .map(|text| ("Keys replaced", text)),
+        Pending::Replace { email, compromised } => {
+            confirmed::replace(&signup, &email, compromised).await
+        }
     };
     match done {
-        Ok((title, text)) => html(StatusCode::OK, pages::message(title, &text)),
+        Ok(done) => html(done.status, pages::message(done.title, &done.text)),
         Err(e) => internal(e),
     }
-}
-
-/// Makes the key of a confirmed subscription and mails it; the text of the page.
-async fn subscribe_confirmed(
-    signup: &Signup,
-    email: &str,
-    name: &str,
-    plan_id: &str,
-) -> anyhow::Result<String> {
-    let plan = signup
-        .settings
-        .plans
-        .get(plan_id)
-        .ok_or_else(|| anyhow::anyhow!("plan {plan_id} is no longer offered"))?;
-    // Two tries: another replica may write the same record in between.
-    for _ in 0..2 {
-        let existing = signup.store.subscriber(email).await?;
-        if let Some((record, _)) = &existing {
-            if let Some(held) = store::holds(record, plan_id) {
-                let body = format!(
-                    "Hello {},\n\nyou already hold a key of the {} plan (it starts with \
-                     rk_{}), so no second key was made. If it is lost or someone else may \
-                     have it, use the \"Lost or compromised key\" form at {}/ for a new \
-                     one.\n",
-                    record.name,
-                    plan.name,
-                    held.key_id,
-                    signup.settings.public_url.trim_end_matches('/')
-                );
-                signup
-                    .mailer
-                    .send(email, "Your racing data subscription", body)?;
-                return Ok(format!(
-                    "{email} already holds a key of the {} plan; we sent a reminder of \
-                     how to replace it.",
-                    plan.name
-                ));
-            }
-            if record.subscriptions.len() >= signup.settings.max_keys_per_address {
-                return Ok(format!(
-                    "{email} holds {} already, the most one address may hold.",
-                    crate::text::count(record.subscriptions.len(), "key", "keys")
-                ));
-            }
-        }
-        let (key, key_record) = signup
-            .registry
-            .create_for(name, plan.limits(), email, plan_id)
-            .await?;
-        let subscription = Subscription {
-            plan: plan_id.to_owned(),
-            key_id: key_record.id.clone(),
-            confirmed_at: jiff::Timestamp::now().to_string(),
-            replaced_at: None,
-            previous: Vec::new(),
-        };
-        let (mut record, revision) = match existing {
-            Some((record, revision)) => (record, Some(revision)),
-            None => (
-                Subscriber {
-                    email: email.to_owned(),
-                    name: name.to_owned(),
-                    subscriptions: Vec::new(),
-                },
-                None,
-            ),
-        };
-        record.subscriptions.push(subscription);
-        if let Err(e) = signup.store.save(&record, revision).await {
-            // Written meanwhile elsewhere: this key is not recorded, so it goes.
-            tracing::warn!(error = %e, key = %key_record.prefix(), "subscriber record changed meanwhile; again");
-            signup.registry.revoke(&key_record.id).await?;
-            continue;
-        }
-        let body = format!(
-            "Hello {name},\n\nyour API key for the {} plan of the racing data service:\n\n\
-             {key}\n\nSend it with every request in the X-API-Key header, for example:\n\n\
-             curl -H 'X-API-Key: {key}' \\\n  {}/api/v1/racecards/today\n\n\
-             It allows {} (bursts of {}) and {}. \
-             Keep it secret; if it is lost or someone else may have it, replace it with the \
-             form at {}/.\n",
-            plan.name,
-            signup.settings.public_url.trim_end_matches('/'),
-            crate::text::count(plan.rate_per_sec, "request a second", "requests a second"),
-            plan.burst,
-            crate::text::count(
-                plan.live_connections,
-                "live odds connection",
-                "live odds connections"
-            ),
-            signup.settings.public_url.trim_end_matches('/'),
-        );
-        signup
-            .mailer
-            .send(email, "Your racing data API key", body)?;
-        tracing::info!(key = %key_record.prefix(), plan = plan_id, "subscription confirmed");
-        return Ok(format!(
-            "Your key of the {} plan has been sent to {email}.",
-            plan.name
-        ));
-    }
-    anyhow::bail!("the subscriber record kept changing")
 }
 
 #[derive(Deserialize)]
@@ -606,8 +558,14 @@ async fn replace(
             "That is not an e-mail address.",
         );
     };
-    if let Some(page) = limited(&signup.by_address, &store::mailbox(&email)) {
+    if let Some(page) = signup.by_address.check(&store::mailbox(&email)) {
         return page;
+    }
+    // Asked whoever posts, so that the answer tells nothing of the address.
+    match signup.store.has_room().await {
+        Ok(true) => {}
+        Ok(false) => return full(),
+        Err(e) => return internal(e),
     }
     let compromised = form.compromised.as_deref() == Some("yes");
     // The answer, and the work done before it, are the same whether or not the address
@@ -618,7 +576,8 @@ async fn replace(
         pages::message(
             "Check your e-mail",
             &format!(
-                "If {email} holds a key, we sent it a link to replace it, valid for {}.",
+                "If {email} holds a key, we sent a link to replace it, valid for {}, to \
+                 the address that subscribed.",
                 signup.hours()
             ),
         ),
@@ -629,151 +588,42 @@ async fn replace(
             Ok(permit) => permit,
             Err(_) => return,
         };
-        if let Err(e) = offer_replacement(&job, &email, compromised).await {
+        if let Err(e) = confirmed::offer(&job, &email, compromised).await {
             tracing::error!(error = format!("{e:#}"), "offering a key replacement");
         }
     });
     page
 }
 
-/// Mails `email` a link to replace its keys, if it holds any.
-async fn offer_replacement(signup: &Signup, email: &str, compromised: bool) -> anyhow::Result<()> {
-    let Some((record, _)) = signup.store.subscriber(email).await? else {
-        return Ok(());
-    };
-    let pending = Pending::Replace {
-        email: email.to_owned(),
-        compromised,
-    };
-    let token = signup
-        .store
-        .issue(pending, signup.settings.link_ttl)
-        .await?;
-    let what = if compromised {
-        "Your current keys stop working as soon as you do."
-    } else {
-        "Your current keys keep working for a day after that, so you can deploy the new ones first."
-    };
-    let body = format!(
-        "Hello {},\n\nto replace your racing data API keys, open this link within \
-         {} and press the button:\n\n{}\n\n{what}\n\nIf you did not ask for \
-         this, ignore this message: nothing changes without it.\n",
-        record.name,
-        signup.hours(),
-        signup.link(&token)
-    );
-    signup
-        .mailer
-        .send(email, "Replace your racing data API key", body)
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// Replaces every key of `email` and mails the new ones; the text of the page. The
-/// replaced keys, and every older key still working, are revoked at once if
-/// `compromised`, else left a grace period.
-///
-/// The subscriber record is the truth about which keys are in use, so it changes first:
-/// the new keys are made (unknown to anyone yet), then the record is saved over the
-/// revision it was read at, naming them and listing every key they replace; only then are
-/// the old keys retired and the mail written. A failure before the save undoes the new
-/// keys and changes nothing; one after it leaves the record naming the keys in use, with
-/// any key not yet retired still listed, so the next replacement retires it.
-async fn replace_confirmed(
-    signup: &Signup,
-    email: &str,
-    compromised: bool,
-) -> anyhow::Result<String> {
-    let Some((mut record, revision)) = signup.store.subscriber(email).await? else {
-        return Ok(format!("{email} holds no key."));
-    };
-    if record.subscriptions.is_empty() {
-        return Ok(format!("{email} holds no key."));
-    }
-    let mut issued = Vec::with_capacity(record.subscriptions.len());
-    for subscription in &record.subscriptions {
-        match signup.registry.issue_like(&subscription.key_id).await {
-            Ok(new) => issued.push(new),
-            Err(e) => {
-                undo(signup, &issued).await;
-                return Err(e);
-            }
+    #[test]
+    fn the_limits_map_is_pruned_only_once_it_has_doubled() {
+        let quota = Quota::with_period(Duration::from_millis(200)).expect("a period");
+        let limiter = Limiter::new(quota);
+        for n in 0..10_001u32 {
+            let _ = limiter.limiter.check_key(&n);
         }
-    }
-    let now = jiff::Timestamp::now().to_string();
-    let mut lines = Vec::with_capacity(issued.len());
-    for (subscription, (key, new)) in record.subscriptions.iter_mut().zip(&issued) {
-        let old = std::mem::replace(&mut subscription.key_id, new.id.clone());
-        subscription.previous.push(old);
-        subscription.replaced_at = Some(now.clone());
-        let plan = signup
-            .settings
-            .plans
-            .get(&subscription.plan)
-            .map_or(subscription.plan.clone(), |p| p.name.clone());
-        lines.push(format!("{plan} plan: {key}"));
-    }
-    let revision = match signup.store.save(&record, Some(revision)).await {
-        Ok(revision) => revision,
-        Err(e) => {
-            undo(signup, &issued).await;
-            return Err(e.context("the subscriber record changed meanwhile; nothing was replaced"));
+        // Past 10,000 keys, the first post prunes: none has filled up again yet.
+        assert!(limiter.check(&u32::MAX).is_none());
+        assert!(limiter.limiter.len() > 10_000);
+        // A key is forgotten once its period has passed twice over.
+        std::thread::sleep(Duration::from_millis(600));
+        // Every key has filled up again, but the map has not doubled since: no walk.
+        assert!(limiter.check(&(u32::MAX - 1)).is_none());
+        assert!(
+            limiter.limiter.len() > 10_000,
+            "the whole map walked again: {} keys left",
+            limiter.limiter.len()
+        );
+        // Once it has doubled, it is pruned.
+        for n in 10_001..20_010u32 {
+            let _ = limiter.limiter.check_key(&n);
         }
-    };
-    let grace = (!compromised).then_some(signup.settings.grace);
-    let mut not_retired = 0;
-    for subscription in &mut record.subscriptions {
-        let mut still = Vec::new();
-        for id in std::mem::take(&mut subscription.previous) {
-            match signup.registry.retire(&id, grace).await {
-                Ok(false) => {
-                    tracing::info!(key = %format!("rk_{id}"), compromised, "replaced key retired")
-                }
-                Ok(true) => still.push(id),
-                Err(e) => {
-                    tracing::error!(error = format!("{e:#}"), key = %format!("rk_{id}"), "retiring a replaced key");
-                    not_retired += 1;
-                    still.push(id);
-                }
-            }
-        }
-        subscription.previous = still;
-    }
-    if let Err(e) = signup.store.save(&record, Some(revision)).await {
-        // The keys retired stay listed: retiring them again is harmless.
-        tracing::warn!(error = format!("{e:#}"), "recording the retired keys");
-    }
-    let fate = if not_retired > 0 {
-        format!(
-            "{not_retired} of your old keys could not be {} just now; replace your keys \
-             again in a few minutes to finish.",
-            if compromised { "revoked" } else { "retired" }
-        )
-    } else if compromised {
-        "Your old keys were revoked: they no longer work, and open live odds connections \
-         made with them were closed."
-            .to_owned()
-    } else {
-        format!(
-            "Your old keys keep working for {}, then stop.",
-            crate::text::count(signup.settings.grace.as_secs() / 3600, "hour", "hours")
-        )
-    };
-    // The new keys go out whatever else failed: the record names them now.
-    let body = format!(
-        "Hello {},\n\nyour new racing data API keys:\n\n{}\n\n{fate}\n",
-        record.name,
-        lines.join("\n")
-    );
-    signup
-        .mailer
-        .send(email, "Your new racing data API key", body)?;
-    Ok(format!("New keys have been sent to {email}. {fate}"))
-}
-
-/// Revokes keys made for a replacement that did not happen.
-async fn undo(signup: &Signup, issued: &[(String, crate::keys::KeyRecord)]) {
-    for (_, record) in issued {
-        if let Err(e) = signup.registry.revoke(&record.id).await {
-            tracing::error!(error = format!("{e:#}"), key = %record.prefix(), "revoking a key of a replacement undone");
-        }
+        std::thread::sleep(Duration::from_millis(600));
+        assert!(limiter.check(&(u32::MAX - 2)).is_none());
+        assert!(limiter.limiter.len() < 10, "{}", limiter.limiter.len());
     }
 }

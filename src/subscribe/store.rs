@@ -1,7 +1,8 @@
 //! What the subscription flow keeps in NATS, beside the keys, so that every replica shares
 //! it: one record per subscriber address in `{stream}_SUBSCRIBERS` (who, which plans,
 //! when, the prefix of each key), and the single-use links waiting to be followed in
-//! `{stream}_SIGNUPS`, which JetStream forgets after a week.
+//! `{stream}_SIGNUPS`, which JetStream forgets after a week and which holds at most
+//! 64 MiB ([`Store::has_room`]).
 
 use std::time::Duration;
 
@@ -14,6 +15,16 @@ use crate::keys::{hex, unhex};
 
 /// How long JetStream keeps a link record, whatever its own expiry.
 pub(crate) const SIGNUP_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
+/// Most bytes the link records take together: about 200,000 links, each form post
+/// adding one of about 300 bytes; a full bucket refuses the next (it is made to discard
+/// new records, never old ones).
+pub(crate) const SIGNUP_MAX_BYTES: i64 = 64 << 20;
+/// Room a link record needs in its bucket, its largest (a 254-byte address, a
+/// 100-character name) with its subject and headers and some to spare: the forms refuse
+/// a post once less is left, before the bucket itself would, so that a server that drops
+/// old records to make room (as nats-server 2.9 does for a limit set on a bucket after it
+/// was made) never loses a link that was sent.
+const LINK_ROOM: u64 = 2048;
 
 /// A subscriber: an address and the plans it holds a key of.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -173,6 +184,21 @@ impl Store {
             None => self.subscribers.create(&key, bytes).await?,
             Some(r) => self.subscribers.update(&key, bytes, r).await?,
         })
+    }
+
+    /// Whether the link bucket has room for another link; the forms are refused while it
+    /// has not (see [`LINK_ROOM`]).
+    pub async fn has_room(&self) -> anyhow::Result<bool> {
+        let info = self
+            .signups
+            .stream
+            .get_info()
+            .await
+            .context("asking the size of the link bucket")?;
+        let Ok(most) = u64::try_from(info.config.max_bytes) else {
+            return Ok(true);
+        };
+        Ok(most == 0 || info.state.bytes.saturating_add(LINK_ROOM) <= most)
     }
 
     /// Records a link to follow within `ttl`; returns its token, which only the e-mail
