@@ -224,21 +224,28 @@ async fn a_key_made_whose_mail_cannot_be_written_is_said_to_be_made() {
     api_becomes(&app, &key, StatusCode::OK).await;
 }
 
-#[tokio::test]
-async fn a_full_link_bucket_refuses_the_forms_with_a_503_and_loses_nothing() {
-    let nats = Nats::start().await;
-    // A link bucket that holds a few links only.
+/// Sets the link bucket's byte limit as the set-up user; returns the limit it had.
+async fn link_bucket_bytes(nats: &Nats, max_bytes: i64) -> i64 {
     let stream = nats
         .setup
         .get_stream("KV_RACING_SIGNUPS")
         .await
         .expect("the link bucket's stream");
     let mut config = stream.cached_info().config.clone();
-    config.max_bytes = 4096;
+    let had = config.max_bytes;
+    config.max_bytes = max_bytes;
     nats.setup
         .update_stream(config)
         .await
         .expect("the stream updated");
+    had
+}
+
+#[tokio::test]
+async fn a_full_link_bucket_refuses_the_forms_with_a_503_and_loses_nothing() {
+    let nats = Nats::start().await;
+    // A link bucket that holds a few links only.
+    link_bucket_bytes(&nats, 4096).await;
     let smtp = Smtp::start().await;
     let dir = TempDir::new().expect("temp dir");
     let app = start(&nats, dir.path(), &smtp, |_| {}).await;
@@ -305,19 +312,9 @@ async fn form_posts_count_per_ipv6_48_as_well_as_per_64() {
 async fn setting_up_again_gives_a_link_bucket_made_before_its_byte_limit() {
     let nats = Nats::start().await;
     // A bucket as an older set-up made it: no byte limit.
-    let stream = nats
-        .setup
-        .get_stream("KV_RACING_SIGNUPS")
-        .await
-        .expect("the link bucket's stream");
-    let mut config = stream.cached_info().config.clone();
-    assert_eq!(config.max_bytes, racing::nats::buckets::SIGNUPS.max_bytes);
-    assert!(config.max_bytes > 0);
-    config.max_bytes = -1;
-    nats.setup
-        .update_stream(config)
-        .await
-        .expect("the stream updated");
+    let made = link_bucket_bytes(&nats, -1).await;
+    assert_eq!(made, racing::nats::buckets::SIGNUPS.max_bytes);
+    assert!(made > 0);
     let setup = racing::nats::Connection::open(
         &nats.url(),
         &nats.auth(racing::nats::Role::Setup),
