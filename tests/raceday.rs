@@ -499,7 +499,10 @@ async fn a_client_follows_the_demos_race_day_and_resumes_after_a_drop_with_nothi
     }
     let count = |got: &[(String, u64)], kind: &str| got.iter().filter(|(t, _)| t == kind).count();
     let mut client = Client::connect(&app).await;
-    let start = app.store().checkpoint().expect("checkpoint");
+    // From the start of the log: the meeting runs while the service starts (on a loaded
+    // machine for a while before today's card is served), and its late scratching may
+    // have come by then. A replay from the start has the whole day so far.
+    let start = 0;
     client.send(follow(Some(start))).await;
     let first = until(&mut client, |got| count(got, "result") == 1).await;
     drop(client);
@@ -508,11 +511,8 @@ async fn a_client_follows_the_demos_race_day_and_resumes_after_a_drop_with_nothi
     tokio::time::sleep(Duration::from_secs(3)).await;
     let mut client = Client::connect(&app).await;
     client.send(follow(Some(dropped_at))).await;
-    // At least one more result, and on to the day's late scratching where it is later:
-    // a client that joined after it (the meeting runs while the service starts, faster
-    // than a loaded machine starts it) has none to wait for.
-    let before_start = stream_frames(&nats, &today, 0, start).await;
-    let scratched = count(&first, "scratching") > 0 || count(&before_start, "scratching") > 0;
+    // At least one more result, and on to the day's late scratching where it is later.
+    let scratched = count(&first, "scratching") > 0;
     let second = until(&mut client, |got| {
         count(got, "result") >= 1 && (scratched || count(got, "scratching") > 0)
     })
