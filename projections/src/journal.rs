@@ -435,8 +435,9 @@ pub(crate) fn each_move(
 }
 
 /// `records` as a store holds them with the odds journal's chunks taken apart: a record
-/// per move, under its date, sequence and race number, and the chunks' counts left out. Two stores that applied the same
-/// moves hold the same, however their batches fell: for checks that compare them.
+/// per move, under its date, sequence and race number, and the chunks' counts left out.
+/// Two stores that applied the same moves hold the same, however their batches fell: for
+/// checks that compare them.
 pub fn journal_by_move(
     records: BTreeMap<Vec<u8>, Vec<u8>>,
 ) -> Result<BTreeMap<Vec<u8>, Vec<u8>>, StoreError> {

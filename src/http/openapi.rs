@@ -319,8 +319,8 @@ Limits: client frames up to 4 KiB (a frame over 64 KiB closes the connection wit
 256 subscriptions per connection. Every client message is a request of the key's plan, \
 charged with its HTTP requests; a `since` that replays odds costs one more per 1,000 moves \
 (over the plan: `rate_limited`, the message not acted on). A read of the read models that \
-takes longer than the request timeout closes the connection with 1013; resume with `since`. A client that falls behind has its pending deltas replaced \
-by one fresh `snapshot` per race (conflation); one that needs this more than 3 times in 60 s \
+takes longer than the request timeout closes the connection with 1013; resume with \
+`since`. A client that falls behind has its pending deltas replaced by one fresh `snapshot` per race (conflation); one that needs this more than 3 times in 60 s \
 is closed with 1008, as is one whose socket takes no frame for 10 s. A connection whose key \
 is revoked or expires is closed with 1008 within 2 s, with the reason `API key revoked` or \
 `API key expired`; when a key's connection cap is lowered below the connections open, the \

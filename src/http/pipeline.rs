@@ -315,9 +315,9 @@ impl Service<Request> for Answers {
 struct Blocking;
 
 /// Whether `request` is for a route whose work can grow with the data
-/// ([`route::Route::long`]) or for a document `as_of` a point: answered on a blocking thread, so that what it
-/// reads holds up no other request, and stopped at the request's deadline.
-/// The query's names are read as the handlers read them, percent-decoded
+/// ([`route::Route::long`]) or for a document `as_of` a point: answered on a blocking
+/// thread, so that what it reads holds up no other request, and stopped at the request's
+/// deadline. The query's names are read as the handlers read them, percent-decoded
 /// (`as%5Fof` is `as_of`), so no spelling of a parameter runs its read inline.
 fn long(request: &Request) -> bool {
     let uri = request.uri();

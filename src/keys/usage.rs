@@ -32,7 +32,10 @@ const ENTRY: usize = 8 + 4 + 4 + 4;
 const ENTRIES_PER_MESSAGE: usize = 4096;
 
 /// Requests of a key that one replica admitted since its last report, and the key's plan
-/// there (so that a replica that has no bucket of the key yet makes it with that plan).
+/// there. A replica charges a report with the plan it knows of the key itself
+/// ([`charge_report`]); the plan stays in the report for replicas of earlier versions,
+/// which make a bucket with it, so that replicas of both versions run side by side during
+/// an upgrade.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Use {
     /// Whose.

@@ -60,6 +60,10 @@ impl Session<'_> {
                 .map(|(date, n): (Arc<str>, u8)| (date.to_string(), n)),
         );
         races.retain(|(date, n)| self.targets.as_ref().is_none_or(|t| t.follows(date, *n)));
-        self.race_snapshots(races.into_iter().collect()).await
+        if races.is_empty() {
+            return Ok(());
+        }
+        self.send_snapshots(move |_| Ok(races.into_iter().collect()))
+            .await
     }
 }

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use racing_projections::DayKind;
+use racing_projections::{DayKind, Store, StoreError};
 
 use super::topics::Topics;
 use super::{End, Session};
@@ -249,43 +249,35 @@ impl Session<'_> {
     /// has odds or a status.
     pub(super) async fn snapshots(&mut self, t: &Target) -> Result<(), End> {
         let (date, race) = (t.0.clone(), t.1);
-        let snapshots = self
-            .read(move |store| {
-                // A meeting's races with odds, and those not priced yet that have a status.
-                let races: BTreeSet<u8> = match race {
-                    Some(n) => [n].into(),
-                    None => {
-                        let priced = store.odds_changed_since(Some(&date), 0)?;
-                        let statuses = store.race_statuses(&date, None)?;
-                        priced
-                            .into_iter()
-                            .map(|(_, n)| n)
-                            .chain(statuses.into_iter().map(|row| row.race_number))
-                            .collect()
-                    }
-                };
-                races
-                    .into_iter()
-                    .map(|n| race_snapshot(store, &date, n))
-                    .collect::<Result<Vec<_>, _>>()
-            })
-            .await?;
-        for snapshot in &snapshots {
-            self.send_snapshot(snapshot);
-        }
-        Ok(())
+        self.send_snapshots(move |store| {
+            // A meeting's races with odds, and those not priced yet that have a status.
+            let races: BTreeSet<u8> = match race {
+                Some(n) => [n].into(),
+                None => {
+                    let priced = store.odds_changed_since(Some(&date), 0)?;
+                    let statuses = store.race_statuses(&date, None)?;
+                    priced
+                        .into_iter()
+                        .map(|(_, n)| n)
+                        .chain(statuses.into_iter().map(|row| row.race_number))
+                        .collect()
+                }
+            };
+            Ok(races.into_iter().map(|n| (date.clone(), n)).collect())
+        })
+        .await
     }
 
-    /// Sends the current odds of each of `races` (date, race number): a `snapshot` for
-    /// each venue that runs it (one with `venue` null where none is known), or an empty
-    /// one; read in one go.
-    pub(super) async fn race_snapshots(&mut self, races: Vec<(String, u8)>) -> Result<(), End> {
-        if races.is_empty() {
-            return Ok(());
-        }
+    /// Sends the current odds of each race (date, race number) that `races` names: a
+    /// `snapshot` for each venue that runs it (one with `venue` null where none is known),
+    /// or an empty one. The races and their odds are read in one go.
+    pub(super) async fn send_snapshots(
+        &mut self,
+        races: impl FnOnce(&Store) -> Result<Vec<(String, u8)>, StoreError> + Send + 'static,
+    ) -> Result<(), End> {
         let snapshots = self
             .read(move |store| {
-                races
+                races(store)?
                     .iter()
                     .map(|(date, n)| race_snapshot(store, date, *n))
                     .collect::<Result<Vec<_>, _>>()
