@@ -183,6 +183,19 @@ class Service:
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")[-4000:]
 
+    def shell_variables(self) -> dict[str, str]:
+        """What the demo banner's `shell:` line exports (`KEY`, `URL`, `DAY`, `RACE`,
+        `HORSE`, `SEQ`), once the service has printed it."""
+
+        def printed():
+            for line in self.log_path.read_text(errors="replace").splitlines():
+                _, shell, export = line.partition("shell:")
+                if shell and export.split()[:1] == ["export"]:
+                    return dict(word.split("=", 1) for word in export.split()[1:])
+            return None
+
+        return deadline_poll("the demo banner's shell: line", 30, printed)
+
 
 @pytest.fixture(scope="session")
 def service():
