@@ -26,6 +26,9 @@ import pytest
 REPO = Path(__file__).resolve().parents[3]
 # Today's first race stays open this long, so its prices move all through the session.
 RACE_SECS = 900
+# The demo's heartbeat interval, the service's default: a reader's timeout of the same length
+# meets the heartbeat of a quiet stream, as it does against a deployment.
+HEARTBEAT_SECS = 5
 
 
 def free_port() -> int:
@@ -75,8 +78,9 @@ class Service:
             RACING_RATE_LIMIT_BURST="100000",
             RACING_WS_HEARTBEAT_MS="1000",
             RACING_LOG="warn",
-            **(env or {}),
         )
+        # The caller's settings win over these.
+        self.env.update(env or {})
 
     def start(self) -> None:
         """Starts it and waits until its read models are built (the API answers 200)."""
@@ -179,11 +183,27 @@ class Service:
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")[-4000:]
 
+    def shell_variables(self) -> dict[str, str]:
+        """What the demo banner's `shell:` line exports (`KEY`, `URL`, `DAY`, `RACE`,
+        `HORSE`, `SEQ`), once the service has printed it."""
+
+        def printed():
+            for line in self.log_path.read_text(errors="replace").splitlines():
+                _, shell, export = line.partition("shell:")
+                if shell and export.split()[:1] == ["export"]:
+                    return dict(word.split("=", 1) for word in export.split()[1:])
+            return None
+
+        return deadline_poll("the demo banner's shell: line", 30, printed)
+
 
 @pytest.fixture(scope="session")
 def service():
     """The demo, with today's first race open all session so that its prices keep moving."""
-    svc = Service(demo=True, env={"RACING_DEMO_RACE_SECS": str(RACE_SECS)})
+    svc = Service(
+        demo=True,
+        env={"RACING_DEMO_RACE_SECS": str(RACE_SECS), "RACING_WS_HEARTBEAT_MS": str(HEARTBEAT_SECS * 1000)},
+    )
     try:
         svc.start()
         yield svc

@@ -5,6 +5,7 @@ race-day event once and in order."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime
 import json
 import logging
@@ -50,7 +51,9 @@ class LiveStream:
     the connections it opened, `reconnects` those after the first; `duplicates` counts
     updates and race-day frames at or below `last_seq` that a server sent again and the
     stream dropped (none, with this service).
-    Close it with `aclose()`, or use it as `async with racing.live(...) as stream:`.
+    Close it with `aclose()`, or use it as `async with racing.live(...) as stream:`. A read
+    that is cancelled (a timeout around `__anext__()`) ends the stream then and there, its
+    connection dropped; `live(..., since=stream.last_seq)` takes up after it.
     """
 
     def __init__(
@@ -123,9 +126,21 @@ class LiveStream:
                 self.connections += 1
                 self.reconnects = self.connections - 1
                 self._welcomed = False
+                cancelled = False
                 try:
-                    async for frame in self._session(socket):
-                        yield frame
+                    # Closed with this generator, not later by the event loop's finalizer.
+                    async with contextlib.aclosing(self._session(socket)) as frames:
+                        async for frame in frames:
+                            yield frame
+                except asyncio.CancelledError:
+                    # The reader gave up (a timeout, a cancelled task): drop the connection
+                    # and leave with no await, so that nothing of the stream runs once the
+                    # cancellation is through. (`asyncio.wait_for` before 3.12 waits for
+                    # that; cancelled meanwhile, it would leave the generator running, and
+                    # the caller's `aclose()` would find it so.)
+                    cancelled = True
+                    socket.transport.abort()
+                    raise
                 except ConnectionClosed as e:
                     close = e.rcvd
                     if close is not None and close.code == _CLOSE_POLICY and "API key" in close.reason:
@@ -136,7 +151,8 @@ class LiveStream:
                 except OSError as e:
                     log.info("live odds: connection broke: %r", e)
                 finally:
-                    await socket.close()
+                    if not cancelled:
+                        await socket.close()
                 if self._welcomed:
                     # It worked until it dropped: the next try is a first one again.
                     failures = 0
@@ -151,7 +167,7 @@ class LiveStream:
     async def _session(self, socket: ClientConnection) -> AsyncIterator[models.Frame]:
         """One connection's frames: the welcome, the subscriptions (with `since` when there
         is a position to resume after), then snapshots and updates."""
-        welcome = json.loads(await asyncio.wait_for(socket.recv(), self._settings.timeout))
+        welcome = json.loads(await _recv(socket, self._settings.timeout))
         if welcome.get("type") != "welcome":
             raise DecodeError(f"live odds: expected a welcome, got {welcome.get('type')!r}")
         self._welcomed = True
@@ -171,7 +187,7 @@ class LiveStream:
         restart = resume is not None and int(welcome.get("seq", 0)) < resume
         silence = 3 * heartbeat + 2
         while True:
-            data = json.loads(await asyncio.wait_for(socket.recv(), silence))
+            data = json.loads(await _recv(socket, silence))
             kind = data.get("type")
             # A replay's frames are outside the live order: not the stream's to yield.
             event = None if data.get("replay") else EVENTS.get(kind)
@@ -195,6 +211,34 @@ class LiveStream:
                 yield decode(models.Heartbeat, data, strict=self._settings.strict)
             elif kind == "error":
                 raise LiveError(0, str(data.get("error")), str(data.get("message")))
+
+
+async def _recv(socket: ClientConnection, seconds: float) -> Any:
+    """The next message, or `asyncio.TimeoutError` after `seconds` without one.
+
+    The read is the only await, and the timer drops the connection rather than cancel it.
+    Not `asyncio.wait_for(socket.recv(), seconds)`: before Python 3.12 that reads in a task
+    of its own and, when its caller is cancelled in the turn of the event loop in which a
+    message comes, returns the message and loses the cancellation. A quiet stream's
+    heartbeat comes one interval after it connected, in the very turn in which a caller's
+    `asyncio.wait_for(stream.__anext__(), interval)` gives up: the read would go on for
+    ever (heartbeats are not yielded), and that `wait_for` would wait on it."""
+    silent = False
+
+    def expire() -> None:
+        nonlocal silent
+        silent = True
+        socket.transport.abort()
+
+    timer = asyncio.get_running_loop().call_later(seconds, expire)
+    try:
+        return await socket.recv()
+    except ConnectionClosed:
+        if silent:
+            raise asyncio.TimeoutError from None
+        raise
+    finally:
+        timer.cancel()
 
 
 def _refusal(e: InvalidStatus) -> ApiError:
