@@ -50,12 +50,12 @@ pub struct ApiIndex {
     /// The pricing page, where a key is subscribed for (no key needed).
     pricing: &'static str,
     /// Every endpoint, in the reference's order, which keeps each family's together.
-    endpoints: Vec<Endpoint>,
+    endpoints: Vec<ApiEndpoint>,
 }
 
 /// One endpoint, as the index lists it.
 #[derive(Serialize, ToSchema)]
-pub struct Endpoint {
+pub struct ApiEndpoint {
     /// Its family: the reference's tag (`meetings`, `horses`, `results`, `racecards`,
     /// `odds`, `people`, `changes`).
     family: &'static str,
@@ -77,7 +77,7 @@ fn index() -> ApiIndex {
     let endpoints = ROUTES
         .iter()
         .filter(|r| r.doc.tag != REFERENCE_TAG)
-        .map(|route| Endpoint {
+        .map(|route| ApiEndpoint {
             family: route.doc.tag,
             path: route.path,
             summary: route.doc.summary,

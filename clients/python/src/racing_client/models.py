@@ -20,6 +20,8 @@ __all__ = [
     "Meta",
     "Model",
     "Document",
+    "ApiEndpoint",
+    "ApiIndex",
     "HorseMatch",
     "HorseSearch",
     "Profile",
@@ -184,6 +186,39 @@ def _json(name: str, default: Any = dataclasses.MISSING) -> Any:
     if default is dataclasses.MISSING:
         return field(metadata={"json": name})
     return field(default=default, metadata={"json": name})
+
+
+# --- The index ---------------------------------------------------------------------------
+
+
+@dataclass(kw_only=True)
+class ApiEndpoint(Model):
+    """One endpoint as the API's index lists it."""
+
+    family: str
+    """The reference's tag: `meetings`, `horses`, `results`, `racecards`, `odds`, `people`,
+    `changes`."""
+    path: str
+    """Its path template: each `{name}` is a parameter."""
+    summary: str
+    docs: str
+    """Its section of the HTML reference."""
+
+
+@dataclass(kw_only=True)
+class ApiIndex(Document):
+    """The API's index (`/api/v1/`): links to the reference, the socket and every endpoint."""
+
+    about: str
+    version: str
+    key: str
+    """Which of the links need the key."""
+    docs: str
+    openapi: str
+    asyncapi: str
+    live_odds: str
+    pricing: str
+    endpoints: list[ApiEndpoint]
 
 
 # --- Horses ---------------------------------------------------------------------------
