@@ -277,7 +277,8 @@ pub static ROUTES: &[Route] = &[
             summary: "Odds history of a race",
             description: "Every odds update of the race in the order it went live, a page at a \
                 time: the moves after `since`, at most `limit`, each with its stream `seq`, \
-                `published_at` and the runners it priced, as the WebSocket sent it. With \
+                `published_at` (when the log stored it), `occurred_at` (when its prices were \
+                given at their source) and the runners it priced, as the WebSocket sent it. With \
                 `venue`, that venue's moves and those given without a venue; without, every \
                 move of the race number (each says its `venue`). Pass `next` as `since` for \
                 the following page; `null` at the end.",

@@ -298,9 +298,9 @@ odds frames; `since` resumes them too, and they are never conflated away.
 - `{\"type\":\"ping\"}`: answered by `{\"type\":\"pong\"}`.
 - `{\"type\":\"replay\",\"date\":D,\"race_number\":N,\"speed\":X}`: plays back the date's \
 recorded odds (of one race if `race_number` is given) as `odds` frames exactly as they went \
-live, original `seq` and `published_at` included, marked `\"replay\":true`; each next one its \
-recorded gap divided by `speed` after the one before (a number from 1 to 100, fractions \
-allowed, default 1; long gaps stay long: a meeting at speed 1 lasts as long as it did), then \
+live, original `seq`, `published_at` and `occurred_at` included, marked `\"replay\":true`; each \
+next one its recorded gap divided by `speed` after the one before (a number from 1 to 100, \
+fractions allowed, default 1; long gaps stay long: a meeting at speed 1 lasts as long as it did), then \
 `replay_end`. It plays what was recorded up to the latest update when asked; a date without \
 odds ends at once. Subscriptions carry on meanwhile and live frames keep their own order; \
 replay frames are outside it. One replay at a time per connection (`replay_running`); a \
@@ -315,9 +315,11 @@ Server messages:
 [{horse_no, win_odds?, place_odds?}]}`: the `RaceOdds` \
 document with a `type` in front, one for each venue that runs the race (`venue` null where \
 none is known yet); before any delta for that race.
-- `odds {date, venue, race_number, seq, published_at, odds}`: one per odds update; `seq` is \
-its stream sequence, strictly increasing on a connection (among live frames; a replay's \
-carry `\"replay\":true`); `odds` lists only the changed prices; `venue` is the update's, null \
+- `odds {date, venue, race_number, seq, published_at, occurred_at, odds}`: one per odds \
+update; `seq` is its stream sequence, strictly increasing on a connection (among live frames; \
+a replay's carry `\"replay\":true`); `published_at` is when the log stored it, `occurred_at` \
+when its prices were given at their source (the event's, as the feeder wrote it); `odds` \
+lists only the changed prices; `venue` is the update's, null \
 for one a feeder gave without a venue, which is for the race of that number at every venue \
 of the date.
 - `heartbeat {seq}` after `heartbeat_ms` without other traffic.
