@@ -724,10 +724,10 @@ async fn publish_demo_season(
         tracing::info!("stream already holds events; demo data not published again");
         return Ok(None);
     }
-    let today = jiff::Timestamp::now()
-        .to_zoned(config.timezone.clone())
-        .date();
-    let (feed, calendar) = racing_demo::season_and_calendar(seed, today);
+    // The season is dated as published now: today's races that open later open now.
+    let now = jiff::Timestamp::now().to_zoned(config.timezone.clone());
+    let today = now.date();
+    let (feed, calendar) = racing_demo::season_and_calendar(seed, &now);
     // A cluster that has just formed may time out some acknowledgements. Publishing the
     // season again is safe (each event keeps its id, so JetStream and the projector drop
     // what already went in), and a demo without its season is no demo.

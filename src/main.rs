@@ -212,7 +212,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
 fn banner(app: &Application, host: &str) -> String {
     let mut lines = vec![
         "racing is serving".to_owned(),
-        format!("  API:        http://{host}/api/v1/"),
+        format!(
+            "  API:        http://{host}/api/v1/  (an index of links; every path takes X-API-Key)"
+        ),
         format!("  pricing:    http://{host}/  (subscribe for a key)"),
         format!("  docs:       http://{host}/docs  (no key needed)"),
         format!("  live odds:  ws://{host}/ws/live/odds?api_key=KEY"),
@@ -248,22 +250,41 @@ fn banner(app: &Application, host: &str) -> String {
         }
         // The program as it was started, so that the line runs as it is, wherever it was
         // built or installed.
-        let program = std::env::current_exe()
-            .map(|p| p.display().to_string())
-            .unwrap_or_else(|_| "racing".to_owned());
+        let exe = std::env::current_exe().ok();
+        let program = exe
+            .as_ref()
+            .map_or_else(|| "racing".to_owned(), |p| p.display().to_string());
         lines.push(format!(
             "              {program} watch --url http://{host} --key {key}"
         ));
         if let Some(e) = example {
-            // The README's examples use these, so they answer on any day.
+            // The README's examples use these, so they answer on any day; its `racing`
+            // lines find this very program first on the PATH.
+            let path = exe
+                .as_deref()
+                .and_then(std::path::Path::parent)
+                .map_or(String::new(), |dir| {
+                    format!("PATH={}:\"$PATH\" ", shell_word(&dir.display().to_string()))
+                });
             let seq = e.opening_seq.map_or(String::new(), |s| format!(" SEQ={s}"));
             lines.push(format!(
-                "  shell:      export KEY={key} URL=http://{host} DAY={} RACE={} HORSE={}{seq}",
+                "  shell:      export {path}KEY={key} URL=http://{host} DAY={} RACE={} HORSE={}{seq}",
                 e.date, e.race_number, e.horse_no
             ));
         }
     }
     lines.join("\n")
+}
+
+/// `text` as one word of a POSIX shell: as it is where it holds nothing the shell reads
+/// (a build directory's path, as a rule), else in single quotes.
+fn shell_word(text: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+,@%".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
 }
 
 /// Prints a line, ignoring a closed or broken stdout: losing the banner must not stop
@@ -328,6 +349,17 @@ mod tests {
                 .unwrap_or_else(|| panic!("{env} missing from:\n{help}"));
             assert!(line.contains("(serve, publish, keys, setup)"), "{line}");
         }
+    }
+
+    #[test]
+    fn a_directory_is_one_shell_word_however_it_is_named() {
+        assert_eq!(
+            shell_word("/work/x/target/release"),
+            "/work/x/target/release"
+        );
+        assert_eq!(shell_word("/home/a b/target"), "'/home/a b/target'");
+        assert_eq!(shell_word("/it's/$HOME"), r"'/it'\''s/$HOME'");
+        assert_eq!(shell_word(""), "''");
     }
 
     #[test]

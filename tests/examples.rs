@@ -41,15 +41,26 @@ fn examples(readme: &str) -> Vec<(usize, String)> {
     block
 }
 
-/// The variables `export A=x B=y` sets.
+/// A reader's `PATH` before the banner's line: the system's directories, none of this
+/// project's.
+const READERS_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+/// The variables `export A=x B=y` sets, read as a shell reads them, in a shell whose
+/// `PATH` is [`READERS_PATH`].
 fn exported(line: &str) -> BTreeMap<String, String> {
     let export = line
         .trim()
         .strip_prefix("shell:")
-        .and_then(|l| l.trim().strip_prefix("export "))
-        .unwrap_or_else(|| panic!("not a `shell: export` line: {line}"));
-    export
-        .split_whitespace()
+        .unwrap_or_else(|| panic!("not a `shell:` line: {line}"));
+    let before = BTreeMap::from([("PATH".to_owned(), READERS_PATH.to_owned())]);
+    let words = words(export, &before);
+    assert_eq!(
+        words.first().map(String::as_str),
+        Some("export"),
+        "not a `shell: export` line: {line}"
+    );
+    words[1..]
+        .iter()
         .map(|pair| {
             let (name, value) = pair
                 .split_once('=')
@@ -59,9 +70,17 @@ fn exported(line: &str) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// Where a shell finds `program` on `path`: the first directory that has it.
+fn on_path(program: &str, path: &str) -> Option<std::path::PathBuf> {
+    path.split(':')
+        .map(|dir| std::path::Path::new(dir).join(program))
+        .find(|candidate| candidate.is_file())
+}
+
 /// The words of a command line as a POSIX shell splits them: quotes (single ones keep
-/// `$` as it is), `$NAME` replaced by `vars`' value, and a `#` that starts a word ending
-/// the line. A variable the banner does not set fails the test.
+/// `$` as it is), a backslash outside them taking the next character as it is, `$NAME`
+/// replaced by `vars`' value, and a `#` that starts a word ending the line. A variable the
+/// banner does not set fails the test.
 fn words(line: &str, vars: &BTreeMap<String, String>) -> Vec<String> {
     let mut words = Vec::new();
     let mut word: Option<String> = None;
@@ -76,6 +95,11 @@ fn words(line: &str, vars: &BTreeMap<String, String>) -> Vec<String> {
                 word.get_or_insert_default();
             }
             (Some(q), c) if c == q => quote = None,
+            (None, '\\') => {
+                if let Some(next) = chars.next() {
+                    word.get_or_insert_default().push(next);
+                }
+            }
             (None | Some('"'), '$') => {
                 let mut name = String::new();
                 while let Some(&n) = chars.peek() {
@@ -125,9 +149,19 @@ async fn curl(client: &reqwest::Client, args: &[String]) -> (StatusCode, String)
     (res.status(), res.text().await.expect("a body"))
 }
 
-/// Runs a `racing ...` example with the binary the tests built; its standard output.
-async fn racing(args: &[String]) -> String {
-    let run = tokio::process::Command::new(env!("CARGO_BIN_EXE_racing"))
+/// Runs a `racing ...` example as a shell with `vars`' `PATH` runs it; its standard
+/// output. The program it finds there must be the one the tests built.
+async fn racing(args: &[String], vars: &BTreeMap<String, String>) -> String {
+    let path = vars.get("PATH").map_or(READERS_PATH, String::as_str);
+    let found = on_path("racing", path)
+        .unwrap_or_else(|| panic!("racing: command not found on the banner's PATH {path}"));
+    let built = std::fs::canonicalize(env!("CARGO_BIN_EXE_racing")).expect("the binary");
+    assert_eq!(
+        std::fs::canonicalize(&found).ok(),
+        Some(built),
+        "the banner's PATH finds another racing first"
+    );
+    let run = tokio::process::Command::new(found)
         .args(args)
         .env_remove("RACING_URL")
         .env_remove("RACING_API_KEY")
@@ -162,7 +196,7 @@ async fn every_readme_example_answers_from_the_demo_with_the_banner_s_variables(
     );
     let banner = service.printed_until("shell:", START).await;
     let vars = exported(banner.last().expect("the shell line"));
-    for name in ["KEY", "URL", "DAY", "RACE", "HORSE", "SEQ"] {
+    for name in ["PATH", "KEY", "URL", "DAY", "RACE", "HORSE", "SEQ"] {
         assert!(
             vars.contains_key(name),
             "the banner sets no {name}: {vars:?}"
@@ -202,7 +236,7 @@ async fn every_readme_example_answers_from_the_demo_with_the_banner_s_variables(
                 assert!(!body.trim().is_empty(), "{what}: an empty body");
             }
             Some("racing") => {
-                let out = racing(&args[1..]).await;
+                let out = racing(&args[1..], &vars).await;
                 assert!(!out.trim().is_empty(), "{what}: printed nothing");
                 if args.iter().any(|a| a == "--replay") {
                     let end = out.lines().last().unwrap_or_default();
@@ -241,6 +275,13 @@ fn a_line_splits_as_a_shell_splits_it() {
         BTreeMap::from([
             ("KEY".to_owned(), "k1".to_owned()),
             ("DAY".to_owned(), "2026-11-18".to_owned())
+        ])
+    );
+    assert_eq!(
+        exported(r#"  shell:      export PATH='/it'\''s here':"$PATH" KEY=k1"#),
+        BTreeMap::from([
+            ("PATH".to_owned(), format!("/it's here:{READERS_PATH}")),
+            ("KEY".to_owned(), "k1".to_owned()),
         ])
     );
 }

@@ -311,8 +311,8 @@ async fn a_races_odds_history_is_every_move_as_it_went_live_a_page_at_a_time() {
     }
     // A history move is the live frame without its type, date and race number.
     let as_history = |f: &Value| {
-        json!({"seq": f["seq"], "published_at": f["published_at"], "venue": f["venue"],
-               "odds": f["odds"]})
+        json!({"seq": f["seq"], "published_at": f["published_at"],
+               "occurred_at": f["occurred_at"], "venue": f["venue"], "odds": f["odds"]})
     };
     let of_race_1: Vec<Value> = live
         .iter()
@@ -388,6 +388,57 @@ async fn a_races_odds_history_is_every_move_as_it_went_live_a_page_at_a_time() {
             .await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {body}");
     }
+}
+
+#[tokio::test]
+async fn an_odds_move_published_late_keeps_the_time_it_happened_live_in_history_and_replayed() {
+    const PAST: &str = "2026-11-18";
+    const HAPPENED: &str = "2026-11-18T13:29:00+08:00";
+    let (nats, mut app, _dir) = service_with(&[]).await;
+    let mut client = Client::try_connect(&app.base, KEY).await.expect("upgrade");
+    client
+        .send(json!({"type": "subscribe", "date": PAST}))
+        .await;
+    client.barrier().await;
+    // A past race's move, published now, as a feeder that records a race after it.
+    let late = Envelope::new(odds_at(PAST, ST, 1, &[("A1", 3.5)]), HAPPENED);
+    let before = jiff::Timestamp::now();
+    let seq = nats.publish(&[late]).await;
+    app.projected(seq).await;
+
+    let live = loop {
+        let frame = client.next_message().await;
+        if frame["type"] == "odds" {
+            break frame;
+        }
+    };
+    assert_eq!(live["seq"], seq);
+    assert_eq!(live["occurred_at"], HAPPENED, "{live}");
+    let published: jiff::Timestamp = live["published_at"]
+        .as_str()
+        .and_then(|t| t.parse().ok())
+        .expect("an RFC 3339 published_at");
+    assert!(published >= before, "stored now: {live}");
+
+    let (status, history) = app.get(&format!("/api/v1/odds/{PAST}/1/history")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        history["moves"],
+        json!([{"seq": seq, "published_at": live["published_at"], "occurred_at": HAPPENED,
+                "venue": ST, "odds": [{"horse_no": "A1", "win_odds": 3.5}]}])
+    );
+
+    client
+        .send(json!({"type": "replay", "date": PAST, "race_number": 1, "speed": 100}))
+        .await;
+    let replayed = loop {
+        let frame = client.next_message().await;
+        if frame["type"] == "odds" && frame["replay"] == true {
+            break frame;
+        }
+    };
+    assert_eq!(replayed["occurred_at"], HAPPENED);
+    assert_eq!(replayed["published_at"], live["published_at"]);
 }
 
 #[tokio::test]

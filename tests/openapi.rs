@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use racing::http::asyncapi::{ASYNCAPI_PATH, DOCUMENT, PUBLIC_PATH};
-use racing::http::{DOCS_PATH, ODDS_SOCKET_PATH, OPENAPI_PATH, ROUTES};
+use racing::http::{DOCS_PATH, INDEX_PATH, ODDS_SOCKET_PATH, OPENAPI_PATH, ROUTES};
 use reqwest::StatusCode;
 use serde_json::Value;
 use tempfile::TempDir;
@@ -170,4 +170,78 @@ async fn the_asyncapi_document_is_public_cached_and_linked_from_the_docs() {
         page.contains("href=\"asyncapi.json\""),
         "the docs page links it"
     );
+}
+
+#[tokio::test]
+async fn the_api_root_answers_an_index_of_links_with_the_key() {
+    let (_nats, app, _dir) = service().await;
+    let public = |path: String| {
+        let client = app.client.clone();
+        let url = format!("{}{path}", app.base);
+        async move {
+            let res = client.get(url).send().await.expect("request");
+            let status = res.status();
+            (status, res.text().await.expect("body"))
+        }
+    };
+    let mut answers = Vec::new();
+    for root in [INDEX_PATH, "/api/v1"] {
+        // Under /api/v1 like the rest: the exact 401 without the key.
+        let (status, body) = app.get_with(root, None).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{root}");
+        assert_eq!(body["error"], "unauthorized");
+        let (status, content_type, body) = fetch(&app, root).await;
+        assert_eq!(status, StatusCode::OK, "{root}: {body}");
+        assert_eq!(content_type, "application/json", "{root}");
+        answers.push(body);
+    }
+    assert_eq!(
+        answers[0], answers[1],
+        "the same index with its slash or without"
+    );
+    let index: Value = serde_json::from_str(&answers[0]).expect("JSON");
+
+    // Its links to the reference answer without a key; each endpoint's link to the
+    // reference lands on its section of the page.
+    for link in ["docs", "openapi", "asyncapi"] {
+        let path = index[link].as_str().expect("a link").to_owned();
+        assert_eq!(
+            public(path.clone()).await.0,
+            StatusCode::OK,
+            "{link}: {path}"
+        );
+    }
+    let (_, page) = public("/docs".to_owned()).await;
+    let endpoints = index["endpoints"].as_array().expect("endpoints");
+    let mut families = BTreeSet::new();
+    for e in endpoints {
+        let docs = e["docs"].as_str().expect("a link to the reference");
+        let (page_path, section) = docs.split_once('#').expect("a section");
+        assert_eq!(page_path, "/docs");
+        assert!(page.contains(&format!("id=\"{section}\"")), "{docs}");
+        families.insert(e["family"].as_str().expect("a family"));
+    }
+    let listed: BTreeSet<&str> = endpoints
+        .iter()
+        .filter_map(|e| e["path"].as_str())
+        .collect();
+    for route in ROUTES.iter().filter(|r| r.path != INDEX_PATH) {
+        assert!(
+            listed.contains(route.path),
+            "{} not in the index",
+            route.path
+        );
+    }
+    for family in [
+        "meetings",
+        "horses",
+        "results",
+        "racecards",
+        "odds",
+        "people",
+        "changes",
+    ] {
+        assert!(families.contains(family), "{family}: {families:?}");
+    }
+    assert_eq!(index["live_odds"], ODDS_SOCKET_PATH);
 }

@@ -236,6 +236,29 @@ impl Day {
             date,
         })
     }
+
+    /// The day as a run says it: the zone by its offset from UTC first, since the
+    /// `Etc/GMT` names count it backwards (POSIX's sign: `Etc/GMT-8` is UTC+8), and why
+    /// it is not the service's default zone.
+    pub fn describe(&self) -> String {
+        let offset = self.zone.to_offset(jiff::Timestamp::now());
+        format!(
+            "{} in UTC{} (the service under test runs with RACING_TIMEZONE={}, where it \
+             is about {START_HOUR:02}:00 at the start: Asia/Hong_Kong's midnight could fall \
+             in a run)",
+            self.date,
+            offset_text(offset),
+            self.zone_name
+        )
+    }
+}
+
+/// `+09:00`, `-03:00`, `+00:00`: an offset as RFC 3339 writes it.
+fn offset_text(offset: jiff::tz::Offset) -> String {
+    let seconds = offset.seconds();
+    let sign = if seconds < 0 { '-' } else { '+' };
+    let minutes = seconds.unsigned_abs() / 60;
+    format!("{sign}{:02}:{:02}", minutes / 60, minutes % 60)
 }
 
 /// Season `s` (0: the newest, ending today; each older one 52 weeks earlier, so that
@@ -442,6 +465,23 @@ mod tests {
                 day.zone_name
             );
             assert_eq!(local.date(), day.date);
+        }
+    }
+
+    #[test]
+    fn the_benchmarks_day_names_its_zone_by_its_offset_from_utc() {
+        // 17:30 UTC is 02:30 at UTC+9, which POSIX names Etc/GMT-9; 05:30 UTC is 02:30 at
+        // UTC-3, Etc/GMT+3.
+        for (utc, today, name) in [
+            ("17:30", "2026-11-26 in UTC+09:00 ", "Etc/GMT-9"),
+            ("05:30", "2026-11-25 in UTC-03:00 ", "Etc/GMT+3"),
+            ("02:30", "2026-11-25 in UTC+00:00 ", "Etc/GMT"),
+        ] {
+            let now = format!("2026-11-25T{utc}:00Z");
+            let day = Day::at(now.parse().expect("a time")).expect("a zone");
+            let said = day.describe();
+            assert!(said.starts_with(today), "{said}");
+            assert!(said.contains(&format!("RACING_TIMEZONE={name},")), "{said}");
         }
     }
 }

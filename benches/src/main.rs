@@ -338,7 +338,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
     lock.try_lock()
         .map_err(|_| anyhow::anyhow!("another benchmark runs in {}", work.display()))?;
     let day = feed::Day::now()?;
-    eprintln!("bench: today is {} in {}", day.date, day.zone_name);
+    eprintln!("bench: today is {}", day.describe());
     let log = feed::ensure(&work, &scale, &day, &args.nats_server).await?;
     let run_dir = work.join(format!("run-{}", scale.name));
     std::fs::create_dir_all(&run_dir)?;

@@ -2,6 +2,8 @@
 //! races, the going), and [`Calendar`], which declares the meetings after the season's.
 
 use jiff::civil::{Date, Weekday};
+use jiff::tz::TimeZone;
+use jiff::Timestamp;
 use rand::seq::{index, SliceRandom};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -58,10 +60,15 @@ impl Calendar {
     /// its scratchings and its opening odds, with `today` its date, ready for
     /// [`Simulator::new`].
     ///
+    /// The meeting is declared at `now`: none of its events is dated after it, so a
+    /// meeting the demo runs ahead of the calendar has its cards, scratchings and opening
+    /// odds dated `now`, not days ahead.
+    ///
     /// The calendar goes on from one seed's season the same way every time. `None` only
     /// past the year 9999.
-    pub fn next_meeting(&mut self) -> Option<DemoFeed> {
+    pub fn next_meeting(&mut self, now: Timestamp) -> Option<DemoFeed> {
         let generator = &mut self.generator;
+        generator.now = now;
         let date = next_meeting_day(&mut generator.rng, self.date)?;
         let plan = plan_meeting(&mut generator.rng, date, &mut self.pattern);
         generator.live_meeting(self.meetings, &plan);
@@ -234,6 +241,11 @@ impl MeetingPlan {
             13 * 60 + (race_number - 1) * 35
         }
     }
+}
+
+/// Hong Kong's time, UTC+8 all year: the zone of every planned time of the demo.
+pub(crate) fn hong_kong() -> TimeZone {
+    TimeZone::fixed(jiff::tz::offset(8))
 }
 
 /// What goes wrong in one past race, chosen up front so that every season has some.

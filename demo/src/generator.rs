@@ -5,6 +5,7 @@
 use std::cmp::Reverse;
 
 use jiff::civil::Date;
+use jiff::Timestamp;
 use racing_events::{
     CardRunner, Envelope, Event, HorseProfile, OddsUpdated, RaceCard, RaceResult, RaceStatus,
     RaceStatusChanged, ResultRunner, RunnerOdds, RunnerScratched,
@@ -13,7 +14,7 @@ use rand::seq::SliceRandom;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use crate::calendar::{Incident, MeetingPlan};
+use crate::calendar::{hong_kong, Incident, MeetingPlan};
 use crate::draw::{envelope, normal, weighted};
 use crate::horses::{body_weight, Horse, JOCKEYS};
 use crate::market::{self, Times};
@@ -58,6 +59,8 @@ pub(crate) struct Generator {
     pub(crate) market: ChaCha8Rng,
     pub(crate) horses: Vec<Horse>,
     pub(crate) events: Vec<Envelope>,
+    /// The moment the events are published: none is dated after it (see [`Generator::at`]).
+    pub(crate) now: Timestamp,
 }
 
 impl Generator {
@@ -69,10 +72,8 @@ impl Generator {
     pub(crate) fn publish_profiles(&mut self, today: Date) {
         let profiles: Vec<HorseProfile> = self.horses.iter().map(Horse::profile).collect();
         for profile in profiles {
-            self.push(
-                Event::HorseProfileUpdated(profile),
-                hk_time(today, 7 * 60, 0),
-            );
+            let at = self.at(today, 7 * 60, 0);
+            self.push(Event::HorseProfileUpdated(profile), at);
         }
     }
 
@@ -95,15 +96,12 @@ impl Generator {
                 post: plan.post_time(race.plan.number),
             };
             for (minutes, odds) in market::moves(&mut self.market, &result, &times) {
-                let at = hk_time(plan.date, minutes, 0);
+                let at = self.at(plan.date, minutes, 0);
                 let moved = envelope(&mut self.market, Event::OddsUpdated(odds), at);
                 self.events.push(moved);
             }
-            let at = hk_time(
-                plan.date,
-                plan.post_time(race.plan.number) + 3,
-                self.rng.random_range(0..60),
-            );
+            let seconds = self.rng.random_range(0..60);
+            let at = self.at(plan.date, plan.post_time(race.plan.number) + 3, seconds);
             self.push(Event::RaceResultPublished(result), at);
         }
     }
@@ -133,7 +131,7 @@ impl Generator {
                 })
                 .collect();
             let venue = Some(plan.venue.name().to_owned());
-            let opened = hk_time(plan.date, 9 * 60 + race.plan.number, 0);
+            let opened = self.at(plan.date, 9 * 60 + race.plan.number, 0);
             let open = Event::RaceStatusChanged(RaceStatusChanged {
                 date: plan.date.to_string(),
                 venue: venue.clone(),
@@ -178,7 +176,7 @@ impl Generator {
                 plan: race,
             };
             let card = self.card(plan, &race);
-            let at = hk_time(days_before(plan.date, 2), 10 * 60 + 30, race.plan.number);
+            let at = self.at(days_before(plan.date, 2), 10 * 60 + 30, race.plan.number);
             self.push(Event::RaceCardDeclared(card), at);
             races.push(race);
         }
@@ -299,7 +297,8 @@ impl Generator {
                 horse_no: self.horses[runner.horse].no.clone(),
             });
             let minutes = self.rng.random_range(9 * 60..18 * 60);
-            let at = hk_time(days_before(date, 1), minutes, self.rng.random_range(0..60));
+            let seconds = self.rng.random_range(0..60);
+            let at = self.at(days_before(date, 1), minutes, seconds);
             self.push(event, at);
         }
         scratched
@@ -528,6 +527,24 @@ fn weight(kind: Kind, horse: &Horse, top_rating: i64) -> i64 {
 
 fn jockey_skill(jockey: usize) -> f64 {
     (f64::from(JOCKEYS[jockey].1) - 5.0) * 0.05
+}
+
+impl Generator {
+    /// The RFC 3339 time of a fact planned for `minutes` and `seconds` after midnight of
+    /// `date` in Hong Kong, or `now` (to the second) where that is later: a fact is
+    /// published when it happens, so one planned for later happens as it is published.
+    /// (Today's races open from 09:01, and a demo started at 01:00 publishes them then.)
+    fn at(&self, date: Date, minutes: i64, seconds: i64) -> String {
+        let planned = hk_time(date, minutes, seconds);
+        match planned.parse::<Timestamp>() {
+            Ok(at) if at > self.now => self
+                .now
+                .to_zoned(hong_kong())
+                .strftime("%Y-%m-%dT%H:%M:%S%:z")
+                .to_string(),
+            _ => planned,
+        }
+    }
 }
 
 /// An RFC 3339 time in Hong Kong, which keeps UTC+8 all year.

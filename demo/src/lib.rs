@@ -17,6 +17,7 @@ mod simulator;
 mod tests;
 
 use jiff::civil::Date;
+use jiff::{Timestamp, Zoned};
 use racing_events::{Envelope, Event, RaceResult, RaceRetracted};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -95,15 +96,29 @@ impl DemoFeed {
     }
 }
 
-/// Generates one season ending with a meeting declared for `today`.
+/// Generates one season ending with a meeting declared for `today`, every event at the
+/// time it is planned for: the season as published once today's races are open (from
+/// 09:11 in Hong Kong).
 pub fn season(seed: u64, today: Date) -> DemoFeed {
-    season_and_calendar(seed, today).0
+    let end_of_today = today
+        .at(23, 59, 59, 0)
+        .to_zoned(calendar::hong_kong())
+        .map_or(Timestamp::MAX, |t| t.timestamp());
+    season_published(seed, today, end_of_today).0
 }
 
-/// The season of `season`, and the calendar that goes on from it: the meetings after
-/// today's, declared one at a time from the same horses, so that a demo can run for as
-/// long as it is left running.
-pub fn season_and_calendar(seed: u64, today: Date) -> (DemoFeed, Calendar) {
+/// The season of `season` as published at `now`, today being `now`'s date, and the
+/// calendar that goes on from it: the meetings after today's, declared one at a time from
+/// the same horses, so that a demo can run for as long as it is left running.
+///
+/// No event is dated after `now`: a fact planned for later (today's races open from 09:01
+/// in Hong Kong) is dated `now`, when it is published. The events are otherwise those of
+/// `season` for the day.
+pub fn season_and_calendar(seed: u64, now: &Zoned) -> (DemoFeed, Calendar) {
+    season_published(seed, now.date(), now.timestamp())
+}
+
+fn season_published(seed: u64, today: Date, now: Timestamp) -> (DemoFeed, Calendar) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let horses = make_horses(&mut rng);
     let mut pattern: Vec<(&str, u8, i64)> = PATTERN_RACES.to_vec();
@@ -119,6 +134,7 @@ pub fn season_and_calendar(seed: u64, today: Date) -> (DemoFeed, Calendar) {
         market,
         horses,
         events: Vec::new(),
+        now,
     };
     let last = plans.len() - 1;
     for (index, plan) in plans.iter().enumerate() {

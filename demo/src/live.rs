@@ -7,6 +7,7 @@ use std::pin::Pin;
 use std::task::Poll;
 use std::time::Duration;
 
+use jiff::Timestamp;
 use racing_events::Envelope;
 
 use crate::{Calendar, DemoFeed, Simulator};
@@ -32,11 +33,16 @@ pub struct Refused {
     pub reasons: Vec<(u64, String)>,
 }
 
-/// The demo run live: the meeting being run, and the calendar of the ones after it.
+/// The demo run live: the meeting being run, the calendar of the ones after it, and the
+/// clock that dates what it publishes.
 pub struct LiveDemo {
     simulator: Simulator,
     calendar: Calendar,
+    clock: Clock,
 }
+
+/// Where the demo reads the time: the system's clock, or a test's.
+type Clock = Box<dyn Fn() -> Timestamp + Send + Sync>;
 
 impl LiveDemo {
     /// The demo from `season`'s meeting of today on, with `calendar`: the two that
@@ -46,6 +52,17 @@ impl LiveDemo {
         LiveDemo {
             simulator: Simulator::new(season, calendar.seed()),
             calendar,
+            clock: Box::new(Timestamp::now),
+        }
+    }
+
+    /// The same demo reading the time from `clock` instead of the system's: each event
+    /// is dated by it when it is published, and a meeting declared then is declared at
+    /// that time.
+    pub fn with_clock(self, clock: impl Fn() -> Timestamp + Send + Sync + 'static) -> LiveDemo {
+        LiveDemo {
+            clock: Box::new(clock),
+            ..self
         }
     }
 
@@ -68,11 +85,17 @@ impl LiveDemo {
         let mut shutdown = std::pin::pin!(shutdown);
         let mut meeting = format!("today's demo meeting ({})", self.simulator.date());
         loop {
-            let run = run_meeting(publisher, &mut self.simulator, race_secs, &mut shutdown);
+            let run = run_meeting(
+                publisher,
+                &mut self.simulator,
+                &self.clock,
+                race_secs,
+                &mut shutdown,
+            );
             if !run.await? || stopped(&mut shutdown).await {
                 return Ok(());
             }
-            let Some(next) = self.calendar.next_meeting() else {
+            let Some(next) = self.calendar.next_meeting((self.clock)()) else {
                 tracing::info!("{meeting} is run; the demo's calendar has no later date");
                 return Ok(());
             };
@@ -105,6 +128,7 @@ const RUNNING_SHARE: u64 = 20;
 async fn run_meeting<P: Publish, F: Future<Output = ()>>(
     publisher: &mut P,
     simulator: &mut Simulator,
+    clock: &Clock,
     race_secs: u64,
     shutdown: &mut Pin<&mut F>,
 ) -> Result<bool, P::Error> {
@@ -113,13 +137,13 @@ async fn run_meeting<P: Publish, F: Future<Output = ()>>(
             if !pause(shutdown, 1).await {
                 return Ok(false);
             }
-            let now = jiff::Timestamp::now().to_string();
+            let now = clock().to_string();
             let events = simulator.trade(race, second, race_secs, &now);
             if !events.is_empty() {
                 publisher.publish(&events).await?;
             }
         }
-        let now = jiff::Timestamp::now().to_string();
+        let now = clock().to_string();
         let date = simulator.date().to_owned();
         if let Some(off) = simulator.off(race, &now) {
             publisher.publish(&[off]).await?;
@@ -127,7 +151,7 @@ async fn run_meeting<P: Publish, F: Future<Output = ()>>(
         if !pause(shutdown, race_secs / RUNNING_SHARE).await {
             return Ok(false);
         }
-        let now = jiff::Timestamp::now().to_string();
+        let now = clock().to_string();
         let finished = simulator.finish(race, &now);
         if finished.is_empty() {
             tracing::info!(date, race = race + 1, "demo race abandoned");

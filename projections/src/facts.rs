@@ -118,6 +118,9 @@ pub(crate) struct Change<'a> {
     pub(crate) seq: u64,
     /// When JetStream stored it (nanoseconds since the epoch).
     pub(crate) published: i128,
+    /// When the fact happened at its source: the envelope's `occurred_at`, RFC 3339 as the
+    /// feeder gave it.
+    pub(crate) occurred_at: &'a str,
     pub(crate) event: &'a Event,
     pub(crate) what: What<'a>,
     /// Whether the date's venues or races changed: every odds document of the date names
@@ -201,7 +204,7 @@ impl Facts {
         s: &mut impl State,
         seq: u64,
         published: i128,
-        occurred_at: &str,
+        occurred_at: &'a str,
         event: &'a Event,
     ) -> Result<Change<'a>, StoreError> {
         let mut venues_changed = false;
@@ -254,6 +257,7 @@ impl Facts {
         Ok(Change {
             seq,
             published,
+            occurred_at,
             event,
             what,
             venues_changed,

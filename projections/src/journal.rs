@@ -50,7 +50,7 @@ pub struct OddsMove {
     pub seq: u64,
     /// Its race.
     pub race_number: u8,
-    /// `{date, venue, race_number, seq, published_at, odds}`, as it went live (see
+    /// `{date, venue, race_number, seq, published_at, occurred_at, odds}`, as it went live (see
     /// [`crate::render_odds_move`]).
     pub body: Bytes,
 }
@@ -172,6 +172,7 @@ impl ReadModel for Pending {
             n,
             change.seq,
             &published,
+            change.occurred_at,
             &o.odds,
         );
         self.push(s, &o.date, change.seq, n, &body)

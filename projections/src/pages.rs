@@ -15,9 +15,11 @@ use crate::StoreError;
 #[cfg_attr(feature = "openapi", schema(as = OddsHistory, examples(json!({
     "date": "2026-11-21", "race_number": 1,
     "moves": [
-        {"seq": 2702, "published_at": "2026-11-21T04:10:02.113Z", "venue": "Sha Tin",
+        {"seq": 2702, "published_at": "2026-11-21T04:10:02.113Z",
+         "occurred_at": "2026-11-21T12:10:02+08:00", "venue": "Sha Tin",
          "odds": [{"horse_no": "CA206", "win_odds": 2.4}, {"horse_no": "E271", "win_odds": 3.1}]},
-        {"seq": 2770, "published_at": "2026-11-21T04:11:40.561Z", "venue": "Sha Tin",
+        {"seq": 2770, "published_at": "2026-11-21T04:11:40.561Z",
+         "occurred_at": "2026-11-21T12:11:40+08:00", "venue": "Sha Tin",
          "odds": [{"horse_no": "CA206", "win_odds": 2.1}]}
     ],
     "next": 2770
@@ -44,8 +46,19 @@ pub struct OddsHistory<'a> {
 pub struct PastMove {
     /// Its stream sequence: a WebSocket `subscribe` with this `since` resumes after it.
     seq: u64,
-    /// When JetStream stored it, RFC 3339 in UTC.
+    /// When JetStream stored it, RFC 3339 in UTC: when it was published, which for moves
+    /// a feeder published late (a past race's, say) is not when they happened.
     published_at: String,
+    /// When the prices were given at their source: the event's `occurred_at`, RFC 3339 as
+    /// the feeder wrote it (`Z` or an offset).
+    // Every move the journal keeps has it; a store whose journal an earlier version wrote
+    // answers its moves without it, until rebuilt, rather than fail the page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(required = true, nullable = false, format = DateTime)
+    )]
+    occurred_at: Option<String>,
     /// The racecourse the feeder gave it for; `null` for odds given without a venue (for
     /// the race of that number at every venue).
     #[cfg_attr(feature = "openapi", schema(required = true))]

@@ -28,7 +28,9 @@ pub struct DemoArgs {
     /// Seed; the same seed and day give the same events.
     #[arg(long, default_value_t = 42)]
     seed: u64,
-    /// The day of the season's last meeting, YYYY-MM-DD; default today in Hong Kong.
+    /// The day of the season's last meeting, YYYY-MM-DD; default today in Hong Kong, the
+    /// season then dated as now (no event after it: today's races that open later open
+    /// now).
     #[arg(long)]
     today: Option<String>,
     /// Where to write; default standard output.
@@ -83,15 +85,17 @@ pub async fn publish_file(args: PublishArgs) -> anyhow::Result<ExitCode> {
 
 /// Writes the demo season as NDJSON.
 pub fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
-    let today = match args.today {
-        Some(d) if racing_events::Date::parse(&d).is_some() => d.parse::<jiff::civil::Date>()?,
+    let feed = match args.today {
+        Some(d) if racing_events::Date::parse(&d).is_some() => {
+            racing_demo::season(args.seed, d.parse::<jiff::civil::Date>()?)
+        }
         Some(d) => anyhow::bail!("--today `{d}` is not a YYYY-MM-DD calendar date"),
         None => {
             let hk = jiff::tz::TimeZone::get("Asia/Hong_Kong")?;
-            jiff::Timestamp::now().to_zoned(hk).date()
+            racing_demo::season_and_calendar(args.seed, &jiff::Timestamp::now().to_zoned(hk)).0
         }
     };
-    let feed = racing_demo::season(args.seed, today);
+    let today = &feed.today;
     let mut out: Box<dyn Write> = match &args.out {
         Some(path) => Box::new(std::io::BufWriter::new(
             std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?,

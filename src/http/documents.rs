@@ -21,7 +21,9 @@ use racing_events::{Date, RaceNumber};
 
 use super::discovery::{self, HorsesPage, MeetingsPage};
 use super::history::{self, ChangesPage};
+use super::index::{self, ApiIndex, INDEX_PATH};
 use super::input::{clip, AsOf, FormLimit, HorseNo, Venue};
+use super::openapi::REFERENCE_TAG;
 use super::route::{Component, Handler, Operation, Route};
 use super::{cache, ApiError, AppState};
 
@@ -29,6 +31,25 @@ use super::{cache, ApiError, AppState};
 /// answered by the first row whose template it fits, so a row with a literal segment
 /// (`/racecards/today`) comes before one with a parameter in its place.
 pub static ROUTES: &[Route] = &[
+    Route {
+        path: INDEX_PATH,
+        handler: &Handler::new(index::api_index),
+        long: false,
+        doc: Operation {
+            id: "api_index",
+            tag: REFERENCE_TAG,
+            summary: "Index of the API",
+            description: "Links to everything else: the HTML reference (`/docs`), the OpenAPI \
+                and AsyncAPI descriptions (`/openapi.json`, `/asyncapi.json`), the live odds \
+                socket, the pricing page, and each family of endpoints with their path \
+                templates, summaries and sections of the reference. Also answered at \
+                `/api/v1`. It holds no data, but takes the key like every path under \
+                `/api/v1`; the reference it links to needs none. Takes no query parameters.",
+            ok: "The index.",
+            body: Component::of::<ApiIndex>(),
+            errors: &[],
+        },
+    },
     Route {
         path: "/api/v1/meetings",
         handler: &Handler::new(discovery::meetings),
@@ -256,7 +277,8 @@ pub static ROUTES: &[Route] = &[
             summary: "Odds history of a race",
             description: "Every odds update of the race in the order it went live, a page at a \
                 time: the moves after `since`, at most `limit`, each with its stream `seq`, \
-                `published_at` and the runners it priced, as the WebSocket sent it. With \
+                `published_at` (when the log stored it), `occurred_at` (when its prices were \
+                given at their source) and the runners it priced, as the WebSocket sent it. With \
                 `venue`, that venue's moves and those given without a venue; without, every \
                 move of the race number (each says its `venue`). Pass `next` as `since` for \
                 the following page; `null` at the end.",

@@ -3,7 +3,7 @@
 //! Where things are: `pipeline.rs` is what happens to every request, top to bottom (the
 //! size checks, the load, the key, the rate, the route, the answer, its conditional GET
 //! and compression); `documents.rs` is the route table, one row and one handler for each
-//! document endpoint; `route.rs` the table's machinery (matching, typed parameters);
+//! document endpoint, and the row of the API's index (`index.rs`); `route.rs` the table's machinery (matching, typed parameters);
 //! `input.rs` the checks of every parameter; `openapi.rs` the description made from the
 //! table; `live.rs` the WebSocket, `asyncapi.rs` its description; `strict.rs` checks a
 //! value against a description's schema.
@@ -14,6 +14,7 @@ mod discovery;
 mod documents;
 mod error;
 mod history;
+mod index;
 pub mod input;
 mod limits;
 mod live;
@@ -33,6 +34,7 @@ use axum::Router;
 
 pub use documents::ROUTES;
 pub use error::{ApiError, UNAUTHORIZED_MESSAGE};
+pub use index::INDEX_PATH;
 pub use limits::{RateLimits, RequestLimits};
 pub use live::ConnectionSlots;
 pub use openapi::{DOCS_PATH, OPENAPI_PATH};

@@ -42,6 +42,10 @@ pub const DOCS_PATH: &str = "/api/v1/docs";
 /// The same two without a key: they hold no data, and a browser sends none.
 pub const PUBLIC_PATHS: [&str; 2] = ["/docs", "/openapi.json"];
 
+/// The tag of the reference: this description, its page, the AsyncAPI one and the API's
+/// index. Their answers hold no data, so they carry no `Racing-Seq`.
+pub const REFERENCE_TAG: &str = "reference";
+
 /// Name of the security scheme of the `X-API-Key` header.
 const KEY_HEADER_SCHEME: &str = "api_key";
 /// Name of the security scheme of the WebSocket's `?api_key=`.
@@ -112,6 +116,11 @@ pub(super) async fn docs_page(RawQuery(raw): RawQuery) -> Result<Response, ApiEr
     Ok(with_type(DOCS_HTML.clone(), "text/html; charset=utf-8"))
 }
 
+/// The anchor of the `GET` operation of `path` in the HTML reference.
+pub(super) fn docs_anchor(path: &str) -> String {
+    html::anchor("GET", path)
+}
+
 /// `body` as an answer of `content_type`, with its `ETag`.
 pub(super) fn with_type(body: Bytes, content_type: &'static str) -> Response {
     let mut response = body.clone().into_response();
@@ -131,7 +140,8 @@ current odds of a race, and a live odds WebSocket.
 
 Every request carries an API key in the `X-API-Key` header (the WebSocket also takes it \
 as the query parameter `api_key`). A missing or wrong key gets 401 on any path and any \
-method, before routing, so nothing about the data leaks without one.
+method, before routing, so nothing about the data leaks without one. `/api/v1/` answers an \
+index of links to the reference and every endpoint.
 
 Only `GET` (and `HEAD`, which answers the same headers without a body) is allowed; any \
 other method gets 405 with `Allow: GET, HEAD`, and a request with a body gets 413 unread.
@@ -177,7 +187,7 @@ the limit, 429 with `Retry-After` in seconds.";
         (name = "odds", description = "Current, past and live win odds."),
         (name = "people", description = "Jockeys and trainers: their rides, places and seasons."),
         (name = "changes", description = "The change feed: every document that changed since a point of the log."),
-        (name = "reference", description = "This description, as JSON and as a page, and the WebSocket's AsyncAPI description."),
+        (name = "reference", description = "The API's index, this description as JSON and as a page, and the WebSocket's AsyncAPI description."),
     ),
 )]
 struct ApiDoc;
@@ -227,7 +237,9 @@ fn operation(route: &Route) -> Operation {
         .parameters(Some(route.handler.params().iter().map(parameter)))
         .response("200", {
             let mut ok = body(doc.ok, (doc.body.name)().into_owned());
-            ok.headers.insert("Racing-Seq".into(), racing_seq());
+            if doc.tag != REFERENCE_TAG {
+                ok.headers.insert("Racing-Seq".into(), racing_seq());
+            }
             ok
         });
     for (status, description) in doc.errors {
@@ -286,9 +298,9 @@ odds frames; `since` resumes them too, and they are never conflated away.
 - `{\"type\":\"ping\"}`: answered by `{\"type\":\"pong\"}`.
 - `{\"type\":\"replay\",\"date\":D,\"race_number\":N,\"speed\":X}`: plays back the date's \
 recorded odds (of one race if `race_number` is given) as `odds` frames exactly as they went \
-live, original `seq` and `published_at` included, marked `\"replay\":true`; each next one its \
-recorded gap divided by `speed` after the one before (a number from 1 to 100, fractions \
-allowed, default 1; long gaps stay long: a meeting at speed 1 lasts as long as it did), then \
+live, original `seq`, `published_at` and `occurred_at` included, marked `\"replay\":true`; each \
+next one its recorded gap divided by `speed` after the one before (a number from 1 to 100, \
+fractions allowed, default 1; long gaps stay long: a meeting at speed 1 lasts as long as it did), then \
 `replay_end`. It plays what was recorded up to the latest update when asked; a date without \
 odds ends at once. Subscriptions carry on meanwhile and live frames keep their own order; \
 replay frames are outside it. One replay at a time per connection (`replay_running`); a \
@@ -303,9 +315,11 @@ Server messages:
 [{horse_no, win_odds?, place_odds?}]}`: the `RaceOdds` \
 document with a `type` in front, one for each venue that runs the race (`venue` null where \
 none is known yet); before any delta for that race.
-- `odds {date, venue, race_number, seq, published_at, odds}`: one per odds update; `seq` is \
-its stream sequence, strictly increasing on a connection (among live frames; a replay's \
-carry `\"replay\":true`); `odds` lists only the changed prices; `venue` is the update's, null \
+- `odds {date, venue, race_number, seq, published_at, occurred_at, odds}`: one per odds \
+update; `seq` is its stream sequence, strictly increasing on a connection (among live frames; \
+a replay's carry `\"replay\":true`); `published_at` is when the log stored it, `occurred_at` \
+when its prices were given at their source (the event's, as the feeder wrote it); `odds` \
+lists only the changed prices; `venue` is the update's, null \
 for one a feeder gave without a venue, which is for the race of that number at every venue \
 of the date.
 - `heartbeat {seq}` after `heartbeat_ms` without other traffic.

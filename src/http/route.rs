@@ -16,6 +16,7 @@ use utoipa::openapi::{RefOr, Schema};
 use utoipa::ToSchema;
 
 use super::documents::ROUTES;
+use super::index::INDEX_PATH;
 use super::input::Query;
 use super::{ApiError, AppState};
 
@@ -443,15 +444,22 @@ impl Matched<'_> {
 
 /// The route of `path`: the first row whose template it fits, its literal text exactly
 /// (never decoded) and each parameter by a segment, even an empty one, except that a
-/// path that ends in `/` is no route's. `None` when no row fits (the router takes it).
+/// path that ends in `/` is no route's but the index's ([`INDEX_PATH`]), which also
+/// answers without its slash. `None` when no row fits (the router takes it).
 ///
 /// Each template is walked along the path once, without splitting either: a row that does
 /// not fit fails at its first different byte, so a path costs tens of nanoseconds however
 /// many rows there are before its own.
 pub fn find(path: &str) -> Option<Matched<'_>> {
-    if path.ends_with('/') {
+    if path.ends_with('/') && path != INDEX_PATH {
         return None;
     }
+    // `/api/v1` is what a hand types or a base URL joins to: the index, as with its slash.
+    let path = if INDEX_PATH.strip_suffix('/') == Some(path) {
+        INDEX_PATH
+    } else {
+        path
+    };
     TABLE.iter().find_map(|compiled| fit(compiled, path))
 }
 
@@ -542,6 +550,17 @@ mod tests {
     }
 
     #[test]
+    fn the_index_answers_with_its_slash_or_without() {
+        matches("/api/v1/", "/api/v1/", "");
+        matches("/api/v1", "/api/v1/", "");
+        check("/api/v1").expect("no parameters");
+        assert!(bad_request("/api/v1/?limit=1").starts_with("unknown query parameter `limit`"));
+        for other in ["/api", "/api/", "/api/v1//", "/api/v", "/api/v1/x/"] {
+            assert!(find(other).is_none(), "{other}");
+        }
+    }
+
+    #[test]
     fn parameters_are_decoded_by_their_check_and_literal_segments_never() {
         matches(
             "/api/v1/racecards/tod%61y",
@@ -580,8 +599,7 @@ mod tests {
         for path in [
             "/",
             "",
-            "/api/v1",
-            "/api/v1/",
+            "/api/v1//",
             "/api/v1/horse",
             "/api/v1/jockeys/",
             "/api/v1/horses/E271/",

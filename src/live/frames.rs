@@ -154,9 +154,14 @@ pub struct OddsFrame {
     pub race_number: u8,
     /// Stream sequence of the update.
     pub seq: u64,
-    /// When JetStream stored the update (RFC 3339).
+    /// When JetStream stored the update (RFC 3339, UTC): when it was published.
     #[schema(format = DateTime)]
     pub published_at: String,
+    /// When the prices were given at their source: the event's `occurred_at` (RFC 3339,
+    /// `Z` or an offset, as the feeder wrote it). For a past race's recorded moves,
+    /// published later, this is the race's time and `published_at` the publishing's.
+    #[schema(format = DateTime)]
+    pub occurred_at: String,
     /// The changed prices, as the feed gave them.
     pub odds: Vec<RunnerPrice>,
 }

@@ -59,10 +59,18 @@ pub fn odds_frame(
     race_number: u8,
     seq: u64,
     published_at: &str,
+    occurred_at: &str,
     odds: &[RunnerOdds],
 ) -> Utf8Bytes {
-    let body =
-        racing_projections::render_odds_move(date, venue, race_number, seq, published_at, odds);
+    let body = racing_projections::render_odds_move(
+        date,
+        venue,
+        race_number,
+        seq,
+        published_at,
+        occurred_at,
+        odds,
+    );
     odds_frame_of(&body).unwrap_or_default()
 }
 

@@ -66,6 +66,7 @@ impl Projector {
                         update.race_number,
                         update.seq,
                         &racing_projections::published_at(update.published),
+                        &update.occurred_at,
                         &update.odds,
                     ),
                     date: update.date.as_str().into(),
@@ -125,5 +126,7 @@ pub(super) struct OddsUpdate {
     pub seq: u64,
     /// When JetStream stored it, in nanoseconds since the epoch.
     pub published: i128,
+    /// The envelope's `occurred_at`: when the prices were given at their source.
+    pub occurred_at: String,
     pub odds: Vec<RunnerOdds>,
 }

@@ -65,6 +65,7 @@ impl<'a> Taken<'a> {
                             venue: o.venue,
                             seq,
                             published: m.published,
+                            occurred_at: env.occurred_at,
                             odds: o.odds,
                         }));
                         return Ok(());

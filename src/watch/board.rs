@@ -29,6 +29,9 @@ pub(super) enum Frame {
         #[serde(flatten)]
         at: At,
         published_at: String,
+        /// When the prices were given at their source (a service before it sent none).
+        #[serde(default)]
+        occurred_at: Option<String>,
         odds: Vec<Price>,
         /// A move played back by a replay, not a live one.
         #[serde(default)]
@@ -300,14 +303,18 @@ impl Board {
                 let head = at.line("snapshot", false);
                 format!("{head}{status}: {}", prices(odds))
             }
+            // A replay plays what was: each move at the time it happened, which for a past
+            // race's moves, published into the log later, is not when they were stored.
             Frame::Odds {
                 at,
                 published_at,
+                occurred_at,
                 odds,
                 replay: true,
             } => format!(
-                "{} at {published_at}: {}",
+                "{} at {}: {}",
                 at.line("replay", false),
+                occurred_at.as_ref().unwrap_or(published_at),
                 prices(odds)
             ),
             Frame::ReplayEnd {

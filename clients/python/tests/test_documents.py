@@ -149,6 +149,7 @@ def test_every_operation_of_the_api_has_a_client_method(openapi):
     }
     # (API path, client method, the call it makes, the method's names of query parameters)
     methods = [
+        ("/api/v1/", "index", Endpoints.index(), {}),
         ("/api/v1/meetings", "meetings", Endpoints.meetings(), {"from": "from_date", "to": "to_date"}),
         ("/api/v1/horses", "horses", Endpoints.horses("ab"), {}),
         ("/api/v1/horses/{horse_no}", "horse", Endpoints.horse("A1"), {}),
@@ -187,6 +188,9 @@ def test_every_operation_of_the_api_has_a_client_method(openapi):
 
 
 def test_each_endpoint_answers_a_typed_document_with_its_position(racing):
+    index = racing.index()
+    assert index.docs == "/docs" and index.openapi == "/openapi.json"
+    assert {"horses", "results", "racecards", "odds"} <= {e.family for e in index.endpoints}
     card = racing.racecard()
     assert isinstance(card.date, datetime.date) and card.races
     assert card.meta.status == 200 and card.racing_seq and card.as_of == card.racing_seq

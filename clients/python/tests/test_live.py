@@ -127,8 +127,8 @@ def test_live_resumes_through_a_cut_connection_with_every_update_once_in_order(s
     # Exactly once, in order: what the stream gave is the meeting's history after the HTTP
     # read, through the cut, move for move.
     assert [f.seq for f in got] == [m.seq for m in expected]
-    assert [(f.venue, f.published_at, f.odds) for f in got] == [
-        (m.venue, m.published_at, m.odds) for m in expected
+    assert [(f.venue, f.published_at, f.occurred_at, f.odds) for f in got] == [
+        (m.venue, m.published_at, m.occurred_at, m.odds) for m in expected
     ]
     assert got[0].seq > start.racing_seq
     assert {m.seq for m in missed} <= {f.seq for f in got}

@@ -10,9 +10,13 @@ use super::*;
 
 /// A month and more of meetings after today's, from one seed's calendar.
 fn calendar(seed: u64) -> Vec<DemoFeed> {
-    let (_, mut calendar) = season_and_calendar(seed, today());
+    let (_, mut calendar) = season_and_calendar(seed, &now());
     (0..16)
-        .map(|_| calendar.next_meeting().expect("dates stay in range"))
+        .map(|_| {
+            calendar
+                .next_meeting(now().timestamp())
+                .expect("dates stay in range")
+        })
         .collect()
 }
 

@@ -61,6 +61,14 @@ fn withdrawn(r: &ResultRunner) -> bool {
 
 const NOW: &str = "2026-11-21T12:30:00+08:00";
 
+/// [`NOW`], when the tests' demo starts: after today's races have opened.
+fn now() -> jiff::Zoned {
+    let hong_kong = crate::calendar::hong_kong();
+    NOW.parse::<jiff::Timestamp>()
+        .expect("an RFC 3339 time")
+        .to_zoned(hong_kong)
+}
+
 fn simulator(seed: u64) -> Simulator {
     Simulator::new(feed(), seed)
 }

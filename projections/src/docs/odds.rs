@@ -75,15 +75,17 @@ pub struct RunnerOddsDoc<'a> {
 }
 
 /// Renders one applied `OddsUpdated` as the odds journal keeps it: `{date, venue,
-/// race_number, seq, published_at, odds}`, the runners as the feed gave them. A live
-/// `odds` frame is this with its `type` first, so what a replay reads from the journal is
-/// byte for byte what went live.
+/// race_number, seq, published_at, occurred_at, odds}`, the runners as the feed gave them:
+/// `published_at` when JetStream stored it, `occurred_at` the envelope's, when the prices
+/// were given at their source. A live `odds` frame is this with its `type` first, so what
+/// a replay reads from the journal is byte for byte what went live.
 pub fn render_odds_move(
     date: &str,
     venue: Option<&str>,
     race_number: u8,
     seq: u64,
     published_at: &str,
+    occurred_at: &str,
     odds: &[racing_events::RunnerOdds],
 ) -> Vec<u8> {
     #[derive(Serialize)]
@@ -93,6 +95,7 @@ pub fn render_odds_move(
         race_number: u8,
         seq: u64,
         published_at: &'a str,
+        occurred_at: &'a str,
         odds: &'a [racing_events::RunnerOdds],
     }
     to_json(&Move {
@@ -101,6 +104,7 @@ pub fn render_odds_move(
         race_number,
         seq,
         published_at,
+        occurred_at,
         odds,
     })
 }

@@ -50,6 +50,7 @@ fn note(s: &mut impl State, seq: u64, event: &Event) {
     let change = Change {
         seq,
         published: 0,
+        occurred_at: "2026-11-21T13:05:41Z",
         event,
         what,
         venues_changed: false,

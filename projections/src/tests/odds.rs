@@ -247,7 +247,7 @@ fn the_odds_journal_keeps_every_applied_move_in_order_and_no_duplicate() {
     );
     assert_eq!(
         std::str::from_utf8(&moves[0].body).expect("utf8"),
-        r#"{"date":"2026-11-21","venue":null,"race_number":2,"seq":1,"published_at":"2026-11-21T12:00:00Z","odds":[{"horse_no":"B2","win_odds":8.0},{"horse_no":"A1","win_odds":3.5}]}"#
+        r#"{"date":"2026-11-21","venue":null,"race_number":2,"seq":1,"published_at":"2026-11-21T12:00:00Z","occurred_at":"2026-11-21T12:00:00Z","odds":[{"horse_no":"B2","win_odds":8.0},{"horse_no":"A1","win_odds":3.5}]}"#
     );
     let second: Value = serde_json::from_slice(&moves[1].body).expect("json");
     assert_eq!(second["venue"], "Sha Tin");

@@ -81,7 +81,7 @@ fn operations(api: &OpenApi) -> impl Iterator<Item = (&str, &'static str, &Opera
     })
 }
 
-fn anchor(method: &str, path: &str) -> String {
+pub(super) fn anchor(method: &str, path: &str) -> String {
     let mut a = format!("op-{}", method.to_ascii_lowercase());
     for c in path.chars() {
         a.push(if c.is_ascii_alphanumeric() { c } else { '-' });

@@ -253,6 +253,7 @@ fn rendered_documents_of_every_kind_validate_against_their_schemas() {
         ("PersonRecord", person(Role::Trainer, "j-size")),
         ("JockeyList", list(Role::Jockey)),
         ("TrainerList", list(Role::Trainer)),
+        ("ApiIndex", crate::http::index::INDEX_JSON.to_vec()),
     ];
     let pages = odds
         .map(|page| ("OddsHistory", page))
@@ -354,7 +355,7 @@ fn every_operation_documents_the_key_errors_and_caching() {
         .expect("version")
         .starts_with("3.1"));
     let paths = spec["paths"].as_object().expect("paths");
-    assert_eq!(paths.len(), 19, "{:?}", paths.keys());
+    assert_eq!(paths.len(), 20, "{:?}", paths.keys());
     for (path, item) in paths {
         let op = &item["get"];
         let responses = op["responses"].as_object().expect("responses");

@@ -87,6 +87,7 @@ fn odds_frames_live_and_replayed_read_back_into_their_type_byte_for_byte() {
             3,
             41,
             "2026-11-21T04:05:06.123456789Z",
+            "2026-11-21T12:05:05+08:00",
             &prices,
         );
         round_trips::<OddsFrame>(&live);
@@ -96,6 +97,7 @@ fn odds_frames_live_and_replayed_read_back_into_their_type_byte_for_byte() {
             3,
             41,
             "2026-11-21T04:05:06Z",
+            "2026-11-21T04:05:05.5Z",
             &prices,
         );
         let replayed = replayed_odds_frame_of(&body).expect("utf-8");

@@ -108,6 +108,10 @@ class Endpoints:
     """Every GET of the API as a `Call`, so both clients build them the same way."""
 
     @staticmethod
+    def index() -> Call[models.ApiIndex]:
+        return call(models.ApiIndex, "/api/v1/")
+
+    @staticmethod
     def meetings(from_date: Any = None, to_date: Any = None) -> Call[models.Meetings]:
         return call(models.Meetings, "/api/v1/meetings", from_=from_date, to=to_date)
 

@@ -115,6 +115,10 @@ class AsyncRacing(ClientBase):
 
     # --- Documents ---------------------------------------------------------------------
 
+    async def index(self) -> models.ApiIndex:
+        """The API's index: links to the reference, the live socket and every endpoint."""
+        return await self.get(E.index())
+
     async def meetings(self, from_date: Any = None, to_date: Any = None) -> models.Meetings:
         """Which dates have racing (default: 30 days back to 14 ahead)."""
         return await self.get(E.meetings(from_date, to_date))

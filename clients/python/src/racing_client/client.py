@@ -81,6 +81,10 @@ class Racing(ClientBase):
 
     # --- Documents ---------------------------------------------------------------------
 
+    def index(self) -> models.ApiIndex:
+        """The API's index: links to the reference, the live socket and every endpoint."""
+        return self.get(E.index())
+
     def meetings(self, from_date: Any = None, to_date: Any = None) -> models.Meetings:
         """Which dates have racing (default: 30 days back to 14 ahead)."""
         return self.get(E.meetings(from_date, to_date))

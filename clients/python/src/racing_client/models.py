@@ -4,8 +4,8 @@ Each document class has the properties of the `/openapi.json` schema of the same
 its order (`class` and `from`, Python keywords, are `class_` and `from_`); the tests check
 every schema against these classes, so a field the API gains without the client fails
 them. A field the service leaves out where the feed did not give it is `None` here.
-Dates are `datetime.date`; `published_at` stays the RFC 3339 text the service sent (it
-has nanoseconds, which `datetime` does not).
+Dates are `datetime.date`; `published_at` and `occurred_at` stay the RFC 3339 text the
+service sent (`published_at` has nanoseconds, which `datetime` does not).
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ __all__ = [
     "Meta",
     "Model",
     "Document",
+    "ApiEndpoint",
+    "ApiIndex",
     "HorseMatch",
     "HorseSearch",
     "Profile",
@@ -184,6 +186,39 @@ def _json(name: str, default: Any = dataclasses.MISSING) -> Any:
     if default is dataclasses.MISSING:
         return field(metadata={"json": name})
     return field(default=default, metadata={"json": name})
+
+
+# --- The index ---------------------------------------------------------------------------
+
+
+@dataclass(kw_only=True)
+class ApiEndpoint(Model):
+    """One endpoint as the API's index lists it."""
+
+    family: str
+    """The reference's tag: `meetings`, `horses`, `results`, `racecards`, `odds`, `people`,
+    `changes`."""
+    path: str
+    """Its path template: each `{name}` is a parameter."""
+    summary: str
+    docs: str
+    """Its section of the HTML reference."""
+
+
+@dataclass(kw_only=True)
+class ApiIndex(Document):
+    """The API's index (`/api/v1/`): links to the reference, the socket and every endpoint."""
+
+    about: str
+    version: str
+    key: str
+    """Which of the links need the key."""
+    docs: str
+    openapi: str
+    asyncapi: str
+    live_odds: str
+    pricing: str
+    endpoints: list[ApiEndpoint]
 
 
 # --- Horses ---------------------------------------------------------------------------
@@ -471,6 +506,9 @@ class OddsMove(Model):
     seq: int
     published_at: str
     """When JetStream stored it, RFC 3339 in UTC."""
+    occurred_at: str
+    """When its prices were given at their source (the event's `occurred_at`), RFC 3339 as
+    the feeder wrote it: for a past race's moves published later, the race's time."""
     venue: str | None
     """`None` for odds given for the race at every venue of the date."""
     odds: list[RunnerOdds]
@@ -487,8 +525,8 @@ class OddsHistory(Document):
     next: int | None
 
     def to_pandas(self) -> Any:
-        """One row per runner priced in a move: seq, published_at, venue, horse_no, win_odds,
-        place_odds."""
+        """One row per runner priced in a move: seq, published_at, occurred_at, venue,
+        horse_no, win_odds, place_odds."""
         return odds_frame(self.moves)
 
 
@@ -496,7 +534,9 @@ def odds_frame(moves: Iterable[OddsMove]) -> Any:
     """A pandas DataFrame of odds moves, one row per runner priced (for the moves of
     `odds_history()`, which spans pages)."""
     return _frame(
-        _row(o, seq=m.seq, published_at=m.published_at, venue=m.venue) for m in moves for o in m.odds
+        _row(o, seq=m.seq, published_at=m.published_at, occurred_at=m.occurred_at, venue=m.venue)
+        for m in moves
+        for o in m.odds
     )
 
 
@@ -662,6 +702,9 @@ class OddsUpdate(StreamFrame):
     """One odds update on the live stream (topic `odds`): `odds` lists only the prices
     that changed."""
 
+    occurred_at: str
+    """When its prices were given at their source (the event's `occurred_at`), RFC 3339 as
+    the feeder wrote it; `published_at` is when JetStream stored it."""
     odds: list[RunnerOdds]
 
     _ignored = ("type", "replay")
