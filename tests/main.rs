@@ -22,7 +22,6 @@ mod rebuild;
 mod record;
 mod reliability;
 mod replay;
-mod replayed;
 mod security;
 mod sessions;
 mod startup;
