@@ -15,7 +15,6 @@ use crate::*;
 mod cards;
 mod growth;
 mod odds;
-mod positions;
 mod records;
 mod results;
 mod retractions;
