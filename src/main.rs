@@ -212,9 +212,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
 fn banner(app: &Application, host: &str) -> String {
     let mut lines = vec![
         "racing is serving".to_owned(),
-        format!(
-            "  API:        http://{host}/api/v1/  (an index of links; every path takes X-API-Key)"
-        ),
+        format!("  API:        http://{host}/api/v1/"),
         format!("  pricing:    http://{host}/  (subscribe for a key)"),
         format!("  docs:       http://{host}/docs  (no key needed)"),
         format!("  live odds:  ws://{host}/ws/live/odds?api_key=KEY"),

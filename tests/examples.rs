@@ -1,8 +1,9 @@
 //! README's examples, run as a reader runs them: `racing serve --demo` started as the
 //! quick start starts it, the variables its banner's `shell:` line sets, and each example
-//! of the block that follows README's marker requested with them.
+//! of the block that follows README's marker requested with them; and what its quick start
+//! says the scripts install, against the scripts.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use reqwest::StatusCode;
@@ -284,4 +285,64 @@ fn a_line_splits_as_a_shell_splits_it() {
             ("KEY".to_owned(), "k1".to_owned()),
         ])
     );
+}
+
+/// The OS packages a script installs: the names it adds to `missing+=(...)`, and those an
+/// `apt-get install` line names itself; each such line must leave out what Debian
+/// recommends.
+fn installed_by(script: &str, text: &str) -> BTreeSet<String> {
+    let mut packages = BTreeSet::new();
+    let said = |l: &str| l.starts_with('#') || l.starts_with("echo ");
+    for line in text.lines().map(str::trim).filter(|l| !said(l)) {
+        if let Some((_, list)) = line.split_once("missing+=(") {
+            let list = list.split(')').next().unwrap_or_default();
+            packages.extend(list.split_whitespace().map(str::to_owned));
+        }
+        if let Some((_, args)) = line.split_once("apt-get install") {
+            assert!(
+                args.contains("--no-install-recommends"),
+                "{script}: `{line}` installs what Debian recommends too"
+            );
+            let named = args
+                .split_whitespace()
+                .take_while(|w| !w.starts_with('>'))
+                .filter(|w| !w.starts_with(['-', '"', '$', '(']) && !w.ends_with(')'));
+            packages.extend(named.map(|w| w.trim_end_matches("...").to_owned()));
+        }
+    }
+    packages
+}
+
+#[test]
+fn the_quick_start_names_every_package_the_scripts_install() {
+    let readme = include_str!("../README.md");
+    let quick_start = readme
+        .split("## Quick start")
+        .nth(1)
+        .and_then(|s| s.split("```").next())
+        .expect("README has a quick start");
+    let scripts = [
+        (
+            "scripts/ensure-nats",
+            include_str!("../scripts/ensure-nats"),
+        ),
+        (
+            "scripts/ensure-test-tools",
+            include_str!("../scripts/ensure-test-tools"),
+        ),
+        ("scripts/bench", include_str!("../scripts/bench")),
+    ];
+    let mut all = BTreeSet::new();
+    for (script, text) in scripts {
+        let packages = installed_by(script, text);
+        assert!(!packages.is_empty(), "{script} installs nothing?");
+        all.extend(packages);
+    }
+    for package in &all {
+        assert!(
+            quick_start.contains(&format!("`{package}`")),
+            "README's quick start does not say `{package}` is installed"
+        );
+    }
+    assert!(all.contains("wrk") && all.contains("chromium"), "{all:?}");
 }
