@@ -105,6 +105,11 @@ pub struct Batch<'a> {
     new_id_set: HashSet<u128, foldhash::fast::RandomState>,
     fold: Fold,
     stats: BatchStats,
+    /// Each document written or removed, at the position of the event whose fold did it:
+    /// the change feed's rows ([`ChangedDocs`]).
+    changed_docs: ChangedDocs,
+    /// Where the writes of documents are changes ([`State::changes_at`]).
+    position: u64,
 }
 
 impl Records for Batch<'_> {
@@ -132,10 +137,12 @@ impl Records for Batch<'_> {
 impl State for Batch<'_> {
     fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
         self.bytes += key.len() + value.len();
+        self.changed_docs.note(self.position, &key);
         self.writes.insert(key, Some(value));
     }
 
     fn delete(&mut self, key: Vec<u8>) {
+        self.changed_docs.note(self.position, &key);
         self.writes.insert(key, None);
     }
 
@@ -158,6 +165,14 @@ impl State for Batch<'_> {
         self.new_ids.push(event_id);
         Ok(true)
     }
+
+    fn changes_at(&mut self, seq: u64) {
+        self.position = seq;
+    }
+
+    fn changed_at(&mut self, seq: u64, key: &[u8]) {
+        self.changed_docs.note(seq, key);
+    }
 }
 
 impl<'a> Batch<'a> {
@@ -174,6 +189,8 @@ impl<'a> Batch<'a> {
             new_id_set: HashSet::default(),
             fold: Fold::default(),
             stats: BatchStats::default(),
+            changed_docs: ChangedDocs::default(),
+            position: checkpoint,
         }
     }
 
@@ -276,15 +293,11 @@ impl<'a> Batch<'a> {
         fold.render(&mut self)?;
         self.stats.late_prices = fold.late_prices();
         let mut batch = Commit::default();
-        let mut docs = ChangedDocs::default();
         let writes = std::mem::take(&mut self.writes);
         for (k, v) in &writes {
-            if k.starts_with(DocKey::PREFIX) {
-                changed(k);
-                // Only documents that now answer differently are written (`put_doc`).
-                docs.push(k, &mut batch, self.checkpoint);
-            } else if keys::is_sealed(k) {
-                // People's records and lists, which the change feed does not list.
+            // Documents, and people's records and lists, which the change feed does not
+            // list.
+            if k.starts_with(DocKey::PREFIX) || keys::is_sealed(k) {
                 changed(k);
             }
             match v {
@@ -292,7 +305,8 @@ impl<'a> Batch<'a> {
                 None => batch.remove(k.as_slice()),
             }
         }
-        docs.write(&mut batch, self.checkpoint);
+        // Only documents that now answer differently were written (`put_doc`).
+        std::mem::take(&mut self.changed_docs).write(&mut batch);
         batch.put(keys::CHECKPOINT, self.checkpoint.to_be_bytes());
         self.stats.checkpoint = self.checkpoint;
         Ok(Sealed {

@@ -187,6 +187,8 @@ impl What<'_> {
 pub(crate) struct Facts {
     /// By date, then race and venue (`None`: given for every venue).
     odds: BTreeMap<String, RacesOdds>,
+    /// Those of them moved since they were last written ([`Facts::write_odds`]).
+    moved: BTreeSet<(String, u8, Option<String>)>,
     odds_seq: Option<u64>,
     /// The price moves for races already off (`status.rs`).
     late_prices: LatePrices,
@@ -289,6 +291,7 @@ impl Facts {
             }
         };
         race.apply(seq, &o.odds);
+        self.moved.insert((o.date.clone(), n, o.venue.clone()));
         self.odds_seq = Some(self.odds_seq.unwrap_or(0).max(seq));
         Ok(venues_changed)
     }
@@ -350,13 +353,35 @@ impl Facts {
         Ok((changed, retracted))
     }
 
-    /// Writes the odds the batch took in, and the sequence of the newest.
-    pub(crate) fn write(&mut self, s: &mut impl State) -> Result<(), StoreError> {
-        for (date, races) in std::mem::take(&mut self.odds) {
-            for ((n, venue), race) in races {
-                write(s, keys::odds(&date, n, venue.as_deref()), &race);
+    /// Whether the batch holds the odds of `o`'s race and venue: then folding `o` changes
+    /// only them (not the date's venues or races, as the first odds of a race do).
+    pub(crate) fn holds_odds(&self, o: &OddsUpdated) -> bool {
+        let Ok(n) = race_no(o.race_number) else {
+            return false;
+        };
+        self.odds
+            .get(&o.date)
+            .is_some_and(|races| races.contains_key(&(n, o.venue.clone())))
+    }
+
+    /// Writes the odds moved since they were last written, for a render to read; the batch
+    /// goes on holding them.
+    pub(crate) fn write_odds(&mut self, s: &mut impl State) {
+        for (date, n, venue) in std::mem::take(&mut self.moved) {
+            if let Some(race) = self
+                .odds
+                .get(&date)
+                .and_then(|r| r.get(&(n, venue.clone())))
+            {
+                write(s, keys::odds(&date, n, venue.as_deref()), race);
             }
         }
+    }
+
+    /// Writes the odds the batch took in, and the sequence of the newest.
+    pub(crate) fn write(&mut self, s: &mut impl State) -> Result<(), StoreError> {
+        self.write_odds(s);
+        self.odds.clear();
         if let Some(seq) = self.odds_seq.take() {
             let latest = match s.get(keys::ODDS_SEQ)? {
                 Some(v) => v.as_slice().try_into().map(u64::from_be_bytes).unwrap_or(0),

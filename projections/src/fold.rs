@@ -10,7 +10,7 @@
 //! documents it may have left with nothing to show; those that no render writes again are
 //! removed.
 
-use racing_events::Envelope;
+use racing_events::{Envelope, Event};
 
 use crate::docs;
 use crate::facts::{Change, Day, Facts};
@@ -30,10 +30,24 @@ pub enum Outcome {
     Duplicate,
 }
 
+/// When a read model renders what the changes touched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Renders {
+    /// After each event: its documents carry the position of the event that last changed
+    /// them (`Racing-Seq`) and are listed in the change feed at each such position, so
+    /// they are rendered at every event that touched them, however many events a batch
+    /// holds. A store built one event a batch (live), many (a catch-up) or by a bulk load
+    /// (a replay) then answers the same.
+    EachEvent,
+    /// Once a batch: what it writes carries positions of its own (the odds journal's
+    /// moves, the race-day journal's events) or none (the name index, the meetings).
+    EachBatch,
+}
+
 /// Declares the read models, in the order the fold calls them: a model that reads
 /// another's output comes after it.
 macro_rules! read_models {
-    ($($(#[$doc:meta])* $name:ident: $model:ty,)*) => {
+    ($($(#[$doc:meta])* $name:ident: $model:ty, $renders:ident,)*) => {
         /// Every read model, each holding what the batch being folded touched of it.
         #[derive(Debug, Default)]
         struct Models {
@@ -46,8 +60,11 @@ macro_rules! read_models {
                 Ok(())
             }
 
-            fn render<S: State>(&mut self, s: &mut S, seq: u64) -> Result<(), StoreError> {
-                $(self.$name.render(s, seq)?;)*
+            /// Renders, in the declared order, the models that render as `when` says.
+            fn render<S: State>(&mut self, s: &mut S, seq: u64, when: Renders) -> Result<(), StoreError> {
+                $(if Renders::$renders == when {
+                    self.$name.render(s, seq)?;
+                })*
                 Ok(())
             }
         }
@@ -55,26 +72,26 @@ macro_rules! read_models {
 }
 
 read_models! {
-    /// Horses' profiles (`profiles.rs`).
-    profiles: crate::profiles::Profiles,
+    /// Horses' profiles (`profiles.rs`), written as each event is folded.
+    profiles: crate::profiles::Profiles, EachEvent,
     /// Every odds move, in chunks by race (`journal.rs`).
-    journal: crate::journal::Pending,
+    journal: crate::journal::Pending, EachBatch,
     /// Each race-day event as its live frame (`raceday.rs`).
-    race_day: crate::raceday::RaceDay,
+    race_day: crate::raceday::RaceDay, EachBatch,
     /// The meetings of each date (`meetings.rs`).
-    meetings: crate::meetings::Meetings,
+    meetings: crate::meetings::Meetings, EachBatch,
     /// Every name each horse was given (`search/`).
-    names: crate::search::Touched,
+    names: crate::search::Touched, EachBatch,
     /// Jockeys and trainers (`people/`).
-    people: crate::people::People,
+    people: crate::people::People, EachEvent,
     /// The results of each date and race (`results.rs`).
-    results: crate::results::Results,
+    results: crate::results::Results, EachEvent,
     /// The race cards of each date (`cards.rs`).
-    cards: crate::cards::Cards,
+    cards: crate::cards::Cards, EachEvent,
     /// The current odds of each race (`odds.rs`).
-    odds: crate::odds::Odds,
+    odds: crate::odds::Odds, EachEvent,
     /// Horses' forms, named by their profiles (`form/model.rs`).
-    forms: crate::form::Forms,
+    forms: crate::form::Forms, EachEvent,
 }
 
 /// An in-progress batch: what it changed of the source records and of each read model,
@@ -103,7 +120,15 @@ impl Fold {
         if !s.first_seen(env.event_id.as_u128())? {
             return Ok(Outcome::Duplicate);
         }
+        // A price move of a race and venue the batch holds prices of changes those prices
+        // only: it waits to be rendered with the moves around it (`odds.rs`). Any other
+        // event may change what they render from: they are rendered first.
+        let only_prices = matches!(&env.event, Event::OddsUpdated(o) if self.facts.holds_odds(o));
+        if !only_prices {
+            self.render_moves(s)?;
+        }
         self.seq = seq;
+        s.changes_at(seq);
         let mut s = Versioned {
             s,
             seq,
@@ -113,16 +138,32 @@ impl Fold {
             .facts
             .apply(&mut s, seq, published, &env.occurred_at, &env.event)?;
         self.models.apply(&mut s, &change)?;
+        if !only_prices {
+            // The documents this event changed are written now, at its position.
+            self.facts.write_odds(s.s);
+            self.models.render(s.s, seq, Renders::EachEvent)?;
+        }
         Ok(Outcome::Applied)
     }
 
-    /// Writes what the events folded since the last render changed: the versions of
-    /// source records they replaced, the source records held until now, then each read
-    /// model's writes.
+    /// Renders the price moves that wait ([`crate::odds::Odds::render_moves`]).
+    fn render_moves<S: State>(&mut self, s: &mut S) -> Result<(), StoreError> {
+        if self.models.odds.holds_moves() {
+            self.facts.write_odds(s);
+            self.models.odds.render_moves(s)?;
+        }
+        Ok(())
+    }
+
+    /// Writes what the events folded since the last render changed and was not written
+    /// as each was folded: the versions of source records they replaced, then the writes
+    /// of the read models that render once a batch ([`Renders::EachBatch`]).
     pub fn render<S: State>(&mut self, s: &mut S) -> Result<(), StoreError> {
+        self.render_moves(s)?;
+        s.changes_at(self.seq);
         self.versions.write(s)?;
         self.facts.write(s)?;
-        self.models.render(s, self.seq)
+        self.models.render(s, self.seq, Renders::EachBatch)
     }
 
     /// The price moves the batch applied for races already off, finished, abandoned or

@@ -10,6 +10,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use racing_events::Event;
+
 use crate::docs;
 use crate::facts::{Change, Day, What};
 use crate::keys::{self, DocKey};
@@ -19,10 +21,23 @@ use crate::status;
 use crate::written::{ByVenue, Stale};
 use crate::StoreError;
 
+/// A price move not rendered yet: its venue (`None`: every venue) and its position.
+type Move = (Option<String>, u64);
+
 /// The races whose odds documents a batch touched, by date.
+///
+/// A price move that changes nothing but its race's prices (the race and venue had
+/// prices before it) is rendered with the moves after it, at the next event that is not
+/// one ([`Odds::render_moves`]), each document at the position of the last move that
+/// changed it and listed in the change feed at each: a document's `seq` is its latest
+/// move's, so each move that reaches it changes it. That is what rendering at each move
+/// would write, without rendering each: a race's prices move thousands of times.
 #[derive(Debug, Default)]
 pub(crate) struct Odds {
+    /// Races to render at this event.
     races: BTreeMap<String, BTreeSet<u8>>,
+    /// Price moves not rendered yet, by date and race.
+    moves: BTreeMap<(String, u8), Vec<Move>>,
     /// Dates whose venues, races or statuses changed: every odds document of theirs is
     /// rendered again (their `meetings`, and which venue answers without one).
     whole_days: BTreeSet<String>,
@@ -32,6 +47,14 @@ pub(crate) struct Odds {
 impl ReadModel for Odds {
     fn apply<S: State>(&mut self, _: &mut S, change: &Change<'_>) -> Result<(), StoreError> {
         if let What::Odds(o) = &change.what {
+            if !change.venues_changed && !change.status_changed {
+                let race = (o.date.clone(), race_no(o.race_number)?);
+                self.moves
+                    .entry(race)
+                    .or_default()
+                    .push((o.venue.clone(), change.seq));
+                return Ok(());
+            }
             let races = match self.races.get_mut(&o.date) {
                 Some(races) => races,
                 None => self.races.entry(o.date.clone()).or_default(),
@@ -49,10 +72,26 @@ impl ReadModel for Odds {
                 }
             }
         }
-        if change.venues_changed || change.status_changed {
-            if let Some(date) = change.what.date() {
+        let Some(date) = change.what.date() else {
+            return Ok(());
+        };
+        // A race's status is in its own documents; the date's venues in every one's.
+        let status_of = match change.event {
+            Event::RaceStatusChanged(x) => Some(x.race_number),
+            Event::RaceResultPublished(r) => Some(r.race_number),
+            _ => None,
+        };
+        match status_of {
+            Some(n) if change.status_changed && !change.venues_changed => {
+                self.races
+                    .entry(date.to_owned())
+                    .or_default()
+                    .insert(race_no(n)?);
+            }
+            _ if change.venues_changed || change.status_changed => {
                 self.whole_days.insert(date.to_owned());
             }
+            _ => {}
         }
         Ok(())
     }
@@ -81,6 +120,72 @@ impl ReadModel for Odds {
             }
         }
         out.finish(s);
+        Ok(())
+    }
+}
+
+impl Odds {
+    /// Whether price moves wait to be rendered.
+    pub(crate) fn holds_moves(&self) -> bool {
+        !self.moves.is_empty()
+    }
+
+    /// Renders the races of the price moves not rendered yet, over records that have
+    /// changed only by those moves since: each document that a move reached (its venue's,
+    /// each venue's for a move given for every venue, and the one without a venue where it
+    /// copies one of them) at the position of the last, and listed at each.
+    pub(crate) fn render_moves<S: State>(&mut self, s: &mut S) -> Result<(), StoreError> {
+        for ((date, n), moves) in std::mem::take(&mut self.moves) {
+            let day = Day::read(s, &date)?;
+            let docs = odds_of(s, &date, &day, n)?;
+            // The positions of the moves that reached the document of `venue` (`None`: a
+            // document of no venue's, of the odds given for every venue).
+            let reached = |venue: Option<&str>| -> Vec<u64> {
+                moves
+                    .iter()
+                    .filter(|(v, _)| v.is_none() || v.as_deref() == venue)
+                    .map(|&(_, seq)| seq)
+                    .collect()
+            };
+            let key = |venue: Option<&str>| {
+                DocKey::Odds {
+                    date: &date,
+                    race_number: n,
+                    venue,
+                }
+                .key()
+            };
+            for (venue, doc) in &docs {
+                let venue = venue.as_deref();
+                let (seqs, copied) = match venue {
+                    Some(_) => (reached(venue), None),
+                    None => {
+                        let copied = docs
+                            .iter()
+                            .find_map(|(v, d)| v.as_deref().filter(|_| d == doc));
+                        (reached(copied), copied)
+                    }
+                };
+                let Some((&last, before)) = seqs.split_last() else {
+                    continue;
+                };
+                s.changes_at(last);
+                let written = match copied {
+                    Some(copied) => {
+                        s.put(key(None), docs::alias(last, copied));
+                        true
+                    }
+                    None => {
+                        crate::written::put_sealed(s, key(venue), docs::seal(false, doc, last))?
+                    }
+                };
+                if written {
+                    for &seq in before {
+                        s.changed_at(seq, &key(venue));
+                    }
+                }
+            }
+        }
         Ok(())
     }
 }

@@ -46,6 +46,13 @@ pub trait State: Records {
     fn delete(&mut self, key: Vec<u8>);
     /// Remembers `event_id` as applied; `false` if it was applied before, at any age.
     fn first_seen(&mut self, event_id: u128) -> Result<bool, StoreError>;
+    /// The writes and removals of documents that follow are changes made at stream
+    /// sequence `seq`: the change feed lists them there (a batch's does; a map in memory
+    /// keeps no feed). The fold sets it before each event's writes.
+    fn changes_at(&mut self, _seq: u64) {}
+    /// Notes a change of the document under `key` at `seq` that no write of its own
+    /// carries: one of several price moves rendered together (`odds.rs`).
+    fn changed_at(&mut self, _seq: u64, _key: &[u8]) {}
 }
 
 /// The current odds of a race (as given for one venue, as given for every venue, or the

@@ -54,7 +54,11 @@ use crate::StoreError;
 ///    card and retraction.
 /// 16: a count beside each chunk of the odds journal (the race's moves before it, and its
 ///    own), so that the moves after a point are counted without reading them.
-const SCHEMA: &[u8] = b"16";
+/// 17: each document rendered at every event that changed it, not once a batch, and the
+///    change feed's rows each with its own position in parts of 64 rows, not a record per
+///    batch listing its documents at its last position: a store built by a replay answers
+///    as one built live. A store of 16 listed a replay's changes at its batches' ends.
+const SCHEMA: &[u8] = b"17";
 const SCHEMA_KEY: &[u8] = b"meta\0schema";
 
 /// How much of a refused payload a dead letter keeps for inspection; the whole message

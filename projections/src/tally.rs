@@ -78,4 +78,12 @@ impl State for Tally<'_> {
     fn first_seen(&mut self, event_id: u128) -> Result<bool, StoreError> {
         self.s.first_seen(event_id)
     }
+
+    fn changes_at(&mut self, seq: u64) {
+        self.s.changes_at(seq);
+    }
+
+    fn changed_at(&mut self, seq: u64, key: &[u8]) {
+        self.s.changed_at(seq, key);
+    }
 }

@@ -397,8 +397,9 @@ pub static ROUTES: &[Route] = &[
                 `path` is the API path that now answers differently. One loop keeps a copy in \
                 sync: read a page, GET each path (with `as_of` = its `seq`, or without), pass \
                 `next` as `since`; at the end (`next` null) poll again later with the last \
-                `seq` or the answer's `Racing-Seq`. Each `seq` is where the batch that \
-                changed the document ended, so several changes share one; a page holds at \
+                `seq` or the answer's `Racing-Seq`. Each `seq` is the position of the event \
+                that changed the document, whatever path built the store (live or a \
+                replay); one event may change several documents; a page holds at \
                 most `limit` changes, and where it ends inside one `seq`'s changes its `next` \
                 is `\"SEQ.N\"` (after the first N of them), to pass as `since` as it is. \
                 Reads the changes it returns and no others. Followed from 0 it names every \

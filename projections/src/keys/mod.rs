@@ -257,12 +257,12 @@ pub fn parse_form_entry_past(key: &[u8]) -> Option<(Vec<u8>, u64)> {
 /// Prefix of the change feed's records.
 pub const CHANGE_PREFIX: &[u8] = b"chg\0";
 
-/// Part `part` of the change feed's record of the batch that committed at `seq`: the keys
-/// of up to `CHANGE_ROWS` (`feed.rs`) of the documents it changed (or removed), so that a
-/// page that starts or ends inside a batch reads the parts it returns, not the batch.
-pub fn change(seq: u64, part: u32) -> Vec<u8> {
+/// A part of the change feed (`feed.rs`), under the sequence of its last row and that
+/// row's index among the rows of its sequence: a page that starts at any row reads from
+/// the part that holds it.
+pub fn change(seq: u64, index: u32) -> Vec<u8> {
     let mut k = key(&[b"chg", &seq.to_be_bytes()]);
-    k.extend_from_slice(&part.to_be_bytes());
+    k.extend_from_slice(&index.to_be_bytes());
     k
 }
 
@@ -271,7 +271,7 @@ pub fn changes_after(seq: u64) -> Vec<u8> {
     change(seq.saturating_add(1), 0)
 }
 
-/// The sequence and the part of a change feed record's key.
+/// The sequence and the index of a change feed record's key.
 pub fn parse_change(key: &[u8]) -> Option<(u64, u32)> {
     let rest = key.strip_prefix(CHANGE_PREFIX)?;
     let (seq, part) = rest.split_first_chunk::<8>()?;

@@ -15,6 +15,7 @@ use crate::*;
 mod cards;
 mod growth;
 mod odds;
+mod positions;
 mod records;
 mod results;
 mod retractions;
