@@ -22,6 +22,7 @@ mod rebuild;
 mod record;
 mod reliability;
 mod replay;
+mod replayed;
 mod security;
 mod sessions;
 mod startup;

@@ -23,6 +23,11 @@ pub const KEY: &str = "test-key-0123456789";
 /// How long a test waits for the projector before it fails.
 const WAIT: Duration = Duration::from_secs(20);
 
+/// Most a test waits for the projector to reach a point: a debug build renders each
+/// document at every event that changes it, and a week of the demo's season takes it
+/// about half a minute on a loaded 2-core machine.
+const PROJECT_WAIT: Duration = Duration::from_secs(120);
+
 /// A text frame the service sent on the live WebSocket, as JSON, once checked against
 /// the AsyncAPI document the service serves (built by the same function): every test
 /// reads its frames through here, so a frame of a `type` the document does not describe,
@@ -272,9 +277,9 @@ impl App {
     /// Waits until the projector has caught up and committed stream sequence `seq`.
     pub async fn projected(&mut self, seq: u64) -> Progress {
         let reached = |p: &Progress| p.caught_up && p.checkpoint >= seq;
-        let p = tokio::time::timeout(WAIT, self.progress.wait_for(reached))
+        let p = tokio::time::timeout(PROJECT_WAIT, self.progress.wait_for(reached))
             .await
-            .unwrap_or_else(|_| panic!("projector did not reach {seq} in {WAIT:?}"))
+            .unwrap_or_else(|_| panic!("projector did not reach {seq} in {PROJECT_WAIT:?}"))
             .expect("projector alive");
         *p
     }

@@ -1,0 +1,180 @@
+//! A service that replays the log into an empty store answers exactly as one that applied
+//! each event as it arrived: every document with its `Racing-Seq` and `ETag`, as of
+//! several positions too, every page of the change feed, the odds history and the
+//! race-day journal. A guard for every loader of the read side: the bulk load of a replay,
+//! and whatever builds a store in bulk after it.
+
+use racing_events::samples::{envelope, odds_at, retraction, status};
+use racing_events::{Event, RaceStatus};
+use serde_json::Value;
+use tempfile::TempDir;
+
+use crate::support::{App, Nats};
+
+/// What a GET answers, for comparing two services: status, the headers that carry a
+/// position or a version, and the body.
+async fn answer(app: &App, path: &str) -> String {
+    let res = app.response(path).await;
+    let status = res.status();
+    let header = |name: &str| {
+        res.headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("-")
+            .to_owned()
+    };
+    let (seq, etag) = (header("racing-seq"), header("etag"));
+    let body = res.text().await.expect("body");
+    format!("{path} -> {status} seq {seq} etag {etag}: {body}")
+}
+
+/// Every page of the change feed from `since`, `limit` rows a page.
+async fn feed(app: &App, since: u64, limit: usize) -> Vec<Value> {
+    let mut pages = Vec::new();
+    let mut since = Value::from(since);
+    loop {
+        let at = match &since {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let (status, page) = app
+            .get(&format!("/api/v1/changes?since={at}&limit={limit}"))
+            .await;
+        assert!(status.is_success(), "{status}: {page}");
+        let next = page["next"].clone();
+        pages.push(page);
+        if next.is_null() || pages.len() > 5_000 {
+            return pages;
+        }
+        since = next;
+    }
+}
+
+#[tokio::test]
+async fn a_replayed_store_answers_as_one_that_applied_each_event_live() {
+    let nats = Nats::start().await;
+    let live_dir = TempDir::new().expect("temp dir");
+    let mut live = App::start(&nats, live_dir.path()).await;
+
+    // A week of the demo's season, then a day's statuses, prices, a retraction and prices
+    // after it: more events than one batch, so that the replay is a bulk load.
+    let hong_kong = jiff::tz::TimeZone::get("Asia/Hong_Kong").expect("a zone");
+    let today = jiff::Timestamp::now().to_zoned(hong_kong).date();
+    let season = racing_demo::season(7, today);
+    let mut events = season.events.clone();
+    let (date, venue, horses) = events
+        .iter()
+        .rev()
+        .find_map(|e| match &e.event {
+            Event::RaceCardDeclared(c) => Some((
+                c.date.clone(),
+                c.venue.clone(),
+                c.runners
+                    .iter()
+                    .map(|r| r.horse_no.clone())
+                    .collect::<Vec<_>>(),
+            )),
+            _ => None,
+        })
+        .expect("a card");
+    let (a, b) = (horses[0].as_str(), horses[1].as_str());
+    for race in 1..=3 {
+        events.push(envelope(status(&date, None, race, RaceStatus::Open, None)));
+        for price in [3.5, 3.1, 2.9] {
+            events.push(envelope(odds_at(
+                &date,
+                &venue,
+                race,
+                &[(a, price), (b, price * 2.0)],
+            )));
+        }
+    }
+    events.push(envelope(retraction(&date, &venue, 2, "declared in error")));
+    events.push(envelope(odds_at(&date, &venue, 3, &[(a, 2.5)])));
+    events.push(envelope(status(&date, None, 3, RaceStatus::Off, None)));
+    assert!(
+        events.len() > 4096,
+        "{} events: a replay of more than one batch",
+        events.len()
+    );
+
+    // Published as a feeder does, one after another, while the live service applies
+    // each as it arrives.
+    let last = nats.publish(&events).await;
+    live.projected(last).await;
+
+    // Another service, started over the whole log with an empty store.
+    let replay_dir = TempDir::new().expect("temp dir");
+    let mut replayed = App::start(&nats, replay_dir.path()).await;
+    replayed.projected(last).await;
+
+    // The change feed, whole and from several positions, in pages of several sizes.
+    let whole = feed(&live, 0, 10_000).await;
+    assert_eq!(
+        feed(&replayed, 0, 10_000).await,
+        whole,
+        "the whole change feed"
+    );
+    let mut paths = std::collections::BTreeSet::new();
+    let mut positions = std::collections::BTreeSet::new();
+    for page in &whole {
+        for change in page["changes"].as_array().expect("changes") {
+            paths.insert(change["path"].as_str().expect("a path").to_owned());
+            positions.insert(change["seq"].as_u64().expect("a seq"));
+        }
+    }
+    assert!(
+        positions.len() > 1000,
+        "changes at {} positions",
+        positions.len()
+    );
+    for since in [1, last / 3, last / 2, last - 40, last - 5, last] {
+        for limit in [7, 1_000] {
+            assert_eq!(
+                feed(&replayed, since, limit).await,
+                feed(&live, since, limit).await,
+                "the change feed after {since}, {limit} a page"
+            );
+        }
+    }
+
+    // Every document, now and as of several positions.
+    let mut differ = Vec::new();
+    let points = [last / 4, last / 2, last - 30, last - 3];
+    for path in &paths {
+        let join = if path.contains('?') { '&' } else { '?' };
+        let mut asks = vec![path.clone()];
+        asks.extend(points.iter().map(|p| format!("{path}{join}as_of={p}")));
+        for ask in asks {
+            let (want, got) = (answer(&live, &ask).await, answer(&replayed, &ask).await);
+            if want != got {
+                differ.push(format!("live:     {want}\nreplayed: {got}"));
+            }
+        }
+    }
+    assert!(
+        differ.is_empty(),
+        "{} answers differ, first:\n{}",
+        differ.len(),
+        differ[0]
+    );
+
+    // The odds history and the race-day journal of the day the tail of the log is about.
+    for race in 1..=3 {
+        let venue = venue.replace(' ', "+");
+        let path = format!("/api/v1/odds/{date}/{race}/history?venue={venue}&limit=1000");
+        assert_eq!(answer(&replayed, &path).await, answer(&live, &path).await);
+    }
+    let journal = |app: &App| -> Vec<String> {
+        app.store()
+            .race_day(&date, 0, 100_000)
+            .expect("race day")
+            .into_iter()
+            .map(|e| format!("{} {} {}", e.seq, e.race_number, e.frame))
+            .collect()
+    };
+    assert_eq!(journal(&replayed), journal(&live), "the race-day journal");
+
+    replayed.stop().await;
+    live.stop().await;
+}
