@@ -18,12 +18,12 @@ const CHANGE_ROWS: usize = 64;
 /// Where a page of the change feed starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChangeCursor {
-    /// After every change of the batches up to this stream sequence.
+    /// After every change up to this stream sequence.
     After(u64),
-    /// Inside the batch that committed at `seq`, after the first `done` of its changes (in
-    /// the order a page lists them).
+    /// Among the changes made at `seq`, after the first `done` of them (in the order a
+    /// page lists them).
     Inside {
-        /// The batch's stream sequence.
+        /// The stream sequence of the changes.
         seq: u64,
         /// How many of its changes came before.
         done: u32,
@@ -33,10 +33,10 @@ pub enum ChangeCursor {
 /// A page of the change feed, as [`Store::change_page`] reads it.
 pub struct ChangePage {
     /// Each changed document's key ([`crate::DocKey::parse`] reads it) with the sequence
-    /// its batch reached.
+    /// of the event that changed it.
     pub rows: Vec<(u64, Vec<u8>)>,
-    /// Where the following page starts, inside a batch where the page ended inside one;
-    /// `None` when nothing follows it yet.
+    /// Where the following page starts, among one position's changes where the page ended
+    /// among them; `None` when nothing follows it yet.
     pub next: Option<ChangeCursor>,
 }
 

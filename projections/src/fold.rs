@@ -3,12 +3,14 @@
 //! batch in the projector.
 //!
 //! Applying an event stores what it gives among the source records (`facts.rs`) and hands
-//! what it changed to every read model (`model.rs`), in the order declared below; a
-//! batch's [`Fold::render`] then has each model write what the batch touched, once, however
-//! many events of the batch touched it. That keeps replay fast and makes an amendment
-//! rewrite every document it affects, leaving nothing stale. A retraction also names the
-//! documents it may have left with nothing to show; those that no render writes again are
-//! removed.
+//! what it changed to every read model (`model.rs`), in the order declared below. The
+//! models whose documents carry a position render what the event touched right after it,
+//! at its position, so that however the log is batched a store answers the same; price
+//! moves wait and are rendered together, dated move by move (`odds.rs`). A batch's
+//! [`Fold::render`] has the other models (journals, indexes) write what the batch touched,
+//! once. A model renders every document a change affects, so an amendment leaves nothing
+//! stale. A retraction also names the documents it may have left with nothing to show;
+//! those that no render writes again are removed.
 
 use racing_events::{Envelope, Event};
 
