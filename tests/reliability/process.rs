@@ -21,8 +21,11 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use crate::support::{Broker, KEY};
 
-/// How long a test waits for the binary to start, be ready, or send a frame.
-pub const WAIT: Duration = Duration::from_secs(30);
+/// How long a test waits for the binary to start, be ready, or send a frame. Its banner
+/// comes once the projector has caught up: a debug build replays the crash test's log of
+/// 6,162 messages in about 25 s on a loaded 2-core machine (it renders each document at
+/// every event that changes it).
+pub const WAIT: Duration = Duration::from_secs(120);
 
 /// The addresses `racing serve` prints when it starts.
 #[derive(Debug, Default, Clone)]
