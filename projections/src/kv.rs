@@ -5,8 +5,9 @@
 //! page, and trying another engine means changing this file alone.
 
 use std::collections::BTreeMap;
-use std::ops::RangeBounds;
+use std::ops::{Bound, RangeBounds};
 use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::StoreError;
 
@@ -24,6 +25,20 @@ pub(crate) type Record = (Bytes, Bytes);
 pub(crate) struct Kv {
     db: sled::Db,
     tree: sled::Tree,
+    /// The view being read as the store stood when it was frozen ([`Kv::freeze`]), if
+    /// one is: every write goes through this lock, and keeps what it replaces there.
+    frozen: Arc<Mutex<Option<Frozen>>>,
+}
+
+/// What a frozen view still needs of the store as it stood: the records that writes
+/// since have replaced or removed (`None`: the key had no record), among the keys the
+/// view has not read yet.
+#[derive(Default)]
+struct Frozen {
+    /// The last key the view has read; `None` before its first read.
+    reached: Option<Bytes>,
+    /// Each key written since the freeze past `reached`, with its record before.
+    before: BTreeMap<Bytes, Option<Bytes>>,
 }
 
 impl Kv {
@@ -37,7 +52,11 @@ impl Kv {
             .cache_capacity(cache_bytes)
             .open()?;
         let tree = db.open_tree("read_models")?;
-        Ok(Kv { db, tree })
+        Ok(Kv {
+            db,
+            tree,
+            frozen: Arc::default(),
+        })
     }
 
     /// The record under `key`.
@@ -64,6 +83,7 @@ impl Kv {
     /// Applies `commit`'s writes together: after a crash the store holds all of them or
     /// none.
     pub(crate) fn apply(&self, commit: Commit) -> Result<(), StoreError> {
+        let _frozen = self.keep_before(commit.0.keys())?;
         Ok(self.tree.apply_batch(batch_of(commit.0))?)
     }
 
@@ -73,16 +93,53 @@ impl Kv {
     pub(crate) fn apply_in_steps(&self, commit: Commit, step: usize) -> Result<(), StoreError> {
         let mut writes = commit.0.into_iter().peekable();
         while writes.peek().is_some() {
-            self.tree
-                .apply_batch(batch_of(writes.by_ref().take(step.max(1))))?;
+            let step: Vec<_> = writes.by_ref().take(step.max(1)).collect();
+            let _frozen = self.keep_before(step.iter().map(|(key, _)| key))?;
+            self.tree.apply_batch(batch_of(step))?;
         }
         Ok(())
     }
 
     /// Writes one record, alone.
     pub(crate) fn put(&self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+        let _frozen = self.keep_before([key])?;
         self.tree.insert(key, value)?;
         Ok(())
+    }
+
+    /// A view of every record as the store stands now, read in key order a part at a
+    /// time while writes go on: a write of a key the view has not read yet keeps the
+    /// record it replaces for it. Writes wait only while the view reads a part. One view
+    /// at a time; `None` while another is open.
+    pub(crate) fn freeze(&self) -> Option<FrozenView> {
+        let mut frozen = lock(&self.frozen);
+        if frozen.is_some() {
+            return None;
+        }
+        *frozen = Some(Frozen::default());
+        Some(FrozenView {
+            kv: self.clone(),
+            done: false,
+        })
+    }
+
+    /// Holds the writes' lock for a write of `keys`, having kept for a frozen view the
+    /// records they replace that it has not read yet.
+    fn keep_before<'k, K: AsRef<[u8]> + ?Sized + 'k>(
+        &self,
+        keys: impl IntoIterator<Item = &'k K>,
+    ) -> Result<MutexGuard<'_, Option<Frozen>>, StoreError> {
+        let mut guard = lock(&self.frozen);
+        if let Some(frozen) = guard.as_mut() {
+            for key in keys {
+                let key = key.as_ref();
+                let read = frozen.reached.as_ref().is_some_and(|r| key <= r.as_ref());
+                if !read && !frozen.before.contains_key(key) {
+                    frozen.before.insert(key.into(), self.tree.get(key)?);
+                }
+            }
+        }
+        Ok(guard)
     }
 
     /// Writes everything applied so far to disk.
@@ -95,6 +152,93 @@ impl Kv {
     pub(crate) fn flush_now(&self) -> Result<(), StoreError> {
         self.tree.flush()?;
         Ok(())
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The records of a store as they stood when [`Kv::freeze`] made it, read a part at a
+/// time; the view ends (and writes keep nothing more) when it is dropped.
+pub(crate) struct FrozenView {
+    kv: Kv,
+    done: bool,
+}
+
+impl FrozenView {
+    /// The record under `key` as it stood at the freeze; only before the first part is
+    /// read (past it, what the view has read is no longer kept).
+    pub(crate) fn get(&self, key: &[u8]) -> Result<Option<Bytes>, StoreError> {
+        let guard = lock(&self.kv.frozen);
+        let kept = guard.as_ref().and_then(|frozen| {
+            debug_assert!(
+                frozen.reached.is_none(),
+                "a frozen record read after a part"
+            );
+            frozen.before.get(key).cloned()
+        });
+        match kept {
+            Some(before) => Ok(before),
+            None => Ok(self.kv.tree.get(key)?),
+        }
+    }
+
+    /// The next records (up to `most` read from the tree, and any removed since the
+    /// freeze among them), in key order; empty at the end.
+    pub(crate) fn next_part(&mut self, most: usize) -> Result<Vec<Record>, StoreError> {
+        // A part whose records were all written since the freeze holds nothing: read on.
+        let mut part = Vec::new();
+        while part.is_empty() && !self.done {
+            part = self.read_part(most.max(1))?;
+        }
+        Ok(part)
+    }
+
+    fn read_part(&mut self, most: usize) -> Result<Vec<Record>, StoreError> {
+        let mut guard = lock(&self.kv.frozen);
+        let frozen = guard.get_or_insert_with(Frozen::default);
+        let from = match &frozen.reached {
+            Some(key) => Bound::Excluded(key.clone()),
+            None => Bound::Unbounded,
+        };
+        let mut now = BTreeMap::new();
+        for item in self.kv.tree.range::<Bytes, _>((from, Bound::Unbounded)) {
+            let (key, value) = item?;
+            now.insert(key, value);
+            if now.len() >= most {
+                break;
+            }
+        }
+        // Up to the last key read, or to the end when the tree has no more.
+        let end = if now.len() >= most {
+            now.keys().next_back().cloned()
+        } else {
+            None
+        };
+        let kept: Vec<Bytes> = frozen
+            .before
+            .keys()
+            .take_while(|key| end.as_ref().is_none_or(|end| *key <= end))
+            .cloned()
+            .collect();
+        for key in kept {
+            match frozen.before.remove(&key).flatten() {
+                Some(value) => now.insert(key, value),
+                None => now.remove(&key),
+            };
+        }
+        match end {
+            Some(end) => frozen.reached = Some(end),
+            None => self.done = true,
+        }
+        Ok(now.into_iter().collect())
+    }
+}
+
+impl Drop for FrozenView {
+    fn drop(&mut self) {
+        *lock(&self.kv.frozen) = None;
     }
 }
 

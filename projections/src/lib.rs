@@ -27,6 +27,7 @@ mod raceday;
 mod results;
 mod scan;
 mod search;
+mod snapshot;
 mod state;
 mod status;
 mod steps;
@@ -49,6 +50,10 @@ pub use meetings::MeetingRow;
 pub use people::{is_slug, list_key, record_key, render_list, season, slug, PersonRow, Role};
 pub use raceday::{DayEvent, DayKind};
 pub use search::{HorseMatch, MAX_SEARCH_CHARS};
+pub use snapshot::{
+    layout, load_snapshot, snapshot_head, verify_snapshot, Expected, SnapshotError, SnapshotHead,
+    SnapshotSummary,
+};
 pub use state::{Item, RaceOdds, Records, Scan, State};
 pub use status::RaceStatusRow;
 pub use store::{DeadLetter, Options, Store};

@@ -58,8 +58,8 @@ use crate::StoreError;
 ///    change feed's rows each with its own position in parts of 64 rows, not a record per
 ///    batch listing its documents at its last position: a store built by a replay answers
 ///    as one built live. A store of 16 listed a replay's changes at its batches' ends.
-const SCHEMA: &[u8] = b"17";
-const SCHEMA_KEY: &[u8] = b"meta\0schema";
+pub(crate) const SCHEMA: &[u8] = b"17";
+pub(crate) const SCHEMA_KEY: &[u8] = b"meta\0schema";
 
 /// How much of a refused payload a dead letter keeps for inspection; the whole message
 /// stays in the stream at its sequence.
@@ -523,7 +523,7 @@ impl Store {
     }
 }
 
-fn decode_u64(v: &[u8]) -> Result<u64, StoreError> {
+pub(crate) fn decode_u64(v: &[u8]) -> Result<u64, StoreError> {
     v.try_into()
         .map(u64::from_be_bytes)
         .map_err(|_| StoreError::Corrupt("a sequence record is not 8 bytes".into()))
