@@ -4,6 +4,7 @@
 //! race-day journal. A guard for every loader of the read side: the bulk load of a replay,
 //! and whatever builds a store in bulk after it.
 
+use futures::StreamExt as _;
 use racing_events::samples::{envelope, odds_at, retraction, status};
 use racing_events::{Event, RaceStatus};
 use serde_json::Value;
@@ -13,7 +14,7 @@ use crate::support::{App, Nats};
 
 /// What a GET answers, for comparing two services: status, the headers that carry a
 /// position or a version, and the body.
-async fn answer(app: &App, path: &str) -> String {
+pub(crate) async fn answer(app: &App, path: &str) -> String {
     let res = app.response(path).await;
     let status = res.status();
     let header = |name: &str| {
@@ -29,7 +30,7 @@ async fn answer(app: &App, path: &str) -> String {
 }
 
 /// Every page of the change feed from `since`, `limit` rows a page.
-async fn feed(app: &App, since: u64, limit: usize) -> Vec<Value> {
+pub(crate) async fn feed(app: &App, since: u64, limit: usize) -> Vec<Value> {
     let mut pages = Vec::new();
     let mut since = Value::from(since);
     loop {
@@ -50,14 +51,17 @@ async fn feed(app: &App, since: u64, limit: usize) -> Vec<Value> {
     }
 }
 
-#[tokio::test]
-async fn a_replayed_store_answers_as_one_that_applied_each_event_live() {
-    let nats = Nats::start().await;
-    let live_dir = TempDir::new().expect("temp dir");
-    let mut live = App::start(&nats, live_dir.path()).await;
+/// A log to compare two services on: a week of the demo's season, then a day's
+/// statuses, prices, a retraction and prices after it; more events than one batch, so
+/// that a replay of it is a bulk load.
+pub(crate) struct RaceWeek {
+    pub events: Vec<racing_events::Envelope>,
+    /// The date and venue the log's tail is about.
+    pub date: String,
+    pub venue: String,
+}
 
-    // A week of the demo's season, then a day's statuses, prices, a retraction and prices
-    // after it: more events than one batch, so that the replay is a bulk load.
+pub(crate) fn race_week() -> RaceWeek {
     let hong_kong = jiff::tz::TimeZone::get("Asia/Hong_Kong").expect("a zone");
     let today = jiff::Timestamp::now().to_zoned(hong_kong).date();
     let season = racing_demo::season(7, today);
@@ -97,24 +101,21 @@ async fn a_replayed_store_answers_as_one_that_applied_each_event_live() {
         "{} events: a replay of more than one batch",
         events.len()
     );
+    RaceWeek {
+        events,
+        date,
+        venue,
+    }
+}
 
-    // Published as a feeder does, one after another, while the live service applies
-    // each as it arrives.
-    let last = nats.publish(&events).await;
-    live.projected(last).await;
-
-    // Another service, started over the whole log with an empty store.
-    let replay_dir = TempDir::new().expect("temp dir");
-    let mut replayed = App::start(&nats, replay_dir.path()).await;
-    replayed.projected(last).await;
-
-    // The change feed, whole and from several positions, in pages of several sizes.
-    let whole = feed(&live, 0, 10_000).await;
-    assert_eq!(
-        feed(&replayed, 0, 10_000).await,
-        whole,
-        "the whole change feed"
-    );
+/// Asserts that `got` answers as `want` does, both having projected the log up to
+/// `last`: the change feed, whole and from several positions in pages of several sizes;
+/// every document, now and as of several positions; the odds history and the race-day
+/// journal of `week`'s tail.
+pub(crate) async fn assert_answers_alike(want: &App, got: &App, last: u64, week: &RaceWeek) {
+    let (date, venue) = (&week.date, &week.venue);
+    let whole = feed(want, 0, 10_000).await;
+    assert_eq!(feed(got, 0, 10_000).await, whole, "the whole change feed");
     let mut paths = std::collections::BTreeSet::new();
     let mut positions = std::collections::BTreeSet::new();
     for page in &whole {
@@ -131,27 +132,27 @@ async fn a_replayed_store_answers_as_one_that_applied_each_event_live() {
     for since in [1, last / 3, last / 2, last - 40, last - 5, last] {
         for limit in [7, 1_000] {
             assert_eq!(
-                feed(&replayed, since, limit).await,
-                feed(&live, since, limit).await,
+                feed(got, since, limit).await,
+                feed(want, since, limit).await,
                 "the change feed after {since}, {limit} a page"
             );
         }
     }
 
-    // Every document, now and as of several positions.
-    let mut differ = Vec::new();
+    // Every document, now and as of several positions: asked a few at a time, as the
+    // requests wait mostly on their round trips.
     let points = [last / 4, last / 2, last - 30, last - 3];
-    for path in &paths {
+    let asks = paths.iter().flat_map(|path| {
         let join = if path.contains('?') { '&' } else { '?' };
-        let mut asks = vec![path.clone()];
-        asks.extend(points.iter().map(|p| format!("{path}{join}as_of={p}")));
-        for ask in asks {
-            let (want, got) = (answer(&live, &ask).await, answer(&replayed, &ask).await);
-            if want != got {
-                differ.push(format!("live:     {want}\nreplayed: {got}"));
-            }
-        }
-    }
+        std::iter::once(path.clone())
+            .chain(points.iter().map(move |p| format!("{path}{join}as_of={p}")))
+    });
+    let differ: Vec<String> = futures::stream::iter(asks)
+        .map(|ask| async move { (answer(want, &ask).await, answer(got, &ask).await) })
+        .buffered(8)
+        .filter_map(|(w, g)| async move { (w != g).then(|| format!("want: {w}\ngot:  {g}")) })
+        .collect()
+        .await;
     assert!(
         differ.is_empty(),
         "{} answers differ, first:\n{}",
@@ -163,17 +164,37 @@ async fn a_replayed_store_answers_as_one_that_applied_each_event_live() {
     for race in 1..=3 {
         let venue = venue.replace(' ', "+");
         let path = format!("/api/v1/odds/{date}/{race}/history?venue={venue}&limit=1000");
-        assert_eq!(answer(&replayed, &path).await, answer(&live, &path).await);
+        assert_eq!(answer(got, &path).await, answer(want, &path).await);
     }
     let journal = |app: &App| -> Vec<String> {
         app.store()
-            .race_day(&date, 0, 100_000)
+            .race_day(date, 0, 100_000)
             .expect("race day")
             .into_iter()
             .map(|e| format!("{} {} {}", e.seq, e.race_number, e.frame))
             .collect()
     };
-    assert_eq!(journal(&replayed), journal(&live), "the race-day journal");
+    assert_eq!(journal(got), journal(want), "the race-day journal");
+}
+
+#[tokio::test]
+async fn a_replayed_store_answers_as_one_that_applied_each_event_live() {
+    let nats = Nats::start().await;
+    let live_dir = TempDir::new().expect("temp dir");
+    let mut live = App::start(&nats, live_dir.path()).await;
+
+    // Published as a feeder does, one after another, while the live service applies
+    // each as it arrives.
+    let week = race_week();
+    let last = nats.publish(&week.events).await;
+    live.projected(last).await;
+
+    // Another service, started over the whole log with an empty store.
+    let replay_dir = TempDir::new().expect("temp dir");
+    let mut replayed = App::start(&nats, replay_dir.path()).await;
+    replayed.projected(last).await;
+
+    assert_answers_alike(&live, &replayed, last, &week).await;
 
     replayed.stop().await;
     live.stop().await;
