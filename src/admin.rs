@@ -143,6 +143,10 @@ pub struct AdminState {
     pub store_note: Option<String>,
     /// What `/status` last read of the store, for when it cannot read it in time.
     pub store_read: Arc<LastRead>,
+    /// Which path the start took to its read models.
+    pub start: crate::snapshot::start::StartReport,
+    /// The snapshots' writer, where there is a snapshot bucket.
+    pub snapshots: Option<Arc<crate::snapshot::writer::Writer>>,
 }
 
 /// The admin routes.
@@ -157,6 +161,8 @@ pub fn router(state: AdminState) -> Router {
         .route("/status", get(status))
         .route("/dead-letters", get(dead_letters))
         .route("/rebuild", get(rebuild_status).post(start_rebuild))
+        .route("/snapshots", get(snapshots).post(create_snapshot))
+        .route("/snapshots/verify", axum::routing::post(verify_snapshot))
         .with_state(state)
 }
 
@@ -203,6 +209,14 @@ pub struct Status {
     /// Why the projector cannot write the read models (a full disk), while it cannot.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cannot_write: Option<String>,
+    /// Which path the start took to its read models: its own store, a snapshot, or a
+    /// replay of the log.
+    #[serde(default)]
+    pub start: crate::snapshot::start::StartReport,
+    /// The snapshots' writer: whether this replica holds the lease, its last snapshot,
+    /// the newest in the bucket.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshots: Option<crate::snapshot::writer::WriterStatus>,
 }
 
 /// Longest `/status` waits for what it reads of the store before it answers with what it
@@ -295,7 +309,12 @@ async fn current(state: &AdminState) -> Status {
             "the read models are damaged ({problem}); rebuilding them from the log"
         ))
     } else if !state.ready.load(Ordering::Relaxed) {
-        Some("the read models are still being built from the log".to_owned())
+        Some(match (&state.start.snapshot, state.start.from_checkpoint) {
+            (Some(name), from) => format!(
+                "the read models, loaded from snapshot {name} at {from}, are catching up with the log (at {checkpoint})"
+            ),
+            (None, _) => "the read models are still being built from the log".to_owned(),
+        })
     } else if lag.is_some_and(|l| l > READY_MAX_LAG) {
         Some(format!(
             "the projector is {} events behind (limit {READY_MAX_LAG})",
@@ -324,6 +343,8 @@ async fn current(state: &AdminState) -> Status {
         built_from: read.built_from,
         store_note: state.store_note.clone(),
         cannot_write,
+        start: state.start.clone(),
+        snapshots: state.snapshots.as_ref().map(|w| w.status()),
         tasks: state
             .tasks
             .states()
@@ -362,12 +383,149 @@ async fn rebuild_status(State(state): State<AdminState>) -> Json<crate::rebuild:
     Json(state.rebuilder.status())
 }
 
+/// Where `POST /rebuild` starts the fresh store.
+#[derive(Deserialize)]
+struct RebuildFrom {
+    /// `newest`, or a snapshot's name: load it, then fold the log from its checkpoint;
+    /// none: fold the whole log.
+    snapshot: Option<String>,
+}
+
 /// Starts a rebuild: 202 with its status, or 409 with the status of the one under way.
-async fn start_rebuild(State(state): State<AdminState>) -> Response {
-    match state.rebuilder.start() {
+async fn start_rebuild(
+    State(state): State<AdminState>,
+    Query(from): Query<RebuildFrom>,
+) -> Response {
+    use crate::rebuild::Origin;
+    let from = match from.snapshot.as_deref() {
+        None => Origin::Log,
+        Some("newest") => Origin::Snapshot(None),
+        Some(name) => Origin::Snapshot(Some(name.to_owned())),
+    };
+    match state.rebuilder.start_from(from) {
         Ok(status) => (StatusCode::ACCEPTED, Json(status)).into_response(),
         Err(running) => (StatusCode::CONFLICT, Json(running)).into_response(),
     }
+}
+
+/// What is known of snapshots: the writer's status, and every snapshot in the bucket.
+async fn snapshots(State(state): State<AdminState>) -> Response {
+    let Some(writer) = &state.snapshots else {
+        return no_bucket();
+    };
+    match writer.snapshots().list().await {
+        Ok(listed) => Json(serde_json::json!({
+            "writer": writer.status(),
+            "snapshots": listed,
+        }))
+        .into_response(),
+        Err(e) => failed(&e),
+    }
+}
+
+/// Writes a snapshot now: 201 with it, 409 when the store may not be snapshotted now.
+async fn create_snapshot(State(state): State<AdminState>) -> Response {
+    use crate::snapshot::writer::Refused;
+    let Some(writer) = &state.snapshots else {
+        return no_bucket();
+    };
+    match writer.create().await {
+        Ok(created) => (StatusCode::CREATED, Json(created)).into_response(),
+        Err(Refused::NotNow(why)) => (
+            StatusCode::CONFLICT,
+            Json(serde_json::json!({"error": why})),
+        )
+            .into_response(),
+        Err(Refused::Failed(e)) => failed(&e),
+    }
+}
+
+#[derive(Deserialize)]
+struct Named {
+    /// A snapshot's name; none: the newest.
+    name: Option<String>,
+}
+
+/// Fetches a snapshot and reads it through (digest, format, layout, count): 200 with
+/// what it holds, 422 with why it would be refused.
+async fn verify_snapshot(State(state): State<AdminState>, Query(named): Query<Named>) -> Response {
+    let Some(writer) = &state.snapshots else {
+        return no_bucket();
+    };
+    let snapshots = writer.snapshots();
+    let listed = match snapshots.list().await {
+        Ok(listed) => listed,
+        Err(e) => return failed(&e),
+    };
+    let Some(listed) = (match &named.name {
+        Some(name) => listed.into_iter().find(|l| &l.name == name),
+        None => listed.into_iter().next(),
+    }) else {
+        return (
+            StatusCode::NOT_FOUND,
+            Json(serde_json::json!({"error": "no such snapshot"})),
+        )
+            .into_response();
+    };
+    let fetched = match snapshots.fetch(&listed.name).await {
+        Ok(fetched) => fetched,
+        Err(e) => return unusable(&listed, &format!("{e:#}")),
+    };
+    let (path, digest) = (fetched.path().to_owned(), listed.digest.clone());
+    let read = tokio::task::spawn_blocking(move || {
+        let read = racing_projections::verify_snapshot(&path, &digest);
+        drop(fetched);
+        read
+    })
+    .await;
+    match read {
+        Ok(Ok(summary)) if summary.head.checkpoint == listed.checkpoint => {
+            Json(serde_json::json!({
+                "snapshot": listed,
+                "verified": {
+                    "records": summary.records,
+                    "record_bytes": summary.record_bytes,
+                    "checkpoint": summary.head.checkpoint,
+                    "layout": summary.head.layout,
+                    "stream": summary.head.stream,
+                },
+            }))
+            .into_response()
+        }
+        Ok(Ok(summary)) => unusable(
+            &listed,
+            &format!("its file holds checkpoint {}", summary.head.checkpoint),
+        ),
+        Ok(Err(e)) => unusable(&listed, &e.to_string()),
+        Err(e) => unusable(&listed, &format!("the check panicked: {e}")),
+    }
+}
+
+fn unusable(listed: &crate::snapshot::Listed, why: &str) -> Response {
+    (
+        StatusCode::UNPROCESSABLE_ENTITY,
+        Json(serde_json::json!({"snapshot": listed, "error": why})),
+    )
+        .into_response()
+}
+
+fn no_bucket() -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        Json(serde_json::json!({
+            "error": "this service has no snapshot bucket: `racing setup` makes it (docs/operations.md)"
+        })),
+    )
+        .into_response()
+}
+
+fn failed(e: &anyhow::Error) -> Response {
+    tracing::error!(error = format!("{e:#}"), "snapshots");
+    (
+        StatusCode::INTERNAL_SERVER_ERROR,
+        Json(serde_json::json!({"error": format!("{e:#}")})),
+    )
+        .into_response()
 }
 
 #[derive(Deserialize)]

@@ -24,6 +24,7 @@ use crate::nats::{self, LocalNats, Role};
 use crate::projector::{Parts, Progress, Projector};
 use crate::read_models::{self, ReadModels};
 use crate::rebuild::Rebuilder;
+use crate::snapshot::{self, start::StartReport, Snapshots};
 use crate::supervise::{self, Tasks};
 
 /// How long in-flight requests get to finish at shutdown.
@@ -59,6 +60,13 @@ pub struct Application {
     tasks: Arc<Tasks>,
     /// Why the read models were rebuilt at start-up, if they were.
     store_note: Option<String>,
+    /// Which path the start took to its read models (its own store, a snapshot, a
+    /// replay).
+    start: StartReport,
+    /// The snapshot bucket, where the set-up made one.
+    snapshots: Option<Snapshots>,
+    /// This replica's id among the others.
+    replica: String,
     /// Stops the background tasks started by `build` if the application is dropped
     /// without being run.
     _stop_on_drop: tokio_util::sync::DropGuard,
@@ -117,6 +125,28 @@ impl Application {
 
         let store_dir = read_models::active_dir(&config.data_dir)?;
         let (store, store_note) = open_store(&store_dir, &stream_info, config.store).await?;
+        // A store that is empty over a log that is not starts from the newest snapshot,
+        // where there is one.
+        snapshot::remove_leftovers(&config.data_dir);
+        let snapshots = match Snapshots::open(&js, &config.stream, &config.data_dir).await {
+            Ok(snapshots) => Some(snapshots),
+            Err(e) => {
+                tracing::warn!(
+                    error = format!("{e:#}"),
+                    "no snapshots of the read models are written or loaded"
+                );
+                None
+            }
+        };
+        let (store, store_dir, start) = snapshot::start::choose(
+            store,
+            store_dir,
+            snapshots.as_ref().filter(|_| config.snapshots.load),
+            &nats::stream_identity(&stream_info),
+            stream_info.state.last_sequence,
+            &config.data_dir,
+        )
+        .await?;
         read_models::remove_stale(&config.data_dir, &store_dir);
 
         // The demo season goes into the log before the projector starts, so that the
@@ -167,6 +197,7 @@ impl Application {
                 Replicas::start(&js, &config.stream, shutdown.clone())
             })
             .await?;
+        let replica = replicas.id().to_owned();
         let limits = RateLimits::new(config.request_limits);
         let known = keys.clone();
         keys::usage::start(
@@ -230,6 +261,9 @@ impl Application {
             faults: Arc::default(),
             tasks: Arc::default(),
             store_note,
+            start,
+            snapshots,
+            replica,
             _stop_on_drop: state_shutdown.drop_guard(),
         })
     }
@@ -308,8 +342,42 @@ impl Application {
                 shutdown.clone(),
                 self.faults.clone(),
             )
-            .with_worker(self.config.rebuild_worker.clone()),
+            .with_worker(self.config.rebuild_worker.clone())
+            .with_snapshots(self.snapshots.clone()),
         );
+        // The snapshots' writer, where there is a bucket and its lease's.
+        let writer = match &self.snapshots {
+            Some(snapshots) => {
+                let lease = crate::nats::buckets::SNAPSHOT_LEASE
+                    .open(&self.js, &self.config.stream)
+                    .await;
+                match lease {
+                    Ok(lease) => Some(snapshot::writer::Writer::new(snapshot::writer::Parts {
+                        snapshots: snapshots.clone(),
+                        lease,
+                        replica: self.replica.clone(),
+                        settings: self.config.snapshots.clone(),
+                        read_models: self.state.read_models.clone(),
+                        progress: self.progress.subscribe(),
+                        rebuilding: {
+                            let rebuilder = rebuilder.clone();
+                            Box::new(move || {
+                                rebuilder.status().state == crate::rebuild::State::Running
+                            })
+                        },
+                        most_behind: crate::admin::READY_MAX_LAG,
+                        js: self.js.clone(),
+                        shutdown: shutdown.clone(),
+                    })),
+                    Err(e) => {
+                        tracing::warn!(error = format!("{e:#}"), "no snapshots are written");
+                        None
+                    }
+                }
+            }
+            None => None,
+        };
+        let written = writer.clone().map(|writer| tokio::spawn(writer.run()));
         // The projector, started again after a panic or an error (see `supervise`).
         let projector = {
             let (models, repairs) = (self.state.read_models.clone(), rebuilder.clone());
@@ -373,6 +441,8 @@ impl Application {
             tasks: self.tasks.clone(),
             store_note: self.store_note.clone(),
             store_read: Arc::default(),
+            start: self.start.clone(),
+            snapshots: writer,
         });
         let admin_stop = shutdown.clone();
         let admin_server = axum::serve(self.admin_listener, admin)
@@ -415,6 +485,11 @@ impl Application {
             .is_err()
         {
             tracing::warn!("the check of the read models did not stop in time");
+        }
+        if let Some(written) = written {
+            if tokio::time::timeout(SHUTDOWN_GRACE, written).await.is_err() {
+                tracing::warn!("the snapshots' writer did not stop in time");
+            }
         }
         if let Some(local) = self.local_nats {
             // Our own connections close first: a server stopped under them makes each

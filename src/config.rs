@@ -126,6 +126,23 @@ pub struct ServeArgs {
     /// cores, at a peak of 4.6 GiB against 2.9 (BENCHMARKS.md).
     #[arg(long, env = "RACING_REPLAY_MEMORY_MIB", default_value_t = racing_projections::Options::default().replay_bytes >> 20)]
     pub replay_memory_mib: usize,
+    /// Whether this replica writes snapshots of the read models to the object store when
+    /// it holds the writer's lease (one replica at a time does).
+    #[arg(long, env = "RACING_SNAPSHOT_WRITE", default_value_t = true, action = clap::ArgAction::Set)]
+    pub snapshot_write: bool,
+    /// Whether a start with empty read models (a new replica, or an older layout's or a
+    /// damaged store made anew) loads the newest snapshot rather than replaying the log.
+    #[arg(long, env = "RACING_SNAPSHOT_LOAD", default_value_t = true, action = clap::ArgAction::Set)]
+    pub snapshot_load: bool,
+    /// A snapshot is written once this many events were applied since the newest...
+    #[arg(long, env = "RACING_SNAPSHOT_EVERY_EVENTS", default_value_t = 250_000)]
+    pub snapshot_every_events: u64,
+    /// ...or once it is this many seconds old, with an event since.
+    #[arg(long, env = "RACING_SNAPSHOT_EVERY_SECS", default_value_t = 3600)]
+    pub snapshot_every_secs: u64,
+    /// Snapshots kept in the object store; older ones are removed after a new one.
+    #[arg(long, env = "RACING_SNAPSHOT_KEEP", default_value_t = 3)]
+    pub snapshot_keep: usize,
     /// TOML file of the plans on the pricing page (`[[plan]]` tables); unset: a free trial
     /// and two plans sold by contact.
     #[arg(long, env = "RACING_PLANS")]
@@ -268,6 +285,8 @@ pub struct Config {
     /// The `racing` program whose `rebuild-worker` folds a rebuild in a process of its
     /// own (`racing serve` sets itself); `None` folds it in the service's process.
     pub rebuild_worker: Option<PathBuf>,
+    /// Snapshots of the read models: whether this replica writes and loads them, and when.
+    pub snapshots: crate::snapshot::Settings,
 }
 
 impl TryFrom<ServeArgs> for Config {
@@ -359,6 +378,13 @@ impl TryFrom<ServeArgs> for Config {
             },
             demo_race_secs: a.demo_race_secs.max(5),
             rebuild_worker: None,
+            snapshots: crate::snapshot::Settings {
+                write: a.snapshot_write,
+                load: a.snapshot_load,
+                every_events: a.snapshot_every_events.max(1),
+                every: Duration::from_secs(a.snapshot_every_secs.max(1)),
+                keep: a.snapshot_keep.max(1),
+            },
             request_limits: crate::http::RequestLimits {
                 rate_per_sec: a.rate_limit_per_sec.max(1),
                 burst: a.rate_limit_burst.max(1),
@@ -403,6 +429,12 @@ impl Config {
             store: racing_projections::Options::default(),
             demo_race_secs: 120,
             rebuild_worker: None,
+            // Embedders and tests write snapshots only where they ask for them; a start
+            // loads one wherever there is one.
+            snapshots: crate::snapshot::Settings {
+                write: false,
+                ..crate::snapshot::Settings::default()
+            },
             request_limits: crate::http::RequestLimits::default(),
             key_watch_stale_after: crate::keys::registry::STALE_AFTER,
             signup: crate::subscribe::Settings {

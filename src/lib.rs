@@ -20,6 +20,7 @@ pub mod publish;
 pub mod read_models;
 pub mod rebuild;
 pub mod retry;
+pub mod snapshot;
 pub mod subscribe;
 pub mod supervise;
 pub mod text;

@@ -60,6 +60,9 @@ enum Command {
     /// Rebuild every read model of a running service from the log into a fresh store and
     /// swap it in; the API answers from the store in use until the swap.
     Rebuild(AdminArgs),
+    /// Snapshots of the read models in the object store: write one now, list them,
+    /// check one, or start the service's read models from one.
+    Snapshot(racing::cli::snapshot::SnapshotArgs),
     /// Watch a race's prices move, live, in the terminal (one line per update in a pipe).
     Watch(racing::watch::WatchArgs),
     /// A rebuild's fold, in a process of its own: `serve` starts it, feeding it the log.
@@ -115,6 +118,7 @@ fn main() -> ExitCode {
             Command::Status(args) => admin::status(args).await,
             Command::DeadLetters(args) => admin::dead_letters(args).await,
             Command::Rebuild(args) => admin::rebuild(args).await,
+            Command::Snapshot(args) => racing::cli::snapshot::run(args).await,
             Command::Watch(args) => racing::watch::run(args).await.map(|()| ExitCode::SUCCESS),
             Command::RebuildWorker(args) => racing::rebuild::run_worker(args).await,
         }

@@ -387,6 +387,17 @@ pub fn new_generation(data_dir: &Path) -> PathBuf {
     data_dir.join(format!("{GENERATION}{ms}"))
 }
 
+/// Makes the store in `dir` (under `data_dir`) the one a start opens, before any
+/// [`ReadModels`] is made: a store loaded from a snapshot at start-up.
+pub fn make_active(data_dir: &Path, dir: &Path) -> anyhow::Result<()> {
+    let name = dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .filter(|name| dir.parent() == Some(data_dir) && is_store_name(name))
+        .with_context(|| format!("{} is not a store of {}", dir.display(), data_dir.display()))?;
+    write_pointer(data_dir, name)
+}
+
 /// Removes the store directories under `data_dir` other than `active`: a rebuild that a
 /// crash interrupted, or the store a finished rebuild replaced. Moved-aside damaged
 /// stores (`read-models.damaged-*`) are kept for inspection.

@@ -25,6 +25,7 @@ mod replay;
 mod replayed;
 mod security;
 mod sessions;
+mod snapshots;
 mod startup;
 mod subscribe;
 mod subscribe_rules;

@@ -34,8 +34,15 @@ pub struct DeadLetterArgs {
     seq: Option<u64>,
 }
 
+impl AdminArgs {
+    /// The admin listener's address, without a trailing slash.
+    pub(crate) fn base(&self) -> &str {
+        self.admin_url.trim_end_matches('/')
+    }
+}
+
 /// The JSON answer of the admin listener at `path`.
-async fn admin_get<T: serde::de::DeserializeOwned>(
+pub(crate) async fn admin_get<T: serde::de::DeserializeOwned>(
     admin: &AdminArgs,
     path: &str,
 ) -> anyhow::Result<T> {
@@ -146,11 +153,16 @@ pub async fn dead_letters(args: DeadLetterArgs) -> anyhow::Result<ExitCode> {
 
 /// Starts a rebuild (or follows the one under way) and draws its progress until it ends.
 pub async fn rebuild(args: AdminArgs) -> anyhow::Result<ExitCode> {
+    rebuild_at(&args, "/rebuild").await
+}
+
+/// Starts the rebuild that a POST to `path` starts, and draws its progress until it ends.
+pub(crate) async fn rebuild_at(args: &AdminArgs, path: &str) -> anyhow::Result<ExitCode> {
     use crate::rebuild::{State, Status};
     let base = args.admin_url.trim_end_matches('/');
     let client = reqwest::Client::new();
     let response = client
-        .post(format!("{base}/rebuild"))
+        .post(format!("{base}{path}"))
         .send()
         .await
         .with_context(|| format!("reaching the service's admin listener at {base}"))?;
@@ -168,7 +180,7 @@ pub async fn rebuild(args: AdminArgs) -> anyhow::Result<ExitCode> {
     );
     let status = loop {
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-        let status: Status = admin_get(&args, "/rebuild").await?;
+        let status: Status = admin_get(args, "/rebuild").await?;
         bar.set_length(status.stream_last_seq.max(status.checkpoint));
         bar.set_position(status.checkpoint);
         if status.held_secs > 0.0 {
@@ -181,8 +193,13 @@ pub async fn rebuild(args: AdminArgs) -> anyhow::Result<ExitCode> {
     bar.finish_and_clear();
     match status.state {
         State::Done => {
+            let from = status
+                .snapshot
+                .as_deref()
+                .map(|name| format!(" after snapshot {name}"))
+                .unwrap_or_default();
             println!(
-                "rebuilt: {} folded, checkpoint {}, now serving from {}{}",
+                "rebuilt: {} folded{from}, checkpoint {}, now serving from {}{}",
                 crate::text::count(status.folded, "message", "messages"),
                 status.checkpoint,
                 status.directory.as_deref().unwrap_or("?"),

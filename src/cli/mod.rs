@@ -13,6 +13,7 @@ pub mod credentials;
 pub mod feed;
 pub mod keys;
 pub mod setup;
+pub mod snapshot;
 
 /// Where a command that talks to NATS finds it, and how it proves who it is.
 #[derive(Args)]

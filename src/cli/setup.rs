@@ -31,11 +31,12 @@ pub async fn run(args: SetupArgs) -> anyhow::Result<ExitCode> {
     let info = crate::nats::set_up(&connection, &settings).await?;
     let buckets = crate::nats::buckets::ALL.map(|b| b.name(&settings.name));
     println!(
-        "{} at {url}: {} replica(s), {} message(s); buckets {}",
+        "{} at {url}: {} replica(s), {} message(s); buckets {}; object store {}",
         crate::nats::stream_identity(&info),
         info.config.num_replicas,
         info.state.messages,
-        buckets.join(", ")
+        buckets.join(", "),
+        crate::nats::buckets::snapshots_name(&settings.name)
     );
     Ok(ExitCode::SUCCESS)
 }

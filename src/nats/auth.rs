@@ -76,6 +76,8 @@ impl Role {
     pub fn permissions(self, stream: &str) -> Permissions {
         let api = "$JS.API";
         let buckets = |all: &[Bucket]| all.iter().map(|b| b.name(stream)).collect::<Vec<_>>();
+        let snapshot_bucket = buckets::snapshots_name(stream);
+        let snapshots = format!("OBJ_{snapshot_bucket}");
         // Reading a stream and following a key-value bucket: information, direct gets,
         // consumers, flow control. The client makes its ordered consumers again after a
         // gap (a restarted or re-elected server) under a name of its own (`{name}_{n}`),
@@ -106,16 +108,21 @@ impl Role {
         let mut publish = match self {
             Role::Setup => {
                 let mut p = vec![format!("{api}.INFO")];
-                let streams = std::iter::once(stream.to_owned()).chain(
-                    buckets(&buckets::ALL)
-                        .into_iter()
-                        .map(|b| format!("KV_{b}")),
-                );
+                let streams = std::iter::once(stream.to_owned())
+                    .chain(
+                        buckets(&buckets::ALL)
+                            .into_iter()
+                            .map(|b| format!("KV_{b}")),
+                    )
+                    .chain([snapshots.clone()]);
                 for s in streams {
                     for call in ["INFO", "CREATE", "UPDATE"] {
                         p.push(format!("{api}.STREAM.{call}.{s}"));
                     }
                 }
+                // The snapshots are a copy of what the log rebuilds: the set-up alone
+                // may delete their bucket, never the log's.
+                p.push(format!("{api}.STREAM.DELETE.{snapshots}"));
                 p
             }
             Role::Service => {
@@ -124,6 +131,11 @@ impl Role {
                 for name in buckets(&buckets::ALL) {
                     p.extend(bucket(&name));
                 }
+                // Writing and reading snapshots, and removing old ones (the object
+                // store purges an object's chunks); never deleting the bucket.
+                p.extend(read(&snapshots));
+                p.push(format!("$O.{snapshot_bucket}.>"));
+                p.push(format!("{api}.STREAM.PURGE.{snapshots}"));
                 p
             }
             Role::Feeder => vec![racing_events::ALL_SUBJECTS.to_owned()],
@@ -450,7 +462,26 @@ mod tests {
     }
 
     #[test]
-    fn only_the_set_up_may_change_streams_and_it_may_delete_or_read_nothing() {
+    fn only_the_service_writes_snapshots_and_only_the_set_up_deletes_their_bucket() {
+        let objects = "$O.RACING_SNAPSHOTS.>";
+        let delete = "$JS.API.STREAM.DELETE.OBJ_RACING_SNAPSHOTS";
+        for role in Role::ALL {
+            let p = role.permissions("RACING");
+            let writes = p.publish.iter().any(|s| s == objects);
+            assert_eq!(writes, role == Role::Service, "{role} writes snapshots");
+            let deletes = p.publish.iter().any(|s| s == delete);
+            assert_eq!(deletes, role == Role::Setup, "{role} deletes the bucket");
+            assert!(
+                !p.publish.iter().any(|s| s.contains("STREAM.DELETE.RACING")
+                    || s.contains("STREAM.PURGE.RACING")
+                    || s.contains("STREAM.DELETE.KV_")),
+                "{role}: nobody deletes or purges the log or a key-value bucket"
+            );
+        }
+    }
+
+    #[test]
+    fn only_the_set_up_may_change_streams_and_it_may_delete_or_read_nothing_but_snapshots() {
         let changes = |s: &String| s.contains(".STREAM.CREATE.") || s.contains(".STREAM.UPDATE.");
         for role in [Role::Service, Role::Feeder, Role::KeysAdmin] {
             let p = role.permissions("RACING");
@@ -467,10 +498,12 @@ mod tests {
                 assert!(setup.publish.contains(&subject), "{subject}");
             }
         }
-        assert!(setup
-            .publish
-            .iter()
-            .all(|s| s == "$JS.API.INFO" || s.starts_with("$JS.API.STREAM.INFO.") || changes(s)));
+        // Deleting the snapshots' bucket is the one delete: they are a copy of what the
+        // log rebuilds.
+        assert!(setup.publish.iter().all(|s| s == "$JS.API.INFO"
+            || s.starts_with("$JS.API.STREAM.INFO.")
+            || changes(s)
+            || s == "$JS.API.STREAM.DELETE.OBJ_RACING_SNAPSHOTS"));
         assert_eq!(setup.subscribe, ["_INBOX_RACING_SETUP.>"]);
         assert_eq!(Role::of_user("setup"), Some(Role::Setup));
     }

@@ -67,8 +67,75 @@ pub const SIGNUPS: Bucket = Bucket {
     max_bytes: crate::subscribe::store::SIGNUP_MAX_BYTES,
 };
 
+/// How long the snapshot writer's lease lasts unrenewed: a writer that dies lets another
+/// replica take over after it.
+pub const SNAPSHOT_LEASE_TTL: Duration = Duration::from_secs(30);
+
+/// Which replica writes the snapshots of the read models (`crate::snapshot::writer`).
+pub const SNAPSHOT_LEASE: Bucket = Bucket {
+    suffix: "SNAPSHOT_LEASE",
+    description: "The replica that writes the snapshots of the read models",
+    history: 1,
+    max_age: SNAPSHOT_LEASE_TTL,
+    max_bytes: -1,
+};
+
+/// The part of the snapshots' object store's name after the stream's.
+pub const SNAPSHOTS_SUFFIX: &str = "SNAPSHOTS";
+
+/// The snapshots' object store beside `stream`.
+pub fn snapshots_name(stream: &str) -> String {
+    format!("{stream}_{SNAPSHOTS_SUFFIX}")
+}
+
 /// Every bucket of a stream, in the order the set-up makes them.
-pub const ALL: [Bucket; 5] = [KEYS, KEY_USAGE, REPLICAS, SUBSCRIBERS, SIGNUPS];
+pub const ALL: [Bucket; 6] = [
+    KEYS,
+    KEY_USAGE,
+    REPLICAS,
+    SUBSCRIBERS,
+    SIGNUPS,
+    SNAPSHOT_LEASE,
+];
+
+/// The object store of the read models' snapshots beside `stream`: its stream is made
+/// here with an object store's settings (`OBJ_<name>` on `$O.<name>.C.>` and
+/// `$O.<name>.M.>`, rollups for the metadata, direct gets), as [`Bucket::make`] makes a
+/// key-value bucket's, with `replicas` copies. Deletes are denied on its stream: only
+/// the set-up may delete the bucket; the service removes old snapshots by purging their
+/// chunks, as the object store does. One attempt.
+pub(crate) async fn make_snapshot_bucket(
+    js: &jetstream::Context,
+    stream: &str,
+    replicas: usize,
+) -> anyhow::Result<()> {
+    let name = snapshots_name(stream);
+    if js.get_object_store(&name).await.is_ok() {
+        return Ok(());
+    }
+    let config = jetstream::stream::Config {
+        name: format!("OBJ_{name}"),
+        description: Some("Snapshots of the read models".to_owned()),
+        subjects: vec![format!("$O.{name}.C.>"), format!("$O.{name}.M.>")],
+        discard: jetstream::stream::DiscardPolicy::New,
+        allow_rollup: true,
+        allow_direct: true,
+        deny_delete: true,
+        storage: jetstream::stream::StorageType::File,
+        num_replicas: replicas,
+        ..Default::default()
+    };
+    let created = js.create_stream(config).await;
+    js.get_object_store(&name)
+        .await
+        .map(drop)
+        .map_err(|open| match created {
+            Err(e) => super::stream_failure(e, &format!("OBJ_{name}")),
+            Ok(_) => {
+                anyhow::Error::from(open).context(format!("opening object store {name} just made"))
+            }
+        })
+}
 
 impl Bucket {
     /// The bucket's name beside the stream `stream`.

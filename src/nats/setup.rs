@@ -45,6 +45,12 @@ pub async fn set_up(
             )
             .await?;
     }
+    let snapshots = buckets::snapshots_name(name);
+    connection
+        .ready(&format!("making object store {snapshots}"), || {
+            buckets::make_snapshot_bucket(&js, name, replicas)
+        })
+        .await?;
     Ok(info)
 }
 

@@ -39,6 +39,7 @@ use tokio_util::sync::CancellationToken;
 use crate::faults::Faults;
 use crate::projector::{fold_messages, CATCH_UP_BATCH, CATCH_UP_WINDOW, MAX_BATCH};
 use crate::read_models::{self, ReadModels};
+use crate::snapshot::Snapshots;
 use crate::supervise::lock;
 
 pub use worker::{run as run_worker, WorkerArgs};
@@ -122,6 +123,20 @@ pub struct Status {
     /// replaced store is then moved aside for inspection rather than removed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repair: Option<String>,
+    /// The snapshot the fresh store was loaded from before it caught up with the log
+    /// (`racing snapshot load`); none: it was folded from the log's start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<String>,
+}
+
+/// Where a rebuild's fresh store starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// Empty: the whole log is folded into it.
+    Log,
+    /// A snapshot's records (the newest of this layout and stream, or the one named),
+    /// then the log from its checkpoint.
+    Snapshot(Option<String>),
 }
 
 /// Runs at most one rebuild at a time, and keeps the last one's status.
@@ -134,6 +149,8 @@ pub struct Rebuilder {
     faults: Arc<Faults>,
     /// The `racing` program whose `rebuild-worker` folds a rebuild; none folds it here.
     worker: Option<PathBuf>,
+    /// The snapshot bucket, for a rebuild from a snapshot.
+    snapshots: Option<Snapshots>,
 }
 
 impl Rebuilder {
@@ -153,7 +170,14 @@ impl Rebuilder {
             status: Arc::default(),
             faults,
             worker: None,
+            snapshots: None,
         }
+    }
+
+    /// This rebuilder, able to start a fresh store from a snapshot of `snapshots`.
+    pub fn with_snapshots(mut self, snapshots: Option<Snapshots>) -> Rebuilder {
+        self.snapshots = snapshots;
+        self
     }
 
     /// This rebuilder, folding each rebuild up to the projector's checkpoint in a
@@ -180,16 +204,21 @@ impl Rebuilder {
     /// Starts a rebuild that replaces a damaged store in use (`problem` says what is
     /// wrong with it), which is then kept aside as `read-models.damaged-<time>`.
     pub fn repair(&self, problem: String) -> Result<Status, Box<Status>> {
-        self.begin(Some(problem))
+        self.begin(Some(problem), Origin::Log)
     }
 
     /// Starts a rebuild in the background; `Err` with the status of the one under way if
     /// there is one.
     pub fn start(&self) -> Result<Status, Box<Status>> {
-        self.begin(None)
+        self.begin(None, Origin::Log)
     }
 
-    fn begin(&self, repair: Option<String>) -> Result<Status, Box<Status>> {
+    /// Starts a rebuild whose fresh store starts `from` a snapshot or the log's start.
+    pub fn start_from(&self, from: Origin) -> Result<Status, Box<Status>> {
+        self.begin(None, from)
+    }
+
+    fn begin(&self, repair: Option<String>, from: Origin) -> Result<Status, Box<Status>> {
         let started = {
             let mut status = lock(&self.status);
             if status.state == State::Running {
@@ -213,6 +242,8 @@ impl Rebuilder {
             worker: self.worker.clone(),
             shutdown: self.shutdown.clone(),
             fresh: Mutex::default(),
+            from,
+            snapshots: self.snapshots.clone(),
         };
         let shutdown = self.shutdown.clone();
         let status = self.status.clone();
@@ -295,6 +326,9 @@ struct Run {
     /// handle is never dropped on the way out of a failure (an error, a panic, the run
     /// dropped at a stop), but by [`ReadModels::close`] once the run has ended.
     fresh: Mutex<Option<Store>>,
+    /// Where the fresh store starts.
+    from: Origin,
+    snapshots: Option<Snapshots>,
 }
 
 /// Where the fold up to the projector's checkpoint happens.
@@ -325,11 +359,17 @@ impl Run {
     }
 
     /// The fresh store at `dir`, in a worker process if there is a program for one (or
-    /// here if it cannot start), built from the stream `identity`.
-    fn folder(&self, dir: &std::path::Path, identity: &str) -> anyhow::Result<Folder> {
+    /// here if it cannot start), built from the stream `identity`, and filled up to
+    /// `checkpoint` (by a snapshot; 0: empty).
+    fn folder(
+        &self,
+        dir: &std::path::Path,
+        identity: &str,
+        checkpoint: u64,
+    ) -> anyhow::Result<Folder> {
         let options = self.read_models.load().options();
         if let Some(program) = &self.worker {
-            match worker::Worker::start(program, dir, options, identity) {
+            match worker::Worker::start(program, dir, options, identity, checkpoint) {
                 Ok(worker) => return Ok(Folder::Worker(Box::new(worker))),
                 Err(e) => tracing::warn!(
                     error = format!("{e:#}"),
@@ -350,7 +390,12 @@ impl Run {
         tracing::info!(store = %dir.display(), "rebuilding the read models from the log");
         let mut stream = self.js.get_stream(&self.stream).await?;
         let info = stream.info().await?;
-        let mut folder = self.folder(dir, &crate::nats::stream_identity(info))?;
+        let identity = crate::nats::stream_identity(info);
+        let loaded = match &self.from {
+            Origin::Snapshot(name) => self.load_snapshot(dir, name.as_deref(), &identity).await?,
+            Origin::Log => 0,
+        };
+        let mut folder = self.folder(dir, &identity, loaded)?;
         {
             let mut status = lock(&self.status);
             status.stream_last_seq = info.state.last_sequence;
@@ -515,6 +560,67 @@ impl Run {
             .await;
         });
         Ok(())
+    }
+
+    /// Loads the snapshot `name` (the newest of this layout and of the stream `identity`
+    /// if none) into `dir`, whose store the fold then goes on from. A snapshot past the
+    /// projector's checkpoint is refused: the rebuild never folds what the projector has
+    /// not, so that every odds update goes live once, from the projector. Returns the
+    /// snapshot's checkpoint.
+    async fn load_snapshot(
+        &self,
+        dir: &std::path::Path,
+        name: Option<&str>,
+        identity: &str,
+    ) -> anyhow::Result<u64> {
+        let snapshots = self.snapshots.as_ref().context(
+            "this service has no snapshot bucket: `racing setup` makes it (docs/operations.md)",
+        )?;
+        let layout = racing_projections::layout();
+        let listed = snapshots.list().await?.into_iter().find(|l| match name {
+            Some(name) => l.name == name,
+            None => l.layout == layout && l.stream == identity,
+        });
+        let listed = listed.with_context(|| match name {
+            Some(name) => format!("no snapshot {name}"),
+            None => format!("no snapshot of layout {layout} and stream {identity}"),
+        })?;
+        let live = self.read_models.load().checkpoint()?;
+        if listed.checkpoint > live {
+            anyhow::bail!(
+                "snapshot {} is at {}, past this replica's checkpoint {live}: try again once the projector has reached it",
+                listed.name,
+                listed.checkpoint
+            );
+        }
+        {
+            let mut status = lock(&self.status);
+            status.snapshot = Some(listed.name.clone());
+            status.checkpoint = listed.checkpoint;
+        }
+        let fetched = snapshots.fetch(&listed.name).await?;
+        let (file, digest, stream) = (
+            fetched.path().to_owned(),
+            listed.digest.clone(),
+            identity.to_owned(),
+        );
+        let (into, options) = (dir.to_owned(), self.read_models.load().options());
+        let loaded = tokio::task::spawn_blocking(move || {
+            let expected = racing_projections::Expected {
+                digest: &digest,
+                stream: &stream,
+            };
+            racing_projections::load_snapshot(&file, expected, &into, options).map(drop)
+        })
+        .await?;
+        drop(fetched);
+        loaded.with_context(|| format!("snapshot {} refused", listed.name))?;
+        tracing::info!(
+            snapshot = %listed.name,
+            checkpoint = listed.checkpoint,
+            "the rebuild's fresh store loaded from a snapshot; folding the log from its checkpoint"
+        );
+        Ok(listed.checkpoint)
     }
 
     /// `store`, with a handle of it kept in [`Run::fresh`].

@@ -273,12 +273,14 @@ fn spawn_from_a_thread_of_its_own(
 
 impl Worker {
     /// Starts `program`'s `rebuild-worker` on the store at `dir`, which it makes if there is
-    /// none, built from the stream `identity`. The worker is killed if this is dropped.
+    /// none (or which a snapshot filled up to `checkpoint`), built from the stream
+    /// `identity`. The worker is killed if this is dropped.
     pub(super) fn start(
         program: &Path,
         dir: &Path,
         options: Options,
         identity: &str,
+        checkpoint: u64,
     ) -> anyhow::Result<Worker> {
         let mut command = tokio::process::Command::new(program);
         // Nothing of the service's environment (NATS credentials, API keys) but its logs'
@@ -328,11 +330,12 @@ impl Worker {
             input: Some(input),
             replies: BufReader::new(output).lines(),
             said,
-            checkpoint: 0,
+            checkpoint,
         })
     }
 
-    /// The fresh store's checkpoint, as the worker last answered (0 before it has).
+    /// The fresh store's checkpoint, as the worker last answered (where it started before
+    /// it has).
     pub(super) fn checkpoint(&self) -> u64 {
         self.checkpoint
     }

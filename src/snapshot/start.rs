@@ -1,0 +1,243 @@
+//! A start from a snapshot: when the store is empty (a new replica, or one whose store
+//! was of an older layout, damaged, or another stream's, and so made anew), the newest
+//! snapshot of this layout and stream is fetched, its digest checked, and loaded into a
+//! directory of its own; the projector then goes on from its checkpoint as from any
+//! store's. A snapshot that fails any check is refused, the next older one is tried, and
+//! with none left the log is replayed, as without snapshots. Nothing of a refused
+//! snapshot is ever served: its directory is removed before the service starts.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use racing_projections::{Expected, Options, Store};
+use serde::{Deserialize, Serialize};
+
+use super::{Listed, Snapshots};
+
+/// How this start got its read models.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StartPath {
+    /// It opened the store it had, and goes on from its checkpoint.
+    #[default]
+    Store,
+    /// It loaded a snapshot, and goes on from its checkpoint.
+    Snapshot,
+    /// It replays the log from its start.
+    Replay,
+}
+
+/// How a start went, as `/status` and `/readyz` show it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct StartReport {
+    /// Which path it took.
+    pub path: StartPath,
+    /// The snapshot loaded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<String>,
+    /// The checkpoint it started from.
+    pub from_checkpoint: u64,
+    /// Seconds fetching and loading the snapshot took.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_secs: Option<f64>,
+    /// Snapshots passed over or refused, and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refused: Vec<String>,
+}
+
+/// A store loaded from a snapshot, in a directory of its own.
+pub struct Loaded {
+    /// The store.
+    pub store: Store,
+    /// Its directory.
+    pub dir: PathBuf,
+    /// The snapshot.
+    pub listed: Listed,
+}
+
+/// The store a start serves from: `store` (opened, or made anew, in `dir` by the
+/// start-up), or, when it is empty and the stream is not, a snapshot's if one loads. The
+/// loaded store's directory becomes the one in use. Returns the store, its directory and
+/// how the start went.
+pub async fn choose(
+    store: Store,
+    dir: PathBuf,
+    snapshots: Option<&Snapshots>,
+    identity: &str,
+    stream_last: u64,
+    data_dir: &Path,
+) -> anyhow::Result<(Store, PathBuf, StartReport)> {
+    let checkpoint = store.checkpoint()?;
+    let empty = checkpoint == 0 && stream_last > 0;
+    let snapshots = match snapshots {
+        Some(snapshots) if empty => snapshots,
+        _ => {
+            let report = StartReport {
+                path: if empty {
+                    StartPath::Replay
+                } else {
+                    StartPath::Store
+                },
+                from_checkpoint: checkpoint,
+                ..StartReport::default()
+            };
+            return Ok((store, dir, report));
+        }
+    };
+    let options = store.options();
+    match load_newest(snapshots, identity, data_dir, options).await {
+        (Some(loaded), report) => {
+            // The empty store goes before anything points past it.
+            drop(store);
+            crate::read_models::make_active(data_dir, &loaded.dir)?;
+            Ok((loaded.store, loaded.dir, report))
+        }
+        (None, report) => Ok((store, dir, report)),
+    }
+}
+
+/// Loads the newest snapshot of this layout and of the stream `identity` into a new
+/// directory under `data_dir`, trying older ones if it is refused; `None` (and why in
+/// the report) when none could be loaded: the caller replays the log.
+pub async fn load_newest(
+    snapshots: &Snapshots,
+    identity: &str,
+    data_dir: &Path,
+    options: Options,
+) -> (Option<Loaded>, StartReport) {
+    let started = Instant::now();
+    let mut report = StartReport {
+        path: StartPath::Replay,
+        ..StartReport::default()
+    };
+    let listed = match snapshots.list().await {
+        Ok(listed) => listed,
+        Err(e) => {
+            tracing::warn!(
+                error = format!("{e:#}"),
+                "snapshots could not be listed; replaying the log"
+            );
+            report
+                .refused
+                .push(format!("the bucket could not be listed: {e:#}"));
+            return (None, report);
+        }
+    };
+    let layout = racing_projections::layout();
+    for listed in listed {
+        if listed.layout != layout {
+            report.refused.push(format!(
+                "{}: of layout {}, not {layout}",
+                listed.name, listed.layout
+            ));
+            continue;
+        }
+        if listed.stream != identity {
+            report.refused.push(format!(
+                "{}: of stream {}, not {identity}",
+                listed.name, listed.stream
+            ));
+            continue;
+        }
+        match load(snapshots, &listed, identity, data_dir, options).await {
+            Ok((store, dir)) => {
+                report.path = StartPath::Snapshot;
+                report.snapshot = Some(listed.name.clone());
+                report.from_checkpoint = listed.checkpoint;
+                report.load_secs = Some(started.elapsed().as_secs_f64());
+                metrics::gauge!("racing_snapshot_load_seconds")
+                    .set(started.elapsed().as_secs_f64());
+                tracing::info!(
+                    snapshot = %listed.name,
+                    checkpoint = listed.checkpoint,
+                    records = listed.records,
+                    ms = started.elapsed().as_millis() as u64,
+                    "read models loaded from a snapshot; the projector goes on from its checkpoint"
+                );
+                return (Some(Loaded { store, dir, listed }), report);
+            }
+            Err(e) => {
+                tracing::error!(
+                    snapshot = %listed.name,
+                    error = format!("{e:#}"),
+                    "snapshot refused"
+                );
+                report.refused.push(format!("{}: {e:#}", listed.name));
+            }
+        }
+    }
+    tracing::info!(
+        refused = report.refused.len(),
+        "no snapshot to load; replaying the log"
+    );
+    (None, report)
+}
+
+/// Fetches and loads `listed` into a new directory; on any failure the directory is
+/// removed.
+async fn load(
+    snapshots: &Snapshots,
+    listed: &Listed,
+    identity: &str,
+    data_dir: &Path,
+    options: Options,
+) -> anyhow::Result<(Store, PathBuf)> {
+    tracing::info!(
+        snapshot = %listed.name,
+        checkpoint = listed.checkpoint,
+        bytes = listed.bytes,
+        "fetching and loading a snapshot of the read models"
+    );
+    let fetched = snapshots.fetch(&listed.name).await?;
+    let dir = crate::read_models::new_generation(data_dir);
+    let (file, digest, stream, into) = (
+        fetched.path().to_owned(),
+        listed.digest.clone(),
+        identity.to_owned(),
+        dir.clone(),
+    );
+    let loaded = tokio::task::spawn_blocking(move || {
+        let expected = Expected {
+            digest: &digest,
+            stream: &stream,
+        };
+        racing_projections::load_snapshot(&file, expected, &into, options)
+    })
+    .await;
+    drop(fetched);
+    match loaded {
+        Ok(Ok((store, summary))) if summary.head.checkpoint == listed.checkpoint => {
+            Ok((store, dir))
+        }
+        Ok(Ok((store, summary))) => {
+            drop(store);
+            remove(&dir);
+            anyhow::bail!(
+                "its file holds checkpoint {}, its metadata says {}",
+                summary.head.checkpoint,
+                listed.checkpoint
+            )
+        }
+        Ok(Err(e)) => {
+            remove(&dir);
+            Err(e.into())
+        }
+        Err(e) => {
+            remove(&dir);
+            Err(anyhow::anyhow!("the load panicked: {e}"))
+        }
+    }
+}
+
+/// Removes a refused snapshot's directory once sled has let go of it.
+fn remove(dir: &Path) {
+    // The store is dropped by now; sled's threads let go of its files a moment later.
+    for _ in 0..50 {
+        match std::fs::remove_dir_all(dir) {
+            Ok(()) => return,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
+            Err(_) => std::thread::sleep(std::time::Duration::from_millis(20)),
+        }
+    }
+    tracing::warn!(dir = %dir.display(), "a refused snapshot's directory is left to the next start");
+}
