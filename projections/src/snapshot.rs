@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 
 use crate::keys;
-use crate::kv::{Bytes, Commit};
+use crate::kv::Bytes;
 use crate::store::{Options, Store, SCHEMA, SCHEMA_KEY};
 use crate::StoreError;
 
@@ -30,8 +30,6 @@ const MAGIC: &[u8] = b"racing-snapshot 1\n";
 const END: u32 = u32::MAX;
 /// Records read from the frozen view at a time: writes wait while a part is read.
 const PART: usize = 2048;
-/// Records written to the new store in one commit while a snapshot loads.
-const LOAD_COMMIT: usize = 8192;
 /// zstd's level: a snapshot is written once and read by every replica that starts.
 const LEVEL: i32 = 3;
 /// The longest a key or a value may be: sled keeps nothing near it, so a longer length
@@ -222,18 +220,11 @@ pub fn load_snapshot(
             dir.display()
         )));
     }
-    let mut commit = Commit::default();
-    let mut held = 0;
-    let summary = read(file, |(key, value)| {
-        commit.put(key, value);
-        held += 1;
-        if held >= LOAD_COMMIT {
-            store.kv.apply(std::mem::take(&mut commit))?;
-            held = 0;
-        }
-        Ok(())
-    })?;
-    store.kv.apply(commit)?;
+    // A record at a time, in key order: the fastest way into sled there is (BENCHMARKS.md,
+    // "The engine's floor": 11.0 s for the bench's store, against 18.1 to 32.7 s in
+    // batches). Nothing reads the store before the load ends, and a load cut short is
+    // removed whole by whoever made its directory.
+    let summary = read(file, |(key, value)| store.kv.put(key, value))?;
     if store.checkpoint()? != summary.head.checkpoint {
         return Err(SnapshotError::Damaged(format!(
             "its head says checkpoint {}, its records {}",

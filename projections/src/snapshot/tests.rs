@@ -10,6 +10,7 @@ use racing_events::Envelope;
 use sha2::{Digest as _, Sha256};
 
 use super::*;
+use crate::kv::Commit;
 use crate::tests::{tempdir, TempDir};
 
 fn records(store: &Store) -> BTreeMap<Vec<u8>, Vec<u8>> {
