@@ -132,6 +132,7 @@ fn the_rules_of_the_map_hold_in_the_code() {
         "src/nats/",
         "src/projector/",
         "src/rebuild/",
+        "src/snapshot/",
         "src/publish.rs",
         "src/keys/",
         "src/subscribe/store.rs",
