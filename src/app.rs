@@ -24,7 +24,7 @@ use crate::nats::{self, LocalNats, Role};
 use crate::projector::{Parts, Progress, Projector};
 use crate::read_models::{self, ReadModels};
 use crate::rebuild::Rebuilder;
-use crate::snapshot::{self, start::StartReport, Snapshots};
+use crate::snapshot::{self, lease::Lease, start::StartReport, Snapshots};
 use crate::supervise::{self, Tasks};
 
 /// How long in-flight requests get to finish at shutdown.
@@ -65,6 +65,8 @@ pub struct Application {
     start: StartReport,
     /// The snapshot bucket, where the set-up made one.
     snapshots: Option<Snapshots>,
+    /// The snapshot writer's lease, where there is a bucket for it.
+    lease: Option<Lease>,
     /// This replica's id among the others.
     replica: String,
     /// Stops the background tasks started by `build` if the application is dropped
@@ -125,29 +127,6 @@ impl Application {
 
         let store_dir = read_models::active_dir(&config.data_dir)?;
         let (store, store_note) = open_store(&store_dir, &stream_info, config.store).await?;
-        // A store that is empty over a log that is not starts from the newest snapshot,
-        // where there is one.
-        snapshot::remove_leftovers(&config.data_dir);
-        let snapshots = match Snapshots::open(&js, &config.stream, &config.data_dir).await {
-            Ok(snapshots) => Some(snapshots),
-            Err(e) => {
-                tracing::warn!(
-                    error = format!("{e:#}"),
-                    "no snapshots of the read models are written or loaded"
-                );
-                None
-            }
-        };
-        let (store, store_dir, start) = snapshot::start::choose(
-            store,
-            store_dir,
-            snapshots.as_ref().filter(|_| config.snapshots.load),
-            &nats::stream_identity(&stream_info),
-            stream_info.state.last_sequence,
-            &config.data_dir,
-        )
-        .await?;
-        read_models::remove_stale(&config.data_dir, &store_dir);
 
         // The demo season goes into the log before the projector starts, so that the
         // API is not "ready" on an empty log and then answers 404s for a moment. (After
@@ -198,6 +177,45 @@ impl Application {
             })
             .await?;
         let replica = replicas.id().to_owned();
+        // A store that is empty over a log that is not starts from the newest snapshot,
+        // where there is one; where there is none yet, a replica that writes snapshots
+        // takes the writer's lease and replays, and the others of its layout wait a while
+        // for the snapshot it will publish.
+        snapshot::remove_leftovers(&config.data_dir);
+        let snapshots = match Snapshots::open(&js, &config.stream, &config.data_dir).await {
+            Ok(snapshots) => Some(snapshots),
+            Err(e) => {
+                tracing::warn!(
+                    error = format!("{e:#}"),
+                    "no snapshots of the read models are written or loaded"
+                );
+                None
+            }
+        };
+        let lease = match &snapshots {
+            Some(_) => match Lease::open(&js, &config.stream, &replica).await {
+                Ok(lease) => Some(lease),
+                Err(e) => {
+                    tracing::warn!(error = format!("{e:#}"), "no snapshots are written");
+                    None
+                }
+            },
+            None => None,
+        };
+        let (store, store_dir, start) = snapshot::start::choose(
+            store,
+            store_dir,
+            snapshot::start::Sources {
+                snapshots: snapshots.as_ref().filter(|_| config.snapshots.load),
+                lease: lease.as_ref(),
+                settings: &config.snapshots,
+            },
+            &nats::stream_identity(&stream_info),
+            stream_info.state.last_sequence,
+            &config.data_dir,
+        )
+        .await?;
+        read_models::remove_stale(&config.data_dir, &store_dir);
         let limits = RateLimits::new(config.request_limits);
         let known = keys.clone();
         keys::usage::start(
@@ -263,6 +281,7 @@ impl Application {
             store_note,
             start,
             snapshots,
+            lease,
             replica,
             _stop_on_drop: state_shutdown.drop_guard(),
         })
@@ -346,36 +365,25 @@ impl Application {
             .with_snapshots(self.snapshots.clone()),
         );
         // The snapshots' writer, where there is a bucket and its lease's.
-        let writer = match &self.snapshots {
-            Some(snapshots) => {
-                let lease = crate::nats::buckets::SNAPSHOT_LEASE
-                    .open(&self.js, &self.config.stream)
-                    .await;
-                match lease {
-                    Ok(lease) => Some(snapshot::writer::Writer::new(snapshot::writer::Parts {
-                        snapshots: snapshots.clone(),
-                        lease,
-                        replica: self.replica.clone(),
-                        settings: self.config.snapshots.clone(),
-                        read_models: self.state.read_models.clone(),
-                        progress: self.progress.subscribe(),
-                        rebuilding: {
-                            let rebuilder = rebuilder.clone();
-                            Box::new(move || {
-                                rebuilder.status().state == crate::rebuild::State::Running
-                            })
-                        },
-                        most_behind: crate::admin::READY_MAX_LAG,
-                        js: self.js.clone(),
-                        shutdown: shutdown.clone(),
-                    })),
-                    Err(e) => {
-                        tracing::warn!(error = format!("{e:#}"), "no snapshots are written");
-                        None
-                    }
-                }
+        let writer = match (&self.snapshots, &self.lease) {
+            (Some(snapshots), Some(lease)) => {
+                Some(snapshot::writer::Writer::new(snapshot::writer::Parts {
+                    snapshots: snapshots.clone(),
+                    lease: lease.clone(),
+                    replica: self.replica.clone(),
+                    settings: self.config.snapshots.clone(),
+                    read_models: self.state.read_models.clone(),
+                    progress: self.progress.subscribe(),
+                    rebuilding: {
+                        let rebuilder = rebuilder.clone();
+                        Box::new(move || rebuilder.status().state == crate::rebuild::State::Running)
+                    },
+                    most_behind: crate::admin::READY_MAX_LAG,
+                    js: self.js.clone(),
+                    shutdown: shutdown.clone(),
+                }))
             }
-            None => None,
+            _ => None,
         };
         let written = writer.clone().map(|writer| tokio::spawn(writer.run()));
         // The projector, started again after a panic or an error (see `supervise`).

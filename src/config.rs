@@ -143,6 +143,11 @@ pub struct ServeArgs {
     /// Snapshots kept in the object store; older ones are removed after a new one.
     #[arg(long, env = "RACING_SNAPSHOT_KEEP", default_value_t = 3)]
     pub snapshot_keep: usize,
+    /// Seconds a start with no snapshot of its layout waits for the one another replica
+    /// of its layout (holding the writer's lease) will publish, while that one holds it;
+    /// 0: it replays at once.
+    #[arg(long, env = "RACING_SNAPSHOT_WAIT_SECS", default_value_t = 3600)]
+    pub snapshot_wait_secs: u64,
     /// TOML file of the plans on the pricing page (`[[plan]]` tables); unset: a free trial
     /// and two plans sold by contact.
     #[arg(long, env = "RACING_PLANS")]
@@ -384,6 +389,7 @@ impl TryFrom<ServeArgs> for Config {
                 every_events: a.snapshot_every_events.max(1),
                 every: Duration::from_secs(a.snapshot_every_secs.max(1)),
                 keep: a.snapshot_keep.max(1),
+                wait: Duration::from_secs(a.snapshot_wait_secs),
             },
             request_limits: crate::http::RequestLimits {
                 rate_per_sec: a.rate_limit_per_sec.max(1),
@@ -429,10 +435,11 @@ impl Config {
             store: racing_projections::Options::default(),
             demo_race_secs: 120,
             rebuild_worker: None,
-            // Embedders and tests write snapshots only where they ask for them; a start
-            // loads one wherever there is one.
+            // Embedders and tests write snapshots, and wait for another's, only where they
+            // ask to; a start loads one wherever there is one.
             snapshots: crate::snapshot::Settings {
                 write: false,
+                wait: Duration::ZERO,
                 ..crate::snapshot::Settings::default()
             },
             request_limits: crate::http::RequestLimits::default(),

@@ -334,3 +334,40 @@ async fn status_checkpoint(service: &mut Service, client: &reqwest::Client) -> u
         .and_then(|s| s["checkpoint"].as_u64())
         .unwrap_or(0)
 }
+
+#[tokio::test]
+async fn replicas_of_a_new_layout_replay_once_and_the_others_load_its_snapshot() {
+    let nats = Nats::start().await;
+    let last = nats.publish(&some_events(1500)).await;
+    let writing = |c: &mut racing::config::Config| {
+        c.snapshots.write = true;
+        c.snapshots.wait = Duration::from_secs(120);
+    };
+    let (a, b) = (
+        TempDir::new().expect("temp dir"),
+        TempDir::new().expect("temp dir"),
+    );
+    let (mut one, mut two) = tokio::join!(
+        App::start_with(&nats, a.path(), writing),
+        App::start_with(&nats, b.path(), writing)
+    );
+    let starts = [start_of(&one).await, start_of(&two).await];
+    let paths: Vec<&str> = starts
+        .iter()
+        .map(|s| s["path"].as_str().unwrap_or("?"))
+        .collect();
+    let mut sorted = paths.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, ["replay", "snapshot"], "{starts:?}");
+    let waited = starts
+        .iter()
+        .find(|s| s["path"] == "snapshot")
+        .expect("one loaded");
+    assert!(waited["waited_secs"].as_f64().is_some(), "{waited}");
+    one.projected(last).await;
+    two.projected(last).await;
+    let whole = feed(&one, 0, 10_000).await;
+    assert_eq!(feed(&two, 0, 10_000).await, whole);
+    two.stop().await;
+    one.stop().await;
+}

@@ -12,6 +12,7 @@
 //! The file's format, and the frozen view a live store is written from, are the store's
 //! (`racing_projections::snapshot`).
 
+pub mod lease;
 pub mod start;
 pub mod writer;
 
@@ -45,6 +46,9 @@ pub struct Settings {
     pub every: Duration,
     /// How many are kept; older ones are removed once a new one is written.
     pub keep: usize,
+    /// How long a start with no snapshot of its layout waits for the one another replica
+    /// of its layout, holding the writer's lease, will publish.
+    pub wait: Duration,
 }
 
 impl Default for Settings {
@@ -55,6 +59,7 @@ impl Default for Settings {
             every_events: 250_000,
             every: Duration::from_secs(3600),
             keep: 3,
+            wait: Duration::from_secs(3600),
         }
     }
 }

@@ -7,12 +7,13 @@
 //! snapshot is ever served: its directory is removed before the service starts.
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use racing_projections::{Expected, Options, Store};
 use serde::{Deserialize, Serialize};
 
-use super::{Listed, Snapshots};
+use super::lease::Lease;
+use super::{Listed, Settings, Snapshots};
 
 /// How this start got its read models.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -40,6 +41,9 @@ pub struct StartReport {
     /// Seconds fetching and loading the snapshot took.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load_secs: Option<f64>,
+    /// Seconds it waited for another replica's snapshot, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waited_secs: Option<f64>,
     /// Snapshots passed over or refused, and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub refused: Vec<String>,
@@ -55,21 +59,40 @@ pub struct Loaded {
     pub listed: Listed,
 }
 
+/// Where a start may find a snapshot, and whether it may wait for one.
+pub struct Sources<'a> {
+    /// The bucket, where snapshots are loaded.
+    pub snapshots: Option<&'a Snapshots>,
+    /// The writer's lease, where there is one.
+    pub lease: Option<&'a Lease>,
+    /// Whether this replica writes snapshots, and how long it waits for another's.
+    pub settings: &'a Settings,
+}
+
+/// How often a start waiting for another replica's snapshot looks for it.
+const WAIT_POLL: Duration = Duration::from_secs(2);
+
 /// The store a start serves from: `store` (opened, or made anew, in `dir` by the
 /// start-up), or, when it is empty and the stream is not, a snapshot's if one loads. The
 /// loaded store's directory becomes the one in use. Returns the store, its directory and
 /// how the start went.
+///
+/// With no snapshot of this layout and stream, a replica that writes snapshots takes the
+/// writer's lease, replays the log and publishes one once caught up; a replica that finds
+/// the lease held by another of this layout waits for that one's snapshot (up to the
+/// settings' `wait`, and only while the other keeps the lease), so that a new layout is
+/// replayed once per cluster rather than by every replica.
 pub async fn choose(
     store: Store,
     dir: PathBuf,
-    snapshots: Option<&Snapshots>,
+    sources: Sources<'_>,
     identity: &str,
     stream_last: u64,
     data_dir: &Path,
 ) -> anyhow::Result<(Store, PathBuf, StartReport)> {
     let checkpoint = store.checkpoint()?;
     let empty = checkpoint == 0 && stream_last > 0;
-    let snapshots = match snapshots {
+    let snapshots = match sources.snapshots {
         Some(snapshots) if empty => snapshots,
         _ => {
             let report = StartReport {
@@ -85,15 +108,78 @@ pub async fn choose(
         }
     };
     let options = store.options();
-    match load_newest(snapshots, identity, data_dir, options).await {
-        (Some(loaded), report) => {
+    let (mut loaded, mut report) = load_newest(snapshots, identity, data_dir, options).await;
+    if loaded.is_none() {
+        if let Some(lease) = sources.lease {
+            let waited = wait_for_peer(snapshots, lease, sources.settings, identity, &report).await;
+            if waited.is_some() {
+                let started = Instant::now();
+                let (again, mut second) = load_newest(snapshots, identity, data_dir, options).await;
+                second.waited_secs = waited.map(|w| w.as_secs_f64());
+                second.load_secs = second.load_secs.map(|_| started.elapsed().as_secs_f64());
+                (loaded, report) = (again, second);
+            }
+        }
+    }
+    match loaded {
+        Some(loaded) => {
             // The empty store goes before anything points past it.
             drop(store);
             crate::read_models::make_active(data_dir, &loaded.dir)?;
             Ok((loaded.store, loaded.dir, report))
         }
-        (None, report) => Ok((store, dir, report)),
+        None => Ok((store, dir, report)),
     }
+}
+
+/// With no snapshot to load: takes the lease if this replica writes snapshots and nobody
+/// holds it (then it replays, and publishes one: `None`); or, while another replica of
+/// this layout holds it, waits for a snapshot not `refused` yet to appear. How long it
+/// waited, when one did.
+async fn wait_for_peer(
+    snapshots: &Snapshots,
+    lease: &Lease,
+    settings: &Settings,
+    identity: &str,
+    report: &StartReport,
+) -> Option<Duration> {
+    if settings.write && lease.hold().await {
+        tracing::info!(
+            "no snapshot of this layout: this replica replays the log and publishes one"
+        );
+        return None;
+    }
+    let layout = racing_projections::layout();
+    let started = Instant::now();
+    let mut said = false;
+    while started.elapsed() < settings.wait {
+        let holder = lease.holder().await?;
+        if lease.is_me(&holder) || holder.layout != layout {
+            return None;
+        }
+        if !said {
+            tracing::info!(
+                replica = %holder.replica,
+                most_secs = settings.wait.as_secs(),
+                "no snapshot of this layout yet; waiting for the one the replica holding the writer's lease will publish"
+            );
+            said = true;
+        }
+        tokio::time::sleep(WAIT_POLL).await;
+        let listed = snapshots.list().await.ok()?;
+        let fresh = listed.iter().any(|l| {
+            l.layout == layout
+                && l.stream == identity
+                && !report
+                    .refused
+                    .iter()
+                    .any(|r| r.starts_with(&format!("{}:", l.name)))
+        });
+        if fresh {
+            return Some(started.elapsed());
+        }
+    }
+    None
 }
 
 /// Loads the newest snapshot of this layout and of the stream `identity` into a new

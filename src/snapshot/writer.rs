@@ -10,11 +10,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use async_nats::jetstream::{self, kv};
+use async_nats::jetstream;
 use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use super::lease::Lease;
 use super::{Created, Listed, Settings, Snapshots};
 use crate::projector::Progress;
 use crate::read_models::ReadModels;
@@ -22,8 +23,6 @@ use crate::read_models::ReadModels;
 /// How often the holder renews the lease (which lapses after
 /// [`crate::nats::buckets::SNAPSHOT_LEASE_TTL`]), and the others try to take it.
 const LEASE_RENEW: Duration = Duration::from_secs(10);
-/// The lease's key.
-const LEASE_KEY: &str = "writer";
 
 /// Where the writer stands, for `/status`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -57,7 +56,7 @@ pub enum Refused {
 /// What the writer reads of the service.
 pub struct Writer {
     snapshots: Snapshots,
-    lease: kv::Store,
+    lease: Lease,
     replica: String,
     settings: Settings,
     read_models: Arc<ReadModels>,
@@ -76,8 +75,8 @@ pub struct Writer {
 pub struct Parts {
     /// The bucket.
     pub snapshots: Snapshots,
-    /// The lease's bucket.
-    pub lease: kv::Store,
+    /// The writer's lease.
+    pub lease: Lease,
     /// This replica's id.
     pub replica: String,
     /// When to write.
@@ -173,7 +172,7 @@ impl Writer {
         lease.abort();
         // A lease let go of at a stop lets another replica take it at once.
         if self.holds_lease.swap(false, Ordering::Relaxed) {
-            let _ = self.lease.delete(LEASE_KEY).await;
+            self.lease.release().await;
         }
     }
 
@@ -283,33 +282,13 @@ impl Writer {
     /// Takes the lease when nobody holds it, and renews it while it is this replica's.
     async fn keep_lease(self: Arc<Self>, shutdown: CancellationToken) {
         loop {
-            let held = self.hold().await;
+            let held = self.lease.hold().await;
             if held != self.holds_lease.swap(held, Ordering::Relaxed) {
                 tracing::info!(replica = %self.replica, held, "the snapshot writer's lease");
             }
             tokio::select! {
                 _ = shutdown.cancelled() => return,
                 _ = tokio::time::sleep(LEASE_RENEW) => {}
-            }
-        }
-    }
-
-    /// One attempt to take or renew the lease: whether this replica holds it after.
-    async fn hold(&self) -> bool {
-        let me = bytes::Bytes::from(self.replica.clone());
-        match self.lease.entry(LEASE_KEY).await {
-            Ok(Some(entry)) if entry.operation == kv::Operation::Put => {
-                entry.value == me
-                    && self
-                        .lease
-                        .update(LEASE_KEY, me, entry.revision)
-                        .await
-                        .is_ok()
-            }
-            Ok(_) => self.lease.create(LEASE_KEY, me).await.is_ok(),
-            Err(e) => {
-                tracing::debug!(error = %e, "reading the snapshot writer's lease");
-                false
             }
         }
     }
