@@ -186,6 +186,29 @@ async fn a_snapshot_damaged_or_of_another_layout_or_stream_is_refused_for_a_repl
     })
     .await;
     drop(store);
+    // `racing snapshot verify` says the same of each, before any start does.
+    let (status, body) = admin_post(&first, &format!("/snapshots/verify?name={genuine}")).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["verified"]["checkpoint"], checkpoint);
+    let (status, body) = admin_post(
+        &first,
+        &format!("/snapshots/verify?name={}", newer(1, "17")),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("digest"),
+        "{body}"
+    );
+    let (status, body) = admin_post(
+        &first,
+        &format!("/snapshots/verify?name={}", newer(4, "17")),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
     bucket.delete(&genuine).await.expect("delete");
 
     let second_dir = TempDir::new().expect("temp dir");
@@ -370,4 +393,59 @@ async fn replicas_of_a_new_layout_replay_once_and_the_others_load_its_snapshot()
     assert_eq!(feed(&two, 0, 10_000).await, whole);
     two.stop().await;
     one.stop().await;
+}
+
+#[tokio::test]
+async fn no_snapshot_is_taken_while_the_store_is_rebuilt_or_behind() {
+    let nats = Nats::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let mut app = App::start(&nats, dir.path()).await;
+    let first = nats.publish(&some_events(300)).await;
+    app.projected(first).await;
+
+    // Being rebuilt.
+    let (reached, release) = app.faults.pause_rebuild_before_fold();
+    let (status, body) = admin_post(&app, "/rebuild").await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    tokio::time::timeout(Duration::from_secs(60), reached)
+        .await
+        .expect("the rebuild reads its first batch")
+        .expect("the fault's gate");
+    let (status, body) = admin_post(&app, "/snapshots").await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("rebuild"),
+        "{body}"
+    );
+    let _ = release.send(());
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while app.admin_json("/rebuild").await["state"] == "running" {
+        assert!(tokio::time::Instant::now() < deadline, "the rebuild ends");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    // Behind the stream by more than /readyz allows.
+    let (stopped, go) = app.faults.pause_projector_before_batch();
+    let last = nats.publish(&some_events(1500)[300..]).await;
+    tokio::time::timeout(Duration::from_secs(60), stopped)
+        .await
+        .expect("the projector stops before a batch")
+        .expect("the fault's gate");
+    let (status, body) = admin_post(&app, "/snapshots").await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("behind"),
+        "{body}"
+    );
+    let _ = go.send(());
+    app.projected(last).await;
+    let (_, checkpoint) = snapshot_of(&app).await;
+    assert_eq!(checkpoint, last);
+    app.stop().await;
 }

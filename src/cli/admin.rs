@@ -73,6 +73,24 @@ pub async fn status(args: AdminArgs) -> anyhow::Result<ExitCode> {
     if let Some(note) = &s.store_note {
         println!("read models:   {note}");
     }
+    println!("started from:  {}", started_from(&s.start));
+    if let Some(w) = &s.snapshots {
+        let newest = w
+            .newest
+            .as_ref()
+            .map_or("none of this layout".to_owned(), |n| {
+                format!("{} (checkpoint {}, {})", n.name, n.checkpoint, n.created_at)
+            });
+        let lease = if w.holds_lease {
+            ", this replica writes them"
+        } else {
+            ""
+        };
+        println!("snapshots:     newest {newest}{lease}");
+        if let Some(e) = &w.last_error {
+            println!("               last attempt failed: {e}");
+        }
+    }
     println!("checkpoint:    {}", s.checkpoint);
     println!("lag:           {} events", opt(s.lag));
     println!(
@@ -122,6 +140,34 @@ pub async fn status(args: AdminArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(2)
     })
+}
+
+/// Which path a start took to its read models, in a line.
+fn started_from(start: &crate::snapshot::start::StartReport) -> String {
+    use crate::snapshot::start::StartPath;
+    let refused = match start.refused.len() {
+        0 => String::new(),
+        n => format!(
+            "; {} refused: {}",
+            crate::text::count(n as u64, "snapshot", "snapshots"),
+            start.refused.join("; ")
+        ),
+    };
+    match start.path {
+        StartPath::Store if start.from_checkpoint == 0 => "a new store (the log was empty)".into(),
+        StartPath::Store => format!("its own store, at {}", start.from_checkpoint),
+        StartPath::Replay => format!("a replay of the log{refused}"),
+        StartPath::Snapshot => format!(
+            "snapshot {} at {}, loaded in {:.1} s{}{refused}",
+            start.snapshot.as_deref().unwrap_or("?"),
+            start.from_checkpoint,
+            start.load_secs.unwrap_or(0.0),
+            start
+                .waited_secs
+                .map(|w| format!(" after waiting {w:.0} s for it"))
+                .unwrap_or_default()
+        ),
+    }
 }
 
 /// Lists a running service's dead letters, or prints one in full.
