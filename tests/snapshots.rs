@@ -250,6 +250,16 @@ async fn a_snapshot_damaged_or_of_another_layout_or_stream_is_refused_for_a_repl
         let path = change["path"].as_str().expect("a path");
         assert_eq!(answer(&second, path).await, answer(&first, path).await);
     }
+
+    // A new snapshot removes those of another stream and of an older layout, and keeps
+    // the newest three of its own layout and stream (by their metadata).
+    let (status, created) = admin_post(&first, "/snapshots").await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    assert_eq!(
+        created["removed"],
+        serde_json::json!([newer(3, "17"), newer(2, "16")]),
+        "{created}"
+    );
     second.stop().await;
     first.stop().await;
 }

@@ -174,7 +174,9 @@ impl Snapshots {
             .await
             .with_context(|| format!("sending snapshot {name} to the object store"))?;
         let sent = started.elapsed() - written;
-        let removed = self.prune(keep).await?;
+        let removed = self
+            .prune(keep, &summary.head.layout, &summary.head.stream)
+            .await?;
         Ok(Created {
             listed: Listed {
                 name,
@@ -194,15 +196,39 @@ impl Snapshots {
         })
     }
 
-    /// Removes every snapshot but the newest `keep` (at least one).
-    pub async fn prune(&self, keep: usize) -> anyhow::Result<Vec<String>> {
+    /// Removes the snapshots of `layout` and `stream` but the newest `keep` (at least
+    /// one), and, once there is one of them, every snapshot of another stream (made
+    /// anew: its snapshots fit no replica) or of an older layout (an upgrade's leftovers).
+    /// A newer layout's are left to the replicas of that version.
+    pub async fn prune(
+        &self,
+        keep: usize,
+        layout: &str,
+        stream: &str,
+    ) -> anyhow::Result<Vec<String>> {
+        let listed = self.list().await?;
+        let ours = |l: &Listed| l.layout == layout && l.stream == stream;
+        let any_ours = listed.iter().any(ours);
+        let older_layout = |l: &Listed| match (l.layout.parse::<u32>(), layout.parse::<u32>()) {
+            (Ok(theirs), Ok(mine)) => theirs < mine,
+            _ => false,
+        };
+        let mut kept = 0;
         let mut removed = Vec::new();
-        for old in self.list().await?.into_iter().skip(keep.max(1)) {
-            self.bucket
-                .delete(&old.name)
-                .await
-                .with_context(|| format!("removing snapshot {}", old.name))?;
-            removed.push(old.name);
+        for l in listed {
+            let remove = if ours(&l) {
+                kept += 1;
+                kept > keep.max(1)
+            } else {
+                any_ours && (l.stream != stream || older_layout(&l))
+            };
+            if remove {
+                self.bucket
+                    .delete(&l.name)
+                    .await
+                    .with_context(|| format!("removing snapshot {}", l.name))?;
+                removed.push(l.name);
+            }
         }
         Ok(removed)
     }

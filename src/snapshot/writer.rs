@@ -146,7 +146,8 @@ impl Writer {
                 _ = shutdown.cancelled() => break,
                 _ = tick.tick() => {}
             }
-            // Every replica keeps the newest snapshot's age current for its metrics.
+            // Each writing replica keeps the newest snapshot's age current in its metrics,
+            // the lease's holder or not.
             let newest = match self.newest().await {
                 Ok(newest) => newest,
                 Err(e) => {
@@ -157,16 +158,12 @@ impl Writer {
             if !self.holds_lease.load(Ordering::Relaxed) || self.not_now().await.is_some() {
                 continue;
             }
-            match self.due(newest.as_ref()) {
-                Ok(false) => {}
-                // Not abandoned at a stop: the file's write stops between two parts, and
-                // lets go of the store before the service ends.
-                Ok(true) => {
-                    if let Err(e) = self.create().await {
-                        tracing::warn!(error = %e, "the snapshot due was not written");
-                    }
+            // Not abandoned at a stop: the file's write stops between two parts, and lets
+            // go of the store before the service ends.
+            if self.due(newest.as_ref()) {
+                if let Err(e) = self.create().await {
+                    tracing::warn!(error = %e, "the snapshot due was not written");
                 }
-                Err(e) => tracing::warn!(error = format!("{e:#}"), "listing snapshots"),
             }
         }
         lease.abort();
@@ -264,19 +261,17 @@ impl Writer {
 
     /// Whether a snapshot is due after `newest`: none of this layout and stream yet, or
     /// enough events or time since it.
-    fn due(&self, newest: Option<&Listed>) -> anyhow::Result<bool> {
+    fn due(&self, newest: Option<&Listed>) -> bool {
         let checkpoint = self.progress.borrow().checkpoint;
-        if checkpoint == 0 {
-            return Ok(false);
+        match newest {
+            _ if checkpoint == 0 => false,
+            None => true,
+            Some(newest) if checkpoint <= newest.checkpoint => false,
+            Some(newest) => {
+                let old = age(newest).is_none_or(|age| age >= self.settings.every);
+                checkpoint - newest.checkpoint >= self.settings.every_events || old
+            }
         }
-        let Some(newest) = newest else {
-            return Ok(true);
-        };
-        if checkpoint <= newest.checkpoint {
-            return Ok(false);
-        }
-        let old = age(newest).is_none_or(|age| age >= self.settings.every);
-        Ok(checkpoint - newest.checkpoint >= self.settings.every_events || old)
     }
 
     /// Takes the lease when nobody holds it, and renews it while it is this replica's.
