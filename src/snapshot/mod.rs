@@ -152,11 +152,21 @@ impl Snapshots {
         let _remove = RemoveOnDrop(file.clone());
         let started = Instant::now();
         let (snapshot, path, stop) = (store.clone(), file.clone(), stop.clone());
-        let summary = tokio::task::spawn_blocking(move || {
-            snapshot.write_snapshot(&path, || !stop.is_cancelled())
-        })
-        .await?
-        .context("writing the snapshot file")?;
+        let (done, written) = tokio::sync::oneshot::channel();
+        std::thread::Builder::new()
+            .name("racing-snapshot".into())
+            .spawn(move || {
+                give_way();
+                let written = snapshot.write_snapshot(&path, || !stop.is_cancelled());
+                // The store's handle goes before the answer does.
+                drop(snapshot);
+                let _ = done.send(written);
+            })
+            .context("starting the snapshot's thread")?;
+        let summary = written
+            .await
+            .context("the snapshot's thread ended")?
+            .context("writing the snapshot file")?;
         let written = started.elapsed();
         let name = object_name(&summary);
         let meta = async_nats::jetstream::object_store::ObjectMetadata {
@@ -294,6 +304,19 @@ struct RemoveOnDrop(PathBuf);
 impl Drop for RemoveOnDrop {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// The niceness of the thread that writes a snapshot's file.
+const NICE: i32 = 19;
+
+/// Lowers this thread's priority to the least, so that the API's requests and the
+/// projector have the cores first while a snapshot is written (it still runs on any
+/// spare time, so a busy machine slows it rather than starves it).
+fn give_way() {
+    let tid = rustix::thread::gettid();
+    if let Err(e) = rustix::process::setpriority_process(Some(tid), NICE) {
+        tracing::warn!(error = %e, "the snapshot's thread could not lower its priority");
     }
 }
 
