@@ -357,6 +357,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         },
     )
     .await?;
+    feed::set_up(&nats).await?;
     let peer = peer::Peer::new(&nats, peer_user)?;
     // The read models of an earlier run were folded from another copy of the log.
     let store = run_dir.join("store");

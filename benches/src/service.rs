@@ -95,6 +95,12 @@ impl Service {
             .env("RACING_RATE_LIMIT_PER_SEC", "100000000")
             .env("RACING_RATE_LIMIT_BURST", "100000000")
             .env("RACING_WS_MAX_CONNECTIONS_PER_KEY", "20000")
+            // No snapshot written in the background, where it would share the machine
+            // with what a part measures; and a start on an empty store replays the log,
+            // whatever the bucket holds. The snapshot part writes one through the admin
+            // listener, and asks for the load where it measures it.
+            .env("RACING_SNAPSHOT_WRITE", "false")
+            .env("RACING_SNAPSHOT_LOAD", "false")
             .envs(target.settings.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
