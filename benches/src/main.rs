@@ -6,6 +6,7 @@
 mod bounded;
 mod catchup;
 mod feed;
+mod floor;
 mod http;
 mod ids;
 mod live;
@@ -153,6 +154,8 @@ fn parse_setting(text: &str) -> Result<(String, String), String> {
 enum Part {
     /// Replay of the whole log into empty read models, against a raw consumer.
     Replay,
+    /// sled's floor: the replayed store's records written once into a fresh database.
+    Floor,
     /// Start-up on caught-up read models.
     Startup,
     /// HTTP reads against a bare server.
@@ -167,6 +170,22 @@ enum Part {
     Ids,
     /// Document reads while a rebuild runs and while the projector catches up.
     Stall,
+}
+
+impl Part {
+    /// Every part, in the order they run: the floor takes the store the replay leaves
+    /// before the parts that publish make the log longer than it.
+    const ALL: [Part; 9] = [
+        Part::Replay,
+        Part::Floor,
+        Part::Startup,
+        Part::Http,
+        Part::Memory,
+        Part::Live,
+        Part::Catchup,
+        Part::Stall,
+        Part::Ids,
+    ];
 }
 
 /// How big each part is.
@@ -317,16 +336,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         scale.live_rate = rate;
     }
     let parts = if args.only.is_empty() {
-        vec![
-            Part::Replay,
-            Part::Startup,
-            Part::Http,
-            Part::Memory,
-            Part::Live,
-            Part::Catchup,
-            Part::Stall,
-            Part::Ids,
-        ]
+        Part::ALL.to_vec()
     } else {
         args.only.clone()
     };
@@ -390,6 +400,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         log: log.info.clone(),
         http: None,
         replay: None,
+        floor: None,
         startup: None,
         memory: None,
         live: None,
@@ -398,16 +409,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         ids: None,
     };
     eprint!("{}", report.header());
-    for part in [
-        Part::Replay,
-        Part::Startup,
-        Part::Http,
-        Part::Memory,
-        Part::Live,
-        Part::Catchup,
-        Part::Stall,
-        Part::Ids,
-    ] {
+    for part in Part::ALL {
         if !parts.contains(&part) {
             continue;
         }
@@ -415,6 +417,9 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         match part {
             Part::Replay => {
                 report.replay = Some(replay::replay(&scale, &target, &store, log.info.bytes).await?)
+            }
+            Part::Floor => {
+                report.floor = Some(floor::run(&target, &store, &run_dir, log.info.bytes).await?)
             }
             Part::Startup => report.startup = Some(replay::startup(&scale, &target, &store).await?),
             Part::Http => {

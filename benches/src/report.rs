@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::catchup::CatchupResult;
 use crate::feed::LogInfo;
+use crate::floor::FloorResult;
 use crate::http::{EndpointResult, Sample};
 use crate::ids::IdsResult;
 use crate::live::{LiveResult, LiveRound, MemoryResult};
@@ -96,6 +97,8 @@ pub struct Report {
     pub http: Option<Vec<EndpointResult>>,
     /// Replay.
     pub replay: Option<ReplayResult>,
+    /// sled's floor.
+    pub floor: Option<FloorResult>,
     /// Start-up.
     pub startup: Option<StartupResult>,
     /// Idle connection memory.
@@ -445,6 +448,9 @@ impl Report {
                 format!("≤ {WRITTEN_PER_EVENT} bytes an event"),
                 verdict(judged, written <= WRITTEN_PER_EVENT as f64).into(),
             ]);
+        }
+        if let Some(f) = &self.floor {
+            rows.extend(f.rows(judged));
         }
         if let Some(s) = &self.startup {
             let med = median(s.secs.iter().copied());

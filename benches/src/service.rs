@@ -237,14 +237,7 @@ impl Service {
     /// and, of those, the bytes of files truncated or removed before they were written
     /// back (`cancelled_write_bytes`).
     pub fn written_bytes(&self) -> anyhow::Result<(u64, u64)> {
-        let io = std::fs::read_to_string(format!("/proc/{}/io", self.pid))?;
-        let field = |name: &str| {
-            io.lines()
-                .find_map(|l| l.strip_prefix(name))
-                .and_then(|v| v.trim().parse().ok())
-                .with_context(|| format!("no {name} in /proc/PID/io"))
-        };
-        Ok((field("write_bytes:")?, field("cancelled_write_bytes:")?))
+        written_bytes(&format!("/proc/{}/io", self.pid))
     }
 
     /// Resident memory of the process, KiB (`VmRSS`).
@@ -294,6 +287,19 @@ impl Service {
         }
         Ok(())
     }
+}
+
+/// [`Service::written_bytes`] of the process whose `io` file is `io` (`/proc/self/io`:
+/// this one).
+pub fn written_bytes(io: &str) -> anyhow::Result<(u64, u64)> {
+    let text = std::fs::read_to_string(io).with_context(|| format!("reading {io}"))?;
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().parse().ok())
+            .with_context(|| format!("no {name} in {io}"))
+    };
+    Ok((field("write_bytes:")?, field("cancelled_write_bytes:")?))
 }
 
 /// Resident memory of a process, KiB.
