@@ -15,6 +15,7 @@ mod peer;
 mod replay;
 mod report;
 mod service;
+mod snapshot;
 mod stall;
 
 use std::net::SocketAddr;
@@ -156,6 +157,9 @@ enum Part {
     Replay,
     /// sled's floor: the replayed store's records written once into a fresh database.
     Floor,
+    /// A snapshot of the replayed store, and a new replica ready through it against one
+    /// through a replay.
+    Snapshot,
     /// Start-up on caught-up read models.
     Startup,
     /// HTTP reads against a bare server.
@@ -173,11 +177,12 @@ enum Part {
 }
 
 impl Part {
-    /// Every part, in the order they run: the floor takes the store the replay leaves
-    /// before the parts that publish make the log longer than it.
-    const ALL: [Part; 9] = [
+    /// Every part, in the order they run: the floor and the snapshot take the store the
+    /// replay leaves before the parts that publish make the log longer than it.
+    const ALL: [Part; 10] = [
         Part::Replay,
         Part::Floor,
+        Part::Snapshot,
         Part::Startup,
         Part::Http,
         Part::Memory,
@@ -401,6 +406,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         http: None,
         replay: None,
         floor: None,
+        snapshot: None,
         startup: None,
         memory: None,
         live: None,
@@ -420,6 +426,9 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
             }
             Part::Floor => {
                 report.floor = Some(floor::run(&target, &store, &run_dir, log.info.bytes).await?)
+            }
+            Part::Snapshot => {
+                report.snapshot = Some(snapshot::run(&target, &store, &run_dir).await?)
             }
             Part::Startup => report.startup = Some(replay::startup(&scale, &target, &store).await?),
             Part::Http => {

@@ -12,6 +12,7 @@ use crate::http::{EndpointResult, Sample};
 use crate::ids::IdsResult;
 use crate::live::{LiveResult, LiveRound, MemoryResult};
 use crate::replay::{ReplayResult, StartupResult};
+use crate::snapshot::SnapshotResult;
 use crate::stall::StallResult;
 use crate::Scale;
 
@@ -99,6 +100,8 @@ pub struct Report {
     pub replay: Option<ReplayResult>,
     /// sled's floor.
     pub floor: Option<FloorResult>,
+    /// A snapshot, and replicas ready through it and through a replay.
+    pub snapshot: Option<SnapshotResult>,
     /// Start-up.
     pub startup: Option<StartupResult>,
     /// Idle connection memory.
@@ -451,6 +454,9 @@ impl Report {
         }
         if let Some(f) = &self.floor {
             rows.extend(f.rows(judged));
+        }
+        if let Some(s) = &self.snapshot {
+            rows.extend(s.rows(self.floor.as_ref(), judged));
         }
         if let Some(s) = &self.startup {
             let med = median(s.secs.iter().copied());

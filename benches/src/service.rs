@@ -184,6 +184,30 @@ impl Service {
         limit: Duration,
     ) -> anyhow::Result<Duration> {
         let url = self.url(path);
+        self.wait_for(client, &url, path, poll, limit).await
+    }
+
+    /// [`Service::wait_ok`] of the admin listener's `/readyz`: 200 once the projector has
+    /// caught up once and is within its lag of the stream's end, with NATS reachable.
+    pub async fn wait_ready(
+        &mut self,
+        client: &reqwest::Client,
+        poll: Duration,
+        limit: Duration,
+    ) -> anyhow::Result<Duration> {
+        let url = self.admin_url("/readyz");
+        self.wait_for(client, &url, "/readyz", poll, limit).await
+    }
+
+    /// Asks for `url` (`path` in what it says) as [`Service::wait_ok`] does.
+    async fn wait_for(
+        &mut self,
+        client: &reqwest::Client,
+        url: &str,
+        path: &str,
+        poll: Duration,
+        limit: Duration,
+    ) -> anyhow::Result<Duration> {
         loop {
             if let Some(status) = self.child.try_wait()? {
                 bail!(
@@ -191,7 +215,7 @@ impl Service {
                     self.log.display()
                 );
             }
-            if let Ok(r) = client.get(&url).header(KEY_HEADER, &self.key).send().await {
+            if let Ok(r) = client.get(url).header(KEY_HEADER, &self.key).send().await {
                 let at = self.started.elapsed();
                 match r.status().as_u16() {
                     200 => return Ok(at),
