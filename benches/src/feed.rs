@@ -122,20 +122,7 @@ pub async fn ensure(
     );
     let credentials = credentials(&nats_dir)?;
     let nats = racing::nats::LocalNats::start(nats_server, &nats_dir, None, &credentials).await?;
-    // The stream and its buckets, made as `racing setup` makes them: the service may not.
-    let setup = racing::nats::Connection::open(
-        &nats.url(),
-        &nats.auth(Role::Setup)?,
-        Role::Setup,
-        racing::retry::PATIENCE,
-    )
-    .await?;
-    let settings = racing::nats::StreamSettings {
-        name: STREAM.to_owned(),
-        duplicate_window: Duration::from_secs(120),
-        replicas: None,
-    };
-    racing::nats::set_up(&setup, &settings).await?;
+    let setup = set_up(&nats).await?;
     let js = jetstream::new(nats.connect(Role::Feeder).await?);
     let mut tally = Tally::default();
     let started = Instant::now();
@@ -172,6 +159,26 @@ pub async fn ensure(
     std::fs::write(&marker, serde_json::to_vec_pretty(&info)?)?;
     nats.stop(Duration::from_secs(10)).await;
     Ok(Log { nats_dir, info })
+}
+
+/// Makes the stream and its buckets on `nats`, or brings them up to date, as `racing
+/// setup` does (the service may not): each run does it again on its copy of the log, since
+/// a log cached by an older version lacks the buckets made since (the snapshots').
+pub async fn set_up(nats: &racing::nats::LocalNats) -> anyhow::Result<racing::nats::Connection> {
+    let setup = racing::nats::Connection::open(
+        &nats.url(),
+        &nats.auth(Role::Setup)?,
+        Role::Setup,
+        racing::retry::PATIENCE,
+    )
+    .await?;
+    let settings = racing::nats::StreamSettings {
+        name: STREAM.to_owned(),
+        duplicate_window: Duration::from_secs(120),
+        replicas: None,
+    };
+    racing::nats::set_up(&setup, &settings).await?;
+    Ok(setup)
 }
 
 /// A copy of `log`'s nats-server store in `dir`, made afresh: the parts that publish

@@ -21,8 +21,13 @@ use racing_events::{samples, Envelope};
 use racing_projections::{AppliedIdStats, Outcome, Store};
 use serde::{Deserialize, Serialize};
 
-use crate::report::percentile_ms;
+use crate::report::{percentile_ms, thousands, verdict};
 use crate::Scale;
+
+/// Peak resident memory folding the applied-ids log, under this, MiB: sled's cache of
+/// 256 MiB, the filter's 32 MiB (its first layer, up to 24 M ids; it grows by layers past
+/// that, 224 MiB at 100 M), one batch.
+pub const IDS_PEAK_MIB: u64 = 512;
 
 /// Messages per batch: the projector's while catching up.
 const BATCH: u64 = 65_536;
@@ -59,6 +64,84 @@ pub struct IdsResult {
     /// The filter of applied ids over the fold, and as it ended.
     #[serde(default)]
     pub fold_filter: Option<FilterFigures>,
+}
+
+impl IdsResult {
+    /// The part's rows of the table (`crate::report`); the goal judged where `judged`.
+    pub fn rows(&self, judged: bool) -> Vec<[String; 7]> {
+        let mut rows = Vec::new();
+        rows.push([
+            format!("Applied ids ({} distinct)", thousands(self.events as f64)),
+            "store fold events/s; peak RSS".into(),
+            format!(
+                "{} /s; {} MiB",
+                thousands(self.events as f64 / self.fold_secs),
+                self.fold_peak_rss_kib / 1024
+            ),
+            String::new(),
+            String::new(),
+            format!("peak < {IDS_PEAK_MIB} MiB"),
+            verdict(judged, self.fold_peak_rss_kib / 1024 < IDS_PEAK_MIB).into(),
+        ]);
+        rows.push([
+            String::new(),
+            "reopened: to first batch (sled's open, the ids' load); RSS; ids read".into(),
+            format!(
+                "{:.3} s ({:.3}, {:.3}); {} MiB; {}",
+                self.reopen_secs,
+                self.reopen_open_secs,
+                self.reopen_load_secs,
+                self.reopen_rss_kib / 1024,
+                thousands(self.reopen_ids_read as f64)
+            ),
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+        ]);
+        let filters = [
+            ("fold", self.fold_filter),
+            ("then", self.prompt.as_ref().and_then(|p| p.filter)),
+        ];
+        for (when, f) in filters.iter().filter_map(|(w, f)| Some((w, (*f)?))) {
+            rows.push([
+                String::new(),
+                format!("{when}: new ids let through by the filter; its layers, MiB, estimate"),
+                format!(
+                    "{:.3}%; {}, {}, {:.3}%",
+                    100.0 * f.rate(),
+                    f.layers,
+                    f.bytes >> 20,
+                    100.0 * f.estimated_rate
+                ),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+            ]);
+        }
+        if let Some(p) = &self.prompt {
+            rows.push([
+                String::new(),
+                format!(
+                    "then {} ids in {} prompt batches: upkeep before a batch p50 / p99.9 / max ms ({} merges, {} filter saves)",
+                    thousands(p.ids as f64),
+                    thousands(p.batches as f64),
+                    p.merges,
+                    p.filter_saves
+                ),
+                format!(
+                    "{:.3} / {:.2} / {:.2}",
+                    p.upkeep_p50_ms, p.upkeep_p999_ms, p.upkeep_max_ms
+                ),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+            ]);
+        }
+        rows
+    }
 }
 
 /// The filter in front of the applied ids over some ids folded, and as it then stands.

@@ -6,6 +6,7 @@
 mod bounded;
 mod catchup;
 mod feed;
+mod floor;
 mod http;
 mod ids;
 mod live;
@@ -14,6 +15,7 @@ mod peer;
 mod replay;
 mod report;
 mod service;
+mod snapshot;
 mod stall;
 
 use std::net::SocketAddr;
@@ -153,6 +155,11 @@ fn parse_setting(text: &str) -> Result<(String, String), String> {
 enum Part {
     /// Replay of the whole log into empty read models, against a raw consumer.
     Replay,
+    /// sled's floor: the replayed store's records written once into a fresh database.
+    Floor,
+    /// A snapshot of the replayed store, and a new replica ready through it against one
+    /// through a replay.
+    Snapshot,
     /// Start-up on caught-up read models.
     Startup,
     /// HTTP reads against a bare server.
@@ -167,6 +174,23 @@ enum Part {
     Ids,
     /// Document reads while a rebuild runs and while the projector catches up.
     Stall,
+}
+
+impl Part {
+    /// Every part, in the order they run: the floor and the snapshot take the store the
+    /// replay leaves before the parts that publish make the log longer than it.
+    const ALL: [Part; 10] = [
+        Part::Replay,
+        Part::Floor,
+        Part::Snapshot,
+        Part::Startup,
+        Part::Http,
+        Part::Memory,
+        Part::Live,
+        Part::Catchup,
+        Part::Stall,
+        Part::Ids,
+    ];
 }
 
 /// How big each part is.
@@ -317,16 +341,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         scale.live_rate = rate;
     }
     let parts = if args.only.is_empty() {
-        vec![
-            Part::Replay,
-            Part::Startup,
-            Part::Http,
-            Part::Memory,
-            Part::Live,
-            Part::Catchup,
-            Part::Stall,
-            Part::Ids,
-        ]
+        Part::ALL.to_vec()
     } else {
         args.only.clone()
     };
@@ -357,6 +372,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         },
     )
     .await?;
+    feed::set_up(&nats).await?;
     let peer = peer::Peer::new(&nats, peer_user)?;
     // The read models of an earlier run were folded from another copy of the log.
     let store = run_dir.join("store");
@@ -389,6 +405,8 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         log: log.info.clone(),
         http: None,
         replay: None,
+        floor: None,
+        snapshot: None,
         startup: None,
         memory: None,
         live: None,
@@ -397,16 +415,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         ids: None,
     };
     eprint!("{}", report.header());
-    for part in [
-        Part::Replay,
-        Part::Startup,
-        Part::Http,
-        Part::Memory,
-        Part::Live,
-        Part::Catchup,
-        Part::Stall,
-        Part::Ids,
-    ] {
+    for part in Part::ALL {
         if !parts.contains(&part) {
             continue;
         }
@@ -414,6 +423,12 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         match part {
             Part::Replay => {
                 report.replay = Some(replay::replay(&scale, &target, &store, log.info.bytes).await?)
+            }
+            Part::Floor => {
+                report.floor = Some(floor::run(&target, &store, &run_dir, log.info.bytes).await?)
+            }
+            Part::Snapshot => {
+                report.snapshot = Some(snapshot::run(&target, &store, &run_dir).await?)
             }
             Part::Startup => report.startup = Some(replay::startup(&scale, &target, &store).await?),
             Part::Http => {

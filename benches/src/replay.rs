@@ -215,7 +215,7 @@ enum Side {
 }
 
 /// The bytes of the files under `dir`, however deep.
-fn dir_bytes(dir: &Path) -> anyhow::Result<u64> {
+pub fn dir_bytes(dir: &Path) -> anyhow::Result<u64> {
     let mut total = 0;
     for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
         let entry = entry?;
@@ -277,6 +277,22 @@ fn check_store(store: &Path, last: u64) -> anyhow::Result<racing_projections::St
     Ok(models)
 }
 
+/// Starts the service on `store` until it first answers, then stops it: a store that
+/// lacks part of the log (or all of it, where the replay part did not run) catches up.
+/// The service's log is `label`'s.
+pub async fn catch_up(target: &Target, store: &Path, label: &str) -> anyhow::Result<()> {
+    let mut service = Service::start(target, store, label).await?;
+    service
+        .wait_ok(
+            &reqwest::Client::new(),
+            PROBE,
+            Duration::from_millis(10),
+            Duration::from_secs(3600),
+        )
+        .await?;
+    service.stop().await
+}
+
 /// Starts the service on the caught-up `store` `scale.startup_rounds` times: time to the
 /// first 200.
 pub async fn startup(
@@ -287,17 +303,7 @@ pub async fn startup(
     let js = jetstream::new(target.connect(racing::nats::Role::Service).await?);
     let events = js.get_stream(STREAM).await?.info().await?.state.messages;
     let client = reqwest::Client::new();
-    // A first start catches up whatever the store lacks (a store from an earlier run).
-    let mut service = Service::start(target, store, "startup").await?;
-    service
-        .wait_ok(
-            &client,
-            PROBE,
-            Duration::from_millis(10),
-            Duration::from_secs(3600),
-        )
-        .await?;
-    service.stop().await?;
+    catch_up(target, store, "startup").await?;
     let mut secs = Vec::new();
     for round in 0..scale.startup_rounds {
         let mut service = Service::start(target, store, "startup").await?;

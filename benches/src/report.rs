@@ -7,10 +7,12 @@ use serde::Serialize;
 
 use crate::catchup::CatchupResult;
 use crate::feed::LogInfo;
+use crate::floor::FloorResult;
 use crate::http::{EndpointResult, Sample};
 use crate::ids::IdsResult;
 use crate::live::{LiveResult, LiveRound, MemoryResult};
 use crate::replay::{ReplayResult, StartupResult};
+use crate::snapshot::SnapshotResult;
 use crate::stall::StallResult;
 use crate::Scale;
 
@@ -37,10 +39,6 @@ pub const LIVE_PEER_RATIO: f64 = 1.0;
 pub const STALL_P99_MS: f64 = 5.0;
 /// Resident memory per idle connection under this, bytes.
 pub const IDLE_BYTES: f64 = 20.0 * 1024.0;
-/// Peak resident memory folding the applied-ids log, under this, MiB: sled's cache of
-/// 256 MiB, the filter's 32 MiB (its first layer, up to 24 M ids; it grows by layers past
-/// that, 224 MiB at 100 M), one batch.
-pub const IDS_PEAK_MIB: u64 = 512;
 
 /// The machine the figures come from.
 #[derive(Debug, Clone, Serialize)]
@@ -100,6 +98,10 @@ pub struct Report {
     pub http: Option<Vec<EndpointResult>>,
     /// Replay.
     pub replay: Option<ReplayResult>,
+    /// sled's floor.
+    pub floor: Option<FloorResult>,
+    /// A snapshot, and replicas ready through it and through a replay.
+    pub snapshot: Option<SnapshotResult>,
     /// Start-up.
     pub startup: Option<StartupResult>,
     /// Idle connection memory.
@@ -141,7 +143,7 @@ pub fn median(values: impl IntoIterator<Item = f64>) -> f64 {
 
 /// Whether a goal is met: `PASS` or `FAIL`, or `-` at the tiny scale, whose figures
 /// judge nothing.
-fn verdict(judged: bool, pass: bool) -> &'static str {
+pub fn verdict(judged: bool, pass: bool) -> &'static str {
     match (judged, pass) {
         (false, _) => "-",
         (true, true) => "PASS",
@@ -287,7 +289,7 @@ fn live_rows(rounds: &[LiveRound], judged: bool, cores: usize) -> Vec<[String; 7
 }
 
 /// `12,345`.
-fn thousands(n: f64) -> String {
+pub fn thousands(n: f64) -> String {
     if !n.is_finite() {
         return "-".into();
     }
@@ -449,6 +451,12 @@ impl Report {
                 format!("≤ {WRITTEN_PER_EVENT} bytes an event"),
                 verdict(judged, written <= WRITTEN_PER_EVENT as f64).into(),
             ]);
+        }
+        if let Some(f) = &self.floor {
+            rows.extend(f.rows(judged));
+        }
+        if let Some(s) = &self.snapshot {
+            rows.extend(s.rows(self.floor.as_ref(), judged));
         }
         if let Some(s) = &self.startup {
             let med = median(s.secs.iter().copied());
@@ -614,76 +622,7 @@ impl Report {
             ]);
         }
         if let Some(i) = &self.ids {
-            rows.push([
-                format!("Applied ids ({} distinct)", thousands(i.events as f64)),
-                "store fold events/s; peak RSS".into(),
-                format!(
-                    "{} /s; {} MiB",
-                    thousands(i.events as f64 / i.fold_secs),
-                    i.fold_peak_rss_kib / 1024
-                ),
-                String::new(),
-                String::new(),
-                format!("peak < {IDS_PEAK_MIB} MiB"),
-                verdict(judged, i.fold_peak_rss_kib / 1024 < IDS_PEAK_MIB).into(),
-            ]);
-            rows.push([
-                String::new(),
-                "reopened: to first batch (sled's open, the ids' load); RSS; ids read".into(),
-                format!(
-                    "{:.3} s ({:.3}, {:.3}); {} MiB; {}",
-                    i.reopen_secs,
-                    i.reopen_open_secs,
-                    i.reopen_load_secs,
-                    i.reopen_rss_kib / 1024,
-                    thousands(i.reopen_ids_read as f64)
-                ),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-            ]);
-            let filters = [
-                ("fold", i.fold_filter),
-                ("then", i.prompt.as_ref().and_then(|p| p.filter)),
-            ];
-            for (when, f) in filters.iter().filter_map(|(w, f)| Some((w, (*f)?))) {
-                rows.push([
-                    String::new(),
-                    format!("{when}: new ids let through by the filter; its layers, MiB, estimate"),
-                    format!(
-                        "{:.3}%; {}, {}, {:.3}%",
-                        100.0 * f.rate(),
-                        f.layers,
-                        f.bytes >> 20,
-                        100.0 * f.estimated_rate
-                    ),
-                    String::new(),
-                    String::new(),
-                    String::new(),
-                    String::new(),
-                ]);
-            }
-            if let Some(p) = &i.prompt {
-                rows.push([
-                    String::new(),
-                    format!(
-                        "then {} ids in {} prompt batches: upkeep before a batch p50 / p99.9 / max ms ({} merges, {} filter saves)",
-                        thousands(p.ids as f64),
-                        thousands(p.batches as f64),
-                        p.merges,
-                        p.filter_saves
-                    ),
-                    format!(
-                        "{:.3} / {:.2} / {:.2}",
-                        p.upkeep_p50_ms, p.upkeep_p999_ms, p.upkeep_max_ms
-                    ),
-                    String::new(),
-                    String::new(),
-                    String::new(),
-                    String::new(),
-                ]);
-            }
+            rows.extend(i.rows(judged));
         }
         rows
     }

@@ -95,6 +95,12 @@ impl Service {
             .env("RACING_RATE_LIMIT_PER_SEC", "100000000")
             .env("RACING_RATE_LIMIT_BURST", "100000000")
             .env("RACING_WS_MAX_CONNECTIONS_PER_KEY", "20000")
+            // No snapshot written in the background, where it would share the machine
+            // with what a part measures; and a start on an empty store replays the log,
+            // whatever the bucket holds. The snapshot part writes one through the admin
+            // listener, and asks for the load where it measures it.
+            .env("RACING_SNAPSHOT_WRITE", "false")
+            .env("RACING_SNAPSHOT_LOAD", "false")
             .envs(target.settings.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -178,6 +184,30 @@ impl Service {
         limit: Duration,
     ) -> anyhow::Result<Duration> {
         let url = self.url(path);
+        self.wait_for(client, &url, path, poll, limit).await
+    }
+
+    /// [`Service::wait_ok`] of the admin listener's `/readyz`: 200 once the projector has
+    /// caught up once and is within its lag of the stream's end, with NATS reachable.
+    pub async fn wait_ready(
+        &mut self,
+        client: &reqwest::Client,
+        poll: Duration,
+        limit: Duration,
+    ) -> anyhow::Result<Duration> {
+        let url = self.admin_url("/readyz");
+        self.wait_for(client, &url, "/readyz", poll, limit).await
+    }
+
+    /// Asks for `url` (`path` in what it says) as [`Service::wait_ok`] does.
+    async fn wait_for(
+        &mut self,
+        client: &reqwest::Client,
+        url: &str,
+        path: &str,
+        poll: Duration,
+        limit: Duration,
+    ) -> anyhow::Result<Duration> {
         loop {
             if let Some(status) = self.child.try_wait()? {
                 bail!(
@@ -185,7 +215,7 @@ impl Service {
                     self.log.display()
                 );
             }
-            if let Ok(r) = client.get(&url).header(KEY_HEADER, &self.key).send().await {
+            if let Ok(r) = client.get(url).header(KEY_HEADER, &self.key).send().await {
                 let at = self.started.elapsed();
                 match r.status().as_u16() {
                     200 => return Ok(at),
@@ -231,14 +261,7 @@ impl Service {
     /// and, of those, the bytes of files truncated or removed before they were written
     /// back (`cancelled_write_bytes`).
     pub fn written_bytes(&self) -> anyhow::Result<(u64, u64)> {
-        let io = std::fs::read_to_string(format!("/proc/{}/io", self.pid))?;
-        let field = |name: &str| {
-            io.lines()
-                .find_map(|l| l.strip_prefix(name))
-                .and_then(|v| v.trim().parse().ok())
-                .with_context(|| format!("no {name} in /proc/PID/io"))
-        };
-        Ok((field("write_bytes:")?, field("cancelled_write_bytes:")?))
+        written_bytes(&format!("/proc/{}/io", self.pid))
     }
 
     /// Resident memory of the process, KiB (`VmRSS`).
@@ -288,6 +311,19 @@ impl Service {
         }
         Ok(())
     }
+}
+
+/// [`Service::written_bytes`] of the process whose `io` file is `io` (`/proc/self/io`:
+/// this one).
+pub fn written_bytes(io: &str) -> anyhow::Result<(u64, u64)> {
+    let text = std::fs::read_to_string(io).with_context(|| format!("reading {io}"))?;
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().parse().ok())
+            .with_context(|| format!("no {name} in {io}"))
+    };
+    Ok((field("write_bytes:")?, field("cancelled_write_bytes:")?))
 }
 
 /// Resident memory of a process, KiB.
