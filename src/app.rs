@@ -181,27 +181,8 @@ impl Application {
         // where there is one; where there is none yet, a replica that writes snapshots
         // takes the writer's lease and replays, and the others of its layout wait a while
         // for the snapshot it will publish.
-        snapshot::remove_leftovers(&config.data_dir);
-        let snapshots = match Snapshots::open(&js, &config.stream, &config.data_dir).await {
-            Ok(snapshots) => Some(snapshots),
-            Err(e) => {
-                tracing::warn!(
-                    error = format!("{e:#}"),
-                    "no snapshots of the read models are written or loaded"
-                );
-                None
-            }
-        };
-        let lease = match &snapshots {
-            Some(_) => match Lease::open(&js, &config.stream, &replica).await {
-                Ok(lease) => Some(lease),
-                Err(e) => {
-                    tracing::warn!(error = format!("{e:#}"), "no snapshots are written");
-                    None
-                }
-            },
-            None => None,
-        };
+        let (snapshots, lease) =
+            snapshot::open(&js, &config.stream, &config.data_dir, &replica).await;
         let (store, store_dir, start) = snapshot::start::choose(
             store,
             store_dir,

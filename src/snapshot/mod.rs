@@ -307,6 +307,34 @@ impl Drop for RemoveOnDrop {
     }
 }
 
+/// The snapshot bucket beside `stream` and the writer's lease, as a start finds them
+/// (none where the set-up has not made them: then no snapshot is written or loaded, and
+/// the log says so), with the files a process killed while it wrote or fetched one left
+/// under `data_dir` removed.
+pub async fn open(
+    js: &jetstream::Context,
+    stream: &str,
+    data_dir: &Path,
+    replica: &str,
+) -> (Option<Snapshots>, Option<lease::Lease>) {
+    let _ = std::fs::remove_dir_all(data_dir.join(WORK_DIR));
+    let opened = async {
+        let snapshots = Snapshots::open(js, stream, data_dir).await?;
+        let lease = lease::Lease::open(js, stream, replica).await?;
+        anyhow::Ok((snapshots, lease))
+    };
+    match opened.await {
+        Ok((snapshots, lease)) => (Some(snapshots), Some(lease)),
+        Err(e) => {
+            tracing::warn!(
+                error = format!("{e:#}"),
+                "no snapshots of the read models are written or loaded"
+            );
+            (None, None)
+        }
+    }
+}
+
 /// The niceness of the thread that writes a snapshot's file.
 const NICE: i32 = 19;
 
@@ -323,11 +351,6 @@ fn give_way() {
 /// The bucket's name beside `stream`.
 pub fn bucket_name(stream: &str) -> String {
     crate::nats::buckets::snapshots_name(stream)
-}
-
-/// Removes what a writer or a fetch left in the work directory when its process died.
-pub fn remove_leftovers(data_dir: &Path) {
-    let _ = std::fs::remove_dir_all(data_dir.join(WORK_DIR));
 }
 
 /// A snapshot's object name: its layout, then its checkpoint, padded so that names sort
