@@ -405,6 +405,14 @@ async fn replicas_of_a_new_layout_replay_once_and_the_others_load_its_snapshot()
     one.stop().await;
 }
 
+/// Asks `app` for a snapshot, and asserts it refuses one now, saying `why`.
+async fn refused_now(app: &App, why: &str) {
+    let (status, body) = admin_post(app, "/snapshots").await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    let said = body["error"].as_str().unwrap_or_default();
+    assert!(said.contains(why), "refused for `{why}`: {body}");
+}
+
 #[tokio::test]
 async fn no_snapshot_is_taken_while_the_store_is_rebuilt_or_behind() {
     let nats = Nats::start().await;
@@ -421,15 +429,7 @@ async fn no_snapshot_is_taken_while_the_store_is_rebuilt_or_behind() {
         .await
         .expect("the rebuild reads its first batch")
         .expect("the fault's gate");
-    let (status, body) = admin_post(&app, "/snapshots").await;
-    assert_eq!(status, StatusCode::CONFLICT, "{body}");
-    assert!(
-        body["error"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("rebuild"),
-        "{body}"
-    );
+    refused_now(&app, "rebuild").await;
     let _ = release.send(());
     let deadline = tokio::time::Instant::now() + WAIT;
     while app.admin_json("/rebuild").await["state"] == "running" {
@@ -444,15 +444,7 @@ async fn no_snapshot_is_taken_while_the_store_is_rebuilt_or_behind() {
         .await
         .expect("the projector stops before a batch")
         .expect("the fault's gate");
-    let (status, body) = admin_post(&app, "/snapshots").await;
-    assert_eq!(status, StatusCode::CONFLICT, "{body}");
-    assert!(
-        body["error"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("behind"),
-        "{body}"
-    );
+    refused_now(&app, "behind").await;
     let _ = go.send(());
     app.projected(last).await;
     let (_, checkpoint) = snapshot_of(&app).await;
