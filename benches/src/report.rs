@@ -530,6 +530,13 @@ impl Report {
                     false,
                 ));
             }
+            if let Some((r, secs)) = &st.snapshot {
+                phases.push((
+                    format!("while a snapshot is written and sent ({secs:.1} s)"),
+                    r,
+                    true,
+                ));
+            }
             if let Some(median) = st.median_catchup() {
                 let p99s: Vec<String> = st
                     .catchups

@@ -98,7 +98,7 @@ pub async fn run(target: &Target, store: &Path, work: &Path) -> anyhow::Result<S
 }
 
 /// `POST /snapshots` on `service`'s admin listener: the snapshot it wrote and sent.
-async fn create(client: &reqwest::Client, service: &Service) -> anyhow::Result<Created> {
+pub(crate) async fn create(client: &reqwest::Client, service: &Service) -> anyhow::Result<Created> {
     let answer = client
         .post(service.admin_url("/snapshots"))
         .timeout(Duration::from_secs(3600))

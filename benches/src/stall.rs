@@ -125,6 +125,8 @@ pub struct StallResult {
     pub rebuild: Option<RebuildReads>,
     /// Reads with nothing published right after the rebuild's swap (none if skipped).
     pub after_swap: Option<Reads>,
+    /// Reads while a snapshot of the store was written and sent, and how long that took.
+    pub snapshot: Option<(Reads, f64)>,
     /// Odds updates published while the service was paused, in each catch-up round.
     pub backlog: u64,
     /// Reads from the service going on until it had applied the backlog, a round each.
@@ -205,6 +207,25 @@ pub async fn run(
         None
     };
 
+    // While a snapshot is written from the store in use (a frozen view of it, compressed
+    // on a thread at the least priority) and sent: what the writer's share of the
+    // machine costs the reads.
+    let snapshot = {
+        let mut took = 0.0;
+        let reads = readers
+            .during(readers.commits().await?, async {
+                let created = crate::snapshot::create(&client, &service).await?;
+                took = created.write_secs + created.send_secs;
+                Ok(())
+            })
+            .await?;
+        report(
+            &format!("while a snapshot is written ({took:.1} s)"),
+            &reads,
+        );
+        Some((reads, took))
+    };
+
     let count = usize::try_from(scale.live_rate * scale.outage_secs)?;
     let mut catchups = Vec::with_capacity(scale.catchup_rounds);
     let mut backlog = 0;
@@ -243,6 +264,7 @@ pub async fn run(
         idle,
         rebuild,
         after_swap,
+        snapshot,
         backlog,
         catchups,
     })
