@@ -598,23 +598,14 @@ impl Run {
             status.snapshot = Some(listed.name.clone());
             status.checkpoint = listed.checkpoint;
         }
-        let fetched = snapshots.fetch(&listed.name).await?;
-        let (file, digest, stream) = (
-            fetched.path().to_owned(),
-            listed.digest.clone(),
-            identity.to_owned(),
+        // The fresh store's handle goes before the fold opens it (in a worker, maybe).
+        let options = self.read_models.load().options();
+        drop(
+            snapshots
+                .load(&listed, identity, dir, options)
+                .await
+                .with_context(|| format!("snapshot {} refused", listed.name))?,
         );
-        let (into, options) = (dir.to_owned(), self.read_models.load().options());
-        let loaded = tokio::task::spawn_blocking(move || {
-            let expected = racing_projections::Expected {
-                digest: &digest,
-                stream: &stream,
-            };
-            racing_projections::load_snapshot(&file, expected, &into, options).map(drop)
-        })
-        .await?;
-        drop(fetched);
-        loaded.with_context(|| format!("snapshot {} refused", listed.name))?;
         tracing::info!(
             snapshot = %listed.name,
             checkpoint = listed.checkpoint,

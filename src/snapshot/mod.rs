@@ -266,6 +266,44 @@ impl Snapshots {
         Ok(Fetched { file: guard })
     }
 
+    /// Fetches `listed` and loads it into a new store at `dir`, on a blocking thread: its
+    /// digest, layout and stream (`identity`) checked first, and its file's checkpoint
+    /// against its metadata's. On failure `dir` may hold part of a store, which the caller
+    /// removes.
+    pub async fn load(
+        &self,
+        listed: &Listed,
+        identity: &str,
+        dir: &Path,
+        options: racing_projections::Options,
+    ) -> anyhow::Result<Store> {
+        let fetched = self.fetch(&listed.name).await?;
+        let (file, digest, stream, into) = (
+            fetched.path().to_owned(),
+            listed.digest.clone(),
+            identity.to_owned(),
+            dir.to_owned(),
+        );
+        let (store, summary) = tokio::task::spawn_blocking(move || {
+            let expected = racing_projections::Expected {
+                digest: &digest,
+                stream: &stream,
+            };
+            racing_projections::load_snapshot(&file, expected, &into, options)
+        })
+        .await
+        .map_err(|e| anyhow::anyhow!("the load panicked: {e}"))??;
+        drop(fetched);
+        if summary.head.checkpoint != listed.checkpoint {
+            anyhow::bail!(
+                "its file holds checkpoint {}, its metadata says {}",
+                summary.head.checkpoint,
+                listed.checkpoint
+            );
+        }
+        Ok(store)
+    }
+
     /// The stream's name the bucket is beside.
     pub fn stream(&self) -> &str {
         &self.stream

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use racing_projections::{Expected, Options, Store};
+use racing_projections::{Options, Store};
 use serde::{Deserialize, Serialize};
 
 use super::lease::Lease;
@@ -113,10 +113,8 @@ pub async fn choose(
         if let Some(lease) = sources.lease {
             let waited = wait_for_peer(snapshots, lease, sources.settings, identity, &report).await;
             if waited.is_some() {
-                let started = Instant::now();
                 let (again, mut second) = load_newest(snapshots, identity, data_dir, options).await;
                 second.waited_secs = waited.map(|w| w.as_secs_f64());
-                second.load_secs = second.load_secs.map(|_| started.elapsed().as_secs_f64());
                 (loaded, report) = (again, second);
             }
         }
@@ -274,43 +272,12 @@ async fn load(
         bytes = listed.bytes,
         "fetching and loading a snapshot of the read models"
     );
-    let fetched = snapshots.fetch(&listed.name).await?;
     let dir = crate::read_models::new_generation(data_dir);
-    let (file, digest, stream, into) = (
-        fetched.path().to_owned(),
-        listed.digest.clone(),
-        identity.to_owned(),
-        dir.clone(),
-    );
-    let loaded = tokio::task::spawn_blocking(move || {
-        let expected = Expected {
-            digest: &digest,
-            stream: &stream,
-        };
-        racing_projections::load_snapshot(&file, expected, &into, options)
-    })
-    .await;
-    drop(fetched);
-    match loaded {
-        Ok(Ok((store, summary))) if summary.head.checkpoint == listed.checkpoint => {
-            Ok((store, dir))
-        }
-        Ok(Ok((store, summary))) => {
-            drop(store);
-            remove(&dir);
-            anyhow::bail!(
-                "its file holds checkpoint {}, its metadata says {}",
-                summary.head.checkpoint,
-                listed.checkpoint
-            )
-        }
-        Ok(Err(e)) => {
-            remove(&dir);
-            Err(e.into())
-        }
+    match snapshots.load(listed, identity, &dir, options).await {
+        Ok(store) => Ok((store, dir)),
         Err(e) => {
             remove(&dir);
-            Err(anyhow::anyhow!("the load panicked: {e}"))
+            Err(e)
         }
     }
 }
