@@ -447,7 +447,30 @@ async fn no_snapshot_is_taken_while_the_store_is_rebuilt_or_behind() {
     refused_now(&app, "behind").await;
     let _ = go.send(());
     app.projected(last).await;
-    let (_, checkpoint) = snapshot_of(&app).await;
+    let (name, checkpoint) = snapshot_of(&app).await;
     assert_eq!(checkpoint, last);
+
+    // `racing snapshot load`: a rebuild whose fresh store starts from it, folding only
+    // what came after it.
+    let more = nats.publish(&some_events(1600)[1500..]).await;
+    app.projected(more).await;
+    let (status, body) = admin_post(&app, "/rebuild?snapshot=newest").await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let rebuilt = loop {
+        let status = app.admin_json("/rebuild").await;
+        if status["state"] != "running" {
+            break status;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the rebuild ends");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(rebuilt["state"], "done", "{rebuilt}");
+    assert_eq!(rebuilt["snapshot"], name.as_str(), "{rebuilt}");
+    assert_eq!(rebuilt["checkpoint"], more, "{rebuilt}");
+    assert!(
+        rebuilt["folded"].as_u64().is_some_and(|f| f <= more - last),
+        "only what came after the snapshot is folded: {rebuilt}"
+    );
     app.stop().await;
 }
