@@ -1,10 +1,28 @@
-//! What a [`crate::Loader`] holds in memory of the store it loads: the records of the batch
-//! being written and of those before it, within a budget, read by its batches before the
-//! tree.
+//! What a [`crate::Loader`] holds in memory of the store it loads, read by its batches
+//! before the tree: the records of the batch being written, and those of the race days,
+//! the horses and the people that the replay is at.
+//!
+//! From an empty store, a record that the loader does not hold is known not to exist, so
+//! long as it holds every record of that record's kind and date. What it lets go of is
+//! chosen by the record's scope ([`crate::keys::scope`]):
+//! - a record that no fold reads back (versions, journals, the name index) is held only
+//!   while its batch is written;
+//! - a race date's records are let go once neither the batch being written nor the one
+//!   before it wrote any of them: the log has moved past the day, and its races are
+//!   settled. A fold that reads one later (a correction) reads it from the tree;
+//! - the records of horses, people and names are held for the whole load, and so is each
+//!   horse's newest record of its names by date, which its next run reads.
+//!
+//! So what is held follows the days being replayed, not the length of the log. Past the
+//! budget, every date but those of the batch being written goes, then everything else,
+//! and from then on the folds read what they lack from the tree.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::keys::scope::{date_after, newest_of, scope, Scope, NEWEST_READ_AGAIN};
 use crate::kv::Kv;
+use crate::scan::{Ask, Item, Scan};
 use crate::state::Writes;
 use crate::StoreError;
 
@@ -17,16 +35,24 @@ const RECORD_OVERHEAD: usize = 96;
 pub struct Held {
     /// The records of the batch being written.
     writing: Writes,
-    /// Those of the batches written before it, while the budget allows.
+    /// Those of the batches written before it that are still held.
     written: Writes,
-    /// Whether the two hold every record of the store that a fold reads: the load began
-    /// on an empty store, and nothing was let go.
+    /// The race dates (`YYYY-MM-DD`) of which the batch being written wrote records.
+    writing_dates: BTreeSet<Vec<u8>>,
+    /// The race dates let go: a record of one that is not in `writing` is read from the
+    /// tree.
+    let_go: BTreeSet<Vec<u8>>,
+    /// Whether, apart from the dates let go and the records no fold reads, the two hold
+    /// every record of the store that a fold reads: the load began on an empty store, and
+    /// the budget was never passed with only lasting records left.
     pub(crate) whole: bool,
     /// About the bytes held.
     pub(crate) bytes: usize,
     /// The `event_id`s applied by the batch being written, which join the store's applied
     /// ids once it is.
     pub(crate) writing_ids: HashSet<u128, foldhash::fast::RandomState>,
+    /// Reads the tree answered: of records let go, or of everything once not `whole`.
+    read_back: AtomicU64,
 }
 
 impl Held {
@@ -41,11 +67,26 @@ impl Held {
     /// The record under `key` as the loader knows it: `Some(None)` where it knows there is
     /// none, `None` where the tree must say.
     pub(crate) fn get(&self, key: &[u8]) -> Option<Option<Vec<u8>>> {
-        match self.writing.get(key).or_else(|| self.written.get(key)) {
+        let held = self.writing.get(key).or_else(|| self.written.get(key));
+        match held {
             Some(v) => Some(v.clone()),
-            None if self.whole => Some(None),
-            None => None,
+            None if self.knows(scope(key)) => Some(None),
+            None => {
+                self.read_back.fetch_add(1, Ordering::Relaxed);
+                None
+            }
         }
+    }
+
+    /// Whether every record of `scope` that the store holds is held.
+    fn knows(&self, scope: Scope<'_>) -> bool {
+        self.whole
+            && match scope {
+                Scope::Lasting => true,
+                Scope::Dated(date) => !self.let_go.contains(date),
+                Scope::ByDate => self.let_go.is_empty(),
+                Scope::Unread | Scope::Mixed => false,
+            }
     }
 
     /// The scan `ask` of the tree as it will be once the loader's writes are written, and
@@ -54,15 +95,39 @@ impl Held {
         &self,
         kv: &Kv,
         writes: &Writes,
-        ask: crate::scan::Ask<'_>,
-    ) -> Result<Vec<crate::scan::Item>, StoreError> {
+        ask: Ask<'_>,
+    ) -> Result<Vec<Item>, StoreError> {
         let layers = [writes, &self.writing, &self.written];
-        crate::scan::over_layers(kv, &layers, self.whole, ask)
+        let (prefix, dir, limit) = ask;
+        let scope = scope(prefix);
+        if self.knows(scope) {
+            return crate::scan::over_layers(kv, &layers, true, ask);
+        }
+        if let (true, Scope::ByDate, Scan::Backward, Some(newest_gone)) =
+            (self.whole, scope, dir, self.let_go.last())
+        {
+            // Newest first: the records of dates after the newest let go are all held, so
+            // a scan that finds its `limit` among them is whole.
+            let found = crate::scan::over_layers(kv, &layers, true, ask)?;
+            let after = |(key, _): &&Item| {
+                date_after(prefix, key).is_some_and(|date| date > newest_gone.as_slice())
+            };
+            if found.len() == limit && found.iter().all(|item| after(&item)) {
+                return Ok(found);
+            }
+        }
+        self.read_back.fetch_add(1, Ordering::Relaxed);
+        crate::scan::over_layers(kv, &layers, false, ask)
     }
 
     /// The records held.
     pub(crate) fn records(&self) -> usize {
         self.writing.len() + self.written.len()
+    }
+
+    /// Reads that the tree answered so far.
+    pub(crate) fn read_back(&self) -> u64 {
+        self.read_back.load(Ordering::Relaxed)
     }
 
     /// Whether `event_id` was applied by the batch being written.
@@ -71,21 +136,29 @@ impl Held {
     }
 
     /// Holds `writes`, of the batch whose write starts, and its applied `ids`; the batch
-    /// written before it joins those written, within `budget`.
+    /// written before it joins those written, and what is settled or past `budget` goes.
     pub(crate) fn add(&mut self, writes: Writes, ids: &[u128], budget: usize) {
         let previous = std::mem::replace(&mut self.writing, writes);
-        self.bytes -= size(&previous);
+        let previous_dates = std::mem::replace(&mut self.writing_dates, dates(&self.writing));
         for (key, value) in previous {
-            let added = record_size(&key, &value);
-            if let Some(old) = self.written.insert(key, value) {
-                self.bytes -= old.as_ref().map_or(0, Vec::len);
-                self.bytes += added - RECORD_OVERHEAD;
-            } else {
-                self.bytes += added;
+            match scope(&key) {
+                Scope::Unread => {}
+                Scope::Dated(date) if self.let_go.contains(date) => {
+                    // (A horse's newest names may be held past their date.)
+                    self.written.remove(&key);
+                }
+                _ => {
+                    self.written.insert(key, value);
+                }
             }
         }
-        // (Keys are counted again where a replaced value's key was; near enough.)
-        self.bytes += size(&self.writing);
+        // The dates that neither batch wrote are settled.
+        let recent: BTreeSet<Vec<u8>> =
+            previous_dates.union(&self.writing_dates).cloned().collect();
+        self.let_go_of(|date| !recent.contains(date));
+        if self.bytes > budget {
+            self.let_go_of(|_| true);
+        }
         if self.bytes > budget && !self.written.is_empty() {
             // The records written are in the tree; only the batch being written must stay.
             self.written = BTreeMap::new();
@@ -94,6 +167,60 @@ impl Held {
         }
         self.writing_ids = ids.iter().copied().collect();
     }
+
+    /// Lets go of the records written of every date that `settled` names, and counts
+    /// the bytes still held.
+    fn let_go_of(&mut self, settled: impl Fn(&[u8]) -> bool) {
+        let mut bytes = size(&self.writing);
+        let newest = newest_read_again(&self.written);
+        let let_go = &mut self.let_go;
+        self.written.retain(|key, value| match scope(key) {
+            Scope::Dated(date) if settled(date) && !newest.contains(key) => {
+                if !let_go.contains(date) {
+                    let_go.insert(date.to_vec());
+                }
+                false
+            }
+            _ => {
+                bytes += record_size(key, value);
+                true
+            }
+        });
+        self.bytes = bytes;
+    }
+}
+
+/// The keys in `written` of each horse's newest names ([`NEWEST_READ_AGAIN`]): the last
+/// of each horse's, as they follow one another in date order.
+fn newest_read_again(written: &Writes) -> HashSet<Vec<u8>> {
+    let mut newest = HashSet::new();
+    let mut last: Option<&Vec<u8>> = None;
+    let from = std::ops::Bound::Included(NEWEST_READ_AGAIN);
+    let kind = written.range::<[u8], _>((from, std::ops::Bound::Unbounded));
+    for key in kind
+        .map(|(k, _)| k)
+        .take_while(|k| k.starts_with(NEWEST_READ_AGAIN))
+    {
+        if let Some(before) = last.filter(|before| newest_of(before) != newest_of(key)) {
+            newest.insert(before.clone());
+        }
+        last = Some(key);
+    }
+    newest.extend(last.cloned());
+    newest
+}
+
+/// The race dates of which `writes` holds records.
+fn dates(writes: &Writes) -> BTreeSet<Vec<u8>> {
+    let mut dates = BTreeSet::new();
+    for key in writes.keys() {
+        if let Scope::Dated(date) = scope(key) {
+            if !dates.contains(date) {
+                dates.insert(date.to_vec());
+            }
+        }
+    }
+    dates
 }
 
 fn record_size(key: &[u8], value: &Option<Vec<u8>>) -> usize {

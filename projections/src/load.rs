@@ -1,17 +1,20 @@
 //! A replay as a bulk load: a batch folds while the one before it is written, over a copy
-//! in memory of what the load has written.
+//! in memory of what the load wrote that the folds will read.
 //!
 //! sled 0.34 holds a process-wide lock while it writes a batch, and every read waits for
 //! it: a fold that read the tree while the batch before it was written would wait for
 //! that write, and nothing would overlap. From an empty store (a first start), every
-//! record a fold reads is one the load wrote, so the loader keeps each record it
-//! writes, and a record it does not hold is known not to exist. Folding and rendering take
-//! one core, sled's writes another.
+//! record a fold reads is one the load wrote, so the loader holds what it writes, and a
+//! record it does not hold is known not to exist. Folding and rendering take one core,
+//! sled's writes another.
 //!
-//! What it holds is bounded by a budget: past it, the records of every batch but the one
-//! being written are let go, and from then on the folds read what they lack from the tree
-//! (waiting for the step of the write in progress, a few thousand records: `steps.rs`),
-//! so that a log of any size loads within it.
+//! It holds only what the folds will read again (`held.rs`): the records of the race
+//! days the log is at, and those of horses, people and names. A day's records are let go
+//! once the log has moved past it, so what is held follows the days being replayed, not
+//! the length of the log, and the folds read nothing back from the tree but a settled day
+//! that an event goes back to. Past a budget, it lets go of the rest too, and from then on
+//! the folds read what they lack from the tree (waiting for the step of the write in
+//! progress, a few thousand records: `steps.rs`).
 
 use std::thread::JoinHandle;
 
@@ -171,9 +174,15 @@ impl Loader {
         (self.held.bytes, self.held.records())
     }
 
-    /// Whether it still holds every record the load wrote.
+    /// Whether it still holds every record a fold reads, apart from the dates it let go.
     pub fn holds_all(&self) -> bool {
         self.held.whole
+    }
+
+    /// How many of its folds' reads the tree answered: reads of the dates let go (a
+    /// correction of a settled race), or of everything once past the budget.
+    pub fn read_back(&self) -> u64 {
+        self.held.read_back()
     }
 }
 

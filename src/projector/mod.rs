@@ -494,6 +494,7 @@ impl Projector {
             tracing::debug!(
                 held_bytes,
                 held_records,
+                read_back = loader.read_back(),
                 whole = loader.holds_all(),
                 "loading"
             );

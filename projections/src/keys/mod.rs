@@ -8,6 +8,7 @@
 const SEP: u8 = 0;
 
 mod doc;
+pub(crate) mod scope;
 
 pub use doc::DocKey;
 

@@ -35,7 +35,7 @@ fn runners(n: usize) -> Vec<ResultRunner> {
 
 /// A meeting on `date` of the season its date is in: every race's card, three price
 /// moves and result.
-fn meeting(date: &str) -> Vec<Envelope> {
+pub(super) fn meeting(date: &str) -> Vec<Envelope> {
     let mut events = Vec::new();
     for race in 1..=RACES {
         events.push(card(date, "Sha Tin", race, &HORSES));

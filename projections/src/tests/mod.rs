@@ -14,6 +14,7 @@ use crate::*;
 
 mod cards;
 mod growth;
+mod loader;
 mod odds;
 mod positions;
 mod records;

@@ -1,0 +1,152 @@
+//! What a bulk load ([`Loader`]) holds follows the days being replayed, not the length of
+//! the log: counted, on seasons of the same horses, jockeys and trainers, one meeting a
+//! batch as a slow feed would give them. It reads back from the tree nothing it wrote,
+//! unless an event goes back to a settled day, and answers then as a store committed
+//! batch after batch does.
+
+use super::growth::meeting;
+use super::*;
+use crate::tests::tempdir;
+
+/// Enough for every record of these logs: only what is settled is let go.
+const BUDGET: usize = 1 << 30;
+
+/// `seasons` seasons of ten weekly meetings, from 2000/01, each meeting its events.
+fn season_meetings(seasons: i32) -> Vec<Vec<Envelope>> {
+    let mut out = Vec::new();
+    for season in 0..seasons {
+        for week in 0..10 {
+            let date = jiff::civil::date(2000 + season as i16, 10, 1)
+                + jiff::Span::new().weeks(i64::from(week));
+            out.push(meeting(&date.to_string()));
+        }
+    }
+    out
+}
+
+/// What a load of `batches` did: the most records it held after any batch, the records
+/// of the store it built, and the reads the tree answered.
+struct Loaded {
+    most_held: usize,
+    stored: usize,
+    read_back: u64,
+    _dir: crate::tests::TempDir,
+    store: Store,
+}
+
+fn load(batches: &[Vec<Envelope>]) -> Loaded {
+    let dir = tempdir();
+    let store = Store::open(dir.path()).expect("open");
+    let mut loader = Loader::new(&store, BUDGET).expect("loader");
+    assert!(
+        loader.holds_all(),
+        "a load into an empty store holds what it writes"
+    );
+    let (mut seq, mut most_held) = (0, 0);
+    for events in batches {
+        let mut b = loader.batch();
+        for e in events {
+            seq += 1;
+            b.apply(seq, 0, e).expect("apply");
+        }
+        let sealed = b.seal(|_| {}).expect("seal");
+        loader.write(sealed).expect("write");
+        most_held = most_held.max(loader.held().1);
+    }
+    loader.finish().expect("finish");
+    let read_back = loader.read_back();
+    drop(loader);
+    let stored = store.records().count();
+    Loaded {
+        most_held,
+        stored,
+        read_back,
+        _dir: dir,
+        store,
+    }
+}
+
+/// Every record of `store`, the sealed ones as they answer.
+fn records(store: &Store) -> BTreeMap<Vec<u8>, Vec<u8>> {
+    store
+        .records()
+        .map(|item| {
+            let (k, v) = item.expect("record");
+            let v = if is_sealed(&k) {
+                answered(&v)
+            } else {
+                v.to_vec()
+            };
+            (k.to_vec(), v)
+        })
+        .collect()
+}
+
+/// `seasons` of meetings, between two runs of a horse that runs in none of them: its
+/// second run reads its names as its first left them, years before.
+fn seasons_between_runs(seasons: i32) -> Vec<Vec<Envelope>> {
+    let run = |date: &str| {
+        let card = card(date, "Happy Valley", 1, &["B99"]);
+        let result = result(date, "Happy Valley", 1, vec![runner(Some(1), "B99")]);
+        vec![env(card), env(result)]
+    };
+    let mut batches = vec![run("2000-09-01")];
+    batches.extend(season_meetings(seasons));
+    batches.push(run("2040-09-01"));
+    batches
+}
+
+#[test]
+fn what_a_load_holds_does_not_grow_with_the_log() {
+    let short = load(&seasons_between_runs(2));
+    let long = load(&seasons_between_runs(8));
+    assert_eq!(short.read_back, 0, "an in-order log reads nothing back");
+    assert_eq!(long.read_back, 0, "an in-order log reads nothing back");
+    // The store grows with the log; what the load held does not, but for the season
+    // figures of the seven people, a record each a season.
+    assert!(
+        long.stored > 3 * short.stored,
+        "{} against {}",
+        long.stored,
+        short.stored
+    );
+    assert!(
+        long.most_held <= short.most_held + 6 * 7,
+        "held {} records at most over 8 seasons, {} over 2",
+        long.most_held,
+        short.most_held
+    );
+    assert!(
+        long.most_held * 10 < long.stored,
+        "held {} of {} records",
+        long.most_held,
+        long.stored
+    );
+}
+
+#[test]
+fn a_settled_race_corrected_later_is_read_back_and_answers_as_committed() {
+    let mut batches = season_meetings(1);
+    // The first meeting's third race, corrected and then retracted after the season.
+    let first = jiff::civil::date(2000, 10, 1).to_string();
+    let corrected = result(&first, "Sha Tin", 3, vec![runner(Some(1), "A05")]);
+    batches.push(vec![env(corrected)]);
+    let loaded = load(&batches);
+    assert!(
+        loaded.read_back > 0,
+        "the correction reads its settled race from the tree"
+    );
+
+    let dir = tempdir();
+    let committed = Store::open(dir.path()).expect("open");
+    let mut seq = 0;
+    for events in &batches {
+        let mut b = committed.batch().expect("batch");
+        for e in events {
+            seq += 1;
+            b.apply(seq, 0, e).expect("apply");
+        }
+        b.commit().expect("commit");
+    }
+    assert_eq!(records(&loaded.store), records(&committed));
+}
