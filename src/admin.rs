@@ -166,8 +166,79 @@ pub fn router(state: AdminState) -> Router {
         .with_state(state)
 }
 
+/// The admin listener while the service starts, before it is built: `/healthz` alive,
+/// `/metrics`, and `/readyz` (503) and `/status` with the step the start is at; anything
+/// else 503. [`WhileStarting::stop`] hands the listener on to the service's own routes.
+pub struct WhileStarting {
+    stop: tokio_util::sync::CancellationToken,
+    served: tokio::task::JoinHandle<()>,
+}
+
+/// Answers on (a handle of) `listener` while the service of stream `stream` starts, with
+/// where `starting` is.
+pub fn serve_while_starting(
+    listener: &std::net::TcpListener,
+    stream: &str,
+    starting: crate::starting::Starting,
+) -> anyhow::Result<WhileStarting> {
+    let early = tokio::net::TcpListener::from_std(listener.try_clone()?)?;
+    let stream = stream.to_owned();
+    let status = move || {
+        let step = starting.step();
+        Status {
+            stream: stream.clone(),
+            ready: false,
+            reason: Some(format!("starting: {}", step.step)),
+            starting: Some(step),
+            ..Status::default()
+        }
+    };
+    let ready = status.clone();
+    let app = Router::new()
+        .route(
+            "/healthz",
+            get(|| async { Json(serde_json::json!({"status": "alive"})) }),
+        )
+        .route(
+            "/readyz",
+            get(move || async move { (StatusCode::SERVICE_UNAVAILABLE, Json(ready())) }),
+        )
+        .route("/status", get(move || async move { Json(status()) }))
+        .route("/metrics", get(|| async { metrics().render() }))
+        .fallback(|| async {
+            let starting = serde_json::json!({"error": "the service is starting"});
+            (StatusCode::SERVICE_UNAVAILABLE, Json(starting))
+        });
+    let stop = tokio_util::sync::CancellationToken::new();
+    let stopped = stop.clone().cancelled_owned();
+    let served = tokio::spawn(async move {
+        if let Err(e) = axum::serve(early, app)
+            .with_graceful_shutdown(stopped)
+            .await
+        {
+            tracing::warn!(error = %e, "the admin listener while starting");
+        }
+    });
+    Ok(WhileStarting { stop, served })
+}
+
+impl WhileStarting {
+    /// Stops answering: requests under way finish (within a second), and the listener
+    /// is left to the service's own routes.
+    pub async fn stop(self) {
+        self.stop.cancel();
+        let abort = self.served.abort_handle();
+        if tokio::time::timeout(Duration::from_secs(1), self.served)
+            .await
+            .is_err()
+        {
+            abort.abort();
+        }
+    }
+}
+
 /// Where the service stands: what `racing status` prints and `/readyz` decides on.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Status {
     /// Stream name.
     pub stream: String,
@@ -217,6 +288,9 @@ pub struct Status {
     /// the newest in the bucket.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snapshots: Option<crate::snapshot::writer::WriterStatus>,
+    /// While the service starts, before its read models are open: the step it is at.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub starting: Option<crate::starting::Step>,
 }
 
 /// Longest `/status` waits for what it reads of the store before it answers with what it
@@ -345,6 +419,7 @@ async fn current(state: &AdminState) -> Status {
         cannot_write,
         start: state.start.clone(),
         snapshots: state.snapshots.as_ref().map(|w| w.status()),
+        starting: None,
         tasks: state
             .tasks
             .states()

@@ -25,6 +25,7 @@ use crate::projector::{Parts, Progress, Projector};
 use crate::read_models::{self, ReadModels};
 use crate::rebuild::Rebuilder;
 use crate::snapshot::{self, lease::Lease, start::StartReport, Snapshots};
+use crate::starting::Starting;
 use crate::supervise::{self, Tasks};
 
 /// How long in-flight requests get to finish at shutdown.
@@ -34,7 +35,8 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 pub struct Application {
     listener: tokio::net::TcpListener,
     addr: SocketAddr,
-    admin_listener: tokio::net::TcpListener,
+    /// (Bound from the first moment of the build, answering meanwhile: `build`.)
+    admin_listener: std::net::TcpListener,
     admin_addr: SocketAddr,
     client: async_nats::Client,
     state: AppState,
@@ -80,6 +82,29 @@ impl Application {
     pub async fn build(config: Config) -> anyhow::Result<Application> {
         std::fs::create_dir_all(&config.data_dir)
             .with_context(|| format!("creating data directory {}", config.data_dir.display()))?;
+        crate::admin::metrics();
+        // The admin listener answers from the first moment: a start may take minutes
+        // (a large store, a snapshot to load, another replica's to wait for).
+        let admin_listener = std::net::TcpListener::bind(config.admin_listen)
+            .and_then(|l| l.set_nonblocking(true).map(|()| l))
+            .with_context(|| format!("binding the admin listener {}", config.admin_listen))?;
+        let admin_addr = admin_listener.local_addr()?;
+        let starting = Starting::new();
+        let while_starting =
+            crate::admin::serve_while_starting(&admin_listener, &config.stream, starting.clone())?;
+        let built = Self::build_while(config, &starting, admin_listener, admin_addr).await;
+        while_starting.stop().await;
+        built
+    }
+
+    /// [`Application::build`], its steps told to `starting`, with the admin listener
+    /// already bound.
+    async fn build_while(
+        config: Config,
+        starting: &Starting,
+        admin_listener: std::net::TcpListener,
+        admin_addr: SocketAddr,
+    ) -> anyhow::Result<Application> {
         // Without a NATS URL the service runs its own server, with credentials of its
         // own for itself, the set-up, a feeder and a keys admin under the data directory.
         let (local_nats, nats_url, service_auth, feeder_auth, setup_auth) = match &config.nats_url {
@@ -103,7 +128,7 @@ impl Application {
                 (Some(local), url, service, Some(feeder), Some(setup))
             }
         };
-        crate::admin::metrics();
+        starting.set("connecting to NATS");
         // Each step waits for NATS up to `nats_patience`, and ends at once with what
         // waiting does not mend (see `Connection`). The projector opens a connection of
         // its own the same way.
@@ -125,6 +150,7 @@ impl Application {
         )
         .await?;
 
+        starting.set("opening the read models");
         let store_dir = read_models::active_dir(&config.data_dir)?;
         let (store, store_note) = open_store(&store_dir, &stream_info, config.store).await?;
 
@@ -137,6 +163,9 @@ impl Application {
         };
         // The demo publishes as its feeder, or as the service (see `demo_feeder`).
         let feeder = demo_feeder.as_ref().unwrap_or(&service);
+        if config.demo.is_some() {
+            starting.set("publishing the demo season");
+        }
         let demo = match config.demo {
             Some(seed) => publish_demo_season(&js, feeder, &config, seed).await?,
             None => None,
@@ -157,6 +186,7 @@ impl Application {
                 .map(String::as_str)
                 .chain(demo_key.as_deref()),
         ));
+        starting.set("loading the key registry");
         let registry = service
             .ready("opening the key registry", || {
                 Registry::open(&js, &config.stream)
@@ -171,6 +201,7 @@ impl Application {
                 )
             })
             .await?;
+        starting.set("joining the replicas");
         let replicas = service
             .ready("joining the replicas", || {
                 Replicas::start(&js, &config.stream, shutdown.clone())
@@ -194,8 +225,10 @@ impl Application {
             &nats::stream_identity(&stream_info),
             stream_info.state.last_sequence,
             &config.data_dir,
+            starting,
         )
         .await?;
+        starting.set("binding the API's port");
         read_models::remove_stale(&config.data_dir, &store_dir);
         let limits = RateLimits::new(config.request_limits);
         let known = keys.clone();
@@ -213,10 +246,6 @@ impl Application {
             .await
             .with_context(|| format!("binding {}", config.listen))?;
         let addr = listener.local_addr()?;
-        let admin_listener = tokio::net::TcpListener::bind(config.admin_listen)
-            .await
-            .with_context(|| format!("binding the admin listener {}", config.admin_listen))?;
-        let admin_addr = admin_listener.local_addr()?;
         let signup = open_signup(&config, &service, registry, addr).await?;
         let hub = Arc::new(OddsHub::new(config.odds_buffer, store.latest_odds_seq()?));
         let read_models = ReadModels::new(store, &config.data_dir);
@@ -434,7 +463,8 @@ impl Application {
             snapshots: writer,
         });
         let admin_stop = shutdown.clone();
-        let admin_server = axum::serve(self.admin_listener, admin)
+        let admin_listener = tokio::net::TcpListener::from_std(self.admin_listener)?;
+        let admin_server = axum::serve(admin_listener, admin)
             .with_graceful_shutdown(async move { admin_stop.cancelled().await });
         let admin_served = tokio::spawn(async move { admin_server.await });
 

@@ -21,6 +21,7 @@ pub mod read_models;
 pub mod rebuild;
 pub mod retry;
 pub mod snapshot;
+pub mod starting;
 pub mod subscribe;
 pub mod supervise;
 pub mod text;

@@ -372,18 +372,35 @@ async fn status_checkpoint(service: &mut Service, client: &reqwest::Client) -> u
 async fn replicas_of_a_new_layout_replay_once_and_the_others_load_its_snapshot() {
     let nats = Nats::start().await;
     let last = nats.publish(&some_events(1500)).await;
-    let writing = |c: &mut racing::config::Config| {
-        c.snapshots.write = true;
-        c.snapshots.wait = Duration::from_secs(120);
+    // Admin ports chosen beforehand, to be watched while the two start.
+    let admin = [free_port(), free_port()];
+    let writing = |port: u16| {
+        move |c: &mut racing::config::Config| {
+            c.snapshots.write = true;
+            c.snapshots.wait = Duration::from_secs(120);
+            c.admin_listen = ([127, 0, 0, 1], port).into();
+        }
     };
     let (a, b) = (
         TempDir::new().expect("temp dir"),
         TempDir::new().expect("temp dir"),
     );
-    let (mut one, mut two) = tokio::join!(
-        App::start_with(&nats, a.path(), writing),
-        App::start_with(&nats, b.path(), writing)
+    let (mut one, mut two, waiting) = tokio::join!(
+        App::start_with(&nats, a.path(), writing(admin[0])),
+        App::start_with(&nats, b.path(), writing(admin[1])),
+        waiting_said(&admin),
     );
+    // The replica that waited for the other's snapshot said so while it waited, on an
+    // admin listener that was up before its read models were.
+    let waiting = waiting.expect("a replica said it was waiting");
+    assert_eq!(waiting["ready"], false, "{waiting}");
+    assert!(
+        waiting["reason"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("starting: waiting")),
+        "{waiting}"
+    );
+    assert!(waiting["starting"]["secs"].as_f64().is_some(), "{waiting}");
     let starts = [start_of(&one).await, start_of(&two).await];
     let paths: Vec<&str> = starts
         .iter()
@@ -403,6 +420,41 @@ async fn replicas_of_a_new_layout_replay_once_and_the_others_load_its_snapshot()
     assert_eq!(feed(&two, 0, 10_000).await, whole);
     two.stop().await;
     one.stop().await;
+}
+
+/// A free port on loopback.
+fn free_port() -> u16 {
+    racing::nats::free_port().expect("a free port")
+}
+
+/// Watches the admin listeners on `ports` of replicas that start: the `/readyz` answer
+/// (503) of the first that says it waits for another's snapshot, which answers `/healthz`
+/// meanwhile; `None` if none says so within [`WAIT`].
+async fn waiting_said(ports: &[u16]) -> Option<Value> {
+    let client = reqwest::Client::new();
+    let watch = async {
+        loop {
+            for port in ports {
+                let base = format!("http://127.0.0.1:{port}");
+                let Ok(res) = client.get(format!("{base}/readyz")).send().await else {
+                    continue;
+                };
+                let code = res.status();
+                let body: Value = res.json().await.unwrap_or_default();
+                let reason = body["reason"].as_str().unwrap_or_default();
+                if code == StatusCode::SERVICE_UNAVAILABLE && reason.contains("waiting") {
+                    let alive = client.get(format!("{base}/healthz")).send().await;
+                    assert!(
+                        alive.is_ok_and(|r| r.status().is_success()),
+                        "alive while waiting"
+                    );
+                    return body;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    tokio::time::timeout(WAIT, watch).await.ok()
 }
 
 /// Asks `app` for a snapshot, and asserts it refuses one now, saying `why`.

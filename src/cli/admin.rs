@@ -58,6 +58,15 @@ pub async fn status(args: AdminArgs) -> anyhow::Result<ExitCode> {
     let s: crate::admin::Status = admin_get(&args, "/status").await?;
     let opt = |v: Option<u64>| v.map_or("?".to_owned(), |v| v.to_string());
     println!("stream:        {}", s.stream);
+    if let Some(step) = &s.starting {
+        // Nothing else is known yet: the read models are not open.
+        println!(
+            "starting:      {} (for {:.0} s, {:.0} s since the start began)",
+            step.step, step.step_secs, step.secs
+        );
+        println!("ready:         no");
+        return Ok(ExitCode::from(2));
+    }
     println!(
         "nats:          {}",
         if s.nats_connected {

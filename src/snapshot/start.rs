@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::lease::Lease;
 use super::{Listed, Settings, Snapshots};
+use crate::starting::Starting;
 
 /// How this start got its read models.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -89,6 +90,7 @@ pub async fn choose(
     identity: &str,
     stream_last: u64,
     data_dir: &Path,
+    starting: &Starting,
 ) -> anyhow::Result<(Store, PathBuf, StartReport)> {
     let checkpoint = store.checkpoint()?;
     let empty = checkpoint == 0 && stream_last > 0;
@@ -108,12 +110,22 @@ pub async fn choose(
         }
     };
     let options = store.options();
-    let (mut loaded, mut report) = load_newest(snapshots, identity, data_dir, options).await;
+    let (mut loaded, mut report) =
+        load_newest(snapshots, identity, data_dir, options, starting).await;
     if loaded.is_none() {
         if let Some(lease) = sources.lease {
-            let waited = wait_for_peer(snapshots, lease, sources.settings, identity, &report).await;
+            let waited = wait_for_peer(
+                snapshots,
+                lease,
+                sources.settings,
+                identity,
+                &report,
+                starting,
+            )
+            .await;
             if waited.is_some() {
-                let (again, mut second) = load_newest(snapshots, identity, data_dir, options).await;
+                let (again, mut second) =
+                    load_newest(snapshots, identity, data_dir, options, starting).await;
                 second.waited_secs = waited.map(|w| w.as_secs_f64());
                 (loaded, report) = (again, second);
             }
@@ -140,6 +152,7 @@ async fn wait_for_peer(
     settings: &Settings,
     identity: &str,
     report: &StartReport,
+    starting: &Starting,
 ) -> Option<Duration> {
     if settings.write && lease.hold().await {
         tracing::info!(
@@ -156,6 +169,11 @@ async fn wait_for_peer(
             return None;
         }
         if !said {
+            starting.set(format!(
+                "waiting up to {} s for the snapshot that replica {} will publish once it has replayed the log",
+                settings.wait.as_secs(),
+                holder.replica
+            ));
             tracing::info!(
                 replica = %holder.replica,
                 most_secs = settings.wait.as_secs(),
@@ -188,8 +206,10 @@ pub async fn load_newest(
     identity: &str,
     data_dir: &Path,
     options: Options,
+    starting: &Starting,
 ) -> (Option<Loaded>, StartReport) {
     let started = Instant::now();
+    starting.set("listing the snapshots");
     let mut report = StartReport {
         path: StartPath::Replay,
         ..StartReport::default()
@@ -223,6 +243,10 @@ pub async fn load_newest(
             ));
             continue;
         }
+        starting.set(format!(
+            "fetching and loading snapshot {} (checkpoint {}, {} records, {} bytes)",
+            listed.name, listed.checkpoint, listed.records, listed.bytes
+        ));
         match load(snapshots, &listed, identity, data_dir, options).await {
             Ok((store, dir)) => {
                 report.path = StartPath::Snapshot;
