@@ -24,6 +24,9 @@ use crate::read_models::ReadModels;
 /// [`crate::nats::buckets::SNAPSHOT_LEASE_TTL`]), and the others try to take it.
 const LEASE_RENEW: Duration = Duration::from_secs(10);
 
+/// How long a stop waits to let go of the lease before leaving it to lapse.
+const LEASE_RELEASE: Duration = Duration::from_secs(2);
+
 /// Where the writer stands, for `/status`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct WriterStatus {
@@ -148,14 +151,27 @@ impl Writer {
             }
             // Each writing replica keeps the newest snapshot's age current in its metrics,
             // the lease's holder or not.
-            let newest = match self.newest().await {
+            // A stop does not wait for the answers: with a node of the cluster down, a
+            // listing waits out the client's request timeout.
+            let newest = tokio::select! {
+                _ = shutdown.cancelled() => break,
+                newest = self.newest() => newest,
+            };
+            let newest = match newest {
                 Ok(newest) => newest,
                 Err(e) => {
                     tracing::warn!(error = format!("{e:#}"), "listing snapshots");
                     continue;
                 }
             };
-            if !self.holds_lease.load(Ordering::Relaxed) || self.not_now().await.is_some() {
+            if !self.holds_lease.load(Ordering::Relaxed) {
+                continue;
+            }
+            let not_now = tokio::select! {
+                _ = shutdown.cancelled() => break,
+                not_now = self.not_now() => not_now,
+            };
+            if not_now.is_some() {
                 continue;
             }
             // Not abandoned at a stop: the file's write stops between two parts, and lets
@@ -168,8 +184,9 @@ impl Writer {
         }
         lease.abort();
         // A lease let go of at a stop lets another replica take it at once.
+        // Bounded: where the bucket does not answer, the lease lapses by itself.
         if self.holds_lease.swap(false, Ordering::Relaxed) {
-            self.lease.release().await;
+            let _ = tokio::time::timeout(LEASE_RELEASE, self.lease.release()).await;
         }
     }
 
