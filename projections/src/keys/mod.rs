@@ -489,10 +489,18 @@ pub fn person_seasons(role: &str, id: &str) -> Vec<u8> {
     key(&[b"ppl", b"season", role.as_bytes(), id.as_bytes(), b""])
 }
 
-/// The head of a jockey's or a trainer's record: the `ETag` of the record and the
-/// sequence at which it last changed; the record is assembled from their seasons'
-/// figures and newest rides when it is read. (A store written before the heads were
-/// kept holds the whole record here, sealed with its `ETag`.)
+/// A jockey's or a trainer's tally: their figures of every season added up, and a digest
+/// of each season's, kept as their seasons change (`people/rides.rs`), so that a result
+/// takes the tag of their record without reading every season.
+pub fn person_tally(role: &str, id: &str) -> Vec<u8> {
+    key(&[b"ppl", b"tally", role.as_bytes(), id.as_bytes()])
+}
+
+/// The head of a jockey's or a trainer's record: a tag of what the record is made of
+/// (which changes exactly when the record does) and the sequence at which it last
+/// changed; the record is assembled from their seasons' figures and newest rides when it
+/// is read, and sent with the `ETag` of its bytes. (A store written before the heads
+/// were kept holds the whole record here, sealed with its `ETag`.)
 pub fn person_doc(role: &str, id: &str) -> Vec<u8> {
     key(&[b"ppl", b"doc", role.as_bytes(), id.as_bytes()])
 }

@@ -2,13 +2,22 @@
 //! changed by what a result adds or takes away, so that what a result writes is what it
 //! changes, not a person's history. A person's record is assembled when it is read, from
 //! the figures of their seasons and their newest rides, read back from the end of their
-//! rides ([`served`]); what a batch writes of it is its head, the `ETag` of the record as
-//! it then reads and the sequence it last changed at. Each touched person's row in the
-//! list of their role is written once a batch, and the list assembled from its rows.
+//! rides ([`served`]); what a batch writes of it is its head: a tag of what the record
+//! is made of, which changes exactly when the record does, and the sequence it last
+//! changed at. Each touched person's row in the list of their role is written once a
+//! batch, and the list assembled from its rows.
+//!
+//! A result costs the same whatever a person's history: the tag is taken from the
+//! record's parts ([`tag_of`]), the figures of all their seasons standing in it as one
+//! digest that a [`Tally`] keeps beside their totals, changed by the seasons a result
+//! changes. Their seasons are read and their record rendered (with its `ETag`, of its
+//! bytes) only when the record is read.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use racing_events::RaceResult;
+
+use serde::{Deserialize, Serialize};
 
 use super::docs::{
     is_ride, render_person, season, slug, Counts, JockeyList, PersonRow, Ride, Role, Summary,
@@ -18,6 +27,7 @@ use crate::docs::{etag, same_answer, seal, unseal, ETAG_LEN, HEAD_LEN};
 use crate::facts::{self, What};
 use crate::keys;
 use crate::model::ReadModel;
+use crate::scan::Item;
 use crate::state::{race_no, read, Records, Scan, State};
 use crate::StoreError;
 
@@ -62,7 +72,7 @@ pub(crate) struct People {
     rides: BTreeMap<Vec<u8>, Option<Ride>>,
     /// Everyone a result of the batch gave or took a ride, with the change of their
     /// figures in each season it touched (none where only a ride's odds or horse's name
-    /// changed: their document is rendered again all the same).
+    /// changed: the tag of their record is taken again all the same).
     touched: BTreeMap<(Role, String), BTreeMap<String, Change>>,
 }
 
@@ -101,9 +111,9 @@ impl People {
         Ok(())
     }
 
-    /// Writes the rides and the figures the batch changed, then the head of each touched
-    /// person's record (rendered to take its `ETag`) and the lists of their roles; `seq`
-    /// is what the records reflect.
+    /// Writes the rides and the figures the batch changed, then each touched person's
+    /// tally and the head of their record, and the lists of their roles; `seq` is what
+    /// the records reflect.
     fn write(&mut self, s: &mut impl State, seq: u64) -> Result<(), StoreError> {
         for (key, ride) in std::mem::take(&mut self.rides) {
             let stored = s.get(&key)?;
@@ -122,13 +132,23 @@ impl People {
         let mut lists = BTreeSet::new();
         let mut left = BTreeSet::new();
         for ((role, id), seasons) in std::mem::take(&mut self.touched) {
+            let tally_key = keys::person_tally(role.name(), &id);
+            let stored: Option<Tally> = read(s, &tally_key)?;
+            let mut tally = stored.unwrap_or_default();
             for (season, change) in seasons {
-                count(s, keys::person_season(role.name(), &id, &season), change)?;
+                let key = keys::person_season(role.name(), &id, &season);
+                let (old, new) = count(s, key.clone(), change)?;
+                tally.replace(&season, old, new).ok_or_else(|| {
+                    let key = String::from_utf8_lossy(&tally_key);
+                    StoreError::Corrupt(format!("{key}: fewer rides than a result takes away"))
+                })?;
             }
             let doc = keys::person_doc(role.name(), &id);
             let row = keys::person_row(role.name(), &id);
-            let summary = figures(s, role, &id)?;
-            if summary.is_empty() {
+            if tally.totals.rides == 0 {
+                if stored.is_some() {
+                    s.delete(tally_key);
+                }
                 if s.get(&doc)?.is_some() {
                     s.delete(doc);
                 }
@@ -142,10 +162,17 @@ impl People {
                 left.insert((role, id));
                 continue;
             }
+            if stored != Some(tally) {
+                // Plain data: serialising it cannot fail.
+                s.put(tally_key, serde_json::to_vec(&tally).unwrap_or_default());
+            }
             let newest = newest_rides(s, role, &id)?;
-            put_head(s, doc, &render_person(&id, &summary, &newest), seq)?;
-            let name = newest.first().map(|r| r.name.clone()).unwrap_or_default();
-            let rides = Counts::total(&summary).rides;
+            put_head(s, doc, tag_of(&id, tally.seasons, &newest), seq)?;
+            let name = match newest.first() {
+                Some((key, value)) => decode(key, value)?.name,
+                None => String::new(),
+            };
+            let rides = tally.totals.rides;
             // Plain data: serialising it cannot fail.
             let value = serde_json::to_vec(&PersonRow { id, name, rides }).unwrap_or_default();
             if s.get(&row)?.as_ref() != Some(&value) {
@@ -188,10 +215,10 @@ impl ReadModel for People {
 }
 
 /// Changes the figures of one season of a person, under `key`, by `change`; a season
-/// left without a ride is removed.
-fn count(s: &mut impl State, key: Vec<u8>, change: Change) -> Result<(), StoreError> {
+/// left without a ride is removed. The figures before and after (none: no ride).
+fn count(s: &mut impl State, key: Vec<u8>, change: Change) -> Result<(Counts, Counts), StoreError> {
     if change == Change::default() {
-        return Ok(());
+        return Ok((Counts::default(), Counts::default()));
     }
     let stored: Counts = read(s, &key)?.unwrap_or_default();
     let counts = change.of(stored).ok_or_else(|| {
@@ -204,7 +231,70 @@ fn count(s: &mut impl State, key: Vec<u8>, change: Change) -> Result<(), StoreEr
         // Plain data: serialising it cannot fail.
         s.put(key, serde_json::to_vec(&counts).unwrap_or_default());
     }
-    Ok(())
+    Ok((stored, counts))
+}
+
+/// What a person's record is made of beyond their newest rides, kept as a result changes
+/// their seasons: the figures of all their seasons added up, and a digest of them.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Serialize, Deserialize)]
+struct Tally {
+    /// Every season's figures added up: `rides` 0 where no ride is left.
+    totals: Counts,
+    /// The sum of each season's [`season_digest`], so that a season's change replaces
+    /// its part without the others being read.
+    seasons: u128,
+}
+
+impl Tally {
+    /// One season's figures changed from `old` to `new` (no ride: none kept); `None`
+    /// where that would count out more than the totals hold.
+    fn replace(&mut self, season: &str, old: Counts, new: Counts) -> Option<()> {
+        let part = |c: Counts| match c.rides {
+            0 => 0,
+            _ => season_digest(season, c),
+        };
+        self.seasons = self.seasons.wrapping_sub(part(old)).wrapping_add(part(new));
+        let by = |n: u32, o: u32| i64::from(n) - i64::from(o);
+        let change = Change {
+            rides: by(new.rides, old.rides),
+            wins: by(new.wins, old.wins),
+            seconds: by(new.seconds, old.seconds),
+            thirds: by(new.thirds, old.thirds),
+        };
+        self.totals = change.of(self.totals)?;
+        Some(())
+    }
+}
+
+/// One season's figures, hashed: their part of a [`Tally`]'s digest.
+fn season_digest(season: &str, c: Counts) -> u128 {
+    let mut bytes = Vec::with_capacity(season.len() + 17);
+    bytes.extend_from_slice(season.as_bytes());
+    bytes.push(0);
+    for n in [c.rides, c.wins, c.seconds, c.thirds] {
+        bytes.extend_from_slice(&n.to_be_bytes());
+    }
+    xxhash_rust::xxh3::xxh3_128(&bytes)
+}
+
+/// The tag of the record of `id` whose seasons' digest is `seasons` and whose newest
+/// rides are `newest` (as stored, newest first), in the form of an `ETag`: the record is
+/// all theirs (its totals and its seasons come from the figures, its name and `recent`
+/// from the rides), so the tag changes exactly when the record does, without the record
+/// being rendered.
+fn tag_of(id: &str, seasons: u128, newest: &[Item]) -> [u8; ETAG_LEN] {
+    let mut bytes = Vec::with_capacity(256 * newest.len() + id.len() + 17);
+    bytes.extend_from_slice(id.as_bytes());
+    bytes.push(0);
+    bytes.extend_from_slice(&seasons.to_be_bytes());
+    for (key, value) in newest {
+        for part in [key, value] {
+            let len = u32::try_from(part.len()).unwrap_or(u32::MAX);
+            bytes.extend_from_slice(&len.to_be_bytes());
+            bytes.extend_from_slice(part);
+        }
+    }
+    etag(&bytes)
 }
 
 /// The record of the jockey or trainer `id` as served, sealed with its `ETag` and the
@@ -235,14 +325,22 @@ pub(crate) fn served(
             })?;
         let summary = figures(s, role, id)?;
         let newest = newest_rides(s, role, id)?;
-        let sealed = seal(false, &render_person(id, &summary, &newest), seq);
+        let seasons = summary.iter().fold(0u128, |sum, (season, c)| {
+            sum.wrapping_add(season_digest(season, *c))
+        });
+        let tag = tag_of(id, seasons, &newest);
         // The reads of a store are not isolated from its commits: one that lands between
         // them gives a record that is neither the one before it nor the one after, and
-        // an `ETag` other than its head's. Such a record is read again, a few times at
-        // most; past them it is served as read, with its own `ETag`.
+        // a tag other than its head's. Such a record is read again, a few times at most;
+        // past them it is served as read. Either way with the `ETag` of its bytes.
         tries += 1;
-        if sealed.get(..ETAG_LEN) == head.get(..ETAG_LEN) || tries == READS {
-            return Ok(Some(sealed));
+        if head.get(..ETAG_LEN) == Some(&tag[..]) || tries == READS {
+            let rides = newest
+                .iter()
+                .map(|(key, value)| decode(key, value))
+                .collect::<Result<Vec<_>, _>>()?;
+            let doc = render_person(id, &summary, &rides);
+            return Ok(Some(seal(false, &doc, seq)));
         }
     }
 }
@@ -262,13 +360,9 @@ fn figures(s: &impl Records, role: Role, id: &str) -> Result<Summary, StoreError
     Ok(summary)
 }
 
-/// The [`RECENT`] newest rides of `(role, id)`, newest first.
-fn newest_rides(s: &impl Records, role: Role, id: &str) -> Result<Vec<Ride>, StoreError> {
-    let prefix = keys::person_rides(role.name(), id);
-    s.scan(&prefix, Scan::Backward, RECENT)?
-        .into_iter()
-        .map(|(key, value)| decode(&key, &value))
-        .collect()
+/// The records of the [`RECENT`] newest rides of `(role, id)`, newest first.
+fn newest_rides(s: &impl Records, role: Role, id: &str) -> Result<Vec<Item>, StoreError> {
+    s.scan(&keys::person_rides(role.name(), id), Scan::Backward, RECENT)
 }
 
 /// What a ride's record holds: what its key does not say, the horse's name, the position,
@@ -385,12 +479,18 @@ fn corrupt(key: &[u8], e: serde_json::Error) -> StoreError {
     StoreError::Corrupt(format!("{}: {e}", String::from_utf8_lossy(key)))
 }
 
-/// Stores the head of a record that reads as `doc`: its `ETag` and `seq`, without `doc`
-/// itself ([`served`] assembles it), unless the record stored answers the same (its
-/// sequence then stays that of its last change). Written whole, a record would grow by
-/// a row each season a person rides in, and each of their results would write it again.
-fn put_head(s: &mut impl State, key: Vec<u8>, doc: &[u8], seq: u64) -> Result<(), StoreError> {
-    let head = [&etag(doc)[..], &seq.to_be_bytes()].concat();
+/// Stores the head of a record whose tag is `tag`: the tag and `seq`, without the
+/// record itself ([`served`] assembles it), unless the record stored answers the same
+/// (its sequence then stays that of its last change). Written whole, a record would grow
+/// by a row each season a person rides in, and each of their results would write it
+/// again.
+fn put_head(
+    s: &mut impl State,
+    key: Vec<u8>,
+    tag: [u8; ETAG_LEN],
+    seq: u64,
+) -> Result<(), StoreError> {
+    let head = [&tag[..], &seq.to_be_bytes()].concat();
     if !s
         .get(&key)?
         .is_some_and(|stored| same_answer(&stored, &head))

@@ -289,6 +289,37 @@ fn a_result_writes_the_head_of_a_persons_record_whatever_their_seasons() {
     );
 }
 
+/// The records of people (their seasons, rides, tallies and heads) that a result of
+/// Purton's reads after `history` (folded in batches of 64).
+fn people_read_after(history: Vec<Envelope>) -> usize {
+    let mut s = MemState::default();
+    fold_counting(&mut s, history, 64, b"");
+    let mut tally = Tally::new(&mut s);
+    let mut f = Fold::default();
+    f.apply(&mut tally, 1_000, 0, &purton_on("2060-10-01", 0))
+        .expect("apply");
+    f.render(&mut tally).expect("render");
+    let read = tally.read();
+    read.iter().filter(|k| k.starts_with(b"ppl\0")).count()
+}
+
+#[test]
+fn a_result_reads_as_much_of_people_whatever_their_seasons() {
+    // Forty rides in one season, and forty in forty seasons: the result reads neither
+    // every season nor every ride.
+    let one = (0..40)
+        .map(|n| purton_on(&format!("2024-10-{:02}", n / 10 + 1), n))
+        .collect();
+    let forty = (0..40)
+        .map(|n| purton_on(&format!("{}-10-01", 2000 + n), n))
+        .collect();
+    let (in_one, in_forty) = (people_read_after(one), people_read_after(forty));
+    assert_eq!(in_one, in_forty, "records of people read");
+    // Purton's and Size's: their 20 newest rides, a season and a tally each, their
+    // heads and rows.
+    assert!(in_forty <= 2 * 26, "{in_forty} records of people read");
+}
+
 #[test]
 fn a_record_stored_whole_is_served_as_stored_until_a_result_changes_it() {
     let history: Vec<Envelope> = (0..9).map(|n| purton_on("2024-10-01", n)).collect();
