@@ -137,7 +137,7 @@ impl People {
             let mut tally = stored.unwrap_or_default();
             for (season, change) in seasons {
                 let key = keys::person_season(role.name(), &id, &season);
-                let (old, new) = count(s, key.clone(), change)?;
+                let (old, new) = count(s, key, change)?;
                 tally.replace(&season, old, new).ok_or_else(|| {
                     let key = String::from_utf8_lossy(&tally_key);
                     StoreError::Corrupt(format!("{key}: fewer rides than a result takes away"))

@@ -265,15 +265,20 @@ fn record_bytes_after(history: Vec<Envelope>) -> (usize, serde_json::Value) {
     (written, doc)
 }
 
-#[test]
-fn a_result_writes_the_head_of_a_persons_record_whatever_their_seasons() {
-    // Forty rides in one season, and forty in forty seasons.
+/// Forty rides of Purton's in one season, and forty in forty seasons.
+fn forty_rides_in_one_season_and_in_forty() -> (Vec<Envelope>, Vec<Envelope>) {
     let one = (0..40)
         .map(|n| purton_on(&format!("2024-10-{:02}", n / 10 + 1), n))
         .collect();
     let forty = (0..40)
         .map(|n| purton_on(&format!("{}-10-01", 2000 + n), n))
         .collect();
+    (one, forty)
+}
+
+#[test]
+fn a_result_writes_the_head_of_a_persons_record_whatever_their_seasons() {
+    let (one, forty) = forty_rides_in_one_season_and_in_forty();
     let (in_one, doc_one) = record_bytes_after(one);
     let (in_forty, doc_forty) = record_bytes_after(forty);
     assert_eq!(doc_one["seasons"].as_array().map(Vec::len), Some(2));
@@ -305,14 +310,8 @@ fn people_read_after(history: Vec<Envelope>) -> usize {
 
 #[test]
 fn a_result_reads_as_much_of_people_whatever_their_seasons() {
-    // Forty rides in one season, and forty in forty seasons: the result reads neither
-    // every season nor every ride.
-    let one = (0..40)
-        .map(|n| purton_on(&format!("2024-10-{:02}", n / 10 + 1), n))
-        .collect();
-    let forty = (0..40)
-        .map(|n| purton_on(&format!("{}-10-01", 2000 + n), n))
-        .collect();
+    // The result reads neither every season nor every ride.
+    let (one, forty) = forty_rides_in_one_season_and_in_forty();
     let (in_one, in_forty) = (people_read_after(one), people_read_after(forty));
     assert_eq!(in_one, in_forty, "records of people read");
     // Purton's and Size's: their 20 newest rides, a season and a tally each, their
