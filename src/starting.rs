@@ -23,7 +23,8 @@ pub struct Starting {
 /// The step a start is at, as `/status` shows it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Step {
-    /// What it is doing: `loading snapshot read-models-17-…`, `waiting for …`.
+    /// What it is doing: `fetching and loading snapshot read-models-…`, `waiting up to
+    /// …`.
     pub step: String,
     /// Seconds at this step.
     pub step_secs: f64,
