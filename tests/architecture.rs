@@ -5,6 +5,8 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use super::modules;
+
 /// The map, from the root of the repository.
 const MAP: &str = "docs/architecture.md";
 
@@ -71,7 +73,7 @@ pub(crate) fn is_test_module(path: &str) -> bool {
 
 /// The source without its comments (to the end of each line from `//`), so that a
 /// comment that names a crate is not taken for a use of it.
-fn code_of(path: &str) -> String {
+pub(crate) fn code_of(path: &str) -> String {
     read(path)
         .lines()
         .map(|line| line.split_once("//").map_or(line, |(code, _)| code))
@@ -138,6 +140,7 @@ fn the_rules_of_the_map_hold_in_the_code() {
         "src/subscribe/store.rs",
         "src/admin.rs",
         "src/app.rs",
+        "src/app/",
         "src/cli/",
     ];
     let mut broken = Vec::new();
@@ -271,20 +274,6 @@ fn only_one_file_of_projections_names_the_storage_engine() {
     );
 }
 
-/// The module path of a file of [`PROJECTIONS`], from its path under it: `lib.rs` is the
-/// crate's root (`[]`), `fold.rs` and `ids/mod.rs` are `[fold]` and `[ids]`, `ids/runs.rs`
-/// is `[ids, runs]`.
-fn module_path(file: &str) -> Vec<String> {
-    let mut parts: Vec<String> = file.split('/').map(str::to_owned).collect();
-    if let Some(last) = parts.pop() {
-        let stem = last.strip_suffix(".rs").unwrap_or(&last);
-        if !["lib", "mod"].contains(&stem) {
-            parts.push(stem.to_owned());
-        }
-    }
-    parts
-}
-
 /// The code without its `#[cfg(test)]` inline modules: what a module's tests use is no
 /// import of the module's.
 pub(crate) fn without_test_modules(code: &str) -> String {
@@ -313,212 +302,6 @@ pub(crate) fn without_test_modules(code: &str) -> String {
     kept.join("\n")
 }
 
-/// Every path a `use` tree names, expanded: `crate::{keys, docs::{self, Doc}}` names
-/// `crate::keys`, `crate::docs::self` and `crate::docs::Doc`.
-fn expand_use(prefix: &str, tree: &str, out: &mut Vec<String>) {
-    let tree = tree.trim();
-    let Some(open) = tree.find('{') else {
-        let path = tree.split(" as ").next().unwrap_or(tree).trim();
-        if !path.is_empty() {
-            out.push(format!("{prefix}{path}"));
-        }
-        return;
-    };
-    let head = format!("{prefix}{}", &tree[..open]);
-    let inner = &tree[open + 1..tree.rfind('}').unwrap_or(tree.len())];
-    let (mut depth, mut start) = (0, 0);
-    for (i, c) in inner.char_indices() {
-        match c {
-            '{' => depth += 1,
-            '}' => depth -= 1,
-            ',' if depth == 0 => {
-                expand_use(&head, &inner[start..i], out);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    expand_use(&head, &inner[start..], out);
-}
-
-/// The paths a module's code names through the crate's root: in its `use` trees and in
-/// paths written out (`crate::fold::read`, `super::docs::seal`).
-fn paths_named(code: &str) -> Vec<String> {
-    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
-    let mut paths = Vec::new();
-    for (at, _) in code.match_indices("use ") {
-        if code[..at].chars().next_back().is_some_and(is_ident) {
-            continue;
-        }
-        let tree = &code[at + 4..];
-        let tree = &tree[..tree.find(';').unwrap_or(tree.len())];
-        expand_use("", tree, &mut paths);
-    }
-    for start in ["crate::", "super::", "self::"] {
-        for (at, _) in code.match_indices(start) {
-            if code[..at]
-                .chars()
-                .next_back()
-                .is_some_and(|c| is_ident(c) || c == ':')
-            {
-                continue;
-            }
-            let path: String = code[at..]
-                .chars()
-                .take_while(|c| is_ident(*c) || *c == ':')
-                .collect();
-            paths.push(path);
-        }
-    }
-    paths
-}
-
-/// The top-level name a path written in the module at `module` reaches at the crate's
-/// root, if it goes through the root: `crate::fold::x` and, from `[people]`,
-/// `super::fold::x` reach `fold`; `super::docs` from `[people, rides]` stays in `people`.
-fn root_name(module: &[String], path: &str) -> Option<String> {
-    let mut segments = path.split("::").map(str::trim).filter(|s| !s.is_empty());
-    let mut at: Vec<String> = match segments.next()? {
-        "crate" => Vec::new(),
-        "self" => module.to_vec(),
-        "super" => module[..module.len().saturating_sub(1)].to_vec(),
-        _ => return None,
-    };
-    let mut next = segments.next()?;
-    while next == "super" {
-        at.pop();
-        next = segments.next()?;
-    }
-    (at.is_empty() && next != "self").then(|| next.to_owned())
-}
-
-/// What the modules of [`PROJECTIONS`] use of each other: for each module, each other
-/// module it names and the first file that names it. A name the root re-exports
-/// (`crate::Store`) counts as a use of the module that defines it; test modules (a
-/// module whose name has `tests` in it, or inline `#[cfg(test)]` modules) are left out.
-fn module_uses() -> std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>> {
-    let base = root().join(PROJECTIONS);
-    let mut files = Vec::new();
-    rust_files(&base, &mut files);
-    files.sort();
-    let under = |f: &str| f[PROJECTIONS.len() + 1..].to_owned();
-    let modules: BTreeSet<String> = files
-        .iter()
-        .filter_map(|f| module_path(&under(f)).first().cloned())
-        .filter(|m| !m.contains("tests"))
-        .collect();
-    // What the root re-exports, by the name it is known by at the root.
-    let mut reexported = std::collections::BTreeMap::new();
-    for path in paths_named(&without_test_modules(&code_of(&format!(
-        "{PROJECTIONS}/lib.rs"
-    )))) {
-        let segments: Vec<&str> = path.split("::").map(str::trim).collect();
-        if let (Some(first), Some(last)) = (segments.first(), segments.last()) {
-            if segments.len() > 1 && modules.contains(*first) {
-                reexported.insert(last.to_string(), first.to_string());
-            }
-        }
-    }
-    let mut uses = std::collections::BTreeMap::new();
-    for file in &files {
-        let module = module_path(&under(file));
-        if module.iter().any(|m| m.contains("tests")) {
-            continue;
-        }
-        let Some(from) = module.first().filter(|m| modules.contains(*m)) else {
-            continue;
-        };
-        let code = without_test_modules(&code_of(file));
-        for path in paths_named(&code) {
-            let Some(name) = root_name(&module, &path) else {
-                continue;
-            };
-            let to = if modules.contains(&name) {
-                name
-            } else if let Some(m) = reexported.get(&name) {
-                m.clone()
-            } else {
-                continue;
-            };
-            if &to != from {
-                uses.entry(from.clone())
-                    .or_insert_with(std::collections::BTreeMap::new)
-                    .entry(to)
-                    .or_insert_with(|| file.clone());
-            }
-        }
-    }
-    uses
-}
-
-/// The circles of `uses`: each set of modules that reach each other (a strongly
-/// connected component of more than one), in order.
-fn circles(
-    uses: &std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>,
-) -> Vec<BTreeSet<String>> {
-    let reach = |from: &str| {
-        let mut seen = BTreeSet::new();
-        let mut todo = vec![from.to_owned()];
-        while let Some(m) = todo.pop() {
-            for to in uses.get(&m).into_iter().flat_map(|t| t.keys()) {
-                if seen.insert(to.clone()) {
-                    todo.push(to.clone());
-                }
-            }
-        }
-        seen
-    };
-    let reached: std::collections::BTreeMap<&String, BTreeSet<String>> =
-        uses.keys().map(|m| (m, reach(m))).collect();
-    let mut found: Vec<BTreeSet<String>> = Vec::new();
-    for (m, from_m) in &reached {
-        if !from_m.contains(*m) || found.iter().any(|c| c.contains(*m)) {
-            continue;
-        }
-        let circle: BTreeSet<String> = from_m
-            .iter()
-            .filter(|o| reached.get(o).is_some_and(|r| r.contains(*m)))
-            .cloned()
-            .collect();
-        found.push(circle);
-    }
-    found
-}
-
-/// One shortest way round a circle, from its first module back to it.
-fn way_round(
-    uses: &std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>,
-    circle: &BTreeSet<String>,
-) -> Vec<String> {
-    let Some(start) = circle.first() else {
-        return Vec::new();
-    };
-    let mut came_from: std::collections::BTreeMap<String, String> =
-        std::collections::BTreeMap::new();
-    let mut queue = std::collections::VecDeque::from([start.clone()]);
-    while let Some(m) = queue.pop_front() {
-        for to in uses.get(&m).into_iter().flat_map(|t| t.keys()) {
-            if !circle.contains(to) || came_from.contains_key(to) {
-                continue;
-            }
-            came_from.insert(to.clone(), m.clone());
-            if to == start {
-                let mut way = vec![start.clone()];
-                let mut at = m.clone();
-                while &at != start {
-                    way.push(at.clone());
-                    at = came_from[&at].clone();
-                }
-                way.push(start.clone());
-                way.reverse();
-                return way;
-            }
-            queue.push_back(to.clone());
-        }
-    }
-    Vec::new()
-}
-
 #[test]
 fn the_circle_check_reads_every_kind_of_path() {
     let code = without_test_modules(
@@ -529,59 +312,105 @@ fn the_circle_check_reads_every_kind_of_path() {
          #[cfg(test)]\n\
          mod tests {\n    use crate::load::Loader;\n}\n",
     );
-    let module = vec!["people".to_owned(), "docs".to_owned()];
-    let names: BTreeSet<String> = paths_named(&code)
+    let paths = modules::paths_named(&code);
+    for path in [
+        "crate::keys",
+        "crate::docs::self",
+        "crate::docs::Doc",
+        "super::fold::Records",
+        "super::rides",
+        "crate::journal::each",
+        "super::super::store::read",
+    ] {
+        assert!(paths.iter().any(|p| p == path), "{path} in {paths:?}");
+    }
+    assert!(!paths.iter().any(|p| p.contains("load")), "{paths:?}");
+    let imports = modules::imports(&code);
+    let known: BTreeSet<&str> = imports.iter().map(|(_, a)| a.as_str()).collect();
+    assert_eq!(
+        known,
+        BTreeSet::from(["keys", "docs", "D", "Records", "rides"])
+    );
+    assert_eq!(modules::module_path("ids/mod.rs"), ["ids"]);
+    assert_eq!(modules::module_path("ids/runs.rs"), ["ids", "runs"]);
+    assert!(modules::module_path("lib.rs").is_empty());
+    assert!(modules::module_path("main.rs").is_empty());
+
+    let m = |s: &str| -> modules::Module { s.split('/').map(str::to_owned).collect() };
+    // a/x uses b, b/y uses a/x, b uses c: a circle of a and b at the root, none in c.
+    let uses = [("a/x", "b"), ("b/y", "a/x"), ("b", "c"), ("c/p", "c/q")]
         .iter()
-        .filter_map(|p| root_name(&module, p))
+        .map(|(f, t)| ((m(f), m(t)), String::new()))
         .collect();
-    let expected = ["docs", "journal", "keys", "store"];
-    assert_eq!(names, expected.iter().map(|s| s.to_string()).collect());
-    assert_eq!(module_path("ids/mod.rs"), ["ids"]);
-    assert_eq!(module_path("ids/runs.rs"), ["ids", "runs"]);
-    assert!(module_path("lib.rs").is_empty());
-    let uses = [("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")]
-        .iter()
-        .fold(std::collections::BTreeMap::new(), |mut u, (f, t)| {
-            u.entry(f.to_string())
-                .or_insert_with(std::collections::BTreeMap::new)
-                .insert(t.to_string(), String::new());
-            u
-        });
-    let found = circles(&uses);
+    let levels = modules::by_level(&uses);
+    let root = &levels[&Vec::new()];
+    let found = modules::circles(root);
     assert_eq!(found.len(), 1);
-    assert_eq!(way_round(&uses, &found[0]), ["a", "b", "c", "a"]);
+    assert_eq!(
+        modules::way_round(root, &found[0]),
+        [m("a"), m("b"), m("a")]
+    );
+    assert!(modules::circles(&levels[&m("c")]).is_empty());
 }
 
 #[test]
-fn the_modules_of_projections_import_each_other_in_no_circle() {
-    let uses = module_uses();
-    let edges: usize = uses.values().map(|t| t.len()).sum();
-    assert!(edges > 10, "few uses between modules found: {uses:?}");
-    let found = circles(&uses);
-    let report: Vec<String> = found
+fn the_circle_check_resolves_names_to_the_module_that_defines_them() {
+    // The service's library: its root re-exports `Application` from `app`, and the
+    // binary beside it is a crate of its own.
+    let tree = modules::Tree::read("src", "lib.rs");
+    let at = |s: &str| -> modules::Module { s.split('/').map(str::to_owned).collect() };
+    assert_eq!(
+        tree.resolve(&Vec::new(), "crate::Application"),
+        Some(at("app"))
+    );
+    assert_eq!(
+        tree.resolve(&at("http/route"), "super::super::config::Config"),
+        Some(at("config"))
+    );
+    assert_eq!(tree.resolve(&at("http/route"), "std::sync::Arc"), None);
+    assert_eq!(tree.file(&at("app")), "src/app.rs");
+}
+
+#[test]
+fn no_crate_of_the_workspace_has_modules_that_import_each_other_in_a_circle() {
+    let mut report = Vec::new();
+    let mut edges = 0;
+    for (dir, root_file) in modules::CRATES {
+        let tree = modules::Tree::read(dir, root_file);
+        edges += tree.uses().len();
+        report.extend(modules::report(&tree));
+    }
+    assert!(edges > 100, "few uses between modules found: {edges}");
+    assert!(
+        report.is_empty(),
+        "modules that import each other in a circle (give what they share a home below \
+         them; docs/architecture.md, \"Layers\"):\n{}",
+        report.join("\n")
+    );
+}
+
+/// The most lines a source file outside the tests may have anywhere in the workspace: a
+/// file past it is split along its concerns.
+const MOST_LINES_ANYWHERE: usize = 700;
+
+#[test]
+fn no_source_file_outside_the_tests_is_over_700_lines() {
+    let mut files = Vec::new();
+    for dir in SOURCE_DIRS {
+        rust_files(&root().join(dir), &mut files);
+    }
+    files.sort();
+    let long: Vec<String> = files
         .iter()
-        .map(|circle| {
-            let way = way_round(&uses, circle);
-            let names: Vec<String> = circle
-                .iter()
-                .flat_map(|m| {
-                    uses[m]
-                        .iter()
-                        .filter(|(to, _)| circle.contains(*to))
-                        .map(move |(to, file)| format!("    {m} -> {to} ({file})"))
-                })
-                .collect();
-            format!(
-                "{} modules in a circle, e.g. {}; their uses of each other:\n{}",
-                circle.len(),
-                way.join(" -> "),
-                names.join("\n")
-            )
+        .filter(|f| !is_test_module(f) && !f.contains("_tests"))
+        .filter_map(|f| {
+            let lines = read(f).lines().count();
+            (lines > MOST_LINES_ANYWHERE).then(|| format!("{f} ({lines} lines)"))
         })
         .collect();
     assert!(
-        found.is_empty(),
-        "the modules of {PROJECTIONS} import each other in a circle:\n{}",
-        report.join("\n")
+        long.is_empty(),
+        "source files over {MOST_LINES_ANYWHERE} lines (split each along its concerns):\n  {}",
+        long.join("\n  ")
     );
 }

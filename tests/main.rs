@@ -14,6 +14,7 @@ mod history;
 mod keys;
 mod live;
 mod log_reader;
+mod modules;
 mod openapi;
 mod projector;
 mod race_status;

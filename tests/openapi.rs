@@ -3,8 +3,11 @@
 
 use std::collections::BTreeSet;
 
-use racing::http::asyncapi::{ASYNCAPI_PATH, DOCUMENT, PUBLIC_PATH};
-use racing::http::{DOCS_PATH, INDEX_PATH, ODDS_SOCKET_PATH, OPENAPI_PATH, ROUTES};
+use racing::http::asyncapi::DOCUMENT;
+use racing::http::{
+    ASYNCAPI_PATH, ASYNCAPI_PUBLIC_PATH as PUBLIC_PATH, DOCS_PATH, INDEX_PATH, ODDS_SOCKET_PATH,
+    OPENAPI_PATH, ROUTES,
+};
 use reqwest::StatusCode;
 use serde_json::Value;
 use tempfile::TempDir;

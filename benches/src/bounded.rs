@@ -10,7 +10,7 @@ use std::time::Instant;
 use racing_events::samples::{envelope, odds_at, profile};
 use racing_projections::{ChangeCursor, DocKey, Store};
 
-use crate::report::median;
+use crate::figures::median;
 
 /// The day of the moves.
 const DAY: &str = "2026-11-25";

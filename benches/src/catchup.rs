@@ -17,8 +17,8 @@ use serde::Serialize;
 use tokio::sync::{watch, Semaphore};
 use tokio_tungstenite::tungstenite::Message;
 
+use crate::clients::{client_config, seq_of, socket_url, CONNECTING};
 use crate::feed::LogInfo;
-use crate::live::{client_config, seq_of, socket_url, CONNECTING};
 use crate::service::{Service, Target};
 use crate::Scale;
 

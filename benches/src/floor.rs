@@ -14,8 +14,8 @@ use std::time::Instant;
 use anyhow::Context as _;
 use serde::Serialize;
 
+use crate::figures::{thousands, verdict};
 use crate::replay::dir_bytes;
-use crate::report::{thousands, verdict};
 use crate::service::Target;
 
 /// The replayed store on disk, at most this many times the floor's.

@@ -21,7 +21,7 @@ use racing_events::{samples, Envelope};
 use racing_projections::{AppliedIdStats, Outcome, Store};
 use serde::{Deserialize, Serialize};
 
-use crate::report::{percentile_ms, thousands, verdict};
+use crate::figures::{percentile_ms, thousands, verdict};
 use crate::Scale;
 
 /// Peak resident memory folding the applied-ids log, under this, MiB: sled's cache of

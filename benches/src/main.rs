@@ -5,7 +5,9 @@
 
 mod bounded;
 mod catchup;
+mod clients;
 mod feed;
+mod figures;
 mod floor;
 mod http;
 mod ids;

@@ -15,7 +15,7 @@ use tokio::sync::watch;
 use tokio_tungstenite::tungstenite::Message;
 use uuid::Uuid;
 
-use crate::live::{Clients, Seen, Shared, Socket};
+use crate::clients::{Clients, Seen, Shared, Socket};
 use crate::nats_protocol::{Op, Parser};
 
 /// The largest message a peer client takes until the server's `INFO` says its own

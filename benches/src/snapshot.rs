@@ -12,9 +12,9 @@ use racing::snapshot::start::{StartPath, StartReport};
 use racing::snapshot::Created;
 use serde::Serialize;
 
+use crate::figures::{thousands, verdict};
 use crate::floor::FloorResult;
 use crate::replay::dir_bytes;
-use crate::report::{thousands, verdict};
 use crate::service::{Service, Target, TICKS_PER_SECOND};
 
 /// A replica ready through a snapshot in at most this many times the floor's seconds.

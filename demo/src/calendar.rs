@@ -1,87 +1,17 @@
-//! The season's calendar: HK's racing days, each meeting's plan (venue, races, pattern
-//! races, the going), and [`Calendar`], which declares the meetings after the season's.
+//! The season's calendar: HK's racing days, and each meeting's plan (venue, races,
+//! pattern races, the going).
 
 use jiff::civil::{Date, Weekday};
 use jiff::tz::TimeZone;
-use jiff::Timestamp;
 use rand::seq::{index, SliceRandom};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::draw::weighted;
-use crate::generator::Generator;
 use crate::races::{
     race_plan, Ground, Kind, RacePlan, Venue, GRIFFIN_DISTANCES, HAPPY_VALLEY, SHA_TIN_ALL_WEATHER,
     SHA_TIN_TURF,
 };
-use crate::DemoFeed;
-
-/// The demo's racing after its season: the horses as the season left them (every one
-/// with a profile), the pattern races not yet run, and the last meeting declared.
-pub struct Calendar {
-    /// The season's seed, which drives every meeting's simulation too.
-    seed: u64,
-    generator: Generator,
-    pattern: Vec<(&'static str, u8, i64)>,
-    /// How many meetings are declared; the next one's index.
-    meetings: usize,
-    /// The last meeting's date.
-    date: Date,
-}
-
-impl Calendar {
-    /// What [`season_and_calendar`](crate::season_and_calendar) made it from, with the
-    /// season's horses and its last meeting's date.
-    pub(crate) fn new(
-        seed: u64,
-        generator: Generator,
-        pattern: Vec<(&'static str, u8, i64)>,
-        meetings: usize,
-        date: Date,
-    ) -> Calendar {
-        Calendar {
-            seed,
-            generator,
-            pattern,
-            meetings,
-            date,
-        }
-    }
-
-    /// The seed of the season it goes on from.
-    pub(crate) fn seed(&self) -> u64 {
-        self.seed
-    }
-
-    /// Declares the meeting of the next racing day after the last meeting, as HK races:
-    /// a Wednesday evening (most often at Happy Valley), or one day of a weekend (most
-    /// often Sunday at Sha Tin), outside the summer break. Its fields are drawn from the
-    /// season's rested horses, as the season's meetings were. The feed holds its cards,
-    /// its scratchings and its opening odds, with `today` its date, ready for
-    /// [`Simulator::new`].
-    ///
-    /// The meeting is declared at `now`: none of its events is dated after it, so a
-    /// meeting the demo runs ahead of the calendar has its cards, scratchings and opening
-    /// odds dated `now`, not days ahead.
-    ///
-    /// The calendar goes on from one seed's season the same way every time. `None` only
-    /// past the year 9999.
-    pub fn next_meeting(&mut self, now: Timestamp) -> Option<DemoFeed> {
-        let generator = &mut self.generator;
-        generator.now = now;
-        let date = next_meeting_day(&mut generator.rng, self.date)?;
-        let plan = plan_meeting(&mut generator.rng, date, &mut self.pattern);
-        generator.live_meeting(self.meetings, &plan);
-        self.meetings += 1;
-        self.date = date;
-        Some(DemoFeed {
-            events: std::mem::take(&mut generator.events),
-            today: date.to_string(),
-            meetings: self.meetings,
-            horses: generator.horses.len(),
-        })
-    }
-}
 
 /// About one season: HK runs 88 meetings from September to July.
 pub(crate) const MEETINGS: usize = 80;
@@ -324,7 +254,7 @@ pub(crate) fn plan_meetings(
         .collect()
 }
 
-fn plan_meeting(
+pub(crate) fn plan_meeting(
     rng: &mut ChaCha8Rng,
     date: Date,
     pattern: &mut Vec<(&str, u8, i64)>,

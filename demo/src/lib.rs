@@ -4,6 +4,7 @@
 //! like any other, it depends on `racing-events` alone: `racing serve --demo` runs it
 //! live (see [`LiveDemo`]), and `racing demo` writes its season as NDJSON.
 
+mod after_season;
 mod calendar;
 mod draw;
 mod generator;
@@ -23,7 +24,7 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-pub use calendar::Calendar;
+pub use after_season::Calendar;
 pub use live::{LiveDemo, Publish, Refused};
 pub use simulator::Simulator;
 

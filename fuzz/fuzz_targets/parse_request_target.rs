@@ -1,5 +1,5 @@
 //! Fuzzes the checks of a request line: the input is a UTF-8 `path?query`. The path goes
-//! through the route table's match (`racing::http::route::find`), and a matched request
+//! through the route table's match (`racing::http::table::find`), and a matched request
 //! through its row's parameter checks, as its handler would take them; every path segment,
 //! percent-decoded by `route::param` as the handlers decode it, goes through every segment
 //! check of `racing::http::input`, and the query through `Query::parse` with the allowed
@@ -11,9 +11,10 @@
 use std::collections::HashMap;
 
 use libfuzzer_sys::fuzz_target;
-use racing::http::input::{self, Query, MAX_FORM_LIMIT};
+use racing::http::input::{self, MAX_FORM_LIMIT};
+use racing::http::query::Query;
 use racing::http::route::{self, In};
-use racing::http::{ApiError, ROUTES};
+use racing::http::{table, ApiError, ROUTES};
 
 /// Characters of client input an error message may repeat (what `clip` keeps).
 const ECHO_CHARS: usize = 64;
@@ -33,7 +34,7 @@ fuzz_target!(|data: &[u8]| {
         Some((path, query)) => (path, Some(query)),
         None => (target, None),
     };
-    if let Some(matched) = route::find(path) {
+    if let Some(matched) = table::find(path) {
         let template = matched.route().path;
         assert!(
             path.starts_with("/api/v1/") && !path.ends_with('/'),

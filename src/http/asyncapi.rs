@@ -16,9 +16,10 @@ use bytes::Bytes;
 use serde_json::{json, Map, Value};
 use utoipa::openapi::{RefOr, Schema};
 
+use super::described::{ASYNCAPI_PATH, ASYNCAPI_PUBLIC_PATH, ODDS_SOCKET_DOC, TITLE, VERSION};
 use super::error::ErrorBody;
-use super::input::Query;
-use super::openapi::{with_type, ODDS_SOCKET_DOC, SPEC};
+use super::query::Query;
+use super::respond::with_type;
 use super::route::Component;
 use super::strict::Validator;
 use super::{ApiError, AppState, ODDS_SOCKET_PATH};
@@ -27,11 +28,6 @@ use crate::live::frames::{
     ReplayStop, ResultFrame, RetractionFrame, ScratchingFrame, SnapshotFrame, StatusFrame,
     Subscribe, Unsubscribe, WelcomeFrame,
 };
-
-/// Where the AsyncAPI document is served.
-pub const ASYNCAPI_PATH: &str = "/api/v1/asyncapi.json";
-/// The same without a key: it holds no data.
-pub const PUBLIC_PATH: &str = "/asyncapi.json";
 
 /// The AsyncAPI version the document follows.
 pub const ASYNCAPI_VERSION: &str = "3.0.0";
@@ -78,9 +74,9 @@ pub(super) fn routes() -> Router<AppState> {
     Router::new().route(ASYNCAPI_PATH, get(asyncapi_json))
 }
 
-/// The description at [`PUBLIC_PATH`], for a browser or a code generator with no key.
+/// The description at [`ASYNCAPI_PUBLIC_PATH`], for a browser or a code generator with no key.
 pub(super) fn public_routes() -> Router {
-    Router::new().route(PUBLIC_PATH, get(asyncapi_json))
+    Router::new().route(ASYNCAPI_PUBLIC_PATH, get(asyncapi_json))
 }
 
 /// The AsyncAPI 3.0 document of the live odds WebSocket.
@@ -204,8 +200,8 @@ fn describe() -> Value {
     json!({
         "asyncapi": ASYNCAPI_VERSION,
         "info": {
-            "title": SPEC.info.title,
-            "version": SPEC.info.version,
+            "title": TITLE,
+            "version": VERSION,
             "description": "The live odds WebSocket of the horse racing data API. Operations \
                 are written from the client's side: `receive` is a frame the server sends, \
                 `send` a message a client may send. Every frame is JSON text with a `type` \

@@ -10,8 +10,8 @@ use racing_projections::{etag, Doc, HorseMatch, MeetingRow, Role, Store, ETAG_LE
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::documents::{built, json};
 use super::input::{FromDate, NameText, PersonId, SearchLimit, ToDate, DEFAULT_SEARCH_LIMIT};
+use super::respond::{built, json};
 use super::{ApiError, AppState};
 
 /// Days of the meetings' range before today without a `from`.
@@ -136,7 +136,7 @@ pub(super) fn horse_search(
     let store = state
         .read_models
         .load()
-        .until(super::documents::deadline(state));
+        .until(super::respond::deadline(state));
     let checkpoint = store.checkpoint()?;
     let limit = limit.map_or(DEFAULT_SEARCH_LIMIT, |l| l.0);
     answer(horses_page(&store, &name, limit)?, checkpoint)

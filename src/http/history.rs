@@ -10,8 +10,8 @@ use racing_projections::{etag, ChangeCursor, DocKey, Store};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::documents::{at, built, deadline, json};
 use super::input::{ChangeSince, PageLimit, Since, Venue, DEFAULT_PAGE_LIMIT};
+use super::respond::{at, built, deadline, json};
 use super::{ApiError, AppState};
 
 /// A page of the change feed.
@@ -178,7 +178,7 @@ pub fn path_of(key: DocKey<'_>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::http::route;
+    use crate::http::table;
 
     #[test]
     fn every_document_has_a_path_the_route_table_answers() {
@@ -214,7 +214,7 @@ mod tests {
                 .split_once('?')
                 .map_or((path.as_str(), None), |(p, q)| (p, Some(q)));
             let matched =
-                route::find(path).unwrap_or_else(|| panic!("{path} is no route of the table"));
+                table::find(path).unwrap_or_else(|| panic!("{path} is no route of the table"));
             matched
                 .route()
                 .handler

@@ -3,21 +3,13 @@
 //! the route table once; behind the key like every path under `/api/v1`, its links to the
 //! reference lead to the copies that need none.
 
-use std::sync::LazyLock;
-
-use axum::response::Response;
 use bytes::Bytes;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::asyncapi::PUBLIC_PATH as ASYNCAPI_PUBLIC;
-use super::documents::ROUTES;
-use super::openapi::{docs_anchor, with_type, PUBLIC_PATHS, REFERENCE_TAG};
-use super::{ApiError, AppState, ODDS_SOCKET_PATH};
-
-/// Where the index is served; the same path without its slash answers it too (see
-/// `route::find`).
-pub const INDEX_PATH: &str = "/api/v1/";
+use super::described::{docs_anchor, ASYNCAPI_PUBLIC_PATH, PUBLIC_PATHS, REFERENCE_TAG};
+use super::route::Route;
+use super::ODDS_SOCKET_PATH;
 
 /// The index of the API.
 #[derive(Serialize, ToSchema)]
@@ -67,14 +59,14 @@ pub struct ApiEndpoint {
     docs: String,
 }
 
-/// The index as served: made and serialised once.
-pub(super) static INDEX_JSON: LazyLock<Bytes> =
-    LazyLock::new(|| Bytes::from(serde_json::to_vec(&index()).unwrap_or_default()));
-
 /// The index of the route table's endpoints (but the reference's, which have links of
-/// their own) and of the reference.
-fn index() -> ApiIndex {
-    let endpoints = ROUTES
+/// their own) and of the reference, as served.
+pub(super) fn json(routes: &[Route]) -> Bytes {
+    Bytes::from(serde_json::to_vec(&index(routes)).unwrap_or_default())
+}
+
+fn index(routes: &[Route]) -> ApiIndex {
+    let endpoints = routes
         .iter()
         .filter(|r| r.doc.tag != REFERENCE_TAG)
         .map(|route| ApiEndpoint {
@@ -92,26 +84,22 @@ fn index() -> ApiIndex {
               header; docs, openapi, asyncapi and pricing need none",
         docs: PUBLIC_PATHS[0],
         openapi: PUBLIC_PATHS[1],
-        asyncapi: ASYNCAPI_PUBLIC,
+        asyncapi: ASYNCAPI_PUBLIC_PATH,
         live_odds: ODDS_SOCKET_PATH,
         pricing: "/pricing",
         endpoints,
     }
 }
 
-/// The index: links to the reference, the socket, the pricing page and every endpoint.
-pub(super) fn api_index(_: &AppState) -> Result<Response, ApiError> {
-    Ok(with_type(INDEX_JSON.clone(), "application/json"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::http::ROUTES;
 
     #[test]
     fn the_index_links_every_endpoint_of_the_table_with_its_family() {
         let index: serde_json::Value =
-            serde_json::from_slice(&INDEX_JSON).expect("the index is JSON");
+            serde_json::from_slice(&json(ROUTES)).expect("the index is JSON");
         let listed = index["endpoints"].as_array().expect("endpoints");
         let documents = ROUTES.iter().filter(|r| r.doc.tag != REFERENCE_TAG);
         assert_eq!(listed.len(), documents.clone().count());

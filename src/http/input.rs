@@ -3,14 +3,13 @@
 //! and the types of the handlers' parameters, each with the check it passed and the
 //! OpenAPI schema that says what the check accepts.
 
-use std::collections::HashMap;
-
 use racing_events::{is_horse_no, Date, RaceNumber};
 use racing_projections::ChangeCursor;
 use serde_json::json;
 use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, SchemaFormat, Type};
 use utoipa::openapi::{RefOr, Schema};
 
+use super::query::clip;
 use super::route::{In, Param};
 use super::ApiError;
 
@@ -22,45 +21,6 @@ pub const MAX_PAGE_LIMIT: usize = 10_000;
 
 /// A page of history without a `limit`.
 pub const DEFAULT_PAGE_LIMIT: usize = 1_000;
-
-/// The query parameters of a request, each allowed at most once and each one of those
-/// the endpoint takes.
-pub struct Query(pub HashMap<String, String>);
-
-impl Query {
-    /// Parses a raw query string; an unknown or repeated parameter is a 400.
-    pub fn parse(raw: Option<&str>, allowed: &[&str]) -> Result<Query, ApiError> {
-        let mut params = HashMap::new();
-        for (name, value) in form_urlencoded::parse(raw.unwrap_or_default().as_bytes()) {
-            if !allowed.contains(&name.as_ref()) {
-                let hint = if allowed.is_empty() {
-                    "this endpoint takes no query parameters".to_owned()
-                } else {
-                    format!("allowed: {}", allowed.join(", "))
-                };
-                return Err(ApiError::BadRequest(format!(
-                    "unknown query parameter `{}` ({hint})",
-                    clip(&name)
-                )));
-            }
-            if params
-                .insert(name.to_string(), value.into_owned())
-                .is_some()
-            {
-                return Err(ApiError::BadRequest(format!(
-                    "query parameter `{}` is given more than once",
-                    clip(&name)
-                )));
-            }
-        }
-        Ok(Query(params))
-    }
-}
-
-/// Client input echoed in a message, cut to 64 characters.
-pub fn clip(s: &str) -> String {
-    racing_events::clip(s, 64)
-}
 
 /// A `{date}` segment: a real calendar date written `YYYY-MM-DD`.
 pub fn date(s: &str) -> Result<Date, ApiError> {

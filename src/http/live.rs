@@ -9,7 +9,8 @@ use axum::response::Response;
 use axum::Extension;
 use futures::StreamExt;
 
-use super::input::Query;
+use super::described::ODDS_SOCKET_DOC;
+use super::query::Query;
 use super::{ApiError, AppState};
 use crate::keys::replicas::Replicas;
 use crate::keys::{Identity, KeyId, Standing};
@@ -100,7 +101,7 @@ async fn key_ends(
     path = "/ws/live/odds",
     tag = "odds",
     summary = "Live odds (WebSocket)",
-    description = super::openapi::ODDS_SOCKET_DOC,
+    description = ODDS_SOCKET_DOC,
     params(
         ("Connection" = String, Header, description = "`Upgrade`."),
         ("Upgrade" = String, Header, description = "`websocket`."),
@@ -132,7 +133,7 @@ pub(super) async fn odds_socket(
     Query::parse(raw.as_deref(), &["api_key"])?;
     // While the log is being replayed, a session would be sent history as live updates,
     // faster than any client takes them.
-    super::documents::built(&state)?;
+    super::respond::built(&state)?;
     let upgrade = upgrade.map_err(|e| {
         ApiError::BadRequest(format!("this is a WebSocket endpoint: {}", e.body_text()))
     })?;

@@ -2,14 +2,23 @@
 //!
 //! Where things are: `pipeline.rs` is what happens to every request, top to bottom (the
 //! size checks, the load, the key, the rate, the route, the answer, its conditional GET
-//! and compression); `documents.rs` is the route table, one row and one handler for each
-//! document endpoint, and the row of the API's index (`index.rs`); `route.rs` the table's machinery (matching, typed parameters);
-//! `input.rs` the checks of every parameter; `openapi.rs` the description made from the
-//! table; `live.rs` the WebSocket, `asyncapi.rs` its description; `strict.rs` checks a
-//! value against a description's schema.
+//! and compression); `table.rs` is the route table, one row for each document endpoint
+//! and the API's index, and the match of a path to its row; `documents.rs`,
+//! `discovery.rs` and `history.rs` the handlers of its rows, `index.rs` the index made
+//! from it; `route.rs` what a row is made of (typed parameters, operations); `input.rs`
+//! the checks of every parameter, `query.rs` of the query string; `respond.rs` the steps
+//! every handler shares; `openapi.rs` the description made from the table; `live.rs` the
+//! WebSocket, `asyncapi.rs` its description; `described.rs` the paths and texts the
+//! descriptions share with the rest; `strict.rs` checks a value against a description's
+//! schema.
+//!
+//! Arrows point down that list's layers: the pipeline uses the descriptions and the
+//! table, the table its handlers and the index, handlers `respond.rs`, `input.rs` and
+//! `route.rs`, and those the bottom (`query.rs`, `described.rs`, `error.rs`, `cache.rs`).
 
 pub mod asyncapi;
 mod cache;
+mod described;
 mod discovery;
 mod documents;
 mod error;
@@ -20,8 +29,11 @@ mod limits;
 mod live;
 mod openapi;
 mod pipeline;
+pub mod query;
+mod respond;
 pub mod route;
 pub mod strict;
+pub mod table;
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -32,13 +44,12 @@ use axum::response::IntoResponse;
 use axum::routing::get;
 use axum::Router;
 
-pub use documents::ROUTES;
+pub use described::{ASYNCAPI_PATH, ASYNCAPI_PUBLIC_PATH, DOCS_PATH, INDEX_PATH, OPENAPI_PATH};
 pub use error::{ApiError, UNAUTHORIZED_MESSAGE};
-pub use index::INDEX_PATH;
 pub use limits::{RateLimits, RequestLimits};
 pub use live::ConnectionSlots;
-pub use openapi::{DOCS_PATH, OPENAPI_PATH};
 pub use pipeline::Api;
+pub use table::ROUTES;
 
 use crate::keys::KeyRing;
 use crate::live::SessionContext;

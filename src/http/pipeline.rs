@@ -29,9 +29,10 @@ use tower::Service;
 use tower_http::compression::Compression;
 use tracing::Instrument;
 
+use super::described::{ASYNCAPI_PUBLIC_PATH, PUBLIC_PATHS};
 use super::limits::{RateHeaders, MAX_HEADERS, MAX_HEADER_BYTES, MAX_URI_BYTES};
 use super::ODDS_SOCKET_PATH;
-use super::{asyncapi, cache, openapi, route, ApiError, AppState, HeaderText, API_KEY_HEADER};
+use super::{cache, table, ApiError, AppState, HeaderText, API_KEY_HEADER};
 use crate::keys::{Identity, Refused};
 
 /// The request id header, taken from the client when it sends one.
@@ -245,7 +246,7 @@ async fn bounded(
 /// handler reads the store and returns, without waiting on anything.
 fn answer(state: &AppState, request: &Request, started: Instant) -> Option<Response> {
     let uri = request.uri();
-    let matched = route::find(uri.path())?;
+    let matched = table::find(uri.path())?;
     let route = matched.route();
     let answered = if matches!(*request.method(), Method::GET | Method::HEAD) {
         route.handler.answer(state, matched.params(), uri.query())
@@ -315,7 +316,7 @@ impl Service<Request> for Answers {
 struct Blocking;
 
 /// Whether `request` is for a route whose work can grow with the data
-/// ([`route::Route::long`]) or for a document `as_of` a point: answered on a blocking
+/// ([`super::route::Route::long`]) or for a document `as_of` a point: answered on a blocking
 /// thread, so that what it reads holds up no other request, and stopped at the request's
 /// deadline. The query's names are read as the handlers read them, percent-decoded
 /// (`as%5Fof` is `as_of`), so no spelling of a parameter runs its read inline.
@@ -325,14 +326,14 @@ fn long(request: &Request) -> bool {
         form_urlencoded::parse(uri.query().unwrap_or_default().as_bytes())
             .any(|(name, _)| name == "as_of")
     };
-    route::find(uri.path()).is_some_and(|m| m.route().long || as_of())
+    table::find(uri.path()).is_some_and(|m| m.route().long || as_of())
 }
 
 /// Counts an answer made before any route ran (401, 413, 414, 429, 431, 503) in the
 /// route metrics, so that an operator sees a flood of bad keys: under the document's
 /// template where the path is one, else `unmatched`.
 fn count_refusal(request: &Request, refusal: &Response, started: Instant) {
-    let route = route::find(request.uri().path()).map_or("unmatched", |m| m.route().path);
+    let route = table::find(request.uri().path()).map_or("unmatched", |m| m.route().path);
     let (requests, latency) = crate::admin::route_metrics(route, refusal.status().as_u16());
     requests.increment(1);
     latency.record(started.elapsed().as_secs_f64());
@@ -390,8 +391,8 @@ fn is_public(path: &str) -> bool {
     // Every document path is under /api/: one comparison for them, on the hot path.
     !path.starts_with("/api/")
         && (crate::subscribe::is_public(path)
-            || openapi::PUBLIC_PATHS.contains(&path)
-            || path == asyncapi::PUBLIC_PATH)
+            || PUBLIC_PATHS.contains(&path)
+            || path == ASYNCAPI_PUBLIC_PATH)
 }
 
 /// An oversized request line or header block, refused before anything else reads them.

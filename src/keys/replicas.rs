@@ -24,9 +24,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::registry::{keep_watching, load};
 use super::KeyId;
+use crate::nats::buckets;
 
 /// How long a value lives in the bucket: a replica silent this long is gone.
-pub const TTL: Duration = Duration::from_secs(15);
+pub const TTL: Duration = buckets::REPLICAS.max_age;
 /// How often a replica writes its presence and its counts again.
 pub const REFRESH: Duration = Duration::from_secs(5);
 /// Longest value of opening times read from another replica, bytes.
@@ -86,7 +87,7 @@ impl Replicas {
         stream: &str,
         shutdown: CancellationToken,
     ) -> anyhow::Result<Arc<Replicas>> {
-        let store = crate::nats::buckets::REPLICAS.open(js, stream).await?;
+        let store = buckets::REPLICAS.open(js, stream).await?;
         let replicas = Replicas::solo();
         let mut watch = store.watch_with_history(">").await?;
         let seen = load(&store, &mut watch, |entry| replicas.apply(entry)).await;

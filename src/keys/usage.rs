@@ -23,6 +23,7 @@ use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
 use super::{KeyId, KeyLimits};
+use crate::nats::subjects;
 
 /// How often a replica reports its use.
 pub const REPORT: Duration = Duration::from_millis(200);
@@ -71,16 +72,6 @@ pub fn charge_report(
             None => metrics::counter!("racing_rate_reports_unknown_keys_total").increment(1),
         }
     }
-}
-
-/// The subjects of every replica's reports for `stream`, which the service's NATS user
-/// may publish and subscribe to.
-pub fn subjects(stream: &str) -> String {
-    format!("{stream}_RATE_USE.>")
-}
-
-fn subject(stream: &str, replica: &str) -> String {
-    format!("{stream}_RATE_USE.{replica}")
 }
 
 /// Reports in messages of at most [`ENTRIES_PER_MESSAGE`] keys each.
@@ -135,10 +126,10 @@ pub async fn start(
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let mut reports = client
-        .subscribe(subjects(stream))
+        .subscribe(subjects::rate_use_all(stream))
         .await
         .context("subscribing to the replicas' use of keys")?;
-    let own = subject(stream, replica);
+    let own = subjects::rate_use(stream, replica);
     let client = client.clone();
     tokio::spawn(async move {
         let mut report = tokio::time::interval(REPORT);

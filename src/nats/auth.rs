@@ -148,10 +148,10 @@ impl Role {
             }
         };
         let mut subscribe = vec![format!("{}.>", self.inbox_prefix())];
-        // Each replica's use of keys, reported to the others (`crate::keys::usage`).
+        // Each replica's use of keys, reported to the others.
         if self == Role::Service {
-            publish.push(crate::keys::usage::subjects(stream));
-            subscribe.push(crate::keys::usage::subjects(stream));
+            publish.push(super::subjects::rate_use_all(stream));
+            subscribe.push(super::subjects::rate_use_all(stream));
         }
         Permissions { publish, subscribe }
     }

@@ -45,7 +45,8 @@ pub const REPLICAS: Bucket = Bucket {
     suffix: "REPLICAS",
     description: "Live service replicas and their open connections per key",
     history: 1,
-    max_age: crate::keys::replicas::TTL,
+    // A replica silent this long is gone.
+    max_age: Duration::from_secs(15),
     max_bytes: -1,
 };
 
@@ -63,8 +64,11 @@ pub const SIGNUPS: Bucket = Bucket {
     suffix: "SIGNUPS",
     description: "Single-use links of the subscription forms",
     history: 1,
-    max_age: crate::subscribe::store::SIGNUP_RETENTION,
-    max_bytes: crate::subscribe::store::SIGNUP_MAX_BYTES,
+    // JetStream forgets a link after a week, whatever its own expiry.
+    max_age: Duration::from_secs(7 * 24 * 3600),
+    // About 200,000 links, each form post adding one of about 300 bytes; a full bucket
+    // refuses the next (it is made to discard new records, never old ones).
+    max_bytes: 64 << 20,
 };
 
 /// How long the snapshot writer's lease lasts unrenewed: a writer that dies lets another

@@ -1,7 +1,8 @@
 //! NATS wiring: who may do what ([`auth`]), connecting with credentials ([`client`]),
 //! the stream of the feed contract and its buckets ([`buckets`]), made by the set-up
-//! ([`setup`]), reading the log in order ([`messages`]), and running a local nats-server
-//! when no NATS URL is configured ([`local`]).
+//! ([`setup`]), the subjects beside it that carry no event ([`subjects`]), reading the
+//! log in order ([`messages`]), and running a local nats-server when no NATS URL is
+//! configured ([`local`]).
 
 pub mod auth;
 pub mod buckets;
@@ -9,6 +10,7 @@ pub mod client;
 pub mod local;
 pub mod messages;
 pub mod setup;
+pub mod subjects;
 
 use std::time::Duration;
 

@@ -10,8 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_nats::jetstream;
-use racing_events::Envelope;
-use racing_projections::{AppliedIdStats, Batch, BatchStats, Loader, Store, StoreError};
+use racing_projections::{AppliedIdStats, Batch, BatchStats, Loader, StoreError};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
@@ -22,10 +21,16 @@ use crate::read_models::ReadModels;
 use crate::retry::Fatal;
 use live::LiveUpdate;
 
+mod decoded;
+mod folded;
 mod live;
 mod taken;
 
 use taken::Taken;
+
+pub(crate) use decoded::{decode, Decoded};
+pub use folded::fold_messages;
+pub(crate) use folded::{fold_decoded, load_decoded};
 
 /// Most messages in one batch.
 pub(crate) const MAX_BATCH: usize = 4096;
@@ -666,128 +671,10 @@ fn timed<T>(commit: impl FnOnce() -> T) -> T {
     done
 }
 
-/// A message off the stream, decoded.
-#[derive(Debug)]
-pub(crate) struct Decoded {
-    pub(crate) seq: u64,
-    /// Messages the stream held past this one.
-    pub(crate) pending: u64,
-    /// When JetStream stored it, in nanoseconds since the epoch.
-    pub(crate) published: i128,
-    pub(crate) subject: async_nats::Subject,
-    /// The event, or why it was refused and the payload to keep in the dead letter.
-    pub(crate) envelope: Result<Envelope, (String, bytes::Bytes)>,
-}
-
-impl Decoded {
-    /// A message at `seq` of the stream, with `pending` more after it, stored at
-    /// `published` (nanoseconds since the epoch), decoded from its subject and payload.
-    pub(crate) fn new(
-        seq: u64,
-        pending: u64,
-        published: i128,
-        subject: async_nats::Subject,
-        payload: bytes::Bytes,
-    ) -> Decoded {
-        let envelope = Envelope::decode(subject.as_str(), &payload)
-            .map_err(|reason| (reason.to_string(), payload));
-        Decoded {
-            seq,
-            pending,
-            published,
-            subject,
-            envelope,
-        }
-    }
-}
-
-pub(crate) fn decode(m: jetstream::Message) -> anyhow::Result<Decoded> {
-    let info = m
-        .info()
-        .map_err(|e| anyhow::anyhow!("message metadata: {e}"))?;
-    let (seq, pending) = (info.stream_sequence, info.pending);
-    let published = info.published.unix_timestamp_nanos();
-    Ok(Decoded::new(
-        seq,
-        pending,
-        published,
-        m.message.subject,
-        m.message.payload,
-    ))
-}
-
 /// Whether `batch` has written what one commit may once the API answers: about
 /// [`SERVING_COMMIT_WRITES`] records or [`SERVING_COMMIT_BYTES`] bytes.
 fn commit_due(batch: &Batch<'_>) -> bool {
     batch.writes() >= SERVING_COMMIT_WRITES || batch.bytes() >= SERVING_COMMIT_BYTES
-}
-
-/// Folds `messages` into `store` and commits them with the checkpoint they reach, as the
-/// projector does but with no odds going live (for a rebuild, beside the store in use):
-/// in commits of the size [`commit_due`] allows, so that the rebuild never holds the
-/// readers of the store in use long. Returns what it did and how
-/// many messages the stream held past the last one.
-pub fn fold_messages(
-    store: &Store,
-    messages: Vec<jetstream::Message>,
-) -> anyhow::Result<(BatchStats, u64)> {
-    fold_decoded(store, messages.into_iter().map(decode), commit_due)
-}
-
-/// [`fold_messages`] of messages already decoded, committing whenever `due` says a batch
-/// has written enough, and at the end.
-pub(crate) fn fold_decoded(
-    store: &Store,
-    messages: impl IntoIterator<Item = anyhow::Result<Decoded>>,
-    due: impl Fn(&Batch<'_>) -> bool,
-) -> anyhow::Result<(BatchStats, u64)> {
-    // Where the store stands if no message is new to it (all delivered again).
-    let mut done = BatchStats {
-        checkpoint: store.checkpoint()?,
-        ..BatchStats::default()
-    };
-    let mut add = |stats: BatchStats| {
-        done.applied += stats.applied;
-        done.duplicates += stats.duplicates;
-        done.replayed += stats.replayed;
-        done.dead_letters += stats.dead_letters;
-        done.late_prices += stats.late_prices;
-        done.checkpoint = done.checkpoint.max(stats.checkpoint);
-    };
-    let mut batch = Taken::new(store, false, false)?;
-    let mut pending = 0;
-    for m in messages {
-        batch.take(m?)?;
-        pending = batch.pending;
-        if due(&batch.batch) {
-            add(timed(|| batch.batch.commit())?);
-            // After the commit: a batch starts from the checkpoint it reached.
-            batch = Taken::new(store, false, false)?;
-        }
-    }
-    if !batch.batch.is_empty() {
-        add(timed(|| batch.batch.commit())?);
-    }
-    Ok((done, pending))
-}
-
-/// Folds `messages` into one batch of `loader`'s and has it written, once the write before
-/// it is done ([`Loader::write`]). Returns the checkpoint the batch reaches once written,
-/// and how many messages the stream held past the last one.
-pub(crate) fn load_decoded(
-    loader: &mut Loader,
-    messages: impl IntoIterator<Item = anyhow::Result<Decoded>>,
-) -> anyhow::Result<(u64, u64)> {
-    let mut batch = Taken::over(loader.batch(), false);
-    for m in messages {
-        batch.take(m?)?;
-    }
-    let pending = batch.pending;
-    if !batch.batch.is_empty() {
-        let sealed = timed(|| batch.batch.seal(|_| {}))?;
-        loader.write(sealed)?;
-    }
-    Ok((loader.checkpoint(), pending))
 }
 
 #[cfg(test)]

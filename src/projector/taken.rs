@@ -4,8 +4,8 @@
 use racing_events::{Event, RaceNumber};
 use racing_projections::{Batch, Outcome, Store};
 
+use super::decoded::Decoded;
 use super::live::{LiveUpdate, OddsUpdate};
-use super::Decoded;
 
 /// A batch in progress: messages are folded in as they arrive, and nothing of them is
 /// visible until it commits.

@@ -18,7 +18,9 @@
 //! Every directory is bounded: the spool by [`MAX_AGE`] (and the rates of the forms
 //! that write it), `mail/failed` by [`SET_ASIDE_KEEP`] and [`MAX_SET_ASIDE`], the outbox
 //! by [`OUTBOX_KEEP`]; a temporary file a crash left inside a write (which may hold a
-//! key) is removed at start.
+//! key) is removed at start (`upkeep`).
+
+mod upkeep;
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -32,6 +34,7 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use crate::retry::Pauses;
+use upkeep::{files, prune_outbox, prune_set_aside, remove_leftovers};
 
 /// First and longest waits before the relay is tried again after it could not be
 /// reached (before jitter).
@@ -543,80 +546,6 @@ fn rfc3339(millis: i64) -> String {
     jiff::Timestamp::from_millisecond(millis).map_or_else(|_| millis.to_string(), |t| t.to_string())
 }
 
-/// Removes the outbox's messages older than [`OUTBOX_KEEP`], now and then every hour,
-/// until `shutdown`.
-async fn prune_outbox(dir: &Path, shutdown: CancellationToken) {
-    loop {
-        prune_older_than(dir, OUTBOX_KEEP);
-        tokio::select! {
-            _ = shutdown.cancelled() => return,
-            _ = tokio::time::sleep(PRUNE_EVERY) => {}
-        }
-    }
-}
-
-/// Removes the temporary files of `dir` that a crash inside [`crate::files::write_private`]
-/// left: never renamed into place, each may hold a whole message, a key with it.
-fn remove_leftovers(dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for path in entries.filter_map(Result::ok).map(|e| e.path()) {
-        if path.extension().is_some_and(|x| x == "tmp") {
-            match std::fs::remove_file(&path) {
-                Ok(()) => {
-                    tracing::warn!(path = %path.display(), "a message left half written removed")
-                }
-                Err(e) => {
-                    tracing::error!(error = %e, path = %path.display(), "removing a message left half written")
-                }
-            }
-        }
-    }
-}
-
-/// Removes the set-aside records of `failed` older than [`SET_ASIDE_KEEP`], then the
-/// oldest beyond [`MAX_SET_ASIDE`] (their names begin with the time they were written).
-fn prune_set_aside(failed: &Path) {
-    prune_older_than(failed, SET_ASIDE_KEEP);
-    let mut records = files(failed);
-    if records.len() <= MAX_SET_ASIDE {
-        return;
-    }
-    records.sort();
-    let beyond = records.len() - MAX_SET_ASIDE;
-    for path in &records[..beyond] {
-        if let Err(e) = std::fs::remove_file(path) {
-            tracing::warn!(error = %e, path = %path.display(), "removing an old set-aside record");
-        }
-    }
-    tracing::info!(
-        removed = beyond,
-        kept = MAX_SET_ASIDE,
-        "the oldest set-aside records removed"
-    );
-}
-
-/// Removes the files of `dir` last written more than `keep` ago.
-fn prune_older_than(dir: &Path, keep: Duration) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.filter_map(Result::ok) {
-        let old = entry
-            .metadata()
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|age| age > keep);
-        if old {
-            if let Err(e) = std::fs::remove_file(entry.path()) {
-                tracing::warn!(error = %e, path = %entry.path().display(), "removing an old message");
-            }
-        }
-    }
-}
-
 /// `text` with each paragraph's lines wrapped at `width` characters; a word longer than
 /// that (a link, a key) keeps a line of its own.
 pub fn wrap(text: &str, width: usize) -> String {
@@ -642,21 +571,9 @@ pub fn wrap(text: &str, width: usize) -> String {
     out
 }
 
-/// The `.json` files of `dir`.
-fn files(dir: &Path) -> Vec<PathBuf> {
-    std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|x| x == "json"))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
+    use super::upkeep::prune_older_than;
     use super::*;
 
     #[test]

@@ -13,12 +13,6 @@ use sha2::{Digest, Sha256};
 
 use crate::keys::{hex, unhex};
 
-/// How long JetStream keeps a link record, whatever its own expiry.
-pub(crate) const SIGNUP_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
-/// Most bytes the link records take together: about 200,000 links, each form post
-/// adding one of about 300 bytes; a full bucket refuses the next (it is made to discard
-/// new records, never old ones).
-pub(crate) const SIGNUP_MAX_BYTES: i64 = 64 << 20;
 /// Room a link record needs in its bucket, its largest (a 254-byte address, a
 /// 100-character name) with its subject and headers and some to spare: the forms refuse
 /// a post once less is left, before the bucket itself would, so that a server that drops

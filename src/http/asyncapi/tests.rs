@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use super::*;
+use crate::http::openapi::SPEC;
 
 /// Every `$ref` in `v`, with where it was.
 fn refs<'a>(v: &'a Value, at: String, out: &mut Vec<(String, &'a str)>) {

@@ -81,14 +81,6 @@ fn operations(api: &OpenApi) -> impl Iterator<Item = (&str, &'static str, &Opera
     })
 }
 
-pub(super) fn anchor(method: &str, path: &str) -> String {
-    let mut a = format!("op-{}", method.to_ascii_lowercase());
-    for c in path.chars() {
-        a.push(if c.is_ascii_alphanumeric() { c } else { '-' });
-    }
-    a
-}
-
 fn contents(out: &mut String, api: &OpenApi) {
     out.push_str(
         "<nav><h2>Contents</h2><ul><li><a href=\"#authentication\">Authentication</a></li>",
@@ -97,7 +89,7 @@ fn contents(out: &mut String, api: &OpenApi) {
         let _ = write!(
             out,
             "<li><a href=\"#{}\"><code>{method} {}</code></a> {}</li>",
-            anchor(method, path),
+            super::super::described::anchor(method, path),
             esc(path),
             esc(op.summary.as_deref().unwrap_or_default())
         );
@@ -164,7 +156,7 @@ fn endpoints(out: &mut String, api: &OpenApi) {
             out,
             "<section class=\"op\" id=\"{}\"><h3><span class=\"method\">{method}</span><code>{}\
              </code></h3><p><strong>{}</strong></p>",
-            anchor(method, path),
+            super::super::described::anchor(method, path),
             esc(path),
             esc(op.summary.as_deref().unwrap_or_default()),
         );

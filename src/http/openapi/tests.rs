@@ -253,7 +253,7 @@ fn rendered_documents_of_every_kind_validate_against_their_schemas() {
         ("PersonRecord", person(Role::Trainer, "j-size")),
         ("JockeyList", list(Role::Jockey)),
         ("TrainerList", list(Role::Trainer)),
-        ("ApiIndex", crate::http::index::INDEX_JSON.to_vec()),
+        ("ApiIndex", crate::http::index::json(ROUTES).to_vec()),
     ];
     let pages = odds
         .map(|page| ("OddsHistory", page))

@@ -2,7 +2,8 @@
 //! `Stream` of messages so that it runs over an axum socket in the service and over
 //! channels in unit tests. Its rooms: the protocol's messages (`protocol`), what a
 //! connection follows and the snapshots that start it (`subscriptions`), `since` replays
-//! from the odds journal (`replay`), a past meeting played back at its pace beside the
+//! from the odds journal (`replay`), the race day's other topics (`topics`, `days`), a
+//! past meeting played back at its pace beside the
 //! live updates (`playback`), and falling behind (`conflation`). It reads the read
 //! models and the hub, never the log.
 //!
@@ -13,6 +14,7 @@
 //! outside all of that: they carry their recorded `seq`, in their own increasing order.
 
 mod conflation;
+mod days;
 mod playback;
 mod protocol;
 mod replay;
@@ -45,6 +47,10 @@ use super::{frame, OddsDelta, OddsHub, Relay, CLOSE_GOING_AWAY, CLOSE_TRY_LATER}
 use protocol::broken;
 use subscriptions::{Floors, Targets};
 use topics::Handed;
+
+/// Moves and race-day events read from a journal at a time: by a `since` replay, a
+/// `replay`'s playback and a session that fell behind.
+const CHUNK: usize = 64;
 
 /// The limits of a session; all configurable.
 #[derive(Debug, Clone)]

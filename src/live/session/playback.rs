@@ -12,9 +12,8 @@ use racing_projections::OddsMove;
 use serde::Deserialize;
 use tokio::time::{Instant, Sleep};
 
-use super::replay::CHUNK;
 use super::subscriptions::Target;
-use super::{internal, End, Session};
+use super::{internal, End, Session, CHUNK};
 use crate::live::frames::ReplayEndFrame;
 use crate::live::{frame, replayed_odds_frame_of};
 

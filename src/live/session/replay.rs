@@ -11,11 +11,8 @@ use tokio::sync::broadcast::error::TryRecvError;
 
 use super::subscriptions::{Target, Targets};
 use super::topics::Topics;
-use super::{internal, End, Session};
+use super::{internal, End, Session, CHUNK};
 use crate::live::{odds_frame_of, Relay};
-
-/// Moves read from the journal at a time, here and by a `replay` (`playback`).
-pub(super) const CHUNK: usize = 64;
 
 /// What a `since` replay reads next: the odds journal's move or the race-day journal's
 /// event with the lower `seq`, each read a chunk at a time.
