@@ -21,7 +21,7 @@ use crate::market::{self, Times};
 use crate::races::{Kind, RacePlan, Venue};
 use crate::running::{
     calls, finish_time, finishing_order, lbw, place_price, placings, prices, running_positions,
-    winning_time, NON_FINISHES,
+    unplaced, winning_time, NON_FINISHES,
 };
 
 /// Handicap weights in pounds, as in HK: the top-rated runner carries the most.
@@ -260,21 +260,7 @@ impl Generator {
             race_name: race.plan.name(),
             distance: race.plan.distance,
             class: race.plan.kind.class(),
-            runners: race
-                .runners
-                .iter()
-                .map(|r| {
-                    let horse = &self.horses[r.horse];
-                    CardRunner {
-                        horse_no: horse.no.clone(),
-                        horse_name: horse.name.clone(),
-                        jockey: JOCKEYS[r.jockey].0.to_owned(),
-                        trainer: horse.trainer.to_owned(),
-                        draw: r.draw,
-                        weight: r.weight,
-                    }
-                })
-                .collect(),
+            runners: race.runners.iter().map(|r| self.card_runner(r)).collect(),
         }
     }
 
@@ -432,25 +418,22 @@ impl Generator {
         (result, starts)
     }
 
-    /// A result line with no placing, time or price yet.
-    fn result_runner(&self, runner: &Runner) -> ResultRunner {
+    /// A runner as the card declares it.
+    fn card_runner(&self, runner: &Runner) -> CardRunner {
         let horse = &self.horses[runner.horse];
-        ResultRunner {
-            position: None,
+        CardRunner {
             horse_no: horse.no.clone(),
             horse_name: horse.name.clone(),
             jockey: JOCKEYS[runner.jockey].0.to_owned(),
             trainer: horse.trainer.to_owned(),
-            finish_time: None,
-            win_odds: None,
-            dead_heat: false,
-            status: None,
-            lbw: Some("---".into()),
-            running_positions: None,
-            actual_weight: Some(runner.weight),
-            declared_weight: None,
-            draw: Some(runner.draw),
+            draw: runner.draw,
+            weight: runner.weight,
         }
+    }
+
+    /// A result line with no placing, time or price yet.
+    fn result_runner(&self, runner: &Runner) -> ResultRunner {
+        unplaced(&self.card_runner(runner))
     }
 
     /// The result line of a starter: as `result_runner`, with the body weight it was

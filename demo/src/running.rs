@@ -2,6 +2,7 @@
 //! dead heats and prize money, and what the record shows of it: lengths behind the winner
 //! and the positions at each call.
 
+use racing_events::{CardRunner, ResultRunner};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
@@ -223,4 +224,24 @@ pub(crate) fn running_positions(
         out[s].push(position);
     }
     out
+}
+
+/// A result line for a card runner, with no placing, time or price yet.
+pub(crate) fn unplaced(runner: &CardRunner) -> ResultRunner {
+    ResultRunner {
+        position: None,
+        horse_no: runner.horse_no.clone(),
+        horse_name: runner.horse_name.clone(),
+        jockey: runner.jockey.clone(),
+        trainer: runner.trainer.clone(),
+        finish_time: None,
+        win_odds: None,
+        dead_heat: false,
+        status: None,
+        lbw: Some("---".into()),
+        running_positions: None,
+        actual_weight: Some(runner.weight),
+        declared_weight: None,
+        draw: Some(runner.draw),
+    }
 }

@@ -232,138 +232,85 @@ pub struct ReplayEndFrame<'a> {
     pub stopped: bool,
 }
 
-/// A race's status changed (topic `status`).
-#[derive(Serialize, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct StatusFrame<'a> {
-    /// Which message this is.
-    #[schema(inline)]
-    pub r#type: StatusType,
-    /// Meeting date, `YYYY-MM-DD`.
-    #[schema(format = Date)]
-    pub date: &'a str,
-    /// The event's racecourse; `null` where it gave none.
-    #[schema(required = true)]
-    pub venue: Option<&'a str>,
-    /// Race within the meeting, 1 to 99.
-    #[schema(minimum = 1, maximum = 99)]
-    pub race_number: u8,
-    /// Stream sequence of the event.
-    pub seq: u64,
-    /// When JetStream stored the event (RFC 3339).
-    #[schema(format = DateTime)]
-    pub published_at: &'a str,
-    /// The race's status now.
-    #[schema(value_type = RaceStatus)]
-    pub status: &'a str,
-    /// Why, where the event said; left out otherwise.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
-    pub reason: Option<&'a str>,
+/// Declares a race-day frame: the six fields every one of them opens with (its type, the
+/// race, the event's position and when JetStream stored it), then its own. A macro and not
+/// a flattened struct, so that each frame's schema lists every field itself and stays
+/// strict (`additionalProperties: false`) in the AsyncAPI document.
+macro_rules! race_day_frame {
+    ($(#[$meta:meta])* $name:ident, $kind:ty { $($own:tt)* }) => {
+        $(#[$meta])*
+        #[derive(Serialize, Deserialize, ToSchema)]
+        #[serde(deny_unknown_fields)]
+        pub struct $name<'a> {
+            /// Which message this is.
+            #[schema(inline)]
+            pub r#type: $kind,
+            /// Meeting date, `YYYY-MM-DD`.
+            #[schema(format = Date)]
+            pub date: &'a str,
+            /// The event's racecourse; `null` where it gave none.
+            #[schema(required = true)]
+            pub venue: Option<&'a str>,
+            /// Race within the meeting, 1 to 99.
+            #[schema(minimum = 1, maximum = 99)]
+            pub race_number: u8,
+            /// Stream sequence of the event.
+            pub seq: u64,
+            /// When JetStream stored the event (RFC 3339).
+            #[schema(format = DateTime)]
+            pub published_at: &'a str,
+            $($own)*
+        }
+    };
 }
 
-/// A runner was scratched (topic `scratchings`).
-#[derive(Serialize, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ScratchingFrame<'a> {
-    /// Which message this is.
-    #[schema(inline)]
-    pub r#type: ScratchingType,
-    /// Meeting date, `YYYY-MM-DD`.
-    #[schema(format = Date)]
-    pub date: &'a str,
-    /// The event's racecourse; `null` where it gave none.
-    #[schema(required = true)]
-    pub venue: Option<&'a str>,
-    /// Race within the meeting, 1 to 99.
-    #[schema(minimum = 1, maximum = 99)]
-    pub race_number: u8,
-    /// Stream sequence of the event.
-    pub seq: u64,
-    /// When JetStream stored the event (RFC 3339).
-    #[schema(format = DateTime)]
-    pub published_at: &'a str,
-    /// Brand number of the scratched runner.
-    pub horse_no: &'a str,
+race_day_frame! {
+    /// A race's status changed (topic `status`).
+    StatusFrame, StatusType {
+        /// The race's status now.
+        #[schema(value_type = RaceStatus)]
+        pub status: &'a str,
+        /// Why, where the event said; left out otherwise.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[schema(nullable = false)]
+        pub reason: Option<&'a str>,
+    }
 }
 
-/// A race's result was published or amended (topic `results`).
-#[derive(Serialize, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ResultFrame<'a> {
-    /// Which message this is.
-    #[schema(inline)]
-    pub r#type: ResultType,
-    /// Meeting date, `YYYY-MM-DD`.
-    #[schema(format = Date)]
-    pub date: &'a str,
-    /// The event's racecourse; `null` where it gave none.
-    #[schema(required = true)]
-    pub venue: Option<&'a str>,
-    /// Race within the meeting, 1 to 99.
-    #[schema(minimum = 1, maximum = 99)]
-    pub race_number: u8,
-    /// Stream sequence of the event.
-    pub seq: u64,
-    /// When JetStream stored the event (RFC 3339).
-    #[schema(format = DateTime)]
-    pub published_at: &'a str,
-    /// The race's result document, exactly as HTTP serves it.
-    #[schema(value_type = racing_projections::openapi::RaceResult)]
-    #[serde(borrow)]
-    pub result: &'a RawValue,
+race_day_frame! {
+    /// A runner was scratched (topic `scratchings`).
+    ScratchingFrame, ScratchingType {
+        /// Brand number of the scratched runner.
+        pub horse_no: &'a str,
+    }
 }
 
-/// A race was declared or its card amended (topic `cards`).
-#[derive(Serialize, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CardFrame<'a> {
-    /// Which message this is.
-    #[schema(inline)]
-    pub r#type: CardType,
-    /// Meeting date, `YYYY-MM-DD`.
-    #[schema(format = Date)]
-    pub date: &'a str,
-    /// The event's racecourse; `null` where it gave none.
-    #[schema(required = true)]
-    pub venue: Option<&'a str>,
-    /// Race within the meeting, 1 to 99.
-    #[schema(minimum = 1, maximum = 99)]
-    pub race_number: u8,
-    /// Stream sequence of the event.
-    pub seq: u64,
-    /// When JetStream stored the event (RFC 3339).
-    #[schema(format = DateTime)]
-    pub published_at: &'a str,
-    /// The race as the day's card lists it.
-    #[schema(value_type = racing_projections::openapi::CardRace)]
-    #[serde(borrow)]
-    pub card: &'a RawValue,
+race_day_frame! {
+    /// A race's result was published or amended (topic `results`).
+    ResultFrame, ResultType {
+        /// The race's result document, exactly as HTTP serves it.
+        #[schema(value_type = racing_projections::openapi::RaceResult)]
+        #[serde(borrow)]
+        pub result: &'a RawValue,
+    }
 }
 
-/// A race's result or card was retracted (topics `results` and `cards`).
-#[derive(Serialize, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RetractionFrame<'a> {
-    /// Which message this is.
-    #[schema(inline)]
-    pub r#type: RetractionType,
-    /// Meeting date, `YYYY-MM-DD`.
-    #[schema(format = Date)]
-    pub date: &'a str,
-    /// The event's racecourse; `null` where it gave none.
-    #[schema(required = true)]
-    pub venue: Option<&'a str>,
-    /// Race within the meeting, 1 to 99.
-    #[schema(minimum = 1, maximum = 99)]
-    pub race_number: u8,
-    /// Stream sequence of the event.
-    pub seq: u64,
-    /// When JetStream stored the event (RFC 3339).
-    #[schema(format = DateTime)]
-    pub published_at: &'a str,
-    /// Why, as the event said.
-    pub reason: &'a str,
+race_day_frame! {
+    /// A race was declared or its card amended (topic `cards`).
+    CardFrame, CardType {
+        /// The race as the day's card lists it.
+        #[schema(value_type = racing_projections::openapi::CardRace)]
+        #[serde(borrow)]
+        pub card: &'a RawValue,
+    }
+}
+
+race_day_frame! {
+    /// A race's result or card was retracted (topics `results` and `cards`).
+    RetractionFrame, RetractionType {
+        /// Why, as the event said.
+        pub reason: &'a str,
+    }
 }
 
 /// The schema of a race's status: one of the feed's words for it

@@ -6,9 +6,7 @@ mod day;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use racing_events::{
-    CardRunner, Envelope, Event, OddsUpdated, RaceCard, RaceResult, ResultRunner, RunnerOdds,
-};
+use racing_events::{Envelope, Event, OddsUpdated, RaceCard, RaceResult, ResultRunner, RunnerOdds};
 use rand::seq::index;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -17,7 +15,7 @@ use crate::draw::{envelope, normal};
 use crate::horses::body_weight;
 use crate::races::{race_plan, Ground, Kind, RacePlan, Venue, SHA_TIN_TURF};
 use crate::running::{
-    calls, finish_time, finishing_order, lbw, place_price, placings, running_positions,
+    calls, finish_time, finishing_order, lbw, place_price, placings, running_positions, unplaced,
     winning_time, PAYOUT_RATE,
 };
 use crate::DemoFeed;
@@ -299,26 +297,6 @@ impl LiveRace {
             plan: DayPlan::default(),
             race,
         }
-    }
-}
-
-/// A result line for a card runner, with no placing, time or price yet.
-fn unplaced(runner: &CardRunner) -> ResultRunner {
-    ResultRunner {
-        position: None,
-        horse_no: runner.horse_no.clone(),
-        horse_name: runner.horse_name.clone(),
-        jockey: runner.jockey.clone(),
-        trainer: runner.trainer.clone(),
-        finish_time: None,
-        win_odds: None,
-        dead_heat: false,
-        status: None,
-        lbw: Some("---".into()),
-        running_positions: None,
-        actual_weight: Some(runner.weight),
-        declared_weight: None,
-        draw: Some(runner.draw),
     }
 }
 
