@@ -312,11 +312,18 @@ impl Replicas {
 }
 
 /// When a value lapses here: [`TTL`] after it was written, as far as the clocks agree.
+/// The bucket keeps no value longer than [`TTL`], so an age past it says only that this
+/// host's clock is ahead of the NATS server's: the value is then taken as just written,
+/// rather than as lapsed, so that a replica whose clock runs ahead still counts the
+/// others' connections (at worst a dead replica's count stays [`TTL`] longer).
 fn lapse_of(entry: &kv::Entry) -> Instant {
     let written = entry.created.unix_timestamp_nanos() / 1_000_000;
     let now = i128::from(jiff::Timestamp::now().as_millisecond());
     let ttl = TTL.as_millis() as i128;
-    let age = (now - written).clamp(0, ttl);
+    let age = match now - written {
+        age if age > ttl => 0,
+        age => age.max(0),
+    };
     Instant::now() + Duration::from_millis(u64::try_from(ttl - age).unwrap_or(0))
 }
 
