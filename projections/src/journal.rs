@@ -166,15 +166,15 @@ impl ReadModel for Pending {
         };
         let n = race_no(o.race_number)?;
         let published = docs::published_at(change.published);
-        let body = docs::render_odds_move(
-            &o.date,
-            o.venue.as_deref(),
-            n,
-            change.seq,
-            &published,
-            change.occurred_at,
-            &o.odds,
-        );
+        let body = docs::render_odds_move(&docs::OddsMoveDoc {
+            date: &o.date,
+            venue: o.venue.as_deref(),
+            race_number: n,
+            seq: change.seq,
+            published_at: &published,
+            occurred_at: change.occurred_at,
+            odds: &o.odds,
+        });
         self.push(s, &o.date, change.seq, n, &body)
     }
 

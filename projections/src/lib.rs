@@ -36,7 +36,8 @@ mod written;
 
 pub use batch::{Batch, BatchStats, MemState, Sealed};
 pub use docs::{
-    answered, etag, published_at, render_odds_move, Doc, FormDoc, FormEntry, ETAG_LEN, HEAD_LEN,
+    answered, etag, published_at, render_odds_move, Doc, FormDoc, FormEntry, OddsMoveDoc, ETAG_LEN,
+    HEAD_LEN,
 };
 pub use feed::{ChangeCursor, ChangePage};
 pub use fold::{Fold, Outcome};

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
 use axum::extract::ws::Utf8Bytes;
-use racing_events::RunnerOdds;
+use racing_projections::OddsMoveDoc;
 use serde::Serialize;
 use tokio::sync::broadcast;
 
@@ -50,27 +50,9 @@ pub struct OddsDelta {
 }
 
 /// The `odds` frame of an `OddsUpdated` event: its odds move (as the journal keeps it,
-/// [`racing_projections::render_odds_move`]) with its `type` first. `venue` is the
-/// event's: `None` (null in the frame) for odds given for the race of that number at
-/// every venue of the date.
-pub fn odds_frame(
-    date: &str,
-    venue: Option<&str>,
-    race_number: u8,
-    seq: u64,
-    published_at: &str,
-    occurred_at: &str,
-    odds: &[RunnerOdds],
-) -> Utf8Bytes {
-    let body = racing_projections::render_odds_move(
-        date,
-        venue,
-        race_number,
-        seq,
-        published_at,
-        occurred_at,
-        odds,
-    );
+/// [`racing_projections::render_odds_move`]) with its `type` first.
+pub fn odds_frame(odds_move: &OddsMoveDoc<'_>) -> Utf8Bytes {
+    let body = racing_projections::render_odds_move(odds_move);
     odds_frame_of(&body).unwrap_or_default()
 }
 

@@ -2,6 +2,7 @@
 //! race-day events, relayed to the hub in stream order once it is in the store.
 
 use racing_events::RunnerOdds;
+use racing_projections::OddsMoveDoc;
 
 use super::Projector;
 use crate::live::{odds_frame, DayDelta, OddsDelta};
@@ -60,15 +61,15 @@ impl Projector {
             self.parts
                 .hub
                 .publish_with(&update.date, update.race_number, update.seq, || OddsDelta {
-                    frame: odds_frame(
-                        &update.date,
-                        update.venue.as_deref(),
-                        update.race_number,
-                        update.seq,
-                        &racing_projections::published_at(update.published),
-                        &update.occurred_at,
-                        &update.odds,
-                    ),
+                    frame: odds_frame(&OddsMoveDoc {
+                        date: &update.date,
+                        venue: update.venue.as_deref(),
+                        race_number: update.race_number,
+                        seq: update.seq,
+                        published_at: &racing_projections::published_at(update.published),
+                        occurred_at: &update.occurred_at,
+                        odds: &update.odds,
+                    }),
                     date: update.date.as_str().into(),
                     race_number: update.race_number,
                     seq: update.seq,

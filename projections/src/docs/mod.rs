@@ -45,7 +45,7 @@ pub use form::{FormDoc, FormEntry};
 
 pub(crate) use cards::render_cards;
 pub(crate) use odds::render_odds;
-pub use odds::{published_at, render_odds_move};
+pub use odds::{published_at, render_odds_move, OddsMoveDoc};
 pub(crate) use profile::render_profile;
 pub(crate) use results::render_results;
 // The document types are named outside only by the API's schemas.

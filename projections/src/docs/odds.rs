@@ -79,34 +79,29 @@ pub struct RunnerOddsDoc<'a> {
 /// `published_at` when JetStream stored it, `occurred_at` the envelope's, when the prices
 /// were given at their source. A live `odds` frame is this with its `type` first, so what
 /// a replay reads from the journal is byte for byte what went live.
-pub fn render_odds_move(
-    date: &str,
-    venue: Option<&str>,
-    race_number: u8,
-    seq: u64,
-    published_at: &str,
-    occurred_at: &str,
-    odds: &[racing_events::RunnerOdds],
-) -> Vec<u8> {
-    #[derive(Serialize)]
-    struct Move<'a> {
-        date: &'a str,
-        venue: Option<&'a str>,
-        race_number: u8,
-        seq: u64,
-        published_at: &'a str,
-        occurred_at: &'a str,
-        odds: &'a [racing_events::RunnerOdds],
-    }
-    to_json(&Move {
-        date,
-        venue,
-        race_number,
-        seq,
-        published_at,
-        occurred_at,
-        odds,
-    })
+pub fn render_odds_move(m: &OddsMoveDoc<'_>) -> Vec<u8> {
+    to_json(m)
+}
+
+/// An odds move: the race, the event's position, when JetStream stored it and when the
+/// prices were given, and the prices.
+#[derive(Serialize)]
+pub struct OddsMoveDoc<'a> {
+    /// Meeting date, `YYYY-MM-DD`.
+    pub date: &'a str,
+    /// The event's racecourse; `None` (null) for odds of the race of that number at every
+    /// venue of the date.
+    pub venue: Option<&'a str>,
+    /// Race within the meeting.
+    pub race_number: u8,
+    /// Stream sequence of the event.
+    pub seq: u64,
+    /// When JetStream stored it (RFC 3339, [`published_at`]).
+    pub published_at: &'a str,
+    /// When the prices were given at their source.
+    pub occurred_at: &'a str,
+    /// The prices.
+    pub odds: &'a [racing_events::RunnerOdds],
 }
 
 /// RFC 3339 text of the time JetStream stored a message, in nanoseconds since the epoch:

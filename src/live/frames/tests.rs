@@ -7,7 +7,7 @@ use racing_events::samples::{
 };
 use racing_events::RaceStatus;
 use racing_events::RunnerOdds;
-use racing_projections::DayKind;
+use racing_projections::{DayKind, OddsMoveDoc};
 
 use super::*;
 use crate::live::{frame, odds_frame, race_snapshot, replayed_odds_frame_of};
@@ -81,25 +81,25 @@ fn odds_frames_live_and_replayed_read_back_into_their_type_byte_for_byte() {
         },
     ];
     for venue in [Some("Sha Tin"), None] {
-        let live = odds_frame(
-            "2026-11-21",
+        let live = odds_frame(&OddsMoveDoc {
+            date: "2026-11-21",
             venue,
-            3,
-            41,
-            "2026-11-21T04:05:06.123456789Z",
-            "2026-11-21T12:05:05+08:00",
-            &prices,
-        );
+            race_number: 3,
+            seq: 41,
+            published_at: "2026-11-21T04:05:06.123456789Z",
+            occurred_at: "2026-11-21T12:05:05+08:00",
+            odds: &prices,
+        });
         round_trips::<OddsFrame>(&live);
-        let body = racing_projections::render_odds_move(
-            "2026-11-21",
+        let body = racing_projections::render_odds_move(&OddsMoveDoc {
+            date: "2026-11-21",
             venue,
-            3,
-            41,
-            "2026-11-21T04:05:06Z",
-            "2026-11-21T04:05:05.5Z",
-            &prices,
-        );
+            race_number: 3,
+            seq: 41,
+            published_at: "2026-11-21T04:05:06Z",
+            occurred_at: "2026-11-21T04:05:05.5Z",
+            odds: &prices,
+        });
         let replayed = replayed_odds_frame_of(&body).expect("utf-8");
         round_trips::<OddsFrame>(&replayed);
         assert!(replayed.starts_with(r#"{"type":"odds","replay":true,"#));
