@@ -219,8 +219,8 @@ fn the_readme_points_to_the_map() {
     );
 }
 
-/// The crate whose files are held to [`MOST_LINES`] and whose modules may not import each
-/// other in a circle (one module per read model, one way in).
+/// The crate whose files are held to [`MOST_LINES`], tighter than the rest, and in which
+/// only one file names the storage engine.
 const PROJECTIONS: &str = "projections/src";
 
 /// The most lines a file of [`PROJECTIONS`] may have: a file past it is split along its

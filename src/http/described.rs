@@ -13,8 +13,8 @@ pub const DOCS_PATH: &str = "/api/v1/docs";
 /// The same two without a key: they hold no data, and a browser sends none.
 pub const PUBLIC_PATHS: [&str; 2] = ["/docs", "/openapi.json"];
 
-/// The tag of the reference: this description, its page, the AsyncAPI one and the API's
-/// index. Their answers hold no data, so they carry no `Racing-Seq`.
+/// The tag of the reference: the OpenAPI description, its page, the AsyncAPI one and the
+/// API's index. Their answers hold no data, so they carry no `Racing-Seq`.
 pub const REFERENCE_TAG: &str = "reference";
 
 /// Where the AsyncAPI document is served.

@@ -145,7 +145,6 @@ the limit, 429 with `Retry-After` in seconds.";
 #[derive(OpenApi)]
 #[openapi(
     info(
-        title = "racing: horse racing data API",
         description = API_DESCRIPTION,
         license(name = "MIT", identifier = "MIT"),
     ),
@@ -168,7 +167,7 @@ struct ApiDoc;
 /// router's, then what every operation shares.
 fn describe() -> utoipa::openapi::OpenApi {
     let mut api = ApiDoc::openapi();
-    // The same in the AsyncAPI document.
+    // Title and version from one place, which the AsyncAPI document reads too.
     api.info.title = TITLE.to_owned();
     api.info.version = VERSION.to_owned();
     let mut schemas = Vec::new();
