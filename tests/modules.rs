@@ -221,11 +221,7 @@ impl Tree {
     }
 
     fn resolve_in(&self, at: &Module, path: &str, depth: usize) -> Option<Module> {
-        let mut segments = path
-            .split("::")
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .peekable();
+        let mut segments = path.split("::").map(str::trim).filter(|s| !s.is_empty());
         let first = segments.next()?;
         let mut here: Module = match first {
             "crate" => Vec::new(),
@@ -242,12 +238,7 @@ impl Tree {
                     if depth == 0 || imported == path {
                         return None;
                     }
-                    let mut rest = imported.clone();
-                    for s in segments {
-                        rest.push_str("::");
-                        rest.push_str(s);
-                    }
-                    return self.resolve_in(at, &rest, depth - 1);
+                    return self.resolve_in(at, &continued(imported, segments), depth - 1);
                 }
             }
         };
@@ -267,11 +258,7 @@ impl Tree {
                     // An item of `here`, or one it imports from elsewhere.
                     let imported = self.imports.get(&here).and_then(|i| i.get(name));
                     if let Some(imported) = imported.filter(|_| depth > 0) {
-                        let mut rest = imported.clone();
-                        for s in segments {
-                            rest.push_str("::");
-                            rest.push_str(s);
-                        }
+                        let rest = continued(imported, segments);
                         return self.resolve_in(&here, &rest, depth - 1).or(Some(here));
                     }
                     return Some(here);
@@ -299,6 +286,11 @@ impl Tree {
         }
         out
     }
+}
+
+/// The path an imported name stands for, with the segments written after the name.
+fn continued<'a>(imported: &str, after: impl Iterator<Item = &'a str>) -> String {
+    after.fold(imported.to_owned(), |path, s| format!("{path}::{s}"))
 }
 
 /// Uses between the modules that share a parent: a use from anywhere inside one to
