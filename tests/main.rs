@@ -10,6 +10,7 @@ mod corrections;
 mod discovery;
 mod documents;
 mod examples;
+mod feed;
 mod history;
 mod keys;
 mod live;

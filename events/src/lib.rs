@@ -5,12 +5,14 @@
 
 #[cfg(any(test, feature = "samples"))]
 pub mod samples;
+pub mod schema;
 mod validate;
 mod values;
 
 use std::fmt;
 use std::marker::PhantomData;
 
+use schemars::JsonSchema;
 use serde::de::value::MapAccessDeserializer;
 use serde::de::{MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
@@ -67,11 +69,13 @@ pub enum Event {
 }
 
 /// A horse profile, exactly the fields of interface.md 2.1.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct HorseProfile {
     /// Brand number, e.g. `E271`.
+    #[schemars(regex(pattern = schema::HORSE_NO))]
     pub horse_no: String,
     /// Registered name.
+    #[schemars(regex(pattern = schema::TEXT))]
     pub horse_name: String,
     /// Short country code, e.g. `NZ`.
     pub country_of_origin: String,
@@ -80,55 +84,71 @@ pub struct HorseProfile {
     /// e.g. `Gelding`.
     pub sex: String,
     /// Years.
+    #[schemars(range(min = 0, max = 40))]
     pub age: i64,
     /// Current trainer.
     pub trainer: String,
     /// Current owner.
     pub owner: String,
     /// Career prize money in whole Hong Kong dollars.
+    #[schemars(range(min = 0))]
     pub total_stakes: i64,
     /// Career starts.
+    #[schemars(range(min = 0))]
     pub starts: i64,
-    /// Career wins.
+    /// Career wins, no more than `starts`.
+    #[schemars(range(min = 0))]
     pub wins: i64,
-    /// Career placings.
+    /// Career placings, no more than `starts`.
+    #[schemars(range(min = 0))]
     pub places: i64,
     /// Sire (v1.1, optional): 1 to 64 characters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 64), regex(pattern = schema::TEXT), extend("x-since" = "1.1"))]
     pub sire: Option<String>,
     /// Dam (v1.1, optional): 1 to 64 characters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 64), regex(pattern = schema::TEXT), extend("x-since" = "1.1"))]
     pub dam: Option<String>,
     /// The dam's sire (v1.1, optional): 1 to 64 characters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 64), regex(pattern = schema::TEXT), extend("x-since" = "1.1"))]
     pub dam_sire: Option<String>,
     /// Import type (v1.1, optional), e.g. `PP`, `PPG`, `ISG`, `VIS`: 1 to 8 upper-case
     /// letters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = schema::IMPORT_TYPE), extend("x-since" = "1.1"))]
     pub import_type: Option<String>,
     /// Current rating (v1.1, optional), 0 to 200.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 200), extend("x-since" = "1.1"))]
     pub current_rating: Option<i64>,
     /// Rating at the start of the season (v1.1, optional), 0 to 200.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 200), extend("x-since" = "1.1"))]
     pub season_start_rating: Option<i64>,
     /// Prize money this season (v1.1, optional), whole Hong Kong dollars, 0 or more.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0), extend("x-since" = "1.1"))]
     pub season_stakes: Option<i64>,
 }
 
 /// A declared race: race details and its runners (interface.md 2.4).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RaceCard {
     /// Meeting date, `YYYY-MM-DD`.
+    #[schemars(regex(pattern = schema::DATE), extend("format" = "date"))]
     pub date: String,
     /// Racecourse, e.g. `Sha Tin`.
+    #[schemars(regex(pattern = schema::TEXT))]
     pub venue: String,
     /// 1 to 99.
+    #[schemars(range(min = 1, max = 99))]
     pub race_number: i64,
     /// e.g. `THE SHA TIN TROPHY`.
     pub race_name: String,
-    /// Metres.
+    /// Metres, 100 to 10,000.
+    #[schemars(range(min = 100, max = 10000))]
     pub distance: i64,
     /// Race class, carried as a string (`Class 4`, `Group 1`, `Griffin`).
     pub class: String,
@@ -138,49 +158,61 @@ pub struct RaceCard {
 }
 
 /// A declared runner of a race card.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct CardRunner {
     /// Brand number.
+    #[schemars(regex(pattern = schema::HORSE_NO))]
     pub horse_no: String,
     /// Registered name.
+    #[schemars(regex(pattern = schema::TEXT))]
     pub horse_name: String,
     /// Declared jockey.
     pub jockey: String,
     /// Trainer.
     pub trainer: String,
     /// Barrier draw, 1 to 99.
+    #[schemars(range(min = 1, max = 99))]
     pub draw: i64,
     /// Weight carried, pounds.
+    #[schemars(range(min = 50, max = 200))]
     pub weight: i64,
 }
 
 /// A runner withdrawn from a race card.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RunnerScratched {
-    /// Meeting date.
+    /// Meeting date, `YYYY-MM-DD`.
+    #[schemars(regex(pattern = schema::DATE), extend("format" = "date"))]
     pub date: String,
     /// The racecourse whose race it is; without it (a v1 feeder), the race of that number
     /// at every venue of the date.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = schema::TEXT), extend("x-since" = "1.1"))]
     pub venue: Option<String>,
-    /// Race within the meeting.
+    /// Race within the meeting, 1 to 99.
+    #[schemars(range(min = 1, max = 99))]
     pub race_number: i64,
     /// The withdrawn horse.
+    #[schemars(regex(pattern = schema::HORSE_NO))]
     pub horse_no: String,
 }
 
 /// The official result of one race (interface.md 2.3 and the feed contract's rules).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RaceResult {
-    /// Meeting date.
+    /// Meeting date, `YYYY-MM-DD`.
+    #[schemars(regex(pattern = schema::DATE), extend("format" = "date"))]
     pub date: String,
     /// Racecourse.
+    #[schemars(regex(pattern = schema::TEXT))]
     pub venue: String,
-    /// Race within the meeting.
+    /// Race within the meeting, 1 to 99.
+    #[schemars(range(min = 1, max = 99))]
     pub race_number: i64,
     /// Race name.
     pub race_name: String,
-    /// Metres.
+    /// Metres, 100 to 10,000.
+    #[schemars(range(min = 100, max = 10000))]
     pub distance: i64,
     /// Track condition, e.g. `GOOD TO FIRM`.
     pub going: String,
@@ -189,18 +221,22 @@ pub struct RaceResult {
     pub runners: Vec<ResultRunner>,
     /// Race class (v1.1, optional), as in a card (`Class 4`, `Group 1`, `Griffin`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-since" = "1.1"))]
     pub class: Option<String>,
 }
 
 /// One runner of a race result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ResultRunner {
     /// Placing from 1; shared in a dead heat; `null` for no placing.
     #[serde(deserialize_with = "nullable")]
+    #[schemars(with = "schema::Nullable<i64>", range(min = 1, max = 99))]
     pub position: Option<i64>,
     /// Brand number.
+    #[schemars(regex(pattern = schema::HORSE_NO))]
     pub horse_no: String,
     /// Registered name.
+    #[schemars(regex(pattern = schema::TEXT))]
     pub horse_name: String,
     /// Jockey who rode.
     pub jockey: String,
@@ -208,82 +244,106 @@ pub struct ResultRunner {
     pub trainer: String,
     /// `m:ss.cc`, or `null` where there is none.
     #[serde(deserialize_with = "nullable")]
+    #[schemars(with = "schema::Nullable<String>", regex(pattern = schema::FINISH_TIME))]
     pub finish_time: Option<String>,
     /// Final decimal win odds, or `null`.
     #[serde(deserialize_with = "nullable")]
+    #[schemars(with = "schema::Nullable<f64>", range(min = 1.0))]
     pub win_odds: Option<f64>,
     /// `true` when the position is shared.
     #[serde(default)]
     pub dead_heat: bool,
     /// `null` for a normal finisher, otherwise the official code (`PU`, `WV-A`, ...).
     #[serde(deserialize_with = "nullable")]
+    #[schemars(with = "schema::Nullable<String>", regex(pattern = schema::STATUS_CODE))]
     pub status: Option<String>,
-    /// Lengths behind the winner as officially written (v1.1, optional): see [`Lbw`].
+    /// Lengths behind the winner as officially written (v1.1, optional): 1 to 8 of
+    /// `0-9 A-Z - /`, such as `-` (the winner), `SH`, `3/4` or `1-1/4`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = schema::LBW), extend("x-since" = "1.1"))]
     pub lbw: Option<String>,
     /// Position at each call of the race (v1.1, optional): 1 to 6 integers of 1 to 99.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 6), inner(range(min = 1, max = 99)), extend("x-since" = "1.1"))]
     pub running_positions: Option<Vec<i64>>,
     /// Weight carried in pounds (v1.1, optional), 90 to 160.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 90, max = 160), extend("x-since" = "1.1"))]
     pub actual_weight: Option<i64>,
     /// The horse's body weight declared before the race, pounds (v1.1, optional), 700 to
     /// 1,500.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 700, max = 1500), extend("x-since" = "1.1"))]
     pub declared_weight: Option<i64>,
     /// Barrier draw (v1.1, optional), 1 to 99.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 99), extend("x-since" = "1.1"))]
     pub draw: Option<i64>,
 }
 
 /// New win odds for some runners of a race; unlisted runners keep their last price.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct OddsUpdated {
-    /// Meeting date.
+    /// Meeting date, `YYYY-MM-DD`.
+    #[schemars(regex(pattern = schema::DATE), extend("format" = "date"))]
     pub date: String,
     /// The racecourse whose race it is; without it (a v1 feeder), the race of that number
     /// at every venue of the date.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = schema::TEXT), extend("x-since" = "1.1"))]
     pub venue: Option<String>,
-    /// Race within the meeting.
+    /// Race within the meeting, 1 to 99.
+    #[schemars(range(min = 1, max = 99))]
     pub race_number: i64,
     /// The prices that changed.
     #[serde(deserialize_with = "objects")]
+    #[schemars(length(min = 1))]
     pub odds: Vec<RunnerOdds>,
 }
 
 /// A race that should never have been published at this venue (a wrong date, number or
 /// venue, or a race declared void): its card and result leave every read model. Its odds
 /// events stay in the log.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(extend("x-since" = "1.1"))]
 pub struct RaceRetracted {
-    /// Meeting date.
+    /// Meeting date, `YYYY-MM-DD`.
+    #[schemars(regex(pattern = schema::DATE), extend("format" = "date"))]
     pub date: String,
     /// Racecourse of the race withdrawn; another venue's race of that number stays.
+    #[schemars(regex(pattern = schema::TEXT))]
     pub venue: String,
-    /// Race within the meeting.
+    /// Race within the meeting, 1 to 99.
+    #[schemars(range(min = 1, max = 99))]
     pub race_number: i64,
     /// Why, for people: 1 to 200 characters.
+    #[schemars(length(min = 1, max = 200), regex(pattern = schema::TEXT))]
     pub reason: String,
 }
 
 /// A race's status as the feed sets it (v1.2): the status and, for people, why.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(extend("x-since" = "1.2"))]
 pub struct RaceStatusChanged {
-    /// Meeting date.
+    /// Meeting date, `YYYY-MM-DD`.
+    #[schemars(regex(pattern = schema::DATE), extend("format" = "date"))]
     pub date: String,
     /// The racecourse whose race it is; without it, the race of that number at every venue
     /// of the date (as for odds).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = schema::TEXT))]
     pub venue: Option<String>,
-    /// Race within the meeting.
+    /// Race within the meeting, 1 to 99.
+    #[schemars(range(min = 1, max = 99))]
     pub race_number: i64,
     /// One of [`RaceStatus::ALL`], as written on the wire; [`RaceStatusChanged::status`]
     /// gives it typed. Kept as text so that a value outside the list is a dead letter
     /// naming the field, not a parse error naming a column.
+    #[schemars(transform = schema::race_status)]
     pub status: String,
     /// Why, for people (a reweigh, a false start): 1 to 200 characters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 200), regex(pattern = schema::TEXT))]
     pub reason: Option<String>,
 }
 
@@ -358,15 +418,19 @@ impl fmt::Display for RaceStatus {
 
 /// A runner's current decimal prices: win, place, or both (v1.2 adds place and makes
 /// win optional when place is given).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = schema::win_or_place)]
 pub struct RunnerOdds {
     /// Brand number.
+    #[schemars(regex(pattern = schema::HORSE_NO))]
     pub horse_no: String,
     /// Decimal win odds, stake included; at least 1.0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1.0))]
     pub win_odds: Option<f64>,
     /// Decimal place odds, stake included; at least 1.0 (v1.2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1.0), extend("x-since" = "1.2"))]
     pub place_odds: Option<f64>,
 }
 

@@ -3,6 +3,9 @@
 
 use crate::*;
 
+mod refused;
+pub use refused::{refused, Refused};
+
 /// Wraps an event with a fresh id.
 pub fn envelope(event: Event) -> Envelope {
     Envelope::new(event, "2026-11-21T12:00:00Z")

@@ -22,6 +22,9 @@ pub const ASYNCAPI_PATH: &str = "/api/v1/asyncapi.json";
 /// The same without a key: it holds no data.
 pub const ASYNCAPI_PUBLIC_PATH: &str = "/asyncapi.json";
 
+/// Where the feed's JSON Schema is served, without a key: what a feeder publishes.
+pub const FEED_SCHEMA_PATH: &str = "/feed/schema.json";
+
 /// The API's title, in the OpenAPI and the AsyncAPI documents alike.
 pub const TITLE: &str = "racing: horse racing data API";
 

@@ -1,0 +1,371 @@
+//! The feed as JSON Schema 2020-12, one document for each version of the contract,
+//! derived from this crate's own types: the envelope, every event type and what the types
+//! say of the validation (ranges, patterns, the status values, required and optional
+//! fields). The rules only [`Event::validate`](crate::Event::validate) and the service
+//! check are [`SERVICE_ONLY`]: each schema lists them too.
+
+use std::borrow::Cow;
+use std::marker::PhantomData;
+
+use schemars::generate::{SchemaGenerator, SchemaSettings};
+use schemars::{JsonSchema, Schema};
+use serde_json::{json, Map, Value};
+
+use crate::{
+    HorseProfile, OddsUpdated, RaceCard, RaceResult, RaceRetracted, RaceStatus, RaceStatusChanged,
+    RunnerScratched,
+};
+
+/// `horse_no`: 1 to 32 of `A-Z a-z 0-9 _ -`, starting with a letter or digit.
+pub(crate) const HORSE_NO: &str = "^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$";
+/// Text that is not only white space (names, venues, reasons).
+pub(crate) const TEXT: &str = r"\S";
+/// `YYYY-MM-DD`, years 1000 to 9999; that the day exists (no 31 June) only the service checks.
+pub(crate) const DATE: &str = "^[1-9][0-9]{3}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$";
+/// `m:ss.cc`, seconds below 60.
+pub(crate) const FINISH_TIME: &str = r"^[0-9]{1,3}:[0-5][0-9]\.[0-9]{2}$";
+/// An official code such as `PU` or `WV-A`: upper case, up to 8 characters.
+pub(crate) const STATUS_CODE: &str = "^[A-Z][A-Z0-9-]{0,7}$";
+/// `import_type`: 1 to 8 upper-case letters.
+pub(crate) const IMPORT_TYPE: &str = "^[A-Z]{1,8}$";
+/// `lbw`: 1 to 8 characters of `0-9 A-Z - /`.
+pub(crate) const LBW: &str = "^[0-9A-Z/-]{1,8}$";
+/// `occurred_at`: RFC 3339, `YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM|-HH:MM)`.
+const OCCURRED_AT: &str = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})$";
+
+/// The keyword that says in which version of the contract a field or event type came.
+pub const SINCE: &str = "x-since";
+
+/// A version of the feed contract. Each adds to the one before and removes nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FeedVersion {
+    /// The first contract: five event types.
+    V1_0,
+    /// Corrections, venues and the full Hong Kong record.
+    V1_1,
+    /// The race day as it happens: race status and place prices.
+    V1_2,
+}
+
+impl FeedVersion {
+    /// Every version, oldest first.
+    pub const ALL: [FeedVersion; 3] = [FeedVersion::V1_0, FeedVersion::V1_1, FeedVersion::V1_2];
+
+    /// The version this crate validates.
+    pub const LATEST: FeedVersion = FeedVersion::V1_2;
+
+    /// The version as the contract writes it: `1.0`, `1.1`, `1.2`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FeedVersion::V1_0 => "1.0",
+            FeedVersion::V1_1 => "1.1",
+            FeedVersion::V1_2 => "1.2",
+        }
+    }
+
+    /// Reads `1.0`, `1.1` or `1.2` (a leading `v` allowed; `1` is `1.0`).
+    pub fn parse(text: &str) -> Option<FeedVersion> {
+        let text = text.strip_prefix('v').unwrap_or(text);
+        let text = if text == "1" { "1.0" } else { text };
+        FeedVersion::ALL.into_iter().find(|v| v.as_str() == text)
+    }
+}
+
+/// One event type of the feed: its `type`, the subject it goes to and the version that
+/// added it.
+#[derive(Debug, Clone, Copy)]
+pub struct EventType {
+    /// The envelope's `type`.
+    pub name: &'static str,
+    /// The subject, its parameters in braces (`racing.results.{date}.{race_number}`),
+    /// each the body's field of that name.
+    pub subject: &'static str,
+    /// The version that added it.
+    pub since: FeedVersion,
+    /// What it does, for people.
+    pub summary: &'static str,
+    body: fn(&mut SchemaGenerator) -> Schema,
+}
+
+/// Every event type of the feed, in the contract's order.
+pub const EVENT_TYPES: [EventType; 7] = [
+    EventType {
+        name: "HorseProfileUpdated",
+        subject: "racing.horses.{horse_no}",
+        since: FeedVersion::V1_0,
+        summary: "A whole horse profile; replaces the previous one.",
+        body: SchemaGenerator::subschema_for::<HorseProfile>,
+    },
+    EventType {
+        name: "RaceCardDeclared",
+        subject: "racing.cards.{date}.{race_number}",
+        since: FeedVersion::V1_0,
+        summary: "A race card; replaces that race's card.",
+        body: SchemaGenerator::subschema_for::<RaceCard>,
+    },
+    EventType {
+        name: "RunnerScratched",
+        subject: "racing.cards.{date}.{race_number}",
+        since: FeedVersion::V1_0,
+        summary: "A runner withdrawn from a declared race.",
+        body: SchemaGenerator::subschema_for::<RunnerScratched>,
+    },
+    EventType {
+        name: "RaceResultPublished",
+        subject: "racing.results.{date}.{race_number}",
+        since: FeedVersion::V1_0,
+        summary: "A whole race result; an amendment is published again, whole.",
+        body: SchemaGenerator::subschema_for::<RaceResult>,
+    },
+    EventType {
+        name: "OddsUpdated",
+        subject: "racing.odds.{date}.{race_number}",
+        since: FeedVersion::V1_0,
+        summary: "New prices for some runners of a race; the others keep their last.",
+        body: SchemaGenerator::subschema_for::<OddsUpdated>,
+    },
+    EventType {
+        name: "RaceRetracted",
+        subject: "racing.results.{date}.{race_number}",
+        since: FeedVersion::V1_1,
+        summary: "A venue's race withdrawn from every read model: card, result and form.",
+        body: SchemaGenerator::subschema_for::<RaceRetracted>,
+    },
+    EventType {
+        name: "RaceStatusChanged",
+        subject: "racing.status.{date}.{race_number}",
+        since: FeedVersion::V1_2,
+        summary: "A race's status: betting open or suspended, off, finished, abandoned, void.",
+        body: SchemaGenerator::subschema_for::<RaceStatusChanged>,
+    },
+];
+
+/// A rule of the contract that no JSON Schema here carries, with the words that begin or
+/// end its refusal (the dead letter's reason).
+#[derive(Debug, Clone, Copy)]
+pub struct ServiceOnly {
+    /// The rule, for people.
+    pub rule: &'static str,
+    /// Words of the refusal's reason that name it.
+    pub refusal: &'static str,
+}
+
+/// The rules only the service checks: a feeder's schema validator lets these through, and
+/// `racing publish --check` does not.
+pub const SERVICE_ONLY: [ServiceOnly; 8] = [
+    ServiceOnly {
+        rule: "`date` is a day of the calendar (the pattern lets 2026-02-30 through)",
+        refusal: "is not a real calendar date",
+    },
+    ServiceOnly {
+        rule: "`occurred_at` is a real moment (the pattern lets 24:61:00 through)",
+        refusal: "is not an RFC 3339 timestamp",
+    },
+    ServiceOnly {
+        rule: "`wins` and `places` are no more than `starts`",
+        refusal: "is more than starts",
+    },
+    ServiceOnly {
+        rule: "a horse appears at most once in a race's runners or an odds update",
+        refusal: "more than once",
+    },
+    ServiceOnly {
+        rule: "runners share a position exactly when each has `dead_heat` true",
+        refusal: "dead_heat",
+    },
+    ServiceOnly {
+        rule: "a result runner with no position has a status (a normal finisher has a placing)",
+        refusal: "is null for a runner with no status",
+    },
+    ServiceOnly {
+        rule: "the subject repeats the payload's values and its kind matches the `type`",
+        refusal: "does not match the event",
+    },
+    ServiceOnly {
+        rule: "the payload is at most 1 MiB",
+        refusal: "over the 1 MiB limit",
+    },
+];
+
+/// The JSON Schema of one message of the feed at `version`: the envelope, with `data`
+/// the body of its `type`. Fields and types added later are left out; unknown fields are
+/// allowed, as the contract ignores them.
+pub fn feed_schema(version: FeedVersion) -> Value {
+    let mut generator = SchemaSettings::draft2020_12().into_generator();
+    let types: Vec<&EventType> = EVENT_TYPES.iter().filter(|t| t.since <= version).collect();
+    let mut defs = Map::new();
+    for t in &types {
+        let body = (t.body)(&mut generator);
+        defs.insert(
+            envelope_name(t),
+            json!({
+                "description": t.summary,
+                SINCE: t.since.as_str(),
+                "x-subject": t.subject,
+                "properties": {
+                    "type": { "const": t.name },
+                    "data": body,
+                },
+            }),
+        );
+    }
+    for (name, mut body) in generator.take_definitions(true) {
+        as_of(&mut body, version);
+        tidy(&mut body);
+        defs.insert(name, body);
+    }
+    let names: Vec<&str> = types.iter().map(|t| t.name).collect();
+    let service_only: Vec<&str> = SERVICE_ONLY.iter().map(|r| r.rule).collect();
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": format!("urn:racing:feed:{}", version.as_str()),
+        "title": format!("One event of the racing feed, contract v{}", version.as_str()),
+        "description": "A message a feeder publishes to NATS JetStream: the envelope, and the body \
+            of its `type` in `data`. Unknown extra fields are ignored. The header `Nats-Msg-Id` \
+            carries the `event_id`; `x-subject` names each type's subject. The rules in \
+            `x-service-only` are checked by the service alone.",
+        "x-feed-version": version.as_str(),
+        "x-service-only": service_only,
+        "type": "object",
+        "required": ["event_id", "type", "occurred_at", "data"],
+        "properties": {
+            "event_id": {
+                "description": "Chosen by the feeder; makes publishing idempotent (`Nats-Msg-Id`).",
+                "type": "string",
+                "format": "uuid",
+                "pattern": "^[0-9A-Fa-f]{8}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{12}$",
+            },
+            "type": { "enum": names },
+            "occurred_at": {
+                "description": "RFC 3339 time of the fact at its source.",
+                "type": "string",
+                "format": "date-time",
+                "pattern": OCCURRED_AT,
+            },
+            "data": { "type": "object" },
+        },
+        "oneOf": types
+            .iter()
+            .map(|t| json!({ "$ref": format!("#/$defs/{}", envelope_name(t)) }))
+            .collect::<Vec<_>>(),
+        "$defs": defs,
+    })
+}
+
+/// The name in `$defs` of the envelope of `t`'s events (`OddsUpdatedEnvelope`); the body
+/// is under its type's name (`OddsUpdated`).
+pub fn envelope_name(t: &EventType) -> String {
+    format!("{}Envelope", t.name)
+}
+
+/// The schemas of every version, by version (`{"1.0": ..., "1.1": ..., "1.2": ...}`).
+pub fn feed_schemas() -> Value {
+    let all: Map<String, Value> = FeedVersion::ALL
+        .into_iter()
+        .map(|v| (v.as_str().to_owned(), feed_schema(v)))
+        .collect();
+    Value::Object(all)
+}
+
+/// Leaves out of an object's schema the properties added after `version`, and the
+/// alternatives of its `anyOf` that require one of them: an `anyOf` left with one
+/// alternative becomes plain `required` (a v1.2 odds entry needs a win or a place price,
+/// a v1.0 one its win price).
+fn as_of(schema: &mut Value, version: FeedVersion) {
+    let Some(object) = schema.as_object_mut() else {
+        return;
+    };
+    let later = |p: &Value| {
+        p.get(SINCE)
+            .and_then(Value::as_str)
+            .and_then(FeedVersion::parse)
+            .is_some_and(|since| since > version)
+    };
+    let Some(Value::Object(properties)) = object.get_mut("properties") else {
+        return;
+    };
+    let gone: Vec<String> = properties
+        .iter()
+        .filter(|(_, p)| later(p))
+        .map(|(name, _)| name.clone())
+        .collect();
+    if gone.is_empty() {
+        return;
+    }
+    for name in &gone {
+        properties.remove(name);
+    }
+    let needs_gone = |s: &Value| {
+        s.get("required")
+            .and_then(Value::as_array)
+            .is_some_and(|r| r.iter().any(|n| gone.iter().any(|g| n == g)))
+    };
+    if let Some(Value::Array(choices)) = object.get_mut("anyOf") {
+        choices.retain(|c| !needs_gone(c));
+        if let [only] = choices.as_slice() {
+            let also = only.get("required").cloned().unwrap_or(json!([]));
+            object.remove("anyOf");
+            let required = object.entry("required").or_insert_with(|| json!([]));
+            if let (Some(required), Some(also)) = (required.as_array_mut(), also.as_array()) {
+                required.extend(also.iter().cloned());
+            }
+        }
+    }
+}
+
+/// A field that must be present and may be `null` (a result runner's `position`,
+/// `finish_time`, `win_odds` and `status`): an `Option` would be optional.
+pub(crate) struct Nullable<T>(PhantomData<T>);
+
+impl<T: JsonSchema> JsonSchema for Nullable<T> {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> Cow<'static, str> {
+        format!("Nullable_{}", T::schema_name()).into()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        Option::<T>::json_schema(generator)
+    }
+}
+
+/// The descriptions, which are the types' doc comments, as a reader's tool shows them:
+/// lines joined (it wraps them itself), and rustdoc's links (`` [`Lbw`] ``) as plain code.
+fn tidy(schema: &mut Value) {
+    match schema {
+        Value::Object(fields) => {
+            for (key, value) in fields.iter_mut() {
+                match value {
+                    Value::String(text) if key == "description" => {
+                        *text = text
+                            .replace('\n', " ")
+                            .replace("[`", "`")
+                            .replace("`]", "`");
+                    }
+                    _ => tidy(value),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(tidy),
+        _ => {}
+    }
+}
+
+/// `RaceStatusChanged.status`: one of [`RaceStatus::ALL`].
+pub(crate) fn race_status(schema: &mut Schema) {
+    let words: Vec<&str> = RaceStatus::ALL.iter().map(|s| s.as_str()).collect();
+    schema.insert("enum".to_owned(), json!(words));
+}
+
+/// An odds entry gives a win price, a place price or both (v1.2).
+pub(crate) fn win_or_place(schema: &mut Schema) {
+    schema.insert(
+        "anyOf".to_owned(),
+        json!([{ "required": ["win_odds"] }, { "required": ["place_odds"] }]),
+    );
+}
+
+#[cfg(test)]
+mod tests;
