@@ -11,6 +11,7 @@ pub mod disk;
 pub mod faults;
 pub mod files;
 pub mod http;
+pub mod import;
 pub mod keys;
 pub mod live;
 pub mod load;

@@ -45,6 +45,8 @@ enum Command {
     Publish(PublishArgs),
     /// Write the demo season as NDJSON, ready for `racing publish`.
     Demo(DemoArgs),
+    /// Turn real racing history into feed events: written as NDJSON or published.
+    Import(racing::cli::import::ImportArgs),
     /// Issue, list, rotate and revoke API keys (shared by every replica through NATS).
     Keys(KeysArgs),
     /// Make and manage the NATS users of a deployment: one nkey per set-up, service,
@@ -112,6 +114,7 @@ fn main() -> ExitCode {
             Command::Serve(args) => serve(args).await,
             Command::Publish(args) => feed::publish_file(args).await,
             Command::Demo(args) => feed::demo(args),
+            Command::Import(args) => racing::cli::import::run(args).await,
             Command::Keys(args) => keys::run(args).await,
             Command::Credentials(args) => credentials::run(args),
             Command::Setup(args) => setup::run(args).await,

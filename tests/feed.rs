@@ -1,10 +1,13 @@
 //! What the service offers feeders, against the real service and the events crate: the
 //! feed's JSON Schema served without a key, version by version, the same as the copies
-//! the repository keeps in `docs/feed/`, and taking every event of the demo's season.
+//! the repository keeps in `docs/feed/`, and taking every event of the demo's season;
+//! `racing publish --check` and `--dry-run`, with no NATS.
 
 use std::path::PathBuf;
+use std::process::Command;
 
 use racing::http::{feed_schema_text, FEED_SCHEMA_PATH};
+use racing_events::samples::{self, envelope};
 use racing_events::schema::{feed_schema, FeedVersion};
 use reqwest::StatusCode;
 use serde_json::Value;
@@ -106,4 +109,132 @@ fn every_event_of_the_demo_season_passes_the_feed_schema() {
         types.insert(e.event.type_name());
     }
     assert!(types.len() >= 5, "the season's types: {types:?}");
+}
+
+#[test]
+fn publish_check_names_each_refused_line_and_exits_3_with_no_nats() {
+    let dir = TempDir::new().expect("temp dir");
+    let good = envelope(samples::odds("2026-11-21", 3, &[("E271", 3.5)]));
+    let bad = envelope(samples::profile("E271", "GOLDEN SIXTY"))
+        .to_json()
+        .replace("\"wins\":2", "\"wins\":12");
+    let file = dir.path().join("events.ndjson");
+    std::fs::write(&file, format!("{}\n{bad}\n", good.to_json())).expect("written");
+    // No NATS anywhere: a URL where none listens shows that none is tried.
+    let racing = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_racing"))
+            .args(args)
+            .arg(&file)
+            .env("RACING_NATS_URL", "nats://127.0.0.1:1")
+            .env("RACING_DATA_DIR", dir.path())
+            .output()
+            .expect("racing runs")
+    };
+    let checked = racing(&["publish", "--check"]);
+    let out = String::from_utf8_lossy(&checked.stdout);
+    assert_eq!(checked.status.code(), Some(3), "{out}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "line 2: wins: is more than starts");
+    assert!(
+        lines[1].ends_with(": 1 valid, 1 refused, 0 with a repeated event_id"),
+        "{out}"
+    );
+
+    let dry = racing(&["publish", "--dry-run"]);
+    let out = String::from_utf8_lossy(&dry.stdout);
+    assert_eq!(dry.status.code(), Some(3), "{out}");
+    assert_eq!(
+        out.lines().next(),
+        Some(
+            format!(
+                "line 1: racing.odds.2026-11-21.3 OddsUpdated {}",
+                good.event_id
+            )
+            .as_str()
+        )
+    );
+
+    std::fs::write(&file, format!("{}\n", good.to_json())).expect("written");
+    let clean = racing(&["publish", "--check"]);
+    assert_eq!(
+        clean.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&clean.stdout)
+    );
+}
+
+#[tokio::test]
+async fn hong_kong_history_is_imported_in_one_command_and_again_changes_nothing() {
+    let nats = Nats::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let app = App::start(&nats, dir.path()).await;
+    let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hk");
+    let nats_dir = nats.credentials_dir();
+    let import = |extra: Vec<String>| {
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_racing"));
+        command
+            .args(["import", "hk-results", "--races"])
+            .arg(fixtures.join("race-result-race.csv"))
+            .arg("--runners")
+            .arg(fixtures.join("race-result-horse.csv"))
+            .args(extra)
+            .env_remove("RACING_NATS_URL");
+        async move { command.output().await.expect("racing runs") }
+    };
+    // Written as NDJSON, each line as `racing publish --check` takes it.
+    let written = import(vec![]).await;
+    assert_eq!(
+        written.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&written.stderr)
+    );
+    let lines: Vec<String> = String::from_utf8_lossy(&written.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(lines.len(), 3);
+    for line in &lines {
+        racing_events::Envelope::parse(line.as_bytes()).expect("valid");
+    }
+    // Published as the feeder, and served.
+    let publish = || {
+        vec![
+            "--publish".to_owned(),
+            "--nats-url".to_owned(),
+            nats.url(),
+            "--data-dir".to_owned(),
+            nats_dir
+                .parent()
+                .expect("the server's directory")
+                .display()
+                .to_string(),
+        ]
+    };
+    let published = import(publish()).await;
+    let said = String::from_utf8_lossy(&published.stderr).to_string();
+    assert_eq!(published.status.code(), Some(0), "{said}");
+    assert!(said.contains(": 3 new, 0 duplicate, 0 refused"), "{said}");
+    let mut served = Value::Null;
+    for _ in 0..100 {
+        let (status, body) = app.get("/api/v1/results/2016-09-11/1").await;
+        if status == StatusCode::OK {
+            served = body;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(served["venue"], "Sha Tin", "{served}");
+    let runners = served["runners"].as_array().expect("runners");
+    assert_eq!(runners.len(), 5);
+    assert_eq!(runners[0]["horse_no"], "T101");
+    assert_eq!(runners[0]["lbw"], "-");
+    let (status, form) = app.get("/api/v1/horses/T101/form").await;
+    assert_eq!(status, StatusCode::OK, "{form}");
+    // Imported again: the same events, each a duplicate.
+    let again = import(publish()).await;
+    let said = String::from_utf8_lossy(&again.stderr).to_string();
+    assert_eq!(again.status.code(), Some(0), "{said}");
+    assert!(said.contains(": 0 new, 3 duplicate, 0 refused"), "{said}");
 }

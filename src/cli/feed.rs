@@ -17,6 +17,13 @@ use crate::publish;
 pub struct PublishArgs {
     /// NDJSON file, one envelope a line; `-` reads standard input.
     file: PathBuf,
+    /// Check each line with the service's validation and publish nothing, with no NATS:
+    /// each refused line with its field and reason, then a summary; exit 3 if any.
+    #[arg(long)]
+    check: bool,
+    /// As `--check`, also printing the subject each valid line would go to.
+    #[arg(long, conflicts_with = "check")]
+    dry_run: bool,
     /// NATS to publish to, as a user of the `feeder` role.
     #[command(flatten)]
     target: NatsTarget,
@@ -38,20 +45,21 @@ pub struct DemoArgs {
     out: Option<PathBuf>,
 }
 
-/// Publishes the file's envelopes as a feeder; exit code 3 when any was refused.
+/// Publishes the file's envelopes as a feeder, or only checks them (`--check`,
+/// `--dry-run`); exit code 3 when any was refused.
 pub async fn publish_file(args: PublishArgs) -> anyhow::Result<ExitCode> {
+    if args.check || args.dry_run {
+        let (reader, _) = open(&args.file)?;
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        let checked = super::check::check(reader, args.dry_run, &mut out)?;
+        out.flush()?;
+        return Ok(refused_exit(checked.refused));
+    }
     // A feeder may not look at the stream: a missing one shows as "no responders" on the
     // first publish, which `publish` explains.
     let (client, _) = args.target.connect(Role::Feeder).await?;
     let js = async_nats::jetstream::new(client);
-    let (reader, size): (Box<dyn std::io::BufRead>, u64) = if args.file.as_os_str() == "-" {
-        (Box::new(BufReader::new(std::io::stdin())), 0)
-    } else {
-        let f = std::fs::File::open(&args.file)
-            .with_context(|| format!("opening {}", args.file.display()))?;
-        let size = f.metadata().map(|m| m.len()).unwrap_or(0);
-        (Box::new(BufReader::new(f)), size)
-    };
+    let (reader, size) = open(&args.file)?;
     let bar = indicatif::ProgressBar::new(size);
     bar.set_style(
         indicatif::ProgressStyle::with_template(
@@ -75,12 +83,26 @@ pub async fn publish_file(args: PublishArgs) -> anyhow::Result<ExitCode> {
             counts.rejected - counts.reasons.len() as u64
         );
     }
-    // A feeder's script must notice refused events.
-    Ok(if counts.rejected > 0 {
+    Ok(refused_exit(counts.rejected))
+}
+
+/// The file to read (`-`: standard input), and its size where known.
+fn open(file: &std::path::Path) -> anyhow::Result<(Box<dyn std::io::BufRead>, u64)> {
+    if file.as_os_str() == "-" {
+        return Ok((Box::new(BufReader::new(std::io::stdin())), 0));
+    }
+    let f = std::fs::File::open(file).with_context(|| format!("opening {}", file.display()))?;
+    let size = f.metadata().map(|m| m.len()).unwrap_or(0);
+    Ok((Box::new(BufReader::with_capacity(1 << 20, f)), size))
+}
+
+/// Exit code 3 when any event was refused: a feeder's script must notice.
+fn refused_exit(refused: u64) -> ExitCode {
+    if refused > 0 {
         ExitCode::from(3)
     } else {
         ExitCode::SUCCESS
-    })
+    }
 }
 
 /// Writes the demo season as NDJSON.

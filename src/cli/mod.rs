@@ -1,6 +1,6 @@
 //! The commands of the `racing` binary other than `serve`, one file per concern: the
-//! admin listener's client, API keys, NATS credentials, the set-up and the feeds. `main.rs` holds the
-//! command line that dispatches to them.
+//! admin listener's client, API keys, NATS credentials, the set-up, the feeds, the
+//! feed's offline check and the import of Hong Kong history. `main.rs` holds the command line that dispatches to them.
 
 use std::path::PathBuf;
 
@@ -9,8 +9,10 @@ use clap::Args;
 use crate::nats::{ClientAuth, Connection, Credentials, NatsArgs, Role};
 
 pub mod admin;
+pub mod check;
 pub mod credentials;
 pub mod feed;
+pub mod import;
 pub mod keys;
 pub mod setup;
 pub mod snapshot;

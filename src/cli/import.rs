@@ -1,0 +1,109 @@
+//! `racing import hk-results`: real Hong Kong history (`crate::import`) as NDJSON for
+//! `racing publish`, or published at once as a feeder. Every row not mapped and every
+//! value left out is reported on standard error with its file and line.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::{Args, Subcommand};
+
+use super::NatsTarget;
+use crate::import::{self, Imported};
+use crate::nats::Role;
+use crate::publish;
+
+/// What to import.
+#[derive(Args)]
+pub struct ImportArgs {
+    #[command(subcommand)]
+    source: Source,
+}
+
+#[derive(Subcommand)]
+enum Source {
+    /// Hong Kong results in the two-file CSV format of the public 2014 to 2017 datasets:
+    /// one result event a race (docs/feeding.md maps each column).
+    HkResults(HkResultsArgs),
+}
+
+#[derive(Args)]
+struct HkResultsArgs {
+    /// The races file (`race-result-race.csv`).
+    #[arg(long)]
+    races: PathBuf,
+    /// The runners file (`race-result-horse.csv`).
+    #[arg(long)]
+    runners: PathBuf,
+    /// Where to write the events as NDJSON; default standard output.
+    #[arg(long, conflicts_with = "publish")]
+    out: Option<PathBuf>,
+    /// Publish the events to the stream as a feeder instead of writing them.
+    #[arg(long)]
+    publish: bool,
+    /// NATS to publish to (with `--publish`), as a user of the `feeder` role.
+    #[command(flatten)]
+    target: NatsTarget,
+}
+
+/// Runs the import; exit code 3 when a row could not be mapped or an event was refused.
+pub async fn run(args: ImportArgs) -> anyhow::Result<ExitCode> {
+    let Source::HkResults(args) = args.source;
+    let started = std::time::Instant::now();
+    let imported = import::hk_results(open(&args.races)?, open(&args.runners)?)?;
+    let mut stderr = std::io::stderr().lock();
+    for p in &imported.problems {
+        writeln!(stderr, "{} line {}: {}", p.file, p.line, p.reason)?;
+    }
+    let Imported {
+        events,
+        problems,
+        races,
+        runners,
+    } = imported;
+    let refused = if args.publish {
+        let (client, url) = args.target.connect(Role::Feeder).await?;
+        let js = async_nats::jetstream::new(client);
+        let counts = publish::publish_events(&js, &events).await?;
+        writeln!(
+            stderr,
+            "published to {url}: {} new, {} duplicate, {} refused",
+            counts.published, counts.duplicate, counts.rejected
+        )?;
+        for (item, reason) in &counts.reasons {
+            writeln!(stderr, "  event {item}: {reason}")?;
+        }
+        counts.rejected
+    } else {
+        let mut out: Box<dyn Write> = match &args.out {
+            Some(path) => Box::new(std::io::BufWriter::new(
+                std::fs::File::create(path)
+                    .with_context(|| format!("creating {}", path.display()))?,
+            )),
+            None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+        };
+        for e in &events {
+            writeln!(out, "{}", e.to_json())?;
+        }
+        out.flush()?;
+        0
+    };
+    writeln!(
+        stderr,
+        "{races} races and {runners} runner rows read in {:.2} s: {} results, {} problems",
+        started.elapsed().as_secs_f64(),
+        events.len(),
+        problems.len()
+    )?;
+    Ok(if refused > 0 || !problems.is_empty() {
+        ExitCode::from(3)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn open(path: &Path) -> anyhow::Result<std::io::BufReader<std::fs::File>> {
+    let f = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    Ok(std::io::BufReader::new(f))
+}
