@@ -6,8 +6,9 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use racing::http::{feed_schema_text, FEED_SCHEMA_PATH};
+use racing::http::{feed_asyncapi_text, feed_schema_text, FEED_ASYNCAPI_PATH, FEED_SCHEMA_PATH};
 use racing_events::samples::{self, envelope};
+use racing_events::schema::asyncapi::feed_asyncapi;
 use racing_events::schema::{feed_schema, FeedVersion};
 use reqwest::StatusCode;
 use serde_json::Value;
@@ -72,7 +73,7 @@ async fn the_feed_schema_is_served_without_a_key_version_by_version() {
 
 /// `RACING_BLESS=1` writes the copies from the code, for a change to the contract.
 #[test]
-fn the_repository_keeps_each_version_of_the_feed_schema_as_served() {
+fn the_repository_keeps_the_feed_schema_of_each_version_and_its_asyncapi_document() {
     for version in FeedVersion::ALL {
         let path = kept(version);
         let text = feed_schema_text(version);
@@ -90,6 +91,18 @@ fn the_repository_keeps_each_version_of_the_feed_schema_as_served() {
             path.display()
         );
     }
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/feed/asyncapi.json");
+    if std::env::var_os("RACING_BLESS").is_some() {
+        std::fs::write(&path, feed_asyncapi_text()).expect("the copy written");
+    }
+    let copy = std::fs::read_to_string(&path).unwrap_or_default();
+    let copy: Value = serde_json::from_str(&copy).unwrap_or_default();
+    assert_eq!(
+        copy,
+        feed_asyncapi(),
+        "{}: RACING_BLESS=1 writes it again",
+        path.display()
+    );
 }
 
 #[test]
@@ -237,4 +250,101 @@ async fn hong_kong_history_is_imported_in_one_command_and_again_changes_nothing(
     let said = String::from_utf8_lossy(&again.stderr).to_string();
     assert_eq!(again.status.code(), Some(0), "{said}");
     assert!(said.contains(": 0 new, 3 duplicate, 0 refused"), "{said}");
+}
+
+/// The official AsyncAPI 3.0.0 JSON Schema (`tests/fixtures/asyncapi/`).
+fn asyncapi_validator() -> jsonschema::Validator {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/asyncapi/3.0.0.json");
+    let text = std::fs::read_to_string(&path).expect("the official schema");
+    let schema: Value = serde_json::from_str(&text).expect("JSON");
+    jsonschema::validator_for(&schema).expect("the official schema compiles")
+}
+
+fn asyncapi_errors(validator: &jsonschema::Validator, doc: &Value) -> Vec<String> {
+    validator
+        .iter_errors(doc)
+        .take(10)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect()
+}
+
+#[tokio::test]
+async fn the_feed_asyncapi_document_is_served_and_valid_by_the_official_schema() {
+    let nats = Nats::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let app = App::start(&nats, dir.path()).await;
+    let answer = app
+        .client
+        .get(format!("{}{FEED_ASYNCAPI_PATH}", app.base))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(answer.status(), StatusCode::OK, "no key needed");
+    let doc: Value = answer.json().await.expect("JSON");
+    assert_eq!(doc, feed_asyncapi());
+    let official = asyncapi_validator();
+    assert_eq!(asyncapi_errors(&official, &doc), Vec::<String>::new());
+    // The socket's document too, under the same schema.
+    let socket = serde_json::to_value(&*racing::http::asyncapi::DOCUMENT).expect("JSON");
+    assert_eq!(asyncapi_errors(&official, &socket), Vec::<String>::new());
+    // The official schema refuses what AsyncAPI 3.0 does not allow.
+    let mut wrong = doc.clone();
+    wrong["operations"]["sendOddsUpdated"]["action"] = "publish".into();
+    wrong["channels"]["odds"]["parameters"]["date"]["schema"] = serde_json::json!({});
+    assert_eq!(
+        asyncapi_errors(&official, &wrong).len(),
+        2,
+        "{:?}",
+        asyncapi_errors(&official, &wrong)
+    );
+
+    // One channel a kind of subject, its parameters the subject's; an operation a type,
+    // the feeder's: it sends.
+    let channels = doc["channels"].as_object().expect("channels");
+    assert_eq!(
+        channels.keys().map(String::as_str).collect::<Vec<_>>(),
+        ["horses", "cards", "results", "odds", "status"]
+    );
+    assert_eq!(
+        doc["channels"]["results"]["address"],
+        "racing.results.{date}.{race_number}"
+    );
+    for p in ["date", "race_number"] {
+        assert_eq!(
+            doc["channels"]["results"]["parameters"][p]["location"],
+            format!("$message.payload#/data/{p}")
+        );
+    }
+    let operations = doc["operations"].as_object().expect("operations");
+    assert_eq!(operations.len(), 7);
+    for op in operations.values() {
+        assert_eq!(op["action"], "send");
+    }
+    // Every reference resolves, and each message's payload takes a sample event of its type
+    // and carries the Nats-Msg-Id header.
+    let text = doc.to_string();
+    for r in text.split("\"$ref\":\"").skip(1) {
+        let pointer = r.split('"').next().unwrap_or_default();
+        let pointer = pointer.strip_prefix('#').expect("local");
+        assert!(
+            doc.pointer(pointer).is_some(),
+            "{pointer} resolves to nothing"
+        );
+    }
+    for event in [
+        samples::profile("E271", "GOLDEN SIXTY"),
+        samples::odds("2026-11-21", 3, &[("E271", 3.5)]),
+        samples::retraction("2026-11-21", "Sha Tin", 3, "wrong date"),
+    ] {
+        let message = &doc["components"]["messages"][event.type_name()];
+        assert_eq!(message["headers"]["required"][0], "Nats-Msg-Id");
+        let mut root = doc.clone();
+        root["$ref"] = message["payload"]["$ref"].clone();
+        let payload = jsonschema::validator_for(&root).expect("compiles");
+        let value: Value = serde_json::from_str(&envelope(event).to_json()).expect("JSON");
+        assert!(payload.is_valid(&value), "{value}");
+        let mut wrong = value.clone();
+        wrong["data"] = serde_json::json!({});
+        assert!(!payload.is_valid(&wrong), "an empty body");
+    }
 }

@@ -193,7 +193,32 @@ pub const SERVICE_ONLY: [ServiceOnly; 8] = [
 pub fn feed_schema(version: FeedVersion) -> Value {
     let mut generator = SchemaSettings::draft2020_12().into_generator();
     let types: Vec<&EventType> = EVENT_TYPES.iter().filter(|t| t.since <= version).collect();
+    let names: Vec<&str> = types.iter().map(|t| t.name).collect();
     let mut defs = Map::new();
+    defs.insert(
+        ENVELOPE.to_owned(),
+        json!({
+            "description": "What every event has: its identity, type, source time and body.",
+            "type": "object",
+            "required": ["event_id", "type", "occurred_at", "data"],
+            "properties": {
+                "event_id": {
+                    "description": "Chosen by the feeder; makes publishing idempotent (`Nats-Msg-Id`).",
+                    "type": "string",
+                    "format": "uuid",
+                    "pattern": "^[0-9A-Fa-f]{8}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{12}$",
+                },
+                "type": { "enum": names },
+                "occurred_at": {
+                    "description": "RFC 3339 time of the fact at its source.",
+                    "type": "string",
+                    "format": "date-time",
+                    "pattern": OCCURRED_AT,
+                },
+                "data": { "type": "object" },
+            },
+        }),
+    );
     for t in &types {
         let body = (t.body)(&mut generator);
         defs.insert(
@@ -202,6 +227,7 @@ pub fn feed_schema(version: FeedVersion) -> Value {
                 "description": t.summary,
                 SINCE: t.since.as_str(),
                 "x-subject": t.subject,
+                "allOf": [{ "$ref": format!("#/$defs/{ENVELOPE}") }],
                 "properties": {
                     "type": { "const": t.name },
                     "data": body,
@@ -214,36 +240,18 @@ pub fn feed_schema(version: FeedVersion) -> Value {
         tidy(&mut body);
         defs.insert(name, body);
     }
-    let names: Vec<&str> = types.iter().map(|t| t.name).collect();
     let service_only: Vec<&str> = SERVICE_ONLY.iter().map(|r| r.rule).collect();
     json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": format!("urn:racing:feed:{}", version.as_str()),
         "title": format!("One event of the racing feed, contract v{}", version.as_str()),
         "description": "A message a feeder publishes to NATS JetStream: the envelope, and the body \
-            of its `type` in `data`. Unknown extra fields are ignored. The header `Nats-Msg-Id` \
-            carries the `event_id`; `x-subject` names each type's subject. The rules in \
+            of its `type` in `data`; each type is one branch of `oneOf` (`<type>Envelope`). \
+            Unknown extra fields are ignored. The header `Nats-Msg-Id` carries the \
+            `event_id`; `x-subject` names each type's subject. The rules in \
             `x-service-only` are checked by the service alone.",
         "x-feed-version": version.as_str(),
         "x-service-only": service_only,
-        "type": "object",
-        "required": ["event_id", "type", "occurred_at", "data"],
-        "properties": {
-            "event_id": {
-                "description": "Chosen by the feeder; makes publishing idempotent (`Nats-Msg-Id`).",
-                "type": "string",
-                "format": "uuid",
-                "pattern": "^[0-9A-Fa-f]{8}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{12}$",
-            },
-            "type": { "enum": names },
-            "occurred_at": {
-                "description": "RFC 3339 time of the fact at its source.",
-                "type": "string",
-                "format": "date-time",
-                "pattern": OCCURRED_AT,
-            },
-            "data": { "type": "object" },
-        },
         "oneOf": types
             .iter()
             .map(|t| json!({ "$ref": format!("#/$defs/{}", envelope_name(t)) }))
@@ -252,19 +260,13 @@ pub fn feed_schema(version: FeedVersion) -> Value {
     })
 }
 
+/// The name in `$defs` of what every envelope has.
+pub const ENVELOPE: &str = "Envelope";
+
 /// The name in `$defs` of the envelope of `t`'s events (`OddsUpdatedEnvelope`); the body
 /// is under its type's name (`OddsUpdated`).
 pub fn envelope_name(t: &EventType) -> String {
     format!("{}Envelope", t.name)
-}
-
-/// The schemas of every version, by version (`{"1.0": ..., "1.1": ..., "1.2": ...}`).
-pub fn feed_schemas() -> Value {
-    let all: Map<String, Value> = FeedVersion::ALL
-        .into_iter()
-        .map(|v| (v.as_str().to_owned(), feed_schema(v)))
-        .collect();
-    Value::Object(all)
 }
 
 /// Leaves out of an object's schema the properties added after `version`, and the
@@ -366,6 +368,8 @@ pub(crate) fn win_or_place(schema: &mut Schema) {
         json!([{ "required": ["win_odds"] }, { "required": ["place_odds"] }]),
     );
 }
+
+pub mod asyncapi;
 
 #[cfg(test)]
 mod tests;

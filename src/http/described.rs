@@ -24,6 +24,8 @@ pub const ASYNCAPI_PUBLIC_PATH: &str = "/asyncapi.json";
 
 /// Where the feed's JSON Schema is served, without a key: what a feeder publishes.
 pub const FEED_SCHEMA_PATH: &str = "/feed/schema.json";
+/// Where the feed's AsyncAPI document is served, without a key.
+pub const FEED_ASYNCAPI_PATH: &str = "/feed/asyncapi.json";
 
 /// The API's title, in the OpenAPI and the AsyncAPI documents alike.
 pub const TITLE: &str = "racing: horse racing data API";

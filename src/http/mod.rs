@@ -8,7 +8,7 @@
 //! from it; `route.rs` what a row is made of (typed parameters, operations); `input.rs`
 //! the checks of every parameter, `query.rs` of the query string; `respond.rs` the steps
 //! every handler shares; `openapi.rs` the description made from the table; `live.rs` the
-//! WebSocket, `asyncapi.rs` its description; `feed.rs` the feed's schema for feeders; `described.rs` the paths and texts the
+//! WebSocket, `asyncapi.rs` its description; `feed.rs` the feed's schema and AsyncAPI document for feeders; `described.rs` the paths and texts the
 //! descriptions share with the rest; `strict.rs` checks a value against a description's
 //! schema.
 //!
@@ -46,10 +46,11 @@ use axum::routing::get;
 use axum::Router;
 
 pub use described::{
-    ASYNCAPI_PATH, ASYNCAPI_PUBLIC_PATH, DOCS_PATH, FEED_SCHEMA_PATH, INDEX_PATH, OPENAPI_PATH,
+    ASYNCAPI_PATH, ASYNCAPI_PUBLIC_PATH, DOCS_PATH, FEED_ASYNCAPI_PATH, FEED_SCHEMA_PATH,
+    INDEX_PATH, OPENAPI_PATH,
 };
 pub use error::{ApiError, UNAUTHORIZED_MESSAGE};
-pub use feed::schema_text as feed_schema_text;
+pub use feed::{asyncapi_text as feed_asyncapi_text, schema_text as feed_schema_text};
 pub use limits::{RateLimits, RequestLimits};
 pub use live::ConnectionSlots;
 pub use pipeline::Api;

@@ -29,7 +29,7 @@ use tower::Service;
 use tower_http::compression::Compression;
 use tracing::Instrument;
 
-use super::described::{ASYNCAPI_PUBLIC_PATH, FEED_SCHEMA_PATH, PUBLIC_PATHS};
+use super::described::{ASYNCAPI_PUBLIC_PATH, FEED_ASYNCAPI_PATH, FEED_SCHEMA_PATH, PUBLIC_PATHS};
 use super::limits::{RateHeaders, MAX_HEADERS, MAX_HEADER_BYTES, MAX_URI_BYTES};
 use super::ODDS_SOCKET_PATH;
 use super::{cache, table, ApiError, AppState, HeaderText, API_KEY_HEADER};
@@ -393,7 +393,8 @@ fn is_public(path: &str) -> bool {
         && (crate::subscribe::is_public(path)
             || PUBLIC_PATHS.contains(&path)
             || path == ASYNCAPI_PUBLIC_PATH
-            || path == FEED_SCHEMA_PATH)
+            || path == FEED_SCHEMA_PATH
+            || path == FEED_ASYNCAPI_PATH)
 }
 
 /// An oversized request line or header block, refused before anything else reads them.

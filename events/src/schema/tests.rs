@@ -148,7 +148,7 @@ fn every_refused_sample_fails_the_schema_or_breaks_a_rule_only_the_service_check
 #[test]
 fn each_version_has_its_own_types_and_fields_and_no_later_ones() {
     let types = |v: FeedVersion| -> Vec<String> {
-        feed_schema(v)["properties"]["type"]["enum"]
+        feed_schema(v)["$defs"][ENVELOPE]["properties"]["type"]["enum"]
             .as_array()
             .expect("the types")
             .iter()
