@@ -647,7 +647,7 @@ async fn publish_demo_season(
     let publisher = feeder.jetstream();
     let counts = feeder
         .ready("publishing the demo season", || {
-            crate::publish::publish_events(&publisher, &feed.events)
+            crate::publish::publish_events(&publisher, None, &feed.events)
         })
         .await?;
     tracing::info!(

@@ -20,6 +20,7 @@ pub mod projector;
 pub mod publish;
 pub mod read_models;
 pub mod rebuild;
+pub mod refusals;
 pub mod retry;
 pub mod snapshot;
 pub mod starting;

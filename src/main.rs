@@ -47,6 +47,8 @@ enum Command {
     Demo(DemoArgs),
     /// Turn real racing history into feed events: written as NDJSON or published.
     Import(racing::cli::import::ImportArgs),
+    /// As a feeder: the refusals of the events it published, each with its reason.
+    Refusals(racing::cli::refusals::RefusalsArgs),
     /// Issue, list, rotate and revoke API keys (shared by every replica through NATS).
     Keys(KeysArgs),
     /// Make and manage the NATS users of a deployment: one nkey per set-up, service,
@@ -115,6 +117,7 @@ fn main() -> ExitCode {
             Command::Publish(args) => feed::publish_file(args).await,
             Command::Demo(args) => feed::demo(args),
             Command::Import(args) => racing::cli::import::run(args).await,
+            Command::Refusals(args) => racing::cli::refusals::run(args).await,
             Command::Keys(args) => keys::run(args).await,
             Command::Credentials(args) => credentials::run(args),
             Command::Setup(args) => setup::run(args).await,
@@ -335,7 +338,7 @@ mod tests {
             assert!(help.contains(env), "{env} missing from:\n{help}");
         }
         assert!(
-            help.contains("--nats-url (serve, publish, keys, setup)"),
+            help.contains("--nats-url (serve, publish, refusals, keys, setup)"),
             "{help}"
         );
         for env in [
@@ -352,7 +355,10 @@ mod tests {
                 .lines()
                 .find(|l| l.trim_start().starts_with(&format!("{env} ")))
                 .unwrap_or_else(|| panic!("{env} missing from:\n{help}"));
-            assert!(line.contains("(serve, publish, keys, setup)"), "{line}");
+            assert!(
+                line.contains("(serve, publish, refusals, keys, setup)"),
+                "{line}"
+            );
         }
     }
 

@@ -7,7 +7,7 @@ use std::io::BufRead;
 use async_nats::jetstream::{self, context::PublishAckFuture};
 use async_nats::HeaderMap;
 use futures::stream::{FuturesOrdered, StreamExt};
-use racing_events::Envelope;
+use racing_events::{Envelope, FEEDER_HEADER};
 
 /// Publishes in flight at once: enough to fill the link, bounded so memory is too.
 const IN_FLIGHT: usize = 512;
@@ -37,9 +37,11 @@ impl Counts {
     }
 }
 
-/// Publishes one message with its event id as `Nats-Msg-Id`.
+/// Publishes one message with its event id as `Nats-Msg-Id`, and the feeder's name, if
+/// given, as [`FEEDER_HEADER`] (so that it can read the refusal if the event is refused).
 async fn send(
     js: &jetstream::Context,
+    feeder: Option<&str>,
     env: &Envelope,
     payload: bytes::Bytes,
 ) -> Result<PublishAckFuture, async_nats::jetstream::context::PublishError> {
@@ -48,14 +50,18 @@ async fn send(
         async_nats::header::NATS_MESSAGE_ID,
         env.event_id.to_string().as_str(),
     );
+    if let Some(feeder) = feeder {
+        headers.insert(FEEDER_HEADER, feeder);
+    }
     js.publish_with_headers(env.subject(), headers, payload)
         .await
 }
 
-/// Publishes raw payloads, each validated against the feed contract first; `tick` is
-/// called after each item with the bytes it had.
+/// Publishes raw payloads as `feeder` (see [`send`]), each validated against the feed
+/// contract first; `tick` is called after each item with the bytes it had.
 pub async fn publish_payloads<I>(
     js: &jetstream::Context,
+    feeder: Option<&str>,
     items: I,
     mut tick: impl FnMut(u64),
 ) -> anyhow::Result<Counts>
@@ -69,7 +75,7 @@ where
         let size = payload.len() as u64;
         match Envelope::parse(&payload) {
             Err(reason) => counts.reject(number, reason.to_string()),
-            Ok(env) => match send(js, &env, payload.into()).await {
+            Ok(env) => match send(js, feeder, &env, payload.into()).await {
                 Ok(ack) => in_flight.push_back(async move { (number, ack.await) }),
                 Err(e) => counts.reject(number, refused(&e)),
             },
@@ -112,9 +118,10 @@ fn refused(e: &async_nats::jetstream::context::PublishError) -> String {
     }
 }
 
-/// Publishes generated events (the demo feed).
+/// Publishes generated events (the demo feed, an import) as `feeder` (see [`send`]).
 pub async fn publish_events(
     js: &jetstream::Context,
+    feeder: Option<&str>,
     events: &[Envelope],
 ) -> anyhow::Result<Counts> {
     // Collected first: a lazy iterator's closure held across awaits would make the future
@@ -124,7 +131,7 @@ pub async fn publish_events(
         .zip(1..)
         .map(|(e, number)| Ok((number, e.to_json().into_bytes())))
         .collect();
-    publish_payloads(js, items, |_| {}).await
+    publish_payloads(js, feeder, items, |_| {}).await
 }
 
 /// The stream as the demo feeder sees it: what [`racing_demo::LiveDemo`] publishes through,
@@ -136,7 +143,7 @@ impl racing_demo::Publish for Feeder {
     type Error = anyhow::Error;
 
     async fn publish(&mut self, events: &[Envelope]) -> anyhow::Result<racing_demo::Refused> {
-        let counts = publish_events(&self.0, events).await?;
+        let counts = publish_events(&self.0, None, events).await?;
         Ok(racing_demo::Refused {
             count: counts.rejected,
             reasons: counts.reasons,

@@ -136,6 +136,7 @@ fn the_rules_of_the_map_hold_in_the_code() {
         "src/rebuild/",
         "src/snapshot/",
         "src/publish.rs",
+        "src/refusals.rs",
         "src/keys/",
         "src/subscribe/store.rs",
         "src/admin.rs",

@@ -62,6 +62,13 @@ impl Nats {
     /// `RACING` and its buckets with the service's default settings.
     pub async fn start() -> Nats {
         let nats = Nats::start_bare().await;
+        nats.set_up().await;
+        nats
+    }
+
+    /// Sets up the stream `RACING` and its buckets with the service's default settings.
+    async fn set_up(&self) {
+        let nats = self;
         let setup = racing::nats::Connection::open(
             &nats.url(),
             &nats.auth(Role::Setup),
@@ -79,14 +86,28 @@ impl Nats {
         racing::nats::set_up(&setup, &settings)
             .await
             .expect("the stream and its buckets are set up");
+    }
+
+    /// [`Nats::start`], with a feeder user `feeder-{name}` for each of `feeders` beside
+    /// the one of each role.
+    pub async fn start_with_feeders(feeders: &[&str]) -> Nats {
+        let nats = Nats::start_bare_with(feeders).await;
+        nats.set_up().await;
         nats
     }
 
     /// Starts nats-server with JetStream on a free loopback port, with nothing set up.
     pub async fn start_bare() -> Nats {
+        Nats::start_bare_with(&[]).await
+    }
+
+    async fn start_bare_with(feeders: &[&str]) -> Nats {
         let dir = TempDir::new().expect("temp dir");
-        let credentials =
+        let mut credentials =
             Credentials::ensure(&dir.path().join("credentials"), "RACING").expect("credentials");
+        for name in feeders {
+            credentials.add(Role::Feeder, name).expect("a feeder added");
+        }
         let server = LocalNats::start("nats-server", dir.path(), None, &credentials)
             .await
             .expect("nats-server starts (apt-get install nats-server)");

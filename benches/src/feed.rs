@@ -130,7 +130,7 @@ pub async fn ensure(
     for s in (0..scale.seasons).rev() {
         let events = season_events(s, day, scale.ticks_per_race)?;
         tally.add(&events)?;
-        let counts = racing::publish::publish_events(&js, &events).await?;
+        let counts = racing::publish::publish_events(&js, None, &events).await?;
         ensure!(
             counts.rejected == 0 && counts.duplicate == 0,
             "season {s}: {} rejected, {} duplicate: {:?}",

@@ -25,6 +25,10 @@ pub use values::{clip, Date, Lbw, RaceNumber};
 /// Largest payload a feeder may publish, in bytes (feed contract, Transport).
 pub const MAX_PAYLOAD_BYTES: usize = 1024 * 1024;
 
+/// The header a feeder's messages carry its NATS user's name in (`feeder-hkjc`): the
+/// service keeps the refusals of that feeder's events where that user alone may read them.
+pub const FEEDER_HEADER: &str = "Racing-Feeder";
+
 /// Every subject of the feed starts with this token.
 pub const SUBJECT_ROOT: &str = "racing";
 

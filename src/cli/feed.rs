@@ -57,6 +57,7 @@ pub async fn publish_file(args: PublishArgs) -> anyhow::Result<ExitCode> {
     }
     // A feeder may not look at the stream: a missing one shows as "no responders" on the
     // first publish, which `publish` explains.
+    let feeder = args.target.user_name(Role::Feeder);
     let (client, _) = args.target.connect(Role::Feeder).await?;
     let js = async_nats::jetstream::new(client);
     let (reader, size) = open(&args.file)?;
@@ -68,7 +69,10 @@ pub async fn publish_file(args: PublishArgs) -> anyhow::Result<ExitCode> {
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     let counts =
-        publish::publish_payloads(&js, publish::ndjson_lines(reader), |n| bar.inc(n + 1)).await?;
+        publish::publish_payloads(&js, feeder.as_deref(), publish::ndjson_lines(reader), |n| {
+            bar.inc(n + 1)
+        })
+        .await?;
     bar.finish_and_clear();
     println!(
         "published {}, duplicate {}, rejected {}",

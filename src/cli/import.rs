@@ -63,9 +63,10 @@ pub async fn run(args: ImportArgs) -> anyhow::Result<ExitCode> {
         runners,
     } = imported;
     let refused = if args.publish {
+        let feeder = args.target.user_name(Role::Feeder);
         let (client, url) = args.target.connect(Role::Feeder).await?;
         let js = async_nats::jetstream::new(client);
-        let counts = publish::publish_events(&js, &events).await?;
+        let counts = publish::publish_events(&js, feeder.as_deref(), &events).await?;
         writeln!(
             stderr,
             "published to {url}: {} new, {} duplicate, {} refused",

@@ -1,6 +1,6 @@
 //! The commands of the `racing` binary other than `serve`, one file per concern: the
 //! admin listener's client, API keys, NATS credentials, the set-up, the feeds, the
-//! feed's offline check and the import of Hong Kong history. `main.rs` holds the command line that dispatches to them.
+//! feed's offline check, the import of Hong Kong history and a feeder's refusals. `main.rs` holds the command line that dispatches to them.
 
 use std::path::PathBuf;
 
@@ -14,6 +14,7 @@ pub mod credentials;
 pub mod feed;
 pub mod import;
 pub mod keys;
+pub mod refusals;
 pub mod setup;
 pub mod snapshot;
 
@@ -36,6 +37,33 @@ pub struct NatsTarget {
 }
 
 impl NatsTarget {
+    /// The NATS user's name these options connect as, where they tell it: an nkey seed
+    /// file's name (`feeder-hkjc.nk` is `feeder-hkjc`), the user of a user and password,
+    /// or, with no credential given, the data directory's first user of `role`.
+    pub fn user_name(&self, role: Role) -> Option<String> {
+        if let Some(path) = &self.nats.nats_nkey {
+            return path
+                .file_stem()
+                .map(|stem| stem.to_string_lossy().into_owned());
+        }
+        if let Some(user) = self.nats.nats_user.as_ref().filter(|u| !u.is_empty()) {
+            return Some(user.clone());
+        }
+        let own = crate::config::credentials_dir(&self.data_dir);
+        let nothing_given = self.nats.nats_creds.is_none()
+            && self.nats.nats_token.as_ref().is_none_or(|t| t.is_empty());
+        if nothing_given && own.is_dir() {
+            let credentials = Credentials::open(&own, &self.stream).ok()?;
+            return credentials.first(role).ok().map(|u| u.name.clone());
+        }
+        None
+    }
+
+    /// The stream these options name.
+    pub fn stream(&self) -> &str {
+        &self.stream
+    }
+
     /// Connects as `role`: with the credentials given, or, with none, those the local
     /// server of the data directory made for its own `role` user.
     pub async fn connect(self, role: Role) -> anyhow::Result<(async_nats::Client, String)> {

@@ -184,6 +184,30 @@ pub struct User {
 }
 
 impl User {
+    /// What this user may publish and subscribe to: its role's, and for a feeder, the
+    /// reading of its own refusals ([`buckets::REFUSALS`], keys `{name}.*`). Only through
+    /// a push consumer that delivers to a subject of its own: a direct get, or a consumer
+    /// delivering to the role's inbox, would answer where every feeder may listen.
+    pub fn permissions(&self, stream: &str) -> Permissions {
+        let mut p = self.role.permissions(stream);
+        if self.role == Role::Feeder {
+            let api = "$JS.API";
+            let bucket = buckets::REFUSALS.name(stream);
+            let kv = format!("KV_{bucket}");
+            p.publish.extend([
+                format!("{api}.STREAM.INFO.{kv}"),
+                format!("{api}.CONSUMER.CREATE.{kv}.*.$KV.{bucket}.{}.>", self.name),
+                format!("{api}.CONSUMER.DELETE.{kv}.*"),
+                format!("$JS.FC.{kv}.>"),
+            ]);
+            p.subscribe.push(format!(
+                "{}.>",
+                super::subjects::refusals_delivery(stream, &self.name)
+            ));
+        }
+        p
+    }
+
     /// The nkey seed: the user's private key.
     pub fn seed(&self) -> &str {
         &self.seed
@@ -377,7 +401,7 @@ impl Credentials {
              authorization {\n  users = [\n",
         );
         for user in &self.users {
-            let p = user.role.permissions(&self.stream);
+            let p = user.permissions(&self.stream);
             text.push_str(&format!(
                 "    # {} ({})\n    {{ nkey: \"{}\", permissions: {{\n        publish: {{ allow: [{}] }}\n        subscribe: {{ allow: [{}] }}\n    }} }}\n",
                 user.name,
@@ -546,5 +570,39 @@ mod tests {
         assert!(conf.contains(rotated.public_key()) && !conf.contains(added.public_key()));
         c.remove("feeder-hkjc").expect("removed");
         assert!(c.user("feeder-hkjc").is_none());
+    }
+
+    #[test]
+    fn a_feeder_user_may_read_its_own_refusals_and_no_other_feeder_s() {
+        let dir = tempfile::TempDir::new().expect("temp dir");
+        let mut c = Credentials::ensure(&dir.path().join("c"), "RACING").expect("made");
+        c.add(Role::Feeder, "hkjc").expect("added");
+        let hkjc = c.user("feeder-hkjc").expect("there").permissions("RACING");
+        let consumer =
+            "$JS.API.CONSUMER.CREATE.KV_RACING_REFUSALS.*.$KV.RACING_REFUSALS.feeder-hkjc.>";
+        assert!(hkjc.publish.iter().any(|p| p == consumer), "{hkjc:?}");
+        assert!(hkjc
+            .subscribe
+            .contains(&"RACING_REFUSALS_TO.feeder-hkjc.>".to_owned()));
+        // No unfiltered consumer, no direct get (both answer on the shared inbox), and
+        // nothing of the plain feeder's.
+        for p in hkjc.publish.iter().chain(&hkjc.subscribe) {
+            assert!(
+                !p.contains("DIRECT.GET") && !p.ends_with("CREATE.KV_RACING_REFUSALS"),
+                "{p}"
+            );
+            assert!(!p.contains(".feeder.") && !p.ends_with(".feeder"), "{p}");
+        }
+        let plain = c.user("feeder").expect("there").permissions("RACING");
+        assert!(plain
+            .subscribe
+            .contains(&"RACING_REFUSALS_TO.feeder.>".to_owned()));
+        assert!(!plain.subscribe.iter().any(|s| s.contains("hkjc")));
+        // Other roles gain nothing by it.
+        let keys = c.first(Role::KeysAdmin).expect("there");
+        assert_eq!(
+            keys.permissions("RACING"),
+            Role::KeysAdmin.permissions("RACING")
+        );
     }
 }

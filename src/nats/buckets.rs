@@ -84,6 +84,18 @@ pub const SNAPSHOT_LEASE: Bucket = Bucket {
     max_bytes: -1,
 };
 
+/// Each feeder's refused events, keyed `{feeder}.{stream sequence}`: what
+/// `racing refusals` reads, each feeder its own (`super::auth`).
+pub const REFUSALS: Bucket = Bucket {
+    suffix: "REFUSALS",
+    description: "Refused events, by the feeder that published them",
+    history: 1,
+    // A feeder reads them within days; the operator's dead letters keep them all.
+    max_age: Duration::from_secs(30 * 24 * 3600),
+    // About 100,000 refusals of about 600 bytes; a full bucket refuses the next.
+    max_bytes: 64 << 20,
+};
+
 /// The part of the snapshots' object store's name after the stream's.
 pub const SNAPSHOTS_SUFFIX: &str = "SNAPSHOTS";
 
@@ -93,13 +105,14 @@ pub fn snapshots_name(stream: &str) -> String {
 }
 
 /// Every bucket of a stream, in the order the set-up makes them.
-pub const ALL: [Bucket; 6] = [
+pub const ALL: [Bucket; 7] = [
     KEYS,
     KEY_USAGE,
     REPLICAS,
     SUBSCRIBERS,
     SIGNUPS,
     SNAPSHOT_LEASE,
+    REFUSALS,
 ];
 
 /// The object store of the read models' snapshots beside `stream`: its stream is made

@@ -15,6 +15,9 @@ pub(crate) struct Decoded {
     pub(crate) subject: async_nats::Subject,
     /// The event, or why it was refused and the payload to keep in the dead letter.
     pub(crate) envelope: Result<Envelope, (String, bytes::Bytes)>,
+    /// Of a refused message: the feeder its header names and its `Nats-Msg-Id`, for the
+    /// refusal that feeder reads (`crate::refusals`). Read only where it is refused.
+    pub(crate) sender: Option<(String, Option<String>)>,
 }
 
 impl Decoded {
@@ -35,6 +38,7 @@ impl Decoded {
             published,
             subject,
             envelope,
+            sender: None,
         }
     }
 }
@@ -45,11 +49,23 @@ pub(crate) fn decode(m: jetstream::Message) -> anyhow::Result<Decoded> {
         .map_err(|e| anyhow::anyhow!("message metadata: {e}"))?;
     let (seq, pending) = (info.stream_sequence, info.pending);
     let published = info.published.unix_timestamp_nanos();
-    Ok(Decoded::new(
+    let headers = m.message.headers;
+    let mut decoded = Decoded::new(
         seq,
         pending,
         published,
         m.message.subject,
         m.message.payload,
-    ))
+    );
+    if decoded.envelope.is_err() {
+        let header = |name: &str| {
+            headers
+                .as_ref()
+                .and_then(|h| h.get(name))
+                .map(|v| v.as_str().to_owned())
+        };
+        decoded.sender = header(racing_events::FEEDER_HEADER)
+            .map(|feeder| (feeder, header(async_nats::header::NATS_MESSAGE_ID.as_ref())));
+    }
+    Ok(decoded)
 }

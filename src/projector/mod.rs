@@ -392,7 +392,9 @@ impl Projector {
             let hold = in_catch_up && held.len() < CATCH_UP_BATCH;
             self.room_for(batch.batch.bytes())?;
             self.parts.faults.store_file_lost()?;
+            let refusals = std::mem::take(&mut batch.refusals);
             let stats = off_the_workers(|| self.commit(batch, held, hold))?;
+            crate::refusals::keep_later(&self.js, &self.parts.stream, refusals);
             tracing::debug!(?stats, pending, "batch committed");
             self.progressed(&stats, pending);
             match pace.as_mut() {
@@ -489,8 +491,10 @@ impl Projector {
                 batch,
                 live,
                 pending,
+                refusals,
                 ..
             } = batch;
+            crate::refusals::keep_later(&self.js, &self.parts.stream, refusals);
             self.room_for(batch.bytes())?;
             let mut changed = Vec::new();
             let sealed = off_the_workers(|| batch.seal(|key| changed.push(key.to_vec())))?;

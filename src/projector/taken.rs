@@ -6,6 +6,7 @@ use racing_projections::{Batch, Outcome, Store};
 
 use super::decoded::Decoded;
 use super::live::{LiveUpdate, OddsUpdate};
+use crate::refusals::{event_id_of, is_feeder_name, Refusal};
 
 /// A batch in progress: messages are folded in as they arrive, and nothing of them is
 /// visible until it commits.
@@ -17,6 +18,8 @@ pub(super) struct Taken<'a> {
     pub pending: u64,
     /// Whether refused events are logged (a rebuild refuses them again, quietly).
     pub log_dead_letters: bool,
+    /// The refusals of events whose feeder is named, to keep for it; only where logged.
+    pub refusals: Vec<Refusal>,
 }
 
 impl<'a> Taken<'a> {
@@ -41,6 +44,7 @@ impl<'a> Taken<'a> {
             live: Vec::new(),
             pending: 0,
             log_dead_letters,
+            refusals: Vec::new(),
         }
     }
 
@@ -83,6 +87,16 @@ impl<'a> Taken<'a> {
                 let subject = m.subject.as_str();
                 if self.log_dead_letters {
                     tracing::warn!(seq, subject, %reason, "dead letter");
+                    if let Some((feeder, msg_id)) = m.sender.filter(|(f, _)| is_feeder_name(f)) {
+                        self.refusals.push(Refusal {
+                            feeder,
+                            seq,
+                            subject: subject.to_owned(),
+                            event_id: event_id_of(&payload, msg_id.as_deref()),
+                            reason: reason.clone(),
+                            published_at: racing_projections::published_at(m.published),
+                        });
+                    }
                 }
                 self.batch.dead_letter(seq, subject, &reason, &payload);
             }

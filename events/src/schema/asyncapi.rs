@@ -7,6 +7,7 @@
 use serde_json::{json, Map, Value};
 
 use super::{envelope_name, feed_schema, EventType, FeedVersion, EVENT_TYPES};
+use crate::FEEDER_HEADER;
 
 /// The AsyncAPI version the document follows.
 pub const ASYNCAPI_VERSION: &str = "3.0.0";
@@ -73,6 +74,10 @@ pub fn feed_asyncapi() -> Value {
                             "type": "string",
                             "description": "The event's `event_id`: JetStream drops a repeat inside its duplicate window, and the service ignores an id it has applied, at any age.",
                         },
+                        FEEDER_HEADER: {
+                            "type": "string",
+                            "description": "The feeder's NATS user (`feeder-hkjc`), optional: the service keeps the event's refusal, if it refuses it, for that user to read.",
+                        },
                     },
                 },
                 "payload": { "$ref": format!("#/components/schemas/{}", envelope_name(t)) },
@@ -85,7 +90,7 @@ pub fn feed_asyncapi() -> Value {
                 "channel": { "$ref": format!("#/channels/{key}") },
                 "messages": [{ "$ref": format!("#/channels/{key}/messages/{}", t.name) }],
                 "summary": format!("A feeder publishes {} to JetStream.", t.name),
-                "description": "As a user of the `feeder` role: it may publish on `racing.>` and receive JetStream's acknowledgements on `_INBOX_RACING_FEEDER.>`, and nothing else. The acknowledgement says whether the stream stored the event or dropped it as a duplicate; whether the service applied it, the validation decides (a refused event is a dead letter).",
+                "description": "As a user of the `feeder` role: it may publish on `racing.>`, receive JetStream's acknowledgements on `_INBOX_RACING_FEEDER.>` and read its own refusals (`racing refusals`), and nothing else. The acknowledgement says whether the stream stored the event or dropped it as a duplicate; whether the service applied it, the validation decides: a refused event is the operator's dead letter, and, with the header `Racing-Feeder` naming the feeder's user, a refusal that feeder reads.",
                 "security": [{ "$ref": "#/components/securitySchemes/feederNkey" }],
             }),
         );
