@@ -27,6 +27,8 @@ try:
     import jsonschema
     import nats
     from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+    from nats.errors import NoRespondersError
+    from nats.errors import TimeoutError as NatsTimeoutError
     from nats.js.errors import NoStreamResponseError
 except ImportError as e:  # pragma: no cover - the extra is missing
     raise ImportError('racing_client.feed needs the "feed" extra: pip install "racing-client[feed]"') from e
@@ -379,7 +381,7 @@ class Feeder:
         for attempt in range(retries + 1):
             try:
                 return await self.js.publish(event.subject(), payload, timeout=timeout, headers=headers)
-            except (asyncio.TimeoutError, NoStreamResponseError, nats.errors.TimeoutError) as e:
+            except (asyncio.TimeoutError, NatsTimeoutError, NoRespondersError, NoStreamResponseError) as e:
                 if attempt == retries:
                     raise FeedError(f"{event.event_id}: no acknowledgement after {retries + 1} tries: {e}") from e
                 await asyncio.sleep(0.2 * 2**attempt)
