@@ -651,7 +651,20 @@ async fn a_document_that_cannot_be_read_is_a_500_without_details() {
     app.stop().await;
     let store = racing::read_models::active_dir(dir.path()).expect("store dir");
     {
-        let db = sled::open(&store).expect("store opens");
+        // The stopped service's store lets go of its file lock once sled's background
+        // threads end, a moment later in this process: the lock is waited for.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        let db = loop {
+            match sled::open(&store) {
+                Err(e)
+                    if e.to_string().contains("could not acquire lock")
+                        && std::time::Instant::now() < deadline =>
+                {
+                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                }
+                opened => break opened.expect("store opens"),
+            }
+        };
         let docs = db.open_tree("read_models").expect("tree");
         let key = racing_projections::DocKey::Profile("E271").key();
         assert!(
