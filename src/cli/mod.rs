@@ -1,6 +1,7 @@
 //! The commands of the `racing` binary other than `serve`, one file per concern: the
 //! admin listener's client, API keys, NATS credentials, the set-up, the feeds, the
-//! feed's offline check, the import of Hong Kong history and a feeder's refusals. `main.rs` holds the command line that dispatches to them.
+//! feed's offline check, the import of Hong Kong history and a feeder's refusals.
+//! `main.rs` holds the command line that dispatches to them.
 
 use std::path::PathBuf;
 
