@@ -142,10 +142,17 @@ fn main() -> ExitCode {
 /// on the commands that take them, and an operator looking for a variable should not
 /// have to guess which command's help lists it.
 fn settings_help(root: &clap::Command) -> String {
-    let mut settings: std::collections::BTreeMap<String, (String, Vec<&str>, String)> =
+    let mut settings: std::collections::BTreeMap<String, (String, Vec<String>, String)> =
         std::collections::BTreeMap::new();
-    let commands = std::iter::once(root).chain(root.get_subcommands());
-    for command in commands {
+    // Each command by the words that call it (`import hk-results`), the root's as none.
+    let mut commands = vec![(String::new(), root)];
+    for command in root.get_subcommands() {
+        commands.push((command.get_name().to_owned(), command));
+        for sub in command.get_subcommands() {
+            commands.push((format!("{} {}", command.get_name(), sub.get_name()), sub));
+        }
+    }
+    for (name, command) in commands {
         for arg in command.get_arguments() {
             let (Some(env), Some(long)) = (arg.get_env(), arg.get_long()) else {
                 continue;
@@ -156,8 +163,8 @@ fn settings_help(root: &clap::Command) -> String {
                     let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
                     (format!("--{long}"), Vec::new(), help)
                 });
-            if !std::ptr::eq(command, root) {
-                entry.1.push(command.get_name());
+            if !name.is_empty() {
+                entry.1.push(name.clone());
             }
         }
     }
@@ -338,7 +345,7 @@ mod tests {
             assert!(help.contains(env), "{env} missing from:\n{help}");
         }
         assert!(
-            help.contains("--nats-url (serve, publish, refusals, keys, setup)"),
+            help.contains("--nats-url (serve, publish, import hk-results, refusals, keys, setup)"),
             "{help}"
         );
         for env in [
@@ -356,7 +363,7 @@ mod tests {
                 .find(|l| l.trim_start().starts_with(&format!("{env} ")))
                 .unwrap_or_else(|| panic!("{env} missing from:\n{help}"));
             assert!(
-                line.contains("(serve, publish, refusals, keys, setup)"),
+                line.contains("(serve, publish, import hk-results, refusals, keys, setup)"),
                 "{line}"
             );
         }
