@@ -10,6 +10,7 @@ use racing::http::{feed_asyncapi_text, feed_schema_text, FEED_ASYNCAPI_PATH, FEE
 use racing_events::samples::{self, envelope};
 use racing_events::schema::asyncapi::feed_asyncapi;
 use racing_events::schema::{feed_schema, FeedVersion};
+use racing_events::Envelope;
 use reqwest::StatusCode;
 use serde_json::Value;
 use tempfile::TempDir;
@@ -363,24 +364,41 @@ async fn the_feed_asyncapi_document_is_served_and_valid_by_the_official_schema()
     }
 }
 
-/// Publishes `payload` on `subject` as the feeder `name` would, naming itself, past any
-/// check of its own: what only the service refuses.
-async fn publish_as(
-    client: &async_nats::Client,
-    name: &str,
-    subject: &str,
-    payload: String,
-    id: &str,
-) {
+/// Publishes `payload` as the event `e`'s message, as the feeder `name` would, naming
+/// itself, past any check of its own: what only the service refuses.
+async fn publish_as(client: &async_nats::Client, name: &str, e: &Envelope, payload: String) {
     let js = async_nats::jetstream::new(client.clone());
     let mut headers = async_nats::HeaderMap::new();
-    headers.insert(async_nats::header::NATS_MESSAGE_ID, id);
+    headers.insert(
+        async_nats::header::NATS_MESSAGE_ID,
+        e.event_id.to_string().as_str(),
+    );
     headers.insert(racing_events::FEEDER_HEADER, name);
-    js.publish_with_headers(subject.to_owned(), headers, payload.into())
+    js.publish_with_headers(e.subject(), headers, payload.into())
         .await
         .expect("published")
         .await
         .expect("stored");
+}
+
+/// The refusals `feeder` reads through `client`: read again until there are some, for
+/// at most `within` of `since`.
+async fn refusals_of(
+    client: &async_nats::Client,
+    feeder: &str,
+    since: std::time::Instant,
+    within: std::time::Duration,
+) -> Vec<racing::refusals::Refusal> {
+    loop {
+        let mut found = Vec::new();
+        racing::refusals::read(client, "RACING", feeder, None, |r| found.push(r))
+            .await
+            .expect("a feeder reads its own");
+        if !found.is_empty() || since.elapsed() > within {
+            return found;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
 }
 
 #[tokio::test]
@@ -402,15 +420,9 @@ async fn each_feeder_reads_its_own_refusals_within_two_seconds_and_no_other_s() 
         }
     };
     let (a, b) = (connect("feeder-a").await, connect("feeder-b").await);
-    let read = |client: async_nats::Client, feeder: &'static str| async move {
-        let mut found = Vec::new();
-        racing::refusals::read(&client, "RACING", feeder, None, |r| found.push(r))
-            .await
-            .map(|_| found)
-    };
 
     // A profile whose wins are more than its starts: valid JSON that only the service
-    // refuses. Each feeder sends one, and a good event.
+    // refuses. Each feeder sends one.
     let refused = |wins: i64| {
         let e = envelope(samples::profile("E271", "GOLDEN SIXTY"));
         let payload = e
@@ -420,21 +432,8 @@ async fn each_feeder_reads_its_own_refusals_within_two_seconds_and_no_other_s() 
     };
     let (from_a, payload_a) = refused(11);
     let sent = std::time::Instant::now();
-    publish_as(
-        &a,
-        "feeder-a",
-        &from_a.subject(),
-        payload_a,
-        &from_a.event_id.to_string(),
-    )
-    .await;
-    let found = loop {
-        let found = read(a.clone(), "feeder-a").await.expect("a reads its own");
-        if !found.is_empty() || sent.elapsed() > std::time::Duration::from_secs(5) {
-            break found;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    };
+    publish_as(&a, "feeder-a", &from_a, payload_a).await;
+    let found = refusals_of(&a, "feeder-a", sent, std::time::Duration::from_secs(5)).await;
     let took = sent.elapsed();
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(
@@ -452,14 +451,7 @@ async fn each_feeder_reads_its_own_refusals_within_two_seconds_and_no_other_s() 
     assert!(r.seq > 0 && r.published_at.ends_with('Z'), "{r:?}");
 
     let (from_b, payload_b) = refused(12);
-    publish_as(
-        &b,
-        "feeder-b",
-        &from_b.subject(),
-        payload_b,
-        &from_b.event_id.to_string(),
-    )
-    .await;
+    publish_as(&b, "feeder-b", &from_b, payload_b).await;
     // An event with no feeder's name is the operator's dead letter only.
     let (anonymous, payload) = refused(13);
     nats.publish_raw(
@@ -468,13 +460,7 @@ async fn each_feeder_reads_its_own_refusals_within_two_seconds_and_no_other_s() 
         Some(&anonymous.event_id.to_string()),
     )
     .await;
-    let found_b = loop {
-        let found = read(b.clone(), "feeder-b").await.expect("b reads its own");
-        if !found.is_empty() || sent.elapsed() > std::time::Duration::from_secs(10) {
-            break found;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    };
+    let found_b = refusals_of(&b, "feeder-b", sent, std::time::Duration::from_secs(10)).await;
     assert_eq!(
         found_b
             .iter()
@@ -482,13 +468,13 @@ async fn each_feeder_reads_its_own_refusals_within_two_seconds_and_no_other_s() 
             .collect::<Vec<_>>(),
         [Some(from_b.event_id.to_string())]
     );
-    let again = read(a.clone(), "feeder-a").await.expect("a reads its own");
+    let again = refusals_of(&a, "feeder-a", sent, std::time::Duration::ZERO).await;
     assert_eq!(
         again, found,
         "a sees b's refusal and the anonymous one nowhere"
     );
     // b may not read a's: its consumer on a's keys is refused.
-    let err = read(b.clone(), "feeder-a")
+    let err = racing::refusals::read(&b, "RACING", "feeder-a", None, |_| {})
         .await
         .expect_err("b reads nothing of a's");
     assert!(format!("{err:#}").contains("feeder-a"), "{err:#}");
