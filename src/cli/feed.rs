@@ -91,7 +91,7 @@ pub async fn publish_file(args: PublishArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// The file to read (`-`: standard input), and its size where known.
-fn open(file: &std::path::Path) -> anyhow::Result<(Box<dyn std::io::BufRead>, u64)> {
+pub(super) fn open(file: &std::path::Path) -> anyhow::Result<(Box<dyn std::io::BufRead>, u64)> {
     if file.as_os_str() == "-" {
         return Ok((Box::new(BufReader::new(std::io::stdin())), 0));
     }

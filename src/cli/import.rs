@@ -3,12 +3,13 @@
 //! value left out is reported on standard error with its file and line.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::{Args, Subcommand};
 
+use super::feed::open;
 use super::NatsTarget;
 use crate::import::{self, Imported};
 use crate::nats::Role;
@@ -51,7 +52,7 @@ struct HkResultsArgs {
 pub async fn run(args: ImportArgs) -> anyhow::Result<ExitCode> {
     let Source::HkResults(args) = args.source;
     let started = std::time::Instant::now();
-    let imported = import::hk_results(open(&args.races)?, open(&args.runners)?)?;
+    let imported = import::hk_results(open(&args.races)?.0, open(&args.runners)?.0)?;
     let mut stderr = std::io::stderr().lock();
     for p in &imported.problems {
         writeln!(stderr, "{} line {}: {}", p.file, p.line, p.reason)?;
@@ -102,9 +103,4 @@ pub async fn run(args: ImportArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
-}
-
-fn open(path: &Path) -> anyhow::Result<std::io::BufReader<std::fs::File>> {
-    let f = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
-    Ok(std::io::BufReader::new(f))
 }
