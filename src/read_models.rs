@@ -18,7 +18,9 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use arc_swap::ArcSwap;
-use racing_projections::{list_key, record_key, Doc, DocKey, Role, Store, StoreError};
+use racing_projections::{
+    changes_analyses, list_key, record_key, Doc, DocKey, Role, Span, Store, StoreError, Subject,
+};
 use tokio_util::sync::CancellationToken;
 
 use crate::supervise::lock;
@@ -41,6 +43,9 @@ pub struct ReadModels {
     commit: tokio::sync::Mutex<()>,
     data_dir: PathBuf,
     docs: DocCache,
+    /// Records by condition answered lately (`/analysis`), by path and query: worked out
+    /// when read, from many records, and forgotten whole when a commit changes a form.
+    analyses: DocCache,
     /// The keys of the documents read from the store lately: what a rebuilt store is
     /// warmed with before it is swapped in.
     read_lately: Mutex<ReadLately>,
@@ -59,6 +64,7 @@ impl ReadModels {
             commit: tokio::sync::Mutex::new(()),
             data_dir: data_dir.to_owned(),
             docs: DocCache::default(),
+            analyses: DocCache::default(),
             read_lately: Mutex::default(),
             cannot_write: Mutex::default(),
             damaged: Mutex::default(),
@@ -110,6 +116,25 @@ impl ReadModels {
         self.cached(list_key(role), |store, _| store.people(role))
     }
 
+    /// The records of `subject` over `span` as they are, from memory when they were
+    /// asked for before (under `key`, what names the question) and no form changed since.
+    pub fn analysis(
+        &self,
+        key: &str,
+        subject: Subject<'_>,
+        span: Span<'_>,
+    ) -> Result<Option<Doc>, StoreError> {
+        if let Some(doc) = self.analyses.get(key.as_bytes()) {
+            return Ok(Some(doc));
+        }
+        let seen = self.analyses.version();
+        let doc = self.load().analysis(subject, span, None)?;
+        if let Some(doc) = &doc {
+            self.analyses.offer(key.as_bytes().to_vec(), doc, seen);
+        }
+        Ok(doc)
+    }
+
     /// The document under `key`: from memory, or read from the store in use by `read`
     /// and kept for the next reads, unless a commit came between.
     fn cached(
@@ -148,6 +173,9 @@ impl ReadModels {
     /// after the commit and before anything is told of it).
     pub fn forget(&self, changed: &[Vec<u8>]) {
         self.docs.forget(changed);
+        if changed.iter().any(|k| changes_analyses(k)) {
+            self.analyses.forget_all();
+        }
     }
 
     /// Waits until no batch or swap is under way, and keeps it so until dropped.
@@ -224,6 +252,7 @@ impl ReadModels {
         write_pointer(&self.data_dir, name)?;
         let old = self.current.swap(Arc::new(store));
         self.docs.forget_all();
+        self.analyses.forget_all();
         Ok((old, old_dir))
     }
 }

@@ -336,7 +336,8 @@ async fn race_cards_by_date_drop_scratched_runners() {
             "jockey",
             "trainer",
             "draw",
-            "weight"
+            "weight",
+            "form"
         ]
     );
     assert_eq!(

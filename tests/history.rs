@@ -312,7 +312,8 @@ async fn a_races_odds_history_is_every_move_as_it_went_live_a_page_at_a_time() {
     // A history move is the live frame without its type, date and race number.
     let as_history = |f: &Value| {
         json!({"seq": f["seq"], "published_at": f["published_at"],
-               "occurred_at": f["occurred_at"], "venue": f["venue"], "odds": f["odds"]})
+               "occurred_at": f["occurred_at"], "venue": f["venue"], "odds": f["odds"],
+               "market": f["market"]})
     };
     let of_race_1: Vec<Value> = live
         .iter()
@@ -427,7 +428,8 @@ async fn an_odds_move_published_late_keeps_the_time_it_happened_live_in_history_
     assert_eq!(
         history["moves"],
         json!([{"seq": seq, "published_at": live["published_at"], "occurred_at": HAPPENED,
-                "venue": ST, "odds": [{"horse_no": "A1", "win_odds": 3.5}]}])
+                "venue": ST, "odds": [{"horse_no": "A1", "win_odds": 3.5}],
+                "market": {"win_book_pct": 28.57, "favourites": ["A1"]}}])
     );
 
     client

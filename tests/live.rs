@@ -15,7 +15,7 @@ use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
-use crate::support::{App, Nats, KEY};
+use crate::support::{without_market, App, Nats, KEY};
 
 pub(crate) const DAY: &str = "2026-11-21";
 
@@ -117,6 +117,11 @@ impl Client {
     }
 }
 
+/// A book as the service rounds it: 2 decimal places.
+fn round(pct: f64) -> f64 {
+    (pct * 100.0).round() / 100.0
+}
+
 fn odds_seqs(frames: &[Value]) -> Vec<u64> {
     frames
         .iter()
@@ -199,8 +204,9 @@ async fn a_subscriber_gets_a_snapshot_then_deltas_in_order() {
         .send(json!({"type": "subscribe", "date": DAY, "race_number": 1}))
         .await;
     let snapshot = client.next_message().await;
+    assert_eq!(snapshot["market"]["favourites"], json!(["A1"]));
     assert_eq!(
-        snapshot,
+        without_market(snapshot),
         json!({"type": "snapshot", "date": DAY, "venue": null, "race_number": 1, "seq": first,
                "odds": [{"horse_no": "A1", "win_odds": 3.5}, {"horse_no": "B2", "win_odds": 8.0}]})
     );
@@ -209,6 +215,10 @@ async fn a_subscriber_gets_a_snapshot_then_deltas_in_order() {
     assert_eq!(delta["type"], "odds");
     assert_eq!(delta["seq"], second);
     assert_eq!(delta["odds"], json!([{"horse_no": "A1", "win_odds": 3.2}]));
+    assert_eq!(
+        delta["market"],
+        json!({"win_book_pct": round(100.0 / 3.2 + 100.0 / 8.0), "favourites": ["A1"]})
+    );
     assert!(delta["published_at"]
         .as_str()
         .is_some_and(|t| t.parse::<jiff::Timestamp>().is_ok()));
@@ -217,7 +227,7 @@ async fn a_subscriber_gets_a_snapshot_then_deltas_in_order() {
     let (status, body) = app.get(&format!("/api/v1/odds/{DAY}/1")).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(
-        body,
+        without_market(body),
         json!({"date": DAY, "venue": null, "race_number": 1, "seq": second,
                "odds": [{"horse_no": "A1", "win_odds": 3.2}, {"horse_no": "B2", "win_odds": 8.0}]})
     );
@@ -374,7 +384,7 @@ async fn a_replay_sends_only_what_went_live_and_what_no_snapshot_covered() {
         "the duplicate changed nothing: {snapshot}"
     );
     assert_eq!(
-        snapshot["odds"],
+        without_market(snapshot)["odds"],
         json!([{"horse_no": "A1", "win_odds": 4.0}])
     );
 }

@@ -2,6 +2,7 @@
 //! port and data directory. Nothing is mocked: real NATS, real sled, real HTTP.
 
 mod admin;
+mod analysis;
 mod api;
 mod architecture;
 mod browser;

@@ -10,7 +10,7 @@ use reqwest::StatusCode;
 use serde_json::{json, Value};
 
 use crate::live::Client;
-use crate::support::{service_with, App, Nats};
+use crate::support::{service_with, without_market, App, Nats};
 
 const DAY: &str = "2026-11-25";
 const ST: &str = "Sha Tin";
@@ -105,7 +105,8 @@ async fn the_card_and_the_odds_document_carry_a_race_status_for_a_venue_or_every
             "status",
             "status_at",
             "status_reason",
-            "odds"
+            "odds",
+            "market"
         ]
     );
 }
@@ -190,7 +191,7 @@ async fn a_result_finishes_a_race_with_a_status_and_leaves_one_without_none() {
     let body = res.text().await.expect("body");
     assert_eq!(
         body,
-        r#"{"date":"2026-11-25","venue":"Sha Tin","race_number":2,"seq":4,"odds":[{"horse_no":"C3","win_odds":3.1}]}"#
+        r#"{"date":"2026-11-25","venue":"Sha Tin","race_number":2,"seq":4,"odds":[{"horse_no":"C3","win_odds":3.1,"win_prob":0.3226,"first_win_odds":3.1,"win_move_pct":0.0}],"market":{"clock":"2026-11-21T12:00:00Z","win_book_pct":32.26,"favourites":["C3"],"steamers":[],"drifters":[]}}"#
     );
 }
 
@@ -265,7 +266,7 @@ async fn place_prices_are_served_in_the_odds_document_its_history_and_live_frame
         .send(json!({"type": "subscribe", "date": DAY, "race_number": 1}))
         .await;
     assert_eq!(
-        client.next_message().await,
+        without_market(client.next_message().await),
         json!({"type": "snapshot", "date": DAY, "venue": ST, "race_number": 1, "seq": first - 1,
                "status": "open", "status_at": "2026-11-25T11:00:00Z",
                "odds": [{"horse_no": "A1", "win_odds": 2.5, "place_odds": 1.3},
@@ -291,8 +292,10 @@ async fn place_prices_are_served_in_the_odds_document_its_history_and_live_frame
         json!([{"horse_no": "A1", "place_odds": 1.2}, {"horse_no": "C3", "place_odds": 3.0}])
     );
     let doc = ok(&app, &format!("/api/v1/odds/{DAY}/1")).await;
+    // The place book: 1 / 1.2 + 1 / 3.0, in percent.
+    assert_eq!(doc["market"]["place_book_pct"], 116.67);
     assert_eq!(
-        doc["odds"],
+        without_market(doc)["odds"],
         json!([{"horse_no": "A1", "win_odds": 2.5, "place_odds": 1.2},
                {"horse_no": "B2", "win_odds": 6.0},
                {"horse_no": "C3", "place_odds": 3.0}])
@@ -315,7 +318,7 @@ async fn place_prices_are_served_in_the_odds_document_its_history_and_live_frame
     // As of the first move, the place price of then.
     let then = ok(&app, &format!("/api/v1/odds/{DAY}/1?as_of={first}")).await;
     assert_eq!(
-        then["odds"][0],
+        without_market(then)["odds"][0],
         json!({"horse_no": "A1", "win_odds": 2.5, "place_odds": 1.3})
     );
 }
@@ -427,7 +430,7 @@ async fn odds_for_a_race_already_off_are_applied_and_counted_as_late_prices() {
     // Applied as usual: the log is the truth.
     let doc = ok(&app, &format!("/api/v1/odds/{DAY}/1")).await;
     assert_eq!(
-        doc["odds"],
+        without_market(doc)["odds"],
         json!([{"horse_no": "A1", "win_odds": 2.3}, {"horse_no": "B2", "win_odds": 7.0}])
     );
 }

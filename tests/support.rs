@@ -28,6 +28,20 @@ const WAIT: Duration = Duration::from_secs(20);
 /// about half a minute on a loaded 2-core machine.
 const PROJECT_WAIT: Duration = Duration::from_secs(120);
 
+/// An odds document (or snapshot) without what the market reads of its prices: each
+/// runner's number and prices, no `market` (`tests/analysis.rs` looks at those).
+pub fn without_market(mut doc: Value) -> Value {
+    if let Some(runners) = doc["odds"].as_array_mut() {
+        for r in runners.iter_mut().filter_map(Value::as_object_mut) {
+            r.retain(|k, _| ["horse_no", "win_odds", "place_odds"].contains(&k.as_str()));
+        }
+    }
+    if let Some(d) = doc.as_object_mut() {
+        d.remove("market");
+    }
+    doc
+}
+
 /// A text frame the service sent on the live WebSocket, as JSON, once checked against
 /// the AsyncAPI document the service serves (built by the same function): every test
 /// reads its frames through here, so a frame of a `type` the document does not describe,

@@ -58,12 +58,21 @@ pub async fn run(
 ) -> anyhow::Result<Vec<EndpointResult>> {
     let client = reqwest::Client::new();
     let service = Service::start_ready(target, store, "http").await?;
-    let endpoints: [(&'static str, String); 5] = [
+    let endpoints: [(&'static str, String); 8] = [
         ("profile", format!("/api/v1/horses/{}", log.top_horse)),
         ("form", format!("/api/v1/horses/{}/form", log.top_horse)),
         ("results", format!("/api/v1/results/{}", log.meeting_date)),
         ("card today", "/api/v1/racecards/today".to_owned()),
+        ("odds", format!("/api/v1/odds/{}/1", log.meeting_date)),
         ("jockey", format!("/api/v1/jockeys/{}", log.top_jockey)),
+        (
+            "horse analysis",
+            format!("/api/v1/horses/{}/analysis", log.top_horse),
+        ),
+        (
+            "jockey analysis",
+            format!("/api/v1/jockeys/{}/analysis", log.top_jockey),
+        ),
     ];
     // The bodies the service sends, to be served by the bare server.
     let mut docs = BTreeMap::new();

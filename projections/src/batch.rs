@@ -226,6 +226,12 @@ impl<'a> Batch<'a> {
         Ok(Some(outcome))
     }
 
+    /// The book of the race of the price move just applied, after it (what its `odds`
+    /// frame carries); `None` after any other event.
+    pub fn book(&self) -> Option<&crate::market::Book> {
+        self.fold.book()
+    }
+
     /// Records a refused message; nothing of it is applied.
     pub fn dead_letter(&mut self, seq: u64, subject: &str, reason: &str, payload: &[u8]) {
         if self.stale(seq) {

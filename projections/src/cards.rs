@@ -1,11 +1,15 @@
 //! The race-card documents: a date's cards per venue and for the day's main meeting, with
-//! each race's scratchings and status, rendered from the source records.
+//! each race's scratchings and status and each runner's form as of the race's date
+//! (`cards/form.rs`), rendered from the source records.
+
+mod career;
+mod form;
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use racing_events::RaceCard;
 
-use crate::docs::{self, Meeting};
+use crate::docs::{self, Meeting, StoredRaceForm};
 use crate::facts::{Change, Day, What};
 use crate::keys::{self, DocKey};
 use crate::model::ReadModel;
@@ -14,15 +18,40 @@ use crate::status::{self, Status};
 use crate::written::{ByVenue, Stale};
 use crate::StoreError;
 
-/// The dates whose cards a batch changed: a card, a scratching, a status, a retraction.
+/// The dates whose cards an event changed (a card, a scratching, a status, a retraction),
+/// and the races whose form it may have: its own card's, and those a result changes.
 #[derive(Debug, Default)]
 pub(crate) struct Cards {
     dates: BTreeSet<String>,
     stale: Stale,
+    forms: BTreeSet<form::Race>,
+    results: Vec<form::Resulted>,
 }
 
 impl ReadModel for Cards {
-    fn apply<S: State>(&mut self, _: &mut S, change: &Change<'_>) -> Result<(), StoreError> {
+    fn apply<S: State>(&mut self, s: &mut S, change: &Change<'_>) -> Result<(), StoreError> {
+        match &change.what {
+            What::Card { old, new } => {
+                form::index(s, old.as_ref(), Some(new))?;
+                let n = crate::state::race_no(new.race_number)?;
+                self.forms.insert((new.date.clone(), n, new.venue.clone()));
+            }
+            What::Result { old, new } => {
+                form::keep_careers(s, old.as_ref(), Some(new))?;
+                self.results
+                    .push(form::Resulted::of(old.as_ref(), Some(new)));
+            }
+            What::Retracted(r) => {
+                form::index(s, r.card.as_ref(), None)?;
+                self.forms
+                    .insert((r.date.to_owned(), r.race_number, r.venue.to_owned()));
+                if let Some(result) = &r.result {
+                    form::keep_careers(s, Some(result), None)?;
+                    self.results.push(form::Resulted::of(Some(result), None));
+                }
+            }
+            _ => {}
+        }
         let date = match &change.what {
             What::Card { new, .. } => Some(new.date.as_str()),
             What::Scratched(x) => Some(x.date.as_str()),
@@ -47,6 +76,16 @@ impl ReadModel for Cards {
     }
 
     fn render<S: State>(&mut self, s: &mut S, seq: u64) -> Result<(), StoreError> {
+        // The forms first: after the horses' forms and the people's rides, which the
+        // models before this one wrote.
+        for resulted in std::mem::take(&mut self.results) {
+            self.forms.extend(resulted.races(s)?);
+        }
+        for race in std::mem::take(&mut self.forms) {
+            if form::refresh(s, &race)? && !self.dates.contains(&race.0) {
+                self.dates.insert(race.0);
+            }
+        }
         let mut out = self.stale.rendering(seq);
         for date in std::mem::take(&mut self.dates) {
             out.put_venues(s, &cards_of(s, &date)?, |venue| {
@@ -67,6 +106,7 @@ pub(crate) fn cards_of(s: &impl Records, date: &str) -> Result<ByVenue, StoreErr
     // venue's race of that number; its status.
     let mut scratched: BTreeMap<(i64, &str), BTreeSet<String>> = BTreeMap::new();
     let mut statuses: BTreeMap<(i64, String), Status> = BTreeMap::new();
+    let mut forms: BTreeMap<(i64, String), StoredRaceForm> = BTreeMap::new();
     for (venue, races) in &day.cards {
         let mut list = Vec::with_capacity(races.len());
         for &n in races {
@@ -80,6 +120,9 @@ pub(crate) fn cards_of(s: &impl Records, date: &str) -> Result<ByVenue, StoreErr
                 scratched.insert((c.race_number, venue.as_str()), gone);
                 if let Some(st) = status::of_race(s, date, n, Some(venue))? {
                     statuses.insert((c.race_number, venue.clone()), st);
+                }
+                if let Some(f) = read::<StoredRaceForm>(s, &keys::card_form(date, n, venue))? {
+                    forms.insert((c.race_number, venue.clone()), f);
                 }
                 list.push(c);
             }
@@ -95,5 +138,6 @@ pub(crate) fn cards_of(s: &impl Records, date: &str) -> Result<ByVenue, StoreErr
             .is_some_and(|set| set.contains(horse))
     };
     let status = |c: &RaceCard| statuses.get(&(c.race_number, c.venue.clone()));
-    Ok(docs::render_cards(date, &meetings, is_scratched, status).days)
+    let form = |c: &RaceCard| forms.get(&(c.race_number, c.venue.clone()));
+    Ok(docs::render_cards(date, &meetings, is_scratched, status, form).days)
 }

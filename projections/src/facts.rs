@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::docs::Meeting;
 use crate::keys;
+use crate::market::Book;
 use crate::state::{race_no, read, write, RaceOdds, Records, State};
 use crate::status::{self, LatePrices};
 use crate::StoreError;
@@ -128,6 +129,8 @@ pub(crate) struct Change<'a> {
     pub(crate) venues_changed: bool,
     /// Whether a race's status changed: the date's cards and odds carry it.
     pub(crate) status_changed: bool,
+    /// Of a price move, the book of its race's prices after it (`market.rs`).
+    pub(crate) book: Option<Book>,
 }
 
 /// The records an event changed, with what they held before where a read model needs it.
@@ -209,6 +212,7 @@ impl Facts {
     ) -> Result<Change<'a>, StoreError> {
         let mut venues_changed = false;
         let mut status_changed = false;
+        let mut book = None;
         let what = match event {
             Event::HorseProfileUpdated(p) => What::Profile(p),
             Event::RaceCardDeclared(c) => {
@@ -235,7 +239,9 @@ impl Facts {
             }
             Event::OddsUpdated(o) => {
                 self.late_prices.note(s, o)?;
-                venues_changed = self.odds(s, seq, o)?;
+                let (changed, after) = self.odds(s, seq, occurred_at, o)?;
+                venues_changed = changed;
+                book = Some(after);
                 What::Odds(o)
             }
             Event::RaceRetracted(r) => {
@@ -262,15 +268,30 @@ impl Facts {
             what,
             venues_changed,
             status_changed,
+            book,
         })
     }
 
-    /// Takes in the odds `o` gives: whether the date's venues changed (a venue's race
-    /// with odds for the first time).
-    fn odds(&mut self, s: &mut impl State, seq: u64, o: &OddsUpdated) -> Result<bool, StoreError> {
+    /// Takes in the odds `o` gives (given at `occurred_at`): whether the date's venues
+    /// changed (a venue's race with odds for the first time), and the book of the race's
+    /// prices after it: a venue's own merged with those given for every venue, or those
+    /// given for every venue.
+    fn odds(
+        &mut self,
+        s: &mut impl State,
+        seq: u64,
+        occurred_at: &str,
+        o: &OddsUpdated,
+    ) -> Result<(bool, Book), StoreError> {
         let n = race_no(o.race_number)?;
         let mut venues_changed = false;
         let races = self.odds.entry(o.date.clone()).or_default();
+        // A venue's race is priced with the odds given for every venue's.
+        let every: Option<RaceOdds> = match (&o.venue, races.get(&(n, None))) {
+            (None, _) => None,
+            (Some(_), Some(every)) => Some(every.clone()),
+            (Some(_), None) => read(s, &keys::odds(&o.date, n, None))?,
+        };
         let race = match races.entry((n, o.venue.clone())) {
             Entry::Occupied(e) => e.into_mut(),
             Entry::Vacant(e) => {
@@ -290,10 +311,16 @@ impl Facts {
                 e.insert(stored.unwrap_or_default())
             }
         };
-        race.apply(seq, &o.odds);
+        race.apply(seq, occurred_at, &o.odds);
+        let book = match &every {
+            Some(every) => RaceOdds::merged(Some(every), Some(race))
+                .unwrap_or_default()
+                .book(),
+            None => race.book(),
+        };
         self.moved.insert((o.date.clone(), n, o.venue.clone()));
         self.odds_seq = Some(self.odds_seq.unwrap_or(0).max(seq));
-        Ok(venues_changed)
+        Ok((venues_changed, book))
     }
 
     /// Removes everything of one venue's race: its card and the scratchings given for it,

@@ -88,12 +88,13 @@ read_models! {
     people: crate::people::People, EachEvent,
     /// The results of each date and race (`results.rs`).
     results: crate::results::Results, EachEvent,
-    /// The race cards of each date (`cards.rs`).
-    cards: crate::cards::Cards, EachEvent,
     /// The current odds of each race (`odds.rs`).
     odds: crate::odds::Odds, EachEvent,
     /// Horses' forms, named by their profiles (`form/model.rs`).
     forms: crate::form::Forms, EachEvent,
+    /// The race cards of each date, with each runner's form as of its race's date, from
+    /// the horses' forms and the people's rides (`cards.rs`).
+    cards: crate::cards::Cards, EachEvent,
 }
 
 /// An in-progress batch: what it changed of the source records and of each read model,
@@ -107,6 +108,8 @@ pub struct Fold {
     /// render.
     versions: Versions,
     models: Models,
+    /// The book after the last price move folded (`market.rs`).
+    book: Option<crate::market::Book>,
 }
 
 impl Fold {
@@ -140,10 +143,12 @@ impl Fold {
             .facts
             .apply(&mut s, seq, published, &env.occurred_at, &env.event)?;
         self.models.apply(&mut s, &change)?;
+        self.book = change.book;
         if !only_prices {
-            // The documents this event changed are written now, at its position.
+            // The documents this event changed are written now, at its position; what
+            // they are rendered from (a card's form) is versioned as the event's.
             self.facts.write_odds(s.s);
-            self.models.render(s.s, seq, Renders::EachEvent)?;
+            self.models.render(&mut s, seq, Renders::EachEvent)?;
         }
         Ok(Outcome::Applied)
     }
@@ -172,6 +177,12 @@ impl Fold {
     /// void.
     pub(crate) fn late_prices(&self) -> u64 {
         self.facts.late_prices()
+    }
+
+    /// The book of the race of the last price move folded, after it; `None` where the
+    /// last event folded was no price move.
+    pub(crate) fn book(&self) -> Option<&crate::market::Book> {
+        self.book.as_ref()
     }
 
     /// Bytes of the odds moves held for the journal, not yet written.

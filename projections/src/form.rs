@@ -89,6 +89,13 @@ pub(crate) fn replace(
     Ok(Replaced::Was(key, was))
 }
 
+/// The horse's name (as the result gave it) and the JSON of an entry's value.
+pub(crate) fn entry_parts(value: &[u8]) -> Result<(&[u8], &[u8]), StoreError> {
+    decode(value)
+        .map(|(_, name, json)| (name, json))
+        .ok_or_else(|| damaged("is truncated"))
+}
+
 /// The JSON the entry under `key` serves now; `None` where there is none.
 pub(crate) fn served(s: &impl Records, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
     s.get(key)?

@@ -33,6 +33,9 @@ impl Records for AsOf<'_> {
                 .ok_or_else(|| StoreError::Corrupt("odds record key".into()))?;
             return self.odds(date, n, venue);
         }
+        if keys::form_entry_horse(key).is_some() {
+            return self.entry(key);
+        }
         if !keys::is_versioned(key) {
             // No record without versions is rendered from (`keys::is_versioned`).
             return Ok(None);
@@ -110,6 +113,22 @@ impl AsOf<'_> {
         Ok(last)
     }
 
+    /// One form entry at the point (what a person's records by condition read, entry by
+    /// entry), from the entry and its past versions.
+    fn entry(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        self.reads.note()?;
+        let now = self.kv.get(key)?.map(|v| Ok((key.to_vec(), v.to_vec())));
+        let mut pasts = keys::form_entry_past(key, 0)
+            .ok_or_else(|| StoreError::Corrupt("a form entry's key".into()))?;
+        pasts.truncate(pasts.len() - 8);
+        let pasts = self.kv.prefix(pasts).map(|item| {
+            let (k, v) = item?;
+            Ok((k.to_vec(), v.to_vec()))
+        });
+        let then = crate::form::as_of(self.seq, now, pasts)?;
+        Ok(then.into_iter().find(|(k, _)| k == key).map(|(_, v)| v))
+    }
+
     /// A horse's form entries at the point, from its entries and their past versions.
     fn form(&self, horse: &str) -> Result<Vec<Item>, StoreError> {
         let scan = |prefix: Vec<u8>| {
@@ -133,6 +152,7 @@ impl AsOf<'_> {
         #[derive(Deserialize)]
         struct Move {
             venue: Option<String>,
+            occurred_at: String,
             odds: Vec<RunnerOdds>,
         }
         let retracted = match venue {
@@ -155,8 +175,11 @@ impl AsOf<'_> {
                 }
             };
             if given.venue.as_deref() == venue {
-                race.get_or_insert_with(RaceOdds::default)
-                    .apply(m.seq, &given.odds);
+                race.get_or_insert_with(RaceOdds::default).apply(
+                    m.seq,
+                    &given.occurred_at,
+                    &given.odds,
+                );
             }
             true
         };

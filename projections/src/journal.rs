@@ -166,6 +166,7 @@ impl ReadModel for Pending {
         };
         let n = race_no(o.race_number)?;
         let published = docs::published_at(change.published);
+        let book = change.book.clone().unwrap_or_default();
         let body = docs::render_odds_move(&docs::OddsMoveDoc {
             date: &o.date,
             venue: o.venue.as_deref(),
@@ -174,6 +175,7 @@ impl ReadModel for Pending {
             published_at: &published,
             occurred_at: change.occurred_at,
             odds: &o.odds,
+            market: &book,
         });
         self.push(s, &o.date, change.seq, n, &body)
     }

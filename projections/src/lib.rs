@@ -1,6 +1,7 @@
 //! Read models of the racing service: pure folds from feed events to the documents the API
 //! serves, and the sled store that holds them with the stream sequence they reached.
 
+mod analysis;
 mod batch;
 mod batched;
 mod cards;
@@ -16,6 +17,7 @@ mod journal;
 mod keys;
 mod kv;
 mod load;
+mod market;
 mod meetings;
 mod model;
 mod odds;
@@ -25,6 +27,7 @@ mod people;
 mod profiles;
 mod raceday;
 mod results;
+mod runs;
 mod scan;
 mod search;
 mod snapshot;
@@ -34,6 +37,7 @@ mod steps;
 mod store;
 mod written;
 
+pub use analysis::{changes_analyses, Span, Subject};
 pub use batch::{Batch, BatchStats, MemState, Sealed};
 pub use docs::{
     answered, etag, published_at, render_odds_move, Doc, FormDoc, FormEntry, OddsMoveDoc, ETAG_LEN,
@@ -47,6 +51,7 @@ pub use journal::{journal_by_move, OddsMove};
 pub use keys::{is_sealed, DocKey};
 pub use kv::Bytes;
 pub use load::Loader;
+pub use market::Book;
 pub use meetings::MeetingRow;
 pub use people::{is_slug, list_key, record_key, render_list, season, slug, PersonRow, Role};
 pub use raceday::{DayEvent, DayKind};
@@ -86,6 +91,8 @@ pub mod openapi {
     pub type JockeyList = crate::people::JockeyList;
     /// Every trainer.
     pub type TrainerList = crate::people::TrainerList;
+    /// The records of a horse, a jockey or a trainer by condition.
+    pub type Analysis = crate::analysis::AnalysisDoc;
 }
 
 /// Why the store could not do what was asked.

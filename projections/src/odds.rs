@@ -209,7 +209,7 @@ pub(crate) fn odds_of(
     for m in meetings.iter().filter(|m| m.races.contains(&n)) {
         let venue = Some(m.venue.as_str());
         let own: Option<RaceOdds> = read(s, &keys::odds(date, n, venue))?;
-        let Some(view) = merged(every.as_ref(), own.as_ref()) else {
+        let Some(view) = RaceOdds::merged(every.as_ref(), own.as_ref()) else {
             continue;
         };
         let st = status::of_race(s, date, n, venue)?;
@@ -231,28 +231,4 @@ pub(crate) fn odds_of(
     };
     out.extend(unnamed.map(|doc| (None, doc)));
     Ok(out)
-}
-
-/// The odds of a venue's race: those given for it, and those given for every venue, each
-/// runner at its latest price.
-fn merged(every: Option<&RaceOdds>, own: Option<&RaceOdds>) -> Option<RaceOdds> {
-    let (base, over) = match (every, own) {
-        (None, None) => return None,
-        (Some(one), None) | (None, Some(one)) => return Some(one.clone()),
-        (Some(every), Some(own)) => (every, own),
-    };
-    let mut view = base.clone();
-    view.seq = base.seq.max(over.seq);
-    for (prices, over) in [
-        (&mut view.runners, &over.runners),
-        (&mut view.place, &over.place),
-    ] {
-        for (horse, &(price, seq)) in over {
-            let slot = prices.entry(horse.clone()).or_insert((price, seq));
-            if seq > slot.1 {
-                *slot = (price, seq);
-            }
-        }
-    }
-    Some(view)
 }

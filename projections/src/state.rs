@@ -68,12 +68,26 @@ pub struct RaceOdds {
     /// while empty, so that a race given win prices only is stored as before.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub place: BTreeMap<String, (f64, u64)>,
+    /// The win prices' past that the market's moves are read from (`market.rs`).
+    #[serde(default, skip_serializing_if = "crate::market::Trail::is_empty")]
+    pub trail: crate::market::Trail,
 }
 
 impl RaceOdds {
-    /// Folds in the prices of one `OddsUpdated` at stream sequence `seq`.
-    pub(crate) fn apply(&mut self, seq: u64, odds: &[racing_events::RunnerOdds]) {
+    /// Folds in the prices of one `OddsUpdated` at stream sequence `seq`, given at
+    /// `occurred_at` (its envelope's).
+    pub(crate) fn apply(
+        &mut self,
+        seq: u64,
+        occurred_at: &str,
+        odds: &[racing_events::RunnerOdds],
+    ) {
         self.seq = seq;
+        let at = crate::market::millis(occurred_at).unwrap_or(self.trail.clock);
+        let wins = odds
+            .iter()
+            .filter_map(|r| Some((r.horse_no.clone(), r.win_odds?)));
+        self.trail.apply(seq, at, wins);
         for r in odds {
             if let Some(win) = r.win_odds {
                 set_price(&mut self.runners, &r.horse_no, (win, seq));
@@ -82,6 +96,39 @@ impl RaceOdds {
                 set_price(&mut self.place, &r.horse_no, (place, seq));
             }
         }
+    }
+
+    /// The odds of a venue's race: those given for it, and those given for every venue, each
+    /// runner at its latest price.
+    pub(crate) fn merged(every: Option<&RaceOdds>, own: Option<&RaceOdds>) -> Option<RaceOdds> {
+        let (base, over) = match (every, own) {
+            (None, None) => return None,
+            (Some(one), None) | (None, Some(one)) => return Some(one.clone()),
+            (Some(every), Some(own)) => (every, own),
+        };
+        let mut view = base.clone();
+        view.seq = base.seq.max(over.seq);
+        view.trail = base.trail.merged(&over.trail);
+        for (prices, over) in [
+            (&mut view.runners, &over.runners),
+            (&mut view.place, &over.place),
+        ] {
+            for (horse, &(price, seq)) in over {
+                let slot = prices.entry(horse.clone()).or_insert((price, seq));
+                if seq > slot.1 {
+                    *slot = (price, seq);
+                }
+            }
+        }
+        Some(view)
+    }
+
+    /// The book of the race's current prices.
+    pub(crate) fn book(&self) -> crate::market::Book {
+        crate::market::book(
+            self.runners.iter().map(|(h, &(p, _))| (h, p)),
+            self.place.values().map(|&(p, _)| p),
+        )
     }
 }
 

@@ -61,7 +61,7 @@ use crate::StoreError;
 /// 18: a tally beside each jockey's and trainer's seasons (their totals, and a digest of
 ///    each season's figures), of which their record's `ETag` is taken with their newest
 ///    rides: a result no longer reads every season of its people.
-pub(crate) const SCHEMA: &[u8] = b"18";
+pub(crate) const SCHEMA: &[u8] = b"19";
 pub(crate) const SCHEMA_KEY: &[u8] = b"meta\0schema";
 
 /// How much of a refused payload a dead letter keeps for inspection; the whole message

@@ -24,9 +24,9 @@ use super::route::Component;
 use super::strict::Validator;
 use super::{ApiError, AppState, ODDS_SOCKET_PATH};
 use crate::live::frames::{
-    CardFrame, ErrorFrame, HeartbeatFrame, OddsFrame, Ping, PongFrame, Replay, ReplayEndFrame,
-    ReplayStop, ResultFrame, RetractionFrame, ScratchingFrame, SnapshotFrame, StatusFrame,
-    Subscribe, Unsubscribe, WelcomeFrame,
+    CardFrame, ErrorFrame, HeartbeatFrame, MarketFrame, OddsFrame, Ping, PongFrame, Replay,
+    ReplayEndFrame, ReplayStop, ResultFrame, RetractionFrame, ScratchingFrame, SnapshotFrame,
+    StatusFrame, Subscribe, Unsubscribe, WelcomeFrame,
 };
 
 /// The AsyncAPI version the document follows.
@@ -36,10 +36,11 @@ pub const ASYNCAPI_VERSION: &str = "3.0.0";
 const CHANNEL: &str = "liveOdds";
 
 /// Every frame the server sends, by its type.
-pub const SERVER_FRAMES: [Component; 12] = [
+pub const SERVER_FRAMES: [Component; 13] = [
     Component::of::<WelcomeFrame>(),
     Component::of::<SnapshotFrame>(),
     Component::of::<OddsFrame>(),
+    Component::of::<MarketFrame>(),
     Component::of::<StatusFrame<'static>>(),
     Component::of::<ScratchingFrame<'static>>(),
     Component::of::<ResultFrame<'static>>(),

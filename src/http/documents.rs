@@ -238,7 +238,7 @@ fn document(
 
 /// The answer of a whole stored document: its body and its `ETag`, both sent from the
 /// store's own buffer.
-fn whole(doc: Doc, as_of: Option<AsOf>) -> Result<Response, ApiError> {
+pub(super) fn whole(doc: Doc, as_of: Option<AsOf>) -> Result<Response, ApiError> {
     let seq = doc.seq();
     let stored = Bytes::from_owner(doc.into_stored());
     let etag = HeaderValue::from_maybe_shared(stored.slice(..ETAG_LEN))

@@ -429,11 +429,12 @@ pub const MAX_PERSON_ID: usize = 100;
 /// Pattern of a jockey's or trainer's `{id}`: a slug.
 pub const PERSON_ID_PATTERN: &str = r"^[a-z0-9]+(-[a-z0-9]+)*$";
 
-/// The `?from=` of the meetings: the first date, `YYYY-MM-DD`.
+/// The `?from=` of a range of dates (the meetings, the records by condition): the first
+/// date, `YYYY-MM-DD`.
 #[derive(Debug, Clone, Copy)]
 pub struct FromDate(pub Date);
 
-/// The `?to=` of the meetings: the last date, `YYYY-MM-DD`.
+/// The `?to=` of a range of dates: the last date, `YYYY-MM-DD`.
 #[derive(Debug, Clone, Copy)]
 pub struct ToDate(pub Date);
 
@@ -492,8 +493,8 @@ fn date_query_schema(description: &str) -> RefOr<Schema> {
 impl Param for FromDate {
     const NAME: &'static str = "from";
     const IN: In = In::Query;
-    const DOC: &'static str = "The first date, `YYYY-MM-DD`; default 30 days before today (in \
-        `RACING_TIMEZONE`).";
+    const DOC: &'static str = "The first date, `YYYY-MM-DD`. Meetings: default 30 days before \
+        today (in `RACING_TIMEZONE`). Records by condition: default the first race.";
     const EXAMPLE: &'static str = "2026-11-01";
     const SCHEMA: &'static str = "FromDate";
 
@@ -512,8 +513,9 @@ impl Param for FromDate {
 impl Param for ToDate {
     const NAME: &'static str = "to";
     const IN: In = In::Query;
-    const DOC: &'static str = "The last date, `YYYY-MM-DD`; default 14 days after today (in \
-        `RACING_TIMEZONE`). At most 366 days from `from`, and not before it.";
+    const DOC: &'static str = "The last date, `YYYY-MM-DD`, not before `from`. Meetings: default \
+        14 days after today (in `RACING_TIMEZONE`), at most 366 days from `from`. Records by \
+        condition: default the last race.";
     const EXAMPLE: &'static str = "2026-11-30";
     const SCHEMA: &'static str = "ToDate";
 
@@ -524,7 +526,8 @@ impl Param for ToDate {
     fn schema() -> RefOr<Schema> {
         date_query_schema(
             "The last date of the range: a real calendar date written `YYYY-MM-DD`, not \
-             before `from`, the range at most 366 days; anything else is a 400.",
+             before `from` (for the meetings, the range at most 366 days); anything else is \
+             a 400.",
         )
     }
 }

@@ -16,6 +16,7 @@
 //! table, the table its handlers and the index, handlers `respond.rs`, `input.rs` and
 //! `route.rs`, and those the bottom (`query.rs`, `described.rs`, `error.rs`, `cache.rs`).
 
+mod analysis;
 pub mod asyncapi;
 mod cache;
 mod described;

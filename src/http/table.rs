@@ -10,10 +10,11 @@ use std::sync::{LazyLock, OnceLock};
 use axum::response::Response;
 use bytes::Bytes;
 use racing_projections::openapi::{
-    Form, JockeyList, OddsHistory, PersonRecord, Profile, RaceCard, RaceOdds, RaceResult,
+    Analysis, Form, JockeyList, OddsHistory, PersonRecord, Profile, RaceCard, RaceOdds, RaceResult,
     ResultsByDate, TrainerList,
 };
 
+use super::analysis;
 use super::described::{INDEX_PATH, REFERENCE_TAG};
 use super::discovery::{self, HorsesPage, MeetingsPage};
 use super::documents;
@@ -139,6 +140,34 @@ pub static ROUTES: &[Route] = &[
                     "404",
                     "`not_found`: a horse that appears in no result and has no profile.",
                 ),
+            ],
+        },
+    },
+    Route {
+        path: "/api/v1/horses/{horse_no}/analysis",
+        handler: &Handler::new(analysis::horse),
+        long: false,
+        doc: Operation {
+            id: "horse_analysis",
+            tag: "horses",
+            summary: "A horse's records by condition",
+            description: "Runs, wins, places, strike rate and level-stake profit or loss, overall and by \
+                venue, distance, going, class and draw, and by jockey and trainer, over the races dated `from` \
+                to `to` (both included; by default every race), worked out from the results \
+                when asked for (`docs/api.md`, Records by condition). A run is a runner in a \
+                result except one withdrawn or that took no part; `level_stake` is the profit \
+                or loss of a 1-unit win bet on each run with recorded win odds. With \
+                `as_of`, as the log up to that point would have answered.",
+            ok: "The records by condition.",
+            body: Component::of::<Analysis>(),
+            errors: &[
+                (
+                    "400",
+                    "`bad_request`: a malformed horse number, a `from` or `to` that is not a real \
+                     `YYYY-MM-DD`, `from` after `to`, an `as_of` past the checkpoint, or \
+                     another query parameter.",
+                ),
+                ("404", "`not_found`: the horse has no run in a result (as of the point)."),
             ],
         },
     },
@@ -340,6 +369,34 @@ pub static ROUTES: &[Route] = &[
         },
     },
     Route {
+        path: "/api/v1/jockeys/{id}/analysis",
+        handler: &Handler::new(analysis::jockey),
+        long: false,
+        doc: Operation {
+            id: "jockey_analysis",
+            tag: "people",
+            summary: "A jockey's records by condition",
+            description: "Runs, wins, places, strike rate and level-stake profit or loss, overall and by \
+                venue, distance, going, class and draw, and by trainer (each jockey-trainer combination), over the races dated `from` \
+                to `to` (both included; by default every race), worked out from the results \
+                when asked for (`docs/api.md`, Records by condition). A run is a runner in a \
+                result except one withdrawn or that took no part; `level_stake` is the profit \
+                or loss of a 1-unit win bet on each run with recorded win odds. With \
+                `as_of`, as the log up to that point would have answered.",
+            ok: "The records by condition.",
+            body: Component::of::<Analysis>(),
+            errors: &[
+                (
+                    "400",
+                    "`bad_request`: an id not of slug form, a `from` or `to` that is not a real \
+                     `YYYY-MM-DD`, `from` after `to`, an `as_of` past the checkpoint, or \
+                     another query parameter.",
+                ),
+                ("404", "`not_found`: no jockey of that id has a run in a result (as of the point)."),
+            ],
+        },
+    },
+    Route {
         path: "/api/v1/trainers",
         handler: &Handler::new(discovery::trainers),
         long: false,
@@ -378,6 +435,34 @@ pub static ROUTES: &[Route] = &[
                      words joined by single `-`), or a query parameter.",
                 ),
                 ("404", "`not_found`: no trainer of that id has a ride."),
+            ],
+        },
+    },
+    Route {
+        path: "/api/v1/trainers/{id}/analysis",
+        handler: &Handler::new(analysis::trainer),
+        long: false,
+        doc: Operation {
+            id: "trainer_analysis",
+            tag: "people",
+            summary: "A trainer's records by condition",
+            description: "Runs, wins, places, strike rate and level-stake profit or loss, overall and by \
+                venue, distance, going, class and draw, and by jockey (each jockey-trainer combination), over the races dated `from` \
+                to `to` (both included; by default every race), worked out from the results \
+                when asked for (`docs/api.md`, Records by condition). A run is a runner in a \
+                result except one withdrawn or that took no part; `level_stake` is the profit \
+                or loss of a 1-unit win bet on each run with recorded win odds. With \
+                `as_of`, as the log up to that point would have answered.",
+            ok: "The records by condition.",
+            body: Component::of::<Analysis>(),
+            errors: &[
+                (
+                    "400",
+                    "`bad_request`: an id not of slug form, a `from` or `to` that is not a real \
+                     `YYYY-MM-DD`, `from` after `to`, an `as_of` past the checkpoint, or \
+                     another query parameter.",
+                ),
+                ("404", "`not_found`: no trainer of that id has a run in a result (as of the point)."),
             ],
         },
     },

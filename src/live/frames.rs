@@ -55,6 +55,7 @@ macro_rules! tag {
 tag!(WelcomeType = "welcome");
 tag!(SnapshotType = "snapshot");
 tag!(OddsType = "odds");
+tag!(MarketType = "market");
 tag!(HeartbeatType = "heartbeat");
 tag!(PongType = "pong");
 tag!(ErrorType = "error");
@@ -126,7 +127,121 @@ pub struct SnapshotFrame {
     #[schema(nullable = false)]
     pub status_reason: Option<String>,
     /// Every runner with a price, in horse-number order.
-    pub odds: Vec<RunnerPrice>,
+    pub odds: Vec<RunnerMarket>,
+    /// The market these prices make; left out of the snapshot of a race with no prices.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub market: Option<Market>,
+}
+
+/// A runner's prices with what the market reads of them, as the `RaceOdds` document's
+/// `odds` lists them (`docs/api.md`, "The market").
+#[derive(Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunnerMarket {
+    /// Brand number.
+    pub horse_no: String,
+    /// Decimal win odds, stake included (at least 1.0), where the runner has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, nullable = false)]
+    pub win_odds: Option<f64>,
+    /// Decimal place odds, stake included (at least 1.0), where the runner has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, nullable = false)]
+    pub place_odds: Option<f64>,
+    /// Implied probability of the win price: 1 / `win_odds`, 4 decimal places.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 0, maximum = 1, nullable = false)]
+    pub win_prob: Option<f64>,
+    /// Implied probability of the place price: 1 / `place_odds`, 4 decimal places.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 0, maximum = 1, nullable = false)]
+    pub place_prob: Option<f64>,
+    /// The runner's first win price in this market.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, nullable = false)]
+    pub first_win_odds: Option<f64>,
+    /// The win price's move since `first_win_odds`, in percent of it (below 0:
+    /// shortened).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub win_move_pct: Option<f64>,
+    /// The win price's move since the start of the clock's minute less 15 minutes, in
+    /// percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub win_move_15m_pct: Option<f64>,
+    /// The same over the last 5 minutes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub win_move_5m_pct: Option<f64>,
+}
+
+/// The market of a race's current prices: the `RaceOdds` document's `market`.
+#[derive(Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Market {
+    /// The market's clock: the latest `occurred_at` of the race's price moves, in UTC.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(format = DateTime, nullable = false)]
+    pub clock: Option<String>,
+    /// The win market's book: the sum of 1 / win odds over the runners, in percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub win_book_pct: Option<f64>,
+    /// The place market's book, the same over place odds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub place_book_pct: Option<f64>,
+    /// The runners with the shortest win price.
+    pub favourites: Vec<String>,
+    /// The runners whose win price shortened most over the last 15 minutes, at most 3.
+    pub steamers: Vec<String>,
+    /// The runners whose win price lengthened most over the last 15 minutes, at most 3.
+    pub drifters: Vec<String>,
+}
+
+/// The book of a race after an odds update: what its `odds` frame's `market` carries.
+#[derive(Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Book {
+    /// The win market's book after the update: the sum of 1 / win odds over every runner
+    /// with a win price, in percent, 2 decimal places.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub win_book_pct: Option<f64>,
+    /// The place market's book, the same over place odds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub place_book_pct: Option<f64>,
+    /// The runners with the shortest win price after the update.
+    pub favourites: Vec<String>,
+}
+
+/// A race's market, at most once a second while its prices move (topic `market`): its
+/// current odds document's market and runners, conflated (a client is sent the market as
+/// it stands, never a queue of the moves between).
+#[derive(Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MarketFrame {
+    /// Which message this is.
+    #[schema(inline)]
+    pub r#type: MarketType,
+    /// Meeting date, `YYYY-MM-DD`.
+    #[schema(format = Date)]
+    pub date: String,
+    /// Racecourse whose race this is; `null` while no venue of the race is known.
+    #[schema(required = true)]
+    pub venue: Option<String>,
+    /// Race within the meeting, 1 to 99.
+    #[schema(minimum = 1, maximum = 99)]
+    pub race_number: u8,
+    /// Stream sequence of the latest odds update of the race.
+    pub seq: u64,
+    /// The market.
+    pub market: Market,
+    /// Every runner with a price and its moves, in horse-number order.
+    pub odds: Vec<RunnerMarket>,
 }
 
 /// One odds update: `seq` is its stream sequence, strictly increasing on a connection
@@ -164,6 +279,8 @@ pub struct OddsFrame {
     pub occurred_at: String,
     /// The changed prices, as the feed gave them.
     pub odds: Vec<RunnerPrice>,
+    /// The book of the race's prices after the update.
+    pub market: Book,
 }
 
 /// A runner's prices: at least one of `win_odds` and `place_odds`.
@@ -348,6 +465,8 @@ pub enum Topic {
     Results,
     /// `card` frames, and `retraction` of a card.
     Cards,
+    /// `market` frames: a race's market at most once a second while its prices move.
+    Market,
 }
 
 /// Follow a meeting, or one race of it. The first subscribe replaces the starting

@@ -186,6 +186,7 @@ pub fn race_snapshot(
                 status_at: Some(row.at),
                 status_reason: row.reason,
                 odds: Vec::new(),
+                market: None,
             };
             let text = serde_json::to_string(&frame).map_err(|e| corrupt(&e))?;
             snapshot.frames.push(text.into());

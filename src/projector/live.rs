@@ -69,6 +69,7 @@ impl Projector {
                         published_at: &racing_projections::published_at(update.published),
                         occurred_at: &update.occurred_at,
                         odds: &update.odds,
+                        market: &update.book,
                     }),
                     date: update.date.as_str().into(),
                     race_number: update.race_number,
@@ -130,4 +131,6 @@ pub(super) struct OddsUpdate {
     /// The envelope's `occurred_at`: when the prices were given at their source.
     pub occurred_at: String,
     pub odds: Vec<RunnerOdds>,
+    /// The book of the race's prices after it.
+    pub book: racing_projections::Book,
 }

@@ -71,6 +71,7 @@ impl<'a> Taken<'a> {
                             published: m.published,
                             occurred_at: env.occurred_at,
                             odds: o.odds,
+                            book: self.batch.book().cloned().unwrap_or_default(),
                         }));
                         return Ok(());
                     }

@@ -15,7 +15,7 @@ fn a_move_updates_the_board_and_marks_what_moved() {
     let mut board = Board::default();
     assert!(board.apply(&frame(SNAPSHOT), None));
     let odds = frame(
-        r#"{"type":"odds","date":"2026-11-23","venue":null,"race_number":3,"seq":11,"published_at":"2026-11-23T05:00:00Z","occurred_at":"2026-11-23T13:00:00+08:00","odds":[{"horse_no":"B2","win_odds":7.0}]}"#,
+        r#"{"type":"odds","date":"2026-11-23","venue":null,"race_number":3,"seq":11,"published_at":"2026-11-23T05:00:00Z","occurred_at":"2026-11-23T13:00:00+08:00","odds":[{"horse_no":"B2","win_odds":7.0}],"market":{"favourites":[]}}"#,
     );
     assert!(board.apply(&odds, None));
     assert_eq!(board.seq, 11);
@@ -48,7 +48,7 @@ fn place_prices_show_beside_win_prices_and_a_place_move_keeps_the_win_price() {
         "snapshot 2026-11-23 race 3 seq 10: A1 4 place 1.6, B2 9.5"
     );
     let odds = frame(
-        r#"{"type":"odds","date":"2026-11-23","venue":null,"race_number":3,"seq":11,"published_at":"2026-11-23T05:00:00Z","occurred_at":"2026-11-23T13:00:00+08:00","odds":[{"horse_no":"A1","place_odds":1.5},{"horse_no":"B2","win_odds":8.0,"place_odds":2.4}]}"#,
+        r#"{"type":"odds","date":"2026-11-23","venue":null,"race_number":3,"seq":11,"published_at":"2026-11-23T05:00:00Z","occurred_at":"2026-11-23T13:00:00+08:00","odds":[{"horse_no":"A1","place_odds":1.5},{"horse_no":"B2","win_odds":8.0,"place_odds":2.4}],"market":{"favourites":[]}}"#,
     );
     board.apply(&odds, None);
     let line = board.line(&odds).expect("a line");
@@ -208,7 +208,7 @@ fn the_lag_counts_whole_seconds_too() {
     let mut board = Board::default();
     let published = jiff::Timestamp::now() - jiff::SignedDuration::from_millis(2_500);
     let odds = format!(
-        r#"{{"type":"odds","date":"2026-11-23","venue":null,"race_number":3,"seq":11,"published_at":"{published}","occurred_at":"{published}","odds":[{{"horse_no":"B2","win_odds":7.0}}]}}"#
+        r#"{{"type":"odds","date":"2026-11-23","venue":null,"race_number":3,"seq":11,"published_at":"{published}","occurred_at":"{published}","odds":[{{"horse_no":"B2","win_odds":7.0}}],"market":{{"favourites":[]}}}}"#
     );
     board.apply(&frame(&odds), None);
     // Within the test's own run time of the 2.5 s it was published before.
@@ -221,7 +221,7 @@ fn a_replay_shows_when_each_move_happened_not_when_it_was_published() {
     let mut board = Board::default();
     // A past race's move, published into the log this morning.
     let moved = frame(
-        r#"{"type":"odds","replay":true,"date":"2026-11-18","venue":"Sha Tin","race_number":2,"seq":812,"published_at":"2026-11-25T01:02:03.456Z","occurred_at":"2026-11-18T13:29:00+08:00","odds":[{"horse_no":"A1","win_odds":4.5}]}"#,
+        r#"{"type":"odds","replay":true,"date":"2026-11-18","venue":"Sha Tin","race_number":2,"seq":812,"published_at":"2026-11-25T01:02:03.456Z","occurred_at":"2026-11-18T13:29:00+08:00","odds":[{"horse_no":"A1","win_odds":4.5}],"market":{"favourites":[]}}"#,
     );
     board.apply(&moved, Some(2));
     assert_eq!(
@@ -234,7 +234,7 @@ fn a_replay_shows_when_each_move_happened_not_when_it_was_published() {
 fn a_replay_prints_each_recorded_move_then_how_many_there_were() {
     let mut board = Board::default();
     let moved = frame(
-        r#"{"type":"odds","replay":true,"date":"2026-11-21","venue":"Sha Tin","race_number":1,"seq":2771,"published_at":"2026-11-21T05:55:52Z","occurred_at":"2026-11-21T05:55:52Z","odds":[{"horse_no":"A1","win_odds":4.5}]}"#,
+        r#"{"type":"odds","replay":true,"date":"2026-11-21","venue":"Sha Tin","race_number":1,"seq":2771,"published_at":"2026-11-21T05:55:52Z","occurred_at":"2026-11-21T05:55:52Z","odds":[{"horse_no":"A1","win_odds":4.5}],"market":{"favourites":[]}}"#,
     );
     board.apply(&moved, Some(1));
     assert_eq!(

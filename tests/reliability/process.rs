@@ -22,10 +22,11 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 use crate::support::{Broker, KEY};
 
 /// How long a test waits for the binary to start, be ready, or send a frame. Its banner
-/// comes once the projector has caught up: a debug build replays the crash test's log of
-/// 6,162 messages in about 25 s on a loaded 2-core machine (it renders each document at
-/// every event that changes it).
-pub const WAIT: Duration = Duration::from_secs(120);
+/// comes once the projector has caught up: a debug build folds the demo's season of
+/// 5,017 events in 14 s alone (it renders each document at every event that changes it,
+/// and each card's form), and beside the rest of the suite on two cores several times
+/// that.
+pub const WAIT: Duration = Duration::from_secs(240);
 
 /// The addresses `racing serve` prints when it starts.
 #[derive(Debug, Default, Clone)]

@@ -104,7 +104,12 @@ def test_every_frame_of_the_socket_is_a_frame_class_with_the_same_fields(service
     # every frame `live()` yields is read by a class with the same fields.
     asyncapi = httpx.get(service.url + "/asyncapi.json", timeout=10).json()
     schemas = asyncapi["components"]["schemas"]
-    frames = {"snapshot": models.Snapshot, "heartbeat": models.Heartbeat, **live.EVENTS}
+    frames = {
+        "snapshot": models.Snapshot,
+        "heartbeat": models.Heartbeat,
+        "market": models.MarketUpdate,
+        **live.EVENTS,
+    }
     sent = {
         op["messages"][0]["$ref"].rsplit("/", 1)[-1]
         for op in asyncapi["operations"].values()
@@ -154,6 +159,12 @@ def test_every_operation_of_the_api_has_a_client_method(openapi):
         ("/api/v1/horses", "horses", Endpoints.horses("ab"), {}),
         ("/api/v1/horses/{horse_no}", "horse", Endpoints.horse("A1"), {}),
         ("/api/v1/horses/{horse_no}/form", "form", Endpoints.form("A1"), {}),
+        (
+            "/api/v1/horses/{horse_no}/analysis",
+            "horse_analysis",
+            Endpoints.horse_analysis("A1"),
+            {"from": "from_date", "to": "to_date"},
+        ),
         ("/api/v1/results/{date}", "results", Endpoints.results("D"), {}),
         ("/api/v1/results/{date}/{race_number}", "result", Endpoints.result("D", 1), {}),
         ("/api/v1/racecards/today", "racecard", Endpoints.racecard("today"), {}),
@@ -167,8 +178,20 @@ def test_every_operation_of_the_api_has_a_client_method(openapi):
         ),
         ("/api/v1/jockeys", "jockeys", Endpoints.jockeys(), {}),
         ("/api/v1/jockeys/{id}", "jockey", Endpoints.jockey("x"), {}),
+        (
+            "/api/v1/jockeys/{id}/analysis",
+            "jockey_analysis",
+            Endpoints.jockey_analysis("x"),
+            {"from": "from_date", "to": "to_date"},
+        ),
         ("/api/v1/trainers", "trainers", Endpoints.trainers(), {}),
         ("/api/v1/trainers/{id}", "trainer", Endpoints.trainer("x"), {}),
+        (
+            "/api/v1/trainers/{id}/analysis",
+            "trainer_analysis",
+            Endpoints.trainer_analysis("x"),
+            {"from": "from_date", "to": "to_date"},
+        ),
         ("/api/v1/changes", "changes_page", Endpoints.changes(), {}),
     ]
     assert {m[0] for m in methods} == served
@@ -273,3 +296,46 @@ def test_list_documents_become_data_frames(racing):
     assert len(results.to_pandas()) == sum(len(r.runners) for r in results.races)
     history = racing.odds_history_page(racing.racecard().date, 1, limit=5)
     assert len(history.to_pandas()) == sum(len(m.odds) for m in history.moves)
+
+
+def test_the_market_the_form_and_the_records_by_condition(racing):
+    # Today's card: every runner with its form as of today; the figures as printed cards
+    # write them.
+    card = racing.racecard()
+    runner = card.races[0].runners[0]
+    assert runner.form is not None and len(runner.form.figures.replace("/", "")) <= 6
+    assert runner.form.runs >= len(runner.form.figures.replace("/", "").replace("W", ""))
+
+    # A past race's market: the book is the implied probabilities summed.
+    day = [m for m in racing.meetings().meetings if m.results][-1]
+    race = racing.results(day.date, day.venue).races[0]
+    odds = racing.odds(day.date, race.race_number, day.venue)
+    book = sum(r.win_prob for r in odds.odds if r.win_prob is not None) * 100
+    assert odds.market.win_book_pct is not None and abs(odds.market.win_book_pct - book) < 0.1
+    assert odds.market.favourites
+    history = racing.odds_history_page(day.date, race.race_number, day.venue, limit=2)
+    assert history.moves[0].market.favourites
+
+    # Records by condition: the breakdowns add up to the whole.
+    horse = race.runners[0].horse_no
+    analysis = racing.horse_analysis(horse)
+    assert analysis.subject == "horse" and analysis.id == horse and analysis.overall.runs >= 1
+    assert sum(r.runs for r in analysis.by_venue) == analysis.overall.runs
+    assert sum(r.runs for r in analysis.by_distance) == analysis.overall.runs
+    jockey = racing.jockey_analysis(racing.jockeys().jockeys[0].id, from_date=day.date, to_date=day.date)
+    assert jockey.from_ == day.date and jockey.by_trainer is not None and jockey.by_jockey is None
+    assert racing.horse_analysis(horse, as_of=analysis.racing_seq) == analysis
+    with pytest.raises(racing_client.NotFound):
+        racing.trainer_analysis("nobody-at-all")
+
+
+def test_records_by_condition_become_a_data_frame(racing):
+    pytest.importorskip("pandas")
+    runner = racing.racecard().races[0].runners[0]
+    analysis = racing.trainer_analysis(racing.trainers().trainers[0].id)
+    frame = analysis.to_pandas()
+    assert set(frame["by"]) >= {"overall", "venue", "distance", "jockey"}
+    overall = frame[frame["by"] == "overall"].iloc[0]
+    assert overall["runs"] == analysis.overall.runs
+    assert frame[frame["by"] == "venue"]["runs"].sum() == analysis.overall.runs
+    assert runner.horse_no

@@ -1,7 +1,10 @@
 //! The race-card documents: a date's card, its scratched runners left out.
 
+use std::collections::BTreeMap;
+
 use racing_events::{CardRunner, RaceCard};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 
 use super::{main_meeting, to_json, venues, Meeting, Rendered};
 use crate::status::Status;
@@ -17,9 +20,15 @@ use crate::status::Status;
         "class": "Group 3",
         "runners": [
             {"horse_no": "E271", "horse_name": "GOLDEN SIXTY", "jockey": "Z Purton",
-             "trainer": "F C Lor", "draw": 4, "weight": 133},
-            {"horse_no": "CA206", "horse_name": "ROMANTIC WARRIOR",
-             "jockey": "J McDonald", "trainer": "C S Shum", "draw": 7, "weight": 126}
+             "trainer": "F C Lor", "draw": 4, "weight": 133,
+             "form": {"figures": "11/2131", "runs": 24, "days_since_run": 21,
+                      "c": true, "d": true, "cd": true,
+                      "course": {"runs": 14, "wins": 11, "places": 13},
+                      "distance": {"runs": 12, "wins": 10, "places": 12},
+                      "going": [{"going": "GOOD", "runs": 18, "wins": 15, "places": 17},
+                                {"going": "GOOD TO FIRM", "runs": 6, "wins": 4, "places": 6}],
+                      "jockey_14d": {"rides": 31, "wins": 8, "strike_rate": 25.8},
+                      "trainer_14d": {"rides": 12, "wins": 2, "strike_rate": 16.7}}}
         ]
     }]
 }))))]
@@ -89,10 +98,15 @@ pub struct CardRunnerDoc<'a> {
     draw: i64,
     /// Weight carried, in pounds.
     weight: i64,
+    /// The runner's form as of the race's date: only results of earlier dates count,
+    /// whenever they were published (`docs/api.md`, "Form on the card").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = RunnerForm, nullable = false))]
+    form: Option<&'a RawValue>,
 }
 
 impl<'a> CardRunnerDoc<'a> {
-    fn new(r: &'a CardRunner) -> Self {
+    fn new(r: &'a CardRunner, form: Option<&'a RawValue>) -> Self {
         CardRunnerDoc {
             horse_no: &r.horse_no,
             horse_name: &r.horse_name,
@@ -100,17 +114,99 @@ impl<'a> CardRunnerDoc<'a> {
             trainer: &r.trainer,
             draw: r.draw,
             weight: r.weight,
+            form,
         }
     }
 }
 
+/// A runner's form as of its race's date, from the results of earlier dates alone.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct RunnerForm {
+    /// Form figures: the horse's last six races before this one, newest last, one
+    /// character each: its position (`1` to `9`, `0` for tenth or worse or no placing),
+    /// or a letter for a runner with an official code: `P` pulled up, `U` unseated rider,
+    /// `F` fell, `X` did not finish, `D` disqualified, `W` withdrawn, `T` took no part,
+    /// otherwise the code's first letter. A `/` stands between races of two Hong Kong
+    /// seasons (September to August). Empty for a horse that has raced nowhere.
+    pub figures: String,
+    /// Races it took part in before this one (withdrawals and `TNP` left out).
+    pub runs: u32,
+    /// Days from its last race taken part in to this race's date; `null` for none.
+    #[cfg_attr(feature = "openapi", schema(required = true))]
+    pub days_since_run: Option<i64>,
+    /// `C`: it has won at this racecourse.
+    pub c: bool,
+    /// `D`: it has won over this distance.
+    pub d: bool,
+    /// `CD`: it has won at this racecourse over this distance, in one race.
+    pub cd: bool,
+    /// Its record at this racecourse.
+    pub course: Record,
+    /// Its record over this distance.
+    pub distance: Record,
+    /// Its record on each going it has raced on, in the going's name order.
+    pub going: Vec<GoingRecord>,
+    /// The declared jockey's rides in the 14 days before the race's date.
+    pub jockey_14d: Strike,
+    /// The trainer's runners in the 14 days before the race's date.
+    pub trainer_14d: Strike,
+}
+
+/// Runs, wins and places (the first three) of some runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Record {
+    /// Races taken part in (withdrawals and `TNP` left out).
+    pub runs: u32,
+    /// Of them, won (dead heats for first included).
+    pub wins: u32,
+    /// Of them, finished first, second or third.
+    pub places: u32,
+}
+
+/// A runner's record on one going.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct GoingRecord {
+    /// The going, as results give it (`GOOD`, `GOOD TO FIRM`).
+    pub going: String,
+    /// Races taken part in on it.
+    pub runs: u32,
+    /// Of them, won.
+    pub wins: u32,
+    /// Of them, first, second or third.
+    pub places: u32,
+}
+
+/// A jockey's or a trainer's rides and wins over a span, and the strike rate.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Strike {
+    /// Rides (for a trainer, runners) that took part.
+    pub rides: u32,
+    /// Of them, won.
+    pub wins: u32,
+    /// Wins in percent of rides, 1 decimal place (0.0 without rides).
+    pub strike_rate: f64,
+}
+
+/// The form of each runner of a race, by horse number: what a race's card form record
+/// holds.
+pub(crate) type RaceForm = BTreeMap<String, RunnerForm>;
+
+/// A race's card form record as a card renders it: each runner's form as stored, by
+/// horse number, copied into the card as it is.
+pub(crate) type StoredRaceForm = BTreeMap<String, Box<RawValue>>;
+
 /// Renders the race-card documents of a date, without the scratched runners, each race
-/// with its status where it has one.
+/// with its status where it has one and each runner with its form where it has one.
 pub(crate) fn render_cards<'s>(
     date: &str,
     meetings: &[Meeting<RaceCard>],
     scratched: impl Fn(&RaceCard, &str) -> bool,
     status: impl Fn(&RaceCard) -> Option<&'s Status>,
+    form: impl Fn(&RaceCard) -> Option<&'s StoredRaceForm>,
 ) -> Rendered {
     let listed = venues(meetings);
     let main = main_meeting(meetings);
@@ -124,6 +220,7 @@ pub(crate) fn render_cards<'s>(
             .iter()
             .map(|c| {
                 let [status, status_at, status_reason] = Status::fields(status(c));
+                let forms = form(c);
                 CardRace {
                     race_number: c.race_number,
                     race_name: &c.race_name,
@@ -136,7 +233,12 @@ pub(crate) fn render_cards<'s>(
                         .runners
                         .iter()
                         .filter(|r| !scratched(c, &r.horse_no))
-                        .map(CardRunnerDoc::new)
+                        .map(|r| {
+                            CardRunnerDoc::new(
+                                r,
+                                forms.and_then(|f| f.get(&r.horse_no)).map(|f| &**f),
+                            )
+                        })
                         .collect(),
                 }
             })

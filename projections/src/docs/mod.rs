@@ -43,7 +43,9 @@ mod tests;
 pub use form::FormJson;
 pub use form::{FormDoc, FormEntry};
 
-pub(crate) use cards::render_cards;
+pub(crate) use cards::{
+    render_cards, GoingRecord, RaceForm, Record, RunnerForm, StoredRaceForm, Strike,
+};
 pub(crate) use odds::render_odds;
 pub use odds::{published_at, render_odds_move, OddsMoveDoc};
 pub(crate) use profile::render_profile;
@@ -52,7 +54,7 @@ pub(crate) use results::render_results;
 #[cfg(feature = "openapi")]
 pub use {
     cards::{CardDoc, CardRace},
-    odds::{OddsDoc, RunnerOddsDoc},
+    odds::{OddsDoc, RunnerPriceDoc},
     profile::ProfileDoc,
     results::{ResultsDoc, SingleRace},
 };
@@ -225,7 +227,7 @@ pub(crate) struct Meeting<T> {
     pub races: Vec<T>,
 }
 
-fn to_json<T: Serialize>(v: &T) -> Vec<u8> {
+pub(crate) fn to_json<T: Serialize>(v: &T) -> Vec<u8> {
     // The documents are strings, integers and finite floats: serialising cannot fail.
     serde_json::to_vec(v).unwrap_or_default()
 }

@@ -11,8 +11,14 @@ use super::to_json;
 #[cfg_attr(feature = "openapi", schema(as = RaceOdds, examples(json!({
     "date": "2026-11-21", "venue": "Sha Tin", "race_number": 1, "seq": 2770,
     "status": "open", "status_at": "2026-11-21T04:05:00Z",
-    "odds": [{"horse_no": "CA206", "win_odds": 2.1, "place_odds": 1.2},
-             {"horse_no": "E271", "win_odds": 3.5}]
+    "odds": [{"horse_no": "CA206", "win_odds": 2.1, "place_odds": 1.2, "win_prob": 0.4762,
+              "place_prob": 0.8333, "first_win_odds": 2.6, "win_move_pct": -19.23,
+              "win_move_15m_pct": -8.7, "win_move_5m_pct": 0.0},
+             {"horse_no": "E271", "win_odds": 3.5, "win_prob": 0.2857, "first_win_odds": 3.0,
+              "win_move_pct": 16.67, "win_move_15m_pct": 16.67, "win_move_5m_pct": 6.06}],
+    "market": {"clock": "2026-11-21T04:20:00Z", "win_book_pct": 76.19,
+               "place_book_pct": 83.33, "favourites": ["CA206"], "steamers": ["CA206"],
+               "drifters": ["E271"]}
 }))))]
 pub struct OddsDoc<'a> {
     /// Meeting date, `YYYY-MM-DD`.
@@ -52,13 +58,49 @@ pub struct OddsDoc<'a> {
     status_reason: Option<&'a str>,
     /// Every runner with a price, in horse-number order.
     odds: Vec<RunnerOddsDoc<'a>>,
+    /// The market these prices make.
+    market: MarketDoc,
+}
+
+/// The market of a race's current prices (`docs/api.md`, "The market").
+#[derive(Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = Market))]
+pub struct MarketDoc {
+    /// The market's clock: the latest `occurred_at` of the race's price moves (when the
+    /// prices were given at their source), in UTC. The moves over 5 and 15 minutes are
+    /// read back from it. Left out where no move gave a win price.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(value_type = String, format = DateTime, required = false)
+    )]
+    clock: Option<String>,
+    /// The win book: the sum of 1 / win odds over every runner with a win price, in
+    /// percent, 2 decimal places (over 100 by the operator's margin); left out where no
+    /// runner has a win price.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
+    win_book_pct: Option<f64>,
+    /// The place book, the same over place prices; left out where no runner has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
+    place_book_pct: Option<f64>,
+    /// The runners with the shortest win price, joint favourites all listed.
+    favourites: Vec<String>,
+    /// Steamers: the runners whose win price shortened most over the last 15 minutes of
+    /// the clock (by `win_move_15m_pct`), at most 3, biggest first.
+    steamers: Vec<String>,
+    /// Drifters: the runners whose win price lengthened most over the last 15 minutes,
+    /// at most 3, biggest first.
+    drifters: Vec<String>,
 }
 
 /// A runner's current prices: win, place or both; a price the runner was never given is
 /// left out.
 #[derive(Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[cfg_attr(feature = "openapi", schema(as = RunnerOdds))]
+#[cfg_attr(feature = "openapi", schema(as = RunnerMarket))]
 pub struct RunnerOddsDoc<'a> {
     /// Brand number.
     horse_no: &'a str,
@@ -72,10 +114,61 @@ pub struct RunnerOddsDoc<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(minimum = 1, nullable = false))]
     place_odds: Option<f64>,
+    /// Implied probability of the win price: 1 / `win_odds`, 4 decimal places.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(minimum = 0, maximum = 1, nullable = false)
+    )]
+    win_prob: Option<f64>,
+    /// Implied probability of the place price: 1 / `place_odds`, 4 decimal places.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(minimum = 0, maximum = 1, nullable = false)
+    )]
+    place_prob: Option<f64>,
+    /// The runner's first win price in this market.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, nullable = false))]
+    first_win_odds: Option<f64>,
+    /// The win price's move since `first_win_odds`, in percent of it, 2 decimal places:
+    /// below 0 shortened (backed), above 0 lengthened.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
+    win_move_pct: Option<f64>,
+    /// The win price's move since the start of the market clock's minute less 15
+    /// minutes, in percent of the price then; left out where the runner had no win price then.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
+    win_move_15m_pct: Option<f64>,
+    /// The same over the last 5 minutes of the clock.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
+    win_move_5m_pct: Option<f64>,
+}
+
+/// A runner's prices as an odds move gives them: win, place or both, each only where
+/// given (the schema of a move's runners; the journal keeps them as the feed gave them).
+#[cfg(feature = "openapi")]
+#[derive(utoipa::ToSchema)]
+#[schema(as = RunnerOdds)]
+#[allow(dead_code, reason = "a schema: nothing is made of it")]
+pub struct RunnerPriceDoc {
+    /// Brand number.
+    horse_no: String,
+    /// Decimal win odds, stake included (at least 1.0); left out where the move gave
+    /// only a place price.
+    #[schema(minimum = 1, nullable = false)]
+    win_odds: Option<f64>,
+    /// Decimal place odds, stake included (at least 1.0), where the move gave one.
+    #[schema(minimum = 1, nullable = false)]
+    place_odds: Option<f64>,
 }
 
 /// Renders one applied `OddsUpdated` as the odds journal keeps it: `{date, venue,
-/// race_number, seq, published_at, occurred_at, odds}`, the runners as the feed gave them:
+/// race_number, seq, published_at, occurred_at, odds, market}`, the runners as the feed
+/// gave them, `market` the book of the race's prices after it:
 /// `published_at` when JetStream stored it, `occurred_at` the envelope's, when the prices
 /// were given at their source. A live `odds` frame is this with its `type` first, so what
 /// a replay reads from the journal is byte for byte what went live.
@@ -102,6 +195,8 @@ pub struct OddsMoveDoc<'a> {
     pub occurred_at: &'a str,
     /// The prices.
     pub odds: &'a [racing_events::RunnerOdds],
+    /// The book of the race's prices after the move.
+    pub market: &'a crate::market::Book,
 }
 
 /// RFC 3339 text of the time JetStream stored a message, in nanoseconds since the epoch:
@@ -129,6 +224,12 @@ pub(crate) fn render_odds(
     let mut horses: Vec<&String> = race.runners.keys().chain(race.place.keys()).collect();
     horses.sort_unstable();
     horses.dedup();
+    let moves = crate::market::moves(&race.trail, &race.runners);
+    let (steamers, drifters) = crate::market::movers(&moves);
+    let clock = (race.trail.clock != 0)
+        .then(|| jiff::Timestamp::from_millisecond(race.trail.clock).ok())
+        .flatten()
+        .map(|t| t.to_string());
     to_json(&OddsDoc {
         date,
         venue,
@@ -140,11 +241,33 @@ pub(crate) fn render_odds(
         status_reason,
         odds: horses
             .into_iter()
-            .map(|h| RunnerOddsDoc {
-                horse_no: h,
-                win_odds: race.runners.get(h).map(|(o, _)| *o),
-                place_odds: race.place.get(h).map(|(o, _)| *o),
+            .map(|h| {
+                let win_odds = race.runners.get(h).map(|(o, _)| *o);
+                let place_odds = race.place.get(h).map(|(o, _)| *o);
+                let moved = moves.get(h).cloned().unwrap_or_default();
+                RunnerOddsDoc {
+                    horse_no: h,
+                    win_odds,
+                    place_odds,
+                    win_prob: win_odds.map(crate::market::implied),
+                    place_prob: place_odds.map(crate::market::implied),
+                    first_win_odds: moved.first,
+                    win_move_pct: moved.since_first,
+                    win_move_15m_pct: moved.last_15m,
+                    win_move_5m_pct: moved.last_5m,
+                }
             })
             .collect(),
+        market: {
+            let book = race.book();
+            MarketDoc {
+                clock,
+                win_book_pct: book.win_book_pct,
+                place_book_pct: book.place_book_pct,
+                favourites: book.favourites,
+                steamers,
+                drifters,
+            }
+        },
     })
 }

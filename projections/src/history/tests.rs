@@ -20,7 +20,8 @@ const HV: &str = "Happy Valley";
 /// A log with what changes documents in every way: profiles and a rename, cards at two
 /// venues, scratchings for a venue and for every venue, odds for a venue and for every
 /// venue, results, an amendment that drops a runner, retractions, a race published again,
-/// statuses for a venue and for every venue (one that a result finishes), place prices.
+/// statuses for a venue and for every venue (one that a result finishes), place prices,
+/// price moves minutes apart.
 fn log() -> Vec<Envelope> {
     [
         profile("A1", "ALPHA"),
@@ -31,6 +32,8 @@ fn log() -> Vec<Envelope> {
         odds_at(DAY, ST, 1, &[("A1", 2.5)]),
         odds_with_place(DAY, Some(HV), 1, &[("D4", None, Some(1.6))]),
         scratch_at(DAY, ST, 1, "C3"),
+        odds_at(DAY, ST, 1, &[("A1", 2.2), ("B2", 9.0)]),
+        odds_at(DAY, ST, 1, &[("B2", 7.5)]),
         status(DAY, None, 1, RaceStatus::Suspended, Some("reweigh")),
         scratch(DAY, 1, "E5"),
         result(
@@ -58,7 +61,12 @@ fn log() -> Vec<Envelope> {
         result(DAY, ST, 2, vec![runner(Some(1), "A1")]),
     ]
     .into_iter()
-    .map(envelope)
+    .enumerate()
+    .map(|(i, event)| {
+        // Four minutes apart, so that the market's windows of 5 and 15 minutes move.
+        let at = jiff::Timestamp::from_second(1_795_262_400 + 240 * i as i64).expect("moment");
+        Envelope::new(event, at.to_string())
+    })
     .collect()
 }
 

@@ -7,9 +7,14 @@
 
 const SEP: u8 = 0;
 
+mod analysis;
 mod doc;
 pub(crate) mod scope;
 
+pub use analysis::{
+    card_entries_of, card_entry, card_form, horse_career, parse_card_entry, parse_person_run,
+    person_recent, person_run, person_runs_of,
+};
 pub use doc::DocKey;
 
 fn key(parts: &[&[u8]]) -> Vec<u8> {
@@ -197,6 +202,7 @@ pub fn is_versioned(key: &[u8]) -> bool {
         STATUS_PREFIX,
         b"doc\0profile\0",
         ODDS_PREFIX,
+        b"cf\0",
     ]
     .iter()
     .any(|p| key.starts_with(p))
@@ -474,6 +480,14 @@ pub fn parse_person_ride(key: &[u8]) -> Option<((&str, u8, &str), &str)> {
 /// The prefix of every ride of a jockey or a trainer.
 pub fn person_rides(role: &str, id: &str) -> Vec<u8> {
     key(&[b"ppl", b"ride", role.as_bytes(), id.as_bytes(), b""])
+}
+
+/// The prefix of the rides of a jockey or a trainer on one date.
+pub fn person_rides_on(role: &str, id: &str, date: &str) -> Vec<u8> {
+    let mut k = person_rides(role, id);
+    k.extend_from_slice(date.as_bytes());
+    k.push(SEP);
+    k
 }
 
 /// A jockey's or a trainer's figures in one Hong Kong season (`2019/20`): their rides,

@@ -27,16 +27,18 @@ pub(crate) enum Scope<'k> {
 
 /// The kinds of record the folds write and never read: the versions `as_of` reads, the
 /// horse-name index, the odds and race-day journals, the past versions of form entries,
-/// the change feed, the dead letters, and the applied ids (read by their own structure,
+/// the change feed, the dead letters, the races of each person (read by their records by
+/// condition), and the applied ids (read by their own structure,
 /// not by a fold's reads).
-const UNREAD: [&[u8]; 9] = [
-    b"h\0", b"hw\0", b"hx\0", b"oj\0", b"rd\0", b"fc\0", b"chg\0", b"dead\0", b"seen\0",
+const UNREAD: [&[u8]; 10] = [
+    b"h\0", b"hw\0", b"hx\0", b"oj\0", b"rd\0", b"fc\0", b"chg\0", b"dead\0", b"seen\0", b"px\0",
 ];
 
 /// The dated kinds: the prefix of the kind, and how many parts stand between it and the
 /// date.
-const DATED: [(&[u8], usize); 15] = [
+const DATED: [(&[u8], usize); 17] = [
     (b"card\0", 0),
+    (b"cf\0", 0),
     (b"scr\0", 0),
     (b"rst\0", 0),
     (b"res\0", 0),
@@ -51,6 +53,8 @@ const DATED: [(&[u8], usize); 15] = [
     // A horse's form entries and its names of each date, under the horse.
     (b"fe\0", 1),
     (b"hd\0", 1),
+    // The cards a horse is declared on, under the horse.
+    (b"cx\0", 1),
     // A jockey's or a trainer's rides, under the role and the person.
     (b"ppl\0ride\0", 2),
 ];

@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 use racing_events::{RaceResult, ResultRunner};
 use serde::{Deserialize, Serialize};
 
+use crate::runs::percent;
+
 /// A jockey or a trainer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Role {
@@ -62,14 +64,9 @@ pub fn is_slug(id: &str) -> bool {
     !id.is_empty() && slug(id) == id
 }
 
-/// Statuses of a runner that is no ride: withdrawn, or took no part.
-const NOT_RIDES: [&str; 6] = ["WV", "WV-A", "WX", "WX-A", "WXNR", "TNP"];
-
 /// Whether a result's runner counts as a ride.
 pub fn is_ride(r: &ResultRunner) -> bool {
-    r.status
-        .as_deref()
-        .is_none_or(|status| !NOT_RIDES.contains(&status))
+    crate::runs::took_part(r.status.as_deref())
 }
 
 /// One ride of a person.
@@ -125,14 +122,6 @@ pub fn season(date: &str) -> Option<String> {
         year.checked_sub(1)?
     };
     Some(format!("{start}/{:02}", (start + 1) % 100))
-}
-
-/// `part` of `whole` in percent, rounded to one decimal place; 0.0 of nothing.
-fn percent(part: u32, whole: u32) -> f64 {
-    if whole == 0 {
-        return 0.0;
-    }
-    (f64::from(part) * 1000.0 / f64::from(whole)).round() / 10.0
 }
 
 /// A jockey's or a trainer's record as served.

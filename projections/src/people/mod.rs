@@ -25,7 +25,7 @@ pub use docs::{is_slug, render_list, season, slug, PersonRow, Role};
 pub use docs::{JockeyList, PersonDoc, TrainerList};
 #[cfg(test)]
 pub(crate) use rides::list_rows;
-pub(crate) use rides::{served, People};
+pub(crate) use rides::{rides_on, served, People};
 
 use crate::docs::{seal, Doc};
 use crate::keys;

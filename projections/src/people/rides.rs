@@ -74,6 +74,9 @@ pub(crate) struct People {
     /// figures in each season it touched (none where only a ride's odds or horse's name
     /// changed: the tag of their record is taken again all the same).
     touched: BTreeMap<(Role, String), BTreeMap<String, Change>>,
+    /// The races a result gave someone, for their records by condition
+    /// ([`keys::person_run`]): kept once written.
+    runs: BTreeSet<Vec<u8>>,
 }
 
 impl People {
@@ -102,6 +105,10 @@ impl People {
                     }
                     let ride = Ride::new(result, runner, name);
                     let key = keys::person_ride(role.name(), &id, race, &runner.horse_no);
+                    if by > 0 {
+                        let run = keys::person_run(role.name(), &id, race, &runner.horse_no);
+                        self.runs.insert(run);
+                    }
                     let seasons = self.touched.entry((role, id)).or_default();
                     seasons.entry(season.clone()).or_default().count(&ride, by);
                     self.rides.insert(key, (by > 0).then_some(ride));
@@ -115,6 +122,9 @@ impl People {
     /// tally and the head of their record, and the lists of their roles; `seq` is what
     /// the records reflect.
     fn write(&mut self, s: &mut impl State, seq: u64) -> Result<(), StoreError> {
+        for run in std::mem::take(&mut self.runs) {
+            s.put(run, Vec::new());
+        }
         for (key, ride) in std::mem::take(&mut self.rides) {
             let stored = s.get(&key)?;
             match ride {
@@ -358,6 +368,26 @@ fn figures(s: &impl Records, role: Role, id: &str) -> Result<Summary, StoreError
         summary.insert(season, counts);
     }
     Ok(summary)
+}
+
+/// The rides and wins of `(role, id)` on `dates`, read a date at a time.
+pub(crate) fn rides_on<'d>(
+    s: &impl Records,
+    role: Role,
+    id: &str,
+    dates: impl IntoIterator<Item = &'d str>,
+) -> Result<(u32, u32), StoreError> {
+    let (mut rides, mut wins) = (0, 0);
+    for date in dates {
+        let on = keys::person_rides_on(role.name(), id, date);
+        for (key, value) in s.scan(&on, Scan::Forward, usize::MAX)? {
+            let (_, position, ..): Held =
+                serde_json::from_slice(&value).map_err(|e| corrupt(&key, e))?;
+            rides += 1;
+            wins += u32::from(position == Some(1));
+        }
+    }
+    Ok((rides, wins))
 }
 
 /// The records of the [`RECENT`] newest rides of `(role, id)`, newest first.

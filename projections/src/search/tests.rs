@@ -55,6 +55,7 @@ fn note(s: &mut impl State, seq: u64, event: &Event) {
         what,
         venues_changed: false,
         status_changed: false,
+        book: None,
     };
     let mut names = Touched::default();
     names.apply(s, &change).expect("note");

@@ -48,6 +48,31 @@ fn doc(s: &MemState, key: DocKey<'_>) -> Value {
     }
 }
 
+/// An odds document's prices alone: each runner's number, win and place prices, without
+/// what the market reads of them (the market's tests, `market.rs` and `tests/odds.rs`,
+/// look at that).
+fn prices(doc: &Value) -> Value {
+    let runners = doc["odds"].as_array().cloned().unwrap_or_default();
+    runners
+        .into_iter()
+        .map(|mut r| {
+            if let Some(r) = r.as_object_mut() {
+                r.retain(|k, _| ["horse_no", "win_odds", "place_odds"].contains(&k.as_str()));
+            }
+            r
+        })
+        .collect()
+}
+
+/// An odds document without its market: its race, status and prices.
+fn without_market(mut doc: Value) -> Value {
+    doc["odds"] = prices(&doc);
+    if let Some(d) = doc.as_object_mut() {
+        d.remove("market");
+    }
+    doc
+}
+
 fn horses(v: &Value, list: &str) -> Vec<String> {
     v[list]
         .as_array()

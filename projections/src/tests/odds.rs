@@ -65,7 +65,7 @@ fn the_odds_document_is_the_snapshot_and_changes_are_found_by_sequence() {
         .expect("doc");
     assert_eq!(
         std::str::from_utf8(&doc).expect("utf8"),
-        r#"{"date":"2026-11-21","venue":null,"race_number":2,"seq":3,"odds":[{"horse_no":"A1","win_odds":3.1},{"horse_no":"B2","win_odds":8.0}]}"#
+        r#"{"date":"2026-11-21","venue":null,"race_number":2,"seq":3,"odds":[{"horse_no":"A1","win_odds":3.1,"win_prob":0.3226,"first_win_odds":3.5,"win_move_pct":-11.43},{"horse_no":"B2","win_odds":8.0,"win_prob":0.125,"first_win_odds":8.0,"win_move_pct":0.0}],"market":{"clock":"2026-11-21T12:00:00Z","win_book_pct":44.76,"favourites":["A1"],"steamers":[],"drifters":[]}}"#
     );
     assert_eq!(store.latest_odds_seq().expect("seq"), 3);
     let all = store.odds_changed_since(None, 0).expect("scan");
@@ -104,12 +104,12 @@ fn odds_given_for_a_venue_are_that_venues_race_only() {
         env(odds_at(DAY, HV, 3, &[("C3", 4.0)])),
     ]);
     assert_eq!(
-        odds_doc(&s, 3, Some(ST)),
+        without_market(odds_doc(&s, 3, Some(ST))),
         json!({"date": DAY, "venue": ST, "meetings": [HV, ST], "race_number": 3, "seq": 4,
                "odds": [{"horse_no": "A1", "win_odds": 2.5}]})
     );
     assert_eq!(
-        odds_doc(&s, 3, Some(HV)),
+        without_market(odds_doc(&s, 3, Some(HV))),
         json!({"date": DAY, "venue": HV, "meetings": [HV, ST], "race_number": 3, "seq": 5,
                "odds": [{"horse_no": "C3", "win_odds": 4.0}]})
     );
@@ -128,7 +128,7 @@ fn odds_without_a_venue_are_for_that_race_at_every_venue_whatever_the_order() {
         odds(DAY, 3, &[("A1", 2.8)]),
     ];
     let s = fold_each(events.iter().cloned().map(env));
-    let prices = |venue| odds_doc(&s, 3, venue)["odds"].clone();
+    let prices = |venue| prices(&odds_doc(&s, 3, venue));
     // Each runner at its latest price for the venue: C3's Happy Valley price is newer
     // than the price given for every venue, A1's newest price was given for every venue.
     assert_eq!(
@@ -144,7 +144,7 @@ fn odds_without_a_venue_are_for_that_race_at_every_venue_whatever_the_order() {
     // Before any card, the same prices were the race's without a venue.
     let early = fold_each([env(events[0].clone())]);
     assert_eq!(
-        odds_doc(&early, 3, None),
+        without_market(odds_doc(&early, 3, None)),
         json!({"date": DAY, "venue": null, "race_number": 3, "seq": 1,
                "odds": [{"horse_no": "A1", "win_odds": 3.0}, {"horse_no": "C3", "win_odds": 6.0}]})
     );
@@ -247,7 +247,7 @@ fn the_odds_journal_keeps_every_applied_move_in_order_and_no_duplicate() {
     );
     assert_eq!(
         std::str::from_utf8(&moves[0].body).expect("utf8"),
-        r#"{"date":"2026-11-21","venue":null,"race_number":2,"seq":1,"published_at":"2026-11-21T12:00:00Z","occurred_at":"2026-11-21T12:00:00Z","odds":[{"horse_no":"B2","win_odds":8.0},{"horse_no":"A1","win_odds":3.5}]}"#
+        r#"{"date":"2026-11-21","venue":null,"race_number":2,"seq":1,"published_at":"2026-11-21T12:00:00Z","occurred_at":"2026-11-21T12:00:00Z","odds":[{"horse_no":"B2","win_odds":8.0},{"horse_no":"A1","win_odds":3.5}],"market":{"win_book_pct":41.07,"favourites":["A1"]}}"#
     );
     let second: Value = serde_json::from_slice(&moves[1].body).expect("json");
     assert_eq!(second["venue"], "Sha Tin");

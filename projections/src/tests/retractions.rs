@@ -100,7 +100,7 @@ fn a_retraction_removes_that_venues_card_result_race_and_form_entries_only() {
     };
     assert!(odds(Some(ST)).is_none());
     assert_eq!(
-        odds(Some(HV)).expect("HV odds")["odds"],
+        prices(&odds(Some(HV)).expect("HV odds")),
         json!([{"horse_no": "C3", "win_odds": 4.0}])
     );
     assert_eq!(odds(None).expect("odds without venue")["venue"], HV);
@@ -142,10 +142,11 @@ fn retracting_a_dates_only_race_leaves_nothing_behind() {
         env(retraction(DAY, ST, 1, "wrong date")),
     ]);
     // The history the read models keep (the odds journal and its counts, the versions of
-    // the records and the form changes, for `as_of`, and the race-day journal of what
-    // went live) holds the race as it was; nothing else does.
+    // the records and the form changes, for `as_of`, the race-day journal of what went
+    // live, and the races each person was in a result of, for their records as of any
+    // point) holds the race as it was; nothing else does.
     let history = |k: &[u8]| {
-        ["oj\0", "on\0", "h\0", "fc\0", "rd\0"]
+        ["oj\0", "on\0", "h\0", "fc\0", "rd\0", "px\0"]
             .iter()
             .any(|p| k.starts_with(p.as_bytes()))
     };

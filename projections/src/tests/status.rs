@@ -67,7 +67,7 @@ fn a_status_is_served_with_its_time_and_reason_in_the_card_and_the_odds() {
     let odds = odds_doc(&s, Some(ST), 3);
     assert_eq!(status_of(&odds), want);
     // Beside the prices, and the document without a venue is the same.
-    assert_eq!(odds["odds"], json!([{"horse_no": "A1", "win_odds": 2.5}]));
+    assert_eq!(prices(&odds), json!([{"horse_no": "A1", "win_odds": 2.5}]));
     assert_eq!(odds_doc(&s, None, 3), odds);
 }
 
@@ -163,7 +163,7 @@ fn a_race_never_given_a_status_has_none_result_or_not() {
         .expect("card");
     assert_eq!(
         std::str::from_utf8(card).expect("utf8"),
-        r#"{"date":"2026-11-25","venue":"Sha Tin","races":[{"race_number":3,"race_name":"RACE 3 HANDICAP","distance":1650,"class":"Class 4","runners":[{"horse_no":"A1","horse_name":"NAME A1","jockey":"H Bowman","trainer":"C S Shum","draw":1,"weight":126},{"horse_no":"B2","horse_name":"NAME B2","jockey":"H Bowman","trainer":"C S Shum","draw":2,"weight":126}]}]}"#
+        r#"{"date":"2026-11-25","venue":"Sha Tin","races":[{"race_number":3,"race_name":"RACE 3 HANDICAP","distance":1650,"class":"Class 4","runners":[{"horse_no":"A1","horse_name":"NAME A1","jockey":"H Bowman","trainer":"C S Shum","draw":1,"weight":126,"form":{"figures":"","runs":0,"days_since_run":null,"c":false,"d":false,"cd":false,"course":{"runs":0,"wins":0,"places":0},"distance":{"runs":0,"wins":0,"places":0},"going":[],"jockey_14d":{"rides":0,"wins":0,"strike_rate":0.0},"trainer_14d":{"rides":0,"wins":0,"strike_rate":0.0}}},{"horse_no":"B2","horse_name":"NAME B2","jockey":"H Bowman","trainer":"C S Shum","draw":2,"weight":126,"form":{"figures":"","runs":0,"days_since_run":null,"c":false,"d":false,"cd":false,"course":{"runs":0,"wins":0,"places":0},"distance":{"runs":0,"wins":0,"places":0},"going":[],"jockey_14d":{"rides":0,"wins":0,"strike_rate":0.0},"trainer_14d":{"rides":0,"wins":0,"strike_rate":0.0}}}]}]}"#
     );
     let odds = s
         .doc(DocKey::Odds {
@@ -174,7 +174,7 @@ fn a_race_never_given_a_status_has_none_result_or_not() {
         .expect("odds");
     assert_eq!(
         std::str::from_utf8(odds).expect("utf8"),
-        r#"{"date":"2026-11-25","venue":"Sha Tin","race_number":3,"seq":2,"odds":[{"horse_no":"A1","win_odds":2.5}]}"#
+        r#"{"date":"2026-11-25","venue":"Sha Tin","race_number":3,"seq":2,"odds":[{"horse_no":"A1","win_odds":2.5,"win_prob":0.4,"first_win_odds":2.5,"win_move_pct":0.0}],"market":{"clock":"2026-11-21T12:00:00Z","win_book_pct":40.0,"favourites":["A1"],"steamers":[],"drifters":[]}}"#
     );
 }
 
@@ -217,7 +217,7 @@ fn place_prices_are_kept_beside_win_prices_each_at_its_latest() {
     ]);
     let doc = odds_doc(&s, Some(ST), 3);
     assert_eq!(
-        doc["odds"],
+        prices(&doc),
         json!([
             {"horse_no": "A1", "win_odds": 2.5, "place_odds": 1.2},
             {"horse_no": "B2", "win_odds": 5.5},
@@ -233,7 +233,7 @@ fn place_prices_are_kept_beside_win_prices_each_at_its_latest() {
 }
 
 #[test]
-fn a_race_given_win_prices_only_stores_and_serves_them_as_before() {
+fn a_race_given_win_prices_only_stores_no_place_prices() {
     let s = fold_each([env(odds_at(DAY, ST, 3, &[("A1", 3.1)]))]);
     let record = s
         .records
@@ -242,10 +242,10 @@ fn a_race_given_win_prices_only_stores_and_serves_them_as_before() {
         .expect("odds record");
     assert_eq!(
         std::str::from_utf8(record.1).expect("utf8"),
-        r#"{"seq":1,"runners":{"A1":[3.1,1]}}"#
+        r#"{"seq":1,"runners":{"A1":[3.1,1]},"trail":{"clock":1795262400000,"first":{"A1":[3.1,1]},"base":{},"recent":[[1795262400000,1,"A1",3.1]]}}"#
     );
     assert_eq!(
-        odds_doc(&s, Some(ST), 3)["odds"].to_string(),
+        prices(&odds_doc(&s, Some(ST), 3)).to_string(),
         r#"[{"horse_no":"A1","win_odds":3.1}]"#
     );
 }
@@ -292,7 +292,7 @@ fn odds_for_a_race_already_off_are_applied_and_counted_late() {
     )
     .expect("json");
     // Applied as usual: the latest, given without a venue.
-    assert_eq!(doc["odds"], json!([{"horse_no": "A1", "win_odds": 2.2}]));
+    assert_eq!(prices(&doc), json!([{"horse_no": "A1", "win_odds": 2.2}]));
 }
 
 #[test]

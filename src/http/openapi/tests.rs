@@ -8,7 +8,7 @@ use racing_events::samples::{
     scratch, status,
 };
 use racing_events::{Envelope, Event, RaceStatus};
-use racing_projections::{DocKey, Fold, FormDoc, MemState, Role};
+use racing_projections::{DocKey, Fold, FormDoc, MemState, Role, Span, Subject};
 use serde_json::Value;
 
 use super::*;
@@ -111,6 +111,15 @@ fn season_events() -> Vec<Envelope> {
     ]
     .into_iter()
     .map(envelope)
+    // A market that moved over twenty minutes: moves over 5 and 15 of them.
+    .chain(
+        [("12:00", 5.0), ("12:10", 4.0), ("12:20", 3.0)].map(|(at, price)| {
+            Envelope::new(
+                odds_at("2026-11-21", "Happy Valley", 1, &[("B143", price)]),
+                format!("2026-11-21T{at}:00Z"),
+            )
+        }),
+    )
     .collect()
 }
 
@@ -172,6 +181,14 @@ fn rendered_documents_of_every_kind_validate_against_their_schemas() {
             DocKey::Card {
                 date: "2026-11-22",
                 venue: None,
+            },
+        ),
+        // B143 has run nowhere: its form has no days since a run.
+        (
+            "RaceCard",
+            DocKey::Card {
+                date: "2026-11-21",
+                venue: Some("Happy Valley"),
             },
         ),
         (
@@ -255,6 +272,40 @@ fn rendered_documents_of_every_kind_validate_against_their_schemas() {
         ("TrainerList", list(Role::Trainer)),
         ("ApiIndex", crate::http::index::json(ROUTES).to_vec()),
     ];
+    // The records by condition: a horse's whole, a jockey's and a trainer's over a span
+    // (one with no run in it).
+    let rides: Value = serde_json::from_slice(&person(Role::Jockey, "z-purton")).expect("json");
+    let horse = rides["recent"][0]["horse_no"]
+        .as_str()
+        .expect("a ride")
+        .to_owned();
+    let analysis = |subject, span| {
+        let doc = store
+            .analysis(subject, span, None)
+            .expect("read")
+            .expect("an analysis");
+        doc.into_stored()[racing_projections::HEAD_LEN..].to_vec()
+    };
+    let analyses = [
+        analysis(Subject::Horse(&horse), Span::default()),
+        analysis(
+            Subject::Person(Role::Jockey, "z-purton"),
+            Span {
+                from: Some("2026-09-01"),
+                to: Some("2026-12-31"),
+            },
+        ),
+        analysis(
+            Subject::Person(Role::Trainer, "j-size"),
+            Span {
+                from: Some("2040-01-01"),
+                to: None,
+            },
+        ),
+    ];
+    let discovery = discovery
+        .into_iter()
+        .chain(analyses.into_iter().map(|a| ("Analysis", a)));
     let pages = odds
         .map(|page| ("OddsHistory", page))
         .chain(changes.map(|page| ("Changes", page)))
@@ -355,7 +406,7 @@ fn every_operation_documents_the_key_errors_and_caching() {
         .expect("version")
         .starts_with("3.1"));
     let paths = spec["paths"].as_object().expect("paths");
-    assert_eq!(paths.len(), 20, "{:?}", paths.keys());
+    assert_eq!(paths.len(), 23, "{:?}", paths.keys());
     for (path, item) in paths {
         let op = &item["get"];
         let responses = op["responses"].as_object().expect("responses");

@@ -80,6 +80,11 @@ fn odds_frames_live_and_replayed_read_back_into_their_type_byte_for_byte() {
             place_odds: Some(1.75),
         },
     ];
+    let book = racing_projections::Book {
+        win_book_pct: Some(17.62),
+        place_book_pct: Some(97.14),
+        favourites: vec!["A1".into()],
+    };
     for venue in [Some("Sha Tin"), None] {
         let live = odds_frame(&OddsMoveDoc {
             date: "2026-11-21",
@@ -89,6 +94,7 @@ fn odds_frames_live_and_replayed_read_back_into_their_type_byte_for_byte() {
             published_at: "2026-11-21T04:05:06.123456789Z",
             occurred_at: "2026-11-21T12:05:05+08:00",
             odds: &prices,
+            market: &book,
         });
         round_trips::<OddsFrame>(&live);
         let body = racing_projections::render_odds_move(&OddsMoveDoc {
@@ -99,6 +105,7 @@ fn odds_frames_live_and_replayed_read_back_into_their_type_byte_for_byte() {
             published_at: "2026-11-21T04:05:06Z",
             occurred_at: "2026-11-21T04:05:05.5Z",
             odds: &prices,
+            market: &book,
         });
         let replayed = replayed_odds_frame_of(&body).expect("utf-8");
         round_trips::<OddsFrame>(&replayed);

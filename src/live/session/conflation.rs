@@ -15,6 +15,7 @@ impl Session<'_> {
     /// of the client's: it counts against nothing.
     pub(super) fn caught_up(&mut self, caught_up: &CaughtUp) {
         for race in &caught_up.races {
+            self.market_moved(&race.date, race.race_number);
             if self.wants(&race.date, race.race_number, race.seq) {
                 self.send_snapshot(race);
             }
@@ -59,6 +60,9 @@ impl Session<'_> {
                 .into_iter()
                 .map(|(date, n): (Arc<str>, u8)| (date.to_string(), n)),
         );
+        for (date, n) in &races {
+            self.market_moved(&Arc::from(date.as_str()), *n);
+        }
         races.retain(|(date, n)| self.targets.as_ref().is_none_or(|t| t.follows(date, *n)));
         if races.is_empty() {
             return Ok(());

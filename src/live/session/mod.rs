@@ -15,6 +15,7 @@
 
 mod conflation;
 mod days;
+mod market;
 mod playback;
 mod protocol;
 mod replay;
@@ -163,6 +164,8 @@ struct Session<'a> {
     messages: DefaultDirectRateLimiter,
     /// The key's plan, which each message and each replay is charged to.
     charge: Charge,
+    /// The races whose `market` frame is due.
+    market: market::MarketDue,
     /// The `replay` under way, if any (boxed: most connections never ask for one).
     playback: Option<Box<playback::Playback>>,
     /// The close that comes from outside (the server shutting down, the key no longer
@@ -310,6 +313,7 @@ impl<'a> Session<'a> {
             conflations: VecDeque::new(),
             messages: RateLimiter::direct(message_quota(&ctx.limits)),
             charge: free(),
+            market: market::MarketDue::default(),
             playback: None,
             ends,
         }
@@ -328,9 +332,18 @@ impl<'a> Session<'a> {
         // The same for the writer's end: a cancellation future made per loop took the
         // token's lock to register.
         let gone = self.outbox.done.cancelled();
-        tokio::pin!(resume, heartbeat, gone);
+        // Armed only while a race's market is due, at the time it may go out.
+        let market = tokio::time::sleep_until(Instant::now());
+        let mut market_at = None;
+        tokio::pin!(resume, heartbeat, gone, market);
         let mut live = false;
         loop {
+            if self.market.at() != market_at {
+                market_at = self.market.at();
+                if let Some(at) = market_at {
+                    market.as_mut().reset(at);
+                }
+            }
             let room = self.outbox.len() < self.ctx.limits.max_pending;
             self.held_back |= !room;
             // A replay waits for its share of the outbox, which is never the client's
@@ -369,6 +382,9 @@ impl<'a> Session<'a> {
                     }
                     Err(RecvError::Closed) => Err(End::Close(CLOSE_GOING_AWAY, "server shutting down")),
                 },
+                () = &mut market, if room && market_at.is_some() => {
+                    Box::pin(self.send_markets()).await
+                }
                 // After live updates: a replay never holds them up.
                 () = playback::Playback::due(&mut self.playback), if replay_room => {
                     Box::pin(self.play()).await
@@ -450,7 +466,10 @@ impl<'a> Session<'a> {
     /// Passes on what the hub relayed.
     fn relay(&mut self, relayed: &Relay) -> Result<(), End> {
         match relayed {
-            Relay::Delta(delta) => self.deliver(delta),
+            Relay::Delta(delta) => {
+                self.market_moved(&delta.date, delta.race_number);
+                self.deliver(delta)
+            }
             Relay::CaughtUp(caught_up) => {
                 self.caught_up(caught_up);
                 Ok(())

@@ -41,6 +41,15 @@ impl Targets {
         })
     }
 
+    /// Whether the race's market is followed.
+    pub(super) fn follows_market(&self, date: &str, race_number: u8) -> bool {
+        self.0.get(date).is_some_and(|set| {
+            [None, Some(race_number)]
+                .iter()
+                .any(|t| set.get(t).is_some_and(|f| f.topics.market()))
+        })
+    }
+
     /// Whether a race-day event of the race is followed.
     pub(super) fn follows_day(&self, date: &str, race_number: u8, kind: DayKind, seq: u64) -> bool {
         self.0.get(date).is_some_and(|set| {

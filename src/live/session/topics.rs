@@ -1,5 +1,5 @@
 //! The race day beyond odds as a subscription names it: its `topics` (`status`,
-//! `scratchings`, `results`, `cards` beside `odds`) as a set, and per date how far the
+//! `scratchings`, `results`, `cards` and `market` beside `odds`) as a set, and per date how far the
 //! connection has been handed their events (`Handed`). How those events reach the
 //! connection is `days`'s.
 
@@ -16,12 +16,13 @@ use crate::live::frames::Topic;
 pub(crate) struct Topics(u8);
 
 /// Every topic, in the order an error lists them.
-const ALL: [Topic; 5] = [
+const ALL: [Topic; 6] = [
     Topic::Odds,
     Topic::Status,
     Topic::Scratchings,
     Topic::Results,
     Topic::Cards,
+    Topic::Market,
 ];
 
 fn bit(topic: Topic) -> u8 {
@@ -75,9 +76,14 @@ impl Topics {
         self.has_topic(Topic::Odds)
     }
 
-    /// Whether any topic other than odds is.
+    /// Whether a race's market is followed (`market.rs`).
+    pub(crate) fn market(self) -> bool {
+        self.has_topic(Topic::Market)
+    }
+
+    /// Whether a topic of the race-day journal is: any but odds and the market.
     pub(crate) fn race_day(self) -> bool {
-        self.0 & !bit(Topic::Odds) != 0
+        self.0 & !(bit(Topic::Odds) | bit(Topic::Market)) != 0
     }
 
     /// Whether a race-day event of this kind is followed; a retraction is both a results

@@ -179,6 +179,27 @@ class Endpoints:
         return call(models.PersonRecord, f"/api/v1/trainers/{_segment(person_id)}")
 
     @staticmethod
+    def horse_analysis(
+        horse_no: str, from_date: Any = None, to_date: Any = None, as_of: int | None = None
+    ) -> Call[models.Analysis]:
+        path = f"/api/v1/horses/{_segment(horse_no)}/analysis"
+        return call(models.Analysis, path, from_=from_date, to=to_date, as_of=as_of)
+
+    @staticmethod
+    def jockey_analysis(
+        person_id: str, from_date: Any = None, to_date: Any = None, as_of: int | None = None
+    ) -> Call[models.Analysis]:
+        path = f"/api/v1/jockeys/{_segment(person_id)}/analysis"
+        return call(models.Analysis, path, from_=from_date, to=to_date, as_of=as_of)
+
+    @staticmethod
+    def trainer_analysis(
+        person_id: str, from_date: Any = None, to_date: Any = None, as_of: int | None = None
+    ) -> Call[models.Analysis]:
+        path = f"/api/v1/trainers/{_segment(person_id)}/analysis"
+        return call(models.Analysis, path, from_=from_date, to=to_date, as_of=as_of)
+
+    @staticmethod
     def changes(since: int | str | None = None, limit: int | None = None) -> Call[models.Changes]:
         return call(models.Changes, "/api/v1/changes", since=since, limit=limit)
 

@@ -135,6 +135,12 @@ class AsyncRacing(ClientBase):
         """A horse's form, newest first; `limit` keeps the newest N."""
         return await self.get(E.form(horse_no, limit, as_of))
 
+    async def horse_analysis(
+        self, horse_no: str, from_date: Any = None, to_date: Any = None, *, as_of: int | None = None
+    ) -> models.Analysis:
+        """A horse's records by condition over `from_date` to `to_date` (default: every race)."""
+        return await self.get(E.horse_analysis(horse_no, from_date, to_date, as_of))
+
     async def results(
         self, date: Any, venue: str | None = None, *, as_of: int | None = None
     ) -> models.ResultsByDate:
@@ -156,7 +162,7 @@ class AsyncRacing(ClientBase):
     async def odds(
         self, date: Any, race_number: int, venue: str | None = None, *, as_of: int | None = None
     ) -> models.RaceOdds:
-        """The current win odds of a race."""
+        """The current win and place odds of a race, with its market."""
         return await self.get(E.odds(date, race_number, venue, as_of))
 
     async def odds_history_page(
@@ -197,6 +203,12 @@ class AsyncRacing(ClientBase):
         """A jockey's record."""
         return await self.get(E.jockey(person_id))
 
+    async def jockey_analysis(
+        self, person_id: str, from_date: Any = None, to_date: Any = None, *, as_of: int | None = None
+    ) -> models.Analysis:
+        """A jockey's records by condition, and by trainer."""
+        return await self.get(E.jockey_analysis(person_id, from_date, to_date, as_of))
+
     async def trainers(self, name: str | None = None) -> models.TrainerList:
         """Every trainer with a runner that rode; `name` keeps those whose name contains it."""
         return await self.get(E.trainers(name))
@@ -204,6 +216,12 @@ class AsyncRacing(ClientBase):
     async def trainer(self, person_id: str) -> models.PersonRecord:
         """A trainer's record."""
         return await self.get(E.trainer(person_id))
+
+    async def trainer_analysis(
+        self, person_id: str, from_date: Any = None, to_date: Any = None, *, as_of: int | None = None
+    ) -> models.Analysis:
+        """A trainer's records by condition, and by jockey."""
+        return await self.get(E.trainer_analysis(person_id, from_date, to_date, as_of))
 
     async def changes_page(self, since: int | str | None = None, limit: int | None = None) -> models.Changes:
         """One page of the change feed."""

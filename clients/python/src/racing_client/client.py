@@ -101,6 +101,12 @@ class Racing(ClientBase):
         """A horse's form, newest first; `limit` keeps the newest N."""
         return self.get(E.form(horse_no, limit, as_of))
 
+    def horse_analysis(
+        self, horse_no: str, from_date: Any = None, to_date: Any = None, *, as_of: int | None = None
+    ) -> models.Analysis:
+        """A horse's records by condition over `from_date` to `to_date` (default: every race)."""
+        return self.get(E.horse_analysis(horse_no, from_date, to_date, as_of))
+
     def results(
         self, date: Any, venue: str | None = None, *, as_of: int | None = None
     ) -> models.ResultsByDate:
@@ -122,7 +128,7 @@ class Racing(ClientBase):
     def odds(
         self, date: Any, race_number: int, venue: str | None = None, *, as_of: int | None = None
     ) -> models.RaceOdds:
-        """The current win odds of a race."""
+        """The current win and place odds of a race, with its market."""
         return self.get(E.odds(date, race_number, venue, as_of))
 
     def odds_history_page(
@@ -162,6 +168,12 @@ class Racing(ClientBase):
         """A jockey's record."""
         return self.get(E.jockey(person_id))
 
+    def jockey_analysis(
+        self, person_id: str, from_date: Any = None, to_date: Any = None, *, as_of: int | None = None
+    ) -> models.Analysis:
+        """A jockey's records by condition, and by trainer."""
+        return self.get(E.jockey_analysis(person_id, from_date, to_date, as_of))
+
     def trainers(self, name: str | None = None) -> models.TrainerList:
         """Every trainer with a runner that rode; `name` keeps those whose name contains it."""
         return self.get(E.trainers(name))
@@ -169,6 +181,12 @@ class Racing(ClientBase):
     def trainer(self, person_id: str) -> models.PersonRecord:
         """A trainer's record."""
         return self.get(E.trainer(person_id))
+
+    def trainer_analysis(
+        self, person_id: str, from_date: Any = None, to_date: Any = None, *, as_of: int | None = None
+    ) -> models.Analysis:
+        """A trainer's records by condition, and by jockey."""
+        return self.get(E.trainer_analysis(person_id, from_date, to_date, as_of))
 
     def changes_page(self, since: int | str | None = None, limit: int | None = None) -> models.Changes:
         """One page of the change feed."""

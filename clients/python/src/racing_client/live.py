@@ -29,7 +29,7 @@ Target = Tuple[Union[datetime.date, str], Union[int, None]]
 _CLOSE_POLICY = 1008
 _MAX_FRAME = 16 * 1024 * 1024
 
-TOPICS = ("odds", "status", "scratchings", "results", "cards")
+TOPICS = ("odds", "status", "scratchings", "results", "cards", "market")
 """What a stream may follow (`live(topics=...)`): the service's names, in its order."""
 
 EVENTS: dict[str, type[models.StreamFrame]] = {
@@ -207,6 +207,12 @@ class LiveStream:
                 else:
                     self.last_seq = max(self.last_seq, snapshot.seq)
                 yield snapshot
+            elif kind == "market":
+                # Conflated, at most once a second a race: the market as it stands, with
+                # the race's latest odds position, outside the order of the events.
+                market = decode(models.MarketUpdate, data, strict=self._settings.strict)
+                market.received_at = datetime.datetime.now(datetime.timezone.utc)
+                yield market
             elif kind == "heartbeat" and self._heartbeats:
                 yield decode(models.Heartbeat, data, strict=self._settings.strict)
             elif kind == "error":

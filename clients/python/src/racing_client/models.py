@@ -31,12 +31,19 @@ __all__ = [
     "ResultRace",
     "ResultsByDate",
     "RaceResult",
+    "Record",
+    "GoingRecord",
+    "Strike",
+    "RunnerForm",
     "CardRunner",
     "CardRace",
     "RaceCard",
     "MeetingRow",
     "Meetings",
     "RunnerOdds",
+    "RunnerMarket",
+    "Market",
+    "Book",
     "RaceOdds",
     "OddsMove",
     "OddsHistory",
@@ -47,12 +54,17 @@ __all__ = [
     "SeasonDoc",
     "RideDoc",
     "PersonRecord",
+    "Figures",
+    "Row",
+    "NumberRow",
+    "Analysis",
     "Change",
     "Changes",
     "ErrorBody",
     "Snapshot",
     "StreamFrame",
     "OddsUpdate",
+    "MarketUpdate",
     "StatusChange",
     "Scratching",
     "RaceResultFrame",
@@ -393,6 +405,58 @@ class RaceResult(Document):
 
 
 @dataclass(kw_only=True)
+class Record(Model):
+    """Runs, wins and places (the first three) of some runs."""
+
+    runs: int
+    wins: int
+    places: int
+
+
+@dataclass(kw_only=True)
+class GoingRecord(Model):
+    """A runner's record on one going."""
+
+    going: str
+    runs: int
+    wins: int
+    places: int
+
+
+@dataclass(kw_only=True)
+class Strike(Model):
+    """A jockey's or a trainer's rides and wins over a span, and the strike rate."""
+
+    rides: int
+    wins: int
+    strike_rate: float
+    """Wins in percent of rides, one decimal place."""
+
+
+@dataclass(kw_only=True)
+class RunnerForm(Model):
+    """A runner's form as of its race's date: only results of earlier dates count."""
+
+    figures: str
+    """The last six races, newest last (`1`-`9`, `0` tenth or worse, letters for codes,
+    `/` between seasons)."""
+    runs: int
+    days_since_run: int | None
+    c: bool
+    """It has won at this racecourse."""
+    d: bool
+    """It has won over this distance."""
+    cd: bool
+    """It has won at this racecourse over this distance, in one race."""
+    course: Record
+    distance: Record
+    going: list[GoingRecord]
+    """Its record on each going it has raced on, in the going's name order."""
+    jockey_14d: Strike
+    trainer_14d: Strike
+
+
+@dataclass(kw_only=True)
 class CardRunner(Model):
     """A declared runner of a race card."""
 
@@ -403,6 +467,8 @@ class CardRunner(Model):
     draw: int
     weight: int
     """Pounds carried."""
+    form: RunnerForm | None = None
+    """Its form as of the race's date."""
 
 
 @dataclass(kw_only=True)
@@ -478,6 +544,51 @@ class RunnerOdds(Model):
 
 
 @dataclass(kw_only=True)
+class RunnerMarket(Model):
+    """A runner's current prices, and what the market reads of them."""
+
+    horse_no: str
+    win_odds: float | None = None
+    place_odds: float | None = None
+    win_prob: float | None = None
+    """Implied probability of the win price: 1 / `win_odds`."""
+    place_prob: float | None = None
+    first_win_odds: float | None = None
+    """Its first win price in this market."""
+    win_move_pct: float | None = None
+    """The win price's move since `first_win_odds`, in percent (below 0: backed)."""
+    win_move_15m_pct: float | None = None
+    """The same since the start of the market clock's minute less 15 minutes."""
+    win_move_5m_pct: float | None = None
+    """The same over the last 5 minutes."""
+
+
+@dataclass(kw_only=True)
+class Market(Model):
+    """The market of a race's current prices."""
+
+    clock: str | None = None
+    """The latest `occurred_at` of the race's price moves, RFC 3339 UTC."""
+    win_book_pct: float | None = None
+    """The sum of 1 / win odds over the runners, in percent."""
+    place_book_pct: float | None = None
+    favourites: list[str]
+    steamers: list[str]
+    """The runners whose win price shortened most over the last 15 minutes."""
+    drifters: list[str]
+    """The runners whose win price lengthened most over the last 15 minutes."""
+
+
+@dataclass(kw_only=True)
+class Book(Model):
+    """The book of a race's prices after an odds move."""
+
+    win_book_pct: float | None = None
+    place_book_pct: float | None = None
+    favourites: list[str]
+
+
+@dataclass(kw_only=True)
 class RaceOdds(Document):
     """The current odds of a race, and its status where it was given one."""
 
@@ -492,10 +603,11 @@ class RaceOdds(Document):
     """As `CardRace.status`."""
     status_at: str | None = None
     status_reason: str | None = None
-    odds: list[RunnerOdds]
+    odds: list[RunnerMarket]
+    market: Market
 
     def to_pandas(self) -> Any:
-        """One row per runner."""
+        """One row per runner, with its market figures."""
         return _frame(_row(o, race_number=self.race_number, seq=self.seq) for o in self.odds)
 
 
@@ -513,6 +625,8 @@ class OddsMove(Model):
     """`None` for odds given for the race at every venue of the date."""
     odds: list[RunnerOdds]
     """The runners it priced."""
+    market: Book
+    """The book of the race's prices after it."""
 
 
 @dataclass(kw_only=True)
@@ -626,6 +740,79 @@ class PersonRecord(Document):
 
 
 @dataclass(kw_only=True)
+class Figures(Model):
+    """Runs, wins, places, strike rate and level-stake profit or loss of some runs."""
+
+    runs: int
+    wins: int
+    places: int
+    strike_rate: float
+    """Wins in percent of runs, one decimal place."""
+    place_rate: float
+    """Places (the first three) in percent of runs."""
+    bets: int
+    """Runs with recorded win odds."""
+    level_stake: float
+    """Profit or loss, in units, of a 1-unit win bet on each of `bets`."""
+
+
+@dataclass(kw_only=True)
+class Row(Figures):
+    """One row of a breakdown by a named condition (a venue, going, class or person)."""
+
+    value: str
+
+
+@dataclass(kw_only=True)
+class NumberRow(Figures):
+    """One row of a breakdown by a numbered condition (a distance in metres, a draw)."""
+
+    value: int
+
+
+@dataclass(kw_only=True)
+class Analysis(Document):
+    """A horse's, a jockey's or a trainer's records by condition."""
+
+    subject: str
+    """`horse`, `jockey` or `trainer`."""
+    id: str
+    name: str | None
+    from_: datetime.date | None = _json("from")
+    to: datetime.date | None
+    overall: Figures
+    by_venue: list[Row]
+    by_distance: list[NumberRow]
+    by_going: list[Row]
+    by_class: list[Row]
+    by_draw: list[NumberRow]
+    by_jockey: list[Row] | None = None
+    """For a trainer and a horse."""
+    by_trainer: list[Row] | None = None
+    """For a jockey and a horse."""
+
+    def to_pandas(self) -> Any:
+        """One row per row of every breakdown, `by` naming it (`overall`, `venue`,
+        `distance`, `going`, `class`, `draw`, `jockey`, `trainer`), then `value` and the
+        figures."""
+        breakdowns: list[tuple[str, list[Any]]] = [
+            ("venue", self.by_venue),
+            ("distance", self.by_distance),
+            ("going", self.by_going),
+            ("class", self.by_class),
+            ("draw", self.by_draw),
+            ("jockey", self.by_jockey or []),
+            ("trainer", self.by_trainer or []),
+        ]
+        rows = [{"by": "overall", "value": None, **_row(self.overall)}]
+        for by, items in breakdowns:
+            for item in items:
+                row = _row(item)
+                rows.append({"by": by, "value": row.pop("value"), **row})
+        return _frame(rows)
+
+
+@dataclass(kw_only=True)
 class Change(Model):
     """A document that answers differently from `seq` on."""
 
@@ -664,6 +851,9 @@ class Snapshot(RaceOdds):
     """A race's whole odds (`RaceOdds`) on the live stream: replaces what the caller held
     for the race. Sent when a subscription starts, and in place of deltas to a reader that
     fell behind or after the service caught up on an outage."""
+
+    market: Market | None = None  # type: ignore[assignment]
+    """Left out of the snapshot of a race with no prices."""
 
     _ignored = ("type",)
 
@@ -706,8 +896,28 @@ class OddsUpdate(StreamFrame):
     """When its prices were given at their source (the event's `occurred_at`), RFC 3339 as
     the feeder wrote it; `published_at` is when JetStream stored it."""
     odds: list[RunnerOdds]
+    market: Book
+    """The book of the race's prices after it."""
 
     _ignored = ("type", "replay")
+
+
+@dataclass(kw_only=True)
+class MarketUpdate(Model):
+    """A race's whole market (topic `market`), at most once a second while its prices
+    move: conflated, the market as it stood when sent."""
+
+    date: datetime.date
+    venue: str | None
+    race_number: int
+    seq: int
+    """The race's latest odds update."""
+    market: Market
+    odds: list[RunnerMarket]
+    received_at: datetime.datetime | None = field(default=None, compare=False, metadata={"local": True})
+    """When the client read it (UTC)."""
+
+    _ignored = ("type",)
 
 
 @dataclass(kw_only=True)
@@ -760,7 +970,7 @@ class Heartbeat(Model):
 
 
 Frame = (
-    Snapshot | OddsUpdate | StatusChange | Scratching | RaceResultFrame | CardFrame | Retraction | Heartbeat
+    Snapshot | OddsUpdate | MarketUpdate | StatusChange | Scratching | RaceResultFrame | CardFrame | Retraction | Heartbeat
 )
 """What `live()` yields."""
 

@@ -1,0 +1,380 @@
+//! Records by condition: a horse's, a jockey's or a trainer's runs, wins and places, strike
+//! rate and level-stake profit or loss, overall and by venue, distance, going, class and
+//! draw, and for people by jockey and trainer combination, over a range of dates and as
+//! of any point of the log. Worked out when read, from the horses' form entries: a
+//! horse's own, a person's through the races they were in a result of
+//! ([`keys::person_run`], kept once written, so it lists the races of any point); each
+//! entry is read as the records stood at the point asked for, so an answer `as_of` a
+//! point is the one that point would have given.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::keys;
+use crate::people::{slug, Role};
+use crate::runs::{percent, runs_of, Run};
+use crate::state::{Records, Scan};
+use crate::StoreError;
+
+/// Whose records: a horse's, or a jockey's or trainer's.
+#[derive(Debug, Clone, Copy)]
+pub enum Subject<'a> {
+    /// A horse, by brand number.
+    Horse(&'a str),
+    /// A jockey or a trainer, by id (the slug of the name).
+    Person(Role, &'a str),
+}
+
+/// The dates counted, both included; `None`: from the first, to the last.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Span<'a> {
+    /// The first date, `YYYY-MM-DD`.
+    pub from: Option<&'a str>,
+    /// The last date.
+    pub to: Option<&'a str>,
+}
+
+impl Span<'_> {
+    fn holds(&self, date: &str) -> bool {
+        self.from.is_none_or(|from| date >= from) && self.to.is_none_or(|to| date <= to)
+    }
+}
+
+/// The runs of `subject` within `span`, oldest first, as `s` holds them (now, or as of a
+/// point of the log); `now` holds the records as they are, whose races of each person
+/// list every race they were ever in a result of. `None` where the subject has no run
+/// at all (in any span): nothing is known of it.
+pub(crate) fn runs(
+    s: &impl Records,
+    now: &impl Records,
+    subject: Subject<'_>,
+    span: Span<'_>,
+) -> Result<Option<Vec<Run>>, StoreError> {
+    let all = match subject {
+        Subject::Horse(horse) => runs_of(s, horse)?,
+        Subject::Person(role, id) => {
+            let mut runs = Vec::new();
+            let listed = now.scan(
+                &keys::person_runs_of(role.name(), id),
+                Scan::Forward,
+                usize::MAX,
+            )?;
+            let some = !listed.is_empty();
+            for (key, _) in listed {
+                let ((date, n, venue), horse) = keys::parse_person_run(&key)
+                    .ok_or_else(|| StoreError::Corrupt("a person's race key".into()))?;
+                if !span.holds(date) {
+                    continue;
+                }
+                let entry = keys::form_entry(horse, date, n, venue);
+                let Some(value) = s.get(&entry)? else {
+                    continue;
+                };
+                let run = Run::of_entry(&entry, &value)?;
+                let name = match role {
+                    Role::Jockey => &run.jockey,
+                    Role::Trainer => &run.trainer,
+                };
+                if slug(name) == id {
+                    runs.push(run);
+                }
+            }
+            if runs.is_empty() && !some {
+                return Ok(None);
+            }
+            return Ok(Some(runs));
+        }
+    };
+    if all.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(
+        all.into_iter().filter(|r| span.holds(&r.date)).collect(),
+    ))
+}
+
+/// Runs, wins, places and the level-stake profit or loss of some runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Figures {
+    /// Races taken part in: withdrawals and `TNP` left out.
+    pub runs: u32,
+    /// Of them, won (dead heats for first included).
+    pub wins: u32,
+    /// Of them, finished first, second or third.
+    pub places: u32,
+    /// Wins in percent of runs, 1 decimal place (0.0 without runs).
+    pub strike_rate: f64,
+    /// Places in percent of runs, 1 decimal place.
+    pub place_rate: f64,
+    /// Runs with recorded win odds: the bets of `level_stake`.
+    pub bets: u32,
+    /// The profit or loss, in units, of a 1-unit win bet on each of `bets` at its recorded
+    /// (decimal) win odds: `win_odds - 1` for a win, `-1` otherwise; 2 decimal places.
+    pub level_stake: f64,
+}
+
+impl Figures {
+    fn count(&mut self, run: &Run) {
+        if !run.took_part() {
+            return;
+        }
+        self.runs += 1;
+        self.wins += u32::from(run.won());
+        self.places += u32::from(run.placed());
+        if let Some(odds) = run.win_odds {
+            self.bets += 1;
+            self.level_stake += if run.won() { odds - 1.0 } else { -1.0 };
+        }
+    }
+
+    fn finish(mut self) -> Figures {
+        self.strike_rate = percent(self.wins, self.runs);
+        self.place_rate = percent(self.places, self.runs);
+        self.level_stake = (self.level_stake * 100.0).round() / 100.0;
+        if self.level_stake == 0.0 {
+            // Never `-0.0`.
+            self.level_stake = 0.0;
+        }
+        self
+    }
+}
+
+/// Declares a row of a breakdown: the figures of its runs, then the value of the
+/// condition (of the type given). Each row type lists every field itself, so that its
+/// schema is one plain object.
+macro_rules! row {
+    ($(#[$doc:meta])* $name:ident, $value:ty, $value_doc:literal) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Serialize)]
+        #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+        pub struct $name {
+            /// Races taken part in.
+            pub runs: u32,
+            /// Of them, won.
+            pub wins: u32,
+            /// Of them, first, second or third.
+            pub places: u32,
+            /// Wins in percent of runs, 1 decimal place.
+            pub strike_rate: f64,
+            /// Places in percent of runs, 1 decimal place.
+            pub place_rate: f64,
+            /// Runs with recorded win odds.
+            pub bets: u32,
+            /// The profit or loss, in units, of a 1-unit win bet on each of `bets`.
+            pub level_stake: f64,
+            #[doc = $value_doc]
+            pub value: $value,
+        }
+
+        impl $name {
+            fn new(value: $value, f: Figures) -> $name {
+                let f = f.finish();
+                $name {
+                    runs: f.runs,
+                    wins: f.wins,
+                    places: f.places,
+                    strike_rate: f.strike_rate,
+                    place_rate: f.place_rate,
+                    bets: f.bets,
+                    level_stake: f.level_stake,
+                    value,
+                }
+            }
+        }
+    };
+}
+
+row! {
+    /// One row of a breakdown by a named condition: a venue, a going, a class, a jockey
+    /// or a trainer.
+    Row, String, "The racecourse, going, class, or the person's name as the newest run of the row gives it."
+}
+
+row! {
+    /// One row of a breakdown by a numbered condition: a distance or a draw.
+    NumberRow, i64, "The distance in metres, or the barrier draw."
+}
+
+/// The records of a horse, a jockey or a trainer, as served.
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = Analysis, examples(json!({
+    "subject": "jockey", "id": "z-purton", "name": "Z Purton",
+    "from": "2026-09-01", "to": null,
+    "overall": {"runs": 120, "wins": 30, "places": 63, "strike_rate": 25.0,
+                "place_rate": 52.5, "bets": 120, "level_stake": -8.4},
+    "by_venue": [{"runs": 80, "wins": 22, "places": 44, "strike_rate": 27.5,
+                  "place_rate": 55.0, "bets": 80, "level_stake": 3.1, "value": "Sha Tin"}],
+    "by_distance": [], "by_going": [], "by_class": [], "by_draw": [],
+    "by_trainer": [{"runs": 12, "wins": 4, "places": 7, "strike_rate": 33.3,
+                    "place_rate": 58.3, "bets": 12, "level_stake": 6.2, "value": "C S Shum"}]
+}))))]
+pub struct AnalysisDoc {
+    /// `horse`, `jockey` or `trainer`.
+    pub subject: &'static str,
+    /// The horse's brand number, or the person's id.
+    pub id: String,
+    /// The name as the newest run counted gives it; `null` where none is counted.
+    #[cfg_attr(feature = "openapi", schema(required = true))]
+    pub name: Option<String>,
+    /// The first date counted, as asked; `null`: from the first run.
+    #[cfg_attr(feature = "openapi", schema(required = true, format = Date))]
+    pub from: Option<String>,
+    /// The last date counted, as asked; `null`: to the last run.
+    #[cfg_attr(feature = "openapi", schema(required = true, format = Date))]
+    pub to: Option<String>,
+    /// Every run counted.
+    pub overall: Figures,
+    /// By racecourse, in name order.
+    pub by_venue: Vec<Row>,
+    /// By race distance in metres, shortest first.
+    pub by_distance: Vec<NumberRow>,
+    /// By going, in name order (runs whose result gave none left out).
+    pub by_going: Vec<Row>,
+    /// By race class, in name order (runs whose result gave none left out).
+    pub by_class: Vec<Row>,
+    /// By barrier draw, lowest first (runs whose result gave none left out).
+    pub by_draw: Vec<NumberRow>,
+    /// For a trainer and a horse: by jockey, most runs first, then by name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
+    pub by_jockey: Option<Vec<Row>>,
+    /// For a jockey and a horse: by trainer, most runs first, then by name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
+    pub by_trainer: Option<Vec<Row>>,
+}
+
+/// The analysis of `runs` (oldest first) of `subject` over `span`.
+pub(crate) fn analyse(runs: &[Run], subject: Subject<'_>, span: Span<'_>) -> AnalysisDoc {
+    let mut overall = Figures::default();
+    let mut venue: BTreeMap<&str, Figures> = BTreeMap::new();
+    let mut distance: BTreeMap<i64, Figures> = BTreeMap::new();
+    let mut going: BTreeMap<&str, Figures> = BTreeMap::new();
+    let mut class: BTreeMap<&str, Figures> = BTreeMap::new();
+    let mut draw: BTreeMap<i64, Figures> = BTreeMap::new();
+    // By the person's id: the newest name given and the figures.
+    let mut jockey: BTreeMap<String, (&str, Figures)> = BTreeMap::new();
+    let mut trainer: BTreeMap<String, (&str, Figures)> = BTreeMap::new();
+    for run in runs.iter().filter(|r| r.took_part()) {
+        overall.count(run);
+        venue.entry(&run.venue).or_default().count(run);
+        distance.entry(run.distance).or_default().count(run);
+        if !run.going.is_empty() {
+            going.entry(&run.going).or_default().count(run);
+        }
+        if let Some(c) = run.class.as_deref() {
+            class.entry(c).or_default().count(run);
+        }
+        if let Some(d) = run.draw {
+            draw.entry(d).or_default().count(run);
+        }
+        for (by, name) in [(&mut jockey, &run.jockey), (&mut trainer, &run.trainer)] {
+            let row = by.entry(slug(name)).or_insert((name, Figures::default()));
+            row.0 = name;
+            row.1.count(run);
+        }
+    }
+    let people = |m: BTreeMap<String, (&str, Figures)>| -> Vec<Row> {
+        let mut out: Vec<Row> = m
+            .into_values()
+            .map(|(name, f)| Row::new(name.to_owned(), f))
+            .collect();
+        out.sort_by(|a, b| b.runs.cmp(&a.runs).then_with(|| a.value.cmp(&b.value)));
+        out
+    };
+    let newest = runs.iter().rev().find(|r| r.took_part());
+    let (kind, id, name, by_jockey, by_trainer) = match subject {
+        Subject::Horse(h) => (
+            "horse",
+            h,
+            newest.map(|r| r.horse_name.clone()),
+            Some(people(jockey)),
+            Some(people(trainer)),
+        ),
+        Subject::Person(Role::Jockey, id) => (
+            "jockey",
+            id,
+            newest.map(|r| r.jockey.clone()),
+            None,
+            Some(people(trainer)),
+        ),
+        Subject::Person(Role::Trainer, id) => (
+            "trainer",
+            id,
+            newest.map(|r| r.trainer.clone()),
+            Some(people(jockey)),
+            None,
+        ),
+    };
+    AnalysisDoc {
+        subject: kind,
+        id: id.to_owned(),
+        name,
+        from: span.from.map(str::to_owned),
+        to: span.to.map(str::to_owned),
+        overall: overall.finish(),
+        by_venue: named(venue),
+        by_distance: numbered(distance),
+        by_going: named(going),
+        by_class: named(class),
+        by_draw: numbered(draw),
+        by_jockey,
+        by_trainer,
+    }
+}
+
+/// The rows of a breakdown by a named condition, in name order.
+fn named(by: BTreeMap<&str, Figures>) -> Vec<Row> {
+    by.into_iter()
+        .map(|(k, f)| Row::new(k.to_owned(), f))
+        .collect()
+}
+
+/// The rows of a breakdown by a numbered condition, lowest first.
+fn numbered(by: BTreeMap<i64, Figures>) -> Vec<NumberRow> {
+    by.into_iter().map(|(k, f)| NumberRow::new(k, f)).collect()
+}
+
+impl crate::Store {
+    /// The records of `subject` over `span`, sealed with their `ETag` at the sequence
+    /// they reflect: as they are (the checkpoint), or (`as_of`) as they were once the log
+    /// up to that sequence had been applied; `None` where the subject has no run (then).
+    pub fn analysis(
+        &self,
+        subject: Subject<'_>,
+        span: Span<'_>,
+        as_of: Option<u64>,
+    ) -> Result<Option<crate::Doc>, StoreError> {
+        let (runs, seq) = match as_of {
+            None => {
+                let seq = self.checkpoint()?;
+                (runs(&self.kv, &self.kv, subject, span)?, seq)
+            }
+            Some(seq) => {
+                let past = crate::history::AsOf {
+                    kv: &self.kv,
+                    reads: self.reads(),
+                    seq,
+                };
+                (runs(&past, &self.kv, subject, span)?, seq)
+            }
+        };
+        let Some(runs) = runs else {
+            return Ok(None);
+        };
+        let body = crate::docs::to_json(&analyse(&runs, subject, span));
+        crate::Doc::new(crate::docs::seal(false, &body, seq).into())
+            .map(Some)
+            .ok_or_else(|| StoreError::Corrupt("a sealed document".into()))
+    }
+}
+
+/// Whether a change of the record under `key` may change an analysis: a horse's form,
+/// whose head is written whenever one of its entries changes (every run an analysis
+/// counts is a form entry).
+pub fn changes_analyses(key: &[u8]) -> bool {
+    key.starts_with(&crate::DocKey::Form("").key())
+}

@@ -1,0 +1,429 @@
+//! The form on a race card, as of the race's date: each runner's figures, its days since
+//! it last ran, its C, D and CD, its records at the course, over the distance and on each
+//! going, and its jockey's and trainer's strike rates over the 14 days before. Only
+//! results of dates before the race's count, whenever they were published: a backfill
+//! of history fills a past card's form in, and a result of a later date never changes
+//! it.
+//!
+//! Kept a record a race ([`keys::card_form`]), versioned as the source records are, so a
+//! card as of any point shows the form it showed then. A race's form is worked out again
+//! when its card changes, and when a result changes one it depends on: a result of one
+//! of its horses on an earlier date (found by the cards each horse is declared on,
+//! [`keys::card_entry`]), or of one of its jockeys or trainers in the 14 days before.
+//! What it reads of the past is kept small beside each horse and person
+//! (`cards/career.rs`).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use racing_events::{CardRunner, RaceCard, RaceResult};
+
+use super::career::{record, Career, Recent};
+use crate::docs::{GoingRecord, RaceForm, RunnerForm, Strike};
+use crate::facts::Day;
+use crate::keys;
+use crate::people::{rides_on, season, slug, Role};
+use crate::runs::{dates_from, days_between, percent, runs_of, Run};
+use crate::state::{race_no, read, Records, Scan, State};
+use crate::StoreError;
+
+/// The days before a race that its jockey's and trainer's strike rates span.
+pub(crate) const STRIKE_DAYS: i64 = 14;
+/// How many races the figures show.
+const FIGURES: usize = 6;
+
+/// One venue's race: `(date, race number, venue)`.
+pub(crate) type Race = (String, u8, String);
+
+/// What a changed result changed that a card's form reads: the horses whose run in it
+/// changed, the jockeys and trainers whose rides or wins of its date changed, and its
+/// date (both, where it moved).
+#[derive(Debug, Default)]
+pub(crate) struct Resulted {
+    dates: BTreeSet<String>,
+    horses: BTreeSet<String>,
+    people: BTreeSet<(Role, String)>,
+}
+
+impl Resulted {
+    /// What replacing `old` by `new` (either may be none: a first result, a retraction)
+    /// changed.
+    pub(crate) fn of(old: Option<&RaceResult>, new: Option<&RaceResult>) -> Resulted {
+        let mut out = Resulted::default();
+        let race = |r: &RaceResult| (r.date.clone(), r.venue.clone(), r.distance, r.going.clone());
+        let moved = old.map(race) != new.map(race);
+        // Each horse's run, and each person's rides and wins, on each side.
+        let (before, after) = (runs_in(old), runs_in(new));
+        let mut tally: BTreeMap<(Role, String), (i64, i64)> = BTreeMap::new();
+        for (side, by) in [(&before, -1), (&after, 1)] {
+            for &(position, status, jockey, trainer) in side.values() {
+                if !crate::runs::took_part(status) {
+                    continue;
+                }
+                for (role, name) in [(Role::Jockey, jockey), (Role::Trainer, trainer)] {
+                    let t = tally.entry((role, slug(name))).or_default();
+                    t.0 += by;
+                    t.1 += by * i64::from(position == Some(1));
+                }
+            }
+        }
+        out.people = tally
+            .into_iter()
+            .filter(|(_, t)| *t != (0, 0) || moved)
+            .map(|(who, _)| who)
+            .collect();
+        for horse in before.keys().chain(after.keys()) {
+            if moved || before.get(horse) != after.get(horse) {
+                out.horses.insert((*horse).to_owned());
+            }
+        }
+        out.dates = old
+            .iter()
+            .chain(new.iter())
+            .map(|r| r.date.clone())
+            .collect();
+        out
+    }
+
+    /// The races whose form the change may change: the later cards of its horses, and
+    /// the cards of the next 14 days with one of its people.
+    pub(crate) fn races(&self, s: &impl Records) -> Result<BTreeSet<Race>, StoreError> {
+        let mut races = BTreeSet::new();
+        let Some(first) = self.dates.first() else {
+            return Ok(races);
+        };
+        for horse in &self.horses {
+            let prefix = keys::card_entries_of(horse);
+            // The newest card first: where it is not later, none is.
+            let newest = s.scan(&prefix, Scan::Backward, 1)?;
+            let later = newest.first().is_some_and(|(key, _)| {
+                keys::parse_card_entry(key).is_some_and(|(date, ..)| date > first.as_str())
+            });
+            if !later {
+                continue;
+            }
+            for (key, _) in s.scan(&prefix, Scan::Forward, usize::MAX)? {
+                let (date, n, venue) = keys::parse_card_entry(&key)
+                    .ok_or_else(|| StoreError::Corrupt("a card entry's key".into()))?;
+                if date > first.as_str() {
+                    races.insert((date.to_owned(), n, venue.to_owned()));
+                }
+            }
+        }
+        if self.people.is_empty() {
+            return Ok(races);
+        }
+        let after: BTreeSet<String> = self
+            .dates
+            .iter()
+            .flat_map(|d| dates_from(d, STRIKE_DAYS))
+            .collect();
+        for date in after {
+            for (venue, numbers) in Day::read(s, &date)?.cards {
+                for n in numbers {
+                    let Some(card) = read::<RaceCard>(s, &keys::card(&date, n, &venue))? else {
+                        continue;
+                    };
+                    let shares = card.runners.iter().any(|r| {
+                        self.people.contains(&(Role::Jockey, slug(&r.jockey)))
+                            || self.people.contains(&(Role::Trainer, slug(&r.trainer)))
+                    });
+                    if shares {
+                        races.insert((date.clone(), n, venue.clone()));
+                    }
+                }
+            }
+        }
+        Ok(races)
+    }
+}
+
+/// A result's runs by horse: position, status, jockey, trainer.
+type Runs<'a> = BTreeMap<&'a str, (Option<i64>, Option<&'a str>, &'a str, &'a str)>;
+
+fn runs_in(result: Option<&RaceResult>) -> Runs<'_> {
+    result
+        .iter()
+        .flat_map(|r| &r.runners)
+        .map(|x| {
+            let run = (
+                x.position,
+                x.status.as_deref(),
+                x.jockey.as_str(),
+                x.trainer.as_str(),
+            );
+            (x.horse_no.as_str(), run)
+        })
+        .collect()
+}
+
+/// Keeps the careers of the horses and the recent days of the people of a result that
+/// changed from `old` to `new` (either may be none); the horses' form entries are
+/// already changed.
+pub(crate) fn keep_careers(
+    s: &mut impl State,
+    old: Option<&RaceResult>,
+    new: Option<&RaceResult>,
+) -> Result<(), StoreError> {
+    let runs = |r: Option<&RaceResult>| -> BTreeMap<String, Run> {
+        r.iter()
+            .flat_map(|r| {
+                r.runners
+                    .iter()
+                    .map(move |x| (x.horse_no.clone(), Run::of_result(r, x)))
+            })
+            .collect()
+    };
+    let (before, after) = (runs(old), runs(new));
+    let horses: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
+    for horse in horses {
+        let key = keys::horse_career(horse);
+        let mut career: Career = read(s, &key)?.unwrap_or_default();
+        let mut exact = true;
+        if let Some(run) = before.get(horse) {
+            exact &= career.remove(run);
+        }
+        if let Some(run) = after.get(horse) {
+            career.add(run);
+        }
+        if !exact {
+            career = Career::of(&runs_of(s, horse)?);
+        }
+        if career == Career::default() {
+            if s.get(&key)?.is_some() {
+                s.delete(key);
+            }
+        } else {
+            // Plain data: serialising it cannot fail.
+            s.put(key, serde_json::to_vec(&career).unwrap_or_default());
+        }
+    }
+    let mut changes: BTreeMap<(Role, String, String), (i64, i64)> = BTreeMap::new();
+    for (result, by) in [(old, -1), (new, 1)] {
+        let Some(r) = result else { continue };
+        for x in r
+            .runners
+            .iter()
+            .filter(|x| crate::runs::took_part(x.status.as_deref()))
+        {
+            for (role, name) in [(Role::Jockey, &x.jockey), (Role::Trainer, &x.trainer)] {
+                let id = slug(name);
+                if id.is_empty() {
+                    continue;
+                }
+                let c = changes.entry((role, id, r.date.clone())).or_default();
+                c.0 += by;
+                c.1 += by * i64::from(x.position == Some(1));
+            }
+        }
+    }
+    for ((role, id, date), (rides, wins)) in changes {
+        if (rides, wins) == (0, 0) {
+            continue;
+        }
+        let key = keys::person_recent(role.name(), &id);
+        let mut recent: Recent = read(s, &key)?.unwrap_or_default();
+        recent.change(&date, rides, wins);
+        if recent == Recent::default() {
+            s.delete(key);
+        } else {
+            s.put(key, serde_json::to_vec(&recent).unwrap_or_default());
+        }
+    }
+    Ok(())
+}
+
+/// Keeps the cards each horse of `new` is declared on: those of `old` (the card it
+/// replaced, if any) that `new` no longer names are dropped (`new` `None`: retracted).
+pub(crate) fn index(
+    s: &mut impl State,
+    old: Option<&RaceCard>,
+    new: Option<&RaceCard>,
+) -> Result<(), StoreError> {
+    let entry = |c: &RaceCard, horse: &str| -> Result<Vec<u8>, StoreError> {
+        Ok(keys::card_entry(
+            horse,
+            &c.date,
+            race_no(c.race_number)?,
+            &c.venue,
+        ))
+    };
+    let named: BTreeSet<&str> = new
+        .iter()
+        .flat_map(|c| c.runners.iter().map(|r| r.horse_no.as_str()))
+        .collect();
+    if let Some(old) = old {
+        for r in old
+            .runners
+            .iter()
+            .filter(|r| !named.contains(r.horse_no.as_str()))
+        {
+            s.delete(entry(old, &r.horse_no)?);
+        }
+    }
+    if let Some(new) = new {
+        for r in &new.runners {
+            let key = entry(new, &r.horse_no)?;
+            if s.get(&key)?.is_none() {
+                s.put(key, Vec::new());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Works the form of `race` out again and writes it where it changed: whether it did.
+/// A race with no card any more has none.
+pub(crate) fn refresh(s: &mut impl State, (date, n, venue): &Race) -> Result<bool, StoreError> {
+    let key = keys::card_form(date, *n, venue);
+    let Some(card) = read::<RaceCard>(s, &keys::card(date, *n, venue))? else {
+        let had = s.get(&key)?.is_some();
+        if had {
+            s.delete(key);
+        }
+        return Ok(had);
+    };
+    let mut forms = RaceForm::new();
+    let mut people = People::of(&card.date);
+    for runner in &card.runners {
+        forms.insert(
+            runner.horse_no.clone(),
+            runner_form(s, &card, runner, &mut people)?,
+        );
+    }
+    // Plain data: serialising it cannot fail.
+    let json = serde_json::to_vec(&forms).unwrap_or_default();
+    if s.get(&key)?.as_deref() == Some(&json[..]) {
+        return Ok(false);
+    }
+    s.put(key, json);
+    Ok(true)
+}
+
+/// The strike rates of a race's jockeys and trainers over the 14 days before it, each
+/// worked out once however many runners they have: from their recent days, or where
+/// those do not reach back so far, from their rides of the dates with results.
+struct People {
+    /// The 14 days before the race.
+    window: Vec<String>,
+    /// Those of them with results, once needed.
+    dates: Option<Vec<String>>,
+    strikes: BTreeMap<(Role, String), Strike>,
+}
+
+impl People {
+    fn of(date: &str) -> People {
+        People {
+            window: dates_from(date, -STRIKE_DAYS),
+            dates: None,
+            strikes: BTreeMap::new(),
+        }
+    }
+
+    /// The dates of the window with results.
+    fn dates(&mut self, s: &impl Records) -> Result<&[String], StoreError> {
+        if self.dates.is_none() {
+            let mut dates = Vec::new();
+            for day in &self.window {
+                if !Day::read(s, day)?.results.is_empty() {
+                    dates.push(day.clone());
+                }
+            }
+            self.dates = Some(dates);
+        }
+        Ok(self.dates.as_deref().unwrap_or_default())
+    }
+
+    /// The strike rate of `name` in `role`.
+    fn strike(&mut self, s: &impl Records, role: Role, name: &str) -> Result<Strike, StoreError> {
+        let id = slug(name);
+        if id.is_empty() {
+            return Ok(Strike::default());
+        }
+        if let Some(strike) = self.strikes.get(&(role, id.clone())) {
+            return Ok(*strike);
+        }
+        let recent: Recent = read(s, &keys::person_recent(role.name(), &id))?.unwrap_or_default();
+        let (rides, wins) = match recent.on(&self.window) {
+            Some(counted) => counted,
+            None => {
+                let dates = self.dates(s)?.to_vec();
+                rides_on(s, role, &id, dates.iter().map(String::as_str))?
+            }
+        };
+        let strike = Strike {
+            rides,
+            wins,
+            strike_rate: percent(wins, rides),
+        };
+        self.strikes.insert((role, id), strike);
+        Ok(strike)
+    }
+}
+
+/// The form of `runner` of `card` as of the card's date: from the horse's career where
+/// every run it counts is earlier, else from its entries of earlier dates.
+fn runner_form(
+    s: &impl Records,
+    card: &RaceCard,
+    runner: &CardRunner,
+    people: &mut People,
+) -> Result<RunnerForm, StoreError> {
+    let stored: Career = read(s, &keys::horse_career(&runner.horse_no))?.unwrap_or_default();
+    let career = match stored.as_of(&card.date) {
+        Some(career) => career,
+        None => {
+            let runs: Vec<Run> = runs_of(s, &runner.horse_no)?
+                .into_iter()
+                .filter(|r| r.date < card.date)
+                .collect();
+            Career::of(&runs)
+        }
+    };
+    let course = record(career.course.get(&card.venue));
+    let distance = record(career.distance.get(&card.distance));
+    Ok(RunnerForm {
+        figures: figures(&career),
+        runs: career.runs,
+        days_since_run: career
+            .last_ran
+            .as_deref()
+            .and_then(|last| days_between(last, &card.date)),
+        c: course.wins > 0,
+        d: distance.wins > 0,
+        cd: career
+            .wins_at
+            .iter()
+            .any(|(v, d, wins)| *v == card.venue && *d == card.distance && *wins > 0),
+        course,
+        distance,
+        going: career
+            .going
+            .iter()
+            .map(|(going, &[runs, wins, places])| GoingRecord {
+                going: going.clone(),
+                runs,
+                wins,
+                places,
+            })
+            .collect(),
+        jockey_14d: people.strike(s, Role::Jockey, &runner.jockey)?,
+        trainer_14d: people.strike(s, Role::Trainer, &runner.trainer)?,
+    })
+}
+
+/// The form figures of a career: its last six entries, newest last, a `/` between
+/// seasons.
+fn figures(career: &Career) -> String {
+    let mut out = String::with_capacity(FIGURES * 2);
+    let mut season_of_last: Option<String> = None;
+    let shown = &career.last[career.last.len().saturating_sub(FIGURES)..];
+    for kept in shown {
+        let this = season(&kept.0 .0);
+        if season_of_last.is_some() && this != season_of_last {
+            out.push('/');
+        }
+        season_of_last = this;
+        out.push(kept.run().figure());
+    }
+    out
+}

@@ -1,0 +1,105 @@
+//! The records by condition of a horse, a jockey and a trainer (`/analysis`): worked out
+//! from the read models when asked for (`racing_projections::Store::analysis`), over the
+//! dates `from` to `to`, as they are or `as_of` a point of the log. Answers as they are
+//! are kept in memory until a commit changes a form (`ReadModels::analysis`).
+
+use axum::response::Response;
+use racing_projections::{Role, Span, Subject};
+
+use super::documents::whole;
+use super::input::{AsOf, FromDate, HorseNo, PersonId, ToDate};
+use super::respond::{built, deadline};
+use super::{ApiError, AppState};
+
+/// A horse's records by condition.
+pub(super) fn horse(
+    state: &AppState,
+    h: HorseNo,
+    from: Option<FromDate>,
+    to: Option<ToDate>,
+    as_of: Option<AsOf>,
+) -> Result<Response, ApiError> {
+    answer(state, Subject::Horse(&h), (from, to), as_of)
+}
+
+/// A jockey's records by condition.
+pub(super) fn jockey(
+    state: &AppState,
+    id: PersonId,
+    from: Option<FromDate>,
+    to: Option<ToDate>,
+    as_of: Option<AsOf>,
+) -> Result<Response, ApiError> {
+    answer(state, Subject::Person(Role::Jockey, &id), (from, to), as_of)
+}
+
+/// A trainer's records by condition.
+pub(super) fn trainer(
+    state: &AppState,
+    id: PersonId,
+    from: Option<FromDate>,
+    to: Option<ToDate>,
+    as_of: Option<AsOf>,
+) -> Result<Response, ApiError> {
+    answer(
+        state,
+        Subject::Person(Role::Trainer, &id),
+        (from, to),
+        as_of,
+    )
+}
+
+/// The records of `subject` over `from` to `to`, as they are or as of a point.
+fn answer(
+    state: &AppState,
+    subject: Subject<'_>,
+    (from, to): (Option<FromDate>, Option<ToDate>),
+    as_of: Option<AsOf>,
+) -> Result<Response, ApiError> {
+    built(state)?;
+    let (from, to) = (from.map(|d| d.0), to.map(|d| d.0));
+    if let (Some(from), Some(to)) = (&from, &to) {
+        if from.as_str() > to.as_str() {
+            return Err(ApiError::BadRequest(format!(
+                "from {from} is after to {to}"
+            )));
+        }
+    }
+    let span = Span {
+        from: from.as_ref().map(|d| d.as_str()),
+        to: to.as_ref().map(|d| d.as_str()),
+    };
+    let (kind, id) = match subject {
+        Subject::Horse(h) => ("horse", h),
+        Subject::Person(role, id) => (role.name(), id),
+    };
+    let doc = match as_of {
+        None => {
+            let key = format!(
+                "{kind}/{id}?{}&{}",
+                span.from.unwrap_or_default(),
+                span.to.unwrap_or_default()
+            );
+            state.read_models.analysis(&key, subject, span)?
+        }
+        Some(AsOf(seq)) => {
+            let store = state.read_models.load().until(deadline(state));
+            let checkpoint = store.checkpoint()?;
+            if seq > checkpoint {
+                return Err(ApiError::BadRequest(format!(
+                    "as_of {seq} is past the log applied here: the checkpoint is {checkpoint}"
+                )));
+            }
+            store.analysis(subject, span, Some(seq))?
+        }
+    };
+    match doc {
+        Some(doc) => whole(doc, as_of),
+        None => Err(ApiError::NotFound(format!(
+            "no {kind} {id} has a run in a result{}",
+            as_of
+                .map(|AsOf(seq)| format!(" as of {seq}"))
+                .unwrap_or_default()
+        ))),
+    }
+}
