@@ -122,6 +122,10 @@ struct RunArgs {
     /// The replay part without its replays on one CPU (a long log's take a long time).
     #[arg(long)]
     replay_all_cores_only: bool,
+    /// Paired rounds of each endpoint of the HTTP part, instead of the scale's (7; 1
+    /// tiny), to measure new documents quickly.
+    #[arg(long)]
+    http_rounds: Option<usize>,
     /// Rounds of the live part, instead of the scale's (3; 1 tiny): each the service's
     /// side and the peer's, the first of each pair alternating.
     #[arg(long)]
@@ -330,6 +334,10 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         scale.seasons = seasons;
     }
     scale.replay_one_core = !args.replay_all_cores_only;
+    if let Some(rounds) = args.http_rounds {
+        anyhow::ensure!(rounds > 0, "--http-rounds: at least one");
+        scale.http_rounds = rounds;
+    }
     if let Some(rounds) = args.live_rounds {
         anyhow::ensure!(rounds > 0, "--live-rounds: at least one");
         scale.live_rounds = rounds;
