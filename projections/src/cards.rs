@@ -37,17 +37,18 @@ impl ReadModel for Cards {
                 self.forms.insert((new.date.clone(), n, new.venue.clone()));
             }
             What::Result { old, new } => {
-                form::keep_careers(s, old.as_ref(), Some(new))?;
-                self.results
-                    .push(form::Resulted::of(old.as_ref(), Some(new)));
+                let resulted = form::Resulted::of(old.as_ref(), Some(new));
+                form::keep_careers(s, old.as_ref(), Some(new), &resulted)?;
+                self.results.push(resulted);
             }
             What::Retracted(r) => {
                 form::index(s, r.card.as_ref(), None)?;
                 self.forms
                     .insert((r.date.to_owned(), r.race_number, r.venue.to_owned()));
                 if let Some(result) = &r.result {
-                    form::keep_careers(s, Some(result), None)?;
-                    self.results.push(form::Resulted::of(Some(result), None));
+                    let resulted = form::Resulted::of(Some(result), None);
+                    form::keep_careers(s, Some(result), None, &resulted)?;
+                    self.results.push(resulted);
                 }
             }
             _ => {}

@@ -35,53 +35,59 @@ const FIGURES: usize = 6;
 pub(crate) type Race = (String, u8, String);
 
 /// What a changed result changed that a card's form reads: the horses whose run in it
-/// changed, the jockeys and trainers whose rides or wins of its date changed, and its
-/// date (both, where it moved).
+/// changed, the rides and wins it changed of each jockey and trainer on each date, and
+/// its date (both, where it moved).
 #[derive(Debug, Default)]
 pub(crate) struct Resulted {
     dates: BTreeSet<String>,
     horses: BTreeSet<String>,
-    people: BTreeSet<(Role, String)>,
+    /// By role, person and date: the rides and wins added (negative: taken away).
+    rides: BTreeMap<(Role, String, String), (i64, i64)>,
 }
 
 impl Resulted {
     /// What replacing `old` by `new` (either may be none: a first result, a retraction)
     /// changed.
     pub(crate) fn of(old: Option<&RaceResult>, new: Option<&RaceResult>) -> Resulted {
-        let mut out = Resulted::default();
         let race = |r: &RaceResult| (r.date.clone(), r.venue.clone(), r.distance, r.going.clone());
         let moved = old.map(race) != new.map(race);
-        // Each horse's run, and each person's rides and wins, on each side.
         let (before, after) = (runs_in(old), runs_in(new));
-        let mut tally: BTreeMap<(Role, String), (i64, i64)> = BTreeMap::new();
-        for (side, by) in [(&before, -1), (&after, 1)] {
-            for &(position, status, jockey, trainer) in side.values() {
-                if !crate::runs::took_part(status) {
-                    continue;
-                }
-                for (role, name) in [(Role::Jockey, jockey), (Role::Trainer, trainer)] {
-                    let t = tally.entry((role, slug(name))).or_default();
-                    t.0 += by;
-                    t.1 += by * i64::from(position == Some(1));
+        let mut rides: BTreeMap<(Role, String, String), (i64, i64)> = BTreeMap::new();
+        for (result, by) in [(old, -1), (new, 1)] {
+            let Some(r) = result else { continue };
+            for x in r
+                .runners
+                .iter()
+                .filter(|x| crate::runs::took_part(x.status.as_deref()))
+            {
+                for (role, name) in [(Role::Jockey, &x.jockey), (Role::Trainer, &x.trainer)] {
+                    let id = slug(name);
+                    if id.is_empty() {
+                        continue;
+                    }
+                    let c = rides.entry((role, id, r.date.clone())).or_default();
+                    c.0 += by;
+                    c.1 += by * i64::from(x.position == Some(1));
                 }
             }
         }
-        out.people = tally
-            .into_iter()
-            .filter(|(_, t)| *t != (0, 0) || moved)
-            .map(|(who, _)| who)
+        rides.retain(|_, changed| *changed != (0, 0));
+        let horses = before
+            .keys()
+            .chain(after.keys())
+            .filter(|horse| moved || before.get(*horse) != after.get(*horse))
+            .map(|horse| (*horse).to_owned())
             .collect();
-        for horse in before.keys().chain(after.keys()) {
-            if moved || before.get(horse) != after.get(horse) {
-                out.horses.insert((*horse).to_owned());
-            }
-        }
-        out.dates = old
+        let dates = old
             .iter()
             .chain(new.iter())
             .map(|r| r.date.clone())
             .collect();
-        out
+        Resulted {
+            dates,
+            horses,
+            rides,
+        }
     }
 
     /// The races whose form the change may change: the later cards of its horses, and
@@ -109,9 +115,14 @@ impl Resulted {
                 }
             }
         }
-        if self.people.is_empty() {
+        if self.rides.is_empty() {
             return Ok(races);
         }
+        let people: BTreeSet<(Role, &str)> = self
+            .rides
+            .keys()
+            .map(|(role, id, _)| (*role, id.as_str()))
+            .collect();
         let after: BTreeSet<String> = self
             .dates
             .iter()
@@ -124,8 +135,8 @@ impl Resulted {
                         continue;
                     };
                     let shares = card.runners.iter().any(|r| {
-                        self.people.contains(&(Role::Jockey, slug(&r.jockey)))
-                            || self.people.contains(&(Role::Trainer, slug(&r.trainer)))
+                        people.contains(&(Role::Jockey, slug(&r.jockey).as_str()))
+                            || people.contains(&(Role::Trainer, slug(&r.trainer).as_str()))
                     });
                     if shares {
                         races.insert((date.clone(), n, venue.clone()));
@@ -157,12 +168,13 @@ fn runs_in(result: Option<&RaceResult>) -> Runs<'_> {
 }
 
 /// Keeps the careers of the horses and the recent days of the people of a result that
-/// changed from `old` to `new` (either may be none); the horses' form entries are
-/// already changed.
+/// changed from `old` to `new` (either may be none), as `resulted` says of them; the
+/// horses' form entries are already changed.
 pub(crate) fn keep_careers(
     s: &mut impl State,
     old: Option<&RaceResult>,
     new: Option<&RaceResult>,
+    resulted: &Resulted,
 ) -> Result<(), StoreError> {
     let runs = |r: Option<&RaceResult>| -> BTreeMap<String, Run> {
         r.iter()
@@ -197,32 +209,10 @@ pub(crate) fn keep_careers(
             s.put(key, serde_json::to_vec(&career).unwrap_or_default());
         }
     }
-    let mut changes: BTreeMap<(Role, String, String), (i64, i64)> = BTreeMap::new();
-    for (result, by) in [(old, -1), (new, 1)] {
-        let Some(r) = result else { continue };
-        for x in r
-            .runners
-            .iter()
-            .filter(|x| crate::runs::took_part(x.status.as_deref()))
-        {
-            for (role, name) in [(Role::Jockey, &x.jockey), (Role::Trainer, &x.trainer)] {
-                let id = slug(name);
-                if id.is_empty() {
-                    continue;
-                }
-                let c = changes.entry((role, id, r.date.clone())).or_default();
-                c.0 += by;
-                c.1 += by * i64::from(x.position == Some(1));
-            }
-        }
-    }
-    for ((role, id, date), (rides, wins)) in changes {
-        if (rides, wins) == (0, 0) {
-            continue;
-        }
-        let key = keys::person_recent(role.name(), &id);
+    for ((role, id, date), &(rides, wins)) in &resulted.rides {
+        let key = keys::person_recent(role.name(), id);
         let mut recent: Recent = read(s, &key)?.unwrap_or_default();
-        recent.change(&date, rides, wins);
+        recent.change(date, rides, wins);
         if recent == Recent::default() {
             s.delete(key);
         } else {
