@@ -248,3 +248,183 @@ async fn the_api_root_answers_an_index_of_links_with_the_key() {
     }
     assert_eq!(index["live_odds"], ODDS_SOCKET_PATH);
 }
+
+/// The query parameters a route's handler takes, as its 400 for an unknown one lists them.
+async fn taken_by(app: &App, concrete: &str) -> BTreeSet<String> {
+    let sep = if concrete.contains('?') { '&' } else { '?' };
+    let (status, body) = app.get(&format!("{concrete}{sep}zz_probe=1")).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{concrete}: {body}");
+    let message = body["message"].as_str().expect("a message");
+    if message.contains("this endpoint takes no query parameters") {
+        return BTreeSet::new();
+    }
+    let (_, allowed) = message
+        .split_once("allowed: ")
+        .unwrap_or_else(|| panic!("{concrete}: {message}"));
+    allowed
+        .trim_end_matches(')')
+        .split(", ")
+        .map(str::to_owned)
+        .collect()
+}
+
+#[tokio::test]
+async fn each_operation_declares_and_names_exactly_the_query_parameters_its_handler_takes() {
+    let (_nats, app, _dir) = service().await;
+    let (_, spec) = app.get("/api/v1/openapi.json").await;
+    let mut operations = Vec::new();
+    for route in ROUTES {
+        let op = &spec["paths"][route.path]["get"];
+        let declared: BTreeSet<String> = op["parameters"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|p| p["in"] == "query")
+            .map(|p| p["name"].as_str().expect("a name").to_owned())
+            .collect();
+        let taken = taken_by(&app, &route.example()).await;
+        assert_eq!(declared, taken, "{}: declared against taken", route.path);
+        let description = op["description"]
+            .as_str()
+            .expect("a description")
+            .to_owned();
+        operations.push((route.path, taken, description));
+    }
+    let mut wrong = Vec::new();
+    for (path, taken, description) in operations {
+        let says_none = description.contains("Takes no query parameters");
+        if says_none != taken.is_empty() {
+            wrong.push(format!("{path} takes {taken:?}, yet: {description}"));
+        }
+        for name in &taken {
+            let named = description.contains(&format!("`{name}`"))
+                || description.contains(&format!("`{name}="));
+            if !named {
+                wrong.push(format!(
+                    "{path} takes `{name}`; its description does not name it"
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// Every property name of `schema` and of the schemas it holds or refers to, recursively.
+fn fields_of(
+    schema: &Value,
+    schemas: &Value,
+    seen: &mut BTreeSet<String>,
+    out: &mut BTreeSet<String>,
+) {
+    match schema {
+        Value::Object(map) => {
+            if let Some(target) = map.get("$ref").and_then(Value::as_str) {
+                let name = target.rsplit('/').next().expect("a name").to_owned();
+                if seen.insert(name.clone()) {
+                    fields_of(&schemas[&name], schemas, seen, out);
+                }
+            }
+            if let Some(Value::Object(props)) = map.get("properties") {
+                out.extend(props.keys().cloned());
+            }
+            for (key, inner) in map {
+                if key != "examples" && key != "example" {
+                    fields_of(inner, schemas, seen, out);
+                }
+            }
+        }
+        Value::Array(items) => {
+            for inner in items {
+                fields_of(inner, schemas, seen, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The names in the code spans of a Markdown text: `odds[].win_prob` and
+/// `{horse_no, win_odds}` name `win_prob`, `horse_no` and `win_odds`.
+fn named(text: &str) -> BTreeSet<String> {
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .flat_map(|span| span.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')))
+        .filter(|word| !word.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn every_field_of_every_frame_the_server_sends_is_in_the_live_guide() {
+    let read = |name: &str| {
+        std::fs::read_to_string(format!("{}/docs/{name}", env!("CARGO_MANIFEST_DIR")))
+            .unwrap_or_else(|e| panic!("docs/{name}: {e}"))
+    };
+    let guide = read("live.md");
+    // A frame's own fields are described in the guide; the fields of the documents a
+    // frame carries (a card's race, a result, an odds entry) may be, where the guide
+    // points to them, in the API reference.
+    let with_reference = named(&format!("{guide}{}", read("api.md")));
+    let guide = named(&guide);
+    let schemas = &DOCUMENT["components"]["schemas"];
+    let messages = DOCUMENT["components"]["messages"]
+        .as_object()
+        .expect("messages");
+    let received: Vec<&Value> = DOCUMENT["operations"]
+        .as_object()
+        .expect("operations")
+        .values()
+        .filter(|op| op["action"] == "receive")
+        .collect();
+    assert_eq!(received.len(), racing::http::asyncapi::SERVER_FRAMES.len());
+    let mut missing = Vec::new();
+    for op in received {
+        let reference = op["messages"][0]["$ref"].as_str().expect("a message");
+        let kind = reference.rsplit('/').next().expect("a kind");
+        let payload = &messages[kind]["payload"];
+        let name = payload["$ref"]
+            .as_str()
+            .expect("a schema")
+            .rsplit('/')
+            .next();
+        let own: BTreeSet<String> = schemas[name.expect("a name")]["properties"]
+            .as_object()
+            .expect("a frame's fields")
+            .keys()
+            .cloned()
+            .collect();
+        let mut fields = BTreeSet::new();
+        fields_of(payload, schemas, &mut BTreeSet::new(), &mut fields);
+        for field in fields {
+            let text = if own.contains(&field) {
+                &guide
+            } else {
+                &with_reference
+            };
+            if !text.contains(&field) {
+                missing.push(format!("{kind}.{field}"));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "fields not described: {missing:?}");
+}
+
+#[test]
+fn the_paths_the_reference_lists_as_keyless_are_the_services() {
+    let reference = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/api.md"))
+        .expect("docs/api.md");
+    let (_, rest) = reference
+        .split_once("<!-- keyless paths:")
+        .expect("the list's start");
+    let (list, _) = rest
+        .split_once("<!-- end of keyless paths -->")
+        .expect("its end");
+    let listed: BTreeSet<&str> = list
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|word| word.starts_with('/'))
+        .collect();
+    let served: BTreeSet<&str> = racing::http::keyless_paths().collect();
+    assert_eq!(listed, served);
+}

@@ -54,7 +54,7 @@ pub use error::{ApiError, UNAUTHORIZED_MESSAGE};
 pub use feed::{asyncapi_text as feed_asyncapi_text, schema_text as feed_schema_text};
 pub use limits::{RateLimits, RequestLimits};
 pub use live::ConnectionSlots;
-pub use pipeline::Api;
+pub use pipeline::{keyless_paths, Api};
 pub use table::ROUTES;
 
 use crate::keys::KeyRing;

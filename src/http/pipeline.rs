@@ -386,15 +386,19 @@ fn finish(mut response: Response, id: HeaderValue, started: Instant) -> Response
     response
 }
 
-/// Whether `path` is answered without a key: the pricing site and the public reference.
+/// Every path answered without a key: the pricing site's pages, the public reference and
+/// the feed's descriptions. Nothing under `/api/` is.
+pub fn keyless_paths() -> impl Iterator<Item = &'static str> {
+    crate::subscribe::PUBLIC_PAGES
+        .into_iter()
+        .chain(PUBLIC_PATHS)
+        .chain([ASYNCAPI_PUBLIC_PATH, FEED_SCHEMA_PATH, FEED_ASYNCAPI_PATH])
+}
+
+/// Whether `path` is answered without a key ([`keyless_paths`]).
 fn is_public(path: &str) -> bool {
     // Every document path is under /api/: one comparison for them, on the hot path.
-    !path.starts_with("/api/")
-        && (crate::subscribe::is_public(path)
-            || PUBLIC_PATHS.contains(&path)
-            || path == ASYNCAPI_PUBLIC_PATH
-            || path == FEED_SCHEMA_PATH
-            || path == FEED_ASYNCAPI_PATH)
+    !path.starts_with("/api/") && keyless_paths().any(|p| p == path)
 }
 
 /// An oversized request line or header block, refused before anything else reads them.

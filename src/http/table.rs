@@ -24,6 +24,28 @@ use super::respond::with_type;
 use super::route::{Component, Handler, Operation, Route};
 use super::{ApiError, AppState};
 
+/// What an analysis route says it answers, the breakdowns by person named by `$people`.
+macro_rules! analysis_description {
+    ($people:literal) => {
+        concat!(
+            "Runs, wins, places, strike rate and level-stake profit or loss, overall and by \
+             venue, distance, going, class and draw, ",
+            $people,
+            ", over the races dated `from` to `to` (both included; by default every race), \
+             worked out from the results when asked for (`docs/api.md`, Records by \
+             condition). A run is a runner in a result except one withdrawn or that took no \
+             part; `level_stake` is the profit or loss of a 1-unit win bet on each run with \
+             recorded win odds. With `as_of`, as the log up to that point would have \
+             answered."
+        )
+    };
+}
+
+/// The 400 answer of a jockey's or trainer's analysis.
+const PERSON_ANALYSIS_400: &str = "`bad_request`: an id not of slug form, a `from` or `to` \
+    that is not a real `YYYY-MM-DD`, `from` after `to`, an `as_of` past the checkpoint, or \
+    another query parameter.";
+
 /// Every document endpoint, in the order the OpenAPI document lists them. A path is
 /// answered by the first row whose template it fits, so a row with a literal segment
 /// (`/racecards/today`) comes before one with a parameter in its place.
@@ -104,7 +126,7 @@ pub static ROUTES: &[Route] = &[
             description: "The profile of a horse by its brand number: its origin, colour, sex \
                 and age, trainer and owner, career stakes, starts, wins and places, then its \
                 pedigree, import type, ratings and season stakes where the feed gave them. \
-                Takes no query parameters.",
+                With `as_of`, as the log up to that point would have answered.",
             ok: "The horse's profile.",
             body: Component::of::<Profile>(),
             errors: &[
@@ -127,7 +149,7 @@ pub static ROUTES: &[Route] = &[
             description: "Every recorded race of the horse, newest first (date, then race number, \
                 descending); `limit` keeps the newest N. A horse has form as soon as it appears \
                 in a result, even without a profile; its `horse_name` then comes from its latest \
-                result.",
+                result. With `as_of`, as the log up to that point would have answered.",
             ok: "The horse's form.",
             body: Component::of::<Form>(),
             errors: &[
@@ -151,13 +173,7 @@ pub static ROUTES: &[Route] = &[
             id: "horse_analysis",
             tag: "horses",
             summary: "A horse's records by condition",
-            description: "Runs, wins, places, strike rate and level-stake profit or loss, overall and by \
-                venue, distance, going, class and draw, and by jockey and trainer, over the races dated `from` \
-                to `to` (both included; by default every race), worked out from the results \
-                when asked for (`docs/api.md`, Records by condition). A run is a runner in a \
-                result except one withdrawn or that took no part; `level_stake` is the profit \
-                or loss of a 1-unit win bet on each run with recorded win odds. With \
-                `as_of`, as the log up to that point would have answered.",
+            description: analysis_description!("and by jockey and trainer"),
             ok: "The records by condition.",
             body: Component::of::<Analysis>(),
             errors: &[
@@ -181,7 +197,7 @@ pub static ROUTES: &[Route] = &[
             summary: "List results by date",
             description: "All races of the date (or of the `venue`'s meeting), ascending race \
                 number; in each, placed runners by position, then the rest as the feed listed \
-                them.",
+                them. With `as_of`, as the log up to that point would have answered.",
             ok: "The results of the date.",
             body: Component::of::<ResultsByDate>(),
             errors: &[
@@ -203,7 +219,8 @@ pub static ROUTES: &[Route] = &[
             tag: "results",
             summary: "Get single race result",
             description: "The result of one race: `{date, venue, race_number, race_name, \
-                distance, going, runners}`, runners placed by position, then the rest.",
+                distance, going, runners}`, runners placed by position, then the rest; with \
+                `venue`, that venue's race of the number. With `as_of`, as the log up to that point would have answered.",
             ok: "The race's result.",
             body: Component::of::<RaceResult>(),
             errors: &[
@@ -226,7 +243,8 @@ pub static ROUTES: &[Route] = &[
             summary: "Today's race card",
             description: "The card of today's meeting, where today is the calendar date in the \
                 service's time zone (`RACING_TIMEZONE`, by default `Asia/Hong_Kong`); the `date` \
-                field says which day that was. Scratched runners are removed.",
+                field says which day that was; with `venue`, that venue's meeting. Scratched \
+                runners are removed. With `as_of`, as the log up to that point would have answered.",
             ok: "Today's race card.",
             body: Component::of::<RaceCard>(),
             errors: &[
@@ -250,7 +268,8 @@ pub static ROUTES: &[Route] = &[
             id: "racecard_by_date",
             tag: "racecards",
             summary: "Race card by date",
-            description: "The card of the date, ascending race number, scratched runners removed.",
+            description: "The card of the date (or of the `venue`'s meeting), ascending race \
+                number, scratched runners removed. With `as_of`, as the log up to that point would have answered.",
             ok: "The race card of the date.",
             body: Component::of::<RaceCard>(),
             errors: &[
@@ -270,13 +289,15 @@ pub static ROUTES: &[Route] = &[
         doc: Operation {
             id: "race_odds",
             tag: "odds",
-            summary: "Current win odds of a race",
-            description: "The current win odds of a race, for clients that poll: every runner \
-                with a price, in horse-number order, and `seq`, the stream sequence of the race's \
-                latest odds update (a WebSocket `subscribe` with `since` resumes from it). A \
-                venue's race has the odds given for it and those a feeder gave without a venue \
-                (for the race of that number at every venue), each runner at its latest price; \
-                `venue` is null where no venue of the race is known yet.",
+            summary: "Current odds and market of a race",
+            description: "The current win and place odds of a race, for clients that poll: every \
+                runner with a price, in horse-number order, with its implied probabilities and \
+                moves, the race's `market` (books, favourites, steamers and drifters), and \
+                `seq`, the stream sequence of the race's latest odds update (a WebSocket \
+                `subscribe` with `since` resumes from it). A `venue`'s race has the odds given \
+                for it and those a feeder gave without a venue (for the race of that number at \
+                every venue), each runner at its latest price; `venue` is null where no venue \
+                of the race is known yet. With `as_of`, as the log up to that point would have answered.",
             ok: "The race's current odds.",
             body: Component::of::<RaceOdds>(),
             errors: &[
@@ -376,22 +397,11 @@ pub static ROUTES: &[Route] = &[
             id: "jockey_analysis",
             tag: "people",
             summary: "A jockey's records by condition",
-            description: "Runs, wins, places, strike rate and level-stake profit or loss, overall and by \
-                venue, distance, going, class and draw, and by trainer (each jockey-trainer combination), over the races dated `from` \
-                to `to` (both included; by default every race), worked out from the results \
-                when asked for (`docs/api.md`, Records by condition). A run is a runner in a \
-                result except one withdrawn or that took no part; `level_stake` is the profit \
-                or loss of a 1-unit win bet on each run with recorded win odds. With \
-                `as_of`, as the log up to that point would have answered.",
+            description: analysis_description!("and by trainer (each jockey-trainer combination)"),
             ok: "The records by condition.",
             body: Component::of::<Analysis>(),
             errors: &[
-                (
-                    "400",
-                    "`bad_request`: an id not of slug form, a `from` or `to` that is not a real \
-                     `YYYY-MM-DD`, `from` after `to`, an `as_of` past the checkpoint, or \
-                     another query parameter.",
-                ),
+                ("400", PERSON_ANALYSIS_400),
                 ("404", "`not_found`: no jockey of that id has a run in a result (as of the point)."),
             ],
         },
@@ -446,22 +456,11 @@ pub static ROUTES: &[Route] = &[
             id: "trainer_analysis",
             tag: "people",
             summary: "A trainer's records by condition",
-            description: "Runs, wins, places, strike rate and level-stake profit or loss, overall and by \
-                venue, distance, going, class and draw, and by jockey (each jockey-trainer combination), over the races dated `from` \
-                to `to` (both included; by default every race), worked out from the results \
-                when asked for (`docs/api.md`, Records by condition). A run is a runner in a \
-                result except one withdrawn or that took no part; `level_stake` is the profit \
-                or loss of a 1-unit win bet on each run with recorded win odds. With \
-                `as_of`, as the log up to that point would have answered.",
+            description: analysis_description!("and by jockey (each jockey-trainer combination)"),
             ok: "The records by condition.",
             body: Component::of::<Analysis>(),
             errors: &[
-                (
-                    "400",
-                    "`bad_request`: an id not of slug form, a `from` or `to` that is not a real \
-                     `YYYY-MM-DD`, `from` after `to`, an `as_of` past the checkpoint, or \
-                     another query parameter.",
-                ),
+                ("400", PERSON_ANALYSIS_400),
                 ("404", "`not_found`: no trainer of that id has a run in a result (as of the point)."),
             ],
         },

@@ -147,13 +147,8 @@ pub fn routes(signup: Arc<Signup>) -> Router {
         .with_state(signup)
 }
 
-/// Whether `path` is one of the public pages.
-pub fn is_public(path: &str) -> bool {
-    matches!(
-        path,
-        "/" | "/pricing" | "/subscribe" | "/keys/replace" | CONFIRM
-    )
-}
+/// The public pages' paths, each answered without a key.
+pub const PUBLIC_PAGES: [&str; 5] = ["/", "/pricing", "/subscribe", "/keys/replace", CONFIRM];
 
 /// An HTML answer.
 fn html(status: StatusCode, body: String) -> Response {
