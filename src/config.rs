@@ -121,9 +121,8 @@ pub struct ServeArgs {
     /// MiB of the records the start-up replay into empty read models holds in memory: the
     /// replay is a bulk load that folds each batch over them while sled writes the batch
     /// before, on a thread of its own; past this many, it lets them go and reads what it
-    /// lacks from the store. 0: it commits batch after batch, reading the store. On the
-    /// bench log it held 1.1 GiB, and the replay took 17% less time than with 0 on two
-    /// cores, at a peak of 4.6 GiB against 2.9 (BENCHMARKS.md).
+    /// lacks from the store. 0: it commits batch after batch, reading the store. What it
+    /// holds and the replay's peak: docs/operations.md and BENCHMARKS.md.
     #[arg(long, env = "RACING_REPLAY_MEMORY_MIB", default_value_t = racing_projections::Options::default().replay_bytes >> 20)]
     pub replay_memory_mib: usize,
     /// Whether this replica writes snapshots of the read models to the object store when

@@ -1,7 +1,8 @@
-//! README's examples, run as a reader runs them: `racing serve --demo` started as the
-//! quick start starts it, the variables its banner's `shell:` line sets, and each example
-//! of the block that follows README's marker requested with them; and what its quick start
-//! says the scripts install, against the scripts.
+//! The examples of README and of the guides in docs/, run as a reader runs them: `racing
+//! serve --demo` started as the quick start starts it, the variables its banner's `shell:`
+//! line sets, and each example of every block that follows the examples' marker requested
+//! with them; what README's quick start says the scripts install, against the scripts; and
+//! the plans the API reference lists, against the service's.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -11,7 +12,7 @@ use tempfile::TempDir;
 
 use crate::reliability::process::Service;
 
-/// The line above the block of examples in README.md.
+/// The line above each block of examples in README.md and docs/.
 const MARKER: &str = "<!-- examples: each is run by tests/examples.rs -->";
 
 /// How long the demo may take to publish and fold its season before it prints its banner.
@@ -20,26 +21,60 @@ const START: Duration = Duration::from_secs(120);
 /// How long one example may take (a replay plays a race's recorded moves at its speed).
 const EXAMPLE: Duration = Duration::from_secs(30);
 
-/// The command lines of the fenced block that follows `MARKER` in `readme`, with line
+/// The command lines of every fenced block that follows `MARKER` in `text`, with line
 /// numbers; blank and comment lines left out.
-fn examples(readme: &str) -> Vec<(usize, String)> {
-    let mut lines = readme.lines().enumerate();
-    lines
-        .by_ref()
-        .find(|(_, l)| l.trim() == MARKER)
-        .expect("README.md has the examples' marker line");
-    let fence = lines.next().map(|(_, l)| l.trim());
-    assert!(
-        fence.is_some_and(|l| l.starts_with("```")),
-        "a fenced block right after the marker, not {fence:?}"
-    );
-    let block: Vec<(usize, String)> = lines
-        .take_while(|(_, l)| !l.trim_start().starts_with("```"))
-        .map(|(i, l)| (i + 1, l.trim().to_owned()))
-        .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'))
+fn examples(text: &str) -> Vec<(usize, String)> {
+    let mut lines = text.lines().enumerate();
+    let mut all = Vec::new();
+    while lines.by_ref().any(|(_, l)| l.trim() == MARKER) {
+        let fence = lines.next().map(|(_, l)| l.trim());
+        assert!(
+            fence.is_some_and(|l| l.starts_with("```")),
+            "a fenced block right after the marker, not {fence:?}"
+        );
+        let block: Vec<(usize, String)> = lines
+            .by_ref()
+            .take_while(|(_, l)| !l.trim_start().starts_with("```"))
+            .map(|(i, l)| (i + 1, l.trim().to_owned()))
+            .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'))
+            .collect();
+        assert!(!block.is_empty(), "an examples' block is empty");
+        all.extend(block);
+    }
+    all
+}
+
+/// The status an example expects: the one its comment starts with (`# 404 ...`), or 200.
+fn expected(line: &str) -> StatusCode {
+    line.split_once(" # ")
+        .and_then(|(_, comment)| comment.trim().get(..3))
+        .and_then(|code| code.parse::<u16>().ok())
+        .and_then(|code| StatusCode::from_u16(code).ok())
+        .unwrap_or(StatusCode::OK)
+}
+
+/// Every file whose examples the demo test runs, each with its text: README.md, then the
+/// guides of docs/ in name order.
+fn documents() -> Vec<(String, String)> {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let mut guides: Vec<_> = std::fs::read_dir(format!("{root}/docs"))
+        .expect("docs/")
+        .map(|entry| entry.expect("an entry").path())
+        .filter(|path| path.extension().is_some_and(|e| e == "md"))
         .collect();
-    assert!(!block.is_empty(), "the examples' block is empty");
-    block
+    guides.sort();
+    std::iter::once(std::path::PathBuf::from(format!("{root}/README.md")))
+        .chain(guides)
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).expect("a document");
+            let name = path
+                .strip_prefix(root)
+                .unwrap_or(&path)
+                .display()
+                .to_string();
+            (name, text)
+        })
+        .collect()
 }
 
 /// A reader's `PATH` before the banner's line: the system's directories, none of this
@@ -185,9 +220,13 @@ async fn racing(args: &[String], vars: &BTreeMap<String, String>) -> String {
 }
 
 #[tokio::test]
-async fn every_readme_example_answers_from_the_demo_with_the_banner_s_variables() {
-    let readme = include_str!("../README.md");
-    let examples = examples(readme);
+async fn every_example_of_readme_and_the_guides_answers_from_the_demo_with_the_banner_s_variables()
+{
+    let documents = documents();
+    assert!(
+        !examples(&documents[0].1).is_empty(),
+        "README.md has examples"
+    );
     let work = TempDir::new().expect("temp dir");
     let mut service = Service::spawn_with(
         None,
@@ -227,13 +266,18 @@ async fn every_readme_example_answers_from_the_demo_with_the_banner_s_variables(
         }
     }
 
-    for (number, line) in &examples {
-        let args = words(line, &vars);
-        let what = format!("README.md line {number}, `{line}`");
+    let examples = documents.iter().flat_map(|(name, text)| {
+        examples(text)
+            .into_iter()
+            .map(move |(number, line)| (name, number, line))
+    });
+    for (name, number, line) in examples {
+        let args = words(&line, &vars);
+        let what = format!("{name} line {number}, `{line}`");
         match args.first().map(String::as_str) {
             Some("curl") => {
                 let (status, body) = curl(&client, &args[1..]).await;
-                assert_eq!(status, StatusCode::OK, "{what}: {body}");
+                assert_eq!(status, expected(&line), "{what}: {body}");
                 assert!(!body.trim().is_empty(), "{what}: an empty body");
             }
             Some("racing") => {
@@ -345,4 +389,45 @@ fn the_quick_start_names_every_package_the_scripts_install() {
         );
     }
     assert!(all.contains("wrk") && all.contains("chromium"), "{all:?}");
+}
+
+#[test]
+fn the_plans_the_reference_gives_are_the_services_defaults() {
+    let reference = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/api.md"))
+        .expect("docs/api.md");
+    let (_, rest) = reference
+        .split_once("<!-- plans:")
+        .expect("the table's start");
+    let (table, _) = rest.split_once("<!-- end of plans -->").expect("its end");
+    let rows: Vec<Vec<String>> = table
+        .lines()
+        .filter(|line| line.starts_with("| `"))
+        .map(|line| {
+            line.trim_matches('|')
+                .split('|')
+                .map(|cell| cell.trim().trim_matches('`').to_owned())
+                .collect()
+        })
+        .collect();
+    let plans = racing::subscribe::plans::Plans::default();
+    let served: Vec<Vec<String>> = plans
+        .all()
+        .iter()
+        .map(|p| {
+            let how = if p.self_service {
+                "subscribe on the page"
+            } else {
+                "contact the operator"
+            };
+            vec![
+                p.id.clone(),
+                p.price.clone(),
+                p.rate_per_sec.to_string(),
+                p.burst.to_string(),
+                p.live_connections.to_string(),
+                how.to_owned(),
+            ]
+        })
+        .collect();
+    assert_eq!(rows, served);
 }

@@ -53,6 +53,7 @@ async fn openapi_document_needs_the_key_is_3_1_and_describes_every_route() {
     assert_eq!(status, StatusCode::OK);
     let version = spec["openapi"].as_str().expect("openapi version");
     assert!(version.starts_with("3.1"), "{version}");
+    assert_eq!(spec["info"]["version"], racing::http::VERSION);
     let described: BTreeSet<&str> = spec["paths"]
         .as_object()
         .expect("paths")
@@ -427,4 +428,17 @@ fn the_paths_the_reference_lists_as_keyless_are_the_services() {
         .collect();
     let served: BTreeSet<&str> = racing::http::keyless_paths().collect();
     assert_eq!(listed, served);
+}
+
+#[test]
+fn the_descriptions_carry_the_version_of_the_changelogs_latest_release() {
+    let changelog = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/CHANGELOG.md"))
+        .expect("CHANGELOG.md");
+    let latest = changelog
+        .lines()
+        .filter_map(|line| line.strip_prefix("## ["))
+        .filter_map(|line| line.split(']').next())
+        .find(|version| *version != "Unreleased");
+    assert_eq!(latest, Some(racing::http::VERSION));
+    assert_eq!(DOCUMENT["info"]["version"], racing::http::VERSION);
 }

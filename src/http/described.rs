@@ -30,8 +30,10 @@ pub const FEED_ASYNCAPI_PATH: &str = "/feed/asyncapi.json";
 /// The API's title, in the OpenAPI and the AsyncAPI documents alike.
 pub const TITLE: &str = "racing: horse racing data API";
 
-/// The API's version in its descriptions: the crate's.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// The API's version in its descriptions (`info.version`): the latest release that
+/// CHANGELOG.md lists, which says what each one changed (`docs/api.md`, Versions and
+/// deprecation). Not the crate's: the API is versioned for its callers.
+pub const VERSION: &str = "1.5.0";
 
 /// The anchor of the `GET` operation of `path` in the HTML reference.
 pub fn docs_anchor(path: &str) -> String {

@@ -48,7 +48,7 @@ use axum::Router;
 
 pub use described::{
     ASYNCAPI_PATH, ASYNCAPI_PUBLIC_PATH, DOCS_PATH, FEED_ASYNCAPI_PATH, FEED_SCHEMA_PATH,
-    INDEX_PATH, OPENAPI_PATH,
+    INDEX_PATH, OPENAPI_PATH, VERSION,
 };
 pub use error::{ApiError, UNAUTHORIZED_MESSAGE};
 pub use feed::{asyncapi_text as feed_asyncapi_text, schema_text as feed_schema_text};
