@@ -488,7 +488,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
     let failures = report.failures();
     println!();
     if args.tiny {
-        println!("tiny scale: every part ran; no goal is judged, as these figures mean nothing");
+        println!("tiny scale: every part ran; a tiny run judges nothing, so no goal is shown");
     } else if failures.is_empty() {
         println!("every goal met");
     } else {

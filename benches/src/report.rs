@@ -582,15 +582,24 @@ impl Report {
     }
 
     /// The table, in Markdown.
+    /// The table of figures; at the tiny scale, whose figures judge nothing, without the
+    /// goals and verdicts.
     pub fn table(&self) -> String {
+        let judged = self.scale.name != "tiny";
         let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "| part | measure | racing | baseline | ratio | goal | |"
-        );
-        let _ = writeln!(out, "|---|---|---:|---:|---:|---|---|");
+        if judged {
+            let _ = writeln!(
+                out,
+                "| part | measure | racing | baseline | ratio | goal | |"
+            );
+            let _ = writeln!(out, "|---|---|---:|---:|---:|---|---|");
+        } else {
+            let _ = writeln!(out, "| part | measure | racing | baseline | ratio |");
+            let _ = writeln!(out, "|---|---|---:|---:|---:|");
+        }
         for r in self.rows() {
-            let _ = writeln!(out, "| {} |", r.join(" | "));
+            let shown = if judged { &r[..] } else { &r[..5] };
+            let _ = writeln!(out, "| {} |", shown.join(" | "));
         }
         out
     }

@@ -4,7 +4,7 @@
 //! the whole of an atomic batch: nothing a batch replaces is freed before its end. A
 //! replay's batch of 65,536 events writes hundreds of thousands of records; written as
 //! one atomic batch each, the bench's log replayed in 60 s, written a few thousand records
-//! at a time in 44 s, sled's writer no longer the bound (BENCHMARKS.md, "A load's batch
+//! at a time in 44 s, sled's writer no longer the bound (BENCHMARKS.md at f7d148c, "A load's batch
 //! in steps"). So a [`crate::Loader`] writes each batch in steps, and keeps it atomic
 //! with its checkpoint through a redo file beside the store:
 //!
@@ -31,7 +31,7 @@ use crate::StoreError;
 
 /// Records to an atomic write of sled's in a step. On the bench's log, 1,024 loaded as
 /// fast and wrote a third more bytes; 16,384 wrote a tenth less and took a fifth longer
-/// (BENCHMARKS.md).
+/// (BENCHMARKS.md at f7d148c, "A load's batch in steps").
 pub(crate) const STEP_RECORDS: usize = 4096;
 
 /// The first bytes of a redo file: what it is, and its layout's version.

@@ -13,7 +13,7 @@
 //!   30 to 36 s after that pull, and the client's next pull went unanswered. Once its
 //!   buffer was read, the reader waited 89.5 s, until async-nats missed two idle
 //!   heartbeats and made the consumer again. The projector reads that way in a replay
-//!   past its memory budget, and gave up after 5 s (BENCHMARKS.md, the ten-times log).
+//!   past its memory budget, and gave up after 5 s (BENCHMARKS.md at f7d148c, the ten-times log).
 //!
 //! [`Messages`] makes the consumer again, from the next message, before reading on after
 //! [`UNREAD_LIMIT`] unread; and after [`SILENT`] of waiting with nothing delivered, it asks

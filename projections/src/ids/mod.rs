@@ -11,7 +11,7 @@
 //! more than a step of it.
 //!
 //! Why this layout: sled 0.34's memory grows with its number of keys and with records
-//! rewritten in place (BENCHMARKS.md, "Applied ids at scale"). Here ids are few keys (a chunk of up
+//! rewritten in place (BENCHMARKS.md at f7d148c, "Applied ids at scale"). Here ids are few keys (a chunk of up
 //! to [`CHUNK_IDS`] sorted ids each), and every chunk is written once, under a run number
 //! larger than any before it, so at the end of the tree; a merge writes a new run and
 //! removes its sources, never rewriting a chunk.
