@@ -393,12 +393,7 @@ fn the_quick_start_names_every_package_the_scripts_install() {
 
 #[test]
 fn the_plans_the_reference_gives_are_the_services_defaults() {
-    let reference = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/api.md"))
-        .expect("docs/api.md");
-    let (_, rest) = reference
-        .split_once("<!-- plans:")
-        .expect("the table's start");
-    let (table, _) = rest.split_once("<!-- end of plans -->").expect("its end");
+    let table = crate::support::marked("api.md", "plans:", "end of plans");
     let rows: Vec<Vec<String>> = table
         .lines()
         .filter(|line| line.starts_with("| `"))

@@ -412,14 +412,7 @@ fn every_field_of_every_frame_the_server_sends_is_in_the_live_guide() {
 
 #[test]
 fn the_paths_the_reference_lists_as_keyless_are_the_services() {
-    let reference = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/api.md"))
-        .expect("docs/api.md");
-    let (_, rest) = reference
-        .split_once("<!-- keyless paths:")
-        .expect("the list's start");
-    let (list, _) = rest
-        .split_once("<!-- end of keyless paths -->")
-        .expect("its end");
+    let list = crate::support::marked("api.md", "keyless paths:", "end of keyless paths");
     let listed: BTreeSet<&str> = list
         .split('`')
         .skip(1)

@@ -42,6 +42,20 @@ pub fn without_market(mut doc: Value) -> Value {
     doc
 }
 
+/// The part of `docs/{name}` between the comment that starts `<!-- {start}` and the
+/// comment `<!-- {end} -->`: a list or table a test holds to the code.
+pub fn marked(name: &str, start: &str, end: &str) -> String {
+    let path = format!("{}/docs/{name}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let (_, rest) = text
+        .split_once(&format!("<!-- {start}"))
+        .unwrap_or_else(|| panic!("{path}: no `<!-- {start}`"));
+    let (part, _) = rest
+        .split_once(&format!("<!-- {end} -->"))
+        .unwrap_or_else(|| panic!("{path}: no `<!-- {end} -->`"));
+    part.to_owned()
+}
+
 /// A text frame the service sent on the live WebSocket, as JSON, once checked against
 /// the AsyncAPI document the service serves (built by the same function): every test
 /// reads its frames through here, so a frame of a `type` the document does not describe,

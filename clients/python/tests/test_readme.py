@@ -4,32 +4,17 @@ service the suite started, and every other one runs after it in a Python of its 
 
 from __future__ import annotations
 
-import os
-import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from examples import python_blocks, run_as_printed, case_id
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 # The longest an example may take: those that follow a live stream stop after a few frames.
 EXAMPLE_SECS = 60
 
-
-def _examples() -> list[tuple[str, str]]:
-    """Every ```python block of the README, in order, with the heading it comes under."""
-    examples, heading = [], ""
-    for block in re.split(r"^(```python\n.*?^```)$", README.read_text(), flags=re.M | re.S):
-        if block.startswith("```python\n"):
-            examples.append((heading, block.removeprefix("```python\n").removesuffix("```")))
-        else:
-            headings = re.findall(r"^#+ (.+)$", block, flags=re.M)
-            heading = headings[-1] if headings else heading
-    return examples
-
-
-SETUP, *EXAMPLES = _examples()
+SETUP, *EXAMPLES = python_blocks(README)
 
 
 def test_the_first_example_reads_the_demo_banner_s_variables():
@@ -38,23 +23,6 @@ def test_the_first_example_reads_the_demo_banner_s_variables():
         assert f'os.environ["{name}"]' in SETUP[1], name
 
 
-@pytest.mark.parametrize(
-    "heading, example",
-    EXAMPLES,
-    ids=[re.sub(r"[^a-z0-9]+", "-", heading.lower()).strip("-") for heading, _ in EXAMPLES],
-)
+@pytest.mark.parametrize("heading, example", EXAMPLES, ids=[case_id(h) for h, _ in EXAMPLES])
 def test_the_readme_example_runs_as_printed(service, heading, example):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RACING_")}
-    env.update(service.shell_variables())
-    try:
-        run = subprocess.run(
-            [sys.executable, "-c", SETUP[1] + "\n" + example],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=EXAMPLE_SECS,
-        )
-    except subprocess.TimeoutExpired as e:
-        raise AssertionError(f"{heading}: still running after {EXAMPLE_SECS} s:\n{example}") from None
-    assert run.returncode == 0, f"{heading}:\n{example}\n{run.stderr}"
-    assert run.stdout, f"{heading}: printed nothing"
+    run_as_printed(service, heading, SETUP[1] + "\n" + example, EXAMPLE_SECS)
