@@ -581,8 +581,7 @@ impl Report {
         rows
     }
 
-    /// The table, in Markdown.
-    /// The table of figures; at the tiny scale, whose figures judge nothing, without the
+    /// The table, in Markdown; at the tiny scale, whose figures judge nothing, without the
     /// goals and verdicts.
     pub fn table(&self) -> String {
         let judged = self.scale.name != "tiny";

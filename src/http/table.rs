@@ -183,7 +183,10 @@ pub static ROUTES: &[Route] = &[
                      `YYYY-MM-DD`, `from` after `to`, an `as_of` past the checkpoint, or \
                      another query parameter.",
                 ),
-                ("404", "`not_found`: the horse has no run in a result (as of the point)."),
+                (
+                    "404",
+                    "`not_found`: the horse has no run in a result (as of the point).",
+                ),
             ],
         },
     },
@@ -220,7 +223,8 @@ pub static ROUTES: &[Route] = &[
             summary: "Get single race result",
             description: "The result of one race: `{date, venue, race_number, race_name, \
                 distance, going, runners}`, runners placed by position, then the rest; with \
-                `venue`, that venue's race of the number. With `as_of`, as the log up to that point would have answered.",
+                `venue`, that venue's race of the number. With `as_of`, as the log up to that \
+                point would have answered.",
             ok: "The race's result.",
             body: Component::of::<RaceResult>(),
             errors: &[
@@ -244,7 +248,8 @@ pub static ROUTES: &[Route] = &[
             description: "The card of today's meeting, where today is the calendar date in the \
                 service's time zone (`RACING_TIMEZONE`, by default `Asia/Hong_Kong`); the `date` \
                 field says which day that was; with `venue`, that venue's meeting. Scratched \
-                runners are removed. With `as_of`, as the log up to that point would have answered.",
+                runners are removed. With `as_of`, as the log up to that point would have \
+                answered.",
             ok: "Today's race card.",
             body: Component::of::<RaceCard>(),
             errors: &[
@@ -269,7 +274,8 @@ pub static ROUTES: &[Route] = &[
             tag: "racecards",
             summary: "Race card by date",
             description: "The card of the date (or of the `venue`'s meeting), ascending race \
-                number, scratched runners removed. With `as_of`, as the log up to that point would have answered.",
+                number, scratched runners removed. With `as_of`, as the log up to that point \
+                would have answered.",
             ok: "The race card of the date.",
             body: Component::of::<RaceCard>(),
             errors: &[
@@ -297,7 +303,8 @@ pub static ROUTES: &[Route] = &[
                 `subscribe` with `since` resumes from it). A `venue`'s race has the odds given \
                 for it and those a feeder gave without a venue (for the race of that number at \
                 every venue), each runner at its latest price; `venue` is null where no venue \
-                of the race is known yet. With `as_of`, as the log up to that point would have answered.",
+                of the race is known yet. With `as_of`, as the log up to that point would have \
+                answered.",
             ok: "The race's current odds.",
             body: Component::of::<RaceOdds>(),
             errors: &[
@@ -402,7 +409,10 @@ pub static ROUTES: &[Route] = &[
             body: Component::of::<Analysis>(),
             errors: &[
                 ("400", PERSON_ANALYSIS_400),
-                ("404", "`not_found`: no jockey of that id has a run in a result (as of the point)."),
+                (
+                    "404",
+                    "`not_found`: no jockey of that id has a run in a result (as of the point).",
+                ),
             ],
         },
     },
@@ -461,7 +471,10 @@ pub static ROUTES: &[Route] = &[
             body: Component::of::<Analysis>(),
             errors: &[
                 ("400", PERSON_ANALYSIS_400),
-                ("404", "`not_found`: no trainer of that id has a run in a result (as of the point)."),
+                (
+                    "404",
+                    "`not_found`: no trainer of that id has a run in a result (as of the point).",
+                ),
             ],
         },
     },
