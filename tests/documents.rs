@@ -1,5 +1,5 @@
 //! The documents against the repository and the code: every relative link in the README,
-//! BENCHMARKS.md and `docs/` reaches a file (and a heading of it, where it names one), and
+//! BENCHMARKS.md, CHANGELOG.md and `docs/` reaches a file (and a heading of it, where it names one), and
 //! every environment variable the binary reads has its row in the configuration table of
 //! `docs/operations.md`, and every row a variable the binary reads.
 
@@ -19,7 +19,7 @@ const CODE_DIRS: &[&str] = &["src", "events/src", "projections/src", "demo/src"]
 
 /// The documents whose links are checked, from the root: these files and every `.md`
 /// file under `docs/`.
-const DOCUMENTS: &[&str] = &["README.md", "BENCHMARKS.md"];
+const DOCUMENTS: &[&str] = &["README.md", "BENCHMARKS.md", "CHANGELOG.md"];
 
 /// The `.md` files under `dir`, relative to the root, with `/` between the parts.
 fn markdown_files(dir: &Path, out: &mut Vec<String>) {
