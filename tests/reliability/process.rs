@@ -6,7 +6,7 @@ use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
 use futures::StreamExt;
-use nix::sys::signal::{kill, Signal};
+use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::Pid;
 use reqwest::StatusCode;
 use serde_json::Value;
@@ -38,13 +38,24 @@ struct Banner {
     lines: Vec<String>,
 }
 
-/// A `racing serve` process of a test's own, killed if the test drops it.
+/// A `racing serve` process of a test's own, in a process group of its own: a test that
+/// drops it (a failed assertion included) kills the group, the nats-server a service
+/// without a broker runs with it.
 pub struct Service {
     child: Child,
     pid: Pid,
     banner: watch::Receiver<Banner>,
     /// Where its standard error (the log) goes.
     pub log: PathBuf,
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        // The service's own nats-server is its child: killed with it, not left holding
+        // its port when the service is killed without a chance to stop it. A group
+        // already gone is no error.
+        let _ = killpg(self.pid, Signal::SIGKILL);
+    }
 }
 
 impl Service {
@@ -93,6 +104,7 @@ impl Service {
             .stdout(Stdio::piped())
             .stderr(stderr)
             .kill_on_drop(true)
+            .process_group(0)
             .spawn()
             .expect("the racing binary starts");
         let pid = Pid::from_raw(
