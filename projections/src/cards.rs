@@ -38,7 +38,7 @@ impl ReadModel for Cards {
             }
             What::Result { old, new } => {
                 let resulted = form::Resulted::of(old.as_ref(), Some(new));
-                form::keep_careers(s, old.as_ref(), Some(new), &resulted)?;
+                form::keep_careers(s, &resulted)?;
                 self.results.push(resulted);
             }
             What::Retracted(r) => {
@@ -47,7 +47,7 @@ impl ReadModel for Cards {
                     .insert((r.date.to_owned(), r.race_number, r.venue.to_owned()));
                 if let Some(result) = &r.result {
                     let resulted = form::Resulted::of(Some(result), None);
-                    form::keep_careers(s, Some(result), None, &resulted)?;
+                    form::keep_careers(s, &resulted)?;
                     self.results.push(resulted);
                 }
             }

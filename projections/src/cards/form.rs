@@ -34,13 +34,14 @@ const FIGURES: usize = 6;
 /// One venue's race: `(date, race number, venue)`.
 pub(crate) type Race = (String, u8, String);
 
-/// What a changed result changed that a card's form reads: the horses whose run in it
-/// changed, the rides and wins it changed of each jockey and trainer on each date, and
-/// its date (both, where it moved).
+/// What a changed result changed that a card's form reads: each horse's run in it where
+/// that changed, the rides and wins it changed of each jockey and trainer on each date,
+/// and its date (both, where it moved).
 #[derive(Debug, Default)]
 pub(crate) struct Resulted {
     dates: BTreeSet<String>,
-    horses: BTreeSet<String>,
+    /// By horse: its run before and after (either may be none), only where they differ.
+    runs: BTreeMap<String, (Option<Run>, Option<Run>)>,
     /// By role, person and date: the rides and wins added (negative: taken away).
     rides: BTreeMap<(Role, String, String), (i64, i64)>,
 }
@@ -49,9 +50,16 @@ impl Resulted {
     /// What replacing `old` by `new` (either may be none: a first result, a retraction)
     /// changed.
     pub(crate) fn of(old: Option<&RaceResult>, new: Option<&RaceResult>) -> Resulted {
-        let race = |r: &RaceResult| (r.date.clone(), r.venue.clone(), r.distance, r.going.clone());
-        let moved = old.map(race) != new.map(race);
-        let (before, after) = (runs_in(old), runs_in(new));
+        let mut runs: BTreeMap<String, (Option<Run>, Option<Run>)> = BTreeMap::new();
+        for (result, after) in [(old, false), (new, true)] {
+            let Some(r) = result else { continue };
+            for x in &r.runners {
+                let sides = runs.entry(x.horse_no.clone()).or_default();
+                let side = if after { &mut sides.1 } else { &mut sides.0 };
+                *side = Some(Run::of_result(r, x));
+            }
+        }
+        runs.retain(|_, (before, after)| before != after);
         let mut rides: BTreeMap<(Role, String, String), (i64, i64)> = BTreeMap::new();
         for (result, by) in [(old, -1), (new, 1)] {
             let Some(r) = result else { continue };
@@ -72,22 +80,12 @@ impl Resulted {
             }
         }
         rides.retain(|_, changed| *changed != (0, 0));
-        let horses = before
-            .keys()
-            .chain(after.keys())
-            .filter(|horse| moved || before.get(*horse) != after.get(*horse))
-            .map(|horse| (*horse).to_owned())
-            .collect();
         let dates = old
             .iter()
             .chain(new.iter())
             .map(|r| r.date.clone())
             .collect();
-        Resulted {
-            dates,
-            horses,
-            rides,
-        }
+        Resulted { dates, runs, rides }
     }
 
     /// The races whose form the change may change: the later cards of its horses, and
@@ -97,7 +95,7 @@ impl Resulted {
         let Some(first) = self.dates.first() else {
             return Ok(races);
         };
-        for horse in &self.horses {
+        for horse in self.runs.keys() {
             let prefix = keys::card_entries_of(horse);
             // The newest card first: where it is not later, none is.
             let newest = s.scan(&prefix, Scan::Backward, 1)?;
@@ -148,53 +146,17 @@ impl Resulted {
     }
 }
 
-/// A result's runs by horse: position, status, jockey, trainer.
-type Runs<'a> = BTreeMap<&'a str, (Option<i64>, Option<&'a str>, &'a str, &'a str)>;
-
-fn runs_in(result: Option<&RaceResult>) -> Runs<'_> {
-    result
-        .iter()
-        .flat_map(|r| &r.runners)
-        .map(|x| {
-            let run = (
-                x.position,
-                x.status.as_deref(),
-                x.jockey.as_str(),
-                x.trainer.as_str(),
-            );
-            (x.horse_no.as_str(), run)
-        })
-        .collect()
-}
-
-/// Keeps the careers of the horses and the recent days of the people of a result that
-/// changed from `old` to `new` (either may be none), as `resulted` says of them; the
-/// horses' form entries are already changed.
-pub(crate) fn keep_careers(
-    s: &mut impl State,
-    old: Option<&RaceResult>,
-    new: Option<&RaceResult>,
-    resulted: &Resulted,
-) -> Result<(), StoreError> {
-    let runs = |r: Option<&RaceResult>| -> BTreeMap<String, Run> {
-        r.iter()
-            .flat_map(|r| {
-                r.runners
-                    .iter()
-                    .map(move |x| (x.horse_no.clone(), Run::of_result(r, x)))
-            })
-            .collect()
-    };
-    let (before, after) = (runs(old), runs(new));
-    let horses: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
-    for horse in horses {
+/// Keeps the careers of the horses and the recent days of the people of a changed
+/// result, as `resulted` says of them; the horses' form entries are already changed.
+pub(crate) fn keep_careers(s: &mut impl State, resulted: &Resulted) -> Result<(), StoreError> {
+    for (horse, (before, after)) in &resulted.runs {
         let key = keys::horse_career(horse);
         let mut career: Career = read(s, &key)?.unwrap_or_default();
         let mut exact = true;
-        if let Some(run) = before.get(horse) {
+        if let Some(run) = before {
             exact &= career.remove(run);
         }
-        if let Some(run) = after.get(horse) {
+        if let Some(run) = after {
             career.add(run);
         }
         if !exact {
