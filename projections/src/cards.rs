@@ -4,17 +4,16 @@
 
 mod career;
 mod form;
+mod race;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
-use racing_events::RaceCard;
-
-use crate::docs::{self, Meeting, StoredRaceForm};
+use crate::docs::{self, Meeting};
 use crate::facts::{Change, Day, What};
-use crate::keys::{self, DocKey};
+use crate::keys::DocKey;
 use crate::model::ReadModel;
-use crate::state::{read, Records, State};
-use crate::status::{self, Status};
+use crate::parts::Parts;
+use crate::state::{Records, State};
 use crate::written::{ByVenue, Stale};
 use crate::StoreError;
 
@@ -26,6 +25,8 @@ pub(crate) struct Cards {
     stale: Stale,
     forms: BTreeSet<form::Race>,
     results: Vec<form::Resulted>,
+    /// Each race's part of the cards last rendered (`parts.rs`).
+    parts: Parts,
 }
 
 impl ReadModel for Cards {
@@ -89,7 +90,7 @@ impl ReadModel for Cards {
         }
         let mut out = self.stale.rendering(seq);
         for date in std::mem::take(&mut self.dates) {
-            out.put_venues(s, &cards_of(s, &date)?, |venue| {
+            out.put_venues(s, &cards_of(s, &date, &mut self.parts)?, |venue| {
                 DocKey::Card { date: &date, venue }.key()
             })?;
         }
@@ -99,33 +100,20 @@ impl ReadModel for Cards {
 }
 
 /// The race-card documents of `date`, per venue and for the day's main meeting, from its
-/// cards and scratchings as `s` holds them.
-pub(crate) fn cards_of(s: &impl Records, date: &str) -> Result<ByVenue, StoreError> {
+/// cards, scratchings, statuses and forms as `s` holds them; each race's part from `parts`
+/// where its records are those it was rendered from.
+pub(crate) fn cards_of(
+    s: &impl Records,
+    date: &str,
+    parts: &mut Parts,
+) -> Result<ByVenue, StoreError> {
     let day = Day::read(s, date)?;
     let mut meetings = Vec::with_capacity(day.cards.len());
-    // Per race and venue: the scratchings given for it and those given for every
-    // venue's race of that number; its status.
-    let mut scratched: BTreeMap<(i64, &str), BTreeSet<String>> = BTreeMap::new();
-    let mut statuses: BTreeMap<(i64, String), Status> = BTreeMap::new();
-    let mut forms: BTreeMap<(i64, String), StoredRaceForm> = BTreeMap::new();
     for (venue, races) in &day.cards {
         let mut list = Vec::with_capacity(races.len());
         for &n in races {
-            if let Some(c) = read::<RaceCard>(s, &keys::card(date, n, venue))? {
-                let mut gone: BTreeSet<String> =
-                    read(s, &keys::scratched(date, n, None))?.unwrap_or_default();
-                gone.extend(
-                    read::<BTreeSet<String>>(s, &keys::scratched(date, n, Some(venue)))?
-                        .unwrap_or_default(),
-                );
-                scratched.insert((c.race_number, venue.as_str()), gone);
-                if let Some(st) = status::of_race(s, date, n, Some(venue))? {
-                    statuses.insert((c.race_number, venue.clone()), st);
-                }
-                if let Some(f) = read::<StoredRaceForm>(s, &keys::card_form(date, n, venue))? {
-                    forms.insert((c.race_number, venue.clone()), f);
-                }
-                list.push(c);
+            if let Some(part) = race::part(parts, s, date, n, venue)? {
+                list.push(part);
             }
         }
         meetings.push(Meeting {
@@ -133,12 +121,5 @@ pub(crate) fn cards_of(s: &impl Records, date: &str) -> Result<ByVenue, StoreErr
             races: list,
         });
     }
-    let is_scratched = |c: &RaceCard, horse: &str| {
-        scratched
-            .get(&(c.race_number, c.venue.as_str()))
-            .is_some_and(|set| set.contains(horse))
-    };
-    let status = |c: &RaceCard| statuses.get(&(c.race_number, c.venue.clone()));
-    let form = |c: &RaceCard| forms.get(&(c.race_number, c.venue.clone()));
-    Ok(docs::render_cards(date, &meetings, is_scratched, status, form).days)
+    Ok(docs::render_cards(date, &meetings).days)
 }

@@ -202,21 +202,23 @@ fn render_doc(s: &impl Records, key: DocKey<'_>) -> Result<Option<Vec<u8>>, Stor
             .get(&key.key())?
             .map(|stored| docs::unseal(&stored).to_vec()),
         DocKey::Form(horse) => form_of(s, horse, &FormSource::load(s, horse)?)?,
-        DocKey::Results { date, venue } => crate::results::results_of(s, date)?
-            .days
-            .into_iter()
-            .find(|(v, _)| venue_of(v).as_deref() == venue)
-            .map(|(_, doc)| doc),
+        DocKey::Results { date, venue } => {
+            crate::results::results_of(s, date, &mut Default::default())?
+                .days
+                .into_iter()
+                .find(|(v, _)| venue_of(v).as_deref() == venue)
+                .map(|(_, doc)| doc)
+        }
         DocKey::Race {
             date,
             race_number,
             venue,
-        } => crate::results::results_of(s, date)?
+        } => crate::results::results_of(s, date, &mut Default::default())?
             .races
             .into_iter()
             .find(|(n, v, _)| *n == race_number && venue_of(v).as_deref() == venue)
             .map(|(_, _, doc)| doc),
-        DocKey::Card { date, venue } => crate::cards::cards_of(s, date)?
+        DocKey::Card { date, venue } => crate::cards::cards_of(s, date, &mut Default::default())?
             .into_iter()
             .find(|(v, _)| v.as_deref() == venue)
             .map(|(_, doc)| doc),

@@ -23,6 +23,7 @@ mod model;
 mod odds;
 mod packed;
 mod pages;
+mod parts;
 mod people;
 mod profiles;
 mod raceday;

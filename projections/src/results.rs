@@ -9,7 +9,8 @@ use crate::docs::{self, Meeting};
 use crate::facts::{Change, Day, What};
 use crate::keys::{self, DocKey};
 use crate::model::ReadModel;
-use crate::state::{read, Records, State};
+use crate::parts::{self, Parts};
+use crate::state::{decode, Records, State};
 use crate::written::{ByVenue, Stale};
 use crate::StoreError;
 
@@ -18,6 +19,8 @@ use crate::StoreError;
 pub(crate) struct Results {
     dates: BTreeSet<String>,
     stale: Stale,
+    /// Each race's part of the results last rendered (`parts.rs`).
+    parts: Parts,
 }
 
 impl ReadModel for Results {
@@ -46,7 +49,7 @@ impl ReadModel for Results {
     fn render<S: State>(&mut self, s: &mut S, seq: u64) -> Result<(), StoreError> {
         let mut out = self.stale.rendering(seq);
         for date in std::mem::take(&mut self.dates) {
-            let rendered = results_of(s, &date)?;
+            let rendered = results_of(s, &date, &mut self.parts)?;
             out.put_venues(s, &rendered.days, |venue| {
                 DocKey::Results { date: &date, venue }.key()
             })?;
@@ -71,15 +74,29 @@ impl ReadModel for Results {
 }
 
 /// The results documents of `date`: of the day and of each race, per venue and for the
-/// day's main meeting, from its results as `s` holds them.
-pub(crate) fn results_of(s: &impl Records, date: &str) -> Result<docs::Rendered, StoreError> {
+/// day's main meeting, from its results as `s` holds them; each race's part from `parts`
+/// where its result is the one it was rendered from.
+pub(crate) fn results_of(
+    s: &impl Records,
+    date: &str,
+    parts: &mut Parts,
+) -> Result<docs::Rendered, StoreError> {
     let day = Day::read(s, date)?;
     let mut meetings = Vec::with_capacity(day.results.len());
     for (venue, races) in &day.results {
         let mut list = Vec::with_capacity(races.len());
         for &n in races {
-            if let Some(r) = read::<RaceResult>(s, &keys::result(date, n, venue))? {
-                list.push(r);
+            let Some(result) = s.get(&keys::result(date, n, venue))? else {
+                continue;
+            };
+            let render = || {
+                let what = || format!("result of race {n} of {date} at {venue}");
+                Ok(decode::<RaceResult>(Some(&result), what)?.map(|r| docs::result_race(&r)))
+            };
+            if let Some(part) =
+                parts.of((date, n, venue), parts::hash([Some(&result[..])]), render)?
+            {
+                list.push((n, part));
             }
         }
         meetings.push(Meeting {
@@ -87,5 +104,5 @@ pub(crate) fn results_of(s: &impl Records, date: &str) -> Result<docs::Rendered,
             races: list,
         });
     }
-    docs::render_results(date, &meetings)
+    Ok(docs::render_results(date, &meetings))
 }

@@ -147,12 +147,23 @@ pub(crate) fn read<T: DeserializeOwned>(
     s: &impl Records,
     key: &[u8],
 ) -> Result<Option<T>, StoreError> {
-    match s.get(key)? {
-        Some(bytes) => serde_json::from_slice(&bytes)
-            .map(Some)
-            .map_err(|e| StoreError::Corrupt(format!("{}: {e}", String::from_utf8_lossy(key)))),
-        None => Ok(None),
-    }
+    decode(s.get(key)?.as_deref(), || {
+        String::from_utf8_lossy(key).into_owned()
+    })
+}
+
+/// A source record as [`read`] gives it, from its stored `bytes`; `what` names it in the
+/// error of a record that does not decode.
+pub(crate) fn decode<T: DeserializeOwned>(
+    bytes: Option<&[u8]>,
+    what: impl FnOnce() -> String,
+) -> Result<Option<T>, StoreError> {
+    bytes
+        .map(|bytes| {
+            serde_json::from_slice(bytes)
+                .map_err(|e| StoreError::Corrupt(format!("{}: {e}", what())))
+        })
+        .transpose()
 }
 
 /// Stores a source record, as JSON.

@@ -129,10 +129,15 @@ pub(crate) fn of_race(
         return Ok(every);
     };
     let own: Option<Status> = read(s, &keys::status(date, n, Some(venue)))?;
-    Ok(match (own, every) {
+    Ok(merged(own, every))
+}
+
+/// A venue's race's status from its `own` and the one given for `every` venue: the later.
+pub(crate) fn merged(own: Option<Status>, every: Option<Status>) -> Option<Status> {
+    match (own, every) {
         (Some(own), Some(every)) => Some(own.later(every)),
         (own, every) => own.or(every),
-    })
+    }
 }
 
 /// A race's status as the live socket's snapshot gives it: for one venue's race, or

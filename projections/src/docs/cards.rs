@@ -43,8 +43,9 @@ pub struct CardDoc<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(value_type = Vec<String>, required = false))]
     meetings: Option<&'a [String]>,
-    /// The meeting's races, ascending race number.
-    races: &'a [CardRace<'a>],
+    /// The meeting's races, ascending race number: each as [`card_race`] rendered it.
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<CardRace>))]
+    races: &'a [&'a RawValue],
 }
 
 /// One race of a race card.
@@ -199,15 +200,37 @@ pub(crate) type RaceForm = BTreeMap<String, RunnerForm>;
 /// horse number, copied into the card as it is.
 pub(crate) type StoredRaceForm = BTreeMap<String, Box<RawValue>>;
 
-/// Renders the race-card documents of a date, without the scratched runners, each race
-/// with its status where it has one and each runner with its form where it has one.
-pub(crate) fn render_cards<'s>(
-    date: &str,
-    meetings: &[Meeting<RaceCard>],
-    scratched: impl Fn(&RaceCard, &str) -> bool,
-    status: impl Fn(&RaceCard) -> Option<&'s Status>,
-    form: impl Fn(&RaceCard) -> Option<&'s StoredRaceForm>,
-) -> Rendered {
+/// Renders one race of a card, without its scratched runners, with its status where it has
+/// one and each runner's form where it has one: the race as a card document lists it.
+pub(crate) fn card_race(
+    c: &RaceCard,
+    scratched: impl Fn(&str) -> bool,
+    status: Option<&Status>,
+    forms: Option<&StoredRaceForm>,
+) -> Box<RawValue> {
+    let [status, status_at, status_reason] = Status::fields(status);
+    let race = CardRace {
+        race_number: c.race_number,
+        race_name: &c.race_name,
+        distance: c.distance,
+        class: &c.class,
+        status,
+        status_at,
+        status_reason,
+        runners: c
+            .runners
+            .iter()
+            .filter(|r| !scratched(&r.horse_no))
+            .map(|r| CardRunnerDoc::new(r, forms.and_then(|f| f.get(&r.horse_no)).map(|f| &**f)))
+            .collect(),
+    };
+    // A race is strings, integers and the stored forms: serialising it cannot fail.
+    serde_json::value::to_raw_value(&race).unwrap_or_default()
+}
+
+/// Assembles the race-card documents of a date from its meetings' races, each as
+/// [`card_race`] rendered it.
+pub(crate) fn render_cards<R: AsRef<RawValue>>(date: &str, meetings: &[Meeting<R>]) -> Rendered {
     let listed = venues(meetings);
     let main = main_meeting(meetings);
     let mut out = Rendered {
@@ -215,34 +238,7 @@ pub(crate) fn render_cards<'s>(
         races: Vec::new(),
     };
     for (i, m) in meetings.iter().enumerate() {
-        let races: Vec<CardRace<'_>> = m
-            .races
-            .iter()
-            .map(|c| {
-                let [status, status_at, status_reason] = Status::fields(status(c));
-                let forms = form(c);
-                CardRace {
-                    race_number: c.race_number,
-                    race_name: &c.race_name,
-                    distance: c.distance,
-                    class: &c.class,
-                    status,
-                    status_at,
-                    status_reason,
-                    runners: c
-                        .runners
-                        .iter()
-                        .filter(|r| !scratched(c, &r.horse_no))
-                        .map(|r| {
-                            CardRunnerDoc::new(
-                                r,
-                                forms.and_then(|f| f.get(&r.horse_no)).map(|f| &**f),
-                            )
-                        })
-                        .collect(),
-                }
-            })
-            .collect();
+        let races: Vec<&RawValue> = m.races.iter().map(AsRef::as_ref).collect();
         let day = to_json(&CardDoc {
             date,
             venue: &m.venue,

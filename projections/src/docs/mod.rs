@@ -44,12 +44,12 @@ pub use form::FormJson;
 pub use form::{FormDoc, FormEntry};
 
 pub(crate) use cards::{
-    render_cards, GoingRecord, RaceForm, Record, RunnerForm, StoredRaceForm, Strike,
+    card_race, render_cards, GoingRecord, RaceForm, Record, RunnerForm, StoredRaceForm, Strike,
 };
 pub(crate) use odds::render_odds;
 pub use odds::{published_at, render_odds_move, OddsMoveDoc};
 pub(crate) use profile::render_profile;
-pub(crate) use results::render_results;
+pub(crate) use results::{render_results, result_race};
 // The document types are named outside only by the API's schemas.
 #[cfg(feature = "openapi")]
 pub use {

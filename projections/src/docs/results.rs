@@ -2,6 +2,7 @@
 
 use racing_events::{RaceResult, ResultRunner};
 use serde::Serialize;
+use serde_json::value::RawValue;
 
 use super::{lbw_lengths, main_meeting, to_json, venues, Meeting, Rendered};
 
@@ -38,8 +39,9 @@ pub struct ResultsDoc<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(value_type = Vec<String>, required = false))]
     meetings: Option<&'a [String]>,
-    /// The meeting's races, ascending race number.
-    races: &'a [ResultRace<'a>],
+    /// The meeting's races, ascending race number: each as [`result_race`] rendered it.
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<ResultRace>))]
+    races: &'a [&'a RawValue],
 }
 
 /// One race of the results of a date.
@@ -63,7 +65,11 @@ pub struct ResultRace<'a> {
     class: Option<&'a str>,
 }
 
-/// The result of one race, with the meeting's date and venue.
+/// The result of one race, with the meeting's date and venue: its fields after those of
+/// [`RaceHead`] are those of [`ResultRace`], in the same order, which is how
+/// [`render_results`] writes it. (The type gives the schema, and a test holds the bytes
+/// written to it.)
+#[cfg_attr(not(any(test, feature = "openapi")), allow(dead_code))]
 #[derive(Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "openapi", schema(as = RaceResult, examples(json!({
@@ -180,7 +186,22 @@ pub struct ResultRunnerDoc<'a> {
     draw: Option<i64>,
 }
 
-fn result_race(r: &RaceResult) -> ResultRace<'_> {
+/// What heads a race's result document: the meeting's.
+#[derive(Serialize)]
+struct RaceHead<'a> {
+    date: &'a str,
+    venue: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    meetings: Option<&'a [String]>,
+}
+
+/// Renders one race of a date's results: the race as the results document lists it.
+pub(crate) fn result_race(r: &RaceResult) -> Box<RawValue> {
+    // A race is strings, integers and finite floats: serialising it cannot fail.
+    serde_json::value::to_raw_value(&result_race_doc(r)).unwrap_or_default()
+}
+
+fn result_race_doc(r: &RaceResult) -> ResultRace<'_> {
     let mut runners: Vec<&ResultRunner> = r.runners.iter().collect();
     // Placed runners by position, then the rest as the feed listed them (stable sort).
     runners.sort_by_key(|x| x.position.unwrap_or(i64::MAX));
@@ -213,12 +234,13 @@ fn result_race(r: &RaceResult) -> ResultRace<'_> {
     }
 }
 
-/// Renders the results documents of a date. `meetings` are in venue order, races in
-/// ascending race number.
-pub(crate) fn render_results(
+/// Assembles the results documents of a date, of the day and of each race, from its
+/// meetings' races (each its number and its part as [`result_race`] rendered it).
+/// `meetings` are in venue order, races in ascending race number.
+pub(crate) fn render_results<R: AsRef<RawValue>>(
     date: &str,
-    meetings: &[Meeting<RaceResult>],
-) -> Result<Rendered, crate::StoreError> {
+    meetings: &[Meeting<(u8, R)>],
+) -> Rendered {
     let listed = venues(meetings);
     let main = main_meeting(meetings);
     let mut out = Rendered {
@@ -226,18 +248,81 @@ pub(crate) fn render_results(
         races: Vec::new(),
     };
     for (i, m) in meetings.iter().enumerate() {
-        let races: Vec<ResultRace<'_>> = m.races.iter().map(result_race).collect();
+        let races: Vec<&RawValue> = m.races.iter().map(|(_, r)| r.as_ref()).collect();
         let day = to_json(&ResultsDoc {
             date,
             venue: &m.venue,
             meetings: listed.as_deref(),
             races: &races,
         });
-        for race in &races {
-            let single = to_json(&SingleRace {
-                date,
-                venue: &m.venue,
-                meetings: listed.as_deref(),
+        let head = to_json(&RaceHead {
+            date,
+            venue: &m.venue,
+            meetings: listed.as_deref(),
+        });
+        for (n, race) in &m.races {
+            let single = single_race(&head, race.as_ref());
+            if i == main || !meetings[main].races.iter().any(|(other, _)| other == n) {
+                out.races.push((*n, None, single.clone()));
+            }
+            out.races.push((*n, Some(m.venue.clone()), single));
+        }
+        if i == main {
+            out.days.push((None, day.clone()));
+        }
+        out.days.push((Some(m.venue.clone()), day));
+    }
+    out
+}
+
+/// A race's result document ([`SingleRace`]): the fields of its `head` (a [`RaceHead`]
+/// object), then those of its `race` (a [`ResultRace`] object), in one object.
+fn single_race(head: &[u8], race: &RawValue) -> Vec<u8> {
+    let race = race.get().as_bytes();
+    let mut doc = Vec::with_capacity(head.len() + race.len());
+    doc.extend_from_slice(head.strip_suffix(b"}").unwrap_or(head));
+    doc.push(b',');
+    doc.extend_from_slice(race.strip_prefix(b"{").unwrap_or(race));
+    doc
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A result as the demo's results are: placed runners, one without a placing.
+    fn result() -> RaceResult {
+        serde_json::from_value(serde_json::json!({
+            "date": "2026-11-18", "venue": "Happy Valley", "race_number": 3,
+            "race_name": "KITE HANDICAP", "distance": 1200, "going": "GOOD",
+            "class": "Class 3",
+            "runners": [
+                {"position": null, "horse_no": "H123", "horse_name": "LUCKY STAR",
+                 "jockey": "K Teetan", "trainer": "J Size", "finish_time": null,
+                 "win_odds": 45.0, "status": "PU", "lbw": "---"},
+                {"position": 1, "horse_no": "E271", "horse_name": "GOLDEN SIXTY",
+                 "jockey": "Z Purton", "trainer": "F C Lor", "finish_time": "1:09.45",
+                 "win_odds": 3.5, "status": null, "lbw": "-", "running_positions": [3, 2, 1]}
+            ]
+        }))
+        .expect("a result")
+    }
+
+    #[test]
+    fn a_race_document_is_written_as_its_type_serialises() {
+        let r = result();
+        let race = result_race_doc(&r);
+        let venues = ["Happy Valley".to_owned(), "Sha Tin".to_owned()];
+        for meetings in [None, Some(&venues[..])] {
+            let head = to_json(&RaceHead {
+                date: &r.date,
+                venue: &r.venue,
+                meetings,
+            });
+            let expected = to_json(&SingleRace {
+                date: &r.date,
+                venue: &r.venue,
+                meetings,
                 race_number: race.race_number,
                 race_name: race.race_name,
                 distance: race.distance,
@@ -245,21 +330,11 @@ pub(crate) fn render_results(
                 runners: &race.runners,
                 class: race.class,
             });
-            let n = crate::state::race_no(race.race_number)?;
-            if i == main
-                || !meetings[main]
-                    .races
-                    .iter()
-                    .any(|r| r.race_number == race.race_number)
-            {
-                out.races.push((n, None, single.clone()));
-            }
-            out.races.push((n, Some(m.venue.clone()), single));
+            let written = single_race(&head, &result_race(&r));
+            assert_eq!(
+                String::from_utf8_lossy(&written),
+                String::from_utf8_lossy(&expected)
+            );
         }
-        if i == main {
-            out.days.push((None, day.clone()));
-        }
-        out.days.push((Some(m.venue.clone()), day));
     }
-    Ok(out)
 }

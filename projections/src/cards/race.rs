@@ -1,0 +1,96 @@
+//! A race's part of its date's card documents: the records it is rendered from, as
+//! stored, and the part they render, kept among a fold's [`Parts`] while those records
+//! stay the same.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use racing_events::RaceCard;
+use serde_json::value::RawValue;
+
+use crate::docs::{self, StoredRaceForm};
+use crate::keys;
+use crate::parts::{self, Parts};
+use crate::state::{decode, Records};
+use crate::status::{self, Status};
+use crate::StoreError;
+
+/// The part of race `n` of `date` at `venue` as its records stand in `s`; `None` for a
+/// race without a card.
+pub(super) fn part(
+    parts: &mut Parts,
+    s: &impl Records,
+    date: &str,
+    n: u8,
+    venue: &str,
+) -> Result<Option<Arc<RawValue>>, StoreError> {
+    let sources = Sources::read(s, date, n, venue)?;
+    if sources.card.is_none() {
+        return Ok(None);
+    }
+    parts.of((date, n, venue), sources.hash(), || {
+        sources.render(date, n, venue)
+    })
+}
+
+/// The records a race's part is rendered from, as stored.
+struct Sources {
+    card: Option<Vec<u8>>,
+    /// Scratchings given for the race at every venue, and at its own.
+    scratched_every: Option<Vec<u8>>,
+    scratched_own: Option<Vec<u8>>,
+    /// Statuses given for the race at every venue, and at its own.
+    status_every: Option<Vec<u8>>,
+    status_own: Option<Vec<u8>>,
+    /// Its runners' form (`cards/form.rs`).
+    form: Option<Vec<u8>>,
+}
+
+impl Sources {
+    fn read(s: &impl Records, date: &str, n: u8, venue: &str) -> Result<Sources, StoreError> {
+        Ok(Sources {
+            card: s.get(&keys::card(date, n, venue))?,
+            scratched_every: s.get(&keys::scratched(date, n, None))?,
+            scratched_own: s.get(&keys::scratched(date, n, Some(venue)))?,
+            status_every: s.get(&keys::status(date, n, None))?,
+            status_own: s.get(&keys::status(date, n, Some(venue)))?,
+            form: s.get(&keys::card_form(date, n, venue))?,
+        })
+    }
+
+    fn hash(&self) -> u128 {
+        parts::hash([
+            self.card.as_deref(),
+            self.scratched_every.as_deref(),
+            self.scratched_own.as_deref(),
+            self.status_every.as_deref(),
+            self.status_own.as_deref(),
+            self.form.as_deref(),
+        ])
+    }
+
+    /// The race's part, rendered from the records; `None` without a card.
+    fn render(&self, date: &str, n: u8, venue: &str) -> Result<Option<Box<RawValue>>, StoreError> {
+        let record = |kind: &str| format!("{kind} of race {n} of {date} at {venue}");
+        let Some(card) = decode::<RaceCard>(self.card.as_deref(), || record("card"))? else {
+            return Ok(None);
+        };
+        let mut scratched: BTreeSet<String> =
+            decode(self.scratched_every.as_deref(), || record("scratchings"))?.unwrap_or_default();
+        scratched.extend(
+            decode::<BTreeSet<String>>(self.scratched_own.as_deref(), || record("scratchings"))?
+                .unwrap_or_default(),
+        );
+        let status = status::merged(
+            decode::<Status>(self.status_own.as_deref(), || record("status"))?,
+            decode::<Status>(self.status_every.as_deref(), || record("status"))?,
+        );
+        let form: Option<StoredRaceForm> = decode(self.form.as_deref(), || record("form"))?;
+        Ok(Some(docs::card_race(
+            &card,
+            |horse| scratched.contains(horse),
+            status.as_ref(),
+            form.as_ref(),
+        )))
+    }
+}

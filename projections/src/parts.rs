@@ -1,0 +1,156 @@
+//! Each race's part of its date's documents (a card's race, a result's), kept with the
+//! hash of the records it was rendered from. A date's cards and results are rendered
+//! whole at every event that changes one of their races, at that event's position, so a
+//! meeting's races were read and rendered some ten or twenty times over; now the races
+//! an event left alone are copied from here. A part is used only where the records it
+//! would be rendered from hash the same as those it was, so it is never stale, whatever
+//! wrote them; a fold keeps the parts of the last few dates it rendered.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+use serde_json::value::RawValue;
+use xxhash_rust::xxh3::Xxh3;
+
+use crate::StoreError;
+
+/// Dates whose parts are kept: a replay renders a meeting's documents at each of its
+/// cards and results, and now and then a later date's whose form a result changed.
+const DATES: usize = 4;
+
+/// The races' parts of the last dates rendered, by date, venue and race number.
+#[derive(Debug, Default)]
+pub(crate) struct Parts {
+    dates: VecDeque<(String, OfDate)>,
+}
+
+/// A date's parts, by venue and race number.
+type OfDate = HashMap<(String, u8), Part>;
+
+#[derive(Debug)]
+struct Part {
+    /// The hash of the records it was rendered from ([`hash`]).
+    sources: u128,
+    json: Arc<RawValue>,
+}
+
+impl Parts {
+    /// The part of race `n` of `date` at `venue` whose records hash to `sources`: the one
+    /// kept where it was rendered from those, else what `render` makes of them (`None`:
+    /// the race has no part).
+    pub(crate) fn of(
+        &mut self,
+        (date, n, venue): (&str, u8, &str),
+        sources: u128,
+        render: impl FnOnce() -> Result<Option<Box<RawValue>>, StoreError>,
+    ) -> Result<Option<Arc<RawValue>>, StoreError> {
+        let parts = self.of_date(date);
+        if let Some(part) = parts.get(&(venue.to_owned(), n)) {
+            if part.sources == sources {
+                return Ok(Some(part.json.clone()));
+            }
+        }
+        let Some(json) = render()? else {
+            return Ok(None);
+        };
+        let json: Arc<RawValue> = Arc::from(json);
+        parts.insert(
+            (venue.to_owned(), n),
+            Part {
+                sources,
+                json: json.clone(),
+            },
+        );
+        Ok(Some(json))
+    }
+
+    /// The parts kept of `date`, the oldest date's given up to make room.
+    fn of_date(&mut self, date: &str) -> &mut OfDate {
+        let at = match self.dates.iter().position(|(d, _)| d == date) {
+            Some(at) => at,
+            None => {
+                if self.dates.len() == DATES {
+                    self.dates.pop_front();
+                }
+                self.dates.push_back((date.to_owned(), HashMap::new()));
+                self.dates.len() - 1
+            }
+        };
+        &mut self.dates[at].1
+    }
+}
+
+/// The 128-bit xxh3 of `records` as stored, each framed by whether it is there and its
+/// length, so that no two lists of records hash alike by their bytes running on.
+pub(crate) fn hash<'a>(records: impl IntoIterator<Item = Option<&'a [u8]>>) -> u128 {
+    let mut h = Xxh3::new();
+    for record in records {
+        match record {
+            Some(bytes) => {
+                h.update(&[1]);
+                h.update(&(bytes.len() as u64).to_le_bytes());
+                h.update(bytes);
+            }
+            None => h.update(&[0]),
+        }
+    }
+    h.digest128()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(json: &str) -> Result<Option<Box<RawValue>>, StoreError> {
+        Ok(Some(RawValue::from_string(json.into()).expect("json")))
+    }
+
+    #[test]
+    fn a_part_is_rendered_again_when_its_records_hash_otherwise() {
+        let mut parts = Parts::default();
+        let race = ("2026-11-01", 1, "Sha Tin");
+        let first = hash([Some(&b"a"[..]), None]);
+        let got = parts.of(race, first, || raw("1")).expect("rendered");
+        assert_eq!(got.map(|j| j.get().to_owned()).as_deref(), Some("1"));
+        let kept = parts
+            .of(race, first, || panic!("rendered again"))
+            .expect("kept");
+        assert_eq!(kept.map(|j| j.get().to_owned()).as_deref(), Some("1"));
+        let other = hash([Some(&b"b"[..]), None]);
+        let again = parts.of(race, other, || raw("2")).expect("rendered");
+        assert_eq!(again.map(|j| j.get().to_owned()).as_deref(), Some("2"));
+        // Another race, venue or date is another part.
+        let elsewhere = parts
+            .of(("2026-11-01", 1, "Happy Valley"), other, || raw("3"))
+            .expect("rendered");
+        assert_eq!(elsewhere.map(|j| j.get().to_owned()).as_deref(), Some("3"));
+    }
+
+    #[test]
+    fn records_framed_alike_hash_otherwise() {
+        let h = |r: [Option<&[u8]>; 2]| hash(r);
+        assert_ne!(h([Some(b"ab"), Some(b"c")]), h([Some(b"a"), Some(b"bc")]));
+        assert_ne!(h([Some(b""), None]), h([None, Some(b"")]));
+        assert_eq!(h([Some(b"x"), None]), h([Some(b"x"), None]));
+    }
+
+    #[test]
+    fn only_the_last_few_dates_are_kept() {
+        let mut parts = Parts::default();
+        let dates: Vec<String> = (1..=DATES + 1).map(|d| format!("2026-11-{d:02}")).collect();
+        for date in &dates {
+            parts
+                .of((date, 1, "Sha Tin"), 7, || raw("1"))
+                .expect("rendered");
+        }
+        assert_eq!(parts.dates.len(), DATES);
+        let mut rendered = false;
+        parts
+            .of((&dates[0], 1, "Sha Tin"), 7, || {
+                rendered = true;
+                raw("1")
+            })
+            .expect("rendered");
+        assert!(rendered, "the oldest date's parts were given up");
+    }
+}
