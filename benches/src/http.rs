@@ -1,5 +1,7 @@
 //! HTTP reads: the service against a bare axum server that answers the very same bytes
-//! from a `HashMap`, both under `wrk` on loopback, in alternating runs.
+//! from a `HashMap` (each document's body and the headers the service sent with it), both
+//! under `wrk` on loopback, in alternating runs; on request also against one that sends
+//! the body alone, which shows what the service's headers cost on the wire.
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
@@ -9,10 +11,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, ensure, Context as _};
-use axum::http::{header, StatusCode, Uri};
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode, Uri};
 use axum::response::IntoResponse;
 use bytes::Bytes;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokio::process::Command;
 
 use crate::feed::LogInfo;
@@ -44,8 +46,53 @@ pub struct EndpointResult {
     pub threads: usize,
     /// Runs against the service.
     pub service: Vec<Sample>,
-    /// Runs against the bare server.
+    /// Runs against the bare server that sends the same bytes.
     pub bare: Vec<Sample>,
+    /// Runs against the bare server that sends the body alone (`--http-body-only`; else
+    /// none).
+    pub body_only: Vec<Sample>,
+}
+
+/// What the bare server answers a path with: the body and the headers the service sent
+/// (its request id and RateLimit values as they were in that answer), less those hyper
+/// writes itself.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Answer {
+    /// The body.
+    pub body: String,
+    /// Each header's name and value, in the service's order.
+    pub headers: Vec<(String, String)>,
+}
+
+impl Answer {
+    /// The answer `r` is, once its body is read.
+    async fn of(r: reqwest::Response) -> anyhow::Result<Answer> {
+        let headers = r
+            .headers()
+            .iter()
+            .filter(|(name, _)| !WRITTEN_BY_HYPER.contains(name))
+            .map(|(name, value)| Ok((name.as_str().to_owned(), value.to_str()?.to_owned())))
+            .collect::<anyhow::Result<_>>()?;
+        Ok(Answer {
+            body: r.text().await?,
+            headers,
+        })
+    }
+}
+
+/// Headers hyper writes to every answer, the bare server's too.
+const WRITTEN_BY_HYPER: [HeaderName; 3] = [
+    header::CONTENT_LENGTH,
+    header::DATE,
+    header::TRANSFER_ENCODING,
+];
+
+/// The bare server's two kinds of answer: the same bytes as the service's, or the body
+/// alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Bare {
+    SameBytes,
+    BodyOnly,
 }
 
 /// Runs the HTTP part against a service on `store` (caught up).
@@ -74,7 +121,7 @@ pub async fn run(
             format!("/api/v1/jockeys/{}/analysis", log.top_jockey),
         ),
     ];
-    // The bodies the service sends, to be served by the bare server.
+    // The answers the service sends, to be sent by the bare server.
     let mut docs = BTreeMap::new();
     for (_, path) in &endpoints {
         let r = client
@@ -83,7 +130,7 @@ pub async fn run(
             .send()
             .await?;
         ensure!(r.status() == 200, "GET {path}: {}", r.status());
-        docs.insert(path.clone(), r.text().await?);
+        docs.insert(path.clone(), Answer::of(r).await?);
     }
     std::fs::create_dir_all(work)?;
     let docs_file = work.join("docs.json");
@@ -95,36 +142,29 @@ pub async fn run(
         format!("wrk.headers[\"{KEY_HEADER}\"] = \"{}\"\n", target.key),
     )?;
 
-    let bare_port = racing::nats::free_port()?;
-    let _bare = Command::new(std::env::current_exe()?)
-        .args([
-            "bare",
-            "--listen",
-            &format!("127.0.0.1:{bare_port}"),
-            "--docs",
-        ])
-        .arg(&docs_file)
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()?;
-    let bare_url = |path: &str| format!("http://127.0.0.1:{bare_port}{path}");
-    for (path, body) in &docs {
-        let mut tries = 0;
-        let got = loop {
-            match client.get(bare_url(path)).send().await {
-                Ok(r) => break r.text().await?,
-                Err(_) if tries < 250 => {
-                    tries += 1;
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                }
-                Err(e) => return Err(e).context("the bare server does not answer"),
-            }
-        };
-        ensure!(
-            &got == body,
-            "the bare server answers other bytes for {path}"
-        );
+    let mut bares = vec![(Bare::SameBytes, start_bare(&docs_file, Bare::SameBytes)?)];
+    if scale.http_body_only {
+        bares.push((Bare::BodyOnly, start_bare(&docs_file, Bare::BodyOnly)?));
     }
+    for (kind, bare) in &bares {
+        for (path, sent) in &docs {
+            let got = bare.answer(&client, path).await?;
+            let expected = match kind {
+                Bare::SameBytes => sent.clone(),
+                Bare::BodyOnly => body_only(sent),
+            };
+            ensure!(
+                got == expected,
+                "the bare server ({kind:?}) answers otherwise for {path}: {got:?}"
+            );
+        }
+    }
+    let bare_url = |kind: Bare, path: &str| {
+        bares
+            .iter()
+            .find(|(k, _)| *k == kind)
+            .map(|(_, b)| b.url(path))
+    };
 
     let mut results: Vec<EndpointResult> = LOAD_THREADS
         .iter()
@@ -136,10 +176,11 @@ pub async fn run(
         .map(|(threads, name, path)| EndpointResult {
             name,
             path: path.clone(),
-            body_bytes: docs.get(path).map_or(0, String::len),
+            body_bytes: docs.get(path).map_or(0, |a| a.body.len()),
             threads,
             service: Vec::new(),
             bare: Vec::new(),
+            body_only: Vec::new(),
         })
         .collect();
     let warm = scale.http_secs.min(2);
@@ -150,21 +191,24 @@ pub async fn run(
             secs: warm,
         };
         wrk(&service.url(path), &load, &script).await?;
-        wrk(&bare_url(path), &load, &script).await?;
+        for (_, bare) in &bares {
+            wrk(&bare.url(path), &load, &script).await?;
+        }
     }
     for round in 0..scale.http_rounds {
         for r in &mut results {
-            // Alternate which goes first, so that a drift of the machine hits both alike.
-            let order = if round % 2 == 0 {
-                [true, false]
-            } else {
-                [false, true]
-            };
-            for is_service in order {
-                let url = if is_service {
-                    service.url(&r.path)
-                } else {
-                    bare_url(&r.path)
+            // Alternate which goes first, so that a drift of the machine hits each alike.
+            let mut order = vec![None, Some(Bare::SameBytes)];
+            if scale.http_body_only {
+                order.push(Some(Bare::BodyOnly));
+            }
+            if round % 2 == 1 {
+                order.reverse();
+            }
+            for side in order {
+                let url = match side {
+                    None => service.url(&r.path),
+                    Some(kind) => bare_url(kind, &r.path).context("a bare server started")?,
                 };
                 let load = Load {
                     threads: r.threads,
@@ -173,19 +217,23 @@ pub async fn run(
                 };
                 let sample = wrk(&url, &load, &script).await?;
                 eprintln!(
-                    "bench:   http {:<10} -t{} round {} {:<7} {:>9.0} req/s  p50 {:.2} ms  p99 {:.2} ms",
+                    "bench:   http {:<10} -t{} round {} {:<9} {:>9.0} req/s  p50 {:.2} ms  p99 {:.2} ms",
                     r.name,
                     r.threads,
                     round + 1,
-                    if is_service { "service" } else { "bare" },
+                    match side {
+                        None => "service",
+                        Some(Bare::SameBytes) => "bare",
+                        Some(Bare::BodyOnly) => "body only",
+                    },
                     sample.rps,
                     sample.p50_ms,
                     sample.p99_ms
                 );
-                if is_service {
-                    r.service.push(sample);
-                } else {
-                    r.bare.push(sample);
+                match side {
+                    None => r.service.push(sample),
+                    Some(Bare::SameBytes) => r.bare.push(sample),
+                    Some(Bare::BodyOnly) => r.body_only.push(sample),
                 }
             }
         }
@@ -291,23 +339,92 @@ fn duration_ms(v: &str) -> anyhow::Result<f64> {
     })
 }
 
+/// `sent` as the bare server answers it when it sends the body alone: its content type,
+/// no other header.
+fn body_only(sent: &Answer) -> Answer {
+    Answer {
+        body: sent.body.clone(),
+        headers: vec![("content-type".to_owned(), "application/json".to_owned())],
+    }
+}
+
+/// A bare server running, as a process of its own.
+struct BareServer {
+    port: u16,
+    _process: tokio::process::Child,
+}
+
+impl BareServer {
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    /// Its answer to `path`, once it listens.
+    async fn answer(&self, client: &reqwest::Client, path: &str) -> anyhow::Result<Answer> {
+        let mut tries = 0;
+        loop {
+            match client.get(self.url(path)).send().await {
+                Ok(r) => return Answer::of(r).await,
+                Err(_) if tries < 250 => {
+                    tries += 1;
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                Err(e) => return Err(e).context("the bare server does not answer"),
+            }
+        }
+    }
+}
+
+/// Starts `racing-bench bare` on the answers of `docs`, of `kind`.
+fn start_bare(docs: &Path, kind: Bare) -> anyhow::Result<BareServer> {
+    let port = racing::nats::free_port()?;
+    let mut command = Command::new(std::env::current_exe()?);
+    command
+        .args(["bare", "--listen", &format!("127.0.0.1:{port}"), "--docs"])
+        .arg(docs);
+    if kind == Bare::BodyOnly {
+        command.arg("--body-only");
+    }
+    let process = command.stdin(Stdio::null()).kill_on_drop(true).spawn()?;
+    Ok(BareServer {
+        port,
+        _process: process,
+    })
+}
+
 /// The baseline: a minimal axum server answering each path (and query) of `docs` (a JSON
-/// map to bodies) with those bytes, as `application/json`; 404 for anything else. The
-/// same runtime as the service's (tokio's default, one worker per core).
-pub fn bare(listen: SocketAddr, docs: PathBuf) -> anyhow::Result<()> {
-    let docs: HashMap<String, String> = serde_json::from_slice(&std::fs::read(&docs)?)?;
-    let docs: Arc<HashMap<String, Bytes>> =
-        Arc::new(docs.into_iter().map(|(k, v)| (k, Bytes::from(v))).collect());
+/// map to [`Answer`]s) with its bytes: the body and its headers, or with `body_only` the
+/// body as `application/json` alone; 404 for anything else. The same runtime as the
+/// service's (tokio's default, one worker per core).
+pub fn bare(listen: SocketAddr, docs: PathBuf, body_only: bool) -> anyhow::Result<()> {
+    let docs: HashMap<String, Answer> = serde_json::from_slice(&std::fs::read(&docs)?)?;
+    let mut answers = HashMap::new();
+    for (path, answer) in docs {
+        let mut headers = HeaderMap::new();
+        if body_only {
+            headers.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+        } else {
+            for (name, value) in &answer.headers {
+                headers.append(
+                    HeaderName::from_bytes(name.as_bytes())?,
+                    HeaderValue::from_str(value)?,
+                );
+            }
+        }
+        answers.insert(path, (headers, Bytes::from(answer.body)));
+    }
+    let answers: Arc<HashMap<String, (HeaderMap, Bytes)>> = Arc::new(answers);
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async move {
         let app = axum::Router::new().fallback(move |uri: Uri| {
-            let docs = docs.clone();
+            let answers = answers.clone();
             async move {
                 let key = uri.path_and_query().map_or("/", |p| p.as_str());
-                match docs.get(key) {
-                    Some(body) => {
-                        ([(header::CONTENT_TYPE, "application/json")], body.clone()).into_response()
-                    }
+                match answers.get(key) {
+                    Some((headers, body)) => (headers.clone(), body.clone()).into_response(),
                     None => StatusCode::NOT_FOUND.into_response(),
                 }
             }

@@ -49,9 +49,12 @@ enum Command {
         /// Address to listen on.
         #[arg(long)]
         listen: SocketAddr,
-        /// JSON object: path and query to body.
+        /// JSON object: path and query to the answer (body and headers).
         #[arg(long)]
         docs: PathBuf,
+        /// Send each body alone, as `application/json`, without the headers given.
+        #[arg(long)]
+        body_only: bool,
     },
     /// The reads whose work is bounded by their answer (a search, a race's odds history
     /// and odds as of a point, a change feed page) over a store of many names and odds
@@ -126,6 +129,10 @@ struct RunArgs {
     /// tiny), to measure new documents quickly.
     #[arg(long)]
     http_rounds: Option<usize>,
+    /// The HTTP part also against a bare server that sends each body alone, without the
+    /// service's headers: what those cost on the wire (a third more time).
+    #[arg(long)]
+    http_body_only: bool,
     /// Rounds of the live part, instead of the scale's (3; 1 tiny): each the service's
     /// side and the peer's, the first of each pair alternating.
     #[arg(long)]
@@ -212,6 +219,8 @@ pub struct Scale {
     pub http_rounds: usize,
     /// Seconds of each.
     pub http_secs: u64,
+    /// Whether they also run against a bare server sending the body alone.
+    pub http_body_only: bool,
     /// Their connections.
     pub connections: usize,
     /// Replays per side.
@@ -253,6 +262,7 @@ impl Scale {
         ticks_per_race: 30,
         http_rounds: 7,
         http_secs: 5,
+        http_body_only: false,
         connections: 64,
         replay_rounds: 3,
         replay_one_core: true,
@@ -275,6 +285,7 @@ impl Scale {
         ticks_per_race: 2,
         http_rounds: 1,
         http_secs: 1,
+        http_body_only: false,
         connections: 64,
         replay_rounds: 1,
         replay_one_core: true,
@@ -294,7 +305,11 @@ impl Scale {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Bare { listen, docs } => http::bare(listen, docs),
+        Command::Bare {
+            listen,
+            docs,
+            body_only,
+        } => http::bare(listen, docs, body_only),
         Command::Bounded {
             work,
             horses,
@@ -338,6 +353,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         anyhow::ensure!(rounds > 0, "--http-rounds: at least one");
         scale.http_rounds = rounds;
     }
+    scale.http_body_only = args.http_body_only;
     if let Some(rounds) = args.live_rounds {
         anyhow::ensure!(rounds > 0, "--live-rounds: at least one");
         scale.live_rounds = rounds;

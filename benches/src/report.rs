@@ -301,6 +301,24 @@ impl Report {
                     format!("≥ {HTTP_RATIO:.2} × bare"),
                     verdict(judged, ratio >= HTTP_RATIO).into(),
                 ]);
+                if !e.body_only.is_empty() {
+                    let alone = med(&e.body_only, |s| s.rps);
+                    let ratio = median(
+                        e.service
+                            .iter()
+                            .zip(&e.body_only)
+                            .map(|(s, b)| s.rps / b.rps),
+                    );
+                    rows.push([
+                        String::new(),
+                        "requests/s against a bare server sending the body alone; ratio".into(),
+                        thousands(rps_s),
+                        thousands(alone),
+                        format!("{ratio:.2}"),
+                        String::new(),
+                        String::new(),
+                    ]);
+                }
                 rows.push([
                     String::new(),
                     format!("p50 / p99 ms, {} connections", self.scale.connections),
