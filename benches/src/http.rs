@@ -159,12 +159,6 @@ pub async fn run(
             );
         }
     }
-    let bare_url = |kind: Bare, path: &str| {
-        bares
-            .iter()
-            .find(|(k, _)| *k == kind)
-            .map(|(_, b)| b.url(path))
-    };
 
     let mut results: Vec<EndpointResult> = LOAD_THREADS
         .iter()
@@ -197,19 +191,17 @@ pub async fn run(
     }
     for round in 0..scale.http_rounds {
         for r in &mut results {
-            // Alternate which goes first, so that a drift of the machine hits each alike.
-            let mut order = vec![None, Some(Bare::SameBytes)];
-            if scale.http_body_only {
-                order.push(Some(Bare::BodyOnly));
-            }
+            // The service (`None`), then each bare server; alternate which goes first, so
+            // that a drift of the machine hits each alike.
+            let mut order: Vec<Option<&(Bare, BareServer)>> = std::iter::once(None)
+                .chain(bares.iter().map(Some))
+                .collect();
             if round % 2 == 1 {
                 order.reverse();
             }
             for side in order {
-                let url = match side {
-                    None => service.url(&r.path),
-                    Some(kind) => bare_url(kind, &r.path).context("a bare server started")?,
-                };
+                let url = side.map_or_else(|| service.url(&r.path), |(_, b)| b.url(&r.path));
+                let side = side.map(|(kind, _)| *kind);
                 let load = Load {
                     threads: r.threads,
                     connections: scale.connections,
@@ -400,19 +392,17 @@ pub fn bare(listen: SocketAddr, docs: PathBuf, body_only: bool) -> anyhow::Resul
     let docs: HashMap<String, Answer> = serde_json::from_slice(&std::fs::read(&docs)?)?;
     let mut answers = HashMap::new();
     for (path, answer) in docs {
-        let mut headers = HeaderMap::new();
-        if body_only {
-            headers.insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            );
+        let answer = if body_only {
+            self::body_only(&answer)
         } else {
-            for (name, value) in &answer.headers {
-                headers.append(
-                    HeaderName::from_bytes(name.as_bytes())?,
-                    HeaderValue::from_str(value)?,
-                );
-            }
+            answer
+        };
+        let mut headers = HeaderMap::new();
+        for (name, value) in &answer.headers {
+            headers.append(
+                HeaderName::from_bytes(name.as_bytes())?,
+                HeaderValue::from_str(value)?,
+            );
         }
         answers.insert(path, (headers, Bytes::from(answer.body)));
     }
