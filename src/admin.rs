@@ -3,9 +3,8 @@
 //! and the projector caught up within [`READY_MAX_LAG`]), `/metrics` (Prometheus), and the
 //! JSON the operations commands read and drive (`/status`, `/dead-letters`, `/rebuild`).
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use async_nats::jetstream;
@@ -19,6 +18,10 @@ use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use racing_projections::DeadLetter;
 use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
+
+mod requests;
+
+pub(crate) use requests::{route_metrics, RouteMetrics};
 
 use crate::projector::Progress;
 use crate::read_models::ReadModels;
@@ -56,6 +59,12 @@ pub fn metrics() -> &'static PrometheusHandle {
     })
 }
 
+/// Every metric in Prometheus's text format: the recorder's, then the requests'
+/// ([`requests`]).
+fn render() -> String {
+    metrics().render() + "\n" + &requests::render()
+}
+
 /// A recorder of the service's metrics, installed as the process's if none is.
 fn recorder() -> PrometheusHandle {
     let latency = [
@@ -77,45 +86,8 @@ pub async fn track_requests(request: Request, next: Next) -> Response {
     let started = Instant::now();
     let response = next.run(request).await;
     let route = route.as_ref().map_or("unmatched", MatchedPath::as_str);
-    let (requests, latency) = route_metrics(route, response.status().as_u16());
-    requests.increment(1);
-    latency.record(started.elapsed().as_secs_f64());
+    route_metrics(route, response.status().as_u16()).record(started.elapsed());
     response
-}
-
-/// The request counter of a route and status, and the route's latency histogram,
-/// registered once each: registering labels on every request cost allocations and a
-/// registry lookup per metric.
-pub(crate) fn route_metrics(route: &str, status: u16) -> (metrics::Counter, metrics::Histogram) {
-    type Routes = HashMap<String, (metrics::Histogram, HashMap<u16, metrics::Counter>)>;
-    static ROUTES: OnceLock<RwLock<Routes>> = OnceLock::new();
-    let routes = ROUTES.get_or_init(RwLock::default);
-    if let Some((latency, by_status)) = routes
-        .read()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .get(route)
-    {
-        if let Some(requests) = by_status.get(&status) {
-            return (requests.clone(), latency.clone());
-        }
-    }
-    let mut routes = routes
-        .write()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let (latency, by_status) = routes.entry(route.to_owned()).or_insert_with(|| {
-        let latency = metrics::histogram!(
-            "racing_http_request_duration_seconds", "route" => route.to_owned()
-        );
-        (latency, HashMap::new())
-    });
-    let requests = by_status.entry(status).or_insert_with(|| {
-        metrics::counter!(
-            "racing_http_requests_total",
-            "route" => route.to_owned(),
-            "status" => status.to_string()
-        )
-    });
-    (requests.clone(), latency.clone())
 }
 
 /// What the admin endpoints read.
@@ -204,7 +176,7 @@ pub fn serve_while_starting(
             get(move || async move { (StatusCode::SERVICE_UNAVAILABLE, Json(ready())) }),
         )
         .route("/status", get(move || async move { Json(status()) }))
-        .route("/metrics", get(|| async { metrics().render() }))
+        .route("/metrics", get(|| async { render() }))
         .fallback(|| async {
             let starting = serde_json::json!({"error": "the service is starting"});
             (StatusCode::SERVICE_UNAVAILABLE, Json(starting))
@@ -448,7 +420,7 @@ async fn scrape(State(state): State<AdminState>) -> Response {
     current(&state).await;
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        metrics().render(),
+        render(),
     )
         .into_response()
 }

@@ -156,7 +156,13 @@ impl RateLimits {
 
     /// Nanoseconds since [`RateLimits::epoch`].
     fn now(&self) -> u64 {
-        u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
+        self.since_epoch(Instant::now())
+    }
+
+    /// Nanoseconds from [`RateLimits::epoch`] to `at`.
+    fn since_epoch(&self, at: Instant) -> u64 {
+        let since = at.saturating_duration_since(self.epoch);
+        u64::try_from(since.as_nanos()).unwrap_or(u64::MAX)
     }
 
     /// The key's plan: its rate and burst. A new plan (the key's limits changed) replaces
@@ -209,12 +215,13 @@ impl RateLimits {
         self.defaults.timeout
     }
 
-    /// Takes a token for `who`: the headers to send either way, and, to refuse, the
-    /// seconds until the next token.
-    pub(super) fn take(&self, who: &Identity) -> (RateHeaders, Option<u64>) {
+    /// Takes a token for `who` at `at` (the time the request came, read once for all
+    /// that times it): the headers to send either way, and, to refuse, the seconds until
+    /// the next token.
+    pub(super) fn take(&self, who: &Identity, at: Instant) -> (RateHeaders, Option<u64>) {
         let (rate, burst) = self.plan(who);
         let window = burst.div_ceil(rate);
-        let now = self.now();
+        let now = self.since_epoch(at);
         let (remaining, reset, refused, policy) = self.with_bucket(who.id, (rate, burst), |b| {
             let (remaining, reset, refused) = match b.take(now) {
                 Ok(remaining) => {
@@ -373,7 +380,10 @@ mod tests {
             },
             who.limits,
         );
-        let wait = limits.take(&who).1.expect("the key's burst is spent");
+        let wait = limits
+            .take(&who, Instant::now())
+            .1
+            .expect("the key's burst is spent");
         assert!(
             wait <= 5,
             "refused for {wait} s after one report; a replica admits at most 20 + 10 × 0.4 in one"
@@ -415,8 +425,8 @@ mod tests {
             id: KeyId(id),
             limits: KeyLimits::default(),
         };
-        assert!(limits.take(&who(1)).1.is_none());
-        assert!(limits.take(&who(1)).1.is_none());
+        assert!(limits.take(&who(1), Instant::now()).1.is_none());
+        assert!(limits.take(&who(1), Instant::now()).1.is_none());
         let used = Use {
             key: KeyId(1),
             count: 2,
@@ -435,9 +445,9 @@ mod tests {
             KeyLimits::default(),
         );
         assert!(
-            limits.take(&who(2)).1.is_some(),
+            limits.take(&who(2), Instant::now()).1.is_some(),
             "its burst spent elsewhere"
         );
-        assert!(limits.take(&who(3)).1.is_none());
+        assert!(limits.take(&who(3), Instant::now()).1.is_none());
     }
 }

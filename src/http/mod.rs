@@ -137,8 +137,7 @@ pub fn api(state: AppState) -> Api {
 /// `error` as answered where no route applies, counted under the route `unmatched`.
 fn unmatched(error: ApiError) -> axum::response::Response {
     let response = error.into_response();
-    let (requests, _) = crate::admin::route_metrics("unmatched", response.status().as_u16());
-    requests.increment(1);
+    crate::admin::route_metrics("unmatched", response.status().as_u16()).count();
     response
 }
 

@@ -75,9 +75,10 @@ impl Api {
     }
 
     /// The checks every request passes before its answer, in order: sizes, load, key,
-    /// body, rate. The refusal to send otherwise (a whole response: it is sent as it is).
+    /// body, rate (as of `started`, when the request came). The refusal to send otherwise
+    /// (a whole response: it is sent as it is).
     #[allow(clippy::result_large_err)]
-    fn admit(&self, request: &Request) -> Result<Admission, Response> {
+    fn admit(&self, request: &Request, started: Instant) -> Result<Admission, Response> {
         let state = &self.0.state;
         if let Some(e) = oversized(request) {
             return Err(e.into_response());
@@ -96,7 +97,7 @@ impl Api {
         if carries_body(request) {
             return Err(ApiError::BodyNotAccepted.into_response());
         }
-        let (rate, refused) = state.limits.take(&who);
+        let (rate, refused) = state.limits.take(&who, started);
         if let Some(retry_after) = refused {
             let mut response = refusal(retry_after);
             rate.add_to(response.headers_mut());
@@ -137,7 +138,7 @@ impl Service<Request> for Api {
         }
         let (admission, if_none_match, coded) = {
             let _entered = span.enter();
-            let admission = match self.admit(&request) {
+            let admission = match self.admit(&request, started) {
                 Ok(admission) => admission,
                 Err(refusal) => {
                     count_refusal(&request, &refusal, started);
@@ -148,15 +149,16 @@ impl Service<Request> for Api {
                 .then(|| request.headers().get(IF_NONE_MATCH).cloned())
                 .flatten();
             let coded = request.headers().contains_key(ACCEPT_ENCODING);
-            let blocking = long(&request);
+            // The path's route, found once for both questions.
+            let matched = table::find(request.uri().path());
+            let blocking = matched.as_ref().is_some_and(|m| long(m, &request));
+            if let Some(matched) = matched.filter(|_| !coded && !blocking) {
+                let response = answer_matched(&self.0.state, &matched, &request, started);
+                let response = conclude(response, admission.rate, if_none_match, true);
+                return done(finish(response, id, started));
+            }
             if blocking {
                 request.extensions_mut().insert(Blocking);
-            }
-            if !coded && !blocking {
-                if let Some(response) = answer(&self.0.state, &request, started) {
-                    let response = conclude(response, admission.rate, if_none_match, true);
-                    return done(finish(response, id, started));
-                }
             }
             (admission, if_none_match, coded)
         };
@@ -245,8 +247,18 @@ async fn bounded(
 /// time since `started`; `None` when the path is no route's (the router takes it). Every
 /// handler reads the store and returns, without waiting on anything.
 fn answer(state: &AppState, request: &Request, started: Instant) -> Option<Response> {
+    let matched = table::find(request.uri().path())?;
+    Some(answer_matched(state, &matched, request, started))
+}
+
+/// The answer of `request`, whose path is `matched`'s route, counted as [`answer`]'s.
+fn answer_matched(
+    state: &AppState,
+    matched: &table::Matched<'_>,
+    request: &Request,
+    started: Instant,
+) -> Response {
     let uri = request.uri();
-    let matched = table::find(uri.path())?;
     let route = matched.route();
     let answered = if matches!(*request.method(), Method::GET | Method::HEAD) {
         route.handler.answer(state, matched.params(), uri.query())
@@ -255,17 +267,14 @@ fn answer(state: &AppState, request: &Request, started: Instant) -> Option<Respo
     };
     let response = answered.unwrap_or_else(IntoResponse::into_response);
     let status = response.status().as_u16();
-    // The 200s of each route have their handles at hand; other answers look theirs up.
-    let looked_up;
-    let (requests, latency) = if status == 200 {
+    // The 200s of each route have their counts at hand; other answers look theirs up.
+    let counts = if status == 200 {
         matched.ok_metrics()
     } else {
-        looked_up = crate::admin::route_metrics(route.path, status);
-        &looked_up
+        crate::admin::route_metrics(route.path, status)
     };
-    requests.increment(1);
-    latency.record(started.elapsed().as_secs_f64());
-    Some(response)
+    counts.record(started.elapsed());
+    response
 }
 
 impl Service<Request> for Answers {
@@ -315,18 +324,18 @@ impl Service<Request> for Answers {
 #[derive(Clone, Copy)]
 struct Blocking;
 
-/// Whether `request` is for a route whose work can grow with the data
-/// ([`super::route::Route::long`]) or for a document `as_of` a point: answered on a blocking
-/// thread, so that what it reads holds up no other request, and stopped at the request's
-/// deadline. The query's names are read as the handlers read them, percent-decoded
-/// (`as%5Fof` is `as_of`), so no spelling of a parameter runs its read inline.
-fn long(request: &Request) -> bool {
-    let uri = request.uri();
+/// Whether `request`, whose path is `matched`'s route, is for a route whose work can grow
+/// with the data ([`super::route::Route::long`]) or for a document `as_of` a point:
+/// answered on a blocking thread, so that what it reads holds up no other request, and
+/// stopped at the request's deadline. The query's names are read as the handlers read
+/// them, percent-decoded (`as%5Fof` is `as_of`), so no spelling of a parameter runs its
+/// read inline.
+fn long(matched: &table::Matched<'_>, request: &Request) -> bool {
     let as_of = || {
-        form_urlencoded::parse(uri.query().unwrap_or_default().as_bytes())
+        form_urlencoded::parse(request.uri().query().unwrap_or_default().as_bytes())
             .any(|(name, _)| name == "as_of")
     };
-    table::find(uri.path()).is_some_and(|m| m.route().long || as_of())
+    matched.route().long || as_of()
 }
 
 /// Counts an answer made before any route ran (401, 413, 414, 429, 431, 503) in the
@@ -334,9 +343,7 @@ fn long(request: &Request) -> bool {
 /// template where the path is one, else `unmatched`.
 fn count_refusal(request: &Request, refusal: &Response, started: Instant) {
     let route = table::find(request.uri().path()).map_or("unmatched", |m| m.route().path);
-    let (requests, latency) = crate::admin::route_metrics(route, refusal.status().as_u16());
-    requests.increment(1);
-    latency.record(started.elapsed().as_secs_f64());
+    crate::admin::route_metrics(route, refusal.status().as_u16()).record(started.elapsed());
 }
 
 fn done(response: Response) -> <Api as Service<Request>>::Future {
@@ -352,7 +359,11 @@ fn conclude(
     if_none_match: Option<HeaderValue>,
     plain: bool,
 ) -> Response {
-    let mut response = cache::revalidate(response, if_none_match.as_ref());
+    // Without a coding or a tag to compare, there is nothing to revalidate.
+    let mut response = match (&if_none_match, plain) {
+        (None, true) => response,
+        _ => cache::revalidate(response, if_none_match.as_ref()),
+    };
     let headers = response.headers_mut();
     rate.add_to(headers);
     if plain {
@@ -565,7 +576,8 @@ mod tests {
                 .uri(uri)
                 .body(Body::empty())
                 .expect("a request");
-            long(&request)
+            let matched = table::find(request.uri().path()).expect("a route");
+            long(&matched, &request)
         };
         let horse = "/api/v1/horses/H001";
         for uri in [

@@ -23,6 +23,7 @@ use super::index::{self, ApiIndex};
 use super::respond::with_type;
 use super::route::{Component, Handler, Operation, Route};
 use super::{ApiError, AppState};
+use crate::admin::RouteMetrics;
 
 /// What an analysis route says it answers, the breakdowns by person named by `$people`.
 macro_rules! analysis_description {
@@ -532,7 +533,7 @@ enum Part {
 struct Compiled {
     route: &'static Route,
     parts: Vec<Part>,
-    ok: OnceLock<(metrics::Counter, metrics::Histogram)>,
+    ok: OnceLock<RouteMetrics>,
 }
 
 /// `template` in pieces: the literal text between its parameters.
@@ -582,9 +583,10 @@ impl Matched<'_> {
         self.params.get(..self.len).unwrap_or_default()
     }
 
-    /// The counter and histogram of the route's 200s, looked up once.
-    pub fn ok_metrics(&self) -> &(metrics::Counter, metrics::Histogram) {
-        self.compiled
+    /// The counts of the route's 200s, looked up once.
+    pub(crate) fn ok_metrics(&self) -> RouteMetrics {
+        *self
+            .compiled
             .ok
             .get_or_init(|| crate::admin::route_metrics(self.compiled.route.path, 200))
     }
