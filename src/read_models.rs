@@ -270,11 +270,13 @@ impl ReadModels {
 struct DocCache<D = Doc> {
     version: AtomicU64,
     shards: [RwLock<Shard<D>>; DOC_CACHE_SHARDS],
-    hasher: std::hash::RandomState,
+    /// Chooses a key's shard; each shard's map has its own. Fast rather than SipHash:
+    /// the keys are the documents' own, found in the store, not chosen by a client.
+    hasher: foldhash::fast::RandomState,
 }
 
 struct Shard<D> {
-    docs: HashMap<Vec<u8>, D>,
+    docs: HashMap<Vec<u8>, D, foldhash::fast::RandomState>,
     bytes: usize,
 }
 
@@ -284,11 +286,11 @@ impl<D> Default for DocCache<D> {
             version: AtomicU64::new(0),
             shards: std::array::from_fn(|_| {
                 RwLock::new(Shard {
-                    docs: HashMap::new(),
+                    docs: HashMap::default(),
                     bytes: 0,
                 })
             }),
-            hasher: std::hash::RandomState::new(),
+            hasher: foldhash::fast::RandomState::default(),
         }
     }
 }
