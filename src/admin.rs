@@ -67,9 +67,8 @@ fn render() -> String {
 
 /// A recorder of the service's metrics, installed as the process's if none is.
 fn recorder() -> PrometheusHandle {
-    let latency = [
-        0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0,
-    ];
+    // The requests' latency buckets, for every other histogram of seconds too.
+    let latency = requests::BOUNDS.map(|(_, nanos)| Duration::from_nanos(nanos).as_secs_f64());
     let builder = PrometheusBuilder::new()
         .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), &latency)
         .unwrap_or_else(|_| PrometheusBuilder::new());

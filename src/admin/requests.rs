@@ -18,7 +18,8 @@ use std::sync::{OnceLock, PoisonError, RwLock};
 use std::time::Duration;
 
 /// The latency histogram's upper bounds: as Prometheus writes them, and in nanoseconds.
-const BOUNDS: [(&str, u64); 10] = [
+/// The recorder's histograms of seconds have the same.
+pub(super) const BOUNDS: [(&str, u64); 10] = [
     ("0.0005", 500_000),
     ("0.001", 1_000_000),
     ("0.0025", 2_500_000),
