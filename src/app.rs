@@ -544,6 +544,7 @@ async fn stream(
         name: config.stream.clone(),
         duplicate_window: config.duplicate_window,
         replicas: config.stream_replicas,
+        link_ttl: config.signup.link_ttl,
     };
     match setup {
         Some(auth) => {
@@ -618,6 +619,8 @@ async fn open_signup(
             Ok((store, secret))
         })
         .await?;
+    settings.link_ttl =
+        crate::subscribe::store::link_life(settings.link_ttl, store.link_age().await?);
     Ok(Arc::new(crate::subscribe::Signup::new(
         settings, store, secret, registry, mailer,
     )?))

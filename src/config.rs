@@ -172,9 +172,6 @@ pub struct ServeArgs {
     /// service".
     #[arg(long, env = "RACING_CONTACT")]
     pub contact: Option<String>,
-    /// Hours a link in a subscription mail may be followed.
-    #[arg(long, env = "RACING_LINK_TTL_HOURS", default_value_t = 24)]
-    pub link_ttl_hours: u64,
     /// Most keys one subscriber address may hold (one per plan).
     #[arg(long, env = "RACING_MAX_KEYS_PER_ADDRESS", default_value_t = 3)]
     pub max_keys_per_address: usize,
@@ -197,6 +194,34 @@ pub struct ServeArgs {
         default_value_t = 200
     )]
     pub form_posts_per_ipv6_48_per_hour: u32,
+    /// Form posts per IPv6 /32 per hour, all its /48s together (a /32 is a provider's
+    /// usual allocation: 65,536 /48s).
+    #[arg(
+        long,
+        env = "RACING_FORM_POSTS_PER_IPV6_32_PER_HOUR",
+        default_value_t = 500
+    )]
+    pub form_posts_per_ipv6_32_per_hour: u32,
+    /// Form posts per IPv4 /24 per hour, all its 256 addresses together.
+    #[arg(
+        long,
+        env = "RACING_FORM_POSTS_PER_IPV4_24_PER_HOUR",
+        default_value_t = 100
+    )]
+    pub form_posts_per_ipv4_24_per_hour: u32,
+    /// Percent of the link bucket kept for the replacement form: subscription posts are
+    /// refused once the rest is full, so that others' sign-ups never close key
+    /// replacement (0 to 90).
+    #[arg(long, env = "RACING_REPLACEMENT_RESERVE_PERCENT", default_value_t = 25)]
+    pub replacement_reserve_percent: u32,
+    /// Replacement links that may wait to be followed for one subscriber at once; a
+    /// replacement asked for beyond them sends a note instead of a link.
+    #[arg(
+        long,
+        env = "RACING_REPLACEMENT_LINKS_PER_ADDRESS",
+        default_value_t = 3
+    )]
+    pub replacement_links_per_address: usize,
     /// Subscription mails per e-mail address per hour.
     #[arg(long, env = "RACING_MAILS_PER_ADDRESS_PER_HOUR", default_value_t = 5)]
     pub mails_per_address_per_hour: u32,
@@ -217,6 +242,10 @@ pub struct StreamArgs {
     /// JetStream duplicate window, in seconds.
     #[arg(long, env = "RACING_DUPLICATE_WINDOW_SECS", default_value_t = 120)]
     pub duplicate_window_secs: u64,
+    /// Hours a link in a subscription mail may be followed; the link bucket keeps each
+    /// link that long, so the set-up and the service take the same value.
+    #[arg(long, env = "RACING_LINK_TTL_HOURS", default_value_t = 24)]
+    pub link_ttl_hours: u64,
 }
 
 impl StreamArgs {
@@ -228,6 +257,11 @@ impl StreamArgs {
     /// The duplicate window, at least a second.
     pub fn duplicate_window(&self) -> Duration {
         Duration::from_secs(self.duplicate_window_secs.max(1))
+    }
+
+    /// The links' life, at least an hour.
+    pub fn link_ttl(&self) -> Duration {
+        Duration::from_secs(self.link_ttl_hours.max(1).saturating_mul(3600))
     }
 }
 
@@ -328,11 +362,15 @@ impl TryFrom<ServeArgs> for Config {
             mail_from: a.mail_from,
             public_url: a.public_url.unwrap_or_default(),
             contact: a.contact.filter(|c| !c.trim().is_empty()),
-            link_ttl: hours(a.link_ttl_hours.max(1)),
+            link_ttl: a.stream_settings.link_ttl(),
             max_keys_per_address: a.max_keys_per_address.max(1),
             grace: hours(a.replaced_key_grace_hours),
             posts_per_client_hour: a.form_posts_per_hour,
             posts_per_network_hour: a.form_posts_per_ipv6_48_per_hour,
+            posts_per_ipv6_32_hour: a.form_posts_per_ipv6_32_per_hour,
+            posts_per_ipv4_24_hour: a.form_posts_per_ipv4_24_per_hour,
+            reserve_percent: a.replacement_reserve_percent.min(90),
+            replacement_links: a.replacement_links_per_address.max(1),
             mails_per_address_hour: a.mails_per_address_per_hour,
             trusted_proxies: crate::subscribe::clients::TrustedProxies::parse(&a.trusted_proxies)?,
         };
@@ -449,11 +487,15 @@ impl Config {
                 mail_from: "racing data <keys@racing.invalid>".into(),
                 public_url: String::new(),
                 contact: None,
-                link_ttl: Duration::from_secs(24 * 3600),
+                link_ttl: crate::nats::buckets::LINK_TTL,
                 max_keys_per_address: 3,
                 grace: Duration::from_secs(24 * 3600),
                 posts_per_client_hour: 20,
                 posts_per_network_hour: 200,
+                posts_per_ipv6_32_hour: 500,
+                posts_per_ipv4_24_hour: 100,
+                reserve_percent: 25,
+                replacement_links: 3,
                 mails_per_address_hour: 5,
                 trusted_proxies: crate::subscribe::clients::TrustedProxies::default(),
             },

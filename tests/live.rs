@@ -532,6 +532,60 @@ async fn a_keys_sockets_share_its_plan() {
     );
 }
 
+/// A `since` replay costs its key a request per 1,000 moves it sends, however many that is:
+/// one past the burst of the key's plan goes ahead with the message that asked for it,
+/// and what the key had not left is a debt that its next requests wait out at the plan's
+/// rate, so that a large replay costs in proportion to a small one.
+#[tokio::test]
+async fn a_replay_past_the_burst_costs_the_key_in_proportion_to_its_moves() {
+    let (nats, mut app, _dir) = service(|c| {
+        c.request_limits.rate_per_sec = 1;
+        c.request_limits.burst = 2;
+    })
+    .await;
+    // 4,000 moves: 4 pages, twice the whole burst.
+    let moves: Vec<_> = (0..4_000u32)
+        .map(|i| envelope(odds(DAY, 1, &[("A1", 2.0 + f64::from(i % 50) / 10.0)])))
+        .collect();
+    let mut last = 0;
+    for chunk in moves.chunks(500) {
+        last = nats.publish(chunk).await;
+    }
+    app.projected(last).await;
+    // The upgrade and the subscribe take the burst; the replay goes ahead all the same.
+    let began = std::time::Instant::now();
+    let mut client = Client::connect(&app).await;
+    client
+        .send(json!({"type": "subscribe", "date": DAY, "race_number": 1, "since": 0}))
+        .await;
+    let mut replayed = 0;
+    while replayed < 4_000 {
+        let frame = client.next_message().await;
+        assert_eq!(frame["type"], "odds", "{frame}");
+        replayed += 1;
+    }
+    // The key owes what the replay cost past its burst: its next request waits until 5 s
+    // after the upgrade (6 requests taken, 1 a second, 1 more within the tolerance).
+    let res = app
+        .client
+        .get(format!("{}/api/v1/racecards/today", app.base))
+        .header("X-API-Key", KEY)
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(res.status(), StatusCode::TOO_MANY_REQUESTS);
+    let retry: u32 = res.headers()["retry-after"]
+        .to_str()
+        .expect("ascii")
+        .parse()
+        .expect("seconds");
+    let waited = began.elapsed().as_secs_f64();
+    assert!(
+        f64::from(retry) + waited >= 4.5,
+        "a replay of 4 pages on a burst of 2 left a wait of {retry} s, {waited:.1} s after the upgrade"
+    );
+}
+
 #[tokio::test]
 async fn shutdown_closes_every_socket_with_1001() {
     let (_nats, app, _dir) = service(|_| {}).await;

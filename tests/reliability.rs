@@ -1517,6 +1517,7 @@ async fn clustered_stream() -> (cluster::Cluster, async_nats::jetstream::Context
         name: STREAM.to_owned(),
         duplicate_window: DUPLICATE_WINDOW,
         replicas: Some(3),
+        link_ttl: racing::nats::buckets::LINK_TTL,
     };
     racing::nats::set_up(&cluster.open(Role::Setup).await, &settings)
         .await

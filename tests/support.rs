@@ -110,6 +110,7 @@ impl Nats {
             name: defaults.stream,
             duplicate_window: defaults.duplicate_window,
             replicas: None,
+            link_ttl: defaults.signup.link_ttl,
         };
         racing::nats::set_up(&setup, &settings)
             .await

@@ -176,6 +176,7 @@ pub async fn set_up(nats: &racing::nats::LocalNats) -> anyhow::Result<racing::na
         name: STREAM.to_owned(),
         duplicate_window: Duration::from_secs(120),
         replicas: None,
+        link_ttl: racing::nats::buckets::LINK_TTL,
     };
     racing::nats::set_up(&setup, &settings).await?;
     Ok(setup)

@@ -26,6 +26,7 @@ pub async fn run(args: SetupArgs) -> anyhow::Result<ExitCode> {
         name: args.target.stream.clone(),
         duplicate_window: args.stream.duplicate_window(),
         replicas: args.stream.replicas(),
+        link_ttl: args.stream.link_ttl(),
     };
     let (connection, url) = args.target.open(Role::Setup).await?;
     let info = crate::nats::set_up(&connection, &settings).await?;

@@ -113,8 +113,9 @@ of the date.
 
 Limits: client frames up to 4 KiB (a frame over 64 KiB closes the connection with 1009), \
 256 subscriptions per connection. Every client message is a request of the key's plan, \
-charged with its HTTP requests; a `since` that replays odds costs one more per 1,000 moves \
-(over the plan: `rate_limited`, the message not acted on). A read of the read models that \
+charged with its HTTP requests; a `since` that replays odds costs one more per 1,000 moves, \
+however many, owed with its `subscribe` (over the plan: `rate_limited`, the message not \
+acted on). A read of the read models that \
 takes longer than the request timeout closes the connection with 1013; resume with \
 `since`. A client that falls behind has its pending deltas replaced by one fresh `snapshot` per race (conflation); one that needs this more than 3 times in 60 s \
 is closed with 1008, as is one whose socket takes no frame for 10 s. A connection whose key \

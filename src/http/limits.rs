@@ -52,7 +52,8 @@ impl Default for RequestLimits {
 /// A key's token bucket, as GCRA: the time at which the next request would conform
 /// (`next`), which each request admitted moves on by one interval (1 / rate) and which may
 /// run ahead of now by the burst. Requests the other replicas admitted move it on too
-/// ([`RateLimits::charge`]), past the burst if they must: a debt paid off at the rate.
+/// ([`RateLimits::charge`]), past the burst if they must: a debt paid off at the rate; and
+/// so does work owed for a request admitted here ([`RateLimits::owe`]).
 struct Bucket {
     rate: u32,
     burst: u32,
@@ -91,35 +92,33 @@ impl Bucket {
     /// Admits a request at `now`: the requests left in the burst, or, to refuse, the
     /// nanoseconds until one would be admitted.
     fn take(&self, now: u64) -> Result<u32, u64> {
-        self.take_n(now, 1)
-    }
-
-    /// Admits `n` requests at once at `now` (at most the burst: more are taken as the
-    /// burst), or none: the requests left in the burst, or, to refuse, the nanoseconds
-    /// until `n` would be admitted.
-    fn take_n(&self, now: u64, n: u32) -> Result<u32, u64> {
-        let n = n.clamp(1, self.burst);
-        // The room the n - 1 beyond the first take out of the tolerance.
-        let extra = self.interval * u64::from(n - 1);
         let mut next = self.next.load(Ordering::Relaxed);
         loop {
             let conforms = next.max(now);
-            if conforms - now + extra > self.tolerance {
-                return Err(conforms - now + extra - self.tolerance);
+            if conforms - now > self.tolerance {
+                return Err(conforms - now - self.tolerance);
             }
-            let after = conforms + self.interval * u64::from(n);
+            let after = conforms + self.interval;
             match self
                 .next
                 .compare_exchange_weak(next, after, Ordering::Relaxed, Ordering::Relaxed)
             {
                 Ok(_) => {
-                    self.used.fetch_add(n, Ordering::Relaxed);
+                    self.used.fetch_add(1, Ordering::Relaxed);
                     let room = (self.tolerance + self.interval).saturating_sub(after - now);
                     return Ok(u32::try_from(room / self.interval).unwrap_or(u32::MAX));
                 }
                 Err(moved) => next = moved,
             }
         }
+    }
+
+    /// Counts `count` requests of work done here at `now` for a request already admitted,
+    /// whatever is left: past the burst, a debt the key's next requests wait out. Reported
+    /// to the other replicas as requests admitted here.
+    fn owe(&self, count: u32, now: u64) {
+        self.charge(count, now);
+        self.used.fetch_add(count, Ordering::Relaxed);
     }
 
     /// Counts `count` requests admitted elsewhere at `now`, whatever is left.
@@ -245,24 +244,43 @@ impl RateLimits {
         (headers, refused)
     }
 
-    /// Takes `n` tokens at once for `who`'s work on a live connection (its messages, a
-    /// replay's pages): `None` if admitted, else how long until they would be.
-    pub(super) fn spend(&self, who: &Identity, n: u32) -> Option<Duration> {
+    /// Takes a token for a message of `who` on a live connection: `None` if admitted,
+    /// else how long until it would be.
+    pub(super) fn spend(&self, who: &Identity) -> Option<Duration> {
         let now = self.now();
-        let taken = self.with_bucket(who.id, self.plan(who), |b| b.take_n(now, n));
+        let taken = self.with_bucket(who.id, self.plan(who), |b| b.take(now));
         let wait = taken.err()?;
         metrics::counter!("racing_rate_limited_total").increment(1);
         Some(Duration::from_nanos(wait))
     }
+
+    /// Charges `who` `n` requests for work a request admitted already asked for (a `since`
+    /// replay's pages, after its `subscribe`), whatever the key has left: what goes past
+    /// its burst is a debt its next requests, on every replica, wait out at its rate, so
+    /// that the work costs in proportion to its size, never only what the burst holds.
+    pub(super) fn owe(&self, who: &Identity, n: u32) {
+        let now = self.now();
+        self.with_bucket(who.id, self.plan(who), |b| b.owe(n, now));
+    }
 }
 
 impl Ledger for RateLimits {
+    /// The requests admitted here since the last report, per key: at most what the
+    /// others believe of one report ([`allowed_in_a_report`]), the rest (a replay's
+    /// debt) left for the next reports, so that the others are charged all of it.
     fn take_used(&self) -> Vec<Use> {
         let buckets = self.buckets.read().unwrap_or_else(|p| p.into_inner());
         buckets
             .iter()
             .filter_map(|(key, b)| {
-                let count = b.used.swap(0, Ordering::Relaxed);
+                let most = allowed_in_a_report((b.rate, b.burst));
+                let before = b
+                    .used
+                    .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
+                        Some(used.saturating_sub(most))
+                    })
+                    .unwrap_or(0);
+                let count = before.min(most);
                 (count > 0).then_some(Use {
                     key: *key,
                     count,
@@ -341,12 +359,14 @@ mod tests {
         );
         assert_eq!(bucket.used.load(Ordering::Relaxed), 5);
 
-        // Several at once: all of them, or none.
+        // Work owed for a request admitted is charged whatever is left: past the burst,
+        // a debt the next request waits out, however far past.
         let bucket = Bucket::new(2, 4);
-        assert_eq!(bucket.take_n(0, 3), Ok(1));
-        assert_eq!(bucket.take_n(0, 2), Err(SECOND / 2));
-        assert_eq!(bucket.take_n(SECOND / 2, 2), Ok(0));
-        assert_eq!(bucket.take_n(100 * SECOND, 9), Ok(0), "at most the burst");
+        assert_eq!(bucket.take(0), Ok(3));
+        bucket.owe(9, 0);
+        assert_eq!(bucket.take(0), Err(7 * SECOND / 2));
+        assert_eq!(bucket.take(7 * SECOND / 2), Ok(0));
+        assert_eq!(bucket.used.load(Ordering::Relaxed), 11);
 
         // Requests admitted elsewhere take from the burst, and past it leave a debt.
         let bucket = Bucket::new(2, 4);
@@ -388,6 +408,60 @@ mod tests {
             wait <= 5,
             "refused for {wait} s after one report; a replica admits at most 20 + 10 × 0.4 in one"
         );
+    }
+
+    /// A `since` replay of 100 pages, on a plan of 5 a second in bursts of 10, costs the
+    /// key 100 requests, not the 10 its burst holds: its next request waits about 18 s,
+    /// here and, through reports no larger than the others believe, on every replica.
+    #[test]
+    fn work_owed_past_the_burst_costs_in_proportion_here_and_elsewhere() {
+        let limits = RateLimits::new(RequestLimits {
+            rate_per_sec: 5,
+            burst: 10,
+            ..RequestLimits::default()
+        });
+        let who = Identity {
+            id: KeyId(1),
+            limits: KeyLimits::default(),
+        };
+        assert_eq!(limits.spend(&who), None, "the subscribe");
+        limits.owe(&who, 100);
+        let wait = limits
+            .take(&who, Instant::now())
+            .1
+            .expect("the key owes its replay");
+        assert!((18..=19).contains(&wait), "refused for {wait} s");
+
+        let most = allowed_in_a_report((5, 10));
+        let mut reported = Vec::new();
+        loop {
+            let used = limits.take_used();
+            let Some(report) = used.first() else { break };
+            reported.push(report.count);
+        }
+        assert!(reported.iter().all(|&n| n <= most), "{reported:?}");
+        assert_eq!(reported.iter().sum::<u32>(), 101, "{reported:?}");
+        let elsewhere = RateLimits::new(RequestLimits {
+            rate_per_sec: 5,
+            burst: 10,
+            ..RequestLimits::default()
+        });
+        for n in reported {
+            elsewhere.charge(
+                &Use {
+                    key: KeyId(1),
+                    count: n,
+                    rate: 5,
+                    burst: 10,
+                },
+                KeyLimits::default(),
+            );
+        }
+        let wait = elsewhere
+            .take(&who, Instant::now())
+            .1
+            .expect("owed on the other replica too");
+        assert!(wait >= 18, "refused for {wait} s on another replica");
     }
 
     /// A report naming keys this replica does not hold charges nothing and makes no

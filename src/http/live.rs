@@ -14,7 +14,7 @@ use super::query::Query;
 use super::{ApiError, AppState};
 use crate::keys::replicas::Replicas;
 use crate::keys::{Identity, KeyId, Standing};
-use crate::live::{run_session, Key, CLOSE_POLICY, CLOSE_TRY_LATER};
+use crate::live::{run_session, Charge, Key, CLOSE_POLICY, CLOSE_TRY_LATER};
 
 /// Bytes read from a socket at once. tungstenite keeps a read buffer of this size for
 /// every connection (128 KiB by default, which every idle connection held resident);
@@ -153,10 +153,14 @@ pub(super) async fn odds_socket(
     let limits = state.limits.clone();
     // The connection's messages and replays are requests of the key's plan, charged to
     // the same bucket as its HTTP requests.
+    let owed = limits.clone();
     let key = Key {
         shutdown: state.shutdown.clone(),
         ended,
-        charge: Box::new(move |n| limits.spend(&who, n)),
+        charge: Charge {
+            take: Box::new(move || limits.spend(&who)),
+            owe: Box::new(move |n| owed.owe(&who, n)),
+        },
     };
     let sessions = state.sessions.clone();
     Ok(upgrade

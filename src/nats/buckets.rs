@@ -59,17 +59,31 @@ pub const SUBSCRIBERS: Bucket = Bucket {
     max_bytes: -1,
 };
 
-/// The single-use links of the subscription forms.
+/// How long a link of the subscription forms may be followed, unless the set-up and the
+/// service are given another life (`RACING_LINK_TTL_HOURS`).
+pub const LINK_TTL: Duration = Duration::from_secs(24 * 3600);
+
+/// The single-use links of the subscription forms, as made for links of the default life
+/// ([`signups`] for another).
 pub const SIGNUPS: Bucket = Bucket {
     suffix: "SIGNUPS",
     description: "Single-use links of the subscription forms",
     history: 1,
-    // JetStream forgets a link after a week, whatever its own expiry.
-    max_age: Duration::from_secs(7 * 24 * 3600),
-    // About 200,000 links, each form post adding one of about 300 bytes; a full bucket
-    // refuses the next (it is made to discard new records, never old ones).
+    // A link leaves the bucket when its life is over, so that no expired link takes room:
+    // the bucket's age is the links' life.
+    max_age: LINK_TTL,
+    // About 100,000 to 250,000 links, each form post adding one of 250 to 600 bytes; a
+    // full bucket refuses the next (it is made to discard new records, never old ones).
     max_bytes: 64 << 20,
 };
+
+/// The link bucket for links that may be followed for `life`: it keeps each that long.
+pub fn signups(life: Duration) -> Bucket {
+    Bucket {
+        max_age: life,
+        ..SIGNUPS
+    }
+}
 
 /// How long the snapshot writer's lease lasts unrenewed: a writer that dies lets another
 /// replica take over after it.
@@ -211,7 +225,9 @@ impl Bucket {
     }
 
     /// Gives a bucket made before it had a byte limit (or with another one) the limit it
-    /// has now, so that `racing setup` after an upgrade bounds it too.
+    /// has now, and one made with another age (the link bucket, whose age is the links'
+    /// configured life) its age, so that `racing setup` after an upgrade or a change of
+    /// settings bounds it too. A shorter age drops the values older than it at once.
     async fn bring_up_to_date(
         &self,
         js: &jetstream::Context,
@@ -222,16 +238,26 @@ impl Bucket {
             .get_info()
             .await
             .with_context(|| format!("looking up the stream of {}", store.name))?;
-        if info.config.max_bytes == self.max_bytes {
+        if info.config.max_bytes == self.max_bytes && info.config.max_age == self.max_age {
             return Ok(());
         }
         let mut config = info.config;
         config.max_bytes = self.max_bytes;
+        config.max_age = self.max_age;
+        // JetStream refuses a duplicate window longer than the age.
+        if !self.max_age.is_zero() && config.duplicate_window > self.max_age {
+            config.duplicate_window = self.max_age;
+        }
         let name = config.name.clone();
         js.update_stream(config)
             .await
             .map_err(|e| super::stream_failure(e, &name))?;
-        tracing::info!(bucket = %store.name, max_bytes = self.max_bytes, "bucket's byte limit set");
+        tracing::info!(
+            bucket = %store.name,
+            max_bytes = self.max_bytes,
+            max_age_secs = self.max_age.as_secs(),
+            "bucket's limits set"
+        );
         Ok(())
     }
 }

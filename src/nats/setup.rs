@@ -19,6 +19,9 @@ pub struct StreamSettings {
     pub duplicate_window: Duration,
     /// Copies in a JetStream cluster; `None` keeps an existing stream's, or 1.
     pub replicas: Option<usize>,
+    /// How long a link of the subscription forms may be followed: the link bucket keeps
+    /// each link that long ([`buckets::signups`]).
+    pub link_ttl: Duration,
 }
 
 /// Makes the stream or brings its settings up to date, then makes each bucket beside it
@@ -38,6 +41,11 @@ pub async fn set_up(
         .await?;
     let replicas = info.config.num_replicas.max(1);
     for bucket in buckets::ALL {
+        let bucket = if bucket == buckets::SIGNUPS {
+            buckets::signups(settings.link_ttl)
+        } else {
+            bucket
+        };
         connection
             .ready(
                 &format!("making key-value bucket {}", bucket.name(name)),

@@ -1,11 +1,12 @@
 //! Who posts a form, for the per-client limit: the peer's address, or behind a trusted
 //! proxy the address it forwards, taken as a network an attacker cannot spread over
 //! cheaply. An IPv6 client holds a /64 (one host's or one customer's usual share), so its
-//! addresses count as one; an IPv4 client one address. The /64s of one IPv6 /48 (one
-//! site's usual share) are also counted together, under a looser limit, so that a site
-//! cannot spread over its 65,536 /64s.
+//! addresses count as one; an IPv4 client one address. Wider networks are also counted
+//! together, each under a looser limit ([`Prefix`]), so that a site or a provider cannot
+//! spread over the clients it holds: an IPv4 /24, an IPv6 /48 (one site's usual share)
+//! and an IPv6 /32 (one provider's).
 
-use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use axum::http::HeaderMap;
 use ipnet::IpNet;
@@ -87,21 +88,61 @@ impl Client {
         }
     }
 
-    /// The IPv6 /48 the client is in, counted as one under the looser per-network limit;
-    /// `None` for an IPv4 client, which is one address already.
-    pub fn network(&self) -> Option<Network> {
-        match self.0 {
-            IpAddr::V6(v6) => Some(Network(Ipv6Addr::from(
-                u128::from(v6) & !((1u128 << 80) - 1),
-            ))),
-            IpAddr::V4(_) => None,
+    /// The network of `prefix` the client is in, counted as one under that prefix's
+    /// limit; `None` where the prefix is of the other address family.
+    pub fn network(&self, prefix: Prefix) -> Option<Network> {
+        let bits = u32::from(prefix.bits());
+        match (self.0, prefix) {
+            (IpAddr::V4(v4), Prefix::Ipv4_24) => {
+                let mask = u32::MAX.checked_shl(32 - bits).unwrap_or(0);
+                Some(Network(IpAddr::V4(Ipv4Addr::from(u32::from(v4) & mask))))
+            }
+            (IpAddr::V6(v6), Prefix::Ipv6_48 | Prefix::Ipv6_32) => {
+                let mask = u128::MAX.checked_shl(128 - bits).unwrap_or(0);
+                Some(Network(IpAddr::V6(Ipv6Addr::from(u128::from(v6) & mask))))
+            }
+            _ => None,
         }
     }
 }
 
-/// An IPv6 /48, as the per-network limit counts it.
+/// A network wider than a client whose clients' posts are also counted together.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Network(Ipv6Addr);
+pub enum Prefix {
+    /// An IPv4 /24: 256 addresses, each a client.
+    Ipv4_24,
+    /// An IPv6 /48, one site's usual share: 65,536 /64 clients.
+    Ipv6_48,
+    /// An IPv6 /32, one provider's usual allocation: 65,536 /48s.
+    Ipv6_32,
+}
+
+impl Prefix {
+    /// Every prefix counted.
+    pub const ALL: [Prefix; 3] = [Prefix::Ipv4_24, Prefix::Ipv6_48, Prefix::Ipv6_32];
+
+    /// Its name in metrics: `ipv4_24`, `ipv6_48`, `ipv6_32`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Prefix::Ipv4_24 => "ipv4_24",
+            Prefix::Ipv6_48 => "ipv6_48",
+            Prefix::Ipv6_32 => "ipv6_32",
+        }
+    }
+
+    /// Its length in bits.
+    pub fn bits(self) -> u8 {
+        match self {
+            Prefix::Ipv4_24 => 24,
+            Prefix::Ipv6_48 => 48,
+            Prefix::Ipv6_32 => 32,
+        }
+    }
+}
+
+/// A network of one [`Prefix`], as its limit counts it: the network's first address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Network(IpAddr);
 
 /// An IPv4 address written as IPv6 (`::ffff:a.b.c.d`, as a dual-stack socket reports
 /// it) as the IPv4 address it is.
@@ -145,12 +186,31 @@ mod tests {
 
     #[test]
     fn the_64s_of_an_ipv6_48_are_one_network() {
-        let network = |ip: &str| Client::of(ip.parse().expect("an address")).network();
+        let network =
+            |ip: &str| Client::of(ip.parse().expect("an address")).network(Prefix::Ipv6_48);
         assert_eq!(network("2001:db8:1:2::1"), network("2001:db8:1:ffff::9"));
         assert_ne!(network("2001:db8:1:2::1"), network("2001:db8:2:2::1"));
         assert!(network("2001:db8:1:2::1").is_some());
         assert_eq!(network("192.0.2.7"), None);
         assert_eq!(network("::ffff:192.0.2.7"), None);
+    }
+
+    #[test]
+    fn the_48s_of_an_ipv6_32_and_the_addresses_of_an_ipv4_24_are_one_network() {
+        let network =
+            |ip: &str, prefix| Client::of(ip.parse().expect("an address")).network(prefix);
+        let v6 = Prefix::Ipv6_32;
+        assert_eq!(
+            network("2001:db8:1::1", v6),
+            network("2001:db8:ffff:9::1", v6)
+        );
+        assert_ne!(network("2001:db8:1::1", v6), network("2001:db9:1::1", v6));
+        assert_eq!(network("192.0.2.7", v6), None);
+        let v4 = Prefix::Ipv4_24;
+        assert_eq!(network("192.0.2.7", v4), network("192.0.2.255", v4));
+        assert_eq!(network("::ffff:192.0.2.7", v4), network("192.0.2.1", v4));
+        assert_ne!(network("192.0.2.7", v4), network("192.0.3.7", v4));
+        assert_eq!(network("2001:db8::1", v4), None);
     }
 
     #[test]

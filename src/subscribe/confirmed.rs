@@ -216,18 +216,33 @@ pub async fn offer(signup: &Signup, email: &str, compromised: bool) -> anyhow::R
     if replaceable(signup, &record).await?.is_empty() {
         return Ok(());
     }
-    let pending = store::Pending::Replace {
-        email: email.to_owned(),
-        compromised,
-    };
-    let token = signup
+    let most = signup.settings.replacement_links;
+    let issued = signup
         .store
-        .issue(pending, signup.settings.link_ttl)
+        .issue_replacement(email, compromised, most, signup.settings.link_ttl)
         .await?;
+    let Some(token) = issued else {
+        // The links waiting are the subscriber's to use: each can stop the keys at once.
+        metrics::counter!("racing_replacement_links_withheld_total").increment(1);
+        let body = format!(
+            "Hello {},\n\na link to replace your racing data API keys was asked for, but \
+             as many links as this site keeps waiting for one subscriber ({most}) were sent \
+             to you in the last {} and are still waiting to be followed, so no new one was \
+             sent. Use the newest of them: its page can also stop your current keys at \
+             once.\n\nIf you did not ask for this, ignore this message: nothing changes \
+             without it.\n",
+            record.name,
+            signup.hours(),
+        );
+        return signup
+            .mailer
+            .send(&record.email, "Replace your racing data API key", body);
+    };
     let what = if compromised {
         "Your current keys stop working as soon as you do."
     } else {
-        "Your current keys keep working for a day after that, so you can deploy the new ones first."
+        "Your current keys keep working for a day after that, so you can deploy the new ones \
+         first; if someone else may have them, tick the box on that page to stop them at once."
     };
     let body = format!(
         "Hello {},\n\nto replace your racing data API keys, open this link within \

@@ -61,7 +61,8 @@ pub struct Settings {
     /// contact: an e-mail or web address, or any text; `None`: "the operator of this
     /// service".
     pub contact: Option<String>,
-    /// How long a link in a message may be followed.
+    /// How long a link in a message may be followed; at most the link bucket's age, which
+    /// keeps a link that long (the service takes the lesser at start).
     pub link_ttl: Duration,
     /// Most keys one address may hold (one per plan).
     pub max_keys_per_address: usize,
@@ -71,11 +72,32 @@ pub struct Settings {
     pub posts_per_client_hour: u32,
     /// Form posts per IPv6 /48 per hour, its /64 clients together.
     pub posts_per_network_hour: u32,
+    /// Form posts per IPv6 /32 per hour, its /48s together.
+    pub posts_per_ipv6_32_hour: u32,
+    /// Form posts per IPv4 /24 per hour, its addresses together.
+    pub posts_per_ipv4_24_hour: u32,
+    /// Percent of the link bucket that subscription posts leave free, for replacement
+    /// links: sign-ups that fill the rest never close key replacement.
+    pub reserve_percent: u32,
+    /// Replacement links that may wait to be followed for one subscriber at once, so that
+    /// replacement posts cannot fill the reserve either.
+    pub replacement_links: usize,
     /// Messages per e-mail address per hour (its sub-addresses, `name+tag@`, counted
     /// as one).
     pub mails_per_address_hour: u32,
     /// The proxies whose forwarding header names the client of a form post.
     pub trusted_proxies: clients::TrustedProxies,
+}
+
+impl Settings {
+    /// Form posts an hour allowed from one network of `prefix`, its clients together.
+    pub fn per_network_hour(&self, prefix: clients::Prefix) -> u32 {
+        match prefix {
+            clients::Prefix::Ipv4_24 => self.posts_per_ipv4_24_hour,
+            clients::Prefix::Ipv6_48 => self.posts_per_network_hour,
+            clients::Prefix::Ipv6_32 => self.posts_per_ipv6_32_hour,
+        }
+    }
 }
 
 /// The subscription flow, shared by its handlers.
@@ -86,7 +108,8 @@ pub struct Signup {
     mailer: Arc<Mailer>,
     csrf: Csrf,
     by_client: Limiter<clients::Client>,
-    by_network: Limiter<clients::Network>,
+    /// One limit per wider network a client is in.
+    by_network: [(clients::Prefix, Limiter<clients::Network>); 3],
     by_address: Limiter<String>,
     /// Replacement offers being looked up and mailed, after their pages were sent.
     replacing: tokio::sync::Semaphore,
@@ -105,7 +128,8 @@ impl Signup {
         let csrf = Csrf::new(secret);
         Ok(Signup {
             by_client: Limiter::per_hour(settings.posts_per_client_hour),
-            by_network: Limiter::per_hour(settings.posts_per_network_hour),
+            by_network: clients::Prefix::ALL
+                .map(|prefix| (prefix, Limiter::per_hour(settings.per_network_hour(prefix)))),
             by_address: Limiter::per_hour(settings.mails_per_address_hour),
             settings,
             store,
@@ -299,20 +323,34 @@ fn forged(signup: &Signup, headers: &HeaderMap, token: Option<&str>) -> Option<R
     }
 }
 
-/// What a form post that asks for mail passes first: its token, then the client's hourly
-/// limit, then its IPv6 /48's. The page that refuses it, if one fails.
+/// Counts a post of `form` refused for `reason` in `racing_form_posts_refused_total`, so
+/// that an operator sees which bound holds; returns the page that refuses it.
+fn refused(form: &'static str, reason: &'static str, page: Response) -> Response {
+    metrics::counter!("racing_form_posts_refused_total", "form" => form, "reason" => reason)
+        .increment(1);
+    page
+}
+
+/// What a post of `form` that asks for mail passes first: its token, then the client's
+/// hourly limit, then those of the wider networks it is in (an IPv4 /24; an IPv6 /48 and
+/// /32). The page that refuses it, if one fails.
 fn refused_post(
     signup: &Signup,
     headers: &HeaderMap,
     csrf: Option<&str>,
     peer: SocketAddr,
+    form: &'static str,
 ) -> Option<Response> {
-    forged(signup, headers, csrf).or_else(|| {
-        let client = signup.settings.trusted_proxies.client(peer, headers);
-        signup.by_client.check(&client).or_else(|| {
-            let network = client.network()?;
-            signup.by_network.check(&network)
-        })
+    if let Some(page) = forged(signup, headers, csrf) {
+        return Some(refused(form, "token", page));
+    }
+    let client = signup.settings.trusted_proxies.client(peer, headers);
+    if let Some(page) = signup.by_client.check(&client) {
+        return Some(refused(form, "client", page));
+    }
+    signup.by_network.iter().find_map(|(prefix, limiter)| {
+        let page = limiter.check(&client.network(*prefix)?)?;
+        Some(refused(form, prefix.name(), page))
     })
 }
 
@@ -349,7 +387,7 @@ async fn subscribe(
     headers: HeaderMap,
     Form(form): Form<SubscribeForm>,
 ) -> Response {
-    if let Some(page) = refused_post(&signup, &headers, form.csrf.as_deref(), peer) {
+    if let Some(page) = refused_post(&signup, &headers, form.csrf.as_deref(), peer, "subscribe") {
         return page;
     }
     let bad = |text: &str| problem(StatusCode::BAD_REQUEST, "Please check the form", text);
@@ -376,11 +414,13 @@ async fn subscribe(
         return bad("The terms of use must be accepted to subscribe.");
     }
     if let Some(page) = signup.by_address.check(&store::mailbox(&email)) {
-        return page;
+        return refused("subscribe", "mailbox", page);
     }
-    match signup.store.has_room().await {
+    // Sign-ups leave the reserve free, for replacement links.
+    let reserve = signup.settings.reserve_percent;
+    match signup.store.has_room(reserve).await {
         Ok(true) => {}
-        Ok(false) => return full(),
+        Ok(false) => return refused("subscribe", "room", full()),
         Err(e) => return internal(e),
     }
     let pending = Pending::Subscribe {
@@ -391,9 +431,9 @@ async fn subscribe(
     let token = match signup.store.issue(pending, signup.settings.link_ttl).await {
         Ok(t) => t,
         // Another post, here or on another replica, may have taken the last room.
-        Err(e) if matches!(signup.store.has_room().await, Ok(false)) => {
+        Err(e) if matches!(signup.store.has_room(reserve).await, Ok(false)) => {
             tracing::warn!(error = format!("{e:#}"), "the link bucket is full");
-            return full();
+            return refused("subscribe", "room", full());
         }
         Err(e) => return internal(e),
     };
@@ -436,6 +476,8 @@ struct LinkForm {
     csrf: Option<String>,
     #[serde(default)]
     token: String,
+    /// A replacement link's box: stop the current keys at once.
+    compromised: Option<String>,
 }
 
 fn link_problem(error: LinkError) -> Response {
@@ -472,6 +514,16 @@ async fn link_page(
         Ok(Err(e)) => return link_problem(e),
         Ok(Ok(pending)) => pending,
     };
+    // Whoever holds the mailbox may stop the current keys at once from any replacement
+    // link, whatever the form that sent it asked: a stranger's posts, which may have sent
+    // the links the subscriber has, never leave it without a way to revoke a key now.
+    let offer_stop = matches!(
+        pending,
+        Pending::Replace {
+            compromised: false,
+            ..
+        }
+    );
     let (title, text) = match &pending {
         Pending::Subscribe { email, plan, .. } => (
             "Confirm subscription",
@@ -497,7 +549,7 @@ async fn link_page(
         ),
     };
     with_form(&signup, &headers, |csrf| {
-        pages::confirm(title, &text, CONFIRM, &token, csrf)
+        pages::confirm(title, &text, CONFIRM, &token, csrf, offer_stop)
     })
 }
 
@@ -520,7 +572,8 @@ async fn follow(
             confirmed::subscribe(&signup, &email, &name, &plan).await
         }
         Pending::Replace { email, compromised } => {
-            confirmed::replace(&signup, &email, compromised).await
+            let stop = compromised || form.compromised.as_deref() == Some("yes");
+            confirmed::replace(&signup, &email, stop).await
         }
     };
     match done {
@@ -543,7 +596,7 @@ async fn replace(
     headers: HeaderMap,
     Form(form): Form<ReplaceForm>,
 ) -> Response {
-    if let Some(page) = refused_post(&signup, &headers, form.csrf.as_deref(), peer) {
+    if let Some(page) = refused_post(&signup, &headers, form.csrf.as_deref(), peer, "replace") {
         return page;
     }
     let Ok(email) = store::check_address(&form.email) else {
@@ -554,12 +607,13 @@ async fn replace(
         );
     };
     if let Some(page) = signup.by_address.check(&store::mailbox(&email)) {
-        return page;
+        return refused("replace", "mailbox", page);
     }
-    // Asked whoever posts, so that the answer tells nothing of the address.
-    match signup.store.has_room().await {
+    // Asked whoever posts, so that the answer tells nothing of the address. A replacement
+    // may take the whole bucket, the reserve that sign-ups leave free included.
+    match signup.store.has_room(0).await {
         Ok(true) => {}
-        Ok(false) => return full(),
+        Ok(false) => return refused("replace", "room", full()),
         Err(e) => return internal(e),
     }
     let compromised = form.compromised.as_deref() == Some("yes");

@@ -169,14 +169,28 @@ pub fn message(title: &str, text: &str) -> String {
 }
 
 /// The page a link in an e-mail opens: one button, so that a mail scanner that fetches
-/// the link does not use it up.
-pub fn confirm(title: &str, text: &str, action: &str, link: &str, token: &str) -> String {
+/// the link does not use it up; with `offer_stop` (a replacement that leaves the current
+/// keys a grace period), a box to stop them at once instead.
+pub fn confirm(
+    title: &str,
+    text: &str,
+    action: &str,
+    link: &str,
+    token: &str,
+    offer_stop: bool,
+) -> String {
+    let stop = if offer_stop {
+        "<p class=\"check\"><input type=\"checkbox\" id=\"compromised\" name=\"compromised\" value=\"yes\"> \
+         <label for=\"compromised\">Someone else may have them: stop the current keys at once</label></p>"
+    } else {
+        ""
+    };
     page(
         title,
         &format!(
             "<h1>{}</h1><p>{}</p><form method=\"post\" action=\"{}\">\
              <input type=\"hidden\" name=\"csrf\" value=\"{}\">\
-             <input type=\"hidden\" name=\"token\" value=\"{}\">\
+             <input type=\"hidden\" name=\"token\" value=\"{}\">{stop}\
              <button type=\"submit\">{}</button></form>",
             esc(title),
             esc(text),

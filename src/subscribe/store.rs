@@ -1,8 +1,9 @@
 //! What the subscription flow keeps in NATS, beside the keys, so that every replica shares
 //! it: one record per subscriber address in `{stream}_SUBSCRIBERS` (who, which plans,
-//! when, the prefix of each key), and the single-use links waiting to be followed in
-//! `{stream}_SIGNUPS`, which JetStream forgets after a week and which holds at most
-//! 64 MiB ([`Store::has_room`]).
+//! when, the prefix of each key), and in `{stream}_SIGNUPS` the single-use links waiting
+//! to be followed, with a count per subscriber of the replacement links among them. The
+//! link bucket keeps a link for the links' life and holds at most 64 MiB, a share of which
+//! only replacement links may fill ([`Store::has_room`]).
 
 use std::time::Duration;
 
@@ -78,6 +79,21 @@ struct PendingRecord {
     pending: Pending,
     /// RFC 3339.
     expires_at: String,
+}
+
+/// The replacement links of one mailbox waiting to be followed, so that their number is
+/// bounded: each by its record's key and when it expires.
+#[derive(Default, Serialize, Deserialize)]
+struct Waiting {
+    links: Vec<WaitingLink>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct WaitingLink {
+    /// The link record's key in the bucket.
+    key: String,
+    /// Unix seconds.
+    expires: i64,
 }
 
 /// Why a link was not followed.
@@ -180,9 +196,11 @@ impl Store {
         })
     }
 
-    /// Whether the link bucket has room for another link; the forms are refused while it
-    /// has not (see [`LINK_ROOM`]).
-    pub async fn has_room(&self) -> anyhow::Result<bool> {
+    /// Whether the link bucket has room for another link with `reserve_percent` of it
+    /// left free beside: the subscription form leaves the share kept for replacement links
+    /// (so that sign-ups never close the replacement form), the replacement form none.
+    /// A form is refused while there is no room (see [`LINK_ROOM`]).
+    pub async fn has_room(&self, reserve_percent: u32) -> anyhow::Result<bool> {
         let info = self
             .signups
             .stream
@@ -192,24 +210,143 @@ impl Store {
         let Ok(most) = u64::try_from(info.config.max_bytes) else {
             return Ok(true);
         };
-        Ok(most == 0 || info.state.bytes.saturating_add(LINK_ROOM) <= most)
+        let reserve = most / 100 * u64::from(reserve_percent.min(100));
+        Ok(most == 0
+            || info
+                .state
+                .bytes
+                .saturating_add(LINK_ROOM)
+                .saturating_add(reserve)
+                <= most)
+    }
+
+    /// How long the link bucket keeps a link; zero: for ever.
+    pub async fn link_age(&self) -> anyhow::Result<Duration> {
+        let info = self
+            .signups
+            .stream
+            .get_info()
+            .await
+            .context("asking the age of the link bucket")?;
+        Ok(info.config.max_age)
     }
 
     /// Records a link to follow within `ttl`; returns its token, which only the e-mail
     /// carries (the bucket holds its hash).
     pub async fn issue(&self, pending: Pending, ttl: Duration) -> anyhow::Result<String> {
-        let token = format!("{:032x}", rand::random::<u128>());
-        let expires = jiff::Timestamp::now()
-            + jiff::SignedDuration::try_from(ttl).unwrap_or(jiff::SignedDuration::ZERO);
+        let token = new_token();
+        self.record_link(&token, pending, expires(ttl)).await?;
+        Ok(token)
+    }
+
+    async fn record_link(
+        &self,
+        token: &str,
+        pending: Pending,
+        expires: jiff::Timestamp,
+    ) -> anyhow::Result<()> {
         let record = PendingRecord {
             pending,
             expires_at: expires.to_string(),
         };
         self.signups
-            .create(token_key(&token), serde_json::to_vec(&record)?.into())
+            .create(token_key(token), serde_json::to_vec(&record)?.into())
             .await
             .context("recording the link")?;
-        Ok(token)
+        Ok(())
+    }
+
+    /// Records a link that replaces the keys of `email`'s mailbox, to follow within `ttl`,
+    /// unless `most` of its replacement links are waiting already (whoever asked for
+    /// them): its token, or `None`. The count is kept in the bucket beside the links, so
+    /// it holds across replicas, and each counted link leaves it once followed or expired.
+    pub async fn issue_replacement(
+        &self,
+        email: &str,
+        compromised: bool,
+        most: usize,
+        ttl: Duration,
+    ) -> anyhow::Result<Option<String>> {
+        let key = waiting_key(email);
+        let expires = expires(ttl);
+        // A few tries: another replica may count a link of the mailbox at the same moment.
+        for _ in 0..4 {
+            let (mut waiting, revision) = self.waiting(&key).await?;
+            let now = jiff::Timestamp::now().as_second();
+            waiting.links.retain(|l| l.expires > now);
+            if waiting.links.len() >= most {
+                return Ok(None);
+            }
+            let token = new_token();
+            waiting.links.push(WaitingLink {
+                key: token_key(&token),
+                expires: expires.as_second(),
+            });
+            let bytes = serde_json::to_vec(&waiting)?.into();
+            // Written meanwhile elsewhere: counted again from what is there now.
+            let counted = match revision {
+                Some(r) => match self.signups.update(&key, bytes, r).await {
+                    Err(e) if e.kind() == kv::UpdateErrorKind::WrongLastRevision => false,
+                    done => done.map(|_| true).context("counting a replacement link")?,
+                },
+                None => match self.signups.create(&key, bytes).await {
+                    Err(e) if e.kind() == kv::CreateErrorKind::AlreadyExists => false,
+                    done => done.map(|_| true).context("counting a replacement link")?,
+                },
+            };
+            if !counted {
+                continue;
+            }
+            let pending = Pending::Replace {
+                email: email.to_owned(),
+                compromised,
+            };
+            self.record_link(&token, pending, expires).await?;
+            return Ok(Some(token));
+        }
+        bail!("the count of a mailbox's replacement links kept changing")
+    }
+
+    /// The replacement links of the mailbox whose count is under `key`, with the count's
+    /// revision (`None`: no count yet, or one deleted).
+    async fn waiting(&self, key: &str) -> anyhow::Result<(Waiting, Option<u64>)> {
+        match self.signups.entry(key).await? {
+            Some(entry) if entry.operation == kv::Operation::Put => {
+                let waiting = serde_json::from_slice(&entry.value)
+                    .context("an unreadable count of replacement links")?;
+                Ok((waiting, Some(entry.revision)))
+            }
+            Some(entry) => Ok((Waiting::default(), Some(entry.revision))),
+            None => Ok((Waiting::default(), None)),
+        }
+    }
+
+    /// Takes the followed replacement link `link` (a record's key) off its mailbox's
+    /// count. Best effort: a count left high falls with the link's expiry.
+    async fn followed_replacement(&self, email: &str, link: &str) {
+        let key = waiting_key(email);
+        for _ in 0..4 {
+            let Ok((mut waiting, Some(revision))) = self.waiting(&key).await else {
+                return;
+            };
+            let before = waiting.links.len();
+            waiting.links.retain(|l| l.key != link);
+            if waiting.links.len() == before {
+                return;
+            }
+            let Ok(bytes) = serde_json::to_vec(&waiting) else {
+                return;
+            };
+            if self
+                .signups
+                .update(&key, bytes.into(), revision)
+                .await
+                .is_ok()
+            {
+                return;
+            }
+        }
+        tracing::warn!("a followed replacement link stays counted until it expires");
     }
 
     /// What the link of `token` is for, without using it.
@@ -231,7 +368,12 @@ impl Store {
             .delete_expect_revision(token_key(token), Some(revision))
             .await
         {
-            Ok(()) => Ok(Ok(pending)),
+            Ok(()) => {
+                if let Pending::Replace { email, .. } = &pending {
+                    self.followed_replacement(email, &token_key(token)).await;
+                }
+                Ok(Ok(pending))
+            }
             Err(_) => Ok(Err(LinkError::Unknown)),
         }
     }
@@ -259,6 +401,35 @@ impl Store {
         }
         Ok(Ok((record.pending, entry.revision)))
     }
+}
+
+/// The life of the links mailed, given the one configured and how long the link bucket
+/// keeps a link (zero: for ever): the lesser, so that no link leaves the bucket while its
+/// mail says it works. A difference means the bucket was set up with another
+/// `RACING_LINK_TTL_HOURS` (or before its age followed it): `racing setup` with this one
+/// mends it.
+pub fn link_life(configured: Duration, kept: Duration) -> Duration {
+    let hours = |d: Duration| d.as_secs().div_ceil(3600);
+    if !kept.is_zero() && kept < configured {
+        tracing::warn!(
+            configured_hours = hours(configured),
+            bucket_hours = hours(kept),
+            "the link bucket keeps links for less than RACING_LINK_TTL_HOURS: links are \
+             offered for the bucket's age; `racing setup` with the same \
+             RACING_LINK_TTL_HOURS brings the bucket to it"
+        );
+        return kept;
+    }
+    if kept.is_zero() || kept > configured {
+        tracing::warn!(
+            configured_hours = hours(configured),
+            bucket_hours = hours(kept),
+            "the link bucket keeps links past RACING_LINK_TTL_HOURS: expired links take \
+             its room until then; `racing setup` with the same RACING_LINK_TTL_HOURS \
+             brings the bucket to it"
+        );
+    }
+    configured
 }
 
 /// An address as compared: trimmed and lower-cased.
@@ -293,6 +464,26 @@ fn exact_address_key(email: &str) -> String {
     )
 }
 
+/// The key of the count of a mailbox's replacement links: a hash of the mailbox, as its
+/// record's.
+fn waiting_key(email: &str) -> String {
+    format!(
+        "w.{}",
+        hex(&Sha256::digest(normalise(&mailbox(email)).as_bytes())[..16])
+    )
+}
+
+/// A link's token: 128 random bits, in hex.
+fn new_token() -> String {
+    format!("{:032x}", rand::random::<u128>())
+}
+
+/// When a link issued now for `ttl` expires.
+fn expires(ttl: Duration) -> jiff::Timestamp {
+    jiff::Timestamp::now()
+        + jiff::SignedDuration::try_from(ttl).unwrap_or(jiff::SignedDuration::ZERO)
+}
+
 fn token_key(token: &str) -> String {
     format!("t.{}", hex(&Sha256::digest(token.as_bytes())[..16]))
 }
@@ -325,6 +516,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_link_lives_no_longer_than_the_bucket_keeps_it() {
+        let hours = |h: u64| Duration::from_secs(h * 3600);
+        assert_eq!(link_life(hours(48), hours(24)), hours(24));
+        assert_eq!(link_life(hours(24), hours(24)), hours(24));
+        assert_eq!(link_life(hours(1), hours(24)), hours(1));
+        assert_eq!(link_life(hours(24), Duration::ZERO), hours(24));
+    }
+
+    #[test]
     fn addresses_are_checked_and_compared_lower_case() {
         assert_eq!(
             check_address(" Ann@Example.COM ").expect("an address"),
@@ -344,5 +544,17 @@ mod tests {
         assert_eq!(mailbox("+tag@example.com"), "+tag@example.com");
         assert_eq!(mailbox("ann@example.com"), "ann@example.com");
         assert_ne!(token_key("a"), token_key("b"));
+        assert_eq!(
+            waiting_key("Ann+x@Example.com"),
+            waiting_key("ann@example.com")
+        );
+        assert_ne!(
+            waiting_key("ann@example.com"),
+            waiting_key("bob@example.com")
+        );
+        assert_eq!(
+            waiting_key("ann@example.com")[2..],
+            address_key("ann@example.com")[2..]
+        );
     }
 }

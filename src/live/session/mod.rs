@@ -120,14 +120,24 @@ pub struct SessionContext {
     pub limits: Limits,
 }
 
-/// What a connection's work costs its key's plan, shared with HTTP: `charge(n)` takes
-/// `n` requests from the key's rate limit, and says how long until they would be admitted
-/// if it refuses them.
-pub type Charge = Box<dyn Fn(u32) -> Option<Duration> + Send + Sync>;
+/// What a connection's work costs its key's plan, shared with HTTP.
+pub struct Charge {
+    /// Takes a request (a client message) from the key's rate limit; says how long until
+    /// it would be admitted if it refuses it.
+    pub take: Box<dyn Fn() -> Option<Duration> + Send + Sync>,
+    /// Charges `n` requests of work that a message admitted asked for (a `since` replay's
+    /// pages), whatever the key has left: past its burst, a debt its next requests wait
+    /// out. Never refuses.
+    pub owe: Box<dyn Fn(u32) + Send + Sync>,
+}
 
-/// A charge that never refuses, for a session that answers to no key's plan.
+/// A charge that never refuses and counts nothing, for a session that answers to no
+/// key's plan.
 pub fn free() -> Charge {
-    Box::new(|_| None)
+    Charge {
+        take: Box::new(|| None),
+        owe: Box::new(|_| {}),
+    }
 }
 
 /// Why a session ends.
@@ -537,10 +547,10 @@ impl Session<'_> {
         }
     }
 
-    /// Charges `n` requests to the key's plan: an `error` frame (`rate_limited`) and
-    /// `false` if the plan refuses them, so that the message is not acted on.
-    fn pay(&mut self, n: u32, what: &str) -> Result<bool, End> {
-        let Some(wait) = (self.charge)(n) else {
+    /// Charges a request to the key's plan: an `error` frame (`rate_limited`) and `false`
+    /// if the plan refuses it, so that the message is not acted on.
+    fn pay(&mut self, what: &str) -> Result<bool, End> {
+        let Some(wait) = (self.charge.take)() else {
             return Ok(true);
         };
         let secs = wait.as_secs().max(1);

@@ -88,7 +88,7 @@ impl Session<'_> {
         }
         // Every message is a request of the key's plan, as an HTTP request is: a key's
         // sockets together cost what its plan allows, not each socket its own quota.
-        if !self.pay(1, "this message")? {
+        if !self.pay("this message")? {
             return Ok(());
         }
         if text.len() > self.ctx.limits.max_frame_bytes {

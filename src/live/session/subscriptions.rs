@@ -157,8 +157,12 @@ impl Session<'_> {
     /// Follows `t` for `topics` (replacing what it followed), from `since` if given:
     /// every odds update and race-day event of those topics after it, then live. A
     /// `since` that replays odds is charged to the key's plan as the same moves would be
-    /// over HTTP, a request per page of [`REPLAY_PAGE`]; one the plan refuses changes
-    /// nothing.
+    /// over HTTP, a request per page of [`REPLAY_PAGE`], with the message that asked for
+    /// it: however many pages, past the plan's burst too, so that a large replay costs in
+    /// proportion to a small one; what the key had not left is a debt its next requests
+    /// wait out. (A replay cannot be split, so one refused for being over the burst could
+    /// never be had; and pacing it at the plan's rate would hold the connection's live
+    /// updates behind it.)
     pub(super) async fn subscribe(
         &mut self,
         t: Target,
@@ -197,8 +201,8 @@ impl Session<'_> {
         };
         if let Some(moves) = moves.filter(|&m| m <= self.ctx.limits.max_replay) {
             let pages = u32::try_from(moves.div_ceil(REPLAY_PAGE)).unwrap_or(u32::MAX);
-            if pages > 0 && !self.pay(pages, "this subscribe's replay")? {
-                return Ok(());
+            if pages > 0 {
+                (self.charge.owe)(pages);
             }
         }
         let before = self.targets.clone();
