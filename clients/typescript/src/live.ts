@@ -117,8 +117,9 @@ function topicsOf(topics: readonly Topic[] | undefined): Topic[] | undefined {
 function position(since: LiveOptions["since"]): number | null {
   if (since === undefined || since === null) return null;
   if (typeof since === "number") return since;
-  const seq = since.meta.racingSeq;
-  if (seq === null) throw new TypeError("since: the document carries no Racing-Seq");
+  const seq = since.meta?.racingSeq ?? null;
+  if (seq === null)
+    throw new TypeError("since: a number, or a document read with this client (its Racing-Seq)");
   return seq;
 }
 

@@ -46,7 +46,7 @@ test("every operation answers through its method with a document its schema desc
     results_by_date: () => racing.results(day),
     race_result: () => racing.result(day, race),
     racecard_today: () => racing.racecard(),
-    racecard_by_date: () => racing.racecard(today, { venue: undefined }),
+    racecard_by_date: () => racing.racecard(today),
     race_odds: () => racing.odds(day, race),
     odds_history: () => racing.oddsHistoryPage(day, race, { limit: 5 }),
     jockeys: () => racing.jockeys({ name: jockey.name.slice(0, 3) }),
