@@ -2,17 +2,25 @@
 //! ([`racing_events::FEEDER_HEADER`]) and is refused becomes a [`Refusal`] in the bucket
 //! `{stream}_REFUSALS` under `{feeder}.{stream sequence}`, beside the operator's dead
 //! letter; each feeder reads its own there and nobody else's (`racing refusals`, the
-//! permissions of `crate::nats::auth`). The same refusal kept again is the same value
-//! under the same key, so a replay keeps each once.
+//! permissions of `crate::nats::auth`).
+//!
+//! Keeping ([`Keeper`]): a refusal is written once, never over itself, so it keeps the
+//! age of its first writing however often the log is replayed; one whose event is older
+//! than the bucket keeps anything is not written again; and no feeder's name holds more
+//! than [`REFUSALS_PER_FEEDER`].
 
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use async_nats::jetstream::{self, consumer::push, consumer::DeliverPolicy};
+use async_nats::jetstream::{
+    self, consumer::push, consumer::DeliverPolicy, kv, response::Response,
+};
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 
-use crate::nats::buckets::REFUSALS;
+use crate::nats::buckets::{REFUSALS, REFUSALS_PER_FEEDER};
 use crate::nats::subjects::refusals_delivery;
 use crate::nats::Role;
 
@@ -37,6 +45,16 @@ impl Refusal {
     /// Its key in the bucket.
     pub fn key(&self) -> String {
         format!("{}.{}", self.feeder, self.seq)
+    }
+
+    /// Whether its event was stored longer than `max_age` before `now`: the bucket,
+    /// which keeps a value that long from its writing, would have let it go already.
+    fn aged_out(&self, max_age: Duration, now: jiff::Timestamp) -> bool {
+        let Ok(stored) = self.published_at.parse::<jiff::Timestamp>() else {
+            return false;
+        };
+        let age = now.as_nanosecond() - stored.as_nanosecond();
+        !max_age.is_zero() && age >= max_age.as_nanos() as i128
     }
 }
 
@@ -66,43 +84,175 @@ pub fn event_id_of(payload: &[u8], msg_id: Option<&str>) -> Option<String> {
         .map(|id| racing_events::clip(&id, 64))
 }
 
-/// Keeps `refusals` in the bucket of `stream`, through the service's JetStream.
-pub async fn keep(
-    js: &jetstream::Context,
-    stream: &str,
-    refusals: &[Refusal],
-) -> anyhow::Result<()> {
-    let bucket = REFUSALS.name(stream);
-    let kv = js
-        .get_key_value(&bucket)
-        .await
-        .with_context(|| format!("the bucket {bucket} (made by `racing setup`)"))?;
-    for r in refusals {
-        let value = serde_json::to_vec(r)?;
-        kv.put(r.key(), value.into())
-            .await
-            .with_context(|| format!("keeping the refusal {}", r.key()))?;
-    }
-    Ok(())
+/// What one [`keep`] did with the refusals it was given.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Kept {
+    /// Written now.
+    pub new: usize,
+    /// In the bucket already, from an earlier keeping (a replay) or another replica's.
+    pub already: usize,
+    /// Not written: their events are older than the bucket keeps a refusal.
+    pub aged_out: usize,
+    /// Not written: their feeder's name holds [`REFUSALS_PER_FEEDER`] already.
+    pub over_quota: usize,
 }
 
-/// [`keep`] in a task of its own, beside the projector's work: a feeder's reading waits
-/// for them, the fold does not. Failing (the bucket missing, NATS away), it says so; the
-/// dead letters hold them all the same.
-pub fn keep_later(js: &jetstream::Context, stream: &str, refusals: Vec<Refusal>) {
-    if refusals.is_empty() {
-        return;
+/// Keeps `refusals` in `bucket`, the refusals' bucket, through the service's JetStream
+/// `js`: each written only where its key is not there yet (so a replay neither writes one
+/// again nor renews its age), its event not older than the bucket's age, and its
+/// feeder's name under [`REFUSALS_PER_FEEDER`]. Ends at the first write that fails.
+pub async fn keep(
+    js: &jetstream::Context,
+    bucket: &kv::Store,
+    refusals: &[Refusal],
+) -> anyhow::Result<Kept> {
+    let now = jiff::Timestamp::now();
+    let mut kept = Kept::default();
+    let mut feeders: Vec<&str> = Vec::new();
+    for r in refusals {
+        if !feeders.contains(&r.feeder.as_str()) {
+            feeders.push(&r.feeder);
+        }
     }
-    let (js, stream) = (js.clone(), stream.to_owned());
-    tokio::spawn(async move {
-        if let Err(e) = keep(&js, &stream, &refusals).await {
+    for feeder in feeders {
+        let held = Held::of(js, &bucket.name, feeder).await?;
+        let mut count = held.keys.len();
+        let mut over = 0;
+        for r in refusals.iter().filter(|r| r.feeder == feeder) {
+            let key = r.key();
+            if held.keys.contains(&format!("$KV.{}.{key}", bucket.name)) {
+                kept.already += 1;
+            } else if r.aged_out(held.max_age, now) {
+                kept.aged_out += 1;
+            } else if count >= REFUSALS_PER_FEEDER {
+                over += 1;
+            } else {
+                match bucket.create(&key, serde_json::to_vec(r)?.into()).await {
+                    Ok(_) => {
+                        kept.new += 1;
+                        count += 1;
+                    }
+                    Err(e) if e.kind() == kv::CreateErrorKind::AlreadyExists => kept.already += 1,
+                    Err(e) => return Err(e).with_context(|| format!("keeping the refusal {key}")),
+                }
+            }
+        }
+        if over > 0 {
+            kept.over_quota += over;
+            metrics::counter!("racing_refusals_over_quota_total").increment(over as u64);
             tracing::warn!(
-                error = format!("{e:#}"),
-                count = refusals.len(),
-                "refusals not kept for their feeders"
+                feeder,
+                not_kept = over,
+                quota = REFUSALS_PER_FEEDER,
+                "refusals not kept for their feeder: its name holds its quota already (the dead letters keep them)"
             );
         }
-    });
+    }
+    Ok(kept)
+}
+
+/// What the bucket holds of one feeder: its keys' subjects, and how long the bucket
+/// keeps a value. Read in one request of the stream's info, filtered to the feeder's
+/// keys, which the service's user may make.
+struct Held {
+    keys: HashSet<String>,
+    max_age: Duration,
+}
+
+impl Held {
+    async fn of(js: &jetstream::Context, bucket: &str, feeder: &str) -> anyhow::Result<Held> {
+        #[derive(Deserialize)]
+        struct Info {
+            config: Config,
+            state: State,
+        }
+        #[derive(Deserialize)]
+        struct Config {
+            #[serde(default)]
+            max_age: u64,
+        }
+        #[derive(Deserialize)]
+        struct State {
+            #[serde(default)]
+            subjects: Option<HashMap<String, u64>>,
+        }
+        let filter = format!("$KV.{bucket}.{feeder}.>");
+        let asked: Response<Info> = js
+            .request(
+                format!("STREAM.INFO.KV_{bucket}"),
+                &serde_json::json!({ "subjects_filter": filter }),
+            )
+            .await
+            .with_context(|| format!("counting the refusals of {feeder}"))?;
+        match asked {
+            // One page holds up to 100,000 subjects, far past the quota.
+            Response::Ok(info) => Ok(Held {
+                keys: info
+                    .state
+                    .subjects
+                    .unwrap_or_default()
+                    .into_keys()
+                    .collect(),
+                max_age: Duration::from_nanos(info.config.max_age),
+            }),
+            Response::Err { error } => Err(anyhow::anyhow!(
+                "counting the refusals of {feeder}: {error}"
+            )),
+        }
+    }
+}
+
+/// Keeps the projector's refusals for their feeders, one batch at a time, beside the
+/// projector's work: a feeder's reading waits for them, the fold does not.
+#[derive(Clone)]
+pub struct Keeper {
+    js: jetstream::Context,
+    stream: String,
+    /// The bucket once opened; held while a batch is kept, so that batches are kept in
+    /// turn and each counts what the one before it wrote.
+    bucket: Arc<tokio::sync::Mutex<Option<kv::Store>>>,
+}
+
+impl Keeper {
+    /// A keeper of the refusals of `stream`, through `js`.
+    pub fn new(js: jetstream::Context, stream: &str) -> Keeper {
+        Keeper {
+            js,
+            stream: stream.to_owned(),
+            bucket: Arc::default(),
+        }
+    }
+
+    /// [`keep`]s `refusals` in a task of its own, one batch at a time. Failing
+    /// (the bucket missing or full, NATS away), it says so; the dead letters hold them
+    /// all the same.
+    pub fn keep_later(&self, refusals: Vec<Refusal>) {
+        if refusals.is_empty() {
+            return;
+        }
+        let keeper = self.clone();
+        tokio::spawn(async move {
+            let mut bucket = keeper.bucket.lock().await;
+            let kept = match bucket.as_ref() {
+                Some(store) => keep(&keeper.js, store, &refusals).await,
+                None => match REFUSALS.open(&keeper.js, &keeper.stream).await {
+                    Ok(store) => keep(&keeper.js, bucket.insert(store), &refusals).await,
+                    Err(e) => Err(e),
+                },
+            };
+            match kept {
+                Ok(kept) => tracing::debug!(?kept, "refusals kept"),
+                Err(e) => {
+                    *bucket = None;
+                    tracing::warn!(
+                        error = format!("{e:#}"),
+                        count = refusals.len(),
+                        "refusals not kept for their feeders"
+                    );
+                }
+            }
+        });
+    }
 }
 
 /// Reads the refusals of `feeder` from the bucket of `stream`, as that feeder: each is
@@ -166,4 +316,38 @@ pub async fn read(
         each(refusal);
     }
     Ok(read)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stored_at(published_at: &str) -> Refusal {
+        Refusal {
+            feeder: "feeder-a".to_owned(),
+            seq: 7,
+            subject: "racing.horses.E271".to_owned(),
+            event_id: None,
+            reason: "wins is more than starts".to_owned(),
+            published_at: published_at.to_owned(),
+        }
+    }
+
+    #[test]
+    fn a_refusal_ages_out_with_its_event_stored_time_not_its_writing() {
+        let now: jiff::Timestamp = "2026-11-30T12:00:00Z".parse().expect("a time");
+        let days = |n: u64| Duration::from_secs(n * 24 * 3600);
+        assert!(stored_at("2026-10-31T11:59:59Z").aged_out(days(30), now));
+        assert!(stored_at("2026-10-31T12:00:00Z").aged_out(days(30), now));
+        assert!(!stored_at("2026-10-31T12:00:01Z").aged_out(days(30), now));
+        assert!(!stored_at("2026-11-30T11:59:59Z").aged_out(days(30), now));
+        // A bucket that keeps values for ever, and a time that cannot be read: kept.
+        assert!(!stored_at("2020-01-01T00:00:00Z").aged_out(Duration::ZERO, now));
+        assert!(!stored_at("yesterday").aged_out(days(30), now));
+    }
+
+    #[test]
+    fn a_refusal_s_key_is_its_feeder_and_stream_sequence() {
+        assert_eq!(stored_at("2026-11-30T12:00:00Z").key(), "feeder-a.7");
+    }
 }

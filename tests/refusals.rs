@@ -1,27 +1,92 @@
 //! Each feeder's refusals, against real nats-server processes with a feeder user per
-//! name: read by that feeder alone, and by `racing refusals`.
+//! name: read by that feeder alone, bounded per feeder however many events name it, and
+//! kept once, with their first stored time, however often the log is replayed.
 
+use std::time::{Duration, Instant};
+
+use async_nats::jetstream;
+use futures::StreamExt;
+use racing::refusals::Refusal;
 use racing_events::samples::{self, envelope};
 use racing_events::Envelope;
 use tempfile::TempDir;
 
 use crate::support::{App, Nats};
 
+/// The stream of the refusals' bucket.
+const BUCKET_STREAM: &str = "KV_RACING_REFUSALS";
+
+/// A client of `nats` as the feeder user `name` (`feeder-a`).
+async fn feeder(nats: &Nats, name: &str) -> async_nats::Client {
+    let path = nats.credentials_dir().join(format!("{name}.nk"));
+    let seed = std::fs::read_to_string(path).expect("a seed");
+    let auth = racing::nats::ClientAuth::nkey(seed.trim());
+    racing::nats::connect(&nats.url(), &auth, racing::nats::Role::Feeder)
+        .await
+        .expect("the feeder connects")
+}
+
+/// A profile whose wins are more than its starts: valid JSON that only the service
+/// refuses. `wins` tells one from another.
+pub fn refused(wins: i64) -> (Envelope, String) {
+    let e = envelope(samples::profile("E271", "GOLDEN SIXTY"));
+    let payload = e
+        .to_json()
+        .replace("\"wins\":2", &format!("\"wins\":{wins}"));
+    (e, payload)
+}
+
 /// Publishes `payload` as the event `e`'s message, as the feeder `name` would, naming
-/// itself, past any check of its own: what only the service refuses.
-async fn publish_as(client: &async_nats::Client, name: &str, e: &Envelope, payload: String) {
-    let js = async_nats::jetstream::new(client.clone());
+/// itself, past any check of its own: what only the service refuses. Tries again for a
+/// while (the same `Nats-Msg-Id`), as across a server's restart.
+pub async fn publish_as(client: &async_nats::Client, name: &str, e: &Envelope, payload: String) {
+    let js = jetstream::new(client.clone());
     let mut headers = async_nats::HeaderMap::new();
     headers.insert(
         async_nats::header::NATS_MESSAGE_ID,
         e.event_id.to_string().as_str(),
     );
     headers.insert(racing_events::FEEDER_HEADER, name);
-    js.publish_with_headers(e.subject(), headers, payload.into())
-        .await
-        .expect("published")
-        .await
-        .expect("stored");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let sent = js
+            .publish_with_headers(e.subject(), headers.clone(), payload.clone().into())
+            .await;
+        let stored = match sent {
+            Ok(ack) => ack.await.map(drop).map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        match stored {
+            Ok(()) => return,
+            Err(e) => assert!(Instant::now() < deadline, "not stored: {e}"),
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Publishes `count` refused events naming `name`, a hundred in flight at a time.
+async fn publish_many_as(client: &async_nats::Client, name: &str, count: usize) {
+    let js = jetstream::new(client.clone());
+    let mut acks = Vec::new();
+    for i in 0..count {
+        let (e, payload) = refused(100 + i as i64);
+        let mut headers = async_nats::HeaderMap::new();
+        headers.insert(
+            async_nats::header::NATS_MESSAGE_ID,
+            e.event_id.to_string().as_str(),
+        );
+        headers.insert(racing_events::FEEDER_HEADER, name);
+        acks.push(
+            js.publish_with_headers(e.subject(), headers, payload.into())
+                .await
+                .expect("published"),
+        );
+        if acks.len() == 100 || i + 1 == count {
+            for ack in acks.drain(..) {
+                ack.await.expect("stored");
+            }
+        }
+    }
 }
 
 /// The refusals `feeder` reads through `client`: read again until there are some, for
@@ -29,9 +94,9 @@ async fn publish_as(client: &async_nats::Client, name: &str, e: &Envelope, paylo
 async fn refusals_of(
     client: &async_nats::Client,
     feeder: &str,
-    since: std::time::Instant,
-    within: std::time::Duration,
-) -> Vec<racing::refusals::Refusal> {
+    since: Instant,
+    within: Duration,
+) -> Vec<Refusal> {
     loop {
         let mut found = Vec::new();
         racing::refusals::read(client, "RACING", feeder, None, |r| found.push(r))
@@ -40,7 +105,26 @@ async fn refusals_of(
         if !found.is_empty() || since.elapsed() > within {
             return found;
         }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Waits until `feeder` reads a refusal of the event `id`, for at most 20 s.
+pub async fn kept_for(client: &async_nats::Client, feeder: &str, id: &str) -> Refusal {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let mut found = Vec::new();
+        racing::refusals::read(client, "RACING", feeder, None, |r| found.push(r))
+            .await
+            .expect("a feeder reads its own");
+        if let Some(r) = found
+            .into_iter()
+            .find(|r| r.event_id.as_deref() == Some(id))
+        {
+            return r;
+        }
+        assert!(Instant::now() < deadline, "no refusal of {id} for {feeder}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
@@ -52,35 +136,20 @@ async fn each_feeder_reads_its_own_refusals_within_two_seconds_and_no_other_s() 
     let dir = TempDir::new().expect("temp dir");
     let _app = App::start(&nats, dir.path()).await;
     let seeds = nats.credentials_dir();
-    let connect = |name: &str| {
-        let seed = std::fs::read_to_string(seeds.join(format!("{name}.nk"))).expect("a seed");
-        let auth = racing::nats::ClientAuth::nkey(seed.trim());
-        let url = nats.url();
-        async move {
-            racing::nats::connect(&url, &auth, racing::nats::Role::Feeder)
-                .await
-                .expect("the feeder connects")
-        }
-    };
-    let (a, b) = (connect("feeder-a").await, connect("feeder-b").await);
+    let (a, b) = (
+        feeder(&nats, "feeder-a").await,
+        feeder(&nats, "feeder-b").await,
+    );
 
-    // A profile whose wins are more than its starts: valid JSON that only the service
-    // refuses. Each feeder sends one.
-    let refused = |wins: i64| {
-        let e = envelope(samples::profile("E271", "GOLDEN SIXTY"));
-        let payload = e
-            .to_json()
-            .replace("\"wins\":2", &format!("\"wins\":{wins}"));
-        (e, payload)
-    };
+    // Each feeder sends one.
     let (from_a, payload_a) = refused(11);
-    let sent = std::time::Instant::now();
+    let sent = Instant::now();
     publish_as(&a, "feeder-a", &from_a, payload_a).await;
-    let found = refusals_of(&a, "feeder-a", sent, std::time::Duration::from_secs(5)).await;
+    let found = refusals_of(&a, "feeder-a", sent, Duration::from_secs(5)).await;
     let took = sent.elapsed();
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(
-        took < std::time::Duration::from_secs(2),
+        took < Duration::from_secs(2),
         "the refusal came after {took:?}"
     );
     let r = &found[0];
@@ -103,7 +172,7 @@ async fn each_feeder_reads_its_own_refusals_within_two_seconds_and_no_other_s() 
         Some(&anonymous.event_id.to_string()),
     )
     .await;
-    let found_b = refusals_of(&b, "feeder-b", sent, std::time::Duration::from_secs(10)).await;
+    let found_b = refusals_of(&b, "feeder-b", sent, Duration::from_secs(10)).await;
     assert_eq!(
         found_b
             .iter()
@@ -111,7 +180,7 @@ async fn each_feeder_reads_its_own_refusals_within_two_seconds_and_no_other_s() 
             .collect::<Vec<_>>(),
         [Some(from_b.event_id.to_string())]
     );
-    let again = refusals_of(&a, "feeder-a", sent, std::time::Duration::ZERO).await;
+    let again = refusals_of(&a, "feeder-a", sent, Duration::ZERO).await;
     assert_eq!(
         again, found,
         "a sees b's refusal and the anonymous one nowhere"
@@ -144,5 +213,150 @@ async fn each_feeder_reads_its_own_refusals_within_two_seconds_and_no_other_s() 
             "seq {} at {} on racing.horses.E271 event {}: wins is more than starts",
             r.seq, r.published_at, from_a.event_id
         )]
+    );
+}
+
+#[tokio::test]
+async fn a_feeder_naming_another_fills_no_more_than_that_feeder_s_quota() {
+    let nats = Nats::start_with_feeders(&["a", "b"]).await;
+    let dir = TempDir::new().expect("temp dir");
+    let app = App::start(&nats, dir.path()).await;
+    let b = feeder(&nats, "feeder-b").await;
+    let quota = racing::nats::buckets::REFUSALS_PER_FEEDER;
+
+    // b names a in more refused events than a's quota, then names itself once.
+    publish_many_as(&b, "feeder-a", quota + 3).await;
+    let (own, payload) = refused(31);
+    publish_as(&b, "feeder-b", &own, payload).await;
+    kept_for(&b, "feeder-b", &own.event_id.to_string()).await;
+
+    let stream = nats
+        .service
+        .get_stream(BUCKET_STREAM)
+        .await
+        .expect("the service looks up the bucket");
+    let keys_of = |who: &'static str| {
+        let stream = stream.clone();
+        async move {
+            let mut keys = stream
+                .info_with_subjects(format!("$KV.RACING_REFUSALS.{who}.>"))
+                .await
+                .expect("the bucket's keys");
+            let mut n = 0;
+            while let Some(key) = keys.next().await {
+                key.expect("a key");
+                n += 1;
+            }
+            n
+        }
+    };
+    assert_eq!(keys_of("feeder-a").await, quota, "a's quota holds");
+    assert_eq!(keys_of("feeder-b").await, 1, "b's own is kept");
+    let metrics = reqwest::get(format!("{}/metrics", app.admin))
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("text");
+    assert!(
+        metrics.contains("racing_refusals_over_quota_total 3"),
+        "{metrics}"
+    );
+}
+
+/// The bucket's entry of `feeder`'s refusal at `seq`, as the service reads it.
+async fn entry(nats: &Nats, feeder: &str, seq: u64) -> Option<jetstream::kv::Entry> {
+    let kv = nats
+        .service
+        .get_key_value("RACING_REFUSALS")
+        .await
+        .expect("the bucket");
+    kv.entry(format!("{feeder}.{seq}")).await.expect("read")
+}
+
+/// Starts a service of its own data directory, which replays the whole log, and waits
+/// until a refusal kept after its replay's shows that the replay's are kept too.
+async fn replayed(nats: &Nats, a: &async_nats::Client, wins: i64) -> (App, TempDir) {
+    let dir = TempDir::new().expect("temp dir");
+    let mut app = App::start(nats, dir.path()).await;
+    let last = nats
+        .service
+        .get_stream("RACING")
+        .await
+        .expect("the stream")
+        .info()
+        .await
+        .expect("its info")
+        .state
+        .last_sequence;
+    app.projected(last).await;
+    let (after, payload) = refused(wins);
+    publish_as(a, "feeder-a", &after, payload).await;
+    kept_for(a, "feeder-a", &after.event_id.to_string()).await;
+    (app, dir)
+}
+
+#[tokio::test]
+async fn a_replay_keeps_each_refusal_with_its_first_stored_time() {
+    let nats = Nats::start_with_feeders(&["a"]).await;
+    let a = feeder(&nats, "feeder-a").await;
+    let dir = TempDir::new().expect("temp dir");
+    let app = App::start(&nats, dir.path()).await;
+    let (event, payload) = refused(41);
+    publish_as(&a, "feeder-a", &event, payload).await;
+    let kept = kept_for(&a, "feeder-a", &event.event_id.to_string()).await;
+    let first = entry(&nats, "feeder-a", kept.seq).await.expect("kept");
+    app.stop().await;
+
+    let (_app, _dir) = replayed(&nats, &a, 42).await;
+    let after = entry(&nats, "feeder-a", kept.seq)
+        .await
+        .expect("still kept");
+    assert_eq!(
+        (after.revision, after.created),
+        (first.revision, first.created),
+        "the replay wrote the refusal again"
+    );
+}
+
+#[tokio::test]
+async fn a_replay_brings_back_no_refusal_that_aged_out_of_the_bucket() {
+    let nats = Nats::start_with_feeders(&["a"]).await;
+    // The bucket keeps a refusal 5 s here rather than 30 days.
+    let age = Duration::from_secs(5);
+    let mut config = nats
+        .setup
+        .get_stream(BUCKET_STREAM)
+        .await
+        .expect("the set-up looks up the bucket")
+        .info()
+        .await
+        .expect("its info")
+        .config
+        .clone();
+    config.max_age = age;
+    config.duplicate_window = age;
+    nats.setup
+        .update_stream(config)
+        .await
+        .expect("the set-up shortens its age");
+
+    let a = feeder(&nats, "feeder-a").await;
+    let dir = TempDir::new().expect("temp dir");
+    let app = App::start(&nats, dir.path()).await;
+    let (event, payload) = refused(51);
+    publish_as(&a, "feeder-a", &event, payload).await;
+    let kept = kept_for(&a, "feeder-a", &event.event_id.to_string()).await;
+    app.stop().await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while entry(&nats, "feeder-a", kept.seq).await.is_some() {
+        assert!(Instant::now() < deadline, "the refusal never aged out");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+
+    let (_app, _dir) = replayed(&nats, &a, 52).await;
+    assert!(
+        entry(&nats, "feeder-a", kept.seq).await.is_none(),
+        "a refusal that aged out came back"
     );
 }
