@@ -8,20 +8,23 @@
 //! age of its first writing however often the log is replayed; one whose event is older
 //! than the bucket keeps anything is not written again; and no feeder's name holds more
 //! than [`REFUSALS_PER_FEEDER`].
+//!
+//! Reading ([`read`]): through a consumer the reader makes itself, under one of its
+//! feeder's own names, delivering to a subject only that feeder may listen to; whatever
+//! goes wrong (a gap, a restarted server, a consumer lost), it makes its consumer again
+//! there, from the last refusal read, and never anywhere else.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use async_nats::jetstream::{
-    self, consumer::push, consumer::DeliverPolicy, kv, response::Response,
-};
+use async_nats::jetstream::{self, consumer, kv, response::Response};
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 
 use crate::nats::buckets::{REFUSALS, REFUSALS_PER_FEEDER};
-use crate::nats::subjects::refusals_delivery;
+use crate::nats::subjects::{refusals_delivery, refusals_reader, REFUSAL_READERS};
 use crate::nats::Role;
 
 /// One refused event, as its feeder reads it.
@@ -255,6 +258,18 @@ impl Keeper {
     }
 }
 
+/// How long a reading waits with nothing delivered before it asks the server after its
+/// consumer.
+const LOOK_AFTER: Duration = Duration::from_secs(2);
+
+/// How long a reading of what is kept (not following) may go without a refusal while
+/// some are still to come before it gives up.
+const STALLED: Duration = Duration::from_secs(10);
+
+/// How long the server keeps a reading's consumer once nobody listens where it
+/// delivers: a reading that died leaves its name free after it.
+const LEFT_FOR: Duration = Duration::from_secs(30);
+
 /// Reads the refusals of `feeder` from the bucket of `stream`, as that feeder: each is
 /// handed to `each`, oldest first. Without `follow` it ends when it has read every one
 /// kept; with it, it also waits that long for each next one.
@@ -269,53 +284,317 @@ pub async fn read(
         is_feeder_name(feeder),
         "`{feeder}` is no feeder's name (feeder, feeder-NAME)"
     );
-    let js = jetstream::new(client.clone());
-    let bucket = REFUSALS.name(stream);
-    let kv_stream = js
-        .get_stream(format!("KV_{bucket}"))
-        .await
-        .with_context(|| format!("the bucket {bucket}: is this user the feeder {feeder}?"))?;
-    // A named consumer: its creation names its filter, which the feeder's permissions
-    // hold to its own keys; it delivers where only this feeder may listen.
-    let name = format!("refusals_{}", uuid::Uuid::new_v4().simple());
-    let consumer = kv_stream
-        .create_consumer(push::OrderedConfig {
-            name: Some(name.clone()),
-            deliver_subject: format!("{}.{name}", refusals_delivery(stream, feeder)),
-            filter_subject: format!("$KV.{bucket}.{feeder}.>"),
-            deliver_policy: DeliverPolicy::All,
-            ..Default::default()
-        })
-        .await
-        .with_context(|| format!("reading the refusals of {feeder}"))?;
-    let mut kept = consumer.cached_info().num_pending;
-    let mut messages = consumer.messages().await?;
+    let mut reading = Reading::new(client, stream, feeder);
+    reading.claim().await.with_context(|| {
+        format!("reading the refusals of {feeder}: is this user the feeder {feeder}?")
+    })?;
     let mut read = 0;
+    let mut progress = Instant::now();
     loop {
-        let wait = match follow {
-            _ if kept > 0 => Duration::from_secs(10),
-            Some(wait) => wait,
+        if reading.held.is_none() {
+            if let Err(e) = reading.claim().await {
+                anyhow::ensure!(follow.is_some(), "reading the refusals of {feeder}: {e:#}");
+                tracing::debug!(
+                    error = format!("{e:#}"),
+                    "the reading is not made again yet"
+                );
+                tokio::time::sleep(LOOK_AFTER).await;
+                continue;
+            }
+        }
+        let left = match follow {
+            _ if reading.pending > 0 => {
+                let stalled = progress.elapsed();
+                anyhow::ensure!(
+                    follow.is_some() || stalled < STALLED,
+                    "{} refusals kept but not delivered within {STALLED:?}",
+                    reading.pending
+                );
+                LOOK_AFTER
+            }
+            Some(wait) => match wait.checked_sub(progress.elapsed()) {
+                Some(left) if !left.is_zero() => left.min(LOOK_AFTER),
+                _ => break,
+            },
             None => break,
         };
-        let Ok(next) = tokio::time::timeout(wait, messages.next()).await else {
-            anyhow::ensure!(
-                kept == 0,
-                "{kept} refusals kept but not delivered within {wait:?}"
-            );
-            break;
+        let Some(held) = reading.held.as_mut() else {
+            continue;
         };
-        let Some(message) = next else { break };
-        let message = message.map_err(|e| anyhow::anyhow!("reading the refusals: {e}"))?;
-        kept = kept.saturating_sub(1);
-        if message.payload.is_empty() {
-            continue; // a deleted or purged key
+        match tokio::time::timeout(left, held.messages.next()).await {
+            Ok(Some(message)) => match reading.take(message) {
+                Taken::Refusal(payload) => {
+                    let refusal: Refusal = serde_json::from_slice(&payload)
+                        .context("a refusal in the bucket that is no refusal")?;
+                    read += 1;
+                    progress = Instant::now();
+                    each(refusal);
+                }
+                Taken::Removed => progress = Instant::now(),
+                Taken::Foreign => {}
+                Taken::Gap => reading.remake(true).await,
+            },
+            Ok(None) => reading.remake(true).await,
+            Err(_) if left < LOOK_AFTER => {}
+            Err(_) => match reading.look().await {
+                Ok(Look::Fine) => {}
+                Ok(Look::Remake { ours }) => reading.remake(ours).await,
+                Err(e) => tracing::debug!(
+                    error = format!("{e:#}"),
+                    "the reading's consumer not looked up"
+                ),
+            },
         }
-        let refusal: Refusal = serde_json::from_slice(&message.payload)
-            .with_context(|| format!("a refusal under {}", message.subject))?;
-        read += 1;
-        each(refusal);
     }
+    reading.release().await;
     Ok(read)
+}
+
+/// A feeder's reading of its refusals: the consumer it holds, if any, and how far it has
+/// read.
+struct Reading<'a> {
+    client: &'a async_nats::Client,
+    js: jetstream::Context,
+    stream: &'a str,
+    feeder: &'a str,
+    /// The bucket's stream: `KV_{stream}_REFUSALS`.
+    kv_stream: String,
+    /// The feeder's keys: `$KV.{stream}_REFUSALS.{feeder}.>`.
+    filter: String,
+    /// The consumer held, none while it is being made again.
+    held: Option<Consumer>,
+    /// The stream sequence of the last message read.
+    last: u64,
+    /// Messages the server said were left to deliver.
+    pending: u64,
+}
+
+/// A consumer a reading made and where it delivers.
+struct Consumer {
+    /// Its name: one of the feeder's ([`refusals_reader`]).
+    name: String,
+    /// Where it delivers: under the feeder's own subject, new for each consumer, so that
+    /// nothing a consumer made before sent can be taken for this one's.
+    deliver: String,
+    messages: async_nats::Subscriber,
+    /// The consumer sequence of the last message taken from it.
+    delivered: u64,
+}
+
+/// What a message delivered to a reading was.
+enum Taken {
+    /// The next refusal: its payload.
+    Refusal(bytes::Bytes),
+    /// The next message, of a key removed.
+    Removed,
+    /// Not of the reading's consumer (another feeder may point a consumer of its own at
+    /// this subject), or no message of the stream: passed over.
+    Foreign,
+    /// A message of its consumer after one missed: the consumer is made again.
+    Gap,
+}
+
+/// What the server says of a reading's consumer after a wait with nothing delivered.
+enum Look {
+    /// All delivered, nothing left.
+    Fine,
+    /// Gone, another reading's now, or behind on what it should have delivered: made
+    /// again, removing it first where it is still `ours`.
+    Remake { ours: bool },
+}
+
+impl<'a> Reading<'a> {
+    fn new(client: &'a async_nats::Client, stream: &'a str, feeder: &'a str) -> Reading<'a> {
+        let bucket = REFUSALS.name(stream);
+        Reading {
+            client,
+            js: jetstream::new(client.clone()),
+            stream,
+            feeder,
+            kv_stream: format!("KV_{bucket}"),
+            filter: format!("$KV.{bucket}.{feeder}.>"),
+            held: None,
+            last: 0,
+            pending: 0,
+        }
+    }
+
+    /// Makes a consumer of the feeder's keys from the one after the last read, under the
+    /// first of the feeder's names free: one whose consumer is missing, or delivers where
+    /// nobody listens (a reading that ended or died). A name whose consumer another
+    /// reading listens to is left to it: the server refuses to move such a consumer's
+    /// delivery, and a look says whether anyone listens.
+    async fn claim(&mut self) -> anyhow::Result<()> {
+        self.held = None;
+        let start = match self.last {
+            0 => consumer::DeliverPolicy::All,
+            last => consumer::DeliverPolicy::ByStartSequence {
+                start_sequence: last + 1,
+            },
+        };
+        for slot in 0..REFUSAL_READERS {
+            let name = refusals_reader(self.feeder, slot);
+            // A second try after removing a consumer left behind.
+            for _ in 0..2 {
+                let deliver = format!(
+                    "{}.{}",
+                    refusals_delivery(self.stream, self.feeder),
+                    uuid::Uuid::new_v4().simple()
+                );
+                // Listening first: the consumer delivers as soon as it is made.
+                let messages = self.client.subscribe(deliver.clone()).await?;
+                let config = consumer::Config {
+                    name: Some(name.clone()),
+                    deliver_subject: Some(deliver.clone()),
+                    filter_subject: self.filter.clone(),
+                    deliver_policy: start,
+                    ack_policy: consumer::AckPolicy::None,
+                    inactive_threshold: LEFT_FOR,
+                    ..Default::default()
+                };
+                let made: Response<consumer::Info> = self
+                    .js
+                    .request(
+                        format!("CONSUMER.CREATE.{}.{name}.{}", self.kv_stream, self.filter),
+                        &serde_json::json!({ "stream_name": self.kv_stream, "config": config }),
+                    )
+                    .await?;
+                match made {
+                    // Made now, or one left behind that had delivered nothing, taken over.
+                    Response::Ok(info) if info.delivered.consumer_sequence == 0 => {
+                        self.pending = info.num_pending;
+                        self.held = Some(Consumer {
+                            name,
+                            deliver,
+                            messages,
+                            delivered: 0,
+                        });
+                        return Ok(());
+                    }
+                    // One left behind, taken over where it had got to: removed, made again.
+                    Response::Ok(_) => self.remove(&name).await,
+                    Response::Err { error }
+                        if error.error_code() == jetstream::ErrorCode::CONSUMER_NAME_EXIST =>
+                    {
+                        break
+                    }
+                    // Made by a reading from elsewhere in the stream: its own still, if
+                    // anyone listens to it.
+                    Response::Err { .. } => match self.info(&name).await? {
+                        Some(info) if info.push_bound => break,
+                        Some(_) => self.remove(&name).await,
+                        None => {}
+                    },
+                }
+            }
+        }
+        anyhow::bail!(
+            "{} reads its refusals {REFUSAL_READERS} times at once already, as many as it may",
+            self.feeder
+        )
+    }
+
+    /// Takes a message delivered to the reading's subject.
+    fn take(&mut self, message: async_nats::Message) -> Taken {
+        let Some(held) = self.held.as_mut() else {
+            return Taken::Foreign;
+        };
+        if message.status.is_some()
+            || !message
+                .subject
+                .starts_with(&self.filter[..self.filter.len() - 1])
+        {
+            return Taken::Foreign;
+        }
+        let message = jetstream::Message {
+            message,
+            context: self.js.clone(),
+        };
+        let Ok(info) = message.info() else {
+            return Taken::Foreign;
+        };
+        if info.stream != self.kv_stream || info.consumer != held.name {
+            return Taken::Foreign;
+        }
+        if info.consumer_sequence != held.delivered + 1 || info.stream_sequence <= self.last {
+            return Taken::Gap;
+        }
+        held.delivered = info.consumer_sequence;
+        self.last = info.stream_sequence;
+        self.pending = info.pending;
+        if message.message.payload.is_empty() {
+            Taken::Removed
+        } else {
+            Taken::Refusal(message.message.payload)
+        }
+    }
+
+    /// Asks the server after the reading's consumer, once nothing came for a while.
+    async fn look(&mut self) -> anyhow::Result<Look> {
+        let Some(held) = self.held.as_ref() else {
+            return Ok(Look::Remake { ours: false });
+        };
+        let name = held.name.clone();
+        Ok(match self.info(&name).await? {
+            None => Look::Remake { ours: false },
+            Some(info) if info.config.deliver_subject.as_deref() != Some(&held.deliver) => {
+                Look::Remake { ours: false }
+            }
+            Some(info)
+                if info.delivered.consumer_sequence != held.delivered || info.num_pending > 0 =>
+            {
+                Look::Remake { ours: true }
+            }
+            Some(_) => {
+                self.pending = 0;
+                Look::Fine
+            }
+        })
+    }
+
+    /// Drops the consumer held, removing it first if it is still `ours`; the next turn
+    /// makes one again from the last read.
+    async fn remake(&mut self, ours: bool) {
+        if let Some(held) = self.held.take() {
+            if ours {
+                self.remove(&held.name).await;
+            }
+        }
+    }
+
+    /// Removes the consumer held, at the end.
+    async fn release(mut self) {
+        self.remake(true).await;
+    }
+
+    /// The consumer `name` of the bucket, if there is one.
+    async fn info(&self, name: &str) -> anyhow::Result<Option<consumer::Info>> {
+        let asked: Response<consumer::Info> = self
+            .js
+            .request(
+                format!("CONSUMER.INFO.{}.{name}", self.kv_stream),
+                &serde_json::json!({}),
+            )
+            .await?;
+        match asked {
+            Response::Ok(info) => Ok(Some(info)),
+            Response::Err { error }
+                if error.error_code() == jetstream::ErrorCode::CONSUMER_NOT_FOUND =>
+            {
+                Ok(None)
+            }
+            Response::Err { error } => Err(anyhow::anyhow!("looking up {name}: {error}")),
+        }
+    }
+
+    /// Removes the consumer `name`; one gone already, or not removed now, goes by itself
+    /// once nobody listens to it ([`LEFT_FOR`]).
+    async fn remove(&self, name: &str) {
+        let _ = self
+            .js
+            .delete_consumer_from_stream(name, &self.kv_stream)
+            .await;
+    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,9 @@
 //! Each feeder's refusals, against real nats-server processes with a feeder user per
-//! name: read by that feeder alone, bounded per feeder however many events name it, and
-//! kept once, with their first stored time, however often the log is replayed.
+//! name: read by that feeder alone, never delivered where another feeder may listen (a
+//! server restart included), bounded per feeder however many events name it, and kept
+//! once, with their first stored time, however often the log is replayed.
 
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_nats::jetstream;
@@ -128,6 +130,62 @@ pub async fn kept_for(client: &async_nats::Client, feeder: &str, id: &str) -> Re
     }
 }
 
+/// A reading of `client` that follows feeder a's refusals, and what it hands over.
+pub fn follow_a(
+    client: async_nats::Client,
+) -> (
+    tokio::task::JoinHandle<anyhow::Result<u64>>,
+    tokio::sync::mpsc::UnboundedReceiver<Refusal>,
+) {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let task = tokio::spawn(async move {
+        racing::refusals::read(
+            &client,
+            "RACING",
+            "feeder-a",
+            Some(Duration::from_secs(120)),
+            |r| {
+                let _ = tx.send(r);
+            },
+        )
+        .await
+    });
+    (task, rx)
+}
+
+/// The next refusal a following reading hands over, within a minute.
+async fn next(rx: &mut tokio::sync::mpsc::UnboundedReceiver<Refusal>) -> Refusal {
+    tokio::time::timeout(Duration::from_secs(60), rx.recv())
+        .await
+        .expect("a refusal followed in time")
+        .expect("the reading goes on")
+}
+
+/// Every message delivered on the inbox every feeder may subscribe to, as `client`
+/// (another feeder) sees them: subject and payload.
+fn shared_inbox(client: &async_nats::Client) -> Arc<Mutex<Vec<(String, String)>>> {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let client = client.clone();
+    let kept = seen.clone();
+    let (ready, listening) = std::sync::mpsc::channel();
+    tokio::spawn(async move {
+        let mut inbox = client
+            .subscribe("_INBOX_RACING_FEEDER.>")
+            .await
+            .expect("any feeder may listen on the feeders' inbox");
+        client.flush().await.expect("subscribed");
+        let _ = ready.send(());
+        while let Some(m) = inbox.next().await {
+            let text = String::from_utf8_lossy(&m.payload).into_owned();
+            kept.lock()
+                .expect("not poisoned")
+                .push((m.subject.to_string(), text));
+        }
+    });
+    let _ = listening.recv_timeout(Duration::from_secs(10));
+    seen
+}
+
 #[tokio::test]
 async fn each_feeder_reads_its_own_refusals_within_two_seconds_and_no_other_s() {
     let mut nats = Nats::start_with_feeders(&["a", "b"]).await;
@@ -214,6 +272,69 @@ async fn each_feeder_reads_its_own_refusals_within_two_seconds_and_no_other_s() 
             r.seq, r.published_at, from_a.event_id
         )]
     );
+}
+
+#[tokio::test]
+async fn a_feeder_s_refusals_reach_no_other_feeder_when_its_reading_outlives_a_server_restart() {
+    let mut nats = Nats::start_with_feeders(&["a", "b"]).await;
+    let dir = TempDir::new().expect("temp dir");
+    let _app = App::start(&nats, dir.path()).await;
+    let (a, b) = (
+        feeder(&nats, "feeder-a").await,
+        feeder(&nats, "feeder-b").await,
+    );
+    let seen_by_b = shared_inbox(&b);
+
+    let (first, payload) = refused(21);
+    publish_as(&a, "feeder-a", &first, payload).await;
+    let first_id = first.event_id.to_string();
+    kept_for(&a, "feeder-a", &first_id).await;
+
+    // a follows its refusals; the first comes at once.
+    let (following, mut rx) = follow_a(a.clone());
+    assert_eq!(next(&mut rx).await.event_id.as_deref(), Some(&*first_id));
+
+    let port = nats.kill_server().await;
+    nats.restart_server(port).await;
+    let (second, payload) = refused(22);
+    publish_as(&a, "feeder-a", &second, payload).await;
+    let second_id = second.event_id.to_string();
+    let after = next(&mut rx).await;
+    assert_eq!(after.event_id.as_deref(), Some(&*second_id), "{after:?}");
+    assert!(!following.is_finished(), "a still follows");
+
+    // Its consumer lost (removed here as the service's user, as a server that forgot it
+    // would have), a's reading makes it again from the next refusal.
+    let bucket = nats
+        .service
+        .get_stream(BUCKET_STREAM)
+        .await
+        .expect("the bucket's stream");
+    // The follower holds the feeder's first name: the readings before it ended.
+    let name = racing::nats::subjects::refusals_reader("feeder-a", 0);
+    bucket.delete_consumer(&name).await.expect("removed");
+    let (third, payload) = refused(23);
+    publish_as(&a, "feeder-a", &third, payload).await;
+    let third_id = third.event_id.to_string();
+    let after = next(&mut rx).await;
+    assert_eq!(after.event_id.as_deref(), Some(&*third_id), "{after:?}");
+    assert!(rx.try_recv().is_err(), "each refusal once");
+
+    let seen = seen_by_b.lock().expect("not poisoned").clone();
+    let leaked: Vec<&(String, String)> = seen
+        .iter()
+        .filter(|(_, text)| {
+            text.contains(&first_id)
+                || text.contains(&second_id)
+                || text.contains(&third_id)
+                || serde_json::from_str::<Refusal>(text).is_ok()
+        })
+        .collect();
+    assert!(
+        leaked.is_empty(),
+        "feeder b read a's refusals on the shared inbox: {leaked:?}"
+    );
+    following.abort();
 }
 
 #[tokio::test]
@@ -359,4 +480,56 @@ async fn a_replay_brings_back_no_refusal_that_aged_out_of_the_bucket() {
         entry(&nats, "feeder-a", kept.seq).await.is_none(),
         "a refusal that aged out came back"
     );
+}
+
+#[tokio::test]
+async fn readings_of_one_feeder_at_once_each_get_every_refusal_up_to_the_most_it_may_hold() {
+    let nats = Nats::start_with_feeders(&["a"]).await;
+    let dir = TempDir::new().expect("temp dir");
+    let _app = App::start(&nats, dir.path()).await;
+    let a = feeder(&nats, "feeder-a").await;
+    let (first, payload) = refused(61);
+    publish_as(&a, "feeder-a", &first, payload).await;
+    let first_id = first.event_id.to_string();
+    kept_for(&a, "feeder-a", &first_id).await;
+
+    // As many followers as a feeder may hold, each of its own connection.
+    let mut followers = Vec::new();
+    for _ in 0..racing::nats::subjects::REFUSAL_READERS {
+        let (task, mut rx) = follow_a(feeder(&nats, "feeder-a").await);
+        // Each has the backlog before the next starts.
+        assert_eq!(next(&mut rx).await.event_id.as_deref(), Some(&*first_id));
+        followers.push((task, rx));
+    }
+    let more = racing::refusals::read(&a, "RACING", "feeder-a", None, |_| {})
+        .await
+        .expect_err("one more reading than a feeder may hold");
+    assert!(
+        format!("{more:#}").contains("as many as it may"),
+        "{more:#}"
+    );
+
+    let (second, payload) = refused(62);
+    publish_as(&a, "feeder-a", &second, payload).await;
+    let second_id = second.event_id.to_string();
+    for (task, rx) in &mut followers {
+        assert_eq!(next(rx).await.event_id.as_deref(), Some(&*second_id));
+        assert!(rx.try_recv().is_err(), "each refusal once");
+        assert!(!task.is_finished(), "each still follows");
+    }
+    // One ends, and its name is free again.
+    let (task, _) = followers.pop().expect("a follower");
+    task.abort();
+    let deadline = Instant::now() + Duration::from_secs(40);
+    let found = loop {
+        match racing::refusals::read(&a, "RACING", "feeder-a", None, |_| {}).await {
+            Ok(found) => break found,
+            Err(e) => assert!(Instant::now() < deadline, "no name free again: {e:#}"),
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(found, 2);
+    for (task, _) in followers {
+        task.abort();
+    }
 }
