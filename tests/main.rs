@@ -23,6 +23,7 @@ mod race_status;
 mod raceday;
 mod rebuild;
 mod record;
+mod refusals;
 mod reliability;
 mod replay;
 mod replayed;

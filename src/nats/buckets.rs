@@ -110,6 +110,12 @@ pub const REFUSALS: Bucket = Bucket {
     max_bytes: 64 << 20,
 };
 
+/// Most refusals [`REFUSALS`] keeps under one feeder's name at a time. The service counts
+/// a feeder's keys before it keeps more (`crate::refusals`) and keeps none past this,
+/// since the name an event gives in its `Racing-Feeder` header is the feeder's word alone:
+/// events naming another feeder take at most that feeder's share. About 600 KB a name.
+pub const REFUSALS_PER_FEEDER: usize = 1_000;
+
 /// The part of the snapshots' object store's name after the stream's.
 pub const SNAPSHOTS_SUFFIX: &str = "SNAPSHOTS";
 
