@@ -117,18 +117,20 @@ impl ReadModels {
     }
 
     /// The records of `subject` over `span` as they are, from memory when they were
-    /// asked for before (under `key`, what names the question) and no form changed since.
+    /// asked for before (under `key`, what names the question) and no form changed since;
+    /// read from the store in use otherwise, stopped at `until`.
     pub fn analysis(
         &self,
         key: &str,
         subject: Subject<'_>,
         span: Span<'_>,
+        until: std::time::Instant,
     ) -> Result<Option<Doc>, StoreError> {
         if let Some(doc) = self.analyses.get(key.as_bytes()) {
             return Ok(Some(doc));
         }
         let seen = self.analyses.version();
-        let doc = self.load().analysis(subject, span, None)?;
+        let doc = self.load().until(until).analysis(subject, span, None)?;
         if let Some(doc) = &doc {
             self.analyses.offer(key.as_bytes().to_vec(), doc, seen);
         }

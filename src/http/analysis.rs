@@ -80,7 +80,9 @@ fn answer(
                 span.from.unwrap_or_default(),
                 span.to.unwrap_or_default()
             );
-            state.read_models.analysis(&key, subject, span)?
+            state
+                .read_models
+                .analysis(&key, subject, span, deadline(state))?
         }
         Some(AsOf(seq)) => {
             let store = state.read_models.load().until(deadline(state));

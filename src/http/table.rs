@@ -169,7 +169,7 @@ pub static ROUTES: &[Route] = &[
     Route {
         path: "/api/v1/horses/{horse_no}/analysis",
         handler: &Handler::new(analysis::horse),
-        long: false,
+        long: true,
         doc: Operation {
             id: "horse_analysis",
             tag: "horses",
@@ -400,7 +400,7 @@ pub static ROUTES: &[Route] = &[
     Route {
         path: "/api/v1/jockeys/{id}/analysis",
         handler: &Handler::new(analysis::jockey),
-        long: false,
+        long: true,
         doc: Operation {
             id: "jockey_analysis",
             tag: "people",
@@ -462,7 +462,7 @@ pub static ROUTES: &[Route] = &[
     Route {
         path: "/api/v1/trainers/{id}/analysis",
         handler: &Handler::new(analysis::trainer),
-        long: false,
+        long: true,
         doc: Operation {
             id: "trainer_analysis",
             tag: "people",
