@@ -31,7 +31,7 @@ use tracing::Instrument;
 
 use super::described::{ASYNCAPI_PUBLIC_PATH, FEED_ASYNCAPI_PATH, FEED_SCHEMA_PATH, PUBLIC_PATHS};
 use super::limits::{RateHeaders, MAX_HEADERS, MAX_HEADER_BYTES, MAX_URI_BYTES};
-use super::position::{self, Asked};
+use super::position::{self, Asked, MIN_SEQ_HEADER};
 use super::ODDS_SOCKET_PATH;
 use super::{cache, table, ApiError, AppState, HeaderText, API_KEY_HEADER};
 use crate::keys::{Identity, Refused};
@@ -81,9 +81,10 @@ impl Api {
     #[allow(clippy::result_large_err)]
     fn admit(&self, request: &Request, started: Instant) -> Result<Admission, Response> {
         let state = &self.0.state;
-        if let Some(e) = oversized(request) {
-            return Err(e.into_response());
-        }
+        let positioned = match measured(request) {
+            Ok(positioned) => positioned,
+            Err(e) => return Err(e.into_response()),
+        };
         let Some(permit) = state.limits.admit() else {
             return Err(
                 ApiError::Unavailable("the service is at capacity; retry shortly".into())
@@ -104,7 +105,12 @@ impl Api {
             rate.add_to(response.headers_mut());
             return Err(response);
         }
-        Ok(Admission { permit, who, rate })
+        Ok(Admission {
+            permit,
+            who,
+            rate,
+            positioned,
+        })
     }
 }
 
@@ -116,6 +122,8 @@ struct Admission {
     who: Identity,
     /// The key's RateLimit headers, for the answer.
     rate: RateHeaders,
+    /// Whether it has the header `Racing-Min-Seq`, seen as its headers were measured.
+    positioned: bool,
 }
 
 impl Service<Request> for Api {
@@ -156,7 +164,7 @@ impl Service<Request> for Api {
             // blocking thread) and the position to wait for, if the read models do not
             // hold it yet.
             let asked = match &matched {
-                Some(_) => position::asked(&request),
+                Some(_) => position::asked(&request, admission.positioned),
                 None => Ok(Asked::default()),
             };
             let asked = match asked {
@@ -185,7 +193,9 @@ impl Service<Request> for Api {
             }
             (admission, if_none_match, coded, waits)
         };
-        let Admission { permit, who, rate } = admission;
+        let Admission {
+            permit, who, rate, ..
+        } = admission;
         // The handlers behind the router (the WebSocket's) need to know whose key it is.
         request.extensions_mut().insert(who);
         let api = self.clone();
@@ -236,7 +246,7 @@ impl Api {
         started: Instant,
     ) -> <Api as Service<Request>>::Future {
         let state = &self.0.state;
-        if let Some(e) = oversized(&request) {
+        if let Err(e) = measured(&request) {
             let refusal = e.into_response();
             count_refusal(&request, &refusal, started);
             return done(finish(refusal, id, started));
@@ -438,22 +448,29 @@ fn is_public(path: &str) -> bool {
     !path.starts_with("/api/") && keyless_paths().any(|p| p == path)
 }
 
-/// An oversized request line or header block, refused before anything else reads them.
-fn oversized(request: &Request) -> Option<ApiError> {
+/// An oversized request line or header block, refused before anything else reads them;
+/// else whether a header is `Racing-Min-Seq`, noted in the same pass over the headers, so
+/// that a read without one does not look it up.
+fn measured(request: &Request) -> Result<bool, ApiError> {
     let target = request
         .uri()
         .path_and_query()
         .map_or(0, |p| p.as_str().len());
     if target > MAX_URI_BYTES {
-        return Some(ApiError::UriTooLong(MAX_URI_BYTES));
+        return Err(ApiError::UriTooLong(MAX_URI_BYTES));
     }
     let headers = request.headers();
-    let bytes: usize = headers
-        .iter()
-        .map(|(n, v)| n.as_str().len() + v.len())
-        .sum();
-    (headers.len() > MAX_HEADERS || bytes > MAX_HEADER_BYTES)
-        .then_some(ApiError::HeadersTooLarge(MAX_HEADERS, MAX_HEADER_BYTES))
+    let mut bytes = 0;
+    let mut positioned = false;
+    for (name, value) in headers {
+        let name = name.as_str();
+        bytes += name.len() + value.len();
+        positioned |= name.len() == MIN_SEQ_HEADER.as_str().len() && name == MIN_SEQ_HEADER;
+    }
+    if headers.len() > MAX_HEADERS || bytes > MAX_HEADER_BYTES {
+        return Err(ApiError::HeadersTooLarge(MAX_HEADERS, MAX_HEADER_BYTES));
+    }
+    Ok(positioned)
 }
 
 /// Whether a GET or HEAD carries a body: the API is read-only, and such a request is
@@ -603,7 +620,7 @@ mod tests {
                 .body(Body::empty())
                 .expect("a request");
             let matched = table::find(request.uri().path()).expect("a route");
-            matched.route().long || position::asked(&request).is_ok_and(|a| a.as_of)
+            matched.route().long || position::asked(&request, false).is_ok_and(|a| a.as_of)
         };
         let horse = "/api/v1/horses/H001";
         for uri in [

@@ -5,8 +5,9 @@
 //! at most the configured wait; then it is answered as any other, or it gets a 503 that
 //! says where they stand. A position past the end of the log is a 404 at once: the end is
 //! asked of NATS by whoever wires the service ([`LogEnd`]), and only for a position past
-//! both the checkpoint and the end last seen, so that a read without one costs nothing
-//! more than a look at its query, which the pipeline reads anyway, and one header look-up.
+//! both the checkpoint and the end last seen. A read without one costs nothing more than a
+//! look at its query, which the pipeline reads anyway for `as_of`, and a comparison of
+//! each header's name as the pipeline measures them.
 //!
 //! [`ReadModels::wait_applied`]: crate::read_models::ReadModels::wait_applied
 
@@ -38,10 +39,11 @@ pub(super) struct Asked {
     pub at_least: Option<u64>,
 }
 
-/// What `request` asks of the position. The query's names are read as the handlers read
-/// them, percent-decoded (`min%5Fseq` is `min_seq`); a malformed or repeated `min_seq`, or
-/// a malformed `Racing-Min-Seq`, is a 400.
-pub(super) fn asked(request: &Request) -> Result<Asked, ApiError> {
+/// What `request` asks of the position; `header`: whether it has a `Racing-Min-Seq` (the
+/// pipeline notes it as it measures the headers). The query's names are read as the
+/// handlers read them, percent-decoded (`min%5Fseq` is `min_seq`); a malformed or repeated
+/// `min_seq`, or a malformed `Racing-Min-Seq`, is a 400.
+pub(super) fn asked(request: &Request, header: bool) -> Result<Asked, ApiError> {
     let mut asked = Asked::default();
     if let Some(query) = request.uri().query() {
         let mut min_seq = None;
@@ -66,7 +68,10 @@ pub(super) fn asked(request: &Request) -> Result<Asked, ApiError> {
         }
         asked.at_least = asked.at_least.max(min_seq);
     }
-    if let Some(value) = request.headers().get(MIN_SEQ_HEADER) {
+    if let Some(value) = header
+        .then(|| request.headers().get(MIN_SEQ_HEADER))
+        .flatten()
+    {
         let text = value.to_str().map_err(|_| {
             ApiError::BadRequest("header `Racing-Min-Seq` is not a stream sequence".into())
         })?;
@@ -183,7 +188,7 @@ mod tests {
 
     #[test]
     fn a_read_asks_for_the_largest_position_it_names_however_it_is_spelled() {
-        let at = |uri: &str, header: Option<&str>| asked(&request(uri, header)).ok();
+        let at = |uri: &str, header: Option<&str>| asked(&request(uri, header), true).ok();
         let horse = "/api/v1/horses/H001";
         assert_eq!(at(horse, None), Some(Asked::default()));
         assert_eq!(
@@ -216,7 +221,10 @@ mod tests {
             (horse.to_owned(), Some("seven")),
         ] {
             assert!(
-                matches!(asked(&request(&uri, header)), Err(ApiError::BadRequest(_))),
+                matches!(
+                    asked(&request(&uri, header), true),
+                    Err(ApiError::BadRequest(_))
+                ),
                 "{uri} {header:?}"
             );
         }
