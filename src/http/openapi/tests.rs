@@ -344,6 +344,24 @@ fn rendered_documents_of_every_kind_validate_against_their_schemas() {
     }
 }
 
+/// The body of the error `response` of `status`, checked against the `ErrorBody` schema.
+fn error_body(spec: &Value, response: axum::response::Response, status: &str) -> Value {
+    let body = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime")
+        .block_on(axum::body::to_bytes(response.into_body(), 1 << 16))
+        .expect("body");
+    let body: Value = serde_json::from_slice(&body).expect("json");
+    let mut validator = Validator::new(spec);
+    let (owner, schema) = validator
+        .component("#/components/schemas/ErrorBody")
+        .expect("a schema");
+    validator
+        .check(&owner, schema, &body, status)
+        .unwrap_or_else(|e| panic!("{e}"));
+    body
+}
+
 #[test]
 fn every_error_matches_its_documented_response_and_the_error_schema() {
     let spec = spec();
@@ -368,19 +386,7 @@ fn every_error_matches_its_documented_response_and_the_error_schema() {
         let message = e.to_string();
         let response = e.into_response();
         let status = response.status().as_str().to_owned();
-        let body = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .expect("runtime")
-            .block_on(axum::body::to_bytes(response.into_body(), 1 << 16))
-            .expect("body");
-        let body: Value = serde_json::from_slice(&body).expect("json");
-        let mut validator = Validator::new(&spec);
-        let (owner, schema) = validator
-            .component("#/components/schemas/ErrorBody")
-            .expect("a schema");
-        validator
-            .check(&owner, schema, &body, &status)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let body = error_body(&spec, response, &status);
         // The documented example of this status carries the same code.
         let documented = error_response("", "", &status);
         let example =
@@ -553,19 +559,7 @@ fn every_read_takes_a_position_and_says_what_a_position_not_reached_answers() {
         if status == "503" {
             assert_eq!(response.headers()["retry-after"], "1");
         }
-        let body = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .expect("runtime")
-            .block_on(axum::body::to_bytes(response.into_body(), 1 << 16))
-            .expect("body");
-        let body: Value = serde_json::from_slice(&body).expect("json");
-        let mut validator = Validator::new(&spec);
-        let (owner, schema) = validator
-            .component("#/components/schemas/ErrorBody")
-            .expect("a schema");
-        validator
-            .check(&owner, schema, &body, status)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let body = error_body(&spec, response, status);
         assert_eq!(body["checkpoint"].as_u64(), checkpoint, "{body}");
     }
 }
