@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::faults::Faults;
-use crate::http::{self, AppState, ConnectionSlots, RateLimits, Shared};
+use crate::http::{self, AppState, ConnectionSlots, LogEnd, RateLimits, Shared};
 use crate::keys::registry::Registry;
 use crate::keys::replicas::Replicas;
 use crate::keys::{self, KeyRing};
@@ -264,6 +264,7 @@ impl Application {
             timezone: config.timezone.clone(),
             timezone_name: config.timezone_name.as_str().into(),
             ready: Arc::new(AtomicBool::new(false)),
+            log_end: Arc::new(LogEnd::new(ask_end(&js, &config.stream))),
             slots: ConnectionSlots::new(config.ws_max_connections_per_key, replicas),
             sessions: tokio_util::task::TaskTracker::new(),
             signup,
@@ -564,6 +565,20 @@ async fn stream(
                 .await
         }
     }
+}
+
+/// How the API asks where the log ends (the stream's last sequence), for a read whose
+/// position is past the checkpoint: a look-up of the stream through the service's own
+/// connection, which the API itself does not hold.
+fn ask_end(js: &jetstream::Context, stream: &str) -> http::AskEnd {
+    let (js, stream) = (js.clone(), stream.to_owned());
+    Box::new(move || {
+        let (js, stream) = (js.clone(), stream.clone());
+        Box::pin(async move {
+            let found = js.get_stream(&stream).await?;
+            Ok(found.cached_info().state.last_sequence)
+        })
+    })
 }
 
 /// The demo's own feeder connection, given a feeder's credentials; without (a server of

@@ -100,6 +100,12 @@ pub struct ServeArgs {
     /// Most requests in flight at once; past it, 503.
     #[arg(long, env = "RACING_MAX_IN_FLIGHT", default_value_t = 1024)]
     pub max_in_flight: usize,
+    /// Longest a read with `min_seq` (or the header `Racing-Min-Seq`, or an `as_of` past
+    /// the checkpoint) waits for the read models to reach that position, in
+    /// milliseconds, before a 503 that says where they stand; at most the request
+    /// timeout less a second.
+    #[arg(long, env = "RACING_MIN_SEQ_WAIT_MS", default_value_t = 2000)]
+    pub min_seq_wait_ms: u64,
     /// Odds updates a live client may fall behind before its pending updates are replaced
     /// by fresh snapshots.
     #[arg(long, env = "RACING_ODDS_BUFFER", default_value_t = 4096)]
@@ -433,6 +439,10 @@ impl TryFrom<ServeArgs> for Config {
                 burst: a.rate_limit_burst.max(1),
                 timeout: Duration::from_millis(a.request_timeout_ms.max(1)),
                 max_in_flight: a.max_in_flight.max(1),
+                min_seq_wait: crate::http::RequestLimits::wait_within(
+                    Duration::from_millis(a.min_seq_wait_ms),
+                    Duration::from_millis(a.request_timeout_ms.max(1)),
+                ),
             },
             key_watch_stale_after: Duration::from_secs(a.key_watch_stale_secs.max(1)),
             signup,

@@ -18,6 +18,7 @@ mod live;
 mod log_reader;
 mod modules;
 mod openapi;
+mod position;
 mod projector;
 mod race_status;
 mod raceday;

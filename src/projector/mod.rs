@@ -552,6 +552,7 @@ impl Projector {
     /// Publishes what a written batch reached, and that the projector caught up where the
     /// stream held nothing past it (`pending`).
     fn progressed(&self, stats: &BatchStats, pending: u64) {
+        self.parts.read_models.applied_up_to(stats.checkpoint);
         self.parts.progress.send_modify(|p| {
             p.checkpoint = stats.checkpoint;
             p.applied += stats.applied;

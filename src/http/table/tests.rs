@@ -139,11 +139,11 @@ fn the_path_is_checked_before_the_query_and_the_query_against_the_handler() {
     assert!(bad_request("/api/v1/results/2026-11-21/0?sort=asc").starts_with("race number"));
     assert_eq!(
         bad_request("/api/v1/results/2026-11-21/1?sort=asc"),
-        "unknown query parameter `sort` (allowed: venue, as_of)"
+        "unknown query parameter `sort` (allowed: venue, as_of, min_seq)"
     );
     assert_eq!(
         bad_request("/api/v1/horses/E271?venue=Sha+Tin"),
-        "unknown query parameter `venue` (allowed: as_of)"
+        "unknown query parameter `venue` (allowed: as_of, min_seq)"
     );
     assert_eq!(
         bad_request("/api/v1/horses/E271/form?limit=1&limit=2"),

@@ -8,6 +8,7 @@ Needs the `feed` extra: `pip install "racing-client[feed]"` (nats-py and jsonsch
     async with await Feeder.connect("nats://nats-1:4222", seed_file="feeder-hkjc.nk") as feeder:
         sent = await feeder.publish([Event(OddsUpdated(date="2026-11-28", race_number=3,
                                                        odds=[RunnerOdds("E271", win_odds=3.5)]))])
+        odds = await racing.odds("2026-11-28", 3, min_seq=sent.last_seq)   # an AsyncRacing's read: never older
         for refusal in await feeder.refusals():
             print(refusal.seq, refusal.reason)
 """
@@ -294,11 +295,19 @@ class FeedError(RacingError):
 @dataclasses.dataclass
 class Published:
     """What one `publish()` did: events stored, dropped as duplicates by JetStream, and
-    refused here by the schema (never sent), each with its reasons."""
+    refused here by the schema (never sent), each with its reasons; and the stream
+    sequence of each event sent (`seqs`, in the order given; a duplicate's is its first
+    copy's) and the highest (`last_seq`): a read with `min_seq=last_seq` sees them all."""
 
     stored: int = 0
     duplicate: int = 0
     refused: list[tuple[Event, list[str]]] = dataclasses.field(default_factory=list)
+    seqs: list[int] = dataclasses.field(default_factory=list)
+
+    @property
+    def last_seq(self) -> Optional[int]:
+        """The highest stream sequence acknowledged, `None` if nothing was sent."""
+        return max(self.seqs, default=None)
 
 
 @dataclasses.dataclass
@@ -380,6 +389,7 @@ class Feeder:
                     result.duplicate += 1
                 else:
                     result.stored += 1
+                result.seqs.append(ack.seq)
         return result
 
     async def _send(self, event: Event, retries: int, timeout: float) -> Any:
