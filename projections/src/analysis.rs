@@ -58,6 +58,10 @@ impl Span<'_> {
                 end
             }
         };
+        // A span whose first date is after its last holds no key.
+        if start > end {
+            return end.clone()..end;
+        }
         start..end
     }
 }

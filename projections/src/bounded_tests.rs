@@ -265,6 +265,17 @@ fn a_persons_analysis_reads_the_races_of_its_span_only() {
         read_empty <= 1,
         "{read_empty} records read for a span of no rides"
     );
+
+    // Nor does a span whose first date is after its last.
+    let backwards = Span {
+        from: Some(days[40].as_str()),
+        to: Some(days[10].as_str()),
+    };
+    let none = store
+        .analysis(jockey, backwards, None)
+        .expect("analysis")
+        .expect("known");
+    assert_eq!(runs(&none), 0);
 }
 
 /// A person's records by condition stop at the store's deadline, as every read whose
