@@ -162,7 +162,7 @@ fn publish_check_names_each_refused_line_and_exits_3_with_no_nats() {
     let out = String::from_utf8_lossy(&checked.stdout);
     assert_eq!(checked.status.code(), Some(3), "{out}");
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines[0], "line 2: wins: is more than starts");
+    assert_eq!(lines[0], "line 2: wins is more than starts");
     assert!(
         lines[1].ends_with(": 1 valid, 1 refused, 0 with a repeated event_id"),
         "{out}"
