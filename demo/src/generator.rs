@@ -91,9 +91,10 @@ impl Generator {
             let incident = incidents.next().unwrap_or_default();
             let (result, starts) = self.run(plan, race, &out, incident);
             self.record(&starts);
+            let post = plan.post_time(race.plan.number);
             let times = Times {
-                opening: 9 * 60 + race.plan.number,
-                post: plan.post_time(race.plan.number),
+                opening: post - market::OPENS_BEFORE_OFF,
+                post,
             };
             for (minutes, odds) in market::moves(&mut self.market, &result, &times) {
                 let at = self.at(plan.date, minutes, 0);

@@ -1,6 +1,7 @@
-//! The betting market of a past race as it was recorded before the off: opening prices on
-//! the morning of the meeting, a few moves, and the starting prices that its result lists,
-//! so that a past meeting has odds, an odds history and a replay as today's has.
+//! The betting market of a past race as it was recorded before the off: its prices half an
+//! hour before the off, a move, and the starting prices that its result lists, so that a
+//! past meeting has odds, an odds history and a replay as today's has (a race's replay at
+//! speed 100 takes about 17 s).
 
 use racing_events::{OddsUpdated, RaceResult, RunnerOdds};
 use rand::seq::index;
@@ -9,6 +10,8 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::draw::normal;
 
+/// How many minutes before the off a past race's record starts: its first prices.
+pub(crate) const OPENS_BEFORE_OFF: i64 = 30;
 /// How far an opening price strays from the starting price, in log terms.
 const OPENING_SPREAD: f64 = 0.15;
 /// The moves between the opening and the last call, each by how many minutes before the

@@ -390,3 +390,35 @@ fn profiles_carry_pedigree_import_type_ratings_and_season_stakes() {
         ["ISG", "PP", "PPG"].map(String::from).into_iter().collect()
     );
 }
+
+#[test]
+fn a_past_race_is_traded_in_the_half_hour_before_its_result() {
+    let at = |e: &Envelope| e.occurred_at.parse::<jiff::Timestamp>().expect("a time");
+    let mut first: BTreeMap<(&str, i64), jiff::Timestamp> = BTreeMap::new();
+    let mut checked = 0;
+    for env in &feed().events {
+        match &env.event {
+            Event::OddsUpdated(o) if o.date != TODAY => {
+                first
+                    .entry((o.date.as_str(), o.race_number))
+                    .or_insert(at(env));
+            }
+            Event::RaceResultPublished(r) => {
+                let Some(opened) = first.get(&(r.date.as_str(), r.race_number)) else {
+                    continue;
+                };
+                let traded = at(env).duration_since(*opened);
+                // The result comes 3 minutes (and some seconds) after the off.
+                let most = jiff::SignedDuration::from_mins(34);
+                assert!(
+                    traded.is_positive() && traded <= most,
+                    "{traded:?} from the first price to {}",
+                    env.to_json()
+                );
+                checked += 1;
+            }
+            _ => {}
+        }
+    }
+    assert!(checked > 500, "{checked} races");
+}
