@@ -307,7 +307,17 @@ async fn every_example_of_readme_and_the_guides_answers_from_the_demo_with_the_b
         let what = format!("{name} line {number}, `{line}`");
         match args.first().map(String::as_str) {
             Some("curl") => {
-                let (status, body) = curl(&client, &args[1..]).await;
+                let (mut status, mut body) = curl(&client, &args[1..]).await;
+                // What an example published a moment before is served once the service
+                // has applied it.
+                let applied = tokio::time::Instant::now() + Duration::from_secs(10);
+                while status == StatusCode::NOT_FOUND
+                    && status != expected(&line)
+                    && tokio::time::Instant::now() < applied
+                {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    (status, body) = curl(&client, &args[1..]).await;
+                }
                 assert_eq!(status, expected(&line), "{what}: {body}");
                 assert!(!body.trim().is_empty(), "{what}: an empty body");
             }
