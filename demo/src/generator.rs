@@ -14,7 +14,7 @@ use rand::seq::SliceRandom;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use crate::calendar::{hong_kong, Incident, MeetingPlan};
+use crate::calendar::{hong_kong, season_of, Incident, MeetingPlan};
 use crate::draw::{envelope, normal, weighted};
 use crate::horses::{body_weight, Horse, JOCKEYS};
 use crate::market::{self, Times};
@@ -61,6 +61,8 @@ pub(crate) struct Generator {
     pub(crate) events: Vec<Envelope>,
     /// The moment the events are published: none is dated after it (see [`Generator::at`]).
     pub(crate) now: Timestamp,
+    /// The season the profiles count as the current one (see [`season_of`]): today's.
+    pub(crate) season: i16,
 }
 
 impl Generator {
@@ -90,7 +92,7 @@ impl Generator {
             let out: Vec<usize> = scratched_from(&scratched, race);
             let incident = incidents.next().unwrap_or_default();
             let (result, starts) = self.run(plan, race, &out, incident);
-            self.record(&starts);
+            self.record(&starts, season_of(plan.date) == self.season);
             let post = plan.post_time(race.plan.number);
             let times = Times {
                 opening: post - market::OPENS_BEFORE_OFF,
@@ -447,12 +449,16 @@ impl Generator {
         }
     }
 
-    /// Adds a race to the runners' records, and moves ratings as a handicapper would.
-    fn record(&mut self, starts: &[Start]) {
+    /// Adds a race to the runners' records (its prize money to the season's too when it
+    /// is run `this_season`), and moves ratings as a handicapper would.
+    fn record(&mut self, starts: &[Start], this_season: bool) {
         for start in starts {
             let horse = &mut self.horses[start.horse];
             horse.starts += 1;
             horse.stakes += start.stakes;
+            if this_season {
+                horse.season_stakes += start.stakes;
+            }
             match start.position {
                 Some(1) => {
                     horse.wins += 1;
@@ -466,6 +472,9 @@ impl Generator {
                 _ => {}
             }
             horse.rating = horse.rating.clamp(0, 140);
+            if !this_season {
+                horse.start_rating = horse.rating;
+            }
         }
     }
 }

@@ -46,16 +46,13 @@ pub(crate) fn placings(
         if place > 0 && !second_of_tie {
             time += margin(rng, place);
         }
-        let stakes = match tie {
-            Some(t) if dead_heat => (share(purse, t) + share(purse, t + 1)) / 2,
-            _ => share(purse, place),
-        };
+        let position = (if second_of_tie { place } else { place + 1 }) as i64;
         lines.push(Placing {
             starter,
-            position: (if second_of_tie { place } else { place + 1 }) as i64,
+            position,
             time,
             dead_heat,
-            stakes,
+            stakes: prize_money(purse, position, dead_heat),
         });
     }
     lines
@@ -134,6 +131,17 @@ fn margin(rng: &mut ChaCha8Rng, place: usize) -> i64 {
 
 fn share(purse: i64, place: usize) -> i64 {
     PRIZE_SHARES.get(place).map_or(0, |s| purse * s / 1000)
+}
+
+/// The prize money of the runner placed `position` (from 1) in a race of `purse`: its
+/// place's share, or, in a dead heat, half of the shares of the two places it shares.
+pub(crate) fn prize_money(purse: i64, position: i64, dead_heat: bool) -> i64 {
+    let place = usize::try_from(position - 1).unwrap_or(usize::MAX);
+    if dead_heat {
+        (share(purse, place) + share(purse, place.saturating_add(1))) / 2
+    } else {
+        share(purse, place)
+    }
 }
 
 /// `m:ss.cc` from hundredths of a second.
