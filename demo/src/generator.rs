@@ -20,9 +20,10 @@ use crate::horses::{body_weight, Horse, JOCKEYS};
 use crate::market::{self, Times};
 use crate::races::{Kind, RacePlan, Venue};
 use crate::running::{
-    calls, finish_time, finishing_order, lbw, place_price, placings, prices, running_positions,
-    unplaced, winning_time, NON_FINISHES,
+    calls, finish_time, finishing_order, lbw, placings, running_positions, unplaced, winning_time,
+    NON_FINISHES,
 };
+use crate::tote;
 
 /// Handicap weights in pounds, as in HK: the top-rated runner carries the most.
 const TOP_WEIGHT: i64 = 133;
@@ -124,13 +125,15 @@ impl Generator {
                 .filter(|r| !out.contains(&r.horse))
                 .collect();
             let (_, market) = self.form(plan, &race.plan, &starters);
+            let win = tote::win_prices(&tote::chances(&market));
+            let place = tote::place_prices(&win);
             let odds = starters
                 .iter()
-                .zip(prices(&market))
-                .map(|(r, win_odds)| RunnerOdds {
+                .zip(win.into_iter().zip(place))
+                .map(|(r, (win, place))| RunnerOdds {
                     horse_no: self.horses[r.horse].no.clone(),
-                    win_odds: Some(win_odds),
-                    place_odds: Some(place_price(win_odds, starters.len())),
+                    win_odds: Some(win),
+                    place_odds: Some(place),
                 })
                 .collect();
             let venue = Some(plan.venue.name().to_owned());
@@ -349,7 +352,7 @@ impl Generator {
             withdrawn.push((starters.remove(i), "WX"));
         }
         let (truth, market) = self.form(plan, &race.plan, &starters);
-        let odds = prices(&market);
+        let odds = tote::win_prices(&tote::chances(&market));
         let mut order = finishing_order(&mut self.rng, &truth);
         let fallen = incident
             .non_finisher

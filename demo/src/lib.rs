@@ -16,6 +16,7 @@ mod running;
 mod simulator;
 #[cfg(test)]
 mod tests;
+mod tote;
 
 use jiff::civil::Date;
 use jiff::{Timestamp, Zoned};
