@@ -379,6 +379,12 @@ fn installed_by(script: &str, text: &str) -> BTreeSet<String> {
     let mut packages = BTreeSet::new();
     let said = |l: &str| l.starts_with('#') || l.starts_with("echo ");
     for line in text.lines().map(str::trim).filter(|l| !said(l)) {
+        if let Some((_, list)) = line.split_once("/apt-install ") {
+            let named = list
+                .split_whitespace()
+                .filter(|w| !w.starts_with(['"', '$']));
+            packages.extend(named.map(str::to_owned));
+        }
         if let Some((_, list)) = line.split_once("missing+=(") {
             let list = list.split(')').next().unwrap_or_default();
             packages.extend(list.split_whitespace().map(str::to_owned));

@@ -26,6 +26,7 @@ mod record;
 mod reliability;
 mod replay;
 mod replayed;
+mod scripts;
 mod security;
 mod sessions;
 mod snapshots;
