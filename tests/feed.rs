@@ -3,6 +3,7 @@
 //! the repository keeps in `docs/feed/`, and taking every event of the demo's season;
 //! `racing publish --check` and `--dry-run`, with no NATS.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -10,6 +11,7 @@ use racing::http::{feed_asyncapi_text, feed_schema_text, FEED_ASYNCAPI_PATH, FEE
 use racing_events::samples::{self, envelope};
 use racing_events::schema::asyncapi::feed_asyncapi;
 use racing_events::schema::{feed_schema, FeedVersion};
+use racing_events::{Envelope, Event};
 use reqwest::StatusCode;
 use serde_json::Value;
 use tempfile::TempDir;
@@ -161,7 +163,7 @@ fn publish_check_names_each_refused_line_and_exits_3_with_no_nats() {
     let out = String::from_utf8_lossy(&checked.stdout);
     assert_eq!(checked.status.code(), Some(3), "{out}");
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines[0], "line 2: wins: is more than starts");
+    assert_eq!(lines[0], "line 2: wins is more than starts");
     assert!(
         lines[1].ends_with(": 1 valid, 1 refused, 0 with a repeated event_id"),
         "{out}"
@@ -361,4 +363,169 @@ async fn the_feed_asyncapi_document_is_served_and_valid_by_the_official_schema()
         wrong["data"] = serde_json::json!({});
         assert!(!payload.is_valid(&wrong), "an empty body");
     }
+}
+
+/// The sample feed docs/feeding.md walks through.
+fn sample_feed() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/examples/feed.ndjson")
+}
+
+#[tokio::test]
+async fn the_sample_feed_passes_the_check_and_is_served_as_it_was_published() {
+    let file = sample_feed();
+    let text = std::fs::read_to_string(&file).expect("docs/examples/feed.ndjson");
+    let events: Vec<Envelope> = text
+        .lines()
+        .map(|l| Envelope::parse(l.as_bytes()).expect("a valid event"))
+        .collect();
+    let kinds: std::collections::BTreeSet<&str> =
+        events.iter().map(|e| e.event.type_name()).collect();
+    assert_eq!(
+        kinds.into_iter().collect::<Vec<_>>(),
+        [
+            "HorseProfileUpdated",
+            "OddsUpdated",
+            "RaceCardDeclared",
+            "RaceResultPublished",
+            "RaceStatusChanged",
+            "RunnerScratched"
+        ],
+        "a day of every kind but a retraction"
+    );
+    let racing = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_racing"))
+            .args(args)
+            .arg(&file)
+            .env_remove("RACING_NATS_URL")
+            .env_remove("RACING_LOG")
+            .output()
+            .expect("racing runs")
+    };
+    let checked = racing(&["publish", "--check"]);
+    let said = String::from_utf8_lossy(&checked.stdout);
+    assert_eq!(checked.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains(&format!(": {} valid, 0 refused, 0 with", events.len())),
+        "{said}"
+    );
+
+    let nats = Nats::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let mut app = App::start(&nats, dir.path()).await;
+    let server_dir = nats.credentials_dir();
+    let server_dir = server_dir.parent().expect("the server's directory");
+    let url = nats.url();
+    let published = racing(&[
+        "publish",
+        "--nats-url",
+        &url,
+        "--data-dir",
+        server_dir.to_str().expect("a path"),
+    ]);
+    let said = String::from_utf8_lossy(&published.stdout);
+    assert_eq!(published.status.code(), Some(0), "{said}");
+    assert!(
+        said.starts_with(&format!(
+            "published {}, duplicate 0, rejected 0",
+            events.len()
+        )),
+        "{said}"
+    );
+
+    // Read back, once the service has applied the file (the log's first events): what
+    // each document serves is what the file said.
+    app.projected(events.len() as u64).await;
+    let mut cards = Vec::new();
+    let mut scratched = Vec::new();
+    let mut prices: BTreeMap<&str, (Option<f64>, Option<f64>)> = BTreeMap::new();
+    let mut status = None;
+    let mut result = None;
+    for e in &events {
+        match &e.event {
+            Event::HorseProfileUpdated(p) => {
+                let (code, doc) = app.get(&format!("/api/v1/horses/{}", p.horse_no)).await;
+                assert_eq!(code, StatusCode::OK, "{doc}");
+                assert_eq!(doc["horse_name"], p.horse_name.as_str());
+                assert_eq!(doc["total_stakes"], p.total_stakes);
+                assert_eq!(doc["starts"], p.starts);
+            }
+            Event::RaceCardDeclared(c) => cards.push(c),
+            Event::RunnerScratched(s) => scratched.push(s.horse_no.as_str()),
+            Event::OddsUpdated(o) => {
+                for r in &o.odds {
+                    prices.insert(r.horse_no.as_str(), (r.win_odds, r.place_odds));
+                }
+            }
+            Event::RaceStatusChanged(s) => status = Some(s.status.as_str()),
+            Event::RaceResultPublished(r) => result = Some(r),
+            Event::RaceRetracted(_) => {}
+        }
+    }
+    let [card] = cards[..] else {
+        panic!("one card")
+    };
+    let result = result.expect("a result");
+    let day = &card.date;
+    let number = card.race_number;
+
+    let (code, served) = app.get(&format!("/api/v1/results/{day}/{number}")).await;
+    assert_eq!(code, StatusCode::OK, "{served}");
+    let placings = |runners: &Value| -> Vec<(String, Value)> {
+        runners
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|r| {
+                (
+                    r["horse_no"].as_str().unwrap_or_default().to_owned(),
+                    r["position"].clone(),
+                )
+            })
+            .collect()
+    };
+    let given: Vec<(String, Value)> = result
+        .runners
+        .iter()
+        .map(|r| (r.horse_no.clone(), r.position.into()))
+        .collect();
+    assert_eq!(placings(&served["runners"]), given, "{served}");
+
+    let (code, racecard) = app.get(&format!("/api/v1/racecards/{day}")).await;
+    assert_eq!(code, StatusCode::OK, "{racecard}");
+    let race = &racecard["races"][0];
+    assert_eq!(race["race_number"], number);
+    assert_eq!(race["status"], status.expect("a status"));
+    let declared: Vec<&str> = card
+        .runners
+        .iter()
+        .map(|r| r.horse_no.as_str())
+        .filter(|h| !scratched.contains(h))
+        .collect();
+    let listed: Vec<&str> = race["runners"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r["horse_no"].as_str())
+        .collect();
+    assert_eq!(listed, declared, "the card without the scratched runner");
+
+    let (code, odds) = app.get(&format!("/api/v1/odds/{day}/{number}")).await;
+    assert_eq!(code, StatusCode::OK, "{odds}");
+    for runner in odds["odds"].as_array().into_iter().flatten() {
+        let horse = runner["horse_no"].as_str().unwrap_or_default();
+        if scratched.contains(&horse) {
+            continue;
+        }
+        let (win, place) = prices.get(horse).copied().unwrap_or_default();
+        assert_eq!(
+            (runner["win_odds"].as_f64(), runner["place_odds"].as_f64()),
+            (win, place),
+            "{horse}: {odds}"
+        );
+    }
+    assert_eq!(
+        odds["odds"].as_array().map(Vec::len),
+        Some(prices.len()),
+        "every runner priced: {odds}"
+    );
 }

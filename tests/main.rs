@@ -28,6 +28,7 @@ mod refusals;
 mod reliability;
 mod replay;
 mod replayed;
+mod scripts;
 mod security;
 mod sessions;
 mod snapshots;

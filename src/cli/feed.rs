@@ -18,7 +18,8 @@ pub struct PublishArgs {
     /// NDJSON file, one envelope a line; `-` reads standard input.
     file: PathBuf,
     /// Check each line with the service's validation and publish nothing, with no NATS:
-    /// each refused line with its field and reason, then a summary; exit 3 if any.
+    /// every problem of each refused line, in the words of the service's refusal, then a
+    /// summary; exit 3 if any.
     #[arg(long)]
     check: bool,
     /// As `--check`, also printing the subject each valid line would go to.
