@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use async_nats::jetstream;
 use racing::config::Config;
-use racing::nats::{ClientAuth, Credentials, LocalNats, Role};
+use racing::nats::{ClientAuth, Credentials, LocalNats, Role, ServerOptions};
 use racing::projector::Progress;
 use racing::Application;
 use racing_events::Envelope;
@@ -124,19 +124,30 @@ impl Nats {
         nats
     }
 
+    /// [`Nats::start`] on a server started with `options` (a small `max_file_store`).
+    pub async fn start_with_options(options: &ServerOptions) -> Nats {
+        let nats = Nats::start_bare_with_options(&[], options).await;
+        nats.set_up().await;
+        nats
+    }
+
     /// Starts nats-server with JetStream on a free loopback port, with nothing set up.
     pub async fn start_bare() -> Nats {
         Nats::start_bare_with(&[]).await
     }
 
     async fn start_bare_with(feeders: &[&str]) -> Nats {
+        Nats::start_bare_with_options(feeders, &ServerOptions::default()).await
+    }
+
+    async fn start_bare_with_options(feeders: &[&str], options: &ServerOptions) -> Nats {
         let dir = TempDir::new().expect("temp dir");
         let mut credentials =
             Credentials::ensure(&dir.path().join("credentials"), "RACING").expect("credentials");
         for name in feeders {
             credentials.add(Role::Feeder, name).expect("a feeder added");
         }
-        let server = LocalNats::start("nats-server", dir.path(), None, &credentials)
+        let server = LocalNats::start_with("nats-server", dir.path(), None, &credentials, options)
             .await
             .expect("nats-server starts (apt-get install nats-server)");
         let js = jetstream::new(server.connect(Role::Feeder).await.expect("connect"));
