@@ -96,6 +96,13 @@ impl Nats {
 
     /// Sets up the stream `RACING` and its buckets with the service's default settings.
     async fn set_up(&self) {
+        self.set_up_with(&racing::nats::buckets::SnapshotBucket::default())
+            .await;
+    }
+
+    /// Sets up the stream `RACING` and its buckets again, as `racing setup` does, with the
+    /// snapshots' bucket bounded as `snapshots` says.
+    pub async fn set_up_with(&self, snapshots: &racing::nats::buckets::SnapshotBucket) {
         let nats = self;
         let setup = racing::nats::Connection::open(
             &nats.url(),
@@ -111,7 +118,7 @@ impl Nats {
             duplicate_window: defaults.duplicate_window,
             replicas: None,
         };
-        racing::nats::set_up(&setup, &settings)
+        racing::nats::setup::set_up_with(&setup, &settings, snapshots)
             .await
             .expect("the stream and its buckets are set up");
     }
