@@ -13,6 +13,7 @@ mod documents;
 mod examples;
 mod feed;
 mod history;
+mod import;
 mod keys;
 mod live;
 mod log_reader;
