@@ -16,11 +16,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 
 use racing_events::{Envelope, Event, Lbw, RaceResult, ResultRunner};
+use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
-/// The namespace of the events' ids: `event_id` is UUID v5 of the source's race id in
-/// it, so that importing the same race again publishes the same event, which the
-/// service ignores.
+/// The namespace of the events' ids (see [`event_id`]).
 pub const HK_RESULTS_NAMESPACE: Uuid = Uuid::from_u128(0x8c1e_33a4_5b7d_4e0f_9a61_2d3c_4b5e_6f70);
 
 /// The columns of the races file the importer reads.
@@ -152,6 +151,19 @@ fn plural(n: usize, word: &str) -> String {
     } else {
         format!("{word}s")
     }
+}
+
+/// The `event_id` of a race's result: UUID v5, in [`HK_RESULTS_NAMESPACE`], of
+/// `race:{race_id}:` followed by the SHA-256 of the result's `data` as published. The
+/// same race with the same content is the same event, a duplicate the service ignores; a
+/// race whose content changed (a corrected file) is a new event, which replaces the
+/// race's result as any later result does.
+pub fn event_id(race_id: &str, result: &RaceResult) -> Uuid {
+    // Serialising a plain struct of strings and numbers cannot fail.
+    let data = serde_json::to_vec(result).unwrap_or_default();
+    let mut name = format!("race:{race_id}:").into_bytes();
+    name.extend_from_slice(&Sha256::digest(&data));
+    Uuid::new_v5(&HK_RESULTS_NAMESPACE, &name)
 }
 
 /// One CSV file, its header's columns by name.
@@ -412,7 +424,7 @@ pub fn hk_results(races: impl Read, runners: impl Read) -> anyhow::Result<Import
         match race_result(&races, race, &runners, &rows) {
             Ok(written) => {
                 let envelope = Envelope {
-                    event_id: Uuid::new_v5(&HK_RESULTS_NAMESPACE, format!("race:{id}").as_bytes()),
+                    event_id: event_id(id, &written.result),
                     occurred_at: format!("{}T00:00:00+08:00", written.result.date),
                     event: Event::RaceResultPublished(written.result),
                 };

@@ -1,8 +1,10 @@
 //! `racing import hk-results` end to end, as a user runs it: the command reads the two
 //! files and publishes as the feeder to a real NATS, and the service serves what it wrote.
 //! The fixtures imported in one command and again (all duplicates); the report the
-//! feeding guide shows; and two seasons of generated results in the public files' layout,
-//! with every spelling of a missing value, every race written and every value served.
+//! feeding guide shows; two seasons of generated results in the public files' layout,
+//! with every spelling of a missing value, every race written and every value served; and
+//! a race corrected in the files and imported again, as the guide shows, replacing that
+//! race and nothing else.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -610,4 +612,98 @@ async fn two_seasons_in_the_public_layout_are_all_written_and_every_value_is_ser
         projected.as_secs_f64(),
         started.elapsed().as_secs_f64()
     );
+}
+
+/// The paths the change feed lists after `since`, with the position of each.
+async fn changes_since(app: &App, since: u64) -> Vec<(u64, String)> {
+    let (status, page) = app
+        .get(&format!("/api/v1/changes?since={since}&limit=1000"))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    assert_eq!(page["next"], Value::Null, "one page: {page}");
+    page["changes"]
+        .as_array()
+        .expect("changes")
+        .iter()
+        .map(|c| {
+            let seq = c["seq"].as_u64().expect("a seq");
+            (seq, c["path"].as_str().expect("a path").to_owned())
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_race_corrected_in_the_files_and_imported_again_replaces_that_race_alone() {
+    let nats = Nats::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let mut app = App::start(&nats, &dir.path().join("data")).await;
+    let copies = files(dir.path());
+    for (from, to) in files(&fixtures()).iter().zip(&copies) {
+        std::fs::copy(from, to).expect("copied");
+    }
+    let files = copies;
+    let first = import(&files, &publish_to(&nats)).await;
+    let said = String::from_utf8_lossy(&first.stderr).to_string();
+    assert!(said.contains(": 3 new, 0 duplicate, 0 refused"), "{said}");
+    let before = last_seq(&nats).await;
+    app.projected(before).await;
+    // Every document the import made, as served.
+    let paths: Vec<String> = changes_since(&app, 0)
+        .await
+        .into_iter()
+        .map(|(_, path)| path)
+        .collect();
+    let mut served = Vec::new();
+    for path in &paths {
+        served.push(app.get(path).await);
+    }
+    let race = "/api/v1/results/2016-09-11/1";
+    let (_, result) = app.get(race).await;
+    assert_eq!(result["runners"][1]["horse_no"], "T202");
+    assert_eq!(result["runners"][1]["finish_time"], "1:09.66");
+
+    // JADE ORCHID's time corrected in the file, then the guide's command run again.
+    let runners = std::fs::read_to_string(&files[1]).expect("read");
+    assert_eq!(runners.matches(",1.09.66,").count(), 1);
+    std::fs::write(&files[1], runners.replace(",1.09.66,", ",1.09.76,")).expect("written");
+    let (words, shown) = example("correcting an imported race");
+    let data_dir = nats.credentials_dir();
+    let data_dir = data_dir.parent().expect("the server's directory");
+    let run = tokio::process::Command::new(env!("CARGO_BIN_EXE_racing"))
+        .args(with_paths(&words, &files, dir.path(), Some(data_dir)))
+        .env("RACING_NATS_URL", nats.url())
+        .output()
+        .await
+        .expect("racing runs");
+    assert_eq!(as_the_guide_shows(&run.stderr, Some(&nats.url())), shown);
+    assert_eq!(run.status.code(), Some(0));
+
+    // One event more, and the API serves the corrected time.
+    let after = last_seq(&nats).await;
+    assert_eq!(after, before + 1);
+    app.projected(after).await;
+    let (_, corrected) = app.get(race).await;
+    assert_eq!(corrected["runners"][1]["finish_time"], "1:09.76");
+    let (_, form) = app.get("/api/v1/horses/T202/form").await;
+    assert_eq!(form["form"][0]["finish_time"], "1:09.76", "{form}");
+    // The change feed lists the race once more, at the new event, and nothing of the
+    // other races.
+    let changed = changes_since(&app, before).await;
+    assert!(changed.iter().all(|(seq, _)| *seq == after), "{changed:?}");
+    let changed: Vec<&str> = changed.iter().map(|(_, p)| p.as_str()).collect();
+    assert!(changed.contains(&race), "{changed:?}");
+    for other in [
+        "/api/v1/results/2016-09-11/2",
+        "/api/v1/results/2016-09-14/1",
+    ] {
+        assert!(!changed.contains(&other), "{changed:?}");
+    }
+    // Nothing else changes: every document the first import made answers as it did,
+    // but those of the corrected race.
+    for (path, (status, body)) in paths.iter().zip(&served) {
+        if changed.contains(&path.as_str()) {
+            continue;
+        }
+        assert_eq!(&app.get(path).await, &(*status, body.clone()), "{path}");
+    }
 }

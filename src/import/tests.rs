@@ -1,7 +1,7 @@
 //! The importer against fixtures the team wrote in the datasets' format
 //! (`tests/fixtures/hk/`): every column mapped, every way the files write a missing value
-//! read as none, withdrawn runners with nothing to give, the same ids on a second import,
-//! and each row it cannot map reported with its line.
+//! read as none, withdrawn runners with nothing to give, the same ids on a second import
+//! and a new one for a corrected race, and each row it cannot map reported with its line.
 
 use racing_events::{Event, RaceResult};
 
@@ -270,9 +270,34 @@ fn importing_the_same_races_again_gives_the_same_events() {
     let again = hk_results(RACES.as_bytes(), RUNNERS.as_bytes()).expect("imported");
     let ids = |i: &Imported| i.events.iter().map(|e| e.to_json()).collect::<Vec<_>>();
     assert_eq!(ids(&once), ids(&again));
-    let first = once.events[0].event_id;
-    assert_eq!(first, Uuid::new_v5(&HK_RESULTS_NAMESPACE, b"race:2016-001"));
-    assert_eq!(first.get_version_num(), 5);
+    // UUID v5 of the race id and the SHA-256 of the data, as docs/feeding.md says.
+    let first = &once.events[0];
+    let payload = first.to_json();
+    let data = payload
+        .split_once(r#""data":"#)
+        .and_then(|(_, data)| data.strip_suffix('}'))
+        .expect("the payload ends with its data");
+    let mut name = b"race:2016-001:".to_vec();
+    name.extend_from_slice(&Sha256::digest(data.as_bytes()));
+    assert_eq!(first.event_id, Uuid::new_v5(&HK_RESULTS_NAMESPACE, &name));
+    assert_eq!(first.event_id.get_version_num(), 5);
+}
+
+#[test]
+fn a_corrected_race_is_a_new_event_and_every_other_race_the_same_event() {
+    let once = hk_results(RACES.as_bytes(), RUNNERS.as_bytes()).expect("imported");
+    // One runner's time corrected, in the first race.
+    let corrected = RUNNERS.replace("1.09.66", "1.09.67");
+    assert_ne!(corrected, RUNNERS);
+    let again = hk_results(RACES.as_bytes(), corrected.as_bytes()).expect("imported");
+    let ids = |i: &Imported| i.events.iter().map(|e| e.event_id).collect::<Vec<_>>();
+    let (before, after) = (ids(&once), ids(&again));
+    assert_ne!(before[0], after[0]);
+    assert_eq!(before[1..], after[1..]);
+    assert_eq!(
+        results(&again)[0].runners[1].finish_time.as_deref(),
+        Some("1:09.67")
+    );
 }
 
 #[test]
