@@ -112,27 +112,17 @@ async fn hong_kong_history_is_imported_in_one_command_and_again_changes_nothing(
     assert!(said.contains(": 0 new, 3 duplicate, 0 refused"), "{said}");
 }
 
-/// The command and the lines of an example of `docs/feeding.md` (between `<!-- example:
-/// {name} -->` and `<!-- end of example -->`): the `$ racing ...` line's words after
-/// `racing`, and the lines it shows printed.
+/// The command and the lines of an example of `docs/feeding.md` (see
+/// [`crate::feeding::block`]): the `$ racing ...` line's words after `racing`, and the
+/// lines it shows printed.
 pub(crate) fn example(name: &str) -> (Vec<String>, Vec<String>) {
-    let block = crate::support::marked(
-        "feeding.md",
-        &format!("example: {name} -->"),
-        "end of example",
-    );
-    let mut lines = block
-        .lines()
-        .skip_while(|l| !l.starts_with("```"))
-        .skip(1)
-        .take_while(|l| !l.starts_with("```"));
-    let command = lines
-        .next()
-        .and_then(|l| l.strip_prefix("$ racing "))
+    let lines = crate::feeding::block(name);
+    let command = lines[0]
+        .strip_prefix("$ racing ")
         .unwrap_or_else(|| panic!("the example {name} starts with `$ racing `"));
     (
         command.split_whitespace().map(str::to_owned).collect(),
-        lines.map(str::to_owned).collect(),
+        lines[1..].to_vec(),
     )
 }
 
