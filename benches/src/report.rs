@@ -520,6 +520,24 @@ impl Report {
                     true,
                 ));
             }
+            if let Some(f) = &st.live_feed {
+                phases.push((
+                    format!(
+                        "while a feeder publishes {} events live, {} in flight: applied at {} \
+                         a second ({:.1} s; published in {:.1} s), at most {} behind, not \
+                         ready {:.1} s",
+                        thousands(f.events as f64),
+                        racing::publish::IN_FLIGHT,
+                        thousands(f.rate()),
+                        f.applied_secs,
+                        f.publish_secs,
+                        thousands(f.max_lag as f64),
+                        f.unready_secs
+                    ),
+                    &f.reads,
+                    true,
+                ));
+            }
             for (i, (phase, r, goal)) in phases.into_iter().enumerate() {
                 rows.push([
                     if i == 0 {
