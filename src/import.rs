@@ -261,9 +261,10 @@ fn odds(v: &str) -> Option<f64> {
 struct Row<'a> {
     table: &'a Table,
     row: &'a csv::StringRecord,
-    /// Whether a missing value is counted, and a wrong time or odds keeps the race out:
-    /// not for a runner withdrawn, which has none to give.
-    counting: bool,
+    /// Whether the runner took part (always, for a race's row): where it did not (it was
+    /// withdrawn), a value it lacks is not counted, and a time or odds that cannot be read
+    /// is only left out, since it has none to give.
+    took_part: bool,
     missing: Vec<&'static str>,
     unreadable: Vec<(String, String)>,
 }
@@ -273,7 +274,7 @@ impl<'a> Row<'a> {
         Row {
             table,
             row,
-            counting: true,
+            took_part: true,
             missing: Vec::new(),
             unreadable: Vec::new(),
         }
@@ -291,7 +292,7 @@ impl<'a> Row<'a> {
         }
         let v = self.cell(column);
         if none_is(v) {
-            if self.counting {
+            if self.took_part {
                 self.missing.push(column);
             }
             return None;
@@ -333,7 +334,7 @@ impl<'a> Row<'a> {
         read: impl FnOnce(&str) -> Option<T>,
         what: &str,
     ) -> Result<Option<T>, String> {
-        if !self.counting {
+        if !self.took_part {
             return Ok(self.optional(column, none, read, &format!("is not {what}")));
         }
         match self.given(column, none) {
@@ -569,9 +570,7 @@ fn runner<'a>(
     let (position, dead_heat, status) = position(placing).ok_or_else(|| {
         format!("finishing_position `{placing}` is neither a placing nor an official code")
     })?;
-    // A runner withdrawn has no time, odds, draw or weights to give: none is counted, and
-    // one given that cannot be read is only left out.
-    cells.counting = racing_projections::took_part(status.as_deref());
+    cells.took_part = racing_projections::took_part(status.as_deref());
     let horse_name = cells.text("horse_name");
     if horse_name.is_empty() {
         return Err("no horse_name".into());
