@@ -521,18 +521,19 @@ impl Report {
                 ));
             }
             if let Some(f) = &st.live_feed {
+                let a = &f.applied;
                 phases.push((
                     format!(
                         "while a feeder publishes {} events live, {} in flight: applied at {} \
                          a second ({:.1} s; published in {:.1} s), at most {} behind, not \
                          ready {:.1} s",
-                        thousands(f.events as f64),
+                        thousands(a.events as f64),
                         racing::publish::IN_FLIGHT,
-                        thousands(f.rate()),
-                        f.applied_secs,
-                        f.publish_secs,
-                        thousands(f.max_lag as f64),
-                        f.unready_secs
+                        thousands(a.rate()),
+                        a.applied_secs,
+                        a.publish_secs,
+                        thousands(a.max_lag as f64),
+                        a.unready_secs
                     ),
                     &f.reads,
                     true,

@@ -13,6 +13,7 @@ use anyhow::{bail, ensure, Context as _};
 use futures::StreamExt;
 use serde::Serialize;
 
+use crate::applying::{self, Applied};
 use crate::feed::LogInfo;
 use crate::http::{wrk_command, wrk_failure, Load};
 use crate::service::{Service, Target, KEY_HEADER};
@@ -137,30 +138,14 @@ pub struct StallResult {
     pub live_feed: Option<LiveFeed>,
 }
 
-/// A live feed published as fast as a feeder that keeps [`racing::publish::IN_FLIGHT`]
-/// publishes in flight, as `racing publish` does, while the readers read; what the
-/// service made of it by its `/status`, read every 50 ms.
+/// A live feed applied while the readers read ([`crate::applying`]).
 #[derive(Debug, Clone, Serialize)]
 pub struct LiveFeed {
-    /// Events published: a season the log does not hold, traded and run.
-    pub events: u64,
-    /// Seconds from the first publish to the last acknowledgement.
-    pub publish_secs: f64,
-    /// Seconds from the first publish until the service had applied the last.
-    pub applied_secs: f64,
-    /// The most events the read models were behind the stream.
-    pub max_lag: u64,
-    /// Seconds the service said it was not ready (over 1,000 events behind).
-    pub unready_secs: f64,
+    /// What the service made of it.
+    #[serde(flatten)]
+    pub applied: Applied,
     /// The reads meanwhile.
     pub reads: Reads,
-}
-
-impl LiveFeed {
-    /// Events applied a second, from the first publish to the last applied.
-    pub fn rate(&self) -> f64 {
-        self.events as f64 / self.applied_secs.max(1e-9)
-    }
 }
 
 /// Reads while `racing rebuild` ran, and the rebuild.
@@ -293,33 +278,24 @@ pub async fn run(
     let mut applied = None;
     let reads = readers
         .during(readers.commits().await?, async {
-            applied = Some(apply_live(&client, &service, target, &events).await?);
+            applied = Some(applying::publish_and_follow(&client, &service, target, &events).await?);
             Ok(())
         })
         .await?;
-    let live_feed = applied.map(
-        |(publish_secs, applied_secs, max_lag, unready_secs)| LiveFeed {
-            events: events.len() as u64,
-            publish_secs,
-            applied_secs,
-            max_lag,
-            unready_secs,
-            reads,
-        },
-    );
-    if let Some(f) = &live_feed {
+    let live_feed = applied.map(|applied| LiveFeed { applied, reads });
+    if let Some(LiveFeed { applied: a, reads }) = &live_feed {
         report(
             &format!(
                 "while a feeder publishes {} events live: applied in {:.1} s ({:.0} a second), \
                  published in {:.1} s, at most {} behind, not ready for {:.1} s",
-                f.events,
-                f.applied_secs,
-                f.rate(),
-                f.publish_secs,
-                f.max_lag,
-                f.unready_secs
+                a.events,
+                a.applied_secs,
+                a.rate(),
+                a.publish_secs,
+                a.max_lag,
+                a.unready_secs
             ),
-            &f.reads,
+            reads,
         );
     }
     service.stop().await?;
@@ -334,79 +310,6 @@ pub async fn run(
         catchups,
         live_feed,
     })
-}
-
-/// What `/status` says, of what the live feed's phase follows.
-#[derive(serde::Deserialize)]
-struct Standing {
-    checkpoint: u64,
-    stream_last_seq: Option<u64>,
-    lag: Option<u64>,
-    ready: bool,
-}
-
-/// Publishes `events` as a feeder with `racing publish`'s publisher and follows `/status`
-/// every 50 ms until the service has applied the last: seconds to the last
-/// acknowledgement and to the last applied, the most events behind, and the seconds it
-/// said it was not ready.
-async fn apply_live(
-    client: &reqwest::Client,
-    service: &Service,
-    target: &Target,
-    events: &[racing_events::Envelope],
-) -> anyhow::Result<(f64, f64, u64, f64)> {
-    let standing = || async {
-        let s: Standing = client
-            .get(service.admin_url("/status"))
-            .timeout(Duration::from_secs(10))
-            .send()
-            .await?
-            .error_for_status()?
-            .json()
-            .await?;
-        anyhow::Ok(s)
-    };
-    let start = standing()
-        .await?
-        .stream_last_seq
-        .context("the stream's end")?;
-    let js = async_nats::jetstream::context::ContextBuilder::new()
-        .timeout(Duration::from_secs(60))
-        .build(target.connect(racing::nats::Role::Feeder).await?);
-    let started = Instant::now();
-    let (published_tx, published) = tokio::sync::watch::channel(None::<f64>);
-    let publish = async {
-        let counts = racing::publish::publish_events(&js, None, events).await?;
-        ensure!(
-            counts.published == events.len() as u64,
-            "{} published of {}: {counts:?}",
-            counts.published,
-            events.len()
-        );
-        let _ = published_tx.send(Some(started.elapsed().as_secs_f64()));
-        anyhow::Ok(())
-    };
-    let follow = async {
-        let (mut max_lag, mut unready, mut last_look) = (0, 0.0, Instant::now());
-        let end = start + events.len() as u64;
-        loop {
-            let s = standing().await?;
-            let now = Instant::now();
-            max_lag = max_lag.max(s.lag.unwrap_or(0));
-            if !s.ready {
-                unready += (now - last_look).as_secs_f64();
-            }
-            last_look = now;
-            if s.checkpoint >= end {
-                return anyhow::Ok((started.elapsed().as_secs_f64(), max_lag, unready));
-            }
-            ensure!(started.elapsed() < LIMIT, "not applied after {LIMIT:?}");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    };
-    let ((), (applied_secs, max_lag, unready_secs)) = tokio::try_join!(publish, follow)?;
-    let publish_secs = (*published.borrow()).context("published")?;
-    Ok((publish_secs, applied_secs, max_lag, unready_secs))
 }
 
 /// Reads while `racing rebuild` runs. A rebuild under full read load takes many minutes:
