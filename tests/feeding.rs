@@ -124,23 +124,7 @@ async fn a_refused_event_sent_again_under_its_own_id_is_applied_once_the_window_
     let (refused, same_id) = (&lines[0], &lines[1]);
     // A stream with a duplicate window of 3 s, the service told the same.
     let window = Duration::from_secs(3);
-    let nats = Nats::start_bare().await;
-    let setup = racing::nats::Connection::open(
-        &nats.url(),
-        &nats.auth(Role::Setup),
-        Role::Setup,
-        racing::retry::PATIENCE,
-    )
-    .await
-    .expect("the set-up connects");
-    let settings = racing::nats::StreamSettings {
-        name: "RACING".into(),
-        duplicate_window: window,
-        replicas: None,
-    };
-    racing::nats::set_up(&setup, &settings)
-        .await
-        .expect("the stream is set up");
+    let nats = Nats::start_with_duplicate_window(window).await;
     let dir = TempDir::new().expect("temp dir");
     let mut app = App::start_with(&nats, dir.path(), |c| c.duplicate_window = window).await;
 

@@ -96,6 +96,21 @@ impl Nats {
 
     /// Sets up the stream `RACING` and its buckets with the service's default settings.
     async fn set_up(&self) {
+        let defaults = Config::new(self._dir.path(), None);
+        self.set_up_with(defaults.duplicate_window).await;
+    }
+
+    /// [`Nats::start`], the stream's duplicate window `duplicate_window` (a service on it
+    /// is told the same).
+    pub async fn start_with_duplicate_window(duplicate_window: Duration) -> Nats {
+        let nats = Nats::start_bare().await;
+        nats.set_up_with(duplicate_window).await;
+        nats
+    }
+
+    /// Sets up the stream and its buckets, with the service's default settings but the
+    /// duplicate window.
+    async fn set_up_with(&self, duplicate_window: Duration) {
         let nats = self;
         let setup = racing::nats::Connection::open(
             &nats.url(),
@@ -108,7 +123,7 @@ impl Nats {
         let defaults = Config::new(nats._dir.path(), None);
         let settings = racing::nats::StreamSettings {
             name: defaults.stream,
-            duplicate_window: defaults.duplicate_window,
+            duplicate_window,
             replicas: None,
         };
         racing::nats::set_up(&setup, &settings)
