@@ -96,13 +96,34 @@ impl Nats {
 
     /// Sets up the stream `RACING` and its buckets with the service's default settings.
     async fn set_up(&self) {
-        self.set_up_with(&racing::nats::buckets::SnapshotBucket::default())
-            .await;
+        let defaults = Config::new(self._dir.path(), None);
+        let snapshots = racing::nats::buckets::SnapshotBucket::default();
+        self.set_up_as(defaults.duplicate_window, &snapshots).await;
     }
 
     /// Sets up the stream `RACING` and its buckets again, as `racing setup` does, with the
     /// snapshots' bucket bounded as `snapshots` says.
     pub async fn set_up_with(&self, snapshots: &racing::nats::buckets::SnapshotBucket) {
+        let defaults = Config::new(self._dir.path(), None);
+        self.set_up_as(defaults.duplicate_window, snapshots).await;
+    }
+
+    /// [`Nats::start`], the stream's duplicate window `duplicate_window` (a service on it
+    /// is told the same).
+    pub async fn start_with_duplicate_window(duplicate_window: Duration) -> Nats {
+        let nats = Nats::start_bare().await;
+        let snapshots = racing::nats::buckets::SnapshotBucket::default();
+        nats.set_up_as(duplicate_window, &snapshots).await;
+        nats
+    }
+
+    /// Sets up the stream and its buckets, with the service's default settings but the
+    /// duplicate window and the snapshots' bucket.
+    async fn set_up_as(
+        &self,
+        duplicate_window: Duration,
+        snapshots: &racing::nats::buckets::SnapshotBucket,
+    ) {
         let nats = self;
         let setup = racing::nats::Connection::open(
             &nats.url(),
@@ -115,7 +136,7 @@ impl Nats {
         let defaults = Config::new(nats._dir.path(), None);
         let settings = racing::nats::StreamSettings {
             name: defaults.stream,
-            duplicate_window: defaults.duplicate_window,
+            duplicate_window,
             replicas: None,
             link_ttl: defaults.signup.link_ttl,
         };

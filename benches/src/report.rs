@@ -554,6 +554,25 @@ impl Report {
                     true,
                 ));
             }
+            if let Some(f) = &st.live_feed {
+                let a = &f.applied;
+                phases.push((
+                    format!(
+                        "while a feeder publishes {} events live, {} in flight: applied at {} \
+                         a second ({:.1} s; published in {:.1} s), at most {} behind, not \
+                         ready {:.1} s",
+                        thousands(a.events as f64),
+                        racing::publish::IN_FLIGHT,
+                        thousands(a.rate()),
+                        a.applied_secs,
+                        a.publish_secs,
+                        thousands(a.max_lag as f64),
+                        a.unready_secs
+                    ),
+                    &f.reads,
+                    true,
+                ));
+            }
             for (i, (phase, r, goal)) in phases.into_iter().enumerate() {
                 rows.push([
                     if i == 0 {
