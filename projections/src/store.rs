@@ -63,7 +63,10 @@ use crate::StoreError;
 ///    rides: a result no longer reads every season of its people.
 /// 20: a date's results and cards and a race's result are kept as their heads (their
 ///    `ETag` and sequence), their bodies rendered from the source records when read.
-pub(crate) const SCHEMA: &[u8] = b"20";
+/// 21: the horse-name index's entries hold no name; a horse's newest name is a record of
+///    its own, so that a new name rewrites that record, not every entry of the names
+///    before it.
+pub(crate) const SCHEMA: &[u8] = b"21";
 pub(crate) const SCHEMA_KEY: &[u8] = b"meta\0schema";
 
 /// How much of a refused payload a dead letter keeps for inspection; the whole message
