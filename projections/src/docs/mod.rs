@@ -1,6 +1,6 @@
-//! The documents the API serves, as they are rendered once into the read models. The field
-//! order and presence are the contract (`docs/api.md`); the
-//! handlers send these bytes as they are. With the `openapi` feature each type that renders
+//! The documents the API serves, as the read models render them (at the events that
+//! change them, and when read where only their head is stored). The field order and
+//! presence are the contract (`docs/api.md`); the handlers send these bytes as they are. With the `openapi` feature each type that renders
 //! a document also derives its schema, from the same fields and their doc comments, so the
 //! API's description cannot drift from what it serves.
 
