@@ -162,8 +162,7 @@ impl BesideResult {
         [
             format!(
                 "HTTP {} beside {}?from=<a new date each time>",
-                WATCHED,
-                self.analysis_path
+                WATCHED, self.analysis_path
             ),
             format!(
                 "card p99 ms with / without the records by condition beside, median of {} \
