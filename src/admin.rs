@@ -232,7 +232,7 @@ impl Drop for Reading {
 /// [`STORE_WITHIN`]; `None` if it is not read by then, or if the read before is still
 /// waiting (one at a time, however often `/status` is asked). A read of the store waits
 /// while sled writes a batch, and a replay's take seconds: read on the runtime's threads,
-/// it held `/status` (and `/metrics`, `/readyz`) for up to 5 s, and a thread of the
+/// it held `/status` (and `/metrics`, `/readyz`) for seconds, and a thread of the
 /// runtime that serves requests with it.
 async fn read_store(state: &AdminState) -> Option<StoreRead> {
     if state.store_read.reading.swap(true, Ordering::AcqRel) {

@@ -195,11 +195,10 @@ impl Waiting {
 /// The share of the time work that gives way to requests runs, from how many of the
 /// threads that answer requests were waiting for a core since the last look
 /// ([`Waiting`]): all of it while under a quarter of a thread waited on average, a tenth
-/// of it at half a thread and above. Tuned on the projector's catch-up: against a floor of
-/// a fifth, a tenth gave reads a p99 of 4.98 and 4.61 ms against 5.29 and 4.57 (medians of
-/// three catch-ups each, two runs); reaching it at half a thread instead of one, 4.71 ms
-/// against 6.04 (one run each), for catch-ups of about 13 s instead of 5 under reads that
-/// saturate the machine (BENCHMARKS.md at f406d42, "Eleventh stop").
+/// of it at half a thread and above. Tuned on the projector's catch-up under reads that
+/// saturate the machine: against a floor of a fifth, a tenth gave reads a p99 as low or
+/// lower (two runs); reaching it at half a thread instead of one gave a lower p99 again
+/// (one run each), for catch-ups over twice as long.
 pub const REQUESTS_FIRST: Curve = Curve {
     easy: 0.25,
     full: 0.5,

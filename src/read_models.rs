@@ -304,7 +304,7 @@ impl ReadModels {
 
 /// The documents the API read recently, so that a hot document is answered from memory
 /// rather than a B-tree look-up (the bare server the benchmark compares with answers from
-/// a `HashMap`; a sled read was 5% of the service's CPU serving one document).
+/// a `HashMap`; a sled read was a large share of the service's CPU serving one document).
 ///
 /// Nothing stale is ever served: a commit bumps the version, then removes the documents
 /// it changed. A miss reads the version before it reads the store and keeps the document

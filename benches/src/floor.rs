@@ -1,8 +1,7 @@
 //! sled's floor: every record of the replayed store, read back and written once, in key
 //! order, an insert a record, into a fresh sled database, then flushed. That is what the
 //! engine costs for the store's final records alone, with nothing to fold, render or
-//! decode; a replay and a start from a snapshot are measured against it (BENCHMARKS.md at f7d148c,
-//! "The engine's floor").
+//! decode; a replay and a start from a snapshot are measured against it.
 //!
 //! The records are read into memory first, so that the time is sled's writing alone.
 //! Bytes written are this process's `write_bytes` (`/proc/self/io`), sled's threads

@@ -101,7 +101,8 @@ pub struct Batch<'a> {
     /// The `event_id`s this batch applied, in order, and as a set; they join the store's
     /// only once the batch has committed.
     new_ids: Vec<u128>,
-    /// (foldhash: SipHash, the default, took a tenth of a replay's time hashing them.)
+    /// (foldhash: SipHash, the default, took a large share of a replay's time hashing
+    /// them.)
     new_id_set: HashSet<u128, foldhash::fast::RandomState>,
     fold: Fold,
     stats: BatchStats,

@@ -37,8 +37,7 @@ const CHUNK_MOVES: usize = 128;
 /// segment (128 KiB) goes to a file of its own, created for that write. A date's chunks
 /// follow one another, so its newest leaf is written with every batch: at 64 KiB a chunk
 /// (about 115 moves) it was a leaf of up to a megabyte and a new file each time; at 7 KiB
-/// (about 12 moves), sixteen chunks stay under the threshold (BENCHMARKS.md at f406d42,
-/// "Sixth stop").
+/// (about 12 moves), sixteen chunks stay under the threshold.
 const CHUNK_BYTES: usize = 7 << 10;
 /// Bytes before each move's body.
 const HEAD: usize = 8 + 1 + 4;

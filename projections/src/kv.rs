@@ -46,7 +46,7 @@ impl Kv {
     /// pages.
     pub(crate) fn open(dir: &Path, cache_bytes: u64) -> Result<Kv, StoreError> {
         // (sled's high-throughput mode was tried: the replay was no faster for it than
-        // with this cache alone; BENCHMARKS.md at f406d42, "Performance".)
+        // with this cache alone.)
         let db = sled::Config::new()
             .path(dir)
             .cache_capacity(cache_bytes)

@@ -83,11 +83,10 @@ impl Writer {
 /// reclamation, crossbeam-epoch), a few bags of them each time some thread pins an epoch
 /// 128 times or flushes ([`crate::kv::free_replaced`]). A commit's fold reads the tree and
 /// so pins often; a load's folds read what the loader holds and pin almost never, and the
-/// pages replaced piled up: on the bench log, the load's peak resident memory was 11.2 GiB,
-/// with 1.1 GiB of records held, and 4.6 GiB with this (BENCHMARKS.md at f7d148c, "The replay as a
-/// bulk load"). Each flush frees up to 8 bags of 64 deferred frees, so a flush for every 8
-/// records leaves room for many pages replaced a record; fixed counts of 4,096 and 65,536
-/// flushes a batch gave the same peak.
+/// pages replaced piled up: on the bench log, the load's peak resident memory was many
+/// times the records it held, and this cut it by more than half. Each flush frees up to 8
+/// bags of 64 deferred frees, so a flush for every 8 records leaves room for many pages
+/// replaced a record; fixed counts of 4,096 and 65,536 flushes a batch gave the same peak.
 fn free_what_sled_replaced(records: usize) {
     for _ in 0..records / 8 + 64 {
         crate::kv::free_replaced();

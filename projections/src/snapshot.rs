@@ -220,10 +220,10 @@ pub fn load_snapshot(
             dir.display()
         )));
     }
-    // A record at a time, in key order: the fastest way into sled there is (BENCHMARKS.md at f7d148c,
-    // "The engine's floor": 11.0 s for the bench's store, against 18.1 to 32.7 s in
-    // batches). Nothing reads the store before the load ends, and a load cut short is
-    // removed whole by whoever made its directory.
+    // A record at a time, in key order: the fastest way into sled there is (the bench's
+    // store loads so in well under the time it takes in batches). Nothing reads the store
+    // before the load ends, and a load cut short is removed whole by whoever made its
+    // directory.
     let summary = read(file, |(key, value)| store.kv.put(key, value))?;
     if store.checkpoint()? != summary.head.checkpoint {
         return Err(SnapshotError::Damaged(format!(

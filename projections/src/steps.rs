@@ -1,12 +1,11 @@
 //! A bulk load's batch written in steps, and still whole after a crash.
 //!
-//! sled 0.34 pins one epoch of its memory reclamation and the log's recovery point for
-//! the whole of an atomic batch: nothing a batch replaces is freed before its end. A
-//! replay's batch of 65,536 events writes hundreds of thousands of records; written as
-//! one atomic batch each, the bench's log replayed in 60 s, written a few thousand records
-//! at a time in 44 s, sled's writer no longer the bound (BENCHMARKS.md at f7d148c, "A load's batch
-//! in steps"). So a [`crate::Loader`] writes each batch in steps, and keeps it atomic
-//! with its checkpoint through a redo file beside the store:
+//! sled 0.34 pins one epoch of its memory reclamation and the log's recovery point for the
+//! whole of an atomic batch: nothing a batch replaces is freed before its end. A replay's
+//! batch of 65,536 events writes hundreds of thousands of records; written a few thousand
+//! records at a time rather than as one atomic batch each, the bench's log replayed faster,
+//! sled's writer no longer the bound. So a [`crate::Loader`] writes each batch in steps,
+//! and keeps it atomic with its checkpoint through a redo file beside the store:
 //!
 //! 1. every record of the batch but the checkpoint, in the file `load-steps-<checkpoint>`
 //!    of the store's directory, with a checksum, synced to disk;
@@ -30,8 +29,7 @@ use crate::kv::{self, Commit, Kv};
 use crate::StoreError;
 
 /// Records to an atomic write of sled's in a step. On the bench's log, 1,024 loaded as
-/// fast and wrote a third more bytes; 16,384 wrote a tenth less and took a fifth longer
-/// (BENCHMARKS.md at f7d148c, "A load's batch in steps").
+/// fast but wrote more bytes; 16,384 wrote a little less but took longer.
 pub(crate) const STEP_RECORDS: usize = 4096;
 
 /// The first bytes of a redo file: what it is, and its layout's version.

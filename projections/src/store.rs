@@ -379,7 +379,7 @@ impl Store {
 
     /// Loads the applied ids (their saved filter, and the runs it lacks), if no batch has
     /// yet: otherwise the first batch loads them, and what waits for that batch waits for
-    /// them too (up to 0.7 s for ten million ids; a live update more than 100 ms).
+    /// them too (for a store of many ids, a long wait for a live update).
     pub fn load_applied_ids(&self) -> Result<(), StoreError> {
         self.with_ids(|_| Ok(()))
     }
@@ -387,9 +387,8 @@ impl Store {
     /// Does all the upkeep of the applied ids that is due (merges of runs, a save of their
     /// filter, removals of what those replaced) at once, for a store about to be handed to
     /// a process that serves reads: a rebuild's, before its worker closes it. Left to the
-    /// service, it took 108 to 234 ms before its first batches after the swap, writing
-    /// under sled's process-wide lock that reads wait for (BENCHMARKS.md at f406d42,
-    /// "Fourteenth stop").
+    /// service, it held the first batches after the swap for a long while, writing under
+    /// sled's process-wide lock that reads wait for.
     pub fn settle_applied_ids(&self) -> Result<(), StoreError> {
         self.with_ids(|ids| ids.settle(&self.kv))
     }

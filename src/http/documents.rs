@@ -111,7 +111,7 @@ pub(super) fn racecard_today(
 
 /// Today's date in `zone` (named `name`), worked out once a second on each thread: the
 /// date changes only on a whole second, and a look-up in the zone and a date formatted
-/// for every request were about 1% of the CPU serving today's card.
+/// for every request were a visible share of the CPU serving today's card.
 fn today(zone: &jiff::tz::TimeZone, name: &str) -> String {
     struct Known {
         second: i64,

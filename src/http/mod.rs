@@ -147,8 +147,8 @@ fn unmatched(error: ApiError) -> axum::response::Response {
 
 /// A header value written on the stack from text and numbers, without `format!`'s
 /// machinery: two are made for every answer (the request id and the `RateLimit` header),
-/// and formatting them was 1% of the service's CPU serving a small document. Its own bytes
-/// are the value's only allocation.
+/// and formatting them was a visible share of the service's CPU serving a small document.
+/// Its own bytes are the value's only allocation.
 struct HeaderText {
     buf: [u8; HeaderText::CAPACITY],
     len: usize,

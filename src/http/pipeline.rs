@@ -5,11 +5,11 @@
 //!
 //! This was ten tower layers, each with its own future, body wrapper and state clone per
 //! request; together with the router they cost more CPU per request than hyper and the
-//! kernel's loopback did (BENCHMARKS.md at f406d42). A read of a document now runs from the
-//! key check to its answer within one call, on the request's first poll, with no future
-//! allocated; only what may wait (the WebSocket upgrade, the OpenAPI pages, compression) is
-//! boxed and bounded by the request timeout, and so are the reads that can grow with the
-//! data (a search, a page of odds history, any `as_of`), which run on a blocking thread.
+//! kernel's loopback did. A read of a document now runs from the key check to its answer
+//! within one call, on the request's first poll, with no future allocated; only what may
+//! wait (the WebSocket upgrade, the OpenAPI pages, compression) is boxed and bounded by the
+//! request timeout, and so are the reads that can grow with the data (a search, a page of
+//! odds history, any `as_of`), which run on a blocking thread.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -522,11 +522,11 @@ fn identify(state: &AppState, request: &Request) -> Result<Identity, Refused> {
     }
 }
 
-/// The client's request id if it sent one, else a random prefix chosen once per thread
-/// and the thread's own counter: unique within the process and unlikely to repeat across
+/// The client's request id if it sent one, else a random prefix chosen once per thread and
+/// the thread's own counter: unique within the process and unlikely to repeat across
 /// processes, for the cost of a thread-local increment (a v4 UUID asked the kernel for
-/// randomness on every request, 1.7% of the service's CPU under load; a process-wide
-/// counter was a cache line bouncing between the cores).
+/// randomness on every request, a visible share of the service's CPU under load; a
+/// process-wide counter was a cache line bouncing between the cores).
 fn request_id(request: &Request) -> HeaderValue {
     if let Some(id) = request.headers().get(REQUEST_ID) {
         return id.clone();

@@ -4,16 +4,16 @@
 //! The server removes an ordered consumer that asks for nothing for 30 s (async-nats
 //! makes them with that inactivity threshold), and the client asks only as its buffer
 //! drains: 500 messages at a time, again once 250 are left. Two readers lose it:
-//! - one that leaves the stream unread: with 3,000 messages stored and the stream left
-//!   unread for 35 s and for 50 s, it delivered 500 and then nothing for 40 s; left 10 s
-//!   or 25 s, all of them. The projector over a replay's batches on a large store does,
-//!   and a rebuild's worker held stopped for the API's requests;
-//! - one that reads steadily but slowly: one message every 100 ms, with 3,000 stored, took
-//!   the 500 that came after a pull request 45 s to read; the server dropped the consumer
-//!   30 to 36 s after that pull, and the client's next pull went unanswered. Once its
-//!   buffer was read, the reader waited 89.5 s, until async-nats missed two idle
-//!   heartbeats and made the consumer again. The projector reads that way in a replay
-//!   past its memory budget, and gave up after 5 s (BENCHMARKS.md at f7d148c, the ten-times log).
+//! - one that leaves the stream unread: left unread for longer than that threshold, it
+//!   delivered the 500 buffered and then nothing for a long while; left unread for less,
+//!   all of them. The projector over a replay's batches on a large store does, and a
+//!   rebuild's worker held stopped for the API's requests;
+//! - one that reads steadily but slowly: at one message every 100 ms, the 500 that came
+//!   after a pull request took longer than the threshold to read; the server dropped the
+//!   consumer, and the client's next pull went unanswered. Once its buffer was read, the
+//!   reader waited until async-nats missed two idle heartbeats and made the consumer
+//!   again. The projector reads that way in a replay past its memory budget, and gave up
+//!   first, after the 5 s past which it starts over from its checkpoint.
 //!
 //! [`Messages`] makes the consumer again, from the next message, before reading on after
 //! [`UNREAD_LIMIT`] unread; and after [`SILENT`] of waiting with nothing delivered, it asks

@@ -61,9 +61,9 @@ pub fn stream_identity(info: &stream::Info) -> String {
 /// Longest the making of a consumer may take before [`messages_from`] gives up on it.
 /// nats-server 2.9 puts a one-replica consumer (an ordered one) on a node drawn at random
 /// from the stream's peers, a dead one among them, and one made there is never answered
-/// for: with one node of three down, a third of the attempts hang (4 of 15 in a trial),
-/// and in CI four in a row, each given 5 s, kept the projector 25 s behind and failed
-/// `lose_a_node`. A live node answers within milliseconds; a new attempt draws again.
+/// for: with one node of three down, a third of the attempts hang, and in CI several in a
+/// row, each given 5 s, kept the projector behind long enough to fail `lose_a_node`. A live
+/// node answers within milliseconds; a new attempt draws again.
 pub const CONSUMER_WITHIN: Duration = Duration::from_secs(2);
 
 /// Every message of `stream` from sequence `start` on, in order, through an ordered pull

@@ -35,11 +35,10 @@ pub(crate) use folded::{fold_decoded, load_decoded};
 /// Most messages in one batch.
 pub(crate) const MAX_BATCH: usize = 4096;
 /// Longest a live message waits for others to share its commit. Long enough to group an
-/// update with the next, so that their frames go out in one write (none at all: the
-/// service's CPU a third higher, p99 no better). Against 5 ms, 2 ms gave a lower live p99
-/// in each of four pairs of runs (medians 28.4 and 33.2 ms); against 2 ms, 1 ms gave a
-/// lower p99 in four of five pairs and a lower ratio to nats-server's in all five
-/// (medians 22.0 and 28.7 ms), for no more CPU (BENCHMARKS.md at f406d42, "Seventh stop").
+/// update with the next, so that their frames go out in one write (with no window at all,
+/// the service used more CPU for no better p99). Short, because in paired runs a shorter
+/// window gave a lower live p99 and a lower ratio to nats-server's, for no more CPU: 2 ms
+/// did better than 5, and 1 ms better than 2.
 const BATCH_WINDOW: Duration = Duration::from_millis(1);
 /// Most messages in one batch while catching up: a batch that starts with more than
 /// `MAX_BATCH` messages still to read. It closes early when it reaches the stream's end.
@@ -50,20 +49,20 @@ pub(crate) const CATCH_UP_WINDOW: Duration = Duration::from_secs(1);
 /// in a rebuild beside the store in use): sled's `apply_batch` holds a process-wide write
 /// lock for the whole commit, and every read of the read models, of any store, waits for
 /// it, and sled writes a whole leaf again for each record it writes: a commit of 2,048
-/// records held it for tens of milliseconds (reads during a rebuild: p99 173 ms), one
-/// of a 65,536-message catch-up batch for seconds.
+/// records held it, and every read during a rebuild, for tens of milliseconds; one of a
+/// 65,536-message catch-up batch, for seconds.
 pub(crate) const SERVING_COMMIT_WRITES: usize = 512;
 /// Most bytes (about) one commit writes once the API answers: a record of the odds journal
-/// holds up to 128 moves, so 512 of them made a commit of megabytes (a catch-up of 120,000
-/// odds updates: reads' p99 441 ms).
+/// holds up to 128 moves, so 512 of them made a commit of megabytes, and reads during a
+/// catch-up of odds updates waited long behind each.
 pub(crate) const SERVING_COMMIT_BYTES: usize = 1 << 20;
 /// Messages decoded ahead of the fold: decoding goes on, on another thread, while a batch
 /// is folded and committed.
 const DECODED_AHEAD: usize = 32_768;
 /// Longest a catch-up's batch takes messages while the catch-up gives way to requests: a
 /// batch and its commit take a core from them for about that long and a few milliseconds
-/// more. Against 2 ms, reads' p99 5.37 and 5.28 ms against 5.74 and 5.12 (BENCHMARKS.md at
-/// f406d42).
+/// more. In paired runs, 2 ms gave reads about the same p99; the shorter slice takes the
+/// core from them for less.
 const CATCH_UP_SLICE: Duration = Duration::from_millis(1);
 /// Quiet time after which the projector checks that its consumer is not stuck behind a
 /// stream that has moved on (as after the stream leader's node died).
@@ -125,9 +124,9 @@ pub struct Projector {
 impl Projector {
     /// [`Projector::run`] on threads of its own ([`crate::supervise::on_own_threads`]):
     /// this one folds and commits, the other decodes ahead. While catching up, each takes
-    /// a core; on the runtime that serves requests, reads queued behind them (p99 of 200 to
-    /// 390 ms while catching up 120,000 odds updates, 56 ms on threads of their own;
-    /// BENCHMARKS.md at f406d42).
+    /// a core; on the runtime that serves requests, reads queued behind them, and while
+    /// catching up odds updates their p99 was several times what it is with the projector
+    /// on threads of its own.
     ///
     /// The projector is made there of `parts` and a NATS connection of its own, opened
     /// there through `dial`: a connection's task reads and parses every message it
@@ -274,7 +273,8 @@ impl Projector {
     ) -> anyhow::Result<()> {
         let start = self.parts.read_models.load().checkpoint()? + 1;
         // Before the first message, rather than in its batch: on a store already at the
-        // stream's end, that is the first live update's (held 100 ms and more).
+        // stream's end, that is the first live update's, held for as long as the load
+        // takes.
         off_the_workers(|| self.parts.read_models.load().load_applied_ids())?;
         // Bounded as a whole: during a stream leader's election each of these requests
         // may go unanswered until the client's 10 s request timeout, and three in a row
@@ -351,9 +351,9 @@ impl Projector {
             let serving = self.parts.ready.load(Ordering::Relaxed);
             // A live batch, and any once the API answers, after a short step of the store's
             // upkeep: the upkeep's writes hold readers as a commit's do, and a catch-up's
-            // long steps took up to 234 ms before a batch (BENCHMARKS.md at f406d42,
-            // "Fourteenth stop"). The start-up replay, answered with 503s, takes long
-            // steps. The upkeep before a batch writes too.
+            // long steps held the batch after them far longer than a live update may wait.
+            // The start-up replay, answered with 503s, takes long steps. The upkeep before a
+            // batch writes too.
             self.room_for(0)?;
             let mut batch = Taken::new(&store, true, !catching_up || serving)?;
             batch.take(first)?;
@@ -365,10 +365,9 @@ impl Projector {
             };
             // A catch-up while the API answers gives way to requests from its first batch,
             // until a look says that none wait: on two cores the fold and the decoder ahead
-            // of it take both, and document reads at 64 connections during a catch-up of
-            // 120,000 odds updates had a p99 of 10 to 66 ms against 3 to 4 with the
-            // projector idle (BENCHMARKS.md at f406d42). Live updates wait for the end of a
-            // catch-up in any case; a paused one ends later.
+            // of it take both, and document reads during a catch-up of odds updates had a
+            // p99 several times what they had with the projector idle. Live updates wait for
+            // the end of a catch-up in any case; a paused one ends later.
             if serving && in_catch_up && pace.is_none() {
                 pace = Some(GiveWay::new(REQUESTS_FIRST));
             }

@@ -384,9 +384,9 @@ impl Run {
             Folder::Here(fresh) => fresh,
             Folder::Worker(worker) => {
                 worker.finish().await?;
-                // On a blocking thread: opening the bench's rebuilt store (1.9 GiB) reads
-                // its log back for 2.3 to 2.9 s, and on a thread of the runtime it held
-                // the requests queued behind it for 3 s.
+                // On a blocking thread: opening a large rebuilt store reads its log back
+                // for seconds, and on a thread of the runtime it held the requests queued
+                // behind it as long.
                 let (path, options) = (dir.to_owned(), self.read_models.load().options());
                 let opened = tokio::task::spawn_blocking(move || Store::open_with(&path, options))
                     .await?
@@ -547,13 +547,13 @@ impl Run {
         store
     }
 
-    /// Reads the documents read lately from the fresh store, before the swap, so that
-    /// its cache holds them: the swap empties the cache of documents, and every first
-    /// read of a page of a store just opened waits for it to be read back from its log
-    /// and decoded. Without it, the reads' p99 in the catch-up right after a swap was
-    /// 9.05 ms against 5.75 (one run each; 19,319 documents warmed in about 0.5 s).
-    /// Its applied ids are loaded then too, which the first batch folded into it (under
-    /// the hold, or the catch-up's after the swap) would otherwise load. Done before the
+    /// Reads the documents read lately from the fresh store, before the swap, so that its
+    /// cache holds them: the swap empties the cache of documents, and every first read of a
+    /// page of a store just opened waits for it to be read back from its log and decoded.
+    /// Without it, the reads' p99 in the catch-up right after a swap was clearly higher
+    /// (one run each), and warming a busy store's documents takes well under a second. Its
+    /// applied ids are loaded then too, which the first batch folded into it (under the
+    /// hold, or the catch-up's after the swap) would otherwise load. Done before the
     /// projector is held, on a blocking thread: the live store keeps answering meanwhile.
     async fn warm(&self, fresh: &Store) -> anyhow::Result<()> {
         let keys = self.read_models.read_lately();

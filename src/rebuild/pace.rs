@@ -4,22 +4,21 @@
 //! The worker already runs under the idle scheduling policy, so a request's thread that
 //! wakes takes a core from it at once. On a machine whose cores the requests keep busy it
 //! still costs them: it fills the gaps between their bursts, and their threads come back to
-//! caches it has filled with its own pages. With `wrk` reading documents at 64 connections
-//! on two cores, the reads' p99 was 4.2 ms with the worker stopped and 6.4 ms with it
-//! running (BENCHMARKS.md at f406d42, "Tenth stop"). No scheduling policy says "run only
-//! where it does not slow the others down"; stopping the worker (`SIGSTOP`) and continuing
-//! it (`SIGCONT`) does, and holds even a commit, which no pause inside the worker could
-//! cut.
+//! caches it has filled with its own pages. With `wrk` reading documents on two cores, the
+//! reads' p99 was clearly higher with the worker running than with it stopped. No
+//! scheduling policy says "run only where it does not slow the others down"; stopping the
+//! worker (`SIGSTOP`) and continuing it (`SIGCONT`) does, and holds even a commit, which no
+//! pause inside the worker could cut.
 //!
 //! The load is the machine's: the CPU time the kernel counts busy on all cores, less the
 //! worker's own ([`Busy`]). (The runtime's own busy share was tried first: under a
-//! saturating load of reads it read 0.6 to 0.8, since its threads wait on the kernel and on
-//! sled, and the worker was then hardly held.) The worker's share of a period falls from
-//! all of it while the others keep less than half the machine busy, to a fifth at 90% and
-//! above ([`CURVE`]): under any load the worker is let run part of each period. Since it
-//! also runs under the idle policy, on a machine the requests saturate it gets little of
-//! that part, and a rebuild then moves slowly; it runs at full pace again as soon as the
-//! load eases.
+//! saturating load of reads it read well short of busy, since its threads wait on the
+//! kernel and on sled, and the worker was then hardly held.) The worker's share of a period
+//! falls from all of it while the others keep less than half the machine busy, to a fifth
+//! at 90% and above ([`CURVE`]): under any load the worker is let run part of each period.
+//! Since it also runs under the idle policy, on a machine the requests saturate it gets
+//! little of that part, and a rebuild then moves slowly; it runs at full pace again as soon
+//! as the load eases.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

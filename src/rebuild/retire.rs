@@ -11,17 +11,16 @@ use crate::load::{Curve, GiveWay, REQUESTS_FIRST};
 use crate::read_models;
 
 /// Bytes a file is cut by at a time before it is removed: the kernel frees a file's
-/// cached pages and its blocks as it is cut or removed, and cuts of 16 MiB took up to 14
-/// ms each on average (3.7 s of steps for 256 cuts and the files' removals, one run), a
-/// long wait for a request queued behind one.
+/// cached pages and its blocks as it is cut or removed, and a cut of 16 MiB took long
+/// enough to be a long wait for a request queued behind it.
 const CUT_BYTES: u64 = 1 << 20;
 
 /// The removal's share of the time: as a catch-up's, down to a two-hundredth while the
 /// requests' threads wait (under reads that saturate the machine, 4 GiB would take some
 /// ten to fifteen minutes, by the steps' times; not measured). Nothing waits for it but
-/// the disk space. The reads' p99 in the catch-up right after a swap was 6.72 ms at a
-/// tenth (a catch-up's floor), 6.75 at a fiftieth, 5.75 at this one with cuts of 1 MiB
-/// (one run each; BENCHMARKS.md at f406d42).
+/// the disk space. This share, with cuts of 1 MiB, gave the reads in the catch-up right
+/// after a swap a lower p99 than a tenth (a catch-up's floor) or a fiftieth did (one run
+/// each).
 const REMOVAL: Curve = Curve {
     floor: 0.005,
     ..REQUESTS_FIRST
@@ -108,9 +107,9 @@ impl Pace<'_> {
 }
 
 /// Removes `dir` and all it holds, each file cut down [`CUT_BYTES`] at a time first,
-/// pausing after each step as `pace` says. Removed at once, a store of 4 GiB took over 2 s
-/// on one thread, and reads' p99 in the catch-up right after a rebuild's swap was 19 to 21
-/// ms, against 5 ms with the removal left out (BENCHMARKS.md at f406d42).
+/// pausing after each step as `pace` says. Removed at once, a large store took a thread
+/// for seconds, and the reads' p99 in the catch-up right after a rebuild's swap was several
+/// times what it was with the removal left out.
 fn remove_giving_way(dir: &Path, pace: &mut Pace<'_>) -> std::io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;

@@ -10,10 +10,10 @@
 //!
 //! Why a process: sled 0.34 takes a process-wide lock for each commit (`apply_batch`), and
 //! every read of every store in the process waits for it; a rebuild folding beside the
-//! store in use held the API's reads (their p99 during a rebuild: 106 ms, BENCHMARKS.md at
-//! f406d42). In a process of its own, the rebuild's commits hold no reader, so they can be
-//! as large as a catch-up's, and the worker runs under the idle scheduling policy, so that
-//! the API's requests have the CPU first.
+//! store in use held the API's reads for each of its commits. In a process of its own, the
+//! rebuild's commits hold no reader, so they can be as large as a catch-up's, and the
+//! worker runs under the idle scheduling policy, so that the API's requests have the CPU
+//! first.
 //!
 //! The frames on its input: a message is `M`, then its stream sequence, the messages the
 //! stream held past it (u64 each), when JetStream stored it (i128 nanoseconds), its

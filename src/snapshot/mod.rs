@@ -123,8 +123,8 @@ impl Listed {
 }
 
 /// Bytes of a store per byte of its snapshot's file, for a snapshot whose metadata does
-/// not say: the bench's store took 12 (BENCHMARKS.md), the tests' small ones 30. A
-/// margin chosen between them.
+/// not say: a large store (the bench's) takes fewer than this, the tests' small ones
+/// more. A margin chosen between them.
 const STORE_PER_FILE_BYTE: u64 = 16;
 
 /// The snapshot bucket beside a stream.

@@ -492,8 +492,8 @@ impl Writer {
 }
 
 /// About the bytes of the next snapshot's file: a quarter more than the largest of this
-/// layout in the bucket, or with none, an eighth of the store (the bench's snapshot is
-/// 0.08 of its store: BENCHMARKS.md).
+/// layout in the bucket, or with none, an eighth of the store (more than a large store's
+/// snapshot takes).
 fn estimate(listed: &[Listed], layout: &str, data_dir: &std::path::Path) -> u64 {
     match listed
         .iter()

@@ -5,10 +5,10 @@
 //! Counted here rather than by the Prometheus recorder because they are counted on every
 //! request: the recorder's histogram stores each sample with its own clock reading in a
 //! queue every core appends to, and its counters bump a shared generation as well, so a
-//! request paid a clock read and four atomic writes to lines the other cores wrote too
-//! (2.3% of the service's CPU serving a small document). Here each count is split into
-//! shards, one cache line or two each, and a thread adds to its own: a request costs two
-//! uncontended additions and no clock read beyond the one that times it. A scrape sums
+//! request paid a clock read and four atomic writes to lines the other cores wrote too (a
+//! visible share of the service's CPU serving a small document). Here each count is split
+//! into shards, one cache line or two each, and a thread adds to its own: a request costs
+//! two uncontended additions and no clock read beyond the one that times it. A scrape sums
 //! the shards.
 
 use std::collections::BTreeMap;

@@ -11,10 +11,10 @@
 //! more than a step of it.
 //!
 //! Why this layout: sled 0.34's memory grows with its number of keys and with records
-//! rewritten in place (BENCHMARKS.md at f7d148c, "Applied ids at scale"). Here ids are few keys (a chunk of up
-//! to [`CHUNK_IDS`] sorted ids each), and every chunk is written once, under a run number
-//! larger than any before it, so at the end of the tree; a merge writes a new run and
-//! removes its sources, never rewriting a chunk.
+//! rewritten in place. Here ids are few keys (a chunk of up to [`CHUNK_IDS`] sorted ids
+//! each), and every chunk is written once, under a run number larger than any before it, so
+//! at the end of the tree; a merge writes a new run and removes its sources, never
+//! rewriting a chunk.
 
 use std::collections::{HashSet, VecDeque};
 
@@ -34,10 +34,10 @@ use filter::{Filter, FILTER_FORMAT};
 use runs::{decode_chunk, encode_chunk, run_holds, Merge};
 use upkeep::{remove_numbered, FilterSave};
 
-/// Ids in a chunk of a run (4 KiB). sled 0.34 writes a page larger than 128 KiB (a
-/// quarter of its segment) to a file of its own, a new one at each rewrite: with chunks of
-/// 16 KiB that took a quarter of the CPU time, and memory grew with the ids. A leaf holds
-/// up to 17 records, so chunks of 4 KiB keep every page inline.
+/// Ids in a chunk of a run (4 KiB). sled 0.34 writes a page larger than 128 KiB (a quarter
+/// of its segment) to a file of its own, a new one at each rewrite: with chunks of 16 KiB
+/// that took a large share of the CPU time, and memory grew with the ids. A leaf holds up
+/// to 17 records, so chunks of 4 KiB keep every page inline.
 const CHUNK_IDS: usize = 256;
 
 /// Runs of the same size class merged into one; the size classes are powers of it, so
@@ -51,10 +51,10 @@ const FAN_IN: usize = 8;
 pub(crate) const UPKEEP_STEP: u64 = 1 << 20;
 
 /// [`UPKEEP_STEP`] before a prompt batch, one a live update waits for (256 KiB): a merge of
-/// 524,288 ids took a step of 29 ms and an end of 73 ms before one batch, and a live update
-/// in it, and every client's frame of it, would wait as long (BENCHMARKS.md at f406d42,
-/// "Thirteenth stop"). A merge of a million ids takes 64 such batches; live updates come
-/// far slower than that.
+/// 524,288 ids in full steps held the batch after a step, and the one after its end, for
+/// tens of milliseconds, and a live update in it, and every client's frame of it, would
+/// wait as long. A merge of a million ids takes 64 such batches; live updates come far
+/// slower than that.
 pub(crate) const PROMPT_UPKEEP_STEP: u64 = if cfg!(test) { 64 } else { 1 << 14 };
 
 /// A merge whose output is at most this many ids writes it, the new manifest and the
@@ -70,8 +70,8 @@ const ATOMIC_MERGE: u64 = if cfg!(test) { 512 } else { 1 << 16 };
 const SAVE_AFTER: u64 = if cfg!(test) { 3_000 } else { 1 << 21 };
 
 /// Ids of a large merge's output written out at a time, as the merge goes (256 KiB): a
-/// step that wrote out 1 MiB took 10 to 17 ms under load, a long wait for a live update
-/// behind it.
+/// step that wrote out 1 MiB took long enough under load to be a long wait for a live
+/// update behind it.
 const MERGE_WRITE_IDS: u64 = if cfg!(test) { 128 } else { 1 << 14 };
 
 /// Bytes of a chunk of the saved filter: small, as [`CHUNK_IDS`] is.
@@ -80,8 +80,8 @@ const FILTER_CHUNK_BYTES: usize = 4096;
 /// What writing or removing one record (a chunk of a run or of the filter, 4 KiB) costs
 /// of a step's budget, in ids: as much as merging the ids of a chunk. A save of the
 /// default filter (32 MiB, 8,192 chunks) and the removal of a large merge's sources then
-/// go 64 records before a prompt batch: in one go, they held a batch 309 to 477 ms and up
-/// to 52 ms (BENCHMARKS.md at f406d42, "Fourteenth stop").
+/// go 64 records before a prompt batch: in one go, each held a batch far longer than a
+/// live update may wait.
 const RECORD_COST: u64 = CHUNK_IDS as u64;
 
 /// The runs of applied ids and the saved filter, as recorded at [`keys::IDS_MANIFEST`].

@@ -42,8 +42,7 @@ impl AppliedIds {
             // chunk) first: a large merge takes every step for as long as it lasts (33 M
             // ids, 33 catch-up batches), and a save of a grown filter (224 MiB, seven times
             // one of 32) that waited for it left the runs it would hold unsaved: a restart
-            // after a fold of 70 M ids read 36 M (BENCHMARKS.md at f406d42, "The applied
-            // ids' filter in layers").
+            // after a large fold read about half its ids from the runs.
             if self.save.is_none() {
                 self.begin_save();
             }
@@ -205,7 +204,7 @@ impl AppliedIds {
             kv.flush_now()?;
         } else if let Some(chunks) = keys_under(kv, source_prefixes(), REMOVALS)? {
             // A small merge removes its sources' chunks in its one atomic batch: a write
-            // for each source besides took a merge of 8 ids 11 to 12 ms under load.
+            // for each source besides made a merge of a few ids a long wait under load.
             for chunk in chunks {
                 batch.remove(chunk);
             }

@@ -96,8 +96,8 @@ impl Targets {
 /// or a replay, and must not be sent again. B-trees, not hash maps: every session looks
 /// its floor up for every delta, and a connection follows a date or a few, each of a
 /// dozen races, where a comparison or two is cheaper than hashing the date and the race
-/// with SipHash (the hash maps were 4% of the service's CPU relaying odds to 1,000
-/// clients).
+/// with SipHash (the hash maps were a visible share of the service's CPU relaying odds to
+/// many clients).
 #[derive(Default, Clone)]
 pub(super) struct Floors(BTreeMap<String, BTreeMap<Option<u8>, u64>>);
 
