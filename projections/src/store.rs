@@ -61,7 +61,10 @@ use crate::StoreError;
 /// 18: a tally beside each jockey's and trainer's seasons (their totals, and a digest of
 ///    each season's figures), of which their record's `ETag` is taken with their newest
 ///    rides: a result no longer reads every season of its people.
-pub(crate) const SCHEMA: &[u8] = b"19";
+/// 20: the race-day journal's order (`raceday.rs`): a record an event under its sequence
+///    alone, naming its date, so that every date's events after a point are read in stream
+///    order (the webhooks' deliveries).
+pub(crate) const SCHEMA: &[u8] = b"20";
 pub(crate) const SCHEMA_KEY: &[u8] = b"meta\0schema";
 
 /// How much of a refused payload a dead letter keeps for inspection; the whole message
