@@ -29,6 +29,7 @@ use crate::rebuild::Rebuilder;
 use crate::snapshot::{self, lease::Lease, start::StartReport, Snapshots};
 use crate::starting::Starting;
 use crate::supervise::{self, Tasks};
+use crate::webhooks::dispatch::Dispatcher;
 use store::{open_store, repair, verify_in_background};
 
 /// How long in-flight requests get to finish at shutdown.
@@ -249,9 +250,20 @@ impl Application {
             .await
             .with_context(|| format!("binding {}", config.listen))?;
         let addr = listener.local_addr()?;
-        let signup = open_signup(&config, &service, registry, addr).await?;
+        let signup = open_signup(&config, &service, registry.clone(), addr).await?;
         let hub = Arc::new(OddsHub::new(config.odds_buffer, store.latest_odds_seq()?));
         let read_models = ReadModels::new(store, &config.data_dir);
+        let webhooks = crate::webhooks::manage::Parts {
+            settings: config.webhooks.clone(),
+            own: vec![addr, admin_addr],
+            read_models: read_models.clone(),
+            hub: hub.clone(),
+            keys: keys.clone(),
+            mail: Some(crate::webhooks::owner::Mail::new(signup.mailer(), registry)),
+        };
+        let webhooks =
+            crate::webhooks::Webhooks::start(&service, &config.stream, webhooks, &shutdown);
+        let webhooks = webhooks.await?;
         let state = AppState::new(Shared {
             live: SessionContext {
                 hub,
@@ -267,6 +279,7 @@ impl Application {
             slots: ConnectionSlots::new(config.ws_max_connections_per_key, replicas),
             sessions: tokio_util::task::TaskTracker::new(),
             signup,
+            webhooks,
             shutdown,
         });
         Ok(Application {
@@ -399,6 +412,8 @@ impl Application {
             _ => None,
         };
         let written = writer.clone().map(|writer| tokio::spawn(writer.run()));
+        let webhooks = self.state.webhooks.clone();
+        let sent = Dispatcher::spawn(webhooks, &self.replica, self.progress.subscribe());
         // The projector, started again after a panic or an error (see `supervise`).
         let projector = {
             let (models, repairs) = (self.state.read_models.clone(), rebuilder.clone());
@@ -507,6 +522,9 @@ impl Application {
             .is_err()
         {
             tracing::warn!("the check of the read models did not stop in time");
+        }
+        if tokio::time::timeout(SHUTDOWN_GRACE, sent).await.is_err() {
+            tracing::warn!("the webhooks' sender did not stop in time");
         }
         if let Some(written) = written {
             if tokio::time::timeout(SHUTDOWN_GRACE, written).await.is_err() {

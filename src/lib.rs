@@ -28,6 +28,7 @@ pub mod subscribe;
 pub mod supervise;
 pub mod text;
 pub mod watch;
+pub mod webhooks;
 
 pub use app::Application;
 pub use config::Config;

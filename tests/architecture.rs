@@ -139,6 +139,7 @@ fn the_rules_of_the_map_hold_in_the_code() {
         "src/refusals.rs",
         "src/keys/",
         "src/subscribe/store.rs",
+        "src/webhooks/store.rs",
         "src/admin.rs",
         "src/app.rs",
         "src/app/",

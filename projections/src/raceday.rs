@@ -282,7 +282,7 @@ impl crate::Store {
             let date = std::str::from_utf8(&date).map_err(|_| corrupt("a date"))?;
             let value = self
                 .kv
-                .get(&keys::race_day(date, seq))?
+                .get(keys::race_day(date, seq))?
                 .ok_or_else(|| corrupt("an event not in the journal"))?;
             out.push((date.to_owned(), self.day_event(date, seq, &value)?));
         }

@@ -36,6 +36,7 @@ mod respond;
 pub mod route;
 pub mod strict;
 pub mod table;
+pub mod webhooks;
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -109,6 +110,8 @@ pub struct Shared {
     pub sessions: tokio_util::task::TaskTracker,
     /// The pricing page and the subscription flow.
     pub signup: Arc<crate::subscribe::Signup>,
+    /// Webhook endpoints.
+    pub webhooks: Arc<crate::webhooks::Webhooks>,
     /// The one shutdown signal.
     pub shutdown: tokio_util::sync::CancellationToken,
 }
@@ -119,6 +122,7 @@ pub struct Shared {
 pub fn api(state: AppState) -> Api {
     let others = Router::new()
         .route(ODDS_SOCKET_PATH, get(live::odds_socket))
+        .merge(webhooks::routes())
         .merge(openapi::routes())
         .merge(asyncapi::routes())
         .route_layer(middleware::from_fn(crate::admin::track_requests))

@@ -17,6 +17,7 @@ use racing_projections::OddsMoveDoc;
 use serde::Serialize;
 use tokio::sync::broadcast;
 
+pub(crate) use session::Topics;
 pub use session::{free, run_session, Charge, Key, Limits, SessionContext};
 
 /// WebSocket close code for a policy violation (RFC 6455): a client too slow to follow, or

@@ -48,6 +48,7 @@ use super::{frame, OddsDelta, OddsHub, Relay, CLOSE_GOING_AWAY, CLOSE_TRY_LATER}
 use protocol::broken;
 use subscriptions::{Floors, Targets};
 use topics::Handed;
+pub(crate) use topics::Topics;
 
 /// Moves and race-day events read from a journal at a time: by a `since` replay, a
 /// `replay`'s playback and a session that fell behind.
