@@ -29,6 +29,7 @@ mod replayed;
 mod security;
 mod sessions;
 mod snapshots;
+mod sse;
 mod startup;
 mod subscribe;
 mod subscribe_rules;

@@ -34,6 +34,7 @@ mod pipeline;
 pub mod query;
 mod respond;
 pub mod route;
+pub mod sse;
 pub mod strict;
 pub mod table;
 pub mod webhooks;
@@ -122,6 +123,7 @@ pub struct Shared {
 pub fn api(state: AppState) -> Api {
     let others = Router::new()
         .route(ODDS_SOCKET_PATH, get(live::odds_socket))
+        .route(sse::LIVE_EVENTS_PATH, get(sse::live_events))
         .merge(webhooks::routes())
         .merge(openapi::routes())
         .merge(asyncapi::routes())

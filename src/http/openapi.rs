@@ -153,6 +153,7 @@ the limit, 429 with `Retry-After` in seconds.";
     ),
     paths(
         super::live::odds_socket,
+        super::sse::live_events,
         super::webhooks::create,
         super::webhooks::list,
         super::webhooks::read,
@@ -477,8 +478,9 @@ fn share(api: &mut utoipa::openapi::OpenApi) {
         KEY_QUERY_SCHEME.into(),
         SecurityScheme::ApiKey(ApiKey::Query(ApiKeyValue::with_description(
             "api_key",
-            "The key as a query parameter: only on the live odds WebSocket, for clients \
-             that cannot set headers on the upgrade request. Never logged.",
+            "The key as a query parameter: only on the live odds WebSocket and its event \
+             stream (`/api/v1/live`), for clients that cannot set headers (a WebSocket \
+             upgrade, an `EventSource`). Never logged.",
         ))),
     );
     for (status, name, when, message) in COMMON_ERRORS {
@@ -500,7 +502,7 @@ fn share(api: &mut utoipa::openapi::OpenApi) {
             }
             continue;
         }
-        let socket = path == ODDS_SOCKET_PATH;
+        let socket = path == ODDS_SOCKET_PATH || path == super::sse::LIVE_EVENTS_PATH;
         for op in [&mut item.get].into_iter().flatten() {
             complete(op, socket);
         }
