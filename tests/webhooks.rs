@@ -773,3 +773,36 @@ async fn the_references_openssl_check_verifies_a_delivery_and_refuses_a_tampered
         (false, "not signed with this secret".to_owned())
     );
 }
+
+#[tokio::test]
+async fn a_replay_sends_what_the_service_built_its_store_from_at_start() {
+    // The log is there before the service: its start replays it into an empty store, a
+    // bulk load, before the endpoint is made and asked to replay from the beginning.
+    let nats = Nats::start().await;
+    let mut events = vec![envelope(card(DAY, VENUE, 1, &["A1", "B2"]))];
+    events.extend((2..=40).map(|n| envelope(card(DAY, VENUE, n, &["A1"]))));
+    events.push(envelope(status(DAY, Some(VENUE), 1, RaceStatus::Off, None)));
+    let last = nats.publish(&events).await;
+    let dir = TempDir::new().expect("temp dir");
+    let mut app = App::start_with(&nats, dir.path(), loopback).await;
+    app.projected(last).await;
+    let receiver = Receiver::ok().await;
+    let (status, made) = call(
+        &app,
+        reqwest::Method::POST,
+        "/api/v1/webhooks",
+        Some(json!({"url": receiver.url, "topics": ["cards", "status"], "date": DAY})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{made}");
+    let id = made["id"].as_str().expect("an id");
+    let path = format!("/api/v1/webhooks/{id}/replay?since=0");
+    let (status, _) = call(&app, reqwest::Method::POST, &path, None).await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    let taken = receiver.wait_taken(events.len(), WAIT).await;
+    let seqs: Vec<u64> = taken
+        .iter()
+        .map(|g| g.json()["seq"].as_u64().expect("a seq"))
+        .collect();
+    assert_eq!(seqs, (1..=last).collect::<Vec<_>>());
+}

@@ -45,8 +45,15 @@ impl Dispatcher {
 
     /// Takes the lease whenever it is free and sends while it holds it, until `shutdown`;
     /// then lets go of it.
-    pub async fn run(self) {
+    pub async fn run(mut self) {
         let shutdown = self.webhooks.shutdown.clone();
+        // Not before the read models have caught up once: a start's replay into an empty
+        // store is a bulk load, whose records land in steps, and a journal read in the
+        // middle of one could pass events over.
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            caught_up = self.progress.wait_for(|p| p.caught_up) => if caught_up.is_err() { return },
+        }
         let ttl = self.webhooks.settings.lease;
         let renew = (ttl / 3).max(Duration::from_millis(200));
         let mut changes = self.webhooks.changes();

@@ -51,7 +51,7 @@ impl Scanner {
         self.kept.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// How far every race-day event is known.
+    /// How far every race-day event is known: the last one read.
     pub fn upto(&self) -> u64 {
         *self.upto.borrow()
     }
@@ -122,14 +122,12 @@ impl Scanner {
         loop {
             let upto = self.upto();
             let store = self.read_models.load_full();
-            let (checkpoint, events) = tokio::task::spawn_blocking(move || {
-                let checkpoint = store.checkpoint()?;
-                let events = store.race_day_after(upto, SCAN)?;
-                Ok::<_, racing_projections::StoreError>((checkpoint, events))
-            })
-            .await??;
+            let events =
+                tokio::task::spawn_blocking(move || store.race_day_after(upto, SCAN)).await??;
             let whole = events.len() < SCAN;
-            let last = events.last().map_or(0, |(_, e)| e.seq);
+            let Some(last) = events.last().map(|(_, e)| e.seq) else {
+                return Ok(());
+            };
             {
                 let mut kept = self.kept();
                 kept.events.extend(events);
@@ -139,12 +137,8 @@ impl Scanner {
                     }
                 }
             }
-            // Every event up to what was committed when the read began is in it; a later
-            // one read means those before it were committed too.
-            let reached = if whole { checkpoint.max(last) } else { last };
-            if reached > upto {
-                self.upto.send_replace(reached);
-            }
+            // Every event up to the last one read: commits land whole and in order.
+            self.upto.send_replace(last);
             if whole {
                 return Ok(());
             }
