@@ -486,7 +486,7 @@ pub(super) fn is_described_here(name: &str) -> bool {
         "WebhookTest",
         "PendingDelivery",
         "WebhookDeliveries",
-        "Attempt",
+        "WebhookAttempt",
     ]
     .contains(&name)
         || frames.iter().any(|f| f == name)

@@ -174,6 +174,7 @@ pub struct Pending {
 
 /// One attempt, as `GET /api/v1/webhooks/{id}/deliveries` lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[schema(as = WebhookAttempt)]
 pub struct Attempt {
     /// The event's position.
     pub seq: u64,
