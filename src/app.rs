@@ -1,7 +1,9 @@
 //! The whole service as one value: built from a [`Config`] (binding its port, connecting
 //! to NATS, opening the store), then run until a shutdown signal. Tests build it on port 0
-//! and read the port back. Opening the read models at start-up is `store`'s.
+//! and read the port back. Opening the read models at start-up is `store`'s; the demo's
+//! feeder and season are `demo`'s.
 
+mod demo;
 mod store;
 
 use std::net::SocketAddr;
@@ -17,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::faults::Faults;
-use crate::http::{self, AppState, ConnectionSlots, RateLimits, Shared};
+use crate::http::{self, AppState, ConnectionSlots, LogEnd, RateLimits, Shared};
 use crate::keys::registry::Registry;
 use crate::keys::replicas::Replicas;
 use crate::keys::{self, KeyRing};
@@ -30,6 +32,7 @@ use crate::snapshot::{self, lease::Lease, start::StartReport, Snapshots};
 use crate::starting::Starting;
 use crate::supervise::{self, Tasks};
 use crate::webhooks::dispatch::Dispatcher;
+use demo::{demo_feeder, publish_demo_season};
 use store::{open_store, repair, verify_in_background};
 
 /// How long in-flight requests get to finish at shutdown.
@@ -216,8 +219,12 @@ impl Application {
         // where there is one; where there is none yet, a replica that writes snapshots
         // takes the writer's lease and replays, and the others of its layout wait a while
         // for the snapshot it will publish.
+        let live: Arc<dyn Fn() -> u32 + Send + Sync> = {
+            let replicas = replicas.clone();
+            Arc::new(move || replicas.live())
+        };
         let (snapshots, lease) =
-            snapshot::open(&js, &config.stream, &config.data_dir, &replica).await;
+            snapshot::open(&js, &config.stream, &config.data_dir, &replica, live).await;
         let (store, store_dir, start) = snapshot::start::choose(
             store,
             store_dir,
@@ -276,6 +283,7 @@ impl Application {
             timezone: config.timezone.clone(),
             timezone_name: config.timezone_name.as_str().into(),
             ready: Arc::new(AtomicBool::new(false)),
+            log_end: Arc::new(LogEnd::new(ask_end(&js, &config.stream))),
             slots: ConnectionSlots::new(config.ws_max_connections_per_key, replicas),
             sessions: tokio_util::task::TaskTracker::new(),
             signup,
@@ -547,6 +555,15 @@ impl Application {
     }
 }
 
+/// The snapshots' bucket as a service that sets up its own server bounds it: by the
+/// snapshots it keeps.
+fn snapshot_bucket(config: &Config) -> nats::buckets::SnapshotBucket {
+    nats::buckets::SnapshotBucket {
+        keep: config.snapshots.keep,
+        bytes: None,
+    }
+}
+
 /// The stream, set up first where this service is given the set-up's credentials (a
 /// server of its own) or where the server has no users (then nobody's permissions are
 /// narrower than the service's); otherwise as the set-up left it, which the service's
@@ -568,11 +585,13 @@ async fn stream(
         Some(auth) => {
             let setup =
                 nats::Connection::open(nats_url, &auth, Role::Setup, config.nats_patience).await?;
-            let info = nats::set_up(&setup, &settings).await;
+            let info = nats::setup::set_up_with(&setup, &settings, &snapshot_bucket(config)).await;
             let _ = tokio::time::timeout(Duration::from_secs(2), setup.client.drain()).await;
             info
         }
-        None if anonymous => nats::set_up(service, &settings).await,
+        None if anonymous => {
+            nats::setup::set_up_with(service, &settings, &snapshot_bucket(config)).await
+        }
         None => {
             let js = service.jetstream();
             service
@@ -584,25 +603,18 @@ async fn stream(
     }
 }
 
-/// The demo's own feeder connection, given a feeder's credentials; without (a server of
-/// one's own with no roles), `None`: the demo publishes as the service.
-async fn demo_feeder(
-    nats_url: &str,
-    feeder: Option<nats::ClientAuth>,
-    patience: Duration,
-) -> anyhow::Result<Option<nats::Connection>> {
-    match feeder {
-        Some(feeder) => Ok(Some(
-            nats::Connection::open(nats_url, &feeder, Role::Feeder, patience).await?,
-        )),
-        None => {
-            tracing::warn!(
-                "demo mode without RACING_DEMO_NATS_NKEY: the demo publishes as the service, \
-                 which a NATS server with roles refuses"
-            );
-            Ok(None)
-        }
-    }
+/// How the API asks where the log ends (the stream's last sequence), for a read whose
+/// position is past the checkpoint: a look-up of the stream through the service's own
+/// connection, which the API itself does not hold.
+fn ask_end(js: &jetstream::Context, stream: &str) -> http::AskEnd {
+    let (js, stream) = (js.clone(), stream.to_owned());
+    Box::new(move || {
+        let (js, stream) = (js.clone(), stream.clone());
+        Box::pin(async move {
+            let found = js.get_stream(&stream).await?;
+            Ok(found.cached_info().state.last_sequence)
+        })
+    })
 }
 
 /// The pricing page's flow: its buckets in NATS, its mail (SMTP, or an outbox under the
@@ -642,43 +654,4 @@ async fn open_signup(
     Ok(Arc::new(crate::subscribe::Signup::new(
         settings, store, secret, registry, mailer,
     )?))
-}
-
-/// Publishes the demo season into an empty stream (through `feeder`) and returns it, with
-/// the calendar that declares the meetings after today's. A stream that already holds
-/// events is left alone (`None`), so a restart publishes nothing twice.
-async fn publish_demo_season(
-    js: &jetstream::Context,
-    feeder: &nats::Connection,
-    config: &Config,
-    seed: u64,
-) -> anyhow::Result<Option<(racing_demo::DemoFeed, racing_demo::Calendar)>> {
-    let mut stream = js.get_stream(&config.stream).await?;
-    if stream.info().await?.state.messages > 0 {
-        tracing::info!("stream already holds events; demo data not published again");
-        return Ok(None);
-    }
-    // The season is dated as published now: today's races that open later open now.
-    let now = jiff::Timestamp::now().to_zoned(config.timezone.clone());
-    let today = now.date();
-    let (feed, calendar) = racing_demo::season_and_calendar(seed, &now);
-    // A cluster that has just formed may time out some acknowledgements. Publishing the
-    // season again is safe (each event keeps its id, so JetStream and the projector drop
-    // what already went in), and a demo without its season is no demo.
-    let publisher = feeder.jetstream();
-    let counts = feeder
-        .ready("publishing the demo season", || {
-            crate::publish::publish_events(&publisher, None, &feed.events)
-        })
-        .await?;
-    tracing::info!(
-        published = counts.published,
-        duplicate = counts.duplicate,
-        rejected = counts.rejected,
-        meetings = feed.meetings,
-        horses = feed.horses,
-        %today,
-        "demo season published"
-    );
-    Ok(Some((feed, calendar)))
 }

@@ -189,12 +189,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     // A rebuild folds in a process of its own, of this program.
     config.rebuild_worker = std::env::current_exe().ok();
     let app = Application::build(config).await?;
-    let addr = app.addr();
-    let host = if addr.ip().is_unspecified() {
-        format!("127.0.0.1:{}", addr.port())
-    } else {
-        addr.to_string()
-    };
+    let host = reachable(app.addr());
     // The banner once the API answers: the read models caught up with the log (before
     // that, documents are 503s) and the server taking requests.
     let text = banner(&app, &host);
@@ -248,10 +243,10 @@ fn banner(app: &Application, host: &str) -> String {
             dir.parent().unwrap_or(dir).display()
         ));
     }
-    lines.extend([format!(
-        "  admin:      http://{}/readyz  /metrics  /status",
-        app.admin_addr()
-    )]);
+    let admin = reachable(app.admin_addr());
+    lines.push(format!(
+        "  admin:      http://{admin}/readyz  /metrics  /status"
+    ));
     if let Some(key) = app.demo_key() {
         lines.push(format!("  demo key:   {key}"));
         lines.push(format!(
@@ -273,28 +268,100 @@ fn banner(app: &Application, host: &str) -> String {
             "              {program} watch --url http://{host} --key {key}"
         ));
         if let Some(e) = example {
-            // The README's examples use these, so they answer on any day; its `racing`
-            // lines find this very program first on the PATH.
-            let path = exe
-                .as_deref()
-                .and_then(std::path::Path::parent)
-                .map_or(String::new(), |dir| {
-                    format!("PATH={}:\"$PATH\" ", shell_word(&dir.display().to_string()))
-                });
-            let seq = e.opening_seq.map_or(String::new(), |s| format!(" SEQ={s}"));
-            lines.push(format!(
-                "  shell:      export {path}KEY={key} URL=http://{host} DAY={} RACE={} HORSE={}{seq}",
-                e.date, e.race_number, e.horse_no
-            ));
+            // Its own NATS is found through the data directory (its port, 4222 or the
+            // one it took where that was busy, and its users); another is named.
+            let nats = match app.nats_credentials() {
+                Some(dir) => Nats::DataDir(
+                    std::fs::canonicalize(dir.parent().unwrap_or(dir))
+                        .unwrap_or_else(|_| dir.parent().unwrap_or(dir).to_path_buf()),
+                ),
+                None => Nats::Url(app.nats_url().to_owned()),
+            };
+            let shell = Shell {
+                program_dir: exe.as_deref().and_then(std::path::Path::parent),
+                api: format!("http://{host}"),
+                admin: format!("http://{admin}"),
+                nats,
+                key,
+                example: e,
+            };
+            lines.push(format!("  shell:      {}", shell.line()));
         }
     }
     lines.join("\n")
 }
 
+/// `addr` as a client reaches it: a service listening on every address is reached on
+/// loopback.
+fn reachable(addr: std::net::SocketAddr) -> String {
+    if addr.ip().is_unspecified() {
+        format!("127.0.0.1:{}", addr.port())
+    } else {
+        addr.to_string()
+    }
+}
+
+/// Where the `racing` commands that talk to NATS find the service's.
+enum Nats {
+    /// The service runs its own, under this data directory.
+    DataDir(std::path::PathBuf),
+    /// It uses this one.
+    Url(String),
+}
+
+/// What the banner's `shell:` line sets.
+struct Shell<'a> {
+    /// Where the `racing` binary that runs is.
+    program_dir: Option<&'a std::path::Path>,
+    /// The API's address, `http://host:port`.
+    api: String,
+    /// The admin listener's.
+    admin: String,
+    nats: Nats,
+    key: &'a str,
+    example: &'a racing_demo::Example,
+}
+
+impl Shell<'_> {
+    /// An `export` of every address variable the `racing` commands read (`RACING_URL`,
+    /// `RACING_ADMIN_URL`, `RACING_DATA_DIR` or `RACING_NATS_URL`) and the key
+    /// (`RACING_API_KEY`), so that every command reaches this service wherever its ports
+    /// are; the README's examples' `URL` and `KEY`, and the demo's day, race, horse and
+    /// position, so that they answer on any day; the `PATH` with this very program first.
+    fn line(&self) -> String {
+        let mut words = vec!["export".to_owned()];
+        if let Some(dir) = self.program_dir {
+            words.push(format!(
+                "PATH={}:\"$PATH\"",
+                shell_word(&dir.display().to_string())
+            ));
+        }
+        words.push(format!("RACING_URL={}", shell_word(&self.api)));
+        words.push(format!("RACING_ADMIN_URL={}", shell_word(&self.admin)));
+        words.push(match &self.nats {
+            Nats::DataDir(dir) => {
+                format!("RACING_DATA_DIR={}", shell_word(&dir.display().to_string()))
+            }
+            Nats::Url(url) => format!("RACING_NATS_URL={}", shell_word(url)),
+        });
+        words.push(format!("RACING_API_KEY={}", shell_word(self.key)));
+        let e = self.example;
+        words.push(format!("KEY={}", shell_word(self.key)));
+        words.push(format!("URL={}", shell_word(&self.api)));
+        words.push(format!("DAY={}", e.date));
+        words.push(format!("RACE={}", e.race_number));
+        words.push(format!("HORSE={}", shell_word(&e.horse_no)));
+        if let Some(seq) = e.opening_seq {
+            words.push(format!("SEQ={seq}"));
+        }
+        words.join(" ")
+    }
+}
+
 /// `text` as one word of a POSIX shell: as it is where it holds nothing the shell reads
 /// (a build directory's path, as a rule), else in single quotes.
 fn shell_word(text: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+,@%".contains(c);
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+,@%:".contains(c);
     if !text.is_empty() && text.chars().all(plain) {
         text.to_owned()
     } else {
@@ -378,6 +445,105 @@ mod tests {
         assert_eq!(shell_word("/home/a b/target"), "'/home/a b/target'");
         assert_eq!(shell_word("/it's/$HOME"), r"'/it'\''s/$HOME'");
         assert_eq!(shell_word(""), "''");
+        assert_eq!(shell_word("http://127.0.0.1:8081"), "http://127.0.0.1:8081");
+    }
+
+    /// The variables an `export` line sets, and their values as written.
+    fn exported(line: &str) -> std::collections::BTreeMap<&str, &str> {
+        line.split_whitespace()
+            .skip(1)
+            .filter_map(|w| w.split_once('='))
+            .collect()
+    }
+
+    fn example() -> racing_demo::Example {
+        racing_demo::Example {
+            date: "2026-11-25".into(),
+            race_number: 9,
+            horse_no: "H095".into(),
+            opening_seq: Some(2771),
+        }
+    }
+
+    #[test]
+    fn the_shell_line_sets_every_address_the_commands_read_wherever_the_ports_are() {
+        let example = example();
+        let shell = Shell {
+            program_dir: Some(std::path::Path::new("/opt/racing/bin")),
+            api: "http://127.0.0.1:8081".into(),
+            admin: "http://127.0.0.1:9091".into(),
+            nats: Nats::DataDir("/srv/demo".into()),
+            key: "demo_k1",
+            example: &example,
+        };
+        let line = shell.line();
+        let vars = exported(&line);
+        assert_eq!(vars["RACING_URL"], "http://127.0.0.1:8081", "{line}");
+        assert_eq!(vars["RACING_ADMIN_URL"], "http://127.0.0.1:9091", "{line}");
+        assert_eq!(vars["RACING_DATA_DIR"], "/srv/demo", "{line}");
+        assert_eq!(vars["RACING_API_KEY"], "demo_k1", "{line}");
+        assert_eq!(vars["PATH"], "/opt/racing/bin:\"$PATH\"", "{line}");
+        for (name, value) in [
+            ("URL", "http://127.0.0.1:8081"),
+            ("KEY", "demo_k1"),
+            ("DAY", "2026-11-25"),
+            ("RACE", "9"),
+            ("HORSE", "H095"),
+            ("SEQ", "2771"),
+        ] {
+            assert_eq!(vars.get(name), Some(&value), "{line}");
+        }
+        // Every command that reaches the service reads its address from one of them.
+        let set: Vec<&str> = vars.keys().copied().collect();
+        for (command, env) in address_settings(&Cli::command()) {
+            assert!(
+                set.contains(&env.as_str()) || env == "RACING_NATS_URL",
+                "`racing {command}` reads {env}, which the banner does not set: {line}"
+            );
+        }
+
+        let other = Shell {
+            nats: Nats::Url("nats://nats.internal:4222".into()),
+            ..shell
+        };
+        let line = other.line();
+        let vars = exported(&line);
+        assert_eq!(
+            vars["RACING_NATS_URL"], "nats://nats.internal:4222",
+            "{line}"
+        );
+        assert!(!vars.contains_key("RACING_DATA_DIR"), "{line}");
+    }
+
+    /// Every setting of a command but `serve` that says where a service or its NATS is:
+    /// `(command, environment variable)`.
+    fn address_settings(root: &clap::Command) -> Vec<(String, String)> {
+        let mut found = Vec::new();
+        let mut commands: Vec<(String, &clap::Command)> = root
+            .get_subcommands()
+            .map(|c| (c.get_name().to_owned(), c))
+            .collect();
+        while let Some((name, command)) = commands.pop() {
+            commands.extend(
+                command
+                    .get_subcommands()
+                    .map(|c| (format!("{name} {}", c.get_name()), c)),
+            );
+            if name == "serve" {
+                continue;
+            }
+            for arg in command.get_arguments() {
+                let long = arg.get_long().unwrap_or_default();
+                if !(long.ends_with("url") || long == "data-dir") {
+                    continue;
+                }
+                let env = arg.get_env().map(|e| e.to_string_lossy().into_owned());
+                let env = env.unwrap_or_else(|| panic!("`racing {name} --{long}` has no variable"));
+                found.push((name.clone(), env));
+            }
+        }
+        assert!(found.len() > 10, "{found:?}");
+        found
     }
 
     #[test]

@@ -10,7 +10,7 @@ use futures::stream::{FuturesOrdered, StreamExt};
 use racing_events::{Envelope, FEEDER_HEADER};
 
 /// Publishes in flight at once: enough to fill the link, bounded so memory is too.
-const IN_FLIGHT: usize = 512;
+pub const IN_FLIGHT: usize = 512;
 
 /// Most refusal reasons kept for the report.
 const MAX_REASONS: usize = 20;
@@ -26,6 +26,20 @@ pub struct Counts {
     pub rejected: u64,
     /// The first refusals: `(line or item number, reason)`.
     pub reasons: Vec<(u64, String)>,
+    /// The highest stream sequence acknowledged (a duplicate's is its first copy's): a
+    /// read with it as `min_seq` sees every event of the run.
+    pub last_seq: Option<u64>,
+}
+
+/// One event the stream acknowledged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Acked {
+    /// Its line or item number.
+    pub item: u64,
+    /// Its stream sequence: the position a read names with `min_seq` to see it.
+    pub seq: u64,
+    /// Whether JetStream had it already (the sequence is the first copy's).
+    pub duplicate: bool,
 }
 
 impl Counts {
@@ -58,12 +72,14 @@ async fn send(
 }
 
 /// Publishes raw payloads as `feeder` (see [`send`]), each validated against the feed
-/// contract first; `tick` is called after each item with the bytes it had.
+/// contract first; `tick` is called after each item with the bytes it had, `acked` with
+/// each acknowledgement, in the items' order.
 pub async fn publish_payloads<I>(
     js: &jetstream::Context,
     feeder: Option<&str>,
     items: I,
     mut tick: impl FnMut(u64),
+    mut acked: impl FnMut(Acked),
 ) -> anyhow::Result<Counts>
 where
     I: IntoIterator<Item = std::io::Result<(u64, Vec<u8>)>>,
@@ -82,23 +98,34 @@ where
         }
         while in_flight.len() >= IN_FLIGHT {
             if let Some(done) = in_flight.next().await {
-                settle(&mut counts, done);
+                settle(&mut counts, done, &mut acked);
             }
         }
         tick(size);
     }
     while let Some(done) = in_flight.next().await {
-        settle(&mut counts, done);
+        settle(&mut counts, done, &mut acked);
     }
     Ok(counts)
 }
 
 type Ack = Result<jetstream::publish::PublishAck, async_nats::jetstream::context::PublishError>;
 
-fn settle(counts: &mut Counts, (number, ack): (u64, Ack)) {
+fn settle(counts: &mut Counts, (number, ack): (u64, Ack), acked: &mut impl FnMut(Acked)) {
     match ack {
-        Ok(a) if a.duplicate => counts.duplicate += 1,
-        Ok(_) => counts.published += 1,
+        Ok(a) => {
+            if a.duplicate {
+                counts.duplicate += 1;
+            } else {
+                counts.published += 1;
+            }
+            counts.last_seq = counts.last_seq.max(Some(a.sequence));
+            acked(Acked {
+                item: number,
+                seq: a.sequence,
+                duplicate: a.duplicate,
+            });
+        }
         Err(e) => counts.reject(number, refused(&e)),
     }
 }
@@ -131,7 +158,7 @@ pub async fn publish_events(
         .zip(1..)
         .map(|(e, number)| Ok((number, e.to_json().into_bytes())))
         .collect();
-    publish_payloads(js, feeder, items, |_| {}).await
+    publish_payloads(js, feeder, items, |_| {}, |_| {}).await
 }
 
 /// The stream as the demo feeder sees it: what [`racing_demo::LiveDemo`] publishes through,

@@ -54,11 +54,16 @@ pub struct ReadModels {
     /// The address of the store in use when it was found damaged: a rebuild is replacing
     /// it, and its I/O errors wait for the swap rather than stop the service.
     damaged: Mutex<Option<usize>>,
+    /// The checkpoint of the store in use, told after each commit once the documents it
+    /// changed are forgotten: what a read that must see a position (`min_seq`, an
+    /// `as_of` past the checkpoint) waits on, without a thread held.
+    applied: tokio::sync::watch::Sender<u64>,
 }
 
 impl ReadModels {
     /// Shares `store`, which lives in `data_dir`.
     pub fn new(store: Store, data_dir: &Path) -> Arc<ReadModels> {
+        let checkpoint = store.checkpoint().unwrap_or_default();
         Arc::new(ReadModels {
             current: ArcSwap::from_pointee(store),
             commit: tokio::sync::Mutex::new(()),
@@ -68,7 +73,43 @@ impl ReadModels {
             read_lately: Mutex::default(),
             cannot_write: Mutex::default(),
             damaged: Mutex::default(),
+            applied: tokio::sync::watch::Sender::new(checkpoint),
         })
+    }
+
+    /// Tells the readers waiting for a position that the store in use holds the log up
+    /// to `checkpoint`: called after each commit, once [`ReadModels::forget`] has dropped
+    /// the documents it changed, so that a reader it wakes reads none of them stale.
+    pub fn applied_up_to(&self, checkpoint: u64) {
+        self.applied.send_if_modified(|known| {
+            let later = checkpoint > *known;
+            if later {
+                *known = checkpoint;
+            }
+            later
+        });
+    }
+
+    /// The checkpoint last told by [`ReadModels::applied_up_to`]: every document of the
+    /// log up to it is served.
+    pub fn applied(&self) -> u64 {
+        *self.applied.borrow()
+    }
+
+    /// Waits until the store in use holds the log up to `seq`, for at most `limit`:
+    /// `Ok(())` once it does, else the checkpoint it holds. The wait is a watch's, woken
+    /// by each commit; it holds no thread.
+    pub async fn wait_applied(&self, seq: u64, limit: Duration) -> Result<(), u64> {
+        let mut applied = self.applied.subscribe();
+        let reached = tokio::time::timeout(limit, async {
+            applied.wait_for(|c| *c >= seq).await.is_ok()
+        })
+        .await;
+        match reached {
+            Ok(true) => Ok(()),
+            // The sender lives as long as `self`; a timeout reports where it stands.
+            _ => Err(self.applied()),
+        }
     }
 
     /// The address [`ReadModels::mark_damaged`] knows `store` by (no handle is kept).
@@ -117,18 +158,20 @@ impl ReadModels {
     }
 
     /// The records of `subject` over `span` as they are, from memory when they were
-    /// asked for before (under `key`, what names the question) and no form changed since.
+    /// asked for before (under `key`, what names the question) and no form changed since;
+    /// read from the store in use otherwise, stopped at `until`.
     pub fn analysis(
         &self,
         key: &str,
         subject: Subject<'_>,
         span: Span<'_>,
+        until: std::time::Instant,
     ) -> Result<Option<Doc>, StoreError> {
         if let Some(doc) = self.analyses.get(key.as_bytes()) {
             return Ok(Some(doc));
         }
         let seen = self.analyses.version();
-        let doc = self.load().analysis(subject, span, None)?;
+        let doc = self.load().until(until).analysis(subject, span, None)?;
         if let Some(doc) = &doc {
             self.analyses.offer(key.as_bytes().to_vec(), doc, seen);
         }
@@ -250,9 +293,11 @@ impl ReadModels {
             .with_context(|| format!("{} is not in the data directory", dir.display()))?;
         let old_dir = active_dir(&self.data_dir)?;
         write_pointer(&self.data_dir, name)?;
+        let checkpoint = store.checkpoint().unwrap_or_default();
         let old = self.current.swap(Arc::new(store));
         self.docs.forget_all();
         self.analyses.forget_all();
+        self.applied_up_to(checkpoint);
         Ok((old, old_dir))
     }
 }

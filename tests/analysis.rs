@@ -712,18 +712,31 @@ async fn records_by_condition_are_counted_from_the_results_as_of_any_point() {
         let (status, body) = app.get(path).await;
         assert_eq!(status, StatusCode::NOT_FOUND, "{path}: {body}");
     }
+    // A position past the end of the log: a 404 that says where it ends.
+    let path = format!("/api/v1/trainers/j-size/analysis?as_of={}", last + 100);
+    let (status, body) = app.get(&path).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{path}: {body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .is_some_and(|m| m.contains(&format!("it ends at {last}"))),
+        "{body}"
+    );
+    // A `from` after `to`: a range of no dates, with no run counted.
+    let path = format!(
+        "/api/v1/horses/H03/analysis?from={}&to={}",
+        date(9),
+        date(2)
+    );
+    let (status, body) = app.get(&path).await;
+    assert_eq!(status, StatusCode::OK, "{path}: {body}");
+    assert_eq!(body["overall"]["runs"], 0, "{body}");
     for path in [
-        format!(
-            "/api/v1/horses/H03/analysis?from={}&to={}",
-            date(9),
-            date(2)
-        ),
-        "/api/v1/horses/H03/analysis?from=2026-02-30".to_owned(),
-        "/api/v1/jockeys/Z%20Purton/analysis".to_owned(),
-        format!("/api/v1/trainers/j-size/analysis?as_of={}", last + 100),
-        "/api/v1/horses/H03/analysis?limit=3".to_owned(),
+        "/api/v1/horses/H03/analysis?from=2026-02-30",
+        "/api/v1/jockeys/Z%20Purton/analysis",
+        "/api/v1/horses/H03/analysis?limit=3",
     ] {
-        let (status, body) = app.get(&path).await;
+        let (status, body) = app.get(path).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{path}: {body}");
     }
 }

@@ -1,6 +1,8 @@
 //! The pricing page as a person uses it: a real headless Chromium, driven through
 //! WebDriver (chromedriver, from Debian's chromium-driver), fills in the form and follows
-//! the mailed link; a real SMTP server carries the mail; the key works on the API.
+//! the mailed link; a real SMTP server carries the mail; the key works on the API. The
+//! browser keeps its profile and temporary folders in the test's own directory, removed
+//! with it, not in the system's /tmp.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -12,17 +14,22 @@ use tempfile::TempDir;
 use crate::subscribe::{api_becomes, key_in, link_in, todays_card, Smtp};
 use crate::support::{App, Nats};
 
-/// A chromedriver of a test's own on a free loopback port; stopped on drop.
+/// A chromedriver of a test's own on a free loopback port, its temporary folders and its
+/// browsers' in a directory of its own; stopped on drop, before the directory is removed.
 struct Driver {
     _child: tokio::process::Child,
     url: String,
+    /// Where chromedriver and Chromium write what they would write to /tmp (`TMPDIR`).
+    tmp: TempDir,
 }
 
 impl Driver {
     async fn start() -> Driver {
         let port = racing::nats::free_port().expect("a free port");
+        let tmp = TempDir::new().expect("temp dir");
         let child = tokio::process::Command::new("chromedriver")
             .arg(format!("--port={port}"))
+            .env("TMPDIR", tmp.path())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -33,7 +40,19 @@ impl Driver {
         Driver {
             _child: child,
             url: format!("http://127.0.0.1:{port}"),
+            tmp,
         }
+    }
+
+    /// The names of the folders Chromium made in its temporary directory.
+    fn chromium_folders(&self) -> Vec<String> {
+        std::fs::read_dir(self.tmp.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|name| name.contains("chromium.Chromium"))
+            .collect()
     }
 
     async fn browser(&self) -> fantoccini::Client {
@@ -137,7 +156,16 @@ async fn a_person_subscribes_in_a_browser_and_calls_the_api_with_the_mailed_key(
     let page = shows(&browser, "has been sent to carol@example.com").await;
     let key = key_in(&smtp.message(2).await);
     assert!(!page.contains(&key), "the key is in no page");
+    // The browser's folders are the test's, not the system's /tmp's.
+    let folders = driver.chromium_folders();
+    assert!(
+        !folders.is_empty(),
+        "Chromium wrote no folder under the test's TMPDIR: it wrote to /tmp"
+    );
     browser.close().await.expect("the browser closes");
+    let tmp = driver.tmp.path().to_owned();
+    drop(driver);
+    assert!(!tmp.exists(), "{folders:?} left in {}", tmp.display());
 
     api_becomes(&app, &key, StatusCode::OK).await;
 }

@@ -1,8 +1,10 @@
 //! The examples of README and of the guides in docs/, run as a reader runs them: `racing
-//! serve --demo` started as the quick start starts it, the variables its banner's `shell:`
-//! line sets, and each example of every block that follows the examples' marker requested
-//! with them; what README's quick start says the scripts install, against the scripts; and
-//! the plans the API reference lists, against the service's.
+//! serve --demo` started as the quick start starts it, but with its ports moved (port 4222
+//! of its NATS taken), the variables its banner's `shell:` line sets, and each example of
+//! every block that follows the examples' marker requested with them, each `racing`
+//! command run in a shell that exported them; what README's quick start says the scripts
+//! install, against the scripts; and the plans the API reference lists, against the
+//! service's.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -117,7 +119,7 @@ fn on_path(program: &str, path: &str) -> Option<std::path::PathBuf> {
 /// `$` as it is), a backslash outside them taking the next character as it is, `$NAME`
 /// replaced by `vars`' value, and a `#` that starts a word ending the line. A variable the
 /// banner does not set fails the test.
-fn words(line: &str, vars: &BTreeMap<String, String>) -> Vec<String> {
+pub(crate) fn words(line: &str, vars: &BTreeMap<String, String>) -> Vec<String> {
     let mut words = Vec::new();
     let mut word: Option<String> = None;
     let mut quote: Option<char> = None;
@@ -185,8 +187,9 @@ async fn curl(client: &reqwest::Client, args: &[String]) -> (StatusCode, String)
     (res.status(), res.text().await.expect("a body"))
 }
 
-/// Runs a `racing ...` example as a shell with `vars`' `PATH` runs it; its standard
-/// output. The program it finds there must be the one the tests built.
+/// Runs a `racing ...` example as a shell that exported `vars` runs it (the program found
+/// on their `PATH`, every one of them in its environment and no other of the service's
+/// settings); its standard output. The program it finds must be the one the tests built.
 async fn racing(args: &[String], vars: &BTreeMap<String, String>) -> String {
     let path = vars.get("PATH").map_or(READERS_PATH, String::as_str);
     let found = on_path("racing", path)
@@ -197,11 +200,15 @@ async fn racing(args: &[String], vars: &BTreeMap<String, String>) -> String {
         Some(built),
         "the banner's PATH finds another racing first"
     );
-    let run = tokio::process::Command::new(found)
+    let mut command = tokio::process::Command::new(found);
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("RACING_") {
+            command.env_remove(name);
+        }
+    }
+    let run = command
         .args(args)
-        .env_remove("RACING_URL")
-        .env_remove("RACING_API_KEY")
-        .env_remove("RACING_LOG")
+        .envs(vars)
         .stdin(std::process::Stdio::null())
         .kill_on_drop(true)
         .output();
@@ -228,6 +235,11 @@ async fn every_example_of_readme_and_the_guides_answers_from_the_demo_with_the_b
         "README.md has examples"
     );
     let work = TempDir::new().expect("temp dir");
+    // NATS's own port taken, as another server on the machine would take it: the
+    // service's nats-server listens elsewhere, and the commands still find it. (Held only
+    // where it is free: a port another holds is taken as well.)
+    let held = std::net::TcpListener::bind(("127.0.0.1", 4222)).ok();
+    // Its API and admin listener on ports the system picks, not 8080 and 9090.
     let mut service = Service::spawn_with(
         None,
         &work.path().join("data"),
@@ -235,8 +247,27 @@ async fn every_example_of_readme_and_the_guides_answers_from_the_demo_with_the_b
         &[("RACING_DEMO", "true")],
     );
     let banner = service.printed_until("shell:", START).await;
+    drop(held);
+    let nats = banner
+        .iter()
+        .find_map(|l| l.trim().strip_prefix("NATS:"))
+        .map(str::trim)
+        .expect("a NATS line");
+    assert_ne!(nats, "nats://127.0.0.1:4222", "4222 is taken");
     let vars = exported(banner.last().expect("the shell line"));
-    for name in ["PATH", "KEY", "URL", "DAY", "RACE", "HORSE", "SEQ"] {
+    for name in [
+        "PATH",
+        "KEY",
+        "URL",
+        "DAY",
+        "RACE",
+        "HORSE",
+        "SEQ",
+        "RACING_URL",
+        "RACING_ADMIN_URL",
+        "RACING_DATA_DIR",
+        "RACING_API_KEY",
+    ] {
         assert!(
             vars.contains_key(name),
             "the banner sets no {name}: {vars:?}"
@@ -276,7 +307,17 @@ async fn every_example_of_readme_and_the_guides_answers_from_the_demo_with_the_b
         let what = format!("{name} line {number}, `{line}`");
         match args.first().map(String::as_str) {
             Some("curl") => {
-                let (status, body) = curl(&client, &args[1..]).await;
+                let (mut status, mut body) = curl(&client, &args[1..]).await;
+                // What an example published a moment before is served once the service
+                // has applied it.
+                let applied = tokio::time::Instant::now() + Duration::from_secs(10);
+                while status == StatusCode::NOT_FOUND
+                    && status != expected(&line)
+                    && tokio::time::Instant::now() < applied
+                {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    (status, body) = curl(&client, &args[1..]).await;
+                }
                 assert_eq!(status, expected(&line), "{what}: {body}");
                 assert!(!body.trim().is_empty(), "{what}: an empty body");
             }
@@ -338,6 +379,12 @@ fn installed_by(script: &str, text: &str) -> BTreeSet<String> {
     let mut packages = BTreeSet::new();
     let said = |l: &str| l.starts_with('#') || l.starts_with("echo ");
     for line in text.lines().map(str::trim).filter(|l| !said(l)) {
+        if let Some((_, list)) = line.split_once("/apt-install ") {
+            let named = list
+                .split_whitespace()
+                .filter(|w| !w.starts_with(['"', '$']));
+            packages.extend(named.map(str::to_owned));
+        }
         if let Some((_, list)) = line.split_once("missing+=(") {
             let list = list.split(')').next().unwrap_or_default();
             packages.extend(list.split_whitespace().map(str::to_owned));

@@ -3,6 +3,7 @@
 //! the repository keeps in `docs/feed/`, and taking every event of the demo's season;
 //! `racing publish --check` and `--dry-run`, with no NATS.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -10,7 +11,7 @@ use racing::http::{feed_asyncapi_text, feed_schema_text, FEED_ASYNCAPI_PATH, FEE
 use racing_events::samples::{self, envelope};
 use racing_events::schema::asyncapi::feed_asyncapi;
 use racing_events::schema::{feed_schema, FeedVersion};
-use racing_events::Envelope;
+use racing_events::{Envelope, Event};
 use reqwest::StatusCode;
 use serde_json::Value;
 use tempfile::TempDir;
@@ -162,7 +163,7 @@ fn publish_check_names_each_refused_line_and_exits_3_with_no_nats() {
     let out = String::from_utf8_lossy(&checked.stdout);
     assert_eq!(checked.status.code(), Some(3), "{out}");
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines[0], "line 2: wins: is more than starts");
+    assert_eq!(lines[0], "line 2: wins is more than starts");
     assert!(
         lines[1].ends_with(": 1 valid, 1 refused, 0 with a repeated event_id"),
         "{out}"
@@ -190,81 +191,6 @@ fn publish_check_names_each_refused_line_and_exits_3_with_no_nats() {
         "{}",
         String::from_utf8_lossy(&clean.stdout)
     );
-}
-
-#[tokio::test]
-async fn hong_kong_history_is_imported_in_one_command_and_again_changes_nothing() {
-    let nats = Nats::start().await;
-    let dir = TempDir::new().expect("temp dir");
-    let app = App::start(&nats, dir.path()).await;
-    let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hk");
-    let nats_dir = nats.credentials_dir();
-    let import = |extra: Vec<String>| {
-        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_racing"));
-        command
-            .args(["import", "hk-results", "--races"])
-            .arg(fixtures.join("race-result-race.csv"))
-            .arg("--runners")
-            .arg(fixtures.join("race-result-horse.csv"))
-            .args(extra)
-            .env_remove("RACING_NATS_URL");
-        async move { command.output().await.expect("racing runs") }
-    };
-    // Written as NDJSON, each line as `racing publish --check` takes it.
-    let written = import(vec![]).await;
-    assert_eq!(
-        written.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&written.stderr)
-    );
-    let lines: Vec<String> = String::from_utf8_lossy(&written.stdout)
-        .lines()
-        .map(str::to_owned)
-        .collect();
-    assert_eq!(lines.len(), 3);
-    for line in &lines {
-        racing_events::Envelope::parse(line.as_bytes()).expect("valid");
-    }
-    // Published as the feeder, and served.
-    let publish = || {
-        vec![
-            "--publish".to_owned(),
-            "--nats-url".to_owned(),
-            nats.url(),
-            "--data-dir".to_owned(),
-            nats_dir
-                .parent()
-                .expect("the server's directory")
-                .display()
-                .to_string(),
-        ]
-    };
-    let published = import(publish()).await;
-    let said = String::from_utf8_lossy(&published.stderr).to_string();
-    assert_eq!(published.status.code(), Some(0), "{said}");
-    assert!(said.contains(": 3 new, 0 duplicate, 0 refused"), "{said}");
-    let mut served = Value::Null;
-    for _ in 0..100 {
-        let (status, body) = app.get("/api/v1/results/2016-09-11/1").await;
-        if status == StatusCode::OK {
-            served = body;
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    assert_eq!(served["venue"], "Sha Tin", "{served}");
-    let runners = served["runners"].as_array().expect("runners");
-    assert_eq!(runners.len(), 5);
-    assert_eq!(runners[0]["horse_no"], "T101");
-    assert_eq!(runners[0]["lbw"], "-");
-    let (status, form) = app.get("/api/v1/horses/T101/form").await;
-    assert_eq!(status, StatusCode::OK, "{form}");
-    // Imported again: the same events, each a duplicate.
-    let again = import(publish()).await;
-    let said = String::from_utf8_lossy(&again.stderr).to_string();
-    assert_eq!(again.status.code(), Some(0), "{said}");
-    assert!(said.contains(": 0 new, 3 duplicate, 0 refused"), "{said}");
 }
 
 /// The official AsyncAPI 3.0.0 JSON Schema (`tests/fixtures/asyncapi/`).
@@ -364,142 +290,163 @@ async fn the_feed_asyncapi_document_is_served_and_valid_by_the_official_schema()
     }
 }
 
-/// Publishes `payload` as the event `e`'s message, as the feeder `name` would, naming
-/// itself, past any check of its own: what only the service refuses.
-async fn publish_as(client: &async_nats::Client, name: &str, e: &Envelope, payload: String) {
-    let js = async_nats::jetstream::new(client.clone());
-    let mut headers = async_nats::HeaderMap::new();
-    headers.insert(
-        async_nats::header::NATS_MESSAGE_ID,
-        e.event_id.to_string().as_str(),
-    );
-    headers.insert(racing_events::FEEDER_HEADER, name);
-    js.publish_with_headers(e.subject(), headers, payload.into())
-        .await
-        .expect("published")
-        .await
-        .expect("stored");
-}
-
-/// The refusals `feeder` reads through `client`: read again until there are some, for
-/// at most `within` of `since`.
-async fn refusals_of(
-    client: &async_nats::Client,
-    feeder: &str,
-    since: std::time::Instant,
-    within: std::time::Duration,
-) -> Vec<racing::refusals::Refusal> {
-    loop {
-        let mut found = Vec::new();
-        racing::refusals::read(client, "RACING", feeder, None, |r| found.push(r))
-            .await
-            .expect("a feeder reads its own");
-        if !found.is_empty() || since.elapsed() > within {
-            return found;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+/// The sample feed docs/feeding.md walks through.
+fn sample_feed() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/examples/feed.ndjson")
 }
 
 #[tokio::test]
-async fn each_feeder_reads_its_own_refusals_within_two_seconds_and_no_other_s() {
-    let mut nats = Nats::start_with_feeders(&["a", "b"]).await;
-    // Feeder b's try at a's refusals is refused by NATS, and the server says so.
-    nats.violations_expected = true;
-    let dir = TempDir::new().expect("temp dir");
-    let _app = App::start(&nats, dir.path()).await;
-    let seeds = nats.credentials_dir();
-    let connect = |name: &str| {
-        let seed = std::fs::read_to_string(seeds.join(format!("{name}.nk"))).expect("a seed");
-        let auth = racing::nats::ClientAuth::nkey(seed.trim());
-        let url = nats.url();
-        async move {
-            racing::nats::connect(&url, &auth, racing::nats::Role::Feeder)
-                .await
-                .expect("the feeder connects")
-        }
+async fn the_sample_feed_passes_the_check_and_is_served_as_it_was_published() {
+    let file = sample_feed();
+    let text = std::fs::read_to_string(&file).expect("docs/examples/feed.ndjson");
+    let events: Vec<Envelope> = text
+        .lines()
+        .map(|l| Envelope::parse(l.as_bytes()).expect("a valid event"))
+        .collect();
+    let kinds: std::collections::BTreeSet<&str> =
+        events.iter().map(|e| e.event.type_name()).collect();
+    assert_eq!(
+        kinds.into_iter().collect::<Vec<_>>(),
+        [
+            "HorseProfileUpdated",
+            "OddsUpdated",
+            "RaceCardDeclared",
+            "RaceResultPublished",
+            "RaceStatusChanged",
+            "RunnerScratched"
+        ],
+        "a day of every kind but a retraction"
+    );
+    let racing = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_racing"))
+            .args(args)
+            .arg(&file)
+            .env_remove("RACING_NATS_URL")
+            .env_remove("RACING_LOG")
+            .output()
+            .expect("racing runs")
     };
-    let (a, b) = (connect("feeder-a").await, connect("feeder-b").await);
-
-    // A profile whose wins are more than its starts: valid JSON that only the service
-    // refuses. Each feeder sends one.
-    let refused = |wins: i64| {
-        let e = envelope(samples::profile("E271", "GOLDEN SIXTY"));
-        let payload = e
-            .to_json()
-            .replace("\"wins\":2", &format!("\"wins\":{wins}"));
-        (e, payload)
-    };
-    let (from_a, payload_a) = refused(11);
-    let sent = std::time::Instant::now();
-    publish_as(&a, "feeder-a", &from_a, payload_a).await;
-    let found = refusals_of(&a, "feeder-a", sent, std::time::Duration::from_secs(5)).await;
-    let took = sent.elapsed();
-    assert_eq!(found.len(), 1, "{found:?}");
+    let checked = racing(&["publish", "--check"]);
+    let said = String::from_utf8_lossy(&checked.stdout);
+    assert_eq!(checked.status.code(), Some(0), "{said}");
     assert!(
-        took < std::time::Duration::from_secs(2),
-        "the refusal came after {took:?}"
+        said.contains(&format!(": {} valid, 0 refused, 0 with", events.len())),
+        "{said}"
     );
-    let r = &found[0];
-    assert_eq!(r.feeder, "feeder-a");
-    assert_eq!(r.subject, "racing.horses.E271");
-    assert_eq!(
-        r.event_id.as_deref(),
-        Some(from_a.event_id.to_string().as_str())
-    );
-    assert_eq!(r.reason, "wins is more than starts");
-    assert!(r.seq > 0 && r.published_at.ends_with('Z'), "{r:?}");
 
-    let (from_b, payload_b) = refused(12);
-    publish_as(&b, "feeder-b", &from_b, payload_b).await;
-    // An event with no feeder's name is the operator's dead letter only.
-    let (anonymous, payload) = refused(13);
-    nats.publish_raw(
-        &anonymous.subject(),
-        payload.as_bytes(),
-        Some(&anonymous.event_id.to_string()),
-    )
-    .await;
-    let found_b = refusals_of(&b, "feeder-b", sent, std::time::Duration::from_secs(10)).await;
-    assert_eq!(
-        found_b
-            .iter()
-            .map(|r| r.event_id.clone())
-            .collect::<Vec<_>>(),
-        [Some(from_b.event_id.to_string())]
-    );
-    let again = refusals_of(&a, "feeder-a", sent, std::time::Duration::ZERO).await;
-    assert_eq!(
-        again, found,
-        "a sees b's refusal and the anonymous one nowhere"
-    );
-    // b may not read a's: its consumer on a's keys is refused.
-    let err = racing::refusals::read(&b, "RACING", "feeder-a", None, |_| {})
-        .await
-        .expect_err("b reads nothing of a's");
-    assert!(format!("{err:#}").contains("feeder-a"), "{err:#}");
+    let nats = Nats::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let mut app = App::start(&nats, dir.path()).await;
+    let server_dir = nats.credentials_dir();
+    let server_dir = server_dir.parent().expect("the server's directory");
+    let url = nats.url();
+    let published = racing(&[
+        "publish",
+        "--nats-url",
+        &url,
+        "--data-dir",
+        server_dir.to_str().expect("a path"),
+    ]);
+    let said = String::from_utf8_lossy(&published.stdout);
+    assert_eq!(published.status.code(), Some(0), "{said}");
+    // Each event's position first (`line N: seq S`), then the counts.
+    let counts = format!("published {}, duplicate 0, rejected 0", events.len());
+    assert!(said.lines().any(|l| l.starts_with(&counts)), "{said}");
 
-    // The same through `racing refusals`, as feeder a with its nkey.
-    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_racing"))
-        .args(["refusals", "--nats-url", &nats.url(), "--nats-nkey"])
-        .arg(seeds.join("feeder-a.nk"))
-        .env_remove("RACING_NATS_URL")
-        .env("RACING_DATA_DIR", dir.path())
-        .output()
-        .await
-        .expect("racing runs");
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    // Read back, once the service has applied the file (the log's first events): what
+    // each document serves is what the file said.
+    app.projected(events.len() as u64).await;
+    let mut cards = Vec::new();
+    let mut scratched = Vec::new();
+    let mut prices: BTreeMap<&str, (Option<f64>, Option<f64>)> = BTreeMap::new();
+    let mut status = None;
+    let mut result = None;
+    for e in &events {
+        match &e.event {
+            Event::HorseProfileUpdated(p) => {
+                let (code, doc) = app.get(&format!("/api/v1/horses/{}", p.horse_no)).await;
+                assert_eq!(code, StatusCode::OK, "{doc}");
+                assert_eq!(doc["horse_name"], p.horse_name.as_str());
+                assert_eq!(doc["total_stakes"], p.total_stakes);
+                assert_eq!(doc["starts"], p.starts);
+            }
+            Event::RaceCardDeclared(c) => cards.push(c),
+            Event::RunnerScratched(s) => scratched.push(s.horse_no.as_str()),
+            Event::OddsUpdated(o) => {
+                for r in &o.odds {
+                    prices.insert(r.horse_no.as_str(), (r.win_odds, r.place_odds));
+                }
+            }
+            Event::RaceStatusChanged(s) => status = Some(s.status.as_str()),
+            Event::RaceResultPublished(r) => result = Some(r),
+            Event::RaceRetracted(_) => {}
+        }
+    }
+    let [card] = cards[..] else {
+        panic!("one card")
+    };
+    let result = result.expect("a result");
+    let day = &card.date;
+    let number = card.race_number;
+
+    let (code, served) = app.get(&format!("/api/v1/results/{day}/{number}")).await;
+    assert_eq!(code, StatusCode::OK, "{served}");
+    let placings = |runners: &Value| -> Vec<(String, Value)> {
+        runners
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|r| {
+                (
+                    r["horse_no"].as_str().unwrap_or_default().to_owned(),
+                    r["position"].clone(),
+                )
+            })
+            .collect()
+    };
+    let given: Vec<(String, Value)> = result
+        .runners
+        .iter()
+        .map(|r| (r.horse_no.clone(), r.position.into()))
+        .collect();
+    assert_eq!(placings(&served["runners"]), given, "{served}");
+
+    let (code, racecard) = app.get(&format!("/api/v1/racecards/{day}")).await;
+    assert_eq!(code, StatusCode::OK, "{racecard}");
+    let race = &racecard["races"][0];
+    assert_eq!(race["race_number"], number);
+    assert_eq!(race["status"], status.expect("a status"));
+    let declared: Vec<&str> = card
+        .runners
+        .iter()
+        .map(|r| r.horse_no.as_str())
+        .filter(|h| !scratched.contains(h))
+        .collect();
+    let listed: Vec<&str> = race["runners"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r["horse_no"].as_str())
+        .collect();
+    assert_eq!(listed, declared, "the card without the scratched runner");
+
+    let (code, odds) = app.get(&format!("/api/v1/odds/{day}/{number}")).await;
+    assert_eq!(code, StatusCode::OK, "{odds}");
+    for runner in odds["odds"].as_array().into_iter().flatten() {
+        let horse = runner["horse_no"].as_str().unwrap_or_default();
+        if scratched.contains(&horse) {
+            continue;
+        }
+        let (win, place) = prices.get(horse).copied().unwrap_or_default();
+        assert_eq!(
+            (runner["win_odds"].as_f64(), runner["place_odds"].as_f64()),
+            (win, place),
+            "{horse}: {odds}"
+        );
+    }
     assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(
-        text.lines().collect::<Vec<_>>(),
-        [format!(
-            "seq {} at {} on racing.horses.E271 event {}: wins is more than starts",
-            r.seq, r.published_at, from_a.event_id
-        )]
+        odds["odds"].as_array().map(Vec::len),
+        Some(prices.len()),
+        "every runner priced: {odds}"
     );
 }

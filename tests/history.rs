@@ -267,17 +267,18 @@ async fn documents_as_of_a_point_are_what_was_served_then_across_amendments() {
     let now = get(&app, &format!("/api/v1/results/{DAY}/3?venue=Sha+Tin")).await;
     assert_eq!(now.json()["runners"][0]["horse_no"], "B2");
 
-    // Before anything: nothing. Past the checkpoint: a 400 that gives it.
+    // Before anything: nothing. Past the end of the log (here the checkpoint): a 404
+    // that gives the end.
     let before = get(&app, "/api/v1/horses/A1?as_of=0").await;
     assert_eq!(before.status, StatusCode::NOT_FOUND);
     let past_end = get(&app, &format!("/api/v1/horses/A1?as_of={}", checkpoint + 1)).await;
-    assert_eq!(past_end.status, StatusCode::BAD_REQUEST);
+    assert_eq!(past_end.status, StatusCode::NOT_FOUND);
     let message = past_end.json()["message"]
         .as_str()
         .unwrap_or_default()
         .to_owned();
     assert!(
-        message.contains(&format!("checkpoint is {checkpoint}")),
+        message.contains(&format!("it ends at {checkpoint}")),
         "{message}"
     );
     for bad in ["-1", "01", "x", "1.5", "9223372036854775808", ""] {

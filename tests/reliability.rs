@@ -693,7 +693,12 @@ async fn serve_without_a_nats_url_runs_its_own_server_and_stops_it_on_exit() {
         text
     };
     let published = racing(&["publish", file.to_str().expect("a path")]);
-    assert!(published.starts_with("published 1,"), "{published}");
+    let lines: Vec<&str> = published.lines().collect();
+    assert!(
+        lines.first().is_some_and(|l| l.starts_with("line 1: seq "))
+            && lines.get(1).is_some_and(|l| l.starts_with("published 1,")),
+        "each event's sequence, then the counts: {published}"
+    );
     let key = racing(&["keys", "create", "--name", "local"]);
     let key = key.trim();
     assert!(

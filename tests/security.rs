@@ -6,6 +6,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use async_nats::jetstream;
+use futures::StreamExt;
 use racing::keys::registry::Registry;
 use racing::nats::{ClientAuth, Credentials, LocalNats, NatsArgs, Role, ServerOptions, ServerTls};
 use racing_events::samples::{envelope, profile, result, runner};
@@ -428,4 +429,103 @@ async fn a_service_and_a_feeder_speak_tls_to_nats_with_a_ca_made_here() {
     let (status, body) = app.get("/api/v1/horses/T100").await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(body["horse_name"], "TLS EXPRESS");
+}
+
+/// Publishes, through `client`, an event only the service refuses, naming `feeder` as
+/// its sender; returns its `event_id`.
+async fn refused_as(client: &async_nats::Client, feeder: &str) -> String {
+    let (e, payload) = crate::refusals::refused(11);
+    crate::refusals::publish_as(client, feeder, &e, payload).await;
+    e.event_id.to_string()
+}
+
+/// Feeder b tries feeder a's refusals' plumbing: looking into the refusals' stream (whose
+/// keys name every feeder and count its refusals), removing a's reading, whose name the
+/// inbox every feeder shares shows it, and pointing a reading of its own at the subject
+/// a's reading delivers to. The server refuses the first two, and a reads on, its own
+/// refusals only.
+#[tokio::test]
+async fn a_feeder_may_neither_look_into_the_refusals_stream_nor_remove_another_s_reading() {
+    let mut nats = Nats::start_with_feeders(&["a", "b"]).await;
+    nats.violations_expected = true;
+    let dir = TempDir::new().expect("temp dir");
+    let _app = App::start(&nats, dir.path()).await;
+    let credentials = Credentials::open(&nats.credentials_dir(), "RACING").expect("users");
+    let seed = |name: &str| credentials.user(name).expect("a feeder").seed().to_owned();
+    let mut b = Watched::connect(&nats.url(), &seed("feeder-b"), Role::Feeder).await;
+    let mut inbox = b
+        .client
+        .subscribe("_INBOX_RACING_FEEDER.>")
+        .await
+        .expect("the feeders' inbox");
+    b.client.flush().await.expect("subscribed");
+    // b has a refusal of its own.
+    let of_b = refused_as(&b.client, "feeder-b").await;
+    crate::refusals::kept_for(&b.client, "feeder-b", &of_b).await;
+
+    let a = racing::nats::connect(
+        &nats.url(),
+        &ClientAuth::nkey(&seed("feeder-a")),
+        Role::Feeder,
+    )
+    .await
+    .expect("a connects");
+    let (following, mut followed) = crate::refusals::follow_a(a.clone());
+    // The answer to a's making of its reading, on the shared inbox, names it and where
+    // it delivers.
+    let (name, deliver) = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            let m = inbox.next().await.expect("the inbox is open");
+            let v: serde_json::Value = serde_json::from_slice(&m.payload).unwrap_or_default();
+            let filter = v["config"]["filter_subject"].as_str().unwrap_or_default();
+            if filter.contains("feeder-a") {
+                if let (Some(name), Some(deliver)) =
+                    (v["name"].as_str(), v["config"]["deliver_subject"].as_str())
+                {
+                    return (name.to_owned(), deliver.to_owned());
+                }
+            }
+        }
+    })
+    .await
+    .expect("a's reading is made");
+
+    let deleted =
+        b.js.delete_consumer_from_stream(&name, "KV_RACING_REFUSALS")
+            .await;
+    assert!(deleted.is_err(), "b removed a's reading {name}");
+    b.refused(
+        "feeder b",
+        &format!("$JS.API.CONSUMER.DELETE.KV_RACING_REFUSALS.{name}"),
+    )
+    .await;
+    let looked = b.js.get_stream("KV_RACING_REFUSALS").await;
+    assert!(looked.is_err(), "b looked into the refusals' stream");
+    b.refused("feeder b", "$JS.API.STREAM.INFO.KV_RACING_REFUSALS")
+        .await;
+
+    // A reading of b's own keys, which b may make, delivering where a's does.
+    b.js.create_consumer_on_stream(
+        jetstream::consumer::push::Config {
+            name: Some("refusals_feeder-b_3".to_owned()),
+            deliver_subject: deliver,
+            filter_subject: "$KV.RACING_REFUSALS.feeder-b.>".to_owned(),
+            ack_policy: jetstream::consumer::AckPolicy::None,
+            ..Default::default()
+        },
+        "KV_RACING_REFUSALS",
+    )
+    .await
+    .expect("b makes a reading of its own");
+
+    // a's reading goes on: its next refusal comes to it, and nothing of b's.
+    let of_a = refused_as(&a, "feeder-a").await;
+    let r = tokio::time::timeout(Duration::from_secs(20), followed.recv())
+        .await
+        .expect("a's refusal in time")
+        .expect("a still reads");
+    assert_eq!(r.event_id.as_deref(), Some(&*of_a));
+    assert!(followed.try_recv().is_err(), "a was handed another refusal");
+    assert!(!following.is_finished(), "a still follows");
+    following.abort();
 }

@@ -281,7 +281,7 @@ pub(crate) fn wrk_failure(line: &str) -> Option<anyhow::Error> {
 
 /// One `wrk` run: `load`, the key header from `script`, latency percentiles on. Any
 /// non-2xx answer or socket error fails the benchmark: it would measure something else.
-async fn wrk(url: &str, load: &Load, script: &Path) -> anyhow::Result<Sample> {
+pub(crate) async fn wrk(url: &str, load: &Load, script: &Path) -> anyhow::Result<Sample> {
     let out = wrk_command(load, Duration::from_secs(5), script, url)
         .output()
         .await

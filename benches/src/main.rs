@@ -3,6 +3,8 @@
 //! the least the same job can be done with, in alternating runs on the same machine, and
 //! reports medians and their ratios: on a shared machine the ratio is what holds.
 
+mod applying;
+mod beside;
 mod bounded;
 mod catchup;
 mod clients;
@@ -177,6 +179,8 @@ enum Part {
     Startup,
     /// HTTP reads against a bare server.
     Http,
+    /// Today's card alone and beside records by condition of fresh spans.
+    Beside,
     /// Resident memory per idle WebSocket.
     Memory,
     /// Live odds latency and throughput.
@@ -192,12 +196,13 @@ enum Part {
 impl Part {
     /// Every part, in the order they run: the floor and the snapshot take the store the
     /// replay leaves before the parts that publish make the log longer than it.
-    const ALL: [Part; 10] = [
+    const ALL: [Part; 11] = [
         Part::Replay,
         Part::Floor,
         Part::Snapshot,
         Part::Startup,
         Part::Http,
+        Part::Beside,
         Part::Memory,
         Part::Live,
         Part::Catchup,
@@ -430,6 +435,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         scale: scale.clone(),
         log: log.info.clone(),
         http: None,
+        beside: None,
         replay: None,
         floor: None,
         snapshot: None,
@@ -459,6 +465,10 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
             Part::Startup => report.startup = Some(replay::startup(&scale, &target, &store).await?),
             Part::Http => {
                 report.http = Some(http::run(&scale, &target, &store, &log.info, &run_dir).await?)
+            }
+            Part::Beside => {
+                report.beside =
+                    Some(beside::run(&scale, &target, &store, &log.info, &run_dir).await?)
             }
             Part::Memory => report.memory = Some(live::idle_memory(&scale, &target, &store).await?),
             Part::Live => {

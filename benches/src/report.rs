@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use crate::beside::BesideResult;
 use crate::catchup::CatchupResult;
 use crate::feed::LogInfo;
 use crate::figures::{median, thousands, verdict};
@@ -97,6 +98,8 @@ pub struct Report {
     pub log: LogInfo,
     /// HTTP reads.
     pub http: Option<Vec<EndpointResult>>,
+    /// Today's card alone and beside records by condition of fresh spans.
+    pub beside: Option<BesideResult>,
     /// Replay.
     pub replay: Option<ReplayResult>,
     /// sled's floor.
@@ -330,6 +333,9 @@ impl Report {
                 ]);
             }
         }
+        if let Some(b) = &self.beside {
+            rows.push(b.row(judged));
+        }
         if let Some(r) = &self.replay {
             let (svc, raw) = (
                 median(r.service_secs.iter().copied()),
@@ -517,6 +523,25 @@ impl Report {
                         p99s.join(" / ")
                     ),
                     median,
+                    true,
+                ));
+            }
+            if let Some(f) = &st.live_feed {
+                let a = &f.applied;
+                phases.push((
+                    format!(
+                        "while a feeder publishes {} events live, {} in flight: applied at {} \
+                         a second ({:.1} s; published in {:.1} s), at most {} behind, not \
+                         ready {:.1} s",
+                        thousands(a.events as f64),
+                        racing::publish::IN_FLIGHT,
+                        thousands(a.rate()),
+                        a.applied_secs,
+                        a.publish_secs,
+                        thousands(a.max_lag as f64),
+                        a.unready_secs
+                    ),
+                    &f.reads,
                     true,
                 ));
             }

@@ -237,6 +237,16 @@ fn races_on(date: Date, saturday_instead: bool) -> bool {
         }
 }
 
+/// The season `date` races in, by the year it starts: HK's seasons start in September
+/// (the service counts a season's figures the same way).
+pub(crate) fn season_of(date: Date) -> i16 {
+    if date.month() >= 9 {
+        date.year()
+    } else {
+        date.year() - 1
+    }
+}
+
 /// HK's season runs from early September to mid-July.
 pub(crate) fn off_season(date: Date) -> bool {
     matches!((date.month(), date.day()), (7, 17..) | (8, _) | (9, ..=6))

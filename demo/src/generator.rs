@@ -14,15 +14,16 @@ use rand::seq::SliceRandom;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use crate::calendar::{hong_kong, Incident, MeetingPlan};
+use crate::calendar::{hong_kong, season_of, Incident, MeetingPlan};
 use crate::draw::{envelope, normal, weighted};
 use crate::horses::{body_weight, Horse, JOCKEYS};
 use crate::market::{self, Times};
 use crate::races::{Kind, RacePlan, Venue};
 use crate::running::{
-    calls, finish_time, finishing_order, lbw, place_price, placings, prices, running_positions,
-    unplaced, winning_time, NON_FINISHES,
+    calls, finish_time, finishing_order, lbw, placings, running_positions, unplaced, winning_time,
+    NON_FINISHES,
 };
+use crate::tote;
 
 /// Handicap weights in pounds, as in HK: the top-rated runner carries the most.
 const TOP_WEIGHT: i64 = 133;
@@ -61,6 +62,8 @@ pub(crate) struct Generator {
     pub(crate) events: Vec<Envelope>,
     /// The moment the events are published: none is dated after it (see [`Generator::at`]).
     pub(crate) now: Timestamp,
+    /// The season the profiles count as the current one (see [`season_of`]): today's.
+    pub(crate) season: i16,
 }
 
 impl Generator {
@@ -90,10 +93,11 @@ impl Generator {
             let out: Vec<usize> = scratched_from(&scratched, race);
             let incident = incidents.next().unwrap_or_default();
             let (result, starts) = self.run(plan, race, &out, incident);
-            self.record(&starts);
+            self.record(&starts, season_of(plan.date) == self.season);
+            let post = plan.post_time(race.plan.number);
             let times = Times {
-                opening: 9 * 60 + race.plan.number,
-                post: plan.post_time(race.plan.number),
+                opening: post - market::OPENS_BEFORE_OFF,
+                post,
             };
             for (minutes, odds) in market::moves(&mut self.market, &result, &times) {
                 let at = self.at(plan.date, minutes, 0);
@@ -121,13 +125,15 @@ impl Generator {
                 .filter(|r| !out.contains(&r.horse))
                 .collect();
             let (_, market) = self.form(plan, &race.plan, &starters);
+            let win = tote::win_prices(&tote::chances(&market));
+            let place = tote::place_prices(&win);
             let odds = starters
                 .iter()
-                .zip(prices(&market))
-                .map(|(r, win_odds)| RunnerOdds {
+                .zip(win.into_iter().zip(place))
+                .map(|(r, (win, place))| RunnerOdds {
                     horse_no: self.horses[r.horse].no.clone(),
-                    win_odds: Some(win_odds),
-                    place_odds: Some(place_price(win_odds, starters.len())),
+                    win_odds: Some(win),
+                    place_odds: Some(place),
                 })
                 .collect();
             let venue = Some(plan.venue.name().to_owned());
@@ -346,7 +352,7 @@ impl Generator {
             withdrawn.push((starters.remove(i), "WX"));
         }
         let (truth, market) = self.form(plan, &race.plan, &starters);
-        let odds = prices(&market);
+        let odds = tote::win_prices(&tote::chances(&market));
         let mut order = finishing_order(&mut self.rng, &truth);
         let fallen = incident
             .non_finisher
@@ -446,12 +452,16 @@ impl Generator {
         }
     }
 
-    /// Adds a race to the runners' records, and moves ratings as a handicapper would.
-    fn record(&mut self, starts: &[Start]) {
+    /// Adds a race to the runners' records (its prize money to the season's too when it
+    /// is run `this_season`), and moves ratings as a handicapper would.
+    fn record(&mut self, starts: &[Start], this_season: bool) {
         for start in starts {
             let horse = &mut self.horses[start.horse];
             horse.starts += 1;
             horse.stakes += start.stakes;
+            if this_season {
+                horse.season_stakes += start.stakes;
+            }
             match start.position {
                 Some(1) => {
                     horse.wins += 1;
@@ -465,6 +475,9 @@ impl Generator {
                 _ => {}
             }
             horse.rating = horse.rating.clamp(0, 140);
+            if !this_season {
+                horse.start_rating = horse.rating;
+            }
         }
     }
 }

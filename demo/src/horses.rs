@@ -277,8 +277,9 @@ pub(crate) struct Horse {
     owner: String,
     /// The handicapper's rating, which places the horse in a class and moves with results.
     pub(crate) rating: i64,
-    /// The rating at the start of the season.
-    start_rating: i64,
+    /// The rating at the start of the current season: as its last run before the season
+    /// left it.
+    pub(crate) start_rating: i64,
     /// How the horse came to Hong Kong: `PP`, `PPG` or `ISG`.
     import_type: &'static str,
     /// Ability the rating has not caught: what makes a horse well or badly handicapped.
@@ -289,7 +290,10 @@ pub(crate) struct Horse {
     pub(crate) starts: i64,
     pub(crate) wins: i64,
     pub(crate) places: i64,
+    /// Prize money of its career: every run the feed has a result of.
     pub(crate) stakes: i64,
+    /// Prize money of the current season's runs.
+    pub(crate) season_stakes: i64,
 }
 
 impl Horse {
@@ -353,9 +357,7 @@ impl Horse {
             import_type: Some(self.import_type.to_owned()),
             current_rating: Some(self.rating.clamp(0, 200)),
             season_start_rating: Some(self.start_rating.clamp(0, 200)),
-            // The demo's horses start the season with no prize money: all of it is this
-            // season's.
-            season_stakes: Some(self.stakes),
+            season_stakes: Some(self.season_stakes),
         }
     }
 }
@@ -426,6 +428,7 @@ fn make_horse(rng: &mut ChaCha8Rng, no: String, name: String, age: i64) -> Horse
         wins: 0,
         places: 0,
         stakes: 0,
+        season_stakes: 0,
     }
 }
 

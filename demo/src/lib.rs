@@ -16,6 +16,7 @@ mod running;
 mod simulator;
 #[cfg(test)]
 mod tests;
+mod tote;
 
 use jiff::civil::Date;
 use jiff::{Timestamp, Zoned};
@@ -136,6 +137,7 @@ fn season_published(seed: u64, today: Date, now: Timestamp) -> (DemoFeed, Calend
         horses,
         events: Vec::new(),
         now,
+        season: calendar::season_of(today),
     };
     let last = plans.len() - 1;
     for (index, plan) in plans.iter().enumerate() {

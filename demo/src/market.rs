@@ -1,6 +1,7 @@
-//! The betting market of a past race as it was recorded before the off: opening prices on
-//! the morning of the meeting, a few moves, and the starting prices that its result lists,
-//! so that a past meeting has odds, an odds history and a replay as today's has.
+//! The betting market of a past race as it was recorded before the off: its prices half an
+//! hour before the off, a move, and the starting prices that its result lists, so that a
+//! past meeting has odds, an odds history and a replay as today's has (a race's replay at
+//! speed 100 takes about 17 s).
 
 use racing_events::{OddsUpdated, RaceResult, RunnerOdds};
 use rand::seq::index;
@@ -8,7 +9,10 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::draw::normal;
+use crate::tote;
 
+/// How many minutes before the off a past race's record starts: its first prices.
+pub(crate) const OPENS_BEFORE_OFF: i64 = 30;
 /// How far an opening price strays from the starting price, in log terms.
 const OPENING_SPREAD: f64 = 0.15;
 /// The moves between the opening and the last call, each by how many minutes before the
@@ -17,7 +21,8 @@ const OPENING_SPREAD: f64 = 0.15;
 const MOVES_BEFORE_OFF: [i64; 1] = [15];
 /// The last move, which brings every price to its starting price: minutes before the off.
 const LAST_CALL: i64 = 2;
-/// The most runners one intermediate move prices, as the live simulation moves them.
+/// The most runners whose chances one intermediate move shifts, as the live simulation
+/// moves them.
 const MAX_MOVES: usize = 4;
 
 /// When the market of a race opens and moves, in Hong Kong time (minutes after midnight),
@@ -28,10 +33,13 @@ pub(crate) struct Times {
 }
 
 /// The price moves of `result`'s race before the off, each with its minutes after
-/// midnight in Hong Kong: the opening (every runner with a starting price), a move of a
-/// few runners part of the way to their starting prices, then the last call,
-/// which lists every runner whose price was not yet its starting price. Ids and prices come
-/// from `rng` alone, so that the rest of the season is what it would be without them.
+/// midnight in Hong Kong: the opening (every runner with a starting price, each chance a
+/// little off its starting one), a move of a few runners' chances part of the way to
+/// their starting ones, then the last call, which brings every runner to its starting
+/// price. Every board is the tote's (see `tote`): a win book of about 121% and the place
+/// prices that go with the win prices; a move lists the runners whose prices it changed.
+/// Ids and prices come from `rng` alone, so that the rest of the season is what it would
+/// be without them.
 pub(crate) fn moves(
     rng: &mut ChaCha8Rng,
     result: &RaceResult,
@@ -45,62 +53,47 @@ pub(crate) fn moves(
     if starting.is_empty() {
         return Vec::new();
     }
-    let mut board: Vec<f64> = starting
+    // Each chance as a log-weight: the starting price's, and the opening's off it.
+    let closing: Vec<f64> = starting.iter().map(|&(_, sp)| -sp.ln()).collect();
+    let mut weights: Vec<f64> = closing
         .iter()
-        .map(|&(_, sp)| tenth(sp * (OPENING_SPREAD * normal(rng)).exp()))
+        .map(|w| w + OPENING_SPREAD * normal(rng))
         .collect();
-    let update = |odds: Vec<RunnerOdds>| OddsUpdated {
+    let win = tote::win_prices(&tote::chances(&weights));
+    let mut board: Vec<(f64, f64)> = win.iter().copied().zip(tote::place_prices(&win)).collect();
+    let update = |board: &[(f64, f64)], listed: &[usize]| OddsUpdated {
         date: result.date.clone(),
         venue: Some(result.venue.clone()),
         race_number: result.race_number,
-        odds,
+        odds: listed
+            .iter()
+            .map(|&i| RunnerOdds {
+                horse_no: starting[i].0.to_owned(),
+                win_odds: Some(board[i].0),
+                place_odds: Some(board[i].1),
+            })
+            .collect(),
     };
-    let field = starting.len();
-    let priced = |i: usize, price: f64| RunnerOdds {
-        horse_no: starting[i].0.to_owned(),
-        win_odds: Some(price),
-        place_odds: Some(crate::running::place_price(price, field)),
-    };
-    let mut moves = vec![(
-        times.opening,
-        update(
-            board
-                .iter()
-                .enumerate()
-                .map(|(i, &p)| priced(i, p))
-                .collect(),
-        ),
-    )];
+    let everyone: Vec<usize> = (0..board.len()).collect();
+    let mut moves = vec![(times.opening, update(&board, &everyone))];
     for before in MOVES_BEFORE_OFF {
         let count = rng.random_range(1..=MAX_MOVES).min(board.len());
         let mut picked = index::sample(rng, board.len(), count).into_vec();
         picked.sort_unstable();
-        let odds: Vec<RunnerOdds> = picked
-            .into_iter()
-            .filter_map(|i| {
-                // Half way to the starting price, in log terms.
-                let price = tenth((board[i] * starting[i].1).sqrt());
-                (price != board[i]).then(|| {
-                    board[i] = price;
-                    priced(i, price)
-                })
-            })
-            .collect();
-        if !odds.is_empty() {
-            moves.push((times.post - before, update(odds)));
+        for &i in &picked {
+            // Half way to the starting chance.
+            weights[i] = (weights[i] + closing[i]) / 2.0;
+        }
+        let market = tote::win_prices(&tote::chances(&weights));
+        let changed = tote::reprice(&mut board, &market, &picked);
+        if !changed.is_empty() {
+            moves.push((times.post - before, update(&board, &changed)));
         }
     }
-    let last: Vec<RunnerOdds> = (0..board.len())
-        .filter(|&i| board[i] != starting[i].1)
-        .map(|i| priced(i, starting[i].1))
-        .collect();
-    if !last.is_empty() {
-        moves.push((times.post - LAST_CALL, update(last)));
+    let starting_prices: Vec<f64> = starting.iter().map(|&(_, sp)| sp).collect();
+    let changed = tote::reprice(&mut board, &starting_prices, &everyone);
+    if !changed.is_empty() {
+        moves.push((times.post - LAST_CALL, update(&board, &changed)));
     }
     moves
-}
-
-/// A price on the board: one decimal place, and never below evens.
-fn tenth(price: f64) -> f64 {
-    ((price * 10.0).round() / 10.0).max(1.0)
 }

@@ -1,6 +1,6 @@
-//! How a race is run and priced: the market's odds, the finishing order, times, margins,
-//! dead heats and prize money, and what the record shows of it: lengths behind the winner
-//! and the positions at each call.
+//! How a race is run: the finishing order, times, margins, dead heats and prize money, and
+//! what the record shows of it: lengths behind the winner and the positions at each call.
+//! (Its prices are the tote board's, `tote`.)
 
 use racing_events::{CardRunner, ResultRunner};
 use rand::Rng;
@@ -14,8 +14,6 @@ pub(crate) const HUNDREDTHS_PER_LENGTH: f64 = 16.0;
 
 /// The HK prize split for 1st to 5th, in thousandths of the purse.
 const PRIZE_SHARES: [i64; 5] = [570, 220, 115, 60, 35];
-/// The pool kept by the totalisator, so decimal odds pay back less than fair.
-pub(crate) const PAYOUT_RATE: f64 = 0.825;
 
 /// How a runner that did not finish is shown: pulled up, unseated, fell, did not finish.
 pub(crate) const NON_FINISHES: &[(&str, u32)] = &[("PU", 35), ("UR", 20), ("FE", 10), ("DNF", 35)];
@@ -46,39 +44,16 @@ pub(crate) fn placings(
         if place > 0 && !second_of_tie {
             time += margin(rng, place);
         }
-        let stakes = match tie {
-            Some(t) if dead_heat => (share(purse, t) + share(purse, t + 1)) / 2,
-            _ => share(purse, place),
-        };
+        let position = (if second_of_tie { place } else { place + 1 }) as i64;
         lines.push(Placing {
             starter,
-            position: (if second_of_tie { place } else { place + 1 }) as i64,
+            position,
             time,
             dead_heat,
-            stakes,
+            stakes: prize_money(purse, position, dead_heat),
         });
     }
     lines
-}
-
-/// Decimal odds from log-weights: the fair price less the totalisator's take, in HK's
-/// range of 1.4 (say) to 99, to one decimal.
-pub(crate) fn prices(market: &[f64]) -> Vec<f64> {
-    let top = market.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let weights: Vec<f64> = market.iter().map(|m| (m - top).exp()).collect();
-    let total: f64 = weights.iter().sum();
-    weights
-        .iter()
-        .map(|w| ((PAYOUT_RATE * total / w).clamp(1.4, 99.0) * 10.0).round() / 10.0)
-        .collect()
-}
-
-/// The place price that goes with a win price of `win` in a field of `starters`, as the
-/// tote's place pool roughly pays: a fifth of the win odds against where three places pay
-/// (seven starters or more), a quarter where two do, to one decimal and never below evens.
-pub(crate) fn place_price(win: f64, starters: usize) -> f64 {
-    let share = if starters >= 7 { 5.0 } else { 4.0 };
-    ((1.0 + (win - 1.0) / share) * 10.0).round().max(10.0) / 10.0
 }
 
 /// Adding Gumbel noise to log-weights and sorting gives each runner a chance of winning
@@ -134,6 +109,17 @@ fn margin(rng: &mut ChaCha8Rng, place: usize) -> i64 {
 
 fn share(purse: i64, place: usize) -> i64 {
     PRIZE_SHARES.get(place).map_or(0, |s| purse * s / 1000)
+}
+
+/// The prize money of the runner placed `position` (from 1) in a race of `purse`: its
+/// place's share, or, in a dead heat, half of the shares of the two places it shares.
+pub(crate) fn prize_money(purse: i64, position: i64, dead_heat: bool) -> i64 {
+    let place = usize::try_from(position - 1).unwrap_or(usize::MAX);
+    if dead_heat {
+        (share(purse, place) + share(purse, place.saturating_add(1))) / 2
+    } else {
+        share(purse, place)
+    }
 }
 
 /// `m:ss.cc` from hundredths of a second.

@@ -465,9 +465,16 @@ impl Event {
         }
     }
 
-    /// Checks every rule of the feed contract's Validation that the body alone decides.
+    /// Checks every rule of the feed contract's Validation that the body alone decides:
+    /// the first problem, as [`Event::problems`] lists them.
     pub fn validate(&self) -> Result<(), ValidationError> {
         validate::event(self)
+    }
+
+    /// Every problem of the body by the rules [`Event::validate`] checks, in the order of
+    /// its fields; empty where it passes.
+    pub fn problems(&self) -> Vec<ValidationError> {
+        validate::problems(self)
     }
 }
 
@@ -535,37 +542,63 @@ impl Envelope {
     }
 
     /// Parses and validates a payload without looking at its subject: what a feeder
-    /// checks before it publishes.
+    /// checks before it publishes. The error is the first of [`Envelope::check`]'s: the
+    /// reason the service refuses the payload with.
     pub fn parse(payload: &[u8]) -> Result<Envelope, ValidationError> {
+        Envelope::check(payload).map_err(|mut problems| problems.swap_remove(0))
+    }
+
+    /// As [`Envelope::parse`], with every problem of the payload, in the order the
+    /// service checks them (never none): the envelope's fields, then the body's. A
+    /// payload that is not a JSON envelope, too large, of an unknown type, or whose body
+    /// does not decode (a field missing or of the wrong type) has that one problem: its
+    /// body's rules are checked once it decodes.
+    pub fn check(payload: &[u8]) -> Result<Envelope, Vec<ValidationError>> {
         if payload.len() > MAX_PAYLOAD_BYTES {
-            return Err(ValidationError::TooLarge(payload.len()));
+            return Err(vec![ValidationError::TooLarge(payload.len())]);
         }
-        let Object(raw): Object<RawEnvelope<'_>> = serde_json::from_slice(payload)
-            .map_err(|e| ValidationError::Json(clip(&e.to_string(), MAX_REASON_CHARS)))?;
-        let event_id = Uuid::parse_str(&raw.event_id)
-            .map_err(|_| ValidationError::field("event_id", "is not a UUID"))?;
-        validate::occurred_at(&raw.occurred_at)?;
+        let Object(raw): Object<RawEnvelope<'_>> =
+            serde_json::from_slice(payload).map_err(|e| {
+                vec![ValidationError::Json(clip(
+                    &e.to_string(),
+                    MAX_REASON_CHARS,
+                ))]
+            })?;
+        let mut problems = Vec::new();
+        let event_id = Uuid::parse_str(&raw.event_id).ok();
+        if event_id.is_none() {
+            problems.push(ValidationError::field("event_id", "is not a UUID"));
+        }
+        if let Err(e) = validate::occurred_at(&raw.occurred_at) {
+            problems.push(e);
+        }
         fn body<'a, T: Deserialize<'a>>(raw: &'a RawValue) -> Result<T, ValidationError> {
             serde_json::from_str(raw.get())
                 .map(|Object(body)| body)
                 .map_err(|e| ValidationError::Data(clip(&e.to_string(), MAX_REASON_CHARS)))
         }
         let event = match raw.kind.as_str() {
-            "HorseProfileUpdated" => Event::HorseProfileUpdated(body(raw.data)?),
-            "RaceCardDeclared" => Event::RaceCardDeclared(body(raw.data)?),
-            "RunnerScratched" => Event::RunnerScratched(body(raw.data)?),
-            "RaceResultPublished" => Event::RaceResultPublished(body(raw.data)?),
-            "OddsUpdated" => Event::OddsUpdated(body(raw.data)?),
-            "RaceRetracted" => Event::RaceRetracted(body(raw.data)?),
-            "RaceStatusChanged" => Event::RaceStatusChanged(body(raw.data)?),
-            other => return Err(ValidationError::UnknownType(clip(other, 64))),
+            "HorseProfileUpdated" => body(raw.data).map(Event::HorseProfileUpdated),
+            "RaceCardDeclared" => body(raw.data).map(Event::RaceCardDeclared),
+            "RunnerScratched" => body(raw.data).map(Event::RunnerScratched),
+            "RaceResultPublished" => body(raw.data).map(Event::RaceResultPublished),
+            "OddsUpdated" => body(raw.data).map(Event::OddsUpdated),
+            "RaceRetracted" => body(raw.data).map(Event::RaceRetracted),
+            "RaceStatusChanged" => body(raw.data).map(Event::RaceStatusChanged),
+            other => Err(ValidationError::UnknownType(clip(other, 64))),
         };
-        event.validate()?;
-        Ok(Envelope {
-            event_id,
-            occurred_at: raw.occurred_at,
-            event,
-        })
+        match &event {
+            Ok(event) => problems.extend(event.problems()),
+            Err(e) => problems.push(e.clone()),
+        }
+        match (event_id, event) {
+            (Some(event_id), Ok(event)) if problems.is_empty() => Ok(Envelope {
+                event_id,
+                occurred_at: raw.occurred_at,
+                event,
+            }),
+            _ => Err(problems),
+        }
     }
 
     /// Parses and validates a message as it came off the stream: the payload and the

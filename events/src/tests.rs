@@ -728,3 +728,44 @@ fn an_odds_entry_gives_a_win_price_a_place_price_or_both() {
     let v1 = Envelope::decode(s, odds(r#","win_odds":3.5"#).as_bytes()).expect("valid");
     assert!(v1.to_json().contains(r#"{"horse_no":"E1","win_odds":3.5}"#));
 }
+
+#[test]
+fn a_check_lists_every_problem_of_a_payload_the_first_being_the_refusal() {
+    let runners = [
+        runner("0", "E271", r#","draw":0"#),
+        runner("2", "E271", r#","lbw":"far""#),
+    ]
+    .join(",");
+    let payload = result_json(&runners).replace(ID, "not-a-uuid");
+    let problems: Vec<String> = Envelope::check(payload.as_bytes())
+        .err()
+        .unwrap_or_default()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        problems,
+        [
+            "event_id is not a UUID",
+            "runners[0].position must be from 1 to 99, got 0",
+            "runners[0].draw must be from 1 to 99, got 0",
+            "runners[1].lbw must be 1 to 8 characters of 0-9 A-Z - /, such as -, SH, 3/4 or 1-1/4",
+            "runners lists horse E271 more than once",
+        ]
+    );
+    let refusal = Envelope::parse(payload.as_bytes())
+        .err()
+        .map(|e| e.to_string());
+    assert_eq!(problems.first(), refusal.as_ref());
+    // Every refused sample: the first problem is the reason it is refused with.
+    for sample in samples::refused() {
+        let all = Envelope::check(sample.payload.as_bytes()).err();
+        let first = Envelope::parse(sample.payload.as_bytes()).err();
+        assert_eq!(
+            all.as_ref().and_then(|p| p.first()),
+            first.as_ref(),
+            "{}",
+            sample.rule
+        );
+    }
+}

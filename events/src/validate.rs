@@ -225,76 +225,100 @@ fn status(field: &str, v: &str) -> Check {
     }
 }
 
-fn unique_horses<'a>(field: &str, horses: impl Iterator<Item = &'a str>) -> Check {
+/// The problems of one event, each rule's in the order the rules are checked: a rule that
+/// holds adds none. Every rule is checked, so that a feeder hears of every problem of an
+/// event at once; the first is the one the service gives as its refusal's reason.
+#[derive(Debug, Default)]
+struct Problems(Vec<ValidationError>);
+
+impl Problems {
+    fn check(&mut self, check: Check) {
+        if let Err(e) = check {
+            self.0.push(e);
+        }
+    }
+
+    fn field(&mut self, field: impl Into<String>, problem: impl Into<String>) {
+        self.0.push(ValidationError::field(field, problem));
+    }
+}
+
+/// Each horse listed more than once, once.
+fn unique_horses<'a>(out: &mut Problems, field: &str, horses: impl Iterator<Item = &'a str>) {
     let mut seen = HashSet::new();
+    let mut repeated = HashSet::new();
     for h in horses {
-        if !seen.insert(h) {
-            return Err(ValidationError::field(
-                field,
-                format!("lists horse {h} more than once"),
-            ));
+        if !seen.insert(h) && repeated.insert(h) {
+            out.field(field, format!("lists horse {h} more than once"));
         }
     }
-    Ok(())
 }
 
+/// The first problem of `e`: the reason the service refuses it with.
 pub(crate) fn event(e: &Event) -> Check {
-    match e {
-        Event::HorseProfileUpdated(p) => profile(p),
-        Event::RaceCardDeclared(c) => card(c),
-        Event::RunnerScratched(s) => {
-            date("date", &s.date)?;
-            optional_venue(s.venue.as_deref())?;
-            race_number(s.race_number)?;
-            horse_no("horse_no", &s.horse_no)
-        }
-        Event::RaceResultPublished(r) => result(r),
-        Event::OddsUpdated(o) => odds_updated(o),
-        Event::RaceRetracted(r) => retracted(r),
-        Event::RaceStatusChanged(s) => status_changed(s),
-    }
+    problems(e).into_iter().next().map_or(Ok(()), Err)
 }
 
-fn status_changed(s: &RaceStatusChanged) -> Check {
-    date("date", &s.date)?;
-    optional_venue(s.venue.as_deref())?;
-    race_number(s.race_number)?;
+/// Every problem of `e`, in the order of its fields; none where it passes.
+pub(crate) fn problems(e: &Event) -> Vec<ValidationError> {
+    let mut out = Problems::default();
+    match e {
+        Event::HorseProfileUpdated(p) => profile(&mut out, p),
+        Event::RaceCardDeclared(c) => card(&mut out, c),
+        Event::RunnerScratched(s) => {
+            out.check(date("date", &s.date));
+            out.check(optional_venue(s.venue.as_deref()));
+            out.check(race_number(s.race_number));
+            out.check(horse_no("horse_no", &s.horse_no));
+        }
+        Event::RaceResultPublished(r) => result(&mut out, r),
+        Event::OddsUpdated(o) => odds_updated(&mut out, o),
+        Event::RaceRetracted(r) => retracted(&mut out, r),
+        Event::RaceStatusChanged(s) => status_changed(&mut out, s),
+    }
+    out.0
+}
+
+fn status_changed(out: &mut Problems, s: &RaceStatusChanged) {
+    out.check(date("date", &s.date));
+    out.check(optional_venue(s.venue.as_deref()));
+    out.check(race_number(s.race_number));
     if RaceStatus::parse(&s.status).is_none() {
         let words: Vec<&str> = RaceStatus::ALL.iter().map(|s| s.as_str()).collect();
-        return Err(ValidationError::field(
+        out.field(
             "status",
             format!(
                 "must be one of {}, got `{}`",
                 words.join(", "),
                 clip(&s.status, 32)
             ),
-        ));
+        );
     }
-    s.reason
-        .as_deref()
-        .map_or(Ok(()), |r| text_of("reason", r, 1, 200))
+    if let Some(r) = s.reason.as_deref() {
+        out.check(text_of("reason", r, 1, 200));
+    }
 }
 
-fn retracted(r: &RaceRetracted) -> Check {
-    date("date", &r.date)?;
-    text("venue", &r.venue)?;
-    race_number(r.race_number)?;
-    text_of("reason", &r.reason, 1, 200)
+fn retracted(out: &mut Problems, r: &RaceRetracted) {
+    out.check(date("date", &r.date));
+    out.check(text("venue", &r.venue));
+    out.check(race_number(r.race_number));
+    out.check(text_of("reason", &r.reason, 1, 200));
 }
 
-fn profile(p: &HorseProfile) -> Check {
-    horse_no("horse_no", &p.horse_no)?;
-    text("horse_name", &p.horse_name)?;
-    range("age", p.age, 0, 40)?;
-    not_negative("starts", p.starts)?;
-    not_negative("wins", p.wins)?;
-    not_negative("places", p.places)?;
-    not_negative("total_stakes", p.total_stakes)?;
+fn profile(out: &mut Problems, p: &HorseProfile) {
+    out.check(horse_no("horse_no", &p.horse_no));
+    out.check(text("horse_name", &p.horse_name));
+    out.check(range("age", p.age, 0, 40));
+    out.check(not_negative("starts", p.starts));
+    out.check(not_negative("wins", p.wins));
+    out.check(not_negative("places", p.places));
+    out.check(not_negative("total_stakes", p.total_stakes));
     if p.wins > p.starts {
-        return Err(ValidationError::field("wins", "is more than starts"));
+        out.field("wins", "is more than starts");
     }
     if p.places > p.starts {
-        return Err(ValidationError::field("places", "is more than starts"));
+        out.field("places", "is more than starts");
     }
     for (field, name) in [
         ("sire", &p.sire),
@@ -302,22 +326,21 @@ fn profile(p: &HorseProfile) -> Check {
         ("dam_sire", &p.dam_sire),
     ] {
         if let Some(name) = name {
-            text_of(field, name, 1, 64)?;
+            out.check(text_of(field, name, 1, 64));
         }
     }
     if let Some(t) = &p.import_type {
-        import_type(t)?;
+        out.check(import_type(t));
     }
     if let Some(r) = p.current_rating {
-        range("current_rating", r, 0, 200)?;
+        out.check(range("current_rating", r, 0, 200));
     }
     if let Some(r) = p.season_start_rating {
-        range("season_start_rating", r, 0, 200)?;
+        out.check(range("season_start_rating", r, 0, 200));
     }
     if let Some(s) = p.season_stakes {
-        not_negative("season_stakes", s)?;
+        out.check(not_negative("season_stakes", s));
     }
-    Ok(())
 }
 
 /// `import_type`: 1 to 8 upper-case letters, such as `PP` or `ISG`.
@@ -332,90 +355,98 @@ fn import_type(v: &str) -> Check {
     }
 }
 
-fn card(c: &RaceCard) -> Check {
-    date("date", &c.date)?;
-    text("venue", &c.venue)?;
-    race_number(c.race_number)?;
-    range("distance", c.distance, 100, 10_000)?;
+fn card(out: &mut Problems, c: &RaceCard) {
+    out.check(date("date", &c.date));
+    out.check(text("venue", &c.venue));
+    out.check(race_number(c.race_number));
+    out.check(range("distance", c.distance, 100, 10_000));
     for (i, r) in c.runners.iter().enumerate() {
-        card_runner(i, r)?;
+        card_runner(out, i, r);
     }
-    unique_horses("runners", c.runners.iter().map(|r| r.horse_no.as_str()))
+    unique_horses(
+        out,
+        "runners",
+        c.runners.iter().map(|r| r.horse_no.as_str()),
+    );
 }
 
-fn card_runner(i: usize, r: &CardRunner) -> Check {
+fn card_runner(out: &mut Problems, i: usize, r: &CardRunner) {
     let f = |name: &str| format!("runners[{i}].{name}");
-    horse_no(&f("horse_no"), &r.horse_no)?;
-    text(&f("horse_name"), &r.horse_name)?;
-    range(&f("draw"), r.draw, 1, 99)?;
-    range(&f("weight"), r.weight, 50, 200)
+    out.check(horse_no(&f("horse_no"), &r.horse_no));
+    out.check(text(&f("horse_name"), &r.horse_name));
+    out.check(range(&f("draw"), r.draw, 1, 99));
+    out.check(range(&f("weight"), r.weight, 50, 200));
 }
 
-fn result(r: &RaceResult) -> Check {
-    date("date", &r.date)?;
-    text("venue", &r.venue)?;
-    race_number(r.race_number)?;
-    range("distance", r.distance, 100, 10_000)?;
+fn result(out: &mut Problems, r: &RaceResult) {
+    out.check(date("date", &r.date));
+    out.check(text("venue", &r.venue));
+    out.check(race_number(r.race_number));
+    out.check(range("distance", r.distance, 100, 10_000));
     for (i, runner) in r.runners.iter().enumerate() {
-        result_runner(i, runner)?;
+        result_runner(out, i, runner);
     }
-    unique_horses("runners", r.runners.iter().map(|r| r.horse_no.as_str()))?;
-    dead_heats(&r.runners)
+    unique_horses(
+        out,
+        "runners",
+        r.runners.iter().map(|r| r.horse_no.as_str()),
+    );
+    dead_heats(out, &r.runners);
 }
 
-fn result_runner(i: usize, r: &ResultRunner) -> Check {
+fn result_runner(out: &mut Problems, i: usize, r: &ResultRunner) {
     let f = |name: &str| format!("runners[{i}].{name}");
-    horse_no(&f("horse_no"), &r.horse_no)?;
-    text(&f("horse_name"), &r.horse_name)?;
+    out.check(horse_no(&f("horse_no"), &r.horse_no));
+    out.check(text(&f("horse_name"), &r.horse_name));
     if let Some(p) = r.position {
-        range(&f("position"), p, 1, 99)?;
+        out.check(range(&f("position"), p, 1, 99));
     }
     if let Some(t) = &r.finish_time {
-        finish_time(&f("finish_time"), t)?;
+        out.check(finish_time(&f("finish_time"), t));
     }
     if let Some(o) = r.win_odds {
-        odds(&f("win_odds"), o)?;
+        out.check(odds(&f("win_odds"), o));
     }
     if let Some(lbw) = &r.lbw {
         if Lbw::parse(lbw).is_none() {
-            return Err(ValidationError::field(
+            out.field(
                 f("lbw"),
                 format!("must be {}, such as -, SH, 3/4 or 1-1/4", Lbw::RULE),
-            ));
+            );
         }
     }
     if let Some(calls) = &r.running_positions {
         if !(1..=6).contains(&calls.len()) {
-            return Err(ValidationError::field(
+            out.field(
                 f("running_positions"),
                 format!("must list 1 to 6 positions, got {}", calls.len()),
-            ));
+            );
         }
         for (j, p) in calls.iter().enumerate() {
-            range(&f(&format!("running_positions[{j}]")), *p, 1, 99)?;
+            out.check(range(&f(&format!("running_positions[{j}]")), *p, 1, 99));
         }
     }
     if let Some(w) = r.actual_weight {
-        range(&f("actual_weight"), w, 90, 160)?;
+        out.check(range(&f("actual_weight"), w, 90, 160));
     }
     if let Some(w) = r.declared_weight {
-        range(&f("declared_weight"), w, 700, 1500)?;
+        out.check(range(&f("declared_weight"), w, 700, 1500));
     }
     if let Some(d) = r.draw {
-        range(&f("draw"), d, 1, 99)?;
+        out.check(range(&f("draw"), d, 1, 99));
     }
     match &r.status {
-        Some(s) => status(&f("status"), s),
-        None if r.position.is_none() => Err(ValidationError::field(
+        Some(s) => out.check(status(&f("status"), s)),
+        None if r.position.is_none() => out.field(
             f("position"),
             "is null for a runner with no status; a normal finisher has a placing",
-        )),
-        None => Ok(()),
+        ),
+        None => {}
     }
 }
 
 /// A shared position is a dead heat, and a dead heat is a shared position.
-fn dead_heats(runners: &[ResultRunner]) -> Check {
+fn dead_heats(out: &mut Problems, runners: &[ResultRunner]) {
     for (i, r) in runners.iter().enumerate() {
         let shared = r.position.is_some()
             && runners
@@ -428,36 +459,32 @@ fn dead_heats(runners: &[ResultRunner]) -> Check {
             } else {
                 "has dead_heat true but no other runner shares its position"
             };
-            return Err(ValidationError::field(format!("runners[{i}]"), problem));
+            out.field(format!("runners[{i}]"), problem);
         }
     }
-    Ok(())
 }
 
-fn odds_updated(o: &OddsUpdated) -> Check {
-    date("date", &o.date)?;
-    optional_venue(o.venue.as_deref())?;
-    race_number(o.race_number)?;
+fn odds_updated(out: &mut Problems, o: &OddsUpdated) {
+    out.check(date("date", &o.date));
+    out.check(optional_venue(o.venue.as_deref()));
+    out.check(race_number(o.race_number));
     if o.odds.is_empty() {
-        return Err(ValidationError::field(
-            "odds",
-            "must list at least one runner",
-        ));
+        out.field("odds", "must list at least one runner");
     }
     for (i, r) in o.odds.iter().enumerate() {
-        horse_no(&format!("odds[{i}].horse_no"), &r.horse_no)?;
+        out.check(horse_no(&format!("odds[{i}].horse_no"), &r.horse_no));
         if r.win_odds.is_none() && r.place_odds.is_none() {
-            return Err(ValidationError::field(
+            out.field(
                 format!("odds[{i}]"),
                 "must give win_odds, place_odds or both",
-            ));
+            );
         }
         if let Some(o) = r.win_odds {
-            odds(&format!("odds[{i}].win_odds"), o)?;
+            out.check(odds(&format!("odds[{i}].win_odds"), o));
         }
         if let Some(o) = r.place_odds {
-            odds(&format!("odds[{i}].place_odds"), o)?;
+            out.check(odds(&format!("odds[{i}].place_odds"), o));
         }
     }
-    unique_horses("odds", o.odds.iter().map(|r| r.horse_no.as_str()))
+    unique_horses(out, "odds", o.odds.iter().map(|r| r.horse_no.as_str()));
 }

@@ -12,9 +12,10 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::keys;
+use crate::kv::Kv;
 use crate::people::{slug, Role};
 use crate::runs::{percent, runs_of, Run};
-use crate::state::{Records, Scan};
+use crate::state::{Reads, Records};
 use crate::StoreError;
 
 /// Whose records: a horse's, or a jockey's or trainer's.
@@ -39,15 +40,41 @@ impl Span<'_> {
     fn holds(&self, date: &str) -> bool {
         self.from.is_none_or(|from| date >= from) && self.to.is_none_or(|to| date <= to)
     }
+
+    /// The keys under `prefix` (a prefix ending in its separator, followed by a date and
+    /// the separator) whose date is within the span: from the first date's, up to past
+    /// the last date's (a key goes on after its date with the separator, 0, below 1).
+    fn keys_within(&self, prefix: &[u8]) -> std::ops::Range<Vec<u8>> {
+        let with = |date: &str| [prefix, date.as_bytes()].concat();
+        let start = self.from.map_or_else(|| prefix.to_vec(), with);
+        let end = match self.to {
+            Some(to) => [prefix, to.as_bytes(), &[1]].concat(),
+            None => {
+                // Past every key of the prefix: its last byte, the separator, one up.
+                let mut end = prefix.to_vec();
+                if let Some(last) = end.last_mut() {
+                    *last += 1;
+                }
+                end
+            }
+        };
+        // A span whose first date is after its last holds no key.
+        if start > end {
+            return end.clone()..end;
+        }
+        start..end
+    }
 }
 
 /// The runs of `subject` within `span`, oldest first, as `s` holds them (now, or as of a
 /// point of the log); `now` holds the records as they are, whose races of each person
-/// list every race they were ever in a result of. `None` where the subject has no run
-/// at all (in any span): nothing is known of it.
+/// list every race they were ever in a result of, by date, so that only the span's are
+/// read (each counted in `reads`, which stops the read at its deadline). `None` where the
+/// subject has no run at all (in any span): nothing is known of it.
 pub(crate) fn runs(
     s: &impl Records,
-    now: &impl Records,
+    now: &Kv,
+    reads: Reads<'_>,
     subject: Subject<'_>,
     span: Span<'_>,
 ) -> Result<Option<Vec<Run>>, StoreError> {
@@ -55,18 +82,13 @@ pub(crate) fn runs(
         Subject::Horse(horse) => runs_of(s, horse)?,
         Subject::Person(role, id) => {
             let mut runs = Vec::new();
-            let listed = now.scan(
-                &keys::person_runs_of(role.name(), id),
-                Scan::Forward,
-                usize::MAX,
-            )?;
-            let some = !listed.is_empty();
-            for (key, _) in listed {
+            let prefix = keys::person_runs_of(role.name(), id);
+            let some = now.prefix(&prefix).next().transpose()?.is_some();
+            for listed in now.range(span.keys_within(&prefix)) {
+                reads.note()?;
+                let (key, _) = listed?;
                 let ((date, n, venue), horse) = keys::parse_person_run(&key)
                     .ok_or_else(|| StoreError::Corrupt("a person's race key".into()))?;
-                if !span.holds(date) {
-                    continue;
-                }
                 let entry = keys::form_entry(horse, date, n, venue);
                 let Some(value) = s.get(&entry)? else {
                     continue;
@@ -351,7 +373,7 @@ impl crate::Store {
         let (runs, seq) = match as_of {
             None => {
                 let seq = self.checkpoint()?;
-                (runs(&self.kv, &self.kv, subject, span)?, seq)
+                (runs(&self.kv, &self.kv, self.reads(), subject, span)?, seq)
             }
             Some(seq) => {
                 let past = crate::history::AsOf {
@@ -359,7 +381,7 @@ impl crate::Store {
                     reads: self.reads(),
                     seq,
                 };
-                (runs(&past, &self.kv, subject, span)?, seq)
+                (runs(&past, &self.kv, self.reads(), subject, span)?, seq)
             }
         };
         let Some(runs) = runs else {

@@ -239,7 +239,8 @@ impl Facts {
             }
             Event::OddsUpdated(o) => {
                 self.late_prices.note(s, o)?;
-                let (changed, after) = self.odds(s, seq, occurred_at, o)?;
+                let published_ms = i64::try_from(published / 1_000_000).unwrap_or(0);
+                let (changed, after) = self.odds(s, seq, (occurred_at, published_ms), o)?;
                 venues_changed = changed;
                 book = Some(after);
                 What::Odds(o)
@@ -272,15 +273,15 @@ impl Facts {
         })
     }
 
-    /// Takes in the odds `o` gives (given at `occurred_at`): whether the date's venues
-    /// changed (a venue's race with odds for the first time), and the book of the race's
-    /// prices after it: a venue's own merged with those given for every venue, or those
-    /// given for every venue.
+    /// Takes in the odds `o` gives (given at `occurred_at`, published at `published_ms`):
+    /// whether the date's venues changed (a venue's race with odds for the first time), and
+    /// the book of the race's prices after it: a venue's own merged with those given for
+    /// every venue, or those given for every venue.
     fn odds(
         &mut self,
         s: &mut impl State,
         seq: u64,
-        occurred_at: &str,
+        given: (&str, i64),
         o: &OddsUpdated,
     ) -> Result<(bool, Book), StoreError> {
         let n = race_no(o.race_number)?;
@@ -311,7 +312,7 @@ impl Facts {
                 e.insert(stored.unwrap_or_default())
             }
         };
-        race.apply(seq, occurred_at, &o.odds);
+        race.apply(seq, given, &o.odds);
         let book = match &every {
             Some(every) => RaceOdds::merged(Some(every), Some(race))
                 .unwrap_or_default()

@@ -152,6 +152,7 @@ impl AsOf<'_> {
         #[derive(Deserialize)]
         struct Move {
             venue: Option<String>,
+            published_at: String,
             occurred_at: String,
             odds: Vec<RunnerOdds>,
         }
@@ -175,9 +176,10 @@ impl AsOf<'_> {
                 }
             };
             if given.venue.as_deref() == venue {
+                let published_ms = crate::market::millis(&given.published_at).unwrap_or(0);
                 race.get_or_insert_with(RaceOdds::default).apply(
                     m.seq,
-                    &given.occurred_at,
+                    (&given.occurred_at, published_ms),
                     &given.odds,
                 );
             }

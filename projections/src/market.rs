@@ -5,7 +5,8 @@
 //!
 //! The market's clock is the latest `occurred_at` of the race's price moves: when the
 //! prices were given at their source, so that a replay, a backfill and an answer `as_of`
-//! a point all read the same market. The moves over 5 and 15 minutes are read against the
+//! a point all read the same market (a move's `occurred_at` counted as no later than when
+//! JetStream stored it: a price is not given after it was published). The moves over 5 and 15 minutes are read against the
 //! prices at the start of the clock's minute less 5 and 15 minutes; a runner's price at a
 //! moment is the one set by the last move (in log order) given at or before it. What a
 //! race's record keeps for that ([`Trail`]) is at most a price a runner a minute of the

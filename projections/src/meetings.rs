@@ -137,4 +137,20 @@ impl Store {
         }
         Ok(rows)
     }
+
+    /// The first date from `from` to `to` with a meeting: one seek, however many dates
+    /// without one come first.
+    pub fn first_meeting_date(&self, from: &str, to: &str) -> Result<Option<String>, StoreError> {
+        let Some(item) = self
+            .kv
+            .range(keys::meetings(from)..=keys::meetings(to))
+            .next()
+        else {
+            return Ok(None);
+        };
+        let (key, value) = item?;
+        let day: Vec<MeetingRow> = serde_json::from_slice(&value)
+            .map_err(|e| StoreError::Corrupt(format!("{}: {e}", String::from_utf8_lossy(&key))))?;
+        Ok(day.into_iter().next().map(|row| row.date))
+    }
 }

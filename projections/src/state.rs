@@ -75,15 +75,24 @@ pub struct RaceOdds {
 
 impl RaceOdds {
     /// Folds in the prices of one `OddsUpdated` at stream sequence `seq`, given at
-    /// `occurred_at` (its envelope's).
+    /// `occurred_at` (its envelope's) and stored by JetStream at `published_ms`
+    /// (milliseconds since the epoch; 0 where not known). A price cannot have been given
+    /// after it was published: a later `occurred_at` counts as its publication, so that a
+    /// move dated in the future by mistake does not carry the market's clock past the
+    /// moves after it and freeze their 5- and 15-minute windows.
     pub(crate) fn apply(
         &mut self,
         seq: u64,
-        occurred_at: &str,
+        (occurred_at, published_ms): (&str, i64),
         odds: &[racing_events::RunnerOdds],
     ) {
         self.seq = seq;
         let at = crate::market::millis(occurred_at).unwrap_or(self.trail.clock);
+        let at = if published_ms > 0 {
+            at.min(published_ms)
+        } else {
+            at
+        };
         let wins = odds
             .iter()
             .filter_map(|r| Some((r.horse_no.clone(), r.win_odds?)));

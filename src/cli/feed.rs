@@ -18,7 +18,8 @@ pub struct PublishArgs {
     /// NDJSON file, one envelope a line; `-` reads standard input.
     file: PathBuf,
     /// Check each line with the service's validation and publish nothing, with no NATS:
-    /// each refused line with its field and reason, then a summary; exit 3 if any.
+    /// every problem of each refused line, in the words of the service's refusal, then a
+    /// summary; exit 3 if any.
     #[arg(long)]
     check: bool,
     /// As `--check`, also printing the subject each valid line would go to.
@@ -50,7 +51,7 @@ pub struct DemoArgs {
 pub async fn publish_file(args: PublishArgs) -> anyhow::Result<ExitCode> {
     if args.check || args.dry_run {
         let (reader, _) = open(&args.file)?;
-        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        let mut out = std::io::BufWriter::new(std::io::stdout());
         let checked = super::check::check(reader, args.dry_run, &mut out)?;
         out.flush()?;
         return Ok(refused_exit(checked.refused));
@@ -61,23 +62,48 @@ pub async fn publish_file(args: PublishArgs) -> anyhow::Result<ExitCode> {
     let (client, _) = args.target.connect(Role::Feeder).await?;
     let js = async_nats::jetstream::new(client);
     let (reader, size) = open(&args.file)?;
-    let bar = indicatif::ProgressBar::new(size);
+    // Each acknowledged event's line is its progress where the terminal shows them; the
+    // bar is drawn only where they go elsewhere.
+    let bar = if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        indicatif::ProgressBar::hidden()
+    } else {
+        indicatif::ProgressBar::new(size)
+    };
     bar.set_style(
         indicatif::ProgressStyle::with_template(
             "{spinner} [{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} ({eta})",
         )
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
-    let counts =
-        publish::publish_payloads(&js, feeder.as_deref(), publish::ndjson_lines(reader), |n| {
-            bar.inc(n + 1)
-        })
-        .await?;
+    let mut out = std::io::BufWriter::new(std::io::stdout());
+    let mut written = Ok(());
+    let counts = publish::publish_payloads(
+        &js,
+        feeder.as_deref(),
+        publish::ndjson_lines(reader),
+        |n| bar.inc(n + 1),
+        |acked| {
+            if written.is_ok() {
+                written = writeln!(out, "{}", acked_line(&acked));
+            }
+        },
+    )
+    .await?;
+    written?;
     bar.finish_and_clear();
-    println!(
+    writeln!(
+        out,
         "published {}, duplicate {}, rejected {}",
         counts.published, counts.duplicate, counts.rejected
-    );
+    )?;
+    if let Some(seq) = counts.last_seq {
+        writeln!(
+            out,
+            "last seq {seq}: read with min_seq={seq} to see every event above"
+        )?;
+    }
+    out.flush()?;
+    drop(out);
     for (line, reason) in &counts.reasons {
         println!("  line {line}: {reason}");
     }
@@ -88,6 +114,13 @@ pub async fn publish_file(args: PublishArgs) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(refused_exit(counts.rejected))
+}
+
+/// The line `racing publish` prints for an acknowledged event: `line N: seq S`, and
+/// `(duplicate)` where the stream had it already (its sequence is the first copy's).
+fn acked_line(acked: &publish::Acked) -> String {
+    let duplicate = if acked.duplicate { " (duplicate)" } else { "" };
+    format!("line {}: seq {}{duplicate}", acked.item, acked.seq)
 }
 
 /// The file to read (`-`: standard input), and its size where known.

@@ -15,7 +15,8 @@ use crate::refusals::{self, Refusal};
 /// Which feeder reads, and how.
 #[derive(Args)]
 pub struct RefusalsArgs {
-    /// After the refusals kept, wait for new ones until interrupted.
+    /// After the refusals kept, wait for new ones until interrupted (a feeder may read
+    /// its refusals four times at once).
     #[arg(long)]
     follow: bool,
     /// One JSON object a line instead of text.

@@ -81,7 +81,8 @@ odds frames; `since` resumes them too, and they are never conflated away.
 - `{\"type\":\"replay\",\"date\":D,\"race_number\":N,\"speed\":X}`: plays back the date's \
 recorded odds (of one race if `race_number` is given) as `odds` frames exactly as they went \
 live, original `seq`, `published_at` and `occurred_at` included, marked `\"replay\":true`; each \
-next one its recorded gap divided by `speed` after the one before (a number from 1 to 100, \
+next one the gap between the two moves' `occurred_at` (when their prices were given, not when \
+the log stored them) divided by `speed` after the one before (a number from 1 to 100, \
 fractions allowed, default 1; long gaps stay long: a meeting at speed 1 lasts as long as it did), then \
 `replay_end`. It plays what was recorded up to the latest update when asked; a date without \
 odds ends at once. Subscriptions carry on meanwhile and live frames keep their own order; \

@@ -20,27 +20,34 @@ pub const DEFAULT_DAYS_BEFORE: i64 = 30;
 /// Days of the meetings' range after today without a `to`.
 pub const DEFAULT_DAYS_AFTER: i64 = 14;
 
-/// Most days (both ends included) in a range of meetings.
+/// Most days (both ends included) a page of meetings covers.
 pub const MAX_RANGE_DAYS: i64 = 366;
 
-/// The meetings of a range of dates.
+/// The meetings of a range of dates, a page of at most [`MAX_RANGE_DAYS`] days at a time.
 #[derive(Serialize, ToSchema)]
 #[schema(as = Meetings, examples(json!({
     "from": "2026-11-01", "to": "2026-11-30",
     "meetings": [
         {"date": "2026-11-15", "venue": "Sha Tin", "races": 10, "card": true, "results": 10},
         {"date": "2026-11-18", "venue": "Happy Valley", "races": 9, "card": true, "results": 0}
-    ]
+    ],
+    "next": null
 })))]
 pub struct MeetingsPage {
-    /// The first date of the range, `YYYY-MM-DD`.
+    /// The first date this page covers, `YYYY-MM-DD`: the request's `from`.
     #[schema(format = Date)]
     from: String,
-    /// The last date of the range, `YYYY-MM-DD`.
+    /// The last date this page covers, `YYYY-MM-DD`: the request's `to`, or, for a range
+    /// of more than 366 days, the 366th day from `from`.
     #[schema(format = Date)]
     to: String,
-    /// Every meeting of the range with a card or a result, by date, then venue.
+    /// Every meeting from `from` to `to` with a card or a result, by date, then venue.
     meetings: Vec<MeetingRow>,
+    /// Where the range goes on: the first date after this page, up to the request's `to`,
+    /// that has a meeting; ask again with it as `from` (and the same `to`) for the next
+    /// page. `null` when none is left.
+    #[schema(required = true, format = Date)]
+    next: Option<String>,
 }
 
 /// The horses a search found.
@@ -82,41 +89,60 @@ pub(super) fn meetings(
         Some(ToDate(d)) => day(d)?,
         None => around(DEFAULT_DAYS_AFTER)?,
     };
-    if from > to {
-        return Err(ApiError::BadRequest(format!(
-            "from {from} is after to {to} (without `from` it is {DEFAULT_DAYS_BEFORE} days \
-             before today, without `to` {DEFAULT_DAYS_AFTER} days after)"
-        )));
-    }
-    let days = from
-        .until(to)
-        .map_err(|e| ApiError::Internal(e.into()))?
-        .get_days()
-        + 1;
-    if i64::from(days) > MAX_RANGE_DAYS {
-        return Err(ApiError::BadRequest(format!(
-            "from {from} to {to} is {days} days: at most {MAX_RANGE_DAYS} (without `from` it \
-             is {DEFAULT_DAYS_BEFORE} days before today, without `to` {DEFAULT_DAYS_AFTER} \
-             days after)"
-        )));
-    }
+    // A page covers at most MAX_RANGE_DAYS days; a `from` after `to` is a range of no
+    // dates, with no meetings (no schema can tell it from another range, so it is not
+    // refused).
+    let last = from
+        .checked_add(jiff::Span::new().days(MAX_RANGE_DAYS - 1))
+        .unwrap_or(jiff::civil::Date::MAX);
+    let page_to = to.min(last);
     let store = state.read_models.load();
     let checkpoint = store.checkpoint()?;
     answer(
-        meetings_page(&store, &from.to_string(), &to.to_string())?,
+        meetings_page(
+            &store,
+            &from.to_string(),
+            &page_to.to_string(),
+            &to.to_string(),
+        )?,
         checkpoint,
     )
 }
 
-/// The meetings from `from` to `to` as JSON ([`MeetingsPage`]).
-pub(super) fn meetings_page(store: &Store, from: &str, to: &str) -> Result<Vec<u8>, ApiError> {
-    let meetings = store.meetings(from, to)?;
+/// The page of meetings from `from` to `to` as JSON ([`MeetingsPage`]), with where the
+/// range goes on up to `end`.
+pub(super) fn meetings_page(
+    store: &Store,
+    from: &str,
+    to: &str,
+    end: &str,
+) -> Result<Vec<u8>, ApiError> {
+    let meetings = if from <= to {
+        store.meetings(from, to)?
+    } else {
+        Vec::new()
+    };
+    // The dates are `YYYY-MM-DD`: their order is their text's.
+    let after = next_day(to);
+    let next = match after {
+        Some(after) if from <= to && after.as_str() <= end => {
+            store.first_meeting_date(&after, end)?
+        }
+        _ => None,
+    };
     let page = MeetingsPage {
         from: from.to_owned(),
         to: to.to_owned(),
         meetings,
+        next,
     };
     serde_json::to_vec(&page).map_err(|e| ApiError::Internal(e.into()))
+}
+
+/// The date after `date` (`YYYY-MM-DD`); `None` past the calendar's end.
+fn next_day(date: &str) -> Option<String> {
+    let day: jiff::civil::Date = date.parse().ok()?;
+    day.tomorrow().ok().map(|d| d.to_string())
 }
 
 /// The horses with a name that contains `text`, at most `limit`, as JSON

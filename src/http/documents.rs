@@ -206,8 +206,8 @@ fn then(as_of: Option<AsOf>) -> String {
         .unwrap_or_default()
 }
 
-/// Reads one stored document, as it is or (`as_of`) as it was at a point of the log no
-/// later than the checkpoint; `Ok(None)` when there is (or was) none.
+/// Reads one stored document, as it is or (`as_of`) as it was at a point of the log the
+/// read models hold; `Ok(None)` when there is (or was) none.
 fn stored(state: &AppState, key: DocKey<'_>, as_of: Option<AsOf>) -> Result<Option<Doc>, ApiError> {
     built(state)?;
     let Some(AsOf(seq)) = as_of else {
@@ -215,10 +215,13 @@ fn stored(state: &AppState, key: DocKey<'_>, as_of: Option<AsOf>) -> Result<Opti
     };
     let store = state.read_models.load().until(deadline(state));
     let checkpoint = store.checkpoint()?;
+    // The pipeline waited for the position (`position.rs`); a store swapped since
+    // answers as a replica behind does.
     if seq > checkpoint {
-        return Err(ApiError::BadRequest(format!(
-            "as_of {seq} is past the log applied here: the checkpoint is {checkpoint}"
-        )));
+        return Err(ApiError::Behind {
+            wanted: seq,
+            checkpoint,
+        });
     }
     Ok(store.doc_as_of(key, seq)?)
 }

@@ -44,6 +44,27 @@ pub enum ApiError {
     /// 503 `unavailable`: the read models are not built yet.
     #[error("{0}")]
     Unavailable(String),
+    /// 503 `unavailable`: a read that names a position (`min_seq`, `Racing-Min-Seq`, an
+    /// `as_of` past the checkpoint) the read models here had not reached within the
+    /// wait; `Retry-After` and the `Racing-Checkpoint` header and the body's
+    /// `checkpoint` say where they stand.
+    #[error(
+        "the read models here hold the log up to {checkpoint}, not yet {wanted}; retry shortly"
+    )]
+    Behind {
+        /// The position the request named.
+        wanted: u64,
+        /// The checkpoint the read models held when the wait ran out.
+        checkpoint: u64,
+    },
+    /// 404 `not_found`: a position past the end of the log: no event has it yet.
+    #[error("no position {wanted} in the log: it ends at {end}")]
+    PastTheLog {
+        /// The position the request named.
+        wanted: u64,
+        /// The stream's last sequence.
+        end: u64,
+    },
     /// 503 `unavailable`: a managed key, while this replica cannot confirm that it holds
     /// every revocation (the key registry out of reach for longer than allowed).
     #[error("API keys cannot be checked for revocation on this server just now (the key registry is out of reach); retry shortly")]
@@ -58,7 +79,9 @@ impl ApiError {
         match self {
             ApiError::BadRequest(_) => (StatusCode::BAD_REQUEST, "bad_request"),
             ApiError::Unauthorized => (StatusCode::UNAUTHORIZED, "unauthorized"),
-            ApiError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
+            ApiError::NotFound(_) | ApiError::PastTheLog { .. } => {
+                (StatusCode::NOT_FOUND, "not_found")
+            }
             ApiError::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed"),
             ApiError::BodyNotAccepted => (StatusCode::PAYLOAD_TOO_LARGE, "body_not_accepted"),
             ApiError::UriTooLong(_) => (StatusCode::URI_TOO_LONG, "uri_too_long"),
@@ -68,7 +91,7 @@ impl ApiError {
                 StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
                 "headers_too_large",
             ),
-            ApiError::Unavailable(_) | ApiError::KeysUnchecked => {
+            ApiError::Unavailable(_) | ApiError::KeysUnchecked | ApiError::Behind { .. } => {
                 (StatusCode::SERVICE_UNAVAILABLE, "unavailable")
             }
             ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
@@ -99,7 +122,18 @@ pub struct ErrorBody<'a> {
     /// For people: says which input was wrong or what was looked for; echoes at most 64
     /// characters of client input and never internal details.
     message: &'a str,
+    /// Only on the 503 of a read whose position (`min_seq`, `Racing-Min-Seq`, `as_of`)
+    /// the read models had not reached in time: the checkpoint they hold, as the
+    /// `Racing-Checkpoint` header also says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 0)]
+    checkpoint: Option<u64>,
 }
+
+/// The header of a 503 for a position not reached in time: the checkpoint the read
+/// models hold.
+pub const RACING_CHECKPOINT: axum::http::HeaderName =
+    axum::http::HeaderName::from_static("racing-checkpoint");
 
 /// The error codes: `bad_request` (400), `unauthorized` (401), `not_found` (404),
 /// `method_not_allowed` (405), `limit_reached` (409), `body_not_accepted` (413),
@@ -141,9 +175,14 @@ impl IntoResponse for ApiError {
         }
         let (status, code) = self.status_and_code();
         let message = self.to_string();
+        let checkpoint = match self {
+            ApiError::Behind { checkpoint, .. } => Some(checkpoint),
+            _ => None,
+        };
         let body = serde_json::to_vec(&ErrorBody {
             error: code,
             message: &message,
+            checkpoint,
         })
         .unwrap_or_default();
         let mut response = (status, body).into_response();
@@ -158,6 +197,10 @@ impl IntoResponse for ApiError {
             }
             ApiError::Unavailable(_) => {
                 headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            }
+            ApiError::Behind { checkpoint, .. } => {
+                headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+                headers.insert(RACING_CHECKPOINT, HeaderValue::from(checkpoint));
             }
             ApiError::KeysUnchecked => {
                 headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));

@@ -122,6 +122,11 @@ pub struct ChangeSince(pub ChangeCursor);
 #[derive(Debug, Clone, Copy)]
 pub struct PageLimit(pub usize);
 
+/// The `?min_seq=` every read takes (the pipeline reads it, `position.rs`): a stream
+/// sequence the read models must hold before the read is answered.
+#[derive(Debug, Clone, Copy)]
+pub struct MinSeq(pub u64);
+
 /// The `?venue=` of the date endpoints: the racecourse of one of the date's meetings.
 #[derive(Debug)]
 pub struct Venue(String);
@@ -265,7 +270,8 @@ impl Param for AsOf {
     const DOC: &'static str = "A stream sequence: the document exactly as it was served once \
         the log up to it had been applied, byte for byte (a result amended later as first \
         published, a form with only the runs known then). 404 where the document did not \
-        exist then; 400 above the current checkpoint. Its answer never changes.";
+        exist then, or where the log does not reach it yet. Past the checkpoint here, it is \
+        waited for as `min_seq` is. Its answer never changes.";
     const EXAMPLE: &'static str = "1";
     const SCHEMA: &'static str = "AsOf";
 
@@ -276,8 +282,7 @@ impl Param for AsOf {
     fn schema() -> RefOr<Schema> {
         sequence_schema(
             "A stream sequence (as `Racing-Seq`, a change's or an odds move's `seq` give it): \
-             an integer from 0 written in digits, no higher than the checkpoint; anything \
-             else is a 400.",
+             an integer from 0 written in digits; anything else is a 400.",
         )
     }
 }
@@ -302,20 +307,45 @@ impl Param for Since {
     }
 }
 
+/// Pattern of a change feed cursor ([`change_cursor`]): `SEQ` or `SEQ.N`, each written
+/// without sign or leading zero, `SEQ` of at most 18 digits and `N` of at most 9, so that
+/// every text it admits is a cursor the service holds (a stream sequence to
+/// [`MAX_SEQUENCE`], a count of changes in a `u32`).
+pub const CHANGE_CURSOR_PATTERN: &str = r"^(0|[1-9][0-9]{0,17})(\.[1-9][0-9]{0,8})?$";
+
+/// Most digits of a change feed cursor's sequence, and of its count of changes.
+const CURSOR_DIGITS: (usize, usize) = (18, 9);
+
 /// A change feed cursor as a page's `next` writes it: `SEQ`, or `SEQ.N` with `N` from 1,
-/// each an integer without sign or leading zero.
+/// each an integer without sign or leading zero, of at most 18 and 9 digits (what
+/// [`CHANGE_CURSOR_PATTERN`] says).
 pub fn change_cursor(s: &str) -> Result<ChangeCursor, ApiError> {
-    let Some((seq, done)) = s.split_once('.') else {
-        return sequence("since", s).map(ChangeCursor::After);
+    let (seq, done) = match s.split_once('.') {
+        Some((seq, done)) => (seq, Some(done)),
+        None => (s, None),
     };
+    let digits = |t: &str, most: usize| t == "0" || canonical_digits(t) && t.len() <= most;
+    let refused = || {
+        ApiError::BadRequest(format!(
+            "since `{}` is not a change feed cursor: a stream sequence of at most {} digits, \
+             or one and the changes of it already read (`SEQ.N`, N from 1, at most {} \
+             digits), each without sign or leading zero",
+            clip(s),
+            CURSOR_DIGITS.0,
+            CURSOR_DIGITS.1
+        ))
+    };
+    if !digits(seq, CURSOR_DIGITS.0) {
+        return Err(refused());
+    }
     let seq = sequence("since", seq)?;
-    match done.parse::<u32>() {
-        Ok(n) if canonical_digits(done) => Ok(ChangeCursor::Inside { seq, done: n }),
-        _ => Err(ApiError::BadRequest(format!(
-            "since `{}` is not a change feed cursor: a stream sequence, or one and the \
-             changes of it already read (`SEQ.N`, N from 1, digits, no leading zero)",
-            clip(s)
-        ))),
+    match done {
+        None => Ok(ChangeCursor::After(seq)),
+        Some(done) if done != "0" && digits(done, CURSOR_DIGITS.1) => {
+            let done = done.parse::<u32>().map_err(|_| refused())?;
+            Ok(ChangeCursor::Inside { seq, done })
+        }
+        Some(_) => Err(refused()),
     }
 }
 
@@ -335,7 +365,7 @@ impl Param for ChangeSince {
     fn schema() -> RefOr<Schema> {
         ObjectBuilder::new()
             .schema_type(Type::String)
-            .pattern(Some(r"^(0|[1-9][0-9]*)(\.[1-9][0-9]*)?$"))
+            .pattern(Some(CHANGE_CURSOR_PATTERN))
             .description(Some(
                 "A stream sequence (a `Racing-Seq`, a change's `seq`), or a page's `next`: \
                  `SEQ.N` stands after the first N changes of the sequence SEQ. Anything else \
@@ -376,6 +406,31 @@ impl Param for PageLimit {
             ))
             .examples([json!(100)])
             .into()
+    }
+}
+
+impl Param for MinSeq {
+    const NAME: &'static str = super::query::MIN_SEQ;
+    const IN: In = In::Query;
+    const DOC: &'static str = "A stream sequence (a feeder's acknowledgement gives it, as \
+        `racing publish` prints it; a `Racing-Seq` read from another replica): answer only \
+        once the read models here hold the log up to it, waiting for them up to a limit \
+        (`RACING_MIN_SEQ_WAIT_MS`, 2 s by default), then a 503 with `Retry-After` and the \
+        checkpoint they hold (header `Racing-Checkpoint`, the body's `checkpoint`); a \
+        position past the end of the log is a 404 at once. The header `Racing-Min-Seq` says \
+        the same; with both, the larger counts.";
+    const EXAMPLE: &'static str = "1";
+    const SCHEMA: &'static str = "MinSeq";
+
+    fn check(raw: &str) -> Result<Self, ApiError> {
+        sequence(Self::NAME, raw).map(MinSeq)
+    }
+
+    fn schema() -> RefOr<Schema> {
+        sequence_schema(
+            "A stream sequence (a publish's acknowledgement, a `Racing-Seq`): an integer from \
+             0 written in digits; anything else is a 400.",
+        )
     }
 }
 
@@ -513,9 +568,9 @@ impl Param for FromDate {
 impl Param for ToDate {
     const NAME: &'static str = "to";
     const IN: In = In::Query;
-    const DOC: &'static str = "The last date, `YYYY-MM-DD`, not before `from`. Meetings: default \
-        14 days after today (in `RACING_TIMEZONE`), at most 366 days from `from`. Records by \
-        condition: default the last race.";
+    const DOC: &'static str = "The last date, `YYYY-MM-DD` (before `from`: a range of no \
+        dates). Meetings: default 14 days after today (in `RACING_TIMEZONE`); a page covers \
+        at most 366 days of the range. Records by condition: default the last race.";
     const EXAMPLE: &'static str = "2026-11-30";
     const SCHEMA: &'static str = "ToDate";
 
@@ -525,9 +580,8 @@ impl Param for ToDate {
 
     fn schema() -> RefOr<Schema> {
         date_query_schema(
-            "The last date of the range: a real calendar date written `YYYY-MM-DD`, not \
-             before `from` (for the meetings, the range at most 366 days); anything else is \
-             a 400.",
+            "The last date of the range: a real calendar date written `YYYY-MM-DD`; \
+             anything else is a 400.",
         )
     }
 }

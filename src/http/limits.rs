@@ -36,6 +36,9 @@ pub struct RequestLimits {
     pub timeout: Duration,
     /// Most requests in flight at once, all keys together.
     pub max_in_flight: usize,
+    /// Longest a read waits for the read models to reach the position it names
+    /// (`min_seq`, `Racing-Min-Seq`, an `as_of` past the checkpoint), within `timeout`.
+    pub min_seq_wait: Duration,
 }
 
 impl Default for RequestLimits {
@@ -45,7 +48,20 @@ impl Default for RequestLimits {
             burst: 100,
             timeout: Duration::from_secs(10),
             max_in_flight: 1024,
+            min_seq_wait: Duration::from_secs(2),
         }
+    }
+}
+
+impl RequestLimits {
+    /// A wait for a position of `wait` within a request `timeout`: a second of the timeout
+    /// (or half of a shorter one) is left for the answer after it, so that a wait that
+    /// runs out answers its own 503, with the checkpoint, rather than the timeout's.
+    pub fn wait_within(wait: Duration, timeout: Duration) -> Duration {
+        let room = timeout
+            .saturating_sub(Duration::from_secs(1))
+            .max(timeout / 2);
+        wait.min(room)
     }
 }
 
@@ -212,6 +228,11 @@ impl RateLimits {
     /// The longest a request may take.
     pub(super) fn timeout(&self) -> Duration {
         self.defaults.timeout
+    }
+
+    /// The longest a read waits for the position it names.
+    pub(super) fn min_seq_wait(&self) -> Duration {
+        self.defaults.min_seq_wait
     }
 
     /// Takes a token for `who` at `at` (the time the request came, read once for all

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use axum::extract::ws::{WebSocket, WebSocketUpgrade};
 use axum::extract::{RawQuery, State};
+use axum::http::HeaderMap;
 use axum::response::Response;
 use axum::Extension;
 use futures::StreamExt;
@@ -127,6 +128,65 @@ pub(super) fn connection_of(
     })
 }
 
+/// The headers of an upgrade (RFC 6455, 4.1), each a 400 unless it is what
+/// [`UPGRADE_HEADERS`] says, so that the description's patterns and this check accept
+/// the same requests (axum's own check lets a `Connection` with `upgrade` anywhere in it
+/// through, and any `Sec-WebSocket-Key`).
+pub(super) fn handshake(headers: &HeaderMap) -> Result<(), ApiError> {
+    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let connection = text("connection").is_some_and(|v| {
+        v.split(',').any(|token| {
+            token
+                .trim_matches([' ', '\t'])
+                .eq_ignore_ascii_case("upgrade")
+        })
+    });
+    let upgrade = text("upgrade").is_some_and(|v| v.eq_ignore_ascii_case("websocket"));
+    let version = text("sec-websocket-version") == Some("13");
+    let key = text("sec-websocket-key").is_some_and(|k| {
+        let b = k.as_bytes();
+        b.len() == 24
+            && b[..22]
+                .iter()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/'))
+            && &b[22..] == b"=="
+    });
+    let wrong: Vec<&str> = UPGRADE_HEADERS
+        .iter()
+        .zip([connection, upgrade, key, version])
+        .filter(|(_, ok)| !ok)
+        .map(|((name, ..), _)| *name)
+        .collect();
+    if wrong.is_empty() {
+        return Ok(());
+    }
+    Err(ApiError::BadRequest(format!(
+        "this is a WebSocket endpoint: an upgrade needs {}",
+        wrong.join(", ")
+    )))
+}
+
+/// The headers of a WebSocket upgrade, as the description requires them: name, pattern
+/// of its value, and what it says. [`handshake`] checks the same.
+pub const UPGRADE_HEADERS: [(&str, &str, &str); 4] = [
+    (
+        "Connection",
+        r"^([^,]*,)*[ \t]*[Uu][Pp][Gg][Rr][Aa][Dd][Ee][ \t]*(,.*)?$",
+        "`Upgrade` (one of its comma-separated tokens, whatever the case).",
+    ),
+    (
+        "Upgrade",
+        "^[Ww][Ee][Bb][Ss][Oo][Cc][Kk][Ee][Tt]$",
+        "`websocket`, whatever the case.",
+    ),
+    (
+        "Sec-WebSocket-Key",
+        "^[A-Za-z0-9+/]{22}==$",
+        "16 random bytes in base64 (24 characters ending `==`), as RFC 6455 asks.",
+    ),
+    ("Sec-WebSocket-Version", "^13$", "`13`."),
+];
+
 /// Upgrades to the live odds protocol; the key was checked before routing.
 #[utoipa::path(
     get,
@@ -134,13 +194,6 @@ pub(super) fn connection_of(
     tag = "odds",
     summary = "Live odds (WebSocket)",
     description = ODDS_SOCKET_DOC,
-    params(
-        ("Connection" = String, Header, description = "`Upgrade`."),
-        ("Upgrade" = String, Header, description = "`websocket`."),
-        ("Sec-WebSocket-Version" = String, Header, description = "`13`."),
-        ("Sec-WebSocket-Key" = String, Header,
-            description = "16 random bytes in base64, as RFC 6455 asks."),
-    ),
     responses(
         (status = 101, description = "Switching Protocols: the connection now speaks the live \
             odds protocol described above."),
@@ -160,12 +213,14 @@ pub(super) async fn odds_socket(
     State(state): State<AppState>,
     Extension(who): Extension<Identity>,
     RawQuery(raw): RawQuery,
+    headers: HeaderMap,
     upgrade: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
 ) -> Result<Response, ApiError> {
     Query::parse(raw.as_deref(), &["api_key"])?;
     // While the log is being replayed, a session would be sent history as live updates,
     // faster than any client takes them.
     super::respond::built(&state)?;
+    handshake(&headers)?;
     let upgrade = upgrade.map_err(|e| {
         ApiError::BadRequest(format!("this is a WebSocket endpoint: {}", e.body_text()))
     })?;

@@ -31,6 +31,7 @@ mod limits;
 mod live;
 mod openapi;
 mod pipeline;
+mod position;
 pub mod query;
 mod respond;
 pub mod route;
@@ -57,6 +58,7 @@ pub use feed::{asyncapi_text as feed_asyncapi_text, schema_text as feed_schema_t
 pub use limits::{RateLimits, RequestLimits};
 pub use live::ConnectionSlots;
 pub use pipeline::{keyless_paths, Api};
+pub use position::{AskEnd, LogEnd, MIN_SEQ_HEADER};
 pub use table::ROUTES;
 
 use crate::keys::KeyRing;
@@ -103,6 +105,8 @@ pub struct Shared {
     pub timezone_name: Arc<str>,
     /// Whether the projector has caught up once.
     pub ready: Arc<AtomicBool>,
+    /// Where the log ends, for a read whose position is past the checkpoint.
+    pub log_end: Arc<LogEnd>,
     /// What live odds sessions share.
     pub live: SessionContext,
     /// Open WebSocket connections per key.

@@ -30,9 +30,10 @@ use utoipa::OpenApi;
 
 use super::described::{DOCS_PATH, OPENAPI_PATH, PUBLIC_PATHS, REFERENCE_TAG, TITLE, VERSION};
 use super::error::ErrorBody;
+use super::input::MinSeq;
 use super::query::Query;
 use super::respond::with_type;
-use super::route::{Component, Declared, In, Route};
+use super::route::{Arg, Component, Declared, In, Route};
 use super::table::ROUTES;
 use super::{ApiError, AppState, ODDS_SOCKET_PATH, UNAUTHORIZED_MESSAGE};
 
@@ -197,6 +198,7 @@ fn describe() -> utoipa::openapi::OpenApi {
         for p in route.handler.params() {
             (p.schema.collect)(&mut schemas);
         }
+        (<Option<MinSeq> as Arg>::declared().schema.collect)(&mut schemas);
     }
     let others = std::mem::take(&mut api.paths.paths);
     paths.paths.extend(others);
@@ -225,12 +227,32 @@ fn operation(route: &Route) -> Operation {
             )
             .build()
     };
+    // Every read of the table takes `min_seq`, or the header that says the same.
+    let min_seq = <Option<MinSeq> as Arg>::declared();
+    let position = ParameterBuilder::new()
+        .name("Racing-Min-Seq")
+        .parameter_in(ParameterIn::Header)
+        .required(Required::False)
+        .description(Some(
+            "As the query parameter `min_seq` (with both, the larger counts): answer only \
+             once the read models hold the log up to this stream sequence.",
+        ))
+        .schema(Some(Ref::from_schema_name((min_seq.schema.name)())))
+        .build();
     let mut op = OperationBuilder::new()
         .tag(doc.tag)
         .summary(Some(doc.summary))
-        .description(Some(doc.description))
+        .description(Some(format!("{} {POSITION}", doc.description)))
         .operation_id(Some(doc.id))
-        .parameters(Some(route.handler.params().iter().map(parameter)))
+        .parameters(Some(
+            route
+                .handler
+                .params()
+                .iter()
+                .chain([&min_seq])
+                .map(parameter)
+                .chain([position]),
+        ))
         .response("200", {
             let mut ok = body(doc.ok, (doc.body.name)().into_owned());
             if doc.tag != REFERENCE_TAG {
@@ -238,11 +260,33 @@ fn operation(route: &Route) -> Operation {
             }
             ok
         });
+    let mut past = false;
     for (status, description) in doc.errors {
-        op = op.response(*status, body(description, "ErrorBody".into()));
+        let description = if *status == "404" {
+            past = true;
+            format!("{description} {PAST_THE_LOG}")
+        } else {
+            (*description).to_owned()
+        };
+        op = op.response(*status, body(&description, "ErrorBody".into()));
+    }
+    if !past {
+        op = op.response(
+            "404",
+            body(&format!("`not_found`: {PAST_THE_LOG}"), "ErrorBody".into()),
+        );
     }
     op.build()
 }
+
+/// What every read of the table says of `min_seq`, after its own description.
+const POSITION: &str = "With `min_seq` (or the header `Racing-Min-Seq`), answered only once \
+    the read models hold the log up to that stream sequence: waited for up to a limit (2 s \
+    by default), then a 503 with the checkpoint they hold.";
+
+/// The 404 every read of the table may give for a position past the end of the log.
+const PAST_THE_LOG: &str = "A `min_seq` (or `Racing-Min-Seq`, or `as_of`) past the end of the \
+    log: no event has that position yet.";
 
 /// A handler's parameter as OpenAPI describes it.
 fn parameter(p: &Declared) -> utoipa::openapi::path::Parameter {
@@ -326,6 +370,9 @@ const COMMON_ERRORS: [(&str, &str, &str, &str); 9] = [
         "Unavailable",
         "`unavailable`: the read models are still being built at start-up, the service is \
          at its in-flight limit, or the request took over the time limit (`Retry-After: 1`); \
+         a read with `min_seq` (or `Racing-Min-Seq`, or an `as_of` past the checkpoint) \
+         whose position the read models here did not reach within the wait (`Retry-After: \
+         1`, the checkpoint they hold in `Racing-Checkpoint` and the body's `checkpoint`); \
          or, for a managed key, the key registry has been out of reach for too long to \
          check the key for revocation (`Retry-After: 5`).",
         "the read models are still being built from the log; retry shortly",
@@ -441,7 +488,19 @@ fn error_response(code_and_when: &str, message: &str, status: &str) -> ApiRespon
             }
         }
         "503" => {
-            response = response.header("Retry-After", retry_after("`1`: retry in a second."));
+            response = response
+                .header(
+                    "Retry-After",
+                    retry_after("`1` (`5` for a key not checked): retry in a second."),
+                )
+                .header(
+                    "Racing-Checkpoint",
+                    response_header(
+                        integer_schema(),
+                        "Only for a position not reached in time: the checkpoint the read \
+                         models hold.",
+                    ),
+                );
         }
         _ => {}
     }
@@ -549,6 +608,24 @@ fn complete(op: &mut Operation, socket: bool) {
             for (name, h) in rate_limit_headers() {
                 response.headers.insert(name.into(), h);
             }
+        }
+    }
+    if socket {
+        let headers = op.parameters.get_or_insert_with(Vec::new);
+        for (name, pattern, what) in super::live::UPGRADE_HEADERS {
+            headers.push(
+                ParameterBuilder::new()
+                    .name(name)
+                    .parameter_in(ParameterIn::Header)
+                    .required(Required::True)
+                    .description(Some(what))
+                    .schema(Some(
+                        ObjectBuilder::new()
+                            .schema_type(Type::String)
+                            .pattern(Some(pattern)),
+                    ))
+                    .build(),
+            );
         }
     }
     if !socket {

@@ -31,6 +31,7 @@ use tracing::Instrument;
 
 use super::described::{ASYNCAPI_PUBLIC_PATH, FEED_ASYNCAPI_PATH, FEED_SCHEMA_PATH, PUBLIC_PATHS};
 use super::limits::{RateHeaders, MAX_HEADERS, MAX_HEADER_BYTES, MAX_URI_BYTES};
+use super::position::{self, Asked, MIN_SEQ_HEADER};
 use super::ODDS_SOCKET_PATH;
 use super::{cache, table, ApiError, AppState, HeaderText, API_KEY_HEADER};
 use crate::keys::{Identity, Refused};
@@ -80,9 +81,10 @@ impl Api {
     #[allow(clippy::result_large_err)]
     fn admit(&self, request: &Request, started: Instant) -> Result<Admission, Response> {
         let state = &self.0.state;
-        if let Some(e) = oversized(request) {
-            return Err(e.into_response());
-        }
+        let positioned = match measured(request) {
+            Ok(positioned) => positioned,
+            Err(e) => return Err(e.into_response()),
+        };
         let Some(permit) = state.limits.admit() else {
             return Err(
                 ApiError::Unavailable("the service is at capacity; retry shortly".into())
@@ -103,7 +105,12 @@ impl Api {
             rate.add_to(response.headers_mut());
             return Err(response);
         }
-        Ok(Admission { permit, who, rate })
+        Ok(Admission {
+            permit,
+            who,
+            rate,
+            positioned,
+        })
     }
 }
 
@@ -115,6 +122,8 @@ struct Admission {
     who: Identity,
     /// The key's RateLimit headers, for the answer.
     rate: RateHeaders,
+    /// Whether it has the header `Racing-Min-Seq`, seen as its headers were measured.
+    positioned: bool,
 }
 
 impl Service<Request> for Api {
@@ -136,7 +145,7 @@ impl Service<Request> for Api {
         if is_public(request.uri().path()) {
             return self.public(request, id, span, started);
         }
-        let (admission, if_none_match, coded) = {
+        let (admission, if_none_match, coded, waits) = {
             let _entered = span.enter();
             let admission = match self.admit(&request, started) {
                 Ok(admission) => admission,
@@ -149,10 +158,32 @@ impl Service<Request> for Api {
                 .then(|| request.headers().get(IF_NONE_MATCH).cloned())
                 .flatten();
             let coded = request.headers().contains_key(ACCEPT_ENCODING);
-            // The path's route, found once for both questions.
+            // The path's route, found once for every question.
             let matched = table::find(request.uri().path());
-            let blocking = matched.as_ref().is_some_and(|m| long(m, &request));
-            if let Some(matched) = matched.filter(|_| !coded && !blocking) {
+            // What a read of the table asks of the position: its `as_of` (read on a
+            // blocking thread) and the position to wait for, if the read models do not
+            // hold it yet.
+            let asked = match &matched {
+                Some(_) => position::asked(&request, admission.positioned),
+                None => Ok(Asked::default()),
+            };
+            let asked = match asked {
+                Ok(asked) => asked,
+                Err(e) => {
+                    let refusal = e.into_response();
+                    count_refusal(&request, &refusal, started);
+                    let refusal = conclude(refusal, admission.rate, None, true);
+                    return done(finish(refusal, id, started));
+                }
+            };
+            let waits = matched.as_ref().and_then(|m| {
+                let seq = asked.at_least?;
+                (!position::reached(&self.0.state, seq)).then_some((seq, m.route().path))
+            });
+            let blocking = matched
+                .as_ref()
+                .is_some_and(|m| m.route().long || asked.as_of);
+            if let Some(matched) = matched.filter(|_| !coded && !blocking && waits.is_none()) {
                 let response = answer_matched(&self.0.state, &matched, &request, started);
                 let response = conclude(response, admission.rate, if_none_match, true);
                 return done(finish(response, id, started));
@@ -160,21 +191,36 @@ impl Service<Request> for Api {
             if blocking {
                 request.extensions_mut().insert(Blocking);
             }
-            (admission, if_none_match, coded)
+            (admission, if_none_match, coded, waits)
         };
-        let Admission { permit, who, rate } = admission;
+        let Admission {
+            permit, who, rate, ..
+        } = admission;
         // The handlers behind the router (the WebSocket's) need to know whose key it is.
         request.extensions_mut().insert(who);
-        let answering = if coded {
-            Either::Left(
-                self.0
+        let api = self.clone();
+        let answering = async move {
+            // A read of a position the read models do not hold yet waits for it here,
+            // holding its place among the requests in flight but no thread.
+            if let Some((seq, route)) = waits {
+                let state = &api.0.state;
+                if let Err(e) = position::reach(state, seq, started).await {
+                    let response = e.into_response();
+                    crate::admin::route_metrics(route, response.status().as_u16())
+                        .record(started.elapsed());
+                    return Ok(response);
+                }
+            }
+            if coded {
+                api.0
                     .compressed
                     .clone()
                     .call(request)
-                    .map(|r| r.map(|r| r.map(Body::new))),
-            )
-        } else {
-            Either::Right(self.0.plain.clone().call(request))
+                    .await
+                    .map(|r| r.map(Body::new))
+            } else {
+                api.0.plain.clone().call(request).await
+            }
         };
         let timeout = self.0.state.limits.timeout();
         Either::Right(
@@ -200,7 +246,7 @@ impl Api {
         started: Instant,
     ) -> <Api as Service<Request>>::Future {
         let state = &self.0.state;
-        if let Some(e) = oversized(&request) {
+        if let Err(e) = measured(&request) {
             let refusal = e.into_response();
             count_refusal(&request, &refusal, started);
             return done(finish(refusal, id, started));
@@ -319,24 +365,14 @@ impl Service<Request> for Answers {
     }
 }
 
-/// The mark of a request that [`long`] found is answered on a blocking thread: decided
-/// once, where the pipeline admits it, and read where it is answered.
+/// The mark of a request answered on a blocking thread: one for a route whose work can
+/// grow with the data ([`super::route::Route::long`]) or for a document `as_of` a point,
+/// so that what it reads holds up no other request, and stopped at the request's
+/// deadline. Decided once, where the pipeline admits it ([`position::asked`] reads the
+/// query's names as the handlers do, percent-decoded, so that no spelling of `as_of` runs
+/// its read inline), and read where it is answered.
 #[derive(Clone, Copy)]
 struct Blocking;
-
-/// Whether `request`, whose path is `matched`'s route, is for a route whose work can grow
-/// with the data ([`super::route::Route::long`]) or for a document `as_of` a point:
-/// answered on a blocking thread, so that what it reads holds up no other request, and
-/// stopped at the request's deadline. The query's names are read as the handlers read
-/// them, percent-decoded (`as%5Fof` is `as_of`), so no spelling of a parameter runs its
-/// read inline.
-fn long(matched: &table::Matched<'_>, request: &Request) -> bool {
-    let as_of = || {
-        form_urlencoded::parse(request.uri().query().unwrap_or_default().as_bytes())
-            .any(|(name, _)| name == "as_of")
-    };
-    matched.route().long || as_of()
-}
 
 /// Counts an answer made before any route ran (401, 413, 414, 429, 431, 503) in the
 /// route metrics, so that an operator sees a flood of bad keys: under the document's
@@ -412,22 +448,29 @@ fn is_public(path: &str) -> bool {
     !path.starts_with("/api/") && keyless_paths().any(|p| p == path)
 }
 
-/// An oversized request line or header block, refused before anything else reads them.
-fn oversized(request: &Request) -> Option<ApiError> {
+/// An oversized request line or header block, refused before anything else reads them;
+/// else whether a header is `Racing-Min-Seq`, noted in the same pass over the headers, so
+/// that a read without one does not look it up.
+fn measured(request: &Request) -> Result<bool, ApiError> {
     let target = request
         .uri()
         .path_and_query()
         .map_or(0, |p| p.as_str().len());
     if target > MAX_URI_BYTES {
-        return Some(ApiError::UriTooLong(MAX_URI_BYTES));
+        return Err(ApiError::UriTooLong(MAX_URI_BYTES));
     }
     let headers = request.headers();
-    let bytes: usize = headers
-        .iter()
-        .map(|(n, v)| n.as_str().len() + v.len())
-        .sum();
-    (headers.len() > MAX_HEADERS || bytes > MAX_HEADER_BYTES)
-        .then_some(ApiError::HeadersTooLarge(MAX_HEADERS, MAX_HEADER_BYTES))
+    let mut bytes = 0;
+    let mut positioned = false;
+    for (name, value) in headers {
+        let name = name.as_str();
+        bytes += name.len() + value.len();
+        positioned |= name.len() == MIN_SEQ_HEADER.as_str().len() && name == MIN_SEQ_HEADER;
+    }
+    if headers.len() > MAX_HEADERS || bytes > MAX_HEADER_BYTES {
+        return Err(ApiError::HeadersTooLarge(MAX_HEADERS, MAX_HEADER_BYTES));
+    }
+    Ok(positioned)
 }
 
 /// Whether a GET or HEAD carries a body: the API is read-only, and such a request is
@@ -580,7 +623,7 @@ mod tests {
                 .body(Body::empty())
                 .expect("a request");
             let matched = table::find(request.uri().path()).expect("a route");
-            long(&matched, &request)
+            matched.route().long || position::asked(&request, false).is_ok_and(|a| a.as_of)
         };
         let horse = "/api/v1/horses/H001";
         for uri in [

@@ -5,6 +5,11 @@ use std::collections::HashMap;
 
 use super::ApiError;
 
+/// The query parameter every read of the route table takes besides its own: answer only
+/// once the read models hold the log up to this stream sequence (the pipeline checks it
+/// and waits, `position.rs`; the handlers leave it be).
+pub const MIN_SEQ: &str = "min_seq";
+
 /// The query parameters of a request, each allowed at most once and each one of those
 /// the endpoint takes.
 pub struct Query(pub HashMap<String, String>);

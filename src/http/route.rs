@@ -14,7 +14,7 @@ use percent_encoding::percent_decode_str;
 use utoipa::openapi::{RefOr, Schema};
 use utoipa::ToSchema;
 
-use super::query::Query;
+use super::query::{Query, MIN_SEQ};
 use super::{ApiError, AppState};
 
 /// One endpoint: everything about it, declared once.
@@ -306,8 +306,10 @@ macro_rules! arity {
         impl<F, $($arg: Arg),*> Handler<F, ($($arg,)*)> {
             #[allow(non_snake_case, unused_mut)]
             fn take(path: &[&str], query: Option<&str>) -> Result<($($arg,)*), ApiError> {
-                let names: &[Option<&'static str>] = &[$($arg::QUERY),*];
-                let mut allowed = [""; MAX_QUERY];
+                // The handler's own, then `min_seq`, which every read takes (the
+                // pipeline has checked it and waited for its position).
+                let names: &[Option<&'static str>] = &[$($arg::QUERY,)* Some(MIN_SEQ)];
+                let mut allowed = [""; MAX_QUERY + 1];
                 let mut n = 0;
                 for (slot, name) in allowed.iter_mut().zip(names.iter().flatten()) {
                     *slot = name;

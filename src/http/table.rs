@@ -32,8 +32,8 @@ macro_rules! analysis_description {
             "Runs, wins, places, strike rate and level-stake profit or loss, overall and by \
              venue, distance, going, class and draw, ",
             $people,
-            ", over the races dated `from` to `to` (both included; by default every race), \
-             worked out from the results when asked for (`docs/api.md`, Records by \
+            ", over the races dated `from` to `to` (both included; by default every race; \
+             a `from` after `to` is a range of no dates, which counts no run), worked out from the results when asked for (`docs/api.md`, Records by \
              condition). A run is a runner in a result except one withdrawn or that took no \
              part; `level_stake` is the profit or loss of a 1-unit win bet on each run with \
              recorded win odds. With `as_of`, as the log up to that point would have \
@@ -44,8 +44,7 @@ macro_rules! analysis_description {
 
 /// The 400 answer of a jockey's or trainer's analysis.
 const PERSON_ANALYSIS_400: &str = "`bad_request`: an id not of slug form, a `from` or `to` \
-    that is not a real `YYYY-MM-DD`, `from` after `to`, an `as_of` past the checkpoint, or \
-    another query parameter.";
+    that is not a real `YYYY-MM-DD`, or another query parameter.";
 
 /// Every document endpoint, in the order the OpenAPI document lists them. A path is
 /// answered by the first row whose template it fits, so a row with a literal segment
@@ -64,7 +63,7 @@ pub static ROUTES: &[Route] = &[
                 socket, the pricing page, and each family of endpoints with their path \
                 templates, summaries and sections of the reference. Also answered at \
                 `/api/v1`. It holds no data, but takes the key like every path under \
-                `/api/v1`; the reference it links to needs none. Takes no query parameters.",
+                `/api/v1`; the reference it links to needs none.",
             ok: "The index.",
             body: Component::of::<ApiIndex>(),
             errors: &[],
@@ -83,13 +82,16 @@ pub static ROUTES: &[Route] = &[
                 or a result), `card` says whether its race card exists, `results` how many \
                 results it has. Without `from`, 30 days before today; without `to`, 14 days \
                 after, today being the date in the service's time zone (`RACING_TIMEZONE`). \
-                The range holds at most 366 days.",
-            ok: "The meetings of the range.",
+                A page covers at most 366 days: for a longer range, `to` in the answer is the \
+                page's last date and `next` the first date after it with a meeting, to ask \
+                again with as `from` (and the same `to`); `next` is `null` on the last page. \
+                A `from` after `to` is a range of no dates: no meetings.",
+            ok: "The meetings of the range, or of its first 366 days.",
             body: Component::of::<MeetingsPage>(),
             errors: &[(
                 "400",
-                "`bad_request`: a `from` or `to` that is not a real `YYYY-MM-DD`, `from` after \
-                 `to`, a range of more than 366 days, or another query parameter.",
+                "`bad_request`: a `from` or `to` that is not a real `YYYY-MM-DD`, or another \
+                 query parameter.",
             )],
         },
     },
@@ -169,7 +171,7 @@ pub static ROUTES: &[Route] = &[
     Route {
         path: "/api/v1/horses/{horse_no}/analysis",
         handler: &Handler::new(analysis::horse),
-        long: false,
+        long: true,
         doc: Operation {
             id: "horse_analysis",
             tag: "horses",
@@ -181,8 +183,7 @@ pub static ROUTES: &[Route] = &[
                 (
                     "400",
                     "`bad_request`: a malformed horse number, a `from` or `to` that is not a real \
-                     `YYYY-MM-DD`, `from` after `to`, an `as_of` past the checkpoint, or \
-                     another query parameter.",
+                     `YYYY-MM-DD`, or another query parameter.",
                 ),
                 (
                     "404",
@@ -383,15 +384,14 @@ pub static ROUTES: &[Route] = &[
                 of rides, one decimal place) and by Hong Kong season (September to August, \
                 newest first), and the 20 newest rides. A ride is a runner in a result except \
                 one withdrawn (`WV`, `WV-A`, `WX`, `WX-A`, `WXNR`) or that took no part \
-                (`TNP`); an amended result counts as amended, a retracted one not at all. \
-                Takes no query parameters.",
+                (`TNP`); an amended result counts as amended, a retracted one not at all.",
             ok: "The jockey's record.",
             body: Component::of::<PersonRecord>(),
             errors: &[
                 (
                     "400",
                     "`bad_request`: an id not of slug form (lower-case letters and digits, \
-                     words joined by single `-`), or a query parameter.",
+                     words joined by single `-`), or a query parameter other than `min_seq`.",
                 ),
                 ("404", "`not_found`: no jockey of that id has a ride."),
             ],
@@ -400,7 +400,7 @@ pub static ROUTES: &[Route] = &[
     Route {
         path: "/api/v1/jockeys/{id}/analysis",
         handler: &Handler::new(analysis::jockey),
-        long: false,
+        long: true,
         doc: Operation {
             id: "jockey_analysis",
             tag: "people",
@@ -445,15 +445,14 @@ pub static ROUTES: &[Route] = &[
             tag: "people",
             summary: "Get a trainer's record",
             description: "A trainer's runners that rode (rides), wins, seconds and thirds, \
-                overall and by season, and the 20 newest, as a jockey's record. Takes no query \
-                parameters.",
+                overall and by season, and the 20 newest, as a jockey's record.",
             ok: "The trainer's record.",
             body: Component::of::<PersonRecord>(),
             errors: &[
                 (
                     "400",
                     "`bad_request`: an id not of slug form (lower-case letters and digits, \
-                     words joined by single `-`), or a query parameter.",
+                     words joined by single `-`), or a query parameter other than `min_seq`.",
                 ),
                 ("404", "`not_found`: no trainer of that id has a ride."),
             ],
@@ -462,7 +461,7 @@ pub static ROUTES: &[Route] = &[
     Route {
         path: "/api/v1/trainers/{id}/analysis",
         handler: &Handler::new(analysis::trainer),
-        long: false,
+        long: true,
         doc: Operation {
             id: "trainer_analysis",
             tag: "people",

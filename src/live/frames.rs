@@ -536,8 +536,8 @@ pub struct Ping {
 }
 
 /// Play back a date's recorded odds (of one race if `race_number` is given) as `odds`
-/// frames marked `"replay":true`, at their recorded pace divided by `speed`, then
-/// `replay_end`. One replay at a time per connection.
+/// frames marked `"replay":true`, at the pace their prices were given (`occurred_at`)
+/// divided by `speed`, then `replay_end`. One replay at a time per connection.
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Replay {
@@ -551,7 +551,8 @@ pub struct Replay {
     #[serde(default)]
     #[schema(minimum = 1, maximum = 99, nullable = false)]
     pub race_number: Option<i64>,
-    /// How many times faster than recorded: 1 to 100, fractions allowed; 1 if left out.
+    /// How many times faster than the prices were given: 1 to 100, fractions allowed; 1
+    /// if left out.
     #[serde(default)]
     #[schema(minimum = 1, maximum = 100, nullable = false)]
     pub speed: Option<f64>,

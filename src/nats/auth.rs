@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context as _};
 
 use super::buckets::{self, Bucket};
+use super::subjects;
 
 /// What a NATS user of the deployment is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -150,8 +151,8 @@ impl Role {
         let mut subscribe = vec![format!("{}.>", self.inbox_prefix())];
         // Each replica's use of keys, reported to the others.
         if self == Role::Service {
-            publish.push(super::subjects::rate_use_all(stream));
-            subscribe.push(super::subjects::rate_use_all(stream));
+            publish.push(subjects::rate_use_all(stream));
+            subscribe.push(subjects::rate_use_all(stream));
         }
         Permissions { publish, subscribe }
     }
@@ -185,24 +186,33 @@ pub struct User {
 
 impl User {
     /// What this user may publish and subscribe to: its role's, and for a feeder, the
-    /// reading of its own refusals ([`buckets::REFUSALS`], keys `{name}.*`). Only through
-    /// a push consumer that delivers to a subject of its own: a direct get, or a consumer
-    /// delivering to the role's inbox, would answer where every feeder may listen.
+    /// reading of its own refusals ([`buckets::REFUSALS`], keys `{name}.*`): making,
+    /// looking up and removing the consumers of its own names
+    /// ([`subjects::refusals_reader`]), each filtered to its own keys, and listening
+    /// where they deliver. Nothing else of the bucket's stream: no look at the stream
+    /// (which lists every feeder's keys), no consumer of another name (another feeder's
+    /// to remove, or one delivering to the role's inbox, where every feeder may listen),
+    /// no direct get (answered there too).
     pub fn permissions(&self, stream: &str) -> Permissions {
         let mut p = self.role.permissions(stream);
         if self.role == Role::Feeder {
             let api = "$JS.API";
             let bucket = buckets::REFUSALS.name(stream);
             let kv = format!("KV_{bucket}");
-            p.publish.extend([
-                format!("{api}.STREAM.INFO.{kv}"),
-                format!("{api}.CONSUMER.CREATE.{kv}.*.$KV.{bucket}.{}.>", self.name),
-                format!("{api}.CONSUMER.DELETE.{kv}.*"),
-                format!("$JS.FC.{kv}.>"),
-            ]);
+            for slot in 0..subjects::REFUSAL_READERS {
+                let name = subjects::refusals_reader(&self.name, slot);
+                p.publish.extend([
+                    format!(
+                        "{api}.CONSUMER.CREATE.{kv}.{name}.$KV.{bucket}.{}.>",
+                        self.name
+                    ),
+                    format!("{api}.CONSUMER.INFO.{kv}.{name}"),
+                    format!("{api}.CONSUMER.DELETE.{kv}.{name}"),
+                ]);
+            }
             p.subscribe.push(format!(
                 "{}.>",
-                super::subjects::refusals_delivery(stream, &self.name)
+                subjects::refusals_delivery(stream, &self.name)
             ));
         }
         p
@@ -578,26 +588,46 @@ mod tests {
         let mut c = Credentials::ensure(&dir.path().join("c"), "RACING").expect("made");
         c.add(Role::Feeder, "hkjc").expect("added");
         let hkjc = c.user("feeder-hkjc").expect("there").permissions("RACING");
-        let consumer =
-            "$JS.API.CONSUMER.CREATE.KV_RACING_REFUSALS.*.$KV.RACING_REFUSALS.feeder-hkjc.>";
-        assert!(hkjc.publish.iter().any(|p| p == consumer), "{hkjc:?}");
+        let api = "$JS.API";
+        let kv = "KV_RACING_REFUSALS";
+        for slot in 0..subjects::REFUSAL_READERS {
+            let name = format!("refusals_feeder-hkjc_{slot}");
+            for p in [
+                format!("{api}.CONSUMER.CREATE.{kv}.{name}.$KV.RACING_REFUSALS.feeder-hkjc.>"),
+                format!("{api}.CONSUMER.INFO.{kv}.{name}"),
+                format!("{api}.CONSUMER.DELETE.{kv}.{name}"),
+            ] {
+                assert!(hkjc.publish.contains(&p), "{p}: {hkjc:?}");
+            }
+        }
         assert!(hkjc
             .subscribe
             .contains(&"RACING_REFUSALS_TO.feeder-hkjc.>".to_owned()));
-        // No unfiltered consumer, no direct get (both answer on the shared inbox), and
-        // nothing of the plain feeder's.
-        for p in hkjc.publish.iter().chain(&hkjc.subscribe) {
+        // Of the bucket's stream, its own consumers alone: no look at the stream, no
+        // consumer of another name, no direct get, no wildcard, and nothing of the plain
+        // feeder's.
+        let refusals: Vec<&String> = hkjc.publish.iter().filter(|p| p.contains(kv)).collect();
+        assert_eq!(refusals.len(), 3 * subjects::REFUSAL_READERS);
+        for p in refusals {
             assert!(
-                !p.contains("DIRECT.GET") && !p.ends_with("CREATE.KV_RACING_REFUSALS"),
+                p.contains(".CONSUMER.") && p.contains(".refusals_feeder-hkjc_"),
                 "{p}"
             );
+            assert!(!p.contains(".*") && !p.ends_with("_REFUSALS.>"), "{p}");
+        }
+        for p in hkjc.publish.iter().chain(&hkjc.subscribe) {
             assert!(!p.contains(".feeder.") && !p.ends_with(".feeder"), "{p}");
+            assert!(!p.contains("_feeder_"), "{p}");
         }
         let plain = c.user("feeder").expect("there").permissions("RACING");
         assert!(plain
             .subscribe
             .contains(&"RACING_REFUSALS_TO.feeder.>".to_owned()));
-        assert!(!plain.subscribe.iter().any(|s| s.contains("hkjc")));
+        assert!(!plain
+            .publish
+            .iter()
+            .chain(&plain.subscribe)
+            .any(|s| s.contains("hkjc")));
         // Other roles gain nothing by it.
         let keys = c.first(Role::KeysAdmin).expect("there");
         assert_eq!(

@@ -115,6 +115,8 @@ pub struct Projector {
     parts: Parts,
     /// JetStream through the projector's own connection.
     js: jetstream::Context,
+    /// Keeps the refusals of the events it refuses for their feeders.
+    refusals: crate::refusals::Keeper,
     /// How far past its target the filter of applied ids was when the log last warned
     /// of it ([`filter_warning_level`]).
     filter_warned: AtomicU32,
@@ -142,6 +144,7 @@ impl Projector {
                 _ = shutdown.cancelled() => return Ok(()),
             };
             let projector = Projector {
+                refusals: crate::refusals::Keeper::new(connection.jetstream(), &parts.stream),
                 parts,
                 js: connection.jetstream(),
                 filter_warned: AtomicU32::new(0),
@@ -392,9 +395,8 @@ impl Projector {
             let hold = in_catch_up && held.len() < CATCH_UP_BATCH;
             self.room_for(batch.batch.bytes())?;
             self.parts.faults.store_file_lost()?;
-            let refusals = std::mem::take(&mut batch.refusals);
+            self.refusals.keep_later(batch.drain_refusals());
             let stats = off_the_workers(|| self.commit(batch, held, hold))?;
-            crate::refusals::keep_later(&self.js, &self.parts.stream, refusals);
             tracing::debug!(?stats, pending, "batch committed");
             self.progressed(&stats, pending);
             match pace.as_mut() {
@@ -487,14 +489,13 @@ impl Projector {
                 }
                 taken += 1;
             }
+            self.refusals.keep_later(batch.drain_refusals());
             let Taken {
                 batch,
                 live,
                 pending,
-                refusals,
                 ..
             } = batch;
-            crate::refusals::keep_later(&self.js, &self.parts.stream, refusals);
             self.room_for(batch.bytes())?;
             let mut changed = Vec::new();
             let sealed = off_the_workers(|| batch.seal(|key| changed.push(key.to_vec())))?;
@@ -551,6 +552,7 @@ impl Projector {
     /// Publishes what a written batch reached, and that the projector caught up where the
     /// stream held nothing past it (`pending`).
     fn progressed(&self, stats: &BatchStats, pending: u64) {
+        self.parts.read_models.applied_up_to(stats.checkpoint);
         self.parts.progress.send_modify(|p| {
             p.checkpoint = stats.checkpoint;
             p.applied += stats.applied;

@@ -19,7 +19,7 @@ pub(super) struct Taken<'a> {
     /// Whether refused events are logged (a rebuild refuses them again, quietly).
     pub log_dead_letters: bool,
     /// The refusals of events whose feeder is named, to keep for it; only where logged.
-    pub refusals: Vec<Refusal>,
+    refusals: Vec<Refusal>,
 }
 
 impl<'a> Taken<'a> {
@@ -46,6 +46,11 @@ impl<'a> Taken<'a> {
             log_dead_letters,
             refusals: Vec::new(),
         }
+    }
+
+    /// The refusals taken so far, to keep for their feeders; the batch keeps none.
+    pub(super) fn drain_refusals(&mut self) -> Vec<Refusal> {
+        std::mem::take(&mut self.refusals)
     }
 
     /// Folds one message in, or records it as a dead letter.
@@ -92,7 +97,9 @@ impl<'a> Taken<'a> {
                         self.refusals.push(Refusal {
                             feeder,
                             seq,
-                            subject: subject.to_owned(),
+                            // A subject may be as long as a NATS line: clipped, so that
+                            // the quota of refusals a name bounds its bytes too.
+                            subject: racing_events::clip(subject, 128),
                             event_id: event_id_of(&payload, msg_id.as_deref()),
                             reason: reason.clone(),
                             published_at: racing_projections::published_at(m.published),

@@ -42,7 +42,8 @@ pub struct WatchArgs {
     #[arg(long)]
     pub since: Option<u64>,
     /// Play back the moves recorded for the date (or `--race`) at this speed, 1 to 100
-    /// times as fast as they went live, one line each, and end with the replay.
+    /// times as fast as their prices were given (`occurred_at`), one line each, and end
+    /// with the replay.
     #[arg(long, value_name = "SPEED", conflicts_with = "since")]
     pub replay: Option<f64>,
 }

@@ -12,6 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from racing_client import AsyncRacing, Racing
 from racing_client.feed import (
     Event,
     Feeder,
@@ -75,6 +76,9 @@ def test_a_good_batch_is_applied_and_the_same_again_is_a_duplicate(service):
     first, again = asyncio.run(run())
     assert (first.stored, first.duplicate, first.refused) == (2, 0, [])
     assert (again.stored, again.duplicate) == (0, 2)
+    # Each event's sequence, in order; sent again, each its first copy's.
+    assert len(first.seqs) == 2 and first.seqs[0] < first.seqs[1]
+    assert again.seqs == first.seqs and again.last_seq == first.seqs[1]
 
     def served():
         r = httpx.get(service.url + "/api/v1/horses/PYF1", headers={"X-API-Key": service.key}, timeout=5)
@@ -113,3 +117,21 @@ def test_a_bad_event_is_refused_here_and_one_only_the_service_refuses_comes_back
     # The refused one was never sent: no refusal, no profile.
     r = httpx.get(service.url + "/api/v1/horses/PYF2", headers={"X-API-Key": service.key}, timeout=5)
     assert r.status_code == 404
+
+
+def test_a_read_with_the_sequence_a_publish_returned_never_answers_the_document_before_it(service):
+    async def run():
+        async with await feeder(service) as f, AsyncRacing(service.key, service.url) as racing:
+            for round in range(1, 31):
+                name = f"PYTHON FEED {round}"
+                sent = await f.publish([Event(profile("PYF4", horse_name=name))])
+                assert sent.seqs == [sent.last_seq]
+                horse = await racing.horse("PYF4", min_seq=sent.last_seq)
+                assert horse.horse_name == name, f"round {round}"
+                assert horse.meta.racing_seq >= sent.last_seq
+        return sent.last_seq
+
+    last = asyncio.run(run())
+    with Racing(service.key, service.url) as racing:
+        assert racing.horse("PYF4", min_seq=last).horse_name == "PYTHON FEED 30"
+        assert racing.meetings(min_seq=last).next is None

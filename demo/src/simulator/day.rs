@@ -2,7 +2,7 @@
 //! scratching suspends betting and reopens it, the race goes `off` at its time and is
 //! `finished` before its result, and now and then a race is abandoned and has none.
 
-use racing_events::{Envelope, Event, RaceStatus, RaceStatusChanged, RunnerScratched};
+use racing_events::{Envelope, Event, OddsUpdated, RaceStatus, RaceStatusChanged, RunnerScratched};
 use rand::seq::index;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -61,8 +61,9 @@ pub(super) fn plan(rng: &mut ChaCha8Rng, races: &mut [LiveRace]) {
 impl Simulator {
     /// What race `race` (index as for [`Simulator::tick`]) does in second `second` (from
     /// 0) of its `race_secs` of trading: where the day has its late scratching due then,
-    /// betting suspended with the reason, the `RunnerScratched`, and betting open again
-    /// (the runner then out of the prices and listed `WX` in the result); else the next
+    /// betting suspended with the reason, the `RunnerScratched`, betting open again and
+    /// the board priced again for the field left (the runner then out of the prices and
+    /// listed `WX` in the result); else the next
     /// price move, as `tick` gives it. Each event at `now`. Empty when nothing happens.
     pub fn trade(&mut self, race: usize, second: u64, race_secs: u64, now: &str) -> Vec<Envelope> {
         let Some(index) = self.index(race) else {
@@ -105,8 +106,10 @@ impl Simulator {
             .collect()
     }
 
-    /// Withdraws one starter of race `index` on the day, once: `None` once done, or when
-    /// the field is too small to lose one.
+    /// Withdraws one starter of race `index` on the day, once: betting suspended, the
+    /// `RunnerScratched`, betting open again, and the board priced again without it (the
+    /// pool shared among those left, and place terms for the smaller field). `None` once
+    /// done, or when the field is too small to lose one.
     fn scratch(&mut self, index: usize, now: &str) -> Option<Vec<Envelope>> {
         let live = &mut self.races[index];
         let (_, why) = live.plan.scratching.take()?;
@@ -128,7 +131,20 @@ impl Simulator {
         let suspended = self.status(index, RaceStatus::Suspended, Some(&reason), now);
         let scratched = envelope(&mut self.rng, scratched, now.to_owned());
         let open = self.status(index, RaceStatus::Open, None, now);
-        Some(vec![suspended, scratched, open])
+        let live = &mut self.races[index];
+        let everyone: Vec<usize> = (0..live.starters.len()).collect();
+        let changed = live.reprice(&everyone);
+        let mut events = vec![suspended, scratched, open];
+        if !changed.is_empty() {
+            let priced = Event::OddsUpdated(OddsUpdated {
+                date: self.date.clone(),
+                venue: Some(live.card.venue.clone()),
+                race_number: live.card.race_number,
+                odds: live.priced(&changed),
+            });
+            events.push(envelope(&mut self.rng, priced, now.to_owned()));
+        }
+        Some(events)
     }
 
     fn status(

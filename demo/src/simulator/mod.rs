@@ -1,6 +1,7 @@
-//! The live simulation of one meeting: drifting win and place odds for each race, then its
-//! result; `day` adds what happens around the prices (statuses, late scratchings, an
-//! abandoned race).
+//! The live simulation of one meeting: each race's market moving (the runners' chances
+//! drifting, the tote board's win and place prices following them within the pool's book),
+//! then its result; `day` adds what happens around the prices (statuses, late scratchings,
+//! an abandoned race).
 
 mod day;
 
@@ -15,9 +16,9 @@ use crate::draw::{envelope, normal};
 use crate::horses::body_weight;
 use crate::races::{race_plan, Ground, Kind, RacePlan, Venue, SHA_TIN_TURF};
 use crate::running::{
-    calls, finish_time, finishing_order, lbw, place_price, placings, running_positions, unplaced,
-    winning_time, PAYOUT_RATE,
+    calls, finish_time, finishing_order, lbw, placings, running_positions, unplaced, winning_time,
 };
+use crate::tote::{self, PAYOUT_RATE};
 use crate::DemoFeed;
 use day::DayPlan;
 
@@ -51,26 +52,32 @@ struct LiveRace {
     going: &'static str,
 }
 
-/// A starter's prices in tenths, as the tote board shows them to one decimal.
+/// A starter as the market holds it: its chance, as a log-weight, and the prices the board
+/// shows.
 #[derive(Debug, Clone, Copy)]
 struct Starter {
     /// Index into the card's runners.
     runner: usize,
-    opening: i64,
-    price: i64,
+    /// Its chance of winning as the money has it now, as a log-weight among the field's
+    /// (see [`tote::chances`]), and as it opened.
+    weight: f64,
+    opening: f64,
+    /// Its win and place prices on the board.
+    win: f64,
+    place: f64,
 }
 
-/// The live simulation's price board, in tenths: 1.1 to 199.0.
-const MIN_PRICE: i64 = 11;
-const MAX_PRICE: i64 = 1_990;
-/// Spread of one price move in log terms: a few percent either way.
+/// Spread of one move of a runner's chance in log terms: a few percent either way.
 const DRIFT: f64 = 0.04;
-/// Share of its distance from the opening price that a price gives back on each move, so
-/// that a demo left running for hours keeps a believable market rather than wandering
-/// the whole field out to the limits.
+/// Share of its distance from the opening chance that a runner's chance gives back on
+/// each move, so that a demo left running for hours keeps a believable market rather than
+/// wandering the whole field out to the limits.
 const REVERSION: f64 = 0.02;
-/// The most prices one update moves.
+/// The most runners the money moves on at once.
 const MAX_MOVES: usize = 4;
+/// How many times a move that changes no price on the board is drawn again: a small step
+/// on a short price stays on the same tenth.
+const REDRAWS: usize = 16;
 
 impl Simulator {
     /// Today's races of `feed` (cards minus scratched runners, opening prices from its
@@ -91,7 +98,7 @@ impl Simulator {
         // The feed does not publish the going, so the day's weather is the simulator's own.
         let ground = Ground::draw(&mut rng);
         let mut cards: BTreeMap<i64, (RaceCard, BTreeSet<String>)> = BTreeMap::new();
-        let mut opening: BTreeMap<(i64, String), f64> = BTreeMap::new();
+        let mut opening: BTreeMap<(i64, String), (f64, Option<f64>)> = BTreeMap::new();
         for env in &feed.events {
             match &env.event {
                 Event::RaceCardDeclared(c) if c.date == feed.today => {
@@ -107,7 +114,8 @@ impl Simulator {
                 Event::OddsUpdated(o) if o.date == feed.today => {
                     for r in &o.odds {
                         if let Some(win) = r.win_odds {
-                            opening.insert((o.race_number, r.horse_no.clone()), win);
+                            opening
+                                .insert((o.race_number, r.horse_no.clone()), (win, r.place_odds));
                         }
                     }
                 }
@@ -137,14 +145,18 @@ impl Simulator {
     }
 
     /// The next price movement of race `race` (index from 0; past the last race, the last
-    /// race): an `OddsUpdated` envelope for today's date and that race number listing the
-    /// 1 to 4 runners whose price changed, each once, in card order, each with its win
-    /// price and the place price that goes with it, with a fresh
-    /// deterministic `event_id` and `occurred_at` = `now`, an RFC 3339 timestamp that the
-    /// caller vouches for.
+    /// race): the money moves on 1 to 4 of its starters, their chances drifting a few
+    /// percent (pulled gently back toward where they opened), and the board follows: an
+    /// `OddsUpdated` envelope for today's date and that race number listing the runners
+    /// whose prices changed, each once, in card order, each with its win price and the
+    /// place price that goes with it. Those the money moved take their new prices; any
+    /// other the move left more than a few percent off its price takes its new one too,
+    /// so that the board's win book stays near the pool's (about 121%) however long the
+    /// race trades. With a fresh deterministic `event_id` and `occurred_at` = `now`, an
+    /// RFC 3339 timestamp that the caller vouches for.
     ///
-    /// `None` when today has no races, or the race has no runner left to price (an
-    /// `OddsUpdated` must list at least one).
+    /// `None` when today has no races, or the race has no runner left whose price can
+    /// move (an `OddsUpdated` must list at least one).
     pub fn tick(&mut self, race: usize, now: &str) -> Option<Envelope> {
         let index = self.index(race)?;
         let live = &mut self.races[index];
@@ -157,19 +169,46 @@ impl Simulator {
             .min(live.starters.len());
         let mut moved = index::sample(&mut self.rng, live.starters.len(), count).into_vec();
         moved.sort_unstable();
-        let field = live.starters.len();
-        let odds = moved
-            .into_iter()
-            .map(|i| {
+        let mut changed = Vec::new();
+        for _ in 0..REDRAWS {
+            for &i in &moved {
                 let starter = &mut live.starters[i];
-                starter.price = drift(&mut self.rng, starter.price, starter.opening);
-                RunnerOdds {
-                    horse_no: live.card.runners[starter.runner].horse_no.clone(),
-                    win_odds: Some(decimal(starter.price)),
-                    place_odds: Some(place_price(decimal(starter.price), field)),
+                starter.weight = drift(&mut self.rng, starter.weight, starter.opening);
+            }
+            changed = live.reprice(&moved);
+            if !changed.is_empty() {
+                break;
+            }
+        }
+        // Still on the same tenths: a runner moved (or, where each of those is held at a
+        // limit of the board, another) takes a step of a tenth or two of its price, back
+        // toward where it opened, or the other way from a limit.
+        let others = (0..live.starters.len()).filter(|i| !moved.contains(i));
+        for i in moved.iter().copied().chain(others) {
+            let starter = live.starters[i];
+            let back = if starter.weight > starter.opening {
+                -1.0
+            } else {
+                1.0
+            };
+            for way in [back, -back] {
+                if !changed.is_empty() {
+                    break;
                 }
-            })
-            .collect();
+                live.starters[i].weight = starter.weight + way * 0.4 / starter.win;
+                changed = live.reprice(&[i]);
+            }
+            if changed.is_empty() {
+                live.starters[i].weight = starter.weight;
+            } else {
+                break;
+            }
+        }
+        if changed.is_empty() {
+            // A field the board cannot price otherwise (a walkover at the shortest price).
+            return None;
+        }
+        let odds = live.priced(&changed);
         let event = Event::OddsUpdated(OddsUpdated {
             date: self.date.clone(),
             venue: Some(live.card.venue.clone()),
@@ -192,11 +231,7 @@ impl Simulator {
         let index = self.index(race)?;
         let live = &self.races[index];
         // A runner's log-weight is -ln(odds), so its chance to win goes as 1/odds.
-        let strength: Vec<f64> = live
-            .starters
-            .iter()
-            .map(|s| -decimal(s.price).ln())
-            .collect();
+        let strength: Vec<f64> = live.starters.iter().map(|s| -s.win.ln()).collect();
         let order = finishing_order(&mut self.rng, &strength);
         let winner = winning_time(&mut self.rng, &live.race, live.going);
         let lines = placings(&mut self.rng, &order, None, winner, live.race.kind.prize());
@@ -216,7 +251,7 @@ impl Simulator {
             finishers.push(ResultRunner {
                 position: Some(p.position),
                 finish_time: Some(finish_time(p.time)),
-                win_odds: Some(decimal(starter.price)),
+                win_odds: Some(starter.win),
                 dead_heat: p.dead_heat,
                 lbw: Some(lbw(p.time - winner)),
                 running_positions: Some(std::mem::take(&mut calls[p.starter])),
@@ -257,21 +292,34 @@ impl LiveRace {
     fn new(
         card: RaceCard,
         out: &BTreeSet<String>,
-        opening: &BTreeMap<(i64, String), f64>,
+        opening: &BTreeMap<(i64, String), (f64, Option<f64>)>,
         ground: Ground,
     ) -> LiveRace {
         let (scratched, running): (Vec<usize>, Vec<usize>) =
             (0..card.runners.len()).partition(|&i| out.contains(&card.runners[i].horse_no));
+        // A starter with no opening price opens as if every starter had the same chance.
         let level = PAYOUT_RATE * running.len() as f64;
+        let win: Vec<f64> = running
+            .iter()
+            .map(|&runner| {
+                let key = (card.race_number, card.runners[runner].horse_no.clone());
+                let price = opening.get(&key).map_or(level, |&(win, _)| win);
+                price.clamp(tote::MIN_WIN, tote::MAX_WIN)
+            })
+            .collect();
+        let fair = tote::place_prices(&win);
         let starters = running
             .into_iter()
-            .map(|runner| {
+            .zip(win.into_iter().zip(fair))
+            .map(|(runner, (win, fair))| {
                 let key = (card.race_number, card.runners[runner].horse_no.clone());
-                let price = tenths(opening.get(&key).copied().unwrap_or(level));
+                let place = opening.get(&key).and_then(|&(_, place)| place);
                 Starter {
                     runner,
-                    opening: price,
-                    price,
+                    weight: -win.ln(),
+                    opening: -win.ln(),
+                    win,
+                    place: place.unwrap_or(fair),
                 }
             })
             .collect();
@@ -300,31 +348,38 @@ impl LiveRace {
     }
 }
 
-/// Decimal odds on the simulator's board, in tenths.
-fn tenths(odds: f64) -> i64 {
-    // `as` saturates, and maps NaN to 0, so the clamp bounds every input.
-    ((odds * 10.0).round() as i64).clamp(MIN_PRICE, MAX_PRICE)
+impl LiveRace {
+    /// Moves the board toward the market's prices after the money moved on the starters
+    /// of `moved` (see [`tote::reprice`]); the starters whose prices changed.
+    fn reprice(&mut self, moved: &[usize]) -> Vec<usize> {
+        let weights: Vec<f64> = self.starters.iter().map(|s| s.weight).collect();
+        let market = tote::win_prices(&tote::chances(&weights));
+        let mut board: Vec<(f64, f64)> = self.starters.iter().map(|s| (s.win, s.place)).collect();
+        let changed = tote::reprice(&mut board, &market, moved);
+        for (starter, (win, place)) in self.starters.iter_mut().zip(board) {
+            (starter.win, starter.place) = (win, place);
+        }
+        changed
+    }
+
+    /// The prices of the starters at `changed`, as an update lists them.
+    fn priced(&self, changed: &[usize]) -> Vec<RunnerOdds> {
+        changed
+            .iter()
+            .map(|&i| {
+                let starter = &self.starters[i];
+                RunnerOdds {
+                    horse_no: self.card.runners[starter.runner].horse_no.clone(),
+                    win_odds: Some(starter.win),
+                    place_odds: Some(starter.place),
+                }
+            })
+            .collect()
+    }
 }
 
-fn decimal(tenths: i64) -> f64 {
-    tenths as f64 / 10.0
-}
-
-/// One move of a price in tenths: a multiplicative step of a few percent, pulled gently
-/// back toward the opening price.
-fn drift(rng: &mut ChaCha8Rng, price: i64, opening: i64) -> i64 {
-    let pull = -REVERSION * (price as f64 / opening as f64).ln();
-    let step = pull + DRIFT * normal(rng);
-    let moved = tenths(decimal(price) * step.exp());
-    if moved != price {
-        return moved;
-    }
-    // An update lists only prices that changed: too small a step still moves one tenth,
-    // back off the limit if it would cross it.
-    let nudge = if step < 0.0 { -1 } else { 1 };
-    if (MIN_PRICE..=MAX_PRICE).contains(&(price + nudge)) {
-        price + nudge
-    } else {
-        price - nudge
-    }
+/// One move of a runner's chance, as a log-weight: a step of a few percent, pulled gently
+/// back toward where it opened.
+fn drift(rng: &mut ChaCha8Rng, weight: f64, opening: f64) -> f64 {
+    weight - REVERSION * (weight - opening) + DRIFT * normal(rng)
 }

@@ -2,6 +2,7 @@
 
 mod calendar;
 mod live;
+mod market;
 mod raceday;
 mod season;
 mod simulator;
@@ -71,6 +72,27 @@ fn now() -> jiff::Zoned {
 
 fn simulator(seed: u64) -> Simulator {
     Simulator::new(feed(), seed)
+}
+
+/// Today's declared events, then the simulator's day as the live demo runs it, each race
+/// trading for `race_secs` (see `live.rs`, whose test checks that the run publishes
+/// exactly these).
+fn race_day(seed: u64, race_secs: u64) -> Vec<Envelope> {
+    let mut events: Vec<Envelope> = feed()
+        .events
+        .iter()
+        .filter(|e| raceday::date_of(&e.event) == Some(TODAY))
+        .cloned()
+        .collect();
+    let mut sim = simulator(seed);
+    for race in 0..sim.races() {
+        for second in 0..race_secs {
+            events.extend(sim.trade(race, second, race_secs, NOW));
+        }
+        events.extend(sim.off(race, NOW));
+        events.extend(sim.finish(race, NOW));
+    }
+    events
 }
 
 fn today_card(number: i64) -> &'static RaceCard {

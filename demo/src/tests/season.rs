@@ -383,10 +383,127 @@ fn profiles_carry_pedigree_import_type_ratings_and_season_stakes() {
         assert!(p
             .season_start_rating
             .is_some_and(|r| (0..=200).contains(&r)));
-        assert_eq!(p.season_stakes, Some(p.total_stakes), "{p:?}");
+        assert!(
+            p.season_stakes.is_some_and(|s| s <= p.total_stakes),
+            "{p:?}"
+        );
     }
     assert_eq!(
         imports,
         ["ISG", "PP", "PPG"].map(String::from).into_iter().collect()
     );
+}
+
+#[test]
+fn a_past_race_is_traded_in_the_half_hour_before_its_result() {
+    let at = |e: &Envelope| e.occurred_at.parse::<jiff::Timestamp>().expect("a time");
+    let mut first: BTreeMap<(&str, i64), jiff::Timestamp> = BTreeMap::new();
+    let mut checked = 0;
+    for env in &feed().events {
+        match &env.event {
+            Event::OddsUpdated(o) if o.date != TODAY => {
+                first
+                    .entry((o.date.as_str(), o.race_number))
+                    .or_insert(at(env));
+            }
+            Event::RaceResultPublished(r) => {
+                let Some(opened) = first.get(&(r.date.as_str(), r.race_number)) else {
+                    continue;
+                };
+                let traded = at(env).duration_since(*opened);
+                // The result comes 3 minutes (and some seconds) after the off.
+                let most = jiff::SignedDuration::from_mins(34);
+                assert!(
+                    traded.is_positive() && traded <= most,
+                    "{traded:?} from the first price to {}",
+                    env.to_json()
+                );
+                checked += 1;
+            }
+            _ => {}
+        }
+    }
+    assert!(checked > 500, "{checked} races");
+}
+
+/// The first year of Hong Kong's season `date` (`YYYY-MM-DD`) races in: seasons start in
+/// September.
+fn season_of(date: &str) -> i32 {
+    let year: i32 = date[..4].parse().expect("a year");
+    let month: u32 = date[5..7].parse().expect("a month");
+    if month >= 9 {
+        year
+    } else {
+        year - 1
+    }
+}
+
+#[test]
+fn profiles_carry_the_career_and_the_season_stakes_of_the_results() {
+    // Each placed runner's prize money, counted from the results as published: its share
+    // of its race's purse by position, a dead heat sharing two places' shares.
+    let this_season = season_of(TODAY);
+    let mut career: BTreeMap<&str, i64> = BTreeMap::new();
+    let mut season: BTreeMap<&str, i64> = BTreeMap::new();
+    for r in results() {
+        let class = r.class.as_deref().expect("a class");
+        let purse = crate::races::Kind::parse(class)
+            .expect("a demo class")
+            .prize();
+        for runner in &r.runners {
+            let Some(position) = runner.position else {
+                continue;
+            };
+            let won = crate::running::prize_money(purse, position, runner.dead_heat);
+            *career.entry(runner.horse_no.as_str()).or_default() += won;
+            if season_of(&r.date) == this_season {
+                *season.entry(runner.horse_no.as_str()).or_default() += won;
+            }
+        }
+    }
+    let (mut checked, mut earlier) = (0, 0);
+    for e in &feed().events {
+        let Event::HorseProfileUpdated(p) = &e.event else {
+            continue;
+        };
+        let horse = p.horse_no.as_str();
+        let total = career.get(horse).copied().unwrap_or_default();
+        let this = season.get(horse).copied().unwrap_or_default();
+        assert_eq!(
+            (p.total_stakes, p.season_stakes),
+            (total, Some(this)),
+            "{horse}: career and season stakes"
+        );
+        checked += 1;
+        earlier += usize::from(total > this);
+    }
+    assert_eq!(checked, feed().horses);
+    assert!(
+        earlier > 100,
+        "{earlier} horses won prize money before this season"
+    );
+}
+
+#[test]
+fn a_horse_unraced_this_season_is_rated_as_it_began_the_season() {
+    // Ratings move only with a horse's runs: one that has not run since the season began
+    // is rated as it was then.
+    let this_season = season_of(TODAY);
+    let ran: BTreeSet<&str> = results()
+        .filter(|r| season_of(&r.date) == this_season)
+        .flat_map(|r| &r.runners)
+        .filter(|r| !withdrawn(r))
+        .map(|r| r.horse_no.as_str())
+        .collect();
+    let mut unraced = 0;
+    for e in &feed().events {
+        let Event::HorseProfileUpdated(p) = &e.event else {
+            continue;
+        };
+        if !ran.contains(p.horse_no.as_str()) {
+            assert_eq!(p.season_start_rating, p.current_rating, "{}", p.horse_no);
+            unraced += 1;
+        }
+    }
+    assert!(unraced > 100, "{unraced} horses unraced this season");
 }

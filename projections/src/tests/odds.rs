@@ -397,3 +397,44 @@ fn the_odds_journal_reads_the_same_across_its_chunks_and_batches() {
         [251]
     );
 }
+
+/// A move dated in the future by mistake counts as given when it was published: the
+/// market's clock does not run ahead of the moves after it, so their 5-minute moves are
+/// still read against the prices of 5 minutes before, live and as of any point.
+#[test]
+fn a_move_dated_in_the_future_does_not_freeze_the_markets_windows() {
+    let at = |hhmm: &str| format!("{DAY}T{hhmm}:00Z");
+    let nanos =
+        |hhmm: &str| i128::from(crate::market::millis(&at(hhmm)).expect("a time")) * 1_000_000;
+    let moves = [
+        ("10:00", "10:00", 4.0),
+        ("10:01", "2030-01-01T00:00:00Z", 4.0),
+        ("10:06", "10:06", 3.0),
+    ];
+    let dir = tempdir();
+    let store = Store::open(dir.path()).expect("open");
+    for (i, (published, given, price)) in moves.into_iter().enumerate() {
+        let given = if given.contains('T') {
+            given.to_owned()
+        } else {
+            at(given)
+        };
+        let e = Envelope::new(odds_at(DAY, ST, 1, &[("A1", price)]), &given);
+        let mut b = store.batch().expect("batch");
+        b.apply(i as u64 + 1, nanos(published), &e).expect("apply");
+        b.commit().expect("commit");
+    }
+    let key = DocKey::Odds {
+        date: DAY,
+        race_number: 1,
+        venue: Some("Sha Tin"),
+    };
+    let five_minutes = |doc: &[u8]| -> Value {
+        let doc: Value = serde_json::from_slice(doc).expect("json");
+        doc["odds"][0]["win_move_5m_pct"].clone()
+    };
+    let now = store.doc(key).expect("read").expect("the odds");
+    assert_eq!(five_minutes(&now), serde_json::json!(-25.0));
+    let then = store.doc_as_of(key, 3).expect("read").expect("the odds");
+    assert_eq!(five_minutes(&then), serde_json::json!(-25.0));
+}

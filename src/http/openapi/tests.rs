@@ -33,9 +33,9 @@ fn fold(events: Vec<Envelope>) -> MemState {
 
 fn doc(s: &MemState, key: DocKey<'_>) -> Value {
     let bytes = s.doc(key).unwrap_or_else(|| panic!("no document {key:?}"));
-    let bytes = match key {
-        DocKey::Form(_) => FormDoc::body(bytes, None).expect("framed"),
-        _ => bytes.into(),
+    let bytes: Vec<u8> = match key {
+        DocKey::Form(_) => FormDoc::body(&bytes, None).expect("framed").into_owned(),
+        _ => bytes.into_owned(),
     };
     serde_json::from_slice(&bytes).expect("json")
 }
@@ -259,7 +259,7 @@ fn rendered_documents_of_every_kind_validate_against_their_schemas() {
     let discovery = [
         (
             "Meetings",
-            crate::http::discovery::meetings_page(&store, "2026-11-01", "2026-11-30")
+            crate::http::discovery::meetings_page(&store, "2026-11-01", "2026-11-30", "2026-11-30")
                 .expect("meetings"),
         ),
         (
@@ -346,6 +346,24 @@ fn rendered_documents_of_every_kind_validate_against_their_schemas() {
     }
 }
 
+/// The body of the error `response` of `status`, checked against the `ErrorBody` schema.
+fn error_body(spec: &Value, response: axum::response::Response, status: &str) -> Value {
+    let body = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime")
+        .block_on(axum::body::to_bytes(response.into_body(), 1 << 16))
+        .expect("body");
+    let body: Value = serde_json::from_slice(&body).expect("json");
+    let mut validator = Validator::new(spec);
+    let (owner, schema) = validator
+        .component("#/components/schemas/ErrorBody")
+        .expect("a schema");
+    validator
+        .check(&owner, schema, &body, status)
+        .unwrap_or_else(|e| panic!("{e}"));
+    body
+}
+
 #[test]
 fn every_error_matches_its_documented_response_and_the_error_schema() {
     let spec = spec();
@@ -371,19 +389,7 @@ fn every_error_matches_its_documented_response_and_the_error_schema() {
         let message = e.to_string();
         let response = e.into_response();
         let status = response.status().as_str().to_owned();
-        let body = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .expect("runtime")
-            .block_on(axum::body::to_bytes(response.into_body(), 1 << 16))
-            .expect("body");
-        let body: Value = serde_json::from_slice(&body).expect("json");
-        let mut validator = Validator::new(&spec);
-        let (owner, schema) = validator
-            .component("#/components/schemas/ErrorBody")
-            .expect("a schema");
-        validator
-            .check(&owner, schema, &body, &status)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let body = error_body(&spec, response, &status);
         // The documented example of this status carries the same code.
         let documented = error_response("", "", &status);
         let example =
@@ -516,5 +522,164 @@ fn the_full_record_is_described_as_optional_with_its_units() {
             .is_some_and(|r| r.contains(&Value::from(field)));
         let always = ["race_name", "going", "trainer"].contains(&field) && schema == "FormEntry";
         assert_eq!(required, always, "{schema}.{field} required");
+    }
+}
+
+#[test]
+fn every_read_takes_a_position_and_says_what_a_position_not_reached_answers() {
+    let spec = spec();
+    for route in ROUTES {
+        let op = &spec["paths"][route.path]["get"];
+        let params = op["parameters"].as_array().expect("parameters");
+        let has = |name: &str, place: &str| {
+            params
+                .iter()
+                .any(|p| p["name"] == name && p["in"] == place && p["required"] == false)
+        };
+        assert!(has("min_seq", "query"), "{}", route.path);
+        assert!(has("Racing-Min-Seq", "header"), "{}", route.path);
+        let not_found = op["responses"]["404"]["description"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(
+            not_found.contains("past the end of the log"),
+            "{}: {not_found}",
+            route.path
+        );
+    }
+    let unavailable = &spec["components"]["responses"]["Unavailable"];
+    assert!(unavailable["headers"]["Racing-Checkpoint"].is_object());
+
+    // The 503 of a position not reached, and the 404 of one past the end: each body
+    // as the error schema says, the 503's with the checkpoint in it and in a header.
+    for (e, status, checkpoint) in [
+        (
+            ApiError::Behind {
+                wanted: 12,
+                checkpoint: 9,
+            },
+            "503",
+            Some(9),
+        ),
+        (
+            ApiError::PastTheLog {
+                wanted: 12,
+                end: 10,
+            },
+            "404",
+            None,
+        ),
+    ] {
+        let response = e.into_response();
+        assert_eq!(response.status().as_str(), status);
+        let header = response
+            .headers()
+            .get("racing-checkpoint")
+            .map(|v| v.to_str().expect("ascii").to_owned());
+        assert_eq!(header, checkpoint.map(|c: u64| c.to_string()));
+        if status == "503" {
+            assert_eq!(response.headers()["retry-after"], "1");
+        }
+        let body = error_body(&spec, response, status);
+        assert_eq!(body["checkpoint"].as_u64(), checkpoint, "{body}");
+    }
+}
+
+/// Whether `value` matches the `pattern` of a description's string schema.
+fn matches(pattern: &str, value: &str) -> bool {
+    let schema = serde_json::json!({"type": "string", "pattern": pattern});
+    jsonschema::validator_for(&schema)
+        .expect("the pattern compiles")
+        .is_valid(&serde_json::json!(value))
+}
+
+#[test]
+fn a_change_cursor_is_taken_exactly_where_its_pattern_admits_it() {
+    let spec = spec();
+    let pattern = spec["components"]["schemas"]["ChangeSince"]["pattern"]
+        .as_str()
+        .expect("a pattern");
+    for cursor in [
+        "0",
+        "1",
+        "5120.64",
+        "999999999999999999",
+        "999999999999999999.999999999",
+        "9419369.82600367434829",
+        "9223372036854775807",
+        "1.4294967296",
+        "1.0",
+        "01",
+        "1.",
+        ".1",
+        "-1",
+        "1.01",
+        "",
+    ] {
+        assert_eq!(
+            matches(pattern, cursor),
+            crate::http::input::change_cursor(cursor).is_ok(),
+            "{cursor:?}"
+        );
+    }
+}
+
+#[test]
+fn the_socket_requires_the_upgrade_headers_its_handshake_checks() {
+    let spec = spec();
+    let params = spec["paths"][ODDS_SOCKET_PATH]["get"]["parameters"]
+        .as_array()
+        .expect("parameters")
+        .clone();
+    let good = [
+        ("Connection", "Upgrade"),
+        ("Upgrade", "websocket"),
+        ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="),
+        ("Sec-WebSocket-Version", "13"),
+    ];
+    for (name, _) in good {
+        let p = params
+            .iter()
+            .find(|p| p["name"] == name && p["in"] == "header")
+            .unwrap_or_else(|| panic!("{name} described"));
+        assert_eq!(p["required"], true, "{name}");
+    }
+    let pattern = |name: &str| {
+        params
+            .iter()
+            .find(|p| p["name"] == name)
+            .and_then(|p| p["schema"]["pattern"].as_str())
+            .expect("a pattern")
+            .to_owned()
+    };
+    let tries = [
+        ("Connection", "keep-alive, Upgrade"),
+        ("Connection", "upgrade"),
+        ("Connection", "keep-alive"),
+        ("Connection", "upgraded"),
+        ("Connection", "xupgradex, close"),
+        ("Upgrade", "WebSocket"),
+        ("Upgrade", "websocket2"),
+        ("Upgrade", "h2c"),
+        ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="),
+        ("Sec-WebSocket-Key", "abc"),
+        ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ"),
+        ("Sec-WebSocket-Version", "13"),
+        ("Sec-WebSocket-Version", "8"),
+    ];
+    for (name, value) in tries {
+        let mut headers = axum::http::HeaderMap::new();
+        for (n, v) in good {
+            let v = if n == name { value } else { v };
+            headers.insert(
+                axum::http::HeaderName::from_bytes(n.as_bytes()).expect("a name"),
+                v.parse().expect("a value"),
+            );
+        }
+        assert_eq!(
+            matches(&pattern(name), value),
+            super::super::live::handshake(&headers).is_ok(),
+            "{name}: {value}"
+        );
     }
 }

@@ -139,11 +139,11 @@ fn the_path_is_checked_before_the_query_and_the_query_against_the_handler() {
     assert!(bad_request("/api/v1/results/2026-11-21/0?sort=asc").starts_with("race number"));
     assert_eq!(
         bad_request("/api/v1/results/2026-11-21/1?sort=asc"),
-        "unknown query parameter `sort` (allowed: venue, as_of)"
+        "unknown query parameter `sort` (allowed: venue, as_of, min_seq)"
     );
     assert_eq!(
         bad_request("/api/v1/horses/E271?venue=Sha+Tin"),
-        "unknown query parameter `venue` (allowed: as_of)"
+        "unknown query parameter `venue` (allowed: as_of, min_seq)"
     );
     assert_eq!(
         bad_request("/api/v1/horses/E271/form?limit=1&limit=2"),
@@ -204,4 +204,27 @@ fn every_row_answers_its_own_example_and_no_earlier_row_takes_it() {
             .check(matched.params(), query)
             .unwrap_or_else(|e| panic!("{example}: {e}"));
     }
+}
+
+/// The routes whose work grows with the data they read, not with what they answer (a
+/// search, an odds history, the records by condition worked out from every run of a
+/// subject), run on the blocking pool with the request's deadline; the others read one
+/// document and answer inline.
+#[test]
+fn the_routes_whose_reads_grow_with_the_data_are_long() {
+    let long: Vec<&str> = ROUTES
+        .iter()
+        .filter(|route| route.long)
+        .map(|route| route.path)
+        .collect();
+    assert_eq!(
+        long,
+        [
+            "/api/v1/horses",
+            "/api/v1/horses/{horse_no}/analysis",
+            "/api/v1/odds/{date}/{race_number}/history",
+            "/api/v1/jockeys/{id}/analysis",
+            "/api/v1/trainers/{id}/analysis",
+        ]
+    );
 }

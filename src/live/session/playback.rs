@@ -1,7 +1,7 @@
 //! The `replay` message: a past meeting's recorded odds played back on a connection at
-//! their original pace (or faster), beside its live updates. Moves are read from the odds
-//! journal a chunk at a time as they fall due and the client takes them, so a replay holds
-//! no more than one chunk whatever the length of the day.
+//! the pace they were given (their `occurred_at`), or faster, beside its live updates.
+//! Moves are read from the odds journal a chunk at a time as they fall due and the client
+//! takes them, so a replay holds no more than one chunk whatever the length of the day.
 
 use std::collections::VecDeque;
 use std::pin::Pin;
@@ -22,7 +22,7 @@ use crate::live::{frame, replayed_odds_frame_of};
 /// rather than hurrying through what fell due while it waited.
 const SLACK: Duration = Duration::from_millis(100);
 
-/// How many times faster than recorded a replay plays.
+/// How many times faster than its prices were given a replay plays.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct Speed(f64);
 
@@ -35,12 +35,12 @@ impl Speed {
         (1.0..=100.0).contains(&x).then_some(Speed(x))
     }
 
-    /// A recorded gap of `nanos` nanoseconds, played at this speed (none for a gap that
-    /// runs backwards).
+    /// A gap of `nanos` nanoseconds between two moves' times, played at this speed (none
+    /// for a gap that runs backwards).
     fn scale(self, nanos: i128) -> Duration {
         let secs = nanos.max(0) as f64 / 1e9 / self.0;
-        // At most a year: the largest gap there can be is between odds published for a
-        // date long before it and on it, and an `Instant` this far ahead still adds.
+        // At most a year: a feeder may date its prices far apart, and an `Instant` this
+        // far ahead still adds.
         Duration::try_from_secs_f64(secs.min(365.0 * 86_400.0)).unwrap_or_default()
     }
 }
@@ -59,8 +59,10 @@ pub(super) struct Playback {
     moves: VecDeque<OddsMove>,
     /// Whether the journal holds nothing more for it.
     exhausted: bool,
-    /// The recorded time (nanoseconds since the epoch) of the last move sent, and when it
-    /// was due: the next is due its recorded gap later, divided by the speed.
+    /// The latest time a move sent was given (its `occurred_at`, nanoseconds since the
+    /// epoch), and when the move that set it was due: the next is due its gap from that
+    /// time later, divided by the speed; one given earlier (moves are played in stream
+    /// order, and a feeder may publish a race's history after another's) at once.
     last: Option<(i128, Instant)>,
     /// Moves sent.
     sent: u64,
@@ -80,14 +82,16 @@ enum Step {
 }
 
 #[derive(Deserialize)]
-struct Recorded<'a> {
-    published_at: &'a str,
+struct Given<'a> {
+    occurred_at: &'a str,
 }
 
-/// When a journal move was recorded, in nanoseconds since the epoch.
-fn recorded_at(m: &OddsMove) -> Result<i128, End> {
-    let recorded: Recorded<'_> = serde_json::from_slice(&m.body).map_err(internal)?;
-    let at: jiff::Timestamp = recorded.published_at.parse().map_err(internal)?;
+/// When a journal move's prices were given at their source (its `occurred_at`, not when
+/// the log stored it: a history published at once was stored within a second), in
+/// nanoseconds since the epoch.
+fn given_at(m: &OddsMove) -> Result<i128, End> {
+    let given: Given<'_> = serde_json::from_slice(&m.body).map_err(internal)?;
+    let at: jiff::Timestamp = given.occurred_at.parse().map_err(internal)?;
     Ok(at.as_nanosecond())
 }
 
@@ -140,7 +144,7 @@ impl Playback {
         let Some(m) = self.moves.front() else {
             return Ok(Step::End);
         };
-        let at = recorded_at(m)?;
+        let at = given_at(m)?;
         let due = match self.last {
             None => now,
             Some((before, due)) => due + self.speed.scale(at - before),
@@ -156,6 +160,7 @@ impl Playback {
         } else {
             due
         };
+        let at = self.last.map_or(at, |(before, _)| at.max(before));
         self.last = Some((at, due));
         self.sent += 1;
         self.timer.as_mut().reset(now);

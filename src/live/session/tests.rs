@@ -187,17 +187,18 @@ fn commit_moves(ctx: &SessionContext, seqs: impl IntoIterator<Item = u64>) {
     commit_moves_at(ctx, seqs.into_iter().map(|seq| (seq, 0)));
 }
 
-/// Commits odds moves of race 1 of `DAY`, each at its sequence, recorded at its time
-/// (nanoseconds since the epoch).
+/// Commits odds moves of race 1 of `DAY`, each at its sequence, its prices given and
+/// recorded at its time (nanoseconds since the epoch).
 fn commit_moves_at(ctx: &SessionContext, moves: impl IntoIterator<Item = (u64, i128)>) {
-    use racing_events::samples::{envelope, odds};
+    use racing_events::samples::odds;
     let store = ctx.read_models.load();
     let mut batch = store.batch().expect("batch");
-    for (seq, published) in moves {
+    for (seq, at) in moves {
         let price = 2.0 + (seq % 50) as f64 / 10.0;
-        batch
-            .apply(seq, published, &envelope(odds(DAY, 1, &[("A001", price)])))
-            .expect("apply");
+        let given = jiff::Timestamp::from_nanosecond(at).expect("a time");
+        let event =
+            racing_events::Envelope::new(odds(DAY, 1, &[("A001", price)]), given.to_string());
+        batch.apply(seq, at, &event).expect("apply");
     }
     batch.commit().expect("commit");
 }

@@ -12,6 +12,7 @@ import random
 import threading
 import time
 from collections import OrderedDict
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Generic, Mapping, TypeVar
 from urllib.parse import quote
@@ -83,6 +84,14 @@ class Call(Generic[D]):
     def key(self) -> str:
         """The cache key: the path and the sorted query."""
         return self.path + "?" + "&".join(f"{k}={v}" for k, v in sorted(self.params.items()))
+
+    def at_least(self, min_seq: int | None) -> Call[D]:
+        """The same call answered only once the service holds the log up to `min_seq` (a
+        publish's sequence): it waits for it, up to its limit, then a 503 that the client
+        retries after its `Retry-After`."""
+        if min_seq is None:
+            return self
+        return dataclasses.replace(self, params={**self.params, "min_seq": _text(min_seq)})
 
 
 def _text(value: Any) -> str:
@@ -413,6 +422,7 @@ def error_of(response: httpx.Response, wait: float | None = None) -> ApiError:
         message,
         retry_after=wait,
         request_id=response.headers.get("x-request-id"),
+        checkpoint=_int_header(response.headers, "racing-checkpoint"),
     )
 
 

@@ -85,55 +85,84 @@ class Racing(ClientBase):
 
     # --- Documents ---------------------------------------------------------------------
 
-    def index(self) -> models.ApiIndex:
+    def index(self, *, min_seq: int | None = None) -> models.ApiIndex:
         """The API's index: links to the reference, the live socket and every endpoint."""
-        return self.get(E.index())
+        return self.get(E.index().at_least(min_seq))
 
-    def meetings(self, from_date: Any = None, to_date: Any = None) -> models.Meetings:
+    def meetings(
+        self, from_date: Any = None, to_date: Any = None, *, min_seq: int | None = None
+    ) -> models.Meetings:
         """Which dates have racing (default: 30 days back to 14 ahead)."""
-        return self.get(E.meetings(from_date, to_date))
+        return self.get(E.meetings(from_date, to_date).at_least(min_seq))
 
-    def horses(self, name: str, limit: int | None = None) -> models.HorseSearch:
+    def horses(
+        self, name: str, limit: int | None = None, *, min_seq: int | None = None
+    ) -> models.HorseSearch:
         """Horses by part of a name, whatever the case."""
-        return self.get(E.horses(name, limit))
+        return self.get(E.horses(name, limit).at_least(min_seq))
 
-    def horse(self, horse_no: str, *, as_of: int | None = None) -> models.Profile:
+    def horse(self, horse_no: str, *, as_of: int | None = None, min_seq: int | None = None) -> models.Profile:
         """A horse's profile."""
-        return self.get(E.horse(horse_no, as_of))
+        return self.get(E.horse(horse_no, as_of).at_least(min_seq))
 
-    def form(self, horse_no: str, limit: int | None = None, *, as_of: int | None = None) -> models.Form:
+    def form(
+        self, horse_no: str, limit: int | None = None, *, as_of: int | None = None, min_seq: int | None = None
+    ) -> models.Form:
         """A horse's form, newest first; `limit` keeps the newest N."""
-        return self.get(E.form(horse_no, limit, as_of))
+        return self.get(E.form(horse_no, limit, as_of).at_least(min_seq))
 
     def horse_analysis(
-        self, horse_no: str, from_date: Any = None, to_date: Any = None, *, as_of: int | None = None
+        self,
+        horse_no: str,
+        from_date: Any = None,
+        to_date: Any = None,
+        *,
+        as_of: int | None = None,
+        min_seq: int | None = None,
     ) -> models.Analysis:
         """A horse's records by condition over `from_date` to `to_date` (default: every race)."""
-        return self.get(E.horse_analysis(horse_no, from_date, to_date, as_of))
+        return self.get(E.horse_analysis(horse_no, from_date, to_date, as_of).at_least(min_seq))
 
     def results(
-        self, date: Any, venue: str | None = None, *, as_of: int | None = None
+        self, date: Any, venue: str | None = None, *, as_of: int | None = None, min_seq: int | None = None
     ) -> models.ResultsByDate:
         """Every result of a date."""
-        return self.get(E.results(date, venue, as_of))
+        return self.get(E.results(date, venue, as_of).at_least(min_seq))
 
     def result(
-        self, date: Any, race_number: int, venue: str | None = None, *, as_of: int | None = None
+        self,
+        date: Any,
+        race_number: int,
+        venue: str | None = None,
+        *,
+        as_of: int | None = None,
+        min_seq: int | None = None,
     ) -> models.RaceResult:
         """The result of one race."""
-        return self.get(E.result(date, race_number, venue, as_of))
+        return self.get(E.result(date, race_number, venue, as_of).at_least(min_seq))
 
     def racecard(
-        self, date: Any = "today", venue: str | None = None, *, as_of: int | None = None
+        self,
+        date: Any = "today",
+        venue: str | None = None,
+        *,
+        as_of: int | None = None,
+        min_seq: int | None = None,
     ) -> models.RaceCard:
         """The race card of a date; `"today"` (the default) is today in the service's time zone."""
-        return self.get(E.racecard(date, venue, as_of))
+        return self.get(E.racecard(date, venue, as_of).at_least(min_seq))
 
     def odds(
-        self, date: Any, race_number: int, venue: str | None = None, *, as_of: int | None = None
+        self,
+        date: Any,
+        race_number: int,
+        venue: str | None = None,
+        *,
+        as_of: int | None = None,
+        min_seq: int | None = None,
     ) -> models.RaceOdds:
         """The current win and place odds of a race, with its market."""
-        return self.get(E.odds(date, race_number, venue, as_of))
+        return self.get(E.odds(date, race_number, venue, as_of).at_least(min_seq))
 
     def odds_history_page(
         self,
@@ -143,9 +172,10 @@ class Racing(ClientBase):
         *,
         since: int | None = None,
         limit: int | None = None,
+        min_seq: int | None = None,
     ) -> models.OddsHistory:
         """One page of a race's odds history."""
-        return self.get(E.odds_history(date, race_number, venue, since, limit))
+        return self.get(E.odds_history(date, race_number, venue, since, limit).at_least(min_seq))
 
     def odds_history(
         self,
@@ -155,52 +185,71 @@ class Racing(ClientBase):
         *,
         since: int | None = None,
         page_size: int | None = None,
+        min_seq: int | None = None,
     ) -> Iterator[models.OddsMove]:
         """Every odds move of a race after `since`, oldest first, following `next` to the end."""
         while True:
-            page = self.odds_history_page(date, race_number, venue, since=since, limit=page_size)
+            page = self.odds_history_page(
+                date, race_number, venue, since=since, limit=page_size, min_seq=min_seq
+            )
             yield from page.moves
             if page.next is None:
                 return
             since = page.next
 
-    def jockeys(self, name: str | None = None) -> models.JockeyList:
+    def jockeys(self, name: str | None = None, *, min_seq: int | None = None) -> models.JockeyList:
         """Every jockey with a ride; `name` keeps those whose name contains it."""
-        return self.get(E.jockeys(name))
+        return self.get(E.jockeys(name).at_least(min_seq))
 
-    def jockey(self, person_id: str) -> models.PersonRecord:
+    def jockey(self, person_id: str, *, min_seq: int | None = None) -> models.PersonRecord:
         """A jockey's record."""
-        return self.get(E.jockey(person_id))
+        return self.get(E.jockey(person_id).at_least(min_seq))
 
     def jockey_analysis(
-        self, person_id: str, from_date: Any = None, to_date: Any = None, *, as_of: int | None = None
+        self,
+        person_id: str,
+        from_date: Any = None,
+        to_date: Any = None,
+        *,
+        as_of: int | None = None,
+        min_seq: int | None = None,
     ) -> models.Analysis:
         """A jockey's records by condition, and by trainer."""
-        return self.get(E.jockey_analysis(person_id, from_date, to_date, as_of))
+        return self.get(E.jockey_analysis(person_id, from_date, to_date, as_of).at_least(min_seq))
 
-    def trainers(self, name: str | None = None) -> models.TrainerList:
+    def trainers(self, name: str | None = None, *, min_seq: int | None = None) -> models.TrainerList:
         """Every trainer with a runner that rode; `name` keeps those whose name contains it."""
-        return self.get(E.trainers(name))
+        return self.get(E.trainers(name).at_least(min_seq))
 
-    def trainer(self, person_id: str) -> models.PersonRecord:
+    def trainer(self, person_id: str, *, min_seq: int | None = None) -> models.PersonRecord:
         """A trainer's record."""
-        return self.get(E.trainer(person_id))
+        return self.get(E.trainer(person_id).at_least(min_seq))
 
     def trainer_analysis(
-        self, person_id: str, from_date: Any = None, to_date: Any = None, *, as_of: int | None = None
+        self,
+        person_id: str,
+        from_date: Any = None,
+        to_date: Any = None,
+        *,
+        as_of: int | None = None,
+        min_seq: int | None = None,
     ) -> models.Analysis:
         """A trainer's records by condition, and by jockey."""
-        return self.get(E.trainer_analysis(person_id, from_date, to_date, as_of))
+        return self.get(E.trainer_analysis(person_id, from_date, to_date, as_of).at_least(min_seq))
 
-    def changes_page(self, since: int | str | None = None, limit: int | None = None) -> models.Changes:
+    def changes_page(
+        self, since: int | str | None = None, limit: int | None = None, *, min_seq: int | None = None
+    ) -> models.Changes:
         """One page of the change feed."""
-        return self.get(E.changes(since, limit))
+        return self.get(E.changes(since, limit).at_least(min_seq))
 
-    def changes(self, since: int | str | None = None, *, page_size: int | None = None) -> Iterator[models.Change]:
+    def changes(
+        self, since: int | str | None = None, *, page_size: int | None = None, min_seq: int | None = None
+    ) -> Iterator[models.Change]:
         """Every document change after `since`, in `seq` order, following `next` to the end
         of the feed (then poll again later from the last change's `seq`)."""
         while True:
-            page = self.changes_page(since, page_size)
+            page = self.changes_page(since, page_size, min_seq=min_seq)
             yield from page.changes
             if page.next is None:
                 return

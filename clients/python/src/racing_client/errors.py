@@ -25,7 +25,8 @@ class ApiError(RacingError):
 
     `status` is the HTTP status, `error` the API's code (`not_found`, `rate_limited`, ...),
     `message` its explanation, `retry_after` the seconds the service asked to wait (429,
-    503), if it said.
+    503), if it said; `checkpoint`, on the 503 of a `min_seq` the service had not reached in
+    time, the position it holds.
     """
 
     def __init__(
@@ -36,6 +37,7 @@ class ApiError(RacingError):
         *,
         retry_after: float | None = None,
         request_id: str | None = None,
+        checkpoint: int | None = None,
     ) -> None:
         super().__init__(f"{status} {error}: {message}")
         self.status = status
@@ -43,6 +45,7 @@ class ApiError(RacingError):
         self.message = message
         self.retry_after = retry_after
         self.request_id = request_id
+        self.checkpoint = checkpoint
 
 
 class BadRequest(ApiError):
@@ -56,7 +59,8 @@ class Unauthorized(ApiError):
 
 
 class NotFound(ApiError):
-    """404 `not_found`: no such horse, date, race or odds (or none as of the `as_of` asked)."""
+    """404 `not_found`: no such horse, date, race or odds (or none as of the `as_of` asked),
+    or a `min_seq` or `as_of` past the end of the log."""
 
 
 class RateLimited(ApiError):
@@ -65,7 +69,8 @@ class RateLimited(ApiError):
 
 
 class Unavailable(ApiError):
-    """503 `unavailable`: the service is starting or overloaded, still after the retries."""
+    """503 `unavailable`: the service is starting or overloaded, or has not reached a
+    `min_seq` (its `checkpoint` says where it stands), still after the retries."""
 
 
 class ServerError(ApiError):

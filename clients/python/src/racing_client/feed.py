@@ -8,6 +8,7 @@ Needs the `feed` extra: `pip install "racing-client[feed]"` (nats-py and jsonsch
     async with await Feeder.connect("nats://nats-1:4222", seed_file="feeder-hkjc.nk") as feeder:
         sent = await feeder.publish([Event(OddsUpdated(date="2026-11-28", race_number=3,
                                                        odds=[RunnerOdds("E271", win_odds=3.5)]))])
+        odds = await racing.odds("2026-11-28", 3, min_seq=sent.last_seq)   # an AsyncRacing's read: never older
         for refusal in await feeder.refusals():
             print(refusal.seq, refusal.reason)
 """
@@ -29,7 +30,7 @@ try:
     from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
     from nats.errors import NoRespondersError
     from nats.errors import TimeoutError as NatsTimeoutError
-    from nats.js.errors import NoStreamResponseError
+    from nats.js.errors import APIError, NoStreamResponseError, NotFoundError
 except ImportError as e:  # pragma: no cover - the extra is missing
     raise ImportError('racing_client.feed needs the "feed" extra: pip install "racing-client[feed]"') from e
 
@@ -40,6 +41,13 @@ FEEDER_HEADER = "Racing-Feeder"
 
 INBOX_PREFIX = "_INBOX_RACING_FEEDER"
 """Where a feeder may receive JetStream's answers: the only inbox its role may read."""
+
+REFUSAL_READERS = 4
+"""How many readings of its refusals a feeder may hold at once, each a consumer named
+`refusals_<user>_<n>`, n below this: the only consumers its user may make."""
+
+CONSUMER_NAME_IN_USE = 10013
+"""JetStream's error code for a consumer name another reading holds."""
 
 
 def _data(body: Any) -> dict:
@@ -287,11 +295,19 @@ class FeedError(RacingError):
 @dataclasses.dataclass
 class Published:
     """What one `publish()` did: events stored, dropped as duplicates by JetStream, and
-    refused here by the schema (never sent), each with its reasons."""
+    refused here by the schema (never sent), each with its reasons; and the stream
+    sequence of each event sent (`seqs`, in the order given; a duplicate's is its first
+    copy's) and the highest (`last_seq`): a read with `min_seq=last_seq` sees them all."""
 
     stored: int = 0
     duplicate: int = 0
     refused: list[tuple[Event, list[str]]] = dataclasses.field(default_factory=list)
+    seqs: list[int] = dataclasses.field(default_factory=list)
+
+    @property
+    def last_seq(self) -> Optional[int]:
+        """The highest stream sequence acknowledged, `None` if nothing was sent."""
+        return max(self.seqs, default=None)
 
 
 @dataclasses.dataclass
@@ -373,6 +389,7 @@ class Feeder:
                     result.duplicate += 1
                 else:
                     result.stored += 1
+                result.seqs.append(ack.seq)
         return result
 
     async def _send(self, event: Event, retries: int, timeout: float) -> Any:
@@ -389,36 +406,73 @@ class Feeder:
 
     async def refusals(self, *, wait: float = 5.0) -> list[Refusal]:
         """The refusals of this feeder's events the service has kept, oldest first (through
-        a consumer of its own keys, delivered where only this user may listen)."""
-        bucket = f"{self.stream}_REFUSALS"
-        name = f"refusals_{uuid.uuid4().hex}"
-        deliver = f"{self.stream}_REFUSALS_TO.{self.user}.{name}"
-        subscription = await self.nc.subscribe(deliver)
+        a consumer of its own keys, under one of the names its user may make, delivered
+        where only this user may listen)."""
+        stream = f"KV_{self.stream}_REFUSALS"
         try:
-            info = await self.js.add_consumer(
-                f"KV_{bucket}",
-                ConsumerConfig(
-                    name=name,
-                    filter_subject=f"$KV.{bucket}.{self.user}.>",
-                    deliver_subject=deliver,
-                    deliver_policy=DeliverPolicy.ALL,
-                    ack_policy=AckPolicy.NONE,
-                    inactive_threshold=60.0,
-                ),
-            )
-            found = []
-            for _ in range(info.num_pending):
-                message = await subscription.next_msg(timeout=wait)
-                if message.data:
-                    found.append(Refusal(**json.loads(message.data)))
-            try:
-                await self.js.delete_consumer(f"KV_{bucket}", name)
-            except Exception:  # it goes by itself after a minute idle
-                pass
-            return found
+            for slot in range(REFUSAL_READERS):
+                name = f"refusals_{self.user}_{slot}"
+                # A second try after removing a consumer a reading left behind.
+                for _ in range(2):
+                    deliver = f"{self.stream}_REFUSALS_TO.{self.user}.{uuid.uuid4().hex}"
+                    subscription = await self.nc.subscribe(deliver)
+                    try:
+                        info = await self.js.add_consumer(
+                            stream,
+                            ConsumerConfig(
+                                name=name,
+                                filter_subject=f"$KV.{self.stream}_REFUSALS.{self.user}.>",
+                                deliver_subject=deliver,
+                                deliver_policy=DeliverPolicy.ALL,
+                                ack_policy=AckPolicy.NONE,
+                                inactive_threshold=30.0,
+                            ),
+                        )
+                    except APIError as e:
+                        await subscription.unsubscribe()
+                        if e.err_code == CONSUMER_NAME_IN_USE:
+                            break  # another reading listens to it
+                        # Made by another reading: its own while anyone listens to it.
+                        try:
+                            held = await self.js.consumer_info(stream, name)
+                        except NotFoundError:
+                            continue
+                        if held.push_bound:
+                            break
+                        await self._remove(stream, name)
+                        continue
+                    try:
+                        if info.delivered is not None and info.delivered.consumer_seq:
+                            # One left behind, taken over where it had got to.
+                            await self._remove(stream, name)
+                            continue
+                        ours = f"$JS.ACK.{stream}.{name}."
+                        return await self._read(subscription, ours, info.num_pending or 0, wait)
+                    finally:
+                        await subscription.unsubscribe()
+                        await self._remove(stream, name)
+            raise FeedError(f"{self.user} reads its refusals {REFUSAL_READERS} times at once already")
+        except FeedError:
+            raise
         except Exception as e:
-            if isinstance(e, FeedError):
-                raise
             raise FeedError(f"reading the refusals of {self.user}: {e}") from e
-        finally:
-            await subscription.unsubscribe()
+
+    @staticmethod
+    async def _read(subscription: Any, ours: str, pending: int, wait: float) -> list[Refusal]:
+        """The `pending` messages of the consumer whose acknowledgement subjects start with
+        `ours`: another feeder may point a consumer of its own at this subject."""
+        found = []
+        while pending > 0:
+            message = await subscription.next_msg(timeout=wait)
+            if not (message.reply or "").startswith(ours):
+                continue
+            pending -= 1
+            if message.data:
+                found.append(Refusal(**json.loads(message.data)))
+        return found
+
+    async def _remove(self, stream: str, name: str) -> None:
+        try:
+            await self.js.delete_consumer(stream, name)
+        except Exception:  # it goes by itself 30 s after nobody listens to it
+            pass

@@ -525,11 +525,13 @@ class MeetingRow(Model):
 
 @dataclass(kw_only=True)
 class Meetings(Document):
-    """The meetings of a range of dates, by date, then venue."""
+    """The meetings of a range of dates, by date, then venue: a page of at most 366 days,
+    `next` the `from` of the following one (`None` on the last)."""
 
     from_: datetime.date = _json("from")
     to: datetime.date
     meetings: list[MeetingRow]
+    next: datetime.date | None
 
     def to_pandas(self) -> Any:
         """One row per meeting."""
@@ -848,6 +850,8 @@ class ErrorBody(Model):
     error: str
     """A stable code: `bad_request`, `not_found`, `rate_limited`, ..."""
     message: str
+    checkpoint: int | None = None
+    """Only on the 503 of a `min_seq` not reached in time: the position the service holds."""
 
 
 # --- Webhooks -------------------------------------------------------------------------------
