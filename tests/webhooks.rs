@@ -509,9 +509,9 @@ async fn an_endpoint_is_its_keys_alone_and_rotates_pings_and_replays() {
     assert_eq!(status, StatusCode::NOT_FOUND);
 }
 
-#[tokio::test]
-async fn an_endpoint_that_answers_gone_is_disabled_and_its_subscriber_told_by_mail() {
-    let (nats, app, dir) = service(&[], |_| {}).await;
+/// An endpoint on `receiver` for a key made in the registry with an owner's address, to
+/// whom a disabled endpoint is told by mail: the key and the endpoint's id.
+async fn owned_endpoint(nats: &Nats, app: &App, receiver: &Receiver) -> (String, String) {
     let registry = racing::keys::registry::Registry::open(&nats.service, "RACING")
         .await
         .expect("the key registry");
@@ -524,12 +524,11 @@ async fn an_endpoint_that_answers_gone_is_disabled_and_its_subscriber_told_by_ma
         )
         .await
         .expect("a key");
-    let receiver = Receiver::answering(|_, _| 410).await;
     // The service hears of the key through the registry's watch.
     let deadline = tokio::time::Instant::now() + WAIT;
     let made = loop {
         let (status, made) = call_as(
-            &app,
+            app,
             &key,
             reqwest::Method::POST,
             "/api/v1/webhooks",
@@ -542,30 +541,21 @@ async fn an_endpoint_that_answers_gone_is_disabled_and_its_subscriber_told_by_ma
         assert!(tokio::time::Instant::now() < deadline, "{status}: {made}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
-    let id = made["id"].as_str().expect("an id").to_owned();
-    nats.publish(&[
-        envelope(result(DAY, VENUE, 1, vec![runner(Some(1), "A1")])),
-        envelope(result(DAY, VENUE, 2, vec![runner(Some(1), "B2")])),
-    ])
-    .await;
+    (key, made["id"].as_str().expect("an id").to_owned())
+}
+
+/// The endpoint `id` of `key`'s once it is disabled, and the mail its owner was sent.
+async fn disabled_and_told(app: &App, dir: &TempDir, key: &str, id: &str) -> (Value, String) {
     let path = format!("/api/v1/webhooks/{id}");
     let deadline = tokio::time::Instant::now() + WAIT;
     let disabled = loop {
-        let (_, endpoint) = call_as(&app, &key, reqwest::Method::GET, &path, None).await;
+        let (_, endpoint) = call_as(app, key, reqwest::Method::GET, &path, None).await;
         if endpoint["enabled"] == false {
             break endpoint;
         }
         assert!(tokio::time::Instant::now() < deadline, "{endpoint}");
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
-    assert!(
-        disabled["disabled_reason"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("410"),
-        "{disabled}"
-    );
-    assert_eq!(receiver.got().len(), 1, "one attempt, nothing after a 410");
     let outbox = dir.path().join("mail/outbox");
     let deadline = tokio::time::Instant::now() + WAIT;
     let mail = loop {
@@ -574,7 +564,7 @@ async fn an_endpoint_that_answers_gone_is_disabled_and_its_subscriber_told_by_ma
             .flatten()
             .flatten()
             .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
-            .find(|m| m.contains(&id));
+            .find(|m| m.contains(id));
         if let Some(mail) = found {
             break mail;
         }
@@ -587,6 +577,65 @@ async fn an_endpoint_that_answers_gone_is_disabled_and_its_subscriber_told_by_ma
     };
     assert!(mail.contains("To: owner@example.com"), "{mail}");
     assert!(mail.contains("/replay?since="), "{mail}");
+    (disabled, mail)
+}
+
+#[tokio::test]
+async fn an_endpoint_that_answers_gone_is_disabled_and_its_subscriber_told_by_mail() {
+    let (nats, app, dir) = service(&[], |_| {}).await;
+    let receiver = Receiver::answering(|_, _| 410).await;
+    let (key, id) = owned_endpoint(&nats, &app, &receiver).await;
+    nats.publish(&[
+        envelope(result(DAY, VENUE, 1, vec![runner(Some(1), "A1")])),
+        envelope(result(DAY, VENUE, 2, vec![runner(Some(1), "B2")])),
+    ])
+    .await;
+    let (disabled, _) = disabled_and_told(&app, &dir, &key, &id).await;
+    assert!(
+        disabled["disabled_reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("410"),
+        "{disabled}"
+    );
+    assert_eq!(receiver.got().len(), 1, "one attempt, nothing after a 410");
+}
+
+#[tokio::test]
+async fn an_endpoint_that_fails_every_attempt_of_the_schedule_is_disabled_after_the_last_and_its_owner_told(
+) {
+    // The schedule (about 75 hours) a hundred-thousandth of itself: under 3 s.
+    let (nats, app, dir) = service(&[], |c| c.webhooks.retry_divisor = 100_000).await;
+    let receiver = Receiver::answering(|_, _| 500).await;
+    let (key, id) = owned_endpoint(&nats, &app, &receiver).await;
+    nats.publish(&[envelope(result(DAY, VENUE, 1, vec![runner(Some(1), "A1")]))])
+        .await;
+    let (disabled, _) = disabled_and_told(&app, &dir, &key, &id).await;
+    let reason = disabled["disabled_reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("10 attempts"), "{disabled}");
+    let got = receiver.got();
+    assert_eq!(
+        got.len(),
+        racing::webhooks::SCHEDULE.len(),
+        "immediately and each retry of the schedule, then nothing"
+    );
+    assert!(
+        got.iter().all(|g| g.id() == got[0].id()),
+        "every attempt with the same webhook-id"
+    );
+    let (_, deliveries) = call_as(
+        &app,
+        &key,
+        reqwest::Method::GET,
+        &format!("/api/v1/webhooks/{id}/deliveries"),
+        None,
+    )
+    .await;
+    assert_eq!(
+        deliveries["attempts"][0]["status"], "given_up",
+        "{deliveries}"
+    );
+    assert_eq!(deliveries["attempts"][0]["attempt"], 10, "{deliveries}");
 }
 
 #[tokio::test]
