@@ -220,6 +220,7 @@ fn answer<T: Serialize>(status: StatusCode, body: &T) -> Response {
 /// Makes an endpoint.
 #[utoipa::path(
     post,
+    operation_id = "webhook_create",
     path = "/api/v1/webhooks",
     tag = "webhooks",
     summary = "Make a webhook endpoint",
@@ -270,6 +271,7 @@ pub(super) async fn create(
 /// Lists the key's endpoints.
 #[utoipa::path(
     get,
+    operation_id = "webhook_list",
     path = "/api/v1/webhooks",
     tag = "webhooks",
     summary = "List the key's webhook endpoints",
@@ -291,6 +293,7 @@ pub(super) async fn list(
 /// Reads one endpoint.
 #[utoipa::path(
     get,
+    operation_id = "webhook_read",
     path = "/api/v1/webhooks/{id}",
     tag = "webhooks",
     summary = "Get a webhook endpoint",
@@ -317,6 +320,7 @@ pub(super) async fn read(
 /// Removes an endpoint.
 #[utoipa::path(
     delete,
+    operation_id = "webhook_remove",
     path = "/api/v1/webhooks/{id}",
     tag = "webhooks",
     summary = "Remove a webhook endpoint",
@@ -343,6 +347,7 @@ pub(super) async fn remove(
 /// Rotates an endpoint's secret.
 #[utoipa::path(
     post,
+    operation_id = "webhook_rotate",
     path = "/api/v1/webhooks/{id}/rotate",
     tag = "webhooks",
     summary = "Rotate a webhook endpoint's secret",
@@ -370,6 +375,7 @@ pub(super) async fn rotate(
 /// Sends a `ping`.
 #[utoipa::path(
     post,
+    operation_id = "webhook_test",
     path = "/api/v1/webhooks/{id}/test",
     tag = "webhooks",
     summary = "Send a webhook endpoint a ping",
@@ -407,6 +413,7 @@ pub(super) async fn test(
 /// Lists an endpoint's deliveries.
 #[utoipa::path(
     get,
+    operation_id = "webhook_deliveries",
     path = "/api/v1/webhooks/{id}/deliveries",
     tag = "webhooks",
     summary = "A webhook endpoint's recent deliveries",
@@ -439,6 +446,7 @@ pub(super) async fn deliveries(
 /// Asks for a replay.
 #[utoipa::path(
     post,
+    operation_id = "webhook_replay",
     path = "/api/v1/webhooks/{id}/replay",
     tag = "webhooks",
     summary = "Send a webhook endpoint again what passed after a position",
