@@ -855,3 +855,104 @@ async fn a_replay_sends_what_the_service_built_its_store_from_at_start() {
         .collect();
     assert_eq!(seqs, (1..=last).collect::<Vec<_>>());
 }
+
+/// A server on loopback that answers each connection's first read with `answer`, then
+/// holds the connection open without a word more (`answer` empty: never answers); its URL
+/// and how many connections it took.
+async fn raw_server(answer: &'static [u8]) -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a loopback port");
+    let url = format!(
+        "http://{}/hook",
+        listener.local_addr().expect("its address")
+    );
+    let taken = Arc::new(AtomicUsize::new(0));
+    let count = taken.clone();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            count.fetch_add(1, Ordering::SeqCst);
+            tokio::spawn(async move {
+                let mut request = vec![0; 64 * 1024];
+                let _ = stream.read(&mut request).await;
+                if !answer.is_empty() {
+                    let _ = stream.write_all(answer).await;
+                }
+                tokio::time::sleep(Duration::from_secs(60)).await;
+            });
+        }
+    });
+    (url, taken)
+}
+
+/// The `ping` of `POST /api/v1/webhooks/{id}/test` to an endpoint made for `url`.
+async fn ping(app: &App, url: &str) -> Value {
+    let (id, _) = make(app, url, &["results"]).await;
+    let (status, tested) = call(
+        app,
+        reqwest::Method::POST,
+        &format!("/api/v1/webhooks/{id}/test"),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{tested}");
+    tested
+}
+
+#[tokio::test]
+async fn a_delivery_follows_no_redirect_reads_a_few_kib_of_an_answer_and_stops_at_its_timeout() {
+    let (_nats, app, _dir) = service(&[], |c| c.webhooks.timeout = Duration::from_secs(1)).await;
+
+    // A redirect is the receiver's answer, a failure: where it points is never asked.
+    let (elsewhere, asked) = raw_server(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n").await;
+    let redirect: &'static [u8] = Box::leak(
+        format!(
+            "HTTP/1.1 307 Temporary Redirect\r\nLocation: {elsewhere}\r\nContent-Length: 0\r\n\r\n"
+        )
+        .into_bytes()
+        .into_boxed_slice(),
+    );
+    let (redirecting, _) = raw_server(redirect).await;
+    let tested = ping(&app, &redirecting).await;
+    assert_eq!(tested["delivered"], false, "{tested}");
+    assert_eq!(tested["response_code"], 307, "{tested}");
+    assert_eq!(
+        asked.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "the redirect followed"
+    );
+
+    // A 2xx whose body says it is 100 MB and sends 64 KiB of it: the delivery is taken as
+    // soon as a few KiB are read, long before the timeout.
+    let long: &'static [u8] = Box::leak(
+        [
+            b"HTTP/1.1 200 OK\r\nContent-Length: 100000000\r\n\r\n".as_slice(),
+            &[b'x'; 64 * 1024],
+        ]
+        .concat()
+        .into_boxed_slice(),
+    );
+    let (endless, _) = raw_server(long).await;
+    let tested = ping(&app, &endless).await;
+    assert_eq!(tested["delivered"], true, "{tested}");
+    assert!(
+        tested["duration_ms"].as_u64().unwrap_or(u64::MAX) < 900,
+        "{tested}"
+    );
+
+    // A receiver that never answers: given up at the timeout.
+    let (silent, _) = raw_server(b"").await;
+    let tested = ping(&app, &silent).await;
+    assert_eq!(tested["delivered"], false, "{tested}");
+    assert!(
+        tested["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("no answer within 1"),
+        "{tested}"
+    );
+    let took = tested["duration_ms"].as_u64().unwrap_or(0);
+    assert!((1_000..3_000).contains(&took), "{tested}");
+}
