@@ -366,7 +366,8 @@ async fn a_one_second_window_sends_at_most_an_odds_frame_a_race_a_second_and_end
     let mut app = App::start(&nats, dir.path()).await;
     let first = nats.publish(&race_day(0)[..1]).await;
     app.projected(first).await;
-    let query = |ms: u64| format!("date={DAY}&race_number=1&topics=odds,results&conflate_ms={ms}");
+    let query =
+        |ms: u64| format!("date={DAY}&race_number=1&topics=odds,status,results&conflate_ms={ms}");
     // Each stream read as it comes, each event with when it came, until the last move.
     let last = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(u64::MAX));
     let read = |mut stream: Stream| {
@@ -399,6 +400,11 @@ async fn a_one_second_window_sends_at_most_an_odds_frame_a_race_a_second_and_end
         seq = nats
             .publish(&[envelope(odds_at(DAY, VENUE, 1, &[(horse, price)]))])
             .await;
+        if i == 300 {
+            // A race-day frame amid the moves: never held for the window.
+            nats.publish(&[envelope(status(DAY, Some(VENUE), 1, RaceStatus::Off, None))])
+                .await;
+        }
     }
     let took = started.elapsed();
     last.store(seq, std::sync::atomic::Ordering::SeqCst);
@@ -445,5 +451,19 @@ async fn a_one_second_window_sends_at_most_an_odds_frame_a_race_a_second_and_end
             .filter(|(_, e)| e.event == "odds")
             .all(|(_, e)| e.id.is_none()),
         "a conflated stream's odds carry no id"
+    );
+    let status_of = |events: &[(tokio::time::Instant, Event)]| {
+        let found: Vec<_> = events.iter().filter(|(_, e)| e.event == "status").collect();
+        assert_eq!(found.len(), 1, "the status, once");
+        let (at, e) = found[0];
+        (*at, e.id)
+    };
+    let (sent_at_once, id) = status_of(&all);
+    let (sent_windowed, windowed_id) = status_of(&conflated);
+    assert_eq!(windowed_id, id, "the status keeps its id");
+    assert!(
+        sent_windowed.saturating_duration_since(sent_at_once) < Duration::from_millis(400),
+        "the status waited {:?} for the window",
+        sent_windowed.saturating_duration_since(sent_at_once)
     );
 }
