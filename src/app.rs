@@ -89,7 +89,7 @@ impl Application {
     pub async fn build(config: Config) -> anyhow::Result<Application> {
         std::fs::create_dir_all(&config.data_dir)
             .with_context(|| format!("creating data directory {}", config.data_dir.display()))?;
-        crate::admin::metrics();
+        crate::telemetry::metrics();
         // The admin listener answers from the first moment: a start may take minutes
         // (a large store, a snapshot to load, another replica's to wait for).
         let admin_listener = std::net::TcpListener::bind(config.admin_listen)

@@ -26,6 +26,7 @@ pub mod snapshot;
 pub mod starting;
 pub mod subscribe;
 pub mod supervise;
+pub mod telemetry;
 pub mod text;
 pub mod watch;
 pub mod webhooks;

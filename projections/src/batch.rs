@@ -459,7 +459,7 @@ impl MemState {
         let target = DocKey::parse(&stored_key).filter(|k| k.rendered_when_read());
         match target.filter(|_| stored.len() == crate::docs::HEAD_LEN) {
             Some(target) => {
-                let body = crate::fold::render_doc(self, target).ok()??;
+                let body = crate::documents::render_doc(self, target).ok()??;
                 crate::docs::with_body(stored, &body, 0)?;
                 Some(body.into())
             }

@@ -14,13 +14,10 @@
 
 use racing_events::{Envelope, Event};
 
-use crate::docs;
-use crate::facts::{Change, Day, Facts};
-use crate::form::{form_of, FormSource};
+use crate::facts::{Change, Facts};
 use crate::history::{Versioned, Versions};
-use crate::keys::DocKey;
 use crate::model::ReadModel;
-use crate::state::{Records, State};
+use crate::state::State;
 use crate::StoreError;
 
 /// What became of one event.
@@ -188,75 +185,5 @@ impl Fold {
     /// Bytes of the odds moves held for the journal, not yet written.
     pub(crate) fn journal_bytes(&self) -> usize {
         self.models.journal.bytes()
-    }
-}
-
-/// The document under `key` as rendered from the records of `s` by the read model that
-/// serves it: its body (for a form, the framed record), or `None` where there is none.
-/// With the records as they stood at a point of the log, the document as it was served
-/// then.
-pub(crate) fn render_doc(s: &impl Records, key: DocKey<'_>) -> Result<Option<Vec<u8>>, StoreError> {
-    let venue_of = |v: &Option<String>| v.as_deref().map(str::to_owned);
-    Ok(match key {
-        DocKey::Profile(_) => s
-            .get(&key.key())?
-            .map(|stored| docs::unseal(&stored).to_vec()),
-        DocKey::Form(horse) => form_of(s, horse, &FormSource::load(s, horse)?)?,
-        DocKey::Results { date, venue } => {
-            crate::results::results_of(s, date, &mut Default::default())?
-                .days
-                .into_iter()
-                .find(|(v, _)| venue_of(v).as_deref() == venue)
-                .map(|(_, doc)| doc)
-        }
-        DocKey::Race {
-            date,
-            race_number,
-            venue,
-        } => crate::results::results_of(s, date, &mut Default::default())?
-            .races
-            .into_iter()
-            .find(|(n, v, _)| *n == race_number && venue_of(v).as_deref() == venue)
-            .map(|(_, _, doc)| doc),
-        DocKey::Card { date, venue } => crate::cards::cards_of(s, date, &mut Default::default())?
-            .into_iter()
-            .find(|(v, _)| v.as_deref() == venue)
-            .map(|(_, doc)| doc),
-        DocKey::Odds {
-            date,
-            race_number,
-            venue,
-        } => {
-            let day = Day::read(s, date)?;
-            crate::odds::odds_of(s, date, &day, race_number)?
-                .into_iter()
-                .find(|(v, _)| v.as_deref() == venue)
-                .map(|(_, doc)| doc)
-        }
-    })
-}
-
-impl crate::Store {
-    /// A served document as it was once the log up to `seq` had been applied (rendered
-    /// from the versions of the records it is made from), or `None` where there was none
-    /// then. Its `ETag` is that of the same bytes served then, so it never changes; its
-    /// sequence ([`crate::Doc::seq`]) is `seq`.
-    pub fn doc_as_of(
-        &self,
-        key: crate::DocKey<'_>,
-        seq: u64,
-    ) -> Result<Option<crate::Doc>, StoreError> {
-        let past = crate::history::AsOf {
-            kv: &self.kv,
-            reads: self.reads(),
-            seq,
-        };
-        let Some(body) = render_doc(&past, key)? else {
-            return Ok(None);
-        };
-        let form = matches!(key, crate::DocKey::Form(_));
-        crate::Doc::new(crate::docs::seal(form, &body, seq).into())
-            .map(Some)
-            .ok_or_else(|| StoreError::Corrupt("a sealed document".into()))
     }
 }

@@ -6,6 +6,7 @@ mod batch;
 mod batched;
 mod cards;
 mod docs;
+mod documents;
 mod facts;
 mod feed;
 mod fold;

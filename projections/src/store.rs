@@ -254,78 +254,6 @@ impl Store {
         self.kv.put(keys::STREAM, identity.as_bytes())
     }
 
-    /// A served document, as stored.
-    pub fn doc(&self, key: DocKey<'_>) -> Result<Option<Doc>, StoreError> {
-        self.doc_by_key(&key.key())
-    }
-
-    /// A served document by its tree key ([`DocKey::key`]).
-    pub fn doc_by_key(&self, key: &[u8]) -> Result<Option<Doc>, StoreError> {
-        let Some(mut stored) = self.kv.get(key)? else {
-            return Ok(None);
-        };
-        if let Some((seq, venue)) = crate::docs::alias_of(&stored) {
-            // The document without a venue is the main meeting's, stored under its venue.
-            let target = crate::docs::alias_target(key, venue);
-            let Some(found) = self.kv.get(&target)? else {
-                return Err(StoreError::Corrupt(format!(
-                    "document {} names a venue without one",
-                    String::from_utf8_lossy(key)
-                )));
-            };
-            stored = match self.rendered(&target, found, seq)? {
-                Rendered::Whole(whole) => whole,
-                Rendered::Gone => return Ok(None),
-                Rendered::Stored(found) => crate::docs::aliased(seq, found),
-            };
-        } else if let Some(DocKey::Form(horse)) = DocKey::parse(key) {
-            // A form's key holds its head; its entries are records of their own.
-            match crate::form::read(&self.kv, horse, stored.to_vec())? {
-                Some(whole) => stored = whole.into(),
-                None => return Ok(None),
-            }
-        } else {
-            stored = match self.rendered(key, stored, 0)? {
-                Rendered::Whole(whole) | Rendered::Stored(whole) => whole,
-                Rendered::Gone => return Ok(None),
-            };
-        }
-        Doc::new(stored).map(Some).ok_or_else(|| {
-            StoreError::Corrupt(format!(
-                "document {} has no ETag",
-                String::from_utf8_lossy(key)
-            ))
-        })
-    }
-
-    /// The document under `key` whole, `stored` being what its key holds: where that is
-    /// the head of a document rendered when read ([`DocKey::rendered_when_read`]), its body
-    /// rendered from the records as they are, at the later of the head's sequence and
-    /// `seq`. The records are read again, with the head, where a commit lands between the
-    /// reads (the body renders to another `ETag` than the head's): every commit that
-    /// changes what the document answers writes its head.
-    fn rendered(&self, key: &[u8], stored: Bytes, seq: u64) -> Result<Rendered, StoreError> {
-        let doc_key = DocKey::parse(key).filter(|k| k.rendered_when_read());
-        let Some(doc_key) = doc_key.filter(|_| stored.len() == crate::docs::HEAD_LEN) else {
-            return Ok(Rendered::Stored(stored));
-        };
-        let mut head = stored;
-        for _ in 0..RENDER_READS {
-            let body = crate::fold::render_doc(&self.kv, doc_key)?;
-            if let Some(whole) = body.and_then(|b| crate::docs::with_body(&head, &b, seq)) {
-                return Ok(Rendered::Whole(whole.into()));
-            }
-            match self.kv.get(key)? {
-                Some(now) => head = now,
-                None => return Ok(Rendered::Gone),
-            }
-        }
-        Err(StoreError::Corrupt(format!(
-            "document {}: its records render another ETag than its head's",
-            String::from_utf8_lossy(key)
-        )))
-    }
-
     /// Reads the records of `keys`, so that the pages holding them are in sled's cache:
     /// a store just opened has none there, and each first read of a page waits to read
     /// it back from the log and decode it. Returns how many of the keys it holds.
@@ -510,34 +438,6 @@ impl Store {
         crate::status::rows(self.kv.prefix(keys::statuses(date, race)))
     }
 
-    /// Every served document as `(key, bytes)`, in key order: what clients can read, for
-    /// comparing two stores (one that crashed, one replayed cleanly) document by document.
-    /// Stop at the first error: over a damaged store sled may yield it again and again.
-    /// A document without a venue that is the main meeting's comes as that one, and a
-    /// form whole.
-    pub fn documents(&self) -> impl Iterator<Item = Result<(Bytes, Bytes), StoreError>> + '_ {
-        // Every `DocKey` starts with its `doc` part and the key separator.
-        self.kv
-            .prefix(DocKey::PREFIX)
-            .map(|item| {
-                let (key, stored) = item?;
-                if let Some(DocKey::Form(horse)) = DocKey::parse(&key) {
-                    // `None`: removed since the scan read its head.
-                    let whole = crate::form::read(&self.kv, horse, stored.to_vec())?;
-                    return Ok(whole.map(|whole| (key, whole.into())));
-                }
-                let rendered = DocKey::parse(&key).is_some_and(|k| k.rendered_when_read());
-                if crate::docs::alias_of(&stored).is_none() && !rendered {
-                    return Ok(Some((key, stored)));
-                }
-                let doc = self.doc_by_key(&key)?.ok_or_else(|| {
-                    StoreError::Corrupt(format!("document {}", String::from_utf8_lossy(&key)))
-                })?;
-                Ok(Some((key, doc.into_stored())))
-            })
-            .filter_map(Result::transpose)
-    }
-
     /// Every record of the read models (documents, the folds' own state, dead letters,
     /// checkpoints) as `(key, bytes)`, in key order: for checks that two stores hold the
     /// same state, not only the same documents. Stop at the first error, as for
@@ -576,17 +476,4 @@ pub(crate) fn decode_u64(v: &[u8]) -> Result<u64, StoreError> {
     v.try_into()
         .map(u64::from_be_bytes)
         .map_err(|_| StoreError::Corrupt("a sequence record is not 8 bytes".into()))
-}
-
-/// Most renders of a document read when commits land between the reads of its records.
-const RENDER_READS: usize = 3;
-
-/// A document's key's value, made whole ([`Store::rendered`]).
-enum Rendered {
-    /// Rendered from its records, with its head.
-    Whole(Bytes),
-    /// Stored whole: as it is.
-    Stored(Bytes),
-    /// Removed while it was read.
-    Gone,
 }

@@ -131,7 +131,7 @@ pub fn api(state: AppState) -> Api {
         .merge(webhooks::routes())
         .merge(openapi::routes())
         .merge(asyncapi::routes())
-        .route_layer(middleware::from_fn(crate::admin::track_requests))
+        .route_layer(middleware::from_fn(crate::telemetry::track_requests))
         // Answers of no route are counted too, as `unmatched`: a scan of paths shows.
         .fallback(|| async { unmatched(ApiError::NotFound("no such path".into())) })
         .method_not_allowed_fallback(|| async { unmatched(ApiError::MethodNotAllowed) })
@@ -140,14 +140,14 @@ pub fn api(state: AppState) -> Api {
         .merge(openapi::public_routes())
         .merge(asyncapi::public_routes())
         .merge(feed::public_routes())
-        .route_layer(middleware::from_fn(crate::admin::track_requests));
+        .route_layer(middleware::from_fn(crate::telemetry::track_requests));
     Api::new(state, others, public)
 }
 
 /// `error` as answered where no route applies, counted under the route `unmatched`.
 fn unmatched(error: ApiError) -> axum::response::Response {
     let response = error.into_response();
-    crate::admin::route_metrics("unmatched", response.status().as_u16()).count();
+    crate::telemetry::route_metrics("unmatched", response.status().as_u16()).count();
     response
 }
 

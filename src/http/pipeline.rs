@@ -206,7 +206,7 @@ impl Service<Request> for Api {
                 let state = &api.0.state;
                 if let Err(e) = position::reach(state, seq, started).await {
                     let response = e.into_response();
-                    crate::admin::route_metrics(route, response.status().as_u16())
+                    crate::telemetry::route_metrics(route, response.status().as_u16())
                         .record(started.elapsed());
                     return Ok(response);
                 }
@@ -317,7 +317,7 @@ fn answer_matched(
     let counts = if status == 200 {
         matched.ok_metrics()
     } else {
-        crate::admin::route_metrics(route.path, status)
+        crate::telemetry::route_metrics(route.path, status)
     };
     counts.record(started.elapsed());
     response
@@ -379,7 +379,7 @@ struct Blocking;
 /// template where the path is one, else `unmatched`.
 fn count_refusal(request: &Request, refusal: &Response, started: Instant) {
     let route = table::find(request.uri().path()).map_or("unmatched", |m| m.route().path);
-    crate::admin::route_metrics(route, refusal.status().as_u16()).record(started.elapsed());
+    crate::telemetry::route_metrics(route, refusal.status().as_u16()).record(started.elapsed());
 }
 
 fn done(response: Response) -> <Api as Service<Request>>::Future {

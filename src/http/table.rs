@@ -23,7 +23,7 @@ use super::index::{self, ApiIndex};
 use super::respond::with_type;
 use super::route::{Component, Handler, Operation, Route};
 use super::{ApiError, AppState};
-use crate::admin::RouteMetrics;
+use crate::telemetry::RouteMetrics;
 
 /// What an analysis route says it answers, the breakdowns by person named by `$people`.
 macro_rules! analysis_description {
@@ -587,7 +587,7 @@ impl Matched<'_> {
         *self
             .compiled
             .ok
-            .get_or_init(|| crate::admin::route_metrics(self.compiled.route.path, 200))
+            .get_or_init(|| crate::telemetry::route_metrics(self.compiled.route.path, 200))
     }
 }
 
