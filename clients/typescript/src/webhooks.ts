@@ -157,7 +157,9 @@ export class Webhooks {
 
   /** Sends the endpoint a `ping` now; what came of it. */
   test(id: string, options: Signal = {}): Promise<WebhookTest> {
-    return this.send("POST", path(id, "test"), options.signal) as Promise<WebhookTest>;
+    // The answer waits for the ping's: up to the service's delivery timeout (15 s unless set).
+    const waits = Math.max(this.settings.timeoutMs, TEST_MS);
+    return this.send("POST", path(id, "test"), options.signal, undefined, waits) as Promise<WebhookTest>;
   }
 
   /** How far the endpoint has been sent, what is under way, the recent attempts. */
@@ -173,7 +175,13 @@ export class Webhooks {
   }
 
   /** The answer's JSON (`null` for none), after the retries a 429 or 503 allows. */
-  private async send(method: string, at: string, signal?: AbortSignal, body?: string): Promise<unknown> {
+  private async send(
+    method: string,
+    at: string,
+    signal?: AbortSignal,
+    body?: string,
+    timeoutMs = this.settings.timeoutMs,
+  ): Promise<unknown> {
     for (let attempt = 1; ; attempt++) {
       let answer: Response;
       let text: string;
@@ -185,7 +193,7 @@ export class Webhooks {
               ? headers(this.settings)
               : { ...headers(this.settings), "Content-Type": "application/json" },
           body,
-          signal: deadline(this.settings.timeoutMs, signal),
+          signal: deadline(timeoutMs, signal),
         });
         text = await answer.text();
       } catch (e) {
@@ -222,6 +230,10 @@ export interface Signal {
 }
 
 const PATH = "/api/v1/webhooks";
+
+/** The longest a test ping's answer is waited for: the service's longest delivery (60 s,
+ * `RACING_WEBHOOK_TIMEOUT_SECS`) and a margin. */
+const TEST_MS = 65_000;
 
 function path(id: string, action?: string): string {
   return `${PATH}/${encodeURIComponent(id)}${action === undefined ? "" : "/" + action}`;
