@@ -1,7 +1,9 @@
 //! The whole service as one value: built from a [`Config`] (binding its port, connecting
 //! to NATS, opening the store), then run until a shutdown signal. Tests build it on port 0
-//! and read the port back. Opening the read models at start-up is `store`'s.
+//! and read the port back. Opening the read models at start-up is `store`'s; the demo's
+//! feeder and season are `demo`'s.
 
+mod demo;
 mod store;
 
 use std::net::SocketAddr;
@@ -29,6 +31,8 @@ use crate::rebuild::Rebuilder;
 use crate::snapshot::{self, lease::Lease, start::StartReport, Snapshots};
 use crate::starting::Starting;
 use crate::supervise::{self, Tasks};
+use crate::webhooks::dispatch::Dispatcher;
+use demo::{demo_feeder, publish_demo_season};
 use store::{open_store, repair, verify_in_background};
 
 /// How long in-flight requests get to finish at shutdown.
@@ -253,9 +257,20 @@ impl Application {
             .await
             .with_context(|| format!("binding {}", config.listen))?;
         let addr = listener.local_addr()?;
-        let signup = open_signup(&config, &service, registry, addr).await?;
+        let signup = open_signup(&config, &service, registry.clone(), addr).await?;
         let hub = Arc::new(OddsHub::new(config.odds_buffer, store.latest_odds_seq()?));
         let read_models = ReadModels::new(store, &config.data_dir);
+        let webhooks = crate::webhooks::manage::Parts {
+            settings: config.webhooks.clone(),
+            own: vec![addr, admin_addr],
+            read_models: read_models.clone(),
+            hub: hub.clone(),
+            keys: keys.clone(),
+            mail: Some(crate::webhooks::owner::Mail::new(signup.mailer(), registry)),
+        };
+        let webhooks =
+            crate::webhooks::Webhooks::start(&service, &config.stream, webhooks, &shutdown);
+        let webhooks = webhooks.await?;
         let state = AppState::new(Shared {
             live: SessionContext {
                 hub,
@@ -272,6 +287,7 @@ impl Application {
             slots: ConnectionSlots::new(config.ws_max_connections_per_key, replicas),
             sessions: tokio_util::task::TaskTracker::new(),
             signup,
+            webhooks,
             shutdown,
         });
         Ok(Application {
@@ -404,6 +420,8 @@ impl Application {
             _ => None,
         };
         let written = writer.clone().map(|writer| tokio::spawn(writer.run()));
+        let webhooks = self.state.webhooks.clone();
+        let sent = Dispatcher::spawn(webhooks, &self.replica, self.progress.subscribe());
         // The projector, started again after a panic or an error (see `supervise`).
         let projector = {
             let (models, repairs) = (self.state.read_models.clone(), rebuilder.clone());
@@ -513,6 +531,9 @@ impl Application {
         {
             tracing::warn!("the check of the read models did not stop in time");
         }
+        if tokio::time::timeout(SHUTDOWN_GRACE, sent).await.is_err() {
+            tracing::warn!("the webhooks' sender did not stop in time");
+        }
         if let Some(written) = written {
             if tokio::time::timeout(SHUTDOWN_GRACE, written).await.is_err() {
                 tracing::warn!("the snapshots' writer did not stop in time");
@@ -596,27 +617,6 @@ fn ask_end(js: &jetstream::Context, stream: &str) -> http::AskEnd {
     })
 }
 
-/// The demo's own feeder connection, given a feeder's credentials; without (a server of
-/// one's own with no roles), `None`: the demo publishes as the service.
-async fn demo_feeder(
-    nats_url: &str,
-    feeder: Option<nats::ClientAuth>,
-    patience: Duration,
-) -> anyhow::Result<Option<nats::Connection>> {
-    match feeder {
-        Some(feeder) => Ok(Some(
-            nats::Connection::open(nats_url, &feeder, Role::Feeder, patience).await?,
-        )),
-        None => {
-            tracing::warn!(
-                "demo mode without RACING_DEMO_NATS_NKEY: the demo publishes as the service, \
-                 which a NATS server with roles refuses"
-            );
-            Ok(None)
-        }
-    }
-}
-
 /// The pricing page's flow: its buckets in NATS, its mail (SMTP, or an outbox under the
 /// data directory), and links that name `addr` unless a public URL is configured.
 async fn open_signup(
@@ -654,43 +654,4 @@ async fn open_signup(
     Ok(Arc::new(crate::subscribe::Signup::new(
         settings, store, secret, registry, mailer,
     )?))
-}
-
-/// Publishes the demo season into an empty stream (through `feeder`) and returns it, with
-/// the calendar that declares the meetings after today's. A stream that already holds
-/// events is left alone (`None`), so a restart publishes nothing twice.
-async fn publish_demo_season(
-    js: &jetstream::Context,
-    feeder: &nats::Connection,
-    config: &Config,
-    seed: u64,
-) -> anyhow::Result<Option<(racing_demo::DemoFeed, racing_demo::Calendar)>> {
-    let mut stream = js.get_stream(&config.stream).await?;
-    if stream.info().await?.state.messages > 0 {
-        tracing::info!("stream already holds events; demo data not published again");
-        return Ok(None);
-    }
-    // The season is dated as published now: today's races that open later open now.
-    let now = jiff::Timestamp::now().to_zoned(config.timezone.clone());
-    let today = now.date();
-    let (feed, calendar) = racing_demo::season_and_calendar(seed, &now);
-    // A cluster that has just formed may time out some acknowledgements. Publishing the
-    // season again is safe (each event keeps its id, so JetStream and the projector drop
-    // what already went in), and a demo without its season is no demo.
-    let publisher = feeder.jetstream();
-    let counts = feeder
-        .ready("publishing the demo season", || {
-            crate::publish::publish_events(&publisher, None, &feed.events)
-        })
-        .await?;
-    tracing::info!(
-        published = counts.published,
-        duplicate = counts.duplicate,
-        rejected = counts.rejected,
-        meetings = feed.meetings,
-        horses = feed.horses,
-        %today,
-        "demo season published"
-    );
-    Ok(Some((feed, calendar)))
 }

@@ -248,6 +248,9 @@ pub struct ServeArgs {
     /// addresses and networks, comma-separated; empty: none, the peer is the client.
     #[arg(long, env = "RACING_TRUSTED_PROXIES", default_value = "")]
     pub trusted_proxies: String,
+    /// The webhooks' settings.
+    #[command(flatten)]
+    pub webhooks: crate::webhooks::WebhookArgs,
 }
 
 /// What the set-up makes the stream with: `racing setup`'s, and `racing serve`'s where
@@ -344,6 +347,8 @@ pub struct Config {
     pub rebuild_worker: Option<PathBuf>,
     /// Snapshots of the read models: whether this replica writes and loads them, and when.
     pub snapshots: crate::snapshot::Settings,
+    /// Webhooks: the networks opened to endpoints, a delivery's time, the sender's lease.
+    pub webhooks: crate::webhooks::Settings,
 }
 
 impl TryFrom<ServeArgs> for Config {
@@ -464,6 +469,7 @@ impl TryFrom<ServeArgs> for Config {
             },
             key_watch_stale_after: Duration::from_secs(a.key_watch_stale_secs.max(1)),
             signup,
+            webhooks: crate::webhooks::Settings::try_from(a.webhooks)?,
         })
     }
 }
@@ -527,6 +533,7 @@ impl Config {
                 mails_per_address_hour: 5,
                 trusted_proxies: crate::subscribe::clients::TrustedProxies::default(),
             },
+            webhooks: crate::webhooks::Settings::default(),
         }
     }
 }

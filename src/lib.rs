@@ -29,6 +29,7 @@ pub mod supervise;
 pub mod telemetry;
 pub mod text;
 pub mod watch;
+pub mod webhooks;
 
 pub use app::Application;
 pub use config::Config;

@@ -467,6 +467,8 @@ fn the_plans_the_reference_gives_are_the_services_defaults() {
                 p.rate_per_sec.to_string(),
                 p.burst.to_string(),
                 p.live_connections.to_string(),
+                p.webhook_endpoints
+                    .map_or("-".to_owned(), |n| n.to_string()),
                 how.to_owned(),
             ]
         })

@@ -327,6 +327,7 @@ async fn a_burst_over_the_limit_gets_429_with_its_headers() {
         rate_per_sec: Some(1),
         burst: Some(2),
         max_connections: None,
+        max_webhooks: None,
     };
     let (slow_key, _) = registry.create("small plan", limits).await.expect("create");
     let mut app = App::start_with(&nats, dir.path(), |c| {

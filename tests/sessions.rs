@@ -153,6 +153,7 @@ async fn lowering_a_keys_cap_closes_its_newest_sockets_and_a_new_rate_applies_at
         rate_per_sec: Some(100),
         burst: Some(100),
         max_connections: Some(3),
+        max_webhooks: None,
     };
     let (key, id) = key(&registry, &[&app.base], roomy).await;
     let mut oldest = Client::try_connect(&app.base, &key).await.expect("1");
@@ -165,6 +166,7 @@ async fn lowering_a_keys_cap_closes_its_newest_sockets_and_a_new_rate_applies_at
         rate_per_sec: Some(1),
         burst: Some(3),
         max_connections: Some(1),
+        max_webhooks: None,
     };
     let lowering = Instant::now();
     registry.set_limits(&id, tight).await.expect("set limits");
@@ -354,6 +356,7 @@ async fn a_keys_plan_holds_for_a_client_on_one_replica_and_in_total_over_two() {
         rate_per_sec: Some(RATE),
         burst: Some(BURST),
         max_connections: None,
+        max_webhooks: None,
     };
     let (pinned, _) = key(&registry, &[&a.base, &b.base], plan).await;
     let (spread, _) = key(&registry, &[&a.base, &b.base], plan).await;

@@ -71,6 +71,11 @@ impl Shared {
         Ok((place, ws))
     }
 
+    /// A place among the connections opened at once, for a client of another kind.
+    pub(crate) async fn place(&self) -> anyhow::Result<SemaphorePermit<'_>> {
+        Ok(self.gate.acquire().await?)
+    }
+
     /// A client is subscribed: its place at the gate goes to the next one.
     pub(crate) fn subscribed(&self, place: SemaphorePermit<'_>) {
         drop(place);

@@ -228,11 +228,11 @@ impl Ticks {
 }
 
 /// What both sides of every round share.
-struct Round<'a> {
-    scale: &'a Scale,
-    target: &'a Target,
-    log: &'a LogInfo,
-    peer: &'a Peer,
+pub(crate) struct Round<'a> {
+    pub(crate) scale: &'a Scale,
+    pub(crate) target: &'a Target,
+    pub(crate) log: &'a LogInfo,
+    pub(crate) peer: &'a Peer,
 }
 
 /// `scale.live_rounds` rounds, each of the service's side and the peer's: on each,
@@ -271,7 +271,7 @@ pub async fn odds(
 impl Round<'_> {
     /// The updates of one side: fresh event ids each time, or JetStream would take them
     /// for duplicates of the other side's.
-    fn updates(&self) -> anyhow::Result<Vec<racing_events::Envelope>> {
+    pub(crate) fn updates(&self) -> anyhow::Result<Vec<racing_events::Envelope>> {
         let count = usize::try_from(self.scale.live_rate * self.scale.live_secs)?;
         crate::feed::live_odds(&self.log.today, count)
     }
@@ -308,7 +308,7 @@ impl Round<'_> {
 
     /// Publishes `updates` while `clients` read them, and measures what they saw: `key`
     /// is what a client knew an update by, given its event id and stream sequence.
-    async fn measure<K: Eq + Hash + Send + 'static>(
+    pub(crate) async fn measure<K: Eq + Hash + Send + 'static>(
         &self,
         side: &str,
         clients: Clients<K>,
@@ -451,7 +451,7 @@ async fn handoffs(client: &reqwest::Client, service: &Service) -> anyhow::Result
 
 /// One of the service's clients: subscribes to today's meeting, then notes each `odds`
 /// frame's `seq` and when it came, and when each snapshot came.
-async fn service_client(
+pub(crate) async fn service_client(
     url: String,
     subscribe: String,
     capacity: usize,
@@ -499,7 +499,7 @@ async fn service_client(
 /// Publishes `updates` at `rate` a second (catching up if it falls behind), each with
 /// its event id as `Nats-Msg-Id`; returns each one's stream sequence and the instant it
 /// was handed to the client.
-async fn publish_paced(
+pub(crate) async fn publish_paced(
     target: &crate::service::Target,
     updates: Vec<racing_events::Envelope>,
     rate: u64,

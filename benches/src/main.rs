@@ -16,6 +16,7 @@ mod ids;
 mod live;
 mod nats_protocol;
 mod peer;
+mod push;
 mod replay;
 mod report;
 mod service;
@@ -187,6 +188,9 @@ enum Part {
     Live,
     /// Live clients through a catch-up after an outage.
     Catchup,
+    /// Webhooks to receivers on loopback, and the live stream as Server-Sent Events
+    /// against the socket.
+    Push,
     /// The store folding a log of many distinct event ids, and opening it again.
     Ids,
     /// Document reads while a rebuild runs and while the projector catches up.
@@ -196,7 +200,7 @@ enum Part {
 impl Part {
     /// Every part, in the order they run: the floor and the snapshot take the store the
     /// replay leaves before the parts that publish make the log longer than it.
-    const ALL: [Part; 11] = [
+    const ALL: [Part; 12] = [
         Part::Replay,
         Part::Floor,
         Part::Snapshot,
@@ -206,6 +210,7 @@ impl Part {
         Part::Memory,
         Part::Live,
         Part::Catchup,
+        Part::Push,
         Part::Stall,
         Part::Ids,
     ];
@@ -443,6 +448,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         memory: None,
         live: None,
         catchup: None,
+        push: None,
         stall: None,
         ids: None,
     };
@@ -476,6 +482,9 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
             }
             Part::Catchup => {
                 report.catchup = Some(catchup::run(&scale, &target, &store, &log.info).await?)
+            }
+            Part::Push => {
+                report.push = Some(push::run(&scale, &target, &store, &log.info, &peer).await?)
             }
             Part::Stall => {
                 report.stall = Some(

@@ -13,6 +13,7 @@ use crate::floor::FloorResult;
 use crate::http::{EndpointResult, Sample};
 use crate::ids::IdsResult;
 use crate::live::{LiveResult, LiveRound, MemoryResult};
+use crate::push::PushResult;
 use crate::replay::{ReplayResult, StartupResult};
 use crate::snapshot::SnapshotResult;
 use crate::stall::StallResult;
@@ -114,6 +115,8 @@ pub struct Report {
     pub live: Option<Vec<LiveRound>>,
     /// Live clients through a catch-up after an outage.
     pub catchup: Option<CatchupResult>,
+    /// Webhooks, and the event stream against the socket.
+    pub push: Option<PushResult>,
     /// Document reads while the store is written.
     pub stall: Option<StallResult>,
     /// Applied event ids at scale.
@@ -478,6 +481,9 @@ impl Report {
                 String::new(),
                 String::new(),
             ]);
+        }
+        if let Some(p) = &self.push {
+            rows.extend(p.rows(judged));
         }
         if let Some(st) = &self.stall {
             let mut phases = vec![("idle".to_owned(), &st.idle, false)];

@@ -199,6 +199,7 @@ fn note(s: &mut impl State, seq: u64, published: i128, event: &Event) -> Result<
     record.push(n);
     record.extend_from_slice(frame.as_bytes());
     s.put(keys::race_day(date, seq), record);
+    s.put(keys::race_day_order(seq), date.as_bytes().to_vec());
     Ok(())
 }
 
@@ -250,25 +251,64 @@ impl crate::Store {
                 break;
             }
             let seq = keys::race_day_seq(&key).ok_or_else(|| corrupt("its key"))?;
-            let (&[kind, race_number], frame) = value.split_at(2.min(value.len())) else {
-                return Err(corrupt("too short"));
-            };
-            let kind = DayKind::of_byte(kind).ok_or_else(|| corrupt("its kind"))?;
-            let frame = std::str::from_utf8(frame).map_err(|_| corrupt("not UTF-8"))?;
-            let frame = match kind {
-                DayKind::Result | DayKind::Card => {
-                    self.with_document(date, race_number, seq, kind, frame)?
-                }
-                _ => frame.to_owned(),
-            };
-            out.push(DayEvent {
-                seq,
-                race_number,
-                kind,
-                frame,
-            });
+            out.push(self.day_event(date, seq, &value)?);
         }
         Ok(out)
+    }
+
+    /// Up to `limit` race-day events of every date after stream sequence `after`, in
+    /// stream order, each with its date: [`crate::Store::race_day`] across dates, read
+    /// through the journal's order (a record an event, by sequence alone).
+    pub fn race_day_after(
+        &self,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<(String, DayEvent)>, StoreError> {
+        let corrupt = |what: &str| StoreError::Corrupt(format!("the race-day order: {what}"));
+        let mut out = Vec::new();
+        for item in self
+            .kv
+            .range(keys::race_day_order(after.saturating_add(1))..)
+        {
+            if out.len() >= limit {
+                break;
+            }
+            let (key, date) = item?;
+            let Some(seq) = key.strip_prefix(keys::RACE_DAY_ORDER) else {
+                break;
+            };
+            let seq = <[u8; 8]>::try_from(seq).map_err(|_| corrupt("its key"))?;
+            let seq = u64::from_be_bytes(seq);
+            let date = std::str::from_utf8(&date).map_err(|_| corrupt("a date"))?;
+            let value = self
+                .kv
+                .get(keys::race_day(date, seq))?
+                .ok_or_else(|| corrupt("an event not in the journal"))?;
+            out.push((date.to_owned(), self.day_event(date, seq, &value)?));
+        }
+        Ok(out)
+    }
+
+    /// The race-day event of `date` at `seq` from its journal record.
+    fn day_event(&self, date: &str, seq: u64, value: &[u8]) -> Result<DayEvent, StoreError> {
+        let corrupt = |what: &str| StoreError::Corrupt(format!("a race-day record: {what}"));
+        let (&[kind, race_number], frame) = value.split_at(2.min(value.len())) else {
+            return Err(corrupt("too short"));
+        };
+        let kind = DayKind::of_byte(kind).ok_or_else(|| corrupt("its kind"))?;
+        let frame = std::str::from_utf8(frame).map_err(|_| corrupt("not UTF-8"))?;
+        let frame = match kind {
+            DayKind::Result | DayKind::Card => {
+                self.with_document(date, race_number, seq, kind, frame)?
+            }
+            _ => frame.to_owned(),
+        };
+        Ok(DayEvent {
+            seq,
+            race_number,
+            kind,
+            frame,
+        })
     }
 
     /// A result's or a card's frame: its head, then its document as of `seq`.
@@ -401,5 +441,54 @@ mod tests {
             .race_day("2026-11-26", 0, 10)
             .expect("read")
             .is_empty());
+    }
+
+    #[test]
+    fn the_race_day_events_of_every_date_are_read_back_in_stream_order() {
+        let dir = tempdir();
+        let store = Store::open(dir.path()).expect("open");
+        const OTHER: &str = "2026-11-29";
+        let events = [
+            card(OTHER, "Happy Valley", 2, &["C3"]),
+            status(DAY, None, 1, RaceStatus::Open, None),
+            odds_at(DAY, "Sha Tin", 1, &[("A1", 3.0)]),
+            scratch_at(OTHER, "Happy Valley", 2, "C3"),
+            result(DAY, "Sha Tin", 1, vec![runner(Some(1), "A1")]),
+        ];
+        let mut b = store.batch().expect("batch");
+        for (i, e) in events.iter().enumerate() {
+            b.apply(
+                i as u64 + 1,
+                1_700_000_000_000_000_000,
+                &envelope(e.clone()),
+            )
+            .expect("apply");
+        }
+        b.commit().expect("commit");
+        let read = |after, limit| -> Vec<(String, u64, DayKind)> {
+            store
+                .race_day_after(after, limit)
+                .expect("read")
+                .into_iter()
+                .map(|(date, e)| (date, e.seq, e.kind))
+                .collect()
+        };
+        let all = read(0, 100);
+        assert_eq!(
+            all,
+            [
+                (OTHER.to_owned(), 1, DayKind::Card),
+                (DAY.to_owned(), 2, DayKind::Status),
+                (OTHER.to_owned(), 4, DayKind::Scratching),
+                (DAY.to_owned(), 5, DayKind::Result),
+            ]
+        );
+        // Each frame the same bytes as its date's journal gives.
+        for (date, e) in store.race_day_after(0, 100).expect("read") {
+            let by_date = store.race_day(&date, e.seq - 1, 1).expect("read");
+            assert_eq!(by_date[0].frame, e.frame);
+        }
+        assert_eq!(read(2, 1), [(OTHER.to_owned(), 4, DayKind::Scratching)]);
+        assert!(read(5, 10).is_empty());
     }
 }

@@ -66,7 +66,10 @@ use crate::StoreError;
 /// 21: the horse-name index's entries hold no name; a horse's newest name is a record of
 ///    its own, so that a new name rewrites that record, not every entry of the names
 ///    before it.
-pub(crate) const SCHEMA: &[u8] = b"21";
+/// 22: the race-day journal's order (`raceday.rs`): a record an event under its sequence
+///    alone, naming its date, so that every date's events after a point are read in stream
+///    order (the webhooks' deliveries).
+pub(crate) const SCHEMA: &[u8] = b"22";
 pub(crate) const SCHEMA_KEY: &[u8] = b"meta\0schema";
 
 /// How much of a refused payload a dead letter keeps for inspection; the whole message

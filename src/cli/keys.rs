@@ -36,6 +36,9 @@ enum KeysAction {
         /// Its own cap on open live odds connections.
         #[arg(long)]
         max_connections: Option<usize>,
+        /// Its own number of webhook endpoints.
+        #[arg(long)]
+        max_webhooks: Option<usize>,
     },
     /// List keys: prefix, name, created, state, last use. Never the keys.
     List {
@@ -80,11 +83,13 @@ pub async fn run(args: KeysArgs) -> anyhow::Result<ExitCode> {
             rate,
             burst,
             max_connections,
+            max_webhooks,
         } => {
             let limits = KeyLimits {
                 rate_per_sec: rate,
                 burst,
                 max_connections,
+                max_webhooks,
             };
             let (key, record) = registry.create(&name, limits).await?;
             // The key alone, even with stderr joined to stdout: a script takes it as it is.

@@ -31,6 +31,10 @@ pub enum ApiError {
     /// 414 `uri_too_long`: the request target is over the limit.
     #[error("the request target is over {0} bytes")]
     UriTooLong(usize),
+    /// 409 `limit_reached`: the key has as many of something as its plan allows (webhook
+    /// endpoints).
+    #[error("{0}")]
+    LimitReached(String),
     /// 429 `rate_limited`: too much for this key; `Retry-After` says when to come back.
     #[error("{0}")]
     RateLimited(String),
@@ -81,6 +85,7 @@ impl ApiError {
             ApiError::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed"),
             ApiError::BodyNotAccepted => (StatusCode::PAYLOAD_TOO_LARGE, "body_not_accepted"),
             ApiError::UriTooLong(_) => (StatusCode::URI_TOO_LONG, "uri_too_long"),
+            ApiError::LimitReached(_) => (StatusCode::CONFLICT, "limit_reached"),
             ApiError::RateLimited(_) => (StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
             ApiError::HeadersTooLarge(..) => (
                 StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
@@ -131,8 +136,8 @@ pub const RACING_CHECKPOINT: axum::http::HeaderName =
     axum::http::HeaderName::from_static("racing-checkpoint");
 
 /// The error codes: `bad_request` (400), `unauthorized` (401), `not_found` (404),
-/// `method_not_allowed` (405), `body_not_accepted` (413), `uri_too_long` (414),
-/// `rate_limited` (429), `headers_too_large` (431), `internal` (500), `unavailable` (503).
+/// `method_not_allowed` (405), `limit_reached` (409), `body_not_accepted` (413),
+/// `uri_too_long` (414), `rate_limited` (429), `headers_too_large` (431), `internal` (500), `unavailable` (503).
 // Only described: the codes are written by `ApiError::status_and_code`, and a test checks
 // that the two list the same.
 #[derive(ToSchema)]
@@ -147,6 +152,8 @@ pub enum ErrorCode {
     NotFound,
     /// 405.
     MethodNotAllowed,
+    /// 409.
+    LimitReached,
     /// 413.
     BodyNotAccepted,
     /// 414.

@@ -96,6 +96,38 @@ async fn key_ends(
     }
 }
 
+/// A live connection of `who`'s: a slot among the key's connections on every replica
+/// (429 past its cap), the close that comes when the key ends, and the key's plan, to
+/// which the connection's messages and replays are charged as its HTTP requests are.
+/// What the socket and the event stream share.
+pub(super) fn connection_of(
+    state: &AppState,
+    who: Identity,
+) -> Result<Key<impl std::future::Future<Output = (u16, &'static str)>>, ApiError> {
+    // The key may have gone since the request was identified.
+    let standing = state.keys.standing(who.id).ok_or(ApiError::Unauthorized)?;
+    let max = who
+        .limits
+        .max_connections
+        .unwrap_or(state.slots.max_per_key);
+    let Some(slot) = state.slots.take(who.id, max) else {
+        return Err(ApiError::RateLimited(format!(
+            "at most {max} live odds connections for this key"
+        )));
+    };
+    let ended = key_ends(standing, slot, state.slots.max_per_key);
+    let limits = state.limits.clone();
+    let owed = limits.clone();
+    Ok(Key {
+        shutdown: state.shutdown.clone(),
+        ended,
+        charge: Charge {
+            take: Box::new(move || limits.spend(&who)),
+            owe: Box::new(move |n| owed.owe(&who, n)),
+        },
+    })
+}
+
 /// The headers of an upgrade (RFC 6455, 4.1), each a 400 unless it is what
 /// [`UPGRADE_HEADERS`] says, so that the description's patterns and this check accept
 /// the same requests (axum's own check lets a `Connection` with `upgrade` anywhere in it
@@ -192,31 +224,8 @@ pub(super) async fn odds_socket(
     let upgrade = upgrade.map_err(|e| {
         ApiError::BadRequest(format!("this is a WebSocket endpoint: {}", e.body_text()))
     })?;
-    // The key may have gone since the request was identified.
-    let standing = state.keys.standing(who.id).ok_or(ApiError::Unauthorized)?;
-    let max = who
-        .limits
-        .max_connections
-        .unwrap_or(state.slots.max_per_key);
-    let Some(slot) = state.slots.take(who.id, max) else {
-        return Err(ApiError::RateLimited(format!(
-            "at most {max} live odds connections for this key"
-        )));
-    };
-    let ended = key_ends(standing, slot, state.slots.max_per_key);
+    let key = connection_of(&state, who)?;
     let context = state.live.clone();
-    let limits = state.limits.clone();
-    // The connection's messages and replays are requests of the key's plan, charged to
-    // the same bucket as its HTTP requests.
-    let owed = limits.clone();
-    let key = Key {
-        shutdown: state.shutdown.clone(),
-        ended,
-        charge: Charge {
-            take: Box::new(move || limits.spend(&who)),
-            owe: Box::new(move |n| owed.owe(&who, n)),
-        },
-    };
     let sessions = state.sessions.clone();
     Ok(upgrade
         .read_buffer_size(READ_BUFFER)

@@ -35,8 +35,10 @@ mod position;
 pub mod query;
 mod respond;
 pub mod route;
+pub mod sse;
 pub mod strict;
 pub mod table;
+pub mod webhooks;
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -113,6 +115,8 @@ pub struct Shared {
     pub sessions: tokio_util::task::TaskTracker,
     /// The pricing page and the subscription flow.
     pub signup: Arc<crate::subscribe::Signup>,
+    /// Webhook endpoints.
+    pub webhooks: Arc<crate::webhooks::Webhooks>,
     /// The one shutdown signal.
     pub shutdown: tokio_util::sync::CancellationToken,
 }
@@ -123,6 +127,8 @@ pub struct Shared {
 pub fn api(state: AppState) -> Api {
     let others = Router::new()
         .route(ODDS_SOCKET_PATH, get(live::odds_socket))
+        .route(sse::LIVE_EVENTS_PATH, get(sse::live_events))
+        .merge(webhooks::routes())
         .merge(openapi::routes())
         .merge(asyncapi::routes())
         .route_layer(middleware::from_fn(crate::telemetry::track_requests))

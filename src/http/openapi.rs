@@ -109,7 +109,8 @@ pub(super) async fn docs_page(RawQuery(raw): RawQuery) -> Result<Response, ApiEr
 
 const API_DESCRIPTION: &str = "A read-only JSON API over horse racing data: horse \
 profiles and form, results by date and by race, race cards for today and by date, the \
-current odds of a race, and a live odds WebSocket.
+current odds of a race, a live odds WebSocket and its Server-Sent Events form, and signed \
+webhooks of the race day (the `webhooks` of this document).
 
 Every request carries an API key in the `X-API-Key` header (the WebSocket also takes it \
 as the query parameter `api_key`). A missing or wrong key gets 401 on any path and any \
@@ -117,7 +118,9 @@ method, before routing, so nothing about the data leaks without one. `/api/v1/` 
 index of links to the reference and every endpoint.
 
 Only `GET` (and `HEAD`, which answers the same headers without a body) is allowed; any \
-other method gets 405 with `Allow: GET, HEAD`, and a request with a body gets 413 unread.
+other method gets 405 with `Allow: GET, HEAD`, and a request with a body gets 413 unread. \
+The one exception is `/api/v1/webhooks`, a key's webhook endpoints: account configuration, \
+not racing data, which takes `POST` and `DELETE` and a JSON body.
 
 Every error answers `{\"error\": CODE, \"message\": TEXT}`; see the `ErrorBody` schema for \
 the codes.
@@ -149,7 +152,21 @@ the limit, 429 with `Retry-After` in seconds.";
         description = API_DESCRIPTION,
         license(name = "MIT", identifier = "MIT"),
     ),
-    paths(super::live::odds_socket, openapi_json, docs_page, super::asyncapi::asyncapi_json),
+    paths(
+        super::live::odds_socket,
+        super::sse::live_events,
+        super::webhooks::create,
+        super::webhooks::list,
+        super::webhooks::read,
+        super::webhooks::remove,
+        super::webhooks::rotate,
+        super::webhooks::test,
+        super::webhooks::deliveries,
+        super::webhooks::replay,
+        openapi_json,
+        docs_page,
+        super::asyncapi::asyncapi_json
+    ),
     security(("api_key" = [])),
     tags(
         (name = "meetings", description = "Which dates have meetings, and what is known of each."),
@@ -159,6 +176,7 @@ the limit, 429 with `Retry-After` in seconds.";
         (name = "odds", description = "Current, past and live win odds."),
         (name = "people", description = "Jockeys and trainers: their rides, places and seasons."),
         (name = "changes", description = "The change feed: every document that changed since a point of the log."),
+        (name = "webhooks", description = "A key's webhook endpoints: each sent every race-day event of its topics as a signed POST (the payloads are this document's `webhooks`)."),
         (name = "reference", description = "The API's index, this description as JSON and as a page, and the WebSocket's AsyncAPI description."),
     ),
 )]
@@ -185,6 +203,10 @@ fn describe() -> utoipa::openapi::OpenApi {
     let others = std::mem::take(&mut api.paths.paths);
     paths.paths.extend(others);
     api.paths = paths;
+    // OpenAPI 3.1's `webhooks`, which utoipa has no field for: written beside `paths`.
+    let webhooks = super::webhooks::described(&mut schemas);
+    let top = api.extensions.get_or_insert_with(Default::default);
+    top.insert("webhooks".into(), webhooks);
     let components = api.components.get_or_insert_with(Components::new);
     components.schemas.extend(schemas);
     share(&mut api);
@@ -434,6 +456,7 @@ fn error_response(code_and_when: &str, message: &str, status: &str) -> ApiRespon
         "401" => "unauthorized",
         "404" => "not_found",
         "405" => "method_not_allowed",
+        "409" => "limit_reached",
         "413" => "body_not_accepted",
         "414" => "uri_too_long",
         "429" => "rate_limited",
@@ -514,8 +537,9 @@ fn share(api: &mut utoipa::openapi::OpenApi) {
         KEY_QUERY_SCHEME.into(),
         SecurityScheme::ApiKey(ApiKey::Query(ApiKeyValue::with_description(
             "api_key",
-            "The key as a query parameter: only on the live odds WebSocket, for clients \
-             that cannot set headers on the upgrade request. Never logged.",
+            "The key as a query parameter: only on the live odds WebSocket and its event \
+             stream (`/api/v1/live`), for clients that cannot set headers (a WebSocket \
+             upgrade, an `EventSource`). Never logged.",
         ))),
     );
     for (status, name, when, message) in COMMON_ERRORS {
@@ -528,9 +552,41 @@ fn share(api: &mut utoipa::openapi::OpenApi) {
         .insert("NotModified".into(), not_modified().into());
 
     for (path, item) in api.paths.paths.iter_mut() {
-        let socket = path == ODDS_SOCKET_PATH;
+        if path.starts_with(super::webhooks::WEBHOOKS_PATH) {
+            for op in [&mut item.get, &mut item.post, &mut item.delete]
+                .into_iter()
+                .flatten()
+            {
+                complete_account(op);
+            }
+            continue;
+        }
+        let socket = path == ODDS_SOCKET_PATH || path == super::sse::LIVE_EVENTS_PATH;
         for op in [&mut item.get].into_iter().flatten() {
             complete(op, socket);
+        }
+    }
+}
+
+/// Adds to an operation of the key's account (its webhook endpoints) what it shares with
+/// every other: the rate-limit headers and the errors any request can meet but a read's
+/// 405 and 304 (these paths are not cached, and take what their methods say).
+fn complete_account(op: &mut Operation) {
+    let responses = &mut op.responses.responses;
+    for (status, response) in responses.iter_mut() {
+        if let RefOr::T(response) = response {
+            if !status.starts_with('1') {
+                for (name, h) in rate_limit_headers() {
+                    response.headers.insert(name.into(), h);
+                }
+            }
+        }
+    }
+    for (status, name, ..) in COMMON_ERRORS {
+        if status != "405" {
+            responses
+                .entry(status.into())
+                .or_insert_with(|| Ref::new(format!("#/components/responses/{name}")).into());
         }
     }
 }

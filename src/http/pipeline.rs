@@ -503,7 +503,8 @@ fn refusal(retry_after: u64) -> Response {
 
 /// The key's identity; a refusal comes before routing, so that nothing about the data,
 /// not even which paths exist, leaks to someone without a key. The WebSocket
-/// alone may carry its key as `?api_key=` (browsers cannot set its headers).
+/// and its event stream alone may carry their key as `?api_key=` (browsers cannot set
+/// their headers).
 fn identify(state: &AppState, request: &Request) -> Result<Identity, Refused> {
     let header = request
         .headers()
@@ -511,7 +512,9 @@ fn identify(state: &AppState, request: &Request) -> Result<Identity, Refused> {
         .and_then(|v| v.to_str().ok());
     match header {
         Some(_) => state.keys.identify(header),
-        None if request.uri().path() == ODDS_SOCKET_PATH => {
+        None if [ODDS_SOCKET_PATH, super::sse::LIVE_EVENTS_PATH]
+            .contains(&request.uri().path()) =>
+        {
             let query = request.uri().query().unwrap_or_default();
             let key = form_urlencoded::parse(query.as_bytes())
                 .find(|(name, _)| name == "api_key")

@@ -40,6 +40,9 @@ pub struct KeyLimits {
     /// Open live odds connections.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_connections: Option<usize>,
+    /// Webhook endpoints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_webhooks: Option<usize>,
 }
 
 /// A managed key as stored in the registry: everything but the key.
@@ -393,6 +396,13 @@ impl KeyRing {
         let keys = self.read();
         let hash = keys.by_id.get(&id)?;
         keys.by_hash.get(hash).map(|e| e.limits)
+    }
+
+    /// The record id of the managed key `id`; `None` for a configured key (or one gone).
+    pub fn record_id(&self, id: KeyId) -> Option<String> {
+        let keys = self.read();
+        let hash = keys.by_id.get(&id)?;
+        keys.by_hash.get(hash)?.managed.clone()
     }
 
     /// Adds, changes or (once revoked or expired) drops a managed key from its record.

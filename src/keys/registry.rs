@@ -390,7 +390,7 @@ impl Registry {
 
 /// Hands `apply` the current values of `store` from `watch`, a watch with history just
 /// made; returns how many there were.
-pub(super) async fn load(
+pub(crate) async fn load(
     store: &kv::Store,
     watch: &mut kv::Watch,
     mut apply: impl FnMut(&kv::Entry),
@@ -416,7 +416,7 @@ pub(super) async fn load(
 /// Hands `apply` each change of `store` until `shutdown`. When the watch ends (NATS
 /// gone), what was applied stands and the bucket is watched again; the history brings
 /// back whatever changed meanwhile.
-pub(super) async fn keep_watching(
+pub(crate) async fn keep_watching(
     store: kv::Store,
     mut watch: kv::Watch,
     what: &'static str,

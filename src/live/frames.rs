@@ -495,6 +495,14 @@ pub struct Subscribe {
     #[serde(default)]
     #[schema(nullable = false)]
     pub topics: Option<Vec<Topic>>,
+    /// 0 to 120,000: the odds moves of a race within this many milliseconds go out as one
+    /// `odds` frame holding each runner's latest prices, with the `seq` and the book of
+    /// the last move it covers (the first move after a quiet window goes at once); at most
+    /// one such frame a race a window. 0 (the default) sends every move. Race-day frames
+    /// are never conflated. With it, a `since` sends the odds as a snapshot.
+    #[serde(default)]
+    #[schema(minimum = 0, maximum = 120000, nullable = false)]
+    pub conflate_ms: Option<u64>,
 }
 
 /// Stop following a meeting, or one race of it.

@@ -17,7 +17,8 @@ use racing_projections::OddsMoveDoc;
 use serde::Serialize;
 use tokio::sync::broadcast;
 
-pub use session::{free, run_session, Charge, Key, Limits, SessionContext};
+pub(crate) use session::Topics;
+pub use session::{free, run_session, Charge, Key, Limits, SessionContext, MAX_CONFLATE_MS};
 
 /// WebSocket close code for a policy violation (RFC 6455): a client too slow to follow, or
 /// whose key is no longer good for the connection (revoked, expired, over a lowered cap).

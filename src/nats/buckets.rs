@@ -110,6 +110,27 @@ pub const REFUSALS: Bucket = Bucket {
     max_bytes: 64 << 20,
 };
 
+/// Webhook endpoints, keyed `{owner}.{id}`: each key's endpoints, their URLs, topics and
+/// secrets (`crate::webhooks`).
+pub const WEBHOOKS: Bucket = Bucket {
+    suffix: "WEBHOOKS",
+    description: "Webhook endpoints: owner, URL, topics, secrets",
+    history: 5,
+    max_age: Duration::ZERO,
+    max_bytes: -1,
+};
+
+/// What is owed to each webhook endpoint, keyed as its endpoint: the position delivered
+/// up to, the delivery under way with its retries, the recent attempts; and under `lease`,
+/// the replica that sends.
+pub const WEBHOOK_DELIVERIES: Bucket = Bucket {
+    suffix: "WEBHOOK_DELIVERIES",
+    description: "Webhook deliveries owed and attempted, and the sending replica's lease",
+    history: 1,
+    max_age: Duration::ZERO,
+    max_bytes: -1,
+};
+
 /// Most refusals [`REFUSALS`] keeps under one feeder's name at a time. The service counts
 /// a feeder's keys before it keeps more (`crate::refusals`) and keeps none past this,
 /// since the name an event gives in its `Racing-Feeder` header is the feeder's word alone:
@@ -125,7 +146,7 @@ pub fn snapshots_name(stream: &str) -> String {
 }
 
 /// Every bucket of a stream, in the order the set-up makes them.
-pub const ALL: [Bucket; 7] = [
+pub const ALL: [Bucket; 9] = [
     KEYS,
     KEY_USAGE,
     REPLICAS,
@@ -133,6 +154,8 @@ pub const ALL: [Bucket; 7] = [
     SIGNUPS,
     SNAPSHOT_LEASE,
     REFUSALS,
+    WEBHOOKS,
+    WEBHOOK_DELIVERIES,
 ];
 
 /// The object store of the read models' snapshots beside `stream`: its stream is made

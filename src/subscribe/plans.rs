@@ -27,6 +27,9 @@ pub struct Plan {
     pub burst: u32,
     /// Open live odds connections.
     pub live_connections: usize,
+    /// Webhook endpoints; left out: the service's default (`RACING_WEBHOOK_MAX_ENDPOINTS`).
+    #[serde(default)]
+    pub webhook_endpoints: Option<usize>,
     /// Whether anyone may subscribe on the page (else: contact the operator, `RACING_CONTACT`).
     #[serde(default)]
     pub self_service: bool,
@@ -39,6 +42,7 @@ impl Plan {
             rate_per_sec: Some(self.rate_per_sec),
             burst: Some(self.burst),
             max_connections: Some(self.live_connections),
+            max_webhooks: self.webhook_endpoints,
         }
     }
 }
@@ -105,16 +109,19 @@ impl Plans {
 impl Default for Plans {
     /// A free trial anyone may take, and two paid plans sold by contact.
     fn default() -> Plans {
-        let plan = |id: &str, name: &str, price: &str, description: &str, rate, burst, live| Plan {
-            id: id.into(),
-            name: name.into(),
-            price: price.into(),
-            description: description.into(),
-            rate_per_sec: rate,
-            burst,
-            live_connections: live,
-            self_service: id == "trial",
-        };
+        let plan =
+            |id: &str, name: &str, price: &str, description: &str, rate, burst, live: usize| Plan {
+                id: id.into(),
+                name: name.into(),
+                price: price.into(),
+                description: description.into(),
+                rate_per_sec: rate,
+                burst,
+                live_connections: live,
+                // As many endpoints as live connections: both are what a consumer keeps open.
+                webhook_endpoints: Some(live),
+                self_service: id == "trial",
+            };
         Plans(vec![
             plan(
                 "trial",

@@ -202,7 +202,12 @@ def service():
     """The demo, with today's first race open all session so that its prices keep moving."""
     svc = Service(
         demo=True,
-        env={"RACING_DEMO_RACE_SECS": str(RACE_SECS), "RACING_WS_HEARTBEAT_MS": str(HEARTBEAT_SECS * 1000)},
+        env={
+            "RACING_DEMO_RACE_SECS": str(RACE_SECS),
+            "RACING_WS_HEARTBEAT_MS": str(HEARTBEAT_SECS * 1000),
+            # Webhook receivers of the tests listen on loopback.
+            "RACING_WEBHOOK_ALLOW_NETWORKS": "127.0.0.0/8",
+        },
     )
     try:
         svc.start()

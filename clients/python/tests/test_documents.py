@@ -67,9 +67,18 @@ def _actual_type(tp) -> tuple[str, bool]:
     return tp.__name__, False
 
 
+def _webhook_frames(openapi) -> set[str]:
+    """The socket's frames a webhook payload carries as its `data`: classes of the stream
+    (`live.EVENTS`), checked against the AsyncAPI document below."""
+    body = openapi["webhooks"]["raceDayEvent"]["post"]["requestBody"]["content"]["application/json"]
+    return {p["properties"]["data"]["$ref"].rsplit("/", 1)[-1] for p in body["schema"]["oneOf"]}
+
+
 def test_every_schema_of_the_api_is_a_document_with_the_same_fields(openapi):
     schemas = openapi["components"]["schemas"]
-    objects = {name: s for name, s in schemas.items() if s.get("type") == "object"}
+    frames = _webhook_frames(openapi)
+    assert frames == {"StatusFrame", "ScratchingFrame", "ResultFrame", "CardFrame", "RetractionFrame"}
+    objects = {name: s for name, s in schemas.items() if s.get("type") == "object" and name not in frames}
     assert len(objects) >= 20, sorted(objects)
     for name, schema in objects.items():
         cls = getattr(models, name, None)
@@ -148,10 +157,13 @@ def test_every_operation_of_the_api_has_a_client_method(openapi):
     # their HTML page are no documents.
     served = set(openapi["paths"]) - {
         "/ws/live/odds",
+        "/api/v1/live",
         "/api/v1/openapi.json",
         "/api/v1/asyncapi.json",
         "/api/v1/docs",
     }
+    # The key's webhook endpoints are `webhooks`' (below).
+    served = {p for p in served if not p.startswith("/api/v1/webhooks")}
     # (API path, client method, the call it makes, the method's names of query parameters)
     methods = [
         ("/api/v1/", "index", Endpoints.index(), {}),
@@ -339,3 +351,34 @@ def test_records_by_condition_become_a_data_frame(racing):
     assert overall["runs"] == analysis.overall.runs
     assert frame[frame["by"] == "venue"]["runs"].sum() == analysis.overall.runs
     assert runner.horse_no
+
+
+def test_every_operation_of_the_webhooks_has_a_client_method(openapi):
+    # (API path, method, the client's method, the model it answers)
+    operations = [
+        ("/api/v1/webhooks", "post", "create", "Webhook"),
+        ("/api/v1/webhooks", "get", "list", "WebhookList"),
+        ("/api/v1/webhooks/{id}", "get", "get", "Webhook"),
+        ("/api/v1/webhooks/{id}", "delete", "delete", None),
+        ("/api/v1/webhooks/{id}/rotate", "post", "rotate", "Webhook"),
+        ("/api/v1/webhooks/{id}/test", "post", "test", "WebhookTest"),
+        ("/api/v1/webhooks/{id}/deliveries", "get", "deliveries", "WebhookDeliveries"),
+        ("/api/v1/webhooks/{id}/replay", "post", "replay", "Webhook"),
+    ]
+    described = {
+        (path, method)
+        for path, item in openapi["paths"].items()
+        if path.startswith("/api/v1/webhooks")
+        for method in item
+        if method in ("get", "post", "delete")
+    }
+    assert described == {(p, m) for p, m, _, _ in operations}
+    for path, method, name, model in operations:
+        responses = openapi["paths"][path][method]["responses"]
+        ok = next(r for s, r in responses.items() if s.startswith("2"))
+        schema = ok.get("content", {}).get("application/json", {}).get("schema", {}).get("$ref")
+        assert (schema.rsplit("/", 1)[-1] if schema else None) == model, path
+        for client in (racing_client.webhooks.Webhooks, racing_client.webhooks.AsyncWebhooks):
+            hints = typing.get_type_hints(getattr(client, name))
+            returned = hints["return"]
+            assert (None if returned is type(None) else returned.__name__) == model, (client, name)

@@ -8,6 +8,8 @@ import { LiveStream, type LiveOptions } from "./live.js";
 import { Requester, type Call, type WithMeta } from "./request.js";
 import { settings, type ClientOptions, type Settings } from "./settings.js";
 import { SocketTransport } from "./socket.js";
+import { SseTransport } from "./sse.js";
+import { Webhooks } from "./webhooks.js";
 
 /** A position of the change feed: a `seq`, or a page's `next` (`"SEQ.N"`). */
 type ChangeSince = components["schemas"]["ChangeSince"] | number;
@@ -78,6 +80,17 @@ export const OPERATIONS = {
   trainer_analysis: "trainerAnalysis",
   changes: "changesPage",
   odds_socket: "live",
+  live_events: "live",
+  webhook_list: "webhooks",
+  webhook_create: "webhooks",
+  webhook_read: "webhooks",
+  webhook_remove: "webhooks",
+  webhook_rotate: "webhooks",
+  webhook_test: "webhooks",
+  webhook_deliveries: "webhooks",
+  webhook_replay: "webhooks",
+  webhook_race_day_event: "webhooks",
+  webhook_ping: "webhooks",
   openapi_json: "openapi",
   asyncapi_json: "asyncapi",
   docs_page: "docs",
@@ -121,11 +134,14 @@ function fill(template: string, values: unknown): string {
  * `error` code and `message`. */
 export class Racing {
   readonly settings: Settings;
+  /** The key's webhook endpoints (`verify()` checks what they are sent). */
+  readonly webhooks: Webhooks;
   private readonly requests: Requester;
 
   constructor(options: ClientOptions = {}) {
     this.settings = settings(options);
     this.requests = new Requester(this.settings);
+    this.webhooks = new Webhooks(this.settings);
   }
 
   /** The GET of any path of the API that answers JSON, typed by its OpenAPI description:
@@ -356,6 +372,8 @@ export class Racing {
    * reconnects after any drop and resumes after the last `seq` it yielded, so that each
    * event comes once and in order. See `LiveOptions`. */
   live(options: LiveOptions): LiveStream {
-    return new LiveStream(new SocketTransport(this.settings), this.settings, options);
+    const transport =
+      options.transport === "sse" ? new SseTransport(this.settings) : new SocketTransport(this.settings);
+    return new LiveStream(transport, this.settings, options);
   }
 }

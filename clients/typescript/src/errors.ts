@@ -95,6 +95,12 @@ export class ServerError extends ApiError {
   override name = "ServerError";
 }
 
+/** 409 `limit_reached`: a webhook endpoint more than the key's plan allows. Remove one,
+ * or take a plan with more. */
+export class LimitReached extends ApiError {
+  override name = "LimitReached";
+}
+
 /** An `error` frame answering a message of the live stream's (a bad subscription). */
 export class LiveError extends ApiError {
   override name = "LiveError";
@@ -108,6 +114,7 @@ const BY_CODE: Record<ErrorCode, typeof ApiError> = {
   headers_too_large: BadRequest,
   unauthorized: Unauthorized,
   not_found: NotFound,
+  limit_reached: LimitReached,
   rate_limited: RateLimited,
   unavailable: Unavailable,
   internal: ServerError,

@@ -17,6 +17,7 @@ export {
   ConfigurationError,
   ConnectionFailed,
   DecodeError,
+  LimitReached,
   LiveError,
   NotFound,
   RacingError,
@@ -30,12 +31,22 @@ export {
   EVENT_TYPES,
   FRAME_TYPES,
   LiveStream,
+  MAX_CONFLATE_MS,
   TOPICS,
   type EventFrame,
   type LiveFrame,
   type LiveOptions,
 } from "./live.js";
 export type { Meta, RateLimit, WithMeta } from "./request.js";
+export {
+  TOLERANCE_S,
+  verify,
+  Webhooks,
+  WebhookVerificationError,
+  type NewEndpoint,
+  type WebhookHeaders,
+  type WebhookPayload,
+} from "./webhooks.js";
 export { DEFAULT_URL, VERSION, type ClientOptions, type Settings } from "./settings.js";
 export type { Target } from "./transport.js";
 export type * from "./generated/names.js";

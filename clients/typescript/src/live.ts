@@ -1,7 +1,7 @@
 //! `live()`: the live stream of odds and the race day as an async iterator that reconnects
 //! after any drop and resumes after the last `seq` it yielded, so that its reader sees
 //! every update and race-day event once and in order. The rules here hold whatever the
-//! transport (transport.ts); the WebSocket is the one there is (socket.ts).
+//! transport (transport.ts): the WebSocket (socket.ts) or Server-Sent Events (sse.ts).
 
 import type {
   CardFrame,
@@ -86,6 +86,27 @@ export interface LiveOptions {
   maxReconnects?: number;
   /** Ends the stream: a pending `next()` rejects with the signal's reason. */
   signal?: AbortSignal;
+  /** How the stream is carried: the WebSocket (`"ws"`, the default) or Server-Sent Events
+   * over plain HTTP (`"sse"`, `GET /api/v1/live`, one target a stream), for where a
+   * socket cannot be held. The frames, their order and the resume are the same. */
+  transport?: "ws" | "sse";
+  /** Odds moves of a race within this many milliseconds (0 to 120,000) as one `odds`
+   * frame holding each runner's latest prices, at most one a race a window; 0 sends every
+   * move, and the race day's frames are never conflated. Conflated odds of different races
+   * may come out of `seq` order: they move nothing, and the race day's frames alone carry
+   * the position a reconnect resumes from (its odds come again as a `snapshot`). */
+  conflateMs?: number;
+}
+
+/** The longest conflation window the service takes. */
+export const MAX_CONFLATE_MS = 120_000;
+
+function conflationOf(ms: number | undefined): number | undefined {
+  if (ms === undefined) return undefined;
+  if (!Number.isInteger(ms) || ms < 0 || ms > MAX_CONFLATE_MS) {
+    throw new RangeError(`conflateMs is an integer from 0 to ${MAX_CONFLATE_MS}, not ${ms}`);
+  }
+  return ms;
 }
 
 /** The targets, topics and position of `options`, checked before any connection. */
@@ -143,6 +164,7 @@ export class LiveStream implements AsyncIterableIterator<LiveFrame> {
 
   readonly targets: readonly Target[];
   readonly topics: readonly Topic[] | undefined;
+  readonly conflateMs: number | undefined;
   private readonly stop = new AbortController();
   private readonly frames: AsyncGenerator<LiveFrame, undefined>;
   private closed = false;
@@ -154,6 +176,13 @@ export class LiveStream implements AsyncIterableIterator<LiveFrame> {
   ) {
     this.targets = targetsOf(options);
     this.topics = topicsOf(options.topics);
+    this.conflateMs = conflationOf(options.conflateMs);
+    if (options.transport !== undefined && options.transport !== "ws" && options.transport !== "sse") {
+      throw new RangeError(`transport is "ws" or "sse", not ${JSON.stringify(options.transport)}`);
+    }
+    if (options.transport === "sse" && this.targets.length !== 1) {
+      throw new TypeError('transport "sse" follows one target: open a stream for each');
+    }
     this.lastSeq = position(options.since);
     const signal = options.signal;
     if (signal?.aborted) this.stop.abort(signal.reason);
@@ -192,7 +221,12 @@ export class LiveStream implements AsyncIterableIterator<LiveFrame> {
       let session: Session | null = null;
       try {
         session = await this.transport.open(
-          { targets: this.targets, topics: this.topics, since: this.lastSeq },
+          {
+            targets: this.targets,
+            topics: this.topics,
+            since: this.lastSeq,
+            conflateMs: this.conflateMs,
+          },
           signal,
         );
       } catch (e) {
@@ -255,7 +289,11 @@ export class LiveStream implements AsyncIterableIterator<LiveFrame> {
       // A replay's frames are outside the live order: not the stream's to yield.
       if (frame.replay === true) continue;
       const type = frame.type;
-      if (EVENTS.has(type)) {
+      if (type === "odds" && this.conflateMs) {
+        // Conflated: out of `seq` order between races, so no position.
+        seqOf(frame);
+        yield frame as unknown as OddsFrame;
+      } else if (EVENTS.has(type)) {
         const seq = seqOf(frame);
         if (this.lastSeq !== null && seq <= this.lastSeq) {
           this.duplicates += 1;

@@ -34,6 +34,7 @@ export function subscribe(target: SessionRequest["targets"][number], request: Se
   if (target.race !== undefined) message.race_number = target.race;
   if (request.topics !== undefined) message.topics = [...request.topics];
   if (request.since !== null) message.since = request.since;
+  if (request.conflateMs !== undefined) message.conflate_ms = request.conflateMs;
   return message;
 }
 

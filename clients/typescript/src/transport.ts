@@ -1,6 +1,6 @@
 //! What `live()` needs of a transport, and nothing more: open a session that follows some
 //! targets from a position, then hand over its frames one at a time. The WebSocket is one
-//! (socket.ts); another (Server-Sent Events) fits the same shape, so that the order,
+//! (socket.ts), Server-Sent Events another (sse.ts), so that the order,
 //! resume and reconnect rules of live.ts hold for every transport alike.
 
 import type { Topic } from "./generated/names.js";
@@ -20,6 +20,9 @@ export interface SessionRequest {
   readonly topics?: readonly Topic[];
   /** Resume after this position: every frame after it, none at or before it. */
   readonly since: number | null;
+  /** Odds moves of a race within this many milliseconds as one frame (0: every move);
+   * the service's default (every move) when left out. */
+  readonly conflateMs?: number;
 }
 
 /** A frame as the service sent it: a JSON object with a `type`. */

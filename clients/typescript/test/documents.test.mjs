@@ -68,7 +68,15 @@ test("every operation answers through its method with a document its schema desc
       }
     },
   };
-  assert.deepEqual(Object.keys(calls).sort(), Object.keys(OPERATIONS).sort());
+  // The webhooks' operations (webhooks.test.mjs) and the event stream (sse.test.mjs) are
+  // called where what they answer is checked.
+  const elsewhere = (id) => id.startsWith("webhook_") || id === "live_events";
+  assert.deepEqual(
+    Object.keys(calls).sort(),
+    Object.keys(OPERATIONS)
+      .filter((id) => !elsewhere(id))
+      .sort(),
+  );
   for (const [id, call] of Object.entries(calls)) {
     const answer = await call();
     if (id === "docs_page") {

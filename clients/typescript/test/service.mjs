@@ -269,6 +269,11 @@ export class Service {
 export function demoService() {
   return new Service({
     demo: true,
-    env: { RACING_DEMO_RACE_SECS: String(RACE_SECS), RACING_WS_HEARTBEAT_MS: String(HEARTBEAT_MS) },
+    env: {
+      RACING_DEMO_RACE_SECS: String(RACE_SECS),
+      RACING_WS_HEARTBEAT_MS: String(HEARTBEAT_MS),
+      // Webhook endpoints on the tests' own loopback receivers.
+      RACING_WEBHOOK_ALLOW_NETWORKS: "127.0.0.0/8",
+    },
   });
 }

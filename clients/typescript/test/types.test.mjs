@@ -32,10 +32,15 @@ test("the generated types are those the service's OpenAPI and AsyncAPI documents
 
 test("every operation of the API has a method of the client", async () => {
   const openapi = await served("/openapi.json");
-  const ids = Object.values(openapi.paths).flatMap((item) => Object.values(item).map((op) => op.operationId));
+  // Its paths, and the deliveries it sends (`webhooks`), which `racing.webhooks` verifies.
+  const ids = [...Object.values(openapi.paths), ...Object.values(openapi.webhooks)].flatMap((item) =>
+    Object.values(item).map((op) => op.operationId),
+  );
   assert.deepEqual(Object.keys(OPERATIONS).sort(), ids.sort());
+  const racing = new Racing({ apiKey: "k" });
   for (const method of Object.values(OPERATIONS)) {
-    assert.equal(typeof Racing.prototype[method], "function", method);
+    if (method === "webhooks") assert.equal(typeof racing.webhooks.verify, "function", method);
+    else assert.equal(typeof Racing.prototype[method], "function", method);
   }
 });
 

@@ -110,6 +110,18 @@ pub fn race_days_of(date: &str) -> Vec<u8> {
     k
 }
 
+/// The prefix of the race-day journal's order: one record an event, under its stream
+/// sequence alone, holding its date, so that the events of every date after a point are
+/// read in stream order without knowing their dates (`raceday.rs`).
+pub const RACE_DAY_ORDER: &[u8] = b"rdo\0";
+
+/// The record of the race-day journal's order for the event at `seq`.
+pub fn race_day_order(seq: u64) -> Vec<u8> {
+    let mut k = RACE_DAY_ORDER.to_vec();
+    k.extend_from_slice(&seq.to_be_bytes());
+    k
+}
+
 /// The stream sequence of a race-day record's key.
 pub fn race_day_seq(key: &[u8]) -> Option<u64> {
     let seq = key.strip_prefix(b"rd\0")?.get(11..19)?;

@@ -143,10 +143,10 @@ fn retracting_a_dates_only_race_leaves_nothing_behind() {
     ]);
     // The history the read models keep (the odds journal and its counts, the versions of
     // the records and the form changes, for `as_of`, the race-day journal of what went
-    // live, and the races each person was in a result of, for their records as of any
-    // point) holds the race as it was; nothing else does.
+    // live and its order, and the races each person was in a result of, for their records
+    // as of any point) holds the race as it was; nothing else does.
     let history = |k: &[u8]| {
-        ["oj\0", "on\0", "h\0", "fc\0", "rd\0", "px\0"]
+        ["oj\0", "on\0", "h\0", "fc\0", "rd\0", "rdo\0", "px\0"]
             .iter()
             .any(|p| k.starts_with(p.as_bytes()))
     };
@@ -206,12 +206,12 @@ fn a_retraction_of_a_race_with_nothing_stored_changes_nothing() {
     );
 }
 
-/// Every record but the race-day journal's, which keeps each applied event as it went
-/// live, a retraction of nothing too.
+/// Every record but the race-day journal's and its order's, which keep each applied event
+/// as it went live, a retraction of nothing too.
 fn read_models(s: &MemState) -> Vec<(&Vec<u8>, &Vec<u8>)> {
     s.records
         .iter()
-        .filter(|(k, _)| !k.starts_with(b"rd\0"))
+        .filter(|(k, _)| !k.starts_with(b"rd\0") && !k.starts_with(b"rdo\0"))
         .collect()
 }
 

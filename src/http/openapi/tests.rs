@@ -325,7 +325,9 @@ fn rendered_documents_of_every_kind_validate_against_their_schemas() {
         let Some(properties) = schema["properties"].as_object() else {
             continue;
         };
-        if name == "ErrorBody" {
+        // The error body, and what the webhooks add (their answers and payloads, checked
+        // by the webhooks' own tests).
+        if name == "ErrorBody" || crate::http::webhooks::is_described_here(name) {
             continue;
         }
         for (field, property) in properties {
@@ -370,6 +372,7 @@ fn every_error_matches_its_documented_response_and_the_error_schema() {
         ApiError::Unauthorized,
         ApiError::NotFound("no horse E999".into()),
         ApiError::MethodNotAllowed,
+        ApiError::LimitReached("this key has 2 webhook endpoints".into()),
         ApiError::BodyNotAccepted,
         ApiError::UriTooLong(MAX_URI_BYTES),
         ApiError::RateLimited("too many requests for this key; retry in 1 s".into()),
@@ -412,8 +415,21 @@ fn every_operation_documents_the_key_errors_and_caching() {
         .expect("version")
         .starts_with("3.1"));
     let paths = spec["paths"].as_object().expect("paths");
-    assert_eq!(paths.len(), 23, "{:?}", paths.keys());
+    assert_eq!(paths.len(), 30, "{:?}", paths.keys());
     for (path, item) in paths {
+        if path.starts_with(crate::http::webhooks::WEBHOOKS_PATH) {
+            // A key's account: no caching, and methods of their own.
+            for op in ["get", "post", "delete"].map(|m| &item[m]) {
+                let Some(responses) = op["responses"].as_object() else {
+                    continue;
+                };
+                for status in ["400", "401", "413", "429", "500", "503"] {
+                    assert!(responses.contains_key(status), "{path}: no {status}");
+                }
+                assert!(!responses.contains_key("304"), "{path}");
+            }
+            continue;
+        }
         let op = &item["get"];
         let responses = op["responses"].as_object().expect("responses");
         for status in [
@@ -423,6 +439,11 @@ fn every_operation_documents_the_key_errors_and_caching() {
         }
         if path == ODDS_SOCKET_PATH {
             assert!(responses.contains_key("101"), "{path}");
+            assert_eq!(op["security"].as_array().map(Vec::len), Some(2), "{path}");
+        } else if path == crate::http::sse::LIVE_EVENTS_PATH {
+            // A stream: no ETag, nothing to revalidate.
+            assert!(responses.contains_key("200"), "{path}");
+            assert!(!responses.contains_key("304"), "{path}");
             assert_eq!(op["security"].as_array().map(Vec::len), Some(2), "{path}");
         } else {
             assert!(responses.contains_key("200"), "{path}");

@@ -51,6 +51,7 @@ impl Session<'_> {
             }
         }
         let mut races = self.outbox.take_deltas();
+        races.extend(self.windows.take());
         let horizon = self.covered.max(self.last_odds);
         self.covered = self.ctx.hub.latest();
         races.extend(

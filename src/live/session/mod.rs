@@ -23,6 +23,7 @@ mod subscriptions;
 #[cfg(test)]
 mod tests;
 mod topics;
+mod window;
 
 use std::collections::VecDeque;
 use std::fmt::Display;
@@ -46,8 +47,10 @@ use super::frames::HeartbeatFrame;
 use super::outbox::{self, Outbox, Pending};
 use super::{frame, OddsDelta, OddsHub, Relay, CLOSE_GOING_AWAY, CLOSE_TRY_LATER};
 use protocol::broken;
+pub use protocol::MAX_CONFLATE_MS;
 use subscriptions::{Floors, Targets};
 use topics::Handed;
+pub(crate) use topics::Topics;
 
 /// Moves and race-day events read from a journal at a time: by a `since` replay, a
 /// `replay`'s playback and a session that fell behind.
@@ -178,6 +181,8 @@ struct Session<'a> {
     market: market::MarketDue,
     /// The `replay` under way, if any (boxed: most connections never ask for one).
     playback: Option<Box<playback::Playback>>,
+    /// The odds moves held for a subscriber's conflation window (`conflate_ms`).
+    windows: window::Windows,
     /// The close that comes from outside (the server shutting down, the key no longer
     /// good for the connection), once it comes: looked at wherever the session waits,
     /// and between the chunks of a replay.
@@ -325,6 +330,7 @@ impl<'a> Session<'a> {
             charge: free(),
             market: market::MarketDue::default(),
             playback: None,
+            windows: window::Windows::default(),
             ends,
         }
     }
@@ -345,13 +351,22 @@ impl<'a> Session<'a> {
         // Armed only while a race's market is due, at the time it may go out.
         let market = tokio::time::sleep_until(Instant::now());
         let mut market_at = None;
-        tokio::pin!(resume, heartbeat, gone, market);
+        // Armed only while a conflation window holds moves, at the time they go.
+        let window = tokio::time::sleep_until(Instant::now());
+        let mut window_at = None;
+        tokio::pin!(resume, heartbeat, gone, market, window);
         let mut live = false;
         loop {
             if self.market.at() != market_at {
                 market_at = self.market.at();
                 if let Some(at) = market_at {
                     market.as_mut().reset(at);
+                }
+            }
+            if self.windows.at() != window_at {
+                window_at = self.windows.at();
+                if let Some(at) = window_at {
+                    window.as_mut().reset(at);
                 }
             }
             let room = self.outbox.len() < self.ctx.limits.max_pending;
@@ -394,6 +409,10 @@ impl<'a> Session<'a> {
                 },
                 () = &mut market, if room && market_at.is_some() => {
                     Box::pin(self.send_markets()).await
+                }
+                () = &mut window, if room && window_at.is_some() => {
+                    self.send_windows();
+                    Ok(())
                 }
                 // After live updates: a replay never holds them up.
                 () = playback::Playback::due(&mut self.playback), if replay_room => {
@@ -494,6 +513,14 @@ impl<'a> Session<'a> {
     /// Sends a live delta if the connection follows its race and has not had it.
     fn deliver(&mut self, delta: &OddsDelta) -> Result<(), End> {
         if delta.seq <= self.last_odds || !self.wants(&delta.date, delta.race_number, delta.seq) {
+            return Ok(());
+        }
+        let every = self
+            .targets
+            .as_ref()
+            .map_or(0, |t| t.conflate_ms(&delta.date, delta.race_number));
+        if every > 0 {
+            self.hold(delta, Duration::from_millis(every));
             return Ok(());
         }
         self.send_delta(

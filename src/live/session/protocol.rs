@@ -25,6 +25,8 @@ enum ClientMessage {
         since: Option<u64>,
         #[serde(default)]
         topics: Option<Vec<String>>,
+        #[serde(default)]
+        conflate_ms: Option<u64>,
     },
     Unsubscribe {
         date: String,
@@ -111,10 +113,12 @@ impl Session<'_> {
                 race_number,
                 since,
                 topics,
-            }) => match target(date, race_number)
-                .and_then(|t| Ok((t, Topics::parse(topics.as_deref())?)))
-            {
-                Ok((t, topics)) => self.subscribe(t, topics, since).await,
+                conflate_ms,
+            }) => match target(date, race_number).and_then(|t| {
+                let conflate_ms = conflation(conflate_ms)?;
+                Ok((t, (Topics::parse(topics.as_deref())?, conflate_ms)))
+            }) {
+                Ok((t, follow)) => self.subscribe(t, follow, since).await,
                 Err(message) => self.error("bad_request", &message),
             },
             Ok(ClientMessage::Unsubscribe {
@@ -163,6 +167,19 @@ fn target(date: String, race_number: Option<i64>) -> Result<Target, String> {
     }
 }
 
+/// Most of a subscription's conflation window, milliseconds.
+pub const MAX_CONFLATE_MS: u64 = 120_000;
+
+/// A subscription's conflation window: 0 (every move) if not given.
+fn conflation(ms: Option<u64>) -> Result<u64, String> {
+    match ms {
+        Some(ms) if ms > MAX_CONFLATE_MS => Err(format!(
+            "conflate_ms must be from 0 to {MAX_CONFLATE_MS}, got {ms}"
+        )),
+        ms => Ok(ms.unwrap_or(0)),
+    }
+}
+
 /// A replay's speed: 1 if not given.
 fn speed_of(speed: Option<f64>) -> Result<Speed, String> {
     let x = speed.unwrap_or(1.0);
@@ -200,6 +217,10 @@ mod tests {
         let messages = [
             (
                 r#"{"type":"subscribe","date":"2026-11-21","race_number":1,"since":5,"topics":["odds","status"]}"#,
+                true,
+            ),
+            (
+                r#"{"type":"subscribe","date":"2026-11-21","conflate_ms":1000}"#,
                 true,
             ),
             (r#"{"type":"subscribe","date":"2026-11-21"}"#, true),

@@ -29,6 +29,8 @@ pub(super) struct Follow {
     /// Race-day events at or below this `seq` are not its: it was subscribed after them
     /// (or resumed `since` it).
     pub day_from: u64,
+    /// Its conflation window, milliseconds; 0: every move.
+    pub conflate_ms: u64,
 }
 
 impl Targets {
@@ -38,6 +40,19 @@ impl Targets {
             [None, Some(race_number)]
                 .iter()
                 .any(|t| set.get(t).is_some_and(|f| f.topics.odds()))
+        })
+    }
+
+    /// The conflation window of the race's odds: the shortest of the targets that
+    /// follow them (0 where one takes every move).
+    pub(super) fn conflate_ms(&self, date: &str, race_number: u8) -> u64 {
+        self.0.get(date).map_or(0, |set| {
+            [None, Some(race_number)]
+                .iter()
+                .filter_map(|t| set.get(t).filter(|f| f.topics.odds()))
+                .map(|f| f.conflate_ms)
+                .min()
+                .unwrap_or(0)
         })
     }
 
@@ -166,7 +181,7 @@ impl Session<'_> {
     pub(super) async fn subscribe(
         &mut self,
         t: Target,
-        topics: Topics,
+        (topics, conflate_ms): (Topics, u64),
         since: Option<u64>,
     ) -> Result<(), End> {
         let applied = self.applied().await?;
@@ -188,9 +203,11 @@ impl Session<'_> {
         // answer's `Racing-Seq` as much as an update's `seq`.
         let since = since.filter(|&s| s <= applied);
         // The odds moves a replay would send, counted from the journal's counts; none
-        // where the odds go as a snapshot (the connection had a later update already).
+        // where the odds go as a snapshot (the connection had a later update already, or
+        // takes them conflated: its odds frames of different races go out of `seq` order,
+        // so its prices resume as they stand).
         let moves = match since {
-            Some(since) if topics.odds() && since >= self.last_odds => {
+            Some(since) if topics.odds() && since >= self.last_odds && conflate_ms == 0 => {
                 let (date, race) = (t.0.clone(), t.1);
                 Some(
                     self.read(move |store| store.count_odds_moves(&date, since, race))
@@ -208,9 +225,14 @@ impl Session<'_> {
         let before = self.targets.clone();
         let handed = self.handed.of(&t.0);
         let day_from = since.unwrap_or(applied);
-        self.targets
-            .get_or_insert_with(Targets::default)
-            .insert(&t, Follow { topics, day_from });
+        self.targets.get_or_insert_with(Targets::default).insert(
+            &t,
+            Follow {
+                topics,
+                day_from,
+                conflate_ms,
+            },
+        );
         if topics.race_day() {
             self.handed.start(&t.0, day_from);
         }
@@ -304,6 +326,7 @@ impl Session<'_> {
 
     /// Queues a race's snapshot frames; no delta at or below them follows.
     pub(super) fn send_snapshot(&mut self, snapshot: &RaceSnapshot) {
+        self.windows.forget(&snapshot.date, snapshot.race_number);
         self.floors.raise(
             &(snapshot.date.to_string(), Some(snapshot.race_number)),
             snapshot.seq,

@@ -259,7 +259,7 @@ async fn a_replay_waits_at_the_outbox_and_hands_over_to_live_in_sequence() {
     let mut session = Session::new(&ctx, &outbox, latest, rx, ends);
     let mut replay = Box::pin(session.subscribe(
         (DAY.to_owned(), Some(1)),
-        super::topics::Topics::ODDS,
+        (super::topics::Topics::ODDS, 0),
         Some(0),
     ));
     assert!(
@@ -528,7 +528,7 @@ async fn a_session_holds_only_what_it_follows_now() {
     // One target is followed throughout: what is pruned is only what went.
     let kept = (DAY.to_owned(), Some(1));
     session
-        .subscribe(kept.clone(), every, None)
+        .subscribe(kept.clone(), (every, 0), None)
         .await
         .expect("subscribed");
     for i in 0..PAIRS {
@@ -538,7 +538,7 @@ async fn a_session_holds_only_what_it_follows_now() {
             .to_string();
         let t = (date, (i % 2 == 0).then_some(3));
         session
-            .subscribe(t.clone(), every, None)
+            .subscribe(t.clone(), (every, 0), None)
             .await
             .expect("subscribed");
         session.unsubscribe(t, None).expect("unsubscribed");
@@ -641,7 +641,7 @@ async fn a_replay_is_owed_by_its_pages_however_many() {
     };
     let race = (DAY.to_owned(), Some(1));
     session
-        .subscribe(race, super::topics::Topics::ODDS, Some(0))
+        .subscribe(race, (super::topics::Topics::ODDS, 0), Some(0))
         .await
         .expect("replayed");
     let frames: Vec<_> = std::iter::from_fn(|| outbox.try_frame()).collect();
@@ -688,5 +688,146 @@ async fn a_read_that_hangs_closes_the_connection_and_holds_up_no_worker() {
     assert!(
         ticks.load(Ordering::Relaxed) >= 3,
         "the runtime went on while the read hung"
+    );
+}
+
+/// An odds move of race 1 at Sha Tin pricing `prices`, as the journal writes it.
+fn move_frame(seq: u64, prices: &[(&str, f64)]) -> String {
+    let odds: Vec<String> = prices
+        .iter()
+        .map(|(h, p)| format!(r#"{{"horse_no":"{h}","win_odds":{p}}}"#))
+        .collect();
+    format!(
+        r#"{{"type":"odds","date":"{DAY}","venue":"Sha Tin","race_number":1,"seq":{seq},"published_at":"2026-11-21T05:00:00Z","occurred_at":"2026-11-21T05:00:00Z","odds":[{}],"market":{{"favourites":[]}}}}"#,
+        odds.join(",")
+    )
+}
+
+/// A subscriber that chose a window of 300 ms is sent at most one `odds` frame a window
+/// for a race whose prices move every 10 ms, and ends at the prices of one sent every
+/// move; the frames of both are the protocol's `odds` frames.
+#[tokio::test]
+async fn a_conflated_subscriber_gets_a_frame_a_window_and_ends_at_the_same_prices() {
+    const WINDOW: Duration = Duration::from_millis(300);
+    let limits = Limits {
+        resume_window: Duration::ZERO,
+        ..Limits::default()
+    };
+    let Fixture { ctx, _dir } = Fixture::new(4096, limits);
+    let hub = ctx.hub.clone();
+    let shutdown = CancellationToken::new();
+    let connect = |conflate_ms: u128| {
+        let subscribe = format!(
+            r#"{{"type":"subscribe","date":"{DAY}","race_number":1,"conflate_ms":{conflate_ms}}}"#
+        );
+        let frames = futures::stream::iter([Ok::<_, std::convert::Infallible>(Message::Text(
+            subscribe.into(),
+        ))])
+        .chain(futures::stream::pending());
+        let (sink, read) = futures::channel::mpsc::unbounded::<Message>();
+        tokio::spawn(run_session(
+            sink,
+            frames,
+            ctx.clone(),
+            key(shutdown.clone(), std::future::pending()),
+        ));
+        read
+    };
+    let (mut every, mut windowed) = (connect(0), connect(WINDOW.as_millis()));
+    // Each has subscribed (its snapshot came) before the moves.
+    for read in [&mut every, &mut windowed] {
+        loop {
+            let frame = tokio::time::timeout(Duration::from_secs(5), read.next())
+                .await
+                .expect("a frame")
+                .expect("open");
+            if matches!(&frame, Message::Text(t) if t.contains("\"snapshot\"")) {
+                break;
+            }
+        }
+    }
+    // Each client's odds frames as they come, with when they came.
+    let collect = |mut read: futures::channel::mpsc::UnboundedReceiver<Message>| {
+        tokio::spawn(async move {
+            let mut frames: Vec<(Instant, serde_json::Value)> = Vec::new();
+            while let Some(frame) = read.next().await {
+                let Message::Text(text) = frame else { continue };
+                let v: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+                if v["type"] == "odds" {
+                    serde_json::from_str::<crate::live::frames::OddsFrame>(&text)
+                        .expect("an odds frame of the protocol");
+                    frames.push((Instant::now(), v));
+                }
+            }
+            frames
+        })
+    };
+    let (every, windowed) = (collect(every), collect(windowed));
+    let runners = ["A1", "B2", "C3"];
+    let started = Instant::now();
+    let mut seq = 0;
+    while started.elapsed() < Duration::from_millis(1_500) {
+        seq += 1;
+        let horse = runners[seq as usize % 3];
+        let price = 2.0 + (seq % 17) as f64 / 10.0;
+        let frame = move_frame(seq, &[(horse, price)]);
+        hub.publish_with(DAY, 1, seq, || OddsDelta {
+            date: DAY.into(),
+            race_number: 1,
+            seq,
+            frame: frame.into(),
+        });
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let last = seq;
+    // Once the last move's window is over, both clients are closed.
+    tokio::time::sleep(WINDOW * 2).await;
+    shutdown.cancel();
+    let prices = |frames: &[(Instant, serde_json::Value)]| {
+        let mut prices = std::collections::BTreeMap::new();
+        for (_, v) in frames {
+            for runner in v["odds"].as_array().expect("odds") {
+                prices.insert(
+                    runner["horse_no"].as_str().expect("a horse").to_owned(),
+                    runner["win_odds"].as_f64().expect("a price"),
+                );
+            }
+        }
+        prices
+    };
+    let each = every.await.expect("collected");
+    let windows = windowed.await.expect("collected");
+    assert_eq!(each.len() as u64, last, "every move to the subscriber of 0");
+    assert_eq!(
+        windows.last().map(|(_, v)| v["seq"].clone()),
+        Some(last.into())
+    );
+    assert_eq!(
+        prices(&windows),
+        prices(&each),
+        "the same prices in the end"
+    );
+    let gaps: Vec<Duration> = windows
+        .windows(2)
+        .map(|w| w[1].0.duration_since(w[0].0))
+        .collect();
+    // A window apart, less a scheduler's hiccup.
+    assert!(
+        gaps.iter()
+            .all(|g| *g >= WINDOW - Duration::from_millis(50)),
+        "{gaps:?}"
+    );
+    assert!(
+        windows.len() <= 1_500 / 300 + 2,
+        "{} frames for {last} moves",
+        windows.len()
+    );
+    let seqs: Vec<u64> = windows
+        .iter()
+        .filter_map(|(_, v)| v["seq"].as_u64())
+        .collect();
+    assert!(
+        seqs.windows(2).all(|w| w[0] < w[1]),
+        "in seq order: {seqs:?}"
     );
 }

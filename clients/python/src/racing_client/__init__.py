@@ -19,7 +19,9 @@ from .errors import (
     Unauthorized,
     Unavailable,
 )
+from . import webhooks
 from .live import TOPICS, LiveStream, Target
+from .webhooks import WebhookVerificationError
 from .models import *  # noqa: F403 - the documents are the package's vocabulary
 
 __all__ = [
@@ -43,5 +45,7 @@ __all__ = [
     "ServerError",
     "Unauthorized",
     "Unavailable",
+    "WebhookVerificationError",
+    "webhooks",
     *_models.__all__,
 ]

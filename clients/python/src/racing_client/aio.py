@@ -13,6 +13,7 @@ from ._core import Call, ClientBase, D, Retry, error_of
 from ._core import Endpoints as E
 from .errors import ConnectionFailed
 from .live import LiveStream, Target
+from .webhooks import AsyncWebhooks
 
 
 class AsyncRacing(ClientBase):
@@ -32,6 +33,8 @@ class AsyncRacing(ClientBase):
         self._http = httpx.AsyncClient(
             headers=self.settings.headers(), timeout=self.settings.timeout, transport=transport
         )
+        self.webhooks = AsyncWebhooks(self._http, self._core)
+        """The key's webhook endpoints, as `Racing.webhooks` but coroutines."""
 
     async def aclose(self) -> None:
         """Closes the connection pool."""
@@ -80,6 +83,8 @@ class AsyncRacing(ClientBase):
         topics: Iterable[str] | None = None,
         heartbeats: bool = False,
         max_reconnects: int | None = None,
+        transport: str = "ws",
+        conflate_ms: int | None = None,
     ) -> LiveStream:
         """The live odds of a meeting (`date`, default today in Hong Kong as `racing watch`
         takes it), of one race (`race_number`), or of several (`targets`, pairs of a date
@@ -98,6 +103,12 @@ class AsyncRacing(ClientBase):
         `seq` it yielded, so each frame is yielded once and in order. It gives up only on a
         refused key, a bad subscription, or after `max_reconnects` reconnections in a row
         that failed (default: never).
+
+        `transport="sse"` takes the same frames as Server-Sent Events over plain HTTP
+        (`GET /api/v1/live`, resumed with `Last-Event-ID`), for one target; heartbeats are
+        comments there, never yielded. `conflate_ms` (0 to 120,000) has the service send a
+        race's odds at most one frame each that many milliseconds, each runner at its
+        latest prices; the position then moves with the race day's frames alone.
         """
         if targets is None:
             if date is None:
@@ -111,6 +122,8 @@ class AsyncRacing(ClientBase):
             heartbeats=heartbeats,
             max_reconnects=max_reconnects,
             topics=topics,
+            transport=transport,
+            conflate_ms=conflate_ms,
         )
 
     # --- Documents ---------------------------------------------------------------------

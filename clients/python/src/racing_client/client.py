@@ -11,6 +11,7 @@ from . import models
 from ._core import Call, ClientBase, D, Retry, error_of
 from ._core import Endpoints as E
 from .errors import ConnectionFailed
+from .webhooks import Webhooks
 
 
 class Racing(ClientBase):
@@ -43,6 +44,9 @@ class Racing(ClientBase):
         self._http = httpx.Client(
             headers=self.settings.headers(), timeout=self.settings.timeout, transport=transport
         )
+        self.webhooks = Webhooks(self._http, self._core)
+        """The key's webhook endpoints (`create`, `list`, `get`, `delete`, `rotate`, `test`,
+        `deliveries`, `replay`); `racing_client.webhooks.verify()` checks a delivery."""
 
     def close(self) -> None:
         """Closes the connection pool."""

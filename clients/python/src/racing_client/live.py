@@ -1,6 +1,7 @@
-"""The live stream, odds and the race day: a WebSocket session that reconnects after any
-drop and resumes after the last `seq` it yielded, so that the caller sees every update and
-race-day event once and in order."""
+"""The live stream, odds and the race day: a WebSocket session (or, with `transport="sse"`,
+the same frames as Server-Sent Events over plain HTTP) that reconnects after any drop and
+resumes after the last `seq` it yielded, so that the caller sees every update and race-day
+event once and in order."""
 
 from __future__ import annotations
 
@@ -11,11 +12,12 @@ import json
 import logging
 from typing import Any, AsyncIterator, Iterable, Tuple, Union
 
+import httpx
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 
 from . import models
-from ._core import Settings, retry_after
+from ._core import Settings, error_of, retry_after
 from ._decode import decode
 from .errors import ApiError, ConnectionFailed, DecodeError, LiveError, Unauthorized, error_class
 
@@ -28,6 +30,12 @@ Target = Tuple[Union[datetime.date, str], Union[int, None]]
 # too far behind too often (resumable).
 _CLOSE_POLICY = 1008
 _MAX_FRAME = 16 * 1024 * 1024
+
+TRANSPORTS = ("ws", "sse")
+"""How a stream is carried: the WebSocket, or Server-Sent Events (`GET /api/v1/live`)."""
+
+# Seconds an event stream may say nothing, comments included, before it counts as lost.
+_SSE_SILENCE = 30.0
 
 TOPICS = ("odds", "status", "scratchings", "results", "cards", "market")
 """What a stream may follow (`live(topics=...)`): the service's names, in its order."""
@@ -65,9 +73,19 @@ class LiveStream:
         heartbeats: bool,
         max_reconnects: int | None,
         topics: Iterable[str] | None = None,
+        transport: str = "ws",
+        conflate_ms: int | None = None,
     ) -> None:
         if not targets:
             raise ValueError("live() needs at least one date to follow")
+        if transport not in TRANSPORTS:
+            raise ValueError(f"transport is one of {', '.join(TRANSPORTS)}, not {transport!r}")
+        if transport == "sse" and len(targets) != 1:
+            raise ValueError("transport='sse' follows one target: a stream for each")
+        if conflate_ms is not None and not 0 <= conflate_ms <= 120_000:
+            raise ValueError(f"conflate_ms is from 0 to 120000, not {conflate_ms}")
+        self._transport = transport
+        self._conflate_ms = conflate_ms
         self._settings = settings
         self._targets = [(_date_text(d), r) for d, r in targets]
         self._topics = _topics(topics)
@@ -78,6 +96,7 @@ class LiveStream:
         self.reconnects = 0
         self.duplicates = 0
         self._welcomed = False
+        self._restart = False
         self._frames = self._run()
 
     def __aiter__(self) -> LiveStream:
@@ -102,6 +121,11 @@ class LiveStream:
         return {"https": "wss", "http": "ws"}.get(scheme, scheme) + "://" + rest + "/ws/live/odds"
 
     async def _run(self) -> AsyncIterator[models.Frame]:
+        if self._transport == "sse":
+            async with contextlib.aclosing(self._run_sse()) as frames:
+                async for frame in frames:
+                    yield frame
+            return
         failures = 0
         while True:
             wait: float | None = None
@@ -179,44 +203,138 @@ class LiveStream:
                 message["race_number"] = race
             if self._topics is not None:
                 message["topics"] = self._topics
+            if self._conflate_ms is not None:
+                message["conflate_ms"] = self._conflate_ms
             if resume is not None:
                 message["since"] = resume
             await socket.send(json.dumps(message))
         # A service whose log is behind our position (a store restored, a new stream)
         # answers the resume with snapshots: their sequences start the count afresh.
-        restart = resume is not None and int(welcome.get("seq", 0)) < resume
+        self._restart = resume is not None and int(welcome.get("seq", 0)) < resume
         silence = 3 * heartbeat + 2
         while True:
-            data = json.loads(await _recv(socket, silence))
-            kind = data.get("type")
-            # A replay's frames are outside the live order: not the stream's to yield.
-            event = None if data.get("replay") else EVENTS.get(kind)
-            if event is not None:
-                update = decode(event, data, strict=self._settings.strict)
-                update.received_at = datetime.datetime.now(datetime.timezone.utc)
+            frame = self._frame(json.loads(await _recv(socket, silence)))
+            if frame is not None:
+                yield frame
+
+    def _frame(self, data: dict[str, Any]) -> models.Frame | None:
+        """What the stream yields of one frame of the service's, if anything; the position
+        it resumes after moves on with it."""
+        kind = data.get("type")
+        # A replay's frames are outside the live order: not the stream's to yield.
+        event = None if data.get("replay") else EVENTS.get(kind)
+        if event is not None:
+            update = decode(event, data, strict=self._settings.strict)
+            update.received_at = datetime.datetime.now(datetime.timezone.utc)
+            # Conflated odds of different races may come out of `seq` order: they move
+            # nothing, and the race day's frames alone carry the position.
+            conflated = kind == "odds" and bool(self._conflate_ms)
+            if not conflated:
                 if self.last_seq is not None and update.seq <= self.last_seq:
                     self.duplicates += 1
-                    continue
+                    return None
                 self.last_seq = update.seq
-                yield update
-            elif kind == "snapshot":
-                snapshot = decode(models.Snapshot, data, strict=self._settings.strict)
-                if restart or self.last_seq is None:
-                    self.last_seq = snapshot.seq
-                    restart = False
-                else:
-                    self.last_seq = max(self.last_seq, snapshot.seq)
-                yield snapshot
-            elif kind == "market":
-                # Conflated, at most once a second a race: the market as it stands, with
-                # the race's latest odds position, outside the order of the events.
-                market = decode(models.MarketUpdate, data, strict=self._settings.strict)
-                market.received_at = datetime.datetime.now(datetime.timezone.utc)
-                yield market
-            elif kind == "heartbeat" and self._heartbeats:
-                yield decode(models.Heartbeat, data, strict=self._settings.strict)
-            elif kind == "error":
-                raise LiveError(0, str(data.get("error")), str(data.get("message")))
+            return update
+        if kind == "snapshot":
+            snapshot = decode(models.Snapshot, data, strict=self._settings.strict)
+            if self._restart or self.last_seq is None:
+                self.last_seq = snapshot.seq
+                self._restart = False
+            else:
+                self.last_seq = max(self.last_seq, snapshot.seq)
+            return snapshot
+        if kind == "market":
+            # Conflated, at most once a second a race: the market as it stands, with the
+            # race's latest odds position, outside the order of the events.
+            market = decode(models.MarketUpdate, data, strict=self._settings.strict)
+            market.received_at = datetime.datetime.now(datetime.timezone.utc)
+            return market
+        if kind == "heartbeat" and self._heartbeats:
+            return decode(models.Heartbeat, data, strict=self._settings.strict)
+        if kind == "error":
+            raise LiveError(0, str(data.get("error")), str(data.get("message")))
+        return None
+
+    def _query(self) -> dict[str, str]:
+        """The event stream's query: the one target, its topics and its conflation."""
+        (date, race), = self._targets
+        query = {"date": date}
+        if race is not None:
+            query["race_number"] = str(race)
+        if self._topics is not None:
+            query["topics"] = ",".join(self._topics)
+        if self._conflate_ms is not None:
+            query["conflate_ms"] = str(self._conflate_ms)
+        return query
+
+    async def _run_sse(self) -> AsyncIterator[models.Frame]:
+        """The stream as Server-Sent Events: each connection resumes with `Last-Event-ID`,
+        the last position yielded, as the socket's `since`."""
+        failures = 0
+        timeout = httpx.Timeout(self._settings.timeout, read=_SSE_SILENCE)
+        async with httpx.AsyncClient(headers=self._settings.headers(), timeout=timeout) as http:
+            while True:
+                wait: float | None = None
+                headers = {} if self.last_seq is None else {"Last-Event-ID": str(self.last_seq)}
+                resume = self.last_seq
+                try:
+                    async with http.stream(
+                        "GET", self._settings.base_url + "/api/v1/live", params=self._query(), headers=headers
+                    ) as response:
+                        if response.status_code != 200:
+                            await response.aread()
+                            if response.status_code not in (429, 503):
+                                raise error_of(response)
+                            wait = retry_after(response.headers)
+                        else:
+                            self.connections += 1
+                            self.reconnects = self.connections - 1
+                            self._welcomed = False
+                            async for frame in self._events(response, resume):
+                                yield frame
+                except (httpx.TransportError, httpx.StreamError) as e:
+                    log.info("live odds (event stream): connection lost (%r); resuming after seq %s", e, self.last_seq)
+                if self._welcomed:
+                    failures = 0
+                failures += 1
+                if self._max_reconnects is not None and failures > self._max_reconnects:
+                    raise ConnectionFailed(f"live odds: {failures} connections in a row failed")
+                delay = self._settings.backoff_delay(failures)
+                if wait is not None and wait <= self._settings.max_retry_after:
+                    delay = max(delay, wait)
+                await asyncio.sleep(delay)
+
+    async def _events(self, response: httpx.Response, resume: int | None) -> AsyncIterator[models.Frame]:
+        """The frames of one event stream, until it ends or closes."""
+        event, data = "", []
+        async for line in response.aiter_lines():
+            if line.startswith(":"):
+                continue
+            if line:
+                name, _, value = line.partition(":")
+                value = value[1:] if value.startswith(" ") else value
+                if name == "event":
+                    event = value
+                elif name == "data":
+                    data.append(value)
+                continue
+            if not event:
+                continue
+            payload = json.loads("\n".join(data))
+            event, data = "", []
+            if payload.get("type") == "welcome":
+                self._welcomed = True
+                self._restart = resume is not None and int(payload.get("seq", 0)) < resume
+            elif "code" in payload and "reason" in payload and "type" not in payload:
+                reason = str(payload["reason"])
+                if payload["code"] == _CLOSE_POLICY and "API key" in reason:
+                    raise Unauthorized(401, "unauthorized", reason)
+                log.info("live odds (event stream): closed (%s); resuming after seq %s", reason, self.last_seq)
+                return
+            else:
+                frame = self._frame(payload)
+                if frame is not None:
+                    yield frame
 
 
 async def _recv(socket: ClientConnection, seconds: float) -> Any:

@@ -1,0 +1,506 @@
+//! Push for those who cannot hold a socket: webhooks delivered to receivers on loopback
+//! (one endpoint; then 1,000; then a receiver that fails for ten minutes of the retry
+//! schedule, compressed), each delivery timed from its result's publish to its receipt;
+//! and the live stream as Server-Sent Events against the socket, on the same service and
+//! the same updates, in rounds of both.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, ensure, Context as _};
+use axum::extract::{Path as UrlPath, State};
+use axum::http::StatusCode;
+use axum::routing::post;
+use serde::Serialize;
+use tokio::sync::watch;
+
+use crate::clients::{seq_of, socket_url, Clients, Seen, Shared};
+use crate::feed::LogInfo;
+use crate::figures::{median, percentile_ms, thousands, verdict};
+use crate::live::{publish_paced, service_client, LiveResult, Round};
+use crate::peer::Peer;
+use crate::service::{Service, Target};
+use crate::Scale;
+
+/// A webhook to one endpoint on loopback: publish to receipt p99 under this, ms.
+pub const WEBHOOK_P99_MS: f64 = 50.0;
+/// Webhooks to 1,000 endpoints: publish to receipt p99 under this, ms.
+pub const WEBHOOKS_MANY_P99_MS: f64 = 2_000.0;
+/// The live stream as Server-Sent Events: p99 at most this times the socket's.
+pub const SSE_SOCKET_RATIO: f64 = 1.2;
+/// What one run of webhooks measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct WebhookRound {
+    /// Endpoints, each with a path of the receiver's.
+    pub endpoints: usize,
+    /// Results published.
+    pub events: usize,
+    /// Deliveries the receiver answered 200, the first of each event and endpoint.
+    pub received: usize,
+    /// Endpoints x events.
+    pub expected: usize,
+    /// Whether every endpoint was sent its events in `seq` order.
+    pub in_order: bool,
+    /// Publish to receipt, ms: median.
+    pub p50_ms: f64,
+    /// 99th percentile.
+    pub p99_ms: f64,
+    /// Largest.
+    pub max_ms: f64,
+}
+
+/// One round of the event stream against the socket, on one service.
+#[derive(Debug, Clone, Serialize)]
+pub struct SseRound {
+    /// `/ws/live/odds`.
+    pub socket: LiveResult,
+    /// `/api/v1/live`.
+    pub sse: LiveResult,
+}
+
+/// Everything the push part measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct PushResult {
+    /// One endpoint.
+    pub one: WebhookRound,
+    /// Many endpoints.
+    pub many: WebhookRound,
+    /// A receiver that fails (500) for ten minutes of the schedule, divided by 600 (one
+    /// second), then answers 200: every event, in order.
+    pub failing: WebhookRound,
+    /// The event stream against the socket.
+    pub sse: Vec<SseRound>,
+}
+
+impl PushResult {
+    /// The report's rows: webhooks, each delivery from its publish to its receipt, and the
+    /// event stream against the socket, medians of the rounds.
+    pub fn rows(&self, judged: bool) -> Vec<[String; 7]> {
+        let p = self;
+        let hooks = |r: &WebhookRound| {
+            format!(
+                "{} of {}, {}; {:.1} / {:.1} / {:.1}",
+                thousands(r.received as f64),
+                thousands(r.expected as f64),
+                if r.in_order {
+                    "in order"
+                } else {
+                    "NOT in order"
+                },
+                r.p50_ms,
+                r.p99_ms,
+                r.max_ms
+            )
+        };
+        let whole = |r: &WebhookRound| r.received == r.expected && r.in_order;
+        let mut rows = vec![
+            [
+                format!("Webhooks, 1 endpoint, {} results", p.one.events),
+                "deliveries; publish to receipt p50 / p99 / max ms".into(),
+                hooks(&p.one),
+                String::new(),
+                String::new(),
+                format!("p99 < {WEBHOOK_P99_MS} ms"),
+                verdict(judged, whole(&p.one) && p.one.p99_ms < WEBHOOK_P99_MS).into(),
+            ],
+            [
+                format!(
+                    "Webhooks, {} endpoints, {} results",
+                    thousands(p.many.endpoints as f64),
+                    p.many.events
+                ),
+                "deliveries; publish to receipt p50 / p99 / max ms".into(),
+                hooks(&p.many),
+                String::new(),
+                String::new(),
+                format!("p99 < {} s", WEBHOOKS_MANY_P99_MS / 1000.0),
+                verdict(
+                    judged,
+                    whole(&p.many) && p.many.p99_ms < WEBHOOKS_MANY_P99_MS,
+                )
+                .into(),
+            ],
+            [
+                "Webhooks, a receiver failing (500) for 10 min of the schedule (÷600), then 200"
+                    .into(),
+                "deliveries; publish to receipt p50 / p99 / max ms".into(),
+                hooks(&p.failing),
+                String::new(),
+                String::new(),
+                "every event, in order".into(),
+                verdict(judged, whole(&p.failing)).into(),
+            ],
+        ];
+        if let Some(first) = p.sse.first() {
+            let n = p.sse.len();
+            let med = |f: fn(&SseRound) -> f64| median(p.sse.iter().map(f));
+            let (sse99, socket99) = (med(|r| r.sse.p99_ms), med(|r| r.socket.p99_ms));
+            let ratio = med(|r| r.sse.p99_ms / r.socket.p99_ms);
+            rows.push([
+                format!(
+                    "Event stream against the socket ({} clients, {}/s)",
+                    thousands(first.sse.clients as f64),
+                    first.sse.rate
+                ),
+                format!(
+                    "latency p50 / p99 ms, median of {n}; ratio: median of the rounds' p99 ratios"
+                ),
+                format!("{:.2} / {sse99:.2}", med(|r| r.sse.p50_ms)),
+                format!("{:.2} / {socket99:.2}", med(|r| r.socket.p50_ms)),
+                format!("{ratio:.2}"),
+                format!("p99 ≤ {SSE_SOCKET_RATIO}× the socket's"),
+                verdict(judged, ratio <= SSE_SOCKET_RATIO).into(),
+            ]);
+            rows.push([
+                String::new(),
+                "frames received of expected".into(),
+                format!(
+                    "{} of {}",
+                    thousands(med(|r| r.sse.received as f64)),
+                    thousands(first.sse.expected as f64)
+                ),
+                format!(
+                    "{} of {}",
+                    thousands(med(|r| r.socket.received as f64)),
+                    thousands(first.socket.expected as f64)
+                ),
+                String::new(),
+                String::new(),
+                String::new(),
+            ]);
+        }
+        rows
+    }
+}
+
+/// The part: webhooks, then the stream's rounds.
+pub async fn run(
+    scale: &Scale,
+    target: &Target,
+    store: &Path,
+    log: &LogInfo,
+    peer: &Peer,
+) -> anyhow::Result<PushResult> {
+    let tiny = scale.name == "tiny";
+    let one = webhooks(
+        target,
+        store,
+        log,
+        1,
+        if tiny { 10 } else { 100 },
+        10,
+        false,
+    )
+    .await?;
+    let many = webhooks(
+        target,
+        store,
+        log,
+        if tiny { 20 } else { 1_000 },
+        10,
+        1,
+        false,
+    )
+    .await?;
+    let failing = webhooks(target, store, log, 1, 10, 10, true).await?;
+    let round = Round {
+        scale,
+        target,
+        log,
+        peer,
+    };
+    let mut sse = Vec::with_capacity(scale.live_rounds);
+    for i in 0..scale.live_rounds {
+        eprintln!(
+            "bench:   push: stream round {} of {}",
+            i + 1,
+            scale.live_rounds
+        );
+        sse.push(stream_round(&round, store, i % 2 == 0).await?);
+    }
+    Ok(PushResult {
+        one,
+        many,
+        failing,
+        sse,
+    })
+}
+
+/// What the receiver keeps: the first 200 of each endpoint's event, when it came, in the
+/// order they came; and whether it is failing.
+#[derive(Default)]
+struct Received {
+    first: HashMap<(usize, u64), Instant>,
+    order: HashMap<usize, Vec<u64>>,
+    failing_until: Option<Instant>,
+}
+
+async fn take(
+    State(received): State<Arc<Mutex<Received>>>,
+    UrlPath(endpoint): UrlPath<usize>,
+    body: axum::body::Bytes,
+) -> StatusCode {
+    let at = Instant::now();
+    let Some(seq) = std::str::from_utf8(&body).ok().and_then(seq_of) else {
+        return StatusCode::BAD_REQUEST;
+    };
+    let mut r = received.lock().unwrap_or_else(|p| p.into_inner());
+    // A failing receiver's second starts with the first delivery it is sent.
+    let until = *r.failing_until.get_or_insert(at + Duration::from_secs(1));
+    if at < until {
+        return StatusCode::INTERNAL_SERVER_ERROR;
+    }
+    if r.first.insert((endpoint, seq), at).is_none() {
+        r.order.entry(endpoint).or_default().push(seq);
+    }
+    StatusCode::OK
+}
+
+/// `endpoints` endpoints of the key on a receiver on loopback, then `events` results of
+/// today published at `rate` a second: each delivery's publish-to-receipt time. With
+/// `failing`, the receiver answers 500 for the first second of deliveries and the retry
+/// schedule is divided by 600 (ten minutes in one second).
+async fn webhooks(
+    target: &Target,
+    store: &Path,
+    log: &LogInfo,
+    endpoints: usize,
+    events: usize,
+    rate: u64,
+    failing: bool,
+) -> anyhow::Result<WebhookRound> {
+    eprintln!(
+        "bench:   push: webhooks, {endpoints} endpoint(s), {events} results at {rate}/s{}",
+        if failing {
+            ", the receiver failing first"
+        } else {
+            ""
+        }
+    );
+    let mut target = target.clone();
+    target.settings.extend([
+        ("RACING_WEBHOOK_ALLOW_NETWORKS".into(), "127.0.0.0/8".into()),
+        (
+            "RACING_WEBHOOK_MAX_ENDPOINTS".into(),
+            (endpoints + 10).to_string(),
+        ),
+    ]);
+    if failing {
+        target
+            .settings
+            .push(("RACING_WEBHOOK_RETRY_DIVISOR".into(), "600".into()));
+    }
+    let received = Arc::new(Mutex::new(Received {
+        // Not failing: an instant already past.
+        failing_until: (!failing).then(Instant::now),
+        ..Received::default()
+    }));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let port = listener.local_addr()?.port();
+    let app = axum::Router::new()
+        .route("/hook/{endpoint}", post(take))
+        .with_state(received.clone());
+    let server = tokio::spawn(async move { axum::serve(listener, app).await });
+    let service = Service::start_ready(&target, store, "webhooks").await?;
+    let client = reqwest::Client::new();
+    for n in 0..endpoints {
+        let res = client
+            .post(service.url("/api/v1/webhooks"))
+            .header("X-API-Key", &target.key)
+            .header("Content-Type", "application/json")
+            .body(format!(
+                r#"{{"url":"http://127.0.0.1:{port}/hook/{n}","topics":["results"]}}"#
+            ))
+            .send()
+            .await?;
+        ensure!(
+            res.status() == reqwest::StatusCode::CREATED,
+            "endpoint {n}: {}",
+            res.text().await.unwrap_or_default()
+        );
+    }
+    let results: Vec<racing_events::Envelope> = (0..events)
+        .map(|i| {
+            let race = i64::try_from(i % 99 + 1).unwrap_or(1);
+            let runners = vec![racing_events::samples::runner(Some(1), "A1")];
+            let mut e = racing_events::samples::envelope(racing_events::samples::result(
+                &log.today, "Sha Tin", race, runners,
+            ));
+            e.event_id = uuid::Uuid::new_v4();
+            e
+        })
+        .collect();
+    let sent = publish_paced(&target, results, rate).await?;
+    let expected = endpoints * events;
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let got = received.lock().map_or(0, |r| r.first.len());
+        if got >= expected || Instant::now() > deadline {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // The endpoints live in NATS, beside the log the next run shares: none may be left.
+    let listed: serde_json::Value = client
+        .get(service.url("/api/v1/webhooks"))
+        .header("X-API-Key", &target.key)
+        .send()
+        .await?
+        .json()
+        .await?;
+    for endpoint in listed["webhooks"].as_array().into_iter().flatten() {
+        let id = endpoint["id"].as_str().context("an endpoint's id")?;
+        client
+            .delete(service.url(&format!("/api/v1/webhooks/{id}")))
+            .header("X-API-Key", &target.key)
+            .send()
+            .await?;
+    }
+    service.stop().await?;
+    server.abort();
+    let r = received.lock().unwrap_or_else(|p| p.into_inner());
+    let seqs: Vec<u64> = sent.iter().map(|(s, _)| *s).collect();
+    let in_order = (0..endpoints).all(|n| r.order.get(&n).is_some_and(|o| *o == seqs));
+    let mut us: Vec<u64> = Vec::with_capacity(expected);
+    for (seq, at) in &sent {
+        for n in 0..endpoints {
+            if let Some(got) = r.first.get(&(n, *seq)) {
+                us.push(u64::try_from(
+                    got.saturating_duration_since(*at).as_micros(),
+                )?);
+            }
+        }
+    }
+    us.sort_unstable();
+    let round = WebhookRound {
+        endpoints,
+        events,
+        received: us.len(),
+        expected,
+        in_order,
+        p50_ms: percentile_ms(&us, 0.5),
+        p99_ms: percentile_ms(&us, 0.99),
+        max_ms: percentile_ms(&us, 1.0),
+    };
+    eprintln!(
+        "bench:   push: {} of {} deliveries, in order {}; publish to receipt p50 {:.1} ms p99 {:.1} ms max {:.1} ms",
+        round.received, round.expected, round.in_order, round.p50_ms, round.p99_ms, round.max_ms
+    );
+    Ok(round)
+}
+
+/// One service, its socket's clients and its stream's, each side measured as the live
+/// part measures it, the socket first or second.
+async fn stream_round(
+    round: &Round<'_>,
+    store: &Path,
+    socket_first: bool,
+) -> anyhow::Result<SseRound> {
+    let (target, scale, log) = (round.target, round.scale, round.log);
+    let service = Service::start_ready(target, store, "push-stream").await?;
+    let socket = || async {
+        let updates = round.updates()?;
+        let url = socket_url(&service, &target.key);
+        let subscribe = format!("{{\"type\":\"subscribe\",\"date\":\"{}\"}}", log.today);
+        let capacity = updates.len() + 16;
+        let clients = Clients::start(scale.live_clients, |shared, stop| {
+            service_client(url.clone(), subscribe.clone(), capacity, shared, stop)
+        })
+        .await?;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        round
+            .measure("socket", clients, updates, Some(&service), |_, seq| seq)
+            .await
+    };
+    let stream = || async {
+        let updates = round.updates()?;
+        let url = service.url(&format!("/api/v1/live?date={}", log.today));
+        let capacity = updates.len() + 16;
+        let http = reqwest::Client::new();
+        let clients = Clients::start(scale.live_clients, |shared, stop| {
+            sse_client(
+                http.clone(),
+                url.clone(),
+                target.key.clone(),
+                capacity,
+                shared,
+                stop,
+            )
+        })
+        .await?;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        round
+            .measure(
+                "event stream",
+                clients,
+                updates,
+                Some(&service),
+                |_, seq| seq,
+            )
+            .await
+    };
+    let (socket, sse) = if socket_first {
+        let s = socket().await?;
+        (s, stream().await?)
+    } else {
+        let e = stream().await?;
+        (socket().await?, e)
+    };
+    service.stop().await?;
+    Ok(SseRound { socket, sse })
+}
+
+/// One client of the event stream: today's meeting's odds, each `odds` event's id and
+/// when it came, and when each snapshot came.
+async fn sse_client(
+    http: reqwest::Client,
+    url: String,
+    key: String,
+    capacity: usize,
+    shared: Arc<Shared>,
+    mut stop: watch::Receiver<bool>,
+) -> anyhow::Result<Seen<u64>> {
+    let place = shared.place().await?;
+    let mut response = http.get(&url).header("X-API-Key", key).send().await?;
+    ensure!(
+        response.status().is_success(),
+        "the stream: {}",
+        response.status()
+    );
+    let mut buffer = String::new();
+    let mut seen = Seen::with_capacity(capacity);
+    let mut place = Some(place);
+    loop {
+        let chunk = tokio::select! {
+            _ = stop.changed() => break,
+            c = response.chunk() => c.context("the stream broke")?,
+        };
+        let Some(chunk) = chunk else {
+            bail!("a stream client was closed");
+        };
+        let at = Instant::now();
+        buffer.push_str(std::str::from_utf8(&chunk).context("not UTF-8")?);
+        while let Some(end) = buffer.find("\n\n") {
+            let event: String = buffer.drain(..end + 2).collect();
+            if event.contains("\nevent: odds\n") {
+                let id = event
+                    .strip_prefix("id: ")
+                    .and_then(|rest| rest.split('\n').next())
+                    .and_then(|id| id.parse().ok())
+                    .context("an odds event without an id")?;
+                seen.odds.push((id, at));
+                shared.received.fetch_add(1, Ordering::Relaxed);
+            } else if event.contains("event: snapshot\n") {
+                // Ready once the first snapshot of today's races is in.
+                match place.take() {
+                    Some(place) => shared.subscribed(place),
+                    None => seen.snapshots.push(at),
+                }
+            }
+        }
+    }
+    Ok(seen)
+}
