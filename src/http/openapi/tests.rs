@@ -41,7 +41,7 @@ fn doc(s: &MemState, key: DocKey<'_>) -> Value {
 }
 
 /// Two meetings on one date (so `meetings` appears), a dead heat, a runner pulled up, a
-/// scratching, a profile, odds for a venue, for every venue and for a race no venue of
+/// scratching of a runner with a price, a profile, odds for a venue, for every venue and for a race no venue of
 /// which is known, place prices, a race's status with a reason, a retracted race, the full
 /// Hong Kong record on a race and a profile (with an `lbw` that is no margin): every field
 /// of every document kind, and every nullable field both null and not.
@@ -80,7 +80,11 @@ fn season_events() -> Vec<Envelope> {
         card("2026-11-21", "Happy Valley", 1, &["B143"]),
         scratch("2026-11-21", 1, "H123"),
         card("2026-11-22", "Sha Tin", 1, &["E271"]),
-        odds("2026-11-21", 1, &[("E271", 3.5), ("CA206", 2.1)]),
+        odds(
+            "2026-11-21",
+            1,
+            &[("E271", 3.5), ("CA206", 2.1), ("H123", 9.0)],
+        ),
         odds_at("2026-11-21", "Happy Valley", 1, &[("B143", 6.0)]),
         odds_with_place(
             "2026-11-21",

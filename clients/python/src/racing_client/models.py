@@ -550,6 +550,9 @@ class RunnerMarket(Model):
     """A runner's current prices, and what the market reads of them."""
 
     horse_no: str
+    scratched: bool = False
+    """Scratched from the race: it keeps its last prices, and no book, favourite or mover
+    counts it."""
     win_odds: float | None = None
     place_odds: float | None = None
     win_prob: float | None = None
@@ -572,7 +575,7 @@ class Market(Model):
     clock: str | None = None
     """The latest `occurred_at` of the race's price moves, RFC 3339 UTC."""
     win_book_pct: float | None = None
-    """The sum of 1 / win odds over the runners, in percent."""
+    """The sum of 1 / win odds over the runners not scratched, in percent."""
     place_book_pct: float | None = None
     favourites: list[str]
     steamers: list[str]
