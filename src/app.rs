@@ -215,8 +215,12 @@ impl Application {
         // where there is one; where there is none yet, a replica that writes snapshots
         // takes the writer's lease and replays, and the others of its layout wait a while
         // for the snapshot it will publish.
+        let live: Arc<dyn Fn() -> u32 + Send + Sync> = {
+            let replicas = replicas.clone();
+            Arc::new(move || replicas.live())
+        };
         let (snapshots, lease) =
-            snapshot::open(&js, &config.stream, &config.data_dir, &replica).await;
+            snapshot::open(&js, &config.stream, &config.data_dir, &replica, live).await;
         let (store, store_dir, start) = snapshot::start::choose(
             store,
             store_dir,
@@ -530,6 +534,15 @@ impl Application {
     }
 }
 
+/// The snapshots' bucket as a service that sets up its own server bounds it: by the
+/// snapshots it keeps.
+fn snapshot_bucket(config: &Config) -> nats::buckets::SnapshotBucket {
+    nats::buckets::SnapshotBucket {
+        keep: config.snapshots.keep,
+        bytes: None,
+    }
+}
+
 /// The stream, set up first where this service is given the set-up's credentials (a
 /// server of its own) or where the server has no users (then nobody's permissions are
 /// narrower than the service's); otherwise as the set-up left it, which the service's
@@ -551,11 +564,13 @@ async fn stream(
         Some(auth) => {
             let setup =
                 nats::Connection::open(nats_url, &auth, Role::Setup, config.nats_patience).await?;
-            let info = nats::set_up(&setup, &settings).await;
+            let info = nats::setup::set_up_with(&setup, &settings, &snapshot_bucket(config)).await;
             let _ = tokio::time::timeout(Duration::from_secs(2), setup.client.drain()).await;
             info
         }
-        None if anonymous => nats::set_up(service, &settings).await,
+        None if anonymous => {
+            nats::setup::set_up_with(service, &settings, &snapshot_bucket(config)).await
+        }
         None => {
             let js = service.jetstream();
             service

@@ -146,13 +146,26 @@ pub struct ServeArgs {
     #[arg(long, env = "RACING_SNAPSHOT_EVERY_SECS", default_value_t = 3600)]
     pub snapshot_every_secs: u64,
     /// Snapshots kept in the object store; older ones are removed after a new one.
-    #[arg(long, env = "RACING_SNAPSHOT_KEEP", default_value_t = 3)]
+    #[arg(long, env = "RACING_SNAPSHOT_KEEP", default_value_t = crate::nats::buckets::SNAPSHOTS_KEPT)]
     pub snapshot_keep: usize,
     /// Seconds a start with no snapshot of its layout waits for the one another replica
     /// of its layout (holding the writer's lease) will publish, while that one holds it;
     /// 0: it replays at once.
     #[arg(long, env = "RACING_SNAPSHOT_WAIT_SECS", default_value_t = 3600)]
     pub snapshot_wait_secs: u64,
+    /// MiB a second a snapshot is sent to the object store at most, so that its upload
+    /// leaves the log's disk and links to the log; 0: as fast as JetStream takes it.
+    #[arg(long, env = "RACING_SNAPSHOT_SEND_MIB_PER_SEC", default_value_t = 0)]
+    pub snapshot_send_mib_per_sec: u64,
+    /// The `max_file_store` of the NATS servers' JetStream, in MiB: the room the log
+    /// shares with the snapshots' bucket. 0: not known, and only an account's own limit
+    /// (where NATS reports one) is looked at before a snapshot is sent.
+    #[arg(long, env = "RACING_NATS_FILE_STORE_MIB", default_value_t = 0)]
+    pub nats_file_store_mib: u64,
+    /// MiB of JetStream's file storage a snapshot must leave to the log: one that would
+    /// leave less is not sent.
+    #[arg(long, env = "RACING_SNAPSHOT_LOG_MARGIN_MIB", default_value_t = 1024)]
+    pub snapshot_log_margin_mib: u64,
     /// TOML file of the plans on the pricing page (`[[plan]]` tables); unset: a free trial
     /// and two plans sold by contact.
     #[arg(long, env = "RACING_PLANS")]
@@ -433,6 +446,11 @@ impl TryFrom<ServeArgs> for Config {
                 every: Duration::from_secs(a.snapshot_every_secs.max(1)),
                 keep: a.snapshot_keep.max(1),
                 wait: Duration::from_secs(a.snapshot_wait_secs),
+                send_rate: (a.snapshot_send_mib_per_sec > 0)
+                    .then(|| a.snapshot_send_mib_per_sec.saturating_mul(1 << 20)),
+                file_store: (a.nats_file_store_mib > 0)
+                    .then(|| a.nats_file_store_mib.saturating_mul(1 << 20)),
+                log_margin: a.snapshot_log_margin_mib.saturating_mul(1 << 20),
             },
             request_limits: crate::http::RequestLimits {
                 rate_per_sec: a.rate_limit_per_sec.max(1),

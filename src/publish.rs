@@ -10,7 +10,7 @@ use futures::stream::{FuturesOrdered, StreamExt};
 use racing_events::{Envelope, FEEDER_HEADER};
 
 /// Publishes in flight at once: enough to fill the link, bounded so memory is too.
-const IN_FLIGHT: usize = 512;
+pub const IN_FLIGHT: usize = 512;
 
 /// Most refusal reasons kept for the report.
 const MAX_REASONS: usize = 20;

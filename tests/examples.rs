@@ -119,7 +119,7 @@ fn on_path(program: &str, path: &str) -> Option<std::path::PathBuf> {
 /// `$` as it is), a backslash outside them taking the next character as it is, `$NAME`
 /// replaced by `vars`' value, and a `#` that starts a word ending the line. A variable the
 /// banner does not set fails the test.
-fn words(line: &str, vars: &BTreeMap<String, String>) -> Vec<String> {
+pub(crate) fn words(line: &str, vars: &BTreeMap<String, String>) -> Vec<String> {
     let mut words = Vec::new();
     let mut word: Option<String> = None;
     let mut quote: Option<char> = None;

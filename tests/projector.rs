@@ -303,14 +303,14 @@ fn horses(numbers: std::ops::RangeInclusive<u32>, name: &str) -> Vec<racing_even
 
 /// A tmpfs of a fixed size mounted on a temporary directory, unmounted when dropped: a
 /// disk that a test fills and then grows.
-struct SmallDisk {
+pub(crate) struct SmallDisk {
     dir: TempDir,
 }
 
 impl SmallDisk {
     /// A tmpfs of `mib` MiB; `None`, with the reason printed, where this process may not
     /// mount one (not root). As root a mount that fails is a failure.
-    fn mount(mib: u64) -> Option<SmallDisk> {
+    pub(crate) fn mount(mib: u64) -> Option<SmallDisk> {
         let dir = TempDir::new().expect("temp dir");
         let mounted = std::process::Command::new("mount")
             .args(["-t", "tmpfs", "-o", &format!("size={mib}m"), "tmpfs"])
@@ -326,7 +326,7 @@ impl SmallDisk {
         }
     }
 
-    fn path(&self) -> &std::path::Path {
+    pub(crate) fn path(&self) -> &std::path::Path {
         self.dir.path()
     }
 
@@ -341,7 +341,7 @@ impl SmallDisk {
     }
 
     /// Fills the file system until `left` bytes are free.
-    fn fill(&self, left: u64) {
+    pub(crate) fn fill(&self, left: u64) {
         let free = racing::disk::free_bytes(self.path()).expect("statvfs");
         let filler = std::fs::File::create(self.path().join("filler")).expect("filler");
         // Written, not sparse: a tmpfs holds only the pages written.

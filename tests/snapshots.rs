@@ -1,6 +1,9 @@
 //! Snapshots of the read models in the NATS object store: a replica that starts from one
 //! answers as a clean replay does; a snapshot that fails a check is refused and the
-//! replica replays; a kill while one loads or is written leaves nothing half done.
+//! replica replays; a kill while one loads or is sent leaves nothing behind, nor does a
+//! writer whose lease passes on; a snapshot never takes the room the log (in JetStream)
+//! or the read models (on their disk) need; the bucket is bounded by the snapshots kept,
+//! and a rolling upgrade keeps the newest of the older layout still run.
 
 use std::time::Duration;
 
@@ -10,6 +13,7 @@ use serde_json::Value;
 use tempfile::TempDir;
 use tokio::io::AsyncReadExt as _;
 
+use crate::projector::SmallDisk;
 use crate::reliability::process::{Service, WAIT};
 use crate::replayed::{answer, assert_answers_alike, feed, race_week};
 use crate::support::{App, Nats};
@@ -277,49 +281,115 @@ async fn kill_at(service: &mut Service, said: &str, done: &str) {
     );
 }
 
-#[tokio::test]
-async fn a_kill_while_a_snapshot_loads_or_is_written_leaves_nothing_half_done() {
-    let nats = Nats::start().await;
-    let last = nats.publish(&some_events(2500)).await;
-    let work = TempDir::new().expect("temp dir");
+/// The bytes the snapshots' bucket holds: its stream's, chunks of objects whose metadata
+/// was never written included.
+async fn bucket_bytes(nats: &Nats) -> u64 {
+    let mut stream = nats
+        .service
+        .get_stream(format!("OBJ_{BUCKET}"))
+        .await
+        .expect("the bucket's stream");
+    stream.info().await.expect("its info").state.bytes
+}
+
+/// The names of the snapshots listed in the bucket.
+async fn listed(nats: &Nats) -> Vec<String> {
     let bucket = nats.service.get_object_store(BUCKET).await.expect("bucket");
-    let listed = || async {
-        let mut names = Vec::new();
-        let mut list = bucket.list().await.expect("list");
-        while let Some(info) = futures::StreamExt::next(&mut list).await {
-            let info = info.expect("info");
-            if !info.deleted {
-                names.push(info.name);
-            }
+    let mut names = Vec::new();
+    let mut list = bucket.list().await.expect("list");
+    while let Some(info) = futures::StreamExt::next(&mut list).await {
+        let info = info.expect("info");
+        if !info.deleted {
+            names.push(info.name);
         }
-        names
-    };
+    }
+    names
+}
 
-    // A replica writing its first snapshot, killed while it writes it.
-    let writer_dir = work.path().join("writer");
-    let mut writer = Service::spawn_with(
-        Some(&nats.broker()),
-        &writer_dir,
-        &work.path().join("writer.log"),
-        &[("RACING_SNAPSHOT_WRITE", "true")],
-    );
-    kill_at(
-        &mut writer,
-        "writing a snapshot of the read models",
-        "snapshot of the read models written",
-    )
-    .await;
-    assert!(
-        listed().await.is_empty(),
-        "no snapshot half written is listed"
-    );
+/// Waits until the bucket holds `bytes`, for at most `within`.
+async fn bucket_back_to(nats: &Nats, bytes: u64, within: Duration) {
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        let now = bucket_bytes(nats).await;
+        if now == bytes {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the bucket holds {now} bytes {within:?} on, not the {bytes} it held"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
 
-    // A snapshot, then a replica killed while it loads it.
+/// Waits until the bucket holds more than `bytes`: an upload's first chunks are in.
+async fn bucket_past(nats: &Nats, bytes: u64) {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while bucket_bytes(nats).await <= bytes {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no chunk sent within {WAIT:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_kill_while_a_snapshot_loads_or_is_sent_leaves_nothing_behind() {
+    let nats = Nats::start().await;
+    let events = some_events(2600);
+    let last = nats.publish(&events[..2500]).await;
+    let work = TempDir::new().expect("temp dir");
+
+    // A snapshot, and the bytes the bucket holds with it.
     let first_dir = work.path().join("first");
     let mut first = App::start(&nats, &first_dir).await;
     first.projected(last).await;
     let (name, checkpoint) = snapshot_of(&first).await;
-    assert_eq!(listed().await, std::slice::from_ref(&name));
+    assert_eq!(listed(&nats).await, std::slice::from_ref(&name));
+    let before = bucket_bytes(&nats).await;
+
+    // A replica that writes one once 100 events came after the newest, sending it at
+    // 1 MiB/s, killed after its first chunks are in the bucket and before its metadata.
+    let writer_dir = work.path().join("writer");
+    let writer_log = work.path().join("writer.log");
+    let writing = [
+        ("RACING_SNAPSHOT_WRITE", "true"),
+        ("RACING_SNAPSHOT_EVERY_EVENTS", "100"),
+        ("RACING_SNAPSHOT_SEND_MIB_PER_SEC", "1"),
+    ];
+    let mut writer = Service::spawn_with(Some(&nats.broker()), &writer_dir, &writer_log, &writing);
+    let more = nats.publish(&events[2500..]).await;
+    writer
+        .wait_for_log("sending a snapshot to the object store", WAIT)
+        .await;
+    bucket_past(&nats, before).await;
+    writer.kill().await;
+    assert!(
+        !writer
+            .log_text()
+            .contains("snapshot of the read models written"),
+        "the kill came after the snapshot was sent; log:\n{}",
+        writer.log_tail()
+    );
+    assert_eq!(
+        listed(&nats).await,
+        std::slice::from_ref(&name),
+        "no snapshot half sent is listed"
+    );
+
+    // The next holder of the writer's lease (once the dead one's has lapsed) removes the
+    // chunks the kill left; none is due, so it sends none.
+    let mut again = Service::spawn_with(
+        Some(&nats.broker()),
+        &writer_dir,
+        &writer_log,
+        &[("RACING_SNAPSHOT_WRITE", "true")],
+    );
+    bucket_back_to(&nats, before, Duration::from_secs(90)).await;
+    again.kill().await;
+
+    // A replica killed while it loads the snapshot.
     let loading_dir = work.path().join("loading");
     let log = work.path().join("loading.log");
     let quiet = [("RACING_SNAPSHOT_WRITE", "false")];
@@ -340,8 +410,9 @@ async fn a_kill_while_a_snapshot_loads_or_is_written_leaves_nothing_half_done() 
     let status: Value = serde_json::from_str(&again.status(&client).await).expect("status");
     assert_eq!(status["start"]["path"], "snapshot", "{status}");
     assert_eq!(status["start"]["from_checkpoint"], checkpoint);
+    first.projected(more).await;
     let deadline = tokio::time::Instant::now() + WAIT;
-    while status_checkpoint(&mut again, &client).await < last {
+    while status_checkpoint(&mut again, &client).await < more {
         assert!(tokio::time::Instant::now() < deadline, "caught up in time");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
@@ -359,6 +430,7 @@ async fn a_kill_while_a_snapshot_loads_or_is_written_leaves_nothing_half_done() 
         assert_eq!(got.expect("an answer"), want.expect("an answer"), "{path}");
     }
     assert_eq!(stores(&loading_dir).len(), 1, "{:?}", stores(&loading_dir));
+    assert_eq!(bucket_bytes(&nats).await, before);
     again.kill().await;
     first.stop().await;
 }
@@ -526,5 +598,373 @@ async fn no_snapshot_is_taken_while_the_store_is_rebuilt_or_behind() {
         rebuilt["folded"].as_u64().is_some_and(|f| f <= more - last),
         "only what came after the snapshot is folded: {rebuilt}"
     );
+    app.stop().await;
+}
+
+/// The metrics the admin listener exposes.
+async fn metrics(app: &App) -> String {
+    app.client
+        .get(format!("{}/metrics", app.admin))
+        .send()
+        .await
+        .expect("the admin listener")
+        .text()
+        .await
+        .expect("metrics")
+}
+
+/// Asks `app` for a snapshot, asserts it is skipped for want of room, saying `why`, and
+/// that `racing snapshot list` (`GET /snapshots`), `/status` and the metrics say so.
+async fn skipped_now(app: &App, why: &str) -> String {
+    let (status, body) = admin_post(app, "/snapshots").await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    let said = body["error"].as_str().unwrap_or_default().to_owned();
+    assert!(said.contains(why), "skipped for `{why}`: {body}");
+    let listed = app.admin_json("/snapshots").await;
+    assert_eq!(
+        listed["writer"]["skipped"]["reason"],
+        said.as_str(),
+        "{listed}"
+    );
+    let status = app.admin_json("/status").await;
+    assert_eq!(
+        status["snapshots"]["skipped"]["reason"],
+        said.as_str(),
+        "{status}"
+    );
+    assert!(
+        metrics(app)
+            .await
+            .lines()
+            .any(|l| l.starts_with("racing_snapshot_skipped_total")),
+        "the skip is counted"
+    );
+    said
+}
+
+/// The bytes JetStream's streams hold, as `$JS.API.INFO` says.
+async fn account_storage(nats: &Nats) -> u64 {
+    let info: Value = nats
+        .service
+        .request("INFO", &serde_json::json!({}))
+        .await
+        .expect("the account's information");
+    info["storage"].as_u64().expect("its storage")
+}
+
+/// The bytes of a snapshot of `app`'s store now, written aside.
+fn snapshot_size(app: &App) -> u64 {
+    let aside = TempDir::new().expect("temp dir");
+    app.store()
+        .write_snapshot(&aside.path().join("probe"), || true)
+        .expect("a snapshot")
+        .bytes
+}
+
+#[tokio::test]
+async fn a_snapshot_that_would_leave_the_log_too_little_room_is_skipped_and_the_feed_goes_on() {
+    // JetStream's storage, shared by the log and the snapshots, as the operator states it.
+    // Above the buckets' reservations (key-value buckets with byte limits).
+    const LIMIT: u64 = 256 << 20;
+    let options = racing::nats::ServerOptions {
+        max_file_store: Some(LIMIT),
+        ..racing::nats::ServerOptions::default()
+    };
+    let nats = Nats::start_with_options(&options).await;
+    let dir = TempDir::new().expect("temp dir");
+    let mut app = App::start_with(&nats, dir.path(), |c| {
+        c.snapshots.file_store = Some(LIMIT);
+        c.snapshots.log_margin = 1 << 20;
+    })
+    .await;
+    let events = some_events(2600);
+    let mut last = nats.publish(&events[..2500]).await;
+    app.projected(last).await;
+    let size = snapshot_size(&app);
+
+    // The log grows (with messages the projector refuses at once) until half a
+    // snapshot's room is left.
+    loop {
+        let used = account_storage(&nats).await;
+        let room = LIMIT.saturating_sub(used);
+        if room <= size / 2 {
+            break;
+        }
+        let piece = (room - size / 2).min(1 << 20) as usize;
+        last = nats
+            .publish_raw("racing.ballast", &vec![b'x'; piece], None)
+            .await;
+    }
+    app.projected(last).await;
+    let before = bucket_bytes(&nats).await;
+
+    let said = skipped_now(&app, "would leave the log").await;
+    assert!(said.contains("RACING_SNAPSHOT_LOG_MARGIN_MIB"), "{said}");
+    assert_eq!(bucket_bytes(&nats).await, before, "nothing sent");
+    assert!(listed(&nats).await.is_empty());
+
+    // The feed goes on: every new event is stored and applied.
+    let more = nats.publish(&events[2500..]).await;
+    app.projected(more).await;
+    app.stop().await;
+}
+
+/// A small disk: a tmpfs of `mib` MiB, which only root may mount; this test fails
+/// rather than passes where it cannot.
+fn small_disk(mib: u64) -> SmallDisk {
+    SmallDisk::mount(mib).expect(
+        "this test needs a small disk: a tmpfs, which only root may mount (the dev \
+         container and CI run the tests as root)",
+    )
+}
+
+#[tokio::test]
+async fn a_snapshot_never_takes_the_read_models_room_on_their_disk() {
+    let nats = Nats::start().await;
+    let disk = small_disk(256);
+    let data = disk.path().join("data");
+    let mut app = App::start(&nats, &data).await;
+    let events = some_events(2700);
+    let last = nats.publish(&events[..2500]).await;
+    app.projected(last).await;
+    let size = snapshot_size(&app);
+
+    // The disk left with the projector's spare, room for the commits below, and half
+    // the snapshot's file.
+    disk.fill(racing::disk::SPARE_BYTES + (16 << 20) + size / 2);
+
+    // Commits go on while the snapshot is asked for, and the projector never lacks room.
+    let (done, mut watch) = tokio::sync::oneshot::channel::<()>();
+    let read_models = app.read_models.clone();
+    let watcher = tokio::spawn(async move {
+        loop {
+            if let Some(problem) = read_models.cannot_write() {
+                return Some(problem);
+            }
+            if watch.try_recv().is_ok() {
+                return None;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    });
+    let feeding = async {
+        let mut last = 0;
+        for chunk in events[2500..].chunks(10) {
+            last = nats.publish(chunk).await;
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        last
+    };
+    let (more, said) = tokio::join!(feeding, skipped_now(&app, "no room on the disk"));
+    assert!(said.contains("kept for the read models"), "{said}");
+    app.projected(more).await;
+    let _ = done.send(());
+    assert_eq!(
+        watcher.await.expect("the watcher"),
+        None,
+        "the projector lacked room"
+    );
+    assert!(listed(&nats).await.is_empty());
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_replica_whose_disk_has_no_room_for_a_snapshot_and_its_store_does_not_load_it() {
+    let nats = Nats::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let mut first = App::start(&nats, dir.path()).await;
+    let last = nats.publish(&some_events(2500)).await;
+    first.projected(last).await;
+    let (status, created) = admin_post(&first, "/snapshots").await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let name = created["listed"]["name"]
+        .as_str()
+        .expect("a name")
+        .to_owned();
+    let file = created["listed"]["bytes"].as_u64().expect("its bytes");
+    let store = created["listed"]["store_bytes"]
+        .as_u64()
+        .expect("its store's bytes");
+
+    // A disk 4 MiB short of room for the snapshot's file, the store it loads into and the
+    // spare kept for the read models: the start replays instead (and its projector, too,
+    // waits for room, saying so, as on any full disk).
+    let short = (file + store + racing::disk::SNAPSHOT_SPARE_BYTES) >> 20;
+    let disk = small_disk(short - 4);
+    let data = disk.path().join("data");
+    let second = App::start(&nats, &data).await;
+    let start = start_of(&second).await;
+    assert_eq!(start["path"], "replay", "{start}");
+    let refused = start["refused"].to_string();
+    assert!(
+        refused.contains(&name) && refused.contains("no room on the disk"),
+        "{start}"
+    );
+    // Nothing of it was fetched or loaded.
+    assert_eq!(stores(&data), ["read-models"]);
+    assert!(std::fs::read_dir(data.join("snapshots")).map_or(true, |mut d| d.next().is_none()));
+    second.stop().await;
+    first.stop().await;
+}
+
+#[tokio::test]
+async fn a_writer_that_loses_the_lease_while_it_sends_a_snapshot_leaves_nothing_of_it() {
+    let nats = Nats::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let mut app = App::start_with(&nats, dir.path(), |c| {
+        c.snapshots.send_rate = Some(128 << 10)
+    })
+    .await;
+    let last = nats.publish(&some_events(2500)).await;
+    app.projected(last).await;
+    let before = bucket_bytes(&nats).await;
+
+    let sending = {
+        let (client, url) = (app.client.clone(), format!("{}/snapshots", app.admin));
+        tokio::spawn(async move {
+            let res = client.post(url).send().await.expect("admin listener");
+            let status = res.status();
+            (status, res.json::<Value>().await.unwrap_or_default())
+        })
+    };
+    // Its first chunks are in when its lease lapses and another replica takes it, as when
+    // its renewals fail for the lease's life.
+    bucket_past(&nats, before).await;
+    let lease = nats
+        .service
+        .get_key_value("RACING_SNAPSHOT_LEASE")
+        .await
+        .expect("the lease's bucket");
+    let other = format!("another-replica {}", racing_projections::layout());
+    lease
+        .put("writer", other.into())
+        .await
+        .expect("the lease taken");
+
+    let (status, body) = sending.await.expect("the request");
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    let said = body["error"].as_str().unwrap_or_default();
+    assert!(said.contains("another-replica"), "{body}");
+    assert!(listed(&nats).await.is_empty(), "nothing listed");
+    assert_eq!(bucket_bytes(&nats).await, before, "its chunks removed");
+    // Nor may it write one while the other holds the lease.
+    refused_now(&app, "holds the snapshot writer's lease").await;
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn the_newest_snapshot_of_an_older_layout_is_kept_while_a_replica_of_it_runs() {
+    let nats = Nats::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let mut app = App::start(&nats, dir.path()).await;
+    let events = some_events(1700);
+    let last = nats.publish(&events[..1500]).await;
+    app.projected(last).await;
+    let (genuine, _) = snapshot_of(&app).await;
+
+    // Two snapshots of the layout before this version's, as its replicas wrote them.
+    let bucket = nats.service.get_object_store(BUCKET).await.expect("bucket");
+    let (bytes, meta) = object(&bucket, &genuine).await;
+    let current: u32 = racing_projections::layout().parse().expect("a number");
+    let older = (current - 1).to_string();
+    let old = |n: u64| format!("read-models-{older}-{n:020}");
+    for n in [1, 2] {
+        put(&bucket, &old(n), &bytes, &meta, |m| {
+            m.insert("layout".into(), older.clone());
+            m.insert("checkpoint".into(), n.to_string());
+        })
+        .await;
+    }
+    // A replica of that layout runs, and says so as every replica does.
+    let lease = nats
+        .service
+        .get_key_value("RACING_SNAPSHOT_LEASE")
+        .await
+        .expect("the lease's bucket");
+    let running = format!("layouts.{older}.an-older-replica");
+    lease
+        .put(&running, older.clone().into())
+        .await
+        .expect("announced");
+
+    let more = nats.publish(&events[1500..1600]).await;
+    app.projected(more).await;
+    let (status, created) = admin_post(&app, "/snapshots").await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    assert_eq!(created["removed"], serde_json::json!([old(1)]), "{created}");
+
+    // Once none runs, the next snapshot removes it.
+    lease.delete(&running).await.expect("gone");
+    let more = nats.publish(&events[1600..]).await;
+    app.projected(more).await;
+    let (status, created) = admin_post(&app, "/snapshots").await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    assert_eq!(created["removed"], serde_json::json!([old(2)]), "{created}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn the_snapshots_bucket_holds_what_the_snapshots_kept_need_and_refuses_more() {
+    let nats = Nats::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let mut app = App::start(&nats, dir.path()).await;
+    let events = some_events(1600);
+    let last = nats.publish(&events[..1500]).await;
+    app.projected(last).await;
+    snapshot_of(&app).await;
+    let stream = || async {
+        let mut s = nats
+            .setup
+            .get_stream(format!("OBJ_{BUCKET}"))
+            .await
+            .expect("the bucket's stream");
+        s.info().await.expect("its info").clone()
+    };
+    let made = stream().await;
+    assert_eq!(
+        made.config.discard,
+        async_nats::jetstream::stream::DiscardPolicy::New
+    );
+
+    // `racing setup` after a snapshot bounds the bucket by the snapshots kept: room for
+    // the three kept, one being sent and one of an older layout, with a quarter to spare.
+    nats.set_up_with(&racing::nats::buckets::SnapshotBucket {
+        keep: 3,
+        bytes: None,
+    })
+    .await;
+    let bounded = stream().await;
+    let objects = nats
+        .setup
+        .get_stream(format!("OBJ_{BUCKET}"))
+        .await
+        .expect("the bucket's stream");
+    let chunks: Vec<(String, usize)> = futures::TryStreamExt::try_collect(
+        objects
+            .info_with_subjects(format!("$O.{BUCKET}.C.>"))
+            .await
+            .expect("its chunks"),
+    )
+    .await
+    .expect("its chunks");
+    assert_eq!(chunks.len(), 1, "{chunks:?}");
+    let largest = chunks[0].1 as i64 * racing::nats::buckets::SNAPSHOT_CHUNK as i64;
+    assert_eq!(bounded.config.max_bytes, 5 * largest * 5 / 4);
+    assert_eq!(
+        bounded.config.discard,
+        async_nats::jetstream::stream::DiscardPolicy::New
+    );
+
+    // A bucket stated too small for the next snapshot: it is skipped, saying what to do.
+    nats.set_up_with(&racing::nats::buckets::SnapshotBucket {
+        keep: 3,
+        bytes: Some(made.state.bytes + 1024),
+    })
+    .await;
+    let more = nats.publish(&events[1500..]).await;
+    app.projected(more).await;
+    let said = skipped_now(&app, "the snapshots' bucket").await;
+    assert!(said.contains("racing setup"), "{said}");
+    assert_eq!(stream().await.state.bytes, made.state.bytes);
     app.stop().await;
 }

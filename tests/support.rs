@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use async_nats::jetstream;
 use racing::config::Config;
-use racing::nats::{ClientAuth, Credentials, LocalNats, Role};
+use racing::nats::{ClientAuth, Credentials, LocalNats, Role, ServerOptions};
 use racing::projector::Progress;
 use racing::Application;
 use racing_events::Envelope;
@@ -96,6 +96,34 @@ impl Nats {
 
     /// Sets up the stream `RACING` and its buckets with the service's default settings.
     async fn set_up(&self) {
+        let defaults = Config::new(self._dir.path(), None);
+        let snapshots = racing::nats::buckets::SnapshotBucket::default();
+        self.set_up_as(defaults.duplicate_window, &snapshots).await;
+    }
+
+    /// Sets up the stream `RACING` and its buckets again, as `racing setup` does, with the
+    /// snapshots' bucket bounded as `snapshots` says.
+    pub async fn set_up_with(&self, snapshots: &racing::nats::buckets::SnapshotBucket) {
+        let defaults = Config::new(self._dir.path(), None);
+        self.set_up_as(defaults.duplicate_window, snapshots).await;
+    }
+
+    /// [`Nats::start`], the stream's duplicate window `duplicate_window` (a service on it
+    /// is told the same).
+    pub async fn start_with_duplicate_window(duplicate_window: Duration) -> Nats {
+        let nats = Nats::start_bare().await;
+        let snapshots = racing::nats::buckets::SnapshotBucket::default();
+        nats.set_up_as(duplicate_window, &snapshots).await;
+        nats
+    }
+
+    /// Sets up the stream and its buckets, with the service's default settings but the
+    /// duplicate window and the snapshots' bucket.
+    async fn set_up_as(
+        &self,
+        duplicate_window: Duration,
+        snapshots: &racing::nats::buckets::SnapshotBucket,
+    ) {
         let nats = self;
         let setup = racing::nats::Connection::open(
             &nats.url(),
@@ -108,11 +136,11 @@ impl Nats {
         let defaults = Config::new(nats._dir.path(), None);
         let settings = racing::nats::StreamSettings {
             name: defaults.stream,
-            duplicate_window: defaults.duplicate_window,
+            duplicate_window,
             replicas: None,
             link_ttl: defaults.signup.link_ttl,
         };
-        racing::nats::set_up(&setup, &settings)
+        racing::nats::setup::set_up_with(&setup, &settings, snapshots)
             .await
             .expect("the stream and its buckets are set up");
     }
@@ -125,19 +153,30 @@ impl Nats {
         nats
     }
 
+    /// [`Nats::start`] on a server started with `options` (a small `max_file_store`).
+    pub async fn start_with_options(options: &ServerOptions) -> Nats {
+        let nats = Nats::start_bare_with_options(&[], options).await;
+        nats.set_up().await;
+        nats
+    }
+
     /// Starts nats-server with JetStream on a free loopback port, with nothing set up.
     pub async fn start_bare() -> Nats {
         Nats::start_bare_with(&[]).await
     }
 
     async fn start_bare_with(feeders: &[&str]) -> Nats {
+        Nats::start_bare_with_options(feeders, &ServerOptions::default()).await
+    }
+
+    async fn start_bare_with_options(feeders: &[&str], options: &ServerOptions) -> Nats {
         let dir = TempDir::new().expect("temp dir");
         let mut credentials =
             Credentials::ensure(&dir.path().join("credentials"), "RACING").expect("credentials");
         for name in feeders {
             credentials.add(Role::Feeder, name).expect("a feeder added");
         }
-        let server = LocalNats::start("nats-server", dir.path(), None, &credentials)
+        let server = LocalNats::start_with("nats-server", dir.path(), None, &credentials, options)
             .await
             .expect("nats-server starts (apt-get install nats-server)");
         let js = jetstream::new(server.connect(Role::Feeder).await.expect("connect"));

@@ -10,9 +10,14 @@ use anyhow::{ensure, Context as _};
 use serde::Serialize;
 
 use crate::feed::LogInfo;
+use crate::figures::{median, thousands, verdict};
 use crate::http::{wrk, Load, Sample};
 use crate::service::{Service, Target, KEY_HEADER};
 use crate::Scale;
+
+/// Most a card's p99 may grow beside records by condition of fresh spans: their work is
+/// done on the blocking pool, so the card waits for a core, never for them.
+pub const BESIDE_P99_RATIO: f64 = 1.5;
 
 /// The path whose p99 is watched.
 pub const WATCHED: &str = "/api/v1/racecards/today";
@@ -141,6 +146,37 @@ request = function()
 end
 "#
     )
+}
+
+impl BesideResult {
+    /// The report's row: a card's p99 with and without the records beside, and the goal.
+    pub fn row(&self, judged: bool) -> [String; 7] {
+        let p99 = |s: &[Sample]| median(s.iter().map(|s| s.p99_ms));
+        // Each round's pair ran back to back: the median of the pairs' ratios.
+        let ratio = median(
+            self.beside
+                .iter()
+                .zip(&self.alone)
+                .map(|(x, a)| x.p99_ms / a.p99_ms),
+        );
+        [
+            format!(
+                "HTTP {} beside {}?from=<a new date each time>",
+                WATCHED, self.analysis_path
+            ),
+            format!(
+                "card p99 ms with / without the records by condition beside, median of {} \
+                 ({} records/s beside); ratio: median of the rounds' ratios",
+                self.beside.len(),
+                thousands(median(self.analyses.iter().map(|s| s.rps)))
+            ),
+            format!("{:.2}", p99(&self.beside)),
+            format!("{:.2}", p99(&self.alone)),
+            format!("{ratio:.2}"),
+            format!("≤ {BESIDE_P99_RATIO:.2} × alone"),
+            verdict(judged, ratio <= BESIDE_P99_RATIO).into(),
+        ]
+    }
 }
 
 #[cfg(test)]

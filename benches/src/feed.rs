@@ -32,6 +32,9 @@ const SEASON_SEED: u64 = 42;
 const TRADING_SEED: u64 = 1_000_000;
 /// Seed of the live odds the benchmark publishes for today.
 pub const LIVE_SEED: u64 = 9_000_000;
+/// Seeds of the season ahead the reads-while-writing part publishes live, and of its
+/// trading: apart from every other generator's.
+const AHEAD_SEEDS: (u64, u64) = (8_000_000, 8_100_000);
 /// Seconds between two price moves of one meeting in the generated log.
 const TICK_SECS: i64 = 5;
 /// Bumped when the generator changes, so that a cached log is not reused (2: the logs of
@@ -274,7 +277,29 @@ fn offset_text(offset: jiff::tz::Offset) -> String {
 fn season_events(s: u64, day: &Day, ticks: usize) -> anyhow::Result<Vec<Envelope>> {
     let weeks = i64::try_from(52 * s)?;
     let last_day = day.date.checked_sub(Span::new().weeks(weeks))?;
-    let feed = racing_demo::season(SEASON_SEED + s, last_day);
+    let seeds = (SEASON_SEED + s, TRADING_SEED + s * 1_000);
+    traded_season(seeds, last_day, &day.zone, ticks, s > 0)
+}
+
+/// A season the log does not hold, the one after its newest (ending 52 weeks after
+/// `today`), traded as the log's are and every race run: what a feeder sends live
+/// (profiles, cards, scratchings, each race's price moves, results), each event new to
+/// the service and of races it has not seen.
+pub fn season_ahead(today: &str, ticks: usize) -> anyhow::Result<Vec<Envelope>> {
+    let last_day = today.parse::<Date>()?.checked_add(Span::new().weeks(52))?;
+    traded_season(AHEAD_SEEDS, last_day, &jiff::tz::TimeZone::UTC, ticks, true)
+}
+
+/// The demo's season of seed `seeds.0` ending on `last_day`, with the trading of every
+/// meeting (seeds from `seeds.1` up); its last meeting run too where `run_last`.
+fn traded_season(
+    seeds: (u64, u64),
+    last_day: Date,
+    zone: &jiff::tz::TimeZone,
+    ticks: usize,
+    run_last: bool,
+) -> anyhow::Result<Vec<Envelope>> {
+    let feed = racing_demo::season(seeds.0, last_day);
     // What the simulator needs of each meeting: its cards, scratchings and opening odds.
     let mut declared: HashMap<String, Vec<Envelope>> = HashMap::new();
     for env in &feed.events {
@@ -286,7 +311,7 @@ fn season_events(s: u64, day: &Day, ticks: usize) -> anyhow::Result<Vec<Envelope
         };
         declared.entry(date.clone()).or_default().push(env.clone());
     }
-    let seed = |meeting: u64| TRADING_SEED + s * 1_000 + meeting;
+    let seed = |meeting: u64| seeds.1 + meeting;
     let mut out = Vec::with_capacity(feed.events.len() + 800 * ticks);
     let mut traded = HashSet::new();
     let mut meeting = 0;
@@ -296,14 +321,7 @@ fn season_events(s: u64, day: &Day, ticks: usize) -> anyhow::Result<Vec<Envelope
             // A meeting trades between its cards and its first result.
             if traded.insert(r.date.clone()) {
                 let cards = declared.remove(&r.date).unwrap_or_default();
-                out.extend(trading(
-                    &r.date,
-                    &day.zone,
-                    cards,
-                    seed(meeting),
-                    ticks,
-                    false,
-                )?);
+                out.extend(trading(&r.date, zone, cards, seed(meeting), ticks, false)?);
                 meeting += 1;
             }
         }
@@ -312,11 +330,11 @@ fn season_events(s: u64, day: &Day, ticks: usize) -> anyhow::Result<Vec<Envelope
     // The season's last meeting trades too; in older seasons it is also run.
     out.extend(trading(
         &feed.today,
-        &day.zone,
+        zone,
         today_events,
         seed(meeting),
         ticks,
-        s > 0,
+        run_last,
     )?);
     Ok(out)
 }

@@ -3,6 +3,7 @@
 //! the least the same job can be done with, in alternating runs on the same machine, and
 //! reports medians and their ratios: on a shared machine the ratio is what holds.
 
+mod applying;
 mod beside;
 mod bounded;
 mod catchup;

@@ -22,9 +22,6 @@ use crate::Scale;
 pub const HTTP_RATIO: f64 = 0.9;
 /// HTTP reads: p99 under this, ms.
 pub const HTTP_P99_MS: f64 = 5.0;
-/// Most a card's p99 may grow beside records by condition of fresh spans: their work is
-/// done on the blocking pool, so the card waits for a core, never for them.
-pub const BESIDE_P99_RATIO: f64 = 1.5;
 /// Replay: at least this share of the raw consumer's events/s.
 pub const REPLAY_RATIO: f64 = 0.5;
 /// The replay on two CPUs against one: at least this much faster.
@@ -337,32 +334,7 @@ impl Report {
             }
         }
         if let Some(b) = &self.beside {
-            let p99 = |s: &[Sample]| median(s.iter().map(|s| s.p99_ms));
-            // Each round's pair ran back to back: the median of the pairs' ratios.
-            let ratio = median(
-                b.beside
-                    .iter()
-                    .zip(&b.alone)
-                    .map(|(x, a)| x.p99_ms / a.p99_ms),
-            );
-            rows.push([
-                format!(
-                    "HTTP {} beside {}?from=<a new date each time>",
-                    crate::beside::WATCHED,
-                    b.analysis_path
-                ),
-                format!(
-                    "card p99 ms with / without the records by condition beside, median of {} \
-                     ({} records/s beside); ratio: median of the rounds' ratios",
-                    b.beside.len(),
-                    thousands(median(b.analyses.iter().map(|s| s.rps)))
-                ),
-                format!("{:.2}", p99(&b.beside)),
-                format!("{:.2}", p99(&b.alone)),
-                format!("{ratio:.2}"),
-                format!("≤ {BESIDE_P99_RATIO:.2} × alone"),
-                verdict(judged, ratio <= BESIDE_P99_RATIO).into(),
-            ]);
+            rows.push(b.row(judged));
         }
         if let Some(r) = &self.replay {
             let (svc, raw) = (
@@ -551,6 +523,25 @@ impl Report {
                         p99s.join(" / ")
                     ),
                     median,
+                    true,
+                ));
+            }
+            if let Some(f) = &st.live_feed {
+                let a = &f.applied;
+                phases.push((
+                    format!(
+                        "while a feeder publishes {} events live, {} in flight: applied at {} \
+                         a second ({:.1} s; published in {:.1} s), at most {} behind, not \
+                         ready {:.1} s",
+                        thousands(a.events as f64),
+                        racing::publish::IN_FLIGHT,
+                        thousands(a.rate()),
+                        a.applied_secs,
+                        a.publish_secs,
+                        thousands(a.max_lag as f64),
+                        a.unready_secs
+                    ),
+                    &f.reads,
                     true,
                 ));
             }

@@ -2,7 +2,9 @@
 //! thousands of documents (so that most miss the service's cache of hot documents and
 //! read sled), measured with nothing else going on, while `racing rebuild` folds the
 //! whole log into a fresh store beside the one in use, and while the projector catches
-//! up with a backlog of odds updates published while the service was paused.
+//! up with a backlog of odds updates published while the service was paused; and the
+//! rate at which it applies a live feed that a feeder publishes as `racing publish` does
+//! while the readers read.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -11,6 +13,7 @@ use anyhow::{bail, ensure, Context as _};
 use futures::StreamExt;
 use serde::Serialize;
 
+use crate::applying::{self, Applied};
 use crate::feed::LogInfo;
 use crate::http::{wrk_command, wrk_failure, Load};
 use crate::service::{Service, Target, KEY_HEADER};
@@ -131,6 +134,18 @@ pub struct StallResult {
     pub backlog: u64,
     /// Reads from the service going on until it had applied the backlog, a round each.
     pub catchups: Vec<Reads>,
+    /// A live feed applied while the readers read.
+    pub live_feed: Option<LiveFeed>,
+}
+
+/// A live feed applied while the readers read ([`crate::applying`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct LiveFeed {
+    /// What the service made of it.
+    #[serde(flatten)]
+    pub applied: Applied,
+    /// The reads meanwhile.
+    pub reads: Reads,
 }
 
 /// Reads while `racing rebuild` ran, and the rebuild.
@@ -257,6 +272,32 @@ pub async fn run(
         );
         catchups.push(catchup);
     }
+    // A live feed as fast as a feeder publishes it: the rate the service applies events at
+    // while it answers the readers, and how far it falls behind meanwhile.
+    let events = crate::feed::season_ahead(&log.today, scale.ticks_per_race)?;
+    let mut applied = None;
+    let reads = readers
+        .during(readers.commits().await?, async {
+            applied = Some(applying::publish_and_follow(&client, &service, target, &events).await?);
+            Ok(())
+        })
+        .await?;
+    let live_feed = applied.map(|applied| LiveFeed { applied, reads });
+    if let Some(LiveFeed { applied: a, reads }) = &live_feed {
+        report(
+            &format!(
+                "while a feeder publishes {} events live: applied in {:.1} s ({:.0} a second), \
+                 published in {:.1} s, at most {} behind, not ready for {:.1} s",
+                a.events,
+                a.applied_secs,
+                a.rate(),
+                a.publish_secs,
+                a.max_lag,
+                a.unready_secs
+            ),
+            reads,
+        );
+    }
     service.stop().await?;
     Ok(StallResult {
         documents: paths.len(),
@@ -267,6 +308,7 @@ pub async fn run(
         snapshot,
         backlog,
         catchups,
+        live_feed,
     })
 }
 

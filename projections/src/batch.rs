@@ -440,19 +440,30 @@ impl State for MemState {
 }
 
 impl MemState {
-    /// A served document, as the fold left it (without its `ETag`).
-    pub fn doc(&self, key: DocKey<'_>) -> Option<&[u8]> {
+    /// A served document, as the fold left it (without its `ETag`); one rendered when
+    /// read ([`DocKey::rendered_when_read`]) rendered from the records, as a store renders
+    /// it (`None` where its records render another `ETag` than the head the fold wrote).
+    pub fn doc(&self, key: DocKey<'_>) -> Option<std::borrow::Cow<'_, [u8]>> {
         if let DocKey::Form(_) = key {
-            return self.forms.get(&key.key()).map(|v| crate::docs::unseal(v));
+            return self
+                .forms
+                .get(&key.key())
+                .map(|v| crate::docs::unseal(v).into());
         }
-        let key = key.key();
-        let stored = self.records.get(&key)?;
-        match crate::docs::alias_of(stored) {
-            Some((_, venue)) => self
-                .records
-                .get(&crate::docs::alias_target(&key, venue))
-                .map(|v| crate::docs::unseal(v)),
-            None => Some(crate::docs::unseal(stored)),
+        let mut stored_key = key.key();
+        let mut stored = self.records.get(&stored_key)?;
+        if let Some((_, venue)) = crate::docs::alias_of(stored) {
+            stored_key = crate::docs::alias_target(&stored_key, venue);
+            stored = self.records.get(&stored_key)?;
+        }
+        let target = DocKey::parse(&stored_key).filter(|k| k.rendered_when_read());
+        match target.filter(|_| stored.len() == crate::docs::HEAD_LEN) {
+            Some(target) => {
+                let body = crate::fold::render_doc(self, target).ok()??;
+                crate::docs::with_body(stored, &body, 0)?;
+                Some(body.into())
+            }
+            None => Some(crate::docs::unseal(stored).into()),
         }
     }
 

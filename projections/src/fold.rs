@@ -195,7 +195,7 @@ impl Fold {
 /// serves it: its body (for a form, the framed record), or `None` where there is none.
 /// With the records as they stood at a point of the log, the document as it was served
 /// then.
-fn render_doc(s: &impl Records, key: DocKey<'_>) -> Result<Option<Vec<u8>>, StoreError> {
+pub(crate) fn render_doc(s: &impl Records, key: DocKey<'_>) -> Result<Option<Vec<u8>>, StoreError> {
     let venue_of = |v: &Option<String>| v.as_deref().map(str::to_owned);
     Ok(match key {
         DocKey::Profile(_) => s

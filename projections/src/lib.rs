@@ -56,6 +56,7 @@ pub use market::Book;
 pub use meetings::MeetingRow;
 pub use people::{is_slug, list_key, record_key, render_list, season, slug, PersonRow, Role};
 pub use raceday::{DayEvent, DayKind};
+pub use runs::took_part;
 pub use search::{HorseMatch, MAX_SEARCH_CHARS};
 pub use snapshot::{
     layout, load_snapshot, snapshot_head, verify_snapshot, Expected, SnapshotError, SnapshotHead,

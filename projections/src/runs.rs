@@ -97,8 +97,9 @@ impl Run {
 /// Statuses of a runner that took no part in its race: withdrawn, or took no part.
 const NO_PART: [&str; 6] = ["WV", "WV-A", "WX", "WX-A", "WXNR", "TNP"];
 
-/// Whether a runner of this status (`None`: a finisher) took part in its race.
-pub(crate) fn took_part(status: Option<&str>) -> bool {
+/// Whether a runner of this status (`None`: a finisher) took part in its race: not one
+/// withdrawn (`WV`, `WV-A`, `WX`, `WX-A`, `WXNR`) nor one that took no part (`TNP`).
+pub fn took_part(status: Option<&str>) -> bool {
     status.is_none_or(|status| !NO_PART.contains(&status))
 }
 

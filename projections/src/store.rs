@@ -61,7 +61,12 @@ use crate::StoreError;
 /// 18: a tally beside each jockey's and trainer's seasons (their totals, and a digest of
 ///    each season's figures), of which their record's `ETag` is taken with their newest
 ///    rides: a result no longer reads every season of its people.
-pub(crate) const SCHEMA: &[u8] = b"19";
+/// 20: a date's results and cards and a race's result are kept as their heads (their
+///    `ETag` and sequence), their bodies rendered from the source records when read.
+/// 21: the horse-name index's entries hold no name; a horse's newest name is a record of
+///    its own, so that a new name rewrites that record, not every entry of the names
+///    before it.
+pub(crate) const SCHEMA: &[u8] = b"21";
 pub(crate) const SCHEMA_KEY: &[u8] = b"meta\0schema";
 
 /// How much of a refused payload a dead letter keeps for inspection; the whole message
@@ -265,13 +270,22 @@ impl Store {
                     String::from_utf8_lossy(key)
                 )));
             };
-            stored = crate::docs::aliased(seq, found);
+            stored = match self.rendered(&target, found, seq)? {
+                Rendered::Whole(whole) => whole,
+                Rendered::Gone => return Ok(None),
+                Rendered::Stored(found) => crate::docs::aliased(seq, found),
+            };
         } else if let Some(DocKey::Form(horse)) = DocKey::parse(key) {
             // A form's key holds its head; its entries are records of their own.
             match crate::form::read(&self.kv, horse, stored.to_vec())? {
                 Some(whole) => stored = whole.into(),
                 None => return Ok(None),
             }
+        } else {
+            stored = match self.rendered(key, stored, 0)? {
+                Rendered::Whole(whole) | Rendered::Stored(whole) => whole,
+                Rendered::Gone => return Ok(None),
+            };
         }
         Doc::new(stored).map(Some).ok_or_else(|| {
             StoreError::Corrupt(format!(
@@ -279,6 +293,34 @@ impl Store {
                 String::from_utf8_lossy(key)
             ))
         })
+    }
+
+    /// The document under `key` whole, `stored` being what its key holds: where that is
+    /// the head of a document rendered when read ([`DocKey::rendered_when_read`]), its body
+    /// rendered from the records as they are, at the later of the head's sequence and
+    /// `seq`. The records are read again, with the head, where a commit lands between the
+    /// reads (the body renders to another `ETag` than the head's): every commit that
+    /// changes what the document answers writes its head.
+    fn rendered(&self, key: &[u8], stored: Bytes, seq: u64) -> Result<Rendered, StoreError> {
+        let doc_key = DocKey::parse(key).filter(|k| k.rendered_when_read());
+        let Some(doc_key) = doc_key.filter(|_| stored.len() == crate::docs::HEAD_LEN) else {
+            return Ok(Rendered::Stored(stored));
+        };
+        let mut head = stored;
+        for _ in 0..RENDER_READS {
+            let body = crate::fold::render_doc(&self.kv, doc_key)?;
+            if let Some(whole) = body.and_then(|b| crate::docs::with_body(&head, &b, seq)) {
+                return Ok(Rendered::Whole(whole.into()));
+            }
+            match self.kv.get(key)? {
+                Some(now) => head = now,
+                None => return Ok(Rendered::Gone),
+            }
+        }
+        Err(StoreError::Corrupt(format!(
+            "document {}: its records render another ETag than its head's",
+            String::from_utf8_lossy(key)
+        )))
     }
 
     /// Reads the records of `keys`, so that the pages holding them are in sled's cache:
@@ -481,7 +523,8 @@ impl Store {
                     let whole = crate::form::read(&self.kv, horse, stored.to_vec())?;
                     return Ok(whole.map(|whole| (key, whole.into())));
                 }
-                if crate::docs::alias_of(&stored).is_none() {
+                let rendered = DocKey::parse(&key).is_some_and(|k| k.rendered_when_read());
+                if crate::docs::alias_of(&stored).is_none() && !rendered {
                     return Ok(Some((key, stored)));
                 }
                 let doc = self.doc_by_key(&key)?.ok_or_else(|| {
@@ -530,4 +573,17 @@ pub(crate) fn decode_u64(v: &[u8]) -> Result<u64, StoreError> {
     v.try_into()
         .map(u64::from_be_bytes)
         .map_err(|_| StoreError::Corrupt("a sequence record is not 8 bytes".into()))
+}
+
+/// Most renders of a document read when commits land between the reads of its records.
+const RENDER_READS: usize = 3;
+
+/// A document's key's value, made whole ([`Store::rendered`]).
+enum Rendered {
+    /// Rendered from its records, with its head.
+    Whole(Bytes),
+    /// Stored whole: as it is.
+    Stored(Bytes),
+    /// Removed while it was read.
+    Gone,
 }

@@ -24,7 +24,17 @@ pub(crate) fn put_doc(
     doc: &[u8],
     seq: u64,
 ) -> Result<bool, StoreError> {
-    put_sealed(s, key.key(), docs::seal(false, doc, seq))
+    put_sealed(s, key.key(), sealed(key, doc, seq))
+}
+
+/// What the store keeps of the document under `key`, `doc` rendered at `seq`: the head
+/// alone for a document rendered when read, else the document sealed.
+fn sealed(key: DocKey<'_>, doc: &[u8], seq: u64) -> Vec<u8> {
+    if key.rendered_when_read() {
+        docs::head(doc, seq)
+    } else {
+        docs::seal(false, doc, seq)
+    }
 }
 
 /// Stores `sealed` (a document as [`docs::seal`] makes it) under `key` unless what is
@@ -83,7 +93,11 @@ impl Rendering {
         if !self.stale.is_empty() {
             self.stale.remove(&key);
         }
-        put_sealed(s, key, docs::seal(false, doc, self.seq))
+        let sealed = match DocKey::parse(&key) {
+            Some(doc_key) => sealed(doc_key, doc, self.seq),
+            None => docs::seal(false, doc, self.seq),
+        };
+        put_sealed(s, key, sealed)
     }
 
     /// Stores the documents of one kind by venue (`key` gives each one's tree key): each

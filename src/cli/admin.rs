@@ -99,6 +99,12 @@ pub async fn status(args: AdminArgs) -> anyhow::Result<ExitCode> {
         if let Some(e) = &w.last_error {
             println!("               last attempt failed: {e}");
         }
+        if let Some(skipped) = &w.skipped {
+            println!(
+                "               skipped at {}: {}",
+                skipped.at, skipped.reason
+            );
+        }
     }
     println!("checkpoint:    {}", s.checkpoint);
     println!("lag:           {} events", opt(s.lag));

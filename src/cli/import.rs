@@ -1,6 +1,7 @@
 //! `racing import hk-results`: real Hong Kong history (`crate::import`) as NDJSON for
-//! `racing publish`, or published at once as a feeder. Every row not mapped and every
-//! value left out is reported on standard error with its file and line.
+//! `racing publish`, or published at once as a feeder. On standard error: each race not
+//! written and each value there but unreadable, with its file and line, then the counts
+//! of races written and not, and of the values left out by kind.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -48,20 +49,30 @@ struct HkResultsArgs {
     target: NatsTarget,
 }
 
-/// Runs the import; exit code 3 when a row could not be mapped or an event was refused.
+/// Runs the import; exit code 3 when a race was not written, a value that was there
+/// could not be read, or an event was refused. Values the files write as missing are
+/// only counted.
 pub async fn run(args: ImportArgs) -> anyhow::Result<ExitCode> {
     let Source::HkResults(args) = args.source;
     let started = std::time::Instant::now();
     let imported = import::hk_results(open(&args.races)?.0, open(&args.runners)?.0)?;
     let mut stderr = std::io::stderr().lock();
-    for p in &imported.problems {
+    for p in imported.problems.iter().chain(&imported.not_written) {
         writeln!(stderr, "{} line {}: {}", p.file, p.line, p.reason)?;
     }
+    writeln!(
+        stderr,
+        "{} races and {} runner rows read in {:.2} s\n{}",
+        imported.races,
+        imported.runners,
+        started.elapsed().as_secs_f64(),
+        imported.summary()
+    )?;
     let Imported {
         events,
         problems,
-        races,
-        runners,
+        not_written,
+        ..
     } = imported;
     let refused = if args.publish {
         let feeder = args.target.user_name(Role::Feeder);
@@ -91,16 +102,11 @@ pub async fn run(args: ImportArgs) -> anyhow::Result<ExitCode> {
         out.flush()?;
         0
     };
-    writeln!(
-        stderr,
-        "{races} races and {runners} runner rows read in {:.2} s: {} results, {} problems",
-        started.elapsed().as_secs_f64(),
-        events.len(),
-        problems.len()
-    )?;
-    Ok(if refused > 0 || !problems.is_empty() {
-        ExitCode::from(3)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(
+        if refused > 0 || !problems.is_empty() || !not_written.is_empty() {
+            ExitCode::from(3)
+        } else {
+            ExitCode::SUCCESS
+        },
+    )
 }

@@ -18,6 +18,13 @@ pub struct SetupArgs {
     target: NatsTarget,
     #[command(flatten)]
     stream: StreamArgs,
+    /// The snapshots each service keeps: with the largest in the bucket, what the
+    /// snapshots' bucket's byte limit is derived from (docs/operations.md).
+    #[arg(long, env = "RACING_SNAPSHOT_KEEP", default_value_t = crate::nats::buckets::SNAPSHOTS_KEPT)]
+    snapshot_keep: usize,
+    /// The snapshots' bucket's byte limit, in MiB; 0: derived from the snapshots in it.
+    #[arg(long, env = "RACING_SNAPSHOT_BUCKET_MIB", default_value_t = 0)]
+    snapshot_bucket_mib: u64,
 }
 
 /// Sets up the stream and its buckets and says what they are.
@@ -29,7 +36,12 @@ pub async fn run(args: SetupArgs) -> anyhow::Result<ExitCode> {
         link_ttl: args.stream.link_ttl(),
     };
     let (connection, url) = args.target.open(Role::Setup).await?;
-    let info = crate::nats::set_up(&connection, &settings).await?;
+    let snapshots = crate::nats::buckets::SnapshotBucket {
+        keep: args.snapshot_keep.max(1),
+        bytes: (args.snapshot_bucket_mib > 0)
+            .then(|| args.snapshot_bucket_mib.saturating_mul(1 << 20)),
+    };
+    let info = crate::nats::setup::set_up_with(&connection, &settings, &snapshots).await?;
     let buckets = crate::nats::buckets::ALL.map(|b| b.name(&settings.name));
     println!(
         "{} at {url}: {} replica(s), {} message(s); buckets {}; object store {}",

@@ -110,6 +110,12 @@ async fn list(admin: &AdminArgs) -> anyhow::Result<ExitCode> {
     if answer["writer"]["holds_lease"].as_bool() == Some(true) {
         println!("this replica holds the writer's lease");
     }
+    if let Some(reason) = answer["writer"]["skipped"]["reason"].as_str() {
+        println!(
+            "skipped at {}: {reason}",
+            answer["writer"]["skipped"]["at"].as_str().unwrap_or("?")
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 

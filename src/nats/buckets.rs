@@ -174,6 +174,103 @@ pub(crate) async fn make_snapshot_bucket(
         })
 }
 
+/// The snapshots a service keeps unless told otherwise (`RACING_SNAPSHOT_KEEP`).
+pub const SNAPSHOTS_KEPT: usize = 3;
+
+/// How the set-up bounds the snapshots' bucket ([`size_snapshot_bucket`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SnapshotBucket {
+    /// The snapshots a service keeps (`RACING_SNAPSHOT_KEEP`).
+    pub keep: usize,
+    /// The bucket's limit in bytes as the operator states it; `None`: derived from the
+    /// snapshots in it and `keep`.
+    pub bytes: Option<u64>,
+}
+
+impl Default for SnapshotBucket {
+    fn default() -> SnapshotBucket {
+        SnapshotBucket {
+            keep: SNAPSHOTS_KEPT,
+            bytes: None,
+        }
+    }
+}
+
+/// Bytes of the chunks an object of the snapshots' bucket is sent in: the object store's
+/// own size, which the service's uploads keep (`crate::snapshot::upload::CHUNK`).
+pub const SNAPSHOT_CHUNK: u64 = 128 << 10;
+
+/// Bounds the snapshots' bucket beside `stream` ([`snapshot_bucket_limit`]), so that
+/// snapshots never take more of JetStream's storage, which the log shares, than the
+/// snapshots kept need: past its limit the bucket refuses a new upload (it discards new
+/// messages, never old chunks). One attempt; nothing changes where the limit is the one
+/// it has, or where none can be derived yet.
+pub(crate) async fn size_snapshot_bucket(
+    js: &jetstream::Context,
+    stream: &str,
+    sizing: &SnapshotBucket,
+) -> anyhow::Result<()> {
+    use futures::TryStreamExt as _;
+    let bucket = snapshots_name(stream);
+    let name = format!("OBJ_{bucket}");
+    let mut handle = js
+        .get_stream(&name)
+        .await
+        .with_context(|| format!("looking up stream {name}"))?;
+    let info = handle
+        .info()
+        .await
+        .with_context(|| format!("looking up stream {name}"))?
+        .clone();
+    let chunks: Vec<(String, usize)> = handle
+        .info_with_subjects(format!("$O.{bucket}.C.>"))
+        .await
+        .with_context(|| format!("listing the chunks of {bucket}"))?
+        .try_collect()
+        .await
+        .with_context(|| format!("listing the chunks of {bucket}"))?;
+    let most = chunks.iter().map(|(_, n)| *n as u64).max();
+    let Some(limit) = snapshot_bucket_limit(sizing, info.state.bytes, most) else {
+        return Ok(());
+    };
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let discard = jetstream::stream::DiscardPolicy::New;
+    if info.config.max_bytes == limit && info.config.discard == discard {
+        return Ok(());
+    }
+    let mut config = info.config;
+    config.max_bytes = limit;
+    config.discard = discard;
+    js.update_stream(config)
+        .await
+        .map_err(|e| super::stream_failure(e, &name))?;
+    tracing::info!(bucket, max_bytes = limit, "snapshots' bucket bounded");
+    Ok(())
+}
+
+/// The snapshots' bucket's byte limit: as `sizing` states it, or derived: `keep + 2`
+/// snapshots (those kept, the one being sent, and the newest of an older layout that
+/// replicas in a rolling upgrade still run) the size of the largest in the bucket
+/// (`most_chunks` chunks of [`SNAPSHOT_CHUNK`]), and a quarter more for their growth and
+/// JetStream's own bytes. Never below what the bucket holds (`held`), so that no chunk
+/// is dropped, nor, derived, below that and room for one more. `None`: nothing stated and
+/// no snapshot to derive it from (the bucket keeps the limit it has).
+pub fn snapshot_bucket_limit(
+    sizing: &SnapshotBucket,
+    held: u64,
+    most_chunks: Option<u64>,
+) -> Option<u64> {
+    if let Some(bytes) = sizing.bytes {
+        return Some(bytes.max(held));
+    }
+    let largest = most_chunks
+        .filter(|n| *n > 0)?
+        .saturating_mul(SNAPSHOT_CHUNK);
+    let room = |n: u64| n.saturating_mul(largest).saturating_mul(5) / 4;
+    let kept = sizing.keep.max(1) as u64 + 2;
+    Some(room(kept).max(held.saturating_add(room(1))))
+}
+
 impl Bucket {
     /// The bucket's name beside the stream `stream`.
     pub fn name(&self, stream: &str) -> String {
@@ -265,5 +362,41 @@ impl Bucket {
             "bucket's limits set"
         );
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_snapshots_bucket_holds_the_snapshots_kept_and_never_less_than_it_holds() {
+        let derived = SnapshotBucket {
+            keep: 3,
+            bytes: None,
+        };
+        let chunk = SNAPSHOT_CHUNK;
+        // Nothing to derive it from.
+        assert_eq!(snapshot_bucket_limit(&derived, 0, None), None);
+        // Five snapshots of 8 chunks, and a quarter more.
+        assert_eq!(
+            snapshot_bucket_limit(&derived, 9 * chunk, Some(8)),
+            Some(5 * 8 * chunk * 5 / 4)
+        );
+        // A bucket holding more (orphans, an older layout's) keeps it, and room for one.
+        assert_eq!(
+            snapshot_bucket_limit(&derived, 100 * chunk, Some(8)),
+            Some(100 * chunk + 10 * chunk)
+        );
+        // As stated, but never below what it holds.
+        let stated = SnapshotBucket {
+            keep: 3,
+            bytes: Some(chunk),
+        };
+        assert_eq!(snapshot_bucket_limit(&stated, 0, Some(8)), Some(chunk));
+        assert_eq!(
+            snapshot_bucket_limit(&stated, 3 * chunk, Some(8)),
+            Some(3 * chunk)
+        );
     }
 }

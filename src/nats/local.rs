@@ -67,6 +67,9 @@ pub struct ServerOptions {
     pub tls: Option<ServerTls>,
     /// A WebSocket listener and its user.
     pub websocket: Option<WebSocketUser>,
+    /// JetStream's `max_file_store`, bytes: what its streams may store together on
+    /// disk; `None`: the server's own default (most of the disk's free space).
+    pub max_file_store: Option<u64>,
 }
 
 /// A nats-server child process with JetStream, listening on loopback; stopped on drop.
@@ -113,6 +116,9 @@ impl LocalNats {
         // A payload may be 1 MiB (feed contract) and NATS counts headers in max_payload,
         // so the limit is raised above the 1 MB default, as nats.conf does.
         let mut conf = String::from("max_payload: 2MB\n");
+        if let Some(bytes) = options.max_file_store {
+            conf.push_str(&format!("jetstream {{\n  max_file_store: {bytes}\n}}\n"));
+        }
         let websocket = options.websocket.as_ref().map(WebSocketUser::config);
         match &websocket {
             Some((user, listener)) => {

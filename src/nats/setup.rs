@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use async_nats::jetstream::{self, stream};
 
-use super::buckets;
+use super::buckets::{self, SnapshotBucket};
 use super::client::Connection;
 
 /// What the set-up makes the stream with.
@@ -26,11 +26,22 @@ pub struct StreamSettings {
 
 /// Makes the stream or brings its settings up to date, then makes each bucket beside it
 /// that is missing, with as many copies as the stream (so keys survive what the log
-/// survives). Each step is asked again with the connection's patience, and ends at once
-/// on a refusal that asking again does not mend (see [`Connection::ready`]).
+/// survives), and bounds the snapshots' bucket as the defaults say
+/// ([`SnapshotBucket::default`]). Each step is asked again with the connection's
+/// patience, and ends at once on a refusal that asking again does not mend (see
+/// [`Connection::ready`]).
 pub async fn set_up(
     connection: &Connection,
     settings: &StreamSettings,
+) -> anyhow::Result<stream::Info> {
+    set_up_with(connection, settings, &SnapshotBucket::default()).await
+}
+
+/// [`set_up`], with the snapshots' bucket bounded as `snapshots` says.
+pub async fn set_up_with(
+    connection: &Connection,
+    settings: &StreamSettings,
+    snapshots: &SnapshotBucket,
 ) -> anyhow::Result<stream::Info> {
     let js = connection.jetstream();
     let name = &settings.name;
@@ -53,10 +64,15 @@ pub async fn set_up(
             )
             .await?;
     }
-    let snapshots = buckets::snapshots_name(name);
+    let bucket = buckets::snapshots_name(name);
     connection
-        .ready(&format!("making object store {snapshots}"), || {
+        .ready(&format!("making object store {bucket}"), || {
             buckets::make_snapshot_bucket(&js, name, replicas)
+        })
+        .await?;
+    connection
+        .ready(&format!("bounding object store {bucket}"), || {
+            buckets::size_snapshot_bucket(&js, name, snapshots)
         })
         .await?;
     Ok(info)

@@ -2,11 +2,26 @@
 //! the replica that writes snapshots and the layout of its store. It lapses
 //! [`crate::nats::buckets::SNAPSHOT_LEASE_TTL`] after it was last written (the bucket's
 //! maximum age), so a writer that dies lets another take over.
+//!
+//! A hold has a term: the revision at which this replica took the lease, kept while each
+//! renewal follows its own last write. An upload is fenced by its term ([`Lease::renew`]
+//! just before its metadata is written): a writer whose lease lapsed, even for a moment,
+//! and was taken by another, finds its term over and sends nothing more, so two writers
+//! never both publish.
+//!
+//! Beside it, each replica says which layout it runs (`layouts.<layout>.<replica>`, lapsing
+//! as the lease does): what a prune keeps the newest snapshot of ([`Lease::in_use`]).
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use async_nats::jetstream::{self, kv};
+use futures::TryStreamExt as _;
 
 /// The lease's key.
 const KEY: &str = "writer";
+/// The first token of the keys by which each replica says which layout it runs.
+const LAYOUTS: &str = "layouts";
 
 /// This replica's hold on the lease.
 #[derive(Clone)]
@@ -14,6 +29,19 @@ pub struct Lease {
     bucket: kv::Store,
     /// What this replica writes as the lease's value: its id and its layout.
     me: bytes::Bytes,
+    /// Its key saying which layout it runs.
+    layout_key: String,
+    /// Its hold, while it has one: one change of the lease at a time.
+    held: Arc<tokio::sync::Mutex<Option<Held>>>,
+    /// How many replicas are live, this one included (`crate::keys::replicas`).
+    live: Arc<dyn Fn() -> u32 + Send + Sync>,
+}
+
+/// A hold on the lease: the revision it was taken at, and the revision of its last write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Held {
+    term: u64,
+    revision: u64,
 }
 
 /// Who holds the lease.
@@ -25,41 +53,132 @@ pub struct Holder {
     pub layout: String,
 }
 
+/// The layouts the live replicas run, as they say.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InUse {
+    /// Each layout some replica says it runs.
+    pub layouts: BTreeSet<String>,
+    /// Whether some live replica runs a layout not known here: more replicas are live
+    /// than say which layout they run (an older version says nothing), or the bucket did
+    /// not answer.
+    pub unknown: bool,
+}
+
 impl Lease {
     /// The lease beside `stream`, as held by `replica` (whose store has this version's
-    /// layout).
+    /// layout); `live` counts the replicas live.
     pub async fn open(
         js: &jetstream::Context,
         stream: &str,
         replica: &str,
+        live: Arc<dyn Fn() -> u32 + Send + Sync>,
     ) -> anyhow::Result<Lease> {
         let bucket = crate::nats::buckets::SNAPSHOT_LEASE
             .open(js, stream)
             .await?;
-        let me = format!("{replica} {}", racing_projections::layout());
+        let layout = racing_projections::layout();
+        let me = format!("{replica} {layout}");
         Ok(Lease {
             bucket,
             me: me.into(),
+            layout_key: format!("{LAYOUTS}.{layout}.{replica}"),
+            held: Arc::default(),
+            live,
         })
     }
 
     /// Takes the lease when nobody holds it, or renews it when this replica does: whether
     /// this replica holds it after. One attempt.
     pub async fn hold(&self) -> bool {
+        let mut held = self.held.lock().await;
+        *held = self.try_hold(*held).await;
+        held.is_some()
+    }
+
+    async fn try_hold(&self, held: Option<Held>) -> Option<Held> {
         match self.bucket.entry(KEY).await {
             Ok(Some(entry)) if entry.operation == kv::Operation::Put => {
-                entry.value == self.me
-                    && self
-                        .bucket
-                        .update(KEY, self.me.clone(), entry.revision)
-                        .await
-                        .is_ok()
+                if entry.value != self.me {
+                    return None;
+                }
+                let revision = self
+                    .bucket
+                    .update(KEY, self.me.clone(), entry.revision)
+                    .await
+                    .ok()?;
+                // The same term while nobody wrote the lease since this replica last did.
+                let term = held
+                    .filter(|h| h.revision == entry.revision)
+                    .map_or(revision, |h| h.term);
+                Some(Held { term, revision })
             }
-            Ok(_) => self.bucket.create(KEY, self.me.clone()).await.is_ok(),
+            Ok(_) => {
+                let revision = self.bucket.create(KEY, self.me.clone()).await.ok()?;
+                Some(Held {
+                    term: revision,
+                    revision,
+                })
+            }
+            // Not known: a hold keeps its term, and the fence decides.
             Err(e) => {
                 tracing::debug!(error = %e, "reading the snapshot writer's lease");
-                false
+                held
             }
+        }
+    }
+
+    /// The term of this replica's hold, while it holds the lease.
+    pub async fn term(&self) -> Option<u64> {
+        self.held.lock().await.map(|h| h.term)
+    }
+
+    /// The fence: renews the lease if this replica has held it without a break since
+    /// `term` began, so that it is this replica's for the lease's life from now. `Err`
+    /// says who holds it instead (or that nobody answered), and the hold is over.
+    pub async fn renew(&self, term: u64) -> Result<(), String> {
+        let mut held = self.held.lock().await;
+        let Some(h) = held.filter(|h| h.term == term) else {
+            return Err(self.lost().await);
+        };
+        match self.bucket.update(KEY, self.me.clone(), h.revision).await {
+            Ok(revision) => {
+                *held = Some(Held { term, revision });
+                Ok(())
+            }
+            Err(_) => {
+                *held = None;
+                Err(self.lost().await)
+            }
+        }
+    }
+
+    /// Whether this replica still holds the lease in `term`, as the bucket says now: one
+    /// read, to stop an upload early.
+    pub async fn holds(&self, term: u64) -> bool {
+        let Some(h) = *self.held.lock().await else {
+            return false;
+        };
+        match self.bucket.entry(KEY).await {
+            Ok(Some(entry)) => {
+                h.term == term
+                    && entry.operation == kv::Operation::Put
+                    && entry.revision == h.revision
+                    && entry.value == self.me
+            }
+            Ok(None) => false,
+            // Unknown: the fence decides.
+            Err(_) => true,
+        }
+    }
+
+    /// What a writer whose hold ended says of it.
+    async fn lost(&self) -> String {
+        match self.holder().await {
+            Some(holder) => format!(
+                "the snapshot writer's lease passed to replica {} (layout {})",
+                holder.replica, holder.layout
+            ),
+            None => "the snapshot writer's lease lapsed".to_owned(),
         }
     }
 
@@ -84,13 +203,66 @@ impl Lease {
 
     /// Lets go of it, if this replica holds it, so that another may take it at once.
     pub async fn release(&self) {
-        if let Ok(Some(entry)) = self.bucket.entry(KEY).await {
-            if entry.value == self.me {
-                let _ = self
-                    .bucket
-                    .delete_expect_revision(KEY, Some(entry.revision))
-                    .await;
+        let mut held = self.held.lock().await;
+        if let Some(h) = held.take() {
+            let _ = self
+                .bucket
+                .delete_expect_revision(KEY, Some(h.revision))
+                .await;
+        }
+    }
+
+    /// Says, for the lease's life, that this replica runs this version's layout.
+    pub async fn announce(&self) {
+        let layout = racing_projections::layout();
+        if let Err(e) = self
+            .bucket
+            .put(
+                &self.layout_key,
+                bytes::Bytes::from_static(layout.as_bytes()),
+            )
+            .await
+        {
+            tracing::debug!(error = %e, "saying which layout this replica runs");
+        }
+    }
+
+    /// Stops saying so, as this replica stops.
+    pub async fn withdraw(&self) {
+        let _ = self.bucket.delete(&self.layout_key).await;
+    }
+
+    /// The layouts the live replicas say they run, and whether others run one not known.
+    pub async fn in_use(&self) -> InUse {
+        let keys: Vec<String> = match self.bucket.keys().await {
+            Ok(keys) => match keys.try_collect().await {
+                Ok(keys) => keys,
+                Err(_) => return unknown(),
+            },
+            Err(_) => return unknown(),
+        };
+        let mut layouts = BTreeSet::new();
+        let mut replicas = 0usize;
+        for key in keys {
+            let mut parts = key.splitn(3, '.');
+            if let (Some(LAYOUTS), Some(layout), Some(_)) =
+                (parts.next(), parts.next(), parts.next())
+            {
+                layouts.insert(layout.to_owned());
+                replicas += 1;
             }
         }
+        InUse {
+            layouts,
+            unknown: (self.live)() as usize > replicas,
+        }
+    }
+}
+
+/// What is in use where the bucket does not answer: nothing can be ruled out.
+fn unknown() -> InUse {
+    InUse {
+        layouts: BTreeSet::new(),
+        unknown: true,
     }
 }

@@ -4,7 +4,14 @@
 //! bucket, or none of this layout yet: the first replica to build a store of a new
 //! layout publishes it for the others), and never from a store that is behind, being
 //! rebuilt, or damaged. An operator's `racing snapshot create` writes one at once on the
-//! replica asked, lease or not, with the same refusals.
+//! replica asked, with the same refusals, taking the lease for it where nobody holds it:
+//! every upload is fenced by the lease ([`super::lease`]), so one replica at a time
+//! sends, and the holder alone removes what failed uploads left ([`super::upload`]).
+//!
+//! A snapshot is skipped, its reason kept for `/status` and `racing snapshot list` and
+//! counted in `racing_snapshot_skipped_total{reason}`, where there is no room for it: on
+//! the disk beside the read models, in the snapshots' bucket, or in JetStream's storage
+//! without leaving the log its margin ([`super::room`]).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -16,7 +23,8 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::lease::Lease;
-use super::{Created, Listed, Settings, Snapshots};
+use super::room::Lack;
+use super::{upload, Created, Listed, NotWritten, Settings, Snapshots};
 use crate::projector::Progress;
 use crate::read_models::ReadModels;
 
@@ -43,6 +51,27 @@ pub struct WriterStatus {
     /// Why the last attempt failed, if it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_error: Option<String>,
+    /// The last snapshot skipped for want of room since one was written, and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<Skipped>,
+}
+
+/// A snapshot skipped for want of room.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Skipped {
+    /// Where room lacked.
+    pub lack: Lack,
+    /// Why, and what to change.
+    pub reason: String,
+    /// When (RFC 3339).
+    pub at: String,
+}
+
+/// Why a snapshot was not made, inside [`Writer::create`].
+enum NotMade {
+    NoRoom(Lack, String),
+    Lost(String),
+    Failed(anyhow::Error),
 }
 
 /// Why a snapshot is not written now.
@@ -69,6 +98,11 @@ pub struct Writer {
     js: jetstream::Context,
     shutdown: CancellationToken,
     holds_lease: AtomicBool,
+    /// Whether the log said once that JetStream's room is not known here.
+    said_unchecked: AtomicBool,
+    /// When the last snapshot was skipped for want of room, since one was written: the
+    /// writer tries again only a period (`every`) later.
+    skipped_at: Mutex<Option<std::time::Instant>>,
     status: Mutex<WriterStatus>,
     /// One snapshot at a time from this replica.
     one_at_a_time: tokio::sync::Mutex<()>,
@@ -113,6 +147,8 @@ impl Writer {
             js: parts.js,
             shutdown: parts.shutdown,
             holds_lease: AtomicBool::new(false),
+            said_unchecked: AtomicBool::new(false),
+            skipped_at: Mutex::default(),
             status: Mutex::default(),
             one_at_a_time: tokio::sync::Mutex::new(()),
         })
@@ -131,10 +167,19 @@ impl Writer {
     }
 
     /// Renews or takes the lease, and writes a snapshot when one is due, until the
-    /// service stops. Does nothing where the settings say this replica never writes.
+    /// service stops; as the holder, removes what failed uploads left. Where the settings
+    /// say this replica never writes, it only says which layout it runs, for the prune.
     pub async fn run(self: Arc<Self>) {
         let shutdown = self.shutdown.clone();
         if !self.settings.write {
+            loop {
+                self.lease.announce().await;
+                tokio::select! {
+                    _ = shutdown.cancelled() => break,
+                    _ = tokio::time::sleep(LEASE_RENEW) => {}
+                }
+            }
+            let _ = tokio::time::timeout(LEASE_RELEASE, self.lease.withdraw()).await;
             return;
         }
         let lease = tokio::spawn(self.clone().keep_lease(shutdown.clone()));
@@ -167,6 +212,10 @@ impl Writer {
             if !self.holds_lease.load(Ordering::Relaxed) {
                 continue;
             }
+            tokio::select! {
+                _ = shutdown.cancelled() => break,
+                () = self.sweep() => {}
+            }
             let not_now = tokio::select! {
                 _ = shutdown.cancelled() => break,
                 not_now = self.not_now() => not_now,
@@ -175,8 +224,11 @@ impl Writer {
                 continue;
             }
             // Not abandoned at a stop: the file's write stops between two parts, and lets
-            // go of the store before the service ends.
-            if self.due(newest.as_ref()) {
+            // go of the store before the service ends. After a skip for want of room, not
+            // again for a period: room seldom comes back sooner, and each try writes a file.
+            let skipped_lately = crate::supervise::lock(&self.skipped_at)
+                .is_some_and(|at| at.elapsed() < self.settings.every);
+            if self.due(newest.as_ref()) && !skipped_lately {
                 if let Err(e) = self.create().await {
                     tracing::warn!(error = %e, "the snapshot due was not written");
                 }
@@ -188,9 +240,12 @@ impl Writer {
         if self.holds_lease.swap(false, Ordering::Relaxed) {
             let _ = tokio::time::timeout(LEASE_RELEASE, self.lease.release()).await;
         }
+        let _ = tokio::time::timeout(LEASE_RELEASE, self.lease.withdraw()).await;
     }
 
-    /// Writes a snapshot now, unless the store is behind, being rebuilt or damaged.
+    /// Writes a snapshot now, unless the store is behind, being rebuilt or damaged,
+    /// another replica holds the writer's lease, or there is no room for it. A replica
+    /// that does not write snapshots of its own lets go of the lease after.
     pub async fn create(&self) -> Result<Created, Refused> {
         let _one = self.one_at_a_time.try_lock().map_err(|_| {
             Refused::NotNow("a snapshot is already being written by this replica".into())
@@ -198,17 +253,28 @@ impl Writer {
         if let Some(why) = self.not_now().await {
             return Err(Refused::NotNow(why));
         }
+        let term = match self.lease.hold().await {
+            true => self.lease.term().await,
+            false => None,
+        };
+        let Some(term) = term else {
+            return Err(Refused::NotNow(match self.lease.holder().await {
+                Some(holder) => format!(
+                    "replica {} holds the snapshot writer's lease (layout {}): it writes them",
+                    holder.replica, holder.layout
+                ),
+                None => "the snapshot writer's lease cannot be taken now".to_owned(),
+            }));
+        };
         crate::supervise::lock(&self.status).writing = true;
         tracing::info!(replica = %self.replica, "writing a snapshot of the read models");
-        let store = self.read_models.load_full();
-        let created = self
-            .snapshots
-            .create(&store, &self.replica, self.settings.keep, &self.shutdown)
-            .await;
-        drop(store);
+        let made = self.make(term).await;
+        if !self.settings.write {
+            self.lease.release().await;
+        }
         let mut status = crate::supervise::lock(&self.status);
         status.writing = false;
-        match created {
+        match made {
             Ok(created) => {
                 record(&created);
                 tracing::info!(
@@ -223,12 +289,129 @@ impl Writer {
                 );
                 status.last = Some(created.clone());
                 status.last_error = None;
+                status.skipped = None;
+                *crate::supervise::lock(&self.skipped_at) = None;
                 Ok(created)
             }
-            Err(e) => {
+            Err(NotMade::NoRoom(lack, reason)) => {
+                metrics::counter!("racing_snapshot_skipped_total", "reason" => lack.label())
+                    .increment(1);
+                tracing::warn!(reason = %reason, "snapshot skipped for want of room");
+                *crate::supervise::lock(&self.skipped_at) = Some(std::time::Instant::now());
+                status.skipped = Some(Skipped {
+                    lack,
+                    reason: reason.clone(),
+                    at: jiff::Timestamp::now().to_string(),
+                });
+                Err(Refused::NotNow(reason))
+            }
+            Err(NotMade::Lost(why)) => {
+                tracing::warn!(why = %why, "snapshot abandoned: the writer's lease passed on");
+                status.last_error = Some(why.clone());
+                Err(Refused::NotNow(why))
+            }
+            Err(NotMade::Failed(e)) => {
                 status.last_error = Some(format!("{e:#}"));
                 Err(Refused::Failed(e))
             }
+        }
+    }
+
+    /// Writes the file, looks for room, sends it under the lease's `term`, prunes and
+    /// sweeps: [`Writer::create`]'s work.
+    async fn make(&self, term: u64) -> Result<Created, NotMade> {
+        let layout = racing_projections::layout();
+        let listed = self.snapshots.list().await.map_err(NotMade::Failed)?;
+        let store = self.read_models.load_full();
+        let estimate = estimate(&listed, layout, self.snapshots.data_dir());
+        let written = self
+            .snapshots
+            .write(&store, estimate, &self.shutdown)
+            .await
+            .map_err(|e| match e {
+                NotWritten::NoRoom(why) => NotMade::NoRoom(Lack::Disk, why),
+                NotWritten::Failed(e) => NotMade::Failed(e),
+            })?;
+        drop(store);
+        let bucket = self
+            .snapshots
+            .bucket_info()
+            .await
+            .map_err(NotMade::Failed)?;
+        let account = super::room::account(&self.js).await.map_err(|e| {
+            NotMade::NoRoom(
+                Lack::Log,
+                format!("JetStream's use of storage cannot be read ({e:#}); no snapshot is sent without it"),
+            )
+        })?;
+        let storage = super::room::Storage::of(&bucket, &account);
+        let checked = super::room::check(written.summary.bytes, &storage, &self.settings)
+            .map_err(|(lack, why)| NotMade::NoRoom(lack, why))?;
+        if !checked && !self.said_unchecked.swap(true, Ordering::Relaxed) {
+            tracing::warn!(
+                "the log's room in JetStream is not looked at before a snapshot is sent: \
+                 set RACING_NATS_FILE_STORE_MIB to the NATS servers' max_file_store"
+            );
+        }
+        let (listed, sent) = self
+            .snapshots
+            .send(
+                &written,
+                &self.replica,
+                &self.lease,
+                term,
+                self.settings.send_rate,
+                &self.shutdown,
+            )
+            .await
+            .map_err(|e| match e {
+                upload::Failed::Lost(_) => NotMade::Lost(e.to_string()),
+                upload::Failed::Other(e) => NotMade::Failed(e),
+            })?;
+        let (record_bytes, took) = (written.summary.record_bytes, written.took);
+        drop(written);
+        let in_use = self.lease.in_use().await;
+        let removed = self
+            .snapshots
+            .prune(self.settings.keep, layout, &listed.stream, &in_use)
+            .await
+            .map_err(NotMade::Failed)?;
+        // The fence renewed the lease just now: it is this replica's while it sweeps.
+        match self.snapshots.sweep(term).await {
+            Ok(swept) => said_swept(&swept),
+            Err(e) => tracing::warn!(
+                error = format!("{e:#}"),
+                "looking for chunks no snapshot names"
+            ),
+        }
+        Ok(Created {
+            listed,
+            record_bytes,
+            write_secs: took.as_secs_f64(),
+            send_secs: sent.as_secs_f64(),
+            removed,
+        })
+    }
+
+    /// As the lease's holder, with no upload of this replica's under way: removes what
+    /// no snapshot names (`Snapshots::sweep`), once the lease is renewed so that it stays
+    /// this replica's meanwhile.
+    async fn sweep(&self) {
+        let Ok(_one) = self.one_at_a_time.try_lock() else {
+            return;
+        };
+        let Some(term) = self.lease.term().await else {
+            return;
+        };
+        if self.lease.renew(term).await.is_err() {
+            return;
+        }
+        match self.snapshots.sweep(term).await {
+            Ok(swept) => said_swept(&swept),
+            Err(e) => tracing::warn!(
+                error = format!("{e:#}"),
+                "looking for chunks no snapshot names"
+            ),
         }
     }
 
@@ -291,18 +474,57 @@ impl Writer {
         }
     }
 
-    /// Takes the lease when nobody holds it, and renews it while it is this replica's.
+    /// Takes the lease when nobody holds it, and renews it while it is this replica's;
+    /// and says which layout this replica runs.
     async fn keep_lease(self: Arc<Self>, shutdown: CancellationToken) {
         loop {
             let held = self.lease.hold().await;
             if held != self.holds_lease.swap(held, Ordering::Relaxed) {
                 tracing::info!(replica = %self.replica, held, "the snapshot writer's lease");
             }
+            self.lease.announce().await;
             tokio::select! {
                 _ = shutdown.cancelled() => return,
                 _ = tokio::time::sleep(LEASE_RENEW) => {}
             }
         }
+    }
+}
+
+/// About the bytes of the next snapshot's file: a quarter more than the largest of this
+/// layout in the bucket, or with none, an eighth of the store (the bench's snapshot is
+/// 0.08 of its store: BENCHMARKS.md).
+fn estimate(listed: &[Listed], layout: &str, data_dir: &std::path::Path) -> u64 {
+    match listed
+        .iter()
+        .filter(|l| l.layout == layout)
+        .map(|l| l.bytes)
+        .max()
+    {
+        Some(bytes) => bytes.saturating_add(bytes / 4),
+        None => {
+            crate::read_models::active_dir(data_dir)
+                .map(|dir| crate::disk::dir_bytes(&dir))
+                .unwrap_or(0)
+                / 8
+        }
+    }
+}
+
+/// Logs what a sweep removed, and what it left for later.
+fn said_swept(swept: &upload::Swept) {
+    if !swept.chunks.is_empty() || swept.marks > 0 {
+        tracing::info!(
+            chunks = swept.chunks.len(),
+            marks = swept.marks,
+            "removed what no snapshot names from the bucket"
+        );
+    }
+    if swept.young > 0 {
+        tracing::debug!(
+            young = swept.young,
+            "chunks of an upload under way, or lately failed, left for now"
+        );
     }
 }
 

@@ -127,7 +127,8 @@ fn search(s: &MemState, text: &str, limit: usize) -> Vec<(String, String)> {
             .filter(move |(k, _)| k.starts_with(&prefix))
             .map(Ok)
     };
-    crate::search::find_in(entries(true), || entries(false), limit)
+    let newest = |horse: &str| Ok(s.records.get(&crate::keys::horse_newest(horse)).cloned());
+    crate::search::find_in(entries(true), || entries(false), newest, limit)
         .expect("search")
         .into_iter()
         .map(|m| (m.horse_no, m.horse_name))

@@ -1,6 +1,6 @@
-//! The documents the API serves, as they are rendered once into the read models. The field
-//! order and presence are the contract (`docs/api.md`); the
-//! handlers send these bytes as they are. With the `openapi` feature each type that renders
+//! The documents the API serves, as the read models render them (at the events that
+//! change them, and when read where only their head is stored). The field order and
+//! presence are the contract (`docs/api.md`); the handlers send these bytes as they are. With the `openapi` feature each type that renders
 //! a document also derives its schema, from the same fields and their doc comments, so the
 //! API's description cannot drift from what it serves.
 
@@ -210,9 +210,38 @@ pub fn answered(stored: &[u8]) -> Vec<u8> {
 }
 
 /// Whether two stored values answer the same: the same `ETag` and document, whatever
-/// sequence each was sealed at.
+/// sequence each was sealed at; where either is a head alone ([`head`]), the same `ETag`.
 pub(crate) fn same_answer(a: &[u8], b: &[u8]) -> bool {
-    a.get(..ETAG_LEN) == b.get(..ETAG_LEN) && a.get(HEAD_LEN..) == b.get(HEAD_LEN..)
+    let (a_body, b_body) = (a.get(HEAD_LEN..), b.get(HEAD_LEN..));
+    let headed = |body: Option<&[u8]>| body.is_some_and(|b| !b.is_empty());
+    a.get(..ETAG_LEN) == b.get(..ETAG_LEN)
+        && (!headed(a_body) || !headed(b_body) || a_body == b_body)
+}
+
+/// What the store keeps of a document rendered when it is read
+/// ([`crate::DocKey::rendered_when_read`]): the head [`seal`] writes, its `ETag` and `seq`,
+/// without the bytes.
+pub(crate) fn head(doc: &[u8], seq: u64) -> Vec<u8> {
+    let mut stored = Vec::with_capacity(HEAD_LEN);
+    stored.extend_from_slice(&etag(doc));
+    stored.extend_from_slice(&seq.to_be_bytes());
+    stored
+}
+
+/// A document rendered when read, whole: its stored head, `doc` after it, the sequence
+/// the later of the head's and `seq` (an alias's). `None` where `doc` is not the one the
+/// head was made of (its `ETag` is another's): a commit came between the reads.
+pub(crate) fn with_body(head: &[u8], doc: &[u8], seq: u64) -> Option<Vec<u8>> {
+    let (tag, at) = head.split_at_checked(ETAG_LEN)?;
+    let at: [u8; 8] = at.try_into().ok()?;
+    if tag != etag(doc) {
+        return None;
+    }
+    let mut whole = Vec::with_capacity(HEAD_LEN + doc.len());
+    whole.extend_from_slice(tag);
+    whole.extend_from_slice(&u64::from_be_bytes(at).max(seq).to_be_bytes());
+    whole.extend_from_slice(doc);
+    Some(whole)
 }
 
 /// `lbw_lengths` of a runner: present exactly when `lbw` is, `null` inside where `lbw` is

@@ -87,7 +87,7 @@ fn the_200th_run_of_a_horse_writes_bytes_of_one_entry_not_of_its_form() {
         "{form} bytes of form records written: {put:?}"
     );
     let stored = s.doc(DocKey::Form("E271")).expect("form");
-    let body = FormDoc::body(stored, None).expect("framed");
+    let body = FormDoc::body(&stored, None).expect("framed");
     let v: serde_json::Value = serde_json::from_slice(&body).expect("json");
     assert_eq!(v["form"].as_array().map(Vec::len), Some(200));
     assert_eq!(v["form"][0]["date"], "2026-08-04");
@@ -112,7 +112,7 @@ fn the_200th_run_of_a_horse_reads_records_of_one_entry_not_of_its_form() {
     let read = fold_counting(&mut s, &[amended], 201, 1).read;
     assert!(of_forms(&read) <= 5, "{read:?}");
     let stored = s.doc(DocKey::Form("E271")).expect("form");
-    let body = FormDoc::body(stored, None).expect("framed");
+    let body = FormDoc::body(&stored, None).expect("framed");
     let v: serde_json::Value = serde_json::from_slice(&body).expect("json");
     assert_eq!(v["form"][199]["date"], "2026-01-01");
     assert_eq!(v["form"][195]["position"], 2);

@@ -103,6 +103,20 @@ impl<'a> DocKey<'a> {
         })
     }
 
+    /// Whether the store keeps only the head of this document (its `ETag` and the
+    /// sequence it last changed at), its body rendered from the source records when it
+    /// is read: a date's results, a race's and a date's cards, which hold nothing but
+    /// what the results, cards, scratchings, statuses and forms hold (a copy each would
+    /// be every such fact written again at every change of it). A profile is its fact; a
+    /// form is assembled from its entries; a race's odds are read on every move and every
+    /// live snapshot, and kept whole.
+    pub fn rendered_when_read(&self) -> bool {
+        matches!(
+            self,
+            DocKey::Results { .. } | DocKey::Race { .. } | DocKey::Card { .. }
+        )
+    }
+
     /// The tree key of the document.
     pub fn key(&self) -> Vec<u8> {
         match self {

@@ -438,6 +438,12 @@ pub fn horse_names(horse_no: &str) -> Vec<u8> {
     key(&[b"hn", horse_no.as_bytes()])
 }
 
+/// A horse's newest name, which a search lists it under (`search/mod.rs`): one record a
+/// horse, so that a new name rewrites it and not the index entries of every older name.
+pub fn horse_newest(horse_no: &str) -> Vec<u8> {
+    key(&[b"hnw", horse_no.as_bytes()])
+}
+
 /// The names that the cards and results of one date give a horse, and its date before
 /// with one (`search/names.rs`).
 pub fn horse_names_on(horse_no: &str, date: &str) -> Vec<u8> {

@@ -1,12 +1,14 @@
 //! Horses by name: every name each horse was given (by a profile, a card or a result),
 //! kept by `names.rs` in records that a card or a result adds to without rewriting the
 //! horse's history, and an index of them ([`keys::name_index`]): an entry for each place a
-//! name can be read from to its end, in lower case, holding the horse's newest name, those
-//! of whole names apart. The entries change only when a horse's names or its newest name
-//! do. A search reads the entries of whole names that start with its text, and where they
-//! are fewer than it lists, those of the other places that do: the entries of the horses
-//! it finds, and no other horse's. A horse that was renamed is found by each of its names
-//! and listed under its newest.
+//! name can be read from to its end, in lower case, those of whole names apart, and the
+//! horse's newest name in a record of its own ([`keys::horse_newest`]). An entry is
+//! written when its name is given and removed when the name is taken back; a new newest
+//! name rewrites the one record, not the entries of every name the horse had before. A
+//! search reads the entries of whole names that start with its text, and where they are
+//! fewer than it lists, those of the other places that do, then the newest name of each
+//! horse they name: the records of the horses it finds, and no other horse's. A horse that
+//! was renamed is found by each of its names and listed under its newest.
 
 mod names;
 #[cfg(test)]
@@ -51,41 +53,53 @@ struct Indexed {
 }
 
 impl Indexed {
-    /// The entries that `had` gave `horse` and `self` no longer gives taken back, and
-    /// those `self` gives anew or with another newest name written.
+    /// The entries of the names that `had` gave `horse` and `self` no longer gives taken
+    /// back, those of the names `self` gives anew written, and its newest name written
+    /// where it changed: a horse's other entries stay as they are.
     fn replace(&self, s: &mut impl State, horse: &str, had: &Indexed) {
         if self == had {
             return;
         }
-        let (had, has) = (entries(horse, had), entries(horse, self));
-        for key in had.keys().filter(|k| !has.contains_key(*k)) {
-            s.delete(key.clone());
+        let indexed = |i: &Indexed| {
+            if i.newest.is_some() {
+                i.names.clone()
+            } else {
+                BTreeSet::new()
+            }
+        };
+        let (had_names, has_names) = (indexed(had), indexed(self));
+        if had_names != has_names {
+            let (had, has) = (entries(horse, &had_names), entries(horse, &has_names));
+            for key in had.difference(&has) {
+                s.delete(key.clone());
+            }
+            for key in has.difference(&had) {
+                s.put(key.clone(), Vec::new());
+            }
         }
-        for (key, value) in has {
-            if had.get(&key) != Some(&value) {
-                s.put(key, value);
+        if self.newest != had.newest {
+            let key = keys::horse_newest(horse);
+            match &self.newest {
+                Some(newest) => s.put(key, newest.as_bytes().to_vec()),
+                None => s.delete(key),
             }
         }
     }
 }
 
-/// A horse's entries in the name index: key, and the horse's newest name.
-type Entries = BTreeMap<Vec<u8>, Vec<u8>>;
+/// The keys of a horse's entries in the name index.
+type Entries = BTreeSet<Vec<u8>>;
 
 /// The index entries of a horse's names: one for each character each name can be read
 /// from to its end (lower case, at most [`INDEXED_CHARS`] of it), those from its first
-/// apart, each holding the horse's newest name.
-fn entries(horse: &str, names: &Indexed) -> Entries {
+/// apart.
+fn entries(horse: &str, names: &BTreeSet<String>) -> Entries {
     let mut out = Entries::new();
-    let Some(newest) = &names.newest else {
-        return out;
-    };
-    for name in &names.names {
+    for name in names {
         let lower = name.to_lowercase();
         for (at, _) in lower.char_indices() {
             let text: String = lower[at..].chars().take(INDEXED_CHARS).collect();
-            let key = keys::name_index(at == 0, &text, horse);
-            out.insert(key, newest.as_bytes().to_vec());
+            out.insert(keys::name_index(at == 0, &text, horse));
         }
     }
     out
@@ -108,23 +122,28 @@ impl Store {
                     item
                 })
         };
-        find_in(scan(true), || scan(false), limit)
+        let newest = |horse: &str| {
+            self.reads().note()?;
+            Ok(self.kv.get(keys::horse_newest(horse))?.map(|v| v.to_vec()))
+        };
+        find_in(scan(true), || scan(false), newest, limit)
     }
 }
 
 /// [`Store::find_horses`] over the index entries (`(key, value)`) that start with the
 /// text: those of whole names (`starting`), then, if they find fewer horses than `limit`,
-/// the others (`inner`).
-pub(crate) fn find_in<K: AsRef<[u8]>, V: AsRef<[u8]>, I>(
+/// the others (`inner`); each horse found listed under its newest name (`newest`).
+pub(crate) fn find_in<K: AsRef<[u8]>, V, I>(
     starting: impl Iterator<Item = Result<(K, V), StoreError>>,
     inner: impl FnOnce() -> I,
+    newest: impl Fn(&str) -> Result<Option<Vec<u8>>, StoreError>,
     limit: usize,
 ) -> Result<Vec<HorseMatch>, StoreError>
 where
     I: Iterator<Item = Result<(K, V), StoreError>>,
 {
-    // By horse: whether a name starts with the text, and its newest name.
-    let mut found: BTreeMap<String, (bool, String)> = BTreeMap::new();
+    // By horse: whether a name starts with the text.
+    let mut found: BTreeMap<String, bool> = BTreeMap::new();
     for row in starting {
         note(&mut found, row, true)?;
     }
@@ -134,19 +153,20 @@ where
             note(&mut found, row, false)?;
         }
     }
-    let mut all: Vec<(bool, String, HorseMatch)> = found
-        .into_iter()
-        .map(|(horse_no, (starts, newest))| {
-            (
-                !starts,
-                newest.to_lowercase(),
-                HorseMatch {
-                    horse_no,
-                    horse_name: newest,
-                },
-            )
-        })
-        .collect();
+    let corrupt = || StoreError::Corrupt("a horse's newest name".into());
+    let mut all: Vec<(bool, String, HorseMatch)> = Vec::with_capacity(found.len());
+    for (horse_no, starts) in found {
+        let name = newest(&horse_no)?.ok_or_else(corrupt)?;
+        let name = String::from_utf8(name).map_err(|_| corrupt())?;
+        all.push((
+            !starts,
+            name.to_lowercase(),
+            HorseMatch {
+                horse_no,
+                horse_name: name,
+            },
+        ));
+    }
     all.sort_by(|a, b| {
         (a.0, &a.1, &a.2.horse_name, &a.2.horse_no).cmp(&(
             b.0,
@@ -158,19 +178,16 @@ where
     Ok(all.into_iter().take(limit).map(|(_, _, m)| m).collect())
 }
 
-/// Notes the horse of an index entry in `found`, with its newest name and whether the
-/// entry is of a name that starts with the text (`starts`).
-fn note<K: AsRef<[u8]>, V: AsRef<[u8]>>(
-    found: &mut BTreeMap<String, (bool, String)>,
+/// Notes the horse of an index entry in `found`, with whether the entry is of a name that
+/// starts with the text (`starts`).
+fn note<K: AsRef<[u8]>, V>(
+    found: &mut BTreeMap<String, bool>,
     row: Result<(K, V), StoreError>,
     starts: bool,
 ) -> Result<(), StoreError> {
-    let (key, value) = row?;
+    let (key, _) = row?;
     let corrupt = || StoreError::Corrupt("an entry of the horse-name index".into());
     let horse = keys::parse_name_index(key.as_ref()).ok_or_else(corrupt)?;
-    let newest = std::str::from_utf8(value.as_ref()).map_err(|_| corrupt())?;
-    found
-        .entry(horse.to_owned())
-        .or_insert_with(|| (starts, newest.to_owned()));
+    found.entry(horse.to_owned()).or_insert(starts);
     Ok(())
 }

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use racing_events::samples::{card, envelope, profile, result, retraction, runner};
 use racing_events::Event;
 
-use super::{entries, Indexed, Touched};
+use super::{entries, Touched};
 use crate::facts::{Change, What};
 use crate::model::ReadModel;
 use crate::state::State;
@@ -86,9 +86,46 @@ fn a_horse_running_again_under_its_name_writes_two_small_records_and_no_index_en
     assert_eq!(s.count(indexed), entries, "no index entry written");
 }
 
-/// What the index holds: every entry, by key.
+/// A horse renamed after many names writes the entries of its new name and its newest
+/// name's record: none of the entries of the names it had before, whose number grows with
+/// its history (as a horse renamed every season's would).
+#[test]
+fn a_horse_renamed_after_many_names_writes_its_new_names_entries_and_no_other() {
+    let mut memory = MemState::default();
+    let mut s = Tally::new(&mut memory);
+    let indexed = |key: &[u8]| keys::parse_name_index(key).is_some();
+    for i in 0..100 {
+        let name = format!("NAME NUMBER {i:03}");
+        note(
+            &mut s,
+            i as u64 + 1,
+            &named_result(&date(i), 1, &[("H1", &name)]),
+        );
+    }
+    let entries_before = s.count(indexed);
+    let bytes = s.bytes(indexed);
+    note(
+        &mut s,
+        200,
+        &named_result(&date(100), 1, &[("H1", "BRAND NEW")]),
+    );
+    // "brand new" has 9 places to be read from: 9 entries, 45 bytes of keys and more,
+    // whatever the 100 names before it.
+    let written = s.bytes(indexed) - bytes;
+    assert_eq!(
+        s.count(indexed) - entries_before,
+        9,
+        "the new name's entries"
+    );
+    assert!(
+        written <= 9 * 40,
+        "{written} bytes of index entries written for a new name"
+    );
+}
+
+/// What the index holds: every entry, and each horse's newest name, by key.
 fn index(s: &MemState) -> BTreeMap<Vec<u8>, Vec<u8>> {
-    let is_entry = |k: &&Vec<u8>| keys::parse_name_index(k).is_some();
+    let is_entry = |k: &&Vec<u8>| keys::parse_name_index(k).is_some() || k.starts_with(b"hnw\0");
     s.records
         .iter()
         .filter(|(k, _)| is_entry(k))
@@ -169,13 +206,15 @@ impl Given {
                 (Some(p), Some(r)) => Some(if p.1 >= r.1 { &p.0 } else { &r.0 }),
                 (p, r) => p.or(r).map(|(name, _)| name),
             };
-            let names = profile
+            let names: BTreeSet<String> = profile
                 .into_iter()
                 .chain(races.into_iter().flat_map(BTreeMap::values))
                 .map(|(name, _)| name.clone())
                 .collect();
-            let newest = newest.cloned();
-            out.extend(entries(horse, &Indexed { names, newest }));
+            if let Some(newest) = newest {
+                out.extend(entries(horse, &names).into_iter().map(|k| (k, Vec::new())));
+                out.insert(keys::horse_newest(horse), newest.as_bytes().to_vec());
+            }
         }
         out
     }

@@ -42,9 +42,9 @@ fn doc(s: &MemState, key: DocKey<'_>) -> Value {
     let bytes = s.doc(key).unwrap_or_else(|| panic!("no document {key:?}"));
     match key {
         DocKey::Form(_) => {
-            serde_json::from_slice(&FormDoc::body(bytes, None).expect("framed")).expect("json")
+            serde_json::from_slice(&FormDoc::body(&bytes, None).expect("framed")).expect("json")
         }
-        _ => serde_json::from_slice(bytes).expect("json"),
+        _ => serde_json::from_slice(&bytes).expect("json"),
     }
 }
 

@@ -8,7 +8,7 @@ fn profile_document_has_exactly_the_interface_fields_in_order() {
     let s = fold_each([env(profile("E271", "GOLDEN SIXTY"))]);
     let bytes = s.doc(DocKey::Profile("E271")).expect("doc");
     assert_eq!(
-        std::str::from_utf8(bytes).expect("utf8"),
+        std::str::from_utf8(&bytes).expect("utf8"),
         r#"{"horse_no":"E271","horse_name":"GOLDEN SIXTY","country_of_origin":"NZ","colour":"Bay","sex":"Gelding","age":5,"trainer":"J Size","owner":"The Syndicate","total_stakes":1250000,"starts":10,"wins":2,"places":3}"#
     );
 }
@@ -62,7 +62,7 @@ fn the_full_record_is_served_in_results_race_and_form_after_the_v1_fields() {
             venue: None,
         })
         .expect("race");
-    let race = std::str::from_utf8(race).expect("utf8");
+    let race = std::str::from_utf8(&race).expect("utf8");
     assert!(
         race.contains(r#""status":null,"dead_heat":false,"lbw":"1-1/4","lbw_lengths":1.25,"running_positions":[1,2,2],"actual_weight":126,"declared_weight":1100,"draw":4}"#),
         "{race}"
@@ -96,7 +96,7 @@ fn the_full_record_is_served_in_results_race_and_form_after_the_v1_fields() {
     assert_eq!(single_race(&s)["runners"], first["runners"]);
 
     let form = s.doc(DocKey::Form("B2")).expect("form");
-    let form = FormDoc::body(form, None).expect("framed");
+    let form = FormDoc::body(&form, None).expect("framed");
     assert_eq!(
         std::str::from_utf8(&form).expect("utf8"),
         r#"{"horse_no":"B2","horse_name":"NAME B2","form":[{"date":"2026-11-01","venue":"Sha Tin","race_number":1,"distance":1200,"position":2,"finish_time":"1:09.42","win_odds":4.5,"jockey":"Z Purton","status":null,"dead_heat":false,"race_name":"RACE 1 HANDICAP","going":"GOOD","class":"Class 3","trainer":"J Size","draw":4,"actual_weight":126,"declared_weight":1100,"lbw":"1-1/4","lbw_lengths":1.25,"running_positions":[1,2,2]}]}"#
@@ -119,12 +119,12 @@ fn a_v1_result_is_served_without_the_record_fields() {
         })
         .expect("race");
     assert_eq!(
-        std::str::from_utf8(race).expect("utf8"),
+        std::str::from_utf8(&race).expect("utf8"),
         r#"{"date":"2026-11-01","venue":"Sha Tin","race_number":1,"race_name":"RACE 1 HANDICAP","distance":1200,"going":"GOOD","runners":[{"position":1,"horse_no":"A1","horse_name":"NAME A1","jockey":"Z Purton","trainer":"J Size","finish_time":"1:09.41","win_odds":4.5,"status":null,"dead_heat":false}]}"#
     );
     // The form entry gains what every result knows (race name, going, trainer) only.
     let form = s.doc(DocKey::Form("A1")).expect("form");
-    let form = FormDoc::body(form, None).expect("framed");
+    let form = FormDoc::body(&form, None).expect("framed");
     assert_eq!(
         std::str::from_utf8(&form).expect("utf8"),
         r#"{"horse_no":"A1","horse_name":"NAME A1","form":[{"date":"2026-11-01","venue":"Sha Tin","race_number":1,"distance":1200,"position":1,"finish_time":"1:09.41","win_odds":4.5,"jockey":"Z Purton","status":null,"dead_heat":false,"race_name":"RACE 1 HANDICAP","going":"GOOD","trainer":"J Size"}]}"#
@@ -187,7 +187,7 @@ fn a_profile_of_the_full_record_serves_its_fields_after_the_interface_ones() {
     let s = fold_each([env(p)]);
     let bytes = s.doc(DocKey::Profile("E271")).expect("doc");
     assert_eq!(
-        std::str::from_utf8(bytes).expect("utf8"),
+        std::str::from_utf8(&bytes).expect("utf8"),
         r#"{"horse_no":"E271","horse_name":"GOLDEN SIXTY","country_of_origin":"NZ","colour":"Bay","sex":"Gelding","age":5,"trainer":"J Size","owner":"The Syndicate","total_stakes":1250000,"starts":10,"wins":2,"places":3,"sire":"Street Cry","dam":"Clinque","dam_sire":"Casual Lies","import_type":"PPG","current_rating":126,"season_start_rating":131,"season_stakes":0}"#
     );
 }

@@ -68,7 +68,7 @@ fn form_limit_keeps_the_newest_entries_and_stays_valid_json() {
         (Some(99), 5),
         (None, 5),
     ] {
-        let body = FormDoc::body(stored, limit).expect("framed");
+        let body = FormDoc::body(&stored, limit).expect("framed");
         let v: Value = serde_json::from_slice(&body).expect("valid json");
         let form = v["form"].as_array().expect("form");
         assert_eq!(form.len(), expect);

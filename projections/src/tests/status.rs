@@ -162,7 +162,7 @@ fn a_race_never_given_a_status_has_none_result_or_not() {
         })
         .expect("card");
     assert_eq!(
-        std::str::from_utf8(card).expect("utf8"),
+        std::str::from_utf8(&card).expect("utf8"),
         r#"{"date":"2026-11-25","venue":"Sha Tin","races":[{"race_number":3,"race_name":"RACE 3 HANDICAP","distance":1650,"class":"Class 4","runners":[{"horse_no":"A1","horse_name":"NAME A1","jockey":"H Bowman","trainer":"C S Shum","draw":1,"weight":126,"form":{"figures":"","runs":0,"days_since_run":null,"c":false,"d":false,"cd":false,"course":{"runs":0,"wins":0,"places":0},"distance":{"runs":0,"wins":0,"places":0},"going":[],"jockey_14d":{"rides":0,"wins":0,"strike_rate":0.0},"trainer_14d":{"rides":0,"wins":0,"strike_rate":0.0}}},{"horse_no":"B2","horse_name":"NAME B2","jockey":"H Bowman","trainer":"C S Shum","draw":2,"weight":126,"form":{"figures":"","runs":0,"days_since_run":null,"c":false,"d":false,"cd":false,"course":{"runs":0,"wins":0,"places":0},"distance":{"runs":0,"wins":0,"places":0},"going":[],"jockey_14d":{"rides":0,"wins":0,"strike_rate":0.0},"trainer_14d":{"rides":0,"wins":0,"strike_rate":0.0}}}]}]}"#
     );
     let odds = s
@@ -173,7 +173,7 @@ fn a_race_never_given_a_status_has_none_result_or_not() {
         })
         .expect("odds");
     assert_eq!(
-        std::str::from_utf8(odds).expect("utf8"),
+        std::str::from_utf8(&odds).expect("utf8"),
         r#"{"date":"2026-11-25","venue":"Sha Tin","race_number":3,"seq":2,"odds":[{"horse_no":"A1","win_odds":2.5,"win_prob":0.4,"first_win_odds":2.5,"win_move_pct":0.0}],"market":{"clock":"2026-11-21T12:00:00Z","win_book_pct":40.0,"favourites":["A1"],"steamers":[],"drifters":[]}}"#
     );
 }

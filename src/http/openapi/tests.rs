@@ -33,9 +33,9 @@ fn fold(events: Vec<Envelope>) -> MemState {
 
 fn doc(s: &MemState, key: DocKey<'_>) -> Value {
     let bytes = s.doc(key).unwrap_or_else(|| panic!("no document {key:?}"));
-    let bytes = match key {
-        DocKey::Form(_) => FormDoc::body(bytes, None).expect("framed"),
-        _ => bytes.into(),
+    let bytes: Vec<u8> = match key {
+        DocKey::Form(_) => FormDoc::body(&bytes, None).expect("framed").into_owned(),
+        _ => bytes.into_owned(),
     };
     serde_json::from_slice(&bytes).expect("json")
 }
