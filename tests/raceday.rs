@@ -585,7 +585,7 @@ fn the_demos_race_day_books_only_the_runners_that_can_still_run() {
         let Some(doc) = s.doc(key) else {
             continue;
         };
-        let doc: Value = serde_json::from_slice(doc).expect("json");
+        let doc: Value = serde_json::from_slice(&doc).expect("json");
         let runners = doc["odds"].as_array().expect("odds");
         let out = scratched.get(&(venue, race)).cloned().unwrap_or_default();
         let priced_out: BTreeSet<String> = runners
