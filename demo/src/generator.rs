@@ -467,8 +467,12 @@ impl Generator {
                     horse.wins += 1;
                     horse.rating += 6;
                 }
-                Some(2 | 3) => {
-                    horse.places += 1;
+                Some(2) => {
+                    horse.seconds += 1;
+                    horse.rating += 2;
+                }
+                Some(3) => {
+                    horse.thirds += 1;
                     horse.rating += 2;
                 }
                 Some(p) if p as usize > start.field / 2 => horse.rating -= 2,
