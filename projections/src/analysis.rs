@@ -1,8 +1,8 @@
 //! Records by condition: a horse's, a jockey's or a trainer's runs, wins, seconds, thirds
-//! and places (the first three), strike rate and level-stake profit or loss, overall and by venue, distance, going, class and
-//! draw, and for people by jockey and trainer combination, over a range of dates and as
-//! of any point of the log. Worked out when read, from the horses' form entries: a
-//! horse's own, a person's through the races they were in a result of
+//! and places (the first three), strike rate and level-stake profit or loss, overall and
+//! by venue, distance, going, class and draw, and for people by jockey and trainer
+//! combination, over a range of dates and as of any point of the log. Worked out when
+//! read, from the horses' form entries: a horse's own, a person's through the races they were in a result of
 //! ([`keys::person_run`], kept once written, so it lists the races of any point); each
 //! entry is read as the records stood at the point asked for, so an answer `as_of` a
 //! point is the one that point would have given.

@@ -41,11 +41,11 @@ pub struct ProfileDoc<'a> {
     starts: i64,
     /// Career wins.
     wins: i64,
-    /// Deprecated: goes from 2027-07-01 (`docs/api.md`, Versions and deprecation). Career
-    /// places as the feed gave them: a feeder of the feed contract v1.3 gives the finishes
-    /// in the first three, wins included (`wins + seconds + thirds`), as `places` means
-    /// everywhere else; one of an earlier version may have counted its seconds and thirds
-    /// only. Read `wins`, `seconds` and `thirds`.
+    /// Deprecated (served on in `/api/v1`; `docs/api.md`, Versions and deprecation):
+    /// career places as the feed gave them. From feed v1.3 the finishes in the first
+    /// three, wins included (`wins + seconds + thirds`), as `places` means everywhere
+    /// else; a feeder of an earlier version may have counted only seconds and thirds.
+    /// Read `wins`, `seconds` and `thirds`.
     #[cfg_attr(feature = "openapi", schema(deprecated))]
     places: i64,
     /// Career seconds. Left out where the feed did not give them.

@@ -274,6 +274,10 @@ class Profile(Document):
     starts: int
     wins: int
     places: int
+    """Deprecated: the first three, wins included, as the feed gave it (from feed v1.3);
+    read `wins`, `seconds` and `thirds`."""
+    seconds: int | None = None
+    thirds: int | None = None
     sire: str | None = None
     dam: str | None = None
     dam_sire: str | None = None
@@ -746,11 +750,15 @@ class PersonRecord(Document):
 
 @dataclass(kw_only=True)
 class Figures(Model):
-    """Runs, wins, places, strike rate and level-stake profit or loss of some runs."""
+    """Runs, wins, seconds, thirds, places, strike rate and level-stake profit or loss of
+    some runs."""
 
     runs: int
     wins: int
+    seconds: int
+    thirds: int
     places: int
+    """First, second or third: `wins + seconds + thirds`."""
     strike_rate: float
     """Wins in percent of runs, one decimal place."""
     place_rate: float
