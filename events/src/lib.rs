@@ -20,7 +20,7 @@ use serde_json::value::RawValue;
 use uuid::Uuid;
 
 pub use validate::{is_horse_no, ValidationError};
-pub use values::{clip, Date, Lbw, RaceNumber};
+pub use values::{clip, Date, Instant, Lbw, RaceNumber};
 
 /// Largest payload a feeder may publish, in bytes (feed contract, Transport).
 pub const MAX_PAYLOAD_BYTES: usize = 1024 * 1024;

@@ -66,7 +66,9 @@ use crate::StoreError;
 /// 21: the horse-name index's entries hold no name; a horse's newest name is a record of
 ///    its own, so that a new name rewrites that record, not every entry of the names
 ///    before it.
-pub(crate) const SCHEMA: &[u8] = b"21";
+/// 22: every instant kept (a status's time, an odds move's `occurred_at` and
+///    `published_at`) is in UTC with `Z`, to the millisecond, as it is served.
+pub(crate) const SCHEMA: &[u8] = b"22";
 pub(crate) const SCHEMA_KEY: &[u8] = b"meta\0schema";
 
 /// How much of a refused payload a dead letter keeps for inspection; the whole message

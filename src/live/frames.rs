@@ -279,11 +279,11 @@ pub struct OddsFrame {
     pub race_number: u8,
     /// Stream sequence of the update.
     pub seq: u64,
-    /// When JetStream stored the update (RFC 3339, UTC): when it was published.
+    /// When JetStream stored the update (UTC, to the millisecond): when it was published.
     #[schema(format = DateTime)]
     pub published_at: String,
-    /// When the prices were given at their source: the event's `occurred_at` (RFC 3339,
-    /// `Z` or an offset, as the feeder wrote it). For a past race's recorded moves,
+    /// When the prices were given at their source: the event's `occurred_at` (UTC, to
+    /// the millisecond, whatever offset the feeder wrote). For a past race's recorded moves,
     /// published later, this is the race's time and `published_at` the publishing's.
     #[schema(format = DateTime)]
     pub occurred_at: String,

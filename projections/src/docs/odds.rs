@@ -207,12 +207,10 @@ pub struct OddsMoveDoc<'a> {
     pub market: &'a crate::market::Book,
 }
 
-/// RFC 3339 text of the time JetStream stored a message, in nanoseconds since the epoch:
-/// an odds move's `published_at`.
+/// The time JetStream stored a message, in nanoseconds since the epoch, as the service
+/// serves an instant ([`racing_events::Instant`]): an odds move's `published_at`.
 pub fn published_at(unix_nanos: i128) -> String {
-    jiff::Timestamp::from_nanosecond(unix_nanos)
-        .map(|t| t.to_string())
-        .unwrap_or_default()
+    racing_events::Instant::of_nanos(unix_nanos)
 }
 
 /// The race an odds document is of: its date, venue (`None` where no venue of the race is
@@ -248,7 +246,7 @@ pub(crate) fn render_odds(
     let clock = (race.trail.clock != 0)
         .then(|| jiff::Timestamp::from_millisecond(race.trail.clock).ok())
         .flatten()
-        .map(|t| t.to_string());
+        .map(racing_events::Instant::text);
     to_json(&OddsDoc {
         date: of.date,
         venue: of.venue,

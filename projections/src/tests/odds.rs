@@ -65,7 +65,7 @@ fn the_odds_document_is_the_snapshot_and_changes_are_found_by_sequence() {
         .expect("doc");
     assert_eq!(
         std::str::from_utf8(&doc).expect("utf8"),
-        r#"{"date":"2026-11-21","venue":null,"race_number":2,"seq":3,"odds":[{"horse_no":"A1","win_odds":3.1,"win_prob":0.3226,"first_win_odds":3.5,"win_move_pct":-11.43},{"horse_no":"B2","win_odds":8.0,"win_prob":0.125,"first_win_odds":8.0,"win_move_pct":0.0}],"market":{"clock":"2026-11-21T12:00:00Z","win_book_pct":44.76,"favourites":["A1"],"steamers":[],"drifters":[]}}"#
+        r#"{"date":"2026-11-21","venue":null,"race_number":2,"seq":3,"odds":[{"horse_no":"A1","win_odds":3.1,"win_prob":0.3226,"first_win_odds":3.5,"win_move_pct":-11.43},{"horse_no":"B2","win_odds":8.0,"win_prob":0.125,"first_win_odds":8.0,"win_move_pct":0.0}],"market":{"clock":"2026-11-21T12:00:00.000Z","win_book_pct":44.76,"favourites":["A1"],"steamers":[],"drifters":[]}}"#
     );
     assert_eq!(store.latest_odds_seq().expect("seq"), 3);
     let all = store.odds_changed_since(None, 0).expect("scan");
@@ -247,11 +247,11 @@ fn the_odds_journal_keeps_every_applied_move_in_order_and_no_duplicate() {
     );
     assert_eq!(
         std::str::from_utf8(&moves[0].body).expect("utf8"),
-        r#"{"date":"2026-11-21","venue":null,"race_number":2,"seq":1,"published_at":"2026-11-21T12:00:00Z","occurred_at":"2026-11-21T12:00:00Z","odds":[{"horse_no":"B2","win_odds":8.0},{"horse_no":"A1","win_odds":3.5}],"market":{"win_book_pct":41.07,"favourites":["A1"]}}"#
+        r#"{"date":"2026-11-21","venue":null,"race_number":2,"seq":1,"published_at":"2026-11-21T12:00:00.000Z","occurred_at":"2026-11-21T12:00:00.000Z","odds":[{"horse_no":"B2","win_odds":8.0},{"horse_no":"A1","win_odds":3.5}],"market":{"win_book_pct":41.07,"favourites":["A1"]}}"#
     );
     let second: Value = serde_json::from_slice(&moves[1].body).expect("json");
     assert_eq!(second["venue"], "Sha Tin");
-    assert_eq!(second["published_at"], "2026-11-21T12:00:01Z");
+    assert_eq!(second["published_at"], "2026-11-21T12:00:01.000Z");
 
     let race_2: Vec<u64> = store
         .odds_moves("2026-11-21", 1, Some(2), 100)
