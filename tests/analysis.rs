@@ -117,7 +117,7 @@ fn market_of(moves: &[Move]) -> Value {
     json!({
         "runners": runners,
         "market": {
-            "clock": clock_at.to_string(),
+            "clock": racing_events::Instant::text(clock_at),
             "win_book_pct": round(prices.iter().map(|p| 1.0 / p).sum::<f64>() * 100.0, 2),
             "favourites": horses.iter().filter(|h| price_at(h, None) == Some(shortest)).collect::<Vec<_>>(),
             "steamers": movers(true),
