@@ -4,8 +4,8 @@ Each document class has the properties of the `/openapi.json` schema of the same
 its order (`class` and `from`, Python keywords, are `class_` and `from_`); the tests check
 every schema against these classes, so a field the API gains without the client fails
 them. A field the service leaves out where the feed did not give it is `None` here.
-Dates are `datetime.date`; `published_at` and `occurred_at` stay the RFC 3339 text the
-service sent (`published_at` has nanoseconds, which `datetime` does not).
+Dates are `datetime.date`; instants (`published_at`, `occurred_at`, `status_at`) stay the
+text the service sent: RFC 3339 in UTC with `Z`, to the millisecond.
 """
 
 from __future__ import annotations
@@ -577,7 +577,7 @@ class Market(Model):
     """The market of a race's current prices."""
 
     clock: str | None = None
-    """The latest `occurred_at` of the race's price moves, RFC 3339 UTC."""
+    """The latest `occurred_at` of the race's price moves, in UTC to the millisecond."""
     win_book_pct: float | None = None
     """The sum of 1 / win odds over the runners not scratched, in percent."""
     place_book_pct: float | None = None
@@ -626,10 +626,10 @@ class OddsMove(Model):
 
     seq: int
     published_at: str
-    """When JetStream stored it, RFC 3339 in UTC."""
+    """When JetStream stored it, in UTC to the millisecond."""
     occurred_at: str
-    """When its prices were given at their source (the event's `occurred_at`), RFC 3339 as
-    the feeder wrote it: for a past race's moves published later, the race's time."""
+    """When its prices were given at their source (the event's `occurred_at`), in UTC to the
+    millisecond: for a past race's moves published later, the race's time."""
     venue: str | None
     """`None` for odds given for the race at every venue of the date."""
     odds: list[RunnerOdds]

@@ -12,7 +12,7 @@ export interface paths {
         };
         /**
          * Index of the API
-         * @description Links to everything else: the HTML reference (`/docs`), the OpenAPI and AsyncAPI descriptions (`/openapi.json`, `/asyncapi.json`), the live odds socket, the pricing page, and each family of endpoints with their path templates, summaries and sections of the reference. Also answered at `/api/v1`. It holds no data, but takes the key like every path under `/api/v1`; the reference it links to needs none. Takes no query parameters.
+         * @description Links to everything else: the HTML reference (`/docs`), the OpenAPI and AsyncAPI descriptions (`/openapi.json`, `/asyncapi.json`), the live odds socket, the pricing page, and each family of endpoints with their path templates, summaries and sections of the reference. Also answered at `/api/v1`. It holds no data, but takes the key like every path under `/api/v1`; the reference it links to needs none. With `min_seq` (or the header `Racing-Min-Seq`), answered only once the read models hold the log up to that stream sequence: waited for up to a limit (2 s by default), then a 503 with the checkpoint they hold.
          */
         get: operations["api_index"];
         put?: never;
@@ -32,7 +32,7 @@ export interface paths {
         };
         /**
          * Meetings of a range of dates
-         * @description Every meeting from `from` to `to` (both included) with a card or a result, by date, then venue: `races` counts the races known for it (with a card or a result), `card` says whether its race card exists, `results` how many results it has. Without `from`, 30 days before today; without `to`, 14 days after, today being the date in the service's time zone (`RACING_TIMEZONE`). The range holds at most 366 days.
+         * @description Every meeting from `from` to `to` (both included) with a card or a result, by date, then venue: `races` counts the races known for it (with a card or a result), `card` says whether its race card exists, `results` how many results it has. Without `from`, 30 days before today; without `to`, 14 days after, today being the date in the service's time zone (`RACING_TIMEZONE`). A page covers at most 366 days: for a longer range, `to` in the answer is the page's last date and `next` the first date after it with a meeting, to ask again with as `from` (and the same `to`); `next` is `null` on the last page. A `from` after `to` is a range of no dates: no meetings. With `min_seq` (or the header `Racing-Min-Seq`), answered only once the read models hold the log up to that stream sequence: waited for up to a limit (2 s by default), then a 503 with the checkpoint they hold.
          */
         get: operations["meetings"];
         put?: never;
@@ -52,7 +52,7 @@ export interface paths {
         };
         /**
          * Find horses by name
-         * @description Horses whose name contains `name` (required), whatever the case: those with a name that starts with it first, then alphabetical. Names come from profiles, cards and results, so a horse without a profile is found too; a horse that was renamed is found by each name and listed under its newest (its latest profile's, or its latest-dated card's or result's, whichever came last). At most `limit` (default 20).
+         * @description Horses whose name contains `name` (required), whatever the case: those with a name that starts with it first, then alphabetical. Names come from profiles, cards and results, so a horse without a profile is found too; a horse that was renamed is found by each name and listed under its newest (its latest profile's, or its latest-dated card's or result's, whichever came last). At most `limit` (default 20). With `min_seq` (or the header `Racing-Min-Seq`), answered only once the read models hold the log up to that stream sequence: waited for up to a limit (2 s by default), then a 503 with the checkpoint they hold.
          */
         get: operations["horse_search"];
         put?: never;
@@ -72,7 +72,7 @@ export interface paths {
         };
         /**
          * Get horse profile
-         * @description The profile of a horse by its brand number: its origin, colour, sex and age, trainer and owner, career stakes, starts, wins and places, then its pedigree, import type, ratings and season stakes where the feed gave them. With `as_of`, as the log up to that point would have answered.
+         * @description The profile of a horse by its brand number: its origin, colour, sex and age, trainer and owner, career stakes, starts, wins and places, then its pedigree, import type, ratings and season stakes where the feed gave them. With `as_of`, as the log up to that point would have answered. With `min_seq` (or the header `Racing-Min-Seq`), answered only once the read models hold the log up to that stream sequence: waited for up to a limit (2 s by default), then a 503 with the checkpoint they hold.
          */
         get: operations["horse_profile"];
         put?: never;
@@ -92,7 +92,7 @@ export interface paths {
         };
         /**
          * Get horse form
-         * @description Every recorded race of the horse, newest first (date, then race number, descending); `limit` keeps the newest N. A horse has form as soon as it appears in a result, even without a profile; its `horse_name` then comes from its latest result. With `as_of`, as the log up to that point would have answered.
+         * @description Every recorded race of the horse, newest first (date, then race number, descending); `limit` keeps the newest N. A horse has form as soon as it appears in a result, even without a profile; its `horse_name` then comes from its latest result. With `as_of`, as the log up to that point would have answered. With `min_seq` (or the header `Racing-Min-Seq`), answered only once the read models hold the log up to that stream sequence: waited for up to a limit (2 s by default), then a 503 with the checkpoint they hold.
          */
         get: operations["horse_form"];
         put?: never;
@@ -112,7 +112,7 @@ export interface paths {
         };
         /**
          * A horse's records by condition
-         * @description Runs, wins, places, strike rate and level-stake profit or loss, overall and by venue, distance, going, class and draw, and by jockey and trainer, over the races dated `from` to `to` (both included; by default every race), worked out from the results when asked for (`docs/api.md`, Records by condition). A run is a runner in a result except one withdrawn or that took no part; `level_stake` is the profit or loss of a 1-unit win bet on each run with recorded win odds. With `as_of`, as the log up to that point would have answered.
+         * @description Runs, wins, places, strike rate and level-stake profit or loss, overall and by venue, distance, going, class and draw, and by jockey and trainer, over the races dated `from` to `to` (both included; by default every race; a `from` after `to` is a range of no dates, which counts no run), worked out from the results when asked for (`docs/api.md`, Records by condition). A run is a runner in a result except one withdrawn or that took no part; `level_stake` is the profit or loss of a 1-unit win bet on each run with recorded win odds. With `as_of`, as the log up to that point would have answered. With `min_seq` (or the header `Racing-Min-Seq`), answered only once the read models hold the log up to that stream sequence: waited for up to a limit (2 s by default), then a 503 with the checkpoint they hold.
          */
         get: operations["horse_analysis"];
         put?: never;
@@ -132,7 +132,7 @@ export interface paths {
         };
         /**
          * List results by date
-         * @description All races of the date (or of the `venue`'s meeting), ascending race number; in each, placed runners by position, then the rest as the feed listed them. With `as_of`, as the log up to that point would have answered.
+         * @description All races of the date (or of the `venue`'s meeting), ascending race number; in each, placed runners by position, then the rest as the feed listed them. With `as_of`, as the log up to that point would have answered. With `min_seq` (or the header `Racing-Min-Seq`), answered only once the read models hold the log up to that stream sequence: waited for up to a limit (2 s by default), then a 503 with the checkpoint they hold.
          */
         get: operations["results_by_date"];
         put?: never;
@@ -152,7 +152,7 @@ export interface paths {
         };
         /**
          * Get single race result
-         * @description The result of one race: `{date, venue, race_number, race_name, distance, going, runners}`, runners placed by position, then the rest; with `venue`, that venue's race of the number. With `as_of`, as the log up to that point would have answered.
+         * @description The result of one race: `{date, venue, race_number, race_name, distance, going, runners}`, runners placed by position, then the rest; with `venue`, that venue's race of the number. With `as_of`, as the log up to that point would have answered. With `min_seq` (or the header `Racing-Min-Seq`), answered only once the read models hold the log up to that stream sequence: waited for up to a limit (2 s by default), then a 503 with the checkpoint they hold.
          */
         get: operations["race_result"];
         put?: never;
@@ -172,7 +172,7 @@ export interface paths {
         };
         /**
          * Today's race card
-         * @description The card of today's meeting, where today is the calendar date in the service's time zone (`RACING_TIMEZONE`, by default `Asia/Hong_Kong`); the `date` field says which day that was; with `venue`, that venue's meeting. Scratched runners are removed. With `as_of`, as the log up to that point would have answered.
+         * @description The card of today's meeting, where today is the calendar date in the service's time zone (`RACING_TIMEZONE`, by default `Asia/Hong_Kong`); the `date` field says which day that was; with `venue`, that venue's meeting. Scratched runners are removed. With `as_of`, as the log up to that point would have answered. With `min_seq` (or the header `Racing-Min-Seq`), answered only once the read models hold the log up to that stream sequence: waited for up to a limit (2 s by default), then a 503 with the checkpoint they hold.
          */
         get: operations["racecard_today"];
         put?: never;
@@ -192,7 +192,7 @@ export interface paths {
         };
         /**
          * Race card by date
-         * @description The card of the date (or of the `venue`'s meeting), ascending race number, scratched runners removed. With `as_of`, as the log up to that point would have answered.
+         * @description The card of the date (or of the `venue`'s meeting), ascending race number, scratched runners removed. With `as_of`, as the log up to that point would have answered. With `min_seq` (or the header `Racing-Min-Seq`), answered only once the read models hold the log up to that stream sequence: waited for up to a limit (2 s by default), then a 503 with the checkpoint they hold.
          */
         get: operations["racecard_by_date"];
         put?: never;
@@ -212,7 +212,7 @@ export interface paths {
         };
         /**
          * Current odds and market of a race
-         * @description The current win and place odds of a race, for clients that poll: every runner with a price, in horse-number order, with its implied probabilities and moves, the race's `market` (books, favourites, steamers and drifters), and `seq`, the stream sequence of the race's latest odds update (a WebSocket `subscribe` with `since` resumes from it). A `venue`'s race has the odds given for it and those a feeder gave without a venue (for the race of that number at every venue), each runner at its latest price; `venue` is null where no venue of the race is known yet. With `as_of`, as the log up to that point would have answered.
+         * @description The current win and place odds of a race, for clients that poll: every runner with a price, in horse-number order, with its implied probabilities and moves, the race's `market` (books, favourites, steamers and drifters), and `seq`, the stream sequence of the race's latest odds update (a WebSocket `subscribe` with `since` resumes from it). A `venue`'s race has the odds given for it and those a feeder gave without a venue (for the race of that number at every venue), each runner at its latest price; `venue` is null where no venue of the race is known yet. With `as_of`, as the log up to that point would have answered. With `min_seq` (or the header `Racing-Min-Seq`), answered only once the read models hold the log up to that stream sequence: waited for up to a limit (2 s by default), then a 503 with the checkpoint they hold.
          */
         get: operations["race_odds"];
         put?: never;
@@ -232,7 +232,7 @@ export interface paths {
         };
         /**
          * Odds history of a race
-         * @description Every odds update of the race in the order it went live, a page at a time: the moves after `since`, at most `limit`, each with its stream `seq`, `published_at` (when the log stored it), `occurred_at` (when its prices were given at their source) and the runners it priced, as the WebSocket sent it. With `venue`, that venue's moves and those given without a venue; without, every move of the race number (each says its `venue`). Pass `next` as `since` for the following page; `null` at the end.
+         * @description Every odds update of the race in the order it went live, a page at a time: the moves after `since`, at most `limit`, each with its stream `seq`, `published_at` (when the log stored it), `occurred_at` (when its prices were given at their source) and the runners it priced, as the WebSocket sent it. With `venue`, that venue's moves and those given without a venue; without, every move of the race number (each says its `venue`). Pass `next` as `since` for the following page; `null` at the end. With `min_seq` (or the header `Racing-Min-Seq`), answered only once the read models hold the log up to that stream sequence: waited for up to a limit (2 s by default), then a 503 with the checkpoint they hold.
          */
         get: operations["odds_history"];
         put?: never;
@@ -252,7 +252,7 @@ export interface paths {
         };
         /**
          * List jockeys
-         * @description Every jockey with a ride in a result, by name: `id` (the slug of the name, for `/api/v1/jockeys/{id}`), `name` (as the newest result gives it) and `rides`. With `name`, only those whose name contains it, whatever the case.
+         * @description Every jockey with a ride in a result, by name: `id` (the slug of the name, for `/api/v1/jockeys/{id}`), `name` (as the newest result gives it) and `rides`. With `name`, only those whose name contains it, whatever the case. With `min_seq` (or the header `Racing-Min-Seq`), answered only once the read models hold the log up to that stream sequence: waited for up to a limit (2 s by default), then a 503 with the checkpoint they hold.
          */
         get: operations["jockeys"];
         put?: never;
@@ -272,7 +272,7 @@ export interface paths {
         };
         /**
          * Get a jockey's record
-         * @description A jockey's rides, wins, seconds and thirds, overall (with percentages of rides, one decimal place) and by Hong Kong season (September to August, newest first), and the 20 newest rides. A ride is a runner in a result except one withdrawn (`WV`, `WV-A`, `WX`, `WX-A`, `WXNR`) or that took no part (`TNP`); an amended result counts as amended, a retracted one not at all. Takes no query parameters.
+         * @description A jockey's rides, wins, seconds and thirds, overall (with percentages of rides, one decimal place) and by Hong Kong season (September to August, newest first), and the 20 newest rides. A ride is a runner in a result except one withdrawn (`WV`, `WV-A`, `WX`, `WX-A`, `WXNR`) or that took no part (`TNP`); an amended result counts as amended, a retracted one not at all. With `min_seq` (or the header `Racing-Min-Seq`), answered only once the read models hold the log up to that stream sequence: waited for up to a limit (2 s by default), then a 503 with the checkpoint they hold.
          */
         get: operations["jockey"];
         put?: never;
@@ -292,7 +292,7 @@ export interface paths {
         };
         /**
          * A jockey's records by condition
-         * @description Runs, wins, places, strike rate and level-stake profit or loss, overall and by venue, distance, going, class and draw, and by trainer (each jockey-trainer combination), over the races dated `from` to `to` (both included; by default every race), worked out from the results when asked for (`docs/api.md`, Records by condition). A run is a runner in a result except one withdrawn or that took no part; `level_stake` is the profit or loss of a 1-unit win bet on each run with recorded win odds. With `as_of`, as the log up to that point would have answered.
+         * @description Runs, wins, places, strike rate and level-stake profit or loss, overall and by venue, distance, going, class and draw, and by trainer (each jockey-trainer combination), over the races dated `from` to `to` (both included; by default every race; a `from` after `to` is a range of no dates, which counts no run), worked out from the results when asked for (`docs/api.md`, Records by condition). A run is a runner in a result except one withdrawn or that took no part; `level_stake` is the profit or loss of a 1-unit win bet on each run with recorded win odds. With `as_of`, as the log up to that point would have answered. With `min_seq` (or the header `Racing-Min-Seq`), answered only once the read models hold the log up to that stream sequence: waited for up to a limit (2 s by default), then a 503 with the checkpoint they hold.
          */
         get: operations["jockey_analysis"];
         put?: never;
@@ -312,7 +312,7 @@ export interface paths {
         };
         /**
          * List trainers
-         * @description Every trainer with a runner that rode in a result, by name: `id`, `name` and `rides`, as for jockeys. With `name`, only those whose name contains it, whatever the case.
+         * @description Every trainer with a runner that rode in a result, by name: `id`, `name` and `rides`, as for jockeys. With `name`, only those whose name contains it, whatever the case. With `min_seq` (or the header `Racing-Min-Seq`), answered only once the read models hold the log up to that stream sequence: waited for up to a limit (2 s by default), then a 503 with the checkpoint they hold.
          */
         get: operations["trainers"];
         put?: never;
@@ -332,7 +332,7 @@ export interface paths {
         };
         /**
          * Get a trainer's record
-         * @description A trainer's runners that rode (rides), wins, seconds and thirds, overall and by season, and the 20 newest, as a jockey's record. Takes no query parameters.
+         * @description A trainer's runners that rode (rides), wins, seconds and thirds, overall and by season, and the 20 newest, as a jockey's record. With `min_seq` (or the header `Racing-Min-Seq`), answered only once the read models hold the log up to that stream sequence: waited for up to a limit (2 s by default), then a 503 with the checkpoint they hold.
          */
         get: operations["trainer"];
         put?: never;
@@ -352,7 +352,7 @@ export interface paths {
         };
         /**
          * A trainer's records by condition
-         * @description Runs, wins, places, strike rate and level-stake profit or loss, overall and by venue, distance, going, class and draw, and by jockey (each jockey-trainer combination), over the races dated `from` to `to` (both included; by default every race), worked out from the results when asked for (`docs/api.md`, Records by condition). A run is a runner in a result except one withdrawn or that took no part; `level_stake` is the profit or loss of a 1-unit win bet on each run with recorded win odds. With `as_of`, as the log up to that point would have answered.
+         * @description Runs, wins, places, strike rate and level-stake profit or loss, overall and by venue, distance, going, class and draw, and by jockey (each jockey-trainer combination), over the races dated `from` to `to` (both included; by default every race; a `from` after `to` is a range of no dates, which counts no run), worked out from the results when asked for (`docs/api.md`, Records by condition). A run is a runner in a result except one withdrawn or that took no part; `level_stake` is the profit or loss of a 1-unit win bet on each run with recorded win odds. With `as_of`, as the log up to that point would have answered. With `min_seq` (or the header `Racing-Min-Seq`), answered only once the read models hold the log up to that stream sequence: waited for up to a limit (2 s by default), then a 503 with the checkpoint they hold.
          */
         get: operations["trainer_analysis"];
         put?: never;
@@ -372,7 +372,7 @@ export interface paths {
         };
         /**
          * Documents changed since a point of the log
-         * @description Every document that changed (or went) after `since`, in `seq` order: `path` is the API path that now answers differently. One loop keeps a copy in sync: read a page, GET each path (with `as_of` = its `seq`, or without), pass `next` as `since`; at the end (`next` null) poll again later with the last `seq` or the answer's `Racing-Seq`. Each `seq` is the position of the event that changed the document, whatever path built the store (live or a replay); one event may change several documents; a page holds at most `limit` changes, and where it ends inside one `seq`'s changes its `next` is `"SEQ.N"` (after the first N of them), to pass as `since` as it is. Reads the changes it returns and no others. Followed from 0 it names every document there is.
+         * @description Every document that changed (or went) after `since`, in `seq` order: `path` is the API path that now answers differently. One loop keeps a copy in sync: read a page, GET each path (with `as_of` = its `seq`, or without), pass `next` as `since`; at the end (`next` null) poll again later with the last `seq` or the answer's `Racing-Seq`. Each `seq` is the position of the event that changed the document, whatever path built the store (live or a replay); one event may change several documents; a page holds at most `limit` changes, and where it ends inside one `seq`'s changes its `next` is `"SEQ.N"` (after the first N of them), to pass as `since` as it is. Reads the changes it returns and no others. Followed from 0 it names every document there is. With `min_seq` (or the header `Racing-Min-Seq`), answered only once the read models hold the log up to that stream sequence: waited for up to a limit (2 s by default), then a 503 with the checkpoint they hold.
          */
         get: operations["changes"];
         put?: never;
@@ -402,7 +402,7 @@ export interface paths {
          *     - Optional `"topics"` on `subscribe`: any of `odds` (the default), `status`, `scratchings`, `results`, `cards`. The race-day topics send `status`, `scratching`, `result`, `card` and `retraction` frames, each with its event's `seq` and `published_at`, in stream order with the odds frames; `since` resumes them too, and they are never conflated away.
          *     - `{"type":"unsubscribe","date":D,"race_number":N}`: the same fields (with `topics`, only those stop).
          *     - `{"type":"ping"}`: answered by `{"type":"pong"}`.
-         *     - `{"type":"replay","date":D,"race_number":N,"speed":X}`: plays back the date's recorded odds (of one race if `race_number` is given) as `odds` frames exactly as they went live, original `seq`, `published_at` and `occurred_at` included, marked `"replay":true`; each next one its recorded gap divided by `speed` after the one before (a number from 1 to 100, fractions allowed, default 1; long gaps stay long: a meeting at speed 1 lasts as long as it did), then `replay_end`. It plays what was recorded up to the latest update when asked; a date without odds ends at once. Subscriptions carry on meanwhile and live frames keep their own order; replay frames are outside it. One replay at a time per connection (`replay_running`); a replay waits for a client that does not read, never dropped or conflated, and takes at most half of the frames waiting for the connection, so live frames are never held up.
+         *     - `{"type":"replay","date":D,"race_number":N,"speed":X}`: plays back the date's recorded odds (of one race if `race_number` is given) as `odds` frames exactly as they went live, original `seq`, `published_at` and `occurred_at` included, marked `"replay":true`; each next one the gap between the two moves' `occurred_at` (when their prices were given, not when the log stored them) divided by `speed` after the one before (a number from 1 to 100, fractions allowed, default 1; long gaps stay long: a meeting at speed 1 lasts as long as it did), then `replay_end`. It plays what was recorded up to the latest update when asked; a date without odds ends at once. Subscriptions carry on meanwhile and live frames keep their own order; replay frames are outside it. One replay at a time per connection (`replay_running`); a replay waits for a client that does not read, never dropped or conflated, and takes at most half of the frames waiting for the connection, so live frames are never held up.
          *     - `{"type":"replay_stop"}`: ends the replay under way (its `replay_end` has `"stopped":true`; `not_replaying` if none).
          *
          *     Server messages:
@@ -413,7 +413,7 @@ export interface paths {
          *     - `replay_end {date, race_number, moves, stopped}`: a replay is over after `moves` frames (`race_number` null for a whole meeting; `stopped` if `replay_stop` ended it).
          *     - `error {error, message}` for a bad client message (`bad_request`, `frame_too_large`, `too_many_subscriptions`, `not_subscribed`, `replay_running`, `not_replaying`, `rate_limited`); the connection stays open.
          *
-         *     Limits: client frames up to 4 KiB (a frame over 64 KiB closes the connection with 1009), 256 subscriptions per connection. Every client message is a request of the key's plan, charged with its HTTP requests; a `since` that replays odds costs one more per 1,000 moves (over the plan: `rate_limited`, the message not acted on). A read of the read models that takes longer than the request timeout closes the connection with 1013; resume with `since`. A client that falls behind has its pending deltas replaced by one fresh `snapshot` per race (conflation); one that needs this more than 3 times in 60 s is closed with 1008, as is one whose socket takes no frame for 10 s. A connection whose key is revoked or expires is closed with 1008 within 2 s, with the reason `API key revoked` or `API key expired`; when a key's connection cap is lowered below the connections open, the newest beyond it are closed with 1008 (`connection limit of the API key lowered`). Shutdown closes every socket with 1001.
+         *     Limits: client frames up to 4 KiB (a frame over 64 KiB closes the connection with 1009), 256 subscriptions per connection. Every client message is a request of the key's plan, charged with its HTTP requests; a `since` that replays odds costs one more per 1,000 moves, however many, owed with its `subscribe` (over the plan: `rate_limited`, the message not acted on). A read of the read models that takes longer than the request timeout closes the connection with 1013; resume with `since`. A client that falls behind has its pending deltas replaced by one fresh `snapshot` per race (conflation); one that needs this more than 3 times in 60 s is closed with 1008, as is one whose socket takes no frame for 10 s. A connection whose key is revoked or expires is closed with 1008 within 2 s, with the reason `API key revoked` or `API key expired`; when a key's connection cap is lowered below the connections open, the newest beyond it are closed with 1008 (`connection limit of the API key lowered`). Shutdown closes every socket with 1001.
          */
         get: operations["odds_socket"];
         put?: never;
@@ -491,48 +491,54 @@ export interface components {
         /**
          * @description The records of a horse, a jockey or a trainer, as served.
          * @example {
-         *       "by_class": [],
-         *       "by_distance": [],
-         *       "by_draw": [],
-         *       "by_going": [],
-         *       "by_trainer": [
-         *         {
-         *           "bets": 12,
-         *           "level_stake": 6.2,
-         *           "place_rate": 58.3,
-         *           "places": 7,
-         *           "runs": 12,
-         *           "strike_rate": 33.3,
-         *           "value": "C S Shum",
-         *           "wins": 4
-         *         }
-         *       ],
-         *       "by_venue": [
-         *         {
-         *           "bets": 80,
-         *           "level_stake": 3.1,
-         *           "place_rate": 55,
-         *           "places": 44,
-         *           "runs": 80,
-         *           "strike_rate": 27.5,
-         *           "value": "Sha Tin",
-         *           "wins": 22
-         *         }
-         *       ],
-         *       "from": "2026-09-01",
+         *       "subject": "jockey",
          *       "id": "z-purton",
          *       "name": "Z Purton",
+         *       "from": "2026-09-01",
+         *       "to": null,
          *       "overall": {
-         *         "bets": 120,
-         *         "level_stake": -8.4,
-         *         "place_rate": 52.5,
-         *         "places": 63,
          *         "runs": 120,
+         *         "wins": 30,
+         *         "seconds": 19,
+         *         "thirds": 14,
+         *         "places": 63,
          *         "strike_rate": 25,
-         *         "wins": 30
+         *         "place_rate": 52.5,
+         *         "bets": 120,
+         *         "level_stake": -8.4
          *       },
-         *       "subject": "jockey",
-         *       "to": null
+         *       "by_venue": [
+         *         {
+         *           "runs": 80,
+         *           "wins": 22,
+         *           "seconds": 13,
+         *           "thirds": 9,
+         *           "places": 44,
+         *           "strike_rate": 27.5,
+         *           "place_rate": 55,
+         *           "bets": 80,
+         *           "level_stake": 3.1,
+         *           "value": "Sha Tin"
+         *         }
+         *       ],
+         *       "by_distance": [],
+         *       "by_going": [],
+         *       "by_class": [],
+         *       "by_draw": [],
+         *       "by_trainer": [
+         *         {
+         *           "runs": 12,
+         *           "wins": 4,
+         *           "seconds": 2,
+         *           "thirds": 1,
+         *           "places": 7,
+         *           "strike_rate": 33.3,
+         *           "place_rate": 58.3,
+         *           "bets": 12,
+         *           "level_stake": 6.2,
+         *           "value": "C S Shum"
+         *         }
+         *       ]
          *     }
          */
         Analysis: {
@@ -587,21 +593,21 @@ export interface components {
          * @description The index of the API.
          * @example {
          *       "about": "horse racing data: profiles and form, results, race cards, odds, jockeys and trainers, and a change feed",
-         *       "asyncapi": "/asyncapi.json",
+         *       "version": "v1",
+         *       "key": "every path under /api/v1, this one included, takes the key in the X-API-Key header; docs, openapi, asyncapi and pricing need none",
          *       "docs": "/docs",
+         *       "openapi": "/openapi.json",
+         *       "asyncapi": "/asyncapi.json",
+         *       "live_odds": "/ws/live/odds",
+         *       "pricing": "/pricing",
          *       "endpoints": [
          *         {
-         *           "docs": "/docs#op-get--api-v1-horses--horse-no-",
          *           "family": "horses",
          *           "path": "/api/v1/horses/{horse_no}",
-         *           "summary": "Get horse profile"
+         *           "summary": "Get horse profile",
+         *           "docs": "/docs#op-get--api-v1-horses--horse-no-"
          *         }
-         *       ],
-         *       "key": "every path under /api/v1, this one included, takes the key in the X-API-Key header; docs, openapi, asyncapi and pricing need none",
-         *       "live_odds": "/ws/live/odds",
-         *       "openapi": "/openapi.json",
-         *       "pricing": "/pricing",
-         *       "version": "v1"
+         *       ]
          *     }
          */
         ApiIndex: {
@@ -626,7 +632,7 @@ export interface components {
         };
         /**
          * Format: int64
-         * @description A stream sequence (as `Racing-Seq`, a change's or an odds move's `seq` give it): an integer from 0 written in digits, no higher than the checkpoint; anything else is a 400.
+         * @description A stream sequence (as `Racing-Seq`, a change's or an odds move's `seq` give it): an integer from 0 written in digits; anything else is a 400.
          * @example 0
          */
         AsOf: number;
@@ -638,20 +644,20 @@ export interface components {
             /**
              * Format: double
              * @description The win market's book: the sum of the implied probabilities (1 / win odds) of every
-             *     runner with a win price, in percent, 2 decimal places. Over 100 by the operator's
-             *     margin. Left out where no runner has a win price.
+             *     runner with a win price that is not scratched, in percent, 2 decimal places. Over
+             *     100 by the operator's margin. Left out where no such runner has a win price.
              */
             win_book_pct?: number;
             /**
              * Format: double
              * @description The place market's book: the same sum over place prices. A place bet pays on any
              *     of the first three (two with fewer than seven starters), so a fair place book is
-             *     near 300 (200); left out where no runner has a place price.
+             *     near 300 (200); left out where no runner not scratched has a place price.
              */
             place_book_pct?: number;
             /**
-             * @description The runners with the shortest win price, joint favourites all listed, in horse
-             *     number order; empty where no runner has a win price.
+             * @description The runners not scratched with the shortest win price, joint favourites all
+             *     listed, in horse number order; empty where no such runner has a win price.
              */
             favourites: string[];
         };
@@ -735,16 +741,16 @@ export interface components {
          * @example {
          *       "changes": [
          *         {
-         *           "path": "/api/v1/results/2026-11-18/3",
-         *           "seq": 5120
+         *           "seq": 5120,
+         *           "path": "/api/v1/results/2026-11-18/3"
          *         },
          *         {
-         *           "path": "/api/v1/horses/K307/form",
-         *           "seq": 5120
+         *           "seq": 5120,
+         *           "path": "/api/v1/horses/K307/form"
          *         },
          *         {
-         *           "path": "/api/v1/odds/2026-11-18/4?venue=Happy+Valley",
-         *           "seq": 5131
+         *           "seq": 5131,
+         *           "path": "/api/v1/odds/2026-11-18/4?venue=Happy+Valley"
          *         }
          *       ],
          *       "next": "5131.1"
@@ -779,6 +785,13 @@ export interface components {
              *     characters of client input and never internal details.
              */
             message: string;
+            /**
+             * Format: int64
+             * @description Only on the 503 of a read whose position (`min_seq`, `Racing-Min-Seq`, `as_of`)
+             *     the read models had not reached in time: the checkpoint they hold, as the
+             *     `Racing-Checkpoint` header also says.
+             */
+            checkpoint?: number | null;
         };
         /**
          * @description The error codes: `bad_request` (400), `unauthorized` (401), `not_found` (404),
@@ -787,7 +800,7 @@ export interface components {
          * @enum {string}
          */
         ErrorCode: "bad_request" | "unauthorized" | "not_found" | "method_not_allowed" | "body_not_accepted" | "uri_too_long" | "rate_limited" | "headers_too_large" | "internal" | "unavailable";
-        /** @description Runs, wins, places and the level-stake profit or loss of some runs. */
+        /** @description Runs, wins, seconds, thirds, places and the level-stake profit or loss of some runs. */
         Figures: {
             /**
              * Format: int32
@@ -801,7 +814,17 @@ export interface components {
             wins: number;
             /**
              * Format: int32
-             * @description Of them, finished first, second or third.
+             * @description Of them, finished second (dead heats included).
+             */
+            seconds: number;
+            /**
+             * Format: int32
+             * @description Of them, finished third (dead heats included).
+             */
+            thirds: number;
+            /**
+             * Format: int32
+             * @description Of them, finished first, second or third: `wins + seconds + thirds`.
              */
             places: number;
             /**
@@ -830,36 +853,36 @@ export interface components {
          * @description A horse's form: every recorded race, newest first (date, then race
          *     number, descending).
          * @example {
+         *       "horse_no": "E271",
+         *       "horse_name": "GOLDEN SIXTY",
          *       "form": [
          *         {
-         *           "actual_weight": 133,
-         *           "class": "Class 3",
          *           "date": "2026-11-18",
-         *           "dead_heat": true,
-         *           "declared_weight": 1198,
+         *           "venue": "Happy Valley",
+         *           "race_number": 1,
          *           "distance": 1200,
-         *           "draw": 4,
+         *           "position": 1,
          *           "finish_time": "1:09.45",
-         *           "going": "GOOD",
+         *           "win_odds": 3.5,
          *           "jockey": "Z Purton",
+         *           "status": null,
+         *           "dead_heat": true,
+         *           "race_name": "KITE HANDICAP",
+         *           "going": "GOOD",
+         *           "class": "Class 3",
+         *           "trainer": "F C Lor",
+         *           "draw": 4,
+         *           "actual_weight": 133,
+         *           "declared_weight": 1198,
          *           "lbw": "-",
          *           "lbw_lengths": 0,
-         *           "position": 1,
-         *           "race_name": "KITE HANDICAP",
-         *           "race_number": 1,
          *           "running_positions": [
          *             3,
          *             2,
          *             1
-         *           ],
-         *           "status": null,
-         *           "trainer": "F C Lor",
-         *           "venue": "Happy Valley",
-         *           "win_odds": 3.5
+         *           ]
          *         }
-         *       ],
-         *       "horse_name": "GOLDEN SIXTY",
-         *       "horse_no": "E271"
+         *       ]
          *     }
          */
         Form: {
@@ -1014,8 +1037,8 @@ export interface components {
          * @example {
          *       "horses": [
          *         {
-         *           "horse_name": "GOLDEN SIXTY",
-         *           "horse_no": "E271"
+         *           "horse_no": "E271",
+         *           "horse_name": "GOLDEN SIXTY"
          *         }
          *       ]
          *     }
@@ -1059,37 +1082,38 @@ export interface components {
             clock?: string;
             /**
              * Format: double
-             * @description The win book: the sum of 1 / win odds over every runner with a win price, in
-             *     percent, 2 decimal places (over 100 by the operator's margin); left out where no
-             *     runner has a win price.
+             * @description The win book: the sum of 1 / win odds over every runner with a win price that is
+             *     not scratched, in percent, 2 decimal places (over 100 by the operator's margin);
+             *     left out where no such runner has a win price.
              */
             win_book_pct?: number;
             /**
              * Format: double
-             * @description The place book, the same over place prices; left out where no runner has one.
+             * @description The place book, the same over place prices; left out where no runner not
+             *     scratched has one.
              */
             place_book_pct?: number;
-            /** @description The runners with the shortest win price, joint favourites all listed. */
+            /** @description The runners not scratched with the shortest win price, joint favourites all listed. */
             favourites: string[];
             /**
-             * @description Steamers: the runners whose win price shortened most over the last 15 minutes of
-             *     the clock (by `win_move_15m_pct`), at most 3, biggest first.
+             * @description Steamers: the runners not scratched whose win price shortened most over the last
+             *     15 minutes of the clock (by `win_move_15m_pct`), at most 3, biggest first.
              */
             steamers: string[];
             /**
-             * @description Drifters: the runners whose win price lengthened most over the last 15 minutes,
-             *     at most 3, biggest first.
+             * @description Drifters: the runners not scratched whose win price lengthened most over the last
+             *     15 minutes, at most 3, biggest first.
              */
             drifters: string[];
         };
         /**
          * @description One meeting: a venue's racing on a date, as the meetings endpoint lists it.
          * @example {
-         *       "card": true,
          *       "date": "2026-11-18",
+         *       "venue": "Happy Valley",
          *       "races": 9,
-         *       "results": 9,
-         *       "venue": "Happy Valley"
+         *       "card": true,
+         *       "results": 9
          *     }
          */
         MeetingRow: {
@@ -1108,42 +1132,57 @@ export interface components {
             results: number;
         };
         /**
-         * @description The meetings of a range of dates.
+         * @description The meetings of a range of dates, a page of at most [`MAX_RANGE_DAYS`] days at a time.
          * @example {
          *       "from": "2026-11-01",
+         *       "to": "2026-11-30",
          *       "meetings": [
          *         {
-         *           "card": true,
          *           "date": "2026-11-15",
+         *           "venue": "Sha Tin",
          *           "races": 10,
-         *           "results": 10,
-         *           "venue": "Sha Tin"
+         *           "card": true,
+         *           "results": 10
          *         },
          *         {
-         *           "card": true,
          *           "date": "2026-11-18",
+         *           "venue": "Happy Valley",
          *           "races": 9,
-         *           "results": 0,
-         *           "venue": "Happy Valley"
+         *           "card": true,
+         *           "results": 0
          *         }
          *       ],
-         *       "to": "2026-11-30"
+         *       "next": null
          *     }
          */
         Meetings: {
             /**
              * Format: date
-             * @description The first date of the range, `YYYY-MM-DD`.
+             * @description The first date this page covers, `YYYY-MM-DD`: the request's `from`.
              */
             from: string;
             /**
              * Format: date
-             * @description The last date of the range, `YYYY-MM-DD`.
+             * @description The last date this page covers, `YYYY-MM-DD`: the request's `to`, or, for a range
+             *     of more than 366 days, the 366th day from `from`.
              */
             to: string;
-            /** @description Every meeting of the range with a card or a result, by date, then venue. */
+            /** @description Every meeting from `from` to `to` with a card or a result, by date, then venue. */
             meetings: components["schemas"]["MeetingRow"][];
+            /**
+             * Format: date
+             * @description Where the range goes on: the first date after this page, up to the request's `to`,
+             *     that has a meeting; ask again with it as `from` (and the same `to`) for the next
+             *     page. `null` when none is left.
+             */
+            next: string | null;
         };
+        /**
+         * Format: int64
+         * @description A stream sequence (a publish's acknowledgement, a `Racing-Seq`): an integer from 0 written in digits; anything else is a 400.
+         * @example 0
+         */
+        MinSeq: number;
         /**
          * @description Text to find in names, matched case-insensitively anywhere in the name: 2 to 50 characters; shorter or longer is a 400.
          * @example sixty
@@ -1163,6 +1202,16 @@ export interface components {
              * @description Of them, won.
              */
             wins: number;
+            /**
+             * Format: int32
+             * @description Of them, second.
+             */
+            seconds: number;
+            /**
+             * Format: int32
+             * @description Of them, third.
+             */
+            thirds: number;
             /**
              * Format: int32
              * @description Of them, first, second or third.
@@ -1198,9 +1247,13 @@ export interface components {
          * @description A page of a race's odds history: the moves after a point of the log, oldest first.
          * @example {
          *       "date": "2026-11-21",
+         *       "race_number": 1,
          *       "moves": [
          *         {
+         *           "seq": 2702,
+         *           "published_at": "2026-11-21T04:10:02.113Z",
          *           "occurred_at": "2026-11-21T12:10:02+08:00",
+         *           "venue": "Sha Tin",
          *           "odds": [
          *             {
          *               "horse_no": "CA206",
@@ -1210,26 +1263,22 @@ export interface components {
          *               "horse_no": "E271",
          *               "win_odds": 3.1
          *             }
-         *           ],
-         *           "published_at": "2026-11-21T04:10:02.113Z",
-         *           "seq": 2702,
-         *           "venue": "Sha Tin"
+         *           ]
          *         },
          *         {
+         *           "seq": 2770,
+         *           "published_at": "2026-11-21T04:11:40.561Z",
          *           "occurred_at": "2026-11-21T12:11:40+08:00",
+         *           "venue": "Sha Tin",
          *           "odds": [
          *             {
          *               "horse_no": "CA206",
          *               "win_odds": 2.1
          *             }
-         *           ],
-         *           "published_at": "2026-11-21T04:11:40.561Z",
-         *           "seq": 2770,
-         *           "venue": "Sha Tin"
+         *           ]
          *         }
          *       ],
-         *       "next": 2770,
-         *       "race_number": 1
+         *       "next": 2770
          *     }
          */
         OddsHistory: {
@@ -1262,14 +1311,15 @@ export interface components {
              */
             seq: number;
             /**
-             * @description When JetStream stored it, RFC 3339 in UTC: when it was published, which for moves
+             * Format: date-time
+             * @description When JetStream stored it, in UTC to the millisecond: when it was published, which for moves
              *     a feeder published late (a past race's, say) is not when they happened.
              */
             published_at: string;
             /**
              * Format: date-time
-             * @description When the prices were given at their source: the event's `occurred_at`, RFC 3339 as
-             *     the feeder wrote it (`Z` or an offset).
+             * @description When the prices were given at their source: the event's `occurred_at`, in UTC to
+             *     the millisecond whatever offset the feeder wrote.
              */
             occurred_at: string;
             /**
@@ -1301,33 +1351,33 @@ export interface components {
          * @example {
          *       "id": "z-purton",
          *       "name": "Z Purton",
+         *       "rides": 412,
+         *       "wins": 98,
+         *       "seconds": 61,
+         *       "thirds": 50,
+         *       "win_pct": 23.8,
+         *       "top3_pct": 50.7,
+         *       "seasons": [
+         *         {
+         *           "season": "2026/27",
+         *           "rides": 120,
+         *           "wins": 30,
+         *           "seconds": 18,
+         *           "thirds": 15
+         *         }
+         *       ],
          *       "recent": [
          *         {
          *           "date": "2026-11-18",
-         *           "horse_name": "ROMANTIC WARRIOR",
-         *           "horse_no": "K307",
-         *           "position": 1,
-         *           "race_number": 9,
-         *           "status": null,
          *           "venue": "Happy Valley",
+         *           "race_number": 9,
+         *           "horse_no": "K307",
+         *           "horse_name": "ROMANTIC WARRIOR",
+         *           "position": 1,
+         *           "status": null,
          *           "win_odds": 2.3
          *         }
-         *       ],
-         *       "rides": 412,
-         *       "seasons": [
-         *         {
-         *           "rides": 120,
-         *           "season": "2026/27",
-         *           "seconds": 18,
-         *           "thirds": 15,
-         *           "wins": 30
-         *         }
-         *       ],
-         *       "seconds": 61,
-         *       "thirds": 50,
-         *       "top3_pct": 50.7,
-         *       "win_pct": 23.8,
-         *       "wins": 98
+         *       ]
          *     }
          */
         PersonRecord: {
@@ -1385,28 +1435,31 @@ export interface components {
         };
         /**
          * @description A horse's profile, these fields in this order: origin, colour, sex, age, trainer,
-         *     owner, stakes and record, then pedigree, import type, ratings and season stakes where the feed gave them (a field
-         *     not given is left out).
+         *     owner, stakes and record (its seconds and thirds where the feed gave them), then
+         *     pedigree, import type, ratings and season stakes where the feed gave them (a field not
+         *     given is left out).
          * @example {
-         *       "age": 9,
-         *       "colour": "Bay",
+         *       "horse_no": "E271",
+         *       "horse_name": "GOLDEN SIXTY",
          *       "country_of_origin": "AUS",
-         *       "current_rating": 126,
+         *       "colour": "Bay",
+         *       "sex": "Gelding",
+         *       "age": 9,
+         *       "trainer": "F C Lor",
+         *       "owner": "Stewart Leung",
+         *       "total_stakes": 150218500,
+         *       "starts": 32,
+         *       "wins": 27,
+         *       "places": 29,
+         *       "seconds": 2,
+         *       "thirds": 0,
+         *       "sire": "Street Cry",
          *       "dam": "Clinque",
          *       "dam_sire": "Casual Lies",
-         *       "horse_name": "GOLDEN SIXTY",
-         *       "horse_no": "E271",
          *       "import_type": "PPG",
-         *       "owner": "Stewart Leung",
-         *       "places": 2,
-         *       "season_stakes": 12500000,
+         *       "current_rating": 126,
          *       "season_start_rating": 131,
-         *       "sex": "Gelding",
-         *       "sire": "Street Cry",
-         *       "starts": 32,
-         *       "total_stakes": 150218500,
-         *       "trainer": "F C Lor",
-         *       "wins": 27
+         *       "season_stakes": 12500000
          *     }
          */
         Profile: {
@@ -1446,9 +1499,24 @@ export interface components {
             wins: number;
             /**
              * Format: int64
-             * @description Career placings.
+             * @deprecated
+             * @description Deprecated (served on in `/api/v1`; `docs/api.md`, Versions and deprecation):
+             *     career places as the feed gave them. From feed v1.3 the finishes in the first
+             *     three, wins included (`wins + seconds + thirds`), as `places` means everywhere
+             *     else; a feeder of an earlier version may have counted only seconds and thirds.
+             *     Read `wins`, `seconds` and `thirds`.
              */
             places: number;
+            /**
+             * Format: int64
+             * @description Career seconds. Left out where the feed did not give them.
+             */
+            seconds?: number;
+            /**
+             * Format: int64
+             * @description Career thirds. Left out where the feed did not give them.
+             */
+            thirds?: number;
             /** @description Sire's name. Left out where the feed did not give it. */
             sire?: string;
             /** @description Dam's name. Left out where the feed did not give it. */
@@ -1482,67 +1550,67 @@ export interface components {
          *     scratched runners removed.
          * @example {
          *       "date": "2026-11-21",
+         *       "venue": "Sha Tin",
          *       "races": [
          *         {
-         *           "class": "Group 3",
-         *           "distance": 1600,
-         *           "race_name": "THE SHA TIN TROPHY",
          *           "race_number": 1,
+         *           "race_name": "THE SHA TIN TROPHY",
+         *           "distance": 1600,
+         *           "class": "Group 3",
          *           "runners": [
          *             {
+         *               "horse_no": "E271",
+         *               "horse_name": "GOLDEN SIXTY",
+         *               "jockey": "Z Purton",
+         *               "trainer": "F C Lor",
          *               "draw": 4,
+         *               "weight": 133,
          *               "form": {
+         *                 "figures": "11/2131",
+         *                 "runs": 24,
+         *                 "days_since_run": 21,
          *                 "c": true,
+         *                 "d": true,
          *                 "cd": true,
          *                 "course": {
-         *                   "places": 13,
          *                   "runs": 14,
-         *                   "wins": 11
+         *                   "wins": 11,
+         *                   "places": 13
          *                 },
-         *                 "d": true,
-         *                 "days_since_run": 21,
          *                 "distance": {
-         *                   "places": 12,
          *                   "runs": 12,
-         *                   "wins": 10
+         *                   "wins": 10,
+         *                   "places": 12
          *                 },
-         *                 "figures": "11/2131",
          *                 "going": [
          *                   {
          *                     "going": "GOOD",
-         *                     "places": 17,
          *                     "runs": 18,
-         *                     "wins": 15
+         *                     "wins": 15,
+         *                     "places": 17
          *                   },
          *                   {
          *                     "going": "GOOD TO FIRM",
-         *                     "places": 6,
          *                     "runs": 6,
-         *                     "wins": 4
+         *                     "wins": 4,
+         *                     "places": 6
          *                   }
          *                 ],
          *                 "jockey_14d": {
          *                   "rides": 31,
-         *                   "strike_rate": 25.8,
-         *                   "wins": 8
+         *                   "wins": 8,
+         *                   "strike_rate": 25.8
          *                 },
-         *                 "runs": 24,
          *                 "trainer_14d": {
          *                   "rides": 12,
-         *                   "strike_rate": 16.7,
-         *                   "wins": 2
+         *                   "wins": 2,
+         *                   "strike_rate": 16.7
          *                 }
-         *               },
-         *               "horse_name": "GOLDEN SIXTY",
-         *               "horse_no": "E271",
-         *               "jockey": "Z Purton",
-         *               "trainer": "F C Lor",
-         *               "weight": 133
+         *               }
          *             }
          *           ]
          *         }
-         *       ],
-         *       "venue": "Sha Tin"
+         *       ]
          *     }
          */
         RaceCard: {
@@ -1569,47 +1637,47 @@ export interface components {
          *     `snapshot` is this document with a `type` in front.
          * @example {
          *       "date": "2026-11-21",
-         *       "market": {
-         *         "clock": "2026-11-21T04:20:00Z",
-         *         "drifters": [
-         *           "E271"
-         *         ],
-         *         "favourites": [
-         *           "CA206"
-         *         ],
-         *         "place_book_pct": 83.33,
-         *         "steamers": [
-         *           "CA206"
-         *         ],
-         *         "win_book_pct": 76.19
-         *       },
-         *       "odds": [
-         *         {
-         *           "first_win_odds": 2.6,
-         *           "horse_no": "CA206",
-         *           "place_odds": 1.2,
-         *           "place_prob": 0.8333,
-         *           "win_move_15m_pct": -8.7,
-         *           "win_move_5m_pct": 0,
-         *           "win_move_pct": -19.23,
-         *           "win_odds": 2.1,
-         *           "win_prob": 0.4762
-         *         },
-         *         {
-         *           "first_win_odds": 3,
-         *           "horse_no": "E271",
-         *           "win_move_15m_pct": 16.67,
-         *           "win_move_5m_pct": 6.06,
-         *           "win_move_pct": 16.67,
-         *           "win_odds": 3.5,
-         *           "win_prob": 0.2857
-         *         }
-         *       ],
+         *       "venue": "Sha Tin",
          *       "race_number": 1,
          *       "seq": 2770,
          *       "status": "open",
          *       "status_at": "2026-11-21T04:05:00Z",
-         *       "venue": "Sha Tin"
+         *       "odds": [
+         *         {
+         *           "horse_no": "CA206",
+         *           "win_odds": 2.1,
+         *           "place_odds": 1.2,
+         *           "win_prob": 0.4762,
+         *           "place_prob": 0.8333,
+         *           "first_win_odds": 2.6,
+         *           "win_move_pct": -19.23,
+         *           "win_move_15m_pct": -8.7,
+         *           "win_move_5m_pct": 0
+         *         },
+         *         {
+         *           "horse_no": "E271",
+         *           "win_odds": 3.5,
+         *           "win_prob": 0.2857,
+         *           "first_win_odds": 3,
+         *           "win_move_pct": 16.67,
+         *           "win_move_15m_pct": 16.67,
+         *           "win_move_5m_pct": 6.06
+         *         }
+         *       ],
+         *       "market": {
+         *         "clock": "2026-11-21T04:20:00Z",
+         *         "win_book_pct": 76.19,
+         *         "place_book_pct": 83.33,
+         *         "favourites": [
+         *           "CA206"
+         *         ],
+         *         "steamers": [
+         *           "CA206"
+         *         ],
+         *         "drifters": [
+         *           "E271"
+         *         ]
+         *       }
          *     }
          */
         RaceOdds: {
@@ -1648,9 +1716,12 @@ export interface components {
             status_at?: string;
             /** @description Why, where the feed said; left out where it did not. */
             status_reason?: string;
-            /** @description Every runner with a price, in horse-number order. */
+            /**
+             * @description Every runner with a price, in horse-number order, those scratched from the race
+             *     marked `scratched`.
+             */
             odds: components["schemas"]["RunnerMarket"][];
-            /** @description The market these prices make. */
+            /** @description The market the prices of the runners not scratched make. */
             market: components["schemas"]["Market"];
         };
         /**
@@ -1659,47 +1730,47 @@ export interface components {
          *     [`render_results`] writes it. (The type gives the schema, and a test holds the bytes
          *     written to it.)
          * @example {
-         *       "class": "Class 3",
          *       "date": "2026-11-18",
+         *       "venue": "Happy Valley",
+         *       "race_number": 1,
+         *       "race_name": "KITE HANDICAP",
          *       "distance": 1200,
          *       "going": "GOOD",
-         *       "race_name": "KITE HANDICAP",
-         *       "race_number": 1,
          *       "runners": [
          *         {
-         *           "dead_heat": true,
-         *           "finish_time": "1:09.45",
-         *           "horse_name": "GOLDEN SIXTY",
-         *           "horse_no": "E271",
-         *           "jockey": "Z Purton",
          *           "position": 1,
-         *           "status": null,
+         *           "horse_no": "E271",
+         *           "horse_name": "GOLDEN SIXTY",
+         *           "jockey": "Z Purton",
          *           "trainer": "F C Lor",
-         *           "win_odds": 3.5
+         *           "finish_time": "1:09.45",
+         *           "win_odds": 3.5,
+         *           "status": null,
+         *           "dead_heat": true
          *         },
          *         {
-         *           "actual_weight": 126,
-         *           "dead_heat": true,
-         *           "declared_weight": 1120,
-         *           "draw": 7,
-         *           "finish_time": "1:09.45",
-         *           "horse_name": "ROMANTIC WARRIOR",
+         *           "position": 1,
          *           "horse_no": "CA206",
+         *           "horse_name": "ROMANTIC WARRIOR",
          *           "jockey": "J McDonald",
+         *           "trainer": "C S Shum",
+         *           "finish_time": "1:09.45",
+         *           "win_odds": 2.1,
+         *           "status": null,
+         *           "dead_heat": true,
          *           "lbw": "-",
          *           "lbw_lengths": 0,
-         *           "position": 1,
          *           "running_positions": [
          *             5,
          *             4,
          *             1
          *           ],
-         *           "status": null,
-         *           "trainer": "C S Shum",
-         *           "win_odds": 2.1
+         *           "actual_weight": 126,
+         *           "declared_weight": 1120,
+         *           "draw": 7
          *         }
          *       ],
-         *       "venue": "Happy Valley"
+         *       "class": "Class 3"
          *     }
          */
         RaceResult: {
@@ -1843,59 +1914,59 @@ export interface components {
          * @description All results of a date: races in ascending race number.
          * @example {
          *       "date": "2026-11-18",
+         *       "venue": "Happy Valley",
          *       "races": [
          *         {
-         *           "class": "Class 3",
+         *           "race_number": 1,
+         *           "race_name": "KITE HANDICAP",
          *           "distance": 1200,
          *           "going": "GOOD",
-         *           "race_name": "KITE HANDICAP",
-         *           "race_number": 1,
          *           "runners": [
          *             {
-         *               "actual_weight": 133,
-         *               "dead_heat": true,
-         *               "declared_weight": 1198,
-         *               "draw": 4,
-         *               "finish_time": "1:09.45",
-         *               "horse_name": "GOLDEN SIXTY",
+         *               "position": 1,
          *               "horse_no": "E271",
+         *               "horse_name": "GOLDEN SIXTY",
          *               "jockey": "Z Purton",
+         *               "trainer": "F C Lor",
+         *               "finish_time": "1:09.45",
+         *               "win_odds": 3.5,
+         *               "status": null,
+         *               "dead_heat": true,
          *               "lbw": "-",
          *               "lbw_lengths": 0,
-         *               "position": 1,
          *               "running_positions": [
          *                 3,
          *                 2,
          *                 1
          *               ],
-         *               "status": null,
-         *               "trainer": "F C Lor",
-         *               "win_odds": 3.5
+         *               "actual_weight": 133,
+         *               "declared_weight": 1198,
+         *               "draw": 4
          *             },
          *             {
-         *               "actual_weight": 118,
-         *               "dead_heat": false,
-         *               "declared_weight": 1087,
-         *               "draw": 11,
-         *               "finish_time": null,
-         *               "horse_name": "LUCKY STAR",
+         *               "position": null,
          *               "horse_no": "H123",
+         *               "horse_name": "LUCKY STAR",
          *               "jockey": "K Teetan",
+         *               "trainer": "J Size",
+         *               "finish_time": null,
+         *               "win_odds": 45,
+         *               "status": "PU",
+         *               "dead_heat": false,
          *               "lbw": "---",
          *               "lbw_lengths": null,
-         *               "position": null,
          *               "running_positions": [
          *                 9,
          *                 12
          *               ],
-         *               "status": "PU",
-         *               "trainer": "J Size",
-         *               "win_odds": 45
+         *               "actual_weight": 118,
+         *               "declared_weight": 1087,
+         *               "draw": 11
          *             }
-         *           ]
+         *           ],
+         *           "class": "Class 3"
          *         }
-         *       ],
-         *       "venue": "Happy Valley"
+         *       ]
          *     }
          */
         ResultsByDate: {
@@ -1960,6 +2031,16 @@ export interface components {
              * @description Of them, won.
              */
             wins: number;
+            /**
+             * Format: int32
+             * @description Of them, second.
+             */
+            seconds: number;
+            /**
+             * Format: int32
+             * @description Of them, third.
+             */
+            thirds: number;
             /**
              * Format: int32
              * @description Of them, first, second or third.
@@ -2033,6 +2114,12 @@ export interface components {
         RunnerMarket: {
             /** @description Brand number. */
             horse_no: string;
+            /**
+             * @description `true` for a runner scratched from the race: it keeps its last prices here, and
+             *     the books, the favourites and the movers leave it out. Left out for a runner that
+             *     can still run.
+             */
+            scratched?: boolean;
             /**
              * Format: double
              * @description Decimal win odds, stake included (at least 1.0): a winning 1-dollar bet returns
@@ -2154,7 +2241,7 @@ export interface components {
         };
         /**
          * Format: date
-         * @description The last date of the range: a real calendar date written `YYYY-MM-DD`, not before `from` (for the meetings, the range at most 366 days); anything else is a 400.
+         * @description The last date of the range: a real calendar date written `YYYY-MM-DD`; anything else is a 400.
          * @example 2026-11-01
          */
         ToDate: string;
@@ -2313,10 +2400,12 @@ export interface components {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
-        /** @description `unavailable`: the read models are still being built at start-up, the service is at its in-flight limit, or the request took over the time limit (`Retry-After: 1`); or, for a managed key, the key registry has been out of reach for too long to check the key for revocation (`Retry-After: 5`). */
+        /** @description `unavailable`: the read models are still being built at start-up, the service is at its in-flight limit, or the request took over the time limit (`Retry-After: 1`); a read with `min_seq` (or `Racing-Min-Seq`, or an `as_of` past the checkpoint) whose position the read models here did not reach within the wait (`Retry-After: 1`, the checkpoint they hold in `Racing-Checkpoint` and the body's `checkpoint`); or, for a managed key, the key registry has been out of reach for too long to check the key for revocation (`Retry-After: 5`). */
         Unavailable: {
             headers: {
-                /** @description `1`: retry in a second. */
+                /** @description Only for a position not reached in time: the checkpoint the read models hold. */
+                "Racing-Checkpoint"?: number;
+                /** @description `1` (`5` for a key not checked): retry in a second. */
                 "Retry-After"?: number;
                 [name: string]: unknown;
             };
@@ -2355,8 +2444,13 @@ export type $defs = Record<string, never>;
 export interface operations {
     api_index: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description A stream sequence (a feeder's acknowledgement gives it, as `racing publish` prints it; a `Racing-Seq` read from another replica): answer only once the read models here hold the log up to it, waiting for them up to a limit (`RACING_MIN_SEQ_WAIT_MS`, 2 s by default), then a 503 with `Retry-After` and the checkpoint they hold (header `Racing-Checkpoint`, the body's `checkpoint`); a position past the end of the log is a 404 at once. The header `Racing-Min-Seq` says the same; with both, the larger counts. */
+                min_seq?: components["schemas"]["MinSeq"];
+            };
             header?: {
+                /** @description As the query parameter `min_seq` (with both, the larger counts): answer only once the read models hold the log up to this stream sequence. */
+                "Racing-Min-Seq"?: components["schemas"]["MinSeq"];
                 /** @description The `ETag` of a copy the client holds: 304 with no body while it is still current. */
                 "If-None-Match"?: string;
             };
@@ -2385,6 +2479,19 @@ export interface operations {
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            /** @description `not_found`: A `min_seq` (or `Racing-Min-Seq`, or `as_of`) past the end of the log: no event has that position yet. */
+            404: {
+                headers: {
+                    /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
+                    RateLimit?: string;
+                    /** @description The key's quota: `"default";q=BURST;w=WINDOW` (BURST requests per WINDOW seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["BodyNotAccepted"];
             414: components["responses"]["UriTooLong"];
@@ -2399,10 +2506,14 @@ export interface operations {
             query?: {
                 /** @description The first date, `YYYY-MM-DD`. Meetings: default 30 days before today (in `RACING_TIMEZONE`). Records by condition: default the first race. */
                 from?: components["schemas"]["FromDate"];
-                /** @description The last date, `YYYY-MM-DD`, not before `from`. Meetings: default 14 days after today (in `RACING_TIMEZONE`), at most 366 days from `from`. Records by condition: default the last race. */
+                /** @description The last date, `YYYY-MM-DD` (before `from`: a range of no dates). Meetings: default 14 days after today (in `RACING_TIMEZONE`); a page covers at most 366 days of the range. Records by condition: default the last race. */
                 to?: components["schemas"]["ToDate"];
+                /** @description A stream sequence (a feeder's acknowledgement gives it, as `racing publish` prints it; a `Racing-Seq` read from another replica): answer only once the read models here hold the log up to it, waiting for them up to a limit (`RACING_MIN_SEQ_WAIT_MS`, 2 s by default), then a 503 with `Retry-After` and the checkpoint they hold (header `Racing-Checkpoint`, the body's `checkpoint`); a position past the end of the log is a 404 at once. The header `Racing-Min-Seq` says the same; with both, the larger counts. */
+                min_seq?: components["schemas"]["MinSeq"];
             };
             header?: {
+                /** @description As the query parameter `min_seq` (with both, the larger counts): answer only once the read models hold the log up to this stream sequence. */
+                "Racing-Min-Seq"?: components["schemas"]["MinSeq"];
                 /** @description The `ETag` of a copy the client holds: 304 with no body while it is still current. */
                 "If-None-Match"?: string;
             };
@@ -2411,7 +2522,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The meetings of the range. */
+            /** @description The meetings of the range, or of its first 366 days. */
             200: {
                 headers: {
                     /** @description `private, no-cache`: keep a copy, but revalidate before each use (results can be amended at any time). A document `as_of` a point of the log never changes: `private, max-age=31536000, immutable`. */
@@ -2431,7 +2542,7 @@ export interface operations {
                 };
             };
             304: components["responses"]["NotModified"];
-            /** @description `bad_request`: a `from` or `to` that is not a real `YYYY-MM-DD`, `from` after `to`, a range of more than 366 days, or another query parameter. */
+            /** @description `bad_request`: a `from` or `to` that is not a real `YYYY-MM-DD`, or another query parameter. */
             400: {
                 headers: {
                     /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
@@ -2445,6 +2556,19 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            /** @description `not_found`: A `min_seq` (or `Racing-Min-Seq`, or `as_of`) past the end of the log: no event has that position yet. */
+            404: {
+                headers: {
+                    /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
+                    RateLimit?: string;
+                    /** @description The key's quota: `"default";q=BURST;w=WINDOW` (BURST requests per WINDOW seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["BodyNotAccepted"];
             414: components["responses"]["UriTooLong"];
@@ -2461,8 +2585,12 @@ export interface operations {
                 name: components["schemas"]["NameText"];
                 /** @description At most this many horses, 1 to 100 (default 20). */
                 limit?: components["schemas"]["SearchLimit"];
+                /** @description A stream sequence (a feeder's acknowledgement gives it, as `racing publish` prints it; a `Racing-Seq` read from another replica): answer only once the read models here hold the log up to it, waiting for them up to a limit (`RACING_MIN_SEQ_WAIT_MS`, 2 s by default), then a 503 with `Retry-After` and the checkpoint they hold (header `Racing-Checkpoint`, the body's `checkpoint`); a position past the end of the log is a 404 at once. The header `Racing-Min-Seq` says the same; with both, the larger counts. */
+                min_seq?: components["schemas"]["MinSeq"];
             };
             header?: {
+                /** @description As the query parameter `min_seq` (with both, the larger counts): answer only once the read models hold the log up to this stream sequence. */
+                "Racing-Min-Seq"?: components["schemas"]["MinSeq"];
                 /** @description The `ETag` of a copy the client holds: 304 with no body while it is still current. */
                 "If-None-Match"?: string;
             };
@@ -2505,6 +2633,19 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            /** @description `not_found`: A `min_seq` (or `Racing-Min-Seq`, or `as_of`) past the end of the log: no event has that position yet. */
+            404: {
+                headers: {
+                    /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
+                    RateLimit?: string;
+                    /** @description The key's quota: `"default";q=BURST;w=WINDOW` (BURST requests per WINDOW seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["BodyNotAccepted"];
             414: components["responses"]["UriTooLong"];
@@ -2517,10 +2658,14 @@ export interface operations {
     horse_profile: {
         parameters: {
             query?: {
-                /** @description A stream sequence: the document exactly as it was served once the log up to it had been applied, byte for byte (a result amended later as first published, a form with only the runs known then). 404 where the document did not exist then; 400 above the current checkpoint. Its answer never changes. */
+                /** @description A stream sequence: the document exactly as it was served once the log up to it had been applied, byte for byte (a result amended later as first published, a form with only the runs known then). 404 where the document did not exist then, or where the log does not reach it yet. Past the checkpoint here, it is waited for as `min_seq` is. Its answer never changes. */
                 as_of?: components["schemas"]["AsOf"];
+                /** @description A stream sequence (a feeder's acknowledgement gives it, as `racing publish` prints it; a `Racing-Seq` read from another replica): answer only once the read models here hold the log up to it, waiting for them up to a limit (`RACING_MIN_SEQ_WAIT_MS`, 2 s by default), then a 503 with `Retry-After` and the checkpoint they hold (header `Racing-Checkpoint`, the body's `checkpoint`); a position past the end of the log is a 404 at once. The header `Racing-Min-Seq` says the same; with both, the larger counts. */
+                min_seq?: components["schemas"]["MinSeq"];
             };
             header?: {
+                /** @description As the query parameter `min_seq` (with both, the larger counts): answer only once the read models hold the log up to this stream sequence. */
+                "Racing-Min-Seq"?: components["schemas"]["MinSeq"];
                 /** @description The `ETag` of a copy the client holds: 304 with no body while it is still current. */
                 "If-None-Match"?: string;
             };
@@ -2566,7 +2711,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description `not_found`: no profile for that horse number. */
+            /** @description `not_found`: no profile for that horse number. A `min_seq` (or `Racing-Min-Seq`, or `as_of`) past the end of the log: no event has that position yet. */
             404: {
                 headers: {
                     /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
@@ -2593,10 +2738,14 @@ export interface operations {
             query?: {
                 /** @description Keep only the newest N entries, 1 to 1000. */
                 limit?: components["schemas"]["FormLimit"];
-                /** @description A stream sequence: the document exactly as it was served once the log up to it had been applied, byte for byte (a result amended later as first published, a form with only the runs known then). 404 where the document did not exist then; 400 above the current checkpoint. Its answer never changes. */
+                /** @description A stream sequence: the document exactly as it was served once the log up to it had been applied, byte for byte (a result amended later as first published, a form with only the runs known then). 404 where the document did not exist then, or where the log does not reach it yet. Past the checkpoint here, it is waited for as `min_seq` is. Its answer never changes. */
                 as_of?: components["schemas"]["AsOf"];
+                /** @description A stream sequence (a feeder's acknowledgement gives it, as `racing publish` prints it; a `Racing-Seq` read from another replica): answer only once the read models here hold the log up to it, waiting for them up to a limit (`RACING_MIN_SEQ_WAIT_MS`, 2 s by default), then a 503 with `Retry-After` and the checkpoint they hold (header `Racing-Checkpoint`, the body's `checkpoint`); a position past the end of the log is a 404 at once. The header `Racing-Min-Seq` says the same; with both, the larger counts. */
+                min_seq?: components["schemas"]["MinSeq"];
             };
             header?: {
+                /** @description As the query parameter `min_seq` (with both, the larger counts): answer only once the read models hold the log up to this stream sequence. */
+                "Racing-Min-Seq"?: components["schemas"]["MinSeq"];
                 /** @description The `ETag` of a copy the client holds: 304 with no body while it is still current. */
                 "If-None-Match"?: string;
             };
@@ -2642,7 +2791,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description `not_found`: a horse that appears in no result and has no profile. */
+            /** @description `not_found`: a horse that appears in no result and has no profile. A `min_seq` (or `Racing-Min-Seq`, or `as_of`) past the end of the log: no event has that position yet. */
             404: {
                 headers: {
                     /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
@@ -2669,12 +2818,16 @@ export interface operations {
             query?: {
                 /** @description The first date, `YYYY-MM-DD`. Meetings: default 30 days before today (in `RACING_TIMEZONE`). Records by condition: default the first race. */
                 from?: components["schemas"]["FromDate"];
-                /** @description The last date, `YYYY-MM-DD`, not before `from`. Meetings: default 14 days after today (in `RACING_TIMEZONE`), at most 366 days from `from`. Records by condition: default the last race. */
+                /** @description The last date, `YYYY-MM-DD` (before `from`: a range of no dates). Meetings: default 14 days after today (in `RACING_TIMEZONE`); a page covers at most 366 days of the range. Records by condition: default the last race. */
                 to?: components["schemas"]["ToDate"];
-                /** @description A stream sequence: the document exactly as it was served once the log up to it had been applied, byte for byte (a result amended later as first published, a form with only the runs known then). 404 where the document did not exist then; 400 above the current checkpoint. Its answer never changes. */
+                /** @description A stream sequence: the document exactly as it was served once the log up to it had been applied, byte for byte (a result amended later as first published, a form with only the runs known then). 404 where the document did not exist then, or where the log does not reach it yet. Past the checkpoint here, it is waited for as `min_seq` is. Its answer never changes. */
                 as_of?: components["schemas"]["AsOf"];
+                /** @description A stream sequence (a feeder's acknowledgement gives it, as `racing publish` prints it; a `Racing-Seq` read from another replica): answer only once the read models here hold the log up to it, waiting for them up to a limit (`RACING_MIN_SEQ_WAIT_MS`, 2 s by default), then a 503 with `Retry-After` and the checkpoint they hold (header `Racing-Checkpoint`, the body's `checkpoint`); a position past the end of the log is a 404 at once. The header `Racing-Min-Seq` says the same; with both, the larger counts. */
+                min_seq?: components["schemas"]["MinSeq"];
             };
             header?: {
+                /** @description As the query parameter `min_seq` (with both, the larger counts): answer only once the read models hold the log up to this stream sequence. */
+                "Racing-Min-Seq"?: components["schemas"]["MinSeq"];
                 /** @description The `ETag` of a copy the client holds: 304 with no body while it is still current. */
                 "If-None-Match"?: string;
             };
@@ -2706,7 +2859,7 @@ export interface operations {
                 };
             };
             304: components["responses"]["NotModified"];
-            /** @description `bad_request`: a malformed horse number, a `from` or `to` that is not a real `YYYY-MM-DD`, `from` after `to`, an `as_of` past the checkpoint, or another query parameter. */
+            /** @description `bad_request`: a malformed horse number, a `from` or `to` that is not a real `YYYY-MM-DD`, or another query parameter. */
             400: {
                 headers: {
                     /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
@@ -2720,7 +2873,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description `not_found`: the horse has no run in a result (as of the point). */
+            /** @description `not_found`: the horse has no run in a result (as of the point). A `min_seq` (or `Racing-Min-Seq`, or `as_of`) past the end of the log: no event has that position yet. */
             404: {
                 headers: {
                     /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
@@ -2747,10 +2900,14 @@ export interface operations {
             query?: {
                 /** @description For a date with more than one meeting: the racecourse whose meeting to answer with. Without it such a date answers with the meeting that has the most races (ties: alphabetical) and lists every venue in `meetings`. */
                 venue?: components["schemas"]["Venue"];
-                /** @description A stream sequence: the document exactly as it was served once the log up to it had been applied, byte for byte (a result amended later as first published, a form with only the runs known then). 404 where the document did not exist then; 400 above the current checkpoint. Its answer never changes. */
+                /** @description A stream sequence: the document exactly as it was served once the log up to it had been applied, byte for byte (a result amended later as first published, a form with only the runs known then). 404 where the document did not exist then, or where the log does not reach it yet. Past the checkpoint here, it is waited for as `min_seq` is. Its answer never changes. */
                 as_of?: components["schemas"]["AsOf"];
+                /** @description A stream sequence (a feeder's acknowledgement gives it, as `racing publish` prints it; a `Racing-Seq` read from another replica): answer only once the read models here hold the log up to it, waiting for them up to a limit (`RACING_MIN_SEQ_WAIT_MS`, 2 s by default), then a 503 with `Retry-After` and the checkpoint they hold (header `Racing-Checkpoint`, the body's `checkpoint`); a position past the end of the log is a 404 at once. The header `Racing-Min-Seq` says the same; with both, the larger counts. */
+                min_seq?: components["schemas"]["MinSeq"];
             };
             header?: {
+                /** @description As the query parameter `min_seq` (with both, the larger counts): answer only once the read models hold the log up to this stream sequence. */
+                "Racing-Min-Seq"?: components["schemas"]["MinSeq"];
                 /** @description The `ETag` of a copy the client holds: 304 with no body while it is still current. */
                 "If-None-Match"?: string;
             };
@@ -2796,7 +2953,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description `not_found`: no results for the date (or venue). */
+            /** @description `not_found`: no results for the date (or venue). A `min_seq` (or `Racing-Min-Seq`, or `as_of`) past the end of the log: no event has that position yet. */
             404: {
                 headers: {
                     /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
@@ -2823,10 +2980,14 @@ export interface operations {
             query?: {
                 /** @description For a date with more than one meeting: the racecourse whose meeting to answer with. Without it such a date answers with the meeting that has the most races (ties: alphabetical) and lists every venue in `meetings`. */
                 venue?: components["schemas"]["Venue"];
-                /** @description A stream sequence: the document exactly as it was served once the log up to it had been applied, byte for byte (a result amended later as first published, a form with only the runs known then). 404 where the document did not exist then; 400 above the current checkpoint. Its answer never changes. */
+                /** @description A stream sequence: the document exactly as it was served once the log up to it had been applied, byte for byte (a result amended later as first published, a form with only the runs known then). 404 where the document did not exist then, or where the log does not reach it yet. Past the checkpoint here, it is waited for as `min_seq` is. Its answer never changes. */
                 as_of?: components["schemas"]["AsOf"];
+                /** @description A stream sequence (a feeder's acknowledgement gives it, as `racing publish` prints it; a `Racing-Seq` read from another replica): answer only once the read models here hold the log up to it, waiting for them up to a limit (`RACING_MIN_SEQ_WAIT_MS`, 2 s by default), then a 503 with `Retry-After` and the checkpoint they hold (header `Racing-Checkpoint`, the body's `checkpoint`); a position past the end of the log is a 404 at once. The header `Racing-Min-Seq` says the same; with both, the larger counts. */
+                min_seq?: components["schemas"]["MinSeq"];
             };
             header?: {
+                /** @description As the query parameter `min_seq` (with both, the larger counts): answer only once the read models hold the log up to this stream sequence. */
+                "Racing-Min-Seq"?: components["schemas"]["MinSeq"];
                 /** @description The `ETag` of a copy the client holds: 304 with no body while it is still current. */
                 "If-None-Match"?: string;
             };
@@ -2874,7 +3035,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description `not_found`: no such race on that date (or venue). */
+            /** @description `not_found`: no such race on that date (or venue). A `min_seq` (or `Racing-Min-Seq`, or `as_of`) past the end of the log: no event has that position yet. */
             404: {
                 headers: {
                     /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
@@ -2901,10 +3062,14 @@ export interface operations {
             query?: {
                 /** @description For a date with more than one meeting: the racecourse whose meeting to answer with. Without it such a date answers with the meeting that has the most races (ties: alphabetical) and lists every venue in `meetings`. */
                 venue?: components["schemas"]["Venue"];
-                /** @description A stream sequence: the document exactly as it was served once the log up to it had been applied, byte for byte (a result amended later as first published, a form with only the runs known then). 404 where the document did not exist then; 400 above the current checkpoint. Its answer never changes. */
+                /** @description A stream sequence: the document exactly as it was served once the log up to it had been applied, byte for byte (a result amended later as first published, a form with only the runs known then). 404 where the document did not exist then, or where the log does not reach it yet. Past the checkpoint here, it is waited for as `min_seq` is. Its answer never changes. */
                 as_of?: components["schemas"]["AsOf"];
+                /** @description A stream sequence (a feeder's acknowledgement gives it, as `racing publish` prints it; a `Racing-Seq` read from another replica): answer only once the read models here hold the log up to it, waiting for them up to a limit (`RACING_MIN_SEQ_WAIT_MS`, 2 s by default), then a 503 with `Retry-After` and the checkpoint they hold (header `Racing-Checkpoint`, the body's `checkpoint`); a position past the end of the log is a 404 at once. The header `Racing-Min-Seq` says the same; with both, the larger counts. */
+                min_seq?: components["schemas"]["MinSeq"];
             };
             header?: {
+                /** @description As the query parameter `min_seq` (with both, the larger counts): answer only once the read models hold the log up to this stream sequence. */
+                "Racing-Min-Seq"?: components["schemas"]["MinSeq"];
                 /** @description The `ETag` of a copy the client holds: 304 with no body while it is still current. */
                 "If-None-Match"?: string;
             };
@@ -2947,7 +3112,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description `not_found`: no meeting today (or none at the venue); the message names the date. */
+            /** @description `not_found`: no meeting today (or none at the venue); the message names the date. A `min_seq` (or `Racing-Min-Seq`, or `as_of`) past the end of the log: no event has that position yet. */
             404: {
                 headers: {
                     /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
@@ -2974,10 +3139,14 @@ export interface operations {
             query?: {
                 /** @description For a date with more than one meeting: the racecourse whose meeting to answer with. Without it such a date answers with the meeting that has the most races (ties: alphabetical) and lists every venue in `meetings`. */
                 venue?: components["schemas"]["Venue"];
-                /** @description A stream sequence: the document exactly as it was served once the log up to it had been applied, byte for byte (a result amended later as first published, a form with only the runs known then). 404 where the document did not exist then; 400 above the current checkpoint. Its answer never changes. */
+                /** @description A stream sequence: the document exactly as it was served once the log up to it had been applied, byte for byte (a result amended later as first published, a form with only the runs known then). 404 where the document did not exist then, or where the log does not reach it yet. Past the checkpoint here, it is waited for as `min_seq` is. Its answer never changes. */
                 as_of?: components["schemas"]["AsOf"];
+                /** @description A stream sequence (a feeder's acknowledgement gives it, as `racing publish` prints it; a `Racing-Seq` read from another replica): answer only once the read models here hold the log up to it, waiting for them up to a limit (`RACING_MIN_SEQ_WAIT_MS`, 2 s by default), then a 503 with `Retry-After` and the checkpoint they hold (header `Racing-Checkpoint`, the body's `checkpoint`); a position past the end of the log is a 404 at once. The header `Racing-Min-Seq` says the same; with both, the larger counts. */
+                min_seq?: components["schemas"]["MinSeq"];
             };
             header?: {
+                /** @description As the query parameter `min_seq` (with both, the larger counts): answer only once the read models hold the log up to this stream sequence. */
+                "Racing-Min-Seq"?: components["schemas"]["MinSeq"];
                 /** @description The `ETag` of a copy the client holds: 304 with no body while it is still current. */
                 "If-None-Match"?: string;
             };
@@ -3023,7 +3192,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description `not_found`: no race card for the date (or venue). */
+            /** @description `not_found`: no race card for the date (or venue). A `min_seq` (or `Racing-Min-Seq`, or `as_of`) past the end of the log: no event has that position yet. */
             404: {
                 headers: {
                     /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
@@ -3050,10 +3219,14 @@ export interface operations {
             query?: {
                 /** @description For a date with more than one meeting: the racecourse whose meeting to answer with. Without it such a date answers with the meeting that has the most races (ties: alphabetical) and lists every venue in `meetings`. */
                 venue?: components["schemas"]["Venue"];
-                /** @description A stream sequence: the document exactly as it was served once the log up to it had been applied, byte for byte (a result amended later as first published, a form with only the runs known then). 404 where the document did not exist then; 400 above the current checkpoint. Its answer never changes. */
+                /** @description A stream sequence: the document exactly as it was served once the log up to it had been applied, byte for byte (a result amended later as first published, a form with only the runs known then). 404 where the document did not exist then, or where the log does not reach it yet. Past the checkpoint here, it is waited for as `min_seq` is. Its answer never changes. */
                 as_of?: components["schemas"]["AsOf"];
+                /** @description A stream sequence (a feeder's acknowledgement gives it, as `racing publish` prints it; a `Racing-Seq` read from another replica): answer only once the read models here hold the log up to it, waiting for them up to a limit (`RACING_MIN_SEQ_WAIT_MS`, 2 s by default), then a 503 with `Retry-After` and the checkpoint they hold (header `Racing-Checkpoint`, the body's `checkpoint`); a position past the end of the log is a 404 at once. The header `Racing-Min-Seq` says the same; with both, the larger counts. */
+                min_seq?: components["schemas"]["MinSeq"];
             };
             header?: {
+                /** @description As the query parameter `min_seq` (with both, the larger counts): answer only once the read models hold the log up to this stream sequence. */
+                "Racing-Min-Seq"?: components["schemas"]["MinSeq"];
                 /** @description The `ETag` of a copy the client holds: 304 with no body while it is still current. */
                 "If-None-Match"?: string;
             };
@@ -3101,7 +3274,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description `not_found`: no odds for the race (or for the race at the venue). */
+            /** @description `not_found`: no odds for the race (or for the race at the venue). A `min_seq` (or `Racing-Min-Seq`, or `as_of`) past the end of the log: no event has that position yet. */
             404: {
                 headers: {
                     /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
@@ -3132,8 +3305,12 @@ export interface operations {
                 since?: components["schemas"]["Since"];
                 /** @description At most this many items in the page, 1 to 10000 (default 1000). */
                 limit?: components["schemas"]["PageLimit"];
+                /** @description A stream sequence (a feeder's acknowledgement gives it, as `racing publish` prints it; a `Racing-Seq` read from another replica): answer only once the read models here hold the log up to it, waiting for them up to a limit (`RACING_MIN_SEQ_WAIT_MS`, 2 s by default), then a 503 with `Retry-After` and the checkpoint they hold (header `Racing-Checkpoint`, the body's `checkpoint`); a position past the end of the log is a 404 at once. The header `Racing-Min-Seq` says the same; with both, the larger counts. */
+                min_seq?: components["schemas"]["MinSeq"];
             };
             header?: {
+                /** @description As the query parameter `min_seq` (with both, the larger counts): answer only once the read models hold the log up to this stream sequence. */
+                "Racing-Min-Seq"?: components["schemas"]["MinSeq"];
                 /** @description The `ETag` of a copy the client holds: 304 with no body while it is still current. */
                 "If-None-Match"?: string;
             };
@@ -3181,7 +3358,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description `not_found`: the race (or the race at the venue) has no odds at all. */
+            /** @description `not_found`: the race (or the race at the venue) has no odds at all. A `min_seq` (or `Racing-Min-Seq`, or `as_of`) past the end of the log: no event has that position yet. */
             404: {
                 headers: {
                     /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
@@ -3208,8 +3385,12 @@ export interface operations {
             query?: {
                 /** @description Part of a name, 2 to 50 characters, whatever the case. */
                 name?: components["schemas"]["NameText"];
+                /** @description A stream sequence (a feeder's acknowledgement gives it, as `racing publish` prints it; a `Racing-Seq` read from another replica): answer only once the read models here hold the log up to it, waiting for them up to a limit (`RACING_MIN_SEQ_WAIT_MS`, 2 s by default), then a 503 with `Retry-After` and the checkpoint they hold (header `Racing-Checkpoint`, the body's `checkpoint`); a position past the end of the log is a 404 at once. The header `Racing-Min-Seq` says the same; with both, the larger counts. */
+                min_seq?: components["schemas"]["MinSeq"];
             };
             header?: {
+                /** @description As the query parameter `min_seq` (with both, the larger counts): answer only once the read models hold the log up to this stream sequence. */
+                "Racing-Min-Seq"?: components["schemas"]["MinSeq"];
                 /** @description The `ETag` of a copy the client holds: 304 with no body while it is still current. */
                 "If-None-Match"?: string;
             };
@@ -3252,6 +3433,19 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            /** @description `not_found`: A `min_seq` (or `Racing-Min-Seq`, or `as_of`) past the end of the log: no event has that position yet. */
+            404: {
+                headers: {
+                    /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
+                    RateLimit?: string;
+                    /** @description The key's quota: `"default";q=BURST;w=WINDOW` (BURST requests per WINDOW seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["BodyNotAccepted"];
             414: components["responses"]["UriTooLong"];
@@ -3263,8 +3457,13 @@ export interface operations {
     };
     jockey: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description A stream sequence (a feeder's acknowledgement gives it, as `racing publish` prints it; a `Racing-Seq` read from another replica): answer only once the read models here hold the log up to it, waiting for them up to a limit (`RACING_MIN_SEQ_WAIT_MS`, 2 s by default), then a 503 with `Retry-After` and the checkpoint they hold (header `Racing-Checkpoint`, the body's `checkpoint`); a position past the end of the log is a 404 at once. The header `Racing-Min-Seq` says the same; with both, the larger counts. */
+                min_seq?: components["schemas"]["MinSeq"];
+            };
             header?: {
+                /** @description As the query parameter `min_seq` (with both, the larger counts): answer only once the read models hold the log up to this stream sequence. */
+                "Racing-Min-Seq"?: components["schemas"]["MinSeq"];
                 /** @description The `ETag` of a copy the client holds: 304 with no body while it is still current. */
                 "If-None-Match"?: string;
             };
@@ -3296,7 +3495,7 @@ export interface operations {
                 };
             };
             304: components["responses"]["NotModified"];
-            /** @description `bad_request`: an id not of slug form (lower-case letters and digits, words joined by single `-`), or a query parameter. */
+            /** @description `bad_request`: an id not of slug form (lower-case letters and digits, words joined by single `-`), or a query parameter other than `min_seq`. */
             400: {
                 headers: {
                     /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
@@ -3310,7 +3509,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description `not_found`: no jockey of that id has a ride. */
+            /** @description `not_found`: no jockey of that id has a ride. A `min_seq` (or `Racing-Min-Seq`, or `as_of`) past the end of the log: no event has that position yet. */
             404: {
                 headers: {
                     /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
@@ -3337,12 +3536,16 @@ export interface operations {
             query?: {
                 /** @description The first date, `YYYY-MM-DD`. Meetings: default 30 days before today (in `RACING_TIMEZONE`). Records by condition: default the first race. */
                 from?: components["schemas"]["FromDate"];
-                /** @description The last date, `YYYY-MM-DD`, not before `from`. Meetings: default 14 days after today (in `RACING_TIMEZONE`), at most 366 days from `from`. Records by condition: default the last race. */
+                /** @description The last date, `YYYY-MM-DD` (before `from`: a range of no dates). Meetings: default 14 days after today (in `RACING_TIMEZONE`); a page covers at most 366 days of the range. Records by condition: default the last race. */
                 to?: components["schemas"]["ToDate"];
-                /** @description A stream sequence: the document exactly as it was served once the log up to it had been applied, byte for byte (a result amended later as first published, a form with only the runs known then). 404 where the document did not exist then; 400 above the current checkpoint. Its answer never changes. */
+                /** @description A stream sequence: the document exactly as it was served once the log up to it had been applied, byte for byte (a result amended later as first published, a form with only the runs known then). 404 where the document did not exist then, or where the log does not reach it yet. Past the checkpoint here, it is waited for as `min_seq` is. Its answer never changes. */
                 as_of?: components["schemas"]["AsOf"];
+                /** @description A stream sequence (a feeder's acknowledgement gives it, as `racing publish` prints it; a `Racing-Seq` read from another replica): answer only once the read models here hold the log up to it, waiting for them up to a limit (`RACING_MIN_SEQ_WAIT_MS`, 2 s by default), then a 503 with `Retry-After` and the checkpoint they hold (header `Racing-Checkpoint`, the body's `checkpoint`); a position past the end of the log is a 404 at once. The header `Racing-Min-Seq` says the same; with both, the larger counts. */
+                min_seq?: components["schemas"]["MinSeq"];
             };
             header?: {
+                /** @description As the query parameter `min_seq` (with both, the larger counts): answer only once the read models hold the log up to this stream sequence. */
+                "Racing-Min-Seq"?: components["schemas"]["MinSeq"];
                 /** @description The `ETag` of a copy the client holds: 304 with no body while it is still current. */
                 "If-None-Match"?: string;
             };
@@ -3374,7 +3577,7 @@ export interface operations {
                 };
             };
             304: components["responses"]["NotModified"];
-            /** @description `bad_request`: an id not of slug form, a `from` or `to` that is not a real `YYYY-MM-DD`, `from` after `to`, an `as_of` past the checkpoint, or another query parameter. */
+            /** @description `bad_request`: an id not of slug form, a `from` or `to` that is not a real `YYYY-MM-DD`, or another query parameter. */
             400: {
                 headers: {
                     /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
@@ -3388,7 +3591,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description `not_found`: no jockey of that id has a run in a result (as of the point). */
+            /** @description `not_found`: no jockey of that id has a run in a result (as of the point). A `min_seq` (or `Racing-Min-Seq`, or `as_of`) past the end of the log: no event has that position yet. */
             404: {
                 headers: {
                     /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
@@ -3415,8 +3618,12 @@ export interface operations {
             query?: {
                 /** @description Part of a name, 2 to 50 characters, whatever the case. */
                 name?: components["schemas"]["NameText"];
+                /** @description A stream sequence (a feeder's acknowledgement gives it, as `racing publish` prints it; a `Racing-Seq` read from another replica): answer only once the read models here hold the log up to it, waiting for them up to a limit (`RACING_MIN_SEQ_WAIT_MS`, 2 s by default), then a 503 with `Retry-After` and the checkpoint they hold (header `Racing-Checkpoint`, the body's `checkpoint`); a position past the end of the log is a 404 at once. The header `Racing-Min-Seq` says the same; with both, the larger counts. */
+                min_seq?: components["schemas"]["MinSeq"];
             };
             header?: {
+                /** @description As the query parameter `min_seq` (with both, the larger counts): answer only once the read models hold the log up to this stream sequence. */
+                "Racing-Min-Seq"?: components["schemas"]["MinSeq"];
                 /** @description The `ETag` of a copy the client holds: 304 with no body while it is still current. */
                 "If-None-Match"?: string;
             };
@@ -3459,6 +3666,19 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            /** @description `not_found`: A `min_seq` (or `Racing-Min-Seq`, or `as_of`) past the end of the log: no event has that position yet. */
+            404: {
+                headers: {
+                    /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
+                    RateLimit?: string;
+                    /** @description The key's quota: `"default";q=BURST;w=WINDOW` (BURST requests per WINDOW seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["BodyNotAccepted"];
             414: components["responses"]["UriTooLong"];
@@ -3470,8 +3690,13 @@ export interface operations {
     };
     trainer: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description A stream sequence (a feeder's acknowledgement gives it, as `racing publish` prints it; a `Racing-Seq` read from another replica): answer only once the read models here hold the log up to it, waiting for them up to a limit (`RACING_MIN_SEQ_WAIT_MS`, 2 s by default), then a 503 with `Retry-After` and the checkpoint they hold (header `Racing-Checkpoint`, the body's `checkpoint`); a position past the end of the log is a 404 at once. The header `Racing-Min-Seq` says the same; with both, the larger counts. */
+                min_seq?: components["schemas"]["MinSeq"];
+            };
             header?: {
+                /** @description As the query parameter `min_seq` (with both, the larger counts): answer only once the read models hold the log up to this stream sequence. */
+                "Racing-Min-Seq"?: components["schemas"]["MinSeq"];
                 /** @description The `ETag` of a copy the client holds: 304 with no body while it is still current. */
                 "If-None-Match"?: string;
             };
@@ -3503,7 +3728,7 @@ export interface operations {
                 };
             };
             304: components["responses"]["NotModified"];
-            /** @description `bad_request`: an id not of slug form (lower-case letters and digits, words joined by single `-`), or a query parameter. */
+            /** @description `bad_request`: an id not of slug form (lower-case letters and digits, words joined by single `-`), or a query parameter other than `min_seq`. */
             400: {
                 headers: {
                     /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
@@ -3517,7 +3742,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description `not_found`: no trainer of that id has a ride. */
+            /** @description `not_found`: no trainer of that id has a ride. A `min_seq` (or `Racing-Min-Seq`, or `as_of`) past the end of the log: no event has that position yet. */
             404: {
                 headers: {
                     /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
@@ -3544,12 +3769,16 @@ export interface operations {
             query?: {
                 /** @description The first date, `YYYY-MM-DD`. Meetings: default 30 days before today (in `RACING_TIMEZONE`). Records by condition: default the first race. */
                 from?: components["schemas"]["FromDate"];
-                /** @description The last date, `YYYY-MM-DD`, not before `from`. Meetings: default 14 days after today (in `RACING_TIMEZONE`), at most 366 days from `from`. Records by condition: default the last race. */
+                /** @description The last date, `YYYY-MM-DD` (before `from`: a range of no dates). Meetings: default 14 days after today (in `RACING_TIMEZONE`); a page covers at most 366 days of the range. Records by condition: default the last race. */
                 to?: components["schemas"]["ToDate"];
-                /** @description A stream sequence: the document exactly as it was served once the log up to it had been applied, byte for byte (a result amended later as first published, a form with only the runs known then). 404 where the document did not exist then; 400 above the current checkpoint. Its answer never changes. */
+                /** @description A stream sequence: the document exactly as it was served once the log up to it had been applied, byte for byte (a result amended later as first published, a form with only the runs known then). 404 where the document did not exist then, or where the log does not reach it yet. Past the checkpoint here, it is waited for as `min_seq` is. Its answer never changes. */
                 as_of?: components["schemas"]["AsOf"];
+                /** @description A stream sequence (a feeder's acknowledgement gives it, as `racing publish` prints it; a `Racing-Seq` read from another replica): answer only once the read models here hold the log up to it, waiting for them up to a limit (`RACING_MIN_SEQ_WAIT_MS`, 2 s by default), then a 503 with `Retry-After` and the checkpoint they hold (header `Racing-Checkpoint`, the body's `checkpoint`); a position past the end of the log is a 404 at once. The header `Racing-Min-Seq` says the same; with both, the larger counts. */
+                min_seq?: components["schemas"]["MinSeq"];
             };
             header?: {
+                /** @description As the query parameter `min_seq` (with both, the larger counts): answer only once the read models hold the log up to this stream sequence. */
+                "Racing-Min-Seq"?: components["schemas"]["MinSeq"];
                 /** @description The `ETag` of a copy the client holds: 304 with no body while it is still current. */
                 "If-None-Match"?: string;
             };
@@ -3581,7 +3810,7 @@ export interface operations {
                 };
             };
             304: components["responses"]["NotModified"];
-            /** @description `bad_request`: an id not of slug form, a `from` or `to` that is not a real `YYYY-MM-DD`, `from` after `to`, an `as_of` past the checkpoint, or another query parameter. */
+            /** @description `bad_request`: an id not of slug form, a `from` or `to` that is not a real `YYYY-MM-DD`, or another query parameter. */
             400: {
                 headers: {
                     /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
@@ -3595,7 +3824,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description `not_found`: no trainer of that id has a run in a result (as of the point). */
+            /** @description `not_found`: no trainer of that id has a run in a result (as of the point). A `min_seq` (or `Racing-Min-Seq`, or `as_of`) past the end of the log: no event has that position yet. */
             404: {
                 headers: {
                     /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
@@ -3624,8 +3853,12 @@ export interface operations {
                 since?: components["schemas"]["ChangeSince"];
                 /** @description At most this many items in the page, 1 to 10000 (default 1000). */
                 limit?: components["schemas"]["PageLimit"];
+                /** @description A stream sequence (a feeder's acknowledgement gives it, as `racing publish` prints it; a `Racing-Seq` read from another replica): answer only once the read models here hold the log up to it, waiting for them up to a limit (`RACING_MIN_SEQ_WAIT_MS`, 2 s by default), then a 503 with `Retry-After` and the checkpoint they hold (header `Racing-Checkpoint`, the body's `checkpoint`); a position past the end of the log is a 404 at once. The header `Racing-Min-Seq` says the same; with both, the larger counts. */
+                min_seq?: components["schemas"]["MinSeq"];
             };
             header?: {
+                /** @description As the query parameter `min_seq` (with both, the larger counts): answer only once the read models hold the log up to this stream sequence. */
+                "Racing-Min-Seq"?: components["schemas"]["MinSeq"];
                 /** @description The `ETag` of a copy the client holds: 304 with no body while it is still current. */
                 "If-None-Match"?: string;
             };
@@ -3668,6 +3901,19 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            /** @description `not_found`: A `min_seq` (or `Racing-Min-Seq`, or `as_of`) past the end of the log: no event has that position yet. */
+            404: {
+                headers: {
+                    /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
+                    RateLimit?: string;
+                    /** @description The key's quota: `"default";q=BURST;w=WINDOW` (BURST requests per WINDOW seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["BodyNotAccepted"];
             414: components["responses"]["UriTooLong"];
@@ -3681,14 +3927,14 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description `Upgrade`. */
+                /** @description `Upgrade` (one of its comma-separated tokens, whatever the case). */
                 Connection: string;
-                /** @description `websocket`. */
+                /** @description `websocket`, whatever the case. */
                 Upgrade: string;
+                /** @description 16 random bytes in base64 (24 characters ending `==`), as RFC 6455 asks. */
+                "Sec-WebSocket-Key": string;
                 /** @description `13`. */
                 "Sec-WebSocket-Version": string;
-                /** @description 16 random bytes in base64, as RFC 6455 asks. */
-                "Sec-WebSocket-Key": string;
             };
             path?: never;
             cookie?: never;
