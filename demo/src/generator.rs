@@ -76,7 +76,7 @@ impl Generator {
         let profiles: Vec<HorseProfile> = self.horses.iter().map(Horse::profile).collect();
         for profile in profiles {
             let at = self.at(today, 7 * 60, 0);
-            self.push(Event::HorseProfileUpdated(profile), at);
+            self.push(Event::HorseProfileUpdated(Box::new(profile)), at);
         }
     }
 

@@ -56,7 +56,7 @@ pub struct Envelope {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
     /// A whole horse profile; replaces the previous one.
-    HorseProfileUpdated(HorseProfile),
+    HorseProfileUpdated(Box<HorseProfile>),
     /// A race card; replaces that race's card.
     RaceCardDeclared(RaceCard),
     /// A runner withdrawn from a declared race.

@@ -13,7 +13,7 @@ pub fn envelope(event: Event) -> Envelope {
 
 /// A whole profile of a five-year-old gelding with ten starts.
 pub fn profile(horse_no: &str, name: &str) -> Event {
-    Event::HorseProfileUpdated(HorseProfile {
+    Event::HorseProfileUpdated(Box::new(HorseProfile {
         horse_no: horse_no.into(),
         horse_name: name.into(),
         country_of_origin: "NZ".into(),
@@ -35,7 +35,7 @@ pub fn profile(horse_no: &str, name: &str) -> Event {
         current_rating: None,
         season_start_rating: None,
         season_stakes: None,
-    })
+    }))
 }
 
 /// A horse profile with every field of the full Hong Kong record: seconds and thirds,
