@@ -185,6 +185,6 @@ fn race_day_frames_read_back_into_their_types_byte_for_byte() {
     // A status without a reason leaves it out; with a venue-less event, `venue` is null.
     assert_eq!(
         frames[1].frame,
-        r#"{"type":"status","date":"2026-11-21","venue":null,"race_number":1,"seq":2,"published_at":"1970-01-01T00:00:00Z","status":"off"}"#
+        r#"{"type":"status","date":"2026-11-21","venue":null,"race_number":1,"seq":2,"published_at":"1970-01-01T00:00:00.000Z","status":"off"}"#
     );
 }
