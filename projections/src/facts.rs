@@ -136,8 +136,8 @@ pub(crate) struct Change<'a> {
     pub(crate) seq: u64,
     /// When JetStream stored it (nanoseconds since the epoch).
     pub(crate) published: i128,
-    /// When the fact happened at its source: the envelope's `occurred_at`, RFC 3339 as the
-    /// feeder gave it.
+    /// When the fact happened at its source: the envelope's `occurred_at`, in UTC to the
+    /// millisecond as every instant is served ([`racing_events::Instant`]).
     pub(crate) occurred_at: &'a str,
     pub(crate) event: &'a Event,
     pub(crate) what: What<'a>,

@@ -14,7 +14,8 @@ use super::to_json;
     "horse_no": "E271", "horse_name": "GOLDEN SIXTY", "country_of_origin": "AUS",
     "colour": "Bay", "sex": "Gelding", "age": 9, "trainer": "F C Lor",
     "owner": "Stewart Leung", "total_stakes": 150218500, "starts": 32, "wins": 27,
-    "places": 29, "seconds": 2, "thirds": 0, "sire": "Street Cry", "dam": "Clinque", "dam_sire": "Casual Lies",
+    "places": 29, "seconds": 2, "thirds": 0, "sire": "Street Cry", "dam": "Clinque",
+    "dam_sire": "Casual Lies",
     "import_type": "PPG", "current_rating": 126, "season_start_rating": 131,
     "season_stakes": 12500000
 }))))]
