@@ -554,9 +554,9 @@ class RunnerMarket(Model):
     """A runner's current prices, and what the market reads of them."""
 
     horse_no: str
-    scratched: bool = False
-    """Scratched from the race: it keeps its last prices, and no book, favourite or mover
-    counts it."""
+    scratched: bool | None = None
+    """`True` where scratched from the race (left out otherwise): it keeps its last prices,
+    and no book, favourite or mover counts it."""
     win_odds: float | None = None
     place_odds: float | None = None
     win_prob: float | None = None
