@@ -117,7 +117,7 @@ fn market_of(moves: &[Move]) -> Value {
     json!({
         "runners": runners,
         "market": {
-            "clock": clock_at.to_string(),
+            "clock": racing_events::Instant::text(clock_at),
             "win_book_pct": round(prices.iter().map(|p| 1.0 / p).sum::<f64>() * 100.0, 2),
             "favourites": horses.iter().filter(|h| price_at(h, None) == Some(shortest)).collect::<Vec<_>>(),
             "steamers": movers(true),
@@ -510,6 +510,8 @@ async fn form_on_a_card_is_counted_as_of_its_date_whatever_comes_after() {
 fn figures_of(runs: &[(&RaceResult, &ResultRunner)]) -> Value {
     let ran: Vec<_> = runs.iter().filter(|(_, x)| took_part(x)).collect();
     let wins = ran.iter().filter(|(_, x)| x.position == Some(1)).count() as u32;
+    let seconds = ran.iter().filter(|(_, x)| x.position == Some(2)).count();
+    let thirds = ran.iter().filter(|(_, x)| x.position == Some(3)).count();
     let places = ran
         .iter()
         .filter(|(_, x)| x.position.is_some_and(|p| p <= 3))
@@ -523,7 +525,7 @@ fn figures_of(runs: &[(&RaceResult, &ResultRunner)]) -> Value {
         .map(|(odds, won)| if *won { odds - 1.0 } else { -1.0 })
         .sum();
     json!({
-        "runs": ran.len(), "wins": wins, "places": places,
+        "runs": ran.len(), "wins": wins, "seconds": seconds, "thirds": thirds, "places": places,
         "strike_rate": pct(wins, ran.len() as u32), "place_rate": pct(places, ran.len() as u32),
         "bets": bets.len(), "level_stake": round(stake, 2),
     })

@@ -72,10 +72,14 @@ async fn the_card_and_the_odds_document_carry_a_race_status_for_a_venue_or_every
     let (_nats, app, _dir) = service_with(&events).await;
     let suspended = [
         json!("suspended"),
-        json!("2026-11-25T12:01:00Z"),
+        json!("2026-11-25T12:01:00.000Z"),
         json!("reweigh"),
     ];
-    let open = [json!("open"), json!("2026-11-25T11:00:00Z"), Value::Null];
+    let open = [
+        json!("open"),
+        json!("2026-11-25T11:00:00.000Z"),
+        Value::Null,
+    ];
 
     let card = ok(&app, &format!("/api/v1/racecards/{DAY}")).await;
     assert_eq!(card["venue"], ST);
@@ -147,7 +151,11 @@ async fn todays_card_carries_the_race_status() {
         assert_eq!(code, StatusCode::OK);
         assert_eq!(
             status_of(&race(&body, 1)),
-            [json!("open"), json!("2026-11-25T11:00:00Z"), Value::Null]
+            [
+                json!("open"),
+                json!("2026-11-25T11:00:00.000Z"),
+                Value::Null
+            ]
         );
     }
 }
@@ -175,7 +183,7 @@ async fn a_result_finishes_a_race_with_a_status_and_leaves_one_without_none() {
     let (_nats, app, _dir) = service_with(&events).await;
     let finished = [
         json!("finished"),
-        json!("2026-11-25T12:04:00Z"),
+        json!("2026-11-25T12:04:00.000Z"),
         Value::Null,
     ];
     let card = ok(&app, &format!("/api/v1/racecards/{DAY}")).await;
@@ -191,7 +199,7 @@ async fn a_result_finishes_a_race_with_a_status_and_leaves_one_without_none() {
     let body = res.text().await.expect("body");
     assert_eq!(
         body,
-        r#"{"date":"2026-11-25","venue":"Sha Tin","race_number":2,"seq":4,"odds":[{"horse_no":"C3","win_odds":3.1,"win_prob":0.3226,"first_win_odds":3.1,"win_move_pct":0.0}],"market":{"clock":"2026-11-21T12:00:00Z","win_book_pct":32.26,"favourites":["C3"],"steamers":[],"drifters":[]}}"#
+        r#"{"date":"2026-11-25","venue":"Sha Tin","race_number":2,"seq":4,"odds":[{"horse_no":"C3","win_odds":3.1,"win_prob":0.3226,"first_win_odds":3.1,"win_move_pct":0.0}],"market":{"clock":"2026-11-21T12:00:00.000Z","win_book_pct":32.26,"favourites":["C3"],"steamers":[],"drifters":[]}}"#
     );
 }
 
@@ -227,10 +235,14 @@ async fn a_document_as_of_a_point_has_the_race_status_of_that_point() {
     .await;
     let odds = |at: u64| format!("/api/v1/odds/{DAY}/1?as_of={at}");
     let card = |at: u64| format!("/api/v1/racecards/{DAY}?as_of={at}");
-    let open = [json!("open"), json!("2026-11-25T11:00:00Z"), Value::Null];
+    let open = [
+        json!("open"),
+        json!("2026-11-25T11:00:00.000Z"),
+        Value::Null,
+    ];
     let is_off = [
         json!("off"),
-        json!("2026-11-25T12:00:00Z"),
+        json!("2026-11-25T12:00:00.000Z"),
         json!("on time"),
     ];
     assert_eq!(ok(&app, &odds(before)).await.get("status"), None);
@@ -268,7 +280,7 @@ async fn place_prices_are_served_in_the_odds_document_its_history_and_live_frame
     assert_eq!(
         without_market(client.next_message().await),
         json!({"type": "snapshot", "date": DAY, "venue": ST, "race_number": 1, "seq": first - 1,
-               "status": "open", "status_at": "2026-11-25T11:00:00Z",
+               "status": "open", "status_at": "2026-11-25T11:00:00.000Z",
                "odds": [{"horse_no": "A1", "win_odds": 2.5, "place_odds": 1.3},
                         {"horse_no": "B2", "win_odds": 6.0}]})
     );
@@ -351,10 +363,10 @@ async fn a_race_not_priced_yet_is_snapshotted_with_its_status() {
     )
     .await;
     let suspended = json!({"type": "snapshot", "date": DAY, "venue": ST, "race_number": 2,
-        "seq": 0, "status": "suspended", "status_at": "2026-11-25T11:00:00Z",
+        "seq": 0, "status": "suspended", "status_at": "2026-11-25T11:00:00.000Z",
         "status_reason": "a \"late\" scratching", "odds": []});
     let abandoned = json!({"type": "snapshot", "date": DAY, "venue": null, "race_number": 3,
-        "seq": 0, "status": "abandoned", "status_at": "2026-11-25T11:05:00Z", "odds": []});
+        "seq": 0, "status": "abandoned", "status_at": "2026-11-25T11:05:00.000Z", "odds": []});
     let mut client = Client::connect(&app).await;
     // Neither priced nor given a status: the one empty snapshot, as ever.
     client

@@ -530,3 +530,100 @@ async fn a_client_follows_the_demos_race_day_and_resumes_after_a_drop_with_nothi
     }
     assert_eq!(got, expected, "each once, in stream order, across the drop");
 }
+
+/// A demo race day folded event by event, the late scratchings among the price moves:
+/// after each event, each of its races' odds documents marks the runners scratched so far
+/// that have a price, and books, favours and names as movers only the others, its win book
+/// the sum counted here over them.
+#[test]
+fn the_demos_race_day_books_only_the_runners_that_can_still_run() {
+    use racing_events::Event;
+    use racing_projections::{DocKey, Fold, MemState};
+    use std::collections::{BTreeMap, BTreeSet};
+
+    let today = jiff::civil::Date::constant(2026, 11, 21);
+    let season = racing_demo::season(42, today);
+    let mut simulator = racing_demo::Simulator::new(&season, 42);
+    let date = simulator.date().to_owned();
+    let start: jiff::Timestamp = "2026-11-21T13:00:00+08:00".parse().expect("a time");
+    let mut day: Vec<Envelope> = season
+        .events
+        .iter()
+        .filter(|e| date_of(&e.event) == Some(date.as_str()))
+        .cloned()
+        .collect();
+    let race_secs = 120;
+    for race in 0..simulator.races() {
+        for second in 0..race_secs {
+            let at = start + jiff::SignedDuration::from_secs((race * 600) as i64 + second as i64);
+            day.extend(simulator.trade(race, second, race_secs, &at.to_string()));
+        }
+    }
+
+    let mut s = MemState::default();
+    let mut scratched: BTreeMap<(String, i64), BTreeSet<String>> = BTreeMap::new();
+    let (mut checked, mut marked) = (0, 0);
+    for (i, e) in day.iter().enumerate() {
+        let mut f = Fold::default();
+        f.apply(&mut s, i as u64 + 1, 0, e).expect("apply");
+        f.render(&mut s).expect("render");
+        let (venue, race) = match &e.event {
+            Event::RunnerScratched(x) => {
+                let venue = x.venue.clone().expect("the demo names the venue");
+                let out = scratched.entry((venue.clone(), x.race_number)).or_default();
+                out.insert(x.horse_no.clone());
+                (venue, x.race_number)
+            }
+            Event::OddsUpdated(o) => (o.venue.clone().expect("a venue"), o.race_number),
+            _ => continue,
+        };
+        let key = DocKey::Odds {
+            date: &date,
+            race_number: u8::try_from(race).expect("a race number"),
+            venue: Some(&venue),
+        };
+        let Some(doc) = s.doc(key) else {
+            continue;
+        };
+        let doc: Value = serde_json::from_slice(&doc).expect("json");
+        let runners = doc["odds"].as_array().expect("odds");
+        let out = scratched.get(&(venue, race)).cloned().unwrap_or_default();
+        let priced_out: BTreeSet<String> = runners
+            .iter()
+            .map(|r| r["horse_no"].as_str().expect("a number").to_owned())
+            .filter(|h| out.contains(h))
+            .collect();
+        let marks: BTreeSet<String> = runners
+            .iter()
+            .filter(|r| r["scratched"] == json!(true))
+            .map(|r| r["horse_no"].as_str().expect("a number").to_owned())
+            .collect();
+        assert_eq!(marks, priced_out, "after event {}: {doc}", i + 1);
+        let left = runners.iter().filter(|r| r["scratched"].is_null());
+        let sum: f64 = left
+            .filter_map(|r| r["win_odds"].as_f64())
+            .map(|p| 1.0 / p)
+            .sum();
+        let market = &doc["market"];
+        assert_eq!(
+            market["win_book_pct"],
+            json!((sum * 10_000.0).round() / 100.0),
+            "after event {}: {doc}",
+            i + 1
+        );
+        for list in ["favourites", "steamers", "drifters"] {
+            for h in market[list].as_array().expect("a list") {
+                let h = h.as_str().expect("a number");
+                assert!(
+                    !out.contains(h),
+                    "{h} among the {list} after event {}",
+                    i + 1
+                );
+            }
+        }
+        checked += 1;
+        marked += marks.len();
+    }
+    assert!(checked > 1_000, "{checked} documents checked");
+    assert!(marked > 0, "the day's late scratchings came after prices");
+}

@@ -5,7 +5,7 @@
 //! and whatever builds a store in bulk after it.
 
 use futures::StreamExt as _;
-use racing_events::samples::{envelope, odds_at, retraction, status};
+use racing_events::samples::{envelope, odds_at, retraction, scratch_at, status};
 use racing_events::{Event, RaceStatus};
 use serde_json::Value;
 use tempfile::TempDir;
@@ -52,8 +52,8 @@ pub(crate) async fn feed(app: &App, since: u64, limit: usize) -> Vec<Value> {
 }
 
 /// A log to compare two services on: a week of the demo's season, then a day's
-/// statuses, prices, a retraction and prices after it; more events than one batch, so
-/// that a replay of it is a bulk load.
+/// statuses, prices, a retraction, a priced runner scratched and prices after them; more
+/// events than one batch, so that a replay of it is a bulk load.
 pub(crate) struct RaceWeek {
     pub events: Vec<racing_events::Envelope>,
     /// The date and venue the log's tail is about.
@@ -94,6 +94,8 @@ pub(crate) fn race_week() -> RaceWeek {
         }
     }
     events.push(envelope(retraction(&date, &venue, 2, "declared in error")));
+    // A runner priced, then scratched: its race's market changes at the scratching.
+    events.push(envelope(scratch_at(&date, &venue, 3, b)));
     events.push(envelope(odds_at(&date, &venue, 3, &[(a, 2.5)])));
     events.push(envelope(status(&date, None, 3, RaceStatus::Off, None)));
     assert!(

@@ -76,7 +76,7 @@ impl Generator {
         let profiles: Vec<HorseProfile> = self.horses.iter().map(Horse::profile).collect();
         for profile in profiles {
             let at = self.at(today, 7 * 60, 0);
-            self.push(Event::HorseProfileUpdated(profile), at);
+            self.push(Event::HorseProfileUpdated(Box::new(profile)), at);
         }
     }
 
@@ -467,8 +467,12 @@ impl Generator {
                     horse.wins += 1;
                     horse.rating += 6;
                 }
-                Some(2 | 3) => {
-                    horse.places += 1;
+                Some(2) => {
+                    horse.seconds += 1;
+                    horse.rating += 2;
+                }
+                Some(3) => {
+                    horse.thirds += 1;
                     horse.rating += 2;
                 }
                 Some(p) if p as usize > start.field / 2 => horse.rating -= 2,

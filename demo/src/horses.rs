@@ -289,7 +289,8 @@ pub(crate) struct Horse {
     pub(crate) last_meeting: Option<usize>,
     pub(crate) starts: i64,
     pub(crate) wins: i64,
-    pub(crate) places: i64,
+    pub(crate) seconds: i64,
+    pub(crate) thirds: i64,
     /// Prize money of its career: every run the feed has a result of.
     pub(crate) stakes: i64,
     /// Prize money of the current season's runs.
@@ -346,7 +347,10 @@ impl Horse {
             total_stakes: self.stakes,
             starts: self.starts,
             wins: self.wins,
-            places: self.places,
+            // The first three, as a place bet pays: wins, seconds and thirds.
+            places: self.wins + self.seconds + self.thirds,
+            seconds: Some(self.seconds),
+            thirds: Some(self.thirds),
             sire: Some(pick(SIRES, &self.no, 1).to_owned()),
             dam: Some(format!(
                 "{} {}",
@@ -426,7 +430,8 @@ fn make_horse(rng: &mut ChaCha8Rng, no: String, name: String, age: i64) -> Horse
         last_meeting: None,
         starts: 0,
         wins: 0,
-        places: 0,
+        seconds: 0,
+        thirds: 0,
         stakes: 0,
         season_stakes: 0,
     }

@@ -20,7 +20,7 @@ use serde_json::value::RawValue;
 use uuid::Uuid;
 
 pub use validate::{is_horse_no, ValidationError};
-pub use values::{clip, Date, Lbw, RaceNumber};
+pub use values::{clip, Date, Instant, Lbw, RaceNumber};
 
 /// Largest payload a feeder may publish, in bytes (feed contract, Transport).
 pub const MAX_PAYLOAD_BYTES: usize = 1024 * 1024;
@@ -56,7 +56,7 @@ pub struct Envelope {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
     /// A whole horse profile; replaces the previous one.
-    HorseProfileUpdated(HorseProfile),
+    HorseProfileUpdated(Box<HorseProfile>),
     /// A race card; replaces that race's card.
     RaceCardDeclared(RaceCard),
     /// A runner withdrawn from a declared race.
@@ -103,9 +103,19 @@ pub struct HorseProfile {
     /// Career wins, no more than `starts`.
     #[schemars(range(min = 0))]
     pub wins: i64,
-    /// Career placings, no more than `starts`.
+    /// Career places, no more than `starts`: finishes in the first three, wins included
+    /// (what a place bet pays on). With `seconds` and `thirds` (v1.3), their sum with
+    /// `wins`.
     #[schemars(range(min = 0))]
     pub places: i64,
+    /// Career seconds (v1.3, optional, with `thirds`), 0 or more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0), extend("x-since" = "1.3"))]
+    pub seconds: Option<i64>,
+    /// Career thirds (v1.3, optional, with `seconds`), 0 or more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0), extend("x-since" = "1.3"))]
+    pub thirds: Option<i64>,
     /// Sire (v1.1, optional): 1 to 64 characters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 64), regex(pattern = schema::TEXT), extend("x-since" = "1.1"))]

@@ -13,7 +13,7 @@ pub fn envelope(event: Event) -> Envelope {
 
 /// A whole profile of a five-year-old gelding with ten starts.
 pub fn profile(horse_no: &str, name: &str) -> Event {
-    Event::HorseProfileUpdated(HorseProfile {
+    Event::HorseProfileUpdated(Box::new(HorseProfile {
         horse_no: horse_no.into(),
         horse_name: name.into(),
         country_of_origin: "NZ".into(),
@@ -26,6 +26,8 @@ pub fn profile(horse_no: &str, name: &str) -> Event {
         starts: 10,
         wins: 2,
         places: 3,
+        seconds: None,
+        thirds: None,
         sire: None,
         dam: None,
         dam_sire: None,
@@ -33,14 +35,16 @@ pub fn profile(horse_no: &str, name: &str) -> Event {
         current_rating: None,
         season_start_rating: None,
         season_stakes: None,
-    })
+    }))
 }
 
-/// A horse profile with every field of the full Hong Kong record: pedigree, import type,
-/// ratings and the season's stakes.
+/// A horse profile with every field of the full Hong Kong record: seconds and thirds,
+/// pedigree, import type, ratings and the season's stakes.
 pub fn recorded_profile(horse_no: &str, name: &str) -> Event {
     let mut event = profile(horse_no, name);
     if let Event::HorseProfileUpdated(p) = &mut event {
+        p.seconds = Some(1);
+        p.thirds = Some(0);
         p.sire = Some("Street Cry".into());
         p.dam = Some("Clinque".into());
         p.dam_sire = Some("Casual Lies".into());

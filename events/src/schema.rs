@@ -45,25 +45,33 @@ pub enum FeedVersion {
     V1_1,
     /// The race day as it happens: race status and place prices.
     V1_2,
+    /// A career's seconds and thirds in a profile.
+    V1_3,
 }
 
 impl FeedVersion {
     /// Every version, oldest first.
-    pub const ALL: [FeedVersion; 3] = [FeedVersion::V1_0, FeedVersion::V1_1, FeedVersion::V1_2];
+    pub const ALL: [FeedVersion; 4] = [
+        FeedVersion::V1_0,
+        FeedVersion::V1_1,
+        FeedVersion::V1_2,
+        FeedVersion::V1_3,
+    ];
 
     /// The version this crate validates.
-    pub const LATEST: FeedVersion = FeedVersion::V1_2;
+    pub const LATEST: FeedVersion = FeedVersion::V1_3;
 
-    /// The version as the contract writes it: `1.0`, `1.1`, `1.2`.
+    /// The version as the contract writes it: `1.0`, `1.1`, `1.2`, `1.3`.
     pub fn as_str(self) -> &'static str {
         match self {
             FeedVersion::V1_0 => "1.0",
             FeedVersion::V1_1 => "1.1",
             FeedVersion::V1_2 => "1.2",
+            FeedVersion::V1_3 => "1.3",
         }
     }
 
-    /// Reads `1.0`, `1.1` or `1.2` (a leading `v` allowed; `1` is `1.0`).
+    /// Reads `1.0`, `1.1`, `1.2` or `1.3` (a leading `v` allowed; `1` is `1.0`).
     pub fn parse(text: &str) -> Option<FeedVersion> {
         let text = text.strip_prefix('v').unwrap_or(text);
         let text = if text == "1" { "1.0" } else { text };
@@ -148,42 +156,62 @@ pub struct ServiceOnly {
     pub rule: &'static str,
     /// Words of the refusal's reason that name it.
     pub refusal: &'static str,
+    /// The version that added it: a schema of an earlier one does not list it.
+    pub since: FeedVersion,
 }
 
 /// The rules only the service checks: a feeder's schema validator lets these through, and
 /// `racing publish --check` does not.
-pub const SERVICE_ONLY: [ServiceOnly; 8] = [
+pub const SERVICE_ONLY: [ServiceOnly; 10] = [
     ServiceOnly {
         rule: "`date` is a day of the calendar (the pattern lets 2026-02-30 through)",
         refusal: "is not a real calendar date",
+        since: FeedVersion::V1_0,
     },
     ServiceOnly {
         rule: "`occurred_at` is a real moment (the pattern lets 24:61:00 through)",
         refusal: "is not an RFC 3339 timestamp",
+        since: FeedVersion::V1_0,
     },
     ServiceOnly {
         rule: "`wins` and `places` are no more than `starts`",
         refusal: "is more than starts",
+        since: FeedVersion::V1_0,
     },
     ServiceOnly {
         rule: "a horse appears at most once in a race's runners or an odds update",
         refusal: "more than once",
+        since: FeedVersion::V1_0,
     },
     ServiceOnly {
         rule: "runners share a position exactly when each has `dead_heat` true",
         refusal: "dead_heat",
+        since: FeedVersion::V1_0,
     },
     ServiceOnly {
         rule: "a result runner with no position has a status (a normal finisher has a placing)",
         refusal: "is null for a runner with no status",
+        since: FeedVersion::V1_0,
     },
     ServiceOnly {
         rule: "the subject repeats the payload's values and its kind matches the `type`",
         refusal: "does not match the event",
+        since: FeedVersion::V1_0,
     },
     ServiceOnly {
         rule: "the payload is at most 1 MiB",
         refusal: "over the 1 MiB limit",
+        since: FeedVersion::V1_0,
+    },
+    ServiceOnly {
+        rule: "a profile gives `seconds` and `thirds` together, or neither",
+        refusal: "is given without",
+        since: FeedVersion::V1_3,
+    },
+    ServiceOnly {
+        rule: "with `seconds` and `thirds`, `places` is `wins + seconds + thirds`",
+        refusal: "is not wins + seconds + thirds",
+        since: FeedVersion::V1_3,
     },
 ];
 
@@ -240,7 +268,11 @@ pub fn feed_schema(version: FeedVersion) -> Value {
         tidy(&mut body);
         defs.insert(name, body);
     }
-    let service_only: Vec<&str> = SERVICE_ONLY.iter().map(|r| r.rule).collect();
+    let service_only: Vec<&str> = SERVICE_ONLY
+        .iter()
+        .filter(|r| r.since <= version)
+        .map(|r| r.rule)
+        .collect();
     json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": format!("urn:racing:feed:{}", version.as_str()),

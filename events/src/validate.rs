@@ -320,6 +320,21 @@ fn profile(out: &mut Problems, p: &HorseProfile) {
     if p.places > p.starts {
         out.field("places", "is more than starts");
     }
+    for (field, count) in [("seconds", p.seconds), ("thirds", p.thirds)] {
+        if let Some(count) = count {
+            out.check(not_negative(field, count));
+        }
+    }
+    match (p.seconds, p.thirds) {
+        (Some(seconds), Some(thirds)) => {
+            if p.places != p.wins.saturating_add(seconds).saturating_add(thirds) {
+                out.field("places", "is not wins + seconds + thirds");
+            }
+        }
+        (Some(_), None) => out.field("seconds", "is given without thirds"),
+        (None, Some(_)) => out.field("thirds", "is given without seconds"),
+        (None, None) => {}
+    }
     for (field, name) in [
         ("sire", &p.sire),
         ("dam", &p.dam),

@@ -209,6 +209,44 @@ pub fn clip(text: &str, max: usize) -> String {
     }
 }
 
+/// An instant as the service serves it, in every document, frame and admin answer: UTC,
+/// written with `Z` and to the millisecond (`2026-11-21T04:10:02.113Z`), whatever offset
+/// and precision the feed or the clock gave it. A date is written as a date
+/// (`YYYY-MM-DD`), never as an instant.
+pub struct Instant;
+
+impl Instant {
+    /// The pattern every served instant matches, as the OpenAPI and AsyncAPI documents
+    /// give it.
+    pub const PATTERN: &'static str =
+        r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$";
+
+    /// `t` as the service serves it: UTC, `Z`, milliseconds (cut, not rounded, so an
+    /// instant is never written later than it was).
+    pub fn text(t: jiff::Timestamp) -> String {
+        t.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+    }
+
+    /// An RFC 3339 instant of any offset and precision (an envelope's `occurred_at`) as
+    /// the service serves it; `None` where it is not one.
+    pub fn of(rfc3339: &str) -> Option<String> {
+        rfc3339.parse::<jiff::Timestamp>().ok().map(Instant::text)
+    }
+
+    /// Nanoseconds since the epoch (when JetStream stored a message) as the service
+    /// serves them; the empty text where out of range.
+    pub fn of_nanos(unix_nanos: i128) -> String {
+        jiff::Timestamp::from_nanosecond(unix_nanos)
+            .map(Instant::text)
+            .unwrap_or_default()
+    }
+
+    /// Now, as the service serves it.
+    pub fn now() -> String {
+        Instant::text(jiff::Timestamp::now())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -287,5 +325,31 @@ mod tests {
         assert_eq!(clip("abc", 3), "abc");
         assert_eq!(clip("abcd", 3), "abc…");
         assert_eq!(clip("ééé", 2), "éé…");
+    }
+
+    #[test]
+    fn an_instant_is_served_in_utc_with_z_to_the_millisecond() {
+        // The shape `Instant::PATTERN` gives, a `9` for a digit.
+        let shaped = |t: &str| {
+            t.len() == 24
+                && t.chars()
+                    .zip("9999-99-99T99:99:99.999Z".chars())
+                    .all(|(c, s)| if s == '9' { c.is_ascii_digit() } else { c == s })
+        };
+        for (given, served) in [
+            ("2026-11-21T12:10:02+08:00", "2026-11-21T04:10:02.000Z"),
+            ("2026-11-21T04:10:02.113456789Z", "2026-11-21T04:10:02.113Z"),
+            ("2026-11-21T04:10:02.1Z", "2026-11-21T04:10:02.100Z"),
+            ("2026-11-20T23:59:59.9999-04:30", "2026-11-21T04:29:59.999Z"),
+        ] {
+            assert_eq!(Instant::of(given).as_deref(), Some(served), "{given}");
+            assert!(shaped(served), "{served}");
+        }
+        assert_eq!(
+            Instant::of_nanos(1_763_698_202_113_456_789),
+            "2025-11-21T04:10:02.113Z"
+        );
+        assert!(shaped(&Instant::now()));
+        assert_eq!(Instant::of("2026-11-21"), None);
     }
 }

@@ -1,8 +1,8 @@
-//! Records by condition: a horse's, a jockey's or a trainer's runs, wins and places, strike
-//! rate and level-stake profit or loss, overall and by venue, distance, going, class and
-//! draw, and for people by jockey and trainer combination, over a range of dates and as
-//! of any point of the log. Worked out when read, from the horses' form entries: a
-//! horse's own, a person's through the races they were in a result of
+//! Records by condition: a horse's, a jockey's or a trainer's runs, wins, seconds, thirds
+//! and places (the first three), strike rate and level-stake profit or loss, overall and
+//! by venue, distance, going, class and draw, and for people by jockey and trainer
+//! combination, over a range of dates and as of any point of the log. Worked out when
+//! read, from the horses' form entries: a horse's own, a person's through the races they were in a result of
 //! ([`keys::person_run`], kept once written, so it lists the races of any point); each
 //! entry is read as the records stood at the point asked for, so an answer `as_of` a
 //! point is the one that point would have given.
@@ -116,7 +116,7 @@ pub(crate) fn runs(
     ))
 }
 
-/// Runs, wins, places and the level-stake profit or loss of some runs.
+/// Runs, wins, seconds, thirds, places and the level-stake profit or loss of some runs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Figures {
@@ -124,7 +124,11 @@ pub struct Figures {
     pub runs: u32,
     /// Of them, won (dead heats for first included).
     pub wins: u32,
-    /// Of them, finished first, second or third.
+    /// Of them, finished second (dead heats included).
+    pub seconds: u32,
+    /// Of them, finished third (dead heats included).
+    pub thirds: u32,
+    /// Of them, finished first, second or third: `wins + seconds + thirds`.
     pub places: u32,
     /// Wins in percent of runs, 1 decimal place (0.0 without runs).
     pub strike_rate: f64,
@@ -144,6 +148,8 @@ impl Figures {
         }
         self.runs += 1;
         self.wins += u32::from(run.won());
+        self.seconds += u32::from(run.position == Some(2));
+        self.thirds += u32::from(run.position == Some(3));
         self.places += u32::from(run.placed());
         if let Some(odds) = run.win_odds {
             self.bets += 1;
@@ -176,6 +182,10 @@ macro_rules! row {
             pub runs: u32,
             /// Of them, won.
             pub wins: u32,
+            /// Of them, second.
+            pub seconds: u32,
+            /// Of them, third.
+            pub thirds: u32,
             /// Of them, first, second or third.
             pub places: u32,
             /// Wins in percent of runs, 1 decimal place.
@@ -196,6 +206,8 @@ macro_rules! row {
                 $name {
                     runs: f.runs,
                     wins: f.wins,
+                    seconds: f.seconds,
+                    thirds: f.thirds,
                     places: f.places,
                     strike_rate: f.strike_rate,
                     place_rate: f.place_rate,
@@ -225,13 +237,15 @@ row! {
 #[cfg_attr(feature = "openapi", schema(as = Analysis, examples(json!({
     "subject": "jockey", "id": "z-purton", "name": "Z Purton",
     "from": "2026-09-01", "to": null,
-    "overall": {"runs": 120, "wins": 30, "places": 63, "strike_rate": 25.0,
-                "place_rate": 52.5, "bets": 120, "level_stake": -8.4},
-    "by_venue": [{"runs": 80, "wins": 22, "places": 44, "strike_rate": 27.5,
-                  "place_rate": 55.0, "bets": 80, "level_stake": 3.1, "value": "Sha Tin"}],
+    "overall": {"runs": 120, "wins": 30, "seconds": 19, "thirds": 14, "places": 63,
+                "strike_rate": 25.0, "place_rate": 52.5, "bets": 120, "level_stake": -8.4},
+    "by_venue": [{"runs": 80, "wins": 22, "seconds": 13, "thirds": 9, "places": 44,
+                  "strike_rate": 27.5, "place_rate": 55.0, "bets": 80, "level_stake": 3.1,
+                  "value": "Sha Tin"}],
     "by_distance": [], "by_going": [], "by_class": [], "by_draw": [],
-    "by_trainer": [{"runs": 12, "wins": 4, "places": 7, "strike_rate": 33.3,
-                    "place_rate": 58.3, "bets": 12, "level_stake": 6.2, "value": "C S Shum"}]
+    "by_trainer": [{"runs": 12, "wins": 4, "seconds": 2, "thirds": 1, "places": 7,
+                    "strike_rate": 33.3, "place_rate": 58.3, "bets": 12, "level_stake": 6.2,
+                    "value": "C S Shum"}]
 }))))]
 pub struct AnalysisDoc {
     /// `horse`, `jockey` or `trainer`.

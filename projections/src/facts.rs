@@ -112,6 +112,23 @@ fn keep<T: Serialize + serde::de::DeserializeOwned>(
     Ok((old, added))
 }
 
+/// The runners scratched from race `n` of `date` at `venue`: those given for it and those
+/// given for every venue of the date (`venue` `None`: those alone). A book, the
+/// favourites and the movers leave them out (`market.rs`).
+pub(crate) fn scratched(
+    s: &impl Records,
+    date: &str,
+    n: u8,
+    venue: Option<&str>,
+) -> Result<BTreeSet<String>, StoreError> {
+    let mut out: BTreeSet<String> = read(s, &keys::scratched(date, n, None))?.unwrap_or_default();
+    if venue.is_some() {
+        let own: Option<BTreeSet<String>> = read(s, &keys::scratched(date, n, venue))?;
+        out.extend(own.unwrap_or_default());
+    }
+    Ok(out)
+}
+
 /// What one applied event changed of the source records: what every read model is handed.
 #[derive(Debug)]
 pub(crate) struct Change<'a> {
@@ -119,8 +136,8 @@ pub(crate) struct Change<'a> {
     pub(crate) seq: u64,
     /// When JetStream stored it (nanoseconds since the epoch).
     pub(crate) published: i128,
-    /// When the fact happened at its source: the envelope's `occurred_at`, RFC 3339 as the
-    /// feeder gave it.
+    /// When the fact happened at its source: the envelope's `occurred_at`, in UTC to the
+    /// millisecond as every instant is served ([`racing_events::Instant`]).
     pub(crate) occurred_at: &'a str,
     pub(crate) event: &'a Event,
     pub(crate) what: What<'a>,
@@ -193,6 +210,10 @@ pub(crate) struct Facts {
     /// Those of them moved since they were last written ([`Facts::write_odds`]).
     moved: BTreeSet<(String, u8, Option<String>)>,
     odds_seq: Option<u64>,
+    /// The runners scratched from the races the batch priced, by date, race and venue
+    /// ([`scratched`]), read once a race and forgotten when a scratching or a retraction
+    /// of the race changes them: each price move's book leaves them out.
+    scratched: BTreeMap<(String, u8, Option<String>), BTreeSet<String>>,
     /// The price moves for races already off (`status.rs`).
     late_prices: LatePrices,
 }
@@ -223,10 +244,12 @@ impl Facts {
                 What::Card { old, new: c }
             }
             Event::RunnerScratched(x) => {
-                let key = keys::scratched(&x.date, race_no(x.race_number)?, x.venue.as_deref());
+                let n = race_no(x.race_number)?;
+                let key = keys::scratched(&x.date, n, x.venue.as_deref());
                 let mut set: BTreeSet<String> = read(s, &key)?.unwrap_or_default();
                 set.insert(x.horse_no.clone());
                 write(s, key, &set);
+                self.forget_scratched(&x.date, n);
                 What::Scratched(x)
             }
             Event::RaceResultPublished(r) => {
@@ -247,6 +270,7 @@ impl Facts {
             }
             Event::RaceRetracted(r) => {
                 let (changed, retracted) = self.retract(s, r)?;
+                self.forget_scratched(&r.date, retracted.race_number);
                 venues_changed = changed;
                 status_changed =
                     status::retract(s, r.date.as_str(), retracted.race_number, &r.venue)?;
@@ -286,6 +310,10 @@ impl Facts {
     ) -> Result<(bool, Book), StoreError> {
         let n = race_no(o.race_number)?;
         let mut venues_changed = false;
+        let scratched = match self.scratched.entry((o.date.clone(), n, o.venue.clone())) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => e.insert(scratched(s, &o.date, n, o.venue.as_deref())?),
+        };
         let races = self.odds.entry(o.date.clone()).or_default();
         // A venue's race is priced with the odds given for every venue's.
         let every: Option<RaceOdds> = match (&o.venue, races.get(&(n, None))) {
@@ -316,8 +344,8 @@ impl Facts {
         let book = match &every {
             Some(every) => RaceOdds::merged(Some(every), Some(race))
                 .unwrap_or_default()
-                .book(),
-            None => race.book(),
+                .book(scratched),
+            None => race.book(scratched),
         };
         self.moved.insert((o.date.clone(), n, o.venue.clone()));
         self.odds_seq = Some(self.odds_seq.unwrap_or(0).max(seq));
@@ -406,10 +434,20 @@ impl Facts {
         }
     }
 
+    /// Forgets the scratchings held of race `n` of `date`, at every venue: a scratching or
+    /// a retraction changed them.
+    fn forget_scratched(&mut self, date: &str, n: u8) {
+        if !self.scratched.is_empty() {
+            self.scratched
+                .retain(|(d, race, _), _| !(d == date && *race == n));
+        }
+    }
+
     /// Writes the odds the batch took in, and the sequence of the newest.
     pub(crate) fn write(&mut self, s: &mut impl State) -> Result<(), StoreError> {
         self.write_odds(s);
         self.odds.clear();
+        self.scratched.clear();
         if let Some(seq) = self.odds_seq.take() {
             let latest = match s.get(keys::ODDS_SEQ)? {
                 Some(v) => v.as_slice().try_into().map(u64::from_be_bytes).unwrap_or(0),

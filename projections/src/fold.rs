@@ -136,9 +136,13 @@ impl Fold {
             seq,
             versions: &mut self.versions,
         };
+        // Kept and served as every instant is: UTC, `Z`, milliseconds, whatever offset and
+        // precision the feeder wrote (validation let only a real instant through).
+        let occurred_at =
+            racing_events::Instant::of(&env.occurred_at).unwrap_or_else(|| env.occurred_at.clone());
         let change = self
             .facts
-            .apply(&mut s, seq, published, &env.occurred_at, &env.event)?;
+            .apply(&mut s, seq, published, &occurred_at, &env.event)?;
         self.models.apply(&mut s, &change)?;
         self.book = change.book;
         if !only_prices {

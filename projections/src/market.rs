@@ -167,23 +167,23 @@ pub(crate) fn millis(rfc3339: &str) -> Option<i64> {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Book {
     /// The win market's book: the sum of the implied probabilities (1 / win odds) of every
-    /// runner with a win price, in percent, 2 decimal places. Over 100 by the operator's
-    /// margin. Left out where no runner has a win price.
+    /// runner with a win price that is not scratched, in percent, 2 decimal places. Over
+    /// 100 by the operator's margin. Left out where no such runner has a win price.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub win_book_pct: Option<f64>,
     /// The place market's book: the same sum over place prices. A place bet pays on any
     /// of the first three (two with fewer than seven starters), so a fair place book is
-    /// near 300 (200); left out where no runner has a place price.
+    /// near 300 (200); left out where no runner not scratched has a place price.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub place_book_pct: Option<f64>,
-    /// The runners with the shortest win price, joint favourites all listed, in horse
-    /// number order; empty where no runner has a win price.
+    /// The runners not scratched with the shortest win price, joint favourites all
+    /// listed, in horse number order; empty where no such runner has a win price.
     pub favourites: Vec<String>,
 }
 
-/// The book of `wins` and `places` (each runner's current price).
+/// The book of `wins` and `places` (the current price of each runner that can still run).
 pub(crate) fn book<'a>(
     wins: impl Iterator<Item = (&'a String, f64)> + Clone,
     places: impl Iterator<Item = f64>,
@@ -261,14 +261,14 @@ pub(crate) fn moves(trail: &Trail, now: &BTreeMap<String, (f64, u64)>) -> BTreeM
         .collect()
 }
 
-/// The steamers and drifters of `moves` over the last 15 minutes: the runners whose win
-/// price shortened (lengthened) most, in percent, at most [`MOVERS`] each, ties in horse
-/// number order.
-pub(crate) fn movers(moves: &BTreeMap<String, Moves>) -> (Vec<String>, Vec<String>) {
-    let moved: Vec<(&String, f64)> = moves
-        .iter()
-        .filter_map(|(h, m)| Some((h, m.last_15m?)))
-        .collect();
+/// The steamers and drifters of `moves` (each runner's, in horse number order: those of
+/// the runners that can still run) over the last 15 minutes: the runners whose win price
+/// shortened (lengthened) most, in percent, at most [`MOVERS`] each, ties in horse number
+/// order.
+pub(crate) fn movers<'a>(
+    moves: impl Iterator<Item = (&'a String, &'a Moves)>,
+) -> (Vec<String>, Vec<String>) {
+    let moved: Vec<(&String, f64)> = moves.filter_map(|(h, m)| Some((h, m.last_15m?))).collect();
     let pick = |shorter: bool| {
         let mut those: Vec<(&String, f64)> = moved
             .iter()

@@ -7,13 +7,17 @@
 //! The race without a venue is the day's main meeting's (the venue with the most races,
 //! ties alphabetical) where that one runs it, else the first venue's that does; where no
 //! venue of the race is known, it is the odds given for every venue, with `venue` null.
+//!
+//! A runner scratched from the race (for its venue or for every venue) keeps its last
+//! prices, marked `scratched`, and the market leaves it out: a scratching renders the
+//! race's documents again at its own position, after the price moves before it.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use racing_events::Event;
 
 use crate::docs;
-use crate::facts::{Change, Day, What};
+use crate::facts::{scratched, Change, Day, What};
 use crate::keys::{self, DocKey};
 use crate::model::ReadModel;
 use crate::state::{race_no, read, RaceOdds, Records, State};
@@ -75,14 +79,17 @@ impl ReadModel for Odds {
         let Some(date) = change.what.date() else {
             return Ok(());
         };
-        // A race's status is in its own documents; the date's venues in every one's.
-        let status_of = match change.event {
+        // A race's status and scratchings are in its own documents; the date's venues in
+        // every one's.
+        let race_of = match change.event {
             Event::RaceStatusChanged(x) => Some(x.race_number),
             Event::RaceResultPublished(r) => Some(r.race_number),
+            Event::RunnerScratched(x) => Some(x.race_number),
             _ => None,
         };
-        match status_of {
-            Some(n) if change.status_changed && !change.venues_changed => {
+        let scratching = matches!(change.what, What::Scratched(_));
+        match race_of {
+            Some(n) if (change.status_changed || scratching) && !change.venues_changed => {
                 self.races
                     .entry(date.to_owned())
                     .or_default()
@@ -206,6 +213,12 @@ pub(crate) fn odds_of(
     let every: Option<RaceOdds> = read(s, &keys::odds(date, n, None))?;
     let mut out = Vec::new();
     let mut unnamed: Option<Vec<u8>> = None;
+    let race = |venue| docs::OddsRace {
+        date,
+        venue,
+        meetings: listed.as_deref(),
+        race_number: n,
+    };
     for m in meetings.iter().filter(|m| m.races.contains(&n)) {
         let venue = Some(m.venue.as_str());
         let own: Option<RaceOdds> = read(s, &keys::odds(date, n, venue))?;
@@ -213,7 +226,8 @@ pub(crate) fn odds_of(
             continue;
         };
         let st = status::of_race(s, date, n, venue)?;
-        let doc = docs::render_odds(date, venue, listed.as_deref(), n, &view, st.as_ref());
+        let gone = scratched(s, date, n, venue)?;
+        let doc = docs::render_odds(&race(venue), &view, st.as_ref(), &gone);
         if unnamed.is_none() || venue == main {
             unnamed = Some(doc.clone());
         }
@@ -222,10 +236,10 @@ pub(crate) fn odds_of(
     // No venue of the race is known: the odds given for every venue, if any.
     let unnamed = match (unnamed, &every) {
         (Some(doc), _) => Some(doc),
-        (None, Some(race)) => {
+        (None, Some(odds)) => {
             let st = status::of_race(s, date, n, None)?;
-            let doc = docs::render_odds(date, None, listed.as_deref(), n, race, st.as_ref());
-            Some(doc)
+            let gone = scratched(s, date, n, None)?;
+            Some(docs::render_odds(&race(None), odds, st.as_ref(), &gone))
         }
         (None, None) => None,
     };

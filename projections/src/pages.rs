@@ -46,11 +46,15 @@ pub struct OddsHistory<'a> {
 pub struct PastMove {
     /// Its stream sequence: a WebSocket `subscribe` with this `since` resumes after it.
     seq: u64,
-    /// When JetStream stored it, RFC 3339 in UTC: when it was published, which for moves
+    /// When JetStream stored it, in UTC to the millisecond: when it was published, which for moves
     /// a feeder published late (a past race's, say) is not when they happened.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(format = DateTime)
+    )]
     published_at: String,
-    /// When the prices were given at their source: the event's `occurred_at`, RFC 3339 as
-    /// the feeder wrote it (`Z` or an offset).
+    /// When the prices were given at their source: the event's `occurred_at`, in UTC to
+    /// the millisecond whatever offset the feeder wrote.
     // Every move the journal keeps has it; a store whose journal an earlier version wrote
     // answers its moves without it, until rebuilt, rather than fail the page.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -420,7 +420,7 @@ mod tests {
         );
         assert_eq!(
             all[1].frame,
-            r#"{"type":"status","date":"2026-11-25","venue":null,"race_number":1,"seq":4,"published_at":"2023-11-14T22:13:20Z","status":"suspended","reason":"reweigh"}"#
+            r#"{"type":"status","date":"2026-11-25","venue":null,"race_number":1,"seq":4,"published_at":"2023-11-14T22:13:20.000Z","status":"suspended","reason":"reweigh"}"#
         );
         assert_eq!(frame(2)["horse_no"], "B2");
         // Each result as it was published, though both were amended or retracted since.

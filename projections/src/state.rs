@@ -3,7 +3,7 @@
 //! point of the log (`as_of`) and an in-memory map in tests; the source records' codec;
 //! and the few facts every read model shares.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
@@ -132,11 +132,18 @@ impl RaceOdds {
         Some(view)
     }
 
-    /// The book of the race's current prices.
-    pub(crate) fn book(&self) -> crate::market::Book {
+    /// The book of the race's current prices, over the runners not `scratched`.
+    pub(crate) fn book(&self, scratched: &BTreeSet<String>) -> crate::market::Book {
+        let running = |h: &&String| !scratched.contains(*h);
         crate::market::book(
-            self.runners.iter().map(|(h, &(p, _))| (h, p)),
-            self.place.values().map(|&(p, _)| p),
+            self.runners
+                .iter()
+                .filter(|(h, _)| running(h))
+                .map(|(h, &(p, _))| (h, p)),
+            self.place
+                .iter()
+                .filter(|(h, _)| running(h))
+                .map(|(_, &(p, _))| p),
         )
     }
 }

@@ -69,7 +69,9 @@ use crate::StoreError;
 /// 22: the race-day journal's order (`raceday.rs`): a record an event under its sequence
 ///    alone, naming its date, so that every date's events after a point are read in stream
 ///    order (the webhooks' deliveries).
-pub(crate) const SCHEMA: &[u8] = b"22";
+/// 23: every instant kept (a status's time, an odds move's `occurred_at` and
+///    `published_at`) is in UTC with `Z`, to the millisecond, as it is served.
+pub(crate) const SCHEMA: &[u8] = b"23";
 pub(crate) const SCHEMA_KEY: &[u8] = b"meta\0schema";
 
 /// How much of a refused payload a dead letter keeps for inspection; the whole message

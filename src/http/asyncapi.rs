@@ -118,6 +118,7 @@ fn messages(list: &[Component], schemas: &mut Map<String, Value>) -> Vec<Message
             for (name, schema) in found {
                 let mut schema = serde_json::to_value(schema).unwrap_or_default();
                 plain_tag(&mut schema);
+                instants(&mut schema);
                 schemas.entry(name).or_insert(schema);
             }
             let schema = (c.name)().into_owned();
@@ -153,6 +154,22 @@ fn plain_tag(schema: &mut Value) {
                 fields.extend(inner);
             }
         }
+    }
+}
+
+/// Gives every instant of `schema` (a string of `format: date-time`) the one pattern the
+/// service writes instants in, [`racing_events::Instant::PATTERN`], as the OpenAPI
+/// document does.
+fn instants(schema: &mut Value) {
+    match schema {
+        Value::Object(fields) => {
+            if fields.get("format").and_then(Value::as_str) == Some("date-time") {
+                fields.insert("pattern".into(), racing_events::Instant::PATTERN.into());
+            }
+            fields.values_mut().for_each(instants);
+        }
+        Value::Array(items) => items.iter_mut().for_each(instants),
+        _ => {}
     }
 }
 

@@ -209,8 +209,41 @@ fn describe() -> utoipa::openapi::OpenApi {
     top.insert("webhooks".into(), webhooks);
     let components = api.components.get_or_insert_with(Components::new);
     components.schemas.extend(schemas);
+    components.schemas.values_mut().for_each(instants);
     share(&mut api);
     api
+}
+
+/// Gives every instant of `schema` (a string of `format: date-time`) the one pattern the
+/// service writes instants in, [`racing_events::Instant::PATTERN`]: UTC, `Z`, milliseconds.
+fn instants(schema: &mut RefOr<Schema>) {
+    use utoipa::openapi::schema::{AdditionalProperties, ArrayItems, KnownFormat, SchemaFormat};
+    let RefOr::T(schema) = schema else {
+        return;
+    };
+    match schema {
+        Schema::Object(o) => {
+            if matches!(
+                o.format,
+                Some(SchemaFormat::KnownFormat(KnownFormat::DateTime))
+            ) {
+                o.pattern = Some(racing_events::Instant::PATTERN.to_owned());
+            }
+            o.properties.values_mut().for_each(instants);
+            if let Some(AdditionalProperties::RefOr(s)) = o.additional_properties.as_deref_mut() {
+                instants(s);
+            }
+        }
+        Schema::Array(a) => {
+            if let ArrayItems::RefOrSchema(s) = &mut a.items {
+                instants(s);
+            }
+        }
+        Schema::OneOf(x) => x.items.iter_mut().for_each(instants),
+        Schema::AllOf(x) => x.items.iter_mut().for_each(instants),
+        Schema::AnyOf(x) => x.items.iter_mut().for_each(instants),
+        _ => {}
+    }
 }
 
 /// A row's operation: its parameters, its 200 and its own errors.

@@ -101,6 +101,14 @@ impl<'a> Validator<'a> {
             if schema["format"] == "date-time" && s.parse::<jiff::Timestamp>().is_err() {
                 return Err(format!("{at}: {s} is not an RFC 3339 time"));
             }
+            // The one way the service writes an instant (its pattern): UTC, `Z`, milliseconds.
+            if schema["pattern"] == racing_events::Instant::PATTERN
+                && racing_events::Instant::of(s).as_deref() != Some(s)
+            {
+                return Err(format!(
+                    "{at}: {s} is not an instant in UTC to the millisecond"
+                ));
+            }
         }
         match v {
             Value::Array(items) => {

@@ -221,7 +221,7 @@ impl Registry {
     pub async fn revoke(&self, id: &str) -> anyhow::Result<KeyRecord> {
         let (mut record, revision) = self.entry(id).await?;
         if record.revoked_at.is_none() {
-            record.revoked_at = Some(jiff::Timestamp::now().to_string());
+            record.revoked_at = Some(racing_events::Instant::now());
             self.update(&record, revision).await?;
         }
         Ok(record)
@@ -269,7 +269,9 @@ impl Registry {
             .expires_at
             .as_deref()
             .and_then(|t| t.parse::<jiff::Timestamp>().ok());
-        old.expires_at = Some(earlier.map_or(until, |e| e.min(until)).to_string());
+        old.expires_at = Some(racing_events::Instant::text(
+            earlier.map_or(until, |e| e.min(until)),
+        ));
         self.update(&old, revision).await?;
         Ok(old)
     }

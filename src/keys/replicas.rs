@@ -272,7 +272,7 @@ impl Replicas {
                 .collect()
         };
         if full {
-            let now = jiff::Timestamp::now().to_string();
+            let now = racing_events::Instant::now();
             if let Err(e) = store.put(format!("r.{}", self.id), now.into()).await {
                 tracing::debug!(error = %e, "announcing this replica");
             }

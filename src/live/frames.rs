@@ -126,7 +126,7 @@ pub struct SnapshotFrame {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub status_reason: Option<String>,
-    /// Every runner with a price, in horse-number order.
+    /// Every runner with a price, in horse-number order, those scratched marked.
     pub odds: Vec<RunnerMarket>,
     /// The market these prices make; left out of the snapshot of a race with no prices.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -141,6 +141,12 @@ pub struct SnapshotFrame {
 pub struct RunnerMarket {
     /// Brand number.
     pub horse_no: String,
+    /// `true` for a runner scratched from the race: it keeps its last prices, and the
+    /// books, the favourites and the movers leave it out. Left out for a runner that can
+    /// still run.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[schema(required = false)]
+    pub scratched: bool,
     /// Decimal win odds, stake included (at least 1.0), where the runner has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(minimum = 1, nullable = false)]
@@ -185,7 +191,8 @@ pub struct Market {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(format = DateTime, nullable = false)]
     pub clock: Option<String>,
-    /// The win market's book: the sum of 1 / win odds over the runners, in percent.
+    /// The win market's book: the sum of 1 / win odds over the runners not scratched, in
+    /// percent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub win_book_pct: Option<f64>,
@@ -193,11 +200,13 @@ pub struct Market {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub place_book_pct: Option<f64>,
-    /// The runners with the shortest win price.
+    /// The runners not scratched with the shortest win price.
     pub favourites: Vec<String>,
-    /// The runners whose win price shortened most over the last 15 minutes, at most 3.
+    /// The runners not scratched whose win price shortened most over the last 15
+    /// minutes, at most 3.
     pub steamers: Vec<String>,
-    /// The runners whose win price lengthened most over the last 15 minutes, at most 3.
+    /// The runners not scratched whose win price lengthened most over the last 15
+    /// minutes, at most 3.
     pub drifters: Vec<String>,
 }
 
@@ -206,7 +215,7 @@ pub struct Market {
 #[serde(deny_unknown_fields)]
 pub struct Book {
     /// The win market's book after the update: the sum of 1 / win odds over every runner
-    /// with a win price, in percent, 2 decimal places.
+    /// with a win price that is not scratched, in percent, 2 decimal places.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub win_book_pct: Option<f64>,
@@ -214,7 +223,7 @@ pub struct Book {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub place_book_pct: Option<f64>,
-    /// The runners with the shortest win price after the update.
+    /// The runners not scratched with the shortest win price after the update.
     pub favourites: Vec<String>,
 }
 
@@ -240,7 +249,8 @@ pub struct MarketFrame {
     pub seq: u64,
     /// The market.
     pub market: Market,
-    /// Every runner with a price and its moves, in horse-number order.
+    /// Every runner with a price and its moves, in horse-number order, those scratched
+    /// marked.
     pub odds: Vec<RunnerMarket>,
 }
 
@@ -269,11 +279,11 @@ pub struct OddsFrame {
     pub race_number: u8,
     /// Stream sequence of the update.
     pub seq: u64,
-    /// When JetStream stored the update (RFC 3339, UTC): when it was published.
+    /// When JetStream stored the update (UTC, to the millisecond): when it was published.
     #[schema(format = DateTime)]
     pub published_at: String,
-    /// When the prices were given at their source: the event's `occurred_at` (RFC 3339,
-    /// `Z` or an offset, as the feeder wrote it). For a past race's recorded moves,
+    /// When the prices were given at their source: the event's `occurred_at` (UTC, to
+    /// the millisecond, whatever offset the feeder wrote). For a past race's recorded moves,
     /// published later, this is the race's time and `published_at` the publishing's.
     #[schema(format = DateTime)]
     pub occurred_at: String,

@@ -153,7 +153,7 @@ impl Rebuilder {
             }
             *status = Status {
                 state: State::Running,
-                started_at: Some(jiff::Timestamp::now().to_string()),
+                started_at: Some(racing_events::Instant::now()),
                 repair: repair.clone(),
                 ..Status::default()
             };
@@ -212,7 +212,7 @@ impl Rebuilder {
                 }
             }
             let mut status = lock(&status);
-            status.finished_at = Some(jiff::Timestamp::now().to_string());
+            status.finished_at = Some(racing_events::Instant::now());
             match outcome {
                 Ok(()) => {
                     status.state = State::Done;

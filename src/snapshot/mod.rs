@@ -594,7 +594,7 @@ fn metadata_of(
         ("digest".to_owned(), summary.digest.clone()),
         ("records".to_owned(), summary.records.to_string()),
         ("store_bytes".to_owned(), store_bytes.to_string()),
-        ("created_at".to_owned(), jiff::Timestamp::now().to_string()),
+        ("created_at".to_owned(), racing_events::Instant::now()),
         ("replica".to_owned(), replica.to_owned()),
     ])
 }

@@ -301,7 +301,7 @@ impl Writer {
                 status.skipped = Some(Skipped {
                     lack,
                     reason: reason.clone(),
-                    at: jiff::Timestamp::now().to_string(),
+                    at: racing_events::Instant::now(),
                 });
                 Err(Refused::NotNow(reason))
             }

@@ -92,7 +92,7 @@ pub async fn subscribe(
         let subscription = Subscription {
             plan: plan_id.to_owned(),
             key_id: key_record.id.clone(),
-            confirmed_at: jiff::Timestamp::now().to_string(),
+            confirmed_at: racing_events::Instant::now(),
             replaced_at: None,
             previous: Vec::new(),
         };
@@ -294,7 +294,7 @@ pub async fn replace(signup: &Signup, email: &str, compromised: bool) -> anyhow:
             }
         }
     }
-    let now = jiff::Timestamp::now().to_string();
+    let now = racing_events::Instant::now();
     let mut lines = Vec::with_capacity(issued.len());
     for (&i, (key, new)) in chosen.iter().zip(&issued) {
         let subscription = &mut record.subscriptions[i];

@@ -459,7 +459,7 @@ impl Mailer {
             to: spooled.to.clone(),
             subject: spooled.subject.clone(),
             queued_at: rfc3339(spooled.queued_at),
-            failed_at: jiff::Timestamp::now().to_string(),
+            failed_at: racing_events::Instant::now(),
             attempts: spooled.attempts,
             reason,
         };
@@ -543,7 +543,8 @@ fn queued_at_of(path: &Path, recorded: i64) -> i64 {
 }
 
 fn rfc3339(millis: i64) -> String {
-    jiff::Timestamp::from_millisecond(millis).map_or_else(|_| millis.to_string(), |t| t.to_string())
+    jiff::Timestamp::from_millisecond(millis)
+        .map_or_else(|_| millis.to_string(), racing_events::Instant::text)
 }
 
 /// `text` with each paragraph's lines wrapped at `width` characters; a word longer than

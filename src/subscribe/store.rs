@@ -247,7 +247,7 @@ impl Store {
     ) -> anyhow::Result<()> {
         let record = PendingRecord {
             pending,
-            expires_at: expires.to_string(),
+            expires_at: racing_events::Instant::text(expires),
         };
         self.signups
             .create(token_key(token), serde_json::to_vec(&record)?.into())

@@ -15,7 +15,7 @@ fn a_move_updates_the_board_and_marks_what_moved() {
     let mut board = Board::default();
     assert!(board.apply(&frame(SNAPSHOT), None));
     let odds = frame(
-        r#"{"type":"odds","date":"2026-11-23","venue":null,"race_number":3,"seq":11,"published_at":"2026-11-23T05:00:00Z","occurred_at":"2026-11-23T13:00:00+08:00","odds":[{"horse_no":"B2","win_odds":7.0}],"market":{"favourites":[]}}"#,
+        r#"{"type":"odds","date":"2026-11-23","venue":null,"race_number":3,"seq":11,"published_at":"2026-11-23T05:00:00.000Z","occurred_at":"2026-11-23T05:00:00.000Z","odds":[{"horse_no":"B2","win_odds":7.0}],"market":{"favourites":[]}}"#,
     );
     assert!(board.apply(&odds, None));
     assert_eq!(board.seq, 11);
@@ -48,7 +48,7 @@ fn place_prices_show_beside_win_prices_and_a_place_move_keeps_the_win_price() {
         "snapshot 2026-11-23 race 3 seq 10: A1 4 place 1.6, B2 9.5"
     );
     let odds = frame(
-        r#"{"type":"odds","date":"2026-11-23","venue":null,"race_number":3,"seq":11,"published_at":"2026-11-23T05:00:00Z","occurred_at":"2026-11-23T13:00:00+08:00","odds":[{"horse_no":"A1","place_odds":1.5},{"horse_no":"B2","win_odds":8.0,"place_odds":2.4}],"market":{"favourites":[]}}"#,
+        r#"{"type":"odds","date":"2026-11-23","venue":null,"race_number":3,"seq":11,"published_at":"2026-11-23T05:00:00.000Z","occurred_at":"2026-11-23T05:00:00.000Z","odds":[{"horse_no":"A1","place_odds":1.5},{"horse_no":"B2","win_odds":8.0,"place_odds":2.4}],"market":{"favourites":[]}}"#,
     );
     board.apply(&odds, None);
     let line = board.line(&odds).expect("a line");
@@ -68,7 +68,7 @@ fn a_status_frame_shows_the_status_and_its_reason() {
     let mut board = Board::default();
     board.apply(&frame(SNAPSHOT), None);
     let status = frame(
-        r#"{"type":"status","date":"2026-11-23","venue":"Sha Tin","race_number":3,"seq":12,"published_at":"2026-11-23T05:00:01Z","status":"suspended","reason":"B2 withdrawn: lame"}"#,
+        r#"{"type":"status","date":"2026-11-23","venue":"Sha Tin","race_number":3,"seq":12,"published_at":"2026-11-23T05:00:01.000Z","status":"suspended","reason":"B2 withdrawn: lame"}"#,
     );
     assert!(board.apply(&status, None));
     assert_eq!(board.seq, 12);
@@ -79,7 +79,7 @@ fn a_status_frame_shows_the_status_and_its_reason() {
     let drawn = board.draw(&BTreeMap::new());
     assert!(drawn.contains("SUSPENDED (B2 withdrawn: lame)"), "{drawn}");
     let off = frame(
-        r#"{"type":"status","date":"2026-11-23","venue":null,"race_number":3,"seq":13,"published_at":"2026-11-23T05:00:02Z","status":"off"}"#,
+        r#"{"type":"status","date":"2026-11-23","venue":null,"race_number":3,"seq":13,"published_at":"2026-11-23T05:00:02.000Z","status":"off"}"#,
     );
     board.apply(&off, None);
     assert!(board.line(&off).is_some_and(|l| l.ends_with("seq 13: off")));
@@ -91,7 +91,7 @@ fn a_status_frame_shows_the_status_and_its_reason() {
     // A snapshot that gives the race's status shows it too.
     let mut board = Board::default();
     let snapshot = frame(
-        r#"{"type":"snapshot","date":"2026-11-23","venue":null,"race_number":3,"seq":10,"status":"open","status_at":"2026-11-23T04:00:00Z","odds":[]}"#,
+        r#"{"type":"snapshot","date":"2026-11-23","venue":null,"race_number":3,"seq":10,"status":"open","status_at":"2026-11-23T04:00:00.000Z","odds":[]}"#,
     );
     board.apply(&snapshot, None);
     let line = board.line(&snapshot).expect("a line");
@@ -103,7 +103,7 @@ fn a_scratched_runner_is_struck_out() {
     let mut board = Board::default();
     board.apply(&frame(SNAPSHOT), None);
     let scratching = frame(
-        r#"{"type":"scratching","date":"2026-11-23","venue":"Sha Tin","race_number":3,"seq":11,"published_at":"2026-11-23T05:00:01Z","horse_no":"B2"}"#,
+        r#"{"type":"scratching","date":"2026-11-23","venue":"Sha Tin","race_number":3,"seq":11,"published_at":"2026-11-23T05:00:01.000Z","horse_no":"B2"}"#,
     );
     assert!(board.apply(&scratching, None));
     assert_eq!(
@@ -123,7 +123,7 @@ fn a_scratched_runner_is_struck_out() {
     assert!(!a1.contains("\u{1b}[9m"), "{a1}");
 }
 
-const RESULT: &str = r#"{"type":"result","date":"2026-11-23","venue":"Sha Tin","race_number":3,"seq":20,"published_at":"2026-11-23T05:03:00Z","result":{"date":"2026-11-23","venue":"Sha Tin","race_number":3,"race_name":"PINE HANDICAP","distance":1200,"going":"GOOD","runners":[{"position":1,"horse_no":"A1","horse_name":"GOLDEN DASH","jockey":"Z Purton","trainer":"J Size","finish_time":"1:09.52","win_odds":4.0,"status":null,"dead_heat":false},{"position":2,"horse_no":"C3","horse_name":"SILVER WAVE","jockey":"H Bowman","trainer":"F Lor","finish_time":"1:09.60","win_odds":6.0,"status":null,"dead_heat":false},{"position":null,"horse_no":"B2","horse_name":"LUCKY STAR","jockey":"K Teetan","trainer":"P Yiu","finish_time":null,"win_odds":null,"status":"WX","dead_heat":false}],"class":"Class 4"}}"#;
+const RESULT: &str = r#"{"type":"result","date":"2026-11-23","venue":"Sha Tin","race_number":3,"seq":20,"published_at":"2026-11-23T05:03:00.000Z","result":{"date":"2026-11-23","venue":"Sha Tin","race_number":3,"race_name":"PINE HANDICAP","distance":1200,"going":"GOOD","runners":[{"position":1,"horse_no":"A1","horse_name":"GOLDEN DASH","jockey":"Z Purton","trainer":"J Size","finish_time":"1:09.52","win_odds":4.0,"status":null,"dead_heat":false},{"position":2,"horse_no":"C3","horse_name":"SILVER WAVE","jockey":"H Bowman","trainer":"F Lor","finish_time":"1:09.60","win_odds":6.0,"status":null,"dead_heat":false},{"position":null,"horse_no":"B2","horse_name":"LUCKY STAR","jockey":"K Teetan","trainer":"P Yiu","finish_time":null,"win_odds":null,"status":"WX","dead_heat":false}],"class":"Class 4"}}"#;
 
 #[test]
 fn a_result_frame_prints_the_placings() {
@@ -157,7 +157,7 @@ fn a_retraction_prints_a_line_and_takes_the_result_off_the_board() {
     board.apply(&frame(SNAPSHOT), None);
     board.apply(&frame(RESULT), None);
     let retraction = frame(
-        r#"{"type":"retraction","date":"2026-11-23","venue":"Sha Tin","race_number":3,"seq":21,"published_at":"2026-11-23T05:04:00Z","reason":"published under Sha Tin in error"}"#,
+        r#"{"type":"retraction","date":"2026-11-23","venue":"Sha Tin","race_number":3,"seq":21,"published_at":"2026-11-23T05:04:00.000Z","reason":"published under Sha Tin in error"}"#,
     );
     assert!(board.apply(&retraction, None));
     assert_eq!(
@@ -206,7 +206,9 @@ fn the_subscription_asks_for_the_race_days_topics_unless_refused() {
 #[test]
 fn the_lag_counts_whole_seconds_too() {
     let mut board = Board::default();
-    let published = jiff::Timestamp::now() - jiff::SignedDuration::from_millis(2_500);
+    let published = racing_events::Instant::text(
+        jiff::Timestamp::now() - jiff::SignedDuration::from_millis(2_500),
+    );
     let odds = format!(
         r#"{{"type":"odds","date":"2026-11-23","venue":null,"race_number":3,"seq":11,"published_at":"{published}","occurred_at":"{published}","odds":[{{"horse_no":"B2","win_odds":7.0}}],"market":{{"favourites":[]}}}}"#
     );
@@ -221,12 +223,12 @@ fn a_replay_shows_when_each_move_happened_not_when_it_was_published() {
     let mut board = Board::default();
     // A past race's move, published into the log this morning.
     let moved = frame(
-        r#"{"type":"odds","replay":true,"date":"2026-11-18","venue":"Sha Tin","race_number":2,"seq":812,"published_at":"2026-11-25T01:02:03.456Z","occurred_at":"2026-11-18T13:29:00+08:00","odds":[{"horse_no":"A1","win_odds":4.5}],"market":{"favourites":[]}}"#,
+        r#"{"type":"odds","replay":true,"date":"2026-11-18","venue":"Sha Tin","race_number":2,"seq":812,"published_at":"2026-11-25T01:02:03.456Z","occurred_at":"2026-11-18T05:29:00.000Z","odds":[{"horse_no":"A1","win_odds":4.5}],"market":{"favourites":[]}}"#,
     );
     board.apply(&moved, Some(2));
     assert_eq!(
         board.line(&moved).as_deref(),
-        Some("replay 2026-11-18 race 2 seq 812 at 2026-11-18T13:29:00+08:00: A1 4.5")
+        Some("replay 2026-11-18 race 2 seq 812 at 2026-11-18T05:29:00.000Z: A1 4.5")
     );
 }
 
@@ -234,12 +236,12 @@ fn a_replay_shows_when_each_move_happened_not_when_it_was_published() {
 fn a_replay_prints_each_recorded_move_then_how_many_there_were() {
     let mut board = Board::default();
     let moved = frame(
-        r#"{"type":"odds","replay":true,"date":"2026-11-21","venue":"Sha Tin","race_number":1,"seq":2771,"published_at":"2026-11-21T05:55:52Z","occurred_at":"2026-11-21T05:55:52Z","odds":[{"horse_no":"A1","win_odds":4.5}],"market":{"favourites":[]}}"#,
+        r#"{"type":"odds","replay":true,"date":"2026-11-21","venue":"Sha Tin","race_number":1,"seq":2771,"published_at":"2026-11-21T05:55:52.000Z","occurred_at":"2026-11-21T05:55:52.000Z","odds":[{"horse_no":"A1","win_odds":4.5}],"market":{"favourites":[]}}"#,
     );
     board.apply(&moved, Some(1));
     assert_eq!(
         board.line(&moved).as_deref(),
-        Some("replay 2026-11-21 race 1 seq 2771 at 2026-11-21T05:55:52Z: A1 4.5")
+        Some("replay 2026-11-21 race 1 seq 2771 at 2026-11-21T05:55:52.000Z: A1 4.5")
     );
     let end = |moves: u64| {
         frame(&format!(

@@ -317,13 +317,16 @@ fn a_scratched_runner_is_withdrawn_in_its_result() {
 }
 
 #[test]
-fn profiles_count_the_starts_wins_and_places_of_the_results() {
-    let mut counted: BTreeMap<&str, (i64, i64, i64)> = BTreeMap::new();
+fn profiles_count_the_starts_wins_seconds_thirds_and_places_of_the_results() {
+    // Places are the first three, wins included, as a place bet pays.
+    let mut counted: BTreeMap<&str, (i64, i64, i64, i64, i64)> = BTreeMap::new();
     for runner in results().flat_map(|r| &r.runners).filter(|r| !withdrawn(r)) {
         let tally = counted.entry(runner.horse_no.as_str()).or_default();
         tally.0 += 1;
         tally.1 += i64::from(runner.position == Some(1));
-        tally.2 += i64::from(matches!(runner.position, Some(2 | 3)));
+        tally.2 += i64::from(runner.position == Some(2));
+        tally.3 += i64::from(runner.position == Some(3));
+        tally.4 += i64::from(matches!(runner.position, Some(1..=3)));
     }
     for env in &feed().events {
         if let Event::HorseProfileUpdated(p) = &env.event {
@@ -331,7 +334,14 @@ fn profiles_count_the_starts_wins_and_places_of_the_results() {
                 .get(p.horse_no.as_str())
                 .copied()
                 .unwrap_or_default();
-            assert_eq!((p.starts, p.wins, p.places), tally, "{}", p.horse_no);
+            let given = (
+                p.starts,
+                p.wins,
+                p.seconds.unwrap_or(-1),
+                p.thirds.unwrap_or(-1),
+                p.places,
+            );
+            assert_eq!(given, tally, "{}", p.horse_no);
             if p.starts == 0 {
                 assert_eq!(p.total_stakes, 0, "{}", p.horse_no);
             }

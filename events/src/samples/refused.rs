@@ -153,6 +153,30 @@ pub fn refused() -> Vec<Refused> {
             broken(profile(), &[set("/data/places", json!(11))]),
         ),
         (
+            "seconds is 0 or more",
+            broken(
+                profile(),
+                &[
+                    set("/data/seconds", json!(-1)),
+                    set("/data/thirds", json!(2)),
+                ],
+            ),
+        ),
+        (
+            "seconds and thirds come together",
+            broken(profile(), &[set("/data/seconds", json!(1))]),
+        ),
+        (
+            "places are wins + seconds + thirds",
+            broken(
+                profile(),
+                &[
+                    set("/data/seconds", json!(1)),
+                    set("/data/thirds", json!(1)),
+                ],
+            ),
+        ),
+        (
             "horse_no starts with a letter or digit",
             broken(profile(), &[set("/data/horse_no", json!("-E271"))]),
         ),

@@ -158,6 +158,17 @@ fn each_version_has_its_own_types_and_fields_and_no_later_ones() {
     assert_eq!(types(FeedVersion::V1_0).len(), 5);
     assert_eq!(types(FeedVersion::V1_1).len(), 6);
     assert_eq!(types(FeedVersion::V1_2).len(), 7);
+    assert_eq!(types(FeedVersion::V1_3).len(), 7);
+    // A rule of v1.3's is listed from v1.3 on.
+    let rules = |v: FeedVersion| {
+        feed_schema(v)["x-service-only"]
+            .as_array()
+            .map_or(0, Vec::len)
+    };
+    assert_eq!(
+        (rules(FeedVersion::V1_2), rules(FeedVersion::V1_3)),
+        (8, 10)
+    );
     let field = |v: FeedVersion, def: &str, name: &str| {
         feed_schema(v)["$defs"][def]["properties"]
             .get(name)
@@ -172,6 +183,8 @@ fn each_version_has_its_own_types_and_fields_and_no_later_ones() {
         ("OddsUpdated", "venue", FeedVersion::V1_1),
         ("RunnerScratched", "venue", FeedVersion::V1_1),
         ("RunnerOdds", "place_odds", FeedVersion::V1_2),
+        ("HorseProfile", "seconds", FeedVersion::V1_3),
+        ("HorseProfile", "thirds", FeedVersion::V1_3),
     ] {
         for v in FeedVersion::ALL {
             assert_eq!(

@@ -46,8 +46,8 @@ pub use form::{FormDoc, FormEntry};
 pub(crate) use cards::{
     card_race, render_cards, GoingRecord, RaceForm, Record, RunnerForm, StoredRaceForm, Strike,
 };
-pub(crate) use odds::render_odds;
 pub use odds::{published_at, render_odds_move, OddsMoveDoc};
+pub(crate) use odds::{render_odds, OddsRace};
 pub(crate) use profile::render_profile;
 pub(crate) use results::{render_results, result_race};
 // The document types are named outside only by the API's schemas.

@@ -56,9 +56,10 @@ pub struct OddsDoc<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(value_type = String, required = false))]
     status_reason: Option<&'a str>,
-    /// Every runner with a price, in horse-number order.
+    /// Every runner with a price, in horse-number order, those scratched from the race
+    /// marked `scratched`.
     odds: Vec<RunnerOddsDoc<'a>>,
-    /// The market these prices make.
+    /// The market the prices of the runners not scratched make.
     market: MarketDoc,
 }
 
@@ -76,23 +77,24 @@ pub struct MarketDoc {
         schema(value_type = String, format = DateTime, required = false)
     )]
     clock: Option<String>,
-    /// The win book: the sum of 1 / win odds over every runner with a win price, in
-    /// percent, 2 decimal places (over 100 by the operator's margin); left out where no
-    /// runner has a win price.
+    /// The win book: the sum of 1 / win odds over every runner with a win price that is
+    /// not scratched, in percent, 2 decimal places (over 100 by the operator's margin);
+    /// left out where no such runner has a win price.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(nullable = false))]
     win_book_pct: Option<f64>,
-    /// The place book, the same over place prices; left out where no runner has one.
+    /// The place book, the same over place prices; left out where no runner not
+    /// scratched has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(nullable = false))]
     place_book_pct: Option<f64>,
-    /// The runners with the shortest win price, joint favourites all listed.
+    /// The runners not scratched with the shortest win price, joint favourites all listed.
     favourites: Vec<String>,
-    /// Steamers: the runners whose win price shortened most over the last 15 minutes of
-    /// the clock (by `win_move_15m_pct`), at most 3, biggest first.
+    /// Steamers: the runners not scratched whose win price shortened most over the last
+    /// 15 minutes of the clock (by `win_move_15m_pct`), at most 3, biggest first.
     steamers: Vec<String>,
-    /// Drifters: the runners whose win price lengthened most over the last 15 minutes,
-    /// at most 3, biggest first.
+    /// Drifters: the runners not scratched whose win price lengthened most over the last
+    /// 15 minutes, at most 3, biggest first.
     drifters: Vec<String>,
 }
 
@@ -104,6 +106,12 @@ pub struct MarketDoc {
 pub struct RunnerOddsDoc<'a> {
     /// Brand number.
     horse_no: &'a str,
+    /// `true` for a runner scratched from the race: it keeps its last prices here, and
+    /// the books, the favourites and the movers leave it out. Left out for a runner that
+    /// can still run.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[cfg_attr(feature = "openapi", schema(required = false))]
+    scratched: bool,
     /// Decimal win odds, stake included (at least 1.0): a winning 1-dollar bet returns
     /// this.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -199,42 +207,51 @@ pub struct OddsMoveDoc<'a> {
     pub market: &'a crate::market::Book,
 }
 
-/// RFC 3339 text of the time JetStream stored a message, in nanoseconds since the epoch:
-/// an odds move's `published_at`.
+/// The time JetStream stored a message, in nanoseconds since the epoch, as the service
+/// serves an instant ([`racing_events::Instant`]): an odds move's `published_at`.
 pub fn published_at(unix_nanos: i128) -> String {
-    jiff::Timestamp::from_nanosecond(unix_nanos)
-        .map(|t| t.to_string())
-        .unwrap_or_default()
+    racing_events::Instant::of_nanos(unix_nanos)
 }
 
-/// Renders the current odds of a race at `venue` (`None` where no venue of the race is
-/// known), with its status (`None` for a race never given one): `{date, venue, meetings?,
-/// race_number, seq, status?, status_at?, status_reason?, odds: [{horse_no, win_odds?,
-/// place_odds?}]}`, runners in horse-number order. The WebSocket's `snapshot` is this
-/// document with a `type` in front.
+/// The race an odds document is of: its date, venue (`None` where no venue of the race is
+/// known), the day's venues where it has more than one, and its number.
+pub(crate) struct OddsRace<'a> {
+    pub(crate) date: &'a str,
+    pub(crate) venue: Option<&'a str>,
+    pub(crate) meetings: Option<&'a [String]>,
+    pub(crate) race_number: u8,
+}
+
+/// Renders the current odds of a race, with its status (`None` for a race never given
+/// one) and the runners scratched from it: `{date, venue, meetings?, race_number, seq,
+/// status?, status_at?, status_reason?, odds: [{horse_no, scratched?, win_odds?,
+/// place_odds?, ...}], market}`, runners in horse-number order, the market over those not
+/// scratched. The WebSocket's `snapshot` is this document with a `type` in front.
 pub(crate) fn render_odds(
-    date: &str,
-    venue: Option<&str>,
-    meetings: Option<&[String]>,
-    race_number: u8,
+    of: &OddsRace<'_>,
     race: &crate::state::RaceOdds,
     status: Option<&crate::status::Status>,
+    scratched: &std::collections::BTreeSet<String>,
 ) -> Vec<u8> {
     let [status, status_at, status_reason] = crate::status::Status::fields(status);
     let mut horses: Vec<&String> = race.runners.keys().chain(race.place.keys()).collect();
     horses.sort_unstable();
     horses.dedup();
     let moves = crate::market::moves(&race.trail, &race.runners);
-    let (steamers, drifters) = crate::market::movers(&moves);
+    let (steamers, drifters) = crate::market::movers(
+        moves
+            .iter()
+            .filter(|(h, _)| !scratched.contains(h.as_str())),
+    );
     let clock = (race.trail.clock != 0)
         .then(|| jiff::Timestamp::from_millisecond(race.trail.clock).ok())
         .flatten()
-        .map(|t| t.to_string());
+        .map(racing_events::Instant::text);
     to_json(&OddsDoc {
-        date,
-        venue,
-        meetings,
-        race_number,
+        date: of.date,
+        venue: of.venue,
+        meetings: of.meetings,
+        race_number: of.race_number,
         seq: race.seq,
         status,
         status_at,
@@ -247,6 +264,7 @@ pub(crate) fn render_odds(
                 let moved = moves.get(h).cloned().unwrap_or_default();
                 RunnerOddsDoc {
                     horse_no: h,
+                    scratched: scratched.contains(h.as_str()),
                     win_odds,
                     place_odds,
                     win_prob: win_odds.map(crate::market::implied),
@@ -259,7 +277,7 @@ pub(crate) fn render_odds(
             })
             .collect(),
         market: {
-            let book = race.book();
+            let book = race.book(scratched);
             MarketDoc {
                 clock,
                 win_book_pct: book.win_book_pct,

@@ -5,15 +5,17 @@ use serde::Serialize;
 use super::to_json;
 
 /// A horse's profile, these fields in this order: origin, colour, sex, age, trainer,
-/// owner, stakes and record, then pedigree, import type, ratings and season stakes where the feed gave them (a field
-/// not given is left out).
+/// owner, stakes and record (its seconds and thirds where the feed gave them), then
+/// pedigree, import type, ratings and season stakes where the feed gave them (a field not
+/// given is left out).
 #[derive(Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "openapi", schema(as = Profile, examples(json!({
     "horse_no": "E271", "horse_name": "GOLDEN SIXTY", "country_of_origin": "AUS",
     "colour": "Bay", "sex": "Gelding", "age": 9, "trainer": "F C Lor",
     "owner": "Stewart Leung", "total_stakes": 150218500, "starts": 32, "wins": 27,
-    "places": 2, "sire": "Street Cry", "dam": "Clinque", "dam_sire": "Casual Lies",
+    "places": 29, "seconds": 2, "thirds": 0, "sire": "Street Cry", "dam": "Clinque",
+    "dam_sire": "Casual Lies",
     "import_type": "PPG", "current_rating": 126, "season_start_rating": 131,
     "season_stakes": 12500000
 }))))]
@@ -40,8 +42,21 @@ pub struct ProfileDoc<'a> {
     starts: i64,
     /// Career wins.
     wins: i64,
-    /// Career placings.
+    /// Deprecated (served on in `/api/v1`; `docs/api.md`, Versions and deprecation):
+    /// career places as the feed gave them. From feed v1.3 the finishes in the first
+    /// three, wins included (`wins + seconds + thirds`), as `places` means everywhere
+    /// else; a feeder of an earlier version may have counted only seconds and thirds.
+    /// Read `wins`, `seconds` and `thirds`.
+    #[cfg_attr(feature = "openapi", schema(deprecated))]
     places: i64,
+    /// Career seconds. Left out where the feed did not give them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false, minimum = 0))]
+    seconds: Option<i64>,
+    /// Career thirds. Left out where the feed did not give them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false, minimum = 0))]
+    thirds: Option<i64>,
     /// Sire's name. Left out where the feed did not give it.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(nullable = false))]
@@ -98,6 +113,8 @@ pub(crate) fn render_profile(p: &racing_events::HorseProfile) -> Vec<u8> {
         starts: p.starts,
         wins: p.wins,
         places: p.places,
+        seconds: p.seconds,
+        thirds: p.thirds,
         sire: p.sire.as_deref(),
         dam: p.dam.as_deref(),
         dam_sire: p.dam_sire.as_deref(),

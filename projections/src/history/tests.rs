@@ -18,9 +18,9 @@ const ST: &str = "Sha Tin";
 const HV: &str = "Happy Valley";
 
 /// A log with what changes documents in every way: profiles and a rename, cards at two
-/// venues, scratchings for a venue and for every venue, odds for a venue and for every
-/// venue, results, an amendment that drops a runner, retractions, a race published again,
-/// statuses for a venue and for every venue (one that a result finishes), place prices,
+/// venues, scratchings for a venue and for every venue (of a runner priced before, and of
+/// runners priced after), odds for a venue and for every venue, results, an amendment
+/// that drops a runner, retractions, a race published again, statuses for a venue and for every venue (one that a result finishes), place prices,
 /// price moves minutes apart.
 fn log() -> Vec<Envelope> {
     [
@@ -34,6 +34,8 @@ fn log() -> Vec<Envelope> {
         scratch_at(DAY, ST, 1, "C3"),
         odds_at(DAY, ST, 1, &[("A1", 2.2), ("B2", 9.0)]),
         odds_at(DAY, ST, 1, &[("B2", 7.5)]),
+        // A priced runner scratched after its moves: its race's market changes here.
+        scratch_at(DAY, ST, 1, "B2"),
         status(DAY, None, 1, RaceStatus::Suspended, Some("reweigh")),
         scratch(DAY, 1, "E5"),
         result(

@@ -65,7 +65,7 @@ fn the_odds_document_is_the_snapshot_and_changes_are_found_by_sequence() {
         .expect("doc");
     assert_eq!(
         std::str::from_utf8(&doc).expect("utf8"),
-        r#"{"date":"2026-11-21","venue":null,"race_number":2,"seq":3,"odds":[{"horse_no":"A1","win_odds":3.1,"win_prob":0.3226,"first_win_odds":3.5,"win_move_pct":-11.43},{"horse_no":"B2","win_odds":8.0,"win_prob":0.125,"first_win_odds":8.0,"win_move_pct":0.0}],"market":{"clock":"2026-11-21T12:00:00Z","win_book_pct":44.76,"favourites":["A1"],"steamers":[],"drifters":[]}}"#
+        r#"{"date":"2026-11-21","venue":null,"race_number":2,"seq":3,"odds":[{"horse_no":"A1","win_odds":3.1,"win_prob":0.3226,"first_win_odds":3.5,"win_move_pct":-11.43},{"horse_no":"B2","win_odds":8.0,"win_prob":0.125,"first_win_odds":8.0,"win_move_pct":0.0}],"market":{"clock":"2026-11-21T12:00:00.000Z","win_book_pct":44.76,"favourites":["A1"],"steamers":[],"drifters":[]}}"#
     );
     assert_eq!(store.latest_odds_seq().expect("seq"), 3);
     let all = store.odds_changed_since(None, 0).expect("scan");
@@ -247,11 +247,11 @@ fn the_odds_journal_keeps_every_applied_move_in_order_and_no_duplicate() {
     );
     assert_eq!(
         std::str::from_utf8(&moves[0].body).expect("utf8"),
-        r#"{"date":"2026-11-21","venue":null,"race_number":2,"seq":1,"published_at":"2026-11-21T12:00:00Z","occurred_at":"2026-11-21T12:00:00Z","odds":[{"horse_no":"B2","win_odds":8.0},{"horse_no":"A1","win_odds":3.5}],"market":{"win_book_pct":41.07,"favourites":["A1"]}}"#
+        r#"{"date":"2026-11-21","venue":null,"race_number":2,"seq":1,"published_at":"2026-11-21T12:00:00.000Z","occurred_at":"2026-11-21T12:00:00.000Z","odds":[{"horse_no":"B2","win_odds":8.0},{"horse_no":"A1","win_odds":3.5}],"market":{"win_book_pct":41.07,"favourites":["A1"]}}"#
     );
     let second: Value = serde_json::from_slice(&moves[1].body).expect("json");
     assert_eq!(second["venue"], "Sha Tin");
-    assert_eq!(second["published_at"], "2026-11-21T12:00:01Z");
+    assert_eq!(second["published_at"], "2026-11-21T12:00:01.000Z");
 
     let race_2: Vec<u64> = store
         .odds_moves("2026-11-21", 1, Some(2), 100)
@@ -437,4 +437,141 @@ fn a_move_dated_in_the_future_does_not_freeze_the_markets_windows() {
     assert_eq!(five_minutes(&now), serde_json::json!(-25.0));
     let then = store.doc_as_of(key, 3).expect("read").expect("the odds");
     assert_eq!(five_minutes(&then), serde_json::json!(-25.0));
+}
+
+/// Five runners priced, then two of them scratched after their moves (one for its
+/// venue, one for every venue), then a move of another: the books, the favourites and the
+/// movers are those of the three left, counted here from their prices; the two keep their
+/// last prices, marked `scratched`. The documents are the same, as of every point, whether
+/// the log came one event a batch or in one batch, where a scratching follows the moves
+/// it changes the market of.
+#[test]
+fn the_market_leaves_scratched_runners_out_of_its_books_favourites_and_movers() {
+    let prices = |p: &[(&str, f64, f64)]| {
+        let p: Vec<_> = p.iter().map(|&(h, w, pl)| (h, Some(w), Some(pl))).collect();
+        samples::odds_with_place(DAY, Some(ST), 3, &p)
+    };
+    let log = [
+        ("10:00", card(DAY, ST, 3, &["A1", "B2", "C3", "D4", "E5"])),
+        (
+            "10:00",
+            prices(&[
+                ("A1", 2.0, 1.2),
+                ("B2", 4.0, 1.6),
+                ("C3", 8.0, 2.4),
+                ("D4", 10.0, 3.0),
+                ("E5", 20.0, 5.0),
+            ]),
+        ),
+        (
+            "10:20",
+            prices(&[
+                ("A1", 1.8, 1.1),
+                ("B2", 3.6, 1.5),
+                ("C3", 5.0, 1.8),
+                ("E5", 30.0, 7.0),
+            ]),
+        ),
+        ("10:21", scratch_at(DAY, ST, 3, "A1")),
+        ("10:22", scratch(DAY, 3, "C3")),
+        ("10:23", prices(&[("D4", 9.0, 2.8)])),
+    ];
+    let log: Vec<(u64, i128, Envelope)> = log
+        .into_iter()
+        .enumerate()
+        .map(|(i, (hhmm, event))| {
+            let at = format!("{DAY}T{hhmm}:00Z");
+            let nanos = i128::from(crate::market::millis(&at).expect("a time")) * 1_000_000;
+            (i as u64 + 1, nanos, Envelope::new(event, &at))
+        })
+        .collect();
+    let key = DocKey::Odds {
+        date: DAY,
+        race_number: 3,
+        venue: Some(ST),
+    };
+
+    // One event a batch, keeping the document after each; and the whole log in one.
+    let (each_dir, one_dir) = (tempdir(), tempdir());
+    let each = Store::open(each_dir.path()).expect("open");
+    let one = Store::open(one_dir.path()).expect("open");
+    let mut after = Vec::new();
+    let mut whole = one.batch().expect("batch");
+    for (seq, published, e) in &log {
+        let mut b = each.batch().expect("batch");
+        b.apply(*seq, *published, e).expect("apply");
+        b.commit().expect("commit");
+        whole.apply(*seq, *published, e).expect("apply");
+        let doc = each.doc(key).expect("read").map(|d| d.to_vec());
+        after.push((*seq, doc));
+    }
+    whole.commit().expect("commit");
+
+    let doc: Value = serde_json::from_slice(&after[5].1.clone().expect("the odds")).expect("json");
+    let runners = doc["odds"].as_array().expect("odds");
+    let marked: Vec<&str> = runners
+        .iter()
+        .filter(|r| r["scratched"] == json!(true))
+        .map(|r| r["horse_no"].as_str().expect("a number"))
+        .collect();
+    assert_eq!(runners.len(), 5, "every runner priced is listed: {doc}");
+    assert_eq!(marked, ["A1", "C3"], "{doc}");
+    let a1 = &runners[0];
+    assert_eq!(
+        (&a1["win_odds"], &a1["place_odds"]),
+        (&json!(1.8), &json!(1.1))
+    );
+    // The book counted here over the three left: B2 at 3.6, D4 at 9.0, E5 at 30.0.
+    let left: Vec<&Value> = runners
+        .iter()
+        .filter(|r| r["scratched"].is_null())
+        .collect();
+    assert_eq!(left.len(), 3);
+    let book = |field: &str| {
+        let sum: f64 = left
+            .iter()
+            .map(|r| 1.0 / r[field].as_f64().expect("a price"))
+            .sum();
+        (sum * 10_000.0).round() / 100.0
+    };
+    let market = &doc["market"];
+    assert_eq!(market["win_book_pct"], json!(book("win_odds")));
+    assert_eq!(market["win_book_pct"], json!(42.22));
+    assert_eq!(market["place_book_pct"], json!(book("place_odds")));
+    assert_eq!(market["favourites"], json!(["B2"]));
+    // Over the last 15 minutes C3 shortened most and A1 as much as B2 and D4: both gone.
+    assert_eq!(market["steamers"], json!(["B2", "D4"]));
+    assert_eq!(market["drifters"], json!(["E5"]));
+
+    // The move after the scratchings carries the book of the three left, live and in the
+    // journal.
+    let moves = each.odds_moves(DAY, 0, Some(3), 100).expect("journal");
+    let last: Value = serde_json::from_slice(&moves[2].body).expect("json");
+    assert_eq!(
+        last["market"],
+        json!({"win_book_pct": 42.22, "place_book_pct": book("place_odds"), "favourites": ["B2"]})
+    );
+
+    // Before its scratching A1 was the favourite; each scratching changed the document at
+    // its own position; and every point answers as it was served then, in both stores.
+    let at = |seq: usize| -> Value {
+        serde_json::from_slice(after[seq - 1].1.as_deref().expect("the odds")).expect("json")
+    };
+    assert_eq!(at(3)["market"]["favourites"], json!(["A1"]));
+    assert_eq!(at(4)["market"]["favourites"], json!(["B2"]));
+    assert_ne!(at(5), at(4), "the scratching for every venue changed it");
+    for (seq, served) in &after {
+        for store in [&each, &one] {
+            let then = store
+                .doc_as_of(key, *seq)
+                .expect("read")
+                .map(|d| d.to_vec());
+            assert_eq!(&then, served, "as of {seq}");
+        }
+    }
+    assert_eq!(
+        one.doc(key).expect("read").map(|d| d.to_vec()),
+        after[5].1,
+        "one batch answers as one event a batch"
+    );
 }

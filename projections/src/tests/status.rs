@@ -60,7 +60,7 @@ fn a_status_is_served_with_its_time_and_reason_in_the_card_and_the_odds() {
     ]);
     let want = (
         json!("suspended"),
-        json!("2026-11-25T12:01:00Z"),
+        json!("2026-11-25T12:01:00.000Z"),
         json!("reweigh"),
     );
     assert_eq!(status_of(&card_race(&s, ST, 3)), want);
@@ -72,6 +72,47 @@ fn a_status_is_served_with_its_time_and_reason_in_the_card_and_the_odds() {
 }
 
 #[test]
+fn every_instant_is_served_in_utc_with_z_to_the_millisecond_whatever_the_feeder_wrote() {
+    // Hong Kong time with nanoseconds, and UTC to the second: both served one way.
+    let s = fold_each([
+        env(card(DAY, ST, 3, &["A1", "B2"])),
+        at(
+            odds_at(DAY, ST, 3, &[("A1", 2.5)]),
+            "2026-11-25T19:58:30.123456789+08:00",
+        ),
+        at(
+            status(DAY, Some(ST), 3, Off, None),
+            "2026-11-25T20:00:00+08:00",
+        ),
+    ]);
+    let off = json!("2026-11-25T12:00:00.000Z");
+    assert_eq!(card_race(&s, ST, 3)["status_at"], off);
+    let odds = odds_doc(&s, Some(ST), 3);
+    assert_eq!(odds["status_at"], off);
+    assert_eq!(odds["market"]["clock"], "2026-11-25T11:58:30.123Z");
+    let dir = tempdir();
+    let store = Store::open(dir.path()).expect("open");
+    let mut b = store.batch().expect("batch");
+    let given = at(
+        odds_at(DAY, ST, 3, &[("A1", 2.5)]),
+        "2026-11-25T19:58:30+08:00",
+    );
+    // JetStream's stamp, to the nanosecond: 2026-11-21T12:00:00.000000001Z.
+    b.apply(1, 1_795_262_400_000_000_001, &given)
+        .expect("apply");
+    b.commit().expect("commit");
+    let moves = store.odds_moves(DAY, 0, None, 10).expect("journal");
+    let body: Value = serde_json::from_slice(&moves[0].body).expect("json");
+    assert_eq!(
+        (&body["occurred_at"], &body["published_at"]),
+        (
+            &json!("2026-11-25T11:58:30.000Z"),
+            &json!("2026-11-21T12:00:00.000Z")
+        )
+    );
+}
+
+#[test]
 fn a_status_without_a_venue_is_every_venues_and_the_later_one_stands() {
     let s = fold_each([
         env(card(DAY, ST, 3, &["A1"])),
@@ -80,11 +121,15 @@ fn a_status_without_a_venue_is_every_venues_and_the_later_one_stands() {
         at(status(DAY, None, 3, Open, None), "2026-11-25T11:00:00Z"),
         at(status(DAY, Some(HV), 3, Off, None), "2026-11-25T12:00:00Z"),
     ]);
-    let open = (json!("open"), json!("2026-11-25T11:00:00Z"), Value::Null);
+    let open = (
+        json!("open"),
+        json!("2026-11-25T11:00:00.000Z"),
+        Value::Null,
+    );
     assert_eq!(status_of(&card_race(&s, ST, 3)), open);
     assert_eq!(
         status_of(&card_race(&s, HV, 3)),
-        (json!("off"), json!("2026-11-25T12:00:00Z"), Value::Null),
+        (json!("off"), json!("2026-11-25T12:00:00.000Z"), Value::Null),
         "its own status, given later"
     );
     assert_eq!(
@@ -105,7 +150,7 @@ fn a_status_without_a_venue_is_every_venues_and_the_later_one_stands() {
         status_of(&card_race(&s, HV, 3)),
         (
             json!("abandoned"),
-            json!("2026-11-25T12:30:00Z"),
+            json!("2026-11-25T12:30:00.000Z"),
             json!("waterlogged")
         )
     );
@@ -125,7 +170,7 @@ fn a_result_after_a_status_finishes_the_race_until_a_later_status() {
     let s = fold_each(events.clone());
     let finished = (
         json!("finished"),
-        json!("2026-11-25T12:04:00Z"),
+        json!("2026-11-25T12:04:00.000Z"),
         Value::Null,
     );
     assert_eq!(status_of(&card_race(&s, ST, 3)), finished);
@@ -141,7 +186,7 @@ fn a_result_after_a_status_finishes_the_race_until_a_later_status() {
         status_of(&card_race(&s, ST, 3)),
         (
             json!("void"),
-            json!("2026-11-25T12:10:00Z"),
+            json!("2026-11-25T12:10:00.000Z"),
             json!("false start")
         )
     );
@@ -174,7 +219,7 @@ fn a_race_never_given_a_status_has_none_result_or_not() {
         .expect("odds");
     assert_eq!(
         std::str::from_utf8(&odds).expect("utf8"),
-        r#"{"date":"2026-11-25","venue":"Sha Tin","race_number":3,"seq":2,"odds":[{"horse_no":"A1","win_odds":2.5,"win_prob":0.4,"first_win_odds":2.5,"win_move_pct":0.0}],"market":{"clock":"2026-11-21T12:00:00Z","win_book_pct":40.0,"favourites":["A1"],"steamers":[],"drifters":[]}}"#
+        r#"{"date":"2026-11-25","venue":"Sha Tin","race_number":3,"seq":2,"odds":[{"horse_no":"A1","win_odds":2.5,"win_prob":0.4,"first_win_odds":2.5,"win_move_pct":0.0}],"market":{"clock":"2026-11-21T12:00:00.000Z","win_book_pct":40.0,"favourites":["A1"],"steamers":[],"drifters":[]}}"#
     );
 }
 
@@ -189,7 +234,11 @@ fn a_retraction_takes_the_venues_status_and_leaves_every_venues() {
     ]);
     assert_eq!(
         status_of(&card_race(&s, ST, 3)),
-        (json!("open"), json!("2026-11-25T11:00:00Z"), Value::Null)
+        (
+            json!("open"),
+            json!("2026-11-25T11:00:00.000Z"),
+            Value::Null
+        )
     );
 }
 
@@ -332,19 +381,23 @@ fn a_document_as_of_a_point_has_the_status_of_that_point() {
     };
     let race = |doc: Value| doc["races"][0].clone();
     assert_eq!(race(as_of(card, 2)).get("status"), None);
-    let open = (json!("open"), json!("2026-11-25T11:00:00Z"), Value::Null);
+    let open = (
+        json!("open"),
+        json!("2026-11-25T11:00:00.000Z"),
+        Value::Null,
+    );
     assert_eq!(status_of(&race(as_of(card, 3))), open);
     assert_eq!(status_of(&as_of(odds, 3)), open);
     let suspended = (
         json!("suspended"),
-        json!("2026-11-25T11:30:00Z"),
+        json!("2026-11-25T11:30:00.000Z"),
         json!("reweigh"),
     );
     assert_eq!(status_of(&race(as_of(card, 4))), suspended);
     assert_eq!(status_of(&as_of(odds, 4)), suspended);
     let finished = (
         json!("finished"),
-        json!("2026-11-25T12:04:00Z"),
+        json!("2026-11-25T12:04:00.000Z"),
         Value::Null,
     );
     assert_eq!(status_of(&as_of(odds, 5)), finished);

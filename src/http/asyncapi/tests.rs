@@ -166,10 +166,14 @@ fn the_snapshot_frame_names_every_field_of_the_odds_document() {
 fn the_frame_check_refuses_an_unknown_type_and_a_field_the_schema_does_not_name() {
     let welcome = r#"{"type":"welcome","seq":3,"heartbeat_ms":5000}"#;
     check_server_frame(welcome).expect("a welcome is described");
-    let odds = r#"{"type":"odds","date":"2026-11-21","venue":null,"race_number":1,"seq":4,"published_at":"2026-11-21T01:02:03Z","occurred_at":"2026-11-21T09:02:00+08:00","odds":[{"horse_no":"A1","win_odds":3.5}],"market":{"win_book_pct":28.57,"favourites":["A1"]}}"#;
+    let odds = r#"{"type":"odds","date":"2026-11-21","venue":null,"race_number":1,"seq":4,"published_at":"2026-11-21T01:02:03.000Z","occurred_at":"2026-11-21T01:02:00.000Z","odds":[{"horse_no":"A1","win_odds":3.5}],"market":{"win_book_pct":28.57,"favourites":["A1"]}}"#;
     check_server_frame(odds).expect("an odds frame is described");
     let refused = [
         (r#"{"type":"dance","seq":3}"#, "does not describe"),
+        (
+            &odds.replace("01:02:00.000Z", "09:02:00+08:00"),
+            "is not an instant in UTC to the millisecond",
+        ),
         (
             r#"{"type":"welcome","seq":3,"heartbeat_ms":5000,"mood":"fine"}"#,
             "`mood` is not in the WelcomeFrame schema",

@@ -41,7 +41,7 @@ fn doc(s: &MemState, key: DocKey<'_>) -> Value {
 }
 
 /// Two meetings on one date (so `meetings` appears), a dead heat, a runner pulled up, a
-/// scratching, a profile, odds for a venue, for every venue and for a race no venue of
+/// scratching of a runner with a price, a profile, odds for a venue, for every venue and for a race no venue of
 /// which is known, place prices, a race's status with a reason, a retracted race, the full
 /// Hong Kong record on a race and a profile (with an `lbw` that is no margin): every field
 /// of every document kind, and every nullable field both null and not.
@@ -80,7 +80,11 @@ fn season_events() -> Vec<Envelope> {
         card("2026-11-21", "Happy Valley", 1, &["B143"]),
         scratch("2026-11-21", 1, "H123"),
         card("2026-11-22", "Sha Tin", 1, &["E271"]),
-        odds("2026-11-21", 1, &[("E271", 3.5), ("CA206", 2.1)]),
+        odds(
+            "2026-11-21",
+            1,
+            &[("E271", 3.5), ("CA206", 2.1), ("H123", 9.0)],
+        ),
         odds_at("2026-11-21", "Happy Valley", 1, &[("B143", 6.0)]),
         odds_with_place(
             "2026-11-21",
@@ -681,5 +685,61 @@ fn the_socket_requires_the_upgrade_headers_its_handshake_checks() {
             super::super::live::handshake(&headers).is_ok(),
             "{name}: {value}"
         );
+    }
+}
+
+/// Every property schema of `v`, with its name and where it is.
+fn properties<'a>(v: &'a Value, at: &str, out: &mut Vec<(String, &'a str, &'a Value)>) {
+    match v {
+        Value::Object(fields) => {
+            if let Some(Value::Object(props)) = fields.get("properties") {
+                for (name, schema) in props {
+                    out.push((format!("{at}/{name}"), name.as_str(), schema));
+                }
+            }
+            for (key, inner) in fields {
+                properties(inner, &format!("{at}/{key}"), out);
+            }
+        }
+        Value::Array(items) => {
+            for (i, inner) in items.iter().enumerate() {
+                properties(inner, &format!("{at}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn every_served_instant_has_one_format_utc_with_z_to_the_millisecond() {
+    let pattern = racing_events::Instant::PATTERN;
+    assert!(matches(pattern, "2026-11-21T04:10:02.113Z"));
+    for other in [
+        "2026-11-21T12:10:02+08:00",
+        "2026-11-21T04:10:02Z",
+        "2026-11-21T04:10:02.113456789Z",
+        "2026-11-21",
+    ] {
+        assert!(!matches(pattern, other), "{other}");
+    }
+    let asyncapi = crate::http::asyncapi::DOCUMENT.clone();
+    for (name, document) in [("OpenAPI", spec()), ("AsyncAPI", asyncapi)] {
+        let mut found = Vec::new();
+        properties(&document, "", &mut found);
+        let mut instants = 0;
+        for (at, field, schema) in found {
+            // A field named for a moment is an instant; a date is a date.
+            let named = field.ends_with("_at") || field == "clock";
+            let instant = schema["format"] == "date-time";
+            assert_eq!(named, instant, "{name} {at}: {schema}");
+            if instant {
+                assert_eq!(schema["pattern"], pattern, "{name} {at}");
+                instants += 1;
+            }
+            if field == "date" || field == "from" || field == "to" {
+                assert_ne!(schema["format"], "date-time", "{name} {at}");
+            }
+        }
+        assert!(instants >= 5, "{name}: {instants} instants");
     }
 }

@@ -134,6 +134,7 @@ fn snapshot_frames_read_back_into_their_type_byte_for_byte() {
         card("2026-11-21", "Happy Valley", 1, &["C3"]),
         odds("2026-11-21", 1, &[("A1", 3.5), ("B2", 2.1)]),
         odds_at("2026-11-21", "Happy Valley", 1, &[("C3", 6.0)]),
+        scratch_at("2026-11-21", "Sha Tin", 1, "B2"),
         odds("2026-11-25", 2, &[("K101", 4.2)]),
     ];
     let (_dir, store) = store_of(events);
@@ -141,11 +142,12 @@ fn snapshot_frames_read_back_into_their_type_byte_for_byte() {
     for (date, race) in [("2026-11-21", 1), ("2026-11-25", 2), ("2026-11-30", 1)] {
         frames.extend(race_snapshot(&store, date, race).expect("snapshot").frames);
     }
-    // Two venues of a two-meeting date (each with `meetings`), one of a venue no card
-    // names (`venue` null), and a race with no odds at all.
+    // Two venues of a two-meeting date (each with `meetings`, a runner scratched at one),
+    // one of a venue no card names (`venue` null), and a race with no odds at all.
     assert_eq!(frames.len(), 4, "{frames:?}");
     assert!(frames.iter().any(|f| f.contains("\"meetings\"")));
     assert!(frames.iter().any(|f| f.contains("\"venue\":null")));
+    assert!(frames.iter().any(|f| f.contains("\"scratched\":true")));
     for f in &frames {
         round_trips::<SnapshotFrame>(f);
     }
@@ -183,6 +185,6 @@ fn race_day_frames_read_back_into_their_types_byte_for_byte() {
     // A status without a reason leaves it out; with a venue-less event, `venue` is null.
     assert_eq!(
         frames[1].frame,
-        r#"{"type":"status","date":"2026-11-21","venue":null,"race_number":1,"seq":2,"published_at":"1970-01-01T00:00:00Z","status":"off"}"#
+        r#"{"type":"status","date":"2026-11-21","venue":null,"race_number":1,"seq":2,"published_at":"1970-01-01T00:00:00.000Z","status":"off"}"#
     );
 }

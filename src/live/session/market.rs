@@ -1,5 +1,5 @@
 //! The `market` topic: a race's market at most once a second while its prices move. A
-//! price move of a followed race marks the race due; at most once a second the session
+//! price move or a scratching of a followed race marks the race due; at most once a second the session
 //! sends each due race's market as it stands then, read from its current odds document.
 //! So the frames are conflated by construction: however fast prices move, a client is
 //! sent one frame a race a second, and nothing waits for it but the set of due races.

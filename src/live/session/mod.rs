@@ -504,6 +504,10 @@ impl<'a> Session<'a> {
                 Ok(())
             }
             Relay::Day(day) => {
+                // A scratching takes a runner out of its race's market.
+                if day.kind == racing_projections::DayKind::Scratching {
+                    self.market_moved(&day.date, day.race_number);
+                }
                 self.deliver_day(day);
                 Ok(())
             }

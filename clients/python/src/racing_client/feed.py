@@ -86,6 +86,10 @@ class HorseProfile:
     starts: int
     wins: int
     places: int
+    """The first three, wins included."""
+    seconds: Optional[int] = None
+    """With `thirds` or not at all (v1.3); then `places` is `wins + seconds + thirds`."""
+    thirds: Optional[int] = None
     sire: Optional[str] = None
     dam: Optional[str] = None
     dam_sire: Optional[str] = None

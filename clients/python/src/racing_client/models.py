@@ -4,8 +4,8 @@ Each document class has the properties of the `/openapi.json` schema of the same
 its order (`class` and `from`, Python keywords, are `class_` and `from_`); the tests check
 every schema against these classes, so a field the API gains without the client fails
 them. A field the service leaves out where the feed did not give it is `None` here.
-Dates are `datetime.date`; `published_at` and `occurred_at` stay the RFC 3339 text the
-service sent (`published_at` has nanoseconds, which `datetime` does not).
+Dates are `datetime.date`; instants (`published_at`, `occurred_at`, `status_at`) stay the
+text the service sent: RFC 3339 in UTC with `Z`, to the millisecond.
 """
 
 from __future__ import annotations
@@ -281,6 +281,10 @@ class Profile(Document):
     starts: int
     wins: int
     places: int
+    """Deprecated: the first three, wins included, as the feed gave it (from feed v1.3);
+    read `wins`, `seconds` and `thirds`."""
+    seconds: int | None = None
+    thirds: int | None = None
     sire: str | None = None
     dam: str | None = None
     dam_sire: str | None = None
@@ -557,6 +561,9 @@ class RunnerMarket(Model):
     """A runner's current prices, and what the market reads of them."""
 
     horse_no: str
+    scratched: bool | None = None
+    """`True` where scratched from the race (left out otherwise): it keeps its last prices,
+    and no book, favourite or mover counts it."""
     win_odds: float | None = None
     place_odds: float | None = None
     win_prob: float | None = None
@@ -577,9 +584,9 @@ class Market(Model):
     """The market of a race's current prices."""
 
     clock: str | None = None
-    """The latest `occurred_at` of the race's price moves, RFC 3339 UTC."""
+    """The latest `occurred_at` of the race's price moves, in UTC to the millisecond."""
     win_book_pct: float | None = None
-    """The sum of 1 / win odds over the runners, in percent."""
+    """The sum of 1 / win odds over the runners not scratched, in percent."""
     place_book_pct: float | None = None
     favourites: list[str]
     steamers: list[str]
@@ -626,10 +633,10 @@ class OddsMove(Model):
 
     seq: int
     published_at: str
-    """When JetStream stored it, RFC 3339 in UTC."""
+    """When JetStream stored it, in UTC to the millisecond."""
     occurred_at: str
-    """When its prices were given at their source (the event's `occurred_at`), RFC 3339 as
-    the feeder wrote it: for a past race's moves published later, the race's time."""
+    """When its prices were given at their source (the event's `occurred_at`), in UTC to the
+    millisecond: for a past race's moves published later, the race's time."""
     venue: str | None
     """`None` for odds given for the race at every venue of the date."""
     odds: list[RunnerOdds]
@@ -750,11 +757,15 @@ class PersonRecord(Document):
 
 @dataclass(kw_only=True)
 class Figures(Model):
-    """Runs, wins, places, strike rate and level-stake profit or loss of some runs."""
+    """Runs, wins, seconds, thirds, places, strike rate and level-stake profit or loss of
+    some runs."""
 
     runs: int
     wins: int
+    seconds: int
+    thirds: int
     places: int
+    """First, second or third: `wins + seconds + thirds`."""
     strike_rate: float
     """Wins in percent of runs, one decimal place."""
     place_rate: float

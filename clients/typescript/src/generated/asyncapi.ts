@@ -69,7 +69,7 @@ export interface components {
             status_at?: string;
             /** @description Why, where the status event said. */
             status_reason?: string;
-            /** @description Every runner with a price, in horse-number order. */
+            /** @description Every runner with a price, in horse-number order, those scratched marked. */
             odds: components["schemas"]["RunnerMarket"][];
             /** @description The market these prices make; left out of the snapshot of a race with no prices. */
             market?: components["schemas"]["Market"];
@@ -86,6 +86,12 @@ export interface components {
         RunnerMarket: {
             /** @description Brand number. */
             horse_no: string;
+            /**
+             * @description `true` for a runner scratched from the race: it keeps its last prices, and the
+             *     books, the favourites and the movers leave it out. Left out for a runner that can
+             *     still run.
+             */
+            scratched?: boolean;
             /**
              * Format: double
              * @description Decimal win odds, stake included (at least 1.0), where the runner has one.
@@ -138,7 +144,8 @@ export interface components {
             clock?: string;
             /**
              * Format: double
-             * @description The win market's book: the sum of 1 / win odds over the runners, in percent.
+             * @description The win market's book: the sum of 1 / win odds over the runners not scratched, in
+             *     percent.
              */
             win_book_pct?: number;
             /**
@@ -146,11 +153,17 @@ export interface components {
              * @description The place market's book, the same over place odds.
              */
             place_book_pct?: number;
-            /** @description The runners with the shortest win price. */
+            /** @description The runners not scratched with the shortest win price. */
             favourites: string[];
-            /** @description The runners whose win price shortened most over the last 15 minutes, at most 3. */
+            /**
+             * @description The runners not scratched whose win price shortened most over the last 15
+             *     minutes, at most 3.
+             */
             steamers: string[];
-            /** @description The runners whose win price lengthened most over the last 15 minutes, at most 3. */
+            /**
+             * @description The runners not scratched whose win price lengthened most over the last 15
+             *     minutes, at most 3.
+             */
             drifters: string[];
         };
         /**
@@ -188,13 +201,13 @@ export interface components {
             seq: number;
             /**
              * Format: date-time
-             * @description When JetStream stored the update (RFC 3339, UTC): when it was published.
+             * @description When JetStream stored the update (UTC, to the millisecond): when it was published.
              */
             published_at: string;
             /**
              * Format: date-time
-             * @description When the prices were given at their source: the event's `occurred_at` (RFC 3339,
-             *     `Z` or an offset, as the feeder wrote it). For a past race's recorded moves,
+             * @description When the prices were given at their source: the event's `occurred_at` (UTC, to
+             *     the millisecond, whatever offset the feeder wrote). For a past race's recorded moves,
              *     published later, this is the race's time and `published_at` the publishing's.
              */
             occurred_at: string;
@@ -224,7 +237,7 @@ export interface components {
             /**
              * Format: double
              * @description The win market's book after the update: the sum of 1 / win odds over every runner
-             *     with a win price, in percent, 2 decimal places.
+             *     with a win price that is not scratched, in percent, 2 decimal places.
              */
             win_book_pct?: number;
             /**
@@ -232,7 +245,7 @@ export interface components {
              * @description The place market's book, the same over place odds.
              */
             place_book_pct?: number;
-            /** @description The runners with the shortest win price after the update. */
+            /** @description The runners not scratched with the shortest win price after the update. */
             favourites: string[];
         };
         /**
@@ -265,7 +278,10 @@ export interface components {
             seq: number;
             /** @description The market. */
             market: components["schemas"]["Market"];
-            /** @description Every runner with a price and its moves, in horse-number order. */
+            /**
+             * @description Every runner with a price and its moves, in horse-number order, those scratched
+             *     marked.
+             */
             odds: components["schemas"]["RunnerMarket"][];
         };
         /** @description A race's status changed (topic `status`). */
@@ -812,15 +828,6 @@ export interface components {
             since?: number;
             /** @description What to follow of the target; `["odds"]` if left out. */
             topics?: components["schemas"]["Topic"][];
-            /**
-             * Format: int64
-             * @description 0 to 120,000: the odds moves of a race within this many milliseconds go out as one
-             *     `odds` frame holding each runner's latest prices, with the `seq` and the book of
-             *     the last move it covers (the first move after a quiet window goes at once); at most
-             *     one such frame a race a window. 0 (the default) sends every move. Race-day frames
-             *     are never conflated. With it, a `since` sends the odds as a snapshot.
-             */
-            conflate_ms?: number;
         };
         /**
          * @description What a `subscribe` follows; `odds` when no `topics` are given.
