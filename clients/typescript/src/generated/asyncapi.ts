@@ -828,6 +828,15 @@ export interface components {
             since?: number;
             /** @description What to follow of the target; `["odds"]` if left out. */
             topics?: components["schemas"]["Topic"][];
+            /**
+             * Format: int64
+             * @description 0 to 120,000: the odds moves of a race within this many milliseconds go out as one
+             *     `odds` frame holding each runner's latest prices, with the `seq` and the book of
+             *     the last move it covers (the first move after a quiet window goes at once); at most
+             *     one such frame a race a window. 0 (the default) sends every move. Race-day frames
+             *     are never conflated. With it, a `since` sends the odds as a snapshot.
+             */
+            conflate_ms?: number;
         };
         /**
          * @description What a `subscribe` follows; `odds` when no `topics` are given.

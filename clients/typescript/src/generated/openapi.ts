@@ -424,6 +424,154 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/live": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Live odds and the race day (Server-Sent Events)
+         * @description The live socket's frames as a `text/event-stream`, for the same subscription as one `subscribe`, given as query parameters: `date` (without it, every race's odds), `race_number`, `topics` (comma-separated: `odds`, `status`, `scratchings`, `results`, `cards`, `market`), `since` and `conflate_ms`. Each frame is an event: `event:` its `type`, `data:` the frame as the socket sends it (described in `/asyncapi.json`), and `id:` its `seq` for the frames whose `seq` is a position (`odds`, `snapshot`, and the race day's). A reconnect sends the last id as `Last-Event-ID`, which resumes exactly as the socket's `since` (no gap, no repeat); it wins over `since` in the URL. Heartbeats are comments (`: heartbeat`). A close is an event `close` with the socket's `code` and `reason`. The key may be given as `api_key` (an `EventSource` cannot set headers); the key's plan and its cap on live connections are the socket's, shared with it. See docs/live.md.
+         */
+        get: operations["live_events"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the key's webhook endpoints
+         * @description Every endpoint of the key that asks, by id, without their secrets. Takes no query parameters.
+         */
+        get: operations["webhook_list"];
+        put?: never;
+        /**
+         * Make a webhook endpoint
+         * @description Registers a URL to be sent every race-day event of the chosen topics (each as one signed `POST` in the Standard Webhooks form: see the `webhooks` of this document and docs/api.md, Webhooks), from the log's position now on. The URL is checked at once: `https`, and every address its host resolves to public (not loopback, private, link-local, multicast, unspecified or reserved, nor this service); it is checked again at every delivery. Answers the endpoint with its `secret`, shown this once. A key may have as many endpoints as its plan allows.
+         */
+        post: operations["webhook_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook endpoint
+         * @description One endpoint of the key's, without its secret: whether it is enabled, and why not. Takes no query parameters.
+         */
+        get: operations["webhook_read"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove a webhook endpoint
+         * @description Removes the endpoint and what was owed to it: nothing more is sent. Takes no query parameters.
+         */
+        delete: operations["webhook_remove"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook endpoint's secret
+         * @description Gives the endpoint a new secret, shown this once. For 24 hours every delivery carries a signature with each, the new one first, so that a receiver changes over whenever it likes; then the old one stops. Takes no query parameters.
+         */
+        post: operations["webhook_rotate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a webhook endpoint a ping
+         * @description Sends the endpoint one `ping` now (`{"type":"ping","seq","published_at","data":{"endpoint","url"}}`), signed as every delivery and under the same rules, enabled or not, and answers what came of it. It is not retried and not listed among the deliveries. Takes no query parameters.
+         */
+        post: operations["webhook_test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A webhook endpoint's recent deliveries
+         * @description How far the endpoint has been sent, the delivery under way with its next attempt, and the recent attempts, newest first: each with the event's `seq`, its `webhook-id`, the attempt's number, time, status (`delivered`, `failed`, `given_up`), the receiver's status code or the error, and the next attempt's time. Takes no query parameters.
+         */
+        get: operations["webhook_deliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a webhook endpoint again what passed after a position
+         * @description Sends the endpoint every event of its topics after `since` again, in order, each with the `webhook-id` it had (a receiver that keeps them takes each once), then goes on as before; a delivery under way is dropped for it. A disabled endpoint is enabled again. Answered at once; the deliveries follow.
+         */
+        post: operations["webhook_replay"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/openapi.json": {
         parameters: {
             query?: never;
@@ -485,7 +633,48 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    raceDayEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A race-day event of the endpoint's topics
+         * @description Every status change, scratching, result, card and retraction of the topics an endpoint follows, one `POST` each, in `seq` order, at least once. `data` is the frame the live socket sends for it, byte for byte.
+         */
+        post: operations["webhook_race_day_event"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    ping: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A test of the endpoint
+         * @description Sent by `POST /api/v1/webhooks/{id}/test`, once, never retried.
+         */
+        post: operations["webhook_ping"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /**
@@ -661,6 +850,35 @@ export interface components {
              */
             favourites: string[];
         };
+        /** @description A race was declared or its card amended (topic `cards`). */
+        CardFrame: {
+            /** @description Which message this is. */
+            type: "card";
+            /**
+             * Format: date
+             * @description Meeting date, `YYYY-MM-DD`.
+             */
+            date: string;
+            /** @description The event's racecourse; `null` where it gave none. */
+            venue: string | null;
+            /**
+             * Format: int32
+             * @description Race within the meeting, 1 to 99.
+             */
+            race_number: number;
+            /**
+             * Format: int64
+             * @description Stream sequence of the event.
+             */
+            seq: number;
+            /**
+             * Format: date-time
+             * @description When JetStream stored the event (RFC 3339).
+             */
+            published_at: string;
+            /** @description The race as the day's card lists it. */
+            card: components["schemas"]["CardRace"];
+        };
         /** @description One race of a race card. */
         CardRace: {
             /**
@@ -795,11 +1013,11 @@ export interface components {
         };
         /**
          * @description The error codes: `bad_request` (400), `unauthorized` (401), `not_found` (404),
-         *     `method_not_allowed` (405), `body_not_accepted` (413), `uri_too_long` (414),
-         *     `rate_limited` (429), `headers_too_large` (431), `internal` (500), `unavailable` (503).
+         *     `method_not_allowed` (405), `limit_reached` (409), `body_not_accepted` (413),
+         *     `uri_too_long` (414), `rate_limited` (429), `headers_too_large` (431), `internal` (500), `unavailable` (503).
          * @enum {string}
          */
-        ErrorCode: "bad_request" | "unauthorized" | "not_found" | "method_not_allowed" | "body_not_accepted" | "uri_too_long" | "rate_limited" | "headers_too_large" | "internal" | "unavailable";
+        ErrorCode: "bad_request" | "unauthorized" | "not_found" | "method_not_allowed" | "limit_reached" | "body_not_accepted" | "uri_too_long" | "rate_limited" | "headers_too_large" | "internal" | "unavailable";
         /** @description Runs, wins, seconds, thirds, places and the level-stake profit or loss of some runs. */
         Figures: {
             /**
@@ -1188,6 +1406,35 @@ export interface components {
          * @example sixty
          */
         NameText: string;
+        /**
+         * @description An endpoint to make.
+         * @example {
+         *       "url": "https://hooks.example.com/racing",
+         *       "topics": [
+         *         "results",
+         *         "status"
+         *       ]
+         *     }
+         */
+        NewWebhook: {
+            /**
+             * @description Where to send: `https`, to a host whose every address is public (plain `http`
+             *     only to the networks the operator allows). At most 2,048 bytes, no credentials,
+             *     no fragment. Redirects are not followed.
+             */
+            url: string;
+            /**
+             * @description What to send: any of `results`, `status`, `scratchings`, `cards` (a `retraction`
+             *     goes with `results` and with `cards`). Odds are not offered: they move many times
+             *     a second; follow them on the socket or the event stream.
+             */
+            topics: string[];
+            /**
+             * Format: date
+             * @description Only the events of this race date, `YYYY-MM-DD`; every date if left out.
+             */
+            date?: string;
+        };
         /** @description Where the following page of the change feed starts. */
         Next: number | string;
         /** @description One row of a breakdown by a numbered condition: a distance or a draw. */
@@ -1341,6 +1588,24 @@ export interface components {
          * @example 100
          */
         PageLimit: number;
+        /** @description The delivery under way. */
+        PendingDelivery: {
+            /**
+             * Format: int64
+             * @description The event's position.
+             */
+            seq: number;
+            /**
+             * Format: int32
+             * @description Attempts made so far.
+             */
+            attempts: number;
+            /**
+             * Format: date-time
+             * @description When the next is due (RFC 3339).
+             */
+            next_attempt_at: string;
+        };
         /**
          * @description The slug of a jockey's or trainer's name: lower-case ASCII letters and digits, every other run of characters one `-`, none at either end, at most 100 characters; anything else is a 400.
          * @example z-purton
@@ -1825,6 +2090,35 @@ export interface components {
              */
             places: number;
         };
+        /** @description A race's result was published or amended (topic `results`). */
+        ResultFrame: {
+            /** @description Which message this is. */
+            type: "result";
+            /**
+             * Format: date
+             * @description Meeting date, `YYYY-MM-DD`.
+             */
+            date: string;
+            /** @description The event's racecourse; `null` where it gave none. */
+            venue: string | null;
+            /**
+             * Format: int32
+             * @description Race within the meeting, 1 to 99.
+             */
+            race_number: number;
+            /**
+             * Format: int64
+             * @description Stream sequence of the event.
+             */
+            seq: number;
+            /**
+             * Format: date-time
+             * @description When JetStream stored the event (RFC 3339).
+             */
+            published_at: string;
+            /** @description The race's result document, exactly as HTTP serves it. */
+            result: components["schemas"]["RaceResult"];
+        };
         /** @description One race of the results of a date. */
         ResultRace: {
             /**
@@ -1984,6 +2278,35 @@ export interface components {
             meetings?: string[];
             /** @description The meeting's races, ascending race number: each as [`result_race`] rendered it. */
             races: components["schemas"]["ResultRace"][];
+        };
+        /** @description A race's result or card was retracted (topics `results` and `cards`). */
+        RetractionFrame: {
+            /** @description Which message this is. */
+            type: "retraction";
+            /**
+             * Format: date
+             * @description Meeting date, `YYYY-MM-DD`.
+             */
+            date: string;
+            /** @description The event's racecourse; `null` where it gave none. */
+            venue: string | null;
+            /**
+             * Format: int32
+             * @description Race within the meeting, 1 to 99.
+             */
+            race_number: number;
+            /**
+             * Format: int64
+             * @description Stream sequence of the event.
+             */
+            seq: number;
+            /**
+             * Format: date-time
+             * @description When JetStream stored the event (RFC 3339).
+             */
+            published_at: string;
+            /** @description Why, as the event said. */
+            reason: string;
         };
         /** @description One ride in a person's record. */
         RideDoc: {
@@ -2184,6 +2507,35 @@ export interface components {
              */
             place_odds?: number;
         };
+        /** @description A runner was scratched (topic `scratchings`). */
+        ScratchingFrame: {
+            /** @description Which message this is. */
+            type: "scratching";
+            /**
+             * Format: date
+             * @description Meeting date, `YYYY-MM-DD`.
+             */
+            date: string;
+            /** @description The event's racecourse; `null` where it gave none. */
+            venue: string | null;
+            /**
+             * Format: int32
+             * @description Race within the meeting, 1 to 99.
+             */
+            race_number: number;
+            /**
+             * Format: int64
+             * @description Stream sequence of the event.
+             */
+            seq: number;
+            /**
+             * Format: date-time
+             * @description When JetStream stored the event (RFC 3339).
+             */
+            published_at: string;
+            /** @description Brand number of the scratched runner. */
+            horse_no: string;
+        };
         /**
          * @description Horses in the answer: an integer from 1 to 100 written in digits; anything else is a 400.
          * @default 20
@@ -2221,6 +2573,37 @@ export interface components {
          * @example 0
          */
         Since: number;
+        /** @description A race's status changed (topic `status`). */
+        StatusFrame: {
+            /** @description Which message this is. */
+            type: "status";
+            /**
+             * Format: date
+             * @description Meeting date, `YYYY-MM-DD`.
+             */
+            date: string;
+            /** @description The event's racecourse; `null` where it gave none. */
+            venue: string | null;
+            /**
+             * Format: int32
+             * @description Race within the meeting, 1 to 99.
+             */
+            race_number: number;
+            /**
+             * Format: int64
+             * @description Stream sequence of the event.
+             */
+            seq: number;
+            /**
+             * Format: date-time
+             * @description When JetStream stored the event (RFC 3339).
+             */
+            published_at: string;
+            /** @description The race's status now. */
+            status: components["schemas"]["RaceStatus"];
+            /** @description Why, where the event said; left out otherwise. */
+            reason?: string;
+        };
         /** @description A jockey's or a trainer's rides and wins over a span, and the strike rate. */
         Strike: {
             /**
@@ -2266,6 +2649,132 @@ export interface components {
          * @example Happy Valley
          */
         Venue: string;
+        /** @description An endpoint as the API shows it. */
+        Webhook: {
+            /** @description `ep_` and 16 hex digits. */
+            id: string;
+            /** @description Where deliveries go. */
+            url: string;
+            /** @description What it is sent. */
+            topics: string[];
+            /**
+             * Format: date
+             * @description Only this race date's events, where it was given.
+             */
+            date?: string;
+            /**
+             * Format: date-time
+             * @description When it was made (RFC 3339).
+             */
+            created_at: string;
+            /**
+             * Format: int64
+             * @description The log's position when it was made: the events after it are sent.
+             */
+            since: number;
+            /** @description Whether deliveries are sent to it. */
+            enabled: boolean;
+            /**
+             * Format: date-time
+             * @description When it was disabled (after a 410, or after every attempt of the retry schedule
+             *     failed), if it was.
+             */
+            disabled_at?: string;
+            /** @description Why it was disabled. */
+            disabled_reason?: string;
+            /**
+             * @description Its signing secret, `whsec_` and base64: only in the answer that made it or
+             *     rotated it, never shown again.
+             */
+            secret?: string;
+        };
+        /** @description One attempt, as `GET /api/v1/webhooks/{id}/deliveries` lists it. */
+        WebhookAttempt: {
+            /**
+             * Format: int64
+             * @description The event's position.
+             */
+            seq: number;
+            /** @description The delivery's `webhook-id`. */
+            webhook_id: string;
+            /** @description The payload's `type`. */
+            type: string;
+            /**
+             * Format: int32
+             * @description Which attempt of the delivery it was, from 1.
+             */
+            attempt: number;
+            /**
+             * Format: date-time
+             * @description When it was made, RFC 3339.
+             */
+            at: string;
+            /**
+             * @description `delivered`, `failed` (another attempt follows) or `given_up` (the endpoint was
+             *     disabled).
+             */
+            status: string;
+            /**
+             * Format: int32
+             * @description The receiver's status code, if it answered.
+             */
+            response_code?: number;
+            /** @description Why it failed without an answer, or the start of a failed answer's body. */
+            error?: string;
+            /**
+             * Format: date-time
+             * @description When the next attempt is due, RFC 3339, after a failure.
+             */
+            next_attempt_at?: string;
+            /**
+             * Format: int64
+             * @description How long it took, milliseconds.
+             */
+            duration_ms: number;
+        };
+        /**
+         * @description An endpoint's deliveries: how far it has been sent, what is under way, the recent
+         *     attempts.
+         */
+        WebhookDeliveries: {
+            /** @description The endpoint. */
+            id: string;
+            /**
+             * Format: int64
+             * @description Every event up to this position has been delivered (or was not of its topics).
+             */
+            position: number;
+            pending?: null | components["schemas"]["PendingDelivery"];
+            /** @description The recent attempts (at most 50), newest first. */
+            attempts: components["schemas"]["WebhookAttempt"][];
+        };
+        /** @description A key's endpoints. */
+        WebhookList: {
+            /** @description By id. */
+            webhooks: components["schemas"]["Webhook"][];
+        };
+        /** @description What a `ping` came to. */
+        WebhookTest: {
+            /** @description The `webhook-id` it was sent with. */
+            webhook_id: string;
+            /** @description Whether the receiver answered 2xx. */
+            delivered: boolean;
+            /**
+             * Format: int32
+             * @description The receiver's status code, if it answered.
+             */
+            response_code?: number;
+            /**
+             * @description Why it failed without an answer (refused by the forgery rules, no connection, a
+             *     timeout), or the start of a failed answer's body.
+             */
+            error?: string;
+            /**
+             * Format: int64
+             * @description How long it took, milliseconds.
+             */
+            duration_ms: number;
+        };
     };
     responses: {
         /** @description `bad_request`: a malformed path segment, or an unknown, repeated or bad query parameter; the message says which. */
@@ -3995,6 +4504,491 @@ export interface operations {
             };
         };
     };
+    live_events: {
+        parameters: {
+            query?: {
+                /** @description Meeting date, `YYYY-MM-DD`. */
+                date?: string;
+                /** @description Race within the meeting, 1 to 99. */
+                race_number?: number;
+                /** @description Comma-separated topics; `odds` if left out. */
+                topics?: string;
+                /** @description Resume after this position. */
+                since?: number;
+                /** @description 0 to 120000: odds moves of a race within this many milliseconds go out as one frame with each runner's latest prices; 0 (the default) sends every move. */
+                conflate_ms?: number;
+            };
+            header: {
+                /** @description The last event's id: resume after it. */
+                "Last-Event-ID"?: string | null;
+                /** @description `Upgrade` (one of its comma-separated tokens, whatever the case). */
+                Connection: string;
+                /** @description `websocket`, whatever the case. */
+                Upgrade: string;
+                /** @description 16 random bytes in base64 (24 characters ending `==`), as RFC 6455 asks. */
+                "Sec-WebSocket-Key": string;
+                /** @description `13`. */
+                "Sec-WebSocket-Version": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream. */
+            200: {
+                headers: {
+                    /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
+                    RateLimit?: string;
+                    /** @description The key's quota: `"default";q=BURST;w=WINDOW` (BURST requests per WINDOW seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description `bad_request`: a malformed parameter, a parameter that needs a `date` without one, or another query parameter. */
+            400: {
+                headers: {
+                    /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
+                    RateLimit?: string;
+                    /** @description The key's quota: `"default";q=BURST;w=WINDOW` (BURST requests per WINDOW seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["BodyNotAccepted"];
+            414: components["responses"]["UriTooLong"];
+            /** @description `rate_limited`: too many open live connections for the key, or over its request rate. */
+            429: {
+                headers: {
+                    /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
+                    RateLimit?: string;
+                    /** @description The key's quota: `"default";q=BURST;w=WINDOW` (BURST requests per WINDOW seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    webhook_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key's endpoints. */
+            200: {
+                headers: {
+                    /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
+                    RateLimit?: string;
+                    /** @description The key's quota: `"default";q=BURST;w=WINDOW` (BURST requests per WINDOW seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["BodyNotAccepted"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    webhook_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewWebhook"];
+            };
+        };
+        responses: {
+            /** @description Made; the answer holds its secret. */
+            201: {
+                headers: {
+                    /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
+                    RateLimit?: string;
+                    /** @description The key's quota: `"default";q=BURST;w=WINDOW` (BURST requests per WINDOW seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description `bad_request`: not JSON of this shape, a URL the rules refuse (the message says which rule), an unknown or unoffered topic, a date that is not a real `YYYY-MM-DD`. */
+            400: {
+                headers: {
+                    /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
+                    RateLimit?: string;
+                    /** @description The key's quota: `"default";q=BURST;w=WINDOW` (BURST requests per WINDOW seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description `limit_reached`: the key has as many endpoints as its plan allows. */
+            409: {
+                headers: {
+                    /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
+                    RateLimit?: string;
+                    /** @description The key's quota: `"default";q=BURST;w=WINDOW` (BURST requests per WINDOW seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `body_not_accepted`: a body over 8 KiB. */
+            413: {
+                headers: {
+                    /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
+                    RateLimit?: string;
+                    /** @description The key's quota: `"default";q=BURST;w=WINDOW` (BURST requests per WINDOW seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    webhook_read: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's id, `ep_...`. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint. */
+            200: {
+                headers: {
+                    /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
+                    RateLimit?: string;
+                    /** @description The key's quota: `"default";q=BURST;w=WINDOW` (BURST requests per WINDOW seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description `not_found`: no endpoint of that id for this key. */
+            404: {
+                headers: {
+                    /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
+                    RateLimit?: string;
+                    /** @description The key's quota: `"default";q=BURST;w=WINDOW` (BURST requests per WINDOW seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: components["responses"]["BodyNotAccepted"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    webhook_remove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's id, `ep_...`. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
+                    RateLimit?: string;
+                    /** @description The key's quota: `"default";q=BURST;w=WINDOW` (BURST requests per WINDOW seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description `not_found`: no endpoint of that id for this key. */
+            404: {
+                headers: {
+                    /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
+                    RateLimit?: string;
+                    /** @description The key's quota: `"default";q=BURST;w=WINDOW` (BURST requests per WINDOW seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: components["responses"]["BodyNotAccepted"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    webhook_rotate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's id, `ep_...`. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint with its new secret. */
+            200: {
+                headers: {
+                    /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
+                    RateLimit?: string;
+                    /** @description The key's quota: `"default";q=BURST;w=WINDOW` (BURST requests per WINDOW seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description `not_found`: no endpoint of that id for this key. */
+            404: {
+                headers: {
+                    /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
+                    RateLimit?: string;
+                    /** @description The key's quota: `"default";q=BURST;w=WINDOW` (BURST requests per WINDOW seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: components["responses"]["BodyNotAccepted"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    webhook_test: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's id, `ep_...`. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What the ping came to. */
+            200: {
+                headers: {
+                    /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
+                    RateLimit?: string;
+                    /** @description The key's quota: `"default";q=BURST;w=WINDOW` (BURST requests per WINDOW seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookTest"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description `not_found`: no endpoint of that id for this key. */
+            404: {
+                headers: {
+                    /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
+                    RateLimit?: string;
+                    /** @description The key's quota: `"default";q=BURST;w=WINDOW` (BURST requests per WINDOW seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: components["responses"]["BodyNotAccepted"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    webhook_deliveries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's id, `ep_...`. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deliveries. */
+            200: {
+                headers: {
+                    /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
+                    RateLimit?: string;
+                    /** @description The key's quota: `"default";q=BURST;w=WINDOW` (BURST requests per WINDOW seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveries"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description `not_found`: no endpoint of that id for this key. */
+            404: {
+                headers: {
+                    /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
+                    RateLimit?: string;
+                    /** @description The key's quota: `"default";q=BURST;w=WINDOW` (BURST requests per WINDOW seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: components["responses"]["BodyNotAccepted"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    webhook_replay: {
+        parameters: {
+            query: {
+                /** @description A position of the log: an event's `seq`, or an HTTP answer's `Racing-Seq`. */
+                since: number;
+            };
+            header?: never;
+            path: {
+                /** @description The endpoint's id, `ep_...`. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Asked; the endpoint as it is now. */
+            202: {
+                headers: {
+                    /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
+                    RateLimit?: string;
+                    /** @description The key's quota: `"default";q=BURST;w=WINDOW` (BURST requests per WINDOW seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description `bad_request`: no `since`, one that is not a stream sequence or is past the log, or another query parameter. */
+            400: {
+                headers: {
+                    /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
+                    RateLimit?: string;
+                    /** @description The key's quota: `"default";q=BURST;w=WINDOW` (BURST requests per WINDOW seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description `not_found`: no endpoint of that id for this key. */
+            404: {
+                headers: {
+                    /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
+                    RateLimit?: string;
+                    /** @description The key's quota: `"default";q=BURST;w=WINDOW` (BURST requests per WINDOW seconds). */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: components["responses"]["BodyNotAccepted"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     openapi_json: {
         parameters: {
             query?: never;
@@ -4152,6 +5146,149 @@ export interface operations {
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
+        };
+    };
+    webhook_race_day_event: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description `msg_{endpoint}_{seq}`: the same on every attempt and replay of an event to an endpoint; a receiver keeps the ids it has taken, to take each event once. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in Unix seconds; refuse one more than five minutes from your clock. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` with the endpoint's secret (base64 after `whsec_`); two during the 24 hours after a rotation. Compare in constant time. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    type: "result";
+                    /** @description The event's position in the log (its `Racing-Seq`). */
+                    seq: number;
+                    /**
+                     * Format: date-time
+                     * @description When JetStream stored the event.
+                     */
+                    published_at: string;
+                    data: components["schemas"]["ResultFrame"];
+                } | {
+                    /** @enum {string} */
+                    type: "status";
+                    /** @description The event's position in the log (its `Racing-Seq`). */
+                    seq: number;
+                    /**
+                     * Format: date-time
+                     * @description When JetStream stored the event.
+                     */
+                    published_at: string;
+                    data: components["schemas"]["StatusFrame"];
+                } | {
+                    /** @enum {string} */
+                    type: "scratching";
+                    /** @description The event's position in the log (its `Racing-Seq`). */
+                    seq: number;
+                    /**
+                     * Format: date-time
+                     * @description When JetStream stored the event.
+                     */
+                    published_at: string;
+                    data: components["schemas"]["ScratchingFrame"];
+                } | {
+                    /** @enum {string} */
+                    type: "card";
+                    /** @description The event's position in the log (its `Racing-Seq`). */
+                    seq: number;
+                    /**
+                     * Format: date-time
+                     * @description When JetStream stored the event.
+                     */
+                    published_at: string;
+                    data: components["schemas"]["CardFrame"];
+                } | {
+                    /** @enum {string} */
+                    type: "retraction";
+                    /** @description The event's position in the log (its `Racing-Seq`). */
+                    seq: number;
+                    /**
+                     * Format: date-time
+                     * @description When JetStream stored the event.
+                     */
+                    published_at: string;
+                    data: components["schemas"]["RetractionFrame"];
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and sent nothing more. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Taken: the next event follows. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within 15 seconds, is a failure: the same delivery is attempted again after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h and 24 h (later where a 429 or 503 says `Retry-After`), and the endpoint is disabled, and its owner told by mail, after the last. Events after it wait: an endpoint is sent in `seq` order. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_ping: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description `msg_{endpoint}_{seq}`: the same on every attempt and replay of an event to an endpoint; a receiver keeps the ids it has taken, to take each event once. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in Unix seconds; refuse one more than five minutes from your clock. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` with the endpoint's secret (base64 after `whsec_`); two during the 24 hours after a rotation. Compare in constant time. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    type: "ping";
+                    /** @description The log's position when it was sent. */
+                    seq: number;
+                    /**
+                     * Format: date-time
+                     * @description When it was sent.
+                     */
+                    published_at: string;
+                    data: {
+                        /** @description The endpoint's id. */
+                        endpoint: string;
+                        /** @description Its URL. */
+                        url: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Answered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
 }
