@@ -419,3 +419,50 @@ def test_live_resumes_after_a_race_day_frame_with_the_next_frames_once(service):
         None,
     )
     assert got[1].odds[0].place_odds == 1.8 and got[5].odds[0].place_odds is None
+
+
+def test_a_conflated_resume_yields_the_race_day_events_its_snapshot_came_before(service):
+    # A conflated subscription resumes its odds as one snapshot of the race, whose `seq` is
+    # the race's last move, and replays the race-day events after `since` exactly: those
+    # published before that move come after the snapshot, below its `seq`, and are no
+    # duplicates of anything the stream had. So on the first connection (`since=0`) and on
+    # the one after a cut.
+    date, race = "2027-06-16", 4
+    where = {"date": date, "race_number": race, "venue": "Sha Tin"}
+    before = [
+        ("RaceStatusChanged", {**where, "status": "open"}),
+        ("OddsUpdated", {**where, "odds": [{"horse_no": "A001", "win_odds": 4.0}]}),
+    ]
+    during = [
+        ("RaceStatusChanged", {**where, "status": "suspended", "reason": "A002 withdrawn: lame"}),
+        ("RunnerScratched", {**where, "horse_no": "A002"}),
+        ("OddsUpdated", {**where, "odds": [{"horse_no": "A001", "win_odds": 3.5}]}),
+    ]
+    topics = ["odds", "status", "scratchings"]
+
+    def day(frames):
+        return [f for f in frames if isinstance(f, (Scratching, StatusChange))]
+
+    async def run():
+        async with _cuttable(service) as (proxy, racing, direct):
+            await asyncio.to_thread(service.publish, before)
+            first, after = [], []
+            async with racing.live(date, race, since=0, topics=topics, conflate_ms=200) as stream:
+                while not day(first):
+                    first.append(await _next(stream))
+                cut_at = stream.last_seq
+                proxy.cut()
+                await asyncio.to_thread(service.publish, during)
+                proxy.restore()
+                while len(day(after)) < 2:
+                    after.append(await _next(stream, 30))
+                return first, cut_at, after, stream.connections, stream.duplicates
+
+    first, cut_at, after, connections, duplicates = asyncio.run(asyncio.wait_for(run(), 90))
+    assert isinstance(first[0], Snapshot) and first[0].seq > day(first)[0].seq, first
+    assert day(first)[0].status == "open"
+    assert connections >= 2
+    assert [type(f) for f in day(after)] == [StatusChange, Scratching], after
+    assert (day(after)[0].status, day(after)[1].horse_no) == ("suspended", "A002")
+    assert cut_at < day(after)[0].seq < day(after)[1].seq
+    assert duplicates == 0

@@ -147,9 +147,11 @@ function position(since: LiveOptions["since"]): number | null {
 /** An async iterator of live frames; see `Racing.live()`.
  *
  * `lastSeq` is the position it resumes after, every topic alike; `connections` counts the
- * connections it opened, `reconnects` those after the first; `duplicates` counts frames at
- * or below `lastSeq` that a service sent again and the stream dropped (none, with this
- * service). End it with `close()`, by leaving a `for await` loop, or with `signal`. */
+ * connections it opened, `reconnects` those after the first; `duplicates` counts updates at
+ * or below `lastSeq`, and race-day frames at or below the last race-day frame, that a
+ * service sent again and the stream dropped (none, with this service). A race's snapshot
+ * moves `lastSeq` to its last move without making the race-day events before that move
+ * duplicates: a resume replays them after the snapshot. End it with `close()`, by leaving a `for await` loop, or with `signal`. */
 export class LiveStream implements AsyncIterableIterator<LiveFrame> {
   /** The position it resumes after: the last event's `seq` it yielded. */
   lastSeq: number | null;
@@ -157,7 +159,7 @@ export class LiveStream implements AsyncIterableIterator<LiveFrame> {
   connections = 0;
   /** Connections opened after the first. */
   reconnects = 0;
-  /** Frames at or below `lastSeq` that a service sent again, dropped. */
+  /** Frames a service sent again, dropped. */
   duplicates = 0;
   /** Why the last connection ended, or failed to open. */
   lastError: unknown = null;
@@ -165,6 +167,8 @@ export class LiveStream implements AsyncIterableIterator<LiveFrame> {
   readonly targets: readonly Target[];
   readonly topics: readonly Topic[] | undefined;
   readonly conflateMs: number | undefined;
+  /** The last race-day event's position: what a race-day frame is a duplicate of. */
+  private daySeq: number | null;
   private readonly stop = new AbortController();
   private readonly frames: AsyncGenerator<LiveFrame, undefined>;
   private closed = false;
@@ -184,6 +188,7 @@ export class LiveStream implements AsyncIterableIterator<LiveFrame> {
       throw new TypeError('transport "sse" follows one target: open a stream for each');
     }
     this.lastSeq = position(options.since);
+    this.daySeq = this.lastSeq;
     const signal = options.signal;
     if (signal?.aborted) this.stop.abort(signal.reason);
     signal?.addEventListener("abort", () => this.stop.abort(signal.reason), { once: true });
@@ -295,16 +300,22 @@ export class LiveStream implements AsyncIterableIterator<LiveFrame> {
         yield frame as unknown as OddsFrame;
       } else if (EVENTS.has(type)) {
         const seq = seqOf(frame);
-        if (this.lastSeq !== null && seq <= this.lastSeq) {
+        // A snapshot's `seq` is its race's last move: the race-day events of a resume
+        // that came before that move follow the snapshot, below its `seq`. They are
+        // duplicates only at or below the last race-day event had.
+        const floor = type === "odds" ? this.lastSeq : this.daySeq;
+        if (floor !== null && seq <= floor) {
           this.duplicates += 1;
           continue;
         }
-        this.lastSeq = seq;
+        if (type !== "odds") this.daySeq = seq;
+        this.lastSeq = Math.max(this.lastSeq ?? 0, seq);
         yield frame as unknown as EventFrame;
       } else if (type === "snapshot") {
         const seq = seqOf(frame);
         if (restart || this.lastSeq === null) {
           this.lastSeq = seq;
+          if (restart) this.daySeq = null;
           restart = false;
         } else {
           this.lastSeq = Math.max(this.lastSeq, seq);

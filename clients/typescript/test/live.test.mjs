@@ -199,3 +199,34 @@ test("live() in Node uses Node's own WebSocket where Node has one", async () => 
   assert.equal(said.frames[0], "snapshot");
   assert.deepEqual(said.frames.slice(1), ["odds", "odds"]);
 });
+
+test("a conflated live() yields the race-day events its snapshot came before", async () => {
+  // A conflated subscription from a position gets each race's odds as one snapshot, whose
+  // `seq` is the race's last move, and the race-day events after the position exactly:
+  // those published before that move come after the snapshot, below its `seq`, and are no
+  // duplicates of anything the stream had.
+  const where = { date: "2027-06-17", race_number: 4, venue: "Sha Tin" };
+  service.publish([
+    ["RaceStatusChanged", { ...where, status: "open" }],
+    ["OddsUpdated", { ...where, odds: [{ horse_no: "A001", win_odds: 4.0 }] }],
+  ]);
+  const stream = racing.live({
+    date: where.date,
+    race: where.race_number,
+    since: 0,
+    conflateMs: 200,
+    topics: ["odds", "status", "scratchings"],
+  });
+  try {
+    const first = [await nextFrame(stream), await nextFrame(stream)];
+    assert.deepEqual(
+      first.map((f) => f.type),
+      ["snapshot", "status"],
+    );
+    assert.ok(first[1].seq < first[0].seq, "the status came before the snapshot's move");
+    assert.equal(first[1].status, "open");
+    assert.equal(stream.duplicates, 0);
+  } finally {
+    await stream.close();
+  }
+});

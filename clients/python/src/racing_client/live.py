@@ -57,8 +57,10 @@ class LiveStream:
 
     `last_seq` is the position it resumes after, every topic alike; `connections` counts
     the connections it opened, `reconnects` those after the first; `duplicates` counts
-    updates and race-day frames at or below `last_seq` that a server sent again and the
-    stream dropped (none, with this service).
+    updates at or below `last_seq`, and race-day frames at or below the last race-day frame,
+    that a server sent again and the stream dropped (none, with this service). A race's
+    snapshot moves `last_seq` to its last move without making the race-day events before
+    that move duplicates: a resume replays them after the snapshot.
     Close it with `aclose()`, or use it as `async with racing.live(...) as stream:`. A read
     that is cancelled (a timeout around `__anext__()`) ends the stream then and there, its
     connection dropped; `live(..., since=stream.last_seq)` takes up after it.
@@ -92,6 +94,8 @@ class LiveStream:
         self._heartbeats = heartbeats
         self._max_reconnects = max_reconnects
         self.last_seq: int | None = since
+        # The last race-day event's position: what a race-day frame is a duplicate of.
+        self._day_seq: int | None = since
         self.connections = 0
         self.reconnects = 0
         self.duplicates = 0
@@ -229,7 +233,16 @@ class LiveStream:
             # Conflated odds of different races may come out of `seq` order: they move
             # nothing, and the race day's frames alone carry the position.
             conflated = kind == "odds" and bool(self._conflate_ms)
-            if not conflated:
+            if kind != "odds":
+                # A snapshot's `seq` is its race's last move: the race-day events of a
+                # resume that came before that move follow the snapshot, below its `seq`.
+                # They are duplicates only at or below the last race-day event had.
+                if self._day_seq is not None and update.seq <= self._day_seq:
+                    self.duplicates += 1
+                    return None
+                self._day_seq = update.seq
+                self.last_seq = max(self.last_seq or 0, update.seq)
+            elif not conflated:
                 if self.last_seq is not None and update.seq <= self.last_seq:
                     self.duplicates += 1
                     return None
@@ -239,6 +252,8 @@ class LiveStream:
             snapshot = decode(models.Snapshot, data, strict=self._settings.strict)
             if self._restart or self.last_seq is None:
                 self.last_seq = snapshot.seq
+                if self._restart:
+                    self._day_seq = None
                 self._restart = False
             else:
                 self.last_seq = max(self.last_seq, snapshot.seq)
