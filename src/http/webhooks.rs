@@ -533,7 +533,7 @@ pub(super) fn described(schemas: &mut Vec<(String, RefOr<Schema>)>) -> serde_jso
             "properties": {
                 "type": {"type": "string", "enum": [kind]},
                 "seq": {"type": "integer", "minimum": 0, "description": "The event's position in the log (its `Racing-Seq`)."},
-                "published_at": {"type": "string", "format": "date-time", "description": "When JetStream stored the event."},
+                "published_at": {"type": "string", "format": "date-time", "pattern": racing_events::Instant::PATTERN, "description": "When JetStream stored the event."},
                 "data": {"$ref": format!("#/components/schemas/{}", (frame.name)())},
             },
         }));
@@ -596,7 +596,7 @@ pub(super) fn described(schemas: &mut Vec<(String, RefOr<Schema>)>) -> serde_jso
                 "properties": {
                     "type": {"type": "string", "enum": ["ping"]},
                     "seq": {"type": "integer", "minimum": 0, "description": "The log's position when it was sent."},
-                    "published_at": {"type": "string", "format": "date-time", "description": "When it was sent."},
+                    "published_at": {"type": "string", "format": "date-time", "pattern": racing_events::Instant::PATTERN, "description": "When it was sent."},
                     "data": {
                         "type": "object",
                         "required": ["endpoint", "url"],

@@ -261,7 +261,7 @@ impl Lane {
             webhook_id,
             r#type: event.kind.to_owned(),
             attempt: pending.attempts,
-            at: at.to_string(),
+            at: racing_events::Instant::text(at),
             status: "delivered".into(),
             response_code: posted.status,
             error: posted.error.clone(),
@@ -285,7 +285,7 @@ impl Lane {
             attempt.status = "failed".into();
             attempt.next_attempt_at = jiff::Timestamp::from_millisecond(pending.next_at)
                 .ok()
-                .map(|t| t.to_string());
+                .map(racing_events::Instant::text);
             state.pending = Some(pending);
             metrics::counter!("racing_webhook_deliveries_total", "outcome" => "failed")
                 .increment(1);
@@ -331,7 +331,7 @@ impl Lane {
     /// Disables the endpoint and tells its owner by mail, where the key has an address.
     async fn disable(&self, endpoint: &Endpoint, reason: String) -> anyhow::Result<()> {
         let disabled = Disabled {
-            at: jiff::Timestamp::now().to_string(),
+            at: racing_events::Instant::now(),
             reason: reason.clone(),
         };
         let changed = self

@@ -175,7 +175,7 @@ impl Webhooks {
                 secret: secret.text(),
                 until: None,
             }],
-            created_at: jiff::Timestamp::now().to_string(),
+            created_at: racing_events::Instant::now(),
             from_seq: self.position(),
             disabled: None,
             replay: None,
@@ -261,9 +261,9 @@ impl Webhooks {
         let endpoint = self.get(who, id).await?;
         let url = Guard::parse(&endpoint.url).map_err(|e| Problem::Invalid(e.to_string()))?;
         let webhook_id = format!("msg_{}_ping_{:016x}", endpoint.id, rand::random::<u64>());
-        let now = jiff::Timestamp::now();
+        let now = racing_events::Instant::now();
         let data = serde_json::json!({"endpoint": endpoint.id, "url": endpoint.url});
-        let body = payload("ping", self.position(), &now.to_string(), &data.to_string());
+        let body = payload("ping", self.position(), &now, &data.to_string());
         let posted = self
             .sender
             .post(&url, &headers(&endpoint, &webhook_id, &body), body)

@@ -729,7 +729,7 @@ fn every_served_instant_has_one_format_utc_with_z_to_the_millisecond() {
         let mut instants = 0;
         for (at, field, schema) in found {
             // A field named for a moment is an instant; a date is a date.
-            let named = field.ends_with("_at") || field == "clock";
+            let named = field.ends_with("_at") || field == "at" || field == "clock";
             let instant = schema["format"] == "date-time";
             assert_eq!(named, instant, "{name} {at}: {schema}");
             if instant {
