@@ -415,6 +415,20 @@ async fn other_methods_unknown_paths_and_head_answer_as_the_contract_says() {
         let body: Value = res.json().await.expect("json");
         assert_eq!(body["error"], "method_not_allowed");
     }
+    // A path that takes other methods names its own in `Allow`.
+    let res = app
+        .client
+        .request(
+            reqwest::Method::PUT,
+            format!("{}/api/v1/webhooks", app.base),
+        )
+        .header("X-API-Key", KEY)
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(res.status(), StatusCode::METHOD_NOT_ALLOWED);
+    let allow = res.headers()["allow"].to_str().expect("an Allow header");
+    assert!(allow.contains("GET") && allow.contains("POST"), "{allow}");
     let (status, body) = app.get("/api/v1/nowhere").await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert_eq!(body["error"], "not_found");

@@ -134,7 +134,13 @@ pub fn api(state: AppState) -> Api {
         .route_layer(middleware::from_fn(crate::telemetry::track_requests))
         // Answers of no route are counted too, as `unmatched`: a scan of paths shows.
         .fallback(|| async { unmatched(ApiError::NotFound("no such path".into())) })
-        .method_not_allowed_fallback(|| async { unmatched(ApiError::MethodNotAllowed) })
+        // The route's own methods in `Allow` (axum writes them where the answer has none):
+        // the webhooks' paths take POST and DELETE, not only GET and HEAD.
+        .method_not_allowed_fallback(|| async {
+            let mut response = unmatched(ApiError::MethodNotAllowed);
+            response.headers_mut().remove(axum::http::header::ALLOW);
+            response
+        })
         .with_state(state.clone());
     let public = crate::subscribe::routes(state.signup.clone())
         .merge(openapi::public_routes())
