@@ -85,23 +85,23 @@ test("over SSE, a wrong key is refused without retrying, and one target a stream
 for (const transport of ["ws", "sse"]) {
   test(`conflateMs over ${transport}: at most one odds frame a race a window`, async () => {
     // The demo moves its open race's prices about once a second: a window of two seconds
-    // sends about one frame in two.
+    // sends about one frame in two. Counted, not timed apart: on a busy machine a frame
+    // may reach the client late and the next on time, but none comes that was not sent.
     const stream = racing.live({ date: today, race: 1, transport, conflateMs: 2000 });
-    const times = [];
+    const seconds = 6;
+    let odds = 0;
     try {
-      const end = Date.now() + 5000;
+      const end = Date.now() + seconds * 1000;
       while (Date.now() < end) {
         const frame = await nextFrame(stream);
-        if (frame.type === "odds") times.push(Date.now());
+        if (frame.type === "odds") odds += 1;
       }
     } finally {
       await stream.close();
     }
-    assert.ok(times.length >= 1, "some odds came");
-    // The window, less what the clock and the delivery may blur.
-    for (let i = 1; i < times.length; i++) {
-      assert.ok(times[i] - times[i - 1] >= 1600, `odds ${times[i] - times[i - 1]} ms apart`);
-    }
+    assert.ok(odds >= 1, "some odds came");
+    // One a window, and one the window under way when the stream opened.
+    assert.ok(odds <= seconds / 2 + 1, `${odds} odds frames in ${seconds} s`);
   });
 }
 
