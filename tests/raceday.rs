@@ -219,6 +219,43 @@ async fn every_topic_resumes_with_since_across_a_disconnect_exactly_once() {
     assert!(client.barrier().await.is_empty(), "nothing twice");
 }
 
+/// A conflated subscription resumes its odds as snapshots, and the race-day events it
+/// missed before them: a status in a snapshot is never followed by an older one, and
+/// every race-day event comes at a `seq` above the last one handed, so a client that
+/// keeps the last `seq` and drops again misses none of them.
+#[tokio::test]
+async fn a_conflated_resume_sends_the_race_day_it_missed_before_its_snapshots() {
+    let (nats, mut app, _dir) = service(|_| {}).await;
+    let events = race_day();
+    let before = publish_each(&nats, &mut app, &events[..5]).await;
+    let missed = publish_each(&nats, &mut app, &events[5..]).await;
+    let mut client = Client::connect(&app).await;
+    let mut subscribe = subscribe_all(Some(before[4]));
+    subscribe["conflate_ms"] = json!(1000);
+    client.send(subscribe).await;
+    let mut got: Vec<(String, u64)> = Vec::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let last = *missed.last().expect("missed");
+    while !(got.iter().any(|(_, seq)| *seq == last) && got.iter().any(|(t, _)| t == "snapshot")) {
+        let frame = tokio::time::timeout_at(deadline, client.next_message())
+            .await
+            .unwrap_or_else(|_| panic!("no snapshot and retraction in time; got {got:?}"));
+        let seq = frame["seq"].as_u64().unwrap_or_else(|| panic!("{frame}"));
+        got.push((frame["type"].as_str().unwrap_or_default().to_owned(), seq));
+    }
+    // The race-day events after `since` in order (the odds move among them conflated),
+    // then race 1's snapshot as it stands, at the move's `seq`.
+    let mut expected: Vec<(String, u64)> = RACE_DAY_FRAMES[5..]
+        .iter()
+        .zip(&missed)
+        .filter(|(t, _)| **t != "odds")
+        .map(|(t, seq)| ((*t).to_owned(), *seq))
+        .collect();
+    expected.push(("snapshot".to_owned(), missed[2]));
+    assert_eq!(got, expected);
+    assert!(client.barrier().await.is_empty(), "nothing twice");
+}
+
 #[tokio::test]
 async fn a_resume_from_an_http_answer_position_replays_only_what_came_after_it() {
     let (nats, mut app, _dir) = service(|_| {}).await;

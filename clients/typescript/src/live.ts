@@ -151,7 +151,8 @@ function position(since: LiveOptions["since"]): number | null {
  * or below `lastSeq`, and race-day frames at or below the last race-day frame, that a
  * service sent again and the stream dropped (none, with this service). A race's snapshot
  * moves `lastSeq` to its last move without making the race-day events before that move
- * duplicates: a resume replays them after the snapshot. End it with `close()`, by leaving a `for await` loop, or with `signal`. */
+ * duplicates: this service replays a resume's race-day events before its snapshots, and a
+ * service that sends them after, below the snapshot's `seq`, is read alike. End it with `close()`, by leaving a `for await` loop, or with `signal`. */
 export class LiveStream implements AsyncIterableIterator<LiveFrame> {
   /** The position it resumes after: the last event's `seq` it yielded. */
   lastSeq: number | null;
@@ -300,9 +301,9 @@ export class LiveStream implements AsyncIterableIterator<LiveFrame> {
         yield frame as unknown as OddsFrame;
       } else if (EVENTS.has(type)) {
         const seq = seqOf(frame);
-        // A snapshot's `seq` is its race's last move: the race-day events of a resume
-        // that came before that move follow the snapshot, below its `seq`. They are
-        // duplicates only at or below the last race-day event had.
+        // A snapshot's `seq` is its race's last move: a service may send the race-day
+        // events of a resume that came before that move after the snapshot, below its
+        // `seq`. They are duplicates only at or below the last race-day event had.
         const floor = type === "odds" ? this.lastSeq : this.daySeq;
         if (floor !== null && seq <= floor) {
           this.duplicates += 1;

@@ -66,10 +66,13 @@ impl Session<'_> {
     /// Replays what the target missed after `since`, for its topics: odds moves and
     /// race-day events in one stream order. Odds go as a snapshot instead where a replay
     /// of them would go out of order (the connection had a later odds update already:
-    /// `moves` is `None`) or is over the limit's updates (`moves`, as counted); race-day
-    /// events always replay. `before` is what the connection followed before, with the
-    /// `seq` up to which it had been handed the date's race-day events: none of those is
-    /// sent twice.
+    /// `moves` is `None`), is over the limit's updates (`moves`, as counted) or the
+    /// subscription is conflated; race-day events always replay, and before the
+    /// snapshots, as when a session falls behind: a race's status in a snapshot is never
+    /// followed by an older one, and a client that keeps the last `seq` it was handed
+    /// and drops again resumes after every race-day event it had. `before` is what the
+    /// connection followed before, with the `seq` up to which it had been handed the
+    /// date's race-day events: none of those is sent twice.
     pub(super) async fn replay(
         &mut self,
         t: Target,
@@ -83,9 +86,7 @@ impl Session<'_> {
         if moves.is_some() && !odds {
             self.floors.raise(&t, since);
         }
-        if topics.odds() && !odds {
-            self.snapshots(&t).await?;
-        }
+        let snapshots = topics.odds() && !odds;
         // What a snapshot already covered stays covered: an earlier `subscribe` to one of
         // the meeting's races sent its odds as of some `seq`, and nothing at or below it
         // may follow.
@@ -106,6 +107,11 @@ impl Session<'_> {
                 Next::Day(e) => e.seq,
             };
             if !self.live_before(seq, &mut next_live).await? {
+                // Fallen behind: the race-day events were read back from the journal
+                // and the odds conflated; the target's snapshots still follow.
+                if snapshots {
+                    self.snapshots(&t).await?;
+                }
                 return Ok(());
             }
             match next {
@@ -126,6 +132,11 @@ impl Session<'_> {
         if let Some(relayed) = next_live {
             self.make_room().await?;
             self.relay(&relayed)?;
+        }
+        // A delta held in a conflation window is dropped by the snapshot that covers it
+        // (`send_snapshot`); one already in the outbox goes before it, at a lower `seq`.
+        if snapshots {
+            self.snapshots(&t).await?;
         }
         Ok(())
     }

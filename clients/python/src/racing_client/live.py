@@ -60,7 +60,8 @@ class LiveStream:
     updates at or below `last_seq`, and race-day frames at or below the last race-day frame,
     that a server sent again and the stream dropped (none, with this service). A race's
     snapshot moves `last_seq` to its last move without making the race-day events before
-    that move duplicates: a resume replays them after the snapshot.
+    that move duplicates: this service replays a resume's race-day events before its
+    snapshots, and a server that sends them after, below the snapshot's `seq`, is read alike.
     Close it with `aclose()`, or use it as `async with racing.live(...) as stream:`. A read
     that is cancelled (a timeout around `__anext__()`) ends the stream then and there, its
     connection dropped; `live(..., since=stream.last_seq)` takes up after it.
@@ -234,9 +235,10 @@ class LiveStream:
             # nothing, and the race day's frames alone carry the position.
             conflated = kind == "odds" and bool(self._conflate_ms)
             if kind != "odds":
-                # A snapshot's `seq` is its race's last move: the race-day events of a
-                # resume that came before that move follow the snapshot, below its `seq`.
-                # They are duplicates only at or below the last race-day event had.
+                # A snapshot's `seq` is its race's last move: a server may send the
+                # race-day events of a resume that came before that move after the
+                # snapshot, below its `seq`. They are duplicates only at or below the
+                # last race-day event had.
                 if self._day_seq is not None and update.seq <= self._day_seq:
                     self.duplicates += 1
                     return None
