@@ -497,7 +497,9 @@ impl Application {
         // The client's address, for the per-client limits of the subscription forms.
         let app = axum::ServiceExt::<axum::extract::Request>::into_make_service_with_connect_info::<
             SocketAddr,
-        >(http::api(self.state.clone()));
+        >(
+            http::api(self.state.clone()).context("starting the long reads' threads")?
+        );
         let stop = shutdown.clone();
         let server = axum::serve(self.listener, app).with_graceful_shutdown(async move {
             stop.cancelled().await;

@@ -15,6 +15,8 @@
 //!   what they wanted, but any time they spent waiting is time the work took from them.
 //!
 //! Both read Linux's `/proc`; elsewhere nothing is known, and nothing gives way.
+//!
+//! A thread of its own for long work gives way by priority instead ([`give_way`]).
 
 use std::time::Duration;
 
@@ -250,6 +252,20 @@ impl GiveWay {
         }
         ran.mul_f64((1.0 - self.share) / self.share)
     }
+}
+
+/// Lowers the calling thread to `nice`, for threads that do nothing but background or
+/// long work (the long reads' threads of `src/http/`): Linux keeps a nice value per thread,
+/// and a thread started from it inherits it. Elsewhere the value is the whole process's,
+/// and nothing is done. It cannot be undone without privileges, so it is for threads of
+/// their own, never a pool's that other work shares.
+pub fn give_way(nice: i32) {
+    #[cfg(target_os = "linux")]
+    if let Err(e) = rustix::process::setpriority_process(None, nice) {
+        tracing::warn!(error = %e, nice, "a thread could not lower its priority");
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = nice;
 }
 
 #[cfg(test)]

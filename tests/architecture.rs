@@ -265,6 +265,7 @@ const MAY_USE: &[(&str, &[&str])] = &[
             "webhooks",
             "telemetry",
             "text",
+            "load",
         ],
     ),
     (

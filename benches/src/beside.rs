@@ -1,8 +1,9 @@
 //! A read that grows with the data beside the reads that do not: today's card under `wrk`
 //! alone, and while a second `wrk` asks a busy jockey's records by condition over a span
 //! of its own each time (so that no answer comes from memory), in alternating runs. The
-//! records are worked out on the blocking pool with the request's deadline, so the card's
-//! p99 should stay near where it was; what both loads share is the machine's cores.
+//! records are worked out on the long reads' threads, below the card's threads, with the
+//! request's deadline, so the card's p99 should stay near where it was; what both loads
+//! share is the machine's cores.
 
 use std::path::Path;
 
@@ -16,7 +17,8 @@ use crate::service::{Service, Target, KEY_HEADER};
 use crate::Scale;
 
 /// Most a card's p99 may grow beside records by condition of fresh spans: their work is
-/// done on the blocking pool, so the card waits for a core, never for them.
+/// done on threads of lower priority, so the card waits neither for a thread nor for a
+/// core they hold.
 pub const BESIDE_P99_RATIO: f64 = 1.5;
 
 /// The path whose p99 is watched.
@@ -66,8 +68,6 @@ pub async fn run(
         &card_script,
         format!("wrk.headers[\"{KEY_HEADER}\"] = \"{}\"\n", target.key),
     )?;
-    let spans_script = work.join("beside-spans.lua");
-    std::fs::write(&spans_script, spans_lua(&target.key, &analysis_path))?;
 
     let card = |secs| Load {
         threads: 1,
@@ -81,7 +81,7 @@ pub async fn run(
     )
     .await?;
     let mut result = BesideResult {
-        analysis_path,
+        analysis_path: analysis_path.clone(),
         alone: Vec::new(),
         beside: Vec::new(),
         analyses: Vec::new(),
@@ -102,6 +102,9 @@ pub async fn run(
                 result.alone.push(sample);
                 continue;
             }
+            // A script of the round's own, so that no span of an earlier round repeats.
+            let spans_script = work.join(format!("beside-spans-{round}.lua"));
+            std::fs::write(&spans_script, spans_lua(&target.key, &analysis_path, round))?;
             let spans = Load {
                 threads: 1,
                 connections: SPAN_CONNECTIONS,
@@ -130,9 +133,11 @@ pub async fn run(
 }
 
 /// A `wrk` script asking `path` with the key, a `from` date that moves on by a day at
-/// each request (over some 27 years, then round again), so that no two requests in a run
-/// share an answer in memory.
-fn spans_lua(key: &str, path: &str) -> String {
+/// each request (over some 27 years, then round again) and a `to` far ahead that is the
+/// `round`'s own, so that no two requests of the part share an answer in memory: the
+/// same records, a span of their own.
+fn spans_lua(key: &str, path: &str, round: usize) -> String {
+    let to = format!("{}-12-31", 2100 + round);
     format!(
         r#"wrk.headers["{KEY_HEADER}"] = "{key}"
 local n = 0
@@ -142,7 +147,7 @@ request = function()
   local y = 2000 + math.floor(day / 365)
   local m = 1 + math.floor((day % 365) / 31)
   local d = 1 + (day % 365) % 31 % 28
-  return wrk.format(nil, string.format("{path}?from=%04d-%02d-%02d", y, m, d))
+  return wrk.format(nil, string.format("{path}?from=%04d-%02d-%02d&to={to}", y, m, d))
 end
 "#
     )
@@ -161,7 +166,7 @@ impl BesideResult {
         );
         [
             format!(
-                "HTTP {} beside {}?from=<a new date each time>",
+                "HTTP {} beside {}?from=<a new date each time>&to=<the round's>",
                 WATCHED, self.analysis_path
             ),
             format!(
@@ -185,8 +190,8 @@ mod tests {
 
     #[test]
     fn the_spans_script_asks_the_path_with_the_key() {
-        let lua = spans_lua("k1", "/api/v1/jockeys/z/analysis");
+        let lua = spans_lua("k1", "/api/v1/jockeys/z/analysis", 3);
         assert!(lua.starts_with("wrk.headers[\"X-API-Key\"] = \"k1\""));
-        assert!(lua.contains("\"/api/v1/jockeys/z/analysis?from=%04d-%02d-%02d\""));
+        assert!(lua.contains("\"/api/v1/jockeys/z/analysis?from=%04d-%02d-%02d&to=2103-12-31\""));
     }
 }

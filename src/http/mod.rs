@@ -29,6 +29,7 @@ mod index;
 pub mod input;
 mod limits;
 mod live;
+mod long;
 mod openapi;
 mod pipeline;
 mod position;
@@ -123,8 +124,9 @@ pub struct Shared {
 
 /// The API as one service, for the server and for handler tests: the request pipeline
 /// (`pipeline.rs`: ids, tracing, limits, the key, the rate, conditional GETs and
-/// compression) in front of the documents, and the axum router for every other path.
-pub fn api(state: AppState) -> Api {
+/// compression) in front of the documents, and the axum router for every other path;
+/// an error when the threads of the long reads cannot be started (`long.rs`).
+pub fn api(state: AppState) -> std::io::Result<Api> {
     let others = Router::new()
         .route(ODDS_SOCKET_PATH, get(live::odds_socket))
         .route(sse::LIVE_EVENTS_PATH, get(sse::live_events))
@@ -147,7 +149,7 @@ pub fn api(state: AppState) -> Api {
         .merge(asyncapi::public_routes())
         .merge(feed::public_routes())
         .route_layer(middleware::from_fn(crate::telemetry::track_requests));
-    Api::new(state, others, public)
+    Ok(Api::new(state, others, public, long::LongReads::start()?))
 }
 
 /// `error` as answered where no route applies, counted under the route `unmatched`.

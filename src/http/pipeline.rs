@@ -9,7 +9,8 @@
 //! within one call, on the request's first poll, with no future allocated; only what may
 //! wait (the WebSocket upgrade, the OpenAPI pages, compression) is boxed and bounded by the
 //! request timeout, and so are the reads that can grow with the data (a search, a page of
-//! odds history, any `as_of`), which run on a blocking thread.
+//! odds history, any `as_of`), which run on the long reads' threads (`long.rs`), below
+//! the others.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -31,6 +32,7 @@ use tracing::Instrument;
 
 use super::described::{ASYNCAPI_PUBLIC_PATH, FEED_ASYNCAPI_PATH, FEED_SCHEMA_PATH, PUBLIC_PATHS};
 use super::limits::{RateHeaders, MAX_HEADERS, MAX_HEADER_BYTES, MAX_URI_BYTES};
+use super::long::LongReads;
 use super::position::{self, Asked, MIN_SEQ_HEADER};
 use super::ODDS_SOCKET_PATH;
 use super::{cache, table, ApiError, AppState, HeaderText, API_KEY_HEADER};
@@ -57,15 +59,17 @@ struct Parts {
 struct Answers {
     state: AppState,
     router: Router,
+    long: LongReads,
 }
 
 impl Api {
     /// The pipeline in front of `router`, which answers every path that is not a
     /// document's.
-    pub(super) fn new(state: AppState, router: Router, public: Router) -> Api {
+    pub(super) fn new(state: AppState, router: Router, public: Router, long: LongReads) -> Api {
         let plain = Answers {
             state: state.clone(),
             router,
+            long,
         };
         Api(Arc::new(Parts {
             state,
@@ -161,7 +165,7 @@ impl Service<Request> for Api {
             // The path's route, found once for every question.
             let matched = table::find(request.uri().path());
             // What a read of the table asks of the position: its `as_of` (read on a
-            // blocking thread) and the position to wait for, if the read models do not
+            // long reads' thread) and the position to wait for, if the read models do not
             // hold it yet.
             let asked = match &matched {
                 Some(_) => position::asked(&request, admission.positioned),
@@ -341,18 +345,21 @@ impl Service<Request> for Answers {
     fn call(&mut self, request: Request) -> Self::Future {
         if request.extensions().get::<Blocking>().is_some() {
             let state = self.state.clone();
-            let answering =
-                tokio::task::spawn_blocking(move || answer(&state, &request, Instant::now()));
+            let long = self.long.clone();
+            let started = Instant::now();
             return Either::Right(Either::Right(
                 async move {
+                    let answering = long.answer(move || answer(&state, &request, started));
                     Ok(match answering.await {
-                        Ok(Some(response)) => response,
+                        Some(Some(response)) => response,
                         // `long` found the path a route.
-                        Ok(None) => {
+                        Some(None) => {
                             ApiError::Internal(anyhow::anyhow!("a long route went")).into_response()
                         }
-                        Err(e) => ApiError::Internal(anyhow::anyhow!("an answer failed: {e}"))
-                            .into_response(),
+                        None => {
+                            ApiError::Internal(anyhow::anyhow!("the long reads' threads are gone"))
+                                .into_response()
+                        }
                     })
                 }
                 .boxed(),
@@ -365,12 +372,12 @@ impl Service<Request> for Answers {
     }
 }
 
-/// The mark of a request answered on a blocking thread: one for a route whose work can
-/// grow with the data ([`super::route::Route::long`]) or for a document `as_of` a point,
-/// so that what it reads holds up no other request, and stopped at the request's
-/// deadline. Decided once, where the pipeline admits it ([`position::asked`] reads the
-/// query's names as the handlers do, percent-decoded, so that no spelling of `as_of` runs
-/// its read inline), and read where it is answered.
+/// The mark of a request answered on a long reads' thread (`long.rs`): one for a route
+/// whose work can grow with the data ([`super::route::Route::long`]) or for a document
+/// `as_of` a point, so that what it reads holds up no other request, and stopped at the
+/// request's deadline. Decided once, where the pipeline admits it ([`position::asked`]
+/// reads the query's names as the handlers do, percent-decoded, so that no spelling of
+/// `as_of` runs its read inline), and read where it is answered.
 #[derive(Clone, Copy)]
 struct Blocking;
 
@@ -633,7 +640,7 @@ mod tests {
             format!("{horse}?%61s_of=5"),
             format!("{horse}?x=1&as%5Fof=5"),
         ] {
-            assert!(on(&uri), "{uri} runs on a blocking thread");
+            assert!(on(&uri), "{uri} runs on a long reads' thread");
         }
         for uri in [
             horse.to_owned(),

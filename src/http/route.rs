@@ -26,8 +26,8 @@ pub struct Route {
     /// The handler, called with its parameters checked.
     pub handler: &'static (dyn Handle + Sync),
     /// Whether its work can grow with the data rather than with its answer (a search, a
-    /// page of odds history): it is answered on a blocking thread, within the request's
-    /// deadline, as is every request with `as_of`.
+    /// page of odds history): it is answered on a long reads' thread (`long.rs`), below
+    /// the short reads and within the request's deadline, as is every request with `as_of`.
     pub long: bool,
     /// Its operation in the OpenAPI document (the parameters are the handler's).
     pub doc: Operation,

@@ -208,7 +208,7 @@ fn every_row_answers_its_own_example_and_no_earlier_row_takes_it() {
 
 /// The routes whose work grows with the data they read, not with what they answer (a
 /// search, an odds history, the records by condition worked out from every run of a
-/// subject), run on the blocking pool with the request's deadline; the others read one
+/// subject), run on the long reads' threads with the request's deadline; the others read one
 /// document and answer inline.
 #[test]
 fn the_routes_whose_reads_grow_with_the_data_are_long() {
