@@ -1,5 +1,5 @@
 //! The HTTP API end to end: events published to a real JetStream stream, projected into
-//! sled, read back over HTTP with every rule of interface.md and api-contract.md.
+//! sled, read back over HTTP with every rule of docs/api.md.
 
 use racing_events::samples::{card, envelope, profile, result, runner, scratch};
 use racing_events::Envelope;

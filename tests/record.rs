@@ -147,7 +147,7 @@ async fn a_v1_result_and_profile_are_served_without_the_new_fields() {
     assert_eq!(
         fields,
         Some(12),
-        "the fields of interface.md 2.1 only: {horse}"
+        "the fields of the horse profile (docs/api.md) only: {horse}"
     );
     let (_, form) = app.get("/api/v1/horses/E271/form").await;
     let entry = &form["form"][0];

@@ -72,7 +72,7 @@ pub enum Event {
     RaceStatusChanged(RaceStatusChanged),
 }
 
-/// A horse profile, exactly the fields of interface.md 2.1.
+/// A horse profile, exactly the fields of the API's horse profile (docs/api.md).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct HorseProfile {
     /// Brand number, e.g. `E271`.
@@ -147,7 +147,7 @@ pub struct HorseProfile {
     pub season_stakes: Option<i64>,
 }
 
-/// A declared race: race details and its runners (interface.md 2.4).
+/// A declared race: race details and its runners, as the API's race card (docs/api.md).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RaceCard {
     /// Meeting date, `YYYY-MM-DD`.
@@ -211,7 +211,8 @@ pub struct RunnerScratched {
     pub horse_no: String,
 }
 
-/// The official result of one race (interface.md 2.3 and the feed contract's rules).
+/// The official result of one race, as the API's race result, with the feed's rules
+/// (docs/feeding.md).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RaceResult {
     /// Meeting date, `YYYY-MM-DD`.

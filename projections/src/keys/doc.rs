@@ -6,7 +6,7 @@ use super::{key, race, split_at_sep};
 /// A served document, ready to send.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DocKey<'a> {
-    /// Horse profile (interface.md 2.1).
+    /// Horse profile (docs/api.md, "Horse profile").
     Profile(&'a str),
     /// Horse form, framed so a `limit` can cut it without parsing (see `FormDoc`).
     Form(&'a str),
