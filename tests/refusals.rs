@@ -385,6 +385,91 @@ async fn a_feeder_naming_another_fills_no_more_than_that_feeder_s_quota() {
     );
 }
 
+/// A feeder that names a crowd of made-up feeders fills the bucket, and the bucket then
+/// drops its oldest refusals for the next ones: every feeder's next refusal is kept.
+/// (A bucket that refused writes when full kept none of anyone's for up to 30 days.)
+#[tokio::test]
+async fn a_bucket_filled_under_made_up_names_still_keeps_every_feeders_next_refusal() {
+    let nats = Nats::start_with_feeders(&["a", "b"]).await;
+    let dir = TempDir::new().expect("temp dir");
+    let _app = App::start(&nats, dir.path()).await;
+    let (a, b) = (
+        feeder(&nats, "feeder-a").await,
+        feeder(&nats, "feeder-b").await,
+    );
+    // The bucket made small, as the set-up user may: about a hundred refusals' room.
+    let mut stream = nats
+        .setup
+        .get_stream(BUCKET_STREAM)
+        .await
+        .expect("the set-up looks up the bucket");
+    let mut config = stream.info().await.expect("info").config.clone();
+    config.max_bytes = 64 << 10;
+    nats.setup.update_stream(config).await.expect("made small");
+
+    // b names 300 feeders that do not exist, one refused event each.
+    for i in 0..300 {
+        publish_many_as(&b, &format!("feeder-x{i}"), 1).await;
+    }
+    let (own, payload) = refused(41);
+    publish_as(&a, "feeder-a", &own, payload).await;
+    kept_for(&a, "feeder-a", &own.event_id.to_string()).await;
+
+    let info = stream.info().await.expect("info");
+    assert!(
+        info.state.bytes <= 64 << 10 && info.state.messages < 301,
+        "the bucket stays within its bytes: {:?}",
+        info.state
+    );
+    let first = stream
+        .info_with_subjects("$KV.RACING_REFUSALS.feeder-x0.>")
+        .await
+        .expect("the bucket's keys")
+        .next()
+        .await;
+    assert!(first.is_none(), "the oldest made way: {first:?}");
+}
+
+/// A refusals' bucket an older set-up made to refuse writes when full is made to drop
+/// its oldest by `racing setup` after the upgrade.
+#[tokio::test]
+async fn setting_up_again_makes_an_older_refusals_bucket_drop_its_oldest_when_full() {
+    use async_nats::jetstream::stream::DiscardPolicy;
+    let nats = Nats::start().await;
+    let mut stream = nats
+        .setup
+        .get_stream(BUCKET_STREAM)
+        .await
+        .expect("the set-up looks up the bucket");
+    let mut config = stream.info().await.expect("info").config.clone();
+    assert_eq!(config.discard, DiscardPolicy::Old);
+    config.discard = DiscardPolicy::New;
+    nats.setup.update_stream(config).await.expect("as before");
+    let setup = racing::nats::Connection::open(
+        &nats.url(),
+        &nats.auth(racing::nats::Role::Setup),
+        racing::nats::Role::Setup,
+        racing::retry::PATIENCE,
+    )
+    .await
+    .expect("the set-up connects");
+    let settings = racing::nats::StreamSettings {
+        name: "RACING".to_owned(),
+        duplicate_window: Duration::from_secs(120),
+        replicas: None,
+        link_ttl: racing::nats::buckets::LINK_TTL,
+    };
+    racing::nats::set_up(&setup, &settings)
+        .await
+        .expect("set up again");
+    let info = stream.info().await.expect("info");
+    assert_eq!(info.config.discard, DiscardPolicy::Old);
+    assert_eq!(
+        info.config.max_bytes,
+        racing::nats::buckets::REFUSALS.max_bytes
+    );
+}
+
 /// The bucket's entry of `feeder`'s refusal at `seq`, as the service reads it.
 async fn entry(nats: &Nats, feeder: &str, seq: u64) -> Option<jetstream::kv::Entry> {
     let kv = nats

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use anyhow::Context as _;
+use async_nats::jetstream::stream::DiscardPolicy;
 use async_nats::jetstream::{self, kv};
 
 /// One bucket of a stream: `{stream}_{suffix}`, backed by the stream `KV_{stream}_{suffix}`.
@@ -17,9 +18,13 @@ pub struct Bucket {
     pub history: i64,
     /// How long a value lives after it was written; zero: for ever.
     pub max_age: Duration,
-    /// Most bytes its values take together, history included; past it a write is refused
-    /// (never an old value dropped); -1: no limit.
+    /// Most bytes its values take together, history included; -1: no limit.
     pub max_bytes: i64,
+    /// What a write past `max_bytes` does: refused (`New`: the records a service relies
+    /// on, which no one may lose to another's writes), or taking the room of the oldest
+    /// values (`Old`: a cache of what is kept elsewhere, which anyone's writes must not
+    /// close to everyone's).
+    pub when_full: DiscardPolicy,
 }
 
 /// API key records, by id.
@@ -29,6 +34,7 @@ pub const KEYS: Bucket = Bucket {
     history: 10,
     max_age: Duration::ZERO,
     max_bytes: -1,
+    when_full: DiscardPolicy::New,
 };
 
 /// When each API key was last used.
@@ -38,6 +44,7 @@ pub const KEY_USAGE: Bucket = Bucket {
     history: 1,
     max_age: Duration::ZERO,
     max_bytes: -1,
+    when_full: DiscardPolicy::New,
 };
 
 /// The live service replicas and their open connections per key.
@@ -48,6 +55,7 @@ pub const REPLICAS: Bucket = Bucket {
     // A replica silent this long is gone.
     max_age: Duration::from_secs(15),
     max_bytes: -1,
+    when_full: DiscardPolicy::New,
 };
 
 /// The subscribers of the pricing page's flow.
@@ -57,6 +65,7 @@ pub const SUBSCRIBERS: Bucket = Bucket {
     history: 5,
     max_age: Duration::ZERO,
     max_bytes: -1,
+    when_full: DiscardPolicy::New,
 };
 
 /// How long a link of the subscription forms may be followed, unless the set-up and the
@@ -75,6 +84,7 @@ pub const SIGNUPS: Bucket = Bucket {
     // About 100,000 to 250,000 links, each form post adding one of 250 to 600 bytes; a
     // full bucket refuses the next (it is made to discard new records, never old ones).
     max_bytes: 64 << 20,
+    when_full: DiscardPolicy::New,
 };
 
 /// The link bucket for links that may be followed for `life`: it keeps each that long.
@@ -96,6 +106,7 @@ pub const SNAPSHOT_LEASE: Bucket = Bucket {
     history: 1,
     max_age: SNAPSHOT_LEASE_TTL,
     max_bytes: -1,
+    when_full: DiscardPolicy::New,
 };
 
 /// Each feeder's refused events, keyed `{feeder}.{stream sequence}`: what
@@ -106,8 +117,12 @@ pub const REFUSALS: Bucket = Bucket {
     history: 1,
     // A feeder reads them within days; the operator's dead letters keep them all.
     max_age: Duration::from_secs(30 * 24 * 3600),
-    // About 100,000 refusals of about 600 bytes; a full bucket refuses the next.
+    // About 100,000 refusals of about 600 bytes. Full, the bucket drops its oldest for the
+    // next: the name an event gives is its feeder's word, so a feeder naming a hundred
+    // made-up feeders could fill it, and a bucket that then refused every write would keep
+    // no feeder's next refusal for up to 30 days.
     max_bytes: 64 << 20,
+    when_full: DiscardPolicy::Old,
 };
 
 /// Webhook endpoints, keyed `{owner}.{id}`: each key's endpoints, their URLs, topics and
@@ -118,6 +133,7 @@ pub const WEBHOOKS: Bucket = Bucket {
     history: 5,
     max_age: Duration::ZERO,
     max_bytes: -1,
+    when_full: DiscardPolicy::New,
 };
 
 /// What is owed to each webhook endpoint, keyed as its endpoint: the position delivered
@@ -129,6 +145,7 @@ pub const WEBHOOK_DELIVERIES: Bucket = Bucket {
     history: 1,
     max_age: Duration::ZERO,
     max_bytes: -1,
+    when_full: DiscardPolicy::New,
 };
 
 /// Most refusals [`REFUSALS`] keeps under one feeder's name at a time. The service counts
@@ -333,7 +350,7 @@ impl Bucket {
             max_messages_per_subject: self.history,
             max_age: self.max_age,
             max_bytes: self.max_bytes,
-            discard: jetstream::stream::DiscardPolicy::New,
+            discard: self.when_full,
             allow_rollup: true,
             deny_delete: true,
             allow_direct: true,
@@ -351,9 +368,11 @@ impl Bucket {
     }
 
     /// Gives a bucket made before it had a byte limit (or with another one) the limit it
-    /// has now, and one made with another age (the link bucket, whose age is the links'
-    /// configured life) its age, so that `racing setup` after an upgrade or a change of
-    /// settings bounds it too. A shorter age drops the values older than it at once.
+    /// has now, one made with another age (the link bucket, whose age is the links'
+    /// configured life) its age, and one made to refuse writes when full what it does now
+    /// (the refusals' bucket drops its oldest), so that `racing setup` after an upgrade or
+    /// a change of settings bounds it too. A shorter age drops the values older than it at
+    /// once.
     async fn bring_up_to_date(
         &self,
         js: &jetstream::Context,
@@ -364,12 +383,16 @@ impl Bucket {
             .get_info()
             .await
             .with_context(|| format!("looking up the stream of {}", store.name))?;
-        if info.config.max_bytes == self.max_bytes && info.config.max_age == self.max_age {
+        if info.config.max_bytes == self.max_bytes
+            && info.config.max_age == self.max_age
+            && info.config.discard == self.when_full
+        {
             return Ok(());
         }
         let mut config = info.config;
         config.max_bytes = self.max_bytes;
         config.max_age = self.max_age;
+        config.discard = self.when_full;
         // JetStream refuses a duplicate window longer than the age.
         if !self.max_age.is_zero() && config.duplicate_window > self.max_age {
             config.duplicate_window = self.max_age;
@@ -382,6 +405,7 @@ impl Bucket {
             bucket = %store.name,
             max_bytes = self.max_bytes,
             max_age_secs = self.max_age.as_secs(),
+            when_full = ?self.when_full,
             "bucket's limits set"
         );
         Ok(())
