@@ -470,7 +470,9 @@ async fn sse_client(
         "the stream: {}",
         response.status()
     );
-    let mut buffer = String::new();
+    // The bytes not yet read into events: each event is read where it lies, as the socket's
+    // client reads a frame, with no copy and no check of its text but its first lines.
+    let mut buffer = bytes::BytesMut::new();
     let mut seen = Seen::with_capacity(capacity);
     let mut place = Some(place);
     loop {
@@ -482,25 +484,69 @@ async fn sse_client(
             bail!("a stream client was closed");
         };
         let at = Instant::now();
-        buffer.push_str(std::str::from_utf8(&chunk).context("not UTF-8")?);
-        while let Some(end) = buffer.find("\n\n") {
-            let event: String = buffer.drain(..end + 2).collect();
-            if event.contains("\nevent: odds\n") {
-                let id = event
-                    .strip_prefix("id: ")
-                    .and_then(|rest| rest.split('\n').next())
-                    .and_then(|id| id.parse().ok())
-                    .context("an odds event without an id")?;
-                seen.odds.push((id, at));
-                shared.received.fetch_add(1, Ordering::Relaxed);
-            } else if event.contains("event: snapshot\n") {
-                // Ready once the first snapshot of today's races is in.
-                match place.take() {
-                    Some(place) => shared.subscribed(place),
-                    None => seen.snapshots.push(at),
+        buffer.extend_from_slice(&chunk);
+        let mut from = 0;
+        while let Some(end) = find_blank_line(&buffer[from..]) {
+            let event = &buffer[from..from + end];
+            from += end + 2;
+            match event_kind(event) {
+                Some((b"odds", id)) => {
+                    seen.odds
+                        .push((id.context("an odds event without an id")?, at));
+                    shared.received.fetch_add(1, Ordering::Relaxed);
                 }
+                Some((b"snapshot", _)) => {
+                    // Ready once the first snapshot of today's races is in.
+                    match place.take() {
+                        Some(place) => shared.subscribed(place),
+                        None => seen.snapshots.push(at),
+                    }
+                }
+                _ => {}
             }
         }
+        let _ = buffer.split_to(from);
     }
     Ok(seen)
+}
+
+/// Where the first blank line (`\n\n`, an event's end) of `bytes` begins.
+fn find_blank_line(bytes: &[u8]) -> Option<usize> {
+    bytes.windows(2).position(|w| w == b"\n\n")
+}
+
+/// An event's `event:` type and its `id:` where it has one, from its first two lines.
+fn event_kind(event: &[u8]) -> Option<(&[u8], Option<u64>)> {
+    let (id, rest) = match event.strip_prefix(b"id: ") {
+        Some(rest) => {
+            let end = rest.iter().position(|&b| b == b'\n')?;
+            let id = std::str::from_utf8(&rest[..end]).ok()?.parse().ok();
+            (id, &rest[end + 1..])
+        }
+        None => (None, event),
+    };
+    let rest = rest.strip_prefix(b"event: ")?;
+    let end = rest.iter().position(|&b| b == b'\n')?;
+    Some((&rest[..end], id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_event_is_read_by_its_first_lines_and_ends_at_a_blank_line() {
+        let stream = b"id: 42\nevent: odds\ndata: {\"type\":\"odds\"}\n\nevent: snapshot\ndata: {}\n\n: heartbeat\n\n";
+        let end = find_blank_line(stream).expect("an end");
+        assert_eq!(event_kind(&stream[..end]), Some((&b"odds"[..], Some(42))));
+        let rest = &stream[end + 2..];
+        let end = find_blank_line(rest).expect("an end");
+        assert_eq!(event_kind(&rest[..end]), Some((&b"snapshot"[..], None)));
+        let rest = &rest[end + 2..];
+        assert_eq!(
+            event_kind(&rest[..find_blank_line(rest).expect("an end")]),
+            None
+        );
+        assert_eq!(find_blank_line(b"id: 1\nevent: odds\ndata: {"), None);
+    }
 }
