@@ -11,10 +11,10 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::horse_runs::{percent, runs_of, Run};
 use crate::keys;
 use crate::kv::Kv;
 use crate::people::{slug, Role};
-use crate::runs::{percent, runs_of, Run};
 use crate::state::{Reads, Records};
 use crate::StoreError;
 

@@ -1,7 +1,7 @@
 //! A batch of changes: the folds' writes over the committed records, rendered and written
 //! with the checkpoint it reached in one atomic sled batch (sealed, then written, so that
 //! a [`crate::Loader`] writes one while the next folds, in steps that a redo file keeps
-//! atomic: `steps.rs`); and the same port over a map in memory, for tests.
+//! atomic: `load_steps.rs`); and the same port over a map in memory, for tests.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -9,10 +9,10 @@ use racing_events::Envelope;
 
 use crate::feed::ChangedDocs;
 use crate::fold::{Fold, Outcome};
-use crate::held::Held;
 use crate::ids::Seen;
 use crate::keys::{self, DocKey};
 use crate::kv::Commit;
+use crate::loader_cache::Held;
 use crate::state::{Item, Records, Scan, State, Writes};
 use crate::store::{DeadLetter, Store, EXCERPT_CHARS};
 use crate::StoreError;
@@ -57,9 +57,9 @@ impl Store {
     }
 
     fn batch_after(&self, upkeep_step: u64) -> Result<Batch<'_>, StoreError> {
-        // A load's batch that a failed write of its steps left in part ([`crate::steps`])
+        // A load's batch that a failed write of its steps left in part ([`crate::load_steps`])
         // is whole before a fold reads the store.
-        crate::steps::finish(&self.kv, self.dir())?;
+        crate::load_steps::finish(&self.kv, self.dir())?;
         self.with_ids(|ids| ids.maintain(&self.kv, upkeep_step))?;
         Ok(Batch::new(self, self.checkpoint()?, None))
     }
@@ -352,11 +352,13 @@ impl Sealed {
         self.write_as(|store, batch| store.kv.apply(batch))
     }
 
-    /// [`Sealed::write`] in steps ([`crate::steps`]): atomic with its checkpoint still,
+    /// [`Sealed::write`] in steps ([`crate::load_steps`]): atomic with its checkpoint still,
     /// through a redo file; a bulk load's way.
     pub(crate) fn write_in_steps(self) -> Result<BatchStats, StoreError> {
         let checkpoint = self.stats.checkpoint;
-        self.write_as(|store, batch| crate::steps::write(&store.kv, store.dir(), checkpoint, batch))
+        self.write_as(|store, batch| {
+            crate::load_steps::write(&store.kv, store.dir(), checkpoint, batch)
+        })
     }
 
     fn write_as(

@@ -8,13 +8,13 @@ mod race;
 
 use std::collections::BTreeSet;
 
+use crate::doc_writes::{ByVenue, Stale};
 use crate::docs::{self, Meeting};
 use crate::facts::{Change, Day, What};
 use crate::keys::DocKey;
 use crate::model::ReadModel;
-use crate::parts::Parts;
+use crate::race_parts::Parts;
 use crate::state::{Records, State};
-use crate::written::{ByVenue, Stale};
 use crate::StoreError;
 
 /// The dates whose cards an event changed (a card, a scratching, a status, a retraction),
@@ -25,7 +25,7 @@ pub(crate) struct Cards {
     stale: Stale,
     forms: BTreeSet<form::Race>,
     results: Vec<form::Resulted>,
-    /// Each race's part of the cards last rendered (`parts.rs`).
+    /// Each race's part of the cards last rendered (`race_parts.rs`).
     parts: Parts,
 }
 

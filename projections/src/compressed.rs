@@ -1,5 +1,5 @@
 //! Write-once values compressed in the application (zstd at level 1): the odds journal's
-//! chunks (`journal.rs`) and the records of a batch's entries (`batched.rs`). Written
+//! chunks (`journal.rs`) and the records of a batch's entries (`subject_entries.rs`). Written
 //! once and read rarely, they compress about as well as a page of them would, where sled's
 //! own compression compresses a whole page again on every rewrite of a leaf.
 //!

@@ -11,11 +11,11 @@ use std::collections::BTreeMap;
 use racing_events::RunnerOdds;
 use serde::Deserialize;
 
-use crate::batched::{self, PerBatch};
+use crate::compressed::unpack;
 use crate::keys;
 use crate::kv::Kv;
-use crate::packed::unpack;
 use crate::state::{Item, RaceOdds, Records, Scan, State};
+use crate::subject_entries::{self, PerBatch};
 use crate::StoreError;
 
 /// The records of `kv` as they stood once the log up to `seq` had been applied.
@@ -84,7 +84,7 @@ impl AsOf<'_> {
             if !key.starts_with(&prefix) {
                 break;
             }
-            for change in batched::entries(&unpack(&changes)?) {
+            for change in subject_entries::entries(&unpack(&changes)?) {
                 let (seq, replaced) = change?;
                 if seq > self.seq {
                     return Ok((!replaced.is_empty()).then(|| replaced.to_vec()));
@@ -103,7 +103,7 @@ impl AsOf<'_> {
         };
         let (_, changes) = found?;
         let mut last = None;
-        for change in batched::entries(&unpack(&changes)?) {
+        for change in subject_entries::entries(&unpack(&changes)?) {
             let (seq, _) = change?;
             if seq > self.seq {
                 break;
@@ -212,7 +212,7 @@ pub(crate) struct Versioned<'a, S> {
 }
 
 /// The values the changes of source records in a batch replaced, by record, until
-/// [`Versions::write`] writes each record's as one ([`keys::history`], `batched.rs`); an
+/// [`Versions::write`] writes each record's as one ([`keys::history`], `subject_entries.rs`); an
 /// empty value means the record had none.
 #[derive(Debug, Default)]
 pub(crate) struct Versions {
@@ -273,7 +273,7 @@ pub fn history_by_event(
             out.insert(key, value);
             continue;
         };
-        for entry in batched::entries(&unpack(&value)?) {
+        for entry in subject_entries::entries(&unpack(&value)?) {
             let (seq, entry) = entry?;
             let mut by_event = stem.to_vec();
             by_event.extend_from_slice(&seq.to_be_bytes());

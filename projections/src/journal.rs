@@ -12,18 +12,18 @@
 //!
 //! A chunk is its moves one after the other, each `seq` (8 bytes, big-endian), race number
 //! (1 byte), the length of its body (4 bytes, big-endian), then the body
-//! ([`crate::render_odds_move`]), stored packed (`packed.rs`): a chunk of JSON moves packs
+//! ([`crate::render_odds_move`]), stored packed (`compressed.rs`): a chunk of JSON moves packs
 //! to a fraction of its size, and is written once.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
+use crate::compressed::{pack, unpack};
 use crate::docs;
 use crate::facts::{Change, What};
 use crate::keys;
 use crate::kv::{Bytes, Kv, Range};
 use crate::model::ReadModel;
-use crate::packed::{pack, unpack};
 use crate::state::{race_no, Reads, State};
 use crate::StoreError;
 

@@ -88,7 +88,7 @@ impl Kv {
     }
 
     /// Applies `commit`'s writes in key order, `step` of them together at a time: after a
-    /// crash the store may hold any number of its steps ([`crate::steps`] makes the whole
+    /// crash the store may hold any number of its steps ([`crate::load_steps`] makes the whole
     /// recoverable). sled keeps everything a batch replaces until the batch's end.
     pub(crate) fn apply_in_steps(&self, commit: Commit, step: usize) -> Result<(), StoreError> {
         let mut writes = commit.0.into_iter().peekable();

@@ -3,41 +3,41 @@
 
 mod analysis;
 mod batch;
-mod batched;
 mod cards;
+mod compressed;
+mod doc_writes;
 mod docs;
 mod documents;
 mod facts;
 mod feed;
 mod fold;
 mod form;
-mod held;
 mod history;
+mod horse_runs;
 mod ids;
 mod journal;
 mod keys;
 mod kv;
 mod load;
+mod load_steps;
+mod loader_cache;
 mod market;
 mod meetings;
 mod model;
 mod odds;
-mod packed;
 mod pages;
-mod parts;
 mod people;
 mod profiles;
+mod race_parts;
 mod raceday;
 mod results;
-mod runs;
 mod scan;
 mod search;
 mod snapshot;
 mod state;
 mod status;
-mod steps;
 mod store;
-mod written;
+mod subject_entries;
 
 pub use analysis::{changes_analyses, Span, Subject};
 pub use batch::{Batch, BatchStats, MemState, Sealed};
@@ -48,6 +48,7 @@ pub use docs::{
 pub use feed::{ChangeCursor, ChangePage};
 pub use fold::{Fold, Outcome};
 pub use history::history_by_event;
+pub use horse_runs::took_part;
 pub use ids::AppliedIdStats;
 pub use journal::{journal_by_move, OddsMove};
 pub use keys::{is_sealed, DocKey};
@@ -57,7 +58,6 @@ pub use market::Book;
 pub use meetings::MeetingRow;
 pub use people::{is_slug, list_key, record_key, render_list, season, slug, PersonRow, Role};
 pub use raceday::{DayEvent, DayKind};
-pub use runs::took_part;
 pub use search::{HorseMatch, MAX_SEARCH_CHARS};
 pub use snapshot::{
     layout, load_snapshot, snapshot_head, verify_snapshot, Expected, SnapshotError, SnapshotHead,
@@ -151,8 +151,8 @@ impl StoreError {
 #[cfg(test)]
 mod bounded_tests;
 #[cfg(test)]
-mod discovery_tests;
+mod counting_state;
 #[cfg(test)]
-mod tally;
+mod discovery_tests;
 #[cfg(test)]
 mod tests;

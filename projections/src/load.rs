@@ -8,23 +8,23 @@
 //! record it does not hold is known not to exist. Folding and rendering take one core,
 //! sled's writes another.
 //!
-//! It holds only what the folds will read again (`held.rs`): the records of the race
+//! It holds only what the folds will read again (`loader_cache.rs`): the records of the race
 //! days the log is at, and those of horses, people and names. A day's records are let go
 //! once the log has moved past it, so what is held follows the days being replayed, not
 //! the length of the log, and the folds read nothing back from the tree but a settled day
 //! that an event goes back to. Past a budget, it lets go of the rest too, and from then on
 //! the folds read what they lack from the tree (waiting for the step of the write in
-//! progress, a few thousand records: `steps.rs`).
+//! progress, a few thousand records: `load_steps.rs`).
 
 use std::thread::JoinHandle;
 
 use crate::batch::{BatchStats, Sealed};
-use crate::held::Held;
+use crate::loader_cache::Held;
 use crate::{Batch, Store, StoreError};
 
 /// Folds batches into a store while the batch before each is written on a thread of its
 /// own, one write at a time, each atomic with its checkpoint as a commit is (written in
-/// steps: `steps.rs`).
+/// steps: `load_steps.rs`).
 pub struct Loader {
     store: Store,
     held: Held,
@@ -99,7 +99,7 @@ impl Loader {
     /// rest from the tree.
     pub fn new(store: &Store, budget: usize) -> Result<Loader, StoreError> {
         // A batch of a load before it that a failed write left in part is whole first.
-        crate::steps::finish(&store.kv, store.dir())?;
+        crate::load_steps::finish(&store.kv, store.dir())?;
         let checkpoint = store.checkpoint()?;
         let whole = checkpoint == 0 && store.holds_nothing_folded()?;
         Ok(Loader {
@@ -149,7 +149,7 @@ impl Loader {
         Ok(Some(stats))
     }
 
-    /// Waits for the write in progress, then ends the load's steps ([`crate::steps`]):
+    /// Waits for the write in progress, then ends the load's steps ([`crate::load_steps`]):
     /// after it, the store may be written otherwise. Returns what the write waited for
     /// did, if there was one.
     pub fn finish(&mut self) -> Result<Option<BatchStats>, StoreError> {
@@ -157,7 +157,7 @@ impl Loader {
         // A write that failed may have left its batch in part: the marker stays, for the
         // next batch or opening of the store to finish it.
         if !self.failed {
-            crate::steps::end(&self.store.kv, self.store.dir())?;
+            crate::load_steps::end(&self.store.kv, self.store.dir())?;
         }
         Ok(done)
     }
@@ -194,7 +194,7 @@ impl Drop for Loader {
     fn drop(&mut self) {
         // A write in progress finishes (or fails) before the store may be used otherwise.
         // (Where the steps could not be ended, the next batch or opening of the store
-        // finishes them: `steps.rs`.)
+        // finishes them: `load_steps.rs`.)
         let _ = self.finish();
         if let Some(Writer {
             to_write, thread, ..

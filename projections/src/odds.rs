@@ -16,13 +16,13 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use racing_events::Event;
 
+use crate::doc_writes::{ByVenue, Stale};
 use crate::docs;
 use crate::facts::{scratched, Change, Day, What};
 use crate::keys::{self, DocKey};
 use crate::model::ReadModel;
 use crate::state::{race_no, read, RaceOdds, Records, State};
 use crate::status;
-use crate::written::{ByVenue, Stale};
 use crate::StoreError;
 
 /// A price move not rendered yet: its venue (`None`: every venue) and its position.
@@ -183,7 +183,7 @@ impl Odds {
                         true
                     }
                     None => {
-                        crate::written::put_sealed(s, key(venue), docs::seal(false, doc, last))?
+                        crate::doc_writes::put_sealed(s, key(venue), docs::seal(false, doc, last))?
                     }
                 };
                 if written {

@@ -1,12 +1,12 @@
 //! The horses' profiles: each document is the profile as the feed gave it, written when the
 //! event is folded; no other record is kept.
 
+use crate::doc_writes::put_doc;
 use crate::docs;
 use crate::facts::{Change, What};
 use crate::keys::DocKey;
 use crate::model::ReadModel;
 use crate::state::State;
-use crate::written::put_doc;
 use crate::StoreError;
 
 /// The profiles read model: nothing held between its changes and its render.

@@ -5,13 +5,13 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use racing_events::RaceResult;
 
+use crate::doc_writes::{ByVenue, Stale};
 use crate::docs::{self, Meeting};
 use crate::facts::{Change, Day, What};
 use crate::keys::{self, DocKey};
 use crate::model::ReadModel;
-use crate::parts::{self, Parts};
+use crate::race_parts::{self, Parts};
 use crate::state::{decode, Records, State};
-use crate::written::{ByVenue, Stale};
 use crate::StoreError;
 
 /// The dates whose results a batch changed.
@@ -19,7 +19,7 @@ use crate::StoreError;
 pub(crate) struct Results {
     dates: BTreeSet<String>,
     stale: Stale,
-    /// Each race's part of the results last rendered (`parts.rs`).
+    /// Each race's part of the results last rendered (`race_parts.rs`).
     parts: Parts,
 }
 
@@ -93,9 +93,11 @@ pub(crate) fn results_of(
                 let what = || format!("result of race {n} of {date} at {venue}");
                 Ok(decode::<RaceResult>(Some(&result), what)?.map(|r| docs::result_race(&r)))
             };
-            if let Some(part) =
-                parts.of((date, n, venue), parts::hash([Some(&result[..])]), render)?
-            {
+            if let Some(part) = parts.of(
+                (date, n, venue),
+                race_parts::hash([Some(&result[..])]),
+                render,
+            )? {
                 list.push((n, part));
             }
         }

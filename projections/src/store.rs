@@ -39,7 +39,7 @@ use crate::StoreError;
 /// 10: the change feed a record per batch, holding the keys of the documents it changed, in
 ///    place of a record per document and batch; the changes of a horse's form a record per
 ///    batch (`form.rs`), in place of a record per change.
-/// 11: the versions of a source record a record per batch (`batched.rs`), in place of a
+/// 11: the versions of a source record a record per batch (`subject_entries.rs`), in place of a
 ///    record per version.
 /// 12: the odds journal's chunks a record per batch and race, in place of per batch and
 ///    date; the change feed's record of a batch in parts of 64 documents; the horse-name
@@ -141,7 +141,7 @@ pub struct Store {
     /// When such reads give up ([`Store::until`]).
     until: Option<Instant>,
     /// Its directory: sled's files, and a bulk load's redo file while it writes a batch
-    /// in steps (`steps.rs`).
+    /// in steps (`load_steps.rs`).
     dir: Arc<Path>,
 }
 
@@ -177,7 +177,7 @@ impl Store {
             None => kv.put(SCHEMA_KEY, SCHEMA)?,
         }
         // A load's batch that a crash cut short is whole before anything reads.
-        crate::steps::open(&kv, dir)?;
+        crate::load_steps::open(&kv, dir)?;
         Ok(Store {
             kv,
             options,

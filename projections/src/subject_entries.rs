@@ -9,7 +9,7 @@
 //! big-endian), the entry's length (4 bytes, big-endian), then the entry. It is kept under
 //! the sequence of its first entry, so that a subject's records follow one another in
 //! the order of their batches and never overlap. It is stored packed where that makes it
-//! shorter (`packed.rs`): read it through [`crate::packed::unpack`] before [`entries`].
+//! shorter (`compressed.rs`): read it through [`crate::compressed::unpack`] before [`entries`].
 
 use std::borrow::Borrow;
 use std::collections::BTreeMap;
@@ -54,7 +54,7 @@ impl<K: Ord> PerBatch<K> {
     pub(crate) fn drain(&mut self) -> impl Iterator<Item = (K, u64, Vec<u8>)> {
         std::mem::take(&mut self.subjects)
             .into_iter()
-            .map(|(subject, (first, record))| (subject, first, crate::packed::pack(record)))
+            .map(|(subject, (first, record))| (subject, first, crate::compressed::pack(record)))
     }
 }
 

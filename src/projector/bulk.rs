@@ -5,8 +5,8 @@
 use async_nats::jetstream;
 use racing_projections::{Batch, BatchStats, Loader, Store};
 
+use super::batch::Taken;
 use super::decoded::{decode, Decoded};
-use super::taken::Taken;
 use super::{commit_due, timed};
 
 /// Folds `messages` into `store` and commits them with the checkpoint they reach, as the

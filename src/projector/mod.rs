@@ -21,16 +21,16 @@ use crate::read_models::ReadModels;
 use crate::retry::Fatal;
 use live::LiveUpdate;
 
+mod batch;
+mod bulk;
 mod decoded;
-mod folded;
 mod live;
-mod taken;
 
-use taken::Taken;
+use batch::Taken;
 
+pub use bulk::fold_messages;
+pub(crate) use bulk::{fold_decoded, load_decoded};
 pub(crate) use decoded::{decode, Decoded};
-pub use folded::fold_messages;
-pub(crate) use folded::{fold_decoded, load_decoded};
 
 /// Most messages in one batch.
 pub(crate) const MAX_BATCH: usize = 4096;

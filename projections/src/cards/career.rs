@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::docs::Record;
-use crate::runs::Run;
+use crate::horse_runs::Run;
 
 /// The newest entries the figures show.
 pub(crate) const LAST: usize = 6;
@@ -150,7 +150,7 @@ impl Career {
             self.last_ran = self
                 .last
                 .iter()
-                .filter(|k| crate::runs::took_part(k.4.as_deref()))
+                .filter(|k| crate::horse_runs::took_part(k.4.as_deref()))
                 .map(|k| k.0 .0.clone())
                 .max();
             exact &= self.last_ran.is_some() || self.runs == 0;

@@ -20,9 +20,9 @@ use racing_events::{CardRunner, RaceCard, RaceResult};
 use super::career::{record, Career, Recent};
 use crate::docs::{GoingRecord, RaceForm, RunnerForm, Strike};
 use crate::facts::Day;
+use crate::horse_runs::{dates_from, days_between, percent, runs_of, Run};
 use crate::keys;
 use crate::people::{rides_on, season, slug, Role};
-use crate::runs::{dates_from, days_between, percent, runs_of, Run};
 use crate::state::{race_no, read, Records, Scan, State};
 use crate::StoreError;
 
@@ -66,7 +66,7 @@ impl Resulted {
             for x in r
                 .runners
                 .iter()
-                .filter(|x| crate::runs::took_part(x.status.as_deref()))
+                .filter(|x| crate::horse_runs::took_part(x.status.as_deref()))
             {
                 for (role, name) in [(Role::Jockey, &x.jockey), (Role::Trainer, &x.trainer)] {
                     let id = slug(name);

@@ -10,7 +10,7 @@ use serde_json::value::RawValue;
 
 use crate::docs::{self, StoredRaceForm};
 use crate::keys;
-use crate::parts::{self, Parts};
+use crate::race_parts::{self, Parts};
 use crate::state::{decode, Records};
 use crate::status::{self, Status};
 use crate::StoreError;
@@ -59,7 +59,7 @@ impl Sources {
     }
 
     fn hash(&self) -> u128 {
-        parts::hash([
+        race_parts::hash([
             self.card.as_deref(),
             self.scratched_every.as_deref(),
             self.scratched_own.as_deref(),

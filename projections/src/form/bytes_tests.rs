@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use racing_events::samples::{envelope, result, runner};
 use racing_events::Envelope;
 
-use crate::tally::Tally;
+use crate::counting_state::Tally;
 use crate::{DocKey, Fold, FormDoc, MemState};
 
 /// The kind of a key: its first part, or its first two for a document.

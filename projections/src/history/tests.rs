@@ -178,8 +178,8 @@ fn a_record_written_once_keeps_no_copy_among_the_versions() {
         .get(crate::keys::history(&key, RESULTS + 1))
         .expect("read")
         .expect("the amendment's version");
-    let kept = crate::packed::unpack(&kept).expect("unpacks");
-    let replaced: Vec<(u64, &[u8])> = crate::batched::entries(&kept)
+    let kept = crate::compressed::unpack(&kept).expect("unpacks");
+    let replaced: Vec<(u64, &[u8])> = crate::subject_entries::entries(&kept)
         .collect::<Result<_, _>>()
         .expect("decodes");
     assert_eq!(replaced, [(RESULTS + 1, first.as_ref())]);

@@ -1,5 +1,5 @@
 //! The applied `event_id`s of a store: on disk as immutable sorted runs (a committed
-//! batch's ids, written in its atomic batch; `runs.rs`), merged a few at a time as they
+//! batch's ids, written in its atomic batch; `sorted_runs.rs`), merged a few at a time as they
 //! accumulate, with a layered Bloom filter in memory in front of them (`filter.rs`: it
 //! grows by a layer as the ids do, up to the most bytes it is given). A new id is almost
 //! always ruled out by the filter alone; one it cannot rule out is looked up in each run.
@@ -25,13 +25,13 @@ use crate::kv::{Commit, Kv};
 use crate::StoreError;
 
 mod filter;
-mod runs;
+mod sorted_runs;
 mod upkeep;
 
 #[cfg(test)]
 use filter::{hash, HASHES};
 use filter::{Filter, FILTER_FORMAT};
-use runs::{decode_chunk, encode_chunk, run_holds, Merge};
+use sorted_runs::{decode_chunk, encode_chunk, run_holds, Merge};
 use upkeep::{remove_numbered, FilterSave};
 
 /// Ids in a chunk of a run (4 KiB). sled 0.34 writes a page larger than 128 KiB (a quarter

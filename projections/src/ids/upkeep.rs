@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 use super::filter::FILTER_FORMAT;
-use super::runs::Merge;
+use super::sorted_runs::Merge;
 use super::{
     encode_manifest, keys, AppliedIds, Run, SavedFilter, ATOMIC_MERGE, FAN_IN, FILTER_CHUNK_BYTES,
     RECORD_COST, SAVE_AFTER, UPKEEP_STEP,

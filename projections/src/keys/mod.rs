@@ -37,7 +37,7 @@ fn race(n: u8) -> [u8; 2] {
 pub const CHECKPOINT: &[u8] = b"meta\0checkpoint";
 
 /// While a bulk load writes a batch in steps, the checkpoint it reaches: its records are
-/// in a redo file beside the store until they are all in the tree (`steps.rs`).
+/// in a redo file beside the store until they are all in the tree (`load_steps.rs`).
 pub const LOAD_STEPS: &[u8] = b"meta\0load_steps";
 
 /// Which stream the read models were built from: its name and when it was created.
@@ -176,7 +176,7 @@ pub fn number_prefix(prefix: &[u8], number: u64) -> Vec<u8> {
 
 /// The values that one batch's changes of the source record under `record` (a day, a card,
 /// a result, scratchings, a profile) replaced, the first change by the event at `seq`
-/// (`batched.rs`); of a venue's odds record, when it was removed. The record key's length
+/// (`subject_entries.rs`); of a venue's odds record, when it was removed. The record key's length
 /// comes first, so that one record's versions never run into another's: what `as_of`
 /// answers read (`history.rs`).
 pub fn history(record: &[u8], seq: u64) -> Vec<u8> {

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use racing_events::{RaceResult, ResultRunner};
 use serde::{Deserialize, Serialize};
 
-use crate::runs::percent;
+use crate::horse_runs::percent;
 
 /// A jockey or a trainer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -66,7 +66,7 @@ pub fn is_slug(id: &str) -> bool {
 
 /// Whether a result's runner counts as a ride.
 pub fn is_ride(r: &ResultRunner) -> bool {
-    crate::runs::took_part(r.status.as_deref())
+    crate::horse_runs::took_part(r.status.as_deref())
 }
 
 /// One ride of a person.

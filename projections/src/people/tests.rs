@@ -5,7 +5,7 @@ use racing_events::samples::{envelope, result, retraction, runner};
 use racing_events::{Envelope, Event, ResultRunner};
 
 use super::Role;
-use crate::tally::Tally;
+use crate::counting_state::Tally;
 use crate::{keys, Fold, MemState, Store};
 
 /// Folds `events` into `s` in batches of `size`, counting the bytes put under `prefix`.

@@ -8,10 +8,10 @@ use racing_events::samples::{card, envelope, profile, result, retraction, runner
 use racing_events::Event;
 
 use super::{entries, Touched};
+use crate::counting_state::Tally;
 use crate::facts::{Change, What};
 use crate::model::ReadModel;
 use crate::state::State;
-use crate::tally::Tally;
 use crate::{keys, Fold, MemState};
 
 /// The `i`th date from 2020-01-01, 28 days a month.

@@ -3,7 +3,7 @@
 //! ten seasons of the same horses, jockeys and trainers as after one.
 
 use super::*;
-use crate::tally::Tally;
+use crate::counting_state::Tally;
 
 /// The horses of every race, each ridden by one of four jockeys for one of three
 /// trainers.
