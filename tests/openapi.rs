@@ -278,7 +278,7 @@ async fn each_operation_declares_and_names_exactly_the_query_parameters_its_hand
     let (_nats, app, _dir) = service().await;
     let (_, spec) = app.get("/api/v1/openapi.json").await;
     let mut operations = Vec::new();
-    for route in ROUTES {
+    for route in ROUTES.iter() {
         let op = &spec["paths"][route.path]["get"];
         let declared: BTreeSet<String> = op["parameters"]
             .as_array()

@@ -61,11 +61,11 @@ pub struct ApiEndpoint {
 
 /// The index of the route table's endpoints (but the reference's, which have links of
 /// their own) and of the reference, as served.
-pub(super) fn json(routes: &[Route]) -> Bytes {
+pub(super) fn json(routes: &[&Route]) -> Bytes {
     Bytes::from(serde_json::to_vec(&index(routes)).unwrap_or_default())
 }
 
-fn index(routes: &[Route]) -> ApiIndex {
+fn index(routes: &[&Route]) -> ApiIndex {
     let endpoints = routes
         .iter()
         .filter(|r| r.doc.tag != REFERENCE_TAG)
@@ -99,7 +99,7 @@ mod tests {
     #[test]
     fn the_index_links_every_endpoint_of_the_table_with_its_family() {
         let index: serde_json::Value =
-            serde_json::from_slice(&json(ROUTES)).expect("the index is JSON");
+            serde_json::from_slice(&json(&ROUTES)).expect("the index is JSON");
         let listed = index["endpoints"].as_array().expect("endpoints");
         let documents = ROUTES.iter().filter(|r| r.doc.tag != REFERENCE_TAG);
         assert_eq!(listed.len(), documents.clone().count());

@@ -192,7 +192,7 @@ fn describe() -> utoipa::openapi::OpenApi {
     let mut schemas = Vec::new();
     (Component::of::<ErrorBody>().collect)(&mut schemas);
     let mut paths = utoipa::openapi::Paths::new();
-    for route in ROUTES {
+    for route in ROUTES.iter() {
         paths.add_path_operation(route.path, vec![HttpMethod::Get], operation(route));
         (route.doc.body.collect)(&mut schemas);
         for p in route.handler.params() {

@@ -274,7 +274,7 @@ fn rendered_documents_of_every_kind_validate_against_their_schemas() {
         ("PersonRecord", person(Role::Trainer, "j-size")),
         ("JockeyList", list(Role::Jockey)),
         ("TrainerList", list(Role::Trainer)),
-        ("ApiIndex", crate::http::index::json(ROUTES).to_vec()),
+        ("ApiIndex", crate::http::index::json(&ROUTES).to_vec()),
     ];
     // The records by condition: a horse's whole, a jockey's and a trainer's over a span
     // (one with no run in it).
@@ -532,7 +532,7 @@ fn the_full_record_is_described_as_optional_with_its_units() {
 #[test]
 fn every_read_takes_a_position_and_says_what_a_position_not_reached_answers() {
     let spec = spec();
-    for route in ROUTES {
+    for route in ROUTES.iter() {
         let op = &spec["paths"][route.path]["get"];
         let params = op["parameters"].as_array().expect("parameters");
         let has = |name: &str, place: &str| {

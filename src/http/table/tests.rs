@@ -160,7 +160,7 @@ fn the_path_is_checked_before_the_query_and_the_query_against_the_handler() {
 
 #[test]
 fn every_row_declares_its_template_parameters_in_order_then_its_query() {
-    for route in ROUTES {
+    for route in ROUTES.iter() {
         let params = route.handler.params();
         let query = params.iter().filter(|p| p.place == In::Query).count();
         assert!(params.len() - query <= MAX_PARAMS, "{}", route.path);
@@ -189,7 +189,7 @@ fn every_row_declares_its_template_parameters_in_order_then_its_query() {
 
 #[test]
 fn every_row_answers_its_own_example_and_no_earlier_row_takes_it() {
-    for route in ROUTES {
+    for route in ROUTES.iter() {
         let example = route.example();
         assert!(!example.contains(['{', '}']), "{example}");
         let (path, query) = match example.split_once('?') {
