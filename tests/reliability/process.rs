@@ -22,11 +22,12 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 use crate::support::{Broker, KEY};
 
 /// How long a test waits for the binary to start, be ready, or send a frame. Its banner
-/// comes once the projector has caught up: a debug build folds the demo's season of
-/// 5,017 events in 14 s alone (it renders each document at every event that changes it,
-/// and each card's form), and beside the rest of the suite on two cores several times
-/// that.
-pub const WAIT: Duration = Duration::from_secs(240);
+/// comes once the projector has caught up, and the longest wait is a damaged store's
+/// rebuild from an amended season's log, in a debug build, beside the rest of the suite
+/// on two cores: long enough for that on a busy machine, short of nextest's limit for a
+/// test (`.config/nextest.toml`), so that a service that never gets ready still fails
+/// with its log rather than being killed without it.
+pub const WAIT: Duration = Duration::from_secs(420);
 
 /// The addresses `racing serve` prints when it starts.
 #[derive(Debug, Default, Clone)]
