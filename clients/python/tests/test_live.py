@@ -421,12 +421,11 @@ def test_live_resumes_after_a_race_day_frame_with_the_next_frames_once(service):
     assert got[1].odds[0].place_odds == 1.8 and got[5].odds[0].place_odds is None
 
 
-def test_a_conflated_resume_yields_the_race_day_events_its_snapshot_came_before(service):
+def test_a_conflated_resume_yields_the_race_day_events_then_its_snapshot(service):
     # A conflated subscription resumes its odds as one snapshot of the race, whose `seq` is
-    # the race's last move, and replays the race-day events after `since` exactly: those
-    # published before that move come after the snapshot, below its `seq`, and are no
-    # duplicates of anything the stream had. So on the first connection (`since=0`) and on
-    # the one after a cut.
+    # the race's last move, and replays the race-day events after `since` exactly, before
+    # the snapshot: none is lost or counted a duplicate, on the first connection
+    # (`since=0`) and on the one after a cut from the snapshot's `seq`.
     date, race = "2027-06-16", 4
     where = {"date": date, "race_number": race, "venue": "Sha Tin"}
     before = [
@@ -448,7 +447,7 @@ def test_a_conflated_resume_yields_the_race_day_events_its_snapshot_came_before(
             await asyncio.to_thread(service.publish, before)
             first, after = [], []
             async with racing.live(date, race, since=0, topics=topics, conflate_ms=200) as stream:
-                while not day(first):
+                while not any(isinstance(f, Snapshot) for f in first):
                     first.append(await _next(stream))
                 cut_at = stream.last_seq
                 proxy.cut()
@@ -459,7 +458,8 @@ def test_a_conflated_resume_yields_the_race_day_events_its_snapshot_came_before(
                 return first, cut_at, after, stream.connections, stream.duplicates
 
     first, cut_at, after, connections, duplicates = asyncio.run(asyncio.wait_for(run(), 90))
-    assert isinstance(first[0], Snapshot) and first[0].seq > day(first)[0].seq, first
+    assert [type(f) for f in first] == [StatusChange, Snapshot], first
+    assert first[1].seq > first[0].seq and cut_at == first[1].seq
     assert day(first)[0].status == "open"
     assert connections >= 2
     assert [type(f) for f in day(after)] == [StatusChange, Scratching], after

@@ -200,11 +200,10 @@ test("live() in Node uses Node's own WebSocket where Node has one", async () => 
   assert.deepEqual(said.frames.slice(1), ["odds", "odds"]);
 });
 
-test("a conflated live() yields the race-day events its snapshot came before", async () => {
+test("a conflated live() yields the race-day events, then the snapshot", async () => {
   // A conflated subscription from a position gets each race's odds as one snapshot, whose
-  // `seq` is the race's last move, and the race-day events after the position exactly:
-  // those published before that move come after the snapshot, below its `seq`, and are no
-  // duplicates of anything the stream had.
+  // `seq` is the race's last move, and the race-day events after the position exactly,
+  // before the snapshot: none is counted a duplicate of anything the stream had.
   const where = { date: "2027-06-17", race_number: 4, venue: "Sha Tin" };
   service.publish([
     ["RaceStatusChanged", { ...where, status: "open" }],
@@ -221,10 +220,10 @@ test("a conflated live() yields the race-day events its snapshot came before", a
     const first = [await nextFrame(stream), await nextFrame(stream)];
     assert.deepEqual(
       first.map((f) => f.type),
-      ["snapshot", "status"],
+      ["status", "snapshot"],
     );
-    assert.ok(first[1].seq < first[0].seq, "the status came before the snapshot's move");
-    assert.equal(first[1].status, "open");
+    assert.ok(first[0].seq < first[1].seq, "the status came before the snapshot's move");
+    assert.equal(first[0].status, "open");
     assert.equal(stream.duplicates, 0);
   } finally {
     await stream.close();
