@@ -445,23 +445,8 @@ async fn setting_up_again_makes_an_older_refusals_bucket_drop_its_oldest_when_fu
     assert_eq!(config.discard, DiscardPolicy::Old);
     config.discard = DiscardPolicy::New;
     nats.setup.update_stream(config).await.expect("as before");
-    let setup = racing::nats::Connection::open(
-        &nats.url(),
-        &nats.auth(racing::nats::Role::Setup),
-        racing::nats::Role::Setup,
-        racing::retry::PATIENCE,
-    )
-    .await
-    .expect("the set-up connects");
-    let settings = racing::nats::StreamSettings {
-        name: "RACING".to_owned(),
-        duplicate_window: Duration::from_secs(120),
-        replicas: None,
-        link_ttl: racing::nats::buckets::LINK_TTL,
-    };
-    racing::nats::set_up(&setup, &settings)
-        .await
-        .expect("set up again");
+    nats.set_up_with(&racing::nats::buckets::SnapshotBucket::default())
+        .await;
     let info = stream.info().await.expect("info");
     assert_eq!(info.config.discard, DiscardPolicy::Old);
     assert_eq!(

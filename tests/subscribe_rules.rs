@@ -316,23 +316,8 @@ async fn setting_up_again_gives_a_link_bucket_made_before_its_byte_limit() {
     let made = link_bucket_bytes(&nats, -1).await;
     assert_eq!(made, racing::nats::buckets::SIGNUPS.max_bytes);
     assert!(made > 0);
-    let setup = racing::nats::Connection::open(
-        &nats.url(),
-        &nats.auth(racing::nats::Role::Setup),
-        racing::nats::Role::Setup,
-        racing::retry::PATIENCE,
-    )
-    .await
-    .expect("the set-up connects");
-    let settings = racing::nats::StreamSettings {
-        name: "RACING".to_owned(),
-        duplicate_window: Duration::from_secs(120),
-        replicas: None,
-        link_ttl: racing::nats::buckets::LINK_TTL,
-    };
-    racing::nats::set_up(&setup, &settings)
-        .await
-        .expect("set up again");
+    nats.set_up_with(&racing::nats::buckets::SnapshotBucket::default())
+        .await;
     let mut stream = nats
         .setup
         .get_stream("KV_RACING_SIGNUPS")
