@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import functools
+import typing
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -171,32 +173,57 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _frame(rows: Iterable[dict[str, Any]]) -> Any:
+def _frame(rows: Iterable[dict[str, Any]], columns: list[str]) -> Any:
+    """A DataFrame of `rows`; one with no rows still has `columns`, so that code reading a
+    column works on an empty list too."""
     try:
         import pandas
     except ImportError:
         raise ImportError("to_pandas() needs pandas: pip install 'racing-client[pandas]'") from None
-    return pandas.DataFrame(list(rows))
+    rows = list(rows)
+    return pandas.DataFrame(rows) if rows else pandas.DataFrame(columns=columns)
+
+
+@functools.cache
+def _fields(kind: type[Model]) -> tuple[tuple[str, str], ...]:
+    """(attribute, JSON name) of the fields of `kind` a row holds: not the local ones, nor
+    lists of models (a row is flat; those lists have frames of their own)."""
+    hints = typing.get_type_hints(kind)
+    return tuple(
+        (f.name, f.metadata.get("json", f.name))
+        for f in dataclasses.fields(kind)
+        if not f.metadata.get("local") and not _holds_models(hints[f.name])
+    )
+
+
+def _holds_models(hint: Any) -> bool:
+    """Whether a field's type is a list of models (optional or not)."""
+    if typing.get_origin(hint) is list:
+        return any(isinstance(a, type) and issubclass(a, Model) for a in typing.get_args(hint))
+    return any(_holds_models(a) for a in typing.get_args(hint))
 
 
 def _row(item: Model, **parents: Any) -> dict[str, Any]:
     row = dict(parents)
-    for f in dataclasses.fields(item):
-        if f.metadata.get("local"):
-            continue
-        v = getattr(item, f.name)
-        if isinstance(v, list) and v and isinstance(v[0], Model):
-            continue
-        row[f.metadata.get("json", f.name)] = v
+    for name, json in _fields(type(item)):
+        row[json] = getattr(item, name)
     return row
 
 
-def _runners_frame(meeting: Any) -> Any:
+def _columns(kind: type[Model], *parents: str) -> list[str]:
+    """The columns of the rows `_row` makes of a `kind` under `parents`, in their order."""
+    return list(dict.fromkeys([*parents, *(json for _, json in _fields(kind))]))
+
+
+def _runners_frame(meeting: Any, race_kind: type[Model], runner_kind: type[Model]) -> Any:
     """A meeting's runners (of its results or its card), each row with its race's fields."""
     return _frame(
-        _row(runner, **_row(race, date=meeting.date, venue=meeting.venue))
-        for race in meeting.races
-        for runner in race.runners
+        (
+            _row(r, **_row(race, date=meeting.date, venue=meeting.venue))
+            for race in meeting.races
+            for r in race.runners
+        ),
+        _columns(runner_kind, *_columns(race_kind, "date", "venue")),
     )
 
 
@@ -261,7 +288,7 @@ class HorseSearch(Document):
 
     def to_pandas(self) -> Any:
         """One row per horse."""
-        return _frame(_row(h) for h in self.horses)
+        return _frame((_row(h) for h in self.horses), _columns(HorseMatch))
 
 
 @dataclass(kw_only=True)
@@ -340,7 +367,10 @@ class Form(Document):
 
     def to_pandas(self) -> Any:
         """One row per race, with the horse's number and name."""
-        return _frame(_row(e, horse_no=self.horse_no, horse_name=self.horse_name) for e in self.form)
+        return _frame(
+            (_row(e, horse_no=self.horse_no, horse_name=self.horse_name) for e in self.form),
+            _columns(FormEntry, "horse_no", "horse_name"),
+        )
 
 
 # --- Results and cards -------------------------------------------------------------------
@@ -391,7 +421,7 @@ class ResultsByDate(Document):
 
     def to_pandas(self) -> Any:
         """One row per runner, with its race's date, venue, number, name, distance, going and class."""
-        return _runners_frame(self)
+        return _runners_frame(self, ResultRace, ResultRunner)
 
 
 @dataclass(kw_only=True)
@@ -411,7 +441,8 @@ class RaceResult(Document):
     def to_pandas(self) -> Any:
         """One row per runner, with the race's date, venue and number."""
         return _frame(
-            _row(r, date=self.date, venue=self.venue, race_number=self.race_number) for r in self.runners
+            (_row(r, date=self.date, venue=self.venue, race_number=self.race_number) for r in self.runners),
+            _columns(ResultRunner, "date", "venue", "race_number"),
         )
 
 
@@ -511,7 +542,7 @@ class RaceCard(Document):
 
     def to_pandas(self) -> Any:
         """One row per declared runner, with its race's fields."""
-        return _runners_frame(self)
+        return _runners_frame(self, CardRace, CardRunner)
 
 
 @dataclass(kw_only=True)
@@ -539,7 +570,7 @@ class Meetings(Document):
 
     def to_pandas(self) -> Any:
         """One row per meeting."""
-        return _frame(_row(m) for m in self.meetings)
+        return _frame((_row(m) for m in self.meetings), _columns(MeetingRow))
 
 
 # --- Odds ------------------------------------------------------------------------------
@@ -624,7 +655,10 @@ class RaceOdds(Document):
 
     def to_pandas(self) -> Any:
         """One row per runner, with its market figures."""
-        return _frame(_row(o, race_number=self.race_number, seq=self.seq) for o in self.odds)
+        return _frame(
+            (_row(o, race_number=self.race_number, seq=self.seq) for o in self.odds),
+            _columns(RunnerMarket, "race_number", "seq"),
+        )
 
 
 @dataclass(kw_only=True)
@@ -664,9 +698,12 @@ def odds_frame(moves: Iterable[OddsMove]) -> Any:
     """A pandas DataFrame of odds moves, one row per runner priced (for the moves of
     `odds_history()`, which spans pages)."""
     return _frame(
-        _row(o, seq=m.seq, published_at=m.published_at, occurred_at=m.occurred_at, venue=m.venue)
-        for m in moves
-        for o in m.odds
+        (
+            _row(o, seq=m.seq, published_at=m.published_at, occurred_at=m.occurred_at, venue=m.venue)
+            for m in moves
+            for o in m.odds
+        ),
+        _columns(RunnerOdds, "seq", "published_at", "occurred_at", "venue"),
     )
 
 
@@ -690,7 +727,7 @@ class JockeyList(Document):
 
     def to_pandas(self) -> Any:
         """One row per jockey."""
-        return _frame(_row(p) for p in self.jockeys)
+        return _frame((_row(p) for p in self.jockeys), _columns(PersonRow))
 
 
 @dataclass(kw_only=True)
@@ -701,7 +738,7 @@ class TrainerList(Document):
 
     def to_pandas(self) -> Any:
         """One row per trainer."""
-        return _frame(_row(p) for p in self.trainers)
+        return _frame((_row(p) for p in self.trainers), _columns(PersonRow))
 
 
 @dataclass(kw_only=True)
@@ -749,7 +786,7 @@ class PersonRecord(Document):
 
     def to_pandas(self) -> Any:
         """One row per recent ride."""
-        return _frame(_row(r) for r in self.recent)
+        return _frame((_row(r) for r in self.recent), _columns(RideDoc))
 
 
 # --- The change feed and errors ----------------------------------------------------------------
@@ -829,7 +866,7 @@ class Analysis(Document):
             for item in items:
                 row = _row(item)
                 rows.append({"by": by, "value": row.pop("value"), **row})
-        return _frame(rows)
+        return _frame(rows, _columns(Figures, "by", "value"))
 
 
 @dataclass(kw_only=True)
@@ -851,7 +888,7 @@ class Changes(Document):
 
     def to_pandas(self) -> Any:
         """One row per change."""
-        return _frame(_row(c) for c in self.changes)
+        return _frame((_row(c) for c in self.changes), _columns(Change))
 
 
 @dataclass(kw_only=True)
