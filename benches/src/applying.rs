@@ -38,11 +38,27 @@ impl Applied {
 
 /// What `/status` says, of what is followed.
 #[derive(serde::Deserialize)]
-struct Standing {
-    checkpoint: u64,
+pub(crate) struct Standing {
+    /// The last stream sequence in the read models.
+    pub checkpoint: u64,
     stream_last_seq: Option<u64>,
     lag: Option<u64>,
     ready: bool,
+}
+
+/// The service's `/status` now.
+pub(crate) async fn standing(
+    client: &reqwest::Client,
+    service: &Service,
+) -> anyhow::Result<Standing> {
+    Ok(client
+        .get(service.admin_url("/status"))
+        .timeout(Duration::from_secs(10))
+        .send()
+        .await?
+        .error_for_status()?
+        .json()
+        .await?)
 }
 
 /// Publishes `events` as a feeder with `racing publish`'s publisher and follows the
@@ -53,24 +69,12 @@ pub async fn publish_and_follow(
     target: &Target,
     events: &[racing_events::Envelope],
 ) -> anyhow::Result<Applied> {
-    let standing = || async {
-        let s: Standing = client
-            .get(service.admin_url("/status"))
-            .timeout(Duration::from_secs(10))
-            .send()
-            .await?
-            .error_for_status()?
-            .json()
-            .await?;
-        anyhow::Ok(s)
-    };
+    let standing = || standing(client, service);
     let start = standing()
         .await?
         .stream_last_seq
         .context("the stream's end")?;
-    let js = async_nats::jetstream::context::ContextBuilder::new()
-        .timeout(Duration::from_secs(60))
-        .build(target.connect(racing::nats::Role::Feeder).await?);
+    let js = target.feeder_jetstream().await?;
     let started = Instant::now();
     let publish = async {
         let counts = racing::publish::publish_events(&js, None, events).await?;

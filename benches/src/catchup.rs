@@ -11,7 +11,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, ensure, Context as _};
-use async_nats::jetstream;
 use futures::{SinkExt, StreamExt};
 use serde::Serialize;
 use tokio::sync::{watch, Semaphore};
@@ -257,11 +256,7 @@ pub(crate) async fn publish_all(
     target: &Target,
     updates: Vec<racing_events::Envelope>,
 ) -> anyhow::Result<(u64, u64)> {
-    // Acknowledgements are slow to come while the machine is loaded with a thousand
-    // clients: a feeder's patience, not the default 5 s.
-    let js = jetstream::context::ContextBuilder::new()
-        .timeout(Duration::from_secs(60))
-        .build(target.connect(racing::nats::Role::Feeder).await?);
+    let js = target.feeder_jetstream().await?;
     let mut acks = futures::stream::FuturesOrdered::new();
     let mut last = 0;
     let mut sent = 0;

@@ -386,17 +386,49 @@ fn trading(
 /// turns. They stay in the log, like any feed's, so each run gives them fresh event ids:
 /// the service ignores an event id it has applied before.
 pub fn live_odds(today: &str, count: usize) -> anyhow::Result<Vec<Envelope>> {
-    let feed = racing_demo::season(SEASON_SEED, today.parse()?);
-    let mut sim = Simulator::new(&feed, LIVE_SEED);
-    ensure!(sim.races() > 0, "no races today in the demo season");
-    let now = jiff::Timestamp::now().to_string();
-    Ok((0..count)
-        .filter_map(|i| sim.tick(i % sim.races(), &now))
-        .map(|e| Envelope {
-            event_id: uuid::Uuid::new_v4(),
-            ..e
+    Ok(LiveOdds::new(today)?.take(count).collect())
+}
+
+/// Price moves of today's races for as long as they are asked for, taking turns, each
+/// with a fresh event id ([`live_odds`] without its count); ends only where no race has a
+/// runner left whose price can move.
+pub struct LiveOdds {
+    sim: Simulator,
+    now: String,
+    turn: usize,
+}
+
+impl LiveOdds {
+    /// Today's races of the demo season.
+    pub fn new(today: &str) -> anyhow::Result<LiveOdds> {
+        let feed = racing_demo::season(SEASON_SEED, today.parse()?);
+        let sim = Simulator::new(&feed, LIVE_SEED);
+        ensure!(sim.races() > 0, "no races today in the demo season");
+        Ok(LiveOdds {
+            sim,
+            now: jiff::Timestamp::now().to_string(),
+            turn: 0,
         })
-        .collect())
+    }
+}
+
+impl Iterator for LiveOdds {
+    type Item = Envelope;
+
+    fn next(&mut self) -> Option<Envelope> {
+        // Each race once at most: none of them moving ends the moves.
+        for _ in 0..self.sim.races() {
+            let race = self.turn % self.sim.races();
+            self.turn += 1;
+            if let Some(e) = self.sim.tick(race, &self.now) {
+                return Some(Envelope {
+                    event_id: uuid::Uuid::new_v4(),
+                    ..e
+                });
+            }
+        }
+        None
+    }
 }
 
 /// Counts of the generated log.

@@ -13,6 +13,7 @@ mod figures;
 mod floor;
 mod http;
 mod ids;
+mod ingest;
 mod live;
 mod nats_protocol;
 mod peer;
@@ -195,12 +196,15 @@ enum Part {
     Ids,
     /// Document reads while a rebuild runs and while the projector catches up.
     Stall,
+    /// Odds moves published at rising rates while documents are read: the highest rate
+    /// the projector keeps within a second of.
+    Ingest,
 }
 
 impl Part {
     /// Every part, in the order they run: the floor and the snapshot take the store the
     /// replay leaves before the parts that publish make the log longer than it.
-    const ALL: [Part; 12] = [
+    const ALL: [Part; 13] = [
         Part::Replay,
         Part::Floor,
         Part::Snapshot,
@@ -212,6 +216,7 @@ impl Part {
         Part::Catchup,
         Part::Push,
         Part::Stall,
+        Part::Ingest,
         Part::Ids,
     ];
 }
@@ -254,6 +259,10 @@ pub struct Scale {
     pub catchup_rounds: usize,
     /// Idle connections for the memory figure.
     pub idle_connections: usize,
+    /// Seconds each rate of the live-ingest part is offered.
+    pub ingest_step_secs: u64,
+    /// Seconds the highest rate held is offered again.
+    pub ingest_hold_secs: u64,
     /// Distinct event ids folded by the applied-ids part.
     pub distinct_ids: u64,
     /// Distinct ids it then folds in prompt batches: enough for a save of the filter
@@ -284,6 +293,8 @@ impl Scale {
         outage_secs: 600,
         catchup_rounds: 3,
         idle_connections: 10_000,
+        ingest_step_secs: 10,
+        ingest_hold_secs: 60,
         distinct_ids: 10_000_000,
         prompt_ids: 3 << 20,
     };
@@ -307,6 +318,8 @@ impl Scale {
         outage_secs: 4,
         catchup_rounds: 1,
         idle_connections: 200,
+        ingest_step_secs: 1,
+        ingest_hold_secs: 2,
         distinct_ids: 20_000,
         prompt_ids: 4_096,
     };
@@ -450,6 +463,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         catchup: None,
         push: None,
         stall: None,
+        ingest: None,
         ids: None,
     };
     eprint!("{}", report.header());
@@ -498,6 +512,10 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
                     )
                     .await?,
                 )
+            }
+            Part::Ingest => {
+                report.ingest =
+                    Some(ingest::run(&scale, &target, &store, &log.info, &run_dir).await?)
             }
             Part::Ids => report.ids = Some(ids::run(&scale, &run_dir)?),
         }

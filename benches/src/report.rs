@@ -12,6 +12,7 @@ use crate::figures::{median, thousands, verdict};
 use crate::floor::FloorResult;
 use crate::http::{EndpointResult, Sample};
 use crate::ids::IdsResult;
+use crate::ingest::IngestResult;
 use crate::live::{LiveResult, LiveRound, MemoryResult};
 use crate::push::PushResult;
 use crate::replay::{ReplayResult, StartupResult};
@@ -119,6 +120,8 @@ pub struct Report {
     pub push: Option<PushResult>,
     /// Document reads while the store is written.
     pub stall: Option<StallResult>,
+    /// Odds moves applied live while documents are read.
+    pub ingest: Option<IngestResult>,
     /// Applied event ids at scale.
     pub ids: Option<IdsResult>,
 }
@@ -623,6 +626,9 @@ impl Report {
                 format!("< {} KiB", IDLE_BYTES / 1024.0),
                 verdict(judged, m.per_connection_bytes < IDLE_BYTES).into(),
             ]);
+        }
+        if let Some(i) = &self.ingest {
+            rows.extend(i.rows(judged));
         }
         if let Some(i) = &self.ids {
             rows.extend(i.rows(judged));

@@ -377,6 +377,14 @@ impl Target {
         let auth = racing::nats::ClientAuth::from_credentials(&self.credentials, role)?;
         racing::nats::connect(&self.nats_url, &auth, role).await
     }
+
+    /// JetStream as a feeder, with a feeder's patience for acknowledgements (60 s, not the
+    /// default 5 s): they are slow to come while the machine is loaded with clients.
+    pub async fn feeder_jetstream(&self) -> anyhow::Result<async_nats::jetstream::Context> {
+        Ok(async_nats::jetstream::context::ContextBuilder::new()
+            .timeout(Duration::from_secs(60))
+            .build(self.connect(racing::nats::Role::Feeder).await?))
+    }
 }
 
 /// The service's metrics, in Prometheus' text format.

@@ -183,23 +183,15 @@ pub async fn run(
 ) -> anyhow::Result<StallResult> {
     let client = reqwest::Client::new();
     let service = Service::start_ready(target, store, "stall").await?;
-    let paths = documents(&client, &service, &target.key).await?;
-    eprintln!(
-        "bench:   stall: {} documents, {} connections",
-        paths.len(),
-        scale.connections
-    );
-    std::fs::create_dir_all(work)?;
-    let paths_file = work.join("stall-paths.txt");
-    std::fs::write(&paths_file, paths.join("\n") + "\n")?;
-    let script_file = work.join("stall.lua");
-    std::fs::write(&script_file, script(&target.key, &paths_file))?;
-    let readers = Readers {
-        service: &service,
-        client: &client,
-        script: script_file,
-        connections: scale.connections,
-    };
+    let readers = Readers::of_documents(
+        &service,
+        &client,
+        &target.key,
+        work,
+        "stall",
+        scale.connections,
+    )
+    .await?;
 
     // Two passes first, so that the idle figure is of a warm service.
     readers.for_secs(scale.http_secs).await?;
@@ -298,9 +290,10 @@ pub async fn run(
             reads,
         );
     }
+    let documents = readers.documents;
     service.stop().await?;
     Ok(StallResult {
-        documents: paths.len(),
+        documents,
         connections: scale.connections,
         idle,
         rebuild,
@@ -519,22 +512,53 @@ async fn caught_up(
 /// Readers of the documents at `paths`: `wrk` with two threads and `connections`
 /// connections, each asking for the next document of the list in turn (a Lua script),
 /// for as long as a phase lasts; stopped with SIGINT, on which it reports.
-struct Readers<'a> {
+pub(crate) struct Readers<'a> {
     service: &'a Service,
     /// For the service's metrics, before and after.
     client: &'a reqwest::Client,
     script: std::path::PathBuf,
     connections: usize,
+    /// How many documents they go round.
+    pub documents: usize,
 }
 
-impl Readers<'_> {
+impl<'a> Readers<'a> {
+    /// Readers of up to [`DOCUMENTS`] documents of the change feed, their list and script
+    /// written in `work` under `label`.
+    pub async fn of_documents(
+        service: &'a Service,
+        client: &'a reqwest::Client,
+        key: &str,
+        work: &Path,
+        label: &str,
+        connections: usize,
+    ) -> anyhow::Result<Readers<'a>> {
+        let paths = documents(client, service, key).await?;
+        eprintln!(
+            "bench:   {label}: {} documents, {connections} connections",
+            paths.len()
+        );
+        std::fs::create_dir_all(work)?;
+        let paths_file = work.join(format!("{label}-paths.txt"));
+        std::fs::write(&paths_file, paths.join("\n") + "\n")?;
+        let script_file = work.join(format!("{label}.lua"));
+        std::fs::write(&script_file, script(key, &paths_file))?;
+        Ok(Readers {
+            service,
+            client,
+            script: script_file,
+            connections,
+            documents: paths.len(),
+        })
+    }
+
     /// The projector's commits so far, to give [`Readers::during`] as its phase's start.
-    async fn commits(&self) -> anyhow::Result<Commits> {
+    pub async fn commits(&self) -> anyhow::Result<Commits> {
         Commits::read(self.client, self.service).await
     }
 
     /// Reads for `secs` seconds with nothing else asked of the service.
-    async fn for_secs(&self, secs: u64) -> anyhow::Result<Reads> {
+    pub async fn for_secs(&self, secs: u64) -> anyhow::Result<Reads> {
         self.during(self.commits().await?, async {
             tokio::time::sleep(Duration::from_secs(secs)).await;
             Ok(())
@@ -544,7 +568,7 @@ impl Readers<'_> {
 
     /// Reads until `phase` ends, counting the commits made since `before`. Any answer but
     /// a 200 or a socket error fails the part.
-    async fn during(
+    pub async fn during(
         &self,
         before: Commits,
         phase: impl std::future::Future<Output = anyhow::Result<()>>,
