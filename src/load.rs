@@ -215,22 +215,53 @@ pub const REQUESTS_FIRST: Curve = Curve {
 /// the time they spent waiting for a core does. The work goes in steps of a few
 /// milliseconds, and after each it pauses so that it runs its curve's share of the time
 /// (as [`REQUESTS_FIRST`]), looked at again every [`PERIOD`]. It starts at the floor: at
-/// full pace until the first look, it held the requests back for that long.
+/// full pace until the first look, it held the requests back for that long. Work that must
+/// end while the requests never ease can be given a patience ([`GiveWay::with_patience`]).
 pub struct GiveWay {
     curve: Curve,
     waiting: Waiting,
     looked: std::time::Instant,
     share: f64,
+    /// When it started giving way.
+    began: std::time::Instant,
+    /// How long it may run at no more than its curve's floor.
+    patience: Option<Duration>,
 }
 
 impl GiveWay {
     /// The pace from now on, by `curve`.
     pub fn new(curve: Curve) -> GiveWay {
+        let now = std::time::Instant::now();
         GiveWay {
             curve,
             waiting: Waiting::of(REQUEST_THREADS),
-            looked: std::time::Instant::now(),
+            looked: now,
             share: curve.floor,
+            began: now,
+            patience: None,
+        }
+    }
+
+    /// The same pace for `patience`; after it, its least share rises in a line from the
+    /// curve's floor to all of the time at twice `patience`, whatever the requests want:
+    /// so that work the requests would otherwise hold back for as long as they last (the
+    /// projector's catch-up under reads that saturate the machine) ends after all.
+    pub fn with_patience(self, patience: Duration) -> GiveWay {
+        GiveWay {
+            patience: Some(patience),
+            ..self
+        }
+    }
+
+    /// The least share of the time after giving way for `gave_way`.
+    fn floor_after(&self, gave_way: Duration) -> f64 {
+        let floor = self.curve.floor;
+        match self.patience {
+            Some(p) if gave_way > p && !p.is_zero() => {
+                let over = ((gave_way - p).as_secs_f64() / p.as_secs_f64()).min(1.0);
+                floor + over * (1.0 - floor)
+            }
+            _ => floor,
         }
     }
 
@@ -244,7 +275,10 @@ impl GiveWay {
         if self.looked.elapsed() >= PERIOD {
             let waiting = self.waiting.since_last();
             self.looked = std::time::Instant::now();
-            self.share = self.curve.share(waiting);
+            self.share = self
+                .curve
+                .share(waiting)
+                .max(self.floor_after(self.began.elapsed()));
             tracing::debug!(waiting, share = self.share, "giving way to requests");
         }
         if self.share >= 1.0 {
@@ -292,6 +326,37 @@ mod tests {
         pace.looked = std::time::Instant::now();
         assert!(!pace.gives_way());
         assert_eq!(pace.pause_after(Duration::from_millis(10)), Duration::ZERO);
+    }
+
+    #[test]
+    fn past_its_patience_giving_way_rises_to_all_of_the_time_at_twice_it() {
+        let patience = Duration::from_secs(10);
+        let pace = GiveWay::new(REQUESTS_FIRST).with_patience(patience);
+        let floor = REQUESTS_FIRST.floor;
+        let after = |secs: f64| pace.floor_after(Duration::from_secs_f64(secs));
+        assert_eq!(after(0.0), floor);
+        assert_eq!(after(10.0), floor);
+        assert!(
+            (after(15.0) - (floor + 1.0) / 2.0).abs() < 1e-9,
+            "{}",
+            after(15.0)
+        );
+        assert_eq!(after(20.0), 1.0);
+        assert_eq!(after(600.0), 1.0);
+        // Without a patience, the floor for ever.
+        assert_eq!(
+            GiveWay::new(REQUESTS_FIRST).floor_after(Duration::from_secs(600)),
+            floor
+        );
+
+        // At its next look, work that has given way for twice its patience runs all of the
+        // time, however much the requests want: no pause.
+        let mut pace = GiveWay::new(REQUESTS_FIRST).with_patience(patience);
+        let long_ago = std::time::Instant::now() - 2 * patience;
+        pace.began = long_ago;
+        pace.looked = long_ago;
+        assert_eq!(pace.pause_after(Duration::from_millis(10)), Duration::ZERO);
+        assert!(!pace.gives_way());
     }
 
     const CURVE: Curve = Curve {

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_nats::jetstream;
-use racing_projections::{AppliedIdStats, Batch, BatchStats, Loader, StoreError};
+use racing_projections::{Batch, BatchStats, Loader, StoreError};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
@@ -21,6 +21,7 @@ use crate::read_models::ReadModels;
 use crate::retry::Fatal;
 use live::LiveUpdate;
 
+mod applied_ids;
 mod batch;
 mod bulk;
 mod decoded;
@@ -64,6 +65,11 @@ const DECODED_AHEAD: usize = 32_768;
 /// more. In paired runs, 2 ms gave reads about the same p99; the shorter slice takes the
 /// core from them for less.
 const CATCH_UP_SLICE: Duration = Duration::from_millis(1);
+/// How long a catch-up gives way at the least share; then it takes more of the time, all
+/// of it at twice this ([`GiveWay::with_patience`]). Without it, a live feed faster than
+/// the projector under saturating reads left it applying about 160 moves a second for as
+/// long as the reads lasted. An outage's catch-up under the same reads takes about 13 s.
+const CATCH_UP_PATIENCE: Duration = Duration::from_secs(15);
 /// Quiet time after which the projector checks that its consumer is not stuck behind a
 /// stream that has moved on (as after the stream leader's node died).
 const STALL_CHECK: Duration = Duration::from_secs(5);
@@ -117,7 +123,7 @@ pub struct Projector {
     /// Keeps the refusals of the events it refuses for their feeders.
     refusals: crate::refusals::Keeper,
     /// How far past its target the filter of applied ids was when the log last warned
-    /// of it ([`filter_warning_level`]).
+    /// of it (`applied_ids.rs`).
     filter_warned: AtomicU32,
 }
 
@@ -369,7 +375,7 @@ impl Projector {
             // p99 several times what they had with the projector idle. Live updates wait for
             // the end of a catch-up in any case; a paused one ends later.
             if serving && in_catch_up && pace.is_none() {
-                pace = Some(GiveWay::new(REQUESTS_FIRST));
+                pace = Some(GiveWay::new(REQUESTS_FIRST).with_patience(CATCH_UP_PATIENCE));
             }
             // While it gives way, a batch is also as short as [`CATCH_UP_SLICE`], so that
             // no batch takes a core from the requests for long.
@@ -600,36 +606,6 @@ impl Projector {
     }
 }
 
-impl Projector {
-    /// Exports how the filter of applied ids stands (`racing_applied_ids_*`), and warns
-    /// when it may grow no more and lets through more new ids than its target, again at
-    /// each doubling of that share: each of them costs a look-up in every run of ids on
-    /// disk, which slows the projector (`RACING_ID_FILTER_MAX_MIB` gives it more room).
-    fn note_applied_ids(&self, batch: &BatchStats) -> anyhow::Result<()> {
-        metrics::counter!("racing_applied_ids_run_lookups_total").increment(batch.id_run_lookups);
-        metrics::counter!("racing_applied_ids_false_positives_total")
-            .increment(batch.id_false_positives);
-        let ids = self.parts.read_models.load().applied_id_stats()?;
-        metrics::gauge!("racing_applied_ids_filter_layers").set(ids.filter_layers as f64);
-        metrics::gauge!("racing_applied_ids_filter_bytes").set(ids.filter_bytes as f64);
-        metrics::gauge!("racing_applied_ids_filter_fill_ratio").set(ids.filter_fill);
-        metrics::gauge!("racing_applied_ids_filter_false_positive_rate")
-            .set(ids.filter_false_positive_rate);
-        let level = filter_warning_level(ids.filter_capped, ids.filter_false_positive_rate);
-        if self.filter_warned.swap(level, Ordering::Relaxed) < level {
-            tracing::warn!(
-                ids = ids.ids,
-                filter_mib = ids.filter_bytes >> 20,
-                false_positive_rate = ids.filter_false_positive_rate,
-                "the filter of applied event ids is at its most memory and full: a growing \
-                 share of new events needs a disk look-up in every run of ids; raise \
-                 RACING_ID_FILTER_MAX_MIB"
-            );
-        }
-        Ok(())
-    }
-}
-
 /// The store's damage among the causes of `e`, if there is one ([`StoreError::is_damage`]).
 fn store_damage(e: &anyhow::Error) -> Option<&StoreError> {
     e.chain()
@@ -656,17 +632,6 @@ fn off_the_workers<T>(work: impl FnOnce() -> T) -> T {
     }
 }
 
-/// How far the filter of applied ids is past its target, for its warnings: 0 while it may
-/// grow or is within its target; once it may not, 1 up to twice the target, 2 up to four
-/// times, and so on.
-fn filter_warning_level(capped: bool, false_positive_rate: f64) -> u32 {
-    if !capped {
-        return 0;
-    }
-    let times = false_positive_rate / AppliedIdStats::FILTER_TARGET;
-    1 + times.log2().max(0.0) as u32
-}
-
 /// Runs `commit` and records how long it took (`racing_commit_seconds`): readers of the
 /// read models may wait that long for it.
 fn timed<T>(commit: impl FnOnce() -> T) -> T {
@@ -680,20 +645,4 @@ fn timed<T>(commit: impl FnOnce() -> T) -> T {
 /// [`SERVING_COMMIT_WRITES`] records or [`SERVING_COMMIT_BYTES`] bytes.
 fn commit_due(batch: &Batch<'_>) -> bool {
     batch.writes() >= SERVING_COMMIT_WRITES || batch.bytes() >= SERVING_COMMIT_BYTES
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_filter_warns_once_it_may_not_grow_and_again_at_each_doubling() {
-        let target = AppliedIdStats::FILTER_TARGET;
-        assert_eq!(filter_warning_level(false, 0.9), 0, "it may grow");
-        assert_eq!(filter_warning_level(true, target * 0.9), 1);
-        assert_eq!(filter_warning_level(true, target * 1.9), 1);
-        assert_eq!(filter_warning_level(true, target * 2.1), 2);
-        assert_eq!(filter_warning_level(true, target * 4.1), 3);
-        assert_eq!(filter_warning_level(true, 1.0), 7);
-    }
 }
