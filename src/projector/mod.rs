@@ -66,9 +66,9 @@ const DECODED_AHEAD: usize = 32_768;
 /// core from them for less.
 const CATCH_UP_SLICE: Duration = Duration::from_millis(1);
 /// How long a catch-up gives way at the least share; then it takes more of the time, all
-/// of it at twice this ([`GiveWay::with_patience`]). Without it, a live feed faster than
-/// the projector under saturating reads left it applying about 160 moves a second for as
-/// long as the reads lasted; an outage's catch-up of 120,000 moves took 263 s (30 s now).
+/// of it at twice this ([`GiveWay::with_patience`]): under reads that saturate the machine,
+/// a catch-up at the least share alone applies a backlog for as long as the reads last
+/// (BENCHMARKS.md, "What was tried").
 const CATCH_UP_PATIENCE: Duration = Duration::from_secs(15);
 /// Quiet time after which the projector checks that its consumer is not stuck behind a
 /// stream that has moved on (as after the stream leader's node died).
