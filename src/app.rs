@@ -225,6 +225,8 @@ impl Application {
         };
         let (snapshots, lease) =
             snapshot::open(&js, &config.stream, &config.data_dir, &replica, live).await;
+        let predecessor = snapshot::start::predecessor(&config.data_dir, &replica);
+        let gone = |id: &str| predecessor.as_deref() == Some(id) || !replicas.is_live(id);
         let (store, store_dir, start) = snapshot::start::choose(
             store,
             store_dir,
@@ -232,6 +234,7 @@ impl Application {
                 snapshots: snapshots.as_ref().filter(|_| config.snapshots.load),
                 lease: lease.as_ref(),
                 settings: &config.snapshots,
+                gone: &gone,
             },
             &nats::stream_identity(&stream_info),
             stream_info.state.last_sequence,

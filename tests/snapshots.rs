@@ -496,6 +496,84 @@ async fn replicas_of_a_new_layout_replay_once_and_the_others_load_its_snapshot()
     one.stop().await;
 }
 
+#[tokio::test]
+async fn a_replica_waits_for_the_snapshot_of_a_live_lease_holder_only() {
+    let nats = Nats::start().await;
+    let last = nats.publish(&some_events(300)).await;
+    let layout = racing_projections::layout();
+    let (lease, replicas) = (
+        nats.service
+            .get_key_value("RACING_SNAPSHOT_LEASE")
+            .await
+            .expect("the lease's bucket"),
+        nats.service
+            .get_key_value("RACING_REPLICAS")
+            .await
+            .expect("the replicas' bucket"),
+    );
+    let wait = Duration::from_secs(3);
+    let waiting = move |c: &mut racing::config::Config| {
+        c.snapshots.write = false;
+        c.snapshots.wait = wait;
+    };
+    let holds = |replica: &str| {
+        let lease = lease.clone();
+        let value = format!("{replica} {layout}");
+        async move {
+            lease
+                .put("writer", value.into())
+                .await
+                .expect("the lease held")
+        }
+    };
+
+    // The lease's holder is the process that ran on this data directory before, killed
+    // before it published its snapshot: its lease outlives it, its snapshot never comes.
+    let here = TempDir::new().expect("temp dir");
+    std::fs::write(here.path().join("last-replica"), "killed-here").expect("written");
+    holds("killed-here").await;
+    let mut app = App::start_with(&nats, here.path(), waiting).await;
+    let start = start_of(&app).await;
+    assert_eq!(start["path"], "replay", "{start}");
+    let said = start["not_waited"].as_str().unwrap_or_default();
+    assert!(
+        said.contains("killed-here") && said.contains("gone"),
+        "{start}"
+    );
+    app.projected(last).await;
+    app.stop().await;
+    // The next start on it knows the one before as that app, not the killed one.
+    let noted = std::fs::read_to_string(here.path().join("last-replica")).expect("noted");
+    assert_ne!(noted, "killed-here");
+
+    // A holder whose presence lapsed from the replicas' registry, on a fresh volume.
+    holds("gone-elsewhere").await;
+    let fresh = TempDir::new().expect("temp dir");
+    let mut app = App::start_with(&nats, fresh.path(), waiting).await;
+    let start = start_of(&app).await;
+    assert_eq!(start["path"], "replay", "{start}");
+    let said = start["not_waited"].as_str().unwrap_or_default();
+    assert!(said.contains("gone-elsewhere"), "{start}");
+    app.projected(last).await;
+    app.stop().await;
+
+    // A holder the registry shows live is waited for, as long as the settings say.
+    replicas
+        .put("r.alive-elsewhere", "{}".into())
+        .await
+        .expect("announced");
+    holds("alive-elsewhere").await;
+    let third = TempDir::new().expect("temp dir");
+    let started = std::time::Instant::now();
+    let mut app = App::start_with(&nats, third.path(), waiting).await;
+    let start = start_of(&app).await;
+    assert!(started.elapsed() >= wait, "{start}");
+    assert_eq!(start["path"], "replay", "{start}");
+    assert!(start.get("not_waited").is_none(), "{start}");
+    app.projected(last).await;
+    app.stop().await;
+}
+
 /// A free port on loopback.
 fn free_port() -> u16 {
     racing::nats::free_port().expect("a free port")
@@ -849,6 +927,62 @@ async fn a_writer_that_loses_the_lease_while_it_sends_a_snapshot_leaves_nothing_
     assert_eq!(bucket_bytes(&nats).await, before, "its chunks removed");
     // Nor may it write one while the other holds the lease.
     refused_now(&app, "holds the snapshot writer's lease").await;
+    app.stop().await;
+}
+
+/// Shortens the life of the snapshot writer's lease to `ttl`, as an operator may make it.
+async fn lease_life(nats: &Nats, ttl: Duration) {
+    let mut stream = nats
+        .setup
+        .get_stream("KV_RACING_SNAPSHOT_LEASE")
+        .await
+        .expect("the lease's stream");
+    let mut config = stream
+        .info()
+        .await
+        .expect("its configuration")
+        .config
+        .clone();
+    config.max_age = ttl;
+    config.duplicate_window = ttl;
+    nats.setup
+        .update_stream(config)
+        .await
+        .expect("the lease's life shortened");
+}
+
+#[tokio::test]
+async fn a_snapshot_asked_of_a_replica_that_does_not_write_them_keeps_the_lease_while_it_is_sent() {
+    let nats = Nats::start().await;
+    let ttl = Duration::from_secs(2);
+    lease_life(&nats, ttl).await;
+    let dir = TempDir::new().expect("temp dir");
+    // A replica that writes no snapshot of its own (as the benches' and most tests' do),
+    // asked for one whose sending outlasts the lease's life several times.
+    let mut app = App::start_with(&nats, dir.path(), |c| {
+        c.snapshots.write = false;
+        c.snapshots.send_rate = Some(32 << 10);
+    })
+    .await;
+    let last = nats.publish(&some_events(2500)).await;
+    app.projected(last).await;
+
+    let (status, created) = admin_post(&app, "/snapshots").await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let took = created["send_secs"].as_f64().unwrap_or_default();
+    assert!(
+        took > 2.0 * ttl.as_secs_f64(),
+        "sent in {took} s: {created}"
+    );
+    assert_eq!(listed(&nats).await.len(), 1, "{created}");
+    // And it let go of the lease after, as such a replica does.
+    let lease = nats
+        .service
+        .get_key_value("RACING_SNAPSHOT_LEASE")
+        .await
+        .expect("the lease's bucket");
+    let writer = lease.get("writer").await.expect("the bucket answers");
+    assert!(writer.is_none(), "{writer:?}");
     app.stop().await;
 }
 

@@ -171,7 +171,14 @@ fn started_from(start: &crate::snapshot::start::StartReport) -> String {
     match start.path {
         StartPath::Store if start.from_checkpoint == 0 => "a new store (the log was empty)".into(),
         StartPath::Store => format!("its own store, at {}", start.from_checkpoint),
-        StartPath::Replay => format!("a replay of the log{refused}"),
+        StartPath::Replay => format!(
+            "a replay of the log{refused}{}",
+            start
+                .not_waited
+                .as_deref()
+                .map(|why| format!(" ({why})"))
+                .unwrap_or_default()
+        ),
         StartPath::Snapshot => format!(
             "snapshot {} at {}, loaded in {:.1} s{}{refused}",
             start.snapshot.as_deref().unwrap_or("?"),

@@ -122,6 +122,18 @@ impl Replicas {
         self.live.load(Ordering::Relaxed).max(1)
     }
 
+    /// Whether the replica of `id` is live: this one, or another whose presence has not
+    /// lapsed (it announces itself every [`REFRESH`]; [`TTL`] after its last word it is
+    /// gone).
+    pub fn is_live(&self, id: &str) -> bool {
+        id == self.id
+            || self
+                .read()
+                .replicas
+                .get(id)
+                .is_some_and(|lapses| *lapses > Instant::now())
+    }
+
     /// Opens a connection of `key` if its open connections on every replica are fewer
     /// than `max`; returns its opening time, its place among them.
     pub fn open(&self, key: KeyId, max: usize) -> Option<u64> {

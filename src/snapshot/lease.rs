@@ -14,6 +14,7 @@
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
+use std::time::Duration;
 
 use async_nats::jetstream::{self, kv};
 use futures::TryStreamExt as _;
@@ -35,6 +36,8 @@ pub struct Lease {
     held: Arc<tokio::sync::Mutex<Option<Held>>>,
     /// How many replicas are live, this one included (`crate::keys::replicas`).
     live: Arc<dyn Fn() -> u32 + Send + Sync>,
+    /// How long the lease lasts unrenewed: the bucket's maximum age.
+    life: Duration,
 }
 
 /// A hold on the lease: the revision it was taken at, and the revision of its last write.
@@ -76,6 +79,16 @@ impl Lease {
         let bucket = crate::nats::buckets::SNAPSHOT_LEASE
             .open(js, stream)
             .await?;
+        // The life the bucket was made with (an operator may have changed it), or the
+        // set-up's where it cannot be read.
+        let life = match bucket.status().await {
+            Ok(status) if !status.max_age().is_zero() => status.max_age(),
+            Ok(_) => crate::nats::buckets::SNAPSHOT_LEASE_TTL,
+            Err(e) => {
+                tracing::debug!(error = %e, "reading the life of the snapshot writer's lease");
+                crate::nats::buckets::SNAPSHOT_LEASE_TTL
+            }
+        };
         let layout = racing_projections::layout();
         let me = format!("{replica} {layout}");
         Ok(Lease {
@@ -84,7 +97,14 @@ impl Lease {
             layout_key: format!("{LAYOUTS}.{layout}.{replica}"),
             held: Arc::default(),
             live,
+            life,
         })
+    }
+
+    /// How often a holder renews the lease, and a replica says which layout it runs: a
+    /// third of the lease's life, so that one renewal lost to a slow answer leaves it held.
+    pub fn renew_every(&self) -> Duration {
+        (self.life / 3).max(Duration::from_millis(100))
     }
 
     /// Takes the lease when nobody holds it, or renews it when this replica does: whether

@@ -16,6 +16,24 @@ use super::lease::Lease;
 use super::{Listed, Settings, Snapshots};
 use crate::starting::Starting;
 
+/// The file in a data directory naming the replica that last ran on it.
+const LAST_REPLICA: &str = "last-replica";
+
+/// The replica that last ran on `data_dir`, if one did; and `replica` noted there as the
+/// next start's. A directory copied from a live replica names that one: a start on the
+/// copy then replays rather than waits for its snapshot, which costs time, never data.
+pub fn predecessor(data_dir: &Path, replica: &str) -> Option<String> {
+    let file = data_dir.join(LAST_REPLICA);
+    let last = std::fs::read_to_string(&file)
+        .ok()
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty());
+    if let Err(e) = std::fs::write(&file, replica) {
+        tracing::warn!(error = %e, file = %file.display(), "noting this replica's id");
+    }
+    last
+}
+
 /// How this start got its read models.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -45,6 +63,10 @@ pub struct StartReport {
     /// Seconds it waited for another replica's snapshot, when it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waited_secs: Option<f64>,
+    /// Why it did not wait for the snapshot of the replica holding the writer's lease,
+    /// when that replica is gone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_waited: Option<String>,
     /// Snapshots passed over or refused, and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub refused: Vec<String>,
@@ -68,6 +90,11 @@ pub struct Sources<'a> {
     pub lease: Option<&'a Lease>,
     /// Whether this replica writes snapshots, and how long it waits for another's.
     pub settings: &'a Settings,
+    /// Whether the replica of an id is gone: it ran on this data directory before this
+    /// process (two processes never share one: the store is locked), or its presence
+    /// lapsed from the replicas' registry. Its lease outlives it by the lease's life;
+    /// its snapshot never comes.
+    pub gone: &'a (dyn Fn(&str) -> bool + Sync),
 }
 
 /// How often a start waiting for another replica's snapshot looks for it.
@@ -114,15 +141,8 @@ pub async fn choose(
         load_newest(snapshots, identity, data_dir, options, starting).await;
     if loaded.is_none() {
         if let Some(lease) = sources.lease {
-            let waited = wait_for_peer(
-                snapshots,
-                lease,
-                sources.settings,
-                identity,
-                &report,
-                starting,
-            )
-            .await;
+            let waited =
+                wait_for_peer(snapshots, lease, &sources, identity, &mut report, starting).await;
             if waited.is_some() {
                 let (again, mut second) =
                     load_newest(snapshots, identity, data_dir, options, starting).await;
@@ -144,16 +164,17 @@ pub async fn choose(
 
 /// With no snapshot to load: takes the lease if this replica writes snapshots and nobody
 /// holds it (then it replays, and publishes one: `None`); or, while another replica of
-/// this layout holds it, waits for a snapshot not `refused` yet to appear. How long it
-/// waited, when one did.
+/// this layout holds it, waits for a snapshot not `refused` yet to appear, unless that
+/// one is gone (said in the report's `not_waited`). How long it waited, when one did.
 async fn wait_for_peer(
     snapshots: &Snapshots,
     lease: &Lease,
-    settings: &Settings,
+    sources: &Sources<'_>,
     identity: &str,
-    report: &StartReport,
+    report: &mut StartReport,
     starting: &Starting,
 ) -> Option<Duration> {
+    let settings = sources.settings;
     if settings.write && lease.hold().await {
         tracing::info!(
             "no snapshot of this layout: this replica replays the log and publishes one"
@@ -166,6 +187,15 @@ async fn wait_for_peer(
     while started.elapsed() < settings.wait {
         let holder = lease.holder().await?;
         if lease.is_me(&holder) || holder.layout != layout {
+            return None;
+        }
+        if (sources.gone)(&holder.replica) {
+            let why = format!(
+                "replica {} holds the snapshot writer's lease but is gone: its snapshot will not come",
+                holder.replica
+            );
+            tracing::info!("{why}; this replica replays the log");
+            report.not_waited = Some(why);
             return None;
         }
         if !said {

@@ -1,6 +1,7 @@
 //! Who writes snapshots, and when. One replica at a time holds the lease, a value in the
-//! `{stream}_SNAPSHOT_LEASE` bucket that lapses [`LEASE_TTL`] after it was last renewed;
-//! the holder writes a snapshot when one is due (events or time since the newest in the
+//! `{stream}_SNAPSHOT_LEASE` bucket that lapses (30 s as set up: the bucket's maximum
+//! age) after it was last renewed, a third of that apart (`Lease::renew_every`) while
+//! held; the holder writes a snapshot when one is due (events or time since the newest in the
 //! bucket, or none of this layout yet: the first replica to build a store of a new
 //! layout publishes it for the others), and never from a store that is behind, being
 //! rebuilt, or damaged. An operator's `racing snapshot create` writes one at once on the
@@ -27,10 +28,6 @@ use super::room::Lack;
 use super::{upload, Created, Listed, NotWritten, Settings, Snapshots};
 use crate::projector::Progress;
 use crate::read_models::ReadModels;
-
-/// How often the holder renews the lease (which lapses after
-/// [`crate::nats::buckets::SNAPSHOT_LEASE_TTL`]), and the others try to take it.
-const LEASE_RENEW: Duration = Duration::from_secs(10);
 
 /// How long a stop waits to let go of the lease before leaving it to lapse.
 const LEASE_RELEASE: Duration = Duration::from_secs(2);
@@ -176,7 +173,7 @@ impl Writer {
                 self.lease.announce().await;
                 tokio::select! {
                     _ = shutdown.cancelled() => break,
-                    _ = tokio::time::sleep(LEASE_RENEW) => {}
+                    _ = tokio::time::sleep(self.lease.renew_every()) => {}
                 }
             }
             let _ = tokio::time::timeout(LEASE_RELEASE, self.lease.withdraw()).await;
@@ -184,7 +181,8 @@ impl Writer {
         }
         let lease = tokio::spawn(self.clone().keep_lease(shutdown.clone()));
         let mut tick = tokio::time::interval(
-            LEASE_RENEW
+            self.lease
+                .renew_every()
                 .min(self.settings.every / 4)
                 .max(Duration::from_millis(200)),
         );
@@ -268,7 +266,13 @@ impl Writer {
         };
         crate::supervise::lock(&self.status).writing = true;
         tracing::info!(replica = %self.replica, "writing a snapshot of the read models");
-        let made = self.make(term).await;
+        // Renewed while the file is written and sent, however long that takes: a replica
+        // that writes no snapshot of its own has no other renewal, and the fence before
+        // the metadata finds a lease that lapsed meanwhile over.
+        let made = tokio::select! {
+            made = self.make(term) => made,
+            never = self.renew_while_making() => match never {},
+        };
         if !self.settings.write {
             self.lease.release().await;
         }
@@ -474,6 +478,16 @@ impl Writer {
         }
     }
 
+    /// Renews the lease, as long as it is polled: beside [`Writer::make`]. A renewal
+    /// keeps the hold's term only where nobody wrote the lease since this replica last
+    /// did, so it cannot carry an upload across a hold that broke.
+    async fn renew_while_making(&self) -> std::convert::Infallible {
+        loop {
+            tokio::time::sleep(self.lease.renew_every()).await;
+            self.lease.hold().await;
+        }
+    }
+
     /// Takes the lease when nobody holds it, and renews it while it is this replica's;
     /// and says which layout this replica runs.
     async fn keep_lease(self: Arc<Self>, shutdown: CancellationToken) {
@@ -485,7 +499,7 @@ impl Writer {
             self.lease.announce().await;
             tokio::select! {
                 _ = shutdown.cancelled() => return,
-                _ = tokio::time::sleep(LEASE_RENEW) => {}
+                _ = tokio::time::sleep(self.lease.renew_every()) => {}
             }
         }
     }
