@@ -410,7 +410,7 @@ fn the_quick_start_names_every_package_the_scripts_install() {
     let quick_start = readme
         .split("## Quick start")
         .nth(1)
-        .and_then(|s| s.split("```").next())
+        .and_then(|s| s.split("\n## ").next())
         .expect("README has a quick start");
     let scripts = [
         (
