@@ -15,6 +15,7 @@ mod feed;
 mod feeding;
 mod history;
 mod import;
+mod json_examples;
 mod keys;
 mod live;
 mod log_reader;

@@ -58,6 +58,7 @@ pub use error::{ApiError, UNAUTHORIZED_MESSAGE};
 pub use feed::{asyncapi_text as feed_asyncapi_text, schema_text as feed_schema_text};
 pub use limits::{RateLimits, RequestLimits};
 pub use live::ConnectionSlots;
+pub use openapi::SPEC as OPENAPI;
 pub use pipeline::{keyless_paths, Api};
 pub use position::{AskEnd, LogEnd, MIN_SEQ_HEADER};
 pub use table::ROUTES;

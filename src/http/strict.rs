@@ -15,6 +15,8 @@ pub struct Validator<'a> {
     description: &'a Value,
     /// Every `Schema.property` met so far, and `Schema.property=null` for each met null.
     pub seen: BTreeSet<String>,
+    /// The mark of what an example leaves out, where elisions are allowed.
+    elision: Option<&'a str>,
 }
 
 impl<'a> Validator<'a> {
@@ -23,7 +25,23 @@ impl<'a> Validator<'a> {
         Validator {
             description,
             seen: BTreeSet::new(),
+            elision: None,
         }
+    }
+
+    /// The same, for a written example that leaves parts out, each written `elision`:
+    /// an array item or a property's value that is that string is not checked, and an
+    /// object holding a property of that name (its other members left out) is checked
+    /// without its `required` list. Everything written is checked as strictly as ever.
+    pub fn with_elisions(description: &'a Value, elision: &'a str) -> Validator<'a> {
+        Validator {
+            elision: Some(elision),
+            ..Validator::new(description)
+        }
+    }
+
+    fn elided(&self, v: &Value) -> bool {
+        self.elision.is_some_and(|e| v.as_str() == Some(e))
     }
 
     /// The schema a `$ref` (`#/components/schemas/NAME`) names, with its name.
@@ -113,18 +131,24 @@ impl<'a> Validator<'a> {
         match v {
             Value::Array(items) => {
                 for (i, item) in items.iter().enumerate() {
-                    self.check(owner, &schema["items"], item, &format!("{at}[{i}]"))?;
+                    if !self.elided(item) {
+                        self.check(owner, &schema["items"], item, &format!("{at}[{i}]"))?;
+                    }
                 }
             }
             Value::Object(fields) => {
                 let properties = schema["properties"].as_object();
+                let partial = self.elision.is_some_and(|e| fields.contains_key(e));
                 for required in schema["required"].as_array().into_iter().flatten() {
                     let name = required.as_str().unwrap_or_default();
-                    if !fields.contains_key(name) {
+                    if !fields.contains_key(name) && !partial {
                         return Err(format!("{at}: required `{name}` missing"));
                     }
                 }
                 for (name, value) in fields {
+                    if self.elision == Some(name.as_str()) {
+                        continue;
+                    }
                     let Some(property) = properties.and_then(|p| p.get(name)) else {
                         return Err(format!("{at}: `{name}` is not in the {owner} schema"));
                     };
@@ -132,7 +156,9 @@ impl<'a> Validator<'a> {
                     if value.is_null() {
                         self.seen.insert(format!("{owner}.{name}=null"));
                     }
-                    self.check(owner, property, value, &format!("{at}.{name}"))?;
+                    if !self.elided(value) {
+                        self.check(owner, property, value, &format!("{at}.{name}"))?;
+                    }
                 }
             }
             _ => {}
