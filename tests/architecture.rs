@@ -2,7 +2,7 @@
 //! exists, every source file outside the tests has its line on it, and the rules it states
 //! about what may use what hold in the `use` lines and the crates' dependencies.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::modules;
@@ -197,107 +197,66 @@ fn the_rules_of_the_map_hold_in_the_code() {
     );
 }
 
-/// What each module of the service may use of the others, as the map's "Rules" say: every
-/// use is resolved to the module that defines the name (through re-exports and imported
-/// names), so a rule cannot be passed by spelling a path another way. A module not listed
-/// here (the application's wiring, the commands, the configuration) may use any.
-const MAY_USE: &[(&str, &[&str])] = &[
-    ("files", &[]),
-    ("retry", &[]),
-    ("text", &[]),
-    ("load", &[]),
-    ("disk", &[]),
-    ("starting", &[]),
-    ("telemetry", &[]),
-    ("supervise", &["retry"]),
-    ("faults", &["supervise"]),
-    ("nats", &["retry", "files", "supervise"]),
-    ("read_models", &["supervise"]),
-    ("live", &["read_models", "text"]),
-    ("watch", &["text"]),
-    (
-        "projector",
-        &[
-            "nats",
-            "read_models",
-            "live",
-            "supervise",
-            "load",
-            "disk",
-            "faults",
-            "refusals",
-            "retry",
-        ],
-    ),
-    (
-        "rebuild",
-        &[
-            "projector",
-            "nats",
-            "read_models",
-            "snapshot",
-            "supervise",
-            "load",
-            "faults",
-            "retry",
-        ],
-    ),
-    (
-        "snapshot",
-        &[
-            "nats",
-            "read_models",
-            "projector",
-            "supervise",
-            "starting",
-            "disk",
-        ],
-    ),
-    ("keys", &["nats", "retry"]),
-    ("subscribe", &["keys", "nats", "files", "retry", "text"]),
-    (
-        "http",
-        &[
-            "read_models",
-            "live",
-            "keys",
-            "subscribe",
-            "webhooks",
-            "telemetry",
-            "text",
-            "load",
-        ],
-    ),
-    (
-        "webhooks",
-        &[
-            "nats",
-            "keys",
-            "subscribe",
-            "live",
-            "read_models",
-            "projector",
-            "text",
-        ],
-    ),
-    (
-        "admin",
-        &[
-            "projector",
-            "read_models",
-            "rebuild",
-            "snapshot",
-            "supervise",
-            "telemetry",
-            "subscribe",
-            "starting",
-        ],
-    ),
-];
+/// What each module of the service may use of the others: the map's table under "Rules"
+/// (between `<!-- may use` and `<!-- end of may use -->`), one row a group of modules,
+/// each a `src/` path written in backticks. Every use is resolved to the module that
+/// defines the name (through re-exports and imported names), so a rule cannot be passed
+/// by spelling a path another way. A module without a row (the application's wiring, the
+/// commands, the configuration) may use any.
+fn may_use() -> BTreeMap<String, BTreeSet<String>> {
+    let map = read(MAP);
+    let table = map
+        .split_once("<!-- may use")
+        .and_then(|(_, rest)| rest.split_once("<!-- end of may use -->"))
+        .map(|(table, _)| table)
+        .unwrap_or_else(|| panic!("{MAP} has no table of what may use what"));
+    // The first path segment under src/ of each `src/...` in backticks.
+    let modules = |cell: &str| -> Vec<String> {
+        cell.split('`')
+            .skip(1)
+            .step_by(2)
+            .filter_map(|path| path.strip_prefix("src/"))
+            .map(|path| {
+                let first = path.split('/').next().unwrap_or_default();
+                first.trim_end_matches(".rs").to_owned()
+            })
+            .collect()
+    };
+    let mut rules = BTreeMap::new();
+    for row in table.lines().filter(|l| l.starts_with("| `src/")) {
+        let cells: Vec<&str> = row.split('|').collect();
+        let (Some(who), Some(what)) = (cells.get(1), cells.get(2)) else {
+            panic!("{MAP}: a row of the table without two cells: {row}");
+        };
+        let allowed: BTreeSet<String> = modules(what).into_iter().collect();
+        for module in modules(who) {
+            let known = root().join("src").join(format!("{module}.rs")).is_file()
+                || root().join("src").join(&module).is_dir();
+            assert!(known, "{MAP} names `src/{module}`, which is not a module");
+            let was = rules.insert(module.clone(), allowed.clone());
+            assert!(was.is_none(), "{MAP} gives `src/{module}` two rows");
+        }
+    }
+    rules
+}
+
+#[test]
+fn the_maps_table_of_what_may_use_what_is_read_whole() {
+    let rules = may_use();
+    assert!(
+        rules.len() >= 20,
+        "only {} modules in the table",
+        rules.len()
+    );
+    assert!(rules["files"].is_empty() && rules["telemetry"].is_empty());
+    assert!(rules["http"].contains("read_models") && !rules["http"].contains("projector"));
+    assert!(rules["projector"].contains("refusals"), "{rules:?}");
+}
 
 #[test]
 fn every_use_between_the_services_modules_follows_the_map() {
     let tree = modules::Tree::read("src", "lib.rs");
+    let rules = may_use();
     let mut broken = BTreeSet::new();
     let mut checked = 0;
     for ((from, to), file) in tree.uses() {
@@ -307,11 +266,11 @@ fn every_use_between_the_services_modules_follows_the_map() {
         if from == to {
             continue;
         }
-        let Some((_, allowed)) = MAY_USE.iter().find(|(m, _)| m == from) else {
+        let Some(allowed) = rules.get(from.as_str()) else {
             continue;
         };
         checked += 1;
-        if !allowed.contains(&to.as_str()) {
+        if !allowed.contains(to.as_str()) {
             broken.insert(format!("{file}: {from} uses {to}"));
         }
     }
