@@ -12,6 +12,7 @@ mod discovery;
 mod documents;
 mod examples;
 mod feed;
+mod feed_tables;
 mod feeding;
 mod history;
 mod import;
