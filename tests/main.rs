@@ -9,6 +9,7 @@ mod browser;
 mod cluster;
 mod corrections;
 mod discovery;
+mod doc_names;
 mod documents;
 mod examples;
 mod feed;
