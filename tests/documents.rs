@@ -1,7 +1,8 @@
 //! The documents against the repository and the code: every relative link in the README,
 //! BENCHMARKS.md, CHANGELOG.md and `docs/` reaches a file (and a heading of it, where it names one), and
 //! every environment variable the binary reads has its row in the configuration table of
-//! `docs/operations.md`, and every row a variable the binary reads.
+//! `docs/operations.md`, and every row a variable the binary reads; and no document but
+//! BENCHMARKS.md and CHANGELOG.md reports a run (a machine, a date, a percentile's figure).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -270,4 +271,79 @@ fn every_variable_the_binary_reads_is_in_the_configuration_table() {
         stale.is_empty(),
         "rows of {OPERATIONS}'s configuration table for variables the binary does not read: {stale:?}"
     );
+}
+
+/// Words that report a run: a machine, a date or a round of measuring, or a percentile's
+/// figure. Figures live in BENCHMARKS.md (and what a release changed in CHANGELOG.md);
+/// the other documents state rules and settings and link to the figure.
+fn reports_a_run(line: &str) -> Option<&'static str> {
+    let lower = without_code(line).to_lowercase();
+    let phrases = [
+        "project's machine",
+        "project's 2-core",
+        "on this machine",
+        "on our machine",
+        "measured on 20",
+        "latest full bench run",
+        "in the latest run",
+        "in one run",
+        "in two runs",
+        "paired runs",
+        "peaked at",
+    ];
+    if let Some(phrase) = phrases.into_iter().find(|p| lower.contains(p)) {
+        return Some(phrase);
+    }
+    // A percentile with its figure: `p99 22.5 ms`, `a p99 of 13 to 17 ms`.
+    let words: Vec<&str> = lower.split_whitespace().collect();
+    let figure = |w: &str| w.starts_with(|c: char| c.is_ascii_digit());
+    words.iter().enumerate().find_map(|(i, w)| {
+        let percentile = ["p50", "p90", "p99", "p99.9"].contains(&w.trim_matches(','));
+        let next = words.get(i + 1).copied().unwrap_or_default();
+        let after = words.get(i + 2).copied().unwrap_or_default();
+        (percentile && (figure(next) || (next == "of" && figure(after))))
+            .then_some("a percentile's figure")
+    })
+}
+
+#[test]
+fn no_document_but_the_benchmarks_and_the_changelog_reports_a_run() {
+    let mut found = Vec::new();
+    let mut read_lines = 0;
+    for file in documents() {
+        if file == "BENCHMARKS.md" || file == "CHANGELOG.md" {
+            continue;
+        }
+        let text = read(&file);
+        for line in prose_lines(&text) {
+            read_lines += 1;
+            if let Some(why) = reports_a_run(line) {
+                found.push(format!("{file}: {why}: {line}"));
+            }
+        }
+    }
+    assert!(read_lines > 2000, "only {read_lines} lines read");
+    assert!(
+        found.is_empty(),
+        "run figures belong in BENCHMARKS.md, linked from here:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn a_run_reported_is_found() {
+    for line in [
+        "Measured on 2026-11-21 on this project's 2-core machine, shared with other work.",
+        "reads answered slowly (in the latest full bench run, p99 22.5 ms over 10 s)",
+        "at its first client at a p99 of 13 to 17 ms",
+    ] {
+        assert!(reports_a_run(line).is_some(), "{line}");
+    }
+    for line in [
+        "the `p99_ms` field",
+        "a p99 under the goal of BENCHMARKS.md",
+        "`RACING_RATE_LIMIT_PER_SEC`: 20 a second",
+    ] {
+        assert_eq!(reports_a_run(line), None, "{line}");
+    }
 }
