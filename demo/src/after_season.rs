@@ -5,8 +5,8 @@ use jiff::civil::Date;
 use jiff::Timestamp;
 
 use crate::calendar::{next_meeting_day, plan_meeting};
+use crate::feed::DemoFeed;
 use crate::generator::Generator;
-use crate::DemoFeed;
 
 /// The demo's racing after its season: the horses as the season left them (every one
 /// with a profile), the pattern races not yet run, and the last meeting declared.
@@ -22,7 +22,7 @@ pub struct Calendar {
 }
 
 impl Calendar {
-    /// What [`season_and_calendar`](crate::season_and_calendar) made it from, with the
+    /// What [`season_and_calendar`](crate::season::season_and_calendar) made it from, with the
     /// season's horses and its last meeting's date.
     pub(crate) fn new(
         seed: u64,

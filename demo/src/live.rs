@@ -46,7 +46,7 @@ type Clock = Box<dyn Fn() -> Timestamp + Send + Sync>;
 
 impl LiveDemo {
     /// The demo from `season`'s meeting of today on, with `calendar`: the two that
-    /// [`season_and_calendar`](crate::season_and_calendar) gave. The calendar's seed drives
+    /// [`season_and_calendar`](crate::season::season_and_calendar) gave. The calendar's seed drives
     /// every meeting's simulation.
     pub fn new(season: &DemoFeed, calendar: Calendar) -> LiveDemo {
         LiveDemo {

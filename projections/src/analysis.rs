@@ -14,9 +14,9 @@ use serde::Serialize;
 use crate::horse_runs::{percent, runs_of, Run};
 use crate::keys;
 use crate::kv::Kv;
+use crate::kv::StoreError;
 use crate::people::{slug, Role};
 use crate::state::{Reads, Records};
-use crate::StoreError;
 
 /// Whose records: a horse's, or a jockey's or trainer's.
 #[derive(Debug, Clone, Copy)]
@@ -374,7 +374,7 @@ fn numbered(by: BTreeMap<i64, Figures>) -> Vec<NumberRow> {
     by.into_iter().map(|(k, f)| NumberRow::new(k, f)).collect()
 }
 
-impl crate::Store {
+impl crate::store::Store {
     /// The records of `subject` over `span`, sealed with their `ETag` at the sequence
     /// they reflect: as they are (the checkpoint), or (`as_of`) as they were once the log
     /// up to that sequence had been applied; `None` where the subject has no run (then).
@@ -383,7 +383,7 @@ impl crate::Store {
         subject: Subject<'_>,
         span: Span<'_>,
         as_of: Option<u64>,
-    ) -> Result<Option<crate::Doc>, StoreError> {
+    ) -> Result<Option<crate::docs::Doc>, StoreError> {
         let (runs, seq) = match as_of {
             None => {
                 let seq = self.checkpoint()?;
@@ -402,7 +402,7 @@ impl crate::Store {
             return Ok(None);
         };
         let body = crate::docs::to_json(&analyse(&runs, subject, span));
-        crate::Doc::new(crate::docs::seal(false, &body, seq).into())
+        crate::docs::Doc::new(crate::docs::seal(false, &body, seq).into())
             .map(Some)
             .ok_or_else(|| StoreError::Corrupt("a sealed document".into()))
     }
@@ -412,5 +412,5 @@ impl crate::Store {
 /// whose head is written whenever one of its entries changes (every run an analysis
 /// counts is a form entry).
 pub fn changes_analyses(key: &[u8]) -> bool {
-    key.starts_with(&crate::DocKey::Form("").key())
+    key.starts_with(&crate::keys::DocKey::Form("").key())
 }

@@ -1,6 +1,6 @@
 //! A batch of changes: the folds' writes over the committed records, rendered and written
 //! with the checkpoint it reached in one atomic sled batch (sealed, then written, so that
-//! a [`crate::Loader`] writes one while the next folds, in steps that a redo file keeps
+//! a [`crate::load::Loader`] writes one while the next folds, in steps that a redo file keeps
 //! atomic: `load_steps.rs`); and the same port over a map in memory, for tests.
 
 use std::collections::{BTreeMap, HashSet};
@@ -12,10 +12,10 @@ use crate::fold::{Fold, Outcome};
 use crate::ids::Seen;
 use crate::keys::{self, DocKey};
 use crate::kv::Commit;
+use crate::kv::StoreError;
 use crate::loader_cache::Held;
 use crate::state::{Item, Records, Scan, State, Writes};
 use crate::store::{DeadLetter, Store, EXCERPT_CHARS};
-use crate::StoreError;
 
 impl Store {
     /// Moves the checkpoint up to `seq`, applying nothing: for sequences the stream no
@@ -90,7 +90,7 @@ pub struct BatchStats {
 /// until [`Batch::commit`] writes it all, with the new checkpoint, atomically.
 pub struct Batch<'a> {
     store: &'a Store,
-    /// What a [`crate::Loader`] holds of the store in memory, read before the tree.
+    /// What a [`crate::load::Loader`] holds of the store in memory, read before the tree.
     held: Option<&'a Held>,
     /// The checkpoint the batch started from.
     started: u64,
@@ -293,7 +293,7 @@ impl<'a> Batch<'a> {
     }
 
     /// Renders the touched documents and makes the atomic write of every change with the
-    /// new checkpoint, without writing it yet: [`crate::Loader::write`] writes it on a
+    /// new checkpoint, without writing it yet: [`crate::load::Loader::write`] writes it on a
     /// thread of its own. `changed` is called as by [`Batch::commit_noting`].
     pub fn seal(mut self, mut changed: impl FnMut(&[u8])) -> Result<Sealed, StoreError> {
         let mut fold = std::mem::take(&mut self.fold);
@@ -338,7 +338,7 @@ pub struct Sealed {
     new_ids: Vec<u128>,
     stats: BatchStats,
     /// Every record the folds wrote or removed (not the change feed's nor the applied
-    /// ids'), for a [`crate::Loader`] to hold while it writes.
+    /// ids'), for a [`crate::load::Loader`] to hold while it writes.
     pub(crate) writes: Writes,
 }
 
@@ -346,7 +346,7 @@ impl Sealed {
     /// Writes the batch, with its applied ids as a new run, atomically.
     ///
     /// The applied ids' lock is not held while sled writes, so that a batch folding
-    /// meanwhile (over a [`crate::Loader`]) may look ids up: its own and this batch's
+    /// meanwhile (over a [`crate::load::Loader`]) may look ids up: its own and this batch's
     /// ids it finds in memory, and the run this one adds joins the ids once written.
     pub(crate) fn write(self) -> Result<BatchStats, StoreError> {
         self.write_as(|store, batch| store.kv.apply(batch))

@@ -6,7 +6,7 @@ use racing_events::samples::{envelope, odds, odds_at, profile};
 use serde_json::Value;
 
 use crate::tests::tempdir;
-use crate::{DocKey, Store};
+use crate::{keys::DocKey, store::Store};
 
 const DAY: &str = "2026-11-25";
 
@@ -191,11 +191,11 @@ fn a_read_past_its_deadline_stops_and_says_so() {
     let late = store.until(std::time::Instant::now());
     assert!(matches!(
         late.find_horses("star", 20),
-        Err(crate::StoreError::TooLong)
+        Err(crate::kv::StoreError::TooLong)
     ));
     assert!(matches!(
         late.odds_history(DAY, 2, None, 0, 10),
-        Err(crate::StoreError::TooLong)
+        Err(crate::kv::StoreError::TooLong)
     ));
     // The store without a deadline reads on.
     assert_eq!(store.find_horses("star", 20).expect("search").len(), 1);
@@ -206,7 +206,7 @@ fn a_read_past_its_deadline_stops_and_says_so() {
 /// about that day's rides.
 #[test]
 fn a_persons_analysis_reads_the_races_of_its_span_only() {
-    use crate::{Role, Span, Subject};
+    use crate::{analysis::Span, analysis::Subject, people::Role};
     use racing_events::samples::{result, runner};
 
     let dir = tempdir();
@@ -244,7 +244,7 @@ fn a_persons_analysis_reads_the_races_of_its_span_only() {
             .expect("analysis")
             .expect("rides")
     });
-    let runs = |doc: &crate::Doc| -> u64 {
+    let runs = |doc: &crate::docs::Doc| -> u64 {
         let body: Value = serde_json::from_slice(doc).expect("json");
         body["overall"]["runs"].as_u64().expect("runs")
     };
@@ -288,7 +288,7 @@ fn a_persons_analysis_reads_the_races_of_its_span_only() {
 /// cost grows with the data does, rather than run on.
 #[test]
 fn a_persons_analysis_stops_at_its_deadline() {
-    use crate::{Role, Span, StoreError, Subject};
+    use crate::{analysis::Span, analysis::Subject, kv::StoreError, people::Role};
     use racing_events::samples::{result, runner};
 
     let dir = tempdir();

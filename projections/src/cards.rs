@@ -12,10 +12,10 @@ use crate::doc_writes::{ByVenue, Stale};
 use crate::docs::{self, Meeting};
 use crate::facts::{Change, Day, What};
 use crate::keys::DocKey;
+use crate::kv::StoreError;
 use crate::model::ReadModel;
 use crate::race_parts::Parts;
 use crate::state::{Records, State};
-use crate::StoreError;
 
 /// The dates whose cards an event changed (a card, a scratching, a status, a retraction),
 /// and the races whose form it may have: its own card's, and those a result changes.

@@ -11,7 +11,7 @@
 use std::borrow::Cow;
 use std::cell::RefCell;
 
-use crate::StoreError;
+use crate::kv::StoreError;
 
 /// zstd's fastest level but one: chunks of JSON moves pack to a fifth of their size or
 /// less; higher levels pack a few percent more for several times the time.

@@ -7,8 +7,8 @@ use std::collections::BTreeSet;
 
 use crate::docs;
 use crate::keys::DocKey;
+use crate::kv::StoreError;
 use crate::state::State;
-use crate::StoreError;
 
 /// Documents of one kind, by venue (`None`: the one that answers without a venue).
 pub(crate) type ByVenue = Vec<(Option<String>, Vec<u8>)>;

@@ -12,11 +12,11 @@ use crate::form::{self, form_of, FormSource};
 use crate::history::AsOf;
 use crate::keys::DocKey;
 use crate::kv::Bytes;
+use crate::kv::StoreError;
 use crate::odds::odds_of;
 use crate::results::results_of;
 use crate::state::Records;
 use crate::store::Store;
-use crate::StoreError;
 
 impl Store {
     /// A served document, as stored.

@@ -16,10 +16,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::docs::Meeting;
 use crate::keys;
+use crate::kv::StoreError;
 use crate::market::Book;
 use crate::state::{race_no, read, write, RaceOdds, Records, State};
 use crate::status::{self, LatePrices};
-use crate::StoreError;
 
 /// Which venues of a date have cards, results and odds, and which races each.
 #[derive(Debug, Default, Serialize, Deserialize)]

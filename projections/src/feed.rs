@@ -7,8 +7,8 @@
 
 use crate::keys::{self, DocKey};
 use crate::kv::Commit;
+use crate::kv::StoreError;
 use crate::store::Store;
-use crate::StoreError;
 
 /// Most rows in one part of the change feed: a page reads the parts it returns, not every
 /// change of a position, and a batch writes one record per this many rows, not one per
@@ -32,7 +32,7 @@ pub enum ChangeCursor {
 
 /// A page of the change feed, as [`Store::change_page`] reads it.
 pub struct ChangePage {
-    /// Each changed document's key ([`crate::DocKey::parse`] reads it) with the sequence
+    /// Each changed document's key ([`crate::keys::DocKey::parse`] reads it) with the sequence
     /// of the event that changed it.
     pub rows: Vec<(u64, Vec<u8>)>,
     /// Where the following page starts, among one position's changes where the page ended

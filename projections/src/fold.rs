@@ -16,9 +16,9 @@ use racing_events::{Envelope, Event};
 
 use crate::facts::{Change, Facts};
 use crate::history::{Versioned, Versions};
+use crate::kv::StoreError;
 use crate::model::ReadModel;
 use crate::state::State;
-use crate::StoreError;
 
 /// What became of one event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

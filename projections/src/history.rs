@@ -14,14 +14,14 @@ use serde::Deserialize;
 use crate::compressed::unpack;
 use crate::keys;
 use crate::kv::Kv;
+use crate::kv::StoreError;
 use crate::state::{Item, RaceOdds, Records, Scan, State};
 use crate::subject_entries::{self, PerBatch};
-use crate::StoreError;
 
 /// The records of `kv` as they stood once the log up to `seq` had been applied.
 pub(crate) struct AsOf<'a> {
     pub(crate) kv: &'a Kv,
-    /// The store's count of records read ([`crate::Store::records_read`]).
+    /// The store's count of records read ([`crate::store::Store::records_read`]).
     pub(crate) reads: crate::state::Reads<'a>,
     pub(crate) seq: u64,
 }
@@ -164,7 +164,7 @@ impl AsOf<'_> {
         let mut failed = None;
         // The race's own moves since its retraction, up to the point: none of another
         // race's, none past the point.
-        let past = |m: crate::OddsMove| {
+        let past = |m: crate::journal::OddsMove| {
             if m.seq > self.seq {
                 return false;
             }

@@ -6,8 +6,8 @@ use racing_events::{RaceResult, ResultRunner};
 use serde::Deserialize;
 
 use crate::keys;
+use crate::kv::StoreError;
 use crate::state::{Records, Scan};
-use crate::StoreError;
 
 /// One race of a horse's form, as the analyses read it.
 #[derive(Debug, Clone, PartialEq, Deserialize)]

@@ -12,7 +12,7 @@
 //!
 //! A chunk is its moves one after the other, each `seq` (8 bytes, big-endian), race number
 //! (1 byte), the length of its body (4 bytes, big-endian), then the body
-//! ([`crate::render_odds_move`]), stored packed (`compressed.rs`): a chunk of JSON moves packs
+//! ([`crate::docs::render_odds_move`]), stored packed (`compressed.rs`): a chunk of JSON moves packs
 //! to a fraction of its size, and is written once.
 
 use std::borrow::Cow;
@@ -22,10 +22,10 @@ use crate::compressed::{pack, unpack};
 use crate::docs;
 use crate::facts::{Change, What};
 use crate::keys;
+use crate::kv::StoreError;
 use crate::kv::{Bytes, Kv, Range};
 use crate::model::ReadModel;
 use crate::state::{race_no, Reads, State};
-use crate::StoreError;
 
 mod counts;
 use counts::{race_total, Count};
@@ -50,7 +50,7 @@ pub struct OddsMove {
     /// Its race.
     pub race_number: u8,
     /// `{date, venue, race_number, seq, published_at, occurred_at, odds}`, as it went live (see
-    /// [`crate::render_odds_move`]).
+    /// [`crate::docs::render_odds_move`]).
     pub body: Bytes,
 }
 
@@ -468,7 +468,7 @@ pub fn journal_by_move(
     Ok(out)
 }
 
-impl crate::Store {
+impl crate::store::Store {
     /// Up to `limit` moves of the odds journal of `date` after stream sequence `after`, in
     /// the order they went live: every move of the date, or (`race`) of one race number.
     pub fn odds_moves(
@@ -513,8 +513,8 @@ impl crate::Store {
 mod tests {
     use racing_events::samples::{envelope, odds_at};
 
+    use crate::store::Store;
     use crate::tests::tempdir;
-    use crate::Store;
 
     #[test]
     fn a_races_moves_are_stored_packed_and_read_back_in_order_from_any_point() {

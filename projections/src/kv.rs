@@ -9,8 +9,6 @@ use std::ops::{Bound, RangeBounds};
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::StoreError;
-
 /// A value (or key) as the engine hands it out: cheap to clone, and sliced without a copy.
 pub type Bytes = sled::IVec;
 
@@ -346,7 +344,7 @@ pub(crate) fn is_damage(e: &Error) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use crate::StoreError;
+    use crate::kv::StoreError;
 
     #[test]
     fn a_store_that_lost_a_blob_fails_as_damaged_not_as_a_failing_disk() {
@@ -387,5 +385,55 @@ mod tests {
         assert!(
             !StoreError::from(sled::Error::Io(std::io::ErrorKind::StorageFull.into())).is_damage()
         );
+    }
+}
+
+/// Why the store could not do what was asked.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// sled failed (disk full, I/O error). The batch did not commit; the caller should stop
+    /// projecting and retry from the checkpoint, or report the store unusable.
+    #[error("store: {0}")]
+    Sled(#[from] Error),
+    /// A record could not be decoded: the store is damaged or from an incompatible
+    /// version. Rebuild the read models from the log.
+    #[error("store record damaged: {0}")]
+    Corrupt(String),
+    /// The store was written by an older version of this crate, in an older layout (its
+    /// schema version is given). Nothing is damaged: discard it and rebuild the read
+    /// models from the log.
+    #[error("read models of schema {0}, older than this version's")]
+    OlderSchema(u32),
+    /// A read ran past the deadline of its store ([`Store::until`]) and stopped. Nothing
+    /// is wrong: the caller should answer that it is busy, or ask for less.
+    #[error("the read ran past its deadline")]
+    TooLong,
+}
+
+impl StoreError {
+    /// Whether the store could not be opened because another process holds it open: sled
+    /// locks a store's files for the process that opens it. Not damage: the store is
+    /// that process's, and nothing may move it or write to it.
+    pub fn is_held_elsewhere(&self) -> bool {
+        matches!(self, StoreError::Sled(e) if held_elsewhere(e))
+    }
+
+    /// Whether sled failed to read or write the store's files (a full disk, an I/O
+    /// error): sled 0.34 then fails every later write of the store, until it is opened
+    /// again.
+    pub fn is_io(&self) -> bool {
+        matches!(self, StoreError::Sled(e) if is_io(e))
+    }
+
+    /// Whether the store itself is damaged rather than its disk failing: a file of it is
+    /// missing (a blob that a page points at: sled opens such a store, and fails only on
+    /// the records concerned), or sled found a page corrupt, or a record does not decode.
+    /// A rebuild from the log mends it; opening it again would not.
+    pub fn is_damage(&self) -> bool {
+        match self {
+            StoreError::Sled(e) => is_damage(e),
+            StoreError::Corrupt(_) => true,
+            _ => false,
+        }
     }
 }

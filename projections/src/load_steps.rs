@@ -4,7 +4,7 @@
 //! whole of an atomic batch: nothing a batch replaces is freed before its end. A replay's
 //! batch of 65,536 events writes hundreds of thousands of records; written a few thousand
 //! records at a time rather than as one atomic batch each, the bench's log replayed faster,
-//! sled's writer no longer the bound. So a [`crate::Loader`] writes each batch in steps,
+//! sled's writer no longer the bound. So a [`crate::load::Loader`] writes each batch in steps,
 //! and keeps it atomic with its checkpoint through a redo file beside the store:
 //!
 //! 1. every record of the batch but the checkpoint, in the file `load-steps-<checkpoint>`
@@ -25,8 +25,8 @@ use std::path::{Path, PathBuf};
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::keys;
+use crate::kv::StoreError;
 use crate::kv::{self, Commit, Kv};
-use crate::StoreError;
 
 /// Records to an atomic write of sled's in a step. On the bench's log, 1,024 loaded as
 /// fast but wrote more bytes; 16,384 wrote a little less but took longer.

@@ -1,4 +1,4 @@
-//! What a [`crate::Loader`] holds in memory of the store it loads, read by its batches
+//! What a [`crate::load::Loader`] holds in memory of the store it loads, read by its batches
 //! before the tree: the records of the batch being written, and those of the race days,
 //! the horses and the people that the replay is at.
 //!
@@ -22,15 +22,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::keys::scope::{date_after, newest_of, scope, Scope, NEWEST_READ_AGAIN};
 use crate::kv::Kv;
+use crate::kv::StoreError;
 use crate::scan::{Ask, Item, Scan};
 use crate::state::Writes;
-use crate::StoreError;
 
 /// Bytes counted for each record held beside its key and value: the map's node and the
 /// two vectors' heads.
 const RECORD_OVERHEAD: usize = 96;
 
-/// What a [`crate::Loader`] holds of the store, read by its batches before the tree.
+/// What a [`crate::load::Loader`] holds of the store, read by its batches before the tree.
 #[derive(Default)]
 pub struct Held {
     /// The records of the batch being written.

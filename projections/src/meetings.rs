@@ -8,10 +8,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::facts::{Change, What};
 use crate::keys;
+use crate::kv::StoreError;
 use crate::model::ReadModel;
 use crate::state::{Records, State};
 use crate::store::Store;
-use crate::StoreError;
 
 /// One meeting: a venue's racing on a date, as the meetings endpoint lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -5,8 +5,8 @@
 //! [`State`] (get, prefix scan, the batch's puts and deletes).
 
 use crate::facts::Change;
+use crate::kv::StoreError;
 use crate::state::State;
-use crate::StoreError;
 
 /// A read model: one of the views the API serves, folded from the log.
 pub(crate) trait ReadModel {

@@ -20,10 +20,10 @@ use crate::doc_writes::{ByVenue, Stale};
 use crate::docs;
 use crate::facts::{scratched, Change, Day, What};
 use crate::keys::{self, DocKey};
+use crate::kv::StoreError;
 use crate::model::ReadModel;
 use crate::state::{race_no, read, RaceOdds, Records, State};
 use crate::status;
-use crate::StoreError;
 
 /// A price move not rendered yet: its venue (`None`: every venue) and its position.
 type Move = (Option<String>, u64);

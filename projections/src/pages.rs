@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use crate::journal;
+use crate::kv::StoreError;
 use crate::store::Store;
-use crate::StoreError;
 
 /// A page of a race's odds history: the moves after a point of the log, oldest first.
 #[derive(Serialize)]

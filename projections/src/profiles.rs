@@ -5,9 +5,9 @@ use crate::doc_writes::put_doc;
 use crate::docs;
 use crate::facts::{Change, What};
 use crate::keys::DocKey;
+use crate::kv::StoreError;
 use crate::model::ReadModel;
 use crate::state::State;
-use crate::StoreError;
 
 /// The profiles read model: nothing held between its changes and its render.
 #[derive(Debug, Default)]

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use serde_json::value::RawValue;
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::StoreError;
+use crate::kv::StoreError;
 
 /// Dates whose parts are kept: a replay renders a meeting's documents at each of its
 /// cards and results, and now and then a later date's whose form a result changed.

@@ -7,7 +7,7 @@
 //! A record is the event's kind, its race number, then its frame as it goes out
 //! (`{"type":"status",...}`), written when the event is folded. A result or a card frame
 //! carries a document; the record holds the frame without it, and the document is added
-//! when the frame is read ([`crate::Store::race_day`]), rendered as of the event's
+//! when the frame is read ([`crate::store::Store::race_day`]), rendered as of the event's
 //! sequence: the journal keeps no second copy of either, and the frame is the same bytes
 //! whenever it is read.
 
@@ -18,9 +18,9 @@ use serde_json::value::RawValue;
 use crate::docs::published_at;
 use crate::facts::Change;
 use crate::keys::{self, DocKey};
+use crate::kv::StoreError;
 use crate::model::ReadModel;
 use crate::state::{race_no, State};
-use crate::StoreError;
 
 /// What a race-day event was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -227,7 +227,7 @@ struct Numbered {
     race_number: u8,
 }
 
-impl crate::Store {
+impl crate::store::Store {
     /// Up to `limit` race-day events of `date` after stream sequence `after`, in stream
     /// order, each with its frame whole. A result's or a card's frame carries its
     /// document as it stood right after the event (`null` where a later retraction's
@@ -257,7 +257,7 @@ impl crate::Store {
     }
 
     /// Up to `limit` race-day events of every date after stream sequence `after`, in
-    /// stream order, each with its date: [`crate::Store::race_day`] across dates, read
+    /// stream order, each with its date: [`crate::store::Store::race_day`] across dates, read
     /// through the journal's order (a record an event, by sequence alone).
     pub fn race_day_after(
         &self,
@@ -368,7 +368,7 @@ mod tests {
 
     use super::DayKind;
     use crate::tests::tempdir;
-    use crate::{DocKey, Store};
+    use crate::{keys::DocKey, store::Store};
 
     const DAY: &str = "2026-11-25";
 

@@ -9,10 +9,10 @@ use crate::doc_writes::{ByVenue, Stale};
 use crate::docs::{self, Meeting};
 use crate::facts::{Change, Day, What};
 use crate::keys::{self, DocKey};
+use crate::kv::StoreError;
 use crate::model::ReadModel;
 use crate::race_parts::{self, Parts};
 use crate::state::{decode, Records, State};
-use crate::StoreError;
 
 /// The dates whose results a batch changed.
 #[derive(Debug, Default)]

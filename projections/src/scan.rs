@@ -6,10 +6,10 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
+use crate::kv::StoreError;
 use crate::kv::{Kv, Record};
-use crate::StoreError;
 
-/// Which end of a range of keys a [`crate::Records::scan`] reads from.
+/// Which end of a range of keys a [`crate::state::Records::scan`] reads from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scan {
     /// From the first key on.

@@ -10,8 +10,8 @@ use std::time::Instant;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
 use crate::kv::Kv;
+use crate::kv::StoreError;
 pub use crate::scan::{Item, Scan};
-use crate::StoreError;
 
 /// Read access to the read models' records: all a render needs, so that the same renders
 /// run over the records as they are and as they stood at a point of the log (`as_of`).
@@ -199,8 +199,8 @@ pub(crate) fn race_no(n: i64) -> Result<u8, StoreError> {
 }
 
 /// What a read whose cost grows with what it answers may spend: it counts each record it
-/// reads in the store's count ([`crate::Store::records_read`]) and gives up, with
-/// [`StoreError::TooLong`], once the store's deadline ([`crate::Store::until`]) has passed.
+/// reads in the store's count ([`crate::store::Store::records_read`]) and gives up, with
+/// [`StoreError::TooLong`], once the store's deadline ([`crate::store::Store::until`]) has passed.
 #[derive(Clone, Copy)]
 pub(crate) struct Reads<'a> {
     pub(crate) count: &'a AtomicU64,

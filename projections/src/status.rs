@@ -12,8 +12,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::keys;
 use crate::kv::Record;
+use crate::kv::StoreError;
 use crate::state::{race_no, read, write, Records, Scan, State};
-use crate::StoreError;
 
 /// A race's status as the event that set it gave it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -157,7 +157,7 @@ pub struct RaceStatusRow {
 }
 
 /// The statuses of `records`, status records in key order (a prefix scan of
-/// [`keys::statuses`]), as [`crate::Store::race_statuses`] gives them.
+/// [`keys::statuses`]), as [`crate::store::Store::race_statuses`] gives them.
 pub(crate) fn rows(
     records: impl Iterator<Item = Result<Record, StoreError>>,
 ) -> Result<Vec<RaceStatusRow>, StoreError> {

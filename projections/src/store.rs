@@ -14,9 +14,9 @@ use serde::{Deserialize, Serialize};
 use crate::docs::Doc;
 use crate::ids::{self, AppliedIdStats, AppliedIds};
 use crate::keys::{self, DocKey};
+use crate::kv::StoreError;
 use crate::kv::{Bytes, Kv};
 use crate::state::{RaceOdds, Reads};
-use crate::StoreError;
 
 /// Version of the key layout and record formats; a store of another version is rebuilt.
 /// 2: a record per horse's form, per batch's applied `event_id`s; no profile record.
@@ -111,7 +111,7 @@ pub struct Options {
     /// touches spends most of the commit doing that.
     pub cache_bytes: u64,
     /// Most bytes of records a replay into an empty store holds in memory while it loads
-    /// ([`crate::Loader`]), 2 GiB by default; 0: the replay commits batch after batch, with
+    /// ([`crate::load::Loader`]), 2 GiB by default; 0: the replay commits batch after batch, with
     /// no loader.
     pub replay_bytes: usize,
 }
@@ -435,7 +435,7 @@ impl Store {
         &self,
         date: &str,
         race: Option<u8>,
-    ) -> Result<Vec<crate::RaceStatusRow>, StoreError> {
+    ) -> Result<Vec<crate::status::RaceStatusRow>, StoreError> {
         crate::status::rows(self.kv.prefix(keys::statuses(date, race)))
     }
 

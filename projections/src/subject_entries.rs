@@ -14,7 +14,7 @@
 use std::borrow::Borrow;
 use std::collections::BTreeMap;
 
-use crate::StoreError;
+use crate::kv::StoreError;
 
 /// The entries a batch made, by subject, until [`PerBatch::drain`] takes them to write.
 #[derive(Debug)]

@@ -13,13 +13,13 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::draw::{envelope, normal};
+use crate::feed::DemoFeed;
 use crate::horses::body_weight;
 use crate::races::{race_plan, Ground, Kind, RacePlan, Venue, SHA_TIN_TURF};
 use crate::running::{
     calls, finish_time, finishing_order, lbw, placings, running_positions, unplaced, winning_time,
 };
 use crate::tote::{self, PAYOUT_RATE};
-use crate::DemoFeed;
 use day::DayPlan;
 
 /// Live simulation of today's meeting: drifting win and place odds for each race, then its

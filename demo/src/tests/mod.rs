@@ -13,7 +13,9 @@ use std::sync::OnceLock;
 use jiff::civil::Date;
 use racing_events::{Envelope, Event, Lbw, OddsUpdated, RaceCard, RaceResult, ResultRunner};
 
-use crate::{season, season_and_calendar, DemoFeed, Simulator};
+use crate::feed::DemoFeed;
+use crate::season::{season, season_and_calendar};
+use crate::simulator::Simulator;
 
 const TODAY: &str = "2026-11-21";
 

@@ -10,10 +10,10 @@ use serde_json::value::RawValue;
 
 use crate::docs::{self, StoredRaceForm};
 use crate::keys;
+use crate::kv::StoreError;
 use crate::race_parts::{self, Parts};
 use crate::state::{decode, Records};
 use crate::status::{self, Status};
-use crate::StoreError;
 
 /// The part of race `n` of `date` at `venue` as its records stand in `s`; `None` for a
 /// race without a card.

@@ -219,7 +219,7 @@ pub(crate) fn same_answer(a: &[u8], b: &[u8]) -> bool {
 }
 
 /// What the store keeps of a document rendered when it is read
-/// ([`crate::DocKey::rendered_when_read`]): the head [`seal`] writes, its `ETag` and `seq`,
+/// ([`crate::keys::DocKey::rendered_when_read`]): the head [`seal`] writes, its `ETag` and `seq`,
 /// without the bytes.
 pub(crate) fn head(doc: &[u8], seq: u64) -> Vec<u8> {
     let mut stored = Vec::with_capacity(HEAD_LEN);

@@ -7,7 +7,7 @@ use racing_events::samples::{envelope, result, runner};
 use racing_events::Envelope;
 
 use crate::counting_state::Tally;
-use crate::{DocKey, Fold, FormDoc, MemState};
+use crate::{batch::MemState, docs::FormDoc, fold::Fold, keys::DocKey};
 
 /// The kind of a key: its first part, or its first two for a document.
 fn kind(key: &[u8]) -> String {

@@ -10,9 +10,9 @@ use serde::Deserialize;
 use crate::docs::{self, FormDoc, FormEntry};
 use crate::facts::{Change, What};
 use crate::keys::DocKey;
+use crate::kv::StoreError;
 use crate::model::ReadModel;
 use crate::state::{race_no, Records, State};
-use crate::StoreError;
 
 use super::{FormSource, Replaced};
 

@@ -11,7 +11,7 @@ use racing_events::samples::{
 use racing_events::{Envelope, RaceStatus};
 
 use crate::tests::tempdir;
-use crate::{answered, ChangeCursor, DocKey, Store};
+use crate::{docs::answered, feed::ChangeCursor, keys::DocKey, store::Store};
 
 const DAY: &str = "2026-11-25";
 const ST: &str = "Sha Tin";
@@ -332,6 +332,6 @@ fn a_damaged_change_feed_record_is_an_error_not_a_short_page() {
         .expect("put");
     assert!(matches!(
         store.change_page(ChangeCursor::After(0), 10),
-        Err(crate::StoreError::Corrupt(_))
+        Err(crate::kv::StoreError::Corrupt(_))
     ));
 }

@@ -21,8 +21,8 @@ use std::collections::{HashSet, VecDeque};
 use serde::{Deserialize, Serialize};
 
 use crate::keys;
+use crate::kv::StoreError;
 use crate::kv::{Commit, Kv};
-use crate::StoreError;
 
 mod filter;
 mod sorted_runs;

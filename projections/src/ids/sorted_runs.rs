@@ -5,8 +5,8 @@ use std::ops::Bound;
 
 use super::{ATOMIC_MERGE, CHUNK_IDS, MERGE_WRITE_IDS};
 use crate::keys;
+use crate::kv::StoreError;
 use crate::kv::{Commit, Kv};
-use crate::StoreError;
 
 /// A k-way merge of sorted runs into a new one, in steps.
 pub(super) struct Merge {

@@ -7,7 +7,7 @@ use racing_events::{samples, Envelope};
 
 use super::*;
 use crate::tests::{reopen, tempdir, try_reopen};
-use crate::{Options, Outcome, Store};
+use crate::{fold::Outcome, store::Options, store::Store};
 
 /// The `i`th id, spread over the id space as random ids are.
 fn id(i: u64) -> u128 {
@@ -35,7 +35,7 @@ fn fold_prompt(store: &Store, ids: impl IntoIterator<Item = u128>) -> Vec<Outcom
 
 fn fold_in(
     store: &Store,
-    mut batch: crate::Batch<'_>,
+    mut batch: crate::batch::Batch<'_>,
     ids: impl IntoIterator<Item = u128>,
 ) -> Vec<Outcome> {
     let mut seq = store.checkpoint().expect("checkpoint");
@@ -564,7 +564,7 @@ fn a_store_of_the_per_batch_id_records_is_of_an_older_schema() {
     // Opened again as `reopen` does: the dropped store's lock may still be held a moment.
     let opened = try_reopen(dir.path(), Options::default()).err();
     assert!(
-        matches!(opened, Some(crate::StoreError::OlderSchema(4))),
+        matches!(opened, Some(crate::kv::StoreError::OlderSchema(4))),
         "{opened:?}"
     );
 }

@@ -9,8 +9,8 @@ use super::{
     encode_manifest, keys, AppliedIds, Run, SavedFilter, ATOMIC_MERGE, FAN_IN, FILTER_CHUNK_BYTES,
     RECORD_COST, SAVE_AFTER, UPKEEP_STEP,
 };
+use crate::kv::StoreError;
 use crate::kv::{Bytes, Commit, Kv};
-use crate::StoreError;
 
 /// A save of the filter under way: its chunks written a step at a time, each as the
 /// filter stands when it is written. Bits are only ever set, and each is set for an id

@@ -2,11 +2,11 @@
 //! each chunk and how many it holds, so that the moves after any point are counted from
 //! a few look-ups (what a live resume weighs before it replays), not by reading them.
 //! What a count is and how the fold finds a race's total; the count of the moves after a
-//! point, which reads chunks too, is the journal's ([`crate::Store::count_odds_moves`]).
+//! point, which reads chunks too, is the journal's ([`crate::store::Store::count_odds_moves`]).
 
 use crate::keys;
+use crate::kv::StoreError;
 use crate::state::{Scan, State};
-use crate::StoreError;
 
 /// What the count beside a chunk says: the race's moves in the chunks before it, and the
 /// moves it holds. Two big-endian `u64`s.

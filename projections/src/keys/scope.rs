@@ -1,4 +1,4 @@
-//! What a bulk load ([`crate::Loader`]) needs to know of a key to hold no more than the
+//! What a bulk load ([`crate::load::Loader`]) needs to know of a key to hold no more than the
 //! days being replayed: whether a fold ever reads the record back, and which race date
 //! the record belongs to.
 //!

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::*;
 use crate::tests::{reopen, tempdir, try_reopen};
-use crate::{Options, Store};
+use crate::{store::Options, store::Store};
 
 /// Records a store holds, bar its schema.
 fn contents(kv: &Kv) -> BTreeMap<Vec<u8>, Vec<u8>> {

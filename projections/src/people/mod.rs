@@ -29,11 +29,11 @@ pub(crate) use rides::{rides_on, served, People};
 
 use crate::docs::{seal, Doc};
 use crate::keys;
+use crate::kv::StoreError;
 use crate::store::Store;
-use crate::StoreError;
 
 /// The key of the record of the jockey or trainer `id`: a cache of documents holds the
-/// record by it, and [`crate::Batch::commit_noting`] names it when a batch changes the
+/// record by it, and [`crate::batch::Batch::commit_noting`] names it when a batch changes the
 /// record.
 pub fn record_key(role: Role, id: &str) -> Vec<u8> {
     keys::person_doc(role.name(), id)

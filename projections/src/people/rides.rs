@@ -26,10 +26,10 @@ use super::docs::{
 use crate::docs::{etag, same_answer, seal, unseal, ETAG_LEN, HEAD_LEN};
 use crate::facts::{self, What};
 use crate::keys;
+use crate::kv::StoreError;
 use crate::model::ReadModel;
 use crate::scan::Item;
 use crate::state::{race_no, read, Records, Scan, State};
-use crate::StoreError;
 
 /// A change of a person's figures in one season: what a batch's rides counted in, less
 /// what they counted out.

@@ -6,7 +6,7 @@ use racing_events::{Envelope, Event, ResultRunner};
 
 use super::Role;
 use crate::counting_state::Tally;
-use crate::{keys, Fold, MemState, Store};
+use crate::{batch::MemState, fold::Fold, keys, store::Store};
 
 /// Folds `events` into `s` in batches of `size`, counting the bytes put under `prefix`.
 pub(crate) fn fold_counting(

@@ -19,9 +19,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use crate::keys;
+use crate::kv::StoreError;
 use crate::state::State;
 use crate::store::Store;
-use crate::StoreError;
 
 pub(crate) use names::Touched;
 

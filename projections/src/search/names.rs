@@ -14,9 +14,9 @@ use serde::{Deserialize, Serialize};
 use super::Indexed;
 use crate::facts::{Change, What};
 use crate::keys;
+use crate::kv::StoreError;
 use crate::model::ReadModel;
 use crate::state::{read, Records, State};
-use crate::StoreError;
 
 /// A race's card or result: the names it gives its runners.
 pub(crate) trait NamesRunners {

@@ -12,7 +12,7 @@ use crate::counting_state::Tally;
 use crate::facts::{Change, What};
 use crate::model::ReadModel;
 use crate::state::State;
-use crate::{keys, Fold, MemState};
+use crate::{batch::MemState, fold::Fold, keys};
 
 /// The `i`th date from 2020-01-01, 28 days a month.
 fn date(i: usize) -> String {

@@ -143,7 +143,7 @@ fn a_loaded_snapshot_answers_as_its_store_and_goes_on_from_its_checkpoint() {
     let mut again = loaded.batch().expect("batch");
     assert_eq!(
         again.apply(100, 0, &first[3]).expect("apply"),
-        Some(crate::Outcome::Duplicate),
+        Some(crate::fold::Outcome::Duplicate),
         "an applied event_id is known to the loaded store"
     );
     drop(again);

@@ -158,8 +158,8 @@ fn two_meetings() -> Vec<Envelope> {
 /// per move, and the versions and forms' changes a record per event (their records are
 /// where batches ended too).
 fn answers(s: &MemState) -> BTreeMap<Vec<u8>, Vec<u8>> {
-    let by_move = crate::journal_by_move(s.records.clone()).expect("chunks that decode");
-    crate::history_by_event(by_move)
+    let by_move = crate::journal::journal_by_move(s.records.clone()).expect("chunks that decode");
+    crate::history::history_by_event(by_move)
         .expect("versions and form changes that decode")
         .into_iter()
         .map(|(k, v)| {

@@ -159,7 +159,7 @@ fn retracting_a_dates_only_race_leaves_nothing_behind() {
     // Only the latest odds sequence: the odds events were applied, and stay in the log's
     // history, the odds journal (one move, at sequence 3).
     assert_eq!(left, ["meta/odds_seq"]);
-    let journal: Vec<Vec<u8>> = crate::journal_by_move(s.records.clone())
+    let journal: Vec<Vec<u8>> = crate::journal::journal_by_move(s.records.clone())
         .expect("chunks that decode")
         .into_keys()
         .filter(|k| k.starts_with(b"oj\0"))
