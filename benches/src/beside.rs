@@ -13,8 +13,8 @@ use serde::Serialize;
 use crate::feed::LogInfo;
 use crate::figures::{median, thousands, verdict};
 use crate::http::{wrk, Load, Sample};
+use crate::scale::Scale;
 use crate::service::{Service, Target, KEY_HEADER};
-use crate::Scale;
 
 /// Most a card's p99 may grow beside records by condition of fresh spans: their work is
 /// done on threads of lower priority, so the card waits neither for a thread nor for a

@@ -18,8 +18,8 @@ use tokio_tungstenite::tungstenite::Message;
 
 use crate::clients::{client_config, seq_of, socket_url, CONNECTING};
 use crate::feed::LogInfo;
+use crate::scale::Scale;
 use crate::service::{Service, Target};
-use crate::Scale;
 
 /// How long the clients get, after the service goes on, to have the latest prices.
 const CATCH_UP_LIMIT: Duration = Duration::from_secs(300);

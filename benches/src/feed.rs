@@ -17,7 +17,7 @@ use racing_demo::{DemoFeed, Simulator};
 use racing_events::{Envelope, Event};
 use serde::{Deserialize, Serialize};
 
-use crate::Scale;
+use crate::scale::Scale;
 
 /// The stream the service reads (its default).
 pub const STREAM: &str = "RACING";

@@ -18,8 +18,8 @@ use serde::{Deserialize, Serialize};
 use tokio::process::Command;
 
 use crate::feed::LogInfo;
+use crate::scale::Scale;
 use crate::service::{Service, Target, KEY_HEADER};
-use crate::Scale;
 
 /// One `wrk` run.
 #[derive(Debug, Clone, Serialize)]

@@ -22,7 +22,7 @@ use racing_projections::{AppliedIdStats, Outcome, Store};
 use serde::{Deserialize, Serialize};
 
 use crate::figures::{percentile_ms, thousands, verdict};
-use crate::Scale;
+use crate::scale::Scale;
 
 /// Peak resident memory folding the applied-ids log, under this, MiB: sled's cache of
 /// 256 MiB, the filter's 32 MiB (its first layer, up to 24 M ids; it grows by layers past

@@ -16,9 +16,9 @@ use serde::Serialize;
 
 use crate::feed::{LiveOdds, LogInfo};
 use crate::figures::{thousands, verdict};
+use crate::scale::Scale;
 use crate::service::{Service, Target};
 use crate::stall::{Readers, Reads};
-use crate::Scale;
 
 /// The rates offered, moves a second, in turn while each is held.
 const RATES: [u64; 10] = [

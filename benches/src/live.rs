@@ -22,8 +22,8 @@ use crate::clients::{client_config, seq_of, socket_url, Clients, Seen, Shared, C
 use crate::feed::LogInfo;
 use crate::figures::percentile_ms;
 use crate::peer::Peer;
+use crate::scale::Scale;
 use crate::service::{Service, Target};
-use crate::Scale;
 
 /// What one side of a live odds round measured.
 #[derive(Debug, Clone, Serialize)]

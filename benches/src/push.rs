@@ -22,8 +22,8 @@ use crate::feed::LogInfo;
 use crate::figures::{median, percentile_ms, thousands, verdict};
 use crate::live::{publish_paced, service_client, LiveResult, Round};
 use crate::peer::Peer;
+use crate::scale::Scale;
 use crate::service::{Service, Target};
-use crate::Scale;
 
 /// A webhook to one endpoint on loopback: publish to receipt p99 under this, ms.
 pub const WEBHOOK_P99_MS: f64 = 50.0;

@@ -11,8 +11,8 @@ use futures::StreamExt;
 use serde::Serialize;
 
 use crate::feed::STREAM;
+use crate::scale::Scale;
 use crate::service::{Service, Target};
-use crate::Scale;
 
 /// The path asked to see the service ready: any document answers 503 until the
 /// projector has caught up once.

@@ -16,9 +16,9 @@ use crate::ingest::IngestResult;
 use crate::live::{LiveResult, LiveRound, MemoryResult};
 use crate::push::PushResult;
 use crate::replay::{ReplayResult, StartupResult};
+use crate::scale::Scale;
 use crate::snapshot::SnapshotResult;
 use crate::stall::StallResult;
-use crate::Scale;
 
 /// HTTP reads: at least this share of the bare server's requests/s.
 pub const HTTP_RATIO: f64 = 0.9;

@@ -16,8 +16,8 @@ use serde::Serialize;
 use crate::applying::{self, Applied};
 use crate::feed::LogInfo;
 use crate::http::{wrk_command, wrk_failure, Load};
+use crate::scale::Scale;
 use crate::service::{Service, Target, KEY_HEADER};
-use crate::Scale;
 
 /// Most documents the readers go round.
 const DOCUMENTS: usize = 20_000;
