@@ -1,7 +1,7 @@
 //! The commands of the `racing` binary other than `serve`, one file per concern: the
 //! admin listener's client, API keys, NATS credentials, the set-up, the feeds, the
 //! feed's offline check, the import of Hong Kong history and a feeder's refusals.
-//! `main.rs` holds the command line that dispatches to them.
+//! `command` is the command line, `serve` the service's own; `src/main.rs` runs them.
 
 use std::path::PathBuf;
 
@@ -11,11 +11,13 @@ use crate::nats::{ClientAuth, Connection, Credentials, NatsArgs, Role};
 
 pub mod admin;
 pub mod check;
+pub mod command;
 pub mod credentials;
 pub mod feed;
 pub mod import;
 pub mod keys;
 pub mod refusals;
+pub mod serve;
 pub mod setup;
 pub mod snapshot;
 
