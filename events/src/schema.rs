@@ -1,37 +1,18 @@
 //! The feed as JSON Schema 2020-12, one document for each version of the contract,
 //! derived from this crate's own types: the envelope, every event type and what the types
 //! say of the validation (ranges, patterns, the status values, required and optional
-//! fields). The rules only [`Event::validate`](crate::Event::validate) and the service
+//! fields). The rules only [`Event::validate`](crate::event::Event::validate) and the service
 //! check are [`SERVICE_ONLY`]: each schema lists them too.
 
-use std::borrow::Cow;
-use std::marker::PhantomData;
-
 use schemars::generate::{SchemaGenerator, SchemaSettings};
-use schemars::{JsonSchema, Schema};
+use schemars::Schema;
 use serde_json::{json, Map, Value};
 
-use crate::{
-    HorseProfile, OddsUpdated, RaceCard, RaceResult, RaceRetracted, RaceStatus, RaceStatusChanged,
+use crate::event::{
+    HorseProfile, OddsUpdated, RaceCard, RaceResult, RaceRetracted, RaceStatusChanged,
     RunnerScratched,
 };
-
-/// `horse_no`: 1 to 32 of `A-Z a-z 0-9 _ -`, starting with a letter or digit.
-pub(crate) const HORSE_NO: &str = "^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$";
-/// Text that is not only white space (names, venues, reasons).
-pub(crate) const TEXT: &str = r"\S";
-/// `YYYY-MM-DD`, years 1000 to 9999; that the day exists (no 31 June) only the service checks.
-pub(crate) const DATE: &str = "^[1-9][0-9]{3}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$";
-/// `m:ss.cc`, seconds below 60.
-pub(crate) const FINISH_TIME: &str = r"^[0-9]{1,3}:[0-5][0-9]\.[0-9]{2}$";
-/// An official code such as `PU` or `WV-A`: upper case, up to 8 characters.
-pub(crate) const STATUS_CODE: &str = "^[A-Z][A-Z0-9-]{0,7}$";
-/// `import_type`: 1 to 8 upper-case letters.
-pub(crate) const IMPORT_TYPE: &str = "^[A-Z]{1,8}$";
-/// `lbw`: 1 to 8 characters of `0-9 A-Z - /`.
-pub(crate) const LBW: &str = "^[0-9A-Z/-]{1,8}$";
-/// `occurred_at`: RFC 3339, `YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM|-HH:MM)`.
-const OCCURRED_AT: &str = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})$";
+use crate::patterns::OCCURRED_AT;
 
 /// The keyword that says in which version of the contract a field or event type came.
 pub const SINCE: &str = "x-since";
@@ -347,24 +328,6 @@ fn as_of(schema: &mut Value, version: FeedVersion) {
     }
 }
 
-/// A field that must be present and may be `null` (a result runner's `position`,
-/// `finish_time`, `win_odds` and `status`): an `Option` would be optional.
-pub(crate) struct Nullable<T>(PhantomData<T>);
-
-impl<T: JsonSchema> JsonSchema for Nullable<T> {
-    fn inline_schema() -> bool {
-        true
-    }
-
-    fn schema_name() -> Cow<'static, str> {
-        format!("Nullable_{}", T::schema_name()).into()
-    }
-
-    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
-        Option::<T>::json_schema(generator)
-    }
-}
-
 /// The descriptions, which are the types' doc comments, as a reader's tool shows them:
 /// lines joined (it wraps them itself), and rustdoc's links (`` [`Lbw`] ``) as plain code.
 fn tidy(schema: &mut Value) {
@@ -385,20 +348,6 @@ fn tidy(schema: &mut Value) {
         Value::Array(items) => items.iter_mut().for_each(tidy),
         _ => {}
     }
-}
-
-/// `RaceStatusChanged.status`: one of [`RaceStatus::ALL`].
-pub(crate) fn race_status(schema: &mut Schema) {
-    let words: Vec<&str> = RaceStatus::ALL.iter().map(|s| s.as_str()).collect();
-    schema.insert("enum".to_owned(), json!(words));
-}
-
-/// An odds entry gives a win price, a place price or both (v1.2).
-pub(crate) fn win_or_place(schema: &mut Schema) {
-    schema.insert(
-        "anyOf".to_owned(),
-        json!([{ "required": ["win_odds"] }, { "required": ["place_odds"] }]),
-    );
 }
 
 pub mod asyncapi;

@@ -3,11 +3,12 @@
 
 use std::collections::HashSet;
 
-use crate::clip;
-use crate::{
-    CardRunner, Date, Event, HorseProfile, Lbw, OddsUpdated, RaceCard, RaceNumber, RaceResult,
-    RaceRetracted, RaceStatus, RaceStatusChanged, ResultRunner,
+use crate::event::{
+    CardRunner, Event, HorseProfile, OddsUpdated, RaceCard, RaceResult, RaceRetracted,
+    RaceStatusChanged, ResultRunner,
 };
+use crate::values::clip;
+use crate::values::{Date, Lbw, RaceNumber, RaceStatus};
 
 /// Why an event was refused. The `Display` text is the dead letter's reason.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -502,4 +503,18 @@ fn odds_updated(out: &mut Problems, o: &OddsUpdated) {
         }
     }
     unique_horses(out, "odds", o.odds.iter().map(|r| r.horse_no.as_str()));
+}
+
+impl Event {
+    /// Checks every rule of the feed contract's Validation that the body alone decides:
+    /// the first problem, as [`Event::problems`] lists them.
+    pub fn validate(&self) -> Result<(), ValidationError> {
+        event(self)
+    }
+
+    /// Every problem of the body by the rules [`Event::validate`] checks, in the order of
+    /// its fields; empty where it passes.
+    pub fn problems(&self) -> Vec<ValidationError> {
+        problems(self)
+    }
 }

@@ -247,6 +247,68 @@ impl Instant {
     }
 }
 
+/// Where a race stands on its day (v1.2). Any transition is accepted: feeds correct
+/// themselves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RaceStatus {
+    /// Betting open.
+    Open,
+    /// Betting stopped for a while: a scratching, a reweigh.
+    Suspended,
+    /// The race has started; no more price moves are expected.
+    Off,
+    /// Run; the result is to come.
+    Finished,
+    /// Will not be run.
+    Abandoned,
+    /// Run but declared void.
+    Void,
+}
+
+impl RaceStatus {
+    /// Every status, in the order of a race's day.
+    pub const ALL: [RaceStatus; 6] = [
+        RaceStatus::Open,
+        RaceStatus::Suspended,
+        RaceStatus::Off,
+        RaceStatus::Finished,
+        RaceStatus::Abandoned,
+        RaceStatus::Void,
+    ];
+
+    /// The status as the wire writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RaceStatus::Open => "open",
+            RaceStatus::Suspended => "suspended",
+            RaceStatus::Off => "off",
+            RaceStatus::Finished => "finished",
+            RaceStatus::Abandoned => "abandoned",
+            RaceStatus::Void => "void",
+        }
+    }
+
+    /// Reads the wire's word for a status.
+    pub fn parse(text: &str) -> Option<RaceStatus> {
+        RaceStatus::ALL.into_iter().find(|s| s.as_str() == text)
+    }
+
+    /// Whether prices are no longer expected: an odds update for such a race is a late
+    /// price (applied, and counted).
+    pub fn is_past_betting(self) -> bool {
+        matches!(
+            self,
+            RaceStatus::Off | RaceStatus::Finished | RaceStatus::Abandoned | RaceStatus::Void
+        )
+    }
+}
+
+impl fmt::Display for RaceStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,8 +5,9 @@
 use racing_events::samples::{envelope, odds, odds_at, profile};
 use serde_json::Value;
 
+use crate::keys::DocKey;
+use crate::store::Store;
 use crate::tests::tempdir;
-use crate::{keys::DocKey, store::Store};
 
 const DAY: &str = "2026-11-25";
 
@@ -206,7 +207,8 @@ fn a_read_past_its_deadline_stops_and_says_so() {
 /// about that day's rides.
 #[test]
 fn a_persons_analysis_reads_the_races_of_its_span_only() {
-    use crate::{analysis::Span, analysis::Subject, people::Role};
+    use crate::analysis::{Span, Subject};
+    use crate::people::Role;
     use racing_events::samples::{result, runner};
 
     let dir = tempdir();
@@ -288,7 +290,9 @@ fn a_persons_analysis_reads_the_races_of_its_span_only() {
 /// cost grows with the data does, rather than run on.
 #[test]
 fn a_persons_analysis_stops_at_its_deadline() {
-    use crate::{analysis::Span, analysis::Subject, kv::StoreError, people::Role};
+    use crate::analysis::{Span, Subject};
+    use crate::kv::StoreError;
+    use crate::people::Role;
     use racing_events::samples::{result, runner};
 
     let dir = tempdir();

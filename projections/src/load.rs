@@ -18,9 +18,11 @@
 
 use std::thread::JoinHandle;
 
+use crate::batch::Batch;
 use crate::batch::{BatchStats, Sealed};
+use crate::kv::StoreError;
 use crate::loader_cache::Held;
-use crate::{batch::Batch, kv::StoreError, store::Store};
+use crate::store::Store;
 
 /// Folds batches into a store while the batch before each is written on a thread of its
 /// own, one write at a time, each atomic with its checkpoint as a commit is (written in

@@ -367,8 +367,9 @@ mod tests {
     use serde_json::Value;
 
     use super::DayKind;
+    use crate::keys::DocKey;
+    use crate::store::Store;
     use crate::tests::tempdir;
-    use crate::{keys::DocKey, store::Store};
 
     const DAY: &str = "2026-11-25";
 

@@ -7,7 +7,7 @@
 use serde_json::{json, Map, Value};
 
 use super::{envelope_name, feed_schema, EventType, FeedVersion, EVENT_TYPES};
-use crate::FEEDER_HEADER;
+use crate::transport::FEEDER_HEADER;
 
 /// The AsyncAPI version the document follows.
 pub const ASYNCAPI_VERSION: &str = "3.0.0";

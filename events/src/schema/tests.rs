@@ -5,8 +5,10 @@
 use serde_json::Value;
 
 use super::*;
+use crate::envelope::Envelope;
+use crate::event::Event;
 use crate::samples::{self, envelope};
-use crate::{Envelope, Event};
+use crate::values::RaceStatus;
 
 /// A validator as a feeder's would be: `format` is an annotation only, as 2020-12 makes it
 /// by default, so the schema is held to what its other keywords carry.

@@ -6,8 +6,11 @@ use std::collections::BTreeMap;
 use racing_events::samples::{envelope, result, runner};
 use racing_events::Envelope;
 
+use crate::batch::MemState;
 use crate::counting_state::Tally;
-use crate::{batch::MemState, docs::FormDoc, fold::Fold, keys::DocKey};
+use crate::docs::FormDoc;
+use crate::fold::Fold;
+use crate::keys::DocKey;
 
 /// The kind of a key: its first part, or its first two for a document.
 fn kind(key: &[u8]) -> String {

@@ -10,8 +10,11 @@ use racing_events::samples::{
 };
 use racing_events::{Envelope, RaceStatus};
 
+use crate::docs::answered;
+use crate::feed::ChangeCursor;
+use crate::keys::DocKey;
+use crate::store::Store;
 use crate::tests::tempdir;
-use crate::{docs::answered, feed::ChangeCursor, keys::DocKey, store::Store};
 
 const DAY: &str = "2026-11-25";
 const ST: &str = "Sha Tin";

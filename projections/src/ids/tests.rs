@@ -6,8 +6,9 @@ use fastbloom::BloomFilter;
 use racing_events::{samples, Envelope};
 
 use super::*;
+use crate::fold::Outcome;
+use crate::store::{Options, Store};
 use crate::tests::{reopen, tempdir, try_reopen};
-use crate::{fold::Outcome, store::Options, store::Store};
 
 /// The `i`th id, spread over the id space as random ids are.
 fn id(i: u64) -> u128 {

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::*;
+use crate::store::{Options, Store};
 use crate::tests::{reopen, tempdir, try_reopen};
-use crate::{store::Options, store::Store};
 
 /// Records a store holds, bar its schema.
 fn contents(kv: &Kv) -> BTreeMap<Vec<u8>, Vec<u8>> {

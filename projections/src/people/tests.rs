@@ -5,8 +5,11 @@ use racing_events::samples::{envelope, result, retraction, runner};
 use racing_events::{Envelope, Event, ResultRunner};
 
 use super::Role;
+use crate::batch::MemState;
 use crate::counting_state::Tally;
-use crate::{batch::MemState, fold::Fold, keys, store::Store};
+use crate::fold::Fold;
+use crate::keys;
+use crate::store::Store;
 
 /// Folds `events` into `s` in batches of `size`, counting the bytes put under `prefix`.
 pub(crate) fn fold_counting(

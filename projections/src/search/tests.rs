@@ -8,11 +8,13 @@ use racing_events::samples::{card, envelope, profile, result, retraction, runner
 use racing_events::Event;
 
 use super::{entries, Touched};
+use crate::batch::MemState;
 use crate::counting_state::Tally;
 use crate::facts::{Change, What};
+use crate::fold::Fold;
+use crate::keys;
 use crate::model::ReadModel;
 use crate::state::State;
-use crate::{batch::MemState, fold::Fold, keys};
 
 /// The `i`th date from 2020-01-01, 28 days a month.
 fn date(i: usize) -> String {
