@@ -489,3 +489,68 @@ fn no_source_file_outside_the_tests_is_over_700_lines() {
         long.join("\n  ")
     );
 }
+
+/// The crate roots of the workspace.
+const ROOTS: [&str; 6] = [
+    "src/lib.rs",
+    "src/main.rs",
+    "events/src/lib.rs",
+    "projections/src/lib.rs",
+    "demo/src/lib.rs",
+    "benches/src/main.rs",
+];
+
+/// What a crate root defines, line by line: every item at its top level but its modules,
+/// its imports and re-exports, `main`, and the process's allocator (which Rust takes from
+/// any module, and which belongs with `main`).
+fn defined_in_root(code: &str) -> Vec<String> {
+    let code = without_test_modules(code);
+    let kinds = [
+        "struct ",
+        "enum ",
+        "fn ",
+        "async fn ",
+        "const ",
+        "static ",
+        "type ",
+        "trait ",
+        "impl",
+        "union ",
+        "macro_rules!",
+    ];
+    code.lines()
+        .filter(|line| !line.starts_with([' ', '\t', '/', '#', '}']))
+        .map(|line| {
+            let line = line.trim();
+            let line = line.strip_prefix("pub(crate) ").unwrap_or(line);
+            line.strip_prefix("pub ").unwrap_or(line)
+        })
+        .filter(|line| kinds.iter().any(|k| line.starts_with(k)))
+        .filter(|line| !line.starts_with("fn main()"))
+        .filter(|line| !line.starts_with("static GLOBAL: mimalloc::MiMalloc"))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn no_crate_root_defines_anything_but_main() {
+    let mut defined = Vec::new();
+    for root_file in ROOTS {
+        for item in defined_in_root(&read(root_file)) {
+            defined.push(format!("{root_file}: {item}"));
+        }
+    }
+    assert!(
+        defined.is_empty(),
+        "a crate root declares its modules and re-exports; these belong in a module:\n  {}",
+        defined.join("\n  ")
+    );
+}
+
+#[test]
+fn a_root_that_defines_an_item_is_found() {
+    let root =
+        "mod a;\npub use a::B;\n\n/// Doc.\npub enum StoreError {\n    X,\n}\n\nfn main() {}\n";
+    assert_eq!(defined_in_root(root), ["enum StoreError {"]);
+    assert!(defined_in_root("mod a;\n#[cfg(test)]\nmod tests;\n").is_empty());
+}
