@@ -9,5 +9,11 @@ COPY --from=build /src/target/release/racing /usr/local/bin/racing
 ENV RACING_DATA_DIR=/data RACING_LISTEN=0.0.0.0:8080
 VOLUME /data
 EXPOSE 8080
+# Healthy while the admin listener says the service is ready: caught up with the log and
+# able to answer (`racing status` exits non-zero otherwise). A first start may replay the
+# log for minutes before it is ready; the admin listener is RACING_ADMIN_URL's, by default
+# on loopback inside the container.
+HEALTHCHECK --interval=15s --timeout=5s --start-period=10m --retries=3 \
+  CMD ["/bin/sh", "-c", "racing status > /dev/null || exit 1"]
 ENTRYPOINT ["racing"]
 CMD ["serve"]

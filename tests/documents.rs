@@ -347,3 +347,79 @@ fn a_run_reported_is_found() {
         assert_eq!(reports_a_run(line), None, "{line}");
     }
 }
+
+/// The systemd unit a host without containers runs.
+const UNIT: &str = "docs/systemd/racing.service";
+
+/// The values of `key=` lines of a unit file, in order.
+fn unit_values(unit: &str, key: &str) -> Vec<String> {
+    unit.lines()
+        .filter_map(|l| l.strip_prefix(&format!("{key}=")))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn the_systemd_unit_runs_serve_with_settings_the_binary_reads() {
+    let unit = read(UNIT);
+    let exec = unit_values(&unit, "ExecStart");
+    let [exec] = exec.as_slice() else {
+        panic!("{UNIT}: one ExecStart, not {exec:?}");
+    };
+    let words: Vec<&str> = exec.split_whitespace().collect();
+    assert!(words[0].ends_with("/racing"), "{exec}");
+    assert_eq!(words[1..], ["serve"], "{exec}");
+    let read_by_binary = variables_read();
+    let mut set = BTreeSet::new();
+    for setting in unit_values(&unit, "Environment") {
+        let (name, value) = setting.split_once('=').expect("NAME=value");
+        assert!(
+            read_by_binary.contains(name),
+            "{UNIT}: the binary reads no {name}"
+        );
+        set.insert((name.to_owned(), value.to_owned()));
+    }
+    // The data directory is the state directory systemd makes for the user, and the one
+    // path it may write.
+    let state = unit_values(&unit, "StateDirectory").join(" ");
+    let data = format!("/var/lib/{state}");
+    assert!(
+        set.contains(&("RACING_DATA_DIR".to_owned(), data.clone())),
+        "{set:?}"
+    );
+    assert_eq!(unit_values(&unit, "ReadWritePaths"), [data]);
+    // The stop's grace covers the service's own 10 s.
+    let stop: u64 = unit_values(&unit, "TimeoutStopSec")
+        .first()
+        .and_then(|s| s.parse().ok())
+        .expect("TimeoutStopSec in seconds");
+    assert!(stop > 10, "{stop}");
+
+    // systemd's own check where the machine has it, with the binary of these tests.
+    let verify = std::process::Command::new("systemd-analyze")
+        .arg("--version")
+        .output();
+    if verify.is_ok_and(|o| o.status.success()) {
+        let dir = tempfile::TempDir::new().expect("temp dir");
+        let copy = dir.path().join("racing.service");
+        let binary = env!("CARGO_BIN_EXE_racing");
+        let text = unit.replace("/usr/local/bin/racing", binary);
+        std::fs::write(&copy, text).expect("written");
+        let out = std::process::Command::new("systemd-analyze")
+            .args(["verify", "--man=no"])
+            .arg(&copy)
+            .output()
+            .expect("systemd-analyze runs");
+        // It exits 0 on a key it does not know or a value it cannot parse, and says so on
+        // a line that names the file.
+        let said = String::from_utf8_lossy(&out.stderr);
+        let about_the_file: Vec<&str> = said
+            .lines()
+            .filter(|l| l.contains("racing.service"))
+            .collect();
+        assert!(
+            out.status.success() && about_the_file.is_empty(),
+            "systemd-analyze verify: {said}"
+        );
+    }
+}
