@@ -11,8 +11,9 @@ VOLUME /data
 EXPOSE 8080
 # Healthy while the admin listener says the service is ready: caught up with the log and
 # able to answer (`racing status` exits non-zero otherwise). A first start may replay the
-# log for minutes before it is ready; the admin listener is RACING_ADMIN_URL's, by default
-# on loopback inside the container.
+# log for minutes before it is ready. `racing status` asks RACING_ADMIN_URL, by default
+# port 9090 on loopback, where the admin listener is unless RACING_ADMIN_LISTEN moves it
+# (then set RACING_ADMIN_URL to match).
 HEALTHCHECK --interval=15s --timeout=5s --start-period=10m --retries=3 \
   CMD ["/bin/sh", "-c", "racing status > /dev/null || exit 1"]
 ENTRYPOINT ["racing"]
