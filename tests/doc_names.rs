@@ -1,4 +1,4 @@
-//! The names README.md, CHANGELOG.md and docs/ give the socket's topics, its frames and
+//! The names the documents (README.md, CHANGELOG.md, BENCHMARKS.md and docs/) give the socket's topics, its frames and
 //! the feed's event types are the code's: the AsyncAPI document the service serves (its
 //! `Topic` enum, the messages it sends and takes, the error codes of its `error` frame)
 //! and the feed schema's `type` enum.
@@ -16,25 +16,8 @@ use std::collections::BTreeSet;
 use racing_events::schema::{feed_schema, FeedVersion};
 use serde_json::Value;
 
-fn read(name: &str) -> String {
-    std::fs::read_to_string(format!("{}/{name}", env!("CARGO_MANIFEST_DIR")))
-        .unwrap_or_else(|e| panic!("{name}: {e}"))
-}
-
-/// README.md, CHANGELOG.md and every guide in docs/, by name.
-fn documents() -> Vec<(String, String)> {
-    let mut names = vec!["README.md".to_owned(), "CHANGELOG.md".to_owned()];
-    let mut guides: Vec<String> = std::fs::read_dir(format!("{}/docs", env!("CARGO_MANIFEST_DIR")))
-        .expect("docs/")
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".md"))
-        .map(|n| format!("docs/{n}"))
-        .collect();
-    guides.sort();
-    names.extend(guides);
-    names.into_iter().map(|n| (n.clone(), read(&n))).collect()
-}
+use crate::architecture::read;
+use crate::documents::documents;
 
 fn strings(v: &Value) -> BTreeSet<String> {
     v.as_array()
@@ -187,7 +170,8 @@ fn the_socket_guides_tables_name_the_codes_frames_and_topics() {
 fn every_event_type_and_topic_the_documents_name_is_the_codes() {
     let names = names();
     let mut wrong = Vec::new();
-    for (name, text) in documents() {
+    for name in documents() {
+        let text = read(&name);
         for word in backticked(&text) {
             // A subject and a past participle: `RaceCardDeclared`, `RunnerReinstated`.
             let shaped = ["Horse", "Race", "Runner", "Odds"]

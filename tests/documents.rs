@@ -154,8 +154,10 @@ fn broken_links(path: &str, text: &str) -> Vec<String> {
     broken
 }
 
-/// The documents whose links are checked.
-fn documents() -> Vec<String> {
+/// The documents: README.md, BENCHMARKS.md, CHANGELOG.md and every `.md` file under
+/// `docs/`, from the root. Their links are checked here; their JSON examples
+/// (`tests/json_examples.rs`) and the names they give (`tests/doc_names.rs`) beside.
+pub(crate) fn documents() -> Vec<String> {
     let mut files: Vec<String> = DOCUMENTS.iter().map(|f| f.to_string()).collect();
     markdown_files(&root().join("docs"), &mut files);
     files

@@ -1,4 +1,4 @@
-//! Every JSON example of README.md and docs/, checked against what the service itself
+//! Every JSON example of the documents (README.md, docs/ and the rest), checked against what the service itself
 //! describes, strictly (`racing::http::strict`): a field the description does not name
 //! fails, and so does a required field missing from an object written whole. An example
 //! may leave parts out, written `…`: an item of a list, a property's value, or members of
@@ -19,31 +19,11 @@
 
 use serde_json::Value;
 
+use crate::architecture::read;
+use crate::documents::documents;
+
 /// How an example marks what it leaves out.
 const ELISION: &str = "…";
-
-/// README.md and every guide in docs/, by name.
-fn documents() -> Vec<(String, String)> {
-    let root = env!("CARGO_MANIFEST_DIR");
-    let mut names = vec!["README.md".to_owned()];
-    let mut guides: Vec<String> = std::fs::read_dir(format!("{root}/docs"))
-        .expect("docs/")
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".md"))
-        .map(|n| format!("docs/{n}"))
-        .collect();
-    guides.sort();
-    names.extend(guides);
-    names
-        .into_iter()
-        .map(|name| {
-            let text = std::fs::read_to_string(format!("{root}/{name}"))
-                .unwrap_or_else(|e| panic!("{name}: {e}"));
-            (name, text)
-        })
-        .collect()
-}
 
 /// A fenced block: its language, its lines, the line its fence opens at, and the last
 /// line that is not blank before the fence.
@@ -202,7 +182,6 @@ fn json_blocks(name: &str, text: &str, spec: &Value) -> Vec<String> {
 /// What is wrong with the frames and error answers written in fenced blocks; `checked`
 /// counts those read.
 fn lines_in_blocks(name: &str, text: &str, spec: &Value, checked: &mut usize) -> Vec<String> {
-    let asyncapi = &*racing::http::asyncapi::DOCUMENT;
     let error = marked_schema(spec, "GET /api/v1/horses/{horse_no} 404").cloned();
     let mut wrong = Vec::new();
     for block in blocks(text).into_iter().filter(|b| b.language != "json") {
@@ -217,9 +196,9 @@ fn lines_in_blocks(name: &str, text: &str, spec: &Value, checked: &mut usize) ->
             if line.starts_with("> ") && refused {
                 continue;
             }
-            let frame = [("< ", "receive"), ("data: ", "receive"), ("> ", "send")]
+            let frame = [("< ", true), ("data: ", true), ("> ", false)]
                 .into_iter()
-                .find_map(|(prefix, action)| Some((line.strip_prefix(prefix)?, action)))
+                .find_map(|(prefix, server)| Some((line.strip_prefix(prefix)?, server)))
                 .filter(|(json, _)| json.starts_with('{'));
             let answer = line.split_once(' ').filter(|(status, json)| {
                 status.len() == 3
@@ -227,16 +206,8 @@ fn lines_in_blocks(name: &str, text: &str, spec: &Value, checked: &mut usize) ->
                     && json.starts_with("{\"error\"")
             });
             let checked_now = match (frame, answer) {
-                (Some((json, action)), _) => with_elisions(json).and_then(|value| {
-                    let kind = value["type"].as_str().unwrap_or_default().to_owned();
-                    if asyncapi["operations"]
-                        .get(format!("{action}_{kind}"))
-                        .is_none()
-                    {
-                        return Err(format!("no `{kind}` message to {action}"));
-                    }
-                    let payload = &asyncapi["components"]["messages"][&kind]["payload"];
-                    check(asyncapi, payload, &value, &kind)
+                (Some((json, server)), _) => with_elisions(json).and_then(|value| {
+                    racing::http::asyncapi::check_written(&value, server, ELISION)
                 }),
                 (None, Some((_, json))) => with_elisions(json).and_then(|value| {
                     let schema = error.as_ref().map_err(Clone::clone)?;
@@ -258,7 +229,8 @@ fn every_json_example_of_readme_and_the_guides_is_what_the_service_describes() {
     let spec = openapi();
     let mut wrong = Vec::new();
     let (mut json, mut lines) = (0, 0);
-    for (name, text) in documents() {
+    for name in documents() {
+        let text = read(&name);
         wrong.extend(json_blocks(&name, &text, &spec));
         wrong.extend(lines_in_blocks(&name, &text, &spec, &mut lines));
         json += blocks(&text)

@@ -318,24 +318,34 @@ pub fn check_client_message(text: &str) -> Result<(), String> {
     check(text, "send")
 }
 
+/// Checks a frame or message as written in a document, which may leave parts out, each
+/// written `elision` ([`Validator::with_elisions`]): the server's (`server`) or a client's.
+pub fn check_written(v: &Value, server: bool, elision: &str) -> Result<(), String> {
+    let action = if server { "receive" } else { "send" };
+    check_value(v, action, Validator::with_elisions(&DOCUMENT, elision))
+}
+
 fn check(text: &str, action: &str) -> Result<(), String> {
     let v: Value = serde_json::from_str(text).map_err(|e| format!("not JSON ({e}): {text}"))?;
+    check_value(&v, action, Validator::new(&DOCUMENT))
+        .map_err(|e| format!("{e}\nin the frame {text}"))
+}
+
+/// Checks `v` against the message of its `type` that the `action` (`receive`: the
+/// server's; `send`: a client's) of the description names.
+fn check_value(v: &Value, action: &str, mut validator: Validator<'_>) -> Result<(), String> {
     let kind = v["type"]
         .as_str()
-        .ok_or_else(|| format!("a frame without a string `type`: {text}"))?;
+        .ok_or_else(|| "a frame without a string `type`".to_owned())?;
     let doc = &*DOCUMENT;
-    let described = doc["operations"].get(format!("{action}_{kind}"));
-    if described.is_none() {
+    if doc["operations"].get(format!("{action}_{kind}")).is_none() {
         return Err(format!(
-            "a `{kind}` frame, which the AsyncAPI document does not describe: {text}"
+            "a `{kind}` frame, which the AsyncAPI document does not describe"
         ));
     }
     let payload = &doc["components"]["messages"][kind]["payload"]["$ref"];
-    let mut validator = Validator::new(doc);
     let (owner, schema) = validator.component(payload.as_str().unwrap_or_default())?;
-    validator
-        .check(&owner, schema, &v, kind)
-        .map_err(|e| format!("{e}\nin the frame {text}"))
+    validator.check(&owner, schema, v, kind)
 }
 
 #[cfg(test)]
