@@ -354,11 +354,24 @@ async fn status(State(state): State<AdminState>) -> Json<Status> {
 async fn scrape(State(state): State<AdminState>) -> Response {
     // Refreshes the projector gauges.
     current(&state).await;
+    count_store_writes();
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
         telemetry::render(),
     )
         .into_response()
+}
+
+/// What the folds' commits handed the storage engine since the process started, by
+/// kind of record (`racing_store_written_{records,bytes}_total`, with `kind` and `of`:
+/// `records`, or `versions` of them kept for `as_of` reads).
+fn count_store_writes() {
+    for kind in racing_projections::written() {
+        let of = if kind.versions { "versions" } else { "records" };
+        let labels = [("kind", kind.kind), ("of", of)];
+        metrics::counter!("racing_store_written_records_total", &labels).absolute(kind.records);
+        metrics::counter!("racing_store_written_bytes_total", &labels).absolute(kind.bytes);
+    }
 }
 
 /// The current or last rebuild.

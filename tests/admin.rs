@@ -74,6 +74,24 @@ async fn health_readiness_status_and_metrics_answer_on_the_admin_listener() {
     ] {
         assert!(metrics.contains(expected), "metrics lack {expected}");
     }
+    // What the commits handed the store, by kind of record: the profile, a version of it
+    // for `as_of` reads, and the dead letter.
+    let counted = |series: &str| -> f64 {
+        let line = metrics.lines().find(|l| l.starts_with(series));
+        let value = line.and_then(|l| l.rsplit_once(' '));
+        value.map_or(0.0, |(_, v)| v.parse().expect("a number"))
+    };
+    for (kind, of) in [
+        ("profile documents", "records"),
+        ("profile documents", "versions"),
+        ("dead letters", "records"),
+    ] {
+        let labels = format!(r#"{{kind="{kind}",of="{of}"}}"#);
+        let records = counted(&format!("racing_store_written_records_total{labels}"));
+        let bytes = counted(&format!("racing_store_written_bytes_total{labels}"));
+        assert!(records >= 1.0, "{kind} {of}: {records} records\n{metrics}");
+        assert!(bytes > records * 10.0, "{kind} {of}: {bytes} bytes");
+    }
 
     // With NATS gone, the service is alive but not ready, and says why.
     nats.kill_server().await;

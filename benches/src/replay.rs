@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::feed::STREAM;
 use crate::scale::Scale;
-use crate::service::{Service, Target};
+use crate::service::{Metrics, Service, Target};
 
 /// The path asked to see the service ready: any document answers 503 until the
 /// projector has caught up once.
@@ -135,6 +135,7 @@ pub async fn replay(
                 let (written, cancelled) = service.written_bytes()?;
                 let cpu = service.cpu_ticks()? as f64 / crate::service::TICKS_PER_SECOND as f64;
                 let peak = service.peak_rss_kib()?;
+                let handed = service.metrics(&client).await?;
                 service.stop().await?;
                 eprintln!(
                     "bench:   replay round {} {label:<15} {:.2} s  {:>9.0} events/s  {:.0} bytes written/event  {cpu:.1} CPU s  peak RSS {} MiB",
@@ -144,6 +145,7 @@ pub async fn replay(
                     written as f64 / events.max(1) as f64,
                     peak >> 10
                 );
+                print_handed(&handed, events, written)?;
                 if side == Side::OneCore {
                     result.one_core_secs.push(took.as_secs_f64());
                     continue;
@@ -173,6 +175,39 @@ pub async fn replay(
         );
     }
     Ok(result)
+}
+
+/// What the replay's commits handed sled, by kind of record, the most bytes first, and
+/// in all against what sled wrote to storage (`written` bytes): how much of the bytes
+/// written an event is the read models' own and how much the engine adds. Builds without
+/// the service's count of it print nothing.
+fn print_handed(metrics: &Metrics, events: u64, written: u64) -> anyhow::Result<()> {
+    let records = metrics.series("racing_store_written_records_total")?;
+    let mut bytes = metrics.series("racing_store_written_bytes_total")?;
+    if bytes.is_empty() {
+        return Ok(());
+    }
+    bytes.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let total: f64 = bytes.iter().map(|(_, b)| b).sum();
+    let per_event = |b: f64| b / events.max(1) as f64;
+    eprintln!(
+        "bench:     handed to sled {:.0} bytes an event; sled wrote {:.2} times that",
+        per_event(total),
+        written as f64 / total.max(1.0)
+    );
+    for (labels, b) in bytes {
+        let count = records
+            .iter()
+            .find(|(l, _)| *l == labels)
+            .map_or(0.0, |(_, c)| *c);
+        eprintln!(
+            "bench:       {:>6.0} B/event {:>5.1} %  {:>10.0} records  {labels}",
+            per_event(b),
+            100.0 * b / total.max(1.0),
+            count
+        );
+    }
+    Ok(())
 }
 
 /// The records of the read models `models` and their keys' and values' bytes, by kind:

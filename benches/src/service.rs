@@ -406,6 +406,23 @@ impl Metrics {
             .with_context(|| format!("{name}: {found}"))
     }
 
+    /// Every series of the counter or gauge `name`: its labels as written between the
+    /// braces (`kind="odds journal",of="records"`), and its value.
+    pub fn series(&self, name: &str) -> anyhow::Result<Vec<(String, f64)>> {
+        let mut found = Vec::new();
+        for line in self.0.lines().filter(|l| !l.starts_with('#')) {
+            let Some(labelled) = line.strip_prefix(name).and_then(|l| l.strip_prefix('{')) else {
+                continue;
+            };
+            let Some((labels, value)) = labelled.rsplit_once("} ") else {
+                continue;
+            };
+            let value = value.trim().parse().with_context(|| line.to_owned())?;
+            found.push((labels.to_owned(), value));
+        }
+        Ok(found)
+    }
+
     /// The histogram `name`, all its series (labels) together: how many it counted,
     /// their sum, and how many were above each of `bounds` (bucket bounds as the service
     /// writes them: "0.025").

@@ -16,6 +16,7 @@ use crate::kv::StoreError;
 use crate::loader_cache::Held;
 use crate::state::{Item, Records, Scan, State, Writes};
 use crate::store::{DeadLetter, Store, EXCERPT_CHARS};
+use crate::write_counts;
 
 impl Store {
     /// Moves the checkpoint up to `seq`, applying nothing: for sequences the stream no
@@ -374,11 +375,13 @@ impl Sealed {
             writes: _,
         } = self;
         if new_ids.is_empty() {
+            write_counts::count(&batch);
             apply(&store, batch)?;
             return Ok(stats);
         }
         // The batch's ids, as a new run, commit with it.
         let staged = store.with_ids(|ids| ids.stage(&mut batch, &mut new_ids, seqs))?;
+        write_counts::count(&batch);
         apply(&store, batch)?;
         store.with_ids(|ids| {
             ids.committed(staged, &new_ids);

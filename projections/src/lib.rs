@@ -40,6 +40,7 @@ mod state;
 mod status;
 mod store;
 mod subject_entries;
+mod write_counts;
 
 pub use analysis::{changes_analyses, Span, Subject};
 pub use batch::{Batch, BatchStats, MemState, Sealed};
@@ -68,6 +69,7 @@ pub use snapshot::{
 pub use state::{Item, RaceOdds, Records, Scan, State};
 pub use status::RaceStatusRow;
 pub use store::{DeadLetter, Options, Store};
+pub use write_counts::{written, KindWritten};
 
 #[cfg(test)]
 mod bounded_tests;

@@ -9,6 +9,7 @@ const SEP: u8 = 0;
 
 mod analysis;
 mod doc;
+pub(crate) mod kinds;
 pub(crate) mod scope;
 
 pub use analysis::{
