@@ -1,8 +1,9 @@
 //! What the folds' commits hand the storage engine, by kind of record: how many records
 //! and how many bytes (keys and values; a removal its key), counted for the whole process
-//! since it started, every store it wrote together (a rebuild's fresh store too). The
-//! engine writes more than it is handed (its log and its pages); this is what the read
-//! models ask of it, the figure a redesign of what they keep moves.
+//! since it started, every store it wrote together. (A rebuild that folds in a worker
+//! process counts there, not in the service's figures.) The engine writes more than it is
+//! handed (its log and its pages); this is what the read models ask of it, the figure a
+//! redesign of what they keep moves.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
