@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::lease::Lease;
 use super::room::Lack;
-use super::{upload, Created, Listed, NotWritten, Settings, Snapshots};
+use super::{upload, Created, Listed, NotWritten, Settings, Snapshots, Written};
 use crate::projector::Progress;
 use crate::read_models::ReadModels;
 
@@ -337,6 +337,39 @@ impl Writer {
                 NotWritten::Failed(e) => NotMade::Failed(e),
             })?;
         drop(store);
+        // From here on a stop does not wait: the file is written and has let go of the
+        // store, and each step is a request to the cluster, which waits out the client's
+        // timeout where a node is down. An upload cut short leaves chunks that no snapshot
+        // names, which the next sweep removes, as after a failed one.
+        let (listed, sent, removed) = tokio::select! {
+            _ = self.shutdown.cancelled() => {
+                return Err(NotMade::Failed(anyhow::anyhow!(
+                    "the service stopped while the snapshot was sent"
+                )));
+            }
+            sent = self.send(&written, term, layout) => sent?,
+        };
+        let (record_bytes, took) = (written.summary.record_bytes, written.took);
+        drop(written);
+        Ok(Created {
+            listed,
+            record_bytes,
+            write_secs: took.as_secs_f64(),
+            send_secs: sent.as_secs_f64(),
+            removed,
+        })
+    }
+
+    /// Sends the file `written` under the lease's `term` where the bucket and the log have
+    /// room for it, then prunes the snapshots kept and sweeps what no snapshot names: the
+    /// part of [`Writer::make`] that talks to the cluster. The snapshot as listed, the time
+    /// its sending took, and what was pruned.
+    async fn send(
+        &self,
+        written: &Written,
+        term: u64,
+        layout: &str,
+    ) -> Result<(Listed, Duration, Vec<String>), NotMade> {
         let bucket = self
             .snapshots
             .bucket_info()
@@ -360,7 +393,7 @@ impl Writer {
         let (listed, sent) = self
             .snapshots
             .send(
-                &written,
+                written,
                 &self.replica,
                 &self.lease,
                 term,
@@ -372,8 +405,6 @@ impl Writer {
                 upload::Failed::Lost(_) => NotMade::Lost(e.to_string()),
                 upload::Failed::Other(e) => NotMade::Failed(e),
             })?;
-        let (record_bytes, took) = (written.summary.record_bytes, written.took);
-        drop(written);
         let in_use = self.lease.in_use().await;
         let removed = self
             .snapshots
@@ -388,13 +419,7 @@ impl Writer {
                 "looking for chunks no snapshot names"
             ),
         }
-        Ok(Created {
-            listed,
-            record_bytes,
-            write_secs: took.as_secs_f64(),
-            send_secs: sent.as_secs_f64(),
-            removed,
-        })
+        Ok((listed, sent, removed))
     }
 
     /// As the lease's holder, with no upload of this replica's under way: removes what
