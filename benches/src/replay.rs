@@ -169,7 +169,7 @@ pub async fn replay(
     let models = check_store(store, last)?;
     for (kind, (records, bytes)) in store_breakdown(&models)? {
         eprintln!(
-            "bench:     {kind:<16} {records:>9} records {:>9.1} MiB ({:.0} B/event)",
+            "bench:     {kind:<32} {records:>9} records {:>9.1} MiB ({:.0} B/event)",
             bytes as f64 / (1 << 20) as f64,
             bytes as f64 / events.max(1) as f64
         );
@@ -210,29 +210,22 @@ fn print_handed(metrics: &Metrics, events: u64, written: u64) -> anyhow::Result<
     Ok(())
 }
 
-/// The records of the read models `models` and their keys' and values' bytes, by kind:
-/// a key's first part (with the second for documents, and the record's kind for the
-/// versions of records), to see where the store's bytes go.
+/// The records of the read models `models` and their keys' and values' bytes, by kind
+/// (the kinds the service counts its writes by, a version apart from its record), to see
+/// where the store's bytes go.
 fn store_breakdown(
     models: &racing_projections::Store,
 ) -> anyhow::Result<std::collections::BTreeMap<String, (u64, u64)>> {
     let mut kinds = std::collections::BTreeMap::<String, (u64, u64)>::new();
     for item in models.records() {
         let (key, value) = item?;
-        let mut parts = key.split(|b| *b == 0);
-        let first = String::from_utf8_lossy(parts.next().unwrap_or_default()).into_owned();
-        let kind = match first.as_str() {
-            "doc" => format!(
-                "doc/{}",
-                String::from_utf8_lossy(parts.next().unwrap_or_default())
-            ),
-            // A version's key holds its record's key after a 4-byte length.
-            "h" => {
-                let record = key.get(6..).unwrap_or_default();
-                let kind = record.split(|b| *b == 0).next().unwrap_or_default();
-                format!("h/{}", String::from_utf8_lossy(kind))
-            }
-            _ => first,
+        let (kind, version) = racing_projections::kind_of(&key);
+        let name = racing_projections::KINDS
+            .get(kind)
+            .map_or(racing_projections::OTHER, |(name, _)| *name);
+        let kind = match version {
+            true => format!("{name} (versions)"),
+            false => name.to_owned(),
         };
         let slot = kinds.entry(kind).or_default();
         slot.0 += 1;

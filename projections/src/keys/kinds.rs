@@ -1,6 +1,6 @@
 //! What each record of the store is, in words, by the prefix of its key: how the store
-//! counts what its commits write (`write_counts.rs`), and what an operator reads in the
-//! service's `/metrics`.
+//! counts what its commits write (`write_counts.rs`), what an operator reads in the
+//! service's `/metrics`, and how the bench breaks a replayed store down.
 
 use super::parse_history;
 

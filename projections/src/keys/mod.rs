@@ -9,7 +9,7 @@ const SEP: u8 = 0;
 
 mod analysis;
 mod doc;
-pub(crate) mod kinds;
+mod kinds;
 pub(crate) mod scope;
 
 pub use analysis::{
@@ -17,6 +17,7 @@ pub use analysis::{
     person_recent, person_run, person_runs_of,
 };
 pub use doc::DocKey;
+pub use kinds::{kind_of, KINDS, OTHER};
 
 fn key(parts: &[&[u8]]) -> Vec<u8> {
     let mut k = Vec::with_capacity(parts.iter().map(|p| p.len() + 1).sum());
