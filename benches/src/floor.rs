@@ -132,7 +132,7 @@ impl Records {
             bytes: Vec::new(),
             lens: Vec::new(),
         };
-        for item in store.records() {
+        for item in store.stored_records() {
             let (key, value) = item?;
             records.bytes.extend_from_slice(&key);
             records.bytes.extend_from_slice(&value);

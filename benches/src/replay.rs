@@ -217,12 +217,12 @@ fn store_breakdown(
     models: &racing_projections::Store,
 ) -> anyhow::Result<std::collections::BTreeMap<String, (u64, u64)>> {
     let mut kinds = std::collections::BTreeMap::<String, (u64, u64)>::new();
-    for item in models.records() {
+    for item in models.stored_records() {
         let (key, value) = item?;
         let (kind, version) = racing_projections::kind_of(&key);
         let name = racing_projections::KINDS
             .get(kind)
-            .map_or(racing_projections::OTHER, |(name, _)| *name);
+            .map_or(racing_projections::OTHER, |(name, _, _)| *name);
         let kind = match version {
             true => format!("{name} (versions)"),
             false => name.to_owned(),

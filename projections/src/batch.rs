@@ -374,6 +374,7 @@ impl Sealed {
             stats,
             writes: _,
         } = self;
+        batch.pack();
         if new_ids.is_empty() {
             write_counts::count(&batch);
             apply(&store, batch)?;

@@ -1,17 +1,22 @@
-//! Write-once values compressed in the application (zstd at level 1): the odds journal's
-//! chunks (`journal.rs`) and the records of a batch's entries (`subject_entries.rs`). Written
-//! once and read rarely, they compress about as well as a page of them would, where sled's
-//! own compression compresses a whole page again on every rewrite of a leaf.
+//! Values compressed in the application (zstd at level 1), one value at a time: the odds
+//! journal's chunks (`journal.rs`) and the records of a batch's entries
+//! (`subject_entries.rs`), packed by the modules that write them, and the records of the
+//! kinds `keys::KINDS` marks, packed by the store as a commit hands them to sled and
+//! unpacked as they are read (`kv.rs`). sled's own compression would compress a whole page
+//! again on every rewrite of a leaf.
 //!
 //! A packed value is a zstd frame that says its size. A value left as it was (too short to
 //! gain, or no shorter packed) starts with a stream sequence, big-endian, whose first byte
-//! is 0 for any sequence below 2^56, never the first byte of a frame's magic number (0x28):
-//! either is read back.
+//! is 0 for any sequence below 2^56, or (a record the store packs) with `{`, `[` or a
+//! document's quoted `ETag`: never the first byte of a frame's magic number (0x28). Either
+//! is read back.
 
 use std::borrow::Cow;
 use std::cell::RefCell;
 
-use crate::kv::StoreError;
+/// A packed value that does not unpack: damaged.
+#[derive(Debug)]
+pub(crate) struct Damaged(pub(crate) String);
 
 /// zstd's fastest level but one: chunks of JSON moves pack to a fifth of their size or
 /// less; higher levels pack a few percent more for several times the time.
@@ -24,8 +29,8 @@ const SHORTEST: usize = 256;
 /// The first bytes of a zstd frame: its magic number, little-endian.
 const FRAME: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 
-/// The most bytes a packed value may say it holds: a value this crate packs is a chunk or a
-/// batch's record of one subject, far less; a frame that says more is damaged.
+/// The most bytes a packed value may say it holds: a value this crate packs is a chunk, a
+/// batch's record of one subject or a record, far less; a frame that says more is damaged.
 const LONGEST: u64 = 256 << 20;
 
 thread_local! {
@@ -38,8 +43,13 @@ thread_local! {
 
 /// `value` as it is to be stored: packed where that makes it shorter.
 pub(crate) fn pack(value: Vec<u8>) -> Vec<u8> {
+    packed(&value).unwrap_or(value)
+}
+
+/// `value` packed, where that makes it shorter; `None` where it is to be kept as it is.
+pub(crate) fn packed(value: &[u8]) -> Option<Vec<u8>> {
     if value.len() < SHORTEST {
-        return value;
+        return None;
     }
     let packed = COMPRESSOR.with(|c| {
         let mut c = c.borrow_mut();
@@ -47,21 +57,23 @@ pub(crate) fn pack(value: Vec<u8>) -> Vec<u8> {
             Some(compressor) => compressor,
             None => c.insert(zstd::bulk::Compressor::new(LEVEL).ok()?),
         };
-        compressor.compress(&value).ok()
+        compressor.compress(value).ok()
     });
     // A value that does not pack (or a context that could not be made) is kept as it is.
-    match packed {
-        Some(packed) if packed.len() < value.len() => packed,
-        _ => value,
-    }
+    packed.filter(|packed| packed.len() < value.len())
+}
+
+/// Whether a stored value is packed: it starts as a zstd frame does.
+pub(crate) fn is_frame(stored: &[u8]) -> bool {
+    stored.starts_with(&FRAME)
 }
 
 /// A stored value as it was before [`pack`]: borrowed where it was kept as it was.
-pub(crate) fn unpack(stored: &[u8]) -> Result<Cow<'_, [u8]>, StoreError> {
-    if !stored.starts_with(&FRAME) {
+pub(crate) fn unpack(stored: &[u8]) -> Result<Cow<'_, [u8]>, Damaged> {
+    if !is_frame(stored) {
         return Ok(Cow::Borrowed(stored));
     }
-    let damaged = |why: String| StoreError::Corrupt(format!("a packed value: {why}"));
+    let damaged = Damaged;
     let size = zstd::zstd_safe::get_frame_content_size(stored)
         .ok()
         .flatten()
@@ -111,7 +123,7 @@ mod tests {
         // Cut short, a packed value is damaged, not shorter.
         for cut in [4, packed.len() / 2, packed.len() - 1] {
             assert!(
-                matches!(unpack(&packed[..cut]), Err(StoreError::Corrupt(_))),
+                matches!(unpack(&packed[..cut]), Err(Damaged(_))),
                 "cut at {cut}"
             );
         }

@@ -54,7 +54,7 @@ pub use history::history_by_event;
 pub use horse_runs::took_part;
 pub use ids::AppliedIdStats;
 pub use journal::{journal_by_move, OddsMove};
-pub use keys::{is_sealed, kind_of, DocKey, KINDS, OTHER};
+pub use keys::{is_sealed, kind_of, DocKey, Packed, KINDS, OTHER};
 pub use kv::{Bytes, StoreError};
 pub use load::Loader;
 pub use market::Book;

@@ -71,7 +71,10 @@ use crate::state::{RaceOdds, Reads};
 ///    order (the webhooks' deliveries).
 /// 23: every instant kept (a status's time, an odds move's `occurred_at` and
 ///    `published_at`) is in UTC with `Z`, to the millisecond, as it is served.
-pub(crate) const SCHEMA: &[u8] = b"23";
+/// 24: the records of the kinds `keys::KINDS` marks (documents, cards, results, prices,
+///    careers, the change feed) are stored packed with zstd where that is shorter: a
+///    version before it would read them as damaged.
+pub(crate) const SCHEMA: &[u8] = b"24";
 pub(crate) const SCHEMA_KEY: &[u8] = b"meta\0schema";
 
 /// How much of a refused payload a dead letter keeps for inspection; the whole message
@@ -440,11 +443,18 @@ impl Store {
     }
 
     /// Every record of the read models (documents, the folds' own state, dead letters,
-    /// checkpoints) as `(key, bytes)`, in key order: for checks that two stores hold the
+    /// checkpoints) as `(key, bytes)`, in key order, each as it is read (unpacked where the
+    /// store packed it): for checks that two stores hold the
     /// same state, not only the same documents. Stop at the first error, as for
     /// [`Store::documents`].
     pub fn records(&self) -> impl Iterator<Item = Result<(Bytes, Bytes), StoreError>> {
         self.kv.all()
+    }
+
+    /// Every record as [`Store::records`] gives it, but as it is stored: packed where the
+    /// store packs its kind ([`crate::KINDS`]). What the store's bytes on disk are made of.
+    pub fn stored_records(&self) -> impl Iterator<Item = Result<(Bytes, Bytes), StoreError>> {
+        self.kv.stored()
     }
 
     /// Reads every record once and decodes the sequence records: a check at start-up
@@ -456,7 +466,7 @@ impl Store {
     /// once it says no (the service stopping).
     pub fn verify(&self, go_on: impl Fn() -> bool) -> Result<Option<u64>, StoreError> {
         let mut count = 0;
-        for item in self.kv.all() {
+        for item in self.kv.stored() {
             if count % 4096 == 0 && !go_on() {
                 return Ok(None);
             }

@@ -52,7 +52,7 @@ pub(crate) fn count(commit: &Commit) {
 /// What the commits of this process have written since it started, by kind, the kinds
 /// never written left out.
 pub fn written() -> Vec<KindWritten> {
-    let names = KINDS.iter().map(|(name, _)| *name).chain([OTHER]);
+    let names = KINDS.iter().map(|(name, _, _)| *name).chain([OTHER]);
     names
         .enumerate()
         .flat_map(|(kind, name)| {

@@ -4,43 +4,57 @@
 
 use super::parse_history;
 
-/// Every kind of record, with the prefix of its keys. The first prefix a key starts with
-/// names its kind (none is a prefix of another's). A version of a record (kept for `as_of`
-/// reads, [`super::history`]) is counted apart, as a version of its record's kind.
-pub const KINDS: [(&str, &[u8]); 33] = [
-    ("profile documents", b"doc\0profile\0"),
-    ("form heads", b"doc\0form\0"),
-    ("odds documents", b"doc\0odds\0"),
-    ("date results heads", b"doc\0results\0"),
-    ("race result heads", b"doc\0race\0"),
-    ("card heads", b"doc\0cards\0"),
-    ("form entries", b"fe\0"),
-    ("form entries' past versions", b"fc\0"),
-    ("race prices", b"odds\0"),
-    ("odds journal", b"oj\0"),
-    ("odds journal counts", b"on\0"),
-    ("race-day journal", b"rd\0"),
-    ("race-day journal order", b"rdo\0"),
-    ("cards", b"card\0"),
-    ("cards by horse", b"cx\0"),
-    ("cards' form sources", b"cf\0"),
-    ("results", b"res\0"),
-    ("scratchings", b"scr\0"),
-    ("race statuses", b"rst\0"),
-    ("days", b"day\0"),
-    ("meetings", b"mtg\0"),
-    ("name search: whole names", b"hw\0"),
-    ("name search: parts of names", b"hx\0"),
-    ("horse names", b"hn\0"),
-    ("horses' newest names", b"hnw\0"),
-    ("horse names by date", b"hd\0"),
-    ("careers", b"hc\0"),
-    ("people's records", b"ppl\0"),
-    ("people's recent days", b"pr\0"),
-    ("people's races", b"px\0"),
-    ("change feed", b"chg\0"),
-    ("applied ids", b"seen\0"),
-    ("dead letters", b"dead\0"),
+/// Whether the store packs a kind's records ([`is_packed`]).
+pub type Packed = bool;
+
+/// The records of the kind are packed where that makes them shorter: JSON texts that
+/// are long and repeat their field names (documents, cards, results, prices, the change
+/// feed's parts), which zstd packs to between a tenth and three quarters of their size.
+const PACKED: Packed = true;
+
+/// The records of the kind are stored as they are written: short ones, binary ones, and
+/// those already packed by the module that writes them (the odds journal's chunks, the
+/// versions' records: `subject_entries.rs`).
+const AS_IS: Packed = false;
+
+/// Every kind of record, with the prefix of its keys and whether the store packs its
+/// records. The first prefix a key starts with names its kind (none is a prefix of
+/// another's). A version of a record (kept for `as_of` reads, [`super::history`]) is
+/// counted apart, as a version of its record's kind, and is never packed by the store.
+pub const KINDS: [(&str, &[u8], Packed); 33] = [
+    ("profile documents", b"doc\0profile\0", PACKED),
+    ("form heads", b"doc\0form\0", AS_IS),
+    ("odds documents", b"doc\0odds\0", PACKED),
+    ("date results heads", b"doc\0results\0", AS_IS),
+    ("race result heads", b"doc\0race\0", AS_IS),
+    ("card heads", b"doc\0cards\0", AS_IS),
+    ("form entries", b"fe\0", AS_IS),
+    ("form entries' past versions", b"fc\0", AS_IS),
+    ("race prices", b"odds\0", PACKED),
+    ("odds journal", b"oj\0", AS_IS),
+    ("odds journal counts", b"on\0", AS_IS),
+    ("race-day journal", b"rd\0", AS_IS),
+    ("race-day journal order", b"rdo\0", AS_IS),
+    ("cards", b"card\0", PACKED),
+    ("cards by horse", b"cx\0", AS_IS),
+    ("cards' form sources", b"cf\0", PACKED),
+    ("results", b"res\0", PACKED),
+    ("scratchings", b"scr\0", AS_IS),
+    ("race statuses", b"rst\0", AS_IS),
+    ("days", b"day\0", AS_IS),
+    ("meetings", b"mtg\0", AS_IS),
+    ("name search: whole names", b"hw\0", AS_IS),
+    ("name search: parts of names", b"hx\0", AS_IS),
+    ("horse names", b"hn\0", AS_IS),
+    ("horses' newest names", b"hnw\0", AS_IS),
+    ("horse names by date", b"hd\0", AS_IS),
+    ("careers", b"hc\0", PACKED),
+    ("people's records", b"ppl\0", AS_IS),
+    ("people's recent days", b"pr\0", PACKED),
+    ("people's races", b"px\0", AS_IS),
+    ("change feed", b"chg\0", PACKED),
+    ("applied ids", b"seen\0", AS_IS),
+    ("dead letters", b"dead\0", AS_IS),
 ];
 
 /// The kind of a key that starts with no prefix of [`KINDS`] (the store's own
@@ -56,9 +70,18 @@ pub fn kind_of(key: &[u8]) -> (usize, bool) {
     };
     let kind = KINDS
         .iter()
-        .position(|(_, prefix)| record.starts_with(prefix))
+        .position(|(_, prefix, _)| record.starts_with(prefix))
         .unwrap_or(KINDS.len());
     (kind, version)
+}
+
+/// Whether the store packs the record under `key` (`compressed.rs`): a record, not a
+/// version, of a kind [`KINDS`] marks.
+pub(crate) fn is_packed(key: &[u8]) -> bool {
+    match kind_of(key) {
+        (_, true) => false,
+        (kind, false) => KINDS.get(kind).is_some_and(|(_, _, packed)| *packed),
+    }
 }
 
 #[cfg(test)]
@@ -68,8 +91,8 @@ mod tests {
 
     #[test]
     fn no_prefix_of_a_kind_starts_another_s() {
-        for (i, (_, a)) in KINDS.iter().enumerate() {
-            for (j, (_, b)) in KINDS.iter().enumerate() {
+        for (i, (_, a, _)) in KINDS.iter().enumerate() {
+            for (j, (_, b, _)) in KINDS.iter().enumerate() {
                 assert!(i == j || !b.starts_with(a), "{a:?} starts {b:?}");
             }
         }

@@ -17,7 +17,8 @@ pub use analysis::{
     person_recent, person_run, person_runs_of,
 };
 pub use doc::DocKey;
-pub use kinds::{kind_of, KINDS, OTHER};
+pub(crate) use kinds::is_packed;
+pub use kinds::{kind_of, Packed, KINDS, OTHER};
 
 fn key(parts: &[&[u8]]) -> Vec<u8> {
     let mut k = Vec::with_capacity(parts.iter().map(|p| p.len() + 1).sum());
