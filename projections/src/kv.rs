@@ -10,7 +10,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::compressed::{self, Damaged};
-use crate::keys::is_packed;
+use crate::keys::packing;
 
 /// A value (or key) as the engine hands it out: cheap to clone, and sliced without a copy.
 pub type Bytes = sled::IVec;
@@ -292,10 +292,13 @@ impl Commit {
     pub(crate) fn pack(&mut self) {
         for (key, value) in &mut self.0 {
             let Some(stored) = value else { continue };
-            if !is_packed(key) || compressed::is_frame(stored) {
+            let Some(dictionary) = packing(key) else {
+                continue;
+            };
+            if compressed::is_frame(stored) {
                 continue;
             }
-            if let Some(packed) = compressed::packed(stored) {
+            if let Some(packed) = compressed::packed(stored, dictionary) {
                 *stored = packed.into();
             }
         }
@@ -324,10 +327,15 @@ fn batch_of(writes: impl IntoIterator<Item = (Bytes, Option<Bytes>)>) -> sled::B
 fn read_back(key: &[u8], stored: Bytes) -> Result<Bytes, StoreError> {
     // The frame's first bytes are checked first: most records are not packed, and the
     // kind of a key is looked up only for those that look so.
-    if !compressed::is_frame(&stored) || !is_packed(key) {
+    if !compressed::is_frame(&stored) {
         return Ok(stored);
     }
-    Ok(compressed::unpack(&stored)?.into_owned().into())
+    match packing(key) {
+        Some(dictionary) => Ok(compressed::unpack_with(&stored, dictionary)?
+            .into_owned()
+            .into()),
+        None => Ok(stored),
+    }
 }
 
 impl From<Damaged> for StoreError {

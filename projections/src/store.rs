@@ -72,8 +72,9 @@ use crate::state::{RaceOdds, Reads};
 /// 23: every instant kept (a status's time, an odds move's `occurred_at` and
 ///    `published_at`) is in UTC with `Z`, to the millisecond, as it is served.
 /// 24: the records of the kinds `keys::KINDS` marks (documents, cards, results, prices,
-///    careers, the change feed) are stored packed with zstd where that is shorter: a
-///    version before it would read them as damaged.
+///    careers, the change feed; the form entries against a dictionary of their own) are
+///    stored packed with zstd where that is shorter: a version before it would read them
+///    as damaged.
 pub(crate) const SCHEMA: &[u8] = b"24";
 pub(crate) const SCHEMA_KEY: &[u8] = b"meta\0schema";
 

@@ -3,22 +3,23 @@
 //! service's `/metrics`, and how the bench breaks a replayed store down.
 
 use super::parse_history;
+use crate::compressed::{Dictionary, ALONE, FORM_ENTRY};
 
-/// Whether the store packs a kind's records ([`is_packed`]).
-pub type Packed = bool;
+/// Whether the store packs a kind's records, and with what ([`packing`]).
+pub type Packed = Option<Dictionary>;
 
 /// The records of the kind are packed where that makes them shorter: JSON texts that
 /// are long and repeat their field names (documents, cards, results, prices, the change
 /// feed's parts), which zstd packs to between a tenth and three quarters of their size.
-const PACKED: Packed = true;
+const PACKED: Packed = Some(ALONE);
 
 /// The records of the kind are stored as they are written: short ones, binary ones, and
 /// those already packed by the module that writes them (the odds journal's chunks, the
 /// versions' records: `subject_entries.rs`).
-const AS_IS: Packed = false;
+const AS_IS: Packed = None;
 
-/// Every kind of record, with the prefix of its keys and whether the store packs its
-/// records. The first prefix a key starts with names its kind (none is a prefix of
+/// Every kind of record, with the prefix of its keys and whether and how the store packs
+/// its records. The first prefix a key starts with names its kind (none is a prefix of
 /// another's). A version of a record (kept for `as_of` reads, [`super::history`]) is
 /// counted apart, as a version of its record's kind, and is never packed by the store.
 pub const KINDS: [(&str, &[u8], Packed); 33] = [
@@ -28,7 +29,8 @@ pub const KINDS: [(&str, &[u8], Packed); 33] = [
     ("date results heads", b"doc\0results\0", AS_IS),
     ("race result heads", b"doc\0race\0", AS_IS),
     ("card heads", b"doc\0cards\0", AS_IS),
-    ("form entries", b"fe\0", AS_IS),
+    // Short JSON texts, a few hundred bytes each: packed against a dictionary of their own.
+    ("form entries", b"fe\0", Some(FORM_ENTRY)),
     ("form entries' past versions", b"fc\0", AS_IS),
     ("race prices", b"odds\0", PACKED),
     ("odds journal", b"oj\0", AS_IS),
@@ -75,12 +77,12 @@ pub fn kind_of(key: &[u8]) -> (usize, bool) {
     (kind, version)
 }
 
-/// Whether the store packs the record under `key` (`compressed.rs`): a record, not a
-/// version, of a kind [`KINDS`] marks.
-pub(crate) fn is_packed(key: &[u8]) -> bool {
+/// How the store packs the record under `key` (`compressed.rs`): with the dictionary of its
+/// kind ([`KINDS`]), if it is a record (not a version) of a kind the store packs.
+pub(crate) fn packing(key: &[u8]) -> Packed {
     match kind_of(key) {
-        (_, true) => false,
-        (kind, false) => KINDS.get(kind).is_some_and(|(_, _, packed)| *packed),
+        (_, true) => None,
+        (kind, false) => KINDS.get(kind).and_then(|(_, _, packed)| *packed),
     }
 }
 

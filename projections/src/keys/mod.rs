@@ -17,7 +17,7 @@ pub use analysis::{
     person_recent, person_run, person_runs_of,
 };
 pub use doc::DocKey;
-pub(crate) use kinds::is_packed;
+pub(crate) use kinds::packing;
 pub use kinds::{kind_of, Packed, KINDS, OTHER};
 
 fn key(parts: &[&[u8]]) -> Vec<u8> {
