@@ -157,6 +157,12 @@ impl ReadModels {
         self.cached(list_key(role), |store, _| store.people(role))
     }
 
+    /// The records asked for under `key` (what names the question), where they are held in
+    /// memory: asked for before, and no form changed since.
+    pub fn remembered_analysis(&self, key: &str) -> Option<Doc> {
+        self.analyses.get(key.as_bytes())
+    }
+
     /// The records of `subject` over `span` as they are, from memory when they were
     /// asked for before (under `key`, what names the question) and no form changed since;
     /// read from the store in use otherwise, stopped at `until`.

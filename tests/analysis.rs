@@ -12,7 +12,7 @@ use rand_chacha::ChaCha8Rng;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
-use crate::support::{service_with, App};
+use crate::support::{service_with, App, KEY};
 
 const ST: &str = "Sha Tin";
 const HV: &str = "Happy Valley";
@@ -741,6 +741,83 @@ async fn records_by_condition_are_counted_from_the_results_as_of_any_point() {
         let (status, body) = app.get(path).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{path}: {body}");
     }
+}
+
+/// How many requests of `route` the service has handed to its long reads' threads.
+async fn long_reads(app: &App, route: &str) -> u64 {
+    let metrics = reqwest::get(format!("{}/metrics", app.admin))
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("body");
+    let series = format!("racing_http_long_reads_total{{route=\"{route}\"}} ");
+    metrics
+        .lines()
+        .find_map(|line| line.strip_prefix(series.as_str()))
+        .map_or(0, |n| n.parse().expect("a count"))
+}
+
+/// Records by condition are worked out on a long reads' thread once; asked again, with
+/// no form changed since, they are sent from memory without the hand-over; a result that
+/// changes a form makes the next ask work them out again.
+#[tokio::test]
+async fn records_by_condition_asked_again_are_sent_from_memory_where_they_are_asked() {
+    let results = history(7, 6);
+    let (nats, mut app, _dir) = service_with(&published(&results)).await;
+    let route = "/api/v1/trainers/{id}/analysis";
+    let path = format!("/api/v1/trainers/j-size/analysis?from={}", date(3));
+    let answer = |response: reqwest::Response| async move {
+        assert_eq!(response.status(), StatusCode::OK);
+        let etag = response.headers().get("etag").cloned().expect("an ETag");
+        (etag, response.bytes().await.expect("body"))
+    };
+    let before = long_reads(&app, route).await;
+    let first = answer(app.response(&path).await).await;
+    assert_eq!(
+        long_reads(&app, route).await,
+        before + 1,
+        "worked out apart"
+    );
+    let again = answer(app.response(&path).await).await;
+    assert_eq!(again, first, "the same answer");
+    assert_eq!(
+        long_reads(&app, route).await,
+        before + 1,
+        "sent from memory"
+    );
+    // Asked for compressed, it goes through the router: from memory all the same.
+    let gzip = app
+        .client
+        .get(format!("{}{path}", app.base))
+        .header("X-API-Key", KEY)
+        .header("Accept-Encoding", "gzip")
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(gzip.status(), StatusCode::OK);
+    assert_eq!(
+        long_reads(&app, route).await,
+        before + 1,
+        "compressed, from memory"
+    );
+
+    let mut amended = results[results.len() - 1].clone();
+    for x in &mut amended.runners {
+        x.position = x.position.map(|p| match p {
+            1 => 2,
+            2 => 1,
+            p => p,
+        });
+    }
+    let last = nats.publish(&published(&[amended])).await;
+    app.projected(last).await;
+    assert_eq!(app.response(&path).await.status(), StatusCode::OK);
+    assert_eq!(
+        long_reads(&app, route).await,
+        before + 2,
+        "worked out again"
+    );
 }
 
 // ---- The market on the socket. ----

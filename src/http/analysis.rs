@@ -1,13 +1,16 @@
 //! The records by condition of a horse, a jockey and a trainer (`/analysis`): worked out
 //! from the read models when asked for (`racing_projections::Store::analysis`), over the
 //! dates `from` to `to`, as they are or `as_of` a point of the log. Answers as they are
-//! are kept in memory until a commit changes a form (`ReadModels::analysis`).
+//! are kept in memory until a commit changes a form (`ReadModels::analysis`): one held
+//! there is sent from the thread that took the request, one to work out is worked out on
+//! a long reads' thread (`long.rs`).
 
 use axum::response::Response;
 use racing_projections::{Role, Span, Subject};
 
 use super::documents::whole;
 use super::input::{AsOf, FromDate, HorseNo, PersonId, ToDate};
+use super::long;
 use super::respond::{built, deadline};
 use super::{ApiError, AppState};
 
@@ -75,9 +78,14 @@ fn answer(
                 span.from.unwrap_or_default(),
                 span.to.unwrap_or_default()
             );
-            state
-                .read_models
-                .analysis(&key, subject, span, deadline(state))?
+            match state.read_models.remembered_analysis(&key) {
+                Some(doc) => Some(doc),
+                // Worked out on a long reads' thread alone (`Runs::ApartUnlessRemembered`).
+                None if !long::apart() => return Err(ApiError::NotRemembered),
+                None => state
+                    .read_models
+                    .analysis(&key, subject, span, deadline(state))?,
+            }
         }
         Some(AsOf(seq)) => {
             let store = state.read_models.load().until(deadline(state));

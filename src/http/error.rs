@@ -72,6 +72,12 @@ pub enum ApiError {
     /// 500 `internal`: a bug or a store failure, logged with its details.
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
+    /// Never sent: a route that runs apart unless its answer is remembered
+    /// ([`super::route::Runs::ApartUnlessRemembered`]), asked on a short reads' thread,
+    /// holds no answer in memory; the pipeline hands the request to a long reads' thread.
+    /// Sent only by a bug, as a 500 `internal`.
+    #[error("internal error: an answer not held in memory was asked for on a short reads' thread")]
+    NotRemembered,
 }
 
 impl ApiError {
@@ -94,7 +100,9 @@ impl ApiError {
             ApiError::Unavailable(_) | ApiError::KeysUnchecked | ApiError::Behind { .. } => {
                 (StatusCode::SERVICE_UNAVAILABLE, "unavailable")
             }
-            ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+            ApiError::Internal(_) | ApiError::NotRemembered => {
+                (StatusCode::INTERNAL_SERVER_ERROR, "internal")
+            }
         }
     }
 }

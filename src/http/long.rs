@@ -1,6 +1,7 @@
-//! The threads that answer the reads whose work grows with the data (a route marked
-//! `long`, any `as_of`): a few threads of their own, one for each core, each below the
-//! threads that answer the short reads (nice [`NICE`], [`crate::load::give_way`]), so
+//! The threads that answer the reads whose work grows with the data (a route that runs
+//! apart, `route::Runs`, any `as_of`): a few threads of their own, one for each core,
+//! each below the threads that answer the short reads (nice [`NICE`],
+//! [`crate::load::give_way`]), so
 //! that a burst of them takes from the cards' reads no more than the cores those leave
 //! idle, and a card waits for a core only the short time the kernel takes to hand it over.
 //!
@@ -10,6 +11,7 @@
 //! it. A read whose request has gone (its deadline passed, the client left) before a
 //! thread takes it is dropped unread.
 
+use std::cell::Cell;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 
@@ -24,6 +26,17 @@ use tokio::sync::oneshot;
 pub const NICE: i32 = 19;
 
 type Job = Box<dyn FnOnce() + Send>;
+
+thread_local! {
+    /// Whether this thread is one of the long reads'.
+    static APART: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether the calling thread is a long reads' one: where a read may work an answer out
+/// however long the data makes it (`Runs::ApartUnlessRemembered`).
+pub(super) fn apart() -> bool {
+    APART.with(Cell::get)
+}
 
 /// The long reads' threads; they end when the last clone is dropped.
 #[derive(Clone)]
@@ -66,6 +79,7 @@ impl LongReads {
 /// A thread's life: lowered once, then each job in turn until the sender is gone.
 fn work(queue: &Mutex<Receiver<Job>>) {
     crate::load::give_way(NICE);
+    APART.with(|apart| apart.set(true));
     loop {
         // The lock is held only while waiting for the next job, not while it runs.
         let job = match queue.lock() {

@@ -10,7 +10,7 @@
 //! wait (the WebSocket upgrade, the OpenAPI pages, compression) is boxed and bounded by the
 //! request timeout, and so are the reads that can grow with the data (a search, a page of
 //! odds history, any `as_of`), which run on the long reads' threads (`long.rs`), below
-//! the others.
+//! the others; records by condition asked before are sent from memory on the first poll.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -34,6 +34,7 @@ use super::described::{ASYNCAPI_PUBLIC_PATH, FEED_ASYNCAPI_PATH, FEED_SCHEMA_PAT
 use super::limits::{RateHeaders, MAX_HEADERS, MAX_HEADER_BYTES, MAX_URI_BYTES};
 use super::long::LongReads;
 use super::position::{self, Asked, MIN_SEQ_HEADER};
+use super::route::Runs;
 use super::ODDS_SOCKET_PATH;
 use super::{cache, table, ApiError, AppState, HeaderText, API_KEY_HEADER};
 use crate::keys::{Identity, Refused};
@@ -184,16 +185,23 @@ impl Service<Request> for Api {
                 let seq = asked.at_least?;
                 (!position::reached(&self.0.state, seq)).then_some((seq, m.route().path))
             });
-            let blocking = matched
-                .as_ref()
-                .is_some_and(|m| m.route().long || asked.as_of);
-            if let Some(matched) = matched.filter(|_| !coded && !blocking && waits.is_none()) {
-                let response = answer_matched(&self.0.state, &matched, &request, started);
-                let response = conclude(response, admission.rate, if_none_match, true);
-                return done(finish(response, id, started));
+            let runs = matched.as_ref().map(|m| m.route().runs);
+            let blocking = asked.as_of || runs.is_some_and(|runs| runs != Runs::Inline);
+            // Answered here unless it runs apart; one that runs apart unless remembered is
+            // tried here first, and handed over only if its answer is not in memory.
+            let here = !blocking || (!asked.as_of && runs == Some(Runs::ApartUnlessRemembered));
+            if let Some(matched) = matched.filter(|_| !coded && here && waits.is_none()) {
+                if let Some(response) = answer_matched(&self.0.state, &matched, &request, started) {
+                    let response = conclude(response, admission.rate, if_none_match, true);
+                    return done(finish(response, id, started));
+                }
             }
             if blocking {
-                request.extensions_mut().insert(Blocking);
+                // (Tried above already, unless it goes through the router.)
+                let unless_remembered = here && (coded || waits.is_some());
+                request
+                    .extensions_mut()
+                    .insert(Blocking { unless_remembered });
             }
             (admission, if_none_match, coded, waits)
         };
@@ -298,16 +306,19 @@ async fn bounded(
 /// handler reads the store and returns, without waiting on anything.
 fn answer(state: &AppState, request: &Request, started: Instant) -> Option<Response> {
     let matched = table::find(request.uri().path())?;
-    Some(answer_matched(state, &matched, request, started))
+    let answered = answer_matched(state, &matched, request, started);
+    Some(answered.unwrap_or_else(|| ApiError::NotRemembered.into_response()))
 }
 
-/// The answer of `request`, whose path is `matched`'s route, counted as [`answer`]'s.
+/// The answer of `request`, whose path is `matched`'s route, counted as [`answer`]'s;
+/// `None` where its handler holds no answer in memory on a short reads' thread
+/// ([`ApiError::NotRemembered`]), not counted: it is to be asked again on a long reads'.
 fn answer_matched(
     state: &AppState,
     matched: &table::Matched<'_>,
     request: &Request,
     started: Instant,
-) -> Response {
+) -> Option<Response> {
     let uri = request.uri();
     let route = matched.route();
     let answered = if matches!(*request.method(), Method::GET | Method::HEAD) {
@@ -315,6 +326,9 @@ fn answer_matched(
     } else {
         Err(ApiError::MethodNotAllowed)
     };
+    if matches!(answered, Err(ApiError::NotRemembered)) {
+        return None;
+    }
     let response = answered.unwrap_or_else(IntoResponse::into_response);
     let status = response.status().as_u16();
     // The 200s of each route have their counts at hand; other answers look theirs up.
@@ -324,7 +338,7 @@ fn answer_matched(
         crate::telemetry::route_metrics(route.path, status)
     };
     counts.record(started.elapsed());
-    response
+    Some(response)
 }
 
 impl Service<Request> for Answers {
@@ -343,10 +357,19 @@ impl Service<Request> for Answers {
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
-        if request.extensions().get::<Blocking>().is_some() {
+        if let Some(&Blocking { unless_remembered }) = request.extensions().get::<Blocking>() {
+            let remembered = unless_remembered
+                .then(|| table::find(request.uri().path()))
+                .flatten()
+                .and_then(|m| answer_matched(&self.state, &m, &request, Instant::now()));
+            if let Some(response) = remembered {
+                return Either::Left(futures::future::ready(Ok(response)));
+            }
             let state = self.state.clone();
             let long = self.long.clone();
             let started = Instant::now();
+            let route = table::find(request.uri().path()).map_or("unmatched", |m| m.route().path);
+            metrics::counter!("racing_http_long_reads_total", "route" => route).increment(1);
             return Either::Right(Either::Right(
                 async move {
                     let answering = long.answer(move || answer(&state, &request, started));
@@ -373,13 +396,17 @@ impl Service<Request> for Answers {
 }
 
 /// The mark of a request answered on a long reads' thread (`long.rs`): one for a route
-/// whose work can grow with the data ([`super::route::Route::long`]) or for a document
+/// whose work can grow with the data ([`super::route::Route::runs`]) or for a document
 /// `as_of` a point, so that what it reads holds up no other request, and stopped at the
 /// request's deadline. Decided once, where the pipeline admits it ([`position::asked`]
 /// reads the query's names as the handlers do, percent-decoded, so that no spelling of
 /// `as_of` runs its read inline), and read where it is answered.
 #[derive(Clone, Copy)]
-struct Blocking;
+struct Blocking {
+    /// Whether its answer is sent from memory, without the hand-over, where it is held
+    /// there ([`super::route::Runs::ApartUnlessRemembered`], no `as_of`).
+    unless_remembered: bool,
+}
 
 /// Counts an answer made before any route ran (401, 413, 414, 429, 431, 503) in the
 /// route metrics, so that an operator sees a flood of bad keys: under the document's
@@ -630,7 +657,8 @@ mod tests {
                 .body(Body::empty())
                 .expect("a request");
             let matched = table::find(request.uri().path()).expect("a route");
-            matched.route().long || position::asked(&request, false).is_ok_and(|a| a.as_of)
+            matched.route().runs != Runs::Inline
+                || position::asked(&request, false).is_ok_and(|a| a.as_of)
         };
         let horse = "/api/v1/horses/H001";
         for uri in [

@@ -25,12 +25,27 @@ pub struct Route {
     pub path: &'static str,
     /// The handler, called with its parameters checked.
     pub handler: &'static (dyn Handle + Sync),
-    /// Whether its work can grow with the data rather than with its answer (a search, a
-    /// page of odds history): it is answered on a long reads' thread (`long.rs`), below
-    /// the short reads and within the request's deadline, as is every request with `as_of`.
-    pub long: bool,
+    /// Where its requests are answered: those whose work can grow with the data rather
+    /// than with their answer on a long reads' thread (`long.rs`), as is every request
+    /// with `as_of`.
+    pub runs: Runs,
     /// Its operation in the OpenAPI document (the parameters are the handler's).
     pub doc: Operation,
+}
+
+/// Where a route's requests are answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Runs {
+    /// On the thread that took the request: its work grows with its answer alone.
+    Inline,
+    /// On a long reads' thread, below the short reads and within the request's deadline:
+    /// its work can grow with the data (a search, a page of odds history).
+    Apart,
+    /// As `Apart`, but inline where the answer is held in memory (records by condition
+    /// asked before): the handler answers [`super::ApiError::NotRemembered`] on a short
+    /// reads' thread when it would have to work it out, and the request is then handed
+    /// to a long reads' thread.
+    ApartUnlessRemembered,
 }
 
 /// A route's operation in the OpenAPI document.

@@ -16,7 +16,7 @@ use bytes::Bytes;
 use super::described::{INDEX_PATH, REFERENCE_TAG};
 use super::index::{self, ApiIndex};
 use super::respond::with_type;
-use super::route::{Component, Handler, Operation, Route};
+use super::route::{Component, Handler, Operation, Route, Runs};
 use super::{ApiError, AppState};
 use crate::telemetry::RouteMetrics;
 
@@ -42,7 +42,7 @@ macro_rules! analysis_description {
 static INDEX: Route = Route {
     path: INDEX_PATH,
     handler: &Handler::new(api_index),
-    long: false,
+    runs: Runs::Inline,
     doc: Operation {
         id: "api_index",
         tag: REFERENCE_TAG,

@@ -1,13 +1,13 @@
 //! The row of the change feed.
 
 use crate::http::history::{self, ChangesPage};
-use crate::http::route::{Component, Handler, Operation, Route};
+use crate::http::route::{Component, Handler, Operation, Route, Runs};
 
 /// The change feed's rows, in the order the OpenAPI document lists them.
 pub(super) static CHANGES: &[Route] = &[Route {
     path: "/api/v1/changes",
     handler: &Handler::new(history::changes),
-    long: false,
+    runs: Runs::Inline,
     doc: Operation {
         id: "changes",
         tag: "changes",

@@ -6,14 +6,14 @@ use racing_projections::openapi::{Analysis, Form, Profile};
 use crate::http::analysis;
 use crate::http::discovery::{self, HorsesPage};
 use crate::http::documents;
-use crate::http::route::{Component, Handler, Operation, Route};
+use crate::http::route::{Component, Handler, Operation, Route, Runs};
 
 /// The horses' rows, in the order the OpenAPI document lists them.
 pub(super) static HORSES: &[Route] = &[
     Route {
         path: "/api/v1/horses",
         handler: &Handler::new(discovery::horse_search),
-        long: true,
+        runs: Runs::Apart,
         doc: Operation {
             id: "horse_search",
             tag: "horses",
@@ -36,7 +36,7 @@ pub(super) static HORSES: &[Route] = &[
     Route {
         path: "/api/v1/horses/{horse_no}",
         handler: &Handler::new(documents::horse_profile),
-        long: false,
+        runs: Runs::Inline,
         doc: Operation {
             id: "horse_profile",
             tag: "horses",
@@ -59,7 +59,7 @@ pub(super) static HORSES: &[Route] = &[
     Route {
         path: "/api/v1/horses/{horse_no}/form",
         handler: &Handler::new(documents::horse_form),
-        long: false,
+        runs: Runs::Inline,
         doc: Operation {
             id: "horse_form",
             tag: "horses",
@@ -86,7 +86,7 @@ pub(super) static HORSES: &[Route] = &[
     Route {
         path: "/api/v1/horses/{horse_no}/analysis",
         handler: &Handler::new(analysis::horse),
-        long: true,
+        runs: Runs::ApartUnlessRemembered,
         doc: Operation {
             id: "horse_analysis",
             tag: "horses",

@@ -5,14 +5,14 @@ use racing_projections::openapi::{OddsHistory, RaceOdds};
 
 use crate::http::documents;
 use crate::http::history::{self};
-use crate::http::route::{Component, Handler, Operation, Route};
+use crate::http::route::{Component, Handler, Operation, Route, Runs};
 
 /// The odds' rows, in the order the OpenAPI document lists them.
 pub(super) static ODDS: &[Route] = &[
     Route {
         path: "/api/v1/odds/{date}/{race_number}",
         handler: &Handler::new(documents::race_odds),
-        long: false,
+        runs: Runs::Inline,
         doc: Operation {
             id: "race_odds",
             tag: "odds",
@@ -44,7 +44,7 @@ pub(super) static ODDS: &[Route] = &[
     Route {
         path: "/api/v1/odds/{date}/{race_number}/history",
         handler: &Handler::new(history::odds_history),
-        long: true,
+        runs: Runs::Apart,
         doc: Operation {
             id: "odds_history",
             tag: "odds",

@@ -5,7 +5,7 @@ use racing_projections::openapi::{Analysis, JockeyList, PersonRecord, TrainerLis
 
 use crate::http::analysis;
 use crate::http::discovery;
-use crate::http::route::{Component, Handler, Operation, Route};
+use crate::http::route::{Component, Handler, Operation, Route, Runs};
 
 /// The 400 answer of a jockey's or trainer's analysis.
 const PERSON_ANALYSIS_400: &str = "`bad_request`: an id not of slug form, a `from` or `to` \
@@ -16,7 +16,7 @@ pub(super) static PEOPLE: &[Route] = &[
     Route {
         path: "/api/v1/jockeys",
         handler: &Handler::new(discovery::jockeys),
-        long: false,
+        runs: Runs::Inline,
         doc: Operation {
             id: "jockeys",
             tag: "people",
@@ -35,7 +35,7 @@ pub(super) static PEOPLE: &[Route] = &[
     Route {
         path: "/api/v1/jockeys/{id}",
         handler: &Handler::new(discovery::jockey),
-        long: false,
+        runs: Runs::Inline,
         doc: Operation {
             id: "jockey",
             tag: "people",
@@ -60,7 +60,7 @@ pub(super) static PEOPLE: &[Route] = &[
     Route {
         path: "/api/v1/jockeys/{id}/analysis",
         handler: &Handler::new(analysis::jockey),
-        long: true,
+        runs: Runs::ApartUnlessRemembered,
         doc: Operation {
             id: "jockey_analysis",
             tag: "people",
@@ -80,7 +80,7 @@ pub(super) static PEOPLE: &[Route] = &[
     Route {
         path: "/api/v1/trainers",
         handler: &Handler::new(discovery::trainers),
-        long: false,
+        runs: Runs::Inline,
         doc: Operation {
             id: "trainers",
             tag: "people",
@@ -99,7 +99,7 @@ pub(super) static PEOPLE: &[Route] = &[
     Route {
         path: "/api/v1/trainers/{id}",
         handler: &Handler::new(discovery::trainer),
-        long: false,
+        runs: Runs::Inline,
         doc: Operation {
             id: "trainer",
             tag: "people",
@@ -121,7 +121,7 @@ pub(super) static PEOPLE: &[Route] = &[
     Route {
         path: "/api/v1/trainers/{id}/analysis",
         handler: &Handler::new(analysis::trainer),
-        long: true,
+        runs: Runs::ApartUnlessRemembered,
         doc: Operation {
             id: "trainer_analysis",
             tag: "people",

@@ -5,13 +5,13 @@ use racing_projections::openapi::{RaceCard, RaceResult, ResultsByDate};
 
 use crate::http::discovery::{self, MeetingsPage};
 use crate::http::documents;
-use crate::http::route::{Component, Handler, Operation, Route};
+use crate::http::route::{Component, Handler, Operation, Route, Runs};
 
 /// The dates with meetings: first of the document routes, before the horses'.
 pub(super) static MEETINGS: &[Route] = &[Route {
     path: "/api/v1/meetings",
     handler: &Handler::new(discovery::meetings),
-    long: false,
+    runs: Runs::Inline,
     doc: Operation {
         id: "meetings",
         tag: "meetings",
@@ -40,7 +40,7 @@ pub(super) static RESULTS_AND_CARDS: &[Route] = &[
     Route {
         path: "/api/v1/results/{date}",
         handler: &Handler::new(documents::results_by_date),
-        long: false,
+        runs: Runs::Inline,
         doc: Operation {
             id: "results_by_date",
             tag: "results",
@@ -63,7 +63,7 @@ pub(super) static RESULTS_AND_CARDS: &[Route] = &[
     Route {
         path: "/api/v1/results/{date}/{race_number}",
         handler: &Handler::new(documents::race_result),
-        long: false,
+        runs: Runs::Inline,
         doc: Operation {
             id: "race_result",
             tag: "results",
@@ -87,7 +87,7 @@ pub(super) static RESULTS_AND_CARDS: &[Route] = &[
     Route {
         path: "/api/v1/racecards/today",
         handler: &Handler::new(documents::racecard_today),
-        long: false,
+        runs: Runs::Inline,
         doc: Operation {
             id: "racecard_today",
             tag: "racecards",
@@ -115,7 +115,7 @@ pub(super) static RESULTS_AND_CARDS: &[Route] = &[
     Route {
         path: "/api/v1/racecards/{date}",
         handler: &Handler::new(documents::racecard_by_date),
-        long: false,
+        runs: Runs::Inline,
         doc: Operation {
             id: "racecard_by_date",
             tag: "racecards",
