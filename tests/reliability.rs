@@ -1105,7 +1105,12 @@ impl Projected {
                 vec![runner(Some(1), "V0000")],
             );
             if let Event::RaceResultPublished(r) = &mut r {
-                r.race_name = "LONG NAME ".repeat(20_000);
+                // Drawn at random, so that it stays over a blob's size in the store, which
+                // packs its documents: a repeated name would pack to a few hundred bytes.
+                const LETTERS: &[u8] =
+                    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 -";
+                let letter = |_| char::from(LETTERS[rng.random_range(0..LETTERS.len())]);
+                r.race_name = (0..300_000).map(letter).collect();
             }
             events.push(feed::envelope(&mut rng, r));
         }
