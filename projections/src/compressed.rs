@@ -6,10 +6,11 @@
 //! again on every rewrite of a leaf.
 //!
 //! A packed value is a zstd frame that says its size. A value left as it was (too short to
-//! gain, or no shorter packed) starts with a stream sequence, big-endian, whose first byte
-//! is 0 for any sequence below 2^56, or (a record the store packs) with `{`, `[` or a
-//! document's quoted `ETag`: never the first byte of a frame's magic number (0x28). Either
-//! is read back.
+//! gain, or no shorter packed) starts with a stream sequence or a count, big-endian, whose
+//! first byte is 0 for any below 2^56 (2^24 for a count), or with `{`, `[` or a document's
+//! quoted `ETag`: never the first bytes of a frame's magic number. Either is read back.
+//! (The store looks for a frame only in the records of the kinds it packs: a record of
+//! random bytes, such as a chunk of event ids, may start as one does.)
 
 use std::borrow::Cow;
 use std::cell::RefCell;

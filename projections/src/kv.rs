@@ -359,13 +359,11 @@ impl Range {
     /// A record as the range reads it.
     fn read(&self, item: sled::Result<Record>) -> Result<Record, StoreError> {
         let (key, stored) = item?;
-        match self.unpack {
-            true => {
-                let value = read_back(&key, stored)?;
-                Ok((key, value))
-            }
-            false => Ok((key, stored)),
+        if !self.unpack {
+            return Ok((key, stored));
         }
+        let value = read_back(&key, stored)?;
+        Ok((key, value))
     }
 
     /// Their keys alone.
