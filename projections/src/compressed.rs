@@ -77,12 +77,13 @@ impl<C> Contexts<C> {
         }
     }
 
-    /// The context of `dictionary`, made by `make` on first use.
+    /// The context of `dictionary`, made by `make` on first use. Found by its bytes: a
+    /// constant's bytes need not have one address wherever it is used.
     fn of(&mut self, dictionary: Dictionary, make: impl FnOnce() -> Option<C>) -> Option<&mut C> {
         let at = self
             .by_dictionary
             .iter()
-            .position(|(d, _)| std::ptr::eq(*d, dictionary));
+            .position(|(d, _)| *d == dictionary);
         let at = match at {
             Some(at) => at,
             None => {

@@ -358,17 +358,18 @@ impl Service<Request> for Answers {
 
     fn call(&mut self, request: Request) -> Self::Future {
         if let Some(&Blocking { unless_remembered }) = request.extensions().get::<Blocking>() {
-            let remembered = unless_remembered
-                .then(|| table::find(request.uri().path()))
-                .flatten()
-                .and_then(|m| answer_matched(&self.state, &m, &request, Instant::now()));
+            let matched = table::find(request.uri().path());
+            let remembered = matched
+                .as_ref()
+                .filter(|_| unless_remembered)
+                .and_then(|m| answer_matched(&self.state, m, &request, Instant::now()));
             if let Some(response) = remembered {
                 return Either::Left(futures::future::ready(Ok(response)));
             }
             let state = self.state.clone();
             let long = self.long.clone();
             let started = Instant::now();
-            let route = table::find(request.uri().path()).map_or("unmatched", |m| m.route().path);
+            let route = matched.map_or("unmatched", |m| m.route().path);
             metrics::counter!("racing_http_long_reads_total", "route" => route).increment(1);
             return Either::Right(Either::Right(
                 async move {
