@@ -177,8 +177,8 @@ pub async fn run(
             body_only: Vec::new(),
         })
         .collect();
-    let warm = scale.http_secs.min(2);
-    for (_, path) in &endpoints {
+    let warm = scale.http_warm_secs.min(scale.http_secs);
+    for (_, path) in endpoints.iter().filter(|_| warm > 0) {
         let load = Load {
             threads: 2,
             connections: scale.connections,

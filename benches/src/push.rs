@@ -201,7 +201,7 @@ pub async fn run(
         log,
         if tiny { 20 } else { 1_000 },
         10,
-        1,
+        if tiny { 10 } else { 1 },
         false,
     )
     .await?;

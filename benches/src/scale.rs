@@ -16,6 +16,8 @@ pub struct Scale {
     pub http_rounds: usize,
     /// Seconds of each.
     pub http_secs: u64,
+    /// Seconds of a first run per endpoint and server, not counted (none where 0).
+    pub http_warm_secs: u64,
     /// Whether they also run against a bare server sending the body alone.
     pub http_body_only: bool,
     /// Their connections.
@@ -41,6 +43,12 @@ pub struct Scale {
     pub catchup_rounds: usize,
     /// Idle connections for the memory figure.
     pub idle_connections: usize,
+    /// Seconds the reads run while a rebuild does, in the reads-while-writing part (the
+    /// rebuild is waited for after them).
+    pub rebuild_read_secs: u64,
+    /// Events of the season a feeder publishes live in that part: the whole season where
+    /// `None`.
+    pub live_feed_events: Option<usize>,
     /// Seconds each rate of the live-ingest part is offered.
     pub ingest_step_secs: u64,
     /// Seconds the highest rate held is offered again.
@@ -63,6 +71,7 @@ impl Scale {
         ticks_per_race: 30,
         http_rounds: 7,
         http_secs: 5,
+        http_warm_secs: 2,
         http_body_only: false,
         connections: 64,
         replay_rounds: 3,
@@ -74,6 +83,8 @@ impl Scale {
         live_secs: 15,
         outage_secs: 600,
         catchup_rounds: 3,
+        rebuild_read_secs: 90,
+        live_feed_events: None,
         idle_connections: 10_000,
         ingest_step_secs: 10,
         ingest_hold_secs: 60,
@@ -88,6 +99,7 @@ impl Scale {
         ticks_per_race: 2,
         http_rounds: 1,
         http_secs: 1,
+        http_warm_secs: 0,
         http_body_only: false,
         connections: 64,
         replay_rounds: 1,
@@ -99,6 +111,8 @@ impl Scale {
         live_secs: 2,
         outage_secs: 4,
         catchup_rounds: 1,
+        rebuild_read_secs: 3,
+        live_feed_events: Some(1_500),
         idle_connections: 200,
         ingest_step_secs: 1,
         ingest_hold_secs: 2,

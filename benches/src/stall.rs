@@ -266,7 +266,11 @@ pub async fn run(
     }
     // A live feed as fast as a feeder publishes it: the rate the service applies events at
     // while it answers the readers, and how far it falls behind meanwhile.
-    let events = crate::feed::season_ahead(&log.today, scale.ticks_per_race)?;
+    let mut events = crate::feed::season_ahead(&log.today, scale.ticks_per_race)?;
+    if let Some(limit) = scale.live_feed_events {
+        // The season's first events: cards before their results, as the whole season.
+        events.truncate(limit);
+    }
     let mut applied = None;
     let reads = readers
         .during(readers.commits().await?, async {
@@ -315,7 +319,7 @@ async fn rebuild_phase(
     scale: &Scale,
 ) -> anyhow::Result<RebuildReads> {
     let started = Instant::now();
-    let window = Duration::from_secs(18 * scale.http_secs);
+    let window = Duration::from_secs(scale.rebuild_read_secs);
     // Started inside the phase, so that the readers are there from its first batch.
     let reads = readers
         .during(readers.commits().await?, async {
