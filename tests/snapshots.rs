@@ -341,9 +341,12 @@ async fn a_kill_while_a_snapshot_loads_or_is_sent_leaves_nothing_behind() {
     let last = nats.publish(&events[..2500]).await;
     let work = TempDir::new().expect("temp dir");
 
-    // A snapshot, and the bytes the bucket holds with it.
+    // A snapshot, and the bytes the bucket holds with it. The writer's lease lapses 5 s
+    // after its holder last renewed it (30 s as the service sets it up), so that a killed
+    // writer's successor is not kept waiting long.
     let first_dir = work.path().join("first");
     let mut first = App::start(&nats, &first_dir).await;
+    lease_life(&nats, Duration::from_secs(5)).await;
     first.projected(last).await;
     let (name, checkpoint) = snapshot_of(&first).await;
     assert_eq!(listed(&nats).await, std::slice::from_ref(&name));
@@ -958,10 +961,11 @@ async fn a_snapshot_asked_of_a_replica_that_does_not_write_them_keeps_the_lease_
     lease_life(&nats, ttl).await;
     let dir = TempDir::new().expect("temp dir");
     // A replica that writes no snapshot of its own (as the benches' and most tests' do),
-    // asked for one whose sending outlasts the lease's life several times.
+    // asked for one whose sending outlasts the lease's life several times (its store's
+    // records take about 2 MiB packed: some 16 s at this rate).
     let mut app = App::start_with(&nats, dir.path(), |c| {
         c.snapshots.write = false;
-        c.snapshots.send_rate = Some(32 << 10);
+        c.snapshots.send_rate = Some(128 << 10);
     })
     .await;
     let last = nats.publish(&some_events(2500)).await;
