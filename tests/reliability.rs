@@ -1207,7 +1207,11 @@ async fn run_to_completion(
     let deadline = tokio::time::Instant::now() + process::WAIT;
     loop {
         let log = service.log_text();
-        let checked = log.contains("read models verified") || log.contains("read models damaged");
+        // A store found damaged while the service runs is moved aside once the rebuilt one
+        // has replaced it, after `/readyz` is ready again (the move waits for the last
+        // reader of the damaged store to let go).
+        let checked = log.contains("read models verified")
+            || log.contains("damaged read models replaced by rebuilt ones and moved aside");
         let ready = client.get(format!("{admin}/readyz")).send().await;
         if checked && ready.is_ok_and(|r| r.status().is_success()) {
             break;

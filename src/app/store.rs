@@ -184,12 +184,15 @@ pub(super) fn verify_in_background(
 /// starts the rebuild from the log that replaces it; the damaged store is then moved
 /// aside to `read-models.damaged-<time>`.
 pub(super) fn repair(models: &ReadModels, rebuilder: &Rebuilder, address: usize, problem: String) {
+    // Marked and begun before the line is logged: whoever reads it finds `/readyz` already
+    // saying so, not a last "ready" from before.
+    models.mark_damaged(address);
+    let begun = rebuilder.repair(problem.clone());
     tracing::error!(
         problem,
         "read models damaged; rebuilding them from the log, then moving them aside to read-models.damaged-<time>"
     );
-    models.mark_damaged(address);
-    if let Err(running) = rebuilder.repair(problem) {
+    if let Err(running) = begun {
         tracing::warn!(
             started_at = running.started_at.as_deref().unwrap_or("?"),
             "a rebuild was already under way; it replaces the damaged store"
