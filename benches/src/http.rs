@@ -160,7 +160,8 @@ pub async fn run(
         }
     }
 
-    let mut results: Vec<EndpointResult> = LOAD_THREADS
+    let mut results: Vec<EndpointResult> = scale
+        .http_load_threads
         .iter()
         .flat_map(|&threads| {
             endpoints
@@ -233,11 +234,6 @@ pub async fn run(
     service.stop().await?;
     Ok(results)
 }
-
-/// The `wrk` load threads each endpoint is measured with: two (the machine's cores), and
-/// one, which leaves the server a core and a half, so that its own per-request work is
-/// what limits it rather than the load generator's share of the machine.
-const LOAD_THREADS: [usize; 2] = [2, 1];
 
 /// The load of one `wrk` run.
 pub(crate) struct Load {

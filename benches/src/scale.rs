@@ -16,6 +16,11 @@ pub struct Scale {
     pub http_rounds: usize,
     /// Seconds of each.
     pub http_secs: u64,
+    /// The `wrk` load threads each endpoint is measured with, in turn: two (the machine's
+    /// cores), and one, which leaves the server a core and a half, so that its own
+    /// per-request work is what limits it rather than the load generator's share of the
+    /// machine.
+    pub http_load_threads: &'static [usize],
     /// Seconds of a first run per endpoint and server, not counted (none where 0).
     pub http_warm_secs: u64,
     /// Whether they also run against a bare server sending the body alone.
@@ -71,6 +76,7 @@ impl Scale {
         ticks_per_race: 30,
         http_rounds: 7,
         http_secs: 5,
+        http_load_threads: &[2, 1],
         http_warm_secs: 2,
         http_body_only: false,
         connections: 64,
@@ -99,6 +105,7 @@ impl Scale {
         ticks_per_race: 2,
         http_rounds: 1,
         http_secs: 1,
+        http_load_threads: &[1],
         http_warm_secs: 0,
         http_body_only: false,
         connections: 64,
