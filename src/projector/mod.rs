@@ -189,8 +189,9 @@ impl Projector {
                     let problem = store_damage(&e)
                         .map(ToString::to_string)
                         .unwrap_or_default();
+                    // The rebuild begun (`/readyz` says so) before the line is logged.
+                    (self.parts.on_damage)(problem.clone());
                     tracing::error!(problem, "the projector found the read models damaged");
-                    (self.parts.on_damage)(problem);
                     tokio::select! {
                         _ = tokio::time::sleep(pauses.next_pause()) => {}
                         _ = shutdown.cancelled() => break,
