@@ -512,7 +512,7 @@ async fn sse_client(
 
 /// Where the first blank line (`\n\n`, an event's end) of `bytes` begins.
 fn find_blank_line(bytes: &[u8]) -> Option<usize> {
-    bytes.windows(2).position(|w| w == b"\n\n")
+    memchr::memmem::find(bytes, b"\n\n")
 }
 
 /// An event's `event:` type and its `id:` where it has one, from its first two lines.
