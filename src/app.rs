@@ -503,8 +503,12 @@ impl Application {
         >(
             http::api(self.state.clone()).context("starting the long reads' threads")?
         );
+        let stall = self.state.live.limits.send_timeout;
+        let listener = axum::serve::ListenerExt::tap_io(self.listener, move |tcp| {
+            http::connection::set_up(tcp, stall);
+        });
         let stop = shutdown.clone();
-        let server = axum::serve(self.listener, app).with_graceful_shutdown(async move {
+        let server = axum::serve(listener, app).with_graceful_shutdown(async move {
             stop.cancelled().await;
         });
         let served = tokio::spawn(async move { server.await });

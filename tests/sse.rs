@@ -274,7 +274,98 @@ async fn the_stream_takes_the_sockets_key_and_its_cap_on_connections() {
             .expect("an answer");
         assert_eq!(res.status(), StatusCode::BAD_REQUEST, "{bad}");
     }
+    // The client goes: its session goes with the response, and the key's connection is
+    // free again.
     drop(held);
+    let again = reopened(&client, &url(KEY)).await;
+    assert_eq!(again.status(), StatusCode::OK);
+}
+
+/// A stream of `url` once the key's connection is free again, within `WAIT`.
+async fn reopened(client: &reqwest::Client, url: &str) -> reqwest::Response {
+    tokio::time::timeout(WAIT, async {
+        loop {
+            let res = client.get(url).send().await.expect("an answer");
+            if res.status() != StatusCode::TOO_MANY_REQUESTS {
+                return res;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await
+    .expect("the key's connection freed")
+}
+
+#[tokio::test]
+async fn a_client_that_stops_reading_is_dropped_once_a_frame_waits_past_the_send_timeout() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let nats = Nats::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let mut app = App::start_with(&nats, dir.path(), |c| {
+        c.ws_max_connections_per_key = 1;
+        c.ws_limits.send_timeout = Duration::from_secs(2);
+    })
+    .await;
+    let first = nats.publish(&race_day(0)[..1]).await;
+    app.projected(first).await;
+    // A client with a small window asks for the stream, reads its first bytes, and then
+    // nothing more.
+    let addr: std::net::SocketAddr = app
+        .base
+        .trim_start_matches("http://")
+        .parse()
+        .expect("an address");
+    let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
+    socket.set_recv_buffer_size(4096).expect("a small buffer");
+    let mut tcp = socket.connect(addr).await.expect("connected");
+    let request = format!(
+        "GET /api/v1/live?date={DAY}&topics=odds HTTP/1.1\r\nHost: {addr}\r\nX-API-Key: {KEY}\r\n\r\n"
+    );
+    tcp.write_all(request.as_bytes()).await.expect("sent");
+    let mut start = vec![0; 512];
+    let n = tokio::time::timeout(WAIT, tcp.read(&mut start))
+        .await
+        .expect("an answer")
+        .expect("read");
+    assert!(
+        String::from_utf8_lossy(&start[..n]).starts_with("HTTP/1.1 200"),
+        "{}",
+        String::from_utf8_lossy(&start[..n])
+    );
+    let client = reqwest::Client::new();
+    let url = format!("{}/api/v1/live?date={DAY}", app.base);
+    let held = client
+        .get(&url)
+        .header("X-API-Key", KEY)
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(
+        held.status(),
+        StatusCode::TOO_MANY_REQUESTS,
+        "the key's one connection"
+    );
+    // More than its window and the server's buffers take before the stream stops.
+    let last = nats.publish(&race_day(400)[1..]).await;
+    app.projected(last).await;
+    let again = reopened(&client, &format!("{url}&api_key={KEY}")).await;
+    assert_eq!(
+        again.status(),
+        StatusCode::OK,
+        "the stalled client's connection freed"
+    );
+    // And the stalled client finds its connection ended.
+    let ended = tokio::time::timeout(WAIT, async {
+        let mut buf = vec![0; 64 * 1024];
+        loop {
+            match tcp.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+        }
+    })
+    .await;
+    assert!(ended.is_ok(), "the connection ended");
 }
 
 #[tokio::test]

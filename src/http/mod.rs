@@ -19,6 +19,7 @@
 mod analysis;
 pub mod asyncapi;
 mod cache;
+pub mod connection;
 mod described;
 mod discovery;
 mod documents;

@@ -1,14 +1,17 @@
 //! The live stream as Server-Sent Events at `GET /api/v1/live`, for a client that cannot
-//! hold a WebSocket: the socket's session (`crate::live`) run over an HTTP body. The
-//! query parameters are one `subscribe` the session is handed first; each frame it sends
-//! goes out as an event, `event:` its type, `data:` the frame, and `id:` its `seq` where
-//! that is a position to resume from; its heartbeats go out as comments. A reconnect with
-//! `Last-Event-ID` (or `?since=`) subscribes with that `since`. The key, the plan and the
-//! connection cap are the socket's.
+//! hold a WebSocket: the socket's session (`crate::live`) run over an HTTP body, by the
+//! body itself as the connection reads it, so that a frame is written on the task that
+//! made it, as the socket's is. The query parameters are one `subscribe` the session is
+//! handed first; each frame it sends goes out as an event, `event:` its type, `data:` the
+//! frame, and `id:` its `seq` where that is a position to resume from; its heartbeats go
+//! out as comments. A reconnect with `Last-Event-ID` (or `?since=`) subscribes with that
+//! `since`. The key, the plan and the connection cap are the socket's.
 
 use std::convert::Infallible;
+use std::future::Future;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
 
 use axum::body::{Body, Bytes};
 use axum::extract::ws::Message;
@@ -17,7 +20,7 @@ use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::http::{HeaderMap, HeaderValue};
 use axum::response::Response;
 use axum::Extension;
-use futures::channel::mpsc;
+use bytes::BytesMut;
 use futures::{Sink, StreamExt};
 
 use super::query::Query;
@@ -28,8 +31,8 @@ use crate::live::{run_session, MAX_CONFLATE_MS};
 /// The stream's path.
 pub const LIVE_EVENTS_PATH: &str = "/api/v1/live";
 
-/// Events waiting in the body for the client to read: past them the session's writer
-/// waits, and a client that does not read is closed as a socket's is.
+/// Events made and not yet taken by the connection: past them the session's writer waits,
+/// and a client that takes nothing is dropped as a socket's is (`connection.rs`).
 const QUEUED: usize = 16;
 
 /// The frame types whose `seq` is a position a reconnect resumes from.
@@ -172,9 +175,9 @@ pub(super) async fn live_events(
     super::respond::built(&state)?;
     let (subscribe, conflated) = subscription(&query, &headers)?;
     let key = super::live::connection_of(&state, who)?;
-    let (tx, rx) = mpsc::channel::<Bytes>(QUEUED);
+    let queue = Arc::new(Mutex::new(Queued::default()));
     let events = Events {
-        tx,
+        queue: queue.clone(),
         odds_ids: !conflated,
     };
     let client = futures::stream::iter(
@@ -182,10 +185,16 @@ pub(super) async fn live_events(
     )
     .chain(futures::stream::pending());
     let context = state.live.clone();
-    state
+    // The session runs where the body is read, on the connection's own task: each frame
+    // is written as the session makes it, with no hand-over between two tasks.
+    let session = state
         .sessions
-        .spawn(async move { run_session(events, client, context, key).await });
-    let mut response = Response::new(Body::from_stream(rx.map(Ok::<Bytes, Infallible>)));
+        .track_future(run_session(events, client, context, key));
+    let body = SessionBody {
+        session: Some(Box::pin(session)),
+        queue,
+    };
+    let mut response = Response::new(Body::from_stream(body));
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
     headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
@@ -194,9 +203,22 @@ pub(super) async fn live_events(
     Ok(response)
 }
 
+/// The events the session has made that the body has not yet handed to the connection.
+#[derive(Default)]
+struct Queued {
+    bytes: BytesMut,
+    events: usize,
+    /// The session's writer, waiting for room.
+    waiting: Option<Waker>,
+}
+
+fn lock(queue: &Mutex<Queued>) -> std::sync::MutexGuard<'_, Queued> {
+    queue.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// The session's frames as events, into the response's body.
 struct Events {
-    tx: mpsc::Sender<Bytes>,
+    queue: Arc<Mutex<Queued>>,
     /// Whether `odds` frames carry their `seq` as an id: not on a conflated
     /// subscription, whose odds frames of different races may go out of `seq` order (a
     /// reconnect sends its odds as a snapshot).
@@ -204,52 +226,92 @@ struct Events {
 }
 
 impl Sink<Message> for Events {
-    type Error = mpsc::SendError;
+    type Error = Infallible;
 
-    fn poll_ready(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.tx.poll_ready(cx)
-    }
-
-    fn start_send(mut self: Pin<&mut Self>, message: Message) -> Result<(), Self::Error> {
-        match event(&message, self.odds_ids) {
-            Some(bytes) => self.tx.start_send(bytes),
-            None => Ok(()),
+    fn poll_ready(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        let mut q = lock(&self.queue);
+        if q.events < QUEUED {
+            return Poll::Ready(Ok(()));
         }
+        q.waiting = Some(cx.waker().clone());
+        Poll::Pending
     }
 
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        Pin::new(&mut self.tx).poll_flush(cx)
+    fn start_send(self: Pin<&mut Self>, message: Message) -> Result<(), Self::Error> {
+        let mut q = lock(&self.queue);
+        let before = q.bytes.len();
+        write_event(&mut q.bytes, &message, self.odds_ids);
+        q.events += usize::from(q.bytes.len() > before);
+        Ok(())
     }
 
-    fn poll_close(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        Pin::new(&mut self.tx).poll_close(cx)
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_close(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
     }
 }
 
-/// The event of a frame of the session's; `None` for what a stream has no form for.
-fn event(message: &Message, odds_ids: bool) -> Option<Bytes> {
+/// The response's body: it runs the session each time the connection asks for more, and
+/// hands over every event made since in one chunk.
+struct SessionBody<F> {
+    session: Option<Pin<Box<F>>>,
+    queue: Arc<Mutex<Queued>>,
+}
+
+impl<F: Future<Output = ()>> futures::Stream for SessionBody<F> {
+    type Item = Result<Bytes, Infallible>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        if let Some(session) = self.session.as_mut() {
+            if session.as_mut().poll(cx).is_ready() {
+                self.session = None;
+            }
+        }
+        let mut q = lock(&self.queue);
+        if !q.bytes.is_empty() {
+            let chunk = q.bytes.split().freeze();
+            q.events = 0;
+            if let Some(writer) = q.waiting.take() {
+                writer.wake();
+            }
+            return Poll::Ready(Some(Ok(chunk)));
+        }
+        if self.session.is_none() {
+            return Poll::Ready(None);
+        }
+        Poll::Pending
+    }
+}
+
+/// Writes the event of a frame of the session's to `out`; nothing for what a stream has
+/// no form for.
+fn write_event(out: &mut BytesMut, message: &Message, odds_ids: bool) {
     match message {
-        Message::Text(text) => Some(frame_event(text.as_str(), odds_ids)),
+        Message::Text(text) => write_frame_event(out, text.as_str(), odds_ids),
         Message::Close(frame) => {
             let (code, reason) = frame
                 .as_ref()
                 .map_or((1000, ""), |f| (f.code, f.reason.as_str()));
             let data = serde_json::json!({"code": code, "reason": reason});
-            Some(Bytes::from(format!("event: close\ndata: {data}\n\n")))
+            out.extend_from_slice(format!("event: close\ndata: {data}\n\n").as_bytes());
         }
-        _ => None,
+        _ => {}
     }
 }
 
-/// A frame as an event: its type, its `seq` as the id where that is a position, the
-/// frame as data; a heartbeat as a comment.
-fn frame_event(frame: &str, odds_ids: bool) -> Bytes {
+/// Writes a frame as an event: its type, its `seq` as the id where that is a position,
+/// the frame as data; a heartbeat as a comment.
+fn write_frame_event(out: &mut BytesMut, frame: &str, odds_ids: bool) {
     let kind = frame
         .strip_prefix("{\"type\":\"")
         .and_then(|rest| rest.split('"').next())
         .unwrap_or("message");
     if kind == "heartbeat" {
-        return Bytes::from_static(b": heartbeat\n\n");
+        out.extend_from_slice(b": heartbeat\n\n");
+        return;
     }
     let positioned = POSITIONED.contains(&kind)
         && (kind != "odds" || odds_ids)
@@ -258,22 +320,21 @@ fn frame_event(frame: &str, odds_ids: bool) -> Bytes {
         .then(|| seq_of(frame))
         .flatten()
         .filter(|s| *s > 0);
-    let mut out = String::with_capacity(frame.len() + 48);
+    out.reserve(frame.len() + 48);
     if let Some(id) = id {
-        out.push_str("id: ");
-        out.push_str(itoa::Buffer::new().format(id));
-        out.push('\n');
+        out.extend_from_slice(b"id: ");
+        out.extend_from_slice(itoa::Buffer::new().format(id).as_bytes());
+        out.extend_from_slice(b"\n");
     }
-    out.push_str("event: ");
-    out.push_str(kind);
-    out.push('\n');
+    out.extend_from_slice(b"event: ");
+    out.extend_from_slice(kind.as_bytes());
+    out.extend_from_slice(b"\n");
     for line in frame.split('\n') {
-        out.push_str("data: ");
-        out.push_str(line);
-        out.push('\n');
+        out.extend_from_slice(b"data: ");
+        out.extend_from_slice(line.as_bytes());
+        out.extend_from_slice(b"\n");
     }
-    out.push('\n');
-    Bytes::from(out)
+    out.extend_from_slice(b"\n");
 }
 
 /// The `seq` of a frame: its first `"seq":`, which every frame writes before any document
@@ -291,8 +352,20 @@ fn seq_of(frame: &str) -> Option<u64> {
 mod tests {
     use super::*;
 
-    fn text(b: Bytes) -> String {
+    fn text(b: BytesMut) -> String {
         String::from_utf8(b.to_vec()).expect("utf-8")
+    }
+
+    fn frame_event(frame: &str, odds_ids: bool) -> BytesMut {
+        let mut out = BytesMut::new();
+        write_frame_event(&mut out, frame, odds_ids);
+        out
+    }
+
+    fn event(message: &Message, odds_ids: bool) -> Option<BytesMut> {
+        let mut out = BytesMut::new();
+        write_event(&mut out, message, odds_ids);
+        (!out.is_empty()).then_some(out)
     }
 
     #[test]

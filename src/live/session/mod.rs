@@ -227,8 +227,9 @@ pub async fn run_session<Si, St, E>(
     E: Display,
 {
     let outbox = Outbox::default();
-    let connections = metrics::gauge!("racing_ws_connections");
-    connections.increment(1.0);
+    // Counted for as long as the session lives, however it ends: an event stream's
+    // session is dropped with its response when the client goes.
+    let _open = Open::counted();
     let (latest, rx) = ctx.hub.join();
     let (end_tx, end_rx) = futures::channel::oneshot::channel();
     let Key {
@@ -300,8 +301,23 @@ pub async fn run_session<Si, St, E>(
             break;
         }
     }
-    drop(parts);
-    connections.decrement(1.0);
+}
+
+/// One open connection in `racing_ws_connections`, while it is held.
+struct Open(metrics::Gauge);
+
+impl Open {
+    fn counted() -> Open {
+        let gauge = metrics::gauge!("racing_ws_connections");
+        gauge.increment(1.0);
+        Open(gauge)
+    }
+}
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        self.0.decrement(1.0);
+    }
 }
 
 impl<'a> Session<'a> {
