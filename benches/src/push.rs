@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, ensure, Context as _};
+use anyhow::{ensure, Context as _};
 use axum::extract::{Path as UrlPath, State};
 use axum::http::StatusCode;
 use axum::routing::post;
@@ -417,13 +417,12 @@ async fn stream_round(
     };
     let stream = || async {
         let updates = round.updates()?;
-        let url = service.url(&format!("/api/v1/live?date={}", log.today));
+        let path = format!("/api/v1/live?date={}", log.today);
         let capacity = updates.len() + 16;
-        let http = reqwest::Client::new();
         let clients = Clients::start(scale.live_clients, |shared, stop| {
             sse_client(
-                http.clone(),
-                url.clone(),
+                service.port(),
+                path.clone(),
                 target.key.clone(),
                 capacity,
                 shared,
@@ -454,40 +453,60 @@ async fn stream_round(
 }
 
 /// One client of the event stream: today's meeting's odds, each `odds` event's id and
-/// when it came, and when each snapshot came.
+/// when it came, and when each snapshot came. It speaks HTTP/1.1 over a TCP connection of
+/// its own and reads the chunked body itself, in the one task that reads the socket, as
+/// the socket's clients read their frames: a client library (reqwest) hands each chunk
+/// from its connection's task to the reader's, a second task woken for each event, on a
+/// machine the clients share with the service.
 async fn sse_client(
-    http: reqwest::Client,
-    url: String,
+    port: u16,
+    path: String,
     key: String,
     capacity: usize,
     shared: Arc<Shared>,
     mut stop: watch::Receiver<bool>,
 ) -> anyhow::Result<Seen<u64>> {
+    use bytes::Buf;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let place = shared.place().await?;
-    let mut response = http.get(&url).header("X-API-Key", key).send().await?;
-    ensure!(
-        response.status().is_success(),
-        "the stream: {}",
-        response.status()
+    let mut tcp = tokio::net::TcpStream::connect(("127.0.0.1", port)).await?;
+    tcp.set_nodelay(true)?;
+    let request = format!(
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nX-API-Key: {key}\r\nAccept: text/event-stream\r\n\r\n"
     );
-    // The bytes not yet read into events: each event is read where it lies, as the socket's
-    // client reads a frame, with no copy and no check of its text but its first lines.
-    let mut buffer = bytes::BytesMut::new();
+    tcp.write_all(request.as_bytes()).await?;
+    let mut raw = bytes::BytesMut::with_capacity(8 * 1024);
+    let head_end = loop {
+        if let Some(end) = memchr::memmem::find(&raw, b"\r\n\r\n") {
+            break end;
+        }
+        ensure!(
+            tcp.read_buf(&mut raw).await? > 0,
+            "the stream closed before its head"
+        );
+    };
+    let head = std::str::from_utf8(&raw[..head_end])?.to_ascii_lowercase();
+    ensure!(
+        head.starts_with("http/1.1 200"),
+        "the stream: {}",
+        head.lines().next().unwrap_or_default()
+    );
+    ensure!(
+        head.contains("\r\ntransfer-encoding: chunked"),
+        "the stream's body is not chunked"
+    );
+    raw.advance(head_end + 4);
+    // The body's bytes not yet read into events: each event is read where it lies, as the
+    // socket's client reads a frame, with no check of its text but its first lines.
+    let mut body = bytes::BytesMut::new();
     let mut seen = Seen::with_capacity(capacity);
     let mut place = Some(place);
+    let mut at = Instant::now();
     loop {
-        let chunk = tokio::select! {
-            _ = stop.changed() => break,
-            c = response.chunk() => c.context("the stream broke")?,
-        };
-        let Some(chunk) = chunk else {
-            bail!("a stream client was closed");
-        };
-        let at = Instant::now();
-        buffer.extend_from_slice(&chunk);
+        dechunk(&mut raw, &mut body)?;
         let mut from = 0;
-        while let Some(end) = find_blank_line(&buffer[from..]) {
-            let event = &buffer[from..from + end];
+        while let Some(end) = find_blank_line(&body[from..]) {
+            let event = &body[from..from + end];
             from += end + 2;
             match event_kind(event) {
                 Some((b"odds", id)) => {
@@ -505,14 +524,42 @@ async fn sse_client(
                 _ => {}
             }
         }
-        let _ = buffer.split_to(from);
+        body.advance(from);
+        let read = tokio::select! {
+            _ = stop.changed() => break,
+            n = tcp.read_buf(&mut raw) => n.context("the stream broke")?,
+        };
+        at = Instant::now();
+        ensure!(read > 0, "a stream client was closed");
     }
     Ok(seen)
 }
 
+/// Moves the data of each whole chunk at the front of `raw` (HTTP/1.1's chunked body) to
+/// `out`; an error at the last chunk, which ends the stream.
+fn dechunk(raw: &mut bytes::BytesMut, out: &mut bytes::BytesMut) -> anyhow::Result<()> {
+    use bytes::Buf;
+    loop {
+        let Some(line) = memchr::memmem::find(raw, b"\r\n") else {
+            return Ok(());
+        };
+        let size = std::str::from_utf8(&raw[..line])
+            .ok()
+            .and_then(|s| usize::from_str_radix(s.split(';').next()?.trim(), 16).ok())
+            .context("a chunk's size")?;
+        ensure!(size > 0, "a stream client was closed");
+        let end = line + 2 + size + 2;
+        if raw.len() < end {
+            return Ok(());
+        }
+        out.extend_from_slice(&raw[line + 2..line + 2 + size]);
+        raw.advance(end);
+    }
+}
+
 /// Where the first blank line (`\n\n`, an event's end) of `bytes` begins.
 fn find_blank_line(bytes: &[u8]) -> Option<usize> {
-    memchr::memmem::find(bytes, b"\n\n")
+    memchr::memchr_iter(b'\n', bytes).find(|&i| bytes.get(i + 1) == Some(&b'\n'))
 }
 
 /// An event's `event:` type and its `id:` where it has one, from its first two lines.
@@ -548,5 +595,20 @@ mod tests {
             None
         );
         assert_eq!(find_blank_line(b"id: 1\nevent: odds\ndata: {"), None);
+    }
+
+    #[test]
+    fn a_chunked_body_is_read_chunk_by_whole_chunk() {
+        let mut raw = bytes::BytesMut::from(&b"5\r\nhello\r\n6;x=y\r\n world\r\n4\r\nab"[..]);
+        let mut out = bytes::BytesMut::new();
+        dechunk(&mut raw, &mut out).expect("read");
+        assert_eq!(&out[..], b"hello world");
+        assert_eq!(&raw[..], b"4\r\nab", "a part of a chunk waits for the rest");
+        raw.extend_from_slice(b"cd\r\n0\r\n\r\n");
+        assert!(
+            dechunk(&mut raw, &mut out).is_err(),
+            "the last chunk ends it"
+        );
+        assert_eq!(&out[..], b"hello worldabcd");
     }
 }
