@@ -43,5 +43,6 @@ mod subscribe;
 mod subscribe_rules;
 mod supervision;
 mod support;
+mod tls_front;
 mod watch;
 mod webhooks;

@@ -1,5 +1,5 @@
 //! The installers (`scripts/ensure-nats`, `scripts/ensure-test-tools` and
-//! `scripts/apt-install` under them) as a fresh machine runs them. Nothing is installed on
+//! `scripts/apt-install` and `scripts/unpack-deb` under them) as a fresh machine runs them. Nothing is installed on
 //! the machine that runs the tests: stand-ins for apt-get, dpkg-query, update-alternatives,
 //! cargo and systemctl keep a log of how they were called and a table of the system's
 //! defaults, on a `PATH` that has none of the tools the scripts look for. With
@@ -46,11 +46,21 @@ esac"#,
         r#"case "$1 $2" in "nextest --version") exit 1 ;; esac"#,
     ),
     ("systemctl", "exit 0"),
+    // Unpacks a package's programs (scripts/unpack-deb): here, empty stand-ins of them.
+    (
+        "dpkg",
+        r#"case "$1" in -x) mkdir -p "$3/usr/sbin" "$3/usr/bin"
+  touch "$3/usr/sbin/nginx" "$3/usr/bin/promtool"
+  chmod +x "$3/usr/sbin/nginx" "$3/usr/bin/promtool" ;; esac"#,
+    ),
     ("sudo", r#""$@""#),
 ];
 
 /// The plain tools the scripts run, from the machine's own.
-const TOOLS: &[&str] = &["bash", "id", "dirname", "awk", "wc", "grep", "cat", "mv"];
+const TOOLS: &[&str] = &[
+    "bash", "id", "dirname", "basename", "awk", "wc", "grep", "cat", "mv", "mktemp", "chmod",
+    "mkdir", "rm", "touch",
+];
 
 impl Machine {
     fn new() -> Machine {
@@ -93,6 +103,7 @@ impl Machine {
         command
             .env("PATH", self.dir.path().join("bin"))
             .env("MACHINE", self.dir.path())
+            .env("UNPACK_DIR", self.dir.path().join("tools"))
             .envs(env.iter().copied())
             .output()
             .expect("the script runs")
@@ -193,4 +204,26 @@ fn an_install_lists_what_apt_adds_before_it_adds_it_and_leaves_the_default_brows
         log.contains("update-alternatives --remove x-www-browser /usr/bin/chromium"),
         "{log}"
     );
+    // nginx and promtool are fetched and unpacked, never installed: their packages would
+    // start a server.
+    for package in ["nginx", "prometheus"] {
+        assert!(
+            log.lines()
+                .any(|l| l.starts_with("apt-get ")
+                    && l.ends_with(&format!(" download -qq {package}"))),
+            "{log}"
+        );
+        assert!(
+            !log.lines().any(|l| l.starts_with("apt-get")
+                && l.contains(" install ")
+                && l.split_whitespace().any(|w| w == package)),
+            "{package} installed:\n{log}"
+        );
+    }
+    for program in ["nginx/usr/sbin/nginx", "prometheus/usr/bin/promtool"] {
+        assert!(
+            machine.dir.path().join("tools").join(program).exists(),
+            "{program}"
+        );
+    }
 }

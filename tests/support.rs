@@ -558,3 +558,27 @@ pub fn damaged_copy_kept(data_dir: &Path) -> bool {
                 .starts_with("read-models.damaged-")
         })
 }
+
+/// A program of a Debian package that the tests run: the machine's, where it has one on
+/// its `PATH` (or in `/usr/sbin`), else the one `scripts/unpack-deb` unpacked under
+/// `target/tools` (`scripts/ensure-test-tools` does, as CI does).
+pub fn unpacked(package: &str, path: &str) -> std::path::PathBuf {
+    let name = std::path::Path::new(path)
+        .file_name()
+        .expect("a program's name");
+    let unpacked = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("target/tools")
+        .join(package)
+        .join(path);
+    std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .chain([std::path::PathBuf::from("/usr/sbin")])
+        .map(|dir| dir.join(name))
+        .chain([unpacked])
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| {
+            panic!("{name:?} missing: `scripts/unpack-deb {package} {path}` fetches it")
+        })
+}
