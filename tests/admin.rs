@@ -196,3 +196,65 @@ async fn the_grafana_dashboard_asks_only_for_metrics_that_exist() {
     }
     assert!(asked >= 10, "the dashboard asks for {asked} metrics");
 }
+
+/// The alert rules shipped for Prometheus pass `promtool check rules`, and every metric
+/// they name is one the service's code writes and docs/operations.md lists.
+#[test]
+fn the_alert_rules_are_valid_and_name_only_metrics_the_service_exports() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let rules = root.join("docs/monitoring/alerts.yml");
+    let promtool = crate::support::unpacked("prometheus", "usr/bin/promtool");
+    let out = std::process::Command::new(promtool)
+        .args(["check", "rules"])
+        .arg(&rules)
+        .output()
+        .expect("promtool runs");
+    assert!(
+        out.status.success(),
+        "promtool check rules: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut written = std::collections::BTreeSet::new();
+    for dir in ["src", "projections/src"] {
+        written.extend(quoted_metric_names(&root.join(dir)));
+    }
+    let documented =
+        std::fs::read_to_string(root.join("docs/operations.md")).expect("docs/operations.md");
+    let named = metric_names(&std::fs::read_to_string(&rules).expect("the rules"));
+    assert!(named.len() >= 10, "the rules name {} metrics", named.len());
+    for name in named {
+        assert!(
+            written.contains(&name),
+            "alerts.yml names {name}, which the service's code never writes"
+        );
+        assert!(
+            documented.contains(&format!("`{name}`")) || documented.contains(&format!("`{name}{{")),
+            "alerts.yml names {name}, which docs/operations.md does not list"
+        );
+    }
+}
+
+/// Every `"racing_..."` string of the Rust files under `dir`: the names the code gives
+/// its metrics.
+fn quoted_metric_names(dir: &std::path::Path) -> Vec<String> {
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("a source directory") {
+        let path = entry.expect("an entry").path();
+        if path.is_dir() {
+            names.extend(quoted_metric_names(&path));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            let text = std::fs::read_to_string(&path).expect("a source file");
+            for (at, _) in text.match_indices("\"racing_") {
+                let tail = &text[at + 1..];
+                if let Some(end) = tail.find('"') {
+                    let name = &tail[..end];
+                    if name.chars().all(|c| c.is_ascii_lowercase() || c == '_') {
+                        names.push(name.to_owned());
+                    }
+                }
+            }
+        }
+    }
+    names
+}

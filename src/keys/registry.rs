@@ -333,6 +333,10 @@ impl Registry {
         let every = (stale_after / 4).clamp(Duration::from_millis(100), Duration::from_secs(15));
         let mut asked: VecDeque<(Instant, u64)> = VecDeque::with_capacity(ASKED);
         let mut refusing = false;
+        // 1 while managed keys are refused for want of a confirmation: what an alert
+        // watches (docs/monitoring/alerts.yml).
+        let unchecked = metrics::gauge!("racing_keys_unchecked");
+        unchecked.set(0.0);
         loop {
             tokio::select! {
                 _ = shutdown.cancelled() => return,
@@ -366,6 +370,7 @@ impl Registry {
                     ),
                     false => tracing::info!("key registry current again: accepting managed keys"),
                 }
+                unchecked.set(f64::from(u8::from(refusing)));
             }
         }
     }
