@@ -31,6 +31,10 @@ const POINTER: &str = "read-models.active";
 const FIRST: &str = "read-models";
 /// The prefix of rebuilt directories.
 const GENERATION: &str = "read-models.gen-";
+/// A file left in a store's directory once the store is found damaged: a start that finds
+/// it in a store no longer in use (the service stopped before the rebuilt store's swap
+/// moved it aside) moves that store aside rather than removing it.
+const DAMAGED_MARK: &str = "DAMAGED";
 /// How often [`ReadModels::close`] looks whether the other handles of a store have gone.
 const CLOSE_POLL: Duration = Duration::from_millis(100);
 
@@ -121,6 +125,11 @@ impl ReadModels {
     /// and a rebuild is replacing it.
     pub fn mark_damaged(&self, address: usize) {
         *lock(&self.damaged) = Some(address);
+        let marked = active_dir(&self.data_dir)
+            .and_then(|dir| Ok(std::fs::write(dir.join(DAMAGED_MARK), b"damaged\n")?));
+        if let Err(e) = marked {
+            tracing::warn!(error = format!("{e:#}"), "marking the damaged read models");
+        }
     }
 
     /// Whether the store in use is one found damaged, which a rebuild is replacing.
@@ -480,9 +489,18 @@ pub fn make_active(data_dir: &Path, dir: &Path) -> anyhow::Result<()> {
     write_pointer(data_dir, name)
 }
 
+/// Where a damaged store of `data_dir` is moved aside for inspection, now.
+pub fn damaged_aside(data_dir: &Path) -> PathBuf {
+    data_dir.join(format!(
+        "read-models.damaged-{}",
+        jiff::Timestamp::now().as_second()
+    ))
+}
+
 /// Removes the store directories under `data_dir` other than `active`: a rebuild that a
-/// crash interrupted, or the store a finished rebuild replaced. Moved-aside damaged
-/// stores (`read-models.damaged-*`) are kept for inspection.
+/// crash interrupted, or the store a finished rebuild replaced. Damaged stores are kept
+/// for inspection: those moved aside already (`read-models.damaged-*`), and one marked
+/// damaged that a stop left where it was, which is moved aside now.
 pub fn remove_stale(data_dir: &Path, active: &Path) {
     let Ok(entries) = std::fs::read_dir(data_dir) else {
         return;
@@ -492,6 +510,21 @@ pub fn remove_stale(data_dir: &Path, active: &Path) {
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };
         if path != active && is_store_name(name) && path.is_dir() {
+            if path.join(DAMAGED_MARK).exists() {
+                let aside = damaged_aside(data_dir);
+                match std::fs::rename(&path, &aside) {
+                    Ok(()) => tracing::warn!(
+                        moved_to = %aside.display(),
+                        "damaged read models replaced before the last stop, moved aside now"
+                    ),
+                    Err(e) => tracing::warn!(
+                        store = %path.display(),
+                        error = %e,
+                        "moving damaged read models aside"
+                    ),
+                }
+                continue;
+            }
             match std::fs::remove_dir_all(&path) {
                 Ok(()) => tracing::info!(store = %path.display(), "removed a stale store"),
                 Err(e) => {
@@ -613,6 +646,40 @@ mod tests {
         remove_stale(data, &next);
         assert!(!first.exists(), "the replaced store is removed");
         assert!(next.exists() && damaged.exists());
+    }
+
+    #[test]
+    fn a_store_marked_damaged_that_a_stop_left_in_place_is_moved_aside_not_removed() {
+        let data = tempfile::tempdir().expect("temp dir");
+        let data = data.path();
+        let first = data.join("read-models");
+        let next = new_generation(data);
+        for dir in [&first, &next] {
+            std::fs::create_dir_all(dir).expect("mkdir");
+        }
+        std::fs::write(first.join("db"), b"records").expect("a record file");
+        let models = ReadModels::new(Store::open(&data.join("scratch")).expect("a store"), data);
+        models.mark_damaged(0);
+        assert!(
+            first.join(DAMAGED_MARK).exists(),
+            "marked in the store in use"
+        );
+        write_pointer(
+            data,
+            next.file_name().and_then(|n| n.to_str()).expect("name"),
+        )
+        .expect("pointer");
+        remove_stale(data, &next);
+        assert!(!first.exists());
+        let aside = std::fs::read_dir(data)
+            .expect("the data directory")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .find(|p| p.to_string_lossy().contains("read-models.damaged-"))
+            .expect("moved aside");
+        assert_eq!(
+            std::fs::read(aside.join("db")).ok(),
+            Some(b"records".to_vec())
+        );
     }
 
     #[test]

@@ -107,10 +107,7 @@ pub(super) async fn open_store(
         Ok(Err(e)) => e.to_string(),
         Err(_) => "sled panicked opening it".to_owned(),
     };
-    let aside = dir.with_file_name(format!(
-        "read-models.damaged-{}",
-        jiff::Timestamp::now().as_second()
-    ));
+    let aside = crate::read_models::damaged_aside(dir.parent().unwrap_or(dir));
     tracing::error!(
         store = %dir.display(),
         moved_to = %aside.display(),

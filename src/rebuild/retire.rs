@@ -32,10 +32,7 @@ const REMOVAL: Curve = Curve {
 pub(super) fn retire(old_dir: &Path, data_dir: &Path, repair: bool, stop: &CancellationToken) {
     let started = Instant::now();
     if repair {
-        let aside = data_dir.join(format!(
-            "read-models.damaged-{}",
-            jiff::Timestamp::now().as_second()
-        ));
+        let aside = read_models::damaged_aside(data_dir);
         match std::fs::rename(old_dir, &aside) {
             Ok(()) => tracing::error!(
                 moved_to = %aside.display(),
