@@ -1,4 +1,7 @@
-"""The asynchronous client, `AsyncRacing`: `Racing`'s methods as coroutines, and `live()`."""
+"""The asynchronous client, `AsyncRacing`: `Racing`'s methods as coroutines, and `live()`.
+
+The endpoint methods are written here once: `tools/unasync.py` makes `client.py`'s from
+them (`python3 clients/python/tools/unasync.py`; a test fails while client.py is stale)."""
 
 from __future__ import annotations
 
@@ -127,6 +130,7 @@ class AsyncRacing(ClientBase):
         )
 
     # --- Documents ---------------------------------------------------------------------
+    # --- unasync start: tools/unasync.py copies what follows into client.py ---
 
     async def index(self, *, min_seq: int | None = None) -> models.ApiIndex:
         """The API's index: links to the reference, the live socket and every endpoint."""
@@ -292,7 +296,8 @@ class AsyncRacing(ClientBase):
     async def changes(
         self, since: int | str | None = None, *, page_size: int | None = None, min_seq: int | None = None
     ) -> AsyncIterator[models.Change]:
-        """Every document change after `since`, in `seq` order, following `next` to the end."""
+        """Every document change after `since`, in `seq` order, following `next` to the end
+        of the feed (then poll again later from the last change's `seq`)."""
         while True:
             page = await self.changes_page(since, page_size, min_seq=min_seq)
             for change in page.changes:
@@ -307,6 +312,8 @@ class AsyncRacing(ClientBase):
         if response.status_code != 200:
             raise error_of(response)
         return response.json()
+
+    # --- unasync end ---
 
 
 def _today_in_hong_kong() -> datetime.date:

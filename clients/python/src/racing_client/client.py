@@ -1,4 +1,7 @@
-"""The synchronous client, `Racing`: one connection pool, polite retries, ETag revalidation."""
+"""The synchronous client, `Racing`: one connection pool, polite retries, ETag revalidation.
+
+Its endpoint methods are written by `tools/unasync.py` from `AsyncRacing`'s in `aio.py`:
+change them there and run it. The rest of this file is written by hand."""
 
 from __future__ import annotations
 
@@ -84,6 +87,7 @@ class Racing(ClientBase):
             return outcome
 
     # --- Documents ---------------------------------------------------------------------
+    # --- generated from aio.py by tools/unasync.py: do not edit ---
 
     def index(self, *, min_seq: int | None = None) -> models.ApiIndex:
         """The API's index: links to the reference, the live socket and every endpoint."""
@@ -101,7 +105,9 @@ class Racing(ClientBase):
         """Horses by part of a name, whatever the case."""
         return self.get(E.horses(name, limit).at_least(min_seq))
 
-    def horse(self, horse_no: str, *, as_of: int | None = None, min_seq: int | None = None) -> models.Profile:
+    def horse(
+        self, horse_no: str, *, as_of: int | None = None, min_seq: int | None = None
+    ) -> models.Profile:
         """A horse's profile."""
         return self.get(E.horse(horse_no, as_of).at_least(min_seq))
 
@@ -192,7 +198,8 @@ class Racing(ClientBase):
             page = self.odds_history_page(
                 date, race_number, venue, since=since, limit=page_size, min_seq=min_seq
             )
-            yield from page.moves
+            for move in page.moves:
+                yield move
             if page.next is None:
                 return
             since = page.next
@@ -250,7 +257,8 @@ class Racing(ClientBase):
         of the feed (then poll again later from the last change's `seq`)."""
         while True:
             page = self.changes_page(since, page_size, min_seq=min_seq)
-            yield from page.changes
+            for change in page.changes:
+                yield change
             if page.next is None:
                 return
             since = page.next
@@ -261,3 +269,5 @@ class Racing(ClientBase):
         if response.status_code != 200:
             raise error_of(response)
         return response.json()
+
+    # --- end of generated code ---
