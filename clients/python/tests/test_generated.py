@@ -1,6 +1,6 @@
 """The synchronous client's endpoint methods are generated from the asynchronous client's
-by `tools/unasync.py`: a method edited in one client and not the other fails here. No
-service needed."""
+by `tools/unasync.py` (`Racing`'s from `AsyncRacing`'s, `Webhooks`' from `AsyncWebhooks`'):
+a method edited in one client and not the other fails here. No service needed."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def _tool():
     return module
 
 
-def test_client_py_is_what_tools_unasync_py_writes_from_aio_py():
+def test_client_py_and_webhooks_py_are_what_tools_unasync_py_writes():
     done = subprocess.run([sys.executable, str(TOOL), "--check"], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
 
@@ -40,6 +40,41 @@ def test_a_method_changed_in_one_client_alone_is_found():
     assert unasync.generate(aio, hand) == client
 
 
+def test_a_webhooks_method_changed_in_one_class_alone_is_found():
+    unasync = _tool()
+    where = unasync.WEBHOOKS_REGION
+    text = unasync.WEBHOOKS.read_text()
+    assert unasync.generate(text, text, where) == text
+    # A docstring changed in AsyncWebhooks alone: Webhooks is stale.
+    said = '"""One endpoint: enabled or not, and why."""'
+    assert text.count(said) == 2
+    async_at = text.index("class AsyncWebhooks")
+    edited = text[:async_at] + text[async_at:].replace(said, '"""One endpoint, enabled or not."""')
+    assert text[async_at:] != edited[async_at:]
+    assert unasync.generate(edited, edited, where).count('"""One endpoint, enabled or not."""') == 2
+    # A generated method edited in Webhooks alone: generating again undoes the edit.
+    sync_line = '        self._send("DELETE", _path(endpoint_id), None)\n'
+    assert text.count(sync_line) == 1
+    hand = text.replace(sync_line, sync_line.replace("None)", "None )"))
+    assert unasync.generate(hand, hand, where) == text
+
+
+def test_check_fails_while_webhooks_py_alone_is_stale(tmp_path, monkeypatch, capsys):
+    unasync = _tool()
+    copy = tmp_path / "webhooks.py"
+    text = unasync.WEBHOOKS.read_text()
+    sync_line = '        self._send("DELETE", _path(endpoint_id), None)\n'
+    copy.write_text(text.replace(sync_line, sync_line.replace("None)", "None )")))
+    where = unasync.WEBHOOKS_REGION._replace(source=copy, target=copy)
+    monkeypatch.setattr(unasync, "REGIONS", (unasync.CLIENT_REGION, where))
+    assert unasync.main(["--check"]) == 1
+    out = capsys.readouterr().out
+    assert "differ from those of AsyncWebhooks in webhooks.py" in out
+    assert copy.read_text() != text  # --check changes nothing
+    assert unasync.main([]) == 0
+    assert copy.read_text() == text
+
+
 def test_it_drops_async_and_await_and_renames_what_has_a_sync_twin():
     unasync = _tool()
     source = (
@@ -56,7 +91,7 @@ def test_it_drops_async_and_await_and_renames_what_has_a_sync_twin():
     )
 
 
-def test_it_refuses_asyncio_and_a_name_client_py_lacks():
+def test_it_refuses_asyncio_and_a_name_the_target_lacks():
     unasync = _tool()
     aio, client = unasync.AIO.read_text(), unasync.CLIENT.read_text()
     end = "    # --- unasync end ---"
@@ -66,3 +101,32 @@ def test_it_refuses_asyncio_and_a_name_client_py_lacks():
     pathing = "    def here(self):\n        return Path('.')\n\n"
     with pytest.raises(unasync.Stale, match="use names client.py does not define: Path"):
         unasync.generate(aio.replace(end, pathing + end), client)
+    # The same rules in AsyncWebhooks, whose file is also the target's.
+    text = unasync.WEBHOOKS.read_text()
+    where = unasync.WEBHOOKS_REGION
+    assert text.count(end) == 1
+    with pytest.raises(unasync.Stale, match=r"webhooks\.py:\d+: `asyncio` has no synchronous twin"):
+        edited = text.replace(end, napping + end)
+        unasync.generate(edited, edited, where)
+    with pytest.raises(unasync.Stale, match="use names webhooks.py does not define: Path"):
+        edited = text.replace(end, pathing + end)
+        unasync.generate(edited, edited, where)
+
+
+def test_it_refuses_a_source_and_a_target_that_overlap_in_one_file():
+    unasync = _tool()
+    where = unasync.WEBHOOKS_REGION
+    text = "\n".join(
+        [
+            "class Both:",
+            "    " + where.target_start,
+            "    " + where.start,
+            "    async def f(self):",
+            "        return 1",
+            "    " + where.end,
+            "    " + where.target_end,
+            "",
+        ]
+    )
+    with pytest.raises(unasync.Stale, match="overlap"):
+        unasync.generate(text, text, where)

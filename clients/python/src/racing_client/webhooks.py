@@ -4,7 +4,10 @@ the check of a delivery a receiver makes, by the rules of the `standardwebhooks`
 A delivery is a `POST` whose `webhook-signature` header lists `v1,` and the base64
 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the bytes the
 endpoint's secret (`whsec_` then base64) decodes to; `verify()` checks one of them against
-the body as received, and the timestamp against the clock."""
+the body as received, and the timestamp against the clock.
+
+`Webhooks`' endpoint methods are written by `tools/unasync.py` from `AsyncWebhooks`' below:
+change them there and run it. `__init__` and `_send` are written by hand in each class."""
 
 from __future__ import annotations
 
@@ -142,6 +145,8 @@ class Webhooks:
                     continue
             return _answer(self._core, model, response)
 
+    # --- generated from AsyncWebhooks by tools/unasync.py: do not edit ---
+
     def create(self, url: str, topics: list[str], date: Any = None) -> models.Webhook:
         """Makes an endpoint sent every race-day event of `topics` (`results`, `status`,
         `scratchings`, `cards`), of `date` only if given; the answer holds its `secret`,
@@ -149,7 +154,9 @@ class Webhooks:
         body: dict[str, Any] = {"url": url, "topics": list(topics)}
         if date is not None:
             body["date"] = str(date)
-        return self._send("POST", _PATH, models.Webhook, body=body)  # type: ignore[return-value]
+        return self._send(  # type: ignore[return-value]
+            "POST", _PATH, models.Webhook, body=body
+        )
 
     def list(self) -> models.WebhookList:
         """The key's endpoints, without their secrets."""
@@ -165,15 +172,21 @@ class Webhooks:
 
     def rotate(self, endpoint_id: str) -> models.Webhook:
         """A new secret (in the answer); the old one signs beside it for 24 hours."""
-        return self._send("POST", _path(endpoint_id, "rotate"), models.Webhook)  # type: ignore[return-value]
+        return self._send(  # type: ignore[return-value]
+            "POST", _path(endpoint_id, "rotate"), models.Webhook
+        )
 
     def test(self, endpoint_id: str) -> models.WebhookTest:
         """Sends the endpoint a `ping` now; what came of it."""
-        return self._send("POST", _path(endpoint_id, "test"), models.WebhookTest)  # type: ignore[return-value]
+        return self._send(  # type: ignore[return-value]
+            "POST", _path(endpoint_id, "test"), models.WebhookTest
+        )
 
     def deliveries(self, endpoint_id: str) -> models.WebhookDeliveries:
         """How far the endpoint has been sent, what is under way, the recent attempts."""
-        return self._send("GET", _path(endpoint_id, "deliveries"), models.WebhookDeliveries)  # type: ignore[return-value]
+        return self._send(  # type: ignore[return-value]
+            "GET", _path(endpoint_id, "deliveries"), models.WebhookDeliveries
+        )
 
     def replay(self, endpoint_id: str, since: int) -> models.Webhook:
         """Sends every event after `since` again (each with its `webhook-id`), and enables
@@ -181,6 +194,8 @@ class Webhooks:
         return self._send(  # type: ignore[return-value]
             "POST", _path(endpoint_id, "replay"), models.Webhook, params={"since": since}
         )
+
+    # --- end of generated code ---
 
 
 class AsyncWebhooks:
@@ -213,43 +228,60 @@ class AsyncWebhooks:
             if response.status_code in _AGAIN and attempt <= self._core.settings.max_retries:
                 wait = retry_after(response.headers)
                 if wait is None or wait <= self._core.settings.max_retry_after:
-                    await asyncio.sleep(wait if wait is not None else self._core.settings.backoff_delay(attempt))
+                    await asyncio.sleep(
+                        wait if wait is not None else self._core.settings.backoff_delay(attempt)
+                    )
                     continue
             return _answer(self._core, model, response)
 
+    # --- unasync start: tools/unasync.py copies what follows into Webhooks ---
+
     async def create(self, url: str, topics: list[str], date: Any = None) -> models.Webhook:
-        """See `Webhooks.create`."""
+        """Makes an endpoint sent every race-day event of `topics` (`results`, `status`,
+        `scratchings`, `cards`), of `date` only if given; the answer holds its `secret`,
+        shown this once."""
         body: dict[str, Any] = {"url": url, "topics": list(topics)}
         if date is not None:
             body["date"] = str(date)
-        return await self._send("POST", _PATH, models.Webhook, body=body)  # type: ignore[return-value]
+        return await self._send(  # type: ignore[return-value]
+            "POST", _PATH, models.Webhook, body=body
+        )
 
     async def list(self) -> models.WebhookList:
-        """See `Webhooks.list`."""
+        """The key's endpoints, without their secrets."""
         return await self._send("GET", _PATH, models.WebhookList)  # type: ignore[return-value]
 
     async def get(self, endpoint_id: str) -> models.Webhook:
-        """See `Webhooks.get`."""
+        """One endpoint: enabled or not, and why."""
         return await self._send("GET", _path(endpoint_id), models.Webhook)  # type: ignore[return-value]
 
     async def delete(self, endpoint_id: str) -> None:
-        """See `Webhooks.delete`."""
+        """Removes an endpoint, and what was owed to it."""
         await self._send("DELETE", _path(endpoint_id), None)
 
     async def rotate(self, endpoint_id: str) -> models.Webhook:
-        """See `Webhooks.rotate`."""
-        return await self._send("POST", _path(endpoint_id, "rotate"), models.Webhook)  # type: ignore[return-value]
+        """A new secret (in the answer); the old one signs beside it for 24 hours."""
+        return await self._send(  # type: ignore[return-value]
+            "POST", _path(endpoint_id, "rotate"), models.Webhook
+        )
 
     async def test(self, endpoint_id: str) -> models.WebhookTest:
-        """See `Webhooks.test`."""
-        return await self._send("POST", _path(endpoint_id, "test"), models.WebhookTest)  # type: ignore[return-value]
+        """Sends the endpoint a `ping` now; what came of it."""
+        return await self._send(  # type: ignore[return-value]
+            "POST", _path(endpoint_id, "test"), models.WebhookTest
+        )
 
     async def deliveries(self, endpoint_id: str) -> models.WebhookDeliveries:
-        """See `Webhooks.deliveries`."""
-        return await self._send("GET", _path(endpoint_id, "deliveries"), models.WebhookDeliveries)  # type: ignore[return-value]
+        """How far the endpoint has been sent, what is under way, the recent attempts."""
+        return await self._send(  # type: ignore[return-value]
+            "GET", _path(endpoint_id, "deliveries"), models.WebhookDeliveries
+        )
 
     async def replay(self, endpoint_id: str, since: int) -> models.Webhook:
-        """See `Webhooks.replay`."""
+        """Sends every event after `since` again (each with its `webhook-id`), and enables
+        a disabled endpoint."""
         return await self._send(  # type: ignore[return-value]
             "POST", _path(endpoint_id, "replay"), models.Webhook, params={"since": since}
         )
+
+    # --- unasync end ---
