@@ -375,7 +375,7 @@ fn count_store_writes() {
 }
 
 /// The current or last rebuild.
-async fn rebuild_status(State(state): State<AdminState>) -> Json<crate::rebuild::Status> {
+async fn rebuild_status(State(state): State<AdminState>) -> Json<crate::rebuild::status::Status> {
     Json(state.rebuilder.status())
 }
 
@@ -392,7 +392,7 @@ async fn start_rebuild(
     State(state): State<AdminState>,
     Query(from): Query<RebuildFrom>,
 ) -> Response {
-    use crate::rebuild::Origin;
+    use crate::rebuild::status::Origin;
     let from = match from.snapshot.as_deref() {
         None => Origin::Log,
         Some("newest") => Origin::Snapshot(None),

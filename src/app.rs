@@ -19,12 +19,18 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::faults::Faults;
-use crate::http::{self, AppState, ConnectionSlots, LogEnd, RateLimits, Shared};
+use crate::http::limits::RateLimits;
+use crate::http::live::ConnectionSlots;
+use crate::http::position::LogEnd;
+use crate::http::{self, AppState, Shared};
 use crate::keys::registry::Registry;
 use crate::keys::replicas::Replicas;
 use crate::keys::{self, KeyRing};
-use crate::live::{OddsHub, SessionContext};
-use crate::nats::{self, LocalNats, Role};
+use crate::live::session::SessionContext;
+use crate::live::OddsHub;
+use crate::nats;
+use crate::nats::auth::Role;
+use crate::nats::local::LocalNats;
 use crate::projector::{Parts, Progress, Projector};
 use crate::read_models::{self, ReadModels};
 use crate::rebuild::Rebuilder;
@@ -272,7 +278,7 @@ impl Application {
             mail: Some(crate::webhooks::owner::Mail::new(signup.mailer(), registry)),
         };
         let webhooks =
-            crate::webhooks::Webhooks::start(&service, &config.stream, webhooks, &shutdown);
+            crate::webhooks::manage::Webhooks::start(&service, &config.stream, webhooks, &shutdown);
         let webhooks = webhooks.await?;
         let state = AppState::new(Shared {
             live: SessionContext {
@@ -413,7 +419,9 @@ impl Application {
                     progress: self.progress.subscribe(),
                     rebuilding: {
                         let rebuilder = rebuilder.clone();
-                        Box::new(move || rebuilder.status().state == crate::rebuild::State::Running)
+                        Box::new(move || {
+                            rebuilder.status().state == crate::rebuild::status::State::Running
+                        })
                     },
                     most_behind: crate::admin::READY_MAX_LAG,
                     js: self.js.clone(),

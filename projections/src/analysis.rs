@@ -15,7 +15,7 @@ use crate::horse_runs::{percent, runs_of, Run};
 use crate::keys;
 use crate::kv::Kv;
 use crate::kv::StoreError;
-use crate::people::{slug, Role};
+use crate::people::docs::{slug, Role};
 use crate::state::{Reads, Records};
 
 /// Whose records: a horse's, or a jockey's or trainer's.
@@ -412,5 +412,5 @@ impl crate::store::Store {
 /// whose head is written whenever one of its entries changes (every run an analysis
 /// counts is a form entry).
 pub fn changes_analyses(key: &[u8]) -> bool {
-    key.starts_with(&crate::keys::DocKey::Form("").key())
+    key.starts_with(&crate::keys::doc::DocKey::Form("").key())
 }

@@ -10,11 +10,13 @@ use racing_events::Envelope;
 use crate::feed::ChangedDocs;
 use crate::fold::{Fold, Outcome};
 use crate::ids::Seen;
-use crate::keys::{self, DocKey};
+use crate::keys;
+use crate::keys::doc::DocKey;
 use crate::kv::Commit;
 use crate::kv::StoreError;
 use crate::loader_cache::Held;
-use crate::state::{Item, Records, Scan, State, Writes};
+use crate::scan::{Item, Scan};
+use crate::state::{Records, State, Writes};
 use crate::store::{DeadLetter, Store, EXCERPT_CHARS};
 use crate::write_counts;
 

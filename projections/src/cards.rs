@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use crate::doc_writes::{ByVenue, Stale};
 use crate::docs::{self, Meeting};
 use crate::facts::{Change, Day, What};
-use crate::keys::DocKey;
+use crate::keys::doc::DocKey;
 use crate::kv::StoreError;
 use crate::model::ReadModel;
 use crate::race_parts::Parts;

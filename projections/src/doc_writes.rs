@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 
 use crate::docs;
-use crate::keys::DocKey;
+use crate::keys::doc::DocKey;
 use crate::kv::StoreError;
 use crate::state::State;
 

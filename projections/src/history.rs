@@ -15,7 +15,8 @@ use crate::compressed::unpack;
 use crate::keys;
 use crate::kv::Kv;
 use crate::kv::StoreError;
-use crate::state::{Item, RaceOdds, Records, Scan, State};
+use crate::scan::{Item, Scan};
+use crate::state::{RaceOdds, Records, State};
 use crate::subject_entries::{self, PerBatch};
 
 /// The records of `kv` as they stood once the log up to `seq` had been applied.

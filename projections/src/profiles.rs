@@ -4,7 +4,7 @@
 use crate::doc_writes::put_doc;
 use crate::docs;
 use crate::facts::{Change, What};
-use crate::keys::DocKey;
+use crate::keys::doc::DocKey;
 use crate::kv::StoreError;
 use crate::model::ReadModel;
 use crate::state::State;

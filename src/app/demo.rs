@@ -6,7 +6,8 @@ use std::time::Duration;
 use async_nats::jetstream;
 
 use crate::config::Config;
-use crate::nats::{self, Role};
+use crate::nats;
+use crate::nats::auth::Role;
 
 /// The demo's own feeder connection, given a feeder's credentials; without (a server of
 /// one's own with no roles), `None`: the demo publishes as the service.

@@ -9,7 +9,7 @@ use anyhow::Context as _;
 use clap::Args;
 
 use super::NatsTarget;
-use crate::nats::Role;
+use crate::nats::auth::Role;
 use crate::publish;
 
 /// The file `racing publish` reads, and the NATS it publishes to.

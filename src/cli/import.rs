@@ -13,7 +13,7 @@ use clap::{Args, Subcommand};
 use super::feed::open;
 use super::NatsTarget;
 use crate::import::{self, Imported};
-use crate::nats::Role;
+use crate::nats::auth::Role;
 use crate::publish;
 
 /// What to import.

@@ -7,7 +7,7 @@ use anyhow::Context as _;
 use clap::{Args, Subcommand};
 
 use super::NatsTarget;
-use crate::nats::Role;
+use crate::nats::auth::Role;
 
 /// The key registry to manage, and what to do with it.
 #[derive(Args)]

@@ -7,7 +7,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::nats::{ClientAuth, Connection, Credentials, NatsArgs, Role};
+use crate::nats::auth::{Credentials, Role};
+use crate::nats::client::{ClientAuth, Connection, NatsArgs};
 
 pub mod admin;
 pub mod check;
@@ -90,6 +91,6 @@ impl NatsTarget {
         }
         let url = url.unwrap_or_else(|| "nats://127.0.0.1:4222".to_owned());
         let connection = Connection::open(&url, &auth, role, crate::retry::PATIENCE).await?;
-        Ok((connection, crate::nats::redact(&url)))
+        Ok((connection, crate::nats::client::redact(&url)))
     }
 }

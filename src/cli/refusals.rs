@@ -9,7 +9,7 @@ use std::time::Duration;
 use clap::Args;
 
 use super::NatsTarget;
-use crate::nats::Role;
+use crate::nats::auth::Role;
 use crate::refusals::{self, Refusal};
 
 /// Which feeder reads, and how.

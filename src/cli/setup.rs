@@ -8,7 +8,8 @@ use clap::Args;
 
 use super::NatsTarget;
 use crate::config::StreamArgs;
-use crate::nats::{Role, StreamSettings};
+use crate::nats::auth::Role;
+use crate::nats::setup::StreamSettings;
 
 /// Where to set up, as whom, and with what settings.
 #[derive(Args)]

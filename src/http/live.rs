@@ -11,11 +11,13 @@ use axum::Extension;
 use futures::StreamExt;
 
 use super::described::ODDS_SOCKET_DOC;
+use super::error::ApiError;
 use super::query::Query;
-use super::{ApiError, AppState};
+use super::AppState;
 use crate::keys::replicas::Replicas;
 use crate::keys::{Identity, KeyId, Standing};
-use crate::live::{run_session, Charge, Key, CLOSE_POLICY, CLOSE_TRY_LATER};
+use crate::live::session::{run_session, Charge, Key};
+use crate::live::{CLOSE_POLICY, CLOSE_TRY_LATER};
 
 /// Bytes read from a socket at once. tungstenite keeps a read buffer of this size for
 /// every connection (128 KiB by default, which every idle connection held resident);

@@ -28,12 +28,12 @@ mod feed;
 mod history;
 mod index;
 pub mod input;
-mod limits;
-mod live;
+pub(crate) mod limits;
+pub(crate) mod live;
 mod long;
 mod openapi;
 mod pipeline;
-mod position;
+pub(crate) mod position;
 pub mod query;
 mod respond;
 pub mod route;
@@ -65,7 +65,7 @@ pub use position::{AskEnd, LogEnd, MIN_SEQ_HEADER};
 pub use table::ROUTES;
 
 use crate::keys::KeyRing;
-use crate::live::SessionContext;
+use crate::live::session::SessionContext;
 use crate::read_models::ReadModels;
 
 /// The header that carries the key (case-insensitive, as every HTTP header name).
@@ -119,7 +119,7 @@ pub struct Shared {
     /// The pricing page and the subscription flow.
     pub signup: Arc<crate::subscribe::Signup>,
     /// Webhook endpoints.
-    pub webhooks: Arc<crate::webhooks::Webhooks>,
+    pub webhooks: Arc<crate::webhooks::manage::Webhooks>,
     /// The one shutdown signal.
     pub shutdown: tokio_util::sync::CancellationToken,
 }
@@ -157,7 +157,7 @@ pub fn api(state: AppState) -> std::io::Result<Api> {
 /// `error` as answered where no route applies, counted under the route `unmatched`.
 fn unmatched(error: ApiError) -> axum::response::Response {
     let response = error.into_response();
-    crate::telemetry::route_metrics("unmatched", response.status().as_u16()).count();
+    crate::telemetry::requests::route_metrics("unmatched", response.status().as_u16()).count();
     response
 }
 

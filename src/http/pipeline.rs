@@ -31,12 +31,13 @@ use tower_http::compression::Compression;
 use tracing::Instrument;
 
 use super::described::{ASYNCAPI_PUBLIC_PATH, FEED_ASYNCAPI_PATH, FEED_SCHEMA_PATH, PUBLIC_PATHS};
+use super::error::ApiError;
 use super::limits::{RateHeaders, MAX_HEADERS, MAX_HEADER_BYTES, MAX_URI_BYTES};
 use super::long::LongReads;
 use super::position::{self, Asked, MIN_SEQ_HEADER};
 use super::route::Runs;
 use super::ODDS_SOCKET_PATH;
-use super::{cache, table, ApiError, AppState, HeaderText, API_KEY_HEADER};
+use super::{cache, table, AppState, HeaderText, API_KEY_HEADER};
 use crate::keys::{Identity, Refused};
 
 /// The request id header, taken from the client when it sends one.
@@ -218,7 +219,7 @@ impl Service<Request> for Api {
                 let state = &api.0.state;
                 if let Err(e) = position::reach(state, seq, started).await {
                     let response = e.into_response();
-                    crate::telemetry::route_metrics(route, response.status().as_u16())
+                    crate::telemetry::requests::route_metrics(route, response.status().as_u16())
                         .record(started.elapsed());
                     return Ok(response);
                 }
@@ -335,7 +336,7 @@ fn answer_matched(
     let counts = if status == 200 {
         matched.ok_metrics()
     } else {
-        crate::telemetry::route_metrics(route.path, status)
+        crate::telemetry::requests::route_metrics(route.path, status)
     };
     counts.record(started.elapsed());
     Some(response)
@@ -414,7 +415,8 @@ struct Blocking {
 /// template where the path is one, else `unmatched`.
 fn count_refusal(request: &Request, refusal: &Response, started: Instant) {
     let route = table::find(request.uri().path()).map_or("unmatched", |m| m.route().path);
-    crate::telemetry::route_metrics(route, refusal.status().as_u16()).record(started.elapsed());
+    crate::telemetry::requests::route_metrics(route, refusal.status().as_u16())
+        .record(started.elapsed());
 }
 
 fn done(response: Response) -> <Api as Service<Request>>::Future {

@@ -18,9 +18,10 @@ use axum::extract::Request;
 use axum::http::HeaderName;
 use futures::future::BoxFuture;
 
+use super::error::ApiError;
 use super::input::sequence;
 use super::query::MIN_SEQ;
-use super::{ApiError, AppState};
+use super::AppState;
 
 /// The header that says the same as [`MIN_SEQ`], for clients that would rather not change
 /// their URLs (a cache keyed by URL keeps one entry).

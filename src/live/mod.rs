@@ -7,7 +7,7 @@
 
 pub mod frames;
 mod outbox;
-mod session;
+pub(crate) mod session;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
@@ -17,8 +17,8 @@ use racing_projections::OddsMoveDoc;
 use serde::Serialize;
 use tokio::sync::broadcast;
 
-pub(crate) use session::Topics;
-pub use session::{free, run_session, Charge, Key, Limits, SessionContext, MAX_CONFLATE_MS};
+pub use session::protocol::MAX_CONFLATE_MS;
+pub use session::{free, run_session, Charge, Key, Limits, SessionContext};
 
 /// WebSocket close code for a policy violation (RFC 6455): a client too slow to follow, or
 /// whose key is no longer good for the connection (revoked, expired, over a lowered cap).

@@ -23,14 +23,13 @@ use live::LiveUpdate;
 
 mod applied_ids;
 mod batch;
-mod bulk;
-mod decoded;
+pub(crate) mod bulk;
+pub(crate) mod decoded;
 mod live;
 
 use batch::Taken;
 
 pub use bulk::fold_messages;
-pub(crate) use bulk::{fold_decoded, load_decoded};
 pub(crate) use decoded::{decode, Decoded};
 
 /// Most messages in one batch.
@@ -140,7 +139,7 @@ impl Projector {
     /// runtime that answers requests held them up as the fold did.
     pub async fn run_on_own_threads(
         parts: Parts,
-        dial: crate::nats::Dial,
+        dial: crate::nats::client::Dial,
         shutdown: CancellationToken,
     ) -> anyhow::Result<()> {
         crate::supervise::on_own_threads("projector", async move {

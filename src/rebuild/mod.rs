@@ -24,8 +24,8 @@
 
 mod pace;
 mod retire;
-mod status;
-mod worker;
+pub(crate) mod status;
+pub(crate) mod worker;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -38,7 +38,8 @@ use racing_projections::Store;
 use tokio_util::sync::CancellationToken;
 
 use crate::faults::Faults;
-use crate::projector::{fold_messages, CATCH_UP_BATCH, CATCH_UP_WINDOW, MAX_BATCH};
+use crate::projector::bulk::fold_messages;
+use crate::projector::{CATCH_UP_BATCH, CATCH_UP_WINDOW, MAX_BATCH};
 use crate::read_models::{self, ReadModels};
 use crate::snapshot::Snapshots;
 use crate::supervise::lock;
@@ -278,7 +279,10 @@ impl Run {
     /// An ordered consumer of the stream from the message after `checkpoint`, tried for
     /// up to [`CONSUMER_PATIENCE`]: an attempt may draw a dead node of a cluster
     /// ([`crate::nats::CONSUMER_WITHIN`]).
-    async fn messages_after(&self, checkpoint: u64) -> anyhow::Result<crate::nats::Messages> {
+    async fn messages_after(
+        &self,
+        checkpoint: u64,
+    ) -> anyhow::Result<crate::nats::messages::Messages> {
         crate::retry::patiently("the rebuild's consumer", CONSUMER_PATIENCE, || {
             crate::nats::messages_from(&self.js, &self.stream, checkpoint + 1)
         })
@@ -577,7 +581,7 @@ impl Run {
     /// while a test's fault says so).
     async fn next_held(
         &self,
-        messages: &mut crate::nats::Messages,
+        messages: &mut crate::nats::messages::Messages,
     ) -> anyhow::Result<Vec<jetstream::Message>> {
         if self.faults.rebuild_read_stalls() {
             tokio::time::sleep(IDLE).await;
@@ -658,7 +662,7 @@ fn sequence(m: &jetstream::Message) -> u64 {
 /// The next messages: those that arrive within `window` of the first (at most `limit`);
 /// none if the stream has nothing more for [`IDLE`].
 async fn next_batch(
-    messages: &mut crate::nats::Messages,
+    messages: &mut crate::nats::messages::Messages,
     (limit, window): (usize, Duration),
 ) -> anyhow::Result<Vec<jetstream::Message>> {
     let first = match tokio::time::timeout(IDLE, messages.next()).await {

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::sign::Secret;
 use crate::keys::KeyId;
-use crate::live::Topics;
+use crate::live::session::topics::Topics;
 
 /// Attempts a delivery state keeps, newest last.
 pub const RECENT: usize = 50;

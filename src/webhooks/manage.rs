@@ -86,7 +86,7 @@ impl Webhooks {
     /// [`Webhooks::open`], tried again while NATS is starting, as every step of the
     /// service's start.
     pub async fn start(
-        service: &crate::nats::Connection,
+        service: &crate::nats::client::Connection,
         stream: &str,
         parts: Parts,
         shutdown: &CancellationToken,
@@ -101,7 +101,7 @@ impl Webhooks {
     /// Opens the buckets beside `stream` (which the set-up made) and follows the
     /// endpoints until `shutdown`.
     pub async fn open(
-        service: &crate::nats::Connection,
+        service: &crate::nats::client::Connection,
         stream: &str,
         parts: Parts,
         shutdown: CancellationToken,

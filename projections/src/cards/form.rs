@@ -18,13 +18,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use racing_events::{CardRunner, RaceCard, RaceResult};
 
 use super::career::{record, Career, Recent};
-use crate::docs::{GoingRecord, RaceForm, RunnerForm, Strike};
+use crate::docs::cards::{GoingRecord, RaceForm, RunnerForm, Strike};
 use crate::facts::Day;
 use crate::horse_runs::{dates_from, days_between, percent, runs_of, Run};
 use crate::keys;
 use crate::kv::StoreError;
-use crate::people::{rides_on, season, slug, Role};
-use crate::state::{race_no, read, Records, Scan, State};
+use crate::people::docs::{season, slug, Role};
+use crate::people::rides::rides_on;
+use crate::scan::Scan;
+use crate::state::{race_no, read, Records, State};
 
 /// The days before a race that its jockey's and trainer's strike rates span.
 pub(crate) const STRIKE_DAYS: i64 = 14;

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use racing_events::RaceCard;
 use serde_json::value::RawValue;
 
-use crate::docs::{self, StoredRaceForm};
+use crate::docs;
+use crate::docs::cards::StoredRaceForm;
 use crate::keys;
 use crate::kv::StoreError;
 use crate::race_parts::{self, Parts};

@@ -31,33 +31,21 @@ pub fn etag(sent: &[u8]) -> [u8; ETAG_LEN] {
     tag
 }
 
-mod cards;
-mod form;
-mod odds;
-mod profile;
-mod results;
+pub(crate) mod cards;
+pub(crate) mod form;
+pub(crate) mod odds;
+pub(crate) mod profile;
+pub(crate) mod results;
 #[cfg(test)]
 mod tests;
 
-#[cfg(feature = "openapi")]
-pub use form::FormJson;
-pub use form::{FormDoc, FormEntry};
+pub use form::FormDoc;
 
-pub(crate) use cards::{
-    card_race, render_cards, GoingRecord, RaceForm, Record, RunnerForm, StoredRaceForm, Strike,
-};
+pub(crate) use cards::{card_race, render_cards};
 pub use odds::{published_at, render_odds_move, OddsMoveDoc};
 pub(crate) use odds::{render_odds, OddsRace};
 pub(crate) use profile::render_profile;
 pub(crate) use results::{render_results, result_race};
-// The document types are named outside only by the API's schemas.
-#[cfg(feature = "openapi")]
-pub use {
-    cards::{CardDoc, CardRace},
-    odds::{OddsDoc, RunnerPriceDoc},
-    profile::ProfileDoc,
-    results::{ResultsDoc, SingleRace},
-};
 
 /// The schema of a race's `status` in the documents: one of the feed's words
 /// ([`racing_events::RaceStatus`]), listed from the same list the feed is validated by.

@@ -7,9 +7,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Deserialize;
 
-use crate::docs::{self, FormDoc, FormEntry};
+use crate::docs;
+use crate::docs::form::{FormDoc, FormEntry};
 use crate::facts::{Change, What};
-use crate::keys::DocKey;
+use crate::keys::doc::DocKey;
 use crate::kv::StoreError;
 use crate::model::ReadModel;
 use crate::state::{race_no, Records, State};

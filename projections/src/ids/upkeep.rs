@@ -6,9 +6,10 @@ use std::collections::HashSet;
 use super::filter::FILTER_FORMAT;
 use super::sorted_runs::Merge;
 use super::{
-    encode_manifest, keys, AppliedIds, Run, SavedFilter, ATOMIC_MERGE, FAN_IN, FILTER_CHUNK_BYTES,
+    encode_manifest, AppliedIds, Run, SavedFilter, ATOMIC_MERGE, FAN_IN, FILTER_CHUNK_BYTES,
     RECORD_COST, SAVE_AFTER, UPKEEP_STEP,
 };
+use crate::keys;
 use crate::kv::StoreError;
 use crate::kv::{Bytes, Commit, Kv};
 

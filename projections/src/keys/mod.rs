@@ -8,8 +8,8 @@
 const SEP: u8 = 0;
 
 mod analysis;
-mod doc;
-mod kinds;
+pub(crate) mod doc;
+pub(crate) mod kinds;
 pub(crate) mod scope;
 
 pub use analysis::{
@@ -17,8 +17,6 @@ pub use analysis::{
     person_recent, person_run, person_runs_of,
 };
 pub use doc::DocKey;
-pub(crate) use kinds::packing;
-pub use kinds::{kind_of, Packed, KINDS, OTHER};
 
 fn key(parts: &[&[u8]]) -> Vec<u8> {
     let mut k = Vec::with_capacity(parts.iter().map(|p| p.len() + 1).sum());

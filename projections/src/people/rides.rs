@@ -28,8 +28,8 @@ use crate::facts::{self, What};
 use crate::keys;
 use crate::kv::StoreError;
 use crate::model::ReadModel;
-use crate::scan::Item;
-use crate::state::{race_no, read, Records, Scan, State};
+use crate::scan::{Item, Scan};
+use crate::state::{race_no, read, Records, State};
 
 /// A change of a person's figures in one season: what a batch's rides counted in, less
 /// what they counted out.

@@ -10,7 +10,7 @@
 //! horse they name: the records of the horses it finds, and no other horse's. A horse that
 //! was renamed is found by each of its names and listed under its newest.
 
-mod names;
+pub(crate) mod names;
 #[cfg(test)]
 mod tests;
 
@@ -22,8 +22,6 @@ use crate::keys;
 use crate::kv::StoreError;
 use crate::state::State;
 use crate::store::Store;
-
-pub(crate) use names::Touched;
 
 /// A horse a search found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

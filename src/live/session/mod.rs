@@ -17,12 +17,12 @@ mod conflation;
 mod days;
 mod market;
 mod playback;
-mod protocol;
+pub(crate) mod protocol;
 mod replay;
 mod subscriptions;
 #[cfg(test)]
 mod tests;
-mod topics;
+pub(crate) mod topics;
 mod window;
 
 use std::collections::VecDeque;
@@ -47,10 +47,8 @@ use super::frames::HeartbeatFrame;
 use super::outbox::{self, Outbox, Pending};
 use super::{frame, OddsDelta, OddsHub, Relay, CLOSE_GOING_AWAY, CLOSE_TRY_LATER};
 use protocol::broken;
-pub use protocol::MAX_CONFLATE_MS;
 use subscriptions::{Floors, Targets};
 use topics::Handed;
-pub(crate) use topics::Topics;
 
 /// Moves and race-day events read from a journal at a time: by a `since` replay, a
 /// `replay`'s playback and a session that fell behind.
