@@ -58,7 +58,7 @@ pub struct Application {
     local_nats: Option<LocalNats>,
     nats_url: String,
     /// Where the service connects, as itself: for the projector's own connection.
-    dial: nats::Dial,
+    dial: nats::client::Dial,
     /// The demo feeder's own connection, if it has one.
     demo_client: Option<async_nats::Client>,
     /// With a local server: the directory of its users' credentials.
@@ -130,7 +130,7 @@ impl Application {
             ),
             None => {
                 let credentials =
-                    nats::Credentials::ensure(&config.credentials_dir(), &config.stream)?;
+                    nats::auth::Credentials::ensure(&config.credentials_dir(), &config.stream)?;
                 let dir = config.data_dir.join("nats");
                 let local =
                     LocalNats::start(&config.nats_server, &dir, Some(4222), &credentials).await?;
@@ -145,7 +145,7 @@ impl Application {
         // Each step waits for NATS up to `nats_patience`, and ends at once with what
         // waiting does not mend (see `Connection`). The projector opens a connection of
         // its own the same way.
-        let dial = nats::Dial::new(
+        let dial = nats::client::Dial::new(
             &nats_url,
             &service_auth,
             Role::Service,
@@ -312,7 +312,7 @@ impl Application {
                 .as_ref()
                 .map(|local| local.credentials().dir().to_owned()),
             local_nats,
-            nats_url: nats::redact(&nats_url),
+            nats_url: nats::client::redact(&nats_url),
             dial,
             demo_client,
             demo_key,
@@ -588,11 +588,11 @@ fn snapshot_bucket(config: &Config) -> nats::buckets::SnapshotBucket {
 async fn stream(
     config: &Config,
     nats_url: &str,
-    service: &nats::Connection,
-    setup: Option<nats::ClientAuth>,
+    service: &nats::client::Connection,
+    setup: Option<nats::client::ClientAuth>,
     anonymous: bool,
 ) -> anyhow::Result<jetstream::stream::Info> {
-    let settings = nats::StreamSettings {
+    let settings = nats::setup::StreamSettings {
         name: config.stream.clone(),
         duplicate_window: config.duplicate_window,
         replicas: config.stream_replicas,
@@ -601,7 +601,8 @@ async fn stream(
     match setup {
         Some(auth) => {
             let setup =
-                nats::Connection::open(nats_url, &auth, Role::Setup, config.nats_patience).await?;
+                nats::client::Connection::open(nats_url, &auth, Role::Setup, config.nats_patience)
+                    .await?;
             let info = nats::setup::set_up_with(&setup, &settings, &snapshot_bucket(config)).await;
             let _ = tokio::time::timeout(Duration::from_secs(2), setup.client.drain()).await;
             info
@@ -623,7 +624,7 @@ async fn stream(
 /// How the API asks where the log ends (the stream's last sequence), for a read whose
 /// position is past the checkpoint: a look-up of the stream through the service's own
 /// connection, which the API itself does not hold.
-fn ask_end(js: &jetstream::Context, stream: &str) -> http::AskEnd {
+fn ask_end(js: &jetstream::Context, stream: &str) -> http::position::AskEnd {
     let (js, stream) = (js.clone(), stream.to_owned());
     Box::new(move || {
         let (js, stream) = (js.clone(), stream.clone());
@@ -638,7 +639,7 @@ fn ask_end(js: &jetstream::Context, stream: &str) -> http::AskEnd {
 /// data directory), and links that name `addr` unless a public URL is configured.
 async fn open_signup(
     config: &Config,
-    service: &nats::Connection,
+    service: &nats::client::Connection,
     registry: Registry,
     addr: SocketAddr,
 ) -> anyhow::Result<Arc<crate::subscribe::Signup>> {

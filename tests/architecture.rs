@@ -500,6 +500,10 @@ fn a_name_of_a_parent_or_through_a_re_export_is_found() {
             "use super::*;\nuse crate::Stock;\nuse super::Stock as S;\nuse super::Arc;\n\
              pub(crate) struct Till;\nimpl super::Shop {}\n",
         ),
+        (
+            "shop/door.rs",
+            "use crate::shop;\nfn open(s: shop::Stock) -> shop::stock::Stock { s }\n",
+        ),
         ("shop/tests.rs", "use super::*;\nuse crate::Stock;\n"),
     ];
     let tree = modules::Tree::of(
@@ -509,6 +513,7 @@ fn a_name_of_a_parent_or_through_a_re_export_is_found() {
     );
     let found = tree.misplaced_names();
     let expected = [
+        "x/shop/door.rs: `shop::Stock` reaches `Stock` through `use stock::Stock` in x/shop",
         "x/shop/stock.rs: `crate::shop::price` names fn `price` of x/shop, which holds it",
         "x/shop/stock.rs: `super::OPEN` names const `OPEN` of x/shop, which holds it",
         "x/shop/stock.rs: `super::price` names fn `price` of x/shop, which holds it",

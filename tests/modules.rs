@@ -109,21 +109,28 @@ pub(crate) fn imports(code: &str) -> Vec<(String, String)> {
 /// through `crate::`, `super::` or `self::` (`crate::fold::read`, `super::docs::seal`).
 pub(crate) fn paths_named(code: &str) -> Vec<String> {
     let mut paths: Vec<String> = imports(code).into_iter().map(|(p, _)| p).collect();
-    for start in ["crate::", "super::", "self::"] {
-        for (at, _) in code.match_indices(start) {
-            if code[..at]
-                .chars()
-                .next_back()
-                .is_some_and(|c| is_ident(c) || c == ':')
-            {
-                continue;
-            }
-            let path: String = code[at..]
-                .chars()
-                .take_while(|c| is_ident(*c) || *c == ':')
-                .collect();
-            paths.push(path);
+    for start in ["crate", "super", "self"] {
+        paths.extend(paths_from(code, start));
+    }
+    paths
+}
+
+/// The paths written out from `start` (`crate`, or a module's name): `start::a::b`.
+pub(crate) fn paths_from(code: &str, start: &str) -> Vec<String> {
+    let mut paths = Vec::new();
+    for (at, _) in code.match_indices(&format!("{start}::")) {
+        if code[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| is_ident(c) || c == ':')
+        {
+            continue;
         }
+        let path: String = code[at..]
+            .chars()
+            .take_while(|c| is_ident(*c) || *c == ':')
+            .collect();
+        paths.push(path);
     }
     paths
 }
@@ -446,7 +453,21 @@ impl Tree {
         let mut out = BTreeSet::new();
         for (module, code) in &self.code {
             let file = &self.files[module];
-            for path in paths_named(code) {
+            let mut paths = paths_named(code);
+            // And the paths that start with a module's name: a child's (`cards::render`)
+            // or one the module imports (`use crate::docs;` then `docs::seal`).
+            let children = self
+                .files
+                .keys()
+                .filter(|m| m.len() == module.len() + 1 && m.starts_with(module))
+                .filter_map(|m| m.last().cloned());
+            let imported = self.imports[module]
+                .keys()
+                .filter(|name| matches!(self.reach(module, name), Some(Reached::Module(_))));
+            for name in children.chain(imported.cloned()) {
+                paths.extend(paths_from(code, &name));
+            }
+            for path in paths {
                 let holds = |m: &Module| m.len() < module.len() && module.starts_with(m);
                 let line = match self.reach(module, &path) {
                     Some(Reached::Defined(at, name, kind)) if holds(&at) => {

@@ -82,12 +82,12 @@ pub(crate) fn runs(
         Subject::Horse(horse) => runs_of(s, horse)?,
         Subject::Person(role, id) => {
             let mut runs = Vec::new();
-            let prefix = keys::person_runs_of(role.name(), id);
+            let prefix = keys::analysis::person_runs_of(role.name(), id);
             let some = now.prefix(&prefix).next().transpose()?.is_some();
             for listed in now.range(span.keys_within(&prefix)) {
                 reads.note()?;
                 let (key, _) = listed?;
-                let ((date, n, venue), horse) = keys::parse_person_run(&key)
+                let ((date, n, venue), horse) = keys::analysis::parse_person_run(&key)
                     .ok_or_else(|| StoreError::Corrupt("a person's race key".into()))?;
                 let entry = keys::form_entry(horse, date, n, venue);
                 let Some(value) = s.get(&entry)? else {

@@ -121,5 +121,5 @@ pub(crate) fn cards_of(
             races: list,
         });
     }
-    Ok(docs::render_cards(date, &meetings).days)
+    Ok(docs::cards::render_cards(date, &meetings).days)
 }

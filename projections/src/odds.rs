@@ -214,7 +214,7 @@ pub(crate) fn odds_of(
     let every: Option<RaceOdds> = read(s, &keys::odds(date, n, None))?;
     let mut out = Vec::new();
     let mut unnamed: Option<Vec<u8>> = None;
-    let race = |venue| docs::OddsRace {
+    let race = |venue| docs::odds::OddsRace {
         date,
         venue,
         meetings: listed.as_deref(),
@@ -228,7 +228,7 @@ pub(crate) fn odds_of(
         };
         let st = status::of_race(s, date, n, venue)?;
         let gone = scratched(s, date, n, venue)?;
-        let doc = docs::render_odds(&race(venue), &view, st.as_ref(), &gone);
+        let doc = docs::odds::render_odds(&race(venue), &view, st.as_ref(), &gone);
         if unnamed.is_none() || venue == main {
             unnamed = Some(doc.clone());
         }
@@ -240,7 +240,12 @@ pub(crate) fn odds_of(
         (None, Some(odds)) => {
             let st = status::of_race(s, date, n, None)?;
             let gone = scratched(s, date, n, None)?;
-            Some(docs::render_odds(&race(None), odds, st.as_ref(), &gone))
+            Some(docs::odds::render_odds(
+                &race(None),
+                odds,
+                st.as_ref(),
+                &gone,
+            ))
         }
         (None, None) => None,
     };

@@ -92,7 +92,8 @@ pub(crate) fn results_of(
             };
             let render = || {
                 let what = || format!("result of race {n} of {date} at {venue}");
-                Ok(decode::<RaceResult>(Some(&result), what)?.map(|r| docs::result_race(&r)))
+                Ok(decode::<RaceResult>(Some(&result), what)?
+                    .map(|r| docs::results::result_race(&r)))
             };
             if let Some(part) = parts.of(
                 (date, n, venue),
@@ -107,5 +108,5 @@ pub(crate) fn results_of(
             races: list,
         });
     }
-    Ok(docs::render_results(date, &meetings))
+    Ok(docs::results::render_results(date, &meetings))
 }

@@ -41,12 +41,6 @@ mod tests;
 
 pub use form::FormDoc;
 
-pub(crate) use cards::{card_race, render_cards};
-pub use odds::{published_at, render_odds_move, OddsMoveDoc};
-pub(crate) use odds::{render_odds, OddsRace};
-pub(crate) use profile::render_profile;
-pub(crate) use results::{render_results, result_race};
-
 /// The schema of a race's `status` in the documents: one of the feed's words
 /// ([`racing_events::RaceStatus`]), listed from the same list the feed is validated by.
 #[cfg(feature = "openapi")]

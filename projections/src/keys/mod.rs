@@ -7,15 +7,11 @@
 
 const SEP: u8 = 0;
 
-mod analysis;
+pub(crate) mod analysis;
 pub(crate) mod doc;
 pub(crate) mod kinds;
 pub(crate) mod scope;
 
-pub use analysis::{
-    card_entries_of, card_entry, card_form, horse_career, parse_card_entry, parse_person_run,
-    person_recent, person_run, person_runs_of,
-};
 pub use doc::DocKey;
 
 fn key(parts: &[&[u8]]) -> Vec<u8> {
