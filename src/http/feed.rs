@@ -10,7 +10,7 @@ use axum::response::Response;
 use axum::routing::get;
 use axum::Router;
 use bytes::Bytes;
-use racing_events::schema::asyncapi::feed_asyncapi;
+use racing_events::asyncapi::feed_asyncapi;
 use racing_events::schema::{feed_schema, FeedVersion};
 
 use super::described::{FEED_ASYNCAPI_PATH, FEED_SCHEMA_PATH};
