@@ -401,7 +401,7 @@ impl crate::store::Store {
         let Some(runs) = runs else {
             return Ok(None);
         };
-        let body = crate::docs::to_json(&analyse(&runs, subject, span));
+        let body = crate::docs::json::to_json(&analyse(&runs, subject, span));
         crate::docs::Doc::new(crate::docs::seal(false, &body, seq).into())
             .map(Some)
             .ok_or_else(|| StoreError::Corrupt("a sealed document".into()))

@@ -9,7 +9,7 @@ mod race;
 use std::collections::BTreeSet;
 
 use crate::doc_writes::{ByVenue, Stale};
-use crate::docs::{self, Meeting};
+use crate::docs::{self, meeting::Meeting};
 use crate::facts::{Change, Day, What};
 use crate::keys::doc::DocKey;
 use crate::kv::StoreError;

@@ -207,9 +207,9 @@ pub(crate) fn odds_of(
     n: u8,
 ) -> Result<ByVenue, StoreError> {
     let meetings = day.meetings();
-    let listed = docs::venues(&meetings);
+    let listed = docs::meeting::venues(&meetings);
     let main = meetings
-        .get(docs::main_meeting(&meetings))
+        .get(docs::meeting::main_meeting(&meetings))
         .map(|m| m.venue.as_str());
     let every: Option<RaceOdds> = read(s, &keys::odds(date, n, None))?;
     let mut out = Vec::new();

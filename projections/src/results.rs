@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use racing_events::RaceResult;
 
 use crate::doc_writes::{ByVenue, Stale};
-use crate::docs::{self, Meeting};
+use crate::docs::{self, meeting::Meeting};
 use crate::facts::{Change, Day, What};
 use crate::keys;
 use crate::keys::doc::DocKey;
@@ -81,7 +81,7 @@ pub(crate) fn results_of(
     s: &impl Records,
     date: &str,
     parts: &mut Parts,
-) -> Result<docs::Rendered, StoreError> {
+) -> Result<docs::meeting::Rendered, StoreError> {
     let day = Day::read(s, date)?;
     let mut meetings = Vec::with_capacity(day.results.len());
     for (venue, races) in &day.results {

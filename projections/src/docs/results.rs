@@ -4,7 +4,10 @@ use racing_events::{RaceResult, ResultRunner};
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use super::{lbw_lengths, main_meeting, to_json, venues, Meeting, Rendered};
+use super::{
+    json::to_json, lengths::lbw_lengths, meeting::main_meeting, meeting::venues, meeting::Meeting,
+    meeting::Rendered,
+};
 
 /// All results of a date: races in ascending race number.
 #[derive(Serialize)]
