@@ -8,8 +8,8 @@
 use crate::cards::cards_of;
 use crate::docs::{self, Doc};
 use crate::facts::Day;
-use crate::form::model::form_of;
 use crate::form::{self, FormSource};
+use crate::forms::form_of;
 use crate::history::AsOf;
 use crate::keys::doc::DocKey;
 use crate::kv::Bytes;

@@ -87,8 +87,8 @@ read_models! {
     results: crate::results::Results, EachEvent,
     /// The current odds of each race (`odds.rs`).
     odds: crate::odds::Odds, EachEvent,
-    /// Horses' forms, named by their profiles (`form/model.rs`).
-    forms: crate::form::model::Forms, EachEvent,
+    /// Horses' forms, named by their profiles (`forms.rs`).
+    forms: crate::forms::Forms, EachEvent,
     /// The race cards of each date, with each runner's form as of its race's date, from
     /// the horses' forms and the people's rides (`cards.rs`).
     cards: crate::cards::Cards, EachEvent,

@@ -284,8 +284,6 @@ pub(crate) fn as_of(
         .collect())
 }
 
-pub(crate) mod model;
-
 #[cfg(test)]
 mod tests;
 

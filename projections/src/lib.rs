@@ -12,6 +12,7 @@ mod facts;
 mod feed;
 mod fold;
 mod form;
+mod forms;
 mod history;
 mod horse_runs;
 mod ids;
