@@ -527,12 +527,26 @@ fn a_name_of_a_parent_or_through_a_re_export_is_found() {
         assert!(found.starts_with(expected), "{found}\n  is not\n{expected}");
     }
     // `Shop` is the main type of `shop`: its modules may name it.
-    let main = |module: &str, name: &str, kind: &str| {
-        modules::is_main_type(&vec![module.to_owned()], name, kind)
-    };
-    assert!(main("shop", "Shop", "struct") && main("live_snapshot", "LiveSnapshots", "enum"));
-    assert!(!main("shop", "Shop", "fn") && !main("shop", "ShopSettings", "struct"));
-    assert!(!modules::is_main_type(&Vec::new(), "Shop", "struct"));
+    assert_eq!(tree.main_type(&vec!["shop".to_owned()]), Some("Shop"));
+    assert!(modules::named_for("ids", "AppliedIds") && modules::named_for("snapshot", "Snapshots"));
+    assert!(
+        modules::named_for("live_race", "LiveRace") && !modules::named_for("shop", "ShopSettings")
+    );
+    assert!(!modules::named_for("keys", "KeyRing"));
+    // Two types named for a module: neither is its main type.
+    let two = modules::Tree::of(
+        "x",
+        "lib.rs",
+        [
+            ("lib.rs", "mod ids;\n"),
+            (
+                "ids/mod.rs",
+                "pub struct AppliedIds;\npub struct SeenIds;\n",
+            ),
+        ]
+        .map(|(file, code)| (file.to_owned(), code.to_owned())),
+    );
+    assert_eq!(two.main_type(&vec!["ids".to_owned()]), None);
     let kinds = modules::defined(
         "pub(crate) const fn a() {}\npub(in crate::x) struct B;\nasync fn c() {}\n\
          static mut D: u8 = 0;\nmacro_rules! e {}\nimpl B {\n    fn g() {}\n}\nmod h;\n",

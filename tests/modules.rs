@@ -444,9 +444,23 @@ impl Tree {
         Some(Reached::Module(here))
     }
 
+    /// The main type of a module, which the modules inside it may name: the one struct,
+    /// enum or trait of its own file that is named for it ([`named_for`]); `None` where
+    /// its file defines none, or more than one.
+    pub fn main_type(&self, module: &Module) -> Option<&str> {
+        let name = module.last()?;
+        let mut named = self.defined.get(module)?.iter().filter(|(item, kind)| {
+            ["struct", "enum", "trait"].contains(&kind.as_str()) && named_for(name, item)
+        });
+        match (named.next(), named.next()) {
+            (Some((item, _)), None) => Some(item),
+            _ => None,
+        }
+    }
+
     /// Each name a module names out of place, one line each with its file: an item of a
     /// module that holds it (its parent's own items, or any ancestor's) other than that
-    /// module's main type ([`is_main_type`]); a name reached through another module's
+    /// module's main type ([`Tree::main_type`]); a name reached through another module's
     /// import or re-export rather than in the module that defines it; and a name whose
     /// home this reader cannot tell.
     pub fn misplaced_names(&self) -> Vec<String> {
@@ -471,7 +485,7 @@ impl Tree {
                 let holds = |m: &Module| m.len() < module.len() && module.starts_with(m);
                 let line = match self.reach(module, &path) {
                     Some(Reached::Defined(at, name, kind)) if holds(&at) => {
-                        if is_main_type(&at, &name, &kind) {
+                        if self.main_type(&at) == Some(name.as_str()) {
                             continue;
                         }
                         format!(
@@ -510,13 +524,10 @@ impl Tree {
     }
 }
 
-/// Whether an item of module `at` is its main type, which the modules inside it may
-/// name: a struct, enum or trait named as the module is, in UpperCamelCase, or in the
-/// plural (`session`: `Session`; `snapshot`: `Snapshot` or `Snapshots`).
-pub(crate) fn is_main_type(at: &Module, name: &str, kind: &str) -> bool {
-    let Some(module) = at.last() else {
-        return false;
-    };
+/// Whether a type named `name` is named for module `module`: its name ends with the
+/// module's in UpperCamelCase, or with that in the plural (`session`: `Session`;
+/// `snapshot`: `Snapshots`; `ids`: `AppliedIds`).
+pub(crate) fn named_for(module: &str, name: &str) -> bool {
     let camel: String = module
         .split('_')
         .map(|word| {
@@ -526,7 +537,7 @@ pub(crate) fn is_main_type(at: &Module, name: &str, kind: &str) -> bool {
             })
         })
         .collect();
-    ["struct", "enum", "trait"].contains(&kind) && (name == camel || name == format!("{camel}s"))
+    !camel.is_empty() && (name.ends_with(&camel) || name.ends_with(&format!("{camel}s")))
 }
 
 /// The path an imported name stands for, with the segments written after the name.

@@ -43,20 +43,20 @@ impl Store {
     /// The upkeep of the applied ids that a batch does before it starts
     /// ([`Store::batch`]).
     pub(crate) fn upkeep(&self) -> Result<(), StoreError> {
-        self.with_ids(|ids| ids.maintain(&self.kv, crate::ids::UPKEEP_STEP))
+        self.with_ids(|ids| ids.maintain(&self.kv, crate::ids::limits::UPKEEP_STEP))
     }
 
     /// Starts a batch of changes on top of the committed state, after the upkeep of the
     /// applied ids that is due (a step of a merge of runs, a save of their filter).
     pub fn batch(&self) -> Result<Batch<'_>, StoreError> {
-        self.batch_after(crate::ids::UPKEEP_STEP)
+        self.batch_after(crate::ids::limits::UPKEEP_STEP)
     }
 
     /// [`Store::batch`] for a batch someone waits for (a live update): the upkeep of the
     /// applied ids (merges, a save of their filter, removals) goes a short step before it,
     /// and on over the prompt batches that follow.
     pub fn prompt_batch(&self) -> Result<Batch<'_>, StoreError> {
-        self.batch_after(crate::ids::PROMPT_UPKEEP_STEP)
+        self.batch_after(crate::ids::limits::PROMPT_UPKEEP_STEP)
     }
 
     fn batch_after(&self, upkeep_step: u64) -> Result<Batch<'_>, StoreError> {
