@@ -65,7 +65,8 @@ pub use people::docs::{is_slug, render_list, season, slug, PersonRow, Role};
 pub use people::{list_key, record_key};
 pub use raceday::{DayEvent, DayKind};
 pub use scan::{Item, Scan};
-pub use search::{HorseMatch, MAX_SEARCH_CHARS};
+pub use search::index::MAX_SEARCH_CHARS;
+pub use search::HorseMatch;
 pub use snapshot::{
     layout, load_snapshot, snapshot_head, verify_snapshot, Expected, SnapshotError, SnapshotHead,
     SnapshotSummary,
