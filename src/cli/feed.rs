@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::Args;
 
-use super::NatsTarget;
+use super::nats_target::NatsTarget;
 use crate::nats::auth::Role;
 use crate::publish;
 

@@ -11,7 +11,7 @@ use anyhow::Context as _;
 use clap::{Args, Subcommand};
 
 use super::feed::open;
-use super::NatsTarget;
+use super::nats_target::NatsTarget;
 use crate::import::{self, Imported};
 use crate::nats::auth::Role;
 use crate::publish;

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::{Args, Subcommand};
 
-use super::NatsTarget;
+use super::nats_target::NatsTarget;
 use crate::nats::auth::Role;
 
 /// The key registry to manage, and what to do with it.

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::NatsTarget;
+use super::nats_target::NatsTarget;
 use crate::nats::auth::Role;
 use crate::refusals::{self, Refusal};
 

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::NatsTarget;
+use super::nats_target::NatsTarget;
 use crate::config::StreamArgs;
 use crate::nats::auth::Role;
 use crate::nats::setup::StreamSettings;
