@@ -242,7 +242,7 @@ impl Application {
                 settings: &config.snapshots,
                 gone: &gone,
             },
-            &nats::stream_identity(&stream_info),
+            &nats::stream::stream_identity(&stream_info),
             stream_info.state.last_sequence,
             &config.data_dir,
             starting,

@@ -46,7 +46,7 @@ pub async fn run(args: SetupArgs) -> anyhow::Result<ExitCode> {
     let buckets = crate::nats::buckets::ALL.map(|b| b.name(&settings.name));
     println!(
         "{} at {url}: {} replica(s), {} message(s); buckets {}; object store {}",
-        crate::nats::stream_identity(&info),
+        crate::nats::stream::stream_identity(&info),
         info.config.num_replicas,
         info.state.messages,
         buckets.join(", "),

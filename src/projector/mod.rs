@@ -240,7 +240,7 @@ impl Projector {
             return Ok(());
         };
         let mut stream = self.js.get_stream(&self.parts.stream).await?;
-        let now = crate::nats::stream_identity(stream.info().await?);
+        let now = crate::nats::stream::stream_identity(stream.info().await?);
         if now != built_from {
             return Err(Fatal(format!(
                 "the stream is now {now}, made again since the read models were built from {built_from}; \
@@ -286,10 +286,10 @@ impl Projector {
         // may go unanswered until the client's 10 s request timeout, and three in a row
         // kept the projector silent for half a minute; a retry a few seconds later finds
         // the new leader. The consumer's making has a shorter bound of its own
-        // ([`crate::nats::CONSUMER_WITHIN`]).
+        // ([`crate::nats::messages::CONSUMER_WITHIN`]).
         let made = tokio::time::timeout(STALL_CHECK, async {
             self.check_same_stream().await?;
-            crate::nats::messages_from(&self.js, &self.parts.stream, start).await
+            crate::nats::messages::messages_from(&self.js, &self.parts.stream, start).await
         })
         .await;
         let mut messages = made.map_err(|_| {

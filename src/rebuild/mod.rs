@@ -60,7 +60,7 @@ const HOLD_LIMIT: Duration = Duration::from_secs(30);
 /// before it is made again.
 const STALL: Duration = Duration::from_secs(3);
 /// How long the rebuild keeps trying to make its consumer: several attempts of
-/// [`crate::nats::CONSUMER_WITHIN`], so that all of them drawing a dead node is unlikely.
+/// [`crate::nats::messages::CONSUMER_WITHIN`], so that all of them drawing a dead node is unlikely.
 const CONSUMER_PATIENCE: Duration = Duration::from_secs(10);
 /// Longest a replaced or failed store's directory waits for the last other handle of it
 /// to go (a request in flight, the background check of a store it reads whole, a fold
@@ -278,13 +278,13 @@ enum Below {
 impl Run {
     /// An ordered consumer of the stream from the message after `checkpoint`, tried for
     /// up to [`CONSUMER_PATIENCE`]: an attempt may draw a dead node of a cluster
-    /// ([`crate::nats::CONSUMER_WITHIN`]).
+    /// ([`crate::nats::messages::CONSUMER_WITHIN`]).
     async fn messages_after(
         &self,
         checkpoint: u64,
     ) -> anyhow::Result<crate::nats::messages::Messages> {
         crate::retry::patiently("the rebuild's consumer", CONSUMER_PATIENCE, || {
-            crate::nats::messages_from(&self.js, &self.stream, checkpoint + 1)
+            crate::nats::messages::messages_from(&self.js, &self.stream, checkpoint + 1)
         })
         .await
     }
@@ -321,7 +321,7 @@ impl Run {
         tracing::info!(store = %dir.display(), "rebuilding the read models from the log");
         let mut stream = self.js.get_stream(&self.stream).await?;
         let info = stream.info().await?;
-        let identity = crate::nats::stream_identity(info);
+        let identity = crate::nats::stream::stream_identity(info);
         let loaded = match &self.from {
             Origin::Snapshot(name) => self.load_snapshot(dir, name.as_deref(), &identity).await?,
             Origin::Log => 0,
