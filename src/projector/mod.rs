@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_nats::jetstream;
-use racing_projections::{Batch, BatchStats, Loader, StoreError};
+use racing_projections::{BatchStats, Loader, StoreError};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
@@ -24,10 +24,12 @@ use live::LiveUpdate;
 mod applied_ids;
 mod batch;
 pub(crate) mod bulk;
+mod commits;
 pub(crate) mod decoded;
 mod live;
 
 use batch::Taken;
+use commits::{commit_due, timed};
 
 pub use bulk::fold_messages;
 pub(crate) use decoded::{decode, Decoded};
@@ -45,17 +47,6 @@ const BATCH_WINDOW: Duration = Duration::from_millis(1);
 pub(crate) const CATCH_UP_BATCH: usize = 65_536;
 /// Longest a batch stays open while catching up.
 pub(crate) const CATCH_UP_WINDOW: Duration = Duration::from_secs(1);
-/// Most records one commit writes once the API answers (after the first catch-up, and
-/// in a rebuild beside the store in use): sled's `apply_batch` holds a process-wide write
-/// lock for the whole commit, and every read of the read models, of any store, waits for
-/// it, and sled writes a whole leaf again for each record it writes: a commit of 2,048
-/// records held it, and every read during a rebuild, for tens of milliseconds; one of a
-/// 65,536-message catch-up batch, for seconds.
-pub(crate) const SERVING_COMMIT_WRITES: usize = 512;
-/// Most bytes (about) one commit writes once the API answers: a record of the odds journal
-/// holds up to 128 moves, so 512 of them made a commit of megabytes, and reads during a
-/// catch-up of odds updates waited long behind each.
-pub(crate) const SERVING_COMMIT_BYTES: usize = 1 << 20;
 /// Messages decoded ahead of the fold: decoding goes on, on another thread, while a batch
 /// is folded and committed.
 const DECODED_AHEAD: usize = 32_768;
@@ -630,19 +621,4 @@ fn off_the_workers<T>(work: impl FnOnce() -> T) -> T {
         Ok(RuntimeFlavor::MultiThread) => tokio::task::block_in_place(work),
         _ => work(),
     }
-}
-
-/// Runs `commit` and records how long it took (`racing_commit_seconds`): readers of the
-/// read models may wait that long for it.
-fn timed<T>(commit: impl FnOnce() -> T) -> T {
-    let began = std::time::Instant::now();
-    let done = commit();
-    metrics::histogram!("racing_commit_seconds").record(began.elapsed());
-    done
-}
-
-/// Whether `batch` has written what one commit may once the API answers: about
-/// [`SERVING_COMMIT_WRITES`] records or [`SERVING_COMMIT_BYTES`] bytes.
-fn commit_due(batch: &Batch<'_>) -> bool {
-    batch.writes() >= SERVING_COMMIT_WRITES || batch.bytes() >= SERVING_COMMIT_BYTES
 }
