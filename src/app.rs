@@ -23,9 +23,10 @@ use crate::http::limits::RateLimits;
 use crate::http::live::ConnectionSlots;
 use crate::http::position::LogEnd;
 use crate::http::{self, AppState, Shared};
+use crate::keys;
 use crate::keys::registry::Registry;
 use crate::keys::replicas::Replicas;
-use crate::keys::{self, KeyRing};
+use crate::keys::ring::KeyRing;
 use crate::live::session::SessionContext;
 use crate::live::OddsHub;
 use crate::nats;
@@ -191,7 +192,7 @@ impl Application {
         let demo_client = demo_feeder.map(|feeder| feeder.client);
 
         let shutdown = CancellationToken::new();
-        let demo_key = config.demo.map(|_| keys::generate_demo());
+        let demo_key = config.demo.map(|_| keys::record::generate_demo());
         let keys = Arc::new(KeyRing::new(
             config
                 .api_keys

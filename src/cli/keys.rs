@@ -70,7 +70,8 @@ enum KeysAction {
 
 /// Runs one `racing keys` action against the registry; a new key goes to stdout alone.
 pub async fn run(args: KeysArgs) -> anyhow::Result<ExitCode> {
-    use crate::keys::{registry::Registry, KeyLimits};
+    use crate::keys::record::KeyLimits;
+    use crate::keys::registry::Registry;
     let stream = args.target.stream.clone();
     let (client, url) = args.target.connect(Role::KeysAdmin).await?;
     let js = async_nats::jetstream::new(client);

@@ -14,8 +14,9 @@ use super::described::ODDS_SOCKET_DOC;
 use super::error::ApiError;
 use super::query::Query;
 use super::AppState;
+use crate::keys::digest::KeyId;
 use crate::keys::replicas::Replicas;
-use crate::keys::{Identity, KeyId, Standing};
+use crate::keys::ring::{Identity, Standing};
 use crate::live::session::{run_session, Charge, Key};
 use crate::live::{CLOSE_POLICY, CLOSE_TRY_LATER};
 

@@ -64,7 +64,7 @@ pub use pipeline::{keyless_paths, Api};
 pub use position::{AskEnd, LogEnd, MIN_SEQ_HEADER};
 pub use table::ROUTES;
 
-use crate::keys::KeyRing;
+use crate::keys::ring::KeyRing;
 use crate::live::session::SessionContext;
 use crate::read_models::ReadModels;
 

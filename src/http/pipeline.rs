@@ -38,7 +38,7 @@ use super::position::{self, Asked, MIN_SEQ_HEADER};
 use super::route::Runs;
 use super::ODDS_SOCKET_PATH;
 use super::{cache, table, AppState, HeaderText, API_KEY_HEADER};
-use crate::keys::{Identity, Refused};
+use crate::keys::ring::{Identity, Refused};
 
 /// The request id header, taken from the client when it sends one.
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");

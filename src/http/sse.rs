@@ -26,7 +26,7 @@ use futures::{Sink, StreamExt};
 use super::error::ApiError;
 use super::query::Query;
 use super::{input, AppState};
-use crate::keys::Identity;
+use crate::keys::ring::Identity;
 use crate::live::session::protocol::MAX_CONFLATE_MS;
 use crate::live::session::run_session;
 

@@ -19,7 +19,7 @@ use super::error::ErrorBody;
 use super::query::Query;
 use super::route::Component;
 use super::AppState;
-use crate::keys::Identity;
+use crate::keys::ring::Identity;
 use crate::live::frames::{CardFrame, ResultFrame, RetractionFrame, ScratchingFrame, StatusFrame};
 use crate::webhooks::endpoint::{Attempt, DeliveryState, Endpoint};
 use crate::webhooks::manage::NewEndpoint;

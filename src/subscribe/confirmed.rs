@@ -399,7 +399,7 @@ async fn retire_previous(
 }
 
 /// Revokes keys made for a replacement that did not happen.
-async fn undo(signup: &Signup, issued: &[(String, crate::keys::KeyRecord)]) {
+async fn undo(signup: &Signup, issued: &[(String, crate::keys::record::KeyRecord)]) {
     for (_, record) in issued {
         if let Err(e) = signup.registry.revoke(&record.id).await {
             tracing::error!(error = format!("{e:#}"), key = %record.prefix(), "revoking a key of a replacement undone");

@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 
 use super::sign::Secret;
-use crate::keys::KeyId;
+use crate::keys::digest::KeyId;
 use crate::live::session::topics::Topics;
 
 /// Attempts a delivery state keeps, newest last.

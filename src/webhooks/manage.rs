@@ -19,7 +19,7 @@ use super::send::{Posted, Sender};
 use super::sign::{self, Secret};
 use super::store::{Buckets, Endpoints};
 use super::Settings;
-use crate::keys::{Identity, KeyRing};
+use crate::keys::ring::{Identity, KeyRing};
 use crate::live::OddsHub;
 use crate::read_models::ReadModels;
 
