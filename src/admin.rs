@@ -497,7 +497,7 @@ async fn verify_snapshot(State(state): State<AdminState>, Query(named): Query<Na
     }
 }
 
-fn unusable(listed: &crate::snapshot::Listed, why: &str) -> Response {
+fn unusable(listed: &crate::snapshot::listed::Listed, why: &str) -> Response {
     (
         StatusCode::UNPROCESSABLE_ENTITY,
         Json(serde_json::json!({"snapshot": listed, "error": why})),

@@ -346,7 +346,7 @@ pub struct Config {
     /// own (`racing serve` sets itself); `None` folds it in the service's process.
     pub rebuild_worker: Option<PathBuf>,
     /// Snapshots of the read models: whether this replica writes and loads them, and when.
-    pub snapshots: crate::snapshot::Settings,
+    pub snapshots: crate::snapshot::settings::Settings,
     /// Webhooks: the networks opened to endpoints, a delivery's time, the sender's lease.
     pub webhooks: crate::webhooks::Settings,
 }
@@ -444,7 +444,7 @@ impl TryFrom<ServeArgs> for Config {
             },
             demo_race_secs: a.demo_race_secs.max(5),
             rebuild_worker: None,
-            snapshots: crate::snapshot::Settings {
+            snapshots: crate::snapshot::settings::Settings {
                 write: a.snapshot_write,
                 load: a.snapshot_load,
                 every_events: a.snapshot_every_events.max(1),
@@ -508,10 +508,10 @@ impl Config {
             rebuild_worker: None,
             // Embedders and tests write snapshots, and wait for another's, only where they
             // ask to; a start loads one wherever there is one.
-            snapshots: crate::snapshot::Settings {
+            snapshots: crate::snapshot::settings::Settings {
                 write: false,
                 wait: Duration::ZERO,
-                ..crate::snapshot::Settings::default()
+                ..crate::snapshot::settings::Settings::default()
             },
             request_limits: crate::http::limits::RequestLimits::default(),
             key_watch_stale_after: crate::keys::registry::STALE_AFTER,
