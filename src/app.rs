@@ -643,7 +643,7 @@ async fn open_signup(
     service: &nats::client::Connection,
     registry: Registry,
     addr: SocketAddr,
-) -> anyhow::Result<Arc<crate::subscribe::Signup>> {
+) -> anyhow::Result<Arc<crate::subscribe::signup::Signup>> {
     let mut settings = config.signup.clone();
     if settings.public_url.is_empty() {
         let host = if addr.ip().is_unspecified() {
@@ -670,7 +670,7 @@ async fn open_signup(
         .await?;
     settings.link_ttl =
         crate::subscribe::store::link_life(settings.link_ttl, store.link_age().await?);
-    Ok(Arc::new(crate::subscribe::Signup::new(
+    Ok(Arc::new(crate::subscribe::signup::Signup::new(
         settings, store, secret, registry, mailer,
     )?))
 }

@@ -341,7 +341,7 @@ pub struct Config {
     /// refuses managed keys.
     pub key_watch_stale_after: Duration,
     /// The pricing page and its flow; `public_url` empty: the API's address.
-    pub signup: crate::subscribe::Settings,
+    pub signup: crate::subscribe::settings::Settings,
     /// The `racing` program whose `rebuild-worker` folds a rebuild in a process of its
     /// own (`racing serve` sets itself); `None` folds it in the service's process.
     pub rebuild_worker: Option<PathBuf>,
@@ -380,7 +380,7 @@ impl TryFrom<ServeArgs> for Config {
             None => crate::subscribe::plans::Plans::default(),
         };
         let hours = |h: u64| Duration::from_secs(h.saturating_mul(3600));
-        let signup = crate::subscribe::Settings {
+        let signup = crate::subscribe::settings::Settings {
             plans,
             smtp_url: a.smtp_url.filter(|u| !u.trim().is_empty()),
             mail_from: a.mail_from,
@@ -515,7 +515,7 @@ impl Config {
             },
             request_limits: crate::http::limits::RequestLimits::default(),
             key_watch_stale_after: crate::keys::registry::STALE_AFTER,
-            signup: crate::subscribe::Settings {
+            signup: crate::subscribe::settings::Settings {
                 plans: crate::subscribe::plans::Plans::default(),
                 smtp_url: None,
                 mail_from: "racing data <keys@racing.invalid>".into(),

@@ -117,7 +117,7 @@ pub struct Shared {
     /// Every live odds session, so that shutdown can wait for their close frames.
     pub sessions: tokio_util::task::TaskTracker,
     /// The pricing page and the subscription flow.
-    pub signup: Arc<crate::subscribe::Signup>,
+    pub signup: Arc<crate::subscribe::signup::Signup>,
     /// Webhook endpoints.
     pub webhooks: Arc<crate::webhooks::manage::Webhooks>,
     /// The one shutdown signal.

@@ -12,8 +12,8 @@
 
 use axum::http::StatusCode;
 
+use super::signup::Signup;
 use super::store::{self, Subscriber, Subscription};
-use super::Signup;
 
 /// What the page after a followed link says.
 pub struct Done {
