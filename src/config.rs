@@ -250,7 +250,7 @@ pub struct ServeArgs {
     pub trusted_proxies: String,
     /// The webhooks' settings.
     #[command(flatten)]
-    pub webhooks: crate::webhooks::WebhookArgs,
+    pub webhooks: crate::webhooks::settings::WebhookArgs,
 }
 
 /// What the set-up makes the stream with: `racing setup`'s, and `racing serve`'s where
@@ -348,7 +348,7 @@ pub struct Config {
     /// Snapshots of the read models: whether this replica writes and loads them, and when.
     pub snapshots: crate::snapshot::settings::Settings,
     /// Webhooks: the networks opened to endpoints, a delivery's time, the sender's lease.
-    pub webhooks: crate::webhooks::Settings,
+    pub webhooks: crate::webhooks::settings::Settings,
 }
 
 impl TryFrom<ServeArgs> for Config {
@@ -469,7 +469,7 @@ impl TryFrom<ServeArgs> for Config {
             },
             key_watch_stale_after: Duration::from_secs(a.key_watch_stale_secs.max(1)),
             signup,
-            webhooks: crate::webhooks::Settings::try_from(a.webhooks)?,
+            webhooks: crate::webhooks::settings::Settings::try_from(a.webhooks)?,
         })
     }
 }
@@ -533,7 +533,7 @@ impl Config {
                 mails_per_address_hour: 5,
                 trusted_proxies: crate::subscribe::clients::TrustedProxies::default(),
             },
-            webhooks: crate::webhooks::Settings::default(),
+            webhooks: crate::webhooks::settings::Settings::default(),
         }
     }
 }

@@ -488,12 +488,13 @@ fn a_name_of_a_parent_or_through_a_re_export_is_found() {
             "shop/mod.rs",
             "pub mod stock;\nmod till;\npub(crate) use stock::Stock;\nuse std::sync::Arc;\n\
              pub struct Shop;\npub(crate) const OPEN: u8 = 9;\npub(crate) fn price() {}\n\
+             pub(crate) fn till() {}\n\
              #[cfg(test)]\nmod tests {\n    pub fn only_tests() {}\n}\n",
         ),
         (
             "shop/stock.rs",
             "use super::{Shop, OPEN};\nuse super::till::Till;\npub struct Stock;\n\
-             fn f() { super::price(); crate::shop::price(); }\n",
+             fn f() { super::price(); crate::shop::price(); super::till(); }\n",
         ),
         (
             "shop/till.rs",
@@ -517,6 +518,7 @@ fn a_name_of_a_parent_or_through_a_re_export_is_found() {
         "x/shop/stock.rs: `crate::shop::price` names fn `price` of x/shop, which holds it",
         "x/shop/stock.rs: `super::OPEN` names const `OPEN` of x/shop, which holds it",
         "x/shop/stock.rs: `super::price` names fn `price` of x/shop, which holds it",
+        "x/shop/stock.rs: `super::till` names fn `till` of x/shop, which holds it",
         "x/shop/till.rs: `crate::Stock` reaches `Stock` through `use shop::stock::Stock` in x/ (the root)",
         "x/shop/till.rs: `super::*` names every item of x/shop, which holds it",
         "x/shop/till.rs: `super::Arc` reaches `Arc` through `use std::sync::Arc` in x/shop",

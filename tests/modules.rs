@@ -410,7 +410,8 @@ impl Tree {
                 }
             }
         };
-        for next in segments {
+        let mut segments = segments.peekable();
+        while let Some(next) = segments.next() {
             match next {
                 "super" => {
                     here.pop();
@@ -420,12 +421,16 @@ impl Tree {
                 name => {
                     let mut child = here.clone();
                     child.push(name.to_owned());
-                    if self.is_module(&child) {
+                    let name = name.to_owned();
+                    let kind = self.defined.get(&here).and_then(|d| d.get(&name));
+                    // A module and an item may share a name (`mod guard;` beside `fn
+                    // guard`): a path that ends there names the item too.
+                    let last = segments.peek().is_none();
+                    if self.is_module(&child) && !(last && kind.is_some()) {
                         here = child;
                         continue;
                     }
-                    let name = name.to_owned();
-                    if let Some(kind) = self.defined.get(&here).and_then(|d| d.get(&name)) {
+                    if let Some(kind) = kind {
                         return Some(Reached::Defined(here, name, kind.clone()));
                     }
                     if let Some(from) = self.imports.get(&here).and_then(|i| i.get(&name)) {

@@ -16,9 +16,9 @@ use super::endpoint::{
 use super::guard::Guard;
 use super::owner::Mail;
 use super::send::{Posted, Sender};
+use super::settings::Settings;
 use super::sign::{self, Secret};
 use super::store::{Buckets, Endpoints};
-use super::Settings;
 use crate::keys::ring::{Identity, KeyRing};
 use crate::live::OddsHub;
 use crate::read_models::ReadModels;
@@ -109,7 +109,7 @@ impl Webhooks {
         let buckets = Buckets::open(service, stream).await?;
         let endpoints = Arc::new(Endpoints::default());
         buckets.follow(endpoints.clone(), shutdown.clone()).await?;
-        let guard = Arc::new(super::guard(&parts.settings, parts.own));
+        let guard = Arc::new(super::settings::guard(&parts.settings, parts.own));
         Ok(Arc::new(Webhooks {
             buckets,
             endpoints,
