@@ -326,7 +326,7 @@ pub struct Config {
     /// Program for the local nats-server.
     pub nats_server: String,
     /// Limits of each live odds session.
-    pub ws_limits: crate::live::session::Limits,
+    pub ws_limits: crate::live::session::limits::Limits,
     /// Most open live odds connections per key.
     pub ws_max_connections_per_key: usize,
     /// Capacity of the live odds ring, in updates.
@@ -420,7 +420,7 @@ impl TryFrom<ServeArgs> for Config {
             stream_replicas: a.stream_settings.replicas(),
             demo: a.demo.then_some(a.demo_seed),
             nats_server: a.nats_server,
-            ws_limits: crate::live::session::Limits {
+            ws_limits: crate::live::session::limits::Limits {
                 heartbeat: Duration::from_millis(a.ws_heartbeat_ms.max(100)),
                 max_subscriptions: a.ws_max_subscriptions.max(1),
                 max_frame_bytes: a
@@ -500,7 +500,7 @@ impl Config {
             stream_replicas: None,
             demo: None,
             nats_server: "nats-server".into(),
-            ws_limits: crate::live::session::Limits::default(),
+            ws_limits: crate::live::session::limits::Limits::default(),
             ws_max_connections_per_key: 100,
             odds_buffer: 4096,
             store: racing_projections::Options::default(),

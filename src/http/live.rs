@@ -17,8 +17,8 @@ use super::AppState;
 use crate::keys::digest::KeyId;
 use crate::keys::replicas::Replicas;
 use crate::keys::ring::{Identity, Standing};
+use crate::live::close::{CLOSE_POLICY, CLOSE_TRY_LATER};
 use crate::live::session::{run_session, Charge, Key};
-use crate::live::{CLOSE_POLICY, CLOSE_TRY_LATER};
 
 /// Bytes read from a socket at once. tungstenite keeps a read buffer of this size for
 /// every connection (128 KiB by default, which every idle connection held resident);

@@ -15,7 +15,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::faults::Faults;
-use crate::live::OddsHub;
+use crate::live::hub::OddsHub;
 use crate::load::{GiveWay, REQUESTS_FIRST};
 use crate::read_models::ReadModels;
 use crate::retry::Fatal;

@@ -20,7 +20,7 @@ use super::settings::Settings;
 use super::sign::{self, Secret};
 use super::store::{Buckets, Endpoints};
 use crate::keys::ring::{Identity, KeyRing};
-use crate::live::OddsHub;
+use crate::live::hub::OddsHub;
 use crate::read_models::ReadModels;
 
 /// Why an ask of the API was not done.
