@@ -19,10 +19,11 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::faults::Faults;
+use crate::http;
 use crate::http::limits::RateLimits;
-use crate::http::live::ConnectionSlots;
-use crate::http::position::LogEnd;
-use crate::http::{self, AppState, Shared};
+use crate::http::log_end::LogEnd;
+use crate::http::slots::ConnectionSlots;
+use crate::http::state::{AppState, Shared};
 use crate::keys;
 use crate::keys::registry::Registry;
 use crate::keys::replicas::Replicas;
@@ -625,7 +626,7 @@ async fn stream(
 /// How the API asks where the log ends (the stream's last sequence), for a read whose
 /// position is past the checkpoint: a look-up of the stream through the service's own
 /// connection, which the API itself does not hold.
-fn ask_end(js: &jetstream::Context, stream: &str) -> http::position::AskEnd {
+fn ask_end(js: &jetstream::Context, stream: &str) -> http::log_end::AskEnd {
     let (js, stream) = (js.clone(), stream.to_owned());
     Box::new(move || {
         let (js, stream) = (js.clone(), stream.clone());

@@ -13,7 +13,7 @@ use super::error::ApiError;
 use super::input::{AsOf, FromDate, HorseNo, PersonId, ToDate};
 use super::long;
 use super::respond::{built, deadline};
-use super::AppState;
+use super::state::AppState;
 
 /// A horse's records by condition.
 pub(super) fn horse(

@@ -13,7 +13,7 @@ use utoipa::ToSchema;
 use super::error::ApiError;
 use super::input::{FromDate, NameText, PersonId, SearchLimit, ToDate, DEFAULT_SEARCH_LIMIT};
 use super::respond::{built, json};
-use super::AppState;
+use super::state::AppState;
 
 /// Days of the meetings' range before today without a `from`.
 pub const DEFAULT_DAYS_BEFORE: i64 = 30;

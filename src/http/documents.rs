@@ -15,7 +15,7 @@ use racing_events::{Date, RaceNumber};
 use super::error::ApiError;
 use super::input::{AsOf, FormLimit, HorseNo, Venue};
 use super::respond::{at, built, deadline, json};
-use super::AppState;
+use super::state::AppState;
 
 /// The profile of a horse.
 pub(super) fn horse_profile(

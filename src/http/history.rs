@@ -13,7 +13,7 @@ use utoipa::ToSchema;
 use super::error::ApiError;
 use super::input::{ChangeSince, PageLimit, Since, Venue, DEFAULT_PAGE_LIMIT};
 use super::respond::{at, built, deadline, json};
-use super::AppState;
+use super::state::AppState;
 
 /// A page of the change feed.
 #[derive(Serialize, ToSchema)]

@@ -257,7 +257,7 @@ impl RateLimits {
             };
             (remaining, reset, refused, b.policy.clone())
         });
-        let limit = super::HeaderText::new()
+        let limit = super::header_text::HeaderText::new()
             .text("\"default\";r=")
             .number(remaining.into())
             .text(";t=")

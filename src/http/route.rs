@@ -16,7 +16,7 @@ use utoipa::ToSchema;
 
 use super::error::ApiError;
 use super::query::{Query, MIN_SEQ};
-use super::AppState;
+use super::state::AppState;
 
 /// One endpoint: everything about it, declared once.
 pub struct Route {

@@ -24,8 +24,9 @@ use bytes::BytesMut;
 use futures::{Sink, StreamExt};
 
 use super::error::ApiError;
+use super::input;
 use super::query::Query;
-use super::{input, AppState};
+use super::state::AppState;
 use crate::keys::ring::Identity;
 use crate::live::session::protocol::MAX_CONFLATE_MS;
 use crate::live::session::run_session;

@@ -18,7 +18,7 @@ use super::error::ApiError;
 use super::index::{self, ApiIndex};
 use super::respond::with_type;
 use super::route::{Component, Handler, Operation, Route, Runs};
-use super::AppState;
+use super::state::AppState;
 use crate::telemetry::requests::RouteMetrics;
 
 /// What an analysis route says it answers, the breakdowns by person named by `$people`

@@ -18,7 +18,7 @@ use super::error::ApiError;
 use super::error::ErrorBody;
 use super::query::Query;
 use super::route::Component;
-use super::AppState;
+use super::state::AppState;
 use crate::keys::ring::Identity;
 use crate::live::frames::{CardFrame, ResultFrame, RetractionFrame, ScratchingFrame, StatusFrame};
 use crate::webhooks::endpoint::{Attempt, DeliveryState, Endpoint};
