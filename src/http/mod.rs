@@ -57,14 +57,14 @@ pub use described::{
     ASYNCAPI_PATH, ASYNCAPI_PUBLIC_PATH, DOCS_PATH, FEED_ASYNCAPI_PATH, FEED_SCHEMA_PATH,
     INDEX_PATH, ODDS_SOCKET_PATH, OPENAPI_PATH, VERSION,
 };
-pub use error::{ApiError, UNAUTHORIZED_MESSAGE};
+pub use error::ApiError;
 pub use feed::{asyncapi_text as feed_asyncapi_text, schema_text as feed_schema_text};
-pub use limits::{RateLimits, RequestLimits};
 pub use openapi::SPEC as OPENAPI;
-pub use pipeline::{keyless_paths, Api};
-pub use position::MIN_SEQ_HEADER;
-pub use state::{AppState, Shared};
+pub use pipeline::keyless_paths;
 pub use table::ROUTES;
+
+use pipeline::Api;
+use state::AppState;
 
 /// The API as one service, for the server and for handler tests: the request pipeline
 /// (`pipeline.rs`: ids, tracing, limits, the key, the rate, conditional GETs and

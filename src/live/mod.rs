@@ -12,10 +12,6 @@ mod outbox;
 pub(crate) mod session;
 pub(crate) mod snapshot;
 
-pub use session::limits::Limits;
-pub use session::protocol::MAX_CONFLATE_MS;
-pub use session::{free, run_session, Charge, Key, SessionContext};
-
 /// Largest client frame the protocol layer reads at all; the session answers anything
 /// over its own limit (at most this) with an `error` frame and stays open, and anything
 /// over this with close 1009.

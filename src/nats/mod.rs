@@ -14,7 +14,7 @@ pub(crate) mod stream;
 pub mod subjects;
 
 pub use auth::{Credentials, Role};
-pub use client::{connect, redact, ClientAuth, Connection, Dial, NatsArgs};
+pub use client::{connect, ClientAuth, Connection, NatsArgs};
 pub use local::{free_port, LocalNats, ServerOptions, ServerTls, WebSocketUser};
 pub use messages::{messages_from, Messages, CONSUMER_WITHIN};
 pub use setup::{set_up, StreamSettings};

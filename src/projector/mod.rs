@@ -30,9 +30,7 @@ mod live;
 
 use batch::Taken;
 use commits::{commit_due, timed};
-
-pub use bulk::fold_messages;
-pub(crate) use decoded::{decode, Decoded};
+use decoded::{decode, Decoded};
 
 /// Most messages in one batch.
 pub(crate) const MAX_BATCH: usize = 4096;

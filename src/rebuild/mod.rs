@@ -44,8 +44,9 @@ use crate::read_models::{self, ReadModels};
 use crate::snapshot::Snapshots;
 use crate::supervise::lock;
 
-pub use status::{Origin, State, Status};
-pub use worker::{run as run_worker, WorkerArgs};
+pub use worker::run as run_worker;
+
+use status::{Origin, State, Status};
 
 /// Most messages folded in one batch, and how long a batch waits for more after its
 /// first: large while the rebuild is behind (each document a batch touches is rendered

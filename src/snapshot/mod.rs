@@ -25,10 +25,10 @@ pub mod start;
 pub mod upload;
 pub mod writer;
 
-pub use lease::InUse;
 pub use listed::Created;
 
 use files::{Fetched, NotWritten, RemoveOnDrop, Written};
+use lease::InUse;
 use listed::Listed;
 
 use std::collections::HashMap;

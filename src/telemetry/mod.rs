@@ -13,7 +13,7 @@ use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 
 pub(crate) mod requests;
 
-pub(crate) use requests::route_metrics;
+use requests::route_metrics;
 
 /// How often the recorder's histograms are drained when nothing scrapes `/metrics`.
 const METRICS_UPKEEP: Duration = Duration::from_secs(5);

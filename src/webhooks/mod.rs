@@ -25,6 +25,5 @@ pub(crate) mod settings;
 pub mod sign;
 pub mod store;
 
-pub use guard::{Resolve, SystemResolver};
+pub use guard::Resolve;
 pub use lane::SCHEDULE;
-pub use manage::{Problem, Webhooks};

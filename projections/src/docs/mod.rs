@@ -42,7 +42,7 @@ mod status;
 #[cfg(test)]
 mod tests;
 
-pub use form::FormDoc;
+use form::FormDoc;
 
 /// A stored document as read: its `ETag`, the sequence it was last changed at and its
 /// bytes, sharing the store's buffer. Dereferences to the bytes (for a form, the framed

@@ -12,7 +12,7 @@ use racing_events::{Envelope, RaceStatus};
 
 use crate::docs::answered;
 use crate::feed::ChangeCursor;
-use crate::keys::DocKey;
+use crate::keys::doc::DocKey;
 use crate::store::Store;
 use crate::tests::tempdir;
 

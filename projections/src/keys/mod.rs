@@ -14,7 +14,7 @@ pub(crate) mod versions;
 
 use parts::{key, race, split_at_sep, SEP};
 
-pub use doc::DocKey;
+use doc::DocKey;
 
 /// The last stream sequence whose effects are in the tree.
 pub const CHECKPOINT: &[u8] = b"meta\0checkpoint";

@@ -18,12 +18,8 @@ pub(crate) mod rides;
 #[cfg(test)]
 mod tests;
 
-#[cfg(test)]
-pub(crate) use docs::render_from_results;
-pub use docs::{render_list, PersonRow, Role};
-#[cfg(test)]
-pub(crate) use rides::list_rows;
-pub(crate) use rides::served;
+use docs::{render_list, PersonRow, Role};
+use rides::served;
 
 use crate::docs::{seal, Doc};
 use crate::keys;
