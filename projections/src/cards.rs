@@ -9,7 +9,8 @@ mod race;
 use std::collections::BTreeSet;
 
 use crate::doc_writes::{ByVenue, Stale};
-use crate::docs::{self, meeting::Meeting};
+use crate::docs;
+use crate::docs::meeting::Meeting;
 use crate::facts::{Change, Day, What};
 use crate::keys::doc::DocKey;
 use crate::kv::StoreError;

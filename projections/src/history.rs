@@ -213,8 +213,8 @@ pub(crate) struct Versioned<'a, S> {
 }
 
 /// The values the changes of source records in a batch replaced, by record, until
-/// [`Versions::write`] writes each record's as one ([`keys::versions::history`], `subject_entries.rs`); an
-/// empty value means the record had none.
+/// [`Versions::write`] writes each record's as one ([`keys::versions::history`],
+/// `subject_entries.rs`); an empty value means the record had none.
 #[derive(Debug, Default)]
 pub(crate) struct Versions {
     replaced: PerBatch<Vec<u8>>,

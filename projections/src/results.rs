@@ -6,7 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use racing_events::RaceResult;
 
 use crate::doc_writes::{ByVenue, Stale};
-use crate::docs::{self, meeting::Meeting};
+use crate::docs;
+use crate::docs::meeting::Meeting;
 use crate::facts::{Change, Day, What};
 use crate::keys;
 use crate::keys::doc::DocKey;

@@ -4,10 +4,10 @@
 //! to N (a watch the projector tells after each commit, [`ReadModels::wait_applied`]), for
 //! at most the configured wait; then it is answered as any other, or it gets a 503 that
 //! says where they stand. A position past the end of the log is a 404 at once: the end is
-//! asked of NATS by whoever wires the service ([`LogEnd`](super::log_end::LogEnd)), and only for a position past
-//! both the checkpoint and the end last seen. A read without one costs nothing more than a
-//! look at its query, which the pipeline reads anyway for `as_of`, and a comparison of
-//! each header's name as the pipeline measures them.
+//! asked of NATS by whoever wires the service ([`LogEnd`](super::log_end::LogEnd)), and
+//! only for a position past both the checkpoint and the end last seen. A read without one
+//! costs nothing more than a look at its query, which the pipeline reads anyway for
+//! `as_of`, and a comparison of each header's name as the pipeline measures them.
 //!
 //! [`ReadModels::wait_applied`]: crate::read_models::ReadModels::wait_applied
 

@@ -298,7 +298,8 @@ impl Mailer {
 
     /// Sends until `shutdown`: with SMTP, passes over the spool, oldest first, each
     /// message when its next attempt is due (messages spooled before a restart go out
-    /// after it); with an outbox, removes its messages once they are [`OUTBOX_KEEP`](upkeep::OUTBOX_KEEP) old.
+    /// after it); with an outbox, removes its messages once they are
+    /// [`OUTBOX_KEEP`](upkeep::OUTBOX_KEEP) old.
     pub async fn run(&self, shutdown: CancellationToken) {
         let (smtp, spool, failed) = match &self.transport {
             Transport::Smtp {

@@ -4,10 +4,9 @@ use racing_events::{RaceResult, ResultRunner};
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use super::{
-    json::to_json, lengths::lbw_lengths, meeting::main_meeting, meeting::venues, meeting::Meeting,
-    meeting::Rendered,
-};
+use super::json::to_json;
+use super::lengths::lbw_lengths;
+use super::meeting::{main_meeting, venues, Meeting, Rendered};
 
 /// All results of a date: races in ascending race number.
 #[derive(Serialize)]

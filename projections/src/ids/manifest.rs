@@ -32,7 +32,8 @@ pub(super) struct Run {
     pub(super) saved: bool,
 }
 
-/// A filter saved in the tree: chunks of [`FILTER_CHUNK_BYTES`](super::limits::FILTER_CHUNK_BYTES) at `generation`, of its
+/// A filter saved in the tree: chunks of
+/// [`FILTER_CHUNK_BYTES`](super::limits::FILTER_CHUNK_BYTES) at `generation`, of its
 /// layers' words one after the other.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(super) struct SavedFilter {
