@@ -474,7 +474,7 @@ fn every_module_names_items_where_they_are_defined_and_none_of_its_parents() {
         misplaced.is_empty(),
         "{} names out of place: a module imports from its siblings or from below, never \
          its parent's own items (but the parent's main type), and each name from the module \
-         that defines it, not through a re-export ({MAP}, \"Layers\"):\n  {}",
+         that defines it, not through a re-export ({MAP}, \"Imports\"):\n  {}",
         misplaced.len(),
         misplaced.join("\n  ")
     );
