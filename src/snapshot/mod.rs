@@ -16,7 +16,7 @@
 //! The file's format, and the frozen view a live store is written from, are the store's
 //! (`racing_projections::snapshot`).
 
-pub(crate) mod files;
+mod files;
 pub mod lease;
 pub(crate) mod listed;
 pub mod room;
