@@ -375,7 +375,7 @@ fn count_store_writes() {
 }
 
 /// The current or last rebuild.
-async fn rebuild_status(State(state): State<AdminState>) -> Json<crate::rebuild::Status> {
+async fn rebuild_status(State(state): State<AdminState>) -> Json<crate::rebuild::status::Status> {
     Json(state.rebuilder.status())
 }
 
@@ -392,7 +392,7 @@ async fn start_rebuild(
     State(state): State<AdminState>,
     Query(from): Query<RebuildFrom>,
 ) -> Response {
-    use crate::rebuild::Origin;
+    use crate::rebuild::status::Origin;
     let from = match from.snapshot.as_deref() {
         None => Origin::Log,
         Some("newest") => Origin::Snapshot(None),
@@ -497,7 +497,7 @@ async fn verify_snapshot(State(state): State<AdminState>, Query(named): Query<Na
     }
 }
 
-fn unusable(listed: &crate::snapshot::Listed, why: &str) -> Response {
+fn unusable(listed: &crate::snapshot::listed::Listed, why: &str) -> Response {
     (
         StatusCode::UNPROCESSABLE_ENTITY,
         Json(serde_json::json!({"snapshot": listed, "error": why})),

@@ -19,12 +19,20 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::faults::Faults;
-use crate::http::{self, AppState, ConnectionSlots, LogEnd, RateLimits, Shared};
+use crate::http;
+use crate::http::limits::RateLimits;
+use crate::http::log_end::LogEnd;
+use crate::http::slots::ConnectionSlots;
+use crate::http::state::{AppState, Shared};
+use crate::keys;
 use crate::keys::registry::Registry;
 use crate::keys::replicas::Replicas;
-use crate::keys::{self, KeyRing};
-use crate::live::{OddsHub, SessionContext};
-use crate::nats::{self, LocalNats, Role};
+use crate::keys::ring::KeyRing;
+use crate::live::hub::OddsHub;
+use crate::live::session::SessionContext;
+use crate::nats;
+use crate::nats::auth::Role;
+use crate::nats::local::LocalNats;
 use crate::projector::{Parts, Progress, Projector};
 use crate::read_models::{self, ReadModels};
 use crate::rebuild::Rebuilder;
@@ -52,7 +60,7 @@ pub struct Application {
     local_nats: Option<LocalNats>,
     nats_url: String,
     /// Where the service connects, as itself: for the projector's own connection.
-    dial: nats::Dial,
+    dial: nats::client::Dial,
     /// The demo feeder's own connection, if it has one.
     demo_client: Option<async_nats::Client>,
     /// With a local server: the directory of its users' credentials.
@@ -124,7 +132,7 @@ impl Application {
             ),
             None => {
                 let credentials =
-                    nats::Credentials::ensure(&config.credentials_dir(), &config.stream)?;
+                    nats::auth::Credentials::ensure(&config.credentials_dir(), &config.stream)?;
                 let dir = config.data_dir.join("nats");
                 let local =
                     LocalNats::start(&config.nats_server, &dir, Some(4222), &credentials).await?;
@@ -139,7 +147,7 @@ impl Application {
         // Each step waits for NATS up to `nats_patience`, and ends at once with what
         // waiting does not mend (see `Connection`). The projector opens a connection of
         // its own the same way.
-        let dial = nats::Dial::new(
+        let dial = nats::client::Dial::new(
             &nats_url,
             &service_auth,
             Role::Service,
@@ -185,7 +193,7 @@ impl Application {
         let demo_client = demo_feeder.map(|feeder| feeder.client);
 
         let shutdown = CancellationToken::new();
-        let demo_key = config.demo.map(|_| keys::generate_demo());
+        let demo_key = config.demo.map(|_| keys::record::generate_demo());
         let keys = Arc::new(KeyRing::new(
             config
                 .api_keys
@@ -236,7 +244,7 @@ impl Application {
                 settings: &config.snapshots,
                 gone: &gone,
             },
-            &nats::stream_identity(&stream_info),
+            &nats::stream::stream_identity(&stream_info),
             stream_info.state.last_sequence,
             &config.data_dir,
             starting,
@@ -272,7 +280,7 @@ impl Application {
             mail: Some(crate::webhooks::owner::Mail::new(signup.mailer(), registry)),
         };
         let webhooks =
-            crate::webhooks::Webhooks::start(&service, &config.stream, webhooks, &shutdown);
+            crate::webhooks::manage::Webhooks::start(&service, &config.stream, webhooks, &shutdown);
         let webhooks = webhooks.await?;
         let state = AppState::new(Shared {
             live: SessionContext {
@@ -306,7 +314,7 @@ impl Application {
                 .as_ref()
                 .map(|local| local.credentials().dir().to_owned()),
             local_nats,
-            nats_url: nats::redact(&nats_url),
+            nats_url: nats::client::redact(&nats_url),
             dial,
             demo_client,
             demo_key,
@@ -413,7 +421,9 @@ impl Application {
                     progress: self.progress.subscribe(),
                     rebuilding: {
                         let rebuilder = rebuilder.clone();
-                        Box::new(move || rebuilder.status().state == crate::rebuild::State::Running)
+                        Box::new(move || {
+                            rebuilder.status().state == crate::rebuild::status::State::Running
+                        })
                     },
                     most_behind: crate::admin::READY_MAX_LAG,
                     js: self.js.clone(),
@@ -580,11 +590,11 @@ fn snapshot_bucket(config: &Config) -> nats::buckets::SnapshotBucket {
 async fn stream(
     config: &Config,
     nats_url: &str,
-    service: &nats::Connection,
-    setup: Option<nats::ClientAuth>,
+    service: &nats::client::Connection,
+    setup: Option<nats::client::ClientAuth>,
     anonymous: bool,
 ) -> anyhow::Result<jetstream::stream::Info> {
-    let settings = nats::StreamSettings {
+    let settings = nats::setup::StreamSettings {
         name: config.stream.clone(),
         duplicate_window: config.duplicate_window,
         replicas: config.stream_replicas,
@@ -593,7 +603,8 @@ async fn stream(
     match setup {
         Some(auth) => {
             let setup =
-                nats::Connection::open(nats_url, &auth, Role::Setup, config.nats_patience).await?;
+                nats::client::Connection::open(nats_url, &auth, Role::Setup, config.nats_patience)
+                    .await?;
             let info = nats::setup::set_up_with(&setup, &settings, &snapshot_bucket(config)).await;
             let _ = tokio::time::timeout(Duration::from_secs(2), setup.client.drain()).await;
             info
@@ -615,7 +626,7 @@ async fn stream(
 /// How the API asks where the log ends (the stream's last sequence), for a read whose
 /// position is past the checkpoint: a look-up of the stream through the service's own
 /// connection, which the API itself does not hold.
-fn ask_end(js: &jetstream::Context, stream: &str) -> http::AskEnd {
+fn ask_end(js: &jetstream::Context, stream: &str) -> http::log_end::AskEnd {
     let (js, stream) = (js.clone(), stream.to_owned());
     Box::new(move || {
         let (js, stream) = (js.clone(), stream.clone());
@@ -630,10 +641,10 @@ fn ask_end(js: &jetstream::Context, stream: &str) -> http::AskEnd {
 /// data directory), and links that name `addr` unless a public URL is configured.
 async fn open_signup(
     config: &Config,
-    service: &nats::Connection,
+    service: &nats::client::Connection,
     registry: Registry,
     addr: SocketAddr,
-) -> anyhow::Result<Arc<crate::subscribe::Signup>> {
+) -> anyhow::Result<Arc<crate::subscribe::signup::Signup>> {
     let mut settings = config.signup.clone();
     if settings.public_url.is_empty() {
         let host = if addr.ip().is_unspecified() {
@@ -660,7 +671,7 @@ async fn open_signup(
         .await?;
     settings.link_ttl =
         crate::subscribe::store::link_life(settings.link_ttl, store.link_age().await?);
-    Ok(Arc::new(crate::subscribe::Signup::new(
+    Ok(Arc::new(crate::subscribe::signup::Signup::new(
         settings, store, secret, registry, mailer,
     )?))
 }

@@ -16,7 +16,7 @@ pub struct ServeArgs {
     pub nats_url: Option<String>,
     /// Credentials and TLS of the service's NATS user (the `service` role).
     #[command(flatten)]
-    pub nats: crate::nats::NatsArgs,
+    pub nats: crate::nats::client::NatsArgs,
     /// In demo mode against a NATS server of its own (RACING_NATS_URL set): the nkey seed
     /// file of a feeder, which publishes the demo's events (the service's own user may
     /// not). Unset with a local server: its own feeder.
@@ -250,7 +250,7 @@ pub struct ServeArgs {
     pub trusted_proxies: String,
     /// The webhooks' settings.
     #[command(flatten)]
-    pub webhooks: crate::webhooks::WebhookArgs,
+    pub webhooks: crate::webhooks::settings::WebhookArgs,
 }
 
 /// What the set-up makes the stream with: `racing setup`'s, and `racing serve`'s where
@@ -293,14 +293,14 @@ pub struct Config {
     /// `None`: run a local nats-server.
     pub nats_url: Option<String>,
     /// How the service proves who it is to NATS (given `nats_url`).
-    pub nats_auth: crate::nats::ClientAuth,
+    pub nats_auth: crate::nats::client::ClientAuth,
     /// Given `nats_url`: the set-up user's credentials, to make or update the stream and
     /// its buckets at start-up; `None` (any deployment with roles) finds them made by
     /// `racing setup`.
-    pub nats_setup: Option<crate::nats::ClientAuth>,
+    pub nats_setup: Option<crate::nats::client::ClientAuth>,
     /// In demo mode with `nats_url`: the feeder that publishes the demo's events; `None`
     /// publishes with the service's own credentials (a server without permissions).
-    pub demo_feeder: Option<crate::nats::ClientAuth>,
+    pub demo_feeder: Option<crate::nats::client::ClientAuth>,
     /// How long each step of start-up keeps trying NATS before giving up.
     pub nats_patience: Duration,
     /// Read models and local NATS store.
@@ -326,7 +326,7 @@ pub struct Config {
     /// Program for the local nats-server.
     pub nats_server: String,
     /// Limits of each live odds session.
-    pub ws_limits: crate::live::Limits,
+    pub ws_limits: crate::live::session::limits::Limits,
     /// Most open live odds connections per key.
     pub ws_max_connections_per_key: usize,
     /// Capacity of the live odds ring, in updates.
@@ -336,19 +336,19 @@ pub struct Config {
     /// In demo mode, seconds of odds movement before each demo race is run.
     pub demo_race_secs: u64,
     /// Per-key rates and request bounds.
-    pub request_limits: crate::http::RequestLimits,
+    pub request_limits: crate::http::limits::RequestLimits,
     /// How long a replica may go without confirming the key registry current before it
     /// refuses managed keys.
     pub key_watch_stale_after: Duration,
     /// The pricing page and its flow; `public_url` empty: the API's address.
-    pub signup: crate::subscribe::Settings,
+    pub signup: crate::subscribe::settings::Settings,
     /// The `racing` program whose `rebuild-worker` folds a rebuild in a process of its
     /// own (`racing serve` sets itself); `None` folds it in the service's process.
     pub rebuild_worker: Option<PathBuf>,
     /// Snapshots of the read models: whether this replica writes and loads them, and when.
-    pub snapshots: crate::snapshot::Settings,
+    pub snapshots: crate::snapshot::settings::Settings,
     /// Webhooks: the networks opened to endpoints, a delivery's time, the sender's lease.
-    pub webhooks: crate::webhooks::Settings,
+    pub webhooks: crate::webhooks::settings::Settings,
 }
 
 impl TryFrom<ServeArgs> for Config {
@@ -364,7 +364,7 @@ impl TryFrom<ServeArgs> for Config {
         let demo_feeder = a
             .demo_nats_nkey
             .map(|path| {
-                crate::nats::ClientAuth::try_from(crate::nats::NatsArgs {
+                crate::nats::client::ClientAuth::try_from(crate::nats::client::NatsArgs {
                     nats_nkey: Some(path),
                     nats_creds: None,
                     nats_user: None,
@@ -374,13 +374,13 @@ impl TryFrom<ServeArgs> for Config {
                 })
             })
             .transpose()?;
-        let nats_auth = crate::nats::ClientAuth::try_from(a.nats)?;
+        let nats_auth = crate::nats::client::ClientAuth::try_from(a.nats)?;
         let plans = match &a.plans {
             Some(path) => crate::subscribe::plans::Plans::load(path)?,
             None => crate::subscribe::plans::Plans::default(),
         };
         let hours = |h: u64| Duration::from_secs(h.saturating_mul(3600));
-        let signup = crate::subscribe::Settings {
+        let signup = crate::subscribe::settings::Settings {
             plans,
             smtp_url: a.smtp_url.filter(|u| !u.trim().is_empty()),
             mail_from: a.mail_from,
@@ -420,7 +420,7 @@ impl TryFrom<ServeArgs> for Config {
             stream_replicas: a.stream_settings.replicas(),
             demo: a.demo.then_some(a.demo_seed),
             nats_server: a.nats_server,
-            ws_limits: crate::live::Limits {
+            ws_limits: crate::live::session::limits::Limits {
                 heartbeat: Duration::from_millis(a.ws_heartbeat_ms.max(100)),
                 max_subscriptions: a.ws_max_subscriptions.max(1),
                 max_frame_bytes: a
@@ -444,7 +444,7 @@ impl TryFrom<ServeArgs> for Config {
             },
             demo_race_secs: a.demo_race_secs.max(5),
             rebuild_worker: None,
-            snapshots: crate::snapshot::Settings {
+            snapshots: crate::snapshot::settings::Settings {
                 write: a.snapshot_write,
                 load: a.snapshot_load,
                 every_events: a.snapshot_every_events.max(1),
@@ -457,19 +457,19 @@ impl TryFrom<ServeArgs> for Config {
                     .then(|| a.nats_file_store_mib.saturating_mul(1 << 20)),
                 log_margin: a.snapshot_log_margin_mib.saturating_mul(1 << 20),
             },
-            request_limits: crate::http::RequestLimits {
+            request_limits: crate::http::limits::RequestLimits {
                 rate_per_sec: a.rate_limit_per_sec.max(1),
                 burst: a.rate_limit_burst.max(1),
                 timeout: Duration::from_millis(a.request_timeout_ms.max(1)),
                 max_in_flight: a.max_in_flight.max(1),
-                min_seq_wait: crate::http::RequestLimits::wait_within(
+                min_seq_wait: crate::http::limits::RequestLimits::wait_within(
                     Duration::from_millis(a.min_seq_wait_ms),
                     Duration::from_millis(a.request_timeout_ms.max(1)),
                 ),
             },
             key_watch_stale_after: Duration::from_secs(a.key_watch_stale_secs.max(1)),
             signup,
-            webhooks: crate::webhooks::Settings::try_from(a.webhooks)?,
+            webhooks: crate::webhooks::settings::Settings::try_from(a.webhooks)?,
         })
     }
 }
@@ -485,7 +485,7 @@ impl Config {
     pub fn new(data_dir: impl Into<PathBuf>, nats_url: Option<String>) -> Config {
         Config {
             nats_url,
-            nats_auth: crate::nats::ClientAuth::default(),
+            nats_auth: crate::nats::client::ClientAuth::default(),
             nats_setup: None,
             demo_feeder: None,
             nats_patience: crate::retry::PATIENCE,
@@ -500,7 +500,7 @@ impl Config {
             stream_replicas: None,
             demo: None,
             nats_server: "nats-server".into(),
-            ws_limits: crate::live::Limits::default(),
+            ws_limits: crate::live::session::limits::Limits::default(),
             ws_max_connections_per_key: 100,
             odds_buffer: 4096,
             store: racing_projections::Options::default(),
@@ -508,14 +508,14 @@ impl Config {
             rebuild_worker: None,
             // Embedders and tests write snapshots, and wait for another's, only where they
             // ask to; a start loads one wherever there is one.
-            snapshots: crate::snapshot::Settings {
+            snapshots: crate::snapshot::settings::Settings {
                 write: false,
                 wait: Duration::ZERO,
-                ..crate::snapshot::Settings::default()
+                ..crate::snapshot::settings::Settings::default()
             },
-            request_limits: crate::http::RequestLimits::default(),
+            request_limits: crate::http::limits::RequestLimits::default(),
             key_watch_stale_after: crate::keys::registry::STALE_AFTER,
-            signup: crate::subscribe::Settings {
+            signup: crate::subscribe::settings::Settings {
                 plans: crate::subscribe::plans::Plans::default(),
                 smtp_url: None,
                 mail_from: "racing data <keys@racing.invalid>".into(),
@@ -533,7 +533,7 @@ impl Config {
                 mails_per_address_hour: 5,
                 trusted_proxies: crate::subscribe::clients::TrustedProxies::default(),
             },
-            webhooks: crate::webhooks::Settings::default(),
+            webhooks: crate::webhooks::settings::Settings::default(),
         }
     }
 }

@@ -23,9 +23,9 @@ use async_nats::jetstream::{self, consumer, kv, response::Response};
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 
+use crate::nats::auth::Role;
 use crate::nats::buckets::{REFUSALS, REFUSALS_PER_FEEDER};
 use crate::nats::subjects::{refusals_delivery, refusals_reader, REFUSAL_READERS};
-use crate::nats::Role;
 
 /// One refused event, as its feeder reads it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

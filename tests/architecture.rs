@@ -464,6 +464,111 @@ fn no_crate_of_the_workspace_has_modules_that_import_each_other_in_a_circle() {
     );
 }
 
+#[test]
+fn every_module_names_items_where_they_are_defined_and_none_of_its_parents() {
+    let mut misplaced = Vec::new();
+    for (dir, root_file) in modules::CRATES {
+        misplaced.extend(modules::Tree::read(dir, root_file).misplaced_names());
+    }
+    assert!(
+        misplaced.is_empty(),
+        "{} names out of place: a module imports from its siblings or from below, never \
+         its parent's own items (but the parent's main type), and each name from the module \
+         that defines it, not through a re-export ({MAP}, \"Imports\"):\n  {}",
+        misplaced.len(),
+        misplaced.join("\n  ")
+    );
+}
+
+#[test]
+fn a_name_of_a_parent_or_through_a_re_export_is_found() {
+    let files = [
+        ("lib.rs", "mod shop;\npub use shop::stock::Stock;\n"),
+        (
+            "shop/mod.rs",
+            "pub mod stock;\nmod till;\npub(crate) use stock::Stock;\nuse std::sync::Arc;\n\
+             pub struct Shop;\npub(crate) const OPEN: u8 = 9;\npub(crate) fn price() {}\n\
+             pub(crate) fn till() {}\n\
+             #[cfg(test)]\nmod tests {\n    pub fn only_tests() {}\n}\n",
+        ),
+        (
+            "shop/stock.rs",
+            "use super::{Shop, OPEN};\nuse super::till::Till;\npub struct Stock;\n\
+             fn f() { super::price(); crate::shop::price(); super::till(); }\n",
+        ),
+        (
+            "shop/till.rs",
+            "use super::*;\nuse crate::Stock;\nuse super::Stock as S;\nuse super::Arc;\n\
+             pub(crate) struct Till;\nimpl super::Shop {}\n",
+        ),
+        (
+            "shop/door.rs",
+            "use crate::shop;\nfn open(s: shop::Stock) -> shop::stock::Stock { s }\n",
+        ),
+        ("shop/tests.rs", "use super::*;\nuse crate::Stock;\n"),
+    ];
+    let tree = modules::Tree::of(
+        "x",
+        "lib.rs",
+        files.map(|(file, code)| (file.to_owned(), code.to_owned())),
+    );
+    let found = tree.misplaced_names();
+    let expected = [
+        "x/shop/door.rs: `shop::Stock` reaches `Stock` through `use stock::Stock` in x/shop",
+        "x/shop/stock.rs: `crate::shop::price` names fn `price` of x/shop, which holds it",
+        "x/shop/stock.rs: `super::OPEN` names const `OPEN` of x/shop, which holds it",
+        "x/shop/stock.rs: `super::price` names fn `price` of x/shop, which holds it",
+        "x/shop/stock.rs: `super::till` names fn `till` of x/shop, which holds it",
+        "x/shop/till.rs: `crate::Stock` reaches `Stock` through `use shop::stock::Stock` in x/ (the root)",
+        "x/shop/till.rs: `super::*` names every item of x/shop, which holds it",
+        "x/shop/till.rs: `super::Arc` reaches `Arc` through `use std::sync::Arc` in x/shop",
+        "x/shop/till.rs: `super::Stock` reaches `Stock` through `use stock::Stock` in x/shop",
+    ];
+    assert_eq!(found.len(), expected.len(), "{found:#?}");
+    for (found, expected) in found.iter().zip(expected) {
+        assert!(found.starts_with(expected), "{found}\n  is not\n{expected}");
+    }
+    // `Shop` is the main type of `shop`: its modules may name it.
+    assert_eq!(tree.main_type(&vec!["shop".to_owned()]), Some("Shop"));
+    assert!(modules::named_for("ids", "AppliedIds") && modules::named_for("snapshot", "Snapshots"));
+    assert!(
+        modules::named_for("live_race", "LiveRace") && !modules::named_for("shop", "ShopSettings")
+    );
+    assert!(!modules::named_for("keys", "KeyRing"));
+    // Two types named for a module: neither is its main type.
+    let two = modules::Tree::of(
+        "x",
+        "lib.rs",
+        [
+            ("lib.rs", "mod ids;\n"),
+            (
+                "ids/mod.rs",
+                "pub struct AppliedIds;\npub struct SeenIds;\n",
+            ),
+        ]
+        .map(|(file, code)| (file.to_owned(), code.to_owned())),
+    );
+    assert_eq!(two.main_type(&vec!["ids".to_owned()]), None);
+    let kinds = modules::defined(
+        "pub(crate) const fn a() {}\npub(in crate::x) struct B;\nasync fn c() {}\n\
+         static mut D: u8 = 0;\nmacro_rules! e {}\nimpl B {\n    fn g() {}\n}\nmod h;\n",
+    );
+    let kinds: Vec<(&str, &str)> = kinds
+        .iter()
+        .map(|(n, k)| (n.as_str(), k.as_str()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("B", "struct"),
+            ("D", "static"),
+            ("a", "fn"),
+            ("c", "fn"),
+            ("e", "macro")
+        ]
+    );
+}
+
 /// The most lines a source file outside the tests may have anywhere in the workspace: a
 /// file past it is split along its concerns.
 const MOST_LINES_ANYWHERE: usize = 700;

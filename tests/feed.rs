@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use racing::http::{feed_asyncapi_text, feed_schema_text, FEED_ASYNCAPI_PATH, FEED_SCHEMA_PATH};
+use racing_events::asyncapi::feed_asyncapi;
 use racing_events::samples::{self, envelope};
-use racing_events::schema::asyncapi::feed_asyncapi;
 use racing_events::schema::{feed_schema, FeedVersion};
 use racing_events::{Envelope, Event};
 use reqwest::StatusCode;

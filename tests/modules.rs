@@ -109,21 +109,28 @@ pub(crate) fn imports(code: &str) -> Vec<(String, String)> {
 /// through `crate::`, `super::` or `self::` (`crate::fold::read`, `super::docs::seal`).
 pub(crate) fn paths_named(code: &str) -> Vec<String> {
     let mut paths: Vec<String> = imports(code).into_iter().map(|(p, _)| p).collect();
-    for start in ["crate::", "super::", "self::"] {
-        for (at, _) in code.match_indices(start) {
-            if code[..at]
-                .chars()
-                .next_back()
-                .is_some_and(|c| is_ident(c) || c == ':')
-            {
-                continue;
-            }
-            let path: String = code[at..]
-                .chars()
-                .take_while(|c| is_ident(*c) || *c == ':')
-                .collect();
-            paths.push(path);
+    for start in ["crate", "super", "self"] {
+        paths.extend(paths_from(code, start));
+    }
+    paths
+}
+
+/// The paths written out from `start` (`crate`, or a module's name): `start::a::b`.
+pub(crate) fn paths_from(code: &str, start: &str) -> Vec<String> {
+    let mut paths = Vec::new();
+    for (at, _) in code.match_indices(&format!("{start}::")) {
+        if code[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| is_ident(c) || c == ':')
+        {
+            continue;
         }
+        let path: String = code[at..]
+            .chars()
+            .take_while(|c| is_ident(*c) || *c == ':')
+            .collect();
+        paths.push(path);
     }
     paths
 }
@@ -135,6 +142,8 @@ pub(crate) struct Tree {
     pub dir: String,
     files: BTreeMap<Module, String>,
     imports: BTreeMap<Module, BTreeMap<String, String>>,
+    /// The items each module's own file defines: name -> kind (`struct`, `fn`, ...).
+    defined: BTreeMap<Module, BTreeMap<String, String>>,
     code: BTreeMap<Module, String>,
 }
 
@@ -170,22 +179,34 @@ impl Tree {
     pub fn read(dir: &str, root_file: &str) -> Tree {
         let mut all = Vec::new();
         rust_files(&root().join(dir), &mut all);
-        let under = |f: &str| f[dir.len() + 1..].to_owned();
+        let sources = all.iter().map(|file| {
+            let relative = file[dir.len() + 1..].to_owned();
+            (relative, code_of(file))
+        });
+        Tree::of(dir, root_file, sources)
+    }
+
+    /// The crate of these sources (each file's path under `dir`, and its code without
+    /// comments), rooted at `root_file`; its test modules left out.
+    pub fn of(
+        dir: &str,
+        root_file: &str,
+        sources: impl IntoIterator<Item = (String, String)>,
+    ) -> Tree {
         let roots = ["lib.rs", "main.rs"];
         let mut code = BTreeMap::new();
         let mut files = BTreeMap::new();
         let mut test_only = BTreeSet::new();
-        for file in all {
-            let relative = under(&file);
+        for (relative, text) in sources {
             // A crate's other root (the binary beside a library) is a crate of its own.
             if roots.contains(&relative.as_str()) && relative != root_file {
                 continue;
             }
             let module = module_path(&relative);
-            let text = without_test_modules(&code_of(&file));
+            let text = without_test_modules(&text);
             test_only.extend(test_only_children(&module, &text));
             code.insert(module.clone(), text);
-            files.insert(module, file);
+            files.insert(module, format!("{dir}/{relative}"));
         }
         code.retain(|m, _| !is_test(m, &test_only));
         files.retain(|m, _| code.contains_key(m));
@@ -196,10 +217,15 @@ impl Tree {
                 (m.clone(), named.collect())
             })
             .collect();
+        let defined = code
+            .iter()
+            .map(|(m, text)| (m.clone(), defined(text)))
+            .collect();
         Tree {
             dir: dir.to_owned(),
             files,
             imports,
+            defined,
             code,
         }
     }
@@ -286,6 +312,237 @@ impl Tree {
         }
         out
     }
+}
+
+/// The items a module's own file defines at its top level, by name, with their kind
+/// (`struct`, `enum`, `trait`, `type`, `union`, `fn`, `const`, `static`, `macro`):
+/// not its modules, imports or `impl`s.
+pub(crate) fn defined(code: &str) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for line in code.lines() {
+        if line.starts_with(|c: char| c.is_whitespace() || "/#}".contains(c)) {
+            continue;
+        }
+        let mut rest = line.trim();
+        if let Some(after) = rest.strip_prefix("pub") {
+            rest = match after.strip_prefix('(') {
+                Some(inner) => inner.split_once(')').map_or("", |(_, r)| r),
+                None => after,
+            }
+            .trim_start();
+        }
+        for qualifier in ["default ", "async ", "unsafe ", "extern \"C\" "] {
+            rest = rest.strip_prefix(qualifier).unwrap_or(rest);
+        }
+        if rest.starts_with("const fn ") || rest.starts_with("const unsafe fn ") {
+            rest = rest
+                .trim_start_matches("const ")
+                .trim_start_matches("unsafe ");
+        }
+        let kinds = [
+            "struct", "enum", "trait", "type", "union", "fn", "const", "static",
+        ];
+        let (kind, after) = match rest.strip_prefix("macro_rules!") {
+            Some(after) => ("macro", after),
+            None => {
+                let Some((kind, after)) = rest.split_once(' ') else {
+                    continue;
+                };
+                if !kinds.contains(&kind) {
+                    continue;
+                }
+                (kind, after)
+            }
+        };
+        let after = after.trim_start().trim_start_matches("mut ");
+        let name: String = after.chars().take_while(|c| is_ident(*c)).collect();
+        if !name.is_empty() {
+            out.insert(name, kind.to_owned());
+        }
+    }
+    out
+}
+
+/// Where a path written in a module leads, read segment by segment from where it starts.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Reached {
+    /// A module of the crate.
+    Module(Module),
+    /// An item that a module's own file defines: the module, the item's name and kind
+    /// (`item` where a macro of the module makes it).
+    Defined(Module, String, String),
+    /// A name a module imports or re-exports, and the path it has it from.
+    Imported(Module, String, String),
+    /// All of a module's names, by `*`.
+    Glob(Module),
+    /// A name of a module that imports all of another's (`use x::*;`) and neither
+    /// defines nor imports it by name.
+    Unknown(Module, String),
+}
+
+impl Tree {
+    /// Where `path`, written in `at`, leads: `None` for a path outside the crate. Unlike
+    /// [`Tree::resolve`] it stops at the first module that has the name it goes on with,
+    /// whether that module defines it or imports it; a name `at` imports itself (`use
+    /// super::docs;` then `docs::seal`) is followed.
+    pub fn reach(&self, at: &Module, path: &str) -> Option<Reached> {
+        self.reach_in(at, path, 8)
+    }
+
+    fn reach_in(&self, at: &Module, path: &str, depth: usize) -> Option<Reached> {
+        let mut segments = path.split("::").map(str::trim).filter(|s| !s.is_empty());
+        let first = segments.next()?;
+        let mut here: Module = match first {
+            "crate" => Vec::new(),
+            "self" => at.clone(),
+            "super" => at[..at.len().saturating_sub(1)].to_vec(),
+            name => {
+                let mut child = at.clone();
+                child.push(name.to_owned());
+                if self.is_module(&child) {
+                    child
+                } else {
+                    let imported = self.imports.get(at)?.get(name)?;
+                    if depth == 0 || imported == path {
+                        return None;
+                    }
+                    return self.reach_in(at, &continued(imported, segments), depth - 1);
+                }
+            }
+        };
+        let mut segments = segments.peekable();
+        while let Some(next) = segments.next() {
+            match next {
+                "super" => {
+                    here.pop();
+                }
+                "self" => {}
+                "*" => return Some(Reached::Glob(here)),
+                name => {
+                    let mut child = here.clone();
+                    child.push(name.to_owned());
+                    let name = name.to_owned();
+                    let kind = self.defined.get(&here).and_then(|d| d.get(&name));
+                    // A module and an item may share a name (`mod guard;` beside `fn
+                    // guard`): a path that ends there names the item too.
+                    let last = segments.peek().is_none();
+                    if self.is_module(&child) && !(last && kind.is_some()) {
+                        here = child;
+                        continue;
+                    }
+                    if let Some(kind) = kind {
+                        return Some(Reached::Defined(here, name, kind.clone()));
+                    }
+                    if let Some(from) = self.imports.get(&here).and_then(|i| i.get(&name)) {
+                        return Some(Reached::Imported(here, name, from.clone()));
+                    }
+                    // What a module neither defines nor imports by name is a glob's, or
+                    // an item one of its macros makes (`tag!(MarketType = "market");`).
+                    let globs = self.imports.get(&here).is_some_and(|i| i.contains_key("*"));
+                    if globs {
+                        return Some(Reached::Unknown(here, name));
+                    }
+                    return Some(Reached::Defined(here, name, "item".to_owned()));
+                }
+            }
+        }
+        Some(Reached::Module(here))
+    }
+
+    /// The main type of a module, which the modules inside it may name: the one struct,
+    /// enum or trait of its own file that is named for it ([`named_for`]); `None` where
+    /// its file defines none, or more than one.
+    pub fn main_type(&self, module: &Module) -> Option<&str> {
+        let name = module.last()?;
+        let mut named = self.defined.get(module)?.iter().filter(|(item, kind)| {
+            ["struct", "enum", "trait"].contains(&kind.as_str()) && named_for(name, item)
+        });
+        match (named.next(), named.next()) {
+            (Some((item, _)), None) => Some(item),
+            _ => None,
+        }
+    }
+
+    /// Each name a module names out of place, one line each with its file: an item of a
+    /// module that holds it (its parent's own items, or any ancestor's) other than that
+    /// module's main type ([`Tree::main_type`]); a name reached through another module's
+    /// import or re-export rather than in the module that defines it; and a name whose
+    /// home this reader cannot tell.
+    pub fn misplaced_names(&self) -> Vec<String> {
+        let mut out = BTreeSet::new();
+        for (module, code) in &self.code {
+            let file = &self.files[module];
+            let mut paths = paths_named(code);
+            // And the paths that start with a module's name: a child's (`cards::render`)
+            // or one the module imports (`use crate::docs;` then `docs::seal`).
+            let children = self
+                .files
+                .keys()
+                .filter(|m| m.len() == module.len() + 1 && m.starts_with(module))
+                .filter_map(|m| m.last().cloned());
+            let imported = self.imports[module]
+                .keys()
+                .filter(|name| matches!(self.reach(module, name), Some(Reached::Module(_))));
+            for name in children.chain(imported.cloned()) {
+                paths.extend(paths_from(code, &name));
+            }
+            for path in paths {
+                let holds = |m: &Module| m.len() < module.len() && module.starts_with(m);
+                let line = match self.reach(module, &path) {
+                    Some(Reached::Defined(at, name, kind)) if holds(&at) => {
+                        if self.main_type(&at) == Some(name.as_str()) {
+                            continue;
+                        }
+                        format!(
+                            "{file}: `{path}` names {kind} `{name}` of {}, which holds it \
+                             (give it a module of its own beside its users)",
+                            shown(&self.dir, &at)
+                        )
+                    }
+                    Some(Reached::Glob(at)) if holds(&at) => {
+                        format!(
+                            "{file}: `{path}` names every item of {}, which holds it",
+                            shown(&self.dir, &at)
+                        )
+                    }
+                    Some(Reached::Imported(at, name, from)) if &at != module => {
+                        let home = self
+                            .resolve(module, &path)
+                            .map_or_else(|| from.clone(), |m| shown(&self.dir, &m));
+                        format!(
+                            "{file}: `{path}` reaches `{name}` through `use {from}` in {} \
+                             (name it where it is defined: {home})",
+                            shown(&self.dir, &at)
+                        )
+                    }
+                    Some(Reached::Unknown(at, name)) if &at != module => format!(
+                        "{file}: `{path}`: {} neither defines nor imports `{name}` by name \
+                         (through its `*`?)",
+                        shown(&self.dir, &at)
+                    ),
+                    _ => continue,
+                };
+                out.insert(line);
+            }
+        }
+        out.into_iter().collect()
+    }
+}
+
+/// Whether a type named `name` is named for module `module`: its name ends with the
+/// module's in UpperCamelCase, or with that in the plural (`session`: `Session`;
+/// `snapshot`: `Snapshots`; `ids`: `AppliedIds`).
+pub(crate) fn named_for(module: &str, name: &str) -> bool {
+    let camel: String = module
+        .split('_')
+        .map(|word| {
+            let mut chars = word.chars();
+            chars.next().map_or_else(String::new, |c| {
+                c.to_uppercase().chain(chars).collect::<String>()
+            })
+        })
+        .collect();
+    !camel.is_empty() && (name.ends_with(&camel) || name.ends_with(&format!("{camel}s")))
 }
 
 /// The path an imported name stands for, with the segments written after the name.

@@ -10,7 +10,9 @@ use std::time::Duration;
 use jiff::Timestamp;
 use racing_events::Envelope;
 
-use crate::{Calendar, DemoFeed, Simulator};
+use crate::after_season::Calendar;
+use crate::feed::DemoFeed;
+use crate::simulator::Simulator;
 
 /// Where a feeder's events go: the service's stream in demo mode, a test's `Vec`.
 pub trait Publish {

@@ -3,6 +3,7 @@
 //! `docs/feeding.md`. Serde only: no I/O, so a feeder written in Rust can
 //! depend on this crate alone.
 
+pub mod asyncapi;
 mod envelope;
 mod event;
 mod patterns;

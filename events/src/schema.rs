@@ -350,7 +350,5 @@ fn tidy(schema: &mut Value) {
     }
 }
 
-pub mod asyncapi;
-
 #[cfg(test)]
 mod tests;

@@ -15,7 +15,7 @@ use crate::horse_runs::{percent, runs_of, Run};
 use crate::keys;
 use crate::kv::Kv;
 use crate::kv::StoreError;
-use crate::people::{slug, Role};
+use crate::people::docs::{slug, Role};
 use crate::state::{Reads, Records};
 
 /// Whose records: a horse's, or a jockey's or trainer's.
@@ -82,12 +82,12 @@ pub(crate) fn runs(
         Subject::Horse(horse) => runs_of(s, horse)?,
         Subject::Person(role, id) => {
             let mut runs = Vec::new();
-            let prefix = keys::person_runs_of(role.name(), id);
+            let prefix = keys::analysis::person_runs_of(role.name(), id);
             let some = now.prefix(&prefix).next().transpose()?.is_some();
             for listed in now.range(span.keys_within(&prefix)) {
                 reads.note()?;
                 let (key, _) = listed?;
-                let ((date, n, venue), horse) = keys::parse_person_run(&key)
+                let ((date, n, venue), horse) = keys::analysis::parse_person_run(&key)
                     .ok_or_else(|| StoreError::Corrupt("a person's race key".into()))?;
                 let entry = keys::form_entry(horse, date, n, venue);
                 let Some(value) = s.get(&entry)? else {
@@ -401,7 +401,7 @@ impl crate::store::Store {
         let Some(runs) = runs else {
             return Ok(None);
         };
-        let body = crate::docs::to_json(&analyse(&runs, subject, span));
+        let body = crate::docs::json::to_json(&analyse(&runs, subject, span));
         crate::docs::Doc::new(crate::docs::seal(false, &body, seq).into())
             .map(Some)
             .ok_or_else(|| StoreError::Corrupt("a sealed document".into()))
@@ -412,5 +412,5 @@ impl crate::store::Store {
 /// whose head is written whenever one of its entries changes (every run an analysis
 /// counts is a form entry).
 pub fn changes_analyses(key: &[u8]) -> bool {
-    key.starts_with(&crate::keys::DocKey::Form("").key())
+    key.starts_with(&crate::keys::doc::DocKey::Form("").key())
 }

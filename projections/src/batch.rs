@@ -10,11 +10,13 @@ use racing_events::Envelope;
 use crate::feed::ChangedDocs;
 use crate::fold::{Fold, Outcome};
 use crate::ids::Seen;
-use crate::keys::{self, DocKey};
+use crate::keys;
+use crate::keys::doc::DocKey;
 use crate::kv::Commit;
 use crate::kv::StoreError;
 use crate::loader_cache::Held;
-use crate::state::{Item, Records, Scan, State, Writes};
+use crate::scan::{Item, Scan};
+use crate::state::{Records, State, Writes};
 use crate::store::{DeadLetter, Store, EXCERPT_CHARS};
 use crate::write_counts;
 
@@ -41,20 +43,20 @@ impl Store {
     /// The upkeep of the applied ids that a batch does before it starts
     /// ([`Store::batch`]).
     pub(crate) fn upkeep(&self) -> Result<(), StoreError> {
-        self.with_ids(|ids| ids.maintain(&self.kv, crate::ids::UPKEEP_STEP))
+        self.with_ids(|ids| ids.maintain(&self.kv, crate::ids::limits::UPKEEP_STEP))
     }
 
     /// Starts a batch of changes on top of the committed state, after the upkeep of the
     /// applied ids that is due (a step of a merge of runs, a save of their filter).
     pub fn batch(&self) -> Result<Batch<'_>, StoreError> {
-        self.batch_after(crate::ids::UPKEEP_STEP)
+        self.batch_after(crate::ids::limits::UPKEEP_STEP)
     }
 
     /// [`Store::batch`] for a batch someone waits for (a live update): the upkeep of the
     /// applied ids (merges, a save of their filter, removals) goes a short step before it,
     /// and on over the prompt batches that follow.
     pub fn prompt_batch(&self) -> Result<Batch<'_>, StoreError> {
-        self.batch_after(crate::ids::PROMPT_UPKEEP_STEP)
+        self.batch_after(crate::ids::limits::PROMPT_UPKEEP_STEP)
     }
 
     fn batch_after(&self, upkeep_step: u64) -> Result<Batch<'_>, StoreError> {

@@ -5,7 +5,7 @@
 use racing_events::samples::{envelope, odds, odds_at, profile};
 use serde_json::Value;
 
-use crate::keys::DocKey;
+use crate::keys::doc::DocKey;
 use crate::store::Store;
 use crate::tests::tempdir;
 
@@ -208,7 +208,7 @@ fn a_read_past_its_deadline_stops_and_says_so() {
 #[test]
 fn a_persons_analysis_reads_the_races_of_its_span_only() {
     use crate::analysis::{Span, Subject};
-    use crate::people::Role;
+    use crate::people::docs::Role;
     use racing_events::samples::{result, runner};
 
     let dir = tempdir();
@@ -292,7 +292,7 @@ fn a_persons_analysis_reads_the_races_of_its_span_only() {
 fn a_persons_analysis_stops_at_its_deadline() {
     use crate::analysis::{Span, Subject};
     use crate::kv::StoreError;
-    use crate::people::Role;
+    use crate::people::docs::Role;
     use racing_events::samples::{result, runner};
 
     let dir = tempdir();

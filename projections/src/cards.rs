@@ -9,9 +9,10 @@ mod race;
 use std::collections::BTreeSet;
 
 use crate::doc_writes::{ByVenue, Stale};
-use crate::docs::{self, Meeting};
+use crate::docs;
+use crate::docs::meeting::Meeting;
 use crate::facts::{Change, Day, What};
-use crate::keys::DocKey;
+use crate::keys::doc::DocKey;
 use crate::kv::StoreError;
 use crate::model::ReadModel;
 use crate::race_parts::Parts;
@@ -121,5 +122,5 @@ pub(crate) fn cards_of(
             races: list,
         });
     }
-    Ok(docs::render_cards(date, &meetings).days)
+    Ok(docs::cards::render_cards(date, &meetings).days)
 }

@@ -5,7 +5,8 @@ use std::cell::RefCell;
 
 use crate::batch::MemState;
 use crate::kv::StoreError;
-use crate::state::{Item, Records, Scan, State};
+use crate::scan::{Item, Scan};
+use crate::state::{Records, State};
 
 /// Folds into `s` through it, keeping each `put`'s key and bytes (key and value), and the
 /// key of each record read (found by a `get` or a `scan`).

@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 
 use crate::docs;
-use crate::keys::DocKey;
+use crate::keys::doc::DocKey;
 use crate::kv::StoreError;
 use crate::state::State;
 
@@ -17,7 +17,7 @@ pub(crate) type ByVenue = Vec<(Option<String>, Vec<u8>)>;
 /// the stream sequence it reflects; a document rendered the same as it is stored is not
 /// written again (its sequence stays that of its last change), so that only what answers
 /// differently is written, and counted as changed. Whether it was written. (A form is
-/// stored otherwise: `form/model.rs`.)
+/// stored otherwise: `forms.rs`.)
 pub(crate) fn put_doc(
     s: &mut impl State,
     key: DocKey<'_>,

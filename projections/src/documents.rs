@@ -8,9 +8,10 @@
 use crate::cards::cards_of;
 use crate::docs::{self, Doc};
 use crate::facts::Day;
-use crate::form::{self, form_of, FormSource};
+use crate::form::{self, FormSource};
+use crate::forms::form_of;
 use crate::history::AsOf;
-use crate::keys::DocKey;
+use crate::keys::doc::DocKey;
 use crate::kv::Bytes;
 use crate::kv::StoreError;
 use crate::odds::odds_of;

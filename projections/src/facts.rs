@@ -14,7 +14,7 @@ use racing_events::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::docs::Meeting;
+use crate::docs::meeting::Meeting;
 use crate::keys;
 use crate::kv::StoreError;
 use crate::market::Book;

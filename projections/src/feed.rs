@@ -5,7 +5,8 @@
 //! a replay lists what one built live lists. A page reads the parts it returns and at
 //! most one more, however many documents one position changed.
 
-use crate::keys::{self, DocKey};
+use crate::keys;
+use crate::keys::doc::DocKey;
 use crate::kv::Commit;
 use crate::kv::StoreError;
 use crate::store::Store;
@@ -32,7 +33,7 @@ pub enum ChangeCursor {
 
 /// A page of the change feed, as [`Store::change_page`] reads it.
 pub struct ChangePage {
-    /// Each changed document's key ([`crate::keys::DocKey::parse`] reads it) with the sequence
+    /// Each changed document's key ([`crate::keys::doc::DocKey::parse`] reads it) with the sequence
     /// of the event that changed it.
     pub rows: Vec<(u64, Vec<u8>)>,
     /// Where the following page starts, among one position's changes where the page ended

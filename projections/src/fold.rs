@@ -80,15 +80,15 @@ read_models! {
     /// The meetings of each date (`meetings.rs`).
     meetings: crate::meetings::Meetings, EachBatch,
     /// Every name each horse was given (`search/`).
-    names: crate::search::Touched, EachBatch,
+    names: crate::search::names::Touched, EachBatch,
     /// Jockeys and trainers (`people/`).
-    people: crate::people::People, EachEvent,
+    people: crate::people::rides::People, EachEvent,
     /// The results of each date and race (`results.rs`).
     results: crate::results::Results, EachEvent,
     /// The current odds of each race (`odds.rs`).
     odds: crate::odds::Odds, EachEvent,
-    /// Horses' forms, named by their profiles (`form/model.rs`).
-    forms: crate::form::Forms, EachEvent,
+    /// Horses' forms, named by their profiles (`forms.rs`).
+    forms: crate::forms::Forms, EachEvent,
     /// The race cards of each date, with each runner's form as of its race's date, from
     /// the horses' forms and the people's rides (`cards.rs`).
     cards: crate::cards::Cards, EachEvent,

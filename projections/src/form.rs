@@ -17,10 +17,12 @@
 
 use std::collections::BTreeMap;
 
-use crate::docs::{FormDoc, ETAG_LEN, HEAD_LEN};
+use crate::docs::form::FormDoc;
+use crate::docs::{ETAG_LEN, HEAD_LEN};
 use crate::keys;
 use crate::kv::StoreError;
-use crate::state::{Item, Records, Scan, State};
+use crate::scan::{Item, Scan};
+use crate::state::{Records, State};
 
 fn damaged(what: &str) -> StoreError {
     StoreError::Corrupt(format!("a form entry {what}"))
@@ -208,7 +210,7 @@ pub(crate) fn read(
     horse: &str,
     mut head: Vec<u8>,
 ) -> Result<Option<Vec<u8>>, StoreError> {
-    let key = crate::keys::DocKey::Form(horse).key();
+    let key = crate::keys::doc::DocKey::Form(horse).key();
     let mut tries = 0;
     loop {
         tries += 1;
@@ -231,7 +233,7 @@ const READS: usize = 3;
 
 /// The form document of `horse` in `records`, whole; `None` where it has none.
 pub(crate) fn read_in(records: &BTreeMap<Vec<u8>, Vec<u8>>, horse: &str) -> Option<Vec<u8>> {
-    let head = records.get(&crate::keys::DocKey::Form(horse).key())?;
+    let head = records.get(&crate::keys::doc::DocKey::Form(horse).key())?;
     let ask = (
         &keys::form_entries_of(horse)[..],
         Scan::Backward,
@@ -243,8 +245,8 @@ pub(crate) fn read_in(records: &BTreeMap<Vec<u8>, Vec<u8>>, horse: &str) -> Opti
 
 /// The horse whose form a record under `key` belongs to: an entry or a form document.
 pub(crate) fn horse_of(key: &[u8]) -> Option<&str> {
-    match crate::keys::DocKey::parse(key) {
-        Some(crate::keys::DocKey::Form(horse)) => Some(horse),
+    match crate::keys::doc::DocKey::parse(key) {
+        Some(crate::keys::doc::DocKey::Form(horse)) => Some(horse),
         _ => keys::form_entry_horse(key),
     }
 }
@@ -281,10 +283,6 @@ pub(crate) fn as_of(
         .map(|(key, (_, value))| (key, value))
         .collect())
 }
-
-mod model;
-
-pub(crate) use model::{form_of, Forms};
 
 #[cfg(test)]
 mod tests;

@@ -15,7 +15,8 @@ use crate::compressed::unpack;
 use crate::keys;
 use crate::kv::Kv;
 use crate::kv::StoreError;
-use crate::state::{Item, RaceOdds, Records, Scan, State};
+use crate::scan::{Item, Scan};
+use crate::state::{RaceOdds, Records, State};
 use crate::subject_entries::{self, PerBatch};
 
 /// The records of `kv` as they stood once the log up to `seq` had been applied.
@@ -68,12 +69,12 @@ impl AsOf<'_> {
         // Read before its changes: a batch that commits between the two reads keeps the
         // value read here as the one it replaced, so both reads answer the same.
         let now = self.kv.get(record)?;
-        let prefix = keys::history_of(record);
+        let prefix = keys::versions::history_of(record);
         // The changes of the last batch that changed the record at or before the point may
         // hold the first change after it; otherwise the next batch's first change is it.
         let from = match self
             .kv
-            .range(prefix.as_slice()..=keys::history(record, self.seq).as_slice())
+            .range(prefix.as_slice()..=keys::versions::history(record, self.seq).as_slice())
             .next_back()
         {
             Some(found) => found?.0.to_vec(),
@@ -96,8 +97,8 @@ impl AsOf<'_> {
 
     /// The sequence of the last change of `record` at or before the point.
     fn changed_at(&self, record: &[u8]) -> Result<Option<u64>, StoreError> {
-        let from = keys::history_of(record);
-        let to = keys::history(record, self.seq);
+        let from = keys::versions::history_of(record);
+        let to = keys::versions::history(record, self.seq);
         let Some(found) = self.kv.range(from..=to).next_back() else {
             return Ok(None);
         };
@@ -212,8 +213,8 @@ pub(crate) struct Versioned<'a, S> {
 }
 
 /// The values the changes of source records in a batch replaced, by record, until
-/// [`Versions::write`] writes each record's as one ([`keys::history`], `subject_entries.rs`); an
-/// empty value means the record had none.
+/// [`Versions::write`] writes each record's as one ([`keys::versions::history`],
+/// `subject_entries.rs`); an empty value means the record had none.
 #[derive(Debug, Default)]
 pub(crate) struct Versions {
     replaced: PerBatch<Vec<u8>>,
@@ -252,7 +253,7 @@ impl Versions {
             return Err(e);
         }
         for (record, first, replaced) in self.replaced.drain() {
-            s.put(keys::history(&record, first), replaced);
+            s.put(keys::versions::history(&record, first), replaced);
         }
         Ok(())
     }
@@ -267,7 +268,7 @@ pub fn history_by_event(
 ) -> Result<BTreeMap<Vec<u8>, Vec<u8>>, StoreError> {
     let mut out = BTreeMap::new();
     for (key, value) in records {
-        let batched = keys::parse_history(&key).is_some();
+        let batched = keys::versions::parse_history(&key).is_some();
         // The key ends with the sequence of the record's first entry.
         let Some((stem, _)) = key.split_last_chunk::<8>().filter(|_| batched) else {
             out.insert(key, value);

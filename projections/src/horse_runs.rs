@@ -7,7 +7,8 @@ use serde::Deserialize;
 
 use crate::keys;
 use crate::kv::StoreError;
-use crate::state::{Records, Scan};
+use crate::scan::Scan;
+use crate::state::Records;
 
 /// One race of a horse's form, as the analyses read it.
 #[derive(Debug, Clone, PartialEq, Deserialize)]

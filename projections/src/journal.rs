@@ -164,9 +164,9 @@ impl ReadModel for Pending {
             return Ok(());
         };
         let n = race_no(o.race_number)?;
-        let published = docs::published_at(change.published);
+        let published = docs::odds::published_at(change.published);
         let book = change.book.clone().unwrap_or_default();
-        let body = docs::render_odds_move(&docs::OddsMoveDoc {
+        let body = docs::odds::render_odds_move(&docs::odds::OddsMoveDoc {
             date: &o.date,
             venue: o.venue.as_deref(),
             race_number: n,

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::compressed::{self, Damaged};
-use crate::keys::packing;
+use crate::keys::kinds::packing;
 
 /// A value (or key) as the engine hands it out: cheap to clone, and sliced without a copy.
 pub type Bytes = sled::IVec;

@@ -12,6 +12,7 @@ mod facts;
 mod feed;
 mod fold;
 mod form;
+mod forms;
 mod history;
 mod horse_runs;
 mod ids;
@@ -44,29 +45,33 @@ mod write_counts;
 
 pub use analysis::{changes_analyses, Span, Subject};
 pub use batch::{Batch, BatchStats, MemState, Sealed};
-pub use docs::{
-    answered, etag, published_at, render_odds_move, Doc, FormDoc, FormEntry, OddsMoveDoc, ETAG_LEN,
-    HEAD_LEN,
-};
+pub use docs::form::{FormDoc, FormEntry};
+pub use docs::odds::{published_at, render_odds_move, OddsMoveDoc};
+pub use docs::{answered, etag, Doc, ETAG_LEN, HEAD_LEN};
 pub use feed::{ChangeCursor, ChangePage};
 pub use fold::{Fold, Outcome};
 pub use history::history_by_event;
 pub use horse_runs::took_part;
 pub use ids::AppliedIdStats;
 pub use journal::{journal_by_move, OddsMove};
-pub use keys::{is_sealed, kind_of, DocKey, Packed, KINDS, OTHER};
+pub use keys::doc::DocKey;
+pub use keys::is_sealed;
+pub use keys::kinds::{kind_of, Packed, KINDS, OTHER};
 pub use kv::{Bytes, StoreError};
 pub use load::Loader;
 pub use market::Book;
 pub use meetings::MeetingRow;
-pub use people::{is_slug, list_key, record_key, render_list, season, slug, PersonRow, Role};
+pub use people::docs::{is_slug, render_list, season, slug, PersonRow, Role};
+pub use people::{list_key, record_key};
 pub use raceday::{DayEvent, DayKind};
-pub use search::{HorseMatch, MAX_SEARCH_CHARS};
+pub use scan::{Item, Scan};
+pub use search::index::MAX_SEARCH_CHARS;
+pub use search::HorseMatch;
 pub use snapshot::{
     layout, load_snapshot, snapshot_head, verify_snapshot, Expected, SnapshotError, SnapshotHead,
     SnapshotSummary,
 };
-pub use state::{Item, RaceOdds, Records, Scan, State};
+pub use state::{RaceOdds, Records, State};
 pub use status::RaceStatusRow;
 pub use store::{DeadLetter, Options, Store};
 pub use write_counts::{written, KindWritten};

@@ -19,7 +19,8 @@ use racing_events::Event;
 use crate::doc_writes::{ByVenue, Stale};
 use crate::docs;
 use crate::facts::{scratched, Change, Day, What};
-use crate::keys::{self, DocKey};
+use crate::keys;
+use crate::keys::doc::DocKey;
 use crate::kv::StoreError;
 use crate::model::ReadModel;
 use crate::state::{race_no, read, RaceOdds, Records, State};
@@ -206,14 +207,14 @@ pub(crate) fn odds_of(
     n: u8,
 ) -> Result<ByVenue, StoreError> {
     let meetings = day.meetings();
-    let listed = docs::venues(&meetings);
+    let listed = docs::meeting::venues(&meetings);
     let main = meetings
-        .get(docs::main_meeting(&meetings))
+        .get(docs::meeting::main_meeting(&meetings))
         .map(|m| m.venue.as_str());
     let every: Option<RaceOdds> = read(s, &keys::odds(date, n, None))?;
     let mut out = Vec::new();
     let mut unnamed: Option<Vec<u8>> = None;
-    let race = |venue| docs::OddsRace {
+    let race = |venue| docs::odds::OddsRace {
         date,
         venue,
         meetings: listed.as_deref(),
@@ -227,7 +228,7 @@ pub(crate) fn odds_of(
         };
         let st = status::of_race(s, date, n, venue)?;
         let gone = scratched(s, date, n, venue)?;
-        let doc = docs::render_odds(&race(venue), &view, st.as_ref(), &gone);
+        let doc = docs::odds::render_odds(&race(venue), &view, st.as_ref(), &gone);
         if unnamed.is_none() || venue == main {
             unnamed = Some(doc.clone());
         }
@@ -239,7 +240,12 @@ pub(crate) fn odds_of(
         (None, Some(odds)) => {
             let st = status::of_race(s, date, n, None)?;
             let gone = scratched(s, date, n, None)?;
-            Some(docs::render_odds(&race(None), odds, st.as_ref(), &gone))
+            Some(docs::odds::render_odds(
+                &race(None),
+                odds,
+                st.as_ref(),
+                &gone,
+            ))
         }
         (None, None) => None,
     };

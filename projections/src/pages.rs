@@ -68,7 +68,7 @@ pub struct PastMove {
     #[cfg_attr(feature = "openapi", schema(required = true))]
     venue: Option<String>,
     /// The runners it priced, as the feeder gave them (a move may price only some).
-    #[cfg_attr(feature = "openapi", schema(value_type = Vec<crate::docs::RunnerPriceDoc>))]
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<crate::docs::odds::RunnerPriceDoc>))]
     odds: Box<RawValue>,
     /// The book of the race's prices after the move: `{win_book_pct, place_book_pct,
     /// favourites}`.

@@ -4,7 +4,7 @@
 use crate::doc_writes::put_doc;
 use crate::docs;
 use crate::facts::{Change, What};
-use crate::keys::DocKey;
+use crate::keys::doc::DocKey;
 use crate::kv::StoreError;
 use crate::model::ReadModel;
 use crate::state::State;
@@ -16,7 +16,7 @@ pub(crate) struct Profiles;
 impl ReadModel for Profiles {
     fn apply<S: State>(&mut self, s: &mut S, change: &Change<'_>) -> Result<(), StoreError> {
         if let What::Profile(p) = &change.what {
-            let doc = docs::render_profile(p);
+            let doc = docs::profile::render_profile(p);
             put_doc(s, DocKey::Profile(&p.horse_no), &doc, change.seq)?;
         }
         Ok(())

@@ -15,9 +15,10 @@ use racing_events::{Event, RaceCard, RaceResult, RaceRetracted, RaceStatusChange
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use crate::docs::published_at;
+use crate::docs::odds::published_at;
 use crate::facts::Change;
-use crate::keys::{self, DocKey};
+use crate::keys;
+use crate::keys::doc::DocKey;
 use crate::kv::StoreError;
 use crate::model::ReadModel;
 use crate::state::{race_no, State};
@@ -367,7 +368,7 @@ mod tests {
     use serde_json::Value;
 
     use super::DayKind;
-    use crate::keys::DocKey;
+    use crate::keys::doc::DocKey;
     use crate::store::Store;
     use crate::tests::tempdir;
 

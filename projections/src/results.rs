@@ -6,9 +6,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use racing_events::RaceResult;
 
 use crate::doc_writes::{ByVenue, Stale};
-use crate::docs::{self, Meeting};
+use crate::docs;
+use crate::docs::meeting::Meeting;
 use crate::facts::{Change, Day, What};
-use crate::keys::{self, DocKey};
+use crate::keys;
+use crate::keys::doc::DocKey;
 use crate::kv::StoreError;
 use crate::model::ReadModel;
 use crate::race_parts::{self, Parts};
@@ -80,7 +82,7 @@ pub(crate) fn results_of(
     s: &impl Records,
     date: &str,
     parts: &mut Parts,
-) -> Result<docs::Rendered, StoreError> {
+) -> Result<docs::meeting::Rendered, StoreError> {
     let day = Day::read(s, date)?;
     let mut meetings = Vec::with_capacity(day.results.len());
     for (venue, races) in &day.results {
@@ -91,7 +93,8 @@ pub(crate) fn results_of(
             };
             let render = || {
                 let what = || format!("result of race {n} of {date} at {venue}");
-                Ok(decode::<RaceResult>(Some(&result), what)?.map(|r| docs::result_race(&r)))
+                Ok(decode::<RaceResult>(Some(&result), what)?
+                    .map(|r| docs::results::result_race(&r)))
             };
             if let Some(part) = parts.of(
                 (date, n, venue),
@@ -106,5 +109,5 @@ pub(crate) fn results_of(
             races: list,
         });
     }
-    Ok(docs::render_results(date, &meetings))
+    Ok(docs::results::render_results(date, &meetings))
 }

@@ -11,7 +11,7 @@ use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
 use crate::kv::Kv;
 use crate::kv::StoreError;
-pub use crate::scan::{Item, Scan};
+use crate::scan::{Item, Scan};
 
 /// Read access to the read models' records: all a render needs, so that the same renders
 /// run over the records as they are and as they stood at a point of the log (`as_of`).

@@ -13,7 +13,8 @@ use serde::{Deserialize, Serialize};
 use crate::keys;
 use crate::kv::Record;
 use crate::kv::StoreError;
-use crate::state::{race_no, read, write, Records, Scan, State};
+use crate::scan::Scan;
+use crate::state::{race_no, read, write, Records, State};
 
 /// A race's status as the event that set it gave it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -13,7 +13,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::docs::Doc;
 use crate::ids::{self, AppliedIdStats, AppliedIds};
-use crate::keys::{self, DocKey};
+use crate::keys;
+use crate::keys::doc::DocKey;
 use crate::kv::StoreError;
 use crate::kv::{Bytes, Kv};
 use crate::state::{RaceOdds, Reads};

@@ -7,7 +7,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::keys::{kind_of, KINDS, OTHER};
+use crate::keys::kinds::{kind_of, KINDS, OTHER};
 use crate::kv::Commit;
 
 /// One kind of record's count: its records, then its versions, for each kind and
@@ -28,7 +28,7 @@ static COUNTS: Counts = Counts {
 /// The records of one kind (or their versions) that the commits wrote.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KindWritten {
-    /// The kind, in words ([`crate::keys::KINDS`], or `other`).
+    /// The kind, in words ([`crate::keys::kinds::KINDS`], or `other`).
     pub kind: &'static str,
     /// Whether these are the versions of the kind's records, kept for `as_of` reads.
     pub versions: bool,

@@ -6,18 +6,19 @@ use std::time::Duration;
 use async_nats::jetstream;
 
 use crate::config::Config;
-use crate::nats::{self, Role};
+use crate::nats;
+use crate::nats::auth::Role;
 
 /// The demo's own feeder connection, given a feeder's credentials; without (a server of
 /// one's own with no roles), `None`: the demo publishes as the service.
 pub(super) async fn demo_feeder(
     nats_url: &str,
-    feeder: Option<nats::ClientAuth>,
+    feeder: Option<nats::client::ClientAuth>,
     patience: Duration,
-) -> anyhow::Result<Option<nats::Connection>> {
+) -> anyhow::Result<Option<nats::client::Connection>> {
     match feeder {
         Some(feeder) => Ok(Some(
-            nats::Connection::open(nats_url, &feeder, Role::Feeder, patience).await?,
+            nats::client::Connection::open(nats_url, &feeder, Role::Feeder, patience).await?,
         )),
         None => {
             tracing::warn!(
@@ -34,7 +35,7 @@ pub(super) async fn demo_feeder(
 /// events is left alone (`None`), so a restart publishes nothing twice.
 pub(super) async fn publish_demo_season(
     js: &jetstream::Context,
-    feeder: &nats::Connection,
+    feeder: &nats::client::Connection,
     config: &Config,
     seed: u64,
 ) -> anyhow::Result<Option<(racing_demo::DemoFeed, racing_demo::Calendar)>> {

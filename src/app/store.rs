@@ -29,7 +29,7 @@ pub(super) async fn open_store(
     stream: &jetstream::stream::Info,
     options: racing_projections::Options,
 ) -> anyhow::Result<(Store, Option<String>)> {
-    let identity = nats::stream_identity(stream);
+    let identity = nats::stream::stream_identity(stream);
     let last = stream.state.last_sequence;
     let fresh = |dir: &std::path::Path| {
         let store = Store::open_with(dir, options)

@@ -226,7 +226,7 @@ pub async fn rebuild(args: AdminArgs) -> anyhow::Result<ExitCode> {
 
 /// Starts the rebuild that a POST to `path` starts, and draws its progress until it ends.
 pub(crate) async fn rebuild_at(args: &AdminArgs, path: &str) -> anyhow::Result<ExitCode> {
-    use crate::rebuild::{State, Status};
+    use crate::rebuild::status::{State, Status};
     let base = args.admin_url.trim_end_matches('/');
     let client = reqwest::Client::new();
     let response = client

@@ -69,7 +69,7 @@ pub enum Command {
     Watch(crate::watch::WatchArgs),
     /// A rebuild's fold, in a process of its own: `serve` starts it, feeding it the log.
     #[command(hide = true)]
-    RebuildWorker(crate::rebuild::WorkerArgs),
+    RebuildWorker(crate::rebuild::worker::WorkerArgs),
 }
 
 /// Every setting that has an environment variable, for `racing --help`: the flags live

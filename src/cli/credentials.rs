@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::{Args, Subcommand};
 
-use crate::nats::{Credentials, Role};
+use crate::nats::auth::{Credentials, Role};
 
 /// The credentials directory to manage, and what to do with it.
 #[derive(Args)]

@@ -8,8 +8,8 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::Args;
 
-use super::NatsTarget;
-use crate::nats::Role;
+use super::nats_target::NatsTarget;
+use crate::nats::auth::Role;
 use crate::publish;
 
 /// The file `racing publish` reads, and the NATS it publishes to.

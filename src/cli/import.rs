@@ -11,9 +11,9 @@ use anyhow::Context as _;
 use clap::{Args, Subcommand};
 
 use super::feed::open;
-use super::NatsTarget;
+use super::nats_target::NatsTarget;
 use crate::import::{self, Imported};
-use crate::nats::Role;
+use crate::nats::auth::Role;
 use crate::publish;
 
 /// What to import.

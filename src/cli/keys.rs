@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::{Args, Subcommand};
 
-use super::NatsTarget;
-use crate::nats::Role;
+use super::nats_target::NatsTarget;
+use crate::nats::auth::Role;
 
 /// The key registry to manage, and what to do with it.
 #[derive(Args)]
@@ -70,7 +70,8 @@ enum KeysAction {
 
 /// Runs one `racing keys` action against the registry; a new key goes to stdout alone.
 pub async fn run(args: KeysArgs) -> anyhow::Result<ExitCode> {
-    use crate::keys::{registry::Registry, KeyLimits};
+    use crate::keys::record::KeyLimits;
+    use crate::keys::registry::Registry;
     let stream = args.target.stream.clone();
     let (client, url) = args.target.connect(Role::KeysAdmin).await?;
     let js = async_nats::jetstream::new(client);

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::NatsTarget;
-use crate::nats::Role;
+use super::nats_target::NatsTarget;
+use crate::nats::auth::Role;
 use crate::refusals::{self, Refusal};
 
 /// Which feeder reads, and how.

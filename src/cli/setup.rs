@@ -6,9 +6,10 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::NatsTarget;
+use super::nats_target::NatsTarget;
 use crate::config::StreamArgs;
-use crate::nats::{Role, StreamSettings};
+use crate::nats::auth::Role;
+use crate::nats::setup::StreamSettings;
 
 /// Where to set up, as whom, and with what settings.
 #[derive(Args)]
@@ -45,7 +46,7 @@ pub async fn run(args: SetupArgs) -> anyhow::Result<ExitCode> {
     let buckets = crate::nats::buckets::ALL.map(|b| b.name(&settings.name));
     println!(
         "{} at {url}: {} replica(s), {} message(s); buckets {}; object store {}",
-        crate::nats::stream_identity(&info),
+        crate::nats::stream::stream_identity(&info),
         info.config.num_replicas,
         info.state.messages,
         buckets.join(", "),

@@ -8,7 +8,7 @@ use anyhow::Context as _;
 use clap::{Args, Subcommand};
 
 use super::admin::{admin_get, rebuild_at, AdminArgs};
-use crate::snapshot::{Created, Listed};
+use crate::snapshot::listed::{Created, Listed};
 
 /// What to do with snapshots.
 #[derive(Args)]

@@ -9,10 +9,11 @@ use axum::response::Response;
 use racing_projections::{Role, Span, Subject};
 
 use super::documents::whole;
+use super::error::ApiError;
 use super::input::{AsOf, FromDate, HorseNo, PersonId, ToDate};
 use super::long;
 use super::respond::{built, deadline};
-use super::{ApiError, AppState};
+use super::state::AppState;
 
 /// A horse's records by condition.
 pub(super) fn horse(

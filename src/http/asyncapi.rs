@@ -16,13 +16,16 @@ use bytes::Bytes;
 use serde_json::{json, Map, Value};
 use utoipa::openapi::{RefOr, Schema};
 
-use super::described::{ASYNCAPI_PATH, ASYNCAPI_PUBLIC_PATH, ODDS_SOCKET_DOC, TITLE, VERSION};
+use super::described::{
+    ASYNCAPI_PATH, ASYNCAPI_PUBLIC_PATH, ODDS_SOCKET_DOC, ODDS_SOCKET_PATH, TITLE, VERSION,
+};
+use super::error::ApiError;
 use super::error::ErrorBody;
 use super::query::Query;
 use super::respond::with_type;
 use super::route::Component;
+use super::state::AppState;
 use super::strict::Validator;
-use super::{ApiError, AppState, ODDS_SOCKET_PATH};
 use crate::live::frames::{
     CardFrame, ErrorFrame, HeartbeatFrame, MarketFrame, OddsFrame, Ping, PongFrame, Replay,
     ReplayEndFrame, ReplayStop, ResultFrame, RetractionFrame, ScratchingFrame, SnapshotFrame,

@@ -1,6 +1,7 @@
 //! What the API's descriptions, its index and its handlers share, below all of them: where
-//! the descriptions and the index are served, the tag of the reference, the API's title
-//! and version, the WebSocket's protocol in prose, and the anchors of the HTML reference.
+//! the descriptions, the index and the live socket are served, the header that carries
+//! the key, the tag of the reference, the API's title and version, the WebSocket's
+//! protocol in prose, and the anchors of the HTML reference.
 
 /// Where the index is served; the same path without its slash answers it too (see
 /// `table::find`).
@@ -26,6 +27,12 @@ pub const ASYNCAPI_PUBLIC_PATH: &str = "/asyncapi.json";
 pub const FEED_SCHEMA_PATH: &str = "/feed/schema.json";
 /// Where the feed's AsyncAPI document is served, without a key.
 pub const FEED_ASYNCAPI_PATH: &str = "/feed/asyncapi.json";
+
+/// The header that carries the key (case-insensitive, as every HTTP header name).
+pub const API_KEY_HEADER: &str = "x-api-key";
+
+/// The live odds WebSocket; the only path that also takes the key as `?api_key=`.
+pub const ODDS_SOCKET_PATH: &str = "/ws/live/odds";
 
 /// The API's title, in the OpenAPI and the AsyncAPI documents alike.
 pub const TITLE: &str = "racing: horse racing data API";

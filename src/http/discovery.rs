@@ -10,9 +10,10 @@ use racing_projections::{etag, Doc, HorseMatch, MeetingRow, Role, Store, ETAG_LE
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use super::error::ApiError;
 use super::input::{FromDate, NameText, PersonId, SearchLimit, ToDate, DEFAULT_SEARCH_LIMIT};
 use super::respond::{built, json};
-use super::{ApiError, AppState};
+use super::state::AppState;
 
 /// Days of the meetings' range before today without a `from`.
 pub const DEFAULT_DAYS_BEFORE: i64 = 30;

@@ -12,9 +12,10 @@ use racing_projections::{etag, Doc, DocKey, FormDoc, ETAG_LEN, HEAD_LEN};
 
 use racing_events::{Date, RaceNumber};
 
+use super::error::ApiError;
 use super::input::{AsOf, FormLimit, HorseNo, Venue};
 use super::respond::{at, built, deadline, json};
-use super::{ApiError, AppState};
+use super::state::AppState;
 
 /// The profile of a horse.
 pub(super) fn horse_profile(

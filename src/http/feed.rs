@@ -10,13 +10,13 @@ use axum::response::Response;
 use axum::routing::get;
 use axum::Router;
 use bytes::Bytes;
-use racing_events::schema::asyncapi::feed_asyncapi;
+use racing_events::asyncapi::feed_asyncapi;
 use racing_events::schema::{feed_schema, FeedVersion};
 
 use super::described::{FEED_ASYNCAPI_PATH, FEED_SCHEMA_PATH};
+use super::error::ApiError;
 use super::query::{clip, Query};
 use super::respond::with_type;
-use super::ApiError;
 
 /// Each version's schema as served, pretty-printed as the repository keeps it.
 static SCHEMAS: LazyLock<Vec<(FeedVersion, Bytes)>> = LazyLock::new(|| {

@@ -10,9 +10,10 @@ use racing_projections::{etag, ChangeCursor, DocKey, Store};
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use super::error::ApiError;
 use super::input::{ChangeSince, PageLimit, Since, Venue, DEFAULT_PAGE_LIMIT};
 use super::respond::{at, built, deadline, json};
-use super::{ApiError, AppState};
+use super::state::AppState;
 
 /// A page of the change feed.
 #[derive(Serialize, ToSchema)]

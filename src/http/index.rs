@@ -7,9 +7,10 @@ use bytes::Bytes;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::described::{docs_anchor, ASYNCAPI_PUBLIC_PATH, PUBLIC_PATHS, REFERENCE_TAG};
+use super::described::{
+    docs_anchor, ASYNCAPI_PUBLIC_PATH, ODDS_SOCKET_PATH, PUBLIC_PATHS, REFERENCE_TAG,
+};
 use super::route::Route;
-use super::ODDS_SOCKET_PATH;
 
 /// The index of the API.
 #[derive(Serialize, ToSchema)]

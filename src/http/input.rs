@@ -9,9 +9,9 @@ use serde_json::json;
 use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, SchemaFormat, Type};
 use utoipa::openapi::{RefOr, Schema};
 
+use super::error::ApiError;
 use super::query::clip;
 use super::route::{In, Param};
-use super::ApiError;
 
 /// Largest `limit` on a form request.
 pub const MAX_FORM_LIMIT: usize = 1000;

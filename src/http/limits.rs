@@ -15,8 +15,10 @@ use std::time::{Duration, Instant};
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use crate::keys::digest::KeyId;
+use crate::keys::record::KeyLimits;
+use crate::keys::ring::Identity;
 use crate::keys::usage::{Ledger, Use, REPORT};
-use crate::keys::{Identity, KeyId, KeyLimits};
 
 /// Longest request target (path and query) accepted, bytes.
 pub const MAX_URI_BYTES: usize = 2048;
@@ -255,7 +257,7 @@ impl RateLimits {
             };
             (remaining, reset, refused, b.policy.clone())
         });
-        let limit = super::HeaderText::new()
+        let limit = super::header_text::HeaderText::new()
             .text("\"default\";r=")
             .number(remaining.into())
             .text(";t=")

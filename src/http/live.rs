@@ -1,8 +1,6 @@
 //! The live odds WebSocket `/ws/live/odds`, with a cap on connections per key. (Clients
 //! that poll have `GET /api/v1/odds/{date}/{race_number}`, a document route.)
 
-use std::sync::Arc;
-
 use axum::extract::ws::{WebSocket, WebSocketUpgrade};
 use axum::extract::{RawQuery, State};
 use axum::http::HeaderMap;
@@ -11,11 +9,13 @@ use axum::Extension;
 use futures::StreamExt;
 
 use super::described::ODDS_SOCKET_DOC;
+use super::error::ApiError;
 use super::query::Query;
-use super::{ApiError, AppState};
-use crate::keys::replicas::Replicas;
-use crate::keys::{Identity, KeyId, Standing};
-use crate::live::{run_session, Charge, Key, CLOSE_POLICY, CLOSE_TRY_LATER};
+use super::slots::Slot;
+use super::state::AppState;
+use crate::keys::ring::{Identity, Standing};
+use crate::live::close::{CLOSE_POLICY, CLOSE_TRY_LATER};
+use crate::live::session::{run_session, Charge, Key};
 
 /// Bytes read from a socket at once. tungstenite keeps a read buffer of this size for
 /// every connection (128 KiB by default, which every idle connection held resident);
@@ -25,46 +25,6 @@ const READ_BUFFER: usize = 1024;
 
 /// Why a connection beyond a lowered cap is closed.
 const CAP_LOWERED: &str = "connection limit of the API key lowered";
-
-/// Open WebSocket connections per key, capped across every replica.
-pub struct ConnectionSlots {
-    replicas: Arc<Replicas>,
-    max_per_key: usize,
-}
-
-/// One open connection; the slot frees when it drops.
-pub struct Slot {
-    replicas: Arc<Replicas>,
-    key: KeyId,
-    /// When it opened, its place among the key's connections.
-    opened: u64,
-}
-
-impl ConnectionSlots {
-    /// At most `max_per_key` connections for each key (unless the key sets its own), on
-    /// all `replicas` together.
-    pub fn new(max_per_key: usize, replicas: Arc<Replicas>) -> Arc<ConnectionSlots> {
-        Arc::new(ConnectionSlots {
-            replicas,
-            max_per_key,
-        })
-    }
-
-    fn take(&self, key: KeyId, max: usize) -> Option<Slot> {
-        let opened = self.replicas.open(key, max)?;
-        Some(Slot {
-            replicas: self.replicas.clone(),
-            key,
-            opened,
-        })
-    }
-}
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        self.replicas.close(self.key, self.opened);
-    }
-}
 
 /// Follows the key of an open connection: resolves, with the close code and reason, when
 /// the key is revoked, expires or is removed, cannot be checked for revocation (1013, try

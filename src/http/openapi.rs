@@ -28,14 +28,17 @@ use utoipa::openapi::{
 };
 use utoipa::OpenApi;
 
-use super::described::{DOCS_PATH, OPENAPI_PATH, PUBLIC_PATHS, REFERENCE_TAG, TITLE, VERSION};
+use super::described::{
+    DOCS_PATH, ODDS_SOCKET_PATH, OPENAPI_PATH, PUBLIC_PATHS, REFERENCE_TAG, TITLE, VERSION,
+};
 use super::error::ErrorBody;
+use super::error::{ApiError, UNAUTHORIZED_MESSAGE};
 use super::input::MinSeq;
 use super::query::Query;
 use super::respond::with_type;
 use super::route::{Arg, Component, Declared, In, Route};
+use super::state::AppState;
 use super::table::ROUTES;
-use super::{ApiError, AppState, ODDS_SOCKET_PATH, UNAUTHORIZED_MESSAGE};
 
 /// Name of the security scheme of the `X-API-Key` header.
 const KEY_HEADER_SCHEME: &str = "api_key";

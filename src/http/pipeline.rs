@@ -30,14 +30,20 @@ use tower::Service;
 use tower_http::compression::Compression;
 use tracing::Instrument;
 
-use super::described::{ASYNCAPI_PUBLIC_PATH, FEED_ASYNCAPI_PATH, FEED_SCHEMA_PATH, PUBLIC_PATHS};
+use super::described::{
+    API_KEY_HEADER, ASYNCAPI_PUBLIC_PATH, FEED_ASYNCAPI_PATH, FEED_SCHEMA_PATH, ODDS_SOCKET_PATH,
+    PUBLIC_PATHS,
+};
+use super::error::ApiError;
+use super::header_text::HeaderText;
 use super::limits::{RateHeaders, MAX_HEADERS, MAX_HEADER_BYTES, MAX_URI_BYTES};
 use super::long::LongReads;
 use super::position::{self, Asked, MIN_SEQ_HEADER};
 use super::route::Runs;
-use super::ODDS_SOCKET_PATH;
-use super::{cache, table, ApiError, AppState, HeaderText, API_KEY_HEADER};
-use crate::keys::{Identity, Refused};
+use super::state::AppState;
+use super::{cache, table};
+use crate::keys::ring::{Identity, Refused};
+use crate::telemetry::requests::route_metrics;
 
 /// The request id header, taken from the client when it sends one.
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -218,8 +224,7 @@ impl Service<Request> for Api {
                 let state = &api.0.state;
                 if let Err(e) = position::reach(state, seq, started).await {
                     let response = e.into_response();
-                    crate::telemetry::route_metrics(route, response.status().as_u16())
-                        .record(started.elapsed());
+                    route_metrics(route, response.status().as_u16()).record(started.elapsed());
                     return Ok(response);
                 }
             }
@@ -335,7 +340,7 @@ fn answer_matched(
     let counts = if status == 200 {
         matched.ok_metrics()
     } else {
-        crate::telemetry::route_metrics(route.path, status)
+        route_metrics(route.path, status)
     };
     counts.record(started.elapsed());
     Some(response)
@@ -414,7 +419,7 @@ struct Blocking {
 /// template where the path is one, else `unmatched`.
 fn count_refusal(request: &Request, refusal: &Response, started: Instant) {
     let route = table::find(request.uri().path()).map_or("unmatched", |m| m.route().path);
-    crate::telemetry::route_metrics(route, refusal.status().as_u16()).record(started.elapsed());
+    route_metrics(route, refusal.status().as_u16()).record(started.elapsed());
 }
 
 fn done(response: Response) -> <Api as Service<Request>>::Future {
@@ -593,107 +598,4 @@ fn request_span(request: &Request, id: &HeaderValue) -> tracing::Span {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::sync::{Arc, Mutex};
-
-    use super::*;
-
-    /// What `f` logs, at every level.
-    fn logged(f: impl FnOnce()) -> String {
-        #[derive(Clone)]
-        struct Lines(Arc<Mutex<Vec<u8>>>);
-        impl std::io::Write for Lines {
-            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-                self.0.lock().expect("lines").extend_from_slice(bytes);
-                Ok(bytes.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
-        let lines = Lines(Arc::default());
-        let sink = lines.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::TRACE)
-            .with_ansi(false)
-            .with_writer(move || sink.clone())
-            .finish();
-        tracing::subscriber::with_default(subscriber, f);
-        let bytes = lines.0.lock().expect("lines").clone();
-        String::from_utf8_lossy(&bytes).into_owned()
-    }
-
-    #[test]
-    fn a_request_id_is_the_clients_or_a_prefix_and_a_count_in_hex() {
-        let plain = || Request::new(Body::empty());
-        let ids: Vec<String> = (0..3)
-            .map(|_| request_id(&plain()).to_str().expect("ascii").to_owned())
-            .collect();
-        for id in &ids {
-            let (prefix, count) = id.split_once('-').expect("two parts");
-            assert_eq!((prefix.len(), count.len()), (16, 12), "{id}");
-            assert!(
-                (prefix.to_owned() + count)
-                    .bytes()
-                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)),
-                "{id}"
-            );
-            assert_eq!(prefix, &ids[0][..16], "one prefix a thread");
-        }
-        let count = |id: &str| u64::from_str_radix(&id[17..], 16).expect("hex");
-        assert_eq!(count(&ids[1]), count(&ids[0]) + 1);
-        assert_eq!(count(&ids[2]), count(&ids[1]) + 1);
-        let mut theirs = plain();
-        theirs
-            .headers_mut()
-            .insert(REQUEST_ID, HeaderValue::from_static("client-7"));
-        assert_eq!(request_id(&theirs), "client-7");
-    }
-
-    #[test]
-    fn an_as_of_read_runs_on_a_blocking_thread_however_its_name_is_spelled() {
-        let on = |uri: &str| {
-            let request = Request::builder()
-                .uri(uri)
-                .body(Body::empty())
-                .expect("a request");
-            let matched = table::find(request.uri().path()).expect("a route");
-            matched.route().runs != Runs::Inline
-                || position::asked(&request, false).is_ok_and(|a| a.as_of)
-        };
-        let horse = "/api/v1/horses/H001";
-        for uri in [
-            format!("{horse}?as_of=5"),
-            format!("{horse}?as%5Fof=5"),
-            format!("{horse}?as%5fof=5"),
-            format!("{horse}?%61s_of=5"),
-            format!("{horse}?x=1&as%5Fof=5"),
-        ] {
-            assert!(on(&uri), "{uri} runs on a long reads' thread");
-        }
-        for uri in [
-            horse.to_owned(),
-            format!("{horse}?as_ofx=5"),
-            format!("{horse}?has_of=5"),
-        ] {
-            assert!(!on(&uri), "{uri} runs inline");
-        }
-    }
-
-    #[test]
-    fn a_503_is_logged_as_the_services_state_and_a_500_as_an_error() {
-        let answered = |status: StatusCode| {
-            logged(|| {
-                let response = (status, "body").into_response();
-                finish(response, HeaderValue::from_static("id"), Instant::now());
-            })
-        };
-        let unavailable = answered(StatusCode::SERVICE_UNAVAILABLE);
-        assert!(
-            unavailable.contains("DEBUG") && !unavailable.contains("ERROR"),
-            "{unavailable}"
-        );
-        let failed = answered(StatusCode::INTERNAL_SERVER_ERROR);
-        assert!(failed.contains("ERROR"), "{failed}");
-    }
-}
+mod tests;

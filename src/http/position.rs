@@ -4,23 +4,23 @@
 //! to N (a watch the projector tells after each commit, [`ReadModels::wait_applied`]), for
 //! at most the configured wait; then it is answered as any other, or it gets a 503 that
 //! says where they stand. A position past the end of the log is a 404 at once: the end is
-//! asked of NATS by whoever wires the service ([`LogEnd`]), and only for a position past
-//! both the checkpoint and the end last seen. A read without one costs nothing more than a
-//! look at its query, which the pipeline reads anyway for `as_of`, and a comparison of
-//! each header's name as the pipeline measures them.
+//! asked of NATS by whoever wires the service ([`LogEnd`](super::log_end::LogEnd)), and
+//! only for a position past both the checkpoint and the end last seen. A read without one
+//! costs nothing more than a look at its query, which the pipeline reads anyway for
+//! `as_of`, and a comparison of each header's name as the pipeline measures them.
 //!
 //! [`ReadModels::wait_applied`]: crate::read_models::ReadModels::wait_applied
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::atomic::Ordering;
+use std::time::Instant;
 
 use axum::extract::Request;
 use axum::http::HeaderName;
-use futures::future::BoxFuture;
 
+use super::error::ApiError;
 use super::input::sequence;
 use super::query::MIN_SEQ;
-use super::{ApiError, AppState};
+use super::state::AppState;
 
 /// The header that says the same as [`MIN_SEQ`], for clients that would rather not change
 /// their URLs (a cache keyed by URL keeps one entry).
@@ -110,70 +110,8 @@ pub(super) async fn reach(state: &AppState, seq: u64, started: Instant) -> Resul
         })
 }
 
-/// How the API asks where the log ends now (the stream's last sequence).
-pub type AskEnd = Box<dyn Fn() -> BoxFuture<'static, anyhow::Result<u64>> + Send + Sync>;
-
-/// Where the log ends, for a read whose position is past the checkpoint: asked of NATS
-/// through [`AskEnd`] (the API holds no NATS client), one question at a time, an answer
-/// shared by every read that came before it was asked (an answer asked before a read
-/// came may not hold an event its feeder had published by then, and is asked again).
-/// The largest end seen is kept: a position at or below it is known to exist, and is
-/// waited for without a question.
-pub struct LogEnd {
-    ask: AskEnd,
-    /// The largest end seen.
-    seen: AtomicU64,
-    /// When the last answer was asked for, and the answer.
-    last: tokio::sync::Mutex<Option<(Instant, u64)>>,
-}
-
-impl LogEnd {
-    /// Asks with `ask`.
-    pub fn new(ask: AskEnd) -> LogEnd {
-        LogEnd {
-            ask,
-            seen: AtomicU64::new(0),
-            last: tokio::sync::Mutex::new(None),
-        }
-    }
-
-    /// The largest end seen: a position at or below it exists.
-    fn seen(&self) -> u64 {
-        self.seen.load(Ordering::Relaxed)
-    }
-
-    /// The end of the log as asked at `since` or later, waiting at most `limit` for it;
-    /// `None` if it could not be asked in time (NATS out of reach).
-    async fn asked_since(&self, since: Instant, limit: Duration) -> Option<u64> {
-        let asking = async {
-            let mut last = self.last.lock().await;
-            if let Some((at, end)) = *last {
-                if at >= since {
-                    return Some(end);
-                }
-            }
-            let at = Instant::now();
-            match (self.ask)().await {
-                Ok(end) => {
-                    *last = Some((at, end));
-                    self.seen.fetch_max(end, Ordering::Relaxed);
-                    Some(end)
-                }
-                Err(e) => {
-                    tracing::warn!(error = format!("{e:#}"), "asking where the log ends");
-                    None
-                }
-            }
-        };
-        tokio::time::timeout(limit, asking).await.ok().flatten()
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use std::sync::atomic::AtomicUsize;
-    use std::sync::Arc;
-
     use axum::body::Body;
 
     use super::*;
@@ -228,27 +166,5 @@ mod tests {
                 "{uri} {header:?}"
             );
         }
-    }
-
-    #[tokio::test]
-    async fn the_end_of_the_log_is_asked_once_for_the_reads_that_came_before_the_question() {
-        let asked = Arc::new(AtomicUsize::new(0));
-        let counted = asked.clone();
-        let end = LogEnd::new(Box::new(move || {
-            let n = counted.fetch_add(1, Ordering::SeqCst) as u64;
-            Box::pin(async move { Ok(100 + n) })
-        }));
-        let before = Instant::now();
-        let wait = Duration::from_secs(1);
-        assert_eq!(end.asked_since(before, wait).await, Some(100));
-        assert_eq!(
-            end.asked_since(before, wait).await,
-            Some(100),
-            "the same answer"
-        );
-        assert_eq!(asked.load(Ordering::SeqCst), 1);
-        let later = Instant::now();
-        assert_eq!(end.asked_since(later, wait).await, Some(101), "asked again");
-        assert_eq!(end.seen(), 101);
     }
 }

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use super::ApiError;
+use super::error::ApiError;
 
 /// The query parameter every read of the route table takes besides its own: answer only
 /// once the read models hold the log up to this stream sequence (the pipeline checks it

@@ -8,9 +8,11 @@ use axum::http::{header, HeaderName, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 
+use super::cache;
+use super::error::ApiError;
 use super::input::AsOf;
 use super::query::clip;
-use super::{cache, ApiError, AppState};
+use super::state::AppState;
 
 /// ` at VENUE` for a message about a venue's document, the venue clipped.
 pub(super) fn at(venue: Option<&str>) -> String {

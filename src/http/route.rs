@@ -14,8 +14,9 @@ use percent_encoding::percent_decode_str;
 use utoipa::openapi::{RefOr, Schema};
 use utoipa::ToSchema;
 
+use super::error::ApiError;
 use super::query::{Query, MIN_SEQ};
-use super::{ApiError, AppState};
+use super::state::AppState;
 
 /// One endpoint: everything about it, declared once.
 pub struct Route {
@@ -42,7 +43,7 @@ pub enum Runs {
     /// its work can grow with the data (a search, a page of odds history).
     Apart,
     /// As `Apart`, but inline where the answer is held in memory (records by condition
-    /// asked before): the handler answers [`super::ApiError::NotRemembered`] on a short
+    /// asked before): the handler answers [`super::error::ApiError::NotRemembered`] on a short
     /// reads' thread when it would have to work it out, and the request is then handed
     /// to a long reads' thread.
     ApartUnlessRemembered,

@@ -23,10 +23,13 @@ use axum::Extension;
 use bytes::BytesMut;
 use futures::{Sink, StreamExt};
 
+use super::error::ApiError;
+use super::input;
 use super::query::Query;
-use super::{input, ApiError, AppState};
-use crate::keys::Identity;
-use crate::live::{run_session, MAX_CONFLATE_MS};
+use super::state::AppState;
+use crate::keys::ring::Identity;
+use crate::live::session::protocol::MAX_CONFLATE_MS;
+use crate::live::session::run_session;
 
 /// The stream's path.
 pub const LIVE_EVENTS_PATH: &str = "/api/v1/live";
@@ -96,7 +99,7 @@ fn subscription(query: &Query, headers: &HeaderMap) -> Result<(Option<String>, b
             .collect()
     });
     if let Some(names) = &topics {
-        crate::live::Topics::parse(Some(names)).map_err(ApiError::BadRequest)?;
+        crate::live::session::topics::Topics::parse(Some(names)).map_err(ApiError::BadRequest)?;
     }
     let mut subscribe = serde_json::json!({"type": "subscribe", "date": date.as_str()});
     if let Some(n) = race_number {

@@ -14,11 +14,12 @@ use axum::response::Response;
 use bytes::Bytes;
 
 use super::described::{INDEX_PATH, REFERENCE_TAG};
+use super::error::ApiError;
 use super::index::{self, ApiIndex};
 use super::respond::with_type;
 use super::route::{Component, Handler, Operation, Route, Runs};
-use super::{ApiError, AppState};
-use crate::telemetry::RouteMetrics;
+use super::state::AppState;
+use crate::telemetry::requests::RouteMetrics;
 
 /// What an analysis route says it answers, the breakdowns by person named by `$people`
 /// (the horses' and the people's rows; defined before their modules, which use it).
@@ -151,10 +152,9 @@ impl Matched<'_> {
 
     /// The counts of the route's 200s, looked up once.
     pub(crate) fn ok_metrics(&self) -> RouteMetrics {
-        *self
-            .compiled
-            .ok
-            .get_or_init(|| crate::telemetry::route_metrics(self.compiled.route.path, 200))
+        *self.compiled.ok.get_or_init(|| {
+            crate::telemetry::requests::route_metrics(self.compiled.route.path, 200)
+        })
     }
 }
 

@@ -14,15 +14,16 @@ use serde_json::json;
 use utoipa::openapi::{RefOr, Schema};
 use utoipa::ToSchema;
 
+use super::error::ApiError;
 use super::error::ErrorBody;
 use super::query::Query;
 use super::route::Component;
-use super::{ApiError, AppState};
-use crate::keys::Identity;
+use super::state::AppState;
+use crate::keys::ring::Identity;
 use crate::live::frames::{CardFrame, ResultFrame, RetractionFrame, ScratchingFrame, StatusFrame};
 use crate::webhooks::endpoint::{Attempt, DeliveryState, Endpoint};
 use crate::webhooks::manage::NewEndpoint;
-use crate::webhooks::Problem;
+use crate::webhooks::manage::Problem;
 
 /// The collection's path.
 pub const WEBHOOKS_PATH: &str = "/api/v1/webhooks";

@@ -26,7 +26,8 @@ use async_nats::jetstream::{self, kv};
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-use super::{generate, KeyLimits, KeyRecord, KeyRing};
+use super::record::{generate, KeyLimits, KeyRecord};
+use super::ring::KeyRing;
 use crate::nats::buckets;
 
 /// How often each replica writes last-use times.
@@ -113,7 +114,7 @@ impl Registry {
     /// Returns whether it may still work, in its grace period; a key with no record
     /// counts as retired.
     pub async fn retire(&self, id: &str, grace: Option<Duration>) -> anyhow::Result<bool> {
-        let bare = id.trim().trim_start_matches(super::PREFIX);
+        let bare = id.trim().trim_start_matches(super::record::PREFIX);
         match self.keys.entry(bare).await? {
             Some(entry) if entry.operation == kv::Operation::Put => {}
             _ => return Ok(false),
@@ -165,7 +166,7 @@ impl Registry {
 
     /// One record and its revision, by id (`rk_` prefix optional).
     async fn entry(&self, id: &str) -> anyhow::Result<(KeyRecord, u64)> {
-        let id = id.trim().trim_start_matches(super::PREFIX);
+        let id = id.trim().trim_start_matches(super::record::PREFIX);
         match self.keys.entry(id).await? {
             Some(entry) if entry.operation == kv::Operation::Put => {
                 Ok((serde_json::from_slice(&entry.value)?, entry.revision))

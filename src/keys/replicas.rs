@@ -22,8 +22,8 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::digest::KeyId;
 use super::registry::{keep_watching, load};
-use super::KeyId;
 use crate::nats::buckets;
 
 /// How long a value lives in the bucket: a replica silent this long is gone.

@@ -22,7 +22,8 @@ use bytes::Bytes;
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-use super::{KeyId, KeyLimits};
+use super::digest::KeyId;
+use super::record::KeyLimits;
 use crate::nats::subjects;
 
 /// How often a replica reports its use.

@@ -5,6 +5,8 @@
 //! (the odds journal's move, the odds document); their types here mirror those bytes, and
 //! the tests hold them to it byte for byte.
 
+use axum::extract::ws::Utf8Bytes;
+use racing_projections::OddsMoveDoc;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use utoipa::openapi::schema::{ObjectBuilder, Type};
@@ -575,6 +577,35 @@ pub struct ReplayStop {
     /// Which message this is.
     #[schema(inline)]
     pub r#type: ReplayStopType,
+}
+
+/// The `odds` frame of an `OddsUpdated` event: its odds move (as the journal keeps it,
+/// [`racing_projections::render_odds_move`]) with its `type` first.
+pub fn odds_frame(odds_move: &OddsMoveDoc<'_>) -> Utf8Bytes {
+    let body = racing_projections::render_odds_move(odds_move);
+    odds_frame_of(&body).unwrap_or_default()
+}
+
+/// The `odds` frame of an odds move read from the journal: the same bytes as went live.
+pub fn odds_frame_of(body: &[u8]) -> Result<Utf8Bytes, std::str::Utf8Error> {
+    framed("{\"type\":\"odds\",", body)
+}
+
+/// The `odds` frame of an odds move a `replay` plays back: as it went live, marked
+/// `"replay":true` after its `type`.
+pub fn replayed_odds_frame_of(body: &[u8]) -> Result<Utf8Bytes, std::str::Utf8Error> {
+    framed("{\"type\":\"odds\",\"replay\":true,", body)
+}
+
+/// A journal move (`{"date":...}`) with `head` in place of its opening brace.
+fn framed(head: &str, body: &[u8]) -> Result<Utf8Bytes, std::str::Utf8Error> {
+    let rest = std::str::from_utf8(body.get(1..).unwrap_or_default())?;
+    Ok(format!("{head}{rest}").into())
+}
+
+/// Serialises a server message; they are plain structs of strings and numbers.
+pub(crate) fn frame<T: Serialize>(message: &T) -> Utf8Bytes {
+    serde_json::to_string(message).unwrap_or_default().into()
 }
 
 #[cfg(test)]

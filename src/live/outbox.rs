@@ -164,7 +164,7 @@ where
                         let reason = "too slow: a frame could not be sent in time";
                         close(
                             &mut sink,
-                            super::CLOSE_POLICY,
+                            super::close::CLOSE_POLICY,
                             reason,
                             Duration::from_secs(1),
                         )

@@ -207,7 +207,7 @@ pub(crate) async fn make_snapshot_bucket(
         .await
         .map(drop)
         .map_err(|open| match created {
-            Err(e) => super::stream_failure(e, &format!("OBJ_{name}")),
+            Err(e) => super::stream::stream_failure(e, &format!("OBJ_{name}")),
             Ok(_) => {
                 anyhow::Error::from(open).context(format!("opening object store {name} just made"))
             }
@@ -283,7 +283,7 @@ pub(crate) async fn size_snapshot_bucket(
     config.discard = discard;
     js.update_stream(config)
         .await
-        .map_err(|e| super::stream_failure(e, &name))?;
+        .map_err(|e| super::stream::stream_failure(e, &name))?;
     tracing::info!(bucket, max_bytes = limit, "snapshots' bucket bounded");
     Ok(())
 }
@@ -361,7 +361,7 @@ impl Bucket {
         let created = js.create_stream(config).await;
         // Another process may make it at the same moment: opening is what counts.
         js.get_key_value(&name).await.map_err(|open| match created {
-            Err(e) => super::stream_failure(e, &format!("KV_{name}")),
+            Err(e) => super::stream::stream_failure(e, &format!("KV_{name}")),
             Ok(_) => anyhow::Error::from(open)
                 .context(format!("opening key-value bucket {name} just made")),
         })
@@ -400,7 +400,7 @@ impl Bucket {
         let name = config.name.clone();
         js.update_stream(config)
             .await
-            .map_err(|e| super::stream_failure(e, &name))?;
+            .map_err(|e| super::stream::stream_failure(e, &name))?;
         tracing::info!(
             bucket = %store.name,
             max_bytes = self.max_bytes,

@@ -45,11 +45,11 @@ const SILENT: Duration = Duration::from_secs(2);
 const LOOK_WITHIN: Duration = Duration::from_secs(2);
 
 /// How long the making again of a consumer is tried before the read fails: a few of
-/// [`super::CONSUMER_WITHIN`]'s attempts, each of which may draw a dead node of a cluster.
+/// [`CONSUMER_WITHIN`]'s attempts, each of which may draw a dead node of a cluster.
 const REMAKE_PATIENCE: Duration = Duration::from_secs(10);
 
 /// Every message of a stream from a sequence on, in order: what
-/// [`super::messages_from`] returns. Read it with [`Messages::next`].
+/// [`messages_from`] returns. Read it with [`Messages::next`].
 pub struct Messages {
     js: jetstream::Context,
     stream: String,
@@ -243,7 +243,7 @@ impl Messages {
                 "making a consumer of the log again"
             );
             let made = crate::retry::patiently("the consumer made again", REMAKE_PATIENCE, || {
-                super::make_consumer(&js, &stream, next)
+                make_consumer(&js, &stream, next)
             })
             .await?;
             metrics::counter!("racing_consumers_remade_total", "reason" => why.reason())
@@ -301,4 +301,60 @@ async fn look(js: &jetstream::Context, stream: &str, name: &str, next: u64) -> O
             None
         }
     }
+}
+
+/// Longest the making of a consumer may take before [`messages_from`] gives up on it.
+/// nats-server 2.9 puts a one-replica consumer (an ordered one) on a node drawn at random
+/// from the stream's peers, a dead one among them, and one made there is never answered
+/// for: with one node of three down, a third of the attempts hang, and in CI several in a
+/// row, each given 5 s, kept the projector behind long enough to fail `lose_a_node`. A live
+/// node answers within milliseconds; a new attempt draws again.
+pub const CONSUMER_WITHIN: Duration = Duration::from_secs(2);
+
+/// Every message of `stream` from sequence `start` on, in order, through an ordered pull
+/// consumer of its own, made again when its reader leaves it unread too long or the
+/// server loses it ([`Messages`]): how the projector and a rebuild read the log. One
+/// attempt, bounded by [`CONSUMER_WITHIN`].
+pub async fn messages_from(
+    js: &jetstream::Context,
+    stream: &str,
+    start: u64,
+) -> anyhow::Result<Messages> {
+    let consumer = make_consumer(js, stream, start).await?;
+    Ok(Messages::new(js, stream, start, consumer))
+}
+
+/// An ordered consumer of `stream` from sequence `start`: one attempt, bounded by
+/// [`CONSUMER_WITHIN`].
+async fn make_consumer(
+    js: &jetstream::Context,
+    stream: &str,
+    start: u64,
+) -> anyhow::Result<Consumer> {
+    // Named by the service, so that [`Messages`] can ask the server about it.
+    let name = format!("racing-{}", uuid::Uuid::new_v4().simple());
+    let made = tokio::time::timeout(CONSUMER_WITHIN, async {
+        let consumer = js
+            .get_stream(stream)
+            .await?
+            .create_consumer(consumer::pull::OrderedConfig {
+                name: Some(name.clone()),
+                deliver_policy: consumer::DeliverPolicy::ByStartSequence {
+                    start_sequence: start,
+                },
+                ..Default::default()
+            })
+            .await?;
+        anyhow::Ok(Consumer {
+            messages: consumer.messages().await?,
+            name,
+        })
+    })
+    .await;
+    made.map_err(|_| {
+        anyhow::anyhow!(
+            "no consumer of {stream} was made within {CONSUMER_WITHIN:?} (in a cluster, \
+             its node may be down; another attempt picks again)"
+        )
+    })?
 }

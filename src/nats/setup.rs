@@ -47,7 +47,12 @@ pub async fn set_up_with(
     let name = &settings.name;
     let info = connection
         .ready(&format!("creating or updating stream {name}"), || {
-            super::ensure_replicated_stream(&js, name, settings.duplicate_window, settings.replicas)
+            super::stream::ensure_replicated_stream(
+                &js,
+                name,
+                settings.duplicate_window,
+                settings.replicas,
+            )
         })
         .await?;
     let replicas = info.config.num_replicas.max(1);

@@ -6,8 +6,8 @@ use async_nats::jetstream;
 use racing_projections::{Batch, BatchStats, Loader, Store};
 
 use super::batch::Taken;
+use super::commits::{commit_due, timed};
 use super::decoded::{decode, Decoded};
-use super::{commit_due, timed};
 
 /// Folds `messages` into `store` and commits them with the checkpoint they reach, as the
 /// projector does but with no odds going live (for a rebuild, beside the store in use):

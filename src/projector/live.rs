@@ -5,7 +5,9 @@ use racing_events::RunnerOdds;
 use racing_projections::OddsMoveDoc;
 
 use super::Projector;
-use crate::live::{odds_frame, DayDelta, OddsDelta};
+use crate::live::frames::odds_frame;
+use crate::live::hub::{DayDelta, OddsDelta};
+use crate::live::snapshot::race_snapshot;
 
 impl Projector {
     /// Hands a committed batch's odds updates and race-day events to the live sessions,
@@ -33,7 +35,7 @@ impl Projector {
             self.parts.hub.publish_caught_up(&changes, |races| {
                 races
                     .iter()
-                    .filter_map(|(date, n)| match crate::live::race_snapshot(&store, date, *n) {
+                    .filter_map(|(date, n)| match race_snapshot(&store, date, *n) {
                         Ok(snapshot) => Some(snapshot),
                         Err(e) => {
                             tracing::error!(error = %e, date = %date, race = n, "odds snapshot after a catch-up");

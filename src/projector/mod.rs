@@ -10,12 +10,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_nats::jetstream;
-use racing_projections::{Batch, BatchStats, Loader, StoreError};
+use racing_projections::{BatchStats, Loader, StoreError};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::faults::Faults;
-use crate::live::OddsHub;
+use crate::live::hub::OddsHub;
 use crate::load::{GiveWay, REQUESTS_FIRST};
 use crate::read_models::ReadModels;
 use crate::retry::Fatal;
@@ -23,15 +23,14 @@ use live::LiveUpdate;
 
 mod applied_ids;
 mod batch;
-mod bulk;
-mod decoded;
+pub(crate) mod bulk;
+mod commits;
+pub(crate) mod decoded;
 mod live;
 
 use batch::Taken;
-
-pub use bulk::fold_messages;
-pub(crate) use bulk::{fold_decoded, load_decoded};
-pub(crate) use decoded::{decode, Decoded};
+use commits::{commit_due, timed};
+use decoded::{decode, Decoded};
 
 /// Most messages in one batch.
 pub(crate) const MAX_BATCH: usize = 4096;
@@ -46,17 +45,6 @@ const BATCH_WINDOW: Duration = Duration::from_millis(1);
 pub(crate) const CATCH_UP_BATCH: usize = 65_536;
 /// Longest a batch stays open while catching up.
 pub(crate) const CATCH_UP_WINDOW: Duration = Duration::from_secs(1);
-/// Most records one commit writes once the API answers (after the first catch-up, and
-/// in a rebuild beside the store in use): sled's `apply_batch` holds a process-wide write
-/// lock for the whole commit, and every read of the read models, of any store, waits for
-/// it, and sled writes a whole leaf again for each record it writes: a commit of 2,048
-/// records held it, and every read during a rebuild, for tens of milliseconds; one of a
-/// 65,536-message catch-up batch, for seconds.
-pub(crate) const SERVING_COMMIT_WRITES: usize = 512;
-/// Most bytes (about) one commit writes once the API answers: a record of the odds journal
-/// holds up to 128 moves, so 512 of them made a commit of megabytes, and reads during a
-/// catch-up of odds updates waited long behind each.
-pub(crate) const SERVING_COMMIT_BYTES: usize = 1 << 20;
 /// Messages decoded ahead of the fold: decoding goes on, on another thread, while a batch
 /// is folded and committed.
 const DECODED_AHEAD: usize = 32_768;
@@ -140,7 +128,7 @@ impl Projector {
     /// runtime that answers requests held them up as the fold did.
     pub async fn run_on_own_threads(
         parts: Parts,
-        dial: crate::nats::Dial,
+        dial: crate::nats::client::Dial,
         shutdown: CancellationToken,
     ) -> anyhow::Result<()> {
         crate::supervise::on_own_threads("projector", async move {
@@ -241,7 +229,7 @@ impl Projector {
             return Ok(());
         };
         let mut stream = self.js.get_stream(&self.parts.stream).await?;
-        let now = crate::nats::stream_identity(stream.info().await?);
+        let now = crate::nats::stream::stream_identity(stream.info().await?);
         if now != built_from {
             return Err(Fatal(format!(
                 "the stream is now {now}, made again since the read models were built from {built_from}; \
@@ -287,10 +275,10 @@ impl Projector {
         // may go unanswered until the client's 10 s request timeout, and three in a row
         // kept the projector silent for half a minute; a retry a few seconds later finds
         // the new leader. The consumer's making has a shorter bound of its own
-        // ([`crate::nats::CONSUMER_WITHIN`]).
+        // ([`crate::nats::messages::CONSUMER_WITHIN`]).
         let made = tokio::time::timeout(STALL_CHECK, async {
             self.check_same_stream().await?;
-            crate::nats::messages_from(&self.js, &self.parts.stream, start).await
+            crate::nats::messages::messages_from(&self.js, &self.parts.stream, start).await
         })
         .await;
         let mut messages = made.map_err(|_| {
@@ -631,19 +619,4 @@ fn off_the_workers<T>(work: impl FnOnce() -> T) -> T {
         Ok(RuntimeFlavor::MultiThread) => tokio::task::block_in_place(work),
         _ => work(),
     }
-}
-
-/// Runs `commit` and records how long it took (`racing_commit_seconds`): readers of the
-/// read models may wait that long for it.
-fn timed<T>(commit: impl FnOnce() -> T) -> T {
-    let began = std::time::Instant::now();
-    let done = commit();
-    metrics::histogram!("racing_commit_seconds").record(began.elapsed());
-    done
-}
-
-/// Whether `batch` has written what one commit may once the API answers: about
-/// [`SERVING_COMMIT_WRITES`] records or [`SERVING_COMMIT_BYTES`] bytes.
-fn commit_due(batch: &Batch<'_>) -> bool {
-    batch.writes() >= SERVING_COMMIT_WRITES || batch.bytes() >= SERVING_COMMIT_BYTES
 }

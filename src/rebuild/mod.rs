@@ -24,8 +24,8 @@
 
 mod pace;
 mod retire;
-mod status;
-mod worker;
+pub(crate) mod status;
+pub(crate) mod worker;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -38,13 +38,15 @@ use racing_projections::Store;
 use tokio_util::sync::CancellationToken;
 
 use crate::faults::Faults;
-use crate::projector::{fold_messages, CATCH_UP_BATCH, CATCH_UP_WINDOW, MAX_BATCH};
+use crate::projector::bulk::fold_messages;
+use crate::projector::{CATCH_UP_BATCH, CATCH_UP_WINDOW, MAX_BATCH};
 use crate::read_models::{self, ReadModels};
 use crate::snapshot::Snapshots;
 use crate::supervise::lock;
 
-pub use status::{Origin, State, Status};
-pub use worker::{run as run_worker, WorkerArgs};
+pub use worker::run as run_worker;
+
+use status::{Origin, State, Status};
 
 /// Most messages folded in one batch, and how long a batch waits for more after its
 /// first: large while the rebuild is behind (each document a batch touches is rendered
@@ -59,7 +61,7 @@ const HOLD_LIMIT: Duration = Duration::from_secs(30);
 /// before it is made again.
 const STALL: Duration = Duration::from_secs(3);
 /// How long the rebuild keeps trying to make its consumer: several attempts of
-/// [`crate::nats::CONSUMER_WITHIN`], so that all of them drawing a dead node is unlikely.
+/// [`crate::nats::messages::CONSUMER_WITHIN`], so that all of them drawing a dead node is unlikely.
 const CONSUMER_PATIENCE: Duration = Duration::from_secs(10);
 /// Longest a replaced or failed store's directory waits for the last other handle of it
 /// to go (a request in flight, the background check of a store it reads whole, a fold
@@ -277,10 +279,13 @@ enum Below {
 impl Run {
     /// An ordered consumer of the stream from the message after `checkpoint`, tried for
     /// up to [`CONSUMER_PATIENCE`]: an attempt may draw a dead node of a cluster
-    /// ([`crate::nats::CONSUMER_WITHIN`]).
-    async fn messages_after(&self, checkpoint: u64) -> anyhow::Result<crate::nats::Messages> {
+    /// ([`crate::nats::messages::CONSUMER_WITHIN`]).
+    async fn messages_after(
+        &self,
+        checkpoint: u64,
+    ) -> anyhow::Result<crate::nats::messages::Messages> {
         crate::retry::patiently("the rebuild's consumer", CONSUMER_PATIENCE, || {
-            crate::nats::messages_from(&self.js, &self.stream, checkpoint + 1)
+            crate::nats::messages::messages_from(&self.js, &self.stream, checkpoint + 1)
         })
         .await
     }
@@ -317,7 +322,7 @@ impl Run {
         tracing::info!(store = %dir.display(), "rebuilding the read models from the log");
         let mut stream = self.js.get_stream(&self.stream).await?;
         let info = stream.info().await?;
-        let identity = crate::nats::stream_identity(info);
+        let identity = crate::nats::stream::stream_identity(info);
         let loaded = match &self.from {
             Origin::Snapshot(name) => self.load_snapshot(dir, name.as_deref(), &identity).await?,
             Origin::Log => 0,
@@ -577,7 +582,7 @@ impl Run {
     /// while a test's fault says so).
     async fn next_held(
         &self,
-        messages: &mut crate::nats::Messages,
+        messages: &mut crate::nats::messages::Messages,
     ) -> anyhow::Result<Vec<jetstream::Message>> {
         if self.faults.rebuild_read_stalls() {
             tokio::time::sleep(IDLE).await;
@@ -658,7 +663,7 @@ fn sequence(m: &jetstream::Message) -> u64 {
 /// The next messages: those that arrive within `window` of the first (at most `limit`);
 /// none if the stream has nothing more for [`IDLE`].
 async fn next_batch(
-    messages: &mut crate::nats::Messages,
+    messages: &mut crate::nats::messages::Messages,
     (limit, window): (usize, Duration),
 ) -> anyhow::Result<Vec<jetstream::Message>> {
     let first = match tokio::time::timeout(IDLE, messages.next()).await {

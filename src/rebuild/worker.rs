@@ -34,7 +34,8 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
 use super::pace::Pacer;
-use crate::projector::{fold_decoded, load_decoded, Decoded};
+use crate::projector::bulk::{fold_decoded, load_decoded};
+use crate::projector::decoded::Decoded;
 
 /// A message's frame starts with this.
 const MESSAGE: u8 = b'M';

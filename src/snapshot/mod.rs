@@ -16,13 +16,20 @@
 //! The file's format, and the frozen view a live store is written from, are the store's
 //! (`racing_projections::snapshot`).
 
+mod files;
 pub mod lease;
+pub(crate) mod listed;
 pub mod room;
+pub(crate) mod settings;
 pub mod start;
 pub mod upload;
 pub mod writer;
 
-pub use lease::InUse;
+pub use listed::Created;
+
+use files::{Fetched, NotWritten, RemoveOnDrop, Written};
+use lease::InUse;
+use listed::Listed;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -34,7 +41,6 @@ use anyhow::Context as _;
 use async_nats::jetstream::{self, object_store::ObjectInfo, object_store::ObjectStore};
 use futures::StreamExt as _;
 use racing_projections::{SnapshotSummary, Store};
-use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 /// The start of every snapshot's object name.
@@ -45,88 +51,6 @@ const WORK_DIR: &str = "snapshots";
 /// Bytes fetched between two looks at the disk's free space.
 const FETCH_LOOK: u64 = 1 << 20;
 
-/// How a service writes and uses snapshots.
-#[derive(Debug, Clone)]
-pub struct Settings {
-    /// Whether this replica may write them (when it holds the lease).
-    pub write: bool,
-    /// Whether a start with an empty, older or damaged store loads the newest one.
-    pub load: bool,
-    /// A snapshot is due once this many events were applied since the last one...
-    pub every_events: u64,
-    /// ...or this long has passed since it, with at least one event since.
-    pub every: Duration,
-    /// How many are kept; older ones are removed once a new one is written.
-    pub keep: usize,
-    /// How long a start with no snapshot of its layout waits for the one another replica
-    /// of its layout, holding the writer's lease, will publish.
-    pub wait: Duration,
-    /// Bytes a second a snapshot is sent at most; `None`: as fast as JetStream takes it.
-    pub send_rate: Option<u64>,
-    /// JetStream's file storage limit of each NATS server (`max_file_store`), where the
-    /// operator states it: the room the log shares with the snapshots' bucket.
-    pub file_store: Option<u64>,
-    /// Bytes of JetStream's file storage a snapshot must leave to the log.
-    pub log_margin: u64,
-}
-
-impl Default for Settings {
-    fn default() -> Settings {
-        Settings {
-            write: true,
-            load: true,
-            every_events: 250_000,
-            every: Duration::from_secs(3600),
-            keep: crate::nats::buckets::SNAPSHOTS_KEPT,
-            wait: Duration::from_secs(3600),
-            send_rate: None,
-            file_store: None,
-            log_margin: 1 << 30,
-        }
-    }
-}
-
-/// A snapshot in the bucket, as its metadata describes it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Listed {
-    /// Its object's name.
-    pub name: String,
-    /// Its store's layout version.
-    pub layout: String,
-    /// The last stream sequence its records hold.
-    pub checkpoint: u64,
-    /// The stream they were built from.
-    pub stream: String,
-    /// The SHA-256 of its file, in hex.
-    pub digest: String,
-    /// Records it holds.
-    pub records: u64,
-    /// Bytes of its file.
-    pub bytes: u64,
-    /// Bytes the store it was written from took on its disk: about what a store loaded
-    /// from it takes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub store_bytes: Option<u64>,
-    /// When it was written (RFC 3339).
-    pub created_at: String,
-    /// The replica that wrote it.
-    pub replica: String,
-}
-
-impl Listed {
-    /// About the bytes a store loaded from it takes: what its writer's took, or for a
-    /// snapshot that does not say, [`STORE_PER_FILE_BYTE`] times its file.
-    pub fn store_estimate(&self) -> u64 {
-        self.store_bytes
-            .unwrap_or_else(|| self.bytes.saturating_mul(STORE_PER_FILE_BYTE))
-    }
-}
-
-/// Bytes of a store per byte of its snapshot's file, for a snapshot whose metadata does
-/// not say: a large store (the bench's) takes fewer than this, the tests' small ones
-/// more. A margin chosen between them.
-const STORE_PER_FILE_BYTE: u64 = 16;
-
 /// The snapshot bucket beside a stream.
 #[derive(Clone)]
 pub struct Snapshots {
@@ -135,26 +59,6 @@ pub struct Snapshots {
     stream: String,
     data_dir: PathBuf,
     work_dir: PathBuf,
-}
-
-/// A snapshot's file written, removed when dropped.
-pub struct Written {
-    file: RemoveOnDrop,
-    /// What it holds.
-    pub summary: SnapshotSummary,
-    /// Bytes the store it was written from took on its disk.
-    pub store_bytes: u64,
-    /// How long writing it took.
-    pub took: Duration,
-}
-
-/// Why a snapshot's file was not written.
-#[derive(Debug)]
-pub enum NotWritten {
-    /// The disk beside the read models lacks room for it: why.
-    NoRoom(String),
-    /// Writing it failed.
-    Failed(anyhow::Error),
 }
 
 impl Snapshots {
@@ -489,41 +393,6 @@ fn doomed(
         }
     }
     doomed
-}
-
-/// A snapshot written and sent.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Created {
-    /// What it is.
-    pub listed: Listed,
-    /// Bytes of its records, uncompressed.
-    pub record_bytes: u64,
-    /// Seconds writing its file took (the frozen view read, compressed).
-    pub write_secs: f64,
-    /// Seconds sending it took.
-    pub send_secs: f64,
-    /// Older snapshots removed after it.
-    pub removed: Vec<String>,
-}
-
-/// A fetched snapshot's file, removed on drop.
-pub struct Fetched {
-    file: RemoveOnDrop,
-}
-
-impl Fetched {
-    /// Where it is.
-    pub fn path(&self) -> &Path {
-        &self.file.0
-    }
-}
-
-struct RemoveOnDrop(PathBuf);
-
-impl Drop for RemoveOnDrop {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
 }
 
 /// The snapshot bucket beside `stream` and the writer's lease, as a start finds them

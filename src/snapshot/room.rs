@@ -9,7 +9,7 @@ use anyhow::Context as _;
 use async_nats::jetstream;
 use serde::{Deserialize, Serialize};
 
-use super::Settings;
+use super::settings::Settings;
 
 /// Bytes JetStream stores for each chunk beside its payload: its subject, its header and
 /// the record's own bytes, with room to spare. A margin chosen, not measured.

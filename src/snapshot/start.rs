@@ -13,7 +13,9 @@ use racing_projections::{Options, Store};
 use serde::{Deserialize, Serialize};
 
 use super::lease::Lease;
-use super::{Listed, Settings, Snapshots};
+use super::listed::Listed;
+use super::settings::Settings;
+use super::Snapshots;
 use crate::starting::Starting;
 
 /// The file in a data directory naming the replica that last ran on it.

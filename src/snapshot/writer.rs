@@ -23,9 +23,12 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use super::files::{NotWritten, Written};
 use super::lease::Lease;
+use super::listed::{Created, Listed};
 use super::room::Lack;
-use super::{upload, Created, Listed, NotWritten, Settings, Snapshots, Written};
+use super::settings::Settings;
+use super::{upload, Snapshots};
 use crate::projector::Progress;
 use crate::read_models::ReadModels;
 

@@ -12,8 +12,8 @@
 
 use axum::http::StatusCode;
 
+use super::signup::Signup;
 use super::store::{self, Subscriber, Subscription};
-use super::Signup;
 
 /// What the page after a followed link says.
 pub struct Done {
@@ -399,7 +399,7 @@ async fn retire_previous(
 }
 
 /// Revokes keys made for a replacement that did not happen.
-async fn undo(signup: &Signup, issued: &[(String, crate::keys::KeyRecord)]) {
+async fn undo(signup: &Signup, issued: &[(String, crate::keys::record::KeyRecord)]) {
     for (_, record) in issued {
         if let Err(e) = signup.registry.revoke(&record.id).await {
             tracing::error!(error = format!("{e:#}"), key = %record.prefix(), "revoking a key of a replacement undone");

@@ -48,7 +48,7 @@ impl Csrf {
         mac.update(cookie.as_bytes());
         mac.update(b".");
         mac.update(at.to_string().as_bytes());
-        crate::keys::hex(&mac.finalize().into_bytes())
+        crate::keys::digest::hex(&mac.finalize().into_bytes())
     }
 
     /// Whether `token` was made for `cookie` within the last two hours of `now`.

@@ -13,12 +13,14 @@
 //!
 //! A message leaves no API key on disk once it has gone: a sent message is removed from
 //! the spool, a set-aside one keeps its recipient, subject and reason but not its text,
-//! and the outbox keeps a message [`OUTBOX_KEEP`], long enough to read it.
+//! and the outbox keeps a message [`OUTBOX_KEEP`](upkeep::OUTBOX_KEEP), long enough to read
+//! it.
 //!
 //! Every directory is bounded: the spool by [`MAX_AGE`] (and the rates of the forms
-//! that write it), `mail/failed` by [`SET_ASIDE_KEEP`] and [`MAX_SET_ASIDE`], the outbox
-//! by [`OUTBOX_KEEP`]; a temporary file a crash left inside a write (which may hold a
-//! key) is removed at start (`upkeep`).
+//! that write it), `mail/failed` by [`SET_ASIDE_KEEP`](upkeep::SET_ASIDE_KEEP) and
+//! [`MAX_SET_ASIDE`](upkeep::MAX_SET_ASIDE), the outbox by
+//! [`OUTBOX_KEEP`](upkeep::OUTBOX_KEEP); a temporary file a crash left inside a write
+//! (which may hold a key) is removed at start (`upkeep`).
 
 mod upkeep;
 
@@ -34,7 +36,7 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use crate::retry::Pauses;
-use upkeep::{files, prune_outbox, prune_set_aside, remove_leftovers};
+use upkeep::{files, prune_outbox, prune_set_aside, remove_leftovers, PRUNE_EVERY};
 
 /// First and longest waits before the relay is tried again after it could not be
 /// reached (before jitter).
@@ -48,14 +50,6 @@ const MESSAGE_MAX_BACKOFF: Duration = Duration::from_secs(3600);
 pub const MAX_ATTEMPTS: u32 = 20;
 /// A message not sent this long after it was written is set aside.
 pub const MAX_AGE: Duration = Duration::from_secs(2 * 24 * 3600);
-/// How long the outbox keeps a message before removing it.
-pub const OUTBOX_KEEP: Duration = Duration::from_secs(24 * 3600);
-/// How long a set-aside record is kept under `mail/failed` before it is removed.
-pub const SET_ASIDE_KEEP: Duration = Duration::from_secs(30 * 24 * 3600);
-/// Most set-aside records kept; past it the oldest go.
-pub const MAX_SET_ASIDE: usize = 10_000;
-/// How often the sender prunes the set-aside records and the outbox.
-const PRUNE_EVERY: Duration = Duration::from_secs(3600);
 /// Longest wait between two passes over the spool when nothing wakes the sender.
 const IDLE_PASS: Duration = Duration::from_secs(60);
 /// Longest reason kept for a failure, characters.
@@ -304,7 +298,8 @@ impl Mailer {
 
     /// Sends until `shutdown`: with SMTP, passes over the spool, oldest first, each
     /// message when its next attempt is due (messages spooled before a restart go out
-    /// after it); with an outbox, removes its messages once they are [`OUTBOX_KEEP`] old.
+    /// after it); with an outbox, removes its messages once they are
+    /// [`OUTBOX_KEEP`](upkeep::OUTBOX_KEEP) old.
     pub async fn run(&self, shutdown: CancellationToken) {
         let (smtp, spool, failed) = match &self.transport {
             Transport::Smtp {
@@ -574,7 +569,7 @@ pub fn wrap(text: &str, width: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::upkeep::prune_older_than;
+    use super::upkeep::{prune_older_than, MAX_SET_ASIDE, OUTBOX_KEEP};
     use super::*;
 
     #[test]

@@ -9,155 +9,34 @@
 pub mod clients;
 pub mod confirmed;
 pub mod csrf;
+mod limiter;
 pub mod mail;
 pub mod pages;
 pub mod plans;
+mod responses;
+pub(crate) mod settings;
+pub(crate) mod signup;
 pub mod store;
 
 use std::net::SocketAddr;
-use std::num::NonZeroU32;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Query, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
-use axum::response::{Html, IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::get;
 use axum::{Form, Router};
-use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use serde::Deserialize;
 
-use crate::keys::registry::Registry;
 use csrf::{Csrf, Refusal};
-use mail::Mailer;
-use plans::Plans;
-use store::{LinkError, Pending, Store};
-
-/// Where the links in messages lead: a page with one button, which posts back here.
-/// Short, so that a link fits a line of a plain-text message.
-const CONFIRM: &str = "/confirm";
+use responses::{full, html, problem};
+use signup::{Signup, CONFIRM};
+use store::{LinkError, Pending};
 
 /// Largest form body read, bytes.
 const MAX_FORM_BYTES: usize = 8 * 1024;
-/// Replacement offers looked up and mailed at once; the others wait their turn.
-const REPLACEMENT_OFFERS: usize = 16;
 /// Longest name or company kept, characters.
 const MAX_NAME_CHARS: usize = 100;
-
-/// How the subscription pages behave.
-#[derive(Debug, Clone)]
-pub struct Settings {
-    /// The plans on offer.
-    pub plans: Plans,
-    /// `None`: mail goes to an outbox under the data directory.
-    pub smtp_url: Option<String>,
-    /// The sender of every message.
-    pub mail_from: String,
-    /// The base of the links in messages and of the pricing page's example, e.g.
-    /// `https://racing.example.com`.
-    pub public_url: String,
-    /// How the pricing page tells visitors to reach the operator about the plans sold by
-    /// contact: an e-mail or web address, or any text; `None`: "the operator of this
-    /// service".
-    pub contact: Option<String>,
-    /// How long a link in a message may be followed; at most the link bucket's age, which
-    /// keeps a link that long (the service takes the lesser at start).
-    pub link_ttl: Duration,
-    /// Most keys one address may hold (one per plan).
-    pub max_keys_per_address: usize,
-    /// How long a replaced key keeps working when not compromised.
-    pub grace: Duration,
-    /// Form posts per client address per hour.
-    pub posts_per_client_hour: u32,
-    /// Form posts per IPv6 /48 per hour, its /64 clients together.
-    pub posts_per_network_hour: u32,
-    /// Form posts per IPv6 /32 per hour, its /48s together.
-    pub posts_per_ipv6_32_hour: u32,
-    /// Form posts per IPv4 /24 per hour, its addresses together.
-    pub posts_per_ipv4_24_hour: u32,
-    /// Percent of the link bucket that subscription posts leave free, for replacement
-    /// links: sign-ups that fill the rest never close key replacement.
-    pub reserve_percent: u32,
-    /// Replacement links that may wait to be followed for one subscriber at once, so that
-    /// replacement posts cannot fill the reserve either.
-    pub replacement_links: usize,
-    /// Messages per e-mail address per hour (its sub-addresses, `name+tag@`, counted
-    /// as one).
-    pub mails_per_address_hour: u32,
-    /// The proxies whose forwarding header names the client of a form post.
-    pub trusted_proxies: clients::TrustedProxies,
-}
-
-impl Settings {
-    /// Form posts an hour allowed from one network of `prefix`, its clients together.
-    pub fn per_network_hour(&self, prefix: clients::Prefix) -> u32 {
-        match prefix {
-            clients::Prefix::Ipv4_24 => self.posts_per_ipv4_24_hour,
-            clients::Prefix::Ipv6_48 => self.posts_per_network_hour,
-            clients::Prefix::Ipv6_32 => self.posts_per_ipv6_32_hour,
-        }
-    }
-}
-
-/// The subscription flow, shared by its handlers.
-pub struct Signup {
-    settings: Settings,
-    store: Store,
-    registry: Registry,
-    mailer: Arc<Mailer>,
-    csrf: Csrf,
-    by_client: Limiter<clients::Client>,
-    /// One limit per wider network a client is in.
-    by_network: [(clients::Prefix, Limiter<clients::Network>); 3],
-    by_address: Limiter<String>,
-    /// Replacement offers being looked up and mailed, after their pages were sent.
-    replacing: tokio::sync::Semaphore,
-}
-
-impl Signup {
-    /// The flow over `store` and `registry`, sending with `mailer`, its forms' tokens
-    /// signed with `secret` ([`Store::form_secret`]).
-    pub fn new(
-        settings: Settings,
-        store: Store,
-        secret: [u8; 32],
-        registry: Registry,
-        mailer: Arc<Mailer>,
-    ) -> anyhow::Result<Signup> {
-        let csrf = Csrf::new(secret);
-        Ok(Signup {
-            by_client: Limiter::per_hour(settings.posts_per_client_hour),
-            by_network: clients::Prefix::ALL
-                .map(|prefix| (prefix, Limiter::per_hour(settings.per_network_hour(prefix)))),
-            by_address: Limiter::per_hour(settings.mails_per_address_hour),
-            settings,
-            store,
-            registry,
-            mailer,
-            csrf,
-            replacing: tokio::sync::Semaphore::new(REPLACEMENT_OFFERS),
-        })
-    }
-
-    /// The mailer (its status, its outbox).
-    pub fn mailer(&self) -> &Arc<Mailer> {
-        &self.mailer
-    }
-
-    fn link(&self, token: &str) -> String {
-        format!(
-            "{}{CONFIRM}?t={token}",
-            self.settings.public_url.trim_end_matches('/')
-        )
-    }
-
-    /// How long a link may be followed, as a message says it: `24 hours`, `1 hour`.
-    fn hours(&self) -> String {
-        let hours = self.settings.link_ttl.as_secs().div_ceil(3600);
-        crate::text::count(hours, "hour", "hours")
-    }
-}
 
 /// The public pages: paths the API pipeline hands over without a key.
 pub fn routes(signup: Arc<Signup>) -> Router {
@@ -173,99 +52,6 @@ pub fn routes(signup: Arc<Signup>) -> Router {
 
 /// The public pages' paths, each answered without a key.
 pub const PUBLIC_PAGES: [&str; 5] = ["/", "/pricing", "/subscribe", "/keys/replace", CONFIRM];
-
-/// An HTML answer.
-fn html(status: StatusCode, body: String) -> Response {
-    let mut response = (status, Html(body)).into_response();
-    let headers = response.headers_mut();
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    // Nothing may frame the forms, and the pages load nothing from elsewhere.
-    headers.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(
-            "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
-        ),
-    );
-    response
-}
-
-fn problem(status: StatusCode, title: &str, text: &str) -> Response {
-    html(status, pages::message(title, text))
-}
-
-/// The 429 page: when to come back.
-fn too_many(wait: Duration) -> Response {
-    let minutes = wait.as_secs().div_ceil(60).max(1);
-    let mut response = problem(
-        StatusCode::TOO_MANY_REQUESTS,
-        "Too many requests",
-        &format!(
-            "Please come back in {}.",
-            crate::text::count(minutes, "minute", "minutes")
-        ),
-    );
-    if let Ok(v) = HeaderValue::from_str(&wait.as_secs().max(1).to_string()) {
-        response.headers_mut().insert(header::RETRY_AFTER, v);
-    }
-    response
-}
-
-/// The 503 page of a form while the link bucket is full: nothing was recorded or sent.
-fn full() -> Response {
-    let mut response = problem(
-        StatusCode::SERVICE_UNAVAILABLE,
-        "Too many forms are waiting",
-        "More links are waiting to be followed than this site keeps just now, so this \
-         form was not taken and nothing was sent. Please try again in an hour.",
-    );
-    response
-        .headers_mut()
-        .insert(header::RETRY_AFTER, HeaderValue::from_static("3600"));
-    response
-}
-
-/// Keys in a limiter's map below which it is never pruned.
-const PRUNE_FROM: usize = 10_000;
-
-/// An hourly limit per key whose map is pruned of the keys whose limit has filled up
-/// again, so a flood of distinct keys does not grow it for ever; pruned only once it has
-/// doubled since the last prune, so that the walk over the map costs each post O(1)
-/// amortised rather than O(n) once it is large.
-struct Limiter<K: std::hash::Hash + Eq + Clone> {
-    limiter: DefaultKeyedRateLimiter<K>,
-    /// The map's length past which the next post prunes it.
-    prune_past: AtomicUsize,
-}
-
-impl<K: std::hash::Hash + Eq + Clone> Limiter<K> {
-    /// `n` posts an hour per key, all at once if need be.
-    fn per_hour(n: u32) -> Limiter<K> {
-        let n = NonZeroU32::new(n.max(1)).unwrap_or(NonZeroU32::MIN);
-        Limiter::new(Quota::per_hour(n).allow_burst(n))
-    }
-
-    fn new(quota: Quota) -> Limiter<K> {
-        Limiter {
-            limiter: RateLimiter::keyed(quota),
-            prune_past: AtomicUsize::new(PRUNE_FROM),
-        }
-    }
-
-    /// Counts a post of `key`: the 429 page if its limit is spent.
-    fn check(&self, key: &K) -> Option<Response> {
-        use governor::clock::{Clock, DefaultClock};
-        if self.limiter.len() > self.prune_past.load(Ordering::Relaxed) {
-            self.limiter.retain_recent();
-            let left = self.limiter.len();
-            self.prune_past
-                .store(left.saturating_mul(2).max(PRUNE_FROM), Ordering::Relaxed);
-        }
-        self.limiter
-            .check_key(key)
-            .err()
-            .map(|not_until| too_many(not_until.wait_time_from(DefaultClock::default().now())))
-    }
-}
 
 /// The form cookie of a request, if any.
 fn cookie(headers: &HeaderMap) -> Option<String> {
@@ -642,37 +428,4 @@ async fn replace(
         }
     });
     page
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_limits_map_is_pruned_only_once_it_has_doubled() {
-        let quota = Quota::with_period(Duration::from_millis(200)).expect("a period");
-        let limiter = Limiter::new(quota);
-        for n in 0..10_001u32 {
-            let _ = limiter.limiter.check_key(&n);
-        }
-        // Past 10,000 keys, the first post prunes: none has filled up again yet.
-        assert!(limiter.check(&u32::MAX).is_none());
-        assert!(limiter.limiter.len() > 10_000);
-        // A key is forgotten once its period has passed twice over.
-        std::thread::sleep(Duration::from_millis(600));
-        // Every key has filled up again, but the map has not doubled since: no walk.
-        assert!(limiter.check(&(u32::MAX - 1)).is_none());
-        assert!(
-            limiter.limiter.len() > 10_000,
-            "the whole map walked again: {} keys left",
-            limiter.limiter.len()
-        );
-        // Once it has doubled, it is pruned.
-        for n in 10_001..20_010u32 {
-            let _ = limiter.limiter.check_key(&n);
-        }
-        std::thread::sleep(Duration::from_millis(600));
-        assert!(limiter.check(&(u32::MAX - 2)).is_none());
-        assert!(limiter.limiter.len() < 10, "{}", limiter.limiter.len());
-    }
 }

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use super::plans::Plan;
-use super::Settings;
+use super::settings::Settings;
 use crate::text::count;
 
 /// Text made safe for HTML content and attribute values.

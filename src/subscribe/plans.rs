@@ -6,7 +6,7 @@ use std::path::Path;
 use anyhow::{bail, Context as _};
 use serde::Deserialize;
 
-use crate::keys::KeyLimits;
+use crate::keys::record::KeyLimits;
 
 /// One plan of the pricing page.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]

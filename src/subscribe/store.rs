@@ -12,7 +12,7 @@ use async_nats::jetstream::{self, kv};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::keys::{hex, unhex};
+use crate::keys::digest::{hex, unhex};
 
 /// Room a link record needs in its bucket, its largest (a 254-byte address, a
 /// 100-character name) with its subject and headers and some to spare: the forms refuse

@@ -11,9 +11,9 @@ use axum::middleware::Next;
 use axum::response::Response;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 
-mod requests;
+pub(crate) mod requests;
 
-pub(crate) use requests::{route_metrics, RouteMetrics};
+use requests::route_metrics;
 
 /// How often the recorder's histograms are drained when nothing scrapes `/metrics`.
 const METRICS_UPKEEP: Duration = Duration::from_secs(5);

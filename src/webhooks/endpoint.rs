@@ -9,8 +9,8 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 
 use super::sign::Secret;
-use crate::keys::KeyId;
-use crate::live::Topics;
+use crate::keys::digest::KeyId;
+use crate::live::session::topics::Topics;
 
 /// Attempts a delivery state keeps, newest last.
 pub const RECENT: usize = 50;

@@ -16,7 +16,21 @@ use super::manage::{headers, payload, Webhooks};
 use super::owner::Mail;
 use super::scanner::Scanner;
 use super::store::Conflict;
-use super::SCHEDULE;
+
+/// The specification's retry schedule: the pause before each attempt of a delivery after
+/// the one before it failed; after the last, the endpoint is disabled.
+pub const SCHEDULE: [Duration; 10] = [
+    Duration::ZERO,
+    Duration::from_secs(5),
+    Duration::from_secs(5 * 60),
+    Duration::from_secs(30 * 60),
+    Duration::from_secs(2 * 3600),
+    Duration::from_secs(5 * 3600),
+    Duration::from_secs(10 * 3600),
+    Duration::from_secs(14 * 3600),
+    Duration::from_secs(20 * 3600),
+    Duration::from_secs(24 * 3600),
+];
 
 /// Events read from the journal at a time.
 const CHUNK: usize = 64;

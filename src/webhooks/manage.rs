@@ -16,11 +16,11 @@ use super::endpoint::{
 use super::guard::Guard;
 use super::owner::Mail;
 use super::send::{Posted, Sender};
+use super::settings::Settings;
 use super::sign::{self, Secret};
 use super::store::{Buckets, Endpoints};
-use super::Settings;
-use crate::keys::{Identity, KeyRing};
-use crate::live::OddsHub;
+use crate::keys::ring::{Identity, KeyRing};
+use crate::live::hub::OddsHub;
 use crate::read_models::ReadModels;
 
 /// Why an ask of the API was not done.
@@ -86,7 +86,7 @@ impl Webhooks {
     /// [`Webhooks::open`], tried again while NATS is starting, as every step of the
     /// service's start.
     pub async fn start(
-        service: &crate::nats::Connection,
+        service: &crate::nats::client::Connection,
         stream: &str,
         parts: Parts,
         shutdown: &CancellationToken,
@@ -101,7 +101,7 @@ impl Webhooks {
     /// Opens the buckets beside `stream` (which the set-up made) and follows the
     /// endpoints until `shutdown`.
     pub async fn open(
-        service: &crate::nats::Connection,
+        service: &crate::nats::client::Connection,
         stream: &str,
         parts: Parts,
         shutdown: CancellationToken,
@@ -109,7 +109,7 @@ impl Webhooks {
         let buckets = Buckets::open(service, stream).await?;
         let endpoints = Arc::new(Endpoints::default());
         buckets.follow(endpoints.clone(), shutdown.clone()).await?;
-        let guard = Arc::new(super::guard(&parts.settings, parts.own));
+        let guard = Arc::new(super::settings::guard(&parts.settings, parts.own));
         Ok(Arc::new(Webhooks {
             buckets,
             endpoints,

@@ -86,7 +86,10 @@ pub struct Conflict;
 impl Buckets {
     /// Opens `{stream}_WEBHOOKS` and `{stream}_WEBHOOK_DELIVERIES`, which the set-up made,
     /// as `service`.
-    pub async fn open(service: &crate::nats::Connection, stream: &str) -> anyhow::Result<Buckets> {
+    pub async fn open(
+        service: &crate::nats::client::Connection,
+        stream: &str,
+    ) -> anyhow::Result<Buckets> {
         let js: jetstream::Context = service.jetstream();
         Ok(Buckets {
             endpoints: buckets::WEBHOOKS.open(&js, stream).await?,

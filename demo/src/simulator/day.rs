@@ -7,7 +7,8 @@ use rand::seq::index;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use super::{LiveRace, Simulator};
+use super::race::LiveRace;
+use super::Simulator;
 use crate::draw::envelope;
 
 /// Why a runner is withdrawn on the day, as the stewards announce it.
@@ -29,16 +30,6 @@ const MOST_LATE: usize = 2;
 const ABANDON_CHANCE: f64 = 0.25;
 /// A late scratching leaves at least this many starters: below it the race keeps its field.
 const SMALLEST_FIELD: usize = 5;
-
-/// What a race's day holds besides its prices, drawn when the simulator starts.
-#[derive(Debug, Clone, Default)]
-pub(super) struct DayPlan {
-    /// A late scratching still to come: the share of the race's trading after which it
-    /// comes, and why the runner is withdrawn.
-    scratching: Option<(f64, &'static str)>,
-    /// Why the race is abandoned at its time, if it is.
-    abandoned: Option<&'static str>,
-}
 
 /// Draws the day: a late scratching or two in distinct races, and sometimes one race
 /// abandoned.

@@ -5,7 +5,12 @@
 
 use serde_json::{json, Value};
 
-use super::*;
+use super::builders::{
+    card, envelope, odds, odds_with_place, profile, result, retraction, runner, scratch, status,
+};
+use crate::event::Event;
+use crate::transport::MAX_PAYLOAD_BYTES;
+use crate::values::RaceStatus;
 
 /// A refused payload and the rule it breaks, for people.
 pub struct Refused {

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::docs::Record;
+use crate::docs::cards::Record;
 use crate::horse_runs::Run;
 
 /// The newest entries the figures show.

@@ -5,11 +5,11 @@
 //! of history fills a past card's form in, and a result of a later date never changes
 //! it.
 //!
-//! Kept a record a race ([`keys::card_form`]), versioned as the source records are, so a
+//! Kept a record a race ([`keys::analysis::card_form`]), versioned as the source records are, so a
 //! card as of any point shows the form it showed then. A race's form is worked out again
 //! when its card changes, and when a result changes one it depends on: a result of one
 //! of its horses on an earlier date (found by the cards each horse is declared on,
-//! [`keys::card_entry`]), or of one of its jockeys or trainers in the 14 days before.
+//! [`keys::analysis::card_entry`]), or of one of its jockeys or trainers in the 14 days before.
 //! What it reads of the past is kept small beside each horse and person
 //! (`cards/career.rs`).
 
@@ -18,13 +18,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use racing_events::{CardRunner, RaceCard, RaceResult};
 
 use super::career::{record, Career, Recent};
-use crate::docs::{GoingRecord, RaceForm, RunnerForm, Strike};
+use crate::docs::cards::{GoingRecord, RaceForm, RunnerForm, Strike};
 use crate::facts::Day;
 use crate::horse_runs::{dates_from, days_between, percent, runs_of, Run};
 use crate::keys;
 use crate::kv::StoreError;
-use crate::people::{rides_on, season, slug, Role};
-use crate::state::{race_no, read, Records, Scan, State};
+use crate::people::docs::{season, slug, Role};
+use crate::people::rides::rides_on;
+use crate::scan::Scan;
+use crate::state::{race_no, read, Records, State};
 
 /// The days before a race that its jockey's and trainer's strike rates span.
 pub(crate) const STRIKE_DAYS: i64 = 14;
@@ -96,17 +98,18 @@ impl Resulted {
             return Ok(races);
         };
         for horse in self.runs.keys() {
-            let prefix = keys::card_entries_of(horse);
+            let prefix = keys::analysis::card_entries_of(horse);
             // The newest card first: where it is not later, none is.
             let newest = s.scan(&prefix, Scan::Backward, 1)?;
             let later = newest.first().is_some_and(|(key, _)| {
-                keys::parse_card_entry(key).is_some_and(|(date, ..)| date > first.as_str())
+                keys::analysis::parse_card_entry(key)
+                    .is_some_and(|(date, ..)| date > first.as_str())
             });
             if !later {
                 continue;
             }
             for (key, _) in s.scan(&prefix, Scan::Forward, usize::MAX)? {
-                let (date, n, venue) = keys::parse_card_entry(&key)
+                let (date, n, venue) = keys::analysis::parse_card_entry(&key)
                     .ok_or_else(|| StoreError::Corrupt("a card entry's key".into()))?;
                 if date > first.as_str() {
                     races.insert((date.to_owned(), n, venue.to_owned()));
@@ -150,7 +153,7 @@ impl Resulted {
 /// result, as `resulted` says of them; the horses' form entries are already changed.
 pub(crate) fn keep_careers(s: &mut impl State, resulted: &Resulted) -> Result<(), StoreError> {
     for (horse, (before, after)) in &resulted.runs {
-        let key = keys::horse_career(horse);
+        let key = keys::analysis::horse_career(horse);
         let mut career: Career = read(s, &key)?.unwrap_or_default();
         let mut exact = true;
         if let Some(run) = before {
@@ -172,7 +175,7 @@ pub(crate) fn keep_careers(s: &mut impl State, resulted: &Resulted) -> Result<()
         }
     }
     for ((role, id, date), &(rides, wins)) in &resulted.rides {
-        let key = keys::person_recent(role.name(), id);
+        let key = keys::analysis::person_recent(role.name(), id);
         let mut recent: Recent = read(s, &key)?.unwrap_or_default();
         recent.change(date, rides, wins);
         if recent == Recent::default() {
@@ -192,7 +195,7 @@ pub(crate) fn index(
     new: Option<&RaceCard>,
 ) -> Result<(), StoreError> {
     let entry = |c: &RaceCard, horse: &str| -> Result<Vec<u8>, StoreError> {
-        Ok(keys::card_entry(
+        Ok(keys::analysis::card_entry(
             horse,
             &c.date,
             race_no(c.race_number)?,
@@ -226,7 +229,7 @@ pub(crate) fn index(
 /// Works the form of `race` out again and writes it where it changed: whether it did.
 /// A race with no card any more has none.
 pub(crate) fn refresh(s: &mut impl State, (date, n, venue): &Race) -> Result<bool, StoreError> {
-    let key = keys::card_form(date, *n, venue);
+    let key = keys::analysis::card_form(date, *n, venue);
     let Some(card) = read::<RaceCard>(s, &keys::card(date, *n, venue))? else {
         let had = s.get(&key)?.is_some();
         if had {
@@ -294,7 +297,8 @@ impl People {
         if let Some(strike) = self.strikes.get(&(role, id.clone())) {
             return Ok(*strike);
         }
-        let recent: Recent = read(s, &keys::person_recent(role.name(), &id))?.unwrap_or_default();
+        let recent: Recent =
+            read(s, &keys::analysis::person_recent(role.name(), &id))?.unwrap_or_default();
         let (rides, wins) = match recent.on(&self.window) {
             Some(counted) => counted,
             None => {
@@ -320,7 +324,8 @@ fn runner_form(
     runner: &CardRunner,
     people: &mut People,
 ) -> Result<RunnerForm, StoreError> {
-    let stored: Career = read(s, &keys::horse_career(&runner.horse_no))?.unwrap_or_default();
+    let stored: Career =
+        read(s, &keys::analysis::horse_career(&runner.horse_no))?.unwrap_or_default();
     let career = match stored.as_of(&card.date) {
         Some(career) => career,
         None => {

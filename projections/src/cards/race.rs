@@ -8,7 +8,8 @@ use std::sync::Arc;
 use racing_events::RaceCard;
 use serde_json::value::RawValue;
 
-use crate::docs::{self, StoredRaceForm};
+use crate::docs;
+use crate::docs::cards::StoredRaceForm;
 use crate::keys;
 use crate::kv::StoreError;
 use crate::race_parts::{self, Parts};
@@ -54,7 +55,7 @@ impl Sources {
             scratched_own: s.get(&keys::scratched(date, n, Some(venue)))?,
             status_every: s.get(&keys::status(date, n, None))?,
             status_own: s.get(&keys::status(date, n, Some(venue)))?,
-            form: s.get(&keys::card_form(date, n, venue))?,
+            form: s.get(&keys::analysis::card_form(date, n, venue))?,
         })
     }
 
@@ -86,7 +87,7 @@ impl Sources {
             decode::<Status>(self.status_every.as_deref(), || record("status"))?,
         );
         let form: Option<StoredRaceForm> = decode(self.form.as_deref(), || record("form"))?;
-        Ok(Some(docs::card_race(
+        Ok(Some(docs::cards::card_race(
             &card,
             |horse| scratched.contains(horse),
             status.as_ref(),

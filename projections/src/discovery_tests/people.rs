@@ -14,7 +14,7 @@ fn role_of(role: &str) -> Role {
 
 /// The record of a person as served, assembled from its head and records.
 fn served(s: &MemState, role: Role, id: &str) -> Option<Vec<u8>> {
-    crate::people::served(s, role, id)
+    crate::people::rides::served(s, role, id)
         .expect("read")
         .map(|v| crate::docs::unseal(&v).to_vec())
 }
@@ -38,7 +38,7 @@ fn listed(s: &MemState, role: Role) -> Option<Vec<u8>> {
         .range(prefix.clone()..)
         .take_while(|(k, _)| k.starts_with(&prefix))
         .map(Ok);
-    let (_, rows) = crate::people::list_rows(role, head, rows).expect("rows");
+    let (_, rows) = crate::people::rides::list_rows(role, head, rows).expect("rows");
     Some(render_list(role, rows))
 }
 
@@ -374,7 +374,7 @@ fn assert_people_as_rendered_from_all_rides(s: &MemState) {
         let (mut rows, mut seasons) = (Vec::new(), 0);
         for id in ids {
             let served = served(s, role, &id);
-            let expected = crate::people::render_from_results(role, &id, &results);
+            let expected = crate::people::docs::render_from_results(role, &id, &results);
             assert_eq!(
                 served.as_deref().map(String::from_utf8_lossy),
                 expected.as_deref().map(String::from_utf8_lossy),

@@ -6,7 +6,10 @@ use racing_events::{CardRunner, RaceCard};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use super::{main_meeting, to_json, venues, Meeting, Rendered};
+use super::json::to_json;
+use super::meeting::{main_meeting, venues, Meeting, Rendered};
+#[cfg(feature = "openapi")]
+use super::status::RaceStatusName;
 use crate::status::Status;
 
 /// The race card of a date: races in ascending race number,
@@ -63,7 +66,7 @@ pub struct CardRace<'a> {
     class: &'a str,
     /// The race's status: left out for a race never given one.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(value_type = super::RaceStatusName, required = false))]
+    #[cfg_attr(feature = "openapi", schema(value_type = RaceStatusName, required = false))]
     status: Option<&'a str>,
     /// When the race took its status (the `occurred_at` of the event that gave it, or of
     /// the result that finished it); left out with `status`.

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 use racing_events::{RaceResult, ResultRunner};
 
-use super::lbw_lengths;
+use super::lengths::lbw_lengths;
 use serde::Serialize;
 
 /// One race of a horse's form: the race and the horse's run in it (with `status` and

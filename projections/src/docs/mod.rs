@@ -7,8 +7,6 @@
 use std::borrow::Cow;
 
 use crate::kv::Bytes;
-use racing_events::Lbw;
-use serde::Serialize;
 
 /// Bytes of the strong `ETag` that heads every stored document.
 pub const ETAG_LEN: usize = 34;
@@ -31,62 +29,20 @@ pub fn etag(sent: &[u8]) -> [u8; ETAG_LEN] {
     tag
 }
 
-mod cards;
-mod form;
-mod odds;
-mod profile;
-mod results;
+pub(crate) mod cards;
+pub(crate) mod form;
+pub(crate) mod json;
+mod lengths;
+pub(crate) mod meeting;
+pub(crate) mod odds;
+pub(crate) mod profile;
+pub(crate) mod results;
+#[cfg(feature = "openapi")]
+mod status;
 #[cfg(test)]
 mod tests;
 
-#[cfg(feature = "openapi")]
-pub use form::FormJson;
-pub use form::{FormDoc, FormEntry};
-
-pub(crate) use cards::{
-    card_race, render_cards, GoingRecord, RaceForm, Record, RunnerForm, StoredRaceForm, Strike,
-};
-pub use odds::{published_at, render_odds_move, OddsMoveDoc};
-pub(crate) use odds::{render_odds, OddsRace};
-pub(crate) use profile::render_profile;
-pub(crate) use results::{render_results, result_race};
-// The document types are named outside only by the API's schemas.
-#[cfg(feature = "openapi")]
-pub use {
-    cards::{CardDoc, CardRace},
-    odds::{OddsDoc, RunnerPriceDoc},
-    profile::ProfileDoc,
-    results::{ResultsDoc, SingleRace},
-};
-
-/// The schema of a race's `status` in the documents: one of the feed's words
-/// ([`racing_events::RaceStatus`]), listed from the same list the feed is validated by.
-#[cfg(feature = "openapi")]
-pub struct RaceStatusName;
-
-#[cfg(feature = "openapi")]
-impl utoipa::PartialSchema for RaceStatusName {
-    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        use utoipa::openapi::schema::{ObjectBuilder, Type};
-        let words = racing_events::RaceStatus::ALL.map(racing_events::RaceStatus::as_str);
-        ObjectBuilder::new()
-            .schema_type(Type::String)
-            .enum_values(Some(words))
-            .description(Some(
-                "Where the race stands: `open` (betting open), `suspended` (betting stopped \
-                 for a while), `off` (started), `finished` (run; result to come or in), \
-                 `abandoned` (will not be run), `void` (run but declared void).",
-            ))
-            .into()
-    }
-}
-
-#[cfg(feature = "openapi")]
-impl utoipa::ToSchema for RaceStatusName {
-    fn name() -> Cow<'static, str> {
-        Cow::Borrowed("RaceStatus")
-    }
-}
+use form::FormDoc;
 
 /// A stored document as read: its `ETag`, the sequence it was last changed at and its
 /// bytes, sharing the store's buffer. Dereferences to the bytes (for a form, the framed
@@ -242,46 +198,4 @@ pub(crate) fn with_body(head: &[u8], doc: &[u8], seq: u64) -> Option<Vec<u8>> {
     whole.extend_from_slice(&u64::from_be_bytes(at).max(seq).to_be_bytes());
     whole.extend_from_slice(doc);
     Some(whole)
-}
-
-/// `lbw_lengths` of a runner: present exactly when `lbw` is, `null` inside where `lbw` is
-/// no number of lengths.
-pub(crate) fn lbw_lengths(lbw: Option<&str>) -> Option<Option<f64>> {
-    lbw.map(|l| Lbw::parse(l).and_then(|l| l.lengths()))
-}
-
-/// Everything of a date's meetings that a date document needs.
-pub(crate) struct Meeting<T> {
-    pub venue: String,
-    pub races: Vec<T>,
-}
-
-pub(crate) fn to_json<T: Serialize>(v: &T) -> Vec<u8> {
-    // The documents are strings, integers and finite floats: serialising cannot fail.
-    serde_json::to_vec(v).unwrap_or_default()
-}
-
-/// The documents of one date, each with the key it is stored under.
-pub(crate) struct Rendered {
-    /// `(venue or None for the day's main meeting, bytes)`.
-    pub days: Vec<(Option<String>, Vec<u8>)>,
-    /// `(race number, venue or None, bytes)`.
-    pub races: Vec<(u8, Option<String>, Vec<u8>)>,
-}
-
-/// The meeting that answers when no venue is asked for: the most races, then the first
-/// venue in alphabetical order, so the choice never depends on arrival order.
-pub(crate) fn main_meeting<T>(meetings: &[Meeting<T>]) -> usize {
-    let mut best = 0;
-    for (i, m) in meetings.iter().enumerate() {
-        if m.races.len() > meetings[best].races.len() {
-            best = i;
-        }
-    }
-    best
-}
-
-/// Every venue of the day, on a date with more than one meeting: the `meetings` field.
-pub(crate) fn venues<T>(meetings: &[Meeting<T>]) -> Option<Vec<String>> {
-    (meetings.len() > 1).then(|| meetings.iter().map(|m| m.venue.clone()).collect())
 }

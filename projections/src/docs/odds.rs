@@ -2,7 +2,9 @@
 
 use serde::Serialize;
 
-use super::to_json;
+use super::json::to_json;
+#[cfg(feature = "openapi")]
+use super::status::RaceStatusName;
 
 /// The current odds of a race, and its status where it was given one; the WebSocket's
 /// `snapshot` is this document with a `type` in front.
@@ -42,7 +44,7 @@ pub struct OddsDoc<'a> {
     seq: u64,
     /// The race's status: left out for a race never given one.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(value_type = super::RaceStatusName, required = false))]
+    #[cfg_attr(feature = "openapi", schema(value_type = RaceStatusName, required = false))]
     status: Option<&'a str>,
     /// When the race took its status (the `occurred_at` of the event that gave it, or of
     /// the result that finished it); left out with `status`.

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use super::to_json;
+use super::json::to_json;
 
 /// A horse's profile, these fields in this order: origin, colour, sex, age, trainer,
 /// owner, stakes and record (its seconds and thirds where the feed gave them), then

@@ -4,7 +4,9 @@ use racing_events::{RaceResult, ResultRunner};
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use super::{lbw_lengths, main_meeting, to_json, venues, Meeting, Rendered};
+use super::json::to_json;
+use super::lengths::lbw_lengths;
+use super::meeting::{main_meeting, venues, Meeting, Rendered};
 
 /// All results of a date: races in ascending race number.
 #[derive(Serialize)]

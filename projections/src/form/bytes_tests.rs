@@ -8,9 +8,9 @@ use racing_events::Envelope;
 
 use crate::batch::MemState;
 use crate::counting_state::Tally;
-use crate::docs::FormDoc;
+use crate::docs::form::FormDoc;
 use crate::fold::Fold;
-use crate::keys::DocKey;
+use crate::keys::doc::DocKey;
 
 /// The kind of a key: its first part, or its first two for a document.
 fn kind(key: &[u8]) -> String {

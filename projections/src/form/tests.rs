@@ -146,7 +146,7 @@ impl Records for CommitLands {
 
 #[test]
 fn a_form_read_while_a_commit_lands_is_read_again_whole() {
-    let key = crate::keys::DocKey::Form("E271").key();
+    let key = crate::keys::doc::DocKey::Form("E271").key();
     let json = FormDoc::head("E271", "NAME");
     let mut before = MemState::default();
     set(&mut before, ("2026-10-01", 2, ST), Some(("A", b"{1}")), 1);

@@ -12,7 +12,7 @@ use racing_events::{Envelope, RaceStatus};
 
 use crate::docs::answered;
 use crate::feed::ChangeCursor;
-use crate::keys::DocKey;
+use crate::keys::doc::DocKey;
 use crate::store::Store;
 use crate::tests::tempdir;
 
@@ -178,7 +178,7 @@ fn a_record_written_once_keeps_no_copy_among_the_versions() {
     b.commit().expect("commit");
     let kept = store
         .kv
-        .get(crate::keys::history(&key, RESULTS + 1))
+        .get(crate::keys::versions::history(&key, RESULTS + 1))
         .expect("read")
         .expect("the amendment's version");
     let kept = crate::compressed::unpack(&kept).expect("unpacks");

@@ -18,123 +18,23 @@
 
 use std::collections::{HashSet, VecDeque};
 
-use serde::{Deserialize, Serialize};
-
 use crate::keys;
 use crate::kv::StoreError;
 use crate::kv::{Commit, Kv};
 
 mod filter;
+pub(crate) mod limits;
+mod manifest;
 mod sorted_runs;
 mod upkeep;
 
 #[cfg(test)]
 use filter::{hash, HASHES};
 use filter::{Filter, FILTER_FORMAT};
+use limits::CHUNK_IDS;
+use manifest::{encode_manifest, read_manifest, Manifest, Run, SavedFilter};
 use sorted_runs::{decode_chunk, encode_chunk, run_holds, Merge};
 use upkeep::{remove_numbered, FilterSave};
-
-/// Ids in a chunk of a run (4 KiB). sled 0.34 writes a page larger than 128 KiB (a quarter
-/// of its segment) to a file of its own, a new one at each rewrite: with chunks of 16 KiB
-/// that took a large share of the CPU time, and memory grew with the ids. A leaf holds up
-/// to 17 records, so chunks of 4 KiB keep every page inline.
-const CHUNK_IDS: usize = 256;
-
-/// Runs of the same size class merged into one; the size classes are powers of it, so
-/// an id is rewritten once per class it climbs (logarithmic), and at most
-/// `FAN_IN - 1` runs of each class stand at once.
-const FAN_IN: usize = 8;
-
-/// The upkeep between two batches, in ids' worth (merging an id; a record written or
-/// removed costs [`RECORD_COST`]): 16 MiB read and written. This bounds the pause the
-/// upkeep adds before a batch; a larger merge or save takes several steps.
-pub(crate) const UPKEEP_STEP: u64 = 1 << 20;
-
-/// [`UPKEEP_STEP`] before a prompt batch, one a live update waits for (256 KiB): a merge of
-/// 524,288 ids in full steps held the batch after a step, and the one after its end, for
-/// tens of milliseconds, and a live update in it, and every client's frame of it, would
-/// wait as long. A merge of a million ids takes 64 such batches; live updates come far
-/// slower than that.
-pub(crate) const PROMPT_UPKEEP_STEP: u64 = if cfg!(test) { 64 } else { 1 << 14 };
-
-/// A merge whose output is at most this many ids writes it, the new manifest and the
-/// removal of its sources' chunks in one atomic batch; a larger one writes its chunks as
-/// it goes, switches the manifest once they are flushed, and removes its sources' chunks
-/// over the batches that follow.
-const ATOMIC_MERGE: u64 = if cfg!(test) { 512 } else { 1 << 16 };
-
-/// Ids in runs that the saved filter does not hold after which the filter is saved again:
-/// what a restart reads besides the saved filter stays below this (16 bytes an id). A
-/// filter grown to 224 MiB (100 M ids) is then written again at 112 bytes an id, against
-/// the thousands a replay writes for each event.
-const SAVE_AFTER: u64 = if cfg!(test) { 3_000 } else { 1 << 21 };
-
-/// Ids of a large merge's output written out at a time, as the merge goes (256 KiB): a
-/// step that wrote out 1 MiB took long enough under load to be a long wait for a live
-/// update behind it.
-const MERGE_WRITE_IDS: u64 = if cfg!(test) { 128 } else { 1 << 14 };
-
-/// Bytes of a chunk of the saved filter: small, as [`CHUNK_IDS`] is.
-const FILTER_CHUNK_BYTES: usize = 4096;
-
-/// What writing or removing one record (a chunk of a run or of the filter, 4 KiB) costs
-/// of a step's budget, in ids: as much as merging the ids of a chunk. A save of the
-/// default filter (32 MiB, 8,192 chunks) and the removal of a large merge's sources then
-/// go 64 records before a prompt batch: in one go, each held a batch far longer than a
-/// live update may wait.
-const RECORD_COST: u64 = CHUNK_IDS as u64;
-
-/// The runs of applied ids and the saved filter, as recorded at [`keys::IDS_MANIFEST`].
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-struct Manifest {
-    /// The number of the next run; numbers only grow.
-    next_run: u64,
-    /// The generation of the next saved filter; generations only grow.
-    next_filter: u64,
-    /// The runs that hold the applied ids, by the newest stream sequence they hold.
-    runs: Vec<Run>,
-    /// The filter saved in the tree, if one is.
-    filter: Option<SavedFilter>,
-}
-
-/// A sorted run of applied ids.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-struct Run {
-    number: u64,
-    ids: u64,
-    /// The stream sequences of the batches whose ids it holds, first and last.
-    seqs: (u64, u64),
-    /// Whether the saved filter holds every id of the run: a restart reads the ids of the
-    /// runs where it does not.
-    saved: bool,
-}
-
-/// A filter saved in the tree: chunks of [`FILTER_CHUNK_BYTES`] at `generation`, of its
-/// layers' words one after the other.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-struct SavedFilter {
-    generation: u64,
-    format: String,
-    /// 64-bit words of the filter, all layers together: a release that knew one layer
-    /// alone takes a filter of several for one of another size, and builds its own.
-    words: u64,
-    hashes: u32,
-    /// 64-bit words of each layer, oldest first, when there are several; none saved: one
-    /// layer of `words` (as every filter was saved before there were layers).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    layers: Vec<u64>,
-}
-
-impl SavedFilter {
-    /// The words of each layer.
-    fn layer_words(&self) -> Vec<u64> {
-        if self.layers.is_empty() {
-            vec![self.words]
-        } else {
-            self.layers.clone()
-        }
-    }
-}
 
 /// How the applied `event_id`s of a store stand, since it was opened.
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
@@ -339,18 +239,6 @@ pub(crate) enum Seen {
 /// A run staged into a batch, with the manifest that lists it.
 pub(crate) struct Staged {
     manifest: Manifest,
-}
-
-fn encode_manifest(manifest: &Manifest) -> Result<Vec<u8>, StoreError> {
-    serde_json::to_vec(manifest).map_err(|e| StoreError::Corrupt(e.to_string()))
-}
-
-fn read_manifest(kv: &Kv) -> Result<Manifest, StoreError> {
-    match kv.get(keys::IDS_MANIFEST)? {
-        Some(v) => serde_json::from_slice(&v)
-            .map_err(|e| StoreError::Corrupt(format!("the manifest of applied ids: {e}"))),
-        None => Ok(Manifest::default()),
-    }
 }
 
 /// The saved filter, read back, to grow up to `most_bytes`.

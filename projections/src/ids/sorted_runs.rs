@@ -3,7 +3,7 @@
 
 use std::ops::Bound;
 
-use super::{ATOMIC_MERGE, CHUNK_IDS, MERGE_WRITE_IDS};
+use super::limits::{ATOMIC_MERGE, CHUNK_IDS, MERGE_WRITE_IDS};
 use crate::keys;
 use crate::kv::StoreError;
 use crate::kv::{Commit, Kv};

@@ -5,6 +5,7 @@
 use fastbloom::BloomFilter;
 use racing_events::{samples, Envelope};
 
+use super::limits::{ATOMIC_MERGE, FAN_IN, FILTER_CHUNK_BYTES, PROMPT_UPKEEP_STEP, RECORD_COST};
 use super::*;
 use crate::fold::Outcome;
 use crate::store::{Options, Store};

@@ -4,11 +4,13 @@
 use std::collections::HashSet;
 
 use super::filter::FILTER_FORMAT;
-use super::sorted_runs::Merge;
-use super::{
-    encode_manifest, keys, AppliedIds, Run, SavedFilter, ATOMIC_MERGE, FAN_IN, FILTER_CHUNK_BYTES,
-    RECORD_COST, SAVE_AFTER, UPKEEP_STEP,
+use super::limits::{
+    ATOMIC_MERGE, FAN_IN, FILTER_CHUNK_BYTES, RECORD_COST, SAVE_AFTER, UPKEEP_STEP,
 };
+use super::manifest::{encode_manifest, Run, SavedFilter};
+use super::sorted_runs::Merge;
+use super::AppliedIds;
+use crate::keys;
 use crate::kv::StoreError;
 use crate::kv::{Bytes, Commit, Kv};
 

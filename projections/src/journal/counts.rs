@@ -6,7 +6,8 @@
 
 use crate::keys;
 use crate::kv::StoreError;
-use crate::state::{Scan, State};
+use crate::scan::Scan;
+use crate::state::State;
 
 /// What the count beside a chunk says: the race's moves in the chunks before it, and the
 /// moves it holds. Two big-endian `u64`s.

@@ -3,7 +3,7 @@
 //! changes, and every race each jockey and trainer was in a result of, which their
 //! records by condition are read from (`analysis.rs`).
 
-use super::{key, race, split_at_sep, SEP};
+use super::parts::{key, race, split_at_sep, SEP};
 
 /// The form of the runners of one venue's race card, as of the race's date: a source
 /// record that the card documents are rendered from, versioned as they are.

@@ -1,7 +1,7 @@
 //! The keys of the served documents: each kind of document, its key in the tree, and the
 //! document a key names.
 
-use super::{key, race, split_at_sep};
+use super::parts::{key, race, split_at_sep};
 
 /// A served document, ready to send.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

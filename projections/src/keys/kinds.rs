@@ -2,7 +2,7 @@
 //! counts what its commits write (`write_counts.rs`), what an operator reads in the
 //! service's `/metrics`, and how the bench breaks a replayed store down.
 
-use super::parse_history;
+use super::versions::parse_history;
 use crate::compressed::{Dictionary, ALONE, FORM_ENTRY};
 
 /// Whether the store packs a kind's records, and with what ([`packing`]).
@@ -20,7 +20,7 @@ const AS_IS: Packed = None;
 
 /// Every kind of record, with the prefix of its keys and whether and how the store packs
 /// its records. The first prefix a key starts with names its kind (none is a prefix of
-/// another's). A version of a record (kept for `as_of` reads, [`super::history`]) is
+/// another's). A version of a record (kept for `as_of` reads, [`super::versions::history`]) is
 /// counted apart, as a version of its record's kind, and is never packed by the store.
 pub const KINDS: [(&str, &[u8], Packed); 33] = [
     ("profile documents", b"doc\0profile\0", PACKED),
@@ -105,7 +105,7 @@ mod tests {
         let prices = keys::odds("2026-11-21", 3, Some("Sha Tin"));
         let (kind, version) = kind_of(&prices);
         assert_eq!((KINDS[kind].0, version), ("race prices", false));
-        let (kind, version) = kind_of(&keys::history(&prices, 7));
+        let (kind, version) = kind_of(&keys::versions::history(&prices, 7));
         assert_eq!((KINDS[kind].0, version), ("race prices", true));
         let odds = DocKey::Odds {
             date: "2026-11-21",

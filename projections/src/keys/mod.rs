@@ -5,36 +5,16 @@
 //! and hold no `\0`; a venue is free text, so it is always the last part, which keeps every
 //! key unambiguous: a scan of a date's or a race's keys reads the venue as the rest.
 
-const SEP: u8 = 0;
-
-mod analysis;
-mod doc;
-mod kinds;
+pub(crate) mod analysis;
+pub(crate) mod doc;
+pub(crate) mod kinds;
+mod parts;
 pub(crate) mod scope;
+pub(crate) mod versions;
 
-pub use analysis::{
-    card_entries_of, card_entry, card_form, horse_career, parse_card_entry, parse_person_run,
-    person_recent, person_run, person_runs_of,
-};
-pub use doc::DocKey;
-pub(crate) use kinds::packing;
-pub use kinds::{kind_of, Packed, KINDS, OTHER};
+use parts::{key, race, split_at_sep, SEP};
 
-fn key(parts: &[&[u8]]) -> Vec<u8> {
-    let mut k = Vec::with_capacity(parts.iter().map(|p| p.len() + 1).sum());
-    for (i, p) in parts.iter().enumerate() {
-        if i > 0 {
-            k.push(SEP);
-        }
-        k.extend_from_slice(p);
-    }
-    k
-}
-
-/// Race numbers are at most 99; two digits keep races of a day in key order.
-fn race(n: u8) -> [u8; 2] {
-    [b'0' + n / 10, b'0' + n % 10]
-}
+use doc::DocKey;
 
 /// The last stream sequence whose effects are in the tree.
 pub const CHECKPOINT: &[u8] = b"meta\0checkpoint";
@@ -174,34 +154,6 @@ pub fn number_prefix(prefix: &[u8], number: u64) -> Vec<u8> {
     let mut k = prefix.to_vec();
     k.extend_from_slice(&number.to_be_bytes());
     k.push(SEP);
-    k
-}
-
-/// The values that one batch's changes of the source record under `record` (a day, a card,
-/// a result, scratchings, a profile) replaced, the first change by the event at `seq`
-/// (`subject_entries.rs`); of a venue's odds record, when it was removed. The record key's length
-/// comes first, so that one record's versions never run into another's: what `as_of`
-/// answers read (`history.rs`).
-pub fn history(record: &[u8], seq: u64) -> Vec<u8> {
-    let mut k = history_of(record);
-    k.extend_from_slice(&seq.to_be_bytes());
-    k
-}
-
-/// The record and the first version's sequence of a key of versions ([`history`]).
-pub fn parse_history(key: &[u8]) -> Option<(&[u8], u64)> {
-    let rest = key.strip_prefix(b"h\0")?;
-    let (len, rest) = rest.split_first_chunk::<4>()?;
-    let (record, seq) = rest.split_at_checked(u32::from_be_bytes(*len) as usize)?;
-    Some((record, u64::from_be_bytes(seq.try_into().ok()?)))
-}
-
-/// The prefix of every version of `record`.
-pub fn history_of(record: &[u8]) -> Vec<u8> {
-    let mut k = Vec::with_capacity(6 + record.len() + 8);
-    k.extend_from_slice(b"h\0");
-    k.extend_from_slice(&(record.len() as u32).to_be_bytes());
-    k.extend_from_slice(record);
     k
 }
 
@@ -389,12 +341,6 @@ pub fn parse_odds(key: &[u8]) -> Option<(&str, u8, Option<&str>)> {
         _ => return None,
     };
     Some((std::str::from_utf8(date).ok()?, n, venue))
-}
-
-/// `part \0 rest`: the part before the first separator, and what follows it.
-fn split_at_sep(key: &[u8]) -> Option<(&[u8], &[u8])> {
-    let at = key.iter().position(|b| *b == SEP)?;
-    Some((&key[..at], &key[at + 1..]))
 }
 
 /// The current odds given for a race: for one venue's race, or (`None`) without a venue,

@@ -7,7 +7,7 @@
 //! as long as the log. Versions, journals and the name index are written and never read
 //! by a fold: the endpoints read them.
 
-use super::SEP;
+use super::parts::SEP;
 
 /// What a load makes of a key, or of a scan's prefix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -199,7 +199,7 @@ mod tests {
             );
         }
         for key in [
-            keys::history(&keys::card("2026-11-22", 3, "Sha Tin"), 9),
+            keys::versions::history(&keys::card("2026-11-22", 3, "Sha Tin"), 9),
             keys::name_index(true, "golden", "A01"),
             keys::odds_chunk("2026-11-22", 3, 9),
             keys::race_day("2026-11-22", 9),

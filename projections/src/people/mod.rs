@@ -13,19 +13,13 @@
 //! role, which is assembled from its rows when it is read (`rides.rs`). What is served
 //! and how it is counted is in `docs.rs`.
 
-mod docs;
-mod rides;
+pub(crate) mod docs;
+pub(crate) mod rides;
 #[cfg(test)]
 mod tests;
 
-#[cfg(test)]
-pub(crate) use docs::render_from_results;
-pub use docs::{is_slug, render_list, season, slug, PersonRow, Role};
-#[cfg(feature = "openapi")]
-pub use docs::{JockeyList, PersonDoc, TrainerList};
-#[cfg(test)]
-pub(crate) use rides::list_rows;
-pub(crate) use rides::{rides_on, served, People};
+use docs::{render_list, PersonRow, Role};
+use rides::served;
 
 use crate::docs::{seal, Doc};
 use crate::keys;

@@ -28,8 +28,8 @@ use crate::facts::{self, What};
 use crate::keys;
 use crate::kv::StoreError;
 use crate::model::ReadModel;
-use crate::scan::Item;
-use crate::state::{race_no, read, Records, Scan, State};
+use crate::scan::{Item, Scan};
+use crate::state::{race_no, read, Records, State};
 
 /// A change of a person's figures in one season: what a batch's rides counted in, less
 /// what they counted out.
@@ -75,7 +75,7 @@ pub(crate) struct People {
     /// changed: the tag of their record is taken again all the same).
     touched: BTreeMap<(Role, String), BTreeMap<String, Change>>,
     /// The races a result gave someone, for their records by condition
-    /// ([`keys::person_run`]): kept once written.
+    /// ([`keys::analysis::person_run`]): kept once written.
     runs: BTreeSet<Vec<u8>>,
 }
 
@@ -106,7 +106,8 @@ impl People {
                     let ride = Ride::new(result, runner, name);
                     let key = keys::person_ride(role.name(), &id, race, &runner.horse_no);
                     if by > 0 {
-                        let run = keys::person_run(role.name(), &id, race, &runner.horse_no);
+                        let run =
+                            keys::analysis::person_run(role.name(), &id, race, &runner.horse_no);
                         self.runs.insert(run);
                     }
                     let seasons = self.touched.entry((role, id)).or_default();

@@ -84,7 +84,7 @@ fn list_in(s: &MemState, role: Role) -> Option<serde_json::Value> {
         .range(prefix.clone()..)
         .take_while(|(k, _)| k.starts_with(&prefix))
         .map(Ok);
-    let (_, rows) = super::list_rows(role, head, rows).expect("rows");
+    let (_, rows) = super::rides::list_rows(role, head, rows).expect("rows");
     Some(serde_json::from_slice(&super::render_list(role, rows)).expect("json"))
 }
 
@@ -354,7 +354,7 @@ fn a_record_stored_whole_is_served_as_stored_until_a_result_changes_it() {
             _ => unreachable!("a result"),
         })
         .collect();
-    let expected = super::render_from_results(Role::Jockey, "z-purton", &results);
+    let expected = super::docs::render_from_results(Role::Jockey, "z-purton", &results);
     let served = super::served(&s, Role::Jockey, "z-purton").expect("read");
     let text = |doc: &[u8]| String::from_utf8_lossy(doc).into_owned();
     let served = served.as_deref().map(|v| text(crate::docs::unseal(v)));

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use racing_events::{HorseProfile, RaceCard, RaceResult};
 use serde::{Deserialize, Serialize};
 
-use super::Indexed;
+use super::index::Indexed;
 use crate::facts::{Change, What};
 use crate::keys;
 use crate::kv::StoreError;

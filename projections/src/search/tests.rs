@@ -7,7 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use racing_events::samples::{card, envelope, profile, result, retraction, runner};
 use racing_events::Event;
 
-use super::{entries, Touched};
+use super::index::entries;
+use super::names::Touched;
 use crate::batch::MemState;
 use crate::counting_state::Tally;
 use crate::facts::{Change, What};

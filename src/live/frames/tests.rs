@@ -10,7 +10,8 @@ use racing_events::RunnerOdds;
 use racing_projections::{DayKind, OddsMoveDoc};
 
 use super::*;
-use crate::live::{frame, odds_frame, race_snapshot, replayed_odds_frame_of};
+use crate::live::frames::{frame, odds_frame, replayed_odds_frame_of};
+use crate::live::snapshot::race_snapshot;
 
 /// A frame read into `T` (unknown fields refused) and written again: the same bytes.
 fn round_trips<'a, T: Serialize + Deserialize<'a>>(text: &'a str) {

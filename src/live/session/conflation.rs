@@ -6,8 +6,10 @@ use std::sync::Arc;
 
 use tokio::time::Instant;
 
-use super::{End, Session};
-use crate::live::{CaughtUp, CLOSE_POLICY};
+use super::end::End;
+use super::Session;
+use crate::live::close::CLOSE_POLICY;
+use crate::live::hub::CaughtUp;
 
 impl Session<'_> {
     /// The server caught up on many updates at once: the races they changed that this

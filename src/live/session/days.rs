@@ -8,9 +8,11 @@
 
 use racing_projections::DayEvent;
 
+use super::end::End;
+use super::limits::CHUNK;
 use super::subscriptions::Targets;
-use super::{End, Session, CHUNK};
-use crate::live::DayDelta;
+use super::Session;
+use crate::live::hub::DayDelta;
 
 impl Session<'_> {
     /// Sends a live race-day event if the connection follows it and has not had it.

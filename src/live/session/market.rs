@@ -11,7 +11,8 @@ use std::time::Duration;
 use serde::Deserialize;
 use tokio::time::Instant;
 
-use super::{End, Session};
+use super::end::End;
+use super::Session;
 use crate::live::frames::{Market, MarketFrame, MarketType, RunnerMarket};
 
 /// The least time between two sends of the markets due.

@@ -15,14 +15,16 @@
 
 mod conflation;
 mod days;
+mod end;
+pub(crate) mod limits;
 mod market;
 mod playback;
-mod protocol;
+pub(crate) mod protocol;
 mod replay;
 mod subscriptions;
 #[cfg(test)]
 mod tests;
-mod topics;
+pub(crate) mod topics;
 mod window;
 
 use std::collections::VecDeque;
@@ -43,74 +45,16 @@ use tokio_util::sync::CancellationToken;
 
 use crate::read_models::ReadModels;
 
+use super::close::{CLOSE_GOING_AWAY, CLOSE_TRY_LATER};
+use super::frames::frame;
 use super::frames::HeartbeatFrame;
+use super::hub::{OddsDelta, OddsHub, Relay};
 use super::outbox::{self, Outbox, Pending};
-use super::{frame, OddsDelta, OddsHub, Relay, CLOSE_GOING_AWAY, CLOSE_TRY_LATER};
+use end::{internal, End};
+use limits::Limits;
 use protocol::broken;
-pub use protocol::MAX_CONFLATE_MS;
 use subscriptions::{Floors, Targets};
 use topics::Handed;
-pub(crate) use topics::Topics;
-
-/// Moves and race-day events read from a journal at a time: by a `since` replay, a
-/// `replay`'s playback and a session that fell behind.
-const CHUNK: usize = 64;
-
-/// The limits of a session; all configurable.
-#[derive(Debug, Clone)]
-pub struct Limits {
-    /// Largest inbound frame, bytes.
-    pub max_frame_bytes: usize,
-    /// Most subscriptions on one connection.
-    pub max_subscriptions: usize,
-    /// Quiet time after which a heartbeat is sent.
-    pub heartbeat: Duration,
-    /// How long live updates wait on a new connection for its first message, so that a
-    /// client resuming with `subscribe` + `since` gets its replay with nothing before it.
-    pub resume_window: Duration,
-    /// Longest one frame may take to go out before the client counts as stalled.
-    pub send_timeout: Duration,
-    /// Frames waiting to go out to one client; while this many wait, it takes no more
-    /// live updates from the shared ring.
-    pub max_pending: usize,
-    /// Conflations allowed within `conflation_window` before the client is closed; only
-    /// those the client caused count (it held the session back by not reading), never a
-    /// catch-up of the server's.
-    pub max_conflations: usize,
-    /// See `max_conflations`.
-    pub conflation_window: Duration,
-    /// Most updates one `since` replays; further back gets a snapshot instead.
-    pub max_replay: u64,
-    /// Client messages a connection may send a second, on average; one over the rate is
-    /// answered with an `error` frame (`rate_limited`) and not acted on.
-    pub messages_per_sec: u32,
-    /// Client messages it may send at once: enough to subscribe to every target it may
-    /// hold in one go.
-    pub message_burst: u32,
-    /// Longest one read of the store may take (on a blocking thread, never a runtime
-    /// worker) before the connection is closed with 1013, to resume with `since`: the
-    /// HTTP request timeout.
-    pub read_timeout: Duration,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            max_frame_bytes: 4096,
-            max_subscriptions: 256,
-            heartbeat: Duration::from_secs(5),
-            resume_window: Duration::from_millis(250),
-            send_timeout: Duration::from_secs(10),
-            max_pending: 64,
-            max_conflations: 3,
-            conflation_window: Duration::from_secs(60),
-            max_replay: 100_000,
-            messages_per_sec: 20,
-            message_burst: 300,
-            read_timeout: Duration::from_secs(10),
-        }
-    }
-}
 
 /// What every session shares.
 #[derive(Clone)]
@@ -141,15 +85,6 @@ pub fn free() -> Charge {
         take: Box::new(|| None),
         owe: Box::new(|_| {}),
     }
-}
-
-/// Why a session ends.
-#[derive(Debug)]
-enum End {
-    /// The client closed or the connection broke; nothing more to send.
-    Gone,
-    /// Close with this code and reason.
-    Close(u16, &'static str),
 }
 
 struct Session<'a> {
@@ -608,11 +543,6 @@ impl Session<'_> {
         self.error("rate_limited", &message)?;
         Ok(false)
     }
-}
-
-fn internal(e: impl Display) -> End {
-    tracing::error!(error = %e, "odds session");
-    End::Close(1011, "internal error")
 }
 
 /// The quota of a connection's messages.

@@ -12,10 +12,12 @@ use racing_projections::OddsMove;
 use serde::Deserialize;
 use tokio::time::{Instant, Sleep};
 
+use super::end::{internal, End};
+use super::limits::CHUNK;
 use super::subscriptions::Target;
-use super::{internal, End, Session, CHUNK};
+use super::Session;
 use crate::live::frames::ReplayEndFrame;
-use crate::live::{frame, replayed_odds_frame_of};
+use crate::live::frames::{frame, replayed_odds_frame_of};
 
 /// How late a move may go out before the pace starts again from it: a replay held up
 /// (its client not reading, or a `since` replay answered meanwhile) resumes at its pace

@@ -5,12 +5,14 @@ use axum::extract::ws::Message;
 use racing_events::{Date, RaceNumber};
 use serde::Deserialize;
 
+use super::end::End;
 use super::playback::Speed;
 use super::subscriptions::Target;
 use super::topics::Topics;
-use super::{End, Session};
+use super::Session;
+use crate::live::close::{CLOSE_PROTOCOL, CLOSE_TOO_BIG};
+use crate::live::frames::frame;
 use crate::live::frames::{ErrorFrame, PongFrame, WelcomeFrame};
-use crate::live::{frame, CLOSE_PROTOCOL, CLOSE_TOO_BIG};
 use crate::text::count;
 
 /// A client's message.

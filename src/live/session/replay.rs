@@ -9,10 +9,13 @@ use std::sync::Arc;
 use racing_projections::{DayEvent, OddsMove};
 use tokio::sync::broadcast::error::TryRecvError;
 
+use super::end::{internal, End};
+use super::limits::CHUNK;
 use super::subscriptions::{Target, Targets};
 use super::topics::Topics;
-use super::{internal, End, Session, CHUNK};
-use crate::live::{odds_frame_of, Relay};
+use super::Session;
+use crate::live::frames::odds_frame_of;
+use crate::live::hub::Relay;
 
 /// What a `since` replay reads next: the odds journal's move or the race-day journal's
 /// event with the lower `seq`, each read a chunk at a time.

@@ -5,9 +5,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use racing_projections::{DayKind, Store, StoreError};
 
+use super::end::End;
 use super::topics::Topics;
-use super::{End, Session};
-use crate::live::{race_snapshot, RaceSnapshot};
+use super::Session;
+use crate::live::snapshot::{race_snapshot, RaceSnapshot};
 
 /// The odds moves a `since` replay sends for one request of the key's plan: a page of
 /// odds history over HTTP holds as many by default.

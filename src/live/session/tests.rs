@@ -12,7 +12,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::outbox::{self, Outbox};
 use super::*;
-use crate::live::{OddsDelta, OddsHub, CLOSE_POLICY};
+use crate::live::close::CLOSE_POLICY;
+use crate::live::hub::{OddsDelta, OddsHub};
 
 /// A session's surroundings: a store of its own, and a hub whose ring holds `ring`
 /// updates.

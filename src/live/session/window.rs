@@ -14,7 +14,7 @@ use tokio::time::Instant;
 
 use super::Session;
 use crate::live::frames::{OddsFrame, RunnerPrice};
-use crate::live::OddsDelta;
+use crate::live::hub::OddsDelta;
 
 /// A race's moves as one venue gives them: its date, number and venue.
 type RaceKey = (Arc<str>, u8, Option<String>);

@@ -7,7 +7,17 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::{MAX_SET_ASIDE, OUTBOX_KEEP, PRUNE_EVERY, SET_ASIDE_KEEP};
+/// How long the outbox keeps a message before removing it.
+pub(super) const OUTBOX_KEEP: Duration = Duration::from_secs(24 * 3600);
+
+/// How long a set-aside record is kept under `mail/failed` before it is removed.
+pub(super) const SET_ASIDE_KEEP: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// Most set-aside records kept; past it the oldest go.
+pub(super) const MAX_SET_ASIDE: usize = 10_000;
+
+/// How often the sender prunes the set-aside records and the outbox.
+pub(super) const PRUNE_EVERY: Duration = Duration::from_secs(3600);
 
 /// Removes the outbox's messages older than [`OUTBOX_KEEP`], now and then every hour,
 /// until `shutdown`.

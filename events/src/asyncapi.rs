@@ -1,12 +1,12 @@
 //! The feed as an AsyncAPI 3.0 document, for feeders' tools as the socket's is for
 //! clients': one channel for each kind of subject (`racing.results.{date}.{race_number}`)
 //! with its parameters, the envelope of each event type as a message (its payload the
-//! JSON Schema of [`feed_schema`](super::feed_schema), its `Nats-Msg-Id` header), and the
+//! JSON Schema of [`feed_schema`](crate::schema::feed_schema), its `Nats-Msg-Id` header), and the
 //! feeder role's operation for each: it sends, and only these.
 
 use serde_json::{json, Map, Value};
 
-use super::{envelope_name, feed_schema, EventType, FeedVersion, EVENT_TYPES};
+use crate::schema::{envelope_name, feed_schema, EventType, FeedVersion, EVENT_TYPES};
 use crate::transport::FEEDER_HEADER;
 
 /// The AsyncAPI version the document follows.

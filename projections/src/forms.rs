@@ -7,14 +7,15 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Deserialize;
 
-use crate::docs::{self, FormDoc, FormEntry};
+use crate::docs;
+use crate::docs::form::{FormDoc, FormEntry};
 use crate::facts::{Change, What};
-use crate::keys::DocKey;
+use crate::keys::doc::DocKey;
 use crate::kv::StoreError;
 use crate::model::ReadModel;
 use crate::state::{race_no, Records, State};
 
-use super::{FormSource, Replaced};
+use crate::form::{self, FormSource, Replaced};
 
 /// The horses whose forms a batch touched, each with the JSON that the entries the batch
 /// replaced served before it (`None`: there was none), by the entry's key.
@@ -39,7 +40,7 @@ impl Forms {
         entry: Option<(&str, &[u8])>,
         seq: u64,
     ) -> Result<(), StoreError> {
-        let replaced = super::replace(s, horse, race, entry, seq)?;
+        let replaced = form::replace(s, horse, race, entry, seq)?;
         let before = self.touch(horse);
         if let Replaced::Was(key, was) = replaced {
             // What the entry served before the batch: the first replacement's.
@@ -90,7 +91,7 @@ impl ReadModel for Forms {
         for (horse, before) in std::mem::take(&mut self.horses) {
             let key = DocKey::Form(&horse).key();
             let records: &S = s;
-            let Some(name) = name_of(records, &horse, || super::newest_name(records, &horse))?
+            let Some(name) = name_of(records, &horse, || form::newest_name(records, &horse))?
             else {
                 // Appears nowhere any more (an amendment removed its only race).
                 s.delete(key);
@@ -102,15 +103,15 @@ impl ReadModel for Forms {
             let json = FormDoc::head(&horse, &name);
             let mut same = s
                 .get(&key)?
-                .is_some_and(|stored| super::head_json(&stored) == Some(&json[..]));
+                .is_some_and(|stored| form::head_json(&stored) == Some(&json[..]));
             for (entry, was) in &before {
                 if !same {
                     break;
                 }
-                same = super::served(s, entry)? == *was;
+                same = form::served(s, entry)? == *was;
             }
             if !same {
-                s.put(key, super::head(seq, &json));
+                s.put(key, form::head(seq, &json));
             }
         }
         Ok(())
