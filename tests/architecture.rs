@@ -349,6 +349,70 @@ fn only_one_file_of_projections_names_the_storage_engine() {
     );
 }
 
+/// The service's readers: they read the store in use through its [`READ_API`], and never
+/// hold the store itself, whose writes (a batch, the checkpoint, a snapshot's load) are
+/// the projector's, a rebuild's and the snapshots'.
+const READERS: &[&str] = &["src/http", "src/live", "src/webhooks"];
+
+/// Where the readers' reads are: `racing_projections::Reader`.
+const READ_API: &str = "projections/src/reader.rs";
+
+/// The places of `code` (a reader's) that name the store itself or load it: a path to
+/// `racing_projections::Store`, by a `use` or written out, or a call of the read models'
+/// writers' door (`load()`, `load_full()`).
+fn store_named(code: &str) -> Vec<String> {
+    let mut found: Vec<String> = modules::imports(code)
+        .into_iter()
+        .map(|(path, _)| path)
+        .chain(modules::paths_from(code, "racing_projections"))
+        .filter(|path| path == "racing_projections::Store")
+        .collect();
+    for door in ["read_models.load()", "read_models.load_full()"] {
+        found.extend(code.matches(door).map(str::to_owned));
+    }
+    found
+}
+
+#[test]
+fn the_readers_hold_the_read_api_and_never_the_store() {
+    let mut files = Vec::new();
+    for dir in READERS {
+        rust_files(&root().join(dir), &mut files);
+    }
+    files.sort();
+    assert!(files.len() > 20, "few readers found: {files:?}");
+    let naming: Vec<String> = files
+        .iter()
+        .filter(|f| !is_test_module(f))
+        .flat_map(|f| {
+            let code = without_test_modules(&code_of(f));
+            store_named(&code)
+                .into_iter()
+                .map(move |found| format!("{f}: {found}"))
+        })
+        .collect();
+    assert!(
+        naming.is_empty(),
+        "readers that reach the store itself rather than its reads ({READ_API}):\n  {}",
+        naming.join("\n  ")
+    );
+}
+
+#[test]
+fn a_reader_that_names_the_store_is_found() {
+    let code = "use racing_projections::{Doc, Store};\n\
+        fn f(s: &racing_projections::Store) { let x = state.read_models.load_full(); }\n\
+        fn g(r: &racing_projections::Reader) { state.read_models.reader(); }\n";
+    assert_eq!(
+        store_named(code),
+        [
+            "racing_projections::Store",
+            "racing_projections::Store",
+            "read_models.load_full()"
+        ]
+    );
+}
+
 /// The code without its `#[cfg(test)]` inline modules: what a module's tests use is no
 /// import of the module's.
 pub(crate) fn without_test_modules(code: &str) -> String {

@@ -89,7 +89,7 @@ fn answer(
             }
         }
         Some(AsOf(seq)) => {
-            let store = state.read_models.load().until(deadline(state));
+            let store = state.read_models.reader().until(deadline(state));
             let checkpoint = store.checkpoint()?;
             if seq > checkpoint {
                 return Err(ApiError::Behind {

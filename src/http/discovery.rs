@@ -6,7 +6,7 @@
 use axum::http::HeaderValue;
 use axum::response::Response;
 use bytes::Bytes;
-use racing_projections::{etag, Doc, HorseMatch, MeetingRow, Role, Store, ETAG_LEN, HEAD_LEN};
+use racing_projections::{etag, Doc, HorseMatch, MeetingRow, Reader, Role, ETAG_LEN, HEAD_LEN};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -97,7 +97,7 @@ pub(super) fn meetings(
         .checked_add(jiff::Span::new().days(MAX_RANGE_DAYS - 1))
         .unwrap_or(jiff::civil::Date::MAX);
     let page_to = to.min(last);
-    let store = state.read_models.load();
+    let store = state.read_models.reader();
     let checkpoint = store.checkpoint()?;
     answer(
         meetings_page(
@@ -113,7 +113,7 @@ pub(super) fn meetings(
 /// The page of meetings from `from` to `to` as JSON ([`MeetingsPage`]), with where the
 /// range goes on up to `end`.
 pub(super) fn meetings_page(
-    store: &Store,
+    store: &Reader,
     from: &str,
     to: &str,
     end: &str,
@@ -148,7 +148,7 @@ fn next_day(date: &str) -> Option<String> {
 
 /// The horses with a name that contains `text`, at most `limit`, as JSON
 /// ([`HorsesPage`]).
-pub(super) fn horses_page(store: &Store, text: &str, limit: usize) -> Result<Vec<u8>, ApiError> {
+pub(super) fn horses_page(store: &Reader, text: &str, limit: usize) -> Result<Vec<u8>, ApiError> {
     let horses = store.find_horses(text, limit)?;
     serde_json::to_vec(&HorsesPage { horses }).map_err(|e| ApiError::Internal(e.into()))
 }
@@ -162,7 +162,7 @@ pub(super) fn horse_search(
     built(state)?;
     let store = state
         .read_models
-        .load()
+        .reader()
         .until(super::respond::deadline(state));
     let checkpoint = store.checkpoint()?;
     let limit = limit.map_or(DEFAULT_SEARCH_LIMIT, |l| l.0);
@@ -210,11 +210,11 @@ fn people(state: &AppState, role: Role, name: Option<NameText>) -> Result<Respon
             Some(doc) => stored(doc),
             None => answer(
                 racing_projections::render_list(role, Vec::new()),
-                state.read_models.load().checkpoint()?,
+                state.read_models.reader().checkpoint()?,
             ),
         };
     };
-    let store = state.read_models.load();
+    let store = state.read_models.reader();
     let (seq, rows) = match store.people_rows(role)? {
         Some(found) => found,
         None => (store.checkpoint()?, Vec::new()),

@@ -214,7 +214,7 @@ fn stored(state: &AppState, key: DocKey<'_>, as_of: Option<AsOf>) -> Result<Opti
     let Some(AsOf(seq)) = as_of else {
         return Ok(state.read_models.doc(key)?);
     };
-    let store = state.read_models.load().until(deadline(state));
+    let store = state.read_models.reader().until(deadline(state));
     let checkpoint = store.checkpoint()?;
     // The pipeline waited for the position (`position.rs`); a store swapped since
     // answers as a replica behind does.

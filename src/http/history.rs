@@ -6,7 +6,7 @@ use axum::http::HeaderValue;
 use axum::response::Response;
 use bytes::Bytes;
 use racing_events::{Date, RaceNumber};
-use racing_projections::{etag, ChangeCursor, DocKey, Store};
+use racing_projections::{etag, ChangeCursor, DocKey, Reader};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -78,7 +78,7 @@ pub(super) fn odds_history(
 ) -> Result<Response, ApiError> {
     built(state)?;
     let (n, venue) = (n.get(), venue.as_deref());
-    let store = state.read_models.load().until(deadline(state));
+    let store = state.read_models.reader().until(deadline(state));
     // Every move up to the checkpoint read first is in the journal when it is scanned.
     let checkpoint = store.checkpoint()?;
     let since = since.map_or(0, |s| s.0);
@@ -99,7 +99,7 @@ pub(super) fn changes(
     limit: Option<PageLimit>,
 ) -> Result<Response, ApiError> {
     built(state)?;
-    let store = state.read_models.load().until(deadline(state));
+    let store = state.read_models.reader().until(deadline(state));
     // Every change up to the checkpoint read first is in the feed when it is scanned: a
     // client at the end that polls again with it as `since` misses nothing.
     let checkpoint = store.checkpoint()?;
@@ -113,7 +113,7 @@ pub(super) fn changes(
 
 /// A page of the change feed after `since` as JSON ([`ChangesPage`]).
 pub(super) fn change_page(
-    store: &Store,
+    store: &Reader,
     since: ChangeCursor,
     limit: usize,
 ) -> Result<Vec<u8>, ApiError> {

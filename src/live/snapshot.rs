@@ -22,7 +22,7 @@ pub struct RaceSnapshot {
 
 /// The current odds of a race as `snapshot` frames, read from the store.
 pub fn race_snapshot(
-    store: &racing_projections::Store,
+    store: &racing_projections::Reader,
     date: &str,
     race_number: u8,
 ) -> Result<RaceSnapshot, racing_projections::StoreError> {

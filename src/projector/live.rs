@@ -31,7 +31,7 @@ impl Projector {
                     LiveUpdate::Day { date, seq } => self.day_live(date, *seq),
                 }
             }
-            let store = self.parts.read_models.load();
+            let store = self.parts.read_models.reader();
             self.parts.hub.publish_caught_up(&changes, |races| {
                 races
                     .iter()

@@ -125,7 +125,7 @@ impl Webhooks {
 
     /// The position of the log here: the store's checkpoint, or the latest relayed.
     fn position(&self) -> u64 {
-        let checkpoint = self.read_models.load().checkpoint().unwrap_or(0);
+        let checkpoint = self.read_models.reader().checkpoint().unwrap_or(0);
         checkpoint.max(self.hub.latest())
     }
 

@@ -36,7 +36,7 @@ struct Kept {
 impl Scanner {
     /// A scanner of the store in use, starting at its checkpoint.
     pub fn new(read_models: Arc<ReadModels>) -> Arc<Scanner> {
-        let start = read_models.load().checkpoint().unwrap_or(0);
+        let start = read_models.reader().checkpoint().unwrap_or(0);
         Arc::new(Scanner {
             read_models,
             kept: Mutex::new(Kept {
@@ -82,7 +82,7 @@ impl Scanner {
                     .collect());
             }
         }
-        let store = self.read_models.load_full();
+        let store = self.read_models.reader();
         let date = date.map(str::to_owned);
         let read = tokio::task::spawn_blocking(move || match date {
             Some(date) => store.race_day(&date, after, limit).map(|events| {
@@ -121,7 +121,7 @@ impl Scanner {
     async fn scan(&self) -> anyhow::Result<()> {
         loop {
             let upto = self.upto();
-            let store = self.read_models.load_full();
+            let store = self.read_models.reader();
             let events =
                 tokio::task::spawn_blocking(move || store.race_day_after(upto, SCAN)).await??;
             let whole = events.len() < SCAN;

@@ -248,8 +248,12 @@ fn rendered_documents_of_every_kind_validate_against_their_schemas() {
                 .expect("moves")
         });
     let changes = [1, 10_000].into_iter().map(|limit| {
-        crate::http::history::change_page(&store, racing_projections::ChangeCursor::After(0), limit)
-            .expect("changes")
+        crate::http::history::change_page(
+            &racing_projections::Reader::of(&store),
+            racing_projections::ChangeCursor::After(0),
+            limit,
+        )
+        .expect("changes")
     });
     // The answers of discovery: the meetings, a search, a jockey's record and the lists.
     let person = |role, id| {
@@ -263,12 +267,22 @@ fn rendered_documents_of_every_kind_validate_against_their_schemas() {
     let discovery = [
         (
             "Meetings",
-            crate::http::discovery::meetings_page(&store, "2026-11-01", "2026-11-30", "2026-11-30")
-                .expect("meetings"),
+            crate::http::discovery::meetings_page(
+                &racing_projections::Reader::of(&store),
+                "2026-11-01",
+                "2026-11-30",
+                "2026-11-30",
+            )
+            .expect("meetings"),
         ),
         (
             "HorseSearch",
-            crate::http::discovery::horses_page(&store, "name", 20).expect("search"),
+            crate::http::discovery::horses_page(
+                &racing_projections::Reader::of(&store),
+                "name",
+                20,
+            )
+            .expect("search"),
         ),
         ("PersonRecord", person(Role::Jockey, "z-purton")),
         ("PersonRecord", person(Role::Trainer, "j-size")),

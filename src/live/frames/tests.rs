@@ -141,7 +141,11 @@ fn snapshot_frames_read_back_into_their_type_byte_for_byte() {
     let (_dir, store) = store_of(events);
     let mut frames = Vec::new();
     for (date, race) in [("2026-11-21", 1), ("2026-11-25", 2), ("2026-11-30", 1)] {
-        frames.extend(race_snapshot(&store, date, race).expect("snapshot").frames);
+        frames.extend(
+            race_snapshot(&racing_projections::Reader::of(&store), date, race)
+                .expect("snapshot")
+                .frames,
+        );
     }
     // Two venues of a two-meeting date (each with `meetings`, a runner scratched at one),
     // one of a venue no card names (`venue` null), and a race with no odds at all.

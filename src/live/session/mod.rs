@@ -496,19 +496,19 @@ impl Session<'_> {
     /// comes meanwhile ends the wait.
     async fn read<T: Send + 'static>(
         &mut self,
-        read: impl FnOnce(&racing_projections::Store) -> Result<T, racing_projections::StoreError>
+        read: impl FnOnce(&racing_projections::Reader) -> Result<T, racing_projections::StoreError>
             + Send
             + 'static,
     ) -> Result<T, End> {
-        let store = self.ctx.read_models.load_full();
+        let store = self.ctx.read_models.reader();
         self.read_in(store, read).await
     }
 
     /// [`Session::read`] of `store`, a store in use when a longer piece of work began.
     async fn read_in<T: Send + 'static>(
         &mut self,
-        store: Arc<racing_projections::Store>,
-        read: impl FnOnce(&racing_projections::Store) -> Result<T, racing_projections::StoreError>
+        store: racing_projections::Reader,
+        read: impl FnOnce(&racing_projections::Reader) -> Result<T, racing_projections::StoreError>
             + Send
             + 'static,
     ) -> Result<T, End> {

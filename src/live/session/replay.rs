@@ -84,7 +84,7 @@ impl Session<'_> {
         before: (&Option<Targets>, u64),
     ) -> Result<(), End> {
         // Every chunk is read from the store the replay began with.
-        let store = self.ctx.read_models.load_full();
+        let store = self.ctx.read_models.reader();
         let odds = moves.is_some_and(|m| m <= self.ctx.limits.max_replay);
         if moves.is_some() && !odds {
             self.floors.raise(&t, since);
@@ -148,7 +148,7 @@ impl Session<'_> {
     /// `store` (on a blocking thread) where a cursor has none in hand.
     async fn next_replayed(
         &mut self,
-        store: &Arc<racing_projections::Store>,
+        store: &racing_projections::Reader,
         t: &Target,
         merged: &mut Merged,
     ) -> Result<Option<Next>, End> {

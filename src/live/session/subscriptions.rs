@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use racing_projections::{DayKind, Store, StoreError};
+use racing_projections::{DayKind, Reader, StoreError};
 
 use super::end::End;
 use super::topics::Topics;
@@ -309,7 +309,7 @@ impl Session<'_> {
     /// or an empty one. The races and their odds are read in one go.
     pub(super) async fn send_snapshots(
         &mut self,
-        races: impl FnOnce(&Store) -> Result<Vec<(String, u8)>, StoreError> + Send + 'static,
+        races: impl FnOnce(&Reader) -> Result<Vec<(String, u8)>, StoreError> + Send + 'static,
     ) -> Result<(), End> {
         let snapshots = self
             .read(move |store| {
