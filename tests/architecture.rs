@@ -544,6 +544,71 @@ fn every_module_names_items_where_they_are_defined_and_none_of_its_parents() {
     );
 }
 
+/// The uses of a parent's own items that the rule lets through: a module's main type,
+/// named by the modules that are parts of it, each with why it stays in the parent.
+const PARENTS_MAIN_TYPES: &[(&str, &str)] = &[
+    (
+        "demo/src/simulator/day.rs: Simulator",
+        "a day's plan is made by the simulator it runs in",
+    ),
+    (
+        "projections/src/ids/upkeep.rs: AppliedIds",
+        "the upkeep is methods of the applied ids it merges and saves",
+    ),
+    (
+        "src/projector/applied_ids.rs: Projector",
+        "the projector's report on its applied ids is one of its methods",
+    ),
+    (
+        "src/projector/live.rs: Projector",
+        "the live loop is the projector's own, over its parts",
+    ),
+    (
+        "src/snapshot/start.rs: Snapshots",
+        "a start from a snapshot is one of the snapshots' methods",
+    ),
+    (
+        "src/snapshot/writer.rs: Snapshots",
+        "the writer is the snapshots' own, over their bucket",
+    ),
+    (
+        "src/live/session/conflation.rs: Session",
+        "each part of a session is methods of the session: its state is one",
+    ),
+    ("src/live/session/days.rs: Session", "as conflation.rs"),
+    ("src/live/session/market.rs: Session", "as conflation.rs"),
+    ("src/live/session/playback.rs: Session", "as conflation.rs"),
+    ("src/live/session/protocol.rs: Session", "as conflation.rs"),
+    ("src/live/session/replay.rs: Session", "as conflation.rs"),
+    (
+        "src/live/session/subscriptions.rs: Session",
+        "as conflation.rs",
+    ),
+    ("src/live/session/window.rs: Session", "as conflation.rs"),
+];
+
+/// At most this many uses of a parent's main type: past it, what the parts share wants a
+/// module of its own.
+const MOST_PARENTS_MAIN_TYPES: usize = 20;
+
+#[test]
+fn the_uses_of_a_parents_main_type_are_few_and_each_has_its_reason() {
+    let mut found = BTreeSet::new();
+    for (dir, root_file) in modules::CRATES {
+        found.extend(modules::Tree::read(dir, root_file).parents_main_types());
+    }
+    let listed: BTreeSet<String> = PARENTS_MAIN_TYPES
+        .iter()
+        .map(|(place, _)| (*place).to_owned())
+        .collect();
+    assert_eq!(
+        found, listed,
+        "the uses of a parent's main type by the modules inside it, each listed with its \
+         reason in PARENTS_MAIN_TYPES"
+    );
+    assert!(listed.len() <= MOST_PARENTS_MAIN_TYPES, "{}", listed.len());
+}
+
 #[test]
 fn a_name_of_a_parent_or_through_a_re_export_is_found() {
     let files = [

@@ -469,7 +469,19 @@ impl Tree {
     /// import or re-export rather than in the module that defines it; and a name whose
     /// home this reader cannot tell.
     pub fn misplaced_names(&self) -> Vec<String> {
+        self.names_of_parents().0
+    }
+
+    /// Each use of a parent's main type by a module inside it, as `file: Type`: the one
+    /// kind of name of a parent's that [`Tree::misplaced_names`] lets through.
+    pub fn parents_main_types(&self) -> BTreeSet<String> {
+        self.names_of_parents().1
+    }
+
+    /// [`Tree::misplaced_names`], and [`Tree::parents_main_types`].
+    fn names_of_parents(&self) -> (Vec<String>, BTreeSet<String>) {
         let mut out = BTreeSet::new();
+        let mut main_types = BTreeSet::new();
         for (module, code) in &self.code {
             let file = &self.files[module];
             let mut paths = paths_named(code);
@@ -491,6 +503,7 @@ impl Tree {
                 let line = match self.reach(module, &path) {
                     Some(Reached::Defined(at, name, kind)) if holds(&at) => {
                         if self.main_type(&at) == Some(name.as_str()) {
+                            main_types.insert(format!("{file}: {name}"));
                             continue;
                         }
                         format!(
@@ -525,7 +538,7 @@ impl Tree {
                 out.insert(line);
             }
         }
-        out.into_iter().collect()
+        (out.into_iter().collect(), main_types)
     }
 }
 
