@@ -247,26 +247,9 @@ impl Tree {
     }
 
     fn resolve_in(&self, at: &Module, path: &str, depth: usize) -> Option<Module> {
-        let mut segments = path.split("::").map(str::trim).filter(|s| !s.is_empty());
-        let first = segments.next()?;
-        let mut here: Module = match first {
-            "crate" => Vec::new(),
-            "self" => at.clone(),
-            "super" => at[..at.len().saturating_sub(1)].to_vec(),
-            name => {
-                let mut child = at.clone();
-                child.push(name.to_owned());
-                if self.is_module(&child) {
-                    child
-                } else {
-                    // A name the module imports (`use super::docs;` then `docs::seal`).
-                    let imported = self.imports.get(at)?.get(name)?;
-                    if depth == 0 || imported == path {
-                        return None;
-                    }
-                    return self.resolve_in(at, &continued(imported, segments), depth - 1);
-                }
-            }
+        let (mut here, mut segments) = match self.start(at, path, depth)? {
+            Start::Module(here, segments) => (here, segments),
+            Start::Imported(path) => return self.resolve_in(at, &path, depth - 1),
         };
         while let Some(next) = segments.next() {
             match next {
@@ -390,25 +373,9 @@ impl Tree {
     }
 
     fn reach_in(&self, at: &Module, path: &str, depth: usize) -> Option<Reached> {
-        let mut segments = path.split("::").map(str::trim).filter(|s| !s.is_empty());
-        let first = segments.next()?;
-        let mut here: Module = match first {
-            "crate" => Vec::new(),
-            "self" => at.clone(),
-            "super" => at[..at.len().saturating_sub(1)].to_vec(),
-            name => {
-                let mut child = at.clone();
-                child.push(name.to_owned());
-                if self.is_module(&child) {
-                    child
-                } else {
-                    let imported = self.imports.get(at)?.get(name)?;
-                    if depth == 0 || imported == path {
-                        return None;
-                    }
-                    return self.reach_in(at, &continued(imported, segments), depth - 1);
-                }
-            }
+        let (mut here, segments) = match self.start(at, path, depth)? {
+            Start::Module(here, segments) => (here, segments),
+            Start::Imported(path) => return self.reach_in(at, &path, depth - 1),
         };
         let mut segments = segments.peekable();
         while let Some(next) = segments.next() {
@@ -556,6 +523,41 @@ pub(crate) fn named_for(module: &str, name: &str) -> bool {
         })
         .collect();
     !camel.is_empty() && (name.ends_with(&camel) || name.ends_with(&format!("{camel}s")))
+}
+
+/// Where a path written in a module starts ([`Tree::start`]).
+enum Start<'p> {
+    /// At the module its first segment names, with the segments after it.
+    Module(Module, Box<dyn Iterator<Item = &'p str> + 'p>),
+    /// At a name the module imports (`use super::docs;` then `docs::seal`): the path it
+    /// stands for, with the segments written after it, to follow instead.
+    Imported(String),
+}
+
+impl Tree {
+    /// Where `path`, written in `at`, starts: `None` outside the crate, or where an import
+    /// leads back to the path itself or `depth` imports have been followed.
+    fn start<'p>(&self, at: &Module, path: &'p str, depth: usize) -> Option<Start<'p>> {
+        let mut segments = path.split("::").map(str::trim).filter(|s| !s.is_empty());
+        let here = match segments.next()? {
+            "crate" => Vec::new(),
+            "self" => at.clone(),
+            "super" => at[..at.len().saturating_sub(1)].to_vec(),
+            name => {
+                let mut child = at.clone();
+                child.push(name.to_owned());
+                if !self.is_module(&child) {
+                    let imported = self.imports.get(at)?.get(name)?;
+                    if depth == 0 || imported == path {
+                        return None;
+                    }
+                    return Some(Start::Imported(continued(imported, segments)));
+                }
+                child
+            }
+        };
+        Some(Start::Module(here, Box::new(segments)))
+    }
 }
 
 /// The path an imported name stands for, with the segments written after the name.
