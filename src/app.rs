@@ -282,11 +282,13 @@ impl Application {
         let webhooks =
             crate::webhooks::manage::Webhooks::start(&service, &config.stream, webhooks, &shutdown);
         let webhooks = webhooks.await?;
+        let faults = Arc::<Faults>::default();
         let state = AppState::new(Shared {
             live: SessionContext {
                 hub,
                 read_models: read_models.clone(),
                 limits: config.ws_limits.clone(),
+                faults: faults.clone(),
             },
             read_models,
             keys,
@@ -321,7 +323,7 @@ impl Application {
             demo,
             demo_example,
             progress: watch::channel(Progress::default()).0,
-            faults: Arc::default(),
+            faults,
             tasks: Arc::default(),
             store_note,
             start,

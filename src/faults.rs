@@ -1,7 +1,7 @@
 //! Faults a test injects into a running service, to see it recover: a projector or a
 //! rebuild that leaves its consumer unread, a rebuild whose consumer stalls or that fails
 //! while it holds the projector, a rebuild or a projector that panics, a disk filled under
-//! the projector.
+//! the projector, a live session's replay held before its snapshots.
 //! Nothing in the service arms them; each costs an atomic read where it would strike.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -17,6 +17,7 @@ pub struct Faults {
     before_batch: Mutex<Option<Gate>>,
     before_fold: Mutex<Option<Gate>>,
     before_hold: Mutex<Option<Gate>>,
+    before_snapshots: Mutex<Option<Gate>>,
     stalls_while_holding: AtomicU32,
     hold_failure: Mutex<Option<Gate>>,
     projector_panics: AtomicU32,
@@ -99,6 +100,13 @@ impl Faults {
         Gate::set(&self.before_batch)
     }
 
+    /// Makes the next `since` replay of a live session stop before it reads the snapshots
+    /// that end it, its journals read: the first channel says it has stopped there, and it
+    /// goes on when the second is sent to (or dropped).
+    pub fn pause_replay_before_snapshots(&self) -> (oneshot::Receiver<()>, oneshot::Sender<()>) {
+        Gate::set(&self.before_snapshots)
+    }
+
     /// Makes the projector panic at its next `times` batches.
     pub fn panic_projector(&self, times: u32) {
         self.projector_panics.store(times, Ordering::SeqCst);
@@ -130,6 +138,11 @@ impl Faults {
     /// Where the projector is about to fold a batch, its first message taken.
     pub(crate) async fn projector_before_batch(&self) {
         Gate::pass(&self.before_batch).await;
+    }
+
+    /// Where a live session's `since` replay is about to read its snapshots.
+    pub(crate) async fn replay_before_snapshots(&self) {
+        Gate::pass(&self.before_snapshots).await;
     }
 
     /// Panics if a projector panic is armed.

@@ -76,6 +76,36 @@ const RACE_DAY_FRAMES: [&str; 13] = [
     "retraction",
 ];
 
+/// The frames of a conflated resume of [`race_day`] from its fifth event, until the last
+/// of `missed` (the sequences of the events after it) and a snapshot: each one's type and
+/// `seq`.
+async fn resumed(client: &mut Client, missed: &[u64]) -> Vec<(String, u64)> {
+    let mut got: Vec<(String, u64)> = Vec::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let last = *missed.last().expect("missed");
+    while !(got.iter().any(|(_, seq)| *seq == last) && got.iter().any(|(t, _)| t == "snapshot")) {
+        let frame = tokio::time::timeout_at(deadline, client.next_message())
+            .await
+            .unwrap_or_else(|_| panic!("no snapshot and retraction in time; got {got:?}"));
+        let seq = frame["seq"].as_u64().unwrap_or_else(|| panic!("{frame}"));
+        got.push((frame["type"].as_str().unwrap_or_default().to_owned(), seq));
+    }
+    got
+}
+
+/// What that resume sends: the race-day events after `since` in order (the odds move
+/// among them conflated), then race 1's snapshot as it stands, at the move's `seq`.
+fn missed_then_snapshot(missed: &[u64]) -> Vec<(String, u64)> {
+    let mut expected: Vec<(String, u64)> = RACE_DAY_FRAMES[5..]
+        .iter()
+        .zip(missed)
+        .filter(|(t, _)| **t != "odds")
+        .map(|(t, seq)| ((*t).to_owned(), *seq))
+        .collect();
+    expected.push(("snapshot".to_owned(), missed[2]));
+    expected
+}
+
 /// Publishes events one at a time, waiting for each to be projected; their sequences.
 async fn publish_each(nats: &Nats, app: &mut App, events: &[Envelope]) -> Vec<u64> {
     let mut seqs = Vec::with_capacity(events.len());
@@ -233,26 +263,36 @@ async fn a_conflated_resume_sends_the_race_day_it_missed_before_its_snapshots() 
     let mut subscribe = subscribe_all(Some(before[4]));
     subscribe["conflate_ms"] = json!(1000);
     client.send(subscribe).await;
-    let mut got: Vec<(String, u64)> = Vec::new();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    let last = *missed.last().expect("missed");
-    while !(got.iter().any(|(_, seq)| *seq == last) && got.iter().any(|(t, _)| t == "snapshot")) {
-        let frame = tokio::time::timeout_at(deadline, client.next_message())
-            .await
-            .unwrap_or_else(|_| panic!("no snapshot and retraction in time; got {got:?}"));
-        let seq = frame["seq"].as_u64().unwrap_or_else(|| panic!("{frame}"));
-        got.push((frame["type"].as_str().unwrap_or_default().to_owned(), seq));
-    }
-    // The race-day events after `since` in order (the odds move among them conflated),
-    // then race 1's snapshot as it stands, at the move's `seq`.
-    let mut expected: Vec<(String, u64)> = RACE_DAY_FRAMES[5..]
-        .iter()
-        .zip(&missed)
-        .filter(|(t, _)| **t != "odds")
-        .map(|(t, seq)| ((*t).to_owned(), *seq))
-        .collect();
-    expected.push(("snapshot".to_owned(), missed[2]));
-    assert_eq!(got, expected);
+    assert_eq!(
+        resumed(&mut client, &missed).await,
+        missed_then_snapshot(&missed)
+    );
+    assert!(client.barrier().await.is_empty(), "nothing twice");
+}
+
+/// The same resume where the race-day events it missed are committed while it runs: after
+/// it read the journal, before it reads its snapshot. The snapshot shows them, so they
+/// still go before it, each once: their live relays, waiting meanwhile, are not sent again.
+#[tokio::test]
+async fn a_resume_whose_snapshot_shows_events_its_journal_read_had_not_sends_them_first() {
+    let (nats, mut app, _dir) = service(|_| {}).await;
+    let events = race_day();
+    let before = publish_each(&nats, &mut app, &events[..5]).await;
+    let (reached, release) = app.faults.pause_replay_before_snapshots();
+    let mut client = Client::connect(&app).await;
+    let mut subscribe = subscribe_all(Some(before[4]));
+    subscribe["conflate_ms"] = json!(1000);
+    client.send(subscribe).await;
+    tokio::time::timeout(Duration::from_secs(30), reached)
+        .await
+        .expect("the replay reaches its snapshots")
+        .expect("the fault's gate");
+    let missed = publish_each(&nats, &mut app, &events[5..]).await;
+    let _ = release.send(());
+    assert_eq!(
+        resumed(&mut client, &missed).await,
+        missed_then_snapshot(&missed)
+    );
     assert!(client.barrier().await.is_empty(), "nothing twice");
 }
 

@@ -70,7 +70,7 @@ impl Session<'_> {
         if races.is_empty() {
             return Ok(());
         }
-        self.send_snapshots(move |_| Ok(races.into_iter().collect()))
+        self.send_snapshots(move |_| Ok(races.iter().cloned().collect()))
             .await
     }
 }

@@ -62,7 +62,7 @@ impl Session<'_> {
     }
 
     /// A chunk of `date`'s race-day events after `after`.
-    async fn read_days(&mut self, date: &str, after: u64) -> Result<Vec<DayEvent>, End> {
+    pub(super) async fn read_days(&mut self, date: &str, after: u64) -> Result<Vec<DayEvent>, End> {
         let date = date.to_owned();
         self.read(move |store| store.race_day(&date, after, CHUNK))
             .await

@@ -43,6 +43,7 @@ use tokio::sync::broadcast::Receiver;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use crate::faults::Faults;
 use crate::read_models::ReadModels;
 
 use super::close::{CLOSE_GOING_AWAY, CLOSE_TRY_LATER};
@@ -65,6 +66,8 @@ pub struct SessionContext {
     pub read_models: Arc<ReadModels>,
     /// Limits.
     pub limits: Limits,
+    /// The faults a test injects (none in service).
+    pub faults: Arc<Faults>,
 }
 
 /// What a connection's work costs its key's plan, shared with HTTP.

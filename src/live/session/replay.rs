@@ -11,7 +11,7 @@ use tokio::sync::broadcast::error::TryRecvError;
 
 use super::end::{internal, End};
 use super::limits::CHUNK;
-use super::subscriptions::{Target, Targets};
+use super::subscriptions::{races_of, Target, Targets};
 use super::topics::Topics;
 use super::Session;
 use crate::live::frames::odds_frame_of;
@@ -113,7 +113,8 @@ impl Session<'_> {
                 // Fallen behind: the race-day events were read back from the journal
                 // and the odds conflated; the target's snapshots still follow.
                 if snapshots {
-                    self.snapshots(&t).await?;
+                    self.snapshots_after_days(&t, merged.days.as_ref(), before)
+                        .await?;
                 }
                 return Ok(());
             }
@@ -139,7 +140,44 @@ impl Session<'_> {
         // A delta held in a conflation window is dropped by the snapshot that covers it
         // (`send_snapshot`); one already in the outbox goes before it, at a lower `seq`.
         if snapshots {
-            self.snapshots(&t).await?;
+            self.snapshots_after_days(&t, merged.days.as_ref(), before)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// The target's snapshots, after every race-day event they show. A snapshot shows the
+    /// store at the checkpoint it was read at, which may be past the end of the journal
+    /// as the replay read it (`days`: the date's race-day events were committed since):
+    /// those events go first, read from the journal up to that checkpoint, and their
+    /// live relays are not sent again (`handed`). A race's status in a snapshot is never
+    /// followed by an older event, and a client that keeps the last `seq` it was handed
+    /// resumes after every race-day event it had.
+    async fn snapshots_after_days(
+        &mut self,
+        t: &Target,
+        days: Option<&Cursor<DayEvent>>,
+        before: (&Option<Targets>, u64),
+    ) -> Result<(), End> {
+        self.ctx.faults.replay_before_snapshots().await;
+        let (checkpoint, snapshots) = self.read_snapshots(races_of(t)).await?;
+        if let Some(days) = days {
+            let mut after = days.after.max(self.handed.of(&t.0));
+            while after < checkpoint {
+                let chunk = self.read_days(&t.0, after).await?;
+                let Some(last) = chunk.last().map(|e| e.seq) else {
+                    break;
+                };
+                for e in chunk.into_iter().take_while(|e| e.seq <= checkpoint) {
+                    if e.seq > self.handed.of(&t.0) {
+                        self.replay_day(&t.0, before, e).await?;
+                    }
+                }
+                after = last;
+            }
+        }
+        for snapshot in &snapshots {
+            self.send_snapshot(snapshot);
         }
         Ok(())
     }

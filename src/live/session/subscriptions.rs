@@ -14,6 +14,10 @@ use crate::live::snapshot::{race_snapshot, RaceSnapshot};
 /// odds history over HTTP holds as many by default.
 pub(super) const REPLAY_PAGE: u64 = 1_000;
 
+/// How many times the snapshots are read where commits keep coming between the two reads
+/// of the checkpoint around them.
+const SNAPSHOT_READS: u32 = 3;
+
 /// A subscription target: a race, or a whole meeting (`None`).
 pub(super) type Target = (String, Option<u8>);
 
@@ -284,45 +288,51 @@ impl Session<'_> {
     /// Sends the current odds of the target's race, or of each race of its meeting that
     /// has odds or a status.
     pub(super) async fn snapshots(&mut self, t: &Target) -> Result<(), End> {
-        let (date, race) = (t.0.clone(), t.1);
-        self.send_snapshots(move |store| {
-            // A meeting's races with odds, and those not priced yet that have a status.
-            let races: BTreeSet<u8> = match race {
-                Some(n) => [n].into(),
-                None => {
-                    let priced = store.odds_changed_since(Some(&date), 0)?;
-                    let statuses = store.race_statuses(&date, None)?;
-                    priced
-                        .into_iter()
-                        .map(|(_, n)| n)
-                        .chain(statuses.into_iter().map(|row| row.race_number))
-                        .collect()
-                }
-            };
-            Ok(races.into_iter().map(|n| (date.clone(), n)).collect())
-        })
-        .await
-    }
-
-    /// Sends the current odds of each race (date, race number) that `races` names: a
-    /// `snapshot` for each venue that runs it (one with `venue` null where none is known),
-    /// or an empty one. The races and their odds are read in one go.
-    pub(super) async fn send_snapshots(
-        &mut self,
-        races: impl FnOnce(&Reader) -> Result<Vec<(String, u8)>, StoreError> + Send + 'static,
-    ) -> Result<(), End> {
-        let snapshots = self
-            .read(move |store| {
-                races(store)?
-                    .iter()
-                    .map(|(date, n)| race_snapshot(store, date, *n))
-                    .collect::<Result<Vec<_>, _>>()
-            })
-            .await?;
+        let (_, snapshots) = self.read_snapshots(races_of(t)).await?;
         for snapshot in &snapshots {
             self.send_snapshot(snapshot);
         }
         Ok(())
+    }
+
+    /// Sends the current odds of each race (date, race number) that `races` names: a
+    /// `snapshot` for each venue that runs it (one with `venue` null where none is known),
+    /// or an empty one.
+    pub(super) async fn send_snapshots(
+        &mut self,
+        races: impl Fn(&Reader) -> Result<Vec<(String, u8)>, StoreError> + Send + 'static,
+    ) -> Result<(), End> {
+        let (_, snapshots) = self.read_snapshots(races).await?;
+        for snapshot in &snapshots {
+            self.send_snapshot(snapshot);
+        }
+        Ok(())
+    }
+
+    /// The snapshots of the races `races` names, and the checkpoint they show the store
+    /// at: the races and their odds are read in one go between two reads of the
+    /// checkpoint, again where a commit came between them (a few times at most; then the
+    /// later checkpoint, so that nothing the snapshots may show is past it).
+    pub(super) async fn read_snapshots(
+        &mut self,
+        races: impl Fn(&Reader) -> Result<Vec<(String, u8)>, StoreError> + Send + 'static,
+    ) -> Result<(u64, Vec<RaceSnapshot>), End> {
+        self.read(move |store| {
+            let mut tries = 0;
+            loop {
+                let before = store.checkpoint()?;
+                let snapshots = races(store)?
+                    .iter()
+                    .map(|(date, n)| race_snapshot(store, date, *n))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let after = store.checkpoint()?;
+                tries += 1;
+                if before == after || tries == SNAPSHOT_READS {
+                    return Ok((after, snapshots));
+                }
+            }
+        })
+        .await
     }
 
     /// Queues a race's snapshot frames; no delta at or below them follows.
@@ -335,6 +345,27 @@ impl Session<'_> {
         for frame in &snapshot.frames {
             self.send(frame.clone());
         }
+    }
+}
+
+/// The races of `t` that have a snapshot: its race, or the meeting's races with odds and
+/// those not priced yet that have a status.
+pub(super) fn races_of(t: &Target) -> impl Fn(&Reader) -> Result<Vec<(String, u8)>, StoreError> {
+    let (date, race) = (t.0.clone(), t.1);
+    move |store| {
+        let races: BTreeSet<u8> = match race {
+            Some(n) => [n].into(),
+            None => {
+                let priced = store.odds_changed_since(Some(&date), 0)?;
+                let statuses = store.race_statuses(&date, None)?;
+                priced
+                    .into_iter()
+                    .map(|(_, n)| n)
+                    .chain(statuses.into_iter().map(|row| row.race_number))
+                    .collect()
+            }
+        };
+        Ok(races.into_iter().map(|n| (date.clone(), n)).collect())
     }
 }
 

@@ -31,6 +31,7 @@ impl Fixture {
             hub: Arc::new(OddsHub::new(ring, 0)),
             read_models: ReadModels::new(store, dir.path()),
             limits,
+            faults: Arc::default(),
         };
         Fixture { ctx, _dir: dir }
     }
