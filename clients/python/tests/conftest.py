@@ -10,6 +10,7 @@ import asyncio
 import datetime
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -154,14 +155,28 @@ class Service:
         deadline_poll("the new key accepted", 15, accepted)
         return key
 
-    def publish(self, events: list[tuple[str, dict]]) -> None:
-        """Publishes each `(type, data)` as one event (`racing publish`), as a feeder does."""
+    def publish(self, events: list[tuple[str, dict]]) -> int:
+        """Publishes each `(type, data)` as one event (`racing publish`), as a feeder does;
+        the stream sequence of the last (from its `line N: seq S` lines)."""
         now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         lines = [
             json.dumps({"event_id": str(uuid.uuid4()), "type": kind, "occurred_at": now, "data": data})
             for kind, data in events
         ]
-        self.racing("publish", "-", stdin="\n".join(lines) + "\n")
+        out = self.racing("publish", "-", stdin="\n".join(lines) + "\n")
+        return max((int(seq) for seq in re.findall(r": seq (\d+)", out)), default=0)
+
+    def applied(self, seq: int) -> None:
+        """Waits until the service has applied the log up to `seq`: a read with `min_seq`
+        answers 200 (a 503 says it has not yet, within the read's wait)."""
+
+        def done():
+            r = httpx.get(
+                f"{self.url}/api/v1/meetings", params={"min_seq": seq}, headers={"X-API-Key": self.key}, timeout=10
+            )
+            return True if r.status_code == 200 else None
+
+        deadline_poll(f"the log applied up to {seq}", 30, done)
 
     def publish_odds(self, date: str, race_number: int, prices: list[float]) -> None:
         """Publishes one `OddsUpdated` per price for runner A001 at Sha Tin."""

@@ -444,7 +444,10 @@ def test_a_conflated_resume_yields_the_race_day_events_then_its_snapshot(service
 
     async def run():
         async with _cuttable(service) as (proxy, racing, direct):
-            await asyncio.to_thread(service.publish, before)
+            last = await asyncio.to_thread(service.publish, before)
+            # Applied before the subscription, so that its snapshot holds the move: on a
+            # busy machine the projector may not have committed them when the replay reads.
+            await asyncio.to_thread(service.applied, last)
             first, after = [], []
             async with racing.live(date, race, since=0, topics=topics, conflate_ms=200) as stream:
                 while not any(isinstance(f, Snapshot) for f in first):

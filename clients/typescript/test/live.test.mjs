@@ -205,10 +205,13 @@ test("a conflated live() yields the race-day events, then the snapshot", async (
   // `seq` is the race's last move, and the race-day events after the position exactly,
   // before the snapshot: none is counted a duplicate of anything the stream had.
   const where = { date: "2027-06-17", race_number: 4, venue: "Sha Tin" };
-  service.publish([
+  const last = service.publish([
     ["RaceStatusChanged", { ...where, status: "open" }],
     ["OddsUpdated", { ...where, odds: [{ horse_no: "A001", win_odds: 4.0 }] }],
   ]);
+  // Applied before the subscription, so that its snapshot holds the move: on a busy
+  // machine the projector may not have committed them when the replay reads.
+  await service.applied(last);
   const stream = racing.live({
     date: where.date,
     race: where.race_number,

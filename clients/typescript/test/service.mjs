@@ -216,13 +216,27 @@ export class Service {
     return key;
   }
 
-  /** Publishes each `[type, data]` as one event (`racing publish`), as a feeder does. */
+  /** Publishes each `[type, data]` as one event (`racing publish`), as a feeder does; the
+   * stream sequence of the last (from its `line N: seq S` lines). */
   publish(events) {
     const now = new Date().toISOString().replace(/\.\d+Z$/, "Z");
     const lines = events.map(([type, data]) =>
       JSON.stringify({ event_id: randomUUID(), type, occurred_at: now, data }),
     );
-    this.racing(["publish", "-"], lines.join("\n") + "\n");
+    const out = this.racing(["publish", "-"], lines.join("\n") + "\n");
+    return Math.max(0, ...[...out.matchAll(/: seq (\d+)/g)].map((m) => Number(m[1])));
+  }
+
+  /** Waits until the service has applied the log up to `seq`: a read with `min_seq`
+   * answers 200 (a 503 says it has not yet, within the read's wait). */
+  async applied(seq) {
+    await poll(`the log applied up to ${seq}`, 30_000, async () => {
+      const r = await fetch(`${this.url}/api/v1/meetings?min_seq=${seq}`, {
+        headers: { "X-API-Key": this.key },
+      });
+      await r.arrayBuffer();
+      return r.status === 200 ? true : undefined;
+    });
   }
 
   /** Publishes one `OddsUpdated` per price for runner A001 at Sha Tin. */
