@@ -15,7 +15,8 @@ use crate::subscribe::{api_becomes, key_in, link_in, todays_card, Smtp};
 use crate::support::{App, Nats};
 
 /// A chromedriver of a test's own on a free loopback port, its temporary folders and its
-/// browsers' in a directory of its own; stopped on drop, before the directory is removed.
+/// browsers' in a directory of its own; stopped on drop, or by [`Driver::stop`], which waits
+/// for its browsers to end before it removes the directory.
 struct Driver {
     _child: tokio::process::Child,
     url: String,
@@ -44,6 +45,26 @@ impl Driver {
         }
     }
 
+    /// Stops chromedriver and waits until no process it started is left (Chromium's exit
+    /// after its session closed takes seconds on a busy machine), then removes the
+    /// directory: one removed under a running Chromium is left half removed. Its path.
+    async fn stop(self) -> std::path::PathBuf {
+        let Driver {
+            _child: mut child,
+            tmp,
+            ..
+        } = self;
+        let _ = child.kill().await;
+        let marker = format!("TMPDIR={}", tmp.path().display());
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        while started_by(&marker) && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let path = tmp.path().to_owned();
+        drop(tmp);
+        path
+    }
+
     /// The names of the folders Chromium made in its temporary directory.
     fn chromium_folders(&self) -> Vec<String> {
         std::fs::read_dir(self.tmp.path())
@@ -70,6 +91,18 @@ impl Driver {
             .await
             .expect("a headless Chromium session")
     }
+}
+
+/// Whether a process runs with `marker` (`TMPDIR=…`) in its environment: chromedriver
+/// and the browsers it started have their test's own.
+fn started_by(marker: &str) -> bool {
+    let Ok(processes) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    processes.flatten().any(|p| {
+        std::fs::read(p.path().join("environ"))
+            .is_ok_and(|env| env.split(|b| *b == 0).any(|var| var == marker.as_bytes()))
+    })
 }
 
 /// Waits until the page's text holds `text`. A page that is being replaced (after a
@@ -163,8 +196,7 @@ async fn a_person_subscribes_in_a_browser_and_calls_the_api_with_the_mailed_key(
         "Chromium wrote no folder under the test's TMPDIR: it wrote to /tmp"
     );
     browser.close().await.expect("the browser closes");
-    let tmp = driver.tmp.path().to_owned();
-    drop(driver);
+    let tmp = driver.stop().await;
     assert!(!tmp.exists(), "{folders:?} left in {}", tmp.display());
 
     api_becomes(&app, &key, StatusCode::OK).await;
