@@ -288,11 +288,7 @@ impl Session<'_> {
     /// Sends the current odds of the target's race, or of each race of its meeting that
     /// has odds or a status.
     pub(super) async fn snapshots(&mut self, t: &Target) -> Result<(), End> {
-        let (_, snapshots) = self.read_snapshots(races_of(t)).await?;
-        for snapshot in &snapshots {
-            self.send_snapshot(snapshot);
-        }
-        Ok(())
+        self.send_snapshots(races_of(t)).await
     }
 
     /// Sends the current odds of each race (date, race number) that `races` names: a
