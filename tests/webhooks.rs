@@ -52,6 +52,20 @@ async fn service(events: &[Envelope], adjust: impl FnOnce(&mut Config)) -> (Nats
 }
 
 /// A request to `path` with the test key: its status and JSON body (null for none).
+/// An endpoint's body over 8 KiB is refused as every refused body is: 413 with the API's
+/// JSON error, not the HTTP layer's plain text.
+#[tokio::test]
+async fn an_endpoint_over_the_body_limit_is_refused_with_the_apis_error() {
+    let (_nats, app, _dir) = service(&[], |_| {}).await;
+    let big = json!({"url": "https://93.184.216.34/", "topics": ["results"], "padding": "x".repeat(9 * 1024)});
+    let (status, body) = call(&app, reqwest::Method::POST, "/api/v1/webhooks", Some(big)).await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (StatusCode::PAYLOAD_TOO_LARGE, Some("body_not_accepted")),
+        "{body}"
+    );
+}
+
 async fn call(
     app: &App,
     method: reqwest::Method,

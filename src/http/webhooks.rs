@@ -4,6 +4,7 @@
 //! the API that take `POST` and `DELETE` and a request body.
 
 use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{DefaultBodyLimit, Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -247,9 +248,15 @@ pub(super) async fn create(
     State(state): State<AppState>,
     Extension(who): Extension<Identity>,
     RawQuery(raw): RawQuery,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     Query::parse(raw.as_deref(), &[])?;
+    // Over the limit, the same JSON error as every other body refused; axum's own
+    // rejection is plain text.
+    let body = body.map_err(|e| match e.status() {
+        StatusCode::PAYLOAD_TOO_LARGE => ApiError::BodyNotAccepted,
+        _ => ApiError::BadRequest(e.body_text()),
+    })?;
     let new: NewWebhook = serde_json::from_slice(&body)
         .map_err(|e| ApiError::BadRequest(format!("the body must be an endpoint's JSON: {e}")))?;
     let (endpoint, secret) = state
