@@ -111,7 +111,7 @@ pub struct ServeArgs {
     #[arg(long, env = "RACING_ODDS_BUFFER", default_value_t = 4096)]
     pub odds_buffer: usize,
     /// MiB of the first layer of the filter in front of the applied event ids on disk: it
-    /// holds 0.72 M ids a MiB before a new layer, twice the size of the newest, takes the
+    /// holds about 0.76 M ids a MiB before a new layer, twice the size of the newest, takes the
     /// next ones; all but about 1% of new ids are ruled out without a disk look-up.
     #[arg(long, env = "RACING_ID_FILTER_MIB", default_value_t = 32)]
     pub id_filter_mib: usize,
