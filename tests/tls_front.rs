@@ -212,7 +212,9 @@ async fn the_shipped_nginx_configuration_passes_https_etags_the_socket_and_the_s
     let mut app = App::start(&nats, dir.path()).await;
     let horse = envelope(profile("E271", "GOLDEN SIXTY"));
     let race = envelope(card(DAY, VENUE, 1, &["A1", "B2"]));
-    let first = nats.publish(&[horse, race]).await;
+    // Priced, so that the event stream opens with the race's snapshot.
+    let priced = envelope(odds_at(DAY, VENUE, 1, &[("A1", 4.0)]));
+    let first = nats.publish(&[horse, race, priced]).await;
     app.projected(first).await;
 
     let front = TempDir::new().expect("temp dir");
@@ -262,8 +264,9 @@ async fn the_shipped_nginx_configuration_passes_https_etags_the_socket_and_the_s
         other => panic!("expected the welcome through nginx, got {other:?}"),
     }
 
-    // The event stream: an odds move published once the stream has welcomed the client
-    // arrives as its event, through nginx, while the stream stays open.
+    // The event stream: an odds move published once the stream has sent the race's
+    // snapshot arrives as its event, through nginx, while the stream stays open. (Published
+    // at the welcome, a move may be committed before the snapshot is read, and come in it.)
     let live = format!("/api/v1/live?date={DAY}&topics=odds");
     let res = https(port, &connector, &live, &[]).await;
     assert_eq!(res.status(), 200);
@@ -273,7 +276,7 @@ async fn the_shipped_nginx_configuration_passes_https_etags_the_socket_and_the_s
     tokio::time::timeout(WAIT, async {
         while let Some(chunk) = events.next().await {
             seen.push_str(&String::from_utf8_lossy(&chunk.expect("the stream reads")));
-            if published.is_none() && seen.contains("event: welcome\n") {
+            if published.is_none() && seen.contains("event: snapshot\n") {
                 let moved = envelope(odds_at(DAY, VENUE, 1, &[("A1", 3.5)]));
                 published = Some(nats.publish(&[moved]).await);
             }
