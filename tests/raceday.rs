@@ -76,6 +76,23 @@ const RACE_DAY_FRAMES: [&str; 13] = [
     "retraction",
 ];
 
+/// A client subscribed to every topic from `since`, its odds conflated by the second.
+async fn conflated_from(app: &App, since: u64) -> Client {
+    let mut client = Client::connect(app).await;
+    let mut subscribe = subscribe_all(Some(since));
+    subscribe["conflate_ms"] = json!(1000);
+    client.send(subscribe).await;
+    client
+}
+
+/// Asserts that a conflated resume of [`race_day`] from its fifth event sends the
+/// race-day events it missed (`missed`: the sequences of the events after it) in order,
+/// then the snapshot, and nothing twice.
+async fn resumed_once(client: &mut Client, missed: &[u64]) {
+    assert_eq!(resumed(client, missed).await, missed_then_snapshot(missed));
+    assert!(client.barrier().await.is_empty(), "nothing twice");
+}
+
 /// The frames of a conflated resume of [`race_day`] from its fifth event, until the last
 /// of `missed` (the sequences of the events after it) and a snapshot: each one's type and
 /// `seq`.
@@ -259,15 +276,8 @@ async fn a_conflated_resume_sends_the_race_day_it_missed_before_its_snapshots() 
     let events = race_day();
     let before = publish_each(&nats, &mut app, &events[..5]).await;
     let missed = publish_each(&nats, &mut app, &events[5..]).await;
-    let mut client = Client::connect(&app).await;
-    let mut subscribe = subscribe_all(Some(before[4]));
-    subscribe["conflate_ms"] = json!(1000);
-    client.send(subscribe).await;
-    assert_eq!(
-        resumed(&mut client, &missed).await,
-        missed_then_snapshot(&missed)
-    );
-    assert!(client.barrier().await.is_empty(), "nothing twice");
+    let mut client = conflated_from(&app, before[4]).await;
+    resumed_once(&mut client, &missed).await;
 }
 
 /// The same resume where the race-day events it missed are committed while it runs: after
@@ -279,21 +289,14 @@ async fn a_resume_whose_snapshot_shows_events_its_journal_read_had_not_sends_the
     let events = race_day();
     let before = publish_each(&nats, &mut app, &events[..5]).await;
     let (reached, release) = app.faults.pause_replay_before_snapshots();
-    let mut client = Client::connect(&app).await;
-    let mut subscribe = subscribe_all(Some(before[4]));
-    subscribe["conflate_ms"] = json!(1000);
-    client.send(subscribe).await;
+    let mut client = conflated_from(&app, before[4]).await;
     tokio::time::timeout(Duration::from_secs(30), reached)
         .await
         .expect("the replay reaches its snapshots")
         .expect("the fault's gate");
     let missed = publish_each(&nats, &mut app, &events[5..]).await;
     let _ = release.send(());
-    assert_eq!(
-        resumed(&mut client, &missed).await,
-        missed_then_snapshot(&missed)
-    );
-    assert!(client.barrier().await.is_empty(), "nothing twice");
+    resumed_once(&mut client, &missed).await;
 }
 
 #[tokio::test]
