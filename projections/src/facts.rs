@@ -14,7 +14,7 @@ use racing_events::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::docs::meeting::Meeting;
+use crate::docs::meeting::{main_meeting, venues, Meeting};
 use crate::keys;
 use crate::kv::StoreError;
 use crate::market::Book;
@@ -68,6 +68,16 @@ impl Day {
             .collect()
     }
 
+    /// What every odds document of the date shows of its meetings: the venues it lists (on
+    /// a date of more than one) and the one that answers without a venue.
+    fn shape(&self) -> (Option<Vec<String>>, Option<String>) {
+        let meetings = self.meetings();
+        let main = meetings
+            .get(main_meeting(&meetings))
+            .map(|m| m.venue.clone());
+        (venues(&meetings), main)
+    }
+
     /// The races with odds, given for a venue or for all.
     pub(crate) fn odds_races(&self) -> BTreeSet<u8> {
         let mut races = self.odds_any.clone();
@@ -91,25 +101,30 @@ fn take(by_venue: &mut BTreeMap<String, BTreeSet<u8>>, venue: &str, n: u8) -> bo
 
 /// Stores a card or a result (`value`, of race `n` of `date` at `venue`) under `key`, and
 /// lists the race among the day record's races of its kind (`listed`): the value it
-/// replaced, and whether the day record changed.
+/// replaced, and how the day record's lists changed.
 fn keep<T: Serialize + serde::de::DeserializeOwned>(
     s: &mut impl State,
     key: Vec<u8>,
     value: &T,
     (date, n, venue): (&str, u8, &str),
     listed: fn(&mut Day) -> &mut BTreeMap<String, BTreeSet<u8>>,
-) -> Result<(Option<T>, bool), StoreError> {
+) -> Result<(Option<T>, Listing), StoreError> {
     let old = read(s, &key)?;
     write(s, key, value);
     let mut day = Day::read(s, date)?;
-    let added = listed(&mut day)
+    if listed(&mut day)
+        .get(venue)
+        .is_some_and(|races| races.contains(&n))
+    {
+        return Ok((old, Listing::Unchanged));
+    }
+    let shape = day.shape();
+    listed(&mut day)
         .entry(venue.to_owned())
         .or_default()
         .insert(n);
-    if added {
-        day.write(s, date);
-    }
-    Ok((old, added))
+    day.write(s, date);
+    Ok((old, Listing::of(&shape, &day)))
 }
 
 /// The runners scratched from race `n` of `date` at `venue`: those given for it and those
@@ -141,13 +156,39 @@ pub(crate) struct Change<'a> {
     pub(crate) occurred_at: &'a str,
     pub(crate) event: &'a Event,
     pub(crate) what: What<'a>,
-    /// Whether the date's venues or races changed: every odds document of the date names
-    /// them, and which venue answers without one.
-    pub(crate) venues_changed: bool,
+    /// How the date's lists of races by venue changed: the event's race's odds documents
+    /// follow the venues that run it, and every odds document of the date the venues and
+    /// which one answers without one.
+    pub(crate) listing: Listing,
     /// Whether a race's status changed: the date's cards and odds carry it.
     pub(crate) status_changed: bool,
     /// Of a price move, the book of its race's prices after it (`market.rs`).
     pub(crate) book: Option<Book>,
+}
+
+/// How an event changed the day record's lists of races by venue (its cards', results' and
+/// odds').
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Listing {
+    /// Not at all.
+    Unchanged,
+    /// The event's race was listed or unlisted at its venue; the date's venues, and the one
+    /// that answers without a venue, stayed as they were.
+    Race,
+    /// The date's venues, or the one that answers without a venue, changed with it.
+    Venues,
+}
+
+impl Listing {
+    /// How `day` changed from a day of `shape` ([`Day::shape`]) by listing or unlisting a
+    /// race.
+    fn of(shape: &(Option<Vec<String>>, Option<String>), day: &Day) -> Listing {
+        if day.shape() == *shape {
+            Listing::Race
+        } else {
+            Listing::Venues
+        }
+    }
 }
 
 /// The records an event changed, with what they held before where a read model needs it.
@@ -231,7 +272,7 @@ impl Facts {
         occurred_at: &'a str,
         event: &'a Event,
     ) -> Result<Change<'a>, StoreError> {
-        let mut venues_changed = false;
+        let mut listing = Listing::Unchanged;
         let mut status_changed = false;
         let mut book = None;
         let what = match event {
@@ -239,8 +280,8 @@ impl Facts {
             Event::RaceCardDeclared(c) => {
                 let n = race_no(c.race_number)?;
                 let key = keys::card(&c.date, n, &c.venue);
-                let (old, added) = keep(s, key, c, (&c.date, n, &c.venue), |d| &mut d.cards)?;
-                venues_changed = added;
+                let old;
+                (old, listing) = keep(s, key, c, (&c.date, n, &c.venue), |d| &mut d.cards)?;
                 What::Card { old, new: c }
             }
             Event::RunnerScratched(x) => {
@@ -255,23 +296,23 @@ impl Facts {
             Event::RaceResultPublished(r) => {
                 let n = race_no(r.race_number)?;
                 let key = keys::result(&r.date, n, &r.venue);
-                let (old, added) = keep(s, key, r, (&r.date, n, &r.venue), |d| &mut d.results)?;
-                venues_changed = added;
+                let old;
+                (old, listing) = keep(s, key, r, (&r.date, n, &r.venue), |d| &mut d.results)?;
                 status_changed = status::finish(s, seq, occurred_at, r)?;
                 What::Result { old, new: r }
             }
             Event::OddsUpdated(o) => {
                 self.late_prices.note(s, o)?;
                 let published_ms = i64::try_from(published / 1_000_000).unwrap_or(0);
-                let (changed, after) = self.odds(s, seq, (occurred_at, published_ms), o)?;
-                venues_changed = changed;
+                let after;
+                (listing, after) = self.odds(s, seq, (occurred_at, published_ms), o)?;
                 book = Some(after);
                 What::Odds(o)
             }
             Event::RaceRetracted(r) => {
-                let (changed, retracted) = self.retract(s, r)?;
+                let retracted;
+                (listing, retracted) = self.retract(s, r)?;
                 self.forget_scratched(&r.date, retracted.race_number);
-                venues_changed = changed;
                 status_changed =
                     status::retract(s, r.date.as_str(), retracted.race_number, &r.venue)?;
                 What::Retracted(retracted)
@@ -291,14 +332,14 @@ impl Facts {
             occurred_at,
             event,
             what,
-            venues_changed,
+            listing,
             status_changed,
             book,
         })
     }
 
     /// Takes in the odds `o` gives (given at `occurred_at`, published at `published_ms`):
-    /// whether the date's venues changed (a venue's race with odds for the first time), and
+    /// how the date's lists changed (a venue's race with odds for the first time), and
     /// the book of the race's prices after it: a venue's own merged with those given for
     /// every venue, or those given for every venue.
     fn odds(
@@ -307,9 +348,9 @@ impl Facts {
         seq: u64,
         given: (&str, i64),
         o: &OddsUpdated,
-    ) -> Result<(bool, Book), StoreError> {
+    ) -> Result<(Listing, Book), StoreError> {
         let n = race_no(o.race_number)?;
-        let mut venues_changed = false;
+        let mut listing = Listing::Unchanged;
         let scratched = match self.scratched.entry((o.date.clone(), n, o.venue.clone())) {
             Entry::Occupied(e) => e.into_mut(),
             Entry::Vacant(e) => e.insert(scratched(s, &o.date, n, o.venue.as_deref())?),
@@ -327,14 +368,18 @@ impl Facts {
                 let stored = read(s, &keys::odds(&o.date, n, o.venue.as_deref()))?;
                 if stored.is_none() {
                     // The first odds of this race (and venue): the day learns of them.
+                    // (Odds given for every venue list no venue.)
                     let mut day = Day::read(s, &o.date)?;
+                    let shape = o.venue.is_some().then(|| day.shape());
                     let added = match &o.venue {
                         Some(v) => day.odds.entry(v.clone()).or_default().insert(n),
                         None => day.odds_any.insert(n),
                     };
                     if added {
                         day.write(s, &o.date);
-                        venues_changed = o.venue.is_some();
+                        if let Some(shape) = &shape {
+                            listing = Listing::of(shape, &day);
+                        }
                     }
                 }
                 e.insert(stored.unwrap_or_default())
@@ -349,23 +394,24 @@ impl Facts {
         };
         self.moved.insert((o.date.clone(), n, o.venue.clone()));
         self.odds_seq = Some(self.odds_seq.unwrap_or(0).max(seq));
-        Ok((venues_changed, book))
+        Ok((listing, book))
     }
 
     /// Removes everything of one venue's race: its card and the scratchings given for it,
     /// its result, and the odds given for it. Odds and scratchings given without a venue
-    /// are about the race of that number at every venue and stay. Whether the date's
-    /// venues or races changed, and what the race had.
+    /// are about the race of that number at every venue and stay. How the date's lists
+    /// changed, and what the race had.
     fn retract<'a>(
         &mut self,
         s: &mut impl State,
         r: &'a RaceRetracted,
-    ) -> Result<(bool, Retracted<'a>), StoreError> {
+    ) -> Result<(Listing, Retracted<'a>), StoreError> {
         let n = race_no(r.race_number)?;
         let (date, venue) = (r.date.as_str(), r.venue.as_str());
         let card = read(s, &keys::card(date, n, venue))?;
         let result = read(s, &keys::result(date, n, venue))?;
         let mut day = Day::read(s, date)?;
+        let shape = day.shape();
 
         let scratched = keys::scratched(date, n, Some(venue));
         if s.get(&scratched)?.is_some() {
@@ -393,10 +439,12 @@ impl Facts {
         }
         let odds = take(&mut day.odds, venue, n);
 
-        let changed = carded || resulted || odds;
-        if changed {
+        let listing = if carded || resulted || odds {
             day.write(s, date);
-        }
+            Listing::of(&shape, &day)
+        } else {
+            Listing::Unchanged
+        };
         let retracted = Retracted {
             date,
             race_number: n,
@@ -406,7 +454,7 @@ impl Facts {
             carded,
             resulted,
         };
-        Ok((changed, retracted))
+        Ok((listing, retracted))
     }
 
     /// Whether the batch holds the odds of `o`'s race and venue: then folding `o` changes

@@ -18,7 +18,7 @@ use racing_events::Event;
 
 use crate::doc_writes::{ByVenue, Stale};
 use crate::docs;
-use crate::facts::{scratched, Change, Day, What};
+use crate::facts::{scratched, Change, Day, Listing, What};
 use crate::keys;
 use crate::keys::doc::DocKey;
 use crate::kv::StoreError;
@@ -52,7 +52,7 @@ pub(crate) struct Odds {
 impl ReadModel for Odds {
     fn apply<S: State>(&mut self, _: &mut S, change: &Change<'_>) -> Result<(), StoreError> {
         if let What::Odds(o) = &change.what {
-            if !change.venues_changed && !change.status_changed {
+            if change.listing == Listing::Unchanged && !change.status_changed {
                 let race = (o.date.clone(), race_no(o.race_number)?);
                 self.moves
                     .entry(race)
@@ -60,14 +60,9 @@ impl ReadModel for Odds {
                     .push((o.venue.clone(), change.seq));
                 return Ok(());
             }
-            let races = match self.races.get_mut(&o.date) {
-                Some(races) => races,
-                None => self.races.entry(o.date.clone()).or_default(),
-            };
-            races.insert(race_no(o.race_number)?);
         }
         if let What::Retracted(r) = &change.what {
-            if change.venues_changed {
+            if change.listing != Listing::Unchanged {
                 for venue in [Some(r.venue), None] {
                     self.stale.note(DocKey::Odds {
                         date: r.date,
@@ -80,24 +75,28 @@ impl ReadModel for Odds {
         let Some(date) = change.what.date() else {
             return Ok(());
         };
-        // A race's status and scratchings are in its own documents; the date's venues in
-        // every one's.
+        // A race's status, scratchings and venues are in its own documents; the date's
+        // venues, and which one answers without a venue, in every one's.
         let race_of = match change.event {
-            Event::RaceStatusChanged(x) => Some(x.race_number),
-            Event::RaceResultPublished(r) => Some(r.race_number),
+            Event::RaceCardDeclared(x) => Some(x.race_number),
             Event::RunnerScratched(x) => Some(x.race_number),
-            _ => None,
+            Event::RaceResultPublished(x) => Some(x.race_number),
+            Event::OddsUpdated(x) => Some(x.race_number),
+            Event::RaceRetracted(x) => Some(x.race_number),
+            Event::RaceStatusChanged(x) => Some(x.race_number),
+            Event::HorseProfileUpdated(_) => None,
         };
         let scratching = matches!(change.what, What::Scratched(_));
+        let race_changed = change.status_changed || scratching || change.listing == Listing::Race;
         match race_of {
-            Some(n) if (change.status_changed || scratching) && !change.venues_changed => {
+            _ if change.listing == Listing::Venues => {
+                self.whole_days.insert(date.to_owned());
+            }
+            Some(n) if race_changed => {
                 self.races
                     .entry(date.to_owned())
                     .or_default()
                     .insert(race_no(n)?);
-            }
-            _ if change.venues_changed || change.status_changed => {
-                self.whole_days.insert(date.to_owned());
             }
             _ => {}
         }

@@ -11,7 +11,7 @@ use super::index::entries;
 use super::names::Touched;
 use crate::batch::MemState;
 use crate::counting_state::Tally;
-use crate::facts::{Change, What};
+use crate::facts::{Change, Listing, What};
 use crate::fold::Fold;
 use crate::keys;
 use crate::model::ReadModel;
@@ -56,7 +56,7 @@ fn note(s: &mut impl State, seq: u64, event: &Event) {
         occurred_at: "2026-11-21T13:05:41Z",
         event,
         what,
-        venues_changed: false,
+        listing: Listing::Unchanged,
         status_changed: false,
         book: None,
     };
