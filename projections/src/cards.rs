@@ -28,6 +28,8 @@ pub(crate) struct Cards {
     results: Vec<form::Resulted>,
     /// Each race's part of the cards last rendered (`race_parts.rs`).
     parts: Parts,
+    /// The careers and recent records the batch read, decoded.
+    pasts: form::Pasts,
 }
 
 impl ReadModel for Cards {
@@ -40,7 +42,7 @@ impl ReadModel for Cards {
             }
             What::Result { old, new } => {
                 let resulted = form::Resulted::of(old.as_ref(), Some(new));
-                form::keep_careers(s, &resulted)?;
+                form::keep_careers(s, &resulted, &mut self.pasts)?;
                 self.results.push(resulted);
             }
             What::Retracted(r) => {
@@ -49,7 +51,7 @@ impl ReadModel for Cards {
                     .insert((r.date.to_owned(), r.race_number, r.venue.to_owned()));
                 if let Some(result) = &r.result {
                     let resulted = form::Resulted::of(Some(result), None);
-                    form::keep_careers(s, &resulted)?;
+                    form::keep_careers(s, &resulted, &mut self.pasts)?;
                     self.results.push(resulted);
                 }
             }
@@ -85,7 +87,7 @@ impl ReadModel for Cards {
             self.forms.extend(resulted.races(s)?);
         }
         for race in std::mem::take(&mut self.forms) {
-            if form::refresh(s, &race)? && !self.dates.contains(&race.0) {
+            if form::refresh(s, &race, &mut self.pasts)? && !self.dates.contains(&race.0) {
                 self.dates.insert(race.0);
             }
         }
@@ -97,6 +99,10 @@ impl ReadModel for Cards {
         }
         out.finish(s);
         Ok(())
+    }
+
+    fn finish<S: State>(&mut self, s: &mut S) -> Result<(), StoreError> {
+        self.pasts.write(s)
     }
 }
 

@@ -8,9 +8,10 @@
 //! at its position, so that however the log is batched a store answers the same; price
 //! moves wait and are rendered together, dated move by move (`odds.rs`). A batch's
 //! [`Fold::render`] has the other models (journals, indexes) write what the batch touched,
-//! once. A model renders every document a change affects, so an amendment leaves nothing
-//! stale. A retraction also names the documents it may have left with nothing to show;
-//! those that no render writes again are removed.
+//! once, and then every model what it held for itself through the batch. A model renders
+//! every document a change affects, so an amendment leaves nothing stale. A retraction
+//! also names the documents it may have left with nothing to show; those that no render
+//! writes again are removed.
 
 use racing_events::{Envelope, Event};
 
@@ -64,6 +65,12 @@ macro_rules! read_models {
                 $(if Renders::$renders == when {
                     self.$name.render(s, seq)?;
                 })*
+                Ok(())
+            }
+
+            /// Has every model write what it held through the batch.
+            fn finish<S: State>(&mut self, s: &mut S) -> Result<(), StoreError> {
+                $(self.$name.finish(s)?;)*
                 Ok(())
             }
         }
@@ -165,13 +172,15 @@ impl Fold {
 
     /// Writes what the events folded since the last render changed and was not written
     /// as each was folded: the versions of source records they replaced, then the writes
-    /// of the read models that render once a batch ([`Renders::EachBatch`]).
+    /// of the read models that render once a batch ([`Renders::EachBatch`]), then what
+    /// each model held for itself ([`ReadModel::finish`]).
     pub fn render<S: State>(&mut self, s: &mut S) -> Result<(), StoreError> {
         self.render_moves(s)?;
         s.changes_at(self.seq);
         self.versions.write(s)?;
         self.facts.write(s)?;
-        self.models.render(s, self.seq, Renders::EachBatch)
+        self.models.render(s, self.seq, Renders::EachBatch)?;
+        self.models.finish(s)
     }
 
     /// The price moves the batch applied for races already off, finished, abandoned or

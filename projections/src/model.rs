@@ -18,4 +18,11 @@ pub(crate) trait ReadModel {
     /// changes touched it; `seq` is the sequence of the last change, which the documents
     /// written reflect.
     fn render<S: State>(&mut self, s: &mut S, seq: u64) -> Result<(), StoreError>;
+
+    /// Writes, once the batch is folded and rendered, the records the model keeps for
+    /// itself alone and held decoded through the batch: no document and no other model
+    /// reads them, so they carry no position. Nothing by default.
+    fn finish<S: State>(&mut self, _: &mut S) -> Result<(), StoreError> {
+        Ok(())
+    }
 }

@@ -11,6 +11,7 @@
 //! entries. A person's recent days list every date with rides from a date
 //! on: a strike rate whose 14 days start before it reads the person's rides instead.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -228,9 +229,9 @@ impl Career {
     /// The career as of `date`: without the runs dated on or after it, where they are
     /// among those it keeps and it stays exact without them; `None` where the entries
     /// must say.
-    pub(crate) fn as_of(&self, date: &str) -> Option<Career> {
+    pub(crate) fn as_of(&self, date: &str) -> Option<Cow<'_, Career>> {
         if self.before(date) {
-            return Some(self.clone());
+            return Some(Cow::Borrowed(self));
         }
         // Every entry on or after the date is kept where an older one is.
         let oldest_kept = self.last.first()?;
@@ -249,7 +250,7 @@ impl Career {
                 return None;
             }
         }
-        Some(c)
+        Some(Cow::Owned(c))
     }
 }
 

@@ -13,7 +13,9 @@
 //! What it reads of the past is kept small beside each horse and person
 //! (`cards/career.rs`).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::borrow::Cow;
+use std::collections::hash_map::Entry;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use racing_events::{CardRunner, RaceCard, RaceResult};
 
@@ -149,12 +151,16 @@ impl Resulted {
     }
 }
 
-/// Keeps the careers of the horses and the recent days of the people of a changed
-/// result, as `resulted` says of them; the horses' form entries are already changed.
-pub(crate) fn keep_careers(s: &mut impl State, resulted: &Resulted) -> Result<(), StoreError> {
+/// Keeps in `pasts` the careers of the horses and the recent days of the people of a
+/// changed result, as `resulted` says of them; the horses' form entries are already
+/// changed.
+pub(crate) fn keep_careers(
+    s: &mut impl State,
+    resulted: &Resulted,
+    pasts: &mut Pasts,
+) -> Result<(), StoreError> {
     for (horse, (before, after)) in &resulted.runs {
-        let key = keys::analysis::horse_career(horse);
-        let mut career: Career = read(s, &key)?.unwrap_or_default();
+        let career = pasts.career(s, horse)?;
         let mut exact = true;
         if let Some(run) = before {
             exact &= career.remove(run);
@@ -163,28 +169,81 @@ pub(crate) fn keep_careers(s: &mut impl State, resulted: &Resulted) -> Result<()
             career.add(run);
         }
         if !exact {
-            career = Career::of(&runs_of(s, horse)?);
+            *career = Career::of(&runs_of(s, horse)?);
         }
-        if career == Career::default() {
-            if s.get(&key)?.is_some() {
-                s.delete(key);
-            }
-        } else {
-            // Plain data: serialising it cannot fail.
-            s.put(key, serde_json::to_vec(&career).unwrap_or_default());
-        }
+        pasts.changed_careers.insert(horse.clone());
     }
     for ((role, id, date), &(rides, wins)) in &resulted.rides {
-        let key = keys::analysis::person_recent(role.name(), id);
-        let mut recent: Recent = read(s, &key)?.unwrap_or_default();
-        recent.change(date, rides, wins);
-        if recent == Recent::default() {
-            s.delete(key);
-        } else {
-            s.put(key, serde_json::to_vec(&recent).unwrap_or_default());
-        }
+        pasts.recent(s, *role, id)?.change(date, rides, wins);
+        pasts.changed_recents.insert((*role, id.clone()));
     }
     Ok(())
+}
+
+/// The careers and recent records a batch has read, decoded once: it reads a horse's at
+/// each of its cards and results, a person's at each of their results and cards, and
+/// [`keep_careers`] changes them here. Held for one batch (its model's life), and
+/// written once at its end ([`Pasts::write`]): nothing else reads them.
+#[derive(Debug, Default)]
+pub(crate) struct Pasts {
+    careers: HashMap<String, Career>,
+    recents: HashMap<(Role, String), Recent>,
+    changed_careers: BTreeSet<String>,
+    changed_recents: BTreeSet<(Role, String)>,
+}
+
+impl Pasts {
+    /// Writes the careers and recent records the batch changed, each once.
+    pub(crate) fn write(&mut self, s: &mut impl State) -> Result<(), StoreError> {
+        for horse in std::mem::take(&mut self.changed_careers) {
+            let key = keys::analysis::horse_career(&horse);
+            match self.careers.get(&horse) {
+                Some(career) if *career != Career::default() => {
+                    // Plain data: serialising it cannot fail.
+                    s.put(key, serde_json::to_vec(career).unwrap_or_default());
+                }
+                _ if s.get(&key)?.is_some() => s.delete(key),
+                _ => {}
+            }
+        }
+        for (role, id) in std::mem::take(&mut self.changed_recents) {
+            let key = keys::analysis::person_recent(role.name(), &id);
+            match self.recents.get(&(role, id)) {
+                Some(recent) if *recent != Recent::default() => {
+                    s.put(key, serde_json::to_vec(recent).unwrap_or_default());
+                }
+                _ => s.delete(key),
+            }
+        }
+        Ok(())
+    }
+
+    /// The career of `horse` as `s` holds it, decoded at its first read.
+    fn career(&mut self, s: &impl Records, horse: &str) -> Result<&mut Career, StoreError> {
+        Ok(match self.careers.entry(horse.to_owned()) {
+            Entry::Occupied(known) => known.into_mut(),
+            Entry::Vacant(new) => {
+                new.insert(read(s, &keys::analysis::horse_career(horse))?.unwrap_or_default())
+            }
+        })
+    }
+
+    /// The recent record of person `id` in `role` as `s` holds it, decoded at its first
+    /// read.
+    fn recent(
+        &mut self,
+        s: &impl Records,
+        role: Role,
+        id: &str,
+    ) -> Result<&mut Recent, StoreError> {
+        Ok(match self.recents.entry((role, id.to_owned())) {
+            Entry::Occupied(known) => known.into_mut(),
+            Entry::Vacant(new) => {
+                let key = keys::analysis::person_recent(role.name(), id);
+                new.insert(read(s, &key)?.unwrap_or_default())
+            }
+        })
+    }
 }
 
 /// Keeps the cards each horse of `new` is declared on: those of `old` (the card it
@@ -228,7 +287,11 @@ pub(crate) fn index(
 
 /// Works the form of `race` out again and writes it where it changed: whether it did.
 /// A race with no card any more has none.
-pub(crate) fn refresh(s: &mut impl State, (date, n, venue): &Race) -> Result<bool, StoreError> {
+pub(crate) fn refresh(
+    s: &mut impl State,
+    (date, n, venue): &Race,
+    pasts: &mut Pasts,
+) -> Result<bool, StoreError> {
     let key = keys::analysis::card_form(date, *n, venue);
     let Some(card) = read::<RaceCard>(s, &keys::card(date, *n, venue))? else {
         let had = s.get(&key)?.is_some();
@@ -242,7 +305,7 @@ pub(crate) fn refresh(s: &mut impl State, (date, n, venue): &Race) -> Result<boo
     for runner in &card.runners {
         forms.insert(
             runner.horse_no.clone(),
-            runner_form(s, &card, runner, &mut people)?,
+            runner_form(s, &card, runner, &mut people, pasts)?,
         );
     }
     // Plain data: serialising it cannot fail.
@@ -289,7 +352,13 @@ impl People {
     }
 
     /// The strike rate of `name` in `role`.
-    fn strike(&mut self, s: &impl Records, role: Role, name: &str) -> Result<Strike, StoreError> {
+    fn strike(
+        &mut self,
+        s: &impl Records,
+        role: Role,
+        name: &str,
+        pasts: &mut Pasts,
+    ) -> Result<Strike, StoreError> {
         let id = slug(name);
         if id.is_empty() {
             return Ok(Strike::default());
@@ -297,9 +366,7 @@ impl People {
         if let Some(strike) = self.strikes.get(&(role, id.clone())) {
             return Ok(*strike);
         }
-        let recent: Recent =
-            read(s, &keys::analysis::person_recent(role.name(), &id))?.unwrap_or_default();
-        let (rides, wins) = match recent.on(&self.window) {
+        let (rides, wins) = match pasts.recent(s, role, &id)?.on(&self.window) {
             Some(counted) => counted,
             None => {
                 let dates = self.dates(s)?.to_vec();
@@ -323,17 +390,18 @@ fn runner_form(
     card: &RaceCard,
     runner: &CardRunner,
     people: &mut People,
+    pasts: &mut Pasts,
 ) -> Result<RunnerForm, StoreError> {
-    let stored: Career =
-        read(s, &keys::analysis::horse_career(&runner.horse_no))?.unwrap_or_default();
-    let career = match stored.as_of(&card.date) {
+    let jockey_14d = people.strike(s, Role::Jockey, &runner.jockey, pasts)?;
+    let trainer_14d = people.strike(s, Role::Trainer, &runner.trainer, pasts)?;
+    let career = match pasts.career(s, &runner.horse_no)?.as_of(&card.date) {
         Some(career) => career,
         None => {
             let runs: Vec<Run> = runs_of(s, &runner.horse_no)?
                 .into_iter()
                 .filter(|r| r.date < card.date)
                 .collect();
-            Career::of(&runs)
+            Cow::Owned(Career::of(&runs))
         }
     };
     let course = record(career.course.get(&card.venue));
@@ -363,8 +431,8 @@ fn runner_form(
                 places,
             })
             .collect(),
-        jockey_14d: people.strike(s, Role::Jockey, &runner.jockey)?,
-        trainer_14d: people.strike(s, Role::Trainer, &runner.trainer)?,
+        jockey_14d,
+        trainer_14d,
     })
 }
 

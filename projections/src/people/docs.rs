@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::horse_runs::percent;
 
 /// A jockey or a trainer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Role {
     /// Who rode the horse.
     Jockey,
