@@ -88,7 +88,7 @@ impl Faults {
     pub(crate) fn store_file_lost(&self) -> Result<(), racing_projections::StoreError> {
         if take_one(&self.lost_store_files) {
             let lost = std::io::Error::from_raw_os_error(nix::libc::ENOENT);
-            return Err(sled::Error::Io(lost).into());
+            return Err(racing_projections::StoreError::io(lost));
         }
         Ok(())
     }

@@ -322,14 +322,15 @@ fn no_source_file_of_projections_is_over_600_lines() {
     );
 }
 
-/// The one file of [`PROJECTIONS`] that names the storage engine: every other reads and
-/// writes through its `Kv`.
+/// The one file of the service's code ([`PROJECTIONS`] and `src`) that names the storage
+/// engine: every other reads and writes through its `Kv`.
 const ENGINE_FILE: &str = "projections/src/kv.rs";
 
 #[test]
-fn only_one_file_of_projections_names_the_storage_engine() {
+fn only_one_file_of_the_service_names_the_storage_engine() {
     let mut files = Vec::new();
     rust_files(&root().join(PROJECTIONS), &mut files);
+    rust_files(&root().join("src"), &mut files);
     files.sort();
     let naming: Vec<&String> = files
         .iter()
@@ -341,7 +342,7 @@ fn only_one_file_of_projections_names_the_storage_engine() {
         .collect();
     assert!(
         naming.is_empty(),
-        "files of {PROJECTIONS} that name sled, which only {ENGINE_FILE} may: {naming:?}"
+        "files of {PROJECTIONS} and src that name sled, which only {ENGINE_FILE} may: {naming:?}"
     );
     assert!(
         code_of(ENGINE_FILE).contains("sled::"),

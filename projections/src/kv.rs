@@ -527,6 +527,12 @@ pub enum StoreError {
 }
 
 impl StoreError {
+    /// The error of a write that failed on I/O (a file of the store gone, the disk full),
+    /// as the engine reports one.
+    pub fn io(error: std::io::Error) -> StoreError {
+        StoreError::Sled(Error::Io(error))
+    }
+
     /// Whether the store could not be opened because another process holds it open: sled
     /// locks a store's files for the process that opens it. Not damage: the store is
     /// that process's, and nothing may move it or write to it.
