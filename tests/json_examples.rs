@@ -275,3 +275,35 @@ fn an_example_that_leaves_out_a_required_field_or_adds_one_fails() {
     let frames = "```\n< {\"type\":\"nothing\"}\n< {\"type\":\"pong\",\"extra\":1}\n```\n";
     assert_eq!(lines_in_blocks("doc.md", frames, &spec, &mut 0).len(), 2);
 }
+
+/// The examples the OpenAPI document itself gives, each schema's: `(schema, example)`.
+fn schema_examples(spec: &Value) -> Vec<(String, Value)> {
+    let mut out = Vec::new();
+    for (name, schema) in spec["components"]["schemas"]
+        .as_object()
+        .into_iter()
+        .flatten()
+    {
+        let many = schema["examples"].as_array().into_iter().flatten();
+        for example in many.chain(schema.get("example")) {
+            out.push((name.clone(), example.clone()));
+        }
+    }
+    out
+}
+
+#[test]
+fn every_example_the_openapi_document_gives_is_what_its_schema_describes() {
+    let spec = openapi();
+    let examples = schema_examples(&spec);
+    assert!(examples.len() >= 10, "only {} examples", examples.len());
+    let wrong: Vec<String> = examples
+        .iter()
+        .filter_map(|(name, example)| {
+            let schema = serde_json::json!({ "$ref": format!("#/components/schemas/{name}") });
+            let mut validator = racing::http::strict::Validator::new(&spec);
+            validator.check(name, &schema, example, name).err()
+        })
+        .collect();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

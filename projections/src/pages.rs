@@ -16,11 +16,13 @@ use crate::store::Store;
     "date": "2026-11-21", "race_number": 1,
     "moves": [
         {"seq": 2702, "published_at": "2026-11-21T04:10:02.113Z",
-         "occurred_at": "2026-11-21T12:10:02+08:00", "venue": "Sha Tin",
-         "odds": [{"horse_no": "CA206", "win_odds": 2.4}, {"horse_no": "E271", "win_odds": 3.1}]},
+         "occurred_at": "2026-11-21T04:10:02.000Z", "venue": "Sha Tin",
+         "odds": [{"horse_no": "CA206", "win_odds": 2.4}, {"horse_no": "E271", "win_odds": 3.1}],
+         "market": {"win_book_pct": 73.92, "favourites": ["CA206"]}},
         {"seq": 2770, "published_at": "2026-11-21T04:11:40.561Z",
-         "occurred_at": "2026-11-21T12:11:40+08:00", "venue": "Sha Tin",
-         "odds": [{"horse_no": "CA206", "win_odds": 2.1}]}
+         "occurred_at": "2026-11-21T04:11:40.000Z", "venue": "Sha Tin",
+         "odds": [{"horse_no": "CA206", "win_odds": 2.1}],
+         "market": {"win_book_pct": 79.88, "favourites": ["CA206"]}}
     ],
     "next": 2770
 }))))]

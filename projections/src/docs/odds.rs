@@ -12,13 +12,13 @@ use super::status::RaceStatusName;
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "openapi", schema(as = RaceOdds, examples(json!({
     "date": "2026-11-21", "venue": "Sha Tin", "race_number": 1, "seq": 2770,
-    "status": "open", "status_at": "2026-11-21T04:05:00Z",
+    "status": "open", "status_at": "2026-11-21T04:05:00.000Z",
     "odds": [{"horse_no": "CA206", "win_odds": 2.1, "place_odds": 1.2, "win_prob": 0.4762,
               "place_prob": 0.8333, "first_win_odds": 2.6, "win_move_pct": -19.23,
               "win_move_15m_pct": -8.7, "win_move_5m_pct": 0.0},
              {"horse_no": "E271", "win_odds": 3.5, "win_prob": 0.2857, "first_win_odds": 3.0,
               "win_move_pct": 16.67, "win_move_15m_pct": 16.67, "win_move_5m_pct": 6.06}],
-    "market": {"clock": "2026-11-21T04:20:00Z", "win_book_pct": 76.19,
+    "market": {"clock": "2026-11-21T04:20:00.000Z", "win_book_pct": 76.19,
                "place_book_pct": 83.33, "favourites": ["CA206"], "steamers": ["CA206"],
                "drifters": ["E271"]}
 }))))]
