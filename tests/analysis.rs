@@ -714,6 +714,29 @@ async fn records_by_condition_are_counted_from_the_results_as_of_any_point() {
         let (status, body) = app.get(path).await;
         assert_eq!(status, StatusCode::NOT_FOUND, "{path}: {body}");
     }
+    // A newcomer's first ride, on a horse's first run: as of the point before it, neither
+    // had a run (404), and both have a record after it.
+    let mut first_ride = results[0].clone();
+    first_ride.date = date(60);
+    first_ride.runners.truncate(1);
+    first_ride.runners[0].horse_no = "H99".into();
+    first_ride.runners[0].jockey = "N Newcomer".into();
+    let before_first_ride = last;
+    let last = nats.publish(&published(&[first_ride])).await;
+    app.projected(last).await;
+    for path in [
+        "/api/v1/jockeys/n-newcomer/analysis",
+        "/api/v1/horses/H99/analysis",
+    ] {
+        for (at, status) in [
+            (format!("?as_of={before_first_ride}"), StatusCode::NOT_FOUND),
+            (String::new(), StatusCode::OK),
+        ] {
+            let path = format!("{path}{at}");
+            let (got, body) = app.get(&path).await;
+            assert_eq!(got, status, "{path}: {body}");
+        }
+    }
     // A position past the end of the log: a 404 that says where it ends.
     let path = format!("/api/v1/trainers/j-size/analysis?as_of={}", last + 100);
     let (status, body) = app.get(&path).await;

@@ -70,7 +70,7 @@ impl Span<'_> {
 /// point of the log); `now` holds the records as they are, whose races of each person
 /// list every race they were ever in a result of, by date, so that only the span's are
 /// read (each counted in `reads`, which stops the read at its deadline). `None` where the
-/// subject has no run at all (in any span): nothing is known of it.
+/// subject has no run at all (in any span) in `s`: nothing is known of it then.
 pub(crate) fn runs(
     s: &impl Records,
     now: &Kv,
@@ -83,27 +83,26 @@ pub(crate) fn runs(
         Subject::Person(role, id) => {
             let mut runs = Vec::new();
             let prefix = keys::analysis::person_runs_of(role.name(), id);
-            let some = now.prefix(&prefix).next().transpose()?.is_some();
             for listed in now.range(span.keys_within(&prefix)) {
                 reads.note()?;
-                let (key, _) = listed?;
-                let ((date, n, venue), horse) = keys::analysis::parse_person_run(&key)
-                    .ok_or_else(|| StoreError::Corrupt("a person's race key".into()))?;
-                let entry = keys::form_entry(horse, date, n, venue);
-                let Some(value) = s.get(&entry)? else {
-                    continue;
-                };
-                let run = Run::of_entry(&entry, &value)?;
-                let name = match role {
-                    Role::Jockey => &run.jockey,
-                    Role::Trainer => &run.trainer,
-                };
-                if slug(name) == id {
-                    runs.push(run);
-                }
+                runs.extend(person_run(s, role, id, &listed?.0)?);
             }
-            if runs.is_empty() && !some {
-                return Ok(None);
+            if runs.is_empty() {
+                // A race stays listed once a result gave it (a retraction or an amendment
+                // may have taken the ride away since, and `s` may be a point before it):
+                // the first of the person's races that holds a ride of theirs says
+                // whether they have any.
+                let mut some = false;
+                for listed in now.prefix(&prefix) {
+                    reads.note()?;
+                    if person_run(s, role, id, &listed?.0)?.is_some() {
+                        some = true;
+                        break;
+                    }
+                }
+                if !some {
+                    return Ok(None);
+                }
             }
             return Ok(Some(runs));
         }
@@ -114,6 +113,28 @@ pub(crate) fn runs(
     Ok(Some(
         all.into_iter().filter(|r| span.holds(&r.date)).collect(),
     ))
+}
+
+/// The run of person `id` in `role` in the race their listed race `key` names, as `s`
+/// holds it: `None` where `s` holds no ride of theirs there.
+fn person_run(
+    s: &impl Records,
+    role: Role,
+    id: &str,
+    key: &[u8],
+) -> Result<Option<Run>, StoreError> {
+    let ((date, n, venue), horse) = keys::analysis::parse_person_run(key)
+        .ok_or_else(|| StoreError::Corrupt("a person's race key".into()))?;
+    let entry = keys::form_entry(horse, date, n, venue);
+    let Some(value) = s.get(&entry)? else {
+        return Ok(None);
+    };
+    let run = Run::of_entry(&entry, &value)?;
+    let name = match role {
+        Role::Jockey => &run.jockey,
+        Role::Trainer => &run.trainer,
+    };
+    Ok((slug(name) == id).then_some(run))
 }
 
 /// Runs, wins, seconds, thirds, places and the level-stake profit or loss of some runs.
