@@ -193,6 +193,28 @@ async fn each_frame_is_an_event_of_its_type_with_its_seq_as_id_and_heartbeats_ar
 }
 
 #[tokio::test]
+async fn a_stream_without_a_date_gives_its_odds_no_id_as_it_cannot_resume() {
+    let nats = Nats::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    let mut app = App::start(&nats, dir.path()).await;
+    let events = race_day(4);
+    let first = nats.publish(&events[..1]).await;
+    app.projected(first).await;
+    let mut stream = Stream::open(&app.base, "", None).await;
+    let welcome = stream.next(WAIT).await;
+    assert_eq!(welcome.event, "welcome");
+    nats.publish(&events[1..]).await;
+    let odds = loop {
+        let event = stream.next(WAIT).await;
+        if event.event == "odds" {
+            break event;
+        }
+    };
+    assert!(odds.data["seq"].as_u64().is_some_and(|s| s > 0), "{odds:?}");
+    assert_eq!(odds.id, None, "{odds:?}");
+}
+
+#[tokio::test]
 async fn a_reconnect_with_the_last_event_id_resumes_with_no_gap_and_no_repeat() {
     let nats = Nats::start().await;
     let dir = TempDir::new().expect("temp dir");

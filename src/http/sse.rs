@@ -179,9 +179,11 @@ pub(super) async fn live_events(
     let (subscribe, conflated) = subscription(&query, &headers)?;
     let key = super::live::connection_of(&state, who)?;
     let queue = Arc::new(Mutex::new(Queued::default()));
+    // A stream without a date (every race's odds) cannot resume, as `since` needs a date:
+    // its odds carry no id, so that a reconnect does not claim to.
     let events = Events {
         queue: queue.clone(),
-        odds_ids: !conflated,
+        odds_ids: subscribe.is_some() && !conflated,
     };
     let client = futures::stream::iter(
         subscribe.map(|text| Ok::<Message, Infallible>(Message::Text(text.into()))),
