@@ -70,7 +70,7 @@ impl Day {
 
     /// What every odds document of the date shows of its meetings: the venues it lists (on
     /// a date of more than one) and the one that answers without a venue.
-    fn shape(&self) -> (Option<Vec<String>>, Option<String>) {
+    fn shape(&self) -> Shape {
         let meetings = self.meetings();
         let main = meetings
             .get(main_meeting(&meetings))
@@ -166,6 +166,9 @@ pub(crate) struct Change<'a> {
     pub(crate) book: Option<Book>,
 }
 
+/// What every odds document of a date shows of its meetings ([`Day::shape`]).
+type Shape = (Option<Vec<String>>, Option<String>);
+
 /// How an event changed the day record's lists of races by venue (its cards', results' and
 /// odds').
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -182,7 +185,7 @@ pub(crate) enum Listing {
 impl Listing {
     /// How `day` changed from a day of `shape` ([`Day::shape`]) by listing or unlisting a
     /// race.
-    fn of(shape: &(Option<Vec<String>>, Option<String>), day: &Day) -> Listing {
+    fn of(shape: &Shape, day: &Day) -> Listing {
         if day.shape() == *shape {
             Listing::Race
         } else {
