@@ -1499,7 +1499,7 @@ export interface components {
          *         {
          *           "seq": 2702,
          *           "published_at": "2026-11-21T04:10:02.113Z",
-         *           "occurred_at": "2026-11-21T12:10:02+08:00",
+         *           "occurred_at": "2026-11-21T04:10:02.000Z",
          *           "venue": "Sha Tin",
          *           "odds": [
          *             {
@@ -1510,19 +1510,31 @@ export interface components {
          *               "horse_no": "E271",
          *               "win_odds": 3.1
          *             }
-         *           ]
+         *           ],
+         *           "market": {
+         *             "win_book_pct": 73.92,
+         *             "favourites": [
+         *               "CA206"
+         *             ]
+         *           }
          *         },
          *         {
          *           "seq": 2770,
          *           "published_at": "2026-11-21T04:11:40.561Z",
-         *           "occurred_at": "2026-11-21T12:11:40+08:00",
+         *           "occurred_at": "2026-11-21T04:11:40.000Z",
          *           "venue": "Sha Tin",
          *           "odds": [
          *             {
          *               "horse_no": "CA206",
          *               "win_odds": 2.1
          *             }
-         *           ]
+         *           ],
+         *           "market": {
+         *             "win_book_pct": 79.88,
+         *             "favourites": [
+         *               "CA206"
+         *             ]
+         *           }
          *         }
          *       ],
          *       "next": 2770
@@ -1906,7 +1918,7 @@ export interface components {
          *       "race_number": 1,
          *       "seq": 2770,
          *       "status": "open",
-         *       "status_at": "2026-11-21T04:05:00Z",
+         *       "status_at": "2026-11-21T04:05:00.000Z",
          *       "odds": [
          *         {
          *           "horse_no": "CA206",
@@ -1930,7 +1942,7 @@ export interface components {
          *         }
          *       ],
          *       "market": {
-         *         "clock": "2026-11-21T04:20:00Z",
+         *         "clock": "2026-11-21T04:20:00.000Z",
          *         "win_book_pct": 76.19,
          *         "place_book_pct": 83.33,
          *         "favourites": [
