@@ -1,5 +1,7 @@
 //! The results documents: a date's results and each race's, rendered from the feed's results.
 
+use std::collections::BTreeSet;
+
 use racing_events::{RaceResult, ResultRunner};
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -249,6 +251,9 @@ pub(crate) fn render_results<R: AsRef<RawValue>>(
         days: Vec::new(),
         races: Vec::new(),
     };
+    // The race numbers the main meeting does not run that another venue's race already
+    // answers without a venue: the first venue's, in alphabetical order, as the odds'.
+    let mut elsewhere = BTreeSet::new();
     for (i, m) in meetings.iter().enumerate() {
         let races: Vec<&RawValue> = m.races.iter().map(|(_, r)| r.as_ref()).collect();
         let day = to_json(&ResultsDoc {
@@ -264,7 +269,8 @@ pub(crate) fn render_results<R: AsRef<RawValue>>(
         });
         for (n, race) in &m.races {
             let single = single_race(&head, race.as_ref());
-            if i == main || !meetings[main].races.iter().any(|(other, _)| other == n) {
+            let main_runs = || meetings[main].races.iter().any(|(other, _)| other == n);
+            if i == main || (!main_runs() && elsewhere.insert(*n)) {
                 out.races.push((*n, None, single.clone()));
             }
             out.races.push((*n, Some(m.venue.clone()), single));

@@ -290,3 +290,37 @@ fn a_document_without_a_venue_is_stored_once_as_the_main_meetings() {
         assert!(s.doc(key).is_some_and(|d| !d.is_empty()));
     }
 }
+
+#[test]
+fn a_race_the_main_meeting_does_not_run_answers_from_the_first_venue_that_runs_it() {
+    // Sha Tin runs the most races; race 3 is run at Happy Valley and at Zhuhai alone.
+    let s = fold_each(
+        [
+            card(DAY, ST, 1, &["A1"]),
+            card(DAY, ST, 2, &["B2"]),
+            card(DAY, "Zhuhai", 3, &["Z3"]),
+            card(DAY, HV, 3, &["C3"]),
+            odds_at(DAY, "Zhuhai", 3, &[("Z3", 3.0)]),
+            odds_at(DAY, HV, 3, &[("C3", 4.0)]),
+            result(DAY, "Zhuhai", 3, vec![runner(Some(1), "Z3")]),
+            result(DAY, HV, 3, vec![runner(Some(1), "C3")]),
+            result(DAY, ST, 1, vec![runner(Some(1), "A1")]),
+            result(DAY, ST, 2, vec![runner(Some(1), "B2")]),
+        ]
+        .map(env),
+    );
+    let race = |venue| DocKey::Race {
+        date: DAY,
+        race_number: 3,
+        venue,
+    };
+    let odds = |venue| DocKey::Odds {
+        date: DAY,
+        race_number: 3,
+        venue,
+    };
+    assert_eq!(horses(&doc(&s, race(None)), "runners"), ["C3"]);
+    assert_eq!(doc(&s, race(None)), doc(&s, race(Some(HV))));
+    assert_eq!(doc(&s, odds(None)), doc(&s, odds(Some(HV))));
+    assert_ne!(doc(&s, odds(None)), doc(&s, odds(Some("Zhuhai"))));
+}
