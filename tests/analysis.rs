@@ -718,12 +718,26 @@ async fn records_by_condition_are_counted_from_the_results_as_of_any_point() {
     // had a run (404), and both have a record after it.
     let mut first_ride = results[0].clone();
     first_ride.date = date(60);
-    first_ride.runners.truncate(1);
+    first_ride.runners.truncate(2);
     first_ride.runners[0].horse_no = "H99".into();
     first_ride.runners[0].jockey = "N Newcomer".into();
+    // And a horse withdrawn from it, ridden by no one else: in a result with no run.
+    first_ride.runners[1].horse_no = "H98".into();
+    first_ride.runners[1].jockey = "W Withdrawn".into();
+    first_ride.runners[1].position = None;
+    first_ride.runners[1].status = Some("WV".into());
     let before_first_ride = last;
     let last = nats.publish(&published(&[first_ride])).await;
     app.projected(last).await;
+    let path = "/api/v1/horses/H98/analysis";
+    let (status, body) = app.get(path).await;
+    assert_eq!(status, StatusCode::OK, "{path}: {body}");
+    assert_eq!(body["overall"]["runs"], 0, "{path}: {body}");
+    assert_eq!(body["name"], Value::Null, "{path}: {body}");
+    // Its jockey has no ride.
+    let path = "/api/v1/jockeys/w-withdrawn/analysis";
+    let (status, body) = app.get(path).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{path}: {body}");
     for path in [
         "/api/v1/jockeys/n-newcomer/analysis",
         "/api/v1/horses/H99/analysis",

@@ -104,13 +104,14 @@ pub async fn run(args: KeysArgs) -> anyhow::Result<ExitCode> {
         KeysAction::List { all } => {
             let now = jiff::Timestamp::now();
             println!(
-                "{:<12} {:<24} {:<11} {:<28} {:<20} {:<28} LAST USED",
+                "{:<12} {:<24} {:<11} {:<28} {:<24} {:<32} LAST USED",
                 "PREFIX", "NAME", "PLAN", "SUBSCRIBER", "CREATED", "STATE"
             );
             for (record, used) in registry.list(all).await? {
-                let created = record.created_at.get(..19).unwrap_or(&record.created_at);
+                // Each time as it is kept: UTC, `Z`, milliseconds.
+                let created = &record.created_at;
                 println!(
-                    "{:<12} {:<24} {:<11} {:<28} {:<20} {:<28} {}",
+                    "{:<12} {:<24} {:<11} {:<28} {:<24} {:<32} {}",
                     record.prefix(),
                     record.name,
                     record.plan.as_deref().unwrap_or("-"),

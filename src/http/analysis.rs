@@ -68,9 +68,10 @@ fn answer(
         from: from.as_ref().map(|d| d.as_str()),
         to: to.as_ref().map(|d| d.as_str()),
     };
-    let (kind, id) = match subject {
-        Subject::Horse(h) => ("horse", h),
-        Subject::Person(role, id) => (role.name(), id),
+    // What a 404 says is missing: a horse's entry in a result, a person's ride.
+    let (kind, id, missing) = match subject {
+        Subject::Horse(h) => ("horse", h, "is in no result"),
+        Subject::Person(role, id) => (role.name(), id, "has no ride"),
     };
     let doc = match as_of {
         None => {
@@ -103,7 +104,7 @@ fn answer(
     match doc {
         Some(doc) => whole(doc, as_of),
         None => Err(ApiError::NotFound(format!(
-            "no {kind} {id} has a run in a result{}",
+            "{kind} {id} {missing}{}",
             as_of
                 .map(|AsOf(seq)| format!(" as of {seq}"))
                 .unwrap_or_default()

@@ -67,7 +67,7 @@ impl KeyRecord {
             .map(str::parse::<jiff::Timestamp>)
         {
             Some(Ok(t)) if t <= now => "expired".into(),
-            Some(Ok(t)) => format!("expires {t}"),
+            Some(Ok(t)) => format!("expires {}", racing_events::Instant::text(t)),
             Some(Err(_)) => "expired".into(),
             None => "active".into(),
         }

@@ -385,8 +385,9 @@ impl Registry {
             }
             for (id, at) in ring.used_since(since) {
                 since = since.max(at);
+                // Written as every instant the service gives: UTC, `Z`, milliseconds.
                 let text = jiff::Timestamp::from_second(at)
-                    .map(|t| t.to_string())
+                    .map(racing_events::Instant::text)
                     .unwrap_or_default();
                 if let Err(e) = self.usage.put(&id, text.into()).await {
                     tracing::debug!(error = %e, "recording key use");

@@ -102,7 +102,7 @@ pub(super) static HORSES: &[Route] = &[
                 ),
                 (
                     "404",
-                    "`not_found`: the horse has no run in a result (as of the point).",
+                    "`not_found`: the horse is in no result (as of the point).",
                 ),
             ],
         },

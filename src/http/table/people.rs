@@ -72,7 +72,7 @@ pub(super) static PEOPLE: &[Route] = &[
                 ("400", PERSON_ANALYSIS_400),
                 (
                     "404",
-                    "`not_found`: no jockey of that id has a run in a result (as of the point).",
+                    "`not_found`: no jockey of that id has a ride (as of the point).",
                 ),
             ],
         },
@@ -133,7 +133,7 @@ pub(super) static PEOPLE: &[Route] = &[
                 ("400", PERSON_ANALYSIS_400),
                 (
                     "404",
-                    "`not_found`: no trainer of that id has a run in a result (as of the point).",
+                    "`not_found`: no trainer of that id has a ride (as of the point).",
                 ),
             ],
         },

@@ -3394,7 +3394,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description `not_found`: the horse has no run in a result (as of the point). A `min_seq` (or `Racing-Min-Seq`, or `as_of`) past the end of the log: no event has that position yet. */
+            /** @description `not_found`: the horse is in no result (as of the point). A `min_seq` (or `Racing-Min-Seq`, or `as_of`) past the end of the log: no event has that position yet. */
             404: {
                 headers: {
                     /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
@@ -4112,7 +4112,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description `not_found`: no jockey of that id has a run in a result (as of the point). A `min_seq` (or `Racing-Min-Seq`, or `as_of`) past the end of the log: no event has that position yet. */
+            /** @description `not_found`: no jockey of that id has a ride (as of the point). A `min_seq` (or `Racing-Min-Seq`, or `as_of`) past the end of the log: no event has that position yet. */
             404: {
                 headers: {
                     /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
@@ -4345,7 +4345,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description `not_found`: no trainer of that id has a run in a result (as of the point). A `min_seq` (or `Racing-Min-Seq`, or `as_of`) past the end of the log: no event has that position yet. */
+            /** @description `not_found`: no trainer of that id has a ride (as of the point). A `min_seq` (or `Racing-Min-Seq`, or `as_of`) past the end of the log: no event has that position yet. */
             404: {
                 headers: {
                     /** @description What is left of the key's quota: `"default";r=REMAINING;t=SECONDS` until it is full again (draft-ietf-httpapi-ratelimit-headers-08). */
