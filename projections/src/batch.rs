@@ -4,6 +4,7 @@
 //! atomic: `load_steps.rs`); and the same port over a map in memory, for tests.
 
 use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
 
 use racing_events::Envelope;
 
@@ -295,54 +296,48 @@ impl<'a> Batch<'a> {
         self.seal(changed)?.write()
     }
 
-    /// Renders the touched documents and makes the atomic write of every change with the
-    /// new checkpoint, without writing it yet: [`crate::load::Loader::write`] writes it on a
-    /// thread of its own. `changed` is called as by [`Batch::commit_noting`].
+    /// Renders the touched documents and hands over every change with the new checkpoint,
+    /// to be made one atomic write where it is written: [`crate::load::Loader::write`]
+    /// writes it on a thread of its own. `changed` is called as by [`Batch::commit_noting`].
     pub fn seal(mut self, mut changed: impl FnMut(&[u8])) -> Result<Sealed, StoreError> {
         let mut fold = std::mem::take(&mut self.fold);
         fold.render(&mut self)?;
         self.stats.late_prices = fold.late_prices();
-        let mut batch = Commit::default();
         let writes = std::mem::take(&mut self.writes);
-        for (k, v) in &writes {
+        for k in writes.keys() {
             // Documents, and people's records and lists, which the change feed does not
             // list.
             if k.starts_with(DocKey::PREFIX) || keys::is_sealed(k) {
                 changed(k);
             }
-            match v {
-                Some(v) => batch.put(k.as_slice(), v.as_slice()),
-                None => batch.remove(k.as_slice()),
-            }
         }
-        // Only documents that now answer differently were written (`put_doc`).
-        std::mem::take(&mut self.changed_docs).write(&mut batch);
-        batch.put(keys::CHECKPOINT, self.checkpoint.to_be_bytes());
         self.stats.checkpoint = self.checkpoint;
         Ok(Sealed {
             store: self.store.clone(),
-            batch,
+            writes: Arc::new(writes),
+            changed_docs: std::mem::take(&mut self.changed_docs),
             seqs: (self.started + 1, self.checkpoint),
             new_ids: std::mem::take(&mut self.new_ids),
             stats: self.stats,
-            writes,
         })
     }
 }
 
 /// A batch rendered, whose atomic write with its checkpoint is ready
-/// ([`Batch::seal`]).
+/// ([`Batch::seal`]): the write itself is made where it is written, so that a
+/// [`crate::load::Loader`]'s thread that writes it makes it, not the one that folds.
 pub struct Sealed {
     store: Store,
-    batch: Commit,
+    /// Every record the folds wrote or removed (not the change feed's nor the applied
+    /// ids'), shared with a [`crate::load::Loader`] that holds them while it writes.
+    pub(crate) writes: Arc<Writes>,
+    /// The change feed's rows of the documents written.
+    changed_docs: ChangedDocs,
     /// The stream sequences of the batch's messages.
     seqs: (u64, u64),
     /// The `event_id`s it applied, in order.
     new_ids: Vec<u128>,
     stats: BatchStats,
-    /// Every record the folds wrote or removed (not the change feed's nor the applied
-    /// ids'), for a [`crate::load::Loader`] to hold while it writes.
-    pub(crate) writes: Writes,
 }
 
 impl Sealed {
@@ -370,12 +365,22 @@ impl Sealed {
     ) -> Result<BatchStats, StoreError> {
         let Sealed {
             store,
-            mut batch,
+            writes,
+            changed_docs,
             seqs,
             mut new_ids,
             stats,
-            writes: _,
         } = self;
+        let mut batch = Commit::default();
+        for (k, v) in writes.iter() {
+            match v {
+                Some(v) => batch.put(k.as_slice(), v.as_slice()),
+                None => batch.remove(k.as_slice()),
+            }
+        }
+        // Only documents that now answer differently were written (`put_doc`).
+        changed_docs.write(&mut batch);
+        batch.put(keys::CHECKPOINT, stats.checkpoint.to_be_bytes());
         batch.pack();
         if new_ids.is_empty() {
             write_counts::count(&batch);

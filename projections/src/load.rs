@@ -16,6 +16,7 @@
 //! the folds read what they lack from the tree (waiting for the step of the write in
 //! progress, a few thousand records: `load_steps.rs`).
 
+use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use crate::batch::Batch;
@@ -123,10 +124,10 @@ impl Loader {
     /// Waits for the write in progress, then has the writer write `sealed`, holding
     /// `writes` (its records) meanwhile. Returns what the write waited for did, if there
     /// was one.
-    pub fn write(&mut self, mut sealed: Sealed) -> Result<Option<BatchStats>, StoreError> {
+    pub fn write(&mut self, sealed: Sealed) -> Result<Option<BatchStats>, StoreError> {
         let done = self.wait()?;
         self.checkpoint = sealed.stats().checkpoint;
-        let writes = std::mem::take(&mut sealed.writes);
+        let writes = Arc::clone(&sealed.writes);
         let records = writes.len();
         self.held.add(writes, sealed.ids(), self.budget);
         let writer = self.writer.as_ref().ok_or_else(writer_gone)?;

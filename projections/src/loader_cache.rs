@@ -19,6 +19,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use crate::keys::scope::{date_after, newest_of, scope, Scope, NEWEST_READ_AGAIN};
 use crate::kv::Kv;
@@ -33,8 +34,8 @@ const RECORD_OVERHEAD: usize = 96;
 /// What a [`crate::load::Loader`] holds of the store, read by its batches before the tree.
 #[derive(Default)]
 pub struct Held {
-    /// The records of the batch being written.
-    writing: Writes,
+    /// The records of the batch being written, shared with the thread that writes them.
+    writing: Arc<Writes>,
     /// Those of the batches written before it that are still held.
     written: Writes,
     /// The race dates (`YYYY-MM-DD`) of which the batch being written wrote records.
@@ -97,7 +98,7 @@ impl Held {
         writes: &Writes,
         ask: Ask<'_>,
     ) -> Result<Vec<Item>, StoreError> {
-        let layers = [writes, &self.writing, &self.written];
+        let layers = [writes, &*self.writing, &self.written];
         let (prefix, dir, limit) = ask;
         let scope = scope(prefix);
         if self.knows(scope) {
@@ -137,8 +138,10 @@ impl Held {
 
     /// Holds `writes`, of the batch whose write starts, and its applied `ids`; the batch
     /// written before it joins those written, and what is settled or past `budget` goes.
-    pub(crate) fn add(&mut self, writes: Writes, ids: &[u128], budget: usize) {
+    pub(crate) fn add(&mut self, writes: Arc<Writes>, ids: &[u128], budget: usize) {
         let previous = std::mem::replace(&mut self.writing, writes);
+        // Its write is done, and with it the writer's share.
+        let previous = Arc::try_unwrap(previous).unwrap_or_else(|shared| (*shared).clone());
         let previous_dates = std::mem::replace(&mut self.writing_dates, dates(&self.writing));
         for (key, value) in previous {
             match scope(&key) {
