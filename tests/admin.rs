@@ -235,6 +235,60 @@ fn the_alert_rules_are_valid_and_name_only_metrics_the_service_exports() {
     }
 }
 
+/// Every metric the service's code writes (`counter!`, `gauge!`, `histogram!` of a
+/// `racing_` name) is listed in docs/operations.md.
+#[test]
+fn every_metric_the_service_writes_is_listed_in_the_operations_guide() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let documented =
+        std::fs::read_to_string(root.join("docs/operations.md")).expect("docs/operations.md");
+    let mut written = std::collections::BTreeSet::new();
+    for dir in ["src", "projections/src"] {
+        written.extend(macro_metric_names(&root.join(dir)));
+    }
+    assert!(
+        written.len() >= 40,
+        "the code writes {} metrics",
+        written.len()
+    );
+    let unlisted: Vec<&String> = written
+        .iter()
+        .filter(|name| {
+            !documented.contains(&format!("`{name}`"))
+                && !documented.contains(&format!("`{name}{{"))
+        })
+        .collect();
+    assert!(
+        unlisted.is_empty(),
+        "docs/operations.md does not list {unlisted:?}"
+    );
+}
+
+/// The `racing_` names of the metrics macros' calls in the Rust files under `dir`.
+fn macro_metric_names(dir: &std::path::Path) -> Vec<String> {
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("a source directory") {
+        let path = entry.expect("an entry").path();
+        if path.is_dir() {
+            names.extend(macro_metric_names(&path));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            let text = std::fs::read_to_string(&path).expect("a source file");
+            for call in ["counter!(", "gauge!(", "histogram!("] {
+                for (at, _) in text.match_indices(call) {
+                    let args = text[at + call.len()..].trim_start();
+                    let Some(name) = args.strip_prefix("\"racing_") else {
+                        continue;
+                    };
+                    if let Some(end) = name.find('"') {
+                        names.push(format!("racing_{}", &name[..end]));
+                    }
+                }
+            }
+        }
+    }
+    names
+}
+
 /// Every `"racing_..."` string of the Rust files under `dir`: the names the code gives
 /// its metrics.
 fn quoted_metric_names(dir: &std::path::Path) -> Vec<String> {

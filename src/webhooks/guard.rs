@@ -218,14 +218,20 @@ impl Guard {
             IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4),
             v4 => v4,
         };
+        let allowed = self.allowed.iter().any(|net| net.contains(&ip));
+        // A listener on every address (`0.0.0.0`, `::`) answers at the host's own, which
+        // cannot be listed: at its port, every address that plain `http` may reach (one
+        // not public, or in an allowed network, which may hold the host's public one)
+        // counts as the listener's. A public address is reached over `https` only, which
+        // the service's plain listeners do not speak.
         let own = self.own.iter().any(|o| {
             o.port() == addr.port()
-                && (o.ip() == ip || (o.ip().is_unspecified() && class(ip).is_some()))
+                && (o.ip() == ip || (o.ip().is_unspecified() && (allowed || class(ip).is_some())))
         });
         if own {
             return Err(Refusal::Own(addr));
         }
-        if self.allowed.iter().any(|net| net.contains(&ip)) {
+        if allowed {
             return Ok(true);
         }
         match class(ip) {
@@ -445,6 +451,23 @@ mod tests {
             target("http://10.0.0.1/").await,
             Err(Refusal::NotPublic(_, Class::Private))
         ));
+    }
+
+    #[test]
+    fn a_listener_on_every_address_is_refused_at_the_allowed_networks_too() {
+        // An allowed network that holds the host's public address, and the admin's
+        // listener on every address.
+        let guard = Guard::new(
+            vec!["8.8.8.0/24".parse().expect("a network")],
+            vec![SocketAddr::from(([0, 0, 0, 0], 9090))],
+            Arc::new(SystemResolver),
+        );
+        let at = |port| SocketAddr::from(([8, 8, 8, 8], port));
+        assert_eq!(guard.check(at(9090)), Err(Refusal::Own(at(9090))));
+        assert_eq!(guard.check(at(8081)), Ok(true));
+        // A public address outside them: `https` only, which the listener does not speak.
+        let outside = SocketAddr::from(([8, 8, 4, 4], 9090));
+        assert_eq!(guard.check(outside), Ok(false));
     }
 
     #[test]
