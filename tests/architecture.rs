@@ -1,5 +1,6 @@
 //! The map of the code (`docs/architecture.md`) against the code: every path it names
-//! exists, every source file outside the tests has its line on it, and the rules it states
+//! exists, every source file outside the tests has its line on it and every test file its
+//! name, and the rules it states
 //! about what may use what hold in the `use` lines and the crates' dependencies.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -122,6 +123,28 @@ fn every_source_file_has_its_line_on_the_map() {
     assert!(
         absent.is_empty(),
         "source files without their line on {MAP}: {absent:?}"
+    );
+}
+
+#[test]
+fn every_test_file_has_its_name_on_the_map() {
+    let map = read(MAP);
+    let named = code_spans(&map);
+    let mut files = Vec::new();
+    rust_files(&root().join("tests"), &mut files);
+    // A directory of a test's helpers is named as a whole (`tests/reliability/`).
+    let in_named_dir = |f: &str| {
+        f.rsplit_once('/')
+            .is_some_and(|(dir, _)| dir != "tests" && named.contains(format!("{dir}/").as_str()))
+    };
+    assert!(files.len() > 40, "few test files found: {files:?}");
+    let absent: Vec<&String> = files
+        .iter()
+        .filter(|f| !named.contains(f.as_str()) && !in_named_dir(f))
+        .collect();
+    assert!(
+        absent.is_empty(),
+        "test files without their name on {MAP}: {absent:?}"
     );
 }
 
