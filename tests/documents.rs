@@ -2,7 +2,8 @@
 //! BENCHMARKS.md, CHANGELOG.md and `docs/` reaches a file (and a heading of it, where it names one), and
 //! every environment variable the binary reads has its row in the configuration table of
 //! `docs/operations.md`, and every row a variable the binary reads; and no document but
-//! BENCHMARKS.md and CHANGELOG.md reports a run (a machine, a date, a percentile's figure).
+//! BENCHMARKS.md and CHANGELOG.md reports a run (a machine, a date, a percentile's figure);
+//! every test a document names is there.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -161,6 +162,41 @@ pub(crate) fn documents() -> Vec<String> {
     let mut files: Vec<String> = DOCUMENTS.iter().map(|f| f.to_string()).collect();
     markdown_files(&root().join("docs"), &mut files);
     files
+}
+
+/// Every test a document names as `file::name` (a claim's proof: docs/guarantees.md names
+/// one for each guarantee) is a function of that file of `tests/`.
+#[test]
+fn every_test_a_document_names_is_there() {
+    let mut named = 0;
+    let mut missing = Vec::new();
+    for doc in documents() {
+        let text = read(&doc);
+        let prose = text.split("```").step_by(2);
+        for span in prose.flat_map(|p| p.split('`').skip(1).step_by(2)) {
+            let Some((file, name)) = span.split_once("::") else {
+                continue;
+            };
+            let plain = |s: &str| {
+                !s.is_empty()
+                    && s.chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+            };
+            let path = root().join("tests").join(format!("{file}.rs"));
+            if !plain(file) || !plain(name) || !path.exists() {
+                continue;
+            }
+            named += 1;
+            if !read(&format!("tests/{file}.rs")).contains(&format!("fn {name}(")) {
+                missing.push(format!("{doc}: {span}"));
+            }
+        }
+    }
+    assert!(named >= 20, "the documents name {named} tests");
+    assert!(
+        missing.is_empty(),
+        "tests named that are not there: {missing:?}"
+    );
 }
 
 #[test]
