@@ -264,24 +264,25 @@ fn every_metric_the_service_writes_is_listed_in_the_operations_guide() {
     );
 }
 
+/// The text of each Rust file under `dir`.
+fn rust_texts(dir: &std::path::Path) -> Vec<String> {
+    let mut files = Vec::new();
+    super::architecture::rust_files(dir, &mut files);
+    files.iter().map(|f| super::architecture::read(f)).collect()
+}
+
 /// The `racing_` names of the metrics macros' calls in the Rust files under `dir`.
 fn macro_metric_names(dir: &std::path::Path) -> Vec<String> {
     let mut names = Vec::new();
-    for entry in std::fs::read_dir(dir).expect("a source directory") {
-        let path = entry.expect("an entry").path();
-        if path.is_dir() {
-            names.extend(macro_metric_names(&path));
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            let text = std::fs::read_to_string(&path).expect("a source file");
-            for call in ["counter!(", "gauge!(", "histogram!("] {
-                for (at, _) in text.match_indices(call) {
-                    let args = text[at + call.len()..].trim_start();
-                    let Some(name) = args.strip_prefix("\"racing_") else {
-                        continue;
-                    };
-                    if let Some(end) = name.find('"') {
-                        names.push(format!("racing_{}", &name[..end]));
-                    }
+    for text in rust_texts(dir) {
+        for call in ["counter!(", "gauge!(", "histogram!("] {
+            for (at, _) in text.match_indices(call) {
+                let args = text[at + call.len()..].trim_start();
+                let Some(name) = args.strip_prefix("\"racing_") else {
+                    continue;
+                };
+                if let Some(end) = name.find('"') {
+                    names.push(format!("racing_{}", &name[..end]));
                 }
             }
         }
@@ -293,19 +294,13 @@ fn macro_metric_names(dir: &std::path::Path) -> Vec<String> {
 /// its metrics.
 fn quoted_metric_names(dir: &std::path::Path) -> Vec<String> {
     let mut names = Vec::new();
-    for entry in std::fs::read_dir(dir).expect("a source directory") {
-        let path = entry.expect("an entry").path();
-        if path.is_dir() {
-            names.extend(quoted_metric_names(&path));
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            let text = std::fs::read_to_string(&path).expect("a source file");
-            for (at, _) in text.match_indices("\"racing_") {
-                let tail = &text[at + 1..];
-                if let Some(end) = tail.find('"') {
-                    let name = &tail[..end];
-                    if name.chars().all(|c| c.is_ascii_lowercase() || c == '_') {
-                        names.push(name.to_owned());
-                    }
+    for text in rust_texts(dir) {
+        for (at, _) in text.match_indices("\"racing_") {
+            let tail = &text[at + 1..];
+            if let Some(end) = tail.find('"') {
+                let name = &tail[..end];
+                if name.chars().all(|c| c.is_ascii_lowercase() || c == '_') {
+                    names.push(name.to_owned());
                 }
             }
         }
