@@ -148,6 +148,52 @@ fn every_test_file_has_its_name_on_the_map() {
     );
 }
 
+/// Each list of "Layers" names every module of its directory: a module the list leaves
+/// out has no place in the order the map gives.
+#[test]
+fn every_layer_list_names_every_module_of_its_directory() {
+    let map = read(MAP);
+    let layers = map
+        .split_once("### Layers")
+        .and_then(|(_, rest)| rest.split_once("### Imports"))
+        .map(|(layers, _)| layers)
+        .expect("the map's Layers section");
+    let mut lists = 0;
+    let mut missing = Vec::new();
+    for item in layers.split("\n- ").skip(1) {
+        let Some(dir) = item
+            .strip_prefix('`')
+            .and_then(|rest| rest.split_once("/`:"))
+            .map(|(dir, _)| dir)
+        else {
+            continue;
+        };
+        lists += 1;
+        let named = code_spans(item);
+        let entries = std::fs::read_dir(root().join(dir)).expect("a listed directory");
+        for entry in entries {
+            let path = entry.expect("an entry").path();
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+            let module = match name {
+                Some(n) if path.is_dir() && n != "tests" => n,
+                Some(n) if n.ends_with(".rs") => n.trim_end_matches(".rs").to_owned(),
+                _ => continue,
+            };
+            if !["mod", "lib", "main", "tests"].contains(&module.as_str())
+                && !named.contains(module.as_str())
+            {
+                missing.push(format!("{dir}/{module}"));
+            }
+        }
+    }
+    assert!(lists >= 7, "the Layers section has {lists} lists");
+    missing.sort();
+    assert!(
+        missing.is_empty(),
+        "modules without their place in {MAP}'s Layers: {missing:?}"
+    );
+}
+
 #[test]
 fn the_rules_of_the_map_hold_in_the_code() {
     let mut files = Vec::new();
