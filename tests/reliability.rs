@@ -1693,8 +1693,13 @@ async fn lose_a_node(victim: Victim) {
         "killed node-{killed} ({victim:?}); {} of {n} acknowledged; {answered} reads meanwhile",
         acked.len()
     );
+    // A clean exit. Its time is checked on a whole cluster
+    // (`sigterm_finishes_requests_closes_sockets_and_exits_in_time`); here a node was just
+    // lost, and the steps of a stop that speak to NATS (the leases given back) wait up to
+    // their bounds. Once in five clean CI runs the exit took over 10 s, when the webhooks'
+    // lease was given back without one.
     service.signal(Signal::SIGTERM);
-    let status = service.exited(Duration::from_secs(10)).await;
+    let status = service.exited(Duration::from_secs(20)).await;
     assert!(
         status.is_some_and(|s| s.success()),
         "exit {status:?}; log:\n{}",

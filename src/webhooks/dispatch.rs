@@ -16,6 +16,9 @@ use super::manage::Webhooks;
 use super::scanner::Scanner;
 use crate::projector::Progress;
 
+/// How long a stop waits to give the sending lease back before leaving it to lapse.
+const LEASE_RELEASE: Duration = Duration::from_secs(2);
+
 /// The sender, as the service runs it.
 pub struct Dispatcher {
     /// The webhooks.
@@ -96,7 +99,11 @@ impl Dispatcher {
             for (_, (_, lane)) in lanes.drain() {
                 let _ = tokio::time::timeout(Duration::from_secs(2), lane).await;
             }
-            self.webhooks.buckets.release_lease(&self.replica).await;
+            // Given back at once for another replica to take, but bounded: a bucket that
+            // does not answer (a NATS node just lost) would hold the stop up to the
+            // client's request timeout, twice; the lease lapses by itself.
+            let release = self.webhooks.buckets.release_lease(&self.replica);
+            let _ = tokio::time::timeout(LEASE_RELEASE, release).await;
         }
     }
 
