@@ -176,6 +176,7 @@ pub(crate) fn keep_careers(
     for ((role, id, date), &(rides, wins)) in &resulted.rides {
         pasts.recent(s, *role, id)?.change(date, rides, wins);
         pasts.changed_recents.insert((*role, id.clone()));
+        pasts.rides_on.remove(&(*role, id.clone(), date.clone()));
     }
     Ok(())
 }
@@ -190,6 +191,11 @@ pub(crate) struct Pasts {
     recents: HashMap<(Role, String), Recent>,
     changed_careers: BTreeSet<String>,
     changed_recents: BTreeSet<(Role, String)>,
+    /// A person's rides and wins on a date, as read from their rides where their recent
+    /// record does not reach back to it: an amended result of an old date works out the
+    /// form of every card after it again, and their people's strike rates read the same
+    /// dates card after card. Forgotten where a result changes them ([`keep_careers`]).
+    rides_on: HashMap<(Role, String, String), (u32, u32)>,
 }
 
 impl Pasts {
@@ -226,6 +232,27 @@ impl Pasts {
                 new.insert(read(s, &keys::analysis::horse_career(horse))?.unwrap_or_default())
             }
         })
+    }
+
+    /// The rides and wins of person `id` in `role` on `dates`, each date's read at its
+    /// first ask.
+    fn rides_on(
+        &mut self,
+        s: &impl Records,
+        role: Role,
+        id: &str,
+        dates: &[String],
+    ) -> Result<(u32, u32), StoreError> {
+        let (mut rides, mut wins) = (0, 0);
+        for date in dates {
+            let counted = match self.rides_on.entry((role, id.to_owned(), date.clone())) {
+                Entry::Occupied(known) => *known.get(),
+                Entry::Vacant(new) => *new.insert(rides_on(s, role, id, [date.as_str()])?),
+            };
+            rides += counted.0;
+            wins += counted.1;
+        }
+        Ok((rides, wins))
     }
 
     /// The recent record of person `id` in `role` as `s` holds it, decoded at its first
@@ -370,7 +397,7 @@ impl People {
             Some(counted) => counted,
             None => {
                 let dates = self.dates(s)?.to_vec();
-                rides_on(s, role, &id, dates.iter().map(String::as_str))?
+                pasts.rides_on(s, role, &id, &dates)?
             }
         };
         let strike = Strike {
