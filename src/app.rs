@@ -411,6 +411,13 @@ impl Application {
             .with_worker(self.config.rebuild_worker.clone())
             .with_snapshots(self.snapshots.clone()),
         );
+        tokio::spawn(crate::compaction::watch(
+            rebuilder.clone(),
+            self.state.read_models.clone(),
+            self.config.compaction,
+            self.state.ready.clone(),
+            shutdown.clone(),
+        ));
         // The snapshots' writer, where there is a bucket and its lease's.
         let writer = match (&self.snapshots, &self.lease) {
             (Some(snapshots), Some(lease)) => {

@@ -131,6 +131,15 @@ pub struct ServeArgs {
     /// holds and the replay's peak: docs/operations.md and BENCHMARKS.md.
     #[arg(long, env = "RACING_REPLAY_MEMORY_MIB", default_value_t = racing_projections::Options::default().replay_bytes >> 20)]
     pub replay_memory_mib: usize,
+    /// The read models are compacted (copied whole into a fresh store, which is then
+    /// swapped in) once their size on disk is more than this many times their records';
+    /// 0: never. sled gives no room back, so a store that applies events for long,
+    /// amendments above all, grows to many times its records.
+    #[arg(long, env = "RACING_STORE_COMPACT_RATIO", default_value_t = crate::compaction::Settings::default().ratio)]
+    pub store_compact_ratio: f64,
+    /// ...and at least this many MiB.
+    #[arg(long, env = "RACING_STORE_COMPACT_MIN_MIB", default_value_t = crate::compaction::Settings::default().least_bytes >> 20)]
+    pub store_compact_min_mib: u64,
     /// Whether this replica writes snapshots of the read models to the object store when
     /// it holds the writer's lease (one replica at a time does).
     #[arg(long, env = "RACING_SNAPSHOT_WRITE", default_value_t = true, action = clap::ArgAction::Set)]
@@ -347,6 +356,8 @@ pub struct Config {
     pub rebuild_worker: Option<PathBuf>,
     /// Snapshots of the read models: whether this replica writes and loads them, and when.
     pub snapshots: crate::snapshot::settings::Settings,
+    /// When the read models are compacted.
+    pub compaction: crate::compaction::Settings,
     /// Webhooks: the networks opened to endpoints, a delivery's time, the sender's lease.
     pub webhooks: crate::webhooks::settings::Settings,
 }
@@ -457,6 +468,10 @@ impl TryFrom<ServeArgs> for Config {
                     .then(|| a.nats_file_store_mib.saturating_mul(1 << 20)),
                 log_margin: a.snapshot_log_margin_mib.saturating_mul(1 << 20),
             },
+            compaction: crate::compaction::Settings {
+                ratio: compact_ratio(a.store_compact_ratio)?,
+                least_bytes: a.store_compact_min_mib.saturating_mul(1 << 20),
+            },
             request_limits: crate::http::limits::RequestLimits {
                 rate_per_sec: a.rate_limit_per_sec.max(1),
                 burst: a.rate_limit_burst.max(1),
@@ -513,6 +528,7 @@ impl Config {
                 wait: Duration::ZERO,
                 ..crate::snapshot::settings::Settings::default()
             },
+            compaction: crate::compaction::Settings::default(),
             request_limits: crate::http::limits::RequestLimits::default(),
             key_watch_stale_after: crate::keys::registry::STALE_AFTER,
             signup: crate::subscribe::settings::Settings {
@@ -538,8 +554,34 @@ impl Config {
     }
 }
 
+/// `RACING_STORE_COMPACT_RATIO` checked: 0 (never), or above 1 (a store is never smaller
+/// on disk than its records, so a lower ratio would compact it again and again).
+fn compact_ratio(ratio: f64) -> anyhow::Result<f64> {
+    if ratio == 0.0 || (ratio.is_finite() && ratio > 1.0) {
+        Ok(ratio)
+    } else {
+        anyhow::bail!("RACING_STORE_COMPACT_RATIO `{ratio}`: 0 (never compact) or a number above 1")
+    }
+}
+
 /// The credentials directory under a data directory, where `racing serve` without a NATS
 /// URL keeps the seeds of its users and `racing publish` and `racing keys` find them.
 pub fn credentials_dir(data_dir: &std::path::Path) -> PathBuf {
     data_dir.join("credentials")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::compact_ratio;
+
+    #[test]
+    fn a_compaction_ratio_is_never_or_above_one() {
+        for ratio in [0.0, 1.5, 3.0] {
+            assert_eq!(compact_ratio(ratio).ok(), Some(ratio));
+        }
+        for ratio in [0.5, 1.0, -2.0, f64::NAN, f64::INFINITY] {
+            let refused = compact_ratio(ratio).expect_err("refused").to_string();
+            assert!(refused.contains("RACING_STORE_COMPACT_RATIO"), "{refused}");
+        }
+    }
 }

@@ -6,6 +6,7 @@
 pub mod admin;
 pub mod app;
 pub mod cli;
+pub mod compaction;
 pub mod config;
 pub mod disk;
 pub mod faults;

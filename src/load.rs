@@ -302,6 +302,25 @@ pub fn give_way(nice: i32) {
     let _ = nice;
 }
 
+/// `work` on a thread of its own named `name`, lowered to `nice` ([`give_way`]), awaited:
+/// long reads and writes of a whole store beside the API and the projector.
+pub async fn on_own_thread<T: Send + 'static>(
+    name: &str,
+    nice: i32,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> std::io::Result<T> {
+    let (done, result) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name(name.to_owned())
+        .spawn(move || {
+            give_way(nice);
+            let _ = done.send(work());
+        })?;
+    result
+        .await
+        .map_err(|_| std::io::Error::other(format!("the thread {name} ended")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,6 +7,7 @@ mod api;
 mod architecture;
 mod browser;
 mod cluster;
+mod compaction;
 mod corrections;
 mod discovery;
 mod doc_names;

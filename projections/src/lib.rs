@@ -70,8 +70,8 @@ pub use scan::{Item, Scan};
 pub use search::index::MAX_SEARCH_CHARS;
 pub use search::HorseMatch;
 pub use snapshot::{
-    layout, load_snapshot, snapshot_head, verify_snapshot, Expected, SnapshotError, SnapshotHead,
-    SnapshotSummary,
+    layout, load_snapshot, snapshot_head, verify_snapshot, Copied, Expected, SnapshotError,
+    SnapshotHead, SnapshotSummary,
 };
 pub use state::{RaceOdds, Records, State};
 pub use status::RaceStatusRow;

@@ -127,18 +127,7 @@ impl Store {
         go_on: impl Fn() -> bool,
     ) -> Result<SnapshotSummary, SnapshotError> {
         let mut view = self.kv.freeze().ok_or(SnapshotError::Busy)?;
-        let head = SnapshotHead {
-            layout: layout().to_owned(),
-            checkpoint: view
-                .get(keys::CHECKPOINT)?
-                .map(|v| crate::store::decode_u64(&v))
-                .transpose()?
-                .unwrap_or(0),
-            stream: view
-                .get(keys::STREAM)?
-                .map(|v| String::from_utf8_lossy(&v).into_owned())
-                .unwrap_or_default(),
-        };
+        let head = head_of(&view)?;
         let out = Hashing::new(BufWriter::new(std::fs::File::create(file)?));
         let mut z = zstd::Encoder::new(out, LEVEL)?;
         z.write_all(MAGIC)?;
@@ -180,6 +169,103 @@ impl Store {
     }
 }
 
+/// A store copied whole ([`Store::copy_to`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Copied {
+    /// What a snapshot of the store at that moment would say of itself.
+    pub head: SnapshotHead,
+    /// The records copied.
+    pub records: u64,
+    /// The bytes of the records, keys and values, as stored.
+    pub record_bytes: u64,
+}
+
+impl Store {
+    /// Copies every record into a new store at `dir` (which must not hold one), as the
+    /// store stood when the copy started: its writes go on meanwhile, as for a snapshot,
+    /// and the copy is written in key order, as a snapshot is loaded. sled rewrites pages
+    /// and gives no room back, so a store long in use grows to several times its records
+    /// on disk; its copy takes what a load of them takes. `go_on` is asked between parts;
+    /// the copy stops with an error once it says no, and a copy cut short is removed
+    /// whole by whoever made its directory. The copy is flushed before it is returned.
+    pub fn copy_to(
+        &self,
+        dir: &Path,
+        options: Options,
+        go_on: impl Fn() -> bool,
+    ) -> Result<(Store, Copied), SnapshotError> {
+        let mut view = self.kv.freeze().ok_or(SnapshotError::Busy)?;
+        let head = head_of(&view)?;
+        let copy = empty_store(dir, options)?;
+        let (mut records, mut record_bytes) = (0u64, 0u64);
+        loop {
+            if !go_on() {
+                return Err(SnapshotError::Damaged("stopped before its end".into()));
+            }
+            let part = view.next_part(PART)?;
+            if part.is_empty() {
+                break;
+            }
+            for (key, value) in part {
+                copy.kv.put(&key, &value)?;
+                records += 1;
+                record_bytes += (key.len() + value.len()) as u64;
+            }
+        }
+        drop(view);
+        copy.kv.flush_now()?;
+        let copied = Copied {
+            head,
+            records,
+            record_bytes,
+        };
+        Ok((copy, copied))
+    }
+
+    /// How many records the store holds and their bytes, keys and values as stored (what
+    /// a copy of it would write), read through; its writes go on meanwhile.
+    pub fn record_bytes(&self) -> Result<(u64, u64), StoreError> {
+        self.kv.stored().try_fold((0, 0), |(records, bytes), item| {
+            let (key, value) = item?;
+            Ok((records + 1, bytes + (key.len() + value.len()) as u64))
+        })
+    }
+}
+
+/// What a snapshot of the store `view` holds says of itself; only before the view's
+/// first part is read.
+fn head_of(view: &crate::kv::FrozenView) -> Result<SnapshotHead, StoreError> {
+    Ok(SnapshotHead {
+        layout: layout().to_owned(),
+        checkpoint: view
+            .get(keys::CHECKPOINT)?
+            .map(|v| crate::store::decode_u64(&v))
+            .transpose()?
+            .unwrap_or(0),
+        stream: view
+            .get(keys::STREAM)?
+            .map(|v| String::from_utf8_lossy(&v).into_owned())
+            .unwrap_or_default(),
+    })
+}
+
+/// A new store at `dir`, refused where `dir` already holds read models.
+fn empty_store(dir: &Path, options: Options) -> Result<Store, SnapshotError> {
+    let store = Store::open_with(dir, options)?;
+    if store
+        .kv
+        .all()
+        .next()
+        .is_some_and(|r| r.is_ok_and(|(k, _)| k.as_ref() != SCHEMA_KEY))
+    {
+        return Err(SnapshotError::Damaged(format!(
+            "{} already holds read models",
+            dir.display()
+        )));
+    }
+    Ok(store)
+}
+
 /// Reads the snapshot `file` through without loading it: its digest, its format, its
 /// head and the count of its records (`racing snapshot verify`).
 pub fn verify_snapshot(
@@ -208,18 +294,7 @@ pub fn load_snapshot(
             expected: expected.stream.to_owned(),
         });
     }
-    let store = Store::open_with(dir, options)?;
-    if store
-        .kv
-        .all()
-        .next()
-        .is_some_and(|r| r.is_ok_and(|(k, _)| k.as_ref() != SCHEMA_KEY))
-    {
-        return Err(SnapshotError::Damaged(format!(
-            "{} already holds read models",
-            dir.display()
-        )));
-    }
+    let store = empty_store(dir, options)?;
     // A record at a time, in key order: the fastest way into sled there is (the bench's
     // store loads so in well under the time it takes in batches). Nothing reads the store
     // before the load ends, and a load cut short is removed whole by whoever made its

@@ -22,6 +22,7 @@
 //! longer holds (deleted) are skipped; and a rebuild that cannot reach the checkpoint
 //! within [`HOLD_LIMIT`] fails and keeps the store in use.
 
+mod copy;
 mod pace;
 mod retire;
 pub(crate) mod status;
@@ -119,6 +120,14 @@ impl Rebuilder {
     /// The current or last rebuild's status.
     pub fn status(&self) -> Status {
         lock(&self.status).clone()
+    }
+
+    /// How many events the store in use is behind the stream's end, as the stream last
+    /// said (its cached info).
+    pub async fn behind(&self) -> anyhow::Result<u64> {
+        let stream = self.js.get_stream(&self.stream).await?;
+        let last = stream.cached_info().state.last_sequence;
+        Ok(last.saturating_sub(self.read_models.load().checkpoint()?))
     }
 
     /// What is wrong with the store in use, while a rebuild repairs it.
@@ -325,6 +334,17 @@ impl Run {
         let identity = crate::nats::stream::stream_identity(info);
         let loaded = match &self.from {
             Origin::Snapshot(name) => self.load_snapshot(dir, name.as_deref(), &identity).await?,
+            Origin::Store { why, record_bytes } => {
+                let models = &self.read_models;
+                copy::copy_store(
+                    models,
+                    dir,
+                    (why, *record_bytes),
+                    &self.status,
+                    &self.shutdown,
+                )
+                .await?
+            }
             Origin::Log => 0,
         };
         let mut folder = self.folder(dir, &identity, loaded)?;

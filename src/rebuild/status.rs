@@ -66,6 +66,10 @@ pub struct Status {
     /// (`racing snapshot load`); none: it was folded from the log's start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snapshot: Option<String>,
+    /// Why the store in use was copied into the fresh one before it caught up with the
+    /// log: its size on disk against its records' (`compact.rs`); none: no compaction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compaction: Option<String>,
 }
 
 /// Where a rebuild's fresh store starts.
@@ -76,4 +80,12 @@ pub enum Origin {
     /// A snapshot's records (the newest of this layout and stream, or the one named),
     /// then the log from its checkpoint.
     Snapshot(Option<String>),
+    /// A copy of the store in use (about `record_bytes` of records), then the log from
+    /// the copy's checkpoint: a compaction, for the reason `why`.
+    Store {
+        /// What was measured that asked for it.
+        why: String,
+        /// The bytes of the records to copy, as last measured: the room the copy needs.
+        record_bytes: u64,
+    },
 }
