@@ -76,7 +76,7 @@ async fn a_store_past_its_ratio_is_copied_and_swapped_in_answering_the_same() {
     );
 
     // The copy of so small a store is still past the ratio (sled's own files): the next
-    // look leaves it until it has doubled, rather than copying it again.
+    // look leaves it, as any copy, until it has doubled.
     tokio::time::sleep(Duration::from_secs(12)).await;
     let metrics = app
         .client

@@ -335,15 +335,8 @@ impl Run {
         let loaded = match &self.from {
             Origin::Snapshot(name) => self.load_snapshot(dir, name.as_deref(), &identity).await?,
             Origin::Store { why, record_bytes } => {
-                let models = &self.read_models;
-                copy::copy_store(
-                    models,
-                    dir,
-                    (why, *record_bytes),
-                    &self.status,
-                    &self.shutdown,
-                )
-                .await?
+                let (models, stop) = (&self.read_models, &self.shutdown);
+                copy::copy_store(models, dir, (why, *record_bytes), &self.status, stop).await?
             }
             Origin::Log => 0,
         };
