@@ -78,15 +78,7 @@ async fn a_store_past_its_ratio_is_copied_and_swapped_in_answering_the_same() {
     // The copy of so small a store is still past the ratio (sled's own files): the next
     // look leaves it, as any copy, until it has doubled.
     tokio::time::sleep(Duration::from_secs(12)).await;
-    let metrics = app
-        .client
-        .get(format!("{}/metrics", app.admin))
-        .send()
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("text");
+    let metrics = app.metrics().await;
     let done = metrics
         .lines()
         .find(|l| l.starts_with("racing_store_compactions_total{outcome=\"done\"}"));

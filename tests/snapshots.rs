@@ -682,18 +682,6 @@ async fn no_snapshot_is_taken_while_the_store_is_rebuilt_or_behind() {
     app.stop().await;
 }
 
-/// The metrics the admin listener exposes.
-async fn metrics(app: &App) -> String {
-    app.client
-        .get(format!("{}/metrics", app.admin))
-        .send()
-        .await
-        .expect("the admin listener")
-        .text()
-        .await
-        .expect("metrics")
-}
-
 /// Asks `app` for a snapshot, asserts it is skipped for want of room, saying `why`, and
 /// that `racing snapshot list` (`GET /snapshots`), `/status` and the metrics say so.
 async fn skipped_now(app: &App, why: &str) -> String {
@@ -714,7 +702,7 @@ async fn skipped_now(app: &App, why: &str) -> String {
         "{status}"
     );
     assert!(
-        metrics(app)
+        app.metrics()
             .await
             .lines()
             .any(|l| l.starts_with("racing_snapshot_skipped_total")),

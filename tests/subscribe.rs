@@ -625,15 +625,7 @@ async fn a_recipient_the_relay_refuses_is_set_aside_and_later_mail_still_goes() 
         .expect("the spool")
         .count();
     assert_eq!(spool, 0);
-    let metrics = app
-        .client
-        .get(format!("{}/metrics", app.admin))
-        .send()
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("text");
+    let metrics = app.metrics().await;
     for name in [
         "racing_mail_queued",
         "racing_mail_deferred",

@@ -416,6 +416,18 @@ impl App {
             .expect("json")
     }
 
+    /// The metrics the admin listener exposes, as text.
+    pub async fn metrics(&self) -> String {
+        self.client
+            .get(format!("{}/metrics", self.admin))
+            .send()
+            .await
+            .expect("the admin listener")
+            .text()
+            .await
+            .expect("metrics")
+    }
+
     /// The response to a GET with the test key, as it came.
     pub async fn response(&self, path: &str) -> reqwest::Response {
         self.response_with(path, Some(KEY)).await

@@ -126,7 +126,7 @@ impl Store {
         file: &Path,
         go_on: impl Fn() -> bool,
     ) -> Result<SnapshotSummary, SnapshotError> {
-        let mut view = self.kv.freeze().ok_or(SnapshotError::Busy)?;
+        let view = self.kv.freeze().ok_or(SnapshotError::Busy)?;
         let head = head_of(&view)?;
         let out = Hashing::new(BufWriter::new(std::fs::File::create(file)?));
         let mut z = zstd::Encoder::new(out, LEVEL)?;
@@ -134,25 +134,13 @@ impl Store {
         let head_json = serde_json::to_vec(&head).map_err(io::Error::other)?;
         z.write_all(&(head_json.len() as u32).to_be_bytes())?;
         z.write_all(&head_json)?;
-        let (mut records, mut record_bytes) = (0u64, 0u64);
-        loop {
-            if !go_on() {
-                return Err(SnapshotError::Damaged("stopped before its end".into()));
-            }
-            let part = view.next_part(PART)?;
-            if part.is_empty() {
-                break;
-            }
-            for (key, value) in part {
-                z.write_all(&(key.len() as u32).to_be_bytes())?;
-                z.write_all(&(value.len() as u32).to_be_bytes())?;
-                z.write_all(&key)?;
-                z.write_all(&value)?;
-                records += 1;
-                record_bytes += (key.len() + value.len()) as u64;
-            }
-        }
-        drop(view);
+        let (records, record_bytes) = read_through(view, go_on, |key, value| {
+            z.write_all(&(key.len() as u32).to_be_bytes())?;
+            z.write_all(&(value.len() as u32).to_be_bytes())?;
+            z.write_all(key)?;
+            z.write_all(value)?;
+            Ok(())
+        })?;
         z.write_all(&END.to_be_bytes())?;
         z.write_all(&records.to_be_bytes())?;
         let mut out = z.finish()?;
@@ -194,25 +182,11 @@ impl Store {
         options: Options,
         go_on: impl Fn() -> bool,
     ) -> Result<(Store, Copied), SnapshotError> {
-        let mut view = self.kv.freeze().ok_or(SnapshotError::Busy)?;
+        let view = self.kv.freeze().ok_or(SnapshotError::Busy)?;
         let head = head_of(&view)?;
         let copy = empty_store(dir, options)?;
-        let (mut records, mut record_bytes) = (0u64, 0u64);
-        loop {
-            if !go_on() {
-                return Err(SnapshotError::Damaged("stopped before its end".into()));
-            }
-            let part = view.next_part(PART)?;
-            if part.is_empty() {
-                break;
-            }
-            for (key, value) in part {
-                copy.kv.put(&key, &value)?;
-                records += 1;
-                record_bytes += (key.len() + value.len()) as u64;
-            }
-        }
-        drop(view);
+        let (records, record_bytes) =
+            read_through(view, go_on, |key, value| Ok(copy.kv.put(key, value)?))?;
         copy.kv.flush_now()?;
         let copied = Copied {
             head,
@@ -229,6 +203,31 @@ impl Store {
             let (key, value) = item?;
             Ok((records + 1, bytes + (key.len() + value.len()) as u64))
         })
+    }
+}
+
+/// Hands each record of `view` to `each`, in key order, asking `go_on` between parts (an
+/// error once it says no); the view is let go at the end. Returns how many records there
+/// were and their bytes, keys and values.
+fn read_through(
+    mut view: crate::kv::FrozenView,
+    go_on: impl Fn() -> bool,
+    mut each: impl FnMut(&[u8], &[u8]) -> Result<(), SnapshotError>,
+) -> Result<(u64, u64), SnapshotError> {
+    let (mut records, mut record_bytes) = (0u64, 0u64);
+    loop {
+        if !go_on() {
+            return Err(SnapshotError::Damaged("stopped before its end".into()));
+        }
+        let part = view.next_part(PART)?;
+        if part.is_empty() {
+            return Ok((records, record_bytes));
+        }
+        for (key, value) in part {
+            each(&key, &value)?;
+            records += 1;
+            record_bytes += (key.len() + value.len()) as u64;
+        }
     }
 }
 
