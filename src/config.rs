@@ -133,7 +133,7 @@ pub struct ServeArgs {
     pub replay_memory_mib: usize,
     /// The read models are compacted (copied whole into a fresh store, which is then
     /// swapped in) once their size on disk is more than this many times their records';
-    /// 0: never. sled gives no room back, so a store that applies events for long,
+    /// 0: never, else above 1. sled gives no room back, so a store that applies events for long,
     /// amendments above all, grows to many times its records.
     #[arg(long, env = "RACING_STORE_COMPACT_RATIO", default_value_t = crate::compaction::Settings::default().ratio)]
     pub store_compact_ratio: f64,

@@ -67,7 +67,7 @@ pub struct Status {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snapshot: Option<String>,
     /// Why the store in use was copied into the fresh one before it caught up with the
-    /// log: its size on disk against its records' (`compact.rs`); none: no compaction.
+    /// log: its size on disk against its records' (`src/compaction.rs`); none: no compaction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compaction: Option<String>,
 }

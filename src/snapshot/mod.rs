@@ -131,27 +131,20 @@ impl Snapshots {
         let data_dir = self.data_dir.clone();
         let out_of_room = Arc::new(AtomicBool::new(false));
         let full = out_of_room.clone();
-        let (done, written) = tokio::sync::oneshot::channel();
-        std::thread::Builder::new()
-            .name("racing-snapshot".into())
-            .spawn(move || {
-                give_way();
-                let go_on = || {
-                    let room = crate::disk::room_beside_store(&data_dir, 0, "").is_ok();
-                    full.fetch_or(!room, Ordering::Relaxed);
-                    room && !stop.is_cancelled()
-                };
-                let written = snapshot.write_snapshot(&path, go_on);
-                // The store's handle goes before the answer does.
-                drop(snapshot);
-                let _ = done.send(written);
-            })
-            .context("starting the snapshot's thread")
-            .map_err(NotWritten::Failed)?;
-        let written = written
-            .await
-            .context("the snapshot's thread ended")
-            .map_err(NotWritten::Failed)?;
+        let written = crate::load::on_own_thread("racing-snapshot", NICE, move || {
+            let go_on = || {
+                let room = crate::disk::room_beside_store(&data_dir, 0, "").is_ok();
+                full.fetch_or(!room, Ordering::Relaxed);
+                room && !stop.is_cancelled()
+            };
+            let written = snapshot.write_snapshot(&path, go_on);
+            // The store's handle goes before the answer does.
+            drop(snapshot);
+            written
+        })
+        .await
+        .context("the snapshot's thread")
+        .map_err(NotWritten::Failed)?;
         if out_of_room.load(Ordering::Relaxed) {
             drop(remove);
             let why = crate::disk::room_beside_store(&self.data_dir, estimate, &what)
@@ -424,18 +417,10 @@ pub async fn open(
     }
 }
 
-/// The niceness of the thread that writes a snapshot's file.
+/// The niceness of the thread that writes a snapshot's file: the API's requests and the
+/// projector have the cores first (it still runs on any spare time, so a busy machine
+/// slows it rather than starves it).
 const NICE: i32 = 19;
-
-/// Lowers this thread's priority to the least, so that the API's requests and the
-/// projector have the cores first while a snapshot is written (it still runs on any
-/// spare time, so a busy machine slows it rather than starves it).
-fn give_way() {
-    let tid = rustix::thread::gettid();
-    if let Err(e) = rustix::process::setpriority_process(Some(tid), NICE) {
-        tracing::warn!(error = %e, "the snapshot's thread could not lower its priority");
-    }
-}
 
 /// The bucket's name beside `stream`.
 pub fn bucket_name(stream: &str) -> String {
