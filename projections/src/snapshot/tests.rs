@@ -230,3 +230,42 @@ fn a_damaged_snapshot_or_one_of_another_layout_or_stream_is_refused() {
         "{refused}"
     );
 }
+
+#[test]
+fn a_copy_holds_every_record_as_the_store_stood_and_goes_on_from_its_checkpoint() {
+    let events = log();
+    let (first, rest) = events.split_at(9);
+    let (_dir, store) = built(first);
+    let copy_dir = tempdir();
+    let (copy, copied) = store
+        .copy_to(copy_dir.path(), Options::default(), || true)
+        .expect("copied");
+    assert_eq!(copied.head.checkpoint, 9);
+    assert_eq!(copied.head.stream, "RACING@1");
+    assert_eq!(records(&copy), records(&store));
+    assert_eq!(copied.records as usize, records(&store).len());
+    let (counted, bytes) = store.record_bytes().expect("read through");
+    assert_eq!((counted, bytes), (copied.records, copied.record_bytes));
+
+    // The copy goes on from its checkpoint as the store does.
+    apply(&store, 10, rest);
+    apply(&copy, 10, rest);
+    assert_eq!(records(&copy), records(&store));
+
+    // A directory that holds read models is refused, and one told to stop stops.
+    drop(copy);
+    let refused = store
+        .copy_to(copy_dir.path(), Options::default(), || true)
+        .map(|(_, copied)| copied);
+    assert!(
+        matches!(refused, Err(SnapshotError::Damaged(_))),
+        "{refused:?}"
+    );
+    let stopped = store
+        .copy_to(tempdir().path(), Options::default(), || false)
+        .map(|(_, copied)| copied);
+    assert!(
+        matches!(stopped, Err(SnapshotError::Damaged(_))),
+        "{stopped:?}"
+    );
+}
