@@ -9,7 +9,7 @@ use std::sync::Arc;
 use racing_events::Envelope;
 
 use crate::feed::ChangedDocs;
-use crate::fold::{Fold, Outcome};
+use crate::fold::{Fold, Kept, Outcome};
 use crate::ids::Seen;
 use crate::keys;
 use crate::keys::doc::DocKey;
@@ -192,7 +192,13 @@ impl<'a> Batch<'a> {
             bytes: 0,
             new_ids: Vec::new(),
             new_id_set: HashSet::default(),
-            fold: Fold::default(),
+            fold: Fold::resumed(
+                store
+                    .handed(checkpoint)
+                    .and_then(|handed| handed.downcast::<Kept>().ok())
+                    .map(|kept| *kept)
+                    .unwrap_or_default(),
+            ),
             stats: BatchStats::default(),
             changed_docs: ChangedDocs::default(),
             position: checkpoint,
@@ -303,6 +309,7 @@ impl<'a> Batch<'a> {
         let mut fold = std::mem::take(&mut self.fold);
         fold.render(&mut self)?;
         self.stats.late_prices = fold.late_prices();
+        self.store.hand_on(self.checkpoint, Box::new(fold.keep()));
         let writes = std::mem::take(&mut self.writes);
         for k in writes.keys() {
             // Documents, and people's records and lists, which the change feed does not

@@ -32,6 +32,33 @@ pub(crate) struct Cards {
     pasts: form::Pasts,
 }
 
+/// What the model hands on to the next batch of its store ([`crate::fold::Kept`]): the
+/// races' parts it rendered and the careers and recent records it decoded.
+#[derive(Debug, Default)]
+pub(crate) struct Kept {
+    parts: Parts,
+    pasts: form::Pasts,
+}
+
+impl Cards {
+    /// A model for a batch that starts where the one that kept `kept` ended.
+    pub(crate) fn resumed(kept: Kept) -> Cards {
+        Cards {
+            parts: kept.parts,
+            pasts: kept.pasts,
+            ..Cards::default()
+        }
+    }
+
+    /// What the next batch may start from, once the batch has rendered and finished.
+    pub(crate) fn keep(self) -> Kept {
+        Kept {
+            parts: self.parts,
+            pasts: self.pasts.kept(),
+        }
+    }
+}
+
 impl ReadModel for Cards {
     fn apply<S: State>(&mut self, s: &mut S, change: &Change<'_>) -> Result<(), StoreError> {
         match &change.what {

@@ -116,7 +116,33 @@ pub struct Fold {
     book: Option<crate::market::Book>,
 }
 
+/// What a batch's fold hands on to the next batch of the same store, as the store stands
+/// once the batch is written: the models' decoded careers and recent records and rendered
+/// races' parts. A catch-up while the API answers commits in batches of a few events, and
+/// each would otherwise read and render them again.
+#[derive(Debug, Default)]
+pub(crate) struct Kept {
+    cards: crate::cards::Kept,
+    results: crate::race_parts::Parts,
+}
+
 impl Fold {
+    /// A fold for a batch that starts where the one that kept `kept` ended.
+    pub(crate) fn resumed(kept: Kept) -> Fold {
+        let mut fold = Fold::default();
+        fold.models.cards = crate::cards::Cards::resumed(kept.cards);
+        fold.models.results = crate::results::Results::resumed(kept.results);
+        fold
+    }
+
+    /// What the next batch may start from, once this one has rendered ([`Fold::render`]).
+    pub(crate) fn keep(self) -> Kept {
+        Kept {
+            cards: self.models.cards.keep(),
+            results: self.models.results.keep(),
+        }
+    }
+
     /// Folds one valid event in. `seq` is its stream sequence, `published` when JetStream
     /// stored it (nanoseconds since the epoch), which an odds move keeps.
     pub fn apply<S: State>(

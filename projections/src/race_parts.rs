@@ -4,7 +4,8 @@
 //! meeting's races were read and rendered some ten or twenty times over; now the races
 //! an event left alone are copied from here. A part is used only where the records it
 //! would be rendered from hash the same as those it was, so it is never stale, whatever
-//! wrote them; a fold keeps the parts of the last few dates it rendered.
+//! wrote them; a fold keeps the parts of the last dates it rendered, and hands them on to
+//! the next batch of its store (`fold.rs`, [`crate::fold::Kept`]).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -15,8 +16,10 @@ use xxhash_rust::xxh3::Xxh3;
 use crate::kv::StoreError;
 
 /// Dates whose parts are kept: a replay renders a meeting's documents at each of its
-/// cards and results, and now and then a later date's whose form a result changed.
-const DATES: usize = 4;
+/// cards and results, and a result the cards of the 14 days after its date whose form it
+/// changed: with 4 kept, an amended result's dates went round the list, and each was
+/// rendered whole again.
+const DATES: usize = 16;
 
 /// The races' parts of the last dates rendered, by date, venue and race number.
 #[derive(Debug, Default)]

@@ -25,6 +25,22 @@ pub(crate) struct Results {
     parts: Parts,
 }
 
+impl Results {
+    /// A model for a batch that starts where the one that kept `parts` ended
+    /// ([`crate::fold::Kept`]).
+    pub(crate) fn resumed(parts: Parts) -> Results {
+        Results {
+            parts,
+            ..Results::default()
+        }
+    }
+
+    /// The races' parts it rendered, for the next batch of its store.
+    pub(crate) fn keep(self) -> Parts {
+        self.parts
+    }
+}
+
 impl ReadModel for Results {
     fn apply<S: State>(&mut self, _: &mut S, change: &Change<'_>) -> Result<(), StoreError> {
         match &change.what {

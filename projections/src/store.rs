@@ -132,6 +132,9 @@ impl Default for Options {
     }
 }
 
+/// What one batch of a store hands on to the next ([`Store::hand_on`]).
+pub(crate) type Handed = Box<dyn std::any::Any + Send>;
+
 /// The read models on disk.
 #[derive(Clone)]
 pub struct Store {
@@ -148,6 +151,9 @@ pub struct Store {
     /// Its directory: sled's files, and a bulk load's redo file while it writes a batch
     /// in steps (`load_steps.rs`).
     dir: Arc<Path>,
+    /// What the last batch sealed handed on to the next, and the checkpoint it ended at
+    /// ([`Store::hand_on`]).
+    handed: Arc<Mutex<Option<(u64, Handed)>>>,
 }
 
 impl Store {
@@ -190,7 +196,25 @@ impl Store {
             reads: Arc::default(),
             until: None,
             dir: dir.into(),
+            handed: Arc::default(),
         })
+    }
+
+    /// Keeps what a batch that ended at `checkpoint` hands on to the batch that starts
+    /// there (the fold's, `fold.rs`: typed there, as the store is below the fold).
+    pub(crate) fn hand_on(&self, checkpoint: u64, handed: Handed) {
+        *self.handed.lock().unwrap_or_else(|p| p.into_inner()) = Some((checkpoint, handed));
+    }
+
+    /// What the last batch handed on, for a batch that starts at `checkpoint`: nothing
+    /// where it ended elsewhere (its write failed, and the fold starts again from the
+    /// store's checkpoint) or nothing was handed on. Taken, so that no two batches share
+    /// it.
+    pub(crate) fn handed(&self, checkpoint: u64) -> Option<Handed> {
+        match self.handed.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            Some((at, handed)) if at == checkpoint => Some(handed),
+            _ => None,
+        }
     }
 
     /// Its directory.

@@ -183,8 +183,12 @@ pub(crate) fn keep_careers(
 
 /// The careers and recent records a batch has read, decoded once: it reads a horse's at
 /// each of its cards and results, a person's at each of their results and cards, and
-/// [`keep_careers`] changes them here. Held for one batch (its model's life), and
-/// written once at its end ([`Pasts::write`]): nothing else reads them.
+/// [`keep_careers`] changes them here. Written once at the batch's end
+/// ([`Pasts::write`]), and then handed on to the next batch of the store
+/// ([`Pasts::kept`]): only this model writes careers and recent records, and every result
+/// that changes a person's rides passes through [`keep_careers`], so what they hold is what
+/// the store holds after the batch. A catch-up while the API answers commits in batches
+/// of a few events; each read the same careers and dates again.
 #[derive(Debug, Default)]
 pub(crate) struct Pasts {
     careers: HashMap<String, Career>,
@@ -198,7 +202,30 @@ pub(crate) struct Pasts {
     rides_on: HashMap<(Role, String, String), (u32, u32)>,
 }
 
+/// Most careers, recent records and dates' rides a fold hands on to the next batch
+/// ([`Pasts::kept`]); past them it starts the next afresh, so that what a replay of a
+/// long log holds between its batches stays small.
+const KEPT_CAREERS: usize = 8_192;
+const KEPT_RECENTS: usize = 4_096;
+const KEPT_RIDES_ON: usize = 65_536;
+
 impl Pasts {
+    /// What the next batch of the store starts from, once [`Pasts::write`] has written
+    /// the batch's changes: each kind kept while within its bound.
+    pub(crate) fn kept(mut self) -> Pasts {
+        debug_assert!(self.changed_careers.is_empty() && self.changed_recents.is_empty());
+        if self.careers.len() > KEPT_CAREERS {
+            self.careers = HashMap::new();
+        }
+        if self.recents.len() > KEPT_RECENTS {
+            self.recents = HashMap::new();
+        }
+        if self.rides_on.len() > KEPT_RIDES_ON {
+            self.rides_on = HashMap::new();
+        }
+        self
+    }
+
     /// Writes the careers and recent records the batch changed, each once.
     pub(crate) fn write(&mut self, s: &mut impl State) -> Result<(), StoreError> {
         for horse in std::mem::take(&mut self.changed_careers) {

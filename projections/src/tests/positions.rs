@@ -271,6 +271,92 @@ fn answers(store: &Store, last: u64) -> Vec<String> {
     out
 }
 
+/// A log whose corrections change the form of cards declared after the races they
+/// correct: D1's results, D2's cards of the same horses and people, then D1's results
+/// corrected, one withdrawn, and corrected back.
+fn amending_log() -> Vec<Envelope> {
+    let ridden = |position: Option<i64>, horse: &str, jockey: &str| {
+        let mut r = runner(position, horse);
+        r.jockey = jockey.into();
+        r
+    };
+    let first = || {
+        result(
+            D1,
+            "Sha Tin",
+            1,
+            vec![
+                ridden(Some(1), "H1", "A Badel"),
+                ridden(Some(2), "H2", "H Bowman"),
+                ridden(Some(3), "H3", "H Bowman"),
+            ],
+        )
+    };
+    let mut events: Vec<Event> = (1..=4)
+        .map(|n| profile(&format!("H{n}"), &format!("HORSE {n}")))
+        .collect();
+    events.push(first());
+    events.push(result(
+        D1,
+        "Sha Tin",
+        2,
+        vec![ridden(Some(1), "H4", "H Bowman")],
+    ));
+    events.push(card(D2, "Sha Tin", 1, &["H1", "H2", "H3"]));
+    let mut second = card(D2, "Sha Tin", 2, &["H4", "H2"]);
+    if let Event::RaceCardDeclared(c) = &mut second {
+        c.runners[0].jockey = "A Badel".into();
+    }
+    events.push(second);
+    events.push(result(
+        D1,
+        "Sha Tin",
+        1,
+        vec![
+            ridden(Some(1), "H3", "H Bowman"),
+            ridden(Some(2), "H1", "A Badel"),
+            ridden(None, "H2", "A Badel"),
+        ],
+    ));
+    events.push(retraction(D1, "Sha Tin", 2, "declared in error"));
+    events.push(first());
+    events.push(result(
+        D2,
+        "Sha Tin",
+        1,
+        vec![
+            ridden(Some(1), "H2", "H Bowman"),
+            ridden(Some(2), "H1", "A Badel"),
+        ],
+    ));
+    events.into_iter().map(env).collect()
+}
+
+#[test]
+fn a_fold_hands_on_what_it_read_only_to_the_batch_that_starts_where_it_was_written() {
+    let events = amending_log();
+    let last = events.len() as u64;
+    let (_whole_dir, whole) = build(Path::Batches(events.len()), &events);
+    let want = answers(&whole, last);
+    // A batch an event, each event first folded by a batch that is sealed and never
+    // written, as when a commit fails and the projector folds the same events again.
+    let dir = tempdir();
+    let store = Store::open(dir.path()).expect("open");
+    for (seq, e) in (1..).zip(&events) {
+        let published = seq as i128 * 1_000_000_000;
+        let mut lost = store.batch().expect("batch");
+        lost.apply(seq, published, e).expect("apply");
+        drop(lost.seal(|_| {}).expect("seal"));
+        let mut b = store.batch().expect("batch");
+        b.apply(seq, published, e).expect("apply");
+        b.commit().expect("commit");
+    }
+    let got = answers(&store, last);
+    if let Some(diff) = first_difference(&want, &got) {
+        panic!("folded again after lost batches, the store answers otherwise:\n{diff}");
+    }
+}
+
 /// The first line where two lists of answers differ, for a readable failure.
 fn first_difference(want: &[String], got: &[String]) -> Option<String> {
     want.iter()
