@@ -501,27 +501,34 @@ async fn a_write_that_fails_on_a_full_disk_stops_the_service_and_a_restart_resum
     again.stop().await;
 }
 
-#[tokio::test]
-async fn a_projector_that_leaves_its_consumer_unread_past_the_servers_limit_reads_on() {
+/// A service on a fresh store, one event applied, whose projector has taken its next
+/// batch's first message and is held before folding it, until the sender is sent to (or
+/// dropped).
+async fn held_before_a_batch() -> (Nats, App, TempDir, tokio::sync::oneshot::Sender<()>) {
     let nats = Nats::start().await;
     let dir = TempDir::new().expect("temp dir");
     let mut app = App::start(&nats, dir.path()).await;
     let first = nats
-        .publish(&[envelope(profile("UNREAD1", "KEPT WAITING"))])
+        .publish(&[envelope(profile("HELD1", "BEFORE IT"))])
         .await;
     app.projected(first).await;
-
-    // The projector stops before a batch, as over a replay's long batches on a large
-    // store. Meanwhile more is stored than it decodes ahead (32,768) and its consumer
-    // pulls ahead besides, and the server drops the consumer left unread (30 s without
-    // a pull): read on, it would deliver what it had pulled and then nothing.
     let (reached, release) = app.faults.pause_projector_before_batch();
-    nats.publish(&[envelope(profile("UNREAD2", "KEPT WAITING"))])
+    nats.publish(&[envelope(profile("HELD2", "KEPT WAITING"))])
         .await;
     tokio::time::timeout(Duration::from_secs(30), reached)
         .await
         .expect("the projector takes its batch")
         .expect("the fault's gate");
+    (nats, app, dir, release)
+}
+
+#[tokio::test]
+async fn a_projector_that_leaves_its_consumer_unread_past_the_servers_limit_reads_on() {
+    // The projector stops before a batch, as over a replay's long batches on a large
+    // store. Meanwhile more is stored than it decodes ahead (32,768) and its consumer
+    // pulls ahead besides, and the server drops the consumer left unread (30 s without
+    // a pull): read on, it would deliver what it had pulled and then nothing.
+    let (nats, mut app, _dir, release) = held_before_a_batch().await;
     let last = nats.store_filler("racing.unread", 40_000).await;
     tokio::time::sleep(Duration::from_secs(40)).await;
     let _ = release.send(());
@@ -533,5 +540,27 @@ async fn a_projector_that_leaves_its_consumer_unread_past_the_servers_limit_read
         status["interruptions"], 0,
         "the consumer was made again, the projector not stopped: {status}"
     );
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_burst_of_the_live_feed_is_applied_at_once_not_paced_for_requests() {
+    // The projector held before a batch while 45,000 messages are stored: it decodes
+    // 32,768 ahead, and its consumer pulls the rest once it goes on, the stream then some
+    // thousands past each: past a live batch (a catch-up), within what an outage leaves
+    // (a backlog past 65,536 gives way to requests).
+    let (nats, mut app, _dir, release) = held_before_a_batch().await;
+    let last = nats.store_filler("racing.burst", 45_000).await;
+    let _ = release.send(());
+
+    let progress = app.projected(last).await;
+    assert_eq!(progress.dead_letters, 45_000);
+    let metrics = app.metrics().await;
+    let paused = metrics
+        .lines()
+        .find(|l| l.starts_with("racing_projector_paused_seconds "))
+        .and_then(|l| l.split_whitespace().last())
+        .map_or(0.0, |v| v.parse::<f64>().expect("a number"));
+    assert_eq!(paused, 0.0, "the burst was paced: {paused} s of pauses");
     app.stop().await;
 }
