@@ -11,8 +11,8 @@
 //! the whole store, at the least priority) only when the disk passes the ratio of their
 //! size as last read, so a store that grows by its records alone is read again once each
 //! time it passes it, and compacted only where its records are still that far behind;
-//! and never before it has doubled since the last copy, so that each copy at least halves
-//! it.
+//! and never before it has doubled since the last copy or rebuild, so that each copy at
+//! least halves it: a store a rebuild swapped in is as fresh as a copy.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -23,7 +23,7 @@ use anyhow::Context as _;
 use tokio_util::sync::CancellationToken;
 
 use crate::read_models::ReadModels;
-use crate::rebuild::status::{Origin, State};
+use crate::rebuild::status::{Origin, State, Status};
 use crate::rebuild::Rebuilder;
 
 /// How often the store's size on disk is looked at.
@@ -78,14 +78,19 @@ pub async fn watch(
             _ = tokio::time::sleep(EVERY) => {}
             _ = stop.cancelled() => return,
         }
+        let rebuild = rebuilder.status();
         if !ready.load(Ordering::Relaxed)
-            || rebuilder.status().state == State::Running
+            || rebuild.state == State::Running
             || read_models.in_repair()
             || read_models.cannot_write().is_some()
         {
             continue;
         }
-        if let Err(e) = sizes.check(&rebuilder, &read_models, settings, &stop).await {
+        let looked = match sizes.after_rebuild(&rebuild, &read_models).await {
+            Ok(()) => sizes.check(&rebuilder, &read_models, settings, &stop).await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = looked {
             tracing::warn!(
                 error = format!("{e:#}"),
                 "the read models could not be compacted; the store in use is kept"
@@ -101,15 +106,32 @@ pub async fn watch(
 struct Sizes {
     /// The bytes of its records, as last read.
     records: Option<u64>,
-    /// Bytes on disk it is not compacted below: twice what the last compaction left, so
-    /// that each copy at least halves the store, and a store whose copy is still past the
-    /// ratio (sled's own files weigh most in a small one) is not copied again and again.
+    /// Bytes on disk it is not compacted below: twice what the last rebuild (a
+    /// compaction's among them) left, so that each copy at least halves the store, and a
+    /// store whose copy is still past the ratio (sled's own files weigh most in a small
+    /// one) is not copied again and again.
     floor: u64,
+    /// When the last rebuild seen done ended.
+    rebuilt: Option<String>,
     /// Not before then, after a failure.
     next_try: Option<tokio::time::Instant>,
 }
 
 impl Sizes {
+    /// Where a rebuild has ended and swapped its store in since the last look: that store
+    /// is not compacted before it has doubled. An operator's rebuild under reads was
+    /// otherwise copied once more right after its swap.
+    async fn after_rebuild(&mut self, rebuild: &Status, models: &ReadModels) -> anyhow::Result<()> {
+        if rebuild.state != State::Done || rebuild.finished_at == self.rebuilt {
+            return Ok(());
+        }
+        let left = on_disk(models.data_dir()).await?;
+        metrics::gauge!("racing_store_disk_bytes").set(left as f64);
+        self.floor = left.saturating_mul(2);
+        self.rebuilt.clone_from(&rebuild.finished_at);
+        Ok(())
+    }
+
     async fn check(
         &mut self,
         rebuilder: &Rebuilder,
@@ -170,13 +192,12 @@ impl Sizes {
         }
         metrics::counter!("racing_store_compactions_total", "outcome" => "done").increment(1);
         let left = on_disk(&data_dir).await?;
-        metrics::gauge!("racing_store_disk_bytes").set(left as f64);
-        self.floor = left.saturating_mul(2);
         tracing::info!(
             on_disk_mib = left >> 20,
             records_mib = record_bytes >> 20,
             "the read models compacted"
         );
+        // The next look sets the floor from the store swapped in, as after any rebuild.
         Ok(())
     }
 }

@@ -298,7 +298,7 @@ async fn start_rebuild(app: &App) {
 }
 
 /// Starts a rebuild; its state once it has ended.
-async fn rebuild(app: &App) -> serde_json::Value {
+pub(crate) async fn rebuild(app: &App) -> serde_json::Value {
     start_rebuild(app).await;
     rebuild_ended(app).await
 }
