@@ -12,18 +12,24 @@ use tempfile::TempDir;
 use crate::rebuild::{documents, rebuild};
 use crate::support::{App, Nats};
 
-#[tokio::test]
-async fn a_store_past_its_ratio_is_copied_and_swapped_in_answering_the_same() {
-    let nats = Nats::start().await;
+/// A service on a fresh store compacted past 1.5 times its records, however small: a
+/// small store is many times its records on disk (sled's own files), so past it.
+async fn compacting(nats: &Nats) -> (App, TempDir) {
     let dir = TempDir::new().expect("temp dir");
-    // A small store is many times its records on disk (sled's own files): past any ratio.
-    let mut app = App::start_with(&nats, dir.path(), |c| {
+    let app = App::start_with(nats, dir.path(), |c| {
         c.compaction = racing::compaction::Settings {
             ratio: 1.5,
             least_bytes: 0,
         }
     })
     .await;
+    (app, dir)
+}
+
+#[tokio::test]
+async fn a_store_past_its_ratio_is_copied_and_swapped_in_answering_the_same() {
+    let nats = Nats::start().await;
+    let (mut app, dir) = compacting(&nats).await;
     let hong_kong = jiff::tz::TimeZone::get("Asia/Hong_Kong").expect("a zone");
     let today = jiff::Timestamp::now().to_zoned(hong_kong).date();
     let season = racing_demo::season(3, today);
@@ -95,19 +101,12 @@ async fn a_store_past_its_ratio_is_copied_and_swapped_in_answering_the_same() {
 #[tokio::test]
 async fn a_store_a_rebuild_swapped_in_is_not_compacted_before_it_doubles() {
     let nats = Nats::start().await;
-    let dir = TempDir::new().expect("temp dir");
-    let mut app = App::start_with(&nats, dir.path(), |c| {
-        c.compaction = racing::compaction::Settings {
-            ratio: 1.5,
-            least_bytes: 0,
-        }
-    })
-    .await;
+    let (mut app, _dir) = compacting(&nats).await;
     let last = nats.publish(&[envelope(profile("R1", "REBUILT"))]).await;
     app.projected(last).await;
 
-    // The rebuilt store is small, so past the ratio as any copy of it: the watch's looks
-    // after the swap (every 10 s) leave it, as they leave a copy.
+    // The rebuilt store is past the ratio as any copy of it: the watch's looks after the
+    // swap (every 10 s) leave it, as they leave a copy.
     let ended = rebuild(&app).await;
     assert_eq!(ended["state"], "done", "{ended}");
     tokio::time::sleep(Duration::from_secs(22)).await;

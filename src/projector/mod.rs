@@ -365,11 +365,12 @@ impl Projector {
             } else {
                 (MAX_BATCH, BATCH_WINDOW)
             };
-            // A catch-up while the API answers gives way to requests from its first batch,
-            // until a look says that none wait: on two cores the fold and the decoder ahead
-            // of it take both, and document reads during a catch-up of odds updates had a
-            // p99 several times what they had with the projector idle. Live updates wait for
-            // the end of a catch-up in any case; a paused one ends later.
+            // A catch-up of an outage's backlog ([`GIVE_WAY_BACKLOG`]) while the API answers
+            // gives way to requests from its first batch, until a look says that none wait:
+            // on two cores the fold and the decoder ahead of it take both, and document reads
+            // during a catch-up of odds updates had a p99 several times what they had with
+            // the projector idle. Live updates wait for the end of a catch-up in any case; a
+            // paused one ends later.
             if serving && in_catch_up && pace.is_none() && backlog > GIVE_WAY_BACKLOG {
                 pace = Some(GiveWay::new(REQUESTS_FIRST).with_patience(CATCH_UP_PATIENCE));
             }
