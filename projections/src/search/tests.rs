@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use racing_events::samples::{card, envelope, profile, result, retraction, runner};
 use racing_events::Event;
 
-use super::index::entries;
+use super::index::INDEXED_CHARS;
 use super::names::Touched;
 use crate::batch::MemState;
 use crate::counting_state::Tally;
@@ -139,6 +139,21 @@ fn index(s: &MemState) -> BTreeMap<Vec<u8>, Vec<u8>> {
 /// A race's card (`c`) or result (`r`): its date, number and kind.
 type Race = (String, i64, char);
 
+/// The index entries of a horse's names, made the plain way: one for each character each
+/// name can be read from to its end (lower case, at most [`INDEXED_CHARS`] of it), those
+/// from its first apart.
+fn entries(horse: &str, names: &BTreeSet<String>) -> BTreeSet<Vec<u8>> {
+    let mut out = BTreeSet::new();
+    for name in names {
+        let lower = name.to_lowercase();
+        for (at, _) in lower.char_indices() {
+            let text: String = lower[at..].chars().take(INDEXED_CHARS).collect();
+            out.insert(keys::name_index(at == 0, &text, horse));
+        }
+    }
+    out
+}
+
 /// Every name each source gives each horse, as the log has it so far, kept the plain way:
 /// by horse, its profile and each race's card or result, with the sequence of the event.
 #[derive(Default)]
@@ -225,8 +240,8 @@ impl Given {
 
 /// A log of six horses over nine dates, two races a date, in an order a small generator
 /// makes: cards and results (amended, some for earlier dates than others before them),
-/// profiles and retractions, each horse under one of three names.
-fn shuffled_log() -> Vec<Event> {
+/// profiles and retractions, each horse under one of three names (`named(horse, k)`).
+fn shuffled_log(named: fn(u64, u64) -> String) -> Vec<Event> {
     let mut seed: u64 = 42;
     let mut next = move |n: u64| {
         seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
@@ -236,7 +251,7 @@ fn shuffled_log() -> Vec<Event> {
     for _ in 0..400 {
         let d = date(next(9) as usize);
         let race = next(2) as i64 + 1;
-        let name = |h: u64, k: u64| (format!("H{h}"), format!("NAME {h} V{k}"));
+        let name = |h: u64, k: u64| (format!("H{h}"), named(h, k));
         let pick = |next: &mut dyn FnMut(u64) -> u64| -> Vec<(String, String)> {
             let first = next(6);
             let count = next(4);
@@ -313,9 +328,26 @@ fn fold_checked(log: &[Event], size: usize) -> MemState {
     s
 }
 
+/// Names that share no entry.
+fn apart(h: u64, k: u64) -> String {
+    format!("NAME {h} V{k}")
+}
+
+/// Names that end one another, so that they share entries: `LUCKY 1 STAR`, `1 STAR` and
+/// `STAR`.
+fn ending_alike(h: u64, k: u64) -> String {
+    ["LUCKY {h} STAR", "{h} STAR", "STAR"][k as usize].replace("{h}", &h.to_string())
+}
+
 #[test]
 fn the_index_is_made_from_every_name_given_through_amendments_and_retractions() {
-    let log = shuffled_log();
+    for named in [apart, ending_alike] {
+        every_name_given(named);
+    }
+}
+
+fn every_name_given(named: fn(u64, u64) -> String) {
+    let log = shuffled_log(named);
     let one = fold_checked(&log, 1);
     for size in [7, log.len()] {
         let other = fold_checked(&log, size);
