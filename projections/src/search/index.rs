@@ -29,9 +29,10 @@ impl Indexed {
     ///
     /// Only the names that came or went are made into entries. An entry that one of them
     /// shares with a name the horse keeps (one name ending the other: `Star`, `Lucky
-    /// Star`) stays; the kept names are read for those alone. A horse named anew each
-    /// season (the bench's log reuses brand numbers) made every entry of every name it
-    /// ever had at each new one: 18% of the fold's thread at ten times the bench's log.
+    /// Star`) stays; the kept names are read for those alone. Making every entry of every
+    /// name at each new one costs in proportion to the names a horse had: one named anew
+    /// each season (the bench's log reuses brand numbers) took 18% of the fold's thread
+    /// so at ten times the bench's log.
     pub(super) fn replace(&self, s: &mut impl State, horse: &str, had: &Indexed) {
         if self == had {
             return;
