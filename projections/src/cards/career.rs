@@ -62,7 +62,8 @@ pub(crate) struct Career {
     pub(crate) entries: u32,
     /// Races it took part in.
     pub(crate) runs: u32,
-    /// The newest entries, oldest first.
+    /// The newest entries, oldest first: the newest 16 or fewer, none left out between
+    /// them.
     pub(crate) last: Vec<Kept>,
     /// The date of the newest race it took part in.
     pub(crate) last_ran: Option<String>,
@@ -190,10 +191,16 @@ impl Career {
             self.newest = Some(at.clone());
         }
         let took_part = run.took_part();
-        self.last.push(Kept::of(run));
-        self.last.sort();
-        if self.last.len() > KEPT {
-            self.last.remove(0);
+        // The entries kept are the newest, with none left out between them: an entry
+        // older than the oldest kept, where older ones are not kept either (an amended
+        // or backfilled result of an old date), may be older than those too.
+        let all_kept = self.last.len() as u32 + 1 >= self.entries;
+        if all_kept || self.last.first().is_some_and(|oldest| oldest.0 < at) {
+            self.last.push(Kept::of(run));
+            self.last.sort();
+            if self.last.len() > KEPT {
+                self.last.remove(0);
+            }
         }
         if !took_part {
             return;
@@ -287,6 +294,15 @@ impl Recent {
         while self.days.len() > RECENT_DAYS {
             self.days.remove(0);
             self.from = self.days.first().map(|(d, ..)| d.clone());
+        }
+    }
+
+    /// A record that covers no date: its person's strike rates are read from their rides.
+    #[cfg(test)]
+    pub(crate) fn covering_none() -> Recent {
+        Recent {
+            from: Some("9999-12-31".into()),
+            days: Vec::new(),
         }
     }
 

@@ -506,3 +506,6 @@ fn figures(career: &Career) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,167 @@
+//! A card's form as the fold keeps it against the form worked out whole from the facts
+//! alone: after every batch of a log of cards, results amended out of date order,
+//! retractions and scratchings, each race's stored form is the one [`refresh`] gives
+//! from every horse's entries and every person's rides.
+
+use racing_events::samples::{card, envelope, result, retraction, runner, scratch_at};
+use racing_events::Event;
+
+use super::*;
+use crate::batch::MemState;
+use crate::fold::Fold;
+
+const VENUES: [&str; 2] = ["Sha Tin", "Happy Valley"];
+const DATES: usize = 12;
+const RACES: i64 = 3;
+const HORSES: usize = 14;
+const JOCKEYS: [&str; 4] = ["Z Purton", "H Bowman", "K Teetan", "A Badel"];
+const TRAINERS: [&str; 3] = ["J Size", "C S Shum", "F C Lor"];
+
+/// The `i`th race date, three days apart: a 14-day strike rate spans four or five.
+fn date(i: usize) -> String {
+    format!("2026-10-{:02}", 1 + 3 * i)
+}
+
+/// A small seeded generator (xorshift), so the log is the same at every run.
+struct Draw(u64);
+
+impl Draw {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+
+    /// `count` different horses.
+    fn horses(&mut self, count: usize) -> Vec<String> {
+        let mut all: Vec<String> = (1..=HORSES).map(|h| format!("H{h:02}")).collect();
+        let mut out = Vec::with_capacity(count);
+        for _ in 0..count {
+            out.push(all.remove(self.below(all.len())));
+        }
+        out
+    }
+
+    fn race(&mut self) -> (String, &'static str, i64) {
+        (
+            date(self.below(DATES)),
+            VENUES[self.below(VENUES.len())],
+            self.below(RACES as usize) as i64 + 1,
+        )
+    }
+}
+
+/// A log of `len` events: cards, results (most of them published again, amended, in no
+/// order of date), scratchings and retractions over the same few races, horses, jockeys
+/// and trainers, so that most results change the form of some later card.
+fn log(seed: u64, len: usize) -> Vec<Event> {
+    let mut draw = Draw(seed);
+    let mut out = Vec::with_capacity(len);
+    for _ in 0..len {
+        let (date, venue, n) = draw.race();
+        let runners = 4 + draw.below(4);
+        let horses = draw.horses(runners);
+        let event = match draw.below(10) {
+            0..=3 => {
+                let named: Vec<&str> = horses.iter().map(String::as_str).collect();
+                let mut e = card(&date, venue, n, &named);
+                if let Event::RaceCardDeclared(c) = &mut e {
+                    for r in &mut c.runners {
+                        r.jockey = JOCKEYS[draw.below(JOCKEYS.len())].into();
+                        r.trainer = TRAINERS[draw.below(TRAINERS.len())].into();
+                    }
+                }
+                e
+            }
+            4..=7 => {
+                let mut places: Vec<i64> = (1..=runners as i64).collect();
+                let runners = horses
+                    .iter()
+                    .map(|h| {
+                        let place = places.remove(draw.below(places.len()));
+                        let mut r = runner((draw.below(8) > 0).then_some(place), h);
+                        r.jockey = JOCKEYS[draw.below(JOCKEYS.len())].into();
+                        r.trainer = TRAINERS[draw.below(TRAINERS.len())].into();
+                        r
+                    })
+                    .collect();
+                result(&date, venue, n, runners)
+            }
+            8 => scratch_at(&date, venue, n, &horses[0]),
+            _ => retraction(&date, venue, n, "amended"),
+        };
+        out.push(event);
+    }
+    out
+}
+
+/// The first race whose stored form in `s` is not the one worked out whole from the
+/// facts alone, if any: each horse's career counted from all its entries, each person's
+/// strike rates from their rides, nothing kept beside them.
+fn stale_form(s: &MemState) -> Option<Race> {
+    let mut whole = s.clone();
+    let mut pasts = Pasts::default();
+    for h in 1..=HORSES {
+        let horse = format!("H{h:02}");
+        let career = Career::of(&runs_of(s, &horse).expect("runs"));
+        pasts.careers.insert(horse, career);
+    }
+    for role in [Role::Jockey, Role::Trainer] {
+        for name in JOCKEYS.iter().chain(&TRAINERS) {
+            pasts
+                .recents
+                .insert((role, slug(name)), Recent::covering_none());
+        }
+    }
+    for i in 0..DATES {
+        for venue in VENUES {
+            for n in 1..=RACES as u8 {
+                let race = (date(i), n, venue.to_owned());
+                if refresh(&mut whole, &race, &mut pasts).expect("refresh") {
+                    return Some(race);
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Folds `log` in batches of `size`, checking every race's form after each batch.
+fn fold_checked(log: &[Event], size: usize) {
+    let mut s = MemState::default();
+    for (b, batch) in log.chunks(size).enumerate() {
+        let mut f = Fold::default();
+        for (i, e) in batch.iter().enumerate() {
+            let seq = (b * size + i + 1) as u64;
+            f.apply(&mut s, seq, 0, &envelope(e.clone()))
+                .expect("apply");
+        }
+        f.render(&mut s).expect("render");
+        if let Some(race) = stale_form(&s) {
+            panic!(
+                "after event {} (batches of {size}), race {race:?}'s form is not what it is \
+                 worked out whole",
+                b * size + batch.len()
+            );
+        }
+    }
+}
+
+#[test]
+fn a_stored_form_is_the_form_worked_out_whole() {
+    for seed in [7, 1_234_567, 0x9e37_79b9] {
+        let log = log(seed, 300);
+        let later_cards = log.iter().filter(|e| {
+            let Event::RaceResultPublished(r) = e else {
+                return false;
+            };
+            log.iter()
+                .any(|c| matches!(c, Event::RaceCardDeclared(c) if c.date > r.date))
+        });
+        assert!(later_cards.count() > 80, "results before later cards");
+        for size in [1, 5] {
+            fold_checked(&log, size);
+        }
+    }
+}
