@@ -110,12 +110,19 @@ impl ReadModel for Cards {
     fn render<S: State>(&mut self, s: &mut S, seq: u64) -> Result<(), StoreError> {
         // The forms first: after the horses' forms and the people's rides, which the
         // models before this one wrote.
+        let mut amended = form::Amended::default();
         for resulted in std::mem::take(&mut self.results) {
-            self.forms.extend(resulted.races(s)?);
+            amended.add(s, resulted)?;
         }
-        for race in std::mem::take(&mut self.forms) {
-            if form::refresh(s, &race, &mut self.pasts)? && !self.dates.contains(&race.0) {
-                self.dates.insert(race.0);
+        let whole = std::mem::take(&mut self.forms);
+        for race in &whole {
+            if form::refresh(s, race, &mut self.pasts)? && !self.dates.contains(&race.0) {
+                self.dates.insert(race.0.clone());
+            }
+        }
+        for race in amended.races(&whole) {
+            if form::amend(s, race, &amended, &mut self.pasts)? && !self.dates.contains(&race.0) {
+                self.dates.insert(race.0.clone());
             }
         }
         let mut out = self.stale.rendering(seq);

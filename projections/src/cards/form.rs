@@ -6,12 +6,13 @@
 //! it.
 //!
 //! Kept a record a race ([`keys::analysis::card_form`]), versioned as the source records are, so a
-//! card as of any point shows the form it showed then. A race's form is worked out again
-//! when its card changes, and when a result changes one it depends on: a result of one
-//! of its horses on an earlier date (found by the cards each horse is declared on,
-//! [`keys::analysis::card_entry`]), or of one of its jockeys or trainers in the 14 days before.
-//! What it reads of the past is kept small beside each horse and person
-//! (`cards/career.rs`).
+//! card as of any point shows the form it showed then. A race's form is worked out whole
+//! when its card changes. A result changes the form of the races after it that share a
+//! horse (found by the cards each horse is declared on, [`keys::analysis::card_entry`]) or,
+//! in the 14 days after it, a jockey or trainer: there only what it changed is worked
+//! out again, over the stored form ([`amend`]), the runners of its horses and the strike
+//! rates of its people. What it reads of the past is kept small beside each horse and
+//! person (`cards/career.rs`).
 
 use std::borrow::Cow;
 use std::collections::hash_map::Entry;
@@ -148,6 +149,32 @@ impl Resulted {
             }
         }
         Ok(races)
+    }
+}
+
+/// What the results of an event changed of the form of the races after them: the
+/// horses whose runs changed, the people whose rides changed, and the races whose form
+/// may show either ([`Resulted::races`]).
+#[derive(Debug, Default)]
+pub(crate) struct Amended {
+    races: BTreeSet<Race>,
+    horses: BTreeSet<String>,
+    people: BTreeSet<(Role, String)>,
+}
+
+impl Amended {
+    /// Adds what `resulted` changed.
+    pub(crate) fn add(&mut self, s: &impl Records, resulted: Resulted) -> Result<(), StoreError> {
+        self.races.extend(resulted.races(s)?);
+        self.horses.extend(resulted.runs.into_keys());
+        self.people
+            .extend(resulted.rides.into_keys().map(|(role, id, _)| (role, id)));
+        Ok(())
+    }
+
+    /// The races whose form may have changed, less those in `whole` (worked out whole).
+    pub(crate) fn races<'a>(&'a self, whole: &'a BTreeSet<Race>) -> impl Iterator<Item = &'a Race> {
+        self.races.iter().filter(|race| !whole.contains(*race))
     }
 }
 
@@ -365,6 +392,63 @@ pub(crate) fn refresh(
     // Plain data: serialising it cannot fail.
     let json = serde_json::to_vec(&forms).unwrap_or_default();
     if s.get(&key)?.as_deref() == Some(&json[..]) {
+        return Ok(false);
+    }
+    s.put(key, json);
+    Ok(true)
+}
+
+/// Works out again what `amended` changed of the form of `race` (the runners of its
+/// horses, the strike rates of its people) over the form stored for it, and writes it
+/// where it changed: whether it did. The stored form is what [`refresh`] gave for the
+/// store before the event, since every change to anything else it reads (the card, the
+/// runs of other horses, the rides of other people) worked it out again; so the form
+/// amended is the form [`refresh`] would give now, at a fraction of the reads. Where no
+/// form is stored for the card's runners, it is worked out whole.
+pub(crate) fn amend(
+    s: &mut impl State,
+    race: &Race,
+    amended: &Amended,
+    pasts: &mut Pasts,
+) -> Result<bool, StoreError> {
+    let (date, n, venue) = race;
+    let key = keys::analysis::card_form(date, *n, venue);
+    let card = read::<RaceCard>(s, &keys::card(date, *n, venue))?;
+    let stored = s.get(&key)?;
+    let (Some(card), Some(stored)) = (card, stored) else {
+        return refresh(s, race, pasts);
+    };
+    let mut forms: RaceForm = serde_json::from_slice(&stored).map_err(|e| {
+        StoreError::Corrupt(format!("the form of race {n} of {date} at {venue}: {e}"))
+    })?;
+    if forms.len() != card.runners.len()
+        || card
+            .runners
+            .iter()
+            .any(|r| !forms.contains_key(&r.horse_no))
+    {
+        return refresh(s, race, pasts);
+    }
+    let mut people = People::of(&card.date);
+    let changed = |role: Role, name: &str| amended.people.contains(&(role, slug(name)));
+    for runner in &card.runners {
+        let Some(form) = forms.get_mut(&runner.horse_no) else {
+            continue;
+        };
+        if amended.horses.contains(&runner.horse_no) {
+            *form = runner_form(s, &card, runner, &mut people, pasts)?;
+            continue;
+        }
+        if changed(Role::Jockey, &runner.jockey) {
+            form.jockey_14d = people.strike(s, Role::Jockey, &runner.jockey, pasts)?;
+        }
+        if changed(Role::Trainer, &runner.trainer) {
+            form.trainer_14d = people.strike(s, Role::Trainer, &runner.trainer, pasts)?;
+        }
+    }
+    // Plain data: serialising it cannot fail.
+    let json = serde_json::to_vec(&forms).unwrap_or_default();
+    if json == stored {
         return Ok(false);
     }
     s.put(key, json);

@@ -1,7 +1,8 @@
-//! A card's form as the fold keeps it against the form worked out whole from the facts
-//! alone: after every batch of a log of cards, results amended out of date order,
-//! retractions and scratchings, each race's stored form is the one [`refresh`] gives
-//! from every horse's entries and every person's rides.
+//! A card's form as the fold keeps it, worked out whole where its card changes and
+//! amended where a result changes it ([`amend`]), against the form worked out whole from
+//! the facts alone: after every batch of a log of cards, results amended out of date
+//! order, retractions and scratchings, each race's stored form is the one [`refresh`]
+//! gives from every horse's entries and every person's rides.
 
 use racing_events::samples::{card, envelope, result, retraction, runner, scratch_at};
 use racing_events::Event;
