@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use racing_events::samples::{card, envelope, profile, result, retraction, runner};
+use racing_events::samples::{card, profile, result, retraction, runner};
 use racing_events::Event;
 
 use super::index::INDEXED_CHARS;
@@ -12,10 +12,10 @@ use super::names::Touched;
 use crate::batch::MemState;
 use crate::counting_state::Tally;
 use crate::facts::{Change, Listing, What};
-use crate::fold::Fold;
 use crate::keys;
 use crate::model::ReadModel;
 use crate::state::State;
+use crate::tests::fold_batch;
 
 /// The `i`th date from 2020-01-01, 28 days a month.
 fn date(i: usize) -> String {
@@ -311,14 +311,10 @@ fn fold_checked(log: &[Event], size: usize) -> MemState {
     let mut s = MemState::default();
     let mut given = Given::default();
     for (b, batch) in log.chunks(size).enumerate() {
-        let mut f = Fold::default();
+        fold_batch(&mut s, b * size, batch);
         for (i, e) in batch.iter().enumerate() {
-            let seq = (b * size + i + 1) as u64;
-            f.apply(&mut s, seq, 0, &envelope(e.clone()))
-                .expect("apply");
-            given.apply(seq, e);
+            given.apply((b * size + i + 1) as u64, e);
         }
-        f.render(&mut s).expect("render");
         assert!(
             index(&s) == given.index(),
             "the index after event {}",

@@ -38,6 +38,17 @@ fn fold_each(events: impl IntoIterator<Item = Envelope>) -> MemState {
     s
 }
 
+/// Folds `batch` into `s` as one batch, its events at the sequences after `before`.
+pub(crate) fn fold_batch(s: &mut MemState, before: usize, batch: &[Event]) {
+    let mut f = Fold::default();
+    for (i, e) in batch.iter().enumerate() {
+        let seq = (before + i + 1) as u64;
+        f.apply(s, seq, 0, &samples::envelope(e.clone()))
+            .expect("apply");
+    }
+    f.render(s).expect("render");
+}
+
 fn doc(s: &MemState, key: DocKey<'_>) -> Value {
     let bytes = s.doc(key).unwrap_or_else(|| panic!("no document {key:?}"));
     match key {

@@ -4,12 +4,12 @@
 //! order, retractions and scratchings, each race's stored form is the one [`refresh`]
 //! gives from every horse's entries and every person's rides.
 
-use racing_events::samples::{card, envelope, result, retraction, runner, scratch_at};
+use racing_events::samples::{card, result, retraction, runner, scratch_at};
 use racing_events::Event;
 
 use super::*;
 use crate::batch::MemState;
-use crate::fold::Fold;
+use crate::tests::fold_batch;
 
 const VENUES: [&str; 2] = ["Sha Tin", "Happy Valley"];
 const DATES: usize = 12;
@@ -132,13 +132,7 @@ fn stale_form(s: &MemState) -> Option<Race> {
 fn fold_checked(log: &[Event], size: usize) {
     let mut s = MemState::default();
     for (b, batch) in log.chunks(size).enumerate() {
-        let mut f = Fold::default();
-        for (i, e) in batch.iter().enumerate() {
-            let seq = (b * size + i + 1) as u64;
-            f.apply(&mut s, seq, 0, &envelope(e.clone()))
-                .expect("apply");
-        }
-        f.render(&mut s).expect("render");
+        fold_batch(&mut s, b * size, batch);
         if let Some(race) = stale_form(&s) {
             panic!(
                 "after event {} (batches of {size}), race {race:?}'s form is not what it is \
