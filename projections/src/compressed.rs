@@ -1,6 +1,6 @@
 //! Values compressed in the application (zstd at level 1), one value at a time: the odds
-//! journal's chunks (`journal.rs`) and the records of a batch's entries
-//! (`subject_entries.rs`), packed by the modules that write them, and the records of the
+//! journal's chunks (`journal.rs`) and the records of versions (`history.rs`, against the
+//! value after them), packed by the modules that write them, and the records of the
 //! kinds `keys::KINDS` marks, packed by the store as a commit hands them to sled and
 //! unpacked as they are read (`kv.rs`). sled's own compression would compress a whole page
 //! again on every rewrite of a leaf.
@@ -124,6 +124,100 @@ pub(crate) fn packed(value: &[u8], dictionary: Dictionary) -> Option<Vec<u8>> {
     packed.filter(|packed| packed.len() < value.len())
 }
 
+thread_local! {
+    /// One thread's contexts for values packed against another value ([`pack_against`]),
+    /// which each job loads anew.
+    static AGAINST: RefCell<Option<Against>> = const { RefCell::new(None) };
+}
+
+/// The first bytes of a zstd dictionary of zstd's own format (its magic number,
+/// little-endian): a value that starts so would be read as one, not as text to refer to.
+const DICTIONARY: [u8; 4] = [0x37, 0xa4, 0x30, 0xec];
+
+/// `value` packed against `reference`, a value like it that the reader will hold when it
+/// unpacks it ([`unpack_against`]): zstd finds `value`'s repeats of it, so a value that
+/// differs from its reference in a few fields packs to little more than those fields.
+/// With a checksum: unpacked against any other reference, it is damaged, not another
+/// value. `None` where it is to be kept as it is (too short, or no shorter packed).
+pub(crate) fn pack_against(value: &[u8], reference: &[u8]) -> Option<Vec<u8>> {
+    if value.len() < SHORTEST {
+        return None;
+    }
+    let reference = usable(reference);
+    let packed = AGAINST.with(|a| {
+        let mut a = a.borrow_mut();
+        let (compressor, _) = against_contexts(&mut a)?;
+        compressor.set_dictionary(LEVEL, reference).ok()?;
+        compressor.compress(value).ok()
+    });
+    packed.filter(|packed| packed.len() < value.len())
+}
+
+/// A stored value as it was before [`pack_against`] packed it against `reference`:
+/// borrowed where it was kept as it was.
+pub(crate) fn unpack_against<'a>(
+    stored: &'a [u8],
+    reference: &[u8],
+) -> Result<Cow<'a, [u8]>, Damaged> {
+    if !is_frame(stored) {
+        return Ok(Cow::Borrowed(stored));
+    }
+    let size = frame_size(stored)?;
+    let reference = usable(reference);
+    AGAINST.with(|a| {
+        let mut a = a.borrow_mut();
+        let (_, decompressor) = against_contexts(&mut a)
+            .ok_or_else(|| Damaged("no context to unpack it with".into()))?;
+        decompressor
+            .set_dictionary(reference)
+            .map_err(|e| Damaged(e.to_string()))?;
+        let value = decompressor
+            .decompress(stored, size)
+            .map_err(|e| Damaged(format!("against its reference: {e}")))?;
+        if value.len() != size {
+            return Err(Damaged("shorter than it says".into()));
+        }
+        Ok(Cow::Owned(value))
+    })
+}
+
+/// `reference` as zstd is to refer to it: as text, so none where zstd would read it as a
+/// dictionary of its own format.
+fn usable(reference: &[u8]) -> &[u8] {
+    if reference.starts_with(&DICTIONARY) {
+        &[]
+    } else {
+        reference
+    }
+}
+
+/// A thread's contexts for [`pack_against`] and [`unpack_against`].
+type Against = (
+    zstd::bulk::Compressor<'static>,
+    zstd::bulk::Decompressor<'static>,
+);
+
+/// The thread's contexts for [`pack_against`], made on first use: frames with a checksum.
+fn against_contexts(held: &mut Option<Against>) -> Option<&mut Against> {
+    if held.is_none() {
+        let mut compressor = zstd::bulk::Compressor::new(LEVEL).ok()?;
+        compressor.include_checksum(true).ok()?;
+        *held = Some((compressor, zstd::bulk::Decompressor::new().ok()?));
+    }
+    held.as_mut()
+}
+
+/// The size a frame says it holds, at most [`LONGEST`].
+fn frame_size(stored: &[u8]) -> Result<usize, Damaged> {
+    let size = zstd::zstd_safe::get_frame_content_size(stored)
+        .ok()
+        .flatten()
+        .filter(|size| *size <= LONGEST)
+        .ok_or_else(|| Damaged("no size, or too large".into()))?;
+    // (At most LONGEST, which fits a usize.)
+    Ok(size as usize)
+}
+
 /// Whether a stored value is packed: it starts as a zstd frame does.
 pub(crate) fn is_frame(stored: &[u8]) -> bool {
     stored.starts_with(&FRAME)
@@ -141,13 +235,7 @@ pub(crate) fn unpack_with(stored: &[u8], dictionary: Dictionary) -> Result<Cow<'
         return Ok(Cow::Borrowed(stored));
     }
     let damaged = Damaged;
-    let size = zstd::zstd_safe::get_frame_content_size(stored)
-        .ok()
-        .flatten()
-        .filter(|size| *size <= LONGEST)
-        .ok_or_else(|| damaged("no size, or too large".into()))?;
-    // (At most LONGEST, which fits a usize.)
-    let size = size as usize;
+    let size = frame_size(stored)?;
     DECOMPRESSORS.with(|d| {
         let mut d = d.borrow_mut();
         let decompressor = d
@@ -195,6 +283,48 @@ mod tests {
                 "cut at {cut}"
             );
         }
+    }
+
+    #[test]
+    fn a_value_packed_against_another_reads_back_only_against_it() {
+        let runners = |last: &str| -> Vec<u8> {
+            (0..30)
+                .map(|i| format!("{{\"horse_no\":\"H{i:03}\",\"strike\":{i}.5}}"))
+                .chain([last.to_owned()])
+                .collect::<String>()
+                .into_bytes()
+        };
+        let (before, after) = (runners("{\"a\":1}"), runners("{\"a\":2}"));
+        let alone = packed(&before, ALONE).expect("packs alone");
+        let against = pack_against(&before, &after).expect("packs against the other");
+        assert!(
+            against.len() * 2 < alone.len(),
+            "{} against the other, {} alone",
+            against.len(),
+            alone.len()
+        );
+        let back = unpack_against(&against, &after).expect("unpacks");
+        assert_eq!(back.as_ref(), before.as_slice());
+        // Against another reference, or none, it is damaged, not another value.
+        let other = String::from_utf8(after.clone())
+            .expect("text")
+            .replace("H00", "X00");
+        assert!(unpack_against(&against, other.as_bytes()).is_err());
+        assert!(unpack_against(&against, b"").is_err());
+        // Against nothing, it packs as alone does and reads back so.
+        let without = pack_against(&before, b"").expect("packs");
+        assert_eq!(
+            unpack_against(&without, b"").expect("unpacks").as_ref(),
+            before.as_slice()
+        );
+        // A reference that zstd would take for a dictionary of its own is not used.
+        let mut framed = DICTIONARY.to_vec();
+        framed.extend_from_slice(&after);
+        let against = pack_against(&before, &framed).expect("packs");
+        assert_eq!(
+            unpack_against(&against, &framed).expect("unpacks").as_ref(),
+            before.as_slice()
+        );
     }
 
     #[test]

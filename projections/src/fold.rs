@@ -197,16 +197,17 @@ impl Fold {
     }
 
     /// Writes what the events folded since the last render changed and was not written
-    /// as each was folded: the versions of source records they replaced, then the writes
-    /// of the read models that render once a batch ([`Renders::EachBatch`]), then what
-    /// each model held for itself ([`ReadModel::finish`]).
+    /// as each was folded: the writes of the read models that render once a batch
+    /// ([`Renders::EachBatch`]), then what each model held for itself
+    /// ([`ReadModel::finish`]), then the versions of source records they replaced, last:
+    /// they are packed against the values the batch leaves.
     pub fn render<S: State>(&mut self, s: &mut S) -> Result<(), StoreError> {
         self.render_moves(s)?;
         s.changes_at(self.seq);
-        self.versions.write(s)?;
         self.facts.write(s)?;
         self.models.render(s, self.seq, Renders::EachBatch)?;
-        self.models.finish(s)
+        self.models.finish(s)?;
+        self.versions.write(s)
     }
 
     /// The price moves the batch applied for races already off, finished, abandoned or

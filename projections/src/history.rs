@@ -11,7 +11,6 @@ use std::collections::BTreeMap;
 use racing_events::RunnerOdds;
 use serde::Deserialize;
 
-use crate::compressed::unpack;
 use crate::keys;
 use crate::kv::Kv;
 use crate::kv::StoreError;
@@ -66,26 +65,9 @@ impl AsOf<'_> {
     /// The value `record` held at the point: the one the first change after the point
     /// replaced, or where nothing changed it since, the one it holds now.
     fn value(&self, record: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-        // Read before its changes: a batch that commits between the two reads keeps the
-        // value read here as the one it replaced, so both reads answer the same.
-        let now = self.kv.get(record)?;
-        let prefix = keys::versions::history_of(record);
-        // The changes of the last batch that changed the record at or before the point may
-        // hold the first change after it; otherwise the next batch's first change is it.
-        let from = match self
-            .kv
-            .range(prefix.as_slice()..=keys::versions::history(record, self.seq).as_slice())
-            .next_back()
-        {
-            Some(found) => found?.0.to_vec(),
-            None => prefix.clone(),
-        };
-        for found in self.kv.range(from..) {
-            let (key, changes) = found?;
-            if !key.starts_with(&prefix) {
-                break;
-            }
-            for change in subject_entries::entries(&unpack(&changes)?) {
+        let (now, versions) = self.versions_from_point(record)?;
+        for batch in versions {
+            for change in subject_entries::entries(&batch) {
                 let (seq, replaced) = change?;
                 if seq > self.seq {
                     return Ok((!replaced.is_empty()).then(|| replaced.to_vec()));
@@ -97,21 +79,57 @@ impl AsOf<'_> {
 
     /// The sequence of the last change of `record` at or before the point.
     fn changed_at(&self, record: &[u8]) -> Result<Option<u64>, StoreError> {
-        let from = keys::versions::history_of(record);
-        let to = keys::versions::history(record, self.seq);
-        let Some(found) = self.kv.range(from..=to).next_back() else {
-            return Ok(None);
-        };
-        let (_, changes) = found?;
+        let (_, versions) = self.versions_from_point(record)?;
         let mut last = None;
-        for change in subject_entries::entries(&unpack(&changes)?) {
-            let (seq, _) = change?;
-            if seq > self.seq {
-                break;
+        for batch in versions {
+            for change in subject_entries::entries(&batch) {
+                let (seq, _) = change?;
+                if seq > self.seq {
+                    return Ok(last);
+                }
+                last = Some(seq);
             }
-            last = Some(seq);
         }
         Ok(last)
+    }
+
+    /// The value `record` holds now, and its records of versions unpacked, in order, from
+    /// the last batch that changed it at or before the point (from its first where none
+    /// did): the first change after the point is among them. Each record is packed against
+    /// the value after its batch ([`pack_versions`]), so all after it are read too, with
+    /// the value now, together: again where a batch changed the record meanwhile.
+    fn versions_from_point(
+        &self,
+        record: &[u8],
+    ) -> Result<(Option<crate::kv::Bytes>, Vec<Vec<u8>>), StoreError> {
+        let prefix = keys::versions::history_of(record);
+        let point = keys::versions::history(record, self.seq);
+        for _ in 0..READS_WHILE_CHANGED {
+            let now = self.kv.get(record)?;
+            let from = match self
+                .kv
+                .range(prefix.as_slice()..=point.as_slice())
+                .next_back()
+            {
+                Some(found) => found?.0.to_vec(),
+                None => prefix.clone(),
+            };
+            let mut stored = Vec::new();
+            for found in self.kv.range(from..) {
+                let (key, batch) = found?;
+                if !key.starts_with(&prefix) {
+                    break;
+                }
+                self.reads.note()?;
+                stored.push(batch);
+            }
+            if self.kv.get(record)? == now {
+                let versions = unpack_versions(record, &stored, now.as_deref())?;
+                return Ok((now, versions));
+            }
+        }
+        // Changed at every read: a store this busy with one record answers later.
+        Err(StoreError::TooLong)
     }
 
     /// One form entry at the point (what a person's records by condition read, entry by
@@ -245,18 +263,73 @@ impl Versions {
         }
     }
 
-    /// Writes each record's replaced values as one record, and forgets them; an error
-    /// where one could not be read.
+    /// Writes each record's replaced values as one record, packed against the record's
+    /// value as the batch leaves it ([`pack_versions`]), and forgets them; an error where
+    /// one could not be read. After the batch's last write.
     pub(crate) fn write(&mut self, s: &mut impl State) -> Result<(), StoreError> {
         if let Some(e) = self.failed.take() {
             self.replaced = PerBatch::default();
             return Err(e);
         }
         for (record, first, replaced) in self.replaced.drain() {
-            s.put(keys::versions::history(&record, first), replaced);
+            let after = s.get(&record)?.unwrap_or_default();
+            let stored = pack_versions(&record, replaced, &after);
+            s.put(keys::versions::history(&record, first), stored);
         }
         Ok(())
     }
+}
+
+/// How many times [`AsOf`] reads a record's value and versions again where a batch
+/// changed the record between its reads of them.
+const READS_WHILE_CHANGED: usize = 8;
+
+/// Whether `record`'s versions are packed against the value after their batch: all but
+/// a race's odds, whose versions keep no value (only when they changed), so that the
+/// value after a batch is not the first one the next replaced.
+fn packed_against_value(record: &[u8]) -> bool {
+    !record.starts_with(keys::ODDS_PREFIX)
+}
+
+/// A batch's record of `record`'s versions as stored: packed against `after`, the value
+/// the batch left the record with, where that makes it shorter. Most changes of a record
+/// alter a few of its fields, so that each version but one of a card's form, rewritten at
+/// every result of its runners and riders, packs to the few fields it differs in. The
+/// value after a batch is the first one the next batch replaced, or the record's value now
+/// after the last ([`unpack_versions`]).
+fn pack_versions(record: &[u8], replaced: Vec<u8>, after: &[u8]) -> Vec<u8> {
+    let reference = if packed_against_value(record) {
+        after
+    } else {
+        &[]
+    };
+    crate::compressed::pack_against(&replaced, reference).unwrap_or(replaced)
+}
+
+/// `record`'s records of versions `stored`, the last of them its newest, unpacked
+/// ([`pack_versions`]): from the newest, against `now` (the record's value now), and each
+/// before against the first value the one after it replaced.
+pub(crate) fn unpack_versions(
+    record: &[u8],
+    stored: &[impl AsRef<[u8]>],
+    now: Option<&[u8]>,
+) -> Result<Vec<Vec<u8>>, StoreError> {
+    let mut after = now.unwrap_or_default().to_vec();
+    let mut unpacked = Vec::with_capacity(stored.len());
+    for batch in stored.iter().rev() {
+        let reference: &[u8] = if packed_against_value(record) {
+            &after
+        } else {
+            &[]
+        };
+        let batch = crate::compressed::unpack_against(batch.as_ref(), reference)?.into_owned();
+        if let Some(first) = subject_entries::entries(&batch).next() {
+            after = first?.1.to_vec();
+        }
+        unpacked.push(batch);
+    }
+    unpacked.reverse();
+    Ok(unpacked)
 }
 
 /// `records` as a store holds them with the records of a batch's entries taken apart: a
@@ -267,18 +340,30 @@ pub fn history_by_event(
     records: BTreeMap<Vec<u8>, Vec<u8>>,
 ) -> Result<BTreeMap<Vec<u8>, Vec<u8>>, StoreError> {
     let mut out = BTreeMap::new();
+    // Each record's versions, in order, with their keys' stems (the key without the
+    // sequence it ends with), to unpack against the record's value.
+    type Stored = Vec<(Vec<u8>, Vec<u8>)>;
+    let mut versions: BTreeMap<Vec<u8>, Stored> = BTreeMap::new();
     for (key, value) in records {
-        let batched = keys::versions::parse_history(&key).is_some();
-        // The key ends with the sequence of the record's first entry.
-        let Some((stem, _)) = key.split_last_chunk::<8>().filter(|_| batched) else {
-            out.insert(key, value);
-            continue;
-        };
-        for entry in subject_entries::entries(&unpack(&value)?) {
-            let (seq, entry) = entry?;
-            let mut by_event = stem.to_vec();
-            by_event.extend_from_slice(&seq.to_be_bytes());
-            out.insert(by_event, entry.to_vec());
+        let record = keys::versions::parse_history(&key).map(|(record, _)| record.to_vec());
+        let stem = key.split_last_chunk::<8>().map(|(stem, _)| stem.to_vec());
+        match record.zip(stem) {
+            Some((record, stem)) => versions.entry(record).or_default().push((stem, value)),
+            None => {
+                out.insert(key, value);
+            }
+        }
+    }
+    for (record, batches) in versions {
+        let stored: Vec<&[u8]> = batches.iter().map(|(_, v)| v.as_slice()).collect();
+        let unpacked = unpack_versions(&record, &stored, out.get(&record).map(Vec::as_slice))?;
+        for ((stem, _), batch) in batches.iter().zip(unpacked) {
+            for entry in subject_entries::entries(&batch) {
+                let (seq, entry) = entry?;
+                let mut by_event = stem.clone();
+                by_event.extend_from_slice(&seq.to_be_bytes());
+                out.insert(by_event, entry.to_vec());
+            }
         }
     }
     Ok(out)

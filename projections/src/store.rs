@@ -80,7 +80,10 @@ use crate::state::{RaceOdds, Reads};
 ///    amended or backfilled result of an old date could be kept among them while a newer
 ///    entry was not, and a card's form as of a date before the horse's newest runs then
 ///    counted it in its figures: a store of 24 may hold such forms.
-pub(crate) const SCHEMA: &[u8] = b"25";
+/// 26: a batch's record of a source record's versions is packed against the value the
+///    batch left the record with (`history.rs`), not alone: a version of a card's form
+///    keeps what changed. A version before it would read them as damaged.
+pub(crate) const SCHEMA: &[u8] = b"26";
 pub(crate) const SCHEMA_KEY: &[u8] = b"meta\0schema";
 
 /// How much of a refused payload a dead letter keeps for inspection; the whole message

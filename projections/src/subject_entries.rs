@@ -8,8 +8,8 @@
 //! A record is its entries one after the other, each its event's sequence (8 bytes,
 //! big-endian), the entry's length (4 bytes, big-endian), then the entry. It is kept under
 //! the sequence of its first entry, so that a subject's records follow one another in
-//! the order of their batches and never overlap. It is stored packed where that makes it
-//! shorter (`compressed.rs`): read it through [`crate::compressed::unpack`] before [`entries`].
+//! the order of their batches and never overlap. Its writer stores it packed where that
+//! makes it shorter (`history.rs`), and unpacks it before [`entries`] reads it.
 
 use std::borrow::Borrow;
 use std::collections::BTreeMap;
@@ -49,12 +49,11 @@ impl<K: Ord> PerBatch<K> {
         }
     }
 
-    /// Each subject's record as it is stored (packed where that makes it shorter), with
-    /// the sequence of its first entry; none is left.
+    /// Each subject's record, with the sequence of its first entry; none is left.
     pub(crate) fn drain(&mut self) -> impl Iterator<Item = (K, u64, Vec<u8>)> {
         std::mem::take(&mut self.subjects)
             .into_iter()
-            .map(|(subject, (first, record))| (subject, first, crate::compressed::pack(record)))
+            .map(|(subject, (first, record))| (subject, first, record))
     }
 }
 

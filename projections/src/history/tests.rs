@@ -181,11 +181,70 @@ fn a_record_written_once_keeps_no_copy_among_the_versions() {
         .get(crate::keys::versions::history(&key, RESULTS + 1))
         .expect("read")
         .expect("the amendment's version");
-    let kept = crate::compressed::unpack(&kept).expect("unpacks");
+    let now = store
+        .kv
+        .get(&key)
+        .expect("read")
+        .expect("the amended result");
+    let kept = crate::history::unpack_versions(&key, &[kept], Some(now.as_ref()))
+        .expect("unpacks against the amended result")
+        .remove(0);
     let replaced: Vec<(u64, &[u8])> = crate::subject_entries::entries(&kept)
         .collect::<Result<_, _>>()
         .expect("decodes");
     assert_eq!(replaced, [(RESULTS + 1, first.as_ref())]);
+}
+
+#[test]
+fn a_record_amended_again_and_again_keeps_each_version_as_what_changed() {
+    const AMENDMENTS: usize = 30;
+    let dir = tempdir();
+    let store = Store::open(dir.path()).expect("open");
+    let key = crate::keys::result(DAY, 1, ST);
+    // Fourteen runners, of whom each amendment swaps the last two, a batch each.
+    let race = |i: usize| {
+        let mut horses: Vec<String> = (0..14).map(|h| format!("H{h:03}")).collect();
+        if i % 2 == 1 {
+            horses.swap(12, 13);
+        }
+        let runners = (horses.iter().enumerate())
+            .map(|(p, horse)| runner(Some(p as i64 + 1), horse))
+            .collect();
+        envelope(result(DAY, ST, 1, runners))
+    };
+    let mut values = Vec::new();
+    for i in 0..=AMENDMENTS {
+        let mut b = store.batch().expect("batch");
+        b.apply(i as u64 + 1, 0, &race(i)).expect("apply");
+        b.commit().expect("commit");
+        values.push(
+            store
+                .kv
+                .get(&key)
+                .expect("read")
+                .expect("the result")
+                .to_vec(),
+        );
+    }
+    let stored: Vec<Vec<u8>> = (store.kv.prefix(crate::keys::versions::history_of(&key)))
+        .map(|found| found.expect("read").1.to_vec())
+        .collect();
+    let kept: usize = stored.iter().map(Vec::len).sum();
+    assert!(
+        kept * 8 < values[0].len() * AMENDMENTS,
+        "{kept} bytes of versions for {AMENDMENTS} amendments of a result of {} bytes",
+        values[0].len()
+    );
+    // Unpacked, they are what each batch replaced: nothing, then each value in turn.
+    let unpacked = crate::history::unpack_versions(&key, &stored, values.last().map(Vec::as_slice))
+        .expect("unpacks");
+    let replaced: Vec<&[u8]> = (unpacked.iter())
+        .flat_map(|batch| crate::subject_entries::entries(batch).map(|e| e.expect("an entry").1))
+        .collect();
+    let expected: Vec<&[u8]> = std::iter::once(&[][..])
+        .chain(values[..AMENDMENTS].iter().map(Vec::as_slice))
+        .collect();
+    assert_eq!(replaced, expected);
 }
 
 #[test]
