@@ -123,7 +123,9 @@ impl AsOf<'_> {
                 self.reads.note()?;
                 stored.push(batch);
             }
-            if self.kv.get(record)? == now {
+            // (Versions packed alone need no value to unpack: a race's prices change at
+            // every move, and are not read again for it.)
+            if !packed_against_value(record) || self.kv.get(record)? == now {
                 let versions = unpack_versions(record, &stored, now.as_deref())?;
                 return Ok((now, versions));
             }
@@ -333,9 +335,10 @@ pub(crate) fn unpack_versions(
 }
 
 /// `records` as a store holds them with the records of a batch's entries taken apart: a
-/// record per version of a source record, under the sequence of its event. Two stores that
-/// applied the same events hold the same, however their batches fell: for checks that
-/// compare them.
+/// record per version of a source record, under the sequence of its event, unpacked
+/// against the source record's value among `records` ([`unpack_versions`]). Two stores
+/// that applied the same events hold the same, however their batches fell: for checks
+/// that compare them.
 pub fn history_by_event(
     records: BTreeMap<Vec<u8>, Vec<u8>>,
 ) -> Result<BTreeMap<Vec<u8>, Vec<u8>>, StoreError> {
