@@ -124,6 +124,7 @@ pub struct Fold {
 pub(crate) struct Kept {
     cards: crate::cards::Kept,
     results: crate::race_parts::Parts,
+    versions: crate::history::Runs,
 }
 
 impl Fold {
@@ -132,6 +133,7 @@ impl Fold {
         let mut fold = Fold::default();
         fold.models.cards = crate::cards::Cards::resumed(kept.cards);
         fold.models.results = crate::results::Results::resumed(kept.results);
+        fold.versions = Versions::resumed(kept.versions);
         fold
     }
 
@@ -140,6 +142,7 @@ impl Fold {
         Kept {
             cards: self.models.cards.keep(),
             results: self.models.results.keep(),
+            versions: self.versions.keep(),
         }
     }
 

@@ -14,7 +14,7 @@ use crate::docs::answered;
 use crate::feed::ChangeCursor;
 use crate::keys::doc::DocKey;
 use crate::store::Store;
-use crate::tests::tempdir;
+use crate::tests::{tempdir, TempDir};
 
 const DAY: &str = "2026-11-25";
 const ST: &str = "Sha Tin";
@@ -186,7 +186,7 @@ fn a_record_written_once_keeps_no_copy_among_the_versions() {
         .get(&key)
         .expect("read")
         .expect("the amended result");
-    let kept = crate::history::unpack_versions(&key, &[kept], Some(now.as_ref()))
+    let kept = crate::history::unpack_versions(&[kept], Some(now.as_ref()))
         .expect("unpacks against the amended result")
         .remove(0);
     let replaced: Vec<(u64, &[u8])> = crate::subject_entries::entries(&kept)
@@ -195,13 +195,14 @@ fn a_record_written_once_keeps_no_copy_among_the_versions() {
     assert_eq!(replaced, [(RESULTS + 1, first.as_ref())]);
 }
 
-#[test]
-fn a_record_amended_again_and_again_keeps_each_version_as_what_changed() {
-    const AMENDMENTS: usize = 30;
+/// A store of a race's result published `amendments` times after its first, a batch
+/// each, of fourteen runners of whom each amendment swaps the last two; with the result's
+/// record key, and the record's value and the race's document after each batch.
+fn amended(amendments: usize) -> (TempDir, Store, Vec<u8>, Vec<After>) {
     let dir = tempdir();
     let store = Store::open(dir.path()).expect("open");
     let key = crate::keys::result(DAY, 1, ST);
-    // Fourteen runners, of whom each amendment swaps the last two, a batch each.
+    let doc = race_doc().key();
     let race = |i: usize| {
         let mut horses: Vec<String> = (0..14).map(|h| format!("H{h:03}")).collect();
         if i % 2 == 1 {
@@ -212,20 +213,35 @@ fn a_record_amended_again_and_again_keeps_each_version_as_what_changed() {
             .collect();
         envelope(result(DAY, ST, 1, runners))
     };
-    let mut values = Vec::new();
-    for i in 0..=AMENDMENTS {
+    let mut after = Vec::new();
+    for i in 0..=amendments {
         let mut b = store.batch().expect("batch");
         b.apply(i as u64 + 1, 0, &race(i)).expect("apply");
         b.commit().expect("commit");
-        values.push(
-            store
-                .kv
-                .get(&key)
-                .expect("read")
-                .expect("the result")
-                .to_vec(),
-        );
+        let value = store.kv.get(&key).expect("read").expect("the result");
+        let answered = documents(&store).remove(&doc).expect("the race's document");
+        after.push((value.to_vec(), answered));
     }
+    (dir, store, key, after)
+}
+
+/// A record's value and a document's answer after a batch.
+type After = (Vec<u8>, Vec<u8>);
+
+/// The document of the race [`amended`] publishes.
+fn race_doc() -> DocKey<'static> {
+    DocKey::Race {
+        date: DAY,
+        race_number: 1,
+        venue: Some(ST),
+    }
+}
+
+#[test]
+fn a_record_amended_again_and_again_keeps_each_version_as_what_changed() {
+    const AMENDMENTS: usize = 30;
+    let (_dir, store, key, after) = amended(AMENDMENTS);
+    let values: Vec<&[u8]> = after.iter().map(|(value, _)| value.as_slice()).collect();
     let stored: Vec<Vec<u8>> = (store.kv.prefix(crate::keys::versions::history_of(&key)))
         .map(|found| found.expect("read").1.to_vec())
         .collect();
@@ -236,15 +252,59 @@ fn a_record_amended_again_and_again_keeps_each_version_as_what_changed() {
         values[0].len()
     );
     // Unpacked, they are what each batch replaced: nothing, then each value in turn.
-    let unpacked = crate::history::unpack_versions(&key, &stored, values.last().map(Vec::as_slice))
-        .expect("unpacks");
+    let unpacked =
+        crate::history::unpack_versions(&stored, values.last().copied()).expect("unpacks");
     let replaced: Vec<&[u8]> = (unpacked.iter())
         .flat_map(|batch| crate::subject_entries::entries(batch).map(|e| e.expect("an entry").1))
         .collect();
     let expected: Vec<&[u8]> = std::iter::once(&[][..])
-        .chain(values[..AMENDMENTS].iter().map(Vec::as_slice))
+        .chain(values[..AMENDMENTS].iter().copied())
         .collect();
     assert_eq!(replaced, expected);
+}
+
+#[test]
+fn a_document_as_of_any_point_of_a_long_history_reads_a_short_run_of_its_versions() {
+    const AMENDMENTS: usize = 50;
+    let (_dir, store, _, after) = amended(AMENDMENTS);
+    // Records read for the race's document as of each point, checking each answer.
+    let reads: Vec<u64> = (after.iter().enumerate())
+        .map(|(i, (_, stored))| {
+            let seq = i as u64 + 1;
+            let before = store.records_read();
+            let then = store.doc_as_of(race_doc(), seq).expect("as of");
+            let read = store.records_read() - before;
+            let then = then.expect("the race's document").into_stored();
+            assert!(answered(&then) == *stored, "the race as of {seq}");
+            read
+        })
+        .collect();
+    let newest = reads.last().copied().expect("a point");
+    // A version record packed against the one after it is read with those up to one
+    // packed alone, at most 16 (`history::RUN`) past the point's; none reads them all.
+    assert!(
+        reads.iter().all(|&read| read <= newest + 16),
+        "records read as of each point: {reads:?}"
+    );
+}
+
+#[test]
+fn the_runs_known_stay_bounded_and_keep_the_records_packed_lately() {
+    use super::{Runs, RUN, RUNS_KNOWN};
+    let mut runs = Runs::default();
+    // A record packed every thousand others is never forgotten: packed alone at first,
+    // then at the end of each run, and against the value after it between.
+    let mut busy = 0;
+    for i in 0..3 * RUNS_KNOWN {
+        if i % 1000 == 0 {
+            let alone = busy % usize::from(RUN) == 0;
+            assert_eq!(runs.go_on(b"busy"), !alone, "{busy} times packed");
+            busy += 1;
+        }
+        assert!(!runs.go_on(format!("r{i}").as_bytes()), "unknown: alone");
+        assert!(runs.newer.len() + runs.older.len() <= 2 * RUNS_KNOWN);
+    }
+    assert!(busy > 2 * usize::from(RUN), "{busy} runs");
 }
 
 #[test]
