@@ -62,6 +62,12 @@ pub(crate) enum Command {
         #[arg(long, default_value_t = 0)]
         prompt: u64,
     },
+    /// The records of a stopped service's read models by kind: how many, and their bytes.
+    Kinds {
+        /// The read models' directory.
+        #[arg(long)]
+        store: PathBuf,
+    },
 }
 
 #[derive(clap::Args)]

@@ -57,6 +57,7 @@ fn main() -> ExitCode {
             reopen,
             prompt,
         } => ids::child(&store, events, reopen, prompt),
+        Command::Kinds { store } => replay::kinds(&store),
         Command::Run(args) => tokio::runtime::Runtime::new()
             .map_err(anyhow::Error::from)
             .and_then(|rt| rt.block_on(run::run(args))),

@@ -167,14 +167,34 @@ pub async fn replay(
         result.store_bytes as f64 / (1 << 20) as f64
     );
     let models = check_store(store, last)?;
-    for (kind, (records, bytes)) in store_breakdown(&models)? {
+    print_kinds(&models, events)?;
+    Ok(result)
+}
+
+/// `racing-bench kinds`: the records of the read models in `dir` (a service's
+/// `read-models`, the service stopped) by kind, for a store built elsewhere than in the
+/// bench (`scripts/amendments`' with `AMEND_KINDS`).
+pub fn kinds(dir: &Path) -> anyhow::Result<()> {
+    let models = racing_projections::Store::open(dir)
+        .with_context(|| format!("opening the read models in {}", dir.display()))?;
+    let events = models.checkpoint()?;
+    eprintln!("bench:   the read models of {events} events, by kind:");
+    print_kinds(&models, events)
+}
+
+/// The records of the read models `models`, of `events` events, and their bytes, by kind.
+fn print_kinds(models: &racing_projections::Store, events: u64) -> anyhow::Result<()> {
+    let kinds = store_breakdown(models)?;
+    let (records, bytes) = (kinds.values()).fold((0, 0), |(r, b), (kr, kb)| (r + kr, b + kb));
+    for (kind, (records, bytes)) in kinds.into_iter().chain([("all".into(), (records, bytes))]) {
         eprintln!(
-            "bench:     {kind:<32} {records:>9} records {:>9.1} MiB ({:.0} B/event)",
+            "bench:     {kind:<32} {records:>9} records {:>9.1} MiB ({:.0} B/event, {:.0} B/record)",
             bytes as f64 / (1 << 20) as f64,
-            bytes as f64 / events.max(1) as f64
+            bytes as f64 / events.max(1) as f64,
+            bytes as f64 / records.max(1) as f64
         );
     }
-    Ok(result)
+    Ok(())
 }
 
 /// What the replay's commits handed sled, by kind of record, the most bytes first, and
