@@ -222,8 +222,11 @@ impl AsOf<'_> {
     }
 }
 
+mod merge;
 #[cfg(test)]
 mod tests;
+
+pub(crate) use merge::Merging;
 
 /// The records as an event changes them: a change of a source record that replaces (or
 /// removes) a value keeps the value it replaced, by the event's sequence, among the batch's

@@ -162,9 +162,10 @@ impl Store {
 pub struct Copied {
     /// What a snapshot of the store at that moment would say of itself.
     pub head: SnapshotHead,
-    /// The records copied.
+    /// The records read from the store (the copy may hold fewer: each run of a source
+    /// record's versions merged into one).
     pub records: u64,
-    /// The bytes of the records, keys and values, as stored.
+    /// The bytes of the records read, keys and values, as stored.
     pub record_bytes: u64,
 }
 
@@ -173,9 +174,11 @@ impl Store {
     /// store stood when the copy started: its writes go on meanwhile, as for a snapshot,
     /// and the copy is written in key order, as a snapshot is loaded. sled rewrites pages
     /// and gives no room back, so a store long in use grows to several times its records
-    /// on disk; its copy takes what a load of them takes. `go_on` is asked between parts;
-    /// the copy stops with an error once it says no, and a copy cut short is removed
-    /// whole by whoever made its directory. The copy is flushed before it is returned.
+    /// on disk; its copy takes what a load of them takes, and holds each run of a source
+    /// record's versions as one record (`history/merge.rs`). `go_on` is asked between
+    /// parts; the copy stops with an error once it says no, and a copy cut short is
+    /// removed whole by whoever made its directory. The copy is flushed before it is
+    /// returned.
     pub fn copy_to(
         &self,
         dir: &Path,
@@ -185,8 +188,12 @@ impl Store {
         let view = self.kv.freeze().ok_or(SnapshotError::Busy)?;
         let head = head_of(&view)?;
         let copy = empty_store(dir, options)?;
+        let mut merging = crate::history::Merging::new(|key: &[u8], value: &[u8]| {
+            Ok::<_, SnapshotError>(copy.kv.put(key, value)?)
+        });
         let (records, record_bytes) =
-            read_through(view, go_on, |key, value| Ok(copy.kv.put(key, value)?))?;
+            read_through(view, go_on, |key, value| merging.push(key, value))?;
+        merging.finish()?;
         copy.kv.flush_now()?;
         let copied = Copied {
             head,

@@ -289,6 +289,41 @@ fn a_document_as_of_any_point_of_a_long_history_reads_a_short_run_of_its_version
 }
 
 #[test]
+fn a_copy_holds_a_run_of_versions_as_one_record_that_answers_the_same() {
+    const AMENDMENTS: usize = 50;
+    let (_dir, store, key, after) = amended(AMENDMENTS);
+    let copy_dir = tempdir();
+    let (copy, _) = (store.copy_to(copy_dir.path(), Default::default(), || true)).expect("copied");
+    // A record a batch in the store; in the copy, a record a run that ends with one
+    // packed alone, and the records of the last run as they are.
+    let versions = |s: &Store| s.kv.prefix(crate::keys::versions::history_of(&key)).count();
+    assert!(
+        versions(&copy) * 5 < versions(&store),
+        "{} records of versions copied from {}",
+        versions(&copy),
+        versions(&store)
+    );
+    let records = |s: &Store| {
+        let all = s.kv.all().map(|found| {
+            let (k, v) = found?;
+            Ok((k.to_vec(), v.to_vec()))
+        });
+        let all: Result<BTreeMap<_, _>, crate::kv::StoreError> = all.collect();
+        crate::history::history_by_event(all.expect("records")).expect("unpacked")
+    };
+    assert!(
+        records(&copy) == records(&store),
+        "the same versions by event"
+    );
+    for (i, (_, stored)) in after.iter().enumerate() {
+        let seq = i as u64 + 1;
+        let then = copy.doc_as_of(race_doc(), seq).expect("as of");
+        let then = then.expect("the race's document").into_stored();
+        assert!(answered(&then) == *stored, "the copy's race as of {seq}");
+    }
+}
+
+#[test]
 fn the_runs_known_stay_bounded_and_keep_the_records_packed_lately() {
     use super::{Runs, RUN, RUNS_KNOWN};
     let mut runs = Runs::default();
