@@ -124,7 +124,7 @@ pub struct Fold {
 pub(crate) struct Kept {
     cards: crate::cards::Kept,
     results: crate::race_parts::Parts,
-    versions: crate::history::Runs,
+    versions: crate::history::packing::Runs,
 }
 
 impl Fold {

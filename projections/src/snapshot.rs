@@ -188,7 +188,7 @@ impl Store {
         let view = self.kv.freeze().ok_or(SnapshotError::Busy)?;
         let head = head_of(&view)?;
         let copy = empty_store(dir, options)?;
-        let mut merging = crate::history::Merging::new(|key: &[u8], value: &[u8]| {
+        let mut merging = crate::history::merge::Merging::new(|key: &[u8], value: &[u8]| {
             Ok::<_, SnapshotError>(copy.kv.put(key, value)?)
         });
         let (records, record_bytes) =

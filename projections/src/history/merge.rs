@@ -7,6 +7,7 @@
 //! run a record's versions end with, packed against the record's value now, is copied as
 //! it is: in key order, the value is not at hand.
 
+use super::packing::{against_after, pack_alone, unpack_versions};
 use crate::keys;
 use crate::kv::StoreError;
 
@@ -45,7 +46,7 @@ where
             self.hand_on_run()?;
             self.record = record.to_vec();
         }
-        let alone = !super::against_after(value);
+        let alone = !against_after(value);
         if alone && self.run.is_empty() {
             return (self.out)(key, value);
         }
@@ -57,8 +58,8 @@ where
         // under the key of its first: as read, the same entries in the same order.
         let run = std::mem::take(&mut self.run);
         let stored: Vec<&[u8]> = run.iter().map(|(_, value)| value.as_slice()).collect();
-        let entries = super::unpack_versions(&stored, None)?.concat();
-        (self.out)(&run[0].0, &super::pack_alone(entries))
+        let entries = unpack_versions(&stored, None)?.concat();
+        (self.out)(&run[0].0, &pack_alone(entries))
     }
 
     /// Hands on what is held, after the last record.

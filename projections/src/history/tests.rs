@@ -186,7 +186,7 @@ fn a_record_written_once_keeps_no_copy_among_the_versions() {
         .get(&key)
         .expect("read")
         .expect("the amended result");
-    let kept = crate::history::unpack_versions(&[kept], Some(now.as_ref()))
+    let kept = crate::history::packing::unpack_versions(&[kept], Some(now.as_ref()))
         .expect("unpacks against the amended result")
         .remove(0);
     let replaced: Vec<(u64, &[u8])> = crate::subject_entries::entries(&kept)
@@ -253,7 +253,7 @@ fn a_record_amended_again_and_again_keeps_each_version_as_what_changed() {
     );
     // Unpacked, they are what each batch replaced: nothing, then each value in turn.
     let unpacked =
-        crate::history::unpack_versions(&stored, values.last().copied()).expect("unpacks");
+        crate::history::packing::unpack_versions(&stored, values.last().copied()).expect("unpacks");
     let replaced: Vec<&[u8]> = (unpacked.iter())
         .flat_map(|batch| crate::subject_entries::entries(batch).map(|e| e.expect("an entry").1))
         .collect();
@@ -325,7 +325,7 @@ fn a_copy_holds_a_run_of_versions_as_one_record_that_answers_the_same() {
 
 #[test]
 fn the_runs_known_stay_bounded_and_keep_the_records_packed_lately() {
-    use super::{Runs, RUN, RUNS_KNOWN};
+    use super::packing::{Runs, RUN, RUNS_KNOWN};
     let mut runs = Runs::default();
     // A record packed every thousand others is never forgotten: packed alone at first,
     // then at the end of each run, and against the value after it between.
