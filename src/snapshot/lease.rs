@@ -23,6 +23,9 @@ use futures::TryStreamExt as _;
 const KEY: &str = "writer";
 /// The first token of the keys by which each replica says which layout it runs.
 const LAYOUTS: &str = "layouts";
+/// How many times a release reads the lease and removes it where a write of this
+/// replica's own moved it on between.
+const RELEASE_TRIES: usize = 3;
 
 /// This replica's hold on the lease.
 #[derive(Clone)]
@@ -222,13 +225,32 @@ impl Lease {
     }
 
     /// Lets go of it, if this replica holds it, so that another may take it at once.
+    /// Whatever revision it is at: a renewal cut short (the one that runs while a
+    /// snapshot is made ends with it) may have moved it on without this replica hearing
+    /// of it, and the lease stayed taken until it lapsed.
     pub async fn release(&self) {
         let mut held = self.held.lock().await;
-        if let Some(h) = held.take() {
-            let _ = self
+        if held.take().is_none() {
+            return;
+        }
+        for _ in 0..RELEASE_TRIES {
+            let revision = match self.bucket.entry(KEY).await {
+                Ok(Some(entry))
+                    if entry.operation == kv::Operation::Put && entry.value == self.me =>
+                {
+                    entry.revision
+                }
+                // Another's, or nobody's, or no answer: nothing of this replica's to let go.
+                _ => return,
+            };
+            if (self
                 .bucket
-                .delete_expect_revision(KEY, Some(h.revision))
-                .await;
+                .delete_expect_revision(KEY, Some(revision))
+                .await)
+                .is_ok()
+            {
+                return;
+            }
         }
     }
 
