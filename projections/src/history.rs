@@ -97,8 +97,9 @@ impl AsOf<'_> {
     /// the last batch that changed it at or before the point (from its first where none
     /// did): the first change after the point is among them. A record packed against the
     /// value after its batch needs the one after it ([`pack_versions`]), so those after
-    /// the first are read up to one packed alone (at most [`packing::RUN`]), or to the newest with
-    /// the value now: then together, again where a batch changed the record meanwhile.
+    /// the first are read up to one packed alone (at most [`packing::RUN`]), or to the
+    /// newest with the value now: then together, again where a batch changed the record
+    /// meanwhile.
     fn versions_from_point(
         &self,
         record: &[u8],
