@@ -84,7 +84,7 @@ use crate::state::{RaceOdds, Reads};
 ///    batch left the record with (`history.rs`), not alone: a version of a card's form
 ///    keeps what changed. A version before it would read them as damaged.
 /// 27: of a record's versions, a run of records packed against the value after them
-///    ends with one packed alone (`history::RUN`), and each in a run starts with a
+///    ends with one packed alone (`history/packing.rs`), and each in a run starts with a
 ///    marker byte: a version before it would read them as damaged, and read a record's
 ///    versions to its newest for the oldest.
 pub(crate) const SCHEMA: &[u8] = b"27";

@@ -9,7 +9,7 @@
 //! big-endian), the entry's length (4 bytes, big-endian), then the entry. It is kept under
 //! the sequence of its first entry, so that a subject's records follow one another in
 //! the order of their batches and never overlap. Its writer stores it packed where that
-//! makes it shorter (`history.rs`), and unpacks it before [`entries`] reads it.
+//! makes it shorter (`history/packing.rs`), and unpacks it before [`entries`] reads it.
 
 use std::borrow::Borrow;
 use std::collections::BTreeMap;

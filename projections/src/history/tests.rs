@@ -281,7 +281,7 @@ fn a_document_as_of_any_point_of_a_long_history_reads_a_short_run_of_its_version
         .collect();
     let newest = reads.last().copied().expect("a point");
     // A version record packed against the one after it is read with those up to one
-    // packed alone, at most 16 (`history::RUN`) past the point's; none reads them all.
+    // packed alone, at most 16 (`packing::RUN`) past the point's; none reads them all.
     assert!(
         reads.iter().all(|&read| read <= newest + 16),
         "records read as of each point: {reads:?}"

@@ -15,7 +15,7 @@ const PACKED: Packed = Some(ALONE);
 
 /// The records of the kind are stored as they are written: short ones, binary ones, and
 /// those already packed by the module that writes them (the odds journal's chunks:
-/// `journal.rs`; the versions' records, against the value after them: `history.rs`).
+/// `journal.rs`; the versions' records, against the value after them: `history/packing.rs`).
 const AS_IS: Packed = None;
 
 /// Every kind of record, with the prefix of its keys and whether and how the store packs
