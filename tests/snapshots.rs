@@ -343,10 +343,12 @@ async fn a_kill_while_a_snapshot_loads_or_is_sent_leaves_nothing_behind() {
 
     // A snapshot, and the bytes the bucket holds with it. The writer's lease lapses 5 s
     // after its holder last renewed it (30 s as the service sets it up), so that a killed
-    // writer's successor is not kept waiting long.
+    // writer's successor is not kept waiting long. Shortened before any replica starts:
+    // each reads the lease's life as it starts and renews at a third of it, and one that
+    // read 30 s lost a lease of 5 s whenever its snapshot took longer than that to make.
+    lease_life(&nats, Duration::from_secs(5)).await;
     let first_dir = work.path().join("first");
     let mut first = App::start(&nats, &first_dir).await;
-    lease_life(&nats, Duration::from_secs(5)).await;
     first.projected(last).await;
     let (name, checkpoint) = snapshot_of(&first).await;
     assert_eq!(listed(&nats).await, std::slice::from_ref(&name));
