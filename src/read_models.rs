@@ -38,6 +38,10 @@ const GENERATION: &str = "read-models.gen-";
 const DAMAGED_MARK: &str = "DAMAGED";
 /// How often [`ReadModels::close`] looks whether the other handles of a store have gone.
 const CLOSE_POLL: Duration = Duration::from_millis(100);
+/// How long an open waits for a store's files that another holds: the service before
+/// this one, still stopping in a restart, or in this process sled's threads of a store
+/// just dropped (they let go of its files a moment after).
+pub const LET_GO_PATIENCE: Duration = Duration::from_secs(10);
 
 /// The store in use, swapped whole by a rebuild.
 pub struct ReadModels {

@@ -173,6 +173,26 @@ impl Store {
         Store::open_with(dir, Options::default())
     }
 
+    /// [`Store::open_with`], waiting up to `patience` for a store that is being let go
+    /// of: sled lets go of a dropped store's files only once its threads end, a moment
+    /// later (in this process, or in one that is exiting). Where it is still held after
+    /// that, the error says so ([`StoreError::is_held_elsewhere`]).
+    pub fn open_once_let_go(
+        dir: &Path,
+        options: Options,
+        patience: std::time::Duration,
+    ) -> Result<Store, StoreError> {
+        let deadline = Instant::now() + patience;
+        loop {
+            match Store::open_with(dir, options) {
+                Err(e) if e.is_held_elsewhere() && Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                opened => return opened,
+            }
+        }
+    }
+
     /// Opens (or creates) the store in `dir`.
     pub fn open_with(dir: &Path, options: Options) -> Result<Store, StoreError> {
         let kv = Kv::open(dir, options.cache_bytes)?;

@@ -10,11 +10,8 @@ use racing_projections::Store;
 use tokio_util::sync::CancellationToken;
 
 use crate::nats;
-use crate::read_models::ReadModels;
+use crate::read_models::{ReadModels, LET_GO_PATIENCE};
 use crate::rebuild::Rebuilder;
-
-/// How long start-up waits for read models that another process holds open.
-const STORE_HELD_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Opens the read models, or, when they are damaged, starts an empty store that the
 /// projector rebuilds from the log: a clear log line instead of a crash loop (the damaged
@@ -23,7 +20,7 @@ const STORE_HELD_PATIENCE: std::time::Duration = std::time::Duration::from_secs(
 /// cluster), are removed and rebuilt the same way, with a log line that says why; the
 /// reason is returned too, for `racing status`. The store records the stream it is built
 /// from. Read models another process holds open are not damage: start-up waits for them
-/// for [`STORE_HELD_PATIENCE`], then fails saying so, and touches nothing.
+/// for [`LET_GO_PATIENCE`], then fails saying so, and touches nothing.
 pub(super) async fn open_store(
     dir: &std::path::Path,
     stream: &jetstream::stream::Info,
@@ -51,7 +48,7 @@ pub(super) async fn open_store(
     // A store another process holds may be let go of in a moment: the service before
     // this one, still stopping in a restart (or, in one process, sled's threads of a
     // store just dropped). It is waited for, for a while.
-    let patience = std::time::Instant::now() + STORE_HELD_PATIENCE;
+    let patience = std::time::Instant::now() + LET_GO_PATIENCE;
     let mut opened = open();
     while matches!(&opened, Ok(Err(e)) if e.is_held_elsewhere())
         && std::time::Instant::now() < patience
@@ -101,7 +98,7 @@ pub(super) async fn open_store(
                 "the read models in {} are still open in another process after {} s \
                  (another `racing serve` on the same data directory?): {e}",
                 dir.display(),
-                STORE_HELD_PATIENCE.as_secs()
+                LET_GO_PATIENCE.as_secs()
             );
         }
         Ok(Err(e)) => e.to_string(),

@@ -35,13 +35,13 @@ use std::time::Duration;
 use anyhow::Context as _;
 use async_nats::jetstream;
 use futures::FutureExt as _;
-use racing_projections::Store;
+use racing_projections::{Options, Store};
 use tokio_util::sync::CancellationToken;
 
 use crate::faults::Faults;
 use crate::projector::bulk::fold_messages;
 use crate::projector::{CATCH_UP_BATCH, CATCH_UP_WINDOW, MAX_BATCH};
-use crate::read_models::{self, ReadModels};
+use crate::read_models::{self, ReadModels, LET_GO_PATIENCE};
 use crate::snapshot::Snapshots;
 use crate::supervise::lock;
 
@@ -302,7 +302,7 @@ impl Run {
     /// The fresh store at `dir`, in a worker process if there is a program for one (or
     /// here if it cannot start), built from the stream `identity`, and filled up to
     /// `checkpoint` (by a snapshot; 0: empty).
-    fn folder(
+    async fn folder(
         &self,
         dir: &std::path::Path,
         identity: &str,
@@ -318,10 +318,7 @@ impl Run {
                 ),
             }
         }
-        let fresh = self.keep(
-            Store::open_with(dir, options)
-                .with_context(|| format!("creating {}", dir.display()))?,
-        );
+        let fresh = self.keep(open_fresh(dir, options).await?);
         fresh.set_stream(identity)?;
         Ok(Folder::Here(fresh))
     }
@@ -340,7 +337,7 @@ impl Run {
             }
             Origin::Log => 0,
         };
-        let mut folder = self.folder(dir, &identity, loaded)?;
+        let mut folder = self.folder(dir, &identity, loaded).await?;
         {
             let mut status = lock(&self.status);
             status.stream_last_seq = info.state.last_sequence;
@@ -402,14 +399,7 @@ impl Run {
             Folder::Here(fresh) => fresh,
             Folder::Worker(worker) => {
                 worker.finish().await?;
-                // On a blocking thread: opening a large rebuilt store reads its log back
-                // for seconds, and on a thread of the runtime it held the requests queued
-                // behind it as long.
-                let (path, options) = (dir.to_owned(), self.read_models.load().options());
-                let opened = tokio::task::spawn_blocking(move || Store::open_with(&path, options))
-                    .await?
-                    .with_context(|| format!("opening {}", dir.display()))?;
-                self.keep(opened)
+                self.keep(open_fresh(dir, self.read_models.load().options()).await?)
             }
         };
         self.warm(&fresh).await?;
@@ -694,4 +684,14 @@ async fn next_batch(
         }
     }
     Ok(batch)
+}
+
+/// Opens the fresh store in `dir` on a blocking thread (a large one's log is read back for
+/// seconds, which held the runtime's requests as long), once sled has let go of the store
+/// that filled it: a snapshot's load, a copy or a worker, which let go of it just now.
+async fn open_fresh(dir: &std::path::Path, options: Options) -> anyhow::Result<Store> {
+    let path = dir.to_owned();
+    tokio::task::spawn_blocking(move || Store::open_once_let_go(&path, options, LET_GO_PATIENCE))
+        .await?
+        .with_context(|| format!("opening {}", dir.display()))
 }

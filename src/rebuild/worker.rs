@@ -36,6 +36,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout};
 use super::pace::Pacer;
 use crate::projector::bulk::{fold_decoded, load_decoded};
 use crate::projector::decoded::Decoded;
+use crate::read_models::LET_GO_PATIENCE;
 
 /// A message's frame starts with this.
 const MESSAGE: u8 = b'M';
@@ -91,7 +92,8 @@ pub async fn run(args: WorkerArgs) -> anyhow::Result<ExitCode> {
         cache_bytes: args.cache_bytes,
         replay_bytes: args.replay_bytes,
     };
-    let store = Store::open_with(&args.dir, options)
+    // The service loaded the store's start (a snapshot, a copy) and dropped it just now.
+    let store = Store::open_once_let_go(&args.dir, options, LET_GO_PATIENCE)
         .with_context(|| format!("opening {}", args.dir.display()))?;
     store.set_stream(&args.stream_identity)?;
     let mut input = std::io::BufReader::with_capacity(1 << 20, std::io::stdin().lock());

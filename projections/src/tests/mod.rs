@@ -117,15 +117,7 @@ pub(crate) fn reopen(dir: &std::path::Path, options: Options) -> Store {
 
 /// [`reopen`], for a store that may fail to open for another reason than the lock.
 pub(crate) fn try_reopen(dir: &std::path::Path, options: Options) -> Result<Store, StoreError> {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    loop {
-        match Store::open_with(dir, options) {
-            Err(e) if e.is_held_elsewhere() && std::time::Instant::now() < deadline => {
-                std::thread::sleep(std::time::Duration::from_millis(10));
-            }
-            opened => return opened,
-        }
-    }
+    Store::open_once_let_go(dir, options, std::time::Duration::from_secs(5))
 }
 
 pub(crate) fn tempdir() -> TempDir {
