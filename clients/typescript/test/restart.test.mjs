@@ -92,8 +92,14 @@ for (const [transport, race, silentRace] of [
       const silent = Date.now() - frozenAt;
       // Heartbeats are 1 s apart: given up after three and a margin (5 s), not before.
       assert.ok(silent >= 5000, `resumed after ${silent} ms`);
-      assert.equal(stream.connections, 2);
-      assert.equal(relay.accepted, 2);
+      // Two sessions: the silent one, given up, and one new. An attempt between that failed
+      // (an answer that did not come in time on a loaded machine) is tried again, and only
+      // the relay counts it: a CI run once saw three connections for two sessions.
+      assert.equal(
+        stream.connections,
+        2,
+        `the relay took ${relay.accepted} connections; the last failure: ${stream.lastError}`,
+      );
       assert.equal(stream.duplicates, 0);
     } finally {
       await stream.close();
