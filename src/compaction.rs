@@ -1,8 +1,8 @@
 //! Compaction: sled writes a page again at each change and gives no room back, so a store
 //! that applies events for months, amendments above all, grows on disk to many times its
 //! records. Once the store in use passes [`Settings::ratio`] times its records on disk,
-//! a rebuild starts from a copy of it ([`Origin::Store`]): copied whole in key order, as a
-//! snapshot is loaded, caught up from the log with the projector running, then held
+//! a rebuild starts from a copy of it ([`Origin::Store`]): copied whole (`Store::copy_to`),
+//! caught up from the log with the projector running, then held
 //! between batches for the last events and swapped in. The API answers from the store in
 //! use all along, and the replaced one is removed a little at a time, as after any
 //! rebuild.
@@ -50,8 +50,8 @@ pub struct Settings {
 impl Default for Settings {
     fn default() -> Settings {
         Settings {
-            // Above what a fresh store takes: sled's copy of one takes 2.4 to 3.5 times
-            // its records (`src/rebuild/copy.rs`), the bench's replayed store 3.7.
+            // Above what a fresh store takes: sled holds a copy's records in two to four
+            // times their bytes, the more the smaller they are (BENCHMARKS.md).
             ratio: 4.0,
             least_bytes: 256 << 20,
         }

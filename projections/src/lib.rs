@@ -10,6 +10,7 @@ mod docs;
 mod documents;
 mod facts;
 mod feed;
+mod filling;
 mod fold;
 mod form;
 mod forms;

@@ -171,11 +171,11 @@ pub struct Copied {
 
 impl Store {
     /// Copies every record into a new store at `dir` (which must not hold one), as the
-    /// store stood when the copy started: its writes go on meanwhile, as for a snapshot,
-    /// and the copy is written in key order, as a snapshot is loaded. sled rewrites pages
-    /// and gives no room back, so a store long in use grows to several times its records
-    /// on disk; its copy takes what a load of them takes, and holds each run of a source
-    /// record's versions as one record (`history/merge.rs`). `go_on` is asked between
+    /// store stood when the copy started: its writes go on meanwhile, as for a snapshot.
+    /// sled rewrites pages and gives no room back, so a store long in use grows to several
+    /// times its records on disk; its copy holds each run of a source record's versions as
+    /// one record (`history/merge.rs`), and is written a group of records at a time out of
+    /// key order, which leaves sled less to hold (`filling.rs`). `go_on` is asked between
     /// parts; the copy stops with an error once it says no, and a copy cut short is
     /// removed whole by whoever made its directory. The copy is flushed before it is
     /// returned.
@@ -188,12 +188,14 @@ impl Store {
         let view = self.kv.freeze().ok_or(SnapshotError::Busy)?;
         let head = head_of(&view)?;
         let copy = empty_store(dir, options)?;
+        let mut filling = crate::filling::Filling::new(&copy.kv);
         let mut merging = crate::history::merge::Merging::new(|key: &[u8], value: &[u8]| {
-            Ok::<_, SnapshotError>(copy.kv.put(key, value)?)
+            Ok::<_, SnapshotError>(filling.push(key, value)?)
         });
         let (records, record_bytes) =
             read_through(view, go_on, |key, value| merging.push(key, value))?;
         merging.finish()?;
+        filling.finish()?;
         copy.kv.flush_now()?;
         let copied = Copied {
             head,
