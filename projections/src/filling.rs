@@ -2,7 +2,7 @@
 //! [`crate::Store::copy_to`]), written a group of a few thousand at a time, shuffled
 //! within the group. sled keeps a store as a log of its tree's pages, rewritten as they
 //! change, and takes back the room of a part of that log only once most of it is stale:
-//! the same records written in key order took about a fifth more disk (BENCHMARKS.md,
+//! the same records written in key order took about a third more disk (BENCHMARKS.md,
 //! "What was tried"; an earlier try that scattered them across the whole store gained
 //! nothing). The store is the same map of keys to values either way.
 
