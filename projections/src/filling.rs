@@ -1,10 +1,11 @@
 //! A fresh store filled with records handed in key order (a compaction's copy,
-//! [`crate::Store::copy_to`]), written a group of a few thousand at a time, shuffled
-//! within the group. sled keeps a store as a log of its tree's pages, rewritten as they
-//! change, and takes back the room of a part of that log only once most of it is stale:
-//! the same records written in key order took about a third more disk (BENCHMARKS.md,
-//! "What was tried"; an earlier try that scattered them across the whole store gained
-//! nothing). The store is the same map of keys to values either way.
+//! [`crate::Store::copy_to`]; a snapshot's load, [`crate::load_snapshot`]), written a
+//! group of a few thousand at a time, shuffled within the group. sled keeps a store as a
+//! log of its tree's pages, rewritten as they change, and takes back the room of a part
+//! of that log only once most of it is stale: the same records written in key order took
+//! a sixth (the bench's replayed store) to a third (a store after amendments) more disk
+//! (BENCHMARKS.md, "What was tried"; an earlier try that scattered them across the whole
+//! store gained nothing). The store is the same map of keys to values either way.
 
 use crate::kv::{Kv, StoreError};
 

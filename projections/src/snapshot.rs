@@ -285,9 +285,9 @@ pub fn verify_snapshot(
 }
 
 /// Loads the snapshot `file` into a new store at `dir` (which must not hold one), as a
-/// sorted bulk load. The file's digest is checked first, and its layout and stream
-/// before a record is written: a refused snapshot leaves nothing behind but `dir`, which
-/// the caller removes. The store is flushed before it is returned.
+/// bulk load. The file's digest is checked first, and its layout and stream before a
+/// record is written: a refused snapshot leaves nothing behind but `dir`, which the
+/// caller removes. The store is flushed before it is returned.
 pub fn load_snapshot(
     file: &Path,
     expected: Expected<'_>,
@@ -303,11 +303,13 @@ pub fn load_snapshot(
         });
     }
     let store = empty_store(dir, options)?;
-    // A record at a time, in key order: the fastest way into sled there is (the bench's
-    // store loads so in well under the time it takes in batches). Nothing reads the store
-    // before the load ends, and a load cut short is removed whole by whoever made its
-    // directory.
-    let summary = read(file, |(key, value)| store.kv.put(key, value))?;
+    // A record at a time (the fastest way into sled there is: the bench's store loads so
+    // in well under the time it takes in batches), a group at a time out of key order as a
+    // compaction's copy is written (`filling.rs`). Nothing reads the store before the load
+    // ends, and a load cut short is removed whole by whoever made its directory.
+    let mut filling = crate::filling::Filling::new(&store.kv);
+    let summary = read(file, |(key, value)| filling.push(key, value))?;
+    filling.finish()?;
     if store.checkpoint()? != summary.head.checkpoint {
         return Err(SnapshotError::Damaged(format!(
             "its head says checkpoint {}, its records {}",
