@@ -2,10 +2,9 @@
 //! that applies events for months, amendments above all, grows on disk to many times its
 //! records. Once the store in use passes [`Settings::ratio`] times its records on disk,
 //! a rebuild starts from a copy of it ([`Origin::Store`]): copied whole (`Store::copy_to`),
-//! caught up from the log with the projector running, then held
-//! between batches for the last events and swapped in. The API answers from the store in
-//! use all along, and the replaced one is removed a little at a time, as after any
-//! rebuild.
+//! caught up from the log with the projector running, then held between batches for the
+//! last events and swapped in. The API answers from the store in use all along, and the
+//! replaced one is removed a little at a time, as after any rebuild.
 //!
 //! The size on disk is looked at every [`EVERY`]; the records are read through (a read of
 //! the whole store, at the least priority) only when the disk passes the ratio of their
@@ -50,7 +49,7 @@ pub struct Settings {
 impl Default for Settings {
     fn default() -> Settings {
         Settings {
-            // Above what a fresh store takes: sled holds a copy's records in two to four
+            // Above what a fresh store takes: sled holds a copy's records in about 1.7 to 3
             // times their bytes, the more the smaller they are (BENCHMARKS.md).
             ratio: 4.0,
             least_bytes: 256 << 20,

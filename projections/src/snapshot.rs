@@ -303,9 +303,9 @@ pub fn load_snapshot(
         });
     }
     let store = empty_store(dir, options)?;
-    // A record at a time (the fastest way into sled there is: the bench's store loads so
-    // in well under the time it takes in batches), a group at a time out of key order as a
-    // compaction's copy is written (`filling.rs`). Nothing reads the store before the load
+    // An insert a record (the fastest way into sled there is: the bench's store loads so
+    // in well under the time it takes in batches), a group of a few thousand at a time out
+    // of key order, as a compaction's copy is written (`filling.rs`). Nothing reads the store before the load
     // ends, and a load cut short is removed whole by whoever made its directory.
     let mut filling = crate::filling::Filling::new(&store.kv);
     let summary = read(file, |(key, value)| filling.push(key, value))?;

@@ -1,7 +1,8 @@
 //! A rebuild's fresh store started from a copy of the store in use ([`super::Origin::Store`]):
-//! every record as it stood at one commit, written in key order as a snapshot is loaded,
-//! on a thread of its own at the least priority. The compaction's (`src/compaction.rs`):
-//! a store long in use takes many times its records on disk, its copy what a load takes.
+//! every record as it stood at one commit, written as a snapshot is loaded (a group of a
+//! few thousand at a time out of key order: `Store::copy_to`), on a thread of its own at
+//! the least priority. The compaction's (`src/compaction.rs`): a store long in use takes
+//! many times its records on disk, its copy what a load takes.
 
 use std::path::Path;
 use std::sync::Mutex;
