@@ -2,6 +2,13 @@
 //! read from the odds and race-day journals in the read models a few at a time as the
 //! outbox has room (never the whole replay in memory), in one stream order with the live
 //! updates relayed meanwhile, then live.
+//!
+//! Both journals are read up to the checkpoint the replay began at, never past it: the
+//! projector commits while the replay reads, and a batch committed meanwhile is in the
+//! journals before the hub relays it. Read from one journal and not yet from the other
+//! (whose cursor had found its end), it would go out of stream order, its odds moves
+//! ahead of its race-day events; it comes live instead, from the ring the session
+//! joined before the checkpoint was read.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -18,7 +25,7 @@ use crate::live::frames::odds_frame_of;
 use crate::live::hub::Relay;
 
 /// What a `since` replay reads next: the odds journal's move or the race-day journal's
-/// event with the lower `seq`, each read a chunk at a time.
+/// event with the lower `seq`, each read a chunk at a time up to the same checkpoint.
 struct Merged {
     odds: Option<Cursor<OddsMove>>,
     days: Option<Cursor<DayEvent>>,
@@ -26,16 +33,19 @@ struct Merged {
 
 struct Cursor<T> {
     after: u64,
+    /// The checkpoint the replay began at: nothing after it is read.
+    upto: u64,
     read: VecDeque<T>,
     done: bool,
 }
 
 impl<T> Cursor<T> {
-    fn from(after: u64) -> Cursor<T> {
+    fn from(after: u64, upto: u64) -> Cursor<T> {
         Cursor {
             after,
+            upto,
             read: VecDeque::new(),
-            done: false,
+            done: after >= upto,
         }
     }
 
@@ -45,9 +55,12 @@ impl<T> Cursor<T> {
         (self.read.is_empty() && !self.done).then_some(self.after)
     }
 
-    /// Takes the chunk read after [`Cursor::wants`]; an empty one ends it.
-    fn fill(&mut self, chunk: Vec<T>, seq: impl Fn(&T) -> u64) {
-        self.done = chunk.is_empty();
+    /// Takes the chunk read after [`Cursor::wants`], up to its checkpoint; an empty one,
+    /// or one that reaches past the checkpoint, ends it.
+    fn fill(&mut self, mut chunk: Vec<T>, seq: impl Fn(&T) -> u64) {
+        let read = chunk.len();
+        chunk.retain(|item| seq(item) <= self.upto);
+        self.done = chunk.is_empty() || chunk.len() < read;
         if let Some(last) = chunk.last() {
             self.after = seq(last);
         }
@@ -75,7 +88,9 @@ impl Session<'_> {
     /// followed by an older one, and a client that keeps the last `seq` it was handed
     /// and drops again resumes after every race-day event it had. `before` is what the
     /// connection followed before, with the `seq` up to which it had been handed the
-    /// date's race-day events: none of those is sent twice.
+    /// date's race-day events: none of those is sent twice. Both journals are read up
+    /// to the store's checkpoint as the replay begins; what is committed after it comes
+    /// live.
     pub(super) async fn replay(
         &mut self,
         t: Target,
@@ -83,8 +98,13 @@ impl Session<'_> {
         (since, moves): (u64, Option<u64>),
         before: (&Option<Targets>, u64),
     ) -> Result<(), End> {
-        // Every chunk is read from the store the replay began with.
+        // Every chunk is read from the store the replay began with, up to its checkpoint
+        // then. The session joined the hub before (as it opened), and the hub relays a
+        // batch after its commit: whatever is past the checkpoint is in the ring.
         let store = self.ctx.read_models.reader();
+        let upto = self
+            .read_in(store.clone(), |store| store.checkpoint())
+            .await?;
         let odds = moves.is_some_and(|m| m <= self.ctx.limits.max_replay);
         if moves.is_some() && !odds {
             self.floors.raise(&t, since);
@@ -99,8 +119,8 @@ impl Session<'_> {
         }
         let date: Arc<str> = t.0.as_str().into();
         let mut merged = Merged {
-            odds: odds.then(|| Cursor::from(since)),
-            days: topics.race_day().then(|| Cursor::from(since)),
+            odds: odds.then(|| Cursor::from(since, upto)),
+            days: topics.race_day().then(|| Cursor::from(since, upto)),
         };
         let mut next_live = None;
         while let Some(next) = self.next_replayed(&store, &t, &mut merged).await? {
@@ -129,7 +149,7 @@ impl Session<'_> {
                 Next::Day(e) => self.replay_day(&t.0, before, e).await?,
             }
         }
-        // Every update up to the journals' ends has gone out; later ones come live.
+        // Every update up to the checkpoint has gone out; later ones come live.
         if let Some(cursor) = &merged.odds {
             self.floors.raise(&t, cursor.after);
         }

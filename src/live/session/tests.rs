@@ -833,3 +833,113 @@ async fn a_conflated_subscriber_gets_a_frame_a_window_and_ends_at_the_same_price
         "in seq order: {seqs:?}"
     );
 }
+
+/// A `since` replay of odds and race-day events reads two journals a chunk at a time
+/// while the projector commits: a batch committed in the middle of it (a status, then
+/// moves) is in both journals before the hub relays it. The replay stops at the
+/// checkpoint it began at, and the batch comes live after it, so the client still gets
+/// every frame once and in stream order: never the batch's moves from the journal ahead
+/// of its status from the ring.
+#[tokio::test]
+async fn a_replay_of_two_journals_keeps_stream_order_across_a_commit_in_its_middle() {
+    use racing_events::samples::status;
+    use racing_events::RaceStatus;
+    let limits = Limits {
+        max_pending: 8,
+        ..Limits::default()
+    };
+    let Fixture { ctx, _dir } = Fixture::new(4096, limits);
+    let commit_status = |seq: u64| {
+        let store = ctx.read_models.load();
+        let mut batch = store.batch().expect("batch");
+        let event = racing_events::Envelope::new(
+            status(DAY, None, 1, RaceStatus::Open, None),
+            "2026-11-21T05:00:00Z",
+        );
+        batch.apply(seq, 0, &event).expect("apply");
+        batch.commit().expect("commit");
+    };
+    commit_status(1);
+    commit_moves(&ctx, 2..=200);
+    let outbox = Outbox::default();
+    let (latest, rx) = ctx.hub.join();
+    let (_ends, ends) = futures::channel::oneshot::channel();
+    let mut session = Session::new(&ctx, &outbox, latest, rx, ends);
+    let topics = ["odds".to_owned(), "status".to_owned()];
+    let topics = super::topics::Topics::parse(Some(&topics)).expect("topics");
+    let mut replay = Box::pin(session.subscribe((DAY.to_owned(), None), (topics, 0), Some(0)));
+    assert!(
+        tokio::time::timeout(Duration::from_millis(200), replay.as_mut())
+            .await
+            .is_err(),
+        "with nobody reading, the replay waits"
+    );
+    // A batch is committed while the replay waits; the hub has not relayed it yet.
+    commit_status(201);
+    commit_moves(&ctx, 202..=210);
+    let (sink, read) = futures::channel::mpsc::unbounded::<Message>();
+    let mut writer = Box::pin(outbox::write(sink, &outbox, Duration::from_secs(10)));
+    tokio::select! {
+        ended = replay => assert!(ended.is_ok(), "the replay ends well"),
+        () = &mut writer => panic!("the writer stopped"),
+    }
+    // The projector relays the batch, and the session serves what the ring holds.
+    let day = ctx
+        .read_models
+        .load()
+        .race_day(DAY, 200, 1)
+        .expect("the journal");
+    let day = day.into_iter().next().expect("the status at 201");
+    ctx.hub.publish_day(201, || {
+        Some(crate::live::hub::DayDelta {
+            date: DAY.into(),
+            race_number: 1,
+            seq: 201,
+            kind: day.kind,
+            frame: day.frame.into(),
+        })
+    });
+    for seq in 202..=210 {
+        ctx.hub.publish_with(DAY, 1, seq, || OddsDelta {
+            date: DAY.into(),
+            race_number: 1,
+            seq,
+            frame: format!(r#"{{"type":"odds","seq":{seq}}}"#).into(),
+        });
+    }
+    while let Ok(relayed) = session.rx.try_recv() {
+        session.relay(&relayed).expect("relay");
+    }
+    let drained = async {
+        while outbox.len() > 0 {
+            tokio::task::yield_now().await;
+        }
+    };
+    tokio::select! {
+        () = drained => {}
+        () = &mut writer => panic!("the writer stopped"),
+    }
+    drop(writer);
+    drop(session);
+    let frames: Vec<Message> = read.collect().await;
+    let seqs: Vec<u64> = frames
+        .iter()
+        .filter_map(|m| match m {
+            Message::Text(t) => {
+                let v: serde_json::Value = serde_json::from_str(t).expect("json");
+                matches!(v["type"].as_str(), Some("odds" | "status"))
+                    .then(|| v["seq"].as_u64())
+                    .flatten()
+            }
+            _ => None,
+        })
+        .collect();
+    let expected: Vec<u64> = (1..=210).collect();
+    let first_wrong = seqs.iter().zip(&expected).position(|(a, b)| a != b);
+    assert!(
+        seqs == expected,
+        "{} frames where every event once in stream order makes 210; first out of place at {first_wrong:?}: {:?}",
+        seqs.len(),
+        first_wrong.map(|i| &seqs[i.saturating_sub(2)..(i + 8).min(seqs.len())])
+    );
+}
