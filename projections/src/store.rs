@@ -87,7 +87,9 @@ use crate::state::{RaceOdds, Reads};
 ///    ends with one packed alone (`history/packing.rs`), and each in a run starts with a
 ///    marker byte: a version before it would read them as damaged, and read a record's
 ///    versions to its newest for the oldest.
-pub(crate) const SCHEMA: &[u8] = b"27";
+/// 28: a jockey's or a trainer's rides of a date are one record (`people/ride_days.rs`),
+///    not a record a ride: a version before it would read a ride as a day cut short.
+pub(crate) const SCHEMA: &[u8] = b"28";
 pub(crate) const SCHEMA_KEY: &[u8] = b"meta\0schema";
 
 /// How much of a refused payload a dead letter keeps for inspection; the whole message

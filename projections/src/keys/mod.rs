@@ -411,11 +411,13 @@ pub fn horse_names_on(horse_no: &str, date: &str) -> Vec<u8> {
     key(&[b"hd", horse_no.as_bytes(), date.as_bytes()])
 }
 
-/// One ride of a jockey or a trainer (`role`: `jockey`, `trainer`) by the slug of their
-/// name (`people/`): a person's rides in key order are their rides oldest first (date,
-/// race number, venue, horse), so that a scan of [`person_rides`] from its end reads the
-/// newest. The venue, free text, stands before the horse number, which holds no
-/// separator: the horse is what follows the last one.
+/// The name of one ride of a jockey or a trainer (`role`: `jockey`, `trainer`) by the
+/// slug of their name (`people/`): [`person_rides_on`] of its date, then the race number,
+/// the venue and the horse, so that a person's rides in the order of their names are
+/// their rides oldest first. Not a key of the store: the record of the date holds its
+/// rides by what this adds to its key (`people/ride_days.rs`). The venue, free text,
+/// stands before the horse number, which holds no separator: the horse is what follows
+/// the last one.
 pub fn person_ride(
     role: &str,
     id: &str,
@@ -444,12 +446,13 @@ pub fn parse_person_ride(key: &[u8]) -> Option<((&str, u8, &str), &str)> {
     Some(((std::str::from_utf8(date).ok()?, n, venue), horse_no))
 }
 
-/// The prefix of every ride of a jockey or a trainer.
+/// The prefix of the records of every date a jockey or a trainer rode on, in date order,
+/// so that a scan of it from its end reads the newest.
 pub fn person_rides(role: &str, id: &str) -> Vec<u8> {
     key(&[b"ppl", b"ride", role.as_bytes(), id.as_bytes(), b""])
 }
 
-/// The prefix of the rides of a jockey or a trainer on one date.
+/// The record of the rides of a jockey or a trainer on one date (`people/ride_days.rs`).
 pub fn person_rides_on(role: &str, id: &str, date: &str) -> Vec<u8> {
     let mut k = person_rides(role, id);
     k.extend_from_slice(date.as_bytes());

@@ -144,7 +144,7 @@ mod tests {
             .key(),
             keys::form_entry("A01", "2026-11-22", 3, "Sha Tin"),
             keys::horse_names_on("A01", "2026-11-22"),
-            keys::person_ride("jockey", "z-purton", ("2026-11-22", 3, "Sha Tin"), "A01"),
+            keys::person_rides_on("jockey", "z-purton", "2026-11-22"),
         ] {
             assert_eq!(
                 scope(&key),
@@ -161,8 +161,8 @@ mod tests {
         assert_eq!(scope(&rides), Scope::ByDate);
         assert_eq!(scope(&keys::form_entries_of("A01")), Scope::ByDate);
         assert_eq!(scope(keys::ODDS_PREFIX), Scope::ByDate);
-        let ride = keys::person_ride("jockey", "z-purton", ("2026-11-22", 3, "ST"), "A01");
-        assert_eq!(date_after(&rides, &ride), Some(D));
+        let day = keys::person_rides_on("jockey", "z-purton", "2026-11-22");
+        assert_eq!(date_after(&rides, &day), Some(D));
         let names = keys::horse_names_on("A01", "2026-11-22");
         assert_eq!(newest_of(&names), Some(&b"A01"[..]));
     }

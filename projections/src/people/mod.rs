@@ -1,10 +1,11 @@
 //! Jockeys and trainers: each one's rides, kept by the fold from the results, and the
 //! documents made from them, their record and the list of them all.
 //!
-//! A person is known by the slug of their name (their `id`). Each ride is a record of its
-//! own (`keys::person_ride`), keyed so that a person's rides read oldest first, and each
-//! season's figures are one small record (`keys::person_season`) that a result changes by
-//! what it adds and takes away: a result replaces its race's rides of everyone in it,
+//! A person is known by the slug of their name (their `id`). Their rides of a date are
+//! one record (`keys::person_rides_on`, `ride_days.rs`), keyed so that a person's rides
+//! read oldest first, and each season's figures are one small record
+//! (`keys::person_season`) that a result changes by what it adds and takes away: a
+//! result replaces its race's rides of everyone in it,
 //! before and after (an amendment that changes a jockey takes the ride from one and gives
 //! it to the other), and a retraction takes them away. What a result writes is then what
 //! it changes, whatever a person's history. A person's record is assembled when it is
@@ -14,6 +15,7 @@
 //! and how it is counted is in `docs.rs`.
 
 pub(crate) mod docs;
+mod ride_days;
 pub(crate) mod rides;
 #[cfg(test)]
 mod tests;

@@ -1,11 +1,12 @@
-//! The fold of jockeys' and trainers' rides: a record a ride, and each season's figures
-//! changed by what a result adds or takes away, so that what a result writes is what it
-//! changes, not a person's history. A person's record is assembled when it is read, from
-//! the figures of their seasons and their newest rides, read back from the end of their
-//! rides ([`served`]); what a batch writes of it is its head: a tag of what the record
-//! is made of, which changes exactly when the record does, and the sequence it last
-//! changed at. Each touched person's row in the list of their role is written once a
-//! batch, and the list assembled from its rows.
+//! The fold of jockeys' and trainers' rides: a record a person and date holding their
+//! rides of it ([`super::ride_days`]), and each season's figures changed by what a
+//! result adds or takes away, so that what a result writes is what it changes, not a
+//! person's history. A person's record is assembled when it is read, from the figures of
+//! their seasons and their newest rides, read back from the end of their days
+//! ([`served`]); what a batch writes of it is its head: a tag of what the record is made
+//! of, which changes exactly when the record does, and the sequence it last changed at.
+//! Each touched person's row in the list of their role is written once a batch, and the
+//! list assembled from its rows.
 //!
 //! A result costs the same whatever a person's history: the tag is taken from the
 //! record's parts ([`tag_of`]), the figures of all their seasons standing in it as one
@@ -23,6 +24,7 @@ use super::docs::{
     is_ride, render_person, season, slug, Counts, JockeyList, PersonRow, Ride, Role, Summary,
     TrainerList, RECENT,
 };
+use super::ride_days::{name_in_day, Day};
 use crate::docs::{etag, same_answer, seal, unseal, ETAG_LEN, HEAD_LEN};
 use crate::facts::{self, What};
 use crate::keys;
@@ -68,8 +70,9 @@ impl Change {
 /// What a batch has changed of people, held until it renders.
 #[derive(Debug, Default)]
 pub(crate) struct People {
-    /// The rides given (`Some`) and taken away (`None`), by key.
-    rides: BTreeMap<Vec<u8>, Option<Ride>>,
+    /// The rides given (`Some`) and taken away (`None`), by the key of their person's
+    /// day, then their name in it.
+    rides: BTreeMap<Vec<u8>, BTreeMap<Vec<u8>, Option<Ride>>>,
     /// Everyone a result of the batch gave or took a ride, with the change of their
     /// figures in each season it touched (none where only a ride's odds or horse's name
     /// changed: the tag of their record is taken again all the same).
@@ -104,7 +107,9 @@ impl People {
                         continue;
                     }
                     let ride = Ride::new(result, runner, name);
+                    let day = keys::person_rides_on(role.name(), &id, race.0);
                     let key = keys::person_ride(role.name(), &id, race, &runner.horse_no);
+                    let name = name_in_day(&key, &day);
                     if by > 0 {
                         let run =
                             keys::analysis::person_run(role.name(), &id, race, &runner.horse_no);
@@ -112,7 +117,8 @@ impl People {
                     }
                     let seasons = self.touched.entry((role, id)).or_default();
                     seasons.entry(season.clone()).or_default().count(&ride, by);
-                    self.rides.insert(key, (by > 0).then_some(ride));
+                    let rides = self.rides.entry(day).or_default();
+                    rides.insert(name, (by > 0).then_some(ride));
                 }
             }
         }
@@ -126,17 +132,21 @@ impl People {
         for run in std::mem::take(&mut self.runs) {
             s.put(run, Vec::new());
         }
-        for (key, ride) in std::mem::take(&mut self.rides) {
+        for (key, rides) in std::mem::take(&mut self.rides) {
             let stored = s.get(&key)?;
-            match ride {
-                Some(ride) => {
-                    let value = encode(&ride);
-                    if stored.as_ref() != Some(&value) {
-                        s.put(key, value);
-                    }
+            let mut day = Day::read(&key, stored.as_deref())?;
+            for (name, ride) in rides {
+                day.set(name, ride.as_ref().map(encode));
+            }
+            if day.is_empty() {
+                if stored.is_some() {
+                    s.delete(key);
                 }
-                None if stored.is_some() => s.delete(key),
-                None => {}
+                continue;
+            }
+            let value = day.encode();
+            if stored.as_ref() != Some(&value) {
+                s.put(key, value);
             }
         }
         // The roles whose lists changed (a row written or removed), and who left them.
@@ -380,10 +390,11 @@ pub(crate) fn rides_on<'d>(
 ) -> Result<(u32, u32), StoreError> {
     let (mut rides, mut wins) = (0, 0);
     for date in dates {
-        let on = keys::person_rides_on(role.name(), id, date);
-        for (key, value) in s.scan(&on, Scan::Forward, usize::MAX)? {
+        let key = keys::person_rides_on(role.name(), id, date);
+        let day = Day::read(&key, s.get(&key)?.as_deref())?;
+        for value in day.values() {
             let (_, position, ..): Held =
-                serde_json::from_slice(&value).map_err(|e| corrupt(&key, e))?;
+                serde_json::from_slice(value).map_err(|e| corrupt(&key, e))?;
             rides += 1;
             wins += u32::from(position == Some(1));
         }
@@ -391,9 +402,42 @@ pub(crate) fn rides_on<'d>(
     Ok((rides, wins))
 }
 
-/// The records of the [`RECENT`] newest rides of `(role, id)`, newest first.
+/// The [`RECENT`] newest rides of `(role, id)`, newest first, each as a record a ride
+/// would be ([`Day::items`]): read back from their newest day, then the day before it,
+/// then as many days more as the days before the newest say the rest needs (the newest
+/// may be a meeting under way; a day holds at least one ride, so [`RECENT`] days are
+/// enough). A bulk load answers such a read from memory where every day it reads is held
+/// ([`crate::loader_cache`]), so it reads no more days than the rides need, as far as
+/// they tell.
 fn newest_rides(s: &impl Records, role: Role, id: &str) -> Result<Vec<Item>, StoreError> {
-    s.scan(&keys::person_rides(role.name(), id), Scan::Backward, RECENT)
+    let prefix = keys::person_rides(role.name(), id);
+    let mut days = 1;
+    loop {
+        let read = s.scan(&prefix, Scan::Backward, days)?;
+        let whole = read.len() < days || days >= RECENT;
+        let mut rides = Vec::with_capacity(RECENT);
+        let mut newest = 0;
+        for (key, value) in read {
+            let day = Day::read(&key, Some(&value))?;
+            rides.extend(day.items(&key).rev().take(RECENT - rides.len()));
+            if rides.len() == RECENT {
+                return Ok(rides);
+            }
+            if newest == 0 {
+                newest = rides.len();
+            }
+        }
+        if whole {
+            return Ok(rides);
+        }
+        // At the rate of the whole days read, those before the newest.
+        let before = rides.len() - newest;
+        let more = match days - 1 {
+            0 => 1,
+            older => ((RECENT - rides.len()) * older).div_ceil(before.max(1)),
+        };
+        days = (days + more).min(RECENT);
+    }
 }
 
 /// What a ride's record holds: what its key does not say, the horse's name, the position,

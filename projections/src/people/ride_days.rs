@@ -1,0 +1,156 @@
+//! A jockey's or a trainer's rides of one date, kept as one record
+//! ([`keys::person_rides_on`]) rather than a record a ride: sled spends about as much on
+//! each record as a ride's own bytes, and a person rides a few to a dozen times a
+//! meeting. The record holds each ride as its name (what [`keys::person_ride`] adds to
+//! the date's key: the race, the venue and the horse) and its value, in the order of
+//! their names, so that a person's rides read as they did a record each: oldest first,
+//! their names and values the same bytes ([`Day::items`]).
+//!
+//! Each ride is two parts, each its length then its bytes: a length under 255 in one
+//! byte, a longer one as 255 and four bytes.
+
+use std::collections::BTreeMap;
+
+use crate::keys;
+use crate::kv::StoreError;
+use crate::scan::Item;
+
+/// The rides of one person on one date: each ride's name after the date's key, and its
+/// value.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct Day {
+    rides: BTreeMap<Vec<u8>, Vec<u8>>,
+}
+
+impl Day {
+    /// The day of a stored record under `key`; empty where there is none.
+    pub(super) fn read(key: &[u8], stored: Option<&[u8]>) -> Result<Day, StoreError> {
+        let mut rides = BTreeMap::new();
+        let Some(mut rest) = stored else {
+            return Ok(Day { rides });
+        };
+        let corrupt = || {
+            StoreError::Corrupt(format!(
+                "{}: a day's rides cut short",
+                String::from_utf8_lossy(key)
+            ))
+        };
+        while !rest.is_empty() {
+            let name = part(&mut rest).ok_or_else(corrupt)?;
+            let value = part(&mut rest).ok_or_else(corrupt)?;
+            rides.insert(name.to_vec(), value.to_vec());
+        }
+        Ok(Day { rides })
+    }
+
+    /// Gives the ride named `name` the value `value`, or (`None`) takes it away.
+    pub(super) fn set(&mut self, name: Vec<u8>, value: Option<Vec<u8>>) {
+        match value {
+            Some(value) => self.rides.insert(name, value),
+            None => self.rides.remove(&name),
+        };
+    }
+
+    /// Whether it holds no ride.
+    pub(super) fn is_empty(&self) -> bool {
+        self.rides.is_empty()
+    }
+
+    /// The record of the day.
+    pub(super) fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (name, value) in &self.rides {
+            put_part(&mut out, name);
+            put_part(&mut out, value);
+        }
+        out
+    }
+
+    /// Its rides as a record a ride would hold them, under the day's `key`: each ride's
+    /// key ([`keys::person_ride`]) and value, oldest first.
+    pub(super) fn items(self, key: &[u8]) -> impl DoubleEndedIterator<Item = Item> + '_ {
+        self.rides.into_iter().map(move |(name, value)| {
+            let mut ride = key.to_vec();
+            ride.extend_from_slice(&name);
+            (ride, value)
+        })
+    }
+
+    /// Its rides' values, in the order of their names.
+    pub(super) fn values(&self) -> impl Iterator<Item = &[u8]> {
+        self.rides.values().map(Vec::as_slice)
+    }
+}
+
+/// What a ride's key ([`keys::person_ride`]) adds to the key of its person's day
+/// ([`keys::person_rides_on`]): its name within the day.
+pub(super) fn name_in_day(ride: &[u8], day: &[u8]) -> Vec<u8> {
+    ride.get(day.len()..).unwrap_or_default().to_vec()
+}
+
+/// Marks a part longer than one byte says.
+const LONG: u8 = 0xFF;
+
+fn put_part(out: &mut Vec<u8>, bytes: &[u8]) {
+    match u8::try_from(bytes.len()) {
+        Ok(len) if len < LONG => out.push(len),
+        // A record is far under 4 GiB.
+        _ => {
+            out.push(LONG);
+            let len = u32::try_from(bytes.len()).unwrap_or(u32::MAX);
+            out.extend_from_slice(&len.to_be_bytes());
+        }
+    }
+    out.extend_from_slice(bytes);
+}
+
+/// The next part of `rest`, which moves past it; `None` where it is cut short.
+fn part<'r>(rest: &mut &'r [u8]) -> Option<&'r [u8]> {
+    let (&first, after) = rest.split_first()?;
+    let (len, after) = match first {
+        LONG => {
+            let (len, after) = after.split_first_chunk::<4>()?;
+            (usize::try_from(u32::from_be_bytes(*len)).ok()?, after)
+        }
+        len => (usize::from(len), after),
+    };
+    let bytes = after.get(..len)?;
+    *rest = &after[len..];
+    Some(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_day_reads_back_as_written_short_and_long_parts_alike() {
+        let key = keys::person_rides_on("jockey", "z-purton", "2026-11-22");
+        let mut day = Day::read(&key, None).expect("none");
+        assert!(day.is_empty());
+        let ride = |race: u8, horse: &str| {
+            let ride = keys::person_ride("jockey", "z-purton", ("2026-11-22", race, "ST"), horse);
+            name_in_day(&ride, &key)
+        };
+        day.set(ride(3, "A01"), Some(b"[\"three\"]".to_vec()));
+        day.set(ride(1, "B02"), Some(vec![b'x'; 300]));
+        day.set(ride(2, "C03"), Some(Vec::new()));
+        day.set(ride(2, "C03"), None);
+        let stored = day.encode();
+        let read = Day::read(&key, Some(&stored)).expect("read");
+        assert_eq!(read, day);
+        let items: Vec<Item> = read.items(&key).collect();
+        assert_eq!(items.len(), 2);
+        assert_eq!(
+            keys::parse_person_ride(&items[0].0),
+            Some((("2026-11-22", 1, "ST"), "B02")),
+            "oldest first, each under its ride's key"
+        );
+        assert_eq!(items[0].1.len(), 300);
+        assert_eq!(items[1].1, b"[\"three\"]");
+        assert!(
+            Day::read(&key, Some(&stored[..stored.len() - 1])).is_err(),
+            "a record cut short is corrupt"
+        );
+    }
+}
