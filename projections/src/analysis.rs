@@ -2,8 +2,9 @@
 //! and places (the first three), strike rate and level-stake profit or loss, overall and
 //! by venue, distance, going, class and draw, and for people by jockey and trainer
 //! combination, over a range of dates and as of any point of the log. Worked out when
-//! read, from the horses' form entries: a horse's own, a person's through the races they were in a result of
-//! ([`keys::person_run`], kept once written, so it lists the races of any point); each
+//! read, from the horses' form entries: a horse's own, a person's through the races they
+//! were in a result of (listed in their days' records of rides, a ride taken away since
+//! included, so that they list the races of any point: `people/ride_days.rs`); each
 //! entry is read as the records stood at the point asked for, so an answer `as_of` a
 //! point is the one that point would have given.
 
@@ -16,6 +17,7 @@ use crate::keys;
 use crate::kv::Kv;
 use crate::kv::StoreError;
 use crate::people::docs::{slug, Role};
+use crate::people::ride_days::Day;
 use crate::state::{Reads, Records};
 
 /// Whose records: a horse's, or a jockey's or trainer's.
@@ -82,27 +84,31 @@ pub(crate) fn runs(
         Subject::Horse(horse) => runs_of(s, horse)?,
         Subject::Person(role, id) => {
             let mut runs = Vec::new();
-            let prefix = keys::analysis::person_runs_of(role.name(), id);
-            for listed in now.range(span.keys_within(&prefix)) {
-                reads.note()?;
-                runs.extend(person_run(s, role, id, &listed?.0)?);
+            let prefix = keys::person_rides(role.name(), id);
+            for day in now.range(span.keys_within(&prefix)) {
+                let (key, value) = day?;
+                let day = Day::read(&key, Some(&value))?;
+                for ride in day.names(&key) {
+                    reads.note()?;
+                    runs.extend(person_run(s, role, id, &ride)?);
+                }
             }
             if runs.is_empty() {
                 // A race stays listed once a result gave it (a retraction or an amendment
                 // may have taken the ride away since, and `s` may be a point before it):
                 // the first of the person's races that holds a ride of theirs says
                 // whether they have any.
-                let mut some = false;
-                for listed in now.prefix(&prefix) {
-                    reads.note()?;
-                    if person_run(s, role, id, &listed?.0)?.is_some() {
-                        some = true;
-                        break;
+                for day in now.prefix(&prefix) {
+                    let (key, value) = day?;
+                    let day = Day::read(&key, Some(&value))?;
+                    for ride in day.names(&key) {
+                        reads.note()?;
+                        if person_run(s, role, id, &ride)?.is_some() {
+                            return Ok(Some(runs));
+                        }
                     }
                 }
-                if !some {
-                    return Ok(None);
-                }
+                return Ok(None);
             }
             return Ok(Some(runs));
         }
@@ -115,16 +121,17 @@ pub(crate) fn runs(
     ))
 }
 
-/// The run of person `id` in `role` in the race their listed race `key` names, as `s`
-/// holds it: `None` where `s` holds no ride of theirs there.
+/// The run of person `id` in `role` in the race their listed ride `key`
+/// ([`keys::person_ride`]) names, as `s` holds it: `None` where `s` holds no ride of
+/// theirs there.
 fn person_run(
     s: &impl Records,
     role: Role,
     id: &str,
     key: &[u8],
 ) -> Result<Option<Run>, StoreError> {
-    let ((date, n, venue), horse) = keys::analysis::parse_person_run(key)
-        .ok_or_else(|| StoreError::Corrupt("a person's race key".into()))?;
+    let ((date, n, venue), horse) = keys::parse_person_ride(key)
+        .ok_or_else(|| StoreError::Corrupt("a person's ride key".into()))?;
     let entry = keys::form_entry(horse, date, n, venue);
     let Some(value) = s.get(&entry)? else {
         return Ok(None);

@@ -89,7 +89,10 @@ use crate::state::{RaceOdds, Reads};
 ///    versions to its newest for the oldest.
 /// 28: a jockey's or a trainer's rides of a date are one record (`people/ride_days.rs`),
 ///    not a record a ride: a version before it would read a ride as a day cut short.
-pub(crate) const SCHEMA: &[u8] = b"28";
+/// 29: the races a person was in a result of are listed in those records, a ride taken
+///    away since with an empty value, not a record each (`px`): a version before it would
+///    read such a ride as a ride.
+pub(crate) const SCHEMA: &[u8] = b"29";
 pub(crate) const SCHEMA_KEY: &[u8] = b"meta\0schema";
 
 /// How much of a refused payload a dead letter keeps for inspection; the whole message

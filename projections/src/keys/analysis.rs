@@ -54,40 +54,6 @@ pub fn person_recent(role: &str, id: &str) -> Vec<u8> {
     key(&[b"pr", role.as_bytes(), id.as_bytes()])
 }
 
-/// A race a jockey or a trainer was in a result of, with the horse: kept once it is
-/// written, whatever a later result says, so that the races of a person as of any point
-/// of the log are among those listed (each read back from the horse's form).
-pub fn person_run(
-    role: &str,
-    id: &str,
-    (date, race_number, venue): (&str, u8, &str),
-    horse_no: &str,
-) -> Vec<u8> {
-    key(&[
-        b"px",
-        role.as_bytes(),
-        id.as_bytes(),
-        date.as_bytes(),
-        &race(race_number),
-        venue.as_bytes(),
-        horse_no.as_bytes(),
-    ])
-}
-
-/// The prefix of the races a jockey or a trainer was in a result of.
-pub fn person_runs_of(role: &str, id: &str) -> Vec<u8> {
-    key(&[b"px", role.as_bytes(), id.as_bytes(), b""])
-}
-
-/// The race and the horse of a [`person_run`] key.
-pub fn parse_person_run(key: &[u8]) -> Option<((&str, u8, &str), &str)> {
-    let (_role, rest) = split_at_sep(key.strip_prefix(b"px\0")?)?;
-    let (_id, rest) = split_at_sep(rest)?;
-    let last = rest.iter().rposition(|b| *b == SEP)?;
-    let (race, horse_no) = (rest.get(..last)?, rest.get(last + 1..)?);
-    Some((race_of(race)?, std::str::from_utf8(horse_no).ok()?))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -97,16 +63,5 @@ mod tests {
         let entry = card_entry("A01", "2026-11-22", 3, "Sha Tin");
         assert!(entry.starts_with(&card_entries_of("A01")));
         assert_eq!(parse_card_entry(&entry), Some(("2026-11-22", 3, "Sha Tin")));
-        let run = person_run(
-            "jockey",
-            "z-purton",
-            ("2026-11-22", 11, "Happy Valley"),
-            "B2",
-        );
-        assert!(run.starts_with(&person_runs_of("jockey", "z-purton")));
-        assert_eq!(
-            parse_person_run(&run),
-            Some((("2026-11-22", 11, "Happy Valley"), "B2"))
-        );
     }
 }

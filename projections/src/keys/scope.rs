@@ -27,12 +27,10 @@ pub(crate) enum Scope<'k> {
 
 /// The kinds of record the folds write and never read: the versions `as_of` reads, the
 /// horse-name index, the odds and race-day journals, the past versions of form entries,
-/// the change feed, the dead letters, the races of each person (read by their records by
-/// condition), and the applied ids (read by their own structure,
+/// the change feed, the dead letters, and the applied ids (read by their own structure,
 /// not by a fold's reads).
-const UNREAD: [&[u8]; 11] = [
+const UNREAD: [&[u8]; 10] = [
     b"h\0", b"hw\0", b"hx\0", b"oj\0", b"rd\0", b"rdo\0", b"fc\0", b"chg\0", b"dead\0", b"seen\0",
-    b"px\0",
 ];
 
 /// The dated kinds: the prefix of the kind, and how many parts stand between it and the

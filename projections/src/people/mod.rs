@@ -15,7 +15,7 @@
 //! and how it is counted is in `docs.rs`.
 
 pub(crate) mod docs;
-mod ride_days;
+pub(crate) mod ride_days;
 pub(crate) mod rides;
 #[cfg(test)]
 mod tests;

@@ -1,30 +1,34 @@
 //! A jockey's or a trainer's rides of one date, kept as one record
-//! ([`keys::person_rides_on`]) rather than a record a ride: sled spends about as much on
-//! each record as a ride's own bytes, and a person rides a few to a dozen times a
-//! meeting. The record holds each ride as its name (what [`keys::person_ride`] adds to
-//! the date's key: the race, the venue and the horse) and its value, in the order of
-//! their names, so that a person's rides read as they did a record each: oldest first,
+//! ([`crate::keys::person_rides_on`]) rather than a record a ride: sled spends about as
+//! much on each record as a ride's own bytes, and a person rides a few to a dozen times a
+//! meeting. The record holds each ride as its name (what [`crate::keys::person_ride`]
+//! adds to the date's key: the race, the venue and the horse) and its value, in the order
+//! of their names, so that a person's rides read as they did a record each: oldest first,
 //! their names and values the same bytes ([`Day::items`]).
+//!
+//! A ride a result gave once and took away since (an amendment gave it to another
+//! jockey, a retraction took the race) stays listed, its value empty (a ride's value
+//! never is): the races a person was ever in a result of, which their records by
+//! condition read as of any point of the log ([`Day::names`]).
 //!
 //! Each ride is two parts, each its length then its bytes: a length under 255 in one
 //! byte, a longer one as 255 and four bytes.
 
 use std::collections::BTreeMap;
 
-use crate::keys;
 use crate::kv::StoreError;
 use crate::scan::Item;
 
 /// The rides of one person on one date: each ride's name after the date's key, and its
-/// value.
+/// value (empty: a ride taken away, still listed).
 #[derive(Debug, Default, PartialEq, Eq)]
-pub(super) struct Day {
+pub(crate) struct Day {
     rides: BTreeMap<Vec<u8>, Vec<u8>>,
 }
 
 impl Day {
     /// The day of a stored record under `key`; empty where there is none.
-    pub(super) fn read(key: &[u8], stored: Option<&[u8]>) -> Result<Day, StoreError> {
+    pub(crate) fn read(key: &[u8], stored: Option<&[u8]>) -> Result<Day, StoreError> {
         let mut rides = BTreeMap::new();
         let Some(mut rest) = stored else {
             return Ok(Day { rides });
@@ -43,15 +47,21 @@ impl Day {
         Ok(Day { rides })
     }
 
-    /// Gives the ride named `name` the value `value`, or (`None`) takes it away.
-    pub(super) fn set(&mut self, name: Vec<u8>, value: Option<Vec<u8>>) {
+    /// Gives the ride named `name` the value `value`, or (`None`) takes it away, where
+    /// it stays listed if it was given (`given`: by the batch now written).
+    pub(super) fn set(&mut self, name: Vec<u8>, value: Option<Vec<u8>>, given: bool) {
         match value {
-            Some(value) => self.rides.insert(name, value),
-            None => self.rides.remove(&name),
-        };
+            Some(value) => {
+                self.rides.insert(name, value);
+            }
+            None if given || self.rides.contains_key(&name) => {
+                self.rides.insert(name, Vec::new());
+            }
+            None => {}
+        }
     }
 
-    /// Whether it holds no ride.
+    /// Whether it lists no ride, not even one taken away.
     pub(super) fn is_empty(&self) -> bool {
         self.rides.is_empty()
     }
@@ -67,23 +77,36 @@ impl Day {
     }
 
     /// Its rides as a record a ride would hold them, under the day's `key`: each ride's
-    /// key ([`keys::person_ride`]) and value, oldest first.
+    /// key ([`crate::keys::person_ride`]) and value, oldest first; none taken away.
     pub(super) fn items(self, key: &[u8]) -> impl DoubleEndedIterator<Item = Item> + '_ {
-        self.rides.into_iter().map(move |(name, value)| {
-            let mut ride = key.to_vec();
-            ride.extend_from_slice(&name);
-            (ride, value)
-        })
+        self.rides
+            .into_iter()
+            .filter(|(_, value)| !value.is_empty())
+            .map(move |(name, value)| (ride_key(key, &name), value))
     }
 
-    /// Its rides' values, in the order of their names.
-    pub(super) fn values(&self) -> impl Iterator<Item = &[u8]> {
-        self.rides.values().map(Vec::as_slice)
+    /// Its rides' values, in the order of their names; none taken away.
+    pub(crate) fn values(&self) -> impl Iterator<Item = &[u8]> {
+        self.rides
+            .values()
+            .filter(|value| !value.is_empty())
+            .map(Vec::as_slice)
+    }
+
+    /// The key ([`crate::keys::person_ride`]) of every ride it lists, taken away since or
+    /// not, oldest first.
+    pub(crate) fn names<'d>(&'d self, key: &'d [u8]) -> impl Iterator<Item = Vec<u8>> + 'd {
+        self.rides.keys().map(move |name| ride_key(key, name))
     }
 }
 
-/// What a ride's key ([`keys::person_ride`]) adds to the key of its person's day
-/// ([`keys::person_rides_on`]): its name within the day.
+/// The key of the ride `name` of the day under `day`.
+fn ride_key(day: &[u8], name: &[u8]) -> Vec<u8> {
+    [day, name].concat()
+}
+
+/// What a ride's key ([`crate::keys::person_ride`]) adds to the key of its person's day
+/// ([`crate::keys::person_rides_on`]): its name within the day.
 pub(super) fn name_in_day(ride: &[u8], day: &[u8]) -> Vec<u8> {
     ride.get(day.len()..).unwrap_or_default().to_vec()
 }
@@ -122,6 +145,7 @@ fn part<'r>(rest: &mut &'r [u8]) -> Option<&'r [u8]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::keys;
 
     #[test]
     fn a_day_reads_back_as_written_short_and_long_parts_alike() {
@@ -132,13 +156,31 @@ mod tests {
             let ride = keys::person_ride("jockey", "z-purton", ("2026-11-22", race, "ST"), horse);
             name_in_day(&ride, &key)
         };
-        day.set(ride(3, "A01"), Some(b"[\"three\"]".to_vec()));
-        day.set(ride(1, "B02"), Some(vec![b'x'; 300]));
-        day.set(ride(2, "C03"), Some(Vec::new()));
-        day.set(ride(2, "C03"), None);
+        day.set(ride(3, "A01"), Some(b"[\"three\"]".to_vec()), true);
+        day.set(ride(1, "B02"), Some(vec![b'x'; 300]), true);
+        // Given and taken away: listed, no ride.
+        day.set(ride(2, "C03"), Some(b"[]".to_vec()), true);
+        day.set(ride(2, "C03"), None, false);
+        // Taken away in the batch that gave it.
+        day.set(ride(4, "D04"), None, true);
+        // Neither given nor held: nothing.
+        day.set(ride(5, "E05"), None, false);
         let stored = day.encode();
         let read = Day::read(&key, Some(&stored)).expect("read");
         assert_eq!(read, day);
+        let names: Vec<_> = read.names(&key).collect();
+        let listed: Vec<_> = names
+            .iter()
+            .filter_map(|k| keys::parse_person_ride(k))
+            .collect();
+        assert_eq!(
+            listed
+                .iter()
+                .map(|((_, n, _), h)| (*n, *h))
+                .collect::<Vec<_>>(),
+            [(1, "B02"), (2, "C03"), (3, "A01"), (4, "D04")]
+        );
+        assert_eq!(read.values().count(), 2);
         let items: Vec<Item> = read.items(&key).collect();
         assert_eq!(items.len(), 2);
         assert_eq!(

@@ -6,7 +6,8 @@
 //! ([`served`]); what a batch writes of it is its head: a tag of what the record is made
 //! of, which changes exactly when the record does, and the sequence it last changed at.
 //! Each touched person's row in the list of their role is written once a batch, and the
-//! list assembled from its rows.
+//! list assembled from its rows. A day's record lists a ride taken away since as well,
+//! for the person's records by condition as of any point (`analysis.rs`).
 //!
 //! A result costs the same whatever a person's history: the tag is taken from the
 //! record's parts ([`tag_of`]), the figures of all their seasons standing in it as one
@@ -67,19 +68,20 @@ impl Change {
     }
 }
 
+/// A ride as a batch leaves it (`None`: taken away), and whether the batch gave it at
+/// all: a ride once given stays listed.
+type Given = (Option<Ride>, bool);
+
 /// What a batch has changed of people, held until it renders.
 #[derive(Debug, Default)]
 pub(crate) struct People {
     /// The rides given (`Some`) and taken away (`None`), by the key of their person's
     /// day, then their name in it.
-    rides: BTreeMap<Vec<u8>, BTreeMap<Vec<u8>, Option<Ride>>>,
+    rides: BTreeMap<Vec<u8>, BTreeMap<Vec<u8>, Given>>,
     /// Everyone a result of the batch gave or took a ride, with the change of their
     /// figures in each season it touched (none where only a ride's odds or horse's name
     /// changed: the tag of their record is taken again all the same).
     touched: BTreeMap<(Role, String), BTreeMap<String, Change>>,
-    /// The races a result gave someone, for their records by condition
-    /// ([`keys::analysis::person_run`]): kept once written.
-    runs: BTreeSet<Vec<u8>>,
 }
 
 impl People {
@@ -110,15 +112,12 @@ impl People {
                     let day = keys::person_rides_on(role.name(), &id, race.0);
                     let key = keys::person_ride(role.name(), &id, race, &runner.horse_no);
                     let name = name_in_day(&key, &day);
-                    if by > 0 {
-                        let run =
-                            keys::analysis::person_run(role.name(), &id, race, &runner.horse_no);
-                        self.runs.insert(run);
-                    }
                     let seasons = self.touched.entry((role, id)).or_default();
                     seasons.entry(season.clone()).or_default().count(&ride, by);
                     let rides = self.rides.entry(day).or_default();
-                    rides.insert(name, (by > 0).then_some(ride));
+                    let (held, given) = rides.entry(name).or_default();
+                    *held = (by > 0).then_some(ride);
+                    *given |= by > 0;
                 }
             }
         }
@@ -129,19 +128,15 @@ impl People {
     /// tally and the head of their record, and the lists of their roles; `seq` is what
     /// the records reflect.
     fn write(&mut self, s: &mut impl State, seq: u64) -> Result<(), StoreError> {
-        for run in std::mem::take(&mut self.runs) {
-            s.put(run, Vec::new());
-        }
         for (key, rides) in std::mem::take(&mut self.rides) {
             let stored = s.get(&key)?;
             let mut day = Day::read(&key, stored.as_deref())?;
-            for (name, ride) in rides {
-                day.set(name, ride.as_ref().map(encode));
+            for (name, (ride, given)) in rides {
+                day.set(name, ride.as_ref().map(encode), given);
             }
             if day.is_empty() {
-                if stored.is_some() {
-                    s.delete(key);
-                }
+                // Only rides taken away that were never stored: nothing to list. (A ride
+                // once given stays listed, so a stored day never empties.)
                 continue;
             }
             let value = day.encode();
@@ -405,8 +400,8 @@ pub(crate) fn rides_on<'d>(
 /// The [`RECENT`] newest rides of `(role, id)`, newest first, each as a record a ride
 /// would be ([`Day::items`]): read back from their newest day, then the day before it,
 /// then as many days more as the days before the newest say the rest needs (the newest
-/// may be a meeting under way; a day holds at least one ride, so [`RECENT`] days are
-/// enough). A bulk load answers such a read from memory where every day it reads is held
+/// may be a meeting under way), and so on until the rides or the days run out. A bulk
+/// load answers such a read from memory where every day it reads is held
 /// ([`crate::loader_cache`]), so it reads no more days than the rides need, as far as
 /// they tell.
 fn newest_rides(s: &impl Records, role: Role, id: &str) -> Result<Vec<Item>, StoreError> {
@@ -414,29 +409,30 @@ fn newest_rides(s: &impl Records, role: Role, id: &str) -> Result<Vec<Item>, Sto
     let mut days = 1;
     loop {
         let read = s.scan(&prefix, Scan::Backward, days)?;
-        let whole = read.len() < days || days >= RECENT;
+        let whole = read.len() < days;
         let mut rides = Vec::with_capacity(RECENT);
         let mut newest = 0;
-        for (key, value) in read {
+        for (n, (key, value)) in read.into_iter().enumerate() {
             let day = Day::read(&key, Some(&value))?;
             rides.extend(day.items(&key).rev().take(RECENT - rides.len()));
             if rides.len() == RECENT {
                 return Ok(rides);
             }
-            if newest == 0 {
+            if n == 0 {
                 newest = rides.len();
             }
         }
         if whole {
             return Ok(rides);
         }
-        // At the rate of the whole days read, those before the newest.
-        let before = rides.len() - newest;
+        // At the rate of the whole days read, those before the newest (a day may list
+        // only rides taken away since: one ride a day at least is assumed).
+        let before = (rides.len() - newest).max(days - 1);
         let more = match days - 1 {
             0 => 1,
             older => ((RECENT - rides.len()) * older).div_ceil(before.max(1)),
         };
-        days = (days + more).min(RECENT);
+        days += more;
     }
 }
 

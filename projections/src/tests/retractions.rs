@@ -144,16 +144,23 @@ fn retracting_a_dates_only_race_leaves_nothing_behind() {
     // The history the read models keep (the odds journal and its counts, the versions of
     // the records and the form changes, for `as_of`, the race-day journal of what went
     // live and its order, and the races each person was in a result of, for their records
-    // as of any point) holds the race as it was; nothing else does.
-    let history = |k: &[u8]| {
-        ["oj\0", "on\0", "h\0", "fc\0", "rd\0", "rdo\0", "px\0"]
+    // as of any point: their days' rides, each taken away) holds the race as it was;
+    // nothing else does.
+    let history = |k: &[u8], v: &[u8]| {
+        let listed_only = || {
+            let day = crate::people::ride_days::Day::read(k, Some(v)).expect("a day");
+            day.names(k).count() > 0 && day.values().count() == 0
+        };
+        ["oj\0", "on\0", "h\0", "fc\0", "rd\0", "rdo\0"]
             .iter()
             .any(|p| k.starts_with(p.as_bytes()))
+            || (k.starts_with(b"ppl\0ride\0") && listed_only())
     };
     let left: Vec<String> = s
         .records
-        .keys()
-        .filter(|k| !history(k))
+        .iter()
+        .filter(|(k, v)| !history(k, v))
+        .map(|(k, _)| k)
         .map(|k| String::from_utf8_lossy(k).replace('\0', "/"))
         .collect();
     // Only the latest odds sequence: the odds events were applied, and stay in the log's
