@@ -49,7 +49,7 @@ pub struct Settings {
 impl Default for Settings {
     fn default() -> Settings {
         Settings {
-            // Above what a fresh store takes: sled holds a copy's records in about 1.7 to 3
+            // Above what a fresh store takes: sled holds a copy's records in about 1.4 to 3
             // times their bytes, the more the smaller they are (BENCHMARKS.md).
             ratio: 4.0,
             least_bytes: 256 << 20,
