@@ -219,6 +219,12 @@ fn recorded(ctx: &SessionContext, moves: impl IntoIterator<Item = (u64, i128)>) 
 /// Commits moves at sequences `seqs` and sends each to the sessions, as the projector does.
 fn go_live(ctx: &SessionContext, seqs: std::ops::RangeInclusive<u64>) {
     commit_moves(ctx, seqs.clone());
+    relay_moves(ctx, seqs);
+}
+
+/// Sends moves at sequences `seqs` to the sessions, as the projector does once they are
+/// committed.
+fn relay_moves(ctx: &SessionContext, seqs: std::ops::RangeInclusive<u64>) {
     for seq in seqs {
         ctx.hub.publish_with(DAY, 1, seq, || OddsDelta {
             date: DAY.into(),
@@ -227,6 +233,31 @@ fn go_live(ctx: &SessionContext, seqs: std::ops::RangeInclusive<u64>) {
             frame: format!(r#"{{"type":"odds","seq":{seq}}}"#).into(),
         });
     }
+}
+
+/// After a replay: the session serves what it left of the ring, the writer sends the
+/// outbox to the client, and what the client got is read to its end.
+async fn served_to_the_end(
+    mut session: Session<'_>,
+    outbox: &Outbox,
+    mut writer: std::pin::Pin<Box<impl std::future::Future<Output = ()>>>,
+    read: futures::channel::mpsc::UnboundedReceiver<Message>,
+) -> Vec<Message> {
+    while let Ok(relayed) = session.rx.try_recv() {
+        session.relay(&relayed).expect("relay");
+    }
+    let drained = async {
+        while outbox.len() > 0 {
+            tokio::task::yield_now().await;
+        }
+    };
+    tokio::select! {
+        () = drained => {}
+        () = &mut writer => panic!("the writer stopped"),
+    }
+    drop(writer);
+    drop(session);
+    read.collect().await
 }
 
 const DAY: &str = "2026-11-21";
@@ -285,21 +316,7 @@ async fn a_replay_waits_at_the_outbox_and_hands_over_to_live_in_sequence() {
         () = &mut writer => panic!("the writer stopped"),
     }
     // What the replay left of the ring goes out as the session serves.
-    while let Ok(relayed) = session.rx.try_recv() {
-        session.relay(&relayed).expect("relay");
-    }
-    let drained = async {
-        while outbox.len() > 0 {
-            tokio::task::yield_now().await;
-        }
-    };
-    tokio::select! {
-        () = drained => {}
-        () = &mut writer => panic!("the writer stopped"),
-    }
-    drop(writer);
-    drop(session);
-    let frames: Vec<Message> = read.collect().await;
+    let frames = served_to_the_end(session, &outbox, writer, read).await;
     let seqs = odds_seqs(&frames);
     let expected: Vec<u64> = (1..=2010).collect();
     let first_wrong = seqs.iter().zip(&expected).position(|(a, b)| a != b);
@@ -899,29 +916,8 @@ async fn a_replay_of_two_journals_keeps_stream_order_across_a_commit_in_its_midd
             frame: day.frame.into(),
         })
     });
-    for seq in 202..=210 {
-        ctx.hub.publish_with(DAY, 1, seq, || OddsDelta {
-            date: DAY.into(),
-            race_number: 1,
-            seq,
-            frame: format!(r#"{{"type":"odds","seq":{seq}}}"#).into(),
-        });
-    }
-    while let Ok(relayed) = session.rx.try_recv() {
-        session.relay(&relayed).expect("relay");
-    }
-    let drained = async {
-        while outbox.len() > 0 {
-            tokio::task::yield_now().await;
-        }
-    };
-    tokio::select! {
-        () = drained => {}
-        () = &mut writer => panic!("the writer stopped"),
-    }
-    drop(writer);
-    drop(session);
-    let frames: Vec<Message> = read.collect().await;
+    relay_moves(&ctx, 202..=210);
+    let frames = served_to_the_end(session, &outbox, writer, read).await;
     let seqs: Vec<u64> = frames
         .iter()
         .filter_map(|m| match m {
