@@ -8,6 +8,7 @@ mod compressed;
 mod doc_writes;
 mod docs;
 mod documents;
+mod encoding;
 mod facts;
 mod feed;
 mod filling;

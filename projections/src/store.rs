@@ -92,7 +92,9 @@ use crate::state::{RaceOdds, Reads};
 /// 29: the races a person was in a result of are listed in those records, a ride taken
 ///    away since with an empty value, not a record each (`px`): a version before it would
 ///    read such a ride as a ride.
-pub(crate) const SCHEMA: &[u8] = b"29";
+/// 30: a horse's names of a date are a binary record (`search/names.rs`), not JSON: a
+///    version before it would read them as damaged.
+pub(crate) const SCHEMA: &[u8] = b"30";
 pub(crate) const SCHEMA_KEY: &[u8] = b"meta\0schema";
 
 /// How much of a refused payload a dead letter keeps for inspection; the whole message

@@ -11,11 +11,11 @@
 //! never is): the races a person was ever in a result of, which their records by
 //! condition read as of any point of the log ([`Day::names`]).
 //!
-//! Each ride is two parts, each its length then its bytes: a length under 255 in one
-//! byte, a longer one as 255 and four bytes.
+//! Each ride is two parts, each its length then its bytes (`encoding.rs`).
 
 use std::collections::BTreeMap;
 
+use crate::encoding::{part, put_part};
 use crate::kv::StoreError;
 use crate::scan::Item;
 
@@ -109,37 +109,6 @@ fn ride_key(day: &[u8], name: &[u8]) -> Vec<u8> {
 /// ([`crate::keys::person_rides_on`]): its name within the day.
 pub(super) fn name_in_day(ride: &[u8], day: &[u8]) -> Vec<u8> {
     ride.get(day.len()..).unwrap_or_default().to_vec()
-}
-
-/// Marks a part longer than one byte says.
-const LONG: u8 = 0xFF;
-
-fn put_part(out: &mut Vec<u8>, bytes: &[u8]) {
-    match u8::try_from(bytes.len()) {
-        Ok(len) if len < LONG => out.push(len),
-        // A record is far under 4 GiB.
-        _ => {
-            out.push(LONG);
-            let len = u32::try_from(bytes.len()).unwrap_or(u32::MAX);
-            out.extend_from_slice(&len.to_be_bytes());
-        }
-    }
-    out.extend_from_slice(bytes);
-}
-
-/// The next part of `rest`, which moves past it; `None` where it is cut short.
-fn part<'r>(rest: &mut &'r [u8]) -> Option<&'r [u8]> {
-    let (&first, after) = rest.split_first()?;
-    let (len, after) = match first {
-        LONG => {
-            let (len, after) = after.split_first_chunk::<4>()?;
-            (usize::try_from(u32::from_be_bytes(*len)).ok()?, after)
-        }
-        len => (usize::from(len), after),
-    };
-    let bytes = after.get(..len)?;
-    *rest = &after[len..];
-    Some(bytes)
 }
 
 #[cfg(test)]
