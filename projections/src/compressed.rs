@@ -7,8 +7,10 @@
 //!
 //! A packed value is a zstd frame that says its size. A value left as it was (too short to
 //! gain, or no shorter packed) starts with a stream sequence or a count, big-endian, whose
-//! first byte is 0 for any below 2^56 (2^24 for a count), or with `{`, `[` or a document's
-//! quoted `ETag`: never the first bytes of a frame's magic number. Either is read back.
+//! first byte is 0 for any below 2^56 (2^24 for a count), with `{`, `[` or a document's
+//! quoted `ETag`, or with a part's length (`encoding.rs`) and a date's first digit (a
+//! person's day of rides): never the first bytes of a frame's magic number. Either is read
+//! back.
 //! (The store looks for a frame only in the records of the kinds it packs: a record of
 //! random bytes, such as a chunk of event ids, may start as one does.)
 

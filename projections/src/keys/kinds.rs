@@ -51,7 +51,7 @@ pub const KINDS: [(&str, &[u8], Packed); 32] = [
     ("horses' newest names", b"hnw\0", AS_IS),
     ("horse names by date", b"hd\0", AS_IS),
     ("careers", b"hc\0", PACKED),
-    ("people's records", b"ppl\0", AS_IS),
+    ("people's records", b"ppl\0", PACKED),
     ("people's recent days", b"pr\0", PACKED),
     ("change feed", b"chg\0", PACKED),
     ("applied ids", b"seen\0", AS_IS),
