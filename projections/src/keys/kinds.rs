@@ -10,7 +10,8 @@ pub type Packed = Option<Dictionary>;
 
 /// The records of the kind are packed where that makes them shorter: JSON texts that
 /// are long and repeat their field names (documents, cards, results, prices, the change
-/// feed's parts), which zstd packs to between a tenth and three quarters of their size.
+/// feed's parts, a person's day of rides), which zstd packs to between a tenth and three
+/// quarters of their size.
 const PACKED: Packed = Some(ALONE);
 
 /// The records of the kind are stored as they are written: short ones, binary ones, and

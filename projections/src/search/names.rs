@@ -530,7 +530,8 @@ mod tests {
         for d in dated {
             let stored = d.encode();
             assert_eq!(Dated::decode(&key, &stored).expect("decodes"), d);
-            // Cut short anywhere past its first byte, it is damaged or a shorter list.
+            // Cut short anywhere, it is damaged or a shorter list (a record ends after
+            // any race).
             for end in 0..stored.len() {
                 if let Ok(shorter) = Dated::decode(&key, &stored[..end]) {
                     assert!(shorter.races.len() < d.races.len(), "{end}");
