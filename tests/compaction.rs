@@ -48,8 +48,10 @@ async fn a_store_past_its_ratio_is_copied_and_swapped_in_answering_the_same() {
     };
     let form_before = answered(app.response(&form).await).await;
 
-    // The watch looks every 10 s; the copy and its swap take a few more.
-    let status = tokio::time::timeout(Duration::from_secs(90), async {
+    // The watch looks every 10 s; the read through, the copy and its catch-up take a few
+    // more alone, but they run at nice 19 and give way to every other test of a busy CI
+    // machine: CI saw one take past 90 s.
+    let status = tokio::time::timeout(Duration::from_secs(300), async {
         loop {
             let status = app.admin_json("/rebuild").await;
             if status["compaction"].is_string() && status["state"] != "running" {
@@ -59,7 +61,7 @@ async fn a_store_past_its_ratio_is_copied_and_swapped_in_answering_the_same() {
         }
     })
     .await
-    .expect("a compaction within 90 s");
+    .expect("a compaction within 300 s");
     assert_eq!(status["state"], "done", "{status}");
     let why = status["compaction"].as_str().unwrap_or_default();
     assert!(
