@@ -158,9 +158,42 @@ async fn publish_each(nats: &Nats, events: &[Envelope]) -> Vec<u64> {
     seqs
 }
 
+/// The value of the metric `name` (no labels) on `app`'s admin listener, if it has one.
+async fn metric(app: &App, name: &str) -> Option<f64> {
+    let metrics = app.metrics().await;
+    metrics.lines().find_map(|line| {
+        let (metric, value) = line.split_once(' ')?;
+        (metric == name).then(|| value.trim().parse().ok())?
+    })
+}
+
 #[tokio::test]
 async fn a_race_day_event_reaches_its_endpoint_signed_and_carrying_the_sockets_frame() {
-    let (nats, app, _dir) = service(&[envelope(card(DAY, VENUE, 1, &["A1", "B2"]))], |_| {}).await;
+    let (nats, mut app, _dir) =
+        service(&[envelope(card(DAY, VENUE, 1, &["A1", "B2"]))], |_| {}).await;
+    // The sender holds the lease; with no endpoint it reads nothing of the race day.
+    tokio::time::timeout(WAIT, async {
+        while metric(&app, "racing_webhook_lease_held").await != Some(1.0) {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await
+    .expect("the sender's lease taken");
+    let unsent = nats
+        .publish(&[envelope(status(
+            DAY,
+            Some(VENUE),
+            1,
+            RaceStatus::Open,
+            None,
+        ))])
+        .await;
+    app.projected(unsent).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(
+        metric(&app, "racing_webhook_journal_events_total").await,
+        None
+    );
     let receiver = Receiver::ok().await;
     let (id, secret) = make(&app, &receiver.url, &["results", "status"]).await;
     let seqs = publish_each(
@@ -205,6 +238,12 @@ async fn a_race_day_event_reaches_its_endpoint_signed_and_carrying_the_sockets_f
     assert_eq!(attempts[0]["status"], "delivered");
     assert_eq!(attempts[0]["response_code"], 200);
     assert_eq!(attempts[1]["seq"], seqs[0]);
+    // Read once the endpoint was made: the status, the scratching and the result (odds
+    // are not race-day events), not the status before it.
+    assert_eq!(
+        metric(&app, "racing_webhook_journal_events_total").await,
+        Some(3.0)
+    );
 }
 
 #[tokio::test]

@@ -1,6 +1,7 @@
 //! The sender of the webhooks: on the replica that holds the lease (a value in the
 //! deliveries' bucket that lapses unless renewed), a lane for each enabled endpoint
-//! (`lane`), all of them reading the race-day journal through one [`Scanner`]; on every
+//! (`lane`), all of them reading the race-day journal through one [`Scanner`], which
+//! runs only while there is a lane: with no endpoint, the journal is not read; on every
 //! other replica, nothing but waiting for the lease.
 
 use std::collections::HashMap;
@@ -61,7 +62,7 @@ impl Dispatcher {
         let renew = (ttl / 3).max(Duration::from_millis(200));
         let mut changes = self.webhooks.changes();
         let mut lanes: HashMap<String, (CancellationToken, JoinHandle<()>)> = HashMap::new();
-        let mut held: Option<(CancellationToken, Arc<Scanner>)> = None;
+        let mut held: Option<Held> = None;
         let mut renewed = tokio::time::Instant::now();
         loop {
             let due = held.is_none() || renewed.elapsed() >= renew;
@@ -71,21 +72,23 @@ impl Dispatcher {
                 match (holds, &held) {
                     (true, None) => {
                         tracing::info!(replica = %self.replica, "sending webhooks (lease taken)");
-                        let stop = shutdown.child_token();
-                        let scanner = Scanner::new(self.webhooks.read_models.clone());
-                        tokio::spawn(scanner.clone().run(self.progress.clone(), stop.clone()));
-                        held = Some((stop, scanner));
+                        metrics::gauge!("racing_webhook_lease_held").set(1.0);
+                        held = Some(Held {
+                            stop: shutdown.child_token(),
+                            scanner: None,
+                        });
                     }
-                    (false, Some((stop, _))) => {
+                    (false, Some(lost)) => {
                         tracing::warn!(replica = %self.replica, "webhook sender's lease lost; stopping");
-                        stop.cancel();
+                        metrics::gauge!("racing_webhook_lease_held").set(0.0);
+                        lost.stop.cancel();
                         held = None;
                     }
                     _ => {}
                 }
             }
-            match &held {
-                Some((stop, scanner)) => self.reconcile(&mut lanes, stop, scanner),
+            match &mut held {
+                Some(held) => self.reconcile(&mut lanes, held),
                 None => lanes.clear(),
             }
             tokio::select! {
@@ -94,8 +97,8 @@ impl Dispatcher {
                 _ = tokio::time::sleep(renew) => {}
             }
         }
-        if let Some((stop, _)) = held {
-            stop.cancel();
+        if let Some(held) = held {
+            held.stop.cancel();
             for (_, (_, lane)) in lanes.drain() {
                 let _ = tokio::time::timeout(Duration::from_secs(2), lane).await;
             }
@@ -104,27 +107,46 @@ impl Dispatcher {
             // client's request timeout, twice; the lease lapses by itself.
             let release = self.webhooks.buckets.release_lease(&self.replica);
             let _ = tokio::time::timeout(LEASE_RELEASE, release).await;
+            metrics::gauge!("racing_webhook_lease_held").set(0.0);
         }
     }
 
-    /// A lane for each enabled endpoint that has none running; those of endpoints gone or
-    /// disabled stop by themselves.
+    /// A lane for each enabled endpoint that has none running, and the scanner they read
+    /// through started with the first; those of endpoints gone or disabled stop by
+    /// themselves, and the scanner once none is left.
     fn reconcile(
         &self,
         lanes: &mut HashMap<String, (CancellationToken, JoinHandle<()>)>,
-        stop: &CancellationToken,
-        scanner: &Arc<Scanner>,
+        held: &mut Held,
     ) {
         lanes.retain(|_, (_, lane)| !lane.is_finished());
-        for key in self.webhooks.endpoints.keys() {
-            let enabled = self
-                .webhooks
-                .endpoints
-                .get(&key)
-                .is_some_and(|e| e.disabled.is_none());
-            if !enabled || lanes.contains_key(&key) {
-                continue;
+        let starting: Vec<String> = self
+            .webhooks
+            .endpoints
+            .keys()
+            .into_iter()
+            .filter(|key| {
+                !lanes.contains_key(key)
+                    && self
+                        .webhooks
+                        .endpoints
+                        .get(key)
+                        .is_some_and(|e| e.disabled.is_none())
+            })
+            .collect();
+        if starting.is_empty() && lanes.is_empty() {
+            if let Some((stop, _)) = held.scanner.take() {
+                stop.cancel();
             }
+            return;
+        }
+        let (stop, scanner) = held.scanner.get_or_insert_with(|| {
+            let stop = held.stop.child_token();
+            let scanner = Scanner::new(self.webhooks.read_models.clone());
+            tokio::spawn(scanner.clone().run(self.progress.clone(), stop.clone()));
+            (stop, scanner)
+        });
+        for key in starting {
             let lane_stop = stop.child_token();
             let lane = Lane {
                 webhooks: self.webhooks.clone(),
@@ -136,4 +158,12 @@ impl Dispatcher {
             lanes.insert(key, (lane_stop, tokio::spawn(lane.run())));
         }
     }
+}
+
+/// What the sender runs while this replica holds the lease.
+struct Held {
+    /// Stops the lanes and the scanner when the lease is lost or the service stops.
+    stop: CancellationToken,
+    /// The scanner, while there is a lane, and what stops it.
+    scanner: Option<(CancellationToken, Arc<Scanner>)>,
 }

@@ -125,6 +125,7 @@ impl Scanner {
             let events =
                 tokio::task::spawn_blocking(move || store.race_day_after(upto, SCAN)).await??;
             let whole = events.len() < SCAN;
+            metrics::counter!("racing_webhook_journal_events_total").increment(events.len() as u64);
             let Some(last) = events.last().map(|(_, e)| e.seq) else {
                 return Ok(());
             };
