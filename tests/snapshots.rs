@@ -1,9 +1,10 @@
 //! Snapshots of the read models in the NATS object store: a replica that starts from one
 //! answers as a clean replay does; a snapshot that fails a check is refused and the
 //! replica replays; a kill while one loads or is sent leaves nothing behind, nor does a
-//! writer whose lease passes on; a snapshot never takes the room the log (in JetStream)
-//! or the read models (on their disk) need; the bucket is bounded by the snapshots kept,
-//! and a rolling upgrade keeps the newest of the older layout still run.
+//! writer whose lease passes on; a lease's life changed under a running replica sets its
+//! pace; a snapshot never takes the room the log (in JetStream) or the read models (on
+//! their disk) need; the bucket is bounded by the snapshots kept, and a rolling upgrade
+//! keeps the newest of the older layout still run.
 
 use std::time::Duration;
 
@@ -942,6 +943,49 @@ async fn lease_life(nats: &Nats, ttl: Duration) {
         .update_stream(config)
         .await
         .expect("the lease's life shortened");
+}
+
+/// Whether some replica says it runs this version's layout, as the lease's bucket holds it.
+async fn layout_said(lease: &async_nats::jetstream::kv::Store) -> bool {
+    use futures::TryStreamExt as _;
+    let prefix = format!("layouts.{}.", racing_projections::layout());
+    let keys: Vec<String> = lease
+        .keys()
+        .await
+        .expect("the bucket's keys")
+        .try_collect()
+        .await
+        .expect("the keys");
+    keys.iter().any(|k| k.starts_with(&prefix))
+}
+
+#[tokio::test]
+async fn a_lease_life_shortened_under_a_running_replica_sets_its_pace_from_its_next_renewal() {
+    let nats = Nats::start().await;
+    let dir = TempDir::new().expect("temp dir");
+    // It says which layout it runs every third of the lease's life: 10 s as set up.
+    let app = App::start(&nats, dir.path()).await;
+    let lease = nats
+        .service
+        .get_key_value("RACING_SNAPSHOT_LEASE")
+        .await
+        .expect("the lease's bucket");
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while !layout_said(&lease).await {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await
+    .expect("the layout said");
+    // The life shortened to 3 s: what it said lapses within 3 s unless said again.
+    lease_life(&nats, Duration::from_secs(3)).await;
+    // Past its next saying at the old pace, it says it at the new one: never lapsed.
+    tokio::time::sleep(Duration::from_secs(12)).await;
+    for _ in 0..20 {
+        assert!(layout_said(&lease).await, "the replica's layout lapsed");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    app.stop().await;
 }
 
 #[tokio::test]

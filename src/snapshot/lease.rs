@@ -13,6 +13,7 @@
 //! as the lease does): what a prune keeps the newest snapshot of ([`Lease::in_use`]).
 
 use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -39,8 +40,10 @@ pub struct Lease {
     held: Arc<tokio::sync::Mutex<Option<Held>>>,
     /// How many replicas are live, this one included (`crate::keys::replicas`).
     live: Arc<dyn Fn() -> u32 + Send + Sync>,
-    /// How long the lease lasts unrenewed: the bucket's maximum age.
-    life: Duration,
+    /// How long the lease lasts unrenewed, in milliseconds: the bucket's maximum age, read
+    /// again at each [`Lease::announce`], so that a life an operator changes under
+    /// running replicas sets their pace from their next renewal.
+    life_ms: Arc<AtomicU64>,
 }
 
 /// A hold on the lease: the revision it was taken at, and the revision of its last write.
@@ -82,32 +85,46 @@ impl Lease {
         let bucket = crate::nats::buckets::SNAPSHOT_LEASE
             .open(js, stream)
             .await?;
-        // The life the bucket was made with (an operator may have changed it), or the
-        // set-up's where it cannot be read.
-        let life = match bucket.status().await {
-            Ok(status) if !status.max_age().is_zero() => status.max_age(),
-            Ok(_) => crate::nats::buckets::SNAPSHOT_LEASE_TTL,
-            Err(e) => {
-                tracing::debug!(error = %e, "reading the life of the snapshot writer's lease");
-                crate::nats::buckets::SNAPSHOT_LEASE_TTL
-            }
-        };
         let layout = racing_projections::layout();
         let me = format!("{replica} {layout}");
-        Ok(Lease {
+        let lease = Lease {
             bucket,
             me: me.into(),
             layout_key: format!("{LAYOUTS}.{layout}.{replica}"),
             held: Arc::default(),
             live,
-            life,
-        })
+            life_ms: Arc::new(AtomicU64::new(millis(
+                crate::nats::buckets::SNAPSHOT_LEASE_TTL,
+            ))),
+        };
+        lease.read_life().await;
+        Ok(lease)
+    }
+
+    /// Reads the life the bucket has now (an operator may have changed it); where it
+    /// cannot be read, the life stays as last read (at first, the set-up's).
+    async fn read_life(&self) {
+        // The bucket's `status` is what it was opened with: the stream's information is
+        // asked for again.
+        match self.bucket.stream.get_info().await {
+            Ok(info) if !info.config.max_age.is_zero() => {
+                let life = millis(info.config.max_age);
+                if self.life_ms.swap(life, Ordering::Relaxed) != life {
+                    tracing::debug!(life_ms = life, "the snapshot writer's lease's life");
+                }
+            }
+            Ok(_) => {}
+            Err(e) => {
+                tracing::debug!(error = %e, "reading the life of the snapshot writer's lease");
+            }
+        }
     }
 
     /// How often a holder renews the lease, and a replica says which layout it runs: a
     /// third of the lease's life, so that one renewal lost to a slow answer leaves it held.
     pub fn renew_every(&self) -> Duration {
-        (self.life / 3).max(Duration::from_millis(100))
+        (Duration::from_millis(self.life_ms.load(Ordering::Relaxed)) / 3)
+            .max(Duration::from_millis(100))
     }
 
     /// Takes the lease when nobody holds it, or renews it when this replica does: whether
@@ -256,6 +273,7 @@ impl Lease {
 
     /// Says, for the lease's life, that this replica runs this version's layout.
     pub async fn announce(&self) {
+        self.read_life().await;
         let layout = racing_projections::layout();
         if let Err(e) = self
             .bucket
@@ -307,4 +325,9 @@ fn unknown() -> InUse {
         layouts: BTreeSet::new(),
         unknown: true,
     }
+}
+
+/// `d` in whole milliseconds, as the lease's life is kept.
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
