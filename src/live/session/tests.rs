@@ -536,7 +536,7 @@ async fn a_replay_held_up_by_its_client_resumes_at_its_pace() {
 #[tokio::test]
 async fn a_session_holds_only_what_it_follows_now() {
     use super::topics::Topics;
-    const PAIRS: u32 = 100_000;
+    const PAIRS: u32 = 2_000;
     let Fixture { ctx, _dir } = Fixture::new(64, Limits::default());
     recorded(&ctx, (1..=3).map(|seq| (seq, 0)));
     let outbox = Outbox::default();
