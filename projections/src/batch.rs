@@ -3,7 +3,8 @@
 //! a [`crate::load::Loader`] writes one while the next folds, in steps that a redo file keeps
 //! atomic: `load_steps.rs`); and the same port over a map in memory, for tests.
 
-use std::collections::{BTreeMap, HashSet};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use racing_events::Envelope;
@@ -115,6 +116,71 @@ pub struct Batch<'a> {
     changed_docs: ChangedDocs,
     /// Where the writes of documents are changes ([`State::changes_at`]).
     position: u64,
+    /// The records read from the tree, as [`Records::get`] gave them.
+    read: RefCell<ReadCache>,
+}
+
+/// What a batch hands on to the next batch of its store: the fold's [`Kept`] and the
+/// records read from the tree, as the batch's commit leaves them.
+#[derive(Default)]
+struct Handed {
+    kept: Kept,
+    read: ReadCache,
+}
+
+/// Records read from the tree, unpacked, as the store holds them once the batches before
+/// have committed. The models read the same records event after event and batch after
+/// batch (an amended result's 14 days of cards: each race's card and form sources, at
+/// every result), and each read from the tree was a lookup and often an unpacking
+/// (`compressed.rs`); a catch-up while the API answers commits a few events a batch. A
+/// batch reads its own writes before this, and at its seal sets each record it wrote that
+/// this holds to what it wrote ([`ReadCache::written`]): only a batch's commit writes the
+/// records a fold reads, and the next batch is handed this only where it starts at the
+/// checkpoint that commit reached (`Store::handed`). Past [`READ_CACHE_BYTES`] it starts
+/// again empty.
+#[derive(Default)]
+struct ReadCache {
+    records: HashMap<Vec<u8>, Option<Vec<u8>>, foldhash::fast::RandomState>,
+    bytes: usize,
+}
+
+/// About the most a store's [`ReadCache`] holds: what an amended result reads (the cards
+/// and forms of the races after it that share a horse or, within 14 days, a person)
+/// changes little from one result to the next. (A quarter of this, with a quarter of the
+/// cards and forms decoded kept, lost most of the gain on the amending demo seasons:
+/// BENCHMARKS.md.)
+const READ_CACHE_BYTES: usize = 32 << 20;
+
+/// Bytes counted for each record cached beside its key and value: the map's entry and the
+/// two vectors' headers.
+const READ_CACHE_ENTRY: usize = 64;
+
+impl ReadCache {
+    fn get(&self, key: &[u8]) -> Option<Option<Vec<u8>>> {
+        self.records.get(key).cloned()
+    }
+
+    fn keep(&mut self, key: &[u8], value: Option<&[u8]>) {
+        let size = key.len() + value.map_or(0, <[u8]>::len) + READ_CACHE_ENTRY;
+        if self.bytes + size > READ_CACHE_BYTES {
+            self.records.clear();
+            self.bytes = 0;
+        }
+        self.bytes += size;
+        self.records.insert(key.to_vec(), value.map(<[u8]>::to_vec));
+    }
+
+    /// The records held as they stand once `writes` are committed.
+    fn written(&mut self, writes: &Writes) {
+        for (key, value) in writes {
+            if let Some(held) = self.records.get_mut(key) {
+                let was = held.as_ref().map_or(0, Vec::len);
+                let now = value.as_ref().map_or(0, Vec::len);
+                self.bytes = (self.bytes + now).saturating_sub(was);
+                held.clone_from(value);
+            }
+        }
+    }
 }
 
 impl Records for Batch<'_> {
@@ -127,7 +193,12 @@ impl Records for Batch<'_> {
                 return Ok(v);
             }
         }
-        Ok(self.store.kv.get(key)?.map(|v| v.to_vec()))
+        if let Some(v) = self.read.borrow().get(key) {
+            return Ok(v);
+        }
+        let v = self.store.kv.get(key)?;
+        self.read.borrow_mut().keep(key, v.as_deref());
+        Ok(v.map(|v| v.to_vec()))
     }
 
     fn scan(&self, prefix: &[u8], dir: Scan, limit: usize) -> Result<Vec<Item>, StoreError> {
@@ -183,6 +254,11 @@ impl State for Batch<'_> {
 impl<'a> Batch<'a> {
     /// A batch of `store` from `checkpoint`, reading through `held` where given.
     pub(crate) fn new(store: &'a Store, checkpoint: u64, held: Option<&'a Held>) -> Batch<'a> {
+        let handed = store
+            .handed(checkpoint)
+            .and_then(|handed| handed.downcast::<Handed>().ok())
+            .map(|handed| *handed)
+            .unwrap_or_default();
         Batch {
             store,
             held,
@@ -192,16 +268,11 @@ impl<'a> Batch<'a> {
             bytes: 0,
             new_ids: Vec::new(),
             new_id_set: HashSet::default(),
-            fold: Fold::resumed(
-                store
-                    .handed(checkpoint)
-                    .and_then(|handed| handed.downcast::<Kept>().ok())
-                    .map(|kept| *kept)
-                    .unwrap_or_default(),
-            ),
+            fold: Fold::resumed(handed.kept),
             stats: BatchStats::default(),
             changed_docs: ChangedDocs::default(),
             position: checkpoint,
+            read: RefCell::new(handed.read),
         }
     }
 
@@ -309,8 +380,12 @@ impl<'a> Batch<'a> {
         let mut fold = std::mem::take(&mut self.fold);
         fold.render(&mut self)?;
         self.stats.late_prices = fold.late_prices();
-        self.store.hand_on(self.checkpoint, Box::new(fold.keep()));
         let writes = std::mem::take(&mut self.writes);
+        let mut read = std::mem::take(self.read.get_mut());
+        read.written(&writes);
+        let kept = fold.keep();
+        self.store
+            .hand_on(self.checkpoint, Box::new(Handed { kept, read }));
         for k in writes.keys() {
             // Documents, and people's records and lists, which the change feed does not
             // list.

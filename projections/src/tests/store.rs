@@ -219,3 +219,48 @@ fn an_amendment_in_a_later_batch_leaves_no_stale_form_in_the_store() {
     assert_eq!(positions, [1, 3]);
     assert_eq!(form("C3").expect("C3")["form"][0]["position"], 2);
 }
+
+/// What a batch read from the tree is handed on to the batches after it (`batch.rs`'s
+/// `ReadCache`): each reads it as the commits before it left it, a record written or
+/// removed since included, and a batch that does not commit hands nothing on.
+#[test]
+fn a_record_read_by_one_batch_is_read_by_the_next_as_the_commits_between_left_it() {
+    use crate::state::{Records, State};
+    let dir = tempdir();
+    let store = Store::open(dir.path()).expect("open");
+    // A kind the store packs, long enough to be packed: read back unpacked.
+    let key = b"card\0read-again".to_vec();
+    let (one, two) = (vec![b'1'; 1_000], vec![b'2'; 1_000]);
+    let read = |store: &Store| store.batch().expect("batch").get(&key).expect("read");
+    let mut b = store.batch().expect("batch");
+    b.put(key.clone(), one.clone());
+    b.commit().expect("commit");
+    // Read from the tree, then handed on, twice.
+    for _ in 0..2 {
+        let b = store.batch().expect("batch");
+        assert_eq!(b.get(&key).expect("read"), Some(one.clone()));
+        b.commit().expect("commit");
+    }
+    let mut b = store.batch().expect("batch");
+    assert_eq!(b.get(&key).expect("read"), Some(one.clone()));
+    b.put(key.clone(), two.clone());
+    b.commit().expect("commit");
+    let mut b = store.batch().expect("batch");
+    assert_eq!(b.get(&key).expect("read"), Some(two.clone()));
+    b.delete(key.clone());
+    b.commit().expect("commit");
+    let mut b = store.batch().expect("batch");
+    assert_eq!(b.get(&key).expect("read"), None);
+    b.put(key.clone(), one.clone());
+    // Dropped: the next batch reads the tree, where nothing is.
+    drop(b);
+    assert_eq!(read(&store), None);
+    let mut b = store.batch().expect("batch");
+    b.put(key.clone(), two.clone());
+    b.commit().expect("commit");
+    assert_eq!(read(&store), Some(two.clone()));
+    // A store opened again reads the tree.
+    drop(store);
+    let store = Store::open(dir.path()).expect("open");
+    assert_eq!(read(&store), Some(two));
+}
