@@ -3,6 +3,7 @@
 //! (`cards/form.rs`), rendered from the source records.
 
 mod career;
+mod decoded;
 mod form;
 mod race;
 
@@ -127,7 +128,8 @@ impl ReadModel for Cards {
         }
         let mut out = self.stale.rendering(seq);
         for date in std::mem::take(&mut self.dates) {
-            out.put_venues(s, &cards_of(s, &date, &mut self.parts)?, |venue| {
+            let parts = (&mut self.parts, &mut self.pasts.decoded);
+            out.put_venues(s, &cards_of(s, &date, parts)?, |venue| {
                 DocKey::Card { date: &date, venue }.key()
             })?;
         }
@@ -142,18 +144,19 @@ impl ReadModel for Cards {
 
 /// The race-card documents of `date`, per venue and for the day's main meeting, from its
 /// cards, scratchings, statuses and forms as `s` holds them; each race's part from `parts`
-/// where its records are those it was rendered from.
+/// where its records are those it was rendered from, and its card and form from `decoded`
+/// where their records are those they were decoded from.
 pub(crate) fn cards_of(
     s: &impl Records,
     date: &str,
-    parts: &mut Parts,
+    (parts, decoded): (&mut Parts, &mut decoded::Decoded),
 ) -> Result<ByVenue, StoreError> {
     let day = Day::read(s, date)?;
     let mut meetings = Vec::with_capacity(day.cards.len());
     for (venue, races) in &day.cards {
         let mut list = Vec::with_capacity(races.len());
         for &n in races {
-            if let Some(part) = race::part(parts, s, date, n, venue)? {
+            if let Some(part) = race::part((parts, decoded), s, date, n, venue)? {
                 list.push(part);
             }
         }

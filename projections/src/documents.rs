@@ -165,10 +165,12 @@ pub(crate) fn render_doc(s: &impl Records, key: DocKey<'_>) -> Result<Option<Vec
             .into_iter()
             .find(|(n, v, _)| *n == race_number && venue_of(v).as_deref() == venue)
             .map(|(_, _, doc)| doc),
-        DocKey::Card { date, venue } => cards_of(s, date, &mut Default::default())?
-            .into_iter()
-            .find(|(v, _)| v.as_deref() == venue)
-            .map(|(_, doc)| doc),
+        DocKey::Card { date, venue } => {
+            cards_of(s, date, (&mut Default::default(), &mut Default::default()))?
+                .into_iter()
+                .find(|(v, _)| v.as_deref() == venue)
+                .map(|(_, doc)| doc)
+        }
         DocKey::Odds {
             date,
             race_number,

@@ -21,6 +21,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use racing_events::{CardRunner, RaceCard, RaceResult};
 
 use super::career::{record, Career, Recent};
+use super::decoded::Decoded;
 use crate::docs::cards::{GoingRecord, RaceForm, RunnerForm, Strike};
 use crate::facts::Day;
 use crate::horse_runs::{dates_from, days_between, percent, runs_of, Run};
@@ -227,6 +228,8 @@ pub(crate) struct Pasts {
     /// form of every card after it again, and their people's strike rates read the same
     /// dates card after card. Forgotten where a result changes them ([`keep_careers`]).
     rides_on: HashMap<(Role, String, String), (u32, u32)>,
+    /// The races' cards and forms decoded (`decoded.rs`).
+    pub(super) decoded: Decoded,
 }
 
 /// Most careers, recent records and dates' rides a fold hands on to the next batch
@@ -250,6 +253,7 @@ impl Pasts {
         if self.rides_on.len() > KEPT_RIDES_ON {
             self.rides_on = HashMap::new();
         }
+        self.decoded = self.decoded.kept();
         self
     }
 
@@ -374,7 +378,7 @@ pub(crate) fn refresh(
     pasts: &mut Pasts,
 ) -> Result<bool, StoreError> {
     let key = keys::analysis::card_form(date, *n, venue);
-    let Some(card) = read::<RaceCard>(s, &keys::card(date, *n, venue))? else {
+    let Some(card) = pasts.decoded.card_in(s, &keys::card(date, *n, venue))? else {
         let had = s.get(&key)?.is_some();
         if had {
             s.delete(key);
@@ -389,8 +393,7 @@ pub(crate) fn refresh(
             runner_form(s, &card, runner, &mut people, pasts)?,
         );
     }
-    // Plain data: serialising it cannot fail.
-    let json = serde_json::to_vec(&forms).unwrap_or_default();
+    let json = pasts.decoded.encode(&key, &forms);
     if s.get(&key)?.as_deref() == Some(&json[..]) {
         return Ok(false);
     }
@@ -413,7 +416,7 @@ pub(crate) fn amend(
 ) -> Result<bool, StoreError> {
     let (date, n, venue) = race;
     let key = keys::analysis::card_form(date, *n, venue);
-    let card = read::<RaceCard>(s, &keys::card(date, *n, venue))?;
+    let card = pasts.decoded.card_in(s, &keys::card(date, *n, venue))?;
     let stored = s.get(&key)?;
     let (Some(card), Some(stored)) = (card, stored) else {
         return refresh(s, race, pasts);
@@ -446,8 +449,7 @@ pub(crate) fn amend(
             form.trainer_14d = people.strike(s, Role::Trainer, &runner.trainer, pasts)?;
         }
     }
-    // Plain data: serialising it cannot fail.
-    let json = serde_json::to_vec(&forms).unwrap_or_default();
+    let json = pasts.decoded.encode(&key, &forms);
     if json == stored {
         return Ok(false);
     }

@@ -5,11 +5,10 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use racing_events::RaceCard;
 use serde_json::value::RawValue;
 
+use super::decoded::Decoded;
 use crate::docs;
-use crate::docs::cards::StoredRaceForm;
 use crate::keys;
 use crate::kv::StoreError;
 use crate::race_parts::{self, Parts};
@@ -17,9 +16,10 @@ use crate::state::{decode, Records};
 use crate::status::{self, Status};
 
 /// The part of race `n` of `date` at `venue` as its records stand in `s`; `None` for a
-/// race without a card.
+/// race without a card. Its card and form as `decoded` holds them, where their records
+/// are those they were decoded from.
 pub(super) fn part(
-    parts: &mut Parts,
+    (parts, decoded): (&mut Parts, &mut Decoded),
     s: &impl Records,
     date: &str,
     n: u8,
@@ -30,7 +30,7 @@ pub(super) fn part(
         return Ok(None);
     }
     parts.of((date, n, venue), sources.hash(), || {
-        sources.render(date, n, venue)
+        sources.render((date, n, venue), decoded)
     })
 }
 
@@ -71,9 +71,14 @@ impl Sources {
     }
 
     /// The race's part, rendered from the records; `None` without a card.
-    fn render(&self, date: &str, n: u8, venue: &str) -> Result<Option<Box<RawValue>>, StoreError> {
+    fn render(
+        &self,
+        (date, n, venue): (&str, u8, &str),
+        decoded: &mut Decoded,
+    ) -> Result<Option<Box<RawValue>>, StoreError> {
         let record = |kind: &str| format!("{kind} of race {n} of {date} at {venue}");
-        let Some(card) = decode::<RaceCard>(self.card.as_deref(), || record("card"))? else {
+        let card = decoded.card(&keys::card(date, n, venue), self.card.as_deref())?;
+        let Some(card) = card else {
             return Ok(None);
         };
         let mut scratched: BTreeSet<String> =
@@ -86,12 +91,13 @@ impl Sources {
             decode::<Status>(self.status_own.as_deref(), || record("status"))?,
             decode::<Status>(self.status_every.as_deref(), || record("status"))?,
         );
-        let form: Option<StoredRaceForm> = decode(self.form.as_deref(), || record("form"))?;
+        let key = keys::analysis::card_form(date, n, venue);
+        let form = decoded.form(&key, self.form.as_deref())?;
         Ok(Some(docs::cards::card_race(
             &card,
             |horse| scratched.contains(horse),
             status.as_ref(),
-            form.as_ref(),
+            form.as_deref(),
         )))
     }
 }

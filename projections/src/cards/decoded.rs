@@ -1,0 +1,203 @@
+//! The cards and card forms a fold decoded, each kept with the hash of the bytes it was
+//! decoded from. An amended result changes the form of every race of the 14 days after
+//! it that shares one of its people, and at each such result every one of those races'
+//! cards was decoded again (to amend its form, then to render its part), and every form
+//! written was decoded again to render it: a card is decoded here once while its record
+//! stays the same, and a form is encoded with the raw parts its render copies, so that it
+//! is not parsed back. A record is used only where its bytes hash as those it was decoded
+//! from (as a race's part is, `race_parts.rs`), so it is never stale, whatever wrote them.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use racing_events::RaceCard;
+
+use crate::docs::cards::{RaceForm, StoredRaceForm};
+use crate::kv::StoreError;
+use crate::state::{decode, Records};
+
+/// Most races whose card and form a fold hands on to the next batch ([`Decoded::kept`]):
+/// an amended result reaches the later races of its horses and the races of the 14 days
+/// after it, some hundreds.
+const KEPT: usize = 1_024;
+
+/// The cards and forms decoded, by the key of their record, each with the hash of its
+/// bytes.
+#[derive(Debug, Default)]
+pub(crate) struct Decoded {
+    cards: HashMap<Vec<u8>, (u128, Arc<RaceCard>)>,
+    forms: HashMap<Vec<u8>, (u128, Arc<StoredRaceForm>)>,
+}
+
+impl Decoded {
+    /// What the next batch of the store may start from: each kind kept while within
+    /// [`KEPT`].
+    pub(crate) fn kept(mut self) -> Decoded {
+        if self.cards.len() > KEPT {
+            self.cards = HashMap::new();
+        }
+        if self.forms.len() > KEPT {
+            self.forms = HashMap::new();
+        }
+        self
+    }
+
+    /// The card stored under `key` (`keys::card`) whose record is `bytes` (`None`: no
+    /// card).
+    pub(crate) fn card(
+        &mut self,
+        key: &[u8],
+        bytes: Option<&[u8]>,
+    ) -> Result<Option<Arc<RaceCard>>, StoreError> {
+        kept_or_decoded(&mut self.cards, key, bytes)
+    }
+
+    /// The card stored under `key` as `s` holds it.
+    pub(crate) fn card_in(
+        &mut self,
+        s: &impl Records,
+        key: &[u8],
+    ) -> Result<Option<Arc<RaceCard>>, StoreError> {
+        let bytes = s.get(key)?;
+        self.card(key, bytes.as_deref())
+    }
+
+    /// The form stored under `key` (`keys::analysis::card_form`) whose record is `bytes`,
+    /// as its render copies it.
+    pub(crate) fn form(
+        &mut self,
+        key: &[u8],
+        bytes: Option<&[u8]>,
+    ) -> Result<Option<Arc<StoredRaceForm>>, StoreError> {
+        kept_or_decoded(&mut self.forms, key, bytes)
+    }
+
+    /// The record of `forms`, the form to store under `key`: the bytes `serde_json::to_vec`
+    /// gives, and each runner's part of them kept for [`Decoded::form`].
+    pub(crate) fn encode(&mut self, key: &[u8], forms: &RaceForm) -> Vec<u8> {
+        let (json, stored) = encode(forms);
+        self.forms
+            .insert(key.to_vec(), (hash(&json), Arc::new(stored)));
+        json
+    }
+}
+
+/// The value under `key` in `kept` where it was decoded from bytes that hash as `bytes`
+/// do, else `bytes` decoded (and kept).
+fn kept_or_decoded<T: serde::de::DeserializeOwned>(
+    kept: &mut HashMap<Vec<u8>, (u128, Arc<T>)>,
+    key: &[u8],
+    bytes: Option<&[u8]>,
+) -> Result<Option<Arc<T>>, StoreError> {
+    let Some(bytes) = bytes else {
+        return Ok(None);
+    };
+    let h = hash(bytes);
+    if let Some((was, value)) = kept.get(key) {
+        if *was == h {
+            return Ok(Some(value.clone()));
+        }
+    }
+    let what = || String::from_utf8_lossy(key).into_owned();
+    let Some(value) = decode::<T>(Some(bytes), what)? else {
+        return Ok(None);
+    };
+    let value = Arc::new(value);
+    kept.insert(key.to_vec(), (h, value.clone()));
+    Ok(Some(value))
+}
+
+fn hash(bytes: &[u8]) -> u128 {
+    xxhash_rust::xxh3::xxh3_128(bytes)
+}
+
+/// `forms` as `serde_json::to_vec` writes it (a map's entries in order, each key a JSON
+/// string, no spaces), assembled from each runner's form written alone, which is kept as
+/// its raw part.
+fn encode(forms: &RaceForm) -> (Vec<u8>, StoredRaceForm) {
+    let mut json = Vec::with_capacity(512 * forms.len() + 2);
+    let mut stored = StoredRaceForm::new();
+    json.push(b'{');
+    for (i, (horse, form)) in forms.iter().enumerate() {
+        if i > 0 {
+            json.push(b',');
+        }
+        // Plain data: serialising it cannot fail.
+        let key = serde_json::to_vec(horse).unwrap_or_default();
+        json.extend_from_slice(&key);
+        json.push(b':');
+        let raw = serde_json::value::to_raw_value(form).unwrap_or_default();
+        json.extend_from_slice(raw.get().as_bytes());
+        stored.insert(horse.clone(), raw);
+    }
+    json.push(b'}');
+    (json, stored)
+}
+
+/// The raw part of each runner, as [`StoredRaceForm`] holds it: a type for the tests.
+#[cfg(test)]
+fn parts(stored: &StoredRaceForm) -> Vec<(&str, &str)> {
+    stored.iter().map(|(k, v)| (k.as_str(), v.get())).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::docs::cards::{RunnerForm, Strike};
+
+    fn forms() -> RaceForm {
+        let mut forms = RaceForm::new();
+        let mut form = RunnerForm {
+            figures: "12/3\"x".into(),
+            runs: 7,
+            jockey_14d: Strike {
+                rides: 9,
+                wins: 2,
+                strike_rate: 22.2,
+            },
+            ..RunnerForm::default()
+        };
+        forms.insert("A007".into(), form.clone());
+        form.days_since_run = Some(14);
+        forms.insert("B1\"\\é\u{1}".into(), form);
+        forms
+    }
+
+    #[test]
+    fn a_form_is_encoded_as_serde_json_encodes_it_and_its_parts_as_it_parses_them() {
+        for forms in [RaceForm::new(), forms()] {
+            let (json, stored) = encode(&forms);
+            let expected = serde_json::to_vec(&forms).expect("encoded");
+            assert_eq!(
+                String::from_utf8_lossy(&json),
+                String::from_utf8_lossy(&expected)
+            );
+            let parsed: StoredRaceForm = serde_json::from_slice(&json).expect("parsed");
+            assert_eq!(parts(&stored), parts(&parsed));
+        }
+    }
+
+    #[test]
+    fn a_record_is_decoded_again_when_its_bytes_change() {
+        let key = crate::keys::analysis::card_form("2026-11-01", 1, "Sha Tin");
+        let mut decoded = Decoded::default();
+        let (json, _) = encode(&forms());
+        let first = decoded.form(&key, Some(&json)).expect("decoded");
+        let again = decoded.form(&key, Some(&json)).expect("kept");
+        assert!(Arc::ptr_eq(
+            first.as_ref().expect("a form"),
+            again.as_ref().expect("a form")
+        ));
+        let other = decoded.form(&key, Some(b"{}")).expect("decoded");
+        assert_eq!(other.map(|f| f.len()), Some(0));
+        assert!(decoded.form(&key, None).expect("none").is_none());
+        let bad = decoded.form(&key, Some(b"{"));
+        assert!(matches!(bad, Err(StoreError::Corrupt(_))), "{bad:?}");
+        // What `encode` kept is what a render reads back of the same bytes.
+        let encoded = decoded.encode(&key, &forms());
+        assert_eq!(encoded, json);
+        let kept = decoded.form(&key, Some(&json)).expect("kept");
+        let parsed: StoredRaceForm = serde_json::from_slice(&json).expect("parsed");
+        assert_eq!(parts(&kept.expect("a form")), parts(&parsed));
+    }
+}
