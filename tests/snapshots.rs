@@ -945,8 +945,9 @@ async fn lease_life(nats: &Nats, ttl: Duration) {
         .expect("the lease's life shortened");
 }
 
-/// Whether some replica says it runs this version's layout, as the lease's bucket holds it.
-async fn layout_said(lease: &async_nats::jetstream::kv::Store) -> bool {
+/// The key by which the replica says it runs this version's layout, once the lease's
+/// bucket holds it.
+async fn layout_key(lease: &async_nats::jetstream::kv::Store) -> Option<String> {
     use futures::TryStreamExt as _;
     let prefix = format!("layouts.{}.", racing_projections::layout());
     let keys: Vec<String> = lease
@@ -956,7 +957,17 @@ async fn layout_said(lease: &async_nats::jetstream::kv::Store) -> bool {
         .try_collect()
         .await
         .expect("the keys");
-    keys.iter().any(|k| k.starts_with(&prefix))
+    keys.into_iter().find(|k| k.starts_with(&prefix))
+}
+
+/// Whether the bucket holds `key` now: one read of it, bounded, so that a bucket that does
+/// not answer fails the test with a message rather than holding it.
+async fn holds(lease: &async_nats::jetstream::kv::Store, key: &str) -> bool {
+    tokio::time::timeout(Duration::from_secs(10), lease.get(key))
+        .await
+        .expect("the bucket answers in time")
+        .expect("the bucket answers")
+        .is_some()
 }
 
 #[tokio::test]
@@ -970,8 +981,11 @@ async fn a_lease_life_shortened_under_a_running_replica_sets_its_pace_from_its_n
         .get_key_value("RACING_SNAPSHOT_LEASE")
         .await
         .expect("the lease's bucket");
-    tokio::time::timeout(Duration::from_secs(30), async {
-        while !layout_said(&lease).await {
+    let key = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            if let Some(key) = layout_key(&lease).await {
+                return key;
+            }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     })
@@ -982,7 +996,7 @@ async fn a_lease_life_shortened_under_a_running_replica_sets_its_pace_from_its_n
     // Past its next saying at the old pace, it says it at the new one: never lapsed.
     tokio::time::sleep(Duration::from_secs(12)).await;
     for _ in 0..20 {
-        assert!(layout_said(&lease).await, "the replica's layout lapsed");
+        assert!(holds(&lease, &key).await, "the replica's layout lapsed");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     app.stop().await;

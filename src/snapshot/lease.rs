@@ -27,6 +27,10 @@ const LAYOUTS: &str = "layouts";
 /// How many times a release reads the lease and removes it where a write of this
 /// replica's own moved it on between.
 const RELEASE_TRIES: usize = 3;
+/// How long listing the bucket's keys may take before what is in use counts as unknown:
+/// a listing reads an ordered consumer until the server says it reached the end, so a
+/// server that stops answering would hold the snapshot's prune for ever.
+const LISTING: Duration = Duration::from_secs(10);
 
 /// This replica's hold on the lease.
 #[derive(Clone)]
@@ -294,12 +298,12 @@ impl Lease {
 
     /// The layouts the live replicas say they run, and whether others run one not known.
     pub async fn in_use(&self) -> InUse {
-        let keys: Vec<String> = match self.bucket.keys().await {
-            Ok(keys) => match keys.try_collect().await {
-                Ok(keys) => keys,
-                Err(_) => return unknown(),
-            },
-            Err(_) => return unknown(),
+        let listing = async {
+            let keys = self.bucket.keys().await.ok()?;
+            keys.try_collect::<Vec<String>>().await.ok()
+        };
+        let Ok(Some(keys)) = tokio::time::timeout(LISTING, listing).await else {
+            return unknown();
         };
         let mut layouts = BTreeSet::new();
         let mut replicas = 0usize;
@@ -319,7 +323,7 @@ impl Lease {
     }
 }
 
-/// What is in use where the bucket does not answer: nothing can be ruled out.
+/// What is in use where the bucket does not answer in time: nothing can be ruled out.
 fn unknown() -> InUse {
     InUse {
         layouts: BTreeSet::new(),
