@@ -1,11 +1,12 @@
 //! The cards and card forms a fold decoded, each kept with the hash of the bytes it was
-//! decoded from. An amended result changes the form of every race of the 14 days after
-//! it that shares one of its people, and at each such result every one of those races'
-//! cards was decoded again (to amend its form, then to render its part), and every form
-//! written was decoded again to render it: a card is decoded here once while its record
-//! stays the same, and a form is encoded with the raw parts its render copies, so that it
-//! is not parsed back. A record is used only where its bytes hash as those it was decoded
-//! from (as a race's part is, `race_parts.rs`), so it is never stale, whatever wrote them.
+//! decoded from. An amended result changes the form of the later races of its horses and
+//! of the races of the 14 days after it that share one of its people; at each such
+//! result, each of those races' card is read to amend its form and again to render its
+//! part, and the form it wrote is read to render it. A card is decoded here once while
+//! its record stays the same, and a form is encoded with the raw parts its render copies,
+//! so that it is not parsed back. A record is used only where its bytes hash as those it
+//! was decoded from (as a race's part is, `race_parts.rs`), so it is never stale, whatever
+//! wrote them.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -134,16 +135,15 @@ fn encode(forms: &RaceForm) -> (Vec<u8>, StoredRaceForm) {
     (json, stored)
 }
 
-/// The raw part of each runner, as [`StoredRaceForm`] holds it: a type for the tests.
-#[cfg(test)]
-fn parts(stored: &StoredRaceForm) -> Vec<(&str, &str)> {
-    stored.iter().map(|(k, v)| (k.as_str(), v.get())).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::docs::cards::{RunnerForm, Strike};
+
+    /// Each runner's raw part, as text, to compare.
+    fn parts(stored: &StoredRaceForm) -> Vec<(&str, &str)> {
+        stored.iter().map(|(k, v)| (k.as_str(), v.get())).collect()
+    }
 
     fn forms() -> RaceForm {
         let mut forms = RaceForm::new();
