@@ -36,6 +36,8 @@ pub(super) fn part(
 
 /// The records a race's part is rendered from, as stored.
 struct Sources {
+    /// The card's record key, and its record.
+    card_key: Vec<u8>,
     card: Option<Vec<u8>>,
     /// Scratchings given for the race at every venue, and at its own.
     scratched_every: Option<Vec<u8>>,
@@ -43,19 +45,24 @@ struct Sources {
     /// Statuses given for the race at every venue, and at its own.
     status_every: Option<Vec<u8>>,
     status_own: Option<Vec<u8>>,
-    /// Its runners' form (`cards/form.rs`).
+    /// Its runners' form (`cards/form.rs`): its record key, and its record.
+    form_key: Vec<u8>,
     form: Option<Vec<u8>>,
 }
 
 impl Sources {
     fn read(s: &impl Records, date: &str, n: u8, venue: &str) -> Result<Sources, StoreError> {
+        let card_key = keys::card(date, n, venue);
+        let form_key = keys::analysis::card_form(date, n, venue);
         Ok(Sources {
-            card: s.get(&keys::card(date, n, venue))?,
+            card: s.get(&card_key)?,
             scratched_every: s.get(&keys::scratched(date, n, None))?,
             scratched_own: s.get(&keys::scratched(date, n, Some(venue)))?,
             status_every: s.get(&keys::status(date, n, None))?,
             status_own: s.get(&keys::status(date, n, Some(venue)))?,
-            form: s.get(&keys::analysis::card_form(date, n, venue))?,
+            form: s.get(&form_key)?,
+            card_key,
+            form_key,
         })
     }
 
@@ -77,7 +84,7 @@ impl Sources {
         decoded: &mut Decoded,
     ) -> Result<Option<Box<RawValue>>, StoreError> {
         let record = |kind: &str| format!("{kind} of race {n} of {date} at {venue}");
-        let card = decoded.card(&keys::card(date, n, venue), self.card.as_deref())?;
+        let card = decoded.card(&self.card_key, self.card.as_deref())?;
         let Some(card) = card else {
             return Ok(None);
         };
@@ -91,8 +98,7 @@ impl Sources {
             decode::<Status>(self.status_own.as_deref(), || record("status"))?,
             decode::<Status>(self.status_every.as_deref(), || record("status"))?,
         );
-        let key = keys::analysis::card_form(date, n, venue);
-        let form = decoded.form(&key, self.form.as_deref())?;
+        let form = decoded.form(&self.form_key, self.form.as_deref())?;
         Ok(Some(docs::cards::card_race(
             &card,
             |horse| scratched.contains(horse),
