@@ -12,6 +12,7 @@ use racing_events::Envelope;
 use crate::feed::ChangedDocs;
 use crate::fold::{Fold, Kept, Outcome};
 use crate::ids::Seen;
+use crate::key_filter::KeyFilter;
 use crate::keys;
 use crate::keys::doc::DocKey;
 use crate::kv::Commit;
@@ -101,6 +102,8 @@ pub struct Batch<'a> {
     started: u64,
     checkpoint: u64,
     writes: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+    /// The keys of `writes`, by hash: most reads are not of the batch's own writes.
+    written_keys: KeyFilter,
     /// Bytes of the keys and values put so far (a key put twice counts twice).
     bytes: usize,
     /// The `event_id`s this batch applied, in order, and as a set; they join the store's
@@ -185,11 +188,14 @@ impl ReadCache {
 
 impl Records for Batch<'_> {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-        if let Some(v) = self.writes.get(key) {
-            return Ok(v.clone());
+        let hash = KeyFilter::hash(key);
+        if self.written_keys.may_hold(hash) {
+            if let Some(v) = self.writes.get(key) {
+                return Ok(v.clone());
+            }
         }
         if let Some(held) = self.held {
-            if let Some(v) = held.get(key) {
+            if let Some(v) = held.get(key, hash) {
                 return Ok(v);
             }
         }
@@ -214,11 +220,13 @@ impl State for Batch<'_> {
     fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
         self.bytes += key.len() + value.len();
         self.changed_docs.note(self.position, &key);
+        self.written_keys.insert(KeyFilter::hash(&key));
         self.writes.insert(key, Some(value));
     }
 
     fn delete(&mut self, key: Vec<u8>) {
         self.changed_docs.note(self.position, &key);
+        self.written_keys.insert(KeyFilter::hash(&key));
         self.writes.insert(key, None);
     }
 
@@ -265,6 +273,7 @@ impl<'a> Batch<'a> {
             started: checkpoint,
             checkpoint,
             writes: BTreeMap::new(),
+            written_keys: KeyFilter::default(),
             bytes: 0,
             new_ids: Vec::new(),
             new_id_set: HashSet::default(),
@@ -381,6 +390,7 @@ impl<'a> Batch<'a> {
         fold.render(&mut self)?;
         self.stats.late_prices = fold.late_prices();
         let writes = std::mem::take(&mut self.writes);
+        self.written_keys = KeyFilter::default();
         let mut read = std::mem::take(self.read.get_mut());
         read.written(&writes);
         let kept = fold.keep();

@@ -19,6 +19,7 @@ mod history;
 mod horse_runs;
 mod ids;
 mod journal;
+mod key_filter;
 mod keys;
 mod kv;
 mod load;

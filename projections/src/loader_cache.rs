@@ -21,6 +21,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use crate::key_filter::{KeyFilter, KeyHash};
 use crate::keys::scope::{date_after, newest_of, scope, Scope, NEWEST_READ_AGAIN};
 use crate::kv::Kv;
 use crate::kv::StoreError;
@@ -36,6 +37,8 @@ const RECORD_OVERHEAD: usize = 96;
 pub struct Held {
     /// The records of the batch being written, shared with the thread that writes them.
     writing: Arc<Writes>,
+    /// Their keys, by hash: most reads are of records written before.
+    writing_keys: KeyFilter,
     /// Those of the batches written before it that are still held.
     written: Writes,
     /// The race dates (`YYYY-MM-DD`) of which the batch being written wrote records.
@@ -65,10 +68,14 @@ impl Held {
         }
     }
 
-    /// The record under `key` as the loader knows it: `Some(None)` where it knows there is
-    /// none, `None` where the tree must say.
-    pub(crate) fn get(&self, key: &[u8]) -> Option<Option<Vec<u8>>> {
-        let held = self.writing.get(key).or_else(|| self.written.get(key));
+    /// The record under `key` (whose [`KeyFilter::hash`] is `hash`) as the loader knows it:
+    /// `Some(None)` where it knows there is none, `None` where the tree must say.
+    pub(crate) fn get(&self, key: &[u8], hash: KeyHash) -> Option<Option<Vec<u8>>> {
+        let writing = self
+            .writing_keys
+            .may_hold(hash)
+            .then(|| self.writing.get(key));
+        let held = writing.flatten().or_else(|| self.written.get(key));
         match held {
             Some(v) => Some(v.clone()),
             None if self.knows(scope(key)) => Some(None),
@@ -140,6 +147,7 @@ impl Held {
     /// written before it joins those written, and what is settled or past `budget` goes.
     pub(crate) fn add(&mut self, writes: Arc<Writes>, ids: &[u128], budget: usize) {
         let previous = std::mem::replace(&mut self.writing, writes);
+        self.writing_keys = KeyFilter::of(self.writing.keys());
         // Its write is done, and with it the writer's share.
         let previous = Arc::try_unwrap(previous).unwrap_or_else(|shared| (*shared).clone());
         let previous_dates = std::mem::replace(&mut self.writing_dates, dates(&self.writing));
