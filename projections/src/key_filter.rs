@@ -6,8 +6,8 @@
 //! `loader_cache.rs`). Each is a `BTreeMap` kept in key order for the scans, and a read
 //! that misses one walked it, comparing the key against a dozen or more others that
 //! share most of their bytes (a person's rides, a horse's names). In a replay most reads
-//! miss the first two layers; a profile of the bench's replay put these reads at about a
-//! sixth of the fold's thread, most of it in those walks.
+//! miss the first two layers: a profile of the bench's replay found these walks a large
+//! share of the fold's thread (BENCHMARKS.md, "What was tried").
 //!
 //! A hash held means the key may be there (two keys can share a hash): the layer is then
 //! read as before. A hash not held means it is not.
