@@ -43,7 +43,9 @@ const BATCH_WINDOW: Duration = Duration::from_millis(1);
 /// Most messages in one batch while catching up: a batch that starts with more than
 /// `MAX_BATCH` messages still to read. It closes early when it reaches the stream's end.
 pub(crate) const CATCH_UP_BATCH: usize = 65_536;
-/// Longest a batch stays open while catching up.
+/// A catch-up's batch closes at its first wait for a message past this long after its
+/// start. It does not bound how long a batch takes: with messages decoded ahead, each
+/// batch of the start-up replay fills to [`CATCH_UP_BATCH`], however long its fold takes.
 pub(crate) const CATCH_UP_WINDOW: Duration = Duration::from_secs(1);
 /// Messages decoded ahead of the fold: decoding goes on, on another thread, while a batch
 /// is folded and committed.
