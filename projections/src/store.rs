@@ -97,7 +97,10 @@ use crate::state::{RaceOdds, Reads};
 /// 31: the people's records are packed with zstd where that is shorter (their days of
 ///    rides, some hundreds of bytes of JSON rides each): a version before it would read
 ///    them as damaged.
-pub(crate) const SCHEMA: &[u8] = b"31";
+/// 32: how many cards and results give a horse each name is a record a name
+///    (`keys::horse_name_count`), not a map in the horse's record: a version before it
+///    would read every name but the profile's as taken back.
+pub(crate) const SCHEMA: &[u8] = b"32";
 pub(crate) const SCHEMA_KEY: &[u8] = b"meta\0schema";
 
 /// How much of a refused payload a dead letter keeps for inspection; the whole message

@@ -23,7 +23,7 @@ const AS_IS: Packed = None;
 /// its records. The first prefix a key starts with names its kind (none is a prefix of
 /// another's). A version of a record (kept for `as_of` reads, [`super::versions::history`]) is
 /// counted apart, as a version of its record's kind, and is never packed by the store.
-pub const KINDS: [(&str, &[u8], Packed); 32] = [
+pub const KINDS: [(&str, &[u8], Packed); 33] = [
     ("profile documents", b"doc\0profile\0", PACKED),
     ("form heads", b"doc\0form\0", AS_IS),
     ("odds documents", b"doc\0odds\0", PACKED),
@@ -49,6 +49,7 @@ pub const KINDS: [(&str, &[u8], Packed); 32] = [
     ("name search: whole names", b"hw\0", AS_IS),
     ("name search: parts of names", b"hx\0", AS_IS),
     ("horse names", b"hn\0", AS_IS),
+    ("horse names' counts", b"hnc\0", AS_IS),
     ("horses' newest names", b"hnw\0", AS_IS),
     ("horse names by date", b"hd\0", AS_IS),
     ("careers", b"hc\0", PACKED),

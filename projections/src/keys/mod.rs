@@ -393,10 +393,22 @@ pub fn parse_name_index(key: &[u8]) -> Option<&str> {
     std::str::from_utf8(&rest[at + 1..]).ok()
 }
 
-/// A horse's names: its profile's, how many cards and results give each other name, and
-/// its latest date with one (`search/names.rs`).
+/// A horse's profile's name and its latest date with a card or a result
+/// (`search/names.rs`).
 pub fn horse_names(horse_no: &str) -> Vec<u8> {
     key(&[b"hn", horse_no.as_bytes()])
+}
+
+/// How many of a horse's cards and results give it `name` (`search/names.rs`): a record a
+/// name, so that a card rewrites the count of the name it gives and not those of every
+/// name the horse was ever given.
+pub fn horse_name_count(horse_no: &str, name: &str) -> Vec<u8> {
+    key(&[b"hnc", horse_no.as_bytes(), name.as_bytes()])
+}
+
+/// What the keys of every [`horse_name_count`] of a horse start with.
+pub fn horse_name_counts(horse_no: &str) -> Vec<u8> {
+    key(&[b"hnc", horse_no.as_bytes(), b""])
 }
 
 /// A horse's newest name, which a search lists it under (`search/mod.rs`): one record a

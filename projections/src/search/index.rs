@@ -1,5 +1,5 @@
-//! The name index: what a horse's entries are made from, the entries of its names, and
-//! how long a name an entry keeps.
+//! The name index: the entries of a horse's names, the newest name it is listed under,
+//! and how long a name an entry keeps.
 
 use std::collections::BTreeSet;
 
@@ -14,58 +14,49 @@ pub const MAX_SEARCH_CHARS: usize = 50;
 /// starts where it does.
 pub(super) const INDEXED_CHARS: usize = 2 * MAX_SEARCH_CHARS;
 
-/// What a horse's index entries are made from: its names, and its newest. A card or a
-/// result that names a horse as it was named changes neither, and no entry is made.
-#[derive(Debug, Default, PartialEq)]
-pub(super) struct Indexed {
-    pub(super) names: BTreeSet<String>,
-    pub(super) newest: Option<String>,
-}
-
-impl Indexed {
-    /// The entries of the names that `had` gave `horse` and `self` no longer gives taken
-    /// back, those of the names `self` gives anew written, and its newest name written
-    /// where it changed: a horse's other entries stay as they are.
-    ///
-    /// Only the names that came or went are made into entries. An entry that one of them
-    /// shares with a name the horse keeps (one name ending the other: `Star`, `Lucky
-    /// Star`) stays; the kept names are read for those alone. Making every entry of every
-    /// name at each new one costs in proportion to the names a horse had: one named anew
-    /// each season (the bench's log reuses brand numbers) took 18% of the fold's thread
-    /// so at ten times the bench's log.
-    pub(super) fn replace(&self, s: &mut impl State, horse: &str, had: &Indexed) {
-        if self == had {
-            return;
-        }
-        let none = BTreeSet::new();
-        let (had_names, has_names) = (
-            indexed(had).unwrap_or(&none),
-            indexed(self).unwrap_or(&none),
-        );
-        if had_names != has_names {
-            let gone = texts_of(had_names.difference(has_names));
-            let came = texts_of(has_names.difference(had_names));
-            let kept = made_by(had_names.intersection(has_names), &gone, &came);
-            for (whole, text) in gone.difference(&came).filter(|t| !kept.contains(t)) {
-                s.delete(keys::name_index(*whole, text, horse));
-            }
-            for (whole, text) in came.difference(&gone).filter(|t| !kept.contains(t)) {
-                s.put(keys::name_index(*whole, text, horse), Vec::new());
-            }
-        }
-        if self.newest != had.newest {
-            let key = keys::horse_newest(horse);
-            match &self.newest {
-                Some(newest) => s.put(key, newest.as_bytes().to_vec()),
-                None => s.delete(key),
-            }
-        }
+/// The entries of the names `gone` that `horse` no longer has taken back, and those of
+/// the names `came` it has anew written; `kept` are the names it had and still has.
+///
+/// Only the names that came or went are made into entries. An entry that one of them
+/// shares with a name the horse keeps (one name ending the other: `Star`, `Lucky Star`)
+/// stays; the kept names are read for those alone. Making every entry of every name at
+/// each new one costs in proportion to the names a horse had: one named anew each season
+/// (the bench's log reuses brand numbers) took 18% of the fold's thread so at ten times
+/// the bench's log.
+pub(super) fn rename<'a>(
+    s: &mut impl State,
+    horse: &str,
+    gone: &BTreeSet<String>,
+    came: &BTreeSet<String>,
+    kept: impl IntoIterator<Item = &'a String>,
+) {
+    let gone = texts_of(gone);
+    let came = texts_of(came);
+    let kept = made_by(kept, &gone, &came);
+    for (whole, text) in gone.difference(&came).filter(|t| !kept.contains(t)) {
+        s.delete(keys::name_index(*whole, text, horse));
+    }
+    for (whole, text) in came.difference(&gone).filter(|t| !kept.contains(t)) {
+        s.put(keys::name_index(*whole, text, horse), Vec::new());
     }
 }
 
-/// The names a horse's entries are made of: none before it has a newest.
-fn indexed(i: &Indexed) -> Option<&BTreeSet<String>> {
-    i.newest.is_some().then_some(&i.names)
+/// The newest name that a search lists `horse` under, where it changed from `had` to
+/// `has`.
+pub(super) fn set_newest(
+    s: &mut impl State,
+    horse: &str,
+    had: &Option<String>,
+    has: &Option<String>,
+) {
+    if has == had {
+        return;
+    }
+    let key = keys::horse_newest(horse);
+    match has {
+        Some(newest) => s.put(key, newest.as_bytes().to_vec()),
+        None => s.delete(key),
+    }
 }
 
 /// What an index entry holds of a name: whether it is read from its first character, and

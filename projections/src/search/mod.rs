@@ -10,6 +10,7 @@
 //! horse they name: the records of the horses it finds, and no other horse's. A horse that
 //! was renamed is found by each of its names and listed under its newest.
 
+mod dated;
 pub(crate) mod index;
 pub(crate) mod names;
 #[cfg(test)]

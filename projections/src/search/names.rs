@@ -1,22 +1,25 @@
-//! A horse's names as the fold keeps them: one small record a horse (its profile's name,
-//! how many cards and results give each name, its latest date with one:
-//! `keys::horse_names`) and one a date it has a card or a result on (what each gives it:
-//! `keys::horse_names_on`), each pointing to the horse's date before it with one. A card
-//! or a result writes its date's record and the horse's, whatever the size of its history;
-//! the date records are a list, newest first, so that the newest name is found again when
-//! the latest race is taken back.
+//! A horse's names as the fold keeps them: one small record a horse (its profile's name
+//! and its latest date with a card or a result: `keys::horse_names`), one a name its cards
+//! and results give it (how many give it: `keys::horse_name_count`), and one a date it has
+//! a card or a result on (what each gives it: `keys::horse_names_on`), each pointing to
+//! the horse's date before it with one. A card or a result writes its date's record, the
+//! count of the name it gives and the horse's record, whatever the size of its history or
+//! the number of its names; the date records are a list, newest first, so that the newest
+//! name is found again when the latest race is taken back.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use racing_events::{HorseProfile, RaceCard, RaceResult};
 use serde::{Deserialize, Serialize};
 
-use super::index::Indexed;
-use crate::encoding::{number, part, put_number, put_part};
+use super::dated::{Dated, Given};
+use super::index;
+use crate::encoding::{number, put_number};
 use crate::facts::{Change, What};
 use crate::keys;
 use crate::kv::StoreError;
 use crate::model::ReadModel;
+use crate::scan::Scan;
 use crate::state::{read, Records, State};
 
 /// A race's card or result: the names it gives its runners.
@@ -51,16 +54,12 @@ impl NamesRunners for RaceResult {
     }
 }
 
-/// A horse's own record: small, whatever the number of its races.
+/// A horse's own record: small, whatever the number of its races and names.
 #[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
 struct Head {
     /// The name its profile gives, and the sequence of that profile.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     profile: Option<(String, u64)>,
-    /// Each name its cards and results give, and how many of them give it: a name leaves
-    /// when the last of them is taken back.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    names: BTreeMap<String, u64>,
     /// The latest date it has a card or a result on: the head of the list of its dates.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     last: Option<String>,
@@ -68,126 +67,33 @@ struct Head {
 
 impl Head {
     fn is_empty(&self) -> bool {
-        self.profile.is_none() && self.names.is_empty() && self.last.is_none()
+        self.profile.is_none() && self.last.is_none()
+    }
+
+    /// The name its profile gives, if any.
+    fn profile_name(&self) -> Option<&String> {
+        self.profile.as_ref().map(|(name, _)| name)
     }
 }
 
-/// What the cards and results of one date give a horse, and its date before with some.
-#[derive(Debug, Default, Clone, PartialEq)]
-struct Dated {
-    prev: Option<String>,
-    /// In order of race number, venue and kind.
-    races: Vec<Given>,
+/// How many of a horse's cards and results give one name, as loaded and as the batch
+/// leaves it: a name leaves the horse when the last of them is taken back (unless its
+/// profile gives it).
+#[derive(Debug, Default, Clone, Copy)]
+struct Count {
+    was: u64,
+    now: u64,
 }
 
-/// The name one race's card or result gives: race number, venue, `c` or `r`, the name,
-/// and the sequence of the event.
-#[derive(Debug, Clone, PartialEq)]
-struct Given(i64, String, char, String, u64);
-
-impl Given {
-    fn race(&self) -> (i64, &str, char) {
-        (self.0, &self.1, self.2)
-    }
-}
-
-/// Of a stored [`Given`]'s flags: given by a result (else by a card).
-const BY_RESULT: u8 = 1;
-/// Of its flags: the venue is that of the one before it in the record.
-const SAME_VENUE: u8 = 2;
-/// Of its flags: the name is that of the one before it in the record.
-const SAME_NAME: u8 = 4;
-
-impl Dated {
-    /// The record as stored: whether a date before follows (1) or not (0), then that date
-    /// as a part; then each race's name given: its flags, its race number (zigzag), its
-    /// venue and its name as parts where they differ from the one before's (a card and
-    /// the result of a race mostly give the same), and its sequence. About half the size
-    /// of the JSON it replaces, which named no field but repeated every venue and name.
-    fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(16 + 32 * self.races.len());
-        match &self.prev {
-            Some(prev) => {
-                out.push(1);
-                put_part(&mut out, prev.as_bytes());
-            }
-            None => out.push(0),
-        }
-        let mut before: Option<&Given> = None;
-        for g in &self.races {
-            let same_venue = before.is_some_and(|b| b.1 == g.1);
-            let same_name = before.is_some_and(|b| b.3 == g.3);
-            let mut flags = 0;
-            if g.2 == 'r' {
-                flags |= BY_RESULT;
-            }
-            if same_venue {
-                flags |= SAME_VENUE;
-            }
-            if same_name {
-                flags |= SAME_NAME;
-            }
-            out.push(flags);
-            put_number(&mut out, ((g.0 << 1) ^ (g.0 >> 63)) as u64);
-            if !same_venue {
-                put_part(&mut out, g.1.as_bytes());
-            }
-            if !same_name {
-                put_part(&mut out, g.3.as_bytes());
-            }
-            put_number(&mut out, g.4);
-            before = Some(g);
-        }
-        out
-    }
-
-    /// The record stored under `key` ([`Dated::encode`]).
-    fn decode(key: &[u8], stored: &[u8]) -> Result<Dated, StoreError> {
-        let corrupt = || {
-            StoreError::Corrupt(format!(
-                "{}: a horse's names of a date",
-                String::from_utf8_lossy(key)
-            ))
-        };
-        let text = |bytes: &[u8]| String::from_utf8(bytes.to_vec()).map_err(|_| corrupt());
-        let (&has_prev, mut rest) = stored.split_first().ok_or_else(corrupt)?;
-        let prev = match has_prev {
-            0 => None,
-            1 => Some(text(part(&mut rest).ok_or_else(corrupt)?)?),
-            _ => return Err(corrupt()),
-        };
-        let mut races: Vec<Given> = Vec::new();
-        while let Some((&flags, after)) = rest.split_first() {
-            rest = after;
-            if flags & !(BY_RESULT | SAME_VENUE | SAME_NAME) != 0 {
-                return Err(corrupt());
-            }
-            let zigzag = number(&mut rest).ok_or_else(corrupt)?;
-            let n = (zigzag >> 1) as i64 ^ -((zigzag & 1) as i64);
-            let before = races.last();
-            let venue = match before {
-                Some(b) if flags & SAME_VENUE != 0 => b.1.clone(),
-                _ if flags & SAME_VENUE != 0 => return Err(corrupt()),
-                _ => text(part(&mut rest).ok_or_else(corrupt)?)?,
-            };
-            let name = match before {
-                Some(b) if flags & SAME_NAME != 0 => b.3.clone(),
-                _ if flags & SAME_NAME != 0 => return Err(corrupt()),
-                _ => text(part(&mut rest).ok_or_else(corrupt)?)?,
-            };
-            let kind = if flags & BY_RESULT != 0 { 'r' } else { 'c' };
-            let seq = number(&mut rest).ok_or_else(corrupt)?;
-            races.push(Given(n, venue, kind, name, seq));
-        }
-        Ok(Dated { prev, races })
-    }
-
-    /// The record of `horse`'s names of `date` in `s`, if any.
-    fn read(s: &impl Records, horse: &str, date: &str) -> Result<Option<Dated>, StoreError> {
-        let key = keys::horse_names_on(horse, date);
-        s.get(&key)?
-            .map(|stored| Dated::decode(&key, &stored))
-            .transpose()
+/// A count as stored ([`keys::horse_name_count`]): a number, none where it is nought.
+fn decode_count(key: &[u8], stored: &[u8]) -> Result<u64, StoreError> {
+    let mut rest = stored;
+    match number(&mut rest) {
+        Some(n) if rest.is_empty() => Ok(n),
+        _ => Err(StoreError::Corrupt(format!(
+            "{}: how many races give a horse a name",
+            String::from_utf8_lossy(key)
+        ))),
     }
 }
 
@@ -198,14 +104,15 @@ struct Slot {
     now: Option<Dated>,
 }
 
-/// One touched horse: its record as loaded and as changed, the dates the batch read or
-/// changed, and what its index entries were made from when loaded.
+/// One touched horse: its record as loaded and as changed, the dates and the names the
+/// batch read or changed, and its newest name when loaded.
 #[derive(Debug)]
 struct Horse {
     was: Head,
     head: Head,
     dates: BTreeMap<String, Slot>,
-    had: Indexed,
+    counts: BTreeMap<String, Count>,
+    had_newest: Option<String>,
 }
 
 /// What a horse's list of dates is when it points to a date without a record, or to a
@@ -221,11 +128,33 @@ impl Horse {
             was: head.clone(),
             head,
             dates: BTreeMap::new(),
-            had: Indexed::default(),
+            counts: BTreeMap::new(),
+            had_newest: None,
         };
-        // Made from its names as loaded, so that render writes entries only if they change.
-        h.had = h.indexed(s, horse)?;
+        // As loaded, so that render writes it only if it changes.
+        h.had_newest = h.newest(s, horse)?;
         Ok(h)
+    }
+
+    /// How many of its cards and results give `name`, loaded on first use.
+    fn count(
+        &mut self,
+        s: &impl Records,
+        horse: &str,
+        name: &str,
+    ) -> Result<&mut Count, StoreError> {
+        use std::collections::btree_map::Entry;
+        Ok(match self.counts.entry(name.to_owned()) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => {
+                let key = keys::horse_name_count(horse, name);
+                let was = match s.get(&key)? {
+                    Some(stored) => decode_count(&key, &stored)?,
+                    None => 0,
+                };
+                e.insert(Count { was, now: was })
+            }
+        })
     }
 
     /// The record of `date`, loaded on first use.
@@ -256,9 +185,9 @@ impl Horse {
             .ok_or_else(|| broken(horse))
     }
 
-    /// Its names, and its newest: its profile's or that of its latest-dated card or
-    /// result (the later event of a date), whichever the log gave later.
-    fn indexed(&mut self, s: &impl Records, horse: &str) -> Result<Indexed, StoreError> {
+    /// Its newest name: its profile's or that of its latest-dated card or result (the
+    /// later event of a date), whichever the log gave later.
+    fn newest(&mut self, s: &impl Records, horse: &str) -> Result<Option<String>, StoreError> {
         let raced = match self.head.last.clone() {
             Some(date) => self
                 .listed(s, horse, &date)?
@@ -268,15 +197,10 @@ impl Horse {
                 .map(|g| (g.3.clone(), g.4)),
             None => None,
         };
-        let newest = match (&self.head.profile, raced) {
+        Ok(match (&self.head.profile, raced) {
             (Some(p), Some(r)) => Some(if p.1 >= r.1 { p.0.clone() } else { r.0 }),
             (Some((name, _)), None) => Some(name.clone()),
             (None, raced) => raced.map(|(name, _)| name),
-        };
-        let profile = self.head.profile.iter().map(|(name, _)| name);
-        Ok(Indexed {
-            names: profile.chain(self.head.names.keys()).cloned().collect(),
-            newest,
         })
     }
 
@@ -309,15 +233,11 @@ impl Horse {
             *slot = None;
         }
         if let Some(name) = gone {
-            if let Some(count) = self.head.names.get_mut(&name) {
-                *count -= 1;
-                if *count == 0 {
-                    self.head.names.remove(&name);
-                }
-            }
+            let count = self.count(s, horse, &name)?;
+            count.now = count.now.saturating_sub(1);
         }
         if let Some(name) = given {
-            *self.head.names.entry(name.to_owned()).or_default() += 1;
+            self.count(s, horse, name)?.now += 1;
         }
         match (listed, empty) {
             (false, false) => self.link(s, horse, date),
@@ -393,11 +313,71 @@ impl Horse {
         Ok(())
     }
 
-    /// Writes what changed: the date records, the horse's record (removed when it is
-    /// left with no name), and its index entries.
+    /// The names it came to have and those it no longer has: those its profile gives and
+    /// those a card or a result gives, as loaded and as the batch leaves them.
+    fn renamed(
+        &mut self,
+        s: &impl Records,
+        horse: &str,
+    ) -> Result<(BTreeSet<String>, BTreeSet<String>), StoreError> {
+        let profiles = [self.was.profile_name(), self.head.profile_name()];
+        for name in profiles.into_iter().flatten().cloned().collect::<Vec<_>>() {
+            self.count(s, horse, &name)?;
+        }
+        let (mut came, mut gone) = (BTreeSet::new(), BTreeSet::new());
+        for (name, count) in &self.counts {
+            let had = count.was > 0 || self.was.profile_name() == Some(name);
+            let has = count.now > 0 || self.head.profile_name() == Some(name);
+            match (had, has) {
+                (false, true) => came.insert(name.clone()),
+                (true, false) => gone.insert(name.clone()),
+                _ => false,
+            };
+        }
+        Ok((came, gone))
+    }
+
+    /// The names it had as loaded and still has: read only when a name came or went.
+    fn kept(
+        &self,
+        s: &impl Records,
+        horse: &str,
+        gone: &BTreeSet<String>,
+    ) -> Result<BTreeSet<String>, StoreError> {
+        let prefix = keys::horse_name_counts(horse);
+        let mut had = BTreeSet::new();
+        for (key, _) in s.scan(&prefix, Scan::Forward, usize::MAX)? {
+            let name = key.get(prefix.len()..).unwrap_or_default();
+            had.insert(String::from_utf8_lossy(name).into_owned());
+        }
+        had.extend(self.was.profile_name().cloned());
+        Ok(&had - gone)
+    }
+
+    /// Writes what changed: its index entries and newest name, the counts of its names,
+    /// the date records, and the horse's record (removed when it is left with no name).
     fn write(mut self, s: &mut impl State, horse: &str) -> Result<(), StoreError> {
-        let has = self.indexed(&*s, horse)?;
-        has.replace(s, horse, &self.had);
+        let (came, gone) = self.renamed(&*s, horse)?;
+        if !came.is_empty() || !gone.is_empty() {
+            // Read before the counts below are written: the names as loaded.
+            let kept = self.kept(&*s, horse, &gone)?;
+            index::rename(s, horse, &gone, &came, &kept);
+        }
+        let newest = self.newest(&*s, horse)?;
+        index::set_newest(s, horse, &self.had_newest, &newest);
+        for (name, count) in &self.counts {
+            if count.now == count.was {
+                continue;
+            }
+            let key = keys::horse_name_count(horse, name);
+            if count.now == 0 {
+                s.delete(key);
+            } else {
+                let mut value = Vec::new();
+                put_number(&mut value, count.now);
+                s.put(key, value);
+            }
+        }
         for (date, slot) in self.dates {
             if slot.now == slot.was {
                 continue;
@@ -500,55 +480,5 @@ impl ReadModel for Touched {
             h.write(s, &horse)?;
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn given(n: i64, venue: &str, kind: char, name: &str, seq: u64) -> Given {
-        Given(n, venue.into(), kind, name.into(), seq)
-    }
-
-    #[test]
-    fn a_date_record_reads_back_as_written() {
-        let key = keys::horse_names_on("A024", "2026-11-29");
-        let dated = [
-            Dated::default(),
-            Dated {
-                prev: Some("2026-11-22".into()),
-                races: vec![
-                    given(3, "Sha Tin", 'c', "GLORIOUS SUNRISE", 7),
-                    given(3, "Sha Tin", 'r', "GLORIOUS SUNRISE", u64::MAX),
-                    given(-1, "Sha Tin", 'r', "GLORIOUS DAWN", 9),
-                    given(i64::MAX, "Happy Valley", 'c', "GLORIOUS DAWN", 0),
-                    given(i64::MIN, "", 'c', &"LONG ".repeat(80), 1 << 40),
-                ],
-            },
-        ];
-        for d in dated {
-            let stored = d.encode();
-            assert_eq!(Dated::decode(&key, &stored).expect("decodes"), d);
-            // Cut short anywhere, it is damaged or a shorter list (a record ends after
-            // any race).
-            for end in 0..stored.len() {
-                if let Ok(shorter) = Dated::decode(&key, &stored[..end]) {
-                    assert!(shorter.races.len() < d.races.len(), "{end}");
-                }
-            }
-        }
-        // A card and its result of the same name cost their flags, race and sequence.
-        let pair = Dated {
-            prev: None,
-            races: vec![
-                given(3, "Sha Tin", 'c', "GLORIOUS SUNRISE", 1_000_000),
-                given(3, "Sha Tin", 'r', "GLORIOUS SUNRISE", 1_000_100),
-            ],
-        };
-        assert_eq!(pair.encode().len(), 1 + (1 + 1 + 8 + 17 + 3) + (1 + 1 + 3));
-        for damaged in [&b""[..], &[2][..], &[0, 8, 6][..], &[0, 2, 6, 7][..]] {
-            assert!(Dated::decode(&key, damaged).is_err(), "{damaged:?}");
-        }
     }
 }

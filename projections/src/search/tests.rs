@@ -66,7 +66,7 @@ fn note(s: &mut impl State, seq: u64, event: &Event) {
 }
 
 #[test]
-fn a_horse_running_again_under_its_name_writes_two_small_records_and_no_index_entry() {
+fn a_horse_running_again_under_its_name_writes_a_few_small_records_and_no_index_entry() {
     let mut memory = MemState::default();
     let mut s = Tally::new(&mut memory);
     let indexed = |key: &[u8]| keys::parse_name_index(key).is_some();
@@ -295,12 +295,19 @@ fn dated_prefix() -> Vec<u8> {
     key
 }
 
+/// What every count of a horse's name's key starts with.
+fn counts_prefix() -> Vec<u8> {
+    let mut key = keys::horse_name_count("", "");
+    key.pop();
+    key
+}
+
 /// The horses' records of names (not the index).
 fn names(s: &MemState) -> BTreeMap<Vec<u8>, Vec<u8>> {
-    let (heads, dated) = (keys::horse_names(""), dated_prefix());
+    let kinds = [keys::horse_names(""), dated_prefix(), counts_prefix()];
     s.records
         .iter()
-        .filter(|(k, _)| k.starts_with(&heads) || k.starts_with(&dated))
+        .filter(|(k, _)| kinds.iter().any(|kind| k.starts_with(kind)))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect()
 }
@@ -351,7 +358,8 @@ fn every_name_given(named: fn(u64, u64) -> String) {
         assert_eq!(names(&other), names(&one), "batches of {size}");
     }
 
-    // Every race taken back: only the profiles' names are left.
+    // Every race taken back: only the profiles' names are left, and no date or count
+    // of a name given by a race.
     let mut all = log.clone();
     for d in 0..9 {
         for race in 1..=2 {
@@ -359,6 +367,7 @@ fn every_name_given(named: fn(u64, u64) -> String) {
         }
     }
     let s = fold_checked(&all, 5);
-    let dated = &dated_prefix();
-    assert!(!s.records.keys().any(|k| k.starts_with(dated)));
+    for kind in [dated_prefix(), counts_prefix()] {
+        assert!(!s.records.keys().any(|k| k.starts_with(&kind)));
+    }
 }

@@ -1,6 +1,7 @@
 //! What a live event writes does not grow with the store's history: each event of a race
 //! day, folded as a batch of its own as the live path folds it, writes as many bytes after
-//! ten seasons of the same horses, jockeys and trainers as after one.
+//! ten seasons of the same horses, jockeys and trainers as after one, the horses named
+//! anew each season (as the bench's log names anew a brand number it reuses).
 
 use super::*;
 use crate::counting_state::Tally;
@@ -53,7 +54,27 @@ pub(super) fn meeting(date: &str) -> Vec<Envelope> {
     events.into_iter().map(env).collect()
 }
 
-/// A store of `seasons` seasons of ten meetings each, from 2000/01, each meeting a batch.
+/// The event with its runners named as in `season`.
+fn named_in(mut e: Envelope, season: i32) -> Envelope {
+    let name = |horse: &str| format!("NAME {horse} {season}");
+    match &mut e.event {
+        Event::RaceCardDeclared(c) => {
+            for r in &mut c.runners {
+                r.horse_name = name(&r.horse_no);
+            }
+        }
+        Event::RaceResultPublished(r) => {
+            for r in &mut r.runners {
+                r.horse_name = name(&r.horse_no);
+            }
+        }
+        _ => {}
+    }
+    e
+}
+
+/// A store of `seasons` seasons of ten meetings each, from 2000/01, each meeting a batch,
+/// each season's cards and results naming the horses anew.
 fn history(seasons: i32) -> MemState {
     let mut s = MemState::default();
     let mut seq = 0;
@@ -64,7 +85,8 @@ fn history(seasons: i32) -> MemState {
             let mut f = Fold::default();
             for e in meeting(&date.to_string()) {
                 seq += 1;
-                f.apply(&mut s, seq, 0, &e).expect("apply");
+                f.apply(&mut s, seq, 0, &named_in(e, season))
+                    .expect("apply");
             }
             f.render(&mut s).expect("render");
         }
