@@ -20,9 +20,9 @@ pub(super) const INDEXED_CHARS: usize = 2 * MAX_SEARCH_CHARS;
 /// Only the names that came or went are made into entries. An entry that one of them
 /// shares with a name the horse keeps (one name ending the other: `Star`, `Lucky Star`)
 /// stays; the kept names are read for those alone. Making every entry of every name at
-/// each new one costs in proportion to the names a horse had: one named anew each season
-/// (the bench's log reuses brand numbers) took 18% of the fold's thread so at ten times
-/// the bench's log.
+/// each new one would cost in proportion to the names a horse had, and one named anew
+/// each season (the bench's log reuses brand numbers) has many (BENCHMARKS.md, "What was
+/// tried").
 pub(super) fn rename<'a>(
     s: &mut impl State,
     horse: &str,
