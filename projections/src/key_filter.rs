@@ -6,11 +6,12 @@
 //! `loader_cache.rs`). Each is a `BTreeMap` kept in key order for the scans, and a read
 //! that misses one walked it, comparing the key against a dozen or more others that
 //! share most of their bytes (a person's rides, a horse's names). In a replay most reads
-//! miss the first two layers: a profile of the bench's replay found these walks a large
-//! share of the fold's thread (BENCHMARKS.md, "What was tried").
+//! miss all three: a profile of the bench's replay found these walks a large share of the
+//! fold's thread (BENCHMARKS.md, "What was tried").
 //!
-//! A hash held means the key may be there (two keys can share a hash): the layer is then
-//! read as before. A hash not held means it is not.
+//! A hash held means the key may be there (two keys can share a hash, and a layer may keep
+//! the hashes of keys it lost): the layer is then read as before. A hash not held means it
+//! is not.
 
 use std::collections::HashSet;
 use std::hash::BuildHasher as _;
@@ -19,8 +20,8 @@ use std::hash::BuildHasher as _;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct KeyHash(u64);
 
-/// The hashes of the keys a layer holds. Keys only join it: a layer that loses keys is
-/// filtered anew.
+/// The hashes of the keys a layer holds. Keys only join it: a layer that loses keys keeps
+/// their hashes until it is filtered anew.
 #[derive(Default)]
 pub(crate) struct KeyFilter {
     hashes: HashSet<KeyHash, foldhash::fast::RandomState>,

@@ -41,6 +41,13 @@ pub struct Held {
     writing_keys: KeyFilter,
     /// Those of the batches written before it that are still held.
     written: Writes,
+    /// Their keys, by hash, and those of records let go since it was made: most reads
+    /// find no record there (a replay reads many a record before it exists), and those
+    /// would otherwise walk the largest layer for nothing.
+    written_keys: KeyFilter,
+    /// How many keys of `written_keys` have gone from `written`: past as many as are held,
+    /// the filter is made anew.
+    written_gone: usize,
     /// The race dates (`YYYY-MM-DD`) of which the batch being written wrote records.
     writing_dates: BTreeSet<Vec<u8>>,
     /// The race dates let go: a record of one that is not in `writing` is read from the
@@ -75,7 +82,13 @@ impl Held {
             .writing_keys
             .may_hold(hash)
             .then(|| self.writing.get(key));
-        let held = writing.flatten().or_else(|| self.written.get(key));
+        let written = || {
+            self.written_keys
+                .may_hold(hash)
+                .then(|| self.written.get(key))
+                .flatten()
+        };
+        let held = writing.flatten().or_else(written);
         match held {
             Some(v) => Some(v.clone()),
             None if self.knows(scope(key)) => Some(None),
@@ -156,9 +169,12 @@ impl Held {
                 Scope::Unread => {}
                 Scope::Dated(date) if self.let_go.contains(date) => {
                     // (A horse's newest names may be held past their date.)
-                    self.written.remove(&key);
+                    if self.written.remove(&key).is_some() {
+                        self.written_gone += 1;
+                    }
                 }
                 _ => {
+                    self.written_keys.insert(KeyFilter::hash(&key));
                     self.written.insert(key, value);
                 }
             }
@@ -173,6 +189,8 @@ impl Held {
         if self.bytes > budget && !self.written.is_empty() {
             // The records written are in the tree; only the batch being written must stay.
             self.written = BTreeMap::new();
+            self.written_keys = KeyFilter::default();
+            self.written_gone = 0;
             self.whole = false;
             self.bytes = size(&self.writing);
         }
@@ -185,6 +203,7 @@ impl Held {
         let mut bytes = size(&self.writing);
         let newest = newest_read_again(&self.written);
         let let_go = &mut self.let_go;
+        let before = self.written.len();
         self.written.retain(|key, value| match scope(key) {
             Scope::Dated(date) if settled(date) && !newest.contains(key) => {
                 if !let_go.contains(date) {
@@ -198,6 +217,11 @@ impl Held {
             }
         });
         self.bytes = bytes;
+        self.written_gone += before - self.written.len();
+        if self.written_gone > self.written.len() {
+            self.written_keys = KeyFilter::of(self.written.keys());
+            self.written_gone = 0;
+        }
     }
 }
 
@@ -240,4 +264,59 @@ fn record_size(key: &[u8], value: &Option<Vec<u8>>) -> usize {
 
 fn size(writes: &Writes) -> usize {
     writes.iter().map(|(k, v)| record_size(k, v)).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keys;
+
+    /// The career of horse `n`.
+    fn career(n: u32) -> Vec<u8> {
+        keys::analysis::horse_career(&format!("H{n:04}"))
+    }
+
+    /// A day's batch: the cards of twenty races of `date` and the career of horse `n`.
+    fn batch(date: &str, n: u32) -> Arc<Writes> {
+        let mut writes = Writes::new();
+        for race in 1..=20 {
+            let card = keys::card(date, race, "Sha Tin");
+            writes.insert(card, Some(date.as_bytes().to_vec()));
+        }
+        writes.insert(career(n), Some(n.to_le_bytes().to_vec()));
+        Arc::new(writes)
+    }
+
+    fn get(held: &Held, key: &[u8]) -> Option<Option<Vec<u8>>> {
+        held.get(key, KeyFilter::hash(key))
+    }
+
+    /// However many records have gone from those held since their keys' filter was made
+    /// (here many more than are held), each record held is found, each one let go is left
+    /// to the tree, and a record never written is known not to exist.
+    #[test]
+    fn records_held_are_found_after_others_are_let_go() {
+        let mut held = Held::new(true);
+        let days: Vec<String> = (1..=28).map(|d| format!("2026-02-{d:02}")).collect();
+        for (n, day) in (0u32..).zip(&days) {
+            held.add(batch(day, n), &[], usize::MAX);
+        }
+        // The last two days' cards and every career are held; the other days are let go.
+        assert_eq!(held.records(), 2 * 20 + 28);
+        for n in 0..28u32 {
+            let found = get(&held, &career(n));
+            assert_eq!(found, Some(Some(n.to_le_bytes().to_vec())), "horse {n}");
+        }
+        for (day, answer) in [
+            (0, None),
+            (25, None),
+            (26, Some(Some(&days[26]))),
+            (27, Some(Some(&days[27]))),
+        ] {
+            let card = keys::card(&days[day], 20, "Sha Tin");
+            let answer = answer.map(|a| a.map(|d| d.as_bytes().to_vec()));
+            assert_eq!(get(&held, &card), answer, "{}", days[day]);
+        }
+        assert_eq!(get(&held, &career(9_999)), Some(None));
+    }
 }

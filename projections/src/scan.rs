@@ -73,6 +73,10 @@ pub(crate) fn over_batch(
 /// The scan `ask` of the records of `kv` as `layers` of writes leave them, the first
 /// layer over the second and so on; with `whole`, the layers hold every record there is,
 /// and the tree is not read.
+///
+/// Each layer is searched for the one end the scan starts from, and read on while its keys
+/// start with `prefix`: a fold's scans mostly find their prefix in every layer, and a
+/// range between two bounds would search each layer twice.
 pub(crate) fn over_layers<'w>(
     kv: &Kv,
     layers: &[&'w BTreeMap<Vec<u8>, Option<Vec<u8>>>],
@@ -80,19 +84,34 @@ pub(crate) fn over_layers<'w>(
     (prefix, dir, limit): Ask<'_>,
 ) -> Result<Vec<Item>, StoreError> {
     let (from, to) = bounds(prefix);
-    let range = |layer: &&'w BTreeMap<Vec<u8>, Option<Vec<u8>>>| {
-        layer.range::<[u8], _>((from, to.as_ref().map(Vec::as_slice)))
-    };
+    let under = |(key, _): &(&'w Vec<u8>, &'w Option<Vec<u8>>)| key.starts_with(prefix);
     let stored = (!whole).then(|| kv.prefix(prefix));
     match dir {
         Scan::Forward => {
-            let written = layered(layers.iter().map(range).collect(), |a, b| a.cmp(b));
+            let heads = layers
+                .iter()
+                .map(|layer| {
+                    layer
+                        .range::<[u8], _>((from, Bound::Unbounded))
+                        .take_while(under)
+                })
+                .collect();
+            let written = layered(heads, |a, b| a.cmp(b));
             merge(stored.into_iter().flatten(), written, limit, |a, b| {
                 a.cmp(b)
             })
         }
         Scan::Backward => {
-            let heads = layers.iter().map(|l| range(l).rev()).collect();
+            let to = to.as_ref().map(Vec::as_slice);
+            let heads = layers
+                .iter()
+                .map(|layer| {
+                    layer
+                        .range::<[u8], _>((Bound::Unbounded, to))
+                        .rev()
+                        .take_while(under)
+                })
+                .collect();
             let written = layered(heads, |a, b| b.cmp(a));
             merge(
                 stored.into_iter().flat_map(Iterator::rev),
@@ -233,7 +252,13 @@ mod tests {
             ("p\0d", Some("1")),
             ("p\0e", Some("1")),
         ]);
-        let middle = layer(&[("p\0b", None), ("p\0d", Some("2")), ("q", Some("2"))]);
+        // Keys just before and after the prefix's, where a scan from either end stops.
+        let middle = layer(&[
+            ("p", Some("2")),
+            ("p\0b", None),
+            ("p\0d", Some("2")),
+            ("q", Some("2")),
+        ]);
         let newest = layer(&[("p\0a", None), ("p\0d", Some("3")), ("p\0g", Some("3"))]);
         for whole in [false, true] {
             let mut left: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
