@@ -117,11 +117,8 @@ async fn a_store_a_rebuild_swapped_in_is_not_compacted_before_it_doubles() {
         status["compaction"].is_null(),
         "a compaction followed: {status}"
     );
+    // (What the service's status says, not `racing_store_compactions_total`: the metrics
+    // are the process's, and a test beside this one in the same process compacts.)
     assert_eq!(status["finished_at"], ended["finished_at"], "{status}");
-    let metrics = app.metrics().await;
-    assert!(
-        !metrics.contains("racing_store_compactions_total"),
-        "{metrics}"
-    );
     app.stop().await;
 }
