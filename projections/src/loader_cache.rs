@@ -28,9 +28,10 @@ use crate::kv::StoreError;
 use crate::scan::{Ask, Item, Scan};
 use crate::state::Writes;
 
-/// Bytes counted for each record held beside its key and value: the map's node and the
-/// two vectors' heads.
-const RECORD_OVERHEAD: usize = 96;
+/// Bytes counted for each record held beside its key and value: the map's node, the two
+/// vectors' heads, and the hash its layer's [`KeyFilter`] keeps (with the filter's room
+/// to grow, and the hashes of records let go that it may still keep).
+const RECORD_OVERHEAD: usize = 120;
 
 /// What a [`crate::load::Loader`] holds of the store, read by its batches before the tree.
 #[derive(Default)]
