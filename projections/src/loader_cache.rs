@@ -288,6 +288,7 @@ mod tests {
         Arc::new(writes)
     }
 
+    /// What `held` knows of the record under `key`.
     fn get(held: &Held, key: &[u8]) -> Option<Option<Vec<u8>>> {
         held.get(key, KeyFilter::hash(key))
     }
