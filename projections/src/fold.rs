@@ -117,12 +117,13 @@ pub struct Fold {
 }
 
 /// What a batch's fold hands on to the next batch of the same store, as the store stands
-/// once the batch is written: the models' decoded careers and recent records and rendered
-/// races' parts. A catch-up while the API answers commits in batches of a few events, and
-/// each would otherwise read and render them again.
+/// once the batch is written: the models' decoded careers and recent records, rendered
+/// races' parts and people's newest rides. A catch-up while the API answers commits in
+/// batches of a few events, and each would otherwise read and render them again.
 #[derive(Debug, Default)]
 pub(crate) struct Kept {
     cards: crate::cards::Kept,
+    people: crate::people::newest::Newest,
     results: crate::race_parts::Parts,
     versions: crate::history::packing::Runs,
 }
@@ -132,6 +133,7 @@ impl Fold {
     pub(crate) fn resumed(kept: Kept) -> Fold {
         let mut fold = Fold::default();
         fold.models.cards = crate::cards::Cards::resumed(kept.cards);
+        fold.models.people = crate::people::rides::People::resumed(kept.people);
         fold.models.results = crate::results::Results::resumed(kept.results);
         fold.versions = Versions::resumed(kept.versions);
         fold
@@ -141,6 +143,7 @@ impl Fold {
     pub(crate) fn keep(self) -> Kept {
         Kept {
             cards: self.models.cards.keep(),
+            people: self.models.people.keep(),
             results: self.models.results.keep(),
             versions: self.versions.keep(),
         }

@@ -15,6 +15,7 @@
 //! and how it is counted is in `docs.rs`.
 
 pub(crate) mod docs;
+pub(crate) mod newest;
 pub(crate) mod ride_days;
 pub(crate) mod rides;
 #[cfg(test)]

@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 use crate::encoding::{part, put_part};
 use crate::kv::StoreError;
 use crate::scan::Item;
+use crate::state::State;
 
 /// The rides of one person on one date: each ride's name after the date's key, and its
 /// value (empty: a ride taken away, still listed).
@@ -98,6 +99,43 @@ impl Day {
     pub(crate) fn names<'d>(&'d self, key: &'d [u8]) -> impl Iterator<Item = Vec<u8>> + 'd {
         self.rides.keys().map(move |name| ride_key(key, name))
     }
+}
+
+/// A ride's record as a batch leaves it (`None`: taken away), and whether the batch gave
+/// it at all: a ride once given stays listed.
+pub(super) type Given = (Option<Vec<u8>>, bool);
+
+/// A day of a person's rides as a write leaves it: its key, and its rides as records a
+/// ride would be ([`Day::items`]), oldest first.
+pub(super) type Written = (Vec<u8>, Vec<Item>);
+
+/// Writes a person's days as a batch changed them (`days`: by each day's key, its rides
+/// given and taken away, by their names), and gives back each day as it leaves it: its
+/// key and its rides as records a ride would be ([`Day::items`]), oldest first.
+pub(super) fn write_days(
+    s: &mut impl State,
+    days: BTreeMap<Vec<u8>, BTreeMap<Vec<u8>, Given>>,
+) -> Result<Vec<Written>, StoreError> {
+    let mut written = Vec::with_capacity(days.len());
+    for (key, rides) in days {
+        let stored = s.get(&key)?;
+        let mut day = Day::read(&key, stored.as_deref())?;
+        for (name, (ride, given)) in rides {
+            day.set(name, ride, given);
+        }
+        if day.is_empty() {
+            // Only rides taken away that were never stored: nothing to list. (A ride
+            // once given stays listed, so a stored day never empties.)
+            continue;
+        }
+        let value = day.encode();
+        if stored.as_ref() != Some(&value) {
+            s.put(key.clone(), value);
+        }
+        let items = day.items(&key).collect();
+        written.push((key, items));
+    }
+    Ok(written)
 }
 
 /// The key of the ride `name` of the day under `day`.

@@ -13,7 +13,9 @@
 //! record's parts ([`tag_of`]), the figures of all their seasons standing in it as one
 //! digest that a [`Tally`] keeps beside their totals, changed by the seasons a result
 //! changes. Their seasons are read and their record rendered (with its `ETag`, of its
-//! bytes) only when the record is read.
+//! bytes) only when the record is read. Their newest rides, which the tag holds too, come
+//! from those the write before it left and the days the result wrote, and are read back
+//! only where those do not tell (`newest.rs`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -23,9 +25,10 @@ use serde::{Deserialize, Serialize};
 
 use super::docs::{
     is_ride, render_person, season, slug, Counts, JockeyList, PersonRow, Ride, Role, Summary,
-    TrainerList, RECENT,
+    TrainerList,
 };
-use super::ride_days::{name_in_day, Day};
+use super::newest::{newest_rides, Newest};
+use super::ride_days::{name_in_day, write_days, Day, Given};
 use crate::docs::{etag, same_answer, seal, unseal, ETAG_LEN, HEAD_LEN};
 use crate::facts::{self, What};
 use crate::keys;
@@ -68,23 +71,44 @@ impl Change {
     }
 }
 
-/// A ride as a batch leaves it (`None`: taken away), and whether the batch gave it at
-/// all: a ride once given stays listed.
-type Given = (Option<Ride>, bool);
-
 /// What a batch has changed of people, held until it renders.
 #[derive(Debug, Default)]
 pub(crate) struct People {
-    /// The rides given (`Some`) and taken away (`None`), by the key of their person's
-    /// day, then their name in it.
-    rides: BTreeMap<Vec<u8>, BTreeMap<Vec<u8>, Given>>,
-    /// Everyone a result of the batch gave or took a ride, with the change of their
-    /// figures in each season it touched (none where only a ride's odds or horse's name
-    /// changed: the tag of their record is taken again all the same).
-    touched: BTreeMap<(Role, String), BTreeMap<String, Change>>,
+    /// Everyone a result of the batch gave or took a ride, with what it changed of them.
+    touched: BTreeMap<(Role, String), Touched>,
+    /// The newest rides of the people written, by this batch and those before it that
+    /// handed them on ([`People::keep`]).
+    newest: Newest,
+}
+
+/// What a batch changed of one person.
+#[derive(Debug, Default)]
+struct Touched {
+    /// The change of their figures in each season it touched (none where only a ride's
+    /// odds or horse's name changed: the tag of their record is taken again all the
+    /// same).
+    seasons: BTreeMap<String, Change>,
+    /// The rides given (`Some`) and taken away (`None`), by the key of their day, then
+    /// their name in it.
+    days: BTreeMap<Vec<u8>, BTreeMap<Vec<u8>, Given>>,
 }
 
 impl People {
+    /// A model for a batch that starts where the one that kept `newest` ended.
+    pub(crate) fn resumed(newest: Newest) -> People {
+        People {
+            newest,
+            ..People::default()
+        }
+    }
+
+    /// What the next batch of the store may start from, once this one has rendered: the
+    /// newest rides of the people it and the batches before it wrote ([`Newest::kept`]).
+    pub(crate) fn keep(self) -> Newest {
+        debug_assert!(self.touched.is_empty());
+        self.newest.kept()
+    }
+
     /// One race's result replaced: `old` (the result stored before, if any) by `new`
     /// (`None`: retracted). The rides `old` gave are taken away and those of `new` given,
     /// so a ride that moved from one person to another leaves the first.
@@ -112,11 +136,12 @@ impl People {
                     let day = keys::person_rides_on(role.name(), &id, race.0);
                     let key = keys::person_ride(role.name(), &id, race, &runner.horse_no);
                     let name = name_in_day(&key, &day);
-                    let seasons = self.touched.entry((role, id)).or_default();
+                    let touched = self.touched.entry((role, id)).or_default();
+                    let seasons = &mut touched.seasons;
                     seasons.entry(season.clone()).or_default().count(&ride, by);
-                    let rides = self.rides.entry(day).or_default();
+                    let rides = touched.days.entry(day).or_default();
                     let (held, given) = rides.entry(name).or_default();
-                    *held = (by > 0).then_some(ride);
+                    *held = (by > 0).then(|| encode(&ride));
                     *given |= by > 0;
                 }
             }
@@ -128,30 +153,15 @@ impl People {
     /// tally and the head of their record, and the lists of their roles; `seq` is what
     /// the records reflect.
     fn write(&mut self, s: &mut impl State, seq: u64) -> Result<(), StoreError> {
-        for (key, rides) in std::mem::take(&mut self.rides) {
-            let stored = s.get(&key)?;
-            let mut day = Day::read(&key, stored.as_deref())?;
-            for (name, (ride, given)) in rides {
-                day.set(name, ride.as_ref().map(encode), given);
-            }
-            if day.is_empty() {
-                // Only rides taken away that were never stored: nothing to list. (A ride
-                // once given stays listed, so a stored day never empties.)
-                continue;
-            }
-            let value = day.encode();
-            if stored.as_ref() != Some(&value) {
-                s.put(key, value);
-            }
-        }
         // The roles whose lists changed (a row written or removed), and who left them.
         let mut lists = BTreeSet::new();
         let mut left = BTreeSet::new();
-        for ((role, id), seasons) in std::mem::take(&mut self.touched) {
+        for ((role, id), touched) in std::mem::take(&mut self.touched) {
+            let days = write_days(s, touched.days)?;
             let tally_key = keys::person_tally(role.name(), &id);
             let stored: Option<Tally> = read(s, &tally_key)?;
             let mut tally = stored.unwrap_or_default();
-            for (season, change) in seasons {
+            for (season, change) in touched.seasons {
                 let key = keys::person_season(role.name(), &id, &season);
                 let (old, new) = count(s, key, change)?;
                 tally.replace(&season, old, new).ok_or_else(|| {
@@ -161,7 +171,9 @@ impl People {
             }
             let doc = keys::person_doc(role.name(), &id);
             let row = keys::person_row(role.name(), &id);
+            let person = (role, id);
             if tally.totals.rides == 0 {
+                self.newest.forget(&person);
                 if stored.is_some() {
                     s.delete(tally_key);
                 }
@@ -175,15 +187,16 @@ impl People {
                     // A store written before the rows were kept may list them there.
                     lists.insert(role);
                 }
-                left.insert((role, id));
+                left.insert(person);
                 continue;
             }
             if stored != Some(tally) {
                 // Plain data: serialising it cannot fail.
                 s.put(tally_key, serde_json::to_vec(&tally).unwrap_or_default());
             }
-            let newest = newest_rides(s, role, &id)?;
-            put_head(s, doc, tag_of(&id, tally.seasons, &newest), seq)?;
+            let (role, id) = person.clone();
+            let newest = self.newest.after_write(s, person, &days)?;
+            put_head(s, doc, tag_of(&id, tally.seasons, newest), seq)?;
             let name = match newest.first() {
                 Some((key, value)) => decode(key, value)?.name,
                 None => String::new(),
@@ -293,6 +306,13 @@ fn season_digest(season: &str, c: Counts) -> u128 {
     xxhash_rust::xxh3::xxh3_128(&bytes)
 }
 
+/// The digest of the figures of all of a person's seasons, as their [`Tally`] keeps it.
+fn digest(summary: &Summary) -> u128 {
+    summary.iter().fold(0u128, |sum, (season, c)| {
+        sum.wrapping_add(season_digest(season, *c))
+    })
+}
+
 /// The tag of the record of `id` whose seasons' digest is `seasons` and whose newest
 /// rides are `newest` (as stored, newest first), in the form of an `ETag`: the record is
 /// all theirs (its totals and its seasons come from the figures, its name and `recent`
@@ -341,10 +361,7 @@ pub(crate) fn served(
             })?;
         let summary = figures(s, role, id)?;
         let newest = newest_rides(s, role, id)?;
-        let seasons = summary.iter().fold(0u128, |sum, (season, c)| {
-            sum.wrapping_add(season_digest(season, *c))
-        });
-        let tag = tag_of(id, seasons, &newest);
+        let tag = tag_of(id, digest(&summary), &newest);
         // The reads of a store are not isolated from its commits: one that lands between
         // them gives a record that is neither the one before it nor the one after, and
         // a tag other than its head's. Such a record is read again, a few times at most;
@@ -363,6 +380,29 @@ pub(crate) fn served(
 
 /// Most reads of a person's record while commits land between the reads of its parts.
 const READS: usize = 3;
+
+/// Whether the head and the row written of `(role, id)` in `s` are what their figures
+/// and rides, read back whole, make: the tag [`served`] takes of them, and the name of
+/// their newest ride. A person without a ride has neither.
+#[cfg(test)]
+pub(super) fn written_as_read_back(
+    s: &impl Records,
+    role: Role,
+    id: &str,
+) -> Result<bool, StoreError> {
+    let head = s.get(&keys::person_doc(role.name(), id))?;
+    let row: Option<PersonRow> = read(s, &keys::person_row(role.name(), id))?;
+    let newest = newest_rides(s, role, id)?;
+    let (Some(head), Some(row)) = (&head, row) else {
+        return Ok(head.is_none() && newest.is_empty());
+    };
+    let name = match newest.first() {
+        Some((key, value)) => decode(key, value)?.name,
+        None => String::new(),
+    };
+    let tag = tag_of(id, digest(&figures(s, role, id)?), &newest);
+    Ok(head.get(..ETAG_LEN) == Some(&tag[..]) && row.name == name)
+}
 
 /// The figures of every season of `(role, id)`, by season.
 fn figures(s: &impl Records, role: Role, id: &str) -> Result<Summary, StoreError> {
@@ -395,45 +435,6 @@ pub(crate) fn rides_on<'d>(
         }
     }
     Ok((rides, wins))
-}
-
-/// The [`RECENT`] newest rides of `(role, id)`, newest first, each as a record a ride
-/// would be ([`Day::items`]): read back from their newest day, then the day before it,
-/// then as many days more as the days before the newest say the rest needs (the newest
-/// may be a meeting under way), and so on until the rides or the days run out. A bulk
-/// load answers such a read from memory where every day it reads is held
-/// ([`crate::loader_cache`]), so it reads no more days than the rides need, as far as
-/// they tell.
-fn newest_rides(s: &impl Records, role: Role, id: &str) -> Result<Vec<Item>, StoreError> {
-    let prefix = keys::person_rides(role.name(), id);
-    let mut days = 1;
-    loop {
-        let read = s.scan(&prefix, Scan::Backward, days)?;
-        let whole = read.len() < days;
-        let mut rides = Vec::with_capacity(RECENT);
-        let mut newest = 0;
-        for (n, (key, value)) in read.into_iter().enumerate() {
-            let day = Day::read(&key, Some(&value))?;
-            rides.extend(day.items(&key).rev().take(RECENT - rides.len()));
-            if rides.len() == RECENT {
-                return Ok(rides);
-            }
-            if n == 0 {
-                newest = rides.len();
-            }
-        }
-        if whole {
-            return Ok(rides);
-        }
-        // At the rate of the whole days read, those before the newest (a day may list
-        // only rides taken away since: one ride a day at least is assumed).
-        let before = (rides.len() - newest).max(days - 1);
-        let more = match days - 1 {
-            0 => 1,
-            older => ((RECENT - rides.len()) * older).div_ceil(before.max(1)),
-        };
-        days += more;
-    }
 }
 
 /// What a ride's record holds: what its key does not say, the horse's name, the position,

@@ -420,3 +420,62 @@ fn a_commit_names_the_records_and_lists_of_people_it_changes() {
         "{changed:?}"
     );
 }
+
+/// `purtons_race(n)` as amended by `change`.
+fn amended(n: usize, change: impl FnOnce(&mut [ResultRunner])) -> Event {
+    let Event::RaceResultPublished(mut r) = purtons_race(n) else {
+        unreachable!("a result")
+    };
+    change(&mut r.runners);
+    Event::RaceResultPublished(r)
+}
+
+#[test]
+fn a_persons_head_and_row_are_what_their_rides_read_back_make_after_every_batch() {
+    // Purton and Bowman ride in 58 races over forty days. Then: the newest result
+    // amended (a position), a ride of the newest day moved to Bowman (Purton's twenty
+    // newest lose one), an old ride moved to Teetan, the newest race retracted, a ride
+    // on a date before all, and new results, Teetan's among them.
+    let mut events: Vec<Event> = (0..400).step_by(7).map(purtons_race).collect();
+    events.push(amended(399, |r| r[0].position = Some(2)));
+    events.push(amended(392, |r| r[0].jockey = "H Bowman".into()));
+    events.push(amended(7, |r| r[0].jockey = "K Teetan".into()));
+    let Event::RaceResultPublished(r) = purtons_race(399) else {
+        unreachable!("a result")
+    };
+    events.push(retraction(&r.date, &r.venue, r.race_number, "void"));
+    events.push(purton_on("2024-08-01", 1).event);
+    events.push(purtons_race(405));
+    events.push(amended(406, |r| r[1].jockey = "K Teetan".into()));
+    let log: Vec<Envelope> = events.into_iter().map(envelope).collect();
+    let people = [
+        (Role::Jockey, "z-purton"),
+        (Role::Jockey, "h-bowman"),
+        (Role::Jockey, "k-teetan"),
+        (Role::Trainer, "j-size"),
+        (Role::Trainer, "c-s-shum"),
+    ];
+    for size in [1, 5] {
+        let dir = crate::tests::tempdir();
+        let store = Store::open(dir.path()).expect("open");
+        let mut seq = 0;
+        for batch in log.chunks(size) {
+            // Each batch starts from what the one before it handed on.
+            let mut b = store.batch().expect("batch");
+            for e in batch {
+                seq += 1;
+                b.apply(seq, 0, e).expect("apply");
+            }
+            b.commit().expect("commit");
+            for (role, id) in people {
+                let agrees = super::rides::written_as_read_back(&store.kv, role, id);
+                assert!(
+                    agrees.expect("read"),
+                    "{id} at {seq}, batches of {size}: written as their rides read back"
+                );
+            }
+        }
+        let teetan = super::rides::served(&store.kv, Role::Jockey, "k-teetan");
+        assert!(teetan.expect("read").is_some());
+    }
+}
