@@ -1,8 +1,14 @@
 //! A message off the stream, decoded: its position, when it was stored, and its event or
-//! why it was refused.
+//! why it was refused; and the messages decoded ahead of the fold, on a task of their own
+//! ([`ahead`]).
 
 use async_nats::jetstream;
+use futures::FutureExt;
 use racing_events::Envelope;
+use tokio::sync::mpsc;
+use tokio_util::task::AbortOnDropHandle;
+
+use crate::nats::Messages;
 
 /// A message off the stream, decoded.
 #[derive(Debug)]
@@ -68,4 +74,72 @@ pub(crate) fn decode(m: jetstream::Message) -> anyhow::Result<Decoded> {
             .map(|feeder| (feeder, header(async_nats::header::NATS_MESSAGE_ID.as_ref())));
     }
     Ok(decoded)
+}
+
+/// Most messages decoded ahead of the fold: decoding goes on, on another thread, while a
+/// batch is folded and committed.
+const AHEAD: usize = 32_768;
+/// Most messages the decoder hands over at once: those the consumer had ready.
+const CHUNK: usize = 256;
+
+/// The messages of the stream decoded ahead of the fold, in order ([`ahead`]).
+pub(crate) struct Ahead {
+    chunks: mpsc::Receiver<Vec<anyhow::Result<Decoded>>>,
+    chunk: std::vec::IntoIter<anyhow::Result<Decoded>>,
+}
+
+impl Ahead {
+    /// The next message; `None` once the decoder has ended. Cancel-safe: a message is
+    /// taken only where it is returned.
+    pub(crate) async fn recv(&mut self) -> Option<anyhow::Result<Decoded>> {
+        loop {
+            if let Some(m) = self.chunk.next() {
+                return Some(m);
+            }
+            self.chunk = self.chunks.recv().await?.into_iter();
+        }
+    }
+}
+
+/// Decodes `messages` on a task of its own, up to [`AHEAD`] ahead of what the fold has
+/// taken, and hands them over a chunk at a time: a message as soon as it comes, with those
+/// that came with it. Taken one at a time from a channel of messages, each one freed a
+/// place that woke the waiting decoder, on the other core: about a twentieth of the fold's
+/// thread in the replay of the bench's log went to those wake-ups. The decoder ends after
+/// an error, which it hands over, and with the task it returns.
+pub(crate) fn ahead(mut messages: Messages) -> (Ahead, AbortOnDropHandle<()>) {
+    let (send, chunks) = mpsc::channel(AHEAD / CHUNK);
+    // Its consumer outlives batches that take longer than the server waits for a reader
+    // (a replay's on a large store): [`crate::nats::Messages`].
+    let decoder = tokio::spawn(async move {
+        let mut ended = false;
+        while !ended {
+            let Some(m) = messages.next().await else {
+                break;
+            };
+            let mut chunk = vec![m.and_then(decode)];
+            let mut failed = chunk[0].is_err();
+            // Those the consumer holds ready, without waiting (`next` is cancel-safe).
+            while !failed && chunk.len() < CHUNK {
+                let Some(next) = messages.next().now_or_never() else {
+                    break;
+                };
+                let Some(m) = next else {
+                    ended = true;
+                    break;
+                };
+                let d = m.and_then(decode);
+                failed = d.is_err();
+                chunk.push(d);
+            }
+            if send.send(chunk).await.is_err() || failed {
+                break;
+            }
+        }
+    });
+    let ahead = Ahead {
+        chunks,
+        chunk: Vec::new().into_iter(),
+    };
+    (ahead, AbortOnDropHandle::new(decoder))
 }

@@ -30,7 +30,7 @@ mod live;
 
 use batch::Taken;
 use commits::{commit_due, timed};
-use decoded::{decode, Decoded};
+use decoded::{Ahead, Decoded};
 
 /// Most messages in one batch.
 pub(crate) const MAX_BATCH: usize = 4096;
@@ -47,9 +47,6 @@ pub(crate) const CATCH_UP_BATCH: usize = 65_536;
 /// start. It does not bound how long a batch takes: with messages decoded ahead, each
 /// batch of the start-up replay fills to [`CATCH_UP_BATCH`], however long its fold takes.
 pub(crate) const CATCH_UP_WINDOW: Duration = Duration::from_secs(1);
-/// Messages decoded ahead of the fold: decoding goes on, on another thread, while a batch
-/// is folded and committed.
-const DECODED_AHEAD: usize = 32_768;
 /// Longest a catch-up's batch takes messages while the catch-up gives way to requests: a
 /// batch and its commit take a core from them for about that long and a few milliseconds
 /// more. In paired runs, 2 ms gave reads about the same p99; the shorter slice takes the
@@ -289,21 +286,10 @@ impl Projector {
             crate::nats::messages::messages_from(&self.js, &self.parts.stream, start).await
         })
         .await;
-        let mut messages = made.map_err(|_| {
+        let messages = made.map_err(|_| {
             anyhow::anyhow!("the stream could not be checked and read within {STALL_CHECK:?}")
         })??;
-        let (ahead, mut decoded) = tokio::sync::mpsc::channel(DECODED_AHEAD);
-        // Its consumer outlives batches that take longer than the server waits for a
-        // reader (a replay's on a large store): [`crate::nats::Messages`].
-        let _decoder = tokio_util::task::AbortOnDropHandle::new(tokio::spawn(async move {
-            while let Some(m) = messages.next().await {
-                let d = m.and_then(decode);
-                let failed = d.is_err();
-                if ahead.send(d).await.is_err() || failed {
-                    break;
-                }
-            }
-        }));
+        let (mut decoded, _decoder) = decoded::ahead(messages);
         let mut pace: Option<GiveWay> = None;
         let mut pause = Duration::ZERO;
         tracing::info!(from = start, stream = %self.parts.stream, "projecting");
@@ -462,7 +448,7 @@ impl Projector {
     async fn replay(
         &self,
         first: Decoded,
-        decoded: &mut tokio::sync::mpsc::Receiver<anyhow::Result<Decoded>>,
+        decoded: &mut Ahead,
         held: &mut Vec<LiveUpdate>,
         shutdown: &CancellationToken,
     ) -> anyhow::Result<()> {
