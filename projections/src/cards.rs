@@ -4,6 +4,7 @@
 
 mod career;
 mod decoded;
+mod entries;
 mod form;
 mod race;
 
@@ -31,14 +32,18 @@ pub(crate) struct Cards {
     parts: Parts,
     /// The careers and recent records the batch read, decoded.
     pasts: form::Pasts,
+    /// The newest card of each horse the batch asked about or declared.
+    newest: entries::NewestCards,
 }
 
 /// What the model hands on to the next batch of its store ([`crate::fold::Kept`]): the
-/// races' parts it rendered and the careers and recent records it decoded.
+/// races' parts it rendered, the careers and recent records it decoded and the horses'
+/// newest cards it knows.
 #[derive(Debug, Default)]
 pub(crate) struct Kept {
     parts: Parts,
     pasts: form::Pasts,
+    newest: entries::NewestCards,
 }
 
 impl Cards {
@@ -47,6 +52,7 @@ impl Cards {
         Cards {
             parts: kept.parts,
             pasts: kept.pasts,
+            newest: kept.newest,
             ..Cards::default()
         }
     }
@@ -56,6 +62,7 @@ impl Cards {
         Kept {
             parts: self.parts,
             pasts: self.pasts.kept(),
+            newest: self.newest.kept(),
         }
     }
 }
@@ -64,7 +71,7 @@ impl ReadModel for Cards {
     fn apply<S: State>(&mut self, s: &mut S, change: &Change<'_>) -> Result<(), StoreError> {
         match &change.what {
             What::Card { old, new } => {
-                form::index(s, old.as_ref(), Some(new))?;
+                entries::index(s, old.as_ref(), Some(new), &mut self.newest)?;
                 let n = crate::state::race_no(new.race_number)?;
                 self.forms.insert((new.date.clone(), n, new.venue.clone()));
             }
@@ -74,7 +81,7 @@ impl ReadModel for Cards {
                 self.results.push(resulted);
             }
             What::Retracted(r) => {
-                form::index(s, r.card.as_ref(), None)?;
+                entries::index(s, r.card.as_ref(), None, &mut self.newest)?;
                 self.forms
                     .insert((r.date.to_owned(), r.race_number, r.venue.to_owned()));
                 if let Some(result) = &r.result {
@@ -113,7 +120,7 @@ impl ReadModel for Cards {
         // models before this one wrote.
         let mut amended = form::Amended::default();
         for resulted in std::mem::take(&mut self.results) {
-            amended.add(s, resulted)?;
+            amended.add(s, resulted, &mut self.newest)?;
         }
         let whole = std::mem::take(&mut self.forms);
         for race in &whole {

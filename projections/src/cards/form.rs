@@ -8,7 +8,7 @@
 //! Kept a record a race ([`keys::analysis::card_form`]), versioned as the source records are, so a
 //! card as of any point shows the form it showed then. A race's form is worked out whole
 //! when its card changes. A result changes the form of the races after it that share a
-//! horse (found by the cards each horse is declared on, [`keys::analysis::card_entry`]) or,
+//! horse (found by the cards each horse is declared on, `cards/entries.rs`) or,
 //! in the 14 days after it, a jockey or trainer: there only what it changed is worked
 //! out again, over the stored form ([`amend`]), the runners of its horses and the strike
 //! rates of its people. What it reads of the past is kept small beside each horse and
@@ -22,6 +22,7 @@ use racing_events::{CardRunner, RaceCard, RaceResult};
 
 use super::career::{record, Career, Recent};
 use super::decoded::Decoded;
+use super::entries::NewestCards;
 use crate::docs::cards::{GoingRecord, RaceForm, RunnerForm, Strike};
 use crate::facts::Day;
 use crate::horse_runs::{dates_from, days_between, percent, runs_of, Run};
@@ -30,7 +31,7 @@ use crate::kv::StoreError;
 use crate::people::docs::{season, slug, Role};
 use crate::people::rides::rides_on;
 use crate::scan::Scan;
-use crate::state::{race_no, read, Records, State};
+use crate::state::{read, Records, State};
 
 /// The days before a race that its jockey's and trainer's strike rates span.
 pub(crate) const STRIKE_DAYS: i64 = 14;
@@ -96,22 +97,24 @@ impl Resulted {
 
     /// The races whose form the change may change: the later cards of its horses, and
     /// the cards of the next 14 days with one of its people.
-    pub(crate) fn races(&self, s: &impl Records) -> Result<BTreeSet<Race>, StoreError> {
+    pub(crate) fn races(
+        &self,
+        s: &impl Records,
+        newest: &mut NewestCards,
+    ) -> Result<BTreeSet<Race>, StoreError> {
         let mut races = BTreeSet::new();
         let Some(first) = self.dates.first() else {
             return Ok(races);
         };
         for horse in self.runs.keys() {
-            let prefix = keys::analysis::card_entries_of(horse);
             // The newest card first: where it is not later, none is.
-            let newest = s.scan(&prefix, Scan::Backward, 1)?;
-            let later = newest.first().is_some_and(|(key, _)| {
-                keys::analysis::parse_card_entry(key)
-                    .is_some_and(|(date, ..)| date > first.as_str())
-            });
+            let later = newest
+                .of(s, horse)?
+                .is_some_and(|date| date > first.as_str());
             if !later {
                 continue;
             }
+            let prefix = keys::analysis::card_entries_of(horse);
             for (key, _) in s.scan(&prefix, Scan::Forward, usize::MAX)? {
                 let (date, n, venue) = keys::analysis::parse_card_entry(&key)
                     .ok_or_else(|| StoreError::Corrupt("a card entry's key".into()))?;
@@ -164,9 +167,14 @@ pub(crate) struct Amended {
 }
 
 impl Amended {
-    /// Adds what `resulted` changed.
-    pub(crate) fn add(&mut self, s: &impl Records, resulted: Resulted) -> Result<(), StoreError> {
-        self.races.extend(resulted.races(s)?);
+    /// Adds what `resulted` changed; `newest` knows the newest card of each horse.
+    pub(crate) fn add(
+        &mut self,
+        s: &impl Records,
+        resulted: Resulted,
+        newest: &mut NewestCards,
+    ) -> Result<(), StoreError> {
+        self.races.extend(resulted.races(s, newest)?);
         self.horses.extend(resulted.runs.into_keys());
         self.people
             .extend(resulted.rides.into_keys().map(|(role, id, _)| (role, id)));
@@ -329,45 +337,6 @@ impl Pasts {
             }
         })
     }
-}
-
-/// Keeps the cards each horse of `new` is declared on: those of `old` (the card it
-/// replaced, if any) that `new` no longer names are dropped (`new` `None`: retracted).
-pub(crate) fn index(
-    s: &mut impl State,
-    old: Option<&RaceCard>,
-    new: Option<&RaceCard>,
-) -> Result<(), StoreError> {
-    let entry = |c: &RaceCard, horse: &str| -> Result<Vec<u8>, StoreError> {
-        Ok(keys::analysis::card_entry(
-            horse,
-            &c.date,
-            race_no(c.race_number)?,
-            &c.venue,
-        ))
-    };
-    let named: BTreeSet<&str> = new
-        .iter()
-        .flat_map(|c| c.runners.iter().map(|r| r.horse_no.as_str()))
-        .collect();
-    if let Some(old) = old {
-        for r in old
-            .runners
-            .iter()
-            .filter(|r| !named.contains(r.horse_no.as_str()))
-        {
-            s.delete(entry(old, &r.horse_no)?);
-        }
-    }
-    if let Some(new) = new {
-        for r in &new.runners {
-            let key = entry(new, &r.horse_no)?;
-            if s.get(&key)?.is_none() {
-                s.put(key, Vec::new());
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Works the form of `race` out again and writes it where it changed: whether it did.
