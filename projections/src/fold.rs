@@ -118,8 +118,9 @@ pub struct Fold {
 
 /// What a batch's fold hands on to the next batch of the same store, as the store stands
 /// once the batch is written: the models' decoded careers and recent records, rendered
-/// races' parts and people's newest rides. A catch-up while the API answers commits in
-/// batches of a few events, and each would otherwise read and render them again.
+/// races' parts, people's newest rides and horses' newest cards. A catch-up while the API
+/// answers commits in batches of a few events, and each would otherwise read and render
+/// them again.
 #[derive(Debug, Default)]
 pub(crate) struct Kept {
     cards: crate::cards::Kept,

@@ -103,10 +103,10 @@ impl Ahead {
 
 /// Decodes `messages` on a task of its own, up to [`AHEAD`] ahead of what the fold has
 /// taken, and hands them over a chunk at a time: a message as soon as it comes, with those
-/// that came with it. Taken one at a time from a channel of messages, each one freed a
-/// place that woke the waiting decoder, on the other core: about a twentieth of the fold's
-/// thread in the replay of the bench's log went to those wake-ups. The decoder ends after
-/// an error, which it hands over, and with the task it returns.
+/// that came with it. Through a channel of single messages, which a replay keeps full,
+/// each message the fold took would free a place and wake the decoder waiting for it on
+/// the other core (7% of the fold's thread in the replay of the bench's log). The decoder
+/// ends after an error, which it hands over, and with the task it returns.
 pub(crate) fn ahead(mut messages: Messages) -> (Ahead, AbortOnDropHandle<()>) {
     let (send, chunks) = mpsc::channel(AHEAD / CHUNK);
     // Its consumer outlives batches that take longer than the server waits for a reader

@@ -1,8 +1,8 @@
 //! The cards each horse is declared on ([`keys::analysis::card_entry`]), by which a result
 //! finds the later cards whose form it changes (`form.rs`), and the date of each horse's
-//! newest card, which tells whether it has a later one at all ([`NewestCards`]): most
-//! results have none, and each of their horses' newest card was read back from the store
-//! at each result.
+//! newest card, which tells whether it has a later one at all ([`NewestCards`]). Most
+//! results' horses have none; the date is known from batch to batch rather than read back
+//! from the store for each horse of each result.
 
 use std::collections::{BTreeSet, HashMap};
 

@@ -1,9 +1,8 @@
 //! A person's newest rides, which their record shows and whose tag its head holds
 //! (`rides.rs`): read back from the end of their days ([`newest_rides`]), or, where a
 //! write of their days follows one the fold saw, known from the newest rides that write
-//! left and the days this one wrote ([`Newest::after_write`]). A result of a person read
-//! their days back at every result, several scans of the store each; most results now
-//! read none.
+//! left and the days this one wrote ([`Newest::after_write`]). Reading them back takes
+//! one to several scans of the store; most results of a person read none.
 //!
 //! Only the people's model writes their days, a person's at a time, and a batch hands
 //! what it knows on to the next batch of its store only once it is written whole
