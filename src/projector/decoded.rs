@@ -8,7 +8,7 @@ use racing_events::Envelope;
 use tokio::sync::mpsc;
 use tokio_util::task::AbortOnDropHandle;
 
-use crate::nats::Messages;
+use crate::nats::messages::Messages;
 
 /// A message off the stream, decoded.
 #[derive(Debug)]
