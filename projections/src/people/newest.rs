@@ -8,6 +8,7 @@
 //! what it knows on to the next batch of its store only once it is written whole
 //! ([`crate::fold::Kept`]), so what it knows is what the store holds.
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 
 use super::docs::{Role, RECENT};
@@ -35,14 +36,31 @@ impl Newest {
         &mut self,
         s: &impl Records,
         person: (Role, String),
-        days: &[Written],
+        days: Vec<Written>,
     ) -> Result<&[Item], StoreError> {
-        let known = self.0.get(&person).and_then(|before| merged(before, days));
-        let rides = match known {
-            Some(rides) => rides,
-            None => newest_rides(s, person.0, &person.1)?,
+        let mut entry = self.0.entry(person);
+        // Taken out to be merged, not copied: each is replaced below.
+        let before = match &mut entry {
+            Entry::Occupied(held) => Some(std::mem::take(held.get_mut())),
+            Entry::Vacant(_) => None,
         };
-        let held = self.0.entry(person).or_default();
+        let rides = match before.and_then(|before| merged(before, days)) {
+            Some(rides) => rides,
+            None => {
+                let (role, id) = entry.key();
+                match newest_rides(s, *role, id) {
+                    Ok(rides) => rides,
+                    Err(e) => {
+                        // What was taken out is no longer known.
+                        if let Entry::Occupied(held) = entry {
+                            held.remove();
+                        }
+                        return Err(e);
+                    }
+                }
+            }
+        };
+        let held = entry.or_default();
         *held = rides;
         Ok(held)
     }
@@ -68,24 +86,23 @@ impl Newest {
 /// `None` where rides older than all of `before`, which it does not hold, may be among
 /// them: where it held [`RECENT`] rides and the write took some away, or gave rides older
 /// than its oldest.
-fn merged(before: &[Item], days: &[Written]) -> Option<Vec<Item>> {
-    let on_a_day_written = |ride: &[u8]| days.iter().any(|(day, _)| ride.starts_with(day));
-    let mut rides: Vec<Item> = before
-        .iter()
-        .filter(|(key, _)| !on_a_day_written(key))
-        .cloned()
-        .chain(days.iter().flat_map(|(_, items)| items.iter().cloned()))
-        .collect();
-    rides.sort_unstable_by(|a, b| b.0.cmp(&a.0));
-    rides.truncate(RECENT);
+fn merged(before: Vec<Item>, days: Vec<Written>) -> Option<Vec<Item>> {
     // Every ride neither in `before` nor on a day written is older than `before`'s
     // oldest.
     let every_ride_known = before.len() < RECENT;
+    let oldest = before.last().map(|(key, _)| key.clone());
+    let on_a_day_written = |ride: &[u8]| days.iter().any(|(day, _)| ride.starts_with(day));
+    let mut rides: Vec<Item> = before
+        .into_iter()
+        .filter(|(key, _)| !on_a_day_written(key))
+        .collect();
+    rides.extend(days.into_iter().flat_map(|(_, items)| items));
+    rides.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+    rides.truncate(RECENT);
     let none_older_missed = rides.len() == RECENT
-        && before
-            .last()
+        && oldest
             .zip(rides.last())
-            .is_some_and(|(oldest, last)| last.0 >= oldest.0);
+            .is_some_and(|(oldest, last)| last.0 >= oldest);
     (every_ride_known || none_older_missed).then_some(rides)
 }
 
@@ -162,17 +179,17 @@ mod tests {
     fn a_writes_newest_rides_are_known_from_those_before_it_only_where_they_tell() {
         let before = twenty();
         assert_eq!(before.len(), RECENT);
-        let after = merged(&before, &[day(21, &[1])]).expect("a new day");
+        let after = merged(before.clone(), vec![day(21, &[1])]).expect("a new day");
         assert_eq!(after[0], ride(21, 1));
         assert_eq!(after[1..], before[..RECENT - 1]);
 
         let mut amended = day(20, &[1, 2]);
         amended.1[0].1 = b"amended".to_vec();
-        let after = merged(&before, &[amended.clone()]).expect("a day rewritten");
+        let after = merged(before.clone(), vec![amended.clone()]).expect("a day rewritten");
         assert_eq!(after[1], amended.1[0], "the ride as written, not as it was");
         assert_eq!(after[2..], before[2..], "each ride once");
 
-        let older = merged(&before, &[day(5, &[1])]);
+        let older = merged(before.clone(), vec![day(5, &[1])]);
         assert_eq!(
             older,
             Some(before.clone()),
@@ -180,13 +197,16 @@ mod tests {
         );
 
         // A ride taken away: the twentieth newest may be on a day none of them is on.
-        assert_eq!(merged(&before, &[day(20, &[1])]), None);
+        assert_eq!(merged(before.clone(), vec![day(20, &[1])]), None);
         // Even with an older ride given in the same write: days 6 to 10 may hold newer.
-        assert_eq!(merged(&before, &[day(20, &[1]), day(5, &[1, 2])]), None);
+        assert_eq!(
+            merged(before.clone(), vec![day(20, &[1]), day(5, &[1, 2])]),
+            None
+        );
 
         // Fewer than twenty are all of them: what a write takes away is known.
         let few = before[..5].to_vec();
-        let after = merged(&few, &[day(20, &[])]).expect("all known");
+        let after = merged(few.clone(), vec![day(20, &[])]).expect("all known");
         assert_eq!(after, few[2..]);
     }
 }

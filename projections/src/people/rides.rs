@@ -195,7 +195,7 @@ impl People {
                 s.put(tally_key, serde_json::to_vec(&tally).unwrap_or_default());
             }
             let (role, id) = person.clone();
-            let newest = self.newest.after_write(s, person, &days)?;
+            let newest = self.newest.after_write(s, person, days)?;
             put_head(s, doc, tag_of(&id, tally.seasons, newest), seq)?;
             let name = match newest.first() {
                 Some((key, value)) => decode(key, value)?.name,
