@@ -73,25 +73,26 @@ impl Run {
         self.position == Some(1)
     }
 
-    /// Its figure in form figures (`docs/api.md`, "Form on the card").
-    pub(crate) fn figure(&self) -> char {
-        match (self.status.as_deref(), self.position) {
-            (Some("PU"), _) => 'P',
-            (Some("UR"), _) => 'U',
-            (Some("FE"), _) => 'F',
-            (Some("DNF"), _) => 'X',
-            (Some("DISQ"), _) => 'D',
-            (Some("TNP"), _) => 'T',
-            (Some(code), _) if code.starts_with("WV") || code.starts_with("WX") => 'W',
-            (Some(code), _) => code.chars().next().unwrap_or('0'),
-            (None, Some(p @ 1..=9)) => char::from(b'0' + p as u8),
-            (None, _) => '0',
-        }
-    }
-
     /// Whether it finished in the first three.
     pub(crate) fn placed(&self) -> bool {
         self.position.is_some_and(|p| (1..=3).contains(&p))
+    }
+}
+
+/// The figure in form figures of a run of this status and position (`docs/api.md`, "Form
+/// on the card").
+pub(crate) fn figure(status: Option<&str>, position: Option<i64>) -> char {
+    match (status, position) {
+        (Some("PU"), _) => 'P',
+        (Some("UR"), _) => 'U',
+        (Some("FE"), _) => 'F',
+        (Some("DNF"), _) => 'X',
+        (Some("DISQ"), _) => 'D',
+        (Some("TNP"), _) => 'T',
+        (Some(code), _) if code.starts_with("WV") || code.starts_with("WX") => 'W',
+        (Some(code), _) => code.chars().next().unwrap_or('0'),
+        (None, Some(p @ 1..=9)) => char::from(b'0' + p as u8),
+        (None, _) => '0',
     }
 }
 

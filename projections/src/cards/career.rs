@@ -97,6 +97,11 @@ impl Kept {
         )
     }
 
+    /// Its figure in form figures.
+    pub(crate) fn figure(&self) -> char {
+        crate::horse_runs::figure(self.4.as_deref(), self.3)
+    }
+
     /// The run it keeps, with what a career counts of it.
     pub(crate) fn run(&self) -> Run {
         let (date, race_number, venue) = self.0.clone();

@@ -28,7 +28,7 @@ use crate::facts::Day;
 use crate::horse_runs::{dates_from, days_between, percent, runs_of, Run};
 use crate::keys;
 use crate::kv::StoreError;
-use crate::people::docs::{season, slug, Role};
+use crate::people::docs::{season_start, slug, Role};
 use crate::people::rides::rides_on;
 use crate::scan::Scan;
 use crate::state::{read, Records, State};
@@ -549,15 +549,15 @@ fn runner_form(
 /// seasons.
 fn figures(career: &Career) -> String {
     let mut out = String::with_capacity(FIGURES * 2);
-    let mut season_of_last: Option<String> = None;
+    let mut season_of_last: Option<u32> = None;
     let shown = &career.last[career.last.len().saturating_sub(FIGURES)..];
     for kept in shown {
-        let this = season(&kept.0 .0);
+        let this = season_start(&kept.0 .0);
         if season_of_last.is_some() && this != season_of_last {
             out.push('/');
         }
         season_of_last = this;
-        out.push(kept.run().figure());
+        out.push(kept.figure());
     }
     out
 }

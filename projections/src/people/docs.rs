@@ -114,14 +114,19 @@ impl Ride {
 
 /// The Hong Kong season of a date `YYYY-MM-DD`: September to August, written `2019/20`.
 pub fn season(date: &str) -> Option<String> {
+    let start = season_start(date)?;
+    Some(format!("{start}/{:02}", (start + 1) % 100))
+}
+
+/// The year the Hong Kong season of a date `YYYY-MM-DD` starts in: 2019 for `2019/20`.
+pub(crate) fn season_start(date: &str) -> Option<u32> {
     let year: u32 = date.get(..4)?.parse().ok()?;
     let month: u32 = date.get(5..7)?.parse().ok()?;
-    let start = if month >= 9 {
-        year
+    if month >= 9 {
+        Some(year)
     } else {
-        year.checked_sub(1)?
-    };
-    Some(format!("{start}/{:02}", (start + 1) % 100))
+        year.checked_sub(1)
+    }
 }
 
 /// A jockey's or a trainer's record as served.
