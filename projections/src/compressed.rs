@@ -104,7 +104,9 @@ thread_local! {
         const { RefCell::new(Contexts::new()) };
 }
 
-/// `value` as it is to be stored: packed alone where that makes it shorter.
+/// `value` as it is to be stored: packed alone where that makes it shorter (the store
+/// packs its records with [`packed`] where it commits them).
+#[cfg(test)]
 pub(crate) fn pack(value: Vec<u8>) -> Vec<u8> {
     packed(&value, ALONE).unwrap_or(value)
 }

@@ -12,13 +12,14 @@
 //!
 //! A chunk is its moves one after the other, each `seq` (8 bytes, big-endian), race number
 //! (1 byte), the length of its body (4 bytes, big-endian), then the body
-//! ([`crate::docs::render_odds_move`]), stored packed (`compressed.rs`): a chunk of JSON moves packs
-//! to a fraction of its size, and is written once.
+//! ([`crate::docs::render_odds_move`]), stored packed (`compressed.rs`): a chunk of JSON moves
+//! packs to a fraction of its size, and is written once. The store packs it where it
+//! commits (`keys/kinds.rs`), on the thread that writes, not the fold's.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use crate::compressed::{pack, unpack};
+use crate::compressed::unpack;
 use crate::docs;
 use crate::facts::{Change, What};
 use crate::keys;
@@ -92,10 +93,7 @@ impl Open {
             }
             .encode(),
         );
-        s.put(
-            keys::odds_chunk(date, race_number, self.first),
-            pack(self.bytes),
-        );
+        s.put(keys::odds_chunk(date, race_number, self.first), self.bytes);
     }
 
     fn append(&mut self, seq: u64, race_number: u8, len: u32, body: &[u8]) {
@@ -537,10 +535,13 @@ mod tests {
             }
             b.commit().expect("commit");
         }
+        // As sled holds them: the store packs them where it commits.
         let stored: usize = store
             .kv
-            .prefix(b"oj\0")
-            .map(|r| r.map(|(k, v)| k.len() + v.len()).expect("read"))
+            .stored()
+            .map(|r| r.expect("read"))
+            .filter(|(k, _)| k.starts_with(b"oj\0"))
+            .map(|(k, v)| k.len() + v.len())
             .sum();
         let moves_from = |after: u64| {
             let mut seqs = Vec::new();

@@ -10,13 +10,13 @@ pub type Packed = Option<Dictionary>;
 
 /// The records of the kind are packed where that makes them shorter: JSON texts that
 /// are long and repeat their field names (documents, cards, results, prices, the change
-/// feed's parts, a person's day of rides), which zstd packs to between a tenth and three
-/// quarters of their size.
+/// feed's parts, a person's day of rides, a race's chunk of odds moves), which zstd packs
+/// to between a tenth and three quarters of their size.
 const PACKED: Packed = Some(ALONE);
 
 /// The records of the kind are stored as they are written: short ones, binary ones, and
-/// those already packed by the module that writes them (the odds journal's chunks:
-/// `journal.rs`; the versions' records, against the value after them: `history/packing.rs`).
+/// those already packed by the module that writes them (the versions' records, against
+/// the value after them: `history/packing.rs`).
 const AS_IS: Packed = None;
 
 /// Every kind of record, with the prefix of its keys and whether and how the store packs
@@ -34,7 +34,7 @@ pub const KINDS: [(&str, &[u8], Packed); 33] = [
     ("form entries", b"fe\0", Some(FORM_ENTRY)),
     ("form entries' past versions", b"fc\0", AS_IS),
     ("race prices", b"odds\0", PACKED),
-    ("odds journal", b"oj\0", AS_IS),
+    ("odds journal", b"oj\0", PACKED),
     ("odds journal counts", b"on\0", AS_IS),
     ("race-day journal", b"rd\0", AS_IS),
     ("race-day journal order", b"rdo\0", AS_IS),
