@@ -10,6 +10,7 @@ use racing_events::samples::{
 use racing_events::*;
 use serde_json::{json, Value};
 
+use crate::fold::Kept;
 use crate::*;
 
 mod cards;
@@ -40,13 +41,20 @@ fn fold_each(events: impl IntoIterator<Item = Envelope>) -> MemState {
 
 /// Folds `batch` into `s` as one batch, its events at the sequences after `before`.
 pub(crate) fn fold_batch(s: &mut MemState, before: usize, batch: &[Event]) {
-    let mut f = Fold::default();
+    fold_resumed(s, before, batch, Kept::default());
+}
+
+/// [`fold_batch`] starting from what the batch before handed on (`kept`), as a store's
+/// batches do: what this one hands on.
+pub(crate) fn fold_resumed(s: &mut MemState, before: usize, batch: &[Event], kept: Kept) -> Kept {
+    let mut f = Fold::resumed(kept);
     for (i, e) in batch.iter().enumerate() {
         let seq = (before + i + 1) as u64;
         f.apply(s, seq, 0, &samples::envelope(e.clone()))
             .expect("apply");
     }
     f.render(s).expect("render");
+    f.keep()
 }
 
 fn doc(s: &MemState, key: DocKey<'_>) -> Value {

@@ -4,12 +4,13 @@
 //! order, retractions and scratchings, each race's stored form is the one [`refresh`]
 //! gives from every horse's entries and every person's rides.
 
-use racing_events::samples::{card, envelope, result, retraction, runner, scratch_at};
+use racing_events::samples::{card, result, retraction, runner, scratch_at};
 use racing_events::Event;
 
 use super::*;
 use crate::batch::MemState;
-use crate::fold::{Fold, Kept};
+use crate::fold::Kept;
+use crate::tests::fold_resumed;
 
 const VENUES: [&str; 2] = ["Sha Tin", "Happy Valley"];
 const DATES: usize = 12;
@@ -134,14 +135,7 @@ fn fold_checked(log: &[Event], size: usize) {
     let mut s = MemState::default();
     let mut kept = Kept::default();
     for (b, batch) in log.chunks(size).enumerate() {
-        let mut fold = Fold::resumed(kept);
-        for (i, e) in batch.iter().enumerate() {
-            let seq = (b * size + i + 1) as u64;
-            let applied = fold.apply(&mut s, seq, 0, &envelope(e.clone()));
-            applied.expect("apply");
-        }
-        fold.render(&mut s).expect("render");
-        kept = fold.keep();
+        kept = fold_resumed(&mut s, b * size, batch, kept);
         if let Some(race) = stale_form(&s) {
             panic!(
                 "after event {} (batches of {size}), race {race:?}'s form is not what it is \
