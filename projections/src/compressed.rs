@@ -228,6 +228,7 @@ pub(crate) fn is_frame(stored: &[u8]) -> bool {
 }
 
 /// A stored value as it was before [`pack`]: borrowed where it was kept as it was.
+#[cfg(test)]
 pub(crate) fn unpack(stored: &[u8]) -> Result<Cow<'_, [u8]>, Damaged> {
     unpack_with(stored, ALONE)
 }

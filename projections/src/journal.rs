@@ -16,10 +16,8 @@
 //! packs to a fraction of its size, and is written once. The store packs it where it
 //! commits (`keys/kinds.rs`), on the thread that writes, not the fold's.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use crate::compressed::unpack;
 use crate::docs;
 use crate::facts::{Change, What};
 use crate::keys;
@@ -221,7 +219,7 @@ fn count_race_after(
     let mut within = 0;
     if let Some(chunk) = kv.get(keys::odds_chunk(date, race_number, first))? {
         reads.note()?;
-        for m in moves(&chunk)? {
+        for m in moves(&chunk) {
             if m?.seq > after {
                 break;
             }
@@ -231,14 +229,14 @@ fn count_race_after(
     Ok(total.saturating_sub(count.before + within))
 }
 
-/// The moves of one chunk as stored, in order; an error for a chunk that does not decode.
-pub(crate) fn moves(stored: &Bytes) -> Result<ChunkMoves, StoreError> {
-    let chunk = match unpack(stored)? {
-        // Kept as it was: its moves' bodies are slices of the stored value, not copies.
-        Cow::Borrowed(_) => stored.clone(),
-        Cow::Owned(chunk) => chunk.into(),
-    };
-    Ok(ChunkMoves { chunk, at: 0 })
+/// The moves of one chunk as the store reads it (unpacked: `keys/kinds.rs`), in order,
+/// each an error where the chunk does not decode. Its moves' bodies are slices of the
+/// chunk, not copies.
+pub(crate) fn moves(chunk: &Bytes) -> ChunkMoves {
+    ChunkMoves {
+        chunk: chunk.clone(),
+        at: 0,
+    }
 }
 
 /// The moves of one chunk ([`moves`]).
@@ -356,13 +354,7 @@ impl Iterator for RaceMoves<'_> {
                         self.done = true;
                         return Some(Err(e));
                     }
-                    match moves(&chunk) {
-                        Ok(moves) => self.current = Some(moves),
-                        Err(e) => {
-                            self.done = true;
-                            return Some(Err(e));
-                        }
-                    }
+                    self.current = Some(moves(&chunk));
                 }
             }
         }
@@ -455,7 +447,7 @@ pub fn journal_by_move(
             out.insert(key, value);
             continue;
         };
-        for m in moves(&Bytes::from(value))? {
+        for m in moves(&Bytes::from(value)) {
             let m = m?;
             let mut by_move = date.to_vec();
             by_move.extend_from_slice(&m.seq.to_be_bytes());
