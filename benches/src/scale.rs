@@ -51,6 +51,10 @@ pub struct Scale {
     /// Seconds the reads run while a rebuild does, in the reads-while-writing part (the
     /// rebuild is waited for after them).
     pub rebuild_read_secs: u64,
+    /// Seconds the reads run while a snapshot is written, in the same part (the snapshot
+    /// is waited for after them): all of its writing and sending where `None`. Under the
+    /// reads the snapshot's writer, at the least priority, gets little of the machine.
+    pub snapshot_read_secs: Option<u64>,
     /// Events of the season a feeder publishes live in that part: the whole season where
     /// `None`.
     pub live_feed_events: Option<usize>,
@@ -90,6 +94,7 @@ impl Scale {
         outage_secs: 600,
         catchup_rounds: 3,
         rebuild_read_secs: 90,
+        snapshot_read_secs: None,
         live_feed_events: None,
         idle_connections: 10_000,
         ingest_step_secs: 10,
@@ -119,6 +124,7 @@ impl Scale {
         outage_secs: 4,
         catchup_rounds: 1,
         rebuild_read_secs: 3,
+        snapshot_read_secs: Some(3),
         live_feed_events: Some(1_500),
         idle_connections: 200,
         ingest_step_secs: 1,
