@@ -71,7 +71,7 @@ impl ReadModel for Cards {
     fn apply<S: State>(&mut self, s: &mut S, change: &Change<'_>) -> Result<(), StoreError> {
         match &change.what {
             What::Card { old, new } => {
-                entries::index(s, old.as_ref(), Some(new), &mut self.newest)?;
+                self.newest.index(old.as_ref(), Some(new))?;
                 let n = crate::state::race_no(new.race_number)?;
                 self.forms.insert((new.date.clone(), n, new.venue.clone()));
             }
@@ -81,7 +81,7 @@ impl ReadModel for Cards {
                 self.results.push(resulted);
             }
             What::Retracted(r) => {
-                entries::index(s, r.card.as_ref(), None, &mut self.newest)?;
+                self.newest.index(r.card.as_ref(), None)?;
                 self.forms
                     .insert((r.date.to_owned(), r.race_number, r.venue.to_owned()));
                 if let Some(result) = &r.result {
@@ -145,6 +145,9 @@ impl ReadModel for Cards {
     }
 
     fn finish<S: State>(&mut self, s: &mut S) -> Result<(), StoreError> {
+        // The names' records, which hold the cards each horse is declared on, are
+        // written: the models that render once a batch wrote before this.
+        self.newest.written();
         self.pasts.write(s)
     }
 }

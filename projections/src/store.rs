@@ -100,7 +100,10 @@ use crate::state::{RaceOdds, Reads};
 /// 32: how many cards and results give a horse each name is a record a name
 ///    (`keys::horse_name_count`), not a map in the horse's record: a version before it
 ///    would read every name but the profile's as taken back.
-pub(crate) const SCHEMA: &[u8] = b"32";
+/// 33: the cards each horse is declared on are read from its names of each date
+///    (`cards/entries.rs`), not kept a record a horse and card: a version before it would
+///    find no later card for a result to change the form of.
+pub(crate) const SCHEMA: &[u8] = b"33";
 pub(crate) const SCHEMA_KEY: &[u8] = b"meta\0schema";
 
 /// How much of a refused payload a dead letter keeps for inspection; the whole message

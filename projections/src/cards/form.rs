@@ -30,7 +30,6 @@ use crate::keys;
 use crate::kv::StoreError;
 use crate::people::docs::{season_start, slug, Role};
 use crate::people::rides::rides_on;
-use crate::scan::Scan;
 use crate::state::{read, Records, State};
 
 /// The days before a race that its jockey's and trainer's strike rates span.
@@ -114,14 +113,8 @@ impl Resulted {
             if !later {
                 continue;
             }
-            let prefix = keys::analysis::card_entries_of(horse);
-            for (key, _) in s.scan(&prefix, Scan::Forward, usize::MAX)? {
-                let (date, n, venue) = keys::analysis::parse_card_entry(&key)
-                    .ok_or_else(|| StoreError::Corrupt("a card entry's key".into()))?;
-                if date > first.as_str() {
-                    races.insert((date.to_owned(), n, venue.to_owned()));
-                }
-            }
+            let cards = newest.cards(s, horse)?;
+            races.extend(cards.into_iter().filter(|(date, ..)| date > first));
         }
         if self.rides.is_empty() {
             return Ok(races);

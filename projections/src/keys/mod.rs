@@ -423,6 +423,18 @@ pub fn horse_names_on(horse_no: &str, date: &str) -> Vec<u8> {
     key(&[b"hd", horse_no.as_bytes(), date.as_bytes()])
 }
 
+/// What the keys of every [`horse_names_on`] of a horse start with: in date order.
+pub fn horse_names_dates(horse_no: &str) -> Vec<u8> {
+    key(&[b"hd", horse_no.as_bytes(), b""])
+}
+
+/// The date of a [`horse_names_on`] key: after its last separator.
+pub fn parse_horse_names_on(key: &[u8]) -> Option<&str> {
+    let rest = key.strip_prefix(b"hd\0")?;
+    let at = rest.iter().rposition(|b| *b == SEP)?;
+    std::str::from_utf8(&rest[at + 1..]).ok()
+}
+
 /// The name of one ride of a jockey or a trainer (`role`: `jockey`, `trainer`) by the
 /// slug of their name (`people/`): [`person_rides_on`] of its date, then the race number,
 /// the venue and the horse, so that a person's rides in the order of their names are

@@ -35,7 +35,7 @@ const UNREAD: [&[u8]; 10] = [
 
 /// The dated kinds: the prefix of the kind, and how many parts stand between it and the
 /// date.
-const DATED: [(&[u8], usize); 17] = [
+const DATED: [(&[u8], usize); 16] = [
     (b"card\0", 0),
     (b"cf\0", 0),
     (b"scr\0", 0),
@@ -52,8 +52,6 @@ const DATED: [(&[u8], usize); 17] = [
     // A horse's form entries and its names of each date, under the horse.
     (b"fe\0", 1),
     (b"hd\0", 1),
-    // The cards a horse is declared on, under the horse.
-    (b"cx\0", 1),
     // A jockey's or a trainer's rides, under the role and the person.
     (b"ppl\0ride\0", 2),
 ];

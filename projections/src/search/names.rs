@@ -5,7 +5,9 @@
 //! the horse's date before it with one. A card or a result writes its date's record, the
 //! count of the name it gives and the horse's record, whatever the size of its history or
 //! the number of its names; the date records are a list, newest first, so that the newest
-//! name is found again when the latest race is taken back.
+//! name is found again when the latest race is taken back. The races whose cards give a
+//! horse a name are the cards it is declared on: the cards' form reads them here
+//! ([`cards_of`], [`newest_card_of`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -52,6 +54,58 @@ impl NamesRunners for RaceResult {
         let named = |x: &racing_events::ResultRunner| (x.horse_no.clone(), x.horse_name.clone());
         self.runners.iter().map(named).collect()
     }
+}
+
+/// A race whose card gives a horse a name, which it is declared on: its date, race number
+/// and venue.
+pub(crate) type Carded = (String, u8, String);
+
+/// The races whose cards `horse` is declared on, in date order, as the records of its names
+/// of each date stand in `s`: where the cards each horse is declared on are kept, once
+/// (`cards/entries.rs` reads them).
+pub(crate) fn cards_of(s: &impl Records, horse: &str) -> Result<Vec<Carded>, StoreError> {
+    let mut out = Vec::new();
+    let prefix = keys::horse_names_dates(horse);
+    for (key, stored) in s.scan(&prefix, Scan::Forward, usize::MAX)? {
+        carded(&key, &stored, &mut out)?;
+    }
+    Ok(out)
+}
+
+/// The date of the newest card `horse` is declared on, as the records of its names stand in
+/// `s`: read from its newest date back, which mostly has one (a card comes before its
+/// result).
+pub(crate) fn newest_card_of(s: &impl Records, horse: &str) -> Result<Option<String>, StoreError> {
+    let prefix = keys::horse_names_dates(horse);
+    let mut limit = 1;
+    loop {
+        let dates = s.scan(&prefix, Scan::Backward, limit)?;
+        for (key, stored) in &dates {
+            let mut races = Vec::new();
+            carded(key, stored, &mut races)?;
+            if let Some((date, ..)) = races.pop() {
+                return Ok(Some(date));
+            }
+        }
+        if dates.len() < limit {
+            return Ok(None);
+        }
+        // Its newest date has results alone: the rest, at once.
+        limit = usize::MAX;
+    }
+}
+
+/// Adds to `out` the races of the date record `stored` under `key` whose cards give the
+/// horse a name (a race number past a card's is no card's).
+fn carded(key: &[u8], stored: &[u8], out: &mut Vec<Carded>) -> Result<(), StoreError> {
+    let date = keys::parse_horse_names_on(key)
+        .ok_or_else(|| StoreError::Corrupt("a key of a horse's names of a date".into()))?;
+    for g in Dated::decode(key, stored)?.races {
+        if let (Ok(n), 'c') = (u8::try_from(g.0), g.2) {
+            out.push((date.to_owned(), n, g.1));
+        }
+    }
+    Ok(())
 }
 
 /// A horse's own record: small, whatever the number of its races and names.
