@@ -69,6 +69,7 @@ impl NewestCards {
         Ok(())
     }
 
+    /// Notes `horse` declared on `race`'s card (`declared`) or dropped from it.
     fn note(&mut self, horse: &str, race: &Carded, declared: bool) {
         let races = self.pending.entry(horse.to_owned()).or_default();
         races.insert(race.clone(), declared);
