@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use racing_events::RaceCard;
 
 use crate::kv::StoreError;
-use crate::search::names::{cards_of, newest_card_of, Carded};
+use crate::search::names::{cards_of, latest_date_of, newest_card_of, Carded};
 use crate::state::{race_no, Records};
 
 /// The date of the newest card each horse is declared on (`None`: on none), of the horses
@@ -103,7 +103,11 @@ impl NewestCards {
             } else {
                 let declared = pending.and_then(|races| races.keys().last());
                 let declared = declared.map(|(date, ..)| date.clone());
-                newest_card_of(s, horse)?.max(declared)
+                match declared {
+                    // No stored card is later than the batch's: its records end before.
+                    Some(d) if latest_date_of(s, horse)?.is_none_or(|last| last <= d) => Some(d),
+                    _ => newest_card_of(s, horse)?.max(declared),
+                }
             };
             self.newest.insert(horse.to_owned(), date);
         }
@@ -184,6 +188,12 @@ mod tests {
         let all = BTreeSet::from([race("2026-11-01", 1), race("2026-11-08", 2)]);
         assert_eq!(newest.cards(&s, "A1").expect("read"), all);
         assert_eq!(newest.of(&s, "C3").expect("read"), None);
+
+        // Declared in the batch on a card earlier than a stored one: the stored one.
+        let mut earlier = NewestCards::default();
+        let before = card("2026-11-04", ST, 5, &["A1"]);
+        earlier.index(None, Some(declared(&before))).expect("index");
+        assert_eq!(earlier.of(&s, "A1").expect("read"), Some("2026-11-08"));
 
         // Declared on a later card in the batch, not yet in the names' records.
         let later = card("2026-11-15", ST, 3, &["A1", "C3"]);

@@ -95,6 +95,13 @@ pub(crate) fn newest_card_of(s: &impl Records, horse: &str) -> Result<Option<Str
     }
 }
 
+/// The latest date `horse` has a card or a result on, as its names' records stand in `s`:
+/// no card of its is later. One small record a horse, which a bulk load holds.
+pub(crate) fn latest_date_of(s: &impl Records, horse: &str) -> Result<Option<String>, StoreError> {
+    let head: Option<Head> = read(s, &keys::horse_names(horse))?;
+    Ok(head.and_then(|head| head.last))
+}
+
 /// Adds to `out` the races of the date record `stored` under `key` whose cards give the
 /// horse a name (a race number past a card's is no card's).
 fn carded(key: &[u8], stored: &[u8], out: &mut Vec<Carded>) -> Result<(), StoreError> {
