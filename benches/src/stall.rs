@@ -217,7 +217,7 @@ pub async fn run(
     // While a snapshot is written from the store in use (a frozen view of it, compressed
     // on a thread at the least priority) and sent: what the writer's share of the
     // machine costs the reads. Over the whole of it, or its first seconds where the scale
-    // says (a tiny run's snapshot under 64 connections' reads takes half a minute).
+    // says (under 64 connections' reads, a tiny run's once took half a minute in CI).
     let snapshot = {
         let window = scale.snapshot_read_secs.map(Duration::from_secs);
         let mut create = std::pin::pin!(crate::snapshot::create(&client, &service));
