@@ -490,18 +490,23 @@ async fn a_one_second_window_sends_at_most_an_odds_frame_a_race_a_second_and_end
     let query =
         |ms: u64| format!("date={DAY}&race_number=1&topics=odds,status,results&conflate_ms={ms}");
     // Each stream read as it comes, each event with when it came, until the last move.
-    let last = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(u64::MAX));
+    // Which move is the last is known once its publish is acknowledged, and its event
+    // may come before that: a reader looks again at what it read when it learns it.
+    let (last_known, last) = tokio::sync::watch::channel(u64::MAX);
     let read = |mut stream: Stream| {
-        let last = last.clone();
+        let mut last = last.clone();
         tokio::spawn(async move {
-            let mut events = Vec::new();
+            let mut events: Vec<(tokio::time::Instant, Event)> = Vec::new();
             loop {
-                let e = stream.next(WAIT).await;
-                let seq = e.data["seq"].as_u64();
-                let done = e.event == "odds"
-                    && seq == Some(last.load(std::sync::atomic::Ordering::SeqCst));
-                events.push((tokio::time::Instant::now(), e));
-                if done {
+                tokio::select! {
+                    e = stream.next(WAIT) => events.push((tokio::time::Instant::now(), e)),
+                    Ok(()) = last.changed() => {}
+                }
+                let want = *last.borrow();
+                let reached = events
+                    .iter()
+                    .any(|(_, e)| e.event == "odds" && e.data["seq"].as_u64() == Some(want));
+                if reached {
                     return events;
                 }
             }
@@ -528,7 +533,7 @@ async fn a_one_second_window_sends_at_most_an_odds_frame_a_race_a_second_and_end
         }
     }
     let took = started.elapsed();
-    last.store(seq, std::sync::atomic::Ordering::SeqCst);
+    last_known.send_replace(seq);
     let prices = |events: &[(tokio::time::Instant, Event)]| {
         let mut prices = std::collections::BTreeMap::new();
         for (_, e) in events.iter().filter(|(_, e)| e.event == "odds") {
