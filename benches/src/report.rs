@@ -21,17 +21,17 @@ use crate::snapshot::SnapshotResult;
 use crate::stall::StallResult;
 
 /// HTTP reads: at least this share of the bare server's requests/s.
-pub const HTTP_RATIO: f64 = 0.9;
+pub const HTTP_RATIO: f64 = 0.95;
 /// HTTP reads: p99 under this, ms.
 pub const HTTP_P99_MS: f64 = 5.0;
 /// Replay: at least this share of the raw consumer's events/s.
-pub const REPLAY_RATIO: f64 = 0.5;
+pub const REPLAY_RATIO: f64 = 0.25;
 /// The replay on two CPUs against one: at least this much faster.
 pub const REPLAY_SCALING: f64 = 1.6;
 /// The read models after the replay against the log's payloads: at most this many times.
-pub const STORE_RATIO: f64 = 1.5;
+pub const STORE_RATIO: f64 = 2.0;
 /// Bytes the replay writes to storage per event: at most this many.
-pub const WRITTEN_PER_EVENT: u64 = 1_500;
+pub const WRITTEN_PER_EVENT: u64 = 2_000;
 /// Start-up to ready on a caught-up store, under this, seconds.
 pub const STARTUP_SECS: f64 = 1.0;
 /// Live odds publish-to-client p99 under this, ms.
