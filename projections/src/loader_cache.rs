@@ -9,9 +9,10 @@
 //!   while its batch is written;
 //! - a race date's records are let go once neither the batch being written nor the one
 //!   before it wrote any of them: the log has moved past the day, and its races are
-//!   settled. A fold that reads one later (a correction) reads it from the tree;
+//!   settled. A fold that reads one later (a correction) reads it from the tree. A record
+//!   of a year's races (a horse's names) goes the same way, once past the year;
 //! - the records of horses, people and names are held for the whole load, and so is each
-//!   horse's newest record of its names by date, which its next run reads.
+//!   horse's newest record of its names, which its next run reads.
 //!
 //! So what is held follows the days being replayed, not the length of the log. Past the
 //! budget, every date but those of the batch being written goes, then everything else,
@@ -49,10 +50,11 @@ pub struct Held {
     /// How many keys of `written_keys` have gone from `written`: past as many as are held,
     /// the filter is made anew.
     written_gone: usize,
-    /// The race dates (`YYYY-MM-DD`) of which the batch being written wrote records.
+    /// The race dates (`YYYY-MM-DD`, or a year's `YYYY`) of which the batch being written
+    /// wrote records.
     writing_dates: BTreeSet<Vec<u8>>,
-    /// The race dates let go: a record of one that is not in `writing` is read from the
-    /// tree.
+    /// The race dates (and years) let go: a record of one that is not in `writing` is read
+    /// from the tree.
     let_go: BTreeSet<Vec<u8>>,
     /// Whether, apart from the dates let go and the records no fold reads, the two hold
     /// every record of the store that a fold reads: the load began on an empty store, and
@@ -125,14 +127,20 @@ impl Held {
         if self.knows(scope) {
             return crate::scan::over_layers(kv, &layers, true, ask);
         }
-        if let (true, Scope::ByDate, Scan::Backward, Some(newest_gone)) =
-            (self.whole, scope, dir, self.let_go.last())
-        {
+        if let (true, Scope::ByDate, Scan::Backward) = (self.whole, scope, dir) {
             // Newest first: the records of dates after the newest let go are all held, so
-            // a scan that finds its `limit` among them is whole.
+            // a scan that finds its `limit` among them is whole. A kind's dates are all
+            // days or all years (`keys::scope`), and one is let go with its own length.
             let found = crate::scan::over_layers(kv, &layers, true, ask)?;
+            let first = found.first().and_then(|(key, _)| date_after(prefix, key));
+            let newest_gone = first.and_then(|date| {
+                let mut gone = self.let_go.iter().rev();
+                gone.find(|gone| gone.len() == date.len())
+            });
             let after = |(key, _): &&Item| {
-                date_after(prefix, key).is_some_and(|date| date > newest_gone.as_slice())
+                date_after(prefix, key).is_some_and(|date| {
+                    newest_gone.is_none_or(|gone| date.len() == gone.len() && date > gone)
+                })
             };
             if found.len() == limit && found.iter().all(|item| after(&item)) {
                 return Ok(found);

@@ -103,7 +103,9 @@ use crate::state::{RaceOdds, Reads};
 /// 33: the cards each horse is declared on are read from its names of each date
 ///    (`cards/entries.rs`), not kept a record a horse and card: a version before it would
 ///    find no later card for a result to change the form of.
-pub(crate) const SCHEMA: &[u8] = b"33";
+/// 34: a horse's names of each date are kept a record a year (`keys::horse_names_in`),
+///    not a record a date: a version before it would find none of them.
+pub(crate) const SCHEMA: &[u8] = b"34";
 pub(crate) const SCHEMA_KEY: &[u8] = b"meta\0schema";
 
 /// How much of a refused payload a dead letter keeps for inspection; the whole message

@@ -50,7 +50,7 @@ pub const KINDS: [(&str, &[u8], Packed); 32] = [
     ("horse names", b"hn\0", AS_IS),
     ("horse names' counts", b"hnc\0", AS_IS),
     ("horses' newest names", b"hnw\0", AS_IS),
-    ("horse names by date", b"hd\0", AS_IS),
+    ("horse names by year", b"hd\0", AS_IS),
     ("careers", b"hc\0", PACKED),
     ("people's records", b"ppl\0", PACKED),
     ("people's recent days", b"pr\0", PACKED),

@@ -417,19 +417,25 @@ pub fn horse_newest(horse_no: &str) -> Vec<u8> {
     key(&[b"hnw", horse_no.as_bytes()])
 }
 
-/// The names that the cards and results of one date give a horse, and its date before
-/// with one (`search/names.rs`).
-pub fn horse_names_on(horse_no: &str, date: &str) -> Vec<u8> {
-    key(&[b"hd", horse_no.as_bytes(), date.as_bytes()])
+/// The record of what the cards and results of each date of one year give a horse
+/// (`search/dated.rs`): the year of `date` (its first four characters), so that a horse's
+/// dates of a year share one record.
+pub fn horse_names_in(horse_no: &str, date: &str) -> Vec<u8> {
+    key(&[b"hd", horse_no.as_bytes(), year_of(date).as_bytes()])
 }
 
-/// What the keys of every [`horse_names_on`] of a horse start with: in date order.
+/// The year of a date (`YYYY-MM-DD`): its first four characters (all of a shorter one).
+pub fn year_of(date: &str) -> &str {
+    date.get(..4).unwrap_or(date)
+}
+
+/// What the keys of every [`horse_names_in`] of a horse start with: in year order.
 pub fn horse_names_dates(horse_no: &str) -> Vec<u8> {
     key(&[b"hd", horse_no.as_bytes(), b""])
 }
 
-/// The date of a [`horse_names_on`] key: after its last separator.
-pub fn parse_horse_names_on(key: &[u8]) -> Option<&str> {
+/// The year of a [`horse_names_in`] key: after its last separator.
+pub fn parse_horse_names_year(key: &[u8]) -> Option<&str> {
     let rest = key.strip_prefix(b"hd\0")?;
     let at = rest.iter().rposition(|b| *b == SEP)?;
     std::str::from_utf8(&rest[at + 1..]).ok()

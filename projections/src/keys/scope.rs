@@ -33,35 +33,36 @@ const UNREAD: [&[u8]; 10] = [
     b"h\0", b"hw\0", b"hx\0", b"oj\0", b"rd\0", b"rdo\0", b"fc\0", b"chg\0", b"dead\0", b"seen\0",
 ];
 
-/// The dated kinds: the prefix of the kind, and how many parts stand between it and the
-/// date.
-const DATED: [(&[u8], usize); 16] = [
-    (b"card\0", 0),
-    (b"cf\0", 0),
-    (b"scr\0", 0),
-    (b"rst\0", 0),
-    (b"res\0", 0),
-    (b"day\0", 0),
-    (b"odds\0", 0),
-    (b"mtg\0", 0),
-    (b"on\0", 0),
-    (b"doc\0race\0", 0),
-    (b"doc\0results\0", 0),
-    (b"doc\0odds\0", 0),
-    (b"doc\0cards\0", 0),
-    // A horse's form entries and its names of each date, under the horse.
-    (b"fe\0", 1),
-    (b"hd\0", 1),
+/// The dated kinds: the prefix of the kind, how many parts stand between it and the
+/// date, and the date's length: a day's ([`DATE`]), or a year's ([`YEAR`]: a record of all
+/// the year's days, settled once the log has moved past the year).
+const DATED: [(&[u8], usize, usize); 16] = [
+    (b"card\0", 0, DATE),
+    (b"cf\0", 0, DATE),
+    (b"scr\0", 0, DATE),
+    (b"rst\0", 0, DATE),
+    (b"res\0", 0, DATE),
+    (b"day\0", 0, DATE),
+    (b"odds\0", 0, DATE),
+    (b"mtg\0", 0, DATE),
+    (b"on\0", 0, DATE),
+    (b"doc\0race\0", 0, DATE),
+    (b"doc\0results\0", 0, DATE),
+    (b"doc\0odds\0", 0, DATE),
+    (b"doc\0cards\0", 0, DATE),
+    // A horse's form entries, and its names of each year, under the horse.
+    (b"fe\0", 1, DATE),
+    (b"hd\0", 1, YEAR),
     // A jockey's or a trainer's rides, under the role and the person.
-    (b"ppl\0ride\0", 2),
+    (b"ppl\0ride\0", 2, DATE),
 ];
 
 /// The dated kind of which each horse's newest record is read again whenever the horse
-/// runs, however long ago its last run was: its names of its latest date with a card or
+/// runs, however long ago its last run was: its names of its latest year with a card or
 /// a result (`search/names.rs`).
 pub(crate) const NEWEST_READ_AGAIN: &[u8] = b"hd\0";
 
-/// The horse of a [`NEWEST_READ_AGAIN`] key: what stands before its date.
+/// The horse of a [`NEWEST_READ_AGAIN`] key: what stands before its year.
 pub(crate) fn newest_of(key: &[u8]) -> Option<&[u8]> {
     let rest = key.strip_prefix(NEWEST_READ_AGAIN)?;
     let end = rest.iter().position(|&b| b == SEP)?;
@@ -71,42 +72,49 @@ pub(crate) fn newest_of(key: &[u8]) -> Option<&[u8]> {
 /// Bytes of a date, `YYYY-MM-DD`.
 const DATE: usize = 10;
 
+/// Bytes of a year, `YYYY`.
+const YEAR: usize = 4;
+
 /// The scope of `key`, a record's key or a scan's prefix.
 pub(crate) fn scope(key: &[u8]) -> Scope<'_> {
     if UNREAD.iter().any(|kind| key.starts_with(kind)) {
         return Scope::Unread;
     }
-    for (kind, before) in DATED {
+    for (kind, before, len) in DATED {
         if let Some(rest) = key.strip_prefix(kind) {
-            return dated(rest, before);
+            return dated(rest, before, len);
         }
     }
     // A prefix cut inside or before the name of a kind spans several.
     let cut = |kind: &[u8]| kind.starts_with(key);
-    if UNREAD.into_iter().any(cut) || DATED.iter().any(|(kind, _)| cut(kind)) {
+    if UNREAD.into_iter().any(cut) || DATED.iter().any(|(kind, ..)| cut(kind)) {
         return Scope::Mixed;
     }
     Scope::Lasting
 }
 
-/// The scope of what follows a dated kind's prefix: `before` parts, then the date.
-fn dated(mut rest: &[u8], before: usize) -> Scope<'_> {
+/// The scope of what follows a dated kind's prefix: `before` parts, then the date of `len`
+/// bytes.
+fn dated(mut rest: &[u8], before: usize, len: usize) -> Scope<'_> {
     for _ in 0..before {
         match rest.iter().position(|&b| b == SEP) {
             Some(end) => rest = &rest[end + 1..],
             None => return Scope::Mixed,
         }
     }
-    match rest.get(..DATE) {
+    match rest.get(..len) {
         _ if rest.is_empty() => Scope::ByDate,
-        Some(date) if rest.get(DATE).is_none_or(|&b| b == SEP) => Scope::Dated(date),
+        Some(date) if rest.get(len).is_none_or(|&b| b == SEP) => Scope::Dated(date),
         _ => Scope::Mixed,
     }
 }
 
-/// The date of a record under a [`Scope::ByDate`] prefix: the bytes that follow it.
+/// The date (a day or a year) of a record under a [`Scope::ByDate`] prefix: the bytes that
+/// follow it, to the next separator.
 pub(crate) fn date_after<'k>(prefix: &[u8], key: &'k [u8]) -> Option<&'k [u8]> {
-    key.get(prefix.len()..prefix.len() + DATE)
+    let rest = key.get(prefix.len()..)?;
+    let end = rest.iter().position(|&b| b == SEP).unwrap_or(rest.len());
+    rest.get(..end).filter(|date| !date.is_empty())
 }
 
 #[cfg(test)]
@@ -139,7 +147,6 @@ mod tests {
             }
             .key(),
             keys::form_entry("A01", "2026-11-22", 3, "Sha Tin"),
-            keys::horse_names_on("A01", "2026-11-22"),
             keys::person_rides_on("jockey", "z-purton", "2026-11-22"),
         ] {
             assert_eq!(
@@ -149,6 +156,9 @@ mod tests {
                 String::from_utf8_lossy(&key)
             );
         }
+        // A horse's names are of the year.
+        let names = keys::horse_names_in("A01", "2026-11-22");
+        assert_eq!(scope(&names), Scope::Dated(b"2026"));
     }
 
     #[test]
@@ -159,8 +169,11 @@ mod tests {
         assert_eq!(scope(keys::ODDS_PREFIX), Scope::ByDate);
         let day = keys::person_rides_on("jockey", "z-purton", "2026-11-22");
         assert_eq!(date_after(&rides, &day), Some(D));
-        let names = keys::horse_names_on("A01", "2026-11-22");
+        let names = keys::horse_names_in("A01", "2026-11-22");
         assert_eq!(newest_of(&names), Some(&b"A01"[..]));
+        let horse = keys::horse_names_dates("A01");
+        assert_eq!(scope(&horse), Scope::ByDate);
+        assert_eq!(date_after(&horse, &names), Some(&b"2026"[..]));
     }
 
     #[test]

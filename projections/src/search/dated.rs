@@ -1,6 +1,12 @@
-//! A horse's names of one date as stored (`keys::horse_names_on`): what each card and
-//! result of the date gives it, and its date before with one, in a short binary record
-//! (`names.rs` keeps the list of them).
+//! A horse's names of each date as stored: what each card and result of the date gives
+//! it, and its date before with one, in a short binary record ([`Dated`]; `names.rs` keeps
+//! the list of them), and the dates of one year in one record ([`Year`],
+//! `keys::horse_names_in`). A horse runs some ten times a year, with a card and a result
+//! each time: a record a date was two records an event of a card or a result, and sled
+//! takes some hundreds of bytes of disk and of writes a record whatever its size
+//! (BENCHMARKS.md, "What was tried").
+
+use std::collections::BTreeMap;
 
 use crate::encoding::{number, part, put_number, put_part};
 use crate::keys;
@@ -122,16 +128,75 @@ impl Dated {
         }
         Ok(Dated { prev, races })
     }
+}
 
-    /// The record of `horse`'s names of `date` in `s`, if any.
-    pub(super) fn read(
-        s: &impl Records,
-        horse: &str,
-        date: &str,
-    ) -> Result<Option<Dated>, StoreError> {
-        let key = keys::horse_names_on(horse, date);
-        s.get(&key)?
-            .map(|stored| Dated::decode(&key, &stored))
+/// The records of a horse's dates of one year, each as [`Dated::encode`] makes it, by date.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub(super) struct Year(pub(super) BTreeMap<String, Vec<u8>>);
+
+impl Year {
+    /// The record as stored: each date in date order, as a part, then its record as a
+    /// part.
+    pub(super) fn encode(&self) -> Vec<u8> {
+        let size: usize = self.0.iter().map(|(d, r)| 2 + d.len() + r.len()).sum();
+        let mut out = Vec::with_capacity(size);
+        for (date, dated) in &self.0 {
+            put_part(&mut out, date.as_bytes());
+            put_part(&mut out, dated);
+        }
+        out
+    }
+
+    /// The dates of the record `stored` under `key` ([`Year::encode`]), each with its
+    /// record as stored, in date order.
+    pub(super) fn entries<'a>(
+        key: &[u8],
+        stored: &'a [u8],
+    ) -> Result<Vec<(&'a str, &'a [u8])>, StoreError> {
+        let corrupt = || {
+            StoreError::Corrupt(format!(
+                "{}: a horse's names of a year",
+                String::from_utf8_lossy(key)
+            ))
+        };
+        let year = keys::parse_horse_names_year(key);
+        let mut rest = stored;
+        let mut out: Vec<(&str, &[u8])> = Vec::new();
+        while !rest.is_empty() {
+            let date = part(&mut rest).ok_or_else(corrupt)?;
+            let date = std::str::from_utf8(date).map_err(|_| corrupt())?;
+            let dated = part(&mut rest).ok_or_else(corrupt)?;
+            // Each date once, in order, and of the record's year.
+            if out.last().is_some_and(|(before, _)| *before >= date)
+                || year.is_some_and(|year| keys::year_of(date) != year)
+            {
+                return Err(corrupt());
+            }
+            out.push((date, dated));
+        }
+        Ok(out)
+    }
+
+    /// The record of `horse`'s names of the year of `date` in `s` (empty: none).
+    pub(super) fn read(s: &impl Records, horse: &str, date: &str) -> Result<Year, StoreError> {
+        let key = keys::horse_names_in(horse, date);
+        let Some(stored) = s.get(&key)? else {
+            return Ok(Year::default());
+        };
+        let entries = Year::entries(&key, &stored)?;
+        Ok(Year(
+            entries
+                .into_iter()
+                .map(|(date, dated)| (date.to_owned(), dated.to_vec()))
+                .collect(),
+        ))
+    }
+
+    /// The record of `date` in it, decoded, if any; `key` is the year's.
+    pub(super) fn dated(&self, key: &[u8], date: &str) -> Result<Option<Dated>, StoreError> {
+        self.0
+            .get(date)
+            .map(|stored| Dated::decode(key, stored))
             .transpose()
     }
 }
@@ -146,7 +211,7 @@ mod tests {
 
     #[test]
     fn a_date_record_reads_back_as_written() {
-        let key = keys::horse_names_on("A024", "2026-11-29");
+        let key = keys::horse_names_in("A024", "2026-11-29");
         let dated = [
             Dated::default(),
             Dated {
@@ -183,5 +248,40 @@ mod tests {
         for damaged in [&b""[..], &[2][..], &[0, 8, 6][..], &[0, 2, 6, 7][..]] {
             assert!(Dated::decode(&key, damaged).is_err(), "{damaged:?}");
         }
+    }
+
+    #[test]
+    fn a_year_record_holds_its_dates_in_order_and_no_other_years() {
+        let key = keys::horse_names_in("A024", "2026-11-29");
+        assert_eq!(key, keys::horse_names_in("A024", "2026-01-01"));
+        assert_ne!(key, keys::horse_names_in("A024", "2025-12-31"));
+        let one = Dated {
+            prev: Some("2026-11-22".into()),
+            races: vec![given(3, "Sha Tin", 'c', "GLORIOUS SUNRISE", 7)],
+        };
+        let mut year = Year::default();
+        year.0.insert("2026-11-29".into(), one.encode());
+        year.0
+            .insert("2026-11-22".into(), Dated::default().encode());
+        let stored = year.encode();
+        let entries = Year::entries(&key, &stored).expect("decodes");
+        let dates: Vec<&str> = entries.iter().map(|(date, _)| *date).collect();
+        assert_eq!(dates, ["2026-11-22", "2026-11-29"]);
+        assert_eq!(year.dated(&key, "2026-11-29").expect("decodes"), Some(one));
+        assert_eq!(year.dated(&key, "2026-11-30").expect("decodes"), None);
+        assert_eq!(Year::entries(&key, b"").expect("decodes"), []);
+        // Cut short, a date out of order or of another year: damaged.
+        assert!(Year::entries(&key, &stored[..stored.len() - 1]).is_err());
+        let mut swapped = Vec::new();
+        for (date, dated) in entries.iter().rev() {
+            put_part(&mut swapped, date.as_bytes());
+            put_part(&mut swapped, dated);
+        }
+        assert!(Year::entries(&key, &swapped).is_err());
+        let mut other = Year::default();
+        other
+            .0
+            .insert("2025-11-29".into(), Dated::default().encode());
+        assert!(Year::entries(&key, &other.encode()).is_err());
     }
 }

@@ -1,20 +1,20 @@
 //! A horse's names as the fold keeps them: one small record a horse (its profile's name
 //! and its latest date with a card or a result: `keys::horse_names`), one a name its cards
-//! and results give it (how many give it: `keys::horse_name_count`), and one a date it has
-//! a card or a result on (what each gives it: `keys::horse_names_on`), each pointing to
-//! the horse's date before it with one. A card or a result writes its date's record, the
-//! count of the name it gives and the horse's record, whatever the size of its history or
-//! the number of its names; the date records are a list, newest first, so that the newest
-//! name is found again when the latest race is taken back. The races whose cards give a
-//! horse a name are the cards it is declared on: the cards' form reads them here
-//! ([`cards_of`], [`newest_card_of`]).
+//! and results give it (how many give it: `keys::horse_name_count`), and one a year, of
+//! each date of it that it has a card or a result on (what each gives it:
+//! `keys::horse_names_in`), each date pointing to the horse's date before it with one. A
+//! card or a result writes its year's record, the count of the name it gives and the
+//! horse's record, whatever the size of its history or the number of its names; the dates
+//! are a list, newest first, so that the newest name is found again when the latest race
+//! is taken back. The races whose cards give a horse a name are the cards it is declared
+//! on: the cards' form reads them here ([`cards_of`], [`newest_card_of`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use racing_events::{HorseProfile, RaceCard, RaceResult};
 use serde::{Deserialize, Serialize};
 
-use super::dated::{Dated, Given};
+use super::dated::{Dated, Given, Year};
 use super::index;
 use crate::encoding::{number, put_number};
 use crate::facts::{Change, What};
@@ -67,30 +67,34 @@ pub(crate) fn cards_of(s: &impl Records, horse: &str) -> Result<Vec<Carded>, Sto
     let mut out = Vec::new();
     let prefix = keys::horse_names_dates(horse);
     for (key, stored) in s.scan(&prefix, Scan::Forward, usize::MAX)? {
-        carded(&key, &stored, &mut out)?;
+        for (date, dated) in Year::entries(&key, &stored)? {
+            carded(&key, date, dated, &mut out)?;
+        }
     }
     Ok(out)
 }
 
 /// The date of the newest card `horse` is declared on, as the records of its names stand in
-/// `s`: read from its newest date back, which mostly has one (a card comes before its
+/// `s`: read from its newest date back, whose year mostly has one (a card comes before its
 /// result).
 pub(crate) fn newest_card_of(s: &impl Records, horse: &str) -> Result<Option<String>, StoreError> {
     let prefix = keys::horse_names_dates(horse);
     let mut limit = 1;
     loop {
-        let dates = s.scan(&prefix, Scan::Backward, limit)?;
-        for (key, stored) in &dates {
-            let mut races = Vec::new();
-            carded(key, stored, &mut races)?;
-            if let Some((date, ..)) = races.pop() {
-                return Ok(Some(date));
+        let years = s.scan(&prefix, Scan::Backward, limit)?;
+        for (key, stored) in &years {
+            for (date, dated) in Year::entries(key, stored)?.into_iter().rev() {
+                let mut races = Vec::new();
+                carded(key, date, dated, &mut races)?;
+                if let Some((date, ..)) = races.pop() {
+                    return Ok(Some(date));
+                }
             }
         }
-        if dates.len() < limit {
+        if years.len() < limit {
             return Ok(None);
         }
-        // Its newest date has results alone: the rest, at once.
+        // Its newest year has results alone: the rest, at once.
         limit = usize::MAX;
     }
 }
@@ -102,11 +106,9 @@ pub(crate) fn latest_date_of(s: &impl Records, horse: &str) -> Result<Option<Str
     Ok(head.and_then(|head| head.last))
 }
 
-/// Adds to `out` the races of the date record `stored` under `key` whose cards give the
-/// horse a name (a race number past a card's is no card's).
-fn carded(key: &[u8], stored: &[u8], out: &mut Vec<Carded>) -> Result<(), StoreError> {
-    let date = keys::parse_horse_names_on(key)
-        .ok_or_else(|| StoreError::Corrupt("a key of a horse's names of a date".into()))?;
+/// Adds to `out` the races of `date`'s record `stored` (of the year record under `key`)
+/// whose cards give the horse a name (a race number past a card's is no card's).
+fn carded(key: &[u8], date: &str, stored: &[u8], out: &mut Vec<Carded>) -> Result<(), StoreError> {
     for g in Dated::decode(key, stored)?.races {
         if let (Ok(n), 'c') = (u8::try_from(g.0), g.2) {
             out.push((date.to_owned(), n, g.1));
@@ -166,12 +168,14 @@ struct Slot {
 }
 
 /// One touched horse: its record as loaded and as changed, the dates and the names the
-/// batch read or changed, and its newest name when loaded.
+/// batch read or changed, the records of the years of those dates as loaded, and its
+/// newest name when loaded.
 #[derive(Debug)]
 struct Horse {
     was: Head,
     head: Head,
     dates: BTreeMap<String, Slot>,
+    years: BTreeMap<String, Year>,
     counts: BTreeMap<String, Count>,
     had_newest: Option<String>,
 }
@@ -189,6 +193,7 @@ impl Horse {
             was: head.clone(),
             head,
             dates: BTreeMap::new(),
+            years: BTreeMap::new(),
             counts: BTreeMap::new(),
             had_newest: None,
         };
@@ -218,13 +223,17 @@ impl Horse {
         })
     }
 
-    /// The record of `date`, loaded on first use.
+    /// The record of `date`, loaded on first use (with its year's).
     fn slot(&mut self, s: &impl Records, horse: &str, date: &str) -> Result<&mut Slot, StoreError> {
         use std::collections::btree_map::Entry;
         Ok(match self.dates.entry(date.to_owned()) {
             Entry::Occupied(e) => e.into_mut(),
             Entry::Vacant(e) => {
-                let was = Dated::read(s, horse, date)?;
+                let year = match self.years.entry(keys::year_of(date).to_owned()) {
+                    Entry::Occupied(y) => y.into_mut(),
+                    Entry::Vacant(y) => y.insert(Year::read(s, horse, date)?),
+                };
+                let was = year.dated(&keys::horse_names_in(horse, date), date)?;
                 e.insert(Slot {
                     now: was.clone(),
                     was,
@@ -439,14 +448,31 @@ impl Horse {
                 s.put(key, value);
             }
         }
+        // Each year with a date that changed is written again whole, once.
+        let mut changed = BTreeSet::new();
         for (date, slot) in self.dates {
             if slot.now == slot.was {
                 continue;
             }
-            let key = keys::horse_names_on(horse, &date);
+            let year = keys::year_of(&date);
+            let Some(record) = self.years.get_mut(year) else {
+                return Err(broken(horse));
+            };
+            changed.insert(year.to_owned());
             match slot.now {
-                Some(dated) => s.put(key, dated.encode()),
-                None => s.delete(key),
+                Some(dated) => record.0.insert(date, dated.encode()),
+                None => record.0.remove(&date),
+            };
+        }
+        for year in changed {
+            let Some(record) = self.years.get(&year) else {
+                return Err(broken(horse));
+            };
+            let key = keys::horse_names_in(horse, &year);
+            if record.0.is_empty() {
+                s.delete(key);
+            } else {
+                s.put(key, record.encode());
             }
         }
         if self.head != self.was {

@@ -72,19 +72,31 @@ fn a_horse_running_again_under_its_name_writes_a_few_small_records_and_no_index_
     let indexed = |key: &[u8]| keys::parse_name_index(key).is_some();
     note(&mut s, 1, &profile("H1", "LONG HISTORY"));
     let other = [("H1", "LONG HISTORY"), ("H2", "NEIGHBOUR")];
+    // A race a month, as a busy horse runs: twelve a year, over seventeen years.
+    let monthly = |i: usize| date(i * 28);
+    let mut ninth = 0;
     for i in 0..200 {
         let seq = i as u64 + 2;
-        note(&mut s, seq, &named_result(&date(i), 1, &other));
+        let before = s.bytes(|_| true);
+        note(&mut s, seq, &named_result(&monthly(i), 1, &other));
+        if i == 8 {
+            ninth = s.bytes(|_| true) - before;
+        }
     }
     let (bytes, entries) = (s.bytes(|_| true), s.count(indexed));
     assert!(entries > 0, "the first names are indexed");
 
-    // The 201st race of each horse, under its name: whatever their 200 before.
-    note(&mut s, 300, &named_result(&date(200), 1, &other));
+    // The 201st race of each horse, under its name, the ninth of its year: whatever their
+    // 200 before, its year's record, which holds each of its dates of the year (some fifty
+    // bytes a date), and its own small record. As many bytes as its ninth race wrote, but
+    // for a byte more of each date's sequence and the year's first date pointing to a
+    // date of the year before.
+    note(&mut s, 300, &named_result(&monthly(200), 1, &other));
     let written = s.bytes(|_| true) - bytes;
     assert!(
-        written <= 2 * 200,
-        "{written} bytes of name records written for two horses' 201st race"
+        written <= 2 * (100 + 9 * 50) && written <= ninth + 2 * (9 + 1 + 11),
+        "{written} bytes of name records written for two horses' 201st race, {ninth} for \
+         their ninth"
     );
     assert_eq!(s.count(indexed), entries, "no index entry written");
 }
@@ -290,7 +302,7 @@ fn shuffled_log(named: fn(u64, u64) -> String) -> Vec<Event> {
 
 /// What every horse's date record's key starts with.
 fn dated_prefix() -> Vec<u8> {
-    let mut key = keys::horse_names_on("", "");
+    let mut key = keys::horse_names_in("", "");
     key.pop();
     key
 }
