@@ -1,10 +1,9 @@
 //! A horse's names of each date as stored: what each card and result of the date gives
 //! it, and its date before with one, in a short binary record ([`Dated`]; `names.rs` keeps
 //! the list of them), and the dates of one year in one record ([`Year`],
-//! `keys::horse_names_in`). A horse runs some ten times a year, with a card and a result
-//! each time: a record a date was two records an event of a card or a result, and sled
-//! takes some hundreds of bytes of disk and of writes a record whatever its size
-//! (BENCHMARKS.md, "What was tried").
+//! `keys::horse_names_in`). A horse has a card and a result on some ten dates a year, and
+//! sled takes some hundreds of bytes of disk and of writes a record whatever its size
+//! (BENCHMARKS.md, "What was tried"): a year's dates share one record.
 
 use std::collections::BTreeMap;
 
