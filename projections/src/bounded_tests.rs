@@ -67,6 +67,16 @@ fn a_search_reads_the_names_it_finds_not_every_horse() {
     let (found, read) = reads_of(&store, || store.find_horses("nobody", 20).expect("search"));
     assert!(found.is_empty());
     assert!(read <= 2, "{read} records read for none found");
+
+    // A name's last two characters find it; its last alone, shorter than any search, is
+    // in no entry and reads nothing.
+    let found = store.find_horses("ar", 20).expect("search");
+    assert_eq!(found.len(), 3, "{found:?}");
+    let (found, read) = reads_of(&store, || store.find_horses("R", 20).expect("search"));
+    assert!(
+        found.is_empty() && read == 0,
+        "{found:?}, {read} records read"
+    );
 }
 
 #[test]

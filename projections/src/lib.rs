@@ -70,7 +70,7 @@ pub use people::{list_key, record_key};
 pub use raceday::{DayEvent, DayKind};
 pub use reader::Reader;
 pub use scan::{Item, Scan};
-pub use search::index::MAX_SEARCH_CHARS;
+pub use search::index::{MAX_SEARCH_CHARS, MIN_SEARCH_CHARS};
 pub use search::HorseMatch;
 pub use snapshot::{
     layout, load_snapshot, snapshot_head, verify_snapshot, Copied, Expected, SnapshotError,

@@ -105,7 +105,9 @@ use crate::state::{RaceOdds, Reads};
 ///    find no later card for a result to change the form of.
 /// 34: a horse's names of each date are kept a record a year (`keys::horse_names_in`),
 ///    not a record a date: a version before it would find none of them.
-pub(crate) const SCHEMA: &[u8] = b"34";
+/// 35: a name's last character alone makes no entry of the name index (no search is that
+///    short): a version before it would leave those it wrote when the name is taken back.
+pub(crate) const SCHEMA: &[u8] = b"35";
 pub(crate) const SCHEMA_KEY: &[u8] = b"meta\0schema";
 
 /// How much of a refused payload a dead letter keeps for inspection; the whole message

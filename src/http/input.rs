@@ -470,7 +470,10 @@ as_str!(HorseNo, Venue);
 // ---- The parameters of discovery: meetings by date, search by name, people by id. ----
 
 /// Characters a `?name=` search text may have, fewest and most.
-pub const NAME_TEXT_LEN: (usize, usize) = (2, racing_projections::MAX_SEARCH_CHARS);
+pub const NAME_TEXT_LEN: (usize, usize) = (
+    racing_projections::MIN_SEARCH_CHARS,
+    racing_projections::MAX_SEARCH_CHARS,
+);
 
 /// Largest `limit` of a horse search.
 pub const MAX_SEARCH_LIMIT: usize = 100;

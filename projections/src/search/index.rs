@@ -6,6 +6,10 @@ use std::collections::BTreeSet;
 use crate::keys;
 use crate::state::State;
 
+/// Fewest characters of a search's text: an index entry of fewer (a name's last
+/// character) would be read by no search, and is not written.
+pub const MIN_SEARCH_CHARS: usize = 2;
+
 /// Most characters of a search's text.
 pub const MAX_SEARCH_CHARS: usize = 50;
 
@@ -98,14 +102,16 @@ fn made_by<'a>(
 }
 
 /// The texts a name in lower case is read by: from each of its characters to its end, at
-/// most [`INDEXED_CHARS`] of it; `true` for the one from its first.
+/// most [`INDEXED_CHARS`] of it and at least [`MIN_SEARCH_CHARS`]; `true` for the one from
+/// its first.
 fn texts(lower: &str) -> impl Iterator<Item = (bool, &str)> {
-    lower.char_indices().map(move |(at, _)| {
+    lower.char_indices().filter_map(move |(at, _)| {
         let rest = &lower[at..];
+        rest.chars().nth(MIN_SEARCH_CHARS - 1)?;
         let end = rest
             .char_indices()
             .nth(INDEXED_CHARS)
             .map_or(rest.len(), |(i, _)| i);
-        (at == 0, &rest[..end])
+        Some((at == 0, &rest[..end]))
     })
 }

@@ -1,11 +1,11 @@
 //! Horses by name: every name each horse was given (by a profile, a card or a result),
 //! kept by `names.rs` in records that a card or a result adds to without rewriting the
 //! horse's history, and an index of them ([`keys::name_index`]): an entry for each place a
-//! name can be read from to its end, in lower case, those of whole names apart, and the
-//! horse's newest name in a record of its own ([`keys::horse_newest`]). An entry is
-//! written when its name is given and removed when the name is taken back; a new newest
-//! name rewrites the one record, not the entries of every name the horse had before. A
-//! search reads the entries of whole names that start with its text, and where they are
+//! name can be read from to its end, in lower case, those of whole names apart (but its
+//! last character alone, shorter than any search), and the horse's newest name in a record
+//! of its own ([`keys::horse_newest`]). An entry is written when its name is given and
+//! removed when the name is taken back; a new newest name rewrites the one record, not the
+//! entries of every name the horse had before. A search reads the entries of whole names that start with its text, and where they are
 //! fewer than it lists, those of the other places that do, then the newest name of each
 //! horse they name: the records of the horses it finds, and no other horse's. A horse that
 //! was renamed is found by each of its names and listed under its newest.
@@ -23,6 +23,7 @@ use serde::Serialize;
 use crate::keys;
 use crate::kv::StoreError;
 use crate::store::Store;
+use index::MIN_SEARCH_CHARS;
 
 /// A horse a search found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -36,13 +37,16 @@ pub struct HorseMatch {
 }
 
 impl Store {
-    /// The horses one of whose names contains `text` (at most [`MAX_SEARCH_CHARS`]
-    /// characters), whatever the case: those with a name that starts with it first, then
-    /// alphabetical by newest name (then brand number); at most `limit`. Reads the index
-    /// entries of the names that start with it, and where those are fewer than `limit`,
-    /// of the names that contain it further on: as many as there are places in those
-    /// names where it starts.
+    /// The horses one of whose names contains `text` ([`MIN_SEARCH_CHARS`] to
+    /// `MAX_SEARCH_CHARS` characters; a shorter one finds none), whatever the case: those
+    /// with a name that starts with it first, then alphabetical by newest name (then brand
+    /// number); at most `limit`. Reads the index entries of the names that start with it,
+    /// and where those are fewer than `limit`, of the names that contain it further on: as
+    /// many as there are places in those names where it starts.
     pub fn find_horses(&self, text: &str, limit: usize) -> Result<Vec<HorseMatch>, StoreError> {
+        if text.chars().count() < MIN_SEARCH_CHARS {
+            return Ok(Vec::new());
+        }
         let text = text.to_lowercase();
         let scan = |whole| {
             self.kv
