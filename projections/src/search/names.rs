@@ -464,11 +464,12 @@ impl Horse {
                 None => record.0.remove(&date),
             };
         }
-        for year in changed {
-            let Some(record) = self.years.get(&year) else {
-                return Err(broken(horse));
-            };
-            let key = keys::horse_names_in(horse, &year);
+        let written = self
+            .years
+            .iter()
+            .filter(|(year, _)| changed.contains(*year));
+        for (year, record) in written {
+            let key = keys::horse_names_in(horse, year);
             if record.0.is_empty() {
                 s.delete(key);
             } else {
