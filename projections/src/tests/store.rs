@@ -261,6 +261,6 @@ fn a_record_read_by_one_batch_is_read_by_the_next_as_the_commits_between_left_it
     assert_eq!(read(&store), Some(two.clone()));
     // A store opened again reads the tree.
     drop(store);
-    let store = Store::open(dir.path()).expect("open");
+    let store = reopen(dir.path(), Options::default());
     assert_eq!(read(&store), Some(two));
 }
