@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::form::YearsRead;
 use crate::horse_runs::{percent, runs_of, Run};
 use crate::keys;
 use crate::kv::Kv;
@@ -84,13 +85,14 @@ pub(crate) fn runs(
         Subject::Horse(horse) => runs_of(s, horse)?,
         Subject::Person(role, id) => {
             let mut runs = Vec::new();
+            let mut years = YearsRead::default();
             let prefix = keys::person_rides(role.name(), id);
             for day in now.range(span.keys_within(&prefix)) {
                 let (key, value) = day?;
                 let day = Day::read(&key, Some(&value))?;
                 for ride in day.names(&key) {
                     reads.note()?;
-                    runs.extend(person_run(s, role, id, &ride)?);
+                    runs.extend(person_run(s, &mut years, role, id, &ride)?);
                 }
             }
             if runs.is_empty() {
@@ -103,7 +105,7 @@ pub(crate) fn runs(
                     let day = Day::read(&key, Some(&value))?;
                     for ride in day.names(&key) {
                         reads.note()?;
-                        if person_run(s, role, id, &ride)?.is_some() {
+                        if person_run(s, &mut years, role, id, &ride)?.is_some() {
                             return Ok(Some(runs));
                         }
                     }
@@ -122,10 +124,11 @@ pub(crate) fn runs(
 }
 
 /// The run of person `id` in `role` in the race their listed ride `key`
-/// ([`keys::person_ride`]) names, as `s` holds it: `None` where `s` holds no ride of
-/// theirs there.
+/// ([`keys::person_ride`]) names, as `s` holds it (its horse's year read through
+/// `years`): `None` where `s` holds no ride of theirs there.
 fn person_run(
     s: &impl Records,
+    years: &mut YearsRead,
     role: Role,
     id: &str,
     key: &[u8],
@@ -133,7 +136,7 @@ fn person_run(
     let ((date, n, venue), horse) = keys::parse_person_ride(key)
         .ok_or_else(|| StoreError::Corrupt("a person's ride key".into()))?;
     let entry = keys::form_entry(horse, date, n, venue);
-    let Some(value) = s.get(&entry)? else {
+    let Some(value) = years.entry(s, &entry)? else {
         return Ok(None);
     };
     let run = Run::of_entry(&entry, &value)?;

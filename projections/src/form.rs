@@ -1,24 +1,27 @@
-//! A horse's form as the fold keeps it: a record per race the horse ran
-//! ([`keys::form_entry`]), holding the result's name for the horse and the entry's served
-//! JSON, and a small record under the form document's key holding the sequence at which
-//! the document last changed and the head of its JSON ([`head`]). A new run writes its
-//! entry and that head: bytes of one entry, however long the form, and the fold reads the
-//! entries it replaces and the newest, never the whole form. The document is assembled
-//! when it is read ([`assemble`]): the entries' JSON copied one after the other, not
-//! parsed, and its `ETag` computed from the bytes assembled.
+//! A horse's form as the fold keeps it: an entry per race the horse ran, holding the
+//! result's name for the horse and the entry's served JSON, the entries of a year in one
+//! record ([`keys::form_year`], [`Year`]), and a small record under the form document's
+//! key holding the sequence at which the document last changed and the head of its JSON
+//! ([`head`]). A new run writes its year's record and that head: bytes of a year's
+//! entries, however long the form, and the fold reads the years of the entries it
+//! replaces and the newest, never the whole form. The document is assembled when it is
+//! read ([`assemble`]): the entries' JSON copied one after the other, not parsed, and its
+//! `ETag` computed from the bytes assembled.
 //!
-//! An entry replaced or removed keeps its version among the form's past
+//! An entry is named by its key of [`keys::form_entry`], which it is stored under within
+//! its year's record. An entry replaced or removed keeps its version among the form's past
 //! ([`keys::form_entry_past`], under the sequence of the event that set it; a removal leaves
-//! an empty version): each entry's JSON is stored once, in its entry or, once replaced, in
+//! an empty version): each entry's JSON is stored once, in its year or, once replaced, in
 //! the past, and `as_of` reads a form from the two ([`as_of`]), whatever point it asks for.
 //!
 //! Entry layout: the sequence of the event that set it (8 bytes, big-endian), the length of
 //! the name as a little-endian `u32`, the name, then the JSON.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use crate::docs::form::FormDoc;
 use crate::docs::{ETAG_LEN, HEAD_LEN};
+use crate::encoding::{part, put_part};
 use crate::keys;
 use crate::kv::StoreError;
 use crate::scan::{Item, Scan};
@@ -46,13 +49,161 @@ fn decode(value: &[u8]) -> Option<(u64, &[u8], &[u8])> {
     Some((u64::from_be_bytes(*seq), name, json))
 }
 
+/// A horse's entries of one year, as stored under [`keys::form_year`]: by the rest of each
+/// entry's name after the horse's prefix ([`keys::form_entries_of`]: its date, race number
+/// and venue), its value. Stored as parts ([`crate::encoding`]), name then value, in the
+/// names' order. A horse runs some ten times a year, and sled takes some hundreds of bytes
+/// of disk and of writes a record whatever its size (BENCHMARKS.md, "What was tried").
+#[derive(Debug, Default)]
+struct Year(BTreeMap<Vec<u8>, Vec<u8>>);
+
+impl Year {
+    /// The year stored as `record`; an error where it is damaged.
+    fn decode(record: &[u8]) -> Result<Year, StoreError> {
+        let mut year = BTreeMap::new();
+        for found in year_entries(record) {
+            let (name, value) = found?;
+            year.insert(name.to_vec(), value.to_vec());
+        }
+        Ok(Year(year))
+    }
+
+    fn encode(&self) -> Vec<u8> {
+        let size = self.0.iter().map(|(n, v)| n.len() + v.len() + 10).sum();
+        let mut out = Vec::with_capacity(size);
+        for (name, value) in &self.0 {
+            put_part(&mut out, name);
+            put_part(&mut out, value);
+        }
+        out
+    }
+}
+
+/// The entries of a year's `record`, in order: the rest of each one's name and its value;
+/// an error for a damaged one (cut short, out of order, or a value that is no entry's).
+fn year_entries(record: &[u8]) -> impl Iterator<Item = Result<(&[u8], &[u8]), StoreError>> {
+    let mut rest = record;
+    let mut before: Option<&[u8]> = None;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let found = part(&mut rest)
+            .zip(part(&mut rest))
+            .filter(|(name, value)| before.is_none_or(|b| b < *name) && decode(value).is_some());
+        match found {
+            Some((name, value)) => {
+                before = Some(name);
+                Some(Ok((name, value)))
+            }
+            None => {
+                rest = &[];
+                Some(Err(damaged("year is damaged")))
+            }
+        }
+    })
+}
+
+/// The entries of a horse's year records `years` (each `(key, record)`, in key order), as
+/// `(name, value)` in the names' order: the form, oldest first.
+pub(crate) fn entries_in(years: &[Item]) -> Result<Vec<Item>, StoreError> {
+    let mut entries = Vec::new();
+    for (key, record) in years {
+        for found in year_entries(record) {
+            let (rest, value) = found?;
+            entries.push((keys::form_entry_of_year(key, rest), value.to_vec()));
+        }
+    }
+    Ok(entries)
+}
+
+/// The values of the entries of a horse's year records `years` (each `(key, record)`, in
+/// key order), oldest first: what a form document is assembled from, read in place.
+fn values_in(years: &[Item]) -> Result<Vec<&[u8]>, StoreError> {
+    let mut values = Vec::new();
+    for (_, record) in years {
+        for found in year_entries(record) {
+            values.push(found?.1);
+        }
+    }
+    Ok(values)
+}
+
+/// The year records that hold `entries` (`(name, value)`, as [`entries_in`] gives them),
+/// in key order.
+pub(crate) fn years_of(entries: Vec<Item>) -> Result<Vec<Item>, StoreError> {
+    let mut years: BTreeMap<Vec<u8>, Year> = BTreeMap::new();
+    for (name, value) in entries {
+        let (key, rest) =
+            keys::form_entry_in_year(&name).ok_or_else(|| damaged("name is damaged"))?;
+        let year = years.entry(key.to_vec()).or_default();
+        year.0.insert(rest.to_vec(), value);
+    }
+    Ok(years.into_iter().map(|(k, y)| (k, y.encode())).collect())
+}
+
+/// The form of `horse` as `s` holds it: its entries as `(name, value)`, oldest first.
+pub(crate) fn entries(s: &impl Records, horse: &str) -> Result<Vec<Item>, StoreError> {
+    // Forwards: sled walks a range backwards a good deal more slowly.
+    entries_in(&s.scan(&keys::form_entries_of(horse), Scan::Forward, usize::MAX)?)
+}
+
+/// The value of the entry named `name` ([`keys::form_entry`]) as `s` holds it; `None`
+/// where there is none.
+pub(crate) fn entry(s: &impl Records, name: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+    YearsRead::default().entry(s, name)
+}
+
+/// The year records read by reads of entries that follow one another in date order (a
+/// person's rides, some of them of the same horse in a year, which a year's record holds
+/// together): each read once while held, and at most [`YEARS_HELD`] held, the newest
+/// read.
+#[derive(Debug, Default)]
+pub(crate) struct YearsRead {
+    held: HashMap<Vec<u8>, Option<Vec<u8>>>,
+}
+
+/// Most year records a [`YearsRead`] holds: a few kilobytes each, the horses of a person's
+/// rides in some months.
+const YEARS_HELD: usize = 256;
+
+impl YearsRead {
+    /// The value of the entry named `name` as `s` holds it; `None` where there is none.
+    pub(crate) fn entry(
+        &mut self,
+        s: &impl Records,
+        name: &[u8],
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        let (key, rest) =
+            keys::form_entry_in_year(name).ok_or_else(|| damaged("name is damaged"))?;
+        if self.held.len() >= YEARS_HELD && !self.held.contains_key(key) {
+            // Those read longest ago are of the earliest dates: of a year now past, mostly.
+            self.held.clear();
+        }
+        let record = match self.held.get(key) {
+            Some(record) => record,
+            None => {
+                let record = s.get(key)?;
+                self.held.entry(key.to_vec()).or_insert(record)
+            }
+        };
+        for found in record.iter().flat_map(|r| year_entries(r)) {
+            let (found, value) = found?;
+            if found == rest {
+                return Ok(Some(value.to_vec()));
+            }
+        }
+        Ok(None)
+    }
+}
+
 /// What [`replace`] did to an entry.
 #[derive(Debug)]
 pub(crate) enum Replaced {
     /// Nothing: the entry was given as it is, or one to remove was not there.
     Nothing,
-    /// Set or removed it: its key, and the JSON it served before (`None`: there was no
-    /// entry).
+    /// Set or removed it: its name ([`keys::form_entry`]), and the JSON it served before
+    /// (`None`: there was no entry).
     Was(Vec<u8>, Option<Vec<u8>>),
 }
 
@@ -66,12 +217,20 @@ pub(crate) fn replace(
     entry: Option<(&str, &[u8])>,
     seq: u64,
 ) -> Result<Replaced, StoreError> {
-    let key = keys::form_entry(horse, date, n, venue);
-    let past = |seq| keys::form_entry_past(&key, seq).unwrap_or_default();
-    let was = match s.get(&key)? {
+    let name = keys::form_entry(horse, date, n, venue);
+    let key = keys::form_year(horse, date);
+    let rest = keys::form_entry_in_year(&name)
+        .map(|(_, rest)| rest.to_vec())
+        .ok_or_else(|| damaged("name is damaged"))?;
+    let past = |seq| keys::form_entry_past(&name, seq).unwrap_or_default();
+    let mut year = match s.get(&key)? {
+        Some(record) => Year::decode(&record)?,
+        None => Year::default(),
+    };
+    let was = match year.0.remove(&rest) {
         Some(current) => {
-            let (set, name, json) = decode(&current).ok_or_else(|| damaged("is truncated"))?;
-            if entry.is_some_and(|(given, j)| (given.as_bytes(), j) == (name, json)) {
+            let (set, given, json) = decode(&current).ok_or_else(|| damaged("is truncated"))?;
+            if entry.is_some_and(|(name, j)| (name.as_bytes(), j) == (given, json)) {
                 return Ok(Replaced::Nothing);
             }
             let was = json.to_vec();
@@ -82,13 +241,17 @@ pub(crate) fn replace(
         None => None,
     };
     match entry {
-        Some((name, json)) => s.put(key.clone(), encode(seq, name, json)),
-        None => {
-            s.put(past(seq), Vec::new());
-            s.delete(key.clone());
+        Some((given, json)) => {
+            year.0.insert(rest, encode(seq, given, json));
         }
+        None => s.put(past(seq), Vec::new()),
     }
-    Ok(Replaced::Was(key, was))
+    if year.0.is_empty() {
+        s.delete(key);
+    } else {
+        s.put(key, year.encode());
+    }
+    Ok(Replaced::Was(name, was))
 }
 
 /// The horse's name (as the result gave it) and the JSON of an entry's value.
@@ -98,29 +261,24 @@ pub(crate) fn entry_parts(value: &[u8]) -> Result<(&[u8], &[u8]), StoreError> {
         .ok_or_else(|| damaged("is truncated"))
 }
 
-/// The JSON the entry under `key` serves now; `None` where there is none.
-pub(crate) fn served(s: &impl Records, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-    s.get(key)?
-        .map(|value| {
-            decode(&value)
-                .map(|(_, _, json)| json.to_vec())
-                .ok_or_else(|| damaged("is truncated"))
-        })
-        .transpose()
+/// The JSON the entry named `name` serves now; `None` where there is none.
+pub(crate) fn served(s: &impl Records, name: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+    Ok(entry(s, name)?.map(|value| json(&value).to_vec()))
 }
 
-/// The name the newest result gave `horse` (its newest entry's), reading that entry
+/// The name the newest result gave `horse` (its newest entry's), reading its newest year
 /// alone; `None` where it has no entry.
 pub(crate) fn newest_name(s: &impl Records, horse: &str) -> Result<Option<String>, StoreError> {
     let newest = s.scan(&keys::form_entries_of(horse), Scan::Backward, 1)?;
-    newest
-        .first()
-        .map(|(_, value)| {
-            decode(value)
-                .map(|(_, name, _)| String::from_utf8_lossy(name).into_owned())
-                .ok_or_else(|| damaged("is truncated"))
-        })
-        .transpose()
+    let Some((_, record)) = newest.first() else {
+        return Ok(None);
+    };
+    let Some(last) = year_entries(record).last() else {
+        return Ok(None);
+    };
+    let (_, value) = last?;
+    let (_, name, _) = decode(value).ok_or_else(|| damaged("is truncated"))?;
+    Ok(Some(String::from_utf8_lossy(name).into_owned()))
 }
 
 /// A horse's form: its entries' values, newest first.
@@ -132,18 +290,10 @@ pub(crate) struct FormSource {
 impl FormSource {
     /// The form of `horse` as `s` holds it.
     pub fn load(s: &impl Records, horse: &str) -> Result<FormSource, StoreError> {
-        let mut entries = Vec::new();
-        let prefix = keys::form_entries_of(horse);
-        // Read forwards, as `read` does: sled walks a range backwards more slowly.
-        for (_, value) in s
-            .scan(&prefix, Scan::Forward, usize::MAX)?
-            .into_iter()
-            .rev()
-        {
-            decode(&value).ok_or_else(|| damaged("is truncated"))?;
-            entries.push(value);
-        }
-        Ok(FormSource { entries })
+        let entries = entries(s, horse)?.into_iter().rev().map(|(_, v)| v);
+        Ok(FormSource {
+            entries: entries.collect(),
+        })
     }
 
     /// The name the newest result gave the horse.
@@ -215,12 +365,13 @@ pub(crate) fn read(
     loop {
         tries += 1;
         // Forwards: sled walks a range backwards a good deal more slowly.
-        let entries = records.scan(&keys::form_entries_of(horse), Scan::Forward, usize::MAX)?;
+        let years = records.scan(&keys::form_entries_of(horse), Scan::Forward, usize::MAX)?;
+        let values = values_in(&years)?;
         let Some(now) = records.get(&key)? else {
             return Ok(None);
         };
         if now == head || tries == READS {
-            return assemble(&head, entries.iter().rev().map(|(_, e)| &e[..]))
+            return assemble(&head, values.into_iter().rev())
                 .map(Some)
                 .ok_or_else(|| StoreError::Corrupt(format!("the form document of {horse}")));
         }
@@ -234,16 +385,13 @@ const READS: usize = 3;
 /// The form document of `horse` in `records`, whole; `None` where it has none.
 pub(crate) fn read_in(records: &BTreeMap<Vec<u8>, Vec<u8>>, horse: &str) -> Option<Vec<u8>> {
     let head = records.get(&crate::keys::doc::DocKey::Form(horse).key())?;
-    let ask = (
-        &keys::form_entries_of(horse)[..],
-        Scan::Backward,
-        usize::MAX,
-    );
-    let entries = crate::scan::over_map(records, ask);
-    assemble(head, entries.iter().map(|(_, v)| &v[..]))
+    let ask = (&keys::form_entries_of(horse)[..], Scan::Forward, usize::MAX);
+    let years = crate::scan::over_map(records, ask);
+    assemble(head, values_in(&years).ok()?.into_iter().rev())
 }
 
-/// The horse whose form a record under `key` belongs to: an entry or a form document.
+/// The horse whose form a record under `key` belongs to: a year of entries or a form
+/// document.
 pub(crate) fn horse_of(key: &[u8]) -> Option<&str> {
     match crate::keys::doc::DocKey::parse(key) {
         Some(crate::keys::doc::DocKey::Form(horse)) => Some(horse),
@@ -252,8 +400,8 @@ pub(crate) fn horse_of(key: &[u8]) -> Option<&str> {
 }
 
 /// A horse's entries as they stood once the log up to `point` had been applied, as
-/// `(key, value)` in key order: from its `entries` now and its `pasts` (each as stored,
-/// in any order).
+/// `(name, value)` in the names' order: from its `entries` now (as [`entries_in`] gives
+/// them) and its `pasts` (each as stored), each in any order.
 pub(crate) fn as_of(
     point: u64,
     entries: impl IntoIterator<Item = Result<(Vec<u8>, Vec<u8>), StoreError>>,

@@ -18,7 +18,7 @@ use crate::state::{race_no, Records, State};
 use crate::form::{self, FormSource, Replaced};
 
 /// The horses whose forms a batch touched, each with the JSON that the entries the batch
-/// replaced served before it (`None`: there was none), by the entry's key.
+/// replaced served before it (`None`: there was none), by the entry's name.
 #[derive(Debug, Default)]
 pub(crate) struct Forms {
     horses: BTreeMap<String, BTreeMap<Vec<u8>, Option<Vec<u8>>>>,

@@ -34,7 +34,7 @@ impl Records for AsOf<'_> {
             return self.odds(date, n, venue);
         }
         if keys::form_entry_horse(key).is_some() {
-            return self.entry(key);
+            return self.form_year(key);
         }
         if !keys::is_versioned(key) {
             // No record without versions is rendered from (`keys::is_versioned`).
@@ -44,7 +44,7 @@ impl Records for AsOf<'_> {
     }
 
     fn scan(&self, prefix: &[u8], dir: Scan, limit: usize) -> Result<Vec<Item>, StoreError> {
-        // Of records scanned by prefix, only a horse's form entries have a past.
+        // Of records scanned by prefix, only a horse's form has a past.
         let horse = keys::form_entry_horse(prefix)
             .filter(|h| keys::form_entries_of(h) == prefix)
             .ok_or_else(|| {
@@ -53,7 +53,7 @@ impl Records for AsOf<'_> {
                     String::from_utf8_lossy(prefix)
                 ))
             })?;
-        let entries = self.form(horse)?.into_iter();
+        let entries = crate::form::years_of(self.form(horse)?)?.into_iter();
         Ok(match dir {
             Scan::Forward => entries.take(limit).collect(),
             Scan::Backward => entries.rev().take(limit).collect(),
@@ -143,20 +143,21 @@ impl AsOf<'_> {
         Err(StoreError::TooLong)
     }
 
-    /// One form entry at the point (what a person's records by condition read, entry by
-    /// entry), from the entry and its past versions.
-    fn entry(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+    /// A horse's form record of one year at the point (what a person's records by
+    /// condition read, entry by entry), from the record and its entries' past versions.
+    fn form_year(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         self.reads.note()?;
-        let now = self.kv.get(key)?.map(|v| Ok((key.to_vec(), v.to_vec())));
-        let mut pasts = keys::form_entry_past(key, 0)
-            .ok_or_else(|| StoreError::Corrupt("a form entry's key".into()))?;
-        pasts.truncate(pasts.len() - 8);
+        let now = self.kv.get(key)?.map(|v| (key.to_vec(), v.to_vec()));
+        let now = crate::form::entries_in(now.as_slice())?;
+        let pasts = keys::form_pasts_in(key)
+            .ok_or_else(|| StoreError::Corrupt("a form record's key".into()))?;
         let pasts = self.kv.prefix(pasts).map(|item| {
             let (k, v) = item?;
             Ok((k.to_vec(), v.to_vec()))
         });
-        let then = crate::form::as_of(self.seq, now, pasts)?;
-        Ok(then.into_iter().find(|(k, _)| k == key).map(|(_, v)| v))
+        let then = crate::form::as_of(self.seq, now.into_iter().map(Ok), pasts)?;
+        let mut years = crate::form::years_of(then)?.into_iter();
+        Ok(years.find(|(k, _)| k == key).map(|(_, v)| v))
     }
 
     /// A horse's form entries at the point, from its entries and their past versions.
@@ -168,9 +169,10 @@ impl AsOf<'_> {
                 Ok((key.to_vec(), value.to_vec()))
             })
         };
+        let years = scan(keys::form_entries_of(horse)).collect::<Result<Vec<_>, _>>()?;
         crate::form::as_of(
             self.seq,
-            scan(keys::form_entries_of(horse)),
+            crate::form::entries_in(&years)?.into_iter().map(Ok),
             scan(keys::form_pasts_of(horse)),
         )
     }

@@ -5,9 +5,7 @@
 use racing_events::{RaceResult, ResultRunner};
 use serde::Deserialize;
 
-use crate::keys;
 use crate::kv::StoreError;
-use crate::scan::Scan;
 use crate::state::Records;
 
 /// One race of a horse's form, as the analyses read it.
@@ -107,7 +105,7 @@ pub fn took_part(status: Option<&str>) -> bool {
 
 /// Every run of `horse`, oldest first (date, race number, venue).
 pub(crate) fn runs_of(s: &impl Records, horse: &str) -> Result<Vec<Run>, StoreError> {
-    s.scan(&keys::form_entries_of(horse), Scan::Forward, usize::MAX)?
+    crate::form::entries(s, horse)?
         .iter()
         .map(|(key, value)| Run::of_entry(key, value))
         .collect()

@@ -107,7 +107,9 @@ use crate::state::{RaceOdds, Reads};
 ///    not a record a date: a version before it would find none of them.
 /// 35: a name's last character alone makes no entry of the name index (no search is that
 ///    short): a version before it would leave those it wrote when the name is taken back.
-pub(crate) const SCHEMA: &[u8] = b"35";
+/// 36: a horse's form entries are kept a record a year (`keys::form_year`), not a record
+///    an entry: a version before it would find none of them.
+pub(crate) const SCHEMA: &[u8] = b"36";
 pub(crate) const SCHEMA_KEY: &[u8] = b"meta\0schema";
 
 /// How much of a refused payload a dead letter keeps for inspection; the whole message

@@ -83,9 +83,7 @@ fn a_replaced_or_removed_entry_is_kept_as_the_past_it_was() {
     let held: Vec<&[u8]> = pasts.iter().map(|(_, v)| json(v)).collect();
     assert_eq!(held, [&b"{1}"[..], b"{2}", b""]);
     let at = |point| {
-        let entries = s
-            .scan(&keys::form_entries_of("E271"), Scan::Forward, usize::MAX)
-            .expect("scan");
+        let entries = entries(&s, "E271").expect("entries");
         let then = as_of(
             point,
             entries.into_iter().map(Ok),
@@ -109,10 +107,85 @@ fn a_replaced_or_removed_entry_is_kept_as_the_past_it_was() {
 fn a_truncated_entry_is_reported_damaged() {
     let mut s = MemState::default();
     set(&mut s, ("2026-10-01", 2, ST), Some(("A", b"{1}")), 1);
-    let key = keys::form_entry("E271", "2026-10-01", 2, ST);
+    let key = keys::form_year("E271", "2026-10-01");
     s.put(key, vec![0; 10]);
     assert!(FormSource::load(&s, "E271").is_err());
     assert!(replace(&mut s, "E271", ("2026-10-01", 2, ST), None, 2).is_err());
+}
+
+#[test]
+fn a_years_entries_share_one_record_and_read_back_by_name() {
+    let mut s = MemState::default();
+    set(&mut s, ("2026-10-01", 2, ST), Some(("A", b"{1}")), 1);
+    set(&mut s, ("2025-12-31", 9, ST), Some(("A", b"{0}")), 2);
+    set(&mut s, ("2026-01-01", 1, ST), Some(("A", b"{2}")), 3);
+    let years = s
+        .scan(&keys::form_entries_of("E271"), Scan::Forward, usize::MAX)
+        .expect("scan");
+    let keys: Vec<&[u8]> = years.iter().map(|(k, _)| &k[..]).collect();
+    let year = |date| keys::form_year("E271", date);
+    assert_eq!(keys, [&year("2025-01-01")[..], &year("2026-01-01")[..]]);
+    // The entries by name, oldest first; and the records they make, the same.
+    let all = entries(&s, "E271").expect("entries");
+    let names: Vec<Vec<u8>> = all.iter().map(|(name, _)| name.clone()).collect();
+    let name = |date, n| keys::form_entry("E271", date, n, ST);
+    assert_eq!(
+        names,
+        [
+            name("2025-12-31", 9),
+            name("2026-01-01", 1),
+            name("2026-10-01", 2)
+        ]
+    );
+    assert_eq!(years_of(all).expect("years"), years);
+    let one = entry(&s, &name("2026-01-01", 1)).expect("read");
+    assert_eq!(one.as_deref().map(json), Some(&b"{2}"[..]));
+    assert_eq!(entry(&s, &name("2026-01-02", 1)).expect("read"), None);
+    // The last entry of a year removed removes its record.
+    set(&mut s, ("2025-12-31", 9, ST), None, 4);
+    assert_eq!(s.get(&year("2025-01-01")).expect("read"), None);
+    assert_eq!(newest_name(&s, "E271").expect("name").as_deref(), Some("A"));
+    // A year whose entries are out of order is damaged.
+    let (_, record) = &years[1];
+    let mut parts = &record[..];
+    let first = (part(&mut parts), part(&mut parts));
+    let mut swapped = parts.to_vec();
+    if let (Some(n), Some(v)) = first {
+        put_part(&mut swapped, n);
+        put_part(&mut swapped, v);
+    }
+    s.put(year("2026-01-01"), swapped);
+    assert!(entries(&s, "E271").is_err());
+}
+
+#[test]
+fn entries_read_through_the_years_held_are_those_the_store_holds() {
+    let mut s = MemState::default();
+    let mut names = Vec::new();
+    // More horses a year than a `YearsRead` holds, each with two runs in each of two years.
+    for (seq, date) in (1..).zip(["2025-03-01", "2025-09-01", "2026-03-01", "2026-09-01"]) {
+        for h in 0..300 {
+            let horse = format!("H{h:03}");
+            let json = format!("{{{seq}}}");
+            replace(
+                &mut s,
+                &horse,
+                (date, 1, ST),
+                Some(("A", json.as_bytes())),
+                seq,
+            )
+            .expect("replaced");
+            // Race 1 ran; race 2 did not.
+            names.push((keys::form_entry(&horse, date, 1, ST), true));
+            names.push((keys::form_entry(&horse, date, 2, ST), false));
+        }
+    }
+    let mut years = YearsRead::default();
+    for (name, ran) in &names {
+        let held = years.entry(&s, name).expect("read");
+        assert_eq!(held, entry(&s, name).expect("read"));
+        assert_eq!(held.is_some(), *ran);
+    }
 }
 
 /// Records that a commit changes between a read of the form's head and the scan of its

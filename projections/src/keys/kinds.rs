@@ -31,7 +31,7 @@ pub const KINDS: [(&str, &[u8], Packed); 32] = [
     ("race result heads", b"doc\0race\0", AS_IS),
     ("card heads", b"doc\0cards\0", AS_IS),
     // Short JSON texts, a few hundred bytes each: packed against a dictionary of their own.
-    ("form entries", b"fe\0", Some(FORM_ENTRY)),
+    ("form entries by year", b"fe\0", Some(FORM_ENTRY)),
     ("form entries' past versions", b"fc\0", AS_IS),
     ("race prices", b"odds\0", PACKED),
     ("odds journal", b"oj\0", PACKED),

@@ -12,7 +12,7 @@ mod parts;
 pub(crate) mod scope;
 pub(crate) mod versions;
 
-use parts::{key, race, split_at_sep, SEP};
+use parts::{key, race, split_at_sep, SEP, YEAR_LEN};
 
 use doc::DocKey;
 
@@ -175,9 +175,11 @@ pub fn is_versioned(key: &[u8]) -> bool {
     .any(|p| key.starts_with(p))
 }
 
-/// A horse's form entry for one race (`form.rs`): under the race in key order, so that
-/// the horse's entries read backwards are its form, newest first (date, race number, then
-/// venue, descending: a date holds no `\0`, so `date \0` sorts as the date does).
+/// The name of a horse's form entry for one race (`form.rs`), in the order of its form:
+/// the horse's entries in key order are its form, oldest first (date, race number, then
+/// venue: a date holds no `\0`, so `date \0` sorts as the date does). An entry is stored
+/// in its year's record ([`form_year`]); its past versions are stored under this name
+/// ([`form_entry_past`]).
 pub fn form_entry(horse_no: &str, date: &str, race_number: u8, venue: &str) -> Vec<u8> {
     key(&[
         b"fe",
@@ -188,14 +190,40 @@ pub fn form_entry(horse_no: &str, date: &str, race_number: u8, venue: &str) -> V
     ])
 }
 
-/// The prefix of a horse's form entries.
+/// The record of a horse's form entries of the year of `date` (`fe \0 horse \0 YYYY`):
+/// a horse's records follow one another in year order, under [`form_entries_of`].
+pub fn form_year(horse_no: &str, date: &str) -> Vec<u8> {
+    key(&[b"fe", horse_no.as_bytes(), year_of(date).as_bytes()])
+}
+
+/// The key of the [`form_year`] record that holds the entry named `entry`
+/// ([`form_entry`]), and the rest of the name that the record keeps (the date, race
+/// number and venue); `None` for a name that is no form entry's.
+pub fn form_entry_in_year(entry: &[u8]) -> Option<(&[u8], &[u8])> {
+    let horse = form_entry_horse(entry)?;
+    let year = b"fe\0".len() + horse.len() + 1 + YEAR_LEN;
+    let rest_of_date = entry.get(year..)?.first();
+    let rest = year - YEAR_LEN;
+    rest_of_date
+        .is_some_and(|b| *b != SEP)
+        .then(|| (&entry[..year], &entry[rest..]))
+}
+
+/// The name ([`form_entry`]) of the entry that the [`form_year`] record `year` keeps as
+/// `rest` ([`form_entry_in_year`]).
+pub fn form_entry_of_year(year: &[u8], rest: &[u8]) -> Vec<u8> {
+    let prefix = year.get(..year.len().saturating_sub(YEAR_LEN));
+    [prefix.unwrap_or_default(), rest].concat()
+}
+
+/// The prefix of a horse's form records (and of the names of its entries).
 pub fn form_entries_of(horse_no: &str) -> Vec<u8> {
     let mut k = key(&[b"fe", horse_no.as_bytes()]);
     k.push(SEP);
     k
 }
 
-/// The horse of a form entry's key, or of the prefix of a horse's entries.
+/// The horse of a form entry's name or record's key, or of the prefix of a horse's.
 pub fn form_entry_horse(key: &[u8]) -> Option<&str> {
     let rest = key.strip_prefix(b"fe\0")?;
     let end = rest.iter().position(|b| *b == SEP)?;
@@ -219,6 +247,13 @@ pub fn form_pasts_of(horse_no: &str) -> Vec<u8> {
     let mut k = key(&[b"fc", horse_no.as_bytes()]);
     k.push(SEP);
     k
+}
+
+/// The prefix of the past versions of the entries that the [`form_year`] record `year`
+/// holds; `None` for a key that is no form record's.
+pub fn form_pasts_in(year: &[u8]) -> Option<Vec<u8>> {
+    let rest = year.strip_prefix(b"fe\0")?;
+    Some([&b"fc\0"[..], rest].concat())
 }
 
 /// The form entry's key and the sequence of a past version's key.

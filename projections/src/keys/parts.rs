@@ -3,6 +3,9 @@
 
 pub(super) const SEP: u8 = 0;
 
+/// Bytes of a year in a key, `YYYY`: what the key of a record of a year ends with.
+pub(super) const YEAR_LEN: usize = 4;
+
 pub(super) fn key(parts: &[&[u8]]) -> Vec<u8> {
     let mut k = Vec::with_capacity(parts.iter().map(|p| p.len() + 1).sum());
     for (i, p) in parts.iter().enumerate() {

@@ -2,12 +2,13 @@
 //! days being replayed: whether a fold ever reads the record back, and which race date
 //! the record belongs to.
 //!
-//! A race's records (its card, odds, result, documents, and the form entries and rides it
-//! gives) are settled once the log has moved past its day; horses, people and names live
-//! as long as the log. Versions, journals and the name index are written and never read
+//! A race's records (its card, odds, result, documents, and the rides it gives) are
+//! settled once the log has moved past its day, a horse's form entries and names of a
+//! year once it has moved past the year; horses, people and the name search live as long
+//! as the log. Versions, journals and the name index are written and never read
 //! by a fold: the endpoints read them.
 
-use super::parts::SEP;
+use super::parts::{SEP, YEAR_LEN};
 
 /// What a load makes of a key, or of a scan's prefix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,8 +51,8 @@ const DATED: [(&[u8], usize, usize); 16] = [
     (b"doc\0results\0", 0, DATE),
     (b"doc\0odds\0", 0, DATE),
     (b"doc\0cards\0", 0, DATE),
-    // A horse's form entries, and its names of each year, under the horse.
-    (b"fe\0", 1, DATE),
+    // A horse's form entries and its names, of each year, under the horse.
+    (b"fe\0", 1, YEAR),
     (b"hd\0", 1, YEAR),
     // A jockey's or a trainer's rides, under the role and the person.
     (b"ppl\0ride\0", 2, DATE),
@@ -73,7 +74,7 @@ pub(crate) fn newest_of(key: &[u8]) -> Option<&[u8]> {
 const DATE: usize = 10;
 
 /// Bytes of a year, `YYYY`.
-const YEAR: usize = 4;
+const YEAR: usize = YEAR_LEN;
 
 /// The scope of `key`, a record's key or a scan's prefix.
 pub(crate) fn scope(key: &[u8]) -> Scope<'_> {
@@ -146,7 +147,6 @@ mod tests {
                 venue: Some("Sha Tin"),
             }
             .key(),
-            keys::form_entry("A01", "2026-11-22", 3, "Sha Tin"),
             keys::person_rides_on("jockey", "z-purton", "2026-11-22"),
         ] {
             assert_eq!(
@@ -156,9 +156,11 @@ mod tests {
                 String::from_utf8_lossy(&key)
             );
         }
-        // A horse's names are of the year.
+        // A horse's names and form entries are of the year.
         let names = keys::horse_names_in("A01", "2026-11-22");
         assert_eq!(scope(&names), Scope::Dated(b"2026"));
+        let form = keys::form_year("A01", "2026-11-22");
+        assert_eq!(scope(&form), Scope::Dated(b"2026"));
     }
 
     #[test]
