@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use anyhow::Context as _;
+use clap::ValueEnum as _;
 
 use crate::cli::{Part, RunArgs};
 use crate::scale::Scale;
@@ -58,7 +59,14 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<()> {
     let day = feed::Day::now()?;
     eprintln!("bench: today is {}", day.describe());
     let log = feed::ensure(&work, &scale, &day, &args.nats_server).await?;
-    let run_dir = work.join(format!("run-{}", scale.name));
+    // Gigabytes at full scale: an earlier run's copies, left where it failed.
+    for earlier in std::fs::read_dir(&work)?.flatten() {
+        if earlier.file_name().to_string_lossy().starts_with("run-") {
+            let _ = std::fs::remove_dir_all(earlier.path().join("store"));
+            let _ = std::fs::remove_dir_all(earlier.path().join("nats"));
+        }
+    }
+    let run_dir = work.join(run_dir_name(scale.name, &parts));
     std::fs::create_dir_all(&run_dir)?;
     let nats_dir = feed::fresh_copy(&log, &run_dir.join("nats"))?;
     let credentials = feed::credentials(&nats_dir)?;
@@ -77,9 +85,7 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<()> {
     .await?;
     feed::set_up(&nats).await?;
     let peer = peer::Peer::new(&nats, peer_user)?;
-    // The read models of an earlier run were folded from another copy of the log.
     let store = run_dir.join("store");
-    let _ = std::fs::remove_dir_all(&store);
     // The binary as built now: a rebuild during the run must not change what is measured.
     let under_test = run_dir.join("racing");
     let _ = std::fs::remove_file(&under_test);
@@ -205,6 +211,21 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The directory of a run's copies and results under the work directory: `run-full` for
+/// every part at full scale, and one of its own for some parts (`run-full-replay-floor`),
+/// so that a run of some parts leaves the results of a whole run as they were.
+fn run_dir_name(scale: &str, parts: &[Part]) -> String {
+    if parts == Part::ALL {
+        return format!("run-{scale}");
+    }
+    let names: Vec<String> = parts
+        .iter()
+        .filter_map(|part| part.to_possible_value())
+        .map(|value| value.get_name().to_owned())
+        .collect();
+    format!("run-{scale}-{}", names.join("-"))
+}
+
 /// The commit the service was built from, and whether the work tree differed from it.
 fn revision() -> String {
     let git = |args: &[&str]| {
@@ -224,5 +245,20 @@ fn revision() -> String {
         }
         (Some(head), _) => head,
         (None, _) => "unknown".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_of_some_parts_keeps_its_results_apart_from_a_whole_run() {
+        assert_eq!(run_dir_name("full", &Part::ALL), "run-full");
+        assert_eq!(
+            run_dir_name("full", &[Part::Replay, Part::Floor]),
+            "run-full-replay-floor"
+        );
+        assert_eq!(run_dir_name("tiny", &[Part::Ids]), "run-tiny-ids");
     }
 }
