@@ -144,7 +144,8 @@ impl AsOf<'_> {
     }
 
     /// A horse's form record of one year at the point (what a person's records by
-    /// condition read, entry by entry), from the record and its entries' past versions.
+    /// condition read, a ride's year at a time), from the record and its entries' past
+    /// versions.
     fn form_year(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         self.reads.note()?;
         let now = self.kv.get(key)?.map(|v| (key.to_vec(), v.to_vec()));

@@ -461,7 +461,7 @@ pub fn horse_names_in(horse_no: &str, date: &str) -> Vec<u8> {
 
 /// The year of a date (`YYYY-MM-DD`): its first four characters (all of a shorter one).
 pub fn year_of(date: &str) -> &str {
-    date.get(..4).unwrap_or(date)
+    date.get(..YEAR_LEN).unwrap_or(date)
 }
 
 /// What the keys of every [`horse_names_in`] of a horse start with: in year order.
