@@ -156,16 +156,18 @@ pub(crate) fn entry(s: &impl Records, name: &[u8]) -> Result<Option<Vec<u8>>, St
 
 /// The year records read by reads of entries that follow one another in date order (a
 /// person's rides, some of them of the same horse in a year, which a year's record holds
-/// together): each read once while held, and at most [`YEARS_HELD`] held, the newest
-/// read.
-#[derive(Debug, Default)]
+/// together): each read once while its year lasts, those of the year before let go when
+/// the reads reach the next, and at most [`YEARS_HELD`] held.
+#[derive(Default)]
 pub(crate) struct YearsRead {
+    /// The year of the records held (`YYYY`).
+    year: Vec<u8>,
     held: HashMap<Vec<u8>, Option<Vec<u8>>>,
 }
 
-/// Most year records a [`YearsRead`] holds: a few kilobytes each, the horses of a person's
-/// rides in some months.
-const YEARS_HELD: usize = 256;
+/// Most year records a [`YearsRead`] holds: a few kilobytes each, more than the horses a
+/// person rides or trains in a year.
+const YEARS_HELD: usize = 2_048;
 
 impl YearsRead {
     /// The value of the entry named `name` as `s` holds it; `None` where there is none.
@@ -176,9 +178,13 @@ impl YearsRead {
     ) -> Result<Option<Vec<u8>>, StoreError> {
         let (key, rest) =
             keys::form_entry_in_year(name).ok_or_else(|| damaged("name is damaged"))?;
-        if self.held.len() >= YEARS_HELD && !self.held.contains_key(key) {
-            // Those read longest ago are of the earliest dates: of a year now past, mostly.
+        let year = keys::form_year_year(key);
+        if year != self.year.as_slice()
+            || (self.held.len() >= YEARS_HELD && !self.held.contains_key(key))
+        {
+            // The reads come in date order: no later one is of an earlier year.
             self.held.clear();
+            self.year = year.to_vec();
         }
         let record = match self.held.get(key) {
             Some(record) => record,

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::batch::MemState;
+use crate::counting_state::Tally;
 
 const ST: &str = "Sha Tin";
 
@@ -164,8 +165,8 @@ fn entries_read_through_the_years_held_are_those_the_store_holds() {
     let mut names = Vec::new();
     // More horses a year than a `YearsRead` holds, each with two runs in each of two years.
     for (seq, date) in (1..).zip(["2025-03-01", "2025-09-01", "2026-03-01", "2026-09-01"]) {
-        for h in 0..300 {
-            let horse = format!("H{h:03}");
+        for h in 0..YEARS_HELD + 52 {
+            let horse = format!("H{h:04}");
             let json = format!("{{{seq}}}");
             replace(
                 &mut s,
@@ -181,11 +182,36 @@ fn entries_read_through_the_years_held_are_those_the_store_holds() {
         }
     }
     let mut years = YearsRead::default();
-    for (name, ran) in &names {
+    // In date order, then some of the first year's again, after the second's.
+    for (name, ran) in names.iter().chain(&names[..8]) {
         let held = years.entry(&s, name).expect("read");
         assert_eq!(held, entry(&s, name).expect("read"));
         assert_eq!(held.is_some(), *ran);
     }
+}
+
+#[test]
+fn a_persons_rides_in_date_order_read_each_horses_year_once() {
+    // 300 horses in each of two years (a busy jockey's rides), four dates a year.
+    let mut s = MemState::default();
+    let mut names = Vec::new();
+    let dates = ["2025-03-01", "2025-09-01", "2026-03-01", "2026-09-01"];
+    for (seq, date) in (1..).zip(dates) {
+        for h in 0..300 {
+            let horse = format!("H{h:03}");
+            replace(&mut s, &horse, (date, 1, ST), Some(("A", b"{}")), seq).expect("replaced");
+            names.push(keys::form_entry(&horse, date, 1, ST));
+        }
+    }
+    let tally = Tally::new(&mut s);
+    let mut years = YearsRead::default();
+    for name in &names {
+        assert!(years.entry(&tally, name).expect("read").is_some());
+    }
+    let read = tally.read();
+    let once: std::collections::BTreeSet<_> = read.iter().collect();
+    assert_eq!(read.len(), 2 * 300);
+    assert_eq!(once.len(), read.len(), "a year record read twice");
 }
 
 /// Records that a commit changes between a read of the form's head and the scan of its

@@ -209,6 +209,11 @@ pub fn form_entry_in_year(entry: &[u8]) -> Option<(&[u8], &[u8])> {
         .then(|| (&entry[..year], &entry[rest..]))
 }
 
+/// The year (`YYYY`) a [`form_year`] record's key is of: its last four characters.
+pub fn form_year_year(year: &[u8]) -> &[u8] {
+    &year[year.len().saturating_sub(YEAR_LEN)..]
+}
+
 /// The name ([`form_entry`]) of the entry that the [`form_year`] record `year` keeps as
 /// `rest` ([`form_entry_in_year`]).
 pub fn form_entry_of_year(year: &[u8], rest: &[u8]) -> Vec<u8> {
