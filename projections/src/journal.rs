@@ -31,13 +31,15 @@ use counts::{race_total, Count};
 
 /// Most moves in one chunk: a read of a move or two past a point decodes no more.
 const CHUNK_MOVES: usize = 128;
-/// About the most bytes of moves in one chunk. sled writes a whole leaf again when one of
-/// its records changes, and a leaf holds up to 16 records; a leaf over a quarter of a
-/// segment (128 KiB) goes to a file of its own, created for that write. A date's chunks
-/// follow one another, so its newest leaf is written with every batch: at 64 KiB a chunk
-/// (about 115 moves) it was a leaf of up to a megabyte and a new file each time; at 7 KiB
-/// (about 12 moves), sixteen chunks stay under the threshold.
-const CHUNK_BYTES: usize = 7 << 10;
+/// About the most bytes of moves in one chunk, before the store packs it. sled writes a
+/// whole leaf again when one of its records changes, a leaf holds up to 16 records, and
+/// one over a quarter of a segment (128 KiB) goes to a file of its own, created for that
+/// write; a date's chunks follow one another, so its newest leaf is written with every
+/// batch. Packed, moves take about an eighth of their bytes (a race's moves repeat its
+/// runners and their prices), so sixteen chunks of 32 KiB stay well under that threshold,
+/// and a race's moves of a batch (thirty and more in a replay) are one record, packed
+/// together, rather than three of 7 KiB.
+const CHUNK_BYTES: usize = 32 << 10;
 /// Bytes before each move's body.
 const HEAD: usize = 8 + 1 + 4;
 
