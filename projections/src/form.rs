@@ -158,7 +158,7 @@ pub(crate) fn entry(s: &impl Records, name: &[u8]) -> Result<Option<Vec<u8>>, St
 /// person's rides, some of them of the same horse in a year, which a year's record holds
 /// together): each read once while its year lasts, those of the year before let go when
 /// the reads reach the next, and at most [`YEARS_HELD`] held.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub(crate) struct YearsRead {
     /// The year of the records held (`YYYY`).
     year: Vec<u8>,
