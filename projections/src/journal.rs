@@ -37,8 +37,7 @@ const CHUNK_MOVES: usize = 128;
 /// write; a date's chunks follow one another, so its newest leaf is written with every
 /// batch. Packed, moves take about an eighth of their bytes (a race's moves repeat its
 /// runners and their prices), so sixteen chunks of 32 KiB stay well under that threshold,
-/// and a race's moves of a replay's batch are one record, packed together, rather than
-/// several of 7 KiB.
+/// and a race's moves of a replay's batch are one record, packed together.
 const CHUNK_BYTES: usize = 32 << 10;
 /// Bytes before each move's body.
 const HEAD: usize = 8 + 1 + 4;
