@@ -73,6 +73,7 @@ pub async fn run(
         threads: 1,
         connections: scale.connections,
         secs,
+        patient: false,
     };
     wrk(
         &service.url(WATCHED),
@@ -109,6 +110,7 @@ pub async fn run(
                 threads: 1,
                 connections: SPAN_CONNECTIONS,
                 secs: scale.http_secs,
+                patient: false,
             };
             let spans_url = service.url("/");
             let (sample, analyses) = tokio::try_join!(

@@ -596,6 +596,7 @@ impl<'a> Readers<'a> {
             connections: self.connections,
             // Stopped when the phase ends; this bounds it if that never comes.
             secs: LIMIT.as_secs() + 60,
+            patient: false,
         };
         let wrk = wrk_command(
             &load,
