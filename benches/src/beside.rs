@@ -69,12 +69,7 @@ pub async fn run(
         format!("wrk.headers[\"{KEY_HEADER}\"] = \"{}\"\n", target.key),
     )?;
 
-    let card = |secs| Load {
-        threads: 1,
-        connections: scale.connections,
-        secs,
-        patient: false,
-    };
+    let card = |secs| Load::new(1, scale.connections, secs);
     wrk(
         &service.url(WATCHED),
         &card(scale.http_secs.min(2)),
@@ -106,12 +101,7 @@ pub async fn run(
             // A script of the round's own, so that no span of an earlier round repeats.
             let spans_script = work.join(format!("beside-spans-{round}.lua"));
             std::fs::write(&spans_script, spans_lua(&target.key, &analysis_path, round))?;
-            let spans = Load {
-                threads: 1,
-                connections: SPAN_CONNECTIONS,
-                secs: scale.http_secs,
-                patient: false,
-            };
+            let spans = Load::new(1, SPAN_CONNECTIONS, scale.http_secs);
             let spans_url = service.url("/");
             let (sample, analyses) = tokio::try_join!(
                 wrk(&card_url, &load, &card_script),

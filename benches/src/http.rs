@@ -18,8 +18,14 @@ use serde::{Deserialize, Serialize};
 use tokio::process::Command;
 
 use crate::feed::LogInfo;
+use crate::figures::{median, thousands, verdict};
 use crate::scale::Scale;
 use crate::service::{Service, Target, KEY_HEADER};
+
+/// HTTP reads: at least this share of the bare server's requests/s.
+pub const HTTP_RATIO: f64 = 0.95;
+/// HTTP reads: p99 under this, ms.
+pub const HTTP_P99_MS: f64 = 5.0;
 
 /// One `wrk` run.
 #[derive(Debug, Clone, Serialize)]
@@ -55,6 +61,79 @@ pub struct EndpointResult {
     /// Runs against the bare server that sends the body alone (`--http-body-only`; else
     /// none).
     pub body_only: Vec<Sample>,
+}
+
+impl EndpointResult {
+    /// Its rows of the report's table, with `connections` per `wrk` run.
+    pub fn rows(&self, judged: bool, connections: usize) -> Vec<[String; 7]> {
+        let med = |s: &[Sample], f: fn(&Sample) -> f64| median(s.iter().map(f));
+        let (rps_s, rps_b) = (med(&self.service, |s| s.rps), med(&self.bare, |s| s.rps));
+        let (p50_s, p50_b) = (
+            med(&self.service, |s| s.p50_ms),
+            med(&self.bare, |s| s.p50_ms),
+        );
+        let (p99_s, p99_b) = (
+            med(&self.service, |s| s.p99_ms),
+            med(&self.bare, |s| s.p99_ms),
+        );
+        // Each round's pair ran back to back on the same machine: the ratio is the median
+        // of the pairs' ratios, which a slow spell shared by both sides of a pair does not
+        // move (the ratio of the medians mixes rounds).
+        let ratio = median(
+            self.service
+                .iter()
+                .zip(&self.bare)
+                .map(|(s, b)| s.rps / b.rps),
+        );
+        // Rendered at each request, against stored bytes: the p99 alone is its goal.
+        let (goal, met) = if self.as_of {
+            (String::new(), String::new())
+        } else {
+            let met = verdict(judged, ratio >= HTTP_RATIO);
+            (format!("≥ {HTTP_RATIO:.2} × bare"), met.into())
+        };
+        let mut rows = vec![[
+            format!(
+                "HTTP {} ({} B), wrk -t{}",
+                self.name,
+                thousands(self.body_bytes as f64),
+                self.threads
+            ),
+            format!(
+                "requests/s, median of {}; ratio: median of the rounds' ratios",
+                self.service.len()
+            ),
+            thousands(rps_s),
+            thousands(rps_b),
+            format!("{ratio:.2}"),
+            goal,
+            met,
+        ]];
+        if !self.body_only.is_empty() {
+            let alone = med(&self.body_only, |s| s.rps);
+            let pairs = self.service.iter().zip(&self.body_only);
+            let ratio = median(pairs.map(|(s, b)| s.rps / b.rps));
+            rows.push([
+                String::new(),
+                "requests/s against a bare server sending the body alone; ratio".into(),
+                thousands(rps_s),
+                thousands(alone),
+                format!("{ratio:.2}"),
+                String::new(),
+                String::new(),
+            ]);
+        }
+        rows.push([
+            String::new(),
+            format!("p50 / p99 ms, {connections} connections"),
+            format!("{p50_s:.2} / {p99_s:.2}"),
+            format!("{p50_b:.2} / {p99_b:.2}"),
+            format!("{:.2}", p99_s / p99_b),
+            format!("p99 < {HTTP_P99_MS} ms"),
+            verdict(judged, p99_s < HTTP_P99_MS).into(),
+        ]);
+        rows
+    }
 }
 
 /// What the bare server answers a path with: the body and the headers the service sent
@@ -314,6 +393,18 @@ pub(crate) struct Load {
     /// rendered at each request (`as_of`) may be slower than `wrk`'s 5 s under the load,
     /// and its row then shows that latency rather than ending the benchmark.
     pub(crate) patient: bool,
+}
+
+impl Load {
+    /// `threads` sending on `connections` for `secs`, not patient.
+    pub(crate) fn new(threads: usize, connections: usize, secs: u64) -> Load {
+        Load {
+            threads,
+            connections,
+            secs,
+            patient: false,
+        }
+    }
 }
 
 /// `wrk` putting `load` on `url` with the Lua `script` (the key header, and which

@@ -10,7 +10,7 @@ use crate::catchup::CatchupResult;
 use crate::feed::LogInfo;
 use crate::figures::{median, thousands, verdict};
 use crate::floor::FloorResult;
-use crate::http::{EndpointResult, Sample};
+use crate::http::EndpointResult;
 use crate::ids::IdsResult;
 use crate::ingest::IngestResult;
 use crate::live::{LiveResult, LiveRound, MemoryResult};
@@ -20,10 +20,6 @@ use crate::scale::Scale;
 use crate::snapshot::SnapshotResult;
 use crate::stall::StallResult;
 
-/// HTTP reads: at least this share of the bare server's requests/s.
-pub const HTTP_RATIO: f64 = 0.95;
-/// HTTP reads: p99 under this, ms.
-pub const HTTP_P99_MS: f64 = 5.0;
 /// Replay: at least this share of the raw consumer's events/s.
 pub const REPLAY_RATIO: f64 = 0.25;
 /// The replay on two CPUs against one: at least this much faster.
@@ -285,67 +281,7 @@ impl Report {
         let mut rows = Vec::new();
         if let Some(http) = &self.http {
             for e in http {
-                let med = |s: &[Sample], f: fn(&Sample) -> f64| median(s.iter().map(f));
-                let (rps_s, rps_b) = (med(&e.service, |s| s.rps), med(&e.bare, |s| s.rps));
-                let (p50_s, p50_b) = (med(&e.service, |s| s.p50_ms), med(&e.bare, |s| s.p50_ms));
-                let (p99_s, p99_b) = (med(&e.service, |s| s.p99_ms), med(&e.bare, |s| s.p99_ms));
-                // Each round's pair ran back to back on the same machine: the ratio is
-                // the median of the pairs' ratios, which a slow spell shared by both
-                // sides of a pair does not move (the ratio of the medians mixes rounds).
-                let ratio = median(e.service.iter().zip(&e.bare).map(|(s, b)| s.rps / b.rps));
-                rows.push([
-                    format!(
-                        "HTTP {} ({} B), wrk -t{}",
-                        e.name,
-                        thousands(e.body_bytes as f64),
-                        e.threads
-                    ),
-                    format!(
-                        "requests/s, median of {}; ratio: median of the rounds' ratios",
-                        e.service.len()
-                    ),
-                    thousands(rps_s),
-                    thousands(rps_b),
-                    format!("{ratio:.2}"),
-                    // Rendered at each request, against stored bytes: the p99 is its goal.
-                    if e.as_of {
-                        String::new()
-                    } else {
-                        format!("≥ {HTTP_RATIO:.2} × bare")
-                    },
-                    if e.as_of {
-                        String::new()
-                    } else {
-                        verdict(judged, ratio >= HTTP_RATIO).into()
-                    },
-                ]);
-                if !e.body_only.is_empty() {
-                    let alone = med(&e.body_only, |s| s.rps);
-                    let ratio = median(
-                        e.service
-                            .iter()
-                            .zip(&e.body_only)
-                            .map(|(s, b)| s.rps / b.rps),
-                    );
-                    rows.push([
-                        String::new(),
-                        "requests/s against a bare server sending the body alone; ratio".into(),
-                        thousands(rps_s),
-                        thousands(alone),
-                        format!("{ratio:.2}"),
-                        String::new(),
-                        String::new(),
-                    ]);
-                }
-                rows.push([
-                    String::new(),
-                    format!("p50 / p99 ms, {} connections", self.scale.connections),
-                    format!("{p50_s:.2} / {p99_s:.2}"),
-                    format!("{p50_b:.2} / {p99_b:.2}"),
-                    format!("{:.2}", p99_s / p99_b),
-                    format!("p99 < {HTTP_P99_MS} ms"),
-                    verdict(judged, p99_s < HTTP_P99_MS).into(),
-                ]);
+                rows.extend(e.rows(judged, self.scale.connections));
             }
         }
         if let Some(b) = &self.beside {

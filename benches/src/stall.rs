@@ -591,13 +591,8 @@ impl<'a> Readers<'a> {
         phase: impl std::future::Future<Output = anyhow::Result<()>>,
     ) -> anyhow::Result<Reads> {
         let started = Instant::now();
-        let load = Load {
-            threads: 2,
-            connections: self.connections,
-            // Stopped when the phase ends; this bounds it if that never comes.
-            secs: LIMIT.as_secs() + 60,
-            patient: false,
-        };
+        // Stopped when the phase ends; its length bounds it if that never comes.
+        let load = Load::new(2, self.connections, LIMIT.as_secs() + 60);
         let wrk = wrk_command(
             &load,
             Duration::from_secs(10),
