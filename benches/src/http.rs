@@ -323,9 +323,9 @@ pub async fn run(
 }
 
 /// The documents of every kind that is served `as_of` a point of the log, each at a
-/// point where it stood otherwise than it does at the end: those of the meeting's date
-/// (its results, card and first race's odds) once its first race's result was in (that
-/// result's `Racing-Seq`), those of the top horse and jockey halfway through the log.
+/// point inside it: those of the meeting's date (its results, card and first race's
+/// odds) once its first race's result was in (that result's `Racing-Seq`), those of the
+/// top horse and jockey halfway through the log.
 async fn as_of_endpoints(
     client: &reqwest::Client,
     service: &Service,
