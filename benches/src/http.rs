@@ -47,10 +47,6 @@ pub struct EndpointResult {
     pub path: String,
     /// Bytes of the answer's body.
     pub body_bytes: usize,
-    /// Whether it is a document as of a point of the log (`?as_of=`), which the service
-    /// renders at each request from the versions of its records: its goal is the p99
-    /// alone, the ratio to a server sending stored bytes shows what rendering costs.
-    pub as_of: bool,
     /// `wrk` load threads (`-t`): one leaves the server more of the machine's two cores,
     /// so what the server does per request shows more.
     pub threads: usize,
@@ -86,7 +82,7 @@ impl EndpointResult {
                 .map(|(s, b)| s.rps / b.rps),
         );
         // Rendered at each request, against stored bytes: the p99 alone is its goal.
-        let (goal, met) = if self.as_of {
+        let (goal, met) = if is_as_of(&self.path) {
             (String::new(), String::new())
         } else {
             let met = verdict(judged, ratio >= HTTP_RATIO);
@@ -256,7 +252,6 @@ pub async fn run(
             name,
             path: path.clone(),
             body_bytes: docs.get(path).map_or(0, |a| a.body.len()),
-            as_of: is_as_of(path),
             threads,
             service: Vec::new(),
             bare: Vec::new(),
@@ -293,7 +288,7 @@ pub async fn run(
                     threads: r.threads,
                     connections: scale.connections,
                     secs: scale.http_secs,
-                    patient: r.as_of,
+                    patient: is_as_of(&r.path),
                 };
                 let sample = wrk(&url, &load, &script).await?;
                 eprintln!(
@@ -379,7 +374,9 @@ async fn as_of_endpoints(
     ])
 }
 
-/// Whether `path` asks for a document as of a point of the log.
+/// Whether `path` asks for a document as of a point of the log (`?as_of=`), which the
+/// service renders at each request from the versions of its records: its row's goal is
+/// the p99 alone, its ratio to a server sending stored bytes shows what rendering costs.
 fn is_as_of(path: &str) -> bool {
     path.contains("as_of=")
 }
