@@ -270,7 +270,7 @@ impl Application {
         let addr = listener.local_addr()?;
         let signup = open_signup(&config, &service, registry.clone(), addr).await?;
         let hub = Arc::new(OddsHub::new(config.odds_buffer, store.latest_odds_seq()?));
-        let read_models = ReadModels::new(store, &config.data_dir);
+        let read_models = ReadModels::new(store, &config.data_dir, config.as_of_cache_bytes);
         let webhooks = crate::webhooks::manage::Parts {
             settings: config.webhooks.clone(),
             own: vec![addr, admin_addr],

@@ -124,6 +124,11 @@ pub struct ServeArgs {
     /// projector's writes from reading pages back from disk, at that much more memory.
     #[arg(long, env = "RACING_STORE_CACHE_MIB", default_value_t = 1024)]
     pub store_cache_mib: u64,
+    /// MiB of answers as of a point of the log kept in memory: one asked again is sent
+    /// from there rather than rendered again from the records' versions (it never
+    /// changes). 0: none kept, each rendered.
+    #[arg(long, env = "RACING_AS_OF_CACHE_MIB", default_value_t = crate::read_models::AS_OF_CACHE_BYTES >> 20)]
+    pub as_of_cache_mib: usize,
     /// MiB of the records the start-up replay into empty read models holds in memory: the
     /// replay is a bulk load that folds each batch over them while sled writes the batch
     /// before, on a thread of its own; past this many, it lets them go and reads what it
@@ -342,6 +347,8 @@ pub struct Config {
     pub odds_buffer: usize,
     /// How the read models are opened (the size of the applied ids' filter).
     pub store: racing_projections::Options,
+    /// Most bytes of answers as of a point of the log kept in memory.
+    pub as_of_cache_bytes: usize,
     /// In demo mode, seconds of odds movement before each demo race is run.
     pub demo_race_secs: u64,
     /// Per-key rates and request bounds.
@@ -453,6 +460,7 @@ impl TryFrom<ServeArgs> for Config {
                     mib => mib.clamp(16, 1 << 22) << 20,
                 },
             },
+            as_of_cache_bytes: a.as_of_cache_mib.min(1 << 16) << 20,
             demo_race_secs: a.demo_race_secs.max(5),
             rebuild_worker: None,
             snapshots: crate::snapshot::settings::Settings {
@@ -519,6 +527,7 @@ impl Config {
             ws_max_connections_per_key: 100,
             odds_buffer: 4096,
             store: racing_projections::Options::default(),
+            as_of_cache_bytes: crate::read_models::AS_OF_CACHE_BYTES,
             demo_race_secs: 120,
             rebuild_worker: None,
             // Embedders and tests write snapshots, and wait for another's, only where they

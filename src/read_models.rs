@@ -55,6 +55,10 @@ pub struct ReadModels {
     /// Records by condition answered lately (`/analysis`), by path and query: worked out
     /// when read, from many records, and forgotten whole when a commit changes a form.
     analyses: DocCache,
+    /// Answers as of a point of the log given lately ([`ReadModels::as_of`]): rendered
+    /// when read, from the versions then in force, and never changed by a commit; forgotten
+    /// when another store is swapped in. At most `RACING_AS_OF_CACHE_MIB`.
+    answered_as_of: DocCache,
     /// The keys of the documents read from the store lately: what a rebuilt store is
     /// warmed with before it is swapped in.
     read_lately: Mutex<ReadLately>,
@@ -70,8 +74,9 @@ pub struct ReadModels {
 }
 
 impl ReadModels {
-    /// Shares `store`, which lives in `data_dir`.
-    pub fn new(store: Store, data_dir: &Path) -> Arc<ReadModels> {
+    /// Shares `store`, which lives in `data_dir`, keeping at most `as_of_bytes` of answers
+    /// as of a point of the log in memory.
+    pub fn new(store: Store, data_dir: &Path, as_of_bytes: usize) -> Arc<ReadModels> {
         let checkpoint = store.checkpoint().unwrap_or_default();
         Arc::new(ReadModels {
             current: ArcSwap::from_pointee(store),
@@ -79,6 +84,7 @@ impl ReadModels {
             data_dir: data_dir.to_owned(),
             docs: DocCache::default(),
             analyses: DocCache::default(),
+            answered_as_of: DocCache::holding(as_of_bytes),
             read_lately: Mutex::default(),
             cannot_write: Mutex::default(),
             damaged: Mutex::default(),
@@ -206,6 +212,29 @@ impl ReadModels {
         Ok(doc)
     }
 
+    /// The answer to `question` as of the point `seq` of the log (a document's key, or
+    /// what names records by condition): from memory where it was given lately, since a
+    /// later event changes nothing of what was so at `seq`; else `read` from the store in
+    /// use (`None`: none, which is not kept) and kept, unless another store was swapped in
+    /// meanwhile. `read` checks that the store holds `seq`.
+    pub fn as_of<E>(
+        &self,
+        seq: u64,
+        question: &[u8],
+        read: impl FnOnce(Reader) -> Result<Option<Doc>, E>,
+    ) -> Result<Option<Doc>, E> {
+        let key = [&seq.to_be_bytes()[..], question].concat();
+        if let Some(doc) = self.answered_as_of.get(&key) {
+            return Ok(Some(doc));
+        }
+        let seen = self.answered_as_of.version();
+        let doc = read(self.reader())?;
+        if let Some(doc) = &doc {
+            self.answered_as_of.offer(key, doc, seen);
+        }
+        Ok(doc)
+    }
+
     /// The document under `key`: from memory, or read from the store in use by `read`
     /// and kept for the next reads, unless a commit came between.
     fn cached(
@@ -325,6 +354,7 @@ impl ReadModels {
         let old = self.current.swap(Arc::new(store));
         self.docs.forget_all();
         self.analyses.forget_all();
+        self.answered_as_of.forget_all();
         self.applied_up_to(checkpoint);
         Ok((old, old_dir))
     }
@@ -339,13 +369,17 @@ impl ReadModels {
 /// only if no commit came between, checked under the same shard lock as the removal: so
 /// either the removal follows the insert (and removes it) or the version check refuses
 /// it. A rebuild's swap clears everything. Bounded: a shard that grows past its share of
-/// [`DOC_CACHE_BYTES`] is emptied.
+/// the cache's bytes ([`DOC_CACHE_BYTES`] unless told otherwise) is emptied, and a
+/// document larger than that share is not kept.
 struct DocCache<D = Doc> {
     version: AtomicU64,
     shards: [RwLock<Shard<D>>; DOC_CACHE_SHARDS],
     /// Chooses a key's shard; each shard's map has its own. Fast rather than SipHash:
-    /// the keys are the documents' own, found in the store, not chosen by a client.
+    /// the keys are the documents' own, found in the store (with, for an answer as of a
+    /// point, the position a client chose), and the hashers are seeded at random.
     hasher: foldhash::fast::RandomState,
+    /// Most bytes of keys and documents a shard holds.
+    shard_bytes: usize,
 }
 
 struct Shard<D> {
@@ -355,6 +389,13 @@ struct Shard<D> {
 
 impl<D> Default for DocCache<D> {
     fn default() -> Self {
+        DocCache::holding(DOC_CACHE_BYTES)
+    }
+}
+
+impl<D> DocCache<D> {
+    /// A cache of at most `bytes` of keys and documents (0: none kept).
+    fn holding(bytes: usize) -> Self {
         DocCache {
             version: AtomicU64::new(0),
             shards: std::array::from_fn(|_| {
@@ -364,6 +405,7 @@ impl<D> Default for DocCache<D> {
                 })
             }),
             hasher: foldhash::fast::RandomState::default(),
+            shard_bytes: bytes / DOC_CACHE_SHARDS,
         }
     }
 }
@@ -372,6 +414,9 @@ impl<D> Default for DocCache<D> {
 const DOC_CACHE_SHARDS: usize = 16;
 /// Most bytes of documents kept in memory.
 pub const DOC_CACHE_BYTES: usize = 64 * 1024 * 1024;
+/// Most bytes of answers as of a point of the log kept in memory, unless told otherwise
+/// (`RACING_AS_OF_CACHE_MIB`).
+pub const AS_OF_CACHE_BYTES: usize = 64 * 1024 * 1024;
 
 impl<D: Clone + std::ops::Deref<Target = [u8]>> DocCache<D> {
     fn shard(&self, key: &[u8]) -> &RwLock<Shard<D>> {
@@ -400,10 +445,10 @@ impl<D: Clone + std::ops::Deref<Target = [u8]>> DocCache<D> {
     fn offer(&self, key: Vec<u8>, doc: &D, seen: u64) {
         let size = key.len() + doc.len();
         let mut shard = self.shard(&key).write().unwrap_or_else(|p| p.into_inner());
-        if self.version() != seen {
+        if self.version() != seen || size > self.shard_bytes {
             return;
         }
-        if shard.bytes + size > DOC_CACHE_BYTES / DOC_CACHE_SHARDS {
+        if shard.bytes + size > self.shard_bytes {
             shard.docs.clear();
             shard.bytes = 0;
         }

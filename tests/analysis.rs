@@ -780,21 +780,6 @@ async fn records_by_condition_are_counted_from_the_results_as_of_any_point() {
     }
 }
 
-/// How many requests of `route` the service has handed to its long reads' threads.
-async fn long_reads(app: &App, route: &str) -> u64 {
-    let metrics = reqwest::get(format!("{}/metrics", app.admin))
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("body");
-    let series = format!("racing_http_long_reads_total{{route=\"{route}\"}} ");
-    metrics
-        .lines()
-        .find_map(|line| line.strip_prefix(series.as_str()))
-        .map_or(0, |n| n.parse().expect("a count"))
-}
-
 /// Records by condition are worked out on a long reads' thread once; asked again, with
 /// no form changed since, they are sent from memory without the hand-over; a result that
 /// changes a form makes the next ask work them out again.
@@ -809,20 +794,12 @@ async fn records_by_condition_asked_again_are_sent_from_memory_where_they_are_as
         let etag = response.headers().get("etag").cloned().expect("an ETag");
         (etag, response.bytes().await.expect("body"))
     };
-    let before = long_reads(&app, route).await;
+    let before = app.long_reads(route).await;
     let first = answer(app.response(&path).await).await;
-    assert_eq!(
-        long_reads(&app, route).await,
-        before + 1,
-        "worked out apart"
-    );
+    assert_eq!(app.long_reads(route).await, before + 1, "worked out apart");
     let again = answer(app.response(&path).await).await;
     assert_eq!(again, first, "the same answer");
-    assert_eq!(
-        long_reads(&app, route).await,
-        before + 1,
-        "sent from memory"
-    );
+    assert_eq!(app.long_reads(route).await, before + 1, "sent from memory");
     // Asked for compressed, it goes through the router: from memory all the same.
     let gzip = app
         .client
@@ -834,7 +811,7 @@ async fn records_by_condition_asked_again_are_sent_from_memory_where_they_are_as
         .expect("request");
     assert_eq!(gzip.status(), StatusCode::OK);
     assert_eq!(
-        long_reads(&app, route).await,
+        app.long_reads(route).await,
         before + 1,
         "compressed, from memory"
     );
@@ -850,11 +827,7 @@ async fn records_by_condition_asked_again_are_sent_from_memory_where_they_are_as
     let last = nats.publish(&published(&[amended])).await;
     app.projected(last).await;
     assert_eq!(app.response(&path).await.status(), StatusCode::OK);
-    assert_eq!(
-        long_reads(&app, route).await,
-        before + 2,
-        "worked out again"
-    );
+    assert_eq!(app.long_reads(route).await, before + 2, "worked out again");
 }
 
 // ---- The market on the socket. ----

@@ -287,6 +287,95 @@ async fn documents_as_of_a_point_are_what_was_served_then_across_amendments() {
     }
 }
 
+/// An answer as of a point is rendered on a long reads' thread once; asked again, it is
+/// sent from memory, without the hand-over, the same bytes and `ETag`, and stays so after
+/// later events amend what it was rendered from: they change nothing of what was so then.
+#[tokio::test]
+async fn an_answer_as_of_a_point_given_once_is_sent_again_from_memory_unchanged() {
+    let (nats, mut app, _dir) = service_with(&[]).await;
+    let date = |n: i64| format!("2026-11-0{n}");
+    let mut at = 0;
+    for n in 1..=3 {
+        let runners = vec![runner(Some(n + 1), "A1"), runner(Some(1), "B2")];
+        at = publish(
+            &nats,
+            &mut app,
+            [
+                profile("A1", "FIRST NAME"),
+                card(&date(n), ST, 1, &["A1", "B2"]),
+                result(&date(n), ST, 1, runners),
+            ],
+        )
+        .await;
+    }
+    let asked = [
+        ("/api/v1/horses/{horse_no}", "/api/v1/horses/A1".to_owned()),
+        (
+            "/api/v1/racecards/{date}",
+            format!("/api/v1/racecards/{}", date(3)),
+        ),
+        (
+            "/api/v1/horses/{horse_no}/analysis",
+            "/api/v1/horses/A1/analysis".to_owned(),
+        ),
+    ];
+    let mut first = Vec::new();
+    for (route, path) in &asked {
+        let path = with(path, &format!("as_of={at}"));
+        let before = app.long_reads(route).await;
+        let answer = get(&app, &path).await;
+        assert_eq!(answer.status, StatusCode::OK, "{path}");
+        assert_eq!(
+            app.long_reads(route).await,
+            before + 1,
+            "{path}: rendered apart"
+        );
+        first.push((route, path, before + 1, answer));
+    }
+    // Later events: a new name, the last card declared again with one more runner, and
+    // its result amended.
+    publish(
+        &nats,
+        &mut app,
+        [
+            profile("A1", "RENAMED"),
+            card(&date(3), ST, 1, &["A1", "B2", "C3"]),
+            result(
+                &date(3),
+                ST,
+                1,
+                vec![runner(Some(1), "A1"), runner(Some(2), "B2")],
+            ),
+        ],
+    )
+    .await;
+    for (route, path, long, was) in &first {
+        let again = get(&app, path).await;
+        assert_eq!(again.status, StatusCode::OK, "{path}");
+        assert!(again.body == was.body, "{path}: the same bytes");
+        assert_eq!((&again.etag, again.seq), (&was.etag, was.seq), "{path}");
+        assert_eq!(again.cache, "private, max-age=31536000, immutable");
+        assert_eq!(
+            app.long_reads(route).await,
+            *long,
+            "{path}: sent from memory"
+        );
+        // Asked now, the document is another.
+        let now = get(&app, path.split('?').next().expect("a path")).await;
+        assert_ne!(now.etag, was.etag, "{path}: changed since");
+    }
+    // Another point is rendered apart, as is a point the log has not reached (answered
+    // at once: not found).
+    let (route, path, long, _) = &first[0];
+    let other = path.replace(&format!("as_of={at}"), &format!("as_of={}", at - 1));
+    assert_eq!(get(&app, &other).await.status, StatusCode::OK);
+    assert_eq!(
+        app.long_reads(route).await,
+        long + 1,
+        "{other}: rendered apart"
+    );
+}
+
 #[tokio::test]
 async fn a_races_odds_history_is_every_move_as_it_went_live_a_page_at_a_time() {
     let (nats, mut app, _dir) = service_with(&[]).await;

@@ -428,6 +428,17 @@ impl App {
             .expect("metrics")
     }
 
+    /// How many requests of `route` (its path template) the service has handed to its
+    /// long reads' threads.
+    pub async fn long_reads(&self, route: &str) -> u64 {
+        let series = format!("racing_http_long_reads_total{{route=\"{route}\"}} ");
+        self.metrics()
+            .await
+            .lines()
+            .find_map(|line| line.strip_prefix(series.as_str()))
+            .map_or(0, |n| n.parse().expect("a count"))
+    }
+
     /// The response to a GET with the test key, as it came.
     pub async fn response(&self, path: &str) -> reqwest::Response {
         self.response_with(path, Some(KEY)).await

@@ -1,9 +1,10 @@
 //! The records by condition of a horse, a jockey and a trainer (`/analysis`): worked out
 //! from the read models when asked for (`racing_projections::Store::analysis`), over the
 //! dates `from` to `to`, as they are or `as_of` a point of the log. Answers as they are
-//! are kept in memory until a commit changes a form (`ReadModels::analysis`): one held
-//! there is sent from the thread that took the request, one to work out is worked out on
-//! a long reads' thread (`long.rs`).
+//! are kept in memory until a commit changes a form (`ReadModels::analysis`), answers as
+//! of a point until another store is swapped in (`ReadModels::as_of`): one held there is
+//! sent from the thread that took the request, one to work out is worked out on a long
+//! reads' thread (`long.rs`).
 
 use axum::response::Response;
 use racing_projections::{Role, Span, Subject};
@@ -12,7 +13,7 @@ use super::documents::whole;
 use super::error::ApiError;
 use super::input::{AsOf, FromDate, HorseNo, PersonId, ToDate};
 use super::long;
-use super::respond::{built, deadline};
+use super::respond::{self, built, deadline};
 use super::state::AppState;
 
 /// A horse's records by condition.
@@ -73,32 +74,27 @@ fn answer(
         Subject::Horse(h) => ("horse", h, "is in no result"),
         Subject::Person(role, id) => (role.name(), id, "has no ride"),
     };
+    // What names the question, as it is or as of a point.
+    let key = format!(
+        "{kind}/{id}?{}&{}",
+        span.from.unwrap_or_default(),
+        span.to.unwrap_or_default()
+    );
     let doc = match as_of {
-        None => {
-            let key = format!(
-                "{kind}/{id}?{}&{}",
-                span.from.unwrap_or_default(),
-                span.to.unwrap_or_default()
-            );
-            match state.read_models.remembered_analysis(&key) {
-                Some(doc) => Some(doc),
-                // Worked out on a long reads' thread alone (`Runs::ApartUnlessRemembered`).
-                None if !long::apart() => return Err(ApiError::NotRemembered),
-                None => state
-                    .read_models
-                    .analysis(&key, subject, span, deadline(state))?,
-            }
-        }
+        None => match state.read_models.remembered_analysis(&key) {
+            Some(doc) => Some(doc),
+            // Worked out on a long reads' thread alone (`Runs::ApartUnlessRemembered`).
+            None if !long::apart() => return Err(ApiError::NotRemembered),
+            None => state
+                .read_models
+                .analysis(&key, subject, span, deadline(state))?,
+        },
         Some(AsOf(seq)) => {
-            let store = state.read_models.reader().until(deadline(state));
-            let checkpoint = store.checkpoint()?;
-            if seq > checkpoint {
-                return Err(ApiError::Behind {
-                    wanted: seq,
-                    checkpoint,
-                });
-            }
-            store.analysis(subject, span, Some(seq))?
+            state
+                .read_models
+                .as_of(seq, key.as_bytes(), |store| -> Result<_, ApiError> {
+                    Ok(respond::as_of(state, store, seq)?.analysis(subject, span, Some(seq))?)
+                })?
         }
     };
     match doc {

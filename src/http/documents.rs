@@ -14,7 +14,7 @@ use racing_events::{Date, RaceNumber};
 
 use super::error::ApiError;
 use super::input::{AsOf, FormLimit, HorseNo, Venue};
-use super::respond::{at, built, deadline, json};
+use super::respond::{self, at, built, json};
 use super::state::AppState;
 
 /// The profile of a horse.
@@ -208,23 +208,18 @@ fn then(as_of: Option<AsOf>) -> String {
 }
 
 /// Reads one stored document, as it is or (`as_of`) as it was at a point of the log the
-/// read models hold; `Ok(None)` when there is (or was) none.
+/// read models hold; `Ok(None)` when there is (or was) none. One as of a point is
+/// rendered on a long reads' thread, unless it was answered lately.
 fn stored(state: &AppState, key: DocKey<'_>, as_of: Option<AsOf>) -> Result<Option<Doc>, ApiError> {
     built(state)?;
     let Some(AsOf(seq)) = as_of else {
         return Ok(state.read_models.doc(key)?);
     };
-    let store = state.read_models.reader().until(deadline(state));
-    let checkpoint = store.checkpoint()?;
-    // The pipeline waited for the position (`position.rs`); a store swapped since
-    // answers as a replica behind does.
-    if seq > checkpoint {
-        return Err(ApiError::Behind {
-            wanted: seq,
-            checkpoint,
-        });
-    }
-    Ok(store.doc_as_of(key, seq)?)
+    state
+        .read_models
+        .as_of(seq, &key.key(), |store| -> Result<_, ApiError> {
+            Ok(respond::as_of(state, store, seq)?.doc_as_of(key, seq)?)
+        })
 }
 
 /// The answer of a whole stored document, or a 404 that says what was `missing`.

@@ -10,7 +10,8 @@
 //! wait (the WebSocket upgrade, the OpenAPI pages, compression) is boxed and bounded by the
 //! request timeout, and so are the reads that can grow with the data (a search, a page of
 //! odds history, any `as_of`), which run on the long reads' threads (`long.rs`), below
-//! the others; records by condition asked before are sent from memory on the first poll.
+//! the others; records by condition asked before, and answers as of a point given lately,
+//! are sent from memory on the first poll.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -193,9 +194,10 @@ impl Service<Request> for Api {
             });
             let runs = matched.as_ref().map(|m| m.route().runs);
             let blocking = asked.as_of || runs.is_some_and(|runs| runs != Runs::Inline);
-            // Answered here unless it runs apart; one that runs apart unless remembered is
-            // tried here first, and handed over only if its answer is not in memory.
-            let here = !blocking || (!asked.as_of && runs == Some(Runs::ApartUnlessRemembered));
+            // Answered here unless it runs apart; one that runs apart unless remembered,
+            // or reads as of a point what it would read here, is tried here first, and
+            // handed over only if its answer is not in memory.
+            let here = !blocking || runs.is_some_and(|runs| runs != Runs::Apart);
             if let Some(matched) = matched.filter(|_| !coded && here && waits.is_none()) {
                 if let Some(response) = answer_matched(&self.0.state, &matched, &request, started) {
                     let response = conclude(response, admission.rate, if_none_match, true);
@@ -403,14 +405,15 @@ impl Service<Request> for Answers {
 
 /// The mark of a request answered on a long reads' thread (`long.rs`): one for a route
 /// whose work can grow with the data ([`super::route::Route::runs`]) or for a document
-/// `as_of` a point, so that what it reads holds up no other request, and stopped at the
-/// request's deadline. Decided once, where the pipeline admits it ([`position::asked`]
+/// `as_of` a point not answered lately, so that what it reads holds up no other request,
+/// and stopped at the request's deadline. Decided once, where the pipeline admits it ([`position::asked`]
 /// reads the query's names as the handlers do, percent-decoded, so that no spelling of
 /// `as_of` runs its read inline), and read where it is answered.
 #[derive(Clone, Copy)]
 struct Blocking {
     /// Whether its answer is sent from memory, without the hand-over, where it is held
-    /// there ([`super::route::Runs::ApartUnlessRemembered`], no `as_of`).
+    /// there ([`super::route::Runs::ApartUnlessRemembered`], or an `as_of` answered
+    /// lately).
     unless_remembered: bool,
 }
 

@@ -7,10 +7,12 @@ use std::sync::atomic::Ordering;
 use axum::http::{header, HeaderName, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
+use racing_projections::Reader;
 
 use super::cache;
 use super::error::ApiError;
 use super::input::AsOf;
+use super::long;
 use super::query::clip;
 use super::state::AppState;
 
@@ -25,6 +27,25 @@ pub(super) fn at(venue: Option<&str>) -> String {
 /// limit from now, as the pipeline's own bound on it runs.
 pub(super) fn deadline(state: &AppState) -> std::time::Instant {
     std::time::Instant::now() + state.limits.timeout()
+}
+
+/// `store` for a read as of `seq`, stopped at the request's deadline: on a long reads'
+/// thread alone (`long.rs`; on another, [`ApiError::NotRemembered`] hands the request
+/// over), and where the store holds `seq`. The pipeline waited for the position
+/// (`position.rs`); a store swapped since answers as a replica behind does.
+pub(super) fn as_of(state: &AppState, store: Reader, seq: u64) -> Result<Reader, ApiError> {
+    if !long::apart() {
+        return Err(ApiError::NotRemembered);
+    }
+    let store = store.until(deadline(state));
+    let checkpoint = store.checkpoint()?;
+    if seq > checkpoint {
+        return Err(ApiError::Behind {
+            wanted: seq,
+            checkpoint,
+        });
+    }
+    Ok(store)
 }
 
 /// A 503 until the projector has caught up with the log once.

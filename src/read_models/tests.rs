@@ -100,7 +100,11 @@ fn a_store_marked_damaged_that_a_stop_left_in_place_is_moved_aside_not_removed()
         std::fs::create_dir_all(dir).expect("mkdir");
     }
     std::fs::write(first.join("db"), b"records").expect("a record file");
-    let models = ReadModels::new(Store::open(&data.join("scratch")).expect("a store"), data);
+    let models = ReadModels::new(
+        Store::open(&data.join("scratch")).expect("a store"),
+        data,
+        0,
+    );
     models.mark_damaged(0);
     assert!(
         first.join(DAMAGED_MARK).exists(),

@@ -29,7 +29,7 @@ impl Fixture {
             racing_projections::Store::open(&dir.path().join("read-models")).expect("store opens");
         let ctx = SessionContext {
             hub: Arc::new(OddsHub::new(ring, 0)),
-            read_models: ReadModels::new(store, dir.path()),
+            read_models: ReadModels::new(store, dir.path(), 0),
             limits,
             faults: Arc::default(),
         };
