@@ -258,69 +258,120 @@ pub async fn run(
             body_only: Vec::new(),
         })
         .collect();
-    let warm = scale.http_warm_secs.min(scale.http_secs);
-    for (_, path) in endpoints.iter().filter(|_| warm > 0) {
-        let load = Load {
-            threads: 2,
-            connections: scale.connections,
-            secs: warm,
-            patient: is_as_of(path),
-        };
-        wrk(&service.url(path), &load, &script).await?;
-        for (_, bare) in &bares {
-            wrk(&bare.url(path), &load, &script).await?;
-        }
-    }
-    for round in 0..scale.http_rounds {
-        for r in &mut results {
-            // The service (`None`), then each bare server; alternate which goes first, so
-            // that a drift of the machine hits each alike.
-            let mut order: Vec<Option<&(Bare, BareServer)>> = std::iter::once(None)
-                .chain(bares.iter().map(Some))
-                .collect();
-            if round % 2 == 1 {
-                order.reverse();
+    // Every row runs against the service as deployed, which keeps answers as of a point
+    // in memory (the rows `... again` ask one again and again), but those of answers as
+    // of a point rendered at each ask, as at a first: against a service that keeps none.
+    let (rendered, rest): (Vec<_>, Vec<_>) = results.iter_mut().partition(|r| renders(r));
+    let measured = Measured {
+        scale,
+        bares: &bares,
+        script: &script,
+    };
+    measured.rows(&service, rest).await?;
+    service.stop().await?;
+    let mut rendering = target.clone();
+    rendering.settings.push((AS_OF_CACHE.into(), "0".into()));
+    let service = Service::start_ready(&rendering, store, "http-as-of").await?;
+    measured.rows(&service, rendered).await?;
+    service.stop().await?;
+    Ok(results)
+}
+
+/// The setting of the service's memory of answers as of a point (MiB).
+const AS_OF_CACHE: &str = "RACING_AS_OF_CACHE_MIB";
+
+/// What the name of a row that asks an `as_of` point its service keeps in memory ends
+/// with: asked again and again, it is sent from there.
+const AGAIN: &str = " again";
+
+/// Whether `r` measures answers as of a point rendered at each request: by a service
+/// that keeps none in memory.
+fn renders(r: &EndpointResult) -> bool {
+    is_as_of(&r.path) && !r.name.ends_with(AGAIN)
+}
+
+/// How the rows of the part are measured: against the bare servers, with the key's
+/// script.
+struct Measured<'a> {
+    scale: &'a Scale,
+    bares: &'a [(Bare, BareServer)],
+    script: &'a Path,
+}
+
+impl Measured<'_> {
+    /// Warms `service` and the bare servers up on the paths of `rows`, then measures each
+    /// row, round after round.
+    async fn rows(
+        &self,
+        service: &Service,
+        mut rows: Vec<&mut EndpointResult>,
+    ) -> anyhow::Result<()> {
+        let (scale, bares, script) = (self.scale, self.bares, self.script);
+        let warm = scale.http_warm_secs.min(scale.http_secs);
+        let paths: std::collections::BTreeSet<String> =
+            rows.iter().map(|r| r.path.clone()).collect();
+        for path in paths.iter().filter(|_| warm > 0) {
+            let load = Load {
+                threads: 2,
+                connections: scale.connections,
+                secs: warm,
+                patient: is_as_of(path),
+            };
+            wrk(&service.url(path), &load, script).await?;
+            for (_, bare) in bares {
+                wrk(&bare.url(path), &load, script).await?;
             }
-            for side in order {
-                let url = side.map_or_else(|| service.url(&r.path), |(_, b)| b.url(&r.path));
-                let side = side.map(|(kind, _)| *kind);
-                let load = Load {
-                    threads: r.threads,
-                    connections: scale.connections,
-                    secs: scale.http_secs,
-                    patient: is_as_of(&r.path),
-                };
-                let sample = wrk(&url, &load, &script).await?;
-                eprintln!(
-                    "bench:   http {:<10} -t{} round {} {:<9} {:>9.0} req/s  p50 {:.2} ms  p99 {:.2} ms",
-                    r.name,
-                    r.threads,
-                    round + 1,
+        }
+        for round in 0..scale.http_rounds {
+            for r in rows.iter_mut() {
+                // The service (`None`), then each bare server; alternate which goes first, so
+                // that a drift of the machine hits each alike.
+                let mut order: Vec<Option<&(Bare, BareServer)>> = std::iter::once(None)
+                    .chain(bares.iter().map(Some))
+                    .collect();
+                if round % 2 == 1 {
+                    order.reverse();
+                }
+                for side in order {
+                    let url = side.map_or_else(|| service.url(&r.path), |(_, b)| b.url(&r.path));
+                    let side = side.map(|(kind, _)| *kind);
+                    let load = Load {
+                        threads: r.threads,
+                        connections: scale.connections,
+                        secs: scale.http_secs,
+                        patient: is_as_of(&r.path),
+                    };
+                    let sample = wrk(&url, &load, script).await?;
+                    eprintln!(
+                        "bench:   http {:<10} -t{} round {} {:<9} {:>9.0} req/s  p50 {:.2} ms  p99 {:.2} ms",
+                        r.name,
+                        r.threads,
+                        round + 1,
+                        match side {
+                            None => "service",
+                            Some(Bare::SameBytes) => "bare",
+                            Some(Bare::BodyOnly) => "body only",
+                        },
+                        sample.rps,
+                        sample.p50_ms,
+                        sample.p99_ms
+                    );
                     match side {
-                        None => "service",
-                        Some(Bare::SameBytes) => "bare",
-                        Some(Bare::BodyOnly) => "body only",
-                    },
-                    sample.rps,
-                    sample.p50_ms,
-                    sample.p99_ms
-                );
-                match side {
-                    None => r.service.push(sample),
-                    Some(Bare::SameBytes) => r.bare.push(sample),
-                    Some(Bare::BodyOnly) => r.body_only.push(sample),
+                        None => r.service.push(sample),
+                        Some(Bare::SameBytes) => r.bare.push(sample),
+                        Some(Bare::BodyOnly) => r.body_only.push(sample),
+                    }
                 }
             }
         }
+        Ok(())
     }
-    service.stop().await?;
-    Ok(results)
 }
 
 /// The documents of every kind that is served `as_of` a point of the log, each at a
 /// point inside it: those of the meeting's date (its results, card and first race's
 /// odds) once its first race's result was in (that result's `Racing-Seq`), those of the
-/// top horse and jockey halfway through the log.
+/// top horse and jockey halfway through the log; and two of them asked again.
 async fn as_of_endpoints(
     client: &reqwest::Client,
     service: &Service,
@@ -371,12 +422,22 @@ async fn as_of_endpoints(
             "jockey analysis as_of",
             format!("/api/v1/jockeys/{jockey}/analysis?as_of={halfway}"),
         ),
+        // The largest and the slowest to render, asked again.
+        (
+            "card as_of again",
+            format!("/api/v1/racecards/{date}?as_of={resulted}"),
+        ),
+        (
+            "jockey analysis as_of again",
+            format!("/api/v1/jockeys/{jockey}/analysis?as_of={halfway}"),
+        ),
     ])
 }
 
 /// Whether `path` asks for a document as of a point of the log (`?as_of=`), which the
-/// service renders at each request from the versions of its records: its row's goal is
-/// the p99 alone, its ratio to a server sending stored bytes shows what rendering costs.
+/// service renders from the versions of its records when first asked: its row's goal is
+/// the p99 alone, its ratio to a server sending stored bytes shows what rendering costs
+/// (or, asked again, sending it from memory).
 fn is_as_of(path: &str) -> bool {
     path.contains("as_of=")
 }
