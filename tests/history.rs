@@ -364,8 +364,19 @@ async fn an_answer_as_of_a_point_given_once_is_sent_again_from_memory_unchanged(
         let now = get(&app, path.split('?').next().expect("a path")).await;
         assert_ne!(now.etag, was.etag, "{path}: changed since");
     }
-    // Another point is rendered apart, as is a point the log has not reached (answered
-    // at once: not found).
+    // Asked for compressed, through the router: from memory all the same.
+    let (route, path, long, _) = &first[1];
+    let gzip = app
+        .client
+        .get(format!("{}{path}", app.base))
+        .header("X-API-Key", KEY)
+        .header("Accept-Encoding", "gzip")
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(gzip.status(), StatusCode::OK);
+    assert_eq!(app.long_reads(route).await, *long, "{path}: compressed");
+    // Another point is rendered apart.
     let (route, path, long, _) = &first[0];
     let other = path.replace(&format!("as_of={at}"), &format!("as_of={}", at - 1));
     assert_eq!(get(&app, &other).await.status, StatusCode::OK);

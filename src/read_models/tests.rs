@@ -48,6 +48,19 @@ fn the_cache_stays_within_its_bytes() {
 }
 
 #[test]
+fn a_cache_of_no_bytes_keeps_nothing_and_none_keeps_a_document_over_a_shards_share() {
+    let none = DocCache::<Arc<[u8]>>::holding(0);
+    none.offer(b"doc\0a".to_vec(), &doc("x"), none.version());
+    assert!(none.get(b"doc\0a").is_none());
+    let small = DocCache::<Arc<[u8]>>::holding(DOC_CACHE_SHARDS * 64);
+    let big: Arc<[u8]> = vec![b'x'; 64].into();
+    small.offer(b"doc\0big".to_vec(), &big, small.version());
+    assert!(small.get(b"doc\0big").is_none(), "over a shard's share");
+    small.offer(b"doc\0a".to_vec(), &doc("x"), small.version());
+    assert!(small.get(b"doc\0a").is_some());
+}
+
+#[test]
 fn the_keys_read_lately_are_bounded_and_the_newest_stay() {
     let mut lately = ReadLately::default();
     let key = |i: usize| format!("doc\0{i}").into_bytes();
