@@ -12,7 +12,7 @@ use rand_chacha::ChaCha8Rng;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
-use crate::support::{service_with, App, KEY};
+use crate::support::{service_with, App};
 
 const ST: &str = "Sha Tin";
 const HV: &str = "Happy Valley";
@@ -801,15 +801,7 @@ async fn records_by_condition_asked_again_are_sent_from_memory_where_they_are_as
     assert_eq!(again, first, "the same answer");
     assert_eq!(app.long_reads(route).await, before + 1, "sent from memory");
     // Asked for compressed, it goes through the router: from memory all the same.
-    let gzip = app
-        .client
-        .get(format!("{}{path}", app.base))
-        .header("X-API-Key", KEY)
-        .header("Accept-Encoding", "gzip")
-        .send()
-        .await
-        .expect("request");
-    assert_eq!(gzip.status(), StatusCode::OK);
+    assert_eq!(app.gzipped(&path).await.status(), StatusCode::OK);
     assert_eq!(
         app.long_reads(route).await,
         before + 1,

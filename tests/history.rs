@@ -366,15 +366,7 @@ async fn an_answer_as_of_a_point_given_once_is_sent_again_from_memory_unchanged(
     }
     // Asked for compressed, through the router: from memory all the same.
     let (route, path, long, _) = &first[1];
-    let gzip = app
-        .client
-        .get(format!("{}{path}", app.base))
-        .header("X-API-Key", KEY)
-        .header("Accept-Encoding", "gzip")
-        .send()
-        .await
-        .expect("request");
-    assert_eq!(gzip.status(), StatusCode::OK);
+    assert_eq!(app.gzipped(path).await.status(), StatusCode::OK);
     assert_eq!(app.long_reads(route).await, *long, "{path}: compressed");
     // Another point is rendered apart.
     let (route, path, long, _) = &first[0];

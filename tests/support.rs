@@ -439,6 +439,17 @@ impl App {
             .map_or(0, |n| n.parse().expect("a count"))
     }
 
+    /// The response to a GET with the test key that accepts gzip, as it came.
+    pub async fn gzipped(&self, path: &str) -> reqwest::Response {
+        self.client
+            .get(format!("{}{path}", self.base))
+            .header("X-API-Key", KEY)
+            .header("Accept-Encoding", "gzip")
+            .send()
+            .await
+            .expect("request")
+    }
+
     /// The response to a GET with the test key, as it came.
     pub async fn response(&self, path: &str) -> reqwest::Response {
         self.response_with(path, Some(KEY)).await
