@@ -3,7 +3,7 @@
 //! under `wrk` on loopback, in alternating runs; on request also against one that sends
 //! the body alone, which shows what the service's headers cost on the wire.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -308,14 +308,11 @@ impl Measured<'_> {
     ) -> anyhow::Result<()> {
         let (scale, bares, script) = (self.scale, self.bares, self.script);
         let warm = scale.http_warm_secs.min(scale.http_secs);
-        let paths: std::collections::BTreeSet<String> =
-            rows.iter().map(|r| r.path.clone()).collect();
+        let paths: BTreeSet<&str> = rows.iter().map(|r| r.path.as_str()).collect();
         for path in paths.iter().filter(|_| warm > 0) {
             let load = Load {
-                threads: 2,
-                connections: scale.connections,
-                secs: warm,
                 patient: is_as_of(path),
+                ..Load::new(2, scale.connections, warm)
             };
             wrk(&service.url(path), &load, script).await?;
             for (_, bare) in bares {
@@ -336,10 +333,8 @@ impl Measured<'_> {
                     let url = side.map_or_else(|| service.url(&r.path), |(_, b)| b.url(&r.path));
                     let side = side.map(|(kind, _)| *kind);
                     let load = Load {
-                        threads: r.threads,
-                        connections: scale.connections,
-                        secs: scale.http_secs,
                         patient: is_as_of(&r.path),
+                        ..Load::new(r.threads, scale.connections, scale.http_secs)
                     };
                     let sample = wrk(&url, &load, script).await?;
                     eprintln!(
