@@ -14,8 +14,9 @@ pub(crate) struct Cli {
 
 #[derive(Subcommand)]
 pub(crate) enum Command {
-    /// Run the benchmark and print the table.
-    Run(RunArgs),
+    /// Run the benchmark and print the table. (Boxed: its options are most of the
+    /// command's size.)
+    Run(Box<RunArgs>),
     /// The baseline HTTP server: answers the documents of a JSON file from memory.
     Bare {
         /// Address to listen on.
@@ -111,6 +112,10 @@ pub(crate) struct RunArgs {
     /// service's headers: what those cost on the wire (a third more time).
     #[arg(long)]
     pub(crate) http_body_only: bool,
+    /// Only the HTTP part's row of this name (as BENCHMARKS.md's table names it, e.g.
+    /// `"profile as_of"`), to measure one document quickly; repeatable.
+    #[arg(long = "http-row")]
+    pub(crate) http_rows: Vec<String>,
     /// Rounds of the live part, instead of the scale's (3; 1 tiny): each the service's
     /// side and the peer's, the first of each pair alternating.
     #[arg(long)]

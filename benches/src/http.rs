@@ -201,6 +201,16 @@ pub async fn run(
         ),
     ];
     endpoints.extend(as_of_endpoints(&client, &service, target, log).await?);
+    if !scale.http_rows.is_empty() {
+        let names: Vec<&str> = endpoints.iter().map(|(name, _)| *name).collect();
+        for row in &scale.http_rows {
+            ensure!(
+                names.contains(&row.as_str()),
+                "--http-row {row:?}: rows are {names:?}"
+            );
+        }
+        endpoints.retain(|(name, _)| scale.http_rows.iter().any(|row| row == name));
+    }
     // The answers the service sends, to be sent by the bare server.
     let mut docs = BTreeMap::new();
     for (_, path) in &endpoints {
@@ -269,6 +279,9 @@ pub async fn run(
     };
     measured.rows(&service, rest).await?;
     service.stop().await?;
+    if rendered.is_empty() {
+        return Ok(results);
+    }
     let mut rendering = target.clone();
     rendering.settings.push((AS_OF_CACHE.into(), "0".into()));
     let service = Service::start_ready(&rendering, store, "http-as-of").await?;

@@ -60,7 +60,7 @@ fn main() -> ExitCode {
         Command::Kinds { store } => replay::kinds(&store),
         Command::Run(args) => tokio::runtime::Runtime::new()
             .map_err(anyhow::Error::from)
-            .and_then(|rt| rt.block_on(run::run(args))),
+            .and_then(|rt| rt.block_on(run::run(*args))),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

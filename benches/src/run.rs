@@ -32,6 +32,7 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<()> {
         scale.http_rounds = rounds;
     }
     scale.http_body_only = args.http_body_only;
+    scale.http_rows.clone_from(&args.http_rows);
     if let Some(rounds) = args.live_rounds {
         anyhow::ensure!(rounds > 0, "--live-rounds: at least one");
         scale.live_rounds = rounds;

@@ -25,6 +25,8 @@ pub struct Scale {
     pub http_warm_secs: u64,
     /// Whether they also run against a bare server sending the body alone.
     pub http_body_only: bool,
+    /// The names of the rows to run (`--http-row`): every row where empty.
+    pub http_rows: Vec<String>,
     /// Their connections.
     pub connections: usize,
     /// Replays per side.
@@ -83,6 +85,7 @@ impl Scale {
         http_load_threads: &[2, 1],
         http_warm_secs: 2,
         http_body_only: false,
+        http_rows: Vec::new(),
         connections: 64,
         replay_rounds: 3,
         replay_one_core: true,
@@ -113,6 +116,7 @@ impl Scale {
         http_load_threads: &[1],
         http_warm_secs: 0,
         http_body_only: false,
+        http_rows: Vec::new(),
         connections: 64,
         replay_rounds: 1,
         replay_one_core: true,
