@@ -93,7 +93,11 @@ fn answer(
             state
                 .read_models
                 .as_of(seq, key.as_bytes(), |store| -> Result<_, ApiError> {
-                    Ok(respond::as_of(state, store, seq)?.analysis(subject, span, Some(seq))?)
+                    Ok(respond::as_of(state, store, seq, false)?.analysis(
+                        subject,
+                        span,
+                        Some(seq),
+                    )?)
                 })?
         }
     };

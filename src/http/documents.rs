@@ -218,7 +218,8 @@ fn stored(state: &AppState, key: DocKey<'_>, as_of: Option<AsOf>) -> Result<Opti
     state
         .read_models
         .as_of(seq, &key.key(), |store| -> Result<_, ApiError> {
-            Ok(respond::as_of(state, store, seq)?.doc_as_of(key, seq)?)
+            let bounded = key.as_of_is_bounded();
+            Ok(respond::as_of(state, store, seq, bounded)?.doc_as_of(key, seq)?)
         })
 }
 

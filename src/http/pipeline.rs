@@ -9,9 +9,9 @@
 //! within one call, on the request's first poll, with no future allocated; only what may
 //! wait (the WebSocket upgrade, the OpenAPI pages, compression) is boxed and bounded by the
 //! request timeout, and so are the reads that can grow with the data (a search, a page of
-//! odds history, any `as_of`), which run on the long reads' threads (`long.rs`), below
-//! the others; records by condition asked before, and answers as of a point given lately,
-//! are sent from memory on the first poll.
+//! odds history, any `as_of` but a profile's), which run on the long reads' threads
+//! (`long.rs`), below the others; records by condition asked before, and answers as of a
+//! point given lately, are sent from memory on the first poll.
 
 use std::convert::Infallible;
 use std::sync::Arc;

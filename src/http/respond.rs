@@ -31,10 +31,17 @@ pub(super) fn deadline(state: &AppState) -> std::time::Instant {
 
 /// `store` for a read as of `seq`, stopped at the request's deadline: on a long reads'
 /// thread alone (`long.rs`; on another, [`ApiError::NotRemembered`] hands the request
-/// over), and where the store holds `seq`. The pipeline waited for the position
-/// (`position.rs`); a store swapped since answers as a replica behind does.
-pub(super) fn as_of(state: &AppState, store: Reader, seq: u64) -> Result<Reader, ApiError> {
-    if !long::apart() {
+/// over) unless the read is `bounded` whatever the log's length (a profile's, one
+/// record's versions: handing it over took longer than the read), and where the store
+/// holds `seq`. The pipeline waited for the position (`position.rs`); a store swapped
+/// since answers as a replica behind does.
+pub(super) fn as_of(
+    state: &AppState,
+    store: Reader,
+    seq: u64,
+    bounded: bool,
+) -> Result<Reader, ApiError> {
+    if !bounded && !long::apart() {
         return Err(ApiError::NotRemembered);
     }
     let store = store.until(deadline(state));

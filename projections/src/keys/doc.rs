@@ -117,6 +117,15 @@ impl<'a> DocKey<'a> {
         )
     }
 
+    /// Whether rendering this document as of a point (`Store::doc_as_of`) reads a
+    /// bounded amount, whatever the log's length: a profile is one record's value then,
+    /// found among its versions by one range read and at most a run of them unpacked
+    /// (`history/packing.rs`). Every other kind reads a record for each race, entry or
+    /// runner it holds, each with its versions, and grows with the data.
+    pub fn as_of_is_bounded(&self) -> bool {
+        matches!(self, DocKey::Profile(_))
+    }
+
     /// The tree key of the document.
     pub fn key(&self) -> Vec<u8> {
         match self {
