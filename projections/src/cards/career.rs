@@ -311,16 +311,21 @@ impl Recent {
         }
     }
 
-    /// The rides and wins on `dates`, if every one of them is covered.
-    pub(crate) fn on(&self, dates: &[String]) -> Option<(u32, u32)> {
-        let oldest = dates.iter().min()?;
-        if self.from.as_ref().is_some_and(|from| oldest < from) {
+    /// The rides and wins on the days from `first` to `last` (`YYYY-MM-DD`, both
+    /// counted), if every one of them is covered. (The days are in order: two binary
+    /// searches, where a list of the dates asked compared each day with each date, a
+    /// card's form asking it for each jockey and trainer of each race.)
+    pub(crate) fn between(&self, first: &str, last: &str) -> Option<(u32, u32)> {
+        if self.from.as_deref().is_some_and(|from| first < from) {
             return None;
         }
+        let start = self.days.partition_point(|(d, ..)| d.as_str() < first);
+        let end = self.days.partition_point(|(d, ..)| d.as_str() <= last);
         Some(
             self.days
+                .get(start..end)
+                .unwrap_or_default()
                 .iter()
-                .filter(|(d, ..)| dates.contains(d))
                 .fold((0, 0), |(r, w), (_, rides, wins)| (r + rides, w + wins)),
         )
     }
@@ -336,13 +341,27 @@ mod tests {
         for day in 1..=20 {
             r.change(&format!("2026-10-{day:02}"), 2, i64::from(day % 2));
         }
-        let window: Vec<String> = (7..=20).map(|d| format!("2026-10-{d:02}")).collect();
-        assert_eq!(r.on(&window), Some((28, 7)));
-        let older: Vec<String> = (1..=14).map(|d| format!("2026-10-{d:02}")).collect();
-        assert_eq!(r.on(&older), None, "the first days were let go");
+        let window = ("2026-10-07", "2026-10-20");
+        assert_eq!(r.between(window.0, window.1), Some((28, 7)));
+        assert_eq!(
+            r.between("2026-10-08", "2026-10-09"),
+            Some((4, 1)),
+            "both ends"
+        );
+        assert_eq!(
+            r.between("2026-10-21", "2026-10-30"),
+            Some((0, 0)),
+            "no rides"
+        );
+        let older = ("2026-10-01", "2026-10-14");
+        assert_eq!(
+            r.between(older.0, older.1),
+            None,
+            "the first days were let go"
+        );
         // An amendment takes a ride and a win away; a change before what is kept is not kept.
         r.change("2026-10-19", -1, -1);
         r.change("2026-10-01", 1, 1);
-        assert_eq!(r.on(&window), Some((27, 6)));
+        assert_eq!(r.between(window.0, window.1), Some((27, 6)));
     }
 }

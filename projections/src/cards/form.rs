@@ -425,6 +425,8 @@ pub(crate) fn amend(
 struct People {
     /// The 14 days before the race.
     window: Vec<String>,
+    /// Its first and last days, where it has any.
+    span: Option<(String, String)>,
     /// Those of them with results, once needed.
     dates: Option<Vec<String>>,
     strikes: BTreeMap<(Role, String), Strike>,
@@ -432,8 +434,15 @@ struct People {
 
 impl People {
     fn of(date: &str) -> People {
+        let window = dates_from(date, -STRIKE_DAYS);
+        let span = window
+            .iter()
+            .min()
+            .cloned()
+            .zip(window.iter().max().cloned());
         People {
-            window: dates_from(date, -STRIKE_DAYS),
+            window,
+            span,
             dates: None,
             strikes: BTreeMap::new(),
         }
@@ -468,7 +477,9 @@ impl People {
         if let Some(strike) = self.strikes.get(&(role, id.clone())) {
             return Ok(*strike);
         }
-        let (rides, wins) = match pasts.recent(s, role, &id)?.on(&self.window) {
+        let recent = pasts.recent(s, role, &id)?;
+        let counted = (self.span.as_ref()).and_then(|(first, last)| recent.between(first, last));
+        let (rides, wins) = match counted {
             Some(counted) => counted,
             None => {
                 let dates = self.dates(s)?.to_vec();
