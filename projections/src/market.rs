@@ -70,10 +70,15 @@ impl Trail {
     pub(crate) fn apply(&mut self, seq: u64, at: i64, wins: impl Iterator<Item = (String, f64)>) {
         let seen = next_minute(at);
         for (horse, price) in wins {
-            self.first.entry(horse.clone()).or_insert((price, seq));
+            // (Each runner's name copied once, when it is first priced: a move of every
+            // runner copied each twice, and this is most of the log's events.)
+            if !self.first.contains_key(&horse) {
+                self.first.insert(horse.clone(), (price, seq));
+            }
             // A move of the runner's that no window could see before this one is
-            // replaced by it.
-            self.recent.retain(|(m, _, h, _)| *h != horse || *m < seen);
+            // replaced by it. (The minute first: most of the moves kept are of minutes
+            // before, and need no name compared.)
+            self.recent.retain(|(m, _, h, _)| *m < seen || *h != horse);
             self.recent.push((seen, seq, horse, price));
         }
         self.clock = self.clock.max(at);
