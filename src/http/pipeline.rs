@@ -405,10 +405,11 @@ impl Service<Request> for Answers {
 
 /// The mark of a request answered on a long reads' thread (`long.rs`): one for a route
 /// whose work can grow with the data ([`super::route::Route::runs`]) or for a document
-/// `as_of` a point not answered lately, so that what it reads holds up no other request,
-/// and stopped at the request's deadline. Decided once, where the pipeline admits it
-/// ([`position::asked`] reads the query's names as the handlers do, percent-decoded, so
-/// that no spelling of `as_of` runs its read inline), and read where it is answered.
+/// `as_of` a point not answered lately (but a profile's, whose read is bounded), so that
+/// what it reads holds up no other request, and stopped at the request's deadline.
+/// Decided once, where the pipeline admits it ([`position::asked`] reads the query's
+/// names as the handlers do, percent-decoded, so that no spelling of `as_of` runs a read
+/// that grows with the data inline), and read where it is answered.
 #[derive(Clone, Copy)]
 struct Blocking {
     /// Whether its answer is sent from memory, without the hand-over, where it is held
