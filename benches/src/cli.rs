@@ -63,6 +63,23 @@ pub(crate) enum Command {
         #[arg(long, default_value_t = 0)]
         prompt: u64,
     },
+    /// The fold alone, in this process: the bench's log at `seasons` seasons, ending on
+    /// `date`, folded into a fresh store as a replay folds it (no NATS): its time and
+    /// CPU. Under callgrind, it counts the fold's instructions (BENCHMARKS.md).
+    Fold {
+        /// Where the store goes (removed at the end).
+        #[arg(long, default_value = "target/bench")]
+        work: PathBuf,
+        /// The day the newest season ends on: the log is the same for the same day.
+        #[arg(long, default_value = "2026-11-25")]
+        date: jiff::civil::Date,
+        /// Seasons of the log.
+        #[arg(long, default_value_t = 2)]
+        seasons: u64,
+        /// Price moves of each race (the full log's 30).
+        #[arg(long, default_value_t = 30)]
+        ticks: usize,
+    },
     /// The records of a stopped service's read models by kind: how many, and their bytes.
     Kinds {
         /// The read models' directory.

@@ -228,6 +228,15 @@ impl Day {
         Self::at(jiff::Timestamp::now())
     }
 
+    /// `date` in UTC: a day fixed by the caller, for a log that is the same at any hour.
+    pub fn utc(date: Date) -> Self {
+        Self {
+            zone_name: "Etc/GMT".to_owned(),
+            zone: jiff::tz::TimeZone::UTC,
+            date,
+        }
+    }
+
     fn at(now: jiff::Timestamp) -> anyhow::Result<Self> {
         let utc_hour = i64::from(now.to_zoned(jiff::tz::TimeZone::UTC).hour());
         // In -12..=11, which the `Etc/GMT` names cover.
@@ -274,7 +283,7 @@ fn offset_text(offset: jiff::tz::Offset) -> String {
 
 /// Season `s` (0: the newest, ending today; each older one 52 weeks earlier, so that
 /// meetings keep their weekdays), with the trading of every meeting.
-fn season_events(s: u64, day: &Day, ticks: usize) -> anyhow::Result<Vec<Envelope>> {
+pub(crate) fn season_events(s: u64, day: &Day, ticks: usize) -> anyhow::Result<Vec<Envelope>> {
     let weeks = i64::try_from(52 * s)?;
     let last_day = day.date.checked_sub(Span::new().weeks(weeks))?;
     let seeds = (SEASON_SEED + s, TRADING_SEED + s * 1_000);

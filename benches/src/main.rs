@@ -12,6 +12,7 @@ mod clients;
 mod feed;
 mod figures;
 mod floor;
+mod folding;
 mod http;
 mod ids;
 mod ingest;
@@ -57,6 +58,17 @@ fn main() -> ExitCode {
             reopen,
             prompt,
         } => ids::child(&store, events, reopen, prompt),
+        Command::Fold {
+            work,
+            date,
+            seasons,
+            ticks,
+        } => folding::run(&folding::Asked {
+            work: &work,
+            date,
+            seasons,
+            ticks,
+        }),
         Command::Kinds { store } => replay::kinds(&store),
         Command::Run(args) => tokio::runtime::Runtime::new()
             .map_err(anyhow::Error::from)
