@@ -22,6 +22,7 @@ use crate::scan::{Item, Scan};
 use crate::state::{Records, State, Writes};
 use crate::store::{DeadLetter, Store, EXCERPT_CHARS};
 use crate::write_counts;
+use crate::write_set::WriteSet;
 
 impl Store {
     /// Moves the checkpoint up to `seq`, applying nothing: for sequences the stream no
@@ -101,9 +102,8 @@ pub struct Batch<'a> {
     /// The checkpoint the batch started from.
     started: u64,
     checkpoint: u64,
-    writes: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
-    /// The keys of `writes`, by hash: most reads are not of the batch's own writes.
-    written_keys: KeyFilter,
+    /// What the folds wrote or removed, read before anything else.
+    writes: WriteSet,
     /// Bytes of the keys and values put so far (a key put twice counts twice).
     bytes: usize,
     /// The `event_id`s this batch applied, in order, and as a set; they join the store's
@@ -188,14 +188,11 @@ impl ReadCache {
 
 impl Records for Batch<'_> {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-        let hash = KeyFilter::hash(key);
-        if self.written_keys.may_hold(hash) {
-            if let Some(v) = self.writes.get(key) {
-                return Ok(v.clone());
-            }
+        if let Some(v) = self.writes.get(key) {
+            return Ok(v.clone());
         }
         if let Some(held) = self.held {
-            if let Some(v) = held.get(key, hash) {
+            if let Some(v) = held.get(key, KeyFilter::hash(key)) {
                 return Ok(v);
             }
         }
@@ -220,13 +217,11 @@ impl State for Batch<'_> {
     fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
         self.bytes += key.len() + value.len();
         self.changed_docs.note(self.position, &key);
-        self.written_keys.insert(KeyFilter::hash(&key));
         self.writes.insert(key, Some(value));
     }
 
     fn delete(&mut self, key: Vec<u8>) {
         self.changed_docs.note(self.position, &key);
-        self.written_keys.insert(KeyFilter::hash(&key));
         self.writes.insert(key, None);
     }
 
@@ -272,8 +267,7 @@ impl<'a> Batch<'a> {
             held,
             started: checkpoint,
             checkpoint,
-            writes: BTreeMap::new(),
-            written_keys: KeyFilter::default(),
+            writes: WriteSet::default(),
             bytes: 0,
             new_ids: Vec::new(),
             new_id_set: HashSet::default(),
@@ -389,8 +383,7 @@ impl<'a> Batch<'a> {
         let mut fold = std::mem::take(&mut self.fold);
         fold.render(&mut self)?;
         self.stats.late_prices = fold.late_prices();
-        let writes = std::mem::take(&mut self.writes);
-        self.written_keys = KeyFilter::default();
+        let writes = std::mem::take(&mut self.writes).into_writes();
         let mut read = std::mem::take(self.read.get_mut());
         read.written(&writes);
         let kept = fold.keep();

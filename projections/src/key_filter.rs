@@ -1,13 +1,13 @@
 //! Which keys a layer of records in memory holds, as a set of their hashes: a read that
 //! the layer cannot answer is ruled out by one hash and one probe.
 //!
-//! A batch's reads go through layers before the tree: its own writes, then the writes of
-//! the loader's batch being written, then those it still holds (`batch.rs`,
-//! `loader_cache.rs`). Each is a `BTreeMap` kept in key order for the scans, and a read
-//! that misses one walked it, comparing the key against a dozen or more others that
-//! share most of their bytes (a person's rides, a horse's names). In a replay most reads
-//! miss all three: a profile of the bench's replay found these walks a large share of the
-//! fold's thread (BENCHMARKS.md, "What was tried").
+//! A batch's reads go through layers before the tree: its own writes (found by hash,
+//! `write_set.rs`), then the writes of the loader's batch being written, then those it
+//! still holds (`loader_cache.rs`). Each of the loader's is a `BTreeMap` kept in key order
+//! for the scans, and a read that misses one walked it, comparing the key against a dozen
+//! or more others that share most of their bytes (a person's rides, a horse's names). In
+//! a replay most reads miss them: a profile of the bench's replay found these walks a
+//! large share of the fold's thread (BENCHMARKS.md, "What was tried").
 //!
 //! A hash held means the key may be there (two keys can share a hash, and a layer may keep
 //! the hashes of keys it lost): the layer is then read as before. A hash not held means it

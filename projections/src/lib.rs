@@ -46,6 +46,7 @@ mod status;
 mod store;
 mod subject_entries;
 mod write_counts;
+mod write_set;
 
 pub use analysis::{changes_analyses, Span, Subject};
 pub use batch::{Batch, BatchStats, MemState, Sealed};

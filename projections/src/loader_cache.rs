@@ -26,7 +26,7 @@ use crate::key_filter::{KeyFilter, KeyHash};
 use crate::keys::scope::{date_after, newest_of, scope, Scope, NEWEST_READ_AGAIN};
 use crate::kv::Kv;
 use crate::kv::StoreError;
-use crate::scan::{Ask, Item, Scan};
+use crate::scan::{Ask, Item, Layer, Scan};
 use crate::state::Writes;
 
 /// Bytes counted for each record held beside its key and value: the map's node, the two
@@ -118,10 +118,10 @@ impl Held {
     pub(crate) fn scan(
         &self,
         kv: &Kv,
-        writes: &Writes,
+        writes: &dyn Layer,
         ask: Ask<'_>,
     ) -> Result<Vec<Item>, StoreError> {
-        let layers = [writes, &*self.writing, &self.written];
+        let layers: [&dyn Layer; 3] = [writes, &*self.writing, &self.written];
         let (prefix, dir, limit) = ask;
         let scope = scope(prefix);
         if self.knows(scope) {

@@ -55,19 +55,36 @@ pub(crate) fn over_map(
     }
 }
 
-/// The scan `ask` of the records of `kv` as `writes` (`None`: removed) leave them.
+/// A record written in memory, as a [`Layer`] reads it: its key, and its value (`None`:
+/// removed).
+pub(crate) type Written<'w> = (&'w Vec<u8>, &'w Option<Vec<u8>>);
+
+/// Writes in memory laid over the tree, read in key order from either end: a batch's own
+/// (`write_set.rs`), a loader's (`loader_cache.rs`).
+pub(crate) trait Layer {
+    /// The writes from the first key at or after `from` on.
+    fn forward<'w>(&'w self, from: &[u8]) -> Box<dyn Iterator<Item = Written<'w>> + 'w>;
+    /// The writes from the last key before `to` back.
+    fn backward<'w>(&'w self, to: Bound<&[u8]>) -> Box<dyn Iterator<Item = Written<'w>> + 'w>;
+}
+
+impl Layer for BTreeMap<Vec<u8>, Option<Vec<u8>>> {
+    fn forward<'w>(&'w self, from: &[u8]) -> Box<dyn Iterator<Item = Written<'w>> + 'w> {
+        Box::new(self.range::<[u8], _>((Bound::Included(from), Bound::Unbounded)))
+    }
+
+    fn backward<'w>(&'w self, to: Bound<&[u8]>) -> Box<dyn Iterator<Item = Written<'w>> + 'w> {
+        Box::new(self.range::<[u8], _>((Bound::Unbounded, to)).rev())
+    }
+}
+
+/// The scan `ask` of the records of `kv` as `writes` leave them.
 pub(crate) fn over_batch(
     kv: &Kv,
-    writes: &BTreeMap<Vec<u8>, Option<Vec<u8>>>,
-    (prefix, dir, limit): Ask<'_>,
+    writes: &dyn Layer,
+    ask: Ask<'_>,
 ) -> Result<Vec<Item>, StoreError> {
-    let (from, to) = bounds(prefix);
-    let written = writes.range::<[u8], _>((from, to.as_ref().map(Vec::as_slice)));
-    let stored = kv.prefix(prefix);
-    match dir {
-        Scan::Forward => merge(stored, written, limit, |a, b| a.cmp(b)),
-        Scan::Backward => merge(stored.rev(), written.rev(), limit, |a, b| b.cmp(a)),
-    }
+    over_layers(kv, &[writes], false, ask)
 }
 
 /// The scan `ask` of the records of `kv` as `layers` of writes leave them, the first
@@ -79,22 +96,18 @@ pub(crate) fn over_batch(
 /// range between two bounds would search each layer twice.
 pub(crate) fn over_layers<'w>(
     kv: &Kv,
-    layers: &[&'w BTreeMap<Vec<u8>, Option<Vec<u8>>>],
+    layers: &[&'w dyn Layer],
     whole: bool,
     (prefix, dir, limit): Ask<'_>,
 ) -> Result<Vec<Item>, StoreError> {
-    let (from, to) = bounds(prefix);
-    let under = |(key, _): &(&'w Vec<u8>, &'w Option<Vec<u8>>)| key.starts_with(prefix);
+    let (_, to) = bounds(prefix);
+    let under = |(key, _): &Written<'w>| key.starts_with(prefix);
     let stored = (!whole).then(|| kv.prefix(prefix));
     match dir {
         Scan::Forward => {
             let heads = layers
                 .iter()
-                .map(|layer| {
-                    layer
-                        .range::<[u8], _>((from, Bound::Unbounded))
-                        .take_while(under)
-                })
+                .map(|layer| layer.forward(prefix).take_while(under))
                 .collect();
             let written = layered(heads, |a, b| a.cmp(b));
             merge(stored.into_iter().flatten(), written, limit, |a, b| {
@@ -105,12 +118,7 @@ pub(crate) fn over_layers<'w>(
             let to = to.as_ref().map(Vec::as_slice);
             let heads = layers
                 .iter()
-                .map(|layer| {
-                    layer
-                        .range::<[u8], _>((Bound::Unbounded, to))
-                        .rev()
-                        .take_while(under)
-                })
+                .map(|layer| layer.backward(to).take_while(under))
                 .collect();
             let written = layered(heads, |a, b| b.cmp(a));
             merge(
