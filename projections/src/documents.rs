@@ -177,7 +177,7 @@ pub(crate) fn render_doc(s: &impl Records, key: DocKey<'_>) -> Result<Option<Vec
             venue,
         } => {
             let day = Day::read(s, date)?;
-            odds_of(s, date, &day, race_number)?
+            odds_of(s, (date, None), &day, race_number)?
                 .into_iter()
                 .find(|(v, _)| v.as_deref() == venue)
                 .map(|(_, doc)| doc)

@@ -263,7 +263,7 @@ pub(crate) struct Facts {
 }
 
 /// The odds of a date's races as given, by race and venue (`None`: for every venue).
-type RacesOdds = BTreeMap<(u8, Option<String>), RaceOdds>;
+pub(crate) type RacesOdds = BTreeMap<(u8, Option<String>), RaceOdds>;
 
 impl Facts {
     /// Stores what `event` (at stream sequence `seq`) gives, and says what it changed.
@@ -469,6 +469,13 @@ impl Facts {
         self.odds
             .get(&o.date)
             .is_some_and(|races| races.contains_key(&(n, o.venue.clone())))
+    }
+
+    /// The odds the batch holds of the races of `date` it touched, as their records stand
+    /// once [`Facts::write_odds`] has written them: what a render of their moves reads
+    /// without decoding the records again.
+    pub(crate) fn held_odds(&self, date: &str) -> Option<&RacesOdds> {
+        self.odds.get(date)
     }
 
     /// Writes the odds moved since they were last written, for a render to read; the batch

@@ -198,7 +198,7 @@ impl Fold {
     fn render_moves<S: State>(&mut self, s: &mut S) -> Result<(), StoreError> {
         if self.models.odds.holds_moves() {
             self.facts.write_odds(s);
-            self.models.odds.render_moves(s)?;
+            self.models.odds.render_moves(s, &self.facts)?;
         }
         Ok(())
     }

@@ -12,13 +12,14 @@
 //! prices, marked `scratched`, and the market leaves it out: a scratching renders the
 //! race's documents again at its own position, after the price moves before it.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use racing_events::Event;
 
 use crate::doc_writes::{ByVenue, Stale};
 use crate::docs;
-use crate::facts::{scratched, Change, Day, Listing, What};
+use crate::facts::{scratched, Change, Day, Facts, Listing, RacesOdds, What};
 use crate::keys;
 use crate::keys::doc::DocKey;
 use crate::kv::StoreError;
@@ -116,7 +117,7 @@ impl ReadModel for Odds {
                 touched.get(date).cloned().unwrap_or_default()
             };
             for n in races {
-                out.put_venues(s, &odds_of(s, date, &day, n)?, |venue| {
+                out.put_venues(s, &odds_of(s, (date, None), &day, n)?, |venue| {
                     DocKey::Odds {
                         date,
                         race_number: n,
@@ -141,10 +142,15 @@ impl Odds {
     /// changed only by those moves since: each document that a move reached (its venue's,
     /// each venue's for a move given for every venue, and the one without a venue where it
     /// copies one of them) at the position of the last, and listed at each.
-    pub(crate) fn render_moves<S: State>(&mut self, s: &mut S) -> Result<(), StoreError> {
+    /// The races' odds are those `facts` holds, as their records stand once written.
+    pub(crate) fn render_moves<S: State>(
+        &mut self,
+        s: &mut S,
+        facts: &Facts,
+    ) -> Result<(), StoreError> {
         for ((date, n), moves) in std::mem::take(&mut self.moves) {
             let day = Day::read(s, &date)?;
-            let docs = odds_of(s, &date, &day, n)?;
+            let docs = odds_of(s, (&date, facts.held_odds(&date)), &day, n)?;
             // The positions of the moves that reached the document of `venue` (`None`: a
             // document of no venue's, of the odds given for every venue).
             let reached = |venue: Option<&str>| -> Vec<u64> {
@@ -198,10 +204,12 @@ impl Odds {
 }
 
 /// The odds documents of race `n` of `date` (`day` its record), as `(venue, bytes)`: one
-/// for each venue that runs it and has odds, and the one without a venue.
+/// for each venue that runs it and has odds, and the one without a venue. A race's odds
+/// are read from `held` (a batch's of the date, [`Facts::held_odds`]) where it holds them,
+/// from their records where not.
 pub(crate) fn odds_of(
     s: &impl Records,
-    date: &str,
+    (date, held): (&str, Option<&RacesOdds>),
     day: &Day,
     n: u8,
 ) -> Result<ByVenue, StoreError> {
@@ -210,7 +218,14 @@ pub(crate) fn odds_of(
     let main = meetings
         .get(docs::meeting::main_meeting(&meetings))
         .map(|m| m.venue.as_str());
-    let every: Option<RaceOdds> = read(s, &keys::odds(date, n, None))?;
+    let odds = |venue: Option<&str>| -> Result<Option<Cow<'_, RaceOdds>>, StoreError> {
+        let found = held.and_then(|held| held.get(&(n, venue.map(str::to_owned))));
+        Ok(match found {
+            Some(race) => Some(Cow::Borrowed(race)),
+            None => read(s, &keys::odds(date, n, venue))?.map(Cow::Owned),
+        })
+    };
+    let every = odds(None)?;
     let mut out = Vec::new();
     let mut unnamed: Option<Vec<u8>> = None;
     let race = |venue| docs::odds::OddsRace {
@@ -221,8 +236,8 @@ pub(crate) fn odds_of(
     };
     for m in meetings.iter().filter(|m| m.races.contains(&n)) {
         let venue = Some(m.venue.as_str());
-        let own: Option<RaceOdds> = read(s, &keys::odds(date, n, venue))?;
-        let Some(view) = RaceOdds::merged(every.as_ref(), own.as_ref()) else {
+        let own = odds(venue)?;
+        let Some(view) = RaceOdds::merged(every.as_deref(), own.as_deref()) else {
             continue;
         };
         let st = status::of_race(s, date, n, venue)?;
