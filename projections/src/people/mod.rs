@@ -15,6 +15,7 @@
 //! and how it is counted is in `docs.rs`.
 
 pub(crate) mod docs;
+mod known;
 pub(crate) mod newest;
 pub(crate) mod ride_days;
 pub(crate) mod rides;

@@ -27,6 +27,7 @@ use super::docs::{
     is_ride, render_person, season, slug, Counts, JockeyList, PersonRow, Ride, Role, Summary,
     TrainerList,
 };
+use super::known::Known;
 use super::newest::{newest_rides, Newest};
 use super::ride_days::{name_in_day, write_days, Day, Given};
 use crate::docs::{etag, same_answer, seal, unseal, ETAG_LEN, HEAD_LEN};
@@ -35,7 +36,7 @@ use crate::keys;
 use crate::kv::StoreError;
 use crate::model::ReadModel;
 use crate::scan::{Item, Scan};
-use crate::state::{race_no, read, Records, State};
+use crate::state::{race_no, Records, State};
 
 /// A change of a person's figures in one season: what a batch's rides counted in, less
 /// what they counted out.
@@ -79,6 +80,9 @@ pub(crate) struct People {
     /// The newest rides of the people written, by this batch and those before it that
     /// handed them on ([`People::keep`]).
     newest: Newest,
+    /// Their tallies and seasons' figures the batch has read or written.
+    tallies: Known<Tally>,
+    seasons: Known<Counts>,
 }
 
 /// What a batch changed of one person.
@@ -159,11 +163,11 @@ impl People {
         for ((role, id), touched) in std::mem::take(&mut self.touched) {
             let days = write_days(s, touched.days)?;
             let tally_key = keys::person_tally(role.name(), &id);
-            let stored: Option<Tally> = read(s, &tally_key)?;
+            let stored = self.tallies.get(s, &tally_key)?;
             let mut tally = stored.unwrap_or_default();
             for (season, change) in touched.seasons {
                 let key = keys::person_season(role.name(), &id, &season);
-                let (old, new) = count(s, key, change)?;
+                let (old, new) = count(s, &mut self.seasons, key, change)?;
                 tally.replace(&season, old, new).ok_or_else(|| {
                     let key = String::from_utf8_lossy(&tally_key);
                     StoreError::Corrupt(format!("{key}: fewer rides than a result takes away"))
@@ -175,6 +179,7 @@ impl People {
             if tally.totals.rides == 0 {
                 self.newest.forget(&person);
                 if stored.is_some() {
+                    self.tallies.set(&tally_key, None);
                     s.delete(tally_key);
                 }
                 if s.get(&doc)?.is_some() {
@@ -191,6 +196,7 @@ impl People {
                 continue;
             }
             if stored != Some(tally) {
+                self.tallies.set(&tally_key, Some(tally));
                 // Plain data: serialising it cannot fail.
                 s.put(tally_key, serde_json::to_vec(&tally).unwrap_or_default());
             }
@@ -243,17 +249,24 @@ impl ReadModel for People {
     }
 }
 
-/// Changes the figures of one season of a person, under `key`, by `change`; a season
-/// left without a ride is removed. The figures before and after (none: no ride).
-fn count(s: &mut impl State, key: Vec<u8>, change: Change) -> Result<(Counts, Counts), StoreError> {
+/// Changes the figures of one season of a person, under `key`, by `change` (`known`: the
+/// seasons' figures held); a season left without a ride is removed. The figures before
+/// and after (none: no ride).
+fn count(
+    s: &mut impl State,
+    known: &mut Known<Counts>,
+    key: Vec<u8>,
+    change: Change,
+) -> Result<(Counts, Counts), StoreError> {
     if change == Change::default() {
         return Ok((Counts::default(), Counts::default()));
     }
-    let stored: Counts = read(s, &key)?.unwrap_or_default();
+    let stored = known.get(s, &key)?.unwrap_or_default();
     let counts = change.of(stored).ok_or_else(|| {
         let key = String::from_utf8_lossy(&key);
         StoreError::Corrupt(format!("{key}: fewer rides than a result takes away"))
     })?;
+    known.set(&key, (counts.rides > 0).then_some(counts));
     if counts.rides == 0 {
         s.delete(key);
     } else {
@@ -391,7 +404,7 @@ pub(super) fn written_as_read_back(
     id: &str,
 ) -> Result<bool, StoreError> {
     let head = s.get(&keys::person_doc(role.name(), id))?;
-    let row: Option<PersonRow> = read(s, &keys::person_row(role.name(), id))?;
+    let row: Option<PersonRow> = crate::state::read(s, &keys::person_row(role.name(), id))?;
     let newest = newest_rides(s, role, id)?;
     let (Some(head), Some(row)) = (&head, row) else {
         return Ok(head.is_none() && newest.is_empty());
