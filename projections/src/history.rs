@@ -107,7 +107,7 @@ impl AsOf<'_> {
         let prefix = keys::versions::history_of(record);
         let point = keys::versions::history(record, self.seq);
         for _ in 0..READS_WHILE_CHANGED {
-            let now = self.kv.get(record)?;
+            let stored_now = self.kv.get_as_stored(record)?;
             let from = match self
                 .kv
                 .range(prefix.as_slice()..=point.as_slice())
@@ -134,7 +134,12 @@ impl AsOf<'_> {
             let against_now = stored
                 .last()
                 .is_some_and(|last| packing::against_after(last));
-            if !against_now || self.kv.get(record)? == now {
+            // (Compared as stored: the same bytes are the same value, so that the record
+            // is unpacked once.)
+            if !against_now || self.kv.get_as_stored(record)? == stored_now {
+                let now = stored_now
+                    .map(|stored| Kv::unpacked(record, stored))
+                    .transpose()?;
                 let versions = unpack_versions(&stored, now.as_deref())?;
                 return Ok((now, versions));
             }

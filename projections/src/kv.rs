@@ -69,6 +69,20 @@ impl Kv {
         }
     }
 
+    /// The record under `key` as the store holds it: packed where the store packed it.
+    /// Two reads of one record that give the same bytes read the same value, so that a
+    /// read that checks whether a record changed meanwhile need not unpack it again
+    /// ([`Kv::unpacked`]).
+    pub(crate) fn get_as_stored(&self, key: impl AsRef<[u8]>) -> Result<Option<Bytes>, StoreError> {
+        Ok(self.tree.get(key.as_ref())?)
+    }
+
+    /// A record under `key` that [`Kv::get_as_stored`] read, unpacked as [`Kv::get`] reads
+    /// it.
+    pub(crate) fn unpacked(key: &[u8], stored: Bytes) -> Result<Bytes, StoreError> {
+        read_back(key, stored)
+    }
+
     /// The records whose keys are in `range`, in key order (from the last with
     /// [`Iterator::rev`]), each read as it is reached, and unpacked as [`Kv::get`] reads
     /// it.
