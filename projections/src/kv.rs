@@ -63,10 +63,9 @@ impl Kv {
     /// The record under `key`, unpacked where the store packed it ([`Commit::pack`]).
     pub(crate) fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Bytes>, StoreError> {
         let key = key.as_ref();
-        match self.tree.get(key)? {
-            Some(stored) => Ok(Some(read_back(key, stored)?)),
-            None => Ok(None),
-        }
+        (self.get_as_stored(key)?)
+            .map(|stored| Kv::unpacked(key, stored))
+            .transpose()
     }
 
     /// The record under `key` as the store holds it: packed where the store packed it.
@@ -210,7 +209,7 @@ impl FrozenView {
         });
         match kept {
             Some(before) => Ok(before),
-            None => Ok(self.kv.tree.get(key)?),
+            None => self.kv.get_as_stored(key),
         }
     }
 
