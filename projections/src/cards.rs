@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use crate::doc_writes::{ByVenue, Stale};
 use crate::docs;
 use crate::docs::meeting::Meeting;
-use crate::facts::{Change, Day, What};
+use crate::facts::{Change, Day, Facts, What};
 use crate::keys::doc::DocKey;
 use crate::kv::StoreError;
 use crate::model::ReadModel;
@@ -115,7 +115,7 @@ impl ReadModel for Cards {
         Ok(())
     }
 
-    fn render<S: State>(&mut self, s: &mut S, seq: u64) -> Result<(), StoreError> {
+    fn render<S: State>(&mut self, s: &mut S, seq: u64, _: &Facts) -> Result<(), StoreError> {
         // The forms first: after the horses' forms and the people's rides, which the
         // models before this one wrote.
         let mut amended = form::Amended::default();

@@ -61,9 +61,14 @@ macro_rules! read_models {
             }
 
             /// Renders, in the declared order, the models that render as `when` says.
-            fn render<S: State>(&mut self, s: &mut S, seq: u64, when: Renders) -> Result<(), StoreError> {
+            fn render<S: State>(
+                &mut self,
+                s: &mut S,
+                (seq, facts): (u64, &Facts),
+                when: Renders,
+            ) -> Result<(), StoreError> {
                 $(if Renders::$renders == when {
-                    self.$name.render(s, seq)?;
+                    self.$name.render(s, seq, facts)?;
                 })*
                 Ok(())
             }
@@ -189,7 +194,8 @@ impl Fold {
             // The documents this event changed are written now, at its position; what
             // they are rendered from (a card's form) is versioned as the event's.
             self.facts.write_odds(s.s);
-            self.models.render(&mut s, seq, Renders::EachEvent)?;
+            self.models
+                .render(&mut s, (seq, &self.facts), Renders::EachEvent)?;
         }
         Ok(Outcome::Applied)
     }
@@ -212,7 +218,8 @@ impl Fold {
         self.render_moves(s)?;
         s.changes_at(self.seq);
         self.facts.write(s)?;
-        self.models.render(s, self.seq, Renders::EachBatch)?;
+        self.models
+            .render(s, (self.seq, &self.facts), Renders::EachBatch)?;
         self.models.finish(s)?;
         self.versions.write(s)
     }

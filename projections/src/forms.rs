@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use crate::docs;
 use crate::docs::form::{FormDoc, FormEntry};
-use crate::facts::{Change, What};
+use crate::facts::{Change, Facts, What};
 use crate::keys::doc::DocKey;
 use crate::kv::StoreError;
 use crate::model::ReadModel;
@@ -87,7 +87,7 @@ impl ReadModel for Forms {
         Ok(())
     }
 
-    fn render<S: State>(&mut self, s: &mut S, seq: u64) -> Result<(), StoreError> {
+    fn render<S: State>(&mut self, s: &mut S, seq: u64, _: &Facts) -> Result<(), StoreError> {
         for (horse, before) in std::mem::take(&mut self.horses) {
             let key = DocKey::Form(&horse).key();
             let records: &S = s;

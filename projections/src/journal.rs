@@ -19,7 +19,7 @@
 use std::collections::BTreeMap;
 
 use crate::docs;
-use crate::facts::{Change, What};
+use crate::facts::{Change, Facts, What};
 use crate::keys;
 use crate::kv::StoreError;
 use crate::kv::{Bytes, Kv, Range};
@@ -177,7 +177,7 @@ impl ReadModel for Pending {
     }
 
     /// Writes every race's open chunk.
-    fn render<S: State>(&mut self, s: &mut S, _: u64) -> Result<(), StoreError> {
+    fn render<S: State>(&mut self, s: &mut S, _: u64, _: &Facts) -> Result<(), StoreError> {
         for (date, races) in std::mem::take(&mut self.dates) {
             for (race_number, open) in races {
                 open.write(s, &date, race_number);

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::facts::{Change, What};
+use crate::facts::{Change, Facts, What};
 use crate::keys;
 use crate::kv::StoreError;
 use crate::model::ReadModel;
@@ -95,7 +95,7 @@ impl ReadModel for Meetings {
         Ok(())
     }
 
-    fn render<S: State>(&mut self, s: &mut S, _: u64) -> Result<(), StoreError> {
+    fn render<S: State>(&mut self, s: &mut S, _: u64, _: &Facts) -> Result<(), StoreError> {
         for date in std::mem::take(&mut self.dates) {
             render(s, &date)?;
         }

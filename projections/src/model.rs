@@ -2,9 +2,10 @@
 //! source records (`facts.rs`), add its own writes to the batch it is handed, and once the
 //! batch is folded, write what it renders. The fold (`fold.rs`) calls each model in a
 //! declared order and owns nothing of theirs; a model reaches storage only through
-//! [`State`] (get, prefix scan, the batch's puts and deletes).
+//! [`State`] (get, prefix scan, the batch's puts and deletes), and the source records the
+//! batch holds decoded through [`Facts`].
 
-use crate::facts::Change;
+use crate::facts::{Change, Facts};
 use crate::kv::StoreError;
 use crate::state::State;
 
@@ -16,8 +17,9 @@ pub(crate) trait ReadModel {
 
     /// Writes what the changes since the last render touched, once each however many
     /// changes touched it; `seq` is the sequence of the last change, which the documents
-    /// written reflect.
-    fn render<S: State>(&mut self, s: &mut S, seq: u64) -> Result<(), StoreError>;
+    /// written reflect. `facts` holds decoded what the batch holds of the source records,
+    /// as written to `s`: read there, they need not be decoded again.
+    fn render<S: State>(&mut self, s: &mut S, seq: u64, facts: &Facts) -> Result<(), StoreError>;
 
     /// Writes, once the batch is folded and rendered, the records the model keeps for
     /// itself alone and held decoded through the batch: no document and no other model

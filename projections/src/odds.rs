@@ -104,7 +104,7 @@ impl ReadModel for Odds {
         Ok(())
     }
 
-    fn render<S: State>(&mut self, s: &mut S, seq: u64) -> Result<(), StoreError> {
+    fn render<S: State>(&mut self, s: &mut S, seq: u64, facts: &Facts) -> Result<(), StoreError> {
         let mut out = self.stale.rendering(seq);
         let touched = std::mem::take(&mut self.races);
         let whole_days = std::mem::take(&mut self.whole_days);
@@ -117,7 +117,8 @@ impl ReadModel for Odds {
                 touched.get(date).cloned().unwrap_or_default()
             };
             for n in races {
-                out.put_venues(s, &odds_of(s, (date, None), &day, n)?, |venue| {
+                let docs = odds_of(s, (date, facts.held_odds(date)), &day, n)?;
+                out.put_venues(s, &docs, |venue| {
                     DocKey::Odds {
                         date,
                         race_number: n,

@@ -3,7 +3,7 @@
 
 use crate::doc_writes::put_doc;
 use crate::docs;
-use crate::facts::{Change, What};
+use crate::facts::{Change, Facts, What};
 use crate::keys::doc::DocKey;
 use crate::kv::StoreError;
 use crate::model::ReadModel;
@@ -22,7 +22,7 @@ impl ReadModel for Profiles {
         Ok(())
     }
 
-    fn render<S: State>(&mut self, _: &mut S, _: u64) -> Result<(), StoreError> {
+    fn render<S: State>(&mut self, _: &mut S, _: u64, _: &Facts) -> Result<(), StoreError> {
         Ok(())
     }
 }

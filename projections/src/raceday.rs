@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use crate::docs::odds::published_at;
-use crate::facts::Change;
+use crate::facts::{Change, Facts};
 use crate::keys;
 use crate::keys::doc::DocKey;
 use crate::kv::StoreError;
@@ -118,7 +118,7 @@ impl ReadModel for RaceDay {
         note(s, change.seq, change.published, change.event)
     }
 
-    fn render<S: State>(&mut self, _: &mut S, _: u64) -> Result<(), StoreError> {
+    fn render<S: State>(&mut self, _: &mut S, _: u64, _: &Facts) -> Result<(), StoreError> {
         Ok(())
     }
 }

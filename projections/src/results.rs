@@ -8,7 +8,7 @@ use racing_events::RaceResult;
 use crate::doc_writes::{ByVenue, Stale};
 use crate::docs;
 use crate::docs::meeting::Meeting;
-use crate::facts::{Change, Day, What};
+use crate::facts::{Change, Day, Facts, What};
 use crate::keys;
 use crate::keys::doc::DocKey;
 use crate::kv::StoreError;
@@ -64,7 +64,7 @@ impl ReadModel for Results {
         Ok(())
     }
 
-    fn render<S: State>(&mut self, s: &mut S, seq: u64) -> Result<(), StoreError> {
+    fn render<S: State>(&mut self, s: &mut S, seq: u64, _: &Facts) -> Result<(), StoreError> {
         let mut out = self.stale.rendering(seq);
         for date in std::mem::take(&mut self.dates) {
             let rendered = results_of(s, &date, &mut self.parts)?;

@@ -244,7 +244,12 @@ impl ReadModel for People {
         }
     }
 
-    fn render<S: State>(&mut self, s: &mut S, seq: u64) -> Result<(), StoreError> {
+    fn render<S: State>(
+        &mut self,
+        s: &mut S,
+        seq: u64,
+        _: &facts::Facts,
+    ) -> Result<(), StoreError> {
         self.write(s, seq)
     }
 }

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use super::dated::{Dated, Given, Year};
 use super::index;
 use crate::encoding::{number, put_number};
-use crate::facts::{Change, What};
+use crate::facts::{Change, Facts, What};
 use crate::keys;
 use crate::kv::StoreError;
 use crate::model::ReadModel;
@@ -563,7 +563,7 @@ impl ReadModel for Touched {
 
     /// Writes each touched horse's records that changed, and the index entries its names
     /// no longer have, have anew or list under another newest name.
-    fn render<S: State>(&mut self, s: &mut S, _: u64) -> Result<(), StoreError> {
+    fn render<S: State>(&mut self, s: &mut S, _: u64, _: &Facts) -> Result<(), StoreError> {
         for (horse, h) in std::mem::take(&mut self.horses) {
             h.write(s, &horse)?;
         }

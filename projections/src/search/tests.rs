@@ -62,7 +62,7 @@ fn note(s: &mut impl State, seq: u64, event: &Event) {
     };
     let mut names = Touched::default();
     names.apply(s, &change).expect("note");
-    names.render(s, seq).expect("render");
+    names.render(s, seq, &Default::default()).expect("render");
 }
 
 #[test]
