@@ -73,6 +73,8 @@ impl ReadModel for Cards {
             What::Card { old, new } => {
                 self.newest.index(old.as_ref(), Some(new))?;
                 let n = crate::state::race_no(new.race_number)?;
+                let key = crate::keys::card(&new.date, n, &new.venue);
+                self.pasts.decoded.written_card(s, &key, new)?;
                 self.forms.insert((new.date.clone(), n, new.venue.clone()));
             }
             What::Result { old, new } => {
@@ -176,4 +178,11 @@ pub(crate) fn cards_of(
         });
     }
     Ok(docs::cards::render_cards(date, &meetings).days)
+}
+
+/// The card documents of `date` rendered afresh from `s`: every card decoded from its
+/// record, every race's part rendered again.
+#[cfg(test)]
+pub(crate) fn cards_afresh(s: &impl Records, date: &str) -> Result<ByVenue, StoreError> {
+    cards_of(s, date, (&mut Parts::default(), &mut Default::default()))
 }

@@ -14,7 +14,7 @@ use crate::keys::doc::DocKey;
 use crate::kv::StoreError;
 use crate::model::ReadModel;
 use crate::race_parts::{self, Parts};
-use crate::state::{decode, Records, State};
+use crate::state::{decode, race_no, Records, State};
 
 /// The dates whose results a batch changed.
 #[derive(Debug, Default)]
@@ -42,10 +42,19 @@ impl Results {
 }
 
 impl ReadModel for Results {
-    fn apply<S: State>(&mut self, _: &mut S, change: &Change<'_>) -> Result<(), StoreError> {
+    fn apply<S: State>(&mut self, s: &mut S, change: &Change<'_>) -> Result<(), StoreError> {
         match &change.what {
             What::Result { new, .. } => {
                 self.dates.insert(new.date.clone());
+                // The race's part, rendered from the result as the event gives it: its
+                // record is the result encoded (`facts.rs`), which decodes back to it, so
+                // that the render finds the part kept rather than decode the record.
+                let (date, n, venue) = (&new.date, race_no(new.race_number)?, &new.venue);
+                if let Some(stored) = s.get(&keys::result(date, n, venue))? {
+                    let sources = race_parts::hash([Some(&stored[..])]);
+                    let render = || Ok(Some(docs::results::result_race(new)));
+                    self.parts.of((date, n, venue), sources, render)?;
+                }
             }
             What::Retracted(r) if r.resulted => {
                 self.dates.insert(r.date.to_owned());

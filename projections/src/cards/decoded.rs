@@ -63,6 +63,23 @@ impl Decoded {
         self.card(key, bytes.as_deref())
     }
 
+    /// Keeps `card`, just written under `key` (`keys::card`) as `s` holds it, as if
+    /// decoded from its record: the record is `card` encoded (`facts.rs`), which decodes
+    /// back to it, so that the card a fold declares is not decoded back from the bytes it
+    /// encoded.
+    pub(crate) fn written_card(
+        &mut self,
+        s: &impl Records,
+        key: &[u8],
+        card: &RaceCard,
+    ) -> Result<(), StoreError> {
+        if let Some(bytes) = s.get(key)? {
+            self.cards
+                .insert(key.to_vec(), (hash(&bytes), Arc::new(card.clone())));
+        }
+        Ok(())
+    }
+
     /// The form stored under `key` (`keys::analysis::card_form`) whose record is `bytes`,
     /// as its render copies it.
     pub(crate) fn form(

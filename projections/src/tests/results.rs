@@ -324,3 +324,50 @@ fn a_race_the_main_meeting_does_not_run_answers_from_the_first_venue_that_runs_i
     assert_eq!(doc(&s, odds(None)), doc(&s, odds(Some(HV))));
     assert_ne!(doc(&s, odds(None)), doc(&s, odds(Some("Zhuhai"))));
 }
+
+/// The records of a card and a result are the events' own encoded, and a fold renders
+/// their documents from the events as given, not from the records decoded back: the same
+/// bytes only where each decodes back to the event, awkward values and all.
+#[test]
+fn a_card_and_a_result_render_as_their_records_decoded_back() {
+    let date = "2026-11-21";
+    let mut declared = card(date, "Sha Tin", 3, &["E271", "F1"]);
+    if let Event::RaceCardDeclared(c) = &mut declared {
+        c.race_name = "THE \"QUOTED\" CUP \u{9999}\u{6e2f} \\ \u{1f40e}".into();
+        c.runners[0].horse_name = "NAME\tTAB".into();
+    }
+    let mut first = runner(Some(1), "E271");
+    first.win_odds = Some(0.1 + 0.2);
+    first.lbw = Some("1-1/4".into());
+    first.running_positions = Some(vec![3, 2, 1]);
+    (first.actual_weight, first.declared_weight, first.draw) = (Some(133), Some(1198), Some(4));
+    let mut second = runner(None, "F1");
+    second.win_odds = Some(1.000_000_000_000_000_2);
+    let mut published = result(date, "Sha Tin", 3, vec![first, second]);
+    if let Event::RaceResultPublished(r) = &mut published {
+        r.class = Some("Class 2".into());
+        r.race_name = "THE \"QUOTED\" CUP \u{9999}\u{6e2f} \\ \u{1f40e}".into();
+    }
+    let s = fold_each([env(declared), env(published)]);
+    let body = |key: DocKey<'_>| {
+        let served = s.doc(key).unwrap_or_else(|| panic!("no document {key:?}"));
+        served.into_owned()
+    };
+    let venue = |docs: crate::doc_writes::ByVenue| {
+        docs.into_iter()
+            .find_map(|(v, doc)| (v.as_deref() == Some("Sha Tin")).then_some(doc))
+            .expect("Sha Tin's")
+    };
+    let results = crate::results::results_of(&s, date, &mut Default::default()).expect("results");
+    let results_doc = DocKey::Results {
+        date,
+        venue: Some("Sha Tin"),
+    };
+    assert_eq!(venue(results.days), body(results_doc));
+    let cards = crate::cards::cards_afresh(&s, date).expect("cards");
+    let cards_doc = DocKey::Card {
+        date,
+        venue: Some("Sha Tin"),
+    };
+    assert_eq!(venue(cards), body(cards_doc));
+}
