@@ -3,7 +3,7 @@
 //! each touched horse's form head is stored again once a batch where its document
 //! changed, from the entries the batch replaced and the newest, however long the form.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::Deserialize;
 
@@ -22,6 +22,10 @@ use crate::form::{self, FormSource, Replaced};
 #[derive(Debug, Default)]
 pub(crate) struct Forms {
     horses: BTreeMap<String, BTreeMap<Vec<u8>, Option<Vec<u8>>>>,
+    /// The name each horse's profile document gave, with the hash of the document's
+    /// bytes it was read from: a form is rendered at each of its horse's results, and
+    /// its profile changes far less often.
+    profile_names: HashMap<String, (u128, String)>,
 }
 
 impl Forms {
@@ -91,8 +95,11 @@ impl ReadModel for Forms {
         for (horse, before) in std::mem::take(&mut self.horses) {
             let key = DocKey::Form(&horse).key();
             let records: &S = s;
-            let Some(name) = name_of(records, &horse, || form::newest_name(records, &horse))?
-            else {
+            let name = match self.profile_name(records, &horse)? {
+                Some(name) => Some(name),
+                None => form::newest_name(records, &horse)?,
+            };
+            let Some(name) = name else {
                 // Appears nowhere any more (an amendment removed its only race).
                 s.delete(key);
                 continue;
@@ -115,6 +122,31 @@ impl ReadModel for Forms {
             }
         }
         Ok(())
+    }
+}
+
+impl Forms {
+    /// The name `horse`'s profile document gives it as `s` holds it (`None`: it has no
+    /// profile), decoded again only where the document's bytes changed.
+    fn profile_name(
+        &mut self,
+        s: &impl Records,
+        horse: &str,
+    ) -> Result<Option<String>, StoreError> {
+        let key = DocKey::Profile(horse).key();
+        let Some(stored) = s.get(&key)? else {
+            return Ok(None);
+        };
+        let hash = xxhash_rust::xxh3::xxh3_128(&stored);
+        if let Some((was, name)) = self.profile_names.get(horse) {
+            if *was == hash {
+                return Ok(Some(name.clone()));
+            }
+        }
+        let name = profile_name(&key, &stored)?;
+        self.profile_names
+            .insert(horse.to_owned(), (hash, name.clone()));
+        Ok(Some(name))
     }
 }
 
@@ -144,12 +176,14 @@ fn name_of(
 ) -> Result<Option<String>, StoreError> {
     let key = DocKey::Profile(horse).key();
     match s.get(&key)? {
-        Some(stored) => {
-            let profile: Named = serde_json::from_slice(docs::unseal(&stored)).map_err(|e| {
-                StoreError::Corrupt(format!("{}: {e}", String::from_utf8_lossy(&key)))
-            })?;
-            Ok(Some(profile.horse_name))
-        }
+        Some(stored) => profile_name(&key, &stored).map(Some),
         None => newest(),
     }
+}
+
+/// The name the profile document `stored` under `key` gives its horse.
+fn profile_name(key: &[u8], stored: &[u8]) -> Result<String, StoreError> {
+    let profile: Named = serde_json::from_slice(docs::unseal(stored))
+        .map_err(|e| StoreError::Corrupt(format!("{}: {e}", String::from_utf8_lossy(key))))?;
+    Ok(profile.horse_name)
 }
