@@ -3,10 +3,11 @@
 //! of the races of the 14 days after it that share one of its people; at each such
 //! result, each of those races' card is read to amend its form and again to render its
 //! part, and the form it wrote is read to render it. A card is decoded here once while
-//! its record stays the same, and a form is encoded with the raw parts its render copies,
-//! so that it is not parsed back. A record is used only where its bytes hash as those it
-//! was decoded from (as a race's part is, `race_parts.rs`), so it is never stale, whatever
-//! wrote them.
+//! its record stays the same (a card the fold declares is kept as the event gave it,
+//! which its record decodes back to), and a form is encoded with the raw parts its
+//! render copies, so that it is not parsed back. A record is used only where its bytes
+//! hash as those it was decoded from (as a race's part is, `race_parts.rs`), so it is
+//! never stale, whatever wrote them.
 
 use std::collections::HashMap;
 use std::sync::Arc;
