@@ -52,6 +52,29 @@ impl Forms {
         }
         Ok(())
     }
+
+    /// The name `horse`'s profile document gives it as `s` holds it (`None`: it has no
+    /// profile), decoded again only where the document's bytes changed.
+    fn profile_name(
+        &mut self,
+        s: &impl Records,
+        horse: &str,
+    ) -> Result<Option<String>, StoreError> {
+        let key = DocKey::Profile(horse).key();
+        let Some(stored) = s.get(&key)? else {
+            return Ok(None);
+        };
+        let hash = xxhash_rust::xxh3::xxh3_128(&stored);
+        if let Some((was, name)) = self.profile_names.get(horse) {
+            if *was == hash {
+                return Ok(Some(name.clone()));
+            }
+        }
+        let name = name_in_profile(&key, &stored)?;
+        self.profile_names
+            .insert(horse.to_owned(), (hash, name.clone()));
+        Ok(Some(name))
+    }
 }
 
 impl ReadModel for Forms {
@@ -125,31 +148,6 @@ impl ReadModel for Forms {
     }
 }
 
-impl Forms {
-    /// The name `horse`'s profile document gives it as `s` holds it (`None`: it has no
-    /// profile), decoded again only where the document's bytes changed.
-    fn profile_name(
-        &mut self,
-        s: &impl Records,
-        horse: &str,
-    ) -> Result<Option<String>, StoreError> {
-        let key = DocKey::Profile(horse).key();
-        let Some(stored) = s.get(&key)? else {
-            return Ok(None);
-        };
-        let hash = xxhash_rust::xxh3::xxh3_128(&stored);
-        if let Some((was, name)) = self.profile_names.get(horse) {
-            if *was == hash {
-                return Ok(Some(name.clone()));
-            }
-        }
-        let name = profile_name(&key, &stored)?;
-        self.profile_names
-            .insert(horse.to_owned(), (hash, name.clone()));
-        Ok(Some(name))
-    }
-}
-
 /// The name of a horse, read from its profile document.
 #[derive(Deserialize)]
 struct Named {
@@ -176,13 +174,13 @@ fn name_of(
 ) -> Result<Option<String>, StoreError> {
     let key = DocKey::Profile(horse).key();
     match s.get(&key)? {
-        Some(stored) => profile_name(&key, &stored).map(Some),
+        Some(stored) => name_in_profile(&key, &stored).map(Some),
         None => newest(),
     }
 }
 
 /// The name the profile document `stored` under `key` gives its horse.
-fn profile_name(key: &[u8], stored: &[u8]) -> Result<String, StoreError> {
+fn name_in_profile(key: &[u8], stored: &[u8]) -> Result<String, StoreError> {
     let profile: Named = serde_json::from_slice(docs::unseal(stored))
         .map_err(|e| StoreError::Corrupt(format!("{}: {e}", String::from_utf8_lossy(key))))?;
     Ok(profile.horse_name)
