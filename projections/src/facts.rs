@@ -251,7 +251,8 @@ impl What<'_> {
 pub(crate) struct Facts {
     /// By date, then race and venue (`None`: given for every venue).
     odds: BTreeMap<String, RacesOdds>,
-    /// Those of them moved since they were last written ([`Facts::write_odds`]).
+    /// Those of them moved in the batch: their records are written once, when it
+    /// renders ([`Facts::write`]).
     moved: BTreeSet<(String, u8, Option<String>)>,
     odds_seq: Option<u64>,
     /// The runners scratched from the races the batch priced, by date, race and venue
@@ -471,25 +472,11 @@ impl Facts {
             .is_some_and(|races| races.contains_key(&(n, o.venue.clone())))
     }
 
-    /// The odds the batch holds of the races of `date` it touched, as their records stand
-    /// once [`Facts::write_odds`] has written them: what a render of their moves reads
-    /// without decoding the records again.
+    /// The odds the batch holds of the races of `date` it touched, as their records will
+    /// stand once the batch writes them ([`Facts::write`]): what a render reads in place
+    /// of those records, which are not written before.
     pub(crate) fn held_odds(&self, date: &str) -> Option<&RacesOdds> {
         self.odds.get(date)
-    }
-
-    /// Writes the odds moved since they were last written, for a render to read; the batch
-    /// goes on holding them.
-    pub(crate) fn write_odds(&mut self, s: &mut impl State) {
-        for (date, n, venue) in std::mem::take(&mut self.moved) {
-            if let Some(race) = self
-                .odds
-                .get(&date)
-                .and_then(|r| r.get(&(n, venue.clone())))
-            {
-                write(s, keys::odds(&date, n, venue.as_deref()), race);
-            }
-        }
     }
 
     /// Forgets the scratchings held of race `n` of `date`, at every venue: a scratching or
@@ -501,9 +488,18 @@ impl Facts {
         }
     }
 
-    /// Writes the odds the batch took in, and the sequence of the newest.
+    /// Writes the odds the batch moved, each race's record once however many moves and
+    /// renders it had, and the sequence of the newest.
     pub(crate) fn write(&mut self, s: &mut impl State) -> Result<(), StoreError> {
-        self.write_odds(s);
+        for (date, n, venue) in std::mem::take(&mut self.moved) {
+            if let Some(race) = self
+                .odds
+                .get(&date)
+                .and_then(|r| r.get(&(n, venue.clone())))
+            {
+                write(s, keys::odds(&date, n, venue.as_deref()), race);
+            }
+        }
         self.odds.clear();
         self.scratched.clear();
         if let Some(seq) = self.odds_seq.take() {

@@ -193,7 +193,6 @@ impl Fold {
         if !only_prices {
             // The documents this event changed are written now, at its position; what
             // they are rendered from (a card's form) is versioned as the event's.
-            self.facts.write_odds(s.s);
             self.models
                 .render(&mut s, (seq, &self.facts), Renders::EachEvent)?;
         }
@@ -203,7 +202,6 @@ impl Fold {
     /// Renders the price moves that wait ([`crate::odds::Odds::render_moves`]).
     fn render_moves<S: State>(&mut self, s: &mut S) -> Result<(), StoreError> {
         if self.models.odds.holds_moves() {
-            self.facts.write_odds(s);
             self.models.odds.render_moves(s, &self.facts)?;
         }
         Ok(())

@@ -1,6 +1,7 @@
 //! The current odds documents: each race's odds per venue that runs it, merged with those
 //! given for every venue, and the one without a venue, rendered from the odds the source
-//! records hold (`facts.rs` writes a batch's before any model renders).
+//! records hold: those the batch holds (`facts.rs`, which writes their records when the
+//! batch ends), the others' records.
 //!
 //! A venue's race has a document where anything is known of it (a card, a result or odds
 //! of its own) and there are odds for it: its own merged with those given for every venue.
@@ -143,7 +144,7 @@ impl Odds {
     /// changed only by those moves since: each document that a move reached (its venue's,
     /// each venue's for a move given for every venue, and the one without a venue where it
     /// copies one of them) at the position of the last, and listed at each.
-    /// The races' odds are those `facts` holds, as their records stand once written.
+    /// The races' odds are those `facts` holds, as their records will stand once written.
     pub(crate) fn render_moves<S: State>(
         &mut self,
         s: &mut S,
