@@ -2,7 +2,8 @@
 //! [`State`], so the same code runs over an in-memory map in unit tests and over a sled
 //! batch in the projector.
 //!
-//! Applying an event stores what it gives among the source records (`facts.rs`) and hands
+//! Applying an event stores what it gives among the source records (`facts.rs`: a race's
+//! odds held decoded through the batch and written once, at its render) and hands
 //! what it changed to every read model (`model.rs`), in the order declared below. The
 //! models whose documents carry a position render what the event touched right after it,
 //! at its position, so that however the log is batched a store answers the same; price
