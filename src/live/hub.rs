@@ -169,6 +169,11 @@ impl OddsHub {
         updates > self.burst
     }
 
+    /// How many odds updates of one commit go out one by one: more are a burst.
+    pub fn one_by_one(&self) -> usize {
+        self.burst
+    }
+
     /// Sends the update `delta` builds to every session. With no session listening it
     /// only records the sequence: replaying the log builds no frame that nobody reads.
     /// (A session joins under the same lock, so it never misses an update sent after.)

@@ -5,7 +5,7 @@
 use async_nats::jetstream;
 use racing_projections::{Batch, BatchStats, Loader, Store};
 
-use super::batch::Taken;
+use super::batch::{Taken, Whose};
 use super::commits::{commit_due, timed};
 use super::decoded::{decode, Decoded};
 
@@ -41,7 +41,7 @@ pub(crate) fn fold_decoded(
         done.late_prices += stats.late_prices;
         done.checkpoint = done.checkpoint.max(stats.checkpoint);
     };
-    let mut batch = Taken::new(store, false, false)?;
+    let mut batch = Taken::new(store, Whose::Rebuild, false)?;
     let mut pending = 0;
     for m in messages {
         batch.take(m?)?;
@@ -49,7 +49,7 @@ pub(crate) fn fold_decoded(
         if due(&batch.batch) {
             add(timed(|| batch.batch.commit())?);
             // After the commit: a batch starts from the checkpoint it reached.
-            batch = Taken::new(store, false, false)?;
+            batch = Taken::new(store, Whose::Rebuild, false)?;
         }
     }
     if !batch.batch.is_empty() {
@@ -65,7 +65,7 @@ pub(crate) fn load_decoded(
     loader: &mut Loader,
     messages: impl IntoIterator<Item = anyhow::Result<Decoded>>,
 ) -> anyhow::Result<(u64, u64)> {
-    let mut batch = Taken::over(loader.batch(), false);
+    let mut batch = Taken::over(loader.batch(), Whose::Rebuild);
     for m in messages {
         batch.take(m?)?;
     }

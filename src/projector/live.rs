@@ -14,20 +14,28 @@ impl Projector {
     /// in stream order. Odds updates go one by one, or, when there are more than the ring
     /// carries well (catching up after an outage), as one catch-up that sends each session
     /// the races they changed as they now stand; race-day events always go one by one
-    /// (before such a catch-up), as none may be conflated away.
+    /// (before such a catch-up), as none may be conflated away. Of a batch that applied
+    /// more odds updates than go one by one, those past that many were kept only as the
+    /// race they moved ([`LiveUpdate::Moved`]): any of them makes a catch-up.
     /// Odds updates handed on one by one are timed from JetStream's storing them to now in
     /// `racing_live_delay_seconds`: the live path's share that comes before the relay
     /// (a catch-up's updates are as late as its outage, and are not timed).
     pub(super) fn go_live(&self, updates: Vec<LiveUpdate>) {
-        let odds = updates
-            .iter()
-            .filter(|u| matches!(u, LiveUpdate::Odds(_)))
-            .count();
-        if self.parts.hub.is_burst(odds) {
+        let (odds, moved) = updates.iter().fold((0, false), |(odds, moved), u| match u {
+            LiveUpdate::Odds(_) => (odds + 1, moved),
+            LiveUpdate::Moved { .. } => (odds + 1, true),
+            LiveUpdate::Day { .. } => (odds, moved),
+        });
+        if moved || self.parts.hub.is_burst(odds) {
             let mut changes: Vec<(&str, u8, u64)> = Vec::with_capacity(odds);
             for update in &updates {
                 match update {
                     LiveUpdate::Odds(u) => changes.push((u.date.as_str(), u.race_number, u.seq)),
+                    LiveUpdate::Moved {
+                        date,
+                        race_number,
+                        seq,
+                    } => changes.push((date.as_str(), *race_number, *seq)),
                     LiveUpdate::Day { date, seq } => self.day_live(date, *seq),
                 }
             }
@@ -57,6 +65,8 @@ impl Projector {
                     self.day_live(&date, seq);
                     continue;
                 }
+                // None here: any made the updates a catch-up, above.
+                LiveUpdate::Moved { .. } => continue,
             };
             // Nanoseconds to seconds: the clocks of the NATS server and of this host.
             delay.record(now.saturating_sub(update.published).max(0) as f64 / 1e9);
@@ -115,8 +125,16 @@ impl Projector {
 
 /// What a committed batch hands to the live sessions, in stream order.
 pub(super) enum LiveUpdate {
-    /// An applied odds update.
-    Odds(OddsUpdate),
+    /// An applied odds update (boxed: a replay's batch holds tens of thousands of these
+    /// enums, nearly all the small ones below).
+    Odds(Box<OddsUpdate>),
+    /// An applied odds update of a batch that applied more than the sessions take one by
+    /// one: only the race it moved, which is all a catch-up relays of it.
+    Moved {
+        date: String,
+        race_number: u8,
+        seq: u64,
+    },
     /// An applied race-day event (status, scratching, result, card, retraction), whose
     /// frame is read from the store once committed.
     Day { date: String, seq: u64 },

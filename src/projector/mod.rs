@@ -28,7 +28,7 @@ mod commits;
 pub(crate) mod decoded;
 mod live;
 
-use batch::Taken;
+use batch::{Taken, Whose};
 use commits::{commit_due, timed};
 use decoded::{Ahead, Decoded};
 
@@ -345,7 +345,7 @@ impl Projector {
             // The start-up replay, answered with 503s, takes long steps. The upkeep before a
             // batch writes too.
             self.room_for(0)?;
-            let mut batch = Taken::new(&store, true, !catching_up || serving)?;
+            let mut batch = Taken::new(&store, self.whose(), !catching_up || serving)?;
             batch.take(first)?;
             in_catch_up |= catching_up;
             let (limit, window) = if catching_up {
@@ -418,6 +418,13 @@ impl Projector {
         Ok(())
     }
 
+    /// What the projector's batches keep for the live sessions.
+    fn whose(&self) -> Whose {
+        Whose::Projector {
+            one_by_one: self.parts.hub.one_by_one(),
+        }
+    }
+
     /// An error, recorded ([`Projector::cannot_write`]), unless the disk has room for a
     /// commit of `bytes` (a batch's estimate) besides its spare: one write of sled's that
     /// fails for want of space fails every later one of the store. The batch is then
@@ -467,7 +474,7 @@ impl Projector {
         let mut next = Some(first);
         while let Some(first) = next.take() {
             self.parts.faults.projector_batch();
-            let mut batch = Taken::over(loader.batch(), true);
+            let mut batch = Taken::over(loader.batch(), self.whose());
             batch.take(first)?;
             let deadline = tokio::time::Instant::now() + CATCH_UP_WINDOW;
             let mut taken = 1;
