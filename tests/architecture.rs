@@ -38,11 +38,17 @@ fn code_spans(text: &str) -> BTreeSet<&str> {
 }
 
 /// Whether a span of code is a path of the repository: no spaces, not a URL path, a
-/// template, a Rust path or a path outside the repository, and either with a directory
-/// in it or a file name with an extension.
+/// template, a Rust path, a path outside the repository or one of the build's outputs
+/// (`target/`, there only once something made it), and either with a directory in it or
+/// a file name with an extension.
 fn is_repo_path(span: &str) -> bool {
     let odd = |c: char| c.is_whitespace() || "{}<>*:()&|,=\"'".contains(c);
-    if span.is_empty() || span.starts_with('/') || span.starts_with("..") || span.contains(odd) {
+    if span.is_empty()
+        || span.starts_with('/')
+        || span.starts_with("..")
+        || span.starts_with("target/")
+        || span.contains(odd)
+    {
         return false;
     }
     let file = span.rsplit('/').next().unwrap_or(span);
