@@ -123,6 +123,60 @@ impl Projector {
     }
 }
 
+/// What committed batches hand to the live sessions and has not gone live yet, in stream
+/// order: a catch-up's commits go live together ([`Projector::go_live`]).
+pub(super) struct Held {
+    updates: Vec<LiveUpdate>,
+    /// The odds updates among them.
+    odds: usize,
+    /// How many odds updates go live one by one ([`crate::live::hub::OddsHub::one_by_one`]).
+    one_by_one: usize,
+}
+
+impl Held {
+    /// None yet, where the sessions take `one_by_one` odds updates of a commit one by one.
+    pub(super) fn new(one_by_one: usize) -> Held {
+        Held {
+            updates: Vec::new(),
+            odds: 0,
+            one_by_one,
+        }
+    }
+
+    /// How many are held.
+    pub(super) fn len(&self) -> usize {
+        self.updates.len()
+    }
+
+    /// Adds a committed batch's. Once they hold more odds updates than go one by one
+    /// (so that they will go as a catch-up), each is kept only as the race it moved
+    /// ([`LiveUpdate::Moved`]), as a batch of that many keeps them: a catch-up's small
+    /// commits while the API answers hold up to [`super::CATCH_UP_BATCH`] of them.
+    pub(super) fn extend(&mut self, live: Vec<LiveUpdate>) {
+        let from = if self.odds > self.one_by_one {
+            self.updates.len()
+        } else {
+            0
+        };
+        self.odds += live
+            .iter()
+            .filter(|u| !matches!(u, LiveUpdate::Day { .. }))
+            .count();
+        self.updates.extend(live);
+        if self.odds > self.one_by_one {
+            self.updates[from..]
+                .iter_mut()
+                .for_each(LiveUpdate::lighten);
+        }
+    }
+
+    /// Those held, none left.
+    pub(super) fn take(&mut self) -> Vec<LiveUpdate> {
+        self.odds = 0;
+        std::mem::take(&mut self.updates)
+    }
+}
+
 /// What a committed batch hands to the live sessions, in stream order.
 pub(super) enum LiveUpdate {
     /// An applied odds update (boxed: a replay's batch holds tens of thousands of these
@@ -140,6 +194,19 @@ pub(super) enum LiveUpdate {
     Day { date: String, seq: u64 },
 }
 
+impl LiveUpdate {
+    /// A whole odds update made only the race it moved.
+    fn lighten(&mut self) {
+        if let LiveUpdate::Odds(update) = self {
+            *self = LiveUpdate::Moved {
+                date: std::mem::take(&mut update.date),
+                race_number: update.race_number,
+                seq: update.seq,
+            };
+        }
+    }
+}
+
 /// An applied odds update, waiting for its batch to commit.
 pub(super) struct OddsUpdate {
     pub date: String,
@@ -153,4 +220,74 @@ pub(super) struct OddsUpdate {
     pub odds: Vec<RunnerOdds>,
     /// The book of the race's prices after it.
     pub book: racing_projections::Book,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DAY: &str = "2026-11-21";
+
+    fn odds(seq: u64) -> LiveUpdate {
+        LiveUpdate::Odds(Box::new(OddsUpdate {
+            date: DAY.into(),
+            venue: None,
+            race_number: (seq % 3 + 1) as u8,
+            seq,
+            published: 0,
+            occurred_at: String::new(),
+            odds: Vec::new(),
+            book: Default::default(),
+        }))
+    }
+
+    fn day(seq: u64) -> LiveUpdate {
+        LiveUpdate::Day {
+            date: DAY.into(),
+            seq,
+        }
+    }
+
+    fn kept(held: &Held) -> Vec<String> {
+        held.updates
+            .iter()
+            .map(|update| match update {
+                LiveUpdate::Odds(u) => format!("odds {}", u.seq),
+                LiveUpdate::Moved {
+                    date,
+                    race_number,
+                    seq,
+                } => format!("moved {date} {race_number} {seq}"),
+                LiveUpdate::Day { seq, .. } => format!("day {seq}"),
+            })
+            .collect()
+    }
+
+    /// Commits held to go live together keep their odds updates whole while they are no
+    /// more than go one by one, and every one only as the race it moved once they are
+    /// more; race-day events as they are, all in stream order; and once taken, the count
+    /// starts again.
+    #[test]
+    fn held_commits_past_what_goes_one_by_one_keep_only_the_race_each_update_moved() {
+        let mut held = Held::new(3);
+        held.extend(vec![odds(1), day(2), odds(3)]);
+        held.extend(vec![odds(4)]);
+        assert_eq!(kept(&held), ["odds 1", "day 2", "odds 3", "odds 4"]);
+        held.extend(vec![odds(5)]);
+        let moved = |race: u64, seq: u64| format!("moved {DAY} {race} {seq}");
+        let all = [
+            moved(2, 1),
+            "day 2".into(),
+            moved(1, 3),
+            moved(2, 4),
+            moved(3, 5),
+        ];
+        assert_eq!(kept(&held), all);
+        held.extend(vec![day(6), odds(7)]);
+        assert_eq!(kept(&held)[5..], ["day 6".to_owned(), moved(2, 7)]);
+        assert_eq!(held.take().len(), 7);
+        assert_eq!(held.len(), 0);
+        held.extend(vec![odds(8)]);
+        assert_eq!(kept(&held), ["odds 8"]);
+    }
 }

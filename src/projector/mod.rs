@@ -19,7 +19,7 @@ use crate::live::hub::OddsHub;
 use crate::load::{GiveWay, REQUESTS_FIRST};
 use crate::read_models::ReadModels;
 use crate::retry::Fatal;
-use live::LiveUpdate;
+use live::{Held, LiveUpdate};
 
 mod applied_ids;
 mod batch;
@@ -258,9 +258,9 @@ impl Projector {
     /// Projects from the checkpoint until `shutdown` or an error; odds updates it
     /// committed but had not yet relayed go live whatever the end.
     async fn consume(&self, shutdown: &CancellationToken) -> anyhow::Result<()> {
-        let mut held = Vec::new();
+        let mut held = Held::new(self.parts.hub.one_by_one());
         let ended = self.consume_into(shutdown, &mut held).await;
-        self.go_live(held);
+        self.go_live(held.take());
         ended
     }
 
@@ -269,7 +269,7 @@ impl Projector {
     async fn consume_into(
         &self,
         shutdown: &CancellationToken,
-        held: &mut Vec<LiveUpdate>,
+        held: &mut Held,
     ) -> anyhow::Result<()> {
         let start = self.parts.read_models.load().checkpoint()? + 1;
         // Before the first message, rather than in its batch: on a store already at the
@@ -456,7 +456,7 @@ impl Projector {
         &self,
         first: Decoded,
         decoded: &mut Ahead,
-        held: &mut Vec<LiveUpdate>,
+        held: &mut Held,
         shutdown: &CancellationToken,
     ) -> anyhow::Result<()> {
         let _no_swap = self.parts.read_models.lock_commits().await;
@@ -534,13 +534,13 @@ impl Projector {
         stats: BatchStats,
         changed: &[Vec<u8>],
         live: Vec<LiveUpdate>,
-        held: &mut Vec<LiveUpdate>,
+        held: &mut Held,
         pending: u64,
     ) -> anyhow::Result<()> {
         self.after_commit(&stats, changed)?;
         held.extend(live);
         if pending == 0 || held.len() >= CATCH_UP_BATCH {
-            self.go_live(std::mem::take(held));
+            self.go_live(held.take());
         }
         self.progressed(&stats, pending);
         Ok(())
@@ -563,18 +563,13 @@ impl Projector {
 
     /// Commits a batch, then hands the odds updates in `held` and the batch's to the live
     /// sessions, unless `hold` keeps them all in `held` for a later commit.
-    fn commit(
-        &self,
-        taken: Taken<'_>,
-        held: &mut Vec<LiveUpdate>,
-        hold: bool,
-    ) -> anyhow::Result<BatchStats> {
+    fn commit(&self, taken: Taken<'_>, held: &mut Held, hold: bool) -> anyhow::Result<BatchStats> {
         let mut changed = Vec::new();
         let stats = timed(|| taken.batch.commit_noting(|key| changed.push(key.to_vec())))?;
         self.after_commit(&stats, &changed)?;
         held.extend(taken.live);
         if !hold {
-            self.go_live(std::mem::take(held));
+            self.go_live(held.take());
         }
         Ok(stats)
     }
