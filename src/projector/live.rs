@@ -14,9 +14,10 @@ impl Projector {
     /// in stream order. Odds updates go one by one, or, when there are more than the ring
     /// carries well (catching up after an outage), as one catch-up that sends each session
     /// the races they changed as they now stand; race-day events always go one by one
-    /// (before such a catch-up), as none may be conflated away. Of a batch that applied
-    /// more odds updates than go one by one, those past that many were kept only as the
-    /// race they moved ([`LiveUpdate::Moved`]): any of them makes a catch-up.
+    /// (before such a catch-up), as none may be conflated away. Where a batch, or the
+    /// commits held together ([`Held`]), had more odds updates than go one by one, they
+    /// were kept only as the race each moved ([`LiveUpdate::Moved`]): any of them makes a
+    /// catch-up.
     /// Odds updates handed on one by one are timed from JetStream's storing them to now in
     /// `racing_live_delay_seconds`: the live path's share that comes before the relay
     /// (a catch-up's updates are as late as its outage, and are not timed).
@@ -182,8 +183,9 @@ pub(super) enum LiveUpdate {
     /// An applied odds update (boxed: a replay's batch holds tens of thousands of these
     /// enums, nearly all the small ones below).
     Odds(Box<OddsUpdate>),
-    /// An applied odds update of a batch that applied more than the sessions take one by
-    /// one: only the race it moved, which is all a catch-up relays of it.
+    /// An applied odds update of a batch, or of commits held together, with more than the
+    /// sessions take one by one: only the race it moved, which is all a catch-up relays of
+    /// it.
     Moved {
         date: String,
         race_number: u8,
