@@ -1,5 +1,6 @@
 //! The hand-off to the live sessions: what a committed batch applied, odds updates and
-//! race-day events, relayed to the hub in stream order once it is in the store.
+//! race-day events, relayed to the hub in stream order once it is in the store, or held
+//! until a catch-up's commits go live together ([`Held`]).
 
 use racing_events::RunnerOdds;
 use racing_projections::OddsMoveDoc;
