@@ -34,6 +34,8 @@ pub(crate) struct Cards {
     pasts: form::Pasts,
     /// The newest card of each horse the batch asked about or declared.
     newest: entries::NewestCards,
+    /// The events the batch folded.
+    events: usize,
 }
 
 /// What the model hands on to the next batch of its store ([`crate::fold::Kept`]): the
@@ -61,7 +63,7 @@ impl Cards {
     pub(crate) fn keep(self) -> Kept {
         Kept {
             parts: self.parts,
-            pasts: self.pasts.kept(),
+            pasts: self.pasts.kept(self.events),
             newest: self.newest.kept(),
         }
     }
@@ -69,6 +71,7 @@ impl Cards {
 
 impl ReadModel for Cards {
     fn apply<S: State>(&mut self, s: &mut S, change: &Change<'_>) -> Result<(), StoreError> {
+        self.events += 1;
         match &change.what {
             What::Card { old, new } => {
                 self.newest.index(old.as_ref(), Some(new))?;
@@ -122,16 +125,21 @@ impl ReadModel for Cards {
         // models before this one wrote.
         let mut amended = form::Amended::default();
         for resulted in std::mem::take(&mut self.results) {
-            amended.add(s, resulted, &mut self.newest)?;
+            amended.add(s, resulted, (&mut self.newest, &mut self.pasts.decoded))?;
         }
         let whole = std::mem::take(&mut self.forms);
+        let mut windows = form::Windows::default();
         for race in &whole {
-            if form::refresh(s, race, &mut self.pasts)? && !self.dates.contains(&race.0) {
+            if form::refresh(s, race, &mut self.pasts, &mut windows)?
+                && !self.dates.contains(&race.0)
+            {
                 self.dates.insert(race.0.clone());
             }
         }
         for race in amended.races(&whole) {
-            if form::amend(s, race, &amended, &mut self.pasts)? && !self.dates.contains(&race.0) {
+            if form::amend(s, race, &amended, &mut self.pasts, &mut windows)?
+                && !self.dates.contains(&race.0)
+            {
                 self.dates.insert(race.0.clone());
             }
         }

@@ -16,15 +16,19 @@ use xxhash_rust::xxh3::Xxh3;
 use crate::kv::StoreError;
 
 /// Dates whose parts are kept: a replay renders a meeting's documents at each of its
-/// cards and results, and a result the cards of the 14 days after its date whose form it
-/// changed: with 4 kept, an amended result's dates went round the list, and each was
-/// rendered whole again.
-const DATES: usize = 16;
+/// cards and results, and a result the cards of the later races of its horses and of the
+/// 14 days after its date whose form it changed. With 16 kept, the amended results of six
+/// demo seasons rendered the cards of some 19 dates each (175,793 card documents written
+/// for 4,575 results, two a date), in date order: each result's dates went round the
+/// list, and every race of them was rendered again.
+const DATES: usize = 128;
 
 /// The races' parts of the last dates rendered, by date, venue and race number.
 #[derive(Debug, Default)]
 pub(crate) struct Parts {
-    dates: VecDeque<(String, OfDate)>,
+    dates: HashMap<String, OfDate>,
+    /// The dates kept, in the order their first part was kept.
+    order: VecDeque<String>,
 }
 
 /// A date's parts, by venue and race number.
@@ -69,17 +73,15 @@ impl Parts {
 
     /// The parts kept of `date`, the oldest date's given up to make room.
     fn of_date(&mut self, date: &str) -> &mut OfDate {
-        let at = match self.dates.iter().position(|(d, _)| d == date) {
-            Some(at) => at,
-            None => {
-                if self.dates.len() == DATES {
-                    self.dates.pop_front();
+        if !self.dates.contains_key(date) {
+            if self.order.len() == DATES {
+                if let Some(oldest) = self.order.pop_front() {
+                    self.dates.remove(&oldest);
                 }
-                self.dates.push_back((date.to_owned(), HashMap::new()));
-                self.dates.len() - 1
             }
-        };
-        &mut self.dates[at].1
+            self.order.push_back(date.to_owned());
+        }
+        self.dates.entry(date.to_owned()).or_default()
     }
 }
 
@@ -147,6 +149,7 @@ mod tests {
                 .expect("rendered");
         }
         assert_eq!(parts.dates.len(), DATES);
+        assert_eq!(parts.order.len(), DATES);
         let mut rendered = false;
         parts
             .of((&dates[0], 1, "Sha Tin"), 7, || {

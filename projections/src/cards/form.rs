@@ -100,6 +100,7 @@ impl Resulted {
         &self,
         s: &impl Records,
         newest: &mut NewestCards,
+        decoded: &mut Decoded,
     ) -> Result<BTreeSet<Race>, StoreError> {
         let mut races = BTreeSet::new();
         let Some(first) = self.dates.first() else {
@@ -132,7 +133,7 @@ impl Resulted {
         for date in after {
             for (venue, numbers) in Day::read(s, &date)?.cards {
                 for n in numbers {
-                    let Some(card) = read::<RaceCard>(s, &keys::card(&date, n, &venue))? else {
+                    let Some(card) = decoded.card_in(s, &keys::card(&date, n, &venue))? else {
                         continue;
                     };
                     let shares = card.runners.iter().any(|r| {
@@ -160,14 +161,15 @@ pub(crate) struct Amended {
 }
 
 impl Amended {
-    /// Adds what `resulted` changed; `newest` knows the newest card of each horse.
+    /// Adds what `resulted` changed; `newest` knows the newest card of each horse, and
+    /// `decoded` the cards the fold decoded.
     pub(crate) fn add(
         &mut self,
         s: &impl Records,
         resulted: Resulted,
-        newest: &mut NewestCards,
+        (newest, decoded): (&mut NewestCards, &mut Decoded),
     ) -> Result<(), StoreError> {
-        self.races.extend(resulted.races(s, newest)?);
+        self.races.extend(resulted.races(s, newest, decoded)?);
         self.horses.extend(resulted.runs.into_keys());
         self.people
             .extend(resulted.rides.into_keys().map(|(role, id, _)| (role, id)));
@@ -242,8 +244,8 @@ const KEPT_RIDES_ON: usize = 65_536;
 
 impl Pasts {
     /// What the next batch of the store starts from, once [`Pasts::write`] has written
-    /// the batch's changes: each kind kept while within its bound.
-    pub(crate) fn kept(mut self) -> Pasts {
+    /// the changes of the batch of `events`: each kind kept while within its bound.
+    pub(crate) fn kept(mut self, events: usize) -> Pasts {
         debug_assert!(self.changed_careers.is_empty() && self.changed_recents.is_empty());
         if self.careers.len() > KEPT_CAREERS {
             self.careers = HashMap::new();
@@ -254,7 +256,7 @@ impl Pasts {
         if self.rides_on.len() > KEPT_RIDES_ON {
             self.rides_on = HashMap::new();
         }
-        self.decoded = self.decoded.kept();
+        self.decoded = self.decoded.kept(events);
         self
     }
 
@@ -333,11 +335,12 @@ impl Pasts {
 }
 
 /// Works the form of `race` out again and writes it where it changed: whether it did.
-/// A race with no card any more has none.
+/// A race with no card any more has none. Its people's strike rates from `windows`.
 pub(crate) fn refresh(
     s: &mut impl State,
     (date, n, venue): &Race,
     pasts: &mut Pasts,
+    windows: &mut Windows,
 ) -> Result<bool, StoreError> {
     let key = keys::analysis::card_form(date, *n, venue);
     let Some(card) = pasts.decoded.card_in(s, &keys::card(date, *n, venue))? else {
@@ -348,14 +351,14 @@ pub(crate) fn refresh(
         return Ok(had);
     };
     let mut forms = RaceForm::new();
-    let mut people = People::of(&card.date);
+    let people = windows.of(&card.date);
     for runner in &card.runners {
         forms.insert(
             runner.horse_no.clone(),
-            runner_form(s, &card, runner, &mut people, pasts)?,
+            runner_form(s, &card, runner, people, pasts)?,
         );
     }
-    let json = pasts.decoded.encode(&key, &forms);
+    let json = pasts.decoded.encode(&key, forms);
     if s.get(&key)?.as_deref() == Some(&json[..]) {
         return Ok(false);
     }
@@ -369,21 +372,23 @@ pub(crate) fn refresh(
 /// store before the event, since every change to anything else it reads (the card, the
 /// runs of other horses, the rides of other people) worked it out again; so the form
 /// amended is the form [`refresh`] would give now, at a fraction of the reads. Where no
-/// form is stored for the card's runners, it is worked out whole.
+/// form is stored for the card's runners, it is worked out whole. Its people's strike
+/// rates from `windows`.
 pub(crate) fn amend(
     s: &mut impl State,
     race: &Race,
     amended: &Amended,
     pasts: &mut Pasts,
+    windows: &mut Windows,
 ) -> Result<bool, StoreError> {
     let (date, n, venue) = race;
     let key = keys::analysis::card_form(date, *n, venue);
     let card = pasts.decoded.card_in(s, &keys::card(date, *n, venue))?;
     let stored = s.get(&key)?;
     let (Some(card), Some(stored)) = (card, stored) else {
-        return refresh(s, race, pasts);
+        return refresh(s, race, pasts, windows);
     };
-    let mut forms: RaceForm = serde_json::from_slice(&stored).map_err(|e| {
+    let mut forms = pasts.decoded.runners_forms(&key, &stored).map_err(|e| {
         StoreError::Corrupt(format!("the form of race {n} of {date} at {venue}: {e}"))
     })?;
     if forms.len() != card.runners.len()
@@ -392,16 +397,16 @@ pub(crate) fn amend(
             .iter()
             .any(|r| !forms.contains_key(&r.horse_no))
     {
-        return refresh(s, race, pasts);
+        return refresh(s, race, pasts, windows);
     }
-    let mut people = People::of(&card.date);
+    let people = windows.of(&card.date);
     let changed = |role: Role, name: &str| amended.people.contains(&(role, slug(name)));
     for runner in &card.runners {
         let Some(form) = forms.get_mut(&runner.horse_no) else {
             continue;
         };
         if amended.horses.contains(&runner.horse_no) {
-            *form = runner_form(s, &card, runner, &mut people, pasts)?;
+            *form = runner_form(s, &card, runner, people, pasts)?;
             continue;
         }
         if changed(Role::Jockey, &runner.jockey) {
@@ -411,7 +416,7 @@ pub(crate) fn amend(
             form.trainer_14d = people.strike(s, Role::Trainer, &runner.trainer, pasts)?;
         }
     }
-    let json = pasts.decoded.encode(&key, &forms);
+    let json = pasts.decoded.encode(&key, forms);
     if json == stored {
         return Ok(false);
     }
@@ -419,9 +424,27 @@ pub(crate) fn amend(
     Ok(true)
 }
 
-/// The strike rates of a race's jockeys and trainers over the 14 days before it, each
+/// The strike rates of the jockeys and trainers of the races of each date a render works
+/// forms out for ([`refresh`], [`amend`]): nothing they are counted from (people's recent
+/// days and rides, the dates with results) changes while the cards render an event, and
+/// the races of a date share their people and their window of days.
+#[derive(Debug, Default)]
+pub(crate) struct Windows(HashMap<String, People>);
+
+impl Windows {
+    /// Those of the races of `date`.
+    fn of(&mut self, date: &str) -> &mut People {
+        match self.0.entry(date.to_owned()) {
+            Entry::Occupied(known) => known.into_mut(),
+            Entry::Vacant(new) => new.insert(People::of(date)),
+        }
+    }
+}
+
+/// The strike rates of a date's jockeys and trainers over the 14 days before it, each
 /// worked out once however many runners they have: from their recent days, or where
 /// those do not reach back so far, from their rides of the dates with results.
+#[derive(Debug)]
 struct People {
     /// The 14 days before the race.
     window: Vec<String>,

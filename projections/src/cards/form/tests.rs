@@ -104,6 +104,7 @@ fn log(seed: u64, len: usize) -> Vec<Event> {
 fn stale_form(s: &MemState) -> Option<Race> {
     let mut whole = s.clone();
     let mut pasts = Pasts::default();
+    let mut windows = Windows::default();
     for h in 1..=HORSES {
         let horse = format!("H{h:02}");
         let career = Career::of(&runs_of(s, &horse).expect("runs"));
@@ -120,7 +121,7 @@ fn stale_form(s: &MemState) -> Option<Race> {
         for venue in VENUES {
             for n in 1..=RACES as u8 {
                 let race = (date(i), n, venue.to_owned());
-                if refresh(&mut whole, &race, &mut pasts).expect("refresh") {
+                if refresh(&mut whole, &race, &mut pasts, &mut windows).expect("refresh") {
                     return Some(race);
                 }
             }
