@@ -11,12 +11,13 @@
 //! hash as those it was decoded from (as a race's part is, `race_parts.rs`), so it is
 //! never stale, whatever wrote them.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use racing_events::RaceCard;
+use serde_json::value::RawValue;
 
-use crate::docs::cards::{RaceForm, StoredRaceForm};
+use crate::docs::cards::{RaceForm, RunnerForm, StoredRaceForm};
 use crate::kv::StoreError;
 use crate::state::{decode, Records};
 
@@ -134,21 +135,42 @@ impl Decoded {
         Ok(Some(raw))
     }
 
-    /// The runners' forms of the record `bytes` stored under `key`, to amend: as the fold
-    /// encoded them where these are the bytes it wrote, else decoded.
-    pub(crate) fn runners_forms(
-        &self,
+    /// The form of the record `bytes` stored under `key`, to amend: as the fold encoded it
+    /// where these are the bytes it wrote (taken: [`Decoded::encode_amended`] keeps it
+    /// again), else decoded.
+    pub(crate) fn amending(
+        &mut self,
         key: &[u8],
         bytes: &[u8],
-    ) -> Result<RaceForm, serde_json::Error> {
-        match self.forms.get(key) {
-            Some(Form {
-                hash: h,
-                typed: Some(typed),
-                ..
-            }) if *h == hash(bytes) => Ok(typed.clone()),
-            _ => serde_json::from_slice(bytes),
+    ) -> Result<Amending, serde_json::Error> {
+        if let Some(form) = self.forms.get_mut(key).filter(|f| f.hash == hash(bytes)) {
+            if let Some(forms) = form.typed.take() {
+                return Ok(Amending {
+                    forms,
+                    parts: Some(form.raw.clone()),
+                });
+            }
         }
+        Ok(Amending {
+            forms: serde_json::from_slice(bytes)?,
+            parts: None,
+        })
+    }
+
+    /// The record of `amended`, the form to store under `key`, kept as [`Decoded::encode`]
+    /// keeps a form: a runner not among `redone` (those whose form the amendment
+    /// changed) keeps its part, where the fold had encoded the form it started from.
+    pub(crate) fn encode_amended(
+        &mut self,
+        key: &[u8],
+        amended: Amending,
+        redone: &BTreeSet<&str>,
+    ) -> Vec<u8> {
+        let (json, raw) = encode(&amended.forms, |horse, _| {
+            let parts = amended.parts.as_deref()?;
+            (!redone.contains(horse)).then(|| parts.get(horse))?
+        });
+        self.keep(key, json, raw, amended.forms)
     }
 
     /// The record of `forms`, the form to store under `key`: the bytes `serde_json::to_vec`
@@ -160,7 +182,15 @@ impl Decoded {
             .forms
             .get(key)
             .and_then(|form| Some((form.typed.as_ref()?, &*form.raw)));
-        let (json, raw) = encode(&forms, before);
+        let (json, raw) = encode(&forms, |horse, form| {
+            let (forms, parts) = before?;
+            (forms.get(horse) == Some(form)).then(|| parts.get(horse))?
+        });
+        self.keep(key, json, raw, forms)
+    }
+
+    /// Keeps `forms`, encoded as `json` with the runners' parts `raw`, under `key`.
+    fn keep(&mut self, key: &[u8], json: Vec<u8>, raw: StoredRaceForm, forms: RaceForm) -> Vec<u8> {
         let form = Form {
             hash: hash(&json),
             raw: Arc::new(raw),
@@ -169,6 +199,13 @@ impl Decoded {
         self.forms.insert(key.to_vec(), form);
         json
     }
+}
+
+/// A race's form an amendment starts from ([`Decoded::amending`]): the runners' forms,
+/// to change in place, and their parts where the fold encoded them.
+pub(crate) struct Amending {
+    pub(crate) forms: RaceForm,
+    parts: Option<Arc<StoredRaceForm>>,
 }
 
 /// The value under `key` in `kept` where it was decoded from bytes that hash as `bytes`
@@ -202,11 +239,11 @@ fn hash(bytes: &[u8]) -> u128 {
 
 /// `forms` as `serde_json::to_vec` writes it (a map's entries in order, each key a JSON
 /// string, no spaces), assembled from each runner's form written alone, which is kept as
-/// its raw part; a runner's form the same as in `before` (the forms and parts last
-/// encoded) taken from its part there.
-fn encode(
+/// its raw part; a runner's part taken from `kept` where it gives one (the part encoded
+/// before for the same form).
+fn encode<'a>(
     forms: &RaceForm,
-    before: Option<(&RaceForm, &StoredRaceForm)>,
+    kept: impl Fn(&str, &RunnerForm) -> Option<&'a Box<RawValue>>,
 ) -> (Vec<u8>, StoredRaceForm) {
     let mut json = Vec::with_capacity(512 * forms.len() + 2);
     let mut stored = StoredRaceForm::new();
@@ -219,9 +256,7 @@ fn encode(
         let key = serde_json::to_vec(horse).unwrap_or_default();
         json.extend_from_slice(&key);
         json.push(b':');
-        let unchanged = before
-            .and_then(|(forms, raw)| (forms.get(horse) == Some(form)).then(|| raw.get(horse))?);
-        let raw = match unchanged {
+        let raw = match kept(horse, form) {
             Some(raw) => raw.clone(),
             None => serde_json::value::to_raw_value(form).unwrap_or_default(),
         };
@@ -235,7 +270,7 @@ fn encode(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::docs::cards::{RunnerForm, Strike};
+    use crate::docs::cards::Strike;
 
     /// Each runner's raw part, as text, to compare.
     fn parts(stored: &StoredRaceForm) -> Vec<(&str, &str)> {
@@ -263,7 +298,7 @@ mod tests {
     #[test]
     fn a_form_is_encoded_as_serde_json_encodes_it_and_its_parts_as_it_parses_them() {
         for forms in [RaceForm::new(), forms()] {
-            let (json, stored) = encode(&forms, None);
+            let (json, stored) = encode(&forms, |_, _| None);
             let expected = serde_json::to_vec(&forms).expect("encoded");
             assert_eq!(
                 String::from_utf8_lossy(&json),
@@ -278,7 +313,7 @@ mod tests {
     fn a_record_is_decoded_again_when_its_bytes_change() {
         let key = crate::keys::analysis::card_form("2026-11-01", 1, "Sha Tin");
         let mut decoded = Decoded::default();
-        let (json, _) = encode(&forms(), None);
+        let (json, _) = encode(&forms(), |_, _| None);
         let first = decoded.form(&key, Some(&json)).expect("decoded");
         let again = decoded.form(&key, Some(&json)).expect("kept");
         assert!(Arc::ptr_eq(
@@ -299,25 +334,17 @@ mod tests {
     }
 
     #[test]
-    fn an_amended_form_keeps_the_parts_of_the_runners_it_left_and_encodes_the_others() {
+    fn a_form_encoded_again_keeps_the_parts_of_the_runners_whose_form_is_the_same() {
         let key = crate::keys::analysis::card_form("2026-11-01", 1, "Sha Tin");
         let mut decoded = Decoded::default();
-        let first = decoded.encode(&key, forms());
-        // The forms encoded are what an amendment starts from, for those bytes only.
-        let mut amended = decoded.runners_forms(&key, &first).expect("forms");
-        assert_eq!(amended, forms());
-        let empty = decoded.runners_forms(&key, b"{}").expect("decoded");
-        assert!(empty.is_empty());
-        let bad = decoded.runners_forms(&key, b"{");
-        assert!(bad.is_err(), "{bad:?}");
-        // One runner changed, one added, one left as it was.
-        if let Some(form) = amended.get_mut("A007") {
+        decoded.encode(&key, forms());
+        let mut changed = forms();
+        if let Some(form) = changed.get_mut("A007") {
             form.runs += 1;
-            form.jockey_14d.strike_rate = 25.0;
         }
-        amended.insert("C3".into(), RunnerForm::default());
-        let json = decoded.encode(&key, amended.clone());
-        let expected = serde_json::to_vec(&amended).expect("encoded");
+        changed.insert("C3".into(), RunnerForm::default());
+        let json = decoded.encode(&key, changed.clone());
+        let expected = serde_json::to_vec(&changed).expect("encoded");
         assert_eq!(
             String::from_utf8_lossy(&json),
             String::from_utf8_lossy(&expected)
@@ -325,6 +352,44 @@ mod tests {
         let kept = decoded.form(&key, Some(&json)).expect("kept");
         let parsed: StoredRaceForm = serde_json::from_slice(&json).expect("parsed");
         assert_eq!(parts(&kept.expect("a form")), parts(&parsed));
-        assert_eq!(decoded.runners_forms(&key, &json).expect("forms"), amended);
+    }
+
+    #[test]
+    fn an_amended_form_keeps_the_parts_of_the_runners_it_did_not_redo() {
+        let key = crate::keys::analysis::card_form("2026-11-01", 1, "Sha Tin");
+        let mut decoded = Decoded::default();
+        let first = decoded.encode(&key, forms());
+        // Of other bytes, or a record not encoded by the fold, the form is decoded.
+        let empty = decoded.amending(&key, b"{}").expect("decoded");
+        assert!(empty.forms.is_empty() && empty.parts.is_none());
+        assert!(decoded.amending(&key, b"{").is_err());
+        // Of the bytes it wrote, the form it encoded, taken.
+        let mut amending = decoded.amending(&key, &first).expect("forms");
+        assert_eq!(amending.forms, forms());
+        assert!(amending.parts.is_some());
+        assert!(decoded
+            .amending(&key, &first)
+            .expect("decoded")
+            .parts
+            .is_none());
+        // One runner redone, one added, one left as it was.
+        if let Some(form) = amending.forms.get_mut("A007") {
+            form.runs += 1;
+            form.jockey_14d.strike_rate = 25.0;
+        }
+        amending.forms.insert("C3".into(), RunnerForm::default());
+        let expected = serde_json::to_vec(&amending.forms).expect("encoded");
+        let forms = amending.forms.clone();
+        let redone = BTreeSet::from(["A007", "C3"]);
+        let json = decoded.encode_amended(&key, amending, &redone);
+        assert_eq!(
+            String::from_utf8_lossy(&json),
+            String::from_utf8_lossy(&expected)
+        );
+        let kept = decoded.form(&key, Some(&json)).expect("kept");
+        let parsed: StoredRaceForm = serde_json::from_slice(&json).expect("parsed");
+        assert_eq!(parts(&kept.expect("a form")), parts(&parsed));
+        // Kept again, to amend at the next result.
+        assert_eq!(decoded.amending(&key, &json).expect("forms").forms, forms);
     }
 }

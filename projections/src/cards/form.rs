@@ -207,7 +207,9 @@ pub(crate) fn keep_careers(
     for ((role, id, date), &(rides, wins)) in &resulted.rides {
         pasts.recent(s, *role, id)?.change(date, rides, wins);
         pasts.changed_recents.insert((*role, id.clone()));
-        pasts.rides_on.remove(&(*role, id.clone(), date.clone()));
+        if let Some(days) = pasts.rides_on.get_mut(&(*role, id.clone())) {
+            days.remove(date);
+        }
     }
     Ok(())
 }
@@ -230,7 +232,7 @@ pub(crate) struct Pasts {
     /// record does not reach back to it: an amended result of an old date works out the
     /// form of every card after it again, and their people's strike rates read the same
     /// dates card after card. Forgotten where a result changes them ([`keep_careers`]).
-    rides_on: HashMap<(Role, String, String), (u32, u32)>,
+    rides_on: HashMap<(Role, String), HashMap<String, (u32, u32)>>,
     /// The races' cards and forms decoded (`decoded.rs`).
     pub(super) decoded: Decoded,
 }
@@ -253,7 +255,7 @@ impl Pasts {
         if self.recents.len() > KEPT_RECENTS {
             self.recents = HashMap::new();
         }
-        if self.rides_on.len() > KEPT_RIDES_ON {
+        if self.rides_on.values().map(HashMap::len).sum::<usize>() > KEPT_RIDES_ON {
             self.rides_on = HashMap::new();
         }
         self.decoded = self.decoded.kept(events);
@@ -305,10 +307,15 @@ impl Pasts {
         dates: &[String],
     ) -> Result<(u32, u32), StoreError> {
         let (mut rides, mut wins) = (0, 0);
+        let days = self.rides_on.entry((role, id.to_owned())).or_default();
         for date in dates {
-            let counted = match self.rides_on.entry((role, id.to_owned(), date.clone())) {
-                Entry::Occupied(known) => *known.get(),
-                Entry::Vacant(new) => *new.insert(rides_on(s, role, id, [date.as_str()])?),
+            let counted = match days.get(date) {
+                Some(known) => *known,
+                None => {
+                    let counted = rides_on(s, role, id, [date.as_str()])?;
+                    days.insert(date.clone(), counted);
+                    counted
+                }
             };
             rides += counted.0;
             wins += counted.1;
@@ -388,9 +395,10 @@ pub(crate) fn amend(
     let (Some(card), Some(stored)) = (card, stored) else {
         return refresh(s, race, pasts, windows);
     };
-    let mut forms = pasts.decoded.runners_forms(&key, &stored).map_err(|e| {
+    let mut amending = pasts.decoded.amending(&key, &stored).map_err(|e| {
         StoreError::Corrupt(format!("the form of race {n} of {date} at {venue}: {e}"))
     })?;
+    let forms = &mut amending.forms;
     if forms.len() != card.runners.len()
         || card
             .runners
@@ -401,22 +409,36 @@ pub(crate) fn amend(
     }
     let people = windows.of(&card.date);
     let changed = |role: Role, name: &str| amended.people.contains(&(role, slug(name)));
+    // The runners whose form this changed.
+    let mut redone = BTreeSet::new();
     for runner in &card.runners {
         let Some(form) = forms.get_mut(&runner.horse_no) else {
             continue;
         };
         if amended.horses.contains(&runner.horse_no) {
-            *form = runner_form(s, &card, runner, people, pasts)?;
+            let now = runner_form(s, &card, runner, people, pasts)?;
+            if now != *form {
+                *form = now;
+                redone.insert(runner.horse_no.as_str());
+            }
             continue;
         }
         if changed(Role::Jockey, &runner.jockey) {
-            form.jockey_14d = people.strike(s, Role::Jockey, &runner.jockey, pasts)?;
+            let strike = people.strike(s, Role::Jockey, &runner.jockey, pasts)?;
+            if strike != form.jockey_14d {
+                form.jockey_14d = strike;
+                redone.insert(runner.horse_no.as_str());
+            }
         }
         if changed(Role::Trainer, &runner.trainer) {
-            form.trainer_14d = people.strike(s, Role::Trainer, &runner.trainer, pasts)?;
+            let strike = people.strike(s, Role::Trainer, &runner.trainer, pasts)?;
+            if strike != form.trainer_14d {
+                form.trainer_14d = strike;
+                redone.insert(runner.horse_no.as_str());
+            }
         }
     }
-    let json = pasts.decoded.encode(&key, forms);
+    let json = pasts.decoded.encode_amended(&key, amending, &redone);
     if json == stored {
         return Ok(false);
     }
@@ -452,7 +474,16 @@ struct People {
     span: Option<(String, String)>,
     /// Those of them with results, once needed.
     dates: Option<Vec<String>>,
-    strikes: BTreeMap<(Role, String), Strike>,
+    /// By person, in each role ([`role_at`]).
+    strikes: HashMap<String, [Option<Strike>; 2]>,
+}
+
+/// Where a role's strike rate stands among a person's.
+fn role_at(role: Role) -> usize {
+    match role {
+        Role::Jockey => 0,
+        Role::Trainer => 1,
+    }
 }
 
 impl People {
@@ -467,7 +498,7 @@ impl People {
             window,
             span,
             dates: None,
-            strikes: BTreeMap::new(),
+            strikes: HashMap::new(),
         }
     }
 
@@ -497,24 +528,21 @@ impl People {
         if id.is_empty() {
             return Ok(Strike::default());
         }
-        if let Some(strike) = self.strikes.get(&(role, id.clone())) {
-            return Ok(*strike);
+        if let Some(strike) = self.strikes.get(&id).and_then(|roles| roles[role_at(role)]) {
+            return Ok(strike);
         }
         let recent = pasts.recent(s, role, &id)?;
         let counted = (self.span.as_ref()).and_then(|(first, last)| recent.between(first, last));
         let (rides, wins) = match counted {
             Some(counted) => counted,
-            None => {
-                let dates = self.dates(s)?.to_vec();
-                pasts.rides_on(s, role, &id, &dates)?
-            }
+            None => pasts.rides_on(s, role, &id, self.dates(s)?)?,
         };
         let strike = Strike {
             rides,
             wins,
             strike_rate: percent(wins, rides),
         };
-        self.strikes.insert((role, id), strike);
+        self.strikes.entry(id).or_default()[role_at(role)] = Some(strike);
         Ok(strike)
     }
 }
