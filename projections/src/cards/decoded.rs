@@ -49,7 +49,8 @@ struct Form {
     hash: u128,
     /// Each runner's part of them, as a render copies it.
     raw: Arc<StoredRaceForm>,
-    /// The runners' forms they encode, where the fold encoded them ([`Decoded::encode`]).
+    /// The runners' forms they encode, where the fold encoded them ([`Decoded::encode`]),
+    /// until an amendment takes them ([`Decoded::amending`]).
     typed: Option<RaceForm>,
 }
 
@@ -175,8 +176,8 @@ impl Decoded {
 
     /// The record of `forms`, the form to store under `key`: the bytes `serde_json::to_vec`
     /// gives, and each runner's part of them kept for [`Decoded::form`], and the forms for
-    /// [`Decoded::runners_forms`]. A runner's form the same as in the form last kept under
-    /// `key` keeps its part.
+    /// [`Decoded::amending`]. A runner's form the same as in the form last kept under `key`
+    /// keeps its part.
     pub(crate) fn encode(&mut self, key: &[u8], forms: RaceForm) -> Vec<u8> {
         let before = self
             .forms
@@ -277,6 +278,19 @@ mod tests {
         stored.iter().map(|(k, v)| (k.as_str(), v.get())).collect()
     }
 
+    /// Asserts that `json`, kept under `key`, is `forms` as serde_json writes it, and that
+    /// the parts kept of it are those serde_json parses.
+    fn assert_encoded_as_serde(decoded: &mut Decoded, key: &[u8], json: &[u8], forms: &RaceForm) {
+        let expected = serde_json::to_vec(forms).expect("encoded");
+        assert_eq!(
+            String::from_utf8_lossy(json),
+            String::from_utf8_lossy(&expected)
+        );
+        let kept = decoded.form(key, Some(json)).expect("kept");
+        let parsed: StoredRaceForm = serde_json::from_slice(json).expect("parsed");
+        assert_eq!(parts(&kept.expect("a form")), parts(&parsed));
+    }
+
     fn forms() -> RaceForm {
         let mut forms = RaceForm::new();
         let mut form = RunnerForm {
@@ -344,14 +358,7 @@ mod tests {
         }
         changed.insert("C3".into(), RunnerForm::default());
         let json = decoded.encode(&key, changed.clone());
-        let expected = serde_json::to_vec(&changed).expect("encoded");
-        assert_eq!(
-            String::from_utf8_lossy(&json),
-            String::from_utf8_lossy(&expected)
-        );
-        let kept = decoded.form(&key, Some(&json)).expect("kept");
-        let parsed: StoredRaceForm = serde_json::from_slice(&json).expect("parsed");
-        assert_eq!(parts(&kept.expect("a form")), parts(&parsed));
+        assert_encoded_as_serde(&mut decoded, &key, &json, &changed);
     }
 
     #[test]
@@ -378,17 +385,10 @@ mod tests {
             form.jockey_14d.strike_rate = 25.0;
         }
         amending.forms.insert("C3".into(), RunnerForm::default());
-        let expected = serde_json::to_vec(&amending.forms).expect("encoded");
         let forms = amending.forms.clone();
         let redone = BTreeSet::from(["A007", "C3"]);
         let json = decoded.encode_amended(&key, amending, &redone);
-        assert_eq!(
-            String::from_utf8_lossy(&json),
-            String::from_utf8_lossy(&expected)
-        );
-        let kept = decoded.form(&key, Some(&json)).expect("kept");
-        let parsed: StoredRaceForm = serde_json::from_slice(&json).expect("parsed");
-        assert_eq!(parts(&kept.expect("a form")), parts(&parsed));
+        assert_encoded_as_serde(&mut decoded, &key, &json, &forms);
         // Kept again, to amend at the next result.
         assert_eq!(decoded.amending(&key, &json).expect("forms").forms, forms);
     }
