@@ -468,7 +468,7 @@ impl Windows {
 /// those do not reach back so far, from their rides of the dates with results.
 #[derive(Debug)]
 struct People {
-    /// The 14 days before the race.
+    /// The 14 days before the date.
     window: Vec<String>,
     /// Its first and last days, where it has any.
     span: Option<(String, String)>,
