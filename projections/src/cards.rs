@@ -128,7 +128,7 @@ impl ReadModel for Cards {
             amended.add(s, resulted, (&mut self.newest, &mut self.pasts.decoded))?;
         }
         let whole = std::mem::take(&mut self.forms);
-        let mut windows = form::Windows::default();
+        let mut windows = form::strikes::Windows::default();
         for race in &whole {
             if form::refresh(s, race, &mut self.pasts, &mut windows)?
                 && !self.dates.contains(&race.0)

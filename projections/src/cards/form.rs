@@ -11,8 +11,8 @@
 //! horse (found by the cards each horse is declared on, `cards/entries.rs`) or,
 //! in the 14 days after it, a jockey or trainer: there only what it changed is worked
 //! out again, over the stored form ([`amend`]), the runners of its horses and the strike
-//! rates of its people. What it reads of the past is kept small beside each horse and
-//! person (`cards/career.rs`).
+//! rates of its people (`form/strikes.rs`). What it reads of the past is kept small beside
+//! each horse and person (`cards/career.rs`).
 
 use std::borrow::Cow;
 use std::collections::hash_map::Entry;
@@ -23,17 +23,19 @@ use racing_events::{CardRunner, RaceCard, RaceResult};
 use super::career::{record, Career, Recent};
 use super::decoded::Decoded;
 use super::entries::NewestCards;
-use crate::docs::cards::{GoingRecord, RaceForm, RunnerForm, Strike};
+use crate::docs::cards::{GoingRecord, RaceForm, RunnerForm};
 use crate::facts::Day;
-use crate::horse_runs::{dates_from, days_between, percent, runs_of, Run};
+use crate::horse_runs::{dates_from, days_between, runs_of, Run};
 use crate::keys;
 use crate::kv::StoreError;
 use crate::people::docs::{season_start, slug, Role};
 use crate::people::rides::rides_on;
 use crate::state::{read, Records, State};
 
-/// The days before a race that its jockey's and trainer's strike rates span.
-pub(crate) const STRIKE_DAYS: i64 = 14;
+pub(super) mod strikes;
+
+use strikes::{People, Tallies, Windows, STRIKE_DAYS};
+
 /// How many races the figures show.
 const FIGURES: usize = 6;
 
@@ -341,6 +343,26 @@ impl Pasts {
     }
 }
 
+impl Tallies for Pasts {
+    fn between(
+        &mut self,
+        s: &impl Records,
+        (role, id): (Role, &str),
+        (first, last): (&str, &str),
+    ) -> Result<Option<(u32, u32)>, StoreError> {
+        Ok(self.recent(s, role, id)?.between(first, last))
+    }
+
+    fn on(
+        &mut self,
+        s: &impl Records,
+        (role, id): (Role, &str),
+        dates: &[String],
+    ) -> Result<(u32, u32), StoreError> {
+        self.rides_on(s, role, id, dates)
+    }
+}
+
 /// Works the form of `race` out again and writes it where it changed: whether it did.
 /// A race with no card any more has none. Its people's strike rates from `windows`.
 pub(crate) fn refresh(
@@ -444,107 +466,6 @@ pub(crate) fn amend(
     }
     s.put(key, json);
     Ok(true)
-}
-
-/// The strike rates of the jockeys and trainers of the races of each date a render works
-/// forms out for ([`refresh`], [`amend`]): nothing they are counted from (people's recent
-/// days and rides, the dates with results) changes while the cards render an event, and
-/// the races of a date share their people and their window of days.
-#[derive(Debug, Default)]
-pub(crate) struct Windows(HashMap<String, People>);
-
-impl Windows {
-    /// Those of the races of `date`.
-    fn of(&mut self, date: &str) -> &mut People {
-        match self.0.entry(date.to_owned()) {
-            Entry::Occupied(known) => known.into_mut(),
-            Entry::Vacant(new) => new.insert(People::of(date)),
-        }
-    }
-}
-
-/// The strike rates of a date's jockeys and trainers over the 14 days before it, each
-/// worked out once however many runners they have: from their recent days, or where
-/// those do not reach back so far, from their rides of the dates with results.
-#[derive(Debug)]
-struct People {
-    /// The 14 days before the date.
-    window: Vec<String>,
-    /// Its first and last days, where it has any.
-    span: Option<(String, String)>,
-    /// Those of them with results, once needed.
-    dates: Option<Vec<String>>,
-    /// By person, in each role ([`role_at`]).
-    strikes: HashMap<String, [Option<Strike>; 2]>,
-}
-
-/// Where a role's strike rate stands among a person's.
-fn role_at(role: Role) -> usize {
-    match role {
-        Role::Jockey => 0,
-        Role::Trainer => 1,
-    }
-}
-
-impl People {
-    fn of(date: &str) -> People {
-        let window = dates_from(date, -STRIKE_DAYS);
-        let span = window
-            .iter()
-            .min()
-            .cloned()
-            .zip(window.iter().max().cloned());
-        People {
-            window,
-            span,
-            dates: None,
-            strikes: HashMap::new(),
-        }
-    }
-
-    /// The dates of the window with results.
-    fn dates(&mut self, s: &impl Records) -> Result<&[String], StoreError> {
-        if self.dates.is_none() {
-            let mut dates = Vec::new();
-            for day in &self.window {
-                if !Day::read(s, day)?.results.is_empty() {
-                    dates.push(day.clone());
-                }
-            }
-            self.dates = Some(dates);
-        }
-        Ok(self.dates.as_deref().unwrap_or_default())
-    }
-
-    /// The strike rate of `name` in `role`.
-    fn strike(
-        &mut self,
-        s: &impl Records,
-        role: Role,
-        name: &str,
-        pasts: &mut Pasts,
-    ) -> Result<Strike, StoreError> {
-        let id = slug(name);
-        if id.is_empty() {
-            return Ok(Strike::default());
-        }
-        if let Some(strike) = self.strikes.get(&id).and_then(|roles| roles[role_at(role)]) {
-            return Ok(strike);
-        }
-        let recent = pasts.recent(s, role, &id)?;
-        let counted = (self.span.as_ref()).and_then(|(first, last)| recent.between(first, last));
-        let (rides, wins) = match counted {
-            Some(counted) => counted,
-            None => pasts.rides_on(s, role, &id, self.dates(s)?)?,
-        };
-        let strike = Strike {
-            rides,
-            wins,
-            strike_rate: percent(wins, rides),
-        };
-        self.strikes.entry(id).or_default()[role_at(role)] = Some(strike);
-        Ok(strike)
-    }
 }
 
 /// The form of `runner` of `card` as of the card's date: from the horse's career where
