@@ -17,10 +17,10 @@ use crate::kv::StoreError;
 
 /// Dates whose parts are kept: a replay renders a meeting's documents at each of its
 /// cards and results, and a result the cards of the later races of its horses and of the
-/// 14 days after its date whose form it changed. With 16 kept, the amended results of six
-/// demo seasons rendered the cards of some 19 dates each (175,793 card documents written
-/// for 4,575 results, two a date), in date order: each result's dates went round the
-/// list, and every race of them was rendered again.
+/// 14 days after its date whose form it changed, in date order. Where those are more than
+/// are kept, each result's dates go round the list and every race of them is rendered
+/// again, not only the amended ones (16 were fewer than an amending season's results
+/// reach: BENCHMARKS.md, "What was tried").
 const DATES: usize = 128;
 
 /// The races' parts of the last dates rendered, by date, venue and race number.

@@ -24,14 +24,13 @@ use crate::state::{decode, Records};
 /// Most races whose card and form a fold hands on to the next batch ([`Decoded::kept`]):
 /// an amended result reaches the later races of its horses and the races of the 14 days
 /// after it, some hundreds, and the results of a catch-up of amended seasons, committed
-/// a few events at a time, reach every race of the seasons (six demo seasons: 1,630; with
-/// at most 1,024 kept, each commit's end held more and gave them all up).
+/// a few events at a time, reach every race of the seasons: past this, each commit's end
+/// gives them all up (1,024 were fewer than six demo seasons' races: BENCHMARKS.md).
 const KEPT: usize = 4_096;
 
 /// A batch of this many events or more hands on nothing decoded: the next batch of a bulk
-/// load is about races after its own, and what it held would stay through that batch too
-/// (the bench's replay, one run each: peak resident 1,534 MiB with its batches' races
-/// handed on, 1,477 without).
+/// load is about races after its own, and what it held would stay through that batch too,
+/// raising the replay's peak (BENCHMARKS.md, "What was tried").
 const HANDED_ON_BELOW: usize = 4_096;
 
 /// The cards and forms decoded, by the key of their record, each with the hash of its
