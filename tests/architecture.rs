@@ -640,6 +640,10 @@ const PARENTS_MAIN_TYPES: &[(&str, &str)] = &[
         "the projector's report on its applied ids is one of its methods",
     ),
     (
+        "src/projector/catch_up.rs: Projector",
+        "a catch-up is the projector's own loop, over its parts",
+    ),
+    (
         "src/projector/live.rs: Projector",
         "the live loop is the projector's own, over its parts",
     ),

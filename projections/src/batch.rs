@@ -50,6 +50,12 @@ impl Store {
         self.with_ids(|ids| ids.maintain(&self.kv, crate::ids::limits::UPKEEP_STEP))
     }
 
+    /// The upkeep of the applied ids that a prompt batch does before it starts
+    /// ([`Store::prompt_batch`]).
+    pub(crate) fn prompt_upkeep(&self) -> Result<(), StoreError> {
+        self.with_ids(|ids| ids.maintain(&self.kv, crate::ids::limits::PROMPT_UPKEEP_STEP))
+    }
+
     /// Starts a batch of changes on top of the committed state, after the upkeep of the
     /// applied ids that is due (a step of a merge of runs, a save of their filter).
     pub fn batch(&self) -> Result<Batch<'_>, StoreError> {

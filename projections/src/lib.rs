@@ -63,7 +63,7 @@ pub use keys::doc::DocKey;
 pub use keys::is_sealed;
 pub use keys::kinds::{kind_of, Packed, KINDS, OTHER};
 pub use kv::{Bytes, StoreError};
-pub use load::Loader;
+pub use load::{Loader, Written};
 pub use market::Book;
 pub use meetings::MeetingRow;
 pub use people::docs::{is_slug, render_list, season, slug, PersonRow, Role};

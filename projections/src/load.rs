@@ -15,9 +15,17 @@
 //! that an event goes back to. Past a budget, it lets go of the rest too, and from then on
 //! the folds read what they lack from the tree (waiting for the step of the write in
 //! progress, a few thousand records: `load_steps.rs`).
+//!
+//! A catch-up while the API answers folds the same way ([`Loader::beside_reads`]), but
+//! writes each batch whole, as a commit is, so that no reader sees part of one, and holds
+//! only the batch being written: the store is not empty, and the batches' own cache of
+//! what they read (`batch.rs`) answers most of what the folds read again. Folding takes one
+//! core there too while the batch before is written; a fold that reads the tree waits for
+//! that write.
 
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use crate::batch::Batch;
 use crate::batch::{BatchStats, Sealed};
@@ -27,9 +35,11 @@ use crate::store::Store;
 
 /// Folds batches into a store while the batch before each is written on a thread of its
 /// own, one write at a time, each atomic with its checkpoint as a commit is (written in
-/// steps: `load_steps.rs`).
+/// steps, `load_steps.rs`, or whole beside readers).
 pub struct Loader {
     store: Store,
+    /// How it writes a batch.
+    way: Way,
     held: Held,
     /// The checkpoint of the last batch sealed.
     checkpoint: u64,
@@ -43,16 +53,37 @@ pub struct Loader {
     failed: bool,
 }
 
+/// How a [`Loader`] writes each batch, and the applied ids' upkeep after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Way {
+    /// In steps through a redo file (`load_steps.rs`), with a batch's upkeep: nobody
+    /// reads the store meanwhile.
+    InSteps,
+    /// As one atomic write, as a commit is, with a prompt batch's upkeep: readers of the
+    /// store see each batch whole or not at all, and wait for no long step.
+    Whole,
+}
+
+/// A batch written: what it did, and how long its write took (how long readers of the
+/// store may have waited for it, written whole).
+#[derive(Debug, Clone, Copy)]
+pub struct Written {
+    /// What the batch did; its checkpoint.
+    pub stats: BatchStats,
+    /// How long its write took.
+    pub took: Duration,
+}
+
 /// The writer's thread and its two ends.
 struct Writer {
     /// A sealed batch, and how many records the folds wrote in it.
     to_write: std::sync::mpsc::SyncSender<(Sealed, usize)>,
-    written: std::sync::mpsc::Receiver<Result<BatchStats, StoreError>>,
+    written: std::sync::mpsc::Receiver<Result<Written, StoreError>>,
     thread: JoinHandle<()>,
 }
 
 impl Writer {
-    fn start() -> Result<Writer, StoreError> {
+    fn start(way: Way) -> Result<Writer, StoreError> {
         let (to_write, sealed) = std::sync::mpsc::sync_channel::<(Sealed, usize)>(1);
         let (done, written) = std::sync::mpsc::sync_channel(1);
         let thread = std::thread::Builder::new()
@@ -60,12 +91,20 @@ impl Writer {
             .spawn(move || {
                 for (sealed, records) in sealed {
                     let store = sealed.store().clone();
-                    let written = sealed.write_in_steps();
+                    let began = Instant::now();
+                    let written = match way {
+                        Way::InSteps => sealed.write_in_steps(),
+                        Way::Whole => sealed.write(),
+                    };
+                    let took = began.elapsed();
                     free_what_sled_replaced(records);
                     let written = written.and_then(|stats| {
                         // The applied ids' upkeep a batch of the store does before it starts.
-                        store.upkeep()?;
-                        Ok(stats)
+                        match way {
+                            Way::InSteps => store.upkeep()?,
+                            Way::Whole => store.prompt_upkeep()?,
+                        }
+                        Ok(Written { stats, took })
                     });
                     if done.send(written).is_err() {
                         return;
@@ -105,12 +144,25 @@ impl Loader {
         crate::load_steps::finish(&store.kv, store.dir())?;
         let checkpoint = store.checkpoint()?;
         let whole = checkpoint == 0 && store.holds_nothing_folded()?;
+        Loader::start(store, Way::InSteps, Held::new(whole), budget)
+    }
+
+    /// A loader of `store` while the API answers from it (a catch-up of a backlog): each
+    /// batch written whole, as [`Batch::commit`] writes it, and only the batch being
+    /// written held; the folds read the rest from the tree.
+    pub fn beside_reads(store: &Store) -> Result<Loader, StoreError> {
+        crate::load_steps::finish(&store.kv, store.dir())?;
+        Loader::start(store, Way::Whole, Held::new(false), 0)
+    }
+
+    fn start(store: &Store, way: Way, held: Held, budget: usize) -> Result<Loader, StoreError> {
         Ok(Loader {
             store: store.clone(),
-            held: Held::new(whole),
-            checkpoint,
+            way,
+            held,
+            checkpoint: store.checkpoint()?,
             budget,
-            writer: Some(Writer::start()?),
+            writer: Some(Writer::start(way)?),
             writing: false,
             failed: false,
         })
@@ -124,7 +176,7 @@ impl Loader {
     /// Waits for the write in progress, then has the writer write `sealed`, holding
     /// `writes` (its records) meanwhile. Returns what the write waited for did, if there
     /// was one.
-    pub fn write(&mut self, sealed: Sealed) -> Result<Option<BatchStats>, StoreError> {
+    pub fn write(&mut self, sealed: Sealed) -> Result<Option<Written>, StoreError> {
         let done = self.wait()?;
         self.checkpoint = sealed.stats().checkpoint;
         let writes = Arc::clone(&sealed.writes);
@@ -140,26 +192,26 @@ impl Loader {
     }
 
     /// Waits for the write in progress, if there is one, and returns what it did.
-    pub fn wait(&mut self) -> Result<Option<BatchStats>, StoreError> {
+    pub fn wait(&mut self) -> Result<Option<Written>, StoreError> {
         if !std::mem::take(&mut self.writing) {
             return Ok(None);
         }
         let writer = self.writer.as_ref().ok_or_else(writer_gone)?;
-        let stats = writer.written.recv().map_err(|_| writer_gone())?;
-        self.failed |= stats.is_err();
-        let stats = stats?;
+        let written = writer.written.recv().map_err(|_| writer_gone())?;
+        self.failed |= written.is_err();
+        let written = written?;
         self.held.writing_ids.clear();
-        Ok(Some(stats))
+        Ok(Some(written))
     }
 
     /// Waits for the write in progress, then ends the load's steps ([`crate::load_steps`]):
     /// after it, the store may be written otherwise. Returns what the write waited for
     /// did, if there was one.
-    pub fn finish(&mut self) -> Result<Option<BatchStats>, StoreError> {
+    pub fn finish(&mut self) -> Result<Option<Written>, StoreError> {
         let done = self.wait()?;
         // A write that failed may have left its batch in part: the marker stays, for the
         // next batch or opening of the store to finish it.
-        if !self.failed {
+        if !self.failed && self.way == Way::InSteps {
             crate::load_steps::end(&self.store.kv, self.store.dir())?;
         }
         Ok(done)

@@ -170,6 +170,13 @@ impl Held {
     pub(crate) fn add(&mut self, writes: Arc<Writes>, ids: &[u128], budget: usize) {
         let previous = std::mem::replace(&mut self.writing, writes);
         self.writing_keys = KeyFilter::of(self.writing.keys());
+        self.writing_ids = ids.iter().copied().collect();
+        if budget == 0 && !self.whole {
+            // Only the batch being written is held (`Loader::beside_reads`): the one
+            // before is in the tree.
+            self.bytes = size(&self.writing);
+            return;
+        }
         // Its write is done, and with it the writer's share.
         let previous = Arc::try_unwrap(previous).unwrap_or_else(|shared| (*shared).clone());
         let previous_dates = std::mem::replace(&mut self.writing_dates, dates(&self.writing));
@@ -203,7 +210,6 @@ impl Held {
             self.whole = false;
             self.bytes = size(&self.writing);
         }
-        self.writing_ids = ids.iter().copied().collect();
     }
 
     /// Lets go of the records written of every date that `settled` names, and counts

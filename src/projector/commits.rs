@@ -1,5 +1,5 @@
 //! The commits of the fold once the API answers: how much one may write, and how long
-//! each took.
+//! each took; and the commits' work kept off the runtime's workers.
 
 use racing_projections::Batch;
 
@@ -29,4 +29,16 @@ pub(super) fn timed<T>(commit: impl FnOnce() -> T) -> T {
 /// [`SERVING_COMMIT_WRITES`] records or [`SERVING_COMMIT_BYTES`] bytes.
 pub(super) fn commit_due(batch: &Batch<'_>) -> bool {
     batch.writes() >= SERVING_COMMIT_WRITES || batch.bytes() >= SERVING_COMMIT_BYTES
+}
+
+/// Runs `work` (a commit: sled's writes, for milliseconds) with the runtime's other
+/// tasks moved off this worker thread, so that requests queued behind the projector are
+/// taken up by another worker meanwhile. (A current-thread runtime, as in some tests,
+/// has no other worker: there it just runs.)
+pub(super) fn off_the_workers<T>(work: impl FnOnce() -> T) -> T {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current().map(|h| h.runtime_flavor()) {
+        Ok(RuntimeFlavor::MultiThread) => tokio::task::block_in_place(work),
+        _ => work(),
+    }
 }

@@ -153,7 +153,7 @@ impl Held {
     /// Adds a committed batch's. Once they hold more odds updates than go one by one
     /// (so that they will go as a catch-up), each is kept only as the race it moved
     /// ([`LiveUpdate::Moved`]), as a batch of that many keeps them: a catch-up's small
-    /// commits while the API answers hold up to [`super::CATCH_UP_BATCH`] of them.
+    /// commits while the API answers hold up to [`super::catch_up::CATCH_UP_BATCH`] of them.
     pub(super) fn extend(&mut self, live: Vec<LiveUpdate>) {
         let from = if self.odds > self.one_by_one {
             self.updates.len()

@@ -10,26 +10,28 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_nats::jetstream;
-use racing_projections::{BatchStats, Loader, StoreError};
+use racing_projections::{BatchStats, StoreError};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::faults::Faults;
 use crate::live::hub::OddsHub;
-use crate::load::{GiveWay, REQUESTS_FIRST};
+use crate::load::GiveWay;
 use crate::read_models::ReadModels;
 use crate::retry::Fatal;
-use live::{Held, LiveUpdate};
+use live::Held;
 
 mod applied_ids;
 mod batch;
 pub(crate) mod bulk;
+pub(crate) mod catch_up;
 mod commits;
 pub(crate) mod decoded;
 mod live;
 
 use batch::{Taken, Whose};
-use commits::{commit_due, timed};
+use catch_up::{Catching, CATCH_UP_BATCH, CATCH_UP_SLICE, CATCH_UP_WINDOW};
+use commits::{commit_due, off_the_workers, timed};
 use decoded::{Ahead, Decoded};
 
 /// Most messages in one batch.
@@ -40,29 +42,6 @@ pub(crate) const MAX_BATCH: usize = 4096;
 /// window gave a lower live p99 and a lower ratio to nats-server's, for no more CPU: 2 ms
 /// did better than 5, and 1 ms better than 2.
 const BATCH_WINDOW: Duration = Duration::from_millis(1);
-/// Most messages in one batch while catching up: a batch that starts with more than
-/// `MAX_BATCH` messages still to read. It closes early when it reaches the stream's end.
-pub(crate) const CATCH_UP_BATCH: usize = 65_536;
-/// A catch-up's batch closes at its first wait for a message past this long after its
-/// start. It does not bound how long a batch takes: with messages decoded ahead, each
-/// batch of the start-up replay fills to [`CATCH_UP_BATCH`], however long its fold takes.
-pub(crate) const CATCH_UP_WINDOW: Duration = Duration::from_secs(1);
-/// Longest a catch-up's batch takes messages while the catch-up gives way to requests: a
-/// batch and its commit take a core from them for about that long and a few milliseconds
-/// more. In paired runs, 2 ms gave reads about the same p99; the shorter slice takes the
-/// core from them for less.
-const CATCH_UP_SLICE: Duration = Duration::from_millis(1);
-/// A catch-up gives way to requests from a backlog of more than this many messages at the
-/// start of one of its batches. A live feed's burst past [`MAX_BATCH`] (the fold stopped
-/// for a moment, or a feeder sent a season at once) is applied as a catch-up, but at once:
-/// given way under 64 reading connections, 20,000 odds moves a second fell 42 s behind
-/// in a minute, after the ten seconds before it at that rate had stayed within 0.3 s.
-const GIVE_WAY_BACKLOG: u64 = CATCH_UP_BATCH as u64;
-/// How long a catch-up gives way at the least share; then it takes more of the time, all
-/// of it at twice this ([`GiveWay::with_patience`]): under reads that saturate the machine,
-/// a catch-up at the least share alone applies a backlog for as long as the reads last
-/// (BENCHMARKS.md, "What was tried").
-const CATCH_UP_PATIENCE: Duration = Duration::from_secs(15);
 /// Quiet time after which the projector checks that its consumer is not stuck behind a
 /// stream that has moved on (as after the stream leader's node died).
 const STALL_CHECK: Duration = Duration::from_secs(5);
@@ -318,12 +297,29 @@ impl Projector {
                 anyhow::bail!("message stream ended");
             };
             let first = first?;
+            // Far behind the stream: a large batch, closed at the stream's end; live: a
+            // prompt one.
+            let backlog = first.pending;
+            let catching_up = backlog > MAX_BATCH as u64;
+            // Once the API answers, a commit's size is bounded by what it writes, so
+            // that no commit holds readers long.
+            let serving = self.parts.ready.load(Ordering::Relaxed);
             let bulk = self.parts.read_models.load().options().replay_bytes > 0;
-            if bulk && first.pending > MAX_BATCH as u64 && !self.parts.ready.load(Ordering::Relaxed)
-            {
+            let catching = match (catching_up, serving) {
                 // The start-up replay, answered with 503s.
-                in_catch_up = true;
-                self.replay(first, &mut decoded, held, shutdown).await?;
+                (true, false) if bulk => Some(Catching::StartUp),
+                (true, true) => Some(Catching::BesideReads(&mut pace)),
+                _ => None,
+            };
+            if let Some(catching) = catching {
+                if serving {
+                    self.parts.faults.projector_before_batch().await;
+                }
+                let caught = self
+                    .catch_up(first, &mut decoded, held, catching, shutdown)
+                    .await?;
+                in_catch_up = caught.pending > 0;
+                pause = caught.pause;
                 continue;
             }
             self.parts.faults.projector_before_batch().await;
@@ -332,13 +328,6 @@ impl Projector {
             // No rebuild swaps the store from the start of a batch to its commit.
             let _no_swap = self.parts.read_models.lock_commits().await;
             let store = self.parts.read_models.load_full();
-            // Far behind the stream: a large batch, closed at the stream's end; live: a
-            // prompt one.
-            let backlog = first.pending;
-            let catching_up = backlog > MAX_BATCH as u64;
-            // Once the API answers, a commit's size is bounded by what it writes, so
-            // that no commit holds readers long.
-            let serving = self.parts.ready.load(Ordering::Relaxed);
             // A live batch, and any once the API answers, after a short step of the store's
             // upkeep: the upkeep's writes hold readers as a commit's do, and a catch-up's
             // long steps held the batch after them far longer than a live update may wait.
@@ -353,17 +342,8 @@ impl Projector {
             } else {
                 (MAX_BATCH, BATCH_WINDOW)
             };
-            // A catch-up of an outage's backlog ([`GIVE_WAY_BACKLOG`]) while the API answers
-            // gives way to requests from its first batch, until a look says that none wait:
-            // on two cores the fold and the decoder ahead of it take both, and document reads
-            // during a catch-up of odds updates had a p99 several times what they had with
-            // the projector idle. Live updates wait for the end of a catch-up in any case; a
-            // paused one ends later.
-            if serving && in_catch_up && pace.is_none() && backlog > GIVE_WAY_BACKLOG {
-                pace = Some(GiveWay::new(REQUESTS_FIRST).with_patience(CATCH_UP_PATIENCE));
-            }
-            // While it gives way, a batch is also as short as [`CATCH_UP_SLICE`], so that
-            // no batch takes a core from the requests for long.
+            // The last batches of a catch-up that gave way (`catch_up.rs`) go on giving
+            // way, each as short as [`CATCH_UP_SLICE`].
             let sliced = pace.as_ref().is_some_and(GiveWay::gives_way);
             let full = |batch: &Taken<'_>| {
                 serving && commit_due(&batch.batch) || sliced && began.elapsed() >= CATCH_UP_SLICE
@@ -393,6 +373,16 @@ impl Projector {
                 Some(p) if in_catch_up => pause = p.pause_after(began.elapsed()),
                 _ => pace = None,
             }
+        }
+    }
+
+    /// The next message decoded, waiting up to [`STALL_CHECK`] for it: `None` if none
+    /// came.
+    async fn next_message(&self, decoded: &mut Ahead) -> anyhow::Result<Option<Decoded>> {
+        match tokio::time::timeout(STALL_CHECK, decoded.recv()).await {
+            Ok(Some(m)) => Ok(Some(m?)),
+            Ok(None) => anyhow::bail!("message stream ended"),
+            Err(_) => Ok(None),
         }
     }
 
@@ -447,103 +437,6 @@ impl Projector {
         self.parts
             .read_models
             .set_cannot_write(Some(problem.to_owned()));
-    }
-
-    /// The start-up replay, from `first` to the stream's end, as a bulk load ([`Loader`]):
-    /// each batch folds while the one before it is written, on a thread of its own. It
-    /// holds the commit lock throughout, so that no rebuild swaps the store meanwhile.
-    async fn replay(
-        &self,
-        first: Decoded,
-        decoded: &mut Ahead,
-        held: &mut Held,
-        shutdown: &CancellationToken,
-    ) -> anyhow::Result<()> {
-        let _no_swap = self.parts.read_models.lock_commits().await;
-        let store = self.parts.read_models.load_full();
-        self.room_for(0)?;
-        let mut loader = off_the_workers(|| Loader::new(&store, store.options().replay_bytes))?;
-        tracing::info!(
-            from = first.seq,
-            pending = first.pending,
-            whole = loader.holds_all(),
-            "replaying as a bulk load"
-        );
-        // The documents and odds updates of the batch being written, for after its write.
-        let mut writing: Option<(Vec<Vec<u8>>, Vec<LiveUpdate>, u64)> = None;
-        let mut next = Some(first);
-        while let Some(first) = next.take() {
-            self.parts.faults.projector_batch();
-            let mut batch = Taken::over(loader.batch(), self.whose());
-            batch.take(first)?;
-            let deadline = tokio::time::Instant::now() + CATCH_UP_WINDOW;
-            let mut taken = 1;
-            while taken < CATCH_UP_BATCH && batch.pending > 0 {
-                match tokio::time::timeout_at(deadline, decoded.recv()).await {
-                    Ok(Some(m)) => batch.take(m?)?,
-                    Ok(None) => anyhow::bail!("message stream ended"),
-                    Err(_) => break,
-                }
-                taken += 1;
-            }
-            self.refusals.keep_later(batch.drain_refusals());
-            let Taken {
-                batch,
-                live,
-                pending,
-                ..
-            } = batch;
-            self.room_for(batch.bytes())?;
-            let mut changed = Vec::new();
-            let sealed = off_the_workers(|| batch.seal(|key| changed.push(key.to_vec())))?;
-            let done = off_the_workers(|| loader.write(sealed))?;
-            let (held_bytes, held_records) = loader.held();
-            tracing::debug!(
-                held_bytes,
-                held_records,
-                read_back = loader.read_back(),
-                whole = loader.holds_all(),
-                "loading"
-            );
-            if let (Some(stats), Some((changed, live, pending))) = (done, writing.take()) {
-                self.committed(stats, &changed, live, held, pending)?;
-            }
-            writing = Some((changed, live, pending));
-            if pending > 0 {
-                next = tokio::select! {
-                    m = tokio::time::timeout(STALL_CHECK, decoded.recv()) => match m {
-                        Ok(Some(m)) => Some(m?),
-                        Ok(None) => anyhow::bail!("message stream ended"),
-                        Err(_) => None,
-                    },
-                    () = shutdown.cancelled() => None,
-                };
-            }
-        }
-        let done = off_the_workers(|| loader.finish())?;
-        if let (Some(stats), Some((changed, live, pending))) = (done, writing.take()) {
-            self.committed(stats, &changed, live, held, pending)?;
-        }
-        Ok(())
-    }
-
-    /// What follows the write of a batch of the start-up replay, as after a commit: the
-    /// progress, and its odds updates held for the end of the catch-up.
-    fn committed(
-        &self,
-        stats: BatchStats,
-        changed: &[Vec<u8>],
-        live: Vec<LiveUpdate>,
-        held: &mut Held,
-        pending: u64,
-    ) -> anyhow::Result<()> {
-        self.after_commit(&stats, changed)?;
-        held.extend(live);
-        if pending == 0 || held.len() >= CATCH_UP_BATCH {
-            self.go_live(held.take());
-        }
-        self.progressed(&stats, pending);
-        Ok(())
     }
 
     /// Publishes what a written batch reached, and that the projector caught up where the
@@ -605,16 +498,4 @@ fn store_io(e: &anyhow::Error) -> Option<&StoreError> {
     e.chain()
         .filter_map(|cause| cause.downcast_ref::<StoreError>())
         .find(|store| store.is_io())
-}
-
-/// Runs `work` (a commit: sled's writes, for milliseconds) with the runtime's other
-/// tasks moved off this worker thread, so that requests queued behind the projector are
-/// taken up by another worker meanwhile. (A current-thread runtime, as in some tests,
-/// has no other worker: there it just runs.)
-fn off_the_workers<T>(work: impl FnOnce() -> T) -> T {
-    use tokio::runtime::{Handle, RuntimeFlavor};
-    match Handle::try_current().map(|h| h.runtime_flavor()) {
-        Ok(RuntimeFlavor::MultiThread) => tokio::task::block_in_place(work),
-        _ => work(),
-    }
 }

@@ -40,7 +40,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::faults::Faults;
 use crate::projector::bulk::fold_messages;
-use crate::projector::{CATCH_UP_BATCH, CATCH_UP_WINDOW, MAX_BATCH};
+use crate::projector::catch_up::{CATCH_UP_BATCH, CATCH_UP_WINDOW};
+use crate::projector::MAX_BATCH;
 use crate::read_models::{self, ReadModels, LET_GO_PATIENCE};
 use crate::snapshot::Snapshots;
 use crate::supervise::lock;
