@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use racing_events::samples::{envelope, profile, result, runner};
+use racing_events::samples::{card, envelope, odds_at, profile, result, runner};
 use reqwest::StatusCode;
 use tempfile::TempDir;
 
@@ -540,6 +540,58 @@ async fn a_projector_that_leaves_its_consumer_unread_past_the_servers_limit_read
         status["interruptions"], 0,
         "the consumer was made again, the projector not stopped: {status}"
     );
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_catch_up_while_the_api_answers_leaves_what_a_clean_replay_leaves() {
+    // Held before a batch while more than a live batch's 4,096 events are stored: the
+    // projector catches them up while the API answers, folding each batch while the one
+    // before it is written (`src/projector/catch_up.rs`). Four days of eight races, each
+    // card, 200 price moves and a result, the same horses throughout, so that each
+    // result changes the form on later cards; then the first day's results again with
+    // the places turned round (amendments of every later card's form). A clean replay
+    // of the same log goes through the start-up's bulk load instead.
+    let (nats, mut app, _dir, release) = held_before_a_batch().await;
+    let horses = ["A001", "A002", "A003", "A004", "A005", "A006"];
+    let runners = |order: &[&str]| -> Vec<_> {
+        (1..)
+            .zip(order)
+            .map(|(place, h)| runner(Some(place), h))
+            .collect()
+    };
+    let mut events = Vec::new();
+    for day in 1..=4 {
+        let date = format!("2026-03-{day:02}");
+        for race in 1..=8 {
+            events.push(envelope(card(&date, "Sha Tin", race, &horses)));
+            for moves in 0..200 {
+                let price = 2.0 + f64::from(moves % 40) / 10.0;
+                let horse = horses[moves as usize % horses.len()];
+                events.push(envelope(odds_at(&date, "Sha Tin", race, &[(horse, price)])));
+            }
+            let mut order = horses;
+            order.rotate_left((day + race) as usize % horses.len());
+            events.push(envelope(result(&date, "Sha Tin", race, runners(&order))));
+        }
+    }
+    for race in 1..=8 {
+        let mut order = horses;
+        order.reverse();
+        events.push(envelope(result(
+            "2026-03-01",
+            "Sha Tin",
+            race,
+            runners(&order),
+        )));
+    }
+    assert!(events.len() > 4_096 + 1_000, "{} events", events.len());
+    let last = nats.publish(&events).await;
+    let _ = release.send(());
+
+    let progress = app.projected(last).await;
+    assert_eq!(progress.dead_letters, 0);
+    as_a_clean_replay(&nats, &app, last).await;
     app.stop().await;
 }
 

@@ -307,6 +307,28 @@ mod tests {
         held.get(key, KeyFilter::hash(key))
     }
 
+    /// Beside readers (`Loader::beside_reads`: nothing whole, a budget of nothing), only
+    /// the batch being written is held: its records are found, and those of the batch
+    /// before it, written, are left to the tree.
+    #[test]
+    fn beside_readers_only_the_batch_being_written_is_held() {
+        let mut held = Held::new(false);
+        held.add(batch("2026-02-01", 1), &[], 0);
+        held.add(batch("2026-02-02", 2), &[], 0);
+        assert_eq!(held.records(), 20 + 1);
+        let card = |day| keys::card(day, 20, "Sha Tin");
+        assert_eq!(
+            get(&held, &card("2026-02-02")),
+            Some(Some(b"2026-02-02".to_vec()))
+        );
+        assert_eq!(
+            get(&held, &career(2)),
+            Some(Some(2u32.to_le_bytes().to_vec()))
+        );
+        assert_eq!(get(&held, &card("2026-02-01")), None);
+        assert_eq!(get(&held, &career(1)), None);
+    }
+
     /// However many records have gone from those held since their keys' filter was made
     /// (here many more than are held), each record held is found, each one let go is left
     /// to the tree, and a record never written is known not to exist.
