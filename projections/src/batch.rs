@@ -11,6 +11,7 @@ use racing_events::Envelope;
 
 use crate::feed::ChangedDocs;
 use crate::fold::{Fold, Kept, Outcome};
+use crate::history::{packing::Runs, Replaced};
 use crate::ids::Seen;
 use crate::key_filter::KeyFilter;
 use crate::keys;
@@ -387,7 +388,7 @@ impl<'a> Batch<'a> {
     /// writes it on a thread of its own. `changed` is called as by [`Batch::commit_noting`].
     pub fn seal(mut self, mut changed: impl FnMut(&[u8])) -> Result<Sealed, StoreError> {
         let mut fold = std::mem::take(&mut self.fold);
-        fold.render(&mut self)?;
+        let versions = fold.render_handing_over(&mut self)?;
         self.stats.late_prices = fold.late_prices();
         let writes = std::mem::take(&mut self.writes).into_writes();
         let mut read = std::mem::take(self.read.get_mut());
@@ -406,6 +407,7 @@ impl<'a> Batch<'a> {
         Ok(Sealed {
             store: self.store.clone(),
             writes: Arc::new(writes),
+            versions,
             changed_docs: std::mem::take(&mut self.changed_docs),
             seqs: (self.started + 1, self.checkpoint),
             new_ids: std::mem::take(&mut self.new_ids),
@@ -422,6 +424,8 @@ pub struct Sealed {
     /// Every record the folds wrote or removed (not the change feed's nor the applied
     /// ids'), shared with a [`crate::load::Loader`] that holds them while it writes.
     pub(crate) writes: Arc<Writes>,
+    /// The values its changes of source records replaced, packed where it is written.
+    versions: Replaced,
     /// The change feed's rows of the documents written.
     changed_docs: ChangedDocs,
     /// The stream sequences of the batch's messages.
@@ -457,6 +461,7 @@ impl Sealed {
         let Sealed {
             store,
             writes,
+            versions,
             changed_docs,
             seqs,
             mut new_ids,
@@ -469,6 +474,12 @@ impl Sealed {
                 None => batch.remove(k.as_slice()),
             }
         }
+        // Packed in the order the batches are written, by the runs the last write left.
+        let runs = store.handed_to_write(seqs.0 - 1);
+        let mut runs = runs
+            .and_then(|r| r.downcast::<Runs>().ok())
+            .unwrap_or_default();
+        versions.write(&mut runs, &writes, &mut batch);
         // Only documents that now answer differently were written (`put_doc`).
         changed_docs.write(&mut batch);
         batch.put(keys::CHECKPOINT, stats.checkpoint.to_be_bytes());
@@ -476,12 +487,14 @@ impl Sealed {
         if new_ids.is_empty() {
             write_counts::count(&batch);
             apply(&store, batch)?;
+            store.hand_on_to_write(stats.checkpoint, runs);
             return Ok(stats);
         }
         // The batch's ids, as a new run, commit with it.
         let staged = store.with_ids(|ids| ids.stage(&mut batch, &mut new_ids, seqs))?;
         write_counts::count(&batch);
         apply(&store, batch)?;
+        store.hand_on_to_write(stats.checkpoint, runs);
         store.with_ids(|ids| {
             ids.committed(staged, &new_ids);
             Ok(())

@@ -17,7 +17,7 @@
 use racing_events::{Envelope, Event};
 
 use crate::facts::{Change, Facts};
-use crate::history::{Versioned, Versions};
+use crate::history::{Replaced, Versioned, Versions};
 use crate::kv::StoreError;
 use crate::model::ReadModel;
 use crate::state::State;
@@ -132,7 +132,6 @@ pub(crate) struct Kept {
     cards: crate::cards::Kept,
     people: crate::people::newest::Newest,
     results: crate::race_parts::Parts,
-    versions: crate::history::packing::Runs,
 }
 
 impl Fold {
@@ -142,7 +141,6 @@ impl Fold {
         fold.models.cards = crate::cards::Cards::resumed(kept.cards);
         fold.models.people = crate::people::rides::People::resumed(kept.people);
         fold.models.results = crate::results::Results::resumed(kept.results);
-        fold.versions = Versions::resumed(kept.versions);
         fold
     }
 
@@ -152,7 +150,6 @@ impl Fold {
             cards: self.models.cards.keep(),
             people: self.models.people.keep(),
             results: self.models.results.keep(),
-            versions: self.versions.keep(),
         }
     }
 
@@ -214,13 +211,27 @@ impl Fold {
     /// ([`ReadModel::finish`]), then the versions of source records they replaced, last:
     /// they are packed against the values the batch leaves.
     pub fn render<S: State>(&mut self, s: &mut S) -> Result<(), StoreError> {
+        self.render_models(s)?;
+        self.versions.write(s)
+    }
+
+    /// [`Fold::render`], but the versions of source records handed over to be packed where
+    /// the batch is written, not here ([`crate::history::Replaced`]).
+    pub(crate) fn render_handing_over(
+        &mut self,
+        s: &mut impl State,
+    ) -> Result<Replaced, StoreError> {
+        self.render_models(s)?;
+        self.versions.hand_over()
+    }
+
+    fn render_models<S: State>(&mut self, s: &mut S) -> Result<(), StoreError> {
         self.render_moves(s)?;
         s.changes_at(self.seq);
         self.facts.write(s)?;
         self.models
             .render(s, (self.seq, &self.facts), Renders::EachBatch)?;
-        self.models.finish(s)?;
-        self.versions.write(s)
+        self.models.finish(s)
     }
 
     /// The price moves the batch applied for races already off, finished, abandoned or

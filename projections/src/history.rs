@@ -12,10 +12,10 @@ use racing_events::RunnerOdds;
 use serde::Deserialize;
 
 use crate::keys;
-use crate::kv::Kv;
 use crate::kv::StoreError;
+use crate::kv::{Commit, Kv};
 use crate::scan::{Item, Scan};
-use crate::state::{RaceOdds, Records, State};
+use crate::state::{RaceOdds, Records, State, Writes};
 use crate::subject_entries::{self, PerBatch};
 
 /// The records of `kv` as they stood once the log up to `seq` had been applied.
@@ -255,30 +255,20 @@ pub(crate) struct Versioned<'a, S> {
 
 /// The values the changes of source records in a batch replaced, by record, until
 /// [`Versions::write`] writes each record's as one ([`keys::versions::history`],
-/// `subject_entries.rs`); an empty value means the record had none.
+/// `subject_entries.rs`), or [`Versions::hand_over`] hands them to the batch's write; an
+/// empty value means the record had none.
 #[derive(Debug, Default)]
 pub(crate) struct Versions {
     replaced: PerBatch<Vec<u8>>,
     /// A read of a value about to be replaced that failed: the batch must not commit
     /// without it.
     failed: Option<StoreError>,
+    /// Where [`Versions::write`] packs: a store's batches pack where they are written, by
+    /// the runs the store's writes hand on.
     runs: Runs,
 }
 
 impl Versions {
-    /// A batch's versions, after the batch that handed on `runs` ([`Versions::keep`]).
-    pub(crate) fn resumed(runs: Runs) -> Versions {
-        Versions {
-            runs,
-            ..Versions::default()
-        }
-    }
-
-    /// What the next batch's versions start from, once this batch's are written.
-    pub(crate) fn keep(self) -> Runs {
-        self.runs
-    }
-
     /// Keeps what the change of `record` to `new` (`None`: removed) by the event at `seq`
     /// replaces, read from `s`, which holds the batch's earlier changes.
     fn change(&mut self, s: &impl Records, record: &[u8], seq: u64, new: Option<&[u8]>) {
@@ -303,20 +293,56 @@ impl Versions {
     /// Writes each record's replaced values as one record ([`pack_versions`]), and forgets
     /// them; an error where one could not be read. After the batch's last write.
     pub(crate) fn write(&mut self, s: &mut impl State) -> Result<(), StoreError> {
-        if let Some(e) = self.failed.take() {
-            self.replaced = PerBatch::default();
-            return Err(e);
-        }
-        for (record, first, replaced) in self.replaced.drain() {
-            let stored = if packed_against_value(&record) {
-                let after = s.get(&record)?.unwrap_or_default();
-                pack_versions(&mut self.runs, &record, replaced, &after)
-            } else {
-                pack_alone(replaced)
+        for (record, first, replaced) in self.hand_over()?.0 {
+            let after = match packed_against_value(&record) {
+                true => s.get(&record)?.unwrap_or_default(),
+                false => Vec::new(),
             };
+            let stored = packed(&mut self.runs, &record, replaced, &after);
             s.put(keys::versions::history(&record, first), stored);
         }
         Ok(())
+    }
+
+    /// The replaced values, to be packed where the batch is written ([`Replaced::write`]),
+    /// and forgotten here; an error where one could not be read. After the batch's last
+    /// write.
+    pub(crate) fn hand_over(&mut self) -> Result<Replaced, StoreError> {
+        let mut replaced = std::mem::take(&mut self.replaced);
+        match self.failed.take() {
+            Some(e) => Err(e),
+            None => Ok(Replaced(replaced.drain().collect())),
+        }
+    }
+}
+
+/// A record's replaced values as stored: packed against `after`, the value the batch left
+/// it with, where its versions are ([`pack_versions`]); alone otherwise.
+fn packed(runs: &mut Runs, record: &[u8], replaced: Vec<u8>, after: &[u8]) -> Vec<u8> {
+    match packed_against_value(record) {
+        true => pack_versions(runs, record, replaced, after),
+        false => pack_alone(replaced),
+    }
+}
+
+/// A sealed batch's replaced values ([`Versions::hand_over`]), by record in key order,
+/// with the sequence of each record's first change: packed where the batch is written, on
+/// the thread that writes it (a [`crate::load::Loader`]'s writes one while the next batch
+/// folds), not on the one that folds.
+#[derive(Debug, Default)]
+pub(crate) struct Replaced(Vec<(Vec<u8>, u64, Vec<u8>)>);
+
+impl Replaced {
+    /// Puts each record's replaced values, packed, into `batch`, the write of the batch
+    /// that left `writes`: a record changed by the batch is among them, with the value it
+    /// left. `runs` must be what the write of the batch before left ([`Runs`]: the bytes
+    /// stored depend on it, never an answer).
+    pub(crate) fn write(self, runs: &mut Runs, writes: &Writes, batch: &mut Commit) {
+        for (record, first, replaced) in self.0 {
+            let after = writes.get(&record).and_then(Option::as_deref);
+            let stored = packed(runs, &record, replaced, after.unwrap_or_default());
+            batch.put(keys::versions::history(&record, first), stored);
+        }
     }
 }
 

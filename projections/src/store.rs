@@ -168,6 +168,14 @@ impl Default for Options {
 /// What one batch of a store hands on to the next ([`Store::hand_on`]).
 pub(crate) type Handed = Box<dyn std::any::Any + Send>;
 
+/// What `slot` holds, taken, where it was handed on at `checkpoint`.
+fn taken(slot: &Mutex<Option<(u64, Handed)>>, checkpoint: u64) -> Option<Handed> {
+    match slot.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        Some((at, handed)) if at == checkpoint => Some(handed),
+        _ => None,
+    }
+}
+
 /// The read models on disk.
 #[derive(Clone)]
 pub struct Store {
@@ -187,6 +195,9 @@ pub struct Store {
     /// What the last batch sealed handed on to the next, and the checkpoint it ended at
     /// ([`Store::hand_on`]).
     handed: Arc<Mutex<Option<(u64, Handed)>>>,
+    /// What the last batch written handed on to the next batch's write, and the
+    /// checkpoint it ended at ([`Store::hand_on_to_write`]).
+    handed_to_write: Arc<Mutex<Option<(u64, Handed)>>>,
 }
 
 impl Store {
@@ -250,6 +261,7 @@ impl Store {
             until: None,
             dir: dir.into(),
             handed: Arc::default(),
+            handed_to_write: Arc::default(),
         })
     }
 
@@ -264,10 +276,23 @@ impl Store {
     /// store's checkpoint) or nothing was handed on. Taken, so that no two batches share
     /// it.
     pub(crate) fn handed(&self, checkpoint: u64) -> Option<Handed> {
-        match self.handed.lock().unwrap_or_else(|p| p.into_inner()).take() {
-            Some((at, handed)) if at == checkpoint => Some(handed),
-            _ => None,
-        }
+        taken(&self.handed, checkpoint)
+    }
+
+    /// Keeps what the write of a batch that ended at `checkpoint` hands on to the write of
+    /// the batch that starts there (the packing's runs of versions, `batch.rs`): after it
+    /// is written, as batches are written in the order of the log.
+    pub(crate) fn hand_on_to_write(&self, checkpoint: u64, handed: Handed) {
+        *self
+            .handed_to_write
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some((checkpoint, handed));
+    }
+
+    /// What the last batch written handed on, for the write of a batch that starts at
+    /// `checkpoint`, as [`Store::handed`] answers.
+    pub(crate) fn handed_to_write(&self, checkpoint: u64) -> Option<Handed> {
+        taken(&self.handed_to_write, checkpoint)
     }
 
     /// Its directory.
