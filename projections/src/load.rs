@@ -23,6 +23,7 @@
 //! core there too while the batch before is written; a fold that reads the tree waits for
 //! that write.
 
+use std::cell::Cell;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -47,10 +48,11 @@ pub struct Loader {
     budget: usize,
     /// The writer: one thread for the whole load (`None` once stopped).
     writer: Option<Writer>,
-    /// Whether a write is in progress.
-    writing: bool,
+    /// Whether a write is in progress, not yet answered ([`Loader::wait`],
+    /// [`Loader::written_yet`]).
+    writing: Cell<bool>,
     /// Whether a write failed.
-    failed: bool,
+    failed: Cell<bool>,
 }
 
 /// How a [`Loader`] writes each batch, and the applied ids' upkeep after it.
@@ -163,8 +165,8 @@ impl Loader {
             checkpoint: store.checkpoint()?,
             budget,
             writer: Some(Writer::start(way)?),
-            writing: false,
-            failed: false,
+            writing: Cell::new(false),
+            failed: Cell::new(false),
         })
     }
 
@@ -187,21 +189,47 @@ impl Loader {
             .to_write
             .send((sealed, records))
             .map_err(|_| writer_gone())?;
-        self.writing = true;
+        self.writing.set(true);
         Ok(done)
     }
 
-    /// Waits for the write in progress, if there is one, and returns what it did.
+    /// Waits for the write in progress, if there is one not yet answered, and returns what
+    /// it did.
     pub fn wait(&mut self) -> Result<Option<Written>, StoreError> {
-        if !std::mem::take(&mut self.writing) {
-            return Ok(None);
-        }
-        let writer = self.writer.as_ref().ok_or_else(writer_gone)?;
-        let written = writer.written.recv().map_err(|_| writer_gone())?;
-        self.failed |= written.is_err();
-        let written = written?;
+        let written = match self.writing.take() {
+            true => {
+                let writer = self.writer.as_ref().ok_or_else(writer_gone)?;
+                Some(self.noted(writer.written.recv().ok()))
+            }
+            false => None,
+        };
         self.held.writing_ids.clear();
-        Ok(Some(written))
+        written.transpose()
+    }
+
+    /// What the write in progress did, where it is done, without waiting for it (nor
+    /// letting go of what it held: the next [`Loader::write`] does): for a catch-up beside
+    /// readers to follow a write up (the documents' caches told, the progress published)
+    /// between the messages of the next batch's fold, not once that batch is sealed.
+    /// `None` while it goes on, or where none is in progress or it was answered.
+    pub fn written_yet(&self) -> Option<Result<Written, StoreError>> {
+        if !self.writing.get() {
+            return None;
+        }
+        let answer = match self.writer.as_ref()?.written.try_recv() {
+            Ok(written) => Some(written),
+            Err(std::sync::mpsc::TryRecvError::Empty) => return None,
+            Err(std::sync::mpsc::TryRecvError::Disconnected) => None,
+        };
+        self.writing.set(false);
+        Some(self.noted(answer))
+    }
+
+    /// The writer's answer (`None`: it is gone), a failure noted.
+    fn noted(&self, answer: Option<Result<Written, StoreError>>) -> Result<Written, StoreError> {
+        let written = answer.unwrap_or_else(|| Err(writer_gone()));
+        self.failed.set(self.failed.get() | written.is_err());
+        written
     }
 
     /// Waits for the write in progress, then ends the load's steps ([`crate::load_steps`]):
@@ -211,7 +239,7 @@ impl Loader {
         let done = self.wait()?;
         // A write that failed may have left its batch in part: the marker stays, for the
         // next batch or opening of the store to finish it.
-        if !self.failed && self.way == Way::InSteps {
+        if !self.failed.get() && self.way == Way::InSteps {
             crate::load_steps::end(&self.store.kv, self.store.dir())?;
         }
         Ok(done)

@@ -74,6 +74,26 @@ struct Writing<'a> {
     batch: Option<(Vec<Vec<u8>>, Vec<LiveUpdate>, u64)>,
 }
 
+impl Writing<'_> {
+    /// Follows the batch being written up once its write is `done`, as after a commit
+    /// ([`Projector::written`]).
+    fn written(
+        &mut self,
+        projector: &Projector,
+        done: Option<Written>,
+        beside_reads: bool,
+        held: &mut Held,
+    ) -> anyhow::Result<()> {
+        let Some(done) = done else {
+            return Ok(());
+        };
+        if let Some((changed, live, pending)) = self.batch.take() {
+            projector.written(done, beside_reads, &changed, live, held, pending)?;
+        }
+        Ok(())
+    }
+}
+
 impl Drop for Writing<'_> {
     fn drop(&mut self) {
         if let Some((changed, ..)) = self.batch.take() {
@@ -84,8 +104,9 @@ impl Drop for Writing<'_> {
 
 impl Projector {
     /// Catches up from `first`, as `catching` says ([the module](self)). Every batch's
-    /// write is followed, once done, by what follows a commit; a batch's odds updates
-    /// are held for the end of the catch-up.
+    /// write is followed, once done (looked at between the next batch's messages), by
+    /// what follows a commit; a batch's odds updates are held for the end of the
+    /// catch-up.
     pub(super) async fn catch_up(
         &self,
         first: Decoded,
@@ -159,6 +180,10 @@ impl Projector {
                     Err(_) => break,
                 }
                 taken += 1;
+                // The batch before followed up as soon as it is written, not once this one
+                // is sealed: meanwhile the store answers with it and a cache without it.
+                let done = loader.written_yet().transpose()?;
+                writing.written(self, done, beside_reads, held)?;
             }
             self.refusals.keep_later(batch.drain_refusals());
             let Taken {
@@ -183,9 +208,7 @@ impl Projector {
                 pending,
                 "catching up"
             );
-            if let (Some(done), Some((changed, live, pending))) = (done, writing.batch.take()) {
-                self.written(done, beside_reads, &changed, live, held, pending)?;
-            }
+            writing.written(self, done, beside_reads, held)?;
             writing.batch = Some((changed, live, pending));
             caught.pending = pending;
             if let Catching::BesideReads(pace) = &mut catching {
@@ -205,9 +228,7 @@ impl Projector {
             }
         }
         let done = off_the_workers(|| loader.finish())?;
-        if let (Some(done), Some((changed, live, pending))) = (done, writing.batch.take()) {
-            self.written(done, beside_reads, &changed, live, held, pending)?;
-        }
+        writing.written(self, done, beside_reads, held)?;
         Ok(caught)
     }
 

@@ -150,3 +150,47 @@ fn a_settled_race_corrected_later_is_read_back_and_answers_as_committed() {
     }
     assert_eq!(records(&loaded.store), records(&committed));
 }
+
+/// A loader beside readers answers a write once it is done, without waiting for it, and
+/// only once: the store holds the batch by then, and the next write or the load's end
+/// does not answer it again.
+#[test]
+fn a_write_done_is_answered_without_waiting_and_once() {
+    let dir = tempdir();
+    let store = Store::open(dir.path()).expect("open");
+    let meetings = season_meetings(1);
+    let mut loader = Loader::beside_reads(&store).expect("loader");
+    assert!(loader.written_yet().is_none(), "nothing is being written");
+    let mut seq = 0;
+    let mut seal = |loader: &Loader, events: &[Envelope]| {
+        let mut b = loader.batch();
+        for e in events {
+            seq += 1;
+            b.apply(seq, 0, e).expect("apply");
+        }
+        b.seal(|_| {}).expect("seal")
+    };
+    let first = seal(&loader, &meetings[0]);
+    let first_checkpoint = first.stats().checkpoint;
+    assert!(loader.write(first).expect("write").is_none());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let written = loop {
+        if let Some(written) = loader.written_yet() {
+            break written.expect("written");
+        }
+        assert!(std::time::Instant::now() < deadline, "never written");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    };
+    assert_eq!(written.stats.checkpoint, first_checkpoint);
+    assert_eq!(store.checkpoint().expect("checkpoint"), first_checkpoint);
+    assert!(loader.written_yet().is_none(), "answered once");
+    let second = seal(&loader, &meetings[1]);
+    let second_checkpoint = second.stats().checkpoint;
+    assert!(
+        loader.write(second).expect("write").is_none(),
+        "the first write is not answered again"
+    );
+    let done = loader.finish().expect("finish").expect("the second write");
+    assert_eq!(done.stats.checkpoint, second_checkpoint);
+    assert_eq!(store.checkpoint().expect("checkpoint"), second_checkpoint);
+}
