@@ -182,8 +182,11 @@ impl Projector {
                 taken += 1;
                 // The batch before followed up as soon as it is written, not once this one
                 // is sealed: meanwhile the store answers with it and a cache without it.
-                let done = loader.written_yet().transpose()?;
-                writing.written(self, done, beside_reads, held)?;
+                // (A batch in a slice is sealed within the slice.)
+                if !sliced {
+                    let done = loader.written_yet().transpose()?;
+                    writing.written(self, done, beside_reads, held)?;
+                }
             }
             self.refusals.keep_later(batch.drain_refusals());
             let Taken {
