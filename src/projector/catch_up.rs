@@ -104,9 +104,9 @@ impl Drop for Writing<'_> {
 
 impl Projector {
     /// Catches up from `first`, as `catching` says ([the module](self)). Every batch's
-    /// write is followed, once done (looked at between the next batch's messages), by
-    /// what follows a commit; a batch's odds updates are held for the end of the
-    /// catch-up.
+    /// write is followed, once done (looked at between the next batch's messages, but in a
+    /// slice given way), by what follows a commit; a batch's odds updates are held for the
+    /// end of the catch-up.
     pub(super) async fn catch_up(
         &self,
         first: Decoded,
