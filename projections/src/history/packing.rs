@@ -68,7 +68,8 @@ pub(super) fn against_after(stored: &[u8]) -> bool {
 
 /// Where the newest record of a source record's versions stands in a run of records
 /// packed against the value after them (0: packed alone), for the records of versions
-/// packed lately: handed from a batch to the next ([`crate::fold::Kept`]). A record it
+/// packed lately: handed from a batch's write to the next's, in the order batches are
+/// written ([`crate::store::Store::hand_on_to_write`]). A record it
 /// does not know (the first batch after a start, or after a failed write, or one
 /// unchanged for long) has its next record packed alone: it costs bytes, never an
 /// answer, as a reader reads on to the first record packed alone however far it is.
