@@ -99,9 +99,9 @@ impl<'a> Taken<'a> {
                             venue: o.venue,
                             seq,
                             published: m.published,
-                            // Served as every instant is: UTC, `Z`, milliseconds.
-                            occurred_at: racing_events::Instant::of(&env.occurred_at)
-                                .unwrap_or(env.occurred_at),
+                            // Written as the service serves an instant when decoded
+                            // ([`Decoded::new`]).
+                            occurred_at: env.occurred_at,
                             odds: o.odds,
                             book: self.batch.book().cloned().unwrap_or_default(),
                         })));

@@ -29,6 +29,10 @@ pub(crate) struct Decoded {
 impl Decoded {
     /// A message at `seq` of the stream, with `pending` more after it, stored at
     /// `published` (nanoseconds since the epoch), decoded from its subject and payload.
+    /// Its `occurred_at` is written as the service serves an instant: the fold and the
+    /// live updates take one so written as it is ([`racing_events::Instant::of`]), and
+    /// it is written here, ahead of the fold, rather than on the fold's thread (twice for
+    /// a price move going live).
     pub(crate) fn new(
         seq: u64,
         pending: u64,
@@ -37,6 +41,12 @@ impl Decoded {
         payload: bytes::Bytes,
     ) -> Decoded {
         let envelope = Envelope::decode(subject.as_str(), &payload)
+            .map(|mut envelope| {
+                if let Some(served) = racing_events::Instant::of(&envelope.occurred_at) {
+                    envelope.occurred_at = served;
+                }
+                envelope
+            })
             .map_err(|reason| (reason.to_string(), payload));
         Decoded {
             seq,
@@ -142,4 +152,30 @@ pub(crate) fn ahead(mut messages: Messages) -> (Ahead, AbortOnDropHandle<()>) {
         chunk: Vec::new().into_iter(),
     };
     (ahead, AbortOnDropHandle::new(decoder))
+}
+
+#[cfg(test)]
+mod tests {
+    use racing_events::samples::{envelope, odds};
+
+    use super::*;
+
+    /// A message's `occurred_at` comes out of decoding as the service serves an instant,
+    /// whatever offset and precision the feeder wrote: the fold and the live updates take
+    /// it as it is.
+    #[test]
+    fn an_event_s_instant_is_decoded_as_it_is_served() {
+        for (given, served) in [
+            ("2026-11-21T12:10:02+08:00", "2026-11-21T04:10:02.000Z"),
+            ("2026-11-21T04:10:02.113456Z", "2026-11-21T04:10:02.113Z"),
+            ("2026-11-21T04:10:02.113Z", "2026-11-21T04:10:02.113Z"),
+        ] {
+            let mut e = envelope(odds("2026-11-21", 1, &[("A1", 3.5)]));
+            e.occurred_at = given.into();
+            let payload = bytes::Bytes::from(e.to_json().into_bytes());
+            let m = Decoded::new(1, 0, 0, e.subject().into(), payload);
+            let decoded = m.envelope.expect("valid");
+            assert_eq!(decoded.occurred_at, served, "{given}");
+        }
+    }
 }

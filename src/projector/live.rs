@@ -218,7 +218,8 @@ pub(super) struct OddsUpdate {
     pub seq: u64,
     /// When JetStream stored it, in nanoseconds since the epoch.
     pub published: i128,
-    /// The envelope's `occurred_at`: when the prices were given at their source.
+    /// The envelope's `occurred_at`, as the service serves an instant: when the prices
+    /// were given at their source.
     pub occurred_at: String,
     pub odds: Vec<RunnerOdds>,
     /// The book of the race's prices after it.
