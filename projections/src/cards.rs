@@ -30,8 +30,10 @@ pub(crate) struct Cards {
     results: Vec<form::Resulted>,
     /// Each race's part of the cards last rendered (`race_parts.rs`).
     parts: Parts,
-    /// The careers and recent records the batch read, decoded.
+    /// The careers the batch read, decoded.
     pasts: form::Pasts,
+    /// The days' rides and wins the strike rates are counted from.
+    days: form::strikes::Days,
     /// The newest card of each horse the batch asked about or declared.
     newest: entries::NewestCards,
     /// The events the batch folded.
@@ -39,12 +41,13 @@ pub(crate) struct Cards {
 }
 
 /// What the model hands on to the next batch of its store ([`crate::fold::Kept`]): the
-/// races' parts it rendered, the careers and recent records it decoded and the horses'
-/// newest cards it knows.
+/// races' parts it rendered, the careers it decoded, the days' rides it counted and the
+/// horses' newest cards it knows.
 #[derive(Debug, Default)]
 pub(crate) struct Kept {
     parts: Parts,
     pasts: form::Pasts,
+    days: form::strikes::Days,
     newest: entries::NewestCards,
 }
 
@@ -54,6 +57,7 @@ impl Cards {
         Cards {
             parts: kept.parts,
             pasts: kept.pasts,
+            days: kept.days,
             newest: kept.newest,
             ..Cards::default()
         }
@@ -64,6 +68,7 @@ impl Cards {
         Kept {
             parts: self.parts,
             pasts: self.pasts.kept(self.events),
+            days: self.days.kept(),
             newest: self.newest.kept(),
         }
     }
@@ -81,6 +86,9 @@ impl ReadModel for Cards {
                 self.forms.insert((new.date.clone(), n, new.venue.clone()));
             }
             What::Result { old, new } => {
+                for result in old.iter().chain([*new]) {
+                    self.days.forget(&result.date);
+                }
                 let resulted = form::Resulted::of(old.as_ref(), Some(new));
                 form::keep_careers(s, &resulted, &mut self.pasts)?;
                 self.results.push(resulted);
@@ -90,6 +98,7 @@ impl ReadModel for Cards {
                 self.forms
                     .insert((r.date.to_owned(), r.race_number, r.venue.to_owned()));
                 if let Some(result) = &r.result {
+                    self.days.forget(&result.date);
                     let resulted = form::Resulted::of(Some(result), None);
                     form::keep_careers(s, &resulted, &mut self.pasts)?;
                     self.results.push(resulted);
@@ -121,32 +130,30 @@ impl ReadModel for Cards {
     }
 
     fn render<S: State>(&mut self, s: &mut S, seq: u64, _: &Facts) -> Result<(), StoreError> {
-        // The forms first: after the horses' forms and the people's rides, which the
-        // models before this one wrote.
+        // The forms first: after the horses' forms, which the models before this one
+        // wrote.
         let mut amended = form::Amended::default();
         for resulted in std::mem::take(&mut self.results) {
             amended.add(s, resulted, (&mut self.newest, &mut self.pasts.decoded))?;
         }
         let whole = std::mem::take(&mut self.forms);
-        let mut windows = form::strikes::Windows::default();
         for race in &whole {
-            if form::refresh(s, race, &mut self.pasts, &mut windows)?
-                && !self.dates.contains(&race.0)
-            {
+            if form::refresh(s, race, &mut self.pasts)? && !self.dates.contains(&race.0) {
                 self.dates.insert(race.0.clone());
             }
         }
         for race in amended.races(&whole) {
-            if form::amend(s, race, &amended, &mut self.pasts, &mut windows)?
-                && !self.dates.contains(&race.0)
-            {
+            form::amend(s, race, &amended, &mut self.pasts)?;
+            // Rendered again whether or not its horses' part changed: its people's strike
+            // rates may have (a part whose records and rates are the same is copied).
+            if !self.dates.contains(&race.0) {
                 self.dates.insert(race.0.clone());
             }
         }
         let mut out = self.stale.rendering(seq);
         for date in std::mem::take(&mut self.dates) {
-            let parts = (&mut self.parts, &mut self.pasts.decoded);
-            out.put_venues(s, &cards_of(s, &date, parts)?, |venue| {
+            let kept = (&mut self.parts, &mut self.pasts.decoded, &mut self.days);
+            out.put_venues(s, &cards_of(s, &date, kept)?, |venue| {
                 DocKey::Card { date: &date, venue }.key()
             })?;
         }
@@ -163,20 +170,24 @@ impl ReadModel for Cards {
 }
 
 /// The race-card documents of `date`, per venue and for the day's main meeting, from its
-/// cards, scratchings, statuses and forms as `s` holds them; each race's part from `parts`
-/// where its records are those it was rendered from, and its card and form from `decoded`
-/// where their records are those they were decoded from.
+/// cards, scratchings, statuses and forms, and the results of the 14 days before, as `s`
+/// holds them; each race's part from `parts` where its records and strike rates are those
+/// it was rendered from, its card and form from `decoded` where their records are those
+/// they were decoded from, and the days' rides from `days` where their results are those
+/// they were counted from.
 pub(crate) fn cards_of(
     s: &impl Records,
     date: &str,
-    (parts, decoded): (&mut Parts, &mut decoded::Decoded),
+    (parts, decoded, days): (&mut Parts, &mut decoded::Decoded, &mut form::strikes::Days),
 ) -> Result<ByVenue, StoreError> {
     let day = Day::read(s, date)?;
+    let people = days.people(s, date)?;
     let mut meetings = Vec::with_capacity(day.cards.len());
     for (venue, races) in &day.cards {
         let mut list = Vec::with_capacity(races.len());
         for &n in races {
-            if let Some(part) = race::part((parts, decoded), s, date, n, venue)? {
+            let kept = (&mut *parts, &mut *decoded, &mut *people);
+            if let Some(part) = race::part(kept, s, date, n, venue)? {
                 list.push(part);
             }
         }
@@ -189,8 +200,16 @@ pub(crate) fn cards_of(
 }
 
 /// The card documents of `date` rendered afresh from `s`: every card decoded from its
-/// record, every race's part rendered again.
+/// record, every race's part rendered again, every day's rides counted again.
 #[cfg(test)]
 pub(crate) fn cards_afresh(s: &impl Records, date: &str) -> Result<ByVenue, StoreError> {
-    cards_of(s, date, (&mut Parts::default(), &mut Default::default()))
+    cards_of(
+        s,
+        date,
+        (
+            &mut Parts::default(),
+            &mut Default::default(),
+            &mut Default::default(),
+        ),
+    )
 }

@@ -166,7 +166,12 @@ pub(crate) fn render_doc(s: &impl Records, key: DocKey<'_>) -> Result<Option<Vec
             .find(|(n, v, _)| *n == race_number && venue_of(v).as_deref() == venue)
             .map(|(_, _, doc)| doc),
         DocKey::Card { date, venue } => {
-            cards_of(s, date, (&mut Default::default(), &mut Default::default()))?
+            let afresh = (
+                &mut Default::default(),
+                &mut Default::default(),
+                &mut Default::default(),
+            );
+            cards_of(s, date, afresh)?
                 .into_iter()
                 .find(|(v, _)| v.as_deref() == venue)
                 .map(|(_, doc)| doc)

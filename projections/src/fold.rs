@@ -123,7 +123,7 @@ pub struct Fold {
 }
 
 /// What a batch's fold hands on to the next batch of the same store, as the store stands
-/// once the batch is written: the models' decoded careers and recent records, rendered
+/// once the batch is written: the models' decoded careers, days' counted rides, rendered
 /// races' parts, people's newest rides and horses' newest cards. A catch-up while the API
 /// answers commits in batches of a few events, and each would otherwise read and render
 /// them again.

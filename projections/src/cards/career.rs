@@ -1,15 +1,12 @@
-//! What a card's form reads of the past, kept small and beside the horse and the person,
-//! so that a card's form costs the same however long the log and a replay reads nothing
-//! back for it: a horse's [`Career`], every run it made summed, and a person's
-//! [`Recent`], their rides and wins of their last days with rides.
+//! What a card's form reads of a horse's past, kept small and beside the horse, so that a
+//! card's form costs the same however long the log and a replay reads nothing back for
+//! it: its [`Career`], every run it made summed.
 //!
-//! Both are exact. A career holds the newest entry it counted: a card dated after it
-//! reads the career alone; one dated at or before it (a past card, a backfill) reads the
-//! horse's entries. A result's runs are counted in and an amended or retracted one's
-//! counted out; only where that takes away one of the newest six or the newest run taken
-//! part in, and older ones would take its place, is the career worked out again from the
-//! entries. A person's recent days list every date with rides from a date
-//! on: a strike rate whose 14 days start before it reads the person's rides instead.
+//! It is exact. A career holds the newest entry it counted: a card dated after it reads
+//! the career alone; one dated at or before it (a past card, a backfill) reads the horse's
+//! entries. A result's runs are counted in and an amended or retracted one's counted out;
+//! only where that takes away one of the newest six or the newest run taken part in, and
+//! older ones would take its place, is the career worked out again from the entries.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -25,9 +22,6 @@ pub(crate) const LAST: usize = 6;
 /// card of the date of the horse's newest runs (another race that day) reads the
 /// career without them.
 const KEPT: usize = 16;
-/// The days with rides a person's recent record keeps: more than the 14 days of a strike
-/// rate hold for anyone who rides at most every day.
-const RECENT_DAYS: usize = 16;
 
 /// Runs, wins and places, as a career keeps them.
 pub(crate) type Tally = [u32; 3];
@@ -263,105 +257,5 @@ impl Career {
             }
         }
         Some(Cow::Owned(c))
-    }
-}
-
-/// A person's rides and wins on their last days with rides.
-#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct Recent {
-    /// Every date from this one on with rides is listed; `None`: every date.
-    from: Option<String>,
-    /// `(date, rides, wins)`, oldest first.
-    days: Vec<(String, u32, u32)>,
-}
-
-impl Recent {
-    /// Counts `rides` and `wins` (either may be negative: a result amended or
-    /// retracted) on `date`; a date before those listed is not kept.
-    pub(crate) fn change(&mut self, date: &str, rides: i64, wins: i64) {
-        if self.from.as_deref().is_some_and(|from| date < from) {
-            return;
-        }
-        let i = match self.days.binary_search_by(|(d, ..)| d.as_str().cmp(date)) {
-            Ok(i) => i,
-            Err(i) => {
-                self.days.insert(i, (date.to_owned(), 0, 0));
-                i
-            }
-        };
-        let day = &mut self.days[i];
-        let by = |n: u32, d: i64| u32::try_from((i64::from(n) + d).max(0)).unwrap_or(0);
-        day.1 = by(day.1, rides);
-        day.2 = by(day.2, wins);
-        if day.1 == 0 {
-            self.days.remove(i);
-        }
-        while self.days.len() > RECENT_DAYS {
-            self.days.remove(0);
-            self.from = self.days.first().map(|(d, ..)| d.clone());
-        }
-    }
-
-    /// A record that covers no date: its person's strike rates are read from their rides.
-    #[cfg(test)]
-    pub(crate) fn covering_none() -> Recent {
-        Recent {
-            from: Some("9999-12-31".into()),
-            days: Vec::new(),
-        }
-    }
-
-    /// The rides and wins on the days from `first` to `last` (`YYYY-MM-DD`, both
-    /// counted), if every one of them is covered. (The days are in order: two binary
-    /// searches, where a list of the dates asked compared each day with each date, a
-    /// card's form asking it for each jockey and trainer of each race.)
-    pub(crate) fn between(&self, first: &str, last: &str) -> Option<(u32, u32)> {
-        if self.from.as_deref().is_some_and(|from| first < from) {
-            return None;
-        }
-        let start = self.days.partition_point(|(d, ..)| d.as_str() < first);
-        let end = self.days.partition_point(|(d, ..)| d.as_str() <= last);
-        Some(
-            self.days
-                .get(start..end)
-                .unwrap_or_default()
-                .iter()
-                .fold((0, 0), |(r, w), (_, rides, wins)| (r + rides, w + wins)),
-        )
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn recent_days_cover_what_they_list_and_no_further() {
-        let mut r = Recent::default();
-        for day in 1..=20 {
-            r.change(&format!("2026-10-{day:02}"), 2, i64::from(day % 2));
-        }
-        let window = ("2026-10-07", "2026-10-20");
-        assert_eq!(r.between(window.0, window.1), Some((28, 7)));
-        assert_eq!(
-            r.between("2026-10-08", "2026-10-09"),
-            Some((4, 1)),
-            "both ends"
-        );
-        assert_eq!(
-            r.between("2026-10-21", "2026-10-30"),
-            Some((0, 0)),
-            "no rides"
-        );
-        let older = ("2026-10-01", "2026-10-14");
-        assert_eq!(
-            r.between(older.0, older.1),
-            None,
-            "the first days were let go"
-        );
-        // An amendment takes a ride and a win away; a change before what is kept is not kept.
-        r.change("2026-10-19", -1, -1);
-        r.change("2026-10-01", 1, 1);
-        assert_eq!(r.between(window.0, window.1), Some((27, 6)));
     }
 }

@@ -1,7 +1,7 @@
 //! The cards and card forms a fold decoded, each kept with the hash of the bytes it was
-//! decoded from. An amended result changes the form of the later races of its horses and
-//! of the races of the 14 days after it that share one of its people; at each such
-//! result, each of those races' card is read to amend its form and again to render its
+//! decoded from. An amended result changes the form of the later races of its horses, and
+//! the strike rates of the races of the 14 days after it that share one of its people; at
+//! each such result, each of those races' card is read to amend its form or to render its
 //! part, and the form it wrote is read to amend it at the next result and to render it. A
 //! card is decoded here once while its record stays the same (a card the fold declares is
 //! kept as the event gave it, which its record decodes back to), and a form is kept as
@@ -17,7 +17,7 @@ use std::sync::Arc;
 use racing_events::RaceCard;
 use serde_json::value::RawValue;
 
-use crate::docs::cards::{RaceForm, RunnerForm, StoredRaceForm};
+use crate::docs::cards::{HorseForm, RaceForm, StoredRaceForm};
 use crate::kv::StoreError;
 use crate::state::{decode, Records};
 
@@ -243,7 +243,7 @@ fn hash(bytes: &[u8]) -> u128 {
 /// before for the same form).
 fn encode<'a>(
     forms: &RaceForm,
-    kept: impl Fn(&str, &RunnerForm) -> Option<&'a Box<RawValue>>,
+    kept: impl Fn(&str, &HorseForm) -> Option<&'a Box<RawValue>>,
 ) -> (Vec<u8>, StoredRaceForm) {
     let mut json = Vec::with_capacity(512 * forms.len() + 2);
     let mut stored = StoredRaceForm::new();
@@ -270,7 +270,6 @@ fn encode<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::docs::cards::Strike;
 
     /// Each runner's raw part, as text, to compare.
     fn parts(stored: &StoredRaceForm) -> Vec<(&str, &str)> {
@@ -292,15 +291,11 @@ mod tests {
 
     fn forms() -> RaceForm {
         let mut forms = RaceForm::new();
-        let mut form = RunnerForm {
+        let mut form = HorseForm {
             figures: "12/3\"x".into(),
             runs: 7,
-            jockey_14d: Strike {
-                rides: 9,
-                wins: 2,
-                strike_rate: 22.2,
-            },
-            ..RunnerForm::default()
+            c: true,
+            ..HorseForm::default()
         };
         forms.insert("A007".into(), form.clone());
         form.days_since_run = Some(14);
@@ -355,7 +350,7 @@ mod tests {
         if let Some(form) = changed.get_mut("A007") {
             form.runs += 1;
         }
-        changed.insert("C3".into(), RunnerForm::default());
+        changed.insert("C3".into(), HorseForm::default());
         let json = decoded.encode(&key, changed.clone());
         assert_encoded_as_serde(&mut decoded, &key, &json, &changed);
     }
@@ -381,9 +376,9 @@ mod tests {
         // One runner redone, one added, one left as it was.
         if let Some(form) = amending.forms.get_mut("A007") {
             form.runs += 1;
-            form.jockey_14d.strike_rate = 25.0;
+            form.cd = true;
         }
-        amending.forms.insert("C3".into(), RunnerForm::default());
+        amending.forms.insert("C3".into(), HorseForm::default());
         let forms = amending.forms.clone();
         let redone = BTreeSet::from(["A007", "C3"]);
         let json = decoded.encode_amended(&key, amending, &redone);

@@ -5,14 +5,16 @@
 //! of history fills a past card's form in, and a result of a later date never changes
 //! it.
 //!
-//! Kept a record a race ([`keys::analysis::card_form`]), versioned as the source records are, so a
-//! card as of any point shows the form it showed then. A race's form is worked out whole
-//! when its card changes. A result changes the form of the races after it that share a
-//! horse (found by the cards each horse is declared on, `cards/entries.rs`) or,
-//! in the 14 days after it, a jockey or trainer: there only what it changed is worked
-//! out again, over the stored form ([`amend`]), the runners of its horses and the strike
-//! rates of its people (`form/strikes.rs`). What it reads of the past is kept small beside
-//! each horse and person (`cards/career.rs`).
+//! The horses' part is kept a record a race ([`keys::analysis::card_form`]), versioned as
+//! the source records are, so a card as of any point shows the form it showed then. It is
+//! worked out whole when the race's card changes; a result changes it in the races after
+//! it that share a horse (found by the cards each horse is declared on,
+//! `cards/entries.rs`), where only its horses' runners are worked out again, over the
+//! stored form ([`amend`]). What it reads of a horse's past is kept small beside each
+//! horse (`cards/career.rs`). The strike rates are counted where the card is rendered,
+//! from the results of the 14 days before (`form/strikes.rs`): a result changes them in
+//! the races of the 14 days after it that share a jockey or trainer, and writes nothing
+//! there for them ([`Resulted::races`] finds those races, whose cards are rendered again).
 
 use std::borrow::Cow;
 use std::collections::hash_map::Entry;
@@ -20,21 +22,20 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use racing_events::{CardRunner, RaceCard, RaceResult};
 
-use super::career::{record, Career, Recent};
+use super::career::{record, Career};
 use super::decoded::Decoded;
 use super::entries::NewestCards;
-use crate::docs::cards::{GoingRecord, RaceForm, RunnerForm};
+use crate::docs::cards::{GoingRecord, HorseForm, RaceForm};
 use crate::facts::Day;
 use crate::horse_runs::{dates_from, days_between, runs_of, Run};
 use crate::keys;
 use crate::kv::StoreError;
 use crate::people::docs::{season_start, slug, Role};
-use crate::people::rides::rides_on;
 use crate::state::{read, Records, State};
 
 pub(super) mod strikes;
 
-use strikes::{People, Tallies, Windows, STRIKE_DAYS};
+use strikes::STRIKE_DAYS;
 
 /// How many races the figures show.
 const FIGURES: usize = 6;
@@ -153,13 +154,12 @@ impl Resulted {
 }
 
 /// What the results of an event changed of the form of the races after them: the
-/// horses whose runs changed, the people whose rides changed, and the races whose form
-/// may show either ([`Resulted::races`]).
+/// horses whose runs changed, and the races whose form may show them or the people whose
+/// rides changed ([`Resulted::races`]).
 #[derive(Debug, Default)]
 pub(crate) struct Amended {
     races: BTreeSet<Race>,
     horses: BTreeSet<String>,
-    people: BTreeSet<(Role, String)>,
 }
 
 impl Amended {
@@ -173,8 +173,6 @@ impl Amended {
     ) -> Result<(), StoreError> {
         self.races.extend(resulted.races(s, newest, decoded)?);
         self.horses.extend(resulted.runs.into_keys());
-        self.people
-            .extend(resulted.rides.into_keys().map(|(role, id, _)| (role, id)));
         Ok(())
     }
 
@@ -184,9 +182,8 @@ impl Amended {
     }
 }
 
-/// Keeps in `pasts` the careers of the horses and the recent days of the people of a
-/// changed result, as `resulted` says of them; the horses' form entries are already
-/// changed.
+/// Keeps in `pasts` the careers of the horses of a changed result, as `resulted` says of
+/// them; the horses' form entries are already changed.
 pub(crate) fn keep_careers(
     s: &mut impl State,
     resulted: &Resulted,
@@ -206,65 +203,42 @@ pub(crate) fn keep_careers(
         }
         pasts.changed_careers.insert(horse.clone());
     }
-    for ((role, id, date), &(rides, wins)) in &resulted.rides {
-        pasts.recent(s, *role, id)?.change(date, rides, wins);
-        pasts.changed_recents.insert((*role, id.clone()));
-        if let Some(days) = pasts.rides_on.get_mut(&(*role, id.clone())) {
-            days.remove(date);
-        }
-    }
     Ok(())
 }
 
-/// The careers and recent records a batch has read, decoded once: it reads a horse's at
-/// each of its cards and results, a person's at each of their results and cards, and
-/// [`keep_careers`] changes them here. Written once at the batch's end
+/// The careers a batch has read, decoded once: it reads a horse's at each of its cards and
+/// results, and [`keep_careers`] changes them here. Written once at the batch's end
 /// ([`Pasts::write`]), and then handed on to the next batch of the store
-/// ([`Pasts::kept`]): only this model writes careers and recent records, and every result
-/// that changes a person's rides passes through [`keep_careers`], so what they hold is what
-/// the store holds after the batch. A catch-up while the API answers commits in batches
-/// of a few events; each read the same careers and dates again.
+/// ([`Pasts::kept`]): only this model writes careers, and every result that changes a
+/// horse's runs passes through [`keep_careers`], so what they hold is what the store holds
+/// after the batch. A catch-up while the API answers commits in batches of a few events;
+/// each read the same careers again.
 #[derive(Debug, Default)]
 pub(crate) struct Pasts {
     careers: HashMap<String, Career>,
-    recents: HashMap<(Role, String), Recent>,
     changed_careers: BTreeSet<String>,
-    changed_recents: BTreeSet<(Role, String)>,
-    /// A person's rides and wins on a date, as read from their rides where their recent
-    /// record does not reach back to it: an amended result of an old date works out the
-    /// form of every card after it again, and their people's strike rates read the same
-    /// dates card after card. Forgotten where a result changes them ([`keep_careers`]).
-    rides_on: HashMap<(Role, String), HashMap<String, (u32, u32)>>,
     /// The races' cards and forms decoded (`decoded.rs`).
     pub(super) decoded: Decoded,
 }
 
-/// Most careers, recent records and dates' rides a fold hands on to the next batch
-/// ([`Pasts::kept`]); past them it starts the next afresh, so that what a replay of a
-/// long log holds between its batches stays small.
+/// Most careers a fold hands on to the next batch ([`Pasts::kept`]); past them it starts
+/// the next afresh, so that what a replay of a long log holds between its batches stays
+/// small.
 const KEPT_CAREERS: usize = 8_192;
-const KEPT_RECENTS: usize = 4_096;
-const KEPT_RIDES_ON: usize = 65_536;
 
 impl Pasts {
     /// What the next batch of the store starts from, once [`Pasts::write`] has written
     /// the changes of the batch of `events`: each kind kept while within its bound.
     pub(crate) fn kept(mut self, events: usize) -> Pasts {
-        debug_assert!(self.changed_careers.is_empty() && self.changed_recents.is_empty());
+        debug_assert!(self.changed_careers.is_empty());
         if self.careers.len() > KEPT_CAREERS {
             self.careers = HashMap::new();
-        }
-        if self.recents.len() > KEPT_RECENTS {
-            self.recents = HashMap::new();
-        }
-        if self.rides_on.values().map(HashMap::len).sum::<usize>() > KEPT_RIDES_ON {
-            self.rides_on = HashMap::new();
         }
         self.decoded = self.decoded.kept(events);
         self
     }
 
-    /// Writes the careers and recent records the batch changed, each once.
+    /// Writes the careers the batch changed, each once.
     pub(crate) fn write(&mut self, s: &mut impl State) -> Result<(), StoreError> {
         for horse in std::mem::take(&mut self.changed_careers) {
             let key = keys::analysis::horse_career(&horse);
@@ -275,15 +249,6 @@ impl Pasts {
                 }
                 _ if s.get(&key)?.is_some() => s.delete(key),
                 _ => {}
-            }
-        }
-        for (role, id) in std::mem::take(&mut self.changed_recents) {
-            let key = keys::analysis::person_recent(role.name(), &id);
-            match self.recents.get(&(role, id)) {
-                Some(recent) if *recent != Recent::default() => {
-                    s.put(key, serde_json::to_vec(recent).unwrap_or_default());
-                }
-                _ => s.delete(key),
             }
         }
         Ok(())
@@ -298,78 +263,14 @@ impl Pasts {
             }
         })
     }
-
-    /// The rides and wins of person `id` in `role` on `dates`, each date's read at its
-    /// first ask.
-    fn rides_on(
-        &mut self,
-        s: &impl Records,
-        role: Role,
-        id: &str,
-        dates: &[String],
-    ) -> Result<(u32, u32), StoreError> {
-        let (mut rides, mut wins) = (0, 0);
-        let days = self.rides_on.entry((role, id.to_owned())).or_default();
-        for date in dates {
-            let counted = match days.get(date) {
-                Some(known) => *known,
-                None => {
-                    let counted = rides_on(s, role, id, [date.as_str()])?;
-                    days.insert(date.clone(), counted);
-                    counted
-                }
-            };
-            rides += counted.0;
-            wins += counted.1;
-        }
-        Ok((rides, wins))
-    }
-
-    /// The recent record of person `id` in `role` as `s` holds it, decoded at its first
-    /// read.
-    fn recent(
-        &mut self,
-        s: &impl Records,
-        role: Role,
-        id: &str,
-    ) -> Result<&mut Recent, StoreError> {
-        Ok(match self.recents.entry((role, id.to_owned())) {
-            Entry::Occupied(known) => known.into_mut(),
-            Entry::Vacant(new) => {
-                let key = keys::analysis::person_recent(role.name(), id);
-                new.insert(read(s, &key)?.unwrap_or_default())
-            }
-        })
-    }
-}
-
-impl Tallies for Pasts {
-    fn between(
-        &mut self,
-        s: &impl Records,
-        (role, id): (Role, &str),
-        (first, last): (&str, &str),
-    ) -> Result<Option<(u32, u32)>, StoreError> {
-        Ok(self.recent(s, role, id)?.between(first, last))
-    }
-
-    fn on(
-        &mut self,
-        s: &impl Records,
-        (role, id): (Role, &str),
-        dates: &[String],
-    ) -> Result<(u32, u32), StoreError> {
-        self.rides_on(s, role, id, dates)
-    }
 }
 
 /// Works the form of `race` out again and writes it where it changed: whether it did.
-/// A race with no card any more has none. Its people's strike rates from `windows`.
+/// A race with no card any more has none.
 pub(crate) fn refresh(
     s: &mut impl State,
     (date, n, venue): &Race,
     pasts: &mut Pasts,
-    windows: &mut Windows,
 ) -> Result<bool, StoreError> {
     let key = keys::analysis::card_form(date, *n, venue);
     let Some(card) = pasts.decoded.card_in(s, &keys::card(date, *n, venue))? else {
@@ -380,11 +281,10 @@ pub(crate) fn refresh(
         return Ok(had);
     };
     let mut forms = RaceForm::new();
-    let people = windows.of(&card.date);
     for runner in &card.runners {
         forms.insert(
             runner.horse_no.clone(),
-            runner_form(s, &card, runner, people, pasts)?,
+            horse_form(s, &card, runner, pasts)?,
         );
     }
     let json = pasts.decoded.encode(&key, forms);
@@ -396,27 +296,33 @@ pub(crate) fn refresh(
 }
 
 /// Works out again what `amended` changed of the form of `race` (the runners of its
-/// horses, the strike rates of its people) over the form stored for it, and writes it
-/// where it changed: whether it did. The stored form is what [`refresh`] gave for the
-/// store before the event, since every change to anything else it reads (the card, the
-/// runs of other horses, the rides of other people) worked it out again; so the form
-/// amended is the form [`refresh`] would give now, at a fraction of the reads. Where no
-/// form is stored for the card's runners, it is worked out whole. Its people's strike
-/// rates from `windows`.
+/// horses) over the form stored for it, and writes it where it changed: whether it did.
+/// The stored form is what [`refresh`] gave for the store before the event, since every
+/// change to anything else it reads (the card, the runs of other horses) worked it out
+/// again; so the form amended is the form [`refresh`] would give now, at a fraction of the
+/// reads. Where no form is stored for the card's runners, it is worked out whole.
 pub(crate) fn amend(
     s: &mut impl State,
     race: &Race,
     amended: &Amended,
     pasts: &mut Pasts,
-    windows: &mut Windows,
 ) -> Result<bool, StoreError> {
     let (date, n, venue) = race;
     let key = keys::analysis::card_form(date, *n, venue);
     let card = pasts.decoded.card_in(s, &keys::card(date, *n, venue))?;
     let stored = s.get(&key)?;
     let (Some(card), Some(stored)) = (card, stored) else {
-        return refresh(s, race, pasts, windows);
+        return refresh(s, race, pasts);
     };
+    if !card
+        .runners
+        .iter()
+        .any(|r| amended.horses.contains(&r.horse_no))
+    {
+        // Only its people's rides changed: its strike rates are counted where it is
+        // rendered.
+        return Ok(false);
+    }
     let mut amending = pasts.decoded.amending(&key, &stored).map_err(|e| {
         StoreError::Corrupt(format!("the form of race {n} of {date} at {venue}: {e}"))
     })?;
@@ -427,10 +333,8 @@ pub(crate) fn amend(
             .iter()
             .any(|r| !forms.contains_key(&r.horse_no))
     {
-        return refresh(s, race, pasts, windows);
+        return refresh(s, race, pasts);
     }
-    let people = windows.of(&card.date);
-    let changed = |role: Role, name: &str| amended.people.contains(&(role, slug(name)));
     // The runners whose form this changed.
     let mut redone = BTreeSet::new();
     for runner in &card.runners {
@@ -438,24 +342,9 @@ pub(crate) fn amend(
             continue;
         };
         if amended.horses.contains(&runner.horse_no) {
-            let now = runner_form(s, &card, runner, people, pasts)?;
+            let now = horse_form(s, &card, runner, pasts)?;
             if now != *form {
                 *form = now;
-                redone.insert(runner.horse_no.as_str());
-            }
-            continue;
-        }
-        if changed(Role::Jockey, &runner.jockey) {
-            let strike = people.strike(s, Role::Jockey, &runner.jockey, pasts)?;
-            if strike != form.jockey_14d {
-                form.jockey_14d = strike;
-                redone.insert(runner.horse_no.as_str());
-            }
-        }
-        if changed(Role::Trainer, &runner.trainer) {
-            let strike = people.strike(s, Role::Trainer, &runner.trainer, pasts)?;
-            if strike != form.trainer_14d {
-                form.trainer_14d = strike;
                 redone.insert(runner.horse_no.as_str());
             }
         }
@@ -468,17 +357,15 @@ pub(crate) fn amend(
     Ok(true)
 }
 
-/// The form of `runner` of `card` as of the card's date: from the horse's career where
-/// every run it counts is earlier, else from its entries of earlier dates.
-fn runner_form(
+/// The horse's part of the form of `runner` of `card` as of the card's date: from the
+/// horse's career where every run it counts is earlier, else from its entries of earlier
+/// dates.
+fn horse_form(
     s: &impl Records,
     card: &RaceCard,
     runner: &CardRunner,
-    people: &mut People,
     pasts: &mut Pasts,
-) -> Result<RunnerForm, StoreError> {
-    let jockey_14d = people.strike(s, Role::Jockey, &runner.jockey, pasts)?;
-    let trainer_14d = people.strike(s, Role::Trainer, &runner.trainer, pasts)?;
+) -> Result<HorseForm, StoreError> {
     let career = match pasts.career(s, &runner.horse_no)?.as_of(&card.date) {
         Some(career) => career,
         None => {
@@ -491,7 +378,7 @@ fn runner_form(
     };
     let course = record(career.course.get(&card.venue));
     let distance = record(career.distance.get(&card.distance));
-    Ok(RunnerForm {
+    Ok(HorseForm {
         figures: figures(&career),
         runs: career.runs,
         days_since_run: career
@@ -516,8 +403,6 @@ fn runner_form(
                 places,
             })
             .collect(),
-        jockey_14d,
-        trainer_14d,
     })
 }
 

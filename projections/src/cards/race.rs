@@ -1,6 +1,6 @@
 //! A race's part of its date's card documents: the records it is rendered from, as
-//! stored, and the part they render, kept among a fold's [`Parts`] while those records
-//! stay the same.
+//! stored, and its runners' people's strike rates, and the part they render, kept among a
+//! fold's [`Parts`] while those stay the same.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -8,29 +8,42 @@ use std::sync::Arc;
 use serde_json::value::RawValue;
 
 use super::decoded::Decoded;
+use super::form::strikes::People;
 use crate::docs;
+use crate::docs::cards::Strike;
 use crate::keys;
 use crate::kv::StoreError;
+use crate::people::docs::Role;
 use crate::race_parts::{self, Parts};
 use crate::state::{decode, Records};
 use crate::status::{self, Status};
 
-/// The part of race `n` of `date` at `venue` as its records stand in `s`; `None` for a
-/// race without a card. Its card and form as `decoded` holds them, where their records
-/// are those they were decoded from.
+/// The part of race `n` of `date` at `venue` as its records stand in `s`, with the strike
+/// rates `people` counts for the date; `None` for a race without a card. Its card and form
+/// as `decoded` holds them, where their records are those they were decoded from.
 pub(super) fn part(
-    (parts, decoded): (&mut Parts, &mut Decoded),
+    (parts, decoded, people): (&mut Parts, &mut Decoded, &mut People),
     s: &impl Records,
     date: &str,
     n: u8,
     venue: &str,
 ) -> Result<Option<Arc<RawValue>>, StoreError> {
     let sources = Sources::read(s, date, n, venue)?;
-    if sources.card.is_none() {
+    let Some(card) = decoded.card(&sources.card_key, sources.card.as_deref())? else {
         return Ok(None);
-    }
-    parts.of((date, n, venue), sources.hash(), || {
-        sources.render((date, n, venue), decoded)
+    };
+    let strikes: Vec<(Strike, Strike)> = card
+        .runners
+        .iter()
+        .map(|r| {
+            (
+                people.strike(Role::Jockey, &r.jockey),
+                people.strike(Role::Trainer, &r.trainer),
+            )
+        })
+        .collect();
+    parts.of((date, n, venue), sources.hash(&strikes), || {
+        sources.render((date, n, venue), decoded, &strikes)
     })
 }
 
@@ -66,7 +79,17 @@ impl Sources {
         })
     }
 
-    fn hash(&self) -> u128 {
+    /// The hash of the records and of the runners' strike rates `strikes` (their rides
+    /// and wins, which the rates are worked out from).
+    fn hash(&self, strikes: &[(Strike, Strike)]) -> u128 {
+        let mut counts = Vec::with_capacity(strikes.len() * 16);
+        for strike in strikes
+            .iter()
+            .flat_map(|(jockey, trainer)| [jockey, trainer])
+        {
+            counts.extend_from_slice(&strike.rides.to_le_bytes());
+            counts.extend_from_slice(&strike.wins.to_le_bytes());
+        }
         race_parts::hash([
             self.card.as_deref(),
             self.scratched_every.as_deref(),
@@ -74,14 +97,17 @@ impl Sources {
             self.status_every.as_deref(),
             self.status_own.as_deref(),
             self.form.as_deref(),
+            Some(&counts[..]),
         ])
     }
 
-    /// The race's part, rendered from the records; `None` without a card.
+    /// The race's part, rendered from the records and the runners' strike rates
+    /// `strikes`; `None` without a card.
     fn render(
         &self,
         (date, n, venue): (&str, u8, &str),
         decoded: &mut Decoded,
+        strikes: &[(Strike, Strike)],
     ) -> Result<Option<Box<RawValue>>, StoreError> {
         let record = |kind: &str| format!("{kind} of race {n} of {date} at {venue}");
         let card = decoded.card(&self.card_key, self.card.as_deref())?;
@@ -104,6 +130,7 @@ impl Sources {
             |horse| scratched.contains(horse),
             status.as_ref(),
             form.as_deref(),
+            strikes,
         )))
     }
 }

@@ -106,11 +106,11 @@ pub struct CardRunnerDoc<'a> {
     /// whenever they were published (`docs/api.md`, "Form on the card").
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(value_type = RunnerForm, nullable = false))]
-    form: Option<&'a RawValue>,
+    form: Option<Box<RawValue>>,
 }
 
 impl<'a> CardRunnerDoc<'a> {
-    fn new(r: &'a CardRunner, form: Option<&'a RawValue>) -> Self {
+    fn new(r: &'a CardRunner, form: Option<Box<RawValue>>) -> Self {
         CardRunnerDoc {
             horse_no: &r.horse_no,
             horse_name: &r.horse_name,
@@ -123,9 +123,13 @@ impl<'a> CardRunnerDoc<'a> {
     }
 }
 
-/// A runner's form as of its race's date, from the results of earlier dates alone.
+/// A runner's form as of its race's date, from the results of earlier dates alone: as a
+/// card serves it, its horse's part as stored ([`HorseForm`]) and its people's strike
+/// rates, worked out where the card is rendered ([`served_form`], which writes what this
+/// would serialise to: the OpenAPI document describes it).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(not(feature = "openapi"), allow(dead_code))]
 pub struct RunnerForm {
     /// Form figures: the horse's last six races before this one, newest last, one
     /// character each: its position (`1` to `9`, `0` for tenth or worse or no placing),
@@ -155,6 +159,38 @@ pub struct RunnerForm {
     pub jockey_14d: Strike,
     /// The trainer's runners in the 14 days before the race's date.
     pub trainer_14d: Strike,
+}
+
+/// The horse's part of a runner's form, as a race's form record stores it: every field of
+/// [`RunnerForm`] but its people's strike rates, which follow it there, and change with
+/// every result of their 14 days where this changes only with the horse's own runs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct HorseForm {
+    pub figures: String,
+    pub runs: u32,
+    pub days_since_run: Option<i64>,
+    pub c: bool,
+    pub d: bool,
+    pub cd: bool,
+    pub course: Record,
+    pub distance: Record,
+    pub going: Vec<GoingRecord>,
+}
+
+/// A runner's form as a card serves it ([`RunnerForm`]): `horse`, its part as stored (a
+/// JSON object), with the jockey's and the trainer's strike rates after its fields.
+pub(crate) fn served_form(horse: &RawValue, jockey: Strike, trainer: Strike) -> Box<RawValue> {
+    let fields = horse.get().strip_suffix('}').unwrap_or(horse.get());
+    let mut json = String::with_capacity(fields.len() + 128);
+    json.push_str(fields);
+    for (name, strike) in [(",\"jockey_14d\":", jockey), (",\"trainer_14d\":", trainer)] {
+        json.push_str(name);
+        // Plain data: serialising it cannot fail.
+        json.push_str(&serde_json::to_string(&strike).unwrap_or_default());
+    }
+    json.push('}');
+    // An object closed again: it parses as the one it was made from did.
+    RawValue::from_string(json).unwrap_or_else(|_| horse.to_owned())
 }
 
 /// Runs, wins and places (the first three) of some runs.
@@ -195,21 +231,24 @@ pub struct Strike {
     pub strike_rate: f64,
 }
 
-/// The form of each runner of a race, by horse number: what a race's card form record
-/// holds.
-pub(crate) type RaceForm = BTreeMap<String, RunnerForm>;
+/// The horse's part of the form of each runner of a race, by horse number: what a race's
+/// card form record holds.
+pub(crate) type RaceForm = BTreeMap<String, HorseForm>;
 
-/// A race's card form record as a card renders it: each runner's form as stored, by
-/// horse number, copied into the card as it is.
+/// A race's card form record as a card renders it: each runner's horse's part as stored,
+/// by horse number, copied into the card as it is.
 pub(crate) type StoredRaceForm = BTreeMap<String, Box<RawValue>>;
 
 /// Renders one race of a card, without its scratched runners, with its status where it has
-/// one and each runner's form where it has one: the race as a card document lists it.
+/// one and each runner's form where it has one: its horse's part as stored, with the
+/// strike rates of its jockey and trainer, `strikes[i]` for the card's runner `i`. The
+/// race as a card document lists it.
 pub(crate) fn card_race(
     c: &RaceCard,
     scratched: impl Fn(&str) -> bool,
     status: Option<&Status>,
     forms: Option<&StoredRaceForm>,
+    strikes: &[(Strike, Strike)],
 ) -> Box<RawValue> {
     let [status, status_at, status_reason] = Status::fields(status);
     let race = CardRace {
@@ -223,8 +262,15 @@ pub(crate) fn card_race(
         runners: c
             .runners
             .iter()
-            .filter(|r| !scratched(&r.horse_no))
-            .map(|r| CardRunnerDoc::new(r, forms.and_then(|f| f.get(&r.horse_no)).map(|f| &**f)))
+            .enumerate()
+            .filter(|(_, r)| !scratched(&r.horse_no))
+            .map(|(i, r)| {
+                let form = forms.and_then(|f| f.get(&r.horse_no)).map(|horse| {
+                    let (jockey, trainer) = strikes.get(i).copied().unwrap_or_default();
+                    served_form(horse, jockey, trainer)
+                });
+                CardRunnerDoc::new(r, form)
+            })
             .collect(),
     };
     // A race is strings, integers and the stored forms: serialising it cannot fail.
@@ -254,4 +300,81 @@ pub(crate) fn render_cards<R: AsRef<RawValue>>(date: &str, meetings: &[Meeting<R
         out.days.push((Some(m.venue.clone()), day));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A form whose every field differs from its default: a field of one that the other
+    /// lacked, or in another place, shows.
+    fn horse() -> HorseForm {
+        let record = |runs| Record {
+            runs,
+            wins: 2,
+            places: 3,
+        };
+        HorseForm {
+            figures: "12/3\"x".into(),
+            runs: 7,
+            days_since_run: Some(21),
+            c: true,
+            d: false,
+            cd: true,
+            course: record(4),
+            distance: record(5),
+            going: vec![GoingRecord {
+                going: "GOOD TO FIRM".into(),
+                runs: 6,
+                wins: 1,
+                places: 2,
+            }],
+        }
+    }
+
+    #[test]
+    fn a_served_form_is_its_horse_s_part_with_the_strike_rates_after_it() {
+        let jockey = Strike {
+            rides: 31,
+            wins: 8,
+            strike_rate: 25.8,
+        };
+        let trainer = Strike {
+            rides: 3,
+            wins: 0,
+            strike_rate: 0.0,
+        };
+        for horse in [HorseForm::default(), horse()] {
+            let stored = serde_json::value::to_raw_value(&horse).expect("encoded");
+            let served = served_form(&stored, jockey, trainer);
+            // Field by field, with no `..`: a field of one that the other lacks does not
+            // compile.
+            let HorseForm {
+                figures,
+                runs,
+                days_since_run,
+                c,
+                d,
+                cd,
+                course,
+                distance,
+                going,
+            } = horse;
+            let whole = RunnerForm {
+                figures,
+                runs,
+                days_since_run,
+                c,
+                d,
+                cd,
+                course,
+                distance,
+                going,
+                jockey_14d: jockey,
+                trainer_14d: trainer,
+            };
+            let expected = serde_json::to_string(&whole).expect("encoded");
+            assert_eq!(served.get(), expected);
+        }
+    }
 }

@@ -1,6 +1,5 @@
 //! The keys of what the analyses keep: the form on each race card (`cards/form.rs`), and
-//! each horse's career and each jockey's and trainer's recent days, which the form on the
-//! cards is worked out from.
+//! each horse's career, which the form on the cards is worked out from.
 
 use super::parts::{key, race};
 
@@ -13,10 +12,4 @@ pub fn card_form(date: &str, race_number: u8, venue: &str) -> Vec<u8> {
 /// A horse's career: every run it made, summed (`cards/career.rs`).
 pub fn horse_career(horse_no: &str) -> Vec<u8> {
     key(&[b"hc", horse_no.as_bytes()])
-}
-
-/// A jockey's or a trainer's rides and wins of their last days with rides
-/// (`cards/career.rs`).
-pub fn person_recent(role: &str, id: &str) -> Vec<u8> {
-    key(&[b"pr", role.as_bytes(), id.as_bytes()])
 }

@@ -23,7 +23,7 @@ const AS_IS: Packed = None;
 /// its records. The first prefix a key starts with names its kind (none is a prefix of
 /// another's). A version of a record (kept for `as_of` reads, [`super::versions::history`]) is
 /// counted apart, as a version of its record's kind, and is never packed by the store.
-pub const KINDS: [(&str, &[u8], Packed); 32] = [
+pub const KINDS: [(&str, &[u8], Packed); 31] = [
     ("profile documents", b"doc\0profile\0", PACKED),
     ("form heads", b"doc\0form\0", AS_IS),
     ("odds documents", b"doc\0odds\0", PACKED),
@@ -53,7 +53,6 @@ pub const KINDS: [(&str, &[u8], Packed); 32] = [
     ("horse names by year", b"hd\0", AS_IS),
     ("careers", b"hc\0", PACKED),
     ("people's records", b"ppl\0", PACKED),
-    ("people's recent days", b"pr\0", PACKED),
     ("change feed", b"chg\0", PACKED),
     ("applied ids", b"seen\0", AS_IS),
     ("dead letters", b"dead\0", AS_IS),

@@ -87,6 +87,7 @@ impl Day {
     }
 
     /// Its rides' values, in the order of their names; none taken away.
+    #[cfg(test)]
     pub(crate) fn values(&self) -> impl Iterator<Item = &[u8]> {
         self.rides
             .values()

@@ -29,7 +29,7 @@ use super::docs::{
 };
 use super::known::Known;
 use super::newest::{newest_rides, Newest};
-use super::ride_days::{name_in_day, write_days, Day, Given};
+use super::ride_days::{name_in_day, write_days, Given};
 use crate::docs::{etag, same_answer, seal, unseal, ETAG_LEN, HEAD_LEN};
 use crate::facts::{self, What};
 use crate::keys;
@@ -432,27 +432,6 @@ fn figures(s: &impl Records, role: Role, id: &str) -> Result<Summary, StoreError
         summary.insert(season, counts);
     }
     Ok(summary)
-}
-
-/// The rides and wins of `(role, id)` on `dates`, read a date at a time.
-pub(crate) fn rides_on<'d>(
-    s: &impl Records,
-    role: Role,
-    id: &str,
-    dates: impl IntoIterator<Item = &'d str>,
-) -> Result<(u32, u32), StoreError> {
-    let (mut rides, mut wins) = (0, 0);
-    for date in dates {
-        let key = keys::person_rides_on(role.name(), id, date);
-        let day = Day::read(&key, s.get(&key)?.as_deref())?;
-        for value in day.values() {
-            let (_, position, ..): Held =
-                serde_json::from_slice(value).map_err(|e| corrupt(&key, e))?;
-            rides += 1;
-            wins += u32::from(position == Some(1));
-        }
-    }
-    Ok((rides, wins))
 }
 
 /// What a ride's record holds: what its key does not say, the horse's name, the position,
