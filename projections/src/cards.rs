@@ -32,7 +32,7 @@ pub(crate) struct Cards {
     parts: Parts,
     /// The careers the batch read, decoded.
     pasts: form::Pasts,
-    /// The days' rides and wins the strike rates are counted from.
+    /// The days' rides and wins the strike rates are summed from, read and written.
     days: form::strikes::Days,
     /// The newest card of each horse the batch asked about or declared.
     newest: entries::NewestCards,
@@ -86,10 +86,8 @@ impl ReadModel for Cards {
                 self.forms.insert((new.date.clone(), n, new.venue.clone()));
             }
             What::Result { old, new } => {
-                for result in old.iter().chain([*new]) {
-                    self.days.forget(&result.date);
-                }
                 let resulted = form::Resulted::of(old.as_ref(), Some(new));
+                self.days.count(s, resulted.rides())?;
                 form::keep_careers(s, &resulted, &mut self.pasts)?;
                 self.results.push(resulted);
             }
@@ -98,8 +96,8 @@ impl ReadModel for Cards {
                 self.forms
                     .insert((r.date.to_owned(), r.race_number, r.venue.to_owned()));
                 if let Some(result) = &r.result {
-                    self.days.forget(&result.date);
                     let resulted = form::Resulted::of(Some(result), None);
+                    self.days.count(s, resulted.rides())?;
                     form::keep_careers(s, &resulted, &mut self.pasts)?;
                     self.results.push(resulted);
                 }

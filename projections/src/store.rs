@@ -109,9 +109,10 @@ use crate::state::{RaceOdds, Reads};
 ///    short): a version before it would leave those it wrote when the name is taken back.
 /// 36: a horse's form entries are kept a record a year (`keys::form_year`), not a record
 ///    an entry: a version before it would find none of them.
-/// 37: a race's form record keeps its horses' part alone, the strike rates counted where
-///    the card is rendered (`cards/form/strikes.rs`), and the people's recent days are
-///    gone: a version before it would serve the strike rates of its records twice.
+/// 37: a race's form record keeps its horses' part alone, the strike rates summed where
+///    the card is rendered from each date's rides (`keys::analysis::day_rides`), and the
+///    people's recent days are gone: a version before it would serve the strike rates of
+///    its records twice, and find no date's rides.
 pub(crate) const SCHEMA: &[u8] = b"37";
 pub(crate) const SCHEMA_KEY: &[u8] = b"meta\0schema";
 

@@ -97,6 +97,11 @@ impl Resulted {
         Resulted { dates, runs, rides }
     }
 
+    /// The rides and wins it added (negative: took away), by role, person and date.
+    pub(crate) fn rides(&self) -> &BTreeMap<(Role, String, String), (i64, i64)> {
+        &self.rides
+    }
+
     /// The races whose form the change may change: the later cards of its horses, and
     /// the cards of the next 14 days with one of its people.
     pub(crate) fn races(

@@ -23,7 +23,7 @@ const AS_IS: Packed = None;
 /// its records. The first prefix a key starts with names its kind (none is a prefix of
 /// another's). A version of a record (kept for `as_of` reads, [`super::versions::history`]) is
 /// counted apart, as a version of its record's kind, and is never packed by the store.
-pub const KINDS: [(&str, &[u8], Packed); 31] = [
+pub const KINDS: [(&str, &[u8], Packed); 32] = [
     ("profile documents", b"doc\0profile\0", PACKED),
     ("form heads", b"doc\0form\0", AS_IS),
     ("odds documents", b"doc\0odds\0", PACKED),
@@ -40,6 +40,7 @@ pub const KINDS: [(&str, &[u8], Packed); 31] = [
     ("race-day journal order", b"rdo\0", AS_IS),
     ("cards", b"card\0", PACKED),
     ("cards' form sources", b"cf\0", PACKED),
+    ("days' rides", b"dr\0", PACKED),
     ("results", b"res\0", PACKED),
     ("scratchings", b"scr\0", AS_IS),
     ("race statuses", b"rst\0", AS_IS),

@@ -170,6 +170,7 @@ pub fn is_versioned(key: &[u8]) -> bool {
         b"doc\0profile\0",
         ODDS_PREFIX,
         b"cf\0",
+        b"dr\0",
     ]
     .iter()
     .any(|p| key.starts_with(p))

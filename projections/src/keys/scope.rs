@@ -37,9 +37,10 @@ const UNREAD: [&[u8]; 10] = [
 /// The dated kinds: the prefix of the kind, how many parts stand between it and the
 /// date, and the date's length: a day's ([`DATE`]), or a year's ([`YEAR`]: a record of all
 /// the year's days, settled once the log has moved past the year).
-const DATED: [(&[u8], usize, usize); 16] = [
+const DATED: [(&[u8], usize, usize); 17] = [
     (b"card\0", 0, DATE),
     (b"cf\0", 0, DATE),
+    (b"dr\0", 0, DATE),
     (b"scr\0", 0, DATE),
     (b"rst\0", 0, DATE),
     (b"res\0", 0, DATE),
@@ -133,6 +134,7 @@ mod tests {
             keys::status("2026-11-22", 3, Some("Sha Tin")),
             keys::result("2026-11-22", 3, "Happy Valley"),
             keys::day("2026-11-22"),
+            keys::analysis::day_rides("2026-11-22"),
             keys::odds("2026-11-22", 3, None),
             keys::meetings("2026-11-22"),
             keys::odds_race_counts("2026-11-22", 3),

@@ -137,11 +137,27 @@ fn fold_checked(log: &[Event], size: usize) {
                  is worked out whole"
             );
         }
-        // The cards the fold rendered, with the strike rates it counted from the days it
+        // The cards the fold rendered, with the strike rates it summed from the days it
         // handed on, are those rendered afresh where they are read (a document is served
-        // only where its body has the `ETag` the fold gave it).
+        // only where its body has the `ETag` the fold gave it); each date's rides are
+        // those its results count.
         for i in 0..DATES {
             let date = date(i);
+            let day = crate::facts::Day::read(&s, &date).expect("day");
+            let mut results = Vec::new();
+            for (venue, races) in &day.results {
+                for &n in races {
+                    let key = crate::keys::result(&date, n, venue);
+                    results.extend(crate::state::read(&s, &key).expect("result"));
+                }
+            }
+            let key = crate::keys::analysis::day_rides(&date);
+            let stored: Option<strikes::DayTally> = crate::state::read(&s, &key).expect("rides");
+            assert_eq!(
+                stored.unwrap_or_default(),
+                strikes::DayTally::of(&results),
+                "after event {after} (batches of {size}), the rides of {date}"
+            );
             for (venue, _) in crate::facts::Day::read(&s, &date).expect("day").cards {
                 let key = crate::keys::doc::DocKey::Card {
                     date: &date,
