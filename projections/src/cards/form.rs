@@ -11,10 +11,11 @@
 //! it that share a horse (found by the cards each horse is declared on,
 //! `cards/entries.rs`), where only its horses' runners are worked out again, over the
 //! stored form ([`amend`]). What it reads of a horse's past is kept small beside each
-//! horse (`cards/career.rs`). The strike rates are counted where the card is rendered,
-//! from the results of the 14 days before (`form/strikes.rs`): a result changes them in
-//! the races of the 14 days after it that share a jockey or trainer, and writes nothing
-//! there for them ([`Resulted::races`] finds those races, whose cards are rendered again).
+//! horse (`cards/career.rs`). The strike rates are summed where the card is rendered,
+//! from the rides of each of the 14 days before (`form/strikes.rs`): a result changes
+//! them in the races of the 14 days after it that share a jockey or trainer, and writes
+//! only its own date's rides for them ([`Resulted::races`] finds those races, whose cards
+//! are rendered again).
 
 use std::borrow::Cow;
 use std::collections::hash_map::Entry;
