@@ -168,11 +168,11 @@ impl ReadModel for Cards {
 }
 
 /// The race-card documents of `date`, per venue and for the day's main meeting, from its
-/// cards, scratchings, statuses and forms, and the results of the 14 days before, as `s`
+/// cards, scratchings, statuses and forms, and the rides of the 14 days before, as `s`
 /// holds them; each race's part from `parts` where its records and strike rates are those
 /// it was rendered from, its card and form from `decoded` where their records are those
-/// they were decoded from, and the days' rides from `days` where their results are those
-/// they were counted from.
+/// they were decoded from, and the days' rides and the date's strike rates from `days`
+/// where their records are those it read or wrote.
 pub(crate) fn cards_of(
     s: &impl Records,
     date: &str,
@@ -198,7 +198,7 @@ pub(crate) fn cards_of(
 }
 
 /// The card documents of `date` rendered afresh from `s`: every card decoded from its
-/// record, every race's part rendered again, every day's rides counted again.
+/// record, every race's part rendered again, every day's rides read again.
 #[cfg(test)]
 pub(crate) fn cards_afresh(s: &impl Records, date: &str) -> Result<ByVenue, StoreError> {
     cards_of(

@@ -123,10 +123,10 @@ impl<'a> CardRunnerDoc<'a> {
     }
 }
 
-/// A runner's form as of its race's date, from the results of earlier dates alone: as a
-/// card serves it, its horse's part as stored ([`HorseForm`]) and its people's strike
-/// rates, worked out where the card is rendered ([`served_form`], which writes what this
-/// would serialise to: the OpenAPI document describes it).
+// As a card serves it: its horse's part as stored ([`HorseForm`]) and its people's
+// strike rates, summed where the card is rendered ([`served_form`], which writes what this
+// would serialise to). This type is what the OpenAPI document describes.
+/// A runner's form as of its race's date, from the results of earlier dates alone.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(not(feature = "openapi"), allow(dead_code))]

@@ -6,7 +6,7 @@
 //! writes no later race's record for them.
 //!
 //! A date's record is changed by what each result adds or takes away ([`Days::count`]),
-//! so that it is what its results count ([`DayTally::of`], which the tests hold it to).
+//! so that it is what its results count (`DayTally::of`, which the tests hold it to).
 //! The fold keeps each date's record it read or wrote decoded, with the hash of its bytes,
 //! and a date's strike rates while its 14 days' records are the same; it hands them on
 //! from batch to batch, and reads a record again at its first use in a batch.
