@@ -5,6 +5,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use racing_events::RaceCard;
 use serde_json::value::RawValue;
 
 use super::decoded::Decoded;
@@ -43,7 +44,7 @@ pub(super) fn part(
         })
         .collect();
     parts.of((date, n, venue), sources.hash(&strikes), || {
-        sources.render((date, n, venue), decoded, &strikes)
+        sources.render((date, n, venue), decoded, (&card, &strikes))
     })
 }
 
@@ -101,19 +102,15 @@ impl Sources {
         ])
     }
 
-    /// The race's part, rendered from the records and the runners' strike rates
-    /// `strikes`; `None` without a card.
+    /// The race's part, rendered from the records, their card `card` as decoded, and the
+    /// runners' strike rates `strikes`.
     fn render(
         &self,
         (date, n, venue): (&str, u8, &str),
         decoded: &mut Decoded,
-        strikes: &[(Strike, Strike)],
+        (card, strikes): (&RaceCard, &[(Strike, Strike)]),
     ) -> Result<Option<Box<RawValue>>, StoreError> {
         let record = |kind: &str| format!("{kind} of race {n} of {date} at {venue}");
-        let card = decoded.card(&self.card_key, self.card.as_deref())?;
-        let Some(card) = card else {
-            return Ok(None);
-        };
         let mut scratched: BTreeSet<String> =
             decode(self.scratched_every.as_deref(), || record("scratchings"))?.unwrap_or_default();
         scratched.extend(
@@ -126,7 +123,7 @@ impl Sources {
         );
         let form = decoded.form(&self.form_key, self.form.as_deref())?;
         Ok(Some(docs::cards::card_race(
-            &card,
+            card,
             |horse| scratched.contains(horse),
             status.as_ref(),
             form.as_deref(),
