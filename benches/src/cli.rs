@@ -64,8 +64,9 @@ pub(crate) enum Command {
         prompt: u64,
     },
     /// The fold alone, in this process: the bench's log at `seasons` seasons, ending on
-    /// `date`, folded into a fresh store as a replay folds it (no NATS): its time and
-    /// CPU. Under callgrind, it counts the fold's instructions (BENCHMARKS.md).
+    /// `date` (or the logs given), folded into a fresh store as a replay folds it (no
+    /// NATS): its time and CPU. Under callgrind, it counts the fold's instructions
+    /// (BENCHMARKS.md).
     Fold {
         /// Where the store goes (removed at the end).
         #[arg(long, default_value = "target/bench")]
@@ -79,6 +80,14 @@ pub(crate) enum Command {
         /// Price moves of each race (the full log's 30).
         #[arg(long, default_value_t = 30)]
         ticks: usize,
+        /// Fold this log in place of the bench's (an envelope a line, as `racing demo`
+        /// writes one); given again, the logs one after the other.
+        #[arg(long)]
+        log: Vec<PathBuf>,
+        /// Events a batch, each batch written whole as a catch-up while the API answers
+        /// writes it (without it, batches of 65,536 written in steps, as a replay's).
+        #[arg(long)]
+        batch: Option<usize>,
     },
     /// The records of a stopped service's read models by kind: how many, and their bytes.
     Kinds {

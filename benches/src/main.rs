@@ -63,11 +63,15 @@ fn main() -> ExitCode {
             date,
             seasons,
             ticks,
+            log,
+            batch,
         } => folding::run(&folding::Asked {
             work: &work,
             date,
             seasons,
             ticks,
+            logs: &log,
+            batch,
         }),
         Command::Kinds { store } => replay::kinds(&store),
         Command::Run(args) => tokio::runtime::Runtime::new()
