@@ -11,7 +11,7 @@
 //! moves by a quarter from run to run here, does not (BENCHMARKS.md, "The fold alone").
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use jiff::civil::Date;
@@ -83,7 +83,7 @@ pub fn run(asked: &Asked<'_>) -> anyhow::Result<()> {
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let result = fold_timed(&dir, &events, published, asked.batch);
     let _ = std::fs::remove_dir_all(&dir);
-    let (secs, thread_cpu, process_cpu) = result?;
+    let (secs, thread_cpu, process_cpu, waited) = result?;
     let n = events.len() as f64;
     let batches = match asked.batch {
         Some(batch) => format!("{batch} a batch, each written whole"),
@@ -92,10 +92,11 @@ pub fn run(asked: &Asked<'_>) -> anyhow::Result<()> {
     println!(
         "fold alone: {} events ({log}; {batches}): {secs:.2} s, {:.0} events/s; the \
          folding thread's CPU {thread_cpu:.2} s ({:.1} µs an event), the process's \
-         {process_cpu:.2} s",
+         {process_cpu:.2} s; the folding thread waited {:.2} s for the writer",
         events.len(),
         n / secs.max(1e-9),
         thread_cpu * 1e6 / n.max(1.0),
+        waited.as_secs_f64(),
     );
     Ok(())
 }
@@ -131,40 +132,44 @@ fn read_logs(logs: &[PathBuf]) -> anyhow::Result<Vec<Envelope>> {
 
 /// Folds `events` into a fresh store in `dir`: seconds, the folding thread's CPU seconds
 /// and the process's.
+/// The fold's seconds, the folding thread's CPU seconds and the process's, and how long
+/// the folding thread waited for the writer.
 fn fold_timed(
     dir: &Path,
     events: &[Envelope],
     published: i128,
     batch: Option<usize>,
-) -> anyhow::Result<(f64, f64, f64)> {
+) -> anyhow::Result<(f64, f64, f64, Duration)> {
     let options = Options::default();
     let budget = options.replay_bytes;
     let store = Store::open_with(dir, options)?;
     let (thread0, process0) = (cpu(THREAD)?, cpu(PROCESS)?);
     let started = Instant::now();
-    fold(&store, events, published, (budget, batch))?;
+    let waited = fold(&store, events, published, (budget, batch))?;
     let secs = started.elapsed().as_secs_f64();
     let thread = cpu(THREAD)? - thread0;
     let process = cpu(PROCESS)? - process0;
-    Ok((secs, thread, process))
+    Ok((secs, thread, process, waited))
 }
 
 /// The fold itself (what callgrind is told to count, with the writer's thread): each
 /// batch of [`BATCH`] messages folded, sealed and handed to the loader's writer, which
 /// writes it in steps while the next folds, holding up to `budget` bytes of records; or,
-/// where `batch` says, batches of that many written whole.
+/// where `batch` says, batches of that many written whole. How long it waited for the
+/// writer: a batch is handed over once the one before it is written.
 #[inline(never)]
 pub fn fold(
     store: &Store,
     events: &[Envelope],
     published: i128,
     (budget, batch): (usize, Option<usize>),
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Duration> {
     let mut loader = match batch {
         Some(_) => Loader::beside_reads(store)?,
         None => Loader::new(store, budget)?,
     };
     let mut seq = 0u64;
+    let mut waited = Duration::ZERO;
     for chunk in events.chunks(batch.unwrap_or(BATCH).max(1)) {
         let mut batch = loader.batch();
         for env in chunk {
@@ -173,10 +178,13 @@ pub fn fold(
             batch.apply(seq, at, env)?;
         }
         let sealed = batch.seal(|_| {})?;
+        let handing = Instant::now();
         loader.write(sealed)?;
+        waited += handing.elapsed();
     }
+    let finishing = Instant::now();
     loader.finish()?;
-    Ok(())
+    Ok(waited + finishing.elapsed())
 }
 
 /// User and system CPU seconds of `stat` (a `/proc/.../stat`).
