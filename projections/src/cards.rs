@@ -24,7 +24,14 @@ use crate::state::{Records, State};
 /// and the races whose form it may have: its own card's, and those a result changes.
 #[derive(Debug, Default)]
 pub(crate) struct Cards {
+    /// The dates each of whose races is checked again (`race.rs`): those an event changed
+    /// a card, a scratching, a status or the races of.
     dates: BTreeSet<String>,
+    /// The races checked again on the other dates: those whose form a result may have
+    /// changed, or its people's strike rates ([`form::Resulted::races`]). Each other race
+    /// of their dates is as it was when it was last checked, and its part is taken as
+    /// kept, where it is.
+    races: BTreeSet<form::Race>,
     stale: Stale,
     forms: BTreeSet<form::Race>,
     results: Vec<form::Resulted>,
@@ -142,17 +149,23 @@ impl ReadModel for Cards {
         }
         for race in amended.races(&whole) {
             form::amend(s, race, &amended, &mut self.pasts)?;
-            // Rendered again whether or not its horses' part changed: its people's strike
+            // Checked again whether or not its horses' part changed: its people's strike
             // rates may have (a part whose records and rates are the same is copied).
-            if !self.dates.contains(&race.0) {
-                self.dates.insert(race.0.clone());
-            }
+            self.races.insert(race.clone());
         }
+        let whole = std::mem::take(&mut self.dates);
+        let races = std::mem::take(&mut self.races);
+        let mut dates: BTreeSet<&str> = whole.iter().map(String::as_str).collect();
+        dates.extend(races.iter().map(|(date, ..)| date.as_str()));
         let mut out = self.stale.rendering(seq);
-        for date in std::mem::take(&mut self.dates) {
+        for date in dates {
             let kept = (&mut self.parts, &mut self.pasts.decoded, &mut self.days);
-            out.put_venues(s, &cards_of(s, &date, kept)?, |venue| {
-                DocKey::Card { date: &date, venue }.key()
+            // Every race of a date an event changed; else only those a result reached.
+            let check = |n: u8, venue: &str| {
+                whole.contains(date) || races.contains(&(date.to_owned(), n, venue.to_owned()))
+            };
+            out.put_venues(s, &cards_of(s, date, kept, check)?, |venue| {
+                DocKey::Card { date, venue }.key()
             })?;
         }
         out.finish(s);
@@ -172,11 +185,14 @@ impl ReadModel for Cards {
 /// holds them; each race's part from `parts` where its records and strike rates are those
 /// it was rendered from, its card and form from `decoded` where their records are those
 /// they were decoded from, and the days' rides and the date's strike rates from `days`
-/// where their records are those it read or wrote.
+/// where their records are those it read or wrote. A race that `check` (given its number
+/// and venue) leaves out is taken from `parts` as kept, not read, where `parts` keeps it:
+/// the fold leaves out those no event changed since they were last checked.
 pub(crate) fn cards_of(
     s: &impl Records,
     date: &str,
     (parts, decoded, days): (&mut Parts, &mut decoded::Decoded, &mut form::strikes::Days),
+    check: impl Fn(u8, &str) -> bool,
 ) -> Result<ByVenue, StoreError> {
     let day = Day::read(s, date)?;
     let people = days.people(s, date)?;
@@ -184,6 +200,12 @@ pub(crate) fn cards_of(
     for (venue, races) in &day.cards {
         let mut list = Vec::with_capacity(races.len());
         for &n in races {
+            if !check(n, venue) {
+                if let Some(part) = parts.kept((date, n, venue)) {
+                    list.push(part);
+                    continue;
+                }
+            }
             let kept = (&mut *parts, &mut *decoded, &mut *people);
             if let Some(part) = race::part(kept, s, date, n, venue)? {
                 list.push(part);
@@ -209,5 +231,6 @@ pub(crate) fn cards_afresh(s: &impl Records, date: &str) -> Result<ByVenue, Stor
             &mut Default::default(),
             &mut Default::default(),
         ),
+        |_, _| true,
     )
 }

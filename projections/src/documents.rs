@@ -171,7 +171,7 @@ pub(crate) fn render_doc(s: &impl Records, key: DocKey<'_>) -> Result<Option<Vec
                 &mut Default::default(),
                 &mut Default::default(),
             );
-            cards_of(s, date, afresh)?
+            cards_of(s, date, afresh, |_, _| true)?
                 .into_iter()
                 .find(|(v, _)| v.as_deref() == venue)
                 .map(|(_, doc)| doc)

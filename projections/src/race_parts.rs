@@ -2,10 +2,13 @@
 //! hash of the records it was rendered from. A date's cards and results are rendered
 //! whole at every event that changes one of their races, at that event's position, so a
 //! meeting's races were read and rendered some ten or twenty times over; now the races
-//! an event left alone are copied from here. A part is used only where the records it
-//! would be rendered from hash the same as those it was, so it is never stale, whatever
-//! wrote them; a fold keeps the parts of the last dates it rendered, and hands them on to
-//! the next batch of its store (`fold.rs`, [`crate::fold::Kept`]).
+//! an event left alone are copied from here. A part is used where the records it would
+//! be rendered from hash the same as those it was, so that it is not stale whatever wrote
+//! them, or, without reading them, where the fold knows that no event changed them since
+//! it was last checked so ([`Parts::kept`]: the cards' races a result does not reach,
+//! `cards.rs`); a fold keeps the parts of the last dates it rendered, and hands them on
+//! only to the next batch of its store, which starts where they were rendered (`fold.rs`,
+//! [`crate::fold::Kept`]).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -71,6 +74,13 @@ impl Parts {
         Ok(Some(json))
     }
 
+    /// The part of race `n` of `date` at `venue` as last kept, whatever it was rendered
+    /// from: for a fold that knows nothing it was rendered from changed since.
+    pub(crate) fn kept(&self, (date, n, venue): (&str, u8, &str)) -> Option<Arc<RawValue>> {
+        let part = self.dates.get(date)?.get(&(venue.to_owned(), n))?;
+        Some(part.json.clone())
+    }
+
     /// The parts kept of `date`, the oldest date's given up to make room.
     fn of_date(&mut self, date: &str) -> &mut OfDate {
         if !self.dates.contains_key(date) {
@@ -129,6 +139,21 @@ mod tests {
             .of(("2026-11-01", 1, "Happy Valley"), other, || raw("3"))
             .expect("rendered");
         assert_eq!(elsewhere.map(|j| j.get().to_owned()).as_deref(), Some("3"));
+    }
+
+    #[test]
+    fn a_part_is_taken_as_kept_whatever_it_was_rendered_from() {
+        let mut parts: Parts = Parts::default();
+        let race = ("2026-11-01", 1, "Sha Tin");
+        assert!(parts.kept(race).is_none());
+        parts.of(race, 7, || raw("1")).expect("rendered");
+        parts.of(race, 8, || raw("2")).expect("rendered");
+        assert_eq!(
+            parts.kept(race).map(|j| j.get().to_owned()).as_deref(),
+            Some("2")
+        );
+        assert!(parts.kept(("2026-11-01", 2, "Sha Tin")).is_none());
+        assert!(parts.kept(("2026-11-02", 1, "Sha Tin")).is_none());
     }
 
     #[test]
