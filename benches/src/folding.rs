@@ -131,9 +131,7 @@ fn read_logs(logs: &[PathBuf]) -> anyhow::Result<Vec<Envelope>> {
 }
 
 /// Folds `events` into a fresh store in `dir`: seconds, the folding thread's CPU seconds
-/// and the process's.
-/// The fold's seconds, the folding thread's CPU seconds and the process's, and how long
-/// the folding thread waited for the writer.
+/// and the process's, and how long the folding thread waited for the writer.
 fn fold_timed(
     dir: &Path,
     events: &[Envelope],
