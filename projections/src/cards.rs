@@ -161,9 +161,13 @@ impl ReadModel for Cards {
         for date in dates {
             let kept = (&mut self.parts, &mut self.pasts.decoded, &mut self.days);
             // Every race of a date an event changed; else only those a result reached.
-            let check = |n: u8, venue: &str| {
-                whole.contains(date) || races.contains(&(date.to_owned(), n, venue.to_owned()))
-            };
+            let every = whole.contains(date);
+            let reached: BTreeSet<(u8, &str)> = races
+                .range((date.to_owned(), 0, String::new())..)
+                .take_while(|(d, ..)| d == date)
+                .map(|(_, n, venue)| (*n, venue.as_str()))
+                .collect();
+            let check = |n: u8, venue: &str| every || reached.contains(&(n, venue));
             out.put_venues(s, &cards_of(s, date, kept, check)?, |venue| {
                 DocKey::Card { date, venue }.key()
             })?;
