@@ -4,9 +4,9 @@
 //! or logs as `racing demo` writes them (the amending seasons of `scripts/amendments`),
 //! in batches of a few events written whole, as a catch-up while the API answers folds
 //! them.
-//! What it prints (the fold's time, its thread's CPU, the process's) is that of one build;
-//! run under `valgrind --tool=callgrind` with `--toggle-collect` on [`fold`] and the
-//! writer's thread, it counts instructions, which do not move with the machine's load:
+//! What it prints (the fold's time, its thread's CPU, the process's, how long its thread
+//! waited for the writer) is that of one build; run under `valgrind --tool=callgrind`
+//! with `--toggle-collect` on [`fold`] and the writer's thread, it counts instructions, which do not move with the machine's load:
 //! two builds compared so tell a change of a few percent that a replay's time, which
 //! moves by a quarter from run to run here, does not (BENCHMARKS.md, "The fold alone").
 
