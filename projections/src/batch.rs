@@ -577,8 +577,8 @@ impl MemState {
         let target = DocKey::parse(&stored_key).filter(|k| k.rendered_when_read());
         match target.filter(|_| stored.len() == crate::docs::HEAD_LEN) {
             Some(target) => {
-                let body = crate::documents::render_doc(self, target).ok()??;
-                crate::docs::with_body(stored, &body, 0)?;
+                let (body, held) = crate::documents::render_headed(self, target).ok()??;
+                crate::docs::with_body(stored, &body, held.as_ref(), 0)?;
                 Some(body.into())
             }
             None => Some(crate::docs::unseal(stored).into()),

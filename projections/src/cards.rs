@@ -13,6 +13,7 @@ use std::collections::BTreeSet;
 use crate::doc_writes::{ByVenue, Stale};
 use crate::docs;
 use crate::docs::meeting::Meeting;
+use crate::docs::Tag;
 use crate::facts::{Change, Day, Facts, What};
 use crate::keys::doc::DocKey;
 use crate::kv::StoreError;
@@ -35,8 +36,8 @@ pub(crate) struct Cards {
     stale: Stale,
     forms: BTreeSet<form::Race>,
     results: Vec<form::Resulted>,
-    /// Each race's part of the cards last rendered (`race_parts.rs`).
-    parts: Parts,
+    /// The digest of each race's part of the cards last made (`race_parts.rs`).
+    digests: Parts<u128>,
     /// The careers the batch read, decoded.
     pasts: form::Pasts,
     /// The days' rides and wins the strike rates are summed from, read and written.
@@ -48,11 +49,11 @@ pub(crate) struct Cards {
 }
 
 /// What the model hands on to the next batch of its store ([`crate::fold::Kept`]): the
-/// races' parts it rendered, the careers it decoded, the days' rides it counted and the
+/// digests of the races' parts it made, the careers it decoded, the days' rides it counted and the
 /// horses' newest cards it knows.
 #[derive(Debug, Default)]
 pub(crate) struct Kept {
-    parts: Parts,
+    digests: Parts<u128>,
     pasts: form::Pasts,
     days: form::strikes::Days,
     newest: entries::NewestCards,
@@ -62,7 +63,7 @@ impl Cards {
     /// A model for a batch that starts where the one that kept `kept` ended.
     pub(crate) fn resumed(kept: Kept) -> Cards {
         Cards {
-            parts: kept.parts,
+            digests: kept.digests,
             pasts: kept.pasts,
             days: kept.days,
             newest: kept.newest,
@@ -73,7 +74,7 @@ impl Cards {
     /// What the next batch may start from, once the batch has rendered and finished.
     pub(crate) fn keep(self) -> Kept {
         Kept {
-            parts: self.parts,
+            digests: self.digests,
             pasts: self.pasts.kept(self.events),
             days: self.days.kept(),
             newest: self.newest.kept(),
@@ -159,7 +160,6 @@ impl ReadModel for Cards {
         dates.extend(races.iter().map(|(date, ..)| date.as_str()));
         let mut out = self.stale.rendering(seq);
         for date in dates {
-            let kept = (&mut self.parts, &mut self.pasts.decoded, &mut self.days);
             // Every race of a date an event changed; else only those a result reached.
             let every = whole.contains(date);
             let reached: BTreeSet<(u8, &str)> = races
@@ -167,8 +167,20 @@ impl ReadModel for Cards {
                 .take_while(|(d, ..)| d == date)
                 .map(|(_, n, venue)| (*n, venue.as_str()))
                 .collect();
-            let check = |n: u8, venue: &str| every || reached.contains(&(n, venue));
-            out.put_venues(s, &cards_of(s, date, kept, check)?, |venue| {
+            let digests = &mut self.digests;
+            let digest =
+                |race @ (_, n, venue): (&str, u8, &str), decoded: &mut _, people: &mut _| {
+                    if !every && !reached.contains(&(n, venue)) {
+                        if let Some(kept) = digests.kept(race) {
+                            return Ok(Some(kept));
+                        }
+                    }
+                    race::digest((&mut *digests, decoded, people), s, race)
+                };
+            // The heads hold the documents' digests: no race or document is rendered.
+            let kept = (&mut self.pasts.decoded, &mut self.days);
+            let meetings = meetings_of(s, date, kept, digest)?;
+            out.put_venues(s, &tags(date, &meetings), |venue| {
                 DocKey::Card { date, venue }.key()
             })?;
         }
@@ -184,34 +196,94 @@ impl ReadModel for Cards {
     }
 }
 
-/// The race-card documents of `date`, per venue and for the day's main meeting, from its
-/// cards, scratchings, statuses and forms, and the rides of the 14 days before, as `s`
-/// holds them; each race's part from `parts` where its records and strike rates are those
-/// it was rendered from, its card and form from `decoded` where their records are those
-/// they were decoded from, and the days' rides and the date's strike rates from `days`
-/// where their records are those it read or wrote. A race that `check` (given its number
-/// and venue) leaves out is taken from `parts` as kept, not read, where `parts` keeps it:
-/// the fold leaves out those no event changed since they were last checked.
-pub(crate) fn cards_of(
+/// The race-card documents of `date`, per venue and for the day's main meeting, rendered
+/// afresh from `s`: every card decoded from its record, every race's part rendered, every
+/// day's rides read.
+pub(crate) fn cards_of(s: &impl Records, date: &str) -> Result<ByVenue, StoreError> {
+    let afresh = (&mut Default::default(), &mut Default::default());
+    let part = |race: (&str, u8, &str),
+                decoded: &mut decoded::Decoded,
+                people: &mut form::strikes::People| {
+        match race::read((decoded, people), s, race)? {
+            Some(read) => read.render(race, decoded).map(Some),
+            None => Ok(None),
+        }
+    };
+    let meetings = meetings_of(s, date, afresh, part)?;
+    Ok(docs::cards::render_cards(date, &meetings))
+}
+
+/// The race-card documents of `date` as [`cards_of`] renders them, each with the tag its
+/// head holds ([`tags`]): a card served as it is now, its head read with it.
+pub(crate) fn cards_headed(
     s: &impl Records,
     date: &str,
-    (parts, decoded, days): (&mut Parts, &mut decoded::Decoded, &mut form::strikes::Days),
-    check: impl Fn(u8, &str) -> bool,
-) -> Result<ByVenue, StoreError> {
+) -> Result<ByVenue<(Vec<u8>, Tag)>, StoreError> {
+    let afresh = (&mut Default::default(), &mut Default::default());
+    let part = |race: (&str, u8, &str),
+                decoded: &mut decoded::Decoded,
+                people: &mut form::strikes::People| {
+        let Some(read) = race::read((decoded, people), s, race)? else {
+            return Ok(None);
+        };
+        Ok(Some((
+            read.render(race, decoded)?,
+            read.digest(race, decoded)?,
+        )))
+    };
+    let meetings = meetings_of(s, date, afresh, part)?;
+    let (mut parts, mut digests) = (Vec::new(), Vec::new());
+    for m in meetings {
+        let (races, race_digests) = m.races.into_iter().unzip();
+        parts.push(Meeting {
+            venue: m.venue.clone(),
+            races,
+        });
+        digests.push(Meeting {
+            venue: m.venue,
+            races: race_digests,
+        });
+    }
+    let tags = tags(date, &digests);
+    let docs = docs::cards::render_cards(date, &parts);
+    Ok(docs
+        .into_iter()
+        .zip(tags)
+        .map(|((venue, doc), (_, tag))| (venue, (doc, tag)))
+        .collect())
+}
+
+/// The tags the heads of the card documents of `date` hold, by venue: their digests
+/// ([`docs::cards::card_digests`]), from the digests of the races of its `meetings`.
+fn tags(date: &str, meetings: &[Meeting<u128>]) -> ByVenue<Tag> {
+    docs::cards::card_digests(date, meetings)
+        .into_iter()
+        .map(|(venue, digest)| (venue, docs::tag(digest)))
+        .collect()
+}
+
+/// The meetings of `date` with what `race` makes of each of their races (given its date,
+/// number and venue, and the cards and forms decoded and the date's strike rates): from its
+/// cards, as `s` holds them, each card's races in order; the cards and forms from `decoded`
+/// where their records are those they were decoded from, and the days' rides and the
+/// date's strike rates from `days` where their records are those it read or wrote.
+fn meetings_of<T>(
+    s: &impl Records,
+    date: &str,
+    (decoded, days): (&mut decoded::Decoded, &mut form::strikes::Days),
+    mut race: impl FnMut(
+        (&str, u8, &str),
+        &mut decoded::Decoded,
+        &mut form::strikes::People,
+    ) -> Result<Option<T>, StoreError>,
+) -> Result<Vec<Meeting<T>>, StoreError> {
     let day = Day::read(s, date)?;
     let people = days.people(s, date)?;
     let mut meetings = Vec::with_capacity(day.cards.len());
     for (venue, races) in &day.cards {
         let mut list = Vec::with_capacity(races.len());
         for &n in races {
-            if !check(n, venue) {
-                if let Some(part) = parts.kept((date, n, venue)) {
-                    list.push(part);
-                    continue;
-                }
-            }
-            let kept = (&mut *parts, &mut *decoded, &mut *people);
-            if let Some(part) = race::part(kept, s, date, n, venue)? {
+            if let Some(part) = race((date, n, venue), decoded, people)? {
                 list.push(part);
             }
         }
@@ -220,21 +292,5 @@ pub(crate) fn cards_of(
             races: list,
         });
     }
-    Ok(docs::cards::render_cards(date, &meetings).days)
-}
-
-/// The card documents of `date` rendered afresh from `s`: every card decoded from its
-/// record, every race's part rendered again, every day's rides read again.
-#[cfg(test)]
-pub(crate) fn cards_afresh(s: &impl Records, date: &str) -> Result<ByVenue, StoreError> {
-    cards_of(
-        s,
-        date,
-        (
-            &mut Parts::default(),
-            &mut Default::default(),
-            &mut Default::default(),
-        ),
-        |_, _| true,
-    )
+    Ok(meetings)
 }

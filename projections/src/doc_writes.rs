@@ -10,8 +10,37 @@ use crate::keys::doc::DocKey;
 use crate::kv::StoreError;
 use crate::state::State;
 
-/// Documents of one kind, by venue (`None`: the one that answers without a venue).
-pub(crate) type ByVenue = Vec<(Option<String>, Vec<u8>)>;
+/// Documents of one kind, by venue (`None`: the one that answers without a venue), each
+/// as its bytes or, for one rendered when read, the tag its head holds ([`Body`]).
+pub(crate) type ByVenue<D = Vec<u8>> = Vec<(Option<String>, D)>;
+
+/// A document as a render hands it to be stored: its bytes, or, for a document rendered
+/// when read ([`DocKey::rendered_when_read`]), the tag its head holds alone, which is all
+/// the store keeps of it besides its sequence: a card's, the tag of its digest, worked out
+/// without rendering it. Two bodies are equal where they answer the same.
+pub(crate) trait Body: PartialEq {
+    /// What the store keeps of the document under `key` at `seq`.
+    fn sealed(&self, key: &[u8], seq: u64) -> Vec<u8>;
+}
+
+impl Body for Vec<u8> {
+    fn sealed(&self, key: &[u8], seq: u64) -> Vec<u8> {
+        match DocKey::parse(key) {
+            Some(doc_key) => sealed(doc_key, self, seq),
+            None => docs::seal(false, self, seq),
+        }
+    }
+}
+
+impl Body for docs::Tag {
+    fn sealed(&self, key: &[u8], seq: u64) -> Vec<u8> {
+        debug_assert!(
+            DocKey::parse(key).is_some_and(|k| k.rendered_when_read()),
+            "a document stored whole was given by its tag alone"
+        );
+        docs::tagged(self, seq)
+    }
+}
 
 /// Stores a document with its `ETag`, made once here rather than on every GET, and `seq`,
 /// the stream sequence it reflects; a document rendered the same as it is stored is not
@@ -88,15 +117,12 @@ impl Rendering {
         &mut self,
         s: &mut impl State,
         key: Vec<u8>,
-        doc: &[u8],
+        doc: &impl Body,
     ) -> Result<bool, StoreError> {
         if !self.stale.is_empty() {
             self.stale.remove(&key);
         }
-        let sealed = match DocKey::parse(&key) {
-            Some(doc_key) => sealed(doc_key, doc, self.seq),
-            None => docs::seal(false, doc, self.seq),
-        };
+        let sealed = doc.sealed(&key, self.seq);
         put_sealed(s, key, sealed)
     }
 
@@ -108,7 +134,7 @@ impl Rendering {
     pub(crate) fn put_venues(
         &mut self,
         s: &mut impl State,
-        docs: &ByVenue,
+        docs: &ByVenue<impl Body>,
         key: impl Fn(Option<&str>) -> Vec<u8>,
     ) -> Result<(), StoreError> {
         let mut changed = BTreeSet::new();

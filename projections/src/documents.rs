@@ -5,7 +5,7 @@
 //! rendered from the versions of its records. Above the store and the read models whose
 //! records it renders, so that neither needs the other to answer.
 
-use crate::cards::cards_of;
+use crate::cards::{cards_headed, cards_of};
 use crate::docs::{self, Doc};
 use crate::facts::Day;
 use crate::form::{self, FormSource};
@@ -77,8 +77,9 @@ impl Store {
         };
         let mut head = stored;
         for _ in 0..RENDER_READS {
-            let body = render_doc(&self.kv, doc_key)?;
-            if let Some(whole) = body.and_then(|b| docs::with_body(&head, &b, seq)) {
+            let body = render_headed(&self.kv, doc_key)?;
+            let whole = body.and_then(|(b, held)| docs::with_body(&head, &b, held.as_ref(), seq));
+            if let Some(whole) = whole {
                 return Ok(Rendered::Whole(whole.into()));
             }
             match self.kv.get(key)? {
@@ -165,17 +166,10 @@ pub(crate) fn render_doc(s: &impl Records, key: DocKey<'_>) -> Result<Option<Vec
             .into_iter()
             .find(|(n, v, _)| *n == race_number && venue_of(v).as_deref() == venue)
             .map(|(_, _, doc)| doc),
-        DocKey::Card { date, venue } => {
-            let afresh = (
-                &mut Default::default(),
-                &mut Default::default(),
-                &mut Default::default(),
-            );
-            cards_of(s, date, afresh, |_, _| true)?
-                .into_iter()
-                .find(|(v, _)| v.as_deref() == venue)
-                .map(|(_, doc)| doc)
-        }
+        DocKey::Card { date, venue } => cards_of(s, date)?
+            .into_iter()
+            .find(|(v, _)| v.as_deref() == venue)
+            .map(|(_, doc)| doc),
         DocKey::Odds {
             date,
             race_number,
@@ -188,6 +182,25 @@ pub(crate) fn render_doc(s: &impl Records, key: DocKey<'_>) -> Result<Option<Vec
                 .map(|(_, doc)| doc)
         }
     })
+}
+
+/// A document's body, and what its head holds where that is not the body's `ETag`.
+pub(crate) type Headed = (Vec<u8>, Option<docs::Tag>);
+
+/// The document under `key` as [`render_doc`] renders it, with what its head holds where
+/// that is not its `ETag`: the tag of a card's digest ([`DocKey::rendered_when_read`]),
+/// worked out only here, for a card read as it is now (one as of a point has no head).
+pub(crate) fn render_headed(
+    s: &impl Records,
+    key: DocKey<'_>,
+) -> Result<Option<Headed>, StoreError> {
+    let DocKey::Card { date, venue } = key else {
+        return Ok(render_doc(s, key)?.map(|body| (body, None)));
+    };
+    Ok(cards_headed(s, date)?
+        .into_iter()
+        .find(|(v, _)| v.as_deref() == venue)
+        .map(|(_, (doc, tag))| (doc, Some(tag))))
 }
 
 /// Most renders of a document read when commits land between the reads of its records.

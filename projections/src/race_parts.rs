@@ -1,13 +1,13 @@
-//! Each race's part of its date's documents (a card's race, a result's), kept with the
-//! hash of the records it was rendered from. A date's cards and results are rendered
-//! whole at every event that changes one of their races, at that event's position, so a
-//! meeting's races were read and rendered some ten or twenty times over; now the races
-//! an event left alone are copied from here. A part is used where the records it would
-//! be rendered from hash the same as those it was, so that it is not stale whatever wrote
-//! them, or, without reading them, where the fold knows that no event changed them since
-//! it was last checked so ([`Parts::kept`]: the cards' races a result does not reach,
-//! `cards.rs`); a fold keeps the parts of the last dates it rendered, and hands them on
-//! only to the next batch of its store, which starts where they were rendered (`fold.rs`,
+//! Each race's part of its date's documents (a result's, and for a card the digest of
+//! its part), kept with the hash of the records it was made from. A date's documents are
+//! made again at every event that changes one of their races, at that event's position,
+//! so a meeting's races were read and rendered some ten or twenty times over; now the
+//! races an event left alone are copied from here. A part is used where the records it
+//! would be made from hash the same as those it was, so that it is not stale whatever
+//! wrote them, or, without reading them, where the fold knows that no event changed them
+//! since it was last checked so ([`Parts::kept`]: the cards' races a result does not
+//! reach, `cards.rs`); a fold keeps the parts of the last dates it made, and hands them on
+//! only to the next batch of its store, which starts where they were made (`fold.rs`,
 //! [`crate::fold::Kept`]).
 
 use std::collections::{HashMap, VecDeque};
@@ -26,63 +26,72 @@ use crate::kv::StoreError;
 /// reach: BENCHMARKS.md, "What was tried").
 const DATES: usize = 128;
 
-/// The races' parts of the last dates rendered, by date, venue and race number.
-#[derive(Debug, Default)]
-pub(crate) struct Parts {
-    dates: HashMap<String, OfDate>,
+/// The races' parts of the last dates made, by date, venue and race number: a result's
+/// rendered, or the digest of a card's.
+#[derive(Debug)]
+pub(crate) struct Parts<T = Arc<RawValue>> {
+    dates: HashMap<String, OfDate<T>>,
     /// The dates kept, in the order their first part was kept.
     order: VecDeque<String>,
 }
 
-/// A date's parts, by venue and race number.
-type OfDate = HashMap<(String, u8), Part>;
-
-#[derive(Debug)]
-struct Part {
-    /// The hash of the records it was rendered from ([`hash`]).
-    sources: u128,
-    json: Arc<RawValue>,
+impl<T> Default for Parts<T> {
+    fn default() -> Self {
+        Parts {
+            dates: HashMap::new(),
+            order: VecDeque::new(),
+        }
+    }
 }
 
-impl Parts {
+/// A date's parts, by venue and race number.
+type OfDate<T> = HashMap<(String, u8), Part<T>>;
+
+#[derive(Debug)]
+struct Part<T> {
+    /// The hash of the records it was made from ([`hash`]).
+    sources: u128,
+    value: T,
+}
+
+impl<T: Clone> Parts<T> {
     /// The part of race `n` of `date` at `venue` whose records hash to `sources`: the one
-    /// kept where it was rendered from those, else what `render` makes of them (`None`:
-    /// the race has no part).
+    /// kept where it was made from those, else what `make` makes of them (`None`: the race
+    /// has no part).
     pub(crate) fn of(
         &mut self,
         (date, n, venue): (&str, u8, &str),
         sources: u128,
-        render: impl FnOnce() -> Result<Option<Box<RawValue>>, StoreError>,
-    ) -> Result<Option<Arc<RawValue>>, StoreError> {
+        make: impl FnOnce() -> Result<Option<T>, StoreError>,
+    ) -> Result<Option<T>, StoreError> {
         let parts = self.of_date(date);
         if let Some(part) = parts.get(&(venue.to_owned(), n)) {
             if part.sources == sources {
-                return Ok(Some(part.json.clone()));
+                return Ok(Some(part.value.clone()));
             }
         }
-        let Some(json) = render()? else {
+        let Some(value) = make()? else {
             return Ok(None);
         };
-        let json: Arc<RawValue> = Arc::from(json);
         parts.insert(
             (venue.to_owned(), n),
             Part {
                 sources,
-                json: json.clone(),
+                value: value.clone(),
             },
         );
-        Ok(Some(json))
+        Ok(Some(value))
     }
 
-    /// The part of race `n` of `date` at `venue` as last kept, whatever it was rendered
-    /// from: for a fold that knows nothing it was rendered from changed since.
-    pub(crate) fn kept(&self, (date, n, venue): (&str, u8, &str)) -> Option<Arc<RawValue>> {
+    /// The part of race `n` of `date` at `venue` as last kept, whatever it was made from:
+    /// for a fold that knows nothing it was made from changed since.
+    pub(crate) fn kept(&self, (date, n, venue): (&str, u8, &str)) -> Option<T> {
         let part = self.dates.get(date)?.get(&(venue.to_owned(), n))?;
-        Some(part.json.clone())
+        Some(part.value.clone())
     }
 
     /// The parts kept of `date`, the oldest date's given up to make room.
-    fn of_date(&mut self, date: &str) -> &mut OfDate {
+    fn of_date(&mut self, date: &str) -> &mut OfDate<T> {
         if !self.dates.contains_key(date) {
             if self.order.len() == DATES {
                 if let Some(oldest) = self.order.pop_front() {
@@ -116,8 +125,10 @@ pub(crate) fn hash<'a>(records: impl IntoIterator<Item = Option<&'a [u8]>>) -> u
 mod tests {
     use super::*;
 
-    fn raw(json: &str) -> Result<Option<Box<RawValue>>, StoreError> {
-        Ok(Some(RawValue::from_string(json.into()).expect("json")))
+    fn raw(json: &str) -> Result<Option<Arc<RawValue>>, StoreError> {
+        Ok(Some(
+            RawValue::from_string(json.into()).expect("json").into(),
+        ))
     }
 
     #[test]

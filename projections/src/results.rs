@@ -52,7 +52,7 @@ impl ReadModel for Results {
                 let (date, n, venue) = (&new.date, race_no(new.race_number)?, &new.venue);
                 if let Some(stored) = s.get(&keys::result(date, n, venue))? {
                     let sources = race_parts::hash([Some(&stored[..])]);
-                    let render = || Ok(Some(docs::results::result_race(new)));
+                    let render = || Ok(Some(docs::results::result_race(new).into()));
                     self.parts.of((date, n, venue), sources, render)?;
                 }
             }
@@ -119,7 +119,7 @@ pub(crate) fn results_of(
             let render = || {
                 let what = || format!("result of race {n} of {date} at {venue}");
                 Ok(decode::<RaceResult>(Some(&result), what)?
-                    .map(|r| docs::results::result_race(&r)))
+                    .map(|r| docs::results::result_race(&r).into()))
             };
             if let Some(part) = parts.of(
                 (date, n, venue),

@@ -113,7 +113,9 @@ use crate::state::{RaceOdds, Reads};
 ///    the card is rendered from each date's rides (`keys::analysis::day_rides`), and the
 ///    people's recent days are gone: a version before it would serve the strike rates of
 ///    its records twice, and find no date's rides.
-pub(crate) const SCHEMA: &[u8] = b"37";
+/// 38: a card's head holds the tag of a digest of its parts (`docs/cards.rs`), not its
+///    `ETag`: a version before it would find no card's head its body's.
+pub(crate) const SCHEMA: &[u8] = b"38";
 pub(crate) const SCHEMA_KEY: &[u8] = b"meta\0schema";
 
 /// How much of a refused payload a dead letter keeps for inspection; the whole message

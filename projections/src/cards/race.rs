@@ -1,6 +1,6 @@
 //! A race's part of its date's card documents: the records it is rendered from, as
-//! stored, and its runners' people's strike rates, and the part they render, kept among a
-//! fold's [`Parts`] while those stay the same.
+//! stored, and its runners' people's strike rates; the part they render, or its digest,
+//! which a fold keeps among its [`Parts`] while those stay the same.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -11,7 +11,7 @@ use serde_json::value::RawValue;
 use super::decoded::Decoded;
 use super::form::strikes::People;
 use crate::docs;
-use crate::docs::cards::Strike;
+use crate::docs::cards::{StoredRaceForm, Strike};
 use crate::keys;
 use crate::kv::StoreError;
 use crate::people::docs::Role;
@@ -19,16 +19,14 @@ use crate::race_parts::{self, Parts};
 use crate::state::{decode, Records};
 use crate::status::{self, Status};
 
-/// The part of race `n` of `date` at `venue` as its records stand in `s`, with the strike
-/// rates `people` counts for the date; `None` for a race without a card. Its card and form
-/// as `decoded` holds them, where their records are those they were decoded from.
-pub(super) fn part(
-    (parts, decoded, people): (&mut Parts, &mut Decoded, &mut People),
+/// Race `n` of `date` at `venue` as its records stand in `s`, with the strike rates
+/// `people` counts for the date; `None` for a race without a card. Its card as `decoded`
+/// holds it, where its record is the one it was decoded from.
+pub(super) fn read(
+    (decoded, people): (&mut Decoded, &mut People),
     s: &impl Records,
-    date: &str,
-    n: u8,
-    venue: &str,
-) -> Result<Option<Arc<RawValue>>, StoreError> {
+    (date, n, venue): (&str, u8, &str),
+) -> Result<Option<Race>, StoreError> {
     let sources = Sources::read(s, date, n, venue)?;
     let Some(card) = decoded.card(&sources.card_key, sources.card.as_deref())? else {
         return Ok(None);
@@ -43,9 +41,94 @@ pub(super) fn part(
             )
         })
         .collect();
-    parts.of((date, n, venue), sources.hash(&strikes), || {
-        sources.render((date, n, venue), decoded, (&card, &strikes))
-    })
+    Ok(Some(Race {
+        sources,
+        card,
+        strikes,
+    }))
+}
+
+/// The digest of race `n` of `date` at `venue`'s part ([`docs::cards::card_race_digest`])
+/// as its records stand in `s`, with the strike rates `people` counts for the date: the one
+/// `digests` keeps where the race's records and strike rates are those it was worked out
+/// from. `None` for a race without a card.
+pub(super) fn digest(
+    (digests, decoded, people): (&mut Parts<u128>, &mut Decoded, &mut People),
+    s: &impl Records,
+    race: (&str, u8, &str),
+) -> Result<Option<u128>, StoreError> {
+    let Some(read) = read((&mut *decoded, people), s, race)? else {
+        return Ok(None);
+    };
+    digests.of(race, read.hash(), || read.digest(race, decoded).map(Some))
+}
+
+/// A race as its part is made from: its records, its card decoded, and its runners'
+/// people's strike rates.
+pub(super) struct Race {
+    sources: Sources,
+    card: Arc<RaceCard>,
+    /// The jockey's and the trainer's of each of the card's runners, in its order.
+    strikes: Vec<(Strike, Strike)>,
+}
+
+impl Race {
+    /// The hash of its records and of its runners' strike rates: their rides and wins,
+    /// which the rates are worked out from.
+    fn hash(&self) -> u128 {
+        let mut counts = Vec::with_capacity(self.strikes.len() * 16);
+        for strike in self
+            .strikes
+            .iter()
+            .flat_map(|(jockey, trainer)| [jockey, trainer])
+        {
+            counts.extend_from_slice(&strike.rides.to_le_bytes());
+            counts.extend_from_slice(&strike.wins.to_le_bytes());
+        }
+        let s = &self.sources;
+        race_parts::hash([
+            s.card.as_deref(),
+            s.scratched_every.as_deref(),
+            s.scratched_own.as_deref(),
+            s.status_every.as_deref(),
+            s.status_own.as_deref(),
+            s.form.as_deref(),
+            Some(&counts[..]),
+        ])
+    }
+
+    /// Its part of the card documents (`race`: its date, number and venue).
+    pub(super) fn render(
+        &self,
+        race: (&str, u8, &str),
+        decoded: &mut Decoded,
+    ) -> Result<Box<RawValue>, StoreError> {
+        let shown = self.sources.shown(race, decoded)?;
+        Ok(docs::cards::card_race(
+            &self.card,
+            |horse| shown.scratched.contains(horse),
+            shown.status.as_ref(),
+            shown.form.as_deref(),
+            &self.strikes,
+        ))
+    }
+
+    /// The digest of its part, worked out without rendering it
+    /// ([`docs::cards::card_race_digest`]).
+    pub(super) fn digest(
+        &self,
+        race: (&str, u8, &str),
+        decoded: &mut Decoded,
+    ) -> Result<u128, StoreError> {
+        let shown = self.sources.shown(race, decoded)?;
+        Ok(docs::cards::card_race_digest(
+            &self.card,
+            |horse| shown.scratched.contains(horse),
+            shown.status.as_ref(),
+            shown.form.as_deref(),
+            &self.strikes,
+        ))
+    }
 }
 
 /// The records a race's part is rendered from, as stored.
@@ -80,36 +163,14 @@ impl Sources {
         })
     }
 
-    /// The hash of the records and of the runners' strike rates `strikes` (their rides
-    /// and wins, which the rates are worked out from).
-    fn hash(&self, strikes: &[(Strike, Strike)]) -> u128 {
-        let mut counts = Vec::with_capacity(strikes.len() * 16);
-        for strike in strikes
-            .iter()
-            .flat_map(|(jockey, trainer)| [jockey, trainer])
-        {
-            counts.extend_from_slice(&strike.rides.to_le_bytes());
-            counts.extend_from_slice(&strike.wins.to_le_bytes());
-        }
-        race_parts::hash([
-            self.card.as_deref(),
-            self.scratched_every.as_deref(),
-            self.scratched_own.as_deref(),
-            self.status_every.as_deref(),
-            self.status_own.as_deref(),
-            self.form.as_deref(),
-            Some(&counts[..]),
-        ])
-    }
-
-    /// The race's part, rendered from the records, their card `card` as decoded, and the
-    /// runners' strike rates `strikes`.
-    fn render(
+    /// What of the records a card shows, decoded: the race's scratchings at every venue
+    /// and at its own, its status, and its runners' form (as `decoded` holds it, where
+    /// its record is the one it was decoded from).
+    fn shown(
         &self,
         (date, n, venue): (&str, u8, &str),
         decoded: &mut Decoded,
-        (card, strikes): (&RaceCard, &[(Strike, Strike)]),
-    ) -> Result<Option<Box<RawValue>>, StoreError> {
+    ) -> Result<Shown, StoreError> {
         let record = |kind: &str| format!("{kind} of race {n} of {date} at {venue}");
         let mut scratched: BTreeSet<String> =
             decode(self.scratched_every.as_deref(), || record("scratchings"))?.unwrap_or_default();
@@ -122,12 +183,17 @@ impl Sources {
             decode::<Status>(self.status_every.as_deref(), || record("status"))?,
         );
         let form = decoded.form(&self.form_key, self.form.as_deref())?;
-        Ok(Some(docs::cards::card_race(
-            card,
-            |horse| scratched.contains(horse),
-            status.as_ref(),
-            form.as_deref(),
-            strikes,
-        )))
+        Ok(Shown {
+            scratched,
+            status,
+            form,
+        })
     }
+}
+
+/// What of a race's records its part shows, decoded ([`Sources::shown`]).
+struct Shown {
+    scratched: BTreeSet<String>,
+    status: Option<Status>,
+    form: Option<Arc<StoredRaceForm>>,
 }

@@ -5,9 +5,10 @@ use std::collections::BTreeMap;
 use racing_events::{CardRunner, RaceCard};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
+use xxhash_rust::xxh3::Xxh3;
 
 use super::json::to_json;
-use super::meeting::{main_meeting, venues, Meeting, Rendered};
+use super::meeting::{main_meeting, venues, Meeting};
 #[cfg(feature = "openapi")]
 use super::status::RaceStatusName;
 use crate::status::Status;
@@ -250,8 +251,66 @@ pub(crate) fn card_race(
     forms: Option<&StoredRaceForm>,
     strikes: &[(Strike, Strike)],
 ) -> Box<RawValue> {
+    let served = |form: Option<ServedParts<'_>>| {
+        form.map(|(horse, jockey, trainer)| served_form(horse, jockey, trainer))
+    };
+    let race = race_doc(c, scratched, status, (forms, strikes), served);
+    // A race is strings, integers and the stored forms: serialising it cannot fail.
+    serde_json::value::to_raw_value(&race).unwrap_or_default()
+}
+
+/// The digest of the part [`card_race`] renders of the same race, worked out without
+/// rendering it: the 128-bit xxh3 of the race without its runners' forms as serde writes
+/// it, then of each listed runner's form's parts (its horse's part as stored, the strike
+/// rates). The part is those parts put together in a fixed place each, so that two races
+/// digest alike where their parts are the same bytes, and otherwise not (but for the
+/// hash's collisions).
+pub(crate) fn card_race_digest(
+    c: &RaceCard,
+    scratched: impl Fn(&str) -> bool,
+    status: Option<&Status>,
+    forms: Option<&StoredRaceForm>,
+    strikes: &[(Strike, Strike)],
+) -> u128 {
+    let mut served = Vec::with_capacity(c.runners.len());
+    let race = race_doc(c, scratched, status, (forms, strikes), |form| {
+        served.push(form);
+        None
+    });
+    let mut h = Xxh3::new();
+    super::json::hash_into(&mut h, &race);
+    for form in served {
+        let Some((horse, jockey, trainer)) = form else {
+            h.update(&[0]);
+            continue;
+        };
+        h.update(&[1]);
+        h.update(&(horse.get().len() as u64).to_le_bytes());
+        h.update(horse.get().as_bytes());
+        for strike in [jockey, trainer] {
+            h.update(&strike.rides.to_le_bytes());
+            h.update(&strike.wins.to_le_bytes());
+            h.update(&strike.strike_rate.to_bits().to_le_bytes());
+        }
+    }
+    h.digest128()
+}
+
+/// What a listed runner's served form is made of ([`served_form`]): its horse's part as
+/// stored, its jockey's and its trainer's strike rates.
+type ServedParts<'a> = (&'a RawValue, Strike, Strike);
+
+/// One race of a card as [`card_race`] serialises it, each listed runner's form what
+/// `form` makes of its parts (`None`: the runner has no form).
+fn race_doc<'a>(
+    c: &'a RaceCard,
+    scratched: impl Fn(&str) -> bool,
+    status: Option<&'a Status>,
+    (forms, strikes): (Option<&'a StoredRaceForm>, &[(Strike, Strike)]),
+    mut form: impl FnMut(Option<ServedParts<'a>>) -> Option<Box<RawValue>>,
+) -> CardRace<'a> {
     let [status, status_at, status_reason] = Status::fields(status);
-    let race = CardRace {
+    CardRace {
         race_number: c.race_number,
         race_name: &c.race_name,
         distance: c.distance,
@@ -265,39 +324,83 @@ pub(crate) fn card_race(
             .enumerate()
             .filter(|(_, r)| !scratched(&r.horse_no))
             .map(|(i, r)| {
-                let form = forms.and_then(|f| f.get(&r.horse_no)).map(|horse| {
+                let parts = forms.and_then(|f| f.get(&r.horse_no)).map(|horse| {
                     let (jockey, trainer) = strikes.get(i).copied().unwrap_or_default();
-                    served_form(horse, jockey, trainer)
+                    (&**horse, jockey, trainer)
                 });
-                CardRunnerDoc::new(r, form)
+                CardRunnerDoc::new(r, form(parts))
             })
             .collect(),
-    };
-    // A race is strings, integers and the stored forms: serialising it cannot fail.
-    serde_json::value::to_raw_value(&race).unwrap_or_default()
+    }
 }
 
-/// Assembles the race-card documents of a date from its meetings' races, each as
-/// [`card_race`] rendered it.
-pub(crate) fn render_cards<R: AsRef<RawValue>>(date: &str, meetings: &[Meeting<R>]) -> Rendered {
+/// The race-card documents of a date, per venue and for the day's main meeting (`None`),
+/// from its meetings' races, each as [`card_race`] rendered it.
+pub(crate) fn render_cards<R: AsRef<RawValue>>(
+    date: &str,
+    meetings: &[Meeting<R>],
+) -> Vec<(Option<String>, Vec<u8>)> {
+    cards_by_venue(date, meetings, |head, races| {
+        let races: Vec<&RawValue> = races.iter().map(AsRef::as_ref).collect();
+        to_json(&head.with(&races))
+    })
+}
+
+/// The digests of the documents [`render_cards`] renders, from those of their races'
+/// parts ([`card_race_digest`]): of each document, the 128-bit xxh3 of it as serde writes
+/// it without its races, then of its races' digests in order. So a document's digest
+/// changes exactly where its bytes do, and the fold works it out without rendering a race.
+pub(crate) fn card_digests(date: &str, meetings: &[Meeting<u128>]) -> Vec<(Option<String>, u128)> {
+    cards_by_venue(date, meetings, |head, races| {
+        let mut h = Xxh3::new();
+        super::json::hash_into(&mut h, &head.with(&[]));
+        for digest in races {
+            h.update(&digest.to_le_bytes());
+        }
+        h.digest128()
+    })
+}
+
+/// What a race-card document holds besides its races.
+struct DocHead<'a> {
+    date: &'a str,
+    venue: &'a str,
+    meetings: Option<&'a [String]>,
+}
+
+impl<'a> DocHead<'a> {
+    fn with(&self, races: &'a [&'a RawValue]) -> CardDoc<'a> {
+        CardDoc {
+            date: self.date,
+            venue: self.venue,
+            meetings: self.meetings,
+            races,
+        }
+    }
+}
+
+/// What `each` makes of the race-card document of each meeting of a date (given what it
+/// holds besides its races, and its races), and of the day's main meeting's again without
+/// its venue.
+fn cards_by_venue<R, T: Clone>(
+    date: &str,
+    meetings: &[Meeting<R>],
+    mut each: impl FnMut(DocHead<'_>, &[R]) -> T,
+) -> Vec<(Option<String>, T)> {
     let listed = venues(meetings);
     let main = main_meeting(meetings);
-    let mut out = Rendered {
-        days: Vec::new(),
-        races: Vec::new(),
-    };
+    let mut out = Vec::with_capacity(meetings.len() + 1);
     for (i, m) in meetings.iter().enumerate() {
-        let races: Vec<&RawValue> = m.races.iter().map(AsRef::as_ref).collect();
-        let day = to_json(&CardDoc {
+        let head = DocHead {
             date,
             venue: &m.venue,
             meetings: listed.as_deref(),
-            races: &races,
-        });
+        };
+        let day = each(head, &m.races);
         if i == main {
-            out.days.push((None, day.clone()));
+            out.push((None, day.clone()));
         }
-        out.days.push((Some(m.venue.clone()), day));
+        out.push((Some(m.venue.clone()), day));
     }
     out
 }

@@ -1,8 +1,69 @@
-//! A document as JSON bytes.
+//! A document as JSON bytes, or as the hash of those bytes.
+
+use std::io::{BufWriter, Write};
 
 use serde::Serialize;
+use xxhash_rust::xxh3::Xxh3;
 
 pub(crate) fn to_json<T: Serialize>(v: &T) -> Vec<u8> {
     // The documents are strings, integers and finite floats: serialising cannot fail.
     serde_json::to_vec(v).unwrap_or_default()
+}
+
+/// The 128-bit xxh3 of `to_json(v)`, hashed as serde writes it ([`hash_into`]).
+#[cfg(test)]
+fn hash_json<T: Serialize>(v: &T) -> u128 {
+    let mut h = Xxh3::new();
+    hash_into(&mut h, v);
+    h.digest128()
+}
+
+/// Hands `h` the bytes of `to_json(v)` as serde writes them: no document's bytes are
+/// gathered, copied or freed. serde writes a document in pieces of a few bytes, and a
+/// part it holds as JSON (a `RawValue`) whole; the buffer hands the hash the small pieces
+/// a KiB at a time, and a larger part straight on.
+pub(crate) fn hash_into<T: Serialize>(h: &mut Xxh3, v: &T) {
+    let mut out = BufWriter::with_capacity(1024, Hashing(h));
+    // Writing to the hash cannot fail, nor can serialising a document (`to_json`).
+    let _ = serde_json::to_writer(&mut out, v);
+    let _ = out.flush();
+}
+
+/// A writer that hashes what it is given.
+struct Hashing<'a>(&'a mut Xxh3);
+
+impl Write for Hashing<'_> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.update(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::value::RawValue;
+
+    use super::*;
+
+    #[test]
+    fn a_document_hashes_as_its_bytes_do() {
+        // Small pieces, a part larger than the buffer, escapes, and one just at its size.
+        let big = format!("[{}]", vec!["\"runner\""; 4_000].join(","));
+        let at_size = format!("\"{}\"", "x".repeat(1024 - 2));
+        for part in [big.as_str(), at_size.as_str(), "{}", "[]"] {
+            let raw = RawValue::from_string(part.to_owned()).expect("json");
+            let doc = serde_json::json!({"date": "2026-11-01", "venue": "Sha \"Tin\"\n"});
+            let whole = (&doc, &raw, vec![&raw, &raw], 7u8, None::<&str>);
+            assert_eq!(
+                hash_json(&whole),
+                xxhash_rust::xxh3::xxh3_128(&to_json(&whole)),
+                "a part of {} bytes",
+                part.len()
+            );
+        }
+    }
 }

@@ -11,6 +11,10 @@ use crate::kv::Bytes;
 /// Bytes of the strong `ETag` that heads every stored document.
 pub const ETAG_LEN: usize = 34;
 
+/// What a stored document's head holds ahead of its sequence: its `ETag`, or for a card the
+/// tag of its digest ([`tag`]), in the same form.
+pub(crate) type Tag = [u8; ETAG_LEN];
+
 /// Bytes ahead of every stored document: its `ETag`, then the stream sequence its
 /// content was last changed at (big-endian).
 pub const HEAD_LEN: usize = ETAG_LEN + 8;
@@ -19,8 +23,19 @@ pub const HEAD_LEN: usize = ETAG_LEN + 8;
 /// hex, quoted. Stored ahead of each document when it is rendered, so that a GET sends
 /// it without hashing the body again.
 pub fn etag(sent: &[u8]) -> [u8; ETAG_LEN] {
+    quoted(xxhash_rust::xxh3::xxh3_128(sent))
+}
+
+/// A digest of what a document is made of, in the form of an `ETag`: what the head of a
+/// card holds (`cards.rs`), which the fold works out without rendering the card.
+pub(crate) fn tag(digest: u128) -> Tag {
+    quoted(digest)
+}
+
+/// A 128-bit hash as an `ETag`: in hex, quoted.
+fn quoted(hash: u128) -> [u8; ETAG_LEN] {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    let hash = xxhash_rust::xxh3::xxh3_128(sent).to_be_bytes();
+    let hash = hash.to_be_bytes();
     let mut tag = [b'"'; ETAG_LEN];
     for (i, byte) in hash.iter().enumerate() {
         tag[1 + 2 * i] = HEX[usize::from(byte >> 4)];
@@ -178,23 +193,32 @@ pub(crate) fn same_answer(a: &[u8], b: &[u8]) -> bool {
 /// ([`crate::keys::DocKey::rendered_when_read`]): the head [`seal`] writes, its `ETag` and `seq`,
 /// without the bytes.
 pub(crate) fn head(doc: &[u8], seq: u64) -> Vec<u8> {
+    tagged(&etag(doc), seq)
+}
+
+/// The head of a document rendered when read that holds `tag`: its `ETag`, or for a card
+/// the tag of its digest ([`crate::keys::DocKey::rendered_when_read`]).
+pub(crate) fn tagged(tag: &Tag, seq: u64) -> Vec<u8> {
     let mut stored = Vec::with_capacity(HEAD_LEN);
-    stored.extend_from_slice(&etag(doc));
+    stored.extend_from_slice(tag);
     stored.extend_from_slice(&seq.to_be_bytes());
     stored
 }
 
-/// A document rendered when read, whole: its stored head, `doc` after it, the sequence
-/// the later of the head's and `seq` (an alias's). `None` where `doc` is not the one the
-/// head was made of (its `ETag` is another's): a commit came between the reads.
-pub(crate) fn with_body(head: &[u8], doc: &[u8], seq: u64) -> Option<Vec<u8>> {
-    let (tag, at) = head.split_at_checked(ETAG_LEN)?;
+/// A document rendered when read, whole: its `ETag`, the sequence the later of its
+/// stored head's and `seq` (an alias's), `doc` after them. `held` is what its head holds
+/// where that is not its `ETag` (the tag of its digest, [`tag`]). `None` where `doc` is not
+/// the one the head was made of (the head holds another tag): a commit came between the
+/// reads.
+pub(crate) fn with_body(head: &[u8], doc: &[u8], held: Option<&Tag>, seq: u64) -> Option<Vec<u8>> {
+    let (stored, at) = head.split_at_checked(ETAG_LEN)?;
     let at: [u8; 8] = at.try_into().ok()?;
-    if tag != etag(doc) {
+    let tag = etag(doc);
+    if stored != held.unwrap_or(&tag) {
         return None;
     }
     let mut whole = Vec::with_capacity(HEAD_LEN + doc.len());
-    whole.extend_from_slice(tag);
+    whole.extend_from_slice(&tag);
     whole.extend_from_slice(&u64::from_be_bytes(at).max(seq).to_be_bytes());
     whole.extend_from_slice(doc);
     Some(whole)

@@ -109,7 +109,10 @@ impl<'a> DocKey<'a> {
     /// what the results, cards, scratchings, statuses and forms hold (a copy each would
     /// be every such fact written again at every change of it). A profile is its fact; a
     /// form is assembled from its entries; a race's odds are read on every move and every
-    /// live snapshot, and kept whole.
+    /// live snapshot, and kept whole. A card's head holds, in place of the `ETag`, the tag
+    /// of a digest of what the card is made of, which the fold works out from its races'
+    /// digests without rendering them (`docs/cards.rs`, `card_digests`): it changes exactly
+    /// where the card's bytes do, and the `ETag` served is that of the bytes rendered.
     pub fn rendered_when_read(&self) -> bool {
         matches!(
             self,

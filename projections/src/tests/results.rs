@@ -364,7 +364,7 @@ fn a_card_and_a_result_render_as_their_records_decoded_back() {
         venue: Some("Sha Tin"),
     };
     assert_eq!(venue(results.days), body(results_doc));
-    let cards = crate::cards::cards_afresh(&s, date).expect("cards");
+    let cards = crate::cards::cards_of(&s, date).expect("cards");
     let cards_doc = DocKey::Card {
         date,
         venue: Some("Sha Tin"),
