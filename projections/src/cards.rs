@@ -36,8 +36,10 @@ pub(crate) struct Cards {
     stale: Stale,
     forms: BTreeSet<form::Race>,
     results: Vec<form::Resulted>,
-    /// The digest of each race's part of the cards last made (`race_parts.rs`).
+    /// The digest of each race's part of the cards last made (`race_parts.rs`), and of
+    /// what it shows besides its runners' forms.
     digests: Parts<u128>,
+    listings: Parts<docs::cards::Listing>,
     /// The careers the batch read, decoded.
     pasts: form::Pasts,
     /// The days' rides and wins the strike rates are summed from, read and written.
@@ -54,6 +56,7 @@ pub(crate) struct Cards {
 #[derive(Debug, Default)]
 pub(crate) struct Kept {
     digests: Parts<u128>,
+    listings: Parts<docs::cards::Listing>,
     pasts: form::Pasts,
     days: form::strikes::Days,
     newest: entries::NewestCards,
@@ -64,6 +67,7 @@ impl Cards {
     pub(crate) fn resumed(kept: Kept) -> Cards {
         Cards {
             digests: kept.digests,
+            listings: kept.listings,
             pasts: kept.pasts,
             days: kept.days,
             newest: kept.newest,
@@ -75,6 +79,7 @@ impl Cards {
     pub(crate) fn keep(self) -> Kept {
         Kept {
             digests: self.digests,
+            listings: self.listings,
             pasts: self.pasts.kept(self.events),
             days: self.days.kept(),
             newest: self.newest.kept(),
@@ -167,7 +172,7 @@ impl ReadModel for Cards {
                 .take_while(|(d, ..)| d == date)
                 .map(|(_, n, venue)| (*n, venue.as_str()))
                 .collect();
-            let digests = &mut self.digests;
+            let (digests, listings) = (&mut self.digests, &mut self.listings);
             let digest =
                 |race @ (_, n, venue): (&str, u8, &str), decoded: &mut _, people: &mut _| {
                     if !every && !reached.contains(&(n, venue)) {
@@ -175,7 +180,7 @@ impl ReadModel for Cards {
                             return Ok(Some(kept));
                         }
                     }
-                    race::digest((&mut *digests, decoded, people), s, race)
+                    race::digest((&mut *digests, &mut *listings, decoded, people), s, race)
                 };
             // The heads hold the documents' digests: no race or document is rendered.
             let kept = (&mut self.pasts.decoded, &mut self.days);
@@ -226,10 +231,8 @@ pub(crate) fn cards_headed(
         let Some(read) = race::read((decoded, people), s, race)? else {
             return Ok(None);
         };
-        Ok(Some((
-            read.render(race, decoded)?,
-            read.digest(race, decoded)?,
-        )))
+        let digest = read.digest(&read.listing(race)?, decoded)?;
+        Ok(Some((read.render(race, decoded)?, digest)))
     };
     let meetings = meetings_of(s, date, afresh, part)?;
     let (mut parts, mut digests) = (Vec::new(), Vec::new());

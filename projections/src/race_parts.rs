@@ -1,5 +1,5 @@
-//! Each race's part of its date's documents (a result's, and for a card the digest of
-//! its part), kept with the hash of the records it was made from. A date's documents are
+//! Each race's part of its date's documents (a result's; for a card, the digest of its
+//! part and of what it lists), kept with the hash of the records it was made from. A date's documents are
 //! made again at every event that changes one of their races, at that event's position,
 //! so a meeting's races were read and rendered some ten or twenty times over; now the
 //! races an event left alone are copied from here. A part is used where the records it
@@ -27,7 +27,7 @@ use crate::kv::StoreError;
 const DATES: usize = 128;
 
 /// The races' parts of the last dates made, by date, venue and race number: a result's
-/// rendered, or the digest of a card's.
+/// rendered, or the digest of a card's, or of its listing.
 #[derive(Debug)]
 pub(crate) struct Parts<T = Arc<RawValue>> {
     dates: HashMap<String, OfDate<T>>,

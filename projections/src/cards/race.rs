@@ -11,7 +11,7 @@ use serde_json::value::RawValue;
 use super::decoded::Decoded;
 use super::form::strikes::People;
 use crate::docs;
-use crate::docs::cards::{StoredRaceForm, Strike};
+use crate::docs::cards::{Listing, Strike};
 use crate::keys;
 use crate::kv::StoreError;
 use crate::people::docs::Role;
@@ -51,16 +51,29 @@ pub(super) fn read(
 /// The digest of race `n` of `date` at `venue`'s part ([`docs::cards::card_race_digest`])
 /// as its records stand in `s`, with the strike rates `people` counts for the date: the one
 /// `digests` keeps where the race's records and strike rates are those it was worked out
-/// from. `None` for a race without a card.
+/// from, else worked out from the race's listing that `listings` keeps where its card,
+/// scratchings and status are those it was worked out from. `None` for a race without a
+/// card.
 pub(super) fn digest(
-    (digests, decoded, people): (&mut Parts<u128>, &mut Decoded, &mut People),
+    (digests, listings, decoded, people): (
+        &mut Parts<u128>,
+        &mut Parts<Listing>,
+        &mut Decoded,
+        &mut People,
+    ),
     s: &impl Records,
     race: (&str, u8, &str),
 ) -> Result<Option<u128>, StoreError> {
     let Some(read) = read((&mut *decoded, people), s, race)? else {
         return Ok(None);
     };
-    digests.of(race, read.hash(), || read.digest(race, decoded).map(Some))
+    digests.of(race, read.hash(), || {
+        let listing = listings.of(race, read.listing_hash(), || read.listing(race).map(Some))?;
+        match listing {
+            Some(listing) => read.digest(&listing, decoded).map(Some),
+            None => Ok(None),
+        }
+    })
 }
 
 /// A race as its part is made from: its records, its card decoded, and its runners'
@@ -97,35 +110,57 @@ impl Race {
         ])
     }
 
+    /// The hash of the records its listing is made from ([`Race::listing`]).
+    fn listing_hash(&self) -> u128 {
+        let s = &self.sources;
+        race_parts::hash([
+            s.card.as_deref(),
+            s.scratched_every.as_deref(),
+            s.scratched_own.as_deref(),
+            s.status_every.as_deref(),
+            s.status_own.as_deref(),
+        ])
+    }
+
     /// Its part of the card documents (`race`: its date, number and venue).
     pub(super) fn render(
         &self,
         race: (&str, u8, &str),
         decoded: &mut Decoded,
     ) -> Result<Box<RawValue>, StoreError> {
-        let shown = self.sources.shown(race, decoded)?;
+        let (scratched, status) = self.sources.listed(race)?;
+        let form = decoded.form(&self.sources.form_key, self.sources.form.as_deref())?;
         Ok(docs::cards::card_race(
             &self.card,
-            |horse| shown.scratched.contains(horse),
-            shown.status.as_ref(),
-            shown.form.as_deref(),
+            |horse| scratched.contains(horse),
+            status.as_ref(),
+            form.as_deref(),
             &self.strikes,
         ))
     }
 
-    /// The digest of its part, worked out without rendering it
-    /// ([`docs::cards::card_race_digest`]).
+    /// What its part shows besides its runners' forms ([`docs::cards::card_race_listing`]).
+    pub(super) fn listing(&self, race: (&str, u8, &str)) -> Result<Listing, StoreError> {
+        let (scratched, status) = self.sources.listed(race)?;
+        Ok(docs::cards::card_race_listing(
+            &self.card,
+            |horse| scratched.contains(horse),
+            status.as_ref(),
+        ))
+    }
+
+    /// The digest of its part, worked out without rendering it from its `listing` and its
+    /// runners' forms and strike rates ([`docs::cards::card_race_digest`]).
     pub(super) fn digest(
         &self,
-        race: (&str, u8, &str),
+        listing: &Listing,
         decoded: &mut Decoded,
     ) -> Result<u128, StoreError> {
-        let shown = self.sources.shown(race, decoded)?;
+        let form = decoded.form(&self.sources.form_key, self.sources.form.as_deref())?;
         Ok(docs::cards::card_race_digest(
             &self.card,
-            |horse| shown.scratched.contains(horse),
-            shown.status.as_ref(),
-            shown.form.as_deref(),
+            listing,
+            form.as_deref(),
             &self.strikes,
         ))
     }
@@ -163,14 +198,12 @@ impl Sources {
         })
     }
 
-    /// What of the records a card shows, decoded: the race's scratchings at every venue
-    /// and at its own, its status, and its runners' form (as `decoded` holds it, where
-    /// its record is the one it was decoded from).
-    fn shown(
+    /// The race's scratched runners (at every venue and at its own) and its status, as
+    /// its records give them.
+    fn listed(
         &self,
         (date, n, venue): (&str, u8, &str),
-        decoded: &mut Decoded,
-    ) -> Result<Shown, StoreError> {
+    ) -> Result<(BTreeSet<String>, Option<Status>), StoreError> {
         let record = |kind: &str| format!("{kind} of race {n} of {date} at {venue}");
         let mut scratched: BTreeSet<String> =
             decode(self.scratched_every.as_deref(), || record("scratchings"))?.unwrap_or_default();
@@ -182,18 +215,6 @@ impl Sources {
             decode::<Status>(self.status_own.as_deref(), || record("status"))?,
             decode::<Status>(self.status_every.as_deref(), || record("status"))?,
         );
-        let form = decoded.form(&self.form_key, self.form.as_deref())?;
-        Ok(Shown {
-            scratched,
-            status,
-            form,
-        })
+        Ok((scratched, status))
     }
-}
-
-/// What of a race's records its part shows, decoded ([`Sources::shown`]).
-struct Shown {
-    scratched: BTreeSet<String>,
-    status: Option<Status>,
-    form: Option<Arc<StoredRaceForm>>,
 }

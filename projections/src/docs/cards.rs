@@ -1,6 +1,7 @@
 //! The race-card documents: a date's card, its scratched runners left out.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use racing_events::{CardRunner, RaceCard};
 use serde::{Deserialize, Serialize};
@@ -260,30 +261,26 @@ pub(crate) fn card_race(
 }
 
 /// The digest of the part [`card_race`] renders of the same race, worked out without
-/// rendering it: the 128-bit xxh3 of the race without its runners' forms as serde writes
-/// it, then of each listed runner's form's parts (its horse's part as stored, the strike
+/// rendering it: the 128-bit xxh3 of the race's listing's digest ([`card_race_listing`]),
+/// then of each listed runner's form's parts (its horse's part as stored, the strike
 /// rates). The part is those parts put together in a fixed place each, so that two races
 /// digest alike where their parts are the same bytes, and otherwise not (but for the
 /// hash's collisions).
 pub(crate) fn card_race_digest(
     c: &RaceCard,
-    scratched: impl Fn(&str) -> bool,
-    status: Option<&Status>,
+    listing: &Listing,
     forms: Option<&StoredRaceForm>,
     strikes: &[(Strike, Strike)],
 ) -> u128 {
-    let mut served = Vec::with_capacity(c.runners.len());
-    let race = race_doc(c, scratched, status, (forms, strikes), |form| {
-        served.push(form);
-        None
-    });
     let mut h = Xxh3::new();
-    super::json::hash_into(&mut h, &race);
-    for form in served {
-        let Some((horse, jockey, trainer)) = form else {
+    h.update(&listing.digest.to_le_bytes());
+    for &i in listing.listed.iter() {
+        let horse = c.runners.get(i).map(|r| &r.horse_no);
+        let Some(horse) = horse.and_then(|horse| forms?.get(horse)) else {
             h.update(&[0]);
             continue;
         };
+        let (jockey, trainer) = strikes.get(i).copied().unwrap_or_default();
         h.update(&[1]);
         h.update(&(horse.get().len() as u64).to_le_bytes());
         h.update(horse.get().as_bytes());
@@ -294,6 +291,40 @@ pub(crate) fn card_race_digest(
         }
     }
     h.digest128()
+}
+
+/// What a race's part shows besides its runners' forms, digested: the race as
+/// [`card_race`] serialises it without any runner's form, and the card's runners it lists
+/// (its scratched ones left out). It changes only with the race's card, scratchings and
+/// status, so that a fold keeps it while their records stay the same.
+#[derive(Debug, Clone)]
+pub(crate) struct Listing {
+    /// The 128-bit xxh3 of the race without its runners' forms, as serde writes it.
+    digest: u128,
+    /// The card's runners it lists, by their place on the card, in order.
+    listed: Arc<[usize]>,
+}
+
+/// The listing of a race ([`Listing`]), from its card, scratched runners and status.
+pub(crate) fn card_race_listing(
+    c: &RaceCard,
+    scratched: impl Fn(&str) -> bool,
+    status: Option<&Status>,
+) -> Listing {
+    let listed = c
+        .runners
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| !scratched(&r.horse_no))
+        .map(|(i, _)| i)
+        .collect();
+    let race = race_doc(c, scratched, status, (None, &[]), |_| None);
+    let mut h = Xxh3::new();
+    super::json::hash_into(&mut h, &race);
+    Listing {
+        digest: h.digest128(),
+        listed,
+    }
 }
 
 /// What a listed runner's served form is made of ([`served_form`]): its horse's part as
