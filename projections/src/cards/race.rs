@@ -98,28 +98,13 @@ impl Race {
             counts.extend_from_slice(&strike.rides.to_le_bytes());
             counts.extend_from_slice(&strike.wins.to_le_bytes());
         }
-        let s = &self.sources;
-        race_parts::hash([
-            s.card.as_deref(),
-            s.scratched_every.as_deref(),
-            s.scratched_own.as_deref(),
-            s.status_every.as_deref(),
-            s.status_own.as_deref(),
-            s.form.as_deref(),
-            Some(&counts[..]),
-        ])
+        let rest = [self.sources.form.as_deref(), Some(&counts[..])];
+        race_parts::hash(self.sources.listed_from().into_iter().chain(rest))
     }
 
     /// The hash of the records its listing is made from ([`Race::listing`]).
     fn listing_hash(&self) -> u128 {
-        let s = &self.sources;
-        race_parts::hash([
-            s.card.as_deref(),
-            s.scratched_every.as_deref(),
-            s.scratched_own.as_deref(),
-            s.status_every.as_deref(),
-            s.status_own.as_deref(),
-        ])
+        race_parts::hash(self.sources.listed_from())
     }
 
     /// Its part of the card documents (`race`: its date, number and venue).
@@ -196,6 +181,18 @@ impl Sources {
             card_key,
             form_key,
         })
+    }
+
+    /// The records of the race's card, scratchings and statuses: what it lists
+    /// ([`Sources::listed`]) is made from them alone.
+    fn listed_from(&self) -> [Option<&[u8]>; 5] {
+        [
+            self.card.as_deref(),
+            self.scratched_every.as_deref(),
+            self.scratched_own.as_deref(),
+            self.status_every.as_deref(),
+            self.status_own.as_deref(),
+        ]
     }
 
     /// The race's scratched runners (at every venue and at its own) and its status, as
