@@ -51,8 +51,8 @@ pub(crate) struct Cards {
 }
 
 /// What the model hands on to the next batch of its store ([`crate::fold::Kept`]): the
-/// digests of the races' parts it made, the careers it decoded, the days' rides it counted and the
-/// horses' newest cards it knows.
+/// digests of the races' parts and listings it made, the careers it decoded, the days'
+/// rides it counted and the horses' newest cards it knows.
 #[derive(Debug, Default)]
 pub(crate) struct Kept {
     digests: Parts<u128>,

@@ -1,4 +1,5 @@
-//! The race-card documents: a date's card, its scratched runners left out.
+//! The race-card documents: a date's card, its scratched runners left out; and their
+//! digests, which change exactly where their bytes do.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
