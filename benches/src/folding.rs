@@ -6,9 +6,10 @@
 //! them.
 //! What it prints (the fold's time, its thread's CPU, the process's, how long its thread
 //! waited for the writer) is that of one build; run under `valgrind --tool=callgrind`
-//! with `--toggle-collect` on [`fold`] and the writer's thread, it counts instructions, which do not move with the machine's load:
-//! two builds compared so tell a change of a few percent that a replay's time, which
-//! moves by a quarter from run to run here, does not (BENCHMARKS.md, "The fold alone").
+//! with `--toggle-collect` on [`fold`] and the writer's thread, it counts instructions,
+//! which do not move with the machine's load: two builds compared so tell a change of a
+//! few percent that a replay's time, which moves by a quarter from run to run here, does
+//! not (BENCHMARKS.md, "The fold alone").
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
