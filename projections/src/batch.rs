@@ -4,7 +4,7 @@
 //! atomic: `load_steps.rs`); and the same port over a map in memory, for tests.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use racing_events::Envelope;
@@ -19,6 +19,7 @@ use crate::keys::doc::DocKey;
 use crate::kv::Commit;
 use crate::kv::StoreError;
 use crate::loader_cache::Held;
+use crate::read_cache::ReadCache;
 use crate::scan::{Item, Scan};
 use crate::state::{Records, State, Writes};
 use crate::store::{DeadLetter, Store, EXCERPT_CHARS};
@@ -136,61 +137,6 @@ pub struct Batch<'a> {
 struct Handed {
     kept: Kept,
     read: ReadCache,
-}
-
-/// Records read from the tree, unpacked, as the store holds them once the batches before
-/// have committed. The models read the same records event after event and batch after
-/// batch (an amended result's 14 days of cards: each race's card and form sources, at
-/// every result), and each read from the tree was a lookup and often an unpacking
-/// (`compressed.rs`); a catch-up while the API answers commits a few events a batch. A
-/// batch reads its own writes before this, and at its seal sets each record it wrote that
-/// this holds to what it wrote ([`ReadCache::written`]): only a batch's commit writes the
-/// records a fold reads, and the next batch is handed this only where it starts at the
-/// checkpoint that commit reached (`Store::handed`). Past [`READ_CACHE_BYTES`] it starts
-/// again empty.
-#[derive(Default)]
-struct ReadCache {
-    records: HashMap<Vec<u8>, Option<Vec<u8>>, foldhash::fast::RandomState>,
-    bytes: usize,
-}
-
-/// About the most a store's [`ReadCache`] holds: what an amended result reads (the cards
-/// and forms of the races after it that share a horse or, within 14 days, a person)
-/// changes little from one result to the next. (A quarter of this, with a quarter of the
-/// cards and forms decoded kept, lost most of the gain on the amending demo seasons:
-/// BENCHMARKS.md.)
-const READ_CACHE_BYTES: usize = 32 << 20;
-
-/// Bytes counted for each record cached beside its key and value: the map's entry and the
-/// two vectors' headers.
-const READ_CACHE_ENTRY: usize = 64;
-
-impl ReadCache {
-    fn get(&self, key: &[u8]) -> Option<Option<Vec<u8>>> {
-        self.records.get(key).cloned()
-    }
-
-    fn keep(&mut self, key: &[u8], value: Option<&[u8]>) {
-        let size = key.len() + value.map_or(0, <[u8]>::len) + READ_CACHE_ENTRY;
-        if self.bytes + size > READ_CACHE_BYTES {
-            self.records.clear();
-            self.bytes = 0;
-        }
-        self.bytes += size;
-        self.records.insert(key.to_vec(), value.map(<[u8]>::to_vec));
-    }
-
-    /// The records held as they stand once `writes` are committed.
-    fn written(&mut self, writes: &Writes) {
-        for (key, value) in writes {
-            if let Some(held) = self.records.get_mut(key) {
-                let was = held.as_ref().map_or(0, Vec::len);
-                let now = value.as_ref().map_or(0, Vec::len);
-                self.bytes = (self.bytes + now).saturating_sub(was);
-                held.clone_from(value);
-            }
-        }
-    }
 }
 
 impl Records for Batch<'_> {

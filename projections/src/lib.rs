@@ -36,6 +36,7 @@ mod people;
 mod profiles;
 mod race_parts;
 mod raceday;
+mod read_cache;
 mod reader;
 mod results;
 mod scan;

@@ -220,7 +220,7 @@ fn an_amendment_in_a_later_batch_leaves_no_stale_form_in_the_store() {
     assert_eq!(form("C3").expect("C3")["form"][0]["position"], 2);
 }
 
-/// What a batch read from the tree is handed on to the batches after it (`batch.rs`'s
+/// What a batch read from the tree is handed on to the batches after it (`read_cache.rs`'s
 /// `ReadCache`): each reads it as the commits before it left it, a record written or
 /// removed since included, and a batch that does not commit hands nothing on.
 #[test]
