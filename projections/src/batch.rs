@@ -1,7 +1,8 @@
 //! A batch of changes: the folds' writes over the committed records, rendered and written
 //! with the checkpoint it reached in one atomic sled batch (sealed, then written, so that
 //! a [`crate::load::Loader`] writes one while the next folds, in steps that a redo file keeps
-//! atomic: `load_steps.rs`); and the same port over a map in memory, for tests.
+//! atomic: `load_steps.rs`, or beside readers a record at a time: `kv.rs`); and the same
+//! port over a map in memory, for tests.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashSet};
@@ -16,8 +17,8 @@ use crate::ids::Seen;
 use crate::key_filter::KeyFilter;
 use crate::keys;
 use crate::keys::doc::DocKey;
-use crate::kv::Commit;
 use crate::kv::StoreError;
+use crate::kv::{Commit, Kv};
 use crate::loader_cache::Held;
 use crate::read_cache::ReadCache;
 use crate::scan::{Item, Scan};
@@ -105,6 +106,8 @@ pub struct BatchStats {
 /// until [`Batch::commit`] writes it all, with the new checkpoint, atomically.
 pub struct Batch<'a> {
     store: &'a Store,
+    /// The store, for the folds' reads of the tree ([`Kv::for_folds`]).
+    kv: Kv,
     /// What a [`crate::load::Loader`] holds of the store in memory, read before the tree.
     held: Option<&'a Held>,
     /// The checkpoint the batch started from.
@@ -152,7 +155,7 @@ impl Records for Batch<'_> {
         if let Some(v) = self.read.borrow().get(key) {
             return Ok(v);
         }
-        let v = self.store.kv.get(key)?;
+        let v = self.kv.get(key)?;
         self.read.borrow_mut().keep(key, v.as_deref());
         Ok(v.map(|v| v.to_vec()))
     }
@@ -160,8 +163,8 @@ impl Records for Batch<'_> {
     fn scan(&self, prefix: &[u8], dir: Scan, limit: usize) -> Result<Vec<Item>, StoreError> {
         let ask = (prefix, dir, limit);
         match self.held {
-            Some(held) => held.scan(&self.store.kv, &self.writes, ask),
-            None => crate::scan::over_batch(&self.store.kv, &self.writes, ask),
+            Some(held) => held.scan(&self.kv, &self.writes, ask),
+            None => crate::scan::over_batch(&self.kv, &self.writes, ask),
         }
     }
 }
@@ -184,7 +187,7 @@ impl State for Batch<'_> {
         }
         let seen = self
             .store
-            .with_ids(|ids| ids.contains(&self.store.kv, event_id))?;
+            .with_ids(|ids| ids.contains(&self.kv, event_id))?;
         if seen != Seen::RuledOut {
             self.stats.id_run_lookups += 1;
         }
@@ -217,6 +220,7 @@ impl<'a> Batch<'a> {
             .unwrap_or_default();
         Batch {
             store,
+            kv: store.kv.for_folds(),
             held,
             started: checkpoint,
             checkpoint,
@@ -389,6 +393,12 @@ impl Sealed {
     /// ids it finds in memory, and the run this one adds joins the ids once written.
     pub(crate) fn write(self) -> Result<BatchStats, StoreError> {
         self.write_as(|store, batch| store.kv.apply(batch))
+    }
+
+    /// [`Sealed::write`] beside readers that the loader's folds do not wait for
+    /// ([`Kv::apply_beside_readers`]): a catch-up's way while the API answers.
+    pub(crate) fn write_beside_readers(self) -> Result<BatchStats, StoreError> {
+        self.write_as(|store, batch| store.kv.apply_beside_readers(batch))
     }
 
     /// [`Sealed::write`] in steps ([`crate::load_steps`]): atomic with its checkpoint still,

@@ -7,9 +7,11 @@
 use std::collections::BTreeMap;
 use std::ops::{Bound, RangeBounds};
 use std::path::Path;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard};
 
 use crate::compressed::{self, Damaged};
+use crate::encoding::{part, put_part};
+use crate::keys;
 use crate::keys::kinds::packing;
 
 /// A value (or key) as the engine hands it out: cheap to clone, and sliced without a copy.
@@ -29,6 +31,12 @@ pub(crate) struct Kv {
     /// The view being read as the store stood when it was frozen ([`Kv::freeze`]), if
     /// one is: every write goes through this lock, and keeps what it replaces there.
     frozen: Arc<Mutex<Option<Frozen>>>,
+    /// Closed while a commit is written beside readers, a record at a time
+    /// ([`Kv::apply_beside_readers`]): each read waits at it for the whole commit, as
+    /// sled's own lock makes a read wait for a whole batch.
+    gate: Arc<RwLock<()>>,
+    /// Whether this handle's reads wait at the gate: a fold's do not ([`Kv::for_folds`]).
+    gated: bool,
 }
 
 /// What a frozen view still needs of the store as it stood: the records that writes
@@ -53,11 +61,26 @@ impl Kv {
             .cache_capacity(cache_bytes)
             .open()?;
         let tree = db.open_tree("read_models")?;
-        Ok(Kv {
+        let kv = Kv {
             db,
             tree,
             frozen: Arc::default(),
-        })
+            gate: Arc::default(),
+            gated: true,
+        };
+        kv.finish_beside_readers()?;
+        Ok(kv)
+    }
+
+    /// This store, for the reads of the folds of a [`crate::load::Loader`]: they do not
+    /// wait at the gate. A fold reads the records of the batch being written from the
+    /// loader, never from the tree, and every other record it reads stays as it is while
+    /// that batch is written.
+    pub(crate) fn for_folds(&self) -> Kv {
+        Kv {
+            gated: false,
+            ..self.clone()
+        }
     }
 
     /// The record under `key`, unpacked where the store packed it ([`Commit::pack`]).
@@ -73,6 +96,7 @@ impl Kv {
     /// read that checks whether a record changed meanwhile need not unpack it again
     /// ([`Kv::unpacked`]).
     pub(crate) fn get_as_stored(&self, key: impl AsRef<[u8]>) -> Result<Option<Bytes>, StoreError> {
+        let _open = self.gated.then(|| read(&self.gate));
         Ok(self.tree.get(key.as_ref())?)
     }
 
@@ -86,24 +110,30 @@ impl Kv {
     /// [`Iterator::rev`]), each read as it is reached, and unpacked as [`Kv::get`] reads
     /// it.
     pub(crate) fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Range {
-        Range::unpacking(self.tree.range(range))
+        self.reading(self.tree.range(range), true)
     }
 
     /// The records whose keys start with `prefix`, as [`Kv::range`] reads them.
     pub(crate) fn prefix(&self, prefix: impl AsRef<[u8]>) -> Range {
-        Range::unpacking(self.tree.scan_prefix(prefix))
+        self.reading(self.tree.scan_prefix(prefix), true)
     }
 
     /// Every record, as [`Kv::range`] reads them.
     pub(crate) fn all(&self) -> Range {
-        Range::unpacking(self.tree.iter())
+        self.reading(self.tree.iter(), true)
     }
 
     /// Every record as it is stored, packed where the store packed it: what sled holds.
     pub(crate) fn stored(&self) -> Range {
+        self.reading(self.tree.iter(), false)
+    }
+
+    /// The records `iter` reads, each read waiting at the gate where this handle's do.
+    fn reading(&self, iter: sled::Iter, unpack: bool) -> Range {
         Range {
-            iter: self.tree.iter(),
-            unpack: false,
+            iter,
+            unpack,
+            gate: self.gated.then(|| Arc::clone(&self.gate)),
         }
     }
 
@@ -124,6 +154,48 @@ impl Kv {
             let _frozen = self.keep_before(step.iter().map(|(key, _)| key))?;
             self.tree.apply_batch(batch_of(step))?;
         }
+        Ok(())
+    }
+
+    /// Applies `commit`'s writes together for readers, a record at a time for sled: after a
+    /// crash the store holds all of them or none. A sled batch holds sled's one lock over
+    /// the store while it is applied, so that every read waits for it, a loader's folds'
+    /// too (a fifth of the folding thread's time on the amending demo seasons:
+    /// BENCHMARKS.md); here the reads that wait at the gate wait as long, and the folds'
+    /// read on ([`Kv::for_folds`]). The writes are first kept whole in one record
+    /// ([`keys::BESIDE_READERS`]), which sled recovers before those that follow it, and
+    /// removed last: [`Kv::open`] writes again those of a commit cut short by a crash or a
+    /// failed write (after which sled fails every write, and the service stops for its
+    /// supervisor to start it again: readers may meanwhile see part of the commit).
+    pub(crate) fn apply_beside_readers(&self, commit: Commit) -> Result<(), StoreError> {
+        let keys = commit.0.keys().map(AsRef::as_ref);
+        let _frozen = self.keep_before(keys.chain([keys::BESIDE_READERS]))?;
+        let _closed = self
+            .gate
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        self.tree.insert(keys::BESIDE_READERS, commit.encoded())?;
+        self.write_each(commit)
+    }
+
+    /// Writes again the writes of a commit that [`Kv::apply_beside_readers`] began and a
+    /// crash cut short, if there was one: they are the values it gave.
+    fn finish_beside_readers(&self) -> Result<(), StoreError> {
+        match self.tree.get(keys::BESIDE_READERS)? {
+            Some(kept) => self.write_each(Commit::decoded(&kept)?),
+            None => Ok(()),
+        }
+    }
+
+    /// Writes `commit`'s writes one by one, then removes the record that kept them.
+    fn write_each(&self, commit: Commit) -> Result<(), StoreError> {
+        for (key, value) in commit.0 {
+            match value {
+                Some(value) => self.tree.insert(key, value)?,
+                None => self.tree.remove(key)?,
+            };
+        }
+        self.tree.remove(keys::BESIDE_READERS)?;
         Ok(())
     }
 
@@ -185,6 +257,10 @@ impl Kv {
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn read(gate: &RwLock<()>) -> RwLockReadGuard<'_, ()> {
+    gate.read().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// The records of a store as they stood when [`Kv::freeze`] made it, read a part at a
@@ -317,6 +393,36 @@ impl Commit {
         }
     }
 
+    /// The writes as one value ([`Commit::decoded`] reads it back): each its key as a part
+    /// (`encoding.rs`), 1 then its value as a part, or 0 and an empty part for a removal.
+    fn encoded(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (key, value) in self.iter() {
+            put_part(&mut out, key);
+            out.push(u8::from(value.is_some()));
+            put_part(&mut out, value.unwrap_or_default());
+        }
+        out
+    }
+
+    /// The writes [`Commit::encoded`] made `rest` of.
+    fn decoded(mut rest: &[u8]) -> Result<Commit, StoreError> {
+        let cut = || StoreError::Corrupt("the record of a commit's writes is cut".into());
+        let mut commit = Commit::default();
+        while !rest.is_empty() {
+            let key = part(&mut rest).ok_or_else(cut)?;
+            let (&given, after) = rest.split_first().ok_or_else(cut)?;
+            rest = after;
+            let value = part(&mut rest).ok_or_else(cut)?;
+            match given {
+                0 => commit.remove(key),
+                1 => commit.put(key, value),
+                _ => return Err(cut()),
+            }
+        }
+        Ok(commit)
+    }
+
     /// The writes whose keys `first` picks, and the others.
     pub(crate) fn split(self, first: impl Fn(&[u8]) -> bool) -> (Commit, Commit) {
         let (picked, rest) = self.0.into_iter().partition(|(k, _)| first(k));
@@ -362,13 +468,11 @@ pub(crate) struct Range {
     iter: sled::Iter,
     /// Whether its records are read back as [`Kv::get`] reads them, or as stored.
     unpack: bool,
+    /// The gate its reads wait at, where they do ([`Kv::for_folds`]).
+    gate: Option<Arc<RwLock<()>>>,
 }
 
 impl Range {
-    fn unpacking(iter: sled::Iter) -> Range {
-        Range { iter, unpack: true }
-    }
-
     /// A record as the range reads it.
     fn read(&self, item: sled::Result<Record>) -> Result<Record, StoreError> {
         let (key, stored) = item?;
@@ -389,15 +493,19 @@ impl Iterator for Range {
     type Item = Result<Record, StoreError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let item = self.iter.next()?;
-        Some(self.read(item))
+        let open = self.gate.as_deref().map(read);
+        let item = self.iter.next();
+        drop(open);
+        Some(self.read(item?))
     }
 }
 
 impl DoubleEndedIterator for Range {
     fn next_back(&mut self) -> Option<Self::Item> {
-        let item = self.iter.next_back()?;
-        Some(self.read(item))
+        let open = self.gate.as_deref().map(read);
+        let item = self.iter.next_back();
+        drop(open);
+        Some(self.read(item?))
     }
 }
 

@@ -17,11 +17,12 @@
 //! progress, a few thousand records: `load_steps.rs`).
 //!
 //! A catch-up while the API answers folds the same way ([`Loader::beside_reads`]), but
-//! writes each batch whole, as a commit is, so that no reader sees part of one, and holds
-//! only the batch being written: the store is not empty, and the batches' own cache of
-//! what they read (`batch.rs`) answers most of what the folds read again. Folding takes one
-//! core there too while the batch before is written; a fold that reads the tree waits for
-//! that write.
+//! writes each batch whole for readers, so that no reader sees part of one, and holds only
+//! the batch being written: the store is not empty, and the batches' own cache of what
+//! they read (`read_cache.rs`) answers most of what the folds read again. Folding takes
+//! one core there too while the batch before is written, a record at a time for sled
+//! (`Kv::apply_beside_readers`), so that the folds' reads of the tree do not wait for it
+//! as they would for a sled batch.
 
 use std::cell::Cell;
 use std::sync::Arc;
@@ -61,8 +62,9 @@ enum Way {
     /// In steps through a redo file (`load_steps.rs`), with a batch's upkeep: nobody
     /// reads the store meanwhile.
     InSteps,
-    /// As one atomic write, as a commit is, with a prompt batch's upkeep: readers of the
-    /// store see each batch whole or not at all, and wait for no long step.
+    /// Atomic for readers and after a crash, as a commit is, with a prompt batch's upkeep:
+    /// readers of the store see each batch whole or not at all, and wait for no long step;
+    /// the folds do not wait for it.
     Whole,
 }
 
@@ -96,7 +98,7 @@ impl Writer {
                     let began = Instant::now();
                     let written = match way {
                         Way::InSteps => sealed.write_in_steps(),
-                        Way::Whole => sealed.write(),
+                        Way::Whole => sealed.write_beside_readers(),
                     };
                     let took = began.elapsed();
                     free_what_sled_replaced(records);

@@ -23,6 +23,10 @@ pub const CHECKPOINT: &[u8] = b"meta\0checkpoint";
 /// in a redo file beside the store until they are all in the tree (`load_steps.rs`).
 pub const LOAD_STEPS: &[u8] = b"meta\0load_steps";
 
+/// While a commit is written beside readers a record at a time, every write of it: the
+/// store writes them again when it opens, if a crash cut the commit short (`kv.rs`).
+pub const BESIDE_READERS: &[u8] = b"meta\0beside_readers";
+
 /// Which stream the read models were built from: its name and when it was created.
 pub const STREAM: &[u8] = b"meta\0stream";
 
