@@ -168,8 +168,8 @@ impl Kv {
     /// failed write (after which sled fails every write, and the service stops for its
     /// supervisor to start it again: readers may meanwhile see part of the commit).
     pub(crate) fn apply_beside_readers(&self, commit: Commit) -> Result<(), StoreError> {
-        let keys = commit.0.keys().map(AsRef::as_ref);
-        let _frozen = self.keep_before(keys.chain([keys::BESIDE_READERS]))?;
+        let written = commit.0.keys().map(AsRef::as_ref);
+        let _frozen = self.keep_before(written.chain([keys::BESIDE_READERS]))?;
         let _closed = self
             .gate
             .write()
