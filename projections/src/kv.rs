@@ -75,7 +75,8 @@ impl Kv {
     /// This store, for the reads of the folds of a [`crate::load::Loader`]: they do not
     /// wait at the gate. A fold reads the records of the batch being written from the
     /// loader, never from the tree, and every other record it reads stays as it is while
-    /// that batch is written.
+    /// that batch is written. (A batch with no loader folds once the loader's last write
+    /// is done.)
     pub(crate) fn for_folds(&self) -> Kv {
         Kv {
             gated: false,
@@ -164,9 +165,10 @@ impl Kv {
     /// BENCHMARKS.md); here the reads that wait at the gate wait as long, and the folds'
     /// read on ([`Kv::for_folds`]). The writes are first kept whole in one record
     /// ([`keys::BESIDE_READERS`]), which sled recovers before those that follow it, and
-    /// removed last: [`Kv::open`] writes again those of a commit cut short by a crash or a
-    /// failed write (after which sled fails every write, and the service stops for its
-    /// supervisor to start it again: readers may meanwhile see part of the commit).
+    /// removed last: [`Kv::open`] and the next catch-up write again those of a commit cut
+    /// short by a crash or a failed write (after which sled fails every write, and the
+    /// service stops for its supervisor to start it again: readers may meanwhile see part
+    /// of the commit).
     pub(crate) fn apply_beside_readers(&self, commit: Commit) -> Result<(), StoreError> {
         let written = commit.0.keys().map(AsRef::as_ref);
         let _frozen = self.keep_before(written.chain([keys::BESIDE_READERS]))?;
@@ -179,8 +181,8 @@ impl Kv {
     }
 
     /// Writes again the writes of a commit that [`Kv::apply_beside_readers`] began and a
-    /// crash cut short, if there was one: they are the values it gave.
-    fn finish_beside_readers(&self) -> Result<(), StoreError> {
+    /// crash or a failed write cut short, if there was one: they are the values it gave.
+    pub(crate) fn finish_beside_readers(&self) -> Result<(), StoreError> {
         match self.tree.get(keys::BESIDE_READERS)? {
             Some(kept) => self.write_each(Commit::decoded(&kept)?),
             None => Ok(()),

@@ -152,10 +152,12 @@ impl Loader {
     }
 
     /// A loader of `store` while the API answers from it (a catch-up of a backlog): each
-    /// batch written whole, as [`Batch::commit`] writes it, and only the batch being
-    /// written held; the folds read the rest from the tree.
+    /// batch written whole for readers (`Kv::apply_beside_readers`; one that a failed write
+    /// left in part finished first), and only the batch being written held; the folds read
+    /// the rest from the tree.
     pub fn beside_reads(store: &Store) -> Result<Loader, StoreError> {
         crate::load_steps::finish(&store.kv, store.dir())?;
+        store.kv.finish_beside_readers()?;
         Loader::start(store, Way::Whole, Held::new(false), 0)
     }
 
