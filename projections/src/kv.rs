@@ -397,7 +397,7 @@ impl Commit {
 
     /// The writes as one value ([`Commit::decoded`] reads it back): each its key as a part
     /// (`encoding.rs`), 1 then its value as a part, or 0 and an empty part for a removal.
-    fn encoded(&self) -> Vec<u8> {
+    pub(crate) fn encoded(&self) -> Vec<u8> {
         let mut out = Vec::new();
         for (key, value) in self.iter() {
             put_part(&mut out, key);

@@ -194,3 +194,27 @@ fn a_write_done_is_answered_without_waiting_and_once() {
     assert_eq!(done.stats.checkpoint, second_checkpoint);
     assert_eq!(store.checkpoint().expect("checkpoint"), second_checkpoint);
 }
+
+/// A commit that a failed write left in part beside readers is finished by the next
+/// catch-up's loader before its first batch, as by the store's opening: its writes are all
+/// in, and the record that kept them is gone.
+#[test]
+fn a_catch_up_finishes_a_commit_a_failed_write_left_in_part() {
+    let dir = tempdir();
+    let store = Store::open(dir.path()).expect("open");
+    let mut commit = crate::kv::Commit::default();
+    commit.put(b"card\0a", b"1");
+    commit.put(b"card\0b", b"2");
+    // What the write left: the record of its writes, and the first of them.
+    store
+        .kv
+        .put(keys::BESIDE_READERS, &commit.encoded())
+        .expect("put");
+    store.kv.put(b"card\0a", b"1").expect("put");
+    let _loader = Loader::beside_reads(&store).expect("loader");
+    assert_eq!(
+        store.kv.get(b"card\0b").expect("read").as_deref(),
+        Some(&b"2"[..])
+    );
+    assert_eq!(store.kv.get(keys::BESIDE_READERS).expect("read"), None);
+}
