@@ -1,13 +1,13 @@
 //! Each race's part of its date's documents (a result's; for a card, the digest of its
 //! part and of what it lists), kept with the hash of the records it was made from. A
 //! date's documents are made again at every event that changes one of their races, at
-//! that event's position, so a meeting's races were read and rendered some ten or twenty
-//! times over; now the races an event left alone are copied from here. A part is used where the records it
-//! would be made from hash the same as those it was, so that it is not stale whatever
-//! wrote them, or, without reading them, where the fold knows that no event changed them
-//! since it was last checked so ([`Parts::kept`]: the cards' races a result does not
-//! reach, `cards.rs`); a fold keeps the parts of the last dates it made, and hands them on
-//! only to the next batch of its store, which starts where they were made (`fold.rs`,
+//! that event's position, some ten or twenty times a meeting: the races an event left
+//! alone are copied from here. A part is used where the records it would be made from
+//! hash the same as those it was, so that it is not stale whatever wrote them, or,
+//! without reading them, where the fold knows that no event changed them since it was
+//! last checked so ([`Parts::kept`]: the cards' races a result does not reach,
+//! `cards.rs`); a fold keeps the parts of the last dates it made, and hands them on only
+//! to the next batch of its store, which starts where they were made (`fold.rs`,
 //! [`crate::fold::Kept`]).
 
 use std::collections::{HashMap, VecDeque};

@@ -6,7 +6,8 @@ use racing_projections::Batch;
 /// Most records one commit writes once the API answers (after the first catch-up, and
 /// in a rebuild beside the store in use): sled's `apply_batch` holds a process-wide write
 /// lock for the whole commit, and every read of the read models, of any store, waits for
-/// it, and sled writes a whole leaf again for each record it writes: a commit of 2,048
+/// it (a catch-up's batch, written beside readers, closes the store's own gate as long),
+/// and sled writes a whole leaf again for each record it writes: a commit of 2,048
 /// records held it, and every read during a rebuild, for tens of milliseconds; one of a
 /// 65,536-message catch-up batch, for seconds.
 const SERVING_COMMIT_WRITES: usize = 512;

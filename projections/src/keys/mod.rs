@@ -1,5 +1,6 @@
 //! The key space of the read-model tree. Everything lives in one sled tree so that a batch
-//! of changes and the checkpoint commit with a single atomic `apply_batch`.
+//! of changes and the checkpoint commit together: a single atomic `apply_batch`, or beside
+//! readers a record at a time behind the store's gate (`kv.rs`).
 //!
 //! Keys are `kind \0 part \0 part ...`. Dates, race numbers and horse numbers are validated
 //! and hold no `\0`; a venue is free text, so it is always the last part, which keeps every
