@@ -616,3 +616,23 @@ async fn a_burst_of_the_live_feed_is_applied_at_once_not_paced_for_requests() {
     assert_eq!(paused, 0.0, "the burst was paced: {paused} s of pauses");
     app.stop().await;
 }
+
+#[tokio::test]
+async fn a_backlog_is_caught_up_and_counted_once() {
+    // The projector held before a batch while 20,000 messages are stored: once let go,
+    // it is far behind, and says so once however many batches its catch-up takes.
+    let (nats, mut app, _dir, release) = held_before_a_batch().await;
+    let last = nats.store_filler("racing.backlog", 20_000).await;
+    let _ = release.send(());
+
+    let progress = app.projected(last).await;
+    assert_eq!(progress.dead_letters, 20_000);
+    let metrics = app.metrics().await;
+    let catch_ups = metrics
+        .lines()
+        .find(|l| l.starts_with("racing_projector_catch_ups_total "))
+        .and_then(|l| l.split_whitespace().last())
+        .map_or(0.0, |v| v.parse::<f64>().expect("a number"));
+    assert_eq!(catch_ups, 1.0, "catch-ups counted: {catch_ups}");
+    app.stop().await;
+}

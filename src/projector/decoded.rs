@@ -2,8 +2,11 @@
 //! why it was refused; and the messages decoded ahead of the fold, on a task of their own
 //! ([`ahead`]).
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
 use async_nats::jetstream;
-use futures::FutureExt;
+use futures::{FutureExt, Stream, StreamExt};
 use racing_events::Envelope;
 use tokio::sync::mpsc;
 use tokio_util::task::AbortOnDropHandle;
@@ -14,7 +17,8 @@ use crate::nats::messages::Messages;
 #[derive(Debug)]
 pub(crate) struct Decoded {
     pub(crate) seq: u64,
-    /// Messages the stream held past this one.
+    /// Messages the stream held past this one: handed over by [`Ahead`], as the server
+    /// counted them past the latest message decoded ([`StreamEnd`]).
     pub(crate) pending: u64,
     /// When JetStream stored it, in nanoseconds since the epoch.
     pub(crate) published: i128,
@@ -92,18 +96,49 @@ const AHEAD: usize = 32_768;
 /// Most messages the decoder hands over at once: those the consumer had ready.
 const CHUNK: usize = 256;
 
+/// The end of the stream as the decoder last heard of it: the latest message's sequence
+/// and the messages the server said it held past it, at its delivery.
+///
+/// A message's own count is as old as its delivery, and the decoder reads up to
+/// [`AHEAD`] ahead of the fold. A message stored while the projector kept up is delivered
+/// at once, saying that little or nothing follows; if thousands are stored just after it
+/// (six seasons published in a second), it still says so when the fold takes it, seconds
+/// later. Taken at that word, such a backlog would be folded as the live feed, each batch
+/// folded and then committed on the projector's thread, not as a catch-up, whose batches
+/// fold while the one before is written.
+#[derive(Clone, Default)]
+struct StreamEnd(Arc<AtomicU64>);
+
+impl StreamEnd {
+    /// The decoder read a message at `seq`, with `pending` more after it.
+    fn heard(&self, seq: u64, pending: u64) {
+        self.0
+            .fetch_max(seq.saturating_add(pending), Ordering::Relaxed);
+    }
+
+    /// The messages past `seq`, which said `pending`: what the stream held past the
+    /// latest message decoded, if that is more.
+    fn past(&self, seq: u64, pending: u64) -> u64 {
+        pending.max(self.0.load(Ordering::Relaxed).saturating_sub(seq))
+    }
+}
+
 /// The messages of the stream decoded ahead of the fold, in order ([`ahead`]).
 pub(crate) struct Ahead {
     chunks: mpsc::Receiver<Vec<anyhow::Result<Decoded>>>,
     chunk: std::vec::IntoIter<anyhow::Result<Decoded>>,
+    end: StreamEnd,
 }
 
 impl Ahead {
-    /// The next message; `None` once the decoder has ended. Cancel-safe: a message is
-    /// taken only where it is returned.
+    /// The next message, with what the stream held past it as last heard; `None` once
+    /// the decoder has ended. Cancel-safe: a message is taken only where it is returned.
     pub(crate) async fn recv(&mut self) -> Option<anyhow::Result<Decoded>> {
         loop {
-            if let Some(m) = self.chunk.next() {
+            if let Some(mut m) = self.chunk.next() {
+                if let Ok(d) = &mut m {
+                    d.pending = self.end.past(d.seq, d.pending);
+                }
                 return Some(m);
             }
             self.chunk = self.chunks.recv().await?.into_iter();
@@ -117,19 +152,38 @@ impl Ahead {
 /// each message the fold took would free a place and wake the decoder waiting for it on
 /// the other core (7% of the fold's thread in the replay of the bench's log). The decoder
 /// ends after an error, which it hands over, and with the task it returns.
-pub(crate) fn ahead(mut messages: Messages) -> (Ahead, AbortOnDropHandle<()>) {
-    let (send, chunks) = mpsc::channel(AHEAD / CHUNK);
+pub(crate) fn ahead(messages: Messages) -> (Ahead, AbortOnDropHandle<()>) {
     // Its consumer outlives batches that take longer than the server waits for a reader
-    // (a replay's on a large store): [`crate::nats::Messages`].
+    // (a replay's on a large store): [`crate::nats::Messages`]. Its `next` is
+    // cancel-safe; through the stream, one not yet ready is kept for the next look.
+    let messages = futures::stream::unfold(messages, |mut messages| async move {
+        let m = messages.next().await?;
+        Some((m.and_then(decode), messages))
+    });
+    handed_over(Box::pin(messages))
+}
+
+/// [`ahead`], of messages decoded as they are read.
+fn handed_over(
+    mut messages: impl Stream<Item = anyhow::Result<Decoded>> + Send + Unpin + 'static,
+) -> (Ahead, AbortOnDropHandle<()>) {
+    let (send, chunks) = mpsc::channel(AHEAD / CHUNK);
+    let end = StreamEnd::default();
+    let heard = end.clone();
+    let hear = move |m: anyhow::Result<Decoded>| {
+        let d = m?;
+        heard.heard(d.seq, d.pending);
+        Ok(d)
+    };
     let decoder = tokio::spawn(async move {
         let mut ended = false;
         while !ended {
             let Some(m) = messages.next().await else {
                 break;
             };
-            let mut chunk = vec![m.and_then(decode)];
+            let mut chunk = vec![hear(m)];
             let mut failed = chunk[0].is_err();
-            // Those the consumer holds ready, without waiting (`next` is cancel-safe).
+            // Those the consumer holds ready, without waiting.
             while !failed && chunk.len() < CHUNK {
                 let Some(next) = messages.next().now_or_never() else {
                     break;
@@ -138,7 +192,7 @@ pub(crate) fn ahead(mut messages: Messages) -> (Ahead, AbortOnDropHandle<()>) {
                     ended = true;
                     break;
                 };
-                let d = m.and_then(decode);
+                let d = hear(m);
                 failed = d.is_err();
                 chunk.push(d);
             }
@@ -150,6 +204,7 @@ pub(crate) fn ahead(mut messages: Messages) -> (Ahead, AbortOnDropHandle<()>) {
     let ahead = Ahead {
         chunks,
         chunk: Vec::new().into_iter(),
+        end,
     };
     (ahead, AbortOnDropHandle::new(decoder))
 }
@@ -159,6 +214,43 @@ mod tests {
     use racing_events::samples::{envelope, odds};
 
     use super::*;
+
+    /// Messages delivered one by one as they were stored, each saying that nothing
+    /// followed it: once the decoder has read them all, the fold takes the first saying
+    /// what followed it.
+    #[tokio::test]
+    async fn the_fold_takes_a_message_with_what_the_decoder_read_past_it() {
+        let e = envelope(odds("2026-11-21", 1, &[("A1", 3.5)]));
+        let payload = bytes::Bytes::from(e.to_json().into_bytes());
+        let subject = async_nats::Subject::from(e.subject());
+        let messages = (1..=10_000)
+            .map(move |seq| Ok(Decoded::new(seq, 0, 0, subject.clone(), payload.clone())));
+        let (mut ahead, decoder) = handed_over(futures::stream::iter(messages));
+        decoder.await.expect("the decoder ends with its messages");
+        for (seq, past) in [(1, 9_999), (2, 9_998)] {
+            let m = ahead.recv().await.expect("a message").expect("decoded");
+            assert_eq!((m.seq, m.pending), (seq, past));
+        }
+    }
+
+    /// A message delivered while the projector kept up said that little followed it; the
+    /// fold takes it saying what followed the latest message the decoder read.
+    #[test]
+    fn a_message_is_taken_with_what_the_stream_held_past_the_latest_decoded() {
+        let end = StreamEnd::default();
+        for seq in 1..=1_000 {
+            end.heard(seq, 0);
+        }
+        // Then 29,000 stored at once, as the decoder reaches the 5,000th.
+        end.heard(5_000, 25_000);
+        end.heard(5_001, 24_999);
+        assert_eq!(end.past(10, 0), 29_990);
+        assert_eq!(end.past(29_999, 0), 1);
+        // Its own count where it says more than the latest decoded's.
+        assert_eq!(end.past(10, 40_000), 40_000);
+        assert_eq!(end.past(30_000, 0), 0);
+        assert_eq!(end.past(30_001, 0), 0, "not past the end");
+    }
 
     /// A message's `occurred_at` comes out of decoding as the service serves an instant,
     /// whatever offset and precision the feeder wrote: the fold and the live updates take

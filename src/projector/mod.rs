@@ -301,6 +301,9 @@ impl Projector {
             // prompt one.
             let backlog = first.pending;
             let catching_up = backlog > MAX_BATCH as u64;
+            if catching_up && !in_catch_up {
+                metrics::counter!("racing_projector_catch_ups_total").increment(1);
+            }
             // Once the API answers, a commit's size is bounded by what it writes, so
             // that no commit holds readers long.
             let serving = self.parts.ready.load(Ordering::Relaxed);
