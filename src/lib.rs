@@ -16,6 +16,7 @@ pub mod import;
 pub mod keys;
 pub mod live;
 pub mod load;
+pub mod memory;
 pub mod nats;
 pub mod projector;
 pub mod publish;

@@ -17,6 +17,7 @@ use racing::cli::{admin, credentials, feed, keys, setup};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    racing::memory::without_huge_pages();
     let command = Cli::command();
     let settings = settings_help(&command);
     let cli = command

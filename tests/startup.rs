@@ -233,3 +233,42 @@ async fn a_service_on_nats_not_set_up_names_the_set_up_and_makes_nothing() {
         "the service made the stream"
     );
 }
+
+/// mimalloc asks the kernel for transparent huge pages, whose faults had it zero 2 MiB at
+/// a time under the fold (`src/memory.rs`): the binary turns them off before anything
+/// else.
+#[test]
+fn the_binary_runs_without_transparent_huge_pages() {
+    let said = |status: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("THP_enabled:"))
+            .map(|v| v.trim().to_owned())
+    };
+    let own = std::fs::read_to_string("/proc/self/status").expect("this process's status");
+    assert!(
+        said(&own).is_some(),
+        "the kernel says nothing of huge pages in /proc/PID/status: {own}"
+    );
+    // `publish --check -` waits for its standard input: its setting is read meanwhile.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_racing"))
+        .args(["publish", "--check", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("racing runs");
+    let status = format!("/proc/{}/status", child.id());
+    let deadline = std::time::Instant::now() + BOUND;
+    let mut last = None;
+    while std::time::Instant::now() < deadline {
+        last = std::fs::read_to_string(&status).ok().and_then(|s| said(&s));
+        if last.as_deref() == Some("0") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(child.stdin.take());
+    let _ = child.wait();
+    assert_eq!(last.as_deref(), Some("0"), "huge pages left on");
+}

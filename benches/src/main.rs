@@ -39,6 +39,9 @@ use cli::{Cli, Command};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    // As the service does, so that the parts in this process (the fold, the floor) and
+    // the servers it starts run as they would beside it.
+    racing::memory::without_huge_pages();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Bare {
