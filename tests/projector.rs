@@ -607,13 +607,12 @@ async fn a_burst_of_the_live_feed_is_applied_at_once_not_paced_for_requests() {
 
     let progress = app.projected(last).await;
     assert_eq!(progress.dead_letters, 45_000);
-    let metrics = app.metrics().await;
-    let paused = metrics
-        .lines()
-        .find(|l| l.starts_with("racing_projector_paused_seconds "))
-        .and_then(|l| l.split_whitespace().last())
-        .map_or(0.0, |v| v.parse::<f64>().expect("a number"));
-    assert_eq!(paused, 0.0, "the burst was paced: {paused} s of pauses");
+    let paused = app.metric("racing_projector_paused_seconds").await;
+    assert_eq!(
+        paused.unwrap_or(0.0),
+        0.0,
+        "the burst was paced: {paused:?} s of pauses"
+    );
     app.stop().await;
 }
 
@@ -627,12 +626,7 @@ async fn a_backlog_is_caught_up_and_counted_once() {
 
     let progress = app.projected(last).await;
     assert_eq!(progress.dead_letters, 20_000);
-    let metrics = app.metrics().await;
-    let catch_ups = metrics
-        .lines()
-        .find(|l| l.starts_with("racing_projector_catch_ups_total "))
-        .and_then(|l| l.split_whitespace().last())
-        .map_or(0.0, |v| v.parse::<f64>().expect("a number"));
-    assert_eq!(catch_ups, 1.0, "catch-ups counted: {catch_ups}");
+    let catch_ups = app.metric("racing_projector_catch_ups_total").await;
+    assert_eq!(catch_ups, Some(1.0), "catch-ups counted");
     app.stop().await;
 }

@@ -428,6 +428,15 @@ impl App {
             .expect("metrics")
     }
 
+    /// The value of the metric `name` (no labels), if the admin listener has it.
+    pub async fn metric(&self, name: &str) -> Option<f64> {
+        let metrics = self.metrics().await;
+        metrics.lines().find_map(|line| {
+            let (metric, value) = line.split_once(' ')?;
+            (metric == name).then(|| value.trim().parse().ok())?
+        })
+    }
+
     /// How many requests of `route` (its path template) the service has handed to its
     /// long reads' threads.
     pub async fn long_reads(&self, route: &str) -> u64 {

@@ -158,22 +158,13 @@ async fn publish_each(nats: &Nats, events: &[Envelope]) -> Vec<u64> {
     seqs
 }
 
-/// The value of the metric `name` (no labels) on `app`'s admin listener, if it has one.
-async fn metric(app: &App, name: &str) -> Option<f64> {
-    let metrics = app.metrics().await;
-    metrics.lines().find_map(|line| {
-        let (metric, value) = line.split_once(' ')?;
-        (metric == name).then(|| value.trim().parse().ok())?
-    })
-}
-
 #[tokio::test]
 async fn a_race_day_event_reaches_its_endpoint_signed_and_carrying_the_sockets_frame() {
     let (nats, mut app, _dir) =
         service(&[envelope(card(DAY, VENUE, 1, &["A1", "B2"]))], |_| {}).await;
     // The sender holds the lease; with no endpoint it reads nothing of the race day.
     tokio::time::timeout(WAIT, async {
-        while metric(&app, "racing_webhook_lease_held").await != Some(1.0) {
+        while app.metric("racing_webhook_lease_held").await != Some(1.0) {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     })
@@ -191,7 +182,7 @@ async fn a_race_day_event_reaches_its_endpoint_signed_and_carrying_the_sockets_f
     app.projected(unsent).await;
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert_eq!(
-        metric(&app, "racing_webhook_journal_events_total").await,
+        app.metric("racing_webhook_journal_events_total").await,
         None
     );
     let receiver = Receiver::ok().await;
@@ -241,7 +232,7 @@ async fn a_race_day_event_reaches_its_endpoint_signed_and_carrying_the_sockets_f
     // Read once the endpoint was made: the status, the scratching and the result (odds
     // are not race-day events), not the status before it.
     assert_eq!(
-        metric(&app, "racing_webhook_journal_events_total").await,
+        app.metric("racing_webhook_journal_events_total").await,
         Some(3.0)
     );
 }
