@@ -10,9 +10,8 @@
 /// allocates a batch's records on its thread and frees them on the writer's, so that
 /// mimalloc keeps mapping fresh memory and the kernel kept zeroing it: in a perf sample of
 /// the service applying amendments, a fifth of the projector's thread was the kernel
-/// clearing huge pages. With them off, the amending seasons' fold (`racing-bench fold`)
-/// took a fifth less time and the bench's log at three seasons about half
-/// (BENCHMARKS.md).
+/// clearing huge pages. What the fold and the replay gain with them off: BENCHMARKS.md's
+/// "What was tried".
 ///
 /// The setting is inherited by the processes this one starts (the local `nats-server` of
 /// a `racing serve` without a NATS address, the bench's servers): Go's runtime and glibc's
