@@ -423,13 +423,10 @@ impl Sealed {
             mut new_ids,
             stats,
         } = self;
-        let mut batch = Commit::default();
-        for (k, v) in writes.iter() {
-            match v {
-                Some(v) => batch.put(k.as_slice(), v.as_slice()),
-                None => batch.remove(k.as_slice()),
-            }
-        }
+        let mut batch: Commit = writes
+            .iter()
+            .map(|(k, v)| (k.as_slice(), v.as_deref()))
+            .collect();
         // Packed in the order the batches are written, by the runs the last write left.
         let runs = store.handed_to_write(seqs.0 - 1);
         let mut runs = runs

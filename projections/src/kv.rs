@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard};
 use crate::compressed::{self, Damaged};
 use crate::encoding::{part, put_part};
 use crate::keys;
-use crate::keys::kinds::packing;
+use crate::keys::kinds::{packing, InOrder};
 
 /// A value (or key) as the engine hands it out: cheap to clone, and sliced without a copy.
 pub type Bytes = sled::IVec;
@@ -75,8 +75,7 @@ impl Kv {
     /// This store, for the reads of the folds of a [`crate::load::Loader`]: they do not
     /// wait at the gate. A fold reads the records of the batch being written from the
     /// loader, never from the tree, and every other record it reads stays as it is while
-    /// that batch is written. (A batch with no loader folds once the loader's last write
-    /// is done.)
+    /// that batch is written (a batch with no loader folds once its last write is done).
     pub(crate) fn for_folds(&self) -> Kv {
         Kv {
             gated: false,
@@ -138,8 +137,7 @@ impl Kv {
         }
     }
 
-    /// Applies `commit`'s writes together: after a crash the store holds all of them or
-    /// none.
+    /// Applies `commit`'s writes together: after a crash the store holds all or none.
     pub(crate) fn apply(&self, commit: Commit) -> Result<(), StoreError> {
         let _frozen = self.keep_before(commit.0.keys())?;
         Ok(self.tree.apply_batch(batch_of(commit.0))?)
@@ -162,13 +160,12 @@ impl Kv {
     /// crash the store holds all of them or none. A sled batch holds sled's one lock over
     /// the store while it is applied, so that every read waits for it, a loader's folds'
     /// too (a fifth of the folding thread's time on the amending demo seasons:
-    /// BENCHMARKS.md); here the reads that wait at the gate wait as long, and the folds'
-    /// read on ([`Kv::for_folds`]). The writes are first kept whole in one record
-    /// ([`keys::BESIDE_READERS`]), which sled recovers before those that follow it, and
-    /// removed last: [`Kv::open`] and the next catch-up write again those of a commit cut
-    /// short by a crash or a failed write (after which sled fails every write, and the
-    /// service stops for its supervisor to start it again: readers may meanwhile see part
-    /// of the commit).
+    /// BENCHMARKS.md); here the gated reads wait as long, and the folds' read on
+    /// ([`Kv::for_folds`]). The writes are first kept whole in one record
+    /// ([`keys::BESIDE_READERS`]), which sled recovers before those after it, and removed
+    /// last: [`Kv::open`] and the next catch-up write again those of a commit cut short by
+    /// a crash or a failed write (after which sled fails every write, and the service stops
+    /// for its supervisor to start it again: readers may meanwhile see part of it).
     pub(crate) fn apply_beside_readers(&self, commit: Commit) -> Result<(), StoreError> {
         let written = commit.0.keys().map(AsRef::as_ref);
         let _frozen = self.keep_before(written.chain([keys::BESIDE_READERS]))?;
@@ -279,10 +276,7 @@ impl FrozenView {
     pub(crate) fn get(&self, key: &[u8]) -> Result<Option<Bytes>, StoreError> {
         let guard = lock(&self.kv.frozen);
         let kept = guard.as_ref().and_then(|frozen| {
-            debug_assert!(
-                frozen.reached.is_none(),
-                "a frozen record read after a part"
-            );
+            debug_assert!(frozen.reached.is_none(), "read after a part");
             frozen.before.get(key).cloned()
         });
         match kept {
@@ -318,11 +312,8 @@ impl FrozenView {
             }
         }
         // Up to the last key read, or to the end when the tree has no more.
-        let end = if now.len() >= most {
-            now.keys().next_back().cloned()
-        } else {
-            None
-        };
+        let full = now.len() >= most;
+        let end = full.then(|| now.keys().next_back().cloned()).flatten();
         let kept: Vec<Bytes> = frozen
             .before
             .keys()
@@ -381,9 +372,10 @@ impl Commit {
     /// Packs each record of a kind the store packs (`keys::KINDS`) where that makes it
     /// shorter: done where the commit is handed to sled, on the thread that writes it.
     pub(crate) fn pack(&mut self) {
+        let mut kinds = InOrder::default();
         for (key, value) in &mut self.0 {
             let Some(stored) = value else { continue };
-            let Some(dictionary) = packing(key) else {
+            let Some(dictionary) = kinds.packing(key) else {
                 continue;
             };
             if compressed::is_frame(stored) {
@@ -429,6 +421,14 @@ impl Commit {
     pub(crate) fn split(self, first: impl Fn(&[u8]) -> bool) -> (Commit, Commit) {
         let (picked, rest) = self.0.into_iter().partition(|(k, _)| first(k));
         (Commit(picked), Commit(rest))
+    }
+}
+
+impl<'a> FromIterator<(&'a [u8], Option<&'a [u8]>)> for Commit {
+    /// Writes in key order, each key once (a batch's): the map built at once, not searched.
+    fn from_iter<W: IntoIterator<Item = (&'a [u8], Option<&'a [u8]>)>>(writes: W) -> Commit {
+        let owned = |(k, v): (&[u8], Option<&[u8]>)| (Bytes::from(k), v.map(Bytes::from));
+        Commit(writes.into_iter().map(owned).collect())
     }
 }
 

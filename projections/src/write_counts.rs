@@ -7,7 +7,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::keys::kinds::{kind_of, KINDS, OTHER};
+use crate::keys::kinds::{InOrder, KINDS, OTHER};
 use crate::kv::Commit;
 
 /// One kind of record's count: its records, then its versions, for each kind and
@@ -40,8 +40,9 @@ pub struct KindWritten {
 
 /// Counts `commit`'s writes, before it is applied.
 pub(crate) fn count(commit: &Commit) {
+    let mut kinds = InOrder::default();
     for (key, value) in commit.iter() {
-        let (kind, version) = kind_of(key);
+        let (kind, version) = kinds.kind_of(key);
         let slot = 2 * kind + usize::from(version);
         let bytes = key.len() + value.map_or(0, <[u8]>::len);
         COUNTS.records[slot].fetch_add(1, Ordering::Relaxed);

@@ -246,7 +246,8 @@ fn encode<'a>(
     kept: impl Fn(&str, &HorseForm) -> Option<&'a Box<RawValue>>,
 ) -> (Vec<u8>, StoredRaceForm) {
     let mut json = Vec::with_capacity(512 * forms.len() + 2);
-    let mut stored = StoredRaceForm::new();
+    // In key order: the map is built at once from them.
+    let mut stored = Vec::with_capacity(forms.len());
     json.push(b'{');
     for (i, (horse, form)) in forms.iter().enumerate() {
         if i > 0 {
@@ -261,10 +262,10 @@ fn encode<'a>(
             None => serde_json::value::to_raw_value(form).unwrap_or_default(),
         };
         json.extend_from_slice(raw.get().as_bytes());
-        stored.insert(horse.clone(), raw);
+        stored.push((horse.clone(), raw));
     }
     json.push(b'}');
-    (json, stored)
+    (json, stored.into_iter().collect())
 }
 
 #[cfg(test)]

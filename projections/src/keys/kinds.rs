@@ -66,23 +66,59 @@ pub const OTHER: &str = "other";
 /// Where a key's kind stands in [`KINDS`] (`KINDS.len()`: [`OTHER`]), and whether the
 /// key is a version of a record of that kind.
 pub fn kind_of(key: &[u8]) -> (usize, bool) {
-    let (record, version) = match parse_history(key) {
-        Some((record, _)) => (record, true),
-        None => (key, false),
-    };
-    let kind = KINDS
+    InOrder::default().kind_of(key)
+}
+
+/// Where the kind of a record's key (not a version's) stands in [`KINDS`].
+fn kind_of_record(record: &[u8]) -> usize {
+    KINDS
         .iter()
         .position(|(_, prefix, _)| record.starts_with(prefix))
-        .unwrap_or(KINDS.len());
-    (kind, version)
+        .unwrap_or(KINDS.len())
 }
 
 /// How the store packs the record under `key` (`compressed.rs`): with the dictionary of its
 /// kind ([`KINDS`]), if it is a record (not a version) of a kind the store packs.
 pub(crate) fn packing(key: &[u8]) -> Packed {
-    match kind_of(key) {
-        (_, true) => None,
-        (kind, false) => KINDS.get(kind).and_then(|(_, _, packed)| *packed),
+    packing_of(kind_of(key))
+}
+
+fn packing_of((kind, version): (usize, bool)) -> Packed {
+    match version {
+        true => None,
+        false => KINDS.get(kind).and_then(|(_, _, packed)| *packed),
+    }
+}
+
+/// The kinds of keys taken in key order, as a commit's are ([`kind_of`]): the kind of the
+/// key before is tried first, since keys in order come in runs of one kind (no other
+/// kind's prefix starts a key that starts with its prefix), and only a key of another
+/// kind is looked up in [`KINDS`].
+#[derive(Debug, Default)]
+pub(crate) struct InOrder {
+    last: Option<usize>,
+}
+
+impl InOrder {
+    /// [`kind_of`] `key`.
+    pub(crate) fn kind_of(&mut self, key: &[u8]) -> (usize, bool) {
+        let (record, version) = match parse_history(key) {
+            Some((record, _)) => (record, true),
+            None => (key, false),
+        };
+        if let Some(last) = self.last {
+            if record.starts_with(KINDS[last].1) {
+                return (last, version);
+            }
+        }
+        let kind = kind_of_record(record);
+        self.last = (kind < KINDS.len()).then_some(kind);
+        (kind, version)
+    }
+
+    /// [`packing`] of `key`.
+    pub(crate) fn packing(&mut self, key: &[u8]) -> Packed {
+        packing_of(self.kind_of(key))
     }
 }
 
@@ -96,6 +132,27 @@ mod tests {
         for (i, (_, a, _)) in KINDS.iter().enumerate() {
             for (j, (_, b, _)) in KINDS.iter().enumerate() {
                 assert!(i == j || !b.starts_with(a), "{a:?} starts {b:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn keys_taken_one_after_another_are_of_the_kind_each_is_alone() {
+        let mut keys: Vec<Vec<u8>> = KINDS
+            .iter()
+            .flat_map(|(_, prefix, _)| {
+                let record = [*prefix, b"2026-11-21"].concat();
+                [record.clone(), keys::versions::history(&record, 7)]
+            })
+            .chain([keys::CHECKPOINT.to_vec(), b"doc\0zz".to_vec()])
+            .collect();
+        keys.sort();
+        let reversed: Vec<Vec<u8>> = keys.iter().rev().cloned().collect();
+        for order in [keys, reversed] {
+            let mut in_order = InOrder::default();
+            for key in &order {
+                assert_eq!(in_order.kind_of(key), kind_of(key), "{key:?}");
+                assert_eq!(in_order.packing(key), packing(key), "{key:?}");
             }
         }
     }
