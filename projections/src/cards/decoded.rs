@@ -70,14 +70,14 @@ impl Decoded {
         self
     }
 
-    /// The card stored under `key` (`keys::card`) whose record is `bytes` (`None`: no
+    /// The card stored under `key` (`keys::card`) whose record is `record` (`None`: no
     /// card).
     pub(crate) fn card(
         &mut self,
         key: &[u8],
-        bytes: Option<&[u8]>,
+        record: Option<&Hashed>,
     ) -> Result<Option<Arc<RaceCard>>, StoreError> {
-        kept_or_decoded(&mut self.cards, key, bytes)
+        kept_or_decoded(&mut self.cards, key, record)
     }
 
     /// The card stored under `key` as `s` holds it.
@@ -86,8 +86,8 @@ impl Decoded {
         s: &impl Records,
         key: &[u8],
     ) -> Result<Option<Arc<RaceCard>>, StoreError> {
-        let bytes = s.get(key)?;
-        self.card(key, bytes.as_deref())
+        let record = s.get(key)?.map(Hashed::of);
+        self.card(key, record.as_ref())
     }
 
     /// Keeps `card`, just written under `key` (`keys::card`) as `s` holds it, as if
@@ -107,18 +107,17 @@ impl Decoded {
         Ok(())
     }
 
-    /// The form stored under `key` (`keys::analysis::card_form`) whose record is `bytes`,
+    /// The form stored under `key` (`keys::analysis::card_form`) whose record is `record`,
     /// as its render copies it.
     pub(crate) fn form(
         &mut self,
         key: &[u8],
-        bytes: Option<&[u8]>,
+        record: Option<&Hashed>,
     ) -> Result<Option<Arc<StoredRaceForm>>, StoreError> {
-        let Some(bytes) = bytes else {
+        let Some(Hashed { bytes, hash: h }) = record else {
             return Ok(None);
         };
-        let h = hash(bytes);
-        if let Some(form) = self.forms.get(key).filter(|form| form.hash == h) {
+        if let Some(form) = self.forms.get(key).filter(|form| form.hash == *h) {
             return Ok(Some(form.raw.clone()));
         }
         let what = || String::from_utf8_lossy(key).into_owned();
@@ -127,7 +126,7 @@ impl Decoded {
         };
         let raw = Arc::new(raw);
         let form = Form {
-            hash: h,
+            hash: *h,
             raw: raw.clone(),
             typed: None,
         };
@@ -208,19 +207,35 @@ pub(crate) struct Amending {
     parts: Option<Arc<StoredRaceForm>>,
 }
 
-/// The value under `key` in `kept` where it was decoded from bytes that hash as `bytes`
-/// do, else `bytes` decoded (and kept).
+/// A record's bytes with their hash, worked out once for each use of them: the caches
+/// here and a race's part (`race.rs`) each check a record by its hash.
+#[derive(Debug)]
+pub(crate) struct Hashed {
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) hash: u128,
+}
+
+impl Hashed {
+    pub(crate) fn of(bytes: Vec<u8>) -> Hashed {
+        Hashed {
+            hash: hash(&bytes),
+            bytes,
+        }
+    }
+}
+
+/// The value under `key` in `kept` where it was decoded from bytes that hash as
+/// `record`'s do, else `record` decoded (and kept).
 fn kept_or_decoded<T: serde::de::DeserializeOwned>(
     kept: &mut HashMap<Vec<u8>, (u128, Arc<T>)>,
     key: &[u8],
-    bytes: Option<&[u8]>,
+    record: Option<&Hashed>,
 ) -> Result<Option<Arc<T>>, StoreError> {
-    let Some(bytes) = bytes else {
+    let Some(Hashed { bytes, hash: h }) = record else {
         return Ok(None);
     };
-    let h = hash(bytes);
     if let Some((was, value)) = kept.get(key) {
-        if *was == h {
+        if was == h {
             return Ok(Some(value.clone()));
         }
     }
@@ -229,7 +244,7 @@ fn kept_or_decoded<T: serde::de::DeserializeOwned>(
         return Ok(None);
     };
     let value = Arc::new(value);
-    kept.insert(key.to_vec(), (h, value.clone()));
+    kept.insert(key.to_vec(), (*h, value.clone()));
     Ok(Some(value))
 }
 
@@ -285,7 +300,9 @@ mod tests {
             String::from_utf8_lossy(json),
             String::from_utf8_lossy(&expected)
         );
-        let kept = decoded.form(key, Some(json)).expect("kept");
+        let kept = decoded
+            .form(key, Some(&Hashed::of(json.to_vec())))
+            .expect("kept");
         let parsed: StoredRaceForm = serde_json::from_slice(json).expect("parsed");
         assert_eq!(parts(&kept.expect("a form")), parts(&parsed));
     }
@@ -323,21 +340,29 @@ mod tests {
         let key = crate::keys::analysis::card_form("2026-11-01", 1, "Sha Tin");
         let mut decoded = Decoded::default();
         let (json, _) = encode(&forms(), |_, _| None);
-        let first = decoded.form(&key, Some(&json)).expect("decoded");
-        let again = decoded.form(&key, Some(&json)).expect("kept");
+        let first = decoded
+            .form(&key, Some(&Hashed::of(json.clone())))
+            .expect("decoded");
+        let again = decoded
+            .form(&key, Some(&Hashed::of(json.clone())))
+            .expect("kept");
         assert!(Arc::ptr_eq(
             first.as_ref().expect("a form"),
             again.as_ref().expect("a form")
         ));
-        let other = decoded.form(&key, Some(b"{}")).expect("decoded");
+        let other = decoded
+            .form(&key, Some(&Hashed::of(b"{}".to_vec())))
+            .expect("decoded");
         assert_eq!(other.map(|f| f.len()), Some(0));
         assert!(decoded.form(&key, None).expect("none").is_none());
-        let bad = decoded.form(&key, Some(b"{"));
+        let bad = decoded.form(&key, Some(&Hashed::of(b"{".to_vec())));
         assert!(matches!(bad, Err(StoreError::Corrupt(_))), "{bad:?}");
         // What `encode` kept is what a render reads back of the same bytes.
         let encoded = decoded.encode(&key, forms());
         assert_eq!(encoded, json);
-        let kept = decoded.form(&key, Some(&json)).expect("kept");
+        let kept = decoded
+            .form(&key, Some(&Hashed::of(json.clone())))
+            .expect("kept");
         let parsed: StoredRaceForm = serde_json::from_slice(&json).expect("parsed");
         assert_eq!(parts(&kept.expect("a form")), parts(&parsed));
     }

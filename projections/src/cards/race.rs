@@ -8,7 +8,7 @@ use std::sync::Arc;
 use racing_events::RaceCard;
 use serde_json::value::RawValue;
 
-use super::decoded::Decoded;
+use super::decoded::{Decoded, Hashed};
 use super::form::strikes::People;
 use crate::docs;
 use crate::docs::cards::{Listing, Strike};
@@ -28,7 +28,7 @@ pub(super) fn read(
     (date, n, venue): (&str, u8, &str),
 ) -> Result<Option<Race>, StoreError> {
     let sources = Sources::read(s, date, n, venue)?;
-    let Some(card) = decoded.card(&sources.card_key, sources.card.as_deref())? else {
+    let Some(card) = decoded.card(&sources.card_key, sources.card.as_ref())? else {
         return Ok(None);
     };
     let strikes: Vec<(Strike, Strike)> = card
@@ -86,8 +86,8 @@ pub(super) struct Race {
 }
 
 impl Race {
-    /// The hash of its records and of its runners' strike rates: their rides and wins,
-    /// which the rates are worked out from.
+    /// The hash of its records (of their hashes) and of its runners' strike rates: their
+    /// rides and wins, which the rates are worked out from.
     fn hash(&self) -> u128 {
         let mut counts = Vec::with_capacity(self.strikes.len() * 16);
         for strike in self
@@ -98,13 +98,23 @@ impl Race {
             counts.extend_from_slice(&strike.rides.to_le_bytes());
             counts.extend_from_slice(&strike.wins.to_le_bytes());
         }
-        let rest = [self.sources.form.as_deref(), Some(&counts[..])];
-        race_parts::hash(self.sources.listed_from().into_iter().chain(rest))
+        let sources = self.sources.listed_from().into_iter();
+        let hashes = sources.chain([self.sources.form.as_ref()]).map(hash_of);
+        let hashes: Vec<Option<[u8; 16]>> = hashes.collect();
+        let rest = [Some(&counts[..])];
+        race_parts::hash(
+            hashes
+                .iter()
+                .map(|h| h.as_ref().map(|h| &h[..]))
+                .chain(rest),
+        )
     }
 
-    /// The hash of the records its listing is made from ([`Race::listing`]).
+    /// The hash of the records its listing is made from ([`Race::listing`]), of their
+    /// hashes.
     fn listing_hash(&self) -> u128 {
-        race_parts::hash(self.sources.listed_from())
+        let hashes = self.sources.listed_from().map(hash_of);
+        race_parts::hash(hashes.iter().map(|h| h.as_ref().map(|h| &h[..])))
     }
 
     /// Its part of the card documents (`race`: its date, number and venue).
@@ -114,7 +124,7 @@ impl Race {
         decoded: &mut Decoded,
     ) -> Result<Box<RawValue>, StoreError> {
         let (scratched, status) = self.sources.listed(race)?;
-        let form = decoded.form(&self.sources.form_key, self.sources.form.as_deref())?;
+        let form = decoded.form(&self.sources.form_key, self.sources.form.as_ref())?;
         Ok(docs::cards::card_race(
             &self.card,
             |horse| scratched.contains(horse),
@@ -141,7 +151,7 @@ impl Race {
         listing: &Listing,
         decoded: &mut Decoded,
     ) -> Result<u128, StoreError> {
-        let form = decoded.form(&self.sources.form_key, self.sources.form.as_deref())?;
+        let form = decoded.form(&self.sources.form_key, self.sources.form.as_ref())?;
         Ok(docs::cards::card_race_digest(
             &self.card,
             listing,
@@ -151,33 +161,44 @@ impl Race {
     }
 }
 
-/// The records a race's part is rendered from, as stored.
+/// A record's hash ([`Hashed`]) as bytes, to hash with others.
+fn hash_of(record: Option<&Hashed>) -> Option<[u8; 16]> {
+    record.map(|r| r.hash.to_le_bytes())
+}
+
+/// A record's bytes.
+fn bytes(record: &Option<Hashed>) -> Option<&[u8]> {
+    record.as_ref().map(|r| &r.bytes[..])
+}
+
+/// The records a race's part is rendered from, as stored, each hashed once.
 struct Sources {
     /// The card's record key, and its record.
     card_key: Vec<u8>,
-    card: Option<Vec<u8>>,
+    card: Option<Hashed>,
     /// Scratchings given for the race at every venue, and at its own.
-    scratched_every: Option<Vec<u8>>,
-    scratched_own: Option<Vec<u8>>,
+    scratched_every: Option<Hashed>,
+    scratched_own: Option<Hashed>,
     /// Statuses given for the race at every venue, and at its own.
-    status_every: Option<Vec<u8>>,
-    status_own: Option<Vec<u8>>,
+    status_every: Option<Hashed>,
+    status_own: Option<Hashed>,
     /// Its runners' form (`cards/form.rs`): its record key, and its record.
     form_key: Vec<u8>,
-    form: Option<Vec<u8>>,
+    form: Option<Hashed>,
 }
 
 impl Sources {
     fn read(s: &impl Records, date: &str, n: u8, venue: &str) -> Result<Sources, StoreError> {
         let card_key = keys::card(date, n, venue);
         let form_key = keys::analysis::card_form(date, n, venue);
+        let get = |key: &[u8]| Ok::<_, StoreError>(s.get(key)?.map(Hashed::of));
         Ok(Sources {
-            card: s.get(&card_key)?,
-            scratched_every: s.get(&keys::scratched(date, n, None))?,
-            scratched_own: s.get(&keys::scratched(date, n, Some(venue)))?,
-            status_every: s.get(&keys::status(date, n, None))?,
-            status_own: s.get(&keys::status(date, n, Some(venue)))?,
-            form: s.get(&form_key)?,
+            card: get(&card_key)?,
+            scratched_every: get(&keys::scratched(date, n, None))?,
+            scratched_own: get(&keys::scratched(date, n, Some(venue)))?,
+            status_every: get(&keys::status(date, n, None))?,
+            status_own: get(&keys::status(date, n, Some(venue)))?,
+            form: get(&form_key)?,
             card_key,
             form_key,
         })
@@ -185,13 +206,13 @@ impl Sources {
 
     /// The records of the race's card, scratchings and statuses: what it lists
     /// ([`Sources::listed`]) is made from them alone.
-    fn listed_from(&self) -> [Option<&[u8]>; 5] {
+    fn listed_from(&self) -> [Option<&Hashed>; 5] {
         [
-            self.card.as_deref(),
-            self.scratched_every.as_deref(),
-            self.scratched_own.as_deref(),
-            self.status_every.as_deref(),
-            self.status_own.as_deref(),
+            self.card.as_ref(),
+            self.scratched_every.as_ref(),
+            self.scratched_own.as_ref(),
+            self.status_every.as_ref(),
+            self.status_own.as_ref(),
         ]
     }
 
@@ -203,14 +224,14 @@ impl Sources {
     ) -> Result<(BTreeSet<String>, Option<Status>), StoreError> {
         let record = |kind: &str| format!("{kind} of race {n} of {date} at {venue}");
         let mut scratched: BTreeSet<String> =
-            decode(self.scratched_every.as_deref(), || record("scratchings"))?.unwrap_or_default();
+            decode(bytes(&self.scratched_every), || record("scratchings"))?.unwrap_or_default();
         scratched.extend(
-            decode::<BTreeSet<String>>(self.scratched_own.as_deref(), || record("scratchings"))?
+            decode::<BTreeSet<String>>(bytes(&self.scratched_own), || record("scratchings"))?
                 .unwrap_or_default(),
         );
         let status = status::merged(
-            decode::<Status>(self.status_own.as_deref(), || record("status"))?,
-            decode::<Status>(self.status_every.as_deref(), || record("status"))?,
+            decode::<Status>(bytes(&self.status_own), || record("status"))?,
+            decode::<Status>(bytes(&self.status_every), || record("status"))?,
         );
         Ok((scratched, status))
     }

@@ -273,25 +273,27 @@ pub(crate) fn card_race_digest(
     forms: Option<&StoredRaceForm>,
     strikes: &[(Strike, Strike)],
 ) -> u128 {
-    let mut h = Xxh3::new();
-    h.update(&listing.digest.to_le_bytes());
+    // The parts laid end to end and hashed at once: the same digest as hashing them one
+    // by one, without the many short updates.
+    let mut parts = Vec::with_capacity(16 + 256 * listing.listed.len());
+    parts.extend_from_slice(&listing.digest.to_le_bytes());
     for &i in listing.listed.iter() {
         let horse = c.runners.get(i).map(|r| &r.horse_no);
         let Some(horse) = horse.and_then(|horse| forms?.get(horse)) else {
-            h.update(&[0]);
+            parts.push(0);
             continue;
         };
         let (jockey, trainer) = strikes.get(i).copied().unwrap_or_default();
-        h.update(&[1]);
-        h.update(&(horse.get().len() as u64).to_le_bytes());
-        h.update(horse.get().as_bytes());
+        parts.push(1);
+        parts.extend_from_slice(&(horse.get().len() as u64).to_le_bytes());
+        parts.extend_from_slice(horse.get().as_bytes());
         for strike in [jockey, trainer] {
-            h.update(&strike.rides.to_le_bytes());
-            h.update(&strike.wins.to_le_bytes());
-            h.update(&strike.strike_rate.to_bits().to_le_bytes());
+            parts.extend_from_slice(&strike.rides.to_le_bytes());
+            parts.extend_from_slice(&strike.wins.to_le_bytes());
+            parts.extend_from_slice(&strike.strike_rate.to_bits().to_le_bytes());
         }
     }
-    h.digest128()
+    xxhash_rust::xxh3::xxh3_128(&parts)
 }
 
 /// What a race's part shows besides its runners' forms, digested: the race as
