@@ -514,4 +514,66 @@ mod tests {
             assert_eq!(served.get(), expected);
         }
     }
+
+    #[test]
+    fn a_race_s_digest_is_its_parts_hashed_one_after_another() {
+        let runner = |horse_no: &str, draw| racing_events::CardRunner {
+            horse_no: horse_no.into(),
+            horse_name: format!("HORSE {horse_no}"),
+            jockey: "Z Purton".into(),
+            trainer: "J Size".into(),
+            draw,
+            weight: 126,
+        };
+        let card = RaceCard {
+            date: "2026-11-01".into(),
+            venue: "Sha Tin".into(),
+            race_number: 3,
+            race_name: "THE JOCKEY CLUB MILE".into(),
+            distance: 1600,
+            class: "Class 4".into(),
+            runners: vec![runner("A007", 1), runner("B001", 2), runner("C003", 3)],
+        };
+        // B001 is scratched; C003 has no form.
+        let listing = card_race_listing(&card, |horse| horse == "B001", None);
+        let mut forms = StoredRaceForm::new();
+        for horse_no in ["A007", "B001"] {
+            let json = serde_json::value::to_raw_value(&horse()).expect("json");
+            forms.insert(horse_no.into(), json);
+        }
+        let strike = |rides, wins| Strike {
+            rides,
+            wins,
+            strike_rate: 12.5,
+        };
+        let strikes = [
+            (strike(8, 1), strike(3, 0)),
+            (strike(16, 2), strike(3, 0)),
+            (strike(0, 0), strike(40, 5)),
+        ];
+        // The card's `ETag` is made of these digests, and a card's head keeps its tag: the
+        // parts, in this order, hashed as one stream, are what every stored head was made of.
+        let mut h = Xxh3::new();
+        h.update(&listing.digest.to_le_bytes());
+        for i in [0, 2] {
+            match forms.get(&card.runners[i].horse_no) {
+                Some(horse) => {
+                    h.update(&[1]);
+                    h.update(&(horse.get().len() as u64).to_le_bytes());
+                    h.update(horse.get().as_bytes());
+                    for s in [strikes[i].0, strikes[i].1] {
+                        h.update(&s.rides.to_le_bytes());
+                        h.update(&s.wins.to_le_bytes());
+                        h.update(&s.strike_rate.to_bits().to_le_bytes());
+                    }
+                }
+                None => h.update(&[0]),
+            }
+        }
+        assert_eq!(listing.listed.as_ref(), [0, 2]);
+        assert_eq!(
+            card_race_digest(&card, &listing, Some(&forms), &strikes),
+            h.digest128()
+        );
+    }
 }
