@@ -83,11 +83,12 @@ pub(crate) fn packing(key: &[u8]) -> Packed {
     packing_of(kind_of(key))
 }
 
+/// How a record of the kind at `kind` is packed ([`packing`]); a version never.
 fn packing_of((kind, version): (usize, bool)) -> Packed {
-    match version {
-        true => None,
-        false => KINDS.get(kind).and_then(|(_, _, packed)| *packed),
+    if version {
+        return None;
     }
+    KINDS.get(kind).and_then(|(_, _, packed)| *packed)
 }
 
 /// The kinds of keys taken in key order, as a commit's are ([`kind_of`]): the kind of the
