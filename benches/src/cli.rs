@@ -89,6 +89,17 @@ pub(crate) enum Command {
         #[arg(long)]
         batch: Option<usize>,
     },
+    /// The zstd dictionaries the store packs each packed kind's records with, trained anew
+    /// on a log no bench measures and written to `out`: a change to them is a new layout
+    /// of the store (its `SCHEMA`).
+    Dictionaries {
+        /// Where the dictionaries go.
+        #[arg(long, default_value = "projections/dictionaries")]
+        out: PathBuf,
+        /// Where the store they are trained from goes (removed at the end).
+        #[arg(long, default_value = "target/bench")]
+        work: PathBuf,
+    },
     /// The records of a stopped service's read models by kind: how many, and their bytes.
     Kinds {
         /// The read models' directory.

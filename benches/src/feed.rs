@@ -284,9 +284,22 @@ fn offset_text(offset: jiff::tz::Offset) -> String {
 /// Season `s` (0: the newest, ending today; each older one 52 weeks earlier, so that
 /// meetings keep their weekdays), with the trading of every meeting.
 pub(crate) fn season_events(s: u64, day: &Day, ticks: usize) -> anyhow::Result<Vec<Envelope>> {
+    season_events_apart(s, 0, day, ticks)
+}
+
+/// Season `s` as [`season_events`] dates it, made from the seeds of the bench's season
+/// `s + apart`: where `apart` is past every season a log of the bench holds, a log of the
+/// same kind with other horses, races and prices (`dictionaries.rs` trains on one).
+pub(crate) fn season_events_apart(
+    s: u64,
+    apart: u64,
+    day: &Day,
+    ticks: usize,
+) -> anyhow::Result<Vec<Envelope>> {
     let weeks = i64::try_from(52 * s)?;
     let last_day = day.date.checked_sub(Span::new().weeks(weeks))?;
-    let seeds = (SEASON_SEED + s, TRADING_SEED + s * 1_000);
+    let seeded = s + apart;
+    let seeds = (SEASON_SEED + seeded, TRADING_SEED + seeded * 1_000);
     traded_season(seeds, last_day, &day.zone, ticks, s > 0)
 }
 

@@ -103,7 +103,7 @@ pub fn run(asked: &Asked<'_>) -> anyhow::Result<()> {
 }
 
 /// The start of the day after `date`, UTC, in nanoseconds since the epoch.
-fn next_day(date: Date) -> anyhow::Result<i128> {
+pub(crate) fn next_day(date: Date) -> anyhow::Result<i128> {
     Ok(date
         .tomorrow()?
         .to_zoned(jiff::tz::TimeZone::UTC)?

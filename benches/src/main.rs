@@ -9,6 +9,7 @@ mod bounded;
 mod catchup;
 mod cli;
 mod clients;
+mod dictionaries;
 mod feed;
 mod figures;
 mod floor;
@@ -76,6 +77,7 @@ fn main() -> ExitCode {
             logs: &log,
             batch,
         }),
+        Command::Dictionaries { out, work } => dictionaries::run(&out, &work),
         Command::Kinds { store } => replay::kinds(&store),
         Command::Run(args) => tokio::runtime::Runtime::new()
             .map_err(anyhow::Error::from)

@@ -36,35 +36,17 @@ const FRAME: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 /// batch's record of one subject or a record, far less; a frame that says more is damaged.
 const LONGEST: u64 = 256 << 20;
 
-/// What a value is packed with: nothing but itself ([`ALONE`]), or a dictionary, text
-/// like the values' that zstd finds their repeats in. A short value repeats little of
-/// itself, so that alone it packs poorly; against a dictionary that holds its field names
-/// it packs as a long one does. The dictionary a value was packed with is the one it is
-/// unpacked with: it is part of the store's layout, and a change to one is a new `SCHEMA`
-/// (`store.rs`).
+/// What a value is packed with: a dictionary in zstd's own format (`dictionaries.rs`),
+/// its entropy tables, which a frame then need not build, and text like the values',
+/// which zstd finds their repeats in. A short value repeats little of itself, so that
+/// alone it packs poorly; against a dictionary that holds its field names it packs as a
+/// long one does. The dictionary a value was packed with is the one it is unpacked with:
+/// it is part of the store's layout, and a change to one is a new `SCHEMA` (`store.rs`).
 pub type Dictionary = &'static [u8];
 
-/// No dictionary.
+/// No dictionary: the tests' values packed alone.
+#[cfg(test)]
 pub const ALONE: Dictionary = b"";
-
-/// A form entry as `form.rs` stores it (its event's sequence, its name's length, the
-/// name), then the JSON of one run: every field name in order, and values of the kinds
-/// the runs share. Form entries are about 400 bytes: alone they pack to 0.81 of their
-/// size, against this to about a third.
-pub const FORM_ENTRY: Dictionary = b"\0\0\0\0\0\x01\xbe\x8b\x0b\0\0\0HARBOUR JOY\
-{\"date\":\"2021-01-17\",\"venue\":\"Sha Tin\",\"race_number\":10,\"distance\":1600,\
-\"position\":7,\"finish_time\":\"1:35.12\",\"win_odds\":6.7,\"jockey\":\"Z Purton\",\
-\"status\":null,\"dead_heat\":false,\"race_name\":\"THE JOCKEY CLUB MILE\",\
-\"going\":\"GOOD\",\"class\":\"Class 4\",\"trainer\":\"J Size\",\"draw\":3,\
-\"actual_weight\":122,\"declared_weight\":1134,\"lbw\":\"4-3/4\",\"lbw_lengths\":4.75,\
-\"running_positions\":[2,6,7,7]}\
-\0\0\0\0\0\x01\xbf\x0a\x0e\0\0\0MIGHTY WARRIOR\
-{\"date\":\"2017-07-16\",\"venue\":\"Happy Valley\",\"race_number\":5,\"distance\":1200,\
-\"position\":9,\"finish_time\":\"1:11.04\",\"win_odds\":26.9,\"jockey\":\"H Bowman\",\
-\"status\":\"WV\",\"dead_heat\":true,\"race_name\":\"GLOUCESTER HANDICAP\",\
-\"going\":\"GOOD TO FIRM\",\"class\":\"Class 3\",\"trainer\":\"C S Shum\",\"draw\":10,\
-\"actual_weight\":133,\"declared_weight\":1083,\"lbw\":\"SH\",\"lbw_lengths\":0.1,\
-\"running_positions\":[6,11,9]}";
 
 /// One thread's contexts, by dictionary: each holds the tables of its level and its
 /// dictionary, made once a thread, not once a value.
@@ -330,32 +312,5 @@ mod tests {
             unpack_against(&against, &framed).expect("unpacks").as_ref(),
             before.as_slice()
         );
-    }
-
-    #[test]
-    fn a_form_entry_packs_against_its_dictionary_and_reads_back_only_with_it() {
-        let mut entry = 7_654_321u64.to_be_bytes().to_vec();
-        entry.extend_from_slice(&9u32.to_le_bytes());
-        entry.extend_from_slice(b"LUCKY ONE");
-        entry.extend_from_slice(
-            br#"{"date":"2024-03-10","venue":"Sha Tin","race_number":4,"distance":1400,"position":3,"finish_time":"1:22.41","win_odds":12.0,"jockey":"A Badel","status":null,"dead_heat":false,"race_name":"SAI KUNG HANDICAP","going":"GOOD","class":"Class 4","trainer":"K W Lui","draw":8,"actual_weight":120,"declared_weight":1101,"lbw":"1-1/4","lbw_lengths":1.25,"running_positions":[9,8,3]}"#,
-        );
-        let alone = packed(&entry, ALONE).map_or(entry.len(), |p| p.len());
-        let with = packed(&entry, FORM_ENTRY).expect("packs");
-        assert!(
-            with.len() * 2 < entry.len(),
-            "{} of {}",
-            with.len(),
-            entry.len()
-        );
-        assert!(
-            with.len() * 3 < alone * 2,
-            "{} against {alone} alone",
-            with.len()
-        );
-        let back = unpack_with(&with, FORM_ENTRY).expect("unpacks");
-        assert_eq!(back.as_ref(), entry.as_slice());
-        // Read without its dictionary, it is damaged, not another value.
-        assert!(unpack(&with).is_err());
     }
 }

@@ -5,6 +5,7 @@ mod analysis;
 mod batch;
 mod cards;
 mod compressed;
+mod dictionaries;
 mod doc_writes;
 mod docs;
 mod documents;
@@ -51,6 +52,7 @@ mod write_set;
 
 pub use analysis::{changes_analyses, Span, Subject};
 pub use batch::{Batch, BatchStats, MemState, Sealed};
+pub use dictionaries::file_name as dictionary_file;
 pub use docs::form::{FormDoc, FormEntry};
 pub use docs::odds::{published_at, render_odds_move, OddsMoveDoc};
 pub use docs::{answered, etag, Doc, ETAG_LEN, HEAD_LEN};

@@ -65,11 +65,9 @@ use crate::state::{RaceOdds, Reads};
 /// 20: a date's results and cards and a race's result are kept as their heads (their
 ///    `ETag` and sequence), their bodies rendered from the source records when read.
 /// 21: the horse-name index's entries hold no name; a horse's newest name is a record of
-///    its own, so that a new name rewrites that record, not every entry of the names
-///    before it.
+///    its own, which a new name rewrites, not every entry of the names before it.
 /// 22: the race-day journal's order (`raceday.rs`): a record an event under its sequence
-///    alone, naming its date, so that every date's events after a point are read in stream
-///    order (the webhooks' deliveries).
+///    alone, naming its date: every date's events after a point read in stream order.
 /// 23: every instant kept (a status's time, an odds move's `occurred_at` and
 ///    `published_at`) is in UTC with `Z`, to the millisecond, as it is served.
 /// 24: the records of the kinds `keys::KINDS` marks (documents, cards, results, prices,
@@ -115,7 +113,9 @@ use crate::state::{RaceOdds, Reads};
 ///    its records twice, and find no date's rides.
 /// 38: a card's head holds the tag of a digest of its parts (`docs/cards.rs`), not its
 ///    `ETag`: a version before it would find no card's head its body's.
-pub(crate) const SCHEMA: &[u8] = b"38";
+/// 39: each packed kind's records are packed with a dictionary of its own
+///    (`dictionaries.rs`): a version before it would unpack none of them.
+pub(crate) const SCHEMA: &[u8] = b"39";
 pub(crate) const SCHEMA_KEY: &[u8] = b"meta\0schema";
 
 /// How much of a refused payload a dead letter keeps for inspection; the whole message

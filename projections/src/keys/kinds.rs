@@ -3,16 +3,20 @@
 //! service's `/metrics`, and how the bench breaks a replayed store down.
 
 use super::versions::parse_history;
-use crate::compressed::{Dictionary, ALONE, FORM_ENTRY};
+use crate::compressed::Dictionary;
+use crate::dictionaries as dict;
 
 /// Whether the store packs a kind's records, and with what ([`packing`]).
 pub type Packed = Option<Dictionary>;
 
-/// The records of the kind are packed where that makes them shorter: JSON texts that
-/// are long and repeat their field names (documents, cards, results, prices, the change
-/// feed's parts, a person's day of rides, a race's chunk of odds moves), which zstd packs
-/// to between a tenth and three quarters of their size.
-const PACKED: Packed = Some(ALONE);
+/// The records of the kind are packed where that makes them shorter, with `dictionary`
+/// (`dictionaries.rs`): JSON texts that are long and repeat their field names
+/// (documents, cards, results, prices, the change feed's parts, a person's day of rides,
+/// a race's chunk of odds moves), which zstd packs to between a tenth and a third of their
+/// size against a dictionary of their kind.
+const fn packed(dictionary: Dictionary) -> Packed {
+    Some(dictionary)
+}
 
 /// The records of the kind are stored as they are written: short ones, binary ones, and
 /// those already packed by the module that writes them (the versions' records, against
@@ -24,24 +28,31 @@ const AS_IS: Packed = None;
 /// another's). A version of a record (kept for `as_of` reads, [`super::versions::history`]) is
 /// counted apart, as a version of its record's kind, and is never packed by the store.
 pub const KINDS: [(&str, &[u8], Packed); 32] = [
-    ("profile documents", b"doc\0profile\0", PACKED),
+    (
+        "profile documents",
+        b"doc\0profile\0",
+        packed(dict::PROFILE_DOCUMENTS),
+    ),
     ("form heads", b"doc\0form\0", AS_IS),
-    ("odds documents", b"doc\0odds\0", PACKED),
+    (
+        "odds documents",
+        b"doc\0odds\0",
+        packed(dict::ODDS_DOCUMENTS),
+    ),
     ("date results heads", b"doc\0results\0", AS_IS),
     ("race result heads", b"doc\0race\0", AS_IS),
     ("card heads", b"doc\0cards\0", AS_IS),
-    // Short JSON texts, a few hundred bytes each: packed against a dictionary of their own.
-    ("form entries by year", b"fe\0", Some(FORM_ENTRY)),
+    ("form entries by year", b"fe\0", packed(dict::FORM_ENTRIES)),
     ("form entries' past versions", b"fc\0", AS_IS),
-    ("race prices", b"odds\0", PACKED),
-    ("odds journal", b"oj\0", PACKED),
+    ("race prices", b"odds\0", packed(dict::RACE_PRICES)),
+    ("odds journal", b"oj\0", packed(dict::ODDS_JOURNAL)),
     ("odds journal counts", b"on\0", AS_IS),
     ("race-day journal", b"rd\0", AS_IS),
     ("race-day journal order", b"rdo\0", AS_IS),
-    ("cards", b"card\0", PACKED),
-    ("cards' form sources", b"cf\0", PACKED),
-    ("days' rides", b"dr\0", PACKED),
-    ("results", b"res\0", PACKED),
+    ("cards", b"card\0", packed(dict::CARDS)),
+    ("cards' form sources", b"cf\0", packed(dict::CARD_FORMS)),
+    ("days' rides", b"dr\0", packed(dict::DAYS_RIDES)),
+    ("results", b"res\0", packed(dict::RESULTS)),
     ("scratchings", b"scr\0", AS_IS),
     ("race statuses", b"rst\0", AS_IS),
     ("days", b"day\0", AS_IS),
@@ -52,9 +63,9 @@ pub const KINDS: [(&str, &[u8], Packed); 32] = [
     ("horse names' counts", b"hnc\0", AS_IS),
     ("horses' newest names", b"hnw\0", AS_IS),
     ("horse names by year", b"hd\0", AS_IS),
-    ("careers", b"hc\0", PACKED),
-    ("people's records", b"ppl\0", PACKED),
-    ("change feed", b"chg\0", PACKED),
+    ("careers", b"hc\0", packed(dict::CAREERS)),
+    ("people's records", b"ppl\0", packed(dict::PEOPLE)),
+    ("change feed", b"chg\0", packed(dict::CHANGE_FEED)),
     ("applied ids", b"seen\0", AS_IS),
     ("dead letters", b"dead\0", AS_IS),
 ];
@@ -135,6 +146,41 @@ mod tests {
                 assert!(i == j || !b.starts_with(a), "{a:?} starts {b:?}");
             }
         }
+    }
+
+    #[test]
+    fn each_packed_kind_is_packed_with_the_dictionary_named_after_its_prefix() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("dictionaries");
+        let mut files = 0;
+        for (name, prefix, packed) in KINDS {
+            let Some(dictionary) = packed else { continue };
+            let file = dir.join(crate::dictionaries::file_name(prefix));
+            let on_disk = std::fs::read(&file).expect("the kind's dictionary file");
+            assert_eq!(dictionary, &on_disk[..], "{name}: {}", file.display());
+            // In zstd's own format: its magic number, then its entropy tables.
+            assert!(dictionary.starts_with(&[0x37, 0xa4, 0x30, 0xec]), "{name}");
+            files += 1;
+        }
+        let on_disk = std::fs::read_dir(&dir).expect("the dictionaries").count();
+        assert_eq!(files, on_disk, "a dictionary file no kind packs with");
+    }
+
+    /// The dictionaries are part of the layout: a store packed with others reads as
+    /// damaged. Dictionaries trained anew (`racing-bench dictionaries`) are a new
+    /// `SCHEMA` (`store.rs`), written here with their digest.
+    #[test]
+    fn the_dictionaries_are_those_of_the_layout() {
+        let mut laid = Vec::new();
+        for dictionary in KINDS.iter().filter_map(|(_, _, packed)| *packed) {
+            laid.extend_from_slice(&(dictionary.len() as u64).to_le_bytes());
+            laid.extend_from_slice(dictionary);
+        }
+        let digest = xxhash_rust::xxh3::xxh3_128(&laid);
+        assert_eq!(
+            (crate::store::SCHEMA, digest),
+            (&b"39"[..], 0xcc27_53f7_15a2_0429_9978_86b9_3784_0938),
+            "{digest:#x}"
+        );
     }
 
     #[test]
