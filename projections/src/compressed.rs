@@ -61,13 +61,16 @@ impl<C> Contexts<C> {
         }
     }
 
-    /// The context of `dictionary`, made by `make` on first use. Found by its bytes: a
-    /// constant's bytes need not have one address wherever it is used.
+    /// The context of `dictionary`, made by `make` on first use. Found by its address, else
+    /// by its bytes: a constant's bytes need not have one address wherever it is used, and
+    /// a dictionary compared whole at each value (16 KiB) would cost as much as packing a
+    /// short value.
     fn of(&mut self, dictionary: Dictionary, make: impl FnOnce() -> Option<C>) -> Option<&mut C> {
-        let at = self
-            .by_dictionary
+        let contexts = &self.by_dictionary;
+        let at = (contexts
             .iter()
-            .position(|(d, _)| *d == dictionary);
+            .position(|(d, _)| std::ptr::eq(*d, dictionary)))
+        .or_else(|| contexts.iter().position(|(d, _)| *d == dictionary));
         let at = match at {
             Some(at) => at,
             None => {

@@ -27,7 +27,7 @@ const AS_IS: Packed = None;
 /// its records. The first prefix a key starts with names its kind (none is a prefix of
 /// another's). A version of a record (kept for `as_of` reads, [`super::versions::history`]) is
 /// counted apart, as a version of its record's kind, and is never packed by the store.
-pub const KINDS: [(&str, &[u8], Packed); 32] = [
+pub static KINDS: [(&str, &[u8], Packed); 32] = [
     (
         "profile documents",
         b"doc\0profile\0",
