@@ -17,7 +17,7 @@ use crate::feed::{season_events_apart, Day};
 use crate::folding::{fold, next_day};
 
 /// Bytes a dictionary. In a trial on the amending seasons' records, dictionaries of a
-/// quarter of this packed them 1 to 15 % larger by kind (profiles the most); each
+/// quarter of this packed the kinds from 1 % smaller to 15 % larger (profiles); each
 /// thread that packs or unpacks holds a context a kind, made with its dictionary.
 const SIZE: usize = 16 << 10;
 
