@@ -12,8 +12,8 @@ pub type Packed = Option<Dictionary>;
 /// The records of the kind are packed where that makes them shorter, with `dictionary`
 /// (`dictionaries.rs`): JSON texts that are long and repeat their field names
 /// (documents, cards, results, prices, the change feed's parts, a person's day of rides,
-/// a race's chunk of odds moves), which zstd packs to between a tenth and a third of their
-/// size against a dictionary of their kind.
+/// a race's chunk of odds moves), which zstd packs to between a twelfth and a third of
+/// their size against a dictionary of their kind.
 const fn packed(dictionary: Dictionary) -> Packed {
     Some(dictionary)
 }
@@ -27,6 +27,8 @@ const AS_IS: Packed = None;
 /// its records. The first prefix a key starts with names its kind (none is a prefix of
 /// another's). A version of a record (kept for `as_of` reads, [`super::versions::history`]) is
 /// counted apart, as a version of its record's kind, and is never packed by the store.
+/// A static, not a constant: one copy, so that each dictionary has one address, by which
+/// a thread finds its context for it (`compressed.rs`).
 pub static KINDS: [(&str, &[u8], Packed); 32] = [
     (
         "profile documents",
