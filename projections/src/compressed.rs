@@ -1,9 +1,9 @@
-//! Values compressed in the application (zstd at level 1), one value at a time: the odds
-//! journal's chunks (`journal.rs`) and the records of versions (`history/packing.rs`,
-//! against the value after them), packed by the modules that write them, and the records
-//! of the kinds `keys::KINDS` marks, packed by the store as a commit hands them to sled
-//! and unpacked as they are read (`kv.rs`). sled's own compression would compress a whole page
-//! again on every rewrite of a leaf.
+//! Values compressed in the application (zstd at level 1), one value at a time: the records
+//! of versions, packed by `history/packing.rs` against the value after them, and the
+//! records of the kinds `keys::KINDS` marks (the odds journal's chunks among them), each
+//! against its kind's dictionary (`dictionaries.rs`), packed by the store as a commit hands
+//! them to sled and unpacked as they are read (`kv.rs`). sled's own compression would
+//! compress a whole page again on every rewrite of a leaf.
 //!
 //! A packed value is a zstd frame that says its size. A value left as it was (too short to
 //! gain, or no shorter packed) starts with a stream sequence or a count, big-endian, whose
