@@ -1,8 +1,8 @@
 //! Values compressed in the application (zstd at level 1), one value at a time: the records
-//! of versions, packed by `history/packing.rs` against the value after them, and the
-//! records of the kinds `keys::KINDS` marks (the odds journal's chunks among them), each
-//! against its kind's dictionary (`dictionaries.rs`), packed by the store as a commit hands
-//! them to sled and unpacked as they are read (`kv.rs`). sled's own compression would
+//! of versions, packed by `history/packing.rs` against the value after them or alone, and
+//! the records of the kinds `keys::KINDS` marks (the odds journal's chunks among them),
+//! each against its kind's dictionary (`dictionaries.rs`), packed by the store as a commit
+//! hands them to sled and unpacked as they are read (`kv.rs`). sled's own compression would
 //! compress a whole page again on every rewrite of a leaf.
 //!
 //! A packed value is a zstd frame that says its size. A value left as it was (too short to
