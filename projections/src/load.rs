@@ -23,6 +23,14 @@
 //! one core there too while the batch before is written, a record at a time for sled
 //! (`Kv::apply_beside_readers`), so that the folds' reads of the tree do not wait for it
 //! as they would for a sled batch.
+//!
+//! A load in steps is a first start's replay, while the API answers 503 and nothing else
+//! needs the machine (or a rebuild's, in a process of its own at the idle priority). Its
+//! fold's one thread bounds it, so its writer gives way to that thread
+//! ([`WRITER_IN_STEPS_NICE`]). At the same priority, on two cores, the fold's thread was
+//! runnable all the time but ran seven eighths of it: the kernel shared its core with the
+//! writer, the decoder and nats-server, though the other core sat idle for more than a
+//! quarter of the time.
 
 use std::cell::Cell;
 use std::sync::Arc;
@@ -68,6 +76,14 @@ enum Way {
     Whole,
 }
 
+/// The nice value the writer of a load in steps lowers its thread to (Linux, where each
+/// thread has its own): the lowest priority, so that it takes a core that the fold's
+/// thread could have only when nothing else asks for it. It writes a batch while the next
+/// one folds, in about half the time, and the fold waits for it at each batch's hand-over
+/// ([`Loader::write`]) if it has not ended. A catch-up beside readers keeps the writer at
+/// the projector's priority: it gives way to requests by pacing ([`Loader::beside_reads`]).
+const WRITER_IN_STEPS_NICE: i32 = 19;
+
 /// A batch written: what it did, and how long its write took (how long readers of the
 /// store may have waited for it, written whole).
 #[derive(Debug, Clone, Copy)]
@@ -104,6 +120,9 @@ impl Writer {
         let thread = std::thread::Builder::new()
             .name("racing-load".into())
             .spawn(move || {
+                if way == Way::InSteps {
+                    give_way_to_the_fold();
+                }
                 for (sealed, records) in sealed {
                     let store = sealed.store().clone();
                     let began = Instant::now();
@@ -130,6 +149,14 @@ impl Writer {
             thread,
         })
     }
+}
+
+/// Lowers the calling thread to [`WRITER_IN_STEPS_NICE`]. Raising a nice value never
+/// needs a privilege, so it does not fail but where the kernel lacks the call; then the
+/// writer keeps its priority, as elsewhere than on Linux.
+fn give_way_to_the_fold() {
+    #[cfg(target_os = "linux")]
+    let _ = rustix::process::setpriority_process(None, WRITER_IN_STEPS_NICE);
 }
 
 /// Frees what sled's write of `records` replaced in memory: the pages each insert made

@@ -218,3 +218,46 @@ fn a_catch_up_finishes_a_commit_a_failed_write_left_in_part() {
     );
     assert_eq!(store.kv.get(keys::BESIDE_READERS).expect("read"), None);
 }
+
+/// The writer of a load in steps runs at the lowest priority, so that it never takes the
+/// fold's core from it (`load.rs`); read from Linux's `/proc`, where each thread has a
+/// nice value of its own. Other tests' writers may run beside it in this process: one at
+/// the lowest priority is looked for, as soon as the writer has lowered itself.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_writer_of_a_load_in_steps_gives_way_to_the_fold() {
+    let dir = tempdir();
+    let store = Store::open(dir.path()).expect("open");
+    let _loader = Loader::new(&store, BUDGET).expect("loader");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let nices = writers_nice();
+        if nices.contains(&19) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the writers' nice values: {nices:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+/// The nice value of each of this process's threads named as a loader's writer.
+#[cfg(target_os = "linux")]
+fn writers_nice() -> Vec<i64> {
+    let tasks = std::fs::read_dir("/proc/self/task").expect("the threads");
+    tasks
+        .filter_map(|task| {
+            let path = task.ok()?.path();
+            let name = std::fs::read_to_string(path.join("comm")).ok()?;
+            if name.trim_end() != "racing-load" {
+                return None;
+            }
+            let stat = std::fs::read_to_string(path.join("stat")).ok()?;
+            // After the name in parentheses: the state, then fields 4 to 52; nice is 19th.
+            let (_, rest) = stat.rsplit_once(')')?;
+            rest.split_whitespace().nth(16)?.parse().ok()
+        })
+        .collect()
+}
