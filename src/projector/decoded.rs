@@ -95,6 +95,12 @@ pub(crate) fn decode(m: jetstream::Message) -> anyhow::Result<Decoded> {
 const AHEAD: usize = 32_768;
 /// Most messages the decoder hands over at once: those the consumer had ready.
 const CHUNK: usize = 256;
+/// Chunks the decoder waits for room for at once, where its channel is full (a replay,
+/// in which it stays [`AHEAD`] of the fold): a quarter of the channel. Waiting for room
+/// for one, it was woken at every chunk the fold took, and the kernel ran it on the
+/// fold's core: a seventh of the times the fold's thread lost its core in a replay were
+/// as it woke the decoder.
+const BURST: usize = AHEAD / CHUNK / 4;
 
 /// The end of the stream as the decoder last heard of it: the latest message's sequence
 /// and the messages the server said it held past it, at its delivery.
@@ -176,28 +182,32 @@ fn handed_over(
         Ok(d)
     };
     let decoder = tokio::spawn(async move {
-        let mut ended = false;
-        while !ended {
-            let Some(m) = messages.next().await else {
-                break;
-            };
-            let mut chunk = vec![hear(m)];
-            let mut failed = chunk[0].is_err();
-            // Those the consumer holds ready, without waiting.
-            while !failed && chunk.len() < CHUNK {
-                let Some(next) = messages.next().now_or_never() else {
-                    break;
+        // Room for `BURST` chunks, then a chunk into each place (until the fold is gone).
+        'decoding: while let Ok(room) = send.reserve_many(BURST).await {
+            for place in room {
+                let Some(m) = messages.next().await else {
+                    break 'decoding;
                 };
-                let Some(m) = next else {
-                    ended = true;
-                    break;
-                };
-                let d = hear(m);
-                failed = d.is_err();
-                chunk.push(d);
-            }
-            if send.send(chunk).await.is_err() || failed {
-                break;
+                let mut chunk = vec![hear(m)];
+                let mut failed = chunk[0].is_err();
+                let mut ended = false;
+                // Those the consumer holds ready, without waiting.
+                while !failed && chunk.len() < CHUNK {
+                    let Some(next) = messages.next().now_or_never() else {
+                        break;
+                    };
+                    let Some(m) = next else {
+                        ended = true;
+                        break;
+                    };
+                    let d = hear(m);
+                    failed = d.is_err();
+                    chunk.push(d);
+                }
+                place.send(chunk);
+                if failed || ended || send.is_closed() {
+                    break 'decoding;
+                }
             }
         }
     });
@@ -215,22 +225,59 @@ mod tests {
 
     use super::*;
 
+    /// `count` price moves from the first position, each delivered saying that nothing
+    /// followed it, all ready at once.
+    fn price_moves(
+        count: u64,
+    ) -> impl Stream<Item = anyhow::Result<Decoded>> + Send + Unpin + 'static {
+        let e = envelope(odds("2026-11-21", 1, &[("A1", 3.5)]));
+        let payload = bytes::Bytes::from(e.to_json().into_bytes());
+        let subject = async_nats::Subject::from(e.subject());
+        let messages = (1..=count)
+            .map(move |seq| Ok(Decoded::new(seq, 0, 0, subject.clone(), payload.clone())));
+        futures::stream::iter(messages)
+    }
+
     /// Messages delivered one by one as they were stored, each saying that nothing
     /// followed it: once the decoder has read them all, the fold takes the first saying
     /// what followed it.
     #[tokio::test]
     async fn the_fold_takes_a_message_with_what_the_decoder_read_past_it() {
-        let e = envelope(odds("2026-11-21", 1, &[("A1", 3.5)]));
-        let payload = bytes::Bytes::from(e.to_json().into_bytes());
-        let subject = async_nats::Subject::from(e.subject());
-        let messages = (1..=10_000)
-            .map(move |seq| Ok(Decoded::new(seq, 0, 0, subject.clone(), payload.clone())));
-        let (mut ahead, decoder) = handed_over(futures::stream::iter(messages));
+        let (mut ahead, decoder) = handed_over(price_moves(10_000));
         decoder.await.expect("the decoder ends with its messages");
         for (seq, past) in [(1, 9_999), (2, 9_998)] {
             let m = ahead.recv().await.expect("a message").expect("decoded");
             assert_eq!((m.seq, m.pending), (seq, past));
         }
+    }
+
+    /// The decoder, as far ahead of the fold as it may be, waits for room for a burst of
+    /// chunks, not for each chunk the fold takes ([`BURST`]). (The test's runtime has
+    /// one thread: the decoder runs only where the test yields to it.)
+    #[tokio::test]
+    async fn a_decoder_ahead_waits_for_room_for_a_burst_of_chunks() {
+        let (mut ahead, _decoder) = handed_over(price_moves(100_000));
+        async fn decoded_up_to(ahead: &Ahead) -> usize {
+            for _ in 0..1_000 {
+                tokio::task::yield_now().await;
+            }
+            ahead.end.0.load(Ordering::Relaxed) as usize
+        }
+        assert_eq!(
+            decoded_up_to(&ahead).await,
+            AHEAD,
+            "as far ahead as it may be"
+        );
+        async fn take(ahead: &mut Ahead, messages: usize) {
+            for _ in 0..messages {
+                ahead.recv().await.expect("a message").expect("decoded");
+            }
+        }
+        // All but one chunk of a burst taken: no more decoded.
+        take(&mut ahead, CHUNK * (BURST - 1)).await;
+        assert_eq!(decoded_up_to(&ahead).await, AHEAD);
+        take(&mut ahead, CHUNK).await;
+        assert_eq!(decoded_up_to(&ahead).await, AHEAD + CHUNK * BURST);
     }
 
     /// A message delivered while the projector kept up said that little followed it; the
