@@ -28,9 +28,10 @@
 //! needs the machine (or a rebuild's, in a process of its own at the idle priority). Its
 //! fold's one thread bounds it, so its writer gives way to that thread
 //! ([`WRITER_IN_STEPS_NICE`]). At the same priority, on two cores, the fold's thread was
-//! runnable all the time but ran seven eighths of it: the kernel shared its core with the
-//! writer, the decoder and nats-server, though the other core sat idle for more than a
-//! quarter of the time.
+//! runnable all the time but ran seven eighths of it: where the writer, the decoder and
+//! nats-server had work at once, the kernel gave the fold its fair share of a core, and
+//! at other times the second core sat idle (more than a quarter of the time). At the
+//! lowest priority the writer's work waits for those times.
 
 use std::cell::Cell;
 use std::sync::Arc;
