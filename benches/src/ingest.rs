@@ -213,8 +213,8 @@ pub async fn run(
     // A second of moves at the lowest rate first, not counted: JetStream's first publish
     // to a stream after its server started rebuilds the map of the message ids inside the
     // duplicate window, holding the stream meanwhile. The bench's log, published just
-    // before the run, lies inside it whole, and the full log's 1.1 M held the projector's
-    // consumer 3.3 s: the first step measured that, and held nothing.
+    // before the run, lies inside it whole: the full log's 1.1 M hold the projector's
+    // consumer some 3 s, which the first step would measure in place of the service.
     offer(RATES[0], 1).run(&mut moves).await?;
     // A pass, so that the figures are of a warm service.
     readers.for_secs(scale.http_secs).await?;

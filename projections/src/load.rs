@@ -83,7 +83,7 @@ enum Way {
 /// one folds, in about half the time, and the fold waits for it at each batch's hand-over
 /// ([`Loader::write`]) if it has not ended. A catch-up beside readers keeps the writer at
 /// the projector's priority: it gives way to requests by pacing ([`Loader::beside_reads`]).
-const WRITER_IN_STEPS_NICE: i32 = 19;
+pub(crate) const WRITER_IN_STEPS_NICE: i32 = 19;
 
 /// A batch written: what it did, and how long its write took (how long readers of the
 /// store may have waited for it, written whole).

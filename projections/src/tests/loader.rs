@@ -222,7 +222,7 @@ fn a_catch_up_finishes_a_commit_a_failed_write_left_in_part() {
 /// The writer of a load in steps runs at the lowest priority, so that it never takes the
 /// fold's core from it (`load.rs`); read from Linux's `/proc`, where each thread has a
 /// nice value of its own. Other tests' writers may run beside it in this process: one at
-/// the lowest priority is looked for, as soon as the writer has lowered itself.
+/// that priority is looked for, as soon as the writer has lowered itself.
 #[cfg(target_os = "linux")]
 #[test]
 fn the_writer_of_a_load_in_steps_gives_way_to_the_fold() {
@@ -232,7 +232,7 @@ fn the_writer_of_a_load_in_steps_gives_way_to_the_fold() {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     loop {
         let nices = writers_nice();
-        if nices.contains(&19) {
+        if nices.contains(&i64::from(crate::load::WRITER_IN_STEPS_NICE)) {
             break;
         }
         assert!(
