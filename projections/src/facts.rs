@@ -251,6 +251,9 @@ impl What<'_> {
 pub(crate) struct Facts {
     /// By date, then race and venue (`None`: given for every venue).
     odds: BTreeMap<String, RacesOdds>,
+    /// The odds as the batch before wrote them ([`Written`]), taken from here by the
+    /// race's first move of this batch rather than read back from its record.
+    written: Written,
     /// Those of them moved in the batch: their records are written once, when it
     /// renders ([`Facts::write`]).
     moved: BTreeSet<(String, u8, Option<String>)>,
@@ -266,7 +269,30 @@ pub(crate) struct Facts {
 /// The odds of a date's races as given, by race and venue (`None`: for every venue).
 pub(crate) type RacesOdds = BTreeMap<(u8, Option<String>), RaceOdds>;
 
+/// The odds of the races a batch moved, as it wrote their records, with those the batch
+/// before it had written of the same dates: what the next batch of its store starts from
+/// ([`crate::fold::Kept`]). A live batch of a few moves read each race's record and
+/// decoded its JSON (its prices and the market's trail) at the race's first move, and
+/// wrote it again at its end: the read was a seventh of the folding thread's instructions
+/// in batches of 20 events.
+#[derive(Debug, Default)]
+pub(crate) struct Written(BTreeMap<String, RacesOdds>);
+
 impl Facts {
+    /// A batch's, after the one that wrote `written`.
+    pub(crate) fn resumed(written: Written) -> Facts {
+        Facts {
+            written,
+            ..Facts::default()
+        }
+    }
+
+    /// What the next batch may start from, once this one has written its odds
+    /// ([`Facts::write`]).
+    pub(crate) fn keep(self) -> Written {
+        self.written
+    }
+
     /// Stores what `event` (at stream sequence `seq`) gives, and says what it changed.
     pub(crate) fn apply<'a>(
         &mut self,
@@ -360,16 +386,23 @@ impl Facts {
             Entry::Vacant(e) => e.insert(scratched(s, &o.date, n, o.venue.as_deref())?),
         };
         let races = self.odds.entry(o.date.clone()).or_default();
+        let written = self.written.0.get_mut(&o.date);
         // A venue's race is priced with the odds given for every venue's.
         let every: Option<RaceOdds> = match (&o.venue, races.get(&(n, None))) {
             (None, _) => None,
             (Some(_), Some(every)) => Some(every.clone()),
-            (Some(_), None) => read(s, &keys::odds(&o.date, n, None))?,
+            (Some(_), None) => match written.as_ref().and_then(|w| w.get(&(n, None))) {
+                Some(every) => Some(every.clone()),
+                None => read(s, &keys::odds(&o.date, n, None))?,
+            },
         };
         let race = match races.entry((n, o.venue.clone())) {
             Entry::Occupied(e) => e.into_mut(),
             Entry::Vacant(e) => {
-                let stored = read(s, &keys::odds(&o.date, n, o.venue.as_deref()))?;
+                let stored = match written.and_then(|w| w.remove(&(n, o.venue.clone()))) {
+                    Some(race) => Some(race),
+                    None => read(s, &keys::odds(&o.date, n, o.venue.as_deref()))?,
+                };
                 if stored.is_none() {
                     // The first odds of this race (and venue): the day learns of them.
                     // (Odds given for every venue list no venue.)
@@ -435,6 +468,9 @@ impl Facts {
             .get_mut(date)
             .and_then(|races| races.remove(&(n, Some(venue.to_owned()))))
             .is_some();
+        if let Some(written) = self.written.0.get_mut(date) {
+            written.remove(&(n, Some(venue.to_owned())));
+        }
         // Removed also where only this batch held them, so that the removal is kept in the
         // odds record's history: as of any later point, only later moves count.
         let key = keys::odds(date, n, Some(venue));
@@ -489,16 +525,31 @@ impl Facts {
     }
 
     /// Writes the odds the batch moved, each race's record once however many moves and
-    /// renders it had, and the sequence of the newest.
+    /// renders it had, and the sequence of the newest; keeps them as written, with those
+    /// the batch before wrote of the same dates, for the next batch ([`Written`]).
     pub(crate) fn write(&mut self, s: &mut impl State) -> Result<(), StoreError> {
-        for (date, n, venue) in std::mem::take(&mut self.moved) {
-            if let Some(race) = self
-                .odds
-                .get(&date)
-                .and_then(|r| r.get(&(n, venue.clone())))
-            {
-                write(s, keys::odds(&date, n, venue.as_deref()), race);
+        let moved = std::mem::take(&mut self.moved);
+        if !moved.is_empty() {
+            let mut written = BTreeMap::new();
+            for (date, n, venue) in moved {
+                let Some(race) = self
+                    .odds
+                    .get_mut(&date)
+                    .and_then(|r| r.remove(&(n, venue.clone())))
+                else {
+                    continue;
+                };
+                write(s, keys::odds(&date, n, venue.as_deref()), &race);
+                let day = match written.entry(date) {
+                    Entry::Occupied(day) => day.into_mut(),
+                    Entry::Vacant(day) => {
+                        let kept = self.written.0.remove(day.key()).unwrap_or_default();
+                        day.insert(kept)
+                    }
+                };
+                day.insert((n, venue), race);
             }
+            self.written = Written(written);
         }
         self.odds.clear();
         self.scratched.clear();

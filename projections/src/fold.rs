@@ -124,12 +124,14 @@ pub struct Fold {
 
 /// What a batch's fold hands on to the next batch of the same store, as the store stands
 /// once the batch is written: the models' decoded careers, days' counted rides, rendered
-/// races' parts, people's newest rides and horses' newest cards. A catch-up while the API
-/// answers commits in batches of a few events, and each would otherwise read and render
-/// them again.
+/// races' parts, people's newest rides, horses' newest cards, and the races' odds and
+/// counts of odds moves. A catch-up while the API answers, and the live feed, commit in batches of a few
+/// events, and each would otherwise read and render them again.
 #[derive(Debug, Default)]
 pub(crate) struct Kept {
     cards: crate::cards::Kept,
+    facts: crate::facts::Written,
+    journal: crate::journal::Totals,
     people: crate::people::newest::Newest,
     results: crate::race_parts::Parts,
 }
@@ -137,8 +139,12 @@ pub(crate) struct Kept {
 impl Fold {
     /// A fold for a batch that starts where the one that kept `kept` ended.
     pub(crate) fn resumed(kept: Kept) -> Fold {
-        let mut fold = Fold::default();
+        let mut fold = Fold {
+            facts: Facts::resumed(kept.facts),
+            ..Fold::default()
+        };
         fold.models.cards = crate::cards::Cards::resumed(kept.cards);
+        fold.models.journal = crate::journal::Pending::resumed(kept.journal);
         fold.models.people = crate::people::rides::People::resumed(kept.people);
         fold.models.results = crate::results::Results::resumed(kept.results);
         fold
@@ -148,6 +154,8 @@ impl Fold {
     pub(crate) fn keep(self) -> Kept {
         Kept {
             cards: self.models.cards.keep(),
+            facts: self.facts.keep(),
+            journal: self.models.journal.keep(),
             people: self.models.people.keep(),
             results: self.models.results.keep(),
         }

@@ -59,7 +59,18 @@ pub struct OddsMove {
 #[derive(Debug, Default)]
 pub(crate) struct Pending {
     dates: BTreeMap<String, BTreeMap<u8, Open>>,
+    /// How many moves of each race the journal holds, as the batch before left it: of the
+    /// races of the dates it moved ([`Totals`]).
+    totals: Totals,
 }
+
+/// How many moves of each race the journal holds, by date and race, as a batch leaves it:
+/// of the dates it moved a race of. The next batch of its store takes a race's count from
+/// here rather than from its last chunk's record: a live batch of a few moves looked that
+/// record up, with a backward scan of the race's counts, for each race it moved (6 % of
+/// the projector's thread at 20,000 moves a second).
+#[derive(Debug, Default)]
+pub(crate) struct Totals(BTreeMap<String, BTreeMap<u8, u64>>);
 
 /// A race's chunk in the making.
 #[derive(Debug)]
@@ -131,7 +142,11 @@ impl Pending {
         let open = match races.entry(race_number) {
             std::collections::btree_map::Entry::Occupied(open) => open.into_mut(),
             std::collections::btree_map::Entry::Vacant(vacant) => {
-                let before = race_total(s, date, race_number)?;
+                let known = self.totals.0.get(date).and_then(|t| t.get(&race_number));
+                let before = match known {
+                    Some(&total) => total,
+                    None => race_total(s, date, race_number)?,
+                };
                 vacant.insert(Open::starting_at(seq, before))
             }
         };
@@ -142,6 +157,19 @@ impl Pending {
         }
         open.append(seq, race_number, len, body);
         Ok(())
+    }
+
+    /// A batch's, after the one that left `totals`.
+    pub(crate) fn resumed(totals: Totals) -> Pending {
+        Pending {
+            dates: BTreeMap::new(),
+            totals,
+        }
+    }
+
+    /// What the next batch may start from, once this one has rendered.
+    pub(crate) fn keep(self) -> Totals {
+        self.totals
     }
 
     /// Bytes of the moves not yet written.
@@ -176,13 +204,22 @@ impl ReadModel for Pending {
         self.push(s, &o.date, change.seq, n, &body)
     }
 
-    /// Writes every race's open chunk.
+    /// Writes every race's open chunk, and keeps the totals of the dates moved (those
+    /// the batch before kept where this one moved none).
     fn render<S: State>(&mut self, s: &mut S, _: u64, _: &Facts) -> Result<(), StoreError> {
+        if self.dates.is_empty() {
+            return Ok(());
+        }
+        let mut totals = BTreeMap::new();
         for (date, races) in std::mem::take(&mut self.dates) {
+            let mut known = self.totals.0.remove(&date).unwrap_or_default();
             for (race_number, open) in races {
+                known.insert(race_number, open.before + open.moves as u64);
                 open.write(s, &date, race_number);
             }
+            totals.insert(date, known);
         }
+        self.totals = Totals(totals);
         Ok(())
     }
 }

@@ -302,6 +302,37 @@ fn the_odds_journal_keeps_every_applied_move_in_order_and_no_duplicate() {
     );
 }
 
+/// A batch takes the count of a race's moves that its first move of the race starts a
+/// chunk from from the batch before it, as that batch left the journal, not from the
+/// count records: here taken out of the store between the two, the new chunk still counts
+/// every move before it.
+#[test]
+fn a_batch_counts_a_race_s_moves_on_from_the_batch_before_it() {
+    let dir = tempdir();
+    let store = Store::open(dir.path()).expect("open");
+    let day = "2026-11-21";
+    let mut b = store.batch().expect("batch");
+    for seq in 1..=5 {
+        b.apply(seq, 0, &env(odds(day, 1, &[("A1", 2.0 + seq as f64)])))
+            .expect("apply");
+    }
+    b.commit().expect("commit");
+    let mut gone = crate::kv::Commit::default();
+    for item in store.kv.prefix(keys::odds_race_counts(day, 1)) {
+        gone.remove(item.expect("count").0);
+    }
+    store.kv.apply(gone).expect("remove the counts");
+    let mut b = store.batch().expect("batch");
+    b.apply(6, 0, &env(odds(day, 1, &[("A1", 9.0)])))
+        .expect("apply");
+    b.commit().expect("commit");
+    assert_eq!(
+        store.count_odds_moves(day, 0, Some(1)).expect("count"),
+        6,
+        "the new chunk counts the five moves before it"
+    );
+}
+
 /// The journal in chunks reads as one list of moves: from any point, of one race or all,
 /// up to a limit, whether the moves a point falls among came in one batch (several chunks
 /// of a date) or in many.
