@@ -15,6 +15,7 @@ use crate::*;
 
 mod cards;
 mod growth;
+mod journal;
 mod loader;
 mod odds;
 mod positions;
