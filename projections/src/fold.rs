@@ -125,8 +125,8 @@ pub struct Fold {
 /// What a batch's fold hands on to the next batch of the same store, as the store stands
 /// once the batch is written: the models' decoded careers, days' counted rides, rendered
 /// races' parts, people's newest rides, horses' newest cards, and the races' odds and
-/// counts of odds moves. A catch-up while the API answers, and the live feed, commit in batches of a few
-/// events, and each would otherwise read and render them again.
+/// counts of odds moves. A catch-up while the API answers, and the live feed, commit in
+/// batches of a few events, and each would otherwise read and render them again.
 #[derive(Debug, Default)]
 pub(crate) struct Kept {
     cards: crate::cards::Kept,

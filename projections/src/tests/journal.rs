@@ -102,10 +102,9 @@ fn the_odds_journal_keeps_every_applied_move_in_order_and_no_duplicate() {
     );
 }
 
-/// A batch takes the count of a race's moves that its first move of the race starts a
-/// chunk from from the batch before it, as that batch left the journal, not from the
-/// count records: here taken out of the store between the two, the new chunk still counts
-/// every move before it.
+/// A batch's first move of a race starts the race's new chunk from the count of moves the
+/// batch before it left, not from the count records: here taken out of the store between
+/// the two batches, the new chunk still counts every move before it.
 #[test]
 fn a_batch_counts_a_race_s_moves_on_from_the_batch_before_it() {
     let dir = tempdir();
