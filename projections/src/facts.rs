@@ -271,10 +271,10 @@ pub(crate) type RacesOdds = BTreeMap<(u8, Option<String>), RaceOdds>;
 
 /// The odds of the races a batch moved, as it wrote their records, with those the batch
 /// before it had written of the same dates: what the next batch of its store starts from
-/// ([`crate::fold::Kept`]). A live batch of a few moves read each race's record and
-/// decoded its JSON (its prices and the market's trail) at the race's first move, and
-/// wrote it again at its end: the read was a seventh of the folding thread's instructions
-/// in batches of 20 events.
+/// ([`crate::fold::Kept`]). Without them, a live batch of a few moves would read each
+/// race's record and decode its JSON (its prices and the market's trail) at the race's
+/// first move, just after the batch before wrote it: a seventh of the folding thread's
+/// instructions in batches of 20 events.
 #[derive(Debug, Default)]
 pub(crate) struct Written(BTreeMap<String, RacesOdds>);
 
