@@ -106,12 +106,14 @@ impl Trail {
     }
 
     /// Each runner's win price at `at` (milliseconds): the last set by a move given at or
-    /// before it; a runner with none then is left out.
-    fn at(&self, at: i64) -> BTreeMap<String, Priced> {
-        let mut prices = self.base.clone();
+    /// before it; a runner with none then is left out. (Names borrowed: each render of a
+    /// race's documents reads two of these.)
+    fn at(&self, at: i64) -> BTreeMap<&str, Priced> {
+        let mut prices: BTreeMap<&str, Priced> =
+            self.base.iter().map(|(h, &p)| (h.as_str(), p)).collect();
         for (given, seq, horse, price) in &self.recent {
             if *given <= at {
-                set_later(&mut prices, horse.clone(), (*price, *seq));
+                set_later(&mut prices, horse.as_str(), (*price, *seq));
             }
         }
         prices
@@ -147,8 +149,12 @@ impl Trail {
 }
 
 /// Sets `horse`'s price unless the one it has was set later.
-fn set_later(prices: &mut BTreeMap<String, Priced>, horse: String, priced: Priced) {
-    match prices.get_mut(&horse) {
+fn set_later<K: Ord + std::borrow::Borrow<str>>(
+    prices: &mut BTreeMap<K, Priced>,
+    horse: K,
+    priced: Priced,
+) {
+    match prices.get_mut(horse.borrow()) {
         Some(slot) if slot.1 > priced.1 => {}
         Some(slot) => *slot = priced,
         None => {
@@ -248,20 +254,24 @@ pub(crate) struct Moves {
 }
 
 /// Each runner's moves, from `trail` and its current win prices `now`.
-pub(crate) fn moves(trail: &Trail, now: &BTreeMap<String, (f64, u64)>) -> BTreeMap<String, Moves> {
+pub(crate) fn moves<'a>(
+    trail: &Trail,
+    now: &'a BTreeMap<String, (f64, u64)>,
+) -> BTreeMap<&'a str, Moves> {
     let long = trail.at(trail.long_start());
     let short = trail.at(minute_of(trail.clock) - SHORT_MS);
     now.iter()
         .map(|(horse, &(price, _))| {
+            let horse = horse.as_str();
             let first = trail.first.get(horse).map(|&(p, _)| p);
-            let from = |then: &BTreeMap<String, Priced>| then.get(horse).map(|&(p, _)| p);
+            let from = |then: &BTreeMap<&str, Priced>| then.get(horse).map(|&(p, _)| p);
             let m = Moves {
                 first,
                 since_first: first.map(|f| move_pct(f, price)),
                 last_15m: from(&long).map(|t| move_pct(t, price)),
                 last_5m: from(&short).map(|t| move_pct(t, price)),
             };
-            (horse.clone(), m)
+            (horse, m)
         })
         .collect()
 }
@@ -271,11 +281,11 @@ pub(crate) fn moves(trail: &Trail, now: &BTreeMap<String, (f64, u64)>) -> BTreeM
 /// shortened (lengthened) most, in percent, at most [`MOVERS`] each, ties in horse number
 /// order.
 pub(crate) fn movers<'a>(
-    moves: impl Iterator<Item = (&'a String, &'a Moves)>,
+    moves: impl Iterator<Item = (&'a str, &'a Moves)>,
 ) -> (Vec<String>, Vec<String>) {
-    let moved: Vec<(&String, f64)> = moves.filter_map(|(h, m)| Some((h, m.last_15m?))).collect();
+    let moved: Vec<(&str, f64)> = moves.filter_map(|(h, m)| Some((h, m.last_15m?))).collect();
     let pick = |shorter: bool| {
-        let mut those: Vec<(&String, f64)> = moved
+        let mut those: Vec<(&str, f64)> = moved
             .iter()
             .copied()
             .filter(|&(_, pct)| if shorter { pct < 0.0 } else { pct > 0.0 })
@@ -284,7 +294,7 @@ pub(crate) fn movers<'a>(
         those
             .into_iter()
             .take(MOVERS)
-            .map(|(h, _)| h.clone())
+            .map(|(h, _)| h.to_owned())
             .collect()
     };
     (pick(true), pick(false))

@@ -3,6 +3,7 @@
 //! point of the log (`as_of`) and an in-memory map in tests; the source records' codec;
 //! and the few facts every read model shares.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -108,11 +109,15 @@ impl RaceOdds {
     }
 
     /// The odds of a venue's race: those given for it, and those given for every venue, each
-    /// runner at its latest price.
-    pub(crate) fn merged(every: Option<&RaceOdds>, own: Option<&RaceOdds>) -> Option<RaceOdds> {
+    /// runner at its latest price; borrowed where only one of them is known, so that a
+    /// render of such a race's documents copies none of its prices.
+    pub(crate) fn merged<'a>(
+        every: Option<&'a RaceOdds>,
+        own: Option<&'a RaceOdds>,
+    ) -> Option<Cow<'a, RaceOdds>> {
         let (base, over) = match (every, own) {
             (None, None) => return None,
-            (Some(one), None) | (None, Some(one)) => return Some(one.clone()),
+            (Some(one), None) | (None, Some(one)) => return Some(Cow::Borrowed(one)),
             (Some(every), Some(own)) => (every, own),
         };
         let mut view = base.clone();
@@ -129,7 +134,7 @@ impl RaceOdds {
                 }
             }
         }
-        Some(view)
+        Some(Cow::Owned(view))
     }
 
     /// The book of the race's current prices, over the runners not `scratched`.

@@ -236,14 +236,17 @@ pub(crate) fn render_odds(
     scratched: &std::collections::BTreeSet<String>,
 ) -> Vec<u8> {
     let [status, status_at, status_reason] = crate::status::Status::fields(status);
+    // Two runs in order, the win prices' runners then the place prices': the stable sort
+    // merges them.
     let mut horses: Vec<&String> = race.runners.keys().chain(race.place.keys()).collect();
-    horses.sort_unstable();
+    horses.sort();
     horses.dedup();
     let moves = crate::market::moves(&race.trail, &race.runners);
     let (steamers, drifters) = crate::market::movers(
         moves
             .iter()
-            .filter(|(h, _)| !scratched.contains(h.as_str())),
+            .map(|(&h, m)| (h, m))
+            .filter(|(h, _)| !scratched.contains(*h)),
     );
     let clock = (race.trail.clock != 0)
         .then(|| jiff::Timestamp::from_millisecond(race.trail.clock).ok())
@@ -263,7 +266,7 @@ pub(crate) fn render_odds(
             .map(|h| {
                 let win_odds = race.runners.get(h).map(|(o, _)| *o);
                 let place_odds = race.place.get(h).map(|(o, _)| *o);
-                let moved = moves.get(h).cloned().unwrap_or_default();
+                let moved = moves.get(h.as_str()).cloned().unwrap_or_default();
                 RunnerOddsDoc {
                     horse_no: h,
                     scratched: scratched.contains(h.as_str()),
