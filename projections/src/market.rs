@@ -106,14 +106,12 @@ impl Trail {
     }
 
     /// Each runner's win price at `at` (milliseconds): the last set by a move given at or
-    /// before it; a runner with none then is left out. (Names borrowed: each render of a
-    /// race's documents reads two of these.)
-    fn at(&self, at: i64) -> BTreeMap<&str, Priced> {
-        let mut prices: BTreeMap<&str, Priced> =
-            self.base.iter().map(|(h, &p)| (h.as_str(), p)).collect();
+    /// before it; a runner with none then is left out.
+    fn at(&self, at: i64) -> ByRunner<'_, Priced> {
+        let mut prices = ByRunner(self.base.iter().map(|(h, &p)| (h.as_str(), p)).collect());
         for (given, seq, horse, price) in &self.recent {
             if *given <= at {
-                set_later(&mut prices, horse.as_str(), (*price, *seq));
+                prices.set_later(horse, (*price, *seq));
             }
         }
         prices
@@ -148,13 +146,53 @@ impl Trail {
     }
 }
 
+/// Values by runner, in horse-number order, the names borrowed: what a render of a race's
+/// documents works out of its trail (each runner's prices 15 and 5 minutes back, its
+/// moves) and reads a few times.
+#[derive(Debug)]
+pub(crate) struct ByRunner<'a, T>(Vec<(&'a str, T)>);
+
+impl<'a, T> ByRunner<'a, T> {
+    /// `horse`'s value, if it has one.
+    pub(crate) fn get(&self, horse: &str) -> Option<&T> {
+        let i = self.0.binary_search_by(|(h, _)| (*h).cmp(horse)).ok()?;
+        self.0.get(i).map(|(_, v)| v)
+    }
+
+    /// Every runner's value, in horse-number order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&'a str, &T)> {
+        self.0.iter().map(|(h, v)| (*h, v))
+    }
+}
+
+impl<'a> ByRunner<'a, Priced> {
+    /// Sets `horse`'s price unless the one it has was set later.
+    fn set_later(&mut self, horse: &'a str, priced: Priced) {
+        match self.0.binary_search_by(|(h, _)| (*h).cmp(horse)) {
+            Ok(i) => {
+                if let Some((_, slot)) = self.0.get_mut(i) {
+                    if slot.1 <= priced.1 {
+                        *slot = priced;
+                    }
+                }
+            }
+            Err(i) => self.0.insert(i, (horse, priced)),
+        }
+    }
+}
+
+#[cfg(test)]
+impl<T> std::ops::Index<&str> for ByRunner<'_, T> {
+    type Output = T;
+
+    fn index(&self, horse: &str) -> &T {
+        self.get(horse).expect("a runner with a value")
+    }
+}
+
 /// Sets `horse`'s price unless the one it has was set later.
-fn set_later<K: Ord + std::borrow::Borrow<str>>(
-    prices: &mut BTreeMap<K, Priced>,
-    horse: K,
-    priced: Priced,
-) {
-    match prices.get_mut(horse.borrow()) {
+fn set_later(prices: &mut BTreeMap<String, Priced>, horse: String, priced: Priced) {
+    match prices.get_mut(&horse) {
         Some(slot) if slot.1 > priced.1 => {}
         Some(slot) => *slot = priced,
         None => {
@@ -257,14 +295,15 @@ pub(crate) struct Moves {
 pub(crate) fn moves<'a>(
     trail: &Trail,
     now: &'a BTreeMap<String, (f64, u64)>,
-) -> BTreeMap<&'a str, Moves> {
+) -> ByRunner<'a, Moves> {
     let long = trail.at(trail.long_start());
     let short = trail.at(minute_of(trail.clock) - SHORT_MS);
-    now.iter()
+    let moves = now
+        .iter()
         .map(|(horse, &(price, _))| {
             let horse = horse.as_str();
             let first = trail.first.get(horse).map(|&(p, _)| p);
-            let from = |then: &BTreeMap<&str, Priced>| then.get(horse).map(|&(p, _)| p);
+            let from = |then: &ByRunner<'_, Priced>| then.get(horse).map(|&(p, _)| p);
             let m = Moves {
                 first,
                 since_first: first.map(|f| move_pct(f, price)),
@@ -273,7 +312,9 @@ pub(crate) fn moves<'a>(
             };
             (horse, m)
         })
-        .collect()
+        .collect();
+    // In horse-number order, as `now` is.
+    ByRunner(moves)
 }
 
 /// The steamers and drifters of `moves` (each runner's, in horse number order: those of

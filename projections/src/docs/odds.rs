@@ -242,12 +242,8 @@ pub(crate) fn render_odds(
     horses.sort();
     horses.dedup();
     let moves = crate::market::moves(&race.trail, &race.runners);
-    let (steamers, drifters) = crate::market::movers(
-        moves
-            .iter()
-            .map(|(&h, m)| (h, m))
-            .filter(|(h, _)| !scratched.contains(*h)),
-    );
+    let (steamers, drifters) =
+        crate::market::movers(moves.iter().filter(|(h, _)| !scratched.contains(*h)));
     let clock = (race.trail.clock != 0)
         .then(|| jiff::Timestamp::from_millisecond(race.trail.clock).ok())
         .flatten()
