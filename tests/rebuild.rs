@@ -486,8 +486,8 @@ async fn a_replaced_stores_directory_goes_only_once_no_handle_of_it_is_left() {
         0
     );
     // ... and goes once it is dropped. A bound on a hang, not on speed: the store is
-    // closed under the commits' lock, flushed, dropped and removed, and CI once took
-    // more than 10 s for that at the start of its run, beside the suite's replays.
+    // closed under the commits' lock, flushed, dropped and removed, each of which waits
+    // on a machine that the suite's replays keep busy, longer than 10 s at times.
     drop(held);
     let gone = async {
         while replaced.exists() {
