@@ -175,8 +175,8 @@ pub(crate) fn render_doc(s: &impl Records, key: DocKey<'_>) -> Result<Option<Vec
             race_number,
             venue,
         } => {
-            let day = Day::read(s, date)?;
-            odds_of(s, (date, None), &day, race_number)?
+            let shape = crate::odds::DayShape::of(&Day::read(s, date)?);
+            odds_of(s, (date, None), &shape, race_number)?
                 .into_iter()
                 .find(|(v, _)| v.as_deref() == venue)
                 .map(|(_, doc)| doc)

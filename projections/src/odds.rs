@@ -20,6 +20,7 @@ use racing_events::Event;
 
 use crate::doc_writes::{ByVenue, Stale};
 use crate::docs;
+use crate::docs::meeting::Meeting;
 use crate::facts::{scratched, Change, Day, Facts, Listing, RacesOdds, What};
 use crate::keys;
 use crate::keys::doc::DocKey;
@@ -117,8 +118,9 @@ impl ReadModel for Odds {
             } else {
                 touched.get(date).cloned().unwrap_or_default()
             };
+            let shape = DayShape::of(&day);
             for n in races {
-                let docs = odds_of(s, (date, facts.held_odds(date)), &day, n)?;
+                let docs = odds_of(s, (date, facts.held_odds(date)), &shape, n)?;
                 out.put_venues(s, &docs, |venue| {
                     DocKey::Odds {
                         date,
@@ -150,9 +152,17 @@ impl Odds {
         s: &mut S,
         facts: &Facts,
     ) -> Result<(), StoreError> {
+        // The moves are in date order: each date's record is read once for all its races.
+        let mut last: Option<(String, DayShape)> = None;
         for ((date, n), moves) in std::mem::take(&mut self.moves) {
-            let day = Day::read(s, &date)?;
-            let docs = odds_of(s, (&date, facts.held_odds(&date)), &day, n)?;
+            let shape = match last {
+                Some((ref of, ref shape)) if *of == date => shape,
+                _ => {
+                    let shape = DayShape::of(&Day::read(s, &date)?);
+                    &last.insert((date.clone(), shape)).1
+                }
+            };
+            let docs = odds_of(s, (&date, facts.held_odds(&date)), shape, n)?;
             // The positions of the moves that reached the document of `venue` (`None`: a
             // document of no venue's, of the odds given for every venue).
             let reached = |venue: Option<&str>| -> Vec<u64> {
@@ -205,21 +215,40 @@ impl Odds {
     }
 }
 
-/// The odds documents of race `n` of `date` (`day` its record), as `(venue, bytes)`: one
-/// for each venue that runs it and has odds, and the one without a venue. A race's odds
-/// are read from `held` (a batch's of the date, [`Facts::held_odds`]) where it holds them,
-/// from their records where not.
+/// What the odds documents of a date take of its day record, worked out once for all its
+/// races: its meetings, the venues a document lists and the venue whose document the one
+/// without a venue copies.
+pub(crate) struct DayShape {
+    meetings: Vec<Meeting<u8>>,
+    listed: Option<Vec<String>>,
+    main: Option<usize>,
+}
+
+impl DayShape {
+    pub(crate) fn of(day: &Day) -> DayShape {
+        let meetings = day.meetings();
+        let listed = docs::meeting::venues(&meetings);
+        let main = (!meetings.is_empty()).then(|| docs::meeting::main_meeting(&meetings));
+        DayShape {
+            meetings,
+            listed,
+            main,
+        }
+    }
+}
+
+/// The odds documents of race `n` of `date` (`shape` that of its day record), as `(venue,
+/// bytes)`: one for each venue that runs it and has odds, and the one without a venue. A
+/// race's odds are read from `held` (a batch's of the date, [`Facts::held_odds`]) where it
+/// holds them, from their records where not.
 pub(crate) fn odds_of(
     s: &impl Records,
     (date, held): (&str, Option<&RacesOdds>),
-    day: &Day,
+    shape: &DayShape,
     n: u8,
 ) -> Result<ByVenue, StoreError> {
-    let meetings = day.meetings();
-    let listed = docs::meeting::venues(&meetings);
-    let main = meetings
-        .get(docs::meeting::main_meeting(&meetings))
-        .map(|m| m.venue.as_str());
+    let (meetings, listed) = (&shape.meetings, &shape.listed);
+    let main = shape.main.map(|i| meetings[i].venue.as_str());
     let odds = |venue: Option<&str>| -> Result<Option<Cow<'_, RaceOdds>>, StoreError> {
         let found = held.and_then(|held| held.get(&(n, venue.map(str::to_owned))));
         Ok(match found {
