@@ -2,7 +2,7 @@
 //! port and data directory. Nothing is mocked: real NATS, real sled, real HTTP.
 
 /// The service's allocator, as its binary has it (`src/main.rs`): most tests run their
-/// services in this process, and under glibc's malloc the replay guard's took 6% more CPU.
+/// services in this process, and under glibc's malloc the replay guard took about 6% more CPU.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
