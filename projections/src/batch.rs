@@ -32,8 +32,8 @@ impl Store {
     /// longer holds (deleted), so that the store stands where the stream says it does.
     pub fn skip_to(&self, seq: u64) -> Result<(), StoreError> {
         let mut batch = self.batch()?;
-        if seq > batch.checkpoint {
-            batch.checkpoint = seq;
+        if seq > batch.records.checkpoint {
+            batch.records.checkpoint = seq;
             batch.commit()?;
         }
         Ok(())
@@ -105,6 +105,15 @@ pub struct BatchStats {
 /// Changes in progress: reads see the batch's own writes, and nothing reaches the tree
 /// until [`Batch::commit`] writes it all, with the new checkpoint, atomically.
 pub struct Batch<'a> {
+    /// The fold in progress, beside the records it folds into rather than among them, so
+    /// that each event's fold borrows them without the fold being moved out and back.
+    fold: Fold,
+    records: BatchRecords<'a>,
+}
+
+/// What a batch's fold reads and writes: the committed records, and over them the
+/// batch's own writes, applied ids and change feed.
+pub(crate) struct BatchRecords<'a> {
     store: &'a Store,
     /// The store, for the folds' reads of the tree ([`Kv::for_folds`]).
     kv: Kv,
@@ -123,7 +132,6 @@ pub struct Batch<'a> {
     /// (foldhash: SipHash, the default, took a large share of a replay's time hashing
     /// them.)
     new_id_set: HashSet<u128, foldhash::fast::RandomState>,
-    fold: Fold,
     stats: BatchStats,
     /// Each document written or removed, at the position of the event whose fold did it:
     /// the change feed's rows ([`ChangedDocs`]).
@@ -142,7 +150,7 @@ struct Handed {
     read: ReadCache,
 }
 
-impl Records for Batch<'_> {
+impl Records for BatchRecords<'_> {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         if let Some(v) = self.writes.get(key) {
             return Ok(v.clone());
@@ -169,7 +177,7 @@ impl Records for Batch<'_> {
     }
 }
 
-impl State for Batch<'_> {
+impl State for BatchRecords<'_> {
     fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
         self.bytes += key.len() + value.len();
         self.changed_docs.note(self.position, &key);
@@ -219,30 +227,40 @@ impl<'a> Batch<'a> {
             .map(|handed| *handed)
             .unwrap_or_default();
         Batch {
-            store,
-            kv: store.kv.for_folds(),
-            held,
-            started: checkpoint,
-            checkpoint,
-            writes: WriteSet::default(),
-            bytes: 0,
-            new_ids: Vec::new(),
-            new_id_set: HashSet::default(),
             fold: Fold::resumed(handed.kept),
-            stats: BatchStats::default(),
-            changed_docs: ChangedDocs::default(),
-            position: checkpoint,
-            read: RefCell::new(handed.read),
+            records: BatchRecords {
+                store,
+                kv: store.kv.for_folds(),
+                held,
+                started: checkpoint,
+                checkpoint,
+                writes: WriteSet::default(),
+                bytes: 0,
+                new_ids: Vec::new(),
+                new_id_set: HashSet::default(),
+                stats: BatchStats::default(),
+                changed_docs: ChangedDocs::default(),
+                position: checkpoint,
+                read: RefCell::new(handed.read),
+            },
         }
+    }
+
+    /// What the batch's fold reads and writes: for tests that read and write a batch's
+    /// records as a fold does.
+    #[cfg(test)]
+    pub(crate) fn records(&mut self) -> &mut BatchRecords<'a> {
+        &mut self.records
     }
 
     /// Whether message `seq` is already in the store (a redelivery to skip).
     fn stale(&mut self, seq: u64) -> bool {
-        if seq <= self.checkpoint {
-            self.stats.replayed += 1;
+        let r = &mut self.records;
+        if seq <= r.checkpoint {
+            r.stats.replayed += 1;
             return true;
         }
-        self.checkpoint = seq;
+        r.checkpoint = seq;
         false
     }
 
@@ -257,13 +275,11 @@ impl<'a> Batch<'a> {
         if self.stale(seq) {
             return Ok(None);
         }
-        let mut fold = std::mem::take(&mut self.fold);
-        let result = fold.apply(self, seq, published, env);
-        self.fold = fold;
-        let outcome = result?;
+        let outcome = self.fold.apply(&mut self.records, seq, published, env)?;
+        let stats = &mut self.records.stats;
         match outcome {
-            Outcome::Applied => self.stats.applied += 1,
-            Outcome::Duplicate => self.stats.duplicates += 1,
+            Outcome::Applied => stats.applied += 1,
+            Outcome::Duplicate => stats.duplicates += 1,
         }
         Ok(Some(outcome))
     }
@@ -288,16 +304,17 @@ impl<'a> Batch<'a> {
                 .take(EXCERPT_CHARS)
                 .collect(),
         };
-        self.put(
+        self.records.put(
             keys::dead(seq),
             serde_json::to_vec(&letter).unwrap_or_default(),
         );
-        self.stats.dead_letters += 1;
+        self.records.stats.dead_letters += 1;
     }
 
     /// Messages taken into the batch so far (applied, duplicate or refused).
     pub fn len(&self) -> u64 {
-        self.stats.applied + self.stats.duplicates + self.stats.dead_letters
+        let stats = &self.records.stats;
+        stats.applied + stats.duplicates + stats.dead_letters
     }
 
     /// Whether the batch has taken no message.
@@ -310,14 +327,14 @@ impl<'a> Batch<'a> {
     /// will hold sled's write lock, which every read of any store in the process waits
     /// for while it is held.
     pub fn writes(&self) -> usize {
-        self.writes.len()
+        self.records.writes.len()
     }
 
     /// About the bytes the batch's commit will write, before renders: the records put so
     /// far and the odds moves its journal holds. A record of the journal holds many moves
     /// (`journal.rs`), so that a commit's time follows its bytes as much as its records.
     pub fn bytes(&self) -> usize {
-        self.bytes + self.fold.journal_bytes()
+        self.records.bytes + self.fold.journal_bytes()
     }
 
     /// Renders the touched documents and commits every change with the new checkpoint in
@@ -336,16 +353,19 @@ impl<'a> Batch<'a> {
     /// Renders the touched documents and hands over every change with the new checkpoint,
     /// to be made one atomic write where it is written: [`crate::load::Loader::write`]
     /// writes it on a thread of its own. `changed` is called as by [`Batch::commit_noting`].
-    pub fn seal(mut self, mut changed: impl FnMut(&[u8])) -> Result<Sealed, StoreError> {
-        let mut fold = std::mem::take(&mut self.fold);
-        let versions = fold.render_handing_over(&mut self)?;
-        self.stats.late_prices = fold.late_prices();
-        let writes = std::mem::take(&mut self.writes).into_writes();
-        let mut read = std::mem::take(self.read.get_mut());
+    pub fn seal(self, mut changed: impl FnMut(&[u8])) -> Result<Sealed, StoreError> {
+        let Batch {
+            mut fold,
+            records: mut r,
+        } = self;
+        let versions = fold.render_handing_over(&mut r)?;
+        r.stats.late_prices = fold.late_prices();
+        let writes = r.writes.into_writes();
+        let mut read = r.read.into_inner();
         read.written(&writes);
         let kept = fold.keep();
-        self.store
-            .hand_on(self.checkpoint, Box::new(Handed { kept, read }));
+        r.store
+            .hand_on(r.checkpoint, Box::new(Handed { kept, read }));
         for k in writes.keys() {
             // Documents, and people's records and lists, which the change feed does not
             // list.
@@ -353,15 +373,15 @@ impl<'a> Batch<'a> {
                 changed(k);
             }
         }
-        self.stats.checkpoint = self.checkpoint;
+        r.stats.checkpoint = r.checkpoint;
         Ok(Sealed {
-            store: self.store.clone(),
+            store: r.store.clone(),
             writes: Arc::new(writes),
             versions,
-            changed_docs: std::mem::take(&mut self.changed_docs),
-            seqs: (self.started + 1, self.checkpoint),
-            new_ids: std::mem::take(&mut self.new_ids),
-            stats: self.stats,
+            changed_docs: r.changed_docs,
+            seqs: (r.started + 1, r.checkpoint),
+            new_ids: r.new_ids,
+            stats: r.stats,
         })
     }
 }

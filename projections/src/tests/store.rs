@@ -231,32 +231,39 @@ fn a_record_read_by_one_batch_is_read_by_the_next_as_the_commits_between_left_it
     // A kind the store packs, long enough to be packed: read back unpacked.
     let key = b"card\0read-again".to_vec();
     let (one, two) = (vec![b'1'; 1_000], vec![b'2'; 1_000]);
-    let read = |store: &Store| store.batch().expect("batch").get(&key).expect("read");
+    let read = |store: &Store| {
+        store
+            .batch()
+            .expect("batch")
+            .records()
+            .get(&key)
+            .expect("read")
+    };
     let mut b = store.batch().expect("batch");
-    b.put(key.clone(), one.clone());
+    b.records().put(key.clone(), one.clone());
     b.commit().expect("commit");
     // Read from the tree, then handed on, twice.
     for _ in 0..2 {
-        let b = store.batch().expect("batch");
-        assert_eq!(b.get(&key).expect("read"), Some(one.clone()));
+        let mut b = store.batch().expect("batch");
+        assert_eq!(b.records().get(&key).expect("read"), Some(one.clone()));
         b.commit().expect("commit");
     }
     let mut b = store.batch().expect("batch");
-    assert_eq!(b.get(&key).expect("read"), Some(one.clone()));
-    b.put(key.clone(), two.clone());
+    assert_eq!(b.records().get(&key).expect("read"), Some(one.clone()));
+    b.records().put(key.clone(), two.clone());
     b.commit().expect("commit");
     let mut b = store.batch().expect("batch");
-    assert_eq!(b.get(&key).expect("read"), Some(two.clone()));
-    b.delete(key.clone());
+    assert_eq!(b.records().get(&key).expect("read"), Some(two.clone()));
+    b.records().delete(key.clone());
     b.commit().expect("commit");
     let mut b = store.batch().expect("batch");
-    assert_eq!(b.get(&key).expect("read"), None);
-    b.put(key.clone(), one.clone());
+    assert_eq!(b.records().get(&key).expect("read"), None);
+    b.records().put(key.clone(), one.clone());
     // Dropped: the next batch reads the tree, where nothing is.
     drop(b);
     assert_eq!(read(&store), None);
     let mut b = store.batch().expect("batch");
-    b.put(key.clone(), two.clone());
+    b.records().put(key.clone(), two.clone());
     b.commit().expect("commit");
     assert_eq!(read(&store), Some(two.clone()));
     // A store opened again reads the tree.
