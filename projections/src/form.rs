@@ -17,7 +17,9 @@
 //! Entry layout: the sequence of the event that set it (8 bytes, big-endian), the length of
 //! the name as a little-endian `u32`, the name, then the JSON.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use foldhash::HashMap;
 
 use crate::docs::form::FormDoc;
 use crate::docs::{ETAG_LEN, HEAD_LEN};

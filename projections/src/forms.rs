@@ -3,8 +3,9 @@
 //! each touched horse's form head is stored again once a batch where its document
 //! changed, from the entries the batch replaced and the newest, however long the form.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
+use foldhash::HashMap;
 use serde::Deserialize;
 
 use crate::docs;

@@ -11,9 +11,10 @@
 //! hash as those it was decoded from (as a race's part is, `race_parts.rs`), so it is
 //! never stale, whatever wrote them.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use foldhash::HashMap;
 use racing_events::RaceCard;
 use serde_json::value::RawValue;
 
@@ -62,10 +63,10 @@ impl Decoded {
             return Decoded::default();
         }
         if self.cards.len() > KEPT {
-            self.cards = HashMap::new();
+            self.cards = HashMap::default();
         }
         if self.forms.len() > KEPT {
-            self.forms = HashMap::new();
+            self.forms = HashMap::default();
         }
         self
     }

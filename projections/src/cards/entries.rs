@@ -9,8 +9,9 @@
 //! Those records are written once a batch, after the events' cards are rendered: the cards
 //! declared and dropped since are held here until then.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
+use foldhash::HashMap;
 use racing_events::RaceCard;
 
 use crate::kv::StoreError;
@@ -134,19 +135,19 @@ impl NewestCards {
 
     /// The batch's names' records are written: they hold its cards.
     pub(crate) fn written(&mut self) {
-        self.pending = HashMap::new();
+        self.pending = HashMap::default();
     }
 
     /// What the next batch of the store may start from, once this one is written: the
     /// newest cards, while they are of [`KEPT_HORSES`] horses at most.
     pub(crate) fn kept(self) -> NewestCards {
         let newest = match self.newest.len() {
-            n if n > KEPT_HORSES => HashMap::new(),
+            n if n > KEPT_HORSES => HashMap::default(),
             _ => self.newest,
         };
         NewestCards {
             newest,
-            pending: HashMap::new(),
+            pending: HashMap::default(),
         }
     }
 }

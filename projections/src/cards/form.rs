@@ -19,8 +19,9 @@
 
 use std::borrow::Cow;
 use std::collections::hash_map::Entry;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
+use foldhash::HashMap;
 use racing_events::{CardRunner, RaceCard, RaceResult};
 
 use super::career::{record, Career};
@@ -238,7 +239,7 @@ impl Pasts {
     pub(crate) fn kept(mut self, events: usize) -> Pasts {
         debug_assert!(self.changed_careers.is_empty());
         if self.careers.len() > KEPT_CAREERS {
-            self.careers = HashMap::new();
+            self.careers = HashMap::default();
         }
         self.decoded = self.decoded.kept(events);
         self
