@@ -249,7 +249,9 @@ impl Instant {
                 n /= 10;
             }
         }
-        text.iter().copied().map(char::from).collect()
+        // ASCII digits and punctuation: one allocation, where collecting the bytes as
+        // `char`s grew the string as it went.
+        String::from_utf8_lossy(&text).into_owned()
     }
 
     /// [`Instant::text`]'s shape as a `strftime` format.
