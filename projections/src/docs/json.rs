@@ -10,6 +10,32 @@ pub(crate) fn to_json<T: Serialize>(v: &T) -> Vec<u8> {
     serde_json::to_vec(v).unwrap_or_default()
 }
 
+/// Appends `s` as serde_json writes a string: quoted, with `"`, `\\` and the control
+/// characters escaped (a string with none, most of them, copied as it is).
+pub(crate) fn put_str(out: &mut Vec<u8>, s: &str) {
+    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        out.reserve(s.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(s.as_bytes());
+        out.push(b'"');
+    } else {
+        // Writing to a vector cannot fail, nor can serialising a string.
+        let _ = serde_json::to_writer(&mut *out, s);
+    }
+}
+
+/// Appends `n` as serde_json writes an integer.
+pub(crate) fn put_u64(out: &mut Vec<u8>, n: u64) {
+    // Writing to a vector cannot fail, nor can serialising an integer.
+    let _ = serde_json::to_writer(&mut *out, &n);
+}
+
+/// Appends `v` as serde_json writes an `f64` (`null` where it is not finite).
+pub(crate) fn put_f64(out: &mut Vec<u8>, v: f64) {
+    // Writing to a vector cannot fail, nor can serialising a float.
+    let _ = serde_json::to_writer(&mut *out, &v);
+}
+
 /// The 128-bit xxh3 of `to_json(v)`, hashed as serde writes it ([`hash_into`]).
 #[cfg(test)]
 fn hash_json<T: Serialize>(v: &T) -> u128 {

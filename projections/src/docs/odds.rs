@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use super::json::to_json;
+use super::json::{put_f64, put_str, put_u64, to_json};
 #[cfg(feature = "openapi")]
 use super::status::RaceStatusName;
 
@@ -182,8 +182,65 @@ pub struct RunnerPriceDoc {
 /// `published_at` when JetStream stored it, `occurred_at` the envelope's, when the prices
 /// were given at their source. A live `odds` frame is this with its `type` first, so what
 /// a replay reads from the journal is byte for byte what went live.
+///
+/// Written field by field, each field's name as bytes: the derived `Serialize` (kept as
+/// the reference the tests compare these bytes with) escapes every name and string, and
+/// the journal and the live feed write this for every price move.
 pub fn render_odds_move(m: &OddsMoveDoc<'_>) -> Vec<u8> {
-    to_json(m)
+    let mut out = Vec::with_capacity(192 + 48 * m.odds.len());
+    out.extend_from_slice(b"{\"date\":");
+    put_str(&mut out, m.date);
+    out.extend_from_slice(b",\"venue\":");
+    match m.venue {
+        Some(venue) => put_str(&mut out, venue),
+        None => out.extend_from_slice(b"null"),
+    }
+    out.extend_from_slice(b",\"race_number\":");
+    put_u64(&mut out, u64::from(m.race_number));
+    out.extend_from_slice(b",\"seq\":");
+    put_u64(&mut out, m.seq);
+    out.extend_from_slice(b",\"published_at\":");
+    put_str(&mut out, m.published_at);
+    out.extend_from_slice(b",\"occurred_at\":");
+    put_str(&mut out, m.occurred_at);
+    out.extend_from_slice(b",\"odds\":[");
+    for (i, runner) in m.odds.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"horse_no\":");
+        put_str(&mut out, &runner.horse_no);
+        if let Some(win) = runner.win_odds {
+            out.extend_from_slice(b",\"win_odds\":");
+            put_f64(&mut out, win);
+        }
+        if let Some(place) = runner.place_odds {
+            out.extend_from_slice(b",\"place_odds\":");
+            put_f64(&mut out, place);
+        }
+        out.push(b'}');
+    }
+    out.extend_from_slice(b"],\"market\":{");
+    let book = m.market;
+    if let Some(pct) = book.win_book_pct {
+        out.extend_from_slice(b"\"win_book_pct\":");
+        put_f64(&mut out, pct);
+        out.push(b',');
+    }
+    if let Some(pct) = book.place_book_pct {
+        out.extend_from_slice(b"\"place_book_pct\":");
+        put_f64(&mut out, pct);
+        out.push(b',');
+    }
+    out.extend_from_slice(b"\"favourites\":[");
+    for (i, horse) in book.favourites.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        put_str(&mut out, horse);
+    }
+    out.extend_from_slice(b"]}}");
+    out
 }
 
 /// An odds move: the race, the event's position, when JetStream stored it and when the
@@ -289,4 +346,78 @@ pub(crate) fn render_odds(
             }
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use racing_events::RunnerOdds;
+
+    use super::*;
+    use crate::market::Book;
+
+    /// The move written field by field is the bytes serde_json writes of the same move
+    /// (the derived `Serialize`): venues given and not, strings to escape and not, runners
+    /// with either price or both, books with and without their figures.
+    #[test]
+    fn a_move_is_written_as_serde_writes_it() {
+        let runner = |horse_no: &str, win_odds, place_odds| RunnerOdds {
+            horse_no: horse_no.to_owned(),
+            win_odds,
+            place_odds,
+        };
+        let runners = [
+            vec![],
+            vec![runner("E271", Some(3.5), None)],
+            vec![
+                runner("E271", Some(1.0), Some(1.1)),
+                runner("G3\"74", None, Some(2.25)),
+                runner("G3\\74", Some(2.0), Some(2.25)),
+                runner("沙田\u{1f}", Some(1234.5678), None),
+                runner("\n\t\u{7f}", Some(12.0), None),
+                runner("", Some(1.000_000_000_000_000_2), Some(1e21)),
+            ],
+        ];
+        let books = [
+            Book::default(),
+            Book {
+                win_book_pct: Some(117.65),
+                place_book_pct: None,
+                favourites: vec!["E271".into()],
+            },
+            Book {
+                win_book_pct: None,
+                place_book_pct: Some(301.0),
+                favourites: vec!["A1".into(), "B\\2".into(), "C\"3".into()],
+            },
+            Book {
+                win_book_pct: Some(100.0),
+                place_book_pct: Some(0.1),
+                favourites: Vec::new(),
+            },
+        ];
+        let mut compared = 0;
+        for odds in &runners {
+            for market in &books {
+                for (venue, text) in [(None, "2026-12-07"), (Some("ST\\"), "Sha \"Tin\"\r")] {
+                    let m = OddsMoveDoc {
+                        date: text,
+                        venue,
+                        race_number: 11,
+                        seq: u64::MAX,
+                        published_at: "2026-12-07T09:30:00.123Z",
+                        occurred_at: text,
+                        odds,
+                        market,
+                    };
+                    let written = render_odds_move(&m);
+                    assert_eq!(
+                        String::from_utf8_lossy(&written),
+                        String::from_utf8_lossy(&to_json(&m))
+                    );
+                    compared += 1;
+                }
+            }
+        }
+        assert_eq!(compared, 24);
+    }
 }
