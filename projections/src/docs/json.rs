@@ -10,6 +10,50 @@ pub(crate) fn to_json<T: Serialize>(v: &T) -> Vec<u8> {
     serde_json::to_vec(v).unwrap_or_default()
 }
 
+/// A JSON object written field by field, as serde_json writes a struct: `{`, each field's
+/// name and value, comma-separated, then `}` ([`Fields::end`]). For the documents written
+/// at every price move, where the derived `Serialize` escapes every field's name at each
+/// write; their tests compare the bytes with the derived `Serialize`'s.
+pub(crate) struct Fields<'a> {
+    out: &'a mut Vec<u8>,
+    first: bool,
+}
+
+impl<'a> Fields<'a> {
+    pub(crate) fn new(out: &'a mut Vec<u8>) -> Fields<'a> {
+        out.push(b'{');
+        Fields { out, first: true }
+    }
+
+    /// Starts the field `name` (a name that needs no escaping): its value is written to
+    /// what this returns.
+    pub(crate) fn field(&mut self, name: &str) -> &mut Vec<u8> {
+        if !std::mem::take(&mut self.first) {
+            self.out.push(b',');
+        }
+        self.out.push(b'"');
+        self.out.extend_from_slice(name.as_bytes());
+        self.out.extend_from_slice(b"\":");
+        self.out
+    }
+
+    pub(crate) fn end(self) {
+        self.out.push(b'}');
+    }
+}
+
+/// Appends the strings of `items` as serde_json writes a sequence of them.
+pub(crate) fn put_strs<'s>(out: &mut Vec<u8>, items: impl IntoIterator<Item = &'s str>) {
+    out.push(b'[');
+    for (i, item) in items.into_iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        put_str(out, item);
+    }
+    out.push(b']');
+}
+
 /// Appends `s` as serde_json writes a string: quoted, with `"`, `\\` and the control
 /// characters escaped (a string with none, most of them, copied as it is).
 pub(crate) fn put_str(out: &mut Vec<u8>, s: &str) {

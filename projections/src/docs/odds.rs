@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use super::json::{put_f64, put_str, put_u64, to_json};
+use super::json::{put_f64, put_str, put_strs, put_u64, Fields};
 #[cfg(feature = "openapi")]
 use super::status::RaceStatusName;
 
@@ -158,6 +158,91 @@ pub struct RunnerOddsDoc<'a> {
     win_move_5m_pct: Option<f64>,
 }
 
+impl OddsDoc<'_> {
+    /// The document's JSON, written field by field: the bytes the derived `Serialize`
+    /// writes (kept as the reference the tests compare them with), without escaping each
+    /// field's name again for every runner of every race a batch moves.
+    fn write(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(256 + 160 * self.odds.len());
+        let mut f = Fields::new(&mut out);
+        put_str(f.field("date"), self.date);
+        match self.venue {
+            Some(venue) => put_str(f.field("venue"), venue),
+            None => f.field("venue").extend_from_slice(b"null"),
+        }
+        if let Some(meetings) = self.meetings {
+            put_strs(f.field("meetings"), meetings.iter().map(String::as_str));
+        }
+        put_u64(f.field("race_number"), u64::from(self.race_number));
+        put_u64(f.field("seq"), self.seq);
+        for (name, value) in [
+            ("status", self.status),
+            ("status_at", self.status_at),
+            ("status_reason", self.status_reason),
+        ] {
+            if let Some(value) = value {
+                put_str(f.field(name), value);
+            }
+        }
+        let odds = f.field("odds");
+        odds.push(b'[');
+        for (i, runner) in self.odds.iter().enumerate() {
+            if i > 0 {
+                odds.push(b',');
+            }
+            runner.write(odds);
+        }
+        odds.push(b']');
+        let m = &self.market;
+        let mut market = Fields::new(f.field("market"));
+        if let Some(clock) = &m.clock {
+            put_str(market.field("clock"), clock);
+        }
+        if let Some(pct) = m.win_book_pct {
+            put_f64(market.field("win_book_pct"), pct);
+        }
+        if let Some(pct) = m.place_book_pct {
+            put_f64(market.field("place_book_pct"), pct);
+        }
+        for (name, runners) in [
+            ("favourites", &m.favourites),
+            ("steamers", &m.steamers),
+            ("drifters", &m.drifters),
+        ] {
+            put_strs(market.field(name), runners.iter().map(String::as_str));
+        }
+        market.end();
+        f.end();
+        out
+    }
+}
+
+impl RunnerOddsDoc<'_> {
+    /// The runner's JSON, as its derived `Serialize` writes it ([`OddsDoc::write`]).
+    fn write(&self, out: &mut Vec<u8>) {
+        let mut f = Fields::new(out);
+        put_str(f.field("horse_no"), self.horse_no);
+        if self.scratched {
+            f.field("scratched").extend_from_slice(b"true");
+        }
+        for (name, value) in [
+            ("win_odds", self.win_odds),
+            ("place_odds", self.place_odds),
+            ("win_prob", self.win_prob),
+            ("place_prob", self.place_prob),
+            ("first_win_odds", self.first_win_odds),
+            ("win_move_pct", self.win_move_pct),
+            ("win_move_15m_pct", self.win_move_15m_pct),
+            ("win_move_5m_pct", self.win_move_5m_pct),
+        ] {
+            if let Some(value) = value {
+                put_f64(f.field(name), value);
+            }
+        }
+        f.end();
+    }
+}
+
 /// A runner's prices as an odds move gives them: win, place or both, each only where
 /// given (the schema of a move's runners; the journal keeps them as the feed gave them).
 #[cfg(feature = "openapi")]
@@ -188,58 +273,47 @@ pub struct RunnerPriceDoc {
 /// the journal and the live feed write this for every price move.
 pub fn render_odds_move(m: &OddsMoveDoc<'_>) -> Vec<u8> {
     let mut out = Vec::with_capacity(192 + 48 * m.odds.len());
-    out.extend_from_slice(b"{\"date\":");
-    put_str(&mut out, m.date);
-    out.extend_from_slice(b",\"venue\":");
+    let mut f = Fields::new(&mut out);
+    put_str(f.field("date"), m.date);
     match m.venue {
-        Some(venue) => put_str(&mut out, venue),
-        None => out.extend_from_slice(b"null"),
+        Some(venue) => put_str(f.field("venue"), venue),
+        None => f.field("venue").extend_from_slice(b"null"),
     }
-    out.extend_from_slice(b",\"race_number\":");
-    put_u64(&mut out, u64::from(m.race_number));
-    out.extend_from_slice(b",\"seq\":");
-    put_u64(&mut out, m.seq);
-    out.extend_from_slice(b",\"published_at\":");
-    put_str(&mut out, m.published_at);
-    out.extend_from_slice(b",\"occurred_at\":");
-    put_str(&mut out, m.occurred_at);
-    out.extend_from_slice(b",\"odds\":[");
+    put_u64(f.field("race_number"), u64::from(m.race_number));
+    put_u64(f.field("seq"), m.seq);
+    put_str(f.field("published_at"), m.published_at);
+    put_str(f.field("occurred_at"), m.occurred_at);
+    let odds = f.field("odds");
+    odds.push(b'[');
     for (i, runner) in m.odds.iter().enumerate() {
         if i > 0 {
-            out.push(b',');
+            odds.push(b',');
         }
-        out.extend_from_slice(b"{\"horse_no\":");
-        put_str(&mut out, &runner.horse_no);
+        let mut r = Fields::new(odds);
+        put_str(r.field("horse_no"), &runner.horse_no);
         if let Some(win) = runner.win_odds {
-            out.extend_from_slice(b",\"win_odds\":");
-            put_f64(&mut out, win);
+            put_f64(r.field("win_odds"), win);
         }
         if let Some(place) = runner.place_odds {
-            out.extend_from_slice(b",\"place_odds\":");
-            put_f64(&mut out, place);
+            put_f64(r.field("place_odds"), place);
         }
-        out.push(b'}');
+        r.end();
     }
-    out.extend_from_slice(b"],\"market\":{");
+    odds.push(b']');
     let book = m.market;
+    let mut market = Fields::new(f.field("market"));
     if let Some(pct) = book.win_book_pct {
-        out.extend_from_slice(b"\"win_book_pct\":");
-        put_f64(&mut out, pct);
-        out.push(b',');
+        put_f64(market.field("win_book_pct"), pct);
     }
     if let Some(pct) = book.place_book_pct {
-        out.extend_from_slice(b"\"place_book_pct\":");
-        put_f64(&mut out, pct);
-        out.push(b',');
+        put_f64(market.field("place_book_pct"), pct);
     }
-    out.extend_from_slice(b"\"favourites\":[");
-    for (i, horse) in book.favourites.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        put_str(&mut out, horse);
-    }
-    out.extend_from_slice(b"]}}");
+    put_strs(
+        market.field("favourites"),
+        book.favourites.iter().map(String::as_str),
+    );
+    market.end();
+    f.end();
     out
 }
 
@@ -305,7 +379,7 @@ pub(crate) fn render_odds(
         .then(|| jiff::Timestamp::from_millisecond(race.trail.clock).ok())
         .flatten()
         .map(racing_events::Instant::text);
-    to_json(&OddsDoc {
+    OddsDoc {
         date: of.date,
         venue: of.venue,
         meetings: of.meetings,
@@ -345,7 +419,8 @@ pub(crate) fn render_odds(
                 drifters,
             }
         },
-    })
+    }
+    .write()
 }
 
 #[cfg(test)]
@@ -353,6 +428,7 @@ mod tests {
     use racing_events::RunnerOdds;
 
     use super::*;
+    use crate::docs::json::to_json;
     use crate::market::Book;
 
     /// The move written field by field is the bytes serde_json writes of the same move
@@ -415,6 +491,92 @@ mod tests {
                         String::from_utf8_lossy(&to_json(&m))
                     );
                     compared += 1;
+                }
+            }
+        }
+        assert_eq!(compared, 24);
+    }
+
+    /// The odds document written field by field is the bytes of its derived `Serialize`:
+    /// with and without a venue, the day's meetings, a status and its parts, runners
+    /// scratched or not with each of their figures given or not, strings to escape, and
+    /// markets with and without a clock, books and movers.
+    #[test]
+    fn an_odds_document_is_written_as_serde_writes_it() {
+        let meetings = ["Happy \\Valley".to_owned(), "Sha Tin".to_owned()];
+        let runner = |horse_no, scratched, figure: Option<f64>| RunnerOddsDoc {
+            horse_no,
+            scratched,
+            win_odds: figure,
+            place_odds: figure.map(|f| f / 3.0),
+            win_prob: figure.map(crate::market::implied),
+            place_prob: None,
+            first_win_odds: figure.map(|f| f + 0.5),
+            win_move_pct: figure.map(|f| -f),
+            win_move_15m_pct: Some(0.0),
+            win_move_5m_pct: figure.filter(|f| *f > 2.0),
+        };
+        let markets = || {
+            [
+                MarketDoc {
+                    clock: None,
+                    win_book_pct: None,
+                    place_book_pct: None,
+                    favourites: Vec::new(),
+                    steamers: Vec::new(),
+                    drifters: Vec::new(),
+                },
+                MarketDoc {
+                    clock: Some("2026-11-21T04:20:00.000Z".into()),
+                    win_book_pct: Some(117.65),
+                    place_book_pct: Some(301.0),
+                    favourites: vec!["E271".into(), "G\"3".into()],
+                    steamers: vec!["A1".into()],
+                    drifters: vec!["B\n2".into(), "C3".into(), "D4".into()],
+                },
+            ]
+        };
+        let statuses = [
+            [None, None, None],
+            [Some("off"), Some("2026-11-21T04:25:00.000Z"), None],
+            [
+                Some("void"),
+                Some("2026-11-21T04:25:00.000Z"),
+                Some("a \"false\" start"),
+            ],
+        ];
+        let mut compared = 0;
+        for (venue, meetings) in [(None, None), (Some("Sha Tin"), Some(&meetings[..]))] {
+            for [status, status_at, status_reason] in statuses {
+                for mut market in markets() {
+                    for odds in [
+                        Vec::new(),
+                        vec![
+                            runner("A1", false, Some(2.5)),
+                            runner("B\\2", true, Some(1.0)),
+                            runner("C3", false, None),
+                            runner("沙田\u{1}", true, Some(1e21)),
+                        ],
+                    ] {
+                        let doc = OddsDoc {
+                            date: "2026-11-21",
+                            venue,
+                            meetings,
+                            race_number: 9,
+                            seq: 2770,
+                            status,
+                            status_at,
+                            status_reason,
+                            odds,
+                            market,
+                        };
+                        assert_eq!(
+                            String::from_utf8_lossy(&doc.write()),
+                            String::from_utf8_lossy(&to_json(&doc))
+                        );
+                        compared += 1;
+                        market = doc.market;
+                    }
                 }
             }
         }
