@@ -68,6 +68,14 @@ pub(crate) fn put_str(out: &mut Vec<u8>, s: &str) {
     }
 }
 
+/// Appends `s` as serde_json writes an `Option<&str>`: `null` for none.
+pub(crate) fn put_opt_str(out: &mut Vec<u8>, s: Option<&str>) {
+    match s {
+        Some(s) => put_str(out, s),
+        None => out.extend_from_slice(b"null"),
+    }
+}
+
 /// Appends `n` as serde_json writes an integer.
 pub(crate) fn put_u64(out: &mut Vec<u8>, n: u64) {
     // Writing to a vector cannot fail, nor can serialising an integer.

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use super::json::{put_f64, put_str, put_strs, put_u64, Fields};
+use super::json::{put_f64, put_opt_str, put_str, put_strs, put_u64, Fields};
 #[cfg(feature = "openapi")]
 use super::status::RaceStatusName;
 
@@ -166,10 +166,7 @@ impl OddsDoc<'_> {
         let mut out = Vec::with_capacity(256 + 160 * self.odds.len());
         let mut f = Fields::new(&mut out);
         put_str(f.field("date"), self.date);
-        match self.venue {
-            Some(venue) => put_str(f.field("venue"), venue),
-            None => f.field("venue").extend_from_slice(b"null"),
-        }
+        put_opt_str(f.field("venue"), self.venue);
         if let Some(meetings) = self.meetings {
             put_strs(f.field("meetings"), meetings.iter().map(String::as_str));
         }
@@ -275,10 +272,7 @@ pub fn render_odds_move(m: &OddsMoveDoc<'_>) -> Vec<u8> {
     let mut out = Vec::with_capacity(192 + 48 * m.odds.len());
     let mut f = Fields::new(&mut out);
     put_str(f.field("date"), m.date);
-    match m.venue {
-        Some(venue) => put_str(f.field("venue"), venue),
-        None => f.field("venue").extend_from_slice(b"null"),
-    }
+    put_opt_str(f.field("venue"), m.venue);
     put_u64(f.field("race_number"), u64::from(m.race_number));
     put_u64(f.field("seq"), m.seq);
     put_str(f.field("published_at"), m.published_at);
