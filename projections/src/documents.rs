@@ -175,7 +175,7 @@ pub(crate) fn render_doc(s: &impl Records, key: DocKey<'_>) -> Result<Option<Vec
             race_number,
             venue,
         } => {
-            let shape = crate::odds::DayShape::of(&Day::read(s, date)?);
+            let shape = Day::read(s, date)?.shape();
             odds_of(s, (date, None), &shape, race_number)?
                 .into_iter()
                 .find(|(v, _)| v.as_deref() == venue)

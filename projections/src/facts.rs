@@ -68,14 +68,17 @@ impl Day {
             .collect()
     }
 
-    /// What every odds document of the date shows of its meetings: the venues it lists (on
-    /// a date of more than one) and the one that answers without a venue.
-    fn shape(&self) -> Shape {
+    /// What the date's odds documents take of its meetings ([`DayShape`]).
+    pub(crate) fn shape(&self) -> DayShape {
         let meetings = self.meetings();
         let main = meetings
             .get(main_meeting(&meetings))
             .map(|m| m.venue.clone());
-        (venues(&meetings), main)
+        DayShape {
+            listed: venues(&meetings),
+            main,
+            meetings,
+        }
     }
 
     /// The races with odds, given for a venue or for all.
@@ -166,8 +169,22 @@ pub(crate) struct Change<'a> {
     pub(crate) book: Option<Book>,
 }
 
-/// What every odds document of a date shows of its meetings ([`Day::shape`]).
-type Shape = (Option<Vec<String>>, Option<String>);
+/// What the odds documents of a date take of its day record ([`Day::shape`]), worked out
+/// once for all its races: its meetings, the venues every document lists (on a date of
+/// more than one) and the venue whose document the one without a venue copies.
+pub(crate) struct DayShape {
+    pub(crate) meetings: Vec<Meeting<u8>>,
+    pub(crate) listed: Option<Vec<String>>,
+    pub(crate) main: Option<String>,
+}
+
+impl DayShape {
+    /// What every odds document of the date shows of its meetings: the venues listed and
+    /// the one that answers without a venue.
+    fn listing(&self) -> (&Option<Vec<String>>, &Option<String>) {
+        (&self.listed, &self.main)
+    }
+}
 
 /// How an event changed the day record's lists of races by venue (its cards', results' and
 /// odds').
@@ -185,8 +202,8 @@ pub(crate) enum Listing {
 impl Listing {
     /// How `day` changed from a day of `shape` ([`Day::shape`]) by listing or unlisting a
     /// race.
-    fn of(shape: &Shape, day: &Day) -> Listing {
-        if day.shape() == *shape {
+    fn of(shape: &DayShape, day: &Day) -> Listing {
+        if day.shape().listing() == shape.listing() {
             Listing::Race
         } else {
             Listing::Venues

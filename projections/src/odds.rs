@@ -20,8 +20,7 @@ use racing_events::Event;
 
 use crate::doc_writes::{ByVenue, Stale};
 use crate::docs;
-use crate::docs::meeting::Meeting;
-use crate::facts::{scratched, Change, Day, Facts, Listing, RacesOdds, What};
+use crate::facts::{scratched, Change, Day, DayShape, Facts, Listing, RacesOdds, What};
 use crate::keys;
 use crate::keys::doc::DocKey;
 use crate::kv::StoreError;
@@ -118,7 +117,7 @@ impl ReadModel for Odds {
             } else {
                 touched.get(date).cloned().unwrap_or_default()
             };
-            let shape = DayShape::of(&day);
+            let shape = day.shape();
             for n in races {
                 let docs = odds_of(s, (date, facts.held_odds(date)), &shape, n)?;
                 out.put_venues(s, &docs, |venue| {
@@ -158,7 +157,7 @@ impl Odds {
             let shape = match last {
                 Some((ref of, ref shape)) if *of == date => shape,
                 _ => {
-                    let shape = DayShape::of(&Day::read(s, &date)?);
+                    let shape = Day::read(s, &date)?.shape();
                     &last.insert((date.clone(), shape)).1
                 }
             };
@@ -215,28 +214,6 @@ impl Odds {
     }
 }
 
-/// What the odds documents of a date take of its day record, worked out once for all its
-/// races: its meetings, the venues a document lists and the venue whose document the one
-/// without a venue copies.
-pub(crate) struct DayShape {
-    meetings: Vec<Meeting<u8>>,
-    listed: Option<Vec<String>>,
-    main: Option<usize>,
-}
-
-impl DayShape {
-    pub(crate) fn of(day: &Day) -> DayShape {
-        let meetings = day.meetings();
-        let listed = docs::meeting::venues(&meetings);
-        let main = (!meetings.is_empty()).then(|| docs::meeting::main_meeting(&meetings));
-        DayShape {
-            meetings,
-            listed,
-            main,
-        }
-    }
-}
-
 /// The odds documents of race `n` of `date` (`shape` that of its day record), as `(venue,
 /// bytes)`: one for each venue that runs it and has odds, and the one without a venue. A
 /// race's odds are read from `held` (a batch's of the date, [`Facts::held_odds`]) where it
@@ -248,7 +225,7 @@ pub(crate) fn odds_of(
     n: u8,
 ) -> Result<ByVenue, StoreError> {
     let (meetings, listed) = (&shape.meetings, &shape.listed);
-    let main = shape.main.map(|i| meetings[i].venue.as_str());
+    let main = shape.main.as_deref();
     let odds = |venue: Option<&str>| -> Result<Option<Cow<'_, RaceOdds>>, StoreError> {
         let found = held.and_then(|held| held.get(&(n, venue.map(str::to_owned))));
         Ok(match found {
