@@ -42,16 +42,26 @@ impl<'a> Fields<'a> {
     }
 }
 
-/// Appends the strings of `items` as serde_json writes a sequence of them.
-pub(crate) fn put_strs<'s>(out: &mut Vec<u8>, items: impl IntoIterator<Item = &'s str>) {
+/// Appends `items` as serde_json writes a sequence: `[`, each written by `put`,
+/// comma-separated, then `]`.
+pub(crate) fn put_list<T>(
+    out: &mut Vec<u8>,
+    items: impl IntoIterator<Item = T>,
+    mut put: impl FnMut(&mut Vec<u8>, T),
+) {
     out.push(b'[');
     for (i, item) in items.into_iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        put_str(out, item);
+        put(out, item);
     }
     out.push(b']');
+}
+
+/// Appends the strings of `items` as serde_json writes a sequence of them.
+pub(crate) fn put_strs<'s>(out: &mut Vec<u8>, items: impl IntoIterator<Item = &'s str>) {
+    put_list(out, items, put_str);
 }
 
 /// Appends `s` as serde_json writes a string: quoted, with `"`, `\\` and the control

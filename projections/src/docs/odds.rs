@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use super::json::{put_f64, put_opt_str, put_str, put_strs, put_u64, Fields};
+use super::json::{put_f64, put_list, put_opt_str, put_str, put_strs, put_u64, Fields};
 #[cfg(feature = "openapi")]
 use super::status::RaceStatusName;
 
@@ -181,15 +181,7 @@ impl OddsDoc<'_> {
                 put_str(f.field(name), value);
             }
         }
-        let odds = f.field("odds");
-        odds.push(b'[');
-        for (i, runner) in self.odds.iter().enumerate() {
-            if i > 0 {
-                odds.push(b',');
-            }
-            runner.write(odds);
-        }
-        odds.push(b']');
+        put_list(f.field("odds"), &self.odds, |out, runner| runner.write(out));
         let m = &self.market;
         let mut market = Fields::new(f.field("market"));
         if let Some(clock) = &m.clock {
@@ -277,13 +269,8 @@ pub fn render_odds_move(m: &OddsMoveDoc<'_>) -> Vec<u8> {
     put_u64(f.field("seq"), m.seq);
     put_str(f.field("published_at"), m.published_at);
     put_str(f.field("occurred_at"), m.occurred_at);
-    let odds = f.field("odds");
-    odds.push(b'[');
-    for (i, runner) in m.odds.iter().enumerate() {
-        if i > 0 {
-            odds.push(b',');
-        }
-        let mut r = Fields::new(odds);
+    put_list(f.field("odds"), m.odds, |out, runner| {
+        let mut r = Fields::new(out);
         put_str(r.field("horse_no"), &runner.horse_no);
         if let Some(win) = runner.win_odds {
             put_f64(r.field("win_odds"), win);
@@ -292,8 +279,7 @@ pub fn render_odds_move(m: &OddsMoveDoc<'_>) -> Vec<u8> {
             put_f64(r.field("place_odds"), place);
         }
         r.end();
-    }
-    odds.push(b']');
+    });
     let book = m.market;
     let mut market = Fields::new(f.field("market"));
     if let Some(pct) = book.win_book_pct {
