@@ -751,6 +751,24 @@ async fn records_by_condition_are_counted_from_the_results_as_of_any_point() {
             assert_eq!(got, status, "{path}: {body}");
         }
     }
+    // The newcomer's second ride, on a date nothing was published of before: as of the
+    // point before it, the first ride alone counts.
+    let mut second_ride = results[0].clone();
+    second_ride.date = date(61);
+    second_ride.runners.truncate(1);
+    second_ride.runners[0].horse_no = "H99".into();
+    second_ride.runners[0].jockey = "N Newcomer".into();
+    let before_second_ride = last;
+    let last = nats.publish(&published(&[second_ride])).await;
+    app.projected(last).await;
+    for (at, runs) in [
+        (format!("?as_of={before_second_ride}"), 1),
+        (String::new(), 2),
+    ] {
+        let path = format!("/api/v1/jockeys/n-newcomer/analysis{at}");
+        let body = get_ok(&app, &path).await;
+        assert_eq!(body["overall"]["runs"], runs, "{path}: {body}");
+    }
     // A position past the end of the log: a 404 that says where it ends.
     let path = format!("/api/v1/trainers/j-size/analysis?as_of={}", last + 100);
     let (status, body) = app.get(&path).await;

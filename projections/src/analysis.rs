@@ -89,6 +89,9 @@ pub(crate) fn runs(
             let prefix = keys::person_rides(role.name(), id);
             for day in now.range(span.keys_within(&prefix)) {
                 let (key, value) = day?;
+                if rides_after_point(s, &prefix, &key)? {
+                    continue;
+                }
                 let day = Day::read(&key, Some(&value))?;
                 for ride in day.names(&key) {
                     reads.note()?;
@@ -102,6 +105,9 @@ pub(crate) fn runs(
                 // whether they have any.
                 for day in now.prefix(&prefix) {
                     let (key, value) = day?;
+                    if rides_after_point(s, &prefix, &key)? {
+                        continue;
+                    }
                     let day = Day::read(&key, Some(&value))?;
                     for ride in day.names(&key) {
                         reads.note()?;
@@ -121,6 +127,20 @@ pub(crate) fn runs(
     Ok(Some(
         all.into_iter().filter(|r| span.holds(&r.date)).collect(),
     ))
+}
+
+/// Whether every ride listed in a person's record of a date's rides, under `key` (its
+/// date after `prefix`, then the separator), was given after the point `s` stands at: so
+/// that none had a result then. A result of a date is written with the date's own record
+/// (`facts.rs`), which the date's first card, result or price made: where that was made
+/// after the point, so was every result of the date, and no horse's form entry as of the
+/// point is of one of its races.
+fn rides_after_point(s: &impl Records, prefix: &[u8], key: &[u8]) -> Result<bool, StoreError> {
+    let date = key
+        .get(prefix.len()..key.len().saturating_sub(1))
+        .and_then(|date| std::str::from_utf8(date).ok())
+        .ok_or_else(|| StoreError::Corrupt("a person's rides of a date: its key".into()))?;
+    s.made_after_point(&keys::day(date))
 }
 
 /// The run of person `id` in `role` in the race their listed ride `key`

@@ -318,3 +318,49 @@ fn a_persons_analysis_stops_at_its_deadline() {
         Err(StoreError::TooLong)
     ));
 }
+
+/// A person's records by condition as of a point read no ride of a date that nothing had
+/// been published of by then: a jockey's rides on sixty days, as of the end of the
+/// thirtieth, read about half as much as at the end.
+#[test]
+fn a_persons_analysis_as_of_a_point_reads_no_ride_of_the_dates_after_it() {
+    use crate::analysis::{Span, Subject};
+    use crate::people::docs::Role;
+    use racing_events::samples::{result, runner};
+
+    let dir = tempdir();
+    let store = Store::open(dir.path()).expect("open");
+    let mut b = store.batch().expect("batch");
+    let mut seq = 0;
+    for d in 1..=60 {
+        let day = format!("2026-{:02}-{:02}", 1 + (d - 1) / 28, 1 + (d - 1) % 28);
+        for race in 1..=4 {
+            seq += 1;
+            let horse = format!("H{seq:04}");
+            let e = envelope(result(&day, "Sha Tin", race, vec![runner(Some(1), &horse)]));
+            b.apply(seq, 0, &e).expect("apply");
+        }
+    }
+    b.commit().expect("commit");
+
+    let jockey = Subject::Person(Role::Jockey, "z-purton");
+    let as_of = |point: u64| {
+        reads_of(&store, || {
+            store
+                .analysis(jockey, Span::default(), Some(point))
+                .expect("analysis")
+                .expect("rides")
+        })
+    };
+    let runs = |doc: &crate::docs::Doc| -> u64 {
+        let body: Value = serde_json::from_slice(doc).expect("json");
+        body["overall"]["runs"].as_u64().expect("runs")
+    };
+    let (end, read_end) = as_of(seq);
+    let (half, read_half) = as_of(30 * 4);
+    assert_eq!((runs(&end), runs(&half)), (240, 120));
+    assert!(
+        read_half * 10 <= read_end * 6,
+        "{read_half} records read halfway, {read_end} at the end"
+    );
+}

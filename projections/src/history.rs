@@ -59,6 +59,23 @@ impl Records for AsOf<'_> {
             Scan::Backward => entries.rev().take(limit).collect(),
         })
     }
+
+    fn made_after_point(&self, record: &[u8]) -> Result<bool, StoreError> {
+        // Its first record of versions holds its first change, which made it: the first
+        // version's sequence is in its key.
+        self.reads.note()?;
+        let prefix = keys::versions::history_of(record);
+        let first = self
+            .kv
+            .range(prefix.as_slice()..)
+            .keys()
+            .next()
+            .transpose()?;
+        Ok(first
+            .as_deref()
+            .and_then(keys::versions::parse_history)
+            .is_some_and(|(of, seq)| of == record && seq > self.seq))
+    }
 }
 
 impl AsOf<'_> {

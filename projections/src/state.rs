@@ -25,6 +25,12 @@ pub trait Records {
     /// entries) this way; of the records as they stood at a point of the log (`as_of`),
     /// only a horse's form entries are read so.
     fn scan(&self, prefix: &[u8], dir: Scan, limit: usize) -> Result<Vec<Item>, StoreError>;
+    /// Whether `record`, one whose versions are kept (`keys::is_versioned`), was first
+    /// made after the point these records stand at (`as_of`): it held nothing then, nor
+    /// did what an event writes with it. Records as they are now were all made by now.
+    fn made_after_point(&self, _record: &[u8]) -> Result<bool, StoreError> {
+        Ok(false)
+    }
 }
 
 /// The records as the tree holds them, no batch's writes over them: what a read that
