@@ -441,11 +441,7 @@ impl crate::store::Store {
                 (runs(&self.kv, &self.kv, self.reads(), subject, span)?, seq)
             }
             Some(seq) => {
-                let past = crate::history::AsOf {
-                    kv: &self.kv,
-                    reads: self.reads(),
-                    seq,
-                };
+                let past = crate::history::AsOf::new(&self.kv, self.reads(), seq);
                 (runs(&past, &self.kv, self.reads(), subject, span)?, seq)
             }
         };

@@ -126,11 +126,7 @@ impl Store {
     /// then. Its `ETag` is that of the same bytes served then, so it never changes; its
     /// sequence ([`Doc::seq`]) is `seq`.
     pub fn doc_as_of(&self, key: DocKey<'_>, seq: u64) -> Result<Option<Doc>, StoreError> {
-        let past = AsOf {
-            kv: &self.kv,
-            reads: self.reads(),
-            seq,
-        };
+        let past = AsOf::new(&self.kv, self.reads(), seq);
         let Some(body) = render_doc(&past, key)? else {
             return Ok(None);
         };

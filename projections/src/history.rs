@@ -6,10 +6,13 @@
 //! venue's race was last retracted. The fold's own renders run over it, so an answer of
 //! the past is byte for byte what the service served then, and nothing replays the log.
 
+use std::borrow::Cow;
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 use racing_events::RunnerOdds;
 use serde::Deserialize;
+use serde_json::value::RawValue;
 
 use crate::keys;
 use crate::kv::StoreError;
@@ -20,10 +23,23 @@ use crate::subject_entries::{self, PerBatch};
 
 /// The records of `kv` as they stood once the log up to `seq` had been applied.
 pub(crate) struct AsOf<'a> {
-    pub(crate) kv: &'a Kv,
+    kv: &'a Kv,
     /// The store's count of records read ([`crate::store::Store::records_read`]).
-    pub(crate) reads: crate::state::Reads<'a>,
-    pub(crate) seq: u64,
+    reads: crate::state::Reads<'a>,
+    seq: u64,
+    /// The odds of the race last asked for, by venue, as of the point.
+    odds: RefCell<Option<(String, u8, OddsByVenue)>>,
+}
+
+impl<'a> AsOf<'a> {
+    pub(crate) fn new(kv: &'a Kv, reads: crate::state::Reads<'a>, seq: u64) -> AsOf<'a> {
+        AsOf {
+            kv,
+            reads,
+            seq,
+            odds: RefCell::default(),
+        }
+    }
 }
 
 impl Records for AsOf<'_> {
@@ -202,53 +218,92 @@ impl AsOf<'_> {
 
     /// The odds given for race `n` of `date` at `venue` (`None`: for every venue), folded
     /// from the journal's moves up to the point, after the venue's race was last
-    /// retracted.
+    /// retracted. A race's documents ask for its odds at each of its venues and for
+    /// every venue: each venue's are folded in one read of its moves, and kept for the
+    /// next ask of the same race.
     fn odds(&self, date: &str, n: u8, venue: Option<&str>) -> Result<Option<Vec<u8>>, StoreError> {
-        #[derive(Deserialize)]
-        struct Move {
-            venue: Option<String>,
-            published_at: String,
-            occurred_at: String,
-            odds: Vec<RunnerOdds>,
-        }
-        let retracted = match venue {
-            Some(_) => self.changed_at(&keys::odds(date, n, venue))?.unwrap_or(0),
-            None => 0,
-        };
-        let mut race: Option<RaceOdds> = None;
-        let mut failed = None;
-        // The race's own moves since its retraction, up to the point: none of another
-        // race's, none past the point.
-        let past = |m: crate::journal::OddsMove| {
-            if m.seq > self.seq {
-                return false;
+        let mut held = self.odds.borrow_mut();
+        let same = |(d, m, _): &(String, u8, OddsByVenue)| d == date && *m == n;
+        let by_venue = match held.take().filter(same) {
+            Some(race) => &held.insert(race).2,
+            None => {
+                &held
+                    .insert((date.to_owned(), n, self.odds_by_venue(date, n)?))
+                    .2
             }
-            let given: Move = match serde_json::from_slice(&m.body) {
-                Ok(given) => given,
-                Err(e) => {
-                    failed = Some(StoreError::Corrupt(format!("an odds move: {e}")));
-                    return false;
-                }
-            };
-            if given.venue.as_deref() == venue {
-                let published_ms = crate::market::millis(&given.published_at).unwrap_or(0);
-                race.get_or_insert_with(RaceOdds::default).apply(
-                    m.seq,
-                    (&given.occurred_at, published_ms),
-                    &given.odds,
-                );
-            }
-            true
         };
-        crate::journal::each_move(self.kv, self.reads, date, retracted, Some(n), past)?;
-        if let Some(e) = failed {
-            return Err(e);
-        }
-        race.map(|r| serde_json::to_vec(&r))
+        by_venue
+            .get(&venue.map(str::to_owned))
+            .map(serde_json::to_vec)
             .transpose()
             .map_err(|e| StoreError::Corrupt(e.to_string()))
     }
+
+    /// The odds given for race `n` of `date` up to the point, by venue (`None`: for every
+    /// venue), each folded from the race's moves of that venue since its race was last
+    /// retracted there.
+    fn odds_by_venue(&self, date: &str, n: u8) -> Result<OddsByVenue, StoreError> {
+        // A move's prices are decoded only where it counts.
+        #[derive(Deserialize)]
+        struct Move<'a> {
+            #[serde(borrow)]
+            venue: Option<Cow<'a, str>>,
+            #[serde(borrow)]
+            published_at: Cow<'a, str>,
+            #[serde(borrow)]
+            occurred_at: Cow<'a, str>,
+            #[serde(borrow)]
+            odds: &'a RawValue,
+        }
+        let mut by_venue = OddsByVenue::new();
+        // Each venue's last retraction at or before the point, read at its first move.
+        let mut retracted: BTreeMap<Option<String>, u64> = BTreeMap::new();
+        let mut failed = None;
+        // The race's own moves up to the point: none of another race's, none past it.
+        let mut past = |m: crate::journal::OddsMove| -> Result<bool, StoreError> {
+            if m.seq > self.seq {
+                return Ok(false);
+            }
+            let given: Move = serde_json::from_slice(&m.body)
+                .map_err(|e| StoreError::Corrupt(format!("an odds move: {e}")))?;
+            let venue = given.venue.map(Cow::into_owned);
+            let after = match retracted.get(&venue) {
+                Some(&after) => after,
+                None => {
+                    let after = match venue.as_deref() {
+                        Some(v) => self.changed_at(&keys::odds(date, n, Some(v)))?,
+                        None => None,
+                    };
+                    *retracted.entry(venue.clone()).or_insert(after.unwrap_or(0))
+                }
+            };
+            if m.seq > after {
+                let odds: Vec<RunnerOdds> = serde_json::from_str(given.odds.get())
+                    .map_err(|e| StoreError::Corrupt(format!("an odds move's prices: {e}")))?;
+                let published_ms = crate::market::millis(&given.published_at).unwrap_or(0);
+                by_venue.entry(venue).or_default().apply(
+                    m.seq,
+                    (&given.occurred_at, published_ms),
+                    &odds,
+                );
+            }
+            Ok(true)
+        };
+        crate::journal::each_move(self.kv, self.reads, date, 0, Some(n), |m| {
+            past(m).unwrap_or_else(|e| {
+                failed = Some(e);
+                false
+            })
+        })?;
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(by_venue),
+        }
+    }
 }
+
+/// A race's odds as of a point, by venue (`None`: those given for every venue).
+type OddsByVenue = BTreeMap<Option<String>, RaceOdds>;
 
 pub(crate) mod merge;
 pub(crate) mod packing;
