@@ -288,9 +288,9 @@ async fn documents_as_of_a_point_are_what_was_served_then_across_amendments() {
 }
 
 /// An answer as of a point is rendered once, on a long reads' thread unless its read is
-/// bounded (a profile's, on the request's thread); asked again, it is sent from memory,
-/// without the hand-over, the same bytes and `ETag`, and stays so after later events
-/// amend what it was rendered from: they change nothing of what was so then.
+/// bounded (a profile's or results', on the request's thread); asked again, it is sent
+/// from memory, without the hand-over, the same bytes and `ETag`, and stays so after
+/// later events amend what it was rendered from: they change nothing of what was so then.
 #[tokio::test]
 async fn an_answer_as_of_a_point_given_once_is_sent_again_from_memory_unchanged() {
     let (nats, mut app, _dir) = service_with(&[]).await;
@@ -325,6 +325,11 @@ async fn an_answer_as_of_a_point_given_once_is_sent_again_from_memory_unchanged(
             "/api/v1/horses/{horse_no}/analysis",
             "/api/v1/horses/A1/analysis".to_owned(),
             true,
+        ),
+        (
+            "/api/v1/results/{date}",
+            format!("/api/v1/results/{}", date(3)),
+            false,
         ),
     ];
     let mut first = Vec::new();

@@ -1,5 +1,5 @@
 //! The threads that answer the reads whose work grows with the data (a route that runs
-//! apart, `route::Runs`, any `as_of` but a profile's): a few threads of their own, one
+//! apart, `route::Runs`, any `as_of` but a profile's or results'): a few threads of their own, one
 //! for each core, each below the threads that answer the short reads (nice [`NICE`],
 //! [`crate::load::give_way`]), so that a burst of them takes from the cards' reads no more
 //! than the cores those leave idle, and a card waits for a core only the short time the

@@ -9,9 +9,9 @@
 //! within one call, on the request's first poll, with no future allocated; only what may
 //! wait (the WebSocket upgrade, the OpenAPI pages, compression) is boxed and bounded by the
 //! request timeout, and so are the reads that can grow with the data (a search, a page of
-//! odds history, any `as_of` but a profile's), which run on the long reads' threads
-//! (`long.rs`), below the others; records by condition asked before, and answers as of a
-//! point given lately, are sent from memory on the first poll.
+//! odds history, any `as_of` but a profile's or results'), which run on the long reads'
+//! threads (`long.rs`), below the others; records by condition asked before, and answers
+//! as of a point given lately, are sent from memory on the first poll.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -405,7 +405,8 @@ impl Service<Request> for Answers {
 
 /// The mark of a request answered on a long reads' thread (`long.rs`): one for a route
 /// whose work can grow with the data ([`super::route::Route::runs`]) or for a document
-/// `as_of` a point not answered lately (but a profile's, whose read is bounded), so that
+/// `as_of` a point not answered lately (but a profile's or results', whose reads are
+/// bounded by their answer), so that
 /// what it reads holds up no other request, and stopped at the request's deadline.
 /// Decided once, where the pipeline admits it ([`position::asked`] reads the query's
 /// names as the handlers do, percent-decoded, so that no spelling of `as_of` runs a read

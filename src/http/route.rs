@@ -28,8 +28,8 @@ pub struct Route {
     pub handler: &'static (dyn Handle + Sync),
     /// Where its requests are answered: those whose work can grow with the data rather
     /// than with their answer on a long reads' thread (`long.rs`), as is every request
-    /// with `as_of` whose answer was not given lately, but a profile's (one record's
-    /// versions, `DocKey::as_of_is_bounded`).
+    /// with `as_of` whose answer was not given lately, but a profile's and results'
+    /// (a record's versions for each, `DocKey::as_of_is_bounded`).
     pub runs: Runs,
     /// Its operation in the OpenAPI document (the parameters are the handler's).
     pub doc: Operation,

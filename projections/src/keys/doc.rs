@@ -120,13 +120,20 @@ impl<'a> DocKey<'a> {
         )
     }
 
-    /// Whether rendering this document as of a point (`Store::doc_as_of`) reads a
-    /// bounded amount, whatever the log's length: a profile is one record's value then,
-    /// found among its versions by one range read and at most a run of them unpacked
-    /// (`history/packing.rs`). Every other kind reads a record for each race, entry or
-    /// runner it holds, each with its versions, and grows with the data.
+    /// Whether rendering this document as of a point (`Store::doc_as_of`) reads an
+    /// amount bounded by its answer, whatever the log's length: a profile is one record's
+    /// value then, found among its versions by one range read and at most a run of them
+    /// unpacked (`history/packing.rs`); a date's results, or a race's, are its day's
+    /// record and a result for each race they list, each found so (the same reads as
+    /// their render now, which the request's thread runs). A card reads each race's form
+    /// and its people's rides of 14 days, a form every entry of a horse, a race's odds
+    /// its moves up to the point, records by condition every ride: they grow with the
+    /// data.
     pub fn as_of_is_bounded(&self) -> bool {
-        matches!(self, DocKey::Profile(_))
+        matches!(
+            self,
+            DocKey::Profile(_) | DocKey::Results { .. } | DocKey::Race { .. }
+        )
     }
 
     /// The tree key of the document.
