@@ -212,17 +212,11 @@ fn a_read_past_its_deadline_stops_and_says_so() {
     assert_eq!(store.find_horses("star", 20).expect("search").len(), 1);
 }
 
-/// A jockey's records by condition over a span read the races of that span, not every
-/// race the jockey rode in: a day's analysis of a jockey with rides on sixty days reads
-/// about that day's rides.
-#[test]
-fn a_persons_analysis_reads_the_races_of_its_span_only() {
-    use crate::analysis::{Span, Subject};
-    use crate::people::docs::Role;
+/// Sixty days of four races each, each won by a horse of its own under the default
+/// jockey, applied to `store` one event a sequence from 1: the days, in order.
+fn rides_on_sixty_days(store: &Store) -> Vec<String> {
     use racing_events::samples::{result, runner};
 
-    let dir = tempdir();
-    let store = Store::open(dir.path()).expect("open");
     let mut b = store.batch().expect("batch");
     let mut seq = 0;
     let days: Vec<String> = (1..=60)
@@ -237,6 +231,20 @@ fn a_persons_analysis_reads_the_races_of_its_span_only() {
         }
     }
     b.commit().expect("commit");
+    days
+}
+
+/// A jockey's records by condition over a span read the races of that span, not every
+/// race the jockey rode in: a day's analysis of a jockey with rides on sixty days reads
+/// about that day's rides.
+#[test]
+fn a_persons_analysis_reads_the_races_of_its_span_only() {
+    use crate::analysis::{Span, Subject};
+    use crate::people::docs::Role;
+
+    let dir = tempdir();
+    let store = Store::open(dir.path()).expect("open");
+    let days = rides_on_sixty_days(&store);
 
     let jockey = Subject::Person(Role::Jockey, "z-purton");
     let (all, read_all) = reads_of(&store, || {
@@ -326,22 +334,10 @@ fn a_persons_analysis_stops_at_its_deadline() {
 fn a_persons_analysis_as_of_a_point_reads_no_ride_of_the_dates_after_it() {
     use crate::analysis::{Span, Subject};
     use crate::people::docs::Role;
-    use racing_events::samples::{result, runner};
 
     let dir = tempdir();
     let store = Store::open(dir.path()).expect("open");
-    let mut b = store.batch().expect("batch");
-    let mut seq = 0;
-    for d in 1..=60 {
-        let day = format!("2026-{:02}-{:02}", 1 + (d - 1) / 28, 1 + (d - 1) % 28);
-        for race in 1..=4 {
-            seq += 1;
-            let horse = format!("H{seq:04}");
-            let e = envelope(result(&day, "Sha Tin", race, vec![runner(Some(1), &horse)]));
-            b.apply(seq, 0, &e).expect("apply");
-        }
-    }
-    b.commit().expect("commit");
+    let seq = 4 * rides_on_sixty_days(&store).len() as u64;
 
     let jockey = Subject::Person(Role::Jockey, "z-purton");
     let as_of = |point: u64| {
