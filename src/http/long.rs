@@ -1,9 +1,9 @@
 //! The threads that answer the reads whose work grows with the data (a route that runs
-//! apart, `route::Runs`, any `as_of` but a profile's or results'): a few threads of their own, one
-//! for each core, each below the threads that answer the short reads (nice [`NICE`],
-//! [`crate::load::give_way`]), so that a burst of them takes from the cards' reads no more
-//! than the cores those leave idle, and a card waits for a core only the short time the
-//! kernel takes to hand it over.
+//! apart, `route::Runs`, any `as_of` but a profile's or results'): a few threads of their
+//! own, one for each core, each below the threads that answer the short reads (nice
+//! [`NICE`], [`crate::load::give_way`]), so that a burst of them takes from the cards'
+//! reads no more than the cores those leave idle, and a card waits for a core only the
+//! short time the kernel takes to hand it over.
 //!
 //! Tokio's blocking pool would not do: its threads also write files and join threads
 //! for the rest of the service, and a thread's priority, once lowered, cannot be raised

@@ -406,8 +406,8 @@ impl Service<Request> for Answers {
 /// The mark of a request answered on a long reads' thread (`long.rs`): one for a route
 /// whose work can grow with the data ([`super::route::Route::runs`]) or for a document
 /// `as_of` a point not answered lately (but a profile's or results', whose reads are
-/// bounded by their answer), so that
-/// what it reads holds up no other request, and stopped at the request's deadline.
+/// bounded by their answer), so that what it reads holds up no other request, and stopped
+/// at the request's deadline.
 /// Decided once, where the pipeline admits it ([`position::asked`] reads the query's
 /// names as the handlers do, percent-decoded, so that no spelling of `as_of` runs a read
 /// that grows with the data inline), and read where it is answered.

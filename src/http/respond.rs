@@ -33,9 +33,8 @@ pub(super) fn deadline(state: &AppState) -> std::time::Instant {
 /// thread alone (`long.rs`; on another, [`ApiError::NotRemembered`] hands the request
 /// over) unless the read is `bounded` whatever the log's length (a profile's, one
 /// record's versions, or results', one for each race they list: handing it over took
-/// longer than the read), and where the store
-/// holds `seq`. The pipeline waited for the position (`position.rs`); a store swapped
-/// since answers as a replica behind does.
+/// longer than the read), and where the store holds `seq`. The pipeline waited for the
+/// position (`position.rs`); a store swapped since answers as a replica behind does.
 pub(super) fn as_of(
     state: &AppState,
     store: Reader,
