@@ -32,7 +32,15 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<()> {
         scale.http_rounds = rounds;
     }
     scale.http_body_only = args.http_body_only;
-    scale.http_rows.clone_from(&args.http_rows);
+    scale.http_rows = if args.http_rows.is_empty() {
+        scale
+            .http_default_rows
+            .iter()
+            .map(|&row| row.to_owned())
+            .collect()
+    } else {
+        args.http_rows.clone()
+    };
     if let Some(rounds) = args.live_rounds {
         anyhow::ensure!(rounds > 0, "--live-rounds: at least one");
         scale.live_rounds = rounds;

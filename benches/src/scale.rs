@@ -27,6 +27,8 @@ pub struct Scale {
     pub http_body_only: bool,
     /// The names of the rows to run (`--http-row`): every row where empty.
     pub http_rows: Vec<String>,
+    /// The rows run where `--http-row` names none: every row where empty.
+    pub http_default_rows: &'static [&'static str],
     /// Their connections.
     pub connections: usize,
     /// Replays per side.
@@ -86,6 +88,7 @@ impl Scale {
         http_warm_secs: 2,
         http_body_only: false,
         http_rows: Vec::new(),
+        http_default_rows: &[],
         connections: 64,
         replay_rounds: 3,
         replay_one_core: true,
@@ -106,7 +109,7 @@ impl Scale {
         prompt_ids: 3 << 20,
     };
 
-    /// Every part, in seconds: for CI.
+    /// Every part, in seconds, and three rows of the HTTP part: for CI.
     pub(crate) const TINY: Scale = Scale {
         name: "tiny",
         seasons: 1,
@@ -117,6 +120,11 @@ impl Scale {
         http_warm_secs: 0,
         http_body_only: false,
         http_rows: Vec::new(),
+        // One row of each way the service answers: as stored, rendered at each ask (by a
+        // service that keeps no answer as of a point), and sent from that memory. The
+        // others differ only in the path asked, and each of their seconds of load took
+        // the suite's machine whole.
+        http_default_rows: &["profile", "card as_of", "card as_of again"],
         connections: 64,
         replay_rounds: 1,
         replay_one_core: true,
