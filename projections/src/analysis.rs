@@ -69,17 +69,24 @@ impl Span<'_> {
     }
 }
 
-/// The runs of `subject` within `span`, oldest first, as `s` holds them (now, or as of a
-/// point of the log); `now` holds the records as they are, whose races of each person
+/// The runs of `subject` within `span`, oldest first, as `s` holds them (now, or as of
+/// `point` of the log); `now` holds the records as they are, whose races of each person
 /// list every race they were ever in a result of, by date, so that only the span's are
 /// read (each counted in `reads`, which stops the read at its deadline). `None` where the
 /// subject has no run at all (in any span) in `s`: nothing is known of it then.
+///
+/// A person's run is the one their ride's record holds, which is written with its
+/// horse's form entry from the same result, where that result is as it was at the
+/// point ([`Settled`]); otherwise (as of a point before a result of its date and venue
+/// changed, or a ride taken away since) it is read from the horse's form entry as it was
+/// then, one horse's year of entries at a time.
 pub(crate) fn runs(
     s: &impl Records,
     now: &Kv,
     reads: Reads<'_>,
     subject: Subject<'_>,
     span: Span<'_>,
+    point: Option<u64>,
 ) -> Result<Option<Vec<Run>>, StoreError> {
     let all = match subject {
         Subject::Horse(horse) => runs_of(s, horse)?,
@@ -93,9 +100,15 @@ pub(crate) fn runs(
                     continue;
                 }
                 let day = Day::read(&key, Some(&value))?;
-                for ride in day.names(&key) {
+                let mut settled = Settled::default();
+                for (ride, held) in day.listed(&key) {
                     reads.note()?;
-                    runs.extend(person_run(s, &mut years, role, id, &ride)?);
+                    let run = if !held.is_empty() && settled.of(now, reads, point, &ride)? {
+                        Some(crate::people::rides::run_of(role, &ride, held)?)
+                    } else {
+                        person_run(s, &mut years, role, id, &ride)?
+                    };
+                    runs.extend(run);
                 }
             }
             if runs.is_empty() {
@@ -127,6 +140,51 @@ pub(crate) fn runs(
     Ok(Some(
         all.into_iter().filter(|r| span.holds(&r.date)).collect(),
     ))
+}
+
+/// Of one date's rides, the venues whose results are now as they were at a point of the
+/// log: those whose results document has not changed since. The document shows every
+/// field of the run a ride records (its race's distance, going and class, each runner's
+/// position, status, odds, draw, jockey and trainer), so where it has not changed, no
+/// ride of its races has either, and the ride's record holds the run as it was then.
+#[derive(Default)]
+struct Settled {
+    venues: Vec<(String, bool)>,
+}
+
+impl Settled {
+    /// Whether the results of the venue and date of `ride` ([`keys::person_ride`]) are as
+    /// they were at `point` (`None`: now, as they are).
+    fn of(
+        &mut self,
+        now: &Kv,
+        reads: Reads<'_>,
+        point: Option<u64>,
+        ride: &[u8],
+    ) -> Result<bool, StoreError> {
+        let Some(point) = point else {
+            return Ok(true);
+        };
+        let ((date, _, venue), _) = keys::parse_person_ride(ride)
+            .ok_or_else(|| StoreError::Corrupt("a person's ride key".into()))?;
+        if let Some((_, settled)) = self.venues.iter().find(|(v, _)| v == venue) {
+            return Ok(*settled);
+        }
+        reads.note()?;
+        let results = keys::doc::DocKey::Results {
+            date,
+            venue: Some(venue),
+        }
+        .key();
+        // Read after the day's rides: a result changed after the point by a commit
+        // between the two reads moved this document too, and shows here.
+        let settled = now
+            .get(results)?
+            .and_then(crate::docs::Doc::new)
+            .is_some_and(|doc| doc.seq() <= point);
+        self.venues.push((venue.to_owned(), settled));
+        Ok(settled)
+    }
 }
 
 /// Whether every ride listed in a person's record of a date's rides, under `key` (its
@@ -438,11 +496,17 @@ impl crate::store::Store {
         let (runs, seq) = match as_of {
             None => {
                 let seq = self.checkpoint()?;
-                (runs(&self.kv, &self.kv, self.reads(), subject, span)?, seq)
+                (
+                    runs(&self.kv, &self.kv, self.reads(), subject, span, None)?,
+                    seq,
+                )
             }
             Some(seq) => {
                 let past = crate::history::AsOf::new(&self.kv, self.reads(), seq);
-                (runs(&past, &self.kv, self.reads(), subject, span)?, seq)
+                (
+                    runs(&past, &self.kv, self.reads(), subject, span, Some(seq))?,
+                    seq,
+                )
             }
         };
         let Some(runs) = runs else {
@@ -460,4 +524,144 @@ impl crate::store::Store {
 /// counts is a form entry).
 pub fn changes_analyses(key: &[u8]) -> bool {
     key.starts_with(&crate::keys::doc::DocKey::Form("").key())
+}
+
+#[cfg(test)]
+mod tests {
+    use racing_events::samples::{envelope, result, retraction, runner};
+    use racing_events::{Event, ResultRunner};
+
+    use super::*;
+    use crate::people::docs::Role;
+    use crate::store::Store;
+    use crate::tests::tempdir;
+
+    const D1: &str = "2026-11-01";
+    const D2: &str = "2026-11-08";
+
+    fn ride(position: Option<i64>, horse: &str, jockey: &str, trainer: &str) -> ResultRunner {
+        ResultRunner {
+            jockey: jockey.into(),
+            trainer: trainer.into(),
+            draw: Some(3),
+            ..runner(position, horse)
+        }
+    }
+
+    fn race(date: &str, venue: &str, n: i64, runners: Vec<ResultRunner>) -> Event {
+        let mut e = result(date, venue, n, runners);
+        if let Event::RaceResultPublished(r) = &mut e {
+            r.class = Some("Class 4".into());
+        }
+        e
+    }
+
+    /// Results at two venues of a date and a later date, then amendments of every kind a
+    /// ride can see: a ride moved to another jockey, a horse that took part then did not,
+    /// the draw, the going, the class and the distance corrected alone, a name spelt
+    /// otherwise, a race retracted, and a result of the first date given again.
+    fn log() -> Vec<Event> {
+        let first = || {
+            vec![
+                ride(Some(1), "A1", "Z Purton", "J Size"),
+                ride(Some(2), "B2", "H Bowman", "J Size"),
+                ride(Some(3), "C3", "Z Purton", "C Fownes"),
+            ]
+        };
+        let mut events = vec![
+            race(D1, "Sha Tin", 1, first()),
+            race(
+                D1,
+                "Happy Valley",
+                1,
+                vec![
+                    ride(Some(1), "D4", "Z Purton", "C Fownes"),
+                    ride(Some(2), "E5", "H Bowman", "J Size"),
+                ],
+            ),
+            race(D2, "Sha Tin", 1, first()),
+        ];
+        // Moved to another jockey.
+        let mut moved = first();
+        moved[0].jockey = "H Bowman".into();
+        moved[1].jockey = "Z Purton".into();
+        events.push(race(D1, "Sha Tin", 1, moved.clone()));
+        // Took no part after all.
+        moved[2].position = None;
+        moved[2].status = Some("WV".into());
+        events.push(race(D1, "Sha Tin", 1, moved.clone()));
+        // The draw alone, then the name spelt otherwise.
+        moved[0].draw = Some(9);
+        events.push(race(D1, "Sha Tin", 1, moved.clone()));
+        moved[1].jockey = "Z  PURTON".into();
+        events.push(race(D1, "Sha Tin", 1, moved.clone()));
+        // The going, the class and the distance alone.
+        for change in 0..3 {
+            let mut e = race(
+                D1,
+                "Happy Valley",
+                1,
+                vec![ride(Some(1), "D4", "Z Purton", "C Fownes")],
+            );
+            if let Event::RaceResultPublished(r) = &mut e {
+                match change {
+                    0 => r.going = "YIELDING".into(),
+                    1 => r.class = Some("Class 2".into()),
+                    _ => r.distance = 1650,
+                }
+            }
+            events.push(e);
+        }
+        events.push(retraction(D1, "Happy Valley", 1, "void"));
+        events.push(race(D1, "Sha Tin", 1, first()));
+        events
+    }
+
+    /// A person's runs as of every point of a log of amendments, and now, are those read
+    /// from their horses' form entries alone (what a point before every result gives).
+    #[test]
+    fn a_persons_runs_from_their_rides_are_those_of_the_horses_forms_at_every_point() {
+        let dir = tempdir();
+        let store = Store::open(dir.path()).expect("open");
+        let events = log();
+        for (i, e) in events.iter().enumerate() {
+            let mut b = store.batch().expect("batch");
+            b.apply(i as u64 + 1, 0, &envelope(e.clone()))
+                .expect("apply");
+            b.commit().expect("commit");
+        }
+        let people = [
+            (Role::Jockey, "z-purton"),
+            (Role::Jockey, "h-bowman"),
+            (Role::Trainer, "j-size"),
+            (Role::Trainer, "c-fownes"),
+        ];
+        let spans = [
+            Span::default(),
+            Span {
+                from: Some(D2),
+                to: None,
+            },
+        ];
+        let mut from_rides = 0;
+        for (role, id) in people {
+            for span in spans {
+                let subject = Subject::Person(role, id);
+                let now = runs(&store.kv, &store.kv, store.reads(), subject, span, None);
+                // Settled nowhere: every run read from the horses' forms.
+                let forms = runs(&store.kv, &store.kv, store.reads(), subject, span, Some(0));
+                assert_eq!(now.expect("now"), forms.expect("forms"), "{id} now");
+                for point in 0..=events.len() as u64 {
+                    let past = crate::history::AsOf::new(&store.kv, store.reads(), point);
+                    let rides = runs(&past, &store.kv, store.reads(), subject, span, Some(point))
+                        .expect("as of");
+                    let forms = runs(&past, &store.kv, store.reads(), subject, span, Some(0))
+                        .expect("forms");
+                    assert_eq!(rides, forms, "{id} as of {point}");
+                    from_rides += rides.map_or(0, |r| r.len());
+                }
+            }
+        }
+        assert!(from_rides > 0);
+    }
 }

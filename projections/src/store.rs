@@ -115,7 +115,10 @@ use crate::state::{RaceOdds, Reads};
 ///    `ETag`: a version before it would find no card's head its body's.
 /// 39: each packed kind's records are packed with a dictionary of its own
 ///    (`dictionaries.rs`): a version before it would unpack none of them.
-pub(crate) const SCHEMA: &[u8] = b"39";
+/// 40: a person's ride records the race's distance, going and class, the draw and the
+///    other role's name too (`people/rides.rs`), which their records by condition count
+///    from: a version before it would read none of its rides.
+pub(crate) const SCHEMA: &[u8] = b"40";
 pub(crate) const SCHEMA_KEY: &[u8] = b"meta\0schema";
 
 /// How much of a refused payload a dead letter keeps for inspection; the whole message

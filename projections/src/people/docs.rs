@@ -30,6 +30,14 @@ impl Role {
         }
     }
 
+    /// The other role of a ride: a jockey's trainer, a trainer's jockey.
+    pub(crate) fn other(self) -> Role {
+        match self {
+            Role::Jockey => Role::Trainer,
+            Role::Trainer => Role::Jockey,
+        }
+    }
+
     /// The runner's person of this role.
     pub(crate) fn of(self, r: &ResultRunner) -> &str {
         match self {
@@ -82,11 +90,20 @@ pub(super) struct Ride {
     pub(super) win_odds: Option<f64>,
     /// The person's name as this result gave it.
     pub(super) name: String,
+    /// The other role's name in the ride as the result gave it: the trainer's of a
+    /// jockey's ride, the jockey's of a trainer's.
+    pub(super) partner: String,
+    /// The race's conditions as the result gave them, which the person's records by
+    /// condition count the ride under (`analysis.rs`).
+    pub(super) distance: i64,
+    pub(super) going: String,
+    pub(super) class: Option<String>,
+    pub(super) draw: Option<i64>,
 }
 
 impl Ride {
-    /// The ride of `runner` in `result`, its person named `name`.
-    pub(super) fn new(result: &RaceResult, runner: &ResultRunner, name: &str) -> Ride {
+    /// The ride of `runner` in `result` of its person in `role`.
+    pub(super) fn new(result: &RaceResult, runner: &ResultRunner, role: Role) -> Ride {
         Ride {
             date: result.date.clone(),
             venue: result.venue.clone(),
@@ -96,7 +113,36 @@ impl Ride {
             position: runner.position,
             status: runner.status.clone(),
             win_odds: runner.win_odds,
-            name: name.to_owned(),
+            name: role.of(runner).to_owned(),
+            partner: role.other().of(runner).to_owned(),
+            distance: result.distance,
+            going: result.going.clone(),
+            class: result.class.clone(),
+            draw: runner.draw,
+        }
+    }
+
+    /// The run the ride is, as its horse's form entry records it
+    /// ([`crate::horse_runs::Run::of_result`]), with its person in `role`.
+    pub(super) fn run(self, role: Role) -> crate::horse_runs::Run {
+        let (jockey, trainer) = match role {
+            Role::Jockey => (self.name, self.partner),
+            Role::Trainer => (self.partner, self.name),
+        };
+        crate::horse_runs::Run {
+            date: self.date,
+            venue: self.venue,
+            race_number: self.race_number,
+            distance: self.distance,
+            position: self.position,
+            win_odds: self.win_odds,
+            jockey,
+            status: self.status,
+            going: self.going,
+            class: self.class,
+            trainer,
+            draw: self.draw,
+            horse_name: self.horse_name,
         }
     }
 
@@ -360,7 +406,7 @@ pub(crate) fn render_from_results<'a>(
     for result in results {
         for runner in result.runners.iter().filter(|r| is_ride(r)) {
             if slug(role.of(runner)) == id {
-                rides.push(Ride::new(result, runner, role.of(runner)));
+                rides.push(Ride::new(result, runner, role));
             }
         }
     }

@@ -95,6 +95,17 @@ impl Day {
             .map(Vec::as_slice)
     }
 
+    /// Every ride it lists, taken away since or not, oldest first: its key
+    /// ([`crate::keys::person_ride`]) and its value (empty: taken away).
+    pub(crate) fn listed<'d>(
+        &'d self,
+        key: &'d [u8],
+    ) -> impl Iterator<Item = (Vec<u8>, &'d [u8])> + 'd {
+        self.rides
+            .iter()
+            .map(move |(name, value)| (ride_key(key, name), value.as_slice()))
+    }
+
     /// The key ([`crate::keys::person_ride`]) of every ride it lists, taken away since or
     /// not, oldest first.
     pub(crate) fn names<'d>(&'d self, key: &'d [u8]) -> impl Iterator<Item = Vec<u8>> + 'd {
