@@ -41,7 +41,7 @@ const LONGEST: u64 = 256 << 20;
 /// which zstd finds their repeats in. A short value repeats little of itself, so that
 /// alone it packs poorly; against a dictionary that holds its field names it packs as a
 /// long one does. The dictionary a value was packed with is the one it is unpacked with:
-/// it is part of the store's layout, and a change to one is a new `SCHEMA` (`store.rs`).
+/// it is part of the store's layout, and a change to one is a new `SCHEMA` (`schema.rs`).
 pub type Dictionary = &'static [u8];
 
 /// No dictionary: the tests' values packed alone.

@@ -7,7 +7,7 @@
 //! script measures (its seeds apart from theirs) and writes them to
 //! `projections/dictionaries/`, each in the file [`file_name`] names after its kind's
 //! prefix. A record is unpacked with the dictionary it was packed with: the dictionaries
-//! are part of the store's layout, and a change to one is a new `SCHEMA` (`store.rs`),
+//! are part of the store's layout, and a change to one is a new `SCHEMA` (`schema.rs`),
 //! which a test of `keys/kinds.rs` holds.
 
 use crate::compressed::Dictionary;

@@ -41,6 +41,7 @@ mod read_cache;
 mod reader;
 mod results;
 mod scan;
+mod schema;
 mod search;
 mod snapshot;
 mod state;

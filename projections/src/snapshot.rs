@@ -22,7 +22,8 @@ use sha2::{Digest as _, Sha256};
 use crate::keys;
 use crate::kv::Bytes;
 use crate::kv::StoreError;
-use crate::store::{Options, Store, SCHEMA, SCHEMA_KEY};
+use crate::schema::{SCHEMA, SCHEMA_KEY};
+use crate::store::{Options, Store};
 
 /// The first bytes of a snapshot once decompressed, with the format's version.
 const MAGIC: &[u8] = b"racing-snapshot 1\n";

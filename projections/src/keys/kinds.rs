@@ -169,7 +169,7 @@ mod tests {
 
     /// The dictionaries are part of the layout: a store packed with others reads as
     /// damaged. Dictionaries trained anew (`racing-bench dictionaries`) are a new
-    /// `SCHEMA` (`store.rs`), written here with their digest.
+    /// `SCHEMA` (`schema.rs`), written here with their digest.
     #[test]
     fn the_dictionaries_are_those_of_the_layout() {
         let mut laid = Vec::new();
@@ -179,9 +179,9 @@ mod tests {
         }
         let digest = xxhash_rust::xxh3::xxh3_128(&laid);
         assert_eq!(
-            (crate::store::SCHEMA, digest),
+            (crate::schema::SCHEMA, digest),
             (&b"40"[..], 0xcc27_53f7_15a2_0429_9978_86b9_3784_0938),
-            "dictionaries other than the layout's: a new SCHEMA in store.rs, then it and \
+            "dictionaries other than the layout's: a new SCHEMA in schema.rs, then it and \
              the dictionaries' digest, {digest:#x}, here"
         );
     }

@@ -18,6 +18,7 @@ pub(crate) mod docs;
 mod known;
 pub(crate) mod newest;
 pub(crate) mod ride_days;
+pub(crate) mod ride_record;
 pub(crate) mod rides;
 #[cfg(test)]
 mod tests;
