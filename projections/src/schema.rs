@@ -1,6 +1,7 @@
-//! The version of the store's layout: of its keys and record formats. A store written
-//! under another version is not read: the service rebuilds it from the log
-//! ([`crate::store::Store::open`]), and a snapshot of another layout is refused.
+//! The version of the store's layout: of its keys and record formats. A store of an
+//! older version is not read ([`crate::store::Store::open`] says which it is, and the
+//! service rebuilds it from the log), one of a newer version is refused, and so is a
+//! snapshot of another layout.
 
 /// Version of the key layout and record formats; a store of another version is rebuilt.
 /// 2: a record per horse's form, per batch's applied `event_id`s; no profile record.
