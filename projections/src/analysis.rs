@@ -2,11 +2,12 @@
 //! and places (the first three), strike rate and level-stake profit or loss, overall and
 //! by venue, distance, going, class and draw, and for people by jockey and trainer
 //! combination, over a range of dates and as of any point of the log. Worked out when
-//! read, from the horses' form entries: a horse's own, a person's through the races they
-//! were in a result of (listed in their days' records of rides, a ride taken away since
-//! included, so that they list the races of any point: `people/ride_days.rs`); each
-//! entry is read as the records stood at the point asked for, so an answer `as_of` a
-//! point is the one that point would have given.
+//! read: a horse's from its form entries; a person's from their days' records of rides
+//! (a ride taken away since still listed, so that they list the races of any point:
+//! `people/ride_days.rs`), each ride holding the run its horse's form entry records,
+//! and where the results of a ride's date and venue changed after the point asked for,
+//! from that form entry instead. Each is read as the records stood at the point, so an
+//! answer `as_of` a point is the one that point would have given.
 
 use std::collections::BTreeMap;
 

@@ -109,7 +109,7 @@ impl Day {
     /// The key ([`crate::keys::person_ride`]) of every ride it lists, taken away since or
     /// not, oldest first.
     pub(crate) fn names<'d>(&'d self, key: &'d [u8]) -> impl Iterator<Item = Vec<u8>> + 'd {
-        self.rides.keys().map(move |name| ride_key(key, name))
+        self.listed(key).map(|(ride, _)| ride)
     }
 }
 

@@ -7,11 +7,9 @@ use crate::horse_runs::Run;
 use crate::keys;
 use crate::kv::StoreError;
 
-/// What a ride's record holds: what its key does not say, the horse's name, the position,
-/// the status, the odds, the person's name and the other role's (the trainer's of a
-/// jockey's ride), and the race's distance, going, class and the horse's draw: every
-/// field of the run its horse's form entry records, so that the person's records by
-/// condition are counted from their rides alone (`analysis.rs`).
+/// What a ride's record holds, in order: the horse's name, the position, the status, the
+/// odds, the person's name and the other role's (the trainer's of a jockey's ride), the
+/// race's distance, going and class, and the horse's draw.
 type Held = (
     String,
     Option<i64>,
